@@ -1,0 +1,49 @@
+# Two commands do all set-up on a fresh machine with only Python:
+#   make demo   create .venv, install, migrate, load demo data, serve on 127.0.0.1:8000
+#   make test   same set-up, then the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: demo test install serve worker gpu-worker migrate browser clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstalls whenever a requirements file changes.
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+# Headless Chromium for the browser tests: Debian's package, never a downloaded browser.
+browser:
+	@bash scripts/ensure_chromium.sh
+
+test: install browser
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+serve: migrate
+	$(BIN)/python manage.py collectstatic --noinput >/dev/null
+	$(BIN)/gunicorn annotation_site.wsgi --bind $(HOST):$(PORT) --workers 3
+
+worker: install
+	$(BIN)/celery -A annotation_site worker -Q default -l info
+
+gpu-worker: install
+	$(BIN)/celery -A annotation_site worker -Q gpu --concurrency 1 --prefetch-multiplier 1 -l info
+
+clean:
+	rm -rf $(VENV) var db.sqlite3

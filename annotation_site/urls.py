@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", include("modeling.api.urls")),
+    path("dashboard/", include("dashboard.urls")),
+    path("validate/", include("validation.urls")),
+    path("", include("collection.urls")),
+]

@@ -1,0 +1,4 @@
+from django.urls import path
+
+app_name = "corpora"
+urlpatterns = []

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ModelingConfig(AppConfig):
+    name = "modeling"
+    default_auto_field = "django.db.models.BigAutoField"

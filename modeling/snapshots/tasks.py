@@ -1,0 +1,1 @@
+"""Export tasks: filled in by the snapshot work."""

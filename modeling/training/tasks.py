@@ -1,0 +1,1 @@
+"""Training tasks: filled in by the training work."""

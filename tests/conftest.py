@@ -1,0 +1,180 @@
+"""Fixtures shared by the whole suite.
+
+The suite runs twice in CI: on PostgreSQL with a real Celery worker on Redis
+(DATABASE_URL and CELERY_BROKER_URL set), and on SQLite with tasks run in-process.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls we make there are
+# ordinary blocking calls, so Django's async guard would only get in the way.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def shared_file(relative):
+    """A file of ../shared/data, or a clean skip when it is absent."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        pytest.skip(f"{path} is not here (public data lives in ../shared/data)")
+    return path
+
+
+def is_postgres():
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config, items):
+    using_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://...)")
+    for item in items:
+        if "postgres" in item.keywords and not using_postgres:
+            item.add_marker(skip_pg)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dirs(settings, tmp_path):
+    settings.DATA_DIR = tmp_path / "var"
+    settings.SNAPSHOT_DIR = tmp_path / "var" / "snapshots"
+    settings.CHECKPOINT_DIR = tmp_path / "var" / "checkpoints"
+
+
+@pytest.fixture
+def make_researcher(db, django_user_model):
+    def make(username="researcher", password="research-pass-1"):
+        return django_user_model.objects.create_user(
+            username=username, password=password, is_staff=True, is_superuser=True
+        )
+
+    return make
+
+
+@pytest.fixture
+def researcher(make_researcher):
+    return make_researcher()
+
+
+@pytest.fixture
+def make_worker(db, django_user_model):
+    from collection.models import Worker
+
+    counter = {"n": 0}
+
+    def make(username=None, password="worker-pass-1", **fields):
+        counter["n"] += 1
+        username = username or f"worker{counter['n']}"
+        user = django_user_model.objects.create_user(username=username, password=password)
+        return Worker.objects.create(user=user, **fields)
+
+    return make
+
+
+# --- browser -------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs Debian's chromium at {CHROMIUM} (scripts/ensure_chromium.sh installs it)")
+        pytest.skip(f"no chromium at {CHROMIUM}; install Debian's 'chromium' to run browser tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium_browser):
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+# --- Celery ----------------------------------------------------------------------------------
+
+def broker_url():
+    return os.environ.get("CELERY_BROKER_URL", "")
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """A real `celery worker` subprocess on the test database, when a broker is configured.
+
+    Without a broker, tasks run in-process and this yields None. Tests that use it need
+    `transactional_db` so the worker sees their rows.
+    """
+    if not broker_url():
+        yield None
+        return
+    db = settings.DATABASES["default"]
+    if db["ENGINE"].endswith("sqlite3"):
+        pytest.skip("a worker subprocess cannot share SQLite's in-memory test database")
+    test_db_url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    env = dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0")
+    env["DATA_DIR"] = str(Path(settings.DATA_DIR))
+    celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
+    log_path = Path(os.environ.get("CELERY_TEST_LOG", "/tmp/nli-test-celery-worker.log"))
+    log = open(log_path, "w")
+    process = subprocess.Popen(
+        [celery, "-A", "annotation_site", "worker", "-Q", "default,gpu", "--concurrency", "1",
+         "--pool", "prefork", "--prefetch-multiplier", "1", "-l", "info", "-n", f"test-{os.getpid()}@%h"],
+        cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    from annotation_site.celery import app
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"celery worker exited early; see {log_path}")
+        replies = app.control.ping(timeout=1.0) or []
+        if replies:
+            break
+    else:
+        os.killpg(process.pid, signal.SIGTERM)
+        raise RuntimeError(f"celery worker did not answer a ping within 60 s; see {log_path}")
+    process.log_path = log_path
+    yield process
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+    log.close()
+
+
+def wait_for(predicate, timeout=60.0, interval=0.25, message="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
