@@ -1,0 +1,16 @@
+# One image for the web site and the Celery workers.
+# GPU nodes build with a CUDA build of torch 2.13.0:
+#   docker compose build --build-arg TORCH_INDEX_URL=https://download.pytorch.org/whl/cu128 gpu-worker
+FROM python:3.11-slim
+
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DATA_DIR=/data STATIC_ROOT=/app/var/static
+
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install --no-cache-dir --extra-index-url "$TORCH_INDEX_URL" -r requirements.txt
+COPY . .
+RUN DEBUG=1 python manage.py collectstatic --noinput >/dev/null
+
+EXPOSE 8000
+CMD ["gunicorn", "annotation_site.wsgi", "--bind", "0.0.0.0:8000", "--workers", "4", "--timeout", "120"]
