@@ -56,3 +56,20 @@ class ValidationClaim(models.Model):
             models.UniqueConstraint(fields=["pair", "worker"], name="one_validation_claim_per_pair_worker"),
         ]
         indexes = [models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open")]
+
+
+class ValidationPolicy(models.Model):
+    """Who may validate a dataset's pairs: anyone, or only the closed pool of trusted workers (SNLI §2.2)."""
+
+    dataset = models.OneToOneField(
+        "collection.Dataset", on_delete=models.CASCADE, related_name="validation_policy"
+    )
+    trusted_only = models.BooleanField(
+        default=False, help_text="Only workers marked trusted are offered this dataset's pairs."
+    )
+
+    class Meta:
+        verbose_name_plural = "validation policies"
+
+    def __str__(self):
+        return f"{self.dataset}: {'trusted workers only' if self.trusted_only else 'open to all'}"
