@@ -1,0 +1,44 @@
+"""python manage.py import_premises --genre fiction [--dataset collected] FILE..."""
+import argparse
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from collection.premise_import import PremiseImportError, import_premises
+
+
+class Command(BaseCommand):
+    help = (
+        "Import premise sentences of one genre from plain text (paragraphs split into sentences) "
+        "or JSONL (one premise a line under text / sentence1 / premise, optional promptID). "
+        "Drops duplicates, short and non-narrative sentences and reports why."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", metavar="FILE")
+        parser.add_argument("--genre", required=True, help="Genre slug, e.g. fiction.")
+        parser.add_argument("--dataset", default=None, help="Dataset slug (default: settings.NLI['DEFAULT_DATASET']); created if missing.")
+        parser.add_argument("--format", dest="file_format", choices=["auto", "text", "jsonl"], default="auto",
+                            help="auto: .jsonl/.ndjson files and files whose first line is a JSON object are JSONL.")
+        parser.add_argument("--batch-size", type=int, default=1000, help="Premises written per transaction.")
+        parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                            help="Show a progress bar (default: when stderr is a terminal).")
+
+    def handle(self, *args, files, genre, dataset, file_format, batch_size, progress, **options):
+        if batch_size < 1:
+            raise CommandError("--batch-size must be at least 1.")
+        if progress is None:
+            progress = sys.stderr.isatty()
+        try:
+            report = import_premises(
+                files, genre=genre, dataset=dataset, progress=progress, batch_size=batch_size,
+                file_format=file_format,
+            )
+        except PremiseImportError as error:
+            raise CommandError(str(error)) from None
+        for line in report.lines():
+            self.stdout.write(line)
+        if report.malformed:
+            self.stderr.write(self.style.WARNING(
+                f"{len(report.malformed)} malformed line(s) were skipped; see the list above."
+            ))

@@ -1,0 +1,529 @@
+"""Premise import: raw source text of one genre in, unique narrative sentences out.
+
+MultiNLI §2.1 built its premises "with minimal preprocessing": unique sentences within a genre,
+nothing under eight characters, and no non-narrative writing (mathematical formulae,
+bibliographic references, lists). This module does that to plain text or JSONL and says what it
+dropped and why, so a researcher can check the rules against their own sources.
+
+Plain text: blank lines separate paragraphs, wrapped lines are joined, and pysbd (rule-based,
+offline) splits the paragraphs into sentences. Lines that are not narrative (a list item, a
+reference, a formula, a row of figures, a heading) are recognised as whole lines before they can
+be glued to their neighbours, and dropped whole; each such line counts as one "sentence read".
+JSONL: one premise per line under "text", "sentence1" or "premise", with an optional "promptID";
+a premise from JSONL is taken as one sentence (it is not split) but goes through the same rules.
+
+Rows are written in batches, each in its own transaction that first locks the genre row, so two
+imports into one genre cannot both insert the same sentence; re-importing a file adds nothing.
+"""
+import hashlib
+import json
+import re
+import sys
+import time
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from tqdm import tqdm
+
+from collection.models import Dataset, Genre, Premise, text_hash
+
+MIN_CHARS = 8
+BATCH_SIZE = 1000
+JSONL_TEXT_KEYS = ("text", "sentence1", "premise")
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+
+
+class DropReason:
+    """Why a sentence did not become a premise (the keys of `PremiseImportReport.dropped`)."""
+
+    DUPLICATE_IN_IMPORT = "duplicate_in_import"
+    DUPLICATE_EARLIER = "duplicate_earlier"
+    TOO_SHORT = "too_short"
+    LIST_ITEM = "list_item"
+    REFERENCE = "reference"
+    FORMULA = "formula"
+    SYMBOLS = "symbols"
+    HEADING = "heading"
+    PROMPT_ID_TAKEN = "prompt_id_taken"
+
+    LABELS = {
+        DUPLICATE_IN_IMPORT: "duplicate within this import",
+        DUPLICATE_EARLIER: "duplicate of an earlier import",
+        TOO_SHORT: f"too short (under {MIN_CHARS} characters)",
+        LIST_ITEM: "list item",
+        REFERENCE: "bibliographic reference",
+        FORMULA: "formula",
+        SYMBOLS: "mostly digits or symbols",
+        HEADING: "heading or fragment (no lowercase word, or ends with a colon)",
+        PROMPT_ID_TAKEN: "promptID already used by another premise",
+    }
+
+
+class PremiseImportError(Exception):
+    """Input the import cannot start on: unknown genre, missing or unreadable file."""
+
+
+@dataclass
+class PremiseImportReport:
+    dataset: str
+    genre: str
+    files: list = field(default_factory=list)
+    read: int = 0
+    kept: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    per_file: dict = field(default_factory=dict)  # file name -> {"read": n, "kept": n}
+    malformed: list = field(default_factory=list)  # (file name, line number, why)
+    seconds: float = 0.0
+
+    @property
+    def dropped_total(self):
+        return sum(self.dropped.values())
+
+    def lines(self):
+        out = [
+            f"Premises for genre '{self.genre}' in dataset '{self.dataset}' "
+            f"from {len(self.files)} file(s) in {self.seconds:.1f} s",
+            f"  sentences read: {self.read}",
+            f"  kept:           {self.kept}",
+            f"  dropped:        {self.dropped_total}",
+        ]
+        for reason, label in DropReason.LABELS.items():
+            if self.dropped.get(reason):
+                out.append(f"    {label}: {self.dropped[reason]}")
+        if len(self.per_file) > 1:
+            for name, counts in self.per_file.items():
+                out.append(f"  {name}: read {counts['read']}, kept {counts['kept']}")
+        if self.malformed:
+            out.append(f"  malformed JSONL lines skipped: {len(self.malformed)}")
+            for name, line_no, why in self.malformed[:50]:
+                out.append(f"    {name} line {line_no}: {why}")
+            if len(self.malformed) > 50:
+                out.append(f"    ... and {len(self.malformed) - 50} more")
+        return out
+
+
+# --- what is not narrative ---------------------------------------------------------------------
+
+BULLET_RE = re.compile(r"^\s*[-*•·‣◦▪▫●○■□➢➤►✓✔]\s+\S")
+# "1." "12)" "(3)" "a)" "(b)" "b." "iv." : numbered or lettered items. Years ("1990. ") are not.
+NUMBERED_RE = re.compile(r"^\s*(?:\(?\d{1,3}[.)]|\(\d{1,3}\)|\(?[a-z][.)]|\([a-zA-Z]\)|\(?[ivx]{1,5}[.)])\s+\S")
+
+REFERENCE_RES = [
+    re.compile(r"^\s*\[\w{1,12}\]\s"),  # "[12] Smith ...", "[Smi99] ..."
+    re.compile(r"\bdoi\s*:|\bdoi\.org/|\barxiv\s*:\s*\d|\bISBN[\s:-]*[\dX]", re.I),
+    # "Smith, J. (1999)." / "Smith, J. A., and Jones, K. 1999."
+    re.compile(r"^\s*[A-Z][\w'’-]+,\s+(?:[A-Z]\.\s*){1,3}.{0,200}?\(?\b(?:1[5-9]|20)\d\d[a-z]?\b\)?"),
+    re.compile(r"\bet al\.?,?\s*\(?(?:1[5-9]|20)\d\d"),  # "et al., 1999" / "et al. (1999)"
+    re.compile(r"\b\d{1,4}\s*\(\d{1,4}\)\s*[:,]\s*\d{1,5}\s*[-–—]\s*\d{1,5}"),  # "12(3): 45–67"
+    re.compile(r"\bpp?\.\s*\d{1,5}\s*[-–—]\s*\d{1,5}"),  # "pp. 45-67"
+    re.compile(r"\bVol\.\s*\d+\s*,\s*No\.\s*\d+", re.I),
+]
+
+RELATION_CHARS = set("=<>≤≥≠≈≡∝")
+OPERATOR_CHARS = set("+*/^=<>≤≥≠≈≡∝±×÷∑∏∫√∂∞∈∉⊂⊆∪∩∀∃→⇒⇔")
+PURE_MATH_CHARS = set("≤≥≠≈≡∝±×÷∑∏∫√∂∞∈∉⊂⊆∪∩∀∃⇒⇔")
+WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def is_reference(text):
+    return any(pattern.search(text) for pattern in REFERENCE_RES)
+
+
+def _is_mathy(token):
+    """A token that reads as mathematics: a number, an operator, a lone variable, '3y', 'f(x)'."""
+    stripped = token.strip(".,;:()[]{}")
+    if not stripped:
+        return True
+    if any(ch in OPERATOR_CHARS or ch.isdigit() for ch in stripped):
+        return True
+    return len(stripped) == 1 and stripped not in {"a", "A", "I"}
+
+
+def is_formula(text):
+    if any(ch in PURE_MATH_CHARS for ch in text):
+        return True
+    tokens = text.split()
+    if not tokens:
+        return False
+    mathy = sum(_is_mathy(token) for token in tokens) / len(tokens)
+    relations = sum(ch in RELATION_CHARS for ch in text)
+    operators = sum(ch in OPERATOR_CHARS for ch in text)
+    # "x = 3y + 2": a relation among mostly mathematical tokens. "a = b" inside a long sentence
+    # of words ("the ratio is roughly 2 = good") stays narrative.
+    if relations and mathy >= 0.5:
+        return True
+    return operators >= 3 and mathy >= 0.6
+
+
+def is_mostly_symbols(text):
+    """Rows of figures, rules of dashes, page numbers: fewer letters than other characters."""
+    visible = [ch for ch in text if not ch.isspace()]
+    if not visible:
+        return True
+    letters = sum(ch.isalpha() for ch in visible)
+    return letters < 0.5 * len(visible)
+
+
+def has_lowercase_word(text):
+    """A sentence nearly always has a lowercase word ("the", "of", a verb); headings,
+    running heads, title lines and lists of names do not."""
+    return any(word[0].islower() for word in WORD_RE.findall(text))
+
+
+def line_drop_reason(line):
+    """Why a whole raw line is not narrative, or None. Checked before lines are joined."""
+    if is_reference(line):
+        return DropReason.REFERENCE
+    if is_formula(line):
+        return DropReason.FORMULA
+    if is_mostly_symbols(line):
+        return DropReason.SYMBOLS
+    return None
+
+
+def sentence_drop_reason(sentence):
+    """Why one (whitespace-normalised) sentence is not a premise, or None."""
+    if len(sentence) < MIN_CHARS:
+        return DropReason.TOO_SHORT
+    if is_reference(sentence):
+        return DropReason.REFERENCE
+    if is_formula(sentence):
+        return DropReason.FORMULA
+    if is_mostly_symbols(sentence):
+        return DropReason.SYMBOLS
+    if BULLET_RE.match(sentence):
+        return DropReason.LIST_ITEM
+    if not has_lowercase_word(sentence) or sentence.endswith(":"):
+        # "We found that:" only leads in to what follows (a list, a formula, a quote block).
+        return DropReason.HEADING
+    return None
+
+
+def normalize(text):
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+SENTENCE_END_RE = re.compile(r"[.!?…:;][\"'”’)\]]*$")
+INNER_BOUNDARY_RE = re.compile(r"[.!?…][\"'”’)\]]*\s")
+
+
+@dataclass
+class Block:
+    """A paragraph to split into sentences, or a non-narrative line to drop whole."""
+
+    text: str
+    drop_reason: str = None
+
+
+def _is_heading_line(line):
+    """A short line with no lowercase word and no sentence end: "CHAPTER ONE", "The Lost City".
+    (Only asked where a sentence may start, so "New York City." wrapped mid-sentence is safe.)"""
+    stripped = line.strip()
+    return not (
+        has_lowercase_word(stripped) or SENTENCE_END_RE.search(stripped) or len(stripped.split()) > 12
+    )
+
+
+def _join(lines):
+    text = ""
+    for line in lines:
+        line = line.strip()
+        if text.endswith("-") and len(text) > 1 and text[-2].isalpha():
+            text += line  # "well-\nknown" -> "well-known": keep the hyphen, drop the break
+        elif text:
+            text += " " + line
+        else:
+            text = line
+    return text
+
+
+def text_blocks(lines):
+    """Paragraphs and non-narrative lines of plain text, in order.
+
+    A line is judged on its own only where a new sentence may start (at a paragraph start or
+    after a line that ends one), so a wrapped line that happens to begin "12. " or hold a row of
+    figures in the middle of a sentence is not cut out of it. Indented lines continue a list
+    item or reference; a reference line with no sentence end is continued by the next line.
+    """
+    paragraph = []  # lines of the paragraph being read
+    item = None  # [reason, lines] of a list item or reference being read
+    previous = None  # the last line read in this paragraph or item
+
+    def flush():
+        nonlocal paragraph, item, previous
+        if item is not None:
+            yield Block(_join(item[1]), item[0])
+        if paragraph:
+            yield Block(_join(paragraph))
+        paragraph, item, previous = [], None, None
+
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if not line.strip():
+            yield from flush()
+            continue
+        if item is not None and not BULLET_RE.match(line) and (
+            line[:1] in (" ", "\t")
+            or (item[0] == DropReason.REFERENCE and not SENTENCE_END_RE.search(previous.strip()))
+        ):
+            item[1].append(line)
+            previous = line
+            continue
+        at_sentence_start = previous is None or item is not None or bool(SENTENCE_END_RE.search(previous.strip()))
+        reason = None
+        if BULLET_RE.match(line) or (at_sentence_start and NUMBERED_RE.match(line)):
+            reason = DropReason.LIST_ITEM
+        elif at_sentence_start:
+            reason = line_drop_reason(line)
+            if reason is None and _is_heading_line(line):
+                reason = DropReason.HEADING
+        if reason is not None:
+            yield from flush()
+            if reason in (DropReason.LIST_ITEM, DropReason.REFERENCE):
+                item, previous = [reason, [line]], line
+            else:
+                yield Block(line.strip(), reason)
+            continue
+        if item is not None:
+            yield from flush()
+        paragraph.append(line)
+        previous = line
+    yield from flush()
+
+
+_segmenter = None
+
+
+def split_sentences(paragraph):
+    """pysbd's rule-based segmentation; a paragraph with no inner sentence end is one sentence
+    (pysbd costs about half a millisecond a sentence, so the shortcut matters on big files)."""
+    global _segmenter
+    if not INNER_BOUNDARY_RE.search(paragraph.rstrip()):
+        return [paragraph]
+    if _segmenter is None:
+        import pysbd
+
+        _segmenter = pysbd.Segmenter(language="en", clean=False)
+    return [sentence for sentence in (s.strip() for s in _segmenter.segment(paragraph)) if sentence]
+
+
+def is_jsonl(path):
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        return True
+    if path.suffix.lower() in {".txt", ".text", ".md"}:
+        return False
+    with open(path, encoding="utf-8-sig") as handle:
+        for line in handle:
+            if line.strip():
+                return line.lstrip().startswith("{")
+    return False
+
+
+def check_files(paths):
+    """Every file exists and is UTF-8 text; checked before anything is written."""
+    problems = []
+    for path in paths:
+        if not path.is_file():
+            problems.append(f"{path}: no such file")
+            continue
+        try:
+            with open(path, encoding="utf-8-sig") as handle:
+                for _ in iter(lambda: handle.read(1 << 20), ""):
+                    pass
+        except UnicodeDecodeError as error:
+            problems.append(f"{path}: not UTF-8 text (byte offset {error.start}: {error.reason})")
+        except OSError as error:
+            problems.append(f"{path}: cannot be read ({error.strerror})")
+    if problems:
+        raise PremiseImportError("Nothing was imported:\n  " + "\n  ".join(problems))
+
+
+class _ByteCounter:
+    """Wraps a text file so the progress bar can follow the bytes read."""
+
+    def __init__(self, handle, bar):
+        self.handle, self.bar = handle, bar
+
+    def __iter__(self):
+        for line in self.handle:
+            self.bar.update(len(line.encode("utf-8")))
+            yield line
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+def prompt_id_for(genre_slug, hash_hex):
+    # 64 bits of the text's hash: collisions stay negligible at millions of premises per genre,
+    # and the same sentence gets the same promptID in every database it is imported into.
+    return f"{genre_slug}-{hash_hex[:16]}"
+
+
+class _Importer:
+    def __init__(self, dataset, genre, report, batch_size):
+        self.dataset, self.genre, self.report = dataset, genre, report
+        self.batch_size = batch_size
+        self.pending = []  # (normalised text, hash, promptID or None, file name)
+        self.seen_hashes = set()
+        self.seen_prompt_ids = set()
+
+    def offer(self, sentence, source, prompt_id=None):
+        self.report.read += 1
+        self.report.per_file[source]["read"] += 1
+        text = normalize(sentence)
+        reason = sentence_drop_reason(text)
+        if reason is None:
+            digest = text_hash(text)
+            if digest in self.seen_hashes:
+                reason = DropReason.DUPLICATE_IN_IMPORT
+            elif prompt_id is not None and prompt_id in self.seen_prompt_ids:
+                reason = DropReason.PROMPT_ID_TAKEN
+        if reason is not None:
+            self.report.dropped[reason] += 1
+            return
+        self.seen_hashes.add(digest)
+        if prompt_id is not None:
+            self.seen_prompt_ids.add(prompt_id)
+        self.pending.append((text, digest, prompt_id, source))
+        if len(self.pending) >= self.batch_size:
+            self.flush()
+
+    def drop_whole(self, reason, source):
+        self.report.read += 1
+        self.report.per_file[source]["read"] += 1
+        self.report.dropped[reason] += 1
+
+    def flush(self):
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        with transaction.atomic():
+            # Serialises imports into this genre, so the duplicate check below stays true
+            # until our rows are committed.
+            Genre.objects.select_for_update().filter(pk=self.genre.pk).first()
+            hashes = [digest for _, digest, _, _ in batch]
+            existing = set(
+                Premise.objects.filter(dataset=self.dataset, genre=self.genre, text_hash__in=hashes)
+                .values_list("text_hash", flat=True)
+            )
+            wanted = {}
+            for text, digest, given_id, source in batch:
+                if digest in existing:
+                    self.report.dropped[DropReason.DUPLICATE_EARLIER] += 1
+                    continue
+                wanted[digest] = (text, given_id or prompt_id_for(self.genre.slug, digest), given_id, source)
+            taken = set(
+                Premise.objects.filter(dataset=self.dataset, prompt_id__in=[v[1] for v in wanted.values()])
+                .values_list("prompt_id", flat=True)
+            )
+            rows = []
+            for digest, (text, prompt_id, given_id, source) in wanted.items():
+                if prompt_id in taken:
+                    if given_id is not None:
+                        self.report.dropped[DropReason.PROMPT_ID_TAKEN] += 1
+                        continue
+                    prompt_id = self._free_prompt_id(digest)
+                rows.append(
+                    Premise(
+                        dataset=self.dataset, genre=self.genre, prompt_id=prompt_id, text=text,
+                        text_hash=digest, source=source[:255],
+                    )
+                )
+                self.report.per_file[source]["kept"] += 1
+            Premise.objects.bulk_create(rows)
+            self.report.kept += len(rows)
+
+    def _free_prompt_id(self, digest):
+        # Only when another premise of the dataset already holds our 16-character id
+        # (e.g. an imported corpus with its own ids): fall back to the whole hash, then a suffix.
+        candidate, n = f"{self.genre.slug}-{digest}"[:64], 1
+        while Premise.objects.filter(dataset=self.dataset, prompt_id=candidate).exists():
+            n += 1
+            candidate = f"{self.genre.slug}-{digest[:40]}-{n}"
+        return candidate
+
+
+def _read_text(importer, handle, source):
+    for block in text_blocks(handle):
+        if block.drop_reason is not None:
+            importer.drop_whole(block.drop_reason, source)
+            continue
+        for sentence in split_sentences(block.text):
+            importer.offer(sentence, source)
+
+
+def _read_jsonl(importer, handle, source):
+    for line_no, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            importer.report.malformed.append((source, line_no, f"not JSON ({error.msg})"))
+            continue
+        if not isinstance(record, dict):
+            importer.report.malformed.append((source, line_no, "not a JSON object"))
+            continue
+        text = next((record[key] for key in JSONL_TEXT_KEYS if isinstance(record.get(key), str)), None)
+        if text is None:
+            importer.report.malformed.append(
+                (source, line_no, f"no text under any of {', '.join(JSONL_TEXT_KEYS)}")
+            )
+            continue
+        prompt_id = record.get("promptID")
+        if prompt_id is not None:
+            prompt_id = str(prompt_id).strip()
+            if not prompt_id or len(prompt_id) > 64:
+                importer.report.malformed.append((source, line_no, "promptID is empty or over 64 characters"))
+                continue
+        importer.offer(text, source, prompt_id=prompt_id)
+
+
+def resolve_genre(slug):
+    try:
+        return Genre.objects.get(slug=slug)
+    except Genre.DoesNotExist:
+        known = ", ".join(Genre.objects.values_list("slug", flat=True)) or "none: load the genres first"
+        raise PremiseImportError(f"Unknown genre '{slug}'. Known genres: {known}") from None
+
+
+def get_or_create_dataset(slug=None):
+    slug = slug or settings.NLI["DEFAULT_DATASET"]
+    dataset, _ = Dataset.objects.get_or_create(slug=slug, defaults={"name": slug})
+    return dataset
+
+
+def import_premises(paths, genre, dataset=None, progress=False, batch_size=BATCH_SIZE, file_format="auto"):
+    """Import premises of one genre from plain-text or JSONL files; returns a report.
+
+    `genre` and `dataset` are slugs or rows; the dataset is created when missing.
+    """
+    started = time.monotonic()
+    if not isinstance(genre, Genre):
+        genre = resolve_genre(genre)
+    if not isinstance(dataset, Dataset):
+        dataset = get_or_create_dataset(dataset)
+    paths = [Path(path) for path in paths]
+    if not paths:
+        raise PremiseImportError("No files given.")
+    check_files(paths)
+    report = PremiseImportReport(dataset=dataset.slug, genre=genre.slug, files=[str(p) for p in paths])
+    importer = _Importer(dataset, genre, report, batch_size)
+    for path in paths:
+        source = path.name
+        report.per_file.setdefault(source, {"read": 0, "kept": 0})
+        jsonl = file_format == "jsonl" or (file_format == "auto" and is_jsonl(path))
+        with open(path, encoding="utf-8-sig") as handle, tqdm(
+            total=path.stat().st_size, unit="B", unit_scale=True, desc=source,
+            disable=not progress, file=sys.stderr, leave=False,
+        ) as bar:
+            lines = _ByteCounter(handle, bar)
+            (_read_jsonl if jsonl else _read_text)(importer, lines, source)
+    importer.flush()
+    report.seconds = time.monotonic() - started
+    return report
