@@ -1,0 +1,147 @@
+"""Reading SNLI / MultiNLI corpus files into one row shape.
+
+Three layouts are understood:
+- JSONL as distributed with SNLI and MultiNLI (`annotator_labels`, `captionID` or `promptID`, ...);
+- the MultiNLI / SNLI TSV (header row; gold_label, sentence1..., promptID or captionID, pairID,
+  genre, label1..label5);
+- the GLUE MNLI TSV (index, promptID, pairID, genre, ..., label1[..label5], gold_label).
+
+The TSV files are not quoted: a field runs from one tab to the next and quote characters are
+part of the text (MultiNLI sentences begin with quotes often), so they are read with
+QUOTE_NONE. A line whose field count differs from the header is malformed.
+"""
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collection.models import Label, Split
+
+LABELS = frozenset(label.value for label in Label)
+MAX_LABELS = 5
+SNLI_GENRE = "captions"
+
+_SPLIT_IN_NAME = re.compile(r"(?:^|[_\-.])(train|dev|test)(?=$|[_\-.])")
+
+
+class MalformedRow(ValueError):
+    """A line that cannot become a pair; its message says why."""
+
+
+@dataclass
+class CorpusRow:
+    line: int
+    pair_id: str
+    prompt_id: str
+    premise: str
+    hypothesis: str
+    author_label: str
+    labels: list  # the valid labels in file order, the author's first
+    skipped_labels: int = 0  # labels outside the label set (e.g. "" in annotator_labels)
+    genre: str = ""  # the row's own genre field, if it has one
+    is_caption: bool = False  # an SNLI row (captionID): its genre is "captions" unless told otherwise
+    file_gold: str = ""
+    premise_parse: str = ""
+    premise_binary_parse: str = ""
+    hypothesis_parse: str = ""
+    hypothesis_binary_parse: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def split_from_filename(path):
+    """'snli_1.0_dev.jsonl' -> dev, 'dev_matched.tsv' -> dev, 'multinli_1.0_train.txt' -> train."""
+    stem = Path(path).name.lower()
+    found = _SPLIT_IN_NAME.findall(stem)
+    if not found:
+        return None
+    split = found[-1]
+    return Split(split).value
+
+
+def is_tsv(path):
+    return Path(path).suffix.lower() in {".tsv", ".txt"}
+
+
+def _text(value):
+    return "" if value is None else str(value)
+
+
+def _row(line, record, raw_labels):
+    """Validate one record (a dict of the file's fields) and build the row."""
+    pair_id = _text(record.get("pairID")).strip()
+    prompt_id = _text(record.get("promptID") or record.get("captionID")).strip()
+    premise = _text(record.get("sentence1")).strip()
+    hypothesis = _text(record.get("sentence2")).strip()
+    missing = [name for name, value in (("pairID", pair_id), ("promptID/captionID", prompt_id),
+                                        ("sentence1", premise), ("sentence2", hypothesis)) if not value]
+    if missing:
+        raise MalformedRow(f"missing {', '.join(missing)}")
+    if not raw_labels:
+        raise MalformedRow("no labels (annotator_labels / label1 is empty)")
+    author_label = raw_labels[0]
+    if author_label not in LABELS:
+        raise MalformedRow(f"unknown label {author_label!r} in label1 (the author's label)")
+    labels = [label for label in raw_labels if label in LABELS]
+    if len(labels) > MAX_LABELS:
+        raise MalformedRow(f"{len(labels)} labels; a pair has at most {MAX_LABELS}")
+    return CorpusRow(
+        line=line,
+        pair_id=pair_id,
+        prompt_id=prompt_id,
+        premise=premise,
+        hypothesis=hypothesis,
+        author_label=author_label,
+        labels=labels,
+        skipped_labels=len(raw_labels) - len(labels),
+        genre=_text(record.get("genre")).strip(),
+        is_caption=bool(record.get("captionID")) and not record.get("promptID"),
+        file_gold=_text(record.get("gold_label")).strip(),
+        premise_parse=_text(record.get("sentence1_parse")),
+        premise_binary_parse=_text(record.get("sentence1_binary_parse")),
+        hypothesis_parse=_text(record.get("sentence2_parse")),
+        hypothesis_binary_parse=_text(record.get("sentence2_binary_parse")),
+    )
+
+
+def parse_jsonl_line(line_number, text):
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise MalformedRow(f"not valid JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(record, dict):
+        raise MalformedRow("a JSON object was expected")
+    raw_labels = record.get("annotator_labels")
+    if raw_labels is None:
+        # Some releases carry only gold_label + label1 style fields.
+        raw_labels = [record.get(f"label{i}") for i in range(1, MAX_LABELS + 1)]
+        raw_labels = [label for label in raw_labels if label]
+    if not isinstance(raw_labels, list):
+        raise MalformedRow("annotator_labels is not a list")
+    raw_labels = [_text(label).strip() for label in raw_labels]
+    return _row(line_number, record, raw_labels)
+
+
+class TsvHeader:
+    """Column positions of a MultiNLI/SNLI/GLUE TSV, from its header row."""
+
+    REQUIRED = ("sentence1", "sentence2", "pairID", "label1")
+
+    def __init__(self, text):
+        self.columns = text.rstrip("\r\n").split("\t")
+        missing = [name for name in self.REQUIRED if name not in self.columns]
+        if "promptID" not in self.columns and "captionID" not in self.columns:
+            missing.append("promptID")
+        if missing:
+            raise MalformedRow(f"header lacks column(s) {', '.join(missing)}")
+        self.label_columns = [f"label{i}" for i in range(1, MAX_LABELS + 1) if f"label{i}" in self.columns]
+
+    def parse(self, line_number, text):
+        values = text.rstrip("\r\n").split("\t")
+        if len(values) != len(self.columns):
+            raise MalformedRow(f"{len(values)} tab-separated fields, the header has {len(self.columns)}")
+        record = dict(zip(self.columns, values))
+        # An empty labelN cell means "no label" (train pairs have only label1), not a bad label.
+        raw_labels = [record[name].strip() for name in self.label_columns]
+        while raw_labels and raw_labels[-1] == "":
+            raw_labels.pop()
+        return _row(line_number, record, raw_labels)

@@ -1,0 +1,34 @@
+"""python manage.py import_pairs FILE --dataset NAME [--genre G] [--split S]"""
+from django.core.management.base import BaseCommand, CommandError
+
+from collection.models import Split
+from corpora.services import CorpusImportError, import_pairs_file
+
+
+class Command(BaseCommand):
+    help = (
+        "Import an SNLI/MultiNLI corpus file (JSONL, or TSV in the MultiNLI or GLUE layout) as premises, "
+        "pairs and their labels. Malformed lines are reported with their numbers and skipped; pairs already "
+        "present are skipped, so importing a file twice changes nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file")
+        parser.add_argument("--dataset", required=True, help="Dataset slug; created (as imported) if missing.")
+        parser.add_argument("--genre", help="Genre slug for rows without a genre field (SNLI rows default to captions).")
+        parser.add_argument("--split", choices=Split.values, help="Default: from the file name (*_dev*, *_test*, *_train*).")
+        parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
+
+    def handle(self, *args, **options):
+        try:
+            report = import_pairs_file(
+                options["file"],
+                options["dataset"],
+                genre=options["genre"],
+                split=options["split"],
+                progress=not options["no_progress"],
+            )
+        except CorpusImportError as error:
+            raise CommandError(str(error)) from None
+        style = self.style.SUCCESS if report.ok else self.style.WARNING
+        self.stdout.write(style(report.summary()))

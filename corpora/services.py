@@ -1,0 +1,248 @@
+"""Importing existing corpora (SNLI, MultiNLI, GLUE MNLI) as premises, pairs and labels.
+
+Imported pairs look exactly like collected ones: every label is a `ValidationLabel` row
+(position 1 = the author's label, worker None) and the pair carries its counters and gold label,
+so statistics, exports and models run on them unchanged.
+
+The file is read once, line by line; good rows are written in chunks, each chunk in one
+transaction with a handful of bulk queries, so a 10k-pair file takes seconds.
+"""
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from tqdm import tqdm
+
+from collection.models import Dataset, Genre, Label, Pair, Premise, Split, text_hash
+from corpora.formats import SNLI_GENRE, MalformedRow, TsvHeader, is_tsv, parse_jsonl_line, split_from_filename
+from validation.gold import gold_from_votes
+from validation.models import ValidationLabel
+
+CHUNK_SIZE = 2000
+SPLITS_NEEDING_VALIDATION = {Split.DEV.value, Split.TEST.value}
+SHOWN_PROBLEMS = 20
+
+
+class CorpusImportError(Exception):
+    """The file as a whole cannot be imported (unknown split, unreadable header, unknown --genre)."""
+
+
+@dataclass
+class ImportReport:
+    path: str
+    dataset: str
+    split: str
+    lines: int = 0
+    pairs_created: int = 0
+    premises_created: int = 0
+    labels_created: int = 0
+    already_present: int = 0
+    labels_skipped: int = 0
+    gold_differs_from_file: int = 0
+    malformed: list = field(default_factory=list)  # (line number, reason)
+    seconds: float = 0.0
+
+    @property
+    def ok(self):
+        return not self.malformed
+
+    def summary(self):
+        lines = [
+            f"{self.path} -> dataset {self.dataset}, split {self.split}: {self.lines} lines read in {self.seconds:.1f} s",
+            f"  pairs created: {self.pairs_created} (premises {self.premises_created}, labels {self.labels_created})",
+            f"  pairs already present, skipped: {self.already_present}",
+            f"  labels outside the label set, skipped: {self.labels_skipped}",
+            f"  malformed lines, skipped: {len(self.malformed)}",
+        ]
+        if self.gold_differs_from_file:
+            lines.append(f"  pairs whose file gold_label differs from the 3-of-5 rule: {self.gold_differs_from_file}")
+        for line, reason in self.malformed[:SHOWN_PROBLEMS]:
+            lines.append(f"    line {line}: {reason}")
+        if len(self.malformed) > SHOWN_PROBLEMS:
+            lines.append(f"    ... and {len(self.malformed) - SHOWN_PROBLEMS} more")
+        return "\n".join(lines)
+
+
+def _dataset_for(dataset):
+    if isinstance(dataset, Dataset):
+        return dataset
+    found, _ = Dataset.objects.get_or_create(slug=dataset, defaults={"name": dataset, "is_imported": True})
+    return found
+
+
+def _rows(path, report, progress):
+    """Yield parsed rows; malformed lines go to the report with their line numbers."""
+    tsv = is_tsv(path)
+    header = None
+    with open(path, "rb") as handle, tqdm(
+        total=os.path.getsize(path), unit="B", unit_scale=True, desc=Path(path).name, disable=not progress
+    ) as bar:
+        for number, raw in enumerate(handle, start=1):
+            bar.update(len(raw))
+            report.lines = number
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                report.malformed.append((number, f"not UTF-8 ({error.reason} at byte {error.start})"))
+                continue
+            if not text.strip():
+                continue
+            try:
+                if tsv and header is None:
+                    try:
+                        header = TsvHeader(text)
+                    except MalformedRow as error:
+                        raise CorpusImportError(f"{path}, line {number}: {error}") from None
+                    continue
+                yield header.parse(number, text) if tsv else parse_jsonl_line(number, text)
+            except MalformedRow as error:
+                report.malformed.append((number, str(error)))
+
+
+def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chunk_size=CHUNK_SIZE):
+    """Import one SNLI/MultiNLI JSONL or TSV file; returns an `ImportReport`.
+
+    `genre` (a Genre slug) is used for rows without a genre field; SNLI rows fall back to
+    "captions". `split` defaults to the one in the file name (*_dev*, *_test*, *_train*).
+    Pairs whose pairID is already in the dataset are skipped, so re-importing changes nothing.
+    """
+    started = time.monotonic()
+    path = str(path)
+    if not Path(path).is_file():
+        raise CorpusImportError(f"no such file: {path}")
+    split = split or split_from_filename(path)
+    if split not in Split.values:
+        raise CorpusImportError(
+            f"cannot tell the split of {Path(path).name}: pass --split (one of {', '.join(Split.values)})"
+        )
+    genres = {g.slug: g for g in Genre.objects.all()}
+    if genre and genre not in genres:
+        raise CorpusImportError(f"unknown genre {genre!r}; known: {', '.join(sorted(genres)) or 'none'}")
+    dataset = _dataset_for(dataset)
+    report = ImportReport(path=path, dataset=dataset.slug, split=split)
+
+    seen_pair_ids = {}
+    chunk = []
+    for row in _rows(path, report, progress):
+        slug = row.genre or genre or (SNLI_GENRE if row.is_caption else "")
+        if not slug:
+            report.malformed.append((row.line, "no genre field; pass --genre"))
+            continue
+        if slug not in genres:
+            report.malformed.append((row.line, f"unknown genre {slug!r}"))
+            continue
+        if row.pair_id in seen_pair_ids:
+            report.malformed.append((row.line, f"pairID {row.pair_id} repeats line {seen_pair_ids[row.pair_id]}"))
+            continue
+        seen_pair_ids[row.pair_id] = row.line
+        row.genre_obj = genres[slug]
+        chunk.append(row)
+        if len(chunk) >= chunk_size:
+            _store_chunk(dataset, split, path, chunk, report)
+            chunk = []
+    if chunk:
+        _store_chunk(dataset, split, path, chunk, report)
+    report.malformed.sort()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+@transaction.atomic
+def _store_chunk(dataset, split, path, rows, report):
+    present = set(
+        Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list("pair_id", flat=True)
+    )
+    report.already_present += len(present)
+    rows = [row for row in rows if row.pair_id not in present]
+    if not rows:
+        return
+
+    premises = _premises_for(dataset, split, path, rows, report)
+    rows = [row for row in rows if row.prompt_id in premises]
+
+    needs_validation = split in SPLITS_NEEDING_VALIDATION
+    pairs = []
+    for row in rows:
+        votes = Counter(row.labels)
+        gold = gold_from_votes(votes[Label.ENTAILMENT], votes[Label.NEUTRAL], votes[Label.CONTRADICTION])
+        if row.file_gold and row.file_gold != gold:
+            report.gold_differs_from_file += 1
+        report.labels_skipped += row.skipped_labels
+        pairs.append(
+            Pair(
+                dataset=dataset,
+                premise_id=premises[row.prompt_id],
+                pair_id=row.pair_id,
+                hypothesis=row.hypothesis,
+                parse=row.hypothesis_parse,
+                binary_parse=row.hypothesis_binary_parse,
+                author_label=row.author_label,
+                needs_validation=needs_validation,
+                label_count=len(row.labels),
+                entailment_votes=votes[Label.ENTAILMENT],
+                neutral_votes=votes[Label.NEUTRAL],
+                contradiction_votes=votes[Label.CONTRADICTION],
+                gold_label=gold,
+            )
+        )
+    Pair.objects.bulk_create(pairs, batch_size=1000)
+    pair_pks = dict(
+        Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list("pair_id", "pk")
+    )
+    labels = [
+        ValidationLabel(pair_id=pair_pks[row.pair_id], position=position, label=label, worker=None)
+        for row in rows
+        for position, label in enumerate(row.labels, start=1)
+    ]
+    ValidationLabel.objects.bulk_create(labels, batch_size=2000)
+    report.pairs_created += len(pairs)
+    report.labels_created += len(labels)
+
+
+def _premises_for(dataset, split, path, rows, report):
+    """promptID -> premise pk for the chunk's rows, creating the missing premises.
+
+    A premise never crosses splits: a row whose premise is already in another split is malformed.
+    """
+    prompt_ids = {row.prompt_id for row in rows}
+    known = {
+        prompt_id: (pk, premise_split)
+        for prompt_id, pk, premise_split in Premise.objects.filter(dataset=dataset, prompt_id__in=prompt_ids).values_list(
+            "prompt_id", "pk", "split"
+        )
+    }
+    new = {}
+    for row in rows:
+        if row.prompt_id in known or row.prompt_id in new:
+            continue
+        new[row.prompt_id] = Premise(
+            dataset=dataset,
+            genre=row.genre_obj,
+            prompt_id=row.prompt_id,
+            text=row.premise,
+            text_hash=text_hash(row.premise),  # bulk_create skips save(), which sets it
+            parse=row.premise_parse,
+            binary_parse=row.premise_binary_parse,
+            split=split,
+            source=Path(path).name[:255],
+        )
+    Premise.objects.bulk_create(new.values(), batch_size=1000)
+    report.premises_created += len(new)
+
+    premises = {}
+    for prompt_id, pk, premise_split in Premise.objects.filter(dataset=dataset, prompt_id__in=prompt_ids).values_list(
+        "prompt_id", "pk", "split"
+    ):
+        premises[prompt_id] = pk
+        known.setdefault(prompt_id, (pk, premise_split))
+    for row in rows:
+        premise_split = known[row.prompt_id][1]
+        if premise_split and premise_split != split:
+            report.malformed.append(
+                (row.line, f"premise {row.prompt_id} is already in split {premise_split}; a premise stays in one split")
+            )
+            premises.pop(row.prompt_id, None)
+    return premises
