@@ -1,0 +1,62 @@
+"""Export a snapshot synchronously: `python manage.py export_snapshot [--dataset NAME ...] --out DIR`."""
+import shutil
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from modeling.snapshots.services import SnapshotError, create_snapshot, export_snapshot, read_manifest, snapshot_directory
+
+
+class Command(BaseCommand):
+    help = "Create a snapshot, export it in the MultiNLI format (JSONL + TSV per split) and copy it to --out."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", action="append", default=[], help="Dataset slug (repeatable; default all).")
+        parser.add_argument("--genre", action="append", default=[], help="Genre slug to keep (repeatable).")
+        parser.add_argument("--split", action="append", default=[], choices=["train", "dev", "test"])
+        parser.add_argument("--gold-only", action="store_true", help="Leave out pairs whose gold label is '-'.")
+        parser.add_argument("--min-labels", type=int, default=0, help="Keep pairs with at least this many labels.")
+        parser.add_argument(
+            "--unvalidated-gold", choices=["author", "-"], default="author",
+            help="Gold label of train pairs never sent to validation (SNLI/MultiNLI: the author's).",
+        )
+        parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
+
+    def handle(self, *args, **options):
+        out = Path(options["out"])
+        if out.exists() and any(out.iterdir()):
+            raise CommandError(f"{out} is not empty; choose a new folder so no older file is mixed in")
+        filters = {
+            "genres": options["genre"],
+            "splits": options["split"],
+            "gold_only": options["gold_only"],
+            "min_labels": options["min_labels"],
+            "unvalidated_gold": options["unvalidated_gold"],
+        }
+        try:
+            snapshot = create_snapshot(None, datasets=options["dataset"], filters=filters)
+        except ValidationError as exc:
+            raise CommandError("; ".join(f"{k}: {', '.join(v)}" for k, v in exc.message_dict.items())) from exc
+        bar = tqdm(total=None, unit="pair", desc=f"snapshot {snapshot.pk}", disable=options["verbosity"] == 0)
+
+        def progress(done, total):
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        try:
+            export_snapshot(snapshot, progress=progress)
+        except SnapshotError as exc:
+            raise CommandError(str(exc)) from exc
+        except Exception as exc:
+            raise CommandError(f"export failed, snapshot {snapshot.pk} marked failed: {exc}") from exc
+        finally:
+            bar.close()
+        shutil.copytree(snapshot_directory(snapshot), out, dirs_exist_ok=True)
+        manifest = read_manifest(snapshot)
+        self.stdout.write(f"snapshot {snapshot.pk}: {manifest['rows']} pairs, content hash {manifest['content_hash']}")
+        for entry in manifest["files"]:
+            self.stdout.write(f"  {entry['name']:<24} {entry['rows']:>9} rows {entry['bytes']:>12} bytes  {entry['sha256'][:16]}")
+        self.stdout.write(f"written to {out}")

@@ -1,0 +1,220 @@
+"""Writes for snapshots: create one, export it once, never change it afterwards.
+
+An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR/<id>/ and
+renames it into place in the same transaction that marks the snapshot done, so a snapshot is
+either done with all its files or failed with none; nothing is ever marked done half-written.
+"""
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from collection.models import Dataset, Genre, Split
+from modeling.models import JobStatus, Snapshot, SnapshotFile
+
+from . import selectors
+from .writer import FORMATS, SplitWriter, content_hash, export_record, record_file
+
+MANIFEST_NAME = "manifest.json"
+FORMAT_NAME = "multinli-1.0"
+# What a researcher may ask an export to keep (all optional); anything else is refused.
+FILTER_KEYS = ("genres", "splits", "gold_only", "min_labels", "unvalidated_gold")
+UNVALIDATED_GOLD_CHOICES = ("author", "-")
+
+
+class SnapshotError(Exception):
+    """An export that must not run (e.g. the snapshot is already done)."""
+
+
+def normalize_request(datasets=None, filters=None):
+    """Check a snapshot request and give it one canonical form (sorted, defaults filled in).
+
+    Raises ValidationError naming every bad field, so the API and the command can say what to fix.
+    """
+    errors = {}
+    datasets = datasets or []
+    filters = dict(filters or {})
+    if not isinstance(datasets, (list, tuple)) or not all(isinstance(d, str) for d in datasets):
+        errors["datasets"] = "a list of dataset slugs"
+        datasets = []
+    datasets = sorted(set(datasets))
+    unknown = sorted(set(datasets) - set(Dataset.objects.filter(slug__in=datasets).values_list("slug", flat=True)))
+    if unknown:
+        errors["datasets"] = f"unknown dataset(s): {', '.join(unknown)}"
+
+    if not isinstance(filters, dict):
+        errors["filters"] = "an object"
+        filters = {}
+    for key in sorted(set(filters) - set(FILTER_KEYS)):
+        errors[f"filters.{key}"] = f"unknown filter '{key}'; allowed: {', '.join(FILTER_KEYS)}"
+
+    clean = {}
+    genres = filters.get("genres") or []
+    if not isinstance(genres, list) or not all(isinstance(g, str) for g in genres):
+        errors["filters.genres"] = "a list of genre slugs"
+    else:
+        missing = sorted(set(genres) - set(Genre.objects.filter(slug__in=genres).values_list("slug", flat=True)))
+        if missing:
+            errors["filters.genres"] = f"unknown genre(s): {', '.join(missing)}"
+        clean["genres"] = sorted(set(genres))
+    splits = filters.get("splits") or []
+    if not isinstance(splits, list) or not set(splits) <= set(Split.values):
+        errors["filters.splits"] = f"a list of: {', '.join(Split.values)}"
+    else:
+        clean["splits"] = sorted(set(splits))
+    gold_only = filters.get("gold_only", False)
+    if not isinstance(gold_only, bool):
+        errors["filters.gold_only"] = "true or false"
+    clean["gold_only"] = gold_only is True
+    min_labels = filters.get("min_labels", 0)
+    if isinstance(min_labels, bool) or not isinstance(min_labels, int) or not 0 <= min_labels <= 5:
+        errors["filters.min_labels"] = "an integer from 0 to 5"
+    else:
+        clean["min_labels"] = min_labels
+    unvalidated_gold = filters.get("unvalidated_gold", "author")
+    if unvalidated_gold not in UNVALIDATED_GOLD_CHOICES:
+        errors["filters.unvalidated_gold"] = f"one of: {', '.join(UNVALIDATED_GOLD_CHOICES)}"
+    clean["unvalidated_gold"] = unvalidated_gold
+    if errors:
+        raise ValidationError(errors)
+    return datasets, clean
+
+
+def create_snapshot(user, datasets=None, filters=None):
+    """A pending snapshot of these datasets (all when empty) and filters; export it next."""
+    datasets, filters = normalize_request(datasets, filters)
+    return Snapshot.objects.create(
+        created_by=user if user is not None and user.is_authenticated else None,
+        datasets=datasets,
+        filters=filters,
+    )
+
+
+def start_export(snapshot):
+    """Queue the export on the default queue once the snapshot row is committed."""
+    from .tasks import export_snapshot_task
+
+    transaction.on_commit(lambda: export_snapshot_task.delay(snapshot.pk))
+
+
+def snapshot_directory(snapshot):
+    return Path(settings.SNAPSHOT_DIR) / str(snapshot.pk)
+
+
+def _claim(snapshot):
+    """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race."""
+    claimed = Snapshot.objects.filter(pk=snapshot.pk, status__in=[JobStatus.PENDING, JobStatus.FAILED]).update(
+        status=JobStatus.RUNNING, started_at=timezone.now(), finished_at=None, progress=0.0, error=""
+    )
+    snapshot.refresh_from_db()
+    if not claimed:
+        if snapshot.status == JobStatus.DONE:
+            raise SnapshotError(f"snapshot {snapshot.pk} is done; a finished snapshot never changes")
+        raise SnapshotError(f"snapshot {snapshot.pk} is already being exported")
+
+
+def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
+    """Write the snapshot's files and mark it done; on any failure mark it failed and leave no files.
+
+    `progress(rows_done, rows_total)` is called after every page (the command's tqdm bar);
+    the snapshot's own `progress` field is updated at the same time for the dashboard.
+    """
+    _claim(snapshot)
+    final_dir = snapshot_directory(snapshot)
+    temp_dir = None
+    renamed = False
+    try:
+        root = Path(settings.SNAPSHOT_DIR)
+        root.mkdir(parents=True, exist_ok=True)
+        if final_dir.is_dir():
+            # Left by an export that died between rename and commit; the snapshot is not done, so it is not immutable yet.
+            shutil.rmtree(final_dir)
+        temp_dir = Path(tempfile.mkdtemp(prefix=f".{snapshot.pk}-", dir=root))
+        files, rows = _write_files(snapshot, temp_dir, progress, page_size)
+        digest = content_hash(files)
+        _write_manifest(snapshot, temp_dir, files, digest, rows)
+        with transaction.atomic():
+            SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
+            Snapshot.objects.filter(pk=snapshot.pk).update(
+                status=JobStatus.DONE,
+                progress=1.0,
+                finished_at=timezone.now(),
+                directory=str(final_dir),
+                content_hash=digest,
+                row_count=rows,
+            )
+            # Last step inside the transaction: if the rename fails nothing is marked done.
+            temp_dir.rename(final_dir)
+            renamed = True
+    except BaseException as exc:
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+        if renamed:
+            shutil.rmtree(final_dir, ignore_errors=True)
+        Snapshot.objects.filter(pk=snapshot.pk).update(
+            status=JobStatus.FAILED, finished_at=timezone.now(), error=f"{type(exc).__name__}: {exc}"[:5000]
+        )
+        snapshot.refresh_from_db()
+        raise
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def _write_files(snapshot, directory, progress, page_size):
+    pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
+    upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
+    total = pairs.filter(pk__lte=upper_id).count() if upper_id else 0
+    held_out = selectors.datasets_with_held_out_genres(snapshot.datasets)
+    unvalidated_gold = snapshot.filters.get("unvalidated_gold", "author")
+    writers = {}
+    done = 0
+    try:
+        if upper_id is not None:
+            for values, labels in selectors.rows_for_export(pairs, page_size=page_size, upper_id=upper_id):
+                record = export_record(values, labels, unvalidated_gold)
+                split = record_file(values, held_out)
+                writer = writers.get(split)
+                if writer is None:
+                    writer = writers[split] = SplitWriter(directory, split)
+                writer.write(record, labels)
+                done += 1
+                if done % page_size == 0:
+                    _report(snapshot, done, total, progress)
+        _report(snapshot, done, total, progress)
+    finally:
+        for writer in writers.values():
+            writer.close()
+    files = [f for split in sorted(writers) for f in writers[split].files()]
+    return files, done
+
+
+def _report(snapshot, done, total, progress):
+    fraction = done / total if total else 1.0
+    # Never 1.0 before the files are in place: "done" is the status, not the progress bar.
+    Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
+    if progress is not None:
+        progress(done, total)
+
+
+def _write_manifest(snapshot, directory, files, digest, rows):
+    manifest = {
+        "format": FORMAT_NAME,
+        "snapshot": snapshot.pk,
+        "datasets": snapshot.datasets,
+        "filters": snapshot.filters,
+        "rows": rows,
+        "files": files,
+        "formats": list(FORMATS),
+        "content_hash": digest,
+        "content_hash_rule": "sha256 over lines '<name>\\t<sha256>\\n' of the data files sorted by name",
+    }
+    (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def read_manifest(snapshot):
+    return json.loads((snapshot_directory(snapshot) / MANIFEST_NAME).read_text(encoding="utf-8"))

@@ -1,0 +1,180 @@
+"""The MultiNLI file format: one pair as a JSONL object and as a TSV row.
+
+Format decisions (see also modeling/snapshots/README.md):
+- JSONL keys are those of the MultiNLI 1.0 files, in the same (alphabetical) order. Every dataset
+  is written in this one format, SNLI included: SNLI's `captionID` is carried in `promptID`
+  and its genre (`captions`) in `genre`, so one reader serves every snapshot.
+- TSV columns are MultiNLI's: gold_label, the four parses, sentence1, sentence2, promptID,
+  pairID, genre, label1..label5 (label1 = the author's; empty where a label is missing).
+  Unlike the original MultiNLI TSV (which needs quoting=QUOTE_NONE and breaks on stray quotes),
+  fields holding a tab, newline or double quote are quoted the csv way (QUOTE_MINIMAL, quotes
+  doubled), which `pandas.read_csv(sep="\\t", keep_default_na=False)` reads back unchanged.
+- annotator_labels: the author's label first, then the validators' in position order; labels
+  of excluded workers are left out, as they are left out of gold labels.
+- gold_label: the pair's gold label (>= 3 of 5 votes, else "-"). A training pair that was never
+  sent to validation has, by the convention of SNLI and MultiNLI, its author's label as gold
+  (filter `unvalidated_gold`: "author", the default, or "-" to leave such pairs without gold).
+"""
+import csv
+import hashlib
+import json
+
+from collection.models import NO_GOLD, Split
+
+from .selectors import PAIR_COLUMNS
+
+JSONL_KEYS = (
+    "annotator_labels",
+    "genre",
+    "gold_label",
+    "pairID",
+    "promptID",
+    "sentence1",
+    "sentence1_binary_parse",
+    "sentence1_parse",
+    "sentence2",
+    "sentence2_binary_parse",
+    "sentence2_parse",
+)
+TSV_COLUMNS = (
+    "gold_label",
+    "sentence1_binary_parse",
+    "sentence2_binary_parse",
+    "sentence1_parse",
+    "sentence2_parse",
+    "sentence1",
+    "sentence2",
+    "promptID",
+    "pairID",
+    "genre",
+    "label1",
+    "label2",
+    "label3",
+    "label4",
+    "label5",
+)
+SPLIT_FILES = ("train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched")
+FORMATS = ("jsonl", "tsv")
+
+_COL = {name: index for index, name in enumerate(PAIR_COLUMNS)}
+
+
+def file_split(split, is_training_genre, has_held_out_genres):
+    """Which file a pair goes to: held-out genres make a dataset's dev/test matched vs mismatched."""
+    if split == Split.TRAIN or not has_held_out_genres:
+        return split
+    return f"{split}_{'matched' if is_training_genre else 'mismatched'}"
+
+
+def record_file(values, held_out_datasets):
+    """The split file (without extension) of one row of `selectors.rows_for_export`."""
+    return file_split(
+        values[_COL["premise__split"]],
+        values[_COL["premise__genre__is_training"]],
+        values[_COL["dataset__slug"]] in held_out_datasets,
+    )
+
+
+def export_record(values, labels, unvalidated_gold="author"):
+    """One pair as the MultiNLI JSONL dict (keys in file order) plus its label by position."""
+    gold = values[_COL["gold_label"]]
+    if (
+        gold == NO_GOLD
+        and unvalidated_gold == "author"
+        and not values[_COL["needs_validation"]]
+        and values[_COL["label_count"]] <= 1
+        and values[_COL["premise__split"]] == Split.TRAIN
+    ):
+        gold = values[_COL["author_label"]]
+    record = {
+        "annotator_labels": [label for _, label in labels],
+        "genre": values[_COL["premise__genre__slug"]],
+        "gold_label": gold,
+        "pairID": values[_COL["pair_id"]],
+        "promptID": values[_COL["premise__prompt_id"]],
+        "sentence1": values[_COL["premise__text"]],
+        "sentence1_binary_parse": values[_COL["premise__binary_parse"]],
+        "sentence1_parse": values[_COL["premise__parse"]],
+        "sentence2": values[_COL["hypothesis"]],
+        "sentence2_binary_parse": values[_COL["binary_parse"]],
+        "sentence2_parse": values[_COL["parse"]],
+    }
+    return record
+
+
+def tsv_row(record, labels):
+    by_position = dict(labels)
+    return [
+        record["gold_label"],
+        record["sentence1_binary_parse"],
+        record["sentence2_binary_parse"],
+        record["sentence1_parse"],
+        record["sentence2_parse"],
+        record["sentence1"],
+        record["sentence2"],
+        record["promptID"],
+        record["pairID"],
+        record["genre"],
+        *(by_position.get(position, "") for position in range(1, 6)),
+    ]
+
+
+class HashingFile:
+    """A UTF-8 text sink that counts bytes and hashes them as they are written."""
+
+    def __init__(self, path):
+        self.path = path
+        self._file = open(path, "wb", buffering=1 << 20)
+        self._sha = hashlib.sha256()
+        self.bytes = 0
+        self.rows = 0
+
+    def write(self, text):
+        data = text.encode("utf-8")
+        self._sha.update(data)
+        self.bytes += len(data)
+        return self._file.write(data)
+
+    def close(self):
+        self._file.flush()
+        self._file.close()
+
+    @property
+    def sha256(self):
+        return self._sha.hexdigest()
+
+
+class SplitWriter:
+    """The JSONL and TSV file of one split, written side by side."""
+
+    def __init__(self, directory, split):
+        self.split = split
+        self.jsonl = HashingFile(directory / f"{split}.jsonl")
+        self.tsv = HashingFile(directory / f"{split}.tsv")
+        # lineterminator "\n": the files are byte-identical across platforms.
+        self._tsv_writer = csv.writer(self.tsv, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+        self._tsv_writer.writerow(TSV_COLUMNS)
+
+    def write(self, record, labels):
+        self.jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.jsonl.rows += 1
+        self._tsv_writer.writerow(tsv_row(record, labels))
+        self.tsv.rows += 1
+
+    def close(self):
+        self.jsonl.close()
+        self.tsv.close()
+
+    def files(self):
+        return [
+            {"name": sink.path.name, "split": self.split, "rows": sink.rows, "bytes": sink.bytes, "sha256": sink.sha256}
+            for sink in (self.jsonl, self.tsv)
+        ]
+
+
+def content_hash(files):
+    """SHA-256 over the sorted (name, sha256) list of the data files; the manifest is not part of it."""
+    digest = hashlib.sha256()
+    for name, sha in sorted((f["name"], f["sha256"]) for f in files):
+        digest.update(f"{name}\t{sha}\n".encode())
+    return digest.hexdigest()
