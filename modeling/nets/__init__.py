@@ -1,0 +1,24 @@
+"""The baseline models, one file each; `build_net(kind, ...)` is the one place that maps names to classes."""
+from .bilstm import BiLSTM
+from .cbow import CBOW
+from .esim import ESIM
+from .hypothesis_only import HypothesisOnly
+from .majority import MajorityClass
+
+NETS = {
+    "majority": MajorityClass,
+    "cbow": CBOW,
+    "bilstm": BiLSTM,
+    "esim": ESIM,
+    "hypothesis_only": HypothesisOnly,
+}
+
+
+def build_net(kind, vocab_size, embeddings=None, **hyper):
+    try:
+        cls = NETS[kind]
+    except KeyError:
+        raise ValueError(f"unknown model {kind!r}; choose one of {', '.join(NETS)}") from None
+    if cls is MajorityClass:
+        return cls()
+    return cls(vocab_size, embeddings=embeddings, **hyper)

@@ -1,0 +1,76 @@
+"""Masking, pooling and the sequence encoder that every model shares, written once.
+
+Masks are (batch, length) booleans, True on real tokens. Pads never enter an average, a max,
+an attention weight or an LSTM state: outputs for a sentence do not depend on how much padding
+its batch happened to need (tests/modeling/test_nets.py checks this).
+"""
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+def length_mask(lengths, width, device=None):
+    positions = torch.arange(width, device=device)
+    return positions.unsqueeze(0) < lengths.to(device).unsqueeze(1)
+
+
+def masked_sum(x, mask):
+    return (x * mask.unsqueeze(-1).to(x.dtype)).sum(dim=1)
+
+
+def masked_mean(x, mask):
+    counts = mask.sum(dim=1, keepdim=True).clamp(min=1).to(x.dtype)
+    return masked_sum(x, mask) / counts
+
+
+def masked_max(x, mask):
+    return x.masked_fill(~mask.unsqueeze(-1), torch.finfo(x.dtype).min).max(dim=1).values
+
+
+def masked_softmax(scores, mask):
+    """Softmax over the last axis, ignoring positions where `mask` (broadcast) is False."""
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=-1)
+
+
+class SeqEncoder(nn.Module):
+    """A (bi)LSTM run over packed sequences, so cuDNN skips the pads; returns (batch, width, 2h)."""
+
+    def __init__(self, input_dim, hidden_dim, bidirectional=True, num_layers=1):
+        super().__init__()
+        self.lstm = nn.LSTM(input_dim, hidden_dim, num_layers=num_layers, batch_first=True,
+                            bidirectional=bidirectional)
+        self.output_dim = hidden_dim * (2 if bidirectional else 1)
+
+    def forward(self, x, lengths):
+        width = x.size(1)
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=width)
+        return out
+
+
+def pair_features(u, v):
+    """[u; v; u − v; u ∗ v] (Mou et al. 2016), the sentence-encoder models' matching layer."""
+    return torch.cat([u, v, u - v, u * v], dim=-1)
+
+
+def make_embedding(vocab_size, dim, weights=None, padding_idx=0):
+    embedding = nn.Embedding(vocab_size, dim, padding_idx=padding_idx)
+    if weights is not None:
+        embedding.weight.data.copy_(torch.as_tensor(weights, dtype=torch.float32))
+        embedding.weight.data[padding_idx].zero_()
+    return embedding
+
+
+class TanhClassifier(nn.Sequential):
+    """Dropout → tanh layer(s) → 3 logits (the softmax lives in the loss)."""
+
+    def __init__(self, input_dim, hidden_dim, num_classes=3, dropout=0.1, layers=1):
+        modules = []
+        dim = input_dim
+        for _ in range(layers):
+            modules += [nn.Dropout(dropout), nn.Linear(dim, hidden_dim), nn.Tanh()]
+            dim = hidden_dim
+        modules += [nn.Dropout(dropout), nn.Linear(dim, num_classes)]
+        super().__init__(*modules)

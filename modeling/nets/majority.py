@@ -1,0 +1,29 @@
+"""Most-frequent-class baseline: the train set's commonest gold label for every pair; no training."""
+from collections import Counter
+
+import torch
+
+
+class MajorityClass:
+    trainable = False
+
+    def __init__(self, num_classes=3, **_):
+        self.num_classes = num_classes
+        self.label = None
+
+    def fit(self, labels):
+        counts = Counter(label for label in labels if label >= 0)
+        if not counts:
+            raise ValueError("the train set has no gold-labelled pair")
+        # Ties go to the lowest label index, so the choice is deterministic.
+        self.label = min(counts, key=lambda label: (-counts[label], label))
+        return self
+
+    def predict(self, batch_size):
+        return torch.full((batch_size,), self.label, dtype=torch.long)
+
+    def state_dict(self):
+        return {"label": self.label}
+
+    def load_state_dict(self, state):
+        self.label = state["label"]

@@ -1,0 +1,282 @@
+"""A snapshot's JSONL files as token ids, and length-bucketed batches.
+
+Training reads the exported files, never the database: a run is then reproducible from the
+snapshot folder alone (and a GPU node needs no database connection for the data itself).
+Plain Python and torch only, no Django, so bench/ scripts can import it.
+"""
+import hashlib
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+LABELS = ("entailment", "neutral", "contradiction")
+LABEL_INDEX = {label: i for i, label in enumerate(LABELS)}
+NO_GOLD = "-"
+NO_LABEL = -1
+
+# MultiNLI-style snapshots have matched/mismatched files; SNLI-style ones a plain dev/test.
+TRAIN_FILE = "train.jsonl"
+EVAL_SPLITS = ("dev_matched", "dev_mismatched", "test_matched", "test_mismatched", "dev", "test")
+DEV_SPLITS_FOR_EARLY_STOPPING = ("dev_matched", "dev")
+
+PAD, UNK = "<pad>", "<unk>"
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]")
+
+
+class SnapshotError(Exception):
+    """The snapshot folder cannot be trusted (missing file, bad line, hash mismatch)."""
+
+
+def tokenize(text):
+    """Lowercase words (keeping clitics like n't / 's together) and single punctuation marks."""
+    return _TOKEN.findall((text or "").lower())
+
+
+@dataclass
+class Example:
+    premise: list
+    hypothesis: list
+    label: int
+    genre: str = ""
+    pair_id: str = ""
+    split: str = ""
+    source: str = ""  # the row's dataset slug when the export names it, for mixing
+    premise_ids: list = field(default_factory=list, repr=False)
+    hypothesis_ids: list = field(default_factory=list, repr=False)
+
+
+def example_from_row(row, split=""):
+    gold = row.get("gold_label", NO_GOLD)
+    return Example(
+        premise=tokenize(row.get("sentence1", "")),
+        hypothesis=tokenize(row.get("sentence2", "")),
+        label=LABEL_INDEX.get(gold, NO_LABEL),
+        genre=row.get("genre") or "",
+        pair_id=str(row.get("pairID", "")),
+        split=split,
+        source=row.get("dataset") or "",
+    )
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _manifest_files(manifest):
+    """{file name: sha256} from the manifest, whether it lists files as a list or a mapping."""
+    files = manifest.get("files", {})
+    out = {}
+    if isinstance(files, dict):
+        for name, info in files.items():
+            out[name] = info if isinstance(info, str) else (info or {}).get("sha256")
+    else:
+        for info in files:
+            out[info.get("name") or info.get("file")] = info.get("sha256")
+    return {name: sha for name, sha in out.items() if name}
+
+
+def content_hash(files):
+    """The export's rule (modeling/snapshots/writer.py): sha256 over '<name>\\t<sha256>\\n', sorted by name."""
+    digest = hashlib.sha256()
+    for name, sha in sorted(files.items()):
+        digest.update(f"{name}\t{sha}\n".encode())
+    return digest.hexdigest()
+
+
+def verify_snapshot(directory, expected_hash=None):
+    """Check every file against manifest.json; return the manifest.
+
+    The worker checks before training: a folder edited after export would silently give
+    results that no longer belong to the snapshot named by the run.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise SnapshotError(f"snapshot folder {directory} does not exist")
+    manifest_path = directory / "manifest.json"
+    if not manifest_path.exists():
+        raise SnapshotError(f"{manifest_path} is missing")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"{manifest_path} is not valid JSON: {exc}") from exc
+    manifest_hash = manifest.get("content_hash")
+    if expected_hash and manifest_hash and manifest_hash != expected_hash:
+        raise SnapshotError(
+            f"hash mismatch: the run names snapshot content {expected_hash[:12]}…, "
+            f"manifest.json says {manifest_hash[:12]}…"
+        )
+    files = _manifest_files(manifest)
+    if manifest_hash and all(files.values()) and content_hash(files) != manifest_hash:
+        raise SnapshotError("hash mismatch: manifest.json's file list does not give its content_hash")
+    for name, sha in files.items():
+        path = directory / name
+        if not path.exists():
+            raise SnapshotError(f"{name} is listed in manifest.json but missing from {directory}")
+        if sha and _sha256(path) != sha:
+            raise SnapshotError(f"hash mismatch: {name} does not match its sha256 in manifest.json")
+    if not (directory / TRAIN_FILE).exists():
+        raise SnapshotError(f"{directory / TRAIN_FILE} is missing")
+    return manifest
+
+
+def read_jsonl(path, split=""):
+    """Examples of one file; a bad line stops everything with its file and line number."""
+    examples = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise SnapshotError(f"{Path(path).name} line {number}: invalid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict) or "sentence1" not in row or "sentence2" not in row:
+                raise SnapshotError(f"{Path(path).name} line {number}: not a pair (needs sentence1 and sentence2)")
+            examples.append(example_from_row(row, split))
+    return examples
+
+
+@dataclass
+class SnapshotData:
+    train: list
+    evals: dict  # split name -> examples (gold '-' rows included; evaluation skips them)
+    manifest: dict
+
+    @property
+    def dev_split(self):
+        for name in DEV_SPLITS_FOR_EARLY_STOPPING:
+            if self.evals.get(name):
+                return name
+        return None
+
+
+def load_snapshot(directory, expected_hash=None, verify=True):
+    directory = Path(directory)
+    manifest = verify_snapshot(directory, expected_hash) if verify else {}
+    train = read_jsonl(directory / TRAIN_FILE, "train")
+    evals = {}
+    for split in EVAL_SPLITS:
+        path = directory / f"{split}.jsonl"
+        if path.exists():
+            evals[split] = read_jsonl(path, split)
+    return SnapshotData(train=train, evals=evals, manifest=manifest)
+
+
+class Vocab:
+    def __init__(self, words):
+        self.itos = [PAD, UNK] + list(words)
+        self.stoi = {word: i for i, word in enumerate(self.itos)}
+
+    @classmethod
+    def build(cls, examples, min_count=1, max_size=None):
+        counts = Counter()
+        for ex in examples:
+            counts.update(ex.premise)
+            counts.update(ex.hypothesis)
+        words = [w for w, c in sorted(counts.items(), key=lambda wc: (-wc[1], wc[0])) if c >= min_count]
+        return cls(words[:max_size] if max_size else words)
+
+    def __len__(self):
+        return len(self.itos)
+
+    def encode(self, tokens, max_len=None):
+        ids = [self.stoi.get(token, 1) for token in (tokens[:max_len] if max_len else tokens)]
+        # An empty sentence still needs one step for the LSTMs' packed sequences.
+        return ids or [1]
+
+
+def encode_examples(examples, vocab, max_len=None):
+    for ex in examples:
+        ex.premise_ids = vocab.encode(ex.premise, max_len)
+        ex.hypothesis_ids = vocab.encode(ex.hypothesis, max_len)
+    return examples
+
+
+@dataclass
+class Batch:
+    premise: torch.Tensor
+    premise_lengths: torch.Tensor
+    hypothesis: torch.Tensor
+    hypothesis_lengths: torch.Tensor
+    labels: torch.Tensor
+    examples: list
+
+    def to(self, device):
+        return Batch(
+            self.premise.to(device, non_blocking=True),
+            self.premise_lengths,  # pack_padded_sequence wants lengths on the CPU
+            self.hypothesis.to(device, non_blocking=True),
+            self.hypothesis_lengths,
+            self.labels.to(device, non_blocking=True),
+            self.examples,
+        )
+
+    def __len__(self):
+        return len(self.examples)
+
+
+def collate(examples, pad_to=None):
+    """Pad to the longest sentence of the batch, or to `pad_to` (the unbucketed baseline)."""
+    p_len = torch.tensor([len(ex.premise_ids) for ex in examples])
+    h_len = torch.tensor([len(ex.hypothesis_ids) for ex in examples])
+    p_width = pad_to or int(p_len.max())
+    h_width = pad_to or int(h_len.max())
+    premise = torch.zeros(len(examples), p_width, dtype=torch.long)
+    hypothesis = torch.zeros(len(examples), h_width, dtype=torch.long)
+    for i, ex in enumerate(examples):
+        premise[i, : len(ex.premise_ids)] = torch.tensor(ex.premise_ids)
+        hypothesis[i, : len(ex.hypothesis_ids)] = torch.tensor(ex.hypothesis_ids)
+    labels = torch.tensor([ex.label for ex in examples])
+    return Batch(premise, p_len, hypothesis, h_len, labels, list(examples))
+
+
+def make_batches(examples, batch_size, rng=None, bucket=True, pad_to=None, pool_batches=50):
+    """Batches of similar length: shuffle, sort pools of `pool_batches` batches by length, cut.
+
+    Sorting only within pools keeps epochs random while most batches carry little padding.
+    Without `rng` the order is fixed (evaluation). `bucket=False` is the plain baseline.
+    """
+    examples = list(examples)
+    if rng is not None:
+        rng.shuffle(examples)
+    if bucket:
+        pool = batch_size * pool_batches
+        ordered = []
+        for start in range(0, len(examples), pool):
+            chunk = examples[start : start + pool]
+            chunk.sort(key=lambda ex: (len(ex.premise_ids), len(ex.hypothesis_ids)))
+            ordered.extend(chunk)
+        examples = ordered
+    batches = [examples[i : i + batch_size] for i in range(0, len(examples), batch_size)]
+    if rng is not None and bucket:
+        rng.shuffle(batches)
+    return [collate(b, pad_to) for b in batches]
+
+
+def epoch_train_set(primary, secondary, fraction, rng):
+    """All of A plus a fresh random `fraction` of B (MultiNLI §3: all of MultiNLI + 15% of SNLI)."""
+    if not secondary or not fraction:
+        return list(primary)
+    k = int(round(len(secondary) * fraction))
+    return list(primary) + rng.sample(list(secondary), k)
+
+
+def split_for_mixing(train, mix_dataset):
+    """(A, B): B = train rows whose dataset (or, when the export has none, genre) is `mix_dataset`."""
+    secondary = [ex for ex in train if (ex.source or ex.genre) == mix_dataset or ex.genre == mix_dataset]
+    chosen = set(map(id, secondary))
+    primary = [ex for ex in train if id(ex) not in chosen]
+    return primary, secondary
+
+
+def seeded_rng(seed):
+    return random.Random(seed)

@@ -1,0 +1,66 @@
+"""Accuracy per split file, matched / mismatched, per genre, per label, and the confusion matrix.
+
+Pairs whose gold label is '-' (no label reached three votes) are not scored: MultiNLI and SNLI
+exclude them from evaluation too. Their count is reported as `excluded_no_gold`.
+"""
+from collections import defaultdict
+
+from .data import LABELS, NO_LABEL
+
+
+def _ratio(correct, n):
+    return round(correct / n, 6) if n else None
+
+
+def accuracy_report(examples, predictions):
+    """One group of pairs: accuracy, per genre, per gold label (recall), confusion gold × predicted."""
+    n = correct = excluded = 0
+    by_genre = defaultdict(lambda: [0, 0])
+    by_label = defaultdict(lambda: [0, 0])
+    confusion = [[0] * len(LABELS) for _ in LABELS]
+    for ex, predicted in zip(examples, predictions, strict=True):
+        if ex.label == NO_LABEL:
+            excluded += 1
+            continue
+        hit = int(predicted == ex.label)
+        n += 1
+        correct += hit
+        genre = ex.genre or "unknown"
+        by_genre[genre][0] += 1
+        by_genre[genre][1] += hit
+        by_label[LABELS[ex.label]][0] += 1
+        by_label[LABELS[ex.label]][1] += hit
+        confusion[ex.label][int(predicted)] += 1
+    return {
+        "n": n,
+        "correct": correct,
+        "accuracy": _ratio(correct, n),
+        "excluded_no_gold": excluded,
+        "per_genre": {g: {"n": c[0], "accuracy": _ratio(c[1], c[0])} for g, c in sorted(by_genre.items())},
+        "per_label": {label: {"n": by_label[label][0], "accuracy": _ratio(by_label[label][1], by_label[label][0])}
+                      for label in LABELS},
+        "confusion": {"rows": "gold", "columns": "predicted", "labels": list(LABELS), "matrix": confusion},
+    }
+
+
+def summarize(predictions_by_split):
+    """`{split: (examples, predictions)}` → the results stored on a TrainingRun.
+
+    `accuracy` maps each split file to its accuracy; `dev` / `test` pool a phase's files (so
+    per-genre figures of a MultiNLI snapshot cover matched and mismatched genres at once);
+    `matched` / `mismatched` name the test (and dev) accuracy the way MultiNLI Table 4 does.
+    """
+    splits = {split: accuracy_report(ex, pred) for split, (ex, pred) in predictions_by_split.items()}
+    results = {"splits": splits, "accuracy": {split: r["accuracy"] for split, r in splits.items()}}
+    for phase in ("dev", "test"):
+        pooled_ex, pooled_pred = [], []
+        for split, (ex, pred) in predictions_by_split.items():
+            if split == phase or split.startswith(phase + "_"):
+                pooled_ex += ex
+                pooled_pred += list(pred)
+        if pooled_ex:
+            results[phase] = accuracy_report(pooled_ex, pooled_pred)
+    results["matched"] = {p: splits[f"{p}_matched"]["accuracy"] for p in ("dev", "test") if f"{p}_matched" in splits}
+    results["mismatched"] = {p: splits[f"{p}_mismatched"]["accuracy"] for p in ("dev", "test")
+                             if f"{p}_mismatched" in splits}
+    return results

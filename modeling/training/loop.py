@@ -1,0 +1,315 @@
+"""The training loop: seeds, mixing, single-genre runs, early stopping on dev matched, AMP on CUDA.
+
+`train(data, model, config, on_progress)` is plain Python + torch (no Django), so the Celery task,
+the `train` command and bench/ call the same code. `on_progress(event)` receives a dict after
+every step and every epoch; callers decide how often to write it anywhere.
+"""
+import copy
+import math
+import random
+import time
+from contextlib import nullcontext
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from modeling.nets import NETS, build_net
+
+from .data import (
+    NO_LABEL,
+    Vocab,
+    encode_examples,
+    epoch_train_set,
+    make_batches,
+    split_for_mixing,
+)
+from .embeddings import load_embeddings
+from .evaluate import accuracy_report, summarize
+
+# Defaults of MultiNLI §3 / Chen et al. 2017: 300-d embeddings and hidden states, Adam,
+# dropout 0.1 (CBOW, BiLSTM) and 0.5 (ESIM), lr 4e-4 for ESIM.
+DEFAULTS = {
+    "embedding_dim": 300,
+    "hidden_dim": 300,
+    "dropout": 0.1,
+    "lr": 1e-3,
+    "batch_size": 32,
+    "epochs": 10,
+    "patience": 3,
+    "max_len": 128,
+    "seed": 1,
+    "train_genre": None,
+    "mix_dataset": None,
+    "mix_fraction": 0.15,
+    "device": "auto",
+    "embeddings": None,       # None: settings.EMBEDDINGS_FILE or random; "random"; a path; "glove-6b-50d"
+    "mlp_layers": 1,
+    "grad_clip": 10.0,
+    "max_minutes": None,      # stop after the epoch that crosses this wall-clock budget
+    "bucket": True,           # length-bucketed batches (False: the plain baseline of bench/train.py)
+    "amp": True,              # mixed precision, used only on CUDA
+    "train_eval_limit": 5000, # train accuracy is measured on at most this many train pairs
+}
+MODEL_DEFAULTS = {
+    "esim": {"dropout": 0.5, "lr": 4e-4},
+    "majority": {"epochs": 0},
+}
+_TYPES = {
+    "embedding_dim": int, "hidden_dim": int, "batch_size": int, "epochs": int, "patience": int,
+    "seed": int, "mlp_layers": int, "train_eval_limit": int,
+    "dropout": float, "lr": float, "mix_fraction": float, "grad_clip": float,
+    "bucket": bool, "amp": bool,
+}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def resolve_config(model, config=None):
+    """The full config a run uses: defaults, then the model's defaults, then the caller's keys."""
+    if model not in NETS:
+        raise ConfigError(f"unknown model {model!r}; choose one of {', '.join(NETS)}")
+    config = dict(config or {})
+    unknown = sorted(set(config) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
+    resolved = {**DEFAULTS, **MODEL_DEFAULTS.get(model, {}), **config}
+    for key, kind in _TYPES.items():
+        try:
+            resolved[key] = kind(resolved[key])
+        except (TypeError, ValueError):
+            raise ConfigError(f"config {key} must be {kind.__name__}, got {resolved[key]!r}") from None
+    for key in ("max_len", "max_minutes"):
+        if resolved[key] is not None:
+            try:
+                resolved[key] = float(resolved[key]) if key == "max_minutes" else int(resolved[key])
+            except (TypeError, ValueError):
+                raise ConfigError(f"config {key} must be a number or null") from None
+    if not 0.0 <= resolved["dropout"] < 1.0:
+        raise ConfigError("dropout must be in [0, 1)")
+    if not 0.0 <= resolved["mix_fraction"] <= 1.0:
+        raise ConfigError("mix_fraction must be in [0, 1]")
+    if resolved["batch_size"] < 1 or resolved["epochs"] < 0 or resolved["lr"] <= 0:
+        raise ConfigError("batch_size must be ≥ 1, epochs ≥ 0 and lr > 0")
+    return resolved
+
+
+def pick_device(name="auto"):
+    if name in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("config asks for device cuda but this worker has no CUDA device")
+    return device
+
+
+def describe_device(device):
+    if device.type == "cuda":
+        return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
+    return f"cpu ({torch.get_num_threads()} threads)"
+
+
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class Trainer:
+    """One model on one device; predict() is shared by dev checks, final evaluation and tests."""
+
+    def __init__(self, model, config, vocab, embeddings=None, device=None):
+        self.model_kind = model
+        self.config = config
+        self.vocab = vocab
+        self.device = device or pick_device(config["device"])
+        hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")}
+        self.net = build_net(model, len(vocab), embeddings=embeddings, **hyper)
+        self.trainable = getattr(self.net, "trainable", True)
+        self.use_amp = bool(config["amp"]) and self.device.type == "cuda"
+        if self.trainable:
+            self.net.to(self.device)
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"])
+            self.loss_fn = nn.CrossEntropyLoss()
+            self.scaler = torch.amp.GradScaler("cuda", enabled=self.use_amp)
+        if self.device.type == "cuda":
+            # Bucketed batches repeat a few shapes, so cuDNN's autotuning pays off.
+            torch.backends.cudnn.benchmark = True
+
+    def autocast(self):
+        if self.use_amp:
+            return torch.autocast("cuda", dtype=torch.float16)
+        return nullcontext()
+
+    def train_step(self, batch):
+        self.net.train()
+        batch = batch.to(self.device)
+        self.optimizer.zero_grad(set_to_none=True)
+        with self.autocast():
+            logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
+            loss = self.loss_fn(logits.float(), batch.labels)
+        self.scaler.scale(loss).backward()
+        if self.config["grad_clip"]:
+            self.scaler.unscale_(self.optimizer)
+            nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return float(loss.detach())
+
+    @torch.no_grad()
+    def predict(self, examples, batch_size=None):
+        """Predicted label index per example, in the examples' order."""
+        if not self.trainable:
+            return self.net.predict(len(examples)).tolist()
+        self.net.eval()
+        batch_size = batch_size or max(64, self.config["batch_size"])
+        order = sorted(range(len(examples)), key=lambda i: len(examples[i].premise_ids))
+        predictions = [0] * len(examples)
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            batch = make_batches([examples[i] for i in idx], len(idx), bucket=False)[0].to(self.device)
+            with self.autocast():
+                logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
+            for i, p in zip(idx, logits.argmax(dim=-1).tolist()):
+                predictions[i] = p
+        return predictions
+
+    def accuracy(self, examples):
+        return accuracy_report(examples, self.predict(examples))["accuracy"]
+
+    def state(self):
+        state = self.net.state_dict()
+        if self.trainable:
+            state = {k: v.detach().to("cpu").clone() for k, v in state.items()}
+        return state
+
+
+def select_train(train, config):
+    """Gold-labelled train pairs after the single-genre filter, split into (A, B) for mixing."""
+    rows = [ex for ex in train if ex.label != NO_LABEL]
+    genre = config.get("train_genre")
+    if genre:
+        genres = sorted({ex.genre for ex in rows})
+        rows = [ex for ex in rows if ex.genre == genre]
+        if not rows:
+            raise ValueError(f"no gold-labelled train pair of genre {genre!r}; the train genres are {genres}")
+    if not rows:
+        raise ValueError("the snapshot's train.jsonl has no gold-labelled pair")
+    mix = config.get("mix_dataset")
+    if mix:
+        primary, secondary = split_for_mixing(rows, mix)
+        if not secondary:
+            raise ValueError(f"mix_dataset {mix!r} matches no train pair (by dataset or genre)")
+        if not primary:
+            raise ValueError(f"every train pair belongs to mix_dataset {mix!r}; nothing to mix it into")
+        return primary, secondary
+    return rows, []
+
+
+def train(data, model, config, on_progress=None, checkpoint_path=None):
+    """Train `model` on a loaded snapshot; return (results, trainer). `config` is resolved here."""
+    config = resolve_config(model, config)
+    seed_everything(config["seed"])
+    rng = random.Random(config["seed"])
+    started = time.monotonic()
+
+    primary, secondary = select_train(data.train, config)
+    vocab = Vocab.build(primary + secondary)
+    for examples in [primary, secondary, *data.evals.values()]:
+        encode_examples(examples, vocab, config["max_len"])
+
+    embeddings, covered = None, 0
+    if model != "majority":
+        embeddings, covered = load_embeddings(vocab, config["embedding_dim"], config["embeddings"], config["seed"])
+    trainer = Trainer(model, config, vocab, embeddings)
+    dev_split = data.dev_split
+    dev = [ex for ex in data.evals.get(dev_split, []) if ex.label != NO_LABEL] if dev_split else []
+
+    history = []
+    per_epoch = len(primary) + int(round(len(secondary) * config["mix_fraction"]))
+    steps_per_epoch = math.ceil(per_epoch / config["batch_size"]) if trainer.trainable else 0
+    total_steps = steps_per_epoch * config["epochs"]
+    progress = {"epoch": 0, "total_epochs": config["epochs"] if trainer.trainable else 0, "step": 0,
+                "total_steps": total_steps, "loss": None, "dev_accuracy": None, "history": history,
+                "device": describe_device(trainer.device)}
+
+    def report(kind):
+        if on_progress:
+            on_progress(dict(progress, kind=kind))
+
+    report("start")
+    best_state, best_dev, best_epoch, bad_epochs, stopped = None, -1.0, 0, 0, "epochs"
+    if not trainer.trainable:
+        trainer.net.fit([ex.label for ex in primary + secondary])
+        best_state = trainer.state()
+    for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
+        epoch_started = time.monotonic()
+        epoch_rows = epoch_train_set(primary, secondary, config["mix_fraction"], rng)
+        batches = make_batches(epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"])
+        loss_sum = 0.0
+        for batch in batches:
+            loss = trainer.train_step(batch)
+            if not math.isfinite(loss):
+                raise FloatingPointError(f"loss became {loss} at epoch {epoch}; lower lr (now {config['lr']})")
+            loss_sum += loss * len(batch)
+            progress.update(epoch=epoch, step=progress["step"] + 1, loss=loss)
+            report("step")
+        epoch_loss = loss_sum / max(1, len(epoch_rows))
+        dev_accuracy = trainer.accuracy(dev) if dev else None
+        history.append({"epoch": epoch, "loss": round(epoch_loss, 6), "dev_accuracy": dev_accuracy,
+                        "train_pairs": len(epoch_rows), "seconds": round(time.monotonic() - epoch_started, 3)})
+        progress.update(loss=epoch_loss, dev_accuracy=dev_accuracy)
+        score = dev_accuracy if dev_accuracy is not None else -epoch_loss
+        if best_state is None or score > best_dev:
+            best_state, best_dev, best_epoch, bad_epochs = trainer.state(), score, epoch, 0
+            if checkpoint_path:
+                save_checkpoint(checkpoint_path, trainer, model, config, epoch)
+        else:
+            bad_epochs += 1
+        report("epoch")
+        if dev and bad_epochs >= config["patience"]:
+            stopped = "early stopping"
+            break
+        if config["max_minutes"] and time.monotonic() - started > 60 * config["max_minutes"]:
+            stopped = "max_minutes"
+            break
+
+    trainer.net.load_state_dict(best_state)
+    if checkpoint_path and (not trainer.trainable or not Path(checkpoint_path).exists()):
+        save_checkpoint(checkpoint_path, trainer, model, config, best_epoch)
+    report("evaluate")
+    predictions = {split: (examples, trainer.predict(examples)) for split, examples in data.evals.items()}
+    results = summarize(predictions)
+    train_sample = (primary + secondary)[: config["train_eval_limit"]]
+    results.update({
+        "train_accuracy": trainer.accuracy(train_sample),
+        "train_pairs": len(primary) + len(secondary),
+        "train_pairs_per_epoch": per_epoch,
+        "vocab_size": len(vocab),
+        "embeddings_covered": covered,
+        "dev_split": dev_split,
+        "best_epoch": best_epoch,
+        "epochs_run": len(history),
+        "stopped_by": stopped,
+        "device": describe_device(trainer.device),
+        "amp": trainer.use_amp,
+        "seconds": round(time.monotonic() - started, 3),
+        "config": config,
+    })
+    if model == "majority":
+        from .data import LABELS
+
+        results["majority_label"] = LABELS[trainer.net.label]
+    return results, trainer
+
+
+def save_checkpoint(path, trainer, model, config, epoch):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save({"model": model, "config": config, "epoch": epoch, "vocab": trainer.vocab.itos,
+                "state_dict": trainer.state()}, tmp)
+    tmp.replace(path)  # a reader never sees half a checkpoint
