@@ -1,0 +1,35 @@
+"""`python manage.py load_demo`: demo premises for every genre, demo accounts, studies and pairs.
+
+Safe to run again: rows are keyed by stable ids, so a second run creates nothing.
+"""
+from django.core.management.base import BaseCommand
+
+from collection.demo_content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
+
+SITE = "http://127.0.0.1:8000"
+PROLIFIC_IDS = "PROLIFIC_PID=demo-pid-1&STUDY_ID=demo-study&SESSION_ID=demo-session-1"
+
+
+class Command(BaseCommand):
+    help = "Load demo premises (every genre), accounts, Prolific studies and written pairs. Idempotent."
+
+    def handle(self, *args, **options):
+        result = load_demo()
+        dataset = result["dataset"]
+        self.stdout.write(
+            f"Dataset '{dataset.slug}': {result['premises']} demo premises; created now: "
+            f"{result['content_rows']} genre/prompt rows, {result['pairs_created']} pairs, "
+            f"{result['validation_labels_added']} validation labels."
+        )
+        lines = [
+            "",
+            "The demo is ready. Start the server (python manage.py runserver) and open:",
+            f"  {SITE}/",
+            f"  researcher login: {RESEARCHER[0]} / {RESEARCHER[1]}",
+            f"  worker login:     {WORKER[0]} / {WORKER[1]}",
+            f"  Prolific writing study:   {SITE}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}",
+            f"  Prolific validation study: {SITE}/study/{VALIDATION_STUDY['slug']}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-2').replace('demo-session-1', 'demo-session-2')}",
+            f"  dashboard (researcher):   {SITE}/dashboard/",
+            f"  admin (researcher):       {SITE}/admin/",
+        ]
+        self.stdout.write(self.style.SUCCESS("\n".join(lines)))
