@@ -1,0 +1,361 @@
+"""Writes of the hypothesis-writing task: claiming a premise, submitting three hypotheses,
+and counting a crowd-market worker's tasks towards their completion code.
+
+The claim policy, top to bottom (see `claim_next_premise`):
+  1. a worker who reloads gets their own open, unexpired claim back;
+  2. their stale claim is marked expired (it no longer counts against the premise);
+  3. a candidate premise is available, has a split, still needs writings
+     (writings done + open unexpired claims < dataset.writings_per_premise) and was never
+     claimed by this worker; the least-written come first so work spreads evenly;
+  4. on PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED, so two
+     workers asking at the same moment never wait on, or get, the same premise. SQLite
+     serialises writers (transaction_mode IMMEDIATE), which gives the same guarantee.
+"""
+import random
+import re
+import string
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from .models import (
+    ClaimStatus,
+    Dataset,
+    Label,
+    Market,
+    NO_GOLD,
+    Pair,
+    Premise,
+    PremiseReport,
+    PremiseStatus,
+    Split,
+    StudySession,
+    Worker,
+    WritingClaim,
+)
+
+# The three text fields of the writing form, in the order the page shows them.
+HYPOTHESIS_FIELDS = {
+    Label.ENTAILMENT: "entailment",
+    Label.NEUTRAL: "neutral",
+    Label.CONTRADICTION: "contradiction",
+}
+FIELD_SHORT_NAMES = {
+    Label.ENTAILMENT: "definitely correct",
+    Label.NEUTRAL: "might be correct",
+    Label.CONTRADICTION: "definitely incorrect",
+}
+# MultiNLI's pairIDs are the promptID followed by the label's first letter (e.g. "31193n").
+PAIR_ID_LETTER = {Label.ENTAILMENT: "e", Label.NEUTRAL: "n", Label.CONTRADICTION: "c"}
+# How many locked candidates a claim re-checks before it gives up (each was full on a re-count).
+MAX_CANDIDATES_PER_CLAIM = 20
+
+
+class WritingTaskError(Exception):
+    """A submit that cannot be saved for a reason the worker should be told about."""
+
+
+class ClaimExpired(WritingTaskError):
+    pass
+
+
+class ClaimAlreadySubmitted(WritingTaskError):
+    pass
+
+
+@dataclass
+class WritingSubmission:
+    claim: WritingClaim
+    pairs: list = field(default_factory=list)
+    report: PremiseReport | None = None
+
+
+# --- workers ---------------------------------------------------------------------------------
+
+def worker_for_user(user):
+    """The Worker behind a logged-in account; local accounts get one the first time they work."""
+    try:
+        return user.worker
+    except Worker.DoesNotExist:
+        pass
+    try:
+        with transaction.atomic():
+            return Worker.objects.create(user=user, market=Market.LOCAL)
+    except IntegrityError:  # a second tab created it first
+        return Worker.objects.get(user=user)
+
+
+# --- study sessions --------------------------------------------------------------------------
+
+def record_task_done(study_session):
+    """Count one finished task; the session is complete once it reaches the study's batch size.
+
+    Runs in the caller's transaction (the submit that finished the task), so a task is never
+    counted without its data, nor saved without being counted.
+    """
+    if study_session is None:
+        return None
+    session = (
+        StudySession.objects.select_for_update().select_related("study").get(pk=study_session.pk)
+    )
+    session.tasks_done += 1
+    fields = ["tasks_done"]
+    if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
+        session.completed_at = timezone.now()
+        fields.append("completed_at")
+    session.save(update_fields=fields)
+    study_session.tasks_done = session.tasks_done
+    study_session.completed_at = session.completed_at
+    return session
+
+
+# --- claiming a premise ----------------------------------------------------------------------
+
+def _claim_minutes():
+    return settings.NLI["WRITING_CLAIM_MINUTES"]
+
+
+def _datasets_filter(dataset):
+    if dataset is not None:
+        return Q(dataset=dataset)
+    default = Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
+    if default is not None:
+        return Q(dataset=default)
+    # No default collection configured: any dataset we collect ourselves (never an imported corpus).
+    return Q(dataset__is_imported=False)
+
+
+def _open_claims_subquery(now):
+    return Subquery(
+        WritingClaim.objects.filter(premise=OuterRef("pk"), status=ClaimStatus.OPEN, expires_at__gt=now)
+        .order_by()
+        .values("premise")
+        .annotate(n=Count("pk"))
+        .values("n"),
+        output_field=IntegerField(),
+    )
+
+
+def claimable_premises(worker, dataset=None, now=None):
+    """Premises this worker could be given now, least-written first."""
+    now = now or timezone.now()
+    return (
+        Premise.objects.filter(_datasets_filter(dataset), status=PremiseStatus.AVAILABLE)
+        .exclude(split="")
+        .exclude(pk__in=WritingClaim.objects.filter(worker=worker).values("premise_id"))
+        .annotate(load=F("writings_done") + Coalesce(_open_claims_subquery(now), Value(0)))
+        .filter(load__lt=F("dataset__writings_per_premise"))
+        .order_by("writings_done", "id")
+    )
+
+
+def _has_room(premise_id, now):
+    """Re-count a locked premise in a fresh statement: it sees every claim committed before our lock."""
+    row = (
+        Premise.objects.filter(pk=premise_id)
+        .annotate(load=F("writings_done") + Coalesce(_open_claims_subquery(now), Value(0)))
+        .values("load", "dataset__writings_per_premise", "status")
+        .get()
+    )
+    return row["status"] == PremiseStatus.AVAILABLE and row["load"] < row["dataset__writings_per_premise"]
+
+
+def _own_open_claim(worker, now):
+    claim = (
+        WritingClaim.objects.select_for_update()
+        .filter(worker=worker, status=ClaimStatus.OPEN)
+        .first()
+    )
+    if claim is None:
+        return None
+    if claim.expires_at > now:
+        return claim
+    claim.status = ClaimStatus.EXPIRED
+    claim.save(update_fields=["status"])
+    return None
+
+
+def _lock_candidate(worker, dataset, now, exclude_ids):
+    candidates = claimable_premises(worker, dataset, now).exclude(pk__in=exclude_ids)
+    if connection.features.has_select_for_update_skip_locked:
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    return candidates.first()
+
+
+def _claim_once(worker, dataset, study_session):
+    now = timezone.now()
+    with transaction.atomic():
+        own = _own_open_claim(worker, now)
+        if own is not None:
+            return own
+        skipped = []
+        for _ in range(MAX_CANDIDATES_PER_CLAIM):
+            premise = _lock_candidate(worker, dataset, now, skipped)
+            if premise is None:
+                return None
+            # Between our snapshot and our lock another worker may have claimed this premise
+            # and committed; a fresh count (taken while we hold the row) tells the truth.
+            if _has_room(premise.pk, now):
+                return WritingClaim.objects.create(
+                    worker=worker,
+                    premise=premise,
+                    study_session=study_session,
+                    expires_at=now + timedelta(minutes=_claim_minutes()),
+                )
+            skipped.append(premise.pk)
+        return None
+
+
+def claim_next_premise(worker, dataset=None, study_session=None):
+    """Hold the next premise for `worker` and return the WritingClaim, or None when none is left.
+
+    A study session's dataset wins over the default collection.
+    """
+    if dataset is None and study_session is not None:
+        dataset = study_session.study.dataset
+    try:
+        return _claim_once(worker, dataset, study_session)
+    except IntegrityError:
+        # The same worker asked twice at once (two tabs, a double click): the unique
+        # constraints kept one claim; hand that one back.
+        return _claim_once(worker, dataset, study_session)
+
+
+# --- checking and submitting hypotheses ------------------------------------------------------
+
+_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}“”‘’«»…–—]")
+
+
+def normalised(text):
+    """Text as compared for sameness: case, whitespace and punctuation do not count."""
+    return " ".join(_PUNCTUATION.sub(" ", text).lower().split())
+
+
+def hypothesis_errors(premise_text, hypotheses, problem_report=""):
+    """Field name -> message for every rule the three hypotheses break (empty dict when fine).
+
+    `hypotheses` maps Label -> text. A worker who only reports a problem (all three empty,
+    report filled in) breaks no rule.
+    """
+    max_chars = settings.NLI["MAX_HYPOTHESIS_CHARS"]
+    texts = {label: (hypotheses.get(label) or "").strip() for label in HYPOTHESIS_FIELDS}
+    if problem_report.strip() and not any(texts.values()):
+        return {}
+    errors = {}
+    premise_key = normalised(premise_text)
+    seen = {}
+    for label, name in HYPOTHESIS_FIELDS.items():
+        text = texts[label]
+        key = normalised(text)
+        if not text:
+            errors[name] = "Please write a sentence here."
+        elif not key:
+            errors[name] = "Please write a sentence in words, not only punctuation."
+        elif len(text) > max_chars:
+            errors[name] = f"Please keep this under {max_chars} characters (it has {len(text)})."
+        elif key == premise_key:
+            errors[name] = "This repeats the line above. Please write a new sentence."
+        elif key in seen:
+            errors[name] = f"This is the same as your '{seen[key]}' sentence. Each of the three must differ."
+        else:
+            seen[key] = FIELD_SHORT_NAMES[label]
+    return errors
+
+
+def _pair_needs_validation(premise, dataset):
+    if premise.split in (Split.DEV, Split.TEST):
+        return True
+    return premise.split == Split.TRAIN and random.random() < dataset.train_validation_fraction
+
+
+def _pair_id(premise, writing_number, label):
+    # The first writing keeps MultiNLI's form ("31193n"); later writings of the same premise
+    # add their number ("31193n2") so pairIDs stay unique within the dataset.
+    suffix = "" if writing_number == 1 else str(writing_number)
+    return f"{premise.prompt_id}{PAIR_ID_LETTER[label]}{suffix}"
+
+
+def _create_pairs(claim, premise, texts):
+    from validation.models import ValidationLabel
+
+    dataset = premise.dataset
+    writing_number = premise.writings_done + 1
+    pairs = []
+    for label in HYPOTHESIS_FIELDS:
+        pair = Pair.objects.create(
+            dataset=dataset,
+            premise=premise,
+            pair_id=_pair_id(premise, writing_number, label),
+            hypothesis=texts[label],
+            author_label=label,
+            author=claim.worker,
+            writing_claim=claim,
+            needs_validation=_pair_needs_validation(premise, dataset),
+            label_count=1,
+            gold_label=NO_GOLD,
+            **{f"{label}_votes": 1},
+        )
+        ValidationLabel.objects.create(pair=pair, worker=claim.worker, position=1, label=label)
+        pairs.append(pair)
+    return pairs
+
+
+def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, problem_report=""):
+    """Save a worker's three hypotheses (and/or their problem report) for one claim.
+
+    One transaction: three pairs with their author labels, the premise's writing count, the
+    claim's status and the study session's task count move together or not at all.
+
+    A problem report holds the premise for a researcher (it is served to nobody else). If the
+    three hypotheses are filled in they are saved as well; if the worker only reported the
+    problem, the claim is released and nothing else is saved. Either way the task counts as
+    done for a crowd-market session: the worker spent the time.
+
+    Raises ValidationError (keyed by field) for bad text, ClaimExpired, ClaimAlreadySubmitted,
+    and WritingClaim.DoesNotExist when the token is not this worker's.
+    """
+    texts = {
+        Label.ENTAILMENT: (entailment or "").strip(),
+        Label.NEUTRAL: (neutral or "").strip(),
+        Label.CONTRADICTION: (contradiction or "").strip(),
+    }
+    report_text = (problem_report or "").strip()
+    with transaction.atomic():
+        # The row lock makes a second submit of the same token wait, then see "submitted".
+        claim = (
+            WritingClaim.objects.select_for_update(of=("self",))
+            .select_related("premise__dataset", "study_session__study")
+            .get(token=claim_token, worker=worker)
+        )
+        if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+            raise ClaimAlreadySubmitted("These sentences were already saved.")
+        now = timezone.now()
+        if claim.status == ClaimStatus.EXPIRED or claim.expires_at <= now:
+            # Left open here; the worker's next claim marks it expired (this transaction rolls back).
+            raise ClaimExpired("This task expired before it was sent.")
+        premise = Premise.objects.select_for_update().select_related("dataset").get(pk=claim.premise_id)
+        errors = hypothesis_errors(premise.text, texts, report_text)
+        if errors:
+            raise ValidationError(errors)
+
+        result = WritingSubmission(claim=claim)
+        if report_text:
+            result.report = PremiseReport.objects.create(premise=premise, worker=worker, message=report_text)
+            premise.status = PremiseStatus.HELD
+        if any(texts.values()):
+            result.pairs = _create_pairs(claim, premise, texts)
+            premise.writings_done += 1
+            claim.status = ClaimStatus.SUBMITTED
+        else:
+            claim.status = ClaimStatus.RELEASED
+        premise.save(update_fields=["status", "writings_done"])
+        claim.submitted_at = now
+        claim.save(update_fields=["status", "submitted_at"])
+        record_task_done(claim.study_session)
+    return result
