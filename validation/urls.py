@@ -1,4 +1,10 @@
 from django.urls import path
 
+from . import views
+
 app_name = "validation"
-urlpatterns = []
+urlpatterns = [
+    path("next/", views.next_batch, name="next"),
+    path("batch/<uuid:batch>/", views.batch, name="batch"),
+    path("faq/", views.faq, name="faq"),
+]

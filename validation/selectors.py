@@ -1,0 +1,73 @@
+"""Reads for the validation task: which pairs a validator may be offered, and their own batches."""
+from django.conf import settings
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from collection.models import ClaimStatus, Pair, PremiseStatus
+
+from .models import ValidationClaim
+
+
+def labels_per_pair():
+    """The target: the author's label plus four validation labels."""
+    return settings.NLI["VALIDATION_LABELS_PER_PAIR"] + 1
+
+
+def batch_size():
+    return settings.NLI["VALIDATION_BATCH_SIZE"]
+
+
+def live_claims(now):
+    """Claims that still hold a place on their pair: open and not yet expired."""
+    return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+
+
+def open_claims_subquery(now):
+    counted = (
+        live_claims(now)
+        .filter(pair=OuterRef("pk"))
+        .order_by()
+        .values("pair")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    # A correlated subquery, not a JOIN + GROUP BY: PostgreSQL refuses FOR UPDATE with GROUP BY.
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def claimable_pairs(worker, now, dataset=None):
+    """Pairs this worker may be offered, closest to complete first.
+
+    Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
+    held by live claims are under the target; the worker did not write it, label it, or hold a
+    claim on it before; its premise is not held for a researcher; a trusted-only dataset is
+    offered to trusted workers only.
+    """
+    pairs = Pair.objects.filter(needs_validation=True, label_count__lt=labels_per_pair())
+    if dataset is not None:
+        pairs = pairs.filter(dataset=dataset)
+    pairs = pairs.exclude(author=worker)
+    pairs = pairs.exclude(pk__in=worker.labels.values("pair_id"))
+    pairs = pairs.exclude(pk__in=ValidationClaim.objects.filter(worker=worker).values("pair_id"))
+    pairs = pairs.exclude(premise__status=PremiseStatus.HELD)
+    if not worker.is_trusted:
+        pairs = pairs.exclude(dataset__validation_policy__trusted_only=True)
+    pairs = pairs.alias(open_claims=open_claims_subquery(now)).filter(
+        label_count__lt=labels_per_pair() - F("open_claims")
+    )
+    return pairs.order_by("-label_count", "id")
+
+
+def worker_open_batch(worker, now):
+    """The batch id of the worker's live claims, if they have one (a reload gets it back)."""
+    claim = live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
+    return claim.batch if claim else None
+
+
+def batch_claims(worker, batch):
+    """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
+    return (
+        ValidationClaim.objects.filter(worker=worker, batch=batch)
+        .select_related("pair", "pair__premise", "pair__premise__genre", "study_session__study")
+        .order_by("id")
+    )

@@ -1,0 +1,287 @@
+"""Writes for validation: claiming batches of five pairs, adding labels, moving the pair counters.
+
+Every pair ends with exactly the author's label plus four validation labels (MultiNLI §2.1,
+SNLI §2.2). Three things keep it so under concurrency: claims lock the pair rows they count
+(SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), the label insert
+re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
+and (pair, worker) refuse whatever slips past both.
+"""
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from collection.models import THREE_WAY, ClaimStatus, Pair, Split, Worker
+from collection.services import record_task_done
+
+from . import selectors
+from .gold import gold_from_votes
+from .models import ValidationClaim, ValidationLabel, ValidationPolicy
+
+VOTE_FIELD = {label.value: f"{label.value}_votes" for label in THREE_WAY}
+
+
+class ValidationRefused(ValidationError):
+    """A validation write that was refused; its message is fit to show the worker."""
+
+
+class NotAllowedToValidate(ValidationRefused):
+    pass
+
+
+class BatchNotFound(ValidationRefused):
+    pass
+
+
+class BatchExpired(ValidationRefused):
+    pass
+
+
+class BatchAlreadySubmitted(ValidationRefused):
+    pass
+
+
+class BatchIncomplete(ValidationRefused):
+    def __init__(self, message, missing):
+        super().__init__(message)
+        self.missing = missing
+
+
+# --- labels and counters ---------------------------------------------------------------------
+
+def add_validation_label(pair, label, worker=None, position=None, seconds=None):
+    """Add one label to a pair and move its counters, in one transaction.
+
+    The only path that adds a label at run time. Refuses a sixth label, a second label by the
+    same worker, and a validation label by the pair's author.
+    """
+    if label not in VOTE_FIELD:
+        raise ValidationRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
+    with transaction.atomic():
+        locked = Pair.objects.select_for_update().get(pk=pair.pk)
+        existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
+        target = selectors.labels_per_pair()
+        if len(existing) >= target:
+            raise ValidationRefused(f"Pair {locked.pair_id} already has all {target} labels.")
+        if position is None:
+            position = max((p for p, _ in existing), default=0) + 1
+        if not 1 <= position <= target:
+            raise ValidationRefused(f"Label position must be between 1 and {target}, not {position}.")
+        if any(p == position for p, _ in existing):
+            raise ValidationRefused(f"Pair {locked.pair_id} already has a label in position {position}.")
+        if worker is not None:
+            if locked.author_id == worker.pk and position != 1:
+                raise ValidationRefused("Authors do not validate their own pairs.")
+            if any(w == worker.pk for _, w in existing):
+                raise ValidationRefused(f"You have already labelled pair {locked.pair_id}.")
+        created = ValidationLabel.objects.create(
+            pair=locked, worker=worker, position=position, label=label, seconds=seconds
+        )
+        vote_field = VOTE_FIELD[label]
+        Pair.objects.filter(pk=locked.pk).update(label_count=F("label_count") + 1, **{vote_field: F(vote_field) + 1})
+        locked.refresh_from_db(fields=["label_count", *VOTE_FIELD.values()])
+        gold = gold_from_votes(locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes)
+        if gold != locked.gold_label:
+            Pair.objects.filter(pk=locked.pk).update(gold_label=gold)
+            locked.gold_label = gold
+    # The caller's instance follows the database, so pages built from it are current.
+    for field in ("label_count", "gold_label", *VOTE_FIELD.values()):
+        setattr(pair, field, getattr(locked, field))
+    return created
+
+
+# --- claims ----------------------------------------------------------------------------------
+
+def _lock_rows(queryset):
+    """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""
+    if connection.features.has_select_for_update_skip_locked:
+        return queryset.select_for_update(skip_locked=True, of=("self",))
+    return queryset
+
+
+def _check_may_validate(worker, dataset):
+    if worker.is_excluded:
+        raise NotAllowedToValidate(
+            "Your account is not taking part in validation at the moment. "
+            "If you think this is a mistake, please contact the researchers."
+        )
+    if dataset is not None and not worker.is_trusted:
+        if ValidationPolicy.objects.filter(dataset=dataset, trusted_only=True).exists():
+            raise NotAllowedToValidate(
+                "Validation of this data set is open only to our pool of trusted validators, "
+                "and your account is not in it yet."
+            )
+
+
+def claim_validation_batch(worker, dataset=None, study_session=None):
+    """Give the worker a batch of up to five pairs to label, or None when there is no work.
+
+    A worker with a live batch gets it back (a reload shows the same pairs). Otherwise pairs are
+    picked closest to complete first, so gold labels accumulate instead of every pair waiting at
+    two of five.
+    """
+    if dataset is None and study_session is not None:
+        dataset = study_session.study.dataset
+    _check_may_validate(worker, dataset)
+    now = timezone.now()
+    target = selectors.labels_per_pair()
+    with transaction.atomic():
+        # One claim at a time per worker: a double click must not open two batches.
+        Worker.objects.select_for_update().filter(pk=worker.pk).first()
+        current = selectors.worker_open_batch(worker, now)
+        if current is not None:
+            return current
+        ValidationClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN, expires_at__lte=now).update(
+            status=ClaimStatus.EXPIRED
+        )
+
+        # Over-fetch: a few candidates may turn out full once their rows are locked.
+        size = selectors.batch_size()
+        candidates = _lock_rows(selectors.claimable_pairs(worker, now, dataset=dataset))
+        candidate_ids = list(candidates.values_list("pk", flat=True)[: size * 3])
+        if not candidate_ids:
+            return None
+
+        # The candidate query saw claims as of its start; another claimer may have committed
+        # claims on these pairs just before we locked them. Now that we hold the row locks,
+        # count again (every claimer holds the pair's lock while inserting its claim).
+        stale = ValidationClaim.objects.filter(pair_id__in=candidate_ids, status=ClaimStatus.OPEN, expires_at__lte=now)
+        stale.update(status=ClaimStatus.EXPIRED)
+        held = {}
+        for pair_id in selectors.live_claims(now).filter(pair_id__in=candidate_ids).values_list("pair_id", flat=True):
+            held[pair_id] = held.get(pair_id, 0) + 1
+        fresh = Pair.objects.filter(pk__in=candidate_ids).values_list("pk", "label_count")
+        room = {pk: target - count - held.get(pk, 0) for pk, count in fresh}
+        chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0][:size]
+        if not chosen:
+            return None
+
+        batch = uuid.uuid4()
+        expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
+        ValidationClaim.objects.bulk_create(
+            ValidationClaim(
+                batch=batch, worker=worker, pair_id=pk, study_session=study_session, expires_at=expires_at
+            )
+            for pk in chosen
+        )
+    return batch
+
+
+@dataclass
+class SubmittedBatch:
+    batch: uuid.UUID
+    labels: list
+    study_session: object = None
+
+
+def submit_validation_batch(worker, batch, labels, seconds=None):
+    """Save a worker's labels for a whole batch, or nothing.
+
+    `labels` maps pair pk -> label. Refused with a clear message (and nothing saved) when the
+    batch is not the worker's, has expired, was already submitted, or lacks a label.
+    """
+    now = timezone.now()
+    labels = {int(pk): value for pk, value in labels.items() if value}
+    with transaction.atomic():
+        Worker.objects.select_for_update().filter(pk=worker.pk).first()
+        pair_ids = list(ValidationClaim.objects.filter(worker=worker, batch=batch).values_list("pair_id", flat=True))
+        if not pair_ids:
+            raise BatchNotFound("This batch does not exist or is not yours.")
+        # Pairs first, in one order, as every writer does: then the claim rows cannot change under us.
+        list(Pair.objects.select_for_update().filter(pk__in=pair_ids).order_by("pk").values_list("pk", flat=True))
+        claims = list(
+            ValidationClaim.objects.select_for_update(of=("self",))
+            .filter(worker=worker, batch=batch)
+            .select_related("pair", "study_session__study")
+            .order_by("id")
+        )
+        if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
+            raise BatchAlreadySubmitted("These labels are already saved. Thank you!")
+        if any(claim.status != ClaimStatus.OPEN or claim.expires_at <= now for claim in claims):
+            raise BatchExpired(
+                "This batch expired before it was submitted, so its pairs went back to other "
+                "validators and nothing was saved. Please take a new batch."
+            )
+        missing = [claim.pair for claim in claims if labels.get(claim.pair_id) not in VOTE_FIELD]
+        if missing:
+            numbers = [str(index) for index, claim in enumerate(claims, 1) if claim.pair in missing]
+            raise BatchIncomplete(
+                f"Please choose a label for every pair; missing: pair {', '.join(numbers)}. Nothing was saved yet.",
+                missing=[pair.pk for pair in missing],
+            )
+        unknown = set(labels) - set(pair_ids)
+        if unknown:
+            raise ValidationRefused("Labels were sent for pairs that are not in this batch; nothing was saved.")
+        if seconds is None:
+            seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
+        per_pair = seconds / len(claims) if seconds is not None else None
+        saved = [
+            add_validation_label(claim.pair, labels[claim.pair_id], worker=worker, seconds=per_pair)
+            for claim in claims
+        ]
+        ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
+            status=ClaimStatus.SUBMITTED, submitted_at=now
+        )
+        study_session = claims[0].study_session
+        record_task_done(study_session)
+    return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
+
+
+def release_expired_claims(now=None):
+    """Mark every open claim past its expiry as expired (claims also do this lazily)."""
+    now = now or timezone.now()
+    return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
+        status=ClaimStatus.EXPIRED
+    )
+
+
+# --- which pairs need validation ---------------------------------------------------------------
+
+def mark_for_validation(pairs):
+    """Ask for four validation labels on these pairs. Returns how many were newly marked."""
+    return pairs.filter(needs_validation=False).update(needs_validation=True)
+
+
+def sample_train_for_validation(dataset, fraction, seed=0, progress=False):
+    """Mark a reproducible random share of the dataset's train pairs for validation.
+
+    The share counts pairs already marked, so running it again with the same fraction adds
+    nothing, and a larger fraction tops the sample up.
+    """
+    if not 0.0 <= fraction <= 1.0:
+        raise ValidationRefused(f"The train fraction must be between 0 and 1, not {fraction}.")
+    train = Pair.objects.filter(dataset=dataset, premise__split=Split.TRAIN)
+    total = train.count()
+    wanted = round(total * fraction)
+    already = train.filter(needs_validation=True).count()
+    unmarked = list(train.filter(needs_validation=False).order_by("pk").values_list("pk", flat=True))
+    chosen = random.Random(seed).sample(unmarked, max(0, min(len(unmarked), wanted - already)))
+    chunks = [chosen[start:start + 1000] for start in range(0, len(chosen), 1000)]
+    if progress:
+        from tqdm import tqdm
+
+        chunks = tqdm(chunks, desc="marking train pairs", unit="chunk")
+    with transaction.atomic():
+        dataset.train_validation_fraction = fraction
+        dataset.save(update_fields=["train_validation_fraction"])
+        for chunk in chunks:
+            Pair.objects.filter(pk__in=chunk).update(needs_validation=True)
+    return {"train_pairs": total, "wanted": wanted, "already_marked": already, "newly_marked": len(chosen)}
+
+
+def mark_dev_test_for_validation(dataset):
+    """Dev and test pairs always get four validation labels (MultiNLI §2.1)."""
+    return mark_for_validation(Pair.objects.filter(dataset=dataset, premise__split__in=[Split.DEV, Split.TEST]))
+
+
+def recompute_gold(*args, **kwargs):
+    """Recompute every pair's counters and gold label from the label table (see validation.recompute)."""
+    from .recompute import recompute_gold as recompute
+
+    return recompute(*args, **kwargs)

@@ -1,0 +1,84 @@
+"""The validation task pages: next batch, one batch of five, the validation FAQ. Thin: rules live in services."""
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods
+
+from collection.crowd import current_study_session
+from collection.models import ClaimStatus, TaskKind
+from collection.services import worker_for_user
+from collection.views import completion_page
+
+from . import selectors, services
+from .forms import ValidationBatchForm
+
+
+def _validation_study_session(request):
+    """The crowd-market visit this request belongs to, if it is a validation study."""
+    study_session = current_study_session(request)
+    if study_session is None or study_session.study.task_kind != TaskKind.VALIDATION:
+        return None
+    return study_session
+
+
+@login_required
+def next_batch(request):
+    worker = worker_for_user(request.user)
+    study_session = _validation_study_session(request)
+    if study_session is not None and study_session.is_complete:
+        return completion_page(request, study_session)
+    try:
+        batch = services.claim_validation_batch(worker, study_session=study_session)
+    except services.NotAllowedToValidate as refused:
+        return render(request, "validation/no_tasks.html", {"reason": refused.message}, status=403)
+    if batch is None:
+        return render(request, "validation/no_tasks.html", {"reason": None})
+    return redirect("validation:batch", batch=batch)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def batch(request, batch):
+    worker = worker_for_user(request.user)
+    claims = list(selectors.batch_claims(worker, batch))
+    if not claims:
+        raise Http404("No such batch.")
+    if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
+        messages.info(request, "That batch is already saved. Thank you!")
+        return redirect("validation:next")
+    pairs = [claim.pair for claim in claims]
+    expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
+    form = ValidationBatchForm(pairs, request.POST or None)
+    missing = ()
+    error = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.submit_validation_batch(worker, batch, form.labels())
+        except services.BatchAlreadySubmitted as done:
+            messages.info(request, done.message)
+            return redirect("validation:next")
+        except services.BatchIncomplete as incomplete:
+            error, missing = incomplete.message, incomplete.missing
+        except services.ValidationRefused as refused:
+            error = refused.message
+        else:
+            messages.success(request, "Saved. Thank you!")
+            return redirect("validation:next")
+    elif request.method == "POST":
+        error = "Please choose one of the three labels for each pair."
+    context = {
+        "batch": batch,
+        "rows": list(form.rows(missing=missing)),
+        "error": error,
+        "expired": expired,
+        "expires_at": claims[0].expires_at,
+        "study_session": claims[0].study_session,
+    }
+    return render(request, "validation/batch.html", context, status=400 if error else 200)
+
+
+def faq(request):
+    return render(request, "validation/faq.html", {"claim_minutes": settings.NLI["VALIDATION_CLAIM_MINUTES"]})
