@@ -1,0 +1,27 @@
+"""python manage.py assign_splits --dev 2000 --test 2000 [--seed 0] [--dataset collected]"""
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from collection.splits import SplitAssignmentError, assign_splits
+
+
+class Command(BaseCommand):
+    help = (
+        "Assign each genre's premises to train / dev / test: N per genre to dev and to test, the rest "
+        "of a training genre to train; held-out genres get dev and test only. Premises already written "
+        "on keep their split. Same seed, same splits. One transaction."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dev", type=int, default=2000, help="Dev premises per genre (MultiNLI: 2000).")
+        parser.add_argument("--test", type=int, default=2000, help="Test premises per genre (MultiNLI: 2000).")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--dataset", default=None, help="Dataset slug (default: settings.NLI['DEFAULT_DATASET']).")
+
+    def handle(self, *args, dev, test, seed, dataset, **options):
+        try:
+            report = assign_splits(dataset or settings.NLI["DEFAULT_DATASET"], dev=dev, test=test, seed=seed)
+        except SplitAssignmentError as error:
+            raise CommandError(str(error)) from None
+        for line in report.lines():
+            self.stdout.write(line)

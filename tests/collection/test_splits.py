@@ -1,0 +1,148 @@
+"""assign_splits: N per genre in dev and test, held-out genres never in train, determinism,
+written premises keep their split."""
+import random
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from collection.models import Dataset, Label, Pair, Premise, PremiseStatus, WritingClaim
+from collection.splits import assign_splits
+from tests.collection.test_premise_import import make_genre
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus():
+    """20 fiction premises (training genre) and 7 letters premises (held out)."""
+    dataset, _ = Dataset.objects.get_or_create(slug="collected", defaults={"name": "collected"})
+    fiction, letters = make_genre("fiction", True), make_genre("letters", False)
+    # promptIDs whose order differs between byte order and a locale collation.
+    ids = ["a-b", "A_c", "ab", "Ab", "a b", "b-1", "B-2", "b_3", "_x", "x"] + [f"f{i}" for i in range(10)]
+    for prompt_id in ids:
+        Premise.objects.create(dataset=dataset, genre=fiction, prompt_id=prompt_id, text=f"Fiction premise {prompt_id}.")
+    for i in range(7):
+        Premise.objects.create(dataset=dataset, genre=letters, prompt_id=f"l{i}", text=f"Letters premise {i}.")
+    return dataset
+
+
+def splits():
+    return dict(Premise.objects.values_list("prompt_id", "split"))
+
+
+def counts(genre_slug):
+    premises = Premise.objects.filter(genre__slug=genre_slug)
+    return {split: premises.filter(split=split).count() for split in ("train", "dev", "test", "")}
+
+
+def test_n_per_genre_and_held_out_genres_never_train(corpus):
+    report = assign_splits("collected", dev=3, test=3, seed=1)
+    assert counts("fiction") == {"train": 14, "dev": 3, "test": 3, "": 0}
+    assert counts("letters") == {"train": 0, "dev": 3, "test": 3, "": 1}
+    assert any("letters: 1 premises left unassigned" in note for note in report.notes)
+    rows = {row.genre: row.counts for row in report.genres}
+    assert rows["fiction"] == {"train": 14, "dev": 3, "test": 3, "": 0}
+    assert report.totals() == {"train": 14, "dev": 6, "test": 6, "": 1}
+
+
+def test_fewer_premises_than_asked_is_said(corpus):
+    report = assign_splits("collected", dev=5, test=5, seed=1)
+    assert counts("letters") == {"train": 0, "dev": 5, "test": 2, "": 0}
+    assert "letters: only 2 of 5 test premises (not enough premises)" in report.notes
+
+
+def test_same_seed_same_splits_different_seed_different(corpus):
+    assign_splits("collected", dev=3, test=3, seed=7)
+    first = splits()
+    assign_splits("collected", dev=3, test=3, seed=8)
+    other = splits()
+    assign_splits("collected", dev=3, test=3, seed=7)
+    assert splits() == first
+    assert other != first
+
+
+def test_the_draw_is_promptid_order_shuffled_by_seed_and_genre(corpus):
+    """The documented draw, independent of how the database collates promptIDs, so SQLite and
+    PostgreSQL give the same splits for the same seed."""
+    assign_splits("collected", dev=3, test=3, seed=11)
+    order = sorted(Premise.objects.filter(genre__slug="fiction").values_list("prompt_id", flat=True))
+    random.Random("11:fiction").shuffle(order)
+    got = splits()
+    assert [got[p] for p in order] == ["dev"] * 3 + ["test"] * 3 + ["train"] * 14
+
+
+def test_written_premises_keep_their_split_and_count_toward_targets(corpus, make_worker):
+    assign_splits("collected", dev=3, test=3, seed=1)
+    before = splits()
+    fiction = Premise.objects.filter(genre__slug="fiction")
+    in_dev = fiction.filter(split="dev").first()
+    in_test = fiction.filter(split="test").first()
+    in_train = fiction.filter(split="train").first()
+    Premise.objects.filter(pk=in_dev.pk).update(writings_done=1)
+    worker = make_worker()
+    Pair.objects.create(dataset=corpus, premise=in_test, pair_id="t1", hypothesis="Something happened.",
+                        author_label=Label.NEUTRAL, author=worker, label_count=1, neutral_votes=1)
+    WritingClaim.objects.create(worker=make_worker(), premise=in_train,
+                                expires_at=timezone.now() + timedelta(minutes=30))
+    for seed in range(2, 12):
+        report = assign_splits("collected", dev=3, test=3, seed=seed)
+        now = splits()
+        assert now[in_dev.prompt_id] == "dev"
+        assert now[in_test.prompt_id] == "test"
+        assert now[in_train.prompt_id] == "train"
+        assert counts("fiction") == {"train": 14, "dev": 3, "test": 3, "": 0}
+        assert {row.genre: row.kept for row in report.genres} == {"fiction": 3, "letters": 0}
+    assert splits() != before  # the unwritten ones did move
+
+
+def test_written_premises_over_the_target_stay_and_are_reported(corpus):
+    assign_splits("collected", dev=3, test=3, seed=1)
+    Premise.objects.filter(genre__slug="fiction", split="dev").update(writings_done=1)
+    report = assign_splits("collected", dev=1, test=3, seed=2)
+    assert counts("fiction") == {"train": 14, "dev": 3, "test": 3, "": 0}
+    assert any("fiction: 3 dev premises, over the 1 asked for" in note for note in report.notes)
+
+
+def test_retired_premises_get_no_split(corpus):
+    Premise.objects.filter(prompt_id__in=["f0", "f1"]).update(status=PremiseStatus.RETIRED)
+    assign_splits("collected", dev=3, test=3, seed=1)
+    assert splits()["f0"] == splits()["f1"] == ""
+    assert counts("fiction") == {"train": 12, "dev": 3, "test": 3, "": 2}
+
+
+def test_command_prints_a_table_and_rejects_an_unknown_dataset(corpus, capsys):
+    call_command("assign_splits", "--dev", "2", "--test", "2", "--seed", "3")
+    out = capsys.readouterr().out
+    assert "fiction          matched         16       2       2           0       0" in out
+    assert "letters          held-out         0       2       2           3       0" in out
+    with pytest.raises(CommandError, match="Unknown dataset 'nope'. Known datasets: collected"):
+        call_command("assign_splits", "--dataset", "nope")
+    with pytest.raises(CommandError, match="no premises"):
+        Dataset.objects.create(slug="empty", name="empty")
+        call_command("assign_splits", "--dataset", "empty")
+
+
+def test_no_premise_sentence_in_two_splits(corpus):
+    assign_splits("collected", dev=3, test=3, seed=5)
+    assert Premise.objects.filter(split="").count() + sum(
+        Premise.objects.filter(split=s).count() for s in ("train", "dev", "test")) == Premise.objects.count()
+    texts_by_split = {s: set(Premise.objects.filter(split=s).values_list("text", flat=True)) for s in ("train", "dev", "test")}
+    assert not (texts_by_split["train"] & texts_by_split["dev"])
+    assert not (texts_by_split["train"] & texts_by_split["test"])
+    assert not (texts_by_split["dev"] & texts_by_split["test"])
+
+
+def test_a_sentence_imported_into_two_genres_that_lands_in_two_splits_is_reported(corpus):
+    # The held-out genre gets copies of fiction sentences (import keeps texts unique per genre only).
+    for premise in Premise.objects.filter(genre__slug="letters"):
+        premise.text = f"Fiction premise f{premise.prompt_id[1:]}."
+        premise.save()  # recomputes text_hash
+    report = assign_splits("collected", dev=1, test=1, seed=5)
+    splits_by_text = {}
+    for text, split in Premise.objects.exclude(split="").values_list("text", "split"):
+        splits_by_text.setdefault(text, set()).add(split)
+    in_two = sum(len(found) > 1 for found in splits_by_text.values())
+    assert in_two >= 1  # with seed 5 at least one copy lands in another split than its original
+    assert f"{in_two} sentence(s) were imported into more than one genre" in " ".join(report.notes)
