@@ -1,4 +1,16 @@
 from django.urls import path
 
+from .views import collection, corpus, snapshots, training, validation, workers
+
 app_name = "dashboard"
-urlpatterns = []
+urlpatterns = [
+    path("", collection.collection, name="collection"),
+    path("validation/", validation.validation, name="validation"),
+    path("corpus/", corpus.corpus, name="corpus"),
+    path("workers/", workers.workers, name="workers"),
+    path("snapshots/", snapshots.snapshots, name="snapshots"),
+    path("snapshots/progress.json", snapshots.snapshots_progress, name="snapshots_progress"),
+    path("training/", training.training, name="training"),
+    path("training/progress.json", training.training_progress, name="training_progress"),
+    path("training/<int:run_id>/", training.training_detail, name="training_detail"),
+]

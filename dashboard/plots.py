@@ -1,0 +1,132 @@
+"""Figures for the dashboard: matplotlib (Agg, no pyplot state) rendered to inline SVG.
+
+Each call draws a fresh Figure from the numbers it is given, so pages follow the data without
+a restart, and nothing is shared between requests or threads.
+"""
+import io
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.figure import Figure  # noqa: E402
+
+PREMISE_GREEN = "#3a9a5b"
+HYPOTHESIS_PURPLE = "#7b4fb8"
+LABEL_COLOURS = {"entailment": "#2f6fdf", "neutral": "#9aa5b1", "contradiction": "#c0392b", "-": "#e0c068"}
+
+_RC = {
+    "svg.fonttype": "none",  # text stays text: smaller, selectable, and the page's font renders it
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def to_svg(figure, title):
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]
+    # Scale with the page (the viewBox keeps the aspect ratio) and tell screen readers what it is.
+    svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r'<svg\1', svg, count=1)
+    return svg.replace("<svg", f'<svg role="img" aria-label="{title}" class="plot"', 1)
+
+
+def new_figure(width, height):
+    with matplotlib.rc_context(_RC):
+        figure = Figure(figsize=(width, height))
+        axes = figure.add_subplot()
+    return figure, axes
+
+
+def hourly_bars(hourly, title="Pairs written per hour, last 48 hours"):
+    """hourly: [(hour datetime, count)] oldest first."""
+    with matplotlib.rc_context(_RC):
+        figure, axes = new_figure(8, 2.2)
+        counts = [count for _, count in hourly]
+        axes.bar(range(len(counts)), counts, color="#2f6fdf", width=0.8)
+        step = max(1, len(hourly) // 8)
+        axes.set_xticks(range(0, len(hourly), step))
+        axes.set_xticklabels([hour.strftime("%d %H:00") for hour, _ in hourly][::step], rotation=0)
+        axes.set_ylabel("pairs")
+        axes.set_ylim(0, max(counts + [1]) * 1.1)
+        return to_svg(figure, title)
+
+
+def binned(histogram, cap):
+    """Counts for lengths 1..cap, everything longer in the last bin."""
+    counts = [0] * cap
+    for words, n in histogram.items():
+        counts[min(max(words, 1), cap) - 1] += n
+    return counts
+
+
+def length_histogram(premise_lengths, hypothesis_lengths, cap=None,
+                     title="Sentence length (words) of premises and hypotheses"):
+    """MultiNLI Figure 2: premises green, hypotheses purple, as share of sentences per length."""
+    longest = max(list(premise_lengths) + list(hypothesis_lengths) + [1])
+    cap = cap or min(longest, 60)
+    with matplotlib.rc_context(_RC):
+        figure, axes = new_figure(8, 3.2)
+        positions = list(range(1, cap + 1))
+        for lengths, colour, name, offset in (
+            (hypothesis_lengths, HYPOTHESIS_PURPLE, "hypothesis", -0.2),
+            (premise_lengths, PREMISE_GREEN, "premise", 0.2),
+        ):
+            counts = binned(lengths, cap)
+            total = sum(counts) or 1
+            axes.bar([p + offset for p in positions], [100 * c / total for c in counts], width=0.4,
+                     color=colour, label=f"{name} ({sum(counts):,})")
+        axes.set_xlabel(f"words (the last bar counts {cap} and more)" if longest > cap else "words")
+        axes.set_ylabel("% of sentences")
+        axes.set_xlim(0.3, cap + 0.7)
+        axes.legend(frameon=False)
+        return to_svg(figure, title)
+
+
+def label_bars(gold, author, title="Label distribution"):
+    """gold, author: [(label, count)]; gold may include '-'."""
+    with matplotlib.rc_context(_RC):
+        figure, axes = new_figure(6, 2.6)
+        labels = [label for label, _ in gold]
+        author_counts = dict(author)
+        width = 0.38
+        axes.bar([i - width / 2 for i in range(len(labels))], [n for _, n in gold], width,
+                 color=[LABEL_COLOURS.get(label, "#888") for label in labels], label="gold")
+        axes.bar([i + width / 2 for i in range(len(labels))], [author_counts.get(label, 0) for label in labels],
+                 width, color="none", edgecolor="#1f2933", hatch="//", label="author")
+        axes.set_xticks(range(len(labels)))
+        axes.set_xticklabels(labels)
+        axes.set_ylabel("pairs")
+        axes.legend(frameon=False)
+        return to_svg(figure, title)
+
+
+def heatmap(matrix, row_labels, column_labels, title, xlabel="", ylabel="", percent=True):
+    """A labelled matrix (genre × genre accuracy, confusion matrix); None cells stay blank."""
+    import numpy as np
+
+    values = np.array([[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float)
+    with matplotlib.rc_context(_RC):
+        figure, axes = new_figure(1.2 + 0.75 * len(column_labels), 1.0 + 0.5 * len(row_labels))
+        image = axes.imshow(values, cmap="Blues", aspect="auto", vmin=np.nanmin(values) if values.size else 0,
+                            vmax=np.nanmax(values) if values.size else 1)
+        axes.set_xticks(range(len(column_labels)))
+        axes.set_xticklabels(column_labels, rotation=45, ha="right")
+        axes.set_yticks(range(len(row_labels)))
+        axes.set_yticklabels(row_labels)
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.spines[:].set_visible(False)
+        middle = (np.nanmin(values) + np.nanmax(values)) / 2 if values.size and not np.isnan(values).all() else 0
+        for i in range(values.shape[0]):
+            for j in range(values.shape[1]):
+                if np.isnan(values[i, j]):
+                    continue
+                text = f"{100 * values[i, j]:.1f}" if percent else f"{values[i, j]:g}"
+                axes.text(j, i, text, ha="center", va="center", fontsize=8,
+                          color="white" if values[i, j] > middle else "#1f2933")
+        figure.colorbar(image, ax=axes, fraction=0.04)
+        return to_svg(figure, title)

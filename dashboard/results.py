@@ -1,0 +1,108 @@
+"""Turning a TrainingRun's stored results (modeling.training.evaluate.summarize) into tables.
+
+The results dict holds, per evaluated split file, an accuracy report (n, accuracy, per_genre,
+per_label, confusion), the pooled `dev` / `test` reports, and `matched` / `mismatched`
+accuracies per phase (MultiNLI Table 4). The genre × genre matrix of MultiNLI Table 5 comes
+from several single-genre runs (config.train_genre) on one snapshot: each run is one row.
+"""
+from dataclasses import dataclass, field
+
+from modeling.models import RunStatus, TrainingRun
+
+PHASES = ("dev", "test")
+
+
+@dataclass
+class Report:
+    splits: list = field(default_factory=list)       # [{split, n, accuracy, excluded}]
+    matched: list = field(default_factory=list)      # [{phase, matched, mismatched}]
+    genres: list = field(default_factory=list)       # [{genre, phases: {phase: {n, accuracy}}}]
+    labels: list = field(default_factory=list)       # [{label, phases: {phase: {n, accuracy}}}]
+    phases: list = field(default_factory=list)       # phases present, in order
+    confusion: dict = None                           # {rows, columns, values, phase}
+    genre_matrix: dict = None                        # {rows, columns, values}
+    facts: list = field(default_factory=list)        # [(name, value)]
+
+    @property
+    def empty(self):
+        return not (self.splits or self.matched or self.genres)
+
+
+def read(results):
+    results = results or {}
+    report = Report()
+    for split, figures in sorted((results.get("splits") or {}).items()):
+        report.splits.append({
+            "split": split, "n": figures.get("n"), "accuracy": figures.get("accuracy"),
+            "excluded": figures.get("excluded_no_gold"),
+        })
+    matched, mismatched = results.get("matched") or {}, results.get("mismatched") or {}
+    for phase in PHASES:
+        if phase in matched or phase in mismatched:
+            report.matched.append({"phase": phase, "matched": matched.get(phase), "mismatched": mismatched.get(phase)})
+
+    report.phases = [phase for phase in PHASES if isinstance(results.get(phase), dict)]
+    genre_names = sorted({g for p in report.phases for g in (results[p].get("per_genre") or {})})
+    report.genres = [
+        {"genre": genre, "phases": {p: (results[p].get("per_genre") or {}).get(genre) for p in report.phases}}
+        for genre in genre_names
+    ]
+    label_names = []
+    for phase in report.phases:
+        for label in results[phase].get("per_label") or {}:
+            if label not in label_names:
+                label_names.append(label)
+    report.labels = [
+        {"label": label, "phases": {p: (results[p].get("per_label") or {}).get(label) for p in report.phases}}
+        for label in label_names
+    ]
+    for phase in reversed(report.phases):  # the test confusion matrix when there is one
+        confusion = results[phase].get("confusion")
+        if confusion and confusion.get("matrix"):
+            report.confusion = {
+                "rows": confusion.get("labels"), "columns": confusion.get("labels"),
+                "values": confusion["matrix"], "phase": phase,
+            }
+            break
+    report.genre_matrix = stored_genre_matrix(results.get("genre_matrix"))
+    for key in ("train_accuracy", "train_pairs", "best_epoch", "epochs_run", "stopped_by", "vocab_size",
+                "embeddings_covered", "majority_label", "device", "seconds", "dev_split"):
+        if results.get(key) not in (None, ""):
+            report.facts.append((key.replace("_", " "), results[key]))
+    return report
+
+
+def stored_genre_matrix(matrix):
+    """A matrix stored by the training side: {rows, columns, values|matrix} or {train: {eval: acc}}."""
+    if not matrix:
+        return None
+    if isinstance(matrix, dict) and "rows" in matrix:
+        return {"rows": matrix["rows"], "columns": matrix["columns"],
+                "values": matrix.get("values") or matrix.get("matrix")}
+    if isinstance(matrix, dict):
+        rows = sorted(matrix)
+        columns = sorted({column for row in matrix.values() for column in row})
+        return {"rows": rows, "columns": columns,
+                "values": [[matrix[row].get(column) for column in columns] for row in rows]}
+    return None
+
+
+def genre_matrix_across_runs(run, phase="dev"):
+    """MultiNLI Table 5 from single-genre runs: rows = genre trained on, columns = genre evaluated.
+
+    Uses the latest finished run per training genre with the same snapshot and model as `run`.
+    """
+    runs = (
+        TrainingRun.objects.filter(snapshot_id=run.snapshot_id, model=run.model, status=RunStatus.DONE)
+        .order_by("created_at")
+        .only("config", "results")
+    )
+    by_genre = {}
+    for other in runs:
+        genre = (other.config or {}).get("train_genre") or (other.results.get("config") or {}).get("train_genre")
+        per_genre = ((other.results or {}).get(phase) or {}).get("per_genre")
+        if genre and per_genre:
+            by_genre[genre] = {g: figures.get("accuracy") for g, figures in per_genre.items()}
+    if len(by_genre) < 2:
+        return None
+    return stored_genre_matrix(by_genre)

@@ -1,0 +1,318 @@
+"""Reads behind the dashboard pages: aggregate SQL over pairs, premises, claims and labels.
+
+Every figure is a GROUP BY in the database, never a Python loop over rows; per-pair counters
+(Pair.label_count, *_votes, gold_label) stand in for counting the label table. The few
+expensive aggregates go through `cached()`: a few seconds in Django's cache, keyed by the
+page, dataset and split, so a dashboard left open by several researchers costs one query
+per interval while the figures still follow the data without a restart.
+"""
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Avg, Count, F, Q, Value
+from django.db.models.functions import Length, Replace, Trim, TruncHour
+from django.utils import timezone
+
+from collection.models import (
+    NO_GOLD,
+    THREE_WAY,
+    ClaimStatus,
+    Genre,
+    Pair,
+    Premise,
+    PremiseStatus,
+    Worker,
+    WritingClaim,
+)
+from validation.models import ValidationClaim, ValidationLabel
+
+HOURS_SHOWN = 48
+
+
+def cache_seconds():
+    return getattr(settings, "DASHBOARD_CACHE_SECONDS", 5)
+
+
+def cached(name, dataset, split, compute):
+    """compute() once per few seconds per (figure, dataset, split)."""
+    seconds = cache_seconds()
+    if seconds <= 0:
+        return compute()
+    key = f"dashboard:{name}:{dataset.pk if dataset else 'all'}:{split or 'all'}"
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, seconds)
+    return value
+
+
+def pairs_in(dataset=None, split=None):
+    pairs = Pair.objects.all()
+    if dataset is not None:
+        pairs = pairs.filter(dataset=dataset)
+    if split:
+        pairs = pairs.filter(premise__split=split)
+    return pairs
+
+
+def premises_in(dataset=None, split=None):
+    premises = Premise.objects.all()
+    if dataset is not None:
+        premises = premises.filter(dataset=dataset)
+    if split:
+        premises = premises.filter(split=split)
+    return premises
+
+
+def word_count(field):
+    """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite)."""
+    text = Trim(field)
+    return Length(text) - Length(Replace(text, Value(" "), Value(""))) + 1
+
+
+# --- collection ---------------------------------------------------------------------------------
+
+def collection_overview(dataset=None, split=None):
+    return cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
+
+
+def _collection_overview(dataset, split):
+    now = timezone.now()
+    # One GROUP BY: premises (distinct) and their pairs per genre and split.
+    rows = list(
+        premises_in(dataset, split)
+        .values("genre__slug", "genre__name", "genre__is_training", "split")
+        .annotate(premises=Count("id", distinct=True), pairs=Count("pairs"))
+        .order_by("genre__slug", "split")
+    )
+    totals = {"premises": sum(row["premises"] for row in rows), "pairs": sum(row["pairs"] for row in rows)}
+
+    open_writing = WritingClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+    open_validation = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+    if dataset is not None:
+        open_writing = open_writing.filter(premise__dataset=dataset)
+        open_validation = open_validation.filter(pair__dataset=dataset)
+    if split:
+        open_writing = open_writing.filter(premise__split=split)
+        open_validation = open_validation.filter(pair__premise__split=split)
+
+    return {
+        "rows": rows,
+        "totals": totals,
+        "writing_claims_open": open_writing.count(),
+        "validation_claims_open": open_validation.count(),
+        "held_premises": premises_in(dataset, split).filter(status=PremiseStatus.HELD).count(),
+        "hourly": pairs_per_hour(dataset, split, now),
+    }
+
+
+def pairs_per_hour(dataset=None, split=None, now=None, hours=HOURS_SHOWN):
+    """Pairs written per hour over the last `hours` hours, oldest first, empty hours included."""
+    now = now or timezone.now()
+    last_hour = now.replace(minute=0, second=0, microsecond=0)
+    first_hour = last_hour - timedelta(hours=hours - 1)
+    counts = {
+        row["hour"]: row["n"]
+        for row in pairs_in(dataset, split)
+        .filter(created_at__gte=first_hour)
+        .annotate(hour=TruncHour("created_at"))
+        .values("hour")
+        .annotate(n=Count("id"))
+        .order_by()
+    }
+    return [(first_hour + timedelta(hours=i), counts.get(first_hour + timedelta(hours=i), 0)) for i in range(hours)]
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+def label_count_distribution(dataset=None, split=None):
+    """Pairs by labels so far (1–5), from the per-pair counter, never from the label table."""
+    counts = dict(
+        pairs_in(dataset, split).values_list("label_count").annotate(n=Count("id")).order_by()
+    )
+    return [(labels, counts.get(labels, 0)) for labels in range(1, 6)]
+
+
+def validation_overview(dataset=None, split=None):
+    def compute():
+        from validation.stats import agreement_stats
+
+        return {
+            "label_counts": label_count_distribution(dataset, split),
+            "agreement": agreement_stats(dataset=dataset, split=split),
+        }
+
+    return cached("validation", dataset, split, compute)
+
+
+# --- corpus -------------------------------------------------------------------------------------
+
+def corpus_overview(dataset=None, split=None):
+    return cached("corpus", dataset, split, lambda: _corpus_overview(dataset, split))
+
+
+def _label_counts(pairs, field, labels):
+    counts = dict(pairs.values_list(field).annotate(n=Count("id")).order_by())
+    return [(label, counts.get(label, 0)) for label in labels]
+
+
+def length_histogram(queryset, field):
+    """{words: how many rows} in one GROUP BY over the word-count expression."""
+    return dict(
+        queryset.annotate(words=word_count(field)).values_list("words").annotate(n=Count("id")).order_by()
+    )
+
+
+def histogram_summary(histogram):
+    total = sum(histogram.values())
+    if not total:
+        return {"count": 0, "mean": None, "max": None}
+    return {
+        "count": total,
+        "mean": sum(words * n for words, n in histogram.items()) / total,
+        "max": max(histogram),
+    }
+
+
+def _corpus_overview(dataset, split):
+    pairs = pairs_in(dataset, split)
+    premises = premises_in(dataset, split)
+    labels = [label.value for label in THREE_WAY]
+    per_genre = list(
+        premises.values("genre__slug", "genre__name")
+        .annotate(premises=Count("id"), mean_words=Avg(word_count("text")))
+        .order_by("genre__slug")
+    )
+    premise_lengths = length_histogram(premises, "text")
+    hypothesis_lengths = length_histogram(pairs, "hypothesis")
+    return {
+        "gold": _label_counts(pairs, "gold_label", labels + [NO_GOLD]),
+        "author": _label_counts(pairs, "author_label", labels),
+        "per_genre": per_genre,
+        "premise_lengths": premise_lengths,
+        "hypothesis_lengths": hypothesis_lengths,
+        "premise_summary": histogram_summary(premise_lengths),
+        "hypothesis_summary": histogram_summary(hypothesis_lengths),
+    }
+
+
+# --- workers ------------------------------------------------------------------------------------
+
+WORKER_COLUMNS = {
+    # sort key: (column heading, is numeric)
+    "worker": ("worker", False),
+    "market": ("market", False),
+    "pairs_written": ("pairs written", True),
+    "author_gold": ("author = gold", True),
+    "labels_given": ("labels given", True),
+    "gold_agreement": ("agreement with gold", True),
+    "median_writing_seconds": ("median s / writing task", True),
+}
+
+
+def workers_overview(dataset=None, split=None, sort="-pairs_written"):
+    rows = cached("workers", dataset, split, lambda: _worker_rows(dataset, split))
+    return sort_rows(rows, sort)
+
+
+def sort_rows(rows, sort):
+    descending = sort.startswith("-")
+    key = sort.lstrip("-")
+    if key not in WORKER_COLUMNS:
+        key, descending = "pairs_written", True
+    present = [row for row in rows if row[key] is not None]
+    missing = [row for row in rows if row[key] is None]
+    present.sort(key=lambda row: (row[key], row["worker"]) if not isinstance(row[key], str)
+                 else (row[key].lower(), row["worker"]), reverse=descending)
+    # Empty cells go last whichever way the column is sorted.
+    return present + missing, ("-" if descending else "") + key
+
+
+def _worker_rows(dataset, split):
+    pairs = pairs_in(dataset, split).filter(author__isnull=False)
+    written = {
+        row["author_id"]: row
+        for row in pairs.values("author_id").annotate(
+            n=Count("id"),
+            with_gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
+            author_is_gold=Count("id", filter=Q(author_label=F("gold_label"))),
+        ).order_by()
+    }
+    labels = ValidationLabel.objects.filter(position__gte=2, worker__isnull=False)
+    if dataset is not None:
+        labels = labels.filter(pair__dataset=dataset)
+    if split:
+        labels = labels.filter(pair__premise__split=split)
+    given = {
+        row["worker_id"]: row
+        for row in labels.values("worker_id").annotate(
+            n=Count("id"),
+            with_gold=Count("id", filter=~Q(pair__gold_label=NO_GOLD)),
+            agree=Count("id", filter=Q(label=F("pair__gold_label"))),
+        ).order_by()
+    }
+    medians = median_writing_seconds(dataset, split)
+    active = set(written) | set(given) | set(medians)
+    rows = []
+    for worker in Worker.objects.filter(pk__in=active).select_related("user"):
+        wrote = written.get(worker.pk, {})
+        gave = given.get(worker.pk, {})
+        rows.append({
+            "id": worker.pk,
+            "worker": str(worker),
+            "username": worker.user.get_username(),
+            "market": worker.market,
+            "is_trusted": worker.is_trusted,
+            "is_excluded": worker.is_excluded,
+            "pairs_written": wrote.get("n", 0),
+            "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
+            "labels_given": gave.get("n", 0),
+            "gold_agreement": ratio(gave.get("agree", 0), gave.get("with_gold", 0)),
+            "median_writing_seconds": medians.get(worker.pk),
+        })
+    return rows
+
+
+def ratio(part, whole):
+    return part / whole if whole else None
+
+
+def median_writing_seconds(dataset=None, split=None):
+    """{worker id: median seconds from claiming a premise to submitting it}, computed in SQL."""
+    claims = WritingClaim._meta.db_table
+    premises = Premise._meta.db_table
+    where = ["c.status = %s", "c.submitted_at IS NOT NULL"]
+    params = [ClaimStatus.SUBMITTED.value]
+    if dataset is not None:
+        where.append("p.dataset_id = %s")
+        params.append(dataset.pk)
+    if split:
+        where.append("p.split = %s")
+        params.append(split)
+    scope = f"FROM {claims} c JOIN {premises} p ON p.id = c.premise_id WHERE {' AND '.join(where)}"
+    if connection.vendor == "postgresql":
+        sql = (
+            "SELECT c.worker_id, percentile_cont(0.5) WITHIN GROUP "
+            f"(ORDER BY EXTRACT(EPOCH FROM (c.submitted_at - c.created_at))) {scope} GROUP BY c.worker_id"
+        )
+    else:
+        # No PERCENTILE_CONT elsewhere: the middle row(s) of each worker's sorted durations,
+        # found with window functions (SQLite >= 3.25), still without leaving the database.
+        seconds = "(julianday(c.submitted_at) - julianday(c.created_at)) * 86400.0"
+        sql = (
+            "SELECT worker_id, AVG(seconds) FROM ("
+            f" SELECT c.worker_id AS worker_id, {seconds} AS seconds,"
+            f"  ROW_NUMBER() OVER (PARTITION BY c.worker_id ORDER BY {seconds}) AS position,"
+            "  COUNT(*) OVER (PARTITION BY c.worker_id) AS total"
+            f" {scope}"
+            ") ranked WHERE position IN ((total + 1) / 2, (total + 2) / 2) GROUP BY worker_id"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
+
+
+def genres():
+    return list(Genre.objects.order_by("slug"))

@@ -1,0 +1,56 @@
+"""Number formats of the dashboard: one place decides how a fraction or a κ is shown."""
+from django import template
+
+register = template.Library()
+
+MISSING = "—"
+
+
+@register.filter
+def pct(value, digits=1):
+    """0.8871 -> '88.7%'; None (undefined: nothing to count yet) -> '—'."""
+    if value is None or value == "":
+        return MISSING
+    return f"{100 * float(value):.{int(digits)}f}%"
+
+
+@register.filter
+def decimal(value, digits=3):
+    if value is None or value == "":
+        return MISSING
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def raw(value):
+    """The exact figure for data-value attributes (tests and scripts read these)."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+@register.filter
+def thousands(value):
+    if value is None or value == "":
+        return MISSING
+    return f"{int(value):,}"
+
+
+@register.filter
+def get(mapping, key):
+    if not mapping:
+        return None
+    return mapping.get(key)
+
+
+@register.filter
+def share(part, whole):
+    return part / whole if whole else None
+
+
+@register.simple_tag
+def scoped_url(base, scope, **params):
+    """A URL of this page with the current dataset/split and extra GET parameters."""
+    parts = [scope.query()] if scope is not None and scope.query() else []
+    parts += [f"{key}={value}" for key, value in params.items() if value not in (None, "")]
+    return base + ("?" + "&".join(parts) if parts else "")

@@ -1,0 +1,1 @@
+"""Dashboard pages, one module per page; each view reads through dashboard.stats and renders."""

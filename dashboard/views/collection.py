@@ -1,0 +1,19 @@
+from django.shortcuts import render
+
+from dashboard import plots, stats
+
+from .common import Scope, page_context, researcher_required
+
+
+@researcher_required
+def collection(request):
+    scope = Scope(request)
+    overview = stats.collection_overview(scope.dataset, scope.split)
+    held_filter = "status__exact=held" + (f"&dataset__id__exact={scope.dataset.pk}" if scope.dataset else "")
+    return render(request, "dashboard/collection.html", page_context(
+        request, "collection", scope,
+        overview=overview,
+        hourly_svg=plots.hourly_bars(overview["hourly"]),
+        pairs_last_48h=sum(n for _, n in overview["hourly"]),
+        held_filter=held_filter,
+    ))

@@ -1,0 +1,55 @@
+"""What every dashboard page shares: researcher-only access and the dataset/split selector."""
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+
+from annotation_site.permissions import is_researcher
+from collection.models import Dataset, Split
+
+
+def researcher_required(view):
+    """Anonymous visitors go to the login page; logged-in workers get 403."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not is_researcher(request.user):
+            raise PermissionDenied("The dashboard is for researchers.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+class Scope:
+    """The dataset and split a page is narrowed to (?dataset=slug&split=dev); unknown values mean all."""
+
+    def __init__(self, request, with_split=True):
+        self.datasets = list(Dataset.objects.order_by("slug"))
+        slug = request.GET.get("dataset", "")
+        self.dataset = next((d for d in self.datasets if d.slug == slug), None)
+        split = request.GET.get("split", "")
+        self.with_split = with_split
+        self.splits = [choice.value for choice in Split]
+        self.split = split if with_split and split in self.splits else None
+        self.unknown = [value for value, known in ((slug, self.dataset), (split, self.split)) if value and not known]
+
+    def query(self):
+        parts = []
+        if self.dataset:
+            parts.append(f"dataset={self.dataset.slug}")
+        if self.split:
+            parts.append(f"split={self.split}")
+        return "&".join(parts)
+
+    @property
+    def label(self):
+        dataset = self.dataset.slug if self.dataset else "all datasets"
+        return f"{dataset}, {self.split}" if self.split else dataset
+
+
+def page_context(request, active, scope=None, **extra):
+    context = {"active": active, "scope": scope}
+    context.update(extra)
+    return context

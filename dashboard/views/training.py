@@ -1,0 +1,104 @@
+from django.contrib import messages
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_GET, require_http_methods
+
+from dashboard import plots, results, services
+from modeling.models import JobStatus, ModelKind, RunStatus, Snapshot, TrainingRun
+
+from .common import page_context, researcher_required
+
+RUNS_SHOWN = 50
+FINISHED = (RunStatus.DONE, RunStatus.FAILED)
+
+
+def training_form_context(request, form=None, errors=None):
+    return page_context(
+        request, "training",
+        snapshots=Snapshot.objects.filter(status=JobStatus.DONE)[:RUNS_SHOWN],
+        models=ModelKind.choices,
+        runs=TrainingRun.objects.select_related("snapshot")[:RUNS_SHOWN],
+        form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
+        errors=errors or [],
+    )
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def training(request):
+    if request.method == "GET":
+        return render(request, "dashboard/training.html", training_form_context(request))
+    form = {key: request.POST.get(key, "") for key in ("snapshot", "model", "options")}
+    errors = []
+    snapshot = None
+    if not form["snapshot"].isdigit():
+        errors.append("Choose a snapshot to train on.")
+    else:
+        snapshot = Snapshot.objects.filter(pk=int(form["snapshot"])).first()
+        if snapshot is None:
+            errors.append(f"Snapshot {form['snapshot']} does not exist.")
+        elif snapshot.status != JobStatus.DONE:
+            errors.append(f"Snapshot {snapshot.pk} is {snapshot.status}; train only on a finished snapshot.")
+    if form["model"] not in ModelKind.values:
+        errors.append(f"Unknown model {form['model']!r}; choose one of {', '.join(ModelKind.values)}.")
+    if not errors:
+        try:
+            run = services.start_training_run(request.user, snapshot, form["model"], form["options"])
+        except (services.DashboardInputError, ValueError) as error:
+            errors.append(str(error))
+        else:
+            messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
+            return redirect("dashboard:training_detail", run.pk)
+    # Bad input: say what is wrong and give the researcher their form back as they typed it.
+    return render(request, "dashboard/training.html", training_form_context(request, form, errors), status=400)
+
+
+def run_payload(run, request, detail=False):
+    template = "dashboard/_run_progress.html" if detail else "dashboard/_run_row.html"
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "progress": run.progress,
+        "epoch": run.epoch,
+        "total_epochs": run.total_epochs,
+        "step": run.step,
+        "total_steps": run.total_steps,
+        "loss": run.loss,
+        "dev_accuracy": run.dev_accuracy,
+        "finished": run.status in FINISHED,
+        "html": render_to_string(template, {"run": run}, request),
+    }
+
+
+@researcher_required
+@require_GET
+def training_progress(request):
+    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
+    detail = request.GET.get("view") == "detail"
+    runs = TrainingRun.objects.filter(pk__in=ids).select_related("snapshot")
+    return JsonResponse({"items": [run_payload(run, request, detail) for run in runs]})
+
+
+@researcher_required
+@require_GET
+def training_detail(request, run_id):
+    run = get_object_or_404(TrainingRun.objects.select_related("snapshot", "created_by"), pk=run_id)
+    report = results.read(run.results)
+    if report.genre_matrix is None and run.status == RunStatus.DONE:
+        report.genre_matrix = results.genre_matrix_across_runs(run)
+    figures = {}
+    if report.genre_matrix:
+        matrix = report.genre_matrix
+        figures["genre_matrix"] = plots.heatmap(
+            matrix["values"], matrix["rows"], matrix["columns"], "Accuracy: training genre × evaluation genre",
+            xlabel="evaluated on", ylabel="trained on",
+        )
+    if report.confusion:
+        figures["confusion"] = plots.heatmap(
+            report.confusion["values"], report.confusion["rows"], report.confusion["columns"],
+            "Confusion matrix", xlabel="predicted", ylabel="gold", percent=False,
+        )
+    return render(request, "dashboard/training_detail.html", page_context(
+        request, "training", run=run, report=report, figures=figures,
+    ))

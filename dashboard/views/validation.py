@@ -1,0 +1,50 @@
+from django.shortcuts import render
+
+from dashboard import stats
+
+from .common import Scope, page_context, researcher_required
+
+# MultiNLI Table 2 / SNLI Table 3, in the papers' order: (agreement_stats key, row heading).
+AGREEMENT_ROWS = [
+    ("unanimous", "Pairs with unanimous gold label"),
+    ("individual_eq_gold", "Individual label = gold label"),
+    ("individual_eq_author", "Individual label = author's label"),
+    ("gold_eq_author", "Gold label = author's label"),
+    ("gold_ne_author", "Gold label ≠ author's label"),
+    ("no_gold", "No gold label (no 3 labels match)"),
+]
+KAPPA_ROWS = ["entailment", "neutral", "contradiction", "overall"]
+# The papers' reference figures, shown beside ours (percent).
+PAPER_FIGURES = {
+    "unanimous": (58.3, 58.2),
+    "individual_eq_gold": (89.0, 88.7),
+    "individual_eq_author": (85.8, 85.2),
+    "gold_eq_author": (91.2, 92.6),
+    "gold_ne_author": (6.8, 5.6),
+    "no_gold": (2.0, 1.8),
+}
+SNLI_KAPPA = {"entailment": 0.72, "neutral": 0.60, "contradiction": 0.77, "overall": 0.70}
+
+
+@researcher_required
+def validation(request):
+    scope = Scope(request)
+    overview = stats.validation_overview(scope.dataset, scope.split)
+    agreement = overview["agreement"]
+    table = [
+        {"key": key, "heading": heading, "value": agreement.get(key), "paper": PAPER_FIGURES.get(key)}
+        for key, heading in AGREEMENT_ROWS
+    ]
+    kappa = agreement.get("fleiss_kappa") or {}
+    kappas = [{"key": key, "value": kappa.get(key), "paper": SNLI_KAPPA.get(key)} for key in KAPPA_ROWS]
+    gold_counts = sorted((agreement.get("gold_counts") or {}).items(), key=lambda item: (item[0] == "-", item[0]))
+    per_genre = sorted((agreement.get("per_genre") or {}).items())
+    return render(request, "dashboard/validation.html", page_context(
+        request, "validation", scope,
+        agreement=agreement,
+        table=table,
+        kappas=kappas,
+        gold_counts=gold_counts,
+        per_genre=per_genre,
+        label_counts=overview["label_counts"],
+    ))

@@ -1,0 +1,32 @@
+from django.core.paginator import Paginator
+from django.shortcuts import render
+
+from dashboard import stats
+
+from .common import Scope, page_context, researcher_required
+
+WORKERS_PER_PAGE = 100
+
+
+def next_sort(current, key, numeric):
+    """Clicking the sorted column flips it; another column sorts numbers high-first, names A–Z."""
+    if current == f"-{key}":
+        return key
+    if current == key:
+        return f"-{key}"
+    return f"-{key}" if numeric else key
+
+
+@researcher_required
+def workers(request):
+    scope = Scope(request)
+    rows, sort = stats.workers_overview(scope.dataset, scope.split, request.GET.get("sort", "-pairs_written"))
+    page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
+    columns = [
+        {"key": key, "heading": heading, "numeric": numeric, "next_sort": next_sort(sort, key, numeric),
+         "sorted": sort.lstrip("-") == key, "descending": sort.startswith("-")}
+        for key, (heading, numeric) in stats.WORKER_COLUMNS.items()
+    ]
+    return render(request, "dashboard/workers.html", page_context(
+        request, "workers", scope, page=page, columns=columns, sort=sort, worker_count=len(rows),
+    ))

@@ -1,0 +1,61 @@
+"""Admin for snapshots and training runs (researchers only).
+
+Both are made by the dashboard or the API and written by Celery tasks; once done they are
+records of what happened, so the admin shows them read only.
+"""
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from .models import Snapshot, SnapshotFile, TrainingRun
+
+
+class ReadOnlyAdminMixin:
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class SnapshotFileInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = SnapshotFile
+    fields = ["name", "split", "rows", "bytes", "sha256", "download"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    @admin.display(description="download")
+    def download(self, file):
+        return format_html('<a href="/api/snapshots/{}/files/{}">{}</a>', file.snapshot_id, file.name, file.name)
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "created_at", "created_by", "datasets", "status", "progress_percent", "row_count",
+                    "short_hash"]
+    list_filter = ["status"]
+    list_select_related = ["created_by"]
+    search_fields = ["content_hash"]
+    inlines = [SnapshotFileInline]
+
+    @admin.display(description="progress")
+    def progress_percent(self, snapshot):
+        return f"{snapshot.progress * 100:.0f}%"
+
+    @admin.display(description="content hash")
+    def short_hash(self, snapshot):
+        return snapshot.content_hash[:12]
+
+
+@admin.register(TrainingRun)
+class TrainingRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "model", "snapshot", "status", "epoch", "total_epochs", "dev_accuracy", "created_at",
+                    "results_page"]
+    list_filter = ["status", "model"]
+    list_select_related = ["snapshot", "created_by"]
+    search_fields = ["snapshot_hash", "celery_task_id", "worker_hostname"]
+
+    @admin.display(description="results")
+    def results_page(self, run):
+        return format_html('<a href="{}">dashboard</a>', reverse("dashboard:training_detail", args=[run.pk]))
