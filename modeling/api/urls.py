@@ -1,3 +1,25 @@
-from django.urls import path
+"""/api/: snapshots, pairs, agreement statistics, the schema and its Swagger UI.
 
-urlpatterns = []
+Token authentication: `python manage.py drf_create_token <username>`, then
+`Authorization: Token <key>`; the browser session works too. Researchers only.
+"""
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from .pairs import PairViewSet
+from .schema import ResearcherSchemaView, ResearcherSwaggerView
+from .snapshots import SnapshotFileDownload, SnapshotViewSet
+from .stats import AgreementStatsView
+
+router = DefaultRouter()
+router.register("snapshots", SnapshotViewSet, basename="snapshot")
+router.register("pairs", PairViewSet, basename="pair")
+# Training runs (modeling/api/training_runs.py) register on the next line:
+
+urlpatterns = [
+    path("snapshots/<int:pk>/files/<str:name>", SnapshotFileDownload.as_view(), name="snapshot-file"),
+    path("stats/", AgreementStatsView.as_view(), name="agreement-stats"),
+    path("schema/", ResearcherSchemaView.as_view(), name="api-schema"),
+    path("docs/", ResearcherSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    *router.urls,
+]

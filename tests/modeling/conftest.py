@@ -29,6 +29,12 @@ def genre(slug, is_training=True):
     )[0]
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2's deliberate slowness costs about a second per test user on this box; passwords are not the subject here.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 _ids = itertools.count(1)
 
 

@@ -1,0 +1,85 @@
+"""Pairs, read-only, cursor-paginated by id, filtered by dataset, genre, split and labels."""
+import django_filters
+from django import forms
+from django.db.models import Prefetch, Q
+from rest_framework import serializers, viewsets
+
+from collection.models import NO_GOLD, Dataset, Genre, Label, Pair, Split
+from validation.models import ValidationLabel
+
+from .strict import StrictCursorPagination, StrictQueryParamsMixin
+
+LABELS_PER_PAIR = 5
+
+
+class IntegerFilter(django_filters.NumberFilter):
+    field_class = forms.IntegerField
+
+
+class PairFilter(django_filters.FilterSet):
+    dataset = django_filters.ModelChoiceFilter(
+        field_name="dataset", to_field_name="slug", queryset=Dataset.objects.all(), help_text="Dataset slug."
+    )
+    genre = django_filters.ModelChoiceFilter(
+        field_name="premise__genre", to_field_name="slug", queryset=Genre.objects.all(), help_text="Genre slug."
+    )
+    split = django_filters.ChoiceFilter(field_name="premise__split", choices=Split.choices)
+    gold_label = django_filters.ChoiceFilter(choices=[*Label.choices, (NO_GOLD, "no gold label")])
+    validated = django_filters.ChoiceFilter(
+        choices=[("true", "true"), ("false", "false")],
+        method="filter_validated",
+        help_text=f"true: all {LABELS_PER_PAIR} labels are in; false: not yet.",
+    )
+    min_labels = IntegerFilter(
+        field_name="label_count", lookup_expr="gte", min_value=0, max_value=LABELS_PER_PAIR,
+        help_text="At least this many labels (the author's counts as one).",
+    )
+
+    class Meta:
+        model = Pair
+        fields = ["dataset", "genre", "split", "gold_label", "validated", "min_labels"]
+
+    def filter_validated(self, queryset, name, value):
+        complete = Q(label_count__gte=LABELS_PER_PAIR)
+        return queryset.filter(complete) if value == "true" else queryset.exclude(complete)
+
+
+class PairSerializer(serializers.ModelSerializer):
+    pairID = serializers.CharField(source="pair_id")
+    promptID = serializers.CharField(source="premise.prompt_id")
+    dataset = serializers.CharField(source="dataset.slug")
+    genre = serializers.CharField(source="premise.genre.slug")
+    split = serializers.CharField(source="premise.split")
+    sentence1 = serializers.CharField(source="premise.text")
+    sentence2 = serializers.CharField(source="hypothesis")
+    annotator_labels = serializers.SerializerMethodField(
+        help_text="The author's label first, then validators' in order (excluded workers left out)."
+    )
+
+    class Meta:
+        model = Pair
+        fields = [
+            "id", "pairID", "promptID", "dataset", "genre", "split", "sentence1", "sentence2", "author_label",
+            "annotator_labels", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes",
+            "gold_label", "needs_validation", "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_annotator_labels(self, pair) -> list[str]:
+        return [label.label for label in pair.kept_labels]
+
+
+class PairViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet):
+    serializer_class = PairSerializer
+    filterset_class = PairFilter
+    pagination_class = StrictCursorPagination
+    # Worker identities stay out of the API: only labels and counters are shown.
+    queryset = Pair.objects.select_related("dataset", "premise__genre").prefetch_related(
+        Prefetch(
+            "labels",
+            queryset=ValidationLabel.objects.filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+            .only("pair_id", "position", "label")
+            .order_by("position"),
+            to_attr="kept_labels",
+        )
+    )

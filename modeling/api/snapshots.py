@@ -1,0 +1,121 @@
+"""Snapshots: list, start an export (202), read one, download its files."""
+import mimetypes
+from pathlib import Path
+
+import django_filters
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import FileResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from modeling.models import JobStatus, Snapshot, SnapshotFile
+from modeling.snapshots.services import MANIFEST_NAME, create_snapshot, snapshot_directory, start_export
+
+from .strict import NewestFirstCursorPagination, StrictQueryParamsMixin
+
+CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".tsv": "text/tab-separated-values", ".json": "application/json"}
+
+
+class SnapshotFileSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SnapshotFile
+        fields = ["name", "split", "rows", "bytes", "sha256", "url"]
+
+    def get_url(self, obj) -> str:
+        request = self.context.get("request")
+        path = f"/api/snapshots/{obj.snapshot_id}/files/{obj.name}"
+        return request.build_absolute_uri(path) if request else path
+
+
+class SnapshotSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    files = SnapshotFileSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Snapshot
+        fields = [
+            "id", "status", "progress", "error", "datasets", "filters", "created_by", "created_at",
+            "started_at", "finished_at", "content_hash", "row_count", "files",
+        ]
+        read_only_fields = fields
+
+
+class SnapshotRequestSerializer(serializers.Serializer):
+    """What to export; the service checks the slugs and filters and names what is wrong."""
+
+    datasets = serializers.ListField(child=serializers.CharField(max_length=50), required=False, default=list)
+    filters = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
+        "unvalidated_gold ('author' or '-').",
+    )
+
+
+class SnapshotFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=JobStatus.choices)
+
+    class Meta:
+        model = Snapshot
+        fields = ["status"]
+
+
+class SnapshotViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+    queryset = Snapshot.objects.select_related("created_by").prefetch_related("files")
+    serializer_class = SnapshotSerializer
+    pagination_class = NewestFirstCursorPagination
+    filterset_class = SnapshotFilter
+
+    @extend_schema(request=SnapshotRequestSerializer, responses={202: SnapshotSerializer})
+    def create(self, request, *args, **kwargs):
+        incoming = SnapshotRequestSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            snapshot = create_snapshot(request.user, **incoming.validated_data)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        data = SnapshotSerializer(snapshot, context=self.get_serializer_context()).data
+        start_export(snapshot)
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/snapshots/{snapshot.pk}/"})
+
+
+class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
+    """One file of a done snapshot (or its manifest.json), streamed from disk."""
+
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="No such snapshot or file."),
+            409: OpenApiResponse(description="The snapshot is not done yet."),
+        }
+    )
+    def get(self, request, pk, name):
+        snapshot = get_object_or_404(Snapshot, pk=pk)
+        if snapshot.status != JobStatus.DONE:
+            return Response(
+                {"detail": f"Snapshot {snapshot.pk} is {snapshot.status}; its files can be downloaded once it is done."},
+                status=status.HTTP_409_CONFLICT,
+            )
+        record = snapshot.files.filter(name=name).first()
+        if record is None and name != MANIFEST_NAME:
+            raise NotFound(f"Snapshot {snapshot.pk} has no file '{name}'.")
+        path = snapshot_directory(snapshot) / name
+        if not path.is_file():
+            raise NotFound(f"File '{name}' of snapshot {snapshot.pk} is missing on this server.")
+        response = FileResponse(
+            open(path, "rb"),
+            as_attachment=True,
+            filename=name,
+            content_type=CONTENT_TYPES.get(Path(name).suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream",
+        )
+        if record is not None:
+            response["ETag"] = f'"{record.sha256}"'
+            response["X-Content-SHA256"] = record.sha256
+        return response

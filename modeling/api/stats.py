@@ -1,0 +1,32 @@
+"""Agreement statistics (validation.stats.agreement_stats) as JSON."""
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from collection.models import Dataset, Split
+from validation.stats import agreement_stats
+
+from .strict import StrictQueryParamsMixin
+
+
+class StatsQuery(serializers.Serializer):
+    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False)
+    split = serializers.ChoiceField(choices=Split.choices, required=False)
+
+
+class AgreementStatsView(StrictQueryParamsMixin, APIView):
+    extra_query_params = ("dataset", "split")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("dataset", str, description="Dataset slug (default: all datasets)."),
+            OpenApiParameter("split", str, enum=Split.values, description="Premise split (default: all)."),
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request):
+        query = StatsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(agreement_stats(**query.validated_data))
