@@ -70,10 +70,11 @@ def _row(line, record, raw_labels):
     """Validate one record (a dict of the file's fields) and build the row."""
     pair_id = _text(record.get("pairID")).strip()
     prompt_id = _text(record.get("promptID") or record.get("captionID")).strip()
-    premise = _text(record.get("sentence1")).strip()
-    hypothesis = _text(record.get("sentence2")).strip()
+    # Sentences are kept verbatim (trailing spaces included) so that an export gives them back as read.
+    premise = _text(record.get("sentence1"))
+    hypothesis = _text(record.get("sentence2"))
     missing = [name for name, value in (("pairID", pair_id), ("promptID/captionID", prompt_id),
-                                        ("sentence1", premise), ("sentence2", hypothesis)) if not value]
+                                        ("sentence1", premise), ("sentence2", hypothesis)) if not value.strip()]
     if missing:
         raise MalformedRow(f"missing {', '.join(missing)}")
     if not raw_labels:
