@@ -181,10 +181,11 @@ def _own_open_claim(worker, now):
     return None
 
 
-def _lock_candidate(worker, dataset, now, exclude_ids):
+def _lock_candidate(worker, dataset, now, exclude_ids, skip_locked):
     candidates = claimable_premises(worker, dataset, now).exclude(pk__in=exclude_ids)
-    if connection.features.has_select_for_update_skip_locked:
-        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    if connection.features.has_select_for_update:
+        skip_locked = skip_locked and connection.features.has_select_for_update_skip_locked
+        candidates = candidates.select_for_update(skip_locked=skip_locked, of=("self",))
     return candidates.first()
 
 
@@ -195,10 +196,18 @@ def _claim_once(worker, dataset, study_session):
         if own is not None:
             return own
         skipped = []
+        skip_locked = True
         for _ in range(MAX_CANDIDATES_PER_CLAIM):
-            premise = _lock_candidate(worker, dataset, now, skipped)
+            premise = _lock_candidate(worker, dataset, now, skipped, skip_locked)
             if premise is None:
-                return None
+                if not skip_locked:
+                    # The same worker may have won the last premise in another tab meanwhile.
+                    return _own_open_claim(worker, now)
+                # Every candidate was locked by someone claiming or submitting right now. Those
+                # may leave room (writings_per_premise > 1, or a claim that fails), so wait for
+                # one rather than say "no tasks" while work is left.
+                skip_locked = False
+                continue
             # Between our snapshot and our lock another worker may have claimed this premise
             # and committed; a fresh count (taken while we hold the row) tells the truth.
             if _has_room(premise.pk, now):
@@ -209,7 +218,7 @@ def _claim_once(worker, dataset, study_session):
                     expires_at=now + timedelta(minutes=_claim_minutes()),
                 )
             skipped.append(premise.pk)
-        return None
+        return _own_open_claim(worker, now)
 
 
 def claim_next_premise(worker, dataset=None, study_session=None):
