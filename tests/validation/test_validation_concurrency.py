@@ -1,0 +1,95 @@
+"""Many validators claiming and submitting at once still leave every pair with exactly five labels."""
+import random
+import threading
+import time
+
+import pytest
+from django.db import connection
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from collection.models import Label, Pair
+from validation import services
+from validation.gold import gold_from_votes
+from validation.models import ValidationClaim, ValidationLabel
+
+from .validation_factories import make_dataset, make_pair
+
+WORKERS = 12
+PAIRS = 30
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def validate_until_done(worker, seed, start, errors, stats):
+    rng = random.Random(seed)
+    try:
+        start.wait()
+        idle = 0
+        while idle < 6:
+            batch = services.claim_validation_batch(worker)
+            if batch is None:
+                # Others may still hold claims they will give back: look again shortly.
+                idle += 1
+                time.sleep(0.05)
+                continue
+            idle = 0
+            pair_ids = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
+            if rng.random() < 0.1:  # walks away; the claim expires and its pairs return to the pool
+                ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now())
+                stats["abandoned"].append(batch)
+                continue
+            services.submit_validation_batch(worker, batch, {pk: rng.choice(list(Label)) for pk in pair_ids})
+            stats["submitted"].append(batch)
+    except Exception as error:  # noqa: BLE001 - reported by the test thread
+        errors.append(repr(error))
+    finally:
+        connection.close()
+
+
+@pytest.mark.postgres
+def test_concurrent_validators_leave_exactly_five_labels(transactional_db, make_worker):
+    dataset = make_dataset()
+    authors = [make_worker() for _ in range(3)]
+    for number in range(PAIRS):
+        make_pair(dataset, author=authors[number % 3], label=list(Label)[number % 3])
+    validators = [make_worker() for _ in range(WORKERS)]
+
+    start = threading.Barrier(WORKERS)
+    errors, stats = [], {"submitted": [], "abandoned": []}
+    threads = [
+        threading.Thread(target=validate_until_done, args=(worker, seed, start, errors, stats))
+        for seed, worker in enumerate(validators)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a validator thread hung"
+    assert errors == []
+
+    per_pair = Pair.objects.annotate(
+        n=Count("labels"),
+        e=Count("labels", filter=Q(labels__label=Label.ENTAILMENT)),
+        u=Count("labels", filter=Q(labels__label=Label.NEUTRAL)),
+        c=Count("labels", filter=Q(labels__label=Label.CONTRADICTION)),
+    )
+    # Every pair got exactly the author's label plus four, never more.
+    assert sorted(per_pair.values_list("n", flat=True)) == [5] * PAIRS
+    assert set(ValidationLabel.objects.values_list("pair_id", "position").annotate(k=Count("id")).values_list("k", flat=True)) == {1}
+    duplicates = (
+        ValidationLabel.objects.filter(worker__isnull=False).values("pair_id", "worker_id").annotate(k=Count("id")).filter(k__gt=1)
+    )
+    assert not duplicates.exists()
+    assert not ValidationLabel.objects.filter(position__gt=1, worker__in=authors).exists()
+    # The counters moved label by label agree with a recompute from the label table.
+    for pair in per_pair:
+        assert (pair.label_count, pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes) == (
+            pair.n, pair.e, pair.u, pair.c
+        )
+        assert pair.gold_label == gold_from_votes(pair.e, pair.u, pair.c)
+    assert set(stats["submitted"]) == set(ValidationClaim.objects.filter(status="submitted").values_list("batch", flat=True))
+    assert len(stats["submitted"]) >= PAIRS * 4 // 5
