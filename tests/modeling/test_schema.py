@@ -1,0 +1,83 @@
+"""The OpenAPI schema, the Swagger UI (served locally, no CDN) and a short schemathesis run."""
+import re
+
+import pytest
+import schemathesis
+from django.contrib.staticfiles import finders
+from django.core.wsgi import get_wsgi_application
+from hypothesis import HealthCheck, given, settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from modeling.snapshots.services import create_snapshot, export_snapshot
+
+
+@pytest.fixture
+def token(researcher):
+    return Token.objects.create(user=researcher).key
+
+
+def test_schema_lists_the_api(researcher, token):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    response = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    paths = set(schema["paths"])
+    assert {"/api/snapshots/", "/api/snapshots/{id}/", "/api/snapshots/{id}/files/{name}", "/api/pairs/", "/api/stats/"} <= paths
+    pair_params = {p["name"] for p in schema["paths"]["/api/pairs/"]["get"]["parameters"]}
+    assert {"dataset", "genre", "split", "gold_label", "validated", "min_labels", "cursor", "page_size"} <= pair_params
+    assert "202" in schema["paths"]["/api/snapshots/"]["post"]["responses"]
+    assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
+
+
+def test_swagger_ui_uses_only_local_static_files(researcher):
+    client = APIClient()
+    client.force_login(researcher)
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    references = re.findall(r'(?:src|href)="([^"]+)"', html) + re.findall(r'"(/[^"]*swagger-ui[^"]*)"', html)
+    assert references, html
+    for reference in references:
+        # Nothing fetched from another host: no CDN.
+        assert not reference.startswith(("http:", "https:", "//")), reference
+    assert not re.search(r"https?://(?!testserver)", html), "an absolute URL to another host"
+    assets = [r for r in references if "drf_spectacular_sidecar" in r]
+    assert any(r.endswith("swagger-ui-bundle.js") for r in assets)
+    for asset in assets:
+        relative = asset.split("/static/", 1)[1]
+        assert finders.find(relative), f"{relative} is not among the static files"
+    assert "/api/schema/" in html
+
+
+def test_schemathesis_finds_no_server_error(small_corpus, token):
+    """A short, bounded property-based run over every GET and the snapshot POST: no 5xx."""
+    export_snapshot(create_snapshot(None))  # so that snapshot ids and file names can be real
+    headers = {"Authorization": f"Token {token}"}
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application(), headers=headers)
+    checked = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        if operation.method.upper() not in ("GET", "POST"):
+            continue
+        if operation.method.upper() == "POST" and operation.path != "/api/snapshots/":
+            continue
+
+        @settings(
+            max_examples=15,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(case=operation.as_strategy())
+        def call(case):
+            response = case.call(headers=headers)
+            assert response.status_code < 500, (case.method, case.formatted_path, case.query, case.body, response.text[:500])
+            checked.append(response.status_code)
+
+        call()
+    assert len(checked) >= 50
+    assert 200 in checked and 400 in checked
