@@ -29,7 +29,7 @@ from validation.models import ValidationLabel
 RESEARCHER = ("researcher", "researcher-demo")
 WORKER = ("worker", "worker-demo")
 DEMO_AUTHORS = ["demo-author-1", "demo-author-2", "demo-author-3"]
-# Three validation labels per pair need three people besides the author; three authors are not enough.
+# A pair's four validation labels need four people besides its author; the other two authors are not enough.
 DEMO_VALIDATORS = ["demo-validator-1", "demo-validator-2"]
 
 WRITING_STUDY = {
