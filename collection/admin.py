@@ -41,10 +41,10 @@ class FixedChoicesFilter(admin.SimpleListFilter):
     """A filter whose choices are known in advance, so Django never scans the table for them."""
 
     field = None
-    choices = ()
+    options = ()  # (value, label); not `choices`, which is SimpleListFilter's own method
 
     def lookups(self, request, model_admin):
-        return [(str(value), label) for value, label in self.choices]
+        return [(str(value), label) for value, label in self.options]
 
     def queryset(self, request, queryset):
         if self.value() is None:
@@ -56,21 +56,21 @@ class GoldLabelFilter(FixedChoicesFilter):
     title = "gold label"
     parameter_name = "gold_label"
     field = "gold_label"
-    choices = [(label.value, label.label) for label in Label] + [(NO_GOLD, "no gold label (-)")]
+    options = [(label.value, label.label) for label in Label] + [(NO_GOLD, "no gold label (-)")]
 
 
 class LabelCountFilter(FixedChoicesFilter):
     title = "labels so far"
     parameter_name = "label_count"
     field = "label_count"
-    choices = [(n, f"{n} of 5") for n in range(0, 6)]
+    options = [(n, f"{n} of 5") for n in range(0, 6)]
 
 
 class PairSplitFilter(FixedChoicesFilter):
     title = "split"
     parameter_name = "split"
     field = "premise__split"
-    choices = [("train", "train"), ("dev", "dev"), ("test", "test")]
+    options = [("train", "train"), ("dev", "dev"), ("test", "test")]
 
 
 # --- prompts and genres ------------------------------------------------------------------------
