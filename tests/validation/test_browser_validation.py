@@ -1,0 +1,81 @@
+"""A validator from Prolific labels a batch of five in a real browser with the keys 1/2/3 only."""
+import re
+
+import pytest
+
+from collection.models import Label, Pair, Study, TaskKind
+from validation.models import ValidationClaim, ValidationLabel
+
+from .validation_factories import make_dataset, make_pair
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+KEY_LABEL = {"1": Label.ENTAILMENT, "2": Label.NEUTRAL, "3": Label.CONTRADICTION}
+
+
+def test_validator_labels_five_pairs_with_the_keyboard_and_gets_the_code(page, live_server):
+    dataset = make_dataset("browser-validation")
+    pairs = [make_pair(dataset, label=Label.NEUTRAL) for _ in range(5)]
+    study = Study.objects.create(
+        slug="browser-validation", name="Validate sentence pairs", dataset=dataset,
+        task_kind=TaskKind.VALIDATION, tasks_per_batch=1, completion_code="VALID-CODE-5",
+    )
+    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=6a1b2c3d4e5f6a7b8c9d0e1f"
+              "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=validation-session-1")
+    page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
+    fieldsets = page.locator("fieldset.validation-pair")
+    assert fieldsets.count() == 5
+    assert page.get_by_role("link", name="validation FAQ").count() == 1
+    order = [int(fieldsets.nth(i).get_attribute("data-pair")) for i in range(5)]
+    assert set(order) == {pair.pk for pair in pairs}
+
+    keys = ["1", "3", "2", "3", "1"]
+    for index, key in enumerate(keys):
+        # Focus sits on the pair to answer; after each key it moves on to the next one.
+        assert page.evaluate("document.activeElement.dataset.pair") == str(order[index])
+        page.keyboard.press(key)
+        assert fieldsets.nth(index).locator(f'input[data-key="{key}"]').is_checked()
+    assert page.evaluate("document.activeElement.id") == "submit-batch"
+    assert page.locator("#answered-count").inner_text() == "5 of 5 answered"
+    page.keyboard.press("Enter")
+
+    page.wait_for_url(f"{live_server.url}/validate/next/")
+    assert page.locator("#completion-code").inner_text() == "VALID-CODE-5"
+
+    for pk, key in zip(order, keys):
+        pair = Pair.objects.get(pk=pk)
+        expected = {Label.ENTAILMENT: 0, Label.NEUTRAL: 1, Label.CONTRADICTION: 0}
+        expected[KEY_LABEL[key]] += 1
+        assert pair.label_count == 2
+        assert (pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes) == (
+            expected[Label.ENTAILMENT], expected[Label.NEUTRAL], expected[Label.CONTRADICTION]
+        )
+        assert ValidationLabel.objects.get(pair=pair, position=2).label == KEY_LABEL[key]
+    assert set(ValidationClaim.objects.values_list("status", flat=True)) == {"submitted"}
+
+
+def test_a_missing_label_is_named_and_the_choices_are_kept(page, live_server, make_worker):
+    dataset = make_dataset("browser-validation-2")
+    for _ in range(5):
+        make_pair(dataset)
+    make_worker(username="val-browser", password="val-browser-pass")
+    page.goto(f"{live_server.url}/accounts/login/?next=/validate/next/")
+    page.fill("#id_username", "val-browser")
+    page.fill("#id_password", "val-browser-pass")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
+    # Two answers by mouse, two by key, one left out.
+    page.locator("fieldset.validation-pair").nth(0).get_by_text("Might be correct").click()
+    page.locator("fieldset.validation-pair").nth(1).get_by_text("Definitely incorrect").click()
+    page.keyboard.press("1")
+    page.keyboard.press("1")
+    page.get_by_role("button", name=re.compile("Submit all 5")).click()
+    assert "missing: pair 5" in page.get_by_role("alert").inner_text()
+    assert page.locator("fieldset.validation-pair input:checked").count() == 4
+    assert not ValidationLabel.objects.filter(worker__user__username="val-browser").exists()
+    # Focus waits on the missing pair: one key finishes it.
+    page.keyboard.press("2")
+    page.get_by_role("button", name=re.compile("Submit all 5")).click()
+    page.wait_for_url(f"{live_server.url}/validate/next/")
+    assert "No pairs to validate right now" in page.content()
+    assert ValidationLabel.objects.filter(worker__user__username="val-browser").count() == 5
