@@ -1,0 +1,93 @@
+"""Benchmark: import_pairs + recompute_gold + agreement_stats on SNLI 1.0 dev, on a fresh database.
+
+    .venv/bin/python bench/snli_pipeline.py                       # SQLite (a fresh file)
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_x .venv/bin/python bench/snli_pipeline.py
+
+Creates a throw-away test database (test_<name>; a temporary file for SQLite), runs the three
+steps, prints wall times and, as ratios, how each compares with the baseline measured in the
+same run: reading the file and computing the same figures in plain Python (json + Counter).
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+
+SNLI_DEV = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
+
+
+def baseline(path):
+    """The same headline figures in plain Python, for scale."""
+    gold, unanimous, five = Counter(), 0, 0
+    with open(path, encoding="utf-8") as handle:
+        for row in map(json.loads, handle):
+            labels = row["annotator_labels"]
+            label, votes = Counter(labels).most_common(1)[0]
+            gold[label if votes >= 3 else "-"] += 1
+            if len(labels) == 5:
+                five += 1
+                unanimous += votes == 5
+    return {"gold": dict(gold), "unanimous": unanimous / five}
+
+
+def timed(function, *args, **kwargs):
+    started = time.perf_counter()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - started
+
+
+def main():
+    if not SNLI_DEV.exists():
+        sys.exit(f"{SNLI_DEV} is not here")
+    vendor = connection.vendor
+    if vendor == "sqlite":
+        # A file, not :memory:, so that the figures are those of a real SQLite database.
+        settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.path.join(tempfile.mkdtemp(), "bench.sqlite3")
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        from corpora.services import import_pairs_file
+        from tests.corpora.helpers import ensure_genres
+        from validation.recompute import recompute_gold
+        from validation.stats import agreement_stats
+
+        ensure_genres("captions")
+        _, base = timed(baseline, SNLI_DEV)
+        report, t_import = timed(import_pairs_file, SNLI_DEV, "snli")
+        recomputed, t_recompute = timed(recompute_gold, "snli")
+        # A recompute that has to fix every pair: counters zeroed first.
+        from collection.models import Pair
+
+        Pair.objects.update(label_count=0, entailment_votes=0, neutral_votes=0, contradiction_votes=0, gold_label="-")
+        fixed, t_fix = timed(recompute_gold, "snli")
+        stats, t_stats = timed(agreement_stats, "snli")
+    finally:
+        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+
+    print(f"SNLI 1.0 dev on {vendor}: {report.pairs_created} pairs, {report.labels_created} labels")
+    print(f"  baseline (plain Python read + figures) {base:7.2f} s  1.00x")
+    for name, seconds in (
+        ("import_pairs", t_import),
+        ("recompute_gold (nothing to fix)", t_recompute),
+        ("recompute_gold (fix all 10k)", t_fix),
+        ("agreement_stats", t_stats),
+        ("import + recompute + stats", t_import + t_recompute + t_stats),
+    ):
+        print(f"  {name:<38} {seconds:7.2f} s  {seconds / base:5.2f}x")
+    print(f"  fixed {fixed.fixed} pairs; statistics: {json.dumps(stats)}")
+
+
+if __name__ == "__main__":
+    main()
