@@ -67,8 +67,13 @@ def premises_in(dataset=None, split=None):
 
 
 def word_count(field):
-    """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite)."""
+    """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite).
+
+    Three passes of "two spaces -> one" first, so runs of up to eight spaces count as one gap.
+    """
     text = Trim(field)
+    for _ in range(3):
+        text = Replace(text, Value("  "), Value(" "))
     return Length(text) - Length(Replace(text, Value(" "), Value(""))) + 1
 
 

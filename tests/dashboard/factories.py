@@ -52,6 +52,15 @@ def pair(ds, premise_, hypothesis, labels, author=None, validators=()):
     return new
 
 
+def worker(username, **fields):
+    """A worker without a usable password (no slow hashing): tests log them in with force_login."""
+    from django.contrib.auth import get_user_model
+
+    from collection.models import Worker
+
+    return Worker.objects.create(user=get_user_model().objects.create_user(username), **fields)
+
+
 def submitted_claim(worker, premise_, seconds):
     now = timezone.now()
     claim = WritingClaim.objects.create(worker=worker, premise=premise_, status=ClaimStatus.SUBMITTED,

@@ -1,0 +1,170 @@
+"""Collection, corpus and workers pages: their figures against hand counts of small corpora."""
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from collection.models import ClaimStatus, Pair, PremiseStatus, WritingClaim
+from dashboard import stats
+from validation.models import ValidationClaim
+
+from . import factories
+from .pagefigures import figures, number
+
+pytestmark = pytest.mark.django_db
+
+
+def words(text):
+    return len(text.split())
+
+
+def test_collection_page_counts(client, researcher, make_worker):
+    dataset = factories.corpus()
+    client.force_login(researcher)
+    now = timezone.now()
+    writer, validator = make_worker(), make_worker()
+    premise = dataset.premises.get(split="train")
+    WritingClaim.objects.create(worker=writer, premise=premise, expires_at=now + timedelta(minutes=5))
+    # Expired or submitted claims are not in flight.
+    WritingClaim.objects.create(worker=validator, premise=premise, expires_at=now - timedelta(minutes=1))
+    pair = Pair.objects.get(hypothesis="The friend was thanked.")
+    ValidationClaim.objects.create(worker=validator, pair=pair, expires_at=now + timedelta(minutes=5))
+    ValidationClaim.objects.create(worker=writer, pair=pair, expires_at=now + timedelta(minutes=5),
+                                   status=ClaimStatus.SUBMITTED)
+    dataset.premises.filter(split="dev").update(status=PremiseStatus.HELD)
+    # A pair written two hours ago shows in its own hour of the chart.
+    Pair.objects.filter(hypothesis="She was sad.").update(created_at=now - timedelta(hours=2))
+
+    html = client.get(reverse("dashboard:collection")).content.decode()
+    page = figures(html)
+    assert number(page.by_id["stat-premises"][0]) == 3
+    assert number(page.by_id["stat-pairs"][0]) == 6
+    assert number(page.by_id["stat-writing-claims"][0]) == 1
+    assert number(page.by_id["stat-validation-claims"][0]) == 1
+    assert number(page.by_id["stat-held"][0]) == 2
+    assert "/admin/collection/premise/?status__exact=held" in html
+    per_row = {(row["data-genre"], row["data-split"], stat): number(value)
+               for row, stat, value, _ in page.rows if "data-split" in row}
+    assert per_row == {
+        ("fiction", "dev", "premises"): 1, ("fiction", "dev", "pairs"): 3,
+        ("fiction", "train", "premises"): 1, ("fiction", "train", "pairs"): 1,
+        ("letters", "dev", "premises"): 1, ("letters", "dev", "pairs"): 2,
+    }
+    assert 'id="figure-hourly"' in html and "<svg" in html
+
+    hourly = stats.pairs_per_hour(dataset)
+    assert len(hourly) == 48 and sum(n for _, n in hourly) == 6
+    assert dict(hourly)[(now - timedelta(hours=2)).replace(minute=0, second=0, microsecond=0)] == 1
+
+
+def test_collection_split_filter(client, researcher):
+    factories.corpus()
+    client.force_login(researcher)
+    page = figures(client.get(reverse("dashboard:collection"), {"split": "dev"}).content.decode())
+    assert number(page.by_id["stat-premises"][0]) == 2
+    assert number(page.by_id["stat-pairs"][0]) == 5
+
+
+def test_corpus_lengths_and_labels(client, researcher):
+    dataset = factories.corpus()
+    # Extra spaces must not count as words.
+    factories.premise(dataset, factories.genre("letters", is_training=False), "test", "  Two   spaced words  ")
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard:corpus"), {"dataset": dataset.slug}).content.decode()
+    page = figures(html)
+
+    premises = list(dataset.premises.values_list("text", flat=True))
+    hypotheses = list(dataset.pairs.values_list("hypothesis", flat=True))
+    premise_words = [words(t) for t in premises]
+    hypothesis_words = [words(t) for t in hypotheses]
+    assert number(page.by_id["stat-premise-count"][0]) == len(premises)
+    assert number(page.by_id["stat-premise-mean"][0]) == pytest.approx(sum(premise_words) / len(premise_words))
+    assert number(page.by_id["stat-hypothesis-mean"][0]) == pytest.approx(sum(hypothesis_words) / len(hypotheses))
+
+    overview = stats.corpus_overview(dataset)
+    expected = {}
+    for n in premise_words:
+        expected[n] = expected.get(n, 0) + 1
+    assert overview["premise_lengths"] == expected
+
+    mean_by_genre = {row["data-genre"]: number(value) for row, stat, value, _ in page.rows if stat == "mean-words"}
+    fiction = [words(t) for t in dataset.premises.filter(genre__slug="fiction").values_list("text", flat=True)]
+    assert mean_by_genre["fiction"] == pytest.approx(sum(fiction) / len(fiction))
+
+    gold = {row["data-label"]: number(value) for row, stat, value, _ in page.rows if stat == "gold"}
+    author = {row["data-label"]: number(value) for row, stat, value, _ in page.rows if stat == "author"}
+    assert gold == {"entailment": 1, "neutral": 1, "contradiction": 1, "-": 3}
+    assert author == {"entailment": 3, "neutral": 1, "contradiction": 2, "-": None}
+    assert html.count("<svg") == 2 and 'id="figure-lengths"' in html
+
+
+def test_histogram_bins_long_sentences_into_the_last_bar():
+    from dashboard.plots import binned
+
+    assert binned({1: 2, 3: 1, 9: 4, 70: 1}, cap=5) == [2, 0, 1, 0, 5]
+
+
+def worker_corpus(make_worker):
+    dataset = factories.dataset()
+    fiction = factories.genre("fiction")
+    alice, bob, carol, dan, erin = (factories.worker(name) for name in ("alice", "bob", "carol", "dan", "erin"))
+    premises = [factories.premise(dataset, fiction, "dev", f"Premise number {i} is here.") for i in range(4)]
+    E, N, C = factories.E, factories.N, factories.C
+    # alice writes; bob, carol, dan, erin validate.
+    factories.pair(dataset, premises[0], "h1", [E, E, E, N, E], author=alice, validators=[bob, carol, dan, erin])
+    factories.pair(dataset, premises[1], "h2", [N, C, C, C, N], author=alice, validators=[bob, carol, dan, erin])
+    factories.pair(dataset, premises[2], "h3", [C, E, N, C, E], author=alice, validators=[bob, carol, dan, erin])
+    for premise, seconds in zip(premises[:3], (30, 90, 60)):
+        factories.submitted_claim(alice, premise, seconds)
+    for premise, seconds in zip(premises[:2], (10, 40)):
+        factories.submitted_claim(bob, premise, seconds)
+    return dataset, {w.user.username: w for w in (alice, bob, carol, dan, erin)}
+
+
+def test_worker_figures(client, researcher, make_worker):
+    dataset, workers = worker_corpus(make_worker)
+    rows = {row["username"]: row for row in stats.workers_overview(dataset)[0]}
+    assert rows["alice"]["pairs_written"] == 3
+    assert rows["alice"]["labels_given"] == 0
+    assert rows["alice"]["author_gold"] == pytest.approx(1 / 2)   # h1 gold E = E; h2 gold C != N; h3 no gold
+    assert rows["alice"]["median_writing_seconds"] == pytest.approx(60, abs=0.01)
+    assert rows["bob"]["median_writing_seconds"] == pytest.approx(25, abs=0.01)  # (10 + 40) / 2
+    assert rows["bob"]["labels_given"] == 3
+    assert rows["bob"]["gold_agreement"] == pytest.approx(2 / 2)     # E on h1, C on h2; h3 has no gold
+    assert rows["dan"]["gold_agreement"] == pytest.approx(1 / 2)     # N on h1 (gold E), C on h2
+    assert rows["erin"]["gold_agreement"] == pytest.approx(1 / 2)    # E on h1, N on h2 (gold C)
+    assert rows["carol"]["median_writing_seconds"] is None
+
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard:workers"), {"sort": "-gold_agreement"}).content.decode()
+    page = figures(html)
+    order = [row["data-worker"] for row, stat, _, _ in page.rows if stat == "gold_agreement"]
+    agreement = [number(value) for _, stat, value, _ in page.rows if stat == "gold_agreement"]
+    present = [a for a in agreement if a is not None]
+    assert present == sorted(present, reverse=True)
+    assert agreement[-1] is None  # alice validated nothing: last, whichever way we sort
+    assert order[-1] == str(workers["alice"].pk)
+    assert f"/admin/collection/worker/{workers['alice'].pk}/change/" in html
+
+
+def test_workers_sort_by_every_column_both_ways(client, researcher, make_worker):
+    worker_corpus(make_worker)
+    client.force_login(researcher)
+    for sort in [s for column in stats.WORKER_COLUMNS for s in (column, f"-{column}")]:
+        column = sort.lstrip("-")
+        response = client.get(reverse("dashboard:workers"), {"sort": sort})
+        assert response.status_code == 200
+        assert response.context["sort"] == sort
+        rows = response.context["page"].object_list
+        values = [row[column] for row in rows if row[column] is not None]
+        if values and isinstance(values[0], str):
+            values = [value.lower() for value in values]
+        assert values == sorted(values, reverse=sort.startswith("-")), sort
+
+
+def test_unknown_sort_falls_back(client, researcher, make_worker):
+    worker_corpus(make_worker)
+    client.force_login(researcher)
+    response = client.get(reverse("dashboard:workers"), {"sort": "password"})
+    assert response.status_code == 200 and response.context["sort"] == "-pairs_written"
