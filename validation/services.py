@@ -64,7 +64,7 @@ def add_validation_label(pair, label, worker=None, position=None, seconds=None):
     if label not in VOTE_FIELD:
         raise ValidationRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     with transaction.atomic():
-        locked = Pair.objects.select_for_update().get(pk=pair.pk)
+        locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
         target = selectors.labels_per_pair()
         if len(existing) >= target:
@@ -101,7 +101,7 @@ def add_validation_label(pair, label, worker=None, position=None, seconds=None):
 def _lock_rows(queryset):
     """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""
     if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, of=("self",))
+        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
     return queryset
 
 
@@ -133,7 +133,7 @@ def claim_validation_batch(worker, dataset=None, study_session=None):
     target = selectors.labels_per_pair()
     with transaction.atomic():
         # One claim at a time per worker: a double click must not open two batches.
-        Worker.objects.select_for_update().filter(pk=worker.pk).first()
+        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
         current = selectors.worker_open_batch(worker, now)
         if current is not None:
             return current
@@ -189,12 +189,12 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
     now = timezone.now()
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
-        Worker.objects.select_for_update().filter(pk=worker.pk).first()
+        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
         pair_ids = list(ValidationClaim.objects.filter(worker=worker, batch=batch).values_list("pair_id", flat=True))
         if not pair_ids:
             raise BatchNotFound("This batch does not exist or is not yours.")
         # Pairs first, in one order, as every writer does: then the claim rows cannot change under us.
-        list(Pair.objects.select_for_update().filter(pk__in=pair_ids).order_by("pk").values_list("pk", flat=True))
+        list(Pair.objects.select_for_update(no_key=True).filter(pk__in=pair_ids).order_by("pk").values_list("pk", flat=True))
         claims = list(
             ValidationClaim.objects.select_for_update(of=("self",))
             .filter(worker=worker, batch=batch)
