@@ -1,6 +1,6 @@
 """Reads for the validation task: which pairs a validator may be offered, and their own batches."""
 from django.conf import settings
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from collection.models import ClaimStatus, Pair, PremiseStatus

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from collection.models import ClaimStatus, Label, Pair, PremiseStatus, Split
 from validation import services
-from validation.models import ValidationClaim, ValidationLabel, ValidationPolicy
+from validation.models import ValidationClaim, ValidationPolicy
 
 from .validation_factories import make_dataset, make_pair
 
