@@ -100,10 +100,15 @@ def recompute_gold(dataset=None, fix=True):
     UPDATE elsewhere (SQLite).
     """
     pairs = _scope(dataset)
-    report = RecomputeReport(pairs_checked=pairs.count())
-    report.disagreements, report.examples = find_disagreements(dataset)
-    if fix and report.disagreements:
-        with transaction.atomic():
+    with transaction.atomic():
+        if fix and connection.vendor == "postgresql":
+            # Labels arriving meanwhile wait until the counters are set (SHARE blocks INSERT), so a
+            # label committed during the recompute cannot be missed. SQLite serialises writes anyway.
+            with connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {connection.ops.quote_name(ValidationLabel._meta.db_table)} IN SHARE MODE")
+        report = RecomputeReport(pairs_checked=pairs.count())
+        report.disagreements, report.examples = find_disagreements(dataset)
+        if fix and report.disagreements:
             if connection.vendor == "postgresql":
                 report.fixed = _update_from_grouped_labels(pairs)
             else:

@@ -113,3 +113,37 @@ def test_command_reports_then_fixes_and_check_mode_fails_on_disagreement(capsys)
     assert "pairs fixed: 0" in capsys.readouterr().out
     with pytest.raises(CommandError, match="no dataset"):
         call_command("recompute_gold", "--dataset", "nope")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_label_committed_during_the_recompute_is_not_lost():
+    """A validator's transaction (label + counters) open while the recompute starts: the recompute waits for it."""
+    import threading
+
+    from django.db import connections, transaction
+    from django.db.models import F
+
+    pairs = make_labelled_pairs(make_dataset("live"), [[E, E, N, N]])
+    recompute_gold()
+    pair = pairs[0]
+    Pair.objects.filter(pk=pair.pk).update(label_count=0)  # something for the recompute to fix
+    outcome = {}
+
+    def recompute_in_another_connection():
+        try:
+            outcome["report"] = recompute_gold()
+        finally:
+            connections.close_all()
+
+    with transaction.atomic():
+        ValidationLabel.objects.create(pair=pair, position=5, label=E)
+        Pair.objects.filter(pk=pair.pk).update(label_count=F("label_count") + 1, entailment_votes=F("entailment_votes") + 1)
+        thread = threading.Thread(target=recompute_in_another_connection)
+        thread.start()
+        thread.join(timeout=1.0)
+        assert thread.is_alive(), "the recompute should wait for the open label transaction"
+    thread.join(timeout=30)
+    assert outcome["report"].fixed == 1
+    assert counters(pair) == (5, 3, 2, 0, E)
+    assert recompute_gold(fix=False).disagreements == 0
