@@ -87,7 +87,8 @@ def test_wrapped_lines_are_joined_and_paragraphs_split_into_sentences(tmp_path, 
         "in it for years. It was well-\n"
         "known in the village. He moved to\n"
         "New York City. Then the score was 3 to\n"
-        "2. Mr. Brown arrived at 3 p.m. with the U.S. delegation.\n",
+        "2. Mr. Brown arrived at 3 p.m. with the U.S. delegation and\n"
+        "- to everyone's surprise - his dog.\n",
     )
     report = import_premises([path], genre="fiction")
     assert texts(fiction) == {
@@ -95,7 +96,7 @@ def test_wrapped_lines_are_joined_and_paragraphs_split_into_sentences(tmp_path, 
         "It was well-known in the village.",
         "He moved to New York City.",
         "Then the score was 3 to 2.",
-        "Mr. Brown arrived at 3 p.m. with the U.S. delegation.",
+        "Mr. Brown arrived at 3 p.m. with the U.S. delegation and - to everyone's surprise - his dog.",
     }
     assert report.dropped_total == 0
     assert_adds_up(report)
@@ -115,6 +116,21 @@ def test_heading_glued_to_a_paragraph_and_a_reference_list_are_cut_out(tmp_path,
     report = import_premises([path], genre="fiction")
     assert texts(fiction) == {"It was a dark and stormy night in the city."}
     assert report.dropped == {DropReason.HEADING: 2, DropReason.REFERENCE: 2}
+    assert_adds_up(report)
+
+
+def test_dialogue_after_a_dash_and_words_among_symbols_stay(tmp_path, fiction):
+    path = write(
+        tmp_path,
+        "He put the menu down. - How did you find your luncheon, sir?\n\n"
+        "! ! ! ! ! ! ! so go and get dancing tonight ! ! ! ! !\n",
+    )
+    report = import_premises([path], genre="fiction")
+    kept = texts(fiction)
+    assert {"He put the menu down.", "- How did you find your luncheon, sir?"} <= kept
+    # The line is not dropped whole as symbols: its words reach the sentence rules.
+    assert any("so go and get dancing tonight" in text for text in kept)
+    assert DropReason.LIST_ITEM not in report.dropped
     assert_adds_up(report)
 
 
