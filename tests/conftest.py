@@ -45,6 +45,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # Real hashing is deliberately slow; it is not what these tests are about.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _isolated_data_dirs(settings, tmp_path):
     settings.DATA_DIR = tmp_path / "var"
     settings.SNAPSHOT_DIR = tmp_path / "var" / "snapshots"
