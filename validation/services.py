@@ -105,6 +105,24 @@ def _lock_rows(queryset):
     return queryset
 
 
+def _lock_candidates(worker, now, dataset, wanted):
+    """Lock up to `wanted` claimable pairs, closest to complete first, then oldest first.
+
+    One query per label count rather than one ORDER BY label_count DESC, id: within a level the
+    database can walk the primary key and stop after `wanted` rows, instead of filtering and
+    sorting every pair in the queue (bench/validation_claims.py: with 20,000 queued pairs on
+    PostgreSQL the single ordered query took ~240 ms, one level under 1 ms).
+    """
+    claimable = selectors.claimable_pairs(worker, now, dataset=dataset)
+    ids = []
+    for level in range(selectors.labels_per_pair() - 1, -1, -1):
+        level_pairs = _lock_rows(claimable.filter(label_count=level).order_by("id"))
+        ids += level_pairs.values_list("pk", flat=True)[: wanted - len(ids)]
+        if len(ids) >= wanted:
+            break
+    return ids
+
+
 def _check_may_validate(worker, dataset):
     if worker.is_excluded:
         raise NotAllowedToValidate(
@@ -143,8 +161,7 @@ def claim_validation_batch(worker, dataset=None, study_session=None):
 
         # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.batch_size()
-        candidates = _lock_rows(selectors.claimable_pairs(worker, now, dataset=dataset))
-        candidate_ids = list(candidates.values_list("pk", flat=True)[: size * 3])
+        candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3)
         if not candidate_ids:
             return None
 

@@ -1,0 +1,99 @@
+"""Benchmark: claiming validation batches from a queue of 20,000 dev pairs, on a fresh database.
+
+    .venv/bin/python bench/validation_claims.py                       # SQLite (a fresh file)
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_x .venv/bin/python bench/validation_claims.py
+
+Baseline, measured in the same run: picking the candidates with one query ordered by
+(label_count DESC, id), which has to filter and sort the whole queue. The platform's claim asks
+once per label count so the database can stop after a batch's worth of rows.
+"""
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+PAIRS = int(os.environ.get("BENCH_PAIRS", "20000"))
+ROUNDS = 40
+
+
+def fill_queue():
+    from django.contrib.auth.models import User
+
+    from collection.models import Pair, Premise, Worker
+    from tests.validation.validation_factories import make_dataset
+
+    dataset = make_dataset("bench")
+    genre = dataset.premises.model._meta.get_field("genre").related_model.objects.get(slug="fiction")
+    premises = Premise.objects.bulk_create(
+        Premise(dataset=dataset, genre=genre, prompt_id=f"b{i}", text=f"premise {i}", text_hash=f"{i}", split="dev")
+        for i in range(PAIRS)
+    )
+    Pair.objects.bulk_create(
+        Pair(dataset=dataset, premise=p, pair_id=p.prompt_id, hypothesis="h", author_label="neutral",
+             needs_validation=True, label_count=1, neutral_votes=1)
+        for p in premises
+    )
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    return [Worker.objects.create(user=User.objects.create(username=f"bench{i}")) for i in range(2 * ROUNDS)]
+
+
+def one_query_candidates(worker):
+    from validation import selectors
+    from validation.services import _lock_rows
+
+    with transaction.atomic():
+        return list(_lock_rows(selectors.claimable_pairs(worker, timezone.now())).values_list("pk", flat=True)[:15])
+
+
+def timed_each(function, workers):
+    started = time.perf_counter()
+    for worker in workers:
+        function(worker)
+    return (time.perf_counter() - started) / len(workers)
+
+
+def main():
+    from validation.models import ValidationClaim
+    from validation.services import claim_validation_batch, submit_validation_batch
+
+    if connection.vendor == "sqlite":
+        settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.path.join(tempfile.mkdtemp(), "bench.sqlite3")
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        workers = fill_queue()
+        base = timed_each(one_query_candidates, workers[:ROUNDS])
+        claim = timed_each(claim_validation_batch, workers[:ROUNDS])
+
+        def submit(worker):
+            batch = ValidationClaim.objects.filter(worker=worker).values_list("batch", flat=True).first()
+            pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
+            submit_validation_batch(worker, batch, {pk: "neutral" for pk in pairs})
+
+        submit_each = timed_each(submit, workers[:ROUNDS])
+        both = timed_each(lambda w: (claim_validation_batch(w), submit(w)), workers[ROUNDS:])
+    finally:
+        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+
+    print(f"validation claims on {connection.vendor}, {PAIRS} pairs in the queue, {ROUNDS} workers each")
+    print(f"  baseline: one ordered candidate query     {base * 1000:8.1f} ms  1.00x")
+    for name, seconds in (("claim_validation_batch", claim), ("submit_validation_batch", submit_each), ("claim + submit", both)):
+        print(f"  {name:<40} {seconds * 1000:8.1f} ms  {seconds / base:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
