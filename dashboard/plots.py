@@ -44,7 +44,7 @@ def new_figure(width, height):
 def hourly_bars(hourly, title="Pairs written per hour, last 48 hours"):
     """hourly: [(hour datetime, count)] oldest first."""
     with matplotlib.rc_context(_RC):
-        figure, axes = new_figure(8, 2.2)
+        figure, axes = new_figure(11, 2.4)
         counts = [count for _, count in hourly]
         axes.bar(range(len(counts)), counts, color="#2f6fdf", width=0.8)
         step = max(1, len(hourly) // 8)
@@ -69,7 +69,7 @@ def length_histogram(premise_lengths, hypothesis_lengths, cap=None,
     longest = max(list(premise_lengths) + list(hypothesis_lengths) + [1])
     cap = cap or min(longest, 60)
     with matplotlib.rc_context(_RC):
-        figure, axes = new_figure(8, 3.2)
+        figure, axes = new_figure(10, 3.4)
         positions = list(range(1, cap + 1))
         for lengths, colour, name, offset in (
             (hypothesis_lengths, HYPOTHESIS_PURPLE, "hypothesis", -0.2),

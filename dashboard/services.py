@@ -80,12 +80,15 @@ class DashboardInputError(ValueError):
     """Input a researcher can fix; the message says how."""
 
 
-def start_snapshot(user, dataset_slugs):
-    """Make a snapshot and queue its export. The export runs in-process in embedded mode."""
+def start_snapshot(user, dataset_slugs, filters=None):
+    """Make a snapshot and queue its export. The export runs in-process in embedded mode.
+
+    Bad datasets or filters raise django's ValidationError naming each field (nothing is made).
+    """
     from modeling.snapshots.services import create_snapshot, start_export
 
     with transaction.atomic():
-        snapshot = create_snapshot(user, datasets=list(dataset_slugs) or None)
+        snapshot = create_snapshot(user, datasets=list(dataset_slugs) or None, filters=filters)
         # Queued on commit, so a fast worker never looks for a row it cannot see yet.
         start_export(snapshot)
     return snapshot

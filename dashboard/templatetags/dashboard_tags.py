@@ -1,4 +1,6 @@
 """Number formats of the dashboard: one place decides how a fraction or a κ is shown."""
+import json
+
 from django import template
 
 register = template.Library()
@@ -46,6 +48,11 @@ def get(mapping, key):
 @register.filter
 def share(part, whole):
     return part / whole if whole else None
+
+
+@register.filter
+def as_json(value):
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False)
 
 
 @register.simple_tag

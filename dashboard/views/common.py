@@ -1,5 +1,6 @@
 """What every dashboard page shares: researcher-only access and the dataset/split selector."""
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -50,6 +51,8 @@ class Scope:
 
 
 def page_context(request, active, scope=None, **extra):
-    context = {"active": active, "scope": scope}
+    # The dataset/split choice travels along the sub-nav, so moving between pages keeps it.
+    kept = {key: request.GET[key] for key in ("dataset", "split") if request.GET.get(key)}
+    context = {"active": active, "scope": scope, "scope_query": ("?" + urlencode(kept)) if kept else ""}
     context.update(extra)
     return context

@@ -1,10 +1,11 @@
 from django.contrib import messages
+from django.core.exceptions import ValidationError
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
-from collection.models import Dataset
+from collection.models import Dataset, Split
 from dashboard import services
 from modeling.models import Snapshot
 
@@ -18,14 +19,19 @@ SNAPSHOTS_SHOWN = 50
 def snapshots(request):
     datasets = list(Dataset.objects.order_by("slug"))
     if request.method == "POST":
-        known = {dataset.slug for dataset in datasets}
         chosen = request.POST.getlist("datasets")
-        unknown = [slug for slug in chosen if slug not in known]
-        if unknown:
-            messages.error(request, f"Unknown dataset(s): {', '.join(unknown)}. Nothing was exported.")
+        filters = {
+            "splits": request.POST.getlist("splits"),
+            "gold_only": request.POST.get("gold_only") == "on",
+            "unvalidated_gold": request.POST.get("unvalidated_gold", "author"),
+        }
+        try:
+            snapshot = services.start_snapshot(request.user, chosen, filters)
+        except ValidationError as error:
+            problems = "; ".join(f"{field}: {', '.join(text)}" for field, text in error.message_dict.items())
+            messages.error(request, f"Nothing was exported. {problems}.")
         else:
-            snapshot = services.start_snapshot(request.user, chosen)
-            snapshot.refresh_from_db()
+            snapshot.refresh_from_db()  # in embedded mode the export has already run
             messages.success(
                 request,
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
@@ -33,7 +39,7 @@ def snapshots(request):
         return redirect("dashboard:snapshots")
     recent = Snapshot.objects.select_related("created_by").prefetch_related("files")[:SNAPSHOTS_SHOWN]
     return render(request, "dashboard/snapshots.html", page_context(
-        request, "snapshots", datasets=datasets, snapshots=recent,
+        request, "snapshots", datasets=datasets, snapshots=recent, splits=Split.values,
     ))
 
 

@@ -48,6 +48,7 @@ def training(request):
         except (services.DashboardInputError, ValueError) as error:
             errors.append(str(error))
         else:
+            run.refresh_from_db()  # in embedded mode the run has already finished by now
             messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
             return redirect("dashboard:training_detail", run.pk)
     # Bad input: say what is wrong and give the researcher their form back as they typed it.

@@ -37,7 +37,9 @@ def validation(request):
     ]
     kappa = agreement.get("fleiss_kappa") or {}
     kappas = [{"key": key, "value": kappa.get(key), "paper": SNLI_KAPPA.get(key)} for key in KAPPA_ROWS]
-    gold_counts = sorted((agreement.get("gold_counts") or {}).items(), key=lambda item: (item[0] == "-", item[0]))
+    order = ["entailment", "neutral", "contradiction", "-"]
+    gold_counts = sorted((agreement.get("gold_counts") or {}).items(),
+                         key=lambda item: order.index(item[0]) if item[0] in order else len(order))
     per_genre = sorted((agreement.get("per_genre") or {}).items())
     return render(request, "dashboard/validation.html", page_context(
         request, "validation", scope,
