@@ -7,12 +7,12 @@ Three layouts are understood:
 - the GLUE MNLI TSV (index, promptID, pairID, genre, ..., label1[..label5], gold_label).
 
 The TSV files are not quoted: a field runs from one tab to the next and quote characters are
-part of the text (MultiNLI sentences begin with quotes often), so they are read with
-QUOTE_NONE. A line whose field count differs from the header is malformed.
+part of the text (MultiNLI sentences often begin with quotes), so lines are split on tabs only
+(what csv calls QUOTE_NONE). A line whose field count differs from the header is malformed.
 """
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from collection.models import Label, Split
@@ -45,7 +45,6 @@ class CorpusRow:
     premise_binary_parse: str = ""
     hypothesis_parse: str = ""
     hypothesis_binary_parse: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def split_from_filename(path):
