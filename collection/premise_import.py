@@ -17,6 +17,7 @@ imports into one genre cannot both insert the same sentence; re-importing a file
 """
 import hashlib
 import json
+import multiprocessing
 import re
 import sys
 import time
@@ -84,7 +85,7 @@ class PremiseImportReport:
     def drop(self, reason, text, source):
         self.dropped[reason] += 1
         examples = self.examples.setdefault(reason, [])
-        if len(examples) < EXAMPLES_PER_REASON:
+        if len(examples) < EXAMPLES_PER_REASON and text not in examples:
             examples.append(text if len(text) <= 100 else text[:97] + "...")
 
     @property
@@ -467,13 +468,30 @@ class _Importer:
         return candidate
 
 
-def _read_text(importer, handle, source):
-    for block in text_blocks(handle):
-        if block.drop_reason is not None:
-            importer.drop_whole(block.drop_reason, block.text, source)
-            continue
-        for sentence in split_sentences(block.text):
-            importer.offer(sentence, source)
+def _segment_block(block):
+    return block, (None if block.drop_reason is not None else split_sentences(block.text))
+
+
+def _read_text(importer, handle, source, jobs=1):
+    if jobs > 1:
+        # Sentence splitting is most of the work and needs no database: worker processes split
+        # paragraphs (in order) while this process checks and writes. They never touch the
+        # database connection they inherit.
+        pool = multiprocessing.get_context("fork").Pool(jobs)
+        segmented = pool.imap(_segment_block, text_blocks(handle), chunksize=64)
+    else:
+        pool, segmented = None, map(_segment_block, text_blocks(handle))
+    try:
+        for block, sentences in segmented:
+            if sentences is None:
+                importer.drop_whole(block.drop_reason, block.text, source)
+                continue
+            for sentence in sentences:
+                importer.offer(sentence, source)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 def _read_jsonl(importer, handle, source):
@@ -517,10 +535,13 @@ def get_or_create_dataset(slug=None):
     return dataset
 
 
-def import_premises(paths, genre, dataset=None, progress=False, batch_size=BATCH_SIZE, file_format="auto"):
+def import_premises(
+    paths, genre, dataset=None, progress=False, batch_size=BATCH_SIZE, file_format="auto", jobs=1
+):
     """Import premises of one genre from plain-text or JSONL files; returns a report.
 
-    `genre` and `dataset` are slugs or rows; the dataset is created when missing.
+    `genre` and `dataset` are slugs or rows; the dataset is created when missing. `jobs` > 1
+    splits plain text into sentences in that many processes; the result is the same.
     """
     started = time.monotonic()
     if not isinstance(genre, Genre):
@@ -542,7 +563,10 @@ def import_premises(paths, genre, dataset=None, progress=False, batch_size=BATCH
             disable=not progress, file=sys.stderr, leave=False,
         ) as bar:
             lines = _ByteCounter(handle, bar)
-            (_read_jsonl if jsonl else _read_text)(importer, lines, source)
+            if jsonl:
+                _read_jsonl(importer, lines, source)
+            else:
+                _read_text(importer, lines, source, jobs=jobs)
     importer.flush()
     report.seconds = time.monotonic() - started
     return report

@@ -279,3 +279,18 @@ def test_dnc_contexts_as_running_text(tmp_path, fiction):
     assert report.kept >= 0.9 * len(contexts)
     again = import_premises([path], genre="fiction")
     assert again.kept == 0 and again.dropped[DropReason.DUPLICATE_EARLIER] == report.kept
+
+
+def test_sentence_splitting_in_worker_processes_gives_the_same_result(tmp_path, fiction):
+    paragraph = (
+        "Chapter {n}\n\nThe old house number {n} stood at the end of the lane. Nobody had lived\n"
+        "in it for years. Mr. Brown arrived at 3 p.m. with the U.S. delegation.\n\n"
+        "- item {n} of a list\nx = {n}y + 2\n\n"
+    )
+    path = write(tmp_path, "".join(paragraph.format(n=n) for n in range(300)))
+    alone = import_premises([path], genre="fiction", dataset="alone")
+    pooled = import_premises([path], genre="fiction", dataset="pooled", jobs=2, batch_size=100)
+    assert (alone.read, alone.kept, alone.dropped) == (pooled.read, pooled.kept, pooled.dropped)
+    assert alone.kept == 300 + 2  # the numbered sentences, and the two repeated ones once each
+    assert list(Premise.objects.filter(dataset__slug="alone").order_by("id").values_list("text", "prompt_id")) == \
+        list(Premise.objects.filter(dataset__slug="pooled").order_by("id").values_list("text", "prompt_id"))

@@ -21,18 +21,20 @@ class Command(BaseCommand):
         parser.add_argument("--format", dest="file_format", choices=["auto", "text", "jsonl"], default="auto",
                             help="auto: .jsonl/.ndjson files and files whose first line is a JSON object are JSONL.")
         parser.add_argument("--batch-size", type=int, default=1000, help="Premises written per transaction.")
+        parser.add_argument("--jobs", type=int, default=1,
+                            help="Processes that split plain text into sentences (the slow part); same result.")
         parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                             help="Show a progress bar (default: when stderr is a terminal).")
 
-    def handle(self, *args, files, genre, dataset, file_format, batch_size, progress, **options):
-        if batch_size < 1:
-            raise CommandError("--batch-size must be at least 1.")
+    def handle(self, *args, files, genre, dataset, file_format, batch_size, jobs, progress, **options):
+        if batch_size < 1 or jobs < 1:
+            raise CommandError("--batch-size and --jobs must be at least 1.")
         if progress is None:
             progress = sys.stderr.isatty()
         try:
             report = import_premises(
                 files, genre=genre, dataset=dataset, progress=progress, batch_size=batch_size,
-                file_format=file_format,
+                file_format=file_format, jobs=jobs,
             )
         except PremiseImportError as error:
             raise CommandError(str(error)) from None
