@@ -76,6 +76,9 @@ def add_validation_label(pair, label, worker=None, position=None, seconds=None):
         if any(p == position for p, _ in existing):
             raise ValidationRefused(f"Pair {locked.pair_id} already has a label in position {position}.")
         if worker is not None:
+            if worker.is_excluded:
+                # Their labels are left out of gold labels (validation.recompute); counting new ones here would disagree.
+                raise ValidationRefused("Labels from excluded workers are not taken.")
             if locked.author_id == worker.pk and position != 1:
                 raise ValidationRefused("Authors do not validate their own pairs.")
             if any(w == worker.pk for _, w in existing):
@@ -206,7 +209,8 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
     now = timezone.now()
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
-        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
+        worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+        _check_may_validate(worker, None)
         pair_ids = list(ValidationClaim.objects.filter(worker=worker, batch=batch).values_list("pair_id", flat=True))
         if not pair_ids:
             raise BatchNotFound("This batch does not exist or is not yours.")

@@ -122,6 +122,20 @@ def test_another_workers_batch_cannot_be_submitted(dataset, make_worker):
     assert not ValidationLabel.objects.filter(worker=intruder).exists()
 
 
+def test_a_worker_excluded_mid_batch_cannot_submit(dataset, make_worker):
+    for _ in range(5):
+        make_pair(dataset)
+    worker = make_worker()
+    batch = services.claim_validation_batch(worker)
+    worker.is_excluded = True
+    worker.save()
+    with pytest.raises(services.NotAllowedToValidate):
+        services.submit_validation_batch(worker, batch, {pk: Label.NEUTRAL for pk in batch_pairs(batch)})
+    assert not ValidationLabel.objects.filter(worker=worker).exists()
+    with pytest.raises(services.ValidationRefused, match="excluded"):
+        services.add_validation_label(Pair.objects.first(), Label.NEUTRAL, worker=worker)
+
+
 def test_counters_equal_the_label_table_after_many_operations(dataset, make_worker):
     rng = random.Random(11)
     authors = [make_worker() for _ in range(3)]

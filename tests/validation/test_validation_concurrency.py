@@ -12,6 +12,7 @@ from collection.models import Label, Pair
 from validation import services
 from validation.gold import gold_from_votes
 from validation.models import ValidationClaim, ValidationLabel
+from validation.recompute import recompute_gold
 
 from .validation_factories import make_dataset, make_pair
 
@@ -91,5 +92,6 @@ def test_concurrent_validators_leave_exactly_five_labels(transactional_db, make_
             pair.n, pair.e, pair.u, pair.c
         )
         assert pair.gold_label == gold_from_votes(pair.e, pair.u, pair.c)
+    assert recompute_gold(fix=False).disagreements == 0
     assert set(stats["submitted"]) == set(ValidationClaim.objects.filter(status="submitted").values_list("batch", flat=True))
     assert len(stats["submitted"]) >= PAIRS * 4 // 5
