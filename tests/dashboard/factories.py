@@ -86,3 +86,20 @@ def corpus():
     pair(ds, p2, "The friend was thanked.", [E, E, N])             # 3 labels so far
     pair(ds, p3, "She was sad.", [C])                              # unvalidated train pair
     return ds
+
+
+def worker_corpus():
+    """alice writes three pairs; bob, carol, dan and erin validate them; alice and bob have timed writing claims."""
+    ds = dataset()
+    fiction = genre("fiction")
+    alice, bob, carol, dan, erin = (worker(name) for name in ("alice", "bob", "carol", "dan", "erin"))
+    texts = [premise(ds, fiction, "dev", f"Premise number {i} is here.") for i in range(4)]
+    validators = [bob, carol, dan, erin]
+    pair(ds, texts[0], "h1", [E, E, E, N, E], author=alice, validators=validators)
+    pair(ds, texts[1], "h2", [N, C, C, C, N], author=alice, validators=validators)
+    pair(ds, texts[2], "h3", [C, E, N, C, E], author=alice, validators=validators)
+    for claimed, seconds in zip(texts[:3], (30, 90, 60)):
+        submitted_claim(alice, claimed, seconds)
+    for claimed, seconds in zip(texts[:2], (10, 40)):
+        submitted_claim(bob, claimed, seconds)
+    return ds, {w.user.username: w for w in (alice, bob, carol, dan, erin)}

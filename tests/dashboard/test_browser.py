@@ -76,8 +76,15 @@ def test_researcher_reads_snli_figures_snapshots_and_trains(celery_worker_proces
     page.goto(f"{live_server.url}/dashboard/corpus/?dataset=snli")
     assert page.locator("#figure-lengths svg").count() == 1
     shot(page, "3-corpus")
-    page.goto(f"{live_server.url}/dashboard/workers/")
+    factories.worker_corpus()
+    page.goto(f"{live_server.url}/dashboard/workers/?sort=-gold_agreement")
+    assert page.locator("#table-workers tbody tr").count() == 5
     shot(page, "4-workers")
+    page.goto(f"{live_server.url}/admin/collection/pair/?gold_label=-")
+    shot(page, "8-admin-pairs")
+    page.click("#result_list tbody tr th a >> nth=0")
+    page.wait_for_selector("#labels-group")
+    shot(page, "9-admin-pair")
 
     page.goto(f"{live_server.url}/dashboard/snapshots/")
     page.check("input[name=datasets][value=snli]")

@@ -105,25 +105,8 @@ def test_histogram_bins_long_sentences_into_the_last_bar():
     assert binned({1: 2, 3: 1, 9: 4, 70: 1}, cap=5) == [2, 0, 1, 0, 5]
 
 
-def worker_corpus(make_worker):
-    dataset = factories.dataset()
-    fiction = factories.genre("fiction")
-    alice, bob, carol, dan, erin = (factories.worker(name) for name in ("alice", "bob", "carol", "dan", "erin"))
-    premises = [factories.premise(dataset, fiction, "dev", f"Premise number {i} is here.") for i in range(4)]
-    E, N, C = factories.E, factories.N, factories.C
-    # alice writes; bob, carol, dan, erin validate.
-    factories.pair(dataset, premises[0], "h1", [E, E, E, N, E], author=alice, validators=[bob, carol, dan, erin])
-    factories.pair(dataset, premises[1], "h2", [N, C, C, C, N], author=alice, validators=[bob, carol, dan, erin])
-    factories.pair(dataset, premises[2], "h3", [C, E, N, C, E], author=alice, validators=[bob, carol, dan, erin])
-    for premise, seconds in zip(premises[:3], (30, 90, 60)):
-        factories.submitted_claim(alice, premise, seconds)
-    for premise, seconds in zip(premises[:2], (10, 40)):
-        factories.submitted_claim(bob, premise, seconds)
-    return dataset, {w.user.username: w for w in (alice, bob, carol, dan, erin)}
-
-
 def test_worker_figures(client, researcher, make_worker):
-    dataset, workers = worker_corpus(make_worker)
+    dataset, workers = factories.worker_corpus()
     rows = {row["username"]: row for row in stats.workers_overview(dataset)[0]}
     assert rows["alice"]["pairs_written"] == 3
     assert rows["alice"]["labels_given"] == 0
@@ -149,7 +132,7 @@ def test_worker_figures(client, researcher, make_worker):
 
 
 def test_workers_sort_by_every_column_both_ways(client, researcher, make_worker):
-    worker_corpus(make_worker)
+    factories.worker_corpus()
     client.force_login(researcher)
     for sort in [s for column in stats.WORKER_COLUMNS for s in (column, f"-{column}")]:
         column = sort.lstrip("-")
@@ -164,7 +147,7 @@ def test_workers_sort_by_every_column_both_ways(client, researcher, make_worker)
 
 
 def test_unknown_sort_falls_back(client, researcher, make_worker):
-    worker_corpus(make_worker)
+    factories.worker_corpus()
     client.force_login(researcher)
     response = client.get(reverse("dashboard:workers"), {"sort": "password"})
     assert response.status_code == 200 and response.context["sort"] == "-pairs_written"
