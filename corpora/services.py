@@ -13,12 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
 from collection.models import Dataset, Genre, Label, Pair, Premise, Split, text_hash
 from corpora.formats import SNLI_GENRE, MalformedRow, TsvHeader, is_tsv, parse_jsonl_line, split_from_filename
+from corpora.models import CorpusImport, ImportStatus
 from validation.gold import gold_from_votes
 from validation.models import ValidationLabel
 
@@ -45,6 +46,8 @@ class ImportReport:
     gold_differs_from_file: int = 0
     malformed: list = field(default_factory=list)  # (line number, reason)
     seconds: float = 0.0
+    bytes_read: int = 0
+    import_id: int = None  # the CorpusImport row that followed this run
 
     @property
     def ok(self):
@@ -52,7 +55,8 @@ class ImportReport:
 
     def summary(self):
         lines = [
-            f"{self.path} -> dataset {self.dataset}, split {self.split}: {self.lines} lines read in {self.seconds:.1f} s",
+            f"{self.path} -> dataset {self.dataset}, split {self.split}: {self.lines} lines read in {self.seconds:.1f} s"
+            f" (import #{self.import_id})",
             f"  pairs created: {self.pairs_created} (premises {self.premises_created}, labels {self.labels_created})",
             f"  pairs already present, skipped: {self.already_present}",
             f"  labels outside the label set, skipped: {self.labels_skipped}",
@@ -83,6 +87,7 @@ def _rows(path, report, progress):
     ) as bar:
         for number, raw in enumerate(handle, start=1):
             bar.update(len(raw))
+            report.bytes_read += len(raw)
             report.lines = number
             try:
                 text = raw.decode("utf-8")
@@ -124,9 +129,34 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
         raise CorpusImportError(f"unknown genre {genre!r}; known: {', '.join(sorted(genres)) or 'none'}")
     dataset = _dataset_for(dataset)
     report = ImportReport(path=path, dataset=dataset.slug, split=split)
+    record = CorpusImport.objects.create(
+        dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
+    )
+    report.import_id = record.pk
+    try:
+        _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record)
+    except Exception as error:
+        try:
+            _record(record, report, status=ImportStatus.FAILED, error=str(error) or type(error).__name__)
+        except DatabaseError:
+            pass  # e.g. the caller's transaction is broken; the original error matters more
+        raise error
+    report.malformed.sort()
+    report.seconds = time.monotonic() - started
+    _record(record, report, status=ImportStatus.DONE)
+    return report
 
+
+def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record):
     seen_pair_ids = {}
     chunk = []
+
+    def store():
+        # The chunk's rows and the progress figure that counts them commit together.
+        with transaction.atomic():
+            _store_chunk(dataset, split, path, chunk, report)
+            _record(record, report)
+
     for row in _rows(path, report, progress):
         slug = row.genre or genre or (SNLI_GENRE if row.is_caption else "")
         if not slug:
@@ -142,16 +172,34 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
         row.genre_obj = genres[slug]
         chunk.append(row)
         if len(chunk) >= chunk_size:
-            _store_chunk(dataset, split, path, chunk, report)
+            store()
             chunk = []
     if chunk:
-        _store_chunk(dataset, split, path, chunk, report)
-    report.malformed.sort()
-    report.seconds = time.monotonic() - started
-    return report
+        store()
 
 
-@transaction.atomic
+def _record(record, report, status=None, error=""):
+    """Write the run's progress (and, at the end, its outcome) to its CorpusImport row."""
+    fields = dict(
+        bytes_read=report.bytes_read,
+        lines_read=report.lines,
+        pairs_created=report.pairs_created,
+        premises_created=report.premises_created,
+        labels_created=report.labels_created,
+        already_present=report.already_present,
+        labels_skipped=report.labels_skipped,
+        malformed_count=len(report.malformed),
+    )
+    if status is not None:
+        fields.update(
+            status=status,
+            error=error,
+            finished_at=timezone.now(),
+            problems=[list(problem) for problem in sorted(report.malformed)[: CorpusImport.PROBLEMS_KEPT]],
+        )
+    CorpusImport.objects.filter(pk=record.pk).update(**fields)
+
+
 def _store_chunk(dataset, split, path, rows, report):
     present = set(
         Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list("pair_id", flat=True)

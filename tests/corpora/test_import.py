@@ -172,3 +172,27 @@ def test_command_needs_a_split_it_can_tell_and_prints_a_summary(tmp_path, capsys
     call_command("import_pairs", str(snli_file), "--dataset", "snli", "--no-progress")
     out = capsys.readouterr().out
     assert "pairs created: 3" in out and "line 3: not valid JSON" in out and "malformed lines, skipped: 5" in out
+
+
+def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
+    from corpora.models import CorpusImport, ImportStatus
+
+    report = import_pairs_file(snli_file, "snli", chunk_size=2)
+    record = CorpusImport.objects.get(pk=report.import_id)
+    assert (record.status, record.source, record.split, record.dataset.slug) == (ImportStatus.DONE, "snli_1.0_dev.jsonl", "dev", "snli")
+    assert record.bytes_read == record.bytes_total == snli_file.stat().st_size and record.progress == 1.0
+    assert (record.pairs_created, record.labels_created, record.labels_skipped, record.malformed_count) == (3, 14, 1, 5)
+    assert record.problems[0] == [3, dict(report.malformed)[3]]
+    assert record.finished_at is not None
+
+
+def test_a_failed_run_is_recorded_as_failed(tmp_path):
+    from corpora.models import CorpusImport, ImportStatus
+
+    path = tmp_path / "train.tsv"
+    path.write_text("gold_label\tsentence1\n", encoding="utf-8")
+    with pytest.raises(CorpusImportError, match="header lacks column"):
+        import_pairs_file(path, "broken")
+    record = CorpusImport.objects.get(dataset__slug="broken")
+    assert record.status == ImportStatus.FAILED and "header lacks column" in record.error
+    assert Pair.objects.count() == 0
