@@ -63,7 +63,7 @@ class ImportReport:
             f"  malformed lines, skipped: {len(self.malformed)}",
         ]
         if self.gold_differs_from_file:
-            lines.append(f"  pairs whose file gold_label differs from the 3-of-5 rule: {self.gold_differs_from_file}")
+            lines.append(f"  validated pairs whose file gold_label differs from the 3-of-5 rule: {self.gold_differs_from_file}")
         for line, reason in self.malformed[:SHOWN_PROBLEMS]:
             lines.append(f"    line {line}: {reason}")
         if len(self.malformed) > SHOWN_PROBLEMS:
@@ -217,7 +217,9 @@ def _store_chunk(dataset, split, path, rows, report):
     for row in rows:
         votes = Counter(row.labels)
         gold = gold_from_votes(votes[Label.ENTAILMENT], votes[Label.NEUTRAL], votes[Label.CONTRADICTION])
-        if row.file_gold and row.file_gold != gold:
+        # An unvalidated training pair's file gold is its author's label by convention (MultiNLI
+        # §2.2); the platform keeps '-' until it has a 3-of-5 majority, so only validated rows compare.
+        if len(row.labels) > 1 and row.file_gold and row.file_gold != gold:
             report.gold_differs_from_file += 1
         report.labels_skipped += row.skipped_labels
         pairs.append(

@@ -116,6 +116,9 @@ def test_multinli_tsv_keeps_quotes_and_rejects_stray_tabs(tmp_path):
     assert [label for _, label, _ in labels_of("31193n")] == [N, N, E, N, C]
     train_pair = Pair.objects.get(pair_id="200e")
     assert (train_pair.label_count, train_pair.gold_label) == (1, "-")
+    # Its file gold (the author's label, by convention for unvalidated pairs) is not a disagreement;
+    # the validated 31193n's file gold "neutral" agrees with the rule.
+    assert report.gold_differs_from_file == 0
     assert report.labels_skipped == 0  # empty label2..5 cells of train pairs are not labels
 
 
@@ -129,6 +132,8 @@ def test_glue_mnli_tsv(tmp_path):
     path.write_text(tsv_line(header) + tsv_line(row), encoding="utf-8")
     report = import_pairs_file(path, "glue-mnli")
     assert report.ok and report.split == "dev" and report.gold_differs_from_file == 0
+    path.write_text(tsv_line(header) + tsv_line(row[:-1] + ["entailment"]).replace("63735n", "63735x"), encoding="utf-8")
+    assert import_pairs_file(path, "glue-mnli").gold_differs_from_file == 1
     pair = Pair.objects.get(pair_id="63735n")
     assert (pair.gold_label, pair.label_count, pair.premise.prompt_id) == (N, 5, "63735")
     assert pair.hypothesis == "Everyone really likes the newest benefits "  # verbatim
