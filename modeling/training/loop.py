@@ -51,6 +51,7 @@ DEFAULTS = {
     "bucket": True,           # length-bucketed batches (False: the plain baseline of bench/train.py)
     "amp": True,              # mixed precision, used only on CUDA
     "train_eval_limit": 5000, # train accuracy is measured on at most this many train pairs
+    "cpu_threads": None,      # torch threads on a CPU worker (None: torch's default); 1 on a busy machine
 }
 MODEL_DEFAULTS = {
     "esim": {"dropout": 0.5, "lr": 4e-4},
@@ -82,7 +83,7 @@ def resolve_config(model, config=None):
             resolved[key] = kind(resolved[key])
         except (TypeError, ValueError):
             raise ConfigError(f"config {key} must be {kind.__name__}, got {resolved[key]!r}") from None
-    for key in ("max_len", "max_minutes"):
+    for key in ("max_len", "max_minutes", "cpu_threads"):
         if resolved[key] is not None:
             try:
                 resolved[key] = float(resolved[key]) if key == "max_minutes" else int(resolved[key])
@@ -212,6 +213,9 @@ def select_train(train, config):
 def train(data, model, config, on_progress=None, checkpoint_path=None):
     """Train `model` on a loaded snapshot; return (results, trainer). `config` is resolved here."""
     config = resolve_config(model, config)
+    if config["cpu_threads"]:
+        # Several small LSTMs on a shared CPU spin far more than they compute with many threads.
+        torch.set_num_threads(config["cpu_threads"])
     seed_everything(config["seed"])
     rng = random.Random(config["seed"])
     started = time.monotonic()
@@ -294,6 +298,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
         "best_epoch": best_epoch,
         "epochs_run": len(history),
         "stopped_by": stopped,
+        "history": history,
         "device": describe_device(trainer.device),
         "amp": trainer.use_amp,
         "seconds": round(time.monotonic() - started, 3),

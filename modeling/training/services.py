@@ -42,8 +42,11 @@ def max_restarts():
     return int(getattr(settings, "TRAINING_MAX_RESTARTS", 2))
 
 
-def launch_training_run(snapshot, model, config=None, user=None):
-    """A queued TrainingRun, sent to the `gpu` queue once the transaction commits."""
+def launch_training_run(snapshot, model, config=None, user=None, enqueue=True):
+    """A queued TrainingRun, sent to the `gpu` queue once the transaction commits.
+
+    `enqueue=False` leaves it queued for the caller to run in-process (`train --in-process`).
+    """
     if isinstance(snapshot, int):
         snapshot = Snapshot.objects.get(pk=snapshot)
     if snapshot.status != JobStatus.DONE:
@@ -68,7 +71,8 @@ def launch_training_run(snapshot, model, config=None, user=None):
             total_epochs=resolved["epochs"] if model != "majority" else 0,
             celery_task_id=str(uuid.uuid4()),
         )
-        transaction.on_commit(lambda: _enqueue(run.pk, run.celery_task_id))
+        if enqueue:
+            transaction.on_commit(lambda: _enqueue(run.pk, run.celery_task_id))
     return run
 
 

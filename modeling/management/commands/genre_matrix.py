@@ -1,0 +1,89 @@
+"""MultiNLI Table 5: one model per training genre, its test accuracy on every genre.
+
+Each cell comes from one TrainingRun (config.train_genre = the row's genre): its results'
+per-genre test accuracy (dev when the snapshot has no test file). The table is written as JSON
+to settings.DATA_DIR/genre_matrices/snapshot-<id>-<model>-runs-<first>-<last>.json and each run's
+results["genre_matrix_file"] names that file, so the dashboard finds it from any of its runs.
+"""
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from modeling.models import RunStatus, TrainingRun
+from modeling.training.data import load_snapshot
+from modeling.training.services import TrainingError, launch_training_run
+
+from .train import get_snapshot, parse_config, run_in_process, wait_for_runs
+
+
+def train_genres(snapshot):
+    data = load_snapshot(snapshot.directory, expected_hash=snapshot.content_hash)
+    return sorted({ex.genre for ex in data.train if ex.genre and ex.label >= 0})
+
+
+def build_matrix(runs):
+    phase = "test" if all("test" in r.results for r in runs) else "dev"
+    test_genres = sorted({g for r in runs for g in r.results.get(phase, {}).get("per_genre", {})})
+    accuracy = {
+        r.config["train_genre"]: {g: r.results.get(phase, {}).get("per_genre", {}).get(g, {}).get("accuracy")
+                                  for g in test_genres}
+        for r in runs
+    }
+    return {"phase": phase, "train_genres": [r.config["train_genre"] for r in runs], "test_genres": test_genres,
+            "accuracy": accuracy, "runs": {r.config["train_genre"]: r.pk for r in runs}}
+
+
+def format_matrix(table):
+    width = max([len("train \\ test")] + [len(g) for g in table["train_genres"]])
+    cols = [g[:9] for g in table["test_genres"]]
+    lines = ["train \\ test".ljust(width) + "".join(f"{c:>10}" for c in cols)]
+    for genre in table["train_genres"]:
+        cells = []
+        for test_genre in table["test_genres"]:
+            value = table["accuracy"][genre][test_genre]
+            cells.append(f"{100 * value:>10.1f}" if value is not None else f"{'-':>10}")
+        lines.append(genre.ljust(width) + "".join(cells))
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = "Train one model per training genre and print the genre × genre accuracy table (MultiNLI Table 5)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--snapshot", type=int, required=True)
+        parser.add_argument("--model", default="cbow")
+        parser.add_argument("--config", default="{}", help="JSON; dropout defaults to 0.2 as in MultiNLI's Table 5")
+        parser.add_argument("--genres", default="", help="comma-separated training genres (default: all in train)")
+        parser.add_argument("--queue", action="store_true", help="send the runs to gpu workers and wait for them")
+
+    def handle(self, *args, snapshot, model, config, genres, queue, **options):
+        snapshot = get_snapshot(snapshot)
+        config = {"dropout": 0.2, **parse_config(config)}
+        genres = [g.strip() for g in genres.split(",") if g.strip()] or train_genres(snapshot)
+        if not genres:
+            raise CommandError("the snapshot's train file names no genre")
+        runs = []
+        try:
+            for genre in genres:
+                runs.append(launch_training_run(snapshot, model, {**config, "train_genre": genre}, enqueue=queue))
+        except TrainingError as exc:
+            raise CommandError(str(exc)) from exc
+        if queue:
+            runs = sorted(wait_for_runs([r.pk for r in runs]), key=lambda r: genres.index(r.config["train_genre"]))
+        else:
+            runs = [run_in_process(r, desc=f"{model} on {r.config['train_genre']}") for r in runs]
+        failed = [r for r in runs if r.status != RunStatus.DONE]
+        if failed:
+            raise CommandError("; ".join(f"run {r.pk} ({r.config['train_genre']}): {r.error}" for r in failed))
+        table = build_matrix(runs)
+        folder = Path(settings.DATA_DIR) / "genre_matrices"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"snapshot-{snapshot.pk}-{model}-runs-{runs[0].pk}-{runs[-1].pk}.json"
+        path.write_text(json.dumps({"snapshot": snapshot.pk, "model": model, **table}, indent=2))
+        for run in runs:
+            run.results["genre_matrix_file"] = str(path)
+            TrainingRun.objects.filter(pk=run.pk).update(results=run.results)
+        self.stdout.write(f"{table['phase']} accuracy (%) of {model} per training genre; written to {path}")
+        self.stdout.write(format_matrix(table))

@@ -1,0 +1,84 @@
+"""Train a baseline on a snapshot: queued for a `gpu` worker, or here with a progress bar."""
+import json
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
+from modeling.training.services import TrainingError, execute_training_run, launch_training_run
+
+
+def parse_config(raw):
+    try:
+        config = json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"--config is not valid JSON: {exc}") from exc
+    if not isinstance(config, dict):
+        raise CommandError('--config must be a JSON object, e.g. \'{"epochs": 3}\'')
+    return config
+
+
+def get_snapshot(pk):
+    try:
+        return Snapshot.objects.get(pk=pk)
+    except Snapshot.DoesNotExist:
+        raise CommandError(f"no snapshot {pk}") from None
+
+
+def wait_for_runs(run_ids, poll=1.0, stream=None):
+    """Follow queued runs in the database with one tqdm bar until all are done or failed."""
+    with tqdm(total=None, unit="step", desc="training", file=stream) as bar:
+        while True:
+            runs = list(TrainingRun.objects.filter(pk__in=run_ids))
+            bar.total = sum(r.total_steps for r in runs) or None
+            bar.n = sum(r.step for r in runs)
+            bar.set_postfix(status=",".join(sorted({r.status for r in runs})), refresh=False)
+            bar.refresh()
+            if all(r.status in (RunStatus.DONE, RunStatus.FAILED) for r in runs):
+                return runs
+            time.sleep(poll)
+
+
+def run_in_process(run, desc=None):
+    with tqdm(total=run.total_steps or None, unit="step", desc=desc or f"run {run.pk} {run.model}") as bar:
+        execute_training_run(run.pk, bar=bar)
+    run.refresh_from_db()
+    return run
+
+
+def summary(run):
+    if run.status == RunStatus.FAILED:
+        return f"run {run.pk}: failed: {run.error}"
+    if run.status != RunStatus.DONE:
+        return f"run {run.pk}: {run.status} (follow it at /api/training-runs/{run.pk}/)"
+    accuracy = ", ".join(f"{split} {acc:.4f}" for split, acc in run.results.get("accuracy", {}).items() if acc is not None)
+    return (f"run {run.pk}: done on {run.device} in {run.results.get('seconds', 0):.1f} s, "
+            f"{run.results.get('epochs_run', 0)} epoch(s), best epoch {run.results.get('best_epoch')}; "
+            f"train {run.results.get('train_accuracy')}; {accuracy}")
+
+
+class Command(BaseCommand):
+    help = "Train a baseline (majority, cbow, bilstm, esim, hypothesis_only) on a done snapshot."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--snapshot", type=int, required=True)
+        parser.add_argument("--model", required=True, choices=ModelKind.values)
+        parser.add_argument("--config", default="{}", help='JSON, e.g. \'{"epochs": 3, "hidden_dim": 100}\'')
+        parser.add_argument("--wait", action="store_true", help="follow the queued run until it ends")
+        parser.add_argument("--in-process", action="store_true", help="train here instead of on a gpu worker")
+
+    def handle(self, *args, snapshot, model, config, wait, in_process, **options):
+        try:
+            run = launch_training_run(get_snapshot(snapshot), model, parse_config(config), enqueue=not in_process)
+        except TrainingError as exc:
+            raise CommandError(str(exc)) from exc
+        if in_process:
+            run = run_in_process(run)
+        elif wait:
+            run = wait_for_runs([run.pk])[0]
+        else:
+            run.refresh_from_db()
+        self.stdout.write(summary(run))
+        if run.status == RunStatus.FAILED:
+            raise CommandError(f"run {run.pk} failed")
