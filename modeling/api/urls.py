@@ -10,11 +10,13 @@ from .pairs import PairViewSet
 from .schema import ResearcherSchemaView, ResearcherSwaggerView
 from .snapshots import SnapshotFileDownload, SnapshotViewSet
 from .stats import AgreementStatsView
+from .training_runs import TrainingRunViewSet
 
 router = DefaultRouter()
 router.register("snapshots", SnapshotViewSet, basename="snapshot")
 router.register("pairs", PairViewSet, basename="pair")
 # Training runs (modeling/api/training_runs.py) register on the next line:
+router.register("training-runs", TrainingRunViewSet, basename="training-run")
 
 urlpatterns = [
     path("snapshots/<int:pk>/files/<str:name>", SnapshotFileDownload.as_view(), name="snapshot-file"),
