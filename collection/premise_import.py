@@ -15,7 +15,6 @@ a premise from JSONL is taken as one sentence (it is not split) but goes through
 Rows are written in batches, each in its own transaction that first locks the genre row, so two
 imports into one genre cannot both insert the same sentence; re-importing a file adds nothing.
 """
-import hashlib
 import json
 import multiprocessing
 import re
@@ -82,7 +81,7 @@ class PremiseImportReport:
     examples: dict = field(default_factory=dict)  # reason -> the first few texts dropped for it
     seconds: float = 0.0
 
-    def drop(self, reason, text, source):
+    def drop(self, reason, text):
         self.dropped[reason] += 1
         examples = self.examples.setdefault(reason, [])
         if len(examples) < EXAMPLES_PER_REASON and text not in examples:
@@ -183,9 +182,11 @@ def lowercase_words(text):
 
 
 def has_lowercase_word(text):
-    """A sentence nearly always has a lowercase word ("the", "of", a verb); headings,
-    running heads, title lines and lists of names do not."""
-    return any(word[0].islower() for word in WORD_RE.findall(text))
+    """Why headings go: a sentence of eight characters or more nearly always has a lowercase
+    word ("the", "of", a verb), while chapter headings, running heads, titles, bylines and lists
+    of names have none. The cost is the odd all-capitals shout ("GET OUT!"), which the report
+    shows under its own reason, so a researcher who wants those can see how many there were."""
+    return lowercase_words(text) > 0
 
 
 def line_drop_reason(line):
@@ -404,7 +405,7 @@ class _Importer:
             elif prompt_id is not None and prompt_id in self.seen_prompt_ids:
                 reason = DropReason.PROMPT_ID_TAKEN
         if reason is not None:
-            self.report.drop(reason, text, source)
+            self.report.drop(reason, text)
             return
         self.seen_hashes.add(digest)
         if prompt_id is not None:
@@ -416,7 +417,7 @@ class _Importer:
     def drop_whole(self, reason, text, source):
         self.report.read += 1
         self.report.per_file[source]["read"] += 1
-        self.report.drop(reason, text, source)
+        self.report.drop(reason, text)
 
     def flush(self):
         if not self.pending:
@@ -434,7 +435,7 @@ class _Importer:
             wanted = {}
             for text, digest, given_id, source in batch:
                 if digest in existing:
-                    self.report.drop(DropReason.DUPLICATE_EARLIER, text, source)
+                    self.report.drop(DropReason.DUPLICATE_EARLIER, text)
                     continue
                 wanted[digest] = (text, given_id or prompt_id_for(self.genre.slug, digest), given_id, source)
             taken = set(
@@ -445,7 +446,7 @@ class _Importer:
             for digest, (text, prompt_id, given_id, source) in wanted.items():
                 if prompt_id in taken:
                     if given_id is not None:
-                        self.report.drop(DropReason.PROMPT_ID_TAKEN, text, source)
+                        self.report.drop(DropReason.PROMPT_ID_TAKEN, text)
                         continue
                     prompt_id = self._free_prompt_id(digest)
                 rows.append(
