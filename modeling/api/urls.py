@@ -4,6 +4,7 @@ Token authentication: `python manage.py drf_create_token <username>`, then
 `Authorization: Token <key>`; the browser session works too. Researchers only.
 """
 from django.urls import path
+from django.utils.module_loading import import_string  # noqa: F401 (for the training-runs line)
 from rest_framework.routers import DefaultRouter
 
 from .pairs import PairViewSet
@@ -15,7 +16,8 @@ from .training_runs import TrainingRunViewSet
 router = DefaultRouter()
 router.register("snapshots", SnapshotViewSet, basename="snapshot")
 router.register("pairs", PairViewSet, basename="pair")
-# Training runs (modeling/api/training_runs.py) register on the next line:
+# Training runs: modeling/api/training_runs.py registers here with ONE line, e.g.
+# router.register("training-runs", import_string("modeling.api.training_runs.TrainingRunViewSet"), basename="training-run")
 router.register("training-runs", TrainingRunViewSet, basename="training-run")
 
 urlpatterns = [
