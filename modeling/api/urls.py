@@ -4,7 +4,6 @@ Token authentication: `python manage.py drf_create_token <username>`, then
 `Authorization: Token <key>`; the browser session works too. Researchers only.
 """
 from django.urls import path
-from django.utils.module_loading import import_string  # noqa: F401 (for the training-runs line)
 from rest_framework.routers import DefaultRouter
 
 from .pairs import PairViewSet
@@ -16,8 +15,7 @@ from .training_runs import TrainingRunViewSet
 router = DefaultRouter()
 router.register("snapshots", SnapshotViewSet, basename="snapshot")
 router.register("pairs", PairViewSet, basename="pair")
-# Training runs: modeling/api/training_runs.py registers here with ONE line, e.g.
-# router.register("training-runs", import_string("modeling.api.training_runs.TrainingRunViewSet"), basename="training-run")
+# Training runs (modeling/api/training_runs.py, owned by the training work):
 router.register("training-runs", TrainingRunViewSet, basename="training-run")
 
 urlpatterns = [
