@@ -294,3 +294,35 @@ def test_sentence_splitting_in_worker_processes_gives_the_same_result(tmp_path, 
     assert alone.kept == 300 + 2  # the numbered sentences, and the two repeated ones once each
     assert list(Premise.objects.filter(dataset__slug="alone").order_by("id").values_list("text", "prompt_id")) == \
         list(Premise.objects.filter(dataset__slug="pooled").order_by("id").values_list("text", "prompt_id"))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_imports_of_one_file_at_once_insert_each_sentence_once(tmp_path):
+    import threading
+
+    from django.db import connection
+
+    make_genre("fiction", True)
+    Dataset.objects.get_or_create(slug="collected", defaults={"name": "collected"})
+    sentences = [f"Sentence {n} of the shared file tells the story on." for n in range(400)]
+    path = write(tmp_path, " ".join(sentences) + "\n")
+    reports, errors = [], []
+
+    def run():
+        try:
+            reports.append(import_premises([path], genre="fiction", batch_size=50))
+        except Exception as error:  # surfaced below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert Premise.objects.count() == 400
+    assert sum(report.kept for report in reports) == 400
+    assert sum(report.dropped[DropReason.DUPLICATE_EARLIER] for report in reports) == 400
