@@ -6,12 +6,14 @@ either done with all its files or failed with none; nothing is ever marked done 
 """
 import json
 import shutil
+from datetime import timedelta
 import tempfile
 from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from collection.models import Dataset, Genre, Split
@@ -25,6 +27,8 @@ FORMAT_NAME = "multinli-1.0"
 # What a researcher may ask an export to keep (all optional); anything else is refused.
 FILTER_KEYS = ("genres", "splits", "gold_only", "min_labels", "unvalidated_gold")
 UNVALIDATED_GOLD_CHOICES = ("author", "-")
+# A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its worker died.
+STALE_RUNNING_AFTER = timedelta(hours=1)
 
 
 class SnapshotError(Exception):
@@ -107,9 +111,17 @@ def snapshot_directory(snapshot):
 
 
 def _claim(snapshot):
-    """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race."""
-    claimed = Snapshot.objects.filter(pk=snapshot.pk, status__in=[JobStatus.PENDING, JobStatus.FAILED]).update(
-        status=JobStatus.RUNNING, started_at=timezone.now(), finished_at=None, progress=0.0, error=""
+    """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race.
+
+    A snapshot left running by a worker that died (Celery redelivers the task: acks_late) is taken
+    over once it has been running longer than any real export takes.
+    """
+    now = timezone.now()
+    claimable = Q(status__in=[JobStatus.PENDING, JobStatus.FAILED]) | Q(
+        status=JobStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
+    )
+    claimed = Snapshot.objects.filter(claimable, pk=snapshot.pk).update(
+        status=JobStatus.RUNNING, started_at=now, finished_at=None, progress=0.0, error=""
     )
     snapshot.refresh_from_db()
     if not claimed:
@@ -134,6 +146,8 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
         if final_dir.is_dir():
             # Left by an export that died between rename and commit; the snapshot is not done, so it is not immutable yet.
             shutil.rmtree(final_dir)
+        for leftover in root.glob(f".{snapshot.pk}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)  # temp folders of an export whose process died
         temp_dir = Path(tempfile.mkdtemp(prefix=f".{snapshot.pk}-", dir=root))
         files, rows = _write_files(snapshot, temp_dir, progress, page_size)
         digest = content_hash(files)

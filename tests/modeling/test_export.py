@@ -2,6 +2,7 @@
 import csv
 import hashlib
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +10,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.utils import timezone
 
 from collection.models import Dataset, Label, Pair
 from modeling.models import JobStatus, Snapshot, SnapshotFile
@@ -239,3 +241,18 @@ def test_labels_of_excluded_workers_are_left_out(small_corpus, make_worker):
     tsv = pd.read_csv(exported(snapshot, "dev_matched.tsv"), sep="\t", keep_default_na=False, dtype=str)
     line = tsv[tsv["pairID"] == pair.pair_id].iloc[0]
     assert [line[f"label{i}"] for i in range(1, 6)] == ["entailment", "entailment", "", "entailment", "neutral"]
+
+
+def test_a_running_export_is_taken_over_only_when_stale(small_corpus):
+    snapshot = create_snapshot(None)
+    Snapshot.objects.filter(pk=snapshot.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
+    with pytest.raises(SnapshotError, match="already being exported"):
+        export_snapshot(snapshot)
+    # Its worker died two hours ago, leaving a temporary folder behind.
+    leftover = Path(settings.SNAPSHOT_DIR) / f".{snapshot.pk}-dead"
+    leftover.mkdir(parents=True)
+    (leftover / "train.jsonl").write_text("half a file")
+    Snapshot.objects.filter(pk=snapshot.pk).update(started_at=timezone.now() - timedelta(hours=2))
+    export_snapshot(snapshot)
+    assert snapshot.status == JobStatus.DONE and snapshot.row_count == 12
+    assert sorted(p.name for p in Path(settings.SNAPSHOT_DIR).iterdir()) == [str(snapshot.pk)]
