@@ -78,6 +78,8 @@ class PremiseImportReport:
     dropped: Counter = field(default_factory=Counter)
     per_file: dict = field(default_factory=dict)  # file name -> {"read": n, "kept": n}
     malformed: list = field(default_factory=list)  # (file name, line number, why)
+    bytes_total: int = 0  # size of all files
+    bytes_read: int = 0  # of which processed so far: progress is bytes_read / bytes_total
     examples: dict = field(default_factory=dict)  # reason -> the first few texts dropped for it
     seconds: float = 0.0
 
@@ -365,16 +367,29 @@ def check_files(paths):
         raise PremiseImportError("Nothing was imported:\n  " + "\n  ".join(problems))
 
 
-class _ByteCounter:
-    """Wraps a text file so the progress bar can follow the bytes read."""
+class _CountingReader:
+    """A text file's lines, counting the bytes read so far (for the progress figures)."""
 
-    def __init__(self, handle, bar):
-        self.handle, self.bar = handle, bar
+    def __init__(self, handle):
+        self.handle, self.bytes = handle, 0
 
     def __iter__(self):
         for line in self.handle:
-            self.bar.update(len(line.encode("utf-8")))
+            self.bytes += len(line.encode("utf-8"))
             yield line
+
+
+class _Progress:
+    """Moves the tqdm bar and the report's byte counts as lines are *processed* (with --jobs the
+    file is read ahead of the work, so the reader's own count would run early)."""
+
+    def __init__(self, report, bar, done_before):
+        self.report, self.bar, self.done_before = report, bar, done_before
+
+    def advance(self, position):
+        if position > self.bar.n:
+            self.bar.update(position - self.bar.n)
+        self.report.bytes_read = self.done_before + position
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -386,9 +401,9 @@ def prompt_id_for(genre_slug, hash_hex):
 
 
 class _Importer:
-    def __init__(self, dataset, genre, report, batch_size):
+    def __init__(self, dataset, genre, report, batch_size, on_batch=None):
         self.dataset, self.genre, self.report = dataset, genre, report
-        self.batch_size = batch_size
+        self.batch_size, self.on_batch = batch_size, on_batch
         self.pending = []  # (normalised text, hash, promptID or None, file name)
         self.seen_hashes = set()
         self.seen_prompt_ids = set()
@@ -458,6 +473,8 @@ class _Importer:
                 self.report.per_file[source]["kept"] += 1
             Premise.objects.bulk_create(rows)
             self.report.kept += len(rows)
+        if self.on_batch is not None:
+            self.on_batch(self.report)
 
     def _free_prompt_id(self, digest):
         # Only when another premise of the dataset already holds our 16-character id
@@ -469,21 +486,28 @@ class _Importer:
         return candidate
 
 
-def _segment_block(block):
-    return block, (None if block.drop_reason is not None else split_sentences(block.text))
+def _segment_block(item):
+    block, position = item
+    return block, position, (None if block.drop_reason is not None else split_sentences(block.text))
 
 
-def _read_text(importer, handle, source, jobs=1):
+def _positioned_blocks(reader):
+    for block in text_blocks(reader):
+        yield block, reader.bytes
+
+
+def _read_text(importer, reader, source, progress, jobs=1):
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: worker processes split
         # paragraphs (in order) while this process checks and writes. They never touch the
         # database connection they inherit.
         pool = multiprocessing.get_context("fork").Pool(jobs)
-        segmented = pool.imap(_segment_block, text_blocks(handle), chunksize=64)
+        segmented = pool.imap(_segment_block, _positioned_blocks(reader), chunksize=64)
     else:
-        pool, segmented = None, map(_segment_block, text_blocks(handle))
+        pool, segmented = None, map(_segment_block, _positioned_blocks(reader))
     try:
-        for block, sentences in segmented:
+        for block, position, sentences in segmented:
+            progress.advance(position)
             if sentences is None:
                 importer.drop_whole(block.drop_reason, block.text, source)
                 continue
@@ -495,8 +519,9 @@ def _read_text(importer, handle, source, jobs=1):
             pool.join()
 
 
-def _read_jsonl(importer, handle, source):
-    for line_no, line in enumerate(handle, start=1):
+def _read_jsonl(importer, reader, source, progress):
+    for line_no, line in enumerate(reader, start=1):
+        progress.advance(reader.bytes)
         if not line.strip():
             continue
         try:
@@ -537,12 +562,16 @@ def get_or_create_dataset(slug=None):
 
 
 def import_premises(
-    paths, genre, dataset=None, progress=False, batch_size=BATCH_SIZE, file_format="auto", jobs=1
+    paths, genre, dataset=None, progress=False, batch_size=BATCH_SIZE, file_format="auto", jobs=1,
+    on_batch=None,
 ):
     """Import premises of one genre from plain-text or JSONL files; returns a report.
 
     `genre` and `dataset` are slugs or rows; the dataset is created when missing. `jobs` > 1
     splits plain text into sentences in that many processes; the result is the same.
+    `on_batch(report)` is called after each committed batch and once at the end
+    (report.bytes_read / bytes_total is the progress), e.g. to store a progress figure for the
+    dashboard.
     """
     started = time.monotonic()
     if not isinstance(genre, Genre):
@@ -553,9 +582,13 @@ def import_premises(
     if not paths:
         raise PremiseImportError("No files given.")
     check_files(paths)
-    report = PremiseImportReport(dataset=dataset.slug, genre=genre.slug, files=[str(p) for p in paths])
-    importer = _Importer(dataset, genre, report, batch_size)
+    report = PremiseImportReport(
+        dataset=dataset.slug, genre=genre.slug, files=[str(p) for p in paths],
+        bytes_total=sum(path.stat().st_size for path in paths),
+    )
+    importer = _Importer(dataset, genre, report, batch_size, on_batch)
     for path in paths:
+        done_before = report.bytes_read
         source = path.name
         report.per_file.setdefault(source, {"read": 0, "kept": 0})
         jsonl = file_format == "jsonl" or (file_format == "auto" and is_jsonl(path))
@@ -563,11 +596,14 @@ def import_premises(
             total=path.stat().st_size, unit="B", unit_scale=True, desc=source,
             disable=not progress, file=sys.stderr, leave=False,
         ) as bar:
-            lines = _ByteCounter(handle, bar)
+            reader, tracker = _CountingReader(handle), _Progress(report, bar, done_before)
             if jsonl:
-                _read_jsonl(importer, lines, source)
+                _read_jsonl(importer, reader, source, tracker)
             else:
-                _read_text(importer, lines, source, jobs=jobs)
+                _read_text(importer, reader, source, tracker, jobs=jobs)
+            tracker.advance(path.stat().st_size)  # a BOM or trailing bytes are not lines
     importer.flush()
     report.seconds = time.monotonic() - started
+    if on_batch is not None:
+        on_batch(report)
     return report

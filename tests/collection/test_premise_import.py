@@ -326,3 +326,18 @@ def test_two_imports_of_one_file_at_once_insert_each_sentence_once(tmp_path):
     assert Premise.objects.count() == 400
     assert sum(report.kept for report in reports) == 400
     assert sum(report.dropped[DropReason.DUPLICATE_EARLIER] for report in reports) == 400
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_is_reported_after_each_batch(tmp_path, fiction, jobs):
+    text = "".join(f"Paragraph {n} has one sentence about the weather today.\n\n" for n in range(200))
+    jsonl = "".join(json.dumps({"text": f"Record {n} is a premise from a JSONL file."}) + "\n" for n in range(50))
+    paths = [write(tmp_path, text), write(tmp_path, jsonl, name="more.jsonl")]
+    seen = []
+    report = import_premises(paths, genre="fiction", batch_size=40, jobs=jobs,
+                             on_batch=lambda r: seen.append((r.bytes_read, r.kept)))
+    assert report.bytes_total == sum(path.stat().st_size for path in paths)
+    assert len(seen) >= 250 // 40
+    assert seen == sorted(seen)  # never goes back
+    assert seen[-1] == (report.bytes_total, 250)
+    assert 0 < seen[0][0] < report.bytes_total
