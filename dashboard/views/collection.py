@@ -13,7 +13,7 @@ def collection(request):
     return render(request, "dashboard/collection.html", page_context(
         request, "collection", scope,
         overview=overview,
-        hourly_svg=plots.hourly_bars(overview["hourly"]),
+        hourly_svg=stats.cached("hourly-svg", scope.dataset, scope.split, lambda: plots.hourly_bars(overview["hourly"])),
         pairs_last_48h=sum(n for _, n in overview["hourly"]),
         held_filter=held_filter,
     ))

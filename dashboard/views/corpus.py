@@ -21,6 +21,9 @@ def corpus(request):
         request, "corpus", scope,
         overview=overview,
         labels=labels,
-        label_svg=plots.label_bars(overview["gold"], overview["author"]),
-        length_svg=plots.length_histogram(overview["premise_lengths"], overview["hypothesis_lengths"]),
+        # Drawing costs more than the queries; the figures live in the cache as long as their numbers.
+        label_svg=stats.cached("labels-svg", scope.dataset, scope.split,
+                               lambda: plots.label_bars(overview["gold"], overview["author"])),
+        length_svg=stats.cached("lengths-svg", scope.dataset, scope.split, lambda: plots.length_histogram(
+            overview["premise_lengths"], overview["hypothesis_lengths"])),
     ))
