@@ -19,7 +19,7 @@ from modeling.snapshots.tasks import export_snapshot_task
 from modeling.snapshots.writer import JSONL_KEYS, TSV_COLUMNS
 from tests.conftest import shared_file
 
-from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
+from tests.modeling.conftest import FIVE_E, add_pair, genre
 
 pytestmark = pytest.mark.django_db
 
