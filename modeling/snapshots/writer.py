@@ -1,7 +1,8 @@
 """The MultiNLI file format: one pair as a JSONL object and as a TSV row.
 
 Format decisions (see also modeling/snapshots/README.md):
-- JSONL keys are those of the MultiNLI 1.0 files, in the same (alphabetical) order. Every dataset
+- JSONL keys are those of the MultiNLI 1.0 files, in the same (alphabetical) order, followed by one
+  addition, `dataset` (the row's dataset slug, for runs that mix corpora). Every dataset
   is written in this one format, SNLI included: SNLI's `captionID` is carried in `promptID`
   and its genre (`captions`) in `genre`, so one reader serves every snapshot.
 - TSV columns are MultiNLI's: gold_label, the four parses, sentence1, sentence2, promptID,
@@ -35,6 +36,7 @@ JSONL_KEYS = (
     "sentence2",
     "sentence2_binary_parse",
     "sentence2_parse",
+    "dataset",
 )
 TSV_COLUMNS = (
     "gold_label",
@@ -98,6 +100,8 @@ def export_record(values, labels, unvalidated_gold="author"):
         "sentence2": values[_COL["hypothesis"]],
         "sentence2_binary_parse": values[_COL["binary_parse"]],
         "sentence2_parse": values[_COL["parse"]],
+        # Not a MultiNLI key (readers ignore it): which corpus a row comes from, so a training run can mix two.
+        "dataset": values[_COL["dataset__slug"]],
     }
     return record
 

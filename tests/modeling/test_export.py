@@ -47,6 +47,8 @@ def test_files_per_split_with_matched_and_mismatched(small_corpus):
     assert {r["genre"] for r in rows["dev_mismatched"]} == {"letters"}
     assert {r["genre"] for r in rows["dev_matched"]} == {"fiction"}
     assert {r["genre"] for r in rows["dev"]} == {"captions"}
+    assert {r["dataset"] for r in rows["dev"]} == {"captions-only"}
+    assert {r["dataset"] for r in rows["train"]} == {"mini"}
     assert snapshot.row_count == 12
     assert SnapshotFile.objects.filter(snapshot=snapshot).count() == 14
 
