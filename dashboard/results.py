@@ -5,7 +5,9 @@ per_label, confusion), the pooled `dev` / `test` reports, and `matched` / `misma
 accuracies per phase (MultiNLI Table 4). The genre × genre matrix of MultiNLI Table 5 comes
 from several single-genre runs (config.train_genre) on one snapshot: each run is one row.
 """
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from modeling.models import RunStatus, TrainingRun
 
@@ -64,7 +66,8 @@ def read(results):
                 "values": confusion["matrix"], "phase": phase,
             }
             break
-    report.genre_matrix = stored_genre_matrix(results.get("genre_matrix"))
+    report.genre_matrix = stored_genre_matrix(results.get("genre_matrix")) or matrix_file(
+        results.get("genre_matrix_file"))
     for key in ("train_accuracy", "train_pairs", "best_epoch", "epochs_run", "stopped_by", "vocab_size",
                 "embeddings_covered", "majority_label", "device", "seconds", "dev_split"):
         if results.get(key) not in (None, ""):
@@ -87,22 +90,43 @@ def stored_genre_matrix(matrix):
     return None
 
 
-def genre_matrix_across_runs(run, phase="dev"):
+def matrix_file(path):
+    """The table `manage.py genre_matrix` writes (train_genres, test_genres, accuracy[train][test], phase)."""
+    if not path:
+        return None
+    try:
+        table = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None  # written on another machine, or gone: the runs themselves still tell
+    rows, columns = table.get("train_genres") or [], table.get("test_genres") or []
+    accuracy = table.get("accuracy") or {}
+    if not rows or not columns:
+        return None
+    return {"rows": rows, "columns": columns, "phase": table.get("phase"),
+            "values": [[(accuracy.get(row) or {}).get(column) for column in columns] for row in rows]}
+
+
+def genre_matrix_across_runs(run):
     """MultiNLI Table 5 from single-genre runs: rows = genre trained on, columns = genre evaluated.
 
-    Uses the latest finished run per training genre with the same snapshot and model as `run`.
+    The latest finished run per training genre with the same snapshot and model as `run`; test
+    accuracy when every run has a test set, else dev (as `manage.py genre_matrix` does).
     """
     runs = (
         TrainingRun.objects.filter(snapshot_id=run.snapshot_id, model=run.model, status=RunStatus.DONE)
         .order_by("created_at")
         .only("config", "results")
     )
-    by_genre = {}
-    for other in runs:
-        genre = (other.config or {}).get("train_genre") or (other.results.get("config") or {}).get("train_genre")
-        per_genre = ((other.results or {}).get(phase) or {}).get("per_genre")
-        if genre and per_genre:
-            by_genre[genre] = {g: figures.get("accuracy") for g, figures in per_genre.items()}
-    if len(by_genre) < 2:
+    single_genre = [other for other in runs if (other.config or {}).get("train_genre")]
+    if len(single_genre) < 2:
         return None
-    return stored_genre_matrix(by_genre)
+    phase = "test" if all("test" in (other.results or {}) for other in single_genre) else "dev"
+    by_genre = {}
+    for other in single_genre:
+        per_genre = ((other.results or {}).get(phase) or {}).get("per_genre")
+        if per_genre:
+            by_genre[other.config["train_genre"]] = {g: figures.get("accuracy") for g, figures in per_genre.items()}
+    matrix = stored_genre_matrix(by_genre) if len(by_genre) >= 2 else None
+    if matrix:
+        matrix["phase"] = phase
+    return matrix

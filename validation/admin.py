@@ -7,7 +7,7 @@ from django.contrib import admin
 
 from collection.admin import GoldLabelFilter, short
 
-from .models import ValidationClaim, ValidationLabel
+from .models import ValidationClaim, ValidationLabel, ValidationPolicy
 
 
 class PositionFilter(admin.SimpleListFilter):
@@ -71,3 +71,11 @@ class ValidationClaimAdmin(admin.ModelAdmin):
         return f"{claim.pair.pair_id}: {short(claim.pair.hypothesis, 8)}"
 
 
+
+
+@admin.register(ValidationPolicy)
+class ValidationPolicyAdmin(admin.ModelAdmin):
+    list_display = ["dataset", "trusted_only"]
+    list_filter = ["trusted_only"]
+    list_select_related = ["dataset"]
+    autocomplete_fields = ["dataset"]

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 CHANGELISTS = [
     "collection_dataset", "collection_genre", "collection_promptfamily", "collection_premise",
     "collection_premisereport", "collection_worker", "collection_study", "collection_studysession",
-    "collection_writingclaim", "collection_pair", "validation_validationlabel", "validation_validationclaim",
+    "collection_writingclaim", "collection_pair", "validation_validationlabel", "validation_validationclaim", "validation_validationpolicy",
     "modeling_snapshot", "modeling_trainingrun",
 ]
 

@@ -1,5 +1,6 @@
 """Snapshots and training runs started from the dashboard, their live progress and results."""
 import shutil
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -21,7 +22,7 @@ def finished(model, pk):
 
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
-def test_snapshot_then_training_run_from_the_dashboard(celery_worker_process, client, researcher):
+def test_snapshot_then_training_run_from_the_dashboard(celery_worker_process, client, researcher, settings):
     dataset = factories.corpus()
     client.force_login(researcher)
 
@@ -39,7 +40,9 @@ def test_snapshot_then_training_run_from_the_dashboard(celery_worker_process, cl
             assert f'/api/snapshots/{snapshot.pk}/files/{file.name}"' in page
             assert file.sha256[:12] in page
         assert snapshot.content_hash in page
-        # The download link works with the researcher's session.
+        # The download link works with the researcher's session. (A worker subprocess writes under
+        # its own DATA_DIR; in production web and workers share one SNAPSHOT_DIR.)
+        settings.SNAPSHOT_DIR = Path(snapshot.directory).parent
         download = client.get(f"/api/snapshots/{snapshot.pk}/files/train.jsonl")
         assert download.status_code == 200
         assert b"She was sad." in b"".join(download.streaming_content if download.streaming else [download.content])
@@ -144,3 +147,24 @@ def test_snapshot_form_passes_filters(client, researcher):
     assert snapshot.datasets == [dataset.slug]
     assert snapshot.filters["splits"] == ["dev"] and snapshot.filters["gold_only"] is True
     assert snapshot.filters["unvalidated_gold"] == "-"
+
+
+def test_run_page_reads_the_genre_matrix_file(client, researcher, done_snapshot, tmp_path):
+    """`manage.py genre_matrix` writes the table to a file and names it in each run's results."""
+    import json
+
+    table = {"phase": "test", "train_genres": ["fiction", "slate"], "test_genres": ["fiction", "slate", "oup"],
+             "accuracy": {"fiction": {"fiction": 0.654, "slate": 0.5, "oup": 0.52},
+                          "slate": {"fiction": 0.55, "slate": 0.612, "oup": None}}}
+    path = tmp_path / "matrix.json"
+    path.write_text(json.dumps(table))
+    run = TrainingRun.objects.create(snapshot=done_snapshot, snapshot_hash="a" * 64, model="cbow", status="done",
+                                     config={"train_genre": "fiction"},
+                                     results={"splits": {}, "genre_matrix_file": str(path)})
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()
+    assert 'id="figure-genre-matrix"' in html and ">65.4<" in html and ">61.2<" in html
+    assert "test accuracy per evaluated genre" in html
+    path.unlink()  # a file written on another machine: the page still renders, without the matrix
+    html = client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()
+    assert 'id="figure-genre-matrix"' not in html
