@@ -130,6 +130,10 @@ NLI = {
     "DEFAULT_DATASET": os.environ.get("NLI_DEFAULT_DATASET", "collected"),
 }
 
+# Dashboard aggregates (and their figures) are cached this many seconds per page, dataset and
+# split, so many open dashboards cost one set of queries per interval; 0 turns the cache off.
+DASHBOARD_CACHE_SECONDS = int(os.environ.get("DASHBOARD_CACHE_SECONDS", "5"))
+
 # Celery: with no broker, tasks run in-process (embedded mode).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
