@@ -136,6 +136,10 @@ def _claim(run_id, hostname, task_id):
             return None
         if run.status in (RunStatus.DONE, RunStatus.FAILED):
             return None
+        if task_id and run.celery_task_id and task_id != run.celery_task_id:
+            # A message from an earlier attempt (the reaper requeued the run under a new id).
+            logger.warning("run %s belongs to task %s, not %s; skipped", run_id, run.celery_task_id, task_id)
+            return None
         restarts = int(run.results.get("restarts", 0)) + (1 if run.status == RunStatus.RUNNING else 0)
         now = timezone.now()
         if restarts > max_restarts():
@@ -147,7 +151,6 @@ def _claim(run_id, hostname, task_id):
         run.status = RunStatus.RUNNING
         run.error = ""
         run.worker_hostname = hostname[:200]
-        run.celery_task_id = task_id or run.celery_task_id
         run.started_at = now
         run.heartbeat_at = now
         run.finished_at = None

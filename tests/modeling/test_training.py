@@ -132,7 +132,15 @@ def test_snapshot_reader_checks_files_against_the_manifest(tmp_path):
         load_snapshot(tmp_path / "ok")
 
 
-# --- runs through the service, in-process (SQLite) or eagerly ------------------------------
+# --- runs through the service, executed in this process ------------------------------------
+
+@pytest.fixture
+def in_process_tasks(monkeypatch):
+    """Tasks run eagerly here even when a broker is configured: these tests are about the run's
+    logic; tests/modeling/test_training_worker.py covers the same path through a real worker."""
+    from annotation_site.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
 
 def launch(snapshot, model, config, user=None, capture=None):
     with capture(execute=True):
@@ -141,7 +149,7 @@ def launch(snapshot, model, config, user=None, capture=None):
     return run
 
 
-def test_a_run_trains_evaluates_and_records_everything(db, tmp_path, researcher, django_capture_on_commit_callbacks, settings):
+def test_a_run_trains_evaluates_and_records_everything(db, in_process_tasks, tmp_path, researcher, django_capture_on_commit_callbacks, settings):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(), researcher)
     run = launch(snapshot, "cbow", dict(FAST, epochs=3, lr=0.02), researcher, django_capture_on_commit_callbacks)
     assert run.status == RunStatus.DONE, run.error
@@ -162,7 +170,7 @@ def test_a_run_trains_evaluates_and_records_everything(db, tmp_path, researcher,
     ("missing_file", "test_matched.jsonl is listed in manifest.json but missing"),
     ("hash", "hash mismatch"),
 ])
-def test_a_corrupt_snapshot_fails_the_run_with_the_reason(db, tmp_path, django_capture_on_commit_callbacks, damage, message):
+def test_a_corrupt_snapshot_fails_the_run_with_the_reason(db, in_process_tasks, tmp_path, django_capture_on_commit_callbacks, damage, message):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=10, n_eval=4))
     folder = tmp_path / "snap"
     if damage == "bad_json":
@@ -216,7 +224,7 @@ def test_the_reaper_fails_runs_without_heartbeat_and_spares_live_ones(db, tmp_pa
     assert TrainingRun.objects.get(pk=alive.pk).status == RunStatus.FAILED
 
 
-def test_the_reaper_can_requeue_and_the_run_then_completes(db, tmp_path, django_capture_on_commit_callbacks):
+def test_the_reaper_can_requeue_and_the_run_then_completes(db, in_process_tasks, tmp_path, django_capture_on_commit_callbacks):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=20, n_eval=5))
     run = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow",
                                      config=resolve_config("cbow", FAST), status=RunStatus.RUNNING,
@@ -231,7 +239,7 @@ def test_the_reaper_can_requeue_and_the_run_then_completes(db, tmp_path, django_
 
 # --- API and commands ----------------------------------------------------------------------
 
-def test_api_lists_creates_and_retrieves_runs_for_researchers_only(db, tmp_path, client, researcher,
+def test_api_lists_creates_and_retrieves_runs_for_researchers_only(db, in_process_tasks, tmp_path, client, researcher,
                                                                   make_worker, django_capture_on_commit_callbacks):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=20, n_eval=5))
     worker = make_worker()
