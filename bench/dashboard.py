@@ -44,6 +44,11 @@ PAGES = [
     ("workers", "/dashboard/workers/"),
     ("snapshots", "/dashboard/snapshots/"),
     ("training", "/dashboard/training/"),
+    ("admin: pairs", "/admin/collection/pair/"),
+    ("admin: pairs, gold -", "/admin/collection/pair/?gold_label=-"),
+    ("admin: pair search", "/admin/collection/pair/?q=dog"),
+    ("admin: labels", "/admin/validation/validationlabel/"),
+    ("admin: premises", "/admin/collection/premise/"),
 ]
 
 
@@ -135,11 +140,11 @@ def main():
     print(f"database: {connection.vendor}, pairs: {pairs:,}, repeat: {args.repeat}, "
           f"cache: {getattr(settings, 'DASHBOARD_CACHE_SECONDS', 5)} s")
     print(f"baseline (login page): {baseline:.1f} ms")
-    print(f"{'page':<20}{'cold ms':>10}{'x base':>9}{'warm ms':>10}{'x base':>9}")
+    print(f"{'page':<22}{'cold ms':>10}{'x base':>9}{'warm ms':>10}{'x base':>9}")
     for name, url in PAGES:
         cold = timed(client, url, args.repeat, cold=True)
         warm = timed(client, url, args.repeat, cold=False)
-        print(f"{name:<20}{cold:>10.1f}{cold / baseline:>9.1f}{warm:>10.1f}{warm / baseline:>9.1f}", flush=True)
+        print(f"{name:<22}{cold:>10.1f}{cold / baseline:>9.1f}{warm:>10.1f}{warm / baseline:>9.1f}", flush=True)
 
 
 if __name__ == "__main__":

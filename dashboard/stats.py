@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Avg, Count, F, Q, Value
+from django.db.models import Count, F, Q, Value
 from django.db.models.functions import Length, Replace, Trim, TruncHour
 from django.utils import timezone
 
@@ -158,11 +158,6 @@ def corpus_overview(dataset=None, split=None):
     return cached("corpus", dataset, split, lambda: _corpus_overview(dataset, split))
 
 
-def _label_counts(pairs, field, labels):
-    counts = dict(pairs.values_list(field).annotate(n=Count("id")).order_by())
-    return [(label, counts.get(label, 0)) for label in labels]
-
-
 def length_histogram(queryset, field):
     """{words: how many rows} in one GROUP BY over the word-count expression."""
     return dict(
@@ -182,19 +177,37 @@ def histogram_summary(histogram):
 
 
 def _corpus_overview(dataset, split):
-    pairs = pairs_in(dataset, split)
-    premises = premises_in(dataset, split)
+    """Two scans in all: premises by (genre, length) and pairs by (length, gold, author label).
+
+    The word-count expression is the costly part, so each table is read once and the figures
+    (histograms, per-genre means, label counts) are summed from the few hundred grouped rows.
+    """
     labels = [label.value for label in THREE_WAY]
-    per_genre = list(
-        premises.values("genre__slug", "genre__name")
-        .annotate(premises=Count("id"), mean_words=Avg(word_count("text")))
-        .order_by("genre__slug")
+    premise_rows = (
+        premises_in(dataset, split).annotate(words=word_count("text"))
+        .values_list("genre__slug", "genre__name", "words").annotate(n=Count("id")).order_by()
     )
-    premise_lengths = length_histogram(premises, "text")
-    hypothesis_lengths = length_histogram(pairs, "hypothesis")
+    premise_lengths, genres = {}, {}
+    for slug, name, words, n in premise_rows:
+        premise_lengths[words] = premise_lengths.get(words, 0) + n
+        genre = genres.setdefault(slug, {"genre__slug": slug, "genre__name": name, "premises": 0, "words": 0})
+        genre["premises"] += n
+        genre["words"] += words * n
+    per_genre = [
+        {**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())
+    ]
+    pair_rows = (
+        pairs_in(dataset, split).annotate(words=word_count("hypothesis"))
+        .values_list("words", "gold_label", "author_label").annotate(n=Count("id")).order_by()
+    )
+    hypothesis_lengths, gold, author = {}, dict.fromkeys(labels + [NO_GOLD], 0), dict.fromkeys(labels, 0)
+    for words, gold_label, author_label, n in pair_rows:
+        hypothesis_lengths[words] = hypothesis_lengths.get(words, 0) + n
+        gold[gold_label] = gold.get(gold_label, 0) + n
+        author[author_label] = author.get(author_label, 0) + n
     return {
-        "gold": _label_counts(pairs, "gold_label", labels + [NO_GOLD]),
-        "author": _label_counts(pairs, "author_label", labels),
+        "gold": list(gold.items()),
+        "author": list(author.items()),
         "per_genre": per_genre,
         "premise_lengths": premise_lengths,
         "hypothesis_lengths": hypothesis_lengths,
