@@ -119,6 +119,10 @@ SNAPSHOT_DIR = Path(os.environ.get("SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 CHECKPOINT_DIR = Path(os.environ.get("CHECKPOINT_DIR", DATA_DIR / "checkpoints"))
 # A GloVe-format text file (word followed by its vector on each line), or empty for random embeddings.
 EMBEDDINGS_FILE = os.environ.get("EMBEDDINGS_FILE", "")
+# Training runs write progress every few seconds; one silent for TRAINING_STALE_MINUTES is "worker lost".
+TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "2"))
+TRAINING_STALE_MINUTES = float(os.environ.get("TRAINING_STALE_MINUTES", "10"))
+TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
 
 # The platform's own collection rules.
 NLI = {
