@@ -25,7 +25,7 @@ EVAL_SPLITS = ("dev_matched", "dev_mismatched", "test_matched", "test_mismatched
 DEV_SPLITS_FOR_EARLY_STOPPING = ("dev_matched", "dev")
 
 PAD, UNK = "<pad>", "<unk>"
-_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\sa-z0-9]")
+_TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
 
 
 class SnapshotError(Exception):

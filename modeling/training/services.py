@@ -99,9 +99,8 @@ class Heartbeat:
     def __call__(self, event):
         if self.bar is not None:
             self.bar.total = event["total_steps"] or None
-            self.bar.n = event["step"]
             self.bar.set_postfix(epoch=event["epoch"], loss=event["loss"], dev=event["dev_accuracy"], refresh=False)
-            self.bar.refresh()
+            self.bar.update(event["step"] - self.bar.n)  # redraws at most every mininterval
         now = time.monotonic()
         if event["kind"] == "step" and now - self.last < self.interval:
             return
