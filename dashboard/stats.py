@@ -19,7 +19,6 @@ from collection.models import (
     NO_GOLD,
     THREE_WAY,
     ClaimStatus,
-    Genre,
     Pair,
     Premise,
     PremiseStatus,
@@ -330,7 +329,3 @@ def median_writing_seconds(dataset=None, split=None):
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
-
-
-def genres():
-    return list(Genre.objects.order_by("slug"))
