@@ -6,13 +6,14 @@ expensive aggregates go through `cached()`: a few seconds in Django's cache, key
 page, dataset and split, so a dashboard left open by several researchers costs one query
 per interval while the figures still follow the data without a restart.
 """
+import math
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
 from django.db.models import Count, F, Q, Value
-from django.db.models.functions import Length, Replace, Trim, TruncHour
+from django.db.models.functions import Length, Mod, Replace, Trim, TruncHour
 from django.utils import timezone
 
 from collection.models import (
@@ -26,6 +27,8 @@ from collection.models import (
     WritingClaim,
 )
 from validation.models import ValidationClaim, ValidationLabel
+
+from . import overlap
 
 HOURS_SHOWN = 48
 
@@ -175,6 +178,25 @@ def histogram_summary(histogram):
     }
 
 
+def overlap_sample_size():
+    return getattr(settings, "DASHBOARD_OVERLAP_SAMPLE", 20000)
+
+
+def edit_relations(dataset=None, split=None):
+    """Hypothesis–premise relations (dashboard.overlap) over at most DASHBOARD_OVERLAP_SAMPLE pairs.
+
+    Comparing words needs Python, so a large corpus is sampled systematically (every k-th pair
+    by id); the page says how many pairs the shares rest on.
+    """
+    pairs = pairs_in(dataset, split)
+    total = pairs.count()
+    step = max(1, math.ceil(total / max(1, overlap_sample_size())))
+    if step > 1:
+        pairs = pairs.annotate(bucket=Mod(F("id"), Value(step))).filter(bucket=0)
+    counts = overlap.relation_counts(pairs.values_list("premise__text", "hypothesis").iterator(chunk_size=2000))
+    return {**counts, "total": total, "step": step}
+
+
 def _corpus_overview(dataset, split):
     """Two scans in all: premises by (genre, length) and pairs by (length, gold, author label).
 
@@ -212,6 +234,7 @@ def _corpus_overview(dataset, split):
         "hypothesis_lengths": hypothesis_lengths,
         "premise_summary": histogram_summary(premise_lengths),
         "hypothesis_summary": histogram_summary(hypothesis_lengths),
+        "relations": edit_relations(dataset, split),
     }
 
 

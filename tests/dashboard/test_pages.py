@@ -151,3 +151,40 @@ def test_unknown_sort_falls_back(client, researcher, make_worker):
     client.force_login(researcher)
     response = client.get(reverse("dashboard:workers"), {"sort": "password"})
     assert response.status_code == 200 and response.context["sort"] == "-pairs_written"
+
+
+@pytest.mark.parametrize("premise, hypothesis, deletion, one_word", [
+    ("Two dogs run in the park.", "Two dogs run.", True, False),
+    ("Two dogs run in the park.", "Two dogs run in the big park.", False, True),     # inserted
+    ("Two dogs run in the park.", "Two cats run in the park.", False, True),         # substituted
+    ("Two dogs run in the park.", "In the park two dogs run.", False, False),         # more than one move
+    ("two dogs run fast today", "two dogs fast run today", False, True),             # moved
+    ("Two dogs run in the park.", "Two dogs run in the park.", False, False),        # identical
+    ("Two dogs run in the park.", "A cat sleeps.", False, False),
+])
+def test_edit_relations(premise, hypothesis, deletion, one_word):
+    from dashboard import overlap
+
+    p, h = overlap.tokens(premise), overlap.tokens(hypothesis)
+    assert overlap.only_deletion(p, h) is deletion
+    assert overlap.one_word_edit(p, h) is one_word
+
+
+def test_corpus_page_shows_edit_relations_over_a_bounded_sample(client, researcher, settings):
+    dataset = factories.dataset()
+    fiction = factories.genre("fiction")
+    premise = factories.premise(dataset, fiction, "train", "Two dogs run in the park.")
+    for hypothesis in ("Two dogs run.", "Two cats run in the park.", "A cat sleeps.", "Dogs are outside."):
+        factories.pair(dataset, premise, hypothesis, [factories.E])
+    client.force_login(researcher)
+    page = figures(client.get(reverse("dashboard:corpus")).content.decode())
+    assert number(page.by_id["stat-relations-pairs"][0]) == 4
+    assert number(page.by_id["stat-only-deletion"][0]) == 0.25
+    assert number(page.by_id["stat-one-word-edit"][0]) == 0.25
+    # Shared distinct words over the longer sentence's (6): "Two dogs run." 3/6, "Two cats run in the
+    # park." 5/6, "Dogs are outside." 1/6, "A cat sleeps." 0.
+    assert number(page.by_id["stat-high-overlap"][0]) == 0.5
+
+    settings.DASHBOARD_OVERLAP_SAMPLE = 2
+    relations = stats.edit_relations(dataset)
+    assert relations["total"] == 4 and relations["step"] == 2 and relations["pairs"] == 2
