@@ -324,7 +324,11 @@ class Pair(models.Model):
                 name="one_pair_per_author_label",
             ),
         ]
-        indexes = [models.Index(fields=["needs_validation", "label_count"], name="pair_validation_queue")]
+        indexes = [
+            models.Index(fields=["needs_validation", "label_count"], name="pair_validation_queue"),
+            # Pairs written per hour on the dashboard.
+            models.Index(fields=["created_at"], name="pair_created_at"),
+        ]
 
     def __str__(self):
         return f"{self.pair_id}: {self.hypothesis[:60]}"
