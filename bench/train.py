@@ -23,14 +23,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from modeling.training.data import Vocab, encode_examples, example_from_row, make_batches  # noqa: E402
-from modeling.training.loop import Trainer, describe_device, resolve_config, seed_everything  # noqa: E402
+from modeling.training.loop import Trainer, describe_device, resolve_config, seed_everything, sort_length  # noqa: E402
 from modeling.training.synthetic import synthetic_rows  # noqa: E402
 
 
 def one_epoch(model, examples, vocab, config, bucket, pad_to, amp):
     seed_everything(config["seed"])
     trainer = Trainer(model, dict(config, amp=amp), vocab)
-    batches = make_batches(examples, config["batch_size"], rng=random.Random(0), bucket=bucket, pad_to=pad_to)
+    batches = make_batches(examples, config["batch_size"], rng=random.Random(0), bucket=bucket, pad_to=pad_to,
+                           length=sort_length(model))
     # One warm-up step (allocations, cuDNN autotuning), not timed.
     trainer.train_step(batches[0])
     if trainer.device.type == "cuda":
@@ -41,8 +42,12 @@ def one_epoch(model, examples, vocab, config, bucket, pad_to, amp):
     if trainer.device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
-    padded = sum(b.premise.numel() + b.hypothesis.numel() for b in batches)
-    real = sum(int(b.premise_lengths.sum() + b.hypothesis_lengths.sum()) for b in batches)
+    if model == "hypothesis_only":  # only the hypotheses' padding costs it anything
+        padded = sum(b.hypothesis.numel() for b in batches)
+        real = sum(int(b.hypothesis_lengths.sum()) for b in batches)
+    else:
+        padded = sum(b.premise.numel() + b.hypothesis.numel() for b in batches)
+        real = sum(int(b.premise_lengths.sum() + b.hypothesis_lengths.sum()) for b in batches)
     return seconds, real / padded, trainer
 
 

@@ -1,0 +1,22 @@
+"""Training the baselines on exported snapshots (feature rows 16, 17, 22).
+
+    data.py        a snapshot folder's JSONL files → token ids (checked against manifest.json);
+                   length-bucketed batches; mixing (all of A + a fresh p% of B each epoch)
+    embeddings.py  random, a GloVe text file (settings.EMBEDDINGS_FILE), or "glove-6b-50d"
+    loop.py        config defaults (MultiNLI §3), the training loop, early stopping on dev matched
+    evaluate.py    accuracy per split file, matched / mismatched, per genre, per label, confusion
+    artifacts.py   give-away words: p(label | word) over hypotheses
+    services.py    launch_training_run, execute_training_run (the worker's side), reap_stale_runs
+    tasks.py       the Celery task modeling.tasks.run_training (routed to the `gpu` queue)
+
+A run's `results` (TrainingRun.results):
+    accuracy            {split file: accuracy}, e.g. {"dev_matched": .., "test_mismatched": ..}
+    splits              {split file: report}; report = n, correct, accuracy, excluded_no_gold,
+                        per_genre {genre: {n, accuracy}}, per_label {label: {n, accuracy}},
+                        confusion {labels, matrix (rows gold, columns predicted)}
+    dev, test           one report over all of a phase's files (matched and mismatched pooled)
+    matched, mismatched {"dev": .., "test": ..} as in MultiNLI Table 4
+    train_accuracy, history, best_epoch, epochs_run, stopped_by, device, amp, seconds, config,
+    vocab_size, embeddings_covered, restarts (attempts lost with a worker), majority_label,
+    genre_matrix_file (runs made by `manage.py genre_matrix`: the JSON table they belong to)
+"""

@@ -239,11 +239,20 @@ def collate(examples, pad_to=None):
     return Batch(premise, p_len, hypothesis, h_len, labels, list(examples))
 
 
-def make_batches(examples, batch_size, rng=None, bucket=True, pad_to=None, pool_batches=50):
+def pair_length(ex):
+    return (len(ex.premise_ids), len(ex.hypothesis_ids))
+
+
+def hypothesis_length(ex):
+    return len(ex.hypothesis_ids)
+
+
+def make_batches(examples, batch_size, rng=None, bucket=True, pad_to=None, pool_batches=50, length=pair_length):
     """Batches of similar length: shuffle, sort pools of `pool_batches` batches by length, cut.
 
     Sorting only within pools keeps epochs random while most batches carry little padding.
     Without `rng` the order is fixed (evaluation). `bucket=False` is the plain baseline.
+    `length` says what to sort by: both sentences, or only what the model reads.
     """
     examples = list(examples)
     if rng is not None:
@@ -253,7 +262,7 @@ def make_batches(examples, batch_size, rng=None, bucket=True, pad_to=None, pool_
         ordered = []
         for start in range(0, len(examples), pool):
             chunk = examples[start : start + pool]
-            chunk.sort(key=lambda ex: (len(ex.premise_ids), len(ex.hypothesis_ids)))
+            chunk.sort(key=length)
             ordered.extend(chunk)
         examples = ordered
     batches = [examples[i : i + batch_size] for i in range(0, len(examples), batch_size)]

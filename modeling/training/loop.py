@@ -22,7 +22,9 @@ from .data import (
     Vocab,
     encode_examples,
     epoch_train_set,
+    hypothesis_length,
     make_batches,
+    pair_length,
     split_for_mixing,
 )
 from .embeddings import load_embeddings
@@ -167,7 +169,8 @@ class Trainer:
             return self.net.predict(len(examples)).tolist()
         self.net.eval()
         batch_size = batch_size or max(64, self.config["batch_size"])
-        order = sorted(range(len(examples)), key=lambda i: len(examples[i].premise_ids))
+        length = sort_length(self.model_kind)
+        order = sorted(range(len(examples)), key=lambda i: length(examples[i]))
         predictions = [0] * len(examples)
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
@@ -186,6 +189,11 @@ class Trainer:
         if self.trainable:
             state = {k: v.detach().to("cpu").clone() for k, v in state.items()}
         return state
+
+
+def sort_length(model):
+    """What bucketing sorts by: the hypothesis-only model never reads the premise."""
+    return hypothesis_length if model == "hypothesis_only" else pair_length
 
 
 def select_train(train, config):
@@ -252,7 +260,8 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
     for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
         epoch_started = time.monotonic()
         epoch_rows = epoch_train_set(primary, secondary, config["mix_fraction"], rng)
-        batches = make_batches(epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"])
+        batches = make_batches(epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"],
+                               length=sort_length(model))
         loss_sum = 0.0
         for batch in batches:
             loss = trainer.train_step(batch)

@@ -93,3 +93,19 @@ def test_a_killed_worker_child_never_leaves_the_run_running(transactional_db, tm
         assert run.results["restarts"] >= 1
     else:
         assert "worker lost" in run.error
+
+
+@pytest.mark.celery_worker
+def test_train_command_queues_the_run_and_waits_for_it(transactional_db, tmp_path, celery_worker_process, capsys):
+    from django.core.management import call_command
+
+    snapshot = make_snapshot(tmp_path / "snap", {"train": learnable_rows(60, 1), "dev": learnable_rows(20, 2),
+                                                 "test": learnable_rows(20, 3)})
+    call_command("train", "--snapshot", str(snapshot.pk), "--model", "cbow", "--wait",
+                 "--config", '{"embedding_dim": 8, "hidden_dim": 8, "epochs": 2, "cpu_threads": 1}')
+    run = TrainingRun.objects.get()
+    assert run.status == RunStatus.DONE, run.error
+    out = capsys.readouterr().out
+    assert f"run {run.pk}: done" in out and "test " in out
+    if celery_worker_process is not None:
+        assert run.worker_hostname.startswith("test-")
