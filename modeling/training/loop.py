@@ -7,6 +7,7 @@ every step and every epoch; callers decide how often to write it anywhere.
 import copy
 import math
 import random
+import re
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -95,8 +96,18 @@ def resolve_config(model, config=None):
         raise ConfigError("dropout must be in [0, 1)")
     if not 0.0 <= resolved["mix_fraction"] <= 1.0:
         raise ConfigError("mix_fraction must be in [0, 1]")
-    if resolved["batch_size"] < 1 or resolved["epochs"] < 0 or resolved["lr"] <= 0:
-        raise ConfigError("batch_size must be ≥ 1, epochs ≥ 0 and lr > 0")
+    for key, low, high in (("batch_size", 1, 4096), ("epochs", 0, 1000), ("patience", 1, 1000),
+                           ("embedding_dim", 1, 2048), ("hidden_dim", 1, 4096), ("mlp_layers", 1, 8)):
+        if not low <= resolved[key] <= high:
+            raise ConfigError(f"config {key} must be from {low} to {high}, got {resolved[key]}")
+    if resolved["lr"] <= 0:
+        raise ConfigError("config lr must be > 0")
+    device = str(resolved["device"] or "auto")
+    if device != "auto" and not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise ConfigError(f"config device must be auto, cpu, cuda or cuda:N, not {device!r}")
+    for key in ("train_genre", "mix_dataset", "embeddings"):
+        if resolved[key] is not None and not isinstance(resolved[key], str):
+            raise ConfigError(f"config {key} must be a string or null")
     return resolved
 
 

@@ -93,6 +93,10 @@ def test_paper_defaults_and_config_checks():
         resolve_config("cbow", {"hiden_dim": 5})
     with pytest.raises(ValueError, match="dropout"):
         resolve_config("cbow", {"dropout": 1.5})
+    with pytest.raises(ValueError, match="epochs must be from 0 to 1000"):
+        resolve_config("cbow", {"epochs": 10**6})
+    with pytest.raises(ValueError, match="device must be"):
+        resolve_config("cbow", {"device": "tpu"})
 
 
 def test_training_is_deterministic_with_a_seed():
