@@ -45,6 +45,30 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _reference_data(request):
+    """Genres and prompt families, as a migrated database has them.
+
+    They come from a data migration, and every transactional test ends by flushing all tables,
+    so tests after it would otherwise run on a database no real installation ever has.
+    """
+    wants_db = request.node.get_closest_marker("django_db") or {"db", "transactional_db", "live_server"} & set(
+        request.fixturenames
+    )
+    if not wants_db:
+        return
+    marker = request.node.get_closest_marker("django_db")
+    transactional = (marker and marker.kwargs.get("transaction")) or {"transactional_db", "live_server"} & set(
+        request.fixturenames
+    )
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    from collection.models import Genre
+    from collection.prompt_content import GENRES, install_prompt_content
+
+    if Genre.objects.count() < len(GENRES):
+        install_prompt_content()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # Real hashing is deliberately slow; it is not what these tests are about.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
