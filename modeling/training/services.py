@@ -20,8 +20,7 @@ from django.utils import timezone
 
 from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 
-from .data import load_snapshot
-from .loop import resolve_config, train
+from .config import resolve_config
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +174,10 @@ def execute_training_run(run_id, hostname=None, task_id=None, bar=None):
                 f"hash mismatch: snapshot {snapshot.pk} now has content hash {snapshot.content_hash[:12]}…, "
                 f"the run was launched on {run.snapshot_hash[:12]}…"
             )
+        # torch loads here, on the worker, never in the web process.
+        from .data import load_snapshot
+        from .loop import train
+
         data = load_snapshot(snapshot.directory, expected_hash=run.snapshot_hash)
         checkpoint = Path(settings.CHECKPOINT_DIR) / f"run-{run.pk}.pt"
         results, _ = train(data, run.model, run.config,
