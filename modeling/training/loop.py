@@ -7,7 +7,6 @@ every step and every epoch; callers decide how often to write it anywhere.
 import copy
 import math
 import random
-import re
 import time
 from contextlib import nullcontext
 from pathlib import Path
