@@ -13,7 +13,12 @@ PROLIFIC_IDS = "PROLIFIC_PID=demo-pid-1&STUDY_ID=demo-study&SESSION_ID=demo-sess
 class Command(BaseCommand):
     help = "Load demo premises (every genre), accounts, Prolific studies and written pairs. Idempotent."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--no-training", action="store_true", help="skip the demo snapshot and its small baseline runs"
+        )
+
+    def handle(self, *args, no_training=False, **options):
         result = load_demo()
         dataset = result["dataset"]
         self.stdout.write(
@@ -21,6 +26,12 @@ class Command(BaseCommand):
             f"{result['content_rows']} genre/prompt rows, {result['pairs_created']} pairs, "
             f"{result['validation_labels_added']} validation labels."
         )
+        if not no_training:
+            from modeling.demo import ensure_demo_snapshot_and_runs
+
+            self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
+            snapshot, runs = ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
+            self.stdout.write(f"Snapshot {snapshot.pk} ({snapshot.row_count} pairs); {len(runs)} new training runs.")
         lines = [
             "",
             "The demo is ready. Start the server (python manage.py runserver) and open:",
