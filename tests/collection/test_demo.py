@@ -21,20 +21,18 @@ from collection.models import (
     TaskKind,
     Worker,
 )
+from modeling.demo import DEMO_MODELS
+from modeling.models import Snapshot, TrainingRun
 from validation.gold import gold_from_votes
 from validation.models import ValidationLabel
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def load_demo():
+def load_demo(training=False):
+    """The demo command; its snapshot and training runs only where a test is about them (they take seconds)."""
     out = StringIO()
-    call_command("load_demo", stdout=out)
+    call_command("load_demo", *([] if training else ["--no-training"]), stdout=out)
     return out.getvalue()
 
 
@@ -117,15 +115,19 @@ def test_demo_dataset_follows_the_default_dataset_setting(settings):
 
 
 def test_running_it_twice_creates_and_changes_nothing():
-    load_demo()
+    load_demo(training=True)
     before = row_counts()
+    runs_before = list(TrainingRun.objects.values_list("pk", "status").order_by("pk"))
+    snapshots_before = list(Snapshot.objects.values_list("pk", "content_hash").order_by("pk"))
     pairs_before = list(Pair.objects.values().order_by("id"))
     labels_before = list(ValidationLabel.objects.values("pair_id", "position", "worker_id", "label").order_by("id"))
     password_before = get_user_model().objects.get(username="researcher").password
 
-    output = load_demo()
+    output = load_demo(training=True)
 
     assert row_counts() == before
+    assert list(TrainingRun.objects.values_list("pk", "status").order_by("pk")) == runs_before
+    assert list(Snapshot.objects.values_list("pk", "content_hash").order_by("pk")) == snapshots_before
     assert list(Pair.objects.values().order_by("id")) == pairs_before
     assert list(ValidationLabel.objects.values("pair_id", "position", "worker_id", "label").order_by("id")) == labels_before
     assert get_user_model().objects.get(username="researcher").password == password_before
@@ -187,3 +189,23 @@ def test_load_demo_restores_genres_and_families_after_a_flush():
     load_demo()
     assert Genre.objects.count() == 11 and PromptFamily.objects.count() == 6
     assert Premise.objects.count() == 110
+
+
+def test_demo_exports_a_snapshot_and_trains_every_demo_model_with_a_genre_matrix():
+    load_demo(training=True)
+
+    snapshot = Snapshot.objects.get()
+    assert snapshot.status == "done"
+    assert snapshot.row_count == Pair.objects.count()
+    names = set(snapshot.files.values_list("name", flat=True))
+    assert {"train.jsonl", "dev_matched.jsonl", "dev_mismatched.jsonl", "test_matched.tsv", "test_mismatched.tsv"} <= names
+    whole_data_runs = TrainingRun.objects.filter(config__train_genre=None)
+    assert sorted(whole_data_runs.values_list("model", flat=True)) == sorted(DEMO_MODELS)
+    assert set(TrainingRun.objects.values_list("status", flat=True)) == {"done"}
+    for run in whole_data_runs:
+        assert run.snapshot_hash == snapshot.content_hash
+        assert {"dev_matched", "test_mismatched"} <= set(run.results["accuracy"])
+    training_genres = set(Genre.objects.filter(is_training=True).values_list("slug", flat=True))
+    per_genre_runs = TrainingRun.objects.exclude(config__train_genre=None)
+    assert set(per_genre_runs.values_list("config__train_genre", flat=True)) == training_genres
+    assert all("genre_matrix_file" in run.results for run in per_genre_runs)
