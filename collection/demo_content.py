@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from collection.models import (
-    NO_GOLD,
+    THREE_WAY,
     Dataset,
     Genre,
     Label,
@@ -24,7 +24,6 @@ from collection.models import (
     Worker,
 )
 from collection.prompt_content import install_prompt_content
-from validation.models import ValidationLabel
 
 RESEARCHER = ("researcher", "researcher-demo")
 WORKER = ("worker", "worker-demo")
@@ -232,7 +231,6 @@ PREMISES = {
     ],
 }
 
-LABEL_LETTER = {Label.ENTAILMENT: "e", Label.NEUTRAL: "n", Label.CONTRADICTION: "c"}
 
 
 def prompt_id(genre_slug, number):
@@ -315,33 +313,12 @@ def ensure_premises(dataset):
     return by_genre
 
 
-def needs_validation(premise, pair_id, dataset):
-    if premise.split in (Split.DEV, Split.TEST):
-        return True
-    # Seeded by the pairID so that a reload draws the same sample.
-    return premise.split == Split.TRAIN and random.Random(pair_id).random() < dataset.train_validation_fraction
-
-
 def write_demo_pairs(premise, author, hypotheses, dataset):
     """The author's three pairs for one premise, with their position-1 labels, in one transaction."""
-    pairs = []
+    from collection.services import create_written_pairs
+
     with transaction.atomic():
-        for label, hypothesis in zip((Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION), hypotheses):
-            pair_id = f"{premise.prompt_id}{LABEL_LETTER[label]}"
-            pair = Pair.objects.create(
-                dataset=dataset,
-                premise=premise,
-                pair_id=pair_id,
-                hypothesis=hypothesis,
-                author_label=label,
-                author=author,
-                needs_validation=needs_validation(premise, pair_id, dataset),
-                label_count=1,
-                gold_label=NO_GOLD,
-                **{f"{label.value}_votes": 1},
-            )
-            ValidationLabel.objects.create(pair=pair, worker=author, position=1, label=label)
-            pairs.append(pair)
+        pairs = create_written_pairs(premise, author, dict(zip(THREE_WAY, hypotheses)))
         premise.writings_done += 1
         premise.save(update_fields=["writings_done"])
     return pairs

@@ -277,10 +277,12 @@ def hypothesis_errors(premise_text, hypotheses, problem_report=""):
     return errors
 
 
-def _pair_needs_validation(premise, dataset):
+def pair_needs_validation(premise, pair_id, dataset):
+    """Dev and test pairs always; a train pair when a draw seeded by its pairID falls under the dataset's share."""
     if premise.split in (Split.DEV, Split.TEST):
         return True
-    return premise.split == Split.TRAIN and random.random() < dataset.train_validation_fraction
+    # Seeded by the pairID, so the sample is reproducible and a re-run draws the same pairs.
+    return premise.split == Split.TRAIN and random.Random(pair_id).random() < dataset.train_validation_fraction
 
 
 def _pair_id(premise, writing_number, label):
@@ -290,27 +292,33 @@ def _pair_id(premise, writing_number, label):
     return f"{premise.prompt_id}{PAIR_ID_LETTER[label]}{suffix}"
 
 
-def _create_pairs(claim, premise, texts):
+def create_written_pairs(premise, author, texts, claim=None):
+    """One writing's three pairs, each with its counters and its author's label at position 1.
+
+    `texts` maps each label to its hypothesis. Run inside the caller's transaction, which also
+    moves `premise.writings_done`.
+    """
     from validation.models import ValidationLabel
 
     dataset = premise.dataset
     writing_number = premise.writings_done + 1
     pairs = []
     for label in HYPOTHESIS_FIELDS:
+        pair_id = _pair_id(premise, writing_number, label)
         pair = Pair.objects.create(
             dataset=dataset,
             premise=premise,
-            pair_id=_pair_id(premise, writing_number, label),
+            pair_id=pair_id,
             hypothesis=texts[label],
             author_label=label,
-            author=claim.worker,
+            author=author,
             writing_claim=claim,
-            needs_validation=_pair_needs_validation(premise, dataset),
+            needs_validation=pair_needs_validation(premise, pair_id, dataset),
             label_count=1,
             gold_label=NO_GOLD,
             **{f"{label}_votes": 1},
         )
-        ValidationLabel.objects.create(pair=pair, worker=claim.worker, position=1, label=label)
+        ValidationLabel.objects.create(pair=pair, worker=author, position=1, label=label)
         pairs.append(pair)
     return pairs
 
@@ -358,7 +366,7 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
             result.report = PremiseReport.objects.create(premise=premise, worker=worker, message=report_text)
             premise.status = PremiseStatus.HELD
         if any(texts.values()):
-            result.pairs = _create_pairs(claim, premise, texts)
+            result.pairs = create_written_pairs(premise, claim.worker, texts, claim=claim)
             premise.writings_done += 1
             claim.status = ClaimStatus.SUBMITTED
         else:
