@@ -1,11 +1,12 @@
 """A training run's configuration: the papers' defaults and the checks on what a researcher asks for.
 
-Free of torch on purpose: the web site validates a run's config when it is launched, and the
-web process should not load torch to do that.
+Free of torch and of Django on purpose: the web site validates a run's config when it is
+launched without loading torch, and the training loop runs without Django (bench/train.py).
 """
 import re
 
-from modeling.models import ModelKind
+# The same names as modeling.models.ModelKind and the modeling.nets registry (a test keeps them equal).
+MODEL_NAMES = ("majority", "cbow", "bilstm", "esim", "hypothesis_only")
 
 # Defaults of MultiNLI §3 / Chen et al. 2017: 300-d embeddings and hidden states, Adam,
 # dropout 0.1 (CBOW, BiLSTM) and 0.5 (ESIM), lr 4e-4 for ESIM.
@@ -50,8 +51,8 @@ class ConfigError(ValueError):
 
 def resolve_config(model, config=None):
     """The full config a run uses: defaults, then the model's defaults, then the caller's keys."""
-    if model not in ModelKind.values:
-        raise ConfigError(f"unknown model {model!r}; choose one of {', '.join(ModelKind.values)}")
+    if model not in MODEL_NAMES:
+        raise ConfigError(f"unknown model {model!r}; choose one of {', '.join(MODEL_NAMES)}")
     config = dict(config or {})
     unknown = sorted(set(config) - set(DEFAULTS))
     if unknown:

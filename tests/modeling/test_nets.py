@@ -107,3 +107,11 @@ def test_training_is_deterministic_with_a_seed():
         results, _ = train(data, "bilstm", dict(TINY, epochs=3))
         outcomes.append([h["loss"] for h in results["history"]])
     assert outcomes[0] == outcomes[1]
+
+
+def test_model_names_agree_everywhere():
+    from modeling.models import ModelKind
+    from modeling.nets import NETS
+    from modeling.training.config import MODEL_NAMES
+
+    assert set(MODEL_NAMES) == set(ModelKind.values) == set(NETS)
