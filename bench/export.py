@@ -40,6 +40,12 @@ def rss_mib():
 
 
 def peak_rss_mib():
+    # VmHWM: the high-water mark of this process's own memory. ru_maxrss is no good here: across
+    # fork and exec it keeps the parent's peak, which is the generator's, not the export's.
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
