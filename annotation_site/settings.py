@@ -137,6 +137,23 @@ NLI = {
 # Dashboard aggregates (and their figures) are cached this many seconds per page, dataset and
 # split, so many open dashboards cost one set of queries per interval; 0 turns the cache off.
 DASHBOARD_CACHE_SECONDS = int(os.environ.get("DASHBOARD_CACHE_SECONDS", "5"))
+# From this many pairs on, a stale dashboard figure is shown at once while a Celery task
+# recomputes it, instead of making the researcher wait for the aggregate.
+DASHBOARD_LARGE_PAIRS = int(os.environ.get("DASHBOARD_LARGE_PAIRS", "200000"))
+
+# A cache shared by web processes and Celery workers (Redis) when CACHE_URL is set; otherwise
+# each process has its own (fine for the embedded mode, where tasks run in-process).
+CACHE_URL = os.environ.get("CACHE_URL", "")
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "nli",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Celery: with no broker, tasks run in-process (embedded mode).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

@@ -4,9 +4,12 @@ Every figure is a GROUP BY in the database, never a Python loop over rows; per-p
 (Pair.label_count, *_votes, gold_label) stand in for counting the label table. The few
 expensive aggregates go through `cached()`: a few seconds in Django's cache, keyed by the
 page, dataset and split, so a dashboard left open by several researchers costs one query
-per interval while the figures still follow the data without a restart.
+per interval while the figures still follow the data without a restart. On a large corpus
+(settings.DASHBOARD_LARGE_PAIRS) a stale figure is shown at once and a Celery task
+(`dashboard.tasks.refresh_figure`) recomputes it, so no page waits for an aggregate.
 """
 import math
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -37,17 +40,70 @@ def cache_seconds():
     return getattr(settings, "DASHBOARD_CACHE_SECONDS", 5)
 
 
+# Figures a task can recompute by name: name -> function(dataset, split).
+REFRESHABLE = {}
+# How long a figure is kept to be shown while it is being recomputed.
+STALE_KEEP_SECONDS = 24 * 3600
+REFRESH_LOCK_SECONDS = 300
+
+
+def refreshable(name):
+    def register(function):
+        REFRESHABLE[name] = function
+        return function
+
+    return register
+
+
+def cache_key(name, dataset, split):
+    return f"dashboard:{name}:{dataset.pk if dataset else 'all'}:{split or 'all'}"
+
+
+def corpus_is_large():
+    # The highest pair id stands in for the count: an index lookup, not a scan.
+    highest = Pair.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    return highest >= getattr(settings, "DASHBOARD_LARGE_PAIRS", 200_000)
+
+
+def store(key, value):
+    cache.set(key, {"value": value, "at": time.time()}, STALE_KEEP_SECONDS)
+
+
 def cached(name, dataset, split, compute):
-    """compute() once per few seconds per (figure, dataset, split)."""
+    """compute() once per few seconds per (figure, dataset, split); on a large corpus, refreshed by a task."""
     seconds = cache_seconds()
     if seconds <= 0:
         return compute()
-    key = f"dashboard:{name}:{dataset.pk if dataset else 'all'}:{split or 'all'}"
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.set(key, value, seconds)
+    key = cache_key(name, dataset, split)
+    entry = cache.get(key)
+    if entry is not None:
+        if time.time() - entry["at"] < seconds:
+            return entry["value"]
+        if name in REFRESHABLE and corpus_is_large():
+            schedule_refresh(name, dataset, split)
+            return entry["value"]
+    value = compute()
+    store(key, value)
     return value
+
+
+def schedule_refresh(name, dataset, split):
+    """Queue one recompute of a figure; while one is pending, further requests queue nothing."""
+    if cache.add(cache_key(name, dataset, split) + ":refreshing", 1, REFRESH_LOCK_SECONDS):
+        from .tasks import refresh_figure
+
+        refresh_figure.delay(name, dataset.pk if dataset else None, split or "")
+
+
+def refresh_figure_now(name, dataset_id, split):
+    from collection.models import Dataset
+
+    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id else None
+    key = cache_key(name, dataset, split)
+    try:
+        store(key, REFRESHABLE[name](dataset, split or None))
+    finally:
+        cache.delete(key + ":refreshing")
 
 
 def pairs_in(dataset=None, split=None):
@@ -85,6 +141,7 @@ def collection_overview(dataset=None, split=None):
     return cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
 
 
+@refreshable("collection")
 def _collection_overview(dataset, split):
     now = timezone.now()
     # One GROUP BY: premises (distinct) and their pairs per genre and split.
@@ -143,15 +200,17 @@ def label_count_distribution(dataset=None, split=None):
 
 
 def validation_overview(dataset=None, split=None):
-    def compute():
-        from validation.stats import agreement_stats
+    return cached("validation", dataset, split, lambda: _validation_overview(dataset, split))
 
-        return {
-            "label_counts": label_count_distribution(dataset, split),
-            "agreement": agreement_stats(dataset=dataset, split=split),
-        }
 
-    return cached("validation", dataset, split, compute)
+@refreshable("validation")
+def _validation_overview(dataset, split):
+    from validation.stats import agreement_stats
+
+    return {
+        "label_counts": label_count_distribution(dataset, split),
+        "agreement": agreement_stats(dataset=dataset, split=split),
+    }
 
 
 # --- corpus -------------------------------------------------------------------------------------
@@ -197,6 +256,7 @@ def edit_relations(dataset=None, split=None):
     return {**counts, "total": total, "step": step}
 
 
+@refreshable("corpus")
 def _corpus_overview(dataset, split):
     """Two scans in all: premises by (genre, length) and pairs by (length, gold, author label).
 
@@ -270,6 +330,7 @@ def sort_rows(rows, sort):
     return present + missing, ("-" if descending else "") + key
 
 
+@refreshable("workers")
 def _worker_rows(dataset, split):
     pairs = pairs_in(dataset, split).filter(author__isnull=False)
     written = {

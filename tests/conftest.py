@@ -69,6 +69,16 @@ def _reference_data(request):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache (in CI it is Redis, shared with the Celery worker)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     # Real hashing is deliberately slow; it is not what these tests are about.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
