@@ -22,6 +22,7 @@ from .models import (
     Label,
     Pair,
     Premise,
+    PremiseImport,
     PremiseReport,
     PremiseStatus,
     PromptExample,
@@ -168,6 +169,26 @@ class PremiseAdmin(admin.ModelAdmin):
         self.message_user(
             request, f"{released} premise(s) released; {resolved} report(s) resolved.", messages.SUCCESS
         )
+
+
+@admin.register(PremiseImport)
+class PremiseImportAdmin(admin.ModelAdmin):
+    """Read-only: rows are written by `import_premises` as it runs."""
+
+    list_display = ("source", "dataset", "genre", "status", "percent_read", "sentences_read", "kept", "dropped",
+                    "started_at", "finished_at")
+    list_filter = ("status", "genre", "dataset")
+    list_select_related = ("dataset", "genre")
+
+    @admin.display(description="read")
+    def percent_read(self, obj):
+        return f"{100 * obj.progress:.0f}%"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(PremiseReport)

@@ -27,9 +27,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from tqdm import tqdm
 
-from collection.models import Dataset, Genre, Premise, text_hash
+from collection.models import Dataset, Genre, ImportStatus, Premise, PremiseImport, text_hash
 
 MIN_CHARS = 8
 EXAMPLES_PER_REASON = 3
@@ -82,6 +83,7 @@ class PremiseImportReport:
     bytes_read: int = 0  # of which processed so far: progress is bytes_read / bytes_total
     examples: dict = field(default_factory=dict)  # reason -> the first few texts dropped for it
     seconds: float = 0.0
+    import_id: int = None  # the PremiseImport row that followed this run
 
     def drop(self, reason, text):
         self.dropped[reason] += 1
@@ -586,6 +588,35 @@ def import_premises(
         dataset=dataset.slug, genre=genre.slug, files=[str(p) for p in paths],
         bytes_total=sum(path.stat().st_size for path in paths),
     )
+    record = PremiseImport.objects.create(
+        dataset=dataset, genre=genre, source=", ".join(path.name for path in paths)[:255],
+        bytes_total=report.bytes_total,
+    )
+
+    def record_progress(report):
+        PremiseImport.objects.filter(pk=record.pk).update(
+            bytes_read=report.bytes_read, sentences_read=report.read, kept=report.kept, dropped=report.dropped_total
+        )
+        if on_batch is not None:
+            on_batch(report)
+
+    try:
+        _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
+    except Exception as exc:
+        PremiseImport.objects.filter(pk=record.pk).update(
+            status=ImportStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        raise
+    report.seconds = time.monotonic() - started
+    record_progress(report)
+    PremiseImport.objects.filter(pk=record.pk).update(
+        status=ImportStatus.DONE, drop_counts=dict(report.dropped), finished_at=timezone.now()
+    )
+    report.import_id = record.pk
+    return report
+
+
+def _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, on_batch):
     importer = _Importer(dataset, genre, report, batch_size, on_batch)
     for path in paths:
         done_before = report.bytes_read
@@ -603,7 +634,3 @@ def import_premises(
                 _read_text(importer, reader, source, tracker, jobs=jobs)
             tracker.advance(path.stat().st_size)  # a BOM or trailing bytes are not lines
     importer.flush()
-    report.seconds = time.monotonic() - started
-    if on_batch is not None:
-        on_batch(report)
-    return report

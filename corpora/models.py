@@ -1,13 +1,7 @@
 """One row per corpus import, so a researcher can follow a long import and read its report."""
 from django.db import models
 
-from collection.models import Dataset, Split
-
-
-class ImportStatus(models.TextChoices):
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
+from collection.models import Dataset, ImportStatus, Split
 
 
 class CorpusImport(models.Model):

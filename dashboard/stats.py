@@ -172,6 +172,28 @@ def _collection_overview(dataset, split):
     }
 
 
+def recent_imports(limit=10):
+    """The latest premise and corpus imports, newest first, with their progress (read fresh: they move)."""
+    from collection.models import PremiseImport
+    from corpora.models import CorpusImport
+
+    premise_imports = PremiseImport.objects.select_related("dataset", "genre")[:limit]
+    corpus_imports = CorpusImport.objects.select_related("dataset")[:limit]
+    rows = [
+        {"kind": "premises", "source": run.source, "target": f"{run.dataset.slug} / {run.genre.slug}",
+         "status": run.status, "progress": run.progress, "started_at": run.started_at, "error": run.error,
+         "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped"}
+        for run in premise_imports
+    ] + [
+        {"kind": "pairs", "source": run.source, "target": f"{run.dataset.slug} / {run.split or 'split from file'}",
+         "status": run.status, "progress": run.progress, "started_at": run.started_at, "error": run.error,
+         "summary": f"{run.pairs_created:,} pairs and {run.labels_created:,} labels added, "
+                    f"{run.already_present:,} already present, {run.malformed_count:,} malformed lines"}
+        for run in corpus_imports
+    ]
+    return sorted(rows, key=lambda row: row["started_at"], reverse=True)[:limit]
+
+
 def pairs_per_hour(dataset=None, split=None, now=None, hours=HOURS_SHOWN):
     """Pairs written per hour over the last `hours` hours, oldest first, empty hours included."""
     now = now or timezone.now()

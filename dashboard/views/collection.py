@@ -16,4 +16,5 @@ def collection(request):
         hourly_svg=stats.cached("hourly-svg", scope.dataset, scope.split, lambda: plots.hourly_bars(overview["hourly"])),
         pairs_last_48h=sum(n for _, n in overview["hourly"]),
         held_filter=held_filter,
+        imports=stats.recent_imports(),
     ))

@@ -341,3 +341,42 @@ def test_progress_is_reported_after_each_batch(tmp_path, fiction, jobs):
     assert seen == sorted(seen)  # never goes back
     assert seen[-1] == (report.bytes_total, 250)
     assert 0 < seen[0][0] < report.bytes_total
+
+
+def test_an_import_records_its_progress_batch_by_batch_and_its_report(tmp_path, fiction):
+    from collection.models import ImportStatus, PremiseImport
+
+    sentences = [f"The courier number {n} crossed the bridge before the bells rang at noon." for n in range(60)]
+    path = write(tmp_path, "\n\n".join(sentences) + "\n\nShort.\n")
+    seen = []
+
+    def watch(report):
+        row = PremiseImport.objects.get()
+        seen.append((row.status, row.bytes_read, row.kept))
+
+    report = import_premises([path], "fiction", batch_size=10, on_batch=watch)
+
+    row = PremiseImport.objects.get(pk=report.import_id)
+    assert (row.status, row.progress, row.bytes_read) == (ImportStatus.DONE, 1.0, path.stat().st_size)
+    assert (row.sentences_read, row.kept, row.dropped) == (report.read, report.kept, report.dropped_total)
+    assert row.drop_counts == {reason: n for reason, n in report.dropped.items()}
+    assert row.kept == 60 and row.drop_counts == {DropReason.TOO_SHORT: 1}
+    # While it ran, the row moved forward with every committed batch of ten.
+    running = [kept for status, _, kept in seen if status == ImportStatus.RUNNING]
+    assert running[:6] == [10, 20, 30, 40, 50, 60]
+    assert [read for _, read, _ in seen] == sorted(read for _, read, _ in seen)
+
+
+def test_an_import_that_stops_is_recorded_as_failed_with_its_error(tmp_path, fiction):
+    from collection.models import ImportStatus, PremiseImport
+
+    path = write(tmp_path, "\n\n".join(f"A long enough sentence about the harbour, number {n}." for n in range(30)))
+
+    def disk_full(report):
+        raise OSError("no space left on device")
+
+    with pytest.raises(OSError):
+        import_premises([path], "fiction", batch_size=10, on_batch=disk_full)
+    row = PremiseImport.objects.get()
+    assert row.status == ImportStatus.FAILED
+    assert "no space left on device" in row.error and row.finished_at is not None
