@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand
 
 from collection.demo_content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 
-SITE = "http://127.0.0.1:8000"
+DEFAULT_SITE = "http://127.0.0.1:8000"
 PROLIFIC_IDS = "PROLIFIC_PID=demo-pid-1&STUDY_ID=demo-study&SESSION_ID=demo-session-1"
 
 
@@ -17,8 +17,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-training", action="store_true", help="skip the demo snapshot and its small baseline runs"
         )
+        parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
 
-    def handle(self, *args, no_training=False, **options):
+    def handle(self, *args, no_training=False, site=DEFAULT_SITE, **options):
+        site = site.rstrip("/")
         result = load_demo()
         dataset = result["dataset"]
         self.stdout.write(
@@ -35,12 +37,12 @@ class Command(BaseCommand):
         lines = [
             "",
             "The demo is ready. Start the server (python manage.py runserver) and open:",
-            f"  {SITE}/",
+            f"  {site}/",
             f"  researcher login: {RESEARCHER[0]} / {RESEARCHER[1]}",
             f"  worker login:     {WORKER[0]} / {WORKER[1]}",
-            f"  Prolific writing study:   {SITE}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}",
-            f"  Prolific validation study: {SITE}/study/{VALIDATION_STUDY['slug']}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-2').replace('demo-session-1', 'demo-session-2')}",
-            f"  dashboard (researcher):   {SITE}/dashboard/",
-            f"  admin (researcher):       {SITE}/admin/",
+            f"  Prolific writing study:   {site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}",
+            f"  Prolific validation study: {site}/study/{VALIDATION_STUDY['slug']}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-2').replace('demo-session-1', 'demo-session-2')}",
+            f"  dashboard (researcher):   {site}/dashboard/",
+            f"  admin (researcher):       {site}/admin/",
         ]
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))
