@@ -171,14 +171,8 @@ class PremiseAdmin(admin.ModelAdmin):
         )
 
 
-@admin.register(PremiseImport)
-class PremiseImportAdmin(admin.ModelAdmin):
-    """Read-only: rows are written by `import_premises` as it runs."""
-
-    list_display = ("source", "dataset", "genre", "status", "percent_read", "sentences_read", "kept", "dropped",
-                    "started_at", "finished_at")
-    list_filter = ("status", "genre", "dataset")
-    list_select_related = ("dataset", "genre")
+class ImportRunAdmin(admin.ModelAdmin):
+    """Read-only: import rows are written by the import commands as they run."""
 
     @admin.display(description="read")
     def percent_read(self, obj):
@@ -189,6 +183,14 @@ class PremiseImportAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(PremiseImport)
+class PremiseImportAdmin(ImportRunAdmin):
+    list_display = ("source", "dataset", "genre", "status", "percent_read", "sentences_read", "kept", "dropped",
+                    "started_at", "finished_at")
+    list_filter = ("status", "genre", "dataset")
+    list_select_related = ("dataset", "genre")
 
 
 @admin.register(PremiseReport)

@@ -171,35 +171,44 @@ class ImportStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
-class PremiseImport(models.Model):
-    """A run of `import_premises`: its progress (updated after every batch) and, at the end, its report."""
+class ImportRun(models.Model):
+    """What every long import records as it runs: its status, how far through its files it is, and when."""
 
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="premise_imports")
-    genre = models.ForeignKey(Genre, on_delete=models.CASCADE, related_name="premise_imports")
-    source = models.CharField(max_length=255, help_text="The imported files' names.")
     status = models.CharField(max_length=10, choices=ImportStatus.choices, default=ImportStatus.RUNNING)
     bytes_total = models.PositiveBigIntegerField(default=0)
     bytes_read = models.PositiveBigIntegerField(default=0)
-    sentences_read = models.PositiveIntegerField(default=0)
-    kept = models.PositiveIntegerField(default=0)
-    dropped = models.PositiveIntegerField(default=0)
-    drop_counts = models.JSONField(default=dict, blank=True, help_text="Sentences dropped, per reason.")
     error = models.TextField(blank=True, help_text="Why the import stopped, if it failed.")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-started_at", "-id"]
-
-    def __str__(self):
-        return f"{self.source} -> {self.dataset.slug}/{self.genre.slug} ({self.status})"
 
     @property
     def progress(self):
-        """Share of the files read, 0–1."""
+        """Share of the input read, 0–1."""
         if self.status == ImportStatus.DONE:
             return 1.0
         return self.bytes_read / self.bytes_total if self.bytes_total else 0.0
+
+
+class PremiseImport(ImportRun):
+    """A run of `import_premises`: its progress (updated after every batch) and, at the end, its report."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="premise_imports")
+    genre = models.ForeignKey(Genre, on_delete=models.CASCADE, related_name="premise_imports")
+    source = models.CharField(max_length=255, help_text="The imported files' names.")
+    sentences_read = models.PositiveIntegerField(default=0)
+    kept = models.PositiveIntegerField(default=0)
+    dropped = models.PositiveIntegerField(default=0)
+    drop_counts = models.JSONField(default=dict, blank=True, help_text="Sentences dropped, per reason.")
+
+    class Meta(ImportRun.Meta):
+        pass
+
+    def __str__(self):
+        return f"{self.source} -> {self.dataset.slug}/{self.genre.slug} ({self.status})"
 
 
 class PremiseReport(models.Model):

@@ -19,7 +19,8 @@ from tqdm import tqdm
 
 from collection.models import Dataset, Genre, Label, Pair, Premise, Split, text_hash
 from corpora.formats import SNLI_GENRE, MalformedRow, TsvHeader, is_tsv, parse_jsonl_line, split_from_filename
-from corpora.models import CorpusImport, ImportStatus
+from collection.models import ImportStatus
+from corpora.models import CorpusImport
 from validation.gold import gold_from_votes
 from validation.models import ValidationLabel
 

@@ -180,7 +180,8 @@ def test_command_needs_a_split_it_can_tell_and_prints_a_summary(tmp_path, capsys
 
 
 def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
-    from corpora.models import CorpusImport, ImportStatus
+    from collection.models import ImportStatus
+    from corpora.models import CorpusImport
 
     report = import_pairs_file(snli_file, "snli", chunk_size=2)
     record = CorpusImport.objects.get(pk=report.import_id)
@@ -192,7 +193,8 @@ def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
 
 
 def test_a_failed_run_is_recorded_as_failed(tmp_path):
-    from corpora.models import CorpusImport, ImportStatus
+    from collection.models import ImportStatus
+    from corpora.models import CorpusImport
 
     path = tmp_path / "train.tsv"
     path.write_text("gold_label\tsentence1\n", encoding="utf-8")

@@ -1,4 +1,0 @@
-from django.urls import path
-
-app_name = "corpora"
-urlpatterns = []
