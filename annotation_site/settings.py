@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "corpora",
     "modeling",
     "artifacts",
+    "quality",
     "dashboard",
     "demo",
 ]

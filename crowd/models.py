@@ -42,6 +42,12 @@ class TaskClaim(models.Model):
         return (self.submitted_at - self.created_at).total_seconds()
 
 
+class StudyAccess(models.TextChoices):
+    OPEN = "open", "open to all"
+    QUALIFIED = "qualified", "workers who passed the study's qualification test"
+    CLOSED = "closed", "a closed list of workers"
+
+
 class Study(models.Model):
     """A crowd-market study: where its link sends workers and the completion code they get."""
 
@@ -66,6 +72,21 @@ class Study(models.Model):
     )
     # Signs each session's completion code (and the study link); never shown to participants.
     code_secret = models.CharField(max_length=64, default=new_study_secret, editable=False)
+    # Quality control (MultiNLI §2.1, SNLI §2.2): catch trials, bonuses, who may take part.
+    catch_trial_share = models.FloatField(
+        default=0.01, help_text="Share (0–1) of validation items that are catch trials (MultiNLI: about 1%)."
+    )
+    bonus_per_catch_match = models.DecimalField(
+        max_digits=6, decimal_places=2, default=1, help_text="Bonus paid for each catch trial a worker gets right."
+    )
+    bonus_currency = models.CharField(max_length=3, default="USD", help_text="ISO code, e.g. USD or GBP.")
+    access = models.CharField(max_length=10, choices=StudyAccess.choices, default=StudyAccess.OPEN)
+    allowed_workers = models.ManyToManyField(
+        "corpus.Worker", blank=True, related_name="allowed_studies", help_text="The closed list (access: closed)."
+    )
+    auto_exclude_flagged = models.BooleanField(
+        default=False, help_text="Exclude workers the quality flags mark, without a researcher's review."
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
