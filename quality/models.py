@@ -95,3 +95,80 @@ class QualificationAnswer(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "reference"], name="one_answer_per_item")]
+
+
+# --- probabilistic aggregation (beyond the papers): runs, per-pair results, per-worker estimates ---
+
+class AggregationStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class AggregationRun(models.Model):
+    """One fit of label models (Dawid–Skene, MACE, optionally GLAD) on a dataset's counted labels.
+
+    The corpus label stays the majority-vote gold; a run only records what the models say beside
+    it. `figures` holds, per method: seconds, pairs scored, agreement with gold, pairs where the
+    model overrules gold or resolves a "-", and what its worker skill means.
+    """
+
+    dataset = models.ForeignKey("corpus.Dataset", on_delete=models.CASCADE, related_name="aggregation_runs")
+    methods = models.JSONField(default=list, help_text="e.g. [\"dawid_skene\", \"mace\"].")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=AggregationStatus.choices, default=AggregationStatus.PENDING)
+    progress = models.FloatField(default=0.0, help_text="0–1 while running.")
+    stage = models.CharField(max_length=100, blank=True, help_text="What the run is doing now.")
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    pair_count = models.PositiveIntegerField(default=0)
+    label_count = models.PositiveIntegerField(default=0)
+    worker_count = models.PositiveIntegerField(default=0)
+    figures = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"aggregation {self.pk} of {self.dataset_id} ({self.status})"
+
+
+class AggregatedLabel(models.Model):
+    """What one method of one run says about one pair: its label, that label's posterior, and
+    the pair's majority-vote gold when the run read it (`differs` = the two disagree)."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="pair_results")
+    method = models.CharField(max_length=20)
+    pair = models.ForeignKey("corpus.Pair", on_delete=models.CASCADE, related_name="aggregated_labels")
+    label = models.CharField(max_length=20)
+    posterior = models.FloatField()
+    gold_label = models.CharField(max_length=20)
+    differs = models.BooleanField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "method", "pair"], name="one_result_per_run_method_pair")]
+        indexes = [
+            # The disagreement page: a run's pairs where a method differs from gold, most confident first.
+            models.Index(fields=["run", "method", "-posterior", "pair"], condition=models.Q(differs=True),
+                         name="aggregated_label_differs"),
+        ]
+
+
+class WorkerEstimate(models.Model):
+    """What one method of one run estimates about one worker: a skill (higher is better; its
+    meaning is the method's, see AggregationRun.figures) and, for Dawid–Skene, the confusion
+    matrix {true label: {given label: probability}}."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="worker_estimates")
+    method = models.CharField(max_length=20)
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="aggregation_estimates")
+    skill = models.FloatField()
+    labels = models.PositiveIntegerField(help_text="Labels of this worker the run read.")
+    confusion = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "method", "worker"], name="one_estimate_per_run_method_worker")]
+        indexes = [models.Index(fields=["run", "method", "-skill"], name="worker_estimate_rank")]
