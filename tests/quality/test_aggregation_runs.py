@@ -8,25 +8,35 @@ from django.urls import reverse
 from corpus.models import Pair
 from quality import aggregation_runs
 from quality.models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+from quality.tasks import aggregate_labels
 from tests import factories
+from tests.conftest import wait_for
 
 LABELS = ["entailment", "neutral", "contradiction"]
 
 
 @pytest.fixture
 def launch(django_capture_on_commit_callbacks):
-    """Request a run and let its queued task run as it would after the commit (inline here)."""
+    """Request a run, check its task is queued on commit, and run the task's body in this process
+    (the test with a real Celery worker is test_a_run_through_a_real_worker)."""
     def run(*args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return aggregation_runs.request_aggregation(*args, **kwargs)
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            requested = aggregation_runs.request_aggregation(*args, **kwargs)
+        assert len(queued) == 1
+        aggregate_labels.apply(args=(requested.pk,))
+        return requested
     return run
 
 
 @pytest.fixture
 def post_now(client, django_capture_on_commit_callbacks):
     def post(*args, **kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            return client.post(*args, **kwargs)
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            response = client.post(*args, **kwargs)
+        for run in AggregationRun.objects.filter(status="pending"):
+            aggregate_labels.apply(args=(run.pk,))
+        assert len(queued) == AggregationRun.objects.count()
+        return response
     return post
 
 
@@ -142,3 +152,27 @@ def test_launching_needs_a_post(labelled, client, researcher):
     client.force_login(researcher)
     client.get(reverse("dashboard:aggregation"), {"dataset": "aggregated"})
     assert not AggregationRun.objects.exists()
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_a_run_through_a_real_worker(celery_worker_process, client, make_worker, make_researcher):
+    """Queued by name from the dashboard, run by a Celery worker, its progress read back as JSON."""
+    dataset = factories.dataset("worker-run")
+    people = [make_worker(username=f"w{i}") for i in range(5)]
+    for number in range(6):
+        label = LABELS[number % 3]
+        factories.pair(dataset, factories.premise(dataset), [label] * 5, author=people[0], validators=people[1:])
+    client.force_login(make_researcher())
+    assert client.post(reverse("dashboard:aggregation"), {"dataset": dataset.slug}).status_code == 302
+    run = AggregationRun.objects.get()
+
+    def finished():
+        current = AggregationRun.objects.get(pk=run.pk)
+        return current if current.status in ("done", "failed") else None
+
+    run = wait_for(finished, timeout=120, message="the aggregation run")
+    assert run.status == AggregationStatus.DONE, run.error
+    assert AggregatedLabel.objects.filter(run=run).count() == 12
+    live = client.get(reverse("dashboard:aggregation_progress"), {"ids": run.pk}).json()["items"][0]
+    assert live["finished"] and live["progress"] == 1.0
