@@ -156,7 +156,10 @@ def main():
     rows = [("dawid_skene",)] + ([("dawid_skene", "mace")] if args.mace else [])
     for methods in rows:
         run, wall = timed_run(dataset, list(methods))
-        fits = ", ".join(f"{name} fit {figures['seconds']:.1f} s" for name, figures in run.figures.items())
+        timing = run.figures.get("timing", {})
+        fits = ", ".join([f"read {timing.get('read_seconds', 0):.1f} s"]
+                         + [f"{name} fit {run.figures[name]['seconds']:.1f} s" for name in run.methods]
+                         + [f"write {timing.get('write_seconds', 0):.1f} s"])
         print(f"{'task quality.aggregate_labels: ' + ' + '.join(methods):<62}{wall:7.1f} s  {wall / baseline:5.2f}x   ({fits})")
     # Accuracy against the planted truth (the last run's Dawid–Skene), beside the majority vote's.
     truth = {index + 1: LABELS[value] for index, value in enumerate(collection.true_labels)}
