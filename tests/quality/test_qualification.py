@@ -138,3 +138,18 @@ def test_a_closed_study_admits_only_its_list(client, db, django_user_model):
     # Taken off the list: the task pages refuse the open visit too.
     study.allowed_workers.remove(invited)
     assert client.get(reverse("writing_next")).status_code == 403
+
+
+def test_researchers_manage_tests_in_the_admin_and_tries_are_read_only(client, study_and_test, researcher):
+    study, test = study_and_test
+    qualification.submit_attempt(test, Worker.objects.create(
+        user=type(researcher).objects.create(username="tried"), market=Market.PROLIFIC, external_id="TRIED01"),
+        answers(test, 2))
+    client.force_login(researcher)
+    for name in ("qualificationtest_changelist", "qualificationtest_add", "qualificationattempt_changelist"):
+        assert client.get(reverse(f"admin:quality_{name}")).status_code == 200, name
+    page = client.get(reverse("admin:quality_qualificationtest_change", args=[test.pk])).content.decode()
+    assert 'name="pass_mark"' in page and 'name="items"' in page
+    attempt = QualificationAttempt.objects.get()
+    attempt_page = client.get(reverse("admin:quality_qualificationattempt_change", args=[attempt.pk]))
+    assert attempt_page.status_code == 200 and 'name="correct"' not in attempt_page.content.decode()
