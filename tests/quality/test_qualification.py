@@ -153,3 +153,14 @@ def test_researchers_manage_tests_in_the_admin_and_tries_are_read_only(client, s
     attempt = QualificationAttempt.objects.get()
     attempt_page = client.get(reverse("admin:quality_qualificationattempt_change", args=[attempt.pk]))
     assert attempt_page.status_code == 200 and 'name="correct"' not in attempt_page.content.decode()
+
+
+def test_a_qualified_validation_study_gates_the_validation_task_too(client, db):
+    from crowd.models import TaskKind
+
+    study, test = qualified_study(task_kind=TaskKind.VALIDATION, slug="qualified-validation")
+    assert client.get(entry(study), PROLIFIC)["Location"] == reverse("qualification", args=[study.slug])
+    response = client.get(reverse("validation:next"))
+    assert response.status_code == 302 and response["Location"] == reverse("qualification", args=[study.slug])
+    passed = post_answers(client, study, test, correct=4)
+    assert passed["Location"] == reverse("validation:next")
