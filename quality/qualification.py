@@ -45,7 +45,7 @@ def failed_message(test, attempt=None):
             f"{lead} You have no tries left, so we cannot offer you this study's tasks this time. Please "
             "return the study on the crowd platform; you will not be penalised, and we are grateful for your time."
         )
-    return f"{lead} You may try once more with new care: {left} tr{'y' if left == 1 else 'ies'} left."
+    return f"{lead} You may take the test again: {left} tr{'y' if left == 1 else 'ies'} left."
 
 
 def needed(test, total):
