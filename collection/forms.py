@@ -1,12 +1,21 @@
 from django import forms
 
-from .services import HYPOTHESIS_FIELDS, hypothesis_errors
+from .services import (
+    HYPOTHESIS_FIELDS,
+    hypothesis_errors,
+    report_cap_message,
+    report_errors,
+    task_rules,
+    visible_text,
+)
 
 
 class WritingForm(forms.Form):
     """The three hypotheses (labelled with the prompt family's wording) and an optional problem report.
 
-    The rules live in `services.hypothesis_errors`, so the form and the service agree.
+    The rules live in `services.hypothesis_errors` and `services.report_errors`, so the form and
+    the service agree. Each text box carries its length limit (`maxlength`, and `data-max-chars`
+    for the live counter of static/js/char_counter.js).
     """
 
     entailment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
@@ -19,21 +28,40 @@ class WritingForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
     )
 
-    def __init__(self, *args, premise, **kwargs):
+    def __init__(self, *args, premise, rules=None, reports_sent=0, **kwargs):
         super().__init__(*args, **kwargs)
         self.premise = premise
+        self.rules = rules or task_rules()
+        self.reports_sent = reports_sent
         family = premise.genre.family
         for label, name in HYPOTHESIS_FIELDS.items():
             self.fields[name].label = family.prompt_for(label)
-            self.fields[name].widget.attrs["data-label"] = label
+            self.fields[name].widget.attrs.update({
+                "data-label": label,
+                "maxlength": self.rules.max_hypothesis_chars,
+                "data-max-chars": self.rules.max_hypothesis_chars,
+            })
+        report = self.fields["problem_report"].widget.attrs
+        report.update({"maxlength": self.rules.max_report_chars, "data-max-chars": self.rules.max_report_chars})
+        if self.report_refused:
+            report["disabled"] = "disabled"
+
+    @property
+    def report_refused(self):
+        """Why the worker cannot report (their cap for this batch is reached), or ""."""
+        if self.reports_sent >= self.rules.max_reports_per_batch:
+            return report_cap_message(self.rules)
+        return ""
 
     def clean(self):
         data = super().clean()
         hypotheses = {label: data.get(name, "") for label, name in HYPOTHESIS_FIELDS.items()}
-        for name, message in hypothesis_errors(self.premise.text, hypotheses, data.get("problem_report", "")).items():
+        report = data.get("problem_report", "")
+        errors = hypothesis_errors(self.premise.text, hypotheses, report, self.rules)
+        errors.update(report_errors(visible_text(report), self.rules, self.reports_sent))
+        for name, message in errors.items():
             self.add_error(name, message)
         return data
 
     def hypotheses(self):
         return {name: self.cleaned_data.get(name, "") for name in HYPOTHESIS_FIELDS.values()}
-

@@ -36,11 +36,16 @@ class PremiseReport(models.Model):
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="reports")
     worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, related_name="reports")
     message = models.TextField()
+    # The study visit it was sent in: a worker's reports are capped per visit (Study.max_reports_per_batch).
+    study_session = models.ForeignKey(
+        "crowd.StudySession", on_delete=models.SET_NULL, null=True, blank=True, related_name="premise_reports"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     resolved = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["premise", "resolved"], name="premisereport_open")]
 
 
 class WritingClaim(TaskClaim):

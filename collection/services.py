@@ -13,6 +13,7 @@ The claim policy, top to bottom (see `claim_next_premise`):
 """
 import re
 import string
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -26,7 +27,7 @@ from django.utils import timezone
 from annotation_site.celery import enqueue
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus
-from crowd.models import ClaimStatus
+from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 
 from .models import PremiseReport, WritingClaim
@@ -65,6 +66,7 @@ class WritingSubmission:
     claim: WritingClaim
     pairs: list = field(default_factory=list)
     report: PremiseReport | None = None
+    held: bool = False
 
 
 # --- claiming a premise ----------------------------------------------------------------------
@@ -227,6 +229,104 @@ def claim_next_premise(worker, dataset=None, study_session=None):
         return _claim_once(worker, dataset, study_session)
 
 
+# --- the rules a writing task counts by -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskRules:
+    """What a problem report does and what a hypothesis must be (a study's, else these defaults).
+
+    reports_to_hold_premise: reports by distinct workers after which a premise is held.
+    max_reports_per_batch: reports one worker may send in one study visit (or, outside a study,
+        unresolved reports at a time).
+    min_hypothesis_words: words (runs of word characters with a letter) a hypothesis needs.
+    max_hypothesis_chars / max_report_chars: length limits, shown with a live counter.
+    """
+
+    reports_to_hold_premise: int = 2
+    max_reports_per_batch: int = 2
+    min_hypothesis_words: int = 3
+    max_hypothesis_chars: int = 500
+    max_report_chars: int = 500
+
+
+def task_rules(study_session=None):
+    limits = {
+        "max_hypothesis_chars": settings.NLI["MAX_HYPOTHESIS_CHARS"],
+        "max_report_chars": settings.NLI.get("MAX_REPORT_CHARS", 500),
+    }
+    if study_session is None:
+        return TaskRules(**limits)
+    study = study_session.study
+    return TaskRules(
+        reports_to_hold_premise=max(1, study.reports_to_hold_premise),
+        max_reports_per_batch=study.max_reports_per_batch,
+        min_hypothesis_words=max(1, study.min_hypothesis_words),
+        **limits,
+    )
+
+
+def reports_sent(worker, study_session):
+    """The reports that count against the worker's cap: this visit's, or (outside a study) the unresolved ones."""
+    if study_session is not None:
+        return PremiseReport.objects.filter(worker=worker, study_session=study_session).count()
+    return PremiseReport.objects.filter(worker=worker, study_session__isnull=True, resolved=False).count()
+
+
+def reports_left(worker, study_session, rules=None):
+    rules = rules or task_rules(study_session)
+    return max(0, rules.max_reports_per_batch - reports_sent(worker, study_session))
+
+
+def report_cap_message(rules):
+    return (
+        f"You have sent {rules.max_reports_per_batch} problem report{'s' if rules.max_reports_per_batch != 1 else ''}"
+        " in this batch, the most a batch takes. Please write the three sentences for this line; "
+        "if it really cannot be written about, do your best and a researcher will see it in review."
+    )
+
+
+# Characters a reader cannot see: zero-width spaces and joiners, bidi marks, soft hyphens (Unicode
+# category C*), and letters that render as blanks (Hangul fillers, the blank Braille pattern).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_WORD = re.compile(r"\w+")
+
+
+def visible_text(text):
+    """Text with invisible and control characters removed and whitespace runs made one space."""
+    kept = []
+    for char in text or "":
+        if char.isspace():
+            kept.append(" ")
+        elif unicodedata.category(char)[0] == "C" or char in _BLANK_LETTERS:
+            continue
+        else:
+            kept.append(char)
+    return " ".join("".join(kept).split())
+
+
+def word_count(text):
+    """Words: runs of word characters that hold at least one letter ("3" and "_" are not words)."""
+    return sum(1 for word in _WORD.findall(text) if any(char.isalpha() for char in word))
+
+
+def word_characters(text):
+    return sum(len(word) for word in _WORD.findall(text))
+
+
+def report_errors(report_text, rules, reports_already=0):
+    """Field name -> message for a problem report that cannot be taken (empty dict when fine)."""
+    if not report_text:
+        return {}
+    if len(report_text) > rules.max_report_chars:
+        return {"problem_report": f"Please keep the report under {rules.max_report_chars} characters "
+                                  f"(it has {len(report_text)})."}
+    if word_characters(report_text) < 2:
+        return {"problem_report": "Please say in words what is wrong with the line."}
+    if reports_already >= rules.max_reports_per_batch:
+        return {"problem_report": report_cap_message(rules)}
+    return {}
+
+
 # --- checking and submitting hypotheses ------------------------------------------------------
 
 _PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}“”‘’«»…–—]")
@@ -237,15 +337,18 @@ def normalised(text):
     return " ".join(_PUNCTUATION.sub(" ", text).lower().split())
 
 
-def hypothesis_errors(premise_text, hypotheses, problem_report=""):
+def hypothesis_errors(premise_text, hypotheses, problem_report="", rules=None):
     """Field name -> message for every rule the three hypotheses break (empty dict when fine).
 
-    `hypotheses` maps Label -> text. A worker who only reports a problem (all three empty,
-    report filled in) breaks no rule.
+    `hypotheses` maps Label -> text; texts are judged as `visible_text` leaves them (what the
+    reader sees). A worker who only reports a problem (all three empty, report filled in)
+    breaks no hypothesis rule; the report's own rules are `report_errors`.
     """
-    max_chars = settings.NLI["MAX_HYPOTHESIS_CHARS"]
-    texts = {label: (hypotheses.get(label) or "").strip() for label in HYPOTHESIS_FIELDS}
-    if problem_report.strip() and not any(texts.values()):
+    rules = rules or task_rules()
+    max_chars = rules.max_hypothesis_chars
+    min_words = rules.min_hypothesis_words
+    texts = {label: visible_text(hypotheses.get(label)) for label in HYPOTHESIS_FIELDS}
+    if visible_text(problem_report) and not any(texts.values()):
         return {}
     errors = {}
     premise_key = normalised(premise_text)
@@ -255,10 +358,12 @@ def hypothesis_errors(premise_text, hypotheses, problem_report=""):
         key = normalised(text)
         if not text:
             errors[name] = "Please write a sentence here."
-        elif not key:
-            errors[name] = "Please write a sentence in words, not only punctuation."
         elif len(text) > max_chars:
             errors[name] = f"Please keep this under {max_chars} characters (it has {len(text)})."
+        elif not key or word_characters(text) < 2:
+            errors[name] = "Please write a sentence in words, not only punctuation or symbols."
+        elif word_count(text) < min_words:
+            errors[name] = f"Please write a whole sentence of at least {min_words} words."
         elif key == premise_key:
             errors[name] = "This repeats the line above. Please write a new sentence."
         elif key in seen:
@@ -296,20 +401,22 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
     One transaction: three pairs with their author labels, the premise's writing count, the
     claim's status and the study session's task count move together or not at all.
 
-    A problem report holds the premise for a researcher (it is served to nobody else). If the
-    three hypotheses are filled in they are saved as well; if the worker only reported the
-    problem, the claim is released and nothing else is saved. Either way the task counts as
-    done for a crowd-market session: the worker spent the time.
+    A problem report is recorded; once workers of `rules.reports_to_hold_premise` distinct
+    accounts have reported the premise, it is held for a researcher (served to nobody else). A
+    worker's reports are capped per study visit (`rules.max_reports_per_batch`). If the three
+    hypotheses are filled in they are saved as well and the task counts towards the completion
+    code; a report alone releases the claim, saves nothing else and does not count: a batch
+    completes only with written tasks.
 
     Raises ValidationError (keyed by field) for bad text, ClaimExpired, ClaimAlreadySubmitted,
     and WritingClaim.DoesNotExist when the token is not this worker's.
     """
     texts = {
-        Label.ENTAILMENT: (entailment or "").strip(),
-        Label.NEUTRAL: (neutral or "").strip(),
-        Label.CONTRADICTION: (contradiction or "").strip(),
+        Label.ENTAILMENT: visible_text(entailment),
+        Label.NEUTRAL: visible_text(neutral),
+        Label.CONTRADICTION: visible_text(contradiction),
     }
-    report_text = (problem_report or "").strip()
+    report_text = visible_text(problem_report)
     with transaction.atomic():
         # The row lock makes a second submit of the same token wait, then see "submitted".
         claim = (
@@ -326,14 +433,29 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
         if claim.status == ClaimStatus.EXPIRED or claim.expires_at <= now:
             # Left open here; the worker's next claim marks it expired (this transaction rolls back).
             raise ClaimExpired("This task expired before it was sent.")
-        errors = hypothesis_errors(premise.text, texts, report_text)
+        study_session = claim.study_session
+        rules = task_rules(study_session)
+        errors = hypothesis_errors(premise.text, texts, report_text, rules)
+        if report_text:
+            if study_session is not None:
+                # The visit's row lock: two reports of one visit are counted one after the other.
+                StudySession.objects.select_for_update().filter(pk=study_session.pk).first()
+            errors.update(report_errors(report_text, rules, reports_sent(worker, study_session)))
         if errors:
             raise ValidationError(errors)
 
         result = WritingSubmission(claim=claim)
         if report_text:
-            result.report = PremiseReport.objects.create(premise=premise, worker=worker, message=report_text)
-            premise.status = PremiseStatus.HELD
+            result.report = PremiseReport.objects.create(
+                premise=premise, worker=worker, message=report_text, study_session=study_session
+            )
+            reporters = (
+                PremiseReport.objects.filter(premise=premise, resolved=False, worker__isnull=False)
+                .values("worker_id").distinct().count()
+            )
+            if reporters >= rules.reports_to_hold_premise:
+                premise.status = PremiseStatus.HELD
+                result.held = True
         if any(texts.values()):
             result.pairs = create_written_pairs(premise, claim.worker, texts)
             premise.writings_done += 1
@@ -341,11 +463,14 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
                 transaction.on_commit(lambda: enqueue("artifacts.pairs_arrived", premise.dataset_id))
             claim.status = ClaimStatus.SUBMITTED
         else:
+            # Only the report: the premise goes back to the pool (unless now held) and the task
+            # does not count towards the completion code; the worker is offered another.
             claim.status = ClaimStatus.RELEASED
         premise.save(update_fields=["status", "writings_done"])
         claim.submitted_at = now
         claim.save(update_fields=["status", "submitted_at"])
-        record_task_done(claim.study_session)
+        if result.pairs:
+            record_task_done(study_session)
     return result
 
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
-from crowd.views import completion_page
+from crowd.views import completion_page, task_refusal_page
 
 from . import selectors, services
 from .forms import WritingForm
@@ -22,6 +22,9 @@ from .forms import WritingForm
 @login_required
 def writing_next(request):
     worker = worker_for_user(request.user)
+    refused = task_refusal_page(request, current_study_session(request), TaskKind.WRITING)
+    if refused is not None:
+        return refused
     study_session = current_study_session(request, TaskKind.WRITING)
     if study_session is not None and study_session.is_complete:
         return completion_page(request, study_session)
@@ -83,8 +86,10 @@ def writing_task(request, token):
         return _expired_page(request, claim, _posted_texts(request) if request.method == "POST" else None)
 
     premise = claim.premise
+    rules = services.task_rules(claim.study_session)
+    form_rules = {"rules": rules, "reports_sent": services.reports_sent(worker, claim.study_session)}
     if request.method == "POST":
-        form = WritingForm(request.POST, premise=premise)
+        form = WritingForm(request.POST, premise=premise, **form_rules)
         if form.is_valid():
             try:
                 result = services.submit_hypotheses(
@@ -102,13 +107,17 @@ def writing_task(request, token):
                 if result.pairs and result.report:
                     messages.success(request, "Saved, thank you. We will look at the problem you reported.")
                 elif result.report:
-                    messages.success(request, "Thank you for the report. That line is set aside; here is another.")
+                    messages.success(
+                        request,
+                        "Thank you for the report; here is another line. Reports help us but do not count "
+                        "as written tasks towards the completion code.",
+                    )
                 else:
                     messages.success(request, "Saved, thank you.")
                 drafts_saved(request, f"writing-{claim.token}")
                 return redirect("writing_next")
     else:
-        form = WritingForm(premise=premise)
+        form = WritingForm(premise=premise, **form_rules)
 
     family = premise.genre.family
     context = {
@@ -121,6 +130,7 @@ def writing_task(request, token):
         "hypothesis_fields": [form[name] for name in services.HYPOTHESIS_FIELDS.values()],
         "seconds_left": max(0, int((claim.expires_at - timezone.now()).total_seconds())),
         "study_session": claim.study_session,
+        "rules": rules,
         "orphan_sentences": [text for text in request.session.pop(ORPHAN_SENTENCES_KEY, {}).values() if text.strip()],
     }
     return render(request, "collection/writing_task.html", context)

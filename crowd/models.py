@@ -4,6 +4,7 @@ A study gives a link (`/study/<slug>/`) that a market such as Prolific or Mechan
 with the worker's ids; each visit is a StudySession that counts the worker's tasks towards the
 completion code. The tables keep the names they had in `collection` (`db_table`).
 """
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from .codes import completion_code, link_signature, new_study_secret
@@ -86,6 +87,20 @@ class Study(models.Model):
     )
     auto_exclude_flagged = models.BooleanField(
         default=False, help_text="Exclude workers the quality flags mark, without a researcher's review."
+    )
+    # Tasks that count (writing studies): what a problem report does and what a hypothesis must be.
+    reports_to_hold_premise = models.PositiveSmallIntegerField(
+        default=2,
+        validators=[MinValueValidator(1)],
+        help_text="Independent reports (distinct workers) after which a premise is held for a researcher.",
+    )
+    max_reports_per_batch = models.PositiveSmallIntegerField(
+        default=2, help_text="Problem reports one worker may send in one visit (batch) of this study."
+    )
+    min_hypothesis_words = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MinValueValidator(1)],
+        help_text="Words a hypothesis needs (invisible and control characters removed).",
     )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

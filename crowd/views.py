@@ -5,13 +5,14 @@ Views stay thin: arrival rules live in arrival.py, writes in services.py.
 from django.contrib import messages
 from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation_site.permissions import is_researcher
 from corpus.models import Worker
 
-from . import arrival, selectors
-from .models import Study, TaskKind
+from . import access, arrival, selectors
+from .models import Study, StudyAccess, TaskKind
 
 # Where each kind of study sends a worker (URL names of the writing and validation apps).
 NEXT_TASK_URL = {TaskKind.WRITING: "writing_next", TaskKind.VALIDATION: "validation:next"}
@@ -65,6 +66,13 @@ def study_entry(request, slug):
     except arrival.ArrivalError as error:
         return render(request, "collection/study_error.html", {"study": study, "problem": str(error)}, status=400)
 
+    if study.access == StudyAccess.CLOSED:
+        # Checked before anything is created: a stranger to the list leaves no account behind.
+        known = Worker.objects.filter(market=visit.market, external_id=visit.worker_id).first()
+        refusal = access.closed_list_refusal(study, known)
+        if refusal is not None:
+            return _refused(request, refusal)
+
     if request.user.is_authenticated and not _is_this_workers_account(request.user, visit):
         if request.method != "POST" or request.POST.get("switch") != "yes":
             hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
@@ -84,7 +92,31 @@ def study_entry(request, slug):
             "You opened this study again in a new session: the unfinished task of your earlier session "
             "was given back, and only work done from now on counts for this session.",
         )
+    refusal = access.admission_refusal(study, study_session.worker)
+    if refusal is not None:
+        return redirect(refusal.url) if refusal.url else _refused(request, refusal)
     return redirect(NEXT_TASK_URL[study.task_kind])
+
+
+def _refused(request, refusal, next_url=None):
+    return render(request, "crowd/not_admitted.html", {"refusal": refusal, "next_url": next_url}, status=403)
+
+
+def task_refusal_page(request, study_session, task_kind):
+    """The page to show instead of a task of `task_kind`, or None when the visit may take it.
+
+    The writing and validation views ask this first: a visit is spent on its own study's kind of
+    task, and only while the worker is admitted to the study (closed list, qualification).
+    """
+    if study_session is None:
+        return None
+    refusal = access.other_kind_refusal(study_session, task_kind)
+    if refusal is not None:
+        return _refused(request, refusal, next_url=reverse(NEXT_TASK_URL[study_session.study.task_kind]))
+    refusal = access.admission_refusal(study_session.study, study_session.worker)
+    if refusal is not None:
+        return redirect(refusal.url) if refusal.url else _refused(request, refusal)
+    return None
 
 
 def _is_this_workers_account(user, visit):

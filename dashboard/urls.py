@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import artifacts, collection, corpus, pairs, snapshots, training, validation, workers
+from .views import aggregation, artifacts, collection, corpus, pairs, snapshots, training, validation, workers
 
 app_name = "dashboard"
 urlpatterns = [
@@ -17,4 +17,7 @@ urlpatterns = [
     path("training/progress.json", training.training_progress, name="training_progress"),
     path("training/<int:run_id>/", training.training_detail, name="training_detail"),
     path("artifacts/", artifacts.artifacts, name="artifacts"),
+    path("aggregation/", aggregation.aggregation, name="aggregation"),
+    path("aggregation/progress.json", aggregation.aggregation_progress, name="aggregation_progress"),
+    path("aggregation/<int:run_id>/", aggregation.aggregation_detail, name="aggregation_detail"),
 ]

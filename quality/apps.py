@@ -7,3 +7,12 @@ class QualityConfig(AppConfig):
 
     name = "quality"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        # Studies with access "qualified" ask this app's check (crowd never imports quality).
+        from crowd.access import register_admission_check
+
+        from .qualification import admission_check
+
+        register_admission_check(admission_check)
+        from . import admin_qualification  # noqa: F401  (registers the qualification admin)

@@ -4,6 +4,7 @@ and qualification tests are scored against).
 The pure statistics (flags, aggregation) stay free of Django in `flags.py` and `aggregation.py`.
 """
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from corpus.models import Label
@@ -32,3 +33,142 @@ class ReferenceLabel(models.Model):
 
     def __str__(self):
         return f"{self.pair_id}: {self.label}"
+
+
+# --- qualification tests (feature 11: "a worker who reaches the study's pass mark joins the trusted pool") ---
+
+class QualificationTest(models.Model):
+    """What a worker answers before a study with access 'qualified' lets them work: a set of pairs
+    with researchers' labels. Reaching the pass mark admits them to the study (and, with
+    `grants_trusted`, to the trusted pool that trusted-only datasets are open to)."""
+
+    study = models.OneToOneField("crowd.Study", on_delete=models.CASCADE, related_name="qualification_test")
+    items = models.ManyToManyField(
+        ReferenceLabel, related_name="qualification_tests", help_text="The pairs asked, with their expected labels."
+    )
+    pass_mark = models.FloatField(
+        default=0.8,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Share of the items (0–1) a worker must answer as the researchers did.",
+    )
+    max_attempts = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1)], help_text="How many times a worker may take the test."
+    )
+    grants_trusted = models.BooleanField(
+        default=True, help_text="Passing also marks the worker trusted (the pool of trusted validators)."
+    )
+    instructions = models.TextField(blank=True, help_text="Shown above the items (optional).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"qualification test of {self.study}"
+
+
+class QualificationAttempt(models.Model):
+    """One worker's finished try at a test: its score, whether it passed, and (below) its answers."""
+
+    test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="attempts")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="qualification_attempts")
+    number = models.PositiveSmallIntegerField(help_text="1 for the first try.")
+    correct = models.PositiveSmallIntegerField()
+    total = models.PositiveSmallIntegerField()
+    score = models.FloatField()
+    passed = models.BooleanField()
+    seconds = models.FloatField(null=True, blank=True, help_text="From showing the items to sending the answers.")
+    finished_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-finished_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["test", "worker", "number"], name="one_attempt_per_number"),
+        ]
+
+    def __str__(self):
+        return f"{self.worker} try {self.number}: {self.correct}/{self.total}"
+
+
+class QualificationAnswer(models.Model):
+    attempt = models.ForeignKey(QualificationAttempt, on_delete=models.CASCADE, related_name="answers")
+    reference = models.ForeignKey(ReferenceLabel, on_delete=models.CASCADE, related_name="qualification_answers")
+    label = models.CharField(max_length=20, choices=Label.choices)
+    is_correct = models.BooleanField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["attempt", "reference"], name="one_answer_per_item")]
+
+
+# --- probabilistic aggregation (beyond the papers): runs, per-pair results, per-worker estimates ---
+
+class AggregationStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class AggregationRun(models.Model):
+    """One fit of label models (Dawid–Skene, MACE, optionally GLAD) on a dataset's counted labels.
+
+    The corpus label stays the majority-vote gold; a run only records what the models say beside
+    it. `figures` holds, per method: seconds, pairs scored, agreement with gold, pairs where the
+    model overrules gold or resolves a "-", and what its worker skill means.
+    """
+
+    dataset = models.ForeignKey("corpus.Dataset", on_delete=models.CASCADE, related_name="aggregation_runs")
+    methods = models.JSONField(default=list, help_text="e.g. [\"dawid_skene\", \"mace\"].")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=AggregationStatus.choices, default=AggregationStatus.PENDING)
+    progress = models.FloatField(default=0.0, help_text="0–1 while running.")
+    stage = models.CharField(max_length=100, blank=True, help_text="What the run is doing now.")
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    pair_count = models.PositiveIntegerField(default=0)
+    label_count = models.PositiveIntegerField(default=0)
+    worker_count = models.PositiveIntegerField(default=0)
+    figures = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"aggregation {self.pk} of {self.dataset_id} ({self.status})"
+
+
+class AggregatedLabel(models.Model):
+    """What one method of one run says about one pair: its label, that label's posterior, and
+    the pair's majority-vote gold when the run read it (`differs` = the two disagree)."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="pair_results")
+    method = models.CharField(max_length=20)
+    pair = models.ForeignKey("corpus.Pair", on_delete=models.CASCADE, related_name="aggregated_labels")
+    label = models.CharField(max_length=20)
+    posterior = models.FloatField()
+    gold_label = models.CharField(max_length=20)
+    differs = models.BooleanField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "method", "pair"], name="one_result_per_run_method_pair")]
+        indexes = [
+            # The disagreement page: a run's pairs where a method differs from gold, most confident first.
+            models.Index(fields=["run", "method", "-posterior", "pair"], condition=models.Q(differs=True),
+                         name="aggregated_label_differs"),
+        ]
+
+
+class WorkerEstimate(models.Model):
+    """What one method of one run estimates about one worker: a skill (higher is better; its
+    meaning is the method's, see AggregationRun.figures) and, for Dawid–Skene, the confusion
+    matrix {true label: {given label: probability}}."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="worker_estimates")
+    method = models.CharField(max_length=20)
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="aggregation_estimates")
+    skill = models.FloatField()
+    labels = models.PositiveIntegerField(help_text="Labels of this worker the run read.")
+    confusion = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "method", "worker"], name="one_estimate_per_run_method_worker")]
+        indexes = [models.Index(fields=["run", "method", "-skill"], name="worker_estimate_rank")]

@@ -11,7 +11,7 @@ from corpus.counters import LabelRefused
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
-from crowd.views import completion_page
+from crowd.views import completion_page, task_refusal_page
 
 from . import selectors, services
 from .forms import ValidationBatchForm
@@ -20,6 +20,9 @@ from .forms import ValidationBatchForm
 @login_required
 def next_batch(request):
     worker = worker_for_user(request.user)
+    refused = task_refusal_page(request, current_study_session(request), TaskKind.VALIDATION)
+    if refused is not None:
+        return refused
     study_session = current_study_session(request, TaskKind.VALIDATION)
     if study_session is not None and study_session.is_complete:
         return completion_page(request, study_session)

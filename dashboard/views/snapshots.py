@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from corpus.models import Dataset, Split
 from modeling.models import Snapshot
 from modeling.snapshots.services import request_snapshot
+from quality.models import AggregationRun, AggregationStatus
 
 from .common import page_context, researcher_required
 
@@ -25,6 +26,9 @@ def snapshots(request):
             "gold_only": request.POST.get("gold_only") == "on",
             "unvalidated_gold": request.POST.get("unvalidated_gold", "author"),
         }
+        run = request.POST.get("aggregation_run", "")
+        if run:  # off unless chosen: the files are then exactly MultiNLI's
+            filters["aggregation_run"] = int(run) if run.isdigit() else run
         try:
             snapshot = request_snapshot(request.user, chosen, filters)
         except ValidationError as error:
@@ -38,8 +42,10 @@ def snapshots(request):
             )
         return redirect("dashboard:snapshots")
     recent = Snapshot.objects.select_related("created_by").prefetch_related("files")[:SNAPSHOTS_SHOWN]
+    aggregation_runs = AggregationRun.objects.filter(status=AggregationStatus.DONE).select_related("dataset")[:20]
     return render(request, "dashboard/snapshots.html", page_context(
         request, "snapshots", datasets=datasets, snapshots=recent, splits=Split.values,
+        aggregation_runs=aggregation_runs,
     ))
 
 

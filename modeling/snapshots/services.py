@@ -9,6 +9,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -25,7 +26,14 @@ from .format import file_split
 from .writer import SplitWriter, export_record, record_file
 
 # What a researcher may ask an export to keep (all optional); anything else is refused.
-FILTER_KEYS = ("genres", "splits", "gold_only", "min_labels", "unvalidated_gold")
+FILTER_KEYS = ("genres", "splits", "gold_only", "min_labels", "unvalidated_gold", "aggregation_run")
+# The option that adds a probabilistic aggregation run's label and posterior to every row (off when
+# absent, and then the files are exactly MultiNLI's). The run lives in the quality app, a peer of
+# this one: it is found by model name, never imported.
+AGGREGATION_MODEL = ("quality", "AggregatedLabel")
+AGGREGATION_RUN_MODEL = ("quality", "AggregationRun")
+AGGREGATION_METHOD = "dawid_skene"
+AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-")
 # A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its worker died.
 STALE_RUNNING_AFTER = timedelta(hours=1)
@@ -84,6 +92,17 @@ def normalize_request(datasets=None, filters=None):
     if unvalidated_gold not in UNVALIDATED_GOLD_CHOICES:
         errors["filters.unvalidated_gold"] = f"one of: {', '.join(UNVALIDATED_GOLD_CHOICES)}"
     clean["unvalidated_gold"] = unvalidated_gold
+    run_id = filters.get("aggregation_run")
+    if run_id is not None:
+        run = None
+        if isinstance(run_id, int) and not isinstance(run_id, bool):
+            run = apps.get_model(*AGGREGATION_RUN_MODEL).objects.filter(pk=run_id, status="done").first()
+        if run is None:
+            errors["filters.aggregation_run"] = "the id of a finished aggregation run"
+        elif datasets and run.dataset.slug not in datasets:
+            errors["filters.aggregation_run"] = f"run {run_id} is of dataset {run.dataset.slug}, not in this snapshot"
+        else:
+            clean["aggregation_run"] = run_id
     if errors:
         raise ValidationError(errors)
     return datasets, clean
@@ -201,10 +220,12 @@ def _write_files(snapshot, directory, progress, page_size):
     total = pairs.filter(pk__lte=upper_id).count() if upper_id else 0
     held_out = selectors.datasets_with_held_out_genres(snapshot.datasets)
     unvalidated_gold = snapshot.filters.get("unvalidated_gold", "author")
+    aggregated = _aggregated_labels(snapshot.filters.get("aggregation_run"))
+    extra = AGGREGATION_FIELDS if aggregated is not None else ()
     writers = {}
     done = 0
     try:
-        if upper_id is not None and DATABASE_LINES and connection.vendor == "postgresql":
+        if upper_id is not None and DATABASE_LINES and connection.vendor == "postgresql" and not extra:
             # The database makes the lines (as export_record, json.dumps and csv.writer would);
             # Python routes them to their files and hashes them in blocks.
             lines = selectors.lines_for_export(pairs, unvalidated_gold, page_size=page_size, upper_id=upper_id)
@@ -220,10 +241,12 @@ def _write_files(snapshot, directory, progress, page_size):
         elif upper_id is not None:
             for values, labels in selectors.rows_for_export(pairs, page_size=page_size, upper_id=upper_id):
                 record = export_record(values, labels, unvalidated_gold)
+                if aggregated is not None:
+                    record["aggregated_label"], record["aggregated_posterior"] = aggregated.get(values[0], ("", None))
                 split = record_file(values, held_out)
                 writer = writers.get(split)
                 if writer is None:
-                    writer = writers[split] = SplitWriter(directory, split)
+                    writer = writers[split] = SplitWriter(directory, split, extra_columns=extra)
                 writer.write(record, labels)
                 done += 1
                 if done % page_size == 0:
@@ -234,6 +257,15 @@ def _write_files(snapshot, directory, progress, page_size):
             writer.close()
     files = [f for split in sorted(writers) for f in writers[split].files()]
     return files, done
+
+
+def _aggregated_labels(run_id):
+    """pair pk -> (label, posterior) of the run's Dawid–Skene results, or None when the option is off."""
+    if run_id is None:
+        return None
+    rows = apps.get_model(*AGGREGATION_MODEL).objects.filter(run_id=run_id, method=AGGREGATION_METHOD)
+    return {pair_id: (label, round(posterior, 6)) for pair_id, label, posterior in
+            rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)}
 
 
 def _report(snapshot, done, total, progress):

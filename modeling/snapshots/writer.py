@@ -112,19 +112,24 @@ class HashingFile:
 class SplitWriter:
     """The JSONL and TSV file of one split, written side by side."""
 
-    def __init__(self, directory, split):
+    def __init__(self, directory, split, extra_columns=()):
         self.split = split
         self.jsonl = HashingFile(directory / f"{split}.jsonl")
         self.tsv = HashingFile(directory / f"{split}.tsv")
+        # Optional fields after MultiNLI's (the aggregation option): record keys, TSV columns at the end.
+        self.extra_columns = tuple(extra_columns)
         # lineterminator "\n": the files are byte-identical across platforms.
         self._tsv_writer = csv.writer(self.tsv, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-        self._tsv_writer.writerow(TSV_COLUMNS)
+        self._tsv_writer.writerow((*TSV_COLUMNS, *self.extra_columns))
         self._jsonl_block, self._tsv_block, self._block_chars = [], [], 0
 
     def write(self, record, labels):
         self.jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.jsonl.rows += 1
-        self._tsv_writer.writerow(tsv_row(record, labels))
+        row = tsv_row(record, labels)
+        if self.extra_columns:
+            row += ["" if record.get(name) is None else record[name] for name in self.extra_columns]
+        self._tsv_writer.writerow(row)
         self.tsv.rows += 1
 
     def write_lines(self, jsonl_line, tsv_line):

@@ -69,6 +69,8 @@
     guardLaunchForms();
     var snapshots = document.getElementById("table-snapshots");
     if (snapshots) { poll(snapshots, "snapshot-"); }
+    var aggregations = document.getElementById("table-aggregations");
+    if (aggregations) { poll(aggregations, "aggregation-"); }
     var runs = document.getElementById("table-runs");
     if (runs) { poll(runs, "run-"); }
     var live = document.getElementById("run-live");

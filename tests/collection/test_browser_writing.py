@@ -69,5 +69,5 @@ def test_a_worker_reports_a_broken_line_and_gets_another(page, live_server, make
     page.get_by_text("Thank you for the report").wait_for()
     assert page.locator("#premise").inner_text() == second.text
     first.refresh_from_db()
-    assert first.status == PremiseStatus.HELD
+    assert first.status == PremiseStatus.AVAILABLE  # one reporter: back in the pool (2 distinct hold it)
     assert first.reports.get().worker == worker

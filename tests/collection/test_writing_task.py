@@ -335,9 +335,9 @@ def test_someone_elses_claim_is_a_404(setup, worker_client, make_worker):
     assert not Pair.objects.exists()
 
 
-def test_a_report_with_three_sentences_saves_them_and_holds_the_premise(setup, make_worker):
+def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_the_premise(setup, make_worker):
     dataset, genre = setup
-    dataset.writings_per_premise = 2
+    dataset.writings_per_premise = 3
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     worker = make_worker()
@@ -345,9 +345,14 @@ def test_a_report_with_three_sentences_saves_them_and_holds_the_premise(setup, m
     result = services.submit_hypotheses(worker, claim.token, problem_report="Half a sentence is missing.", **GOOD)
     premise.refresh_from_db()
     assert len(result.pairs) == 3 and Pair.objects.count() == 3
-    assert premise.status == PremiseStatus.HELD and premise.writings_done == 1
+    assert premise.status == PremiseStatus.AVAILABLE and premise.writings_done == 1  # one report: not yet
     report = PremiseReport.objects.get()
     assert (report.premise, report.worker, report.message) == (premise, worker, "Half a sentence is missing.")
+    second = make_worker()
+    claim = services.claim_next_premise(second, dataset)
+    services.submit_hypotheses(second, claim.token, "", "", "", problem_report="The line stops in the middle.")
+    premise.refresh_from_db()
+    assert premise.status == PremiseStatus.HELD
     assert services.claim_next_premise(make_worker(), dataset) is None  # held: served to nobody
 
 
@@ -362,7 +367,7 @@ def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker
     premise.refresh_from_db()
     assert result.pairs == [] and not Pair.objects.exists()
     assert claim.status == ClaimStatus.RELEASED
-    assert premise.status == PremiseStatus.HELD and premise.writings_done == 0
+    assert premise.status == PremiseStatus.AVAILABLE and premise.writings_done == 0  # back in the pool
     assert PremiseReport.objects.get().message == "Not English."
     assert services.claim_next_premise(worker, dataset).premise == other
 

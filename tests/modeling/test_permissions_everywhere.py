@@ -61,7 +61,9 @@ def worker_client(make_worker):
 
 
 def counts():
-    return (Snapshot.objects.count(), TrainingRun.objects.count())
+    from quality.models import AggregationRun
+
+    return (Snapshot.objects.count(), TrainingRun.objects.count(), AggregationRun.objects.count())
 
 
 def test_every_api_route_is_covered(objects):
@@ -96,11 +98,13 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     forms = {
         "snapshots": {"datasets": ["mini"], "splits": ["train"], "unvalidated_gold": "author"},
         "training": {"snapshot": objects["snapshot_id"], "model": "majority", "options": "{}"},
+        "aggregation": {"dataset": "mini", "methods": ["dawid_skene", "mace"]},
     }
     names = [pattern.name for pattern in urls.urlpatterns]
     assert {"snapshots", "training", "report_action"} <= set(names)  # the forms
     premise_id = Pair.objects.first().premise_id
-    arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id}}
+    arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id},
+                 "aggregation_detail": {"run_id": 1}}
     forms["report_action"] = {"action": "retire"}
     for name in names:
         url = reverse(f"dashboard:{name}", kwargs=arguments.get(name))

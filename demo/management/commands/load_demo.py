@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 
 from demo.artifacts import ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
+from demo.quality import ensure_quality_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -38,6 +39,11 @@ class Command(BaseCommand):
         )
         if not no_artifacts:
             self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
+        qualified, test, aggregation = ensure_quality_demo(dataset, RESEARCHER[0])
+        self.stdout.write(
+            f"Qualified study '{qualified.slug}' with a {test.items.count()}-item test; "
+            f"aggregation run {aggregation.pk} ({aggregation.status}, {aggregation.pair_count} pairs)."
+        )
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
             snapshot, runs = ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
@@ -51,7 +57,9 @@ class Command(BaseCommand):
             f"  worker login:     {WORKER[0]} / {WORKER[1]}",
             f"  Prolific writing study:   {site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}",
             f"  Prolific validation study: {site}/study/{VALIDATION_STUDY['slug']}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-2').replace('demo-session-1', 'demo-session-2')}",
+            f"  qualified study (test first): {site}/study/{qualified.slug}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-3').replace('demo-session-1', 'demo-session-3')}",
             f"  dashboard (researcher):   {site}/dashboard/",
+            f"  aggregation (researcher): {site}/dashboard/aggregation/{aggregation.pk}/",
             f"  artifacts (researcher):   {site}/dashboard/artifacts/?dataset={dataset.slug}  "
             f"(flagged writer: {site}/dashboard/workers/?dataset={dataset.slug}; phenomenon tags: corpus page)",
             "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",

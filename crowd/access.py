@@ -1,0 +1,78 @@
+"""Who may work on a study (Study.access) and on which tasks a study visit may be spent.
+
+- open: anyone with the link;
+- closed: only the workers on the study's list (`Study.allowed_workers`);
+- qualified: only workers who passed the study's qualification test. The test lives in a feature
+  app above this one (`quality`), so crowd never imports it: that app registers a check here
+  (`register_admission_check`) when it is ready, and a study that needs the test and has no
+  check registered admits nobody (the safe default).
+
+A check returns None (admitted) or a `Refusal`: a polite message for the worker, or a URL to send
+them to first (the qualification test).
+"""
+from dataclasses import dataclass
+
+from .models import StudyAccess, TaskKind
+
+
+@dataclass(frozen=True)
+class Refusal:
+    message: str = ""
+    url: str = ""
+    title: str = "This study is not open to you"
+
+
+_checks = []
+
+CLOSED_MESSAGE = (
+    "Thank you for your interest. This study is open only to a list of invited participants, and your "
+    "account is not on it. Please return the study on the crowd platform; you will not be penalised."
+)
+NO_TEST_MESSAGE = (
+    "Thank you for your interest. This study asks for a qualification test that is not ready yet. "
+    "Please return the study on the crowd platform; you will not be penalised."
+)
+KIND_LABEL = {TaskKind.WRITING: "writing sentences", TaskKind.VALIDATION: "judging sentence pairs"}
+
+
+def register_admission_check(check):
+    """`check(study, worker)` -> Refusal or None, asked for studies with access 'qualified'."""
+    if check not in _checks:
+        _checks.append(check)
+
+
+def closed_list_refusal(study, worker):
+    if study.access != StudyAccess.CLOSED:
+        return None
+    if worker is not None and study.allowed_workers.filter(pk=worker.pk).exists():
+        return None
+    return Refusal(CLOSED_MESSAGE)
+
+
+def admission_refusal(study, worker):
+    """None when `worker` may work on `study` now, else the Refusal to show (or follow)."""
+    if study.access == StudyAccess.OPEN:
+        return None
+    if study.access == StudyAccess.CLOSED:
+        return closed_list_refusal(study, worker)
+    if not _checks:
+        return Refusal(NO_TEST_MESSAGE)
+    for check in _checks:
+        refusal = check(study, worker)
+        if refusal is not None:
+            return refusal
+    return None
+
+
+def other_kind_refusal(study_session, task_kind):
+    """A visit is spent on its study's own tasks: a participant who arrived to write sentences
+    cannot take validation tasks outside that study, nor a validator writing tasks."""
+    if study_session is None or study_session.study.task_kind == task_kind:
+        return None
+    joined = KIND_LABEL.get(study_session.study.task_kind, study_session.study.task_kind)
+    asked = KIND_LABEL.get(task_kind, task_kind)
+    return Refusal(
+        f"You joined the study “{study_session.study.name}” for {joined}. Tasks of another kind "
+        f"({asked}) are not part of it and would not count for it. Please carry on with the study's own tasks.",
+        title="Not part of your study",
+    )

@@ -1,0 +1,82 @@
+"""Probabilistic aggregation on the dashboard: launch a run, follow it, read where the models and
+the majority-vote gold disagree, and the workers ranked by estimated skill."""
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_GET, require_http_methods
+
+from corpus.models import Dataset
+from quality import aggregation_runs
+from quality.models import AggregationRun, AggregationStatus
+
+from .common import page_context, researcher_required
+
+RUNS_SHOWN = 50
+PAIRS_PER_PAGE = 50
+WORKERS_SHOWN = 200
+METHOD_NAMES = {"dawid_skene": "Dawid–Skene", "mace": "MACE", "glad": "GLAD"}
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def aggregation(request):
+    datasets = list(Dataset.objects.order_by("slug"))
+    if request.method == "POST":
+        dataset = next((d for d in datasets if d.slug == request.POST.get("dataset")), None)
+        if dataset is None:
+            messages.error(request, "Nothing was started: choose a dataset.")
+            return redirect("dashboard:aggregation")
+        try:
+            run = aggregation_runs.request_aggregation(request.user, dataset, request.POST.getlist("methods"))
+        except ValidationError as error:
+            messages.error(request, "Nothing was started. " + "; ".join(m for ms in error.message_dict.values() for m in ms))
+            return redirect("dashboard:aggregation")
+        run.refresh_from_db()  # in the embedded mode it has run already
+        messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
+        return redirect("dashboard:aggregation")
+    runs = AggregationRun.objects.select_related("dataset", "created_by")[:RUNS_SHOWN]
+    return render(request, "dashboard/aggregation.html", page_context(
+        request, "aggregation", datasets=datasets, runs=runs,
+        methods=[(method, METHOD_NAMES[method], method in aggregation_runs.DEFAULT_METHODS)
+                 for method in aggregation_runs.METHODS],
+    ))
+
+
+@researcher_required
+@require_GET
+def aggregation_progress(request):
+    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
+    runs = AggregationRun.objects.filter(pk__in=ids).select_related("dataset", "created_by")
+    return JsonResponse({"items": [
+        {
+            "id": run.pk,
+            "status": run.status,
+            "progress": run.progress,
+            "finished": run.status in (AggregationStatus.DONE, AggregationStatus.FAILED),
+            "html": render_to_string("dashboard/_aggregation_row.html", {"run": run}, request),
+        }
+        for run in runs
+    ]})
+
+
+@researcher_required
+@require_GET
+def aggregation_detail(request, run_id):
+    run = get_object_or_404(AggregationRun.objects.select_related("dataset", "created_by"), pk=run_id)
+    method = request.GET.get("method", "dawid_skene")
+    if method not in run.methods:
+        method = "dawid_skene"
+    page = Paginator(aggregation_runs.disagreements(run, method), PAIRS_PER_PAGE).get_page(request.GET.get("page"))
+    method_figures = [
+        {"method": name, "name": METHOD_NAMES.get(name, name), **run.figures.get(name, {})} for name in run.methods
+    ]
+    return render(request, "dashboard/aggregation_detail.html", page_context(
+        request, "aggregation", run=run, method=method, method_name=METHOD_NAMES.get(method, method),
+        methods=[(name, METHOD_NAMES.get(name, name)) for name in run.methods],
+        method_figures=method_figures, page=page,
+        workers=aggregation_runs.ranked_workers(run, method, limit=WORKERS_SHOWN),
+        skill_meaning=run.figures.get(method, {}).get("skill_meaning", ""),
+    ))

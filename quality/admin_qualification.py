@@ -1,0 +1,57 @@
+"""Admin for qualification tests (researchers only). Imported by QualityConfig.ready, beside
+whatever `quality/admin.py` registers, so the two can grow apart without touching each other."""
+from django.contrib import admin
+
+from .models import QualificationAnswer, QualificationAttempt, QualificationTest
+
+
+@admin.register(QualificationTest)
+class QualificationTestAdmin(admin.ModelAdmin):
+    list_display = ["study", "item_count", "pass_mark", "max_attempts", "grants_trusted", "attempt_count", "passed_count"]
+    list_select_related = ["study"]
+    autocomplete_fields = []
+    filter_horizontal = ["items"]
+    search_fields = ["study__slug", "study__name"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("items")
+
+    @admin.display(description="items")
+    def item_count(self, test):
+        return len(test.items.all())
+
+    @admin.display(description="tries")
+    def attempt_count(self, test):
+        return test.attempts.count()
+
+    @admin.display(description="passed")
+    def passed_count(self, test):
+        return test.attempts.filter(passed=True).values("worker").distinct().count()
+
+
+class AnswerInline(admin.TabularInline):
+    model = QualificationAnswer
+    extra = 0
+    can_delete = False
+    fields = ["reference", "label", "is_correct"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(QualificationAttempt)
+class QualificationAttemptAdmin(admin.ModelAdmin):
+    """Tries are records: readable, never edited (a wrong test is fixed by changing the test)."""
+
+    list_display = ["worker", "test", "number", "correct", "total", "score", "passed", "seconds", "finished_at"]
+    list_filter = ["passed", "test"]
+    list_select_related = ["worker", "test__study"]
+    search_fields = ["worker__external_id", "worker__user__username"]
+    inlines = [AnswerInline]
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_add_permission(self, request):
+        return False

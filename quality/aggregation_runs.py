@@ -1,0 +1,233 @@
+"""Aggregation runs: fit label models on a dataset's counted labels and store what they say.
+
+Queued by task name (`quality.aggregate_labels`, through annotation_site.celery.enqueue); the run
+row carries status, stage and progress for the dashboard. The majority-vote gold stays the corpus
+label: a run writes only its own tables (AggregatedLabel per pair, WorkerEstimate per worker), all
+of a run's results in one transaction with its "done", so a run is never seen half-written.
+
+Which labels count: every label of the dataset's pairs except those of excluded workers (as for
+gold labels). An imported label without a worker counts as its own one-label worker: a position
+in the TSV is not a person, so no confusion matrix is invented for it, and such labels never
+appear in the worker ranking. Pairs need at least two counted labels to be scored.
+"""
+import io
+import time
+from datetime import timedelta
+
+import pandas as pd
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation_site.celery import enqueue
+from corpus.models import Pair, ValidationLabel
+
+from . import aggregation
+from .gold import NO_GOLD
+from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+
+TASK_NAME = "quality.aggregate_labels"
+# GLAD is offered but not by default: minutes where Dawid–Skene takes seconds (docs/quality.md).
+METHODS = ("dawid_skene", "mace", "glad")
+DEFAULT_METHODS = ("dawid_skene", "mace")
+MIN_LABELS_PER_PAIR = 2
+STALE_RUNNING_AFTER = timedelta(hours=1)
+WRITE_BATCH = 5000
+_ANONYMOUS = "anon-"
+
+
+class NothingToAggregate(Exception):
+    """The dataset has no pairs the models could score."""
+
+
+def normalize_methods(methods):
+    methods = list(dict.fromkeys(methods or DEFAULT_METHODS))
+    unknown = [method for method in methods if method not in METHODS]
+    if unknown:
+        raise ValidationError({"methods": f"unknown method(s): {', '.join(unknown)}; choose from {', '.join(METHODS)}"})
+    if "dawid_skene" not in methods:
+        methods.insert(0, "dawid_skene")  # the reference model; every run has it
+    return methods
+
+
+def request_aggregation(user, dataset, methods=None):
+    """A pending run of these methods on the dataset, queued once the row is committed."""
+    methods = normalize_methods(methods)
+    with transaction.atomic():
+        run = AggregationRun.objects.create(
+            dataset=dataset, methods=methods, created_by=user if user is not None and user.is_authenticated else None
+        )
+        transaction.on_commit(lambda: enqueue(TASK_NAME, run.pk))
+    return run
+
+
+def counted_labels(dataset):
+    """The dataset's counted labels in crowd-kit's layout (task = pair pk, worker, label)."""
+    rows = (
+        ValidationLabel.objects.filter(pair__dataset=dataset)
+        .exclude(Q(worker__isnull=False) & Q(worker__is_excluded=True))
+        .values_list("pair_id", "worker_id", "label", "pk")
+        .order_by()
+    )
+    data = pd.DataFrame.from_records(list(rows.iterator(chunk_size=20000)), columns=["task", "worker", "label", "pk"])
+    if data.empty:
+        return data.loc[:, ["task", "worker", "label"]]
+    anonymous = data["worker"].isna()
+    workers = data["worker"].astype("Int64").astype(str)
+    workers[anonymous] = _ANONYMOUS + data.loc[anonymous, "pk"].astype(str)
+    data["worker"] = workers
+    sizes = data.groupby("task")["label"].transform("size")
+    return data.loc[sizes >= MIN_LABELS_PER_PAIR, ["task", "worker", "label"]].reset_index(drop=True)
+
+
+def _stage(run, stage, progress):
+    AggregationRun.objects.filter(pk=run.pk).update(stage=stage, progress=min(progress, 0.99))
+
+
+def _claim(run_id):
+    """pending/failed -> running in one UPDATE (two deliveries of one task never both run); a run
+    left running by a worker that died (acks_late redelivers the task) is taken over after an hour."""
+    now = timezone.now()
+    claimable = Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED]) | Q(
+        status=AggregationStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
+    )
+    claimed = AggregationRun.objects.filter(claimable, pk=run_id).update(
+        status=AggregationStatus.RUNNING, started_at=timezone.now(), finished_at=None, progress=0.0, error="",
+        stage="reading labels",
+    )
+    return AggregationRun.objects.get(pk=run_id) if claimed else None
+
+
+def run_aggregation(run_id):
+    """Fit the run's methods and store their results; on any failure the run is marked failed with
+    the reason and keeps no results. Returns the run (None when it was done or running already)."""
+    run = _claim(run_id)
+    if run is None:
+        return None
+    try:
+        reading = time.perf_counter()
+        data = counted_labels(run.dataset)
+        if data.empty:
+            raise NothingToAggregate(
+                f"dataset {run.dataset.slug} has no pairs with {MIN_LABELS_PER_PAIR} or more counted labels"
+            )
+        # The corpus gold as the run reads it (majority vote; it stays the corpus label).
+        gold = dict(Pair.objects.filter(dataset=run.dataset).values_list("pk", "gold_label").iterator(chunk_size=20000))
+        timing = {"read_seconds": round(time.perf_counter() - reading, 2)}
+        results = {}
+        figures = {}
+        for index, method in enumerate(run.methods):
+            _stage(run, f"fitting {method}", 0.1 + 0.7 * index / len(run.methods))
+            started = time.perf_counter()
+            result = aggregation.AGGREGATORS[method](data)
+            results[method] = result
+            figures[method] = {"seconds": round(time.perf_counter() - started, 2), "skill_meaning": result.skill_meaning}
+        _stage(run, "saving results", 0.85)
+        label_counts = data.groupby("worker").size()
+        saving = time.perf_counter()
+        with transaction.atomic():
+            for method, result in results.items():
+                figures[method].update(_save_pairs(run, method, result, gold))
+                _save_workers(run, method, result, label_counts)
+            timing["write_seconds"] = round(time.perf_counter() - saving, 2)
+            figures["timing"] = timing
+            AggregationRun.objects.filter(pk=run.pk).update(
+                status=AggregationStatus.DONE, progress=1.0, stage="", finished_at=timezone.now(),
+                pair_count=int(data["task"].nunique()), label_count=len(data),
+                worker_count=int(sum(1 for worker in label_counts.index if not worker.startswith(_ANONYMOUS))),
+                figures=figures,
+            )
+    except NothingToAggregate as problem:
+        # An answer for the researcher, not a crash: the run says why it has no results.
+        AggregationRun.objects.filter(pk=run.pk).update(
+            status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(), error=str(problem)
+        )
+    except BaseException as exc:
+        AggregationRun.objects.filter(pk=run.pk).update(
+            status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(),
+            error=f"{type(exc).__name__}: {exc}"[:5000],
+        )
+        raise
+    run.refresh_from_db()
+    return run
+
+
+def _save_pairs(run, method, result, gold):
+    """One AggregatedLabel row per scored pair (COPY on PostgreSQL, bulk INSERTs elsewhere)."""
+    frame = pd.DataFrame({"label": result.labels.astype(str)})
+    frame["posterior"] = (result.posterior if result.posterior is not None else 1.0)
+    frame["pair_id"] = frame.index.astype("int64")
+    frame["gold_label"] = frame["pair_id"].map(gold).fillna(NO_GOLD)
+    frame["differs"] = frame["label"] != frame["gold_label"]
+    rows = list(zip(frame["pair_id"].tolist(), frame["label"].tolist(), frame["posterior"].astype(float).tolist(),
+                    frame["gold_label"].tolist(), frame["differs"].tolist()))
+    _write_rows(run, method, rows)
+    differs = frame["differs"]
+    resolves = int((differs & (frame["gold_label"] == NO_GOLD)).sum())
+    return {"pairs": len(frame), "agree_with_gold": int((~differs).sum()),
+            "overrules": int(differs.sum()) - resolves, "resolves": resolves}
+
+
+def _write_rows(run, method, rows):
+    if connection.vendor == "postgresql":
+        # COPY: several times the rows/s of INSERTs, in the caller's transaction like them.
+        buffer = io.StringIO()
+        for pair_id, label, posterior, gold_label, differs in rows:
+            buffer.write(f"{run.pk}\t{method}\t{pair_id}\t{label}\t{posterior!r}\t{gold_label}\t{'t' if differs else 'f'}\n")
+        buffer.seek(0)
+        with connection.cursor() as cursor:
+            cursor.copy_expert(
+                f"COPY {AggregatedLabel._meta.db_table} (run_id, method, pair_id, label, posterior, gold_label, differs) "
+                "FROM STDIN", buffer,
+            )
+        return
+    AggregatedLabel.objects.bulk_create(
+        (AggregatedLabel(run=run, method=method, pair_id=pair_id, label=label, posterior=posterior,
+                         gold_label=gold_label, differs=differs)
+         for pair_id, label, posterior, gold_label, differs in rows),
+        batch_size=WRITE_BATCH,
+    )
+
+
+def _confusion(result, worker):
+    if result.worker_confusion is None:
+        return None
+    table = result.worker_confusion.loc[worker]  # given x true
+    return {true: {given: round(float(table.loc[given, true]), 4) for given in table.index} for true in table.columns}
+
+
+def _save_workers(run, method, result, label_counts):
+    if result.worker_skill is None:
+        return
+    WorkerEstimate.objects.bulk_create(
+        (
+            WorkerEstimate(
+                run=run, method=method, worker_id=int(worker), skill=float(skill),
+                labels=int(label_counts.get(worker, 0)), confusion=_confusion(result, worker),
+            )
+            for worker, skill in result.worker_skill.items()
+            if not str(worker).startswith(_ANONYMOUS)
+        ),
+        batch_size=WRITE_BATCH,
+    )
+
+
+# --- reads for the dashboard ---------------------------------------------------------------------
+
+def disagreements(run, method="dawid_skene"):
+    """A run's pairs where `method` differs from the gold label, most confident first (page it)."""
+    return (
+        AggregatedLabel.objects.filter(run=run, method=method, differs=True)
+        .select_related("pair__premise")
+        .order_by("-posterior", "pair_id")
+    )
+
+
+def ranked_workers(run, method="dawid_skene", limit=200):
+    """The run's workers by estimated skill, best first (ties by worker id)."""
+    return list(
+        WorkerEstimate.objects.filter(run=run, method=method)
+        .select_related("worker__user")
+        .order_by("-skill", "worker_id")[:limit]
+    )

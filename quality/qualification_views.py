@@ -1,0 +1,96 @@
+"""The qualification test page: keyboard-first like the validation task (static/js/validation.js).
+
+Thin: the rules (tries, scoring, who is admitted) live in qualification.py.
+"""
+import time
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from crowd.access import Refusal
+from crowd.arrival import current_study_session
+from crowd.models import Study
+from crowd.services import worker_for_user
+from crowd.views import NEXT_TASK_URL
+
+from . import qualification
+from .qualification import QualificationRefused
+
+CHOICES = [("entailment", "Definitely correct"), ("neutral", "Might be correct"), ("contradiction", "Definitely incorrect")]
+KEYS = {value: str(number) for number, (value, _) in enumerate(CHOICES, 1)}
+
+
+def _refused(request, message, title="Thank you for your time", status=403):
+    return render(request, "crowd/not_admitted.html", {"refusal": Refusal(message, title=title)}, status=status)
+
+
+def _rows(items, chosen, missing):
+    for number, item in enumerate(items, 1):
+        name = f"label-{item.pair_id}"
+        yield {
+            "number": number,
+            "pair": item.pair,
+            "name": name,
+            "missing": item.pair_id in missing,
+            "options": [
+                {"value": value, "text": text, "key": KEYS[value], "checked": chosen.get(name) == value,
+                 "id": f"{name}-{KEYS[value]}"}
+                for value, text in CHOICES
+            ],
+        }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def qualification_page(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    study_session = current_study_session(request)
+    if study_session is None or study_session.study_id != study.pk:
+        return _refused(request, "Please open this study from its link on the crowd platform.",
+                        title="Open the study from its link", status=400)
+    worker = worker_for_user(request.user)
+    test = qualification.test_for(study)
+    if test is None or not test.items.exists():
+        refusal = qualification.admission_check(study, worker)
+        return _refused(request, refusal.message if refusal else "This study has no qualification test.")
+    if qualification.has_passed(test, worker):
+        return redirect(NEXT_TASK_URL[study.task_kind])
+    left = qualification.attempts_left(test, worker)
+    if left == 0:
+        last = test.attempts.filter(worker=worker).first()
+        return _refused(request, qualification.failed_message(test, last))
+
+    shown_key = f"qualification-shown-{test.pk}"
+    number = qualification.attempts_used(test, worker) + 1
+    items = qualification.items_for(test, worker, number)
+    error, missing, chosen = None, (), {}
+    if request.method == "POST":
+        chosen = request.POST
+        answers = {item.pair_id: request.POST.get(f"label-{item.pair_id}", "") for item in items}
+        shown = request.session.pop(shown_key, None)
+        seconds = time.time() - shown if isinstance(shown, (int, float)) else None
+        try:
+            result = qualification.submit_attempt(test, worker, answers, seconds=seconds)
+        except QualificationRefused as refused:
+            error, missing = refused.message, refused.missing
+        else:
+            if result.passed:
+                messages.success(request, "You passed the qualification test. Welcome to the study!")
+                return redirect(NEXT_TASK_URL[study.task_kind])
+            if result.attempts_left == 0:
+                return _refused(request, qualification.failed_message(test, result.attempt), status=200)
+            messages.info(request, qualification.failed_message(test, result.attempt))
+            return redirect("qualification", slug=study.slug)
+    request.session.setdefault(shown_key, time.time())
+    context = {
+        "study": study,
+        "test": test,
+        "rows": list(_rows(items, chosen, missing)),
+        "error": error,
+        "attempt_number": number,
+        "attempts_left": left,
+        "needed": qualification.needed(test, len(items)),
+    }
+    return render(request, "quality/qualification.html", context, status=400 if error else 200)

@@ -1,0 +1,11 @@
+"""Celery tasks of the quality app, queued by name through annotation_site.celery.enqueue."""
+from celery import shared_task
+
+from .aggregation_runs import run_aggregation
+
+
+@shared_task(name="quality.aggregate_labels")
+def aggregate_labels(run_id):
+    """Fit a run's label models (see aggregation_runs.run_aggregation); its row shows the progress."""
+    run = run_aggregation(run_id)
+    return None if run is None else run.status
