@@ -178,3 +178,17 @@ def test_building_items_keeps_only_candidates_with_overlap_at_most_half():
     assert pair.premise.premise_sentences == captions[:4]
     assert [s["source"] for s in pair.premise.sentences] == [f"55.jpg#{n}" for n in range(4)]
     assert build_mpe_items(source, "mpe-built").already_present == 2
+
+
+def test_admin_shows_the_captions_overlap_and_the_file_adjudication(admin_client, tmp_path):
+    path = tmp_path / "mpe_dev.txt"
+    premises = tuple(mpe.MpePremise("9.jpg", n, f"Caption {n} of a dog on grass.") for n in range(4))
+    mpe.write_mpe(path, [mpe.MpeItem(0, "1", premises, "A dog sleeps on grass.", mpe.Judgments(1, 2, 2), "neutral")])
+    import_mpe_file(path, "mpe")
+    pair = Pair.objects.get()
+    assert pair.word_overlap == pytest.approx(2 / 3)  # dog, grass of dog, sleeps, grass
+    html = admin_client.get(f"/admin/corpus/pair/{pair.pk}/change/").content.decode()
+    assert "[9.jpg#2] Caption 2 of a dog on grass." in html and "0.666" in html
+    assert "the imported file" in html  # the Adjudication inline
+    listing = admin_client.get("/admin/corpus/adjudication/").content.decode()
+    assert "2-2-1 split" in listing
