@@ -341,10 +341,16 @@ def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRES
     the dashboard's MPE page). Building twice adds nothing.
     """
     source = source if isinstance(source, Dataset) else Dataset.objects.get(slug=source)
+    return build_items_from_scenes(scenes_from_dataset(source), target, split=split, threshold=threshold,
+                                   genre=genre, origin=f"built from {source.slug}")
+
+
+def build_items_from_scenes(scenes, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE,
+                            origin="built from captions"):
+    """`build_mpe_items` for scenes given as {scene: [(caption number, text, [hypotheses])]}."""
     target = mpe_dataset(target)
     genre_obj = Genre.objects.get(slug=genre)
     report = BuildReport()
-    scenes = scenes_from_dataset(source)
     report.scenes = sum(len(captions) > mpe.PREMISES_PER_ITEM for captions in scenes.values())
     kept = []
     for scene, premises, hypothesis, overlap in candidate_items(scenes):
@@ -368,7 +374,7 @@ def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRES
                 premise, _ = Premise.objects.get_or_create(
                     dataset=target, prompt_id=prompt_id,
                     defaults=dict(genre=genre_obj, text=joined_premise(s["text"] for s in sentences),
-                                  sentences=sentences, split=split, source=f"built from {source.slug}"),
+                                  sentences=sentences, split=split, source=origin[:255]),
                 )
                 premise_pks[prompt_id] = premise.pk
             pairs.append(Pair(premise_id=premise_pks[prompt_id], pair_id=pair_id, hypothesis=hypothesis,
