@@ -12,7 +12,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
 
 from . import labels
 from .labels import AUTHOR_POSITION, GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD  # noqa: F401 (the core's vocabulary)
@@ -127,7 +127,7 @@ class Dataset(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)
     item_kind = models.CharField(
-        max_length=20, choices=ItemKind.choices, default=ItemKind.SINGLE_PREMISE,
+        max_length=20, choices=ItemKind.choices, default=ItemKind.SINGLE_PREMISE, db_default=ItemKind.SINGLE_PREMISE,
         help_text="Multi-premise items (MPE) are judged in their own task, never in the MultiNLI validation batches.",
     )
     label_scheme = models.CharField(max_length=20, choices=LabelScheme.choices, default=LabelScheme.THREE_WAY)
@@ -163,8 +163,9 @@ class Premise(models.Model):
     genre = models.ForeignKey(Genre, on_delete=models.PROTECT, related_name="premises")
     prompt_id = models.CharField(max_length=64, help_text="promptID (captionID for SNLI).")
     text = models.TextField(help_text="The premise; for a multi-premise item, its sentences joined in order by a space.")
+    # db_default too: rows written by COPY or raw SQL (bench/, other apps' bulk paths) need no value.
     sentences = models.JSONField(
-        default=list, blank=True,
+        default=list, db_default=Value([], output_field=models.JSONField()), blank=True,
         help_text='A multi-premise item\'s premise sentences in order: [{"text": ..., "source": "4818829454.jpg#0"}]. '
                   "Empty for a single premise (then `text` is the premise).",
     )
@@ -297,7 +298,7 @@ class Pair(models.Model):
     gold_label = models.CharField(max_length=20, default=NO_GOLD, db_index=True)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
-    adjudicated_label = models.CharField(max_length=20, blank=True, default="", choices=Label.choices)
+    adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
     word_overlap = models.FloatField(
         null=True, blank=True,
         help_text="Share of the hypothesis's content words found in a premise (MPE §4.1); set for multi-premise items.",
