@@ -7,7 +7,8 @@ Rows (median of --repeat rounds of --rounds candidate queries each, ms per query
 LOCKED in a transaction as a claim runs it):
   baseline     the candidate query as it was before item kinds (no kind filter), single-premise task
   multinli     the same with the kind filter: what /validate/next/ runs now
-  mpe          the MPE task's query (multi-premise items), /validate/mpe/next/
+  mpe, all     the MPE query over every multi-premise dataset at once (walks the whole queue)
+  mpe task     what /validate/mpe/next/ runs: one multi-premise dataset at a time (claim_mpe_batch)
 The ratio column is against the baseline measured in the same run.
 """
 import argparse
@@ -76,7 +77,7 @@ def main():
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from corpus.models import ItemKind, Pair, Worker
+    from corpus.models import Dataset, ItemKind, Pair, Worker
     from validation.selectors import claimable_pairs
     from validation.services import _lock_rows
 
@@ -87,6 +88,7 @@ def main():
             cursor.execute("ANALYZE")
         print(f"generated {args.pairs:,} pairs, {labels:,} labels and {MPE_ITEMS} MPE items in {seconds:.1f} s")
     worker = Worker.objects.order_by("pk").first()
+    mpe = Dataset.objects.get(slug="bench-mpe")
     queued = Pair.objects.filter(needs_validation=True, label_count__lt=5).count()
     print(f"queued for validation: {queued:,}; load average {os.getloadavg()[0]:.2f}")
 
@@ -97,11 +99,14 @@ def main():
             assert ids, "no candidates"
         return run
 
-    cases = [
-        ("baseline (no kind filter)", query(lambda: old_claimable_pairs(worker, timezone.now()))),
-        ("multinli (kind filter)", query(lambda: claimable_pairs(worker, timezone.now()))),
-        ("mpe task", query(lambda: claimable_pairs(worker, timezone.now(), item_kind=ItemKind.MULTI_PREMISE))),
-    ]
+    builders = {
+        "baseline (no kind filter)": lambda: old_claimable_pairs(worker, timezone.now()),
+        "multinli (kind filter)": lambda: claimable_pairs(worker, timezone.now()),
+        "mpe, all datasets at once": lambda: claimable_pairs(worker, timezone.now(), item_kind=ItemKind.MULTI_PREMISE),
+        "mpe task (per dataset)": lambda: claimable_pairs(worker, timezone.now(), dataset=mpe,
+                                                          item_kind=ItemKind.MULTI_PREMISE),
+    }
+    cases = [(name, query(build)) for name, build in builders.items()]
     results = {}
     for name, run in cases:
         run()  # warm
@@ -112,9 +117,22 @@ def main():
                 run()
             medians.append((time.perf_counter() - started) / args.rounds * 1000)
         results[name] = statistics.median(medians)
+    executions = {}
+    for name, build in builders.items():
+        times = []
+        for _ in range(5):
+            with transaction.atomic():
+                sql, params = _lock_rows(build()).values_list("pk", flat=True)[:15].query.sql_with_params()
+                with connection.cursor() as cursor:
+                    cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+                    plan = cursor.fetchone()[0]
+                    times.append((plan[0] if isinstance(plan, list) else plan)["Execution Time"])
+        executions[name] = statistics.median(times)
     base = results[cases[0][0]]
+    base_db = executions[cases[0][0]]
+    print(f"{'':28s} {'wall ms/query':>14s} {'ratio':>7s} {'db execution ms':>16s} {'ratio':>7s}")
     for name, ms in results.items():
-        print(f"{name:28s} {ms:8.2f} ms/query   x{ms / base:.2f}")
+        print(f"{name:28s} {ms:14.2f} {ms / base:7.2f} {executions[name]:16.2f} {executions[name] / base_db:7.2f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

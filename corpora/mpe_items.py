@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
+from django.utils import timezone
 
 from corpus.counters import create_pairs
-from corpus.models import Dataset, Genre, ItemKind, Pair, Premise, Split, joined_premise, text_hash
+from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
 
 from . import mpe
 from .formats import SNLI_GENRE, split_from_filename
@@ -149,13 +150,22 @@ def import_mpe_file(path, dataset, split=None, repair=True, genre=SNLI_GENRE):
     )
     report.import_id = record.pk
     items = _unique_items(parsed.items, report)
-    for start in range(0, len(items), CHUNK_SIZE):
-        with transaction.atomic():
-            _store_chunk(dataset, split, genre_obj, Path(path).name[:255], items[start:start + CHUNK_SIZE], report)
+    try:
+        for start in range(0, len(items), CHUNK_SIZE):
+            # Each chunk's premises, items, judgments and file adjudications commit together.
+            with transaction.atomic():
+                _store_chunk(dataset, split, genre_obj, Path(path).name[:255], items[start:start + CHUNK_SIZE], report)
+    except Exception as error:
+        CorpusImport.objects.filter(pk=record.pk).update(
+            status=ImportStatus.FAILED, error=str(error) or type(error).__name__, finished_at=timezone.now(),
+            pairs_created=report.pairs_created,
+        )
+        raise
     report.problems.sort()
     report.seconds = time.monotonic() - started
     CorpusImport.objects.filter(pk=record.pk).update(
-        status="done", bytes_read=os.path.getsize(path), lines_read=len(parsed.items) + len(report.skipped) + 1,
+        status=ImportStatus.DONE, finished_at=timezone.now(),
+        bytes_read=os.path.getsize(path), lines_read=max([1, *(item.line for item in parsed.items), *(problem.line for problem in parsed.problems)]),
         pairs_created=report.pairs_created, premises_created=report.premises_created,
         labels_created=report.labels_created, already_present=report.already_present,
         malformed_count=len(report.problems),

@@ -24,7 +24,7 @@ from .forms import MpeBatchForm
 def next_batch(request):
     worker = worker_for_user(request.user)
     try:
-        batch = services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE)
+        batch = services.claim_mpe_batch(worker)
     except services.NotAllowedToValidate as refused:
         return render(request, "validation/no_tasks.html", {"reason": refused.message, "mpe": True}, status=403)
     if batch is None:

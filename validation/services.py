@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from corpus.counters import LabelRefused, add_labels, set_needs_validation
 from corpus.gold import VOTE_FIELD
-from corpus.models import LABELS_PER_PAIR, ItemKind, Pair, Split, Worker
+from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
 
@@ -141,6 +141,24 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
             for pk in chosen
         )
     return batch
+
+
+def claim_mpe_batch(worker):
+    """A batch of up to five multi-premise items (the MPE judgment task), or None when there is no work.
+
+    Claimed one multi-premise dataset at a time (there are few), so the candidate query walks that
+    dataset's part of the claim index (`pair_claim_queue`) instead of every queued MultiNLI pair.
+    A dataset open to trusted workers only is skipped for others; an excluded worker is refused.
+    """
+    _check_may_validate(worker, None)
+    for dataset in Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).order_by("pk"):
+        try:
+            batch = claim_validation_batch(worker, dataset=dataset, item_kind=ItemKind.MULTI_PREMISE)
+        except NotAllowedToValidate:
+            continue  # trusted workers only
+        if batch is not None:
+            return batch
+    return None
 
 
 @dataclass

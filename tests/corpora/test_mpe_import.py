@@ -12,6 +12,7 @@ from corpora.mpe_items import (
     import_mpe_file,
     judgment_labels,
 )
+from corpora.models import CorpusImport
 from corpora.services import CorpusImportError
 from corpus.counters import recompute_gold
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
@@ -41,6 +42,9 @@ def test_dev_imports_with_readme_counts_line_468_reported_and_gold_kept(tmp_path
     assert [(line, repaired) for line, _, repaired in report.problems] == [(468, True)]
     assert "3 spaces where a tab belongs" in report.problems[0][1]
     assert report.pairs_created == 1000 and report.labels_created == 5000
+    record = CorpusImport.objects.get(pk=report.import_id)  # what the admin shows of the run
+    assert (record.status, record.lines_read, record.pairs_created) == ("done", 1001, 1000)
+    assert record.problems[0][0] == 468 and "repaired" in record.problems[0][1]
     dataset = Dataset.objects.get(slug="mpe")
     assert dataset.item_kind == ItemKind.MULTI_PREMISE
 

@@ -153,3 +153,20 @@ def test_dashboard_queue_and_adjudication_need_a_researcher(client, make_worker,
     decision = Adjudication.objects.get()
     assert (decision.label, decision.reason, decision.researcher) == (E, "2-2-1 split", researcher)
     assert f'data-pair="{items[0].pk}"' not in client.get(reverse("dashboard:mpe")).content.decode().split("Word overlap")[0]
+
+
+def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(make_worker):
+    from validation.models import ValidationPolicy
+
+    closed, closed_items = make_mpe_items(2, slug="mpe-closed")
+    ValidationPolicy.objects.create(dataset=closed, trusted_only=True)
+    _, open_items = make_mpe_items(2, slug="mpe-open")
+    worker = make_worker("judge")
+    batch = services.claim_mpe_batch(worker)
+    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in open_items}
+    trusted = make_worker("trusted", is_trusted=True)
+    batch = services.claim_mpe_batch(trusted)
+    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in closed_items}
+    excluded = make_worker("excluded", is_excluded=True)
+    with pytest.raises(services.NotAllowedToValidate):
+        services.claim_mpe_batch(excluded)
