@@ -61,7 +61,9 @@ def worker_client(make_worker):
 
 
 def counts():
-    return (Snapshot.objects.count(), TrainingRun.objects.count())
+    from corpus.models import Adjudication
+
+    return (Snapshot.objects.count(), TrainingRun.objects.count(), Adjudication.objects.count())
 
 
 def test_every_api_route_is_covered(objects):
@@ -100,8 +102,10 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     names = [pattern.name for pattern in urls.urlpatterns]
     assert {"snapshots", "training", "report_action"} <= set(names)  # the forms
     premise_id = Pair.objects.first().premise_id
-    arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id}}
+    arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id},
+                 "mpe_adjudicate": {"pair_id": Pair.objects.first().pk}}
     forms["report_action"] = {"action": "retire"}
+    forms["mpe_adjudicate"] = {"label": "entailment"}
     for name in names:
         url = reverse(f"dashboard:{name}", kwargs=arguments.get(name))
         response = client.post(url, forms.get(name, {}))
