@@ -165,23 +165,25 @@ def test_building_items_keeps_only_candidates_with_overlap_at_most_half():
         Premise.objects.create(dataset=source, genre=genre, prompt_id=f"55.jpg#{n}", text=text, split="dev")
         for n, text in enumerate(captions)
     ]
-    for i, hypothesis in enumerate(["A dog runs.", "A cat sleeps indoors.", "The pet is happy."]):
+    for i, hypothesis in enumerate(["A dog runs.", "A cat sleeps indoors.", "The pet is happy.", "A dog sleeps."]):
         Pair.objects.create(dataset=source, premise=premises[4], pair_id=f"55.jpg#4r{i}", hypothesis=hypothesis,
                             author_label="entailment")
     # Captions of a scene with four captions or fewer offer no candidates.
     Premise.objects.create(dataset=source, genre=genre, prompt_id="66.jpg#0", text="A man.", split="dev")
 
     report = build_mpe_items(source, "mpe-built")
-    assert (report.scenes, report.candidates, report.kept, report.rejected_overlap) == (1, 3, 2, 1)
+    assert (report.scenes, report.candidates, report.kept, report.rejected_overlap) == (1, 4, 3, 1)
     built = {pair.hypothesis: pair for pair in Pair.objects.filter(dataset__slug="mpe-built")}
-    assert set(built) == {"A cat sleeps indoors.", "The pet is happy."}  # "A dog runs.": overlap 1.0
+    # "A dog runs.": overlap 1.0, rejected; "A dog sleeps.": exactly 0.5, kept (the rule is <= 0.5).
+    assert set(built) == {"A cat sleeps indoors.", "The pet is happy.", "A dog sleeps."}
+    assert built["A dog sleeps."].word_overlap == 0.5
     assert built["A cat sleeps indoors."].word_overlap == 0.0
     assert built["The pet is happy."].word_overlap == mpe.word_overlap(captions[:4], "The pet is happy.")
     pair = built["The pet is happy."]
     assert (pair.label_count, pair.needs_validation, pair.gold_label, pair.author_id) == (0, True, "-", None)
     assert pair.premise.premise_sentences == captions[:4]
     assert [s["source"] for s in pair.premise.sentences] == [f"55.jpg#{n}" for n in range(4)]
-    assert build_mpe_items(source, "mpe-built").already_present == 2
+    assert build_mpe_items(source, "mpe-built").already_present == 3
 
 
 def test_admin_shows_the_captions_overlap_and_the_file_adjudication(admin_client, tmp_path):

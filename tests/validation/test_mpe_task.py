@@ -170,3 +170,13 @@ def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(mak
     excluded = make_worker("excluded", is_excluded=True)
     with pytest.raises(services.NotAllowedToValidate):
         services.claim_mpe_batch(excluded)
+
+
+def test_a_worker_sees_only_their_own_mpe_batch(client, make_worker):
+    make_mpe_items(2)
+    owner, other = make_worker("owner"), make_worker("other")
+    batch = services.claim_mpe_batch(owner)
+    client.force_login(other.user)
+    assert client.get(reverse("validation:mpe-batch", args=[batch])).status_code == 404
+    assert client.post(reverse("validation:mpe-batch", args=[batch]), {}).status_code == 404
+    assert not ValidationLabel.objects.exists()
