@@ -20,6 +20,7 @@ onto the core:
   reported; ``repair=False`` skips it instead.
 """
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -330,17 +331,63 @@ def scenes_from_dataset(source):
 def candidate_items(scenes, premises_per_item=mpe.PREMISES_PER_ITEM):
     """(scene, four MpePremise, hypothesis, overlap) per candidate, as MPE built them (§4.1).
 
-    For a scene with more captions than premises, the first four captions (by number) are the
-    premises and the hypotheses written for each remaining caption are the candidates.
+    For a scene with more captions than premises, four captions are the premises (those without
+    written hypotheses first, then by caption number; in caption-number order) and the hypotheses
+    written for each remaining caption are the candidates.
     """
     for scene, captions in sorted(scenes.items()):
-        captions = sorted(captions)
-        if len(captions) <= premises_per_item:
+        captions = sorted(captions, key=lambda caption: caption[0])
+        if len(captions) <= premises_per_item or not any(hypotheses for _, _, hypotheses in captions):
             continue
-        premises = tuple(mpe.MpePremise(scene, number, text) for number, text, _ in captions[:premises_per_item])
-        for _, _, hypotheses in captions[premises_per_item:]:
-            for hypothesis in hypotheses:
+        chosen = sorted(sorted(captions, key=lambda caption: (bool(caption[2]), caption[0]))[:premises_per_item],
+                        key=lambda caption: caption[0])
+        premises = tuple(mpe.MpePremise(scene, number, text) for number, text, _ in chosen)
+        for caption in captions:
+            if caption in chosen:
+                continue
+            for hypothesis in caption[2]:
                 yield scene, premises, hypothesis, mpe.word_overlap(premises, hypothesis)
+
+
+_CAPTION_ID = re.compile(r"(?P<scene>[^#\t]+)#(?P<number>0|[1-9][0-9]*)")
+
+
+def captions_from_file(path):
+    """({scene: {caption number: text}}, [(line, reason)]) from FLICKR30K's captions file
+    (results_20130124.token: ``image.jpg#n<TAB>caption``) or from an MPE TSV (its premises)."""
+    captions, problems = {}, []
+    with open(path, encoding="utf-8") as handle:
+        first = handle.readline().rstrip("\n")
+    if first == mpe.HEADER:
+        for item in mpe.read_mpe(path, repair=True).items:
+            for premise in item.premises:
+                captions.setdefault(premise.image_id, {})[premise.caption_number] = premise.text
+        return captions, problems
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            caption_id, tab, text = line.partition("\t")
+            match = _CAPTION_ID.fullmatch(caption_id.strip())
+            if not tab or not match or not text.strip():
+                problems.append((number, "expected 'image.jpg#n<TAB>caption'"))
+                continue
+            captions.setdefault(match["scene"], {})[int(match["number"])] = text.strip()
+    return captions, problems
+
+
+def scenes_with_captions(captions, source):
+    """Scenes of a captions file joined with the hypotheses `source` (SNLI) has for their captions."""
+    scenes = {scene: {number: (text, []) for number, text in numbered.items()} for scene, numbered in captions.items()}
+    for scene, caption_list in scenes_from_dataset(source).items():
+        if scene not in scenes:
+            continue
+        for number, text, hypotheses in caption_list:
+            known_text, known = scenes[scene].setdefault(number, (text, []))
+            known.extend(hypotheses)
+    return {scene: [(number, text, hypotheses) for number, (text, hypotheses) in numbered.items()]
+            for scene, numbered in scenes.items()}
 
 
 def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE):

@@ -198,3 +198,24 @@ def test_admin_shows_the_captions_overlap_and_the_file_adjudication(admin_client
     assert "the imported file" in html  # the Adjudication inline
     listing = admin_client.get("/admin/corpus/adjudication/").content.decode()
     assert "2-2-1 split" in listing
+
+
+def test_building_from_a_captions_file_joins_the_sources_hypotheses_by_scene(tmp_path, capsys):
+    from corpus.models import Genre
+
+    source = Dataset.objects.create(slug="snli", name="snli")
+    genre = Genre.objects.get(slug="captions")
+    # The source has one caption of the scene (#2) with its hypotheses; the file has the four others.
+    premise = Premise.objects.create(dataset=source, genre=genre, prompt_id="77.jpg#2", text="A girl swims.", split="dev")
+    for i, hypothesis in enumerate(["A child is in the water.", "A girl swims."]):
+        Pair.objects.create(dataset=source, premise=premise, pair_id=f"77.jpg#2r{i}", hypothesis=hypothesis,
+                            author_label="entailment")
+    token = tmp_path / "results.token"
+    token.write_text("77.jpg#0\tA kid in a pool.\n77.jpg#1\tSomeone swimming.\nbroken line\n"
+                     "77.jpg#3\tA young swimmer.\n77.jpg#4\tA girl in goggles swims laps.\n", encoding="utf-8")
+    call_command("build_mpe_items", "--source", "snli", "--target", "mpe-built", "--captions", str(token))
+    out = capsys.readouterr().out
+    assert "line 3: expected" in out and "hypothesis candidates: 2" in out
+    built = Pair.objects.get(dataset__slug="mpe-built")  # "A girl swims." overlaps 1.0: rejected
+    assert built.hypothesis == "A child is in the water."
+    assert [s["source"] for s in built.premise.sentences] == ["77.jpg#0", "77.jpg#1", "77.jpg#3", "77.jpg#4"]
