@@ -282,6 +282,9 @@ def export_mpe(dataset, path, split=None):
     gold label is the pair's: the file's or a researcher's adjudication, else the majority.
     Items without a gold label (no majority and not adjudicated yet) are written with '-'.
     """
+    dataset = dataset if isinstance(dataset, Dataset) else Dataset.objects.get(slug=dataset)
+    if dataset.item_kind != ItemKind.MULTI_PREMISE:
+        raise CorpusImportError(f"dataset {dataset.slug} holds single-premise pairs; MPE's format needs captions")
     items = list(items_for_export(dataset, split))
     mpe.write_mpe(path, items)
     return len(items)

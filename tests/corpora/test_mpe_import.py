@@ -3,7 +3,7 @@
 Expected figures are ../shared/data/README.md's.
 """
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from corpora import mpe
 from corpora.mpe_items import (
@@ -144,6 +144,8 @@ def test_a_single_premise_dataset_is_refused(tmp_path):
     make_labelled_pairs(dataset, [["entailment"]])
     with pytest.raises(CorpusImportError, match="single-premise"):
         import_mpe_file(mpe_path("dev"), dataset)
+    with pytest.raises(CommandError, match="single-premise"):
+        call_command("export_mpe", "--dataset", "snli", str(tmp_path / "never-written.txt"))
 
 
 def test_command_imports_and_exports(tmp_path, capsys):

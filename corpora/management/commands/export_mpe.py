@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from corpora.mpe_items import export_mpe
+from corpora.services import CorpusImportError
 from corpus.models import Dataset, Split
 
 
@@ -17,5 +18,8 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(slug=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset {options['dataset']!r}")
-        written = export_mpe(dataset, options["out"], split=options["split"])
+        try:
+            written = export_mpe(dataset, options["out"], split=options["split"])
+        except CorpusImportError as error:
+            raise CommandError(str(error)) from None
         self.stdout.write(self.style.SUCCESS(f"{written} items written to {options['out']}"))
