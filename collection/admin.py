@@ -16,7 +16,7 @@ class PremiseAdmin(admin.ModelAdmin):
     list_filter = ["dataset", "genre", "split", "status"]
     list_select_related = ["dataset", "genre"]
     search_fields = ["prompt_id", "text"]
-    readonly_fields = ["text_hash", "writings_done", "created_at"]
+    readonly_fields = ["text_hash", "writings_done", "created_at", "sentences"]
     show_full_result_count = False
     list_per_page = 50
     actions = ["hold_premises", "release_premises"]

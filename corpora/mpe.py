@@ -44,6 +44,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The task as the MPE annotators saw it (paper, Table 2) lives in the core (plain Python too), where
+# the judgment task reads it; the answers map onto the three labels.
+from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION  # noqa: F401
+
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
 JUDGMENTS_PER_ITEM = 5
@@ -56,35 +60,6 @@ COLUMNS = (
 )
 HEADER = "\t".join(COLUMNS)
 _FIRST_JUDGMENT_COLUMN = COLUMNS.index("entailment_judgments")
-
-# The task as the MPE annotators saw it (paper, Table 2). The answers map onto the three labels.
-QUESTION = "Can the scene described by the four captions also be described by the proposed sentence?"
-INSTRUCTIONS = (
-    "We will show you four caption sentences that describe the same scene, and one proposed sentence. "
-    "Your task is to decide whether or not the scene described by the four captions can also be "
-    "described by the proposed sentence.\n\n"
-    "The four captions were written by four different people. All four people were shown the same image, "
-    "and then wrote a sentence describing the scene in this image. Therefore, there may be slight "
-    "disagreements among the captions. The images are photographs from Flickr that show everyday scenes, "
-    "activities, and events. You will not be given the image that the caption writers saw."
-)
-ANSWERS = {
-    "yes": (ENTAILMENT, (
-            "The scene described by the captions can definitely (or very probably) be described by the proposed "
-            "sentence. The proposed sentence may leave out details that are mentioned in the captions. If the "
-            "proposed sentence describes something that is not mentioned in the captions, it is probably safe to "
-            "assume the extra information is true, given what you know from the captions. If there are "
-            "disagreements among the captions about the details of the scene, the proposed sentence is consistent "
-            "with at least one caption.")),
-    "unknown": (NEUTRAL, (
-                "There is not enough information to decide whether or not the scene described by the captions can "
-                "be described by the proposed sentence. There may be scenes that can be described by the proposed "
-                "sentence and the captions, but you don't know whether this is the case here.")),
-    "no": (CONTRADICTION, (
-           "The scene described by the captions can probably not be described by the proposed sentence. The "
-           "proposed sentence and the captions either contradict each other or describe what appear to be two "
-           "completely separate events.")),
-}
 
 # The canonical forms only (no leading zeros, no signs), so that formatting gives the text back.
 _PREMISE = re.compile(r"(?P<image_id>[^#/\t]+)#(?P<caption_number>0|[1-9][0-9]*)/(?P<text>.*)", re.DOTALL)

@@ -14,6 +14,7 @@ from django.utils.text import Truncator
 from . import counters
 from .models import (
     AUTHOR_POSITION,
+    Adjudication,
     LABELS_PER_PAIR,
     NO_GOLD,
     Dataset,
@@ -125,8 +126,9 @@ class GenreAdmin(admin.ModelAdmin):
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "label_scheme", "is_imported", "train_validation_fraction", "writings_per_premise"]
-    list_filter = ["label_scheme", "is_imported"]
+    list_display = ["slug", "name", "label_scheme", "item_kind", "is_imported", "train_validation_fraction",
+                    "writings_per_premise"]
+    list_filter = ["label_scheme", "item_kind", "is_imported"]
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at", "premise_count", "pair_count"]
 
@@ -226,11 +228,25 @@ class ValidationLabelInline(admin.TabularInline):
         return super().get_queryset(request).select_related("worker__user")
 
 
+class AdjudicationInline(admin.TabularInline):
+    """Decisions on the pair's gold label (MPE §4.2), read only: they are made on the dashboard's MPE page."""
+
+    model = Adjudication
+    fields = ["label", "previous_gold", "source", "researcher", "reason", "note", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    max_num = 0
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Pair)
 class PairAdmin(admin.ModelAdmin):
     list_display = [
         "pair_id", "short_hypothesis", "dataset", "genre", "split", "author_label",
-        "label_count", "gold_label", "needs_validation",
+        "label_count", "gold_label", "word_overlap", "needs_validation",
     ]
     list_filter = ["dataset", "premise__genre", PairSplitFilter, GoldLabelFilter, "author_label",
                    "needs_validation", LabelCountFilter]
@@ -239,14 +255,15 @@ class PairAdmin(admin.ModelAdmin):
     autocomplete_fields = ["premise", "author"]
     readonly_fields = [
         "premise_text", "author_label", "author", "created_at", "label_count",
-        "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label",
+        "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label", "adjudicated_label", "word_overlap",
     ]
     fields = ["dataset", "pair_id", "premise", "premise_text", "hypothesis", "parse", "binary_parse",
               "author_label", "author", "created_at", "needs_validation", "label_count",
-              "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label"]
+              "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label", "adjudicated_label",
+              "word_overlap"]
     show_full_result_count = False
     list_per_page = 50
-    inlines = [ValidationLabelInline]
+    inlines = [ValidationLabelInline, AdjudicationInline]
     actions = ["mark_for_validation", "unmark_for_validation"]
 
     def has_add_permission(self, request):
@@ -272,6 +289,8 @@ class PairAdmin(admin.ModelAdmin):
 
     @admin.display(description="premise text")
     def premise_text(self, pair):
+        if pair.premise.sentences:  # a multi-premise item: its sentences in order, with their provenance
+            return " | ".join(f"[{s.get('source', '')}] {s['text']}" for s in pair.premise.sentences)
         return pair.premise.text
 
     @admin.action(description="Mark selected pairs for validation")
@@ -329,3 +348,28 @@ class ValidationLabelAdmin(admin.ModelAdmin):
     @admin.display(description="pair's gold")
     def gold_label(self, label):
         return label.pair.gold_label
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    """Every gold-label decision, read only: a decision moves the pair's gold, so it goes through
+    `corpus.counters.adjudicate` (the dashboard's MPE page), never an edit here."""
+
+    list_display = ["pair_id_text", "label", "previous_gold", "source", "researcher", "reason", "created_at"]
+    list_filter = ["source", "label", "pair__dataset"]
+    list_select_related = ["pair", "researcher"]
+    search_fields = ["pair__pair_id"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="pair", ordering="pair__pair_id")
+    def pair_id_text(self, decision):
+        return decision.pair.pair_id

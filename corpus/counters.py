@@ -6,7 +6,9 @@ label table. Every writer goes through here, in the same transaction as its labe
   - `add_labels`: a validator's batch, one label on each of several pairs, in four statements;
   - `create_pairs`: new pairs with their labels in bulk (the writing task, corpus imports);
   - `recompute_gold`: the check and the repair, set-based, from the label table alone;
-  - `set_workers_excluded`: a worker's labels leave (or rejoin) the counters.
+  - `set_workers_excluded`: a worker's labels leave (or rejoin) the counters;
+  - `adjudicate`: a researcher's (or an imported file's) gold label overrides the votes (MPE §4.2).
+A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
 Labels of excluded workers (worker quality, SNLI §2.2) do not count; imported labels (worker
 None) always do. Which pairs need validation is decided here too (`needs_validation`).
 """
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Count, F, Func, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Case, Count, F, Func, IntegerField, OuterRef, Q, Subquery, When
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
@@ -23,6 +25,8 @@ from django.utils import timezone
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
 from .models import (
     AUTHOR_POSITION,
+    Adjudication,
+    AdjudicationSource,
     LABELS_PER_PAIR,
     Label,
     Pair,
@@ -54,6 +58,9 @@ def needs_validation(split, pair_id, dataset):
 def set_needs_validation(pairs, flag):
     """Ask for (or stop asking for) four validation labels on these pairs; returns how many changed."""
     return Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag).update(needs_validation=flag)
+
+
+_needs_validation = needs_validation  # create_pairs has an argument of the same name
 
 
 # --- one label at a time -----------------------------------------------------------------------
@@ -91,7 +98,9 @@ def add_label(pair, label, worker=None, position=None, seconds=None):
         vote_field = VOTE_FIELD[label]
         Pair.objects.filter(pk=locked.pk).update(label_count=F("label_count") + 1, **{vote_field: F(vote_field) + 1})
         locked.refresh_from_db(fields=["label_count", *VOTE_FIELD.values()])
-        gold = gold_from_votes(locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes)
+        gold = locked.adjudicated_label or gold_from_votes(
+            locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes
+        )
         if gold != locked.gold_label:
             Pair.objects.filter(pk=locked.pk).update(gold_label=gold)
             locked.gold_label = gold
@@ -147,7 +156,7 @@ def add_labels(labelled, worker=None, seconds=None):
             for pair in Pair.objects.select_for_update(no_key=True)
             .filter(pk__in=ids)
             .order_by("pk")
-            .only("pk", "pair_id", "author_id", *COUNTERS)
+            .only("pk", "pair_id", "author_id", "adjudicated_label", *COUNTERS)
         }
         existing = {}
         for pair_pk, position, worker_id in ValidationLabel.objects.filter(pair_id__in=ids).values_list(
@@ -165,7 +174,9 @@ def add_labels(labelled, worker=None, seconds=None):
             vote_field = VOTE_FIELD[label]
             row.label_count += 1
             setattr(row, vote_field, getattr(row, vote_field) + 1)
-            row.gold_label = gold_from_votes(row.entailment_votes, row.neutral_votes, row.contradiction_votes)
+            row.gold_label = row.adjudicated_label or gold_from_votes(
+                row.entailment_votes, row.neutral_votes, row.contradiction_votes
+            )
         if refusal is None:
             created = ValidationLabel.objects.bulk_create(new_labels)
             # Absolute values are safe: the rows are locked since they were read.
@@ -180,19 +191,25 @@ def add_labels(labelled, worker=None, seconds=None):
 
 # --- new pairs with their labels, in bulk ------------------------------------------------------
 
-def create_pairs(dataset, split, pairs, labels, batch_size=1000):
+def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validation=None, adjudication_reasons=None):
     """Insert new pairs of one dataset and split with their labels and counters; returns the pairs.
 
     `pairs` are unsaved Pair objects (dataset, premise, pairID, text, author label, author);
     `labels[i]` is the list of pair i's labels in position order, the author's first. The
     author's label row names the pair's author; imported validators' labels have no worker.
-    Runs in the caller's transaction.
+    `needs_validation` (True/False) overrides the split's rule. A pair given an `adjudicated_label`
+    (an imported file's gold that is not the majority, MPE) gets it as gold and an Adjudication row
+    from the file, with `adjudication_reasons[i]` as its reason. Runs in the caller's transaction.
     """
     for pair, pair_labels in zip(pairs, labels, strict=True):
         pair.dataset = dataset
-        pair.needs_validation = needs_validation(split, pair.pair_id, dataset)
+        pair.needs_validation = (
+            _needs_validation(split, pair.pair_id, dataset) if needs_validation is None else needs_validation
+        )
         for name, value in counters_from_labels(pair_labels).items():
             setattr(pair, name, value)
+        if pair.adjudicated_label:  # e.g. an imported MPE item whose file gold is not the majority
+            pair.gold_label = pair.adjudicated_label
     created = Pair.objects.bulk_create(pairs, batch_size=batch_size)
     if any(pair.pk is None for pair in created):
         # A database that cannot return ids from a bulk insert: read them back by pairID.
@@ -203,6 +220,15 @@ def create_pairs(dataset, split, pairs, labels, batch_size=1000):
         (pair.pk, position, label, pair.author_id if position == AUTHOR_POSITION else None)
         for pair, pair_labels in zip(created, labels)
         for position, label in enumerate(pair_labels, start=AUTHOR_POSITION)
+    )
+    reasons = adjudication_reasons or [""] * len(created)
+    Adjudication.objects.bulk_create(
+        Adjudication(
+            pair_id=pair.pk, label=pair.adjudicated_label, source=AdjudicationSource.FILE, reason=reason[:100],
+            previous_gold=gold_from_votes(pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes),
+        )
+        for pair, reason in zip(created, reasons, strict=True)
+        if pair.adjudicated_label
     )
     return created
 
@@ -299,8 +325,15 @@ def _with_recomputed(pairs):
         r_neutral_votes=votes(Label.NEUTRAL),
         r_contradiction_votes=votes(Label.CONTRADICTION),
     ).annotate(
-        r_gold_label=gold_expression(F("r_entailment_votes"), F("r_neutral_votes"), F("r_contradiction_votes"))
+        r_gold_label=_adjudicated_or(
+            gold_expression(F("r_entailment_votes"), F("r_neutral_votes"), F("r_contradiction_votes"))
+        )
     )
+
+
+def _adjudicated_or(majority):
+    """The gold label: the pair's adjudicated label when it has one, else the majority rule."""
+    return Case(When(adjudicated_label="", then=majority), default=F("adjudicated_label"))
 
 
 def _disagreeing(pairs):
@@ -362,7 +395,9 @@ def _update_with_correlated_subqueries(pairs):
         entailment_votes=votes(Label.ENTAILMENT),
         neutral_votes=votes(Label.NEUTRAL),
         contradiction_votes=votes(Label.CONTRADICTION),
-        gold_label=gold_expression(votes(Label.ENTAILMENT), votes(Label.NEUTRAL), votes(Label.CONTRADICTION)),
+        gold_label=_adjudicated_or(
+            gold_expression(votes(Label.ENTAILMENT), votes(Label.NEUTRAL), votes(Label.CONTRADICTION))
+        ),
     )
 
 
@@ -387,7 +422,7 @@ def _update_from_grouped_labels(pairs):
     sql = f"""
         UPDATE {pair_table} AS p
         SET label_count = v.n, entailment_votes = v.e, neutral_votes = v.nu, contradiction_votes = v.c,
-            gold_label = {gold_sql}
+            gold_label = CASE WHEN p.adjudicated_label <> '' THEN p.adjudicated_label ELSE {gold_sql} END
         FROM (
             SELECT s.id AS pair_id,
                    count(l.id) AS n,
@@ -402,7 +437,8 @@ def _update_from_grouped_labels(pairs):
         ) AS v
         WHERE p.id = v.pair_id
           AND (p.label_count, p.entailment_votes, p.neutral_votes, p.contradiction_votes, p.gold_label)
-              IS DISTINCT FROM (v.n, v.e, v.nu, v.c, {gold_sql})
+              IS DISTINCT FROM (v.n, v.e, v.nu, v.c,
+                                CASE WHEN p.adjudicated_label <> '' THEN p.adjudicated_label ELSE {gold_sql} END)
     """
     params = [
         *gold_params,
@@ -413,3 +449,24 @@ def _update_from_grouped_labels(pairs):
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+# --- adjudication (MPE §4.2) ---------------------------------------------------------------------
+
+def adjudicate(pair, label, source=AdjudicationSource.RESEARCHER, researcher=None, reason="", note=""):
+    """Make `label` the pair's gold label whatever its votes say; its judgments stay as they are.
+
+    One transaction under the pair's row lock: the Adjudication row (kept as history, with the
+    gold label it replaces) and the pair's `adjudicated_label` and `gold_label`. Returns the row.
+    """
+    if label not in VOTE_FIELD:
+        raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
+    with transaction.atomic():
+        locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
+        decision = Adjudication.objects.create(
+            pair=locked, label=label, previous_gold=locked.gold_label, source=source,
+            researcher=researcher, reason=reason[:100], note=note,
+        )
+        Pair.objects.filter(pk=locked.pk).update(adjudicated_label=label, gold_label=label)
+    pair.adjudicated_label = pair.gold_label = label
+    return decision

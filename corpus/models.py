@@ -12,7 +12,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
 
 from . import labels
 from .labels import AUTHOR_POSITION, GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD  # noqa: F401 (the core's vocabulary)
@@ -116,11 +116,20 @@ class LabelScheme(models.TextChoices):
     TWO_WAY = "two_way", "entailed / not-entailed"
 
 
+class ItemKind(models.TextChoices):
+    SINGLE_PREMISE = "single_premise", "one premise, one hypothesis (SNLI, MultiNLI)"
+    MULTI_PREMISE = "multi_premise", "several premises, one hypothesis (MPE)"
+
+
 class Dataset(models.Model):
     """A body of pairs: the platform's own collection, or an imported corpus such as SNLI."""
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)
+    item_kind = models.CharField(
+        max_length=20, choices=ItemKind.choices, default=ItemKind.SINGLE_PREMISE, db_default=ItemKind.SINGLE_PREMISE,
+        help_text="Multi-premise items (MPE) are judged in their own task, never in the MultiNLI validation batches.",
+    )
     label_scheme = models.CharField(max_length=20, choices=LabelScheme.choices, default=LabelScheme.THREE_WAY)
     is_imported = models.BooleanField(default=False)
     train_validation_fraction = models.FloatField(
@@ -153,7 +162,13 @@ class Premise(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="premises")
     genre = models.ForeignKey(Genre, on_delete=models.PROTECT, related_name="premises")
     prompt_id = models.CharField(max_length=64, help_text="promptID (captionID for SNLI).")
-    text = models.TextField()
+    text = models.TextField(help_text="The premise; for a multi-premise item, its sentences joined in order by a space.")
+    # db_default too: rows written by COPY or raw SQL (bench/, other apps' bulk paths) need no value.
+    sentences = models.JSONField(
+        default=list, db_default=Value([], output_field=models.JSONField()), blank=True,
+        help_text='A multi-premise item\'s premise sentences in order: [{"text": ..., "source": "4818829454.jpg#0"}]. '
+                  "Empty for a single premise (then `text` is the premise).",
+    )
     text_hash = models.CharField(max_length=64, db_index=True, editable=False)
     parse = models.TextField(blank=True)
     binary_parse = models.TextField(blank=True)
@@ -185,6 +200,17 @@ class Premise(models.Model):
 
     def __str__(self):
         return self.text[:80]
+
+    @property
+    def premise_sentences(self):
+        """The premise sentences in their fixed order: [text] for a single premise."""
+        return [sentence["text"] for sentence in self.sentences] if self.sentences else [self.text]
+
+
+def joined_premise(sentences):
+    """The `text` of a multi-premise item: its sentences in order, joined by one space (the
+    documented baseline form that snapshots and models read)."""
+    return " ".join(sentence.strip() for sentence in sentences)
 
 
 class ImportStatus(models.TextChoices):
@@ -270,6 +296,13 @@ class Pair(models.Model):
     neutral_votes = models.PositiveSmallIntegerField(default=0)
     contradiction_votes = models.PositiveSmallIntegerField(default=0)
     gold_label = models.CharField(max_length=20, default=NO_GOLD, db_index=True)
+    # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
+    # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
+    adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
+    word_overlap = models.FloatField(
+        null=True, blank=True,
+        help_text="Share of the hypothesis's content words found in a premise (MPE §4.1); set for multi-premise items.",
+    )
 
     class Meta:
         db_table = "collection_pair"
@@ -341,3 +374,32 @@ class ValidationLabel(models.Model):
 
     def __str__(self):
         return f"{self.pair.pair_id} #{self.position}: {self.label}"
+
+
+class AdjudicationSource(models.TextChoices):
+    FILE = "file", "the imported file's gold label"
+    RESEARCHER = "researcher", "a researcher"
+
+
+class Adjudication(models.Model):
+    """A decision on a pair's gold label that overrides the majority of its judgments (MPE §4.2).
+
+    Every decision is kept (history); the latest is the pair's `adjudicated_label` and so its gold
+    label. The judgments themselves stay as they are.
+    """
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="adjudications")
+    label = models.CharField(max_length=20, choices=Label.choices)
+    previous_gold = models.CharField(max_length=20, help_text="The pair's gold label before this decision.")
+    source = models.CharField(max_length=12, choices=AdjudicationSource.choices)
+    researcher = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    reason = models.CharField(max_length=100, blank=True, help_text="e.g. 2-2-1 split")
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pair_id", "id"]
+        indexes = [models.Index(fields=["pair", "source"], name="adjudication_pair_source")]
+
+    def __str__(self):
+        return f"{self.pair.pair_id}: {self.label} ({self.source})"

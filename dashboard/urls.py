@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import aggregation, artifacts, collection, corpus, pairs, snapshots, training, validation, workers
+from .views import aggregation, artifacts, collection, corpus, mpe, pairs, snapshots, training, validation, workers
 
 app_name = "dashboard"
 urlpatterns = [
@@ -20,4 +20,6 @@ urlpatterns = [
     path("aggregation/", aggregation.aggregation, name="aggregation"),
     path("aggregation/progress.json", aggregation.aggregation_progress, name="aggregation_progress"),
     path("aggregation/<int:run_id>/", aggregation.aggregation_detail, name="aggregation_detail"),
+    path("mpe/", mpe.mpe, name="mpe"),
+    path("mpe/adjudicate/<int:pair_id>/", mpe.adjudicate_item, name="mpe_adjudicate"),
 ]

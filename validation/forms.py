@@ -47,3 +47,26 @@ class ValidationBatchForm(forms.Form):
                     for v, text in CHOICES
                 ],
             }
+
+
+# --- the MPE judgment task (Lai et al. 2017, Table 2): yes / unknown / no ------------------------
+
+class MpeBatchForm(ValidationBatchForm):
+    """One yes / unknown / no choice per multi-premise item; the answers are stored as the three labels."""
+
+    def __init__(self, pairs, *args, **kwargs):
+        from corpus.mpe_wording import ANSWERS
+
+        self.answer_choices = [(label, answer) for answer, (label, _) in ANSWERS.items()]
+        self.answer_help = {label: text for _, (label, text) in ANSWERS.items()}
+        super().__init__(pairs, *args, **kwargs)
+        for name in self.fields:
+            self.fields[name].choices = self.answer_choices
+
+    def rows(self, missing=()):
+        for row in super().rows(missing=missing):
+            row["options"] = [
+                {**option, "text": answer} for option, (_, answer) in zip(row["options"], self.answer_choices)
+            ]
+            row["captions"] = row["pair"].premise.premise_sentences
+            yield row

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from corpus.counters import LabelRefused, add_labels, set_needs_validation
 from corpus.gold import VOTE_FIELD
-from corpus.models import LABELS_PER_PAIR, Pair, Split, Worker
+from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
 
@@ -61,14 +61,14 @@ def _lock_rows(queryset):
     return queryset
 
 
-def _lock_candidates(worker, now, dataset, wanted):
+def _lock_candidates(worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE):
     """Lock up to `wanted` claimable pairs, closest to complete first, then oldest first.
 
     One statement: ORDER BY label_count DESC, id LIMIT `wanted` walks a partial index that holds
     only the queued pairs (`pair_claim_queue`, `pair_claim_queue_all`) and stops after `wanted`
     rows it can lock, skipping the ones another claimer holds.
     """
-    claimable = selectors.claimable_pairs(worker, now, dataset=dataset)
+    claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
     return list(_lock_rows(claimable).values_list("pk", flat=True)[:wanted])
 
 
@@ -86,8 +86,11 @@ def _check_may_validate(worker, dataset):
             )
 
 
-def claim_validation_batch(worker, dataset=None, study_session=None):
+def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=ItemKind.SINGLE_PREMISE):
     """Give the worker a batch of up to five pairs to label, or None when there is no work.
+
+    `item_kind` picks the task: MultiNLI validation (single-premise pairs) or MPE judgments
+    (multi-premise items); a batch never mixes them.
 
     A worker with a live batch gets it back (a reload shows the same pairs). Otherwise pairs are
     picked closest to complete first, so gold labels accumulate instead of every pair waiting at
@@ -101,12 +104,12 @@ def claim_validation_batch(worker, dataset=None, study_session=None):
     with transaction.atomic():
         # One claim at a time per worker: a double click must not open two batches.
         Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
-        current = selectors.worker_open_batch(worker, now)
+        current = selectors.worker_open_batch(worker, now, item_kind=item_kind)
         if current is not None:
             return current
         # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.BATCH_SIZE
-        candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3)
+        candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3, item_kind=item_kind)
         # Lazily mark what has expired, the worker's own and on the candidates: those places
         # are free already (live claims are the unexpired ones), this keeps the status honest.
         ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
@@ -138,6 +141,24 @@ def claim_validation_batch(worker, dataset=None, study_session=None):
             for pk in chosen
         )
     return batch
+
+
+def claim_mpe_batch(worker):
+    """A batch of up to five multi-premise items (the MPE judgment task), or None when there is no work.
+
+    Claimed one multi-premise dataset at a time (there are few), so the candidate query walks that
+    dataset's part of the claim index (`pair_claim_queue`) instead of every queued MultiNLI pair.
+    A dataset open to trusted workers only is skipped for others; an excluded worker is refused.
+    """
+    _check_may_validate(worker, None)
+    for dataset in Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).order_by("pk"):
+        try:
+            batch = claim_validation_batch(worker, dataset=dataset, item_kind=ItemKind.MULTI_PREMISE)
+        except NotAllowedToValidate:
+            continue  # trusted workers only
+        if batch is not None:
+            return batch
+    return None
 
 
 @dataclass

@@ -1,10 +1,12 @@
 from django.urls import path
 
-from . import views
+from . import mpe_views, views
 
 app_name = "validation"
 urlpatterns = [
     path("next/", views.next_batch, name="next"),
     path("batch/<uuid:batch>/", views.batch, name="batch"),
     path("faq/", views.faq, name="faq"),
+    path("mpe/next/", mpe_views.next_batch, name="mpe-next"),
+    path("mpe/batch/<uuid:batch>/", mpe_views.batch, name="mpe-batch"),
 ]

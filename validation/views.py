@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from corpus.counters import LabelRefused
+from corpus.models import ItemKind
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
@@ -42,6 +43,8 @@ def batch(request, batch):
     claims = list(selectors.batch_claims(worker, batch))
     if not claims:
         raise Http404("No such batch.")
+    if claims[0].pair.dataset.item_kind == ItemKind.MULTI_PREMISE:  # MPE items have their own wording
+        return redirect("validation:mpe-batch", batch=batch)
     if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
         messages.info(request, "That batch is already saved. Thank you!")
         return redirect("validation:next")

@@ -9,7 +9,7 @@ from django.urls import reverse
 from . import factories
 
 PHONE = {"width": 390, "height": 844}
-PAGES = ["collection", "validation", "corpus", "workers", "pairs", "reports", "artifacts", "snapshots", "training"]
+PAGES = ["collection", "validation", "corpus", "workers", "pairs", "reports", "artifacts", "mpe", "snapshots", "training"]
 
 
 @pytest.mark.browser

@@ -130,7 +130,8 @@ def test_running_it_twice_creates_and_changes_nothing():
 def test_demo_pairs_have_position_one_labels_and_consistent_counters():
     load_demo()
     for genre in Genre.objects.all():
-        pairs = Pair.objects.filter(premise__genre=genre).select_related("premise")
+        # The MultiNLI-style demo pairs (the MPE demo items have their own test).
+        pairs = Pair.objects.filter(premise__genre=genre).exclude(dataset__slug="mpe-demo").select_related("premise")
         premises = {pair.premise for pair in pairs}
         assert len(premises) == 4, genre.slug
         assert sum(premise.split in ("dev", "test") for premise in premises) >= 2
@@ -139,7 +140,7 @@ def test_demo_pairs_have_position_one_labels_and_consistent_counters():
             assert sorted(pair.author_label for pair in mine) == sorted(Label.values)
             assert len({pair.author_id for pair in mine}) == 1
             assert premise.writings_done == 1
-    for pair in Pair.objects.prefetch_related("labels"):
+    for pair in Pair.objects.exclude(dataset__slug="mpe-demo").prefetch_related("labels"):
         labels = list(pair.labels.all())
         first = labels[0]
         assert (first.position, first.label, first.worker_id) == (1, pair.author_label, pair.author_id)
@@ -177,7 +178,7 @@ def test_load_demo_restores_genres_and_families_after_a_flush():
     PromptFamily.objects.all().delete()
     load_demo()
     assert Genre.objects.count() == 11 and PromptFamily.objects.count() == 6
-    assert Premise.objects.count() == 110
+    assert Premise.objects.exclude(dataset__slug="mpe-demo").count() == 110  # plus the MPE demo's two caption sets
 
 
 def test_demo_exports_a_snapshot_and_trains_every_demo_model_with_a_genre_matrix():
@@ -185,7 +186,7 @@ def test_demo_exports_a_snapshot_and_trains_every_demo_model_with_a_genre_matrix
 
     snapshot = Snapshot.objects.get()
     assert snapshot.status == "done"
-    assert snapshot.row_count == Pair.objects.count()
+    assert snapshot.row_count == Pair.objects.exclude(dataset__slug="mpe-demo").count()
     names = set(snapshot.files.values_list("name", flat=True))
     assert {"train.jsonl", "dev_matched.jsonl", "dev_mismatched.jsonl", "test_matched.tsv", "test_mismatched.tsv"} <= names
     whole_data_runs = TrainingRun.objects.filter(config__train_genre=None)
@@ -206,3 +207,18 @@ def test_the_demo_says_how_the_server_starts_only_when_it_does_not_start_by_itse
     by_make = StringIO()
     call_command("load_demo", "--no-training", "--no-artifacts", "--serving", stdout=by_make)
     assert "the server starts now" in by_make.getvalue() and "Start the server" not in by_make.getvalue()
+
+
+def test_the_demo_has_mpe_items_built_items_and_an_adjudication_case():
+    from corpus.models import ItemKind
+    from corpus.selectors import adjudication_queue
+
+    output = load_demo()
+    assert "MPE dataset 'mpe-demo': 4 judged items and 2 built items created now" in output
+    assert "http://127.0.0.1:8000/validate/mpe/next/" in output
+    dataset = Dataset.objects.get(slug="mpe-demo")
+    assert dataset.item_kind == ItemKind.MULTI_PREMISE
+    assert sorted(pair.pair_id for pair in adjudication_queue(dataset)) == ["demo-2", "demo-4"]
+    waiting = Pair.objects.filter(dataset=dataset, label_count=0)
+    assert waiting.count() == 2 and all(pair.word_overlap <= 0.5 for pair in waiting)
+    assert "0 judged items and 0 built items" in load_demo()

@@ -61,9 +61,11 @@ def worker_client(make_worker):
 
 
 def counts():
+    from corpus.models import Adjudication
     from quality.models import AggregationRun
 
-    return (Snapshot.objects.count(), TrainingRun.objects.count(), AggregationRun.objects.count())
+    return (Snapshot.objects.count(), TrainingRun.objects.count(), AggregationRun.objects.count(),
+            Adjudication.objects.count())
 
 
 def test_every_api_route_is_covered(objects):
@@ -104,8 +106,10 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     assert {"snapshots", "training", "report_action"} <= set(names)  # the forms
     premise_id = Pair.objects.first().premise_id
     arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id},
-                 "aggregation_detail": {"run_id": 1}}
+                 "aggregation_detail": {"run_id": 1},
+                 "mpe_adjudicate": {"pair_id": Pair.objects.first().pk}}
     forms["report_action"] = {"action": "retire"}
+    forms["mpe_adjudicate"] = {"label": "entailment"}
     for name in names:
         url = reverse(f"dashboard:{name}", kwargs=arguments.get(name))
         response = client.post(url, forms.get(name, {}))

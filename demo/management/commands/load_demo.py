@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand
 
 from demo.artifacts import ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
+from demo.mpe import DATASET as MPE_DATASET
+from demo.mpe import ensure_mpe_demo
 from demo.quality import ensure_quality_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
@@ -37,6 +39,7 @@ class Command(BaseCommand):
             f"{result['content_rows']} genre/prompt rows, {result['pairs_created']} pairs, "
             f"{result['validation_labels_added']} validation labels."
         )
+        self.stdout.write(ensure_mpe_demo())
         if not no_artifacts:
             self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
         qualified, test, aggregation = ensure_quality_demo(dataset, RESEARCHER[0])
@@ -63,6 +66,8 @@ class Command(BaseCommand):
             f"  artifacts (researcher):   {site}/dashboard/artifacts/?dataset={dataset.slug}  "
             f"(flagged writer: {site}/dashboard/workers/?dataset={dataset.slug}; phenomenon tags: corpus page)",
             "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
+            f"  MPE judgment task (worker): {site}/validate/mpe/next/",
+            f"  MPE items, statistics and adjudication queue (researcher): {site}/dashboard/mpe/?dataset={MPE_DATASET}",
             f"  admin (researcher):       {site}/admin/",
         ]
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))

@@ -1,0 +1,54 @@
+"""The MPE part of the demo: judged items with an adjudication case, and items built from captions
+that wait for five judgments in the MPE task (/validate/mpe/next/)."""
+import tempfile
+from pathlib import Path
+
+from corpora import mpe
+from corpora.mpe_items import build_items_from_scenes, import_mpe_file
+from corpus.selectors import adjudication_queue
+
+DATASET = "mpe-demo"
+SCENE = "demo-1001.jpg"
+CAPTIONS = (
+    "A woman in a red coat walks her dog along a snowy path.",
+    "A lady and her brown dog on a walk in the snow.",
+    "Someone walking a dog through a winter park.",
+    "A woman with a leash strolls past snow-covered trees.",
+)
+# Five crowd judgments each (E, N, C) and the gold label MPE's researchers gave.
+JUDGED = [
+    ("demo-1", "A person is outdoors with an animal.", (5, 0, 0), "entailment"),
+    ("demo-2", "The woman is walking to work.", (2, 2, 1), "neutral"),  # 2-2-1: adjudicated by hand
+    ("demo-3", "The dog is sleeping by a fire.", (0, 0, 5), "contradiction"),
+    ("demo-4", "A woman carries her dog.", (3, 0, 2), "entailment"),  # 3-2 E/C: adjudicated by hand
+]
+# A second scene's four captions as premises; hypotheses written for its fifth caption are the candidates.
+BUILD_SCENE = {
+    "demo-2002.jpg": [
+        (0, "Two boys kick a soccer ball on a dirt field.", []),
+        (1, "Kids playing football in a dusty yard.", []),
+        (2, "Two children run after a ball.", []),
+        (3, "A pair of boys play soccer outside.", []),
+        (4, "Young boys play a game of soccer.", [
+            "Two boys play soccer on a field.",  # overlap 1.0: rejected, as MPE did
+            "The children are on a school team.",
+            "Nobody is moving.",
+        ]),
+    ],
+}
+
+
+def ensure_mpe_demo():
+    """Idempotent: a second run adds nothing. Returns a line for the command's output."""
+    premises = tuple(mpe.MpePremise(SCENE, number, text) for number, text in enumerate(CAPTIONS))
+    items = [mpe.MpeItem(0, item_id, premises, hypothesis, mpe.Judgments(*votes), gold)
+             for item_id, hypothesis, votes, gold in JUDGED]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "mpe_dev.txt"
+        mpe.write_mpe(path, items)
+        imported = import_mpe_file(path, DATASET)
+    built = build_items_from_scenes(BUILD_SCENE, DATASET, origin="demo captions")
+    queued = adjudication_queue(DATASET).count()
+    return (f"MPE dataset '{DATASET}': {imported.pairs_created} judged items and {built.kept} built items created now "
+            f"({built.rejected_overlap} candidate(s) rejected for word overlap > 0.5); "
+            f"{queued} item(s) wait in the adjudication queue.")
