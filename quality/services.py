@@ -1,0 +1,37 @@
+"""Writes of the quality app: researchers' reference labels and catch trials; exclusions.
+
+Bonus writes are in `bonuses.py`; catch-trial scoring in `catch_trials.py`.
+"""
+from django.db import transaction
+
+from corpus.counters import LabelRefused, set_workers_excluded
+from corpus.gold import VOTE_FIELD
+from corpus.models import Worker
+
+from .models import ReferenceLabel
+
+
+@transaction.atomic
+def set_reference_label(pair, label, by=None, is_catch_trial=False, note=""):
+    """A researcher's label for a pair (replacing an earlier one), optionally marking it a catch trial.
+
+    A catch trial's reference label is the answer validators are scored against; marking a pair
+    leaves its own labels, counters and gold label as they are.
+    """
+    if label not in VOTE_FIELD:
+        raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
+    if len(note) > 300:
+        raise LabelRefused("The note is limited to 300 characters.")
+    reference, _ = ReferenceLabel.objects.update_or_create(
+        pair=pair, defaults={"label": label, "labelled_by": by, "is_catch_trial": bool(is_catch_trial), "note": note}
+    )
+    return reference
+
+
+def set_excluded(worker_ids, excluded):
+    """Exclude (or include again) these workers; gold labels follow, and pairs that lost a
+    validation label go back to the validation pool (`corpus.counters`)."""
+    ids = sorted({int(pk) for pk in worker_ids})
+    if not ids:
+        raise LabelRefused("Choose at least one worker.")
+    return set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded)
