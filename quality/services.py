@@ -7,6 +7,7 @@ from django.db import transaction
 from corpus.counters import LabelRefused, set_workers_excluded
 from corpus.gold import VOTE_FIELD
 from corpus.models import Worker
+from crowd.models import StudySession
 
 from .models import ReferenceLabel
 
@@ -35,3 +36,23 @@ def set_excluded(worker_ids, excluded):
     if not ids:
         raise LabelRefused("Choose at least one worker.")
     return set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded)
+
+
+def auto_exclude_flagged(**flag_options):
+    """Exclude flagged workers who took part in a study that opted in (`Study.auto_exclude_flagged`).
+
+    Nothing is excluded automatically otherwise; a researcher reviews the flags on the dashboard's
+    workers page. Returns the ExclusionOutcome (None when nobody was excluded).
+    """
+    from .selectors import worker_quality
+
+    opted_in = set(
+        StudySession.objects.filter(study__auto_exclude_flagged=True).values_list("worker_id", flat=True)
+    )
+    if not opted_in:
+        return None
+    flagged = [row.worker.pk for row in worker_quality(**flag_options) if row.flags and row.worker.pk in opted_in
+               and not row.worker.is_excluded]
+    if not flagged:
+        return None
+    return set_excluded(flagged, True)
