@@ -23,7 +23,7 @@ from corpus.counters import in_gold
 from corpus.models import AUTHOR_POSITION, GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD, THREE_WAY, Pair, ValidationLabel, Worker
 
 from . import flags as flag_rules
-from .models import CatchTrialAnswer
+from .models import CatchTrialAnswer, ReferenceLabel
 
 LABELS = [label.value for label in THREE_WAY]
 
@@ -183,3 +183,19 @@ def worker_quality(dataset=None, **flag_options):
     for flag in flag_rules.flag_workers([row.figures() for row in rows.values() if row.labels_given], **flag_options):
         rows[flag.worker].flags.append(flag)
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
+
+
+def next_pair_to_label(dataset=None):
+    """The next pair for a researcher to label: no reference label yet, five labels first (the
+    best catch trials are pairs the crowd has judged), then oldest first."""
+    pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id"))
+    if dataset is not None:
+        pairs = pairs.filter(dataset=dataset)
+    return pairs.select_related("premise__genre").order_by("-label_count", "id").first()
+
+
+def reference_label_counts(dataset=None):
+    references = ReferenceLabel.objects.all()
+    if dataset is not None:
+        references = references.filter(pair__dataset=dataset)
+    return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
