@@ -121,3 +121,24 @@ def test_workers_page_shows_flags_and_excludes_then_includes_in_bulk(client, res
     assert set(Pair.objects.values_list("label_count", flat=True)) == {5}
     assert client.post(reverse("dashboard:worker_exclusion"), {"action": "exclude"}, follow=True).status_code == 200
     assert not Worker.objects.filter(is_excluded=True).exists()
+
+
+def faq_for(client, worker, study=None):
+    from crowd.arrival import SESSION_KEY
+
+    client.force_login(worker.user)
+    if study is not None:
+        session = client.session
+        session[SESSION_KEY] = session_for(study, worker, f"faq-{study.slug}").pk
+        session.save()
+    return client.get(reverse("validation:faq")).content.decode()
+
+
+def test_the_faq_states_exactly_what_the_study_pays(client, make_worker):
+    dataset = make_dataset()
+    paying = make_study(dataset, share=0.02, bonus="0.50", currency="GBP", slug="paying")
+    text = faq_for(client, make_worker(), paying)
+    assert "about 2.0% of the pairs" in text and "<strong>0.50 GBP</strong>" in text
+    unpaid = make_study(dataset, share=0.0, slug="no-bonus")
+    assert "this study (no-bonus) pays no bonus" in faq_for(client, make_worker(), unpaid)
+    assert "Outside a study" in faq_for(client, make_worker())
