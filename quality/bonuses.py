@@ -122,7 +122,8 @@ def worker_totals(study=None):
     for worker in Worker.objects.filter(pk__in=set(money_rows) | set(seen_rows)).select_related("user"):
         m, s = money_rows.get(worker.pk, {}), seen_rows.get(worker.pk, {})
         seen, matched = s.get("seen", 0), s.get("matched", 0)
-        earned, paid = m.get("earned", Decimal("0")), m.get("paid", Decimal("0"))
+        earned = Decimal(m.get("earned", 0)).quantize(CENT)
+        paid = Decimal(m.get("paid", 0)).quantize(CENT)
         rows.append({
             "worker": worker, "id": worker.pk, "name": str(worker), "market": worker.market,
             "catch_seen": seen, "catch_matched": matched, "catch_accuracy": matched / seen if seen else None,
