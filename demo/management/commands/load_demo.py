@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 
 from demo.artifacts import ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
+from demo.quality import ensure_quality_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -23,11 +24,16 @@ class Command(BaseCommand):
             "--no-artifacts", action="store_true",
             help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge)",
         )
+        parser.add_argument(
+            "--no-quality", action="store_true",
+            help="skip the quality demo (a flagged guesser's pairs, a catch trial, an unpaid bonus)",
+        )
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
         parser.add_argument("--serving", action="store_true",
                             help="the server is started right after (make demo): say so instead of how to start it")
 
-    def handle(self, *args, no_training=False, no_artifacts=False, site=DEFAULT_SITE, serving=False, **options):
+    def handle(self, *args, no_training=False, no_artifacts=False, no_quality=False, site=DEFAULT_SITE, serving=False,
+               **options):
         site = site.rstrip("/")
         result = load_demo()
         dataset = result["dataset"]
@@ -38,6 +44,8 @@ class Command(BaseCommand):
         )
         if not no_artifacts:
             self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
+        if not no_quality:
+            self.stdout.write(ensure_quality_demo(dataset))
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
             snapshot, runs = ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
@@ -55,6 +63,8 @@ class Command(BaseCommand):
             f"  artifacts (researcher):   {site}/dashboard/artifacts/?dataset={dataset.slug}  "
             f"(flagged writer: {site}/dashboard/workers/?dataset={dataset.slug}; phenomenon tags: corpus page)",
             "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
+            f"  quality (researcher):     {site}/dashboard/workers/ (flagged guesser), {site}/dashboard/label/ "
+            f"(catch trials), {site}/dashboard/bonuses/ (unpaid bonus)",
             f"  admin (researcher):       {site}/admin/",
         ]
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))
