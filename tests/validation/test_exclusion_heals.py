@@ -143,3 +143,32 @@ def test_heal_end_to_end_on_postgres_with_the_set_based_recompute(make_worker):
     report = recompute_gold()
     assert report.fixed == 1
     assert counters(pair) == (5, 1, 3, 1, N)
+
+
+@pytest.mark.django_db
+def test_a_snapshot_lists_the_labels_gold_counts(dataset, make_worker):
+    """Healed: the five counted labels in order; re-included: the earliest five; excluded, not yet
+    healed: the excluded worker's TSV slot stays blank (both export paths: Python and SQL lines)."""
+    import csv
+    import json
+    from pathlib import Path
+
+    from modeling.snapshots.services import create_snapshot, export_snapshot
+
+    pair, (guesser, *_) = full_pair(dataset, make_worker, labels=(C, E, E, N))
+
+    def exported():
+        snapshot = export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"splits": ["dev"]}))
+        folder = Path(snapshot.directory)
+        (jsonl,) = folder.glob("dev*.jsonl")
+        row = next(json.loads(line) for line in jsonl.read_text().splitlines() if json.loads(line)["pairID"] == pair.pair_id)
+        (tsv,) = folder.glob("dev*.tsv")
+        line = next(r for r in csv.DictReader(tsv.open(), delimiter="\t") if r["pairID"] == pair.pair_id)
+        return row["annotator_labels"], [line[f"label{i}"] for i in range(1, 6)], row["gold_label"]
+
+    exclude(guesser)
+    assert exported() == ([E, E, E, N], [E, "", E, E, N], E)
+    add_label(pair, C, worker=make_worker())
+    assert exported() == ([E, E, E, N, C], [E, E, E, N, C], E)
+    exclude(guesser, excluded=False)
+    assert exported() == ([E, C, E, E, N], [E, C, E, E, N], E)
