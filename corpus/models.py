@@ -340,7 +340,11 @@ class ValidationLabel(models.Model):
             # excluded worker's label left a pair short (`corpus.counters.in_gold` says which count).
             models.CheckConstraint(condition=Q(position__gte=AUTHOR_POSITION), name="position_from_1"),
         ]
-        indexes = [models.Index(fields=["worker", "created_at"], name="label_worker_time")]
+        indexes = [
+            models.Index(fields=["worker", "created_at"], name="label_worker_time"),
+            # The few replacement labels, found without scanning every label (`counters.in_gold`).
+            models.Index(fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"),
+        ]
 
     def __str__(self):
         return f"{self.pair.pair_id} #{self.position}: {self.label}"
