@@ -10,6 +10,7 @@ from corpus.models import Worker
 from crowd.models import StudySession
 
 from .models import ReferenceLabel
+from .selectors import worker_quality
 
 
 @transaction.atomic
@@ -44,8 +45,6 @@ def auto_exclude_flagged(**flag_options):
     Nothing is excluded automatically otherwise; a researcher reviews the flags on the dashboard's
     workers page. Returns the ExclusionOutcome (None when nobody was excluded).
     """
-    from .selectors import worker_quality
-
     opted_in = set(
         StudySession.objects.filter(study__auto_exclude_flagged=True).values_list("worker_id", flat=True)
     )

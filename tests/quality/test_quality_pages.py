@@ -4,7 +4,6 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from corpus.counters import add_label
 from corpus.models import Label, Market, Pair, Worker
 from quality.models import BonusEntry, BonusKind, ReferenceLabel
 from tests.validation.validation_factories import make_dataset, make_pair

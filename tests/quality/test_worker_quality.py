@@ -4,7 +4,7 @@ import random
 import pytest
 
 from corpus.counters import add_label, set_workers_excluded
-from corpus.models import Label, Pair, ValidationLabel, Worker
+from corpus.models import Label, Pair, Worker
 from quality import flags as flag_rules
 from quality.models import CatchTrialAnswer
 from quality.selectors import worker_quality
