@@ -93,25 +93,37 @@ def _leave_one_out_gold():
 
 
 def label_figures(dataset=None):
-    """Statement 1: {worker id: counts} over validation labels (positions 2 on)."""
+    """Statement 1: {worker id: counts} over validation labels (positions 2 on).
+
+    The leave-one-out gold is computed once per label in a subquery and the outer query only
+    counts (Django's aggregates would repeat the CASE in each of the 13 counts: 2.5x slower at
+    MultiNLI scale). `count(*) FILTER (WHERE ...)` runs on PostgreSQL and SQLite >= 3.30.
+    """
     loo, others = _leave_one_out_gold()
-    rows = (
-        _validation_labels(dataset)
-        .alias(**others)
-        .alias(loo=loo)
-        .values("worker_id")
-        .annotate(
-            n=Count("id"),
-            timed=Count("id", filter=Q(seconds__isnull=False)),
-            loo_items=Count("id", filter=~Q(loo=NO_GOLD)),
-            loo_agreements=Count("id", filter=Q(loo=F("label"))),
-            **{f"own_{label}": Count("id", filter=Q(label=label)) for label in LABELS},
-            **{f"loo_own_{label}": Count("id", filter=Q(label=label) & ~Q(loo=NO_GOLD)) for label in LABELS},
-            **{f"loo_gold_{label}": Count("id", filter=Q(loo=label)) for label in LABELS},
-        )
-        .order_by()
-    )
-    return {row["worker_id"]: row for row in rows}
+    inner = _validation_labels(dataset).alias(**others).annotate(loo=loo).values("worker_id", "label", "seconds", "loo")
+    sql, params = inner.query.sql_with_params()
+    counts = {
+        "n": "TRUE",
+        "timed": "seconds IS NOT NULL",
+        "loo_items": "loo <> %s",
+        "loo_agreements": "loo = label",
+        **{f"own_{label}": "label = %s" for label in LABELS},
+        **{f"loo_own_{label}": "label = %s AND loo <> %s" for label in LABELS},
+        **{f"loo_gold_{label}": "loo = %s" for label in LABELS},
+    }
+    values = {
+        "loo_items": [NO_GOLD],
+        **{f"own_{label}": [label] for label in LABELS},
+        **{f"loo_own_{label}": [label, NO_GOLD] for label in LABELS},
+        **{f"loo_gold_{label}": [label] for label in LABELS},
+    }
+    columns = ", ".join(f"count(*) FILTER (WHERE {condition}) AS {name}" for name, condition in counts.items())
+    outer_params = [value for name in counts for value in values.get(name, [])]
+    query = f"SELECT worker_id, {columns} FROM ({sql}) AS scored GROUP BY worker_id"
+    with connection.cursor() as cursor:
+        cursor.execute(query, [*outer_params, *params])
+        names = [column[0] for column in cursor.description]
+        return {row[0]: dict(zip(names, row)) for row in cursor.fetchall()}
 
 
 def median_seconds(dataset=None):
