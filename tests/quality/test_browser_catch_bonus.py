@@ -72,3 +72,27 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(page, chromi
         context.close()
     paid = BonusEntry.objects.get(kind=BonusKind.PAID)
     assert paid.pays_id == earned.pk and paid.amount == Decimal("1.00") and paid.recorded_by.username == "payer"
+
+
+def test_a_researcher_labels_a_catch_trial_with_the_keyboard(page, live_server, make_researcher):
+    dataset = make_dataset("browser-label")
+    first, second = make_pair(dataset), make_pair(dataset)
+    make_researcher(username="labeller", password="labeller-pass-1")
+    page.goto(f"{live_server.url}/accounts/login/?next=/dashboard/label/")
+    page.fill("#id_username", "labeller")
+    page.fill("#id_password", "labeller-pass-1")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/dashboard/label/"))
+    assert page.locator("fieldset.validation-pair").get_attribute("data-pair") == str(first.pk)
+    page.locator("#is-catch-trial").check()
+    page.locator("fieldset.validation-pair").focus()
+    page.keyboard.press("3")
+    assert page.locator('input[data-key="3"]').is_checked()
+    assert page.evaluate("document.activeElement.id") == "submit-batch"
+    page.keyboard.press("Enter")
+    page.locator(f'fieldset.validation-pair[data-pair="{second.pk}"]').wait_for()
+    assert "is a catch trial with answer contradiction" in page.content()
+    from quality.models import ReferenceLabel
+
+    reference = ReferenceLabel.objects.get(pair=first)
+    assert (reference.label, reference.is_catch_trial) == (Label.CONTRADICTION, True)

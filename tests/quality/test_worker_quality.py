@@ -162,3 +162,23 @@ def test_nothing_is_excluded_automatically_unless_a_study_opts_in(make_worker):
     assert list(Worker.objects.filter(is_excluded=True).values_list("pk", flat=True)) == [guesser.pk]
     # The guesser's labels left gold: every pair is one label short and back in the pool.
     assert set(Pair.objects.values_list("label_count", flat=True)) == {4}
+
+
+def test_the_command_lists_flags_and_excludes_only_where_a_study_opted_in(make_worker):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from crowd.models import Study, StudySession, TaskKind
+
+    dataset, _honest, guesser = guesser_corpus(make_worker)
+    out = StringIO()
+    call_command("worker_flags", "--auto-exclude", stdout=out)
+    text = out.getvalue()
+    assert "1 flagged" in text and "random_guesser: agreement with leave-one-out gold 0/36" in text
+    assert "Nobody excluded" in text and not Worker.objects.filter(is_excluded=True).exists()
+    study = Study.objects.create(slug="opt", name="opt", dataset=dataset, task_kind=TaskKind.VALIDATION,
+                                 completion_code="X", auto_exclude_flagged=True)
+    StudySession.objects.create(study=study, worker=guesser, external_session_id="g")
+    call_command("worker_flags", "--auto-exclude", stdout=StringIO())
+    assert list(Worker.objects.filter(is_excluded=True)) == [guesser]
