@@ -36,6 +36,8 @@ def label_pairs(request):
     reference label, and 'catch trial' mixes the pair into validation batches."""
     scope = Scope(request, with_split=False)
     pair_pk = request.POST.get("pair") or request.GET.get("pair")
+    if pair_pk and not str(pair_pk).isdigit():
+        raise Http404("No such pair.")
     pair = get_object_or_404(Pair.objects.select_related("premise__genre"), pk=pair_pk) if pair_pk else None
     error = None
     if request.method == "POST":

@@ -141,3 +141,10 @@ def test_the_faq_states_exactly_what_the_study_pays(client, make_worker):
     unpaid = make_study(dataset, share=0.0, slug="no-bonus")
     assert "this study (no-bonus) pays no bonus" in faq_for(client, make_worker(), unpaid)
     assert "Outside a study" in faq_for(client, make_worker())
+
+
+def test_labelling_page_answers_404_for_a_pair_that_is_not_there(client, researcher):
+    client.force_login(researcher)
+    assert client.get(reverse("dashboard:label_pairs") + "?pair=abc").status_code == 404
+    assert client.get(reverse("dashboard:label_pairs") + "?pair=99999").status_code == 404
+    assert client.post(reverse("dashboard:label_pairs"), {"pair": "1; drop", "label": "neutral"}).status_code == 404
