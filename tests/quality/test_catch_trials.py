@@ -286,3 +286,19 @@ def test_exports_are_what_the_markets_accept(make_worker):
         "worker_id,assignment_id,amount,reason\n"
         "A1B2C3D4E5,ASSIGN-1,1.00,Bonus for 1 catch trial answered as the researchers did\n"
     )
+
+
+@pytest.mark.postgres
+def test_the_database_refuses_to_edit_or_delete_ledger_rows(make_worker):
+    """Past the model too (a queryset update, a raw DELETE): PostgreSQL's trigger refuses."""
+    from django.db import DatabaseError
+
+    dataset = make_dataset()
+    study = make_study(dataset)
+    worker = make_worker()
+    entry = earn(study, worker, catch_pair(dataset), session_for(study, worker))
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        BonusEntry.objects.filter(pk=entry.pk).update(amount=Decimal("99.00"))
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        BonusEntry.objects.filter(pk=entry.pk).delete()
+    assert BonusEntry.objects.get().amount == Decimal("1.00")
