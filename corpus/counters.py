@@ -10,7 +10,10 @@ label table. Every writer goes through here, in the same transaction as its labe
   - `adjudicate`: a researcher's (or an imported file's) gold label overrides the votes (MPE §4.2).
 A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
 Labels of excluded workers (worker quality, SNLI §2.2) do not count; imported labels (worker
-None) always do. Which pairs need validation is decided here too (`needs_validation`).
+None) always do. A pair that lost a label to an exclusion takes replacement labels in positions
+after its last (6, 7, ...) until five labels count again; when an excluded worker is included
+again, a pair's gold counts its EARLIEST five counted labels by position, so the re-included
+label counts again and the latest replacement drops out (`in_gold`). Which pairs need validation is decided here too (`needs_validation`).
 """
 import random
 from dataclasses import dataclass, field
@@ -76,12 +79,13 @@ def add_label(pair, label, worker=None, position=None, seconds=None):
     with transaction.atomic():
         locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
-        if len(existing) >= LABELS_PER_PAIR:
+        # `label_count` counts the labels that count (excluded workers' do not), under the lock.
+        if locked.label_count >= LABELS_PER_PAIR:
             raise LabelRefused(f"Pair {locked.pair_id} already has all {LABELS_PER_PAIR} labels.")
         if position is None:
             position = max((p for p, _ in existing), default=0) + 1
-        if not AUTHOR_POSITION <= position <= LABELS_PER_PAIR:
-            raise LabelRefused(f"Label position must be between 1 and {LABELS_PER_PAIR}, not {position}.")
+        if position < AUTHOR_POSITION:
+            raise LabelRefused(f"Label position must be {AUTHOR_POSITION} or more, not {position}.")
         if any(p == position for p, _ in existing):
             raise LabelRefused(f"Pair {locked.pair_id} already has a label in position {position}.")
         if worker is not None:
@@ -116,7 +120,9 @@ def _batch_refusal(row, pair, taken, worker):
     """Why this pair cannot take the worker's label (the rules of `add_label`), or None."""
     if row is None:
         return f"Pair {pair.pk} does not exist."
-    if len(taken) >= LABELS_PER_PAIR or max((p for p, _ in taken), default=0) >= LABELS_PER_PAIR:
+    # Counted labels only: a pair that lost an excluded worker's label takes a replacement label
+    # (in the next free position, beyond 5 if need be) until it has five that count again.
+    if row.label_count >= LABELS_PER_PAIR:
         return f"Pair {row.pair_id} already has all {LABELS_PER_PAIR} labels."
     if worker is not None:
         if row.author_id == worker.pk:
@@ -307,13 +313,39 @@ class RecomputeReport:
 
 
 def _counted(prefix=""):
-    """Labels that count: imported ones (no worker) and those of workers not excluded."""
+    """Labels of people who count: imported ones (no worker) and those of workers not excluded."""
     return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+
+
+def replacement_labels_in_gold():
+    """Pks of labels beyond position 5 that count towards gold: counted, with fewer than five
+    counted labels before them on their pair. Such labels exist only where an exclusion was healed,
+    so this subquery touches few rows."""
+    earlier = (
+        ValidationLabel.objects.filter(_counted(), pair=OuterRef("pair"), position__lt=OuterRef("position"))
+        .order_by()
+        .annotate(n=Func("pk", function="COUNT"))
+        .values("n")
+    )
+    return (
+        ValidationLabel.objects.filter(_counted(), position__gt=LABELS_PER_PAIR)
+        .annotate(earlier=Subquery(earlier, output_field=IntegerField()))
+        .filter(earlier__lt=LABELS_PER_PAIR)
+        .values("pk")
+    )
+
+
+def in_gold(prefix=""):
+    """The labels a pair's counters and gold label count: the earliest five counted labels by
+    position. A counted label in positions 1-5 always is one (at most four precede it)."""
+    return _counted(prefix) & (
+        Q(**{f"{prefix}position__lte": LABELS_PER_PAIR}) | Q(**{f"{prefix}pk__in": replacement_labels_in_gold()})
+    )
 
 
 def _with_recomputed(pairs):
     """Annotate n/e/nu/c/gold recomputed from the label table (one LEFT JOIN ... GROUP BY)."""
-    counted = _counted("labels__")
+    counted = in_gold("labels__")
 
     def votes(label=None):
         condition = counted if label is None else counted & Q(labels__label=label)
@@ -384,7 +416,7 @@ def recompute_gold(dataset=None, fix=True):
 
 def _update_with_correlated_subqueries(pairs):
     def votes(label=None):
-        labels = ValidationLabel.objects.filter(_counted(), pair=OuterRef("pk"))
+        labels = ValidationLabel.objects.filter(in_gold(), pair=OuterRef("pk"))
         if label is not None:
             labels = labels.filter(label=label)
         # COUNT without GROUP BY: 0 (not NULL) for a pair without labels.
@@ -416,6 +448,8 @@ def _update_from_grouped_labels(pairs):
     # The pairs in scope, as SQL (dataset filter or none).
     scope_sql, scope_params = pairs.values("pk").query.sql_with_params()
     # The gold rule written once (corpus/gold.py), compiled over the grouped counts.
+    # Replacement labels (beyond position 5) that still count, as SQL.
+    replacement_sql, replacement_params = replacement_labels_in_gold().query.sql_with_params()
     gold_sql, gold_params = _sql(
         gold_expression(*(RawSQL(f"v.{name}", (), output_field=IntegerField()) for name in ("e", "nu", "c")))
     )
@@ -432,6 +466,7 @@ def _update_from_grouped_labels(pairs):
             FROM {pair_table} AS s
             LEFT JOIN {label_table} AS l ON l.pair_id = s.id
                  AND (l.worker_id IS NULL OR l.worker_id NOT IN (SELECT id FROM {worker_table} WHERE is_excluded))
+                 AND (l.position <= %s OR l.id IN ({replacement_sql}))
             WHERE s.id IN ({scope_sql})
             GROUP BY s.id
         ) AS v
@@ -443,6 +478,7 @@ def _update_from_grouped_labels(pairs):
     params = [
         *gold_params,
         Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value,
+        LABELS_PER_PAIR, *replacement_params,
         *scope_params,
         *gold_params,
     ]

@@ -347,7 +347,8 @@ class Pair(models.Model):
 
 
 class ValidationLabel(models.Model):
-    """One of a pair's labels: the author's (position 1) or a validator's (positions 2–5).
+    """One of a pair's labels: the author's (position 1), a validator's (positions 2–5) or a
+    replacement for an excluded worker's label (6 on; at most five labels of a pair count).
 
     Every label a pair has lives here, so that gold labels can always be recomputed from this
     table alone. Imported labels have no worker but keep their position (label1 = the author's).
@@ -355,7 +356,7 @@ class ValidationLabel(models.Model):
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="labels")
     worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels")
-    position = models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels.")
+    position = models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones.")
     label = models.CharField(max_length=20, choices=Label.choices)
     seconds = models.FloatField(null=True, blank=True, help_text="Time the validator spent on the batch / 5.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -368,9 +369,15 @@ class ValidationLabel(models.Model):
             models.UniqueConstraint(
                 fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_label_per_pair_worker"
             ),
-            models.CheckConstraint(condition=Q(position__gte=AUTHOR_POSITION) & Q(position__lte=LABELS_PER_PAIR), name="position_1_to_5"),
+            # 1 is the author's, 2-5 the validators'; 6 and on are replacement labels, taken when an
+            # excluded worker's label left a pair short (`corpus.counters.in_gold` says which count).
+            models.CheckConstraint(condition=Q(position__gte=AUTHOR_POSITION), name="position_from_1"),
         ]
-        indexes = [models.Index(fields=["worker", "created_at"], name="label_worker_time")]
+        indexes = [
+            models.Index(fields=["worker", "created_at"], name="label_worker_time"),
+            # The few replacement labels, found without scanning every label (`counters.in_gold`).
+            models.Index(fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"),
+        ]
 
     def __str__(self):
         return f"{self.pair.pair_id} #{self.position}: {self.label}"

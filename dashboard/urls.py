@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import aggregation, artifacts, collection, corpus, mpe, pairs, snapshots, training, validation, workers
+from .views import aggregation, artifacts, collection, corpus, mpe, pairs, quality, snapshots, training, validation, workers
 
 app_name = "dashboard"
 urlpatterns = [
@@ -8,6 +8,11 @@ urlpatterns = [
     path("validation/", validation.validation, name="validation"),
     path("corpus/", corpus.corpus, name="corpus"),
     path("workers/", workers.workers, name="workers"),
+    path("workers/exclusion/", quality.worker_exclusion, name="worker_exclusion"),
+    path("label/", quality.label_pairs, name="label_pairs"),
+    path("bonuses/", quality.bonus_page, name="bonuses"),
+    path("bonuses/<slug:slug>/pay/", quality.bonus_pay, name="bonus_pay"),
+    path("bonuses/<slug:slug>/<str:market>.csv", quality.bonus_export, name="bonus_export"),
     path("pairs/", pairs.pairs, name="pairs"),
     path("reports/", pairs.reports, name="reports"),
     path("reports/<int:premise_id>/", pairs.report_action, name="report_action"),

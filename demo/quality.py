@@ -1,64 +1,80 @@
-"""The demo's qualification test and aggregation run (issue 10, items 4 and 6).
+"""Demo content for quality control: a catch trial, a flagged random guesser and an unpaid bonus.
 
-- `demo-qualified`: a writing study with access "qualified": a worker arriving by its link takes
-  a five-item test first (pass mark 80%, two tries); the items are demo pairs with a gold label,
-  whose reference label a researcher set to that gold label.
-- One Dawid–Skene + MACE aggregation run on the demo dataset, for the dashboard's Aggregation page.
-
-Idempotent: a second run creates nothing.
+- 36 pairs on the demo's dev premises whose author and three imported validators agree, plus one
+  label each from `demo-guesser`, always wrong and in about a second: the workers page flags them
+  (random guesser, too fast) with the test's figures;
+- the researcher's reference label on one of those pairs, marked as a catch trial (the labelling
+  page and the admin list it), and a catch-trial share of 20% on the demo validation study, so a
+  visitor to that study soon meets one;
+- a Prolific participant (`demo-pid-catch`) of the demo validation study who answered that catch
+  trial as the researcher did: one unpaid bonus on the bonus page, ready to export and mark paid.
+Idempotent like the rest of the demo.
 """
+import uuid
+
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
-from corpus.models import NO_GOLD, Pair
-from crowd.models import Study, StudyAccess, TaskKind
-from quality.aggregation_runs import DEFAULT_METHODS, run_aggregation
-from quality.models import AggregationRun, AggregationStatus, QualificationTest, ReferenceLabel
+from corpus.counters import add_label, create_pairs
+from corpus.labels import LABELS
+from corpus.models import Market, Pair, Premise, Split, Worker
+from crowd.models import Study, StudySession
+from quality.catch_trials import score_catch_trials
+from quality.models import BonusEntry, CatchTrialAnswer, ReferenceLabel
+from quality.services import set_reference_label
 
-QUALIFIED_STUDY = {
-    "slug": "demo-qualified",
-    "name": "Demo: write three sentences (qualified workers)",
-    "task_kind": TaskKind.WRITING,
-    "tasks_per_batch": 3,
-    "completion_code": "DEMO-QUAL-4321",
-    "access": StudyAccess.QUALIFIED,
-}
-TEST_ITEMS = 5
+from .content import RESEARCHER, VALIDATION_STUDY, ensure_worker
+
+GUESSER = "demo-guesser"
+CATCH_PARTICIPANT = "demo-pid-catch"
+GUESSER_PAIRS = 36
+DEMO_CATCH_SHARE = 0.2
 
 
-def ensure_qualified_study(dataset, researcher):
-    study, _ = Study.objects.get_or_create(
-        slug=QUALIFIED_STUDY["slug"],
-        defaults={**{key: value for key, value in QUALIFIED_STUDY.items() if key != "slug"}, "dataset": dataset},
+def ensure_guesser_pairs(dataset):
+    premises = list(Premise.objects.filter(dataset=dataset, split=Split.DEV).order_by("pk")[:GUESSER_PAIRS // 3])
+    guesser = ensure_worker(GUESSER)
+    created = 0
+    with transaction.atomic():
+        for premise in premises:
+            for index, truth in enumerate(LABELS):
+                pair_id = f"quality-{premise.prompt_id}-{truth[0]}"
+                if Pair.objects.filter(dataset=dataset, pair_id=pair_id).exists():
+                    continue
+                (pair,) = create_pairs(dataset, Split.DEV, [Pair(
+                    premise=premise, pair_id=pair_id, author_label=truth,
+                    hypothesis=f"{premise.text.split('.')[0][:120]} ({['surely', 'perhaps', 'not'][index]}).",
+                )], [[truth] * 4])
+                wrong = LABELS[(index + 1 + created // 3) % 3]
+                add_label(pair, wrong if wrong != truth else LABELS[(index + 2) % 3], worker=guesser, seconds=1.2)
+                created += 1
+    return created
+
+
+def ensure_quality_demo(dataset):
+    """Returns a one-line summary."""
+    created = ensure_guesser_pairs(dataset)
+    trap = Pair.objects.filter(dataset=dataset, pair_id__startswith="quality-").order_by("pk").first()
+    study = Study.objects.filter(slug=VALIDATION_STUDY["slug"]).first()
+    if trap is None or study is None:
+        return f"Quality: {created} guesser pairs; no catch trial (no demo validation study)."
+    researcher = get_user_model().objects.filter(username=RESEARCHER[0]).first()
+    if not ReferenceLabel.objects.filter(pair=trap).exists():
+        set_reference_label(trap, trap.author_label, by=researcher, is_catch_trial=True,
+                            note="Demo catch trial: the author and three validators agree.")
+    if study.catch_trial_share == Study._meta.get_field("catch_trial_share").default:
+        Study.objects.filter(pk=study.pk).update(catch_trial_share=DEMO_CATCH_SHARE)
+    participant = ensure_worker(CATCH_PARTICIPANT)
+    if participant.market != Market.PROLIFIC:
+        Worker.objects.filter(pk=participant.pk).update(market=Market.PROLIFIC, external_id=CATCH_PARTICIPANT)
+    session, _ = StudySession.objects.get_or_create(
+        study=study, worker=participant, external_session_id="demo-session-catch",
+        defaults={"external_study_id": "demo-study"},
     )
-    test, created = QualificationTest.objects.get_or_create(
-        study=study,
-        defaults={"pass_mark": 0.8, "max_attempts": 2,
-                  "instructions": "Five pairs that our researchers judged; four matching answers let you in."},
-    )
-    if created or not test.items.exists():
-        pairs = (
-            Pair.objects.filter(dataset=dataset, label_count=5).exclude(gold_label=NO_GOLD)
-            .order_by("pair_id")[:TEST_ITEMS]
-        )
-        for pair in pairs:
-            reference, _ = ReferenceLabel.objects.get_or_create(
-                pair=pair, defaults={"label": pair.gold_label, "labelled_by": researcher,
-                                     "note": "Demo: the pair's gold label, confirmed by a researcher."},
-            )
-            test.items.add(reference)
-    return study, test
-
-
-def ensure_aggregation_run(dataset, researcher):
-    run = AggregationRun.objects.filter(dataset=dataset, status=AggregationStatus.DONE).order_by("pk").first()
-    if run is None:
-        run = AggregationRun.objects.create(dataset=dataset, methods=list(DEFAULT_METHODS), created_by=researcher)
-        run = run_aggregation(run.pk)  # seconds at demo size: in this process, as the embedded mode runs it
-    return run
-
-
-def ensure_quality_demo(dataset, researcher_username):
-    researcher = get_user_model().objects.get(username=researcher_username)
-    study, test = ensure_qualified_study(dataset, researcher)
-    run = ensure_aggregation_run(dataset, researcher)
-    return study, test, run
+    if not CatchTrialAnswer.objects.filter(worker=participant, pair=trap).exists():
+        with transaction.atomic():
+            score_catch_trials(worker=participant, study_session=session, batch=uuid.uuid4(),
+                               catch_labels={trap.pk: trap.author_label})
+    unpaid = BonusEntry.objects.filter(study=study, kind="earned", payment__isnull=True).count()
+    return (f"Quality: {created} guesser pairs added ('{GUESSER}' is flagged on the workers page); catch trial "
+            f"{trap.pair_id}; {unpaid} unpaid bonus(es) in '{study.slug}' on the bonus page.")

@@ -12,8 +12,8 @@ BATCH_SIZE = 5
 
 
 def live_claims(now):
-    """Claims that still hold a place on their pair: open and not yet expired."""
-    return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+    """Claims that still hold a place on their pair: open and not yet expired (a catch trial holds none)."""
+    return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now, is_catch_trial=False)
 
 
 def open_claims_subquery(now):
@@ -66,9 +66,14 @@ def claimable_pairs(worker, now, dataset=None, item_kind=ItemKind.SINGLE_PREMISE
 
 
 def worker_open_batch(worker, now, item_kind=ItemKind.SINGLE_PREMISE):
-    """The batch id of the worker's live claims of this item kind, if they have one (a reload gets it back)."""
+    """The batch id of the worker's live claims of this item kind, catch trials included, if they have
+    one (a reload gets it back)."""
     claim = (
-        live_claims(now).filter(worker=worker, pair__dataset__item_kind=item_kind).order_by("created_at", "id").first()
+        ValidationClaim.objects.filter(
+            status=ClaimStatus.OPEN, expires_at__gt=now, worker=worker, pair__dataset__item_kind=item_kind
+        )
+        .order_by("created_at", "id")
+        .first()
     )
     return claim.batch if claim else None
 

@@ -21,6 +21,7 @@ from corpus.gold import VOTE_FIELD
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
+from crowd.signals import catch_trials_wanted, validation_batch_submitted
 
 from . import selectors
 from .models import ValidationClaim, ValidationPolicy
@@ -130,15 +131,23 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
         room = {pk: target - count - held for pk, count, held in fresh}
         chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0][:size]
         if not chosen:
+            # Never a batch of catch trials alone: they ride along with real work.
             return None
+        catch = _catch_trials(worker, study_session, dataset, size, taken=chosen)
+        chosen = chosen[: size - len(catch)]
+        items = [(pk, False) for pk in chosen]
+        # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
+        for pk in catch:
+            items.insert(random.randint(0, len(items)), (pk, True))
 
         batch = uuid.uuid4()
         expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
         ValidationClaim.objects.bulk_create(
             ValidationClaim(
-                batch=batch, worker=worker, pair_id=pk, study_session=study_session, expires_at=expires_at
+                batch=batch, worker=worker, pair_id=pk, study_session=study_session, expires_at=expires_at,
+                is_catch_trial=is_catch,
             )
-            for pk in chosen
+            for pk, is_catch in items
         )
     return batch
 
@@ -159,6 +168,35 @@ def claim_mpe_batch(worker):
         if batch is not None:
             return batch
     return None
+
+
+def catch_trial_count(share, size, draw=random.random):
+    """How many of a batch's `size` places are catch trials: each place is one with probability `share`."""
+    if share <= 0:
+        return 0
+    return sum(1 for _ in range(size) if draw() < share)
+
+
+def _catch_trials(worker, study_session, dataset, size, taken=()):
+    """Pair pks to serve as catch trials in this batch (the study's share; none outside a study).
+
+    The quality app picks them (`crowd.signals.catch_trials_wanted`); a worker is never served a
+    pair they were served before (`seen`, backed by the claims' unique pair/worker constraint).
+    """
+    if study_session is None:
+        return []
+    # At least one ordinary pair in every batch.
+    count = min(catch_trial_count(study_session.study.catch_trial_share, size), size - 1)
+    if not count:
+        return []
+    seen = ValidationClaim.objects.filter(worker=worker).values("pair_id")
+    picked = []
+    for _receiver, pks in catch_trials_wanted.send(
+        sender=ValidationClaim, worker=worker, study_session=study_session, dataset=dataset, count=count, seen=seen,
+        taken=list(taken),
+    ):
+        picked += [pk for pk in pks or () if pk not in picked and pk not in taken]
+    return picked[:count]
 
 
 @dataclass
@@ -209,11 +247,20 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
         if seconds is None:
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         per_pair = seconds / len(claims) if seconds is not None else None
-        saved = add_labels([(claim.pair, labels[claim.pair_id]) for claim in claims], worker=worker, seconds=per_pair)
+        ordinary = [claim for claim in claims if not claim.is_catch_trial]
+        saved = add_labels([(claim.pair, labels[claim.pair_id]) for claim in ordinary], worker=worker, seconds=per_pair)
         ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )
         study_session = claims[0].study_session
+        catch_labels = {claim.pair_id: labels[claim.pair_id] for claim in claims if claim.is_catch_trial}
+        if catch_labels:
+            # Scored by the quality app, in this transaction: a catch-trial label never touches
+            # the pair's labels or counters.
+            validation_batch_submitted.send(
+                sender=ValidationClaim, worker=worker, study_session=study_session, batch=batch,
+                catch_labels=catch_labels, seconds=per_pair,
+            )
         record_task_done(study_session)
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 

@@ -82,4 +82,11 @@ def batch(request, batch):
 
 
 def faq(request):
-    return render(request, "validation/faq.html", {"claim_minutes": settings.NLI["VALIDATION_CLAIM_MINUTES"]})
+    """The FAQ states exactly what this worker's study pays for catch trials (its own settings)."""
+    study_session = current_study_session(request, TaskKind.VALIDATION)
+    study = study_session.study if study_session else None
+    pays_bonus = bool(study and study.catch_trial_share > 0 and study.bonus_per_catch_match > 0)
+    return render(request, "validation/faq.html", {
+        "claim_minutes": settings.NLI["VALIDATION_CLAIM_MINUTES"], "study": study, "pays_bonus": pays_bonus,
+        "catch_percent": round(study.catch_trial_share * 100, 1) if study else None,
+    })

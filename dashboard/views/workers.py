@@ -2,6 +2,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 
 from dashboard.queries import workers as queries
+from quality.selectors import worker_quality
 
 from .common import Scope, page_context, researcher_required
 
@@ -29,4 +30,6 @@ def workers(request):
     ]
     return render(request, "dashboard/workers.html", page_context(
         request, "workers", scope, page=page, columns=columns, sort=sort, worker_count=len(rows),
+        # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
+        quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
     ))

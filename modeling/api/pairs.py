@@ -4,6 +4,7 @@ from django import forms
 from django.db.models import Prefetch, Q
 from rest_framework import serializers, viewsets
 
+from corpus.counters import in_gold
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -83,7 +84,8 @@ class PairViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet):
     queryset = Pair.objects.select_related("dataset", "premise__genre").prefetch_related(
         Prefetch(
             "labels",
-            queryset=ValidationLabel.objects.filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+            # The labels gold counts: counted, the earliest five (a healed pair's replacement included).
+            queryset=ValidationLabel.objects.filter(in_gold())
             .only("pair_id", "position", "label")
             .order_by("position"),
             to_attr="kept_labels",

@@ -4,7 +4,7 @@ Pairs are read by keyset pagination over the pair id (never OFFSET), and each pa
 and labels come from ONE statement (a LEFT JOIN), so a page is internally consistent even
 while validators keep labelling, and memory stays flat whatever the corpus size.
 """
-from corpus.models import NO_GOLD, Dataset, Genre, Pair, Split
+from corpus.models import LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Pair, Split
 
 PAGE_SIZE = 5000
 
@@ -96,14 +96,25 @@ def rows_for_export(pairs, page_size=PAGE_SIZE, upper_id=None):
         for row in joined.iterator(chunk_size=2000):
             values, (position, label, excluded) = row[: len(PAIR_COLUMNS)], row[len(PAIR_COLUMNS) :]
             if current is not None and values[0] != current[0]:
-                yield current, labels
+                yield current, counted_label_slots(labels)
                 labels = []
             current = values
             # Excluded workers' labels are left out of gold labels, so out of the export too.
             if position is not None and not excluded:
                 labels.append((position, label))
         if current is not None:
-            yield current, labels
+            yield current, counted_label_slots(labels)
+
+
+def counted_label_slots(labels):
+    """A pair's exported labels from its counted (position, label)s in position order: the earliest
+    five, as gold counts them (`corpus.counters.in_gold`). Their TSV slot is their position, so an
+    excluded worker's slot stays blank; a healed pair (one with a replacement label beyond position 5
+    among those five) lists its five labels in order instead."""
+    labels = labels[:LABELS_PER_PAIR]
+    if any(position > LABELS_PER_PAIR for position, _ in labels):
+        return [(slot, label) for slot, (_, label) in enumerate(labels, start=1)]
+    return labels
 
 
 # --- PostgreSQL: the lines themselves produced by the database ------------------------------------
@@ -135,16 +146,26 @@ def _tsv_field(column):
 
 # Every counted label of the page's pairs, grouped once per page (a range scan of the label
 # index) rather than a subquery per pair: a pair's JSON label list and its five TSV label fields.
+# The earliest five counted labels (`counted_label_slots`): ranked by position; a healed pair (a
+# replacement beyond position 5 among its five) puts them in slots by rank, any other by position.
 _PAGE_LABELS = """
     SELECT l.pair_id,
            string_agg(to_json(l.label::text)::text, ', ' ORDER BY l.position) AS json_labels,
            {tsv_labels} AS tsv_labels
-    FROM validation_validationlabel AS l LEFT JOIN collection_worker AS w ON w.id = l.worker_id
-    WHERE l.pair_id > %s AND l.pair_id <= %s AND w.is_excluded IS NOT TRUE
+    FROM (
+        SELECT r.*, CASE WHEN bool_or(r.position > 5) OVER (PARTITION BY r.pair_id) THEN r.rank ELSE r.position END AS slot
+        FROM (
+            SELECT c.pair_id, c.position, c.label,
+                   row_number() OVER (PARTITION BY c.pair_id ORDER BY c.position) AS rank
+            FROM validation_validationlabel AS c LEFT JOIN collection_worker AS w ON w.id = c.worker_id
+            WHERE c.pair_id > %s AND c.pair_id <= %s AND w.is_excluded IS NOT TRUE
+        ) AS r
+        WHERE r.rank <= 5
+    ) AS l
     GROUP BY l.pair_id
 """.replace(
     "{tsv_labels}",
-    " || E'\\t' || ".join(f"coalesce(max(l.label) FILTER (WHERE l.position = {position}), '')" for position in range(1, 6)),
+    " || E'\\t' || ".join(f"coalesce(max(l.label) FILTER (WHERE l.slot = {slot}), '')" for slot in range(1, 6)),
 )
 _NO_TSV_LABELS = "E'\\t\\t\\t\\t'"
 

@@ -32,8 +32,8 @@ def load_demo(training=False):
     """The demo command; its snapshot and training runs only where a test is about them (they take seconds)."""
     out = StringIO()
     # The artifacts demo (extra writers' pairs on these premises) has its own test:
-    # tests/artifacts/test_demo_artifacts.py.
-    call_command("load_demo", "--no-artifacts", *([] if training else ["--no-training"]), stdout=out)
+    # tests/artifacts/test_demo_artifacts.py; so has the quality demo: tests/quality/test_demo_quality.py.
+    call_command("load_demo", "--no-artifacts", "--no-quality", *([] if training else ["--no-training"]), stdout=out)
     return out.getvalue()
 
 

@@ -8,6 +8,7 @@ from demo.artifacts import ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 from demo.mpe import DATASET as MPE_DATASET
 from demo.mpe import ensure_mpe_demo
+from demo.qualification import ensure_qualification_demo
 from demo.quality import ensure_quality_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
@@ -26,11 +27,16 @@ class Command(BaseCommand):
             "--no-artifacts", action="store_true",
             help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge)",
         )
+        parser.add_argument(
+            "--no-quality", action="store_true",
+            help="skip the quality demo (a flagged guesser's pairs, a catch trial, an unpaid bonus)",
+        )
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
         parser.add_argument("--serving", action="store_true",
                             help="the server is started right after (make demo): say so instead of how to start it")
 
-    def handle(self, *args, no_training=False, no_artifacts=False, site=DEFAULT_SITE, serving=False, **options):
+    def handle(self, *args, no_training=False, no_artifacts=False, no_quality=False, site=DEFAULT_SITE, serving=False,
+               **options):
         site = site.rstrip("/")
         result = load_demo()
         dataset = result["dataset"]
@@ -42,11 +48,13 @@ class Command(BaseCommand):
         self.stdout.write(ensure_mpe_demo())
         if not no_artifacts:
             self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
-        qualified, test, aggregation = ensure_quality_demo(dataset, RESEARCHER[0])
-        self.stdout.write(
-            f"Qualified study '{qualified.slug}' with a {test.items.count()}-item test; "
-            f"aggregation run {aggregation.pk} ({aggregation.status}, {aggregation.pair_count} pairs)."
-        )
+        if not no_quality:
+            self.stdout.write(ensure_quality_demo(dataset))
+            qualified, test, aggregation = ensure_qualification_demo(dataset, RESEARCHER[0])
+            self.stdout.write(
+                f"Qualified study '{qualified.slug}' with a {test.items.count()}-item test; "
+                f"aggregation run {aggregation.pk} ({aggregation.status}, {aggregation.pair_count} pairs)."
+            )
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
             snapshot, runs = ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
@@ -68,6 +76,8 @@ class Command(BaseCommand):
             "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
             f"  MPE judgment task (worker): {site}/validate/mpe/next/",
             f"  MPE items, statistics and adjudication queue (researcher): {site}/dashboard/mpe/?dataset={MPE_DATASET}",
+            f"  quality (researcher):     {site}/dashboard/workers/ (flagged guesser), {site}/dashboard/label/ "
+            f"(catch trials), {site}/dashboard/bonuses/ (unpaid bonus)",
             f"  admin (researcher):       {site}/admin/",
         ]
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))

@@ -1,0 +1,18 @@
+"""Extension points between feature apps that may not import each other (docs/architecture.md).
+
+Validation sends these; quality answers them (connected in `quality.apps.QualityConfig.ready`).
+Both are sent inside the sender's transaction, so whatever a receiver writes commits or rolls
+back with the batch.
+
+`catch_trials_wanted(worker, study_session, dataset, count, seen, taken)`: a receiver returns a
+    list of up to `count` pair pks to serve as catch trials in the worker's next validation batch,
+    none of them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken`
+    (the batch's ordinary pairs), nor written or labelled by the worker.
+`validation_batch_submitted(worker, study_session, batch, catch_labels, seconds)`: a batch was
+    submitted; `catch_labels` maps each catch-trial pair pk to the worker's label (never added to
+    the pair's labels), `seconds` is the time per item.
+"""
+from django.dispatch import Signal
+
+catch_trials_wanted = Signal()
+validation_batch_submitted = Signal()

@@ -1,0 +1,136 @@
+"""Quality pages: the researcher labelling page, the bonus ledger, and excluding workers.
+
+Thin: the rules are in `quality.services`, `quality.bonuses` and `quality.selectors`.
+"""
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from corpus.counters import LabelRefused
+from corpus.models import Pair
+from crowd.models import Study
+from quality import bonuses, selectors, services
+from quality.models import ReferenceLabel
+from validation.forms import CHOICES, KEYS
+
+from .common import Scope, page_context, researcher_required
+
+
+def _label_rows(pair, chosen):
+    name = "label"
+    return {
+        "number": 1, "pair": pair, "name": name, "missing": False,
+        "options": [
+            {"value": v, "text": text, "key": KEYS[v], "checked": v == chosen, "id": f"{name}-{KEYS[v]}"}
+            for v, text in CHOICES
+        ],
+    }
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def label_pairs(request):
+    """One pair at a time, keys 1/2/3 as in the validation task; the label is the researcher's
+    reference label, and 'catch trial' mixes the pair into validation batches."""
+    scope = Scope(request, with_split=False)
+    pair_pk = request.POST.get("pair") or request.GET.get("pair")
+    if pair_pk and not str(pair_pk).isdigit():
+        raise Http404("No such pair.")
+    pair = get_object_or_404(Pair.objects.select_related("premise__genre"), pk=pair_pk) if pair_pk else None
+    error = None
+    if request.method == "POST":
+        if pair is None:
+            raise Http404("No such pair.")
+        try:
+            reference = services.set_reference_label(
+                pair, request.POST.get("label", ""), by=request.user,
+                is_catch_trial=request.POST.get("is_catch_trial") == "on", note=request.POST.get("note", "").strip(),
+            )
+        except LabelRefused as refused:
+            error = refused.message if request.POST.get("label") else "Choose one of the three labels (keys 1, 2, 3)."
+        else:
+            kind = "a catch trial" if reference.is_catch_trial else "a reference label"
+            messages.success(request, f"Saved: {pair.pair_id} is {kind} with answer {reference.label}.")
+            return redirect(reverse("dashboard:label_pairs") + (f"?dataset={scope.dataset.slug}" if scope.dataset else ""))
+    if pair is None:
+        pair = selectors.next_pair_to_label(scope.dataset)
+    existing = ReferenceLabel.objects.filter(pair=pair).first() if pair else None
+    chosen = request.POST.get("label") or (existing.label if existing else "")
+    return render(request, "dashboard/label_pairs.html", page_context(
+        request, "label", scope, pair=pair, row=_label_rows(pair, chosen) if pair else None, existing=existing,
+        is_catch_trial=(request.POST.get("is_catch_trial") == "on") if request.method == "POST" else bool(existing and existing.is_catch_trial),
+        note=request.POST.get("note", existing.note if existing else ""), error=error,
+        counts=selectors.reference_label_counts(scope.dataset),
+        catch_trials=ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair").order_by("-updated_at")[:20],
+    ), status=400 if error else 200)
+
+
+# --- bonuses -----------------------------------------------------------------------------------
+
+@researcher_required
+def bonus_page(request):
+    studies = bonuses.study_summaries()
+    study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
+    return render(request, "dashboard/bonuses.html", page_context(
+        request, "bonuses", None, studies=studies, study=study,
+        unpaid=list(bonuses.unpaid(study)) if study else [],
+        totals=bonuses.worker_totals(study) if study else [],
+    ))
+
+
+@researcher_required
+def bonus_export(request, slug, market):
+    study = get_object_or_404(Study, slug=slug)
+    entries = list(bonuses.unpaid(study))
+    if market == "prolific":
+        body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
+    elif market == "mturk":
+        body, name = bonuses.mturk_bonus_csv(entries), f"{slug}-mturk-bonus.csv"
+    else:
+        raise Http404("Exports: prolific or mturk.")
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@researcher_required
+@require_POST
+def bonus_pay(request, slug):
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        outcome = bonuses.mark_paid(study, request.POST.getlist("bonus"), by=request.user)
+    except (bonuses.PaymentRefused, ValueError) as refused:
+        messages.error(request, str(refused) if isinstance(refused, bonuses.PaymentRefused) else "Bad bonus ids; nothing was marked paid.")
+    else:
+        text = f"Marked {outcome['paid']} bonus(es) paid: {bonuses.money(outcome['amount'])} {study.bonus_currency}."
+        if outcome["already_paid"]:
+            text += f" {outcome['already_paid']} were already paid and were left alone."
+        messages.success(request, text)
+    return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+
+
+# --- excluding workers -------------------------------------------------------------------------
+
+@researcher_required
+@require_POST
+def worker_exclusion(request):
+    action = request.POST.get("action")
+    if action not in ("exclude", "include"):
+        messages.error(request, "Choose exclude or include.")
+        return redirect("dashboard:workers")
+    try:
+        outcome = services.set_excluded(request.POST.getlist("worker"), action == "exclude")
+    except (LabelRefused, ValueError) as refused:
+        messages.error(request, refused.message if isinstance(refused, LabelRefused) else "Bad worker ids; nothing changed.")
+    else:
+        report = outcome.recompute_report
+        verb = "Excluded" if action == "exclude" else "Included again"
+        text = f"{verb}: {outcome.changed} worker(s)."
+        if report is not None:
+            text += f" Gold labels recomputed: {report.fixed} pair(s) changed."
+            if action == "exclude":
+                text += " Pairs that lost a validation label are back in the validation pool."
+        messages.success(request, text)
+    return redirect(request.POST.get("next") if request.POST.get("next", "").startswith("/dashboard/") else "dashboard:workers")

@@ -1,0 +1,64 @@
+"""The demo's qualification test and aggregation run (issue 10, items 4 and 6).
+
+- `demo-qualified`: a writing study with access "qualified": a worker arriving by its link takes
+  a five-item test first (pass mark 80%, two tries); the items are demo pairs with a gold label,
+  whose reference label a researcher set to that gold label.
+- One Dawid–Skene + MACE aggregation run on the demo dataset, for the dashboard's Aggregation page.
+
+Idempotent: a second run creates nothing.
+"""
+from django.contrib.auth import get_user_model
+
+from corpus.models import NO_GOLD, Pair
+from crowd.models import Study, StudyAccess, TaskKind
+from quality.aggregation_runs import DEFAULT_METHODS, run_aggregation
+from quality.models import AggregationRun, AggregationStatus, QualificationTest, ReferenceLabel
+
+QUALIFIED_STUDY = {
+    "slug": "demo-qualified",
+    "name": "Demo: write three sentences (qualified workers)",
+    "task_kind": TaskKind.WRITING,
+    "tasks_per_batch": 3,
+    "completion_code": "DEMO-QUAL-4321",
+    "access": StudyAccess.QUALIFIED,
+}
+TEST_ITEMS = 5
+
+
+def ensure_qualified_study(dataset, researcher):
+    study, _ = Study.objects.get_or_create(
+        slug=QUALIFIED_STUDY["slug"],
+        defaults={**{key: value for key, value in QUALIFIED_STUDY.items() if key != "slug"}, "dataset": dataset},
+    )
+    test, created = QualificationTest.objects.get_or_create(
+        study=study,
+        defaults={"pass_mark": 0.8, "max_attempts": 2,
+                  "instructions": "Five pairs that our researchers judged; four matching answers let you in."},
+    )
+    if created or not test.items.exists():
+        pairs = (
+            Pair.objects.filter(dataset=dataset, label_count=5).exclude(gold_label=NO_GOLD)
+            .order_by("pair_id")[:TEST_ITEMS]
+        )
+        for pair in pairs:
+            reference, _ = ReferenceLabel.objects.get_or_create(
+                pair=pair, defaults={"label": pair.gold_label, "labelled_by": researcher,
+                                     "note": "Demo: the pair's gold label, confirmed by a researcher."},
+            )
+            test.items.add(reference)
+    return study, test
+
+
+def ensure_aggregation_run(dataset, researcher):
+    run = AggregationRun.objects.filter(dataset=dataset, status=AggregationStatus.DONE).order_by("pk").first()
+    if run is None:
+        run = AggregationRun.objects.create(dataset=dataset, methods=list(DEFAULT_METHODS), created_by=researcher)
+        run = run_aggregation(run.pk)  # seconds at demo size: in this process, as the embedded mode runs it
+    return run
+
+
+def ensure_qualification_demo(dataset, researcher_username):
+    researcher = get_user_model().objects.get(username=researcher_username)
+    study, test = ensure_qualified_study(dataset, researcher)
+    run = ensure_aggregation_run(dataset, researcher)
+    return study, test, run

@@ -1,0 +1,48 @@
+"""Admin of quality control: reference labels and catch trials (listed, filterable), catch-trial
+answers and the bonus ledger (read only: the ledger is append-only, paid through the dashboard)."""
+from django.contrib import admin
+
+from .models import BonusEntry, CatchTrialAnswer, ReferenceLabel
+
+
+@admin.register(ReferenceLabel)
+class ReferenceLabelAdmin(admin.ModelAdmin):
+    list_display = ["pair", "label", "is_catch_trial", "labelled_by", "note", "updated_at"]
+    list_filter = ["is_catch_trial", "label", "pair__dataset"]
+    list_editable = ["is_catch_trial"]
+    search_fields = ["pair__pair_id"]
+    autocomplete_fields = ["pair"]
+    list_select_related = ["pair", "labelled_by"]
+    readonly_fields = ["labelled_by", "created_at", "updated_at"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.labelled_by = request.user
+        super().save_model(request, obj, form, change)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CatchTrialAnswer)
+class CatchTrialAnswerAdmin(ReadOnlyAdmin):
+    list_display = ["worker", "pair", "label", "expected", "matched", "study_session", "created_at"]
+    list_filter = ["matched"]
+    list_select_related = ["worker__user", "pair", "study_session"]
+    show_full_result_count = False
+
+
+@admin.register(BonusEntry)
+class BonusEntryAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "kind", "worker", "study", "study_session", "pair", "amount", "currency", "reason", "pays"]
+    list_filter = ["kind", "study", "currency"]
+    list_select_related = ["worker__user", "study", "study_session", "pair", "pays"]
+    show_full_result_count = False

@@ -1,0 +1,57 @@
+"""Writes of the quality app: researchers' reference labels and catch trials; exclusions.
+
+Bonus writes are in `bonuses.py`; catch-trial scoring in `catch_trials.py`.
+"""
+from django.db import transaction
+
+from corpus.counters import LabelRefused, set_workers_excluded
+from corpus.gold import VOTE_FIELD
+from corpus.models import Worker
+from crowd.models import StudySession
+
+from .models import ReferenceLabel
+from .selectors import worker_quality
+
+
+@transaction.atomic
+def set_reference_label(pair, label, by=None, is_catch_trial=False, note=""):
+    """A researcher's label for a pair (replacing an earlier one), optionally marking it a catch trial.
+
+    A catch trial's reference label is the answer validators are scored against; marking a pair
+    leaves its own labels, counters and gold label as they are.
+    """
+    if label not in VOTE_FIELD:
+        raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
+    if len(note) > 300:
+        raise LabelRefused("The note is limited to 300 characters.")
+    reference, _ = ReferenceLabel.objects.update_or_create(
+        pair=pair, defaults={"label": label, "labelled_by": by, "is_catch_trial": bool(is_catch_trial), "note": note}
+    )
+    return reference
+
+
+def set_excluded(worker_ids, excluded):
+    """Exclude (or include again) these workers; gold labels follow, and pairs that lost a
+    validation label go back to the validation pool (`corpus.counters`)."""
+    ids = sorted({int(pk) for pk in worker_ids})
+    if not ids:
+        raise LabelRefused("Choose at least one worker.")
+    return set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded)
+
+
+def auto_exclude_flagged(**flag_options):
+    """Exclude flagged workers who took part in a study that opted in (`Study.auto_exclude_flagged`).
+
+    Nothing is excluded automatically otherwise; a researcher reviews the flags on the dashboard's
+    workers page. Returns the ExclusionOutcome (None when nobody was excluded).
+    """
+    opted_in = set(
+        StudySession.objects.filter(study__auto_exclude_flagged=True).values_list("worker_id", flat=True)
+    )
+    if not opted_in:
+        return None
+    flagged = [row.worker.pk for row in worker_quality(**flag_options) if row.flags and row.worker.pk in opted_in
+               and not row.worker.is_excluded]
+    if not flagged:
+        return None
+    return set_excluded(flagged, True)
