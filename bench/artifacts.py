@@ -55,7 +55,7 @@ def bench_monitor(sizes, folds):
     base = None
     # CPU seconds beside wall seconds: on a shared machine the wall clock measures the neighbours.
     print(f"{'pairs':>8} {'seconds':>8} {'cpu s':>8} {'ratio':>6} {'pairs/s':>9} {'accuracy':>9} {'majority':>9} "
-          f"{'flagged':>8}")
+          f"{'flagged':>8}  planted writer (0): n, accuracy vs crowd, flagged, top contradiction word")
     for n in sizes:
         rows = synthetic_rows(n)
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -64,8 +64,12 @@ def bench_monitor(sizes, folds):
         base = base or cpu
         o = figures["overall"]
         flagged = sum(w["flagged"] for w in figures["writers"])
+        planted = next(w for w in figures["writers"] if w["writer"] == 0)
+        top = (planted["giveaway_words"].get("contradiction") or [{"word": "-", "p": 0}])[0]
         print(f"{n:>8} {seconds:>8.1f} {cpu:>8.1f} {cpu / base:>6.2f} {n / cpu:>9.0f} {o['accuracy']:>9.4f} "
-              f"{o['majority']:>9.4f} {flagged:>8}", flush=True)
+              f"{o['majority']:>9.4f} {flagged:>8}  {planted['n']}, {planted['accuracy']:.3f} vs "
+              f"{planted['crowd_accuracy']:.3f}, {'FLAGGED' if planted['flagged'] else 'missed'}, "
+              f"{top['word']} {top['p']:.2f}", flush=True)
 
 
 def bench_snli():
