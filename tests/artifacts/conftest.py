@@ -20,6 +20,17 @@ def loaded_tagger():
         pytest.skip(str(error))
 
 
+@pytest.fixture(autouse=True)
+def _forget_scoring_models():
+    """The scoring endpoint keeps models and the latest refresh id in process memory; a test's
+    rolled-back database reuses ids, so each test starts without them."""
+    from artifacts.monitoring import forget_scoring_models
+
+    forget_scoring_models()
+    yield
+    forget_scoring_models()
+
+
 def pytest_collection_modifyitems(config, items):
     """The tagger's multi-process tests first: they fork the test process, and a fork taken while
     a session-wide thread (the live server of the browser tests, a Celery connection) holds a
