@@ -125,8 +125,8 @@ def _fit(model, X, y):
     from sklearn.exceptions import ConvergenceWarning
     from threadpoolctl import threadpool_limits
 
-    # One thread: the machines are small and shared, and a process whose OpenMP pool has started
-    # threads hangs in any child it forks later (the tagger's worker processes fork).
+    # One thread: the machines are small and shared (two cores), and a refresh beside the web
+    # processes should not take every core for its BLAS pool.
     with warnings.catch_warnings(), threadpool_limits(limits=1):
         warnings.simplefilter("ignore", ConvergenceWarning)  # the epoch cap is a time limit, not an error
         return model.fit(X, y)
