@@ -4,8 +4,11 @@ Safe to run again: rows are keyed by stable ids, so a second run creates nothing
 """
 from django.core.management.base import BaseCommand
 
-from demo.artifacts import ensure_artifacts_demo
+from annotation_site.console import format_table
+
+from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
+from demo.figures import figures_table
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -29,32 +32,37 @@ class Command(BaseCommand):
 
     def handle(self, *args, no_training=False, no_artifacts=False, site=DEFAULT_SITE, serving=False, **options):
         site = site.rstrip("/")
+        self.stdout.write("Loading the demo: premises for every genre, accounts, studies, written and validated pairs...")
         result = load_demo()
         dataset = result["dataset"]
-        self.stdout.write(
-            f"Dataset '{dataset.slug}': {result['premises']} demo premises; created now: "
-            f"{result['content_rows']} genre/prompt rows, {result['pairs_created']} pairs, "
-            f"{result['validation_labels_added']} validation labels."
-        )
+        if not (result["content_rows"] or result["pairs_created"] or result["validation_labels_added"]):
+            self.stdout.write("  already loaded: nothing created.")
+        draft = None
         if not no_artifacts:
-            self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
+            draft = ensure_artifacts_demo(dataset, stdout=self.stdout)["draft"]
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
-            snapshot, runs = ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
-            self.stdout.write(f"Snapshot {snapshot.pk} ({snapshot.row_count} pairs); {len(runs)} new training runs.")
-        lines = [
-            "",
-            "The demo is ready; the server starts now. Open:" if serving else
-            "The demo is ready. Start the server (python manage.py runserver) and open:",
-            f"  {site}/",
-            f"  researcher login: {RESEARCHER[0]} / {RESEARCHER[1]}",
-            f"  worker login:     {WORKER[0]} / {WORKER[1]}",
-            f"  Prolific writing study:   {site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}",
-            f"  Prolific validation study: {site}/study/{VALIDATION_STUDY['slug']}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-2').replace('demo-session-1', 'demo-session-2')}",
-            f"  dashboard (researcher):   {site}/dashboard/",
-            f"  artifacts (researcher):   {site}/dashboard/artifacts/?dataset={dataset.slug}  "
-            f"(flagged writer: {site}/dashboard/workers/?dataset={dataset.slug}; phenomenon tags: corpus page)",
-            "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
-            f"  admin (researcher):       {site}/admin/",
+            ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
+        # Every figure below is the dashboard's, from the same selectors (demo/figures.py).
+        self.stdout.write(f"\nThe demo dataset '{dataset.slug}', as the dashboard shows it:")
+        self.stdout.write(figures_table(dataset, site))
+        if draft is not None:
+            self.stdout.write(f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
+                              f"written as a contradiction scores p={draft:.2f} (/artifacts/score/).")
+        validation_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-2").replace("demo-session-1", "demo-session-2")
+        links = [
+            ("site", f"{site}/"),
+            ("researcher login", f"{RESEARCHER[0]} / {RESEARCHER[1]}"),
+            ("worker login", f"{WORKER[0]} / {WORKER[1]}"),
+            ("Prolific writing study", f"{site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}"),
+            ("Prolific validation study", f"{site}/study/{VALIDATION_STUDY['slug']}/?{validation_ids}"),
+            ("dashboard (researcher)", f"{site}/dashboard/"),
+            ("artifacts (researcher)", f"{site}/dashboard/artifacts/?dataset={dataset.slug}"),
+            ("flagged writers", f"{site}/dashboard/workers/?dataset={dataset.slug}"),
+            ("the nudge", "in the writing study, write a 'definitely incorrect' sentence with \"not\""),
+            ("admin (researcher)", f"{site}/admin/"),
         ]
-        self.stdout.write(self.style.SUCCESS("\n".join(lines)))
+        opening = ("The demo is ready; the server starts now. Open:" if serving else
+                   "The demo is ready. Start the server (python manage.py runserver) and open:")
+        table = format_table(None, links, align="<<")
+        self.stdout.write(self.style.SUCCESS("\n".join(["", opening, *("  " + line for line in table.split("\n"))])))
