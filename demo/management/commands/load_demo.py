@@ -2,13 +2,13 @@
 
 Safe to run again: rows are keyed by stable ids, so a second run creates nothing.
 """
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from annotation_site.console import format_table
 
 from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
-from demo.figures import figures_table
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -43,9 +43,9 @@ class Command(BaseCommand):
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
             ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
-        # Every figure below is the dashboard's, from the same selectors (demo/figures.py).
+        # Every figure below is the dashboard's, from the same selectors (dashboard/figures.py).
         self.stdout.write(f"\nThe demo dataset '{dataset.slug}', as the dashboard shows it:")
-        self.stdout.write(figures_table(dataset, site))
+        call_command("dashboard_figures", "--dataset", dataset.slug, "--site", site, stdout=self.stdout)
         if draft is not None:
             self.stdout.write(f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
                               f"written as a contradiction scores p={draft:.2f} (/artifacts/score/).")

@@ -1,6 +1,7 @@
-"""The figures `load_demo` prints at its end. Each comes from the selector its dashboard page uses
-and is formatted by the page's own filters, so the console says what the dashboard shows for the
-same database (tests/demo/test_demo_console.py compares them page by page)."""
+"""A dataset's headline figures for the console (`manage.py dashboard_figures`, which `load_demo`
+prints at its end). Each comes from the selector its dashboard page uses and is formatted by the
+page's own filters, so the console says what the dashboard shows for the same database
+(tests/demo/test_demo_console.py compares them page by page)."""
 from annotation_site.console import format_table
 from artifacts.selectors import monitor_overview, tag_figures
 from dashboard.queries.collection import collection_overview
@@ -8,11 +9,10 @@ from dashboard.queries.validation import validation_overview
 from dashboard.templatetags.dashboard_tags import pct, thousands
 from modeling.models import RunStatus, Snapshot, TrainingRun
 
-from .training import DEMO_MODELS
 
-
-def demo_figures(dataset, site):
-    """[(page, figures, address)] for the demo dataset: the rows of the console table."""
+def dataset_figures(dataset, site=""):
+    """[(page, figures, address)] for the dataset: the rows of the console table. Snapshots and
+    training: the dataset's first done snapshot of it alone, and its runs on all genres."""
     scope = f"?dataset={dataset.slug}"
     overview = collection_overview(dataset, None)
     rows = [("collection", f"{thousands(overview['totals']['premises'])} premises, "
@@ -32,8 +32,7 @@ def demo_figures(dataset, site):
     snapshot = Snapshot.objects.filter(datasets=[dataset.slug], status="done").order_by("pk").first()
     if snapshot is not None:
         rows.append(("snapshots", f"#{snapshot.pk}: {thousands(snapshot.row_count)} rows", f"{site}/dashboard/snapshots/"))
-        runs = TrainingRun.objects.filter(snapshot=snapshot, status=RunStatus.DONE, config__train_genre=None,
-                                          model__in=DEMO_MODELS).order_by("pk")
+        runs = TrainingRun.objects.filter(snapshot=snapshot, status=RunStatus.DONE, config__train_genre=None).order_by("pk")
         if runs:
             rows.append(("training", "dev accuracy " + ", ".join(f"#{run.pk} {run.get_model_display()} "
                                                                   f"{pct(run.dev_accuracy)}" for run in runs),
@@ -41,5 +40,5 @@ def demo_figures(dataset, site):
     return rows
 
 
-def figures_table(dataset, site):
-    return format_table(["page", "figures", "address"], demo_figures(dataset, site), align="<<<")
+def figures_table(dataset, site=""):
+    return format_table(["page", "figures", "address"], dataset_figures(dataset, site), align="<<<")
