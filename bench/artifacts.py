@@ -180,7 +180,11 @@ def bench_nudge(clients, seconds):
     from gunicorn_pages import sessions_for
 
     cookies = sessions_for(clients)
-    port = 8766
+    import socket
+
+    with socket.socket() as probe:  # a free port: never time another server that happens to listen
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
     log = Path(tempfile.mkdtemp()) / "access.log"
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "-c", str(ROOT / "gunicorn.conf.py"),
@@ -228,7 +232,8 @@ def bench_nudge(clients, seconds):
             thread.start()
         for thread in threads:
             thread.join()
-        log.write_text("")
+        assert server.poll() is None, "gunicorn did not start"
+        warm_bytes = log.stat().st_size  # the warm-up's lines are not counted
         deadline = time.perf_counter() + seconds
         threads = [threading.Thread(target=client_loop, args=(i, c, deadline)) for i, c in enumerate(cookies)]
         for thread in threads:
@@ -239,7 +244,10 @@ def bench_nudge(clients, seconds):
         server.terminate()
         server.wait(timeout=30)
     times = {}
-    for line in log.read_text().splitlines():
+    with log.open("rb") as lines:
+        lines.seek(warm_bytes)
+        measured = lines.read().decode().splitlines()
+    for line in measured:
         path, status, micros = line.split()
         times.setdefault(path, []).append(int(micros) / 1000)
     print(f"scoring endpoint under gunicorn (gthread), {clients} clients, {seconds} s, monitor refresh "
