@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 # (docker-compose.yml) sets DEBUG=0 and a real SECRET_KEY.
 export DEBUG ?= 1
 
-.PHONY: demo test install serve worker gpu-worker migrate browser clean
+.PHONY: demo test install serve worker beat gpu-worker migrate browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,8 +46,15 @@ serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput >/dev/null
 	$(BIN)/gunicorn annotation_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT)
 
+# A workstation's one worker also runs the schedule (-B: tagging sweep, monitor refresh, reaper;
+# annotation_site/celery.py). With several workers, run `make beat` once and the workers without -B.
 worker: install
-	$(BIN)/celery -A annotation_site worker -Q default -l info
+	@mkdir -p var
+	$(BIN)/celery -A annotation_site worker -Q default -B --schedule var/celerybeat-schedule -l info
+
+beat: install
+	@mkdir -p var
+	$(BIN)/celery -A annotation_site beat --schedule var/celerybeat-schedule -l info
 
 gpu-worker: install
 	$(BIN)/celery -A annotation_site worker -Q gpu --concurrency 1 --prefetch-multiplier 1 -l info

@@ -276,10 +276,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=bool(CELERY_BROKER_URL))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
-CELERY_BEAT_SCHEDULE = {
-    "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 600.0},
-    "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
-}
+# The periodic tasks (tagging sweep, monitor refresh, training-run reaper): annotation_site/celery.py.
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -6,3 +6,15 @@ class ArtifactsConfig(AppConfig):
 
     name = "artifacts"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from django.db.models.signals import post_delete, post_save
+
+        from crowd.models import Study
+
+        from .models import StudyNudge
+        from .views import bump_nudge_version
+
+        for model in (Study, StudyNudge):
+            post_save.connect(bump_nudge_version, sender=model, dispatch_uid=f"artifacts-nudge-{model.__name__}-save")
+            post_delete.connect(bump_nudge_version, sender=model, dispatch_uid=f"artifacts-nudge-{model.__name__}-delete")

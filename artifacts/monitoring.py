@@ -3,6 +3,7 @@
 The fitting itself is `artifacts.monitor` (numpy and scikit-learn); refreshes run in Celery
 workers or the `refresh_monitor` command. Scoring a draft only loads the stored arrays (numpy),
 once per process and again when a newer refresh is done: no spaCy, no torch, no scikit-learn.
+Which refresh is newest comes from the cache (set by the refresh), so scoring queries nothing.
 """
 import logging
 import threading
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -63,7 +65,9 @@ def refresh_monitor(dataset=None, trigger=MonitorRefresh.Trigger.COMMAND, folds=
     refresh.overall, refresh.per_genre, refresh.writers = figures["overall"], figures["per_genre"], figures["writers"]
     refresh.flagged = sum(1 for writer in figures["writers"] if writer["flagged"])
     refresh.model_file = str(path)
-    return _finish(refresh, JobStatus.DONE, started)
+    refresh = _finish(refresh, JobStatus.DONE, started)
+    remember_latest(refresh)
+    return refresh
 
 
 def _finish(refresh, status, started, error=""):
@@ -101,28 +105,80 @@ def periodic_refresh():
 
 # --- scoring drafts ----------------------------------------------------------------------------
 
-_models = {}  # dataset id → (refresh id, ScoringModel), per process
+_models = {}  # dataset id → (refresh id, model file, ScoringModel), per process
+_checked = {}  # dataset id → (time.monotonic() of the last look at the cache, (refresh id, model file))
 _lock = threading.Lock()
+LATEST_TTL = 60  # seconds a process may go on scoring with an older model when its cache is its own
+RECHECK = 2  # seconds between two looks at the shared cache for a newer refresh, per process
+
+
+def _latest_key(dataset_id):
+    return f"artifacts:monitor-latest:{dataset_id or 'all'}"
+
+
+def remember_latest(refresh):
+    """Tell the scoring endpoint (through the cache, Redis when shared) which model is newest:
+    this process at once, others within RECHECK seconds."""
+    cache.set(_latest_key(refresh.dataset_id), (refresh.pk, refresh.model_file), LATEST_TTL)
+    _checked.pop(refresh.dataset_id, None)
+
+
+def latest_model_ref(dataset_id):
+    """(refresh id, model file) of the dataset's latest done refresh with a model, or (None, None).
+
+    From the cache, which a finished refresh sets at once; on a miss from the database, kept for
+    LATEST_TTL seconds (the bound on staleness where each process has its own cache and the
+    refresh ran in another process). Each process looks at the cache at most every RECHECK seconds."""
+    now = time.monotonic()
+    checked = _checked.get(dataset_id)
+    if checked and now - checked[0] < RECHECK:
+        return checked[1]
+    key = _latest_key(dataset_id)
+    ref = cache.get(key)
+    if ref is None:
+        ref = MonitorRefresh.objects.filter(dataset_id=dataset_id, status=JobStatus.DONE).exclude(model_file="") \
+            .order_by("-created_at").values_list("pk", "model_file").first() or ()
+        cache.set(key, tuple(ref), LATEST_TTL)
+    ref = tuple(ref) if ref else (None, None)
+    _checked[dataset_id] = (now, ref)
+    return ref
+
+
+def cached_scoring_model(dataset_id):
+    """(refresh id, ScoringModel) of the dataset's latest done refresh, kept in this process's
+    memory keyed by the refresh id; (None, None) when the monitor has not run yet or its file is
+    gone. No database query while the cache knows the latest refresh: the scoring path."""
+    refresh_id, model_file = latest_model_ref(dataset_id)
+    if refresh_id is None:
+        return None, None
+    cached = _models.get(dataset_id)
+    if cached and cached[:2] == (refresh_id, model_file):
+        return refresh_id, cached[2]
+    with _lock:
+        try:
+            model = ScoringModel.load(model_file)
+        except OSError:
+            logger.warning("monitor model %s is missing", model_file)
+            return None, None
+        _models[dataset_id] = (refresh_id, model_file, model)
+    return refresh_id, model
+
+
+def forget_scoring_models():
+    """Drop this process's models and its memory of the latest refresh (tests: a rolled-back
+    database reuses ids)."""
+    with _lock:
+        _models.clear()
+        _checked.clear()
 
 
 def scoring_model(dataset):
-    """(refresh, ScoringModel) of the dataset's latest done refresh, kept in memory; (None, None)
-    when the monitor has not run yet or its file is gone."""
-    refresh = MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).exclude(model_file="") \
-        .order_by("-created_at").only("pk", "model_file", "overall").first()
-    if refresh is None:
+    """(MonitorRefresh, ScoringModel) of the dataset's latest done refresh; (None, None) when
+    there is none. For pages and figures; the scoring endpoint uses `cached_scoring_model`."""
+    refresh_id, model = cached_scoring_model(dataset.pk if dataset else None)
+    if refresh_id is None:
         return None, None
-    cached = _models.get(dataset.pk if dataset else None)
-    if cached and cached[0] == refresh.pk:
-        return refresh, cached[1]
-    with _lock:
-        try:
-            model = ScoringModel.load(refresh.model_file)
-        except OSError:
-            logger.warning("monitor model %s is missing", refresh.model_file)
-            return None, None
-        _models[dataset.pk if dataset else None] = (refresh.pk, model)
-    return refresh, model
+    return MonitorRefresh.objects.filter(pk=refresh_id).first(), model
 
 
 # --- the effect of the nudge -------------------------------------------------------------------

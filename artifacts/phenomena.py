@@ -362,9 +362,11 @@ def _sentences_to_run(pairs):
 _worker_tagger = None  # set in each worker process by _start_worker
 
 
-def _start_worker(tagger):
+def _start_worker(package, tagger=None):
+    """Each worker loads the pipeline from its installed package (nothing crosses the pipe but
+    the name); a tagger built on a pipeline of no installed package comes pickled instead."""
     global _worker_tagger
-    _worker_tagger = tagger
+    _worker_tagger = tagger if tagger is not None else load_tagger((package,))
 
 
 def _tag_chunk(pairs, batch_size):
@@ -389,14 +391,21 @@ def _chunks(items, size):
 def _in_worker_processes(tagger, work, items, chunk_size, n_process):
     """``work`` on chunks of ``items`` in a pool of processes; results in input order.
 
-    Forked workers share the loaded pipeline instead of loading or unpickling their own. At most
-    two chunks per worker are in flight, so a long stream (a database cursor) is never read ahead.
+    The workers come from a fork server (``forkserver``, else ``spawn``), never from a fork of
+    this process: a Celery worker, a web process or a test run has threads (a live server, a
+    broker connection, BLAS pools) and a fork copies their locks held, so the child waited for
+    ever on a lock no thread would release. A fork server is a fresh single-threaded process, so
+    the workers start clean whatever runs beside the caller; each loads the pipeline once (about
+    a second). At most two chunks per worker are in flight, so a long stream (a database cursor)
+    is never read ahead.
     """
     if n_process < 1:
         n_process = os.cpu_count() or 1
     methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with context.Pool(n_process, initializer=_start_worker, initargs=(tagger,)) as pool:
+    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    package = tagger.package if tagger.package and installed_model_packages((tagger.package,)) else None
+    initargs = (package,) if package else (None, tagger)
+    with context.Pool(n_process, initializer=_start_worker, initargs=initargs) as pool:
         pending = deque()
         for chunk in _chunks(items, chunk_size):
             pending.append(pool.apply_async(work, (chunk, chunk_size)))

@@ -21,7 +21,7 @@ def pairs_arrived_task(dataset_id=None):
 
 @shared_task(name="artifacts.tag_untagged")
 def tag_untagged():
-    """Periodic sweep (settings.CELERY_BEAT_SCHEDULE): whatever no trigger caught gets tagged."""
+    """Hourly sweep (the beat schedule in annotation_site/celery.py): whatever no trigger caught gets tagged."""
     if pairs_to_tag().exists():
         start_tagging()
 
@@ -35,5 +35,5 @@ def refresh_monitor_task(dataset_id=None, trigger=MonitorRefresh.Trigger.PERIODI
 
 @shared_task(name="artifacts.periodic_monitor")
 def periodic_monitor():
-    """settings.CELERY_BEAT_SCHEDULE: every collected dataset with new pairs gets a refresh."""
+    """Hourly (the beat schedule in annotation_site/celery.py): every collected dataset with new pairs gets a refresh."""
     periodic_refresh()

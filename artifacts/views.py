@@ -1,24 +1,26 @@
 """Artifact-aware writing: score a draft hypothesis (JSON), record what the note did.
 
 Both are for a logged-in worker on the writing page. Scoring reads the monitor's model kept in
-memory (`monitoring.scoring_model`: numpy arrays, never spaCy or torch) and does two small
-queries, so it answers in a few milliseconds (bench/nudge_latency.py).
+memory (`monitoring.cached_scoring_model`: numpy arrays, never spaCy or torch) and the page's
+nudge settings from the cache: past the session and user of authentication it queries nothing,
+and answers in about a millisecond (`bench/artifacts.py nudge`, against gunicorn).
 """
 import json
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.http import JsonResponse
 from django.views.decorators.http import require_POST
 
 from corpus.labels import LABELS
 from corpus.models import Dataset
-from crowd.arrival import current_study_session
+from crowd.arrival import SESSION_KEY, current_study_session
 from crowd.models import TaskKind
 from crowd.services import worker_for_user
 
 from .models import NudgeRecord, StudyNudge
-from .monitoring import scoring_model
+from .monitoring import cached_scoring_model
 
 MAX_DRAFT = 1000
 DEFAULT_THRESHOLD = 0.8
@@ -41,6 +43,35 @@ def nudge_settings(request, dataset_slug):
     return settings.ARTIFACTS_NUDGE_OUTSIDE_STUDIES, DEFAULT_THRESHOLD, None, dataset
 
 
+NUDGE_VERSION_KEY = "artifacts:nudge-version"
+NUDGE_TTL = 60  # seconds; the bound on staleness where each process has its own cache
+
+
+def bump_nudge_version(**kwargs):
+    """A study or its nudge switch changed: every cached nudge context is stale (signals)."""
+    try:
+        cache.incr(NUDGE_VERSION_KEY)
+    except ValueError:
+        cache.set(NUDGE_VERSION_KEY, 1, None)
+
+
+def nudge_context(request, dataset_slug):
+    """(enabled, threshold, dataset id) for the scoring endpoint: `nudge_settings` computed once
+    per worker, study session and dataset, then read from the cache with the settings' version in
+    one round trip (no query), until a study or its StudyNudge is saved (which bumps the version)
+    or NUDGE_TTL passes."""
+    key = f"artifacts:nudge:{request.user.pk}:{request.session.get(SESSION_KEY) or ''}:{dataset_slug or ''}"
+    found = cache.get_many([key, NUDGE_VERSION_KEY])
+    version = found.get(NUDGE_VERSION_KEY, 0)
+    cached = found.get(key)
+    if cached is not None and cached[0] == version:
+        return cached[1:]
+    enabled, threshold, _, dataset = nudge_settings(request, dataset_slug)
+    context = (enabled, threshold, dataset.pk if dataset else None)
+    cache.set(key, (version, *context), NUDGE_TTL)
+    return context
+
+
 def _body(request):
     try:
         return json.loads(request.body or b"{}")
@@ -60,10 +91,11 @@ def score_draft(request):
     text, label = str(body.get("text") or "")[:MAX_DRAFT], body.get("label")
     if label not in LABELS:
         return _error(f"label must be one of {', '.join(LABELS)}")
-    enabled, threshold, _, dataset = nudge_settings(request, body.get("dataset"))
+    dataset_slug = body.get("dataset")
+    enabled, threshold, dataset_id = nudge_context(request, dataset_slug if isinstance(dataset_slug, str) else None)
     if not enabled:
         return JsonResponse({"enabled": False, "guessable": False})
-    refresh, model = scoring_model(dataset)
+    refresh_id, model = cached_scoring_model(dataset_id)
     if model is None or not text.strip():
         return JsonResponse({"enabled": True, "guessable": False, "ready": model is not None})
     scored = model.score(text)
@@ -71,7 +103,7 @@ def score_draft(request):
     words = scored["words"][label]
     guessable = scored["predicted"] == label and p >= threshold and bool(words)
     return JsonResponse({"enabled": True, "ready": True, "guessable": guessable, "p": p,
-                         "words": words if guessable else [], "refresh": refresh.pk})
+                         "words": words if guessable else [], "refresh": refresh_id})
 
 
 @require_POST

@@ -63,7 +63,9 @@ def ensure_artifact_pairs(dataset):
 
 
 def ensure_artifacts_demo(dataset, stdout=None):
-    """Pairs, tags, a monitor refresh and the nudge; returns a one-line summary."""
+    """Pairs, tags, a monitor refresh and the nudge: {"created": pairs added now, "refresh": the
+    latest monitor refresh, "draft": DEMO_DRAFT's p(contradiction) by the monitor's model, or None}.
+    Progress goes to `stdout`; the figures are `demo.figures`' (the dashboard's)."""
     def say(line):
         if stdout:
             stdout.write(line)
@@ -80,12 +82,10 @@ def ensure_artifacts_demo(dataset, stdout=None):
         else:
             say("Tagging the demo pairs with linguistic phenomena (spaCy, seconds)...")
             run_tagging_job(start_tagging(queue=False).pk, tagger=tagger)
-    latest = MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).first()
+    latest = MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
     if latest is None or created or latest.pairs_total != Pair.objects.filter(dataset=dataset).count():
+        say("Refreshing the artifact monitor (hypothesis-only accuracy, flagged writers)...")
         latest = refresh_monitor(dataset)
     _, model = scoring_model(dataset)
-    example = model.score(DEMO_DRAFT) if model else None
-    return (f"Artifacts: {created} pairs added, {PairTags.objects.count()} pairs tagged, monitor "
-            f"{latest.status} ({latest.flagged} writer(s) flagged); nudge on for '{WRITING_STUDY['slug']}'"
-            + (f"; the draft \"{DEMO_DRAFT}\" scores p(contradiction)={example['probabilities']['contradiction']:.2f}"
-               if example else ""))
+    draft = model.score(DEMO_DRAFT)["probabilities"]["contradiction"] if model else None
+    return {"created": created, "refresh": latest, "draft": draft}

@@ -15,6 +15,7 @@ from .services import (
     TRAINING_TASK,
     execute_training_run,
     fail_running_runs,
+    reap_stale_runs,
     worker_reporter,
 )
 
@@ -28,6 +29,13 @@ _current = {}
 # queue instead of consuming it: another node, or this one later, takes it.
 PLATFORM_RETRY_SECONDS = 60
 PLATFORM_RETRIES = 60
+
+
+@shared_task(name="modeling.reap_training_runs")
+def reap_training_runs():
+    """On the beat schedule (annotation_site/celery.py), default queue: runs whose worker stopped
+    sending heartbeats end failed ("worker lost"), as `manage.py reap_training_runs` does."""
+    return reap_stale_runs()
 
 
 @shared_task(name=TRAINING_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)

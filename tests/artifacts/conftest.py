@@ -20,12 +20,12 @@ def loaded_tagger():
         pytest.skip(str(error))
 
 
-def pytest_collection_modifyitems(config, items):
-    """The tagger's multi-process tests first: they fork the test process, and a fork taken while
-    a session-wide thread (the live server of the browser tests, a Celery connection) holds a
-    lock leaves the child waiting on it for ever."""
-    forking = [item for item in items if item.nodeid.startswith("tests/artifacts/test_phenomena.py")
-               and "process" in item.name]
-    if forking:
-        rest = [item for item in items if item not in forking]
-        items[:] = forking + rest
+@pytest.fixture(autouse=True)
+def _forget_scoring_models():
+    """The scoring endpoint keeps models and the latest refresh id in process memory; a test's
+    rolled-back database reuses ids, so each test starts without them."""
+    from artifacts.monitoring import forget_scoring_models
+
+    forget_scoring_models()
+    yield
+    forget_scoring_models()

@@ -61,12 +61,34 @@ def test_a_study_switches_the_nudge(client, monitored, make_worker, settings):
     assert post_json(client, url, body).json() == {"enabled": False, "guessable": False}  # off by default
     StudyNudge.objects.create(study=study, enabled=True)
     assert post_json(client, url, body).json()["guessable"]
-    StudyNudge.objects.filter(study=study).update(threshold=0.9999)
+    nudge = StudyNudge.objects.get(study=study)
+    nudge.threshold = 0.9999
+    nudge.save()  # as the admin does: the cached nudge context goes stale at once
     assert not post_json(client, url, body).json()["guessable"]
     settings.ARTIFACTS_NUDGE_OUTSIDE_STUDIES = False
     client.logout()
     client.force_login(make_worker(username="local").user)
     assert not post_json(client, url, {**body, "dataset": "collected"}).json()["enabled"]
+
+
+def test_scoring_queries_nothing_beyond_session_auth_and_follows_a_new_refresh(client, monitored, make_worker):
+    """The hot path: after the first draft, only the session and the user are read; the model is
+    the one in memory, until a newer refresh replaces it."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(make_worker(username="writer").user)
+    url = reverse("artifacts:score")
+    body = {"text": GUESSABLE, "label": "contradiction", "dataset": "collected"}
+    first = post_json(client, url, body).json()
+    with CaptureQueriesContext(connection) as queries:
+        again = post_json(client, url, body).json()
+    assert again == first and again["guessable"]
+    tables = [q["sql"] for q in queries.captured_queries]
+    assert len(tables) == 2, tables
+    assert "django_session" in tables[0] and "auth_user" in tables[1]
+    newer = refresh_monitor(monitored)
+    assert post_json(client, url, body).json()["refresh"] == newer.pk
 
 
 def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_worker):

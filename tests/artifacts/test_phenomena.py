@@ -7,6 +7,7 @@ All sentences are our own.
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -279,6 +280,28 @@ def test_tag_pairs_reuses_a_repeated_premise_without_changing_the_result(tagger)
     pairs = [(premise, hypothesis) for hypothesis in hypotheses]
     one_by_one = [pair_phenomena(tagger.analyse(p), tagger.analyse(h)).where for p, h in pairs]
     assert [result.where for result in tagger.tag_pairs_with_sources(pairs, batch_size=2)] == one_by_one
+
+
+PROBE = threading.Lock()  # held by the test process while the tagger's workers start
+
+
+def _probe_lock(chunk, batch_size):
+    """Run in a tagger worker: whether it inherited the test process's held lock (a fork does)."""
+    return [PROBE.locked() for _ in chunk]
+
+
+def test_tagger_workers_start_clean_beside_a_live_server(tagger, live_server):
+    """The hang: a fork copies every lock some thread (the live server's, a broker connection's)
+    holds at that moment, and the child waits on it for ever. The workers come from a fork server,
+    so a lock held here is free there, and tagging beside the live server thread finishes."""
+    from artifacts.phenomena import _in_worker_processes
+
+    assert any(thread.is_alive() for thread in threading.enumerate() if thread is not threading.main_thread())
+    with PROBE:
+        inherited = list(_in_worker_processes(tagger, _probe_lock, [1, 2, 3, 4], 1, 2))
+    assert inherited == [False] * 4
+    pairs = [(with_it, without_it) for _, with_it, without_it in SENTENCES]
+    assert list(tagger.tag_pairs(pairs, batch_size=4, n_process=2)) == list(tagger.tag_pairs(pairs, batch_size=4))
 
 
 def test_several_processes_give_the_same_tags_in_the_same_order(tagger):

@@ -26,7 +26,7 @@ def test_the_demo_has_a_qualified_study_with_a_test_and_an_aggregation_run(clien
     run = AggregationRun.objects.get()
     assert run.status == "done" and AggregatedLabel.objects.filter(run=run).exists()
 
-    link = re.search(r"qualified study \(test first\): http://127\.0\.0\.1:8000(\S+)", output).group(1)
+    link = re.search(r"qualified study \(test first\)\s+http://127\.0\.0\.1:8000(\S+)", output).group(1)
     response = client.get(link)
     assert response.status_code == 302 and response["Location"] == "/qualify/demo-qualified/"
     assert client.get(response["Location"]).content.decode().count('class="card validation-pair') == 5

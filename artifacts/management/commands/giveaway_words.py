@@ -3,6 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.console import format_table
 from artifacts.selectors import giveaway_words_for
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Split, Worker
@@ -45,8 +46,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{listing['hypotheses']} hypotheses; words in at least {listing['min_count']} of them")
         for label, words in listing["words"].items():
             self.stdout.write(f"\n{label} ({listing['per_label'][label]} hypotheses)")
-            self.stdout.write(f"  {'word':<16} {'p(l|w)':>7} {'with l':>7} {'count':>7}")
-            for w in words:
-                self.stdout.write(f"  {w['word']:<16} {w['p']:>7.3f} {w['label_count']:>7} {w['count']:>7}")
-            if not words:
+            if words:
+                table = format_table(["word", "p(l|w)", "with l", "count"],
+                                     [[w["word"], f"{w['p']:.3f}", w["label_count"], w["count"]] for w in words])
+                self.stdout.write("\n".join("  " + line for line in table.split("\n")))
+            else:
                 self.stdout.write("  (no word reaches the minimum count)")

@@ -3,6 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.console import format_table
 from artifacts.models import JobStatus
 from artifacts.monitoring import refresh_monitor
 from corpus.models import Dataset
@@ -38,6 +39,8 @@ class Command(BaseCommand):
             f"refresh #{refresh.pk}: {refresh.pairs} pairs, {refresh.folds}-fold, {refresh.seconds:.1f} s\n"
             f"hypothesis-only accuracy {o['accuracy']:.4f} (95% CI {o['ci_low']:.4f}-{o['ci_high']:.4f}) "
             f"vs majority ({o['majority_label']}) {o['majority']:.4f}; {refresh.flagged} writer(s) flagged"))
-        for genre, figures in refresh.per_genre.items():
-            self.stdout.write(f"  {genre or '(no genre)':<14} n={figures['n']:<7} acc={figures['accuracy']:.4f} "
-                              f"majority={figures['majority']:.4f}")
+        if refresh.per_genre:
+            table = format_table(["genre", "hypotheses", "accuracy", "majority"], [
+                [genre or "(no genre)", figures["n"], f"{figures['accuracy']:.4f}", f"{figures['majority']:.4f}"]
+                for genre, figures in refresh.per_genre.items()])
+            self.stdout.write("\n".join("  " + line for line in table.split("\n")))

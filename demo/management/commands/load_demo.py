@@ -2,9 +2,12 @@
 
 Safe to run again: rows are keyed by stable ids, so a second run creates nothing.
 """
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from demo.artifacts import ensure_artifacts_demo
+from annotation_site.console import format_table
+
+from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 from demo.mpe import DATASET as MPE_DATASET
 from demo.mpe import ensure_mpe_demo
@@ -38,16 +41,16 @@ class Command(BaseCommand):
     def handle(self, *args, no_training=False, no_artifacts=False, no_quality=False, site=DEFAULT_SITE, serving=False,
                **options):
         site = site.rstrip("/")
+        self.stdout.write("Loading the demo: premises for every genre, accounts, studies, written and validated pairs...")
         result = load_demo()
         dataset = result["dataset"]
-        self.stdout.write(
-            f"Dataset '{dataset.slug}': {result['premises']} demo premises; created now: "
-            f"{result['content_rows']} genre/prompt rows, {result['pairs_created']} pairs, "
-            f"{result['validation_labels_added']} validation labels."
-        )
+        if not (result["content_rows"] or result["pairs_created"] or result["validation_labels_added"]):
+            self.stdout.write("  already loaded: nothing created.")
         self.stdout.write(ensure_mpe_demo())
+        draft = None
         if not no_artifacts:
-            self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
+            draft = ensure_artifacts_demo(dataset, stdout=self.stdout)["draft"]
+        qualified = aggregation = None
         if not no_quality:
             self.stdout.write(ensure_quality_demo(dataset))
             qualified, test, aggregation = ensure_qualification_demo(dataset, RESEARCHER[0])
@@ -57,27 +60,40 @@ class Command(BaseCommand):
             )
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
-            snapshot, runs = ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
-            self.stdout.write(f"Snapshot {snapshot.pk} ({snapshot.row_count} pairs); {len(runs)} new training runs.")
-        lines = [
-            "",
-            "The demo is ready; the server starts now. Open:" if serving else
-            "The demo is ready. Start the server (python manage.py runserver) and open:",
-            f"  {site}/",
-            f"  researcher login: {RESEARCHER[0]} / {RESEARCHER[1]}",
-            f"  worker login:     {WORKER[0]} / {WORKER[1]}",
-            f"  Prolific writing study:   {site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}",
-            f"  Prolific validation study: {site}/study/{VALIDATION_STUDY['slug']}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-2').replace('demo-session-1', 'demo-session-2')}",
-            f"  qualified study (test first): {site}/study/{qualified.slug}/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-3').replace('demo-session-1', 'demo-session-3')}",
-            f"  dashboard (researcher):   {site}/dashboard/",
-            f"  aggregation (researcher): {site}/dashboard/aggregation/{aggregation.pk}/",
-            f"  artifacts (researcher):   {site}/dashboard/artifacts/?dataset={dataset.slug}  "
-            f"(flagged writer: {site}/dashboard/workers/?dataset={dataset.slug}; phenomenon tags: corpus page)",
-            "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
-            f"  MPE judgment task (worker): {site}/validate/mpe/next/",
-            f"  MPE items, statistics and adjudication queue (researcher): {site}/dashboard/mpe/?dataset={MPE_DATASET}",
-            f"  quality (researcher):     {site}/dashboard/workers/ (flagged guesser), {site}/dashboard/label/ "
-            f"(catch trials), {site}/dashboard/bonuses/ (unpaid bonus)",
-            f"  admin (researcher):       {site}/admin/",
+            ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
+        # Every figure below is the dashboard's, from the same selectors (dashboard/figures.py).
+        self.stdout.write(f"\nThe demo dataset '{dataset.slug}', as the dashboard shows it:")
+        call_command("dashboard_figures", "--dataset", dataset.slug, "--site", site, stdout=self.stdout)
+        if draft is not None:
+            self.stdout.write(f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
+                              f"written as a contradiction scores p={draft:.2f} (/artifacts/score/).")
+        validation_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-2").replace("demo-session-1", "demo-session-2")
+        qualified_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-3").replace("demo-session-1", "demo-session-3")
+        links = [
+            ("site", f"{site}/"),
+            ("researcher login", f"{RESEARCHER[0]} / {RESEARCHER[1]}"),
+            ("worker login", f"{WORKER[0]} / {WORKER[1]}"),
+            ("Prolific writing study", f"{site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}"),
+            ("Prolific validation study", f"{site}/study/{VALIDATION_STUDY['slug']}/?{validation_ids}"),
+            ("dashboard (researcher)", f"{site}/dashboard/"),
+            ("artifacts (researcher)", f"{site}/dashboard/artifacts/?dataset={dataset.slug}"),
+            ("flagged writers", f"{site}/dashboard/workers/?dataset={dataset.slug}"),
+            ("the nudge", "in the writing study, write a 'definitely incorrect' sentence with \"not\""),
+            ("MPE judgment task (worker)", f"{site}/validate/mpe/next/"),
+            ("MPE items and adjudication", f"{site}/dashboard/mpe/?dataset={MPE_DATASET}"),
         ]
-        self.stdout.write(self.style.SUCCESS("\n".join(lines)))
+        if qualified is not None:
+            links += [
+                ("flagged guesser (quality)", f"{site}/dashboard/workers/"),
+                ("catch trials", f"{site}/dashboard/label/"),
+                ("unpaid bonus", f"{site}/dashboard/bonuses/"),
+                ("qualified study (test first)", f"{site}/study/{qualified.slug}/?{qualified_ids}"),
+                ("aggregation run", f"{site}/dashboard/aggregation/{aggregation.pk}/"),
+            ]
+        links += [
+            ("admin (researcher)", f"{site}/admin/"),
+        ]
+        opening = ("The demo is ready; the server starts now. Open:" if serving else
+                   "The demo is ready. Start the server (python manage.py runserver) and open:")
+        table = format_table(None, links, align="<<")
+        self.stdout.write(self.style.SUCCESS("\n".join(["", opening, *("  " + line for line in table.split("\n"))])))

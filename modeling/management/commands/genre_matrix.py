@@ -11,6 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation_site.console import format_table
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.data import load_snapshot
 from modeling.training.services import (
@@ -41,16 +42,11 @@ def build_matrix(runs):
 
 
 def format_matrix(table):
-    width = max([len("train \\ test")] + [len(g) for g in table["train_genres"]])
-    cols = [g[:9] for g in table["test_genres"]]
-    lines = ["train \\ test".ljust(width) + "".join(f"{c:>10}" for c in cols)]
-    for genre in table["train_genres"]:
-        cells = []
-        for test_genre in table["test_genres"]:
-            value = table["accuracy"][genre][test_genre]
-            cells.append(f"{100 * value:>10.1f}" if value is not None else f"{'-':>10}")
-        lines.append(genre.ljust(width) + "".join(cells))
-    return "\n".join(lines)
+    """The table as text, every column as wide as its longest cell (genre slugs are never cut)."""
+    rows = [[genre] + [f"{100 * value:.1f}" if value is not None else "-"
+                       for value in (table["accuracy"][genre][test_genre] for test_genre in table["test_genres"])]
+            for genre in table["train_genres"]]
+    return format_table(["train \\ test", *table["test_genres"]], rows)
 
 
 class Command(BaseCommand):

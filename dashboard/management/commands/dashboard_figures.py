@@ -1,0 +1,20 @@
+"""python manage.py dashboard_figures --dataset SLUG [--site http://host:port]"""
+from django.core.management.base import BaseCommand, CommandError
+
+from corpus.models import Dataset
+from dashboard.figures import figures_table
+
+
+class Command(BaseCommand):
+    help = "Print a dataset's headline figures exactly as the dashboard pages show them, with each page's address."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="dataset slug")
+        parser.add_argument("--site", default="", help="the site's address, to print whole page addresses")
+
+    def handle(self, *args, dataset, site, **options):
+        found = Dataset.objects.filter(slug=dataset).first()
+        if found is None:
+            known = ", ".join(Dataset.objects.order_by("slug").values_list("slug", flat=True)) or "none yet"
+            raise CommandError(f"No dataset '{dataset}' (known: {known}).")
+        self.stdout.write(figures_table(found, site.rstrip("/")))
