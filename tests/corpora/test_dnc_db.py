@@ -109,3 +109,18 @@ def test_commands_import_a_folder_and_export(tmp_path, capsys):
     call_command("export_dnc", "--dataset", "dnc-verbnet", "--split", "dev", "--out", str(tmp_path))
     assert (tmp_path / "recast_verbnet_data.json").read_bytes() == (folder / "recast_verbnet_data.json").read_bytes()
     assert (tmp_path / "recast_verbnet_metadata.json").read_bytes() == (folder / "recast_verbnet_metadata.json").read_bytes()
+
+
+def test_the_admin_shows_a_pairs_provenance(client, researcher):
+    from django.urls import reverse
+
+    import_dnc_file(shared_file("dnc/dev/recast_verbnet_data.json"))
+    pair = Pair.objects.filter(dataset__slug="dnc-verbnet").order_by("pk").first()
+    client.force_login(researcher)
+    page = client.get(reverse("admin:corpus_pair_change", args=[pair.pk])).content.decode()
+    provenance = pair.provenance
+    assert provenance.corpus and provenance.corpus in page
+    assert provenance.creation_approach in page and "Thematic Roles" in page
+    listing = client.get(reverse("admin:corpus_pairprovenance_changelist"), {"type_of_inference": "Thematic Roles", "q": pair.pair_id})
+    assert listing.status_code == 200
+    assert f"{pair.pair_id}: " in listing.content.decode()
