@@ -10,6 +10,8 @@ both again, and export a DNC dataset in the MultiNLI format through a snapshot.
   its DNC pair-id (exact text: contexts differing only in spaces stay apart), and the metadata goes to `corpus.PairProvenance` (corpus, corpus-sent-id,
   licence, creation approach, type of inference, plus both source objects as text), shown in the
   admin.
+- Pairs are not queued for validation: the released label is DNC's gold. Snapshots give such
+  pairs their label as gold with the filter unvalidated_gold="author-all".
 - A file is imported in one transaction: all its pairs or none. Pairs already present are
   skipped, so importing a file twice changes nothing.
 - Export: the pairs of a dataset and split, in pair-id order as read, rebuilt from the database
@@ -26,7 +28,7 @@ from pathlib import Path
 from django.db import transaction
 
 from corpus import labels as scheme_labels
-from corpus.counters import create_pairs
+from corpus.counters import create_pairs, set_needs_validation
 from corpus.models import (
     AUTHOR_POSITION,
     Dataset,
@@ -159,6 +161,9 @@ def import_dnc_file(data_path, dataset=None, metadata_path=None):
             ordinals.append([rating])
         created = create_pairs(dataset_obj, split, rows, label_lists,
                                ordinals=ordinals if scheme == LabelScheme.ORDINAL else None)
+        # The released label is DNC's gold: recast pairs are not queued for validation on import
+        # (a researcher marks those to validate; snapshots take the label with unvalidated_gold=author-all).
+        set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
         for pair, row in zip(new, created, strict=True):
             provenance.append(_provenance_row(row, pair, data_path, data_style, metadata_style))
         PairProvenance.objects.bulk_create(provenance, batch_size=1000)
