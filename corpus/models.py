@@ -130,6 +130,9 @@ class Dataset(models.Model):
     writings_per_premise = models.PositiveSmallIntegerField(
         default=1, help_text="How many workers each write three hypotheses for one premise."
     )
+    grammaticality_judgments = models.PositiveSmallIntegerField(
+        default=0, help_text="Grammaticality judgments wanted per hypothesis (DNC App. B.4); 0: no grammaticality task."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -62,6 +62,6 @@ def batch_claims(worker, batch):
     """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
     return (
         ValidationClaim.objects.filter(worker=worker, batch=batch)
-        .select_related("pair", "pair__premise", "pair__premise__genre", "study_session__study")
+        .select_related("pair", "pair__dataset", "pair__premise", "pair__premise__genre", "study_session__study")
         .order_by("id")
     )
