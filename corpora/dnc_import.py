@@ -146,28 +146,37 @@ def import_dnc_file(data_path, dataset=None, metadata_path=None):
     data_style = _style_name(source.data_style)
     metadata_style = _style_name(source.metadata_style) if source.metadata_style else ""
     with transaction.atomic():
-        dataset_obj = _dataset_for(slug, scheme)
-        genre = _genre_for(slug, source.pairs[0].type_of_inference)
-        present = set(Pair.objects.filter(dataset=dataset_obj).values_list("pair_id", flat=True))
-        new = [pair for pair in source.pairs if str(pair.pair_id) not in present]
-        report.already_present = len(source.pairs) - len(new)
-        premises = _premises(dataset_obj, genre, split, new, data_path, report)
-        rows, label_lists, ordinals, provenance = [], [], [], []
-        for pair in new:
-            label, rating = _stored(scheme, pair.label)
-            rows.append(Pair(premise_id=premises[pair.context], pair_id=str(pair.pair_id),
-                             hypothesis=pair.hypothesis, author_label=label))
-            label_lists.append([label])
-            ordinals.append([rating])
-        created = create_pairs(dataset_obj, split, rows, label_lists,
-                               ordinals=ordinals if scheme == LabelScheme.ORDINAL else None)
-        # The released label is DNC's gold: recast pairs are not queued for validation on import
-        # (a researcher marks those to validate; snapshots take the label with unvalidated_gold=author-all).
-        set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
-        for pair, row in zip(new, created, strict=True):
-            provenance.append(_provenance_row(row, pair, data_path, data_style, metadata_style))
-        PairProvenance.objects.bulk_create(provenance, batch_size=1000)
-        report.pairs_created = len(created)
+        store_dnc_pairs(source.pairs, slug, scheme, split, data_path, data_style, metadata_style, report)
+    return report
+
+
+def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, metadata_style="", report=None):
+    """Save DncPairs (from a file or a recast) as premises, pairs, labels and provenance in the
+    caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report."""
+    report = report or DncImportReport(path=str(source), dataset=slug, split=split, label_scheme=scheme,
+                                       labels=dict(Counter(pair.label for pair in pairs)))
+    dataset_obj = _dataset_for(slug, scheme)
+    genre = _genre_for(slug, pairs[0].type_of_inference if pairs else "")
+    present = set(Pair.objects.filter(dataset=dataset_obj).values_list("pair_id", flat=True))
+    new = [pair for pair in pairs if str(pair.pair_id) not in present]
+    report.already_present = len(pairs) - len(new)
+    premises = _premises(dataset_obj, genre, split, new, source, report)
+    rows, label_lists, ordinals, provenance = [], [], [], []
+    for pair in new:
+        label, rating = _stored(scheme, pair.label)
+        rows.append(Pair(premise_id=premises[pair.context], pair_id=str(pair.pair_id),
+                         hypothesis=pair.hypothesis, author_label=label))
+        label_lists.append([label])
+        ordinals.append([rating])
+    created = create_pairs(dataset_obj, split, rows, label_lists,
+                           ordinals=ordinals if scheme == LabelScheme.ORDINAL else None)
+    # The released label is DNC's gold: recast pairs are not queued for validation on import
+    # (a researcher marks those to validate; snapshots take the label with unvalidated_gold=author-all).
+    set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
+    for pair, row in zip(new, created, strict=True):
+        provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))
+    PairProvenance.objects.bulk_create(provenance, batch_size=1000)
+    report.pairs_created = len(created)
     return report
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import artifacts, collection, corpus, pairs, snapshots, training, validation, workers
+from .views import artifacts, collection, corpus, pairs, recast, snapshots, training, validation, workers
 
 app_name = "dashboard"
 urlpatterns = [
@@ -17,4 +17,5 @@ urlpatterns = [
     path("training/progress.json", training.training_progress, name="training_progress"),
     path("training/<int:run_id>/", training.training_detail, name="training_detail"),
     path("artifacts/", artifacts.artifacts, name="artifacts"),
+    path("recast/", recast.recast, name="recast"),
 ]
