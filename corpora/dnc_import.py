@@ -150,13 +150,16 @@ def import_dnc_file(data_path, dataset=None, metadata_path=None):
     return report
 
 
-def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, metadata_style="", report=None):
+def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, metadata_style="", report=None,
+                    genre=None):
     """Save DncPairs (from a file or a recast) as premises, pairs, labels and provenance in the
-    caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report."""
+    caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
+
+    `genre`: an existing Genre for the premises; default one named after the dataset (family "recast")."""
     report = report or DncImportReport(path=str(source), dataset=slug, split=split, label_scheme=scheme,
                                        labels=dict(Counter(pair.label for pair in pairs)))
     dataset_obj = _dataset_for(slug, scheme)
-    genre = _genre_for(slug, pairs[0].type_of_inference if pairs else "")
+    genre = genre or _genre_for(slug, pairs[0].type_of_inference if pairs else "")
     present = set(Pair.objects.filter(dataset=dataset_obj).values_list("pair_id", flat=True))
     new = [pair for pair in pairs if str(pair.pair_id) not in present]
     report.already_present = len(pairs) - len(new)

@@ -64,7 +64,7 @@ def dry_run(template, rows, n=PREVIEW_PAIRS, split="dev", seed=0, dataset=None):
     return RecastPreview(template=template.name, pairs=pairs, rows_read=counted.n)
 
 
-def recast_into(template, rows, dataset, split, seed=0, source=""):
+def recast_into(template, rows, dataset, split, seed=0, source="", genre=None):
     """Recast every row into `dataset` (created if missing) in one transaction; returns the DncImportReport."""
     template = load(template)
     first = next_pair_id(dataset)
@@ -83,7 +83,7 @@ def recast_into(template, rows, dataset, split, seed=0, source=""):
         raise RecastRefused(f"dataset {dataset} holds {existing} labels and this template gives {scheme}; nothing was saved")
     try:
         with transaction.atomic():
-            return store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}")
+            return store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
     except DncImportError as error:
         raise RecastRefused(f"{error}; nothing was saved") from None
 

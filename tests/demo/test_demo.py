@@ -206,3 +206,21 @@ def test_the_demo_says_how_the_server_starts_only_when_it_does_not_start_by_itse
     by_make = StringIO()
     call_command("load_demo", "--no-training", "--no-artifacts", "--serving", stdout=by_make)
     assert "the server starts now" in by_make.getvalue() and "Start the server" not in by_make.getvalue()
+
+
+def test_demo_has_recast_pairs_with_provenance_queued_for_the_two_way_task(client):
+    from corpus.models import LabelScheme, PairProvenance
+
+    out = StringIO()
+    call_command("load_demo", "--no-training", stdout=out)  # the recast demo comes with the extra demos
+    output = out.getvalue()
+    recast = Dataset.objects.get(slug="demo-recast")
+    assert recast.label_scheme == LabelScheme.TWO_WAY and recast.grammaticality_judgments == 3
+    pairs = Pair.objects.filter(dataset=recast)
+    assert pairs.count() == 10 and not pairs.filter(needs_validation=False).exists()
+    assert PairProvenance.objects.filter(pair__dataset=recast, corpus="Kotzias et. al. 2015").count() == 10
+    assert "demo-recast" in output and "/validate/grammaticality/" in output
+    # The demo worker's validation batch of these pairs has the two-way buttons.
+    client.login(username="worker", password="worker-demo")
+    page = client.get("/validate/next/", follow=True).content.decode()
+    assert ("Not entailed" in page) or ("Definitely correct" in page)  # whichever queue comes first

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 
 from demo.artifacts import ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
+from demo.recast import ensure_recast_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -21,13 +22,17 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--no-artifacts", action="store_true",
-            help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge)",
+            help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge) "
+                 "and the recast demo (its own dataset)",
         )
+        parser.add_argument("--no-recast", action="store_true",
+                            help="skip the recast demo (DNC sentiment template: a two-way dataset with provenance)")
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
         parser.add_argument("--serving", action="store_true",
                             help="the server is started right after (make demo): say so instead of how to start it")
 
-    def handle(self, *args, no_training=False, no_artifacts=False, site=DEFAULT_SITE, serving=False, **options):
+    def handle(self, *args, no_training=False, no_artifacts=False, no_recast=False, site=DEFAULT_SITE, serving=False,
+               **options):
         site = site.rstrip("/")
         result = load_demo()
         dataset = result["dataset"]
@@ -36,6 +41,11 @@ class Command(BaseCommand):
             f"{result['content_rows']} genre/prompt rows, {result['pairs_created']} pairs, "
             f"{result['validation_labels_added']} validation labels."
         )
+        # Like the artifacts demo, extra pairs beside the core demo: --no-artifacts leaves both out.
+        if not (no_recast or no_artifacts):
+            recast, recast_made = ensure_recast_demo()
+            self.stdout.write(f"Dataset '{recast.slug}' (two-way, recast with the DNC sentiment template): "
+                              f"{recast.pairs.count()} pairs, {recast_made} created now.")
         if not no_artifacts:
             self.stdout.write(ensure_artifacts_demo(dataset, stdout=self.stdout))
         if not no_training:
@@ -55,6 +65,10 @@ class Command(BaseCommand):
             f"  artifacts (researcher):   {site}/dashboard/artifacts/?dataset={dataset.slug}  "
             f"(flagged writer: {site}/dashboard/workers/?dataset={dataset.slug}; phenomenon tags: corpus page)",
             "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
+            f"  recast pairs:             {site}/admin/corpus/pairprovenance/  (provenance); "
+            f"{site}/dashboard/recast/ (preview and save a recast)",
+            f"  two-way validation:       {site}/validate/next/  (as {WORKER[0]}: the demo-recast pairs, keys 1/2)",
+            f"  grammaticality task:      {site}/validate/grammaticality/",
             f"  admin (researcher):       {site}/admin/",
         ]
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))
