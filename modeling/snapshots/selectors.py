@@ -4,7 +4,7 @@ Pairs are read by keyset pagination over the pair id (never OFFSET), and each pa
 and labels come from ONE statement (a LEFT JOIN), so a page is internally consistent even
 while validators keep labelling, and memory stays flat whatever the corpus size.
 """
-from django.db.models import Count, F, Max, Min, Q
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q
 
 from corpus import labels as scheme_labels
 from corpus.models import GOLD_MAJORITY, NO_GOLD, Dataset, Genre, Grammaticality, GrammaticalityJudgment, Pair, Split, ValidationLabel
@@ -36,10 +36,12 @@ LABEL_COLUMNS = ("labels__position", "labels__label", "labels__worker__is_exclud
 
 def label_schemes(datasets=None):
     """The label schemes of the datasets a snapshot takes (all datasets with pairs when none are named)."""
-    found = Dataset.objects.filter(pairs__isnull=False)
     if datasets:
         found = Dataset.objects.filter(slug__in=datasets)
-    return sorted(set(found.values_list("label_scheme", flat=True).distinct()))
+    else:
+        # EXISTS per dataset (an index probe on the pair's dataset), not a join over every pair.
+        found = Dataset.objects.filter(Exists(Pair.objects.filter(dataset=OuterRef("pk"))))
+    return sorted(set(found.values_list("label_scheme", flat=True)))
 
 
 def full_agreement(pairs):

@@ -124,3 +124,19 @@ def test_the_admin_shows_a_pairs_provenance(client, researcher):
     listing = client.get(reverse("admin:corpus_pairprovenance_changelist"), {"type_of_inference": "Thematic Roles", "q": pair.pair_id})
     assert listing.status_code == 200
     assert f"{pair.pair_id}: " in listing.content.decode()
+
+
+def test_kg_relations_exports_in_the_multinli_format_with_its_scheme_in_the_manifest():
+    import json as json_module
+
+    from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
+
+    import_dnc_file(shared_file("dnc/dev/recast_kg_relations_data.json"))
+    snapshot = export_snapshot(create_snapshot(None, datasets=["dnc-kg-relations"],
+                                               filters={"unvalidated_gold": "author-all"}))
+    manifest = read_manifest(snapshot)
+    assert manifest["label_scheme"] == "ordinal" and manifest["labels"] == ["entailed", "not-entailed"]
+    rows = [json_module.loads(line) for line in (Path(snapshot.directory) / "dev.jsonl").read_text().splitlines()]
+    # README: 5 -> 916 (entailed); 1-4 -> 870 + 449 + 160 + 71 = 1550 (not-entailed).
+    assert Counter(row["gold_label"] for row in rows) == {"entailed": 916, "not-entailed": 1550}
+    assert Counter(row["annotator_labels"][0] for row in rows) == {"5": 916, "3": 870, "4": 449, "1": 160, "2": 71}
