@@ -86,3 +86,30 @@ def test_ordinal_label_must_carry_a_rating_that_maps_to_it():
         add_label(pair, "entailment", ordinal=3)
     add_label(pair, "neutral", ordinal=3)
     assert ValidationLabel.objects.get(pair=pair, position=2).ordinal == 3
+
+
+def _two_way_with_votes():
+    dataset = _dataset("two-page", LabelScheme.TWO_WAY)
+    make_labelled_pairs(dataset, [["entailment"] * 5, ["neutral"] * 4 + ["entailment"]])
+    recompute_gold(dataset)
+    return dataset
+
+
+def test_agreement_stats_command_prints_a_two_way_datasets_categories():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    _two_way_with_votes()
+    out = StringIO()
+    call_command("agreement_stats", "--dataset", "two-page", stdout=out)
+    text = out.getvalue()
+    assert "entailed" in text and "not-entailed" in text and "contradiction" not in text
+
+
+def test_dashboard_validation_page_shows_a_two_way_datasets_categories(client, researcher):
+    _two_way_with_votes()
+    client.force_login(researcher)
+    page = client.get("/dashboard/validation/?dataset=two-page").content.decode()
+    assert 'data-stat="kappa-entailed"' in page and 'data-stat="kappa-not-entailed"' in page
+    assert 'data-stat="kappa-contradiction"' not in page
