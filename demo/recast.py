@@ -3,8 +3,17 @@ two-way dataset, queued for the two-way validation task and open to the grammati
 from corpora.recast_service import recast_into, template_choices
 from corpus.counters import set_needs_validation
 from corpus.models import Dataset, Genre, Pair
+from crowd.models import Study, TaskKind
 
 DATASET = "demo-recast"
+STUDY = {
+    "slug": "demo-recast-validation",
+    "name": "Demo: entailed or not? (recast pairs)",
+    "task_kind": TaskKind.VALIDATION,
+    "tasks_per_batch": 1,
+    "completion_code": "DEMO-RECAST-2468",
+    "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+}
 GENRE = "slate"
 # Written for the demo in the layout of Kotzias et al.'s files (sentence, 1 positive / 0 negative).
 REVIEWS = [
@@ -17,7 +26,8 @@ REVIEWS = [
 
 
 def ensure_recast_demo():
-    """Recast the demo reviews once (idempotent); returns (dataset, pairs created now)."""
+    """Recast the demo reviews once and open a two-way validation study on them (idempotent);
+    returns (dataset, pairs created now)."""
     if Pair.objects.filter(dataset__slug=DATASET).exists():
         return Dataset.objects.get(slug=DATASET), 0
     rows = [{"sentence": sentence, "score": score, "source": source, "line": str(line)}
@@ -33,4 +43,6 @@ def ensure_recast_demo():
     dataset.save(update_fields=["name", "grammaticality_judgments"])
     # Recast labels are the template's; here they are also sent to the two-way validation task.
     set_needs_validation(Pair.objects.filter(dataset=dataset), True)
+    fields = {key: value for key, value in STUDY.items() if key != "slug"}
+    Study.objects.get_or_create(slug=STUDY["slug"], defaults={**fields, "dataset": dataset})
     return dataset, report.pairs_created

@@ -220,7 +220,7 @@ def test_demo_has_recast_pairs_with_provenance_queued_for_the_two_way_task(clien
     assert pairs.count() == 10 and not pairs.filter(needs_validation=False).exists()
     assert PairProvenance.objects.filter(pair__dataset=recast, corpus="Kotzias et. al. 2015").count() == 10
     assert "demo-recast" in output and "/validate/grammaticality/" in output
-    # The demo worker's validation batch of these pairs has the two-way buttons.
-    client.login(username="worker", password="worker-demo")
-    page = client.get("/validate/next/", follow=True).content.decode()
-    assert ("Not entailed" in page) or ("Definitely correct" in page)  # whichever queue comes first
+    # The printed two-way study gives a Prolific arrival a batch of these pairs with the two-way buttons.
+    url = next(line.split()[-3] for line in output.splitlines() if "two-way validation study" in line)
+    page = client.get(url.replace("http://127.0.0.1:8000", ""), follow=True).content.decode()
+    assert "Not entailed" in page and 'data-scheme="two_way"' in page

@@ -67,7 +67,7 @@ class Command(BaseCommand):
             "  the nudge: in the writing study, write a 'definitely incorrect' sentence with \"not\"",
             f"  recast pairs:             {site}/admin/corpus/pairprovenance/  (provenance); "
             f"{site}/dashboard/recast/ (preview and save a recast)",
-            f"  two-way validation:       {site}/validate/next/  (as {WORKER[0]}: the demo-recast pairs, keys 1/2)",
+            f"  two-way validation study: {site}/study/demo-recast-validation/?{PROLIFIC_IDS.replace('demo-pid-1', 'demo-pid-3').replace('demo-session-1', 'demo-session-3')}  (keys 1/2)",
             f"  grammaticality task:      {site}/validate/grammaticality/",
             f"  admin (researcher):       {site}/admin/",
         ]
