@@ -8,10 +8,10 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from corpus.counters import add_label, create_pairs
-from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair, Premise
+from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair
 from modeling.snapshots.format import manifest_labels
 from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
-from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
+from tests.modeling.conftest import add_pair, add_premise, genre
 
 pytestmark = pytest.mark.django_db
 E, N = "entailment", "neutral"
