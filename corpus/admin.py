@@ -20,8 +20,10 @@ from .models import (
     Dataset,
     FaqEntry,
     Genre,
+    GrammaticalityJudgment,
     Label,
     Pair,
+    PairProvenance,
     PromptExample,
     PromptFamily,
     Split,
@@ -215,7 +217,7 @@ class ValidationLabelInline(admin.TabularInline):
     """Every label of the pair, the author's first; read only because labels move the pair's counters."""
 
     model = ValidationLabel
-    fields = ["position", "label", "worker", "seconds", "created_at"]
+    fields = ["position", "label", "ordinal", "worker", "seconds", "created_at"]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -242,6 +244,44 @@ class AdjudicationInline(admin.TabularInline):
         return False
 
 
+class PairProvenanceInline(admin.StackedInline):
+    """Where a recast or imported pair came from (DNC metadata); read only, written by the import."""
+
+    model = PairProvenance
+    fields = ["corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference", "source",
+              "metadata_record"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    max_num = 0
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(PairProvenance)
+class PairProvenanceAdmin(admin.ModelAdmin):
+    list_display = ["pair", "corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference", "source"]
+    list_filter = ["creation_approach", "type_of_inference", "corpus", "pair__dataset"]
+    list_select_related = ["pair"]
+    search_fields = ["pair__pair_id", "corpus_sent_id", "corpus"]
+    readonly_fields = ["pair", "corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference",
+                       "source", "json_style", "data_record", "metadata_record"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(GrammaticalityJudgment)
+class GrammaticalityJudgmentAdmin(admin.ModelAdmin):
+    list_display = ["pair", "judgment", "worker", "created_at"]
+    list_filter = ["judgment", "pair__dataset"]
+    list_select_related = ["pair", "worker__user"]
+    raw_id_fields = ["pair", "worker"]
+    show_full_result_count = False
+
+
 @admin.register(Pair)
 class PairAdmin(admin.ModelAdmin):
     list_display = [
@@ -263,7 +303,7 @@ class PairAdmin(admin.ModelAdmin):
               "word_overlap"]
     show_full_result_count = False
     list_per_page = 50
-    inlines = [ValidationLabelInline, AdjudicationInline]
+    inlines = [ValidationLabelInline, AdjudicationInline, PairProvenanceInline]
     actions = ["mark_for_validation", "unmark_for_validation"]
 
     def has_add_permission(self, request):

@@ -7,9 +7,10 @@ labels, and a "label" there is any of the five, the author's included, except wh
 """
 from django.db.models import Case, Count, F, IntegerField, Q, Value, When
 
+from . import labels as scheme_labels
 from .gold import VOTE_FIELD
-from .models import LABELS_PER_PAIR, NO_GOLD
-from .selectors import pairs_in
+from .models import LABELS_PER_PAIR, NO_GOLD, ValidationLabel
+from .selectors import pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
 FIVE = Q(label_count=LABELS_PER_PAIR)
@@ -34,16 +35,48 @@ def fleiss_kappa_from_sums(subjects, raters, category_sums, square_sums):
     return (p_bar - p_e) / (1 - p_e)
 
 
-def _kappas(five, sums, squares):
-    """Overall κ over the three labels; per class κ of the 2-category table (class, rest)."""
+def _kappas(five, sums, squares, categories=THREE_WAY, scheme=None):
+    """Overall κ over the scheme's categories; per class κ of the 2-category table (class, rest).
+
+    Three-way: the three labels. Two-way and ordinal: entailed / not-entailed (their two stored
+    labels, corpus.labels), named in the scheme's words; with two categories the per-class κ
+    equals the overall one.
+    """
     n = LABELS_PER_PAIR
-    result = {"overall": fleiss_kappa_from_sums(five, n, [sums[l] for l in THREE_WAY], [squares[l] for l in THREE_WAY])}
-    for label in THREE_WAY:
+    result = {"overall": fleiss_kappa_from_sums(five, n, [sums[l] for l in categories], [squares[l] for l in categories])}
+    for label in categories:
         rest = five * n - sums[label]
         # Σ (n - x)² = N·n² - 2n·Σx + Σx²
         rest_squares = five * n * n - 2 * n * sums[label] + squares[label]
-        result[label] = fleiss_kappa_from_sums(five, n, [sums[label], rest], [squares[label], rest_squares])
+        result[scheme_labels.to_scheme(scheme, label)] = fleiss_kappa_from_sums(
+            five, n, [sums[label], rest], [squares[label], rest_squares]
+        )
     return result
+
+
+def ordinal_kappa(pairs):
+    """Fleiss κ over the five ratings 1–5 of the five-label pairs of an ordinal dataset.
+
+    Read from the label table (the counters hold the mapped labels only), one grouped statement:
+    (pair, rating) -> count. Ordinal datasets are small (DNC's kg_relations: 2.5k dev pairs).
+    """
+    five_pairs = pairs.filter(FIVE).values("pk")
+    rows = (
+        ValidationLabel.objects.filter(pair_id__in=five_pairs, ordinal__isnull=False)
+        .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+        .values("pair_id", "ordinal").annotate(n=Count("pk")).order_by()
+    )
+    sums = {value: 0 for value in scheme_labels.ORDINAL_VALUES}
+    squares = dict(sums)
+    subjects = set()
+    for row in rows:
+        subjects.add(row["pair_id"])
+        sums[row["ordinal"]] += row["n"]
+        squares[row["ordinal"]] += row["n"] ** 2
+    # Only pairs whose five labels all carry a rating are a full row of Fleiss' table.
+    if sum(sums.values()) != len(subjects) * LABELS_PER_PAIR:
+        return None
+    return fleiss_kappa_from_sums(len(subjects), LABELS_PER_PAIR, list(sums.values()), list(squares.values()))
 
 
 def _grouped_counts(pairs):
@@ -73,8 +106,12 @@ def agreement_stats(dataset=None, split=None):
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
     `dataset` is a Dataset or its slug; `split` filters by the premise's split. One grouped
-    statement; the sums are taken here.
+    statement; the sums are taken here. A two-way or ordinal dataset's figures are over its
+    scheme's categories and its labels are named in the scheme's words (`label_scheme` says
+    which); without a dataset, or for a three-way one, the figures are as they always were.
     """
+    dataset = resolve_dataset(dataset)
+    scheme = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
     totals = {
         "pairs": 0, "five": 0, "unanimous": 0, "individual_eq_gold": 0, "individual_eq_author": 0,
         "gold_eq_author": 0, "gold_ne_author": 0, "no_gold": 0,
@@ -112,7 +149,8 @@ def agreement_stats(dataset=None, split=None):
             sums[label] += votes[label] * n
             squares[label] += votes[label] ** 2 * n
     five = totals["five"]
-    return {
+    categories = list(scheme_labels.stored_categories(scheme))
+    result = {
         "pairs": totals["pairs"],
         "five_label_pairs": five,
         "unanimous": _ratio(totals["unanimous"], five),
@@ -121,10 +159,18 @@ def agreement_stats(dataset=None, split=None):
         "gold_eq_author": _ratio(totals["gold_eq_author"], five),
         "gold_ne_author": _ratio(totals["gold_ne_author"], five),
         "no_gold": _ratio(totals["no_gold"], five),
-        "fleiss_kappa": _kappas(five, sums, squares),
+        "fleiss_kappa": _kappas(five, sums, squares, categories, scheme),
         "per_genre": {
             slug: {"pairs": genre["pairs"], "agreement": _ratio(genre["matching"], genre["five"] * LABELS_PER_PAIR)}
             for slug, genre in sorted(genres.items())
         },
         "gold_counts": gold_counts,
     }
+    if scheme != scheme_labels.THREE_WAY_SCHEME:
+        result["label_scheme"] = scheme
+        result["gold_counts"] = {
+            scheme_labels.to_scheme(scheme, label): gold_counts.get(label, 0) for label in [*categories, NO_GOLD]
+        }
+        if scheme == scheme_labels.ORDINAL_SCHEME:
+            result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
+    return result

@@ -26,10 +26,12 @@ from django.db.models.sql import Query
 from django.utils import timezone
 
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
+from . import labels as scheme_labels
 from .models import (
     AUTHOR_POSITION,
     Adjudication,
     AdjudicationSource,
+    Dataset,
     LABELS_PER_PAIR,
     Label,
     Pair,
@@ -68,16 +70,19 @@ _needs_validation = needs_validation  # create_pairs has an argument of the same
 
 # --- one label at a time -----------------------------------------------------------------------
 
-def add_label(pair, label, worker=None, position=None, seconds=None):
+def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=None):
     """Add one label to a pair and move its counters, in one transaction.
 
     The only path that adds a label at run time. Refuses a sixth label, a second label by the
     same worker, a validation label by the pair's author and a label by an excluded worker.
+    `label` is a core label; on a two-way or ordinal dataset only the scheme's core labels are
+    taken, and an ordinal rating must map to it (corpus.labels).
     """
     if label not in VOTE_FIELD:
         raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     with transaction.atomic():
         locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
+        _check_scheme(locked, label, ordinal)
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
         # `label_count` counts the labels that count (excluded workers' do not), under the lock.
         if locked.label_count >= LABELS_PER_PAIR:
@@ -97,7 +102,7 @@ def add_label(pair, label, worker=None, position=None, seconds=None):
             if any(w == worker.pk for _, w in existing):
                 raise LabelRefused(f"You have already labelled pair {locked.pair_id}.")
         created = ValidationLabel.objects.create(
-            pair=locked, worker=worker, position=position, label=label, seconds=seconds
+            pair=locked, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
         )
         vote_field = VOTE_FIELD[label]
         Pair.objects.filter(pk=locked.pk).update(label_count=F("label_count") + 1, **{vote_field: F(vote_field) + 1})
@@ -112,6 +117,16 @@ def add_label(pair, label, worker=None, position=None, seconds=None):
     for name in COUNTERS:
         setattr(pair, name, getattr(locked, name))
     return created
+
+
+def _check_scheme(pair, label, ordinal):
+    scheme = Dataset.objects.filter(pk=pair.dataset_id).values_list("label_scheme", flat=True).first()
+    if label not in scheme_labels.stored_categories(scheme):
+        raise LabelRefused(f"'{label}' is not a label of a {scheme} dataset.")
+    if (ordinal is not None) != (scheme == scheme_labels.ORDINAL_SCHEME):
+        raise LabelRefused("Ordinal datasets take a 1–5 rating with every label, and only they do.")
+    if ordinal is not None and scheme_labels.to_stored(scheme, ordinal)[0] != label:
+        raise LabelRefused(f"Rating {ordinal} maps to another label than '{label}'.")
 
 
 # --- a batch of labels at once ----------------------------------------------------------------
@@ -135,7 +150,8 @@ def _batch_refusal(row, pair, taken, worker):
 def add_labels(labelled, worker=None, seconds=None):
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
-    `labelled` is a list of (pair, label), each pair at most once. The same guarantees as
+    `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
+    caller maps a scheme's answers to core labels: corpus.labels.to_stored). The same guarantees as
     `add_label` (never a sixth label, one label per worker per pair, an author never validates
     their own pair, an excluded worker is refused), checked for the whole batch before anything
     is written, in four statements whatever the batch's size: lock the pairs (in pk order, as
@@ -143,12 +159,13 @@ def add_labels(labelled, worker=None, seconds=None):
     Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
     the database.
     """
-    for _, label in labelled:
+    labelled = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in labelled]
+    for _, label, _ in labelled:
         if label not in VOTE_FIELD:
             raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     if worker is not None and worker.is_excluded:
         raise LabelRefused("Labels from excluded workers are not taken.")
-    ids = [pair.pk for pair, _ in labelled]
+    ids = [pair.pk for pair, _, _ in labelled]
     if len(set(ids)) != len(ids):
         raise LabelRefused("A batch labels each pair once.")
     if not ids:
@@ -170,13 +187,14 @@ def add_labels(labelled, worker=None, seconds=None):
         ):
             existing.setdefault(pair_pk, []).append((position, worker_id))
         new_labels = []
-        for pair, label in labelled:
+        for pair, label, ordinal in labelled:
             refusal = _batch_refusal(locked.get(pair.pk), pair, existing.get(pair.pk, []), worker)
             if refusal:
                 break
             row = locked[pair.pk]
             position = max((p for p, _ in existing.get(pair.pk, [])), default=0) + 1
-            new_labels.append(ValidationLabel(pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds))
+            new_labels.append(ValidationLabel(pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds,
+                                              ordinal=ordinal))
             vote_field = VOTE_FIELD[label]
             row.label_count += 1
             setattr(row, vote_field, getattr(row, vote_field) + 1)
@@ -189,7 +207,7 @@ def add_labels(labelled, worker=None, seconds=None):
             Pair.objects.bulk_update(list(locked.values()), list(COUNTERS))
     if refusal is not None:
         raise LabelRefused(refusal)
-    for pair, _ in labelled:
+    for pair, _, _ in labelled:
         for name in COUNTERS:
             setattr(pair, name, getattr(locked[pair.pk], name))
     return created
@@ -197,7 +215,8 @@ def add_labels(labelled, worker=None, seconds=None):
 
 # --- new pairs with their labels, in bulk ------------------------------------------------------
 
-def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validation=None, adjudication_reasons=None):
+def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validation=None, adjudication_reasons=None,
+                 ordinals=None):
     """Insert new pairs of one dataset and split with their labels and counters; returns the pairs.
 
     `pairs` are unsaved Pair objects (dataset, premise, pairID, text, author label, author);
@@ -205,7 +224,9 @@ def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validatio
     author's label row names the pair's author; imported validators' labels have no worker.
     `needs_validation` (True/False) overrides the split's rule. A pair given an `adjudicated_label`
     (an imported file's gold that is not the majority, MPE) gets it as gold and an Adjudication row
-    from the file, with `adjudication_reasons[i]` as its reason. Runs in the caller's transaction.
+    from the file, with `adjudication_reasons[i]` as its reason.
+    `ordinals[i]`, for ordinal datasets, lists pair i's 1–5 ratings in the same order.
+    Runs in the caller's transaction.
     """
     for pair, pair_labels in zip(pairs, labels, strict=True):
         pair.dataset = dataset
@@ -236,7 +257,20 @@ def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validatio
         for pair, reason in zip(created, reasons, strict=True)
         if pair.adjudicated_label
     )
+    if ordinals is not None:
+        _set_ordinals(created, ordinals)
     return created
+
+
+def _set_ordinals(pairs, ordinals):
+    """The 1–5 ratings of freshly inserted label rows: one UPDATE per (position, rating)."""
+    by_value = {}
+    for pair, values in zip(pairs, ordinals, strict=True):
+        for position, value in enumerate(values, start=AUTHOR_POSITION):
+            if value is not None:
+                by_value.setdefault((position, value), []).append(pair.pk)
+    for (position, value), pks in by_value.items():
+        ValidationLabel.objects.filter(pair_id__in=pks, position=position).update(ordinal=value)
 
 
 def _insert_labels(rows):

@@ -114,6 +114,7 @@ class Genre(models.Model):
 class LabelScheme(models.TextChoices):
     THREE_WAY = "three_way", "entailment / neutral / contradiction"
     TWO_WAY = "two_way", "entailed / not-entailed"
+    ORDINAL = "ordinal", "ordinal 1–5 (5 entailed, 1–4 not-entailed)"
 
 
 class ItemKind(models.TextChoices):
@@ -137,6 +138,9 @@ class Dataset(models.Model):
     )
     writings_per_premise = models.PositiveSmallIntegerField(
         default=1, help_text="How many workers each write three hypotheses for one premise."
+    )
+    grammaticality_judgments = models.PositiveSmallIntegerField(
+        default=0, help_text="Grammaticality judgments wanted per hypothesis (DNC App. B.4); 0: no grammaticality task."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -358,6 +362,10 @@ class ValidationLabel(models.Model):
     worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels")
     position = models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones.")
     label = models.CharField(max_length=20, choices=Label.choices)
+    ordinal = models.PositiveSmallIntegerField(
+        null=True, blank=True,
+        help_text="Ordinal datasets: the 1–5 rating as given; `label` holds its mapping (5 entailed, 1–4 not).",
+    )
     seconds = models.FloatField(null=True, blank=True, help_text="Time the validator spent on the batch / 5.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -372,6 +380,9 @@ class ValidationLabel(models.Model):
             # 1 is the author's, 2-5 the validators'; 6 and on are replacement labels, taken when an
             # excluded worker's label left a pair short (`corpus.counters.in_gold` says which count).
             models.CheckConstraint(condition=Q(position__gte=AUTHOR_POSITION), name="position_from_1"),
+            models.CheckConstraint(
+                condition=Q(ordinal__isnull=True) | (Q(ordinal__gte=1) & Q(ordinal__lte=5)), name="ordinal_1_to_5"
+            ),
         ]
         indexes = [
             models.Index(fields=["worker", "created_at"], name="label_worker_time"),
@@ -410,3 +421,59 @@ class Adjudication(models.Model):
 
     def __str__(self):
         return f"{self.pair.pair_id}: {self.label} ({self.source})"
+
+
+# --- where a pair came from, and whether its hypothesis reads as English ----------------------------
+
+class PairProvenance(models.Model):
+    """Where an imported or recast pair came from (DNC's metadata, Poliak et al. 2018 §3).
+
+    The columns are what the admin shows and filters on; `data_record` and `metadata_record` keep
+    the source's own JSON objects as text (key order included: jsonb would sort it), so a DNC
+    export gives the released files back exactly. Context, hypothesis and label are not repeated
+    there: they come from the premise, the pair and its author label row.
+    """
+
+    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, related_name="provenance", primary_key=True)
+    corpus = models.CharField(max_length=200, blank=True, db_index=True)
+    corpus_sent_id = models.CharField(max_length=300, blank=True)
+    corpus_license = models.CharField(max_length=300, blank=True)
+    creation_approach = models.CharField(max_length=50, blank=True)
+    type_of_inference = models.CharField(max_length=100, blank=True, db_index=True)
+    source = models.CharField(max_length=255, blank=True, help_text="File (or template) the pair came from.")
+    json_style = models.CharField(max_length=10, blank=True, help_text="python2 / python3: how the source file laid out its JSON.")
+    data_record = models.TextField(blank=True, help_text="The source's data object, without context, hypothesis and label.")
+    metadata_record = models.TextField(blank=True, help_text="The source's metadata object (empty when it had none).")
+
+    class Meta:
+        verbose_name_plural = "pair provenance"
+
+    def __str__(self):
+        return f"{self.corpus} {self.corpus_sent_id}"
+
+
+class Grammaticality(models.TextChoices):
+    NONE = "none", "no grammatical errors"
+    MINOR = "minor", "minor grammatical issues"
+    MAJOR = "major", "major grammatical issues"
+
+
+class GrammaticalityJudgment(models.Model):
+    """A worker's judgment of a hypothesis on its own (DNC Appendix B.4): none / minor / major issues.
+
+    Snapshots can leave out pairs whose hypothesis most judges found to have major issues.
+    """
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="grammaticality_judgments")
+    worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="grammaticality_judgments")
+    judgment = models.CharField(max_length=5, choices=Grammaticality.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pair_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_grammaticality_per_worker"),
+        ]
+
+    def __str__(self):
+        return f"{self.pair_id}: {self.judgment}"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import aggregation, artifacts, collection, corpus, mpe, pairs, quality, snapshots, training, validation, workers
+from .views import aggregation, artifacts, collection, corpus, mpe, pairs, quality, recast, snapshots, training, validation, workers
 
 app_name = "dashboard"
 urlpatterns = [
@@ -27,4 +27,5 @@ urlpatterns = [
     path("aggregation/<int:run_id>/", aggregation.aggregation_detail, name="aggregation_detail"),
     path("mpe/", mpe.mpe, name="mpe"),
     path("mpe/adjudicate/<int:pair_id>/", mpe.adjudicate_item, name="mpe_adjudicate"),
+    path("recast/", recast.recast, name="recast"),
 ]

@@ -1,6 +1,7 @@
-"""The batch form: one three-way choice per pair, submitted together."""
+"""The batch form: one choice per pair in its dataset's label scheme, submitted together."""
 from django import forms
 
+from corpus import labels as scheme_labels
 from corpus.models import Label
 
 # The keys a validator presses, and the words on the buttons (after MultiNLI/SNLI validation).
@@ -11,9 +12,24 @@ CHOICES = [
 ]
 KEYS = {value: str(key) for key, (value, _) in enumerate(CHOICES, 1)}
 
+# Two-way (DNC): entailed / not entailed, keys 1 and 2.
+TWO_WAY_CHOICES = [(scheme_labels.ENTAILED, "Entailed"), (scheme_labels.NOT_ENTAILED, "Not entailed")]
+# Ordinal (Zhang et al. 2017, DNC's kg_relations): the rating is the key, 1 impossible ... 5 very likely.
+ORDINAL_CHOICES = [(str(value), f"{value}: {scheme_labels.ORDINAL_WORDS[value]}") for value in scheme_labels.ORDINAL_VALUES]
+
+SCHEME_CHOICES = {
+    scheme_labels.THREE_WAY_SCHEME: (CHOICES, KEYS),
+    scheme_labels.TWO_WAY_SCHEME: (TWO_WAY_CHOICES, {value: str(key) for key, (value, _) in enumerate(TWO_WAY_CHOICES, 1)}),
+    scheme_labels.ORDINAL_SCHEME: (ORDINAL_CHOICES, {value: value for value, _ in ORDINAL_CHOICES}),
+}
+
 
 def field_name(pair):
     return f"label-{pair.pk}"
+
+
+def scheme_of(pair):
+    return getattr(pair.dataset, "label_scheme", None) or scheme_labels.THREE_WAY_SCHEME
 
 
 class ValidationBatchForm(forms.Form):
@@ -22,13 +38,18 @@ class ValidationBatchForm(forms.Form):
         self.pairs = list(pairs)
         for pair in self.pairs:
             self.fields[field_name(pair)] = forms.ChoiceField(
-                choices=CHOICES,
+                choices=SCHEME_CHOICES[scheme_of(pair)][0],
                 widget=forms.RadioSelect,
                 required=False,  # the service names every missing pair in one message
             )
 
+    @property
+    def scheme(self):
+        """The batch's scheme (a batch never mixes schemes: services.claim_validation_batch)."""
+        return scheme_of(self.pairs[0]) if self.pairs else scheme_labels.THREE_WAY_SCHEME
+
     def labels(self):
-        """{pair pk: label or ''}, for the service."""
+        """{pair pk: answer in the pair's scheme or ''}, for the service."""
         return {pair.pk: self.cleaned_data.get(field_name(pair)) or "" for pair in self.pairs}
 
     def rows(self, missing=()):
@@ -37,14 +58,15 @@ class ValidationBatchForm(forms.Form):
         for number, pair in enumerate(self.pairs, 1):
             name = field_name(pair)
             value = chosen.get(name, "")
+            choices, keys = SCHEME_CHOICES[scheme_of(pair)]
             yield {
                 "number": number,
                 "pair": pair,
                 "name": name,
                 "missing": pair.pk in missing,
                 "options": [
-                    {"value": v, "text": text, "key": KEYS[v], "checked": v == value, "id": f"{name}-{KEYS[v]}"}
-                    for v, text in CHOICES
+                    {"value": v, "text": text, "key": keys[v], "checked": v == value, "id": f"{name}-{keys[v]}"}
+                    for v, text in choices
                 ],
             }
 

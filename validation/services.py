@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.counters import LabelRefused, add_labels, set_needs_validation
-from corpus.gold import VOTE_FIELD
+from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
@@ -126,10 +126,14 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
         fresh = (
             Pair.objects.filter(pk__in=candidate_ids)
             .annotate(open_claims=selectors.open_claims_subquery(now))
-            .values_list("pk", "label_count", "open_claims")
+            .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
         )
-        room = {pk: target - count - held for pk, count, held in fresh}
-        chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0][:size]
+        room, schemes = {}, {}
+        for pk, count, held, scheme in fresh:
+            room[pk], schemes[pk] = target - count - held, scheme
+        chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0]
+        # One label scheme per batch: the page shows one set of buttons and instructions.
+        chosen = [pk for pk in chosen if schemes[pk] == schemes[chosen[0]]][:size] if chosen else []
         if not chosen:
             # Never a batch of catch trials alone: they ride along with real work.
             return None
@@ -209,7 +213,8 @@ class SubmittedBatch:
 def submit_validation_batch(worker, batch, labels, seconds=None):
     """Save a worker's labels for a whole batch, or nothing.
 
-    `labels` maps pair pk -> label. Refused with a clear message (and nothing saved) when the
+    `labels` maps pair pk -> answer in the pair's label scheme (three-way labels, entailed /
+    not-entailed, or a 1–5 rating), mapped to core labels by corpus.labels.to_stored. Refused with a clear message (and nothing saved) when the
     batch is not the worker's, has expired, was already submitted, or lacks a label.
     """
     now = timezone.now()
@@ -222,7 +227,7 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
         claims = list(
             ValidationClaim.objects.select_for_update(of=("self",))
             .filter(worker=worker, batch=batch)
-            .select_related("pair", "study_session__study")
+            .select_related("pair", "pair__dataset", "study_session__study")
             .order_by("id")
         )
         if not claims:
@@ -234,7 +239,13 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
                 "This batch expired before it was submitted, so its pairs went back to other "
                 "validators and nothing was saved. Please take a new batch."
             )
-        missing = [claim.pair for claim in claims if labels.get(claim.pair_id) not in VOTE_FIELD]
+        stored = {}
+        for claim in claims:
+            try:
+                stored[claim.pair_id] = to_stored(claim.pair.dataset.label_scheme, labels.get(claim.pair_id))
+            except ValueError:
+                pass  # named as missing below
+        missing = [claim.pair for claim in claims if claim.pair_id not in stored]
         if missing:
             numbers = [str(index) for index, claim in enumerate(claims, 1) if claim.pair in missing]
             raise BatchIncomplete(
@@ -248,7 +259,7 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         per_pair = seconds / len(claims) if seconds is not None else None
         ordinary = [claim for claim in claims if not claim.is_catch_trial]
-        saved = add_labels([(claim.pair, labels[claim.pair_id]) for claim in ordinary], worker=worker, seconds=per_pair)
+        saved = add_labels([(claim.pair, *stored[claim.pair_id]) for claim in ordinary], worker=worker, seconds=per_pair)
         ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )

@@ -9,4 +9,5 @@ urlpatterns = [
     path("faq/", views.faq, name="faq"),
     path("mpe/next/", mpe_views.next_batch, name="mpe-next"),
     path("mpe/batch/<uuid:batch>/", mpe_views.batch, name="mpe-batch"),
+    path("grammaticality/", views.grammaticality, name="grammaticality"),
 ]

@@ -14,6 +14,9 @@ from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import completion_page, task_refusal_page
 
+from corpus.models import Grammaticality
+
+from . import grammaticality as grammar
 from . import selectors, services
 from .forms import ValidationBatchForm
 
@@ -68,10 +71,13 @@ def batch(request, batch):
             drafts_saved(request, f"batch-{batch}")
             return redirect("validation:next")
     elif request.method == "POST":
-        error = "Please choose one of the three labels for each pair."
+        error = "Please choose one of the three labels for each pair." if form.scheme == "three_way" else (
+            "Please choose an answer for each pair."
+        )
     context = {
         "batch": batch,
         "rows": list(form.rows(missing=missing)),
+        "scheme": form.scheme,
         "error": error,
         "expired": expired,
         "expires_at": claims[0].expires_at,
@@ -79,6 +85,30 @@ def batch(request, batch):
         "study_session": claims[0].study_session,
     }
     return render(request, "validation/batch.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def grammaticality(request):
+    """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together."""
+    worker = worker_for_user(request.user)
+    error = None
+    if request.method == "POST":
+        answers = {
+            int(key.removeprefix("grammar-")): value
+            for key, value in request.POST.items()
+            if key.startswith("grammar-") and key.removeprefix("grammar-").isdigit()
+        }
+        try:
+            grammar.submit_judgments(worker, answers)
+        except LabelRefused as refused:
+            error = refused.message
+        else:
+            messages.success(request, "Saved. Thank you!")
+            return redirect("validation:grammaticality")
+    pairs = grammar.hypotheses_to_judge(worker)
+    context = {"pairs": pairs, "choices": Grammaticality.choices, "error": error}
+    return render(request, "validation/grammaticality.html", context, status=400 if error else 200)
 
 
 def faq(request):

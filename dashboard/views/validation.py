@@ -37,11 +37,16 @@ def validation(request):
         for key, heading in AGREEMENT_ROWS
     ]
     kappa = agreement.get("fleiss_kappa") or {}
-    kappas = [{"key": key, "value": kappa.get(key), "paper": SNLI_KAPPA.get(key)} for key in KAPPA_ROWS]
+    # Two-way / ordinal datasets name their own categories (corpus.labels); three-way keeps SNLI's rows.
+    scheme_labels = [key for key in kappa if key != "overall"] if agreement.get("label_scheme") else None
+    kappa_rows = [*scheme_labels, "overall"] if scheme_labels else KAPPA_ROWS
+    kappas = [{"key": key, "value": kappa.get(key), "paper": None if scheme_labels else SNLI_KAPPA.get(key)}
+              for key in kappa_rows]
     counts = agreement.get("gold_counts") or {}
     # "-" holds two kinds of pair: five labels without a majority, and pairs still being validated.
     no_consensus = round((agreement.get("no_gold") or 0) * (agreement.get("five_label_pairs") or 0))
-    gold_counts = [(label, label, counts.get(label, 0)) for label in ("entailment", "neutral", "contradiction")] + [
+    gold_labels = [label for label in counts if label != "-"] if scheme_labels else ("entailment", "neutral", "contradiction")
+    gold_counts = [(label, label, counts.get(label, 0)) for label in gold_labels] + [
         ("-", "no consensus (five labels, no 3 agree)", no_consensus),
         ("-", "not yet validated (fewer than five labels)", counts.get("-", 0) - no_consensus),
     ]

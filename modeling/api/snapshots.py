@@ -65,7 +65,7 @@ class SnapshotRequestSerializer(serializers.Serializer):
         required=False,
         default=dict,
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
-        "unvalidated_gold ('author' or '-').",
+        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical.",
     )
 
 

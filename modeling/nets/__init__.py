@@ -20,5 +20,5 @@ def build_net(kind, vocab_size, embeddings=None, **hyper):
     except KeyError:
         raise ValueError(f"unknown model {kind!r}; choose one of {', '.join(NETS)}") from None
     if cls is MajorityClass:
-        return cls()
+        return cls(num_classes=hyper.get("num_classes", 3))
     return cls(vocab_size, embeddings=embeddings, **hyper)

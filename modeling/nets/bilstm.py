@@ -13,13 +13,13 @@ from .layers import (
 
 class BiLSTM(nn.Module):
     def __init__(self, vocab_size, embedding_dim=300, hidden_dim=300, dropout=0.1, embeddings=None,
-                 mlp_layers=1, **_):
+                 mlp_layers=1, num_classes=3, **_):
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
         self.dropout = nn.Dropout(dropout)
         self.encoder = SeqEncoder(embedding_dim, hidden_dim)
         self.classifier = TanhClassifier(4 * self.encoder.output_dim, hidden_dim, dropout=dropout,
-                                         layers=mlp_layers)
+                                         layers=mlp_layers, num_classes=num_classes)
 
     def encode(self, tokens, lengths):
         states = self.encoder(self.dropout(self.embedding(tokens)), lengths)

@@ -12,10 +12,10 @@ from .layers import (
 
 class CBOW(nn.Module):
     def __init__(self, vocab_size, embedding_dim=300, hidden_dim=300, dropout=0.1, embeddings=None,
-                 mlp_layers=1, **_):
+                 mlp_layers=1, num_classes=3, **_):
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
-        self.classifier = TanhClassifier(4 * embedding_dim, hidden_dim, dropout=dropout, layers=mlp_layers)
+        self.classifier = TanhClassifier(4 * embedding_dim, hidden_dim, dropout=dropout, layers=mlp_layers, num_classes=num_classes)
 
     def encode(self, tokens, lengths):
         return masked_sum(self.embedding(tokens), length_mask(lengths, tokens.size(1), tokens.device))

@@ -22,7 +22,7 @@ from .layers import (
 
 
 class ESIM(nn.Module):
-    def __init__(self, vocab_size, embedding_dim=300, hidden_dim=300, dropout=0.5, embeddings=None, **_):
+    def __init__(self, vocab_size, embedding_dim=300, hidden_dim=300, dropout=0.5, embeddings=None, num_classes=3, **_):
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
         self.dropout = nn.Dropout(dropout)
@@ -34,7 +34,7 @@ class ESIM(nn.Module):
             nn.Linear(4 * 2 * hidden_dim, hidden_dim),
             nn.Tanh(),
             nn.Dropout(dropout),
-            nn.Linear(hidden_dim, 3),
+            nn.Linear(hidden_dim, num_classes),
         )
 
     @staticmethod

@@ -9,6 +9,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from corpus.labels import THREE_WAY_SCHEME, scheme_labels
+
 FORMAT_NAME = "multinli-1.0"
 MANIFEST_NAME = "manifest.json"
 FORMATS = ("jsonl", "tsv")
@@ -87,8 +89,10 @@ def content_hash(files):
     return digest.hexdigest()
 
 
-def build_manifest(snapshot_id, datasets, filters, rows, files):
-    return {
+def build_manifest(snapshot_id, datasets, filters, rows, files, label_scheme=None):
+    """The manifest; `label_scheme` is written for two-way and ordinal snapshots (absent: three-way,
+    as every snapshot made before schemes existed), and names the labels training predicts."""
+    manifest = {
         "format": FORMAT_NAME,
         "snapshot": snapshot_id,
         "datasets": datasets,
@@ -99,6 +103,15 @@ def build_manifest(snapshot_id, datasets, filters, rows, files):
         "content_hash": content_hash(files),
         "content_hash_rule": CONTENT_HASH_RULE,
     }
+    if label_scheme and label_scheme != THREE_WAY_SCHEME:
+        manifest["label_scheme"] = label_scheme
+        manifest["labels"] = list(scheme_labels(label_scheme))
+    return manifest
+
+
+def manifest_labels(manifest):
+    """The labels a snapshot's gold_label takes, in class-index order (training's label set)."""
+    return tuple(manifest.get("labels") or scheme_labels(manifest.get("label_scheme") or THREE_WAY_SCHEME))
 
 
 def write_manifest(directory, manifest):

@@ -4,7 +4,13 @@ Pairs are read by keyset pagination over the pair id (never OFFSET), and each pa
 and labels come from ONE statement (a LEFT JOIN), so a page is internally consistent even
 while validators keep labelling, and memory stays flat whatever the corpus size.
 """
-from corpus.models import LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Pair, Split
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q
+
+from corpus import labels as scheme_labels
+from corpus.models import (
+    GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Grammaticality, GrammaticalityJudgment, Pair, Split,
+    ValidationLabel,
+)
 
 PAGE_SIZE = 5000
 
@@ -28,7 +34,46 @@ PAIR_COLUMNS = (
     "premise__genre__slug",
     "premise__genre__is_training",
 )
-LABEL_COLUMNS = ("labels__position", "labels__label", "labels__worker__is_excluded")
+LABEL_COLUMNS = ("labels__position", "labels__label", "labels__worker__is_excluded", "labels__ordinal")
+
+
+def label_schemes(datasets=None):
+    """The label schemes of the datasets a snapshot takes (all datasets with pairs when none are named)."""
+    if datasets:
+        found = Dataset.objects.filter(slug__in=datasets)
+    else:
+        # EXISTS per dataset (an index probe on the pair's dataset), not a join over every pair.
+        found = Dataset.objects.filter(Exists(Pair.objects.filter(dataset=OuterRef("pk"))))
+    return sorted(set(found.values_list("label_scheme", flat=True)))
+
+
+def full_agreement(pairs):
+    """DNC's test-set rule (Appendix B.4): at least GOLD_MAJORITY labels, all the same label; on
+    ordinal datasets all the same rating too. Labels of excluded workers are not counted (the
+    counters already leave them out)."""
+    same_label = Q(entailment_votes=F("label_count")) | Q(neutral_votes=F("label_count")) | Q(
+        contradiction_votes=F("label_count")
+    )
+    pairs = pairs.filter(same_label, label_count__gte=GOLD_MAJORITY)
+    split_ratings = (
+        ValidationLabel.objects.filter(ordinal__isnull=False)
+        .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+        .values("pair_id").annotate(low=Min("ordinal"), high=Max("ordinal")).filter(low__lt=F("high"))
+        .values("pair_id")
+    )
+    return pairs.exclude(pk__in=split_ratings)
+
+
+def drop_ungrammatical(pairs):
+    """Leave out pairs whose hypothesis more than half of its grammaticality judges found to have
+    major issues (DNC Appendix B.4 removed the hypotheses with major grammatical issues)."""
+    noisy = (
+        GrammaticalityJudgment.objects.values("pair_id")
+        .annotate(n=Count("pk"), major=Count("pk", filter=Q(judgment=Grammaticality.MAJOR)))
+        .filter(major__gt=F("n") / 2.0)
+        .values("pair_id")
+    )
+    return pairs.exclude(pk__in=noisy)
 
 
 def pairs_for_export(datasets=None, filters=None):
@@ -47,7 +92,21 @@ def pairs_for_export(datasets=None, filters=None):
         pairs = pairs.exclude(gold_label=NO_GOLD)
     if filters.get("min_labels"):
         pairs = pairs.filter(label_count__gte=filters["min_labels"])
+    if filters.get("full_agreement"):
+        pairs = full_agreement(pairs)
+    if filters.get("drop_ungrammatical"):
+        pairs = drop_ungrammatical(pairs)
     return pairs
+
+
+def labels_in_scheme(scheme, labels):
+    """(position, label) pairs of `rows_for_export` in the scheme's words: ratings for ordinal data."""
+    if scheme in (None, scheme_labels.THREE_WAY_SCHEME):
+        return [(position, label) for position, label, _ in labels]
+    if scheme == scheme_labels.ORDINAL_SCHEME:
+        return [(position, str(rating) if rating is not None else scheme_labels.to_scheme(scheme, label))
+                for position, label, rating in labels]
+    return [(position, scheme_labels.to_scheme(scheme, label)) for position, label, _ in labels]
 
 
 def datasets_with_held_out_genres(dataset_slugs=None):
@@ -94,14 +153,14 @@ def rows_for_export(pairs, page_size=PAGE_SIZE, upper_id=None):
         current, labels = None, []
         # Streamed in chunks (a server-side cursor on PostgreSQL): measured flatter than fetching the page whole.
         for row in joined.iterator(chunk_size=2000):
-            values, (position, label, excluded) = row[: len(PAIR_COLUMNS)], row[len(PAIR_COLUMNS) :]
+            values, (position, label, excluded, rating) = row[: len(PAIR_COLUMNS)], row[len(PAIR_COLUMNS) :]
             if current is not None and values[0] != current[0]:
                 yield current, counted_label_slots(labels)
                 labels = []
             current = values
             # Excluded workers' labels are left out of gold labels, so out of the export too.
             if position is not None and not excluded:
-                labels.append((position, label))
+                labels.append((position, label, rating))
         if current is not None:
             yield current, counted_label_slots(labels)
 
@@ -173,9 +232,11 @@ _NO_TSV_LABELS = "E'\\t\\t\\t\\t'"
 def _gold_sql(author_gold):
     if not author_gold:
         return '"collection_pair"."gold_label"'
+    # author_gold: True for train pairs only ("author"), "all" for every split ("author-all").
+    in_split = "" if author_gold == "all" else """ AND "collection_premise"."split" = 'train'"""
     return (
         """CASE WHEN "collection_pair"."gold_label" = '-' AND NOT "collection_pair"."needs_validation"
-                 AND "collection_pair"."label_count" <= 1 AND "collection_premise"."split" = 'train'
+                 AND "collection_pair"."label_count" <= 1""" + in_split + """
             THEN "collection_pair"."author_label" ELSE "collection_pair"."gold_label" END"""
     )
 
@@ -220,7 +281,7 @@ def lines_for_export(pairs, unvalidated_gold="author", page_size=PAGE_SIZE, uppe
     """
     from django.db import connection, transaction
 
-    author_gold = unvalidated_gold == "author"
+    author_gold = {"author": True, "author-all": "all"}.get(unvalidated_gold, False)
     for last_id, page_end, page in keyset_pages(pairs, page_size, upper_id):
         in_page_sql, in_page_params = page.order_by().values("pk").query.sql_with_params()
         sql = f"""

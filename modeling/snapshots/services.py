@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
 
@@ -26,7 +27,12 @@ from .format import file_split
 from .writer import SplitWriter, export_record, record_file
 
 # What a researcher may ask an export to keep (all optional); anything else is refused.
-FILTER_KEYS = ("genres", "splits", "gold_only", "min_labels", "unvalidated_gold", "aggregation_run")
+FILTER_KEYS = (
+    "genres", "splits", "gold_only", "min_labels", "unvalidated_gold", "aggregation_run", "full_agreement",
+    "drop_ungrammatical",
+)
+# Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
+OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, a peer of
 # this one: it is found by model name, never imported.
@@ -34,7 +40,7 @@ AGGREGATION_MODEL = ("quality", "AggregatedLabel")
 AGGREGATION_RUN_MODEL = ("quality", "AggregationRun")
 AGGREGATION_METHOD = "dawid_skene"
 AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
-UNVALIDATED_GOLD_CHOICES = ("author", "-")
+UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
 # A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its worker died.
 STALE_RUNNING_AFTER = timedelta(hours=1)
 
@@ -103,6 +109,17 @@ def normalize_request(datasets=None, filters=None):
             errors["filters.aggregation_run"] = f"run {run_id} is of dataset {run.dataset.slug}, not in this snapshot"
         else:
             clean["aggregation_run"] = run_id
+    for flag in OPTIONAL_FLAGS:
+        value = filters.get(flag, False)
+        if not isinstance(value, bool):
+            errors[f"filters.{flag}"] = "true or false"
+        elif value:
+            clean[flag] = True
+    if not errors.get("datasets") and len(selectors.label_schemes(datasets)) > 1:
+        errors["datasets"] = (
+            f"these datasets use different label schemes ({', '.join(selectors.label_schemes(datasets))}); "
+            "a snapshot holds one scheme: name datasets of one scheme"
+        )
     if errors:
         raise ValidationError(errors)
     return datasets, clean
@@ -184,8 +201,10 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
         for leftover in root.glob(f".{snapshot.pk}-*"):
             shutil.rmtree(leftover, ignore_errors=True)  # temp folders of an export whose process died
         temp_dir = Path(tempfile.mkdtemp(prefix=f".{snapshot.pk}-", dir=root))
-        files, rows = _write_files(snapshot, temp_dir, progress, page_size)
-        manifest = snapshot_format.build_manifest(snapshot.pk, snapshot.datasets, snapshot.filters, rows, files)
+        scheme = _scheme_of(snapshot)
+        files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
+        manifest = snapshot_format.build_manifest(snapshot.pk, snapshot.datasets, snapshot.filters, rows, files,
+                                                  label_scheme=scheme)
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():
             SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
@@ -214,7 +233,14 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
     return snapshot
 
 
-def _write_files(snapshot, directory, progress, page_size):
+def _scheme_of(snapshot):
+    schemes = selectors.label_schemes(snapshot.datasets)
+    if len(schemes) > 1:
+        raise ExportRefused(f"snapshot {snapshot.pk} would mix label schemes ({', '.join(schemes)})")
+    return schemes[0] if schemes else scheme_labels.THREE_WAY_SCHEME
+
+
+def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.THREE_WAY_SCHEME):
     pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
     upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
     total = pairs.filter(pk__lte=upper_id).count() if upper_id else 0
@@ -225,7 +251,9 @@ def _write_files(snapshot, directory, progress, page_size):
     writers = {}
     done = 0
     try:
-        if upper_id is not None and DATABASE_LINES and connection.vendor == "postgresql" and not extra:
+        # Two-way and ordinal labels are renamed in Python (export_record); three-way lines may come from the database.
+        database_lines = DATABASE_LINES and connection.vendor == "postgresql" and scheme == scheme_labels.THREE_WAY_SCHEME
+        if upper_id is not None and database_lines and not extra:
             # The database makes the lines (as export_record, json.dumps and csv.writer would);
             # Python routes them to their files and hashes them in blocks.
             lines = selectors.lines_for_export(pairs, unvalidated_gold, page_size=page_size, upper_id=upper_id)
@@ -240,7 +268,8 @@ def _write_files(snapshot, directory, progress, page_size):
                     _report(snapshot, done, total, progress)
         elif upper_id is not None:
             for values, labels in selectors.rows_for_export(pairs, page_size=page_size, upper_id=upper_id):
-                record = export_record(values, labels, unvalidated_gold)
+                labels = selectors.labels_in_scheme(scheme, labels)
+                record = export_record(values, labels, unvalidated_gold, scheme)
                 if aggregated is not None:
                     record["aggregated_label"], record["aggregated_posterior"] = aggregated.get(values[0], ("", None))
                 split = record_file(values, held_out)

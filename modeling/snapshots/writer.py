@@ -15,11 +15,14 @@ Format decisions (see also modeling/snapshots/README.md):
 - gold_label: the pair's gold label (>= 3 of 5 votes, else "-"). A training pair that was never
   sent to validation has, by the convention of SNLI and MultiNLI, its author's label as gold
   (filter `unvalidated_gold`: "author", the default, or "-" to leave such pairs without gold).
+  "author-all" extends the convention to every split, for recast data such as DNC whose dev and
+  test labels are the released ones (imported once, not queued for validation).
 """
 import csv
 import hashlib
 import json
 
+from corpus.labels import to_scheme
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Split
 
 from .format import TSV_COLUMNS, file_split
@@ -38,17 +41,22 @@ def record_file(values, held_out_datasets):
     )
 
 
-def export_record(values, labels, unvalidated_gold="author"):
-    """One pair as the MultiNLI JSONL dict (keys in file order) plus its label by position."""
+def export_record(values, labels, unvalidated_gold="author", scheme=None):
+    """One pair as the MultiNLI JSONL dict (keys in file order) plus its label by position.
+
+    `labels` are already in the scheme's words (selectors.labels_in_scheme); the gold label is
+    renamed here: two-way and ordinal datasets write entailed / not-entailed.
+    """
     gold = values[_COL["gold_label"]]
     if (
         gold == NO_GOLD
-        and unvalidated_gold == "author"
+        and unvalidated_gold in ("author", "author-all")
         and not values[_COL["needs_validation"]]
         and values[_COL["label_count"]] <= 1
-        and values[_COL["premise__split"]] == Split.TRAIN
+        and (values[_COL["premise__split"]] == Split.TRAIN or unvalidated_gold == "author-all")
     ):
         gold = values[_COL["author_label"]]
+    gold = to_scheme(scheme, gold)
     record = {
         "annotator_labels": [label for _, label in labels],
         "genre": values[_COL["premise__genre__slug"]],

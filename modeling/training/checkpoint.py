@@ -24,13 +24,14 @@ class LoadedModel:
     vocab: Vocab
     net: torch.nn.Module
     epoch: int
+    labels: tuple = LABELS  # class index -> label (two-way checkpoints: entailed / not-entailed)
 
     @torch.no_grad()
     def predict_many(self, pairs):
         """Labels for [(premise, hypothesis), ...], in order."""
         examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
         if self.kind == "majority":
-            return [LABELS[int(i)] for i in self.net.predict(len(examples)).tolist()]
+            return [self.labels[int(i)] for i in self.net.predict(len(examples)).tolist()]
         max_len = self.config.get("max_len")
         for ex in examples:
             ex.premise_ids = self.vocab.encode(ex.premise, max_len)
@@ -38,7 +39,7 @@ class LoadedModel:
         self.net.eval()
         batch = make_batches(examples, len(examples), bucket=False)[0]
         logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
-        return [LABELS[i] for i in logits.argmax(dim=-1).tolist()]
+        return [self.labels[i] for i in logits.argmax(dim=-1).tolist()]
 
     def predict(self, premise, hypothesis):
         return self.predict_many([(premise, hypothesis)])[0]
@@ -51,6 +52,8 @@ def load_checkpoint(path, map_location="cpu"):
     vocab.itos = list(saved["vocab"])
     vocab.stoi = {word: i for i, word in enumerate(vocab.itos)}
     hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers") if k in config}
-    net = build_net(saved["model"], len(vocab), **hyper)
+    labels = tuple(saved.get("labels") or LABELS)
+    net = build_net(saved["model"], len(vocab), num_classes=len(labels), **hyper)
     net.load_state_dict(saved["state_dict"])
-    return LoadedModel(kind=saved["model"], config=config, vocab=vocab, net=net, epoch=saved.get("epoch", 0))
+    return LoadedModel(kind=saved["model"], config=config, vocab=vocab, net=net, epoch=saved.get("epoch", 0),
+                       labels=labels)

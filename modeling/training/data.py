@@ -18,6 +18,7 @@ from modeling.snapshots.format import (
     EVALUATION_SPLITS,
     TRAIN_FILE,
     SnapshotError,
+    manifest_labels,
     read_manifest,
     training_files,
     verify_snapshot,
@@ -50,12 +51,17 @@ class Example:
     hypothesis_ids: list = field(default_factory=list, repr=False)
 
 
-def example_from_row(row, split=""):
+def label_index(labels=LABELS):
+    """gold label -> class index for a snapshot's label set (manifest_labels: three-way, or entailed / not-entailed)."""
+    return {label: i for i, label in enumerate(labels)}
+
+
+def example_from_row(row, split="", labels_index=None):
     gold = row.get("gold_label", NO_GOLD)
     return Example(
         premise=tokenize(row.get("sentence1", "")),
         hypothesis=tokenize(row.get("sentence2", "")),
-        label=LABEL_INDEX.get(gold, NO_LABEL),
+        label=(labels_index or LABEL_INDEX).get(gold, NO_LABEL),
         genre=row.get("genre") or "",
         pair_id=str(row.get("pairID", "")),
         split=split,
@@ -63,7 +69,7 @@ def example_from_row(row, split=""):
     )
 
 
-def read_jsonl(path, split=""):
+def read_jsonl(path, split="", labels_index=None):
     """Examples of one file; a bad line stops everything with its file and line number."""
     examples = []
     with open(path, encoding="utf-8") as handle:
@@ -76,7 +82,7 @@ def read_jsonl(path, split=""):
                 raise SnapshotError(f"{Path(path).name} line {number}: invalid JSON ({exc.msg})") from exc
             if not isinstance(row, dict) or "sentence1" not in row or "sentence2" not in row:
                 raise SnapshotError(f"{Path(path).name} line {number}: not a pair (needs sentence1 and sentence2)")
-            examples.append(example_from_row(row, split))
+            examples.append(example_from_row(row, split, labels_index))
     return examples
 
 
@@ -85,6 +91,7 @@ class SnapshotData:
     train: list
     evals: dict  # split name -> examples (gold '-' rows included; evaluation skips them)
     manifest: dict
+    labels: tuple = LABELS  # class index -> label: the snapshot's label scheme (manifest_labels)
 
     @property
     def dev_split(self):
@@ -101,13 +108,17 @@ def load_snapshot(directory, expected_hash=None, verify=True):
     if verify:
         needed = set(training_files(read_manifest(directory))) if directory.is_dir() else None
         manifest = verify_snapshot(directory, expected_hash, names=needed)
-    train = read_jsonl(directory / TRAIN_FILE, "train")
+    elif (directory / "manifest.json").exists():
+        manifest = read_manifest(directory)
+    labels = manifest_labels(manifest)
+    index = label_index(labels)
+    train = read_jsonl(directory / TRAIN_FILE, "train", index)
     evals = {}
     for split in EVALUATION_SPLITS:
         path = directory / f"{split}.jsonl"
         if path.exists():
-            evals[split] = read_jsonl(path, split)
-    return SnapshotData(train=train, evals=evals, manifest=manifest)
+            evals[split] = read_jsonl(path, split, index)
+    return SnapshotData(train=train, evals=evals, manifest=manifest, labels=labels)
 
 
 class Vocab:

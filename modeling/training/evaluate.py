@@ -12,8 +12,11 @@ def _ratio(correct, n):
     return round(correct / n, 6) if n else None
 
 
-def accuracy_report(examples, predictions):
-    """One group of pairs: accuracy, per genre, per gold label (recall), confusion gold × predicted."""
+def accuracy_report(examples, predictions, labels=LABELS):
+    """One group of pairs: accuracy, per genre, per gold label (recall), confusion gold × predicted.
+
+    `labels`: class index -> label name, the snapshot's scheme (three-way unless it says otherwise)."""
+    LABELS = labels  # noqa: N806 (the scheme's labels for this report)
     n = correct = excluded = 0
     by_genre = defaultdict(lambda: [0, 0])
     by_label = defaultdict(lambda: [0, 0])
@@ -43,7 +46,7 @@ def accuracy_report(examples, predictions):
     }
 
 
-LABEL_LETTERS = "enc"  # entailment, neutral, contradiction; '-' for no gold
+LABEL_LETTERS = "enc"  # entailment, neutral, contradiction (two-way: e entailed, n not-entailed); '-' for no gold
 NO_GOLD_LETTER = "-"
 
 
@@ -60,7 +63,7 @@ def pair_predictions(examples, predictions):
     }
 
 
-def majority_baseline(train_labels, predictions_by_split):
+def majority_baseline(train_labels, predictions_by_split, labels=LABELS):
     """The most frequent training label and its accuracy on the same evaluation files, so a
     hypothesis-only run reports the majority class beside itself (Poliak et al. 2018, Table 2)."""
     counts = Counter(label for label in train_labels if label != NO_LABEL)
@@ -71,17 +74,17 @@ def majority_baseline(train_labels, predictions_by_split):
     for split, (examples, _) in predictions_by_split.items():
         scored = [ex.label for ex in examples if ex.label != NO_LABEL]
         accuracy[split] = _ratio(sum(1 for gold in scored if gold == label), len(scored))
-    return {"label": LABELS[label], "accuracy": accuracy}
+    return {"label": labels[label], "accuracy": accuracy}
 
 
-def summarize(predictions_by_split):
+def summarize(predictions_by_split, labels=LABELS):
     """`{split: (examples, predictions)}` → the results stored on a TrainingRun.
 
     `accuracy` maps each split file to its accuracy; `dev` / `test` pool a phase's files (so
     per-genre figures of a MultiNLI snapshot cover matched and mismatched genres at once);
     `matched` / `mismatched` name the test (and dev) accuracy the way MultiNLI Table 4 does.
     """
-    splits = {split: accuracy_report(ex, pred) for split, (ex, pred) in predictions_by_split.items()}
+    splits = {split: accuracy_report(ex, pred, labels) for split, (ex, pred) in predictions_by_split.items()}
     results = {"splits": splits, "accuracy": {split: r["accuracy"] for split, r in splits.items()},
                "predictions": {split: pair_predictions(ex, pred) for split, (ex, pred) in predictions_by_split.items()}}
     for phase in ("dev", "test"):
@@ -91,7 +94,7 @@ def summarize(predictions_by_split):
                 pooled_ex += ex
                 pooled_pred += list(pred)
         if pooled_ex:
-            results[phase] = accuracy_report(pooled_ex, pooled_pred)
+            results[phase] = accuracy_report(pooled_ex, pooled_pred, labels)
     results["matched"] = {p: splits[f"{p}_matched"]["accuracy"] for p in ("dev", "test") if f"{p}_matched" in splits}
     results["mismatched"] = {p: splits[f"{p}_mismatched"]["accuracy"] for p in ("dev", "test")
                              if f"{p}_mismatched" in splits}

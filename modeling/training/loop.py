@@ -18,6 +18,7 @@ from modeling.nets import build_net
 
 from .config import ConfigError, resolve_config  # noqa: F401  (re-exported: callers import it from here)
 from .data import (
+    LABELS,
     NO_LABEL,
     Vocab,
     encode_examples,
@@ -55,13 +56,14 @@ def seed_everything(seed):
 class Trainer:
     """One model on one device; predict() is shared by dev checks, final evaluation and tests."""
 
-    def __init__(self, model, config, vocab, embeddings=None, device=None):
+    def __init__(self, model, config, vocab, embeddings=None, device=None, num_classes=3):
         self.model_kind = model
         self.config = config
         self.vocab = vocab
         self.device = device or pick_device(config["device"])
         hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")}
-        self.net = build_net(model, len(vocab), embeddings=embeddings, **hyper)
+        self.num_classes = num_classes
+        self.net = build_net(model, len(vocab), embeddings=embeddings, num_classes=num_classes, **hyper)
         self.trainable = getattr(self.net, "trainable", True)
         self.use_amp = bool(config["amp"]) and self.device.type == "cuda"
         if self.trainable:
@@ -167,7 +169,9 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
     embeddings, covered = None, 0
     if model != "majority":
         embeddings, covered = load_embeddings(vocab, config["embedding_dim"], config["embeddings"], config["seed"])
-    trainer = Trainer(model, config, vocab, embeddings)
+    labels = tuple(getattr(data, "labels", None) or LABELS)
+    trainer = Trainer(model, config, vocab, embeddings, num_classes=len(labels))
+    trainer.labels = labels
     dev_split = data.dev_split
     dev = [ex for ex in data.evals.get(dev_split, []) if ex.label != NO_LABEL] if dev_split else []
 
@@ -226,7 +230,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
         save_checkpoint(checkpoint_path, trainer, model, config, best_epoch)
     report("evaluate")
     predictions = {split: (examples, trainer.predict(examples)) for split, examples in data.evals.items()}
-    results = summarize(predictions)
+    results = summarize(predictions, labels)
     train_sample = (primary + secondary)[: config["train_eval_limit"]]
     results.update({
         "train_accuracy": trainer.accuracy(train_sample),
@@ -245,11 +249,11 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
         "config": config,
     })
     if model == "hypothesis_only":  # Poliak et al.: beside the majority class on the same files
-        results["majority_baseline"] = majority_baseline([ex.label for ex in primary + secondary], predictions)
+        results["majority_baseline"] = majority_baseline([ex.label for ex in primary + secondary], predictions, labels)
     if model == "majority":
-        from .data import LABELS
-
-        results["majority_label"] = LABELS[trainer.net.label]
+        results["majority_label"] = labels[trainer.net.label]
+    if labels != tuple(LABELS):
+        results["labels"] = list(labels)  # two-way runs name their classes; three-way results read as before
     return results, trainer
 
 
@@ -258,5 +262,6 @@ def save_checkpoint(path, trainer, model, config, epoch):
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     torch.save({"model": model, "config": config, "epoch": epoch, "vocab": trainer.vocab.itos,
+                "labels": list(getattr(trainer, "labels", None) or LABELS[: trainer.num_classes]),
                 "state_dict": trainer.state()}, tmp)
     tmp.replace(path)  # a reader never sees half a checkpoint

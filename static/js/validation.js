@@ -1,4 +1,5 @@
-// Validation batch: choose a label with the mouse or the keys 1/2/3; focus then moves to the next pair.
+// Validation batch: choose a label with the mouse or the keys 1/2/3 (two-way: 1/2; ordinal: 1-5);
+// focus then moves to the next pair. A key only works where the pair has a button for it.
 (function () {
   "use strict";
   var form = document.getElementById("validation-batch");
@@ -52,7 +53,7 @@
 
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) { return; }
-    if (["1", "2", "3"].indexOf(event.key) === -1) { return; }
+    if (["1", "2", "3", "4", "5"].indexOf(event.key) === -1) { return; }
     var tag = document.activeElement && document.activeElement.tagName;
     if (tag === "TEXTAREA" || (tag === "INPUT" && document.activeElement.type === "text")) { return; }
     var pair = currentPair();

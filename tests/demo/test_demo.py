@@ -222,3 +222,21 @@ def test_the_demo_has_mpe_items_built_items_and_an_adjudication_case():
     waiting = Pair.objects.filter(dataset=dataset, label_count=0)
     assert waiting.count() == 2 and all(pair.word_overlap <= 0.5 for pair in waiting)
     assert "0 judged items and 0 built items" in load_demo()
+
+
+def test_demo_has_recast_pairs_with_provenance_queued_for_the_two_way_task(client):
+    from corpus.models import LabelScheme, PairProvenance
+
+    out = StringIO()
+    call_command("load_demo", "--no-training", stdout=out)  # the recast demo comes with the extra demos
+    output = out.getvalue()
+    recast = Dataset.objects.get(slug="demo-recast")
+    assert recast.label_scheme == LabelScheme.TWO_WAY and recast.grammaticality_judgments == 3
+    pairs = Pair.objects.filter(dataset=recast)
+    assert pairs.count() == 10 and not pairs.filter(needs_validation=False).exists()
+    assert PairProvenance.objects.filter(pair__dataset=recast, corpus="Kotzias et. al. 2015").count() == 10
+    assert "demo-recast" in output and "/validate/grammaticality/" in output
+    # The printed two-way study gives a Prolific arrival a batch of these pairs with the two-way buttons.
+    url = next(line.split()[-3] for line in output.splitlines() if "two-way validation study" in line)
+    page = client.get(url.replace("http://127.0.0.1:8000", ""), follow=True).content.decode()
+    assert "Not entailed" in page and 'data-scheme="two_way"' in page

@@ -47,7 +47,8 @@ class Command(BaseCommand):
             value = stats[key]
             out(f"{title:<36} {value if kind == 'count' else _pct(value):>10}")
         out("Fleiss kappa")
-        for name in ("contradiction", "entailment", "neutral", "overall"):
+        # Three-way: contradiction, entailment, neutral, overall; two-way and ordinal: their own categories.
+        for name in sorted(stats["fleiss_kappa"], key=lambda name: (name == "overall", name)):
             out(f"  {name:<34} {_kappa(stats['fleiss_kappa'][name]):>10}")
         out("Gold labels")
         for label, count in stats["gold_counts"].items():

@@ -13,6 +13,7 @@ from demo.mpe import DATASET as MPE_DATASET
 from demo.mpe import ensure_mpe_demo
 from demo.qualification import ensure_qualification_demo
 from demo.quality import ensure_quality_demo
+from demo.recast import ensure_recast_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -28,17 +29,20 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--no-artifacts", action="store_true",
-            help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge)",
+            help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge) "
+                 "and the recast demo (its own dataset)",
         )
         parser.add_argument(
             "--no-quality", action="store_true",
             help="skip the quality demo (a flagged guesser's pairs, a catch trial, an unpaid bonus)",
         )
+        parser.add_argument("--no-recast", action="store_true",
+                            help="skip the recast demo (DNC sentiment template: a two-way dataset with provenance)")
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
         parser.add_argument("--serving", action="store_true",
                             help="the server is started right after (make demo): say so instead of how to start it")
 
-    def handle(self, *args, no_training=False, no_artifacts=False, no_quality=False, site=DEFAULT_SITE, serving=False,
+    def handle(self, *args, no_training=False, no_artifacts=False, no_quality=False, no_recast=False, site=DEFAULT_SITE, serving=False,
                **options):
         site = site.rstrip("/")
         self.stdout.write("Loading the demo: premises for every genre, accounts, studies, written and validated pairs...")
@@ -47,6 +51,11 @@ class Command(BaseCommand):
         if not (result["content_rows"] or result["pairs_created"] or result["validation_labels_added"]):
             self.stdout.write("  already loaded: nothing created.")
         self.stdout.write(ensure_mpe_demo())
+        # Like the artifacts demo, extra pairs beside the core demo: --no-artifacts leaves both out.
+        if not (no_recast or no_artifacts):
+            recast, recast_made = ensure_recast_demo()
+            self.stdout.write(f"Dataset '{recast.slug}' (two-way, recast with the DNC sentiment template): "
+                              f"{recast.pairs.count()} pairs, {recast_made} created now.")
         draft = None
         if not no_artifacts:
             draft = ensure_artifacts_demo(dataset, stdout=self.stdout)["draft"]
@@ -68,6 +77,7 @@ class Command(BaseCommand):
             self.stdout.write(f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
                               f"written as a contradiction scores p={draft:.2f} (/artifacts/score/).")
         validation_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-2").replace("demo-session-1", "demo-session-2")
+        recast_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-4").replace("demo-session-1", "demo-session-4")
         qualified_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-3").replace("demo-session-1", "demo-session-3")
         links = [
             ("site", f"{site}/"),
@@ -81,6 +91,10 @@ class Command(BaseCommand):
             ("the nudge", "in the writing study, write a 'definitely incorrect' sentence with \"not\""),
             ("MPE judgment task (worker)", f"{site}/validate/mpe/next/"),
             ("MPE items and adjudication", f"{site}/dashboard/mpe/?dataset={MPE_DATASET}"),
+            ("recast pairs (provenance)", f"{site}/admin/corpus/pairprovenance/"),
+            ("recast preview and save", f"{site}/dashboard/recast/"),
+            ("two-way validation study", f"{site}/study/demo-recast-validation/?{recast_ids}  (keys 1/2)"),
+            ("grammaticality task", f"{site}/validate/grammaticality/"),
         ]
         if qualified is not None:
             links += [

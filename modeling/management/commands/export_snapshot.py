@@ -25,9 +25,14 @@ class Command(BaseCommand):
         parser.add_argument("--gold-only", action="store_true", help="Leave out pairs whose gold label is '-'.")
         parser.add_argument("--min-labels", type=int, default=0, help="Keep pairs with at least this many labels.")
         parser.add_argument(
-            "--unvalidated-gold", choices=["author", "-"], default="author",
-            help="Gold label of train pairs never sent to validation (SNLI/MultiNLI: the author's).",
+            "--unvalidated-gold", choices=["author", "-", "author-all"], default="author",
+            help="Gold label of train pairs never sent to validation (SNLI/MultiNLI: the author's); "
+                 "author-all: of such pairs in every split (recast data such as DNC).",
         )
+        parser.add_argument("--full-agreement", action="store_true",
+                            help="Keep only pairs whose labels (3 or more) all agree (DNC's test-set rule).")
+        parser.add_argument("--drop-ungrammatical", action="store_true",
+                            help="Leave out pairs whose hypothesis most grammaticality judges found to have major issues.")
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 
     def handle(self, *args, **options):
@@ -40,6 +45,8 @@ class Command(BaseCommand):
             "gold_only": options["gold_only"],
             "min_labels": options["min_labels"],
             "unvalidated_gold": options["unvalidated_gold"],
+            "full_agreement": options["full_agreement"],
+            "drop_ungrammatical": options["drop_ungrammatical"],
         }
         try:
             snapshot = create_snapshot(None, datasets=options["dataset"], filters=filters)

@@ -1,0 +1,46 @@
+"""python manage.py recast TEMPLATE SOURCE --dataset SLUG --split dev [--dry-run]"""
+from django.core.management.base import BaseCommand, CommandError
+
+from corpora import recasting
+from corpora.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into
+from corpus.models import Split
+
+
+class Command(BaseCommand):
+    help = (
+        "Recast rows of another resource (CSV/TSV with a header, or JSONL) into NLI pairs with a template: "
+        "a shipped one by name (" + ", ".join(recasting.shipped_templates()) + ") or a template file. "
+        "--dry-run prints the first pairs and saves nothing; otherwise every pair is saved with its "
+        "provenance in one transaction."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("template")
+        parser.add_argument("source")
+        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--split", required=True, choices=Split.values)
+        parser.add_argument("--format", choices=["csv", "tsv", "jsonl"], help="Default: from the file's extension.")
+        parser.add_argument("--fields", help="Comma-separated column names for a file without a header row.")
+        parser.add_argument("--number-field", help="Add each row's 1-based position under this field (e.g. line).")
+        parser.add_argument("--seed", type=int, default=0, help="Seed of the random names.")
+        parser.add_argument("--dry-run", action="store_true", help="Show the first pairs; save nothing.")
+        parser.add_argument("--limit", type=int, default=PREVIEW_PAIRS, help="Pairs a dry run shows.")
+
+    def handle(self, *args, **options):
+        fields = options["fields"].split(",") if options["fields"] else None
+        try:
+            rows = recasting.read_rows(options["source"], options["format"], fields, options["number_field"])
+            if options["dry_run"]:
+                preview = dry_run(options["template"], rows, options["limit"], options["split"], options["seed"],
+                                  dataset=options["dataset"])
+                self.stdout.write(f"Dry run of {preview.template}: first {len(preview.pairs)} pairs "
+                                  f"from {preview.rows_read} rows; nothing saved.")
+                for pair in preview.pairs:
+                    self.stdout.write(f"  {pair.pair_id} [{pair.label}] {pair.context}\n      -> {pair.hypothesis}"
+                                      f"   ({pair.provenance.corpus} {pair.provenance.corpus_sent_id})")
+                return
+            report = recast_into(options["template"], rows, options["dataset"], options["split"], options["seed"],
+                                 source=options["source"])
+        except (RecastRefused, recasting.RecastError, ValueError, OSError) as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(self.style.SUCCESS(report.summary()))

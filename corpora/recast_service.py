@@ -1,0 +1,100 @@
+"""Recasting into the database: a template (corpora.recasting: a shipped one, or any template file)
+turns source rows into pairs with provenance. A dry run shows the first pairs and writes nothing;
+saving writes every pair, its premise, label and provenance in ONE transaction (all or nothing).
+
+Used by `manage.py recast` (with --dry-run) and the dashboard's Recast page.
+"""
+from dataclasses import dataclass
+from itertools import islice
+
+from django.db import transaction
+from django.db.models import IntegerField
+from django.db.models.functions import Cast
+
+from corpus.models import Dataset, LabelScheme, Pair
+
+from . import dnc, recasting
+from .dnc_import import DncImportError, store_dnc_pairs
+
+PREVIEW_PAIRS = 10
+_SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
+
+
+class RecastRefused(Exception):
+    """A recast that cannot run (bad template, rows that do not fit it); nothing was saved."""
+
+
+@dataclass
+class RecastPreview:
+    template: str
+    pairs: list  # the first DncPairs, with provenance
+    rows_read: int
+
+
+def template_choices():
+    """{name: path} of the shipped templates (corpora/templates/*.json)."""
+    return recasting.shipped_templates()
+
+
+def load(template):
+    try:
+        return template if isinstance(template, recasting.RecastTemplate) else recasting.load_template(template)
+    except recasting.TemplateError as error:
+        raise RecastRefused(str(error)) from None
+
+
+def next_pair_id(dataset_slug):
+    """One above the highest numeric pairID of the dataset (1 for a new one), so recasts never collide."""
+    highest = (
+        Pair.objects.filter(dataset__slug=dataset_slug, pair_id__regex=r"^[0-9]{1,15}$")
+        .annotate(number=Cast("pair_id", IntegerField())).order_by("-number").values_list("number", flat=True).first()
+    )
+    return (highest or 0) + 1
+
+
+def dry_run(template, rows, n=PREVIEW_PAIRS, split="dev", seed=0, dataset=None):
+    """The first n pairs the recast would make (reading only the rows it needs); nothing is written."""
+    template = load(template)
+    counted = _Counting(rows)
+    first = next_pair_id(dataset) if dataset else 1
+    try:
+        pairs = list(islice(recasting.recast(template, counted, split=split, seed=seed, first_pair_id=first), n))
+    except (recasting.RecastError, ValueError) as error:
+        raise RecastRefused(str(error)) from None
+    return RecastPreview(template=template.name, pairs=pairs, rows_read=counted.n)
+
+
+def recast_into(template, rows, dataset, split, seed=0, source="", genre=None):
+    """Recast every row into `dataset` (created if missing) in one transaction; returns the DncImportReport."""
+    template = load(template)
+    first = next_pair_id(dataset)
+    try:
+        pairs = list(recasting.recast(template, rows, split=split, seed=seed, first_pair_id=first))
+    except (recasting.RecastError, ValueError) as error:
+        raise RecastRefused(f"{error}; nothing was saved") from None
+    if not pairs:
+        raise RecastRefused("the source has no rows; nothing was saved")
+    schemes = {pair.label_scheme for pair in pairs}
+    if len(schemes) != 1:
+        raise RecastRefused(f"the template gives labels of several schemes ({', '.join(sorted(schemes))})")
+    scheme = _SCHEMES[schemes.pop()]
+    existing = Dataset.objects.filter(slug=dataset).values_list("label_scheme", flat=True).first()
+    if existing and existing != scheme and Pair.objects.filter(dataset__slug=dataset).exists():
+        raise RecastRefused(f"dataset {dataset} holds {existing} labels and this template gives {scheme}; nothing was saved")
+    try:
+        with transaction.atomic():
+            return store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
+    except DncImportError as error:
+        raise RecastRefused(f"{error}; nothing was saved") from None
+
+
+class _Counting:
+    """Rows, counting how many were read (a dry run reads only what it shows)."""
+
+    def __init__(self, rows):
+        self.rows, self.n = iter(rows), 0
+
+    def __iter__(self):
+        for row in self.rows:
+            self.n += 1
+            yield row

@@ -1,0 +1,64 @@
+"""Recasting from the dashboard: choose a shipped template, paste source rows, see the first pairs
+(a dry run: nothing saved), then save them all in one transaction. Large sources: `manage.py recast`."""
+import tempfile
+from pathlib import Path
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from corpora import recasting
+from corpora.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into, template_choices
+from corpus.models import Split
+
+from .common import page_context, researcher_required
+
+FORMATS = ("jsonl", "csv", "tsv")
+
+
+def _rows(text, fmt):
+    """The pasted rows, read by the same reader as the command (a temporary file: the reader is lazy)."""
+    handle = tempfile.NamedTemporaryFile("w", suffix=f".{fmt}", encoding="utf-8", delete=False)
+    with handle:
+        handle.write(text)
+    try:
+        return list(recasting.read_rows(handle.name, fmt))
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def recast(request):
+    data = request.POST if request.method == "POST" else {}
+    form = {
+        "template": data.get("template", "sentiment"), "dataset": data.get("dataset", "").strip(),
+        "split": data.get("split", Split.DEV), "format": data.get("format", "jsonl"),
+        "rows": data.get("rows", ""), "seed": data.get("seed", "0"),
+    }
+    preview, error = None, None
+    if request.method == "POST":
+        templates = template_choices()
+        try:
+            if form["template"] not in templates:
+                raise RecastRefused(f"choose one of the templates: {', '.join(templates)}")
+            if not form["dataset"]:
+                raise RecastRefused("name the dataset the pairs go to")
+            if form["split"] not in Split.values or form["format"] not in FORMATS:
+                raise RecastRefused("choose a split and a format")
+            seed = int(form["seed"]) if form["seed"].strip().lstrip("-").isdigit() else 0
+            rows = _rows(form["rows"], form["format"])
+            if request.POST.get("action") == "save":
+                report = recast_into(templates[form["template"]], rows, form["dataset"], form["split"], seed,
+                                     source=f"dashboard: template {form['template']}")
+                messages.success(request, f"Saved {report.pairs_created} pairs in {report.dataset} ({report.split}).")
+                return redirect("dashboard:recast")
+            preview = dry_run(templates[form["template"]], rows, PREVIEW_PAIRS, form["split"], seed, dataset=form["dataset"])
+        except (RecastRefused, recasting.RecastError, ValueError) as refused:
+            error = str(refused)
+            if request.POST.get("action") == "save" and "nothing was saved" not in error:
+                error += "; nothing was saved"
+    return render(request, "dashboard/recast.html", page_context(
+        request, "recast", None, form=form, preview=preview, error=error,
+        templates=list(template_choices()), splits=Split.values, formats=FORMATS,
+    ), status=400 if error else 200)
