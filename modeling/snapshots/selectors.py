@@ -166,13 +166,13 @@ def rows_for_export(pairs, page_size=PAGE_SIZE, upper_id=None):
 
 
 def counted_label_slots(labels):
-    """A pair's exported labels from its counted (position, label)s in position order: the earliest
+    """A pair's exported labels from its counted (position, label, rating)s in position order: the earliest
     five, as gold counts them (`corpus.counters.in_gold`). Their TSV slot is their position, so an
     excluded worker's slot stays blank; a healed pair (one with a replacement label beyond position 5
     among those five) lists its five labels in order instead."""
     labels = labels[:LABELS_PER_PAIR]
-    if any(position > LABELS_PER_PAIR for position, _ in labels):
-        return [(slot, label) for slot, (_, label) in enumerate(labels, start=1)]
+    if any(position > LABELS_PER_PAIR for position, *_ in labels):
+        return [(slot, *rest) for slot, (_, *rest) in enumerate(labels, start=1)]
     return labels
 
 

@@ -61,11 +61,12 @@ def worker_client(make_worker):
 
 
 def counts():
-    from corpus.models import Adjudication
-    from quality.models import AggregationRun
+    from corpus.models import Adjudication, ValidationLabel
+    from quality.models import AggregationRun, BonusEntry, ReferenceLabel
 
     return (Snapshot.objects.count(), TrainingRun.objects.count(), AggregationRun.objects.count(),
-            Adjudication.objects.count())
+            Adjudication.objects.count(), BonusEntry.objects.count(), ReferenceLabel.objects.count(),
+            ValidationLabel.objects.count())
 
 
 def test_every_api_route_is_covered(objects):
@@ -107,7 +108,8 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     premise_id = Pair.objects.first().premise_id
     arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id},
                  "aggregation_detail": {"run_id": 1},
-                 "mpe_adjudicate": {"pair_id": Pair.objects.first().pk}}
+                 "mpe_adjudicate": {"pair_id": Pair.objects.first().pk},
+                 "bonus_pay": {"slug": "any-study"}, "bonus_export": {"slug": "any-study", "market": "prolific"}}
     forms["report_action"] = {"action": "retire"}
     forms["mpe_adjudicate"] = {"label": "entailment"}
     for name in names:
