@@ -289,6 +289,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["annotation_site.permissions.IsResearcher"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # An unknown object named by a request is a 404, not a 400 (annotation_site/api_errors.py).
+    "EXCEPTION_HANDLER": "annotation_site.api_errors.exception_handler",
+    # JSON with NUL, too deep, or NaN/Infinity: 400 once the client is authenticated (annotation_site/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation_site.parsers.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # Per token/user and per address for the anonymous (who only ever get 401/403).
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.UserRateThrottle",

@@ -67,7 +67,9 @@ def normalize_request(datasets=None, filters=None):
             errors["filters.genres"] = f"unknown genre(s): {', '.join(missing)}"
         clean["genres"] = sorted(set(genres))
     splits = filters.get("splits") or []
-    if not isinstance(splits, list) or not set(splits) <= set(Split.values):
+    # Checked as text first: `[{}]` must be a 400, not a TypeError from set().
+    if not isinstance(splits, list) or not all(isinstance(x, str) for x in splits) \
+            or not set(splits) <= set(Split.values):
         errors["filters.splits"] = f"a list of: {', '.join(Split.values)}"
     else:
         clean["splits"] = sorted(set(splits))
