@@ -186,6 +186,10 @@ EMBEDDINGS_FILE = os.environ.get("EMBEDDINGS_FILE", "")
 TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "2"))
 TRAINING_STALE_MINUTES = float(os.environ.get("TRAINING_STALE_MINUTES", "10"))
 TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
+# The reaper (Celery beat, CELERY_BEAT_SCHEDULE): how often it looks, and whether a lost run is
+# requeued (up to TRAINING_MAX_RESTARTS) instead of failed.
+REAPER_INTERVAL_SECONDS = float(os.environ.get("REAPER_INTERVAL_SECONDS", "120"))
+TRAINING_REAP_REQUEUE = env_bool("TRAINING_REAP_REQUEUE", default=False)
 
 # A GPU node on another machine (docs/gpu-nodes.md): it reaches the platform at PLATFORM_URL with a
 # worker token (`manage.py create_worker_token`), fetches snapshots into a local cache and holds
@@ -276,9 +280,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=bool(CELERY_BROKER_URL))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
+# The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`).
 CELERY_BEAT_SCHEDULE = {
     "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 600.0},
     "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
+    # Training runs whose whole worker died: failed (or requeued) without a human.
+    "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
 }
 
 REST_FRAMEWORK = {

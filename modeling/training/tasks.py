@@ -12,9 +12,11 @@ from celery import shared_task
 from celery.signals import task_failure, worker_shutting_down
 
 from .services import (
+    REAPER_TASK,
     TRAINING_TASK,
     execute_training_run,
     fail_running_runs,
+    reap_stale_runs,
     worker_reporter,
 )
 
@@ -45,6 +47,20 @@ def run_training(self, run_id):
         raise self.retry(exc=error, countdown=PLATFORM_RETRY_SECONDS, max_retries=PLATFORM_RETRIES)
     finally:
         _current.pop(hostname, None)
+
+
+@shared_task(name=REAPER_TASK, ignore_result=True)
+def reap_training_runs():
+    """Celery beat runs this every REAPER_INTERVAL_SECONDS (settings.CELERY_BEAT_SCHEDULE): a run
+    whose worker went silent for TRAINING_STALE_MINUTES (a whole worker killed, a node gone) ends
+    failed, or is requeued with TRAINING_REAP_REQUEUE, without a human."""
+    from django.conf import settings
+
+    reaped = reap_stale_runs(requeue=settings.TRAINING_REAP_REQUEUE)
+    if reaped:
+        logger.warning("reaper: %s run(s) %s (worker lost): %s", len(reaped),
+                       "requeued" if settings.TRAINING_REAP_REQUEUE else "failed", reaped)
+    return reaped
 
 
 def _fail_attempt(error, run_id=None, task_id=None, hostname=None):
