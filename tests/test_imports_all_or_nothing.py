@@ -94,3 +94,34 @@ def test_a_premise_import_that_fails_in_a_late_batch_keeps_nothing_and_says_why(
     run = PremiseImport.objects.get()
     assert run.status == ImportStatus.FAILED and run.kept == 0 and run.finished_at is not None
     assert "refused by the database" in run.error and "rolled back" in run.error
+
+
+@pytest.mark.postgres
+def test_a_running_import_shows_its_progress_but_not_its_rows_to_other_connections(tmp_path, transactional_db):
+    """What the admin sees while an import runs: the progress figures move batch by batch, and
+    none of the premises exist yet for anyone else (they commit with the run)."""
+    import copy
+
+    from django.db.utils import load_backend
+
+    make_genre("fiction", True)
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({"text": f"The courier number {n} crossed the long bridge at noon."}) + "\n"
+                            for n in range(200)), encoding="utf-8")
+    seen = []
+
+    def look_from_another_connection(report):
+        other = load_backend(connection.settings_dict["ENGINE"]).DatabaseWrapper(
+            copy.deepcopy(connection.settings_dict), alias="observer")
+        try:
+            with other.cursor() as cursor:
+                cursor.execute(f"SELECT kept FROM {PremiseImport._meta.db_table}")
+                kept = cursor.fetchone()[0]
+                cursor.execute(f"SELECT count(*) FROM {Premise._meta.db_table}")
+                seen.append((kept, cursor.fetchone()[0]))
+        finally:
+            other.close()
+
+    import_premises([path], "fiction", batch_size=50, on_batch=look_from_another_connection)
+    assert seen[:4] == [(50, 0), (100, 0), (150, 0), (200, 0)]
+    assert Premise.objects.count() == 200 and PremiseImport.objects.get().status == ImportStatus.DONE
