@@ -10,17 +10,7 @@ app = Celery("annotation_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# The one schedule, run by one celery beat: the compose `beat` service in production, `make beat`
-# or `make worker` (-B) on a workstation. Every entry goes to the default queue.
-app.conf.beat_schedule = {
-    # Pairs no arrival trigger caught (imports, a worker that was down) get their phenomenon tags.
-    "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 3600.0},
-    # Every collected dataset with pairs added since its last refresh: the artifact monitor.
-    "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
-    # Training runs whose worker stopped sending heartbeats end failed ("worker lost").
-    "modeling-reap-training-runs": {"task": "modeling.reap_training_runs",
-                                    "schedule": float(os.environ.get("REAPER_INTERVAL_SECONDS", "120"))},
-}
+# The beat schedule is `CELERY_BEAT_SCHEDULE` in the settings (one place; read by config_from_object).
 
 
 _background = None

@@ -186,6 +186,10 @@ EMBEDDINGS_FILE = os.environ.get("EMBEDDINGS_FILE", "")
 TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "2"))
 TRAINING_STALE_MINUTES = float(os.environ.get("TRAINING_STALE_MINUTES", "10"))
 TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
+# The reaper (Celery beat, CELERY_BEAT_SCHEDULE): how often it looks, and whether a lost run is
+# requeued (up to TRAINING_MAX_RESTARTS) instead of failed.
+REAPER_INTERVAL_SECONDS = float(os.environ.get("REAPER_INTERVAL_SECONDS", "120"))
+TRAINING_REAP_REQUEUE = env_bool("TRAINING_REAP_REQUEUE", default=False)
 
 # A GPU node on another machine (docs/gpu-nodes.md): it reaches the platform at PLATFORM_URL with a
 # worker token (`manage.py create_worker_token`), fetches snapshots into a local cache and holds
@@ -276,7 +280,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=bool(CELERY_BROKER_URL))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
-# The periodic tasks (tagging sweep, monitor refresh, training-run reaper): annotation_site/celery.py.
+# The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
+# `make beat` or `make worker`, which runs beat inside the worker, on a workstation).
+CELERY_BEAT_SCHEDULE = {
+    # Pairs no arrival trigger caught (imports, a worker that was down) get their phenomenon tags.
+    "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 3600.0},
+    # Every collected dataset with pairs added since its last refresh: the artifact monitor.
+    "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
+    # Training runs whose whole worker died: failed (or requeued) without a human.
+    "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -286,6 +299,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["annotation_site.permissions.IsResearcher"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # An unknown object named by a request is a 404, not a 400 (annotation_site/api_errors.py).
+    "EXCEPTION_HANDLER": "annotation_site.api_errors.exception_handler",
+    # JSON with NUL, too deep, or NaN/Infinity: 400 once the client is authenticated (annotation_site/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation_site.parsers.CheckedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # Per token/user and per address for the anonymous (who only ever get 401/403).
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.UserRateThrottle",

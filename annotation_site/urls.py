@@ -17,3 +17,6 @@ urlpatterns = [
     path("", include("collection.urls")),
     path("", include("crowd.urls")),
 ]
+
+# JSON under /api/, the friendly page elsewhere (annotation_site/api_errors.py).
+handler404 = "annotation_site.api_errors.page_not_found"

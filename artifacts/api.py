@@ -5,7 +5,7 @@ Bad query values get a 400 naming the field; nothing here loads spaCy.
 """
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,24 +17,33 @@ from . import selectors
 
 
 class ScopeQuery(serializers.Serializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False)
-    split = serializers.ChoiceField(choices=Split.choices, required=False)
+    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False,
+                                           help_text="Dataset slug (default: all datasets; unknown: 404).")
+    split = serializers.ChoiceField(choices=Split.choices, required=False, help_text="Premise split (default: all).")
 
 
 class GiveawayQuery(ScopeQuery):
-    genre = serializers.SlugRelatedField(slug_field="slug", queryset=Genre.objects.all(), required=False)
-    worker = serializers.PrimaryKeyRelatedField(queryset=Worker.objects.all(), required=False)
-    min_count = serializers.IntegerField(min_value=1, default=DEFAULT_MIN_COUNT)
-    top = serializers.IntegerField(min_value=1, max_value=1000, default=DEFAULT_TOP)
+    genre = serializers.SlugRelatedField(slug_field="slug", queryset=Genre.objects.all(), required=False,
+                                         help_text="Genre slug.")
+    worker = serializers.PrimaryKeyRelatedField(queryset=Worker.objects.all(), required=False,
+                                                help_text="Worker id: that writer's hypotheses only.")
+    min_count = serializers.IntegerField(min_value=1, default=DEFAULT_MIN_COUNT,
+                                         help_text=f"Least hypotheses a word is in (default {DEFAULT_MIN_COUNT}).")
+    top = serializers.IntegerField(min_value=1, max_value=1000, default=DEFAULT_TOP,
+                                   help_text=f"Words per label (default {DEFAULT_TOP}).")
 
 
-SCOPE_PARAMETERS = [
-    OpenApiParameter("dataset", str, description="Dataset slug (default: all datasets)."),
-    OpenApiParameter("split", str, enum=Split.values, description="Premise split (default: all)."),
-]
+# The query serializers document the parameters themselves (types, bounds), so the schema says
+# what the view checks.
+SCOPE_PARAMETERS = [ScopeQuery]
 
 
 def validated(serializer_class, request):
+    # `?split=` is a mistake, not "every split": said so (the schema gives such parameters minLength 1).
+    empty = sorted(name for name, values in request.query_params.lists() if "" in values)
+    if empty:
+        raise serializers.ValidationError(
+            {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty})
     query = serializer_class(data=request.query_params)
     query.is_valid(raise_exception=True)
     return query.validated_data
@@ -69,11 +78,7 @@ class RunTagAccuracyView(APIView):
 class GiveawayWordsView(APIView):
     @extend_schema(
         summary="Give-away words: p(label | word) over hypotheses, per label (Poliak et al. 2018 §6)",
-        parameters=[*SCOPE_PARAMETERS,
-                    OpenApiParameter("genre", str, description="Genre slug."),
-                    OpenApiParameter("worker", int, description="Worker id: that writer's hypotheses only."),
-                    OpenApiParameter("min_count", int, description=f"Least hypotheses a word is in (default {DEFAULT_MIN_COUNT})."),
-                    OpenApiParameter("top", int, description=f"Words per label (default {DEFAULT_TOP})."),],
+        parameters=[GiveawayQuery],
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request):

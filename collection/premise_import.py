@@ -7,8 +7,10 @@ dropped non-narrative line counts as one "sentence read".
 JSONL: one premise per line under "text", "sentence1" or "premise", with an optional "promptID";
 a premise from JSONL is taken as one sentence (it is not split) but goes through the same rules.
 
-Rows are written in batches, each in its own transaction that first locks the genre row, so two
-imports into one genre cannot both insert the same sentence; re-importing a file adds nothing.
+Rows are written in batches, all in one transaction for the run (all or nothing: a run that
+fails unexpectedly leaves no premise behind, and is marked failed with the reason); the first
+batch locks the genre row, so two imports into one genre cannot both insert the same sentence;
+re-importing a file adds nothing. Progress figures are written outside that transaction.
 """
 import json
 import multiprocessing
@@ -23,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
+from annotation_site.progress import ProgressWriter
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 
 from .models import PremiseImport
@@ -374,18 +377,28 @@ def import_premises(
         bytes_total=report.bytes_total,
     )
 
+    writer = ProgressWriter()
+
     def record_progress(report):
-        PremiseImport.objects.filter(pk=record.pk).update(
-            bytes_read=report.bytes_read, sentences_read=report.read, kept=report.kept, dropped=report.dropped_total
+        writer.update(
+            PremiseImport, record.pk,
+            bytes_read=report.bytes_read, sentences_read=report.read, kept=report.kept, dropped=report.dropped_total,
         )
         if on_batch is not None:
             on_batch(report)
 
+    # All or nothing: every batch commits with the run, so an unexpected failure (a database
+    # error, a full disk, a killed process) leaves no premise of this run behind. Bad lines are
+    # not failures: they are dropped with their reason and counted. The progress figures are
+    # written outside the transaction (annotation_site.progress), so the run shows how far it is.
     try:
-        _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
+        with writer, transaction.atomic():
+            _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
     except Exception as exc:
         PremiseImport.objects.filter(pk=record.pk).update(
-            status=ImportStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+            status=ImportStatus.FAILED, kept=0,
+            error=f"{type(exc).__name__}: {exc} (rolled back: no premise of this run was kept)",
+            finished_at=timezone.now(),
         )
         raise
     report.seconds = time.monotonic() - started

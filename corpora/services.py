@@ -4,8 +4,9 @@ Imported pairs look exactly like collected ones: every label is a `ValidationLab
 (position 1 = the author's label, worker None) and the pair carries its counters and gold label,
 so statistics, exports and models run on them unchanged.
 
-The file is read once, line by line; good rows are written in chunks, each chunk in one
-transaction with a handful of bulk queries, so a 10k-pair file takes seconds.
+The file is read once, line by line; good rows are written in chunks of a handful of bulk
+queries each, so a 10k-pair file takes seconds. The whole run is one transaction: it keeps all
+its rows or, failing unexpectedly, none (marked failed with the reason).
 """
 import os
 import time
@@ -18,6 +19,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from annotation_site.celery import enqueue
+from annotation_site.progress import ProgressWriter
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, text_hash
 
@@ -140,11 +142,19 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
         dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
     )
     report.import_id = record.pk
+    # All or nothing: the chunks commit with the run, so an unexpected failure (a database error,
+    # a killed process) leaves no premise, pair or label of this run behind; malformed lines are
+    # not failures (reported by line number and skipped). Progress figures are written outside
+    # the transaction (annotation_site.progress), so the admin shows how far the run is.
     try:
-        _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record)
+        with ProgressWriter() as writer, transaction.atomic():
+            _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record, writer)
     except Exception as error:
+        reason = str(error) or type(error).__name__
+        report.pairs_created = report.premises_created = report.labels_created = 0
         try:
-            _record(record, report, status=ImportStatus.FAILED, error=str(error) or type(error).__name__)
+            _record(record, report, status=ImportStatus.FAILED,
+                    error=f"{reason} (rolled back: nothing of this run was kept)")
         except DatabaseError:
             pass  # e.g. the caller's transaction is broken; the original error matters more
         raise error
@@ -156,15 +166,13 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
     return report
 
 
-def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record):
+def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record, writer):
     seen_pair_ids = {}
     chunk = []
 
     def store():
-        # The chunk's rows and the progress figure that counts them commit together.
-        with transaction.atomic():
-            _store_chunk(dataset, split, path, chunk, report)
-            _record(record, report)
+        _store_chunk(dataset, split, path, chunk, report)
+        _record(record, report, writer=writer)
 
     for row in _rows(path, report, progress):
         slug = row.genre or genre or (SNLI_GENRE if row.is_caption else "")
@@ -187,7 +195,7 @@ def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, repo
         store()
 
 
-def _record(record, report, status=None, error=""):
+def _record(record, report, status=None, error="", writer=None):
     """Write the run's progress (and, at the end, its outcome) to its CorpusImport row."""
     fields = dict(
         bytes_read=report.bytes_read,
@@ -206,7 +214,10 @@ def _record(record, report, status=None, error=""):
             finished_at=timezone.now(),
             problems=[list(problem) for problem in sorted(report.malformed)[: CorpusImport.PROBLEMS_KEPT]],
         )
-    CorpusImport.objects.filter(pk=record.pk).update(**fields)
+    if writer is not None:
+        writer.update(CorpusImport, record.pk, **fields)
+    else:
+        CorpusImport.objects.filter(pk=record.pk).update(**fields)
 
 
 def _store_chunk(dataset, split, path, rows, report):

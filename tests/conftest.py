@@ -203,16 +203,21 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     stop_celery_worker(process)
 
 
-def start_celery_worker(name, queues, log_path):
+def celery_subprocess_env(extra_env=None):
+    """The environment of a Celery subprocess on the test database (plus `extra_env`)."""
+    db = settings.DATABASES["default"]
+    test_db_url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    return dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
+
+
+def start_celery_worker(name, queues, log_path, extra_env=None):
     """Start `celery worker -n NAME@host -Q QUEUES` on the test database; return it once it answers a ping.
 
     The process has `.log_path` and `.nodename` (what tasks see as their hostname).
     """
     import socket
 
-    db = settings.DATABASES["default"]
-    test_db_url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-    env = dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0")
+    env = celery_subprocess_env(extra_env)
     env["DATA_DIR"] = str(Path(settings.DATA_DIR))
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     log = open(log_path, "w")  # noqa: SIM115 - closed by stop_celery_worker

@@ -51,7 +51,11 @@ def test_compose_has_no_default_password_and_no_public_app_port():
     assert ":-nli" not in (REPO / "docker-compose.yml").read_text()
     assert "ports" not in compose["services"]["web"]
     assert compose["services"]["proxy"]["ports"] == ["80:80", "443:443"]
+    # Celery beat runs the schedule, and the schedule holds the training-run reaper.
     assert compose["services"]["beat"]["command"][:4] == ["celery", "-A", "annotation_site", "beat"]
+    from django.conf import settings
+
+    assert "modeling.tasks.reap_training_runs" in {e["task"] for e in settings.CELERY_BEAT_SCHEDULE.values()}
     assert compose["x-app-environment"]["DEBUG"] == "0"
     assert "USER app" in (REPO / "Dockerfile").read_text()
 

@@ -16,7 +16,7 @@ from corpus.models import (
     ValidationLabel,
 )
 
-from .strict import StrictCursorPagination, StrictQueryParamsMixin
+from .strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -24,10 +24,10 @@ class IntegerFilter(django_filters.NumberFilter):
 
 
 class PairFilter(django_filters.FilterSet):
-    dataset = django_filters.ModelChoiceFilter(
+    dataset = KnownObjectFilter(
         field_name="dataset", to_field_name="slug", queryset=Dataset.objects.all(), help_text="Dataset slug."
     )
-    genre = django_filters.ModelChoiceFilter(
+    genre = KnownObjectFilter(
         field_name="premise__genre", to_field_name="slug", queryset=Genre.objects.all(), help_text="Genre slug."
     )
     split = django_filters.ChoiceFilter(field_name="premise__split", choices=Split.choices)

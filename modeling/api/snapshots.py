@@ -16,16 +16,19 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from annotation_site.parsers import CheckedJSONParser
+from corpus.models import LABELS_PER_PAIR, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
 from modeling.snapshots.format import MANIFEST_NAME
 from modeling.snapshots.services import (
+    UNVALIDATED_GOLD_CHOICES,
     create_snapshot,
     snapshot_directory,
     start_export,
 )
 from modeling.training.storage import snapshot_storage
 
-from .strict import NewestFirstCursorPagination, StrictQueryParamsMixin
+from .strict import KnownFieldsSerializer, NewestFirstCursorPagination, StrictQueryParamsMixin
 from .worker_auth import IsResearcherOrWorkerNode, WorkerTokenAuthentication
 
 CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".tsv": "text/tab-separated-values", ".json": "application/json"}
@@ -45,7 +48,7 @@ class SnapshotFileSerializer(serializers.ModelSerializer):
 
 
 class SnapshotSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     files = SnapshotFileSerializer(many=True, read_only=True)
 
     class Meta:
@@ -57,7 +60,7 @@ class SnapshotSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class SnapshotRequestSerializer(serializers.Serializer):
+class SnapshotRequestSerializer(KnownFieldsSerializer):
     """What to export; the service checks the slugs and filters and names what is wrong."""
 
     datasets = serializers.ListField(child=serializers.CharField(max_length=50), required=False, default=list)
@@ -66,6 +69,31 @@ class SnapshotRequestSerializer(serializers.Serializer):
         default=dict,
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
         "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical.",
+    )
+
+
+class SnapshotFiltersSchema(serializers.Serializer):
+    """The schema of `filters` (documentation: normalize_request checks the request itself, strictly typed)."""
+
+    genres = serializers.ListField(child=serializers.CharField(min_length=1, max_length=50), required=False,
+                                   help_text="Genre slugs (an unknown one answers 404).")
+    splits = serializers.ListField(child=serializers.ChoiceField(choices=Split.choices), required=False)
+    gold_only = serializers.BooleanField(required=False)
+    min_labels = serializers.IntegerField(min_value=0, max_value=LABELS_PER_PAIR, required=False)
+    unvalidated_gold = serializers.ChoiceField(choices=[(c, c) for c in UNVALIDATED_GOLD_CHOICES], required=False)
+
+
+class SnapshotRequestSchema(serializers.Serializer):
+    datasets = serializers.ListField(child=serializers.CharField(min_length=1, max_length=50), required=False,
+                                     help_text="Dataset slugs (all when left out; an unknown one answers 404).")
+    filters = SnapshotFiltersSchema(required=False)
+
+
+def _only_unknown_names(errors):
+    """Whether a snapshot request's errors all say that a named dataset or genre does not exist."""
+    return bool(errors) and all(
+        key in ("datasets", "filters.genres") and all(str(m).startswith("unknown ") for m in messages)
+        for key, messages in errors.items()
     )
 
 
@@ -82,14 +110,17 @@ class SnapshotViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.Retr
     serializer_class = SnapshotSerializer
     pagination_class = NewestFirstCursorPagination
     filterset_class = SnapshotFilter
+    parser_classes = [CheckedJSONParser]  # `filters` is an object: JSON only (the schema says so)
 
-    @extend_schema(request=SnapshotRequestSerializer, responses={202: SnapshotSerializer})
+    @extend_schema(request=SnapshotRequestSchema, responses={202: SnapshotSerializer})
     def create(self, request, *args, **kwargs):
         incoming = SnapshotRequestSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
             snapshot = create_snapshot(request.user, **incoming.validated_data)
         except DjangoValidationError as exc:
+            if _only_unknown_names(exc.message_dict):  # well formed, but names what is not there
+                raise NotFound("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from exc
             raise ValidationError(exc.message_dict) from exc
         data = SnapshotSerializer(snapshot, context=self.get_serializer_context()).data
         start_export(snapshot)

@@ -1,6 +1,6 @@
 """Agreement statistics (corpus.agreement.agreement_stats) as JSON."""
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -12,18 +12,16 @@ from .strict import StrictQueryParamsMixin
 
 
 class StatsQuery(serializers.Serializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False)
-    split = serializers.ChoiceField(choices=Split.choices, required=False)
+    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False,
+                                           help_text="Dataset slug (default: all datasets; unknown: 404).")
+    split = serializers.ChoiceField(choices=Split.choices, required=False, help_text="Premise split (default: all).")
 
 
 class AgreementStatsView(StrictQueryParamsMixin, APIView):
     extra_query_params = ("dataset", "split")
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("dataset", str, description="Dataset slug (default: all datasets)."),
-            OpenApiParameter("split", str, enum=Split.values, description="Premise split (default: all)."),
-        ],
+        parameters=[StatsQuery],
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request):

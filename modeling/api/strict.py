@@ -1,5 +1,10 @@
 """Query parameters are checked, not ignored: a typo in a filter must not silently return everything."""
+import django_filters
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
+
+from annotation_site.api_errors import MISSING
 from rest_framework.pagination import CursorPagination
 
 # Parameters every list understands besides its own filters.
@@ -15,6 +20,7 @@ class StrictQueryParamsMixin:
     """
 
     extra_query_params = ()
+    empty_query_params = ()  # flags given without a value (Swagger's `?script=`)
 
     def allowed_query_params(self):
         allowed = set(COMMON_PARAMS) | set(self.extra_query_params)
@@ -35,6 +41,34 @@ class StrictQueryParamsMixin:
             raise ValidationError(
                 {name: [f"Unknown query parameter '{name}'. Allowed: {', '.join(sorted(allowed))}."] for name in unknown}
             )
+        # `?dataset=` is not "every dataset": an empty value is a mistake, said so (the schema
+        # gives every string parameter minLength 1).
+        empty = sorted(name for name, values in request.query_params.lists()
+                       if name not in self.empty_query_params and any(v == "" for v in values))
+        if empty:
+            raise ValidationError(
+                {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty}
+            )
+
+
+class _KnownObjectField(django_filters.fields.ModelChoiceField):
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except DjangoValidationError as error:
+            if error.code != "invalid_choice":
+                raise
+            raise DjangoValidationError(
+                "No %(model)s '%(value)s'.", code=MISSING,
+                params={"model": self.queryset.model._meta.verbose_name, "value": value},
+            ) from None
+
+
+class KnownObjectFilter(django_filters.ModelChoiceFilter):
+    """A filter by slug or id whose unknown value answers 404 naming it (not 400): the request is
+    well formed, the object is missing (annotation_site.api_errors)."""
+
+    field_class = _KnownObjectField
 
 
 class StrictCursorPagination(CursorPagination):
@@ -61,3 +95,18 @@ class StrictCursorPagination(CursorPagination):
 class NewestFirstCursorPagination(StrictCursorPagination):
     ordering = "-id"
     page_size = 50
+
+
+class KnownFieldsSerializer(serializers.Serializer):
+    """A request body whose unknown fields are refused by name, not ignored (a typo such as
+    `filter` for `filters` would otherwise be silently dropped). The schema says
+    additionalProperties: false for request bodies (modeling.api.schema)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise ValidationError(
+                    {name: [f"Unknown field. Known: {', '.join(self.fields)}."] for name in unknown}
+                )
+        return super().to_internal_value(data)

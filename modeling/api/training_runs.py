@@ -9,15 +9,17 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from modeling.models import ModelKind, RunStatus, TrainingRun
+from annotation_site.parsers import CheckedJSONParser
+from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
+from modeling.training.config import BOUNDS
 from modeling.training.services import LaunchRefused, launch_training_run
 from modeling.training.storage import checkpoint_storage
 
-from .strict import NewestFirstCursorPagination, StrictQueryParamsMixin
+from .strict import KnownFieldsSerializer, KnownObjectFilter, NewestFirstCursorPagination, StrictQueryParamsMixin
 
 
 class TrainingRunSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     progress = serializers.FloatField(read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
     checkpoint_url = serializers.SerializerMethodField()
@@ -40,10 +42,13 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class TrainingRunRequestSerializer(serializers.Serializer):
+NUMERIC_KEYS = frozenset(BOUNDS) | {"dropout", "mix_fraction"}
+
+
+class TrainingRunRequestSerializer(KnownFieldsSerializer):
     """The request's shape; what it asks for is checked by the service (modeling.training.services.validate_launch)."""
 
-    snapshot = serializers.IntegerField(help_text="Id of a done snapshot.")
+    snapshot = serializers.IntegerField(min_value=1, help_text="Id of a done snapshot.")
     model = serializers.ChoiceField(choices=ModelKind.choices)
     config = serializers.DictField(
         required=False, default=dict,
@@ -51,8 +56,34 @@ class TrainingRunRequestSerializer(serializers.Serializer):
         "train_genre, mix_dataset, mix_fraction, device, embeddings, max_minutes, ... (unknown keys are refused).",
     )
 
+    def validate_config(self, config):
+        # JSON numbers for numeric keys: "3" is text, refused here as the schema says (the
+        # command line's key=value settings go through the same service without this check).
+        text = sorted(key for key, value in config.items() if key in NUMERIC_KEYS and isinstance(value, str))
+        if text:
+            raise serializers.ValidationError(f"config {', '.join(text)}: a JSON number, not text.")
+        return config
+
+
+def _not_a_bad_request(errors):
+    """A refusal that is not about the request's form: the snapshot (or genre) named does not
+    exist (404), or the snapshot is not ready or lacks the genre (409). None: a 400 it is."""
+    if set(errors) == {"snapshot"}:
+        messages = errors["snapshot"]
+        code = status.HTTP_404_NOT_FOUND if all(m.endswith("does not exist.") for m in messages) else (
+            status.HTTP_409_CONFLICT if all("not done" in m or "has no folder" in m for m in messages) else None)
+    elif set(errors) == {"config"} and all(m.startswith(("unknown train_genre", "snapshot ", "genre "))
+                                           for m in errors["config"]):
+        code = status.HTTP_404_NOT_FOUND if errors["config"][0].startswith("unknown") else status.HTTP_409_CONFLICT
+    else:
+        code = None
+    if code is None:
+        return None
+    return Response({"detail": " ".join(m for ms in errors.values() for m in ms), **errors}, status=code)
+
 
 class TrainingRunFilter(django_filters.FilterSet):
+    snapshot = KnownObjectFilter(queryset=Snapshot.objects.all(), help_text="Snapshot id.")
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     model = django_filters.ChoiceFilter(choices=ModelKind.choices)
 
@@ -67,14 +98,19 @@ class TrainingRunViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.R
     serializer_class = TrainingRunSerializer
     pagination_class = NewestFirstCursorPagination
     filterset_class = TrainingRunFilter
+    parser_classes = [CheckedJSONParser]  # `config` is an object: JSON only (the schema says so)
 
-    @extend_schema(request=TrainingRunRequestSerializer, responses={202: TrainingRunSerializer})
+    @extend_schema(request=TrainingRunRequestSerializer, responses={
+        202: TrainingRunSerializer, 409: OpenApiResponse(description="The snapshot is not done, or lacks the genre.")})
     def create(self, request, *args, **kwargs):
         incoming = TrainingRunRequestSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
             run = launch_training_run(user=request.user, **incoming.validated_data)
         except LaunchRefused as refused:
+            answer = _not_a_bad_request(refused.message_dict)
+            if answer is not None:
+                return answer
             raise ValidationError(refused.message_dict) from refused
         data = TrainingRunSerializer(run, context=self.get_serializer_context()).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/training-runs/{run.pk}/"})

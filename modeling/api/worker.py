@@ -18,6 +18,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation_site.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import (
     CheckpointRejected,
@@ -28,7 +29,7 @@ from modeling.training.services import (
     store_checkpoint,
 )
 
-from .strict import StrictQueryParamsMixin
+from .strict import KnownFieldsSerializer, StrictQueryParamsMixin
 from .worker_auth import IsWorkerNode, WorkerTokenAuthentication
 
 NOT_HOLDER = "Run {pk} is no longer running under this attempt (it was reaped, taken over or has ended); stop."
@@ -38,6 +39,7 @@ SHA256_CHARS = set("0123456789abcdef")
 class WorkerView(StrictQueryParamsMixin, APIView):
     authentication_classes = [WorkerTokenAuthentication]
     permission_classes = [IsWorkerNode]
+    parser_classes = [CheckedJSONParser]  # what modeling.training.remote sends; the schema lists JSON only
 
     def not_holder(self, pk):
         current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
@@ -49,12 +51,12 @@ class WorkerView(StrictQueryParamsMixin, APIView):
         return incoming.validated_data
 
 
-class HeldSerializer(serializers.Serializer):
+class HeldSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64)
     claim = serializers.CharField(max_length=64)
 
 
-class ClaimSerializer(serializers.Serializer):
+class ClaimSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64, allow_blank=True)
     hostname = serializers.CharField(max_length=200)
 
@@ -79,7 +81,7 @@ class FinishSerializer(HeldSerializer):
         return results
 
 
-class FailSerializer(serializers.Serializer):
+class FailSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64)
     claim = serializers.CharField(max_length=64, required=False, help_text="Left out: whichever claim this attempt holds.")
     error = serializers.CharField(max_length=5000, trim_whitespace=False)

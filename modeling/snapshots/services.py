@@ -72,7 +72,7 @@ def normalize_request(datasets=None, filters=None):
         errors[f"filters.{key}"] = f"unknown filter '{key}'; allowed: {', '.join(FILTER_KEYS)}"
 
     clean = {}
-    genres = filters.get("genres") or []
+    genres = filters.get("genres", [])  # not `or []`: {} or null is a mistake, said so
     if not isinstance(genres, list) or not all(isinstance(g, str) for g in genres):
         errors["filters.genres"] = "a list of genre slugs"
     else:
@@ -80,8 +80,10 @@ def normalize_request(datasets=None, filters=None):
         if missing:
             errors["filters.genres"] = f"unknown genre(s): {', '.join(missing)}"
         clean["genres"] = sorted(set(genres))
-    splits = filters.get("splits") or []
-    if not isinstance(splits, list) or not set(splits) <= set(Split.values):
+    splits = filters.get("splits", [])
+    # Checked as text first: `[{}]` must be a 400, not a TypeError from set().
+    if not isinstance(splits, list) or not all(isinstance(x, str) for x in splits) \
+            or not set(splits) <= set(Split.values):
         errors["filters.splits"] = f"a list of: {', '.join(Split.values)}"
     else:
         clean["splits"] = sorted(set(splits))

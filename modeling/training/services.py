@@ -33,6 +33,7 @@ from .config import MODEL_NAMES, ConfigError, resolve_config
 from .worker import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
 
 TRAINING_TASK = "modeling.tasks.run_training"
+REAPER_TASK = "modeling.tasks.reap_training_runs"
 
 logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from celery import shared_task
 from celery.signals import task_failure, worker_shutting_down
 
 from .services import (
+    REAPER_TASK,
     TRAINING_TASK,
     execute_training_run,
     fail_running_runs,
@@ -31,13 +32,6 @@ PLATFORM_RETRY_SECONDS = 60
 PLATFORM_RETRIES = 60
 
 
-@shared_task(name="modeling.reap_training_runs")
-def reap_training_runs():
-    """On the beat schedule (annotation_site/celery.py), default queue: runs whose worker stopped
-    sending heartbeats end failed ("worker lost"), as `manage.py reap_training_runs` does."""
-    return reap_stale_runs()
-
-
 @shared_task(name=TRAINING_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
 def run_training(self, run_id):
     # acks_late + reject_on_worker_lost: if this process dies, the broker hands the message to
@@ -53,6 +47,20 @@ def run_training(self, run_id):
         raise self.retry(exc=error, countdown=PLATFORM_RETRY_SECONDS, max_retries=PLATFORM_RETRIES)
     finally:
         _current.pop(hostname, None)
+
+
+@shared_task(name=REAPER_TASK, ignore_result=True)
+def reap_training_runs():
+    """Celery beat runs this every REAPER_INTERVAL_SECONDS (settings.CELERY_BEAT_SCHEDULE): a run
+    whose worker went silent for TRAINING_STALE_MINUTES (a whole worker killed, a node gone) ends
+    failed, or is requeued with TRAINING_REAP_REQUEUE, without a human."""
+    from django.conf import settings
+
+    reaped = reap_stale_runs(requeue=settings.TRAINING_REAP_REQUEUE)
+    if reaped:
+        logger.warning("reaper: %s run(s) %s (worker lost): %s", len(reaped),
+                       "requeued" if settings.TRAINING_REAP_REQUEUE else "failed", reaped)
+    return reaped
 
 
 def _fail_attempt(error, run_id=None, task_id=None, hostname=None):

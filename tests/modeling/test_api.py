@@ -147,8 +147,8 @@ def test_pair_fields(small_corpus, api):
         ("validated=maybe", "validated"),
         ("min_labels=abc", "min_labels"),
         ("min_labels=9", "min_labels"),
-        ("dataset=nope", "dataset"),
-        ("genre=nope", "genre"),
+        ("dataset=", "dataset"),
+        ("genre=&split=dev", "genre"),
         ("page_size=0", "page_size"),
         ("page_size=lots", "page_size"),
     ],
@@ -159,12 +159,23 @@ def test_unknown_or_bad_query_parameter_is_400(small_corpus, api, query, name):
     assert name in response.json(), response.json()
 
 
+@pytest.mark.parametrize("url, name", [
+    ("/api/pairs/?dataset=nope", "dataset"), ("/api/pairs/?genre=nope", "genre"),
+    ("/api/stats/?dataset=nope", "dataset"), ("/api/training-runs/?snapshot=999", "snapshot"),
+])
+def test_a_well_formed_query_naming_an_unknown_object_is_404_naming_it(small_corpus, api, url, name):
+    """Not 400: the request is well formed, the object is missing (what the schema documents)."""
+    response = api.get(url)
+    assert response.status_code == 404
+    body = response.json()
+    assert name in body and url.rsplit("=", 1)[1] in body["detail"], body
+
+
 def test_unknown_parameters_elsewhere_are_400(small_corpus, api):
     assert api.get("/api/snapshots/?colour=red").status_code == 400
     assert api.get("/api/stats/?datset=mini").json() == {
         "datset": ["Unknown query parameter 'datset'. Allowed: dataset, format, split."]
     }
-    assert "dataset" in api.get("/api/stats/?dataset=nope").json()
     assert "split" in api.get("/api/stats/?split=nope").json()
 
 
