@@ -68,7 +68,7 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
         required=False,
         default=dict,
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
-        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical.",
+        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, aggregation_run (a run id).",
     )
 
 
@@ -81,6 +81,14 @@ class SnapshotFiltersSchema(serializers.Serializer):
     gold_only = serializers.BooleanField(required=False)
     min_labels = serializers.IntegerField(min_value=0, max_value=LABELS_PER_PAIR, required=False)
     unvalidated_gold = serializers.ChoiceField(choices=[(c, c) for c in UNVALIDATED_GOLD_CHOICES], required=False)
+    full_agreement = serializers.BooleanField(required=False, help_text="DNC's test-set rule: only pairs whose labels all agree.")
+    drop_ungrammatical = serializers.BooleanField(
+        required=False, help_text="Leave out pairs whose hypothesis most grammaticality judges marked 'major issues'."
+    )
+    aggregation_run = serializers.IntegerField(
+        min_value=1, required=False,
+        help_text="Add this finished aggregation run's label and posterior to every row (an unknown run answers 404).",
+    )
 
 
 class SnapshotRequestSchema(serializers.Serializer):
@@ -92,7 +100,8 @@ class SnapshotRequestSchema(serializers.Serializer):
 def _only_unknown_names(errors):
     """Whether a snapshot request's errors all say that a named dataset or genre does not exist."""
     return bool(errors) and all(
-        key in ("datasets", "filters.genres") and all(str(m).startswith("unknown ") for m in messages)
+        key in ("datasets", "filters.genres", "filters.aggregation_run")
+        and all(str(m).startswith("unknown ") for m in messages)
         for key, messages in errors.items()
     )
 

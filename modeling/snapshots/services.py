@@ -104,9 +104,13 @@ def normalize_request(datasets=None, filters=None):
     if run_id is not None:
         run = None
         if isinstance(run_id, int) and not isinstance(run_id, bool):
-            run = apps.get_model(*AGGREGATION_RUN_MODEL).objects.filter(pk=run_id, status="done").first()
-        if run is None:
+            run = apps.get_model(*AGGREGATION_RUN_MODEL).objects.filter(pk=run_id).first()
+        if not isinstance(run_id, int) or isinstance(run_id, bool):
             errors["filters.aggregation_run"] = "the id of a finished aggregation run"
+        elif run is None:
+            errors["filters.aggregation_run"] = f"unknown aggregation run {run_id}"
+        elif run.status != "done":
+            errors["filters.aggregation_run"] = f"aggregation run {run_id} is {run.status}, not done"
         elif datasets and run.dataset.slug not in datasets:
             errors["filters.aggregation_run"] = f"run {run_id} is of dataset {run.dataset.slug}, not in this snapshot"
         else:
