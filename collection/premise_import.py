@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
+from corpus import tallies
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 
 from .models import PremiseImport
@@ -246,6 +247,7 @@ class _Importer:
                 )
                 self.report.per_file[source]["kept"] += 1
             Premise.objects.bulk_create(rows)
+            tallies.premises_added(rows)  # the dashboard's premise counts and lengths
             self.report.kept += len(rows)
         if self.on_batch is not None:
             self.on_batch(self.report)

@@ -181,6 +181,7 @@ class Premise(models.Model):
 
     def save(self, *args, **kwargs):
         self.text_hash = text_hash(self.text)
+        # A new premise is counted in the maintained aggregates by a post_save receiver (corpus.apps).
         super().save(*args, **kwargs)
 
     def __str__(self):
@@ -341,3 +342,51 @@ class ValidationLabel(models.Model):
 
     def __str__(self):
         return f"{self.pair.pair_id} #{self.position}: {self.label}"
+
+
+# --- maintained aggregates -------------------------------------------------------------------------
+
+class Tally(models.Model):
+    """An append-only delta of a maintained aggregate: `n` (signed) rows of the table it counts
+    have the key of this row. A figure is the sum of `n` over its key; `corpus.tallies.fold`
+    replaces the deltas by one row per key now and then. Writers only ever INSERT, so no row is
+    hot and concurrent validators never wait for each other here."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    split = models.CharField(max_length=5, blank=True)
+    genre = models.ForeignKey(Genre, on_delete=models.CASCADE, related_name="+", db_index=False)
+    n = models.BigIntegerField()
+
+    class Meta:
+        abstract = True
+
+
+class PairTally(Tally):
+    """Pairs per dataset × split × genre × author label × counters (labels so far and votes per
+    label; the gold label follows from the votes). The agreement report, per-genre agreement,
+    Fleiss κ, gold and label counts and pair counts are sums over these rows."""
+
+    author_label = models.CharField(max_length=20)
+    label_count = models.SmallIntegerField()
+    entailment_votes = models.SmallIntegerField()
+    neutral_votes = models.SmallIntegerField()
+    contradiction_votes = models.SmallIntegerField()
+
+    class Meta:
+        db_table = "corpus_pairtally"
+
+
+class LengthKind(models.TextChoices):
+    PREMISE = "premise", "premise"
+    HYPOTHESIS = "hypothesis", "hypothesis"
+
+
+class LengthTally(Tally):
+    """Premises (kind premise) or pairs (kind hypothesis) per dataset × split × genre × length in
+    words: the dashboard's premise counts and length histograms (MultiNLI Figure 2)."""
+
+    kind = models.CharField(max_length=10, choices=LengthKind.choices)
+    words = models.IntegerField()
+
+    class Meta:
+        db_table = "corpus_lengthtally"
