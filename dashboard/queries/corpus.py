@@ -2,11 +2,12 @@
 import math
 
 from django.conf import settings
-from django.db.models import Count, F, Value
-from django.db.models.functions import Mod
+from django.db.models import Count, Max, Min
 
-from corpus.models import NO_GOLD, THREE_WAY
-from corpus.selectors import pairs_in, premises_in
+from corpus import tallies
+from corpus.gold import gold_from_votes
+from corpus.models import NO_GOLD, THREE_WAY, LengthKind, Pair
+from corpus.selectors import pairs_in
 
 from .. import overlap
 from ..figure_cache import cached, refreshable
@@ -40,32 +41,35 @@ def overlap_sample_size():
 
 
 def edit_relations(dataset=None, split=None):
-    """Hypothesis–premise relations (dashboard.overlap) over at most DASHBOARD_OVERLAP_SAMPLE pairs.
+    """Hypothesis–premise relations (dashboard.overlap) over about DASHBOARD_OVERLAP_SAMPLE pairs.
 
-    Comparing words needs Python, so a large corpus is sampled systematically (every k-th pair
-    by id); the page says how many pairs the shares rest on.
+    Comparing words needs Python, so a large corpus is sampled systematically: the pairs whose
+    id is in an arithmetic progression over the id range (looked up by primary key, no scan),
+    its step chosen from the maintained pair counts so that about the sample size falls in
+    scope; the page says how many pairs the shares rest on.
     """
     pairs = pairs_in(dataset, split)
-    total = pairs.count()
-    step = max(1, math.ceil(total / max(1, overlap_sample_size())))
-    if step > 1:
-        pairs = pairs.annotate(bucket=Mod(F("id"), Value(step))).filter(bucket=0)
+    total = sum(n for *_, n in tallies.pair_counts(dataset, split, by=("split",)))
+    everything = sum(n for *_, n in tallies.pair_counts(by=("split",))) or 1
+    sample = max(1, overlap_sample_size())
+    step = 1
+    if total > sample:
+        span = Pair.objects.aggregate(low=Min("id"), high=Max("id"))
+        ids = span["high"] - span["low"] + 1
+        # The scope holds about total/everything of the ids; take every step-th id of the range.
+        step = max(1, math.ceil(ids * total / everything / sample))
+        pairs = pairs.filter(pk__in=range(span["low"], span["high"] + 1, step))
     counts = overlap.relation_counts(pairs.values_list("premise__text", "hypothesis").iterator(chunk_size=2000))
     return {**counts, "total": total, "step": step}
 
 
 @refreshable("corpus")
 def _corpus_overview(dataset, split):
-    """Two scans in all: premises by (genre, length) and pairs by (length, gold, author label).
-
-    The word-count expression is the costly part, so each table is read once and the figures
-    (histograms, per-genre means, label counts) are summed from the few hundred grouped rows.
+    """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
+    by (genre, length), pairs by length and by (gold, author label); the relations are a sample.
     """
     labels = [label.value for label in THREE_WAY]
-    premise_rows = (
-        premises_in(dataset, split).annotate(words=word_count("text"))
-        .values_list("genre__slug", "genre__name", "words").annotate(n=Count("id")).order_by()
-    )
+    premise_rows = tallies.length_counts(LengthKind.PREMISE, dataset, split, by=("genre__slug", "genre__name", "words"))
     premise_lengths, genres = {}, {}
     for slug, name, words, n in premise_rows:
         premise_lengths[words] = premise_lengths.get(words, 0) + n
@@ -75,13 +79,11 @@ def _corpus_overview(dataset, split):
     per_genre = [
         {**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())
     ]
-    pair_rows = (
-        pairs_in(dataset, split).annotate(words=word_count("hypothesis"))
-        .values_list("words", "gold_label", "author_label").annotate(n=Count("id")).order_by()
-    )
-    hypothesis_lengths, gold, author = {}, dict.fromkeys(labels + [NO_GOLD], 0), dict.fromkeys(labels, 0)
-    for words, gold_label, author_label, n in pair_rows:
-        hypothesis_lengths[words] = hypothesis_lengths.get(words, 0) + n
+    hypothesis_lengths = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
+    gold, author = dict.fromkeys(labels + [NO_GOLD], 0), dict.fromkeys(labels, 0)
+    by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes")
+    for author_label, e, nu, c, n in tallies.pair_counts(dataset, split, by=by):
+        gold_label = gold_from_votes(e, nu, c)
         gold[gold_label] = gold.get(gold_label, 0) + n
         author[author_label] = author.get(author_label, 0) + n
     return {
