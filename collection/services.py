@@ -96,9 +96,11 @@ def claimable_premises(worker, dataset=None, now=None):
     """Premises this worker could be given now, least-written first.
 
     With one dataset (the usual case) the query reads `dataset_id = %s ... ORDER BY
-    writings_done, id` with the dataset's writings_per_premise as a constant, which walks the
-    partial index `premise_writing_queue` and stops at the first premise with room, probing the
-    open claims of each premise it passes (one index lookup each): O(log n + open claims).
+    writings_done, claims_made, id` with the dataset's writings_per_premise as a constant, which
+    walks the partial index `premise_claim_order` and stops at the first premise with room,
+    probing the open claims of each premise it passes (one index lookup each). A premise's
+    `claims_made` grows with each claim, so the premises held by open claims sort after the
+    unclaimed ones of the same writings_done and the walk seldom passes any: O(log n).
     """
     now = now or timezone.now()
     dataset = _collected_dataset(dataset)
@@ -113,8 +115,13 @@ def claimable_premises(worker, dataset=None, now=None):
         premises.exclude(pk__in=WritingClaim.objects.filter(worker=worker).values("premise_id"))
         .alias(load=F("writings_done") + Coalesce(_open_claims_subquery(now), Value(0)))
         .filter(load__lt=limit)
-        .order_by("writings_done", "id")
+        .order_by("writings_done", "claims_made", "id")
     )
+
+
+def _count_claim(premise_id):
+    """One more claim made on the premise (its row is locked): it sorts after the unclaimed ones."""
+    Premise.objects.filter(pk=premise_id).update(claims_made=F("claims_made") + 1)
 
 
 def _has_room(premise_id, now):
@@ -173,6 +180,7 @@ def _claim_once(worker, dataset, study_session):
             # Between our snapshot and our lock another worker may have claimed this premise
             # and committed; a fresh count (taken while we hold the row) tells the truth.
             if _has_room(premise.pk, now):
+                _count_claim(premise.pk)
                 return WritingClaim.objects.create(
                     worker=worker,
                     premise=premise,
@@ -209,6 +217,7 @@ def renew_expired_claim(worker, claim_token):
         claim.status = ClaimStatus.OPEN
         claim.expires_at = now + timedelta(minutes=_claim_minutes())
         claim.save(update_fields=["status", "expires_at"])
+        _count_claim(claim.premise_id)
         return claim
 
 

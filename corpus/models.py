@@ -160,6 +160,10 @@ class Premise(models.Model):
     split = models.CharField(max_length=5, choices=Split.choices, blank=True, db_index=True)
     status = models.CharField(max_length=10, choices=PremiseStatus.choices, default=PremiseStatus.AVAILABLE)
     writings_done = models.PositiveIntegerField(default=0)
+    claims_made = models.PositiveIntegerField(
+        default=0, editable=False,
+        help_text="Writing claims ever made on this premise: the claim's tie-break after writings_done.",
+    )
     source = models.CharField(max_length=255, blank=True, help_text="File the premise was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -170,12 +174,14 @@ class Premise(models.Model):
         indexes = [
             models.Index(fields=["dataset", "genre", "text_hash"], name="premise_genre_text"),
             models.Index(fields=["dataset", "status", "split", "writings_done"], name="premise_claimable"),
-            # The writing claim's ORDER BY writings_done, id LIMIT 1 walks this index and stops at
-            # the first premise with room: O(log n + open claims), not a sort of every candidate.
+            # The writing claim's ORDER BY writings_done, claims_made, id LIMIT 1 walks this index
+            # and stops at the first premise with room. Premises claimed and not yet written sort
+            # after the never-claimed ones of the same writings_done, so the walk does not pass
+            # every open claim: O(log n), not a sort of every candidate nor a probe per open claim.
             models.Index(
-                fields=["dataset", "writings_done", "id"],
+                fields=["dataset", "writings_done", "claims_made", "id"],
                 condition=Q(status=PremiseStatus.AVAILABLE) & ~Q(split=""),
-                name="premise_writing_queue",
+                name="premise_claim_order",
             ),
         ]
 
