@@ -373,6 +373,17 @@ def recompute_gold(dataset=None, fix=True):
     return report
 
 
+def rebuild_maintained():
+    """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
+    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s, under its locks."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {connection.ops.quote_name(ValidationLabel._meta.db_table)} IN SHARE MODE")
+        tallies.lock()
+        tallies.rebuild()
+
+
 # --- the two forms of the one UPDATE ------------------------------------------------------------
 
 def _update_with_correlated_subqueries(pairs):
