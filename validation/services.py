@@ -107,6 +107,8 @@ def claim_validation_batch(worker, dataset=None, study_session=None):
         # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.BATCH_SIZE
         candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3)
+        if connection.vendor == "postgresql":
+            return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
         # Lazily mark what has expired, the worker's own and on the candidates: those places
         # are free already (live claims are the unexpired ones), this keeps the status honest.
         ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
@@ -138,6 +140,49 @@ def claim_validation_batch(worker, dataset=None, study_session=None):
             for pk in chosen
         )
     return batch
+
+
+CLAIM_SQL = """
+WITH expired AS (
+    UPDATE {claims} SET status = %(expired)s
+    WHERE status = %(open)s AND expires_at <= %(now)s AND (worker_id = %(worker)s OR pair_id = ANY(%(candidates)s))
+    RETURNING id
+), roomy AS (
+    SELECT c.id, c.ord
+    FROM unnest(%(candidates)s::bigint[]) WITH ORDINALITY AS c(id, ord)
+    JOIN {pairs} p ON p.id = c.id
+    WHERE p.label_count + (
+        SELECT count(*) FROM {claims} v WHERE v.pair_id = p.id AND v.status = %(open)s AND v.expires_at > %(now)s
+    ) < %(target)s
+    ORDER BY c.ord
+    LIMIT %(size)s
+)
+INSERT INTO {claims} (batch, worker_id, pair_id, study_session_id, status, created_at, expires_at)
+SELECT %(batch)s, %(worker)s, roomy.id, %(session)s, %(open)s, %(now)s, %(expires_at)s FROM roomy ORDER BY roomy.ord
+RETURNING pair_id
+"""
+
+
+def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session):
+    """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
+
+    Marks what has expired (the worker's own claims and the candidates'), counts each locked
+    candidate's live claims afresh (a new statement's snapshot: every claim committed before our
+    locks), and inserts claims on the first `size` with room, in candidate order. The same steps
+    as the ORM path below, two round trips fewer.
+    """
+    batch = uuid.uuid4()
+    params = {
+        "open": ClaimStatus.OPEN.value, "expired": ClaimStatus.EXPIRED.value, "now": now, "worker": worker.pk,
+        "candidates": list(candidate_ids), "target": target, "size": size, "batch": batch,
+        "session": study_session.pk if study_session is not None else None,
+        "expires_at": now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"]),
+    }
+    sql = CLAIM_SQL.format(claims=ValidationClaim._meta.db_table, pairs=Pair._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        chosen = cursor.fetchall()
+    return batch if chosen else None
 
 
 @dataclass
