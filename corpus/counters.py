@@ -339,12 +339,16 @@ def find_disagreements(dataset=None, limit=SHOWN_DISAGREEMENTS):
     return count, examples
 
 
-def recompute_gold(dataset=None, fix=True):
+def recompute_gold(dataset=None, fix=True, lengths=False):
     """Report pairs whose counters disagree with the label table, then set every pair right.
 
     Returns a `RecomputeReport`. The fix is ONE set-based UPDATE: `UPDATE ... FROM (SELECT
     pair_id, count(*) FILTER (...) ... GROUP BY pair_id)` on PostgreSQL, a correlated-subquery
     UPDATE elsewhere (SQLite).
+
+    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) are checked
+    and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
+    does; an exclusion's recompute does not: no label moves a sentence's length).
     """
     pairs = pairs_in(dataset)
     with transaction.atomic():
@@ -358,7 +362,7 @@ def recompute_gold(dataset=None, fix=True):
         report.disagreements, report.examples = find_disagreements(dataset)
         # Maintained aggregates against the pairs' stored counters, before those are fixed: a
         # change the fix makes (an exclusion, say) is not drift; a tally a writer missed is.
-        truth = tallies.grouped_truth(dataset)
+        truth = tallies.grouped_truth(dataset, lengths=lengths)
         report.tally_drift = tallies.drift(dataset, truth)
         if fix and report.disagreements:
             if connection.vendor == "postgresql":

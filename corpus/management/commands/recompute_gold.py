@@ -21,7 +21,7 @@ class Command(BaseCommand):
         dataset = options["dataset"]
         if dataset and not Dataset.objects.filter(slug=dataset).exists():
             raise CommandError(f"no dataset {dataset!r}")
-        report = recompute_gold(dataset=dataset, fix=not options["check"])
+        report = recompute_gold(dataset=dataset, fix=not options["check"], lengths=True)
         style = self.style.WARNING if report.disagreements else self.style.SUCCESS
         self.stdout.write(style(report.summary()))
         if options["check"] and report.disagreements:
