@@ -1,7 +1,7 @@
 """Worker pages under gunicorn at human pace: server-side p50/p99 per page.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench .venv/bin/python bench/human_pace.py \\
-        [--validators 150] [--writers 50] [--seconds 60] [--think 4:12] [--configs "gthread:2:8"]
+        [--validators 150] [--writers 50] [--seconds 120] [--think 20:60] [--configs "gthread:2:8"]
 
 Uses the corpus bench/run.py generated (its database). Every simulated crowdworker has its own
 account and session and loops like a person: arrive (`/validate/next/` or `/write/next/`, which
@@ -31,6 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+os.environ.setdefault("NLI_DEFAULT_DATASET", "bench")  # the corpus bench/run.py generates: workers arrive into it
 PORT = 8766
 BASE = f"http://127.0.0.1:{PORT}"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -161,8 +162,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--validators", type=int, default=150)
     parser.add_argument("--writers", type=int, default=50)
-    parser.add_argument("--seconds", type=int, default=60)
-    parser.add_argument("--think", default="4:12", help="seconds a person spends on a task page, min:max")
+    parser.add_argument("--seconds", type=int, default=120)
+    parser.add_argument("--think", default="20:60", help="seconds a person spends on a task page, min:max")
     parser.add_argument("--configs", default="gthread:2:8")
     args = parser.parse_args()
     args.think_range = tuple(float(x) for x in args.think.split(":"))
