@@ -9,7 +9,7 @@ statement now and then (after a writer commits, one time in FOLD_EVERY; `recompu
 `fold_tallies` command), so a read stays a few hundred rows.
 
 Who writes deltas (all through here):
-  - `corpus.counters` (labels added, pairs created) with `pair_moved`/`pairs_added`;
+  - `corpus.counters` (labels added, pairs created) with `pairs_moved`/`pairs_added`;
   - premise imports (`premises_added`) and split assignment (`premises_moving`);
   - `corpus.counters.recompute_gold`, which compares the tallies with the truth grouped from the
     pairs and premises (`drift`) and rewrites them (`rebuild`).
@@ -21,11 +21,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import connection, transaction
-from django.db.models import Count, IntegerField, Sum, Value
+from django.db.models import Count, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
-from .gold import gold_from_votes
-from .models import LABELS_PER_PAIR, LengthKind, LengthTally, Pair, PairTally, Premise
+from .models import LengthKind, LengthTally, Pair, PairTally, Premise
 
 FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
 FOLD_LOCK = 0x7A11E5  # advisory lock key: one fold at a time (PostgreSQL)
@@ -265,15 +264,6 @@ def length_counts(kind, dataset=None, split=None, by=("words",)):
     return [tuple(row) for row in rows if row[-1]]
 
 
-def gold_of(row_state):
-    """Gold label from (label_count, e, nu, c)."""
-    return gold_from_votes(*row_state[1:4])
-
-
-def is_five(label_count):
-    return label_count == LABELS_PER_PAIR
-
-
 # --- verification and repair ---------------------------------------------------------------------
 
 SHOWN_DRIFT = 10
@@ -310,7 +300,7 @@ def grouped_truth(dataset=None, lengths=True):
     return truth
 
 
-def drift(dataset=None, truth=None):  # noqa: F811 (`truth`: the argument)
+def drift(dataset=None, truth=None):
     """Compare the maintained sums with the truth grouped from pairs and premises."""
     truth = truth or grouped_truth(dataset)
     report = Drift()
