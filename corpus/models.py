@@ -385,11 +385,13 @@ class PairTally(Tally):
 class LengthKind(models.TextChoices):
     PREMISE = "premise", "premise"
     HYPOTHESIS = "hypothesis", "hypothesis"
+    RELATION = "relation", "edit relations of a pair (words holds the bit mask of corpus.overlap)"
 
 
 class LengthTally(Tally):
     """Premises (kind premise) or pairs (kind hypothesis) per dataset × split × genre × length in
-    words: the dashboard's premise counts and length histograms (MultiNLI Figure 2)."""
+    words: the dashboard's premise counts and length histograms (MultiNLI Figure 2); and pairs
+    (kind relation) per bit mask of their edit relations to the premise (`corpus.overlap`)."""
 
     kind = models.CharField(max_length=10, choices=LengthKind.choices)
     words = models.IntegerField()

@@ -24,6 +24,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
+from .overlap import relation_mask
 from .models import LengthKind, LengthTally, Pair, PairTally, Premise
 
 FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
@@ -66,6 +67,16 @@ def premise_length_rows(premises):
         .values_list("dataset_id", "split", "genre_id", "words").annotate(n=Count("pk"))
     )
     return {(d, s, g, LengthKind.PREMISE.value, w): n for d, s, g, w, n in rows}
+
+
+def relation_rows(pairs):
+    """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
+    pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
+    rows = Counter()
+    texts = pairs.order_by().values_list("dataset_id", "premise__split", "premise__genre_id", "premise__text", "hypothesis")
+    for dataset_id, split, genre_id, premise_text, hypothesis in texts.iterator(chunk_size=5000):
+        rows[(dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, hypothesis))] += 1
+    return dict(rows)
 
 
 def hypothesis_length_rows(pairs):
@@ -123,31 +134,33 @@ def words(text):
 
 
 def _premise_facts(pairs):
-    """{premise pk: (split, genre pk)} for these pairs' premises: from the instances where loaded,
-    else one read per 900 premises."""
+    """{premise pk: (split, genre pk, text)} for these pairs' premises: from the instances where
+    loaded, else one read per 900 premises."""
     facts, missing = {}, set()
     for pair in pairs:
         if Pair.premise.is_cached(pair):
-            facts[pair.premise_id] = (pair.premise.split, pair.premise.genre_id)
+            facts[pair.premise_id] = (pair.premise.split, pair.premise.genre_id, pair.premise.text)
         else:
             missing.add(pair.premise_id)
     missing = sorted(missing)
     for start in range(0, len(missing), 900):
-        for pk, split, genre_id in Premise.objects.filter(pk__in=missing[start:start + 900]).values_list(
-            "pk", "split", "genre_id"
+        for pk, split, genre_id, text in Premise.objects.filter(pk__in=missing[start:start + 900]).values_list(
+            "pk", "split", "genre_id", "text"
         ):
-            facts[pk] = (split, genre_id)
+            facts[pk] = (split, genre_id, text)
     return facts
 
 
 def pairs_added(pairs):
-    """Record new pairs (saved Pair instances with their counters): counters and hypothesis lengths."""
+    """Record new pairs (saved Pair instances with their counters): counters, hypothesis lengths
+    and edit relations to the premise."""
     facts = _premise_facts(pairs)
     states, lengths = Counter(), Counter()
     for pair in pairs:
-        split, genre_id = facts[pair.premise_id]
+        split, genre_id, premise_text = facts[pair.premise_id]
         states[pair_key(pair, split, genre_id)] += 1
         lengths[(pair.dataset_id, split, genre_id, LengthKind.HYPOTHESIS.value, words(pair.hypothesis))] += 1
+        lengths[(pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))] += 1
     _insert(PairTally, PAIR_KEY, states)
     _insert(LengthTally, LENGTH_KEY, lengths)
 
@@ -184,7 +197,9 @@ def premises_moving(premises, split):
         return _add(_signed(rows, -1), {(k[0], split, *k[2:]): n for k, n in rows.items()})
 
     _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
-    _insert(LengthTally, LENGTH_KEY, _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))))
+    _insert(LengthTally, LENGTH_KEY, _add(
+        _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))), moved(relation_rows(pairs))
+    ))
 
 
 # --- folding -------------------------------------------------------------------------------------
@@ -296,7 +311,9 @@ def grouped_truth(dataset=None, lengths=True):
     pairs = pairs_in(dataset)
     truth = {PairTally: pair_rows(pairs)}
     if lengths:
-        truth[LengthTally] = {**premise_length_rows(premises_in(dataset)), **hypothesis_length_rows(pairs)}
+        truth[LengthTally] = {
+            **premise_length_rows(premises_in(dataset)), **hypothesis_length_rows(pairs), **relation_rows(pairs)
+        }
     return truth
 
 

@@ -1,17 +1,10 @@
 """The corpus page: label distributions, sentence lengths (MultiNLI Figure 2), per-genre means, edit relations."""
-import math
+from django.db.models import Count
 
-from django.conf import settings
-from django.db import connection
-from django.db.models import Count, Max, Min
-from django.db.models.expressions import RawSQL
-
-from corpus import tallies
+from corpus import overlap, tallies
 from corpus.gold import gold_from_votes
-from corpus.models import NO_GOLD, THREE_WAY, LengthKind, Pair
-from corpus.selectors import pairs_in
+from corpus.models import NO_GOLD, THREE_WAY, LengthKind
 
-from .. import overlap
 from ..figure_cache import cached, refreshable
 from .common import word_count
 
@@ -38,42 +31,24 @@ def histogram_summary(histogram):
     }
 
 
-def overlap_sample_size():
-    return getattr(settings, "DASHBOARD_OVERLAP_SAMPLE", 20000)
-
-
 def edit_relations(dataset=None, split=None):
-    """Hypothesis–premise relations (dashboard.overlap) over about DASHBOARD_OVERLAP_SAMPLE pairs.
-
-    Comparing words needs Python, so a large corpus is sampled systematically: the pairs whose
-    id is in an arithmetic progression over the id range (looked up by primary key, no scan),
-    its step chosen from the maintained pair counts so that about the sample size falls in
-    scope; the page says how many pairs the shares rest on.
-    """
-    pairs = pairs_in(dataset, split)
-    total = sum(n for *_, n in tallies.pair_counts(dataset, split, by=("split",)))
-    everything = sum(n for *_, n in tallies.pair_counts(by=("split",))) or 1
-    sample = max(1, overlap_sample_size())
-    step = 1
-    if total > sample:
-        span = Pair.objects.aggregate(low=Min("id"), high=Max("id"))
-        ids = span["high"] - span["low"] + 1
-        # The scope holds about total/everything of the ids; take every step-th id of the range.
-        step = max(1, math.ceil(ids * total / everything / sample))
-        if connection.vendor == "postgresql":
-            # A join with the series, not an IN list of ~20,000 parameters to parse and plan.
-            series = RawSQL("SELECT generate_series(%s::bigint, %s::bigint, %s::bigint)", [span["low"], span["high"], step])
-            pairs = pairs.filter(pk__in=series)
-        else:
-            pairs = pairs.filter(pk__in=range(span["low"], span["high"] + 1, step))
-    counts = overlap.relation_counts(pairs.values_list("premise__text", "hypothesis").iterator(chunk_size=2000))
-    return {**counts, "total": total, "step": step}
+    """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
+    aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
+    bit mask of corpus.overlap), so the page compares no words and reads no pair."""
+    counts = {name: 0 for name in overlap.RELATION_BITS}
+    total = 0
+    for mask, n in tallies.length_counts(LengthKind.RELATION, dataset, split):
+        total += n
+        for name, bit in overlap.RELATION_BITS.items():
+            if mask & bit:
+                counts[name] += n
+    return {"pairs": total, **counts, "total": total, "step": 1}
 
 
 @refreshable("corpus")
 def _corpus_overview(dataset, split):
     """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
-    by (genre, length), pairs by length and by (gold, author label); the relations are a sample.
+    by (genre, length), pairs by length, by (gold, author label) and by edit relations.
     """
     labels = [label.value for label in THREE_WAY]
     premise_rows = tallies.length_counts(LengthKind.PREMISE, dataset, split, by=("genre__slug", "genre__name", "words"))
