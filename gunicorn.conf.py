@@ -10,6 +10,10 @@ pause (a saturation test, clients on the same 2 shared cores, load ~10), request
     gthread, 2 processes x  8 threads   22.1/s   validation page p50 1281 ms  p99 2310 ms
     gthread, 2 processes x 16 threads   21.2/s   validation page p50  943 ms  p99 2798 ms
 Threads give 2.7x the throughput of the old sync setting; past 8 threads a process nothing more.
+At human pace (bench/human_pace.py: 200 workers thinking 20-60 s, 433k corpus, load ~10) this
+setting's server-side p50 is 80-90 ms for arrivals and task pages and 240-300 ms for submits
+(p99 0.4-2 s); the figures, and why a sync worker's server-side times read lower without being
+faster for the worker, are in bench/RESULTS-issue12.md.
 """
 import multiprocessing
 import os

@@ -26,6 +26,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from annotation_site.progress import ProgressWriter
+from corpus import tallies
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 
 from .models import PremiseImport
@@ -249,6 +250,7 @@ class _Importer:
                 )
                 self.report.per_file[source]["kept"] += 1
             Premise.objects.bulk_create(rows)
+            tallies.premises_added(rows)  # the dashboard's premise counts and lengths
             self.report.kept += len(rows)
         if self.on_batch is not None:
             self.on_batch(self.report)

@@ -98,9 +98,11 @@ def claimable_premises(worker, dataset=None, now=None):
     """Premises this worker could be given now, least-written first.
 
     With one dataset (the usual case) the query reads `dataset_id = %s ... ORDER BY
-    writings_done, id` with the dataset's writings_per_premise as a constant, which walks the
-    partial index `premise_writing_queue` and stops at the first premise with room, probing the
-    open claims of each premise it passes (one index lookup each): O(log n + open claims).
+    writings_done, claims_made, id` with the dataset's writings_per_premise as a constant, which
+    walks the partial index `premise_claim_order` and stops at the first premise with room,
+    probing the open claims of each premise it passes (one index lookup each). A premise's
+    `claims_made` grows with each claim, so the premises held by open claims sort after the
+    unclaimed ones of the same writings_done and the walk seldom passes any: O(log n).
     """
     now = now or timezone.now()
     dataset = _collected_dataset(dataset)
@@ -115,8 +117,13 @@ def claimable_premises(worker, dataset=None, now=None):
         premises.exclude(pk__in=WritingClaim.objects.filter(worker=worker).values("premise_id"))
         .alias(load=F("writings_done") + Coalesce(_open_claims_subquery(now), Value(0)))
         .filter(load__lt=limit)
-        .order_by("writings_done", "id")
+        .order_by("writings_done", "claims_made", "id")
     )
+
+
+def _count_claim(premise_id):
+    """One more claim made on the premise (its row is locked): it sorts after the unclaimed ones."""
+    Premise.objects.filter(pk=premise_id).update(claims_made=F("claims_made") + 1)
 
 
 def _has_room(premise_id, now):
@@ -174,7 +181,12 @@ def _claim_once(worker, dataset, study_session):
                 continue
             # Between our snapshot and our lock another worker may have claimed this premise
             # and committed; a fresh count (taken while we hold the row) tells the truth.
-            if _has_room(premise.pk, now):
+            if connection.vendor == "postgresql":
+                claim = _claim_if_room(worker, premise, now, study_session)
+                if claim is not None:
+                    return claim
+            elif _has_room(premise.pk, now):
+                _count_claim(premise.pk)
                 return WritingClaim.objects.create(
                     worker=worker,
                     premise=premise,
@@ -183,6 +195,47 @@ def _claim_once(worker, dataset, study_session):
                 )
             skipped.append(premise.pk)
         return _own_open_claim(worker, now)
+
+
+CLAIM_SQL = """
+WITH roomy AS (
+    SELECT p.id FROM {premises} p JOIN {datasets} d ON d.id = p.dataset_id
+    WHERE p.id = %(premise)s AND p.status = %(available)s AND p.writings_done + (
+        SELECT count(*) FROM {claims} c WHERE c.premise_id = p.id AND c.status = %(open)s AND c.expires_at > %(now)s
+    ) < d.writings_per_premise
+), counted AS (
+    UPDATE {premises} SET claims_made = claims_made + 1 WHERE id IN (SELECT id FROM roomy) RETURNING id
+)
+INSERT INTO {claims} (token, worker_id, premise_id, study_session_id, status, created_at, expires_at)
+SELECT %(token)s, %(worker)s, counted.id, %(session)s, %(open)s, %(now)s, %(expires_at)s FROM counted
+RETURNING id
+"""
+
+
+def _claim_if_room(worker, premise, now, study_session):
+    """PostgreSQL: the fresh count of the locked premise's places, its claims_made and the claim,
+    in one statement (what `_has_room`, `_count_claim` and the insert do in three). A new
+    statement's snapshot: it sees every claim committed before our lock. None when it is full."""
+    claim = WritingClaim(
+        worker=worker, premise=premise, study_session=study_session, status=ClaimStatus.OPEN,
+        created_at=now, expires_at=now + timedelta(minutes=_claim_minutes()),
+    )
+    params = {
+        "premise": premise.pk, "available": PremiseStatus.AVAILABLE.value, "open": ClaimStatus.OPEN.value,
+        "now": now, "token": claim.token, "worker": worker.pk,
+        "session": study_session.pk if study_session is not None else None, "expires_at": claim.expires_at,
+    }
+    sql = CLAIM_SQL.format(premises=Premise._meta.db_table, datasets=Dataset._meta.db_table,
+                           claims=WritingClaim._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    claim.pk = row[0]
+    claim._state.adding = False
+    claim._state.db = "default"
+    return claim
 
 
 def renew_expired_claim(worker, claim_token):
@@ -211,6 +264,7 @@ def renew_expired_claim(worker, claim_token):
         claim.status = ClaimStatus.OPEN
         claim.expires_at = now + timedelta(minutes=_claim_minutes())
         claim.save(update_fields=["status", "expires_at"])
+        _count_claim(claim.premise_id)
         return claim
 
 

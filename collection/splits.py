@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q
 
+from corpus import tallies
 from corpus.models import THREE_WAY, Dataset, Genre, Pair, Premise, PremiseStatus, Split
 
 from .models import WritingClaim
@@ -177,7 +178,9 @@ def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
     assignments[Split.TRAIN if genre.is_training else UNASSIGNED].extend(rest)
     for split, ids in assignments.items():
         for start in range(0, len(ids), 900):  # under SQLite's 999 parameters a statement
-            Premise.objects.filter(pk__in=ids[start:start + 900]).exclude(split=split).update(split=split)
+            moving = Premise.objects.filter(pk__in=ids[start:start + 900]).exclude(split=split)
+            tallies.premises_moving(moving, split)  # counts per split follow, in this transaction
+            moving.update(split=split)
 
     for pk, split in premises.values_list("pk", "split"):
         row.counts[split] += 1

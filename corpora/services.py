@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from annotation_site.celery import enqueue
 from annotation_site.progress import ProgressWriter
+from corpus import tallies
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, text_hash
 
@@ -282,6 +283,7 @@ def _premises_for(dataset, split, path, rows, report):
             source=Path(path).name[:255],
         )
     Premise.objects.bulk_create(new.values(), batch_size=1000)
+    tallies.premises_added(new.values())  # the dashboard's premise counts and lengths
     report.premises_created += len(new)
 
     premises = {}

@@ -1,15 +1,18 @@
 """Agreement statistics of validated pairs (MultiNLI Table 2 / 3, SNLI Table 3), in the database.
 
-Everything is one grouped statement over the pair counters (which `recompute_gold` keeps equal
-to the label table), whatever the number of pairs; the sums are taken in Python over its rows. The definitions, one line per
+Everything is one grouped statement over the maintained aggregates (`corpus.tallies.PairTally`:
+pairs per genre, author label and counters, moved with every label), a few hundred rows whatever
+the number of pairs; the sums are taken in Python over its rows. `source="pairs"` groups the
+pairs' own counters instead (the same figures; what the tests compare with). The definitions, one line per
 figure, are in docs/statistics.md; in short, fractions are over the pairs that have all five
 labels, and a "label" there is any of the five, the author's included, except where said.
 """
 from django.db.models import Case, Count, F, IntegerField, Q, Value, When
 
 from . import labels as scheme_labels
-from .gold import VOTE_FIELD
-from .models import LABELS_PER_PAIR, NO_GOLD, ValidationLabel
+from . import tallies
+from .gold import VOTE_FIELD, gold_from_votes
+from .models import LABELS_PER_PAIR, NO_GOLD, ItemKind, ValidationLabel
 from .selectors import pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
@@ -102,16 +105,31 @@ def _grouped_counts(pairs):
     )
 
 
-def agreement_stats(dataset=None, split=None):
+def _tallied_counts(dataset, split):
+    """The rows of `_grouped_counts`, summed from the maintained aggregates (one grouped statement)."""
+    for slug, author, label_count, e, nu, c, n in tallies.pair_counts(dataset, split):
+        five = label_count == LABELS_PER_PAIR
+        yield {
+            "premise__genre__slug": slug, "author_label": author, "gold_label": gold_from_votes(e, nu, c),
+            "is_five": int(five), "e": e if five else None, "nu": nu if five else None, "c": c if five else None, "n": n,
+        }
+
+
+def agreement_stats(dataset=None, split=None, source="tallies"):
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
     `dataset` is a Dataset or its slug; `split` filters by the premise's split. One grouped
-    statement; the sums are taken here. A two-way or ordinal dataset's figures are over its
-    scheme's categories and its labels are named in the scheme's words (`label_scheme` says
-    which); without a dataset, or for a three-way one, the figures are as they always were.
+    statement (over the maintained aggregates, or with source="pairs" over every pair); the sums
+    are taken here. A two-way or ordinal dataset's figures are over its scheme's categories and its
+    labels are named in the scheme's words (`label_scheme` says which); without a dataset, or for
+    a three-way one, the figures are as they always were. A multi-premise (MPE) dataset is read from
+    its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
     """
     dataset = resolve_dataset(dataset)
     scheme = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
+    if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
+        source = "pairs"
+    rows = _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
     totals = {
         "pairs": 0, "five": 0, "unanimous": 0, "individual_eq_gold": 0, "individual_eq_author": 0,
         "gold_eq_author": 0, "gold_ne_author": 0, "no_gold": 0,
@@ -120,7 +138,7 @@ def agreement_stats(dataset=None, split=None):
     squares = {label: 0 for label in THREE_WAY}
     genres = {}
     gold_counts = {label: 0 for label in [*THREE_WAY, NO_GOLD]}
-    for row in _grouped_counts(pairs_in(dataset, split)):
+    for row in rows:
         n = row["n"]
         genre = genres.setdefault(row["premise__genre__slug"], {"pairs": 0, "five": 0, "matching": 0})
         genre["pairs"] += n

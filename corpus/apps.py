@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save
 
 
 class CorpusConfig(AppConfig):
@@ -6,3 +7,9 @@ class CorpusConfig(AppConfig):
 
     name = "corpus"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from . import tallies
+        from .models import Premise
+
+        post_save.connect(tallies.premise_saved, sender=Premise, dispatch_uid="corpus.tallies.premise_saved")

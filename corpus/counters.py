@@ -5,15 +5,19 @@ label table. Every writer goes through here, in the same transaction as its labe
   - `add_label`: one label at a time (researchers, tests), under the pair's row lock;
   - `add_labels`: a validator's batch, one label on each of several pairs, in four statements;
   - `create_pairs`: new pairs with their labels in bulk (the writing task, corpus imports);
-  - `recompute_gold`: the check and the repair, set-based, from the label table alone;
+  - `recompute_gold`: the check and the repair, set-based, from the label table alone; it also
+    checks the maintained aggregates (`corpus.tallies`) against the pairs and rebuilds them;
   - `set_workers_excluded`: a worker's labels leave (or rejoin) the counters;
   - `adjudicate`: a researcher's (or an imported file's) gold label overrides the votes (MPE §4.2).
+Each writer also appends deltas to the maintained aggregates (`corpus.tallies`) in the same
+transaction, after its labels.
 A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
 Labels of excluded workers (worker quality, SNLI §2.2) do not count; imported labels (worker
 None) always do. A pair that lost a label to an exclusion takes replacement labels in positions
 after its last (6, 7, ...) until five labels count again; when an excluded worker is included
 again, a pair's gold counts its EARLIEST five counted labels by position, so the re-included
-label counts again and the latest replacement drops out (`in_gold`). Which pairs need validation is decided here too (`needs_validation`).
+label counts again and the latest replacement drops out (`in_gold`). Which pairs need validation
+is decided here too (`needs_validation`).
 """
 import random
 from dataclasses import dataclass, field
@@ -25,6 +29,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
 
+from . import tallies
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
 from . import labels as scheme_labels
 from .models import (
@@ -81,8 +86,9 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
     if label not in VOTE_FIELD:
         raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     with transaction.atomic():
-        locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
+        locked = Pair.objects.select_for_update(no_key=True, of=("self",)).select_related("premise").get(pk=pair.pk)
         _check_scheme(locked, label, ordinal)
+        before = tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id)
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
         # `label_count` counts the labels that count (excluded workers' do not), under the lock.
         if locked.label_count >= LABELS_PER_PAIR:
@@ -113,6 +119,7 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
         if gold != locked.gold_label:
             Pair.objects.filter(pk=locked.pk).update(gold_label=gold)
             locked.gold_label = gold
+        tallies.pairs_moved([(before, tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id))])
     # The caller's instance follows the database, so pages built from it are current.
     for name in COUNTERS:
         setattr(pair, name, getattr(locked, name))
@@ -176,11 +183,14 @@ def add_labels(labelled, worker=None, seconds=None):
     with transaction.atomic(savepoint=False):
         locked = {
             pair.pk: pair
-            for pair in Pair.objects.select_for_update(no_key=True)
+            for pair in Pair.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("premise")
             .filter(pk__in=ids)
             .order_by("pk")
-            .only("pk", "pair_id", "author_id", "adjudicated_label", *COUNTERS)
+            .only("pk", "pair_id", "author_id", "dataset_id", "author_label", "adjudicated_label", *COUNTERS,
+                  "premise__split", "premise__genre_id")
         }
+        before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
         existing = {}
         for pair_pk, position, worker_id in ValidationLabel.objects.filter(pair_id__in=ids).values_list(
             "pair_id", "position", "worker_id"
@@ -205,6 +215,10 @@ def add_labels(labelled, worker=None, seconds=None):
             created = ValidationLabel.objects.bulk_create(new_labels)
             # Absolute values are safe: the rows are locked since they were read.
             Pair.objects.bulk_update(list(locked.values()), list(COUNTERS))
+            # The maintained aggregates move in the same transaction: one INSERT of deltas.
+            tallies.pairs_moved([
+                (before[pk], tallies.pair_key(row, row.premise.split, row.premise.genre_id)) for pk, row in locked.items()
+            ])
     if refusal is not None:
         raise LabelRefused(refusal)
     for pair, _, _ in labelled:
@@ -259,6 +273,8 @@ def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validatio
     )
     if ordinals is not None:
         _set_ordinals(created, ordinals)
+    # After the labels (the order `recompute_gold` relies on): counts and lengths of the new pairs.
+    tallies.pairs_added(created)
     return created
 
 
@@ -332,6 +348,7 @@ class RecomputeReport:
     disagreements: int = 0
     fixed: int = 0
     examples: list = field(default_factory=list)  # dicts: pair_id, stored, recomputed
+    tally_drift: object = None  # corpus.tallies.Drift: maintained aggregates vs the stored counters
 
     def summary(self):
         lines = [
@@ -343,6 +360,8 @@ class RecomputeReport:
         if self.disagreements > len(self.examples):
             lines.append(f"    ... and {self.disagreements - len(self.examples)} more")
         lines.append(f"pairs fixed: {self.fixed}")
+        if self.tally_drift is not None:
+            lines.append(self.tally_drift.summary())
         return "\n".join(lines)
 
 
@@ -422,12 +441,16 @@ def find_disagreements(dataset=None, limit=SHOWN_DISAGREEMENTS):
     return count, examples
 
 
-def recompute_gold(dataset=None, fix=True):
+def recompute_gold(dataset=None, fix=True, lengths=False):
     """Report pairs whose counters disagree with the label table, then set every pair right.
 
     Returns a `RecomputeReport`. The fix is ONE set-based UPDATE: `UPDATE ... FROM (SELECT
     pair_id, count(*) FILTER (...) ... GROUP BY pair_id)` on PostgreSQL, a correlated-subquery
     UPDATE elsewhere (SQLite).
+
+    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) are checked
+    and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
+    does; an exclusion's recompute does not: no label moves a sentence's length).
     """
     pairs = pairs_in(dataset)
     with transaction.atomic():
@@ -436,14 +459,35 @@ def recompute_gold(dataset=None, fix=True):
             # label committed during the recompute cannot be missed. SQLite serialises writes anyway.
             with connection.cursor() as cursor:
                 cursor.execute(f"LOCK TABLE {connection.ops.quote_name(ValidationLabel._meta.db_table)} IN SHARE MODE")
+            tallies.lock()
         report = RecomputeReport(pairs_checked=pairs.count())
         report.disagreements, report.examples = find_disagreements(dataset)
+        # Maintained aggregates against the pairs' stored counters, before those are fixed: a
+        # change the fix makes (an exclusion, say) is not drift; a tally a writer missed is.
+        truth = tallies.grouped_truth(dataset, lengths=lengths)
+        report.tally_drift = tallies.drift(dataset, truth)
         if fix and report.disagreements:
             if connection.vendor == "postgresql":
                 report.fixed = _update_from_grouped_labels(pairs)
             else:
                 report.fixed = _update_with_correlated_subqueries(pairs)
+            truth[tallies.PairTally] = tallies.pair_rows(pairs)  # the fix moved counters, not texts
+        if fix:
+            # Rebuilt from the (now right) counters, one row per key: a repair and a fold at once.
+            tallies.rebuild(dataset, truth)
+            report.tally_drift.rebuilt = True
     return report
+
+
+def rebuild_maintained():
+    """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
+    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s, under its locks."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {connection.ops.quote_name(ValidationLabel._meta.db_table)} IN SHARE MODE")
+        tallies.lock()
+        tallies.rebuild()
 
 
 # --- the two forms of the one UPDATE ------------------------------------------------------------

@@ -179,6 +179,10 @@ class Premise(models.Model):
     split = models.CharField(max_length=5, choices=Split.choices, blank=True, db_index=True)
     status = models.CharField(max_length=10, choices=PremiseStatus.choices, default=PremiseStatus.AVAILABLE)
     writings_done = models.PositiveIntegerField(default=0)
+    claims_made = models.PositiveIntegerField(
+        default=0, editable=False,
+        help_text="Writing claims ever made on this premise: the claim's tie-break after writings_done.",
+    )
     source = models.CharField(max_length=255, blank=True, help_text="File the premise was imported from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -189,17 +193,20 @@ class Premise(models.Model):
         indexes = [
             models.Index(fields=["dataset", "genre", "text_hash"], name="premise_genre_text"),
             models.Index(fields=["dataset", "status", "split", "writings_done"], name="premise_claimable"),
-            # The writing claim's ORDER BY writings_done, id LIMIT 1 walks this index and stops at
-            # the first premise with room: O(log n + open claims), not a sort of every candidate.
+            # The writing claim's ORDER BY writings_done, claims_made, id LIMIT 1 walks this index
+            # and stops at the first premise with room. Premises claimed and not yet written sort
+            # after the never-claimed ones of the same writings_done, so the walk does not pass
+            # every open claim: O(log n), not a sort of every candidate nor a probe per open claim.
             models.Index(
-                fields=["dataset", "writings_done", "id"],
+                fields=["dataset", "writings_done", "claims_made", "id"],
                 condition=Q(status=PremiseStatus.AVAILABLE) & ~Q(split=""),
-                name="premise_writing_queue",
+                name="premise_claim_order",
             ),
         ]
 
     def save(self, *args, **kwargs):
         self.text_hash = text_hash(self.text)
+        # A new premise is counted in the maintained aggregates by a post_save receiver (corpus.apps).
         super().save(*args, **kwargs)
 
     def __str__(self):
@@ -477,3 +484,53 @@ class GrammaticalityJudgment(models.Model):
 
     def __str__(self):
         return f"{self.pair_id}: {self.judgment}"
+
+
+# --- maintained aggregates -------------------------------------------------------------------------
+
+class Tally(models.Model):
+    """An append-only delta of a maintained aggregate: `n` (signed) rows of the table it counts
+    have the key of this row. A figure is the sum of `n` over its key; `corpus.tallies.fold`
+    replaces the deltas by one row per key now and then. Writers only ever INSERT, so no row is
+    hot and concurrent validators never wait for each other here."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    split = models.CharField(max_length=5, blank=True)
+    genre = models.ForeignKey(Genre, on_delete=models.CASCADE, related_name="+", db_index=False)
+    n = models.BigIntegerField()
+
+    class Meta:
+        abstract = True
+
+
+class PairTally(Tally):
+    """Pairs per dataset × split × genre × author label × counters (labels so far and votes per
+    label; the gold label follows from the votes). The agreement report, per-genre agreement,
+    Fleiss κ, gold and label counts and pair counts are sums over these rows."""
+
+    author_label = models.CharField(max_length=20)
+    label_count = models.SmallIntegerField()
+    entailment_votes = models.SmallIntegerField()
+    neutral_votes = models.SmallIntegerField()
+    contradiction_votes = models.SmallIntegerField()
+
+    class Meta:
+        db_table = "corpus_pairtally"
+
+
+class LengthKind(models.TextChoices):
+    PREMISE = "premise", "premise"
+    HYPOTHESIS = "hypothesis", "hypothesis"
+    RELATION = "relation", "edit relations of a pair (words holds the bit mask of corpus.overlap)"
+
+
+class LengthTally(Tally):
+    """Premises (kind premise) or pairs (kind hypothesis) per dataset × split × genre × length in
+    words: the dashboard's premise counts and length histograms (MultiNLI Figure 2); and pairs
+    (kind relation) per bit mask of their edit relations to the premise (`corpus.overlap`)."""
+
+    kind = models.CharField(max_length=10, choices=LengthKind.choices)
+    words = models.IntegerField()
+
+    class Meta:
+        db_table = "corpus_lengthtally"

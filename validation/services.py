@@ -111,6 +111,11 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
         # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.BATCH_SIZE
         candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3, item_kind=item_kind)
+        catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
+        if connection.vendor == "postgresql" and dataset is not None and not catch:
+            # The common case (a study's batch: one dataset, so one label scheme, and no catch
+            # trial drawn) in one statement; the ORM path below does the same in a few more.
+            return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
         # Lazily mark what has expired, the worker's own and on the candidates: those places
         # are free already (live claims are the unexpired ones), this keeps the status honest.
         ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
@@ -137,7 +142,6 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
         if not chosen:
             # Never a batch of catch trials alone: they ride along with real work.
             return None
-        catch = _catch_trials(worker, study_session, dataset, size, taken=chosen)
         chosen = chosen[: size - len(catch)]
         items = [(pk, False) for pk in chosen]
         # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
@@ -201,6 +205,50 @@ def _catch_trials(worker, study_session, dataset, size, taken=()):
     ):
         picked += [pk for pk in pks or () if pk not in picked and pk not in taken]
     return picked[:count]
+
+
+CLAIM_SQL = """
+WITH expired AS (
+    UPDATE {claims} SET status = %(expired)s
+    WHERE status = %(open)s AND expires_at <= %(now)s AND (worker_id = %(worker)s OR pair_id = ANY(%(candidates)s))
+    RETURNING id
+), roomy AS (
+    SELECT c.id, c.ord
+    FROM unnest(%(candidates)s::bigint[]) WITH ORDINALITY AS c(id, ord)
+    JOIN {pairs} p ON p.id = c.id
+    WHERE p.label_count + (
+        SELECT count(*) FROM {claims} v
+        WHERE v.pair_id = p.id AND v.status = %(open)s AND v.expires_at > %(now)s AND NOT v.is_catch_trial
+    ) < %(target)s
+    ORDER BY c.ord
+    LIMIT %(size)s
+)
+INSERT INTO {claims} (batch, worker_id, pair_id, study_session_id, status, created_at, expires_at, is_catch_trial)
+SELECT %(batch)s, %(worker)s, roomy.id, %(session)s, %(open)s, %(now)s, %(expires_at)s, false FROM roomy ORDER BY roomy.ord
+RETURNING pair_id
+"""
+
+
+def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session):
+    """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
+
+    Marks what has expired (the worker's own claims and the candidates'), counts each locked
+    candidate's live claims afresh (a new statement's snapshot: every claim committed before our
+    locks), and inserts claims on the first `size` with room, in candidate order. The same steps
+    as the ORM path below, two round trips fewer.
+    """
+    batch = uuid.uuid4()
+    params = {
+        "open": ClaimStatus.OPEN.value, "expired": ClaimStatus.EXPIRED.value, "now": now, "worker": worker.pk,
+        "candidates": list(candidate_ids), "target": target, "size": size, "batch": batch,
+        "session": study_session.pk if study_session is not None else None,
+        "expires_at": now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"]),
+    }
+    sql = CLAIM_SQL.format(claims=ValidationClaim._meta.db_table, pairs=Pair._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        chosen = cursor.fetchall()
+    return batch if chosen else None
 
 
 @dataclass

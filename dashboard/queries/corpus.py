@@ -1,14 +1,10 @@
 """The corpus page: label distributions, sentence lengths (MultiNLI Figure 2), per-genre means, edit relations."""
-import math
+from django.db.models import Count
 
-from django.conf import settings
-from django.db.models import Count, F, Value
-from django.db.models.functions import Mod
+from corpus import overlap, tallies
+from corpus.gold import gold_from_votes
+from corpus.models import NO_GOLD, THREE_WAY, LengthKind
 
-from corpus.models import NO_GOLD, THREE_WAY
-from corpus.selectors import pairs_in, premises_in
-
-from .. import overlap
 from ..figure_cache import cached, refreshable
 from .common import word_count
 
@@ -35,37 +31,27 @@ def histogram_summary(histogram):
     }
 
 
-def overlap_sample_size():
-    return getattr(settings, "DASHBOARD_OVERLAP_SAMPLE", 20000)
-
-
 def edit_relations(dataset=None, split=None):
-    """Hypothesis–premise relations (dashboard.overlap) over at most DASHBOARD_OVERLAP_SAMPLE pairs.
-
-    Comparing words needs Python, so a large corpus is sampled systematically (every k-th pair
-    by id); the page says how many pairs the shares rest on.
-    """
-    pairs = pairs_in(dataset, split)
-    total = pairs.count()
-    step = max(1, math.ceil(total / max(1, overlap_sample_size())))
-    if step > 1:
-        pairs = pairs.annotate(bucket=Mod(F("id"), Value(step))).filter(bucket=0)
-    counts = overlap.relation_counts(pairs.values_list("premise__text", "hypothesis").iterator(chunk_size=2000))
-    return {**counts, "total": total, "step": step}
+    """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
+    aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
+    bit mask of corpus.overlap), so the page compares no words and reads no pair."""
+    counts = {name: 0 for name in overlap.RELATION_BITS}
+    total = 0
+    for mask, n in tallies.length_counts(LengthKind.RELATION, dataset, split):
+        total += n
+        for name, bit in overlap.RELATION_BITS.items():
+            if mask & bit:
+                counts[name] += n
+    return {"pairs": total, **counts, "total": total, "step": 1}
 
 
 @refreshable("corpus")
 def _corpus_overview(dataset, split):
-    """Two scans in all: premises by (genre, length) and pairs by (length, gold, author label).
-
-    The word-count expression is the costly part, so each table is read once and the figures
-    (histograms, per-genre means, label counts) are summed from the few hundred grouped rows.
+    """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
+    by (genre, length), pairs by length, by (gold, author label) and by edit relations.
     """
     labels = [label.value for label in THREE_WAY]
-    premise_rows = (
-        premises_in(dataset, split).annotate(words=word_count("text"))
-        .values_list("genre__slug", "genre__name", "words").annotate(n=Count("id")).order_by()
-    )
+    premise_rows = tallies.length_counts(LengthKind.PREMISE, dataset, split, by=("genre__slug", "genre__name", "words"))
     premise_lengths, genres = {}, {}
     for slug, name, words, n in premise_rows:
         premise_lengths[words] = premise_lengths.get(words, 0) + n
@@ -75,13 +61,11 @@ def _corpus_overview(dataset, split):
     per_genre = [
         {**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())
     ]
-    pair_rows = (
-        pairs_in(dataset, split).annotate(words=word_count("hypothesis"))
-        .values_list("words", "gold_label", "author_label").annotate(n=Count("id")).order_by()
-    )
-    hypothesis_lengths, gold, author = {}, dict.fromkeys(labels + [NO_GOLD], 0), dict.fromkeys(labels, 0)
-    for words, gold_label, author_label, n in pair_rows:
-        hypothesis_lengths[words] = hypothesis_lengths.get(words, 0) + n
+    hypothesis_lengths = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
+    gold, author = dict.fromkeys(labels + [NO_GOLD], 0), dict.fromkeys(labels, 0)
+    by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes")
+    for author_label, e, nu, c, n in tallies.pair_counts(dataset, split, by=by):
+        gold_label = gold_from_votes(e, nu, c)
         gold[gold_label] = gold.get(gold_label, 0) + n
         author[author_label] = author.get(author_label, 0) + n
     return {

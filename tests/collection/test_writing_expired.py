@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from collection import services
 from collection.models import WritingClaim
-from corpus.models import Pair
+from corpus.models import Pair, Premise, PremiseStatus
 from crowd.models import ClaimStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
 
@@ -58,8 +58,12 @@ def test_resubmitted_sentences_go_to_the_same_line_while_it_is_free(writer):
 def test_a_line_taken_meanwhile_gets_a_fresh_task_with_the_sentences_to_copy(writer, make_worker):
     client, worker, claim, dataset = writer
     other = make_worker()
+    # Never-claimed premises are served before a freed one (claims_made): set the other aside.
+    others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
+    others.update(status=PremiseStatus.HELD)
     taken = services.claim_next_premise(other, dataset)
     assert taken.premise_id == claim.premise_id  # the freed line went to someone else
+    others.update(status=PremiseStatus.AVAILABLE)
     response = client.post(reverse("writing_resubmit", args=[claim.token]), GOOD, follow=True)
     page = response.content.decode()
     assert "gone to someone else" in page

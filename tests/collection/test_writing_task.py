@@ -447,3 +447,16 @@ def test_login_and_logout(client, make_worker):
 
 def test_workers_never_see_the_admin(worker_client):
     assert worker_client.get("/admin/").status_code == 403
+
+
+def test_never_claimed_premises_are_served_before_one_held_by_an_open_claim(setup, make_worker):
+    """ORDER BY writings_done, claims_made, id: with room for two writers on the first premise,
+    the second writer still gets the second premise, so a claim never walks past open claims."""
+    dataset, genre = setup
+    dataset.writings_per_premise = 2
+    dataset.save()
+    first_premise, second_premise = add_premises(dataset, genre, 2)
+    assert services.claim_next_premise(make_worker(), dataset).premise_id == first_premise.pk
+    assert services.claim_next_premise(make_worker(), dataset).premise_id == second_premise.pk
+    # Both claimed once: the first premise's second place comes next.
+    assert services.claim_next_premise(make_worker(), dataset).premise_id == first_premise.pk

@@ -2,10 +2,12 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.management import DATA_COMMAND_CHECKS
 from collection.splits import SplitAssignmentError, assign_splits
 
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = (
         "Assign each genre's premises to train / dev / test: premises holding N pairs per genre to dev and "
         "to test (unwritten premises count the pairs they will get), the rest of a training genre to train; "

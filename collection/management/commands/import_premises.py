@@ -4,10 +4,12 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.management import DATA_COMMAND_CHECKS
 from collection.premise_import import PremiseImportError, import_premises
 
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = (
         "Import premise sentences of one genre from plain text (paragraphs split into sentences) "
         "or JSONL (one premise a line under text / sentence1 / premise, optional promptID). "

@@ -1,11 +1,13 @@
 """python manage.py import_pairs FILE --dataset NAME [--genre G] [--split S]"""
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.management import DATA_COMMAND_CHECKS
 from corpora.services import CorpusImportError, import_pairs_file
 from corpus.models import Split
 
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = (
         "Import an SNLI/MultiNLI corpus file (JSONL, or TSV in the MultiNLI or GLUE layout) as premises, "
         "pairs and their labels. Malformed lines are reported with their numbers and skipped; pairs already "

@@ -3,6 +3,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.management import DATA_COMMAND_CHECKS
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Split
 
@@ -27,6 +28,7 @@ def _kappa(value):
 
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = "Validation agreement statistics (MultiNLI Table 2, SNLI Table 3, per-genre agreement) computed in SQL."
 
     def add_arguments(self, parser):

@@ -1,11 +1,13 @@
 """python manage.py recompute_gold [--dataset NAME] [--check]"""
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.management import DATA_COMMAND_CHECKS
 from corpus.counters import recompute_gold
 from corpus.models import Dataset
 
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = (
         "Recompute every pair's label counters and gold label from the label table (labels of excluded "
         "workers left out): first report the pairs whose stored counters disagree, then fix them in one UPDATE."
@@ -19,7 +21,7 @@ class Command(BaseCommand):
         dataset = options["dataset"]
         if dataset and not Dataset.objects.filter(slug=dataset).exists():
             raise CommandError(f"no dataset {dataset!r}")
-        report = recompute_gold(dataset=dataset, fix=not options["check"])
+        report = recompute_gold(dataset=dataset, fix=not options["check"], lengths=True)
         style = self.style.WARNING if report.disagreements else self.style.SUCCESS
         self.stdout.write(style(report.summary()))
         if options["check"] and report.disagreements:

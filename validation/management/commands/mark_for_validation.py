@@ -1,11 +1,13 @@
 """Choose which pairs get four validation labels: all of dev/test, and a share of train."""
 from django.core.management.base import BaseCommand, CommandError
 
+from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset
 from validation import services
 
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = (
         "Mark a dataset's dev and test pairs, and a reproducible random share of its train pairs, "
         "as needing four validation labels."

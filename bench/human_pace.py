@@ -1,0 +1,180 @@
+"""Worker pages under gunicorn at human pace: server-side p50/p99 per page.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench .venv/bin/python bench/human_pace.py \\
+        [--validators 150] [--writers 50] [--seconds 120] [--think 20:60] [--configs "gthread:2:8"]
+
+Uses the corpus bench/run.py generated (its database). Every simulated crowdworker has its own
+account and session and loops like a person: arrive (`/validate/next/` or `/write/next/`, which
+claims and redirects), read the task page, think (a uniform pause, `--think` seconds, min:max),
+submit (five labels, or three sentences), and arrive again. Each client also asks for the login
+page now and then (the baseline: a template, no data). gunicorn runs with gunicorn.conf.py (the
+worker class, processes and threads of `--configs` on top) and logs every request's own time
+(`%(D)s`, measured inside the server from the request's arrival at a worker to its response,
+so the client's and the network's time are not in it); p50/p99 are taken per page from that log.
+"""
+import argparse
+import http.cookiejar
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+os.environ.setdefault("NLI_DEFAULT_DATASET", "bench")  # the corpus bench/run.py generates: workers arrive into it
+PORT = 8766
+BASE = f"http://127.0.0.1:{PORT}"
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+LABEL_FIELD = re.compile(r'name="(label-\d+)"')
+
+PAGES = [  # (page, method, path pattern)
+    ("login page (baseline)", "GET", re.compile(r"^/accounts/login/")),
+    ("validation: arrive + claim", "GET", re.compile(r"^/validate/next/")),
+    ("validation: batch page", "GET", re.compile(r"^/validate/batch/")),
+    ("validation: submit five labels", "POST", re.compile(r"^/validate/batch/")),
+    ("writing: arrive + claim", "GET", re.compile(r"^/write/next/")),
+    ("writing: task page", "GET", re.compile(r"^/write/[0-9a-f-]{36}/$")),
+    ("writing: submit three sentences", "POST", re.compile(r"^/write/[0-9a-f-]{36}/$")),
+]
+
+
+def logged_in_opener(session_cookie):
+    """An opener with the person's session cookie in its jar (the CSRF cookie joins it on the first page)."""
+    name, value = session_cookie.split("=", 1)
+    jar = http.cookiejar.CookieJar()
+    jar.set_cookie(http.cookiejar.Cookie(
+        0, name, value, None, False, "127.0.0.1", False, False, "/", True, False, None, False, None, None, {}
+    ))
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+
+
+def fetch(opener, path, data=None):
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    try:
+        with opener.open(BASE + path, body, timeout=60) as response:
+            return response.status, response.geturl(), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.geturl(), error.read().decode(errors="replace")
+
+
+def person(kind, cookie, deadline, think, counts, errors, rng):
+    opener = logged_in_opener(cookie)
+    number = 0
+    while time.time() < deadline:
+        if rng.random() < 0.2:
+            fetch(opener, "/accounts/login/")
+        status, url, page = fetch(opener, "/validate/next/" if kind == "validator" else "/write/next/")
+        path = urllib.parse.urlparse(url).path
+        if status != 200 or "/next/" in path or ("/batch/" not in path and "/write/" not in path):
+            counts["no task"] += 1
+            time.sleep(min(think[1], max(0.0, deadline - time.time())))
+            continue
+        token = CSRF.search(page)
+        time.sleep(rng.uniform(*think))
+        if time.time() >= deadline:
+            break
+        number += 1
+        if kind == "validator":
+            data = {name: rng.choice(["entailment", "neutral", "contradiction"]) for name in set(LABEL_FIELD.findall(page))}
+        else:
+            stamp = f"{id(opener) % 100000}-{number}"
+            data = {"entailment": f"Someone is somewhere ({stamp}).", "neutral": f"Someone may be happy ({stamp}).",
+                    "contradiction": f"Nobody is anywhere ({stamp})."}
+        data["csrfmiddlewaretoken"] = token.group(1) if token else ""
+        status, url, _ = fetch(opener, path, data)
+        if status != 200 or urllib.parse.urlparse(url).path == path:
+            errors.append((kind, status))
+        else:
+            counts[kind] += 1
+
+
+def run_config(config, cookies, args):
+    worker_class, processes, threads = config.split(":")
+    with tempfile.TemporaryDirectory(prefix="nli-human-pace-") as tmp:
+        log = Path(tmp) / "access.log"
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "-c", str(REPO / "gunicorn.conf.py"),
+             "--bind", f"127.0.0.1:{PORT}", "--worker-class", worker_class, "--workers", processes,
+             "--threads", threads, "--access-logfile", str(log),
+             "--access-logformat", '%(m)s %(U)s %(s)s %(D)s'],
+            cwd=REPO, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            for _ in range(150):
+                try:
+                    urllib.request.urlopen(BASE + "/accounts/login/", timeout=2).read()
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            counts = {"validator": 0, "writer": 0, "no task": 0}
+            errors = []
+            deadline = time.time() + args.seconds
+            rng = random.Random(7)
+            people = [
+                threading.Thread(target=person, args=(kind, cookie, deadline, args.think_range, counts, errors,
+                                                      random.Random(rng.random())))
+                for kind, cookie in cookies
+            ]
+            started = time.time()
+            for index, thread in enumerate(people):
+                thread.start()
+                time.sleep(args.think_range[1] / len(people))  # arrivals spread over one think time
+            for thread in people:
+                thread.join()
+            elapsed = time.time() - started
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        times = {page: [] for page, _, _ in PAGES}
+        for line in log.read_text().splitlines():
+            method, path, status, micros = line.split()
+            for page, page_method, pattern in PAGES:
+                if method == page_method and pattern.match(path):
+                    times[page].append(int(micros) / 1000)
+                    break
+    load = os.getloadavg()
+    print(f"{config}: {worker_class}, {processes} processes x {threads} threads; {args.validators} validators + "
+          f"{args.writers} writers, think {args.think}, {elapsed:.0f} s; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"  done: {counts['validator']} batches, {counts['writer']} writings, {counts['no task']} arrivals without a task, "
+          f"{len(errors)} failed submits {errors[:3]}")
+    base = None
+    for page, values in times.items():
+        if not values:
+            continue
+        values.sort()
+        p99 = values[max(0, int(len(values) * 0.99) - 1)]
+        base = base or p99
+        print(f"  {page:<34} n {len(values):6d}   p50 {statistics.median(values):7.1f} ms   p99 {p99:7.1f} ms"
+              f"   max {values[-1]:7.1f} ms   p99 {p99 / base:5.2f}x the login page's")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--validators", type=int, default=150)
+    parser.add_argument("--writers", type=int, default=50)
+    parser.add_argument("--seconds", type=int, default=120)
+    parser.add_argument("--think", default="20:60", help="seconds a person spends on a task page, min:max")
+    parser.add_argument("--configs", default="gthread:2:8")
+    args = parser.parse_args()
+    args.think_range = tuple(float(x) for x in args.think.split(":"))
+    sys.path.insert(0, str(REPO / "bench"))
+    from gunicorn_pages import sessions_for
+
+    cookies = [("validator", c) for c in sessions_for(args.validators)] + [("writer", c) for c in sessions_for(args.writers)]
+    random.Random(3).shuffle(cookies)
+    for config in args.configs.split(","):
+        run_config(config, cookies, args)
+
+
+if __name__ == "__main__":
+    main()

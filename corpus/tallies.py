@@ -1,0 +1,364 @@
+"""Maintained aggregates: the sums that statistics and dashboard figures need, kept per dataset ×
+split × genre so that no report or page scans the corpus.
+
+Two append-only delta tables (`PairTally`, `LengthTally`). A writer that changes what they count
+INSERTs signed deltas in its own transaction (never an UPDATE of a shared row: no hot row, so
+concurrent validators do not serialise on a counter). A figure is the SUM of `n` over its key,
+folded rows and fresh deltas alike; `fold` replaces every delta by one row per key in a single
+statement now and then (after a writer commits, one time in FOLD_EVERY; `recompute_gold`; the
+`fold_tallies` command), so a read stays a few hundred rows.
+
+Who writes deltas (all through here):
+  - `corpus.counters` (labels added, pairs created) with `pairs_moved`/`pairs_added`;
+  - premise imports (`premises_added`) and split assignment (`premises_moving`);
+  - `corpus.counters.recompute_gold`, which compares the tallies with the truth grouped from the
+    pairs and premises (`drift`) and rewrites them (`rebuild`).
+Anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside a
+dataset's deletion, shows as drift in the next recompute, which repairs it.
+"""
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+from django.db.models import Count, Sum, Value
+from django.db.models.functions import Length, Replace, Trim
+
+from .overlap import relation_mask
+from .models import LengthKind, LengthTally, Pair, PairTally, Premise
+
+FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
+FOLD_LOCK = 0x7A11E5  # advisory lock key: one fold at a time (PostgreSQL)
+
+PAIR_KEY = ("dataset_id", "split", "genre_id", "author_label", "label_count",
+            "entailment_votes", "neutral_votes", "contradiction_votes")
+LENGTH_KEY = ("dataset_id", "split", "genre_id", "kind", "words")
+
+
+# --- words, the same in SQL and in Python ------------------------------------------------------
+
+def word_count(field):
+    """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite).
+
+    Three passes of "two spaces -> one" first, so runs of up to eight spaces count as one gap.
+    """
+    text = Trim(field)
+    for _ in range(3):
+        text = Replace(text, Value("  "), Value(" "))
+    return Length(text) - Length(Replace(text, Value(" "), Value(""))) + 1
+
+
+# --- grouping the truth --------------------------------------------------------------------------
+
+def pair_rows(pairs):
+    """{PAIR_KEY tuple: pairs} grouped from a Pair queryset (one GROUP BY)."""
+    rows = (
+        pairs.order_by().values_list(
+            "dataset_id", "premise__split", "premise__genre_id", "author_label", "label_count",
+            "entailment_votes", "neutral_votes", "contradiction_votes",
+        ).annotate(n=Count("pk"))
+    )
+    return {tuple(row[:-1]): row[-1] for row in rows}
+
+
+def premise_length_rows(premises):
+    rows = (
+        premises.order_by().annotate(words=word_count("text"))
+        .values_list("dataset_id", "split", "genre_id", "words").annotate(n=Count("pk"))
+    )
+    return {(d, s, g, LengthKind.PREMISE.value, w): n for d, s, g, w, n in rows}
+
+
+def relation_rows(pairs):
+    """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
+    pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
+    rows = Counter()
+    texts = pairs.order_by().values_list("dataset_id", "premise__split", "premise__genre_id", "premise__text", "hypothesis")
+    for dataset_id, split, genre_id, premise_text, hypothesis in texts.iterator(chunk_size=5000):
+        rows[(dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, hypothesis))] += 1
+    return dict(rows)
+
+
+def hypothesis_length_rows(pairs):
+    rows = (
+        pairs.order_by().annotate(words=word_count("hypothesis"))
+        .values_list("dataset_id", "premise__split", "premise__genre_id", "words").annotate(n=Count("pk"))
+    )
+    return {(d, s, g, LengthKind.HYPOTHESIS.value, w): n for d, s, g, w, n in rows}
+
+
+# --- writing deltas ------------------------------------------------------------------------------
+
+def _insert(model, key_names, deltas):
+    rows = [model(**dict(zip(key_names, key)), n=n) for key, n in deltas.items() if n]
+    if rows:
+        model.objects.bulk_create(rows)
+        transaction.on_commit(_maybe_fold)
+    return len(rows)
+
+
+def _signed(rows, sign):
+    return Counter({key: sign * n for key, n in rows.items()})
+
+
+def _add(a, b):
+    total = Counter(a)
+    for key, n in b.items():
+        total[key] = total.get(key, 0) + n
+    return total
+
+
+def pair_key(pair, split, genre_id, state=None):
+    """A pair's PAIR_KEY from its fields (or `state`: label_count and the three vote counts)."""
+    state = state or (pair.label_count, pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes)
+    return (pair.dataset_id, split, genre_id, pair.author_label, *state)
+
+
+def pairs_moved(moves):
+    """Record pairs whose counters changed: `moves` is a list of (old PAIR_KEY, new PAIR_KEY).
+    One INSERT of at most two rows per move, netted (a batch's pairs often share keys)."""
+    deltas = Counter()
+    for old, new in moves:
+        if old != new:
+            deltas[old] -= 1
+            deltas[new] += 1
+    return _insert(PairTally, PAIR_KEY, deltas)
+
+
+def words(text):
+    """`word_count` in Python, step for step (spaces only, trimmed, up to eight spaces a gap)."""
+    text = text.strip(" ")
+    for _ in range(3):
+        text = text.replace("  ", " ")
+    return text.count(" ") + 1
+
+
+def _premise_facts(pairs):
+    """{premise pk: (split, genre pk, text)} for these pairs' premises: from the instances where
+    loaded, else one read per 900 premises."""
+    facts, missing = {}, set()
+    for pair in pairs:
+        if Pair.premise.is_cached(pair):
+            facts[pair.premise_id] = (pair.premise.split, pair.premise.genre_id, pair.premise.text)
+        else:
+            missing.add(pair.premise_id)
+    missing = sorted(missing)
+    for start in range(0, len(missing), 900):
+        for pk, split, genre_id, text in Premise.objects.filter(pk__in=missing[start:start + 900]).values_list(
+            "pk", "split", "genre_id", "text"
+        ):
+            facts[pk] = (split, genre_id, text)
+    return facts
+
+
+def pairs_added(pairs):
+    """Record new pairs (saved Pair instances with their counters): counters, hypothesis lengths
+    and edit relations to the premise."""
+    facts = _premise_facts(pairs)
+    states, lengths = Counter(), Counter()
+    for pair in pairs:
+        split, genre_id, premise_text = facts[pair.premise_id]
+        states[pair_key(pair, split, genre_id)] += 1
+        lengths[(pair.dataset_id, split, genre_id, LengthKind.HYPOTHESIS.value, words(pair.hypothesis))] += 1
+        lengths[(pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))] += 1
+    _insert(PairTally, PAIR_KEY, states)
+    _insert(LengthTally, LENGTH_KEY, lengths)
+
+
+def _labels_first():
+    """Hold the label table's writer lock before writing tallies, as label writers do, so that
+    `lock()` after SHARE on the labels cannot deadlock with a transaction that writes premise
+    tallies and labels afterwards (a corpus import). ROW EXCLUSIVE: no writer waits for another."""
+    if connection.vendor == "postgresql":
+        from .models import ValidationLabel
+
+        with connection.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {ValidationLabel._meta.db_table} IN ROW EXCLUSIVE MODE")
+
+
+def premises_added(premises):
+    """Record new premises (saved Premise instances): counts and lengths per genre and split."""
+    premises = list(premises)
+    if not premises:
+        return
+    _labels_first()
+    _insert(LengthTally, LENGTH_KEY, Counter(
+        (p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, words(p.text)) for p in premises
+    ))
+
+
+def premises_moving(premises, split):
+    """Record that these premises (a queryset, read BEFORE the update) move to `split`, with their pairs."""
+    premises = premises.exclude(split=split)
+    _labels_first()
+    pairs = Pair.objects.filter(premise__in=premises.values("pk"))
+
+    def moved(rows):
+        return _add(_signed(rows, -1), {(k[0], split, *k[2:]): n for k, n in rows.items()})
+
+    _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
+    _insert(LengthTally, LENGTH_KEY, _add(
+        _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))), moved(relation_rows(pairs))
+    ))
+
+
+# --- folding -------------------------------------------------------------------------------------
+
+def _maybe_fold():
+    if random.random() < 1 / FOLD_EVERY:
+        fold()
+
+
+def fold():
+    """Replace every delta by one row per key (sum of n, zero sums dropped); returns rows folded.
+
+    PostgreSQL: one statement, `WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n)
+    FROM gone GROUP BY key`, so exactly the rows deleted are summed; deltas of transactions not
+    yet committed are not visible to it and stay as they are. A concurrent fold is skipped.
+    """
+    folded = 0
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [FOLD_LOCK])
+                if not cursor.fetchone()[0]:
+                    return 0
+                for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+                    columns = ", ".join(model._meta.get_field(name.removesuffix("_id")).column for name in key_names)
+                    cursor.execute(
+                        f"WITH gone AS (DELETE FROM {model._meta.db_table} RETURNING {columns}, n) "
+                        f"INSERT INTO {model._meta.db_table} ({columns}, n) "
+                        f"SELECT {columns}, sum(n) FROM gone GROUP BY {columns} HAVING sum(n) <> 0"
+                    )
+                    folded += cursor.rowcount
+            return folded
+        # SQLite: writers are serialised, so read, delete and insert in one transaction is exact.
+        for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+            sums = _read(model.objects.all(), key_names)
+            model.objects.all().delete()
+            folded += _insert_plain(model, key_names, sums)
+    return folded
+
+
+def _insert_plain(model, key_names, sums):
+    rows = [model(**dict(zip(key_names, key)), n=n) for key, n in sums.items() if n]
+    model.objects.bulk_create(rows, batch_size=500)
+    return len(rows)
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+def _read(tallies, key_names):
+    """{key: sum of n} over tally rows (non-zero sums only); one grouped statement."""
+    rows = tallies.order_by().values_list(*key_names).annotate(total=Sum("n"))
+    return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
+
+
+def _scoped(model, dataset=None, split=None):
+    from .selectors import resolve_dataset
+
+    tallies = model.objects.all()
+    dataset = resolve_dataset(dataset)
+    if dataset is not None:
+        tallies = tallies.filter(dataset=dataset)
+    if split:
+        tallies = tallies.filter(split=split)
+    return tallies
+
+
+def pair_counts(dataset=None, split=None, by=("genre__slug", "author_label", "label_count",
+                                               "entailment_votes", "neutral_votes", "contradiction_votes")):
+    """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size."""
+    rows = _scoped(PairTally, dataset, split).order_by().values_list(*by).annotate(total=Sum("n"))
+    return [tuple(row) for row in rows if row[-1]]
+
+
+def length_counts(kind, dataset=None, split=None, by=("words",)):
+    """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
+    rows = _scoped(LengthTally, dataset, split).filter(kind=kind).order_by().values_list(*by).annotate(total=Sum("n"))
+    return [tuple(row) for row in rows if row[-1]]
+
+
+# --- verification and repair ---------------------------------------------------------------------
+
+SHOWN_DRIFT = 10
+
+
+@dataclass
+class Drift:
+    keys: int = 0  # keys whose maintained sum differs from the truth
+    rows: int = 0  # Σ |maintained - truth| over those keys
+    examples: list = field(default_factory=list)
+    rebuilt: bool = False
+
+    def summary(self):
+        lines = [f"maintained aggregates drifting from the pairs and premises: {self.keys} keys, {self.rows} rows"]
+        for table, key, maintained, truth in self.examples:
+            lines.append(f"    {table} {key}: maintained {maintained} truth {truth}")
+        if self.rebuilt:
+            lines.append("maintained aggregates rebuilt from the pairs and premises")
+        return "\n".join(lines)
+
+
+def grouped_truth(dataset=None, lengths=True):
+    """{PairTally: {key: n}, LengthTally: {key: n}} grouped from the pairs and premises themselves.
+
+    Without `lengths`, PairTally only: the lengths follow texts, which no label changes, and
+    counting every sentence's words is most of the cost.
+    """
+    from .selectors import pairs_in, premises_in
+
+    pairs = pairs_in(dataset)
+    truth = {PairTally: pair_rows(pairs)}
+    if lengths:
+        truth[LengthTally] = {
+            **premise_length_rows(premises_in(dataset)), **hypothesis_length_rows(pairs), **relation_rows(pairs)
+        }
+    return truth
+
+
+def drift(dataset=None, truth=None):
+    """Compare the maintained sums with the truth grouped from pairs and premises."""
+    truth = truth or grouped_truth(dataset)
+    report = Drift()
+    for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+        if model not in truth:
+            continue
+        maintained = _read(_scoped(model, dataset), key_names)
+        for key in sorted(set(maintained) | set(truth[model]), key=repr):
+            have, want = maintained.get(key, 0), truth[model].get(key, 0)
+            if have != want:
+                report.keys += 1
+                report.rows += abs(have - want)
+                if len(report.examples) < SHOWN_DRIFT:
+                    report.examples.append((model.__name__, key, have, want))
+    return report
+
+
+def rebuild(dataset=None, truth=None):
+    """Replace the tallies (of a dataset, or all) by the truth: one row per key, folded."""
+    truth = truth or grouped_truth(dataset)
+    for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+        if model not in truth:
+            continue
+        _scoped(model, dataset).delete()
+        _insert_plain(model, key_names, truth[model])
+
+
+def lock():
+    """Keep tally writers out until the transaction ends (PostgreSQL; SQLite serialises writes).
+
+    Take it after SHARE on the label table, as `recompute_gold` does: writers that insert labels
+    do so before their tallies, and premise imports insert no labels after their tallies, so the
+    two locks are always taken in the same order and cannot deadlock with a writer.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"LOCK TABLE {PairTally._meta.db_table}, {LengthTally._meta.db_table} IN EXCLUSIVE MODE")
+
+
+def premise_saved(sender, instance, created, raw=False, **kwargs):
+    """post_save receiver (connected in corpus.apps): a premise saved one at a time is counted too."""
+    if created and not raw:
+        with transaction.atomic():
+            premises_added([instance])

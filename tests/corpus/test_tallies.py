@@ -1,0 +1,153 @@
+"""Maintained aggregates (corpus.tallies): every writer moves them, and they equal the truth.
+
+The truth is what `recompute_gold` groups from the pairs and premises; a drift is any key where
+the maintained sum differs. After a random mix of labels (one at a time and in batches),
+exclusions and re-inclusions, imports, split moves and folds, there is none, and the agreement
+report read from the tallies equals the one grouped from every pair.
+"""
+import random
+
+import pytest
+from django.contrib.auth.models import User
+
+from collection.splits import assign_splits
+from corpora.services import import_pairs_file
+from corpus import tallies
+from corpus.agreement import agreement_stats
+from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold, set_workers_excluded
+from corpus.models import LengthKind, LengthTally, Pair, PairTally, Split, Worker
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+LABELS = ["entailment", "neutral", "contradiction"]
+# Odd spacing on purpose: the Python word count at insert must equal the SQL one of the truth.
+TEXTS = ["A  man   plays.", " Two dogs run on the beach ", "Nobody\tis here today.", "One", "a    b     c      d"]
+
+
+def assert_no_drift(dataset=None):
+    report = tallies.drift(dataset)
+    assert (report.keys, report.rows, report.examples) == (0, 0, [])
+
+
+def validators(count, prefix="v"):
+    return [Worker.objects.create(user=User.objects.create(username=f"{prefix}{i}")) for i in range(count)]
+
+
+def write_jsonl(path, rows):
+    import json
+
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def corpus_rows(count, seed):
+    rng = random.Random(seed)
+    rows = []
+    for i in range(count):
+        labels = [rng.choice(LABELS) for _ in range(rng.choice([1, 5]))]
+        rows.append({
+            "pairID": f"imp{seed}-{i}", "promptID": f"imp-prompt{seed}-{i // 2}", "genre": rng.choice(["fiction", "travel"]),
+            "sentence1": rng.choice(TEXTS) + f" {i // 2}", "sentence2": rng.choice(TEXTS), "gold_label": "-",
+            "annotator_labels": labels,
+        })
+    return rows
+
+
+def test_a_random_mix_of_writes_leaves_the_tallies_equal_to_the_truth(tmp_path):
+    rng = random.Random(12)
+    dataset = factories.dataset("mixed")
+    genres = [factories.genre("fiction"), factories.genre("travel")]
+    premises = [
+        factories.premise(dataset, rng.choice(genres), split=rng.choice([Split.DEV, Split.TRAIN, ""]), text=rng.choice(TEXTS))
+        for _ in range(12)
+    ]
+    pairs = [
+        factories.pair(dataset, rng.choice(premises), [rng.choice(LABELS)], hypothesis=rng.choice(TEXTS))
+        for _ in range(30)
+    ]
+    workers = validators(8)
+    assert_no_drift()
+    for step in range(120):
+        action = rng.random()
+        if action < 0.45:
+            pair = rng.choice(pairs)
+            try:
+                worker = rng.choice(workers + [None])
+                add_label(pair, rng.choice(LABELS), worker=worker and Worker.objects.get(pk=worker.pk))
+            except LabelRefused:
+                pass
+        elif action < 0.8:
+            batch = rng.sample(pairs, rng.randint(1, 5))
+            try:
+                worker = Worker.objects.get(pk=rng.choice(workers).pk)  # fresh: is_excluded may have moved
+                add_labels([(pair, rng.choice(LABELS)) for pair in batch], worker=worker)
+            except LabelRefused:
+                pass
+        elif action < 0.88:
+            chosen = Worker.objects.filter(pk=rng.choice(workers).pk)
+            set_workers_excluded(chosen, excluded=rng.random() < 0.6)
+        elif action < 0.93:
+            import_pairs_file(write_jsonl(tmp_path / f"import{step}.jsonl", corpus_rows(6, step)), dataset, split=Split.TEST)
+            pairs = list(Pair.objects.filter(dataset=dataset))
+        elif action < 0.96:
+            tallies.fold()
+        else:
+            assign_splits(dataset, dev=rng.randint(0, 9), test=rng.randint(0, 9), seed=step)
+        if step % 30 == 29:
+            # Exclusions run a recompute, which rebuilds the tallies: the other writers must
+            # stand on their own in between, so check before any further recompute.
+            assert_no_drift()
+    assert_no_drift()
+    assert PairTally.objects.exists() and LengthTally.objects.filter(kind=LengthKind.PREMISE).exists()
+    for split in (None, Split.DEV, Split.TEST, Split.TRAIN):
+        assert agreement_stats(dataset, split) == agreement_stats(dataset, split, source="pairs")
+    report = recompute_gold(lengths=True)
+    assert report.disagreements == 0
+    assert report.tally_drift.keys == 0
+
+
+def test_a_write_that_skips_the_tallies_is_reported_as_drift_and_repaired():
+    dataset = factories.dataset("drifting")
+    premise = factories.premise(dataset)
+    pair = factories.pair(dataset, premise, ["entailment", "entailment"])
+    # A raw update no writer of corpus.counters made: the pair's counters and the gold report move.
+    Pair.objects.filter(pk=pair.pk).update(hypothesis="now four words long")
+    PairTally.objects.create(dataset=dataset, split="dev", genre=premise.genre, author_label="neutral",
+                             label_count=1, entailment_votes=0, neutral_votes=1, contradiction_votes=0, n=3)
+    report = recompute_gold(fix=False, lengths=True)
+    assert report.tally_drift.keys == 3  # the stray key, and the hypothesis length moved (old and new length)
+    assert report.tally_drift.rows == 5
+    assert "maintained aggregates drifting" in report.summary()
+    assert not report.tally_drift.rebuilt
+    report = recompute_gold(lengths=True)
+    assert report.tally_drift.rebuilt
+    assert_no_drift()
+
+
+def test_folding_keeps_every_sum_and_leaves_one_row_per_key():
+    dataset = factories.dataset("folded")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
+    for worker, pair in zip(validators(4, "f"), pairs):
+        add_labels([(pair, "neutral")], worker=worker)
+    before = agreement_stats(dataset)
+    rows_before = PairTally.objects.count()
+    tallies.fold()
+    assert PairTally.objects.count() < rows_before
+    keys = PairTally.objects.values_list(*tallies.PAIR_KEY)
+    assert len(set(keys)) == len(keys)
+    assert agreement_stats(dataset) == before
+    assert_no_drift()
+
+
+def test_the_agreement_report_reads_the_tallies_not_the_pairs(django_assert_max_num_queries):
+    dataset = factories.dataset("report")
+    premise = factories.premise(dataset)
+    factories.pair(dataset, premise, ["entailment"] * 5)
+    # Pairs changed behind the tallies' back: the report follows the tallies (until a recompute).
+    Pair.objects.filter(dataset=dataset).update(author_label="neutral")
+    with django_assert_max_num_queries(2):
+        stats = agreement_stats(dataset)
+    assert stats["gold_eq_author"] == 1.0
+    assert agreement_stats(dataset, source="pairs")["gold_eq_author"] == 0.0
