@@ -287,6 +287,8 @@ CELERY_BEAT_SCHEDULE = {
     "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 3600.0},
     # Every collected dataset with pairs added since its last refresh: the artifact monitor.
     "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
+    # Flagged workers of studies that opted in to automatic exclusion (off by default).
+    "quality-auto-exclude-flagged": {"task": "quality.auto_exclude_flagged", "schedule": 3600.0},
     # Training runs whose whole worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
 }

@@ -8,7 +8,8 @@ from django.conf import settings
 from annotation_site.celery import app
 
 REPO = Path(__file__).resolve().parent.parent
-PERIODIC = {"artifacts.tag_untagged", "artifacts.periodic_monitor", "modeling.tasks.reap_training_runs"}
+PERIODIC = {"artifacts.tag_untagged", "artifacts.periodic_monitor", "modeling.tasks.reap_training_runs",
+            "quality.auto_exclude_flagged"}
 
 
 def test_the_one_schedule_names_registered_tasks_on_the_default_queue():

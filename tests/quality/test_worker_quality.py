@@ -164,6 +164,20 @@ def test_nothing_is_excluded_automatically_unless_a_study_opts_in(make_worker):
     assert set(Pair.objects.values_list("label_count", flat=True)) == {4}
 
 
+def test_the_scheduled_task_excludes_flagged_workers_only_of_studies_that_opted_in(make_worker):
+    from crowd.models import Study, StudySession, TaskKind
+    from quality.tasks import auto_exclude_flagged as scheduled
+
+    dataset, honest, guesser = guesser_corpus(make_worker)
+    study = Study.objects.create(slug="s", name="s", dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="X")
+    for worker in [*honest, guesser]:
+        StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
+    assert scheduled.apply().get() == 0 and not Worker.objects.filter(is_excluded=True).exists()
+    Study.objects.filter(pk=study.pk).update(auto_exclude_flagged=True)
+    assert scheduled.apply().get() == 1
+    assert list(Worker.objects.filter(is_excluded=True).values_list("pk", flat=True)) == [guesser.pk]
+
+
 def test_the_command_lists_flags_and_excludes_only_where_a_study_opted_in(make_worker):
     from io import StringIO
 
