@@ -101,5 +101,6 @@ def test_prolific_participant_arrives_by_an_mpe_study_link_judges_by_keys_and_ge
     session = StudySession.objects.get()
     assert session.tasks_done == 2 and session.completion_code.startswith("MPE-CODE-3")
     assert page.inner_text("#completion-code") == session.completion_code
+    assert page.locator(".messages").count() == 0  # no "Saved" above "All done"
     assert ValidationLabel.objects.count() == 10
     assert set(ValidationLabel.objects.values_list("pair__dataset", flat=True)) == {dataset.pk}
