@@ -32,7 +32,11 @@ NO_TEST_MESSAGE = (
     "Thank you for your interest. This study asks for a qualification test that is not ready yet. "
     "Please return the study on the crowd platform; you will not be penalised."
 )
-KIND_LABEL = {TaskKind.WRITING: "writing sentences", TaskKind.VALIDATION: "judging sentence pairs"}
+KIND_LABEL = {
+    TaskKind.WRITING: "writing sentences",
+    TaskKind.VALIDATION: "judging sentence pairs",
+    TaskKind.MPE_JUDGMENT: "judging sentences against four captions (MPE)",
+}
 
 
 def register_admission_check(check):

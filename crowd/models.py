@@ -4,8 +4,11 @@ A study gives a link (`/study/<slug>/`) that a market such as Prolific or Mechan
 with the worker's ids; each visit is a StudySession that counts the worker's tasks towards the
 completion code. The tables keep the names they had in `collection` (`db_table`).
 """
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+
+from corpus.models import ItemKind
 
 from .codes import completion_code, link_signature, new_study_secret
 
@@ -13,6 +16,7 @@ from .codes import completion_code, link_signature, new_study_secret
 class TaskKind(models.TextChoices):
     WRITING = "writing", "hypothesis writing"
     VALIDATION = "validation", "validation"
+    MPE_JUDGMENT = "mpe", "MPE judgments (multi-premise items)"
 
 
 class ClaimStatus(models.TextChoices):
@@ -115,6 +119,21 @@ class Study(models.Model):
 
     def link_signature(self):
         return link_signature(self.code_secret, self.slug)
+
+    def clean(self):
+        super().clean()
+        self.check_dataset_fits_task()
+
+    def check_dataset_fits_task(self):
+        """An MPE judgment study needs a multi-premise dataset (its items have four captions):
+        on a single-premise dataset its participants would find no task at all."""
+        if self.task_kind != TaskKind.MPE_JUDGMENT or self.dataset_id is None:
+            return
+        if self.dataset.item_kind != ItemKind.MULTI_PREMISE:
+            raise ValidationError({
+                "dataset": f"An MPE judgment study needs a multi-premise dataset; “{self.dataset}” has "
+                "single-premise pairs. Choose a multi-premise dataset, or make this a validation study."
+            })
 
 
 class StudySession(models.Model):

@@ -15,7 +15,11 @@ from . import access, arrival, selectors
 from .models import Study, StudyAccess, TaskKind
 
 # Where each kind of study sends a worker (URL names of the writing and validation apps).
-NEXT_TASK_URL = {TaskKind.WRITING: "writing_next", TaskKind.VALIDATION: "validation:next"}
+NEXT_TASK_URL = {
+    TaskKind.WRITING: "writing_next",
+    TaskKind.VALIDATION: "validation:next",
+    TaskKind.MPE_JUDGMENT: "validation:mpe-next",
+}
 
 
 def completion_page(request, study_session):
@@ -105,7 +109,7 @@ def _refused(request, refusal, next_url=None):
 def task_refusal_page(request, study_session, task_kind):
     """The page to show instead of a task of `task_kind`, or None when the visit may take it.
 
-    The writing and validation views ask this first: a visit is spent on its own study's kind of
+    The writing, validation and MPE judgment views ask this first: a visit is spent on its own study's kind of
     task, and only while the worker is admitted to the study (closed list, qualification).
     """
     if study_session is None:

@@ -1,11 +1,14 @@
-"""The MPE part of the demo: judged items with an adjudication case, and items built from captions
-that wait for five judgments in the MPE task (/validate/mpe/next/)."""
+"""The MPE part of the demo: judged items with an adjudication case, items built from captions
+that wait for five judgments in the MPE task (/validate/mpe/next/), and a Prolific MPE study
+(`demo-mpe`) whose link sends a participant to those judgments and ends on a completion code."""
 import tempfile
 from pathlib import Path
 
 from corpora import mpe
 from corpora.mpe_items import build_items_from_scenes, import_mpe_file
+from corpus.models import Dataset
 from corpus.selectors import adjudication_queue
+from crowd.models import Study, TaskKind
 
 DATASET = "mpe-demo"
 SCENE = "demo-1001.jpg"
@@ -37,6 +40,17 @@ BUILD_SCENE = {
     ],
 }
 
+# The built items wait for judgments: one batch of them earns the code.
+MPE_STUDY = {
+    "slug": "demo-mpe",
+    "name": "Demo: judge sentences against four captions",
+    "task_kind": TaskKind.MPE_JUDGMENT,
+    "tasks_per_batch": 1,
+    "completion_code": "DEMO-MPE-2468",
+    "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
+    "catch_trial_share": 0,
+}
+
 
 def ensure_mpe_demo():
     """Idempotent: a second run adds nothing. Returns a line for the command's output."""
@@ -49,6 +63,10 @@ def ensure_mpe_demo():
         imported = import_mpe_file(path, DATASET)
     built = build_items_from_scenes(BUILD_SCENE, DATASET, origin="demo captions")
     queued = adjudication_queue(DATASET).count()
+    fields = {key: value for key, value in MPE_STUDY.items() if key != "slug"}
+    study = Study(slug=MPE_STUDY["slug"], dataset=Dataset.objects.get(slug=DATASET), **fields)
+    study.full_clean(validate_unique=False)  # an MPE study needs a multi-premise dataset
+    Study.objects.get_or_create(slug=study.slug, defaults={**fields, "dataset": study.dataset})
     return (f"MPE dataset '{DATASET}': {imported.pairs_created} judged items and {built.kept} built items created now "
             f"({built.rejected_overlap} candidate(s) rejected for word overlap > 0.5); "
-            f"{queued} item(s) wait in the adjudication queue.")
+            f"{queued} item(s) wait in the adjudication queue; Prolific MPE study '{MPE_STUDY['slug']}'.")

@@ -2,6 +2,8 @@
 
 Batches of five items, claims, expiry and the five-judgment target are validation's own
 (`services.claim_validation_batch` with the multi-premise item kind); only the wording differs.
+A participant who arrived by an MPE study's link (`TaskKind.MPE_JUDGMENT`) gets that study's
+dataset only, and each submitted batch counts towards the session's completion code.
 """
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -13,8 +15,10 @@ from django.views.decorators.http import require_http_methods
 from corpus.counters import LabelRefused
 from corpus.models import ItemKind
 from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION
-from crowd.models import ClaimStatus
+from crowd.arrival import current_study_session
+from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
+from crowd.views import completion_page, task_refusal_page
 
 from . import selectors, services
 from .forms import MpeBatchForm
@@ -23,8 +27,15 @@ from .forms import MpeBatchForm
 @login_required
 def next_batch(request):
     worker = worker_for_user(request.user)
+    # A participant of another kind of study may not spend their visit here (and vice versa).
+    refused = task_refusal_page(request, current_study_session(request), TaskKind.MPE_JUDGMENT)
+    if refused is not None:
+        return refused
+    study_session = current_study_session(request, TaskKind.MPE_JUDGMENT)
+    if study_session is not None and study_session.is_complete:
+        return completion_page(request, study_session)
     try:
-        batch = services.claim_mpe_batch(worker)
+        batch = services.claim_mpe_batch(worker, study_session=study_session)
     except services.NotAllowedToValidate as refused:
         return render(request, "validation/no_tasks.html", {"reason": refused.message, "mpe": True}, status=403)
     if batch is None:

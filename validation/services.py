@@ -160,13 +160,18 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
     return batch
 
 
-def claim_mpe_batch(worker):
+def claim_mpe_batch(worker, study_session=None):
     """A batch of up to five multi-premise items (the MPE judgment task), or None when there is no work.
+
+    Inside an MPE study (`study_session`), only that study's dataset, and the claims carry the
+    session so that the submitted batch counts towards its completion code.
 
     Claimed one multi-premise dataset at a time (there are few), so the candidate query walks that
     dataset's part of the claim index (`pair_claim_queue`) instead of every queued MultiNLI pair.
     A dataset open to trusted workers only is skipped for others; an excluded worker is refused.
     """
+    if study_session is not None:
+        return claim_validation_batch(worker, study_session=study_session, item_kind=ItemKind.MULTI_PREMISE)
     _check_may_validate(worker, None)
     for dataset in Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).order_by("pk"):
         try:

@@ -240,3 +240,22 @@ def test_demo_has_recast_pairs_with_provenance_queued_for_the_two_way_task(clien
     url = next(line.split()[-3] for line in output.splitlines() if "two-way validation study" in line)
     page = client.get(url.replace("http://127.0.0.1:8000", ""), follow=True).content.decode()
     assert "Not entailed" in page and 'data-scheme="two_way"' in page
+
+
+def test_the_printed_mpe_study_link_leads_to_mpe_judgments_and_a_completion_code(client):
+    from crowd.models import StudySession
+    from validation.models import ValidationClaim
+
+    output = load_demo()
+    study = Study.objects.get(slug="demo-mpe")
+    assert study.task_kind == TaskKind.MPE_JUDGMENT and study.dataset.slug == "mpe-demo"
+    url = next(line.split()[-3] for line in output.splitlines() if "/study/demo-mpe/" in line)
+    response = client.get(url.replace("http://127.0.0.1:8000", ""), follow=True)
+    batch_url = response.redirect_chain[-1][0]
+    assert "/validate/mpe/batch/" in batch_url
+    claims = ValidationClaim.objects.filter(study_session__study=study)
+    assert claims.count() == 2 and {claim.pair.dataset.slug for claim in claims} == {"mpe-demo"}
+    client.post(batch_url, {f"label-{claim.pair_id}": Label.NEUTRAL for claim in claims})
+    code = StudySession.objects.get(study=study).completion_code
+    assert code.startswith("DEMO-MPE-2468")
+    assert code in client.get("/validate/mpe/next/").content.decode()

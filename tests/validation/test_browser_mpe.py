@@ -72,3 +72,35 @@ def test_researcher_adjudicates_a_split_item_on_a_phone(page, live_server, make_
     item = Pair.objects.get(pk=items[0].pk)
     assert (item.gold_label, item.label_count) == (C, 5)
     assert Adjudication.objects.get().researcher.username == "ada"
+
+
+def test_prolific_participant_arrives_by_an_mpe_study_link_judges_by_keys_and_gets_the_code(page, live_server):
+    from crowd.models import Study, StudySession, TaskKind
+
+    dataset, items = make_mpe_items(10, slug="browser-mpe-study")
+    study = Study.objects.create(
+        slug="browser-mpe-study", name="Judge sentences against captions", dataset=dataset,
+        task_kind=TaskKind.MPE_JUDGMENT, tasks_per_batch=2, completion_code="MPE-CODE-3", catch_trial_share=0,
+    )
+    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=9a1b2c3d4e5f6a7b8c9d0e1f"
+              "&STUDY_ID=62aa11bb22cc33dd44ee55ff&SESSION_ID=mpe-session-1")
+    batches = []
+    for keys in ("12312", "33221"):
+        # The study link (then each submit) leads to a fresh batch of the study's items.
+        page.wait_for_url(lambda url: re.search(r"/validate/mpe/batch/[0-9a-f-]+/$", url) and url not in batches)
+        batches.append(page.url)
+        assert page.get_by_role("heading", name=QUESTION).count() == 1
+        assert page.locator("fieldset.mpe-item").count() == 5
+        for key in keys:
+            page.keyboard.press(key)
+        page.get_by_role("button", name=re.compile("Submit all 5")).click()
+    # After the second batch, the next task is the completion page with the session's own code.
+    page.wait_for_selector("#completion-code")
+    page.wait_for_url(f"{live_server.url}/validate/mpe/next/")
+
+    session = StudySession.objects.get()
+    assert session.tasks_done == 2 and session.completion_code.startswith("MPE-CODE-3")
+    assert page.inner_text("#completion-code") == session.completion_code
+    assert page.locator(".messages").count() == 0  # no "Saved" above "All done"
+    assert ValidationLabel.objects.count() == 10
+    assert set(ValidationLabel.objects.values_list("pair__dataset", flat=True)) == {dataset.pk}

@@ -10,7 +10,7 @@ from annotation_site.console import format_table
 from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 from demo.mpe import DATASET as MPE_DATASET
-from demo.mpe import ensure_mpe_demo
+from demo.mpe import MPE_STUDY, ensure_mpe_demo
 from demo.qualification import ensure_qualification_demo
 from demo.quality import ensure_quality_demo
 from demo.recast import ensure_recast_demo
@@ -78,6 +78,7 @@ class Command(BaseCommand):
                               f"written as a contradiction scores p={draft:.2f} (/artifacts/score/).")
         validation_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-2").replace("demo-session-1", "demo-session-2")
         recast_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-4").replace("demo-session-1", "demo-session-4")
+        mpe_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-5").replace("demo-session-1", "demo-session-5")
         qualified_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-3").replace("demo-session-1", "demo-session-3")
         links = [
             ("site", f"{site}/"),
@@ -90,6 +91,7 @@ class Command(BaseCommand):
             ("flagged writers", f"{site}/dashboard/workers/?dataset={dataset.slug}"),
             ("the nudge", "in the writing study, write a 'definitely incorrect' sentence with \"not\""),
             ("MPE judgment task (worker)", f"{site}/validate/mpe/next/"),
+            ("Prolific MPE study", f"{site}/study/{MPE_STUDY['slug']}/?{mpe_ids}  (keys 1/2/3)"),
             ("MPE items and adjudication", f"{site}/dashboard/mpe/?dataset={MPE_DATASET}"),
             ("recast pairs (provenance)", f"{site}/admin/corpus/pairprovenance/"),
             ("recast preview and save", f"{site}/dashboard/recast/"),
