@@ -125,9 +125,17 @@ class Study(models.Model):
         self.check_dataset_fits_task()
 
     def check_dataset_fits_task(self):
-        """An MPE judgment study needs a multi-premise dataset (its items have four captions):
-        on a single-premise dataset its participants would find no task at all."""
-        if self.task_kind != TaskKind.MPE_JUDGMENT or self.dataset_id is None:
+        """An MPE judgment study needs a multi-premise dataset (its items have four captions), and
+        writing and validation studies a single-premise one: otherwise its participants would find
+        no task at all."""
+        if self.dataset_id is None:
+            return
+        if self.task_kind != TaskKind.MPE_JUDGMENT:
+            if self.dataset.item_kind == ItemKind.MULTI_PREMISE:
+                raise ValidationError({
+                    "dataset": f"“{self.dataset}” holds multi-premise (MPE) items: only an MPE judgment study "
+                    "can serve them. Make this an MPE judgment study, or choose a single-premise dataset."
+                })
             return
         if self.dataset.item_kind != ItemKind.MULTI_PREMISE:
             raise ValidationError({
