@@ -68,3 +68,27 @@ def test_the_time_limit_stops_after_the_epoch_that_crosses_it(data, monkeypatch,
     results, _ = loop.train(data, "cbow", config, on_progress=each_epoch_takes_61_seconds)
     assert (results["epochs_run"], results["stopped_by"]) == (epochs_run, stopped_by)
     assert results["seconds"] == 61 * epochs_run
+
+
+def test_the_command_line_bar_of_a_run_stopped_early_ends_at_what_really_ran():
+    import io
+
+    from tqdm import tqdm
+
+    from modeling.management.commands.train import finish_bar
+    from modeling.models import RunStatus, TrainingRun
+
+    stream = io.StringIO()
+    run = TrainingRun(status=RunStatus.DONE, step=40, total_steps=40,
+                      results={"stopped_by": "early stopping", "epochs_run": 4})
+    with tqdm(total=100, unit="step", file=stream, ascii=True) as bar:
+        bar.update(40)  # 4 of 10 planned epochs ran
+        finish_bar(bar, run)
+    final = stream.getvalue().split("\r")[-1]
+    assert "100%" in final and "40/40" in final and "stopped by early stopping" in final
+    # A run that ran every planned step keeps its bar as it is.
+    stream = io.StringIO()
+    with tqdm(total=100, file=stream, ascii=True) as bar:
+        bar.update(100)
+        finish_bar(bar, TrainingRun(status=RunStatus.DONE, results={"stopped_by": "epochs"}))
+    assert "100/100" in stream.getvalue().split("\r")[-1]

@@ -37,8 +37,20 @@ def wait_for_runs(run_ids, poll=1.0, stream=None):
 def run_in_process(run, desc=None):
     with tqdm(total=run.total_steps or None, unit="step", desc=desc or f"run {run.pk} {run.model}") as bar:
         execute_training_run(run.pk, bar=bar)
-    run.refresh_from_db()
+        run.refresh_from_db()
+        finish_bar(bar, run)
     return run
+
+
+def finish_bar(bar, run):
+    """A run stopped before its planned steps (early stopping, max_minutes) ends its bar at what
+    really ran, as the run page reads, instead of stopping short of 100%."""
+    stopped_by = (run.results or {}).get("stopped_by")
+    if run.status == RunStatus.DONE and bar.total and bar.n < bar.total:
+        bar.total = bar.n
+        if stopped_by and stopped_by != "epochs":
+            bar.set_postfix_str(f"stopped by {stopped_by}", refresh=False)
+        bar.refresh()
 
 
 def summary(run):
