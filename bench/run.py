@@ -4,6 +4,7 @@ as a ratio against a baseline measured in the same run.
     .venv/bin/python bench/run.py --scale multinli                         # 43k pairs, quick
     .venv/bin/python bench/run.py --scale multinli --sizes 43000,433000,1300000 --repeat 3
     options: --concurrency 16 (threads claiming at once)  --claims 300 (claims per measurement)
+             --processes 8 (claims from forked processes as well, as gunicorn runs them)
              --skip export,pages (leave sections out)   --keep (reuse a corpus already generated)
 
 It needs PostgreSQL and uses a database of its own (default postgres://postgres@127.0.0.1:5432/
@@ -262,6 +263,91 @@ def rate_rows(repeat, count, items_for_round, function):
         rates.append(calls / seconds)
         errors += round_errors
     return max(rates), statistics.median(rates), errors
+
+
+def _in_child(kind, dataset_pk, items, barrier):
+    """One forked process's share of a claim round: load its rows, wait for the others, then time
+    the claims alone. Returns (calls, start, end, errors, claimed premise or pair ids)."""
+    from django.db import connection, transaction
+
+    from collection.services import claim_next_premise
+    from corpus.models import Dataset, Worker
+    from validation.models import ValidationClaim
+    from validation.services import claim_validation_batch
+
+    dataset = Dataset.objects.get(pk=dataset_pk)
+    workers = list(Worker.objects.select_related("user").filter(pk__in=items)) if kind != "for_update" else items
+    barrier.wait()
+    calls, errors, claimed = 0, [], []
+    start = time.time()
+    for item in workers:
+        try:
+            if kind == "for_update":
+                with transaction.atomic(), connection.cursor() as cursor:
+                    cursor.execute("SELECT id FROM collection_pair WHERE id = %s FOR UPDATE", [item])
+                    cursor.fetchone()
+            elif kind == "writing":
+                claim = claim_next_premise(item, dataset)
+                if claim is None:
+                    raise RuntimeError("no premise left")
+                claimed.append(claim.premise_id)
+            else:
+                batch = claim_validation_batch(item, dataset)
+                if batch is None:
+                    raise RuntimeError("no pair left")
+                claimed.extend(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
+            calls += 1
+        except Exception as error:  # noqa: BLE001 (counted and shown, the run goes on)
+            errors.append(repr(error))
+    end = time.time()
+    connection.close()
+    return calls, start, end, errors, claimed
+
+
+def run_processes(count, kind, dataset_pk, items):
+    """Like run_threads, in `count` forked processes, as gunicorn serves requests: the processes do
+    not share one interpreter lock, so the rate is the database's and not one Python's. Returns
+    (calls per second from the first start to the last end, errors, claimed ids)."""
+    import multiprocessing
+
+    from django.db import connections
+
+    connections.close_all()
+    context = multiprocessing.get_context("fork")
+    barrier = context.Manager().Barrier(count)
+    with context.Pool(count) as pool:
+        results = pool.starmap(_in_child, [(kind, dataset_pk, items[i::count], barrier) for i in range(count)])
+    calls = sum(r[0] for r in results)
+    seconds = max(r[2] for r in results) - min(r[1] for r in results)
+    return calls / seconds, [e for r in results for e in r[3]], [c for r in results for c in r[4]]
+
+
+def section_claims_processes(table, args, workers, dataset):
+    """Claims from `--processes` forked processes against a one-row FOR UPDATE baseline measured the same way."""
+    from corpus.models import Pair
+
+    per_round = args.claims
+    pair_ids = list(Pair.objects.values_list("pk", flat=True)[:20000])
+    rng = random.Random(2)
+    base = []
+    for _ in range(args.repeat):
+        rate, _, _ = run_processes(args.processes, "for_update", dataset.pk, [rng.choice(pair_ids) for _ in range(per_round)])
+        base.append(rate)
+    table.baseline(f"one-row FOR UPDATE txn, {args.processes} processes (txn/s)", max(base), statistics.median(base), unit="/s")
+    for kind, name, per_claim in (("writing", "writing claim", 1), ("validation", "validation claim", 5)):
+        rates, errors, claimed = [], [], []
+        for _ in range(args.repeat):
+            items = [next(workers).pk for _ in range(per_round)]
+            rate, round_errors, round_claimed = run_processes(args.processes, kind, dataset.pk, items)
+            rates.append(rate * per_claim)
+            errors += round_errors
+            claimed += round_claimed
+        unit = "pair claims/s" if per_claim == 5 else "claims/s"
+        table.row(f"{name}, {args.processes} processes ({unit})", max(rates), statistics.median(rates), max(base), unit="/s")
+        doubles = len(claimed) - len(set(claimed)) if kind == "writing" else 0
+        print(f"    {name}s in processes: {len(claimed)} claimed, {doubles} double assignments, "
+              f"{len(errors)} errors {errors[:2]}")
+    return workers
 
 
 # --- the sections -----------------------------------------------------------------------------
@@ -570,6 +656,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--claims", type=int, default=200, help="claims per measured round")
+    parser.add_argument("--processes", type=int, default=0,
+                        help="also claim from this many forked processes (as gunicorn runs requests)")
     parser.add_argument("--skip", default="", help="sections to leave out: claims,statistics,export,pages")
     parser.add_argument("--keep", action="store_true", help="reuse the corpus already in the database (one size)")
     args = parser.parse_args()
@@ -587,7 +675,7 @@ def main():
     if connection.vendor != "postgresql" or "bench" not in connection.settings_dict["NAME"]:
         sys.exit("bench/run.py needs a PostgreSQL database whose name contains 'bench'")
     settings.CONN_MAX_AGE = 0
-    workers_needed = args.claims * args.repeat * 2 + 50
+    workers_needed = args.claims * args.repeat * (4 if args.processes else 2) + 50
     for size in [int(s) for s in args.sizes.split(",")]:
         if not args.keep:
             seconds, label_rows = generate(size, workers_needed)
@@ -604,6 +692,9 @@ def main():
         if "claims" not in skip:
             pool = section_claims(table, args, pool, dataset)
             table.print(f"claims at {size:,} pairs, {args.concurrency} threads in one process")
+            if args.processes:
+                pool = section_claims_processes(table, args, pool, dataset)
+                table.print(f"claims at {size:,} pairs, {args.processes} processes")
         if "pages" not in skip:
             args.current_size = size
             section_pages(table, args, pool, dataset)
