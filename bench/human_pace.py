@@ -134,7 +134,11 @@ def run_config(config, cookies, args):
             elapsed = time.time() - started
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=40)  # gthread waits for kept-alive connections (graceful_timeout)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         times = {page: [] for page, _, _ in PAGES}
         for line in log.read_text().splitlines():
             method, path, status, micros = line.split()
