@@ -202,6 +202,34 @@ class WorkerAdmin(admin.ModelAdmin):
 
 # --- pairs and labels -----------------------------------------------------------------------------
 
+class ReadOnlyInline:
+    """An inline that shows rows and never adds, edits or deletes them (they move counters or
+    record history, so they change only through corpus.counters or an import)."""
+
+    extra = 0
+    can_delete = False
+    max_num = 0
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyAdmin:
+    """A change list that shows rows and never adds, edits or deletes them."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 class PairInline(admin.TabularInline):
     """The pairs written for a premise, read only: pairs change through writing and validation."""
 
@@ -216,50 +244,29 @@ class PairInline(admin.TabularInline):
         return False
 
 
-class ValidationLabelInline(admin.TabularInline):
+class ValidationLabelInline(ReadOnlyInline, admin.TabularInline):
     """Every label of the pair, the author's first; read only because labels move the pair's counters."""
 
     model = ValidationLabel
     fields = ["position", "label", "ordinal", "worker", "seconds", "created_at"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    max_num = 0
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("worker__user")
 
 
-class AdjudicationInline(admin.TabularInline):
+class AdjudicationInline(ReadOnlyInline, admin.TabularInline):
     """Decisions on the pair's gold label (MPE §4.2), read only: they are made on the dashboard's MPE page."""
 
     model = Adjudication
     fields = ["label", "previous_gold", "source", "researcher", "reason", "note", "created_at"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    max_num = 0
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
-class PairProvenanceInline(admin.StackedInline):
+class PairProvenanceInline(ReadOnlyInline, admin.StackedInline):
     """Where a recast or imported pair came from (DNC metadata); read only, written by the import."""
 
     model = PairProvenance
     fields = ["corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference", "source",
               "metadata_record"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-    max_num = 0
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(PairProvenance)
@@ -389,22 +396,13 @@ class PairGoldFilter(GoldLabelFilter):
 
 
 @admin.register(ValidationLabel)
-class ValidationLabelAdmin(admin.ModelAdmin):
+class ValidationLabelAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_display = ["pair_link", "position", "label", "gold_label", "worker", "seconds", "created_at"]
     list_filter = ["label", PositionFilter, PairGoldFilter, "pair__dataset", "worker__is_excluded"]
     list_select_related = ["pair", "worker__user"]
     search_fields = ["pair__pair_id", "pair__premise__prompt_id", "worker__external_id", "worker__user__username"]
     show_full_result_count = False
     list_per_page = 50
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="pair", ordering="pair__pair_id")
     def pair_link(self, label):
@@ -416,7 +414,7 @@ class ValidationLabelAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     """Every gold-label decision, read only: a decision moves the pair's gold, so it goes through
     `corpus.counters.adjudicate` (the dashboard's MPE page), never an edit here."""
 
@@ -425,15 +423,6 @@ class AdjudicationAdmin(admin.ModelAdmin):
     list_select_related = ["pair", "researcher"]
     search_fields = ["pair__pair_id"]
     show_full_result_count = False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="pair", ordering="pair__pair_id")
     def pair_id_text(self, decision):
