@@ -146,6 +146,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"].update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DATABASE_JIT"):
+    # PostgreSQL compiles any plan whose estimated cost passes jit_above_cost. The platform's
+    # statements are short index walks whose estimates grow with the tables (and with stale
+    # statistics) while their run time does not: compiling cost 0.2-1.5 s a statement (an export
+    # page, a recompute's check), many times the statement itself. DATABASE_JIT=1 turns it back on.
+    DATABASES["default"].setdefault("OPTIONS", {})
+    DATABASES["default"]["OPTIONS"]["options"] = "-c jit=off"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

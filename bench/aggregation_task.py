@@ -20,6 +20,7 @@ first, and dropped at the end unless --keep.
 """
 import argparse
 import os
+import secrets
 import sys
 import time
 from pathlib import Path
@@ -33,6 +34,8 @@ os.environ.pop("CELERY_BROKER_URL", None)  # the task runs in this process, as t
 os.environ["EMBEDDED_TASKS"] = "inline"
 os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 import numpy as np  # noqa: E402
 

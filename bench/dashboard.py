@@ -12,6 +12,7 @@ Loads data into the database it is pointed at; use a database of its own.
 """
 import argparse
 import os
+import secrets
 import statistics
 import sys
 import time
@@ -20,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 import django  # noqa: E402

@@ -15,6 +15,7 @@
 import argparse
 import json
 import os
+import secrets
 import random
 import resource
 import subprocess
@@ -29,6 +30,8 @@ sys.path.insert(0, str(REPO))
 # The corpus generator's pieces are bench/run.py's (the one benchmark entry), written once.
 from run import copy_rows, sentence  # noqa: E402
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 TRAINING_GENRES = ["fiction", "government", "slate", "telephone", "travel"]
 HELD_OUT_GENRES = ["facetoface", "letters", "nineeleven", "oup", "verbatim"]

@@ -13,6 +13,7 @@ and the ratio of each page's p99 to the login page's in the same configuration.
 import argparse
 import http.client
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 PORT = 8765
 
 

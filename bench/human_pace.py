@@ -15,6 +15,7 @@ so the client's and the network's time are not in it); p50/p99 are taken per pag
 import argparse
 import http.cookiejar
 import os
+import secrets
 import random
 import re
 import statistics
@@ -31,6 +32,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("NLI_DEFAULT_DATASET", "bench")  # the corpus bench/run.py generates: workers arrive into it
 PORT = 8766
 BASE = f"http://127.0.0.1:{PORT}"

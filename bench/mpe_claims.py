@@ -13,6 +13,7 @@ The ratio column is against the baseline measured in the same run.
 """
 import argparse
 import os
+import secrets
 import statistics
 import sys
 import time
@@ -21,6 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 if "bench" not in os.environ.get("DATABASE_URL", ""):
     os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/nli_mpe_bench"
 

@@ -24,6 +24,7 @@ import argparse
 import io
 import json
 import os
+import secrets
 import random
 import statistics
 import subprocess
@@ -37,6 +38,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 if "bench" not in os.environ.get("DATABASE_URL", ""):
     os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/nli_bench"

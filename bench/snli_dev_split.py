@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -59,6 +60,8 @@ def direct(source, out):
 
 def via_platform(source, slug):
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+    # DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     import django
 
     django.setup()

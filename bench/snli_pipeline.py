@@ -9,6 +9,7 @@ same run: reading the file and computing the same figures in plain Python (json 
 """
 import json
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -18,6 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 import django  # noqa: E402
 

@@ -8,6 +8,7 @@ Baseline, measured in the same run: picking the candidates with one query ordere
 once per label count so the database can stop after a batch's worth of rows.
 """
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -16,6 +17,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 import django  # noqa: E402
 

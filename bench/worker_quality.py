@@ -11,6 +11,7 @@ prints min and median over --repeat runs and the ratio of the median to the base
 """
 import argparse
 import os
+import secrets
 import statistics
 import sys
 import time
@@ -19,6 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+# DEBUG stays off as in production (no query log): a throwaway key of the run's own.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("DEBUG", "1")
 if "bench" not in os.environ.get("DATABASE_URL", ""):
     os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/nli_qc_bench"

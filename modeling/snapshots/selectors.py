@@ -1,14 +1,18 @@
-"""Reads for snapshots: which pairs an export takes, page by page, with their labels.
+"""Reads for snapshots: which pairs an export takes, with their labels.
 
-Pairs are read by keyset pagination over the pair id (never OFFSET), and each page's pairs
-and labels come from ONE statement (a LEFT JOIN), so a page is internally consistent even
-while validators keep labelling, and memory stays flat whatever the corpus size.
+On PostgreSQL one statement makes every file line (`export_lines_sql`, streamed by COPY). The
+Python writer's path reads pairs by keyset pagination over the pair id (never OFFSET), each page's
+pairs and labels from ONE statement (a LEFT JOIN), so a page is internally consistent even while
+validators keep labelling; either way memory stays flat whatever the corpus size.
 """
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q
+import re
+
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, Subquery
 
 from corpus import labels as scheme_labels
 from corpus.models import (
-    GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Grammaticality, GrammaticalityJudgment, Pair, Split,
+    GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Grammaticality, GrammaticalityJudgment, Pair, Premise,
+    Split,
     ValidationLabel,
 )
 
@@ -76,18 +80,31 @@ def drop_ungrammatical(pairs):
     return pairs.exclude(pk__in=noisy)
 
 
-def pairs_for_export(datasets=None, filters=None):
-    """The pairs a snapshot with these datasets and filters contains (unordered queryset)."""
+def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
+    """The pairs a snapshot with these datasets and filters contains (unordered queryset).
+
+    `premise_per_row`: test each pair's premise (split, genre) by a primary-key probe per pair
+    rather than by a join. Pages want that: for a page of 5,000 pair ids the planner would
+    otherwise merge-join the premise table walked from its first row to the page's premises, a
+    scan that grows with every page (49 ms a page at the end of 433k pairs, against 7 ms probing).
+    A count over every pair wants the join (one hash join: 0.15 s against 0.5 s of probes at 433k).
+    """
     filters = filters or {}
     pairs = Pair.objects.all()
     # Ids, not a join on slugs: the planner then knows how many rows match and walks the primary key
     # in order for each page instead of sorting everything that is left (quadratic on a big corpus).
     if datasets:
         pairs = pairs.filter(dataset_id__in=list(Dataset.objects.filter(slug__in=datasets).values_list("pk", flat=True)))
-    if filters.get("genres"):
-        pairs = pairs.filter(premise__genre_id__in=list(Genre.objects.filter(slug__in=filters["genres"]).values_list("pk", flat=True)))
     # Premises not yet given a split belong to no file.
-    pairs = pairs.filter(premise__split__in=filters.get("splits") or Split.values)
+    premise_lookups = {"split__in": filters.get("splits") or Split.values}
+    if filters.get("genres"):
+        premise_lookups["genre_id__in"] = list(Genre.objects.filter(slug__in=filters["genres"]).values_list("pk", flat=True))
+    if premise_per_row:
+        # A scalar subquery (LIMIT 1) is never pulled up into a join: PostgreSQL probes it per row.
+        matching_premise = Premise.objects.filter(pk=OuterRef("premise_id"), **premise_lookups).order_by().values("pk")[:1]
+        pairs = pairs.alias(export_premise=Subquery(matching_premise)).filter(export_premise__isnull=False)
+    else:
+        pairs = pairs.filter(**{f"premise__{lookup}": value for lookup, value in premise_lookups.items()})
     if filters.get("gold_only"):
         pairs = pairs.exclude(gold_label=NO_GOLD)
     if filters.get("min_labels"):
@@ -203,29 +220,42 @@ def _tsv_field(column):
     return f"CASE WHEN {holds} THEN '\"' || replace({column}, '\"', '\"\"') || '\"' ELSE {column} END"
 
 
-# Every counted label of the page's pairs, grouped once per page (a range scan of the label
-# index) rather than a subquery per pair: a pair's JSON label list and its five TSV label fields.
-# The earliest five counted labels (`counted_label_slots`): ranked by position; a healed pair (a
-# replacement beyond position 5 among its five) puts them in slots by rank, any other by position.
-_PAGE_LABELS = """
+# Every counted label of the exported pairs, grouped once (one pass over the label table in pair
+# order) rather than a subquery per pair: a pair's JSON label list and its five TSV label fields.
+# They are the earliest five counted labels (`counted_label_slots`): ranked by position, a healed
+# pair (a replacement beyond position 5 among its five) puts them in slots by rank, any other by
+# position. Ranking needs two window functions and a sort, so only the few pairs holding a label
+# beyond position 5 (the partial index `replacement_labels`) are ranked; every other pair's counted
+# labels are all among its earliest five, each in the slot of its position.
+_TSV_LABEL_SLOTS = " || E'\\t' || ".join(
+    f"coalesce(max(l.label) FILTER (WHERE l.slot = {slot}), '')" for slot in range(1, LABELS_PER_PAIR + 1)
+)
+_LABELS_OF_PAIRS = f"""
     SELECT l.pair_id,
            string_agg(to_json(l.label::text)::text, ', ' ORDER BY l.position) AS json_labels,
-           {tsv_labels} AS tsv_labels
+           {_TSV_LABEL_SLOTS} AS tsv_labels
     FROM (
-        SELECT r.*, CASE WHEN bool_or(r.position > 5) OVER (PARTITION BY r.pair_id) THEN r.rank ELSE r.position END AS slot
+        SELECT c.pair_id, c.position, c.label, c.position AS slot
+        FROM validation_validationlabel AS c LEFT JOIN collection_worker AS w ON w.id = c.worker_id
+        WHERE c.pair_id <= %(upper_id)s AND w.is_excluded IS NOT TRUE
+          AND c.pair_id NOT IN (SELECT pair_id FROM validation_validationlabel
+                                WHERE position > {LABELS_PER_PAIR} AND pair_id <= %(upper_id)s)
+      UNION ALL
+        SELECT r.pair_id, r.position, r.label,
+               CASE WHEN bool_or(r.position > {LABELS_PER_PAIR}) OVER (PARTITION BY r.pair_id)
+                    THEN r.rank ELSE r.position END AS slot
         FROM (
             SELECT c.pair_id, c.position, c.label,
                    row_number() OVER (PARTITION BY c.pair_id ORDER BY c.position) AS rank
             FROM validation_validationlabel AS c LEFT JOIN collection_worker AS w ON w.id = c.worker_id
-            WHERE c.pair_id > %s AND c.pair_id <= %s AND w.is_excluded IS NOT TRUE
+            WHERE w.is_excluded IS NOT TRUE
+              AND c.pair_id IN (SELECT pair_id FROM validation_validationlabel
+                                WHERE position > {LABELS_PER_PAIR} AND pair_id <= %(upper_id)s)
         ) AS r
-        WHERE r.rank <= 5
+        WHERE r.rank <= {LABELS_PER_PAIR}
     ) AS l
     GROUP BY l.pair_id
-""".replace(
-    "{tsv_labels}",
-    " || E'\\t' || ".join(f"coalesce(max(l.label) FILTER (WHERE l.slot = {slot}), '')" for slot in range(1, 6)),
-)
+"""
 _NO_TSV_LABELS = "E'\\t\\t\\t\\t'"
 
 
@@ -272,35 +302,34 @@ def _tsv_sql(author_gold):
     return " || E'\\t' || ".join([*(_tsv_field(f"({column})::text") for column in columns), labels])
 
 
-def lines_for_export(pairs, unvalidated_gold="author", page_size=PAGE_SIZE, upper_id=None):
-    """Yield (split, genre is training, dataset slug, JSONL line, TSV line) by ascending pair id.
+def export_lines_sql(pairs, unvalidated_gold="author", upper_id=None):
+    """(sql, params) of one SELECT of every exported pair's file lines by ascending pair id, each row
+    (route, JSONL line, TSV line): route is "split<TAB>genre is training (true/false)<TAB>dataset
+    slug", and both lines end in a newline. PostgreSQL only.
 
-    PostgreSQL only: the database builds each file line (the same bytes as `writer.export_record`,
-    json.dumps and csv.writer make; tests/modeling/test_export_lines.py compares them) in the
-    same keyset pages as `rows_for_export`, one statement a page.
+    The database builds each line as `writer.export_record`, json.dumps and csv.writer would (the
+    same bytes: tests/modeling/test_export_lines.py compares them). One statement reads one
+    snapshot of the database, so labels written meanwhile never split a pair from its labels;
+    `upper_id` caps it at the pairs that existed when the export began.
     """
-    from django.db import connection, transaction
-
     author_gold = {"author": True, "author-all": "all"}.get(unvalidated_gold, False)
-    for last_id, page_end, page in keyset_pages(pairs, page_size, upper_id):
-        in_page_sql, in_page_params = page.order_by().values("pk").query.sql_with_params()
-        sql = f"""
-            SELECT collection_premise.split, collection_genre.is_training, collection_dataset.slug,
-                   {_jsonl_sql(author_gold)}, {_tsv_sql(author_gold)}
-            FROM collection_pair
-            JOIN collection_premise ON collection_premise.id = collection_pair.premise_id
-            JOIN collection_genre ON collection_genre.id = collection_premise.genre_id
-            JOIN collection_dataset ON collection_dataset.id = collection_pair.dataset_id
-            LEFT JOIN ({_PAGE_LABELS}) AS page_labels ON page_labels.pair_id = collection_pair.id
-            WHERE collection_pair.id > %s AND collection_pair.id <= %s AND collection_pair.id IN ({in_page_sql})
-            ORDER BY collection_pair.id
-        """
-        # One page at a time in memory (a few MiB of text), fetched whole inside its transaction
-        # and handed out after it: no transaction stays open while the caller writes files.
-        with transaction.atomic(), connection.cursor() as cursor:
-            # Large cost estimates would buy JIT compilation (~200 ms a page), more than the page.
-            cursor.execute("SET LOCAL jit = off")
-            cursor.execute(sql, [last_id, page_end, last_id, page_end, *in_page_params])
-            rows = cursor.fetchall()
-        yield from rows
-        del rows
+    in_export_sql, in_export_params = pairs.filter(pk__lte=upper_id).order_by().values("pk").query.sql_with_params()
+    # The queryset's placeholders are positional and the rest of the statement's are named: name them too.
+    placeholders = iter(range(len(in_export_params)))
+    in_export_sql = re.sub(r"(?<!%)%s", lambda _: f"%(export_{next(placeholders)})s", in_export_sql)
+    # Walked in pair order: the premise is one primary-key probe per pair (LATERAL ... LIMIT 1 is
+    # never turned into a hash join, which would sort every built line back into pair order) and
+    # the grouped labels are merged in the same order.
+    sql = f"""
+        SELECT collection_premise.split || E'\\t' || collection_genre.is_training::text || E'\\t' || collection_dataset.slug,
+               {_jsonl_sql(author_gold)} || E'\\n', {_tsv_sql(author_gold)} || E'\\n'
+        FROM collection_pair
+        CROSS JOIN LATERAL (SELECT * FROM collection_premise AS premise
+                            WHERE premise.id = collection_pair.premise_id LIMIT 1) AS collection_premise
+        JOIN collection_genre ON collection_genre.id = collection_premise.genre_id
+        JOIN collection_dataset ON collection_dataset.id = collection_pair.dataset_id
+        LEFT JOIN ({_LABELS_OF_PAIRS}) AS page_labels ON page_labels.pair_id = collection_pair.id
+        WHERE collection_pair.id <= %(upper_id)s AND collection_pair.id IN ({in_export_sql})
+        ORDER BY collection_pair.id
+    """
+    return sql, {"upper_id": upper_id, **{f"export_{index}": value for index, value in enumerate(in_export_params)}}

@@ -6,6 +6,7 @@ either done with all its files or failed with none; nothing is ever marked done 
 """
 import shutil
 import tempfile
+from contextlib import nullcontext as _nothing
 from datetime import timedelta
 from pathlib import Path
 
@@ -260,20 +261,11 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
         # Two-way and ordinal labels are renamed in Python (export_record); three-way lines may come from the database.
         database_lines = DATABASE_LINES and connection.vendor == "postgresql" and scheme == scheme_labels.THREE_WAY_SCHEME
         if upper_id is not None and database_lines and not extra:
-            # The database makes the lines (as export_record, json.dumps and csv.writer would);
-            # Python routes them to their files and hashes them in blocks.
-            lines = selectors.lines_for_export(pairs, unvalidated_gold, page_size=page_size, upper_id=upper_id)
-            for split, is_training, dataset_slug, jsonl_line, tsv_line in lines:
-                split = file_split(split, is_training, dataset_slug in held_out)
-                writer = writers.get(split)
-                if writer is None:
-                    writer = writers[split] = SplitWriter(directory, split)
-                writer.write_lines(jsonl_line, tsv_line)
-                done += 1
-                if done % page_size == 0:
-                    _report(snapshot, done, total, progress)
+            done = _write_database_lines(snapshot, directory, pairs, unvalidated_gold, upper_id, held_out, writers,
+                                         total, progress, page_size)
         elif upper_id is not None:
-            for values, labels in selectors.rows_for_export(pairs, page_size=page_size, upper_id=upper_id):
+            paged = selectors.pairs_for_export(snapshot.datasets, snapshot.filters, premise_per_row=True)
+            for values, labels in selectors.rows_for_export(paged, page_size=page_size, upper_id=upper_id):
                 labels = selectors.labels_in_scheme(scheme, labels)
                 record = export_record(values, labels, unvalidated_gold, scheme)
                 if aggregated is not None:
@@ -294,6 +286,45 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
     return files, done
 
 
+def _write_database_lines(snapshot, directory, pairs, unvalidated_gold, upper_id, held_out, writers, total, progress,
+                          every):
+    """The database makes the lines (as export_record, json.dumps and csv.writer would) in one
+    streamed binary COPY; Python only routes them to their files and hashes them in blocks.
+
+    The COPY runs on a connection of its own, so the snapshot's progress is saved on this one
+    while it streams. Inside a transaction already open (a caller's, a test's) a second connection
+    would not see what that transaction wrote: the COPY then runs on this connection, and the
+    saved progress waits until it has finished (the progress callback is still called).
+    """
+    from .writer import ExportLineSink
+
+    sql, params = selectors.export_lines_sql(pairs, unvalidated_gold, upper_id)
+    copy_connection = connection if connection.in_atomic_block else connection.copy()
+
+    def writer_for_route(route):
+        split, is_training, dataset_slug = route.decode().split("\t")
+        split = file_split(split, is_training == "true", dataset_slug in held_out)
+        if split not in writers:
+            writers[split] = SplitWriter(directory, split)
+        return writers[split]
+
+    def on_rows(done):
+        _report(snapshot, done, total, progress, save=copy_connection is not connection)
+
+    sink = ExportLineSink(writer_for_route, on_rows, every)
+    try:
+        with transaction.atomic(using=copy_connection.alias) if copy_connection is connection else _nothing():
+            with copy_connection.cursor() as cursor:
+                statement = cursor.cursor.mogrify(sql, params).decode()
+                cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", sink, size=1 << 16)
+    finally:
+        if copy_connection is not connection:
+            copy_connection.close()
+    if not sink.finished:
+        raise RuntimeError("the export's COPY stream ended without its trailer")
+    return sink.rows
+
+
 def _aggregated_labels(run_id):
     """pair pk -> (label, posterior) of the run's Dawid–Skene results, or None when the option is off."""
     if run_id is None:
@@ -303,10 +334,11 @@ def _aggregated_labels(run_id):
             rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)}
 
 
-def _report(snapshot, done, total, progress):
+def _report(snapshot, done, total, progress, save=True):
     fraction = done / total if total else 1.0
     # Never 1.0 before the files are in place: "done" is the status, not the progress bar.
-    Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
+    if save:
+        Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
     if progress is not None:
         progress(done, total)
 
