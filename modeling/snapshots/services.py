@@ -6,7 +6,6 @@ either done with all its files or failed with none; nothing is ever marked done 
 """
 import shutil
 import tempfile
-from contextlib import nullcontext as _nothing
 from datetime import timedelta
 from pathlib import Path
 
@@ -261,7 +260,7 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
         # Two-way and ordinal labels are renamed in Python (export_record); three-way lines may come from the database.
         database_lines = DATABASE_LINES and connection.vendor == "postgresql" and scheme == scheme_labels.THREE_WAY_SCHEME
         if upper_id is not None and database_lines and not extra:
-            done = _write_database_lines(snapshot, directory, pairs, unvalidated_gold, upper_id, held_out, writers,
+            done = _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_out, writers,
                                          total, progress, page_size)
         elif upper_id is not None:
             paged = selectors.pairs_for_export(snapshot.datasets, snapshot.filters, premise_per_row=True)
@@ -286,20 +285,13 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
     return files, done
 
 
-def _write_database_lines(snapshot, directory, pairs, unvalidated_gold, upper_id, held_out, writers, total, progress,
+def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_out, writers, total, progress,
                           every):
-    """The database makes the lines (as export_record, json.dumps and csv.writer would) in one
-    streamed binary COPY; Python only routes them to their files and hashes them in blocks.
-
-    The COPY runs on a connection of its own, so the snapshot's progress is saved on this one
-    while it streams. Inside a transaction already open (a caller's, a test's) a second connection
-    would not see what that transaction wrote: the COPY then runs on this connection, and the
-    saved progress waits until it has finished (the progress callback is still called).
-    """
-    from .writer import ExportLineSink
-
-    sql, params = selectors.export_lines_sql(pairs, unvalidated_gold, upper_id)
-    copy_connection = connection if connection.in_atomic_block else connection.copy()
+    """The database makes the lines (as export_record, json.dumps and csv.writer would), streamed
+    by binary COPY (`streams`); Python only routes them to their files and hashes them in blocks.
+    The snapshot's stored progress moves while they stream, except inside a transaction already
+    open (a caller's, a test's), where the COPY runs on this connection and it waits for the end."""
+    from .streams import stream_lines
 
     def writer_for_route(route):
         split, is_training, dataset_slug = route.decode().split("\t")
@@ -308,21 +300,12 @@ def _write_database_lines(snapshot, directory, pairs, unvalidated_gold, upper_id
             writers[split] = SplitWriter(directory, split)
         return writers[split]
 
-    def on_rows(done):
-        _report(snapshot, done, total, progress, save=copy_connection is not connection)
+    save = not connection.in_atomic_block
 
-    sink = ExportLineSink(writer_for_route, on_rows, every)
-    try:
-        with transaction.atomic(using=copy_connection.alias) if copy_connection is connection else _nothing():
-            with copy_connection.cursor() as cursor:
-                statement = cursor.cursor.mogrify(sql, params).decode()
-                cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", sink, size=1 << 16)
-    finally:
-        if copy_connection is not connection:
-            copy_connection.close()
-    if not sink.finished:
-        raise RuntimeError("the export's COPY stream ended without its trailer")
-    return sink.rows
+    def on_rows(done):
+        _report(snapshot, done, total, progress, save=save)
+
+    return stream_lines(snapshot.datasets, snapshot.filters, unvalidated_gold, upper_id, writer_for_route, on_rows, every)
 
 
 def _aggregated_labels(run_id):

@@ -154,6 +154,14 @@ class SplitWriter:
         if len(self._jsonl_block) >= BLOCK_ROWS:
             self._flush_block()
 
+    def extend_encoded(self, jsonl_lines, tsv_lines):
+        """Many such rows at once, in order (a chunk of `streams`): written as one block."""
+        self._flush_block()
+        self.jsonl.write_bytes(b"".join(jsonl_lines))
+        self.tsv.write_bytes(b"".join(tsv_lines))
+        self.jsonl.rows += len(jsonl_lines)
+        self.tsv.rows += len(tsv_lines)
+
     def _flush_block(self):
         if self._jsonl_block:
             self.jsonl.write_bytes(b"".join(self._jsonl_block))
