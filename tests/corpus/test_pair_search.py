@@ -3,13 +3,17 @@ through trigram indexes on PostgreSQL (migration 0004_trigram_search), Django's 
 import pytest
 from django.db import connection
 
+from corpus import admin as corpus_admin
 from tests import factories
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def found(client, researcher):
+@pytest.fixture(params=[False, True], ids=["trigram-union", "pair-by-pair"])
+def found(client, researcher, monkeypatch, request):
+    # Both ways a word is matched on PostgreSQL (a rare word through the trigram indexes, a common
+    # one pair by pair) find the same pairs; SQLite has Django's own search either way.
+    monkeypatch.setattr(corpus_admin, "is_common_word", lambda like: request.param)
     dataset = factories.dataset("searched")
     dog = factories.premise(dataset, text="A brown dog sleeps under 100% of the table.")
     cat = factories.premise(dataset, text="A cat sits on a mat.")
@@ -53,3 +57,27 @@ def test_postgres_has_the_trigram_indexes():
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", ["%_trgm"])
         names = {row[0] for row in cursor.fetchall()}
     assert names == {"pair_hypothesis_trgm", "pair_pair_id_trgm", "premise_text_trgm", "premise_prompt_id_trgm"}
+
+
+@pytest.mark.postgres
+def test_a_word_in_most_pairs_is_matched_pair_by_pair_and_counted_only_up_to_the_cap(client, researcher, monkeypatch):
+    monkeypatch.setattr(corpus_admin, "SEARCH_COUNT_CAP", 5)
+    monkeypatch.setattr(corpus_admin.PairAdmin, "list_per_page", 2)
+    dataset = factories.dataset("common")
+    for index in range(30):
+        premise = factories.premise(dataset, text=f"Premise number {index} about a garden.")
+        factories.pair(dataset, premise, ["entailment"], hypothesis=f"A dog number {index} runs.")
+        factories.pair(dataset, premise, ["neutral"], hypothesis=f"A zebra {index}." if index == 7 else f"Rain {index}.")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE collection_pair; ANALYZE collection_premise")
+    # The planner's statistics tell a word in half the pairs from a word in one.
+    assert corpus_admin.is_common_word("%dog%") and not corpus_admin.is_common_word("%zebra%")
+
+    client.force_login(researcher)
+    listing = client.get("/admin/corpus/pair/", {"q": "dog"}).context["cl"]
+    assert (listing.result_count, listing.paginator.num_pages, len(listing.result_list)) == (5, 3, 2)
+    assert all("dog" in pair.hypothesis for pair in listing.result_list)
+    rare = client.get("/admin/corpus/pair/", {"q": "zebra"}).context["cl"]
+    assert [pair.hypothesis for pair in rare.result_list] == ["A zebra 7."] and rare.result_count == 1
+    # Without a search the list counts every pair.
+    assert client.get("/admin/corpus/pair/").context["cl"].result_count == 60
