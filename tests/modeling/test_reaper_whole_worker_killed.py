@@ -24,7 +24,7 @@ from .test_reaper_live_worker import snapshot, worker  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker, pytest.mark.slow]
 
-STALE_MINUTES = 0.5  # 30 s without a heartbeat (one every TRAINING_HEARTBEAT_SECONDS=2) is "lost"
+STALE_MINUTES = 0.25  # 15 s without a heartbeat (one every TRAINING_HEARTBEAT_SECONDS=2) is "lost"
 INTERVAL_SECONDS = 3
 
 
