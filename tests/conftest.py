@@ -59,6 +59,20 @@ def is_postgres():
     return connection.vendor == "postgresql"
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """The suite's own connections wait 5 s before they look for a deadlock; the Celery worker and
+    gunicorn subprocesses keep PostgreSQL's 1 s. A transactional test's teardown TRUNCATEs every
+    table while the session's real worker may still be reading rows that test committed (a tagging
+    task queued by its new pairs): in that deadlock the worker's statement is the one cancelled,
+    and the task fails on rows that are being wiped anyway, instead of the flush, which would
+    leave them to the next test."""
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("postgresql"):
+        options = database.setdefault("OPTIONS", {})
+        options["options"] = f"{options.get('options', '')} -c deadlock_timeout=5s".strip()
+
+
 def pytest_collection_modifyitems(config, items):
     using_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     skip_pg = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://...)")
