@@ -153,6 +153,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not e
     # page, a recompute's check), many times the statement itself. DATABASE_JIT=1 turns it back on.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = "-c jit=off"
+# COPYs that build a PostgreSQL export's lines at once (modeling/snapshots/streams.py), each
+# keeping one database core busy.
+EXPORT_STREAMS = max(1, int(os.environ.get("EXPORT_STREAMS", min(2, os.cpu_count() or 1))))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,7 +1,7 @@
 """The PostgreSQL export's lines, streamed by binary COPY (`selectors.export_lines_sql`).
 
 One COPY builds lines on one core. An export outside any open transaction splits the pair ids
-into chunks and runs `EXPORT_STREAMS` COPYs at once, each on a connection of its own, all reading
+into chunks and runs `settings.EXPORT_STREAMS` COPYs at once, each on a connection of its own, all reading
 ONE snapshot of the database: a coordinating connection opens a REPEATABLE READ transaction and
 exports its snapshot (`pg_export_snapshot()`), and every chunk's transaction imports it (`SET
 TRANSACTION SNAPSHOT`), as pg_dump's parallel workers do. So validators labelling meanwhile never
@@ -12,10 +12,11 @@ order, byte for byte as one COPY writes them; at most `EXPORT_STREAMS + 1` chunk
 Inside a transaction already open (a caller's, a test's), other connections would not see what it
 wrote: one COPY then runs on that transaction's own connection.
 """
-import os
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import psycopg2
+from django.conf import settings
 from django.db import connection
 
 from . import selectors
@@ -23,8 +24,6 @@ from .writer import ExportLineSink
 
 # Pairs a chunk covers (by id). ~18 MB of lines for MultiNLI-like rows.
 CHUNK_PAIRS = 25_000
-# COPYs at once: each keeps one database core busy building lines.
-EXPORT_STREAMS = max(1, int(os.environ.get("EXPORT_STREAMS", min(2, os.cpu_count() or 1))))
 
 
 class ChunkLines:
@@ -54,7 +53,7 @@ def stream_lines(datasets, filters, unvalidated_gold, upper_id, writer_for_route
     and return how many; `on_rows(rows_done)` after every chunk (on the one-COPY path every `every`
     rows). Outside an open transaction no COPY runs on the default connection, which stays free
     for saving the progress."""
-    if connection.in_atomic_block or EXPORT_STREAMS == 1 or upper_id <= CHUNK_PAIRS:
+    if connection.in_atomic_block or settings.EXPORT_STREAMS == 1 or upper_id <= CHUNK_PAIRS:
         return _one_copy((datasets, filters, unvalidated_gold), upper_id, writer_for_route, on_rows, every)
     return _chunks_in_parallel((datasets, filters, unvalidated_gold), upper_id, writer_for_route, on_rows)
 
@@ -102,8 +101,9 @@ def _chunks_in_parallel(export, upper_id, writer_for_route, on_rows):
             return lines
 
         rows = 0
-        with ThreadPoolExecutor(max_workers=EXPORT_STREAMS, thread_name_prefix="export-copy") as pool:
-            pending = [pool.submit(copy_chunk, *chunk) for chunk in chunks[: EXPORT_STREAMS + 1]]
+        streams = settings.EXPORT_STREAMS
+        with ThreadPoolExecutor(max_workers=streams, thread_name_prefix="export-copy") as pool:
+            pending = [pool.submit(copy_chunk, *chunk) for chunk in chunks[: streams + 1]]
             next_chunk = len(pending)
             try:
                 while pending:
@@ -123,16 +123,12 @@ def _chunks_in_parallel(export, upper_id, writer_for_route, on_rows):
     return rows
 
 
-class _raw_connection:
+@contextmanager
+def _raw_connection(params):
     """A psycopg2 connection with the default database's parameters (JIT setting included), closed
     on exit. Plain psycopg2, not a Django connection: the chunks' threads open and close their own."""
-
-    def __init__(self, params):
-        self.params = params
-
-    def __enter__(self):
-        self.raw = psycopg2.connect(**self.params)
-        return self.raw
-
-    def __exit__(self, *exc):
-        self.raw.close()
+    raw = psycopg2.connect(**params)
+    try:
+        yield raw
+    finally:
+        raw.close()

@@ -140,7 +140,7 @@ def committed_corpus(make_worker):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("streams", [1, 2])
 def test_outside_a_transaction_copies_stream_on_their_own_connections_and_progress_is_saved(
-    make_worker, monkeypatch, streams
+    make_worker, monkeypatch, settings, streams
 ):
     """A real export (a task's or the command's) opens no transaction around the files: its COPYs
     run on connections of their own (several at once, each on a chunk of pair ids, all reading one
@@ -153,7 +153,7 @@ def test_outside_a_transaction_copies_stream_on_their_own_connections_and_progre
     committed_corpus(make_worker)
     assert ValidationLabel.objects.filter(position=6).exists()
     monkeypatch.setattr(export_streams, "CHUNK_PAIRS", 3)
-    monkeypatch.setattr(export_streams, "EXPORT_STREAMS", streams)
+    settings.EXPORT_STREAMS = streams
     assert not connection.in_atomic_block
     snapshot = create_snapshot(None)
     seen = []
