@@ -2,6 +2,8 @@
 answers and the bonus ledger (read only: the ledger is append-only, paid through the dashboard)."""
 from django.contrib import admin
 
+from corpus.admin import ReadOnlyAdmin
+
 from .models import BonusEntry, CatchTrialAnswer, ReferenceLabel
 
 
@@ -21,19 +23,8 @@ class ReferenceLabelAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(CatchTrialAnswer)
-class CatchTrialAnswerAdmin(ReadOnlyAdmin):
+class CatchTrialAnswerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_display = ["worker", "pair", "label", "expected", "matched", "study_session", "created_at"]
     list_filter = ["matched"]
     list_select_related = ["worker__user", "pair", "study_session"]
@@ -41,7 +32,7 @@ class CatchTrialAnswerAdmin(ReadOnlyAdmin):
 
 
 @admin.register(BonusEntry)
-class BonusEntryAdmin(ReadOnlyAdmin):
+class BonusEntryAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_display = ["created_at", "kind", "worker", "study", "study_session", "pair", "amount", "currency", "reason", "pays"]
     list_filter = ["kind", "study", "currency"]
     list_select_related = ["worker__user", "study", "study_session", "pair", "pays"]

@@ -29,7 +29,6 @@ from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Split
 from .format import TSV_COLUMNS, file_split
 from .selectors import PAIR_COLUMNS
 
-BLOCK_CHARS = 1 << 20
 BLOCK_ROWS = 2048
 _COL = {name: index for index, name in enumerate(PAIR_COLUMNS)}
 
@@ -133,7 +132,7 @@ class SplitWriter:
         # lineterminator "\n": the files are byte-identical across platforms.
         self._tsv_writer = csv.writer(self.tsv, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         self._tsv_writer.writerow((*TSV_COLUMNS, *self.extra_columns))
-        self._jsonl_block, self._tsv_block, self._block_chars = [], [], 0
+        self._jsonl_block, self._tsv_block = [], []
 
     def write(self, record, labels):
         self.jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -157,18 +156,18 @@ class SplitWriter:
     def extend_encoded(self, jsonl_lines, tsv_lines):
         """Many such rows at once, in order (a chunk of `streams`): written as one block."""
         self._flush_block()
-        self.jsonl.write_bytes(b"".join(jsonl_lines))
-        self.tsv.write_bytes(b"".join(tsv_lines))
-        self.jsonl.rows += len(jsonl_lines)
-        self.tsv.rows += len(tsv_lines)
+        self._write_block(jsonl_lines, tsv_lines)
 
     def _flush_block(self):
-        if self._jsonl_block:
-            self.jsonl.write_bytes(b"".join(self._jsonl_block))
-            self.tsv.write_bytes(b"".join(self._tsv_block))
-            self.jsonl.rows += len(self._jsonl_block)
-            self.tsv.rows += len(self._tsv_block)
-        self._jsonl_block, self._tsv_block, self._block_chars = [], [], 0
+        self._write_block(self._jsonl_block, self._tsv_block)
+        self._jsonl_block, self._tsv_block = [], []
+
+    def _write_block(self, jsonl_lines, tsv_lines):
+        if jsonl_lines:
+            self.jsonl.write_bytes(b"".join(jsonl_lines))
+            self.tsv.write_bytes(b"".join(tsv_lines))
+            self.jsonl.rows += len(jsonl_lines)
+            self.tsv.rows += len(tsv_lines)
 
     def close(self):
         self._flush_block()
