@@ -15,6 +15,7 @@ setting's server-side p50 is 80-90 ms for arrivals and task pages and 240-300 ms
 (p99 0.4-2 s); the figures, and why a sync worker's server-side times read lower without being
 faster for the worker, are in bench/RESULTS-issue12.md.
 """
+
 import multiprocessing
 import os
 

@@ -7,6 +7,7 @@ SQLite pass: only tests marked `postgres` may skip (row locks and a worker proce
 and never a browser test. Exit 1 on an unexpected skip, on a report that is missing, or on a
 report from the wrong database or with no test run.
 """
+
 import json
 import sys
 from pathlib import Path
@@ -33,8 +34,10 @@ def main(argv):
     if report["outcomes"]["passed"] == 0:
         problems.append("no test passed")
     counts = report["outcomes"]
-    print(f"{expected} pass: {counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
-          f"{counts['skipped']} skipped (of {report['collected']} collected)")
+    print(
+        f"{expected} pass: {counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
+        f"{counts['skipped']} skipped (of {report['collected']} collected)"
+    )
     for skip in report["skipped"]:
         print(f"  skipped {skip['nodeid']} [{', '.join(skip['markers']) or 'no marker'}]: {skip['reason']}")
     bad = unexpected_skips(report, expected)

@@ -7,6 +7,7 @@
   Serializer fields and filters say so with the error code `does_not_exist` (DRF's related
   fields; `KnownObjectFilter` below for django-filter).
 """
+
 from django.http import JsonResponse
 from django.shortcuts import render
 from rest_framework import status

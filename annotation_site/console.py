@@ -8,10 +8,13 @@ def format_table(header, rows, align=None, gap="  "):
     Each column is as wide as its longest cell, header included. `align` is one of "<" or ">" per
     column (default: the first left, the rest right, as for a label and its numbers).
     """
-    cells = ([[str(cell) for cell in header]] if header is not None else []) + [[str(cell) for cell in row] for row in rows]
+    cells = ([[str(cell) for cell in header]] if header is not None else []) + [
+        [str(cell) for cell in row] for row in rows
+    ]
     columns = max(len(row) for row in cells)
     cells = [row + [""] * (columns - len(row)) for row in cells]
     widths = [max(len(row[i]) for row in cells) for i in range(columns)]
     align = list(align or ["<"] + [">"] * (columns - 1))
-    return "\n".join(gap.join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths, strict=True)).rstrip()
-                     for row in cells)
+    return "\n".join(
+        gap.join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths, strict=True)).rstrip() for row in cells
+    )

@@ -45,9 +45,7 @@ class LoginThrottleMiddleware:
         limits = settings.LOGIN_THROTTLE
         if any(cache.get(key, 0) >= limit for key, limit in keys):
             minutes = max(1, limits["WINDOW_SECONDS"] // 60)
-            response = render(
-                request, "429.html", {"minutes": minutes}, status=429
-            )
+            response = render(request, "429.html", {"minutes": minutes}, status=429)
             response["Retry-After"] = str(limits["WINDOW_SECONDS"])
             return response
         response = self.get_response(request)
@@ -118,12 +116,14 @@ class BadInputMiddleware:
                 for name, values in request.POST.lists():
                     if "\x00" in name or any("\x00" in value for value in values):
                         return f"The form field {name.replace(chr(0), '')!r} contains a NUL character."
-                for name, upload in request.FILES.items():
+                for upload in request.FILES.values():
                     if "\x00" in (upload.name or ""):
                         return "An uploaded file name contains a NUL character."
             except (RequestDataTooBig, TooManyFieldsSent) as error:
                 return str(error)
-        elif (content_type == "application/json" or content_type.endswith("+json")) and not request.path.startswith("/api/"):
+        elif (content_type == "application/json" or content_type.endswith("+json")) and not request.path.startswith(
+            "/api/"
+        ):
             # The API checks JSON in its parser (annotation_site.parsers), after authentication.
             return self.json_problem(request.body)
         return None

@@ -1,6 +1,7 @@
 """The API's JSON parser: the checks of BadInputMiddleware (NUL, depth, NaN/Infinity), run when a
 view reads the body, that is after authentication and permissions. A client without rights gets
 its 401/403 and no server parses its body; one with rights gets the same 400 and message as a page."""
+
 import io
 
 from rest_framework.exceptions import ParseError

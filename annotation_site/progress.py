@@ -5,6 +5,7 @@ the dashboard see them while the work runs.
 On SQLite (the embedded mode) a second writer would wait for the first, so the figures are
 written in the caller's transaction instead and appear when it commits.
 """
+
 import copy
 
 from django.db import connection

@@ -3,6 +3,7 @@
 Everything comes from environment variables. With none set, the platform runs embedded:
 a SQLite file in the project folder and Celery tasks executed in-process.
 """
+
 import os
 from pathlib import Path
 
@@ -32,8 +33,13 @@ DEBUG = env_bool("DEBUG", default=False)
 # Example keys from .env.example and the old default: never accepted with DEBUG off.
 _EXAMPLE_SECRET_KEYS = {"change-me-to-a-long-random-string", "embedded-development-key-not-for-production", "change-me"}
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not DEBUG and (not SECRET_KEY or len(SECRET_KEY) < 50 or SECRET_KEY in _EXAMPLE_SECRET_KEYS
-                  or len(set(SECRET_KEY)) < 5 or SECRET_KEY.startswith("django-insecure-")):
+if not DEBUG and (
+    not SECRET_KEY
+    or len(SECRET_KEY) < 50
+    or SECRET_KEY in _EXAMPLE_SECRET_KEYS
+    or len(set(SECRET_KEY)) < 5
+    or SECRET_KEY.startswith("django-insecure-")
+):
     raise ImproperlyConfigured(
         "With DEBUG off, SECRET_KEY must be set to a long random value (50 characters or more, not the example): "
         "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
@@ -228,7 +234,10 @@ if OBJECT_STORAGE_BUCKET:
         "default_acl": None,
         "file_overwrite": False,
     }
-    STORAGES["checkpoints"] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": dict(_s3, location="checkpoints")}
+    STORAGES["checkpoints"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": dict(_s3, location="checkpoints"),
+    }
     STORAGES["snapshots"] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": dict(_s3, location="snapshots")}
 
 # What a study may tune. The rules of the papers themselves (five labels a pair, gold at three

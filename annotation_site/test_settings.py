@@ -1,8 +1,9 @@
 """Settings for the test suite: the production settings with DEBUG asked for (so no SECRET_KEY
 is needed), exported to the environment so that worker subprocesses started by tests agree.
 pytest-django still runs every test with DEBUG off, as production does."""
+
 import os
 
 os.environ.setdefault("DEBUG", "1")
 
-from .settings import *  # noqa: E402,F401,F403
+from .settings import *  # noqa: F403

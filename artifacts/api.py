@@ -3,6 +3,7 @@
 Researchers only (the project's default permission, IsResearcher); token or session auth.
 Bad query values get a 400 naming the field; nothing here loads spaCy.
 """
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
@@ -17,20 +18,30 @@ from . import selectors
 
 
 class ScopeQuery(serializers.Serializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False,
-                                           help_text="Dataset slug (default: all datasets; unknown: 404).")
+    dataset = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Dataset.objects.all(),
+        required=False,
+        help_text="Dataset slug (default: all datasets; unknown: 404).",
+    )
     split = serializers.ChoiceField(choices=Split.choices, required=False, help_text="Premise split (default: all).")
 
 
 class GiveawayQuery(ScopeQuery):
-    genre = serializers.SlugRelatedField(slug_field="slug", queryset=Genre.objects.all(), required=False,
-                                         help_text="Genre slug.")
-    worker = serializers.PrimaryKeyRelatedField(queryset=Worker.objects.all(), required=False,
-                                                help_text="Worker id: that writer's hypotheses only.")
-    min_count = serializers.IntegerField(min_value=1, default=DEFAULT_MIN_COUNT,
-                                         help_text=f"Least hypotheses a word is in (default {DEFAULT_MIN_COUNT}).")
-    top = serializers.IntegerField(min_value=1, max_value=1000, default=DEFAULT_TOP,
-                                   help_text=f"Words per label (default {DEFAULT_TOP}).")
+    genre = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Genre.objects.all(), required=False, help_text="Genre slug."
+    )
+    worker = serializers.PrimaryKeyRelatedField(
+        queryset=Worker.objects.all(), required=False, help_text="Worker id: that writer's hypotheses only."
+    )
+    min_count = serializers.IntegerField(
+        min_value=1,
+        default=DEFAULT_MIN_COUNT,
+        help_text=f"Least hypotheses a word is in (default {DEFAULT_MIN_COUNT}).",
+    )
+    top = serializers.IntegerField(
+        min_value=1, max_value=1000, default=DEFAULT_TOP, help_text=f"Words per label (default {DEFAULT_TOP})."
+    )
 
 
 # The query serializers document the parameters themselves (types, bounds), so the schema says
@@ -43,7 +54,8 @@ def validated(serializer_class, request):
     empty = sorted(name for name, values in request.query_params.lists() if "" in values)
     if empty:
         raise serializers.ValidationError(
-            {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty})
+            {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty}
+        )
     query = serializer_class(data=request.query_params)
     query.is_valid(raise_exception=True)
     return query.validated_data
@@ -52,7 +64,8 @@ def validated(serializer_class, request):
 class TagFiguresView(APIView):
     @extend_schema(
         summary="Phenomenon tags: share of pairs per tag, per genre, most frequent gold label (MultiNLI Table 7)",
-        parameters=SCOPE_PARAMETERS, responses={200: OpenApiTypes.OBJECT},
+        parameters=SCOPE_PARAMETERS,
+        responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request):
         return Response(selectors.tag_figures(**validated(ScopeQuery, request)))
@@ -67,8 +80,7 @@ class RunTagAccuracyView(APIView):
         from django.apps import apps
 
         # The run is read by its model label: artifacts imports no peer feature app (modeling).
-        run = get_object_or_404(apps.get_model("modeling", "TrainingRun").objects.select_related("snapshot"),
-                                pk=run_id)
+        run = get_object_or_404(apps.get_model("modeling", "TrainingRun").objects.select_related("snapshot"), pk=run_id)
         figures = selectors.run_tag_accuracy(run)
         if figures is None:
             return Response({"detail": "This run holds no per-pair predictions of tagged pairs."}, status=404)

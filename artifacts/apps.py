@@ -17,4 +17,6 @@ class ArtifactsConfig(AppConfig):
 
         for model in (Study, StudyNudge):
             post_save.connect(bump_nudge_version, sender=model, dispatch_uid=f"artifacts-nudge-{model.__name__}-save")
-            post_delete.connect(bump_nudge_version, sender=model, dispatch_uid=f"artifacts-nudge-{model.__name__}-delete")
+            post_delete.connect(
+                bump_nudge_version, sender=model, dispatch_uid=f"artifacts-nudge-{model.__name__}-delete"
+            )

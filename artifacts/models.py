@@ -3,6 +3,7 @@
 A PairTags row exists once a pair has been tagged; a pair without one is waiting for the tagger.
 The column names are `artifacts.phenomena.PHENOMENON_NAMES` (a test keeps them equal).
 """
+
 from django.db import models
 
 from corpus.models import Dataset, Pair

@@ -8,6 +8,7 @@ every pair is kept as plain arrays (`ScoringModel`) for scoring drafts while a w
 
 Plain Python, numpy and scikit-learn: no Django, no torch (the scoring side needs numpy only).
 """
+
 import math
 import re
 from collections import Counter, defaultdict
@@ -38,10 +39,18 @@ def group_figures(correct, labels):
     n = len(labels)
     hits = int(sum(correct))
     counts = Counter(labels)
-    majority_label, majority_n = min(counts.items(), key=lambda item: (-item[1], LABELS.index(item[0]))) if n else (None, 0)
+    majority_label, majority_n = (
+        min(counts.items(), key=lambda item: (-item[1], LABELS.index(item[0]))) if n else (None, 0)
+    )
     low, high = wilson(hits, n)
-    return {"n": n, "accuracy": hits / n if n else None, "ci_low": low, "ci_high": high,
-            "majority_label": majority_label, "majority": majority_n / n if n else None}
+    return {
+        "n": n,
+        "accuracy": hits / n if n else None,
+        "ci_low": low,
+        "ci_high": high,
+        "majority_label": majority_label,
+        "majority": majority_n / n if n else None,
+    }
 
 
 @dataclass
@@ -71,20 +80,29 @@ class ScoringModel:
             weights = sorted(((self.coef[index, c], w) for w, c in zip(found, columns, strict=True)), reverse=True)
             pushing[label] = [w for weight, w in weights[:top_words] if weight > 0]
         best = int(np.argmax(probabilities))
-        return {"probabilities": {label: round(float(p), 4) for label, p in zip(self.labels, probabilities, strict=True)},
-                "predicted": self.labels[best], "words": pushing}
+        return {
+            "probabilities": {label: round(float(p), 4) for label, p in zip(self.labels, probabilities, strict=True)},
+            "predicted": self.labels[best],
+            "words": pushing,
+        }
 
     def save(self, path):
         words = sorted(self.vocabulary, key=self.vocabulary.get)
-        np.savez_compressed(path, words=np.array(words, dtype=object), coef=self.coef, intercept=self.intercept,
-                            labels=np.array(self.labels, dtype=object))
+        np.savez_compressed(
+            path,
+            words=np.array(words, dtype=object),
+            coef=self.coef,
+            intercept=self.intercept,
+            labels=np.array(self.labels, dtype=object),
+        )
 
     @classmethod
     def load(cls, path):
         with np.load(path, allow_pickle=True) as stored:
             words = list(stored["words"])
-            return cls({w: i for i, w in enumerate(words)}, stored["coef"], stored["intercept"],
-                       tuple(stored["labels"]))
+            return cls(
+                {w: i for i, w in enumerate(words)}, stored["coef"], stored["intercept"], tuple(stored["labels"])
+            )
 
 
 def _classifier(seed, warm_start=False):
@@ -100,8 +118,7 @@ def _classifier(seed, warm_start=False):
     # proportion to how often it occurs, whatever n is, and it stops on the relative change of the
     # weights between epochs (about 30 epochs here at 43k, 130k and 433k pairs alike): it reaches
     # the regularised optimum, rare give-away words included, in less time than 100 L-BFGS steps.
-    return LogisticRegression(C=1.0, solver="saga", max_iter=200, tol=1e-3, random_state=seed,
-                              warm_start=warm_start)
+    return LogisticRegression(C=1.0, solver="saga", max_iter=200, tol=1e-3, random_state=seed, warm_start=warm_start)
 
 
 def words(text):
@@ -178,8 +195,17 @@ def fit_scoring_model(tokenised, labels, seed=0, vectorizer=None, X=None, model=
     return ScoringModel(dict(vectorizer.vocabulary_), coef, intercept)
 
 
-def monitor(rows, folds=5, seed=0, min_writer_pairs=30, flag_margin=0.15, examples=3, writer_words=5,
-            writer_min_count=3, fit_final=True):
+def monitor(
+    rows,
+    folds=5,
+    seed=0,
+    min_writer_pairs=30,
+    flag_margin=0.15,
+    examples=3,
+    writer_words=5,
+    writer_min_count=3,
+    fit_final=True,
+):
     """The monitor's figures over `rows`: dicts with "hypothesis", "label" (one of LABELS),
     "genre", "writer" (an id or None).
 
@@ -204,7 +230,9 @@ def monitor(rows, folds=5, seed=0, min_writer_pairs=30, flag_margin=0.15, exampl
         by_genre[row["genre"] or ""].append(index)
         if row.get("writer") is not None:
             by_writer[row["writer"]].append(index)
-    per_genre = {genre: group_figures(correct[ix], [label_names[i] for i in ix]) for genre, ix in sorted(by_genre.items())}
+    per_genre = {
+        genre: group_figures(correct[ix], [label_names[i] for i in ix]) for genre, ix in sorted(by_genre.items())
+    }
     writers = []
     total_correct, total_n = int(correct.sum()), len(rows)
     for writer, ix in by_writer.items():
@@ -213,19 +241,32 @@ def monitor(rows, folds=5, seed=0, min_writer_pairs=30, flag_margin=0.15, exampl
         crowd = (total_correct - int(correct[ix].sum())) / rest_n if rest_n else None
         figures.update(writer=writer, crowd_accuracy=crowd)
         figures["flagged"] = bool(
-            crowd is not None and figures["n"] >= min_writer_pairs
-            and figures["accuracy"] - crowd >= flag_margin and figures["ci_low"] > crowd
+            crowd is not None
+            and figures["n"] >= min_writer_pairs
+            and figures["accuracy"] - crowd >= flag_margin
+            and figures["ci_low"] > crowd
         )
-        listing = giveaway_words(((tokenised[i], label_names[i]) for i in ix), min_count=writer_min_count,
-                                 top=writer_words)
-        figures["giveaway_words"] = {label: [{k: w[k] for k in ("word", "p", "count")} for w in words]
-                                     for label, words in listing.items() if words}
+        listing = giveaway_words(
+            ((tokenised[i], label_names[i]) for i in ix), min_count=writer_min_count, top=writer_words
+        )
+        figures["giveaway_words"] = {
+            label: [{k: w[k] for k in ("word", "p", "count")} for w in words]
+            for label, words in listing.items()
+            if words
+        }
         sure = sorted((i for i in ix if correct[i]), key=lambda i: -confidence[i])[:examples]
-        figures["examples"] = [{"hypothesis": texts[i], "label": label_names[i], "p": round(float(confidence[i]), 3)}
-                               for i in sure]
+        figures["examples"] = [
+            {"hypothesis": texts[i], "label": label_names[i], "p": round(float(confidence[i]), 3)} for i in sure
+        ]
         writers.append(figures)
     writers.sort(key=lambda w: (not w["flagged"], -(w["accuracy"] or 0), str(w["writer"])))
-    result = {"pairs": total_n, "folds": folds, "overall": overall, "per_genre": per_genre, "writers": writers,
-              "model": "bag-of-words logistic regression (L2, C=1, SAGA), binary word features"}
+    result = {
+        "pairs": total_n,
+        "folds": folds,
+        "overall": overall,
+        "per_genre": per_genre,
+        "writers": writers,
+        "model": "bag-of-words logistic regression (L2, C=1, SAGA), binary word features",
+    }
     scoring = fit_scoring_model(tokenised, y, seed=seed, vectorizer=vectorizer, X=X, model=last) if fit_final else None
     return result, scoring

@@ -5,6 +5,7 @@ workers or the `refresh_monitor` command. Scoring a draft only loads the stored 
 once per process and again when a newer refresh is done: no spaCy, no torch, no scikit-learn.
 Which refresh is newest comes from the cache (set by the refresh), so scoring queries nothing.
 """
+
 import logging
 import threading
 import time
@@ -29,11 +30,20 @@ REFRESH_TASK = "artifacts.refresh_monitor"
 
 def monitor_rows(dataset=None):
     pairs = Pair.objects.all() if dataset is None else Pair.objects.filter(dataset=dataset)
-    values = pairs.values_list("hypothesis", "gold_label", "author_label", "label_count",
-                               "premise__genre__slug", "author_id").order_by("pk").iterator(chunk_size=10000)
+    values = (
+        pairs.values_list(
+            "hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id"
+        )
+        .order_by("pk")
+        .iterator(chunk_size=10000)
+    )
     for hypothesis, gold, author_label, label_count, genre, author in values:
-        yield {"hypothesis": hypothesis, "label": pair_label(gold, author_label, label_count), "genre": genre,
-               "writer": author}
+        yield {
+            "hypothesis": hypothesis,
+            "label": pair_label(gold, author_label, label_count),
+            "genre": genre,
+            "writer": author,
+        }
 
 
 def model_dir():
@@ -49,7 +59,8 @@ def refresh_monitor(dataset=None, trigger=MonitorRefresh.Trigger.COMMAND, folds=
     """
     started = time.monotonic()
     refresh = MonitorRefresh.objects.create(
-        dataset=dataset, trigger=trigger,
+        dataset=dataset,
+        trigger=trigger,
         pairs_total=(Pair.objects.filter(dataset=dataset) if dataset else Pair.objects).count(),
     )
     try:
@@ -88,7 +99,9 @@ def refresh_if_due(dataset, every=None):
     """Queue a refresh when `every` (settings.ARTIFACTS_MONITOR_EVERY_PAIRS) pairs have come in
     since the last one; returns whether it did."""
     every = every or settings.ARTIFACTS_MONITOR_EVERY_PAIRS
-    last = MonitorRefresh.objects.filter(dataset=dataset).exclude(status=JobStatus.FAILED).order_by("-created_at").first()
+    last = (
+        MonitorRefresh.objects.filter(dataset=dataset).exclude(status=JobStatus.FAILED).order_by("-created_at").first()
+    )
     seen = last.pairs_total if last else 0
     if Pair.objects.filter(dataset=dataset).count() - seen < every:
         return False
@@ -136,8 +149,14 @@ def latest_model_ref(dataset_id):
     key = _latest_key(dataset_id)
     ref = cache.get(key)
     if ref is None:
-        ref = MonitorRefresh.objects.filter(dataset_id=dataset_id, status=JobStatus.DONE).exclude(model_file="") \
-            .order_by("-created_at").values_list("pk", "model_file").first() or ()
+        ref = (
+            MonitorRefresh.objects.filter(dataset_id=dataset_id, status=JobStatus.DONE)
+            .exclude(model_file="")
+            .order_by("-created_at")
+            .values_list("pk", "model_file")
+            .first()
+            or ()
+        )
         cache.set(key, tuple(ref), LATEST_TTL)
     ref = tuple(ref) if ref else (None, None)
     _checked[dataset_id] = (now, ref)
@@ -197,13 +216,18 @@ def nudge_effect(dataset=None):
 
     refresh, model = scoring_model(dataset)
     records = NudgeRecord.objects.filter(
-        Exists(Pair.objects.filter(author=OuterRef("worker"), author_label=OuterRef("label"),
-                                   hypothesis=OuterRef("hypothesis")))
+        Exists(
+            Pair.objects.filter(
+                author=OuterRef("worker"), author_label=OuterRef("label"), hypothesis=OuterRef("hypothesis")
+            )
+        )
     )
     if dataset is not None:
         records = records.filter(dataset=dataset)
     arms = {name: {"n": 0, "p_sum": 0.0, "guessable": 0, "revised": 0} for name in ("off", "no_note", "shown")}
-    for label, text, enabled, shown, revised in records.values_list("label", "hypothesis", "enabled", "shown", "revised"):
+    for label, text, enabled, shown, revised in records.values_list(
+        "label", "hypothesis", "enabled", "shown", "revised"
+    ):
         arm = arms["shown" if shown else "no_note" if enabled else "off"]
         arm["n"] += 1
         arm["revised"] += revised

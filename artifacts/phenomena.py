@@ -8,6 +8,7 @@ Pure Python plus spaCy: no Django, no database. The database side calls ``load_t
 and streams pairs through ``PhenomenonTagger.tag_pairs``. Everything below the tagger works on
 plain ``(word, PTB tag)`` tuples, so it can be tested and reused without a model.
 """
+
 import importlib.util
 import multiprocessing
 import os
@@ -34,63 +35,93 @@ class Phenomenon:
 # In the order of the paper's Table 6.
 PHENOMENA = (
     Phenomenon(
-        "pronouns", "Pronouns (PTB)", PTB,
+        "pronouns",
+        "Pronouns (PTB)",
+        PTB,
         "a personal or possessive pronoun (PRP, PRP$)",
     ),
     Phenomenon(
-        "quantifiers", "Quantifiers", KEYWORD,
+        "quantifiers",
+        "Quantifiers",
+        KEYWORD,
         "a single word with quantificational force: all, some, many, few, two...",
     ),
     Phenomenon(
-        "modals", "Modals (PTB)", PTB,
+        "modals",
+        "Modals (PTB)",
+        PTB,
         "a modal verb (MD): can, could, must, should, will...",
     ),
     Phenomenon(
-        "negation", "Negation (PTB)", PTB,
+        "negation",
+        "Negation (PTB)",
+        PTB,
         "not/n't (RB on PTB tokens), never, or a negative word: no, nobody, nothing...",
     ),
     Phenomenon(
-        "wh_words", "'Wh' Words (PTB)", PTB,
+        "wh_words",
+        "'Wh' Words (PTB)",
+        PTB,
         "a wh-word (WDT, WP, WP$, WRB): what, which, who, whose, when, where, why, how",
     ),
     Phenomenon(
-        "belief_verbs", "Belief Verbs", KEYWORD,
+        "belief_verbs",
+        "Belief Verbs",
+        KEYWORD,
         "a verb of mental state: know/knew, believe, think/thought, suppose...",
     ),
     Phenomenon(
-        "time_terms", "Time Terms", KEYWORD,
+        "time_terms",
+        "Time Terms",
+        KEYWORD,
         "a word of abstract time: then, today, now, before..., a month or a weekday",
     ),
     Phenomenon(
-        "conversational_pivots", "Conversational Pivots", KEYWORD,
+        "conversational_pivots",
+        "Conversational Pivots",
+        KEYWORD,
         "a discourse connective: yet, but, thus, despite, however...",
     ),
     Phenomenon(
-        "presupposition_triggers", "Presupposition Triggers", KEYWORD,
+        "presupposition_triggers",
+        "Presupposition Triggers",
+        KEYWORD,
         "a trigger word: again, too, anymore, still, even, stop, regret...",
     ),
     Phenomenon(
-        "comparatives_superlatives", "Comparatives/Superlatives (PTB)", PTB,
+        "comparatives_superlatives",
+        "Comparatives/Superlatives (PTB)",
+        PTB,
         "a comparative or superlative adjective or adverb (JJR, JJS, RBR, RBS)",
     ),
     Phenomenon(
-        "conditionals", "Conditionals", KEYWORD,
+        "conditionals",
+        "Conditionals",
+        KEYWORD,
         "the word if",
     ),
     Phenomenon(
-        "tense_match", "Tense Match (PTB)", PTB,
+        "tense_match",
+        "Tense Match (PTB)",
+        PTB,
         "premise and hypothesis have the same finite tenses (VBD past; VBP, VBZ present; will/shall future)",
     ),
     Phenomenon(
-        "interjections", "Interjections (PTB)", PTB,
+        "interjections",
+        "Interjections (PTB)",
+        PTB,
         "an interjection (UH): oh, yes, well, please...",
     ),
     Phenomenon(
-        "long_sentence", ">20 Words", KEYWORD,
+        "long_sentence",
+        ">20 Words",
+        KEYWORD,
         f"a premise or hypothesis of more than {words.LONG_SENTENCE_MIN_WORDS - 1} words",
     ),
     Phenomenon(
-        "existentials", "Existentials (PTB)", PTB,
+        "existentials",
+        "Existentials (PTB)",
+        PTB,
         "existential there (EX): there is, there are",
     ),
 )
@@ -223,6 +254,7 @@ def sentence_phenomena(tokens: Sequence[Token], text=None):
 
 # --- pairs -------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class PairPhenomena:
     """A pair's tags, and for each tag which sentence had it (PREMISE, HYPOTHESIS or BOTH)."""
@@ -247,6 +279,7 @@ def pair_phenomena(premise: SentencePhenomena, hypothesis: SentencePhenomena):
 
 
 # --- the model ---------------------------------------------------------------------------------
+
 
 def installed_model_packages(candidates=MODEL_PACKAGES):
     """The candidate packages importable here, found without importing them (or spaCy)."""
@@ -343,7 +376,6 @@ class PhenomenonTagger:
                 premise = analysed
             else:
                 yield pair_phenomena(premise, analysed)
-
 
 
 def _sentences_to_run(pairs):

@@ -41,8 +41,25 @@ NEGATION_WORDS = frozenset(
 # PTB tags "that" as WDT when it introduces a relative clause; it is no wh-word, so wh-word tags
 # count only on words spelled like one.
 WH_WORD_FORMS = frozenset(
-    {"what", "whatever", "which", "whichever", "who", "whoever", "whom", "whomever", "whose",
-     "when", "whenever", "where", "wherever", "whereby", "why", "how", "however"}
+    {
+        "what",
+        "whatever",
+        "which",
+        "whichever",
+        "who",
+        "whoever",
+        "whom",
+        "whomever",
+        "whose",
+        "when",
+        "whenever",
+        "where",
+        "wherever",
+        "whereby",
+        "why",
+        "how",
+        "however",
+    }
 )
 
 
@@ -53,12 +70,58 @@ WH_WORD_FORMS = frozenset(
 # quantifier theory, including cardinal numerals from two up (Barwise & Cooper 1981). "one" and
 # "a" are left out: they are mostly pronoun and article, and would tag nearly every pair.
 QUANTIFIERS = frozenset(
-    {"many", "all", "few", "some",  # the paper's examples
-     "every", "each", "any", "no", "none", "both", "either", "neither", "several", "most", "much",
-     "fewer", "numerous", "various", "multiple", "enough", "half", "everyone", "everybody",
-     "everything", "someone", "somebody", "something", "anyone", "anybody", "anything",
-     "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-     "twenty", "dozen", "dozens", "hundred", "hundreds", "thousand", "thousands", "million", "millions"}
+    {
+        "many",
+        "all",
+        "few",
+        "some",  # the paper's examples
+        "every",
+        "each",
+        "any",
+        "no",
+        "none",
+        "both",
+        "either",
+        "neither",
+        "several",
+        "most",
+        "much",
+        "fewer",
+        "numerous",
+        "various",
+        "multiple",
+        "enough",
+        "half",
+        "everyone",
+        "everybody",
+        "everything",
+        "someone",
+        "somebody",
+        "something",
+        "anyone",
+        "anybody",
+        "anything",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "twenty",
+        "dozen",
+        "dozens",
+        "hundred",
+        "hundreds",
+        "thousand",
+        "thousands",
+        "million",
+        "millions",
+    }
 )
 
 # Belief verbs: "sentence-embedding verbs that denote mental states, e.g., know, believe, think,
@@ -105,16 +168,61 @@ BELIEF_VERBS = _forms(
 # (before, while, when...: they relate the times of two events). Concrete time nouns (day, night,
 # morning, year) are left out as not abstract.
 TIME_ADVERBS = frozenset(
-    {"then", "today",  # the paper's examples
-     "now", "tonight", "tomorrow", "yesterday", "soon", "later", "earlier", "recently", "currently",
-     "already", "ago", "once", "meanwhile", "afterwards", "afterward", "beforehand", "eventually",
-     "nowadays", "lately", "formerly", "previously", "presently", "shortly", "always", "sometimes",
-     "often", "usually", "seldom", "rarely", "daily", "weekly", "monthly", "yearly", "annually"}
+    {
+        "then",
+        "today",  # the paper's examples
+        "now",
+        "tonight",
+        "tomorrow",
+        "yesterday",
+        "soon",
+        "later",
+        "earlier",
+        "recently",
+        "currently",
+        "already",
+        "ago",
+        "once",
+        "meanwhile",
+        "afterwards",
+        "afterward",
+        "beforehand",
+        "eventually",
+        "nowadays",
+        "lately",
+        "formerly",
+        "previously",
+        "presently",
+        "shortly",
+        "always",
+        "sometimes",
+        "often",
+        "usually",
+        "seldom",
+        "rarely",
+        "daily",
+        "weekly",
+        "monthly",
+        "yearly",
+        "annually",
+    }
 )
 TEMPORAL_CONNECTIVES = frozenset({"before", "after", "until", "till", "since", "during", "while", "when", "whenever"})
 MONTHS = frozenset(
-    {"january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"}
+    {
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    }
 )
 # "may", "march" and "august" are also a modal, a verb and an adjective: as months they must be
 # proper nouns (NNP).
@@ -126,10 +234,31 @@ TIME_TERMS = TIME_ADVERBS | TEMPORAL_CONNECTIVES | MONTHS | WEEKDAYS
 # however" (§4). Added: the contrastive, concessive and consequential connectives of Halliday &
 # Hasan (1976, ch. 5). "so" and "and" are left out: far too frequent and mostly not pivots.
 CONVERSATIONAL_PIVOTS = frozenset(
-    {"yet", "but", "thus", "despite", "however",  # the paper's examples
-     "although", "though", "nevertheless", "nonetheless", "therefore", "hence", "moreover",
-     "furthermore", "besides", "anyway", "anyhow", "instead", "otherwise", "whereas",
-     "consequently", "accordingly", "regardless", "notwithstanding"}
+    {
+        "yet",
+        "but",
+        "thus",
+        "despite",
+        "however",  # the paper's examples
+        "although",
+        "though",
+        "nevertheless",
+        "nonetheless",
+        "therefore",
+        "hence",
+        "moreover",
+        "furthermore",
+        "besides",
+        "anyway",
+        "anyhow",
+        "instead",
+        "otherwise",
+        "whereas",
+        "consequently",
+        "accordingly",
+        "regardless",
+        "notwithstanding",
+    }
 )
 
 # Presupposition triggers: "single words that trigger presuppositions ... e.g. again, too,
@@ -138,8 +267,18 @@ CONVERSATIONAL_PIVOTS = frozenset(
 # particles, and change-of-state and factive verbs (the verbs counted only when tagged as verbs).
 # "yet" and "still" sit in one list each (pivots, triggers) so one word does not make two tags.
 PRESUPPOSITION_PARTICLES = frozenset(
-    {"again", "too", "anymore",  # the paper's examples
-     "also", "still", "even", "only", "another", "either", "anew"}
+    {
+        "again",
+        "too",
+        "anymore",  # the paper's examples
+        "also",
+        "still",
+        "even",
+        "only",
+        "another",
+        "either",
+        "anew",
+    }
 )
 PRESUPPOSITION_VERBS = _forms(
     {  # change of state

@@ -2,6 +2,7 @@
 
 Every tag figure is one aggregate query over the PairTags columns; nothing here loads spaCy.
 """
+
 from collections import Counter
 
 from django.db.models import Count, Q
@@ -38,32 +39,51 @@ def tag_figures(dataset=None, split=None):
     many pairs in scope still wait for the tagger."""
     tags = _tags_in_scope(dataset, split)
     overall = tags.aggregate(pairs=Count("pk"), **_tag_counts())
-    per_genre = list(tags.values("pair__premise__genre__slug", "pair__premise__genre__name")
-                     .annotate(pairs=Count("pk"), **_tag_counts()).order_by("pair__premise__genre__slug"))
-    by_gold = {row["pair__gold_label"]: row for row in
-               tags.values("pair__gold_label").annotate(**_tag_counts()).order_by()}
+    per_genre = list(
+        tags.values("pair__premise__genre__slug", "pair__premise__genre__name")
+        .annotate(pairs=Count("pk"), **_tag_counts())
+        .order_by("pair__premise__genre__slug")
+    )
+    by_gold = {
+        row["pair__gold_label"]: row for row in tags.values("pair__gold_label").annotate(**_tag_counts()).order_by()
+    }
     pairs = Pair.objects.all()
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
     if split:
         pairs = pairs.filter(premise__split=split)
     tagged = overall["pairs"]
-    genres = [{"slug": row["pair__premise__genre__slug"], "name": row["pair__premise__genre__name"],
-               "pairs": row["pairs"]} for row in per_genre]
+    genres = [
+        {"slug": row["pair__premise__genre__slug"], "name": row["pair__premise__genre__name"], "pairs": row["pairs"]}
+        for row in per_genre
+    ]
     rows = []
     for phenomenon in PHENOMENA:
         name = phenomenon.name
         gold = {label: by_gold.get(label, {}).get(name, 0) for label in (*LABELS, NO_GOLD)}
         labelled = {label: gold[label] for label in LABELS if gold[label]}
         most_frequent = min(labelled, key=lambda label: (-labelled[label], LABELS.index(label))) if labelled else None
-        rows.append({
-            "tag": name, "label": phenomenon.label, "kind": phenomenon.kind, "description": phenomenon.description,
-            "pairs": overall[name], "share": overall[name] / tagged if tagged else None,
-            "per_genre": [{"genre": row["pair__premise__genre__slug"], "pairs": row[name],
-                           "share": row[name] / row["pairs"] if row["pairs"] else None} for row in per_genre],
-            "gold": gold, "most_frequent_gold": most_frequent,
-            "most_frequent_gold_share": labelled[most_frequent] / sum(labelled.values()) if most_frequent else None,
-        })
+        rows.append(
+            {
+                "tag": name,
+                "label": phenomenon.label,
+                "kind": phenomenon.kind,
+                "description": phenomenon.description,
+                "pairs": overall[name],
+                "share": overall[name] / tagged if tagged else None,
+                "per_genre": [
+                    {
+                        "genre": row["pair__premise__genre__slug"],
+                        "pairs": row[name],
+                        "share": row[name] / row["pairs"] if row["pairs"] else None,
+                    }
+                    for row in per_genre
+                ],
+                "gold": gold,
+                "most_frequent_gold": most_frequent,
+                "most_frequent_gold_share": labelled[most_frequent] / sum(labelled.values()) if most_frequent else None,
+            }
+        )
     return {"tagged": tagged, "untagged": pairs.count() - tagged, "genres": genres, "tags": rows}
 
 
@@ -97,7 +117,7 @@ def run_tag_accuracy(run, split=None):
     ids = list(predicted)
     columns = []
     for start in range(0, len(ids), ID_CHUNK):  # SQLite caps the parameters of one statement
-        tags = PairTags.objects.filter(pair__pair_id__in=ids[start:start + ID_CHUNK])
+        tags = PairTags.objects.filter(pair__pair_id__in=ids[start : start + ID_CHUNK])
         if slugs:
             tags = tags.filter(pair__dataset__slug__in=slugs)
         columns += tags.values_list("pair__pair_id", *PHENOMENON_NAMES)
@@ -118,11 +138,19 @@ def run_tag_accuracy(run, split=None):
     if not overall[0]:
         return None
     return {
-        "splits": chosen, "scored": len(predicted), "tagged": overall[0],
+        "splits": chosen,
+        "scored": len(predicted),
+        "tagged": overall[0],
         "accuracy": overall[1] / overall[0],
-        "tags": [{"tag": p.name, "label": p.label, "pairs": totals[p.name][0],
-                  "accuracy": totals[p.name][1] / totals[p.name][0] if totals[p.name][0] else None}
-                 for p in PHENOMENA],
+        "tags": [
+            {
+                "tag": p.name,
+                "label": p.label,
+                "pairs": totals[p.name][0],
+                "accuracy": totals[p.name][1] / totals[p.name][0] if totals[p.name][0] else None,
+            }
+            for p in PHENOMENA
+        ],
     }
 
 
@@ -131,6 +159,7 @@ def latest_tagging_jobs(limit=5):
 
 
 # --- give-away words ---------------------------------------------------------------------------
+
 
 def pairs_in_scope(dataset=None, split=None, genre=None, worker=None):
     pairs = Pair.objects.all()
@@ -161,8 +190,7 @@ def labelled_hypotheses(pairs):
         yield tokenize(hypothesis), pair_label(gold, author, count)
 
 
-def giveaway_words_for(dataset=None, split=None, genre=None, worker=None,
-                       min_count=DEFAULT_MIN_COUNT, top=DEFAULT_TOP):
+def giveaway_words_for(dataset=None, split=None, genre=None, worker=None, min_count=DEFAULT_MIN_COUNT, top=DEFAULT_TOP):
     """p(label | word) over the hypotheses in scope, per label with counts (Poliak et al. §6),
     and the number of hypotheses counted per label."""
     pairs = pairs_in_scope(dataset, split, genre, worker)
@@ -175,7 +203,8 @@ def giveaway_words_for(dataset=None, split=None, genre=None, worker=None,
 
     listing = giveaway_words(counted(), min_count=min_count, top=top)
     return {
-        "min_count": min_count, "top": top,
+        "min_count": min_count,
+        "top": top,
         "hypotheses": sum(per_label[label] for label in LABELS),
         "per_label": {label: per_label[label] for label in LABELS},
         "words": listing,
@@ -183,6 +212,7 @@ def giveaway_words_for(dataset=None, split=None, genre=None, worker=None,
 
 
 # --- the monitor -------------------------------------------------------------------------------
+
 
 def monitor_overview(dataset=None, trend_points=20):
     """The latest done refresh of the scope, its flagged writers (with names), and the trend:
@@ -193,13 +223,15 @@ def monitor_overview(dataset=None, trend_points=20):
 
     refreshes = MonitorRefresh.objects.filter(dataset=dataset)
     latest = refreshes.filter(status=JobStatus.DONE).order_by("-created_at").first()
-    trend = list(refreshes.filter(status=JobStatus.DONE).order_by("-created_at")
-                 .values("pk", "created_at", "pairs", "overall", "flagged")[:trend_points])[::-1]
+    trend = list(
+        refreshes.filter(status=JobStatus.DONE)
+        .order_by("-created_at")
+        .values("pk", "created_at", "pairs", "overall", "flagged")[:trend_points]
+    )[::-1]
     flagged = []
     if latest:
         flagged = [dict(w) for w in latest.writers if w["flagged"]]
-        names = dict(Worker.objects.filter(pk__in=[w["writer"] for w in flagged])
-                     .values_list("pk", "user__username"))
+        names = dict(Worker.objects.filter(pk__in=[w["writer"] for w in flagged]).values_list("pk", "user__username"))
         for writer in flagged:
             writer["name"] = names.get(writer["writer"], f"worker {writer['writer']}")
     failed = refreshes.filter(status=JobStatus.FAILED).order_by("-created_at").first()

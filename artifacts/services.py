@@ -3,6 +3,7 @@
 spaCy (and the torch it imports) is loaded only in `run_tagging_job`, which runs in a Celery
 worker or a management command, never on a web request: services queue the job by task name.
 """
+
 import logging
 
 from django.conf import settings
@@ -46,8 +47,11 @@ def start_tagging(dataset=None, retag=False, queue=True):
     """A queued TaggingJob; unless `queue=False` (the command runs it itself) it goes to Celery
     once the transaction commits. A queued or running job of the same scope is reused."""
     with transaction.atomic():
-        job = (TaggingJob.objects.select_for_update()
-               .filter(dataset=dataset, retag=retag, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).first())
+        job = (
+            TaggingJob.objects.select_for_update()
+            .filter(dataset=dataset, retag=retag, status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
+            .first()
+        )
         if job is not None:
             return job
         job = TaggingJob.objects.create(dataset=dataset, retag=retag, total=pairs_to_tag(dataset, retag).count())
@@ -76,15 +80,21 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
     last_pk = 0
     try:
         while True:
-            batch = list(pairs.filter(pk__gt=last_pk).order_by("pk")
-                         .values_list("pk", "premise__text", "hypothesis")[:batch_size])
+            batch = list(
+                pairs.filter(pk__gt=last_pk)
+                .order_by("pk")
+                .values_list("pk", "premise__text", "hypothesis")[:batch_size]
+            )
             if not batch:
                 break
             last_pk = batch[-1][0]
-            tags = tagger.tag_pairs([(premise, hypothesis) for _, premise, hypothesis in batch],
-                                    batch_size=batch_size, n_process=n_process)
-            rows = [PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found))
-                    for (pk, _, _), found in zip(batch, tags, strict=True)]
+            tags = tagger.tag_pairs(
+                [(premise, hypothesis) for _, premise, hypothesis in batch], batch_size=batch_size, n_process=n_process
+            )
+            rows = [
+                PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found))
+                for (pk, _, _), found in zip(batch, tags, strict=True)
+            ]
             with transaction.atomic():
                 if job.retag:
                     PairTags.objects.filter(pair_id__in=[row.pair_id for row in rows]).delete()

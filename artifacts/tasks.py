@@ -1,4 +1,5 @@
 """Celery tasks of the artifacts app (default queue): tagging jobs and the new-pair trigger."""
+
 from celery import shared_task
 
 from corpus.models import Dataset

@@ -5,6 +5,7 @@ memory (`monitoring.cached_scoring_model`: numpy arrays, never spaCy or torch) a
 nudge settings from the cache: past the session and user of authentication it queries nothing,
 and answers in about a millisecond (`bench/artifacts.py nudge`, against gunicorn).
 """
+
 import json
 
 from django.conf import settings
@@ -37,8 +38,7 @@ def nudge_settings(request, dataset_slug):
     if session is not None:
         study = session.study
         nudge = StudyNudge.objects.filter(study=study).first()
-        return (bool(nudge and nudge.enabled), nudge.threshold if nudge else DEFAULT_THRESHOLD,
-                study, study.dataset)
+        return (bool(nudge and nudge.enabled), nudge.threshold if nudge else DEFAULT_THRESHOLD, study, study.dataset)
     dataset = Dataset.objects.filter(slug=dataset_slug).first() if dataset_slug else None
     return settings.ARTIFACTS_NUDGE_OUTSIDE_STUDIES, DEFAULT_THRESHOLD, None, dataset
 
@@ -102,8 +102,16 @@ def score_draft(request):
     p = scored["probabilities"][label]
     words = scored["words"][label]
     guessable = scored["predicted"] == label and p >= threshold and bool(words)
-    return JsonResponse({"enabled": True, "ready": True, "guessable": guessable, "p": p,
-                         "words": words if guessable else [], "refresh": refresh_id})
+    return JsonResponse(
+        {
+            "enabled": True,
+            "ready": True,
+            "guessable": guessable,
+            "p": p,
+            "words": words if guessable else [],
+            "refresh": refresh_id,
+        }
+    )
 
 
 @require_POST
@@ -123,14 +131,26 @@ def record_nudges(request):
     worker = worker_for_user(request.user)
     rows = []
     for record in records:
-        if not isinstance(record, dict) or record.get("label") not in LABELS or not str(record.get("text") or "").strip():
+        if (
+            not isinstance(record, dict)
+            or record.get("label") not in LABELS
+            or not str(record.get("text") or "").strip()
+        ):
             continue
-        rows.append(NudgeRecord(
-            worker=worker, study=study, dataset=dataset, claim_token=str(request.POST.get("claim") or "")[:64],
-            label=record["label"], hypothesis=str(record["text"]).strip(), enabled=enabled,
-            shown=bool(record.get("shown")) and enabled, revised=bool(record.get("revised")) and enabled,
-            shown_words=[str(w)[:50] for w in (record.get("words") or [])][:10],
-        ))
+        rows.append(
+            NudgeRecord(
+                worker=worker,
+                study=study,
+                dataset=dataset,
+                claim_token=str(request.POST.get("claim") or "")[:64],
+                label=record["label"],
+                hypothesis=str(record["text"]).strip(),
+                enabled=enabled,
+                shown=bool(record.get("shown")) and enabled,
+                revised=bool(record.get("revised")) and enabled,
+                shown_words=[str(w)[:50] for w in (record.get("words") or [])][:10],
+            )
+        )
     with transaction.atomic():
         claim = str(request.POST.get("claim") or "")[:64]
         if claim:  # a form sent again after an error: its latest record stands

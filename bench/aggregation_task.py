@@ -18,6 +18,7 @@ first, and dropped at the end unless --keep.
    Prints wall time, the stages, the ratio against the baseline, and the accuracy of the
    majority vote and of the run's label against the planted truth.
 """
+
 import argparse
 import os
 import secrets
@@ -38,7 +39,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 import numpy as np  # noqa: E402
-
 from quality_simulation import LABELS, N_WORKERS, SEED, as_crowd_kit_frame, collect, plant_crowd  # noqa: E402
 from run import copy_rows, ensure_database  # noqa: E402
 
@@ -64,41 +64,131 @@ def build(pairs_total):
             "TRUNCATE validation_validationlabel, collection_pair, collection_premise, collection_worker, "
             "auth_user, quality_aggregationrun CASCADE"
         )
-        family, _ = PromptFamily.objects.get_or_create(slug="bench", defaults={
-            "name": "Bench", "instructions": "-", "entailment_prompt": "-", "neutral_prompt": "-",
-            "contradiction_prompt": "-"})
-        genre, _ = Genre.objects.get_or_create(slug="fiction", defaults={"name": "fiction", "is_training": True, "family": family})
+        family, _ = PromptFamily.objects.get_or_create(
+            slug="bench",
+            defaults={
+                "name": "Bench",
+                "instructions": "-",
+                "entailment_prompt": "-",
+                "neutral_prompt": "-",
+                "contradiction_prompt": "-",
+            },
+        )
+        genre, _ = Genre.objects.get_or_create(
+            slug="fiction", defaults={"name": "fiction", "is_training": True, "family": family}
+        )
         dataset, _ = Dataset.objects.get_or_create(slug="aggregation-bench", defaults={"name": "Aggregation bench"})
         users = User.objects.bulk_create(User(username=name) for name in crowd.names)
-        workers = Worker.objects.bulk_create(Worker(user=user, market="prolific", external_id=user.username) for user in users)
+        workers = Worker.objects.bulk_create(
+            Worker(user=user, market="prolific", external_id=user.username) for user in users
+        )
         worker_ids = np.array([worker.pk for worker in workers])
         premises, pairs, labels = [], [], []
         label_id = 0
         for index in range(pairs_total):
             premise_id = index + 1  # one pair per premise: the planted authors repeat
             text = f"Premise {premise_id} of the aggregation bench."
-            premises.append((premise_id, dataset.pk, genre.pk, str(premise_id), text, text_hash(text), "", "",
-                             "dev", "available", 1, "bench", now))
+            premises.append(
+                (
+                    premise_id,
+                    dataset.pk,
+                    genre.pk,
+                    str(premise_id),
+                    text,
+                    text_hash(text),
+                    "",
+                    "",
+                    "dev",
+                    "available",
+                    1,
+                    "bench",
+                    now,
+                )
+            )
             row = [LABELS[value] for value in collection.labels[index]]
             votes = [row.count(label) for label in LABELS]
             author = row[0]
-            pairs.append((index + 1, dataset.pk, premise_id, f"{premise_id}{author[0]}{index}", f"Hypothesis {index}.",
-                          "", "", author, int(worker_ids[collection.workers[index, 0]]), now, True, 5, *votes,
-                          gold_from_votes(*votes)))
+            pairs.append(
+                (
+                    index + 1,
+                    dataset.pk,
+                    premise_id,
+                    f"{premise_id}{author[0]}{index}",
+                    f"Hypothesis {index}.",
+                    "",
+                    "",
+                    author,
+                    int(worker_ids[collection.workers[index, 0]]),
+                    now,
+                    True,
+                    5,
+                    *votes,
+                    gold_from_votes(*votes),
+                )
+            )
             for position in range(5):
                 label_id += 1
                 seconds = collection.seconds[index, position]
-                labels.append((label_id, index + 1, int(worker_ids[collection.workers[index, position]]), position + 1,
-                               row[position], None if np.isnan(seconds) else float(seconds), now))
-        copy_rows(cursor, "collection_premise", ["id", "dataset_id", "genre_id", "prompt_id", "text", "text_hash",
-                                                 "parse", "binary_parse", "split", "status", "writings_done", "source",
-                                                 "created_at"], premises)
-        copy_rows(cursor, "collection_pair", ["id", "dataset_id", "premise_id", "pair_id", "hypothesis", "parse",
-                                              "binary_parse", "author_label", "author_id", "created_at", "needs_validation",
-                                              "label_count", "entailment_votes", "neutral_votes", "contradiction_votes",
-                                              "gold_label"], pairs)
-        copy_rows(cursor, "validation_validationlabel", ["id", "pair_id", "worker_id", "position", "label", "seconds",
-                                                         "created_at"], labels)
+                labels.append(
+                    (
+                        label_id,
+                        index + 1,
+                        int(worker_ids[collection.workers[index, position]]),
+                        position + 1,
+                        row[position],
+                        None if np.isnan(seconds) else float(seconds),
+                        now,
+                    )
+                )
+        copy_rows(
+            cursor,
+            "collection_premise",
+            [
+                "id",
+                "dataset_id",
+                "genre_id",
+                "prompt_id",
+                "text",
+                "text_hash",
+                "parse",
+                "binary_parse",
+                "split",
+                "status",
+                "writings_done",
+                "source",
+                "created_at",
+            ],
+            premises,
+        )
+        copy_rows(
+            cursor,
+            "collection_pair",
+            [
+                "id",
+                "dataset_id",
+                "premise_id",
+                "pair_id",
+                "hypothesis",
+                "parse",
+                "binary_parse",
+                "author_label",
+                "author_id",
+                "created_at",
+                "needs_validation",
+                "label_count",
+                "entailment_votes",
+                "neutral_votes",
+                "contradiction_votes",
+                "gold_label",
+            ],
+            pairs,
+        )
+        copy_rows(
+            cursor,
+            "validation_validationlabel",
+            ["id", "pair_id", "worker_id", "position", "label", "seconds", "created_at"],
+            labels,
+        )
         for table in ("collection_premise", "collection_pair", "validation_validationlabel"):
             cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT MAX(id) FROM {table}))")
     with connection.cursor() as cursor:
@@ -126,7 +216,9 @@ def drop_database():
 
     connections.close_all()
     url = urlparse(os.environ["DATABASE_URL"])
-    admin = psycopg2.connect(host=url.hostname, port=url.port or 5432, user=url.username or "postgres", dbname="postgres")
+    admin = psycopg2.connect(
+        host=url.hostname, port=url.port or 5432, user=url.username or "postgres", dbname="postgres"
+    )
     admin.autocommit = True
     with admin.cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{url.path.lstrip("/")}"')
@@ -148,8 +240,10 @@ def main():
 
     dataset, crowd, collection, build_seconds = build(args.pairs)
     frame = as_crowd_kit_frame(crowd, collection)
-    print(f"{args.pairs:,} pairs x 5 labels = {len(frame):,} labels, {N_WORKERS} workers (10% guessers); "
-          f"written with COPY in {build_seconds:.1f} s")
+    print(
+        f"{args.pairs:,} pairs x 5 labels = {len(frame):,} labels, {N_WORKERS} workers (10% guessers); "
+        f"written with COPY in {build_seconds:.1f} s"
+    )
     print(f"load average before: {' '.join(f'{value:.2f}' for value in os.getloadavg())} on {os.cpu_count()} cores")
 
     started = time.perf_counter()
@@ -160,10 +254,14 @@ def main():
     for methods in rows:
         run, wall = timed_run(dataset, list(methods))
         timing = run.figures.get("timing", {})
-        fits = ", ".join([f"read {timing.get('read_seconds', 0):.1f} s"]
-                         + [f"{name} fit {run.figures[name]['seconds']:.1f} s" for name in run.methods]
-                         + [f"write {timing.get('write_seconds', 0):.1f} s"])
-        print(f"{'task quality.aggregate_labels: ' + ' + '.join(methods):<62}{wall:7.1f} s  {wall / baseline:5.2f}x   ({fits})")
+        fits = ", ".join(
+            [f"read {timing.get('read_seconds', 0):.1f} s"]
+            + [f"{name} fit {run.figures[name]['seconds']:.1f} s" for name in run.methods]
+            + [f"write {timing.get('write_seconds', 0):.1f} s"]
+        )
+        print(
+            f"{'task quality.aggregate_labels: ' + ' + '.join(methods):<62}{wall:7.1f} s  {wall / baseline:5.2f}x   ({fits})"
+        )
     # Accuracy against the planted truth (the last run's Dawid–Skene), beside the majority vote's.
     truth = {index + 1: LABELS[value] for index, value in enumerate(collection.true_labels)}
     results = dict(AggregatedLabel.objects.filter(run=run, method="dawid_skene").values_list("pair_id", "label"))
@@ -172,7 +270,9 @@ def main():
     gold = dict(Pair.objects.filter(dataset=dataset).values_list("pk", "gold_label"))
     accuracy = sum(results[pk] == label for pk, label in truth.items()) / len(truth)
     majority = sum(gold[pk] == label for pk, label in truth.items()) / len(truth)
-    print(f"accuracy against the planted truth: majority vote {majority:.3f} ('-' counted wrong), Dawid–Skene {accuracy:.3f}")
+    print(
+        f"accuracy against the planted truth: majority vote {majority:.3f} ('-' counted wrong), Dawid–Skene {accuracy:.3f}"
+    )
     print(f"load average after: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     if not args.keep:
         drop_database()

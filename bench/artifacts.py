@@ -23,6 +23,7 @@
         redirect: Django's middleware and nothing else), the baselines of the same run. Needs SNLI
         dev and a monitor refresh in that database (made here when missing, as `snli` does).
 """
+
 import argparse
 import os
 import statistics
@@ -48,13 +49,14 @@ def synthetic_rows(n, seed=0, vocabulary=20000, per_writer=150):
     writers = n // per_writer
     rows, at = [], 0
     for i in range(n):
-        words = [f"w{r}" for r in ranks[at:at + lengths[i]]]
+        words = [f"w{r}" for r in ranks[at : at + lengths[i]]]
         at += lengths[i]
         writer = i % writers
         if writer == 0 and labels[i] == 2:
             words.insert(1, "not")  # the planted writer
-        rows.append({"hypothesis": " ".join(words), "label": LABELS[labels[i]], "genre": f"g{i % 10}",
-                     "writer": writer})
+        rows.append(
+            {"hypothesis": " ".join(words), "label": LABELS[labels[i]], "genre": f"g{i % 10}", "writer": writer}
+        )
     return rows
 
 
@@ -63,8 +65,10 @@ def bench_monitor(sizes, folds):
 
     base = None
     # CPU seconds beside wall seconds: on a shared machine the wall clock measures the neighbours.
-    print(f"{'pairs':>8} {'seconds':>8} {'cpu s':>8} {'ratio':>6} {'pairs/s':>9} {'accuracy':>9} {'majority':>9} "
-          f"{'flagged':>8}  planted writer (0): n, accuracy vs crowd, flagged, top contradiction word")
+    print(
+        f"{'pairs':>8} {'seconds':>8} {'cpu s':>8} {'ratio':>6} {'pairs/s':>9} {'accuracy':>9} {'majority':>9} "
+        f"{'flagged':>8}  planted writer (0): n, accuracy vs crowd, flagged, top contradiction word"
+    )
     for n in sizes:
         rows = synthetic_rows(n)
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -75,10 +79,13 @@ def bench_monitor(sizes, folds):
         flagged = sum(w["flagged"] for w in figures["writers"])
         planted = next(w for w in figures["writers"] if w["writer"] == 0)
         top = (planted["giveaway_words"].get("contradiction") or [{"word": "-", "p": 0}])[0]
-        print(f"{n:>8} {seconds:>8.1f} {cpu:>8.1f} {cpu / base:>6.2f} {n / cpu:>9.0f} {o['accuracy']:>9.4f} "
-              f"{o['majority']:>9.4f} {flagged:>8}  {planted['n']}, {planted['accuracy']:.3f} vs "
-              f"{planted['crowd_accuracy']:.3f}, {'FLAGGED' if planted['flagged'] else 'missed'}, "
-              f"{top['word']} {top['p']:.2f}", flush=True)
+        print(
+            f"{n:>8} {seconds:>8.1f} {cpu:>8.1f} {cpu / base:>6.2f} {n / cpu:>9.0f} {o['accuracy']:>9.4f} "
+            f"{o['majority']:>9.4f} {flagged:>8}  {planted['n']}, {planted['accuracy']:.3f} vs "
+            f"{planted['crowd_accuracy']:.3f}, {'FLAGGED' if planted['flagged'] else 'missed'}, "
+            f"{top['word']} {top['p']:.2f}",
+            flush=True,
+        )
 
 
 def bench_snli():
@@ -104,8 +111,10 @@ def bench_snli():
     figures = tag_figures(snli)
     print(f"\nphenomenon tags over {figures['tagged']} pairs (share, most frequent gold)")
     for row in figures["tags"]:
-        print(f"  {row['label']:<34} {row['share']:>6.1%}  {row['most_frequent_gold'] or '-':<13} "
-              f"{(row['most_frequent_gold_share'] or 0):.0%}")
+        print(
+            f"  {row['label']:<34} {row['share']:>6.1%}  {row['most_frequent_gold'] or '-':<13} "
+            f"{(row['most_frequent_gold_share'] or 0):.0%}"
+        )
     listing = giveaway_words_for(snli)
     print(f"\ngive-away words (min count {listing['min_count']}, {listing['hypotheses']} hypotheses with gold)")
     for label, words in listing["words"].items():
@@ -113,9 +122,11 @@ def bench_snli():
     started = time.perf_counter()
     refresh = refresh_monitor(snli, folds=5)
     o = refresh.overall
-    print(f"\nmonitor: {refresh.pairs} pairs, {refresh.folds}-fold, {time.perf_counter() - started:.1f} s from the "
-          f"database: hypothesis-only {o['accuracy']:.4f} (95% CI {o['ci_low']:.4f}-{o['ci_high']:.4f}) vs majority "
-          f"({o['majority_label']}) {o['majority']:.4f}")
+    print(
+        f"\nmonitor: {refresh.pairs} pairs, {refresh.folds}-fold, {time.perf_counter() - started:.1f} s from the "
+        f"database: hypothesis-only {o['accuracy']:.4f} (95% CI {o['ci_low']:.4f}-{o['ci_high']:.4f}) vs majority "
+        f"({o['majority_label']}) {o['majority']:.4f}"
+    )
 
     setup_test_environment()
     from django.contrib.auth.models import User
@@ -124,8 +135,13 @@ def bench_snli():
     Worker.objects.get_or_create(user=user)
     client = Client()
     client.force_login(user)
-    drafts = ["A man is sleeping.", "Nobody is outside.", "The woman plays a guitar on the street.",
-              "Two dogs are running through a field.", "A child is not eating."]
+    drafts = [
+        "A man is sleeping.",
+        "Nobody is outside.",
+        "The woman plays a guitar on the street.",
+        "Two dogs are running through a field.",
+        "A child is not eating.",
+    ]
 
     def timed(call, repeat):
         times = []
@@ -138,11 +154,18 @@ def bench_snli():
         return statistics.median(times), times[int(0.99 * len(times)) - 1]
 
     login = timed(lambda i: Client().get("/accounts/login/"), 500)
-    score = timed(lambda i: client.post("/artifacts/score/", {"text": drafts[i % 5], "label": LABELS[i % 3],
-                                                             "dataset": "snli"}, content_type="application/json"),
-                  2000)
-    print(f"\nscoring endpoint: p50 {score[0]:.2f} ms, p99 {score[1]:.2f} ms "
-          f"(login page p50 {login[0]:.2f} ms, p99 {login[1]:.2f} ms; ratio p99 {score[1] / login[1]:.2f})")
+    score = timed(
+        lambda i: client.post(
+            "/artifacts/score/",
+            {"text": drafts[i % 5], "label": LABELS[i % 3], "dataset": "snli"},
+            content_type="application/json",
+        ),
+        2000,
+    )
+    print(
+        f"\nscoring endpoint: p50 {score[0]:.2f} ms, p99 {score[1]:.2f} ms "
+        f"(login page p50 {login[0]:.2f} ms, p99 {login[1]:.2f} ms; ratio p99 {score[1] / login[1]:.2f})"
+    )
 
 
 def prepare_snli_monitor():
@@ -166,16 +189,15 @@ def prepare_snli_monitor():
 def bench_nudge(clients, seconds):
     import http.client
     import json
+    import secrets
     import subprocess
     import tempfile
     import threading
 
-    import secrets
-
     # As in production: DEBUG off (no query log), so a key of its own for this run.
     if not os.environ.get("DEBUG"):
         os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
-    snli, refresh = prepare_snli_monitor()
+    _snli, refresh = prepare_snli_monitor()
     sys.path.insert(0, str(ROOT / "bench"))
     from gunicorn_pages import sessions_for
 
@@ -187,13 +209,33 @@ def bench_nudge(clients, seconds):
         port = probe.getsockname()[1]
     log = Path(tempfile.mkdtemp()) / "access.log"
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "-c", str(ROOT / "gunicorn.conf.py"),
-         "--bind", f"127.0.0.1:{port}", "--access-logfile", str(log), "--access-logformat", "%(U)s %(s)s %(D)s"],
-        cwd=ROOT, env={**os.environ, "ARTIFACTS_NUDGE_OUTSIDE_STUDIES": "true"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "annotation_site.wsgi",
+            "-c",
+            str(ROOT / "gunicorn.conf.py"),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--access-logfile",
+            str(log),
+            "--access-logformat",
+            "%(U)s %(s)s %(D)s",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "ARTIFACTS_NUDGE_OUTSIDE_STUDIES": "true"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
-    drafts = ["A man is sleeping.", "Nobody is outside.", "The woman plays a guitar on the street.",
-              "Two dogs are running through a field.", "A child is not eating.", "The people are outdoors."]
+    drafts = [
+        "A man is sleeping.",
+        "Nobody is outside.",
+        "The woman plays a guitar on the street.",
+        "Two dogs are running through a field.",
+        "A child is not eating.",
+        "The people are outdoors.",
+    ]
     csrf = "b" * 32  # an unmasked token: cookie and header agree
     errors = []
 
@@ -203,12 +245,23 @@ def bench_nudge(clients, seconds):
         while time.perf_counter() < deadline:
             i += 1
             body = json.dumps({"text": drafts[i % len(drafts)], "label": LABELS[i % 3], "dataset": "snli"})
-            requests = (("POST", "/artifacts/score/", body), ("GET", "/accounts/login/", None), ("GET", "/favicon.ico", None))
+            requests = (
+                ("POST", "/artifacts/score/", body),
+                ("GET", "/accounts/login/", None),
+                ("GET", "/favicon.ico", None),
+            )
             for method, path, data in requests:
                 try:
-                    connection.request(method, path, body=data, headers={
-                        "Cookie": f"{cookie}; csrftoken={csrf}", "X-CSRFToken": csrf,
-                        "Content-Type": "application/json"})
+                    connection.request(
+                        method,
+                        path,
+                        body=data,
+                        headers={
+                            "Cookie": f"{cookie}; csrftoken={csrf}",
+                            "X-CSRFToken": csrf,
+                            "Content-Type": "application/json",
+                        },
+                    )
                     response = connection.getresponse()
                     content = response.read()
                     if response.status not in (200, 301):
@@ -248,10 +301,12 @@ def bench_nudge(clients, seconds):
         lines.seek(warm_bytes)
         measured = lines.read().decode().splitlines()
     for line in measured:
-        path, status, micros = line.split()
+        path, _status, micros = line.split()
         times.setdefault(path, []).append(int(micros) / 1000)
-    print(f"scoring endpoint under gunicorn (gthread), {clients} clients, {seconds} s, monitor refresh "
-          f"{refresh.pk} over {refresh.pairs} SNLI dev pairs; {len(errors)} errors {errors[:3]}")
+    print(
+        f"scoring endpoint under gunicorn (gthread), {clients} clients, {seconds} s, monitor refresh "
+        f"{refresh.pk} over {refresh.pairs} SNLI dev pairs; {len(errors)} errors {errors[:3]}"
+    )
     print(f"load average {os.getloadavg()[0]:.2f}; server-side times from gunicorn's access log")
     base = None
     for path in ("/favicon.ico", "/accounts/login/", "/artifacts/score/"):
@@ -261,8 +316,10 @@ def bench_nudge(clients, seconds):
             continue
         p50, p99 = statistics.median(values), values[max(0, int(0.99 * len(values)) - 1)]
         base = base or p99
-        print(f"  {path:<20} {len(values):>6} requests  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  "
-              f"p99 {p99 / base:5.2f}x the redirect's")
+        print(
+            f"  {path:<20} {len(values):>6} requests  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  "
+            f"p99 {p99 / base:5.2f}x the redirect's"
+        )
 
 
 def main():

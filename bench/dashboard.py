@@ -10,6 +10,7 @@ within DASHBOARD_CACHE_SECONDS). Printed: the median milliseconds and the ratio 
 baseline measured in the same run, the login page (a template render with no aggregates).
 Loads data into the database it is pointed at; use a database of its own.
 """
+
 import argparse
 import os
 import secrets
@@ -84,7 +85,9 @@ def copy_dataset(source_slug, slug):
                 f"INSERT INTO {premise} (dataset_id, genre_id, prompt_id, text, text_hash, parse, binary_parse, split,"
                 " status, writings_done, source, created_at)"
                 f" SELECT %s, genre_id, prompt_id, text, text_hash, parse, binary_parse, split, status, writings_done,"
-                f" source, created_at FROM {premise} WHERE dataset_id = %s", [target.pk, source.pk])
+                f" source, created_at FROM {premise} WHERE dataset_id = %s",
+                [target.pk, source.pk],
+            )
             cursor.execute(
                 f"INSERT INTO {pair} (dataset_id, premise_id, pair_id, hypothesis, parse, binary_parse, author_label,"
                 " author_id, writing_claim_id, created_at, needs_validation, label_count, entailment_votes,"
@@ -94,13 +97,17 @@ def copy_dataset(source_slug, slug):
                 " p.contradiction_votes, p.gold_label"
                 f" FROM {pair} p JOIN {premise} op ON op.id = p.premise_id"
                 f" JOIN {premise} np ON np.dataset_id = %s AND np.prompt_id = op.prompt_id"
-                " WHERE p.dataset_id = %s", [target.pk, target.pk, source.pk])
+                " WHERE p.dataset_id = %s",
+                [target.pk, target.pk, source.pk],
+            )
             cursor.execute(
                 f"INSERT INTO {label} (pair_id, worker_id, position, label, seconds, created_at)"
                 f" SELECT np.id, l.worker_id, l.position, l.label, l.seconds, l.created_at FROM {label} l"
                 f" JOIN {pair} op ON op.id = l.pair_id"
                 f" JOIN {pair} np ON np.dataset_id = %s AND np.pair_id = op.pair_id"
-                " WHERE op.dataset_id = %s", [target.pk, source.pk])
+                " WHERE op.dataset_id = %s",
+                [target.pk, source.pk],
+            )
     print(f"  copied {source_slug} -> {slug}", flush=True)
 
 
@@ -129,18 +136,21 @@ def main():
     pairs = load(args.copies)
     from django.contrib.auth import get_user_model
 
-    user, _ = get_user_model().objects.get_or_create(username="bench-researcher",
-                                                     defaults={"is_staff": True, "is_superuser": True})
+    user, _ = get_user_model().objects.get_or_create(
+        username="bench-researcher", defaults={"is_staff": True, "is_superuser": True}
+    )
     client = Client()
     client.force_login(user)
     anonymous = Client()
-    for name, url in PAGES:  # warm up: imports, matplotlib, template loading
+    for _name, url in PAGES:  # warm up: imports, matplotlib, template loading
         client.get(url)
     anonymous.get("/accounts/login/")
 
     baseline = timed(anonymous, "/accounts/login/", args.repeat, cold=True)
-    print(f"database: {connection.vendor}, pairs: {pairs:,}, repeat: {args.repeat}, "
-          f"cache: {getattr(settings, 'DASHBOARD_CACHE_SECONDS', 5)} s")
+    print(
+        f"database: {connection.vendor}, pairs: {pairs:,}, repeat: {args.repeat}, "
+        f"cache: {getattr(settings, 'DASHBOARD_CACHE_SECONDS', 5)} s"
+    )
     print(f"baseline (login page): {baseline:.1f} ms")
     print(f"{'page':<22}{'cold ms':>10}{'x base':>9}{'warm ms':>10}{'x base':>9}")
     for name, url in PAGES:

@@ -12,12 +12,13 @@
 3. Runs `COPY (SELECT ... labels aggregated ...) TO STDOUT` of the same rows into a file: the
    fastest the database itself can hand the rows out. Prints both and their ratio.
 """
+
 import argparse
 import json
 import os
-import secrets
 import random
 import resource
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 # The corpus generator's pieces are bench/run.py's (the one benchmark entry), written once.
 from run import copy_rows, sentence  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
 # DEBUG stays off as in production (no query log): a throwaway key of the run's own.
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
@@ -86,15 +88,22 @@ def generate(pairs_total, validated_total, seed=2018):
             "collection_writingclaim, collection_premisereport, collection_premise CASCADE"
         )
         family, _ = PromptFamily.objects.get_or_create(
-            slug="bench", defaults=dict(name="Bench", instructions="-", entailment_prompt="-", neutral_prompt="-", contradiction_prompt="-")
+            slug="bench",
+            defaults={
+                "name": "Bench",
+                "instructions": "-",
+                "entailment_prompt": "-",
+                "neutral_prompt": "-",
+                "contradiction_prompt": "-",
+            },
         )
         genre_ids = {}
         for slug in TRAINING_GENRES + HELD_OUT_GENRES:
             genre, _ = Genre.objects.get_or_create(
-                slug=slug, defaults=dict(name=slug, is_training=slug in TRAINING_GENRES, family=family)
+                slug=slug, defaults={"name": slug, "is_training": slug in TRAINING_GENRES, "family": family}
             )
             genre_ids[slug] = (genre.pk, genre.is_training)
-        dataset, _ = Dataset.objects.get_or_create(slug=DATASET, defaults=dict(name="Bench corpus"))
+        dataset, _ = Dataset.objects.get_or_create(slug=DATASET, defaults={"name": "Bench corpus"})
 
         premises, pairs, labels = [], [], []
         pair_id = label_id = 0
@@ -108,16 +117,50 @@ def generate(pairs_total, validated_total, seed=2018):
             else:
                 split, genre = "train", TRAINING_GENRES[premise_id % 5]
             text = sentence(rng, words, rng.randint(8, 40))
-            premises.append((premise_id, dataset.pk, genre_ids[genre][0], f"{premise_id}", text, text_hash(text), "", "", split, "available", 1, "bench", now))
+            premises.append(
+                (
+                    premise_id,
+                    dataset.pk,
+                    genre_ids[genre][0],
+                    f"{premise_id}",
+                    text,
+                    text_hash(text),
+                    "",
+                    "",
+                    split,
+                    "available",
+                    1,
+                    "bench",
+                    now,
+                )
+            )
             for author_label in LABELS:
                 if pair_id >= pairs_total:
                     break
                 pair_id += 1
-                row_labels = [author_label] + ([rng.choice(LABELS) if rng.random() < 0.3 else author_label for _ in range(4)] if validated else [])
+                row_labels = [author_label] + (
+                    [rng.choice(LABELS) if rng.random() < 0.3 else author_label for _ in range(4)] if validated else []
+                )
                 votes = [row_labels.count(label) for label in LABELS]
                 gold = gold_from_votes(*votes) if validated else "-"
                 hypothesis = sentence(rng, words, rng.randint(4, 16))
-                pairs.append((pair_id, dataset.pk, premise_id, f"{premise_id}{author_label[0]}", hypothesis, "", "", author_label, now, validated, len(row_labels), *votes, gold))
+                pairs.append(
+                    (
+                        pair_id,
+                        dataset.pk,
+                        premise_id,
+                        f"{premise_id}{author_label[0]}",
+                        hypothesis,
+                        "",
+                        "",
+                        author_label,
+                        now,
+                        validated,
+                        len(row_labels),
+                        *votes,
+                        gold,
+                    )
+                )
                 for position, label in enumerate(row_labels, start=1):
                     label_id += 1
                     labels.append((label_id, pair_id, position, label, now))
@@ -131,8 +174,48 @@ def generate(pairs_total, validated_total, seed=2018):
 
 
 def _flush(cursor, premises, pairs, labels):
-    copy_rows(cursor, "collection_premise", ["id", "dataset_id", "genre_id", "prompt_id", "text", "text_hash", "parse", "binary_parse", "split", "status", "writings_done", "source", "created_at"], premises)
-    copy_rows(cursor, "collection_pair", ["id", "dataset_id", "premise_id", "pair_id", "hypothesis", "parse", "binary_parse", "author_label", "created_at", "needs_validation", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label"], pairs)
+    copy_rows(
+        cursor,
+        "collection_premise",
+        [
+            "id",
+            "dataset_id",
+            "genre_id",
+            "prompt_id",
+            "text",
+            "text_hash",
+            "parse",
+            "binary_parse",
+            "split",
+            "status",
+            "writings_done",
+            "source",
+            "created_at",
+        ],
+        premises,
+    )
+    copy_rows(
+        cursor,
+        "collection_pair",
+        [
+            "id",
+            "dataset_id",
+            "premise_id",
+            "pair_id",
+            "hypothesis",
+            "parse",
+            "binary_parse",
+            "author_label",
+            "created_at",
+            "needs_validation",
+            "label_count",
+            "entailment_votes",
+            "neutral_votes",
+            "contradiction_votes",
+            "gold_label",
+        ],
+        pairs,
+    )
     copy_rows(cursor, "validation_validationlabel", ["id", "pair_id", "position", "label", "created_at"], labels)
     premises.clear()
     pairs.clear()
@@ -153,10 +236,20 @@ def export_in_this_process(snapshot_dir):
     export_snapshot(snapshot, progress=lambda done, total: samples.append((done, rss_mib())))
     seconds = time.perf_counter() - started
     total_bytes = sum(f.bytes for f in snapshot.files.all())
-    print(json.dumps({
-        "rows": snapshot.row_count, "seconds": seconds, "bytes": total_bytes, "files": snapshot.files.count(),
-        "rss_before_mib": before, "peak_rss_mib": peak_rss_mib(), "samples": samples, "content_hash": snapshot.content_hash,
-    }))
+    print(
+        json.dumps(
+            {
+                "rows": snapshot.row_count,
+                "seconds": seconds,
+                "bytes": total_bytes,
+                "files": snapshot.files.count(),
+                "rss_before_mib": before,
+                "peak_rss_mib": peak_rss_mib(),
+                "samples": samples,
+                "content_hash": snapshot.content_hash,
+            }
+        )
+    )
 
 
 BASELINE_SQL = """
@@ -203,7 +296,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="nli-bench-export-") as tmp:
         child = subprocess.run(
             [sys.executable, __file__, "--child-export", str(Path(tmp) / "snapshots")],
-            check=True, capture_output=True, text=True, env=os.environ,
+            check=True,
+            capture_output=True,
+            text=True,
+            env=os.environ,
         )
         result = json.loads(child.stdout.strip().splitlines()[-1])
         copy_seconds, copy_bytes = copy_baseline(connection, Path(tmp) / "copy.tsv")
@@ -211,14 +307,22 @@ def main():
     rows = result["rows"]
     samples = result["samples"]
     early = next((rss for done, rss in samples if done >= rows * 0.1), samples[0][1] if samples else 0)
-    print(f"export: {rows} pairs -> {result['files']} files, {result['bytes'] / 2**20:.1f} MiB in {result['seconds']:.1f} s "
-          f"= {rows / result['seconds']:,.0f} pairs/s")
-    print(f"        RSS {result['rss_before_mib']:.0f} MiB before, {early:.0f} MiB at 10%, "
-          f"{samples[-1][1] if samples else 0:.0f} MiB at the end, peak {result['peak_rss_mib']:.0f} MiB")
-    print(f"baseline COPY TO STDOUT (one TSV, labels aggregated): {copy_bytes / 2**20:.1f} MiB in {copy_seconds:.1f} s "
-          f"= {rows / copy_seconds:,.0f} pairs/s")
-    print(f"ratio export / COPY time: {result['seconds'] / copy_seconds:.2f}x "
-          f"(the export writes {result['bytes'] / copy_bytes:.2f}x the bytes: JSONL and TSV, per split)")
+    print(
+        f"export: {rows} pairs -> {result['files']} files, {result['bytes'] / 2**20:.1f} MiB in {result['seconds']:.1f} s "
+        f"= {rows / result['seconds']:,.0f} pairs/s"
+    )
+    print(
+        f"        RSS {result['rss_before_mib']:.0f} MiB before, {early:.0f} MiB at 10%, "
+        f"{samples[-1][1] if samples else 0:.0f} MiB at the end, peak {result['peak_rss_mib']:.0f} MiB"
+    )
+    print(
+        f"baseline COPY TO STDOUT (one TSV, labels aggregated): {copy_bytes / 2**20:.1f} MiB in {copy_seconds:.1f} s "
+        f"= {rows / copy_seconds:,.0f} pairs/s"
+    )
+    print(
+        f"ratio export / COPY time: {result['seconds'] / copy_seconds:.2f}x "
+        f"(the export writes {result['bytes'] / copy_bytes:.2f}x the bytes: JSONL and TSV, per split)"
+    )
     print(f"content hash {result['content_hash']}")
 
 

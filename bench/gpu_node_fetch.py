@@ -14,6 +14,7 @@
 4. Sizes of a CBOW and an ESIM checkpoint at the default config (300-d) with the vocabulary of
    this snapshot's train file, written exactly as runs write them (loop.save_checkpoint's dict).
 """
+
 import argparse
 import hashlib
 import io
@@ -43,7 +44,11 @@ from modeling.training.remote import PlatformClient  # noqa: E402
 from modeling.training.snapshot_cache import SnapshotCache  # noqa: E402
 
 SPLITS = {  # MultiNLI 1.0's sizes, scaled to --pairs
-    "train": 392_702, "dev_matched": 9_815, "dev_mismatched": 9_832, "test_matched": 9_796, "test_mismatched": 9_847,
+    "train": 392_702,
+    "dev_matched": 9_815,
+    "dev_mismatched": 9_832,
+    "test_matched": 9_796,
+    "test_mismatched": 9_847,
 }
 LABELS = ("entailment", "neutral", "contradiction")
 GENRES = ("fiction", "government", "slate", "telephone", "travel")
@@ -73,7 +78,7 @@ def write_snapshot(folder, pairs, seed=0):
     words = word_list(150_000, rng)
     cumulative, total = [], 0.0
     for rank in range(1, len(words) + 1):
-        total += 1.0 / rank ** 1.07
+        total += 1.0 / rank**1.07
         cumulative.append(total)
     scale = pairs / sum(SPLITS.values())
     folder.mkdir(parents=True)
@@ -82,24 +87,54 @@ def write_snapshot(folder, pairs, seed=0):
         n = max(1, int(full * scale))
         rows_total += n
         with open(folder / f"{split}.jsonl", "w") as jsonl, open(folder / f"{split}.tsv", "w") as tsv:
-            tsv.write("gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\tsentence2_parse\t"
-                      "sentence1\tsentence2\tpromptID\tpairID\tgenre\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\n")
+            tsv.write(
+                "gold_label\tsentence1_binary_parse\tsentence2_binary_parse\tsentence1_parse\tsentence2_parse\t"
+                "sentence1\tsentence2\tpromptID\tpairID\tgenre\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\n"
+            )
             for i in range(n):
                 premise, hypothesis = sentence(rng, words, cumulative, 20), sentence(rng, words, cumulative, 9)
                 (pb, pp), (hb, hp) = parses(premise), parses(hypothesis)
                 label = rng.choice(LABELS)
                 labels = [label] * (5 if split != "train" else 1)
-                row = {"annotator_labels": labels, "genre": GENRES[i % 5], "gold_label": label, "pairID": f"{split}-{i}e",
-                       "promptID": f"{split}-{i // 3}", "sentence1": " ".join(premise) + ".",
-                       "sentence1_binary_parse": pb, "sentence1_parse": pp, "sentence2": " ".join(hypothesis) + ".",
-                       "sentence2_binary_parse": hb, "sentence2_parse": hp, "dataset": "bench"}
+                row = {
+                    "annotator_labels": labels,
+                    "genre": GENRES[i % 5],
+                    "gold_label": label,
+                    "pairID": f"{split}-{i}e",
+                    "promptID": f"{split}-{i // 3}",
+                    "sentence1": " ".join(premise) + ".",
+                    "sentence1_binary_parse": pb,
+                    "sentence1_parse": pp,
+                    "sentence2": " ".join(hypothesis) + ".",
+                    "sentence2_binary_parse": hb,
+                    "sentence2_parse": hp,
+                    "dataset": "bench",
+                }
                 jsonl.write(json.dumps({k: row[k] for k in JSONL_KEYS}, ensure_ascii=False) + "\n")
-                tsv.write("\t".join([label, pb, hb, pp, hp, row["sentence1"], row["sentence2"], row["promptID"],
-                                     row["pairID"], row["genre"], *labels, *[""] * (5 - len(labels))]) + "\n")
+                tsv.write(
+                    "\t".join(
+                        [
+                            label,
+                            pb,
+                            hb,
+                            pp,
+                            hp,
+                            row["sentence1"],
+                            row["sentence2"],
+                            row["promptID"],
+                            row["pairID"],
+                            row["genre"],
+                            *labels,
+                            *[""] * (5 - len(labels)),
+                        ]
+                    )
+                    + "\n"
+                )
         for name in (f"{split}.jsonl", f"{split}.tsv"):
             path = folder / name
-            files.append({"name": name, "split": split, "rows": n, "bytes": path.stat().st_size,
-                          "sha256": sha256_of_file(path)})
+            files.append(
+                {"name": name, "split": split, "rows": n, "bytes": path.stat().st_size, "sha256": sha256_of_file(path)}
+            )
     files.sort(key=lambda f: f["name"])
     manifest = build_manifest(1, ["bench"], {}, rows_total, files)
     write_manifest(folder, manifest)
@@ -144,8 +179,16 @@ def checkpoint_sizes(train_file):
         net = build_net(model, len(vocab), **hyper)
         buffer = io.BytesIO()
         # The dict loop.save_checkpoint writes.
-        torch.save({"model": model, "config": config, "epoch": 1, "vocab": vocab.itos,
-                    "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}}, buffer)
+        torch.save(
+            {
+                "model": model,
+                "config": config,
+                "epoch": 1,
+                "vocab": vocab.itos,
+                "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+            },
+            buffer,
+        )
         params = sum(p.numel() for p in net.parameters())
         embedding = net.embedding.weight.numel()
         sizes[model] = (buffer.tell(), params, embedding)
@@ -166,28 +209,68 @@ def main():
         needed = training_files(manifest)
         jsonl_bytes = sum(f["bytes"] for f in manifest["files"] if f["name"] in needed)
         all_bytes = sum(f["bytes"] for f in manifest["files"])
-        print(f"snapshot: {manifest['rows']:,} pairs, {all_bytes / 2**20:.0f} MiB in all, "
-              f"{jsonl_bytes / 2**20:.0f} MiB of JSONL a node fetches (written in {seconds:.0f} s)")
+        print(
+            f"snapshot: {manifest['rows']:,} pairs, {all_bytes / 2**20:.0f} MiB in all, "
+            f"{jsonl_bytes / 2**20:.0f} MiB of JSONL a node fetches (written in {seconds:.0f} s)"
+        )
 
-        env = dict(os.environ, DATABASE_URL=f"sqlite:///{work / 'platform.sqlite3'}", DATA_DIR=str(platform_data),
-                   DJANGO_SETTINGS_MODULE="annotation_site.settings", DEBUG="0", SECRET_KEY="bench-" * 8,
-                   ALLOWED_HOSTS="127.0.0.1")
+        env = dict(
+            os.environ,
+            DATABASE_URL=f"sqlite:///{work / 'platform.sqlite3'}",
+            DATA_DIR=str(platform_data),
+            DJANGO_SETTINGS_MODULE="annotation_site.settings",
+            DEBUG="0",
+            SECRET_KEY="bench-" * 8,
+            ALLOWED_HOSTS="127.0.0.1",
+        )
         for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "WORKER_TOKEN"):
             env.pop(key, None)
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env, check=True)
         (work / "manifest.json").write_text(json.dumps(manifest))
-        key = subprocess.run([python, "manage.py", "shell", "-c", SETUP.replace("sys.argv[1]", repr(str(work / "manifest.json"))).replace("sys.argv[2]", repr(str(folder)))],
-                             cwd=REPO, env=env, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        key = (
+            subprocess.run(
+                [
+                    python,
+                    "manage.py",
+                    "shell",
+                    "-c",
+                    SETUP.replace("sys.argv[1]", repr(str(work / "manifest.json"))).replace(
+                        "sys.argv[2]", repr(str(folder))
+                    ),
+                ],
+                cwd=REPO,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         port = free_port()
-        gunicorn = subprocess.Popen([str(Path(python).parent / "gunicorn"), "annotation_site.wsgi", "--bind",
-                                     f"127.0.0.1:{port}", "--workers", "2", "--timeout", "300", "--preload"], cwd=REPO, env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        gunicorn = subprocess.Popen(
+            [
+                str(Path(python).parent / "gunicorn"),
+                "annotation_site.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "2",
+                "--timeout",
+                "300",
+                "--preload",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         client = PlatformClient(f"http://127.0.0.1:{port}", key)
         for _ in range(100):
             try:
                 client.call("GET", "api/worker/runs/1/", retries=0)
-            except Exception as exc:  # noqa: BLE001 - 404 (no run 1) means it is up
+            except Exception as exc:
                 if "404" in str(exc):
                     break
                 time.sleep(0.3)
@@ -219,17 +302,25 @@ def main():
 
         _, hash_s = timed(hash_all)
         mib = jsonl_bytes / 2**20
-        print(f"first run: fetch over HTTP, each file's SHA-256 checked as it lands (all the verification a fresh "
-              f"fetch needs): {fetch_s:6.2f} s  {mib / fetch_s:5.0f} MiB/s  ({report['bytes_downloaded'] / 2**20:.0f} MiB received)")
-        print(f"later runs: cache hit {hit_s:.3f} s + verification before training (manifest, content hash, SHA-256 "
-              f"per file): {verify_s:6.2f} s  {mib / verify_s:5.0f} MiB/s")
-        print(f"baseline: copy the same files on this disk {copy_s:6.2f} s, SHA-256 of them {hash_s:6.2f} s -> the fetch "
-              f"is {fetch_s / (copy_s + hash_s):.2f}x copy + hash; the verification {verify_s / hash_s:.2f}x hashing alone")
+        print(
+            f"first run: fetch over HTTP, each file's SHA-256 checked as it lands (all the verification a fresh "
+            f"fetch needs): {fetch_s:6.2f} s  {mib / fetch_s:5.0f} MiB/s  ({report['bytes_downloaded'] / 2**20:.0f} MiB received)"
+        )
+        print(
+            f"later runs: cache hit {hit_s:.3f} s + verification before training (manifest, content hash, SHA-256 "
+            f"per file): {verify_s:6.2f} s  {mib / verify_s:5.0f} MiB/s"
+        )
+        print(
+            f"baseline: copy the same files on this disk {copy_s:6.2f} s, SHA-256 of them {hash_s:6.2f} s -> the fetch "
+            f"is {fetch_s / (copy_s + hash_s):.2f}x copy + hash; the verification {verify_s / hash_s:.2f}x hashing alone"
+        )
         if not args.no_checkpoints:
             vocab, sizes = checkpoint_sizes(folder / "train.jsonl")
             for model, (size, params, embedding) in sizes.items():
-                print(f"checkpoint {model:5s} default config, vocabulary {vocab:,}: {size / 2**20:7.1f} MiB "
-                      f"({params:,} parameters, {embedding / params:.0%} of them the embedding)")
+                print(
+                    f"checkpoint {model:5s} default config, vocabulary {vocab:,}: {size / 2**20:7.1f} MiB "
+                    f"({params:,} parameters, {embedding / params:.0%} of them the embedding)"
+                )
     finally:
         if gunicorn is not None:
             gunicorn.terminate()

@@ -10,6 +10,7 @@ account (a session row made directly, as a login would), starts gunicorn for eac
 as fast as the server answers, for `--seconds`. Prints requests/s and p50/p99 latency per page,
 and the ratio of each page's p99 to the login page's in the same configuration.
 """
+
 import argparse
 import http.client
 import os
@@ -81,10 +82,26 @@ def client_loop(cookie, deadline, latencies, errors):
 def run_config(config, cookies, seconds):
     worker_class, processes, threads = config.split(":")
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "-c", str(REPO / "gunicorn.conf.py"),
-         "--bind", f"127.0.0.1:{PORT}", "--worker-class", worker_class, "--workers", processes, "--threads", threads],
-        cwd=REPO, env=os.environ,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "annotation_site.wsgi",
+            "-c",
+            str(REPO / "gunicorn.conf.py"),
+            "--bind",
+            f"127.0.0.1:{PORT}",
+            "--worker-class",
+            worker_class,
+            "--workers",
+            processes,
+            "--threads",
+            threads,
+        ],
+        cwd=REPO,
+        env=os.environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         for _ in range(100):
@@ -96,7 +113,9 @@ def run_config(config, cookies, seconds):
         latencies = {"login page": [], "validation page": []}
         errors = []
         deadline = time.perf_counter() + seconds
-        threads_ = [threading.Thread(target=client_loop, args=(cookie, deadline, latencies, errors)) for cookie in cookies]
+        threads_ = [
+            threading.Thread(target=client_loop, args=(cookie, deadline, latencies, errors)) for cookie in cookies
+        ]
         for thread in threads_:
             thread.start()
         for thread in threads_:
@@ -105,13 +124,17 @@ def run_config(config, cookies, seconds):
         server.terminate()
         server.wait(timeout=30)
     base_p99 = None
-    print(f"{config} ({worker_class}, {processes} processes x {threads} threads), {len(cookies)} clients, {seconds} s, {len(errors)} errors {errors[:3]}")
+    print(
+        f"{config} ({worker_class}, {processes} processes x {threads} threads), {len(cookies)} clients, {seconds} s, {len(errors)} errors {errors[:3]}"
+    )
     for page, values in latencies.items():
         values.sort()
         p99 = values[int(len(values) * 0.99) - 1] if values else float("nan")
         base_p99 = base_p99 or p99
-        print(f"  {page:<18} {len(values) / seconds:7.1f} req/s   p50 {statistics.median(values) * 1000:7.1f} ms   "
-              f"p99 {p99 * 1000:7.1f} ms   {p99 / base_p99:5.2f}x the login page's p99")
+        print(
+            f"  {page:<18} {len(values) / seconds:7.1f} req/s   p50 {statistics.median(values) * 1000:7.1f} ms   "
+            f"p99 {p99 * 1000:7.1f} ms   {p99 / base_p99:5.2f}x the login page's p99"
+        )
 
 
 def main():

@@ -12,12 +12,13 @@ worker class, processes and threads of `--configs` on top) and logs every reques
 (`%(D)s`, measured inside the server from the request's arrival at a worker to its response,
 so the client's and the network's time are not in it); p50/p99 are taken per page from that log.
 """
+
 import argparse
 import http.cookiejar
 import os
-import secrets
 import random
 import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -55,9 +56,11 @@ def logged_in_opener(session_cookie):
     """An opener with the person's session cookie in its jar (the CSRF cookie joins it on the first page)."""
     name, value = session_cookie.split("=", 1)
     jar = http.cookiejar.CookieJar()
-    jar.set_cookie(http.cookiejar.Cookie(
-        0, name, value, None, False, "127.0.0.1", False, False, "/", True, False, None, False, None, None, {}
-    ))
+    jar.set_cookie(
+        http.cookiejar.Cookie(
+            0, name, value, None, False, "127.0.0.1", False, False, "/", True, False, None, False, None, None, {}
+        )
+    )
     return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
 
 
@@ -88,11 +91,16 @@ def person(kind, cookie, deadline, think, counts, errors, rng):
             break
         number += 1
         if kind == "validator":
-            data = {name: rng.choice(["entailment", "neutral", "contradiction"]) for name in set(LABEL_FIELD.findall(page))}
+            data = {
+                name: rng.choice(["entailment", "neutral", "contradiction"]) for name in set(LABEL_FIELD.findall(page))
+            }
         else:
             stamp = f"{id(opener) % 100000}-{number}"
-            data = {"entailment": f"Someone is somewhere ({stamp}).", "neutral": f"Someone may be happy ({stamp}).",
-                    "contradiction": f"Nobody is anywhere ({stamp})."}
+            data = {
+                "entailment": f"Someone is somewhere ({stamp}).",
+                "neutral": f"Someone may be happy ({stamp}).",
+                "contradiction": f"Nobody is anywhere ({stamp}).",
+            }
         data["csrfmiddlewaretoken"] = token.group(1) if token else ""
         status, url, _ = fetch(opener, path, data)
         if status != 200 or urllib.parse.urlparse(url).path == path:
@@ -106,11 +114,30 @@ def run_config(config, cookies, args):
     with tempfile.TemporaryDirectory(prefix="nli-human-pace-") as tmp:
         log = Path(tmp) / "access.log"
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "annotation_site.wsgi", "-c", str(REPO / "gunicorn.conf.py"),
-             "--bind", f"127.0.0.1:{PORT}", "--worker-class", worker_class, "--workers", processes,
-             "--threads", threads, "--access-logfile", str(log),
-             "--access-logformat", '%(m)s %(U)s %(s)s %(D)s'],
-            cwd=REPO, env=os.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "annotation_site.wsgi",
+                "-c",
+                str(REPO / "gunicorn.conf.py"),
+                "--bind",
+                f"127.0.0.1:{PORT}",
+                "--worker-class",
+                worker_class,
+                "--workers",
+                processes,
+                "--threads",
+                threads,
+                "--access-logfile",
+                str(log),
+                "--access-logformat",
+                "%(m)s %(U)s %(s)s %(D)s",
+            ],
+            cwd=REPO,
+            env=os.environ,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             for _ in range(150):
@@ -124,12 +151,14 @@ def run_config(config, cookies, args):
             deadline = time.time() + args.seconds
             rng = random.Random(7)
             people = [
-                threading.Thread(target=person, args=(kind, cookie, deadline, args.think_range, counts, errors,
-                                                      random.Random(rng.random())))
+                threading.Thread(
+                    target=person,
+                    args=(kind, cookie, deadline, args.think_range, counts, errors, random.Random(rng.random())),
+                )
                 for kind, cookie in cookies
             ]
             started = time.time()
-            for index, thread in enumerate(people):
+            for _index, thread in enumerate(people):
                 thread.start()
                 time.sleep(args.think_range[1] / len(people))  # arrivals spread over one think time
             for thread in people:
@@ -144,16 +173,20 @@ def run_config(config, cookies, args):
                 server.wait()
         times = {page: [] for page, _, _ in PAGES}
         for line in log.read_text().splitlines():
-            method, path, status, micros = line.split()
+            method, path, _status, micros = line.split()
             for page, page_method, pattern in PAGES:
                 if method == page_method and pattern.match(path):
                     times[page].append(int(micros) / 1000)
                     break
     load = os.getloadavg()
-    print(f"{config}: {worker_class}, {processes} processes x {threads} threads; {args.validators} validators + "
-          f"{args.writers} writers, think {args.think}, {elapsed:.0f} s; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print(f"  done: {counts['validator']} batches, {counts['writer']} writings, {counts['no task']} arrivals without a task, "
-          f"{len(errors)} failed submits {errors[:3]}")
+    print(
+        f"{config}: {worker_class}, {processes} processes x {threads} threads; {args.validators} validators + "
+        f"{args.writers} writers, think {args.think}, {elapsed:.0f} s; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}"
+    )
+    print(
+        f"  done: {counts['validator']} batches, {counts['writer']} writings, {counts['no task']} arrivals without a task, "
+        f"{len(errors)} failed submits {errors[:3]}"
+    )
     base = None
     for page, values in times.items():
         if not values:
@@ -161,8 +194,10 @@ def run_config(config, cookies, args):
         values.sort()
         p99 = values[max(0, int(len(values) * 0.99) - 1)]
         base = base or p99
-        print(f"  {page:<34} n {len(values):6d}   p50 {statistics.median(values):7.1f} ms   p99 {p99:7.1f} ms"
-              f"   max {values[-1]:7.1f} ms   p99 {p99 / base:5.2f}x the login page's")
+        print(
+            f"  {page:<34} n {len(values):6d}   p50 {statistics.median(values):7.1f} ms   p99 {p99:7.1f} ms"
+            f"   max {values[-1]:7.1f} ms   p99 {p99 / base:5.2f}x the login page's"
+        )
 
 
 def main():
@@ -177,7 +212,9 @@ def main():
     sys.path.insert(0, str(REPO / "bench"))
     from gunicorn_pages import sessions_for
 
-    cookies = [("validator", c) for c in sessions_for(args.validators)] + [("writer", c) for c in sessions_for(args.writers)]
+    cookies = [("validator", c) for c in sessions_for(args.validators)] + [
+        ("writer", c) for c in sessions_for(args.writers)
+    ]
     random.Random(3).shuffle(cookies)
     for config in args.configs.split(","):
         run_config(config, cookies, args)

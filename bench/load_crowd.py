@@ -25,6 +25,7 @@ database is checked against what the participants were told was saved:
 Prints requests, 5xx, connection failures during the kill, lost and duplicated (must be 0), and
 server-side p50/p99 per page from gunicorn's access log. `--drop` drops the database afterwards.
 """
+
 import argparse
 import os
 import random
@@ -81,33 +82,68 @@ def prepare_database(database_url, premises):
     from corpus.models import Dataset, Genre, Premise, PromptFamily
     from crowd.models import Study, TaskKind
 
-    family, _ = PromptFamily.objects.get_or_create(slug="load-fiction", defaults=dict(
-        name="Load fiction", instructions="Read the line.\n\nWrite three sentences.",
-        entailment_prompt="Write a sentence that is definitely correct about the line.",
-        neutral_prompt="Write a sentence that might be correct about the line.",
-        contradiction_prompt="Write a sentence that is definitely incorrect about the line."))
-    genre, _ = Genre.objects.get_or_create(slug="load-fiction", defaults={
-        "name": "Load fiction", "is_training": True, "family": family})
+    family, _ = PromptFamily.objects.get_or_create(
+        slug="load-fiction",
+        defaults={
+            "name": "Load fiction",
+            "instructions": "Read the line.\n\nWrite three sentences.",
+            "entailment_prompt": "Write a sentence that is definitely correct about the line.",
+            "neutral_prompt": "Write a sentence that might be correct about the line.",
+            "contradiction_prompt": "Write a sentence that is definitely incorrect about the line.",
+        },
+    )
+    genre, _ = Genre.objects.get_or_create(
+        slug="load-fiction", defaults={"name": "Load fiction", "is_training": True, "family": family}
+    )
     dataset, _ = Dataset.objects.get_or_create(slug="load", defaults={"name": "Load benchmark"})
     have = Premise.objects.filter(dataset=dataset).count()
-    Premise.objects.bulk_create([
-        Premise(dataset=dataset, genre=genre, prompt_id=f"load{i}", split="dev",
-                text=f"Premise {i}: the ferry left the harbour at dawn with {i % 97} passengers on board.")
-        for i in range(have, premises)
-    ])
+    Premise.objects.bulk_create(
+        [
+            Premise(
+                dataset=dataset,
+                genre=genre,
+                prompt_id=f"load{i}",
+                split="dev",
+                text=f"Premise {i}: the ferry left the harbour at dawn with {i % 97} passengers on board.",
+            )
+            for i in range(have, premises)
+        ]
+    )
     for slug, kind in (("load-writing", TaskKind.WRITING), ("load-validation", TaskKind.VALIDATION)):
-        Study.objects.update_or_create(slug=slug, defaults=dict(
-            name=slug, dataset=dataset, task_kind=kind, tasks_per_batch=100, completion_code="LOAD1234",
-            catch_trial_share=0.0, is_active=True))
+        Study.objects.update_or_create(
+            slug=slug,
+            defaults={
+                "name": slug,
+                "dataset": dataset,
+                "task_kind": kind,
+                "tasks_per_batch": 100,
+                "completion_code": "LOAD1234",
+                "catch_trial_share": 0.0,
+                "is_active": True,
+            },
+        )
     return dataset
 
 
 def start_server(env, access_log):
     return subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "annotation_site.wsgi", "-c", "gunicorn.conf.py",
-         "--bind", f"127.0.0.1:{PORT}", "--access-logfile", str(access_log),
-         "--access-logformat", "%(m)s %(U)s %(s)s %(D)s"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "annotation_site.wsgi",
+            "-c",
+            "gunicorn.conf.py",
+            "--bind",
+            f"127.0.0.1:{PORT}",
+            "--access-logfile",
+            str(access_log),
+            "--access-logformat",
+            "%(m)s %(U)s %(s)s %(D)s",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
 
 
@@ -128,8 +164,8 @@ class Stats:
         self.requests = 0
         self.statuses = Counter()
         self.connection_failures = 0
-        self.written = []    # (text of each of the three hypotheses), answered "saved"
-        self.labelled = []   # (participant id, pair pk, label), answered "saved"
+        self.written = []  # (text of each of the three hypotheses), answered "saved"
+        self.labelled = []  # (participant id, pair pk, label), answered "saved"
         self.abandoned = 0
         self.double_submits = 0
 
@@ -170,8 +206,13 @@ class Participant(threading.Thread):
     def run(self):
         time.sleep(max(0.0, self.start_at - time.monotonic()))
         slug = "load-writing" if self.role == "writer" else "load-validation"
-        page = self.follow(self.call("GET", f"{BASE}/study/{slug}/", params={
-            "PROLIFIC_PID": self.pid, "STUDY_ID": "load", "SESSION_ID": f"{self.pid}-s"}))
+        page = self.follow(
+            self.call(
+                "GET",
+                f"{BASE}/study/{slug}/",
+                params={"PROLIFIC_PID": self.pid, "STUDY_ID": "load", "SESSION_ID": f"{self.pid}-s"},
+            )
+        )
         done = 0
         waited = 0
         while done < self.tasks:
@@ -211,9 +252,11 @@ class Participant(threading.Thread):
             return None
         token = CSRF.search(page.text).group(1)
         stamp = f"{self.pid} {time.monotonic_ns()}"
-        texts = {"entailment": f"Boats sail in the morning ({stamp} e).",
-                 "neutral": f"The ferry is late for the first time ({stamp} n).",
-                 "contradiction": f"No boat ever leaves the harbour ({stamp} c)."}
+        texts = {
+            "entailment": f"Boats sail in the morning ({stamp} e).",
+            "neutral": f"The ferry is late for the first time ({stamp} n).",
+            "contradiction": f"No boat ever leaves the harbour ({stamp} c).",
+        }
         saved, response = self.submit(path, {"csrfmiddlewaretoken": token, **texts})
         if saved:
             with self.stats.lock:
@@ -243,8 +286,11 @@ def check_database(stats, dataset):
     pairs = Pair.objects.filter(dataset=dataset)
     hypotheses = Counter(pairs.values_list("hypothesis", flat=True))
     lost = sum(1 for texts in stats.written for text in texts if hypotheses[text] == 0)
-    labels = Counter(ValidationLabel.objects.filter(pair__dataset=dataset, worker__isnull=False)
-                     .values_list("worker__external_id", "pair_id"))
+    labels = Counter(
+        ValidationLabel.objects.filter(pair__dataset=dataset, worker__isnull=False).values_list(
+            "worker__external_id", "pair_id"
+        )
+    )
     lost += sum(1 for pid, pair, _ in stats.labelled if labels[(pid, pair)] == 0)
     duplicated = {
         "hypotheses stored twice": sum(1 for n in hypotheses.values() if n > 1),
@@ -285,10 +331,17 @@ def main():
     parser.add_argument("--drop", action="store_true", help="drop the bench database afterwards")
     args = parser.parse_args()
 
-    env = dict(os.environ, DATABASE_URL=args.database_url, DJANGO_SETTINGS_MODULE="annotation_site.settings",
-               DEBUG="0", SECRET_KEY=os.environ.get("SECRET_KEY") or "load-bench-" + "k3y-" * 12,
-               ALLOWED_HOSTS="127.0.0.1,localhost", CELERY_BROKER_URL="", CACHE_URL="",
-               ARTIFACTS_ON_ARRIVAL="0")
+    env = dict(
+        os.environ,
+        DATABASE_URL=args.database_url,
+        DJANGO_SETTINGS_MODULE="annotation_site.settings",
+        DEBUG="0",
+        SECRET_KEY=os.environ.get("SECRET_KEY") or "load-bench-" + "k3y-" * 12,
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        CELERY_BROKER_URL="",
+        CACHE_URL="",
+        ARTIFACTS_ON_ARRIVAL="0",
+    )
     os.environ.update(env)
     import django
 
@@ -328,14 +381,18 @@ def main():
     lost, duplicated, pair_count, label_count = check_database(stats, dataset)
     five = sum(n for status, n in stats.statuses.items() if status >= 500)
     roles = Counter(p.role for p in participants)
-    print(f"{args.workers} participants ({roles['writer']} writers, {roles['validator']} validators), "
-          f"up to {args.tasks} tasks each, {seconds:.0f} s; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.workers} participants ({roles['writer']} writers, {roles['validator']} validators), "
+        f"up to {args.tasks} tasks each, {seconds:.0f} s; load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"server killed (SIGKILL, all processes) at {killed_at:.0f} s, answering again at {back_at:.0f} s")
     print(f"requests answered: {stats.requests}   5xx: {five}   statuses: {dict(sorted(stats.statuses.items()))}")
     print(f"requests that met a dead server (retried): {stats.connection_failures}")
     print(f"abandoned claims: {stats.abandoned}   double submits: {stats.double_submits}")
-    print(f"saved per the answers: {len(stats.written)} writings ({3 * len(stats.written)} hypotheses), "
-          f"{len(stats.labelled)} validation labels; in the database: {pair_count} pairs, {label_count} worker labels")
+    print(
+        f"saved per the answers: {len(stats.written)} writings ({3 * len(stats.written)} hypotheses), "
+        f"{len(stats.labelled)} validation labels; in the database: {pair_count} pairs, {label_count} worker labels"
+    )
     print(f"lost: {lost}   duplicated: {sum(duplicated.values())} {duplicated}")
     print("server-side time per page (gunicorn access log, both server lives):")
     print("\n".join(server_figures(access_log)))

@@ -11,6 +11,7 @@ LOCKED in a transaction as a claim runs it):
   mpe task     what /validate/mpe/next/ runs: one multi-premise dataset at a time (claim_mpe_batch)
 The ratio column is against the baseline measured in the same run.
 """
+
 import argparse
 import os
 import secrets
@@ -36,15 +37,29 @@ def add_mpe_items():
     from corpus.counters import create_pairs
     from corpus.models import Dataset, Genre, ItemKind, Pair, Premise
 
-    dataset, _ = Dataset.objects.get_or_create(slug="bench-mpe", defaults={"name": "bench mpe", "item_kind": ItemKind.MULTI_PREMISE})
+    dataset, _ = Dataset.objects.get_or_create(
+        slug="bench-mpe", defaults={"name": "bench mpe", "item_kind": ItemKind.MULTI_PREMISE}
+    )
     genre = Genre.objects.order_by("pk").first()
     premises = Premise.objects.bulk_create(
-        Premise(dataset=dataset, genre=genre, prompt_id=f"m{i}", text=f"caption {i} a. caption {i} b.", text_hash=str(i),
-                sentences=[{"text": f"caption {i} a.", "source": f"{i}.jpg#0"}], split="dev")
+        Premise(
+            dataset=dataset,
+            genre=genre,
+            prompt_id=f"m{i}",
+            text=f"caption {i} a. caption {i} b.",
+            text_hash=str(i),
+            sentences=[{"text": f"caption {i} a.", "source": f"{i}.jpg#0"}],
+            split="dev",
+        )
         for i in range(MPE_ITEMS)
     )
-    create_pairs(dataset, "dev", [Pair(premise=p, pair_id=p.prompt_id, hypothesis="h", author_label="") for p in premises],
-                 [[] for _ in premises], needs_validation=True)
+    create_pairs(
+        dataset,
+        "dev",
+        [Pair(premise=p, pair_id=p.prompt_id, hypothesis="h", author_label="") for p in premises],
+        [[] for _ in premises],
+        needs_validation=True,
+    )
 
 
 def old_claimable_pairs(worker, now):
@@ -62,7 +77,9 @@ def old_claimable_pairs(worker, now):
     pairs = pairs.exclude(premise__status=PremiseStatus.HELD)
     if not worker.is_trusted:
         pairs = pairs.exclude(dataset__validation_policy__trusted_only=True)
-    pairs = pairs.alias(open_claims=open_claims_subquery(now)).filter(label_count__lt=LABELS_PER_PAIR - F("open_claims"))
+    pairs = pairs.alias(open_claims=open_claims_subquery(now)).filter(
+        label_count__lt=LABELS_PER_PAIR - F("open_claims")
+    )
     return pairs.order_by("-label_count", "id")
 
 
@@ -100,14 +117,16 @@ def main():
             with transaction.atomic():
                 ids = list(_lock_rows(build()).values_list("pk", flat=True)[:15])
             assert ids, "no candidates"
+
         return run
 
     builders = {
         "baseline (no kind filter)": lambda: old_claimable_pairs(worker, timezone.now()),
         "multinli (kind filter)": lambda: claimable_pairs(worker, timezone.now()),
         "mpe, all datasets at once": lambda: claimable_pairs(worker, timezone.now(), item_kind=ItemKind.MULTI_PREMISE),
-        "mpe task (per dataset)": lambda: claimable_pairs(worker, timezone.now(), dataset=mpe,
-                                                          item_kind=ItemKind.MULTI_PREMISE),
+        "mpe task (per dataset)": lambda: claimable_pairs(
+            worker, timezone.now(), dataset=mpe, item_kind=ItemKind.MULTI_PREMISE
+        ),
     }
     cases = [(name, query(build)) for name, build in builders.items()]
     results = {}

@@ -29,6 +29,7 @@ with a majority, and over all pairs with "-" counted wrong), Dawid-Skene, GLAD a
 majority vote recomputed without the flagged workers (feature 11), at guesser shares of 10, 20 and
 30%; then the time of one run of each aggregator on 40,000 five-label pairs.
 """
+
 import os
 import sys
 import time
@@ -40,9 +41,18 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from quality.aggregation import dawid_skene, glad, mace, majority_vote  # noqa: E402
-from quality.flags import FLAG_KINDS, RANDOM_GUESSER, SAME_LABEL, TOO_FAST, PairVotes, Vote, flag_workers, worker_figures  # noqa: E402
-from quality.gold import LABELS, NO_GOLD  # noqa: E402
+from quality.aggregation import dawid_skene, glad, mace, majority_vote
+from quality.flags import (
+    FLAG_KINDS,
+    RANDOM_GUESSER,
+    SAME_LABEL,
+    TOO_FAST,
+    PairVotes,
+    Vote,
+    flag_workers,
+    worker_figures,
+)
+from quality.gold import LABELS, NO_GOLD
 
 QUICK = bool(os.environ.get("QUALITY_SIM_QUICK"))
 PART = os.environ.get("QUALITY_SIM_PART", "all")  # all, sweep or timing
@@ -63,11 +73,13 @@ HONEST = "honest"
 KINDS = (HONEST, RANDOM_GUESSER, SAME_LABEL, TOO_FAST)
 
 # Where an honest mistake goes, given the true label (rows and columns in the order of LABELS).
-HONEST_ERRORS = np.array([
-    [0.00, 0.80, 0.20],  # entailment is mistaken mostly for neutral
-    [0.60, 0.00, 0.40],  # neutral for either
-    [0.25, 0.75, 0.00],  # contradiction mostly for neutral
-])
+HONEST_ERRORS = np.array(
+    [
+        [0.00, 0.80, 0.20],  # entailment is mistaken mostly for neutral
+        [0.60, 0.00, 0.40],  # neutral for either
+        [0.25, 0.75, 0.00],  # contradiction mostly for neutral
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -141,8 +153,12 @@ def collect(rng: np.random.Generator, crowd: Crowd, n_pairs: int) -> Collection:
     correct = rng.random(workers.shape) < accuracy
     honest_label = np.where(correct, truth, draw_from(rng, HONEST_ERRORS[truth]))
     guessed_label = draw_from(rng, crowd.habit[workers])
-    habitual_label = np.where(rng.random(workers.shape) < 0.95, crowd.fixed_label[workers], rng.integers(0, 3, workers.shape))
-    labels = np.select([kinds == RANDOM_GUESSER, kinds == SAME_LABEL], [guessed_label, habitual_label], default=honest_label)
+    habitual_label = np.where(
+        rng.random(workers.shape) < 0.95, crowd.fixed_label[workers], rng.integers(0, 3, workers.shape)
+    )
+    labels = np.select(
+        [kinds == RANDOM_GUESSER, kinds == SAME_LABEL], [guessed_label, habitual_label], default=honest_label
+    )
 
     seconds = crowd.median_seconds[workers] * rng.lognormal(0.0, 0.45, workers.shape)
     seconds[:, 0] = np.nan  # the author's time is writing, not reading
@@ -151,19 +167,23 @@ def collect(rng: np.random.Generator, crowd: Crowd, n_pairs: int) -> Collection:
 
 def as_crowd_kit_frame(crowd: Crowd, collection: Collection) -> pd.DataFrame:
     n_pairs = len(collection.true_labels)
-    return pd.DataFrame({
-        "task": np.repeat([f"p{index:06d}" for index in range(n_pairs)], 5),
-        "worker": np.array(crowd.names)[collection.workers.ravel()],
-        "label": np.array(LABELS)[collection.labels.ravel()],
-    })
+    return pd.DataFrame(
+        {
+            "task": np.repeat([f"p{index:06d}" for index in range(n_pairs)], 5),
+            "worker": np.array(crowd.names)[collection.workers.ravel()],
+            "label": np.array(LABELS)[collection.labels.ravel()],
+        }
+    )
 
 
 def as_pair_votes(crowd: Crowd, collection: Collection) -> list[PairVotes]:
     pairs = []
-    for index, (workers, labels, seconds) in enumerate(zip(collection.workers, collection.labels, collection.seconds)):
+    for index, (workers, labels, seconds) in enumerate(
+        zip(collection.workers, collection.labels, collection.seconds, strict=False)
+    ):
         votes = tuple(
             Vote(crowd.names[worker], LABELS[label], None if np.isnan(second) else float(second))
-            for worker, label, second in zip(workers, labels, seconds)
+            for worker, label, second in zip(workers, labels, seconds, strict=False)
         )
         pairs.append(PairVotes(f"p{index:06d}", votes))
     return pairs
@@ -174,7 +194,7 @@ def flag_scores(crowd: Crowd, flags, untested: set) -> tuple[dict, pd.DataFrame]
 
     `untested`: workers with too few leave-one-out items for the guesser test (or no labels at all).
     """
-    kind_of = dict(zip(crowd.names, crowd.kinds))
+    kind_of = dict(zip(crowd.names, crowd.kinds, strict=False))
     flagged = {kind: {flag.worker for flag in flags if flag.kind == kind} for kind in FLAG_KINDS}
     scores = {}
     for kind in FLAG_KINDS:
@@ -235,14 +255,16 @@ def accuracy_rows(frame: pd.DataFrame, truth: pd.Series, flagged_workers: set) -
         labels = result.labels.reindex(truth.index, fill_value=NO_GOLD)
         right = labels == truth
         decided = labels != NO_GOLD
-        rows.append({
-            "method": name,
-            "acc on MV-majority pairs": right[has_majority].mean(),
-            "acc on all pairs ('-' wrong)": right.mean(),
-            "acc where it decides": right[decided].mean(),
-            "pairs decided": decided.mean(),
-            "seconds": timings.get(name, float("nan")),
-        })
+        rows.append(
+            {
+                "method": name,
+                "acc on MV-majority pairs": right[has_majority].mean(),
+                "acc on all pairs ('-' wrong)": right.mean(),
+                "acc where it decides": right[decided].mean(),
+                "pairs decided": decided.mean(),
+                "seconds": timings.get(name, float("nan")),
+            }
+        )
     return rows
 
 
@@ -251,7 +273,9 @@ def run_share(guesser_share: float) -> None:
     crowd = plant_crowd(rng, guesser_share)
     collection = collect(rng, crowd, N_PAIRS)
     frame = as_crowd_kit_frame(crowd, collection)
-    truth = pd.Series(np.array(LABELS)[collection.true_labels], index=pd.Index(sorted(frame["task"].unique()), name="task"))
+    truth = pd.Series(
+        np.array(LABELS)[collection.true_labels], index=pd.Index(sorted(frame["task"].unique()), name="task")
+    )
 
     figures = worker_figures(as_pair_votes(crowd, collection))
     flags = flag_workers(figures)
@@ -289,8 +313,12 @@ def time_at_scale() -> None:
     crowd = plant_crowd(rng, 0.10)
     collection = collect(rng, crowd, TIMING_PAIRS)
     frame = as_crowd_kit_frame(crowd, collection)
-    print(f"\n=== one run of each on {TIMING_PAIRS:,} pairs x 5 labels = {len(frame):,} labels, {N_WORKERS} workers ===")
-    print(f"(machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: wall time suffers from other work, CPU time less)")
+    print(
+        f"\n=== one run of each on {TIMING_PAIRS:,} pairs x 5 labels = {len(frame):,} labels, {N_WORKERS} workers ==="
+    )
+    print(
+        f"(machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: wall time suffers from other work, CPU time less)"
+    )
     print(f"{'':<16}{'wall':>8}{'CPU':>9}")
     timed = [("majority vote", majority_vote), ("Dawid-Skene", dawid_skene), ("MACE", mace)]
     timed.append(("figures + flags", lambda _: flag_workers(worker_figures(as_pair_votes(crowd, collection)))))

@@ -20,12 +20,13 @@ Every row prints min and median over `--repeat` runs and the ratio against its b
   FOR UPDATE txn      one-row SELECT ... FOR UPDATE transactions at the same concurrency (claims)
   static page         the login page rendered by Django in process (pages)
 """
+
 import argparse
 import io
 import json
 import os
-import secrets
 import random
+import secrets
 import statistics
 import subprocess
 import sys
@@ -58,7 +59,9 @@ def ensure_database():
 
     url = urlparse(os.environ["DATABASE_URL"])
     name = url.path.lstrip("/")
-    admin = psycopg2.connect(host=url.hostname, port=url.port or 5432, user=url.username or "postgres", dbname="postgres")
+    admin = psycopg2.connect(
+        host=url.hostname, port=url.port or 5432, user=url.username or "postgres", dbname="postgres"
+    )
     admin.autocommit = True
     with admin.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
@@ -68,6 +71,7 @@ def ensure_database():
 
 
 # --- the corpus -------------------------------------------------------------------------------
+
 
 def _copy_text(value):
     if value is None:
@@ -122,7 +126,14 @@ def generate(pairs_total, workers_needed, seed=2018):
             "collection_writingclaim, collection_premisereport, collection_premise, collection_worker, auth_user CASCADE"
         )
         family, _ = PromptFamily.objects.get_or_create(
-            slug="bench", defaults={"name": "Bench", "instructions": "-", "entailment_prompt": "-", "neutral_prompt": "-", "contradiction_prompt": "-"}
+            slug="bench",
+            defaults={
+                "name": "Bench",
+                "instructions": "-",
+                "entailment_prompt": "-",
+                "neutral_prompt": "-",
+                "contradiction_prompt": "-",
+            },
         )
         genre_ids = {}
         for slug in TRAINING_GENRES + HELD_OUT_GENRES:
@@ -130,7 +141,9 @@ def generate(pairs_total, workers_needed, seed=2018):
                 slug=slug, defaults={"name": slug, "is_training": slug in TRAINING_GENRES, "family": family}
             )
             genre_ids[slug] = genre.pk
-        dataset, _ = Dataset.objects.get_or_create(slug=DATASET, defaults={"name": "Bench corpus", "writings_per_premise": 1})
+        dataset, _ = Dataset.objects.get_or_create(
+            slug=DATASET, defaults={"name": "Bench corpus", "writings_per_premise": 1}
+        )
 
         premises, pairs, labels = [], [], []
         pair_id = label_id = premise_id = 0
@@ -144,17 +157,52 @@ def generate(pairs_total, workers_needed, seed=2018):
             else:
                 split, genre = "train", TRAINING_GENRES[premise_id % 5]
             text = sentence(rng, words, rng.randint(8, 40))
-            premises.append((premise_id, dataset.pk, genre_ids[genre], f"{premise_id}", text, text_hash(text), "", "", split, "available", 1, 1, "bench", now))
+            premises.append(
+                (
+                    premise_id,
+                    dataset.pk,
+                    genre_ids[genre],
+                    f"{premise_id}",
+                    text,
+                    text_hash(text),
+                    "",
+                    "",
+                    split,
+                    "available",
+                    1,
+                    1,
+                    "bench",
+                    now,
+                )
+            )
             for author_label in LABELS:
                 if pair_id >= pairs_total:
                     break
                 pair_id += 1
-                row_labels = [author_label] + ([rng.choice(LABELS) if rng.random() < 0.3 else author_label for _ in range(4)] if validated else [])
+                row_labels = [author_label] + (
+                    [rng.choice(LABELS) if rng.random() < 0.3 else author_label for _ in range(4)] if validated else []
+                )
                 votes = [row_labels.count(label) for label in LABELS]
                 gold = gold_from_votes(*votes) if validated else "-"
                 hypothesis = sentence(rng, words, rng.randint(4, 16))
                 written_at = (started_at + timedelta(days=collection_days) * pair_id / pairs_total).isoformat()
-                pairs.append((pair_id, dataset.pk, premise_id, f"{premise_id}{author_label[0]}", hypothesis, "", "", author_label, written_at, validated or queued, len(row_labels), *votes, gold))
+                pairs.append(
+                    (
+                        pair_id,
+                        dataset.pk,
+                        premise_id,
+                        f"{premise_id}{author_label[0]}",
+                        hypothesis,
+                        "",
+                        "",
+                        author_label,
+                        written_at,
+                        validated or queued,
+                        len(row_labels),
+                        *votes,
+                        gold,
+                    )
+                )
                 for position, label in enumerate(row_labels, start=1):
                     label_id += 1
                     labels.append((label_id, pair_id, position, label, now))
@@ -163,7 +211,24 @@ def generate(pairs_total, workers_needed, seed=2018):
         for _ in range(unwritten_total):
             premise_id += 1
             text = sentence(rng, words, rng.randint(8, 40))
-            premises.append((premise_id, dataset.pk, genre_ids[TRAINING_GENRES[premise_id % 5]], f"{premise_id}", text, text_hash(text), "", "", "train", "available", 0, 0, "bench", now))
+            premises.append(
+                (
+                    premise_id,
+                    dataset.pk,
+                    genre_ids[TRAINING_GENRES[premise_id % 5]],
+                    f"{premise_id}",
+                    text,
+                    text_hash(text),
+                    "",
+                    "",
+                    "train",
+                    "available",
+                    0,
+                    0,
+                    "bench",
+                    now,
+                )
+            )
             if len(premises) >= 50_000:
                 _flush(cursor, premises, pairs, labels)
         _flush(cursor, premises, pairs, labels)
@@ -187,8 +252,49 @@ def _sync_maintained(dataset):
 
 
 def _flush(cursor, premises, pairs, labels):
-    copy_rows(cursor, "collection_premise", ["id", "dataset_id", "genre_id", "prompt_id", "text", "text_hash", "parse", "binary_parse", "split", "status", "writings_done", "claims_made", "source", "created_at"], premises)
-    copy_rows(cursor, "collection_pair", ["id", "dataset_id", "premise_id", "pair_id", "hypothesis", "parse", "binary_parse", "author_label", "created_at", "needs_validation", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label"], pairs)
+    copy_rows(
+        cursor,
+        "collection_premise",
+        [
+            "id",
+            "dataset_id",
+            "genre_id",
+            "prompt_id",
+            "text",
+            "text_hash",
+            "parse",
+            "binary_parse",
+            "split",
+            "status",
+            "writings_done",
+            "claims_made",
+            "source",
+            "created_at",
+        ],
+        premises,
+    )
+    copy_rows(
+        cursor,
+        "collection_pair",
+        [
+            "id",
+            "dataset_id",
+            "premise_id",
+            "pair_id",
+            "hypothesis",
+            "parse",
+            "binary_parse",
+            "author_label",
+            "created_at",
+            "needs_validation",
+            "label_count",
+            "entailment_votes",
+            "neutral_votes",
+            "contradiction_votes",
+            "gold_label",
+        ],
+        pairs,
+    )
     copy_rows(cursor, "validation_validationlabel", ["id", "pair_id", "position", "label", "created_at"], labels)
     premises.clear()
     pairs.clear()
@@ -196,6 +302,7 @@ def _flush(cursor, premises, pairs, labels):
 
 
 # --- timing helpers ---------------------------------------------------------------------------
+
 
 def timed(function, repeat):
     """Seconds of each call; returns (min, median)."""
@@ -244,7 +351,7 @@ def run_threads(count, worker_items, function):
                     function(item)
                     with lock:
                         done[0] += 1
-                except Exception as error:  # noqa: BLE001 (counted and shown, the run goes on)
+                except Exception as error:
                     errors.append(repr(error))
         finally:
             connections.close_all()
@@ -300,7 +407,7 @@ def _in_child(kind, dataset_pk, items, barrier):
                     raise RuntimeError("no pair left")
                 claimed.extend(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
             calls += 1
-        except Exception as error:  # noqa: BLE001 (counted and shown, the run goes on)
+        except Exception as error:
             errors.append(repr(error))
     end = time.time()
     connection.close()
@@ -334,9 +441,13 @@ def section_claims_processes(table, args, workers, dataset):
     rng = random.Random(2)
     base = []
     for _ in range(args.repeat):
-        rate, _, _ = run_processes(args.processes, "for_update", dataset.pk, [rng.choice(pair_ids) for _ in range(per_round)])
+        rate, _, _ = run_processes(
+            args.processes, "for_update", dataset.pk, [rng.choice(pair_ids) for _ in range(per_round)]
+        )
         base.append(rate)
-    table.baseline(f"one-row FOR UPDATE txn, {args.processes} processes (txn/s)", max(base), statistics.median(base), unit="/s")
+    table.baseline(
+        f"one-row FOR UPDATE txn, {args.processes} processes (txn/s)", max(base), statistics.median(base), unit="/s"
+    )
     for kind, name, per_claim in (("writing", "writing claim", 1), ("validation", "validation claim", 5)):
         rates, errors, claimed = [], [], []
         for _ in range(args.repeat):
@@ -346,14 +457,19 @@ def section_claims_processes(table, args, workers, dataset):
             errors += round_errors
             claimed += round_claimed
         unit = "pair claims/s" if per_claim == 5 else "claims/s"
-        table.row(f"{name}, {args.processes} processes ({unit})", max(rates), statistics.median(rates), max(base), unit="/s")
+        table.row(
+            f"{name}, {args.processes} processes ({unit})", max(rates), statistics.median(rates), max(base), unit="/s"
+        )
         doubles = len(claimed) - len(set(claimed)) if kind == "writing" else 0
-        print(f"    {name}s in processes: {len(claimed)} claimed, {doubles} double assignments, "
-              f"{len(errors)} errors {errors[:2]}")
+        print(
+            f"    {name}s in processes: {len(claimed)} claimed, {doubles} double assignments, "
+            f"{len(errors)} errors {errors[:2]}"
+        )
     return workers
 
 
 # --- the sections -----------------------------------------------------------------------------
+
 
 def section_claims(table, args, workers, dataset):
     from django.db import connection, transaction
@@ -394,7 +510,13 @@ def section_claims(table, args, workers, dataset):
 
     best, median, errors = rate_rows(args.repeat, args.concurrency, writing_round, claim_premise)
     doubles = len(claimed) - len(set(claimed))
-    table.row(f"writing claim, {args.concurrency} writers, {unwritten} unwritten premises (claims/s)", best, median, base_best, unit="/s")
+    table.row(
+        f"writing claim, {args.concurrency} writers, {unwritten} unwritten premises (claims/s)",
+        best,
+        median,
+        base_best,
+        unit="/s",
+    )
     print(f"    writing claims: {len(claimed)} claims, {doubles} double assignments, {len(errors)} errors {errors[:2]}")
 
     validators = [next(pool) for _ in range(per_round * args.repeat)]
@@ -406,9 +528,11 @@ def section_claims(table, args, workers, dataset):
             raise RuntimeError("no pair left")
         claimed_pairs.extend(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
 
-    rounds = iter([validators[i * per_round:(i + 1) * per_round] for i in range(args.repeat)])
+    rounds = iter([validators[i * per_round : (i + 1) * per_round] for i in range(args.repeat)])
     best, median, errors = rate_rows(args.repeat, args.concurrency, lambda r: next(rounds), claim_batch)
-    table.row(f"validation claim, {args.concurrency} validators (pair claims/s)", best * 5, median * 5, base_best, unit="/s")
+    table.row(
+        f"validation claim, {args.concurrency} validators (pair claims/s)", best * 5, median * 5, base_best, unit="/s"
+    )
     print(f"    validation claims: {len(claimed_pairs)} pair claims, {len(errors)} errors {errors[:2]}")
 
     def submit(worker):
@@ -416,7 +540,7 @@ def section_claims(table, args, workers, dataset):
         if claims:
             submit_validation_batch(worker, claims[0][0], {pair: "neutral" for _, pair in claims})
 
-    rounds = iter([validators[i * per_round:(i + 1) * per_round] for i in range(args.repeat)])
+    rounds = iter([validators[i * per_round : (i + 1) * per_round] for i in range(args.repeat)])
     best, median, errors = rate_rows(args.repeat, args.concurrency, lambda r: next(rounds), submit)
     table.row(f"validation batch submit, {args.concurrency} validators (batches/s)", best, median, base_best, unit="/s")
     over = Pair.objects.filter(label_count__gt=5).count()
@@ -431,8 +555,10 @@ def section_claims(table, args, workers, dataset):
         batch = claim_validation_batch(worker, dataset)
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     with CaptureQueriesContext(connection) as submitting:
-        submit_validation_batch(worker, batch, {pair: "entailment" for pair in pairs})
-    print(f"    statements: writing claim {len(writing)}, validation claim {len(claiming)}, batch submit {len(submitting)}")
+        submit_validation_batch(worker, batch, dict.fromkeys(pairs, "entailment"))
+    print(
+        f"    statements: writing claim {len(writing)}, validation claim {len(claiming)}, batch submit {len(submitting)}"
+    )
     return pool
 
 
@@ -464,7 +590,7 @@ def section_statistics(table, args, dataset):
         gold = five.idxmax(axis=1).where(five.max(axis=1) >= 3, "-")
         per_genre = frame.drop_duplicates("pair").set_index("pair").loc[five.index, "genre"]
         matching = pd.Series([five.at[p, g] if g != "-" else 0 for p, g in gold.items()], index=gold.index)
-        return gold.value_counts(), matching.groupby(per_genre).sum(), ((five ** 2).sum())
+        return gold.value_counts(), matching.groupby(per_genre).sum(), ((five**2).sum())
 
     pandas_best, pandas_median = timed(with_pandas, max(1, min(args.repeat, 2)))
     table.baseline("pandas: labels read, gold + agreement computed", pandas_best, pandas_median)
@@ -499,22 +625,42 @@ def section_export(table, args):
 
     pairs = Pair.objects.filter(dataset__slug=DATASET).count()
     with tempfile.TemporaryDirectory(prefix="nli-bench-run-") as tmp:
+
         def copy():
             with open(Path(tmp) / "copy.tsv", "wb", buffering=1 << 20) as out, connection.cursor() as cursor:
                 cursor.copy_expert(cursor.mogrify(copy_sql, [DATASET]).decode(), out)
 
         copy_best, copy_median = timed(copy, args.repeat)
-        table.baseline("COPY of the same pairs, labels aggregated (pairs/s)", pairs / copy_best, pairs / copy_median, unit="/s")
+        table.baseline(
+            "COPY of the same pairs, labels aggregated (pairs/s)", pairs / copy_best, pairs / copy_median, unit="/s"
+        )
         results = []
         for attempt in range(max(1, min(args.repeat, 2))):
             child = subprocess.run(
-                [sys.executable, str(REPO / "bench" / "export.py"), "--child-export", str(Path(tmp) / f"snapshots{attempt}")],
-                check=True, capture_output=True, text=True, env=os.environ,
+                [
+                    sys.executable,
+                    str(REPO / "bench" / "export.py"),
+                    "--child-export",
+                    str(Path(tmp) / f"snapshots{attempt}"),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=os.environ,
             )
             results.append(json.loads(child.stdout.strip().splitlines()[-1]))
     rates = sorted(r["rows"] / r["seconds"] for r in results)
-    table.row("export JSONL + TSV, every split (pairs/s)", rates[-1], statistics.median(rates), pairs / copy_best, unit="/s", higher_is_better=True)
-    print(f"    export peak memory {max(r['peak_rss_mib'] for r in results):.0f} MiB, {results[0]['bytes'] / 2**20:.0f} MiB written, content hash {results[0]['content_hash'][:16]}")
+    table.row(
+        "export JSONL + TSV, every split (pairs/s)",
+        rates[-1],
+        statistics.median(rates),
+        pairs / copy_best,
+        unit="/s",
+        higher_is_better=True,
+    )
+    print(
+        f"    export peak memory {max(r['peak_rss_mib'] for r in results):.0f} MiB, {results[0]['bytes'] / 2**20:.0f} MiB written, content hash {results[0]['content_hash'][:16]}"
+    )
 
 
 def section_pages(table, args, pool, dataset):
@@ -574,6 +720,7 @@ def section_pages(table, args, pool, dataset):
         ("admin: pair search, cold", "/admin/corpus/pair/?q=dog"),
         ("admin: pair search for a rare word, cold", "/admin/corpus/pair/?q=w4321"),
     ):
+
         def page(url=url):
             cache.clear()
             response = client.get(url)
@@ -598,14 +745,28 @@ def _before_rows(table, args, base):
     from dashboard.queries.common import word_count
 
     def collection_scan():
-        list(premises_in(DATASET).values("genre__slug", "genre__name", "genre__is_training", "split")
-             .annotate(premises=Count("id", distinct=True), pairs=Count("pairs")).order_by("genre__slug", "split"))
+        list(
+            premises_in(DATASET)
+            .values("genre__slug", "genre__name", "genre__is_training", "split")
+            .annotate(premises=Count("id", distinct=True), pairs=Count("pairs"))
+            .order_by("genre__slug", "split")
+        )
 
     def corpus_scan():
-        list(premises_in(DATASET).annotate(words=word_count("text"))
-             .values_list("genre__slug", "genre__name", "words").annotate(n=Count("id")).order_by())
-        list(pairs_in(DATASET).annotate(words=word_count("hypothesis"))
-             .values_list("words", "gold_label", "author_label").annotate(n=Count("id")).order_by())
+        list(
+            premises_in(DATASET)
+            .annotate(words=word_count("text"))
+            .values_list("genre__slug", "genre__name", "words")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        list(
+            pairs_in(DATASET)
+            .annotate(words=word_count("hypothesis"))
+            .values_list("words", "gold_label", "author_label")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
 
     pair_admin = admin.site._registry[Pair]
 
@@ -621,11 +782,18 @@ def _before_rows(table, args, base):
     for name, function in (
         ("before: collection figures by scanning premises and pairs", collection_scan),
         ("before: corpus figures (lengths, labels) by scanning", corpus_scan),
-        ("before: admin pair search, Django's LIKE on every row", lambda: search(
-            lambda *a: admin.ModelAdmin.get_search_results(pair_admin, *a))),
-        ("admin pair search query (common word: pair by pair)", lambda: search(pair_admin.get_search_results, count=capped)),
-        ("before: rare word, Django's LIKE on every row", lambda: search(
-            lambda *a: admin.ModelAdmin.get_search_results(pair_admin, *a), "w4321")),
+        (
+            "before: admin pair search, Django's LIKE on every row",
+            lambda: search(lambda *a: admin.ModelAdmin.get_search_results(pair_admin, *a)),
+        ),
+        (
+            "admin pair search query (common word: pair by pair)",
+            lambda: search(pair_admin.get_search_results, count=capped),
+        ),
+        (
+            "before: rare word, Django's LIKE on every row",
+            lambda: search(lambda *a: admin.ModelAdmin.get_search_results(pair_admin, *a), "w4321"),
+        ),
         ("rare word, trigram indexes", lambda: search(pair_admin.get_search_results, "w4321", count=capped)),
     ):
         best, median = timed(function, args.repeat)
@@ -637,12 +805,12 @@ def _before_rows(table, args, base):
 def command_startup(table, args):
     """A data command's start: every system check (before) against the models' only (now)."""
     code = (
-        "import os, sys, time; sys.path.insert(0, %r); os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
+        f"import os, sys, time; sys.path.insert(0, {str(REPO)!r}); os.environ.setdefault('DJANGO_SETTINGS_MODULE', "
         "'annotation_site.settings'); import django; django.setup(); from django.core.management import call_command; "
         "from corpus.management.commands import fold_tallies; all_checks = sys.argv[1] == 'all'; "
         "fold_tallies.Command.requires_system_checks = '__all__' if all_checks else fold_tallies.Command.requires_system_checks; "
         "call_command('fold_tallies', skip_checks=False)"
-    ) % str(REPO)
+    )
 
     def start(which):
         subprocess.run([sys.executable, "-c", code, which], check=True, capture_output=True, env=os.environ)
@@ -660,12 +828,18 @@ def command_startup(table, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", choices=["multinli"], default="multinli")
-    parser.add_argument("--sizes", default="43000", help="pairs per corpus, comma separated (43000,130000,433000,1300000)")
+    parser.add_argument(
+        "--sizes", default="43000", help="pairs per corpus, comma separated (43000,130000,433000,1300000)"
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--claims", type=int, default=200, help="claims per measured round")
-    parser.add_argument("--processes", type=int, default=0,
-                        help="also claim from this many forked processes (as gunicorn runs requests)")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="also claim from this many forked processes (as gunicorn runs requests)",
+    )
     parser.add_argument("--skip", default="", help="sections to leave out: claims,statistics,export,pages")
     parser.add_argument("--keep", action="store_true", help="reuse the corpus already in the database (one size)")
     args = parser.parse_args()

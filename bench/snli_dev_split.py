@@ -14,6 +14,7 @@ no premise crosses splits and the same file always gives the same splits; finall
 writes the same split straight to a snapshot-format folder (train/dev/test.jsonl + manifest.json)
 without a database, e.g. for `loop.train` from a notebook.
 """
+
 import argparse
 import hashlib
 import json
@@ -47,8 +48,15 @@ def direct(source, out):
     for split, lines in rows.items():
         data = "".join(lines).encode()
         (out / f"{split}.jsonl").write_bytes(data)
-        files.append({"name": f"{split}.jsonl", "split": split, "rows": len(lines), "bytes": len(data),
-                      "sha256": hashlib.sha256(data).hexdigest()})
+        files.append(
+            {
+                "name": f"{split}.jsonl",
+                "split": split,
+                "rows": len(lines),
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        )
     from modeling.snapshots.format import content_hash
 
     digest = content_hash({f["name"]: f["sha256"] for f in files})
@@ -83,8 +91,10 @@ def via_platform(source, slug):
     snapshot = create_snapshot(None, datasets=[slug])
     export_snapshot(snapshot)
     snapshot.refresh_from_db()
-    print(f"snapshot {snapshot.pk}: {snapshot.status} {snapshot.directory} ({snapshot.row_count} rows) "
-          f"{', '.join(f'{f.name}={f.rows}' for f in snapshot.files.all() if f.name.endswith('.jsonl'))}")
+    print(
+        f"snapshot {snapshot.pk}: {snapshot.status} {snapshot.directory} ({snapshot.row_count} rows) "
+        f"{', '.join(f'{f.name}={f.rows}' for f in snapshot.files.all() if f.name.endswith('.jsonl'))}"
+    )
 
 
 def main():

@@ -7,6 +7,7 @@ Creates a throw-away test database (test_<name>; a temporary file for SQLite), r
 steps, prints wall times and, as ratios, how each compares with the baseline measured in the
 same run: reading the file and computing the same figures in plain Python (json + Counter).
 """
+
 import json
 import os
 import secrets
@@ -69,7 +70,7 @@ def main():
         ensure_genres("captions")
         _, base = timed(baseline, SNLI_DEV)
         report, t_import = timed(import_pairs_file, SNLI_DEV, "snli")
-        recomputed, t_recompute = timed(recompute_gold, "snli")
+        _recomputed, t_recompute = timed(recompute_gold, "snli")
         # A recompute that has to fix every pair: counters zeroed first.
         from corpus.models import Pair
 

@@ -15,6 +15,7 @@ which sentence had it, and the most frequent gold label among them, beside the p
 Reads ../shared/data/snli_1.0_dev.jsonl, or $NLI_SHARED_DATA/snli_1.0_dev.jsonl; copies nothing.
 No Django.
 """
+
 import argparse
 import json
 import os
@@ -78,7 +79,7 @@ def one_call_per_sentence(tagger, pairs):
 
 def as_pairs(analysed):
     analysed = iter(analysed)
-    return [pair_phenomena(premise, hypothesis).tags for premise, hypothesis in zip(analysed, analysed)]
+    return [pair_phenomena(premise, hypothesis).tags for premise, hypothesis in zip(analysed, analysed, strict=False)]
 
 
 def pipe_every_sentence(tagger, pairs, batch_size):
@@ -101,20 +102,26 @@ def print_speed(runs, n_pairs):
 
 def print_frequencies(results, gold):
     n_pairs = len(results)
-    print(f"\nSNLI dev, {n_pairs} pairs: % of pairs with each tag (P/H/B: % of pairs where only the premise, "
-          "only the hypothesis, or both had it);\nmost frequent gold label among the tagged pairs that have one")
-    print(f"{'tag':32} {'ours %':>6} {'P':>5} {'H':>5} {'B':>5} {'paper SNLI':>10} {'paper MNLI':>10}   "
-          f"{'our SNLI label':17} paper MNLI label")
+    print(
+        f"\nSNLI dev, {n_pairs} pairs: % of pairs with each tag (P/H/B: % of pairs where only the premise, "
+        "only the hypothesis, or both had it);\nmost frequent gold label among the tagged pairs that have one"
+    )
+    print(
+        f"{'tag':32} {'ours %':>6} {'P':>5} {'H':>5} {'B':>5} {'paper SNLI':>10} {'paper MNLI':>10}   "
+        f"{'our SNLI label':17} paper MNLI label"
+    )
     for phenomenon in PHENOMENA:
         where = Counter(result.where.get(phenomenon.name) for result in results)
-        tagged = [label for result, label in zip(results, gold) if phenomenon.name in result.where]
+        tagged = [label for result, label in zip(results, gold, strict=False) if phenomenon.name in result.where]
         labels = Counter(label for label in tagged if label != "-")
         top = labels.most_common(1)
         top_text = f"{top[0][0]} {100 * top[0][1] / sum(labels.values()):.0f}" if top else "-"
         snli, mnli, mnli_label = PAPER_TABLE_6[phenomenon.name]
         shares = [100 * where[key] / n_pairs for key in (PREMISE, HYPOTHESIS, BOTH)]
-        print(f"{phenomenon.label:32} {sum(shares):6.1f} {shares[0]:5.1f} {shares[1]:5.1f} {shares[2]:5.1f} "
-              f"{snli:>10} {mnli:>10}   {top_text:17} {mnli_label}")
+        print(
+            f"{phenomenon.label:32} {sum(shares):6.1f} {shares[0]:5.1f} {shares[1]:5.1f} {shares[2]:5.1f} "
+            f"{snli:>10} {mnli:>10}   {top_text:17} {mnli_label}"
+        )
 
 
 def main():
@@ -126,8 +133,10 @@ def main():
     all_pairs, gold = read_pairs(SNLI_DEV)
     pairs = all_pairs[: args.timing_pairs]
     tagger, load_seconds = timed(load_tagger)
-    print(f"{tagger.model_version}, pipeline {tagger.nlp.pipe_names}, loaded in {load_seconds:.1f} s; "
-          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"{tagger.model_version}, pipeline {tagger.nlp.pipe_names}, loaded in {load_seconds:.1f} s; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+    )
     print(f"timing on the first {len(pairs)} pairs ({len({p for p, _ in pairs})} distinct premises)\n")
 
     batch = args.batch_size

@@ -11,6 +11,7 @@ same model and seed, trained two ways in the same run:
 Printed per model: examples/s and seconds per epoch of both, and ours ÷ baseline.
 The snapshot is read from nowhere: this measures the training loop only (no Django, no DB).
 """
+
 import argparse
 import math
 import random
@@ -20,29 +21,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from modeling.training.data import (  # noqa: E402
+from modeling.training.data import (
     Vocab,
     encode_examples,
     example_from_row,
     make_batches,
 )
-from modeling.training.loop import (  # noqa: E402
+from modeling.training.loop import (
     Trainer,
     describe_device,
     resolve_config,
     seed_everything,
     sort_length,
 )
-from modeling.training.synthetic import synthetic_rows  # noqa: E402
+from modeling.training.synthetic import synthetic_rows
 
 
 def one_epoch(model, examples, vocab, config, bucket, pad_to, amp):
     seed_everything(config["seed"])
     trainer = Trainer(model, dict(config, amp=amp), vocab)
-    batches = make_batches(examples, config["batch_size"], rng=random.Random(0), bucket=bucket, pad_to=pad_to,
-                           length=sort_length(model))
+    batches = make_batches(
+        examples, config["batch_size"], rng=random.Random(0), bucket=bucket, pad_to=pad_to, length=sort_length(model)
+    )
     # One warm-up step (allocations, cuDNN autotuning), not timed.
     trainer.train_step(batches[0])
     if trainer.device.type == "cuda":
@@ -83,15 +85,25 @@ def main():
     mean_p = sum(len(ex.premise_ids) for ex in examples) / len(examples)
     mean_h = sum(len(ex.hypothesis_ids) for ex in examples) / len(examples)
 
-    print(f"{args.pairs} synthetic pairs, mean premise {mean_p:.1f} / hypothesis {mean_h:.1f} tokens, "
-          f"longest {global_max}; dims {args.dim}; batch {args.batch_size}; {args.epochs} epoch(s) timed per way")
-    header = (f"{'model':<16}{'way':<10}{'ex/s':>10}{'s/epoch':>10}{'real tokens':>13}   device")
+    print(
+        f"{args.pairs} synthetic pairs, mean premise {mean_p:.1f} / hypothesis {mean_h:.1f} tokens, "
+        f"longest {global_max}; dims {args.dim}; batch {args.batch_size}; {args.epochs} epoch(s) timed per way"
+    )
+    header = f"{'model':<16}{'way':<10}{'ex/s':>10}{'s/epoch':>10}{'real tokens':>13}   device"
     print(header)
     print("-" * len(header))
     ratios = {}
     for model in args.models.split(","):
-        config = resolve_config(model, {"embedding_dim": args.dim, "hidden_dim": args.dim, "device": args.device,
-                                        "batch_size": args.batch_size, "dropout": 0.1})
+        config = resolve_config(
+            model,
+            {
+                "embedding_dim": args.dim,
+                "hidden_dim": args.dim,
+                "device": args.device,
+                "batch_size": args.batch_size,
+                "dropout": 0.1,
+            },
+        )
         measured = {}
         for way, bucket, pad_to, amp in (("baseline", False, global_max, False), ("ours", True, None, True)):
             total = 0.0
@@ -102,15 +114,22 @@ def main():
             measured[way] = per_epoch
             extras = []
             if trainer.device.type == "cuda":
-                extras.append(f"AMP {'on' if trainer.use_amp else 'off'}, cudnn.benchmark {torch.backends.cudnn.benchmark}")
-            print(f"{model:<16}{way:<10}{len(examples) / per_epoch:>10.0f}{per_epoch:>10.2f}{density:>12.0%}   "
-                  f"{describe_device(trainer.device)} {' '.join(extras)}")
+                extras.append(
+                    f"AMP {'on' if trainer.use_amp else 'off'}, cudnn.benchmark {torch.backends.cudnn.benchmark}"
+                )
+            print(
+                f"{model:<16}{way:<10}{len(examples) / per_epoch:>10.0f}{per_epoch:>10.2f}{density:>12.0%}   "
+                f"{describe_device(trainer.device)} {' '.join(extras)}"
+            )
             del trainer
         ratios[model] = measured["baseline"] / measured["ours"]
         print(f"{'':<16}{'speed-up':<10}{ratios[model]:>10.2f}×")
     geo = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
-    print("\nours ÷ baseline examples/s: " + ", ".join(f"{m} {r:.2f}×" for m, r in ratios.items())
-          + f"; geometric mean {geo:.2f}×")
+    print(
+        "\nours ÷ baseline examples/s: "
+        + ", ".join(f"{m} {r:.2f}×" for m, r in ratios.items())
+        + f"; geometric mean {geo:.2f}×"
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Baseline, measured in the same run: picking the candidates with one query ordere
 (label_count DESC, id), which has to filter and sort the whole queue. The platform's claim asks
 once per label count so the database can stop after a batch's worth of rows.
 """
+
 import os
 import secrets
 import sys
@@ -45,8 +46,16 @@ def fill_queue():
         for i in range(PAIRS)
     )
     Pair.objects.bulk_create(
-        Pair(dataset=dataset, premise=p, pair_id=p.prompt_id, hypothesis="h", author_label="neutral",
-             needs_validation=True, label_count=1, neutral_votes=1)
+        Pair(
+            dataset=dataset,
+            premise=p,
+            pair_id=p.prompt_id,
+            hypothesis="h",
+            author_label="neutral",
+            needs_validation=True,
+            label_count=1,
+            neutral_votes=1,
+        )
         for p in premises
     )
     if connection.vendor == "postgresql":
@@ -85,7 +94,7 @@ def main():
         def submit(worker):
             batch = ValidationClaim.objects.filter(worker=worker).values_list("batch", flat=True).first()
             pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
-            submit_validation_batch(worker, batch, {pk: "neutral" for pk in pairs})
+            submit_validation_batch(worker, batch, dict.fromkeys(pairs, "neutral"))
 
         submit_each = timed_each(submit, workers[:ROUNDS])
         both = timed_each(lambda w: (claim_validation_batch(w), submit(w)), workers[ROUNDS:])
@@ -94,7 +103,11 @@ def main():
 
     print(f"validation claims on {connection.vendor}, {PAIRS} pairs in the queue, {ROUNDS} workers each")
     print(f"  baseline: one ordered candidate query     {base * 1000:8.1f} ms  1.00x")
-    for name, seconds in (("claim_validation_batch", claim), ("submit_validation_batch", submit_each), ("claim + submit", both)):
+    for name, seconds in (
+        ("claim_validation_batch", claim),
+        ("submit_validation_batch", submit_each),
+        ("claim + submit", both),
+    ):
         print(f"  {name:<40} {seconds * 1000:8.1f} ms  {seconds / base:5.2f}x")
 
 

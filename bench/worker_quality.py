@@ -9,6 +9,7 @@ The corpus is bench/run.py's (COPY): 433k pairs, 40k of them dev/test with five 
 `SELECT worker_id, count(*) ... GROUP BY worker_id` over the same validation labels. Every row
 prints min and median over --repeat runs and the ratio of the median to the baseline's.
 """
+
 import argparse
 import os
 import secrets
@@ -35,9 +36,7 @@ def assign_workers():
     with connection.cursor() as cursor:
         cursor.execute("SELECT min(id) FROM collection_worker")
         first = cursor.fetchone()[0]
-        cursor.execute(
-            "UPDATE collection_pair SET author_id = %s + %s + (id %% %s)", [first, VALIDATORS, WRITERS]
-        )
+        cursor.execute("UPDATE collection_pair SET author_id = %s + %s + (id %% %s)", [first, VALIDATORS, WRITERS])
         cursor.execute(
             "UPDATE validation_validationlabel l SET worker_id = p.author_id FROM collection_pair p "
             "WHERE p.id = l.pair_id AND l.position = 1"
@@ -45,7 +44,8 @@ def assign_workers():
         # Four consecutive label ids per pair: id % 800 gives four different validators.
         cursor.execute(
             "UPDATE validation_validationlabel SET worker_id = %s + (id %% %s), seconds = 2 + (id * 7 %% 20) "
-            "WHERE position > 1", [first, VALIDATORS]
+            "WHERE position > 1",
+            [first, VALIDATORS],
         )
         cursor.execute("VACUUM ANALYZE")
 
@@ -58,10 +58,15 @@ def label_figures_in_django_aggregates(dataset=None):
 
     loo, others = selectors._leave_one_out_gold()
     rows = (
-        selectors._validation_labels(dataset).alias(**others).alias(loo=loo).values("worker_id")
+        selectors._validation_labels(dataset)
+        .alias(**others)
+        .alias(loo=loo)
+        .values("worker_id")
         .annotate(
-            n=Count("id"), timed=Count("id", filter=Q(seconds__isnull=False)),
-            loo_items=Count("id", filter=~Q(loo="-")), loo_agreements=Count("id", filter=Q(loo=F("label"))),
+            n=Count("id"),
+            timed=Count("id", filter=Q(seconds__isnull=False)),
+            loo_items=Count("id", filter=~Q(loo="-")),
+            loo_agreements=Count("id", filter=Q(loo=F("label"))),
             **{f"own_{label}": Count("id", filter=Q(label=label)) for label in selectors.LABELS},
             **{f"loo_own_{label}": Count("id", filter=Q(label=label) & ~Q(loo="-")) for label in selectors.LABELS},
             **{f"loo_gold_{label}": Count("id", filter=Q(loo=label)) for label in selectors.LABELS},
@@ -124,7 +129,9 @@ def main():
     for name, function in rows:
         best, middle, result = timed(function, args.repeat)
         base = base or middle
-        print(f"{name:36s} min {best * 1000:8.1f} ms  median {middle * 1000:8.1f} ms  x{middle / base:6.2f}  ({len(result)} rows)")
+        print(
+            f"{name:36s} min {best * 1000:8.1f} ms  median {middle * 1000:8.1f} ms  x{middle / base:6.2f}  ({len(result)} rows)"
+        )
     flagged = sum(1 for row in selectors.worker_quality() if row.flags)
     print(f"workers flagged: {flagged}")
     if args.plan:
@@ -133,8 +140,13 @@ def main():
 
         loo, others = selectors._leave_one_out_gold()
         queryset = (
-            selectors._validation_labels().alias(**others).alias(loo=loo).values("worker_id")
-            .annotate(n=Count("id"), loo_items=Count("id", filter=~Q(loo="-")), agree=Count("id", filter=Q(loo=F("label"))))
+            selectors._validation_labels()
+            .alias(**others)
+            .alias(loo=loo)
+            .values("worker_id")
+            .annotate(
+                n=Count("id"), loo_items=Count("id", filter=~Q(loo="-")), agree=Count("id", filter=Q(loo=F("label")))
+            )
             .order_by()
         )
         sql, params = queryset.query.sql_with_params()
@@ -144,11 +156,14 @@ def main():
     print(f"load average after: {os.getloadavg()}")
     connection.close()
     if not args.keep:
-        import psycopg2
         from urllib.parse import urlparse
 
+        import psycopg2
+
         url = urlparse(os.environ["DATABASE_URL"])
-        admin = psycopg2.connect(host=url.hostname, port=url.port or 5432, user=url.username or "postgres", dbname="postgres")
+        admin = psycopg2.connect(
+            host=url.hostname, port=url.port or 5432, user=url.username or "postgres", dbname="postgres"
+        )
         admin.autocommit = True
         with admin.cursor() as cursor:
             cursor.execute(f'DROP DATABASE "{url.path.lstrip("/")}"')

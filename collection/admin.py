@@ -1,4 +1,5 @@
 """Admin of the writing side (researchers only): the premise pool, premise imports, reports, claims."""
+
 from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
@@ -34,15 +35,23 @@ class PremiseAdmin(admin.ModelAdmin):
     @admin.action(description="Release selected premises (and resolve their reports)")
     def release_premises(self, request, queryset):
         released, resolved = services.release_premises(queryset)
-        self.message_user(
-            request, f"{released} premise(s) released; {resolved} report(s) resolved.", messages.SUCCESS
-        )
+        self.message_user(request, f"{released} premise(s) released; {resolved} report(s) resolved.", messages.SUCCESS)
 
 
 @admin.register(PremiseImport)
 class PremiseImportAdmin(ImportRunAdmin):
-    list_display = ("source", "dataset", "genre", "status", "percent_read", "sentences_read", "kept", "dropped",
-                    "started_at", "finished_at")
+    list_display = (
+        "source",
+        "dataset",
+        "genre",
+        "status",
+        "percent_read",
+        "sentences_read",
+        "kept",
+        "dropped",
+        "started_at",
+        "finished_at",
+    )
     list_filter = ("status", "genre", "dataset")
     list_select_related = ("dataset", "genre")
 

@@ -36,11 +36,13 @@ class WritingForm(forms.Form):
         family = premise.genre.family
         for label, name in HYPOTHESIS_FIELDS.items():
             self.fields[name].label = family.prompt_for(label)
-            self.fields[name].widget.attrs.update({
-                "data-label": label,
-                "maxlength": self.rules.max_hypothesis_chars,
-                "data-max-chars": self.rules.max_hypothesis_chars,
-            })
+            self.fields[name].widget.attrs.update(
+                {
+                    "data-label": label,
+                    "maxlength": self.rules.max_hypothesis_chars,
+                    "data-max-chars": self.rules.max_hypothesis_chars,
+                }
+            )
         report = self.fields["problem_report"].widget.attrs
         report.update({"maxlength": self.rules.max_report_chars, "data-max-chars": self.rules.max_report_chars})
         if self.report_refused:

@@ -3,6 +3,7 @@
 The premises and pairs themselves are the core's (`corpus.models`); this app holds what the
 writing task adds around them.
 """
+
 import uuid
 
 from django.db import models

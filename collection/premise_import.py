@@ -12,6 +12,7 @@ fails unexpectedly leaves no premise behind, and is marked failed with the reaso
 batch locks the genre row, so two imports into one genre cannot both insert the same sentence;
 re-importing a file adds nothing. Progress figures are written outside that transaction.
 """
+
 import json
 import multiprocessing
 import sys
@@ -172,6 +173,7 @@ class _Progress:
 
 # --- writing ----------------------------------------------------------------------------------
 
+
 def prompt_id_for(genre_slug, hash_hex):
     # 64 bits of the text's hash: collisions stay negligible at millions of premises per genre,
     # and the same sentence gets the same promptID in every database it is imported into.
@@ -222,8 +224,9 @@ class _Importer:
             Genre.objects.select_for_update().filter(pk=self.genre.pk).first()
             hashes = [digest for _, digest, _, _ in batch]
             existing = set(
-                Premise.objects.filter(dataset=self.dataset, genre=self.genre, text_hash__in=hashes)
-                .values_list("text_hash", flat=True)
+                Premise.objects.filter(dataset=self.dataset, genre=self.genre, text_hash__in=hashes).values_list(
+                    "text_hash", flat=True
+                )
             )
             wanted = {}
             for text, digest, given_id, source in batch:
@@ -232,8 +235,9 @@ class _Importer:
                     continue
                 wanted[digest] = (text, given_id or prompt_id_for(self.genre.slug, digest), given_id, source)
             taken = set(
-                Premise.objects.filter(dataset=self.dataset, prompt_id__in=[v[1] for v in wanted.values()])
-                .values_list("prompt_id", flat=True)
+                Premise.objects.filter(dataset=self.dataset, prompt_id__in=[v[1] for v in wanted.values()]).values_list(
+                    "prompt_id", flat=True
+                )
             )
             rows = []
             for digest, (text, prompt_id, given_id, source) in wanted.items():
@@ -244,8 +248,12 @@ class _Importer:
                     prompt_id = self._free_prompt_id(digest)
                 rows.append(
                     Premise(
-                        dataset=self.dataset, genre=self.genre, prompt_id=prompt_id, text=text,
-                        text_hash=digest, source=source[:255],
+                        dataset=self.dataset,
+                        genre=self.genre,
+                        prompt_id=prompt_id,
+                        text=text,
+                        text_hash=digest,
+                        source=source[:255],
                     )
                 )
                 self.report.per_file[source]["kept"] += 1
@@ -320,9 +328,7 @@ def _read_jsonl(importer, reader, source, progress):
             continue
         text = next((record[key] for key in JSONL_TEXT_KEYS if isinstance(record.get(key), str)), None)
         if text is None:
-            importer.report.malformed.append(
-                (source, line_no, f"no text under any of {', '.join(JSONL_TEXT_KEYS)}")
-            )
+            importer.report.malformed.append((source, line_no, f"no text under any of {', '.join(JSONL_TEXT_KEYS)}"))
             continue
         prompt_id = record.get("promptID")
         if prompt_id is not None:
@@ -350,7 +356,13 @@ def get_or_create_dataset(slug=None):
 
 
 def import_premises(
-    paths, genre, dataset=None, progress=False, batch_size=BATCH_SIZE, file_format="auto", jobs=1,
+    paths,
+    genre,
+    dataset=None,
+    progress=False,
+    batch_size=BATCH_SIZE,
+    file_format="auto",
+    jobs=1,
     on_batch=None,
 ):
     """Import premises of one genre from plain-text or JSONL files; returns a report.
@@ -371,11 +383,15 @@ def import_premises(
         raise PremiseImportError("No files given.")
     check_files(paths)
     report = PremiseImportReport(
-        dataset=dataset.slug, genre=genre.slug, files=[str(p) for p in paths],
+        dataset=dataset.slug,
+        genre=genre.slug,
+        files=[str(p) for p in paths],
         bytes_total=sum(path.stat().st_size for path in paths),
     )
     record = PremiseImport.objects.create(
-        dataset=dataset, genre=genre, source=", ".join(path.name for path in paths)[:255],
+        dataset=dataset,
+        genre=genre,
+        source=", ".join(path.name for path in paths)[:255],
         bytes_total=report.bytes_total,
     )
 
@@ -383,8 +399,12 @@ def import_premises(
 
     def record_progress(report):
         writer.update(
-            PremiseImport, record.pk,
-            bytes_read=report.bytes_read, sentences_read=report.read, kept=report.kept, dropped=report.dropped_total,
+            PremiseImport,
+            record.pk,
+            bytes_read=report.bytes_read,
+            sentences_read=report.read,
+            kept=report.kept,
+            dropped=report.dropped_total,
         )
         if on_batch is not None:
             on_batch(report)
@@ -398,7 +418,8 @@ def import_premises(
             _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
     except Exception as exc:
         PremiseImport.objects.filter(pk=record.pk).update(
-            status=ImportStatus.FAILED, kept=0,
+            status=ImportStatus.FAILED,
+            kept=0,
             error=f"{type(exc).__name__}: {exc} (rolled back: no premise of this run was kept)",
             finished_at=timezone.now(),
         )
@@ -419,10 +440,18 @@ def _import_files(paths, genre, dataset, report, progress, batch_size, file_form
         source = path.name
         report.per_file.setdefault(source, {"read": 0, "kept": 0})
         jsonl = file_format == "jsonl" or (file_format == "auto" and is_jsonl(path))
-        with open(path, encoding="utf-8-sig") as handle, tqdm(
-            total=path.stat().st_size, unit="B", unit_scale=True, desc=source,
-            disable=not progress, file=sys.stderr, leave=False,
-        ) as bar:
+        with (
+            open(path, encoding="utf-8-sig") as handle,
+            tqdm(
+                total=path.stat().st_size,
+                unit="B",
+                unit_scale=True,
+                desc=source,
+                disable=not progress,
+                file=sys.stderr,
+                leave=False,
+            ) as bar,
+        ):
             reader, tracker = _CountingReader(handle), _Progress(report, bar, done_before)
             if jsonl:
                 _read_jsonl(importer, reader, source, tracker)

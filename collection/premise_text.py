@@ -8,6 +8,7 @@ joined, and pysbd (rule-based, offline) splits the paragraphs into sentences. Li
 narrative (a list item, a reference, a formula, a row of figures, a heading) are recognised as
 whole lines before they can be glued to their neighbours, and dropped whole.
 """
+
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -182,9 +183,7 @@ def _is_heading_line(line):
     """A short line with no lowercase word and no sentence end: "CHAPTER ONE", "The Lost City".
     (Only asked where a sentence may start, so "New York City." wrapped mid-sentence is safe.)"""
     stripped = line.strip()
-    return not (
-        has_lowercase_word(stripped) or SENTENCE_END_RE.search(stripped) or len(stripped.split()) > 12
-    )
+    return not (has_lowercase_word(stripped) or SENTENCE_END_RE.search(stripped) or len(stripped.split()) > 12)
 
 
 def _join(lines):
@@ -225,9 +224,13 @@ def text_blocks(lines):
         if not line.strip():
             yield from flush()
             continue
-        if item is not None and not BULLET_RE.match(line) and (
-            line[:1] in (" ", "\t")
-            or (item[0] == DropReason.REFERENCE and not SENTENCE_END_RE.search(previous.strip()))
+        if (
+            item is not None
+            and not BULLET_RE.match(line)
+            and (
+                line[:1] in (" ", "\t")
+                or (item[0] == DropReason.REFERENCE and not SENTENCE_END_RE.search(previous.strip()))
+            )
         ):
             item[1].append(line)
             previous = line

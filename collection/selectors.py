@@ -1,4 +1,5 @@
 """Reads for the writing pages: a worker's own claims, a family's worked examples and FAQ."""
+
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 

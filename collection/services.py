@@ -11,6 +11,7 @@ The claim policy, top to bottom (see `claim_next_premise`):
      workers asking at the same moment never wait on, or get, the same premise. SQLite
      serialises writers (transaction_mode IMMEDIATE), which gives the same guarantee.
 """
+
 import re
 import string
 import unicodedata
@@ -70,6 +71,7 @@ class WritingSubmission:
 
 
 # --- claiming a premise ----------------------------------------------------------------------
+
 
 def _claim_minutes():
     return settings.NLI["WRITING_CLAIM_MINUTES"]
@@ -138,11 +140,7 @@ def _has_room(premise_id, now):
 
 
 def _own_open_claim(worker, now):
-    claim = (
-        WritingClaim.objects.select_for_update()
-        .filter(worker=worker, status=ClaimStatus.OPEN)
-        .first()
-    )
+    claim = WritingClaim.objects.select_for_update().filter(worker=worker, status=ClaimStatus.OPEN).first()
     if claim is None:
         return None
     if claim.expires_at > now:
@@ -217,16 +215,26 @@ def _claim_if_room(worker, premise, now, study_session):
     in one statement (what `_has_room`, `_count_claim` and the insert do in three). A new
     statement's snapshot: it sees every claim committed before our lock. None when it is full."""
     claim = WritingClaim(
-        worker=worker, premise=premise, study_session=study_session, status=ClaimStatus.OPEN,
-        created_at=now, expires_at=now + timedelta(minutes=_claim_minutes()),
+        worker=worker,
+        premise=premise,
+        study_session=study_session,
+        status=ClaimStatus.OPEN,
+        created_at=now,
+        expires_at=now + timedelta(minutes=_claim_minutes()),
     )
     params = {
-        "premise": premise.pk, "available": PremiseStatus.AVAILABLE.value, "open": ClaimStatus.OPEN.value,
-        "now": now, "token": claim.token, "worker": worker.pk,
-        "session": study_session.pk if study_session is not None else None, "expires_at": claim.expires_at,
+        "premise": premise.pk,
+        "available": PremiseStatus.AVAILABLE.value,
+        "open": ClaimStatus.OPEN.value,
+        "now": now,
+        "token": claim.token,
+        "worker": worker.pk,
+        "session": study_session.pk if study_session is not None else None,
+        "expires_at": claim.expires_at,
     }
-    sql = CLAIM_SQL.format(premises=Premise._meta.db_table, datasets=Dataset._meta.db_table,
-                           claims=WritingClaim._meta.db_table)
+    sql = CLAIM_SQL.format(
+        premises=Premise._meta.db_table, datasets=Dataset._meta.db_table, claims=WritingClaim._meta.db_table
+    )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -284,6 +292,7 @@ def claim_next_premise(worker, dataset=None, study_session=None):
 
 
 # --- the rules a writing task counts by -----------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class TaskRules:
@@ -372,8 +381,10 @@ def report_errors(report_text, rules, reports_already=0):
     if not report_text:
         return {}
     if len(report_text) > rules.max_report_chars:
-        return {"problem_report": f"Please keep the report under {rules.max_report_chars} characters "
-                                  f"(it has {len(report_text)})."}
+        return {
+            "problem_report": f"Please keep the report under {rules.max_report_chars} characters "
+            f"(it has {len(report_text)})."
+        }
     if word_characters(report_text) < 2:
         return {"problem_report": "Please say in words what is wrong with the line."}
     if reports_already >= rules.max_reports_per_batch:
@@ -442,8 +453,13 @@ def create_written_pairs(premise, author, texts):
     """
     writing_number = premise.writings_done + 1
     pairs = [
-        Pair(premise=premise, pair_id=_pair_id(premise, writing_number, label), hypothesis=texts[label],
-             author_label=label, author=author)
+        Pair(
+            premise=premise,
+            pair_id=_pair_id(premise, writing_number, label),
+            hypothesis=texts[label],
+            author_label=label,
+            author=author,
+        )
         for label in HYPOTHESIS_FIELDS
     ]
     return create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
@@ -505,7 +521,9 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
             )
             reporters = (
                 PremiseReport.objects.filter(premise=premise, resolved=False, worker__isnull=False)
-                .values("worker_id").distinct().count()
+                .values("worker_id")
+                .distinct()
+                .count()
             )
             if reporters >= rules.reports_to_hold_premise:
                 premise.status = PremiseStatus.HELD
@@ -530,11 +548,14 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
 
 # --- the premise pool, for researchers ---------------------------------------------------------
 
+
 @transaction.atomic
 def hold_premises(premises):
     """No new writing tasks for these premises until a researcher releases them."""
-    return Premise.objects.filter(pk__in=premises.values("pk")).exclude(status=PremiseStatus.HELD).update(
-        status=PremiseStatus.HELD
+    return (
+        Premise.objects.filter(pk__in=premises.values("pk"))
+        .exclude(status=PremiseStatus.HELD)
+        .update(status=PremiseStatus.HELD)
     )
 
 
@@ -551,7 +572,9 @@ def release_premises(premises):
 def retire_premises(premises):
     """Out of the writing pool for good (a broken sentence); their open reports count as dealt with."""
     ids = list(premises.values_list("pk", flat=True))
-    retired = Premise.objects.filter(pk__in=ids).exclude(status=PremiseStatus.RETIRED).update(status=PremiseStatus.RETIRED)
+    retired = (
+        Premise.objects.filter(pk__in=ids).exclude(status=PremiseStatus.RETIRED).update(status=PremiseStatus.RETIRED)
+    )
     resolved = PremiseReport.objects.filter(premise_id__in=ids, resolved=False).update(resolved=True)
     return retired, resolved
 

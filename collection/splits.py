@@ -10,6 +10,7 @@ A premise somebody has already written on (or holds a writing claim for) keeps i
 counts toward the targets; everything else is drawn afresh, so the same seed on the same
 premises always gives the same splits, on SQLite and PostgreSQL alike.
 """
+
 import random
 from dataclasses import dataclass, field
 
@@ -126,8 +127,12 @@ def sentences_in_two_splits(dataset):
     """Texts that occur in more than one split: only possible when one sentence was imported
     into two genres (import keeps sentences unique within a genre, not across genres)."""
     return (
-        Premise.objects.filter(dataset=dataset).exclude(split=UNASSIGNED)
-        .values("text_hash").annotate(splits=Count("split", distinct=True)).filter(splits__gt=1).count()
+        Premise.objects.filter(dataset=dataset)
+        .exclude(split=UNASSIGNED)
+        .values("text_hash")
+        .annotate(splits=Count("split", distinct=True))
+        .filter(splits__gt=1)
+        .count()
     )
 
 
@@ -172,13 +177,13 @@ def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
     free = [pk for _, pk in free]
 
     dev = _take(free, weights, dev_target - fixed[Split.DEV])
-    test = _take(free[len(dev):], weights, test_target - fixed[Split.TEST])
-    rest = free[len(dev) + len(test):]
+    test = _take(free[len(dev) :], weights, test_target - fixed[Split.TEST])
+    rest = free[len(dev) + len(test) :]
     assignments = {Split.DEV: dev, Split.TEST: test, Split.TRAIN: [], UNASSIGNED: list(retired)}
     assignments[Split.TRAIN if genre.is_training else UNASSIGNED].extend(rest)
     for split, ids in assignments.items():
         for start in range(0, len(ids), 900):  # under SQLite's 999 parameters a statement
-            moving = Premise.objects.filter(pk__in=ids[start:start + 900]).exclude(split=split)
+            moving = Premise.objects.filter(pk__in=ids[start : start + 900]).exclude(split=split)
             tallies.premises_moving(moving, split)  # counts per split follow, in this transaction
             moving.update(split=split)
 

@@ -2,6 +2,7 @@
 
 Views stay thin: rules live in services.py (writes) and selectors.py (reads).
 """
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -18,6 +19,7 @@ from . import selectors, services
 from .forms import WritingForm
 
 # --- the writing task -------------------------------------------------------------------------
+
 
 @login_required
 def writing_next(request):
@@ -40,12 +42,17 @@ ORPHAN_SENTENCES_KEY = "writing_orphan_sentences"
 def _expired_page(request, claim, texts=None):
     """The claim ran out: nothing was saved, so say so (409) and give the sentences back."""
     texts = texts or {}
-    return render(request, "collection/writing_expired.html", {
-        "claim": claim,
-        "texts": [(name, texts.get(name, "")) for name in services.HYPOTHESIS_FIELDS.values()] + [
-            ("problem_report", texts.get("problem_report", ""))],
-        "has_text": any(texts.values()),
-    }, status=409)
+    return render(
+        request,
+        "collection/writing_expired.html",
+        {
+            "claim": claim,
+            "texts": [(name, texts.get(name, "")) for name in services.HYPOTHESIS_FIELDS.values()]
+            + [("problem_report", texts.get("problem_report", ""))],
+            "has_text": any(texts.values()),
+        },
+        status=409,
+    )
 
 
 def _posted_texts(request):
@@ -68,8 +75,11 @@ def writing_resubmit(request, token):
         return redirect("writing_next")
     if renewed is None:
         request.session[ORPHAN_SENTENCES_KEY] = texts
-        messages.warning(request, "That line has gone to someone else meanwhile. Here is a new one; "
-                                  "your sentences are below it for copying if they fit.")
+        messages.warning(
+            request,
+            "That line has gone to someone else meanwhile. Here is a new one; "
+            "your sentences are below it for copying if they fit.",
+        )
         return redirect("writing_next")
     return writing_task(request, token)
 

@@ -7,7 +7,17 @@ from .models import CorpusImport
 
 @admin.register(CorpusImport)
 class CorpusImportAdmin(ImportRunAdmin):
-    list_display = ("source", "dataset", "split", "status", "percent_read", "pairs_created", "already_present",
-                    "malformed_count", "started_at", "finished_at")
+    list_display = (
+        "source",
+        "dataset",
+        "split",
+        "status",
+        "percent_read",
+        "pairs_created",
+        "already_present",
+        "malformed_count",
+        "started_at",
+        "finished_at",
+    )
     list_filter = ("status", "split", "dataset")
     list_select_related = ("dataset",)

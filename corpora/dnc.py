@@ -47,6 +47,7 @@ Label schemes
   NOT-ENTAILED respectively"; it has the two names swapped against the footnote, the appendix
   and the data.)
 """
+
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -65,12 +66,21 @@ DATA_KEYS = ("binary-label", "context", "hypothesis", "label", "label-set", "pai
 METADATA_KEYS = ("corpus", "corpus-license", "corpus-sent-id", "creation-approach", "misc", "pair-id")
 
 _DATA_ATTRIBUTES = {
-    "binary-label": "binary_label", "context": "context", "hypothesis": "hypothesis", "label": "label",
-    "label-set": "label_set", "pair-id": "pair_id", "split": "split", "type-of-inference": "type_of_inference",
+    "binary-label": "binary_label",
+    "context": "context",
+    "hypothesis": "hypothesis",
+    "label": "label",
+    "label-set": "label_set",
+    "pair-id": "pair_id",
+    "split": "split",
+    "type-of-inference": "type_of_inference",
 }
 _METADATA_ATTRIBUTES = {
-    "corpus": "corpus", "corpus-license": "corpus_license", "corpus-sent-id": "corpus_sent_id",
-    "creation-approach": "creation_approach", "misc": "misc",
+    "corpus": "corpus",
+    "corpus-license": "corpus_license",
+    "corpus-sent-id": "corpus_sent_id",
+    "creation-approach": "creation_approach",
+    "misc": "misc",
 }
 _REQUIRED_METADATA = ("pair-id", "corpus", "corpus-sent-id", "creation-approach")
 
@@ -142,6 +152,7 @@ class DncFile:
 
 # --- label schemes ---------------------------------------------------------------------------
 
+
 def _is_score(label):
     return isinstance(label, int) and not isinstance(label, bool) and label in ORDINAL_SCALE
 
@@ -187,6 +198,7 @@ def label_counts(pairs):
 
 # --- reading ---------------------------------------------------------------------------------
 
+
 def detect_style(text):
     """The JsonStyle of a DNC file's text (see the module docstring)."""
     lines = text.split("\n", 2)
@@ -213,8 +225,14 @@ def read_json_records(path):
 
 
 def _check_types(where, record):
-    expected = {"pair-id": int, "context": str, "hypothesis": str, "binary-label": bool, "split": str,
-                "type-of-inference": str}
+    expected = {
+        "pair-id": int,
+        "context": str,
+        "hypothesis": str,
+        "binary-label": bool,
+        "split": str,
+        "type-of-inference": str,
+    }
     for key, kind in expected.items():
         value = record[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
@@ -270,12 +288,14 @@ def _index_metadata(path, records):
 def _join(data_path, pairs, metadata_path, provenance_by_id):
     without = [pair.pair_id for pair in pairs if pair.pair_id not in provenance_by_id]
     if without:
-        raise DncFormatError(f"{data_path}: {len(without)} pair(s) have no record in {metadata_path} "
-                             f"(first pair-id {without[0]})")
+        raise DncFormatError(
+            f"{data_path}: {len(without)} pair(s) have no record in {metadata_path} (first pair-id {without[0]})"
+        )
     unused = set(provenance_by_id) - {pair.pair_id for pair in pairs}
     if unused:
-        raise DncFormatError(f"{metadata_path}: {len(unused)} record(s) match no pair in {data_path} "
-                             f"(e.g. pair-id {min(unused)})")
+        raise DncFormatError(
+            f"{metadata_path}: {len(unused)} record(s) match no pair in {data_path} (e.g. pair-id {min(unused)})"
+        )
     for pair in pairs:
         pair.provenance = provenance_by_id[pair.pair_id]
 
@@ -308,6 +328,7 @@ def find_dnc_files(root):
 
 # --- writing ---------------------------------------------------------------------------------
 
+
 def _ordered(keys, values):
     """values as a dict in the record's own key order; keys it never had go last."""
     ordered = {key: values[key] for key in keys if key in values}
@@ -326,16 +347,20 @@ def metadata_record(pair):
     if provenance is None:
         raise ValueError(f"pair {pair.pair_id} has no provenance to write")
     # A field the record never had (MegaVeridicality has no misc) stays out unless it was given a value.
-    values = {key: getattr(provenance, attribute) for key, attribute in _METADATA_ATTRIBUTES.items()
-              if key in provenance.keys or getattr(provenance, attribute) is not None}
+    values = {
+        key: getattr(provenance, attribute)
+        for key, attribute in _METADATA_ATTRIBUTES.items()
+        if key in provenance.keys or getattr(provenance, attribute) is not None
+    }
     values.update(provenance.extra)
     values["pair-id"] = pair.pair_id
     return _ordered(provenance.keys, values)
 
 
 def dumps_records(records, style=PYTHON2_STYLE):
-    text = json.dumps(records, indent=style.indent, separators=(style.item_separator, ": "),
-                      ensure_ascii=style.ensure_ascii)
+    text = json.dumps(
+        records, indent=style.indent, separators=(style.item_separator, ": "), ensure_ascii=style.ensure_ascii
+    )
     return text + "\n" if style.final_newline else text
 
 
@@ -359,5 +384,10 @@ def write_dnc(pairs, data_path, metadata_path=None, style=PYTHON2_STYLE, metadat
 
 def write_dnc_file(dnc_file, data_path, metadata_path=None):
     """Write a DncFile back in the styles it was read with."""
-    write_dnc(dnc_file.pairs, data_path, metadata_path if dnc_file.metadata_path else None,
-              dnc_file.data_style, dnc_file.metadata_style)
+    write_dnc(
+        dnc_file.pairs,
+        data_path,
+        metadata_path if dnc_file.metadata_path else None,
+        dnc_file.data_style,
+        dnc_file.metadata_style,
+    )

@@ -19,6 +19,7 @@ both again, and export a DNC dataset in the MultiNLI format through a snapshot.
   rest from the stored objects) in the source file's JSON layout: the released files come back
   byte for byte.
 """
+
 import hashlib
 import json
 from collections import Counter
@@ -68,18 +69,20 @@ class DncImportReport:
 
     def summary(self):
         counts = ", ".join(f"{label}: {n}" for label, n in sorted(self.labels.items(), key=lambda item: str(item[0])))
-        return (f"{self.path} -> dataset {self.dataset} ({self.label_scheme}), split {self.split}: "
-                f"{self.pairs_created} pairs created ({self.premises_created} premises), "
-                f"{self.already_present} already present; labels {counts}")
+        return (
+            f"{self.path} -> dataset {self.dataset} ({self.label_scheme}), split {self.split}: "
+            f"{self.pairs_created} pairs created ({self.premises_created} premises), "
+            f"{self.already_present} already present; labels {counts}"
+        )
 
 
 def dataset_slug_for(path):
     """dev/recast_sentiment_data.json -> dnc-sentiment; function_words/NLI/nli-negation_data.json -> dnc-fw-negation."""
     stem = Path(path).name[: -len("_data.json")]
     if stem.startswith("recast_"):
-        return "dnc-" + stem[len("recast_"):].replace("_", "-")
+        return "dnc-" + stem[len("recast_") :].replace("_", "-")
     if stem.startswith("nli-"):
-        return "dnc-fw-" + stem[len("nli-"):]
+        return "dnc-fw-" + stem[len("nli-") :]
     return "dnc-" + stem.replace("_", "-")
 
 
@@ -93,7 +96,9 @@ def _genre_for(slug, type_of_inference):
         defaults={
             "name": "Recast data",
             "instructions": "Pairs recast from another resource's annotations (DNC, Poliak et al. 2018); not written here.",
-            "entailment_prompt": "entailed", "neutral_prompt": "not entailed", "contradiction_prompt": "not entailed",
+            "entailment_prompt": "entailed",
+            "neutral_prompt": "not entailed",
+            "contradiction_prompt": "not entailed",
         },
     )
     genre, _ = Genre.objects.get_or_create(
@@ -136,13 +141,22 @@ def import_dnc_file(data_path, dataset=None, metadata_path=None):
     schemes = {pair.label_scheme for pair in source.pairs}
     splits = {pair.split for pair in source.pairs}
     if len(schemes) != 1:
-        raise DncImportError(f"{data_path}: labels of several schemes ({', '.join(sorted(schemes))}); one file, one scheme")
+        raise DncImportError(
+            f"{data_path}: labels of several schemes ({', '.join(sorted(schemes))}); one file, one scheme"
+        )
     if len(splits) != 1 or not splits <= set(Split.values):
-        raise DncImportError(f"{data_path}: split {', '.join(sorted(map(str, splits)))}; one of {', '.join(Split.values)} expected")
+        raise DncImportError(
+            f"{data_path}: split {', '.join(sorted(map(str, splits)))}; one of {', '.join(Split.values)} expected"
+        )
     scheme, split = _SCHEMES[schemes.pop()], splits.pop()
     slug = dataset or dataset_slug_for(data_path)
-    report = DncImportReport(path=str(data_path), dataset=slug, split=split, label_scheme=scheme,
-                             labels=dict(Counter(pair.label for pair in source.pairs)))
+    report = DncImportReport(
+        path=str(data_path),
+        dataset=slug,
+        split=split,
+        label_scheme=scheme,
+        labels=dict(Counter(pair.label for pair in source.pairs)),
+    )
     data_style = _style_name(source.data_style)
     metadata_style = _style_name(source.metadata_style) if source.metadata_style else ""
     with transaction.atomic():
@@ -150,14 +164,18 @@ def import_dnc_file(data_path, dataset=None, metadata_path=None):
     return report
 
 
-def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, metadata_style="", report=None,
-                    genre=None):
+def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, metadata_style="", report=None, genre=None):
     """Save DncPairs (from a file or a recast) as premises, pairs, labels and provenance in the
     caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
 
     `genre`: an existing Genre for the premises; default one named after the dataset (family "recast")."""
-    report = report or DncImportReport(path=str(source), dataset=slug, split=split, label_scheme=scheme,
-                                       labels=dict(Counter(pair.label for pair in pairs)))
+    report = report or DncImportReport(
+        path=str(source),
+        dataset=slug,
+        split=split,
+        label_scheme=scheme,
+        labels=dict(Counter(pair.label for pair in pairs)),
+    )
     dataset_obj = _dataset_for(slug, scheme)
     genre = genre or _genre_for(slug, pairs[0].type_of_inference if pairs else "")
     present = set(Pair.objects.filter(dataset=dataset_obj).values_list("pair_id", flat=True))
@@ -167,12 +185,19 @@ def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, meta
     rows, label_lists, ordinals, provenance = [], [], [], []
     for pair in new:
         label, rating = _stored(scheme, pair.label)
-        rows.append(Pair(premise_id=premises[pair.context], pair_id=str(pair.pair_id),
-                         hypothesis=pair.hypothesis, author_label=label))
+        rows.append(
+            Pair(
+                premise_id=premises[pair.context],
+                pair_id=str(pair.pair_id),
+                hypothesis=pair.hypothesis,
+                author_label=label,
+            )
+        )
         label_lists.append([label])
         ordinals.append([rating])
-    created = create_pairs(dataset_obj, split, rows, label_lists,
-                           ordinals=ordinals if scheme == LabelScheme.ORDINAL else None)
+    created = create_pairs(
+        dataset_obj, split, rows, label_lists, ordinals=ordinals if scheme == LabelScheme.ORDINAL else None
+    )
     # The released label is DNC's gold: recast pairs are not queued for validation on import
     # (a researcher marks those to validate; snapshots take the label with unvalidated_gold=author-all).
     set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
@@ -187,18 +212,29 @@ def _premises(dataset, genre, split, pairs, path, report):
     """context -> premise pk, creating the missing premises; a context never crosses splits."""
     # The exact text, not text_hash (which folds whitespace): DNC has contexts that differ only in spaces.
     ids = {pair.context: "ctx-" + hashlib.sha256(pair.context.encode("utf-8")).hexdigest()[:16] for pair in pairs}
-    known = dict(Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "split"))
+    known = dict(
+        Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "split")
+    )
     crossing = sorted(prompt_id for prompt_id, premise_split in known.items() if premise_split != split)
     if crossing:
         raise DncImportError(f"{path}: context {crossing[0]} is already in another split of {dataset.slug}")
     new = {}
     for context, prompt_id in ids.items():
         if prompt_id not in known and prompt_id not in new:
-            new[prompt_id] = Premise(dataset=dataset, genre=genre, prompt_id=prompt_id, text=context,
-                                     text_hash=text_hash(context), split=split, source=Path(path).name[:255])
+            new[prompt_id] = Premise(
+                dataset=dataset,
+                genre=genre,
+                prompt_id=prompt_id,
+                text=context,
+                text_hash=text_hash(context),
+                split=split,
+                source=Path(path).name[:255],
+            )
     Premise.objects.bulk_create(new.values(), batch_size=1000)
     report.premises_created = len(new)
-    by_id = dict(Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "pk"))
+    by_id = dict(
+        Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "pk")
+    )
     return {context: by_id[prompt_id] for context, prompt_id in ids.items()}
 
 
@@ -227,6 +263,7 @@ def _provenance_row(pair_row, pair, path, data_style, metadata_style):
 
 # --- export ----------------------------------------------------------------------------------
 
+
 def _label_for_export(scheme, stored, rating):
     if scheme == LabelScheme.ORDINAL:
         return rating
@@ -245,22 +282,38 @@ def dnc_pairs(dataset, split):
     rows = (
         Pair.objects.filter(dataset=dataset, premise__split=split)
         .order_by("pk")
-        .values_list("pk", "pair_id", "hypothesis", "premise__text", "provenance__data_record",
-                     "provenance__metadata_record", "provenance__json_style")
+        .values_list(
+            "pk",
+            "pair_id",
+            "hypothesis",
+            "premise__text",
+            "provenance__data_record",
+            "provenance__metadata_record",
+            "provenance__json_style",
+        )
     )
     pairs, styles = [], set()
     for pk, pair_id, hypothesis, context, data_text, metadata_text, style in rows.iterator(chunk_size=2000):
         stored, rating = authors.get(pk, (None, None))
-        record = json.loads(data_text) if data_text else {
-            key: None for key in dnc.DATA_KEYS
-        }
-        record.update({"context": context, "hypothesis": hypothesis,
-                       "label": _label_for_export(dataset.label_scheme, stored, rating)})
+        record = json.loads(data_text) if data_text else dict.fromkeys(dnc.DATA_KEYS)
+        record.update(
+            {
+                "context": context,
+                "hypothesis": hypothesis,
+                "label": _label_for_export(dataset.label_scheme, stored, rating),
+            }
+        )
         if not data_text:  # a pair made here (not imported): DNC's fields from what the platform knows
             label = record["label"]
-            record.update({"pair-id": int(pair_id) if pair_id.isdigit() else pair_id, "split": split,
-                           "binary-label": dnc.is_entailed(label), "type-of-inference": "",
-                           "label-set": None})
+            record.update(
+                {
+                    "pair-id": int(pair_id) if pair_id.isdigit() else pair_id,
+                    "split": split,
+                    "binary-label": dnc.is_entailed(label),
+                    "type-of-inference": "",
+                    "label-set": None,
+                }
+            )
         pair = dnc.pair_from_record(record, f"pair {pair_id}")
         if metadata_text:
             pair.provenance = dnc.provenance_from_record(json.loads(metadata_text), f"pair {pair_id} metadata")
@@ -278,6 +331,11 @@ def export_dnc(dataset, split, data_path, metadata_path=None):
     style = sorted(styles)[0] if styles else PYTHON2
     data_style, _, metadata_style = style.partition("/")
     has_metadata = all(pair.provenance is not None for pair in pairs) and pairs
-    dnc.write_dnc(pairs, data_path, metadata_path if has_metadata else None,
-                  _STYLES[data_style], _STYLES[metadata_style or data_style])
+    dnc.write_dnc(
+        pairs,
+        data_path,
+        metadata_path if has_metadata else None,
+        _STYLES[data_style],
+        _STYLES[metadata_style or data_style],
+    )
     return len(pairs)

@@ -10,6 +10,7 @@ The TSV files are not quoted: a field runs from one tab to the next and quote ch
 part of the text (MultiNLI sentences often begin with quotes), so lines are split on tabs only
 (what csv calls QUOTE_NONE). A line whose field count differs from the header is malformed.
 """
+
 import json
 import re
 from dataclasses import dataclass
@@ -77,8 +78,16 @@ def _row(line, record, raw_labels):
     # Sentences are kept verbatim (trailing spaces included) so that an export gives them back as read.
     premise = _text(record.get("sentence1"))
     hypothesis = _text(record.get("sentence2"))
-    missing = [name for name, value in (("pairID", pair_id), ("promptID/captionID", prompt_id),
-                                        ("sentence1", premise), ("sentence2", hypothesis)) if not value.strip()]
+    missing = [
+        name
+        for name, value in (
+            ("pairID", pair_id),
+            ("promptID/captionID", prompt_id),
+            ("sentence1", premise),
+            ("sentence2", hypothesis),
+        )
+        if not value.strip()
+    ]
     if missing:
         raise MalformedRow(f"missing {', '.join(missing)}")
     _check_text_fields(record)
@@ -167,7 +176,7 @@ class TsvHeader:
         values = text.rstrip("\r\n").split("\t")
         if len(values) != len(self.columns):
             raise MalformedRow(f"{len(values)} tab-separated fields, the header has {len(self.columns)}")
-        record = dict(zip(self.columns, values))
+        record = dict(zip(self.columns, values, strict=False))
         # An empty labelN cell means "no label" (train pairs have only label1), not a bad label.
         raw_labels = [record[name].strip() for name in self.label_columns]
         while raw_labels and raw_labels[-1] == "":

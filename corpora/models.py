@@ -1,4 +1,5 @@
 """One row per corpus import, so a researcher can follow a long import and read its report."""
+
 from django.db import models
 
 from corpus.models import Dataset, ImportRun, Split

@@ -39,6 +39,7 @@ Rules from the paper
   splits) and those with a 3-2 split between entailment and contradiction (the crowd is torn
   between opposite answers). That is why the released gold label is not always the majority.
 """
+
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -55,8 +56,16 @@ PREMISES_PER_ITEM = 4
 OVERLAP_THRESHOLD = 0.5
 
 COLUMNS = (
-    "ID", "premise1", "premise2", "premise3", "premise4", "hypothesis",
-    "entailment_judgments", "neutral_judgments", "contradiction_judgments", "gold_label",
+    "ID",
+    "premise1",
+    "premise2",
+    "premise3",
+    "premise4",
+    "hypothesis",
+    "entailment_judgments",
+    "neutral_judgments",
+    "contradiction_judgments",
+    "gold_label",
 )
 HEADER = "\t".join(COLUMNS)
 _FIRST_JUDGMENT_COLUMN = COLUMNS.index("entailment_judgments")
@@ -139,6 +148,7 @@ class MpeFile:
 
 # --- reading ---------------------------------------------------------------------------------
 
+
 def parse_premise(value, position):
     match = _PREMISE.fullmatch(value)
     if not match:
@@ -168,8 +178,10 @@ def parse_fields(line_number, values):
     if len(values) != len(COLUMNS):
         raise MalformedLine(_explain_field_count(values))
     item_id, *premise_fields, hypothesis = values[:_FIRST_JUDGMENT_COLUMN]
-    counts = [parse_count(value, column) for value, column in
-              zip(values[_FIRST_JUDGMENT_COLUMN:-1], COLUMNS[_FIRST_JUDGMENT_COLUMN:-1])]
+    counts = [
+        parse_count(value, column)
+        for value, column in zip(values[_FIRST_JUDGMENT_COLUMN:-1], COLUMNS[_FIRST_JUDGMENT_COLUMN:-1], strict=False)
+    ]
     judgments = Judgments(*counts)
     if judgments.total != JUDGMENTS_PER_ITEM:
         raise MalformedLine(f"the judgments add up to {judgments.total}, expected {JUDGMENTS_PER_ITEM}")
@@ -238,10 +250,16 @@ def read_mpe(path, repair=False):
 
 # --- writing ---------------------------------------------------------------------------------
 
+
 def format_line(item):
     """The item as one line of MPE's TSV, without the line terminator."""
-    values = [item.item_id, *(premise.as_field() for premise in item.premises), item.hypothesis,
-              *(str(item.judgments.count(label)) for label in LABELS), item.gold_label]
+    values = [
+        item.item_id,
+        *(premise.as_field() for premise in item.premises),
+        item.hypothesis,
+        *(str(item.judgments.count(label)) for label in LABELS),
+        item.gold_label,
+    ]
     return "\t".join(values)
 
 
@@ -257,18 +275,189 @@ def write_mpe(path, items):
 # mpe_train.txt reproduces the paper's Table 1 ("full" columns) to two decimals: mean 0.28 overall,
 # 0.34 entailment, 0.28 neutral, 0.23 contradiction (scikit-learn's and spaCy's lists give 0.22 for
 # contradiction). The paper does not name its list.
-STOP_WORDS = frozenset("""
-i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves
-he him his himself she she's her hers herself it it's its itself they them their theirs themselves
-what which who whom this that that'll these those am is are was were be been being have has had
-having do does did doing a an the and but if or because as until while of at by for with about
-against between into through during before after above below to from up down in out on off over
-under again further then once here there when where why how all any both each few more most other
-some such no nor not only own same so than too very s t can will just don don't should should've
-now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn
-hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn
-shouldn't wasn wasn't weren weren't won won't wouldn wouldn't
-""".split())
+STOP_WORDS = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "myself",
+        "we",
+        "our",
+        "ours",
+        "ourselves",
+        "you",
+        "you're",
+        "you've",
+        "you'll",
+        "you'd",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "he",
+        "him",
+        "his",
+        "himself",
+        "she",
+        "she's",
+        "her",
+        "hers",
+        "herself",
+        "it",
+        "it's",
+        "its",
+        "itself",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "this",
+        "that",
+        "that'll",
+        "these",
+        "those",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "a",
+        "an",
+        "the",
+        "and",
+        "but",
+        "if",
+        "or",
+        "because",
+        "as",
+        "until",
+        "while",
+        "of",
+        "at",
+        "by",
+        "for",
+        "with",
+        "about",
+        "against",
+        "between",
+        "into",
+        "through",
+        "during",
+        "before",
+        "after",
+        "above",
+        "below",
+        "to",
+        "from",
+        "up",
+        "down",
+        "in",
+        "out",
+        "on",
+        "off",
+        "over",
+        "under",
+        "again",
+        "further",
+        "then",
+        "once",
+        "here",
+        "there",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "no",
+        "nor",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "than",
+        "too",
+        "very",
+        "s",
+        "t",
+        "can",
+        "will",
+        "just",
+        "don",
+        "don't",
+        "should",
+        "should've",
+        "now",
+        "d",
+        "ll",
+        "m",
+        "o",
+        "re",
+        "ve",
+        "y",
+        "ain",
+        "aren",
+        "aren't",
+        "couldn",
+        "couldn't",
+        "didn",
+        "didn't",
+        "doesn",
+        "doesn't",
+        "hadn",
+        "hadn't",
+        "hasn",
+        "hasn't",
+        "haven",
+        "haven't",
+        "isn",
+        "isn't",
+        "ma",
+        "mightn",
+        "mightn't",
+        "mustn",
+        "mustn't",
+        "needn",
+        "needn't",
+        "shan",
+        "shan't",
+        "shouldn",
+        "shouldn't",
+        "wasn",
+        "wasn't",
+        "weren",
+        "weren't",
+        "won",
+        "won't",
+        "wouldn",
+        "wouldn't",
+    ]
+)
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -335,6 +524,7 @@ def adjudication_queue(items):
 
 # --- statistics ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class MpeStatistics:
     items: int
@@ -369,7 +559,9 @@ def mpe_statistics(items):
         label_counts={label: sum(item.gold_label == label for item in items) for label in LABELS},
         unanimous=sum(item.judgments.split[0] == JUDGMENTS_PER_ITEM for item in items),
         with_majority=sum(majority is not None for majority in majorities),
-        gold_equals_majority=sum(item.gold_label == majority for item, majority in zip(items, majorities)),
+        gold_equals_majority=sum(
+            item.gold_label == majority for item, majority in zip(items, majorities, strict=False)
+        ),
         splits=dict(Counter(item.judgments.split for item in items)),
         to_adjudicate=dict(reasons),
     )

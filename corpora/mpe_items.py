@@ -19,6 +19,7 @@ onto the core:
   is a run of spaces where a tab belongs after the hypothesis (dev line 468) is repaired *and*
   reported; ``repair=False`` skips it instead.
 """
+
 import os
 import re
 import time
@@ -155,20 +156,28 @@ def import_mpe_file(path, dataset, split=None, repair=True, genre=SNLI_GENRE):
         for start in range(0, len(items), CHUNK_SIZE):
             # Each chunk's premises, items, judgments and file adjudications commit together.
             with transaction.atomic():
-                _store_chunk(dataset, split, genre_obj, Path(path).name[:255], items[start:start + CHUNK_SIZE], report)
+                _store_chunk(
+                    dataset, split, genre_obj, Path(path).name[:255], items[start : start + CHUNK_SIZE], report
+                )
     except Exception as error:
         CorpusImport.objects.filter(pk=record.pk).update(
-            status=ImportStatus.FAILED, error=str(error) or type(error).__name__, finished_at=timezone.now(),
+            status=ImportStatus.FAILED,
+            error=str(error) or type(error).__name__,
+            finished_at=timezone.now(),
             pairs_created=report.pairs_created,
         )
         raise
     report.problems.sort()
     report.seconds = time.monotonic() - started
     CorpusImport.objects.filter(pk=record.pk).update(
-        status=ImportStatus.DONE, finished_at=timezone.now(),
-        bytes_read=os.path.getsize(path), lines_read=max([1, *(item.line for item in parsed.items), *(problem.line for problem in parsed.problems)]),
-        pairs_created=report.pairs_created, premises_created=report.premises_created,
-        labels_created=report.labels_created, already_present=report.already_present,
+        status=ImportStatus.DONE,
+        finished_at=timezone.now(),
+        bytes_read=os.path.getsize(path),
+        lines_read=max([1, *(item.line for item in parsed.items), *(problem.line for problem in parsed.problems)]),
+        pairs_created=report.pairs_created,
+        premises_created=report.premises_created,
+        labels_created=report.labels_created,
+        already_present=report.already_present,
         malformed_count=len(report.problems),
         problems=[[line, reason + (" (repaired)" if repaired else "")] for line, reason, repaired in report.problems][
             : CorpusImport.PROBLEMS_KEPT
@@ -192,7 +201,9 @@ def _unique_items(items, report):
 
 def _store_chunk(dataset, split, genre, source, items, report):
     present = set(
-        Pair.objects.filter(dataset=dataset, pair_id__in=[item.item_id for item in items]).values_list("pair_id", flat=True)
+        Pair.objects.filter(dataset=dataset, pair_id__in=[item.item_id for item in items]).values_list(
+            "pair_id", flat=True
+        )
     )
     report.already_present += len(present)
     items = [item for item in items if item.item_id not in present]
@@ -213,8 +224,14 @@ def _store_chunk(dataset, split, genre, source, items, report):
         sentences = sentences_of(item.premises)
         text = joined_premise(sentence["text"] for sentence in sentences)
         new[prompt_id] = Premise(
-            dataset=dataset, genre=genre, prompt_id=prompt_id, text=text, text_hash=text_hash(text),
-            sentences=sentences, split=split, source=source,
+            dataset=dataset,
+            genre=genre,
+            prompt_id=prompt_id,
+            text=text,
+            text_hash=text_hash(text),
+            sentences=sentences,
+            split=split,
+            source=source,
         )
     Premise.objects.bulk_create(new.values(), batch_size=1000)
     report.premises_created += len(new)
@@ -227,7 +244,9 @@ def _store_chunk(dataset, split, genre, source, items, report):
     for item in items:
         premise_pk, sentences, premise_split = known[prompt_ids[item.line]]
         if sentences != sentences_of(item.premises):
-            report.problems.append((item.line, f"captions {prompt_ids[item.line]} differ from an earlier line's", False))
+            report.problems.append(
+                (item.line, f"captions {prompt_ids[item.line]} differ from an earlier line's", False)
+            )
             continue
         if premise_split != split:
             report.problems.append(
@@ -236,22 +255,34 @@ def _store_chunk(dataset, split, genre, source, items, report):
             continue
         item_labels = judgment_labels(item.judgments)
         majority = mpe.majority_label(item.judgments)
-        pairs.append(Pair(
-            premise_id=premise_pk, pair_id=item.item_id, hypothesis=item.hypothesis, author_label=item_labels[0],
-            word_overlap=mpe.word_overlap(item.premises, item.hypothesis),
-            adjudicated_label="" if item.gold_label == majority else item.gold_label,
-        ))
+        pairs.append(
+            Pair(
+                premise_id=premise_pk,
+                pair_id=item.item_id,
+                hypothesis=item.hypothesis,
+                author_label=item_labels[0],
+                word_overlap=mpe.word_overlap(item.premises, item.hypothesis),
+                adjudicated_label="" if item.gold_label == majority else item.gold_label,
+            )
+        )
         labels.append(item_labels)
         kept.append(item)
-    created = create_pairs(dataset, split, pairs, labels, adjudication_reasons=[
-        mpe.adjudication_reason(item.judgments) or "gold differs from the majority" for item in kept
-    ])
+    created = create_pairs(
+        dataset,
+        split,
+        pairs,
+        labels,
+        adjudication_reasons=[
+            mpe.adjudication_reason(item.judgments) or "gold differs from the majority" for item in kept
+        ],
+    )
     report.pairs_created += len(created)
     report.labels_created += sum(len(item_labels) for item_labels in labels)
     report.file_adjudications += sum(bool(pair.adjudicated_label) for pair in created)
 
 
 # --- export ----------------------------------------------------------------------------------
+
 
 def items_for_export(dataset, split=None):
     """MpeItem per pair of the dataset (and split), by pair id: the file's order after an import."""
@@ -260,12 +291,18 @@ def items_for_export(dataset, split=None):
     if split:
         pairs = pairs.filter(premise__split=split)
     rows = pairs.order_by("pk").values_list(
-        "pair_id", "premise__sentences", "premise__text", "hypothesis",
-        "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label",
+        "pair_id",
+        "premise__sentences",
+        "premise__text",
+        "hypothesis",
+        "entailment_votes",
+        "neutral_votes",
+        "contradiction_votes",
+        "gold_label",
     )
     for pair_id, sentences, text, hypothesis, e, n, c, gold in rows.iterator(chunk_size=2000):
-        premises = tuple(_premise_from(sentence) for sentence in sentences) if sentences else (
-            mpe.MpePremise("", 0, text),
+        premises = (
+            tuple(_premise_from(sentence) for sentence in sentences) if sentences else (mpe.MpePremise("", 0, text),)
         )
         yield mpe.MpeItem(0, pair_id, premises, hypothesis, mpe.Judgments(e, n, c), gold)
 
@@ -291,6 +328,7 @@ def export_mpe(dataset, path, split=None):
 
 
 # --- building items from captions ---------------------------------------------------------------
+
 
 @dataclass
 class BuildReport:
@@ -320,7 +358,9 @@ def scenes_from_dataset(source):
     scenes = {}
     premises = Premise.objects.filter(dataset=source).order_by("pk").values_list("pk", "prompt_id", "text")
     hypotheses = {}
-    for premise_pk, hypothesis in Pair.objects.filter(dataset=source).order_by("pk").values_list("premise_id", "hypothesis"):
+    for premise_pk, hypothesis in (
+        Pair.objects.filter(dataset=source).order_by("pk").values_list("premise_id", "hypothesis")
+    ):
         hypotheses.setdefault(premise_pk, []).append(hypothesis)
     for pk, prompt_id, text in premises:
         scene = scene_of(prompt_id)
@@ -342,8 +382,10 @@ def candidate_items(scenes, premises_per_item=mpe.PREMISES_PER_ITEM):
         captions = sorted(captions, key=lambda caption: caption[0])
         if len(captions) <= premises_per_item or not any(hypotheses for _, _, hypotheses in captions):
             continue
-        chosen = sorted(sorted(captions, key=lambda caption: (bool(caption[2]), caption[0]))[:premises_per_item],
-                        key=lambda caption: caption[0])
+        chosen = sorted(
+            sorted(captions, key=lambda caption: (bool(caption[2]), caption[0]))[:premises_per_item],
+            key=lambda caption: caption[0],
+        )
         premises = tuple(mpe.MpePremise(scene, number, text) for number, text, _ in chosen)
         for caption in captions:
             if caption in chosen:
@@ -387,10 +429,12 @@ def scenes_with_captions(captions, source):
         if scene not in scenes:
             continue
         for number, text, hypotheses in caption_list:
-            known_text, known = scenes[scene].setdefault(number, (text, []))
+            _known_text, known = scenes[scene].setdefault(number, (text, []))
             known.extend(hypotheses)
-    return {scene: [(number, text, hypotheses) for number, (text, hypotheses) in numbered.items()]
-            for scene, numbered in scenes.items()}
+    return {
+        scene: [(number, text, hypotheses) for number, (text, hypotheses) in numbered.items()]
+        for scene, numbered in scenes.items()
+    }
 
 
 def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE):
@@ -401,19 +445,26 @@ def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRES
     the dashboard's MPE page). Building twice adds nothing.
     """
     source = source if isinstance(source, Dataset) else Dataset.objects.get(slug=source)
-    return build_items_from_scenes(scenes_from_dataset(source), target, split=split, threshold=threshold,
-                                   genre=genre, origin=f"built from {source.slug}")
+    return build_items_from_scenes(
+        scenes_from_dataset(source),
+        target,
+        split=split,
+        threshold=threshold,
+        genre=genre,
+        origin=f"built from {source.slug}",
+    )
 
 
-def build_items_from_scenes(scenes, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE,
-                            origin="built from captions"):
+def build_items_from_scenes(
+    scenes, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE, origin="built from captions"
+):
     """`build_mpe_items` for scenes given as {scene: [(caption number, text, [hypotheses])]}."""
     target = mpe_dataset(target)
     genre_obj = Genre.objects.get(slug=genre)
     report = BuildReport()
     report.scenes = sum(len(captions) > mpe.PREMISES_PER_ITEM for captions in scenes.values())
     kept = []
-    for scene, premises, hypothesis, overlap in candidate_items(scenes):
+    for _scene, premises, hypothesis, overlap in candidate_items(scenes):
         report.candidates += 1
         if overlap > threshold:
             report.rejected_overlap += 1
@@ -432,13 +483,26 @@ def build_items_from_scenes(scenes, target, split=Split.DEV, threshold=mpe.OVERL
             if prompt_id not in premise_pks:
                 sentences = sentences_of(premises)
                 premise, _ = Premise.objects.get_or_create(
-                    dataset=target, prompt_id=prompt_id,
-                    defaults=dict(genre=genre_obj, text=joined_premise(s["text"] for s in sentences),
-                                  sentences=sentences, split=split, source=origin[:255]),
+                    dataset=target,
+                    prompt_id=prompt_id,
+                    defaults={
+                        "genre": genre_obj,
+                        "text": joined_premise(s["text"] for s in sentences),
+                        "sentences": sentences,
+                        "split": split,
+                        "source": origin[:255],
+                    },
                 )
                 premise_pks[prompt_id] = premise.pk
-            pairs.append(Pair(premise_id=premise_pks[prompt_id], pair_id=pair_id, hypothesis=hypothesis,
-                              author_label="", word_overlap=overlap))
+            pairs.append(
+                Pair(
+                    premise_id=premise_pks[prompt_id],
+                    pair_id=pair_id,
+                    hypothesis=hypothesis,
+                    author_label="",
+                    word_overlap=overlap,
+                )
+            )
             report.items.append((pair_id, overlap))
         # No author and no labels yet: five judgments come from the MPE task.
         create_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True)

@@ -4,6 +4,7 @@ saving writes every pair, its premise, label and provenance in ONE transaction (
 
 Used by `manage.py recast` (with --dry-run) and the dashboard's Recast page.
 """
+
 from dataclasses import dataclass
 from itertools import islice
 
@@ -47,7 +48,10 @@ def next_pair_id(dataset_slug):
     """One above the highest numeric pairID of the dataset (1 for a new one), so recasts never collide."""
     highest = (
         Pair.objects.filter(dataset__slug=dataset_slug, pair_id__regex=r"^[0-9]{1,15}$")
-        .annotate(number=Cast("pair_id", IntegerField())).order_by("-number").values_list("number", flat=True).first()
+        .annotate(number=Cast("pair_id", IntegerField()))
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
     )
     return (highest or 0) + 1
 
@@ -80,7 +84,9 @@ def recast_into(template, rows, dataset, split, seed=0, source="", genre=None):
     scheme = _SCHEMES[schemes.pop()]
     existing = Dataset.objects.filter(slug=dataset).values_list("label_scheme", flat=True).first()
     if existing and existing != scheme and Pair.objects.filter(dataset__slug=dataset).exists():
-        raise RecastRefused(f"dataset {dataset} holds {existing} labels and this template gives {scheme}; nothing was saved")
+        raise RecastRefused(
+            f"dataset {dataset} holds {existing} labels and this template gives {scheme}; nothing was saved"
+        )
     try:
         with transaction.atomic():
             return store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)

@@ -40,6 +40,7 @@ A template is a JSON file (format ``nli-recast-template/1``)::
 A template is checked when it is loaded: unknown keys, placeholders that name no declared field,
 labels outside the label set and malformed rules are a ``TemplateError`` that says where.
 """
+
 import csv
 import json
 import random
@@ -58,19 +59,159 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 # DNC drew names from the US Social Security baby-name data (paper §3, footnote 11). These are
 # common US given names from those public lists, one token each (DNC's hypotheses start with the
 # name); they are drawn uniformly, not by frequency. A template may bring its own "names".
-DEFAULT_NAMES = tuple((
-    "Aaliyah Aaron Abigail Adam Addison Adrian Aiden Alexa Alexander Alexis Allison Alyssa Amelia Andrew "
-    "Angel Anna Anthony Aria Ariana Aubrey Audrey Austin Ava Avery Bella Benjamin Blake Brandon Brayden "
-    "Brianna Brooklyn Caleb Cameron Camila Carter Charles Charlotte Chase Chloe Christian Christopher "
-    "Claire Colton Connor Cooper Daniel David Dylan Eleanor Elijah Elizabeth Ella Ellie Emily Emma Ethan "
-    "Evan Evelyn Gabriel Gabriella Gavin Genesis Grace Grayson Hailey Hannah Harper Henry Hudson Hunter "
-    "Ian Isaac Isabella Isaiah Jack Jackson Jacob James Jasmine Jason Jayden Jeremiah Jesse John Jonathan "
-    "Jordan Jose Joseph Joshua Josiah Julia Julian Kaylee Kayden Kennedy Kevin Khloe Landon Layla Leah "
-    "Leo Levi Liam Lillian Lily Lincoln Logan Lucas Lucy Luke Madelyn Madison Mason Matthew Maya Mia "
-    "Michael Mila Nathan Natalie Nevaeh Noah Nolan Nora Olivia Owen Paisley Parker Penelope Riley Robert "
-    "Ryan Samantha Samuel Sarah Savannah Scarlett Sebastian Skylar Sofia Sophia Stella Thomas Tyler "
-    "Victoria Violet William Wyatt Xavier Zoe Zoey"
-).split())
+DEFAULT_NAMES = (
+    "Aaliyah",
+    "Aaron",
+    "Abigail",
+    "Adam",
+    "Addison",
+    "Adrian",
+    "Aiden",
+    "Alexa",
+    "Alexander",
+    "Alexis",
+    "Allison",
+    "Alyssa",
+    "Amelia",
+    "Andrew",
+    "Angel",
+    "Anna",
+    "Anthony",
+    "Aria",
+    "Ariana",
+    "Aubrey",
+    "Audrey",
+    "Austin",
+    "Ava",
+    "Avery",
+    "Bella",
+    "Benjamin",
+    "Blake",
+    "Brandon",
+    "Brayden",
+    "Brianna",
+    "Brooklyn",
+    "Caleb",
+    "Cameron",
+    "Camila",
+    "Carter",
+    "Charles",
+    "Charlotte",
+    "Chase",
+    "Chloe",
+    "Christian",
+    "Christopher",
+    "Claire",
+    "Colton",
+    "Connor",
+    "Cooper",
+    "Daniel",
+    "David",
+    "Dylan",
+    "Eleanor",
+    "Elijah",
+    "Elizabeth",
+    "Ella",
+    "Ellie",
+    "Emily",
+    "Emma",
+    "Ethan",
+    "Evan",
+    "Evelyn",
+    "Gabriel",
+    "Gabriella",
+    "Gavin",
+    "Genesis",
+    "Grace",
+    "Grayson",
+    "Hailey",
+    "Hannah",
+    "Harper",
+    "Henry",
+    "Hudson",
+    "Hunter",
+    "Ian",
+    "Isaac",
+    "Isabella",
+    "Isaiah",
+    "Jack",
+    "Jackson",
+    "Jacob",
+    "James",
+    "Jasmine",
+    "Jason",
+    "Jayden",
+    "Jeremiah",
+    "Jesse",
+    "John",
+    "Jonathan",
+    "Jordan",
+    "Jose",
+    "Joseph",
+    "Joshua",
+    "Josiah",
+    "Julia",
+    "Julian",
+    "Kaylee",
+    "Kayden",
+    "Kennedy",
+    "Kevin",
+    "Khloe",
+    "Landon",
+    "Layla",
+    "Leah",
+    "Leo",
+    "Levi",
+    "Liam",
+    "Lillian",
+    "Lily",
+    "Lincoln",
+    "Logan",
+    "Lucas",
+    "Lucy",
+    "Luke",
+    "Madelyn",
+    "Madison",
+    "Mason",
+    "Matthew",
+    "Maya",
+    "Mia",
+    "Michael",
+    "Mila",
+    "Nathan",
+    "Natalie",
+    "Nevaeh",
+    "Noah",
+    "Nolan",
+    "Nora",
+    "Olivia",
+    "Owen",
+    "Paisley",
+    "Parker",
+    "Penelope",
+    "Riley",
+    "Robert",
+    "Ryan",
+    "Samantha",
+    "Samuel",
+    "Sarah",
+    "Savannah",
+    "Scarlett",
+    "Sebastian",
+    "Skylar",
+    "Sofia",
+    "Sophia",
+    "Stella",
+    "Thomas",
+    "Tyler",
+    "Victoria",
+    "Violet",
+    "William",
+    "Wyatt",
+    "Xavier",
+    "Zoe",
+    "Zoey",
+)
 
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}|[{}]")
 
@@ -93,6 +234,7 @@ def as_text(value):
 
 
 # --- patterns --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -129,15 +271,17 @@ def compile_text(text, where):
     parts = []
     position = 0
     for match in _PLACEHOLDER.finditer(text):
-        parts.append(text[position:match.start()])
+        parts.append(text[position : match.start()])
         token = match.group(0)
         if match.group(1):
             parts.append(("slot", match.group(1)))
         elif token in ("{{", "}}"):
             parts.append(token[0])
         else:
-            raise TemplateError(f"{where}: a lone {token!r} at column {match.start() + 1} of {text!r} "
-                                "(write {{ or }} for a literal brace)")
+            raise TemplateError(
+                f"{where}: a lone {token!r} at column {match.start() + 1} of {text!r} "
+                "(write {{ or }} for a literal brace)"
+            )
         position = match.end()
     parts.append(text[position:])
     return Pattern(tuple(part for part in parts if part != ""))
@@ -154,14 +298,17 @@ def compile_pattern(spec, where):
         default = spec.get("default")
         return SwitchPattern(
             field=spec["switch"],
-            cases={as_text(key): compile_text(_string(value, f"{where}.cases.{key}"), f"{where}.cases.{key}")
-                   for key, value in cases.items()},
+            cases={
+                as_text(key): compile_text(_string(value, f"{where}.cases.{key}"), f"{where}.cases.{key}")
+                for key, value in cases.items()
+            },
             default=None if default is None else compile_text(_string(default, f"{where}.default"), f"{where}.default"),
         )
-    raise TemplateError(f"{where}: a pattern is a string or a {{\"switch\": ...}} object, not {spec!r}")
+    raise TemplateError(f'{where}: a pattern is a string or a {{"switch": ...}} object, not {spec!r}')
 
 
 # --- rules -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Predicate:
@@ -201,8 +348,12 @@ def compile_predicate(spec, where):
             _only_keys(spec, {kind}, where)
             if not isinstance(spec[kind], list) or not spec[kind]:
                 raise TemplateError(f"{where}.{kind}: a non-empty list of conditions was expected")
-            return Predicate(kind, parts=tuple(compile_predicate(part, f"{where}.{kind}[{index}]")
-                                               for index, part in enumerate(spec[kind])))
+            return Predicate(
+                kind,
+                parts=tuple(
+                    compile_predicate(part, f"{where}.{kind}[{index}]") for index, part in enumerate(spec[kind])
+                ),
+            )
     if "not" in spec:
         _only_keys(spec, {"not"}, where)
         return Predicate("not", parts=(compile_predicate(spec["not"], f"{where}.not"),))
@@ -257,13 +408,15 @@ def compile_rule(spec, where):
         _only_keys(spec, {"field", "map"}, where)
         if not isinstance(spec["map"], dict) or not spec["map"]:
             raise TemplateError(f"{where}.map: a non-empty object was expected")
-        return MapRule(_string(spec.get("field"), f"{where}.field"),
-                       {as_text(key): label for key, label in spec["map"].items()})
+        return MapRule(
+            _string(spec.get("field"), f"{where}.field"), {as_text(key): label for key, label in spec["map"].items()}
+        )
     found = sorted(spec) if isinstance(spec, dict) else repr(spec)
     raise TemplateError(f"{where}: a label rule is {{'if', 'then', 'else'}} or {{'field', 'map'}}; found {found}")
 
 
 # --- templates -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Hypothesis:
@@ -286,8 +439,19 @@ class RecastTemplate:
     source: str = "<dict>"
 
 
-_TOP_KEYS = {"format", "name", "description", "fields", "type_of_inference", "label_set", "order", "names",
-             "context", "hypotheses", "provenance"}
+_TOP_KEYS = {
+    "format",
+    "name",
+    "description",
+    "fields",
+    "type_of_inference",
+    "label_set",
+    "order",
+    "names",
+    "context",
+    "hypotheses",
+    "provenance",
+}
 _REQUIRED_TOP_KEYS = ("format", "name", "fields", "type_of_inference", "context", "hypotheses", "provenance")
 _REQUIRED_PROVENANCE = ("corpus", "corpus-sent-id", "creation-approach")
 
@@ -295,8 +459,9 @@ _REQUIRED_PROVENANCE = ("corpus", "corpus-sent-id", "creation-approach")
 def _only_keys(spec, allowed, where):
     unknown = sorted(set(spec) - set(allowed))
     if unknown:
-        raise TemplateError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
-                            f"expected {', '.join(map(repr, sorted(allowed)))}")
+        raise TemplateError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {', '.join(map(repr, sorted(allowed)))}"
+        )
 
 
 def _string(value, where):
@@ -313,16 +478,20 @@ def _fields_of(pattern):
 def _check_fields_used(where, used, declared):
     unknown = sorted(set(used) - set(declared) - {NAME_SLOT})
     if unknown:
-        raise TemplateError(f"{where}: {', '.join('{' + name + '}' for name in unknown)} is not a declared field "
-                            f"(fields: {', '.join(declared)}; {{{NAME_SLOT}}} is a random name)")
+        raise TemplateError(
+            f"{where}: {', '.join('{' + name + '}' for name in unknown)} is not a declared field "
+            f"(fields: {', '.join(declared)}; {{{NAME_SLOT}}} is a random name)"
+        )
 
 
 def _check_label(where, label, label_set):
     try:
         dnc.label_scheme(label)
     except ValueError:
-        raise TemplateError(f"{where}: {label!r} is not a DNC label "
-                            "(entailed / not-entailed, 1-5, or entailment / neutral / contradiction)") from None
+        raise TemplateError(
+            f"{where}: {label!r} is not a DNC label "
+            "(entailed / not-entailed, 1-5, or entailment / neutral / contradiction)"
+        ) from None
     if label_set is not None and label not in label_set:
         raise TemplateError(f"{where}: label {label!r} is not in label_set {list(label_set)}")
 
@@ -385,8 +554,11 @@ def parse_template(spec, source="<dict>"):
     if order not in ORDERS:
         raise TemplateError(f"{where}.order: {order!r} is not one of {', '.join(ORDERS)}")
     names = spec.get("names", DEFAULT_NAMES)
-    if not isinstance(names, list | tuple) or not names or not all(
-            isinstance(name, str) and name.strip() == name and name for name in names):
+    if (
+        not isinstance(names, list | tuple)
+        or not names
+        or not all(isinstance(name, str) and name.strip() == name and name for name in names)
+    ):
         raise TemplateError(f"{where}.names: a non-empty list of names without surrounding spaces was expected")
     context = compile_pattern(spec["context"], f"{where}.context")
     _check_fields_used(f"{where}.context", _fields_of(context), fields)
@@ -402,8 +574,10 @@ def parse_template(spec, source="<dict>"):
         order=order,
         names=tuple(names),
         context=context,
-        hypotheses=tuple(_compile_hypothesis(hypothesis, f"{where}.hypotheses[{index}]", fields, label_set)
-                         for index, hypothesis in enumerate(hypotheses)),
+        hypotheses=tuple(
+            _compile_hypothesis(hypothesis, f"{where}.hypotheses[{index}]", fields, label_set)
+            for index, hypothesis in enumerate(hypotheses)
+        ),
         provenance=_compile_provenance(spec["provenance"], f"{where}.provenance", fields),
         source=source,
     )
@@ -419,8 +593,9 @@ def load_template(path):
     except FileNotFoundError:
         raise TemplateError(f"{path}: no such template file") from None
     except json.JSONDecodeError as error:
-        raise TemplateError(f"{path}: not valid JSON ({error.msg} at line {error.lineno}, "
-                            f"column {error.colno})") from None
+        raise TemplateError(
+            f"{path}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+        ) from None
     return parse_template(spec, source=str(path))
 
 
@@ -430,6 +605,7 @@ def shipped_templates():
 
 
 # --- recasting -------------------------------------------------------------------------------
+
 
 def _row_values(template, index, row):
     if not hasattr(row, "keys"):
@@ -446,8 +622,13 @@ def _render(value, values):
 
 def _provenance(template, values):
     rendered = {key: _render(value, values) for key, value in template.provenance}
-    known = {"corpus": "corpus", "corpus-sent-id": "corpus_sent_id", "corpus-license": "corpus_license",
-             "creation-approach": "creation_approach", "misc": "misc"}
+    known = {
+        "corpus": "corpus",
+        "corpus-sent-id": "corpus_sent_id",
+        "corpus-license": "corpus_license",
+        "creation-approach": "creation_approach",
+        "misc": "misc",
+    }
     keys = tuple(sorted([*rendered, "pair-id"]))  # DNC's files list their fields sorted
     return dnc.Provenance(
         **{attribute: rendered.get(key) for key, attribute in known.items()},
@@ -504,9 +685,14 @@ def recast(template, rows, *, split, seed=0, first_pair_id=1, names=None):
         values, pairs = _row_pairs(template, index, row, draw_name)
         for context, hypothesis, label in pairs:
             yield dnc.DncPair(
-                pair_id=pair_id, context=context, hypothesis=hypothesis, label=label,
+                pair_id=pair_id,
+                context=context,
+                hypothesis=hypothesis,
+                label=label,
                 label_set=list(label_set) if label_set is not None else None,
-                binary_label=dnc.is_entailed(label), split=split, type_of_inference=template.type_of_inference,
+                binary_label=dnc.is_entailed(label),
+                split=split,
+                type_of_inference=template.type_of_inference,
                 provenance=_provenance(template, values),
             )
             pair_id += 1
@@ -517,8 +703,9 @@ def dry_run(template, rows, n=10, *, split="dev", seed=0, first_pair_id=1, names
     return list(islice(recast(template, rows, split=split, seed=seed, first_pair_id=first_pair_id, names=names), n))
 
 
-def recast_to_files(template, rows, data_path, metadata_path, *, split, seed=0, first_pair_id=1,
-                    style=dnc.PYTHON2_STYLE):
+def recast_to_files(
+    template, rows, data_path, metadata_path, *, split, seed=0, first_pair_id=1, style=dnc.PYTHON2_STYLE
+):
     """Recast every row and write DNC's data and metadata files; returns the number of pairs."""
     pairs = list(recast(template, rows, split=split, seed=seed, first_pair_id=first_pair_id))
     dnc.write_dnc(pairs, data_path, metadata_path, style)
@@ -563,9 +750,11 @@ def _tsv_rows(path, fieldnames):
                 continue
             values = line.split("\t")
             if len(values) != len(columns):
-                raise RecastError(f"{path} line {line_number}: {len(values)} tab-separated fields, "
-                                  f"expected {len(columns)} ({', '.join(columns)})")
-            yield dict(zip(columns, values))
+                raise RecastError(
+                    f"{path} line {line_number}: {len(values)} tab-separated fields, "
+                    f"expected {len(columns)} ({', '.join(columns)})"
+                )
+            yield dict(zip(columns, values, strict=False))
 
 
 def _jsonl_rows(path, fieldnames):

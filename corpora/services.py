@@ -8,6 +8,7 @@ The file is read once, line by line; good rows are written in chunks of a handfu
 queries each, so a 10k-pair file takes seconds. The whole run is one transaction: it keeps all
 its rows or, failing unexpectedly, none (marked failed with the reason).
 """
+
 import os
 import time
 from dataclasses import dataclass, field
@@ -73,7 +74,9 @@ class ImportReport:
             f"  malformed lines, skipped: {len(self.malformed)}",
         ]
         if self.gold_differs_from_file:
-            lines.append(f"  validated pairs whose file gold_label differs from the 3-of-5 rule: {self.gold_differs_from_file}")
+            lines.append(
+                f"  validated pairs whose file gold_label differs from the 3-of-5 rule: {self.gold_differs_from_file}"
+            )
         for line, reason in self.malformed[:SHOWN_PROBLEMS]:
             lines.append(f"    line {line}: {reason}")
         if len(self.malformed) > SHOWN_PROBLEMS:
@@ -92,9 +95,10 @@ def _rows(path, report, progress):
     """Yield parsed rows; malformed lines go to the report with their line numbers."""
     tsv = is_tsv(path)
     header = None
-    with open(path, "rb") as handle, tqdm(
-        total=os.path.getsize(path), unit="B", unit_scale=True, desc=Path(path).name, disable=not progress
-    ) as bar:
+    with (
+        open(path, "rb") as handle,
+        tqdm(total=os.path.getsize(path), unit="B", unit_scale=True, desc=Path(path).name, disable=not progress) as bar,
+    ):
         for number, raw in enumerate(handle, start=1):
             bar.update(len(raw))
             report.bytes_read += len(raw)
@@ -154,8 +158,12 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
         reason = str(error) or type(error).__name__
         report.pairs_created = report.premises_created = report.labels_created = 0
         try:
-            _record(record, report, status=ImportStatus.FAILED,
-                    error=f"{reason} (rolled back: nothing of this run was kept)")
+            _record(
+                record,
+                report,
+                status=ImportStatus.FAILED,
+                error=f"{reason} (rolled back: nothing of this run was kept)",
+            )
         except DatabaseError:
             pass  # e.g. the caller's transaction is broken; the original error matters more
         raise error
@@ -198,16 +206,16 @@ def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, repo
 
 def _record(record, report, status=None, error="", writer=None):
     """Write the run's progress (and, at the end, its outcome) to its CorpusImport row."""
-    fields = dict(
-        bytes_read=report.bytes_read,
-        lines_read=report.lines,
-        pairs_created=report.pairs_created,
-        premises_created=report.premises_created,
-        labels_created=report.labels_created,
-        already_present=report.already_present,
-        labels_skipped=report.labels_skipped,
-        malformed_count=len(report.malformed),
-    )
+    fields = {
+        "bytes_read": report.bytes_read,
+        "lines_read": report.lines,
+        "pairs_created": report.pairs_created,
+        "premises_created": report.premises_created,
+        "labels_created": report.labels_created,
+        "already_present": report.already_present,
+        "labels_skipped": report.labels_skipped,
+        "malformed_count": len(report.malformed),
+    }
     if status is not None:
         fields.update(
             status=status,
@@ -223,7 +231,9 @@ def _record(record, report, status=None, error="", writer=None):
 
 def _store_chunk(dataset, split, path, rows, report):
     present = set(
-        Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list("pair_id", flat=True)
+        Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list(
+            "pair_id", flat=True
+        )
     )
     report.already_present += len(present)
     rows = [row for row in rows if row.pair_id not in present]
@@ -245,7 +255,7 @@ def _store_chunk(dataset, split, path, rows, report):
         for row in rows
     ]
     created = create_pairs(dataset, split, pairs, [row.labels for row in rows])
-    for row, pair in zip(rows, created):
+    for row, pair in zip(rows, created, strict=False):
         # An unvalidated training pair's file gold is its author's label by convention (MultiNLI
         # §2.2); the platform keeps '-' until it has a 3-of-5 majority, so only validated rows compare.
         if len(row.labels) > 1 and row.file_gold and row.file_gold != pair.gold_label:
@@ -263,9 +273,9 @@ def _premises_for(dataset, split, path, rows, report):
     prompt_ids = {row.prompt_id for row in rows}
     known = {
         prompt_id: (pk, premise_split)
-        for prompt_id, pk, premise_split in Premise.objects.filter(dataset=dataset, prompt_id__in=prompt_ids).values_list(
-            "prompt_id", "pk", "split"
-        )
+        for prompt_id, pk, premise_split in Premise.objects.filter(
+            dataset=dataset, prompt_id__in=prompt_ids
+        ).values_list("prompt_id", "pk", "split")
     }
     new = {}
     for row in rows:

@@ -7,24 +7,24 @@ big tables skip the full COUNT(*) (show_full_result_count=False), and filters on
 offer fixed choices instead of a SELECT DISTINCT over the whole table. Pairs and labels are
 read only where they would move counters: counters move only through `corpus.counters`.
 """
+
 import json
 
 from django.contrib import admin, messages
+from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Q
 from django.db.models.expressions import RawSQL
-from django.utils.text import smart_split, unescape_string_literal
-from django.core.exceptions import BadRequest
 from django.utils.functional import cached_property
-from django.utils.text import Truncator
+from django.utils.text import Truncator, smart_split, unescape_string_literal
 
 from . import counters
 from .models import (
     AUTHOR_POSITION,
-    Adjudication,
     LABELS_PER_PAIR,
     NO_GOLD,
+    Adjudication,
     Dataset,
     FaqEntry,
     Genre,
@@ -100,6 +100,7 @@ class ImportRunAdmin(admin.ModelAdmin):
 
 # --- prompts and genres ------------------------------------------------------------------------
 
+
 class PromptExampleInline(admin.StackedInline):
     model = PromptExample
     extra = 0
@@ -136,8 +137,15 @@ class GenreAdmin(admin.ModelAdmin):
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "label_scheme", "item_kind", "is_imported", "train_validation_fraction",
-                    "writings_per_premise"]
+    list_display = [
+        "slug",
+        "name",
+        "label_scheme",
+        "item_kind",
+        "is_imported",
+        "train_validation_fraction",
+        "writings_per_premise",
+    ]
     list_filter = ["label_scheme", "item_kind", "is_imported"]
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at", "premise_count", "pair_count"]
@@ -152,6 +160,7 @@ class DatasetAdmin(admin.ModelAdmin):
 
 
 # --- workers -------------------------------------------------------------------------------------
+
 
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
@@ -181,7 +190,9 @@ class WorkerAdmin(admin.ModelAdmin):
 
     @admin.action(description="Untrust selected workers")
     def untrust_workers(self, request, queryset):
-        self.message_user(request, f"{queryset.update(is_trusted=False)} worker(s) no longer trusted.", messages.SUCCESS)
+        self.message_user(
+            request, f"{queryset.update(is_trusted=False)} worker(s) no longer trusted.", messages.SUCCESS
+        )
 
     @admin.action(description="Exclude selected workers' labels (gold labels need a recompute)")
     def exclude_workers(self, request, queryset):
@@ -206,6 +217,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
 
 # --- pairs and labels -----------------------------------------------------------------------------
+
 
 class ReadOnlyInline:
     """An inline that shows rows and never adds, edits or deletes them (they move counters or
@@ -270,18 +282,43 @@ class PairProvenanceInline(ReadOnlyInline, admin.StackedInline):
     """Where a recast or imported pair came from (DNC metadata); read only, written by the import."""
 
     model = PairProvenance
-    fields = ["corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference", "source",
-              "metadata_record"]
+    fields = [
+        "corpus",
+        "corpus_sent_id",
+        "corpus_license",
+        "creation_approach",
+        "type_of_inference",
+        "source",
+        "metadata_record",
+    ]
 
 
 @admin.register(PairProvenance)
 class PairProvenanceAdmin(admin.ModelAdmin):
-    list_display = ["pair", "corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference", "source"]
+    list_display = [
+        "pair",
+        "corpus",
+        "corpus_sent_id",
+        "corpus_license",
+        "creation_approach",
+        "type_of_inference",
+        "source",
+    ]
     list_filter = ["creation_approach", "type_of_inference", "corpus", "pair__dataset"]
     list_select_related = ["pair"]
     search_fields = ["pair__pair_id", "corpus_sent_id", "corpus"]
-    readonly_fields = ["pair", "corpus", "corpus_sent_id", "corpus_license", "creation_approach", "type_of_inference",
-                       "source", "json_style", "data_record", "metadata_record"]
+    readonly_fields = [
+        "pair",
+        "corpus",
+        "corpus_sent_id",
+        "corpus_license",
+        "creation_approach",
+        "type_of_inference",
+        "source",
+        "json_style",
+        "data_record",
+        "metadata_record",
+    ]
     show_full_result_count = False
 
     def has_add_permission(self, request):
@@ -307,8 +344,10 @@ def estimated_matches(like):
     `like` (its column statistics: planning only, no row read), and the pairs in the table."""
     estimates = []
     with connection.cursor() as cursor:
-        for sql in ("SELECT 1 FROM collection_pair WHERE upper(hypothesis) LIKE upper(%s)",
-                    "SELECT 1 FROM collection_premise WHERE upper(text) LIKE upper(%s)"):
+        for sql in (
+            "SELECT 1 FROM collection_pair WHERE upper(hypothesis) LIKE upper(%s)",
+            "SELECT 1 FROM collection_premise WHERE upper(text) LIKE upper(%s)",
+        ):
             cursor.execute("EXPLAIN (FORMAT JSON) " + sql, [like])
             plan = cursor.fetchone()[0]
             plan = json.loads(plan) if isinstance(plan, str) else plan
@@ -347,22 +386,62 @@ PAIR_SEARCH_SQL = """
 @admin.register(Pair)
 class PairAdmin(admin.ModelAdmin):
     list_display = [
-        "pair_id", "short_hypothesis", "dataset", "genre", "split", "author_label",
-        "label_count", "gold_label", "word_overlap", "needs_validation",
+        "pair_id",
+        "short_hypothesis",
+        "dataset",
+        "genre",
+        "split",
+        "author_label",
+        "label_count",
+        "gold_label",
+        "word_overlap",
+        "needs_validation",
     ]
-    list_filter = ["dataset", "premise__genre", PairSplitFilter, GoldLabelFilter, "author_label",
-                   "needs_validation", LabelCountFilter]
+    list_filter = [
+        "dataset",
+        "premise__genre",
+        PairSplitFilter,
+        GoldLabelFilter,
+        "author_label",
+        "needs_validation",
+        LabelCountFilter,
+    ]
     list_select_related = ["dataset", "premise__genre"]
     search_fields = ["pair_id", "hypothesis", "premise__prompt_id", "premise__text"]
     autocomplete_fields = ["premise", "author"]
     readonly_fields = [
-        "premise_text", "author_label", "author", "created_at", "label_count",
-        "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label", "adjudicated_label", "word_overlap",
+        "premise_text",
+        "author_label",
+        "author",
+        "created_at",
+        "label_count",
+        "entailment_votes",
+        "neutral_votes",
+        "contradiction_votes",
+        "gold_label",
+        "adjudicated_label",
+        "word_overlap",
     ]
-    fields = ["dataset", "pair_id", "premise", "premise_text", "hypothesis", "parse", "binary_parse",
-              "author_label", "author", "created_at", "needs_validation", "label_count",
-              "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label", "adjudicated_label",
-              "word_overlap"]
+    fields = [
+        "dataset",
+        "pair_id",
+        "premise",
+        "premise_text",
+        "hypothesis",
+        "parse",
+        "binary_parse",
+        "author_label",
+        "author",
+        "created_at",
+        "needs_validation",
+        "label_count",
+        "entailment_votes",
+        "neutral_votes",
+        "contradiction_votes",
+        "gold_label",
+        "adjudicated_label",
+        "word_overlap",
+    ]
     show_full_result_count = False
     list_per_page = 50
     inlines = [ValidationLabelInline, AdjudicationInline, PairProvenanceInline]
@@ -372,8 +451,10 @@ class PairAdmin(admin.ModelAdmin):
         # A pair is born with its author's label row and counters (writing task or import), never by hand.
         return False
 
-    search_help_text = (f"Pairs whose hypothesis, premise, pairID or promptID hold every word; newest first, "
-                        f"at most {SEARCH_COUNT_CAP:,} listed.")
+    search_help_text = (
+        f"Pairs whose hypothesis, premise, pairID or promptID hold every word; newest first, "
+        f"at most {SEARCH_COUNT_CAP:,} listed."
+    )
 
     def get_search_results(self, request, queryset, search_term):
         """On PostgreSQL a rare word is matched through the trigram indexes (migration
@@ -391,8 +472,10 @@ class PairAdmin(admin.ModelAdmin):
             like = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             if is_common_word(like):
                 queryset = queryset.filter(
-                    Q(hypothesis__icontains=word) | Q(pair_id__icontains=word)
-                    | Q(premise__text__icontains=word) | Q(premise__prompt_id__icontains=word)
+                    Q(hypothesis__icontains=word)
+                    | Q(pair_id__icontains=word)
+                    | Q(premise__text__icontains=word)
+                    | Q(premise__prompt_id__icontains=word)
                 )
             else:
                 queryset = queryset.filter(pk__in=RawSQL(PAIR_SEARCH_SQL, [like] * 4))

@@ -7,6 +7,7 @@ pairs' own counters instead (the same figures; what the tests compare with). The
 figure, are in docs/statistics.md; in short, fractions are over the pairs that have all five
 labels, and a "label" there is any of the five, the author's included, except where said.
 """
+
 from django.db.models import Case, Count, F, IntegerField, Q, Value, When
 
 from . import labels as scheme_labels
@@ -46,7 +47,9 @@ def _kappas(five, sums, squares, categories=THREE_WAY, scheme=None):
     equals the overall one.
     """
     n = LABELS_PER_PAIR
-    result = {"overall": fleiss_kappa_from_sums(five, n, [sums[l] for l in categories], [squares[l] for l in categories])}
+    result = {
+        "overall": fleiss_kappa_from_sums(five, n, [sums[l] for l in categories], [squares[l] for l in categories])
+    }
     for label in categories:
         rest = five * n - sums[label]
         # Σ (n - x)² = N·n² - 2n·Σx + Σx²
@@ -67,9 +70,11 @@ def ordinal_kappa(pairs):
     rows = (
         ValidationLabel.objects.filter(pair_id__in=five_pairs, ordinal__isnull=False)
         .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
-        .values("pair_id", "ordinal").annotate(n=Count("pk")).order_by()
+        .values("pair_id", "ordinal")
+        .annotate(n=Count("pk"))
+        .order_by()
     )
-    sums = {value: 0 for value in scheme_labels.ORDINAL_VALUES}
+    sums = dict.fromkeys(scheme_labels.ORDINAL_VALUES, 0)
     squares = dict(sums)
     subjects = set()
     for row in rows:
@@ -110,8 +115,14 @@ def _tallied_counts(dataset, split):
     for slug, author, label_count, e, nu, c, n in tallies.pair_counts(dataset, split):
         five = label_count == LABELS_PER_PAIR
         yield {
-            "premise__genre__slug": slug, "author_label": author, "gold_label": gold_from_votes(e, nu, c),
-            "is_five": int(five), "e": e if five else None, "nu": nu if five else None, "c": c if five else None, "n": n,
+            "premise__genre__slug": slug,
+            "author_label": author,
+            "gold_label": gold_from_votes(e, nu, c),
+            "is_five": int(five),
+            "e": e if five else None,
+            "nu": nu if five else None,
+            "c": c if five else None,
+            "n": n,
         }
 
 
@@ -131,13 +142,19 @@ def agreement_stats(dataset=None, split=None, source="tallies"):
         source = "pairs"
     rows = _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
     totals = {
-        "pairs": 0, "five": 0, "unanimous": 0, "individual_eq_gold": 0, "individual_eq_author": 0,
-        "gold_eq_author": 0, "gold_ne_author": 0, "no_gold": 0,
+        "pairs": 0,
+        "five": 0,
+        "unanimous": 0,
+        "individual_eq_gold": 0,
+        "individual_eq_author": 0,
+        "gold_eq_author": 0,
+        "gold_ne_author": 0,
+        "no_gold": 0,
     }
-    sums = {label: 0 for label in THREE_WAY}
-    squares = {label: 0 for label in THREE_WAY}
+    sums = dict.fromkeys(THREE_WAY, 0)
+    squares = dict.fromkeys(THREE_WAY, 0)
     genres = {}
-    gold_counts = {label: 0 for label in [*THREE_WAY, NO_GOLD]}
+    gold_counts = dict.fromkeys([*THREE_WAY, NO_GOLD], 0)
     for row in rows:
         n = row["n"]
         genre = genres.setdefault(row["premise__genre__slug"], {"pairs": 0, "five": 0, "matching": 0})

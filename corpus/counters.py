@@ -19,6 +19,7 @@ again, a pair's gold counts its EARLIEST five counted labels by position, so the
 label counts again and the latest replacement drops out (`in_gold`). Which pairs need validation
 is decided here too (`needs_validation`).
 """
+
 import random
 from dataclasses import dataclass, field
 
@@ -29,15 +30,15 @@ from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
 
+from . import labels as scheme_labels
 from . import tallies
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
-from . import labels as scheme_labels
 from .models import (
     AUTHOR_POSITION,
+    LABELS_PER_PAIR,
     Adjudication,
     AdjudicationSource,
     Dataset,
-    LABELS_PER_PAIR,
     Label,
     Pair,
     Split,
@@ -55,6 +56,7 @@ class LabelRefused(ValidationError):
 
 
 # --- which pairs need validation ---------------------------------------------------------------
+
 
 def needs_validation(split, pair_id, dataset):
     """Dev and test pairs always (MultiNLI §2.1); a train pair when a draw seeded by its pairID
@@ -74,6 +76,7 @@ _needs_validation = needs_validation  # create_pairs has an argument of the same
 
 
 # --- one label at a time -----------------------------------------------------------------------
+
 
 def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=None):
     """Add one label to a pair and move its counters, in one transaction.
@@ -138,6 +141,7 @@ def _check_scheme(pair, label, ordinal):
 
 # --- a batch of labels at once ----------------------------------------------------------------
 
+
 def _batch_refusal(row, pair, taken, worker):
     """Why this pair cannot take the worker's label (the rules of `add_label`), or None."""
     if row is None:
@@ -187,8 +191,17 @@ def add_labels(labelled, worker=None, seconds=None):
             .select_related("premise")
             .filter(pk__in=ids)
             .order_by("pk")
-            .only("pk", "pair_id", "author_id", "dataset_id", "author_label", "adjudicated_label", *COUNTERS,
-                  "premise__split", "premise__genre_id")
+            .only(
+                "pk",
+                "pair_id",
+                "author_id",
+                "dataset_id",
+                "author_label",
+                "adjudicated_label",
+                *COUNTERS,
+                "premise__split",
+                "premise__genre_id",
+            )
         }
         before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
         existing = {}
@@ -203,8 +216,11 @@ def add_labels(labelled, worker=None, seconds=None):
                 break
             row = locked[pair.pk]
             position = max((p for p, _ in existing.get(pair.pk, [])), default=0) + 1
-            new_labels.append(ValidationLabel(pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds,
-                                              ordinal=ordinal))
+            new_labels.append(
+                ValidationLabel(
+                    pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
+                )
+            )
             vote_field = VOTE_FIELD[label]
             row.label_count += 1
             setattr(row, vote_field, getattr(row, vote_field) + 1)
@@ -216,9 +232,12 @@ def add_labels(labelled, worker=None, seconds=None):
             # Absolute values are safe: the rows are locked since they were read.
             Pair.objects.bulk_update(list(locked.values()), list(COUNTERS))
             # The maintained aggregates move in the same transaction: one INSERT of deltas.
-            tallies.pairs_moved([
-                (before[pk], tallies.pair_key(row, row.premise.split, row.premise.genre_id)) for pk, row in locked.items()
-            ])
+            tallies.pairs_moved(
+                [
+                    (before[pk], tallies.pair_key(row, row.premise.split, row.premise.genre_id))
+                    for pk, row in locked.items()
+                ]
+            )
     if refusal is not None:
         raise LabelRefused(refusal)
     for pair, _, _ in labelled:
@@ -229,8 +248,10 @@ def add_labels(labelled, worker=None, seconds=None):
 
 # --- new pairs with their labels, in bulk ------------------------------------------------------
 
-def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validation=None, adjudication_reasons=None,
-                 ordinals=None):
+
+def create_pairs(
+    dataset, split, pairs, labels, batch_size=1000, needs_validation=None, adjudication_reasons=None, ordinals=None
+):
     """Insert new pairs of one dataset and split with their labels and counters; returns the pairs.
 
     `pairs` are unsaved Pair objects (dataset, premise, pairID, text, author label, author);
@@ -254,18 +275,23 @@ def create_pairs(dataset, split, pairs, labels, batch_size=1000, needs_validatio
     created = Pair.objects.bulk_create(pairs, batch_size=batch_size)
     if any(pair.pk is None for pair in created):
         # A database that cannot return ids from a bulk insert: read them back by pairID.
-        pks = dict(Pair.objects.filter(dataset=dataset, pair_id__in=[p.pair_id for p in created]).values_list("pair_id", "pk"))
+        pks = dict(
+            Pair.objects.filter(dataset=dataset, pair_id__in=[p.pair_id for p in created]).values_list("pair_id", "pk")
+        )
         for pair in created:
             pair.pk = pair.id = pks[pair.pair_id]
     _insert_labels(
         (pair.pk, position, label, pair.author_id if position == AUTHOR_POSITION else None)
-        for pair, pair_labels in zip(created, labels)
+        for pair, pair_labels in zip(created, labels, strict=False)
         for position, label in enumerate(pair_labels, start=AUTHOR_POSITION)
     )
     reasons = adjudication_reasons or [""] * len(created)
     Adjudication.objects.bulk_create(
         Adjudication(
-            pair_id=pair.pk, label=pair.adjudicated_label, source=AdjudicationSource.FILE, reason=reason[:100],
+            pair_id=pair.pk,
+            label=pair.adjudicated_label,
+            source=AdjudicationSource.FILE,
+            reason=reason[:100],
             previous_gold=gold_from_votes(pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes),
         )
         for pair, reason in zip(created, reasons, strict=True)
@@ -304,7 +330,7 @@ def _insert_labels(rows):
     created_at = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
         for start in range(0, len(rows), LABEL_ROWS_PER_INSERT):
-            batch = rows[start:start + LABEL_ROWS_PER_INSERT]
+            batch = rows[start : start + LABEL_ROWS_PER_INSERT]
             values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(batch))
             cursor.execute(
                 f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES {values}",
@@ -314,6 +340,7 @@ def _insert_labels(rows):
 
 
 # --- excluding workers -------------------------------------------------------------------------
+
 
 @dataclass
 class ExclusionOutcome:
@@ -328,8 +355,10 @@ def set_workers_excluded(workers, excluded):
     label, and the flag must stand even if a researcher has to rerun the recompute later.
     """
     with transaction.atomic():
-        changed = Worker.objects.filter(pk__in=workers.values("pk")).exclude(is_excluded=excluded).update(
-            is_excluded=excluded
+        changed = (
+            Worker.objects.filter(pk__in=workers.values("pk"))
+            .exclude(is_excluded=excluded)
+            .update(is_excluded=excluded)
         )
     if not changed:
         return ExclusionOutcome(changed=0)
@@ -435,9 +464,7 @@ def find_disagreements(dataset=None, limit=SHOWN_DISAGREEMENTS):
     for row in rows.iterator(chunk_size=2000):
         count += 1
         if len(examples) < limit:
-            examples.append(
-                {"pair_id": row[0], "stored": tuple(row[1:6]), "recomputed": tuple(row[6:11])}
-            )
+            examples.append({"pair_id": row[0], "stored": tuple(row[1:6]), "recomputed": tuple(row[6:11])})
     return count, examples
 
 
@@ -492,13 +519,16 @@ def rebuild_maintained():
 
 # --- the two forms of the one UPDATE ------------------------------------------------------------
 
+
 def _update_with_correlated_subqueries(pairs):
     def votes(label=None):
         labels = ValidationLabel.objects.filter(in_gold(), pair=OuterRef("pk"))
         if label is not None:
             labels = labels.filter(label=label)
         # COUNT without GROUP BY: 0 (not NULL) for a pair without labels.
-        return Subquery(labels.order_by().annotate(n=Func("pk", function="COUNT")).values("n"), output_field=IntegerField())
+        return Subquery(
+            labels.order_by().annotate(n=Func("pk", function="COUNT")).values("n"), output_field=IntegerField()
+        )
 
     return pairs.filter(pk__in=_disagreeing(pairs).values("pk")).update(
         label_count=votes(),
@@ -521,7 +551,9 @@ def _sql(expression, model=Pair):
 def _update_from_grouped_labels(pairs):
     quote = connection.ops.quote_name
     pair_table, label_table, worker_table = (
-        quote(Pair._meta.db_table), quote(ValidationLabel._meta.db_table), quote(Worker._meta.db_table)
+        quote(Pair._meta.db_table),
+        quote(ValidationLabel._meta.db_table),
+        quote(Worker._meta.db_table),
     )
     # The pairs in scope, as SQL (dataset filter or none).
     scope_sql, scope_params = pairs.values("pk").query.sql_with_params()
@@ -555,8 +587,11 @@ def _update_from_grouped_labels(pairs):
     """
     params = [
         *gold_params,
-        Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value,
-        LABELS_PER_PAIR, *replacement_params,
+        Label.ENTAILMENT.value,
+        Label.NEUTRAL.value,
+        Label.CONTRADICTION.value,
+        LABELS_PER_PAIR,
+        *replacement_params,
         *scope_params,
         *gold_params,
     ]
@@ -566,6 +601,7 @@ def _update_from_grouped_labels(pairs):
 
 
 # --- adjudication (MPE §4.2) ---------------------------------------------------------------------
+
 
 def adjudicate(pair, label, source=AdjudicationSource.RESEARCHER, researcher=None, reason="", note=""):
     """Make `label` the pair's gold label whatever its votes say; its judgments stay as they are.
@@ -578,8 +614,13 @@ def adjudicate(pair, label, source=AdjudicationSource.RESEARCHER, researcher=Non
     with transaction.atomic():
         locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
         decision = Adjudication.objects.create(
-            pair=locked, label=label, previous_gold=locked.gold_label, source=source,
-            researcher=researcher, reason=reason[:100], note=note,
+            pair=locked,
+            label=label,
+            previous_gold=locked.gold_label,
+            source=source,
+            researcher=researcher,
+            reason=reason[:100],
+            note=note,
         )
         Pair.objects.filter(pk=locked.pk).update(adjudicated_label=label, gold_label=label)
     pair.adjudicated_label = pair.gold_label = label

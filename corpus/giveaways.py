@@ -7,6 +7,7 @@ The defaults are the paper's (Figure 13: words occurring at least five times, to
 Plain Python, free of Django like `corpus.labels`: training on a GPU node (modeling) and the
 artifacts app (the web side) both count with this one function.
 """
+
 import re
 from collections import Counter, defaultdict
 

@@ -3,6 +3,7 @@
 Written once as a Python function, for counters moved one label at a time, and once as a SQL
 expression, for set-based recomputes and statistics. Both read the same three vote counts.
 """
+
 from collections import Counter
 
 from django.db.models import Case, F, Q, Value, When
@@ -15,7 +16,11 @@ VOTE_FIELD = {label.value: f"{label.value}_votes" for label in THREE_WAY}
 
 
 def gold_from_votes(entailment, neutral, contradiction):
-    for label, votes in ((Label.ENTAILMENT, entailment), (Label.NEUTRAL, neutral), (Label.CONTRADICTION, contradiction)):
+    for label, votes in (
+        (Label.ENTAILMENT, entailment),
+        (Label.NEUTRAL, neutral),
+        (Label.CONTRADICTION, contradiction),
+    ):
         if votes >= GOLD_MAJORITY:
             return label.value
     return NO_GOLD
@@ -34,7 +39,9 @@ def _has_majority(votes):
     return Q(GreaterThanOrEqual(votes, GOLD_MAJORITY))
 
 
-def gold_expression(entailment=F("entailment_votes"), neutral=F("neutral_votes"), contradiction=F("contradiction_votes")):
+def gold_expression(
+    entailment=F("entailment_votes"), neutral=F("neutral_votes"), contradiction=F("contradiction_votes")
+):
     """The rule of `gold_from_votes` as a SQL CASE, for annotate() and update()."""
     return Case(
         When(_has_majority(entailment), then=Value(Label.ENTAILMENT.value)),

@@ -4,6 +4,7 @@ Free of Django on purpose: the training code on a GPU node reads snapshot files 
 names and never loads the web site's models. `corpus.models.Label` offers the same values to
 the database and forms.
 """
+
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
 NO_GOLD = "-"

@@ -8,6 +8,7 @@ through `corpus.counters`, in the same transaction as the label that changes the
 The tables keep the names they had when these models lived in `collection` and `validation`
 (`db_table`): moving a model between apps is a change of code, not of data.
 """
+
 import hashlib
 
 from django.conf import settings
@@ -34,6 +35,7 @@ class Split(models.TextChoices):
 
 
 # --- genres and their prompt families ------------------------------------------------------------
+
 
 class PromptFamily(models.Model):
     """One of MultiNLI's five prompts: its instructions, field wording, examples and FAQ."""
@@ -111,6 +113,7 @@ class Genre(models.Model):
 
 # --- datasets and premises -------------------------------------------------------------------------
 
+
 class LabelScheme(models.TextChoices):
     THREE_WAY = "three_way", "entailment / neutral / contradiction"
     TWO_WAY = "two_way", "entailed / not-entailed"
@@ -128,7 +131,10 @@ class Dataset(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)
     item_kind = models.CharField(
-        max_length=20, choices=ItemKind.choices, default=ItemKind.SINGLE_PREMISE, db_default=ItemKind.SINGLE_PREMISE,
+        max_length=20,
+        choices=ItemKind.choices,
+        default=ItemKind.SINGLE_PREMISE,
+        db_default=ItemKind.SINGLE_PREMISE,
         help_text="Multi-premise items (MPE) are judged in their own task, never in the MultiNLI validation batches.",
     )
     label_scheme = models.CharField(max_length=20, choices=LabelScheme.choices, default=LabelScheme.THREE_WAY)
@@ -166,12 +172,16 @@ class Premise(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="premises")
     genre = models.ForeignKey(Genre, on_delete=models.PROTECT, related_name="premises")
     prompt_id = models.CharField(max_length=64, help_text="promptID (captionID for SNLI).")
-    text = models.TextField(help_text="The premise; for a multi-premise item, its sentences joined in order by a space.")
+    text = models.TextField(
+        help_text="The premise; for a multi-premise item, its sentences joined in order by a space."
+    )
     # db_default too: rows written by COPY or raw SQL (bench/, other apps' bulk paths) need no value.
     sentences = models.JSONField(
-        default=list, db_default=Value([], output_field=models.JSONField()), blank=True,
+        default=list,
+        db_default=Value([], output_field=models.JSONField()),
+        blank=True,
         help_text='A multi-premise item\'s premise sentences in order: [{"text": ..., "source": "4818829454.jpg#0"}]. '
-                  "Empty for a single premise (then `text` is the premise).",
+        "Empty for a single premise (then `text` is the premise).",
     )
     text_hash = models.CharField(max_length=64, db_index=True, editable=False)
     parse = models.TextField(blank=True)
@@ -180,7 +190,8 @@ class Premise(models.Model):
     status = models.CharField(max_length=10, choices=PremiseStatus.choices, default=PremiseStatus.AVAILABLE)
     writings_done = models.PositiveIntegerField(default=0)
     claims_made = models.PositiveIntegerField(
-        default=0, editable=False,
+        default=0,
+        editable=False,
         help_text="Writing claims ever made on this premise: the claim's tie-break after writings_done.",
     )
     source = models.CharField(max_length=255, blank=True, help_text="File the premise was imported from.")
@@ -254,6 +265,7 @@ class ImportRun(models.Model):
 
 # --- the people behind labels ----------------------------------------------------------------------
 
+
 class Market(models.TextChoices):
     LOCAL = "local", "account on this site"
     PROLIFIC = "prolific", "Prolific"
@@ -289,6 +301,7 @@ class Worker(models.Model):
 
 # --- pairs and their labels ------------------------------------------------------------------------
 
+
 class Pair(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs")
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="pairs")
@@ -311,7 +324,8 @@ class Pair(models.Model):
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
     adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
     word_overlap = models.FloatField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Share of the hypothesis's content words found in a premise (MPE §4.1); set for multi-premise items.",
     )
 
@@ -367,10 +381,13 @@ class ValidationLabel(models.Model):
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="labels")
     worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="labels")
-    position = models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones.")
+    position = models.PositiveSmallIntegerField(
+        help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones."
+    )
     label = models.CharField(max_length=20, choices=Label.choices)
     ordinal = models.PositiveSmallIntegerField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Ordinal datasets: the 1–5 rating as given; `label` holds its mapping (5 entailed, 1–4 not).",
     )
     seconds = models.FloatField(null=True, blank=True, help_text="Time the validator spent on the batch / 5.")
@@ -394,7 +411,9 @@ class ValidationLabel(models.Model):
         indexes = [
             models.Index(fields=["worker", "created_at"], name="label_worker_time"),
             # The few replacement labels, found without scanning every label (`counters.in_gold`).
-            models.Index(fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"),
+            models.Index(
+                fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"
+            ),
         ]
 
     def __str__(self):
@@ -432,6 +451,7 @@ class Adjudication(models.Model):
 
 # --- where a pair came from, and whether its hypothesis reads as English ----------------------------
 
+
 class PairProvenance(models.Model):
     """Where an imported or recast pair came from (DNC's metadata, Poliak et al. 2018 §3).
 
@@ -448,8 +468,12 @@ class PairProvenance(models.Model):
     creation_approach = models.CharField(max_length=50, blank=True)
     type_of_inference = models.CharField(max_length=100, blank=True, db_index=True)
     source = models.CharField(max_length=255, blank=True, help_text="File (or template) the pair came from.")
-    json_style = models.CharField(max_length=10, blank=True, help_text="python2 / python3: how the source file laid out its JSON.")
-    data_record = models.TextField(blank=True, help_text="The source's data object, without context, hypothesis and label.")
+    json_style = models.CharField(
+        max_length=10, blank=True, help_text="python2 / python3: how the source file laid out its JSON."
+    )
+    data_record = models.TextField(
+        blank=True, help_text="The source's data object, without context, hypothesis and label."
+    )
     metadata_record = models.TextField(blank=True, help_text="The source's metadata object (empty when it had none).")
 
     class Meta:
@@ -472,14 +496,18 @@ class GrammaticalityJudgment(models.Model):
     """
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="grammaticality_judgments")
-    worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="grammaticality_judgments")
+    worker = models.ForeignKey(
+        Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="grammaticality_judgments"
+    )
     judgment = models.CharField(max_length=5, choices=Grammaticality.choices)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["pair_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_grammaticality_per_worker"),
+            models.UniqueConstraint(
+                fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_grammaticality_per_worker"
+            ),
         ]
 
     def __str__(self):
@@ -487,6 +515,7 @@ class GrammaticalityJudgment(models.Model):
 
 
 # --- maintained aggregates -------------------------------------------------------------------------
+
 
 class Tally(models.Model):
     """An append-only delta of a maintained aggregate: `n` (signed) rows of the table it counts

@@ -10,6 +10,7 @@ share over the distinct words of the longer one. (Measured on SNLI dev: 26%, nea
 29% for SNLI; "share of the hypothesis's words found in the premise" would give 65%, because
 short hypotheses reuse "a", "the", "man" from their premise.)
 """
+
 import re
 from collections import Counter
 
@@ -37,14 +38,14 @@ def one_word_edit(premise, hypothesis):
         return is_subsequence(premise, hypothesis)
     if len(hypothesis) != len(premise) or hypothesis == premise:
         return False
-    if sum(p != h for p, h in zip(premise, hypothesis)) == 1:
+    if sum(p != h for p, h in zip(premise, hypothesis, strict=False)) == 1:
         return True
     if Counter(premise) != Counter(hypothesis):
         return False
     for i, word in enumerate(premise):
-        rest = premise[:i] + premise[i + 1:]
+        rest = premise[:i] + premise[i + 1 :]
         for j, other in enumerate(hypothesis):
-            if other == word and hypothesis[:j] + hypothesis[j + 1:] == rest:
+            if other == word and hypothesis[:j] + hypothesis[j + 1 :] == rest:
                 return True
     return False
 

@@ -167,9 +167,7 @@ FAMILIES = [
             },
             {
                 "label": "contradiction",
-                "premise": (
-                    "oh i i don't watch much television anymore maybe the news at night and that's about it"
-                ),
+                "premise": ("oh i i don't watch much television anymore maybe the news at night and that's about it"),
                 "hypothesis": "The speaker watches several hours of television every afternoon.",
                 "explanation": "The speaker watches little more than the evening news, so this cannot be true.",
             },
@@ -562,7 +560,14 @@ def install_prompt_content(apps=None, families=FAMILIES, genres=GENRES, general_
             slug=spec["slug"],
             defaults={
                 key: spec[key]
-                for key in ("name", "instructions", "entailment_prompt", "neutral_prompt", "contradiction_prompt", "faq_intro")
+                for key in (
+                    "name",
+                    "instructions",
+                    "entailment_prompt",
+                    "neutral_prompt",
+                    "contradiction_prompt",
+                    "faq_intro",
+                )
             },
         )
         by_slug[spec["slug"]] = family

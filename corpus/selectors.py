@@ -1,4 +1,5 @@
 """Reads of the core that several apps share: which dataset a slug names, the pairs and premises in scope."""
+
 from dataclasses import dataclass
 
 from django.core.cache import cache
@@ -79,10 +80,18 @@ def adjudication_queue(dataset=None, split=None, pending_only=True):
     two_two_one, torn = _adjudication_case()
     pairs = _judged(pairs_in(dataset, split)).filter(two_two_one | torn)
     if pending_only:
-        pairs = pairs.exclude(pk__in=Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id"))
-    return pairs.annotate(
-        adjudication_reason=Case(When(two_two_one, then=Value(TWO_TWO_ONE)), default=Value(ENTAILMENT_CONTRADICTION_3_2))
-    ).select_related("premise").order_by("pk")
+        pairs = pairs.exclude(
+            pk__in=Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
+        )
+    return (
+        pairs.annotate(
+            adjudication_reason=Case(
+                When(two_two_one, then=Value(TWO_TWO_ONE)), default=Value(ENTAILMENT_CONTRADICTION_3_2)
+            )
+        )
+        .select_related("premise")
+        .order_by("pk")
+    )
 
 
 @dataclass(frozen=True)
@@ -120,8 +129,12 @@ def mpe_statistics(dataset=None, split=None):
     figures = pairs.aggregate(
         items=Count("pk"),
         unanimous=Count("pk", filter=Q(entailment_votes=5) | Q(neutral_votes=5) | Q(contradiction_votes=5)),
-        with_majority=Count("pk", filter=Q(entailment_votes__gte=GOLD_MAJORITY) | Q(neutral_votes__gte=GOLD_MAJORITY)
-                            | Q(contradiction_votes__gte=GOLD_MAJORITY)),
+        with_majority=Count(
+            "pk",
+            filter=Q(entailment_votes__gte=GOLD_MAJORITY)
+            | Q(neutral_votes__gte=GOLD_MAJORITY)
+            | Q(contradiction_votes__gte=GOLD_MAJORITY),
+        ),
         gold_equals_majority=Count("pk", filter=majority_is_gold),
         adjudicated=Count("pk", filter=~Q(adjudicated_label="")),
         **{f"gold_{label}": Count("pk", filter=Q(gold_label=label)) for label in votes},

@@ -16,6 +16,7 @@ Who writes deltas (all through here):
 Anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside a
 dataset's deletion, shows as drift in the next recompute, which repairs it.
 """
+
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,18 +25,27 @@ from django.db import connection, transaction
 from django.db.models import Count, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
-from .overlap import relation_mask
 from .models import LengthKind, LengthTally, Pair, PairTally, Premise
+from .overlap import relation_mask
 
 FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
 FOLD_LOCK = 0x7A11E5  # advisory lock key: one fold at a time (PostgreSQL)
 
-PAIR_KEY = ("dataset_id", "split", "genre_id", "author_label", "label_count",
-            "entailment_votes", "neutral_votes", "contradiction_votes")
+PAIR_KEY = (
+    "dataset_id",
+    "split",
+    "genre_id",
+    "author_label",
+    "label_count",
+    "entailment_votes",
+    "neutral_votes",
+    "contradiction_votes",
+)
 LENGTH_KEY = ("dataset_id", "split", "genre_id", "kind", "words")
 
 
 # --- words, the same in SQL and in Python ------------------------------------------------------
+
 
 def word_count(field):
     """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite).
@@ -50,21 +60,32 @@ def word_count(field):
 
 # --- grouping the truth --------------------------------------------------------------------------
 
+
 def pair_rows(pairs):
     """{PAIR_KEY tuple: pairs} grouped from a Pair queryset (one GROUP BY)."""
     rows = (
-        pairs.order_by().values_list(
-            "dataset_id", "premise__split", "premise__genre_id", "author_label", "label_count",
-            "entailment_votes", "neutral_votes", "contradiction_votes",
-        ).annotate(n=Count("pk"))
+        pairs.order_by()
+        .values_list(
+            "dataset_id",
+            "premise__split",
+            "premise__genre_id",
+            "author_label",
+            "label_count",
+            "entailment_votes",
+            "neutral_votes",
+            "contradiction_votes",
+        )
+        .annotate(n=Count("pk"))
     )
     return {tuple(row[:-1]): row[-1] for row in rows}
 
 
 def premise_length_rows(premises):
     rows = (
-        premises.order_by().annotate(words=word_count("text"))
-        .values_list("dataset_id", "split", "genre_id", "words").annotate(n=Count("pk"))
+        premises.order_by()
+        .annotate(words=word_count("text"))
+        .values_list("dataset_id", "split", "genre_id", "words")
+        .annotate(n=Count("pk"))
     )
     return {(d, s, g, LengthKind.PREMISE.value, w): n for d, s, g, w, n in rows}
 
@@ -73,7 +94,9 @@ def relation_rows(pairs):
     """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
     pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
     rows = Counter()
-    texts = pairs.order_by().values_list("dataset_id", "premise__split", "premise__genre_id", "premise__text", "hypothesis")
+    texts = pairs.order_by().values_list(
+        "dataset_id", "premise__split", "premise__genre_id", "premise__text", "hypothesis"
+    )
     for dataset_id, split, genre_id, premise_text, hypothesis in texts.iterator(chunk_size=5000):
         rows[(dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, hypothesis))] += 1
     return dict(rows)
@@ -81,16 +104,19 @@ def relation_rows(pairs):
 
 def hypothesis_length_rows(pairs):
     rows = (
-        pairs.order_by().annotate(words=word_count("hypothesis"))
-        .values_list("dataset_id", "premise__split", "premise__genre_id", "words").annotate(n=Count("pk"))
+        pairs.order_by()
+        .annotate(words=word_count("hypothesis"))
+        .values_list("dataset_id", "premise__split", "premise__genre_id", "words")
+        .annotate(n=Count("pk"))
     )
     return {(d, s, g, LengthKind.HYPOTHESIS.value, w): n for d, s, g, w, n in rows}
 
 
 # --- writing deltas ------------------------------------------------------------------------------
 
+
 def _insert(model, key_names, deltas):
-    rows = [model(**dict(zip(key_names, key)), n=n) for key, n in deltas.items() if n]
+    rows = [model(**dict(zip(key_names, key, strict=False)), n=n) for key, n in deltas.items() if n]
     if rows:
         model.objects.bulk_create(rows)
         transaction.on_commit(_maybe_fold)
@@ -144,7 +170,7 @@ def _premise_facts(pairs):
             missing.add(pair.premise_id)
     missing = sorted(missing)
     for start in range(0, len(missing), 900):
-        for pk, split, genre_id, text in Premise.objects.filter(pk__in=missing[start:start + 900]).values_list(
+        for pk, split, genre_id, text in Premise.objects.filter(pk__in=missing[start : start + 900]).values_list(
             "pk", "split", "genre_id", "text"
         ):
             facts[pk] = (split, genre_id, text)
@@ -160,7 +186,9 @@ def pairs_added(pairs):
         split, genre_id, premise_text = facts[pair.premise_id]
         states[pair_key(pair, split, genre_id)] += 1
         lengths[(pair.dataset_id, split, genre_id, LengthKind.HYPOTHESIS.value, words(pair.hypothesis))] += 1
-        lengths[(pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))] += 1
+        lengths[
+            (pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))
+        ] += 1
     _insert(PairTally, PAIR_KEY, states)
     _insert(LengthTally, LENGTH_KEY, lengths)
 
@@ -182,9 +210,11 @@ def premises_added(premises):
     if not premises:
         return
     _labels_first()
-    _insert(LengthTally, LENGTH_KEY, Counter(
-        (p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, words(p.text)) for p in premises
-    ))
+    _insert(
+        LengthTally,
+        LENGTH_KEY,
+        Counter((p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, words(p.text)) for p in premises),
+    )
 
 
 def premises_moving(premises, split):
@@ -197,12 +227,18 @@ def premises_moving(premises, split):
         return _add(_signed(rows, -1), {(k[0], split, *k[2:]): n for k, n in rows.items()})
 
     _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
-    _insert(LengthTally, LENGTH_KEY, _add(
-        _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))), moved(relation_rows(pairs))
-    ))
+    _insert(
+        LengthTally,
+        LENGTH_KEY,
+        _add(
+            _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))),
+            moved(relation_rows(pairs)),
+        ),
+    )
 
 
 # --- folding -------------------------------------------------------------------------------------
+
 
 def _maybe_fold():
     if random.random() < 1 / FOLD_EVERY:
@@ -241,12 +277,13 @@ def fold():
 
 
 def _insert_plain(model, key_names, sums):
-    rows = [model(**dict(zip(key_names, key)), n=n) for key, n in sums.items() if n]
+    rows = [model(**dict(zip(key_names, key, strict=False)), n=n) for key, n in sums.items() if n]
     model.objects.bulk_create(rows, batch_size=500)
     return len(rows)
 
 
 # --- reading -------------------------------------------------------------------------------------
+
 
 def _read(tallies, key_names):
     """{key: sum of n} over tally rows (non-zero sums only); one grouped statement."""
@@ -266,8 +303,11 @@ def _scoped(model, dataset=None, split=None):
     return tallies
 
 
-def pair_counts(dataset=None, split=None, by=("genre__slug", "author_label", "label_count",
-                                               "entailment_votes", "neutral_votes", "contradiction_votes")):
+def pair_counts(
+    dataset=None,
+    split=None,
+    by=("genre__slug", "author_label", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes"),
+):
     """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size."""
     rows = _scoped(PairTally, dataset, split).order_by().values_list(*by).annotate(total=Sum("n"))
     return [tuple(row) for row in rows if row[-1]]
@@ -312,7 +352,9 @@ def grouped_truth(dataset=None, lengths=True):
     truth = {PairTally: pair_rows(pairs)}
     if lengths:
         truth[LengthTally] = {
-            **premise_length_rows(premises_in(dataset)), **hypothesis_length_rows(pairs), **relation_rows(pairs)
+            **premise_length_rows(premises_in(dataset)),
+            **hypothesis_length_rows(pairs),
+            **relation_rows(pairs),
         }
     return truth
 

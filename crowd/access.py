@@ -10,6 +10,7 @@
 A check returns None (admitted) or a `Refusal`: a polite message for the worker, or a URL to send
 them to first (the qualification test).
 """
+
 from dataclasses import dataclass
 
 from .models import StudyAccess, TaskKind

@@ -4,14 +4,15 @@ A researcher approves submissions on the market from the completed sessions: the
 shows how many completed, each study its sessions with their codes, and the action
 "Export completed sessions (CSV)" downloads them.
 """
+
 import csv
 
 from django.contrib import admin
 from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.urls import reverse
-from django.utils.html import format_html
 from django.utils import timezone
+from django.utils.html import format_html
 
 from . import selectors
 from .models import Study, StudySession
@@ -45,7 +46,14 @@ class CompletedFilter(admin.SimpleListFilter):
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
     list_display = [
-        "slug", "name", "dataset", "task_kind", "tasks_per_batch", "is_active", "session_count", "completed_count",
+        "slug",
+        "name",
+        "dataset",
+        "task_kind",
+        "tasks_per_batch",
+        "is_active",
+        "session_count",
+        "completed_count",
     ]
     list_filter = ["dataset", "task_kind", "is_active"]
     list_select_related = ["dataset"]
@@ -55,8 +63,13 @@ class StudyAdmin(admin.ModelAdmin):
     actions = ["export_completions"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            _sessions=Count("sessions"), _completed=Count("sessions", filter=Q(sessions__completed_at__isnull=False))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _sessions=Count("sessions"),
+                _completed=Count("sessions", filter=Q(sessions__completed_at__isnull=False)),
+            )
         )
 
     @admin.display(description="sessions", ordering="_sessions")
@@ -70,7 +83,9 @@ class StudyAdmin(admin.ModelAdmin):
         path = reverse("study_entry", args=[study.slug])
         prolific = f"{path}?sig={study.link_signature()}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
         mturk = f"{path}?sig={study.link_signature()}"
-        return format_html("Prolific: <code>{}</code><br>MTurk (ExternalQuestion URL): <code>{}</code>", prolific, mturk)
+        return format_html(
+            "Prolific: <code>{}</code><br>MTurk (ExternalQuestion URL): <code>{}</code>", prolific, mturk
+        )
 
     @admin.display(description="completed", ordering="_completed")
     def completed_count(self, study):
@@ -92,12 +107,23 @@ class StudyAdmin(admin.ModelAdmin):
 @admin.register(StudySession)
 class StudySessionAdmin(admin.ModelAdmin):
     list_display = [
-        "id", "study", "worker", "external_session_id", "tasks_done", "started_at", "completed_at", "completion_code",
+        "id",
+        "study",
+        "worker",
+        "external_session_id",
+        "tasks_done",
+        "started_at",
+        "completed_at",
+        "completion_code",
     ]
     list_filter = ["study", CompletedFilter, "worker__market"]
     list_select_related = ["study", "worker__user"]
     search_fields = [
-        "external_session_id", "external_study_id", "worker__external_id", "worker__user__username", "completion_code",
+        "external_session_id",
+        "external_study_id",
+        "worker__external_id",
+        "worker__user__username",
+        "completion_code",
     ]
     autocomplete_fields = ["study", "worker"]
     readonly_fields = ["tasks_done", "started_at", "completed_at", "completion_code", "turk_submit_to"]

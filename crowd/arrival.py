@@ -4,6 +4,7 @@ Prolific appends ?PROLIFIC_PID=...&STUDY_ID=...&SESSION_ID=...; Mechanical Turk 
 ?workerId=...&assignmentId=...&hitId=... (and assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE while a
 worker only previews the HIT, when nothing may be created). Nobody copies ids by hand.
 """
+
 import re
 from dataclasses import dataclass
 
@@ -111,7 +112,8 @@ def worker_for_arrival(arrival):
             # or someone took the username between our check and our insert: look again.
             worker = (
                 Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id)
-                .select_related("user").first()
+                .select_related("user")
+                .first()
             )
             if worker is not None:
                 return worker

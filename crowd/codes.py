@@ -5,6 +5,7 @@ under the study's secret, so each session has its own code, a code shared betwee
 matches one session only, and the researcher can verify any code offline with the secret.
 A signed study link carries an HMAC of the study's slug under the same secret (`sig=`).
 """
+
 import base64
 import hashlib
 import hmac

@@ -1,4 +1,5 @@
 """Template context every page gets from the crowd app."""
+
 from .services import take_saved_drafts
 
 

@@ -4,6 +4,7 @@ A study gives a link (`/study/<slug>/`) that a market such as Prolific or Mechan
 with the worker's ids; each visit is a StudySession that counts the worker's tasks towards the
 completion code. The tables keep the names they had in `collection` (`db_table`).
 """
+
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -132,16 +133,20 @@ class Study(models.Model):
             return
         if self.task_kind != TaskKind.MPE_JUDGMENT:
             if self.dataset.item_kind == ItemKind.MULTI_PREMISE:
-                raise ValidationError({
-                    "dataset": f"“{self.dataset}” holds multi-premise (MPE) items: only an MPE judgment study "
-                    "can serve them. Make this an MPE judgment study, or choose a single-premise dataset."
-                })
+                raise ValidationError(
+                    {
+                        "dataset": f"“{self.dataset}” holds multi-premise (MPE) items: only an MPE judgment study "
+                        "can serve them. Make this an MPE judgment study, or choose a single-premise dataset."
+                    }
+                )
             return
         if self.dataset.item_kind != ItemKind.MULTI_PREMISE:
-            raise ValidationError({
-                "dataset": f"An MPE judgment study needs a multi-premise dataset; “{self.dataset}” has "
-                "single-premise pairs. Choose a multi-premise dataset, or make this a validation study."
-            })
+            raise ValidationError(
+                {
+                    "dataset": f"An MPE judgment study needs a multi-premise dataset; “{self.dataset}” has "
+                    "single-premise pairs. Choose a multi-premise dataset, or make this a validation study."
+                }
+            )
 
 
 class StudySession(models.Model):
@@ -163,9 +168,7 @@ class StudySession(models.Model):
         db_table = "collection_studysession"
         ordering = ["-started_at"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["study", "worker", "external_session_id"], name="unique_study_session"
-            )
+            models.UniqueConstraint(fields=["study", "worker", "external_session_id"], name="unique_study_session")
         ]
 
     @property

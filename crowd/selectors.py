@@ -1,5 +1,6 @@
 """Reads of the crowd app: what a worker has done so far, where a finished session goes back to,
 and the completed sessions a researcher approves on the market."""
+
 from urllib.parse import quote
 
 from corpus.models import AUTHOR_POSITION, Market
@@ -7,8 +8,15 @@ from corpus.models import AUTHOR_POSITION, Market
 from .models import StudySession
 
 COMPLETION_CSV_COLUMNS = [
-    "study", "market", "worker_id", "external_study_id", "external_session_id",
-    "tasks_done", "started_at", "completed_at", "completion_code",
+    "study",
+    "market",
+    "worker_id",
+    "external_study_id",
+    "external_session_id",
+    "tasks_done",
+    "started_at",
+    "completed_at",
+    "completion_code",
 ]
 
 
@@ -51,7 +59,13 @@ def completion_rows(studies):
     for study in studies:
         for session in completed_sessions(study):
             yield [
-                study.slug, session.worker.market, session.worker.external_id or session.worker.user.get_username(),
-                session.external_study_id, session.external_session_id, session.tasks_done,
-                session.started_at.isoformat(), session.completed_at.isoformat(), session.completion_code,
+                study.slug,
+                session.worker.market,
+                session.worker.external_id or session.worker.user.get_username(),
+                session.external_study_id,
+                session.external_session_id,
+                session.tasks_done,
+                session.started_at.isoformat(),
+                session.completed_at.isoformat(),
+                session.completion_code,
             ]

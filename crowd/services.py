@@ -1,4 +1,5 @@
 """Writes of the crowd app: the worker behind an account, and a study session's task count."""
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -28,9 +29,7 @@ def record_task_done(study_session):
     """
     if study_session is None:
         return None
-    session = (
-        StudySession.objects.select_for_update().select_related("study").get(pk=study_session.pk)
-    )
+    session = StudySession.objects.select_for_update().select_related("study").get(pk=study_session.pk)
     session.tasks_done += 1
     fields = ["tasks_done"]
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
@@ -50,7 +49,7 @@ SAVED_DRAFTS_KEY = "saved_drafts"
 def drafts_saved(request, key):
     """Tell the worker's browser, on the next page, that the draft `key` is saved: it may drop its copy."""
     saved = request.session.get(SAVED_DRAFTS_KEY, [])
-    request.session[SAVED_DRAFTS_KEY] = (saved + [key])[-20:]
+    request.session[SAVED_DRAFTS_KEY] = ([*saved, key])[-20:]
 
 
 def take_saved_drafts(request):

@@ -12,6 +12,7 @@ back with the batch.
     submitted; `catch_labels` maps each catch-trial pair pk to the worker's label (never added to
     the pair's labels), `seconds` is the time per item.
 """
+
 from django.dispatch import Signal
 
 catch_trials_wanted = Signal()

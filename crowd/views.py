@@ -2,6 +2,7 @@
 
 Views stay thin: arrival rules live in arrival.py, writes in services.py.
 """
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.shortcuts import get_object_or_404, redirect, render

@@ -6,6 +6,7 @@ follow the data without a restart. On a large corpus (settings.DASHBOARD_LARGE_P
 figure is shown at once and a Celery task (`dashboard.tasks.refresh_figure`) recomputes it, so
 no page waits for an aggregate. Figures a task may recompute register with `@refreshable`.
 """
+
 import time
 
 from django.conf import settings

@@ -2,6 +2,7 @@
 prints at its end). Each comes from the selector its dashboard page uses and is formatted by the
 page's own filters, so the console says what the dashboard shows for the same database
 (tests/demo/test_demo_console.py compares them page by page)."""
+
 from annotation_site.console import format_table
 from artifacts.selectors import monitor_overview, tag_figures
 from dashboard.queries.collection import collection_overview
@@ -15,28 +16,54 @@ def dataset_figures(dataset, site=""):
     training: the dataset's first done snapshot of it alone, and its runs on all genres."""
     scope = f"?dataset={dataset.slug}"
     overview = collection_overview(dataset, None)
-    rows = [("collection", f"{thousands(overview['totals']['premises'])} premises, "
-                           f"{thousands(overview['totals']['pairs'])} pairs", f"{site}/dashboard/{scope}")]
+    rows = [
+        (
+            "collection",
+            f"{thousands(overview['totals']['premises'])} premises, {thousands(overview['totals']['pairs'])} pairs",
+            f"{site}/dashboard/{scope}",
+        )
+    ]
     agreement = validation_overview(dataset, None)["agreement"]
-    rows.append(("validation", f"{thousands(agreement['five_label_pairs'])} pairs with all five labels",
-                 f"{site}/dashboard/validation/{scope}"))
+    rows.append(
+        (
+            "validation",
+            f"{thousands(agreement['five_label_pairs'])} pairs with all five labels",
+            f"{site}/dashboard/validation/{scope}",
+        )
+    )
     tags = tag_figures(dataset, None)
-    rows.append(("corpus", f"{thousands(tags['tagged'])} pairs tagged with phenomena", f"{site}/dashboard/corpus/{scope}"))
+    rows.append(
+        ("corpus", f"{thousands(tags['tagged'])} pairs tagged with phenomena", f"{site}/dashboard/corpus/{scope}")
+    )
     monitor = monitor_overview(dataset)
     if monitor["latest"] is not None:
         overall = monitor["latest"].overall
         flagged = ", ".join(writer["name"] for writer in monitor["flagged"]) or "none"
-        rows.append(("artifacts", f"hypothesis-only {pct(overall['accuracy'])} vs majority {pct(overall['majority'])} "
-                                  f"over {thousands(monitor['latest'].pairs)} hypotheses; flagged: {flagged}",
-                     f"{site}/dashboard/artifacts/{scope}"))
+        rows.append(
+            (
+                "artifacts",
+                f"hypothesis-only {pct(overall['accuracy'])} vs majority {pct(overall['majority'])} "
+                f"over {thousands(monitor['latest'].pairs)} hypotheses; flagged: {flagged}",
+                f"{site}/dashboard/artifacts/{scope}",
+            )
+        )
     snapshot = Snapshot.objects.filter(datasets=[dataset.slug], status="done").order_by("pk").first()
     if snapshot is not None:
-        rows.append(("snapshots", f"#{snapshot.pk}: {thousands(snapshot.row_count)} rows", f"{site}/dashboard/snapshots/"))
-        runs = TrainingRun.objects.filter(snapshot=snapshot, status=RunStatus.DONE, config__train_genre=None).order_by("pk")
+        rows.append(
+            ("snapshots", f"#{snapshot.pk}: {thousands(snapshot.row_count)} rows", f"{site}/dashboard/snapshots/")
+        )
+        runs = TrainingRun.objects.filter(snapshot=snapshot, status=RunStatus.DONE, config__train_genre=None).order_by(
+            "pk"
+        )
         if runs:
-            rows.append(("training", "dev accuracy " + ", ".join(f"#{run.pk} {run.get_model_display()} "
-                                                                  f"{pct(run.dev_accuracy)}" for run in runs),
-                         f"{site}/dashboard/training/"))
+            rows.append(
+                (
+                    "training",
+                    "dev accuracy "
+                    + ", ".join(f"#{run.pk} {run.get_model_display()} {pct(run.dev_accuracy)}" for run in runs),
+                    f"{site}/dashboard/training/",
+                )
+            )
     return rows
 
 

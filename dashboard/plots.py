@@ -3,6 +3,7 @@
 Each call draws a fresh Figure from the numbers it is given, so pages follow the data without
 a restart, and nothing is shared between requests or threads.
 """
+
 import io
 import re
 from functools import cache
@@ -18,6 +19,7 @@ def _matplotlib():
     from matplotlib.figure import Figure
 
     return matplotlib, Figure
+
 
 PREMISE_GREEN = "#3a9a5b"
 HYPOTHESIS_PURPLE = "#7b4fb8"
@@ -37,9 +39,9 @@ def to_svg(figure, title, margins=None):
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()
-    svg = svg[svg.index("<svg"):]
+    svg = svg[svg.index("<svg") :]
     # Scale with the page (the viewBox keeps the aspect ratio) and tell screen readers what it is.
-    svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r'<svg\1', svg, count=1)
+    svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", svg, count=1)
     return svg.replace("<svg", f'<svg role="img" aria-label="{title}" class="plot"', 1)
 
 
@@ -62,7 +64,7 @@ def hourly_bars(hourly, title="Pairs written per hour, last 48 hours"):
         axes.set_xticks(range(0, len(hourly), step))
         axes.set_xticklabels([hour.strftime("%d %H:00") for hour, _ in hourly][::step], rotation=0)
         axes.set_ylabel("pairs")
-        axes.set_ylim(0, max(counts + [1]) * 1.1)
+        axes.set_ylim(0, max([*counts, 1]) * 1.1)
         return to_svg(figure, title, {"left": 0.06, "right": 0.99, "top": 0.95, "bottom": 0.14})
 
 
@@ -74,8 +76,9 @@ def binned(histogram, cap):
     return counts
 
 
-def length_histogram(premise_lengths, hypothesis_lengths, cap=None,
-                     title="Sentence length (words) of premises and hypotheses"):
+def length_histogram(
+    premise_lengths, hypothesis_lengths, cap=None, title="Sentence length (words) of premises and hypotheses"
+):
     """MultiNLI Figure 2: premises green, hypotheses purple, as share of sentences per length."""
     matplotlib, _ = _matplotlib()
     longest = max(list(premise_lengths) + list(hypothesis_lengths) + [1])
@@ -89,8 +92,13 @@ def length_histogram(premise_lengths, hypothesis_lengths, cap=None,
         ):
             counts = binned(lengths, cap)
             total = sum(counts) or 1
-            axes.bar([p + offset for p in positions], [100 * c / total for c in counts], width=0.4,
-                     color=colour, label=f"{name} ({sum(counts):,})")
+            axes.bar(
+                [p + offset for p in positions],
+                [100 * c / total for c in counts],
+                width=0.4,
+                color=colour,
+                label=f"{name} ({sum(counts):,})",
+            )
         axes.set_xlabel(f"words (the last bar counts {cap} and more)" if longest > cap else "words")
         axes.set_ylabel("% of sentences")
         axes.set_xlim(0.3, cap + 0.7)
@@ -106,10 +114,22 @@ def label_bars(gold, author, title="Label distribution"):
         labels = [label for label, _ in gold]
         author_counts = dict(author)
         width = 0.38
-        axes.bar([i - width / 2 for i in range(len(labels))], [n for _, n in gold], width,
-                 color=[LABEL_COLOURS.get(label, "#888") for label in labels], label="gold")
-        axes.bar([i + width / 2 for i in range(len(labels))], [author_counts.get(label, 0) for label in labels],
-                 width, color="none", edgecolor="#1f2933", hatch="//", label="author")
+        axes.bar(
+            [i - width / 2 for i in range(len(labels))],
+            [n for _, n in gold],
+            width,
+            color=[LABEL_COLOURS.get(label, "#888") for label in labels],
+            label="gold",
+        )
+        axes.bar(
+            [i + width / 2 for i in range(len(labels))],
+            [author_counts.get(label, 0) for label in labels],
+            width,
+            color="none",
+            edgecolor="#1f2933",
+            hatch="//",
+            label="author",
+        )
         axes.set_xticks(range(len(labels)))
         axes.set_xticklabels(labels)
         axes.set_ylabel("pairs")
@@ -126,8 +146,13 @@ def heatmap(matrix, row_labels, column_labels, title, xlabel="", ylabel="", perc
     width, height = 2.6 + 0.75 * len(column_labels), 1.4 + 0.5 * len(row_labels)
     with matplotlib.rc_context(_RC):
         figure, axes = new_figure(width, height)
-        image = axes.imshow(values, cmap="Blues", aspect="auto", vmin=np.nanmin(values) if values.size else 0,
-                            vmax=np.nanmax(values) if values.size else 1)
+        image = axes.imshow(
+            values,
+            cmap="Blues",
+            aspect="auto",
+            vmin=np.nanmin(values) if values.size else 0,
+            vmax=np.nanmax(values) if values.size else 1,
+        )
         axes.set_xticks(range(len(column_labels)))
         axes.set_xticklabels(column_labels, rotation=45, ha="right")
         axes.set_yticks(range(len(row_labels)))
@@ -141,8 +166,15 @@ def heatmap(matrix, row_labels, column_labels, title, xlabel="", ylabel="", perc
                 if np.isnan(values[i, j]):
                     continue
                 text = f"{100 * values[i, j]:.1f}" if percent else f"{values[i, j]:g}"
-                axes.text(j, i, text, ha="center", va="center", fontsize=8,
-                          color="white" if values[i, j] > middle else "#1f2933")
+                axes.text(
+                    j,
+                    i,
+                    text,
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if values[i, j] > middle else "#1f2933",
+                )
         colorbar = figure.colorbar(image, ax=axes, fraction=0.04)
         if percent:
             from matplotlib.ticker import FuncFormatter
@@ -150,5 +182,8 @@ def heatmap(matrix, row_labels, column_labels, title, xlabel="", ylabel="", perc
             colorbar.formatter = FuncFormatter(lambda value, _: f"{100 * value:.0f}")
             colorbar.update_ticks()
         # Margins in inches: room for the longest genre name on the left and the slanted ones below.
-        return to_svg(figure, title, {"left": 1.3 / width, "right": 1 - 0.45 / width, "top": 1 - 0.15 / height,
-                                      "bottom": 1.2 / height})
+        return to_svg(
+            figure,
+            title,
+            {"left": 1.3 / width, "right": 1 - 0.45 / width, "top": 1 - 0.15 / height, "bottom": 1.2 / height},
+        )

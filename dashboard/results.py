@@ -5,6 +5,7 @@ per_label, confusion), the pooled `dev` / `test` reports, and `matched` / `misma
 accuracies per phase (MultiNLI Table 4). The genre × genre matrix of MultiNLI Table 5 comes
 from several single-genre runs (config.train_genre) on one snapshot: each run is one row.
 """
+
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,14 +17,14 @@ PHASES = ("dev", "test")
 
 @dataclass
 class Report:
-    splits: list = field(default_factory=list)       # [{split, n, accuracy, excluded}]
-    matched: list = field(default_factory=list)      # [{phase, matched, mismatched}]
-    genres: list = field(default_factory=list)       # [{genre, phases: {phase: {n, accuracy}}}]
-    labels: list = field(default_factory=list)       # [{label, phases: {phase: {n, accuracy}}}]
-    phases: list = field(default_factory=list)       # phases present, in order
-    confusion: dict = None                           # {rows, columns, values, phase}
-    genre_matrix: dict = None                        # {rows, columns, values}
-    facts: list = field(default_factory=list)        # [(name, value)]
+    splits: list = field(default_factory=list)  # [{split, n, accuracy, excluded}]
+    matched: list = field(default_factory=list)  # [{phase, matched, mismatched}]
+    genres: list = field(default_factory=list)  # [{genre, phases: {phase: {n, accuracy}}}]
+    labels: list = field(default_factory=list)  # [{label, phases: {phase: {n, accuracy}}}]
+    phases: list = field(default_factory=list)  # phases present, in order
+    confusion: dict = None  # {rows, columns, values, phase}
+    genre_matrix: dict = None  # {rows, columns, values}
+    facts: list = field(default_factory=list)  # [(name, value)]
 
     @property
     def empty(self):
@@ -34,10 +35,14 @@ def read(results):
     results = results or {}
     report = Report()
     for split, figures in sorted((results.get("splits") or {}).items()):
-        report.splits.append({
-            "split": split, "n": figures.get("n"), "accuracy": figures.get("accuracy"),
-            "excluded": figures.get("excluded_no_gold"),
-        })
+        report.splits.append(
+            {
+                "split": split,
+                "n": figures.get("n"),
+                "accuracy": figures.get("accuracy"),
+                "excluded": figures.get("excluded_no_gold"),
+            }
+        )
     matched, mismatched = results.get("matched") or {}, results.get("mismatched") or {}
     for phase in PHASES:
         if phase in matched or phase in mismatched:
@@ -62,14 +67,28 @@ def read(results):
         confusion = results[phase].get("confusion")
         if confusion and confusion.get("matrix"):
             report.confusion = {
-                "rows": confusion.get("labels"), "columns": confusion.get("labels"),
-                "values": confusion["matrix"], "phase": phase,
+                "rows": confusion.get("labels"),
+                "columns": confusion.get("labels"),
+                "values": confusion["matrix"],
+                "phase": phase,
             }
             break
     report.genre_matrix = stored_genre_matrix(results.get("genre_matrix")) or matrix_file(
-        results.get("genre_matrix_file"))
-    for key in ("train_accuracy", "train_pairs", "best_epoch", "epochs_run", "stopped_by", "vocab_size",
-                "embeddings_covered", "majority_label", "device", "seconds", "dev_split"):
+        results.get("genre_matrix_file")
+    )
+    for key in (
+        "train_accuracy",
+        "train_pairs",
+        "best_epoch",
+        "epochs_run",
+        "stopped_by",
+        "vocab_size",
+        "embeddings_covered",
+        "majority_label",
+        "device",
+        "seconds",
+        "dev_split",
+    ):
         if results.get(key) not in (None, ""):
             report.facts.append((key.replace("_", " "), results[key]))
     return report
@@ -80,13 +99,19 @@ def stored_genre_matrix(matrix):
     if not matrix:
         return None
     if isinstance(matrix, dict) and "rows" in matrix:
-        return {"rows": matrix["rows"], "columns": matrix["columns"],
-                "values": matrix.get("values") or matrix.get("matrix")}
+        return {
+            "rows": matrix["rows"],
+            "columns": matrix["columns"],
+            "values": matrix.get("values") or matrix.get("matrix"),
+        }
     if isinstance(matrix, dict):
         rows = sorted(matrix)
         columns = sorted({column for row in matrix.values() for column in row})
-        return {"rows": rows, "columns": columns,
-                "values": [[matrix[row].get(column) for column in columns] for row in rows]}
+        return {
+            "rows": rows,
+            "columns": columns,
+            "values": [[matrix[row].get(column) for column in columns] for row in rows],
+        }
     return None
 
 
@@ -102,8 +127,12 @@ def matrix_file(path):
     accuracy = table.get("accuracy") or {}
     if not rows or not columns:
         return None
-    return {"rows": rows, "columns": columns, "phase": table.get("phase"),
-            "values": [[(accuracy.get(row) or {}).get(column) for column in columns] for row in rows]}
+    return {
+        "rows": rows,
+        "columns": columns,
+        "phase": table.get("phase"),
+        "values": [[(accuracy.get(row) or {}).get(column) for column in columns] for row in rows],
+    }
 
 
 def genre_matrix_across_runs(run):

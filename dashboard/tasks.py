@@ -1,4 +1,5 @@
 """Recomputing dashboard figures in the background when the corpus is large."""
+
 from celery import shared_task
 
 from . import queries  # noqa: F401  (registers every refreshable figure)

@@ -1,6 +1,19 @@
 from django.urls import path
 
-from .views import aggregation, artifacts, collection, corpus, mpe, pairs, quality, recast, snapshots, training, validation, workers
+from .views import (
+    aggregation,
+    artifacts,
+    collection,
+    corpus,
+    mpe,
+    pairs,
+    quality,
+    recast,
+    snapshots,
+    training,
+    validation,
+    workers,
+)
 
 app_name = "dashboard"
 urlpatterns = [

@@ -5,11 +5,12 @@ demo writing study. Idempotent like the rest of the demo.
 The extra pairs sit on the demo's train premises without moving their writing counts, so the
 demo worker still finds every premise to write on.
 """
+
 import random
 
 from django.db import transaction
 
-from artifacts.models import JobStatus, MonitorRefresh, PairTags, StudyNudge
+from artifacts.models import JobStatus, MonitorRefresh, StudyNudge
 from artifacts.monitoring import refresh_monitor, scoring_model
 from artifacts.phenomena import TaggerUnavailable
 from artifacts.services import get_tagger, pairs_to_tag, run_tagging_job, start_tagging
@@ -28,8 +29,17 @@ DEMO_DRAFT = "The woman is not sitting on a bench."
 
 SUBJECTS = ["A woman", "A man", "Someone", "The people", "A child", "Two friends", "The workers", "An old man"]
 ACTIONS = ["sitting", "walking", "waiting", "talking", "eating", "working", "reading", "smiling", "standing"]
-PLACES = ["on a bench", "in the city", "near the water", "at home", "in a park", "outside", "in a room",
-          "by the road", "at a market"]
+PLACES = [
+    "on a bench",
+    "in the city",
+    "near the water",
+    "at home",
+    "in a park",
+    "outside",
+    "in a room",
+    "by the road",
+    "at a market",
+]
 
 
 def _sentence(rng, negate=False):
@@ -54,8 +64,9 @@ def ensure_artifact_pairs(dataset):
                     text = _sentence(rng, negate=negate)
                     if Pair.objects.filter(dataset=dataset, pair_id=pair_id).exists():
                         continue
-                    pairs.append(Pair(premise=premise, pair_id=pair_id, hypothesis=text, author_label=label,
-                                      author=writer))
+                    pairs.append(
+                        Pair(premise=premise, pair_id=pair_id, hypothesis=text, author_label=label, author=writer)
+                    )
                     labels.append([label])
             if pairs:
                 created += len(create_pairs(dataset, Split.TRAIN, pairs, labels))
@@ -66,6 +77,7 @@ def ensure_artifacts_demo(dataset, stdout=None):
     """Pairs, tags, a monitor refresh and the nudge: {"created": pairs added now, "refresh": the
     latest monitor refresh, "draft": DEMO_DRAFT's p(contradiction) by the monitor's model, or None}.
     Progress goes to `stdout`; the figures are `demo.figures`' (the dashboard's)."""
+
     def say(line):
         if stdout:
             stdout.write(line)

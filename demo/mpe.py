@@ -1,6 +1,7 @@
 """The MPE part of the demo: judged items with an adjudication case, items built from captions
 that wait for five judgments in the MPE task (/validate/mpe/next/), and a Prolific MPE study
 (`demo-mpe`) whose link sends a participant to those judgments and ends on a completion code."""
+
 import tempfile
 from pathlib import Path
 
@@ -32,11 +33,15 @@ BUILD_SCENE = {
         (1, "Kids playing football in a dusty yard.", []),
         (2, "Two children run after a ball.", []),
         (3, "A pair of boys play soccer outside.", []),
-        (4, "Young boys play a game of soccer.", [
-            "Two boys play soccer on a field.",  # overlap 1.0: rejected, as MPE did
-            "The children are on a school team.",
-            "Nobody is moving.",
-        ]),
+        (
+            4,
+            "Young boys play a game of soccer.",
+            [
+                "Two boys play soccer on a field.",  # overlap 1.0: rejected, as MPE did
+                "The children are on a school team.",
+                "Nobody is moving.",
+            ],
+        ),
     ],
 }
 
@@ -55,8 +60,10 @@ MPE_STUDY = {
 def ensure_mpe_demo():
     """Idempotent: a second run adds nothing. Returns a line for the command's output."""
     premises = tuple(mpe.MpePremise(SCENE, number, text) for number, text in enumerate(CAPTIONS))
-    items = [mpe.MpeItem(0, item_id, premises, hypothesis, mpe.Judgments(*votes), gold)
-             for item_id, hypothesis, votes, gold in JUDGED]
+    items = [
+        mpe.MpeItem(0, item_id, premises, hypothesis, mpe.Judgments(*votes), gold)
+        for item_id, hypothesis, votes, gold in JUDGED
+    ]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "mpe_dev.txt"
         mpe.write_mpe(path, items)
@@ -67,6 +74,8 @@ def ensure_mpe_demo():
     study = Study(slug=MPE_STUDY["slug"], dataset=Dataset.objects.get(slug=DATASET), **fields)
     study.full_clean(validate_unique=False)  # an MPE study needs a multi-premise dataset
     Study.objects.get_or_create(slug=study.slug, defaults={**fields, "dataset": study.dataset})
-    return (f"MPE dataset '{DATASET}': {imported.pairs_created} judged items and {built.kept} built items created now "
-            f"({built.rejected_overlap} candidate(s) rejected for word overlap > 0.5); "
-            f"{queued} item(s) wait in the adjudication queue; Prolific MPE study '{MPE_STUDY['slug']}'.")
+    return (
+        f"MPE dataset '{DATASET}': {imported.pairs_created} judged items and {built.kept} built items created now "
+        f"({built.rejected_overlap} candidate(s) rejected for word overlap > 0.5); "
+        f"{queued} item(s) wait in the adjudication queue; Prolific MPE study '{MPE_STUDY['slug']}'."
+    )

@@ -7,6 +7,7 @@
 
 Idempotent: a second run creates nothing.
 """
+
 from django.contrib.auth import get_user_model
 
 from corpus.models import NO_GOLD, Pair
@@ -32,18 +33,26 @@ def ensure_qualified_study(dataset, researcher):
     )
     test, created = QualificationTest.objects.get_or_create(
         study=study,
-        defaults={"pass_mark": 0.8, "max_attempts": 2,
-                  "instructions": "Five pairs that our researchers judged; four matching answers let you in."},
+        defaults={
+            "pass_mark": 0.8,
+            "max_attempts": 2,
+            "instructions": "Five pairs that our researchers judged; four matching answers let you in.",
+        },
     )
     if created or not test.items.exists():
         pairs = (
-            Pair.objects.filter(dataset=dataset, label_count=5).exclude(gold_label=NO_GOLD)
+            Pair.objects.filter(dataset=dataset, label_count=5)
+            .exclude(gold_label=NO_GOLD)
             .order_by("pair_id")[:TEST_ITEMS]
         )
         for pair in pairs:
             reference, _ = ReferenceLabel.objects.get_or_create(
-                pair=pair, defaults={"label": pair.gold_label, "labelled_by": researcher,
-                                     "note": "Demo: the pair's gold label, confirmed by a researcher."},
+                pair=pair,
+                defaults={
+                    "label": pair.gold_label,
+                    "labelled_by": researcher,
+                    "note": "Demo: the pair's gold label, confirmed by a researcher.",
+                },
             )
             test.items.add(reference)
     return study, test

@@ -10,6 +10,7 @@
   trial as the researcher did: one unpaid bonus on the bonus page, ready to export and mark paid.
 Idempotent like the rest of the demo.
 """
+
 import uuid
 
 from django.contrib.auth import get_user_model
@@ -32,7 +33,7 @@ DEMO_CATCH_SHARE = 0.2
 
 
 def ensure_guesser_pairs(dataset):
-    premises = list(Premise.objects.filter(dataset=dataset, split=Split.DEV).order_by("pk")[:GUESSER_PAIRS // 3])
+    premises = list(Premise.objects.filter(dataset=dataset, split=Split.DEV).order_by("pk")[: GUESSER_PAIRS // 3])
     guesser = ensure_worker(GUESSER)
     created = 0
     with transaction.atomic():
@@ -41,10 +42,19 @@ def ensure_guesser_pairs(dataset):
                 pair_id = f"quality-{premise.prompt_id}-{truth[0]}"
                 if Pair.objects.filter(dataset=dataset, pair_id=pair_id).exists():
                     continue
-                (pair,) = create_pairs(dataset, Split.DEV, [Pair(
-                    premise=premise, pair_id=pair_id, author_label=truth,
-                    hypothesis=f"{premise.text.split('.')[0][:120]} ({['surely', 'perhaps', 'not'][index]}).",
-                )], [[truth] * 4])
+                (pair,) = create_pairs(
+                    dataset,
+                    Split.DEV,
+                    [
+                        Pair(
+                            premise=premise,
+                            pair_id=pair_id,
+                            author_label=truth,
+                            hypothesis=f"{premise.text.split('.')[0][:120]} ({['surely', 'perhaps', 'not'][index]}).",
+                        )
+                    ],
+                    [[truth] * 4],
+                )
                 wrong = LABELS[(index + 1 + created // 3) % 3]
                 add_label(pair, wrong if wrong != truth else LABELS[(index + 2) % 3], worker=guesser, seconds=1.2)
                 created += 1
@@ -60,21 +70,31 @@ def ensure_quality_demo(dataset):
         return f"Quality: {created} guesser pairs; no catch trial (no demo validation study)."
     researcher = get_user_model().objects.filter(username=RESEARCHER[0]).first()
     if not ReferenceLabel.objects.filter(pair=trap).exists():
-        set_reference_label(trap, trap.author_label, by=researcher, is_catch_trial=True,
-                            note="Demo catch trial: the author and three validators agree.")
+        set_reference_label(
+            trap,
+            trap.author_label,
+            by=researcher,
+            is_catch_trial=True,
+            note="Demo catch trial: the author and three validators agree.",
+        )
     if study.catch_trial_share == Study._meta.get_field("catch_trial_share").default:
         Study.objects.filter(pk=study.pk).update(catch_trial_share=DEMO_CATCH_SHARE)
     participant = ensure_worker(CATCH_PARTICIPANT)
     if participant.market != Market.PROLIFIC:
         Worker.objects.filter(pk=participant.pk).update(market=Market.PROLIFIC, external_id=CATCH_PARTICIPANT)
     session, _ = StudySession.objects.get_or_create(
-        study=study, worker=participant, external_session_id="demo-session-catch",
+        study=study,
+        worker=participant,
+        external_session_id="demo-session-catch",
         defaults={"external_study_id": "demo-study"},
     )
     if not CatchTrialAnswer.objects.filter(worker=participant, pair=trap).exists():
         with transaction.atomic():
-            score_catch_trials(worker=participant, study_session=session, batch=uuid.uuid4(),
-                               catch_labels={trap.pk: trap.author_label})
+            score_catch_trials(
+                worker=participant, study_session=session, batch=uuid.uuid4(), catch_labels={trap.pk: trap.author_label}
+            )
     unpaid = BonusEntry.objects.filter(study=study, kind="earned", payment__isnull=True).count()
-    return (f"Quality: {created} guesser pairs added ('{GUESSER}' is flagged on the workers page); catch trial "
-            f"{trap.pair_id}; {unpaid} unpaid bonus(es) in '{study.slug}' on the bonus page.")
+    return (
+        f"Quality: {created} guesser pairs added ('{GUESSER}' is flagged on the workers page); catch trial "
+        f"{trap.pair_id}; {unpaid} unpaid bonus(es) in '{study.slug}' on the bonus page."
+    )

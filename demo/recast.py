@@ -1,5 +1,6 @@
 """Demo recast pairs (DNC): a few review sentences recast with the shipped sentiment template into a
 two-way dataset, queued for the two-way validation task and open to the grammaticality task."""
+
 from corpora.recast_service import recast_into, template_choices
 from corpus.counters import set_needs_validation
 from corpus.models import Dataset, Genre, Pair
@@ -30,13 +31,16 @@ def ensure_recast_demo():
     returns (dataset, pairs created now)."""
     if Pair.objects.filter(dataset__slug=DATASET).exists():
         return Dataset.objects.get(slug=DATASET), 0
-    rows = [{"sentence": sentence, "score": score, "source": source, "line": str(line)}
-            for line, (sentence, score, source) in enumerate(REVIEWS, start=1)]
+    rows = [
+        {"sentence": sentence, "score": score, "source": source, "line": str(line)}
+        for line, (sentence, score, source) in enumerate(REVIEWS, start=1)
+    ]
     # Filed under an existing demo genre (reviews are popular-culture writing, like Slate), so the
     # demo adds no genre without premises of its own.
     genre = Genre.objects.filter(slug=GENRE).first()
-    report = recast_into(template_choices()["sentiment"], rows, DATASET, "dev", seed=1, source="demo reviews",
-                         genre=genre)
+    report = recast_into(
+        template_choices()["sentiment"], rows, DATASET, "dev", seed=1, source="demo reviews", genre=genre
+    )
     dataset = Dataset.objects.get(slug=DATASET)
     dataset.name = "Demo recast (DNC sentiment)"
     dataset.grammaticality_judgments = 3

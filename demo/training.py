@@ -2,6 +2,7 @@
 
 Small models (50-d, a few epochs) trained in-process on the demo's own pairs: seconds, not minutes.
 """
+
 import json
 
 from django.contrib.auth import get_user_model
@@ -29,12 +30,13 @@ def ensure_demo_snapshot_and_runs(dataset, researcher_username, stdout=None):
         snapshot.refresh_from_db()
     made = []
     for model in DEMO_MODELS:
-        done = TrainingRun.objects.filter(snapshot=snapshot, model=model, status=RunStatus.DONE, config__train_genre=None)
+        done = TrainingRun.objects.filter(
+            snapshot=snapshot, model=model, status=RunStatus.DONE, config__train_genre=None
+        )
         if not done.exists():
             run = launch_training_run(snapshot, model, DEMO_CONFIG, researcher, enqueue=False)
             execute_training_run(run.pk)
             made.append(run.pk)
     if not TrainingRun.objects.filter(snapshot=snapshot, results__has_key="genre_matrix_file").exists():
-        call_command("genre_matrix", snapshot=snapshot.pk, model="cbow", config=json.dumps(DEMO_CONFIG),
-                     stdout=stdout)
+        call_command("genre_matrix", snapshot=snapshot.pk, model="cbow", config=json.dumps(DEMO_CONFIG), stdout=stdout)
     return snapshot, made

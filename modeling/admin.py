@@ -3,6 +3,7 @@
 Both are made by the dashboard or the API and written by Celery tasks; once done they are
 records of what happened, so the admin shows them read only.
 """
+
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
@@ -32,8 +33,16 @@ class SnapshotFileInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 @admin.register(Snapshot)
 class SnapshotAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "created_at", "created_by", "datasets", "status", "progress_percent", "row_count",
-                    "short_hash"]
+    list_display = [
+        "id",
+        "created_at",
+        "created_by",
+        "datasets",
+        "status",
+        "progress_percent",
+        "row_count",
+        "short_hash",
+    ]
     list_filter = ["status"]
     list_select_related = ["created_by"]
     search_fields = ["content_hash"]
@@ -50,8 +59,17 @@ class SnapshotAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(TrainingRun)
 class TrainingRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "model", "snapshot", "status", "epoch", "total_epochs", "dev_accuracy", "created_at",
-                    "results_page"]
+    list_display = [
+        "id",
+        "model",
+        "snapshot",
+        "status",
+        "epoch",
+        "total_epochs",
+        "dev_accuracy",
+        "created_at",
+        "results_page",
+    ]
     list_filter = ["status", "model"]
     list_select_related = ["snapshot", "created_by"]
     search_fields = ["snapshot_hash", "celery_task_id", "worker_hostname"]

@@ -1,4 +1,5 @@
 """Snapshots (immutable exports), the training runs that name them, and the GPU nodes' tokens."""
+
 import hashlib
 import secrets
 
@@ -75,8 +76,14 @@ class TrainingRun(models.Model):
     # Each claim of the run (a first start, or a takeover after a lost worker) gets a new id; only
     # the holder of the latest one may write the run, so a worker that was taken over stops.
     claim_id = models.CharField(max_length=64, blank=True)
-    worker_token = models.ForeignKey("WorkerToken", on_delete=models.SET_NULL, null=True, blank=True,
-                                     related_name="runs", help_text="The GPU node's token that holds the run (HTTP workers).")
+    worker_token = models.ForeignKey(
+        "WorkerToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="runs",
+        help_text="The GPU node's token that holds the run (HTTP workers).",
+    )
     worker_hostname = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     device = models.CharField(max_length=100, blank=True)
@@ -93,9 +100,14 @@ class TrainingRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    checkpoint_path = models.CharField(max_length=500, blank=True,
-                                       help_text="Where the checkpoint lies: a path on this server, or its name in object storage.")
-    checkpoint_name = models.CharField(max_length=300, blank=True, help_text="The checkpoint's name in the checkpoint storage.")
+    checkpoint_path = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Where the checkpoint lies: a path on this server, or its name in object storage.",
+    )
+    checkpoint_name = models.CharField(
+        max_length=300, blank=True, help_text="The checkpoint's name in the checkpoint storage."
+    )
     checkpoint_bytes = models.PositiveBigIntegerField(null=True, blank=True)
     checkpoint_sha256 = models.CharField(max_length=64, blank=True)
     results = models.JSONField(

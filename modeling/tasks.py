@@ -2,5 +2,6 @@
 
 Export runs on the default queue; training is routed to the `gpu` queue (settings.CELERY_TASK_ROUTES).
 """
-from modeling.snapshots.tasks import *  # noqa: F401,F403
-from modeling.training.tasks import *  # noqa: F401,F403
+
+from modeling.snapshots.tasks import *  # noqa: F403
+from modeling.training.tasks import *  # noqa: F403

@@ -1,5 +1,6 @@
 """Admin of quality control: reference labels and catch trials (listed, filterable), catch-trial
 answers and the bonus ledger (read only: the ledger is append-only, paid through the dashboard)."""
+
 from django.contrib import admin
 
 from corpus.admin import ReadOnlyAdmin
@@ -33,7 +34,18 @@ class CatchTrialAnswerAdmin(ReadOnlyAdmin, admin.ModelAdmin):
 
 @admin.register(BonusEntry)
 class BonusEntryAdmin(ReadOnlyAdmin, admin.ModelAdmin):
-    list_display = ["created_at", "kind", "worker", "study", "study_session", "pair", "amount", "currency", "reason", "pays"]
+    list_display = [
+        "created_at",
+        "kind",
+        "worker",
+        "study",
+        "study_session",
+        "pair",
+        "amount",
+        "currency",
+        "reason",
+        "pays",
+    ]
     list_filter = ["kind", "study", "currency"]
     list_select_related = ["worker__user", "study", "study_session", "pair", "pays"]
     show_full_result_count = False

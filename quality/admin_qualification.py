@@ -1,5 +1,6 @@
 """Admin for qualification tests (researchers only). Imported by QualityConfig.ready, beside
 whatever `quality/admin.py` registers, so the two can grow apart without touching each other."""
+
 from django.contrib import admin
 
 from .models import QualificationAnswer, QualificationAttempt, QualificationTest
@@ -7,7 +8,15 @@ from .models import QualificationAnswer, QualificationAttempt, QualificationTest
 
 @admin.register(QualificationTest)
 class QualificationTestAdmin(admin.ModelAdmin):
-    list_display = ["study", "item_count", "pass_mark", "max_attempts", "grants_trusted", "attempt_count", "passed_count"]
+    list_display = [
+        "study",
+        "item_count",
+        "pass_mark",
+        "max_attempts",
+        "grants_trusted",
+        "attempt_count",
+        "passed_count",
+    ]
     list_select_related = ["study"]
     autocomplete_fields = []
     filter_horizontal = ["items"]

@@ -12,6 +12,7 @@ four validators' (it is position 1 of the five in the corpus).
 The models are crowd-kit's; this module only feeds them, reads their fitted attributes back
 into one result shape (`AggregationResult`), and compares them with the majority vote.
 """
+
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager

@@ -10,6 +10,7 @@ gold labels). An imported label without a worker counts as its own one-label wor
 in the TSV is not a person, so no confusion matrix is invented for it, and such labels never
 appear in the worker ranking. Pairs need at least two counted labels to be scored.
 """
+
 import io
 import time
 from datetime import timedelta
@@ -93,7 +94,11 @@ def _claim(run_id):
         status=AggregationStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
     )
     claimed = AggregationRun.objects.filter(claimable, pk=run_id).update(
-        status=AggregationStatus.RUNNING, started_at=timezone.now(), finished_at=None, progress=0.0, error="",
+        status=AggregationStatus.RUNNING,
+        started_at=timezone.now(),
+        finished_at=None,
+        progress=0.0,
+        error="",
         stage="reading labels",
     )
     return AggregationRun.objects.get(pk=run_id) if claimed else None
@@ -122,7 +127,10 @@ def run_aggregation(run_id):
             started = time.perf_counter()
             result = aggregation.AGGREGATORS[method](data)
             results[method] = result
-            figures[method] = {"seconds": round(time.perf_counter() - started, 2), "skill_meaning": result.skill_meaning}
+            figures[method] = {
+                "seconds": round(time.perf_counter() - started, 2),
+                "skill_meaning": result.skill_meaning,
+            }
         _stage(run, "saving results", 0.85)
         label_counts = data.groupby("worker").size()
         saving = time.perf_counter()
@@ -133,8 +141,12 @@ def run_aggregation(run_id):
             timing["write_seconds"] = round(time.perf_counter() - saving, 2)
             figures["timing"] = timing
             AggregationRun.objects.filter(pk=run.pk).update(
-                status=AggregationStatus.DONE, progress=1.0, stage="", finished_at=timezone.now(),
-                pair_count=int(data["task"].nunique()), label_count=len(data),
+                status=AggregationStatus.DONE,
+                progress=1.0,
+                stage="",
+                finished_at=timezone.now(),
+                pair_count=int(data["task"].nunique()),
+                label_count=len(data),
                 worker_count=int(sum(1 for worker in label_counts.index if not worker.startswith(_ANONYMOUS))),
                 figures=figures,
             )
@@ -145,7 +157,9 @@ def run_aggregation(run_id):
         )
     except BaseException as exc:
         AggregationRun.objects.filter(pk=run.pk).update(
-            status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(),
+            status=AggregationStatus.FAILED,
+            stage="",
+            finished_at=timezone.now(),
             error=f"{type(exc).__name__}: {exc}"[:5000],
         )
         raise
@@ -156,17 +170,29 @@ def run_aggregation(run_id):
 def _save_pairs(run, method, result, gold):
     """One AggregatedLabel row per scored pair (COPY on PostgreSQL, bulk INSERTs elsewhere)."""
     frame = pd.DataFrame({"label": result.labels.astype(str)})
-    frame["posterior"] = (result.posterior if result.posterior is not None else 1.0)
+    frame["posterior"] = result.posterior if result.posterior is not None else 1.0
     frame["pair_id"] = frame.index.astype("int64")
     frame["gold_label"] = frame["pair_id"].map(gold).fillna(NO_GOLD)
     frame["differs"] = frame["label"] != frame["gold_label"]
-    rows = list(zip(frame["pair_id"].tolist(), frame["label"].tolist(), frame["posterior"].astype(float).tolist(),
-                    frame["gold_label"].tolist(), frame["differs"].tolist()))
+    rows = list(
+        zip(
+            frame["pair_id"].tolist(),
+            frame["label"].tolist(),
+            frame["posterior"].astype(float).tolist(),
+            frame["gold_label"].tolist(),
+            frame["differs"].tolist(),
+            strict=False,
+        )
+    )
     _write_rows(run, method, rows)
     differs = frame["differs"]
     resolves = int((differs & (frame["gold_label"] == NO_GOLD)).sum())
-    return {"pairs": len(frame), "agree_with_gold": int((~differs).sum()),
-            "overrules": int(differs.sum()) - resolves, "resolves": resolves}
+    return {
+        "pairs": len(frame),
+        "agree_with_gold": int((~differs).sum()),
+        "overrules": int(differs.sum()) - resolves,
+        "resolves": resolves,
+    }
 
 
 def _write_rows(run, method, rows):
@@ -174,18 +200,30 @@ def _write_rows(run, method, rows):
         # COPY: several times the rows/s of INSERTs, in the caller's transaction like them.
         buffer = io.StringIO()
         for pair_id, label, posterior, gold_label, differs in rows:
-            buffer.write(f"{run.pk}\t{method}\t{pair_id}\t{label}\t{posterior!r}\t{gold_label}\t{'t' if differs else 'f'}\n")
+            buffer.write(
+                f"{run.pk}\t{method}\t{pair_id}\t{label}\t{posterior!r}\t{gold_label}\t{'t' if differs else 'f'}\n"
+            )
         buffer.seek(0)
         with connection.cursor() as cursor:
             cursor.copy_expert(
                 f"COPY {AggregatedLabel._meta.db_table} (run_id, method, pair_id, label, posterior, gold_label, differs) "
-                "FROM STDIN", buffer,
+                "FROM STDIN",
+                buffer,
             )
         return
     AggregatedLabel.objects.bulk_create(
-        (AggregatedLabel(run=run, method=method, pair_id=pair_id, label=label, posterior=posterior,
-                         gold_label=gold_label, differs=differs)
-         for pair_id, label, posterior, gold_label, differs in rows),
+        (
+            AggregatedLabel(
+                run=run,
+                method=method,
+                pair_id=pair_id,
+                label=label,
+                posterior=posterior,
+                gold_label=gold_label,
+                differs=differs,
+            )
+            for pair_id, label, posterior, gold_label, differs in rows
+        ),
         batch_size=WRITE_BATCH,
     )
 
@@ -203,8 +241,12 @@ def _save_workers(run, method, result, label_counts):
     WorkerEstimate.objects.bulk_create(
         (
             WorkerEstimate(
-                run=run, method=method, worker_id=int(worker), skill=float(skill),
-                labels=int(label_counts.get(worker, 0)), confusion=_confusion(result, worker),
+                run=run,
+                method=method,
+                worker_id=int(worker),
+                skill=float(skill),
+                labels=int(label_counts.get(worker, 0)),
+                confusion=_confusion(result, worker),
             )
             for worker, skill in result.worker_skill.items()
             if not str(worker).startswith(_ANONYMOUS)
@@ -214,6 +256,7 @@ def _save_workers(run, method, result, label_counts):
 
 
 # --- reads for the dashboard ---------------------------------------------------------------------
+
 
 def disagreements(run, method="dawid_skene"):
     """A run's pairs where `method` differs from the gold label, most confident first (page it)."""

@@ -15,11 +15,10 @@ class QualityConfig(AppConfig):
         from .qualification import admission_check
 
         register_admission_check(admission_check)
-        from . import admin_qualification  # noqa: F401  (registers the qualification admin)
-
         # Validation serves and reports catch trials through these signals (crowd/signals.py).
         from crowd.signals import catch_trials_wanted, validation_batch_submitted
 
+        from . import admin_qualification  # noqa: F401  (registers the qualification admin)
         from .catch_trials import pick_catch_trials, score_catch_trials
 
         catch_trials_wanted.connect(pick_catch_trials, dispatch_uid="quality.pick_catch_trials")

@@ -10,6 +10,7 @@ Exports list the UNPAID earned rows of one study:
 - MTurk: a header `worker_id,assignment_id,amount,reason`, one line per worker and assignment
   (SendBonus pays per assignment).
 """
+
 import csv
 import io
 from decimal import Decimal
@@ -41,14 +42,21 @@ def record_catch_bonuses(worker, study_session, matched_answers):
     study = study_session.study
     if study.bonus_per_catch_match is None or study.bonus_per_catch_match <= 0:
         return []
-    return BonusEntry.objects.bulk_create([
-        BonusEntry(
-            kind=BonusKind.EARNED, worker=worker, study=study, study_session=study_session, pair_id=answer.pair_id,
-            amount=study.bonus_per_catch_match, currency=study.bonus_currency,
-            reason=f"Catch trial matched in study {study.slug}",
-        )
-        for answer in matched_answers
-    ])
+    return BonusEntry.objects.bulk_create(
+        [
+            BonusEntry(
+                kind=BonusKind.EARNED,
+                worker=worker,
+                study=study,
+                study_session=study_session,
+                pair_id=answer.pair_id,
+                amount=study.bonus_per_catch_match,
+                currency=study.bonus_currency,
+                reason=f"Catch trial matched in study {study.slug}",
+            )
+            for answer in matched_answers
+        ]
+    )
 
 
 def unpaid(study):
@@ -80,11 +88,19 @@ def mark_paid(study, earned_ids, by=None):
     already = set(BonusEntry.objects.filter(pays__in=ids).values_list("pays_id", flat=True))
     payments = [
         BonusEntry(
-            kind=BonusKind.PAID, worker_id=row.worker_id, study=study, study_session_id=row.study_session_id,
-            pair_id=row.pair_id, amount=row.amount, currency=row.currency, reason=f"Paid: {row.reason}",
-            pays=row, recorded_by=by,
+            kind=BonusKind.PAID,
+            worker_id=row.worker_id,
+            study=study,
+            study_session_id=row.study_session_id,
+            pair_id=row.pair_id,
+            amount=row.amount,
+            currency=row.currency,
+            reason=f"Paid: {row.reason}",
+            pays=row,
+            recorded_by=by,
         )
-        for row in earned if row.pk not in already
+        for row in earned
+        if row.pk not in already
     ]
     BonusEntry.objects.bulk_create(payments)
     return {
@@ -95,6 +111,7 @@ def mark_paid(study, earned_ids, by=None):
 
 
 # --- reads -------------------------------------------------------------------------------------
+
 
 def _zero():
     return Value(Decimal("0"), output_field=DecimalField(max_digits=12, decimal_places=2))
@@ -109,14 +126,18 @@ def worker_totals(study=None):
         answers = answers.filter(study_session__study=study)
     money_rows = {
         row["worker_id"]: row
-        for row in entries.values("worker_id").annotate(
+        for row in entries.values("worker_id")
+        .annotate(
             earned=Coalesce(Sum("amount", filter=Q(kind=BonusKind.EARNED)), _zero()),
             paid=Coalesce(Sum("amount", filter=Q(kind=BonusKind.PAID)), _zero()),
-        ).order_by()
+        )
+        .order_by()
     }
     seen_rows = {
         row["worker_id"]: row
-        for row in answers.values("worker_id").annotate(seen=Count("id"), matched=Count("id", filter=Q(matched=True))).order_by()
+        for row in answers.values("worker_id")
+        .annotate(seen=Count("id"), matched=Count("id", filter=Q(matched=True)))
+        .order_by()
     }
     rows = []
     for worker in Worker.objects.filter(pk__in=set(money_rows) | set(seen_rows)).select_related("user"):
@@ -124,11 +145,20 @@ def worker_totals(study=None):
         seen, matched = s.get("seen", 0), s.get("matched", 0)
         earned = Decimal(m.get("earned", 0)).quantize(CENT)
         paid = Decimal(m.get("paid", 0)).quantize(CENT)
-        rows.append({
-            "worker": worker, "id": worker.pk, "name": str(worker), "market": worker.market,
-            "catch_seen": seen, "catch_matched": matched, "catch_accuracy": matched / seen if seen else None,
-            "earned": earned, "paid": paid, "unpaid": earned - paid,
-        })
+        rows.append(
+            {
+                "worker": worker,
+                "id": worker.pk,
+                "name": str(worker),
+                "market": worker.market,
+                "catch_seen": seen,
+                "catch_matched": matched,
+                "catch_accuracy": matched / seen if seen else None,
+                "earned": earned,
+                "paid": paid,
+                "unpaid": earned - paid,
+            }
+        )
     rows.sort(key=lambda row: (-row["unpaid"], row["name"]))
     return rows
 
@@ -136,17 +166,30 @@ def worker_totals(study=None):
 def study_summaries():
     """Per study with any bonus: unpaid count and amount, earned and paid totals (one query)."""
     return list(
-        Study.objects.filter(bonus_entries__isnull=False).distinct().annotate(
-            unpaid_count=Count("bonus_entries", filter=Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True)),
-            unpaid_amount=Coalesce(Sum("bonus_entries__amount", filter=Q(
-                bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True)), _zero()),
-            earned_amount=Coalesce(Sum("bonus_entries__amount", filter=Q(bonus_entries__kind=BonusKind.EARNED)), _zero()),
+        Study.objects.filter(bonus_entries__isnull=False)
+        .distinct()
+        .annotate(
+            unpaid_count=Count(
+                "bonus_entries", filter=Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True)
+            ),
+            unpaid_amount=Coalesce(
+                Sum(
+                    "bonus_entries__amount",
+                    filter=Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True),
+                ),
+                _zero(),
+            ),
+            earned_amount=Coalesce(
+                Sum("bonus_entries__amount", filter=Q(bonus_entries__kind=BonusKind.EARNED)), _zero()
+            ),
             paid_amount=Coalesce(Sum("bonus_entries__amount", filter=Q(bonus_entries__kind=BonusKind.PAID)), _zero()),
-        ).order_by("slug")
+        )
+        .order_by("slug")
     )
 
 
 # --- the markets' lists ------------------------------------------------------------------------
+
 
 def prolific_bulk_bonus_csv(entries):
     """Prolific's bulk-bonus list: `participant_id,amount` per Prolific participant, no header."""
@@ -170,6 +213,12 @@ def mturk_bonus_csv(entries):
     writer.writerow(["worker_id", "assignment_id", "amount", "reason"])
     for (worker_id, assignment_id), amount in sorted(totals.items()):
         n = counts[(worker_id, assignment_id)]
-        writer.writerow([worker_id, assignment_id, money(amount),
-                         f"Bonus for {n} catch trial{'s' if n != 1 else ''} answered as the researchers did"])
+        writer.writerow(
+            [
+                worker_id,
+                assignment_id,
+                money(amount),
+                f"Bonus for {n} catch trial{'s' if n != 1 else ''} answered as the researchers did",
+            ]
+        )
     return out.getvalue()

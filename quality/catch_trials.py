@@ -11,6 +11,7 @@ The rules:
 - a match inside a study session earns the study's `bonus_per_catch_match` in its currency, as one
   `earned` row of the bonus ledger (`quality.bonuses`), in the submit's own transaction.
 """
+
 from django.db.models import Q
 
 from corpus.models import ValidationLabel
@@ -32,7 +33,9 @@ def catch_trial_candidates(worker, dataset=None, seen=None):
     return references
 
 
-def pick_catch_trials(sender=None, worker=None, study_session=None, dataset=None, count=0, seen=None, taken=(), **kwargs):
+def pick_catch_trials(
+    sender=None, worker=None, study_session=None, dataset=None, count=0, seen=None, taken=(), **kwargs
+):
     """Receiver of `catch_trials_wanted`: up to `count` random catch-trial pair pks for the worker."""
     if count <= 0:
         return []
@@ -41,23 +44,30 @@ def pick_catch_trials(sender=None, worker=None, study_session=None, dataset=None
     return list(candidates.order_by("?").values_list("pair_id", flat=True)[:count])
 
 
-def score_catch_trials(sender=None, worker=None, study_session=None, batch=None, catch_labels=None, seconds=None, **kwargs):
+def score_catch_trials(
+    sender=None, worker=None, study_session=None, batch=None, catch_labels=None, seconds=None, **kwargs
+):
     """Receiver of `validation_batch_submitted`: score the batch's catch trials and record bonuses.
 
     Runs in the submit's transaction. Returns the CatchTrialAnswer rows written.
     """
     if not catch_labels:
         return []
-    expected = dict(
-        ReferenceLabel.objects.filter(pair_id__in=list(catch_labels)).values_list("pair_id", "label")
-    )
+    expected = dict(ReferenceLabel.objects.filter(pair_id__in=list(catch_labels)).values_list("pair_id", "label"))
     answers = [
         CatchTrialAnswer(
-            worker=worker, pair_id=pair_pk, study_session=study_session, batch=batch, label=label,
-            expected=expected[pair_pk], matched=label == expected[pair_pk], seconds=seconds,
+            worker=worker,
+            pair_id=pair_pk,
+            study_session=study_session,
+            batch=batch,
+            label=label,
+            expected=expected[pair_pk],
+            matched=label == expected[pair_pk],
+            seconds=seconds,
         )
         # A reference label removed since the batch was served leaves nothing to score against.
-        for pair_pk, label in sorted(catch_labels.items()) if pair_pk in expected
+        for pair_pk, label in sorted(catch_labels.items())
+        if pair_pk in expected
     ]
     CatchTrialAnswer.objects.bulk_create(answers)
     record_catch_bonuses(worker, study_session, [answer for answer in answers if answer.matched])

@@ -19,6 +19,7 @@ still counts among the other four when a validator's leave-one-out gold is compu
 
 Everything here is plain Python and dataclasses; no pandas, no Django.
 """
+
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,7 +164,9 @@ def chance_agreement(own_label_counts: Mapping[str, int], gold_label_counts: Map
     gold_total = sum(gold_label_counts.values())
     if not own_total or not gold_total:
         return float("nan")
-    return sum(count / own_total * gold_label_counts.get(label, 0) / gold_total for label, count in own_label_counts.items())
+    return sum(
+        count / own_total * gold_label_counts.get(label, 0) / gold_total for label, count in own_label_counts.items()
+    )
 
 
 def better_than_chance_p_value(agreements: int, items: int, chance: float) -> float:
@@ -198,7 +201,7 @@ def random_guesser_flags(
     ]
     adjusted = false_discovery_control(p_values, method="bh")
     flags = []
-    for worker, p_value, adjusted_p in zip(tested, p_values, adjusted):
+    for worker, p_value, adjusted_p in zip(tested, p_values, adjusted, strict=False):
         if adjusted_p <= alpha:
             continue
         reason = (
@@ -248,7 +251,12 @@ def same_label_flags(
                 worker=worker.worker,
                 kind=SAME_LABEL,
                 reason=f"{count} of {worker.n_labels} labels ({share:.0%}) are {label!r}, at or above {max_label_share:.0%}",
-                figures={"items": worker.n_labels, "top_label_count": count, "top_label_share": share, "max_label_share": max_label_share},
+                figures={
+                    "items": worker.n_labels,
+                    "top_label_count": count,
+                    "top_label_share": share,
+                    "max_label_share": max_label_share,
+                },
             )
         )
     return flags
@@ -277,7 +285,11 @@ def too_fast_flags(
                     f"median {worker.median_seconds:.1f} s per item over {worker.timed_items} timed items, "
                     f"below {min_median_seconds:.1f} s"
                 ),
-                figures={"timed_items": worker.timed_items, "median_seconds": worker.median_seconds, "min_median_seconds": min_median_seconds},
+                figures={
+                    "timed_items": worker.timed_items,
+                    "median_seconds": worker.median_seconds,
+                    "min_median_seconds": min_median_seconds,
+                },
             )
         )
     return flags

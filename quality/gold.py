@@ -5,6 +5,7 @@ validators'), else NO_GOLD ("-"). The Django app has the same rule over vote cou
 (validation/gold.py); this copy works on lists so that the statistics in this package need no
 database and no Django.
 """
+
 from collections import Counter
 from collections.abc import Sequence
 
@@ -21,7 +22,9 @@ def gold_label(labels: Sequence[str], min_votes: int = GOLD_MIN_VOTES) -> str:
     can reach it, so the answer never depends on the order of `labels`.
     """
     if min_votes <= len(labels) / 2:
-        raise ValueError(f"min_votes={min_votes} is no majority of {len(labels)} labels: two labels could both reach it")
+        raise ValueError(
+            f"min_votes={min_votes} is no majority of {len(labels)} labels: two labels could both reach it"
+        )
     if not labels:
         return NO_GOLD
     label, votes = Counter(labels).most_common(1)[0]

@@ -3,6 +3,7 @@ and qualification tests are scored against).
 
 The pure statistics (flags, aggregation) stay free of Django in `flags.py` and `aggregation.py`.
 """
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -36,6 +37,7 @@ class ReferenceLabel(models.Model):
 
 
 # --- qualification tests (feature 11: "a worker who reaches the study's pass mark joins the trusted pool") ---
+
 
 class QualificationTest(models.Model):
     """What a worker answers before a study with access 'qualified' lets them work: a set of pairs
@@ -99,6 +101,7 @@ class QualificationAnswer(models.Model):
 
 # --- probabilistic aggregation (beyond the papers): runs, per-pair results, per-worker estimates ---
 
+
 class AggregationStatus(models.TextChoices):
     PENDING = "pending", "pending"
     RUNNING = "running", "running"
@@ -115,7 +118,7 @@ class AggregationRun(models.Model):
     """
 
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.CASCADE, related_name="aggregation_runs")
-    methods = models.JSONField(default=list, help_text="e.g. [\"dawid_skene\", \"mace\"].")
+    methods = models.JSONField(default=list, help_text='e.g. ["dawid_skene", "mace"].')
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     status = models.CharField(max_length=10, choices=AggregationStatus.choices, default=AggregationStatus.PENDING)
@@ -152,8 +155,11 @@ class AggregatedLabel(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "method", "pair"], name="one_result_per_run_method_pair")]
         indexes = [
             # The disagreement page: a run's pairs where a method differs from gold, most confident first.
-            models.Index(fields=["run", "method", "-posterior", "pair"], condition=models.Q(differs=True),
-                         name="aggregated_label_differs"),
+            models.Index(
+                fields=["run", "method", "-posterior", "pair"],
+                condition=models.Q(differs=True),
+                name="aggregated_label_differs",
+            ),
         ]
 
 
@@ -170,11 +176,14 @@ class WorkerEstimate(models.Model):
     confusion = models.JSONField(null=True, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "method", "worker"], name="one_estimate_per_run_method_worker")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "method", "worker"], name="one_estimate_per_run_method_worker")
+        ]
         indexes = [models.Index(fields=["run", "method", "-skill"], name="worker_estimate_rank")]
 
 
 # --- catch trials and the bonus ledger (feature 10) ---
+
 
 class CatchTrialAnswer(models.Model):
     """A worker's label on a catch trial served in their validation batch, scored against the
@@ -229,7 +238,9 @@ class BonusEntry(models.Model):
     worker = models.ForeignKey("corpus.Worker", on_delete=models.PROTECT, related_name="bonus_entries")
     study = models.ForeignKey("crowd.Study", on_delete=models.PROTECT, related_name="bonus_entries")
     study_session = models.ForeignKey(
-        "crowd.StudySession", on_delete=models.PROTECT, related_name="bonus_entries",
+        "crowd.StudySession",
+        on_delete=models.PROTECT,
+        related_name="bonus_entries",
         help_text="The Prolific session / MTurk assignment the bonus belongs to.",
     )
     pair = models.ForeignKey(
@@ -239,7 +250,11 @@ class BonusEntry(models.Model):
     currency = models.CharField(max_length=3)
     reason = models.CharField(max_length=200)
     pays = models.OneToOneField(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="payment",
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="payment",
         help_text="For a paid row: the earned row it pays.",
     )
     recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
@@ -250,7 +265,8 @@ class BonusEntry(models.Model):
         verbose_name_plural = "bonus entries"
         constraints = [
             models.UniqueConstraint(
-                fields=["worker", "pair", "study_session"], condition=models.Q(kind="earned"),
+                fields=["worker", "pair", "study_session"],
+                condition=models.Q(kind="earned"),
                 name="one_bonus_per_worker_catch_session",
             ),
             models.CheckConstraint(condition=models.Q(amount__gt=0), name="bonus_amount_positive"),

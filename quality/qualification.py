@@ -7,6 +7,7 @@ the worker's row lock makes two tries sent at once count one after the other, so
 try more than the test allows. The check that admits workers is registered with crowd
 (`crowd.access`, see apps.py): crowd, below this app, never imports it.
 """
+
 import random
 from dataclasses import dataclass
 
@@ -119,11 +120,19 @@ def submit_attempt(test, worker, answers, seconds=None):
         score = correct / len(items)
         passed = score >= test.pass_mark - 1e-9
         attempt = QualificationAttempt.objects.create(
-            test=test, worker=worker, number=used + 1, correct=correct, total=len(items), score=score,
-            passed=passed, seconds=seconds,
+            test=test,
+            worker=worker,
+            number=used + 1,
+            correct=correct,
+            total=len(items),
+            score=score,
+            passed=passed,
+            seconds=seconds,
         )
         QualificationAnswer.objects.bulk_create(
-            QualificationAnswer(attempt=attempt, reference=item, label=answers[pk], is_correct=answers[pk] == item.label)
+            QualificationAnswer(
+                attempt=attempt, reference=item, label=answers[pk], is_correct=answers[pk] == item.label
+            )
             for pk, item in by_pair.items()
         )
         if passed and test.grants_trusted and not worker.is_trusted:

@@ -2,6 +2,7 @@
 
 Thin: the rules (tries, scoring, who is admitted) live in qualification.py.
 """
+
 import time
 
 from django.contrib import messages
@@ -18,7 +19,11 @@ from crowd.views import NEXT_TASK_URL
 from . import qualification
 from .qualification import QualificationRefused
 
-CHOICES = [("entailment", "Definitely correct"), ("neutral", "Might be correct"), ("contradiction", "Definitely incorrect")]
+CHOICES = [
+    ("entailment", "Definitely correct"),
+    ("neutral", "Might be correct"),
+    ("contradiction", "Definitely incorrect"),
+]
 KEYS = {value: str(number) for number, (value, _) in enumerate(CHOICES, 1)}
 
 
@@ -35,8 +40,13 @@ def _rows(items, chosen, missing):
             "name": name,
             "missing": item.pair_id in missing,
             "options": [
-                {"value": value, "text": text, "key": KEYS[value], "checked": chosen.get(name) == value,
-                 "id": f"{name}-{KEYS[value]}"}
+                {
+                    "value": value,
+                    "text": text,
+                    "key": KEYS[value],
+                    "checked": chosen.get(name) == value,
+                    "id": f"{name}-{KEYS[value]}",
+                }
                 for value, text in CHOICES
             ],
         }
@@ -48,8 +58,12 @@ def qualification_page(request, slug):
     study = get_object_or_404(Study, slug=slug)
     study_session = current_study_session(request)
     if study_session is None or study_session.study_id != study.pk:
-        return _refused(request, "Please open this study from its link on the crowd platform.",
-                        title="Open the study from its link", status=400)
+        return _refused(
+            request,
+            "Please open this study from its link on the crowd platform.",
+            title="Open the study from its link",
+            status=400,
+        )
     worker = worker_for_user(request.user)
     test = qualification.test_for(study)
     if test is None or not test.items.exists():

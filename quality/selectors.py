@@ -14,13 +14,23 @@ The statements:
 3. catch-trial answers grouped by worker;
 4. five-label pairs grouped by author.
 """
+
 from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, Value, When
 
 from corpus.counters import in_gold
-from corpus.models import AUTHOR_POSITION, GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD, THREE_WAY, Pair, ValidationLabel, Worker
+from corpus.models import (
+    AUTHOR_POSITION,
+    GOLD_MAJORITY,
+    LABELS_PER_PAIR,
+    NO_GOLD,
+    THREE_WAY,
+    Pair,
+    ValidationLabel,
+    Worker,
+)
 
 from . import flags as flag_rules
 from .models import CatchTrialAnswer, ReferenceLabel
@@ -59,14 +69,22 @@ class WorkerQuality:
 
     @property
     def label_shares(self):
-        return {label: (self.label_counts.get(label, 0) / self.labels_given if self.labels_given else None) for label in LABELS}
+        return {
+            label: (self.label_counts.get(label, 0) / self.labels_given if self.labels_given else None)
+            for label in LABELS
+        }
 
     def figures(self):
         """The pure flags' input (`quality.flags.WorkerFigures`)."""
         return flag_rules.WorkerFigures(
-            worker=self.worker.pk, label_counts=self.label_counts, loo_items=self.loo_items,
-            loo_agreements=self.loo_agreements, loo_own_label_counts=self.loo_own_label_counts,
-            loo_gold_counts=self.loo_gold_counts, timed_items=self.timed_items, median_seconds=self.median_seconds,
+            worker=self.worker.pk,
+            label_counts=self.label_counts,
+            loo_items=self.loo_items,
+            loo_agreements=self.loo_agreements,
+            loo_own_label_counts=self.loo_own_label_counts,
+            loo_gold_counts=self.loo_gold_counts,
+            timed_items=self.timed_items,
+            median_seconds=self.median_seconds,
         )
 
 
@@ -123,14 +141,18 @@ def label_figures(dataset=None):
     with connection.cursor() as cursor:
         cursor.execute(query, [*outer_params, *params])
         names = [column[0] for column in cursor.description]
-        return {row[0]: dict(zip(names, row)) for row in cursor.fetchall()}
+        return {row[0]: dict(zip(names, row, strict=False)) for row in cursor.fetchall()}
 
 
 def median_seconds(dataset=None):
     """Statement 2: {worker id: median seconds per validation item}, in SQL."""
-    sql, params = _validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds").query.sql_with_params()
+    sql, params = (
+        _validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds").query.sql_with_params()
+    )
     if connection.vendor == "postgresql":
-        query = f"SELECT worker_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ({sql}) s GROUP BY worker_id"
+        query = (
+            f"SELECT worker_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ({sql}) s GROUP BY worker_id"
+        )
     else:
         query = (
             "SELECT worker_id, AVG(seconds) FROM ("
@@ -150,7 +172,9 @@ def catch_figures(dataset=None):
         answers = answers.filter(pair__dataset=dataset)
     return {
         row["worker_id"]: (row["seen"], row["matched"])
-        for row in answers.values("worker_id").annotate(seen=Count("id"), matched=Count("id", filter=Q(matched=True))).order_by()
+        for row in answers.values("worker_id")
+        .annotate(seen=Count("id"), matched=Count("id", filter=Q(matched=True)))
+        .order_by()
     }
 
 
@@ -161,7 +185,9 @@ def writer_figures(dataset=None):
         pairs = pairs.filter(dataset=dataset)
     return {
         row["author_id"]: (row["n"], row["differs"])
-        for row in pairs.values("author_id").annotate(n=Count("id"), differs=Count("id", filter=~Q(gold_label=F("author_label")))).order_by()
+        for row in pairs.values("author_id")
+        .annotate(n=Count("id"), differs=Count("id", filter=~Q(gold_label=F("author_label"))))
+        .order_by()
     }
 
 
@@ -171,7 +197,12 @@ def worker_quality(dataset=None, **flag_options):
     `flag_options` go to `quality.flags.flag_workers` (alpha, minimum items, thresholds).
     Returns a list of WorkerQuality, flagged workers first, then by labels given.
     """
-    labels, medians, catches, writers = label_figures(dataset), median_seconds(dataset), catch_figures(dataset), writer_figures(dataset)
+    labels, medians, catches, writers = (
+        label_figures(dataset),
+        median_seconds(dataset),
+        catch_figures(dataset),
+        writer_figures(dataset),
+    )
     ids = set(labels) | set(catches) | set(writers)
     rows = {}
     for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
@@ -188,8 +219,10 @@ def worker_quality(dataset=None, **flag_options):
             loo_gold_counts={label: row[f"loo_gold_{label}"] for label in LABELS if row.get(f"loo_gold_{label}")},
             timed_items=row.get("timed", 0),
             median_seconds=medians.get(worker.pk),
-            catch_seen=seen, catch_matched=matched,
-            pairs_written=written, written_gold_differs=differs,
+            catch_seen=seen,
+            catch_matched=matched,
+            pairs_written=written,
+            written_gold_differs=differs,
         )
     # Flags over validators only (the binomial test's BH correction runs over those tested).
     for flag in flag_rules.flag_workers([row.figures() for row in rows.values() if row.labels_given], **flag_options):

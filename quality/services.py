@@ -2,6 +2,7 @@
 
 Bonus writes are in `bonuses.py`; catch-trial scoring in `catch_trials.py`.
 """
+
 from django.db import transaction
 
 from corpus.counters import LabelRefused, set_workers_excluded
@@ -45,13 +46,14 @@ def auto_exclude_flagged(**flag_options):
     Nothing is excluded automatically otherwise; a researcher reviews the flags on the dashboard's
     workers page. Returns the ExclusionOutcome (None when nobody was excluded).
     """
-    opted_in = set(
-        StudySession.objects.filter(study__auto_exclude_flagged=True).values_list("worker_id", flat=True)
-    )
+    opted_in = set(StudySession.objects.filter(study__auto_exclude_flagged=True).values_list("worker_id", flat=True))
     if not opted_in:
         return None
-    flagged = [row.worker.pk for row in worker_quality(**flag_options) if row.flags and row.worker.pk in opted_in
-               and not row.worker.is_excluded]
+    flagged = [
+        row.worker.pk
+        for row in worker_quality(**flag_options)
+        if row.flags and row.worker.pk in opted_in and not row.worker.is_excluded
+    ]
     if not flagged:
         return None
     return set_excluded(flagged, True)

@@ -1,4 +1,5 @@
 """Celery tasks of the quality app, queued by name through annotation_site.celery.enqueue."""
+
 from celery import shared_task
 
 from .aggregation_runs import run_aggregation

@@ -3,6 +3,7 @@
 The suite runs twice in CI: on PostgreSQL with a real Celery worker on Redis
 (DATABASE_URL and CELERY_BROKER_URL set), and on SQLite with tasks run in-process.
 """
+
 import os
 import shutil
 import signal
@@ -160,6 +161,7 @@ def make_worker(db, django_user_model):
 
 # --- browser -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def chromium_browser():
     if not Path(CHROMIUM).exists():
@@ -194,6 +196,7 @@ def page(chromium_browser):
 
 
 # --- Celery ----------------------------------------------------------------------------------
+
 
 def broker_url():
     return os.environ.get("CELERY_BROKER_URL", "")
@@ -237,9 +240,29 @@ def start_celery_worker(name, queues, log_path, extra_env=None):
     log = open(log_path, "w")  # noqa: SIM115 - closed by stop_celery_worker
     nodename = f"{name}@{socket.gethostname()}"
     process = subprocess.Popen(
-        [celery, "-A", "annotation_site", "worker", "-Q", queues, "--concurrency", "1",
-         "--pool", "prefork", "--prefetch-multiplier", "1", "-l", "info", "-n", nodename],
-        cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            celery,
+            "-A",
+            "annotation_site",
+            "worker",
+            "-Q",
+            queues,
+            "--concurrency",
+            "1",
+            "--pool",
+            "prefork",
+            "--prefetch-multiplier",
+            "1",
+            "-l",
+            "info",
+            "-n",
+            nodename,
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     process.log_path, process.log, process.nodename = log_path, log, nodename
     from annotation_site.celery import app

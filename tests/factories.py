@@ -4,6 +4,7 @@ Pairs are made the way the platform makes them: through `corpus.counters` (the a
 position 1, counters set from the labels), and further labels through `add_label`, so a test
 never writes counters by hand.
 """
+
 import itertools
 
 from corpus.counters import add_label, create_pairs
@@ -15,15 +16,19 @@ _ids = itertools.count(1)
 def family(slug="test-family"):
     return PromptFamily.objects.get_or_create(
         slug=slug,
-        defaults=dict(name=slug.replace("-", " ").title(), instructions="Write three sentences.",
-                      entailment_prompt="Definitely correct", neutral_prompt="Might be correct",
-                      contradiction_prompt="Definitely incorrect"),
+        defaults={
+            "name": slug.replace("-", " ").title(),
+            "instructions": "Write three sentences.",
+            "entailment_prompt": "Definitely correct",
+            "neutral_prompt": "Might be correct",
+            "contradiction_prompt": "Definitely incorrect",
+        },
     )[0]
 
 
 def genre(slug, is_training=True):
     return Genre.objects.get_or_create(
-        slug=slug, defaults=dict(name=slug.title(), is_training=is_training, family=family())
+        slug=slug, defaults={"name": slug.title(), "is_training": is_training, "family": family()}
     )[0]
 
 
@@ -34,7 +39,10 @@ def dataset(slug="collected", **fields):
 def premise(ds, genre_=None, split=Split.DEV, text=None):
     number = next(_ids)
     return Premise.objects.create(
-        dataset=ds, genre=genre_ or genre("fiction"), split=split, prompt_id=f"p{number}",
+        dataset=ds,
+        genre=genre_ or genre("fiction"),
+        split=split,
+        prompt_id=f"p{number}",
         text=text or f"A person number {number} walks a dog.",
     )
 
@@ -44,10 +52,20 @@ def pair(ds, premise_, labels, hypothesis=None, author=None, validators=(), need
     (anonymous where there are fewer validators than labels), as validation adds them."""
     number = next(_ids)
     labels = [Label(label).value for label in labels]
-    (new,) = create_pairs(ds, premise_.split, [Pair(
-        premise=premise_, pair_id=f"{premise_.prompt_id}-{number}{labels[0][0]}",
-        hypothesis=hypothesis or f"Someone walks an animal ({number}).", author_label=labels[0], author=author,
-    )], [labels[:1]])
+    (new,) = create_pairs(
+        ds,
+        premise_.split,
+        [
+            Pair(
+                premise=premise_,
+                pair_id=f"{premise_.prompt_id}-{number}{labels[0][0]}",
+                hypothesis=hypothesis or f"Someone walks an animal ({number}).",
+                author_label=labels[0],
+                author=author,
+            )
+        ],
+        [labels[:1]],
+    )
     if needs_validation is not None:
         Pair.objects.filter(pk=new.pk).update(needs_validation=needs_validation)
     for index, label in enumerate(labels[1:]):

@@ -1,5 +1,6 @@
 """No 500 on bad input: NUL bytes, JSON nested too deeply, NaN/Infinity, an unknown admin filter
 value. Each case: the status code, the message, and nothing saved."""
+
 import json
 
 import pytest
@@ -12,8 +13,9 @@ from tests.collection.writing_helpers import add_premises, make_study, writing_s
 
 
 def counts():
-    return {model.__name__: model.objects.count()
-            for model in (Pair, Premise, Worker, StudySession, Snapshot, TrainingRun)}
+    return {
+        model.__name__: model.objects.count() for model in (Pair, Premise, Worker, StudySession, Snapshot, TrainingRun)
+    }
 
 
 def as_json(data):
@@ -26,22 +28,57 @@ CASES = [
     ("nul-in-study-link", "get", "/study/study-one/?PROLIFIC_PID=a%00b&STUDY_ID=s&SESSION_ID=x", {}, "NUL character"),
     ("nul-in-query", "get", "/api/pairs/?genre=fic%00tion", {}, "NUL character"),
     ("nul-in-admin-search", "get", "/admin/corpus/pair/?q=a%00b", {}, "NUL character"),
-    ("nul-in-form-field", "post", "/accounts/login/", {"data": {"username": "a\x00b", "password": "x"}},
-     "The form field 'username' contains a NUL character"),
-    ("nul-in-json-string", "post", "/api/snapshots/", as_json(json.dumps({"datasets": ["a\x00"]})),
-     "contains a NUL character"),
+    (
+        "nul-in-form-field",
+        "post",
+        "/accounts/login/",
+        {"data": {"username": "a\x00b", "password": "x"}},
+        "The form field 'username' contains a NUL character",
+    ),
+    (
+        "nul-in-json-string",
+        "post",
+        "/api/snapshots/",
+        as_json(json.dumps({"datasets": ["a\x00"]})),
+        "contains a NUL character",
+    ),
     ("raw-nul-in-json", "post", "/api/snapshots/", as_json(b'{"datasets": ["a\x00"]}'), "contains a NUL character"),
     ("json-too-deep", "post", "/api/snapshots/", as_json("[" * 5000 + "]" * 5000), "nested deeper than 64"),
-    ("json-too-deep-in-strings-is-fine-but-nan-is-not", "post", "/api/training-runs/",
-     as_json('{"snapshot": 1, "model": "cbow", "config": {"train_genre": "[[[[", "lr": NaN}}'), "contains NaN"),
-    ("infinity-in-config", "post", "/api/training-runs/",
-     as_json('{"snapshot": 1, "model": "cbow", "config": {"lr": Infinity}}'), "contains Infinity"),
-    ("negative-infinity-in-config", "post", "/api/training-runs/",
-     as_json('{"snapshot": 1, "model": "cbow", "config": {"epochs": -Infinity}}'), "contains -Infinity"),
-    ("unknown-admin-filter-value", "get", "/admin/corpus/pair/?label_count=abc", {},
-     "The labels so far filter takes one of 0, 1, 2, 3, 4, 5, not 'abc'"),
-    ("nul-in-multipart-field", "post", "/admin/corpus/pair/",
-     {"data": {"f": SimpleUploadedFile("a.txt", b"x"), "note": "a\x00b"}}, "The form field 'note' contains a NUL"),
+    (
+        "json-too-deep-in-strings-is-fine-but-nan-is-not",
+        "post",
+        "/api/training-runs/",
+        as_json('{"snapshot": 1, "model": "cbow", "config": {"train_genre": "[[[[", "lr": NaN}}'),
+        "contains NaN",
+    ),
+    (
+        "infinity-in-config",
+        "post",
+        "/api/training-runs/",
+        as_json('{"snapshot": 1, "model": "cbow", "config": {"lr": Infinity}}'),
+        "contains Infinity",
+    ),
+    (
+        "negative-infinity-in-config",
+        "post",
+        "/api/training-runs/",
+        as_json('{"snapshot": 1, "model": "cbow", "config": {"epochs": -Infinity}}'),
+        "contains -Infinity",
+    ),
+    (
+        "unknown-admin-filter-value",
+        "get",
+        "/admin/corpus/pair/?label_count=abc",
+        {},
+        "The labels so far filter takes one of 0, 1, 2, 3, 4, 5, not 'abc'",
+    ),
+    (
+        "nul-in-multipart-field",
+        "post",
+        "/admin/corpus/pair/",
+        {"data": {"f": SimpleUploadedFile("a.txt", b"x"), "note": "a\x00b"}},
+        "The form field 'note' contains a NUL",
+    ),
 ]
 
 
@@ -65,8 +102,10 @@ def test_bad_input_is_a_400_with_a_message_and_saves_nothing(client, researcher,
 
 def test_nested_json_within_the_limit_reaches_the_view(client, researcher):
     client.force_login(researcher)
-    response = client.post("/api/training-runs/", **as_json(json.dumps({"snapshot": 999, "model": "cbow",
-                                                                       "config": {"train_genre": "[" * 100}})))
+    response = client.post(
+        "/api/training-runs/",
+        **as_json(json.dumps({"snapshot": 999, "model": "cbow", "config": {"train_genre": "[" * 100}})),
+    )
     # The view read it and answered about the snapshot: there is none with that id (404).
     assert response.status_code == 404 and "Snapshot 999 does not exist" in response.json()["detail"]
     assert "nested" not in response.content.decode() and "NUL" not in response.content.decode()
@@ -74,8 +113,10 @@ def test_nested_json_within_the_limit_reaches_the_view(client, researcher):
 
 def test_api_config_with_out_of_bounds_values_is_refused(client, researcher):
     client.force_login(researcher)
-    response = client.post("/api/training-runs/", **as_json(json.dumps({"snapshot": 999, "model": "cbow",
-                                                                       "config": {"embeddings": "/etc/passwd"}})))
+    response = client.post(
+        "/api/training-runs/",
+        **as_json(json.dumps({"snapshot": 999, "model": "cbow", "config": {"embeddings": "/etc/passwd"}})),
+    )
     assert response.status_code == 400 and TrainingRun.objects.count() == 0
 
 

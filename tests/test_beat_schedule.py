@@ -1,5 +1,6 @@
 """One celery beat schedule (`CELERY_BEAT_SCHEDULE` in the settings) runs the periodic work in production: the
 hourly tagging sweep, the monitor refresh and the training-run reaper; compose runs one beat."""
+
 from pathlib import Path
 
 import yaml
@@ -8,8 +9,12 @@ from django.conf import settings
 from annotation_site.celery import app
 
 REPO = Path(__file__).resolve().parent.parent
-PERIODIC = {"artifacts.tag_untagged", "artifacts.periodic_monitor", "modeling.tasks.reap_training_runs",
-            "quality.auto_exclude_flagged"}
+PERIODIC = {
+    "artifacts.tag_untagged",
+    "artifacts.periodic_monitor",
+    "modeling.tasks.reap_training_runs",
+    "quality.auto_exclude_flagged",
+}
 
 
 def test_the_one_schedule_names_registered_tasks_on_the_default_queue():
@@ -47,11 +52,17 @@ def test_the_scheduled_reaper_fails_a_silent_run(db, tmp_path):
 
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=6, n_eval=3))
     now = timezone.now()
-    lost = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status=RunStatus.RUNNING,
-                                      worker_hostname="gpu1@node", started_at=now - timedelta(hours=1),
-                                      heartbeat_at=now - timedelta(hours=1))
-    alive = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status=RunStatus.RUNNING,
-                                       started_at=now - timedelta(hours=1), heartbeat_at=now)
+    lost = TrainingRun.objects.create(
+        snapshot=snapshot,
+        model="cbow",
+        status=RunStatus.RUNNING,
+        worker_hostname="gpu1@node",
+        started_at=now - timedelta(hours=1),
+        heartbeat_at=now - timedelta(hours=1),
+    )
+    alive = TrainingRun.objects.create(
+        snapshot=snapshot, model="cbow", status=RunStatus.RUNNING, started_at=now - timedelta(hours=1), heartbeat_at=now
+    )
     assert reap_training_runs.apply().get() == [lost.pk]
     assert TrainingRun.objects.get(pk=lost.pk).status == RunStatus.FAILED
     assert TrainingRun.objects.get(pk=alive.pk).status == RunStatus.RUNNING

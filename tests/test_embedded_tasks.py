@@ -1,4 +1,5 @@
 """The embedded mode (no broker): tasks run in this process and say nothing about a broker."""
+
 import os
 import subprocess
 import sys
@@ -24,9 +25,12 @@ print("eager", settings.CELERY_TASK_ALWAYS_EAGER, type(result).__name__)
 
 def test_an_in_process_task_prints_no_broker_warning(tmp_path):
     env = {key: value for key, value in os.environ.items() if key not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}", DJANGO_SETTINGS_MODULE="annotation_site.settings")
-    done = subprocess.run([sys.executable, "-c", QUEUE_ONE_TASK], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}", DJANGO_SETTINGS_MODULE="annotation_site.settings"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", QUEUE_ONE_TASK], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "eager True EagerResult" in done.stdout
     # kombu used to warn "No hostname was supplied. Reverting to default 'localhost'" on every task.
@@ -74,13 +78,16 @@ def test_the_server_runs_jobs_in_the_background_and_other_commands_inline():
     env = {key: value for key, value in os.environ.items() if key != "EMBEDDED_TASKS"}
     show = "from django.conf import settings; print(settings.EMBEDDED_TASKS)"
     for code, expected in (("import annotation_site.wsgi", "background"), ("import django; django.setup()", "inline")):
-        done = subprocess.run([sys.executable, "-c", f"{code}; {show}"], cwd=REPO, env=env, capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", f"{code}; {show}"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+        )
         assert done.stdout.strip().splitlines()[-1] == expected, done.stderr
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_training_run_launched_from_the_dashboard_runs_after_the_page_answered(client, researcher, settings, tmp_path):
+def test_a_training_run_launched_from_the_dashboard_runs_after_the_page_answered(
+    client, researcher, settings, tmp_path
+):
     from modeling.models import RunStatus, TrainingRun
     from tests.modeling.training_fixtures import make_snapshot, multinli_splits
 

@@ -6,6 +6,7 @@ constraint would), so the INSERT of a late chunk raises a database error after e
 went through. transactional_db: the import's transaction is a real one, not a savepoint inside
 the test's, and the triggers are dropped afterwards.
 """
+
 import json
 
 import pytest
@@ -59,8 +60,16 @@ def refuse_in_database(transactional_db):
 def test_a_pairs_import_that_fails_in_a_late_chunk_keeps_nothing_and_says_why(tmp_path, refuse_in_database):
     ensure_genres("captions")
     refuse_in_database(Pair, "hypothesis")
-    records = [snli_record(f"p{i}", [E, N, C, E, E], caption=f"{i}.jpg#0", premise=f"Premise number {i} of the file.",
-                           hypothesis=f"Hypothesis number {i}.") for i in range(900)]
+    records = [
+        snli_record(
+            f"p{i}",
+            [E, N, C, E, E],
+            caption=f"{i}.jpg#0",
+            premise=f"Premise number {i} of the file.",
+            hypothesis=f"Hypothesis number {i}.",
+        )
+        for i in range(900)
+    ]
     records[760]["sentence2"] = POISON  # line 761: chunks 1-7 of 100 were written before it
     path = write_jsonl(tmp_path / "poisoned_dev.jsonl", records)
     with pytest.raises(DatabaseError, match="refused by the database"):
@@ -87,8 +96,7 @@ def test_a_premise_import_that_fails_in_a_late_batch_keeps_nothing_and_says_why(
     progress = []
 
     with pytest.raises(DatabaseError, match="refused by the database"):
-        import_premises([path], "fiction", batch_size=40,
-                        on_batch=lambda report: progress.append(report.kept))
+        import_premises([path], "fiction", batch_size=40, on_batch=lambda report: progress.append(report.kept))
     assert progress[:6] == [40, 80, 120, 160, 200, 240]  # batches went through before the failure...
     assert Premise.objects.count() == 0  # ...and none of them stayed
     run = PremiseImport.objects.get()
@@ -106,13 +114,18 @@ def test_a_running_import_shows_its_progress_but_not_its_rows_to_other_connectio
 
     make_genre("fiction", True)
     path = tmp_path / "many.jsonl"
-    path.write_text("".join(json.dumps({"text": f"The courier number {n} crossed the long bridge at noon."}) + "\n"
-                            for n in range(200)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"text": f"The courier number {n} crossed the long bridge at noon."}) + "\n" for n in range(200)
+        ),
+        encoding="utf-8",
+    )
     seen = []
 
     def look_from_another_connection(report):
         other = load_backend(connection.settings_dict["ENGINE"]).DatabaseWrapper(
-            copy.deepcopy(connection.settings_dict), alias="observer")
+            copy.deepcopy(connection.settings_dict), alias="observer"
+        )
         try:
             with other.cursor() as cursor:
                 cursor.execute(f"SELECT kept FROM {PremiseImport._meta.db_table}")

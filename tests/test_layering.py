@@ -4,6 +4,7 @@ Apps sit in layers: the base, the core, the crowd, the feature apps, the top. A 
 import its own app and apps of lower layers only; feature apps of one layer do not import each
 other. Every import counts, the ones inside functions too, so none can hide an arrow.
 """
+
 import ast
 from pathlib import Path
 
@@ -114,7 +115,9 @@ def test_no_circle_between_modules():
 
 def test_the_checks_see_a_planted_upward_arrow_and_circle():
     graph = {"corpus.models": {"dashboard.views"}, "dashboard.views": {"corpus.models"}}
-    assert [sorted(group) for group in strongly_connected(graph) if len(group) > 1] == [["corpus.models", "dashboard.views"]]
+    assert [sorted(group) for group in strongly_connected(graph) if len(group) > 1] == [
+        ["corpus.models", "dashboard.views"]
+    ]
     assert LAYER_OF[app_of("dashboard.views")] > LAYER_OF[app_of("corpus.models")]
     modules = project_modules()
     assert "corpus.models" in modules and "dashboard.queries.corpus" in modules

@@ -1,5 +1,6 @@
 """Production settings: DEBUG off unless asked, no weak SECRET_KEY, `check --deploy` clean with
 the compose environment, a content security policy, and friendly error pages."""
+
 import os
 import re
 import subprocess
@@ -19,8 +20,13 @@ GOOD_KEY = "x7Kq2pL9vR4mN8sT1wY6zB3cF5hJ0dG2aE7uI9oP4lM6nQ1rS8tV3"
 def compose_environment():
     """The app environment of docker-compose.yml with .env-like values filled in."""
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
-    values = {"SECRET_KEY": GOOD_KEY, "POSTGRES_PASSWORD": "pw", "ALLOWED_HOSTS": "nli.example.org",
-              "CSRF_TRUSTED_ORIGINS": "https://nli.example.org", "SITE_DOMAIN": "nli.example.org"}
+    values = {
+        "SECRET_KEY": GOOD_KEY,
+        "POSTGRES_PASSWORD": "pw",
+        "ALLOWED_HOSTS": "nli.example.org",
+        "CSRF_TRUSTED_ORIGINS": "https://nli.example.org",
+        "SITE_DOMAIN": "nli.example.org",
+    }
 
     def fill(value):
         return re.sub(r"\$\{(\w+)(?::?[-?][^}]*)?\}", lambda m: values.get(m.group(1), ""), str(value))
@@ -33,8 +39,9 @@ def run_manage(env_overrides, *args):
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
     env.update(env_overrides)
     env["DJANGO_SETTINGS_MODULE"] = "annotation_site.settings"
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_compose_environment_passes_check_deploy():
@@ -82,7 +89,9 @@ def test_debug_must_be_asked_for():
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE")}
     env.update(SECRET_KEY=GOOD_KEY, DJANGO_SETTINGS_MODULE="annotation_site.settings")
     off = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True)
-    on = subprocess.run([sys.executable, "-c", script], cwd=REPO, env={**env, "DEBUG": "1"}, capture_output=True, text=True)
+    on = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env={**env, "DEBUG": "1"}, capture_output=True, text=True
+    )
     assert off.stdout.strip() == "False" and on.stdout.strip() == "True"
 
 
@@ -116,7 +125,9 @@ def test_a_server_error_is_a_friendly_page(client, db):
     assert "Something went wrong on our side" in page and "secret internals" not in page and "Traceback" not in page
 
 
-@pytest.mark.parametrize("url, status, text", [("/no-such-page/", 404, "Page not found"), ("/study/nope/", 404, "Page not found")])
+@pytest.mark.parametrize(
+    "url, status, text", [("/no-such-page/", 404, "Page not found"), ("/study/nope/", 404, "Page not found")]
+)
 def test_not_found_is_a_friendly_page(client, db, url, status, text):
     response = client.get(url)
     assert response.status_code == status and text in response.content.decode()

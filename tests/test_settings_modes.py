@@ -4,6 +4,7 @@ Embedded (no DATABASE_URL, no CELERY_BROKER_URL, no CACHE_URL): SQLite in the ch
 in the calling process, a per-process cache. With services: the database of DATABASE_URL answers
 the queries, a task goes to the broker's queue and not into the caller, the cache is Redis.
 """
+
 import json
 import os
 import subprocess
@@ -54,15 +55,25 @@ print("PROBE " + json.dumps(answer))
 
 
 def probe(tmp_path, **env_changes):
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL",
-                                                           "CELERY_RESULT_BACKEND")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "CELERY_RESULT_BACKEND")
+    }
     env.update(DJANGO_SETTINGS_MODULE="annotation_site.settings", DATA_DIR=str(tmp_path / "var"), **env_changes)
     queue = f"probe-{uuid.uuid4().hex}"
-    done = subprocess.run([sys.executable, "-c", PROBE, queue], cwd=REPO_ROOT, env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, queue],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("PROBE "))
-    return json.loads(line[len("PROBE "):])
+    return json.loads(line[len("PROBE ") :])
 
 
 def test_embedded_mode_uses_sqlite_in_the_checkout_and_runs_tasks_in_process(tmp_path):
@@ -87,8 +98,13 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
         pytest.fail("the PostgreSQL pass runs with a broker: set CELERY_BROKER_URL=redis://...")
     db = connection.settings_dict
     url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-    answer = probe(tmp_path, DATABASE_URL=url, CELERY_BROKER_URL=broker_url(), CACHE_URL="redis://127.0.0.1:6379/0",
-                   PROBE_QUERY="1")
+    answer = probe(
+        tmp_path,
+        DATABASE_URL=url,
+        CELERY_BROKER_URL=broker_url(),
+        CACHE_URL="redis://127.0.0.1:6379/0",
+        PROBE_QUERY="1",
+    )
     assert answer["vendor"] == "postgresql" and answer["name"] == db["NAME"]
     assert answer["server"].startswith("PostgreSQL")
     assert answer["eager"] is False and answer["task_pid"] is None

@@ -1,4 +1,5 @@
 """Admin of validation claims and policies (researchers only). Labels are the core's (corpus.admin)."""
+
 from django.contrib import admin
 
 from corpus.admin import short

@@ -1,4 +1,5 @@
 """The batch form: one choice per pair in its dataset's label scheme, submitted together."""
+
 from django import forms
 
 from corpus import labels as scheme_labels
@@ -15,11 +16,16 @@ KEYS = {value: str(key) for key, (value, _) in enumerate(CHOICES, 1)}
 # Two-way (DNC): entailed / not entailed, keys 1 and 2.
 TWO_WAY_CHOICES = [(scheme_labels.ENTAILED, "Entailed"), (scheme_labels.NOT_ENTAILED, "Not entailed")]
 # Ordinal (Zhang et al. 2017, DNC's kg_relations): the rating is the key, 1 impossible ... 5 very likely.
-ORDINAL_CHOICES = [(str(value), f"{value}: {scheme_labels.ORDINAL_WORDS[value]}") for value in scheme_labels.ORDINAL_VALUES]
+ORDINAL_CHOICES = [
+    (str(value), f"{value}: {scheme_labels.ORDINAL_WORDS[value]}") for value in scheme_labels.ORDINAL_VALUES
+]
 
 SCHEME_CHOICES = {
     scheme_labels.THREE_WAY_SCHEME: (CHOICES, KEYS),
-    scheme_labels.TWO_WAY_SCHEME: (TWO_WAY_CHOICES, {value: str(key) for key, (value, _) in enumerate(TWO_WAY_CHOICES, 1)}),
+    scheme_labels.TWO_WAY_SCHEME: (
+        TWO_WAY_CHOICES,
+        {value: str(key) for key, (value, _) in enumerate(TWO_WAY_CHOICES, 1)},
+    ),
     scheme_labels.ORDINAL_SCHEME: (ORDINAL_CHOICES, {value: value for value, _ in ORDINAL_CHOICES}),
 }
 
@@ -73,6 +79,7 @@ class ValidationBatchForm(forms.Form):
 
 # --- the MPE judgment task (Lai et al. 2017, Table 2): yes / unknown / no ------------------------
 
+
 class MpeBatchForm(ValidationBatchForm):
     """One yes / unknown / no choice per multi-premise item; the answers are stored as the three labels."""
 
@@ -88,7 +95,8 @@ class MpeBatchForm(ValidationBatchForm):
     def rows(self, missing=()):
         for row in super().rows(missing=missing):
             row["options"] = [
-                {**option, "text": answer} for option, (_, answer) in zip(row["options"], self.answer_choices)
+                {**option, "text": answer}
+                for option, (_, answer) in zip(row["options"], self.answer_choices, strict=False)
             ]
             row["captions"] = row["pair"].premise.premise_sentences
             yield row

@@ -8,6 +8,7 @@ one per worker and pair (a unique constraint refuses a second), and a page offer
 with the fewest judgments that the worker has neither written nor judged. Two workers on the same
 hypothesis at once may give it one judgment more than wanted, which only adds evidence.
 """
+
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Q
 
@@ -40,7 +41,9 @@ def submit_judgments(worker, judgments):
         raise ValidationRefused("Please judge at least one sentence.")
     bad = [pk for pk, value in judgments.items() if value not in Grammaticality.values]
     if bad:
-        raise ValidationRefused("Please choose no errors, minor issues or major issues for every sentence; nothing was saved.")
+        raise ValidationRefused(
+            "Please choose no errors, minor issues or major issues for every sentence; nothing was saved."
+        )
     pairs = Pair.objects.filter(pk__in=list(judgments), dataset__grammaticality_judgments__gt=0)
     if pairs.count() != len(judgments):
         raise ValidationRefused("Some of these sentences are not open for judging; nothing was saved.")

@@ -2,6 +2,7 @@
 
 The labels themselves are the core's (`corpus.models.ValidationLabel`).
 """
+
 import uuid
 
 from django.db import models

@@ -5,6 +5,7 @@ Batches of five items, claims, expiry and the five-judgment target are validatio
 A participant who arrived by an MPE study's link (`TaskKind.MPE_JUDGMENT`) gets that study's
 dataset only, and each submitted batch counts towards the session's completion code.
 """
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -47,8 +48,11 @@ def next_batch(request):
 @require_http_methods(["GET", "POST"])
 def batch(request, batch):
     worker = worker_for_user(request.user)
-    claims = [claim for claim in selectors.batch_claims(worker, batch)
-              if claim.pair.dataset.item_kind == ItemKind.MULTI_PREMISE]
+    claims = [
+        claim
+        for claim in selectors.batch_claims(worker, batch)
+        if claim.pair.dataset.item_kind == ItemKind.MULTI_PREMISE
+    ]
     if not claims:
         raise Http404("No such batch.")
     if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
@@ -65,7 +69,10 @@ def batch(request, batch):
             messages.info(request, done.message)
             return redirect("validation:mpe-next")
         except services.BatchIncomplete as incomplete:
-            error, missing = "Please answer yes, unknown or no for every item; nothing was saved yet.", incomplete.missing
+            error, missing = (
+                "Please answer yes, unknown or no for every item; nothing was saved yet.",
+                incomplete.missing,
+            )
         except LabelRefused as refused:
             error = refused.message
         else:

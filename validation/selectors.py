@@ -1,4 +1,5 @@
 """Reads for the validation task: which pairs a validator may be offered, and their own batches."""
+
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
@@ -17,14 +18,7 @@ def live_claims(now):
 
 
 def open_claims_subquery(now):
-    counted = (
-        live_claims(now)
-        .filter(pair=OuterRef("pk"))
-        .order_by()
-        .values("pair")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
+    counted = live_claims(now).filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id")).values("n")
     # A correlated subquery, not a JOIN + GROUP BY: PostgreSQL refuses FOR UPDATE with GROUP BY.
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 

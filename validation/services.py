@@ -6,6 +6,7 @@ SNLI §2.2). Three things keep it so under concurrency: claims lock the pair row
 re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
 and (pair, worker) refuse whatever slips past both.
 """
+
 import random
 import uuid
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ class BatchIncomplete(ValidationRefused):
 
 
 # --- claims ----------------------------------------------------------------------------------
+
 
 def _lock_rows(queryset):
     """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""
@@ -152,7 +154,11 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
         expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
         ValidationClaim.objects.bulk_create(
             ValidationClaim(
-                batch=batch, worker=worker, pair_id=pk, study_session=study_session, expires_at=expires_at,
+                batch=batch,
+                worker=worker,
+                pair_id=pk,
+                study_session=study_session,
+                expires_at=expires_at,
                 is_catch_trial=is_catch,
             )
             for pk, is_catch in items
@@ -205,7 +211,12 @@ def _catch_trials(worker, study_session, dataset, size, taken=()):
     seen = ValidationClaim.objects.filter(worker=worker).values("pair_id")
     picked = []
     for _receiver, pks in catch_trials_wanted.send(
-        sender=ValidationClaim, worker=worker, study_session=study_session, dataset=dataset, count=count, seen=seen,
+        sender=ValidationClaim,
+        worker=worker,
+        study_session=study_session,
+        dataset=dataset,
+        count=count,
+        seen=seen,
         taken=list(taken),
     ):
         picked += [pk for pk in pks or () if pk not in picked and pk not in taken]
@@ -244,8 +255,14 @@ def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_sess
     """
     batch = uuid.uuid4()
     params = {
-        "open": ClaimStatus.OPEN.value, "expired": ClaimStatus.EXPIRED.value, "now": now, "worker": worker.pk,
-        "candidates": list(candidate_ids), "target": target, "size": size, "batch": batch,
+        "open": ClaimStatus.OPEN.value,
+        "expired": ClaimStatus.EXPIRED.value,
+        "now": now,
+        "worker": worker.pk,
+        "candidates": list(candidate_ids),
+        "target": target,
+        "size": size,
+        "batch": batch,
         "session": study_session.pk if study_session is not None else None,
         "expires_at": now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"]),
     }
@@ -312,7 +329,9 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         per_pair = seconds / len(claims) if seconds is not None else None
         ordinary = [claim for claim in claims if not claim.is_catch_trial]
-        saved = add_labels([(claim.pair, *stored[claim.pair_id]) for claim in ordinary], worker=worker, seconds=per_pair)
+        saved = add_labels(
+            [(claim.pair, *stored[claim.pair_id]) for claim in ordinary], worker=worker, seconds=per_pair
+        )
         ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )
@@ -322,8 +341,12 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
             # Scored by the quality app, in this transaction: a catch-trial label never touches
             # the pair's labels or counters.
             validation_batch_submitted.send(
-                sender=ValidationClaim, worker=worker, study_session=study_session, batch=batch,
-                catch_labels=catch_labels, seconds=per_pair,
+                sender=ValidationClaim,
+                worker=worker,
+                study_session=study_session,
+                batch=batch,
+                catch_labels=catch_labels,
+                seconds=per_pair,
             )
         record_task_done(study_session)
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
@@ -338,6 +361,7 @@ def release_expired_claims(now=None):
 
 
 # --- which pairs need validation ---------------------------------------------------------------
+
 
 def mark_for_validation(pairs):
     """Ask for four validation labels on these pairs. Returns how many were newly marked."""
@@ -358,7 +382,7 @@ def sample_train_for_validation(dataset, fraction, seed=0, progress=False):
     already = train.filter(needs_validation=True).count()
     unmarked = list(train.filter(needs_validation=False).order_by("pk").values_list("pk", flat=True))
     chosen = random.Random(seed).sample(unmarked, max(0, min(len(unmarked), wanted - already)))
-    chunks = [chosen[start:start + 1000] for start in range(0, len(chosen), 1000)]
+    chunks = [chosen[start : start + 1000] for start in range(0, len(chosen), 1000)]
     if progress:
         from tqdm import tqdm
 

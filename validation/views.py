@@ -1,4 +1,5 @@
 """The validation task pages: next batch, one batch of five, the validation FAQ. Thin: rules live in services."""
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -8,13 +9,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from corpus.counters import LabelRefused
-from corpus.models import ItemKind
+from corpus.models import Grammaticality, ItemKind
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import completion_page, task_refusal_page
-
-from corpus.models import Grammaticality
 
 from . import grammaticality as grammar
 from . import selectors, services
@@ -71,8 +70,10 @@ def batch(request, batch):
             drafts_saved(request, f"batch-{batch}")
             return redirect("validation:next")
     elif request.method == "POST":
-        error = "Please choose one of the three labels for each pair." if form.scheme == "three_way" else (
-            "Please choose an answer for each pair."
+        error = (
+            "Please choose one of the three labels for each pair."
+            if form.scheme == "three_way"
+            else ("Please choose an answer for each pair.")
         )
     context = {
         "batch": batch,
@@ -116,7 +117,13 @@ def faq(request):
     study_session = current_study_session(request, TaskKind.VALIDATION)
     study = study_session.study if study_session else None
     pays_bonus = bool(study and study.catch_trial_share > 0 and study.bonus_per_catch_match > 0)
-    return render(request, "validation/faq.html", {
-        "claim_minutes": settings.NLI["VALIDATION_CLAIM_MINUTES"], "study": study, "pays_bonus": pays_bonus,
-        "catch_percent": round(study.catch_trial_share * 100, 1) if study else None,
-    })
+    return render(
+        request,
+        "validation/faq.html",
+        {
+            "claim_minutes": settings.NLI["VALIDATION_CLAIM_MINUTES"],
+            "study": study,
+            "pays_bonus": pays_bonus,
+            "catch_percent": round(study.catch_trial_share * 100, 1) if study else None,
+        },
+    )

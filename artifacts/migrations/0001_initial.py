@@ -5,56 +5,83 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('corpus', '0001_initial'),
+        ("corpus", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PairTags',
+            name="PairTags",
             fields=[
-                ('pair', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='phenomenon_tags', serialize=False, to='corpus.pair')),
-                ('pronouns', models.BooleanField(default=False)),
-                ('quantifiers', models.BooleanField(default=False)),
-                ('modals', models.BooleanField(default=False)),
-                ('negation', models.BooleanField(default=False)),
-                ('wh_words', models.BooleanField(default=False)),
-                ('belief_verbs', models.BooleanField(default=False)),
-                ('time_terms', models.BooleanField(default=False)),
-                ('conversational_pivots', models.BooleanField(default=False)),
-                ('presupposition_triggers', models.BooleanField(default=False)),
-                ('comparatives_superlatives', models.BooleanField(default=False)),
-                ('conditionals', models.BooleanField(default=False)),
-                ('tense_match', models.BooleanField(default=False)),
-                ('interjections', models.BooleanField(default=False)),
-                ('long_sentence', models.BooleanField(default=False)),
-                ('existentials', models.BooleanField(default=False)),
-                ('tagger', models.CharField(help_text='Model package and version that tagged the pair.', max_length=100)),
-                ('tagged_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="phenomenon_tags",
+                        serialize=False,
+                        to="corpus.pair",
+                    ),
+                ),
+                ("pronouns", models.BooleanField(default=False)),
+                ("quantifiers", models.BooleanField(default=False)),
+                ("modals", models.BooleanField(default=False)),
+                ("negation", models.BooleanField(default=False)),
+                ("wh_words", models.BooleanField(default=False)),
+                ("belief_verbs", models.BooleanField(default=False)),
+                ("time_terms", models.BooleanField(default=False)),
+                ("conversational_pivots", models.BooleanField(default=False)),
+                ("presupposition_triggers", models.BooleanField(default=False)),
+                ("comparatives_superlatives", models.BooleanField(default=False)),
+                ("conditionals", models.BooleanField(default=False)),
+                ("tense_match", models.BooleanField(default=False)),
+                ("interjections", models.BooleanField(default=False)),
+                ("long_sentence", models.BooleanField(default=False)),
+                ("existentials", models.BooleanField(default=False)),
+                (
+                    "tagger",
+                    models.CharField(help_text="Model package and version that tagged the pair.", max_length=100),
+                ),
+                ("tagged_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name_plural': 'pair tags',
+                "verbose_name_plural": "pair tags",
             },
         ),
         migrations.CreateModel(
-            name='TaggingJob',
+            name="TaggingJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('retag', models.BooleanField(default=False, help_text='Tag again pairs that already have tags.')),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('total', models.PositiveIntegerField(default=0)),
-                ('done', models.PositiveIntegerField(default=0)),
-                ('tagger', models.CharField(blank=True, max_length=100)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('dataset', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("retag", models.BooleanField(default=False, help_text="Tag again pairs that already have tags.")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "Queued"), ("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("total", models.PositiveIntegerField(default=0)),
+                ("done", models.PositiveIntegerField(default=0)),
+                ("tagger", models.CharField(blank=True, max_length=100)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
     ]

@@ -5,36 +5,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('artifacts', '0001_initial'),
-        ('corpus', '0001_initial'),
+        ("artifacts", "0001_initial"),
+        ("corpus", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='MonitorRefresh',
+            name="MonitorRefresh",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('trigger', models.CharField(choices=[('periodic', 'Periodic'), ('new pairs', 'New Pairs'), ('command', 'Command')], default='command', max_length=12)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='running', max_length=10)),
-                ('pairs_total', models.PositiveIntegerField(default=0, help_text='Pairs in scope when the refresh started.')),
-                ('pairs', models.PositiveIntegerField(default=0, help_text='Pairs scored (those with a label to count).')),
-                ('folds', models.PositiveSmallIntegerField(default=0)),
-                ('seconds', models.FloatField(blank=True, null=True)),
-                ('overall', models.JSONField(blank=True, default=dict)),
-                ('per_genre', models.JSONField(blank=True, default=dict)),
-                ('writers', models.JSONField(blank=True, default=list, help_text='Per writer, flagged first.')),
-                ('flagged', models.PositiveIntegerField(default=0)),
-                ('model_file', models.CharField(blank=True, max_length=500)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('dataset', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "trigger",
+                    models.CharField(
+                        choices=[("periodic", "Periodic"), ("new pairs", "New Pairs"), ("command", "Command")],
+                        default="command",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "Queued"), ("running", "Running"), ("done", "Done"), ("failed", "Failed")],
+                        default="running",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "pairs_total",
+                    models.PositiveIntegerField(default=0, help_text="Pairs in scope when the refresh started."),
+                ),
+                (
+                    "pairs",
+                    models.PositiveIntegerField(default=0, help_text="Pairs scored (those with a label to count)."),
+                ),
+                ("folds", models.PositiveSmallIntegerField(default=0)),
+                ("seconds", models.FloatField(blank=True, null=True)),
+                ("overall", models.JSONField(blank=True, default=dict)),
+                ("per_genre", models.JSONField(blank=True, default=dict)),
+                ("writers", models.JSONField(blank=True, default=list, help_text="Per writer, flagged first.")),
+                ("flagged", models.PositiveIntegerField(default=0)),
+                ("model_file", models.CharField(blank=True, max_length=500)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['dataset', 'status', 'created_at'], name='monitor_latest')],
+                "ordering": ["-created_at"],
+                "indexes": [models.Index(fields=["dataset", "status", "created_at"], name="monitor_latest")],
             },
         ),
     ]

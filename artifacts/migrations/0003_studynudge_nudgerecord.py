@@ -5,40 +5,80 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('artifacts', '0002_monitorrefresh'),
-        ('corpus', '0001_initial'),
-        ('crowd', '0001_initial'),
+        ("artifacts", "0002_monitorrefresh"),
+        ("corpus", "0001_initial"),
+        ("crowd", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='StudyNudge',
+            name="StudyNudge",
             fields=[
-                ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='nudge', serialize=False, to='crowd.study')),
-                ('enabled', models.BooleanField(default=False, help_text='Name give-away words while the worker writes.')),
-                ('threshold', models.FloatField(default=0.8, help_text='Note shown when p(label | hypothesis) reaches this.')),
+                (
+                    "study",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="nudge",
+                        serialize=False,
+                        to="crowd.study",
+                    ),
+                ),
+                (
+                    "enabled",
+                    models.BooleanField(default=False, help_text="Name give-away words while the worker writes."),
+                ),
+                (
+                    "threshold",
+                    models.FloatField(default=0.8, help_text="Note shown when p(label | hypothesis) reaches this."),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='NudgeRecord',
+            name="NudgeRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('claim_token', models.CharField(blank=True, max_length=64)),
-                ('label', models.CharField(max_length=20)),
-                ('hypothesis', models.TextField()),
-                ('enabled', models.BooleanField(help_text='The nudge was on for this page (else: the comparison arm).')),
-                ('shown', models.BooleanField(default=False)),
-                ('revised', models.BooleanField(default=False, help_text='Edited after a note was shown.')),
-                ('shown_words', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.dataset')),
-                ('study', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='crowd.study')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("claim_token", models.CharField(blank=True, max_length=64)),
+                ("label", models.CharField(max_length=20)),
+                ("hypothesis", models.TextField()),
+                (
+                    "enabled",
+                    models.BooleanField(help_text="The nudge was on for this page (else: the comparison arm)."),
+                ),
+                ("shown", models.BooleanField(default=False)),
+                ("revised", models.BooleanField(default=False, help_text="Edited after a note was shown.")),
+                ("shown_words", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.dataset",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="crowd.study",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.worker"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['worker', 'label'], name='nudge_worker_label')],
+                "indexes": [models.Index(fields=["worker", "label"], name="nudge_worker_label")],
             },
         ),
     ]

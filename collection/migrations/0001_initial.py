@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,254 +16,501 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
-                ('label_scheme', models.CharField(choices=[('three_way', 'entailment / neutral / contradiction'), ('two_way', 'entailed / not-entailed')], default='three_way', max_length=20)),
-                ('is_imported', models.BooleanField(default=False)),
-                ('train_validation_fraction', models.FloatField(default=0.0, help_text='Share of train pairs (0–1) that also get four validation labels.')),
-                ('writings_per_premise', models.PositiveSmallIntegerField(default=1, help_text='How many workers each write three hypotheses for one premise.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "label_scheme",
+                    models.CharField(
+                        choices=[
+                            ("three_way", "entailment / neutral / contradiction"),
+                            ("two_way", "entailed / not-entailed"),
+                        ],
+                        default="three_way",
+                        max_length=20,
+                    ),
+                ),
+                ("is_imported", models.BooleanField(default=False)),
+                (
+                    "train_validation_fraction",
+                    models.FloatField(
+                        default=0.0, help_text="Share of train pairs (0–1) that also get four validation labels."
+                    ),
+                ),
+                (
+                    "writings_per_premise",
+                    models.PositiveSmallIntegerField(
+                        default=1, help_text="How many workers each write three hypotheses for one premise."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='Genre',
+            name="Genre",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(help_text="As written in the corpus files, e.g. 'nineeleven'.", unique=True)),
-                ('name', models.CharField(max_length=50)),
-                ('is_training', models.BooleanField(help_text='Matched (in train) or held out (mismatched: dev/test only).')),
-                ('description', models.CharField(blank=True, max_length=300)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(help_text="As written in the corpus files, e.g. 'nineeleven'.", unique=True)),
+                ("name", models.CharField(max_length=50)),
+                (
+                    "is_training",
+                    models.BooleanField(help_text="Matched (in train) or held out (mismatched: dev/test only)."),
+                ),
+                ("description", models.CharField(blank=True, max_length=300)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='PromptFamily',
+            name="PromptFamily",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
-                ('instructions', models.TextField(help_text='Shown above the premise. Blank lines separate paragraphs.')),
-                ('entailment_prompt', models.CharField(help_text="Wording of the 'definitely correct' field.", max_length=300)),
-                ('neutral_prompt', models.CharField(help_text="Wording of the 'might be correct' field.", max_length=300)),
-                ('contradiction_prompt', models.CharField(help_text="Wording of the 'definitely incorrect' field.", max_length=300)),
-                ('faq_intro', models.TextField(blank=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "instructions",
+                    models.TextField(help_text="Shown above the premise. Blank lines separate paragraphs."),
+                ),
+                (
+                    "entailment_prompt",
+                    models.CharField(help_text="Wording of the 'definitely correct' field.", max_length=300),
+                ),
+                (
+                    "neutral_prompt",
+                    models.CharField(help_text="Wording of the 'might be correct' field.", max_length=300),
+                ),
+                (
+                    "contradiction_prompt",
+                    models.CharField(help_text="Wording of the 'definitely incorrect' field.", max_length=300),
+                ),
+                ("faq_intro", models.TextField(blank=True)),
             ],
             options={
-                'verbose_name_plural': 'prompt families',
-                'ordering': ['name'],
+                "verbose_name_plural": "prompt families",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Premise',
+            name="Premise",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_id', models.CharField(help_text='promptID (captionID for SNLI).', max_length=64)),
-                ('text', models.TextField()),
-                ('text_hash', models.CharField(db_index=True, editable=False, max_length=64)),
-                ('parse', models.TextField(blank=True)),
-                ('binary_parse', models.TextField(blank=True)),
-                ('split', models.CharField(blank=True, choices=[('train', 'train'), ('dev', 'dev'), ('test', 'test')], db_index=True, max_length=5)),
-                ('status', models.CharField(choices=[('available', 'available'), ('held', 'held for a researcher'), ('retired', 'retired')], default='available', max_length=10)),
-                ('writings_done', models.PositiveIntegerField(default=0)),
-                ('source', models.CharField(blank=True, help_text='File the premise was imported from.', max_length=255)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='premises', to='collection.dataset')),
-                ('genre', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='premises', to='collection.genre')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("prompt_id", models.CharField(help_text="promptID (captionID for SNLI).", max_length=64)),
+                ("text", models.TextField()),
+                ("text_hash", models.CharField(db_index=True, editable=False, max_length=64)),
+                ("parse", models.TextField(blank=True)),
+                ("binary_parse", models.TextField(blank=True)),
+                (
+                    "split",
+                    models.CharField(
+                        blank=True,
+                        choices=[("train", "train"), ("dev", "dev"), ("test", "test")],
+                        db_index=True,
+                        max_length=5,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("available", "available"), ("held", "held for a researcher"), ("retired", "retired")],
+                        default="available",
+                        max_length=10,
+                    ),
+                ),
+                ("writings_done", models.PositiveIntegerField(default=0)),
+                (
+                    "source",
+                    models.CharField(blank=True, help_text="File the premise was imported from.", max_length=255),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="premises", to="collection.dataset"
+                    ),
+                ),
+                (
+                    "genre",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="premises", to="collection.genre"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='PromptExample',
+            name="PromptExample",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('premise', models.TextField()),
-                ('hypothesis', models.TextField()),
-                ('explanation', models.TextField(blank=True)),
-                ('family', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='examples', to='collection.promptfamily')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("premise", models.TextField()),
+                ("hypothesis", models.TextField()),
+                ("explanation", models.TextField(blank=True)),
+                (
+                    "family",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="examples",
+                        to="collection.promptfamily",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='genre',
-            name='family',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='genres', to='collection.promptfamily'),
+            model_name="genre",
+            name="family",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="genres", to="collection.promptfamily"
+            ),
         ),
         migrations.CreateModel(
-            name='FaqEntry',
+            name="FaqEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('question', models.CharField(max_length=300)),
-                ('answer', models.TextField()),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('family', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='faq_entries', to='collection.promptfamily')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("question", models.CharField(max_length=300)),
+                ("answer", models.TextField()),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "family",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="faq_entries",
+                        to="collection.promptfamily",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'FAQ entries',
-                'ordering': ['family', 'position', 'id'],
+                "verbose_name_plural": "FAQ entries",
+                "ordering": ["family", "position", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=100)),
-                ('task_kind', models.CharField(choices=[('writing', 'hypothesis writing'), ('validation', 'validation')], default='writing', max_length=12)),
-                ('tasks_per_batch', models.PositiveSmallIntegerField(default=1, help_text='Tasks a worker does before the code.')),
-                ('completion_code', models.CharField(max_length=64)),
-                ('completion_url', models.URLField(blank=True, help_text='Optional: where the code is sent back (e.g. Prolific).')),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='studies', to='collection.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "task_kind",
+                    models.CharField(
+                        choices=[("writing", "hypothesis writing"), ("validation", "validation")],
+                        default="writing",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "tasks_per_batch",
+                    models.PositiveSmallIntegerField(default=1, help_text="Tasks a worker does before the code."),
+                ),
+                ("completion_code", models.CharField(max_length=64)),
+                (
+                    "completion_url",
+                    models.URLField(blank=True, help_text="Optional: where the code is sent back (e.g. Prolific)."),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="studies", to="collection.dataset"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'studies',
-                'ordering': ['slug'],
+                "verbose_name_plural": "studies",
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='Worker',
+            name="Worker",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('market', models.CharField(choices=[('local', 'account on this site'), ('prolific', 'Prolific'), ('mturk', 'Mechanical Turk')], default='local', max_length=10)),
-                ('external_id', models.CharField(blank=True, help_text='PROLIFIC_PID or MTurk workerId.', max_length=128)),
-                ('is_trusted', models.BooleanField(default=False, help_text='In the closed pool of trusted validators.')),
-                ('is_excluded', models.BooleanField(default=False, help_text='Labels left out of gold labels and statistics.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='worker', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "market",
+                    models.CharField(
+                        choices=[
+                            ("local", "account on this site"),
+                            ("prolific", "Prolific"),
+                            ("mturk", "Mechanical Turk"),
+                        ],
+                        default="local",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "external_id",
+                    models.CharField(blank=True, help_text="PROLIFIC_PID or MTurk workerId.", max_length=128),
+                ),
+                (
+                    "is_trusted",
+                    models.BooleanField(default=False, help_text="In the closed pool of trusted validators."),
+                ),
+                (
+                    "is_excluded",
+                    models.BooleanField(default=False, help_text="Labels left out of gold labels and statistics."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="worker", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='StudySession',
+            name="StudySession",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_study_id', models.CharField(blank=True, help_text='STUDY_ID or hitId.', max_length=128)),
-                ('external_session_id', models.CharField(blank=True, help_text='SESSION_ID or assignmentId.', max_length=128)),
-                ('tasks_done', models.PositiveIntegerField(default=0)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='collection.study')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='study_sessions', to='collection.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_study_id", models.CharField(blank=True, help_text="STUDY_ID or hitId.", max_length=128)),
+                (
+                    "external_session_id",
+                    models.CharField(blank=True, help_text="SESSION_ID or assignmentId.", max_length=128),
+                ),
+                ("tasks_done", models.PositiveIntegerField(default=0)),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="sessions", to="collection.study"
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="study_sessions",
+                        to="collection.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at'],
+                "ordering": ["-started_at"],
             },
         ),
         migrations.CreateModel(
-            name='PremiseReport',
+            name="PremiseReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('message', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('resolved', models.BooleanField(default=False)),
-                ('premise', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reports', to='collection.premise')),
-                ('worker', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='reports', to='collection.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("message", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("resolved", models.BooleanField(default=False)),
+                (
+                    "premise",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reports", to="collection.premise"
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="reports",
+                        to="collection.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='WritingClaim',
+            name="WritingClaim",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('status', models.CharField(choices=[('open', 'open'), ('submitted', 'submitted'), ('expired', 'expired'), ('released', 'released')], default='open', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField()),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('premise', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='writing_claims', to='collection.premise')),
-                ('study_session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='collection.studysession')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='writing_claims', to='collection.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "open"),
+                            ("submitted", "submitted"),
+                            ("expired", "expired"),
+                            ("released", "released"),
+                        ],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField()),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "premise",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="writing_claims",
+                        to="collection.premise",
+                    ),
+                ),
+                (
+                    "study_session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="collection.studysession",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="writing_claims",
+                        to="collection.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Pair',
+            name="Pair",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pair_id', models.CharField(help_text='pairID: unique within the dataset.', max_length=64)),
-                ('hypothesis', models.TextField()),
-                ('parse', models.TextField(blank=True)),
-                ('binary_parse', models.TextField(blank=True)),
-                ('author_label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('needs_validation', models.BooleanField(db_index=True, default=False)),
-                ('label_count', models.PositiveSmallIntegerField(default=0, help_text="Labels so far, the author's included.")),
-                ('entailment_votes', models.PositiveSmallIntegerField(default=0)),
-                ('neutral_votes', models.PositiveSmallIntegerField(default=0)),
-                ('contradiction_votes', models.PositiveSmallIntegerField(default=0)),
-                ('gold_label', models.CharField(db_index=True, default='-', max_length=20)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='collection.dataset')),
-                ('premise', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='collection.premise')),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='pairs', to='collection.worker')),
-                ('writing_claim', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='pairs', to='collection.writingclaim')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("pair_id", models.CharField(help_text="pairID: unique within the dataset.", max_length=64)),
+                ("hypothesis", models.TextField()),
+                ("parse", models.TextField(blank=True)),
+                ("binary_parse", models.TextField(blank=True)),
+                (
+                    "author_label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("needs_validation", models.BooleanField(db_index=True, default=False)),
+                (
+                    "label_count",
+                    models.PositiveSmallIntegerField(default=0, help_text="Labels so far, the author's included."),
+                ),
+                ("entailment_votes", models.PositiveSmallIntegerField(default=0)),
+                ("neutral_votes", models.PositiveSmallIntegerField(default=0)),
+                ("contradiction_votes", models.PositiveSmallIntegerField(default=0)),
+                ("gold_label", models.CharField(db_index=True, default="-", max_length=20)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="collection.dataset"
+                    ),
+                ),
+                (
+                    "premise",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="collection.premise"
+                    ),
+                ),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="pairs",
+                        to="collection.worker",
+                    ),
+                ),
+                (
+                    "writing_claim",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="pairs",
+                        to="collection.writingclaim",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.AddIndex(
-            model_name='premise',
-            index=models.Index(fields=['dataset', 'genre', 'text_hash'], name='premise_genre_text'),
+            model_name="premise",
+            index=models.Index(fields=["dataset", "genre", "text_hash"], name="premise_genre_text"),
         ),
         migrations.AddIndex(
-            model_name='premise',
-            index=models.Index(fields=['dataset', 'status', 'split', 'writings_done'], name='premise_claimable'),
+            model_name="premise",
+            index=models.Index(fields=["dataset", "status", "split", "writings_done"], name="premise_claimable"),
         ),
         migrations.AddConstraint(
-            model_name='premise',
-            constraint=models.UniqueConstraint(fields=('dataset', 'prompt_id'), name='unique_prompt_id'),
+            model_name="premise",
+            constraint=models.UniqueConstraint(fields=("dataset", "prompt_id"), name="unique_prompt_id"),
         ),
         migrations.AddConstraint(
-            model_name='promptexample',
-            constraint=models.UniqueConstraint(fields=('family', 'label'), name='one_example_per_label'),
+            model_name="promptexample",
+            constraint=models.UniqueConstraint(fields=("family", "label"), name="one_example_per_label"),
         ),
         migrations.AddConstraint(
-            model_name='worker',
-            constraint=models.UniqueConstraint(condition=models.Q(('external_id', ''), _negated=True), fields=('market', 'external_id'), name='unique_market_worker'),
+            model_name="worker",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("external_id", ""), _negated=True),
+                fields=("market", "external_id"),
+                name="unique_market_worker",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='studysession',
-            constraint=models.UniqueConstraint(fields=('study', 'worker', 'external_session_id'), name='unique_study_session'),
+            model_name="studysession",
+            constraint=models.UniqueConstraint(
+                fields=("study", "worker", "external_session_id"), name="unique_study_session"
+            ),
         ),
         migrations.AddIndex(
-            model_name='writingclaim',
-            index=models.Index(fields=['premise', 'status'], name='writingclaim_premise_status'),
+            model_name="writingclaim",
+            index=models.Index(fields=["premise", "status"], name="writingclaim_premise_status"),
         ),
         migrations.AddConstraint(
-            model_name='writingclaim',
-            constraint=models.UniqueConstraint(fields=('worker', 'premise'), name='one_claim_per_worker_premise'),
+            model_name="writingclaim",
+            constraint=models.UniqueConstraint(fields=("worker", "premise"), name="one_claim_per_worker_premise"),
         ),
         migrations.AddConstraint(
-            model_name='writingclaim',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'open')), fields=('worker',), name='one_open_writing_claim_per_worker'),
+            model_name="writingclaim",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "open")), fields=("worker",), name="one_open_writing_claim_per_worker"
+            ),
         ),
         migrations.AddIndex(
-            model_name='pair',
-            index=models.Index(fields=['needs_validation', 'label_count'], name='pair_validation_queue'),
+            model_name="pair",
+            index=models.Index(fields=["needs_validation", "label_count"], name="pair_validation_queue"),
         ),
         migrations.AddConstraint(
-            model_name='pair',
-            constraint=models.UniqueConstraint(fields=('dataset', 'pair_id'), name='unique_pair_id'),
+            model_name="pair",
+            constraint=models.UniqueConstraint(fields=("dataset", "pair_id"), name="unique_pair_id"),
         ),
         migrations.AddConstraint(
-            model_name='pair',
-            constraint=models.UniqueConstraint(condition=models.Q(('author__isnull', False)), fields=('premise', 'author', 'author_label'), name='one_pair_per_author_label'),
+            model_name="pair",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("author__isnull", False)),
+                fields=("premise", "author", "author_label"),
+                name="one_pair_per_author_label",
+            ),
         ),
     ]

@@ -4,14 +4,13 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('collection', '0002_genres_and_prompt_families'),
+        ("collection", "0002_genres_and_prompt_families"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='pair',
-            index=models.Index(fields=['created_at'], name='pair_created_at'),
+            model_name="pair",
+            index=models.Index(fields=["created_at"], name="pair_created_at"),
         ),
     ]

@@ -5,32 +5,52 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('collection', '0003_pair_created_at_index'),
+        ("collection", "0003_pair_created_at_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PremiseImport',
+            name="PremiseImport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(help_text="The imported files' names.", max_length=255)),
-                ('status', models.CharField(choices=[('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='running', max_length=10)),
-                ('bytes_total', models.PositiveBigIntegerField(default=0)),
-                ('bytes_read', models.PositiveBigIntegerField(default=0)),
-                ('sentences_read', models.PositiveIntegerField(default=0)),
-                ('kept', models.PositiveIntegerField(default=0)),
-                ('dropped', models.PositiveIntegerField(default=0)),
-                ('drop_counts', models.JSONField(blank=True, default=dict, help_text='Sentences dropped, per reason.')),
-                ('error', models.TextField(blank=True, help_text='Why the import stopped, if it failed.')),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='premise_imports', to='collection.dataset')),
-                ('genre', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='premise_imports', to='collection.genre')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source", models.CharField(help_text="The imported files' names.", max_length=255)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("running", "running"), ("done", "done"), ("failed", "failed")],
+                        default="running",
+                        max_length=10,
+                    ),
+                ),
+                ("bytes_total", models.PositiveBigIntegerField(default=0)),
+                ("bytes_read", models.PositiveBigIntegerField(default=0)),
+                ("sentences_read", models.PositiveIntegerField(default=0)),
+                ("kept", models.PositiveIntegerField(default=0)),
+                ("dropped", models.PositiveIntegerField(default=0)),
+                ("drop_counts", models.JSONField(blank=True, default=dict, help_text="Sentences dropped, per reason.")),
+                ("error", models.TextField(blank=True, help_text="Why the import stopped, if it failed.")),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="premise_imports",
+                        to="collection.dataset",
+                    ),
+                ),
+                (
+                    "genre",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="premise_imports",
+                        to="collection.genre",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
+                "ordering": ["-started_at", "-id"],
             },
         ),
     ]

@@ -2,11 +2,11 @@
 its worker (a worker never gets the same premise twice), and the column was the one arrow from
 the pairs up to the writing task. Dropping it loses nothing that cannot be derived.
 """
+
 from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("collection", "0004_premise_import_progress"),
     ]

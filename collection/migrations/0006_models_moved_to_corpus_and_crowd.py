@@ -2,6 +2,7 @@
 study sessions to `crowd`. State only (the tables keep their names), plus the content types,
 so that admin history and permissions follow the models to their new apps.
 """
+
 import django.db.models.deletion
 from django.db import migrations, models
 
@@ -34,7 +35,6 @@ def move_content_types_back(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("contenttypes", "0002_remove_content_type_name"),
         ("collection", "0005_pair_without_writing_claim"),
@@ -49,117 +49,134 @@ class Migration(migrations.Migration):
             database_operations=[],
             state_operations=[
                 migrations.RemoveField(
-                    model_name='study',
-                    name='dataset',
+                    model_name="study",
+                    name="dataset",
                 ),
                 migrations.RemoveField(
-                    model_name='premise',
-                    name='dataset',
+                    model_name="premise",
+                    name="dataset",
                 ),
                 migrations.RemoveField(
-                    model_name='pair',
-                    name='dataset',
+                    model_name="pair",
+                    name="dataset",
                 ),
                 migrations.AlterField(
-                    model_name='premiseimport',
-                    name='dataset',
-                    field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='premise_imports', to='corpus.dataset'),
+                    model_name="premiseimport",
+                    name="dataset",
+                    field=models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="premise_imports", to="corpus.dataset"
+                    ),
                 ),
                 migrations.RemoveField(
-                    model_name='faqentry',
-                    name='family',
+                    model_name="faqentry",
+                    name="family",
                 ),
                 migrations.RemoveField(
-                    model_name='genre',
-                    name='family',
+                    model_name="genre",
+                    name="family",
                 ),
                 migrations.AlterField(
-                    model_name='premiseimport',
-                    name='genre',
-                    field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='premise_imports', to='corpus.genre'),
+                    model_name="premiseimport",
+                    name="genre",
+                    field=models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="premise_imports", to="corpus.genre"
+                    ),
                 ),
                 migrations.RemoveField(
-                    model_name='premise',
-                    name='genre',
+                    model_name="premise",
+                    name="genre",
                 ),
                 migrations.RemoveField(
-                    model_name='pair',
-                    name='author',
+                    model_name="pair",
+                    name="author",
                 ),
                 migrations.RemoveField(
-                    model_name='pair',
-                    name='premise',
+                    model_name="pair",
+                    name="premise",
                 ),
                 migrations.AlterField(
-                    model_name='premisereport',
-                    name='premise',
-                    field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reports', to='corpus.premise'),
+                    model_name="premisereport",
+                    name="premise",
+                    field=models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reports", to="corpus.premise"
+                    ),
                 ),
                 migrations.AlterField(
-                    model_name='writingclaim',
-                    name='premise',
-                    field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='writing_claims', to='corpus.premise'),
+                    model_name="writingclaim",
+                    name="premise",
+                    field=models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="writing_claims", to="corpus.premise"
+                    ),
                 ),
                 migrations.RemoveField(
-                    model_name='promptexample',
-                    name='family',
+                    model_name="promptexample",
+                    name="family",
                 ),
                 migrations.RemoveField(
-                    model_name='studysession',
-                    name='study',
+                    model_name="studysession",
+                    name="study",
                 ),
                 migrations.RemoveField(
-                    model_name='studysession',
-                    name='worker',
+                    model_name="studysession",
+                    name="worker",
                 ),
                 migrations.AlterField(
-                    model_name='writingclaim',
-                    name='study_session',
-                    field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='crowd.studysession'),
+                    model_name="writingclaim",
+                    name="study_session",
+                    field=models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="crowd.studysession"
+                    ),
                 ),
                 migrations.RemoveField(
-                    model_name='worker',
-                    name='user',
+                    model_name="worker",
+                    name="user",
                 ),
                 migrations.AlterField(
-                    model_name='premisereport',
-                    name='worker',
-                    field=models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='reports', to='corpus.worker'),
+                    model_name="premisereport",
+                    name="worker",
+                    field=models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="reports",
+                        to="corpus.worker",
+                    ),
                 ),
                 migrations.AlterField(
-                    model_name='writingclaim',
-                    name='worker',
-                    field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='writing_claims', to='corpus.worker'),
+                    model_name="writingclaim",
+                    name="worker",
+                    field=models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="writing_claims", to="corpus.worker"
+                    ),
                 ),
                 migrations.DeleteModel(
-                    name='Dataset',
+                    name="Dataset",
                 ),
                 migrations.DeleteModel(
-                    name='FaqEntry',
+                    name="FaqEntry",
                 ),
                 migrations.DeleteModel(
-                    name='Genre',
+                    name="Genre",
                 ),
                 migrations.DeleteModel(
-                    name='Pair',
+                    name="Pair",
                 ),
                 migrations.DeleteModel(
-                    name='Premise',
+                    name="Premise",
                 ),
                 migrations.DeleteModel(
-                    name='PromptExample',
+                    name="PromptExample",
                 ),
                 migrations.DeleteModel(
-                    name='PromptFamily',
+                    name="PromptFamily",
                 ),
                 migrations.DeleteModel(
-                    name='Study',
+                    name="Study",
                 ),
                 migrations.DeleteModel(
-                    name='StudySession',
+                    name="StudySession",
                 ),
                 migrations.DeleteModel(
-                    name='Worker',
+                    name="Worker",
                 ),
             ],
         ),

@@ -5,21 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('collection', '0006_models_moved_to_corpus_and_crowd'),
-        ('corpus', '0002_claim_queue_indexes'),
-        ('crowd', '0005_task_rules'),
+        ("collection", "0006_models_moved_to_corpus_and_crowd"),
+        ("corpus", "0002_claim_queue_indexes"),
+        ("crowd", "0005_task_rules"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='premisereport',
-            name='study_session',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='premise_reports', to='crowd.studysession'),
+            model_name="premisereport",
+            name="study_session",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="premise_reports",
+                to="crowd.studysession",
+            ),
         ),
         migrations.AddIndex(
-            model_name='premisereport',
-            index=models.Index(fields=['premise', 'resolved'], name='premisereport_open'),
+            model_name="premisereport",
+            index=models.Index(fields=["premise", "resolved"], name="premisereport_open"),
         ),
     ]

@@ -1,10 +1,10 @@
 """Corpus imports point at the core's Dataset (state only: the table is unchanged)."""
+
 import django.db.models.deletion
 from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("corpus", "0001_initial"),
         ("corpora", "0001_corpus_imports"),
@@ -15,9 +15,11 @@ class Migration(migrations.Migration):
             database_operations=[],
             state_operations=[
                 migrations.AlterField(
-                    model_name='corpusimport',
-                    name='dataset',
-                    field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='corpus_imports', to='corpus.dataset'),
+                    model_name="corpusimport",
+                    name="dataset",
+                    field=models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="corpus_imports", to="corpus.dataset"
+                    ),
                 ),
             ],
         ),

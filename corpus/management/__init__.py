@@ -1,4 +1,5 @@
 """Shared by the data commands of every app."""
+
 from django.core.checks import Tags
 
 # The system checks a data command (import, recompute, statistics, splits) runs before it starts:

@@ -4,22 +4,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0001_initial'),
+        ("corpus", "0001_initial"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='pair',
-            index=models.Index(condition=models.Q(('label_count__lt', 5), ('needs_validation', True)), fields=['dataset', '-label_count', 'id'], name='pair_claim_queue'),
+            model_name="pair",
+            index=models.Index(
+                condition=models.Q(("label_count__lt", 5), ("needs_validation", True)),
+                fields=["dataset", "-label_count", "id"],
+                name="pair_claim_queue",
+            ),
         ),
         migrations.AddIndex(
-            model_name='pair',
-            index=models.Index(condition=models.Q(('label_count__lt', 5), ('needs_validation', True)), fields=['-label_count', 'id'], name='pair_claim_queue_all'),
+            model_name="pair",
+            index=models.Index(
+                condition=models.Q(("label_count__lt", 5), ("needs_validation", True)),
+                fields=["-label_count", "id"],
+                name="pair_claim_queue_all",
+            ),
         ),
         migrations.AddIndex(
-            model_name='premise',
-            index=models.Index(condition=models.Q(('status', 'available'), models.Q(('split', ''), _negated=True)), fields=['dataset', 'writings_done', 'id'], name='premise_writing_queue'),
+            model_name="premise",
+            index=models.Index(
+                condition=models.Q(("status", "available"), models.Q(("split", ""), _negated=True)),
+                fields=["dataset", "writings_done", "id"],
+                name="premise_writing_queue",
+            ),
         ),
     ]

@@ -6,54 +6,108 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0002_claim_queue_indexes'),
+        ("corpus", "0002_claim_queue_indexes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='dataset',
-            name='item_kind',
-            field=models.CharField(choices=[('single_premise', 'one premise, one hypothesis (SNLI, MultiNLI)'), ('multi_premise', 'several premises, one hypothesis (MPE)')], db_default='single_premise', default='single_premise', help_text='Multi-premise items (MPE) are judged in their own task, never in the MultiNLI validation batches.', max_length=20),
+            model_name="dataset",
+            name="item_kind",
+            field=models.CharField(
+                choices=[
+                    ("single_premise", "one premise, one hypothesis (SNLI, MultiNLI)"),
+                    ("multi_premise", "several premises, one hypothesis (MPE)"),
+                ],
+                db_default="single_premise",
+                default="single_premise",
+                help_text="Multi-premise items (MPE) are judged in their own task, never in the MultiNLI validation batches.",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='pair',
-            name='adjudicated_label',
-            field=models.CharField(blank=True, choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], db_default='', default='', max_length=20),
+            model_name="pair",
+            name="adjudicated_label",
+            field=models.CharField(
+                blank=True,
+                choices=[("entailment", "entailment"), ("neutral", "neutral"), ("contradiction", "contradiction")],
+                db_default="",
+                default="",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='pair',
-            name='word_overlap',
-            field=models.FloatField(blank=True, help_text="Share of the hypothesis's content words found in a premise (MPE §4.1); set for multi-premise items.", null=True),
+            model_name="pair",
+            name="word_overlap",
+            field=models.FloatField(
+                blank=True,
+                help_text="Share of the hypothesis's content words found in a premise (MPE §4.1); set for multi-premise items.",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='premise',
-            name='sentences',
-            field=models.JSONField(blank=True, db_default=models.Value([], output_field=models.JSONField()), default=list, help_text='A multi-premise item\'s premise sentences in order: [{"text": ..., "source": "4818829454.jpg#0"}]. Empty for a single premise (then `text` is the premise).'),
+            model_name="premise",
+            name="sentences",
+            field=models.JSONField(
+                blank=True,
+                db_default=models.Value([], output_field=models.JSONField()),
+                default=list,
+                help_text='A multi-premise item\'s premise sentences in order: [{"text": ..., "source": "4818829454.jpg#0"}]. Empty for a single premise (then `text` is the premise).',
+            ),
         ),
         migrations.AlterField(
-            model_name='premise',
-            name='text',
-            field=models.TextField(help_text='The premise; for a multi-premise item, its sentences joined in order by a space.'),
+            model_name="premise",
+            name="text",
+            field=models.TextField(
+                help_text="The premise; for a multi-premise item, its sentences joined in order by a space."
+            ),
         ),
         migrations.CreateModel(
-            name='Adjudication',
+            name="Adjudication",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('previous_gold', models.CharField(help_text="The pair's gold label before this decision.", max_length=20)),
-                ('source', models.CharField(choices=[('file', "the imported file's gold label"), ('researcher', 'a researcher')], max_length=12)),
-                ('reason', models.CharField(blank=True, help_text='e.g. 2-2-1 split', max_length=100)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='adjudications', to='corpus.pair')),
-                ('researcher', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "previous_gold",
+                    models.CharField(help_text="The pair's gold label before this decision.", max_length=20),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("file", "the imported file's gold label"), ("researcher", "a researcher")],
+                        max_length=12,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, help_text="e.g. 2-2-1 split", max_length=100)),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="adjudications", to="corpus.pair"
+                    ),
+                ),
+                (
+                    "researcher",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pair_id', 'id'],
-                'indexes': [models.Index(fields=['pair', 'source'], name='adjudication_pair_source')],
+                "ordering": ["pair_id", "id"],
+                "indexes": [models.Index(fields=["pair", "source"], name="adjudication_pair_source")],
             },
         ),
     ]

@@ -4,27 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0003_multi_premise_items'),
+        ("corpus", "0003_multi_premise_items"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='validationlabel',
-            name='position_1_to_5',
+            model_name="validationlabel",
+            name="position_1_to_5",
         ),
         migrations.AlterField(
-            model_name='validationlabel',
-            name='position',
-            field=models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones."),
+            model_name="validationlabel",
+            name="position",
+            field=models.PositiveSmallIntegerField(
+                help_text="1 is the author's label; 2–5 are validation labels; 6 on replace excluded ones."
+            ),
         ),
         migrations.AddIndex(
-            model_name='validationlabel',
-            index=models.Index(condition=models.Q(('position__gt', 5)), fields=['pair', 'position'], name='replacement_labels'),
+            model_name="validationlabel",
+            index=models.Index(
+                condition=models.Q(("position__gt", 5)), fields=["pair", "position"], name="replacement_labels"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='validationlabel',
-            constraint=models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='position_from_1'),
+            model_name="validationlabel",
+            constraint=models.CheckConstraint(condition=models.Q(("position__gte", 1)), name="position_from_1"),
         ),
     ]

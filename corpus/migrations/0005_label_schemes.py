@@ -5,72 +5,138 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0004_replacement_labels'),
+        ("corpus", "0004_replacement_labels"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GrammaticalityJudgment',
+            name="GrammaticalityJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('judgment', models.CharField(choices=[('none', 'no grammatical errors'), ('minor', 'minor grammatical issues'), ('major', 'major grammatical issues')], max_length=5)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "judgment",
+                    models.CharField(
+                        choices=[
+                            ("none", "no grammatical errors"),
+                            ("minor", "minor grammatical issues"),
+                            ("major", "major grammatical issues"),
+                        ],
+                        max_length=5,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['pair_id', 'id'],
+                "ordering": ["pair_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='PairProvenance',
+            name="PairProvenance",
             fields=[
-                ('pair', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='provenance', serialize=False, to='corpus.pair')),
-                ('corpus', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('corpus_sent_id', models.CharField(blank=True, max_length=300)),
-                ('corpus_license', models.CharField(blank=True, max_length=300)),
-                ('creation_approach', models.CharField(blank=True, max_length=50)),
-                ('type_of_inference', models.CharField(blank=True, db_index=True, max_length=100)),
-                ('source', models.CharField(blank=True, help_text='File (or template) the pair came from.', max_length=255)),
-                ('json_style', models.CharField(blank=True, help_text='python2 / python3: how the source file laid out its JSON.', max_length=10)),
-                ('data_record', models.TextField(blank=True, help_text="The source's data object, without context, hypothesis and label.")),
-                ('metadata_record', models.TextField(blank=True, help_text="The source's metadata object (empty when it had none).")),
+                (
+                    "pair",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="provenance",
+                        serialize=False,
+                        to="corpus.pair",
+                    ),
+                ),
+                ("corpus", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("corpus_sent_id", models.CharField(blank=True, max_length=300)),
+                ("corpus_license", models.CharField(blank=True, max_length=300)),
+                ("creation_approach", models.CharField(blank=True, max_length=50)),
+                ("type_of_inference", models.CharField(blank=True, db_index=True, max_length=100)),
+                (
+                    "source",
+                    models.CharField(blank=True, help_text="File (or template) the pair came from.", max_length=255),
+                ),
+                (
+                    "json_style",
+                    models.CharField(
+                        blank=True, help_text="python2 / python3: how the source file laid out its JSON.", max_length=10
+                    ),
+                ),
+                (
+                    "data_record",
+                    models.TextField(
+                        blank=True, help_text="The source's data object, without context, hypothesis and label."
+                    ),
+                ),
+                (
+                    "metadata_record",
+                    models.TextField(blank=True, help_text="The source's metadata object (empty when it had none)."),
+                ),
             ],
             options={
-                'verbose_name_plural': 'pair provenance',
+                "verbose_name_plural": "pair provenance",
             },
         ),
         migrations.AddField(
-            model_name='dataset',
-            name='grammaticality_judgments',
-            field=models.PositiveSmallIntegerField(default=0, help_text='Grammaticality judgments wanted per hypothesis (DNC App. B.4); 0: no grammaticality task.'),
+            model_name="dataset",
+            name="grammaticality_judgments",
+            field=models.PositiveSmallIntegerField(
+                default=0,
+                help_text="Grammaticality judgments wanted per hypothesis (DNC App. B.4); 0: no grammaticality task.",
+            ),
         ),
         migrations.AddField(
-            model_name='validationlabel',
-            name='ordinal',
-            field=models.PositiveSmallIntegerField(blank=True, help_text='Ordinal datasets: the 1–5 rating as given; `label` holds its mapping (5 entailed, 1–4 not).', null=True),
+            model_name="validationlabel",
+            name="ordinal",
+            field=models.PositiveSmallIntegerField(
+                blank=True,
+                help_text="Ordinal datasets: the 1–5 rating as given; `label` holds its mapping (5 entailed, 1–4 not).",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='dataset',
-            name='label_scheme',
-            field=models.CharField(choices=[('three_way', 'entailment / neutral / contradiction'), ('two_way', 'entailed / not-entailed'), ('ordinal', 'ordinal 1–5 (5 entailed, 1–4 not-entailed)')], default='three_way', max_length=20),
+            model_name="dataset",
+            name="label_scheme",
+            field=models.CharField(
+                choices=[
+                    ("three_way", "entailment / neutral / contradiction"),
+                    ("two_way", "entailed / not-entailed"),
+                    ("ordinal", "ordinal 1–5 (5 entailed, 1–4 not-entailed)"),
+                ],
+                default="three_way",
+                max_length=20,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='validationlabel',
-            constraint=models.CheckConstraint(condition=models.Q(('ordinal__isnull', True), models.Q(('ordinal__gte', 1), ('ordinal__lte', 5)), _connector='OR'), name='ordinal_1_to_5'),
+            model_name="validationlabel",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("ordinal__isnull", True), models.Q(("ordinal__gte", 1), ("ordinal__lte", 5)), _connector="OR"
+                ),
+                name="ordinal_1_to_5",
+            ),
         ),
         migrations.AddField(
-            model_name='grammaticalityjudgment',
-            name='pair',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='grammaticality_judgments', to='corpus.pair'),
+            model_name="grammaticalityjudgment",
+            name="pair",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="grammaticality_judgments", to="corpus.pair"
+            ),
         ),
         migrations.AddField(
-            model_name='grammaticalityjudgment',
-            name='worker',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='grammaticality_judgments', to='corpus.worker'),
+            model_name="grammaticalityjudgment",
+            name="worker",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="grammaticality_judgments",
+                to="corpus.worker",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='grammaticalityjudgment',
-            constraint=models.UniqueConstraint(condition=models.Q(('worker__isnull', False)), fields=('pair', 'worker'), name='one_grammaticality_per_worker'),
+            model_name="grammaticalityjudgment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("worker__isnull", False)),
+                fields=("pair", "worker"),
+                name="one_grammaticality_per_worker",
+            ),
         ),
     ]

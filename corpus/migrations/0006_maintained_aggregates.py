@@ -11,65 +11,123 @@ def build_tallies(apps, schema_editor):
 
     Pair, Premise = apps.get_model("corpus", "Pair"), apps.get_model("corpus", "Premise")
     PairTally, LengthTally = apps.get_model("corpus", "PairTally"), apps.get_model("corpus", "LengthTally")
-    states = Pair.objects.order_by().values_list(
-        "dataset_id", "premise__split", "premise__genre_id", "author_label", "label_count",
-        "entailment_votes", "neutral_votes", "contradiction_votes",
-    ).annotate(n=Count("pk"))
-    PairTally.objects.bulk_create([
-        PairTally(dataset_id=d, split=s, genre_id=g, author_label=a, label_count=lc,
-                  entailment_votes=e, neutral_votes=nu, contradiction_votes=c, n=n)
-        for d, s, g, a, lc, e, nu, c, n in states
-    ], batch_size=500)
+    states = (
+        Pair.objects.order_by()
+        .values_list(
+            "dataset_id",
+            "premise__split",
+            "premise__genre_id",
+            "author_label",
+            "label_count",
+            "entailment_votes",
+            "neutral_votes",
+            "contradiction_votes",
+        )
+        .annotate(n=Count("pk"))
+    )
+    PairTally.objects.bulk_create(
+        [
+            PairTally(
+                dataset_id=d,
+                split=s,
+                genre_id=g,
+                author_label=a,
+                label_count=lc,
+                entailment_votes=e,
+                neutral_votes=nu,
+                contradiction_votes=c,
+                n=n,
+            )
+            for d, s, g, a, lc, e, nu, c, n in states
+        ],
+        batch_size=500,
+    )
     lengths = [
-        ("premise", Premise.objects.order_by().annotate(words=word_count("text"))
-         .values_list("dataset_id", "split", "genre_id", "words").annotate(n=Count("pk"))),
-        ("hypothesis", Pair.objects.order_by().annotate(words=word_count("hypothesis"))
-         .values_list("dataset_id", "premise__split", "premise__genre_id", "words").annotate(n=Count("pk"))),
+        (
+            "premise",
+            Premise.objects.order_by()
+            .annotate(words=word_count("text"))
+            .values_list("dataset_id", "split", "genre_id", "words")
+            .annotate(n=Count("pk")),
+        ),
+        (
+            "hypothesis",
+            Pair.objects.order_by()
+            .annotate(words=word_count("hypothesis"))
+            .values_list("dataset_id", "premise__split", "premise__genre_id", "words")
+            .annotate(n=Count("pk")),
+        ),
     ]
-    LengthTally.objects.bulk_create([
-        LengthTally(dataset_id=d, split=s, genre_id=g, kind=kind, words=w, n=n)
-        for kind, rows in lengths for d, s, g, w, n in rows
-    ], batch_size=500)
+    LengthTally.objects.bulk_create(
+        [
+            LengthTally(dataset_id=d, split=s, genre_id=g, kind=kind, words=w, n=n)
+            for kind, rows in lengths
+            for d, s, g, w, n in rows
+        ],
+        batch_size=500,
+    )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0005_label_schemes'),
+        ("corpus", "0005_label_schemes"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='LengthTally',
+            name="LengthTally",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('split', models.CharField(blank=True, max_length=5)),
-                ('n', models.BigIntegerField()),
-                ('kind', models.CharField(choices=[('premise', 'premise'), ('hypothesis', 'hypothesis')], max_length=10)),
-                ('words', models.IntegerField()),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.dataset')),
-                ('genre', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.genre')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("split", models.CharField(blank=True, max_length=5)),
+                ("n", models.BigIntegerField()),
+                (
+                    "kind",
+                    models.CharField(choices=[("premise", "premise"), ("hypothesis", "hypothesis")], max_length=10),
+                ),
+                ("words", models.IntegerField()),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.dataset"
+                    ),
+                ),
+                (
+                    "genre",
+                    models.ForeignKey(
+                        db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.genre"
+                    ),
+                ),
             ],
             options={
-                'db_table': 'corpus_lengthtally',
+                "db_table": "corpus_lengthtally",
             },
         ),
         migrations.CreateModel(
-            name='PairTally',
+            name="PairTally",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('split', models.CharField(blank=True, max_length=5)),
-                ('n', models.BigIntegerField()),
-                ('author_label', models.CharField(max_length=20)),
-                ('label_count', models.SmallIntegerField()),
-                ('entailment_votes', models.SmallIntegerField()),
-                ('neutral_votes', models.SmallIntegerField()),
-                ('contradiction_votes', models.SmallIntegerField()),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.dataset')),
-                ('genre', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='corpus.genre')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("split", models.CharField(blank=True, max_length=5)),
+                ("n", models.BigIntegerField()),
+                ("author_label", models.CharField(max_length=20)),
+                ("label_count", models.SmallIntegerField()),
+                ("entailment_votes", models.SmallIntegerField()),
+                ("neutral_votes", models.SmallIntegerField()),
+                ("contradiction_votes", models.SmallIntegerField()),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.dataset"
+                    ),
+                ),
+                (
+                    "genre",
+                    models.ForeignKey(
+                        db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.genre"
+                    ),
+                ),
             ],
             options={
-                'db_table': 'corpus_pairtally',
+                "db_table": "corpus_pairtally",
             },
         ),
         migrations.RunPython(build_tallies, migrations.RunPython.noop),

@@ -3,6 +3,7 @@
 The admin matches `upper(column) LIKE upper('%term%')`; a GIN index with gin_trgm_ops on the
 same upper(column) answers that without reading every pair (corpus.admin.PairAdmin).
 """
+
 from django.db import migrations
 
 INDEXES = [
@@ -29,7 +30,6 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("corpus", "0006_maintained_aggregates"),
     ]

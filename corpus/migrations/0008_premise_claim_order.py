@@ -4,23 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0007_trigram_search'),
+        ("corpus", "0007_trigram_search"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='premise',
-            name='premise_writing_queue',
+            model_name="premise",
+            name="premise_writing_queue",
         ),
         migrations.AddField(
-            model_name='premise',
-            name='claims_made',
-            field=models.PositiveIntegerField(default=0, editable=False, help_text="Writing claims ever made on this premise: the claim's tie-break after writings_done."),
+            model_name="premise",
+            name="claims_made",
+            field=models.PositiveIntegerField(
+                default=0,
+                editable=False,
+                help_text="Writing claims ever made on this premise: the claim's tie-break after writings_done.",
+            ),
         ),
         migrations.AddIndex(
-            model_name='premise',
-            index=models.Index(condition=models.Q(('status', 'available'), models.Q(('split', ''), _negated=True)), fields=['dataset', 'writings_done', 'claims_made', 'id'], name='premise_claim_order'),
+            model_name="premise",
+            index=models.Index(
+                condition=models.Q(("status", "available"), models.Q(("split", ""), _negated=True)),
+                fields=["dataset", "writings_done", "claims_made", "id"],
+                name="premise_claim_order",
+            ),
         ),
     ]

@@ -16,23 +16,32 @@ def tally_relations(apps, schema_editor):
     )
     for dataset_id, split, genre_id, premise_text, hypothesis in texts.iterator(chunk_size=5000):
         rows[(dataset_id, split, genre_id, relation_mask(premise_text, hypothesis))] += 1
-    LengthTally.objects.bulk_create([
-        LengthTally(dataset_id=d, split=s, genre_id=g, kind="relation", words=mask, n=n)
-        for (d, s, g, mask), n in rows.items()
-    ], batch_size=500)
+    LengthTally.objects.bulk_create(
+        [
+            LengthTally(dataset_id=d, split=s, genre_id=g, kind="relation", words=mask, n=n)
+            for (d, s, g, mask), n in rows.items()
+        ],
+        batch_size=500,
+    )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0008_premise_claim_order'),
+        ("corpus", "0008_premise_claim_order"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='lengthtally',
-            name='kind',
-            field=models.CharField(choices=[('premise', 'premise'), ('hypothesis', 'hypothesis'), ('relation', 'edit relations of a pair (words holds the bit mask of corpus.overlap)')], max_length=10),
+            model_name="lengthtally",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("premise", "premise"),
+                    ("hypothesis", "hypothesis"),
+                    ("relation", "edit relations of a pair (words holds the bit mask of corpus.overlap)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.RunPython(tally_relations, migrations.RunPython.noop),
     ]

@@ -20,36 +20,42 @@ def give_each_study_its_secret_and_codes(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0001_initial'),
+        ("crowd", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='code_secret',
+            model_name="study",
+            name="code_secret",
             field=models.CharField(default=crowd.codes.new_study_secret, editable=False, max_length=64),
         ),
         migrations.AddField(
-            model_name='studysession',
-            name='completion_code',
+            model_name="studysession",
+            name="completion_code",
             field=models.CharField(blank=True, max_length=80),
         ),
         migrations.AddField(
-            model_name='studysession',
-            name='turk_submit_to',
+            model_name="studysession",
+            name="turk_submit_to",
             field=models.CharField(blank=True, max_length=100),
         ),
         migrations.AlterField(
-            model_name='study',
-            name='completion_code',
-            field=models.CharField(help_text="The study's code; each session's code is this code followed by a suffix only that session gets.", max_length=64),
+            model_name="study",
+            name="completion_code",
+            field=models.CharField(
+                help_text="The study's code; each session's code is this code followed by a suffix only that session gets.",
+                max_length=64,
+            ),
         ),
         migrations.AlterField(
-            model_name='study',
-            name='completion_url',
-            field=models.URLField(blank=True, help_text="Optional: where a finished participant is sent back (e.g. https://app.prolific.com/submissions/complete?cc={code}); {code} becomes the session's code.", max_length=500),
+            model_name="study",
+            name="completion_url",
+            field=models.URLField(
+                blank=True,
+                help_text="Optional: where a finished participant is sent back (e.g. https://app.prolific.com/submissions/complete?cc={code}); {code} becomes the session's code.",
+                max_length=500,
+            ),
         ),
         migrations.RunPython(give_each_study_its_secret_and_codes, migrations.RunPython.noop),
     ]

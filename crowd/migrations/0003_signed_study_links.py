@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0002_completion_codes_per_session'),
+        ("crowd", "0002_completion_codes_per_session"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='require_signed_link',
-            field=models.BooleanField(default=False, help_text="Only accept links that carry the study's signature (sig=…; see the signed link below)."),
+            model_name="study",
+            name="require_signed_link",
+            field=models.BooleanField(
+                default=False,
+                help_text="Only accept links that carry the study's signature (sig=…; see the signed link below).",
+            ),
         ),
     ]

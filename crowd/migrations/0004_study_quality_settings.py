@@ -4,41 +4,62 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0002_claim_queue_indexes'),
-        ('crowd', '0003_signed_study_links'),
+        ("corpus", "0002_claim_queue_indexes"),
+        ("crowd", "0003_signed_study_links"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='access',
-            field=models.CharField(choices=[('open', 'open to all'), ('qualified', "workers who passed the study's qualification test"), ('closed', 'a closed list of workers')], default='open', max_length=10),
+            model_name="study",
+            name="access",
+            field=models.CharField(
+                choices=[
+                    ("open", "open to all"),
+                    ("qualified", "workers who passed the study's qualification test"),
+                    ("closed", "a closed list of workers"),
+                ],
+                default="open",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='allowed_workers',
-            field=models.ManyToManyField(blank=True, help_text='The closed list (access: closed).', related_name='allowed_studies', to='corpus.worker'),
+            model_name="study",
+            name="allowed_workers",
+            field=models.ManyToManyField(
+                blank=True,
+                help_text="The closed list (access: closed).",
+                related_name="allowed_studies",
+                to="corpus.worker",
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='auto_exclude_flagged',
-            field=models.BooleanField(default=False, help_text="Exclude workers the quality flags mark, without a researcher's review."),
+            model_name="study",
+            name="auto_exclude_flagged",
+            field=models.BooleanField(
+                default=False, help_text="Exclude workers the quality flags mark, without a researcher's review."
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='bonus_currency',
-            field=models.CharField(default='USD', help_text='ISO code, e.g. USD or GBP.', max_length=3),
+            model_name="study",
+            name="bonus_currency",
+            field=models.CharField(default="USD", help_text="ISO code, e.g. USD or GBP.", max_length=3),
         ),
         migrations.AddField(
-            model_name='study',
-            name='bonus_per_catch_match',
-            field=models.DecimalField(decimal_places=2, default=1, help_text='Bonus paid for each catch trial a worker gets right.', max_digits=6),
+            model_name="study",
+            name="bonus_per_catch_match",
+            field=models.DecimalField(
+                decimal_places=2,
+                default=1,
+                help_text="Bonus paid for each catch trial a worker gets right.",
+                max_digits=6,
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='catch_trial_share',
-            field=models.FloatField(default=0.01, help_text='Share (0–1) of validation items that are catch trials (MultiNLI: about 1%).'),
+            model_name="study",
+            name="catch_trial_share",
+            field=models.FloatField(
+                default=0.01, help_text="Share (0–1) of validation items that are catch trials (MultiNLI: about 1%)."
+            ),
         ),
     ]

@@ -5,25 +5,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0004_study_quality_settings'),
+        ("crowd", "0004_study_quality_settings"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='max_reports_per_batch',
-            field=models.PositiveSmallIntegerField(default=2, help_text='Problem reports one worker may send in one visit (batch) of this study.'),
+            model_name="study",
+            name="max_reports_per_batch",
+            field=models.PositiveSmallIntegerField(
+                default=2, help_text="Problem reports one worker may send in one visit (batch) of this study."
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='min_hypothesis_words',
-            field=models.PositiveSmallIntegerField(default=3, help_text='Words a hypothesis needs (invisible and control characters removed).', validators=[django.core.validators.MinValueValidator(1)]),
+            model_name="study",
+            name="min_hypothesis_words",
+            field=models.PositiveSmallIntegerField(
+                default=3,
+                help_text="Words a hypothesis needs (invisible and control characters removed).",
+                validators=[django.core.validators.MinValueValidator(1)],
+            ),
         ),
         migrations.AddField(
-            model_name='study',
-            name='reports_to_hold_premise',
-            field=models.PositiveSmallIntegerField(default=2, help_text='Independent reports (distinct workers) after which a premise is held for a researcher.', validators=[django.core.validators.MinValueValidator(1)]),
+            model_name="study",
+            name="reports_to_hold_premise",
+            field=models.PositiveSmallIntegerField(
+                default=2,
+                help_text="Independent reports (distinct workers) after which a premise is held for a researcher.",
+                validators=[django.core.validators.MinValueValidator(1)],
+            ),
         ),
     ]

@@ -4,15 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0005_task_rules'),
+        ("crowd", "0005_task_rules"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='study',
-            name='task_kind',
-            field=models.CharField(choices=[('writing', 'hypothesis writing'), ('validation', 'validation'), ('mpe', 'MPE judgments (multi-premise items)')], default='writing', max_length=12),
+            model_name="study",
+            name="task_kind",
+            field=models.CharField(
+                choices=[
+                    ("writing", "hypothesis writing"),
+                    ("validation", "validation"),
+                    ("mpe", "MPE judgments (multi-premise items)"),
+                ],
+                default="writing",
+                max_length=12,
+            ),
         ),
     ]

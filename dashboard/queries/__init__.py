@@ -3,4 +3,5 @@
 Per-pair counters (Pair.label_count, *_votes, gold_label) stand in for counting the label table.
 Importing this package registers every figure a task may recompute (figure_cache.refreshable).
 """
+
 from . import collection, corpus, validation, workers  # noqa: F401

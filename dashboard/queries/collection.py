@@ -1,4 +1,5 @@
 """The collection page: premises and pairs per genre and split, claims in flight, pairs per hour, imports."""
+
 from datetime import timedelta
 
 from django.db.models import Count
@@ -59,7 +60,7 @@ def genre_split_rows(dataset=None, split=None):
     for *key, n in tallies.pair_counts(dataset, split, by=GENRE_SPLIT):
         rows.setdefault(tuple(key), {"premises": 0, "pairs": 0})["pairs"] += n
     return [
-        {**dict(zip(GENRE_SPLIT, key)), **counts}
+        {**dict(zip(GENRE_SPLIT, key, strict=False)), **counts}
         for key, counts in sorted(rows.items(), key=lambda item: (item[0][0], item[0][3]))
     ]
 
@@ -69,15 +70,29 @@ def recent_imports(limit=10):
     premise_imports = PremiseImport.objects.select_related("dataset", "genre")[:limit]
     corpus_imports = CorpusImport.objects.select_related("dataset")[:limit]
     rows = [
-        {"kind": "premises", "source": run.source, "target": f"{run.dataset.slug} / {run.genre.slug}",
-         "status": run.status, "progress": run.progress, "started_at": run.started_at, "error": run.error,
-         "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped"}
+        {
+            "kind": "premises",
+            "source": run.source,
+            "target": f"{run.dataset.slug} / {run.genre.slug}",
+            "status": run.status,
+            "progress": run.progress,
+            "started_at": run.started_at,
+            "error": run.error,
+            "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped",
+        }
         for run in premise_imports
     ] + [
-        {"kind": "pairs", "source": run.source, "target": f"{run.dataset.slug} / {run.split or 'split from file'}",
-         "status": run.status, "progress": run.progress, "started_at": run.started_at, "error": run.error,
-         "summary": f"{run.pairs_created:,} pairs and {run.labels_created:,} labels added, "
-                    f"{run.already_present:,} already present, {run.malformed_count:,} malformed lines"}
+        {
+            "kind": "pairs",
+            "source": run.source,
+            "target": f"{run.dataset.slug} / {run.split or 'split from file'}",
+            "status": run.status,
+            "progress": run.progress,
+            "started_at": run.started_at,
+            "error": run.error,
+            "summary": f"{run.pairs_created:,} pairs and {run.labels_created:,} labels added, "
+            f"{run.already_present:,} already present, {run.malformed_count:,} malformed lines",
+        }
         for run in corpus_imports
     ]
     return sorted(rows, key=lambda row: row["started_at"], reverse=True)[:limit]

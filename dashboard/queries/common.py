@@ -1,4 +1,5 @@
 """SQL expressions and small helpers that several dashboard pages share."""
+
 from corpus.tallies import word_count  # noqa: F401 (defined once, in the core: the tallies count words too)
 
 

@@ -1,4 +1,5 @@
 """The corpus page: label distributions, sentence lengths (MultiNLI Figure 2), per-genre means, edit relations."""
+
 from django.db.models import Count
 
 from corpus import overlap, tallies
@@ -15,9 +16,7 @@ def corpus_overview(dataset=None, split=None):
 
 def length_histogram(queryset, field):
     """{words: how many rows} in one GROUP BY over the word-count expression."""
-    return dict(
-        queryset.annotate(words=word_count(field)).values_list("words").annotate(n=Count("id")).order_by()
-    )
+    return dict(queryset.annotate(words=word_count(field)).values_list("words").annotate(n=Count("id")).order_by())
 
 
 def histogram_summary(histogram):
@@ -35,7 +34,7 @@ def edit_relations(dataset=None, split=None):
     """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
     aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
     bit mask of corpus.overlap), so the page compares no words and reads no pair."""
-    counts = {name: 0 for name in overlap.RELATION_BITS}
+    counts = dict.fromkeys(overlap.RELATION_BITS, 0)
     total = 0
     for mask, n in tallies.length_counts(LengthKind.RELATION, dataset, split):
         total += n
@@ -58,11 +57,9 @@ def _corpus_overview(dataset, split):
         genre = genres.setdefault(slug, {"genre__slug": slug, "genre__name": name, "premises": 0, "words": 0})
         genre["premises"] += n
         genre["words"] += words * n
-    per_genre = [
-        {**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())
-    ]
+    per_genre = [{**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())]
     hypothesis_lengths = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
-    gold, author = dict.fromkeys(labels + [NO_GOLD], 0), dict.fromkeys(labels, 0)
+    gold, author = dict.fromkeys([*labels, NO_GOLD], 0), dict.fromkeys(labels, 0)
     by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes")
     for author_label, e, nu, c, n in tallies.pair_counts(dataset, split, by=by):
         gold_label = gold_from_votes(e, nu, c)

@@ -5,6 +5,7 @@ Every filter is an indexed condition on the pair row or its counters (the label 
 condition on the vote counters, never a scan of the label table), and pages go by pair id
 (keyset), so a page costs the same at 433k pairs as at 400.
 """
+
 from dataclasses import dataclass
 
 from django.db.models import Exists, F, OuterRef, Prefetch, Q
@@ -38,11 +39,21 @@ def _split_221():
 
 # name -> (what the researcher reads, the condition)
 PATTERNS = {
-    "unanimous": ("all five labels agree", Q(label_count=LABELS_PER_PAIR) & (
-        Q(entailment_votes=LABELS_PER_PAIR) | Q(neutral_votes=LABELS_PER_PAIR) | Q(contradiction_votes=LABELS_PER_PAIR))),
+    "unanimous": (
+        "all five labels agree",
+        Q(label_count=LABELS_PER_PAIR)
+        & (
+            Q(entailment_votes=LABELS_PER_PAIR)
+            | Q(neutral_votes=LABELS_PER_PAIR)
+            | Q(contradiction_votes=LABELS_PER_PAIR)
+        ),
+    ),
     "no_gold": ("five labels, no 3 agree", Q(label_count=LABELS_PER_PAIR, gold_label=NO_GOLD)),
     "split_221": ("five labels split 2-2-1", _split_221()),
-    "gold_ne_author": ("gold label differs from the author's", ~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label"))),
+    "gold_ne_author": (
+        "gold label differs from the author's",
+        ~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label")),
+    ),
     "in_validation": ("waiting for validation labels", Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR)),
 }
 
@@ -62,7 +73,10 @@ class PairFilters:
 
     @classmethod
     def from_query(cls, params):
-        values = {name: (params.get(name) or "").strip()[:200] for name in ("text", "genre", "split", "worker", "gold", "pattern")}
+        values = {
+            name: (params.get(name) or "").strip()[:200]
+            for name in ("text", "genre", "split", "worker", "gold", "pattern")
+        }
         unknown = []
         if values["genre"] and not Genre.objects.filter(slug=values["genre"]).exists():
             unknown.append(values.pop("genre"))
@@ -95,8 +109,9 @@ def find_pairs(dataset=None, filters=None, page_size=PAGE_SIZE):
     if filters.pattern:
         pairs = pairs.filter(PATTERNS[filters.pattern][1])
     if filters.text:
-        pairs = pairs.filter(Q(hypothesis__icontains=filters.text) | Q(premise__text__icontains=filters.text)
-                             | Q(pair_id=filters.text))
+        pairs = pairs.filter(
+            Q(hypothesis__icontains=filters.text) | Q(premise__text__icontains=filters.text) | Q(pair_id=filters.text)
+        )
     if filters.worker:
         pairs = _by_worker(pairs, filters.worker)
     labels = ValidationLabel.objects.select_related("worker__user").order_by("position")

@@ -1,4 +1,5 @@
 """The validation page: pairs by labels so far, and the agreement statistics."""
+
 from django.db.models import Count
 
 from corpus.agreement import agreement_stats
@@ -10,9 +11,7 @@ from ..figure_cache import cached, refreshable
 
 def label_count_distribution(dataset=None, split=None):
     """Pairs by labels so far (1–5), from the per-pair counter, never from the label table."""
-    counts = dict(
-        pairs_in(dataset, split).values_list("label_count").annotate(n=Count("id")).order_by()
-    )
+    counts = dict(pairs_in(dataset, split).values_list("label_count").annotate(n=Count("id")).order_by())
     return [(labels, counts.get(labels, 0)) for labels in range(AUTHOR_POSITION, LABELS_PER_PAIR + 1)]
 
 

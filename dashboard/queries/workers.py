@@ -1,4 +1,5 @@
 """The workers page: each worker's output, agreement with gold and median seconds per writing task."""
+
 from django.db import connection
 from django.db.models import Count, F, Q
 
@@ -34,8 +35,12 @@ def sort_rows(rows, sort):
         key, descending = "pairs_written", True
     present = [row for row in rows if row[key] is not None]
     missing = [row for row in rows if row[key] is None]
-    present.sort(key=lambda row: (row[key], row["worker"]) if not isinstance(row[key], str)
-                 else (row[key].lower(), row["worker"]), reverse=descending)
+    present.sort(
+        key=lambda row: (
+            (row[key], row["worker"]) if not isinstance(row[key], str) else (row[key].lower(), row["worker"])
+        ),
+        reverse=descending,
+    )
     # Empty cells go last whichever way the column is sorted.
     return present + missing, ("-" if descending else "") + key
 
@@ -45,11 +50,13 @@ def _worker_rows(dataset, split):
     pairs = pairs_in(dataset, split).filter(author__isnull=False)
     written = {
         row["author_id"]: row
-        for row in pairs.values("author_id").annotate(
+        for row in pairs.values("author_id")
+        .annotate(
             n=Count("id"),
             with_gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
             author_is_gold=Count("id", filter=Q(author_label=F("gold_label"))),
-        ).order_by()
+        )
+        .order_by()
     }
     labels = ValidationLabel.objects.filter(position__gt=AUTHOR_POSITION, worker__isnull=False)
     if dataset is not None:
@@ -58,11 +65,13 @@ def _worker_rows(dataset, split):
         labels = labels.filter(pair__premise__split=split)
     given = {
         row["worker_id"]: row
-        for row in labels.values("worker_id").annotate(
+        for row in labels.values("worker_id")
+        .annotate(
             n=Count("id"),
             with_gold=Count("id", filter=~Q(pair__gold_label=NO_GOLD)),
             agree=Count("id", filter=Q(label=F("pair__gold_label"))),
-        ).order_by()
+        )
+        .order_by()
     }
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
@@ -70,19 +79,21 @@ def _worker_rows(dataset, split):
     for worker in Worker.objects.filter(pk__in=active).select_related("user"):
         wrote = written.get(worker.pk, {})
         gave = given.get(worker.pk, {})
-        rows.append({
-            "id": worker.pk,
-            "worker": str(worker),
-            "username": worker.user.get_username(),
-            "market": worker.market,
-            "is_trusted": worker.is_trusted,
-            "is_excluded": worker.is_excluded,
-            "pairs_written": wrote.get("n", 0),
-            "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
-            "labels_given": gave.get("n", 0),
-            "gold_agreement": ratio(gave.get("agree", 0), gave.get("with_gold", 0)),
-            "median_writing_seconds": medians.get(worker.pk),
-        })
+        rows.append(
+            {
+                "id": worker.pk,
+                "worker": str(worker),
+                "username": worker.user.get_username(),
+                "market": worker.market,
+                "is_trusted": worker.is_trusted,
+                "is_excluded": worker.is_excluded,
+                "pairs_written": wrote.get("n", 0),
+                "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
+                "labels_given": gave.get("n", 0),
+                "gold_agreement": ratio(gave.get("agree", 0), gave.get("with_gold", 0)),
+                "median_writing_seconds": medians.get(worker.pk),
+            }
+        )
     return rows
 
 

@@ -2,6 +2,7 @@
 
 Inclusion tags, so those pages' views stay as they are: a page adds one line to its template.
 """
+
 from django import template
 
 from artifacts import selectors
@@ -11,8 +12,10 @@ register = template.Library()
 
 @register.inclusion_tag("artifacts/_tags_section.html")
 def phenomenon_tags_section(scope):
-    return {"figures": selectors.tag_figures(scope.dataset if scope else None, scope.split if scope else None),
-            "scope": scope}
+    return {
+        "figures": selectors.tag_figures(scope.dataset if scope else None, scope.split if scope else None),
+        "scope": scope,
+    }
 
 
 @register.inclusion_tag("artifacts/_run_section.html")
@@ -22,9 +25,15 @@ def run_artifacts_section(run):
     beside = None
     if baseline:
         accuracy = results.get("accuracy") or {}
-        beside = [{"split": split, "model": accuracy.get(split), "majority": value,
-                   "gain": accuracy[split] - value if accuracy.get(split) is not None and value is not None else None}
-                  for split, value in sorted((baseline.get("accuracy") or {}).items())]
+        beside = [
+            {
+                "split": split,
+                "model": accuracy.get(split),
+                "majority": value,
+                "gain": accuracy[split] - value if accuracy.get(split) is not None and value is not None else None,
+            }
+            for split, value in sorted((baseline.get("accuracy") or {}).items())
+        ]
     return {"run": run, "tags": selectors.run_tag_accuracy(run), "baseline": baseline, "beside": beside}
 
 

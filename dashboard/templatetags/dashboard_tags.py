@@ -1,4 +1,5 @@
 """Number formats of the dashboard: one place decides how a fraction or a κ is shown."""
+
 import json
 
 from django import template

@@ -1,5 +1,6 @@
 """Probabilistic aggregation on the dashboard: launch a run, follow it, read where the models and
 the majority-vote gold disagree, and the workers ranked by estimated skill."""
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -32,17 +33,28 @@ def aggregation(request):
         try:
             run = aggregation_runs.request_aggregation(request.user, dataset, request.POST.getlist("methods"))
         except ValidationError as error:
-            messages.error(request, "Nothing was started. " + "; ".join(m for ms in error.message_dict.values() for m in ms))
+            messages.error(
+                request, "Nothing was started. " + "; ".join(m for ms in error.message_dict.values() for m in ms)
+            )
             return redirect("dashboard:aggregation")
         run.refresh_from_db()  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
     runs = AggregationRun.objects.select_related("dataset", "created_by")[:RUNS_SHOWN]
-    return render(request, "dashboard/aggregation.html", page_context(
-        request, "aggregation", datasets=datasets, runs=runs,
-        methods=[(method, METHOD_NAMES[method], method in aggregation_runs.DEFAULT_METHODS)
-                 for method in aggregation_runs.METHODS],
-    ))
+    return render(
+        request,
+        "dashboard/aggregation.html",
+        page_context(
+            request,
+            "aggregation",
+            datasets=datasets,
+            runs=runs,
+            methods=[
+                (method, METHOD_NAMES[method], method in aggregation_runs.DEFAULT_METHODS)
+                for method in aggregation_runs.METHODS
+            ],
+        ),
+    )
 
 
 @researcher_required
@@ -50,16 +62,20 @@ def aggregation(request):
 def aggregation_progress(request):
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     runs = AggregationRun.objects.filter(pk__in=ids).select_related("dataset", "created_by")
-    return JsonResponse({"items": [
+    return JsonResponse(
         {
-            "id": run.pk,
-            "status": run.status,
-            "progress": run.progress,
-            "finished": run.status in (AggregationStatus.DONE, AggregationStatus.FAILED),
-            "html": render_to_string("dashboard/_aggregation_row.html", {"run": run}, request),
+            "items": [
+                {
+                    "id": run.pk,
+                    "status": run.status,
+                    "progress": run.progress,
+                    "finished": run.status in (AggregationStatus.DONE, AggregationStatus.FAILED),
+                    "html": render_to_string("dashboard/_aggregation_row.html", {"run": run}, request),
+                }
+                for run in runs
+            ]
         }
-        for run in runs
-    ]})
+    )
 
 
 @researcher_required
@@ -73,10 +89,19 @@ def aggregation_detail(request, run_id):
     method_figures = [
         {"method": name, "name": METHOD_NAMES.get(name, name), **run.figures.get(name, {})} for name in run.methods
     ]
-    return render(request, "dashboard/aggregation_detail.html", page_context(
-        request, "aggregation", run=run, method=method, method_name=METHOD_NAMES.get(method, method),
-        methods=[(name, METHOD_NAMES.get(name, name)) for name in run.methods],
-        method_figures=method_figures, page=page,
-        workers=aggregation_runs.ranked_workers(run, method, limit=WORKERS_SHOWN),
-        skill_meaning=run.figures.get(method, {}).get("skill_meaning", ""),
-    ))
+    return render(
+        request,
+        "dashboard/aggregation_detail.html",
+        page_context(
+            request,
+            "aggregation",
+            run=run,
+            method=method,
+            method_name=METHOD_NAMES.get(method, method),
+            methods=[(name, METHOD_NAMES.get(name, name)) for name in run.methods],
+            method_figures=method_figures,
+            page=page,
+            workers=aggregation_runs.ranked_workers(run, method, limit=WORKERS_SHOWN),
+            skill_meaning=run.figures.get(method, {}).get("skill_meaning", ""),
+        ),
+    )

@@ -1,4 +1,5 @@
 """The artifacts page: give-away words for a dataset, a genre or one writer (Poliak et al. 2018 §6)."""
+
 from django import forms
 from django.shortcuts import render
 
@@ -13,8 +14,9 @@ from .common import Scope, page_context, researcher_required
 class GiveawayForm(forms.Form):
     genre = forms.ModelChoiceField(queryset=Genre.objects.order_by("slug"), to_field_name="slug", required=False)
     worker = forms.ModelChoiceField(queryset=Worker.objects.all(), required=False, widget=forms.NumberInput)
-    min_count = forms.IntegerField(min_value=1, initial=DEFAULT_MIN_COUNT, required=False,
-                                   help_text="least hypotheses a word must be in")
+    min_count = forms.IntegerField(
+        min_value=1, initial=DEFAULT_MIN_COUNT, required=False, help_text="least hypotheses a word must be in"
+    )
     top = forms.IntegerField(min_value=1, max_value=200, initial=DEFAULT_TOP, required=False)
 
 
@@ -26,10 +28,23 @@ def artifacts(request):
     if not request.GET or form.is_valid():
         data = form.cleaned_data if request.GET else {}
         listing = selectors.giveaway_words_for(
-            scope.dataset, scope.split, genre=data.get("genre"), worker=data.get("worker"),
-            min_count=data.get("min_count") or DEFAULT_MIN_COUNT, top=data.get("top") or DEFAULT_TOP,
+            scope.dataset,
+            scope.split,
+            genre=data.get("genre"),
+            worker=data.get("worker"),
+            min_count=data.get("min_count") or DEFAULT_MIN_COUNT,
+            top=data.get("top") or DEFAULT_TOP,
         )
-    return render(request, "artifacts/dashboard.html", page_context(
-        request, "artifacts", scope, form=form, listing=listing,
-        jobs=selectors.latest_tagging_jobs(), nudges=nudge_effect(scope.dataset),
-    ))
+    return render(
+        request,
+        "artifacts/dashboard.html",
+        page_context(
+            request,
+            "artifacts",
+            scope,
+            form=form,
+            listing=listing,
+            jobs=selectors.latest_tagging_jobs(),
+            nudges=nudge_effect(scope.dataset),
+        ),
+    )

@@ -12,11 +12,17 @@ def collection(request):
     scope = Scope(request)
     overview = queries.collection_overview(scope.dataset, scope.split)
     held_filter = "status__exact=held" + (f"&dataset__id__exact={scope.dataset.pk}" if scope.dataset else "")
-    return render(request, "dashboard/collection.html", page_context(
-        request, "collection", scope,
-        overview=overview,
-        hourly_svg=cached("hourly-svg", scope.dataset, scope.split, lambda: plots.hourly_bars(overview["hourly"])),
-        pairs_last_48h=sum(n for _, n in overview["hourly"]),
-        held_filter=held_filter,
-        imports=queries.recent_imports(),
-    ))
+    return render(
+        request,
+        "dashboard/collection.html",
+        page_context(
+            request,
+            "collection",
+            scope,
+            overview=overview,
+            hourly_svg=cached("hourly-svg", scope.dataset, scope.split, lambda: plots.hourly_bars(overview["hourly"])),
+            pairs_last_48h=sum(n for _, n in overview["hourly"]),
+            held_filter=held_filter,
+            imports=queries.recent_imports(),
+        ),
+    )

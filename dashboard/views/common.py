@@ -1,4 +1,5 @@
 """What every dashboard page shares: researcher-only access and the dataset/split selector."""
+
 from functools import wraps
 from urllib.parse import urlencode
 

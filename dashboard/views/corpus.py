@@ -15,17 +15,33 @@ def corpus(request):
     author_total = sum(n for _, n in overview["author"]) or 1
     author = dict(overview["author"])
     labels = [
-        {"label": label, "gold": n, "gold_share": n / gold_total,
-         "author": author.get(label), "author_share": (author.get(label) or 0) / author_total}
+        {
+            "label": label,
+            "gold": n,
+            "gold_share": n / gold_total,
+            "author": author.get(label),
+            "author_share": (author.get(label) or 0) / author_total,
+        }
         for label, n in overview["gold"]
     ]
-    return render(request, "dashboard/corpus.html", page_context(
-        request, "corpus", scope,
-        overview=overview,
-        labels=labels,
-        # Drawing costs more than the queries; the figures live in the cache as long as their numbers.
-        label_svg=cached("labels-svg", scope.dataset, scope.split,
-                               lambda: plots.label_bars(overview["gold"], overview["author"])),
-        length_svg=cached("lengths-svg", scope.dataset, scope.split, lambda: plots.length_histogram(
-            overview["premise_lengths"], overview["hypothesis_lengths"])),
-    ))
+    return render(
+        request,
+        "dashboard/corpus.html",
+        page_context(
+            request,
+            "corpus",
+            scope,
+            overview=overview,
+            labels=labels,
+            # Drawing costs more than the queries; the figures live in the cache as long as their numbers.
+            label_svg=cached(
+                "labels-svg", scope.dataset, scope.split, lambda: plots.label_bars(overview["gold"], overview["author"])
+            ),
+            length_svg=cached(
+                "lengths-svg",
+                scope.dataset,
+                scope.split,
+                lambda: plots.length_histogram(overview["premise_lengths"], overview["hypothesis_lengths"]),
+            ),
+        ),
+    )

@@ -1,4 +1,5 @@
 """Multi-premise items (MPE): statistics per item set, the researcher's adjudication queue, word overlap."""
+
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -28,25 +29,48 @@ def mpe(request):
         queue = list(adjudication_queue(dataset, scope.split)[:QUEUE_SHOWN])
         overlap = list(
             Pair.objects.filter(dataset=dataset, word_overlap__isnull=False)
-            .select_related("premise").order_by("-word_overlap", "pk")[:OVERLAP_SHOWN]
+            .select_related("premise")
+            .order_by("-word_overlap", "pk")[:OVERLAP_SHOWN]
         )
-        sets.append({"dataset": dataset, "stats": stats, "queue": queue, "overlap": overlap,
-                     "paper": PAPER_FIGURES.get(scope.split or "", {})})
-    return render(request, "dashboard/mpe.html", page_context(
-        request, "mpe", scope, sets=sets, answers=list(ANSWER_FOR_LABEL.items()),
-    ))
+        sets.append(
+            {
+                "dataset": dataset,
+                "stats": stats,
+                "queue": queue,
+                "overlap": overlap,
+                "paper": PAPER_FIGURES.get(scope.split or "", {}),
+            }
+        )
+    return render(
+        request,
+        "dashboard/mpe.html",
+        page_context(
+            request,
+            "mpe",
+            scope,
+            sets=sets,
+            answers=list(ANSWER_FOR_LABEL.items()),
+        ),
+    )
 
 
 @researcher_required
 @require_POST
 def adjudicate_item(request, pair_id):
     """The researcher's label becomes the item's gold label; its five judgments stay."""
-    pair = get_object_or_404(Pair.objects.select_related("dataset"), pk=pair_id,
-                             dataset__item_kind=ItemKind.MULTI_PREMISE)
+    pair = get_object_or_404(
+        Pair.objects.select_related("dataset"), pk=pair_id, dataset__item_kind=ItemKind.MULTI_PREMISE
+    )
     in_queue = adjudication_queue(pair.dataset, pending_only=False).filter(pk=pair.pk).first()
     try:
-        adjudicate(pair, request.POST.get("label", ""), source=AdjudicationSource.RESEARCHER, researcher=request.user,
-                   reason=in_queue.adjudication_reason if in_queue else "", note=request.POST.get("note", "")[:1000])
+        adjudicate(
+            pair,
+            request.POST.get("label", ""),
+            source=AdjudicationSource.RESEARCHER,
+            researcher=request.user,
+            reason=in_queue.adjudication_reason if in_queue else "",
+            note=request.POST.get("note", "")[:1000],
+        )
     except LabelRefused as refused:
         messages.error(request, f"Item {pair.pair_id} was not changed: {refused.message}")
     else:

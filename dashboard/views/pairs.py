@@ -1,4 +1,5 @@
 """The pair browser and the queue of premises reported by writers."""
+
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -16,20 +17,38 @@ def pairs(request):
     filters = queries.PairFilters.from_query(request.GET)
     page, next_after = queries.find_pairs(scope.dataset, filters)
     kept = {key: value for key, value in request.GET.items() if key != "after"}
-    return render(request, "dashboard/pairs.html", page_context(
-        request, "pairs", scope,
-        filters=filters, pairs=page, next_after=next_after, kept=kept,
-        genres=Genre.objects.order_by("name"), splits=Split.values, labels=[*Label.values, "-"],
-        patterns=[(name, text) for name, (text, _) in queries.PATTERNS.items()],
-    ))
+    return render(
+        request,
+        "dashboard/pairs.html",
+        page_context(
+            request,
+            "pairs",
+            scope,
+            filters=filters,
+            pairs=page,
+            next_after=next_after,
+            kept=kept,
+            genres=Genre.objects.order_by("name"),
+            splits=Split.values,
+            labels=[*Label.values, "-"],
+            patterns=[(name, text) for name, (text, _) in queries.PATTERNS.items()],
+        ),
+    )
 
 
 @researcher_required
 def reports(request):
     scope = Scope(request, with_split=False)
-    return render(request, "dashboard/reports.html", page_context(
-        request, "reports", scope, premises=queries.reported_premises(scope.dataset),
-    ))
+    return render(
+        request,
+        "dashboard/reports.html",
+        page_context(
+            request,
+            "reports",
+            scope,
+            premises=queries.reported_premises(scope.dataset),
+        ),
+    )
 
 
 @researcher_required

@@ -2,6 +2,7 @@
 
 Thin: the rules are in `quality.services`, `quality.bonuses` and `quality.selectors`.
 """
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,7 +22,10 @@ from .common import Scope, page_context, researcher_required
 def _label_rows(pair, chosen):
     name = "label"
     return {
-        "number": 1, "pair": pair, "name": name, "missing": False,
+        "number": 1,
+        "pair": pair,
+        "name": name,
+        "missing": False,
         "options": [
             {"value": v, "text": text, "key": KEYS[v], "checked": v == chosen, "id": f"{name}-{KEYS[v]}"}
             for v, text in CHOICES
@@ -45,39 +49,68 @@ def label_pairs(request):
             raise Http404("No such pair.")
         try:
             reference = services.set_reference_label(
-                pair, request.POST.get("label", ""), by=request.user,
-                is_catch_trial=request.POST.get("is_catch_trial") == "on", note=request.POST.get("note", "").strip(),
+                pair,
+                request.POST.get("label", ""),
+                by=request.user,
+                is_catch_trial=request.POST.get("is_catch_trial") == "on",
+                note=request.POST.get("note", "").strip(),
             )
         except LabelRefused as refused:
             error = refused.message if request.POST.get("label") else "Choose one of the three labels (keys 1, 2, 3)."
         else:
             kind = "a catch trial" if reference.is_catch_trial else "a reference label"
             messages.success(request, f"Saved: {pair.pair_id} is {kind} with answer {reference.label}.")
-            return redirect(reverse("dashboard:label_pairs") + (f"?dataset={scope.dataset.slug}" if scope.dataset else ""))
+            return redirect(
+                reverse("dashboard:label_pairs") + (f"?dataset={scope.dataset.slug}" if scope.dataset else "")
+            )
     if pair is None:
         pair = selectors.next_pair_to_label(scope.dataset)
     existing = ReferenceLabel.objects.filter(pair=pair).first() if pair else None
     chosen = request.POST.get("label") or (existing.label if existing else "")
-    return render(request, "dashboard/label_pairs.html", page_context(
-        request, "label", scope, pair=pair, row=_label_rows(pair, chosen) if pair else None, existing=existing,
-        is_catch_trial=(request.POST.get("is_catch_trial") == "on") if request.method == "POST" else bool(existing and existing.is_catch_trial),
-        note=request.POST.get("note", existing.note if existing else ""), error=error,
-        counts=selectors.reference_label_counts(scope.dataset),
-        catch_trials=ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair").order_by("-updated_at")[:20],
-    ), status=400 if error else 200)
+    return render(
+        request,
+        "dashboard/label_pairs.html",
+        page_context(
+            request,
+            "label",
+            scope,
+            pair=pair,
+            row=_label_rows(pair, chosen) if pair else None,
+            existing=existing,
+            is_catch_trial=(request.POST.get("is_catch_trial") == "on")
+            if request.method == "POST"
+            else bool(existing and existing.is_catch_trial),
+            note=request.POST.get("note", existing.note if existing else ""),
+            error=error,
+            counts=selectors.reference_label_counts(scope.dataset),
+            catch_trials=ReferenceLabel.objects.filter(is_catch_trial=True)
+            .select_related("pair")
+            .order_by("-updated_at")[:20],
+        ),
+        status=400 if error else 200,
+    )
 
 
 # --- bonuses -----------------------------------------------------------------------------------
+
 
 @researcher_required
 def bonus_page(request):
     studies = bonuses.study_summaries()
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
-    return render(request, "dashboard/bonuses.html", page_context(
-        request, "bonuses", None, studies=studies, study=study,
-        unpaid=list(bonuses.unpaid(study)) if study else [],
-        totals=bonuses.worker_totals(study) if study else [],
-    ))
+    return render(
+        request,
+        "dashboard/bonuses.html",
+        page_context(
+            request,
+            "bonuses",
+            None,
+            studies=studies,
+            study=study,
+            unpaid=list(bonuses.unpaid(study)) if study else [],
+            totals=bonuses.worker_totals(study) if study else [],
+        ),
+    )
 
 
 @researcher_required
@@ -102,7 +135,10 @@ def bonus_pay(request, slug):
     try:
         outcome = bonuses.mark_paid(study, request.POST.getlist("bonus"), by=request.user)
     except (bonuses.PaymentRefused, ValueError) as refused:
-        messages.error(request, str(refused) if isinstance(refused, bonuses.PaymentRefused) else "Bad bonus ids; nothing was marked paid.")
+        messages.error(
+            request,
+            str(refused) if isinstance(refused, bonuses.PaymentRefused) else "Bad bonus ids; nothing was marked paid.",
+        )
     else:
         text = f"Marked {outcome['paid']} bonus(es) paid: {bonuses.money(outcome['amount'])} {study.bonus_currency}."
         if outcome["already_paid"]:
@@ -112,6 +148,7 @@ def bonus_pay(request, slug):
 
 
 # --- excluding workers -------------------------------------------------------------------------
+
 
 @researcher_required
 @require_POST
@@ -123,7 +160,9 @@ def worker_exclusion(request):
     try:
         outcome = services.set_excluded(request.POST.getlist("worker"), action == "exclude")
     except (LabelRefused, ValueError) as refused:
-        messages.error(request, refused.message if isinstance(refused, LabelRefused) else "Bad worker ids; nothing changed.")
+        messages.error(
+            request, refused.message if isinstance(refused, LabelRefused) else "Bad worker ids; nothing changed."
+        )
     else:
         report = outcome.recompute_report
         verb = "Excluded" if action == "exclude" else "Included again"
@@ -133,4 +172,6 @@ def worker_exclusion(request):
             if action == "exclude":
                 text += " Pairs that lost a validation label are back in the validation pool."
         messages.success(request, text)
-    return redirect(request.POST.get("next") if request.POST.get("next", "").startswith("/dashboard/") else "dashboard:workers")
+    return redirect(
+        request.POST.get("next") if request.POST.get("next", "").startswith("/dashboard/") else "dashboard:workers"
+    )

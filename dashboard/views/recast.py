@@ -1,5 +1,6 @@
 """Recasting from the dashboard: choose a shipped template, paste source rows, see the first pairs
 (a dry run: nothing saved), then save them all in one transaction. Large sources: `manage.py recast`."""
+
 import tempfile
 from pathlib import Path
 
@@ -32,9 +33,12 @@ def _rows(text, fmt):
 def recast(request):
     data = request.POST if request.method == "POST" else {}
     form = {
-        "template": data.get("template", "sentiment"), "dataset": data.get("dataset", "").strip(),
-        "split": data.get("split", Split.DEV), "format": data.get("format", "jsonl"),
-        "rows": data.get("rows", ""), "seed": data.get("seed", "0"),
+        "template": data.get("template", "sentiment"),
+        "dataset": data.get("dataset", "").strip(),
+        "split": data.get("split", Split.DEV),
+        "format": data.get("format", "jsonl"),
+        "rows": data.get("rows", ""),
+        "seed": data.get("seed", "0"),
     }
     preview, error = None, None
     if request.method == "POST":
@@ -49,16 +53,36 @@ def recast(request):
             seed = int(form["seed"]) if form["seed"].strip().lstrip("-").isdigit() else 0
             rows = _rows(form["rows"], form["format"])
             if request.POST.get("action") == "save":
-                report = recast_into(templates[form["template"]], rows, form["dataset"], form["split"], seed,
-                                     source=f"dashboard: template {form['template']}")
+                report = recast_into(
+                    templates[form["template"]],
+                    rows,
+                    form["dataset"],
+                    form["split"],
+                    seed,
+                    source=f"dashboard: template {form['template']}",
+                )
                 messages.success(request, f"Saved {report.pairs_created} pairs in {report.dataset} ({report.split}).")
                 return redirect("dashboard:recast")
-            preview = dry_run(templates[form["template"]], rows, PREVIEW_PAIRS, form["split"], seed, dataset=form["dataset"])
+            preview = dry_run(
+                templates[form["template"]], rows, PREVIEW_PAIRS, form["split"], seed, dataset=form["dataset"]
+            )
         except (RecastRefused, recasting.RecastError, ValueError) as refused:
             error = str(refused)
             if request.POST.get("action") == "save" and "nothing was saved" not in error:
                 error += "; nothing was saved"
-    return render(request, "dashboard/recast.html", page_context(
-        request, "recast", None, form=form, preview=preview, error=error,
-        templates=list(template_choices()), splits=Split.values, formats=FORMATS,
-    ), status=400 if error else 200)
+    return render(
+        request,
+        "dashboard/recast.html",
+        page_context(
+            request,
+            "recast",
+            None,
+            form=form,
+            preview=preview,
+            error=error,
+            templates=list(template_choices()),
+            splits=Split.values,
+            formats=FORMATS,
+        ),
+        status=400 if error else 200,
+    )

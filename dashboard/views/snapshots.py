@@ -43,10 +43,18 @@ def snapshots(request):
         return redirect("dashboard:snapshots")
     recent = Snapshot.objects.select_related("created_by").prefetch_related("files")[:SNAPSHOTS_SHOWN]
     aggregation_runs = AggregationRun.objects.filter(status=AggregationStatus.DONE).select_related("dataset")[:20]
-    return render(request, "dashboard/snapshots.html", page_context(
-        request, "snapshots", datasets=datasets, snapshots=recent, splits=Split.values,
-        aggregation_runs=aggregation_runs,
-    ))
+    return render(
+        request,
+        "dashboard/snapshots.html",
+        page_context(
+            request,
+            "snapshots",
+            datasets=datasets,
+            snapshots=recent,
+            splits=Split.values,
+            aggregation_runs=aggregation_runs,
+        ),
+    )
 
 
 @researcher_required
@@ -55,13 +63,17 @@ def snapshots_progress(request):
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     found = Snapshot.objects.filter(pk__in=ids).select_related("created_by").prefetch_related("files")
-    return JsonResponse({"items": [
+    return JsonResponse(
         {
-            "id": snapshot.pk,
-            "status": snapshot.status,
-            "progress": snapshot.progress,
-            "finished": snapshot.status in ("done", "failed"),
-            "html": render_to_string("dashboard/_snapshot_row.html", {"snapshot": snapshot}, request),
+            "items": [
+                {
+                    "id": snapshot.pk,
+                    "status": snapshot.status,
+                    "progress": snapshot.progress,
+                    "finished": snapshot.status in ("done", "failed"),
+                    "html": render_to_string("dashboard/_snapshot_row.html", {"snapshot": snapshot}, request),
+                }
+                for snapshot in found
+            ]
         }
-        for snapshot in found
-    ]})
+    )

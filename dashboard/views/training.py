@@ -19,7 +19,8 @@ FIELD_NAMES = {"snapshot": "Snapshot", "model": "Model", "config": "Options"}
 
 def training_form_context(request, form=None, errors=None):
     return page_context(
-        request, "training",
+        request,
+        "training",
         snapshots=Snapshot.objects.filter(status=JobStatus.DONE)[:RUNS_SHOWN],
         models=ModelKind.choices,
         runs=TrainingRun.objects.select_related("snapshot")[:RUNS_SHOWN],
@@ -38,8 +39,11 @@ def training(request):
         run = launch_training_run(form["snapshot"], form["model"], form["options"], user=request.user)
     except LaunchRefused as refused:
         # Bad input: say what is wrong and give the researcher their form back as they typed it.
-        errors = [f"{FIELD_NAMES[field]}: {message}" for field, messages_ in refused.message_dict.items()
-                  for message in messages_]
+        errors = [
+            f"{FIELD_NAMES[field]}: {message}"
+            for field, messages_ in refused.message_dict.items()
+            for message in messages_
+        ]
         return render(request, "dashboard/training.html", training_form_context(request, form, errors), status=400)
     run.refresh_from_db()  # in embedded mode the run has already finished by now
     messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
@@ -84,15 +88,31 @@ def training_detail(request, run_id):
         matrix = report.genre_matrix
         names = genre_names()
         figures["genre_matrix"] = plots.heatmap(
-            matrix["values"], [names.get(g, g) for g in matrix["rows"]], [names.get(g, g) for g in matrix["columns"]],
+            matrix["values"],
+            [names.get(g, g) for g in matrix["rows"]],
+            [names.get(g, g) for g in matrix["columns"]],
             "Accuracy: training genre × evaluation genre",
-            xlabel="evaluated on", ylabel="trained on",
+            xlabel="evaluated on",
+            ylabel="trained on",
         )
     if report.confusion:
         figures["confusion"] = plots.heatmap(
-            report.confusion["values"], report.confusion["rows"], report.confusion["columns"],
-            "Confusion matrix", xlabel="predicted", ylabel="gold", percent=False,
+            report.confusion["values"],
+            report.confusion["rows"],
+            report.confusion["columns"],
+            "Confusion matrix",
+            xlabel="predicted",
+            ylabel="gold",
+            percent=False,
         )
-    return render(request, "dashboard/training_detail.html", page_context(
-        request, "training", run=run, report=report, figures=figures,
-    ))
+    return render(
+        request,
+        "dashboard/training_detail.html",
+        page_context(
+            request,
+            "training",
+            run=run,
+            report=report,
+            figures=figures,
+        ),
+    )

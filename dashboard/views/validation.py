@@ -40,12 +40,16 @@ def validation(request):
     # Two-way / ordinal datasets name their own categories (corpus.labels); three-way keeps SNLI's rows.
     scheme_labels = [key for key in kappa if key != "overall"] if agreement.get("label_scheme") else None
     kappa_rows = [*scheme_labels, "overall"] if scheme_labels else KAPPA_ROWS
-    kappas = [{"key": key, "value": kappa.get(key), "paper": None if scheme_labels else SNLI_KAPPA.get(key)}
-              for key in kappa_rows]
+    kappas = [
+        {"key": key, "value": kappa.get(key), "paper": None if scheme_labels else SNLI_KAPPA.get(key)}
+        for key in kappa_rows
+    ]
     counts = agreement.get("gold_counts") or {}
     # "-" holds two kinds of pair: five labels without a majority, and pairs still being validated.
     no_consensus = round((agreement.get("no_gold") or 0) * (agreement.get("five_label_pairs") or 0))
-    gold_labels = [label for label in counts if label != "-"] if scheme_labels else ("entailment", "neutral", "contradiction")
+    gold_labels = (
+        [label for label in counts if label != "-"] if scheme_labels else ("entailment", "neutral", "contradiction")
+    )
     gold_counts = [(label, label, counts.get(label, 0)) for label in gold_labels] + [
         ("-", "no consensus (five labels, no 3 agree)", no_consensus),
         ("-", "not yet validated (fewer than five labels)", counts.get("-", 0) - no_consensus),
@@ -55,12 +59,18 @@ def validation(request):
         ((slug, names.get(slug, slug), figures) for slug, figures in (agreement.get("per_genre") or {}).items()),
         key=lambda row: row[1],
     )
-    return render(request, "dashboard/validation.html", page_context(
-        request, "validation", scope,
-        agreement=agreement,
-        table=table,
-        kappas=kappas,
-        gold_counts=gold_counts,
-        per_genre=per_genre,
-        label_counts=overview["label_counts"],
-    ))
+    return render(
+        request,
+        "dashboard/validation.html",
+        page_context(
+            request,
+            "validation",
+            scope,
+            agreement=agreement,
+            table=table,
+            kappas=kappas,
+            gold_counts=gold_counts,
+            per_genre=per_genre,
+            label_counts=overview["label_counts"],
+        ),
+    )

@@ -24,12 +24,28 @@ def workers(request):
     rows, sort = queries.workers_overview(scope.dataset, scope.split, request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
     columns = [
-        {"key": key, "heading": heading, "numeric": numeric, "next_sort": next_sort(sort, key, numeric),
-         "sorted": sort.lstrip("-") == key, "descending": sort.startswith("-")}
+        {
+            "key": key,
+            "heading": heading,
+            "numeric": numeric,
+            "next_sort": next_sort(sort, key, numeric),
+            "sorted": sort.lstrip("-") == key,
+            "descending": sort.startswith("-"),
+        }
         for key, (heading, numeric) in queries.WORKER_COLUMNS.items()
     ]
-    return render(request, "dashboard/workers.html", page_context(
-        request, "workers", scope, page=page, columns=columns, sort=sort, worker_count=len(rows),
-        # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
-        quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
-    ))
+    return render(
+        request,
+        "dashboard/workers.html",
+        page_context(
+            request,
+            "workers",
+            scope,
+            page=page,
+            columns=columns,
+            sort=sort,
+            worker_count=len(rows),
+            # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
+            quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
+        ),
+    )

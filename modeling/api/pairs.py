@@ -1,4 +1,5 @@
 """Pairs, read-only, cursor-paginated by id, filtered by dataset, genre, split and labels."""
+
 import django_filters
 from django import forms
 from django.db.models import Prefetch, Q
@@ -38,7 +39,10 @@ class PairFilter(django_filters.FilterSet):
         help_text=f"true: all {LABELS_PER_PAIR} labels are in; false: not yet.",
     )
     min_labels = IntegerFilter(
-        field_name="label_count", lookup_expr="gte", min_value=0, max_value=LABELS_PER_PAIR,
+        field_name="label_count",
+        lookup_expr="gte",
+        min_value=0,
+        max_value=LABELS_PER_PAIR,
         help_text="At least this many labels (the author's counts as one).",
     )
 
@@ -66,9 +70,23 @@ class PairSerializer(serializers.ModelSerializer):
     class Meta:
         model = Pair
         fields = [
-            "id", "pairID", "promptID", "dataset", "genre", "split", "sentence1", "sentence2", "author_label",
-            "annotator_labels", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes",
-            "gold_label", "needs_validation", "created_at",
+            "id",
+            "pairID",
+            "promptID",
+            "dataset",
+            "genre",
+            "split",
+            "sentence1",
+            "sentence2",
+            "author_label",
+            "annotator_labels",
+            "label_count",
+            "entailment_votes",
+            "neutral_votes",
+            "contradiction_votes",
+            "gold_label",
+            "needs_validation",
+            "created_at",
         ]
         read_only_fields = fields
 

@@ -1,4 +1,5 @@
 """The OpenAPI schema and Swagger UI, for researchers only; Swagger's assets come from the sidecar (no CDN)."""
+
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation_site.permissions import IsResearcher
@@ -27,7 +28,7 @@ _ERRORS = {
     "401": "Not authenticated.",
     "403": "Not a researcher.",
     "404": "No such object (a path id, or a dataset, genre, snapshot or worker named in the request), "
-           "or an invalid cursor.",
+    "or an invalid cursor.",
     "429": "Throttled: too many requests.",
 }
 # What the file download streams, by file kind.
@@ -52,7 +53,9 @@ def document_real_responses(result, generator, request, public):
             for parameter in operation.get("parameters", []):
                 if parameter.get("name") == "page_size":
                     parameter["schema"] = {
-                        "type": "integer", "minimum": 1, "maximum": StrictCursorPagination.max_page_size,
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": StrictCursorPagination.max_page_size,
                     }
                 if parameter.get("name") == "min_labels":  # PairFilter's bounds
                     parameter["schema"] = {"type": "integer", "minimum": 0, "maximum": LABELS_PER_PAIR}
@@ -71,8 +74,9 @@ def document_real_responses(result, generator, request, public):
     requests = {"SnapshotFiltersSchema"}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
-            for content in (operation.get("requestBody", {}).get("content", {}).values()
-                            if isinstance(operation, dict) else ()):
+            for content in (
+                operation.get("requestBody", {}).get("content", {}).values() if isinstance(operation, dict) else ()
+            ):
                 name = content.get("schema", {}).get("$ref", "").rpartition("/")[2]
                 if name in components:  # request bodies refuse unknown fields (KnownFieldsSerializer)
                     components[name]["additionalProperties"] = False
@@ -83,7 +87,8 @@ def document_real_responses(result, generator, request, public):
         components["SnapshotFiltersSchema"]["additionalProperties"] = False  # unknown filters are refused
     if "Finish" in components:
         components["Finish"]["properties"]["results"] = {
-            "type": "object", "required": ["accuracy"],
+            "type": "object",
+            "required": ["accuracy"],
             "properties": {"accuracy": {"type": "object", "description": "Split file -> accuracy."}},
         }
     for name in requests & set(components):
@@ -96,10 +101,15 @@ NO_NUL = "^[^\\u0000]*$"
 
 
 # What a free-form value of a request may be: any JSON but text with NUL.
-_NUL_FREE_VALUE = {"anyOf": [
-    {"type": "string", "pattern": NO_NUL}, {"type": "number"}, {"type": "boolean"},
-    {"type": "array", "items": {"type": "number"}},
-], "nullable": True}
+_NUL_FREE_VALUE = {
+    "anyOf": [
+        {"type": "string", "pattern": NO_NUL},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "array", "items": {"type": "number"}},
+    ],
+    "nullable": True,
+}
 
 
 def _no_nul_in_strings(schema):
@@ -137,8 +147,11 @@ def training_config_schema():
         elif key == "device":
             prop = {"type": "string", "pattern": "^(auto|cpu|cuda(:[0-9]{1,2})?)$"}
         elif key == "embeddings":
-            prop = {"type": "string", "enum": list(NAMED_EMBEDDINGS),
-                    "description": "A named source (or the name of a file under the operator's EMBEDDINGS_DIR)."}
+            prop = {
+                "type": "string",
+                "enum": list(NAMED_EMBEDDINGS),
+                "description": "A named source (or the name of a file under the operator's EMBEDDINGS_DIR).",
+            }
         else:  # train_genre, mix_dataset
             prop = {"type": "string", "minLength": 1, "maxLength": 500, "pattern": NO_NUL}
         if key in _NULLABLE or key in ("train_genre", "mix_dataset", "embeddings"):
@@ -147,6 +160,8 @@ def training_config_schema():
     properties["dropout"].update({"minimum": 0.0, "maximum": 1.0, "exclusiveMaximum": True})
     properties["mix_fraction"].update({"minimum": 0.0, "maximum": 1.0})
     return {
-        "type": "object", "properties": properties, "additionalProperties": False,
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
         "description": "Optional; every key has a default (docs/training.md). Unknown keys are refused.",
     }

@@ -1,4 +1,5 @@
 """Snapshots: list, start an export (202), read one, download its files."""
+
 import mimetypes
 import re
 from pathlib import Path
@@ -54,8 +55,19 @@ class SnapshotSerializer(serializers.ModelSerializer):
     class Meta:
         model = Snapshot
         fields = [
-            "id", "status", "progress", "error", "datasets", "filters", "created_by", "created_at",
-            "started_at", "finished_at", "content_hash", "row_count", "files",
+            "id",
+            "status",
+            "progress",
+            "error",
+            "datasets",
+            "filters",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "content_hash",
+            "row_count",
+            "files",
         ]
         read_only_fields = fields
 
@@ -75,25 +87,34 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
 class SnapshotFiltersSchema(serializers.Serializer):
     """The schema of `filters` (documentation: normalize_request checks the request itself, strictly typed)."""
 
-    genres = serializers.ListField(child=serializers.CharField(min_length=1, max_length=50), required=False,
-                                   help_text="Genre slugs (an unknown one answers 404).")
+    genres = serializers.ListField(
+        child=serializers.CharField(min_length=1, max_length=50),
+        required=False,
+        help_text="Genre slugs (an unknown one answers 404).",
+    )
     splits = serializers.ListField(child=serializers.ChoiceField(choices=Split.choices), required=False)
     gold_only = serializers.BooleanField(required=False)
     min_labels = serializers.IntegerField(min_value=0, max_value=LABELS_PER_PAIR, required=False)
     unvalidated_gold = serializers.ChoiceField(choices=[(c, c) for c in UNVALIDATED_GOLD_CHOICES], required=False)
-    full_agreement = serializers.BooleanField(required=False, help_text="DNC's test-set rule: only pairs whose labels all agree.")
+    full_agreement = serializers.BooleanField(
+        required=False, help_text="DNC's test-set rule: only pairs whose labels all agree."
+    )
     drop_ungrammatical = serializers.BooleanField(
         required=False, help_text="Leave out pairs whose hypothesis most grammaticality judges marked 'major issues'."
     )
     aggregation_run = serializers.IntegerField(
-        min_value=1, required=False,
+        min_value=1,
+        required=False,
         help_text="Add this finished aggregation run's label and posterior to every row (an unknown run answers 404).",
     )
 
 
 class SnapshotRequestSchema(serializers.Serializer):
-    datasets = serializers.ListField(child=serializers.CharField(min_length=1, max_length=50), required=False,
-                                     help_text="Dataset slugs (all when left out; an unknown one answers 404).")
+    datasets = serializers.ListField(
+        child=serializers.CharField(min_length=1, max_length=50),
+        required=False,
+        help_text="Dataset slugs (all when left out; an unknown one answers 404).",
+    )
     filters = SnapshotFiltersSchema(required=False)
 
 
@@ -114,7 +135,13 @@ class SnapshotFilter(django_filters.FilterSet):
         fields = ["status"]
 
 
-class SnapshotViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
+class SnapshotViewSet(
+    StrictQueryParamsMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
     queryset = Snapshot.objects.select_related("created_by").prefetch_related("files")
     serializer_class = SnapshotSerializer
     pagination_class = NewestFirstCursorPagination
@@ -158,7 +185,9 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
         snapshot = get_object_or_404(Snapshot, pk=pk)
         if snapshot.status != JobStatus.DONE:
             return Response(
-                {"detail": f"Snapshot {snapshot.pk} is {snapshot.status}; its files can be downloaded once it is done."},
+                {
+                    "detail": f"Snapshot {snapshot.pk} is {snapshot.status}; its files can be downloaded once it is done."
+                },
                 status=status.HTTP_409_CONFLICT,
             )
         record = snapshot.files.filter(name=name).first()
@@ -170,8 +199,10 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
         start, size = requested_start(request), handle.size
         if start is not None and start >= size > 0:
             handle.close()
-            response = Response({"detail": f"Range starts at {start}; '{name}' has {size} bytes."},
-                                status=status.HTTP_416_REQUESTED_RANGE_NOT_SATISFIABLE)
+            response = Response(
+                {"detail": f"Range starts at {start}; '{name}' has {size} bytes."},
+                status=status.HTTP_416_REQUESTED_RANGE_NOT_SATISFIABLE,
+            )
             response["Content-Range"] = f"bytes */{size}"
             return response
         if start:
@@ -180,7 +211,9 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
             handle,
             as_attachment=True,
             filename=name,
-            content_type=CONTENT_TYPES.get(Path(name).suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream",
+            content_type=CONTENT_TYPES.get(Path(name).suffix)
+            or mimetypes.guess_type(name)[0]
+            or "application/octet-stream",
         )
         response["Accept-Ranges"] = "bytes"
         if start:

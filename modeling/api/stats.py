@@ -1,4 +1,5 @@
 """Agreement statistics (corpus.agreement.agreement_stats) as JSON."""
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -12,8 +13,12 @@ from .strict import StrictQueryParamsMixin
 
 
 class StatsQuery(serializers.Serializer):
-    dataset = serializers.SlugRelatedField(slug_field="slug", queryset=Dataset.objects.all(), required=False,
-                                           help_text="Dataset slug (default: all datasets; unknown: 404).")
+    dataset = serializers.SlugRelatedField(
+        slug_field="slug",
+        queryset=Dataset.objects.all(),
+        required=False,
+        help_text="Dataset slug (default: all datasets; unknown: 404).",
+    )
     split = serializers.ChoiceField(choices=Split.choices, required=False, help_text="Premise split (default: all).")
 
 

@@ -1,11 +1,12 @@
 """Query parameters are checked, not ignored: a typo in a filter must not silently return everything."""
+
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import CursorPagination
 
 from annotation_site.api_errors import MISSING
-from rest_framework.pagination import CursorPagination
 
 # Parameters every list understands besides its own filters.
 COMMON_PARAMS = frozenset({"format"})
@@ -39,12 +40,18 @@ class StrictQueryParamsMixin:
         unknown = sorted(set(request.query_params) - allowed)
         if unknown:
             raise ValidationError(
-                {name: [f"Unknown query parameter '{name}'. Allowed: {', '.join(sorted(allowed))}."] for name in unknown}
+                {
+                    name: [f"Unknown query parameter '{name}'. Allowed: {', '.join(sorted(allowed))}."]
+                    for name in unknown
+                }
             )
         # `?dataset=` is not "every dataset": an empty value is a mistake, said so (the schema
         # gives every string parameter minLength 1).
-        empty = sorted(name for name, values in request.query_params.lists()
-                       if name not in self.empty_query_params and any(v == "" for v in values))
+        empty = sorted(
+            name
+            for name, values in request.query_params.lists()
+            if name not in self.empty_query_params and any(v == "" for v in values)
+        )
         if empty:
             raise ValidationError(
                 {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty}
@@ -59,7 +66,8 @@ class _KnownObjectField(django_filters.fields.ModelChoiceField):
             if error.code != "invalid_choice":
                 raise
             raise DjangoValidationError(
-                "No %(model)s '%(value)s'.", code=MISSING,
+                "No %(model)s '%(value)s'.",
+                code=MISSING,
                 params={"model": self.queryset.model._meta.verbose_name, "value": value},
             ) from None
 
@@ -106,7 +114,5 @@ class KnownFieldsSerializer(serializers.Serializer):
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
-                raise ValidationError(
-                    {name: [f"Unknown field. Known: {', '.join(self.fields)}."] for name in unknown}
-                )
+                raise ValidationError({name: [f"Unknown field. Known: {', '.join(self.fields)}."] for name in unknown})
         return super().to_internal_value(data)

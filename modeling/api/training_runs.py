@@ -1,4 +1,5 @@
 """Training runs: list (newest first), launch one (202, queued on the `gpu` queue), read one, download its checkpoint."""
+
 import django_filters
 from django.core.files import File
 from django.http import FileResponse
@@ -34,10 +35,35 @@ class TrainingRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = TrainingRun
         fields = [
-            "id", "snapshot", "snapshot_hash", "model", "config", "status", "error", "created_by", "created_at",
-            "started_at", "finished_at", "duration_seconds", "heartbeat_at", "worker_hostname", "device",
-            "celery_task_id", "epoch", "total_epochs", "step", "total_steps", "progress", "loss", "dev_accuracy",
-            "history", "results", "checkpoint_path", "checkpoint_bytes", "checkpoint_sha256", "checkpoint_url",
+            "id",
+            "snapshot",
+            "snapshot_hash",
+            "model",
+            "config",
+            "status",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "duration_seconds",
+            "heartbeat_at",
+            "worker_hostname",
+            "device",
+            "celery_task_id",
+            "epoch",
+            "total_epochs",
+            "step",
+            "total_steps",
+            "progress",
+            "loss",
+            "dev_accuracy",
+            "history",
+            "results",
+            "checkpoint_path",
+            "checkpoint_bytes",
+            "checkpoint_sha256",
+            "checkpoint_url",
         ]
         read_only_fields = fields
 
@@ -51,7 +77,8 @@ class TrainingRunRequestSerializer(KnownFieldsSerializer):
     snapshot = serializers.IntegerField(min_value=1, help_text="Id of a done snapshot.")
     model = serializers.ChoiceField(choices=ModelKind.choices)
     config = serializers.DictField(
-        required=False, default=dict,
+        required=False,
+        default=dict,
         help_text="Optional: embedding_dim, hidden_dim, dropout, lr, batch_size, epochs, patience, max_len, seed, "
         "train_genre, mix_dataset, mix_fraction, device, embeddings, max_minutes, ... (unknown keys are refused).",
     )
@@ -70,10 +97,14 @@ def _not_a_bad_request(errors):
     exist (404), or the snapshot is not ready or lacks the genre (409). None: a 400 it is."""
     if set(errors) == {"snapshot"}:
         messages = errors["snapshot"]
-        code = status.HTTP_404_NOT_FOUND if all(m.endswith("does not exist.") for m in messages) else (
-            status.HTTP_409_CONFLICT if all("not done" in m or "has no folder" in m for m in messages) else None)
-    elif set(errors) == {"config"} and all(m.startswith(("unknown train_genre", "snapshot ", "genre "))
-                                           for m in errors["config"]):
+        code = (
+            status.HTTP_404_NOT_FOUND
+            if all(m.endswith("does not exist.") for m in messages)
+            else (status.HTTP_409_CONFLICT if all("not done" in m or "has no folder" in m for m in messages) else None)
+        )
+    elif set(errors) == {"config"} and all(
+        m.startswith(("unknown train_genre", "snapshot ", "genre ")) for m in errors["config"]
+    ):
         code = status.HTTP_404_NOT_FOUND if errors["config"][0].startswith("unknown") else status.HTTP_409_CONFLICT
     else:
         code = None
@@ -92,16 +123,26 @@ class TrainingRunFilter(django_filters.FilterSet):
         fields = ["status", "model", "snapshot"]
 
 
-class TrainingRunViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                         mixins.CreateModelMixin, viewsets.GenericViewSet):
+class TrainingRunViewSet(
+    StrictQueryParamsMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    viewsets.GenericViewSet,
+):
     queryset = TrainingRun.objects.select_related("created_by")
     serializer_class = TrainingRunSerializer
     pagination_class = NewestFirstCursorPagination
     filterset_class = TrainingRunFilter
     parser_classes = [CheckedJSONParser]  # `config` is an object: JSON only (the schema says so)
 
-    @extend_schema(request=TrainingRunRequestSerializer, responses={
-        202: TrainingRunSerializer, 409: OpenApiResponse(description="The snapshot is not done, or lacks the genre.")})
+    @extend_schema(
+        request=TrainingRunRequestSerializer,
+        responses={
+            202: TrainingRunSerializer,
+            409: OpenApiResponse(description="The snapshot is not done, or lacks the genre."),
+        },
+    )
     def create(self, request, *args, **kwargs):
         incoming = TrainingRunRequestSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -115,8 +156,12 @@ class TrainingRunViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.R
         data = TrainingRunSerializer(run, context=self.get_serializer_context()).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/training-runs/{run.pk}/"})
 
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY,
-                              404: OpenApiResponse(description="The run has no checkpoint (yet).")})
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="The run has no checkpoint (yet)."),
+        }
+    )
     @action(detail=True, methods=["get"], url_path="checkpoint")
     def checkpoint(self, request, pk=None):
         """The run's checkpoint (torch.save of model, config, vocabulary and weights; docs/gpu-nodes.md loads it)."""
@@ -127,8 +172,12 @@ class TrainingRunViewSet(StrictQueryParamsMixin, mixins.ListModelMixin, mixins.R
         if not storage.exists(run.checkpoint_name):
             raise NotFound(f"The checkpoint of run {run.pk} is missing from the checkpoint storage.")
         handle = storage.open(run.checkpoint_name, "rb")
-        response = FileResponse(handle if isinstance(handle, File) else File(handle), as_attachment=True,
-                                filename=f"run-{run.pk}-{run.model}.pt", content_type="application/octet-stream")
+        response = FileResponse(
+            handle if isinstance(handle, File) else File(handle),
+            as_attachment=True,
+            filename=f"run-{run.pk}-{run.model}.pt",
+            content_type="application/octet-stream",
+        )
         response["ETag"] = f'"{run.checkpoint_sha256}"'
         response["X-Content-SHA256"] = run.checkpoint_sha256
         return response

@@ -5,6 +5,7 @@ Token authentication: `python manage.py drf_create_token <username>`, then
 worker API and the snapshot file download, which GPU nodes reach with a worker token
 (`python manage.py create_worker_token <name>`, then `Authorization: Worker <key>`).
 """
+
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 

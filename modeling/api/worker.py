@@ -12,6 +12,7 @@ Every write goes through modeling.training.services, the same functions the data
 calls, so the same rule holds: only the attempt and claim that hold the run may write it; 409
 tells a worker that was taken over or reaped to stop.
 """
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -83,13 +84,20 @@ class FinishSerializer(HeldSerializer):
 
 class FailSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64)
-    claim = serializers.CharField(max_length=64, required=False, help_text="Left out: whichever claim this attempt holds.")
+    claim = serializers.CharField(
+        max_length=64, required=False, help_text="Left out: whichever claim this attempt holds."
+    )
     error = serializers.CharField(max_length=5000, trim_whitespace=False)
 
 
 class WorkerRunStatus(WorkerView):
-    @extend_schema(responses={200: inline_serializer("WorkerRunStatus", {"id": serializers.IntegerField(),
-                                                                         "status": serializers.CharField()})})
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "WorkerRunStatus", {"id": serializers.IntegerField(), "status": serializers.CharField()}
+            )
+        }
+    )
     def get(self, request, pk):
         found = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
         if found is None:
@@ -98,24 +106,42 @@ class WorkerRunStatus(WorkerView):
 
 
 class WorkerRunClaim(WorkerView):
-    @extend_schema(request=ClaimSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(
-        description="Nothing to do for this attempt: the run has ended, belongs to another task, or ran out of restarts.")})
+    @extend_schema(
+        request=ClaimSerializer,
+        responses={
+            200: OpenApiTypes.OBJECT,
+            409: OpenApiResponse(
+                description="Nothing to do for this attempt: the run has ended, belongs to another task, or ran out of restarts."
+            ),
+        },
+    )
     def post(self, request, pk):
         data = self.incoming(ClaimSerializer, request)
         run = claim_run(pk, data["hostname"], data["attempt"] or None, worker_token=request.auth)
         if run is None:
             current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
-            return Response({"detail": f"Nothing to do for run {pk} under this attempt.", "status": current},
-                            status=status.HTTP_409_CONFLICT)
-        return Response({
-            "id": run.pk, "attempt": run.celery_task_id, "claim": run.claim_id, "model": run.model,
-            "config": run.config, "snapshot": run.snapshot_id, "snapshot_hash": run.snapshot_hash,
-            "restarts": run.results.get("restarts", 0),
-        })
+            return Response(
+                {"detail": f"Nothing to do for run {pk} under this attempt.", "status": current},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(
+            {
+                "id": run.pk,
+                "attempt": run.celery_task_id,
+                "claim": run.claim_id,
+                "model": run.model,
+                "config": run.config,
+                "snapshot": run.snapshot_id,
+                "snapshot_hash": run.snapshot_hash,
+                "restarts": run.results.get("restarts", 0),
+            }
+        )
 
 
 class WorkerRunProgress(WorkerView):
-    @extend_schema(request=ProgressSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)})
+    @extend_schema(
+        request=ProgressSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
+    )
     def post(self, request, pk):
         data = self.incoming(ProgressSerializer, request)
         attempt, claim = data.pop("attempt"), data.pop("claim")
@@ -127,15 +153,20 @@ class WorkerRunProgress(WorkerView):
 class WorkerRunCheckpoint(WorkerView):
     @extend_schema(
         request={"application/octet-stream": OpenApiTypes.BINARY},
-        responses={201: OpenApiTypes.OBJECT, 400: OpenApiResponse(description="Missing headers or a damaged upload."),
-                   409: OpenApiResponse(description=NOT_HOLDER)},
+        responses={
+            201: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="Missing headers or a damaged upload."),
+            409: OpenApiResponse(description=NOT_HOLDER),
+        },
     )
     def put(self, request, pk):
         attempt, claim = request.headers.get("X-Attempt", ""), request.headers.get("X-Claim", "")
         sha256 = request.headers.get("X-Content-SHA256", "").lower()
         if not attempt or not claim or len(sha256) != 64 or not set(sha256) <= SHA256_CHARS:
-            return Response({"detail": "Send X-Attempt, X-Claim and X-Content-SHA256 (64 hex digits) with the checkpoint."},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "Send X-Attempt, X-Claim and X-Content-SHA256 (64 hex digits) with the checkpoint."},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         try:
             # The raw body, streamed: a checkpoint can be hundreds of megabytes.
             stored = store_checkpoint(pk, attempt, claim, request._request, sha256=sha256, worker_token=request.auth)
@@ -144,12 +175,15 @@ class WorkerRunCheckpoint(WorkerView):
         if not stored:
             return self.not_holder(pk)
         run = TrainingRun.objects.get(pk=pk)
-        return Response({"id": pk, "bytes": run.checkpoint_bytes, "sha256": run.checkpoint_sha256},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {"id": pk, "bytes": run.checkpoint_bytes, "sha256": run.checkpoint_sha256}, status=status.HTTP_201_CREATED
+        )
 
 
 class WorkerRunFinish(WorkerView):
-    @extend_schema(request=FinishSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)})
+    @extend_schema(
+        request=FinishSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
+    )
     def post(self, request, pk):
         data = self.incoming(FinishSerializer, request)
         if not finish_run(pk, data["attempt"], data["claim"], data["results"], worker_token=request.auth):
@@ -158,7 +192,9 @@ class WorkerRunFinish(WorkerView):
 
 
 class WorkerRunFail(WorkerView):
-    @extend_schema(request=FailSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)})
+    @extend_schema(
+        request=FailSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
+    )
     def post(self, request, pk):
         data = self.incoming(FailSerializer, request)
         if not fail_run(pk, data["attempt"], data.get("claim"), data["error"], worker_token=request.auth):

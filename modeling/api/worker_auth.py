@@ -5,6 +5,7 @@ researcher endpoint refuses it, and it passes `IsWorkerNode` only, which the wor
 snapshot file download accept. A researcher's token or session is not a worker token, so it
 cannot act as a worker either.
 """
+
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
@@ -86,5 +87,9 @@ class WorkerTokenScheme(OpenApiAuthenticationExtension):
     name = "workerToken"
 
     def get_security_definition(self, auto_schema):
-        return {"type": "apiKey", "in": "header", "name": "Authorization",
-                "description": "A GPU node's worker token: `Worker <key>` (manage.py create_worker_token)."}
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "A GPU node's worker token: `Worker <key>` (manage.py create_worker_token).",
+        }

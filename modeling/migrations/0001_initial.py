@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,72 +14,135 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Snapshot',
+            name="Snapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('datasets', models.JSONField(default=list, help_text='Dataset slugs included (empty: all).')),
-                ('filters', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='pending', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('progress', models.FloatField(default=0.0, help_text='0–1 while running.')),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('directory', models.CharField(blank=True, max_length=500)),
-                ('content_hash', models.CharField(blank=True, help_text="SHA-256 over the files' hashes.", max_length=64)),
-                ('row_count', models.PositiveIntegerField(default=0)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("datasets", models.JSONField(default=list, help_text="Dataset slugs included (empty: all).")),
+                ("filters", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("progress", models.FloatField(default=0.0, help_text="0–1 while running.")),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("directory", models.CharField(blank=True, max_length=500)),
+                (
+                    "content_hash",
+                    models.CharField(blank=True, help_text="SHA-256 over the files' hashes.", max_length=64),
+                ),
+                ("row_count", models.PositiveIntegerField(default=0)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='TrainingRun',
+            name="TrainingRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('snapshot_hash', models.CharField(max_length=64)),
-                ('model', models.CharField(choices=[('majority', 'most frequent class'), ('cbow', 'CBOW'), ('bilstm', 'BiLSTM'), ('esim', 'ESIM'), ('hypothesis_only', 'hypothesis-only')], max_length=20)),
-                ('config', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'queued'), ('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='queued', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('celery_task_id', models.CharField(blank=True, max_length=64)),
-                ('worker_hostname', models.CharField(blank=True, max_length=200)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('device', models.CharField(blank=True, max_length=100)),
-                ('epoch', models.PositiveIntegerField(default=0)),
-                ('total_epochs', models.PositiveIntegerField(default=0)),
-                ('step', models.PositiveIntegerField(default=0)),
-                ('total_steps', models.PositiveIntegerField(default=0)),
-                ('loss', models.FloatField(blank=True, null=True)),
-                ('dev_accuracy', models.FloatField(blank=True, null=True)),
-                ('history', models.JSONField(blank=True, default=list, help_text='Per epoch: loss and dev accuracy.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('checkpoint_path', models.CharField(blank=True, max_length=500)),
-                ('results', models.JSONField(blank=True, default=dict, help_text='accuracy per evaluated split, matched/mismatched, per genre, per label, confusion matrix')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='training_runs', to='modeling.snapshot')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("snapshot_hash", models.CharField(max_length=64)),
+                (
+                    "model",
+                    models.CharField(
+                        choices=[
+                            ("majority", "most frequent class"),
+                            ("cbow", "CBOW"),
+                            ("bilstm", "BiLSTM"),
+                            ("esim", "ESIM"),
+                            ("hypothesis_only", "hypothesis-only"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("config", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("queued", "queued"), ("running", "running"), ("done", "done"), ("failed", "failed")],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("celery_task_id", models.CharField(blank=True, max_length=64)),
+                ("worker_hostname", models.CharField(blank=True, max_length=200)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("device", models.CharField(blank=True, max_length=100)),
+                ("epoch", models.PositiveIntegerField(default=0)),
+                ("total_epochs", models.PositiveIntegerField(default=0)),
+                ("step", models.PositiveIntegerField(default=0)),
+                ("total_steps", models.PositiveIntegerField(default=0)),
+                ("loss", models.FloatField(blank=True, null=True)),
+                ("dev_accuracy", models.FloatField(blank=True, null=True)),
+                ("history", models.JSONField(blank=True, default=list, help_text="Per epoch: loss and dev accuracy.")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("checkpoint_path", models.CharField(blank=True, max_length=500)),
+                (
+                    "results",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="accuracy per evaluated split, matched/mismatched, per genre, per label, confusion matrix",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="training_runs",
+                        to="modeling.snapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='SnapshotFile',
+            name="SnapshotFile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='e.g. dev_matched.jsonl', max_length=100)),
-                ('split', models.CharField(max_length=30)),
-                ('rows', models.PositiveIntegerField()),
-                ('bytes', models.PositiveBigIntegerField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='files', to='modeling.snapshot')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(help_text="e.g. dev_matched.jsonl", max_length=100)),
+                ("split", models.CharField(max_length=30)),
+                ("rows", models.PositiveIntegerField()),
+                ("bytes", models.PositiveBigIntegerField()),
+                ("sha256", models.CharField(max_length=64)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="files", to="modeling.snapshot"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['snapshot', 'name'],
-                'constraints': [models.UniqueConstraint(fields=('snapshot', 'name'), name='unique_snapshot_file')],
+                "ordering": ["snapshot", "name"],
+                "constraints": [models.UniqueConstraint(fields=("snapshot", "name"), name="unique_snapshot_file")],
             },
         ),
     ]

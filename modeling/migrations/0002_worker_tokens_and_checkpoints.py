@@ -6,56 +6,78 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('modeling', '0001_initial'),
+        ("modeling", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='trainingrun',
-            name='checkpoint_bytes',
+            model_name="trainingrun",
+            name="checkpoint_bytes",
             field=models.PositiveBigIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='trainingrun',
-            name='checkpoint_name',
-            field=models.CharField(blank=True, help_text="The checkpoint's name in the checkpoint storage.", max_length=300),
+            model_name="trainingrun",
+            name="checkpoint_name",
+            field=models.CharField(
+                blank=True, help_text="The checkpoint's name in the checkpoint storage.", max_length=300
+            ),
         ),
         migrations.AddField(
-            model_name='trainingrun',
-            name='checkpoint_sha256',
+            model_name="trainingrun",
+            name="checkpoint_sha256",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.AddField(
-            model_name='trainingrun',
-            name='claim_id',
+            model_name="trainingrun",
+            name="claim_id",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.AlterField(
-            model_name='trainingrun',
-            name='checkpoint_path',
-            field=models.CharField(blank=True, help_text='Where the checkpoint lies: a path on this server, or its name in object storage.', max_length=500),
+            model_name="trainingrun",
+            name="checkpoint_path",
+            field=models.CharField(
+                blank=True,
+                help_text="Where the checkpoint lies: a path on this server, or its name in object storage.",
+                max_length=500,
+            ),
         ),
         migrations.CreateModel(
-            name='WorkerToken',
+            name="WorkerToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Which node or cluster holds it, e.g. gpu-node-1.', max_length=100, unique=True)),
-                ('key_hash', models.CharField(editable=False, max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Which node or cluster holds it, e.g. gpu-node-1.", max_length=100, unique=True
+                    ),
+                ),
+                ("key_hash", models.CharField(editable=False, max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='trainingrun',
-            name='worker_token',
-            field=models.ForeignKey(blank=True, help_text="The GPU node's token that holds the run (HTTP workers).", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to='modeling.workertoken'),
+            model_name="trainingrun",
+            name="worker_token",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The GPU node's token that holds the run (HTTP workers).",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="runs",
+                to="modeling.workertoken",
+            ),
         ),
     ]

@@ -1,4 +1,5 @@
 """The baseline models, one file each; `build_net(kind, ...)` is the one place that maps names to classes."""
+
 from .bilstm import BiLSTM
 from .cbow import CBOW
 from .esim import ESIM

@@ -1,4 +1,5 @@
 """BiLSTM (MultiNLI §3): each sentence alone is the mean of its BiLSTM states; [u; v; u−v; u∗v] → tanh → 3."""
+
 from torch import nn
 
 from .layers import (
@@ -12,14 +13,24 @@ from .layers import (
 
 
 class BiLSTM(nn.Module):
-    def __init__(self, vocab_size, embedding_dim=300, hidden_dim=300, dropout=0.1, embeddings=None,
-                 mlp_layers=1, num_classes=3, **_):
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim=300,
+        hidden_dim=300,
+        dropout=0.1,
+        embeddings=None,
+        mlp_layers=1,
+        num_classes=3,
+        **_,
+    ):
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
         self.dropout = nn.Dropout(dropout)
         self.encoder = SeqEncoder(embedding_dim, hidden_dim)
-        self.classifier = TanhClassifier(4 * self.encoder.output_dim, hidden_dim, dropout=dropout,
-                                         layers=mlp_layers, num_classes=num_classes)
+        self.classifier = TanhClassifier(
+            4 * self.encoder.output_dim, hidden_dim, dropout=dropout, layers=mlp_layers, num_classes=num_classes
+        )
 
     def encode(self, tokens, lengths):
         states = self.encoder(self.dropout(self.embedding(tokens)), lengths)

@@ -8,6 +8,7 @@ Names follow the paper's equations (as coetaur0/ESIM does):
   pooling          v = [avg(v_a); max(v_a); avg(v_b); max(v_b)]                   (eq. 18–20)
   prediction       MLP with one tanh hidden layer → 3
 """
+
 import torch
 from torch import nn
 
@@ -39,7 +40,7 @@ class ESIM(nn.Module):
 
     @staticmethod
     def local_inference(a_bar, a_mask, b_bar, b_mask):
-        e = torch.bmm(a_bar, b_bar.transpose(1, 2))                      # (B, La, Lb)
+        e = torch.bmm(a_bar, b_bar.transpose(1, 2))  # (B, La, Lb)
         a_tilde = torch.bmm(masked_softmax(e, b_mask.unsqueeze(1)), b_bar)
         b_tilde = torch.bmm(masked_softmax(e.transpose(1, 2), a_mask.unsqueeze(1)), a_bar)
         return a_tilde, b_tilde
@@ -62,6 +63,8 @@ class ESIM(nn.Module):
         v_a = self.composition(self.dropout(self.projection(m_a)), premise_lengths)
         v_b = self.composition(self.dropout(self.projection(m_b)), hypothesis_lengths)
 
-        v = torch.cat([masked_mean(v_a, a_mask), masked_max(v_a, a_mask),
-                       masked_mean(v_b, b_mask), masked_max(v_b, b_mask)], dim=-1)
+        v = torch.cat(
+            [masked_mean(v_a, a_mask), masked_max(v_a, a_mask), masked_mean(v_b, b_mask), masked_max(v_b, b_mask)],
+            dim=-1,
+        )
         return self.classification(v)

@@ -4,6 +4,7 @@ Masks are (batch, length) booleans, True on real tokens. Pads never enter an ave
 an attention weight or an LSTM state: outputs for a sentence do not depend on how much padding
 its batch happened to need (tests/modeling/test_nets.py checks this).
 """
+
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -38,8 +39,7 @@ class SeqEncoder(nn.Module):
 
     def __init__(self, input_dim, hidden_dim, bidirectional=True, num_layers=1):
         super().__init__()
-        self.lstm = nn.LSTM(input_dim, hidden_dim, num_layers=num_layers, batch_first=True,
-                            bidirectional=bidirectional)
+        self.lstm = nn.LSTM(input_dim, hidden_dim, num_layers=num_layers, batch_first=True, bidirectional=bidirectional)
         self.output_dim = hidden_dim * (2 if bidirectional else 1)
 
     def forward(self, x, lengths):

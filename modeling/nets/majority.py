@@ -1,4 +1,5 @@
 """Most-frequent-class baseline: the train set's commonest gold label for every pair; no training."""
+
 from collections import Counter
 
 import torch

@@ -5,6 +5,7 @@ A snapshot folder holds one `.jsonl` and one `.tsv` per split file (see SPLIT_FI
 Plain Python on purpose (no Django, no torch): a GPU worker reads and verifies a snapshot with
 this module alone. Field-by-field decisions are in modeling/snapshots/README.md.
 """
+
 import hashlib
 import json
 from pathlib import Path

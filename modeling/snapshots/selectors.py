@@ -5,13 +5,22 @@ Python writer's path reads pairs by keyset pagination over the pair id (never OF
 pairs and labels from ONE statement (a LEFT JOIN), so a page is internally consistent even while
 validators keep labelling; either way memory stays flat whatever the corpus size.
 """
+
 import re
 
 from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, Subquery
 
 from corpus import labels as scheme_labels
 from corpus.models import (
-    GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD, Dataset, Genre, Grammaticality, GrammaticalityJudgment, Pair, Premise,
+    GOLD_MAJORITY,
+    LABELS_PER_PAIR,
+    NO_GOLD,
+    Dataset,
+    Genre,
+    Grammaticality,
+    GrammaticalityJudgment,
+    Pair,
+    Premise,
     Split,
     ValidationLabel,
 )
@@ -55,14 +64,18 @@ def full_agreement(pairs):
     """DNC's test-set rule (Appendix B.4): at least GOLD_MAJORITY labels, all the same label; on
     ordinal datasets all the same rating too. Labels of excluded workers are not counted (the
     counters already leave them out)."""
-    same_label = Q(entailment_votes=F("label_count")) | Q(neutral_votes=F("label_count")) | Q(
-        contradiction_votes=F("label_count")
+    same_label = (
+        Q(entailment_votes=F("label_count"))
+        | Q(neutral_votes=F("label_count"))
+        | Q(contradiction_votes=F("label_count"))
     )
     pairs = pairs.filter(same_label, label_count__gte=GOLD_MAJORITY)
     split_ratings = (
         ValidationLabel.objects.filter(ordinal__isnull=False)
         .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
-        .values("pair_id").annotate(low=Min("ordinal"), high=Max("ordinal")).filter(low__lt=F("high"))
+        .values("pair_id")
+        .annotate(low=Min("ordinal"), high=Max("ordinal"))
+        .filter(low__lt=F("high"))
         .values("pair_id")
     )
     return pairs.exclude(pk__in=split_ratings)
@@ -86,8 +99,11 @@ def export_scope(datasets=None, filters=None):
     knows how many rows match."""
     filters = filters or {}
     dataset_ids = list(Dataset.objects.filter(slug__in=datasets).values_list("pk", flat=True)) if datasets else None
-    genre_ids = (list(Genre.objects.filter(slug__in=filters["genres"]).values_list("pk", flat=True))
-                 if filters.get("genres") else None)
+    genre_ids = (
+        list(Genre.objects.filter(slug__in=filters["genres"]).values_list("pk", flat=True))
+        if filters.get("genres")
+        else None
+    )
     # Premises not yet given a split belong to no file.
     return dataset_ids, list(filters.get("splits") or Split.values), genre_ids
 
@@ -111,7 +127,9 @@ def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
         premise_lookups["genre_id__in"] = genre_ids
     if premise_per_row:
         # A scalar subquery (LIMIT 1) is never pulled up into a join: PostgreSQL probes it per row.
-        matching_premise = Premise.objects.filter(pk=OuterRef("premise_id"), **premise_lookups).order_by().values("pk")[:1]
+        matching_premise = (
+            Premise.objects.filter(pk=OuterRef("premise_id"), **premise_lookups).order_by().values("pk")[:1]
+        )
         pairs = pairs.alias(export_premise=Subquery(matching_premise)).filter(export_premise__isnull=False)
     else:
         pairs = pairs.filter(**{f"premise__{lookup}": value for lookup, value in premise_lookups.items()})
@@ -136,8 +154,10 @@ def labels_in_scheme(scheme, labels):
     if scheme in (None, scheme_labels.THREE_WAY_SCHEME):
         return [(position, label) for position, label, _ in labels]
     if scheme == scheme_labels.ORDINAL_SCHEME:
-        return [(position, str(rating) if rating is not None else scheme_labels.to_scheme(scheme, label))
-                for position, label, rating in labels]
+        return [
+            (position, str(rating) if rating is not None else scheme_labels.to_scheme(scheme, label))
+            for position, label, rating in labels
+        ]
     return [(position, scheme_labels.to_scheme(scheme, label)) for position, label, _ in labels]
 
 
@@ -178,10 +198,7 @@ def rows_for_export(pairs, page_size=PAGE_SIZE, upper_id=None):
     after the count do not change what the snapshot holds.
     """
     for _, _, page in keyset_pages(pairs, page_size, upper_id):
-        joined = (
-            page.order_by("pk", "labels__position")
-            .values_list(*PAIR_COLUMNS, *LABEL_COLUMNS)
-        )
+        joined = page.order_by("pk", "labels__position").values_list(*PAIR_COLUMNS, *LABEL_COLUMNS)
         current, labels = None, []
         # Streamed in chunks (a server-side cursor on PostgreSQL): measured flatter than fetching the page whole.
         for row in joined.iterator(chunk_size=2000):
@@ -209,6 +226,7 @@ def counted_label_slots(labels):
 
 
 # --- PostgreSQL: the lines themselves produced by the database ------------------------------------
+
 
 def _json_text(column):
     # to_json escapes exactly as json.dumps(ensure_ascii=False): \" \\ \b \f \n \r \t, other
@@ -281,7 +299,9 @@ def _gold_sql(author_gold):
     in_split = "" if author_gold == "all" else """ AND "collection_premise"."split" = 'train'"""
     return (
         """CASE WHEN "collection_pair"."gold_label" = '-' AND NOT "collection_pair"."needs_validation"
-                 AND "collection_pair"."label_count" <= 1""" + in_split + """
+                 AND "collection_pair"."label_count" <= 1"""
+        + in_split
+        + """
             THEN "collection_pair"."author_label" ELSE "collection_pair"."gold_label" END"""
     )
 
@@ -308,9 +328,15 @@ def _jsonl_sql(author_gold):
 
 def _tsv_sql(author_gold):
     columns = [
-        _gold_sql(author_gold), '"collection_premise"."binary_parse"', '"collection_pair"."binary_parse"',
-        '"collection_premise"."parse"', '"collection_pair"."parse"', '"collection_premise"."text"',
-        '"collection_pair"."hypothesis"', '"collection_premise"."prompt_id"', '"collection_pair"."pair_id"',
+        _gold_sql(author_gold),
+        '"collection_premise"."binary_parse"',
+        '"collection_pair"."binary_parse"',
+        '"collection_premise"."parse"',
+        '"collection_pair"."parse"',
+        '"collection_premise"."text"',
+        '"collection_pair"."hypothesis"',
+        '"collection_premise"."prompt_id"',
+        '"collection_pair"."pair_id"',
         '"collection_genre"."slug"',
     ]
     labels = f"coalesce(page_labels.tsv_labels, {_NO_TSV_LABELS})"
@@ -333,19 +359,27 @@ def export_lines_sql(datasets=None, filters=None, unvalidated_gold="author", upp
     params = {"lower_id": lower_id, "upper_id": upper_id, "splits": splits}
     # The filters test the row the statement reads anyway (the pair, its premise): an IN over the
     # filtered pairs would read both a second time (~45 ms a 25k-pair chunk).
-    conditions = ["collection_pair.id > %(lower_id)s", "collection_pair.id <= %(upper_id)s",
-                  "collection_premise.split = ANY(%(splits)s)"]
+    conditions = [
+        "collection_pair.id > %(lower_id)s",
+        "collection_pair.id <= %(upper_id)s",
+        "collection_premise.split = ANY(%(splits)s)",
+    ]
     if dataset_ids is not None:
         conditions.append("collection_pair.dataset_id = ANY(%(dataset_ids)s)")
         params["dataset_ids"] = dataset_ids
     if genre_ids is not None:
         conditions.append("collection_premise.genre_id = ANY(%(genre_ids)s)")
         params["genre_ids"] = genre_ids
-    label_filters = {key: filters[key] for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical")
-                     if filters.get(key)}
+    label_filters = {
+        key: filters[key]
+        for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical")
+        if filters.get(key)
+    }
     if label_filters:
         in_range = Pair.objects.filter(pk__gt=lower_id, pk__lte=upper_id)
-        filtered_sql, filtered_params = _pair_filters(in_range, label_filters).order_by().values("pk").query.sql_with_params()
+        filtered_sql, filtered_params = (
+            _pair_filters(in_range, label_filters).order_by().values("pk").query.sql_with_params()
+        )
         # The queryset's placeholders are positional and the rest of the statement's are named: name them too.
         placeholders = iter(range(len(filtered_params)))
         filtered_sql = re.sub(r"(?<!%)%s", lambda _: f"%(filter_{next(placeholders)})s", filtered_sql)

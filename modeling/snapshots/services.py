@@ -4,6 +4,7 @@ An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR
 renames it into place in the same transaction that marks the snapshot done, so a snapshot is
 either done with all its files or failed with none; nothing is ever marked done half-written.
 """
+
 import functools
 import shutil
 import tempfile
@@ -29,7 +30,13 @@ from .writer import SplitWriter, export_record, record_file
 
 # What a researcher may ask an export to keep (all optional); anything else is refused.
 FILTER_KEYS = (
-    "genres", "splits", "gold_only", "min_labels", "unvalidated_gold", "aggregation_run", "full_agreement",
+    "genres",
+    "splits",
+    "gold_only",
+    "min_labels",
+    "unvalidated_gold",
+    "aggregation_run",
+    "full_agreement",
     "drop_ungrammatical",
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
@@ -83,8 +90,11 @@ def normalize_request(datasets=None, filters=None):
         clean["genres"] = sorted(set(genres))
     splits = filters.get("splits", [])
     # Checked as text first: `[{}]` must be a 400, not a TypeError from set().
-    if not isinstance(splits, list) or not all(isinstance(x, str) for x in splits) \
-            or not set(splits) <= set(Split.values):
+    if (
+        not isinstance(splits, list)
+        or not all(isinstance(x, str) for x in splits)
+        or not set(splits) <= set(Split.values)
+    ):
         errors["filters.splits"] = f"a list of: {', '.join(Split.values)}"
     else:
         clean["splits"] = sorted(set(splits))
@@ -210,8 +220,9 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
         temp_dir = Path(tempfile.mkdtemp(prefix=f".{snapshot.pk}-", dir=root))
         scheme = _scheme_of(snapshot)
         files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
-        manifest = snapshot_format.build_manifest(snapshot.pk, snapshot.datasets, snapshot.filters, rows, files,
-                                                  label_scheme=scheme)
+        manifest = snapshot_format.build_manifest(
+            snapshot.pk, snapshot.datasets, snapshot.filters, rows, files, label_scheme=scheme
+        )
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():
             SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
@@ -261,10 +272,13 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
     done = 0
     try:
         # Two-way and ordinal labels are renamed in Python (export_record); three-way lines may come from the database.
-        database_lines = DATABASE_LINES and connection.vendor == "postgresql" and scheme == scheme_labels.THREE_WAY_SCHEME
+        database_lines = (
+            DATABASE_LINES and connection.vendor == "postgresql" and scheme == scheme_labels.THREE_WAY_SCHEME
+        )
         if upper_id is not None and database_lines and not extra:
-            done = _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_out, writers,
-                                         total, progress, page_size)
+            done = _write_database_lines(
+                snapshot, directory, unvalidated_gold, upper_id, held_out, writers, total, progress, page_size
+            )
         elif upper_id is not None:
             paged = selectors.pairs_for_export(snapshot.datasets, snapshot.filters, premise_per_row=True)
             held_out_datasets = held_out()
@@ -289,8 +303,7 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
     return files, done
 
 
-def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_out, writers, total, progress,
-                          every):
+def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_out, writers, total, progress, every):
     """The database makes the lines (as export_record, json.dumps and csv.writer would), streamed
     by binary COPY (`streams`); Python only routes them to their files and hashes them in blocks.
     The snapshot's stored progress moves while they stream, except inside a transaction already
@@ -312,7 +325,9 @@ def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_
     def on_rows(done):
         _report(snapshot, done, total, progress, save=save)
 
-    return stream_lines(snapshot.datasets, snapshot.filters, unvalidated_gold, upper_id, writer_for_route, on_rows, every)
+    return stream_lines(
+        snapshot.datasets, snapshot.filters, unvalidated_gold, upper_id, writer_for_route, on_rows, every
+    )
 
 
 def _aggregated_labels(run_id):
@@ -320,8 +335,10 @@ def _aggregated_labels(run_id):
     if run_id is None:
         return None
     rows = apps.get_model(*AGGREGATION_MODEL).objects.filter(run_id=run_id, method=AGGREGATION_METHOD)
-    return {pair_id: (label, round(posterior, 6)) for pair_id, label, posterior in
-            rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)}
+    return {
+        pair_id: (label, round(posterior, 6))
+        for pair_id, label, posterior in rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)
+    }
 
 
 def _report(snapshot, done, total, progress, save=True):

@@ -12,6 +12,8 @@ order, byte for byte as one COPY writes them; at most `EXPORT_STREAMS + 1` chunk
 Inside a transaction already open (a caller's, a test's), other connections would not see what it
 wrote: one COPY then runs on that transaction's own connection.
 """
+
+import itertools
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -81,8 +83,8 @@ def _one_copy(export, upper_id, writer_for_route, on_rows, every):
 
 
 def _chunks_in_parallel(export, upper_id, writer_for_route, on_rows):
-    bounds = list(range(0, upper_id, CHUNK_PAIRS)) + [upper_id]
-    chunks = list(zip(bounds, bounds[1:]))
+    bounds = [*list(range(0, upper_id, CHUNK_PAIRS)), upper_id]
+    chunks = list(itertools.pairwise(bounds))
     connection_params = connection.get_connection_params()
     with _raw_connection(connection_params) as coordinator:
         coordinator.set_session(isolation_level="REPEATABLE READ", readonly=True)

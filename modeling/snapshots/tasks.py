@@ -1,4 +1,5 @@
 """Export tasks (default queue). modeling/tasks.py re-exports them for Celery's autodiscovery."""
+
 import logging
 
 from celery import shared_task

@@ -18,6 +18,7 @@ Format decisions (see also modeling/snapshots/README.md):
   "author-all" extends the convention to every split, for recast data such as DNC whose dev and
   test labels are the released ones (imported once, not queued for validation).
 """
+
 import csv
 import hashlib
 import json

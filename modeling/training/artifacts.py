@@ -3,6 +3,7 @@
 The counting lives once in `corpus.giveaways` (Django-free), shared with the artifacts app's
 pages; this adapts JSONL rows and training Examples to it.
 """
+
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.giveaways import giveaway_words as _giveaway_words
 

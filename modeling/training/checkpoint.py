@@ -8,6 +8,7 @@ loads without the snapshot it was trained on:
     model = load_checkpoint("run-12-cbow.pt")
     model.predict("A man plays a guitar on stage.", "A person makes music.")   # 'entailment'
 """
+
 from dataclasses import dataclass
 
 import torch
@@ -55,5 +56,6 @@ def load_checkpoint(path, map_location="cpu"):
     labels = tuple(saved.get("labels") or LABELS)
     net = build_net(saved["model"], len(vocab), num_classes=len(labels), **hyper)
     net.load_state_dict(saved["state_dict"])
-    return LoadedModel(kind=saved["model"], config=config, vocab=vocab, net=net, epoch=saved.get("epoch", 0),
-                       labels=labels)
+    return LoadedModel(
+        kind=saved["model"], config=config, vocab=vocab, net=net, epoch=saved.get("epoch", 0), labels=labels
+    )

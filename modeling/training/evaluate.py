@@ -3,6 +3,7 @@
 Pairs whose gold label is '-' (no label reached three votes) are not scored: MultiNLI and SNLI
 exclude them from evaluation too. Their count is reported as `excluded_no_gold`.
 """
+
 from collections import Counter, defaultdict
 
 from .data import LABELS, NO_LABEL
@@ -16,7 +17,7 @@ def accuracy_report(examples, predictions, labels=LABELS):
     """One group of pairs: accuracy, per genre, per gold label (recall), confusion gold × predicted.
 
     `labels`: class index -> label name, the snapshot's scheme (three-way unless it says otherwise)."""
-    LABELS = labels  # noqa: N806 (the scheme's labels for this report)
+    LABELS = labels
     n = correct = excluded = 0
     by_genre = defaultdict(lambda: [0, 0])
     by_label = defaultdict(lambda: [0, 0])
@@ -40,8 +41,10 @@ def accuracy_report(examples, predictions, labels=LABELS):
         "accuracy": _ratio(correct, n),
         "excluded_no_gold": excluded,
         "per_genre": {g: {"n": c[0], "accuracy": _ratio(c[1], c[0])} for g, c in sorted(by_genre.items())},
-        "per_label": {label: {"n": by_label[label][0], "accuracy": _ratio(by_label[label][1], by_label[label][0])}
-                      for label in LABELS},
+        "per_label": {
+            label: {"n": by_label[label][0], "accuracy": _ratio(by_label[label][1], by_label[label][0])}
+            for label in LABELS
+        },
         "confusion": {"rows": "gold", "columns": "predicted", "labels": list(LABELS), "matrix": confusion},
     }
 
@@ -85,8 +88,11 @@ def summarize(predictions_by_split, labels=LABELS):
     `matched` / `mismatched` name the test (and dev) accuracy the way MultiNLI Table 4 does.
     """
     splits = {split: accuracy_report(ex, pred, labels) for split, (ex, pred) in predictions_by_split.items()}
-    results = {"splits": splits, "accuracy": {split: r["accuracy"] for split, r in splits.items()},
-               "predictions": {split: pair_predictions(ex, pred) for split, (ex, pred) in predictions_by_split.items()}}
+    results = {
+        "splits": splits,
+        "accuracy": {split: r["accuracy"] for split, r in splits.items()},
+        "predictions": {split: pair_predictions(ex, pred) for split, (ex, pred) in predictions_by_split.items()},
+    }
     for phase in ("dev", "test"):
         pooled_ex, pooled_pred = [], []
         for split, (ex, pred) in predictions_by_split.items():
@@ -96,6 +102,7 @@ def summarize(predictions_by_split, labels=LABELS):
         if pooled_ex:
             results[phase] = accuracy_report(pooled_ex, pooled_pred, labels)
     results["matched"] = {p: splits[f"{p}_matched"]["accuracy"] for p in ("dev", "test") if f"{p}_matched" in splits}
-    results["mismatched"] = {p: splits[f"{p}_mismatched"]["accuracy"] for p in ("dev", "test")
-                             if f"{p}_mismatched" in splits}
+    results["mismatched"] = {
+        p: splits[f"{p}_mismatched"]["accuracy"] for p in ("dev", "test") if f"{p}_mismatched" in splits
+    }
     return results

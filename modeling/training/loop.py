@@ -4,6 +4,7 @@
 the `train` command and bench/ call the same code. `on_progress(event)` receives a dict after
 every step and every epoch; callers decide how often to write it anywhere.
 """
+
 import math
 import random
 import time
@@ -16,7 +17,7 @@ from torch import nn
 
 from modeling.nets import build_net
 
-from .config import ConfigError, resolve_config  # noqa: F401  (re-exported: callers import it from here)
+from .config import ConfigError, resolve_config
 from .data import (
     LABELS,
     NO_LABEL,
@@ -110,7 +111,7 @@ class Trainer:
             batch = make_batches([examples[i] for i in idx], len(idx), bucket=False)[0].to(self.device)
             with self.autocast():
                 logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
-            for i, p in zip(idx, logits.argmax(dim=-1).tolist()):
+            for i, p in zip(idx, logits.argmax(dim=-1).tolist(), strict=False):
                 predictions[i] = p
         return predictions
 
@@ -176,12 +177,19 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
     dev = [ex for ex in data.evals.get(dev_split, []) if ex.label != NO_LABEL] if dev_split else []
 
     history = []
-    per_epoch = len(primary) + int(round(len(secondary) * config["mix_fraction"]))
+    per_epoch = len(primary) + round(len(secondary) * config["mix_fraction"])
     steps_per_epoch = math.ceil(per_epoch / config["batch_size"]) if trainer.trainable else 0
     total_steps = steps_per_epoch * config["epochs"]
-    progress = {"epoch": 0, "total_epochs": config["epochs"] if trainer.trainable else 0, "step": 0,
-                "total_steps": total_steps, "loss": None, "dev_accuracy": None, "history": history,
-                "device": describe_device(trainer.device)}
+    progress = {
+        "epoch": 0,
+        "total_epochs": config["epochs"] if trainer.trainable else 0,
+        "step": 0,
+        "total_steps": total_steps,
+        "loss": None,
+        "dev_accuracy": None,
+        "history": history,
+        "device": describe_device(trainer.device),
+    }
 
     def report(kind):
         if on_progress:
@@ -195,8 +203,9 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
     for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
         epoch_started = time.monotonic()
         epoch_rows = epoch_train_set(primary, secondary, config["mix_fraction"], rng)
-        batches = make_batches(epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"],
-                               length=sort_length(model))
+        batches = make_batches(
+            epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"], length=sort_length(model)
+        )
         loss_sum = 0.0
         for batch in batches:
             loss = trainer.train_step(batch)
@@ -207,8 +216,15 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
             report("step")
         epoch_loss = loss_sum / max(1, len(epoch_rows))
         dev_accuracy = trainer.accuracy(dev) if dev else None
-        history.append({"epoch": epoch, "loss": round(epoch_loss, 6), "dev_accuracy": dev_accuracy,
-                        "train_pairs": len(epoch_rows), "seconds": round(time.monotonic() - epoch_started, 3)})
+        history.append(
+            {
+                "epoch": epoch,
+                "loss": round(epoch_loss, 6),
+                "dev_accuracy": dev_accuracy,
+                "train_pairs": len(epoch_rows),
+                "seconds": round(time.monotonic() - epoch_started, 3),
+            }
+        )
         progress.update(loss=epoch_loss, dev_accuracy=dev_accuracy)
         score = dev_accuracy if dev_accuracy is not None else -epoch_loss
         if best_state is None or score > best_dev:
@@ -232,22 +248,24 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
     predictions = {split: (examples, trainer.predict(examples)) for split, examples in data.evals.items()}
     results = summarize(predictions, labels)
     train_sample = (primary + secondary)[: config["train_eval_limit"]]
-    results.update({
-        "train_accuracy": trainer.accuracy(train_sample),
-        "train_pairs": len(primary) + len(secondary),
-        "train_pairs_per_epoch": per_epoch,
-        "vocab_size": len(vocab),
-        "embeddings_covered": covered,
-        "dev_split": dev_split,
-        "best_epoch": best_epoch,
-        "epochs_run": len(history),
-        "stopped_by": stopped,
-        "history": history,
-        "device": describe_device(trainer.device),
-        "amp": trainer.use_amp,
-        "seconds": round(time.monotonic() - started, 3),
-        "config": config,
-    })
+    results.update(
+        {
+            "train_accuracy": trainer.accuracy(train_sample),
+            "train_pairs": len(primary) + len(secondary),
+            "train_pairs_per_epoch": per_epoch,
+            "vocab_size": len(vocab),
+            "embeddings_covered": covered,
+            "dev_split": dev_split,
+            "best_epoch": best_epoch,
+            "epochs_run": len(history),
+            "stopped_by": stopped,
+            "history": history,
+            "device": describe_device(trainer.device),
+            "amp": trainer.use_amp,
+            "seconds": round(time.monotonic() - started, 3),
+            "config": config,
+        }
+    )
     if model == "hypothesis_only":  # Poliak et al.: beside the majority class on the same files
         results["majority_baseline"] = majority_baseline([ex.label for ex in primary + secondary], predictions, labels)
     if model == "majority":
@@ -261,7 +279,15 @@ def save_checkpoint(path, trainer, model, config, epoch):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    torch.save({"model": model, "config": config, "epoch": epoch, "vocab": trainer.vocab.itos,
-                "labels": list(getattr(trainer, "labels", None) or LABELS[: trainer.num_classes]),
-                "state_dict": trainer.state()}, tmp)
+    torch.save(
+        {
+            "model": model,
+            "config": config,
+            "epoch": epoch,
+            "vocab": trainer.vocab.itos,
+            "labels": list(getattr(trainer, "labels", None) or LABELS[: trainer.num_classes]),
+            "state_dict": trainer.state(),
+        },
+        tmp,
+    )
     tmp.replace(path)  # a reader never sees half a checkpoint

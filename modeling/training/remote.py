@@ -5,6 +5,7 @@
 SnapshotCache, sends heartbeats, the checkpoint and the result or failure. Plain Python (stdlib
 urllib, no Django, no torch).
 """
+
 import hashlib
 import http.client
 import json
@@ -88,7 +89,7 @@ class PlatformClient:
             except TRANSIENT as error:
                 if attempt == retries:
                     raise PlatformError(f"the platform at {self.base_url} is unreachable: {error}") from error
-                wait = self.backoff * 2 ** attempt
+                wait = self.backoff * 2**attempt
                 logger.warning("platform unreachable (%s); retrying in %.1f s", error, wait)
                 time.sleep(wait)
 
@@ -129,8 +130,12 @@ class PlatformClient:
 
         def attempt():
             with open(file_path, "rb") as body:
-                return self._json("PUT", path, body, dict(headers, **{
-                    "Content-Type": "application/octet-stream", "Content-Length": str(size)}))
+                return self._json(
+                    "PUT",
+                    path,
+                    body,
+                    dict(headers, **{"Content-Type": "application/octet-stream", "Content-Length": str(size)}),
+                )
 
         return self._with_retries(attempt)
 
@@ -146,14 +151,20 @@ class HttpReporter(RunReporter):
 
     def claim(self, run_id, hostname, attempt):
         try:
-            answer = self.client.call("POST", f"api/worker/runs/{run_id}/claim/",
-                                      {"attempt": attempt or "", "hostname": hostname})
+            answer = self.client.call(
+                "POST", f"api/worker/runs/{run_id}/claim/", {"attempt": attempt or "", "hostname": hostname}
+            )
         except NotHolder as refused:
             logger.warning("run %s: %s", run_id, refused)
             return None
         return RunSpec(
-            run_id=answer["id"], attempt=answer["attempt"], claim_id=answer["claim"], model=answer["model"],
-            config=answer["config"], snapshot_id=answer["snapshot"], snapshot_hash=answer["snapshot_hash"],
+            run_id=answer["id"],
+            attempt=answer["attempt"],
+            claim_id=answer["claim"],
+            model=answer["model"],
+            config=answer["config"],
+            snapshot_id=answer["snapshot"],
+            snapshot_hash=answer["snapshot_hash"],
             restarts=answer.get("restarts", 0),
         )
 
@@ -173,8 +184,9 @@ class HttpReporter(RunReporter):
 
     def progress(self, spec, fields):
         try:
-            self.client.call("POST", f"api/worker/runs/{spec.run_id}/progress/", dict(self._held(spec), **fields),
-                             retries=2)
+            self.client.call(
+                "POST", f"api/worker/runs/{spec.run_id}/progress/", dict(self._held(spec), **fields), retries=2
+            )
         except NotHolder:
             return False
         except PlatformError as error:
@@ -186,16 +198,20 @@ class HttpReporter(RunReporter):
     def save_checkpoint(self, spec, path):
         sha = _sha256(path)
         try:
-            self.client.upload(f"api/worker/runs/{spec.run_id}/checkpoint/", path, {
-                "X-Attempt": spec.attempt, "X-Claim": spec.claim_id, "X-Content-SHA256": sha})
+            self.client.upload(
+                f"api/worker/runs/{spec.run_id}/checkpoint/",
+                path,
+                {"X-Attempt": spec.attempt, "X-Claim": spec.claim_id, "X-Content-SHA256": sha},
+            )
         except NotHolder:
             return False
         return True
 
     def finish(self, spec, results):
         try:
-            self.client.call("POST", f"api/worker/runs/{spec.run_id}/finish/",
-                             dict(self._held(spec), results=results), retries=8)
+            self.client.call(
+                "POST", f"api/worker/runs/{spec.run_id}/finish/", dict(self._held(spec), results=results), retries=8
+            )
         except NotHolder as refused:
             logger.warning("run %s: result not recorded: %s", spec.run_id, refused)
             return False
@@ -203,8 +219,9 @@ class HttpReporter(RunReporter):
 
     def fail(self, spec, error):
         try:
-            self.client.call("POST", f"api/worker/runs/{spec.run_id}/fail/", dict(self._held(spec), error=error),
-                             retries=8)
+            self.client.call(
+                "POST", f"api/worker/runs/{spec.run_id}/fail/", dict(self._held(spec), error=error), retries=8
+            )
         except NotHolder as refused:
             logger.warning("run %s: failure not recorded: %s", spec.run_id, refused)
             return False
@@ -213,8 +230,7 @@ class HttpReporter(RunReporter):
     def fail_attempt(self, run_id, attempt, error):
         """Fail whatever claim this attempt holds (the task died outside execute_attempt)."""
         try:
-            self.client.call("POST", f"api/worker/runs/{run_id}/fail/", {"attempt": attempt, "error": error},
-                             retries=1)
+            self.client.call("POST", f"api/worker/runs/{run_id}/fail/", {"attempt": attempt, "error": error}, retries=1)
         except (NotHolder, PlatformError) as refused:
             logger.warning("run %s: failure not recorded: %s", run_id, refused)
 
@@ -231,4 +247,3 @@ def _sha256(path):
         for chunk in iter(lambda: handle.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
-

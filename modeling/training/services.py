@@ -8,6 +8,7 @@ redelivers the message (acks_late + reject_on_worker_lost) and the next attempt 
 over, or, when nothing redelivers it, `reap_stale_runs` fails (or requeues) every running run
 whose heartbeat is older than settings.TRAINING_STALE_MINUTES.
 """
+
 import hashlib
 import json
 import logging
@@ -91,7 +92,9 @@ def _train_genre_problem(snapshot, genre):
     if genre not in known:
         return f"unknown train_genre {genre!r}; genres: {', '.join(sorted(known))}"
     if snapshot.filters.get("genres") and genre not in snapshot.filters["genres"]:
-        return f"snapshot {snapshot.pk} leaves out genre {genre!r} (its genres: {', '.join(snapshot.filters['genres'])})"
+        return (
+            f"snapshot {snapshot.pk} leaves out genre {genre!r} (its genres: {', '.join(snapshot.filters['genres'])})"
+        )
     train_file = Path(snapshot.directory) / TRAIN_FILE
     if train_file.is_file() and not _file_mentions(train_file, json.dumps({"genre": genre})[1:-1].encode()):
         return f"genre {known[genre]!r} has no training pairs in snapshot {snapshot.pk}"
@@ -132,7 +135,7 @@ def validate_launch(snapshot, model, config=None):
         if problem:
             errors["config"] = problem
     if errors:
-        raise LaunchRefused({field: message for field, message in errors.items()})
+        raise LaunchRefused(dict(errors.items()))
     if resolved["embeddings"] is None:
         resolved["embeddings"] = settings.EMBEDDINGS_FILE or "random"
     return snapshot, resolved
@@ -169,6 +172,7 @@ def _enqueue(run_id, task_id):
 # --- the run's writes, for both transports ------------------------------------------------
 # The database reporter (this process) and the worker API (a GPU node's HTTP requests) call the
 # same functions, so one set of rules holds: only the claim that holds the run may write it.
+
 
 class CheckpointRejected(ValueError):
     """An uploaded checkpoint whose bytes do not match the SHA-256 the worker announced."""
@@ -214,7 +218,6 @@ def claim_run(run_id, hostname, task_id, worker_token=None):
         return run
 
 
-
 def _held(run_id, attempt, claim_id, worker_token=None):
     """The run, as a queryset, while this attempt's claim holds it (empty otherwise)."""
     runs = TrainingRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, celery_task_id=attempt)
@@ -257,7 +260,8 @@ def store_checkpoint(run_id, attempt, claim_id, source, sha256=None, worker_toke
         if sha256 and digest.hexdigest() != sha256:
             raise CheckpointRejected(
                 f"the checkpoint's bytes have sha256 {digest.hexdigest()[:12]}…, the worker announced {sha256[:12]}…; "
-                "it was damaged in transit, send it again")
+                "it was damaged in transit, send it again"
+            )
         spool.seek(0)
         storage = checkpoint_storage()
         name = storage.save(f"run-{run_id}-{claim_id[:12] if claim_id else uuid.uuid4().hex[:12]}.pt", File(spool))
@@ -289,18 +293,30 @@ def finish_run(run_id, attempt, claim_id, results, worker_token=None):
     ran = {"total_steps": F("step")}
     if "epochs_run" in results:
         ran.update(epoch=results["epochs_run"], total_epochs=results["epochs_run"])
-    return bool(_held(run_id, attempt, claim_id, worker_token).update(
-        status=RunStatus.DONE, error="", finished_at=now, heartbeat_at=now, results=results,
-        dev_accuracy=accuracy.get(dev_split) if dev_split else None, **ran,
-    ))
+    return bool(
+        _held(run_id, attempt, claim_id, worker_token).update(
+            status=RunStatus.DONE,
+            error="",
+            finished_at=now,
+            heartbeat_at=now,
+            results=results,
+            dev_accuracy=accuracy.get(dev_split) if dev_split else None,
+            **ran,
+        )
+    )
 
 
 def fail_run(run_id, attempt, claim_id, error, worker_token=None):
     """Record a run's failure; False when the claim no longer holds the run (a reaped or taken-over run stays)."""
     now = timezone.now()
-    return bool(_held(run_id, attempt, claim_id, worker_token).update(
-        status=RunStatus.FAILED, error=str(error)[:5000], finished_at=now, heartbeat_at=now,
-    ))
+    return bool(
+        _held(run_id, attempt, claim_id, worker_token).update(
+            status=RunStatus.FAILED,
+            error=str(error)[:5000],
+            finished_at=now,
+            heartbeat_at=now,
+        )
+    )
 
 
 class DatabaseReporter(RunReporter):
@@ -312,13 +328,27 @@ class DatabaseReporter(RunReporter):
             return None
         snapshot = run.snapshot
         if snapshot.content_hash != run.snapshot_hash:
-            fail_run(run.pk, run.celery_task_id, run.claim_id, (
-                f"ValueError: hash mismatch: snapshot {snapshot.pk} now has content hash {snapshot.content_hash[:12]}…, "
-                f"the run was launched on {run.snapshot_hash[:12]}…"))
+            fail_run(
+                run.pk,
+                run.celery_task_id,
+                run.claim_id,
+                (
+                    f"ValueError: hash mismatch: snapshot {snapshot.pk} now has content hash {snapshot.content_hash[:12]}…, "
+                    f"the run was launched on {run.snapshot_hash[:12]}…"
+                ),
+            )
             return None
-        return RunSpec(run_id=run.pk, attempt=run.celery_task_id, claim_id=run.claim_id, model=run.model,
-                       config=run.config, snapshot_id=snapshot.pk, snapshot_hash=run.snapshot_hash,
-                       restarts=run.results.get("restarts", 0), snapshot_directory=snapshot.directory)
+        return RunSpec(
+            run_id=run.pk,
+            attempt=run.celery_task_id,
+            claim_id=run.claim_id,
+            model=run.model,
+            config=run.config,
+            snapshot_id=snapshot.pk,
+            snapshot_hash=run.snapshot_hash,
+            restarts=run.results.get("restarts", 0),
+            snapshot_directory=snapshot.directory,
+        )
 
     def snapshot_folder(self, spec):
         return spec.snapshot_directory
@@ -345,8 +375,9 @@ def worker_reporter():
     if getattr(settings, "PLATFORM_URL", "") and getattr(settings, "WORKER_TOKEN", ""):
         from .remote import HttpReporter
 
-        return HttpReporter.from_settings(settings.PLATFORM_URL, settings.WORKER_TOKEN,
-                                          settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES)
+        return HttpReporter.from_settings(
+            settings.PLATFORM_URL, settings.WORKER_TOKEN, settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES
+        )
     return DatabaseReporter()
 
 
@@ -354,8 +385,9 @@ def execute_training_run(run_id, hostname=None, task_id=None, bar=None, reporter
     """The worker's side of a run (worker.execute_attempt) with this process's transport."""
     hostname = hostname or f"in-process@{socket.gethostname()}"
     reporter = reporter or worker_reporter()
-    return execute_attempt(reporter, run_id, hostname, task_id, heartbeat_seconds(), bar=bar,
-                           work_dir=Path(settings.DATA_DIR) / "work")
+    return execute_attempt(
+        reporter, run_id, hostname, task_id, heartbeat_seconds(), bar=bar, work_dir=Path(settings.DATA_DIR) / "work"
+    )
 
 
 def fail_running_runs(error, hostname=None, task_id=None):
@@ -372,8 +404,10 @@ def reap_stale_runs(minutes=None, requeue=False):
     """Fail (or requeue) running runs whose worker stopped sending heartbeats; return their ids."""
     minutes = stale_minutes() if minutes is None else minutes
     cutoff = timezone.now() - timedelta(minutes=minutes)
-    stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff) | Q(
-        heartbeat_at__isnull=True, started_at__isnull=True, created_at__lt=cutoff
+    stale = (
+        Q(heartbeat_at__lt=cutoff)
+        | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+        | Q(heartbeat_at__isnull=True, started_at__isnull=True, created_at__lt=cutoff)
     )
     reaped = []
     with transaction.atomic():

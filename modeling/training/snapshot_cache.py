@@ -9,6 +9,7 @@ A folder appears under its hash only by one rename once every file matched its S
 reader never sees half a snapshot. Least recently used snapshots are evicted once the cache
 holds more than `max_bytes` (never the one being used). Plain Python (no Django, no torch).
 """
+
 import fcntl
 import hashlib
 import json

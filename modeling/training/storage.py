@@ -5,6 +5,7 @@ A lab with an S3-compatible object store sets OBJECT_STORAGE_BUCKET (and friends
 docs/gpu-nodes.md); settings then define the storage aliases "checkpoints" and "snapshots" with
 django-storages' S3 backend, and every reader and writer here goes through the same calls.
 """
+
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage, storages
 

@@ -1,16 +1,91 @@
 """Synthetic MultiNLI-format rows for tests and bench/: random words, controlled length, and an
 optional planted give-away word (e.g. every contradiction hypothesis says "never")."""
+
 import random
 
 from .data import LABELS
 
-WORDS = (
-    "man woman child dog cat horse bird boy girl people team crowd worker player artist chef "
-    "street park beach house kitchen river field market stage office road table car boat bike "
-    "runs walks sits eats sleeps plays holds reads watches jumps throws climbs cooks paints rides "
-    "red blue green small large old young happy busy quiet loud bright wet dry early late "
-    "the a an two three some several many on in at near under over with without behind"
-).split()
+WORDS = [
+    "man",
+    "woman",
+    "child",
+    "dog",
+    "cat",
+    "horse",
+    "bird",
+    "boy",
+    "girl",
+    "people",
+    "team",
+    "crowd",
+    "worker",
+    "player",
+    "artist",
+    "chef",
+    "street",
+    "park",
+    "beach",
+    "house",
+    "kitchen",
+    "river",
+    "field",
+    "market",
+    "stage",
+    "office",
+    "road",
+    "table",
+    "car",
+    "boat",
+    "bike",
+    "runs",
+    "walks",
+    "sits",
+    "eats",
+    "sleeps",
+    "plays",
+    "holds",
+    "reads",
+    "watches",
+    "jumps",
+    "throws",
+    "climbs",
+    "cooks",
+    "paints",
+    "rides",
+    "red",
+    "blue",
+    "green",
+    "small",
+    "large",
+    "old",
+    "young",
+    "happy",
+    "busy",
+    "quiet",
+    "loud",
+    "bright",
+    "wet",
+    "dry",
+    "early",
+    "late",
+    "the",
+    "a",
+    "an",
+    "two",
+    "three",
+    "some",
+    "several",
+    "many",
+    "on",
+    "in",
+    "at",
+    "near",
+    "under",
+    "over",
+    "with",
+    "without",
+    "behind",
+]
 GENRES = ("fiction", "government", "slate", "telephone", "travel")
 
 
@@ -19,8 +94,17 @@ def _length(rng, mean, cap):
     return max(1, min(cap, int(rng.expovariate(1.0 / mean)) + 2))
 
 
-def synthetic_rows(n, seed=0, giveaway=None, giveaway_label="contradiction", premise_mean=20,
-                   hypothesis_mean=9, max_len=80, genres=GENRES, label_weights=None):
+def synthetic_rows(
+    n,
+    seed=0,
+    giveaway=None,
+    giveaway_label="contradiction",
+    premise_mean=20,
+    hypothesis_mean=9,
+    max_len=80,
+    genres=GENRES,
+    label_weights=None,
+):
     """`n` rows with MultiNLI's fields; labels drawn independently of the words, except that
     every `giveaway_label` hypothesis gets the word `giveaway` when one is given."""
     rng = random.Random(seed)
@@ -32,13 +116,15 @@ def synthetic_rows(n, seed=0, giveaway=None, giveaway_label="contradiction", pre
         if giveaway and label == giveaway_label:
             hypothesis.insert(rng.randrange(len(hypothesis) + 1), giveaway)
         genre = genres[i % len(genres)]
-        rows.append({
-            "annotator_labels": [label],
-            "genre": genre,
-            "gold_label": label,
-            "pairID": f"{seed}-{i}",
-            "promptID": f"{seed}-{i // 3}",
-            "sentence1": " ".join(premise) + ".",
-            "sentence2": " ".join(hypothesis) + ".",
-        })
+        rows.append(
+            {
+                "annotator_labels": [label],
+                "genre": genre,
+                "gold_label": label,
+                "pairID": f"{seed}-{i}",
+                "promptID": f"{seed}-{i // 3}",
+                "sentence1": " ".join(premise) + ".",
+                "sentence2": " ".join(hypothesis) + ".",
+            }
+        )
     return rows

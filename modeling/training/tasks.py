@@ -5,6 +5,7 @@ The same task runs on a single-host worker (database and disk shared with the we
 GPU node that shares nothing but the network (PLATFORM_URL + WORKER_TOKEN): `worker_reporter`
 picks the transport; the signals below never touch the ORM on such a node.
 """
+
 import logging
 import socket
 
@@ -58,8 +59,12 @@ def reap_training_runs():
 
     reaped = reap_stale_runs(requeue=settings.TRAINING_REAP_REQUEUE)
     if reaped:
-        logger.warning("reaper: %s run(s) %s (worker lost): %s", len(reaped),
-                       "requeued" if settings.TRAINING_REAP_REQUEUE else "failed", reaped)
+        logger.warning(
+            "reaper: %s run(s) %s (worker lost): %s",
+            len(reaped),
+            "requeued" if settings.TRAINING_REAP_REQUEUE else "failed",
+            reaped,
+        )
     return reaped
 
 
@@ -90,7 +95,11 @@ def _fail_runs_on_cold_shutdown(sender=None, sig=None, how=None, exitcode=None, 
         try:
             if hostname:
                 run_id, task_id = _current.get(hostname, (None, None))
-                _fail_attempt(f"worker {hostname} shut down (cold) during the run", run_id=run_id, task_id=task_id,
-                              hostname=hostname)
-        except Exception:  # noqa: BLE001 - shutting down must not be blocked by the database or the network
+                _fail_attempt(
+                    f"worker {hostname} shut down (cold) during the run",
+                    run_id=run_id,
+                    task_id=task_id,
+                    hostname=hostname,
+                )
+        except Exception:
             logger.exception("could not mark runs of %s failed", hostname)

@@ -11,6 +11,7 @@ progress, result, failure and checkpoint go:
 
 Plain Python (no Django): `execute_attempt` imports torch only when it trains.
 """
+
 import logging
 import tempfile
 import time
@@ -125,11 +126,16 @@ def execute_attempt(reporter, run_id, hostname, attempt, heartbeat_seconds, bar=
 
             # A snapshot downloaded just now was verified file by file as it came in (snapshot_cache);
             # hashing half a gigabyte twice would add seconds and check nothing more.
-            data = load_snapshot(folder, expected_hash=spec.snapshot_hash,
-                                 verify=not spec.snapshot_source.get("verified"))
-            results, _ = train(data, spec.model, spec.config,
-                               on_progress=Heartbeat(reporter, spec, heartbeat_seconds, bar=bar),
-                               checkpoint_path=checkpoint)
+            data = load_snapshot(
+                folder, expected_hash=spec.snapshot_hash, verify=not spec.snapshot_source.get("verified")
+            )
+            results, _ = train(
+                data,
+                spec.model,
+                spec.config,
+                on_progress=Heartbeat(reporter, spec, heartbeat_seconds, bar=bar),
+                checkpoint_path=checkpoint,
+            )
             results["restarts"] = spec.restarts
             if spec.snapshot_source:
                 results["snapshot_source"] = spec.snapshot_source
@@ -143,7 +149,7 @@ def execute_attempt(reporter, run_id, hostname, attempt, heartbeat_seconds, bar=
         except RunAbandoned as exc:
             logger.warning("%s", exc)
             return {"run": run_id, "status": "abandoned"}
-        except Exception as exc:  # noqa: BLE001 - any failure must end on the run, not in a log only
+        except Exception as exc:
             logger.exception("training run %s failed", run_id)
             reporter.fail(spec, f"{type(exc).__name__}: {exc}"[:5000])
             return {"run": run_id, "status": "failed"}

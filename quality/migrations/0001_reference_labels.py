@@ -6,29 +6,62 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('corpus', '0002_claim_queue_indexes'),
+        ("corpus", "0002_claim_queue_indexes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ReferenceLabel',
+            name="ReferenceLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('is_catch_trial', models.BooleanField(default=False, help_text='Mixed into validation batches, unmarked, to check the validator.')),
-                ('note', models.CharField(blank=True, help_text='Why this is the answer (shown to researchers only).', max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('labelled_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('pair', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='reference_label', to='corpus.pair')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "is_catch_trial",
+                    models.BooleanField(
+                        default=False, help_text="Mixed into validation batches, unmarked, to check the validator."
+                    ),
+                ),
+                (
+                    "note",
+                    models.CharField(
+                        blank=True, help_text="Why this is the answer (shown to researchers only).", max_length=300
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "labelled_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "pair",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reference_label", to="corpus.pair"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('is_catch_trial', True)), fields=['pair'], name='catch_trial_pairs')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("is_catch_trial", True)), fields=["pair"], name="catch_trial_pairs"
+                    )
+                ],
             },
         ),
     ]

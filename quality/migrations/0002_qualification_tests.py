@@ -6,60 +6,137 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0002_claim_queue_indexes'),
-        ('crowd', '0005_task_rules'),
-        ('quality', '0001_reference_labels'),
+        ("corpus", "0002_claim_queue_indexes"),
+        ("crowd", "0005_task_rules"),
+        ("quality", "0001_reference_labels"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QualificationTest',
+            name="QualificationTest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pass_mark', models.FloatField(default=0.8, help_text='Share of the items (0–1) a worker must answer as the researchers did.', validators=[django.core.validators.MinValueValidator(0.0), django.core.validators.MaxValueValidator(1.0)])),
-                ('max_attempts', models.PositiveSmallIntegerField(default=2, help_text='How many times a worker may take the test.', validators=[django.core.validators.MinValueValidator(1)])),
-                ('grants_trusted', models.BooleanField(default=True, help_text='Passing also marks the worker trusted (the pool of trusted validators).')),
-                ('instructions', models.TextField(blank=True, help_text='Shown above the items (optional).')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('items', models.ManyToManyField(help_text='The pairs asked, with their expected labels.', related_name='qualification_tests', to='quality.referencelabel')),
-                ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='qualification_test', to='crowd.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "pass_mark",
+                    models.FloatField(
+                        default=0.8,
+                        help_text="Share of the items (0–1) a worker must answer as the researchers did.",
+                        validators=[
+                            django.core.validators.MinValueValidator(0.0),
+                            django.core.validators.MaxValueValidator(1.0),
+                        ],
+                    ),
+                ),
+                (
+                    "max_attempts",
+                    models.PositiveSmallIntegerField(
+                        default=2,
+                        help_text="How many times a worker may take the test.",
+                        validators=[django.core.validators.MinValueValidator(1)],
+                    ),
+                ),
+                (
+                    "grants_trusted",
+                    models.BooleanField(
+                        default=True,
+                        help_text="Passing also marks the worker trusted (the pool of trusted validators).",
+                    ),
+                ),
+                ("instructions", models.TextField(blank=True, help_text="Shown above the items (optional).")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "items",
+                    models.ManyToManyField(
+                        help_text="The pairs asked, with their expected labels.",
+                        related_name="qualification_tests",
+                        to="quality.referencelabel",
+                    ),
+                ),
+                (
+                    "study",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="qualification_test", to="crowd.study"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='QualificationAttempt',
+            name="QualificationAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField(help_text='1 for the first try.')),
-                ('correct', models.PositiveSmallIntegerField()),
-                ('total', models.PositiveSmallIntegerField()),
-                ('score', models.FloatField()),
-                ('passed', models.BooleanField()),
-                ('seconds', models.FloatField(blank=True, help_text='From showing the items to sending the answers.', null=True)),
-                ('finished_at', models.DateTimeField(auto_now_add=True)),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qualification_attempts', to='corpus.worker')),
-                ('test', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='quality.qualificationtest')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveSmallIntegerField(help_text="1 for the first try.")),
+                ("correct", models.PositiveSmallIntegerField()),
+                ("total", models.PositiveSmallIntegerField()),
+                ("score", models.FloatField()),
+                ("passed", models.BooleanField()),
+                (
+                    "seconds",
+                    models.FloatField(
+                        blank=True, help_text="From showing the items to sending the answers.", null=True
+                    ),
+                ),
+                ("finished_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="qualification_attempts",
+                        to="corpus.worker",
+                    ),
+                ),
+                (
+                    "test",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="quality.qualificationtest",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-finished_at', '-id'],
+                "ordering": ["-finished_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='QualificationAnswer',
+            name="QualificationAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('is_correct', models.BooleanField()),
-                ('reference', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='qualification_answers', to='quality.referencelabel')),
-                ('attempt', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='quality.qualificationattempt')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("is_correct", models.BooleanField()),
+                (
+                    "reference",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="qualification_answers",
+                        to="quality.referencelabel",
+                    ),
+                ),
+                (
+                    "attempt",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="answers",
+                        to="quality.qualificationattempt",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('attempt', 'reference'), name='one_answer_per_item')],
+                "constraints": [models.UniqueConstraint(fields=("attempt", "reference"), name="one_answer_per_item")],
             },
         ),
         migrations.AddConstraint(
-            model_name='qualificationattempt',
-            constraint=models.UniqueConstraint(fields=('test', 'worker', 'number'), name='one_attempt_per_number'),
+            model_name="qualificationattempt",
+            constraint=models.UniqueConstraint(fields=("test", "worker", "number"), name="one_attempt_per_number"),
         ),
     ]

@@ -6,68 +6,129 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0002_claim_queue_indexes'),
-        ('quality', '0002_qualification_tests'),
+        ("corpus", "0002_claim_queue_indexes"),
+        ("quality", "0002_qualification_tests"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AggregationRun',
+            name="AggregationRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('methods', models.JSONField(default=list, help_text='e.g. ["dawid_skene", "mace"].')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('done', 'done'), ('failed', 'failed')], default='pending', max_length=10)),
-                ('progress', models.FloatField(default=0.0, help_text='0–1 while running.')),
-                ('stage', models.CharField(blank=True, help_text='What the run is doing now.', max_length=100)),
-                ('error', models.TextField(blank=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('pair_count', models.PositiveIntegerField(default=0)),
-                ('label_count', models.PositiveIntegerField(default=0)),
-                ('worker_count', models.PositiveIntegerField(default=0)),
-                ('figures', models.JSONField(blank=True, default=dict)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aggregation_runs', to='corpus.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("methods", models.JSONField(default=list, help_text='e.g. ["dawid_skene", "mace"].')),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("progress", models.FloatField(default=0.0, help_text="0–1 while running.")),
+                ("stage", models.CharField(blank=True, help_text="What the run is doing now.", max_length=100)),
+                ("error", models.TextField(blank=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("pair_count", models.PositiveIntegerField(default=0)),
+                ("label_count", models.PositiveIntegerField(default=0)),
+                ("worker_count", models.PositiveIntegerField(default=0)),
+                ("figures", models.JSONField(blank=True, default=dict)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="aggregation_runs",
+                        to="corpus.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='AggregatedLabel',
+            name="AggregatedLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('method', models.CharField(max_length=20)),
-                ('label', models.CharField(max_length=20)),
-                ('posterior', models.FloatField()),
-                ('gold_label', models.CharField(max_length=20)),
-                ('differs', models.BooleanField()),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aggregated_labels', to='corpus.pair')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pair_results', to='quality.aggregationrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("method", models.CharField(max_length=20)),
+                ("label", models.CharField(max_length=20)),
+                ("posterior", models.FloatField()),
+                ("gold_label", models.CharField(max_length=20)),
+                ("differs", models.BooleanField()),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="aggregated_labels", to="corpus.pair"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pair_results",
+                        to="quality.aggregationrun",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('differs', True)), fields=['run', 'method', '-posterior', 'pair'], name='aggregated_label_differs')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'method', 'pair'), name='one_result_per_run_method_pair')],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("differs", True)),
+                        fields=["run", "method", "-posterior", "pair"],
+                        name="aggregated_label_differs",
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "method", "pair"), name="one_result_per_run_method_pair")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='WorkerEstimate',
+            name="WorkerEstimate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('method', models.CharField(max_length=20)),
-                ('skill', models.FloatField()),
-                ('labels', models.PositiveIntegerField(help_text='Labels of this worker the run read.')),
-                ('confusion', models.JSONField(blank=True, null=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='worker_estimates', to='quality.aggregationrun')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='aggregation_estimates', to='corpus.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("method", models.CharField(max_length=20)),
+                ("skill", models.FloatField()),
+                ("labels", models.PositiveIntegerField(help_text="Labels of this worker the run read.")),
+                ("confusion", models.JSONField(blank=True, null=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="worker_estimates",
+                        to="quality.aggregationrun",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="aggregation_estimates",
+                        to="corpus.worker",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'method', '-skill'], name='worker_estimate_rank')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'method', 'worker'), name='one_estimate_per_run_method_worker')],
+                "indexes": [models.Index(fields=["run", "method", "-skill"], name="worker_estimate_rank")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("run", "method", "worker"), name="one_estimate_per_run_method_worker"
+                    )
+                ],
             },
         ),
     ]

@@ -6,55 +6,156 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0002_claim_queue_indexes'),
-        ('crowd', '0004_study_quality_settings'),
-        ('quality', '0003_aggregation_runs'),
+        ("corpus", "0002_claim_queue_indexes"),
+        ("crowd", "0004_study_quality_settings"),
+        ("quality", "0003_aggregation_runs"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BonusEntry',
+            name="BonusEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('earned', 'earned'), ('paid', 'paid')], max_length=6)),
-                ('amount', models.DecimalField(decimal_places=2, max_digits=8)),
-                ('currency', models.CharField(max_length=3)),
-                ('reason', models.CharField(max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pair', models.ForeignKey(help_text='The catch item.', on_delete=django.db.models.deletion.PROTECT, related_name='bonus_entries', to='corpus.pair')),
-                ('pays', models.OneToOneField(blank=True, help_text='For a paid row: the earned row it pays.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='payment', to='quality.bonusentry')),
-                ('recorded_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='bonus_entries', to='crowd.study')),
-                ('study_session', models.ForeignKey(help_text='The Prolific session / MTurk assignment the bonus belongs to.', on_delete=django.db.models.deletion.PROTECT, related_name='bonus_entries', to='crowd.studysession')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='bonus_entries', to='corpus.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("earned", "earned"), ("paid", "paid")], max_length=6)),
+                ("amount", models.DecimalField(decimal_places=2, max_digits=8)),
+                ("currency", models.CharField(max_length=3)),
+                ("reason", models.CharField(max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        help_text="The catch item.",
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="bonus_entries",
+                        to="corpus.pair",
+                    ),
+                ),
+                (
+                    "pays",
+                    models.OneToOneField(
+                        blank=True,
+                        help_text="For a paid row: the earned row it pays.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payment",
+                        to="quality.bonusentry",
+                    ),
+                ),
+                (
+                    "recorded_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="bonus_entries", to="crowd.study"
+                    ),
+                ),
+                (
+                    "study_session",
+                    models.ForeignKey(
+                        help_text="The Prolific session / MTurk assignment the bonus belongs to.",
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="bonus_entries",
+                        to="crowd.studysession",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="bonus_entries", to="corpus.worker"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'bonus entries',
-                'ordering': ['created_at', 'id'],
-                'indexes': [models.Index(fields=['study', 'kind'], name='bonus_study_kind')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('kind', 'earned')), fields=('worker', 'pair', 'study_session'), name='one_bonus_per_worker_catch_session'), models.CheckConstraint(condition=models.Q(('amount__gt', 0)), name='bonus_amount_positive'), models.CheckConstraint(condition=models.Q(models.Q(('kind', 'earned'), ('pays__isnull', True)), models.Q(('kind', 'paid'), ('pays__isnull', False)), _connector='OR'), name='paid_rows_name_what_they_pay')],
+                "verbose_name_plural": "bonus entries",
+                "ordering": ["created_at", "id"],
+                "indexes": [models.Index(fields=["study", "kind"], name="bonus_study_kind")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("kind", "earned")),
+                        fields=("worker", "pair", "study_session"),
+                        name="one_bonus_per_worker_catch_session",
+                    ),
+                    models.CheckConstraint(condition=models.Q(("amount__gt", 0)), name="bonus_amount_positive"),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("kind", "earned"), ("pays__isnull", True)),
+                            models.Q(("kind", "paid"), ("pays__isnull", False)),
+                            _connector="OR",
+                        ),
+                        name="paid_rows_name_what_they_pay",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='CatchTrialAnswer',
+            name="CatchTrialAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('batch', models.UUIDField(help_text='The validation batch it was served in.')),
-                ('label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('expected', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], help_text='The reference label at submit time.', max_length=20)),
-                ('matched', models.BooleanField()),
-                ('seconds', models.FloatField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='catch_trial_answers', to='corpus.pair')),
-                ('study_session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='catch_trial_answers', to='crowd.studysession')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='catch_trial_answers', to='corpus.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("batch", models.UUIDField(help_text="The validation batch it was served in.")),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "expected",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        help_text="The reference label at submit time.",
+                        max_length=20,
+                    ),
+                ),
+                ("matched", models.BooleanField()),
+                ("seconds", models.FloatField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="catch_trial_answers",
+                        to="corpus.pair",
+                    ),
+                ),
+                (
+                    "study_session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="catch_trial_answers",
+                        to="crowd.studysession",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="catch_trial_answers",
+                        to="corpus.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'constraints': [models.UniqueConstraint(fields=('worker', 'pair'), name='one_catch_answer_per_worker_pair')],
+                "ordering": ["-created_at", "-id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("worker", "pair"), name="one_catch_answer_per_worker_pair")
+                ],
             },
         ),
     ]

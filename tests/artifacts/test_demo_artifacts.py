@@ -1,4 +1,5 @@
 """`make demo` shows the artifacts: tags, give-away words, a flagged writer and a nudge."""
+
 import json
 
 import pytest
@@ -31,6 +32,7 @@ def test_the_demo_flags_its_guessable_writer_tags_its_pairs_and_nudges(client, l
     assert ensure_artifacts_demo(dataset)["created"] == 0
     assert MonitorRefresh.objects.filter(dataset=dataset).count() == 1
     client.get(f"/study/{WRITING_STUDY['slug']}/?PROLIFIC_PID=demo-pid-9&STUDY_ID=s&SESSION_ID=x")
-    answer = client.post("/artifacts/score/", json.dumps({"text": DEMO_DRAFT, "label": "contradiction"}),
-                         content_type="application/json").json()
+    answer = client.post(
+        "/artifacts/score/", json.dumps({"text": DEMO_DRAFT, "label": "contradiction"}), content_type="application/json"
+    ).json()
     assert answer["guessable"] and answer["words"][0] == "not"

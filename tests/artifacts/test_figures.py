@@ -1,4 +1,5 @@
 """Tag figures (MultiNLI Tables 6-7) and give-away words (Poliak et al. §6) on planted data."""
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -50,8 +51,10 @@ def test_accuracy_per_tag_joins_a_runs_predictions_to_the_tags():
     negated = [tagged(ds, "fiction", "contradiction", {"negation"}) for _ in range(4)]
     plain = [tagged(ds, "fiction", "entailment", set()) for _ in range(2)]
     untagged = tagged(ds, "fiction", "entailment", None)
-    rows = [{"pairID": p.pair_id, "gold_label": p.gold_label, "sentence1": "a", "sentence2": "b"}
-            for p in [*negated, *plain, untagged]]
+    rows = [
+        {"pairID": p.pair_id, "gold_label": p.gold_label, "sentence1": "a", "sentence2": "b"}
+        for p in [*negated, *plain, untagged]
+    ]
     examples = [example_from_row(row, "test") for row in rows]
     # Right on 3 of the 4 negated pairs and on both plain ones.
     predicted = [2, 2, 2, 0, 0, 0, 0]

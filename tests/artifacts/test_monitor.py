@@ -1,5 +1,6 @@
 """The live artifact monitor: cross-validated hypothesis-only accuracy, a planted writer flagged,
 refreshes stored with their model, triggered after N new pairs, and drafts scored."""
+
 import random
 
 import pytest
@@ -39,8 +40,15 @@ def planted_corpus(make_worker, writers=8, per_writer=60, seed=3, dataset=None, 
         for i in range(per_writer):
             label = LABELS[i % 3]
             text = sentence(rng, "not" if writer is planted and label == "contradiction" else None)
-            pairs.append(Pair(premise=premises[i // 3], pair_id=f"{writer.pk}-{i}", hypothesis=text, author_label=label,
-                              author=writer))
+            pairs.append(
+                Pair(
+                    premise=premises[i // 3],
+                    pair_id=f"{writer.pk}-{i}",
+                    hypothesis=text,
+                    author_label=label,
+                    author=writer,
+                )
+            )
             labels.append([label])
     create_pairs(ds, Split.TRAIN, pairs, labels)
     return ds, planted
@@ -103,16 +111,24 @@ def test_a_refresh_is_due_after_every_n_new_pairs(make_worker, celery_worker_pro
     """Embedded mode: the queued refresh runs in-process; with a broker: a real worker runs it."""
     ds, _ = planted_corpus(make_worker, writers=2, per_writer=30)
     assert refresh_if_due(ds, every=50)  # 90 pairs, none refreshed yet
-    refresh = wait_for(lambda: MonitorRefresh.objects.filter(status=JobStatus.DONE).first(), timeout=120,
-                       message="the monitor refresh")
+    refresh = wait_for(
+        lambda: MonitorRefresh.objects.filter(status=JobStatus.DONE).first(), timeout=120, message="the monitor refresh"
+    )
     assert refresh.trigger == "new pairs" and refresh.pairs_total == 90
     assert not refresh_if_due(ds, every=50)
 
 
 def test_the_pure_monitor_on_plain_rows():
     rng = random.Random(1)
-    rows = [{"hypothesis": sentence(rng, "nobody" if i % 3 == 2 else None), "label": LABELS[i % 3],
-             "genre": "g", "writer": None} for i in range(300)]
+    rows = [
+        {
+            "hypothesis": sentence(rng, "nobody" if i % 3 == 2 else None),
+            "label": LABELS[i % 3],
+            "genre": "g",
+            "writer": None,
+        }
+        for i in range(300)
+    ]
     figures, model = monitor(rows, folds=3)
     assert figures["overall"]["accuracy"] > 0.5 and figures["writers"] == []
     assert model.score("nobody sits")["predicted"] == "contradiction"
@@ -120,8 +136,15 @@ def test_the_pure_monitor_on_plain_rows():
 
 def test_with_two_labels_the_scores_are_the_binary_models_probabilities():
     rng = random.Random(2)
-    rows = [{"hypothesis": sentence(rng, "not" if i % 2 else None), "label": LABELS[2 * (i % 2)], "genre": "g",
-             "writer": None} for i in range(200)]
+    rows = [
+        {
+            "hypothesis": sentence(rng, "not" if i % 2 else None),
+            "label": LABELS[2 * (i % 2)],
+            "genre": "g",
+            "writer": None,
+        }
+        for i in range(200)
+    ]
     _, model = monitor(rows, folds=3)
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression

@@ -1,13 +1,13 @@
 """Artifact-aware writing: the scoring endpoint, the record of what the note did, the study
 switch, the dashboard's comparison, and the nudge in a real browser."""
+
 import json
 
 import pytest
 from django.urls import reverse
 
 from artifacts.models import NudgeRecord, StudyNudge
-from artifacts.monitoring import refresh_monitor
-from artifacts.monitoring import nudge_effect
+from artifacts.monitoring import nudge_effect, refresh_monitor
 from corpus.models import Pair
 from tests.artifacts.test_monitor import planted_corpus
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
@@ -22,7 +22,7 @@ def post_json(client, url, body):
 
 @pytest.fixture
 def monitored(db, make_worker):
-    ds, planted = planted_corpus(make_worker)
+    ds, _planted = planted_corpus(make_worker)
     refresh_monitor(ds)
     return ds
 
@@ -45,8 +45,9 @@ def test_a_guessable_draft_names_its_words_and_a_plain_one_does_not(client, moni
     url = reverse("artifacts:score")
     answer = post_json(client, url, {"text": GUESSABLE, "label": "contradiction", "dataset": "collected"}).json()
     assert answer["guessable"] and answer["words"][0] == "not" and answer["p"] >= 0.8
-    plain = post_json(client, url, {"text": "The dog runs at home.", "label": "contradiction",
-                                    "dataset": "collected"}).json()
+    plain = post_json(
+        client, url, {"text": "The dog runs at home.", "label": "contradiction", "dataset": "collected"}
+    ).json()
     assert not plain["guessable"] and plain["words"] == []
     # Guessable as a contradiction: no note when writing for another label.
     other = post_json(client, url, {"text": GUESSABLE, "label": "entailment", "dataset": "collected"}).json()
@@ -107,8 +108,14 @@ def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_w
     effect = nudge_effect(monitored)
     assert effect["arms"]["shown"]["n"] == 0
     premise = Pair.objects.filter(dataset=monitored).first().premise
-    Pair.objects.create(dataset=monitored, premise=premise, pair_id="n1", hypothesis="The man sleeps outside.",
-                        author_label="contradiction", author=writer)
+    Pair.objects.create(
+        dataset=monitored,
+        premise=premise,
+        pair_id="n1",
+        hypothesis="The man sleeps outside.",
+        author_label="contradiction",
+        author=writer,
+    )
     effect = nudge_effect(monitored)
     assert effect["arms"]["shown"]["n"] == 1 and effect["arms"]["shown"]["revised"] == 1
     assert 0 <= effect["arms"]["shown"]["mean_p"] <= 1
@@ -138,15 +145,18 @@ def test_the_writing_page_names_the_giveaway_word_and_records_the_revision(page,
     note.wait_for(state="visible")
     assert "\u201cnot\u201d" in note.inner_text() and "You may still submit" in note.inner_text()
     page.get_by_label(family.entailment_prompt).fill("Someone is near the harbour at dawn.")
-    assert page.locator(".artifact-note[data-label=entailment]").count() == 0 or \
-        not page.locator(".artifact-note[data-label=entailment]").is_visible()
+    assert (
+        page.locator(".artifact-note[data-label=entailment]").count() == 0
+        or not page.locator(".artifact-note[data-label=entailment]").is_visible()
+    )
     contradiction.fill("The boat waits in a park.")
     note.wait_for(state="hidden")
     page.get_by_label(family.neutral_prompt).fill("The boat carried tourists to an island.")
     page.locator("#submit-hypotheses").click()
     page.locator("#completion-code").wait_for()
-    record = wait_for(lambda: NudgeRecord.objects.filter(label="contradiction").first(), timeout=20,
-                      message="the nudge record")
+    record = wait_for(
+        lambda: NudgeRecord.objects.filter(label="contradiction").first(), timeout=20, message="the nudge record"
+    )
     assert record.shown and record.revised and record.hypothesis == "The boat waits in a park."
     assert record.study == study and record.shown_words[0] == "not"
     assert NudgeRecord.objects.get(label="neutral").shown is False

@@ -1,4 +1,5 @@
 """The artifacts endpoints and dashboard sections: researchers only, and what they show."""
+
 import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -26,8 +27,9 @@ def corpus(make_worker):
     examples = [example_from_row({"pairID": p.pair_id, "gold_label": p.gold_label}) for p in pairs]
     results = summarize({"test": (examples, [2, 2, 2, 2, 0])})
     results["majority_baseline"] = {"label": "neutral", "accuracy": {"test": 0.0}}
-    run = TrainingRun.objects.create(snapshot=Snapshot.objects.create(datasets=["d"]), model="hypothesis_only",
-                                     status="done", results=results)
+    run = TrainingRun.objects.create(
+        snapshot=Snapshot.objects.create(datasets=["d"]), model="hypothesis_only", status="done", results=results
+    )
     return {"dataset": ds, "writer": writer, "run": run}
 
 
@@ -65,8 +67,9 @@ def test_researcher_api_figures(client, researcher, corpus):
     assert negation["share"] == 1.0 and negation["most_frequent_gold"] == "contradiction"
     run_tags = client.get(reverse("artifacts-run-tags", args=[corpus["run"].pk])).json()
     assert next(r for r in run_tags["tags"] if r["tag"] == "negation")["accuracy"] == 0.8
-    words = client.get(reverse("artifacts-giveaway-words"),
-                       {"dataset": "d", "worker": corpus["writer"].pk, "min_count": 5, "top": 3}).json()
+    words = client.get(
+        reverse("artifacts-giveaway-words"), {"dataset": "d", "worker": corpus["writer"].pk, "min_count": 5, "top": 3}
+    ).json()
     assert {w["word"] for w in words["words"]["contradiction"]} == {"nobody", "is", "here"}
     assert all(w["p"] == 1.0 and w["count"] == 5 for w in words["words"]["contradiction"])
     bad = client.get(reverse("artifacts-giveaway-words"), {"dataset": "nope", "min_count": 0})
@@ -74,8 +77,11 @@ def test_researcher_api_figures(client, researcher, corpus):
     empty = TrainingRun.objects.create(snapshot=corpus["run"].snapshot, model="cbow", results={})
     assert client.get(reverse("artifacts-run-tags", args=[empty.pk])).status_code == 404
     schema = client.get(reverse("api-schema"), {"format": "json"}).json()
-    assert {"/api/artifacts/tags/", "/api/artifacts/giveaway-words/",
-            "/api/artifacts/training-runs/{run_id}/tags/"} <= set(schema["paths"])
+    assert {
+        "/api/artifacts/tags/",
+        "/api/artifacts/giveaway-words/",
+        "/api/artifacts/training-runs/{run_id}/tags/",
+    } <= set(schema["paths"])
 
 
 def test_dashboard_sections(client, researcher, corpus):

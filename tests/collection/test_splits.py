@@ -1,5 +1,6 @@
 """assign_splits: N pairs per genre in dev and test, held-out genres never in train, determinism,
 written premises keep their split."""
+
 import random
 from datetime import timedelta
 
@@ -23,7 +24,9 @@ def corpus():
     # promptIDs whose order differs between byte order and a locale collation.
     ids = ["a-b", "A_c", "ab", "Ab", "a b", "b-1", "B-2", "b_3", "_x", "x"] + [f"f{i}" for i in range(10)]
     for prompt_id in ids:
-        Premise.objects.create(dataset=dataset, genre=fiction, prompt_id=prompt_id, text=f"Fiction premise {prompt_id}.")
+        Premise.objects.create(
+            dataset=dataset, genre=fiction, prompt_id=prompt_id, text=f"Fiction premise {prompt_id}."
+        )
     for i in range(7):
         Premise.objects.create(dataset=dataset, genre=letters, prompt_id=f"l{i}", text=f"Letters premise {i}.")
     return dataset
@@ -83,10 +86,19 @@ def test_written_premises_keep_their_split_and_count_toward_targets(corpus, make
     in_train = fiction.filter(split="train").first()
     Premise.objects.filter(pk=in_dev.pk).update(writings_done=1)
     worker = make_worker()
-    Pair.objects.create(dataset=corpus, premise=in_test, pair_id="t1", hypothesis="Something happened.",
-                        author_label=Label.NEUTRAL, author=worker, label_count=1, neutral_votes=1)
-    WritingClaim.objects.create(worker=make_worker(), premise=in_train,
-                                expires_at=timezone.now() + timedelta(minutes=30))
+    Pair.objects.create(
+        dataset=corpus,
+        premise=in_test,
+        pair_id="t1",
+        hypothesis="Something happened.",
+        author_label=Label.NEUTRAL,
+        author=worker,
+        label_count=1,
+        neutral_votes=1,
+    )
+    WritingClaim.objects.create(
+        worker=make_worker(), premise=in_train, expires_at=timezone.now() + timedelta(minutes=30)
+    )
     for seed in range(2, 12):
         report = assign_splits("collected", dev=9, test=9, seed=seed)
         now = splits()
@@ -116,7 +128,9 @@ def test_retired_premises_get_no_split(corpus):
 def test_command_prints_a_table_and_rejects_an_unknown_dataset(corpus, capsys):
     call_command("assign_splits", "--dev", "6", "--test", "6", "--seed", "3")
     out = capsys.readouterr().out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["fiction"], ["letters"])}
+    rows = {
+        line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["fiction"], ["letters"])
+    }
     # Each cell is pairs / premises: unwritten premises count the three pairs they will get.
     assert rows["fiction"] == ["fiction", "matched", "48", "/", "16", "6", "/", "2", "6", "/", "2", "0", "/", "0", "0"]
     assert rows["letters"] == ["letters", "held-out", "0", "/", "0", "6", "/", "2", "6", "/", "2", "9", "/", "3", "0"]
@@ -127,10 +141,21 @@ def test_command_prints_a_table_and_rejects_an_unknown_dataset(corpus, capsys):
         call_command("assign_splits", "--dataset", "empty")
 
 
-SUBJECTS = ["The old farmer", "A young teacher", "The tired nurse", "My neighbour", "The new mayor",
-            "A quiet student", "The ship's captain", "Her grandmother"]
-ACTIONS = ["walked to the river every morning before dawn", "painted the fence a bright shade of green",
-           "read the letter twice before putting it away"]
+SUBJECTS = [
+    "The old farmer",
+    "A young teacher",
+    "The tired nurse",
+    "My neighbour",
+    "The new mayor",
+    "A quiet student",
+    "The ship's captain",
+    "Her grandmother",
+]
+ACTIONS = [
+    "walked to the river every morning before dawn",
+    "painted the fence a bright shade of green",
+    "read the letter twice before putting it away",
+]
 
 
 def sentence(i):
@@ -174,7 +199,8 @@ def test_no_premise_sentence_in_two_splits(tmp_path):
     # The note's remedy: retire the extra copies (here: those outside fiction), assign again.
     duplicated = Premise.objects.filter(genre__slug="fiction").values_list("text_hash", flat=True)
     Premise.objects.exclude(genre__slug="fiction").filter(text_hash__in=list(duplicated)).update(
-        status=PremiseStatus.RETIRED)
+        status=PremiseStatus.RETIRED
+    )
     report = assign_splits("collected", dev=9, test=9, seed=5)
     assert split_sets_by_text() == {}
     assert not any("more than one genre" in note for note in report.notes)
@@ -205,8 +231,14 @@ def test_targets_count_pairs_the_premises_have_or_will_get(corpus, make_worker):
     imported = Premise.objects.filter(genre__slug="fiction", split="dev").first()
     author = make_worker()
     for number in range(9):
-        Pair.objects.create(dataset=corpus, premise=imported, pair_id=f"imp{number}", hypothesis=f"h{number}",
-                            author_label=Label.NEUTRAL, author=None if number else author)
+        Pair.objects.create(
+            dataset=corpus,
+            premise=imported,
+            pair_id=f"imp{number}",
+            hypothesis=f"h{number}",
+            author_label=Label.NEUTRAL,
+            author=None if number else author,
+        )
     report = assign_splits("collected", dev=9, test=12, seed=4)
     assert counts("fiction")["dev"] == 1 and Premise.objects.get(pk=imported.pk).split == "dev"
     fiction = next(row for row in report.genres if row.genre == "fiction")

@@ -1,6 +1,7 @@
 """Tasks that count (issue 10, item 5): a writing batch completes only with written tasks, problem
 reports are capped and held only on independent reports, hypotheses must be real words, and a
 visit is spent on its own study's kind of task."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -11,7 +12,11 @@ from corpus.models import Pair, Premise, PremiseStatus
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
-PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aa11bb22cc33dd44ee55ff", "SESSION_ID": "sess-001"}
+PROLIFIC = {
+    "PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e",
+    "STUDY_ID": "60aa11bb22cc33dd44ee55ff",
+    "SESSION_ID": "sess-001",
+}
 GOOD = {
     "entailment": "A boat departed early in the morning.",
     "neutral": "The boat carried tourists to an island.",
@@ -37,6 +42,7 @@ def open_task(client):
 
 
 # --- the issue's attacks ----------------------------------------------------------------------
+
 
 def test_three_report_only_submits_do_not_earn_the_completion_code(client, setup):
     dataset, genre = setup
@@ -78,6 +84,7 @@ def test_one_account_cannot_drain_premises_into_held(client, setup):
 
 # --- reports ----------------------------------------------------------------------------------
 
+
 def test_a_report_alone_releases_the_premise_to_others_and_offers_another(setup, make_worker):
     dataset, genre = setup
     first, second = add_premises(dataset, genre, 2)
@@ -113,7 +120,12 @@ def test_the_report_cap_is_per_batch_and_the_page_says_why(client, setup):
     client.post(open_task(client), {"problem_report": "The line is garbled."})
     page = client.get(open_task(client)).content.decode()
     assert 'id="report-refused"' in page and "the most a batch takes" in page
-    assert 'name="problem_report"' in page and "disabled" in page.split('name="problem_report"')[0].rsplit("<", 1)[1] + page.split('name="problem_report"')[1].split(">", 1)[0]
+    assert (
+        'name="problem_report"' in page
+        and "disabled"
+        in page.split('name="problem_report"')[0].rsplit("<", 1)[1]
+        + page.split('name="problem_report"')[1].split(">", 1)[0]
+    )
     # A crafted POST past the disabled box is refused too, and nothing is saved.
     response = client.post(open_task(client), {"problem_report": "Another broken line."})
     assert response.status_code == 200
@@ -138,6 +150,7 @@ def test_reports_have_a_length_limit_and_need_words(setup, make_worker):
 
 
 # --- hypotheses must be real words ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "text, message",
@@ -179,7 +192,9 @@ def test_invisible_characters_are_removed_from_saved_hypotheses(setup, make_work
     add_premises(dataset, genre, 1)
     worker = make_worker()
     claim = services.claim_next_premise(worker, dataset)
-    services.submit_hypotheses(worker, claim.token, **{**GOOD, "neutral": "The boat\u200b carried\u0007 tourists\u00ad away."})
+    services.submit_hypotheses(
+        worker, claim.token, **{**GOOD, "neutral": "The boat\u200b carried\u0007 tourists\u00ad away."}
+    )
     assert Pair.objects.get(author_label="neutral").hypothesis == "The boat carried tourists away."
 
 
@@ -195,6 +210,7 @@ def test_the_form_shows_length_limits_for_the_live_counter(client, setup, make_w
 
 
 # --- a visit is spent on its own study's kind of task ----------------------------------------------
+
 
 def test_a_writing_participant_cannot_take_validation_tasks(client, setup):
     dataset, genre = setup

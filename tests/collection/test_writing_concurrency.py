@@ -3,6 +3,7 @@
 Each thread has its own database connection (Django's connections are per thread), so these are
 real concurrent transactions racing on row locks, not calls taking turns.
 """
+
 import threading
 
 import pytest
@@ -44,7 +45,7 @@ def at_once(calls):
         try:
             barrier.wait()
             results[i] = call()
-        except BaseException as error:  # noqa: BLE001 - reported to the test below
+        except BaseException as error:
             results[i] = error
         finally:
             connection.close()

@@ -1,6 +1,7 @@
 """A writer whose time ran out loses nothing: the answer says so (409, not a 200 that saves
 nothing), gives the sentences back, and sends them to the same line if it is still free, or to a
 fresh task with the sentences kept for copying."""
+
 from datetime import timedelta
 
 import pytest
@@ -51,12 +52,13 @@ def test_resubmitted_sentences_go_to_the_same_line_while_it_is_free(writer):
     assert response.status_code == 302 and response.url == reverse("writing_next")
     claim.refresh_from_db()
     assert claim.status == ClaimStatus.SUBMITTED
-    assert sorted(Pair.objects.filter(premise=claim.premise, author=worker).values_list("hypothesis", flat=True)) == sorted(
-        GOOD.values())
+    assert sorted(
+        Pair.objects.filter(premise=claim.premise, author=worker).values_list("hypothesis", flat=True)
+    ) == sorted(GOOD.values())
 
 
 def test_a_line_taken_meanwhile_gets_a_fresh_task_with_the_sentences_to_copy(writer, make_worker):
-    client, worker, claim, dataset = writer
+    client, _worker, claim, dataset = writer
     other = make_worker()
     # Never-claimed premises are served before a freed one (claims_made): set the other aside.
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
@@ -68,14 +70,16 @@ def test_a_line_taken_meanwhile_gets_a_fresh_task_with_the_sentences_to_copy(wri
     page = response.content.decode()
     assert "gone to someone else" in page
     assert 'id="orphan-sentences"' in page and all(text in page for text in GOOD.values())
-    assert response.redirect_chain[-1][0].startswith("/write/") and str(claim.token) not in response.redirect_chain[-1][0]
+    assert (
+        response.redirect_chain[-1][0].startswith("/write/") and str(claim.token) not in response.redirect_chain[-1][0]
+    )
     assert not Pair.objects.exists()
     # The sentences are shown once, not on every page after.
     assert 'id="orphan-sentences"' not in client.get(response.redirect_chain[-1][0]).content.decode()
 
 
 def test_a_used_claim_cannot_be_renewed(writer):
-    client, worker, claim, _ = writer
+    _client, worker, claim, _ = writer
     WritingClaim.objects.filter(pk=claim.pk).update(status=ClaimStatus.SUBMITTED)
     with pytest.raises(services.ClaimAlreadySubmitted):
         services.renew_expired_claim(worker, claim.token)

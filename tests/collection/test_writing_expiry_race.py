@@ -8,6 +8,7 @@ it takes, and B, having been given the task, is not refused when B submits it.
 The clock is the service's own, driven by the test; A stops right after reading it (where a slow
 request would leave it) until B has claimed, or is waiting for a row lock A holds.
 """
+
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -54,7 +55,8 @@ def is_blocked(pid):
 
 
 def test_a_submit_at_expiry_and_a_newcomer_claim_never_overwrite_the_premise_nor_refuse_the_newcomer(
-        make_worker, monkeypatch):
+    make_worker, monkeypatch
+):
     clock = RacingClock()
     monkeypatch.setattr(services, "timezone", clock)
     dataset, genre = writing_setup(writings_per_premise=1)
@@ -68,18 +70,20 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_overwrite_the_premise_nor
         try:
             backend_pid(pids, name)
             outcome[name] = call()
-        except Exception as error:  # noqa: BLE001 - judged below
+        except Exception as error:
             outcome[name] = error
         finally:
             connection.close()
 
-    thread_a = threading.Thread(name="A", target=in_thread, args=(
-        "A", lambda: services.submit_hypotheses(a, claim_a.token, **GOOD)))
+    thread_a = threading.Thread(
+        name="A", target=in_thread, args=("A", lambda: services.submit_hypotheses(a, claim_a.token, **GOOD))
+    )
     thread_a.start()
     assert clock.a_paused.wait(30), "A's submit never read the clock"
     clock.value = T + timedelta(seconds=1)  # A's claim has expired now
-    thread_b = threading.Thread(name="B", target=in_thread, args=(
-        "B", lambda: services.claim_next_premise(b, dataset=dataset)))
+    thread_b = threading.Thread(
+        name="B", target=in_thread, args=("B", lambda: services.claim_next_premise(b, dataset=dataset))
+    )
     thread_b.start()
     deadline = time.monotonic() + 60
     while "B" not in outcome and not ("B" in pids and is_blocked(pids["B"])):

@@ -1,4 +1,5 @@
 """A worker's writing page costs a few statements, whatever the number of premises (issue 12)."""
+
 import pytest
 from django.urls import reverse
 

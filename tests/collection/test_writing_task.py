@@ -1,4 +1,5 @@
 """The hypothesis-writing task: claiming, the page, submitting, its rules (MultiNLI §2.1, SNLI §2.1)."""
+
 from datetime import timedelta
 
 import pytest
@@ -42,6 +43,7 @@ def worker_client(client, make_worker):
 
 
 # --- claiming --------------------------------------------------------------------------------
+
 
 def test_claim_holds_a_premise_for_the_configured_minutes(setup, make_worker, settings):
     dataset, genre = setup
@@ -137,7 +139,12 @@ def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
     premise.refresh_from_db()
     assert premise.writings_done == 2
     assert sorted(Pair.objects.filter(premise=premise).values_list("pair_id", flat=True)) == [
-        "0c", "0c2", "0e", "0e2", "0n", "0n2"
+        "0c",
+        "0c2",
+        "0e",
+        "0e2",
+        "0n",
+        "0n2",
     ]
 
 
@@ -187,6 +194,7 @@ def test_writing_pages_need_a_login(client, setup):
 
 # --- submitting ------------------------------------------------------------------------------
 
+
 def test_submit_creates_three_pairs_by_the_contract(setup, make_worker):
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1, split="dev")
@@ -232,7 +240,11 @@ def test_train_pairs_need_validation_by_the_datasets_fraction(db, make_worker, f
     [
         ({"neutral": "   "}, "neutral", "Please write a sentence here."),
         ({"entailment": "PREMISE number 0 says, the boat left the harbour at dawn!"}, "entailment", "repeats the line"),
-        ({"contradiction": "a boat departed early in the morning"}, "contradiction", "same as your 'definitely correct'"),
+        (
+            {"contradiction": "a boat departed early in the morning"},
+            "contradiction",
+            "same as your 'definitely correct'",
+        ),
         ({"neutral": "x" * 501}, "neutral", "under 500 characters"),
     ],
 )
@@ -287,7 +299,9 @@ def test_the_task_page_shows_the_prompt_family(setup, worker_client):
 
 def test_faq_page_renders_entries_and_examples(setup, client):
     family = setup[1].family
-    FaqEntry.objects.create(family=family, question="May I write about the author?", answer="Yes, if it fits.", position=1)
+    FaqEntry.objects.create(
+        family=family, question="May I write about the author?", answer="Yes, if it fits.", position=1
+    )
     page = client.get(reverse("faq", args=[family.slug])).content.decode()
     assert "May I write about the author?" in page and "Yes, if it fits." in page
     assert "A man waits for a bus." in page
@@ -386,6 +400,7 @@ def test_a_report_with_only_some_sentences_asks_for_the_rest(setup, make_worker)
 
 # --- study sessions --------------------------------------------------------------------------
 
+
 def test_record_task_done_completes_the_session_at_the_batch_size(setup, make_worker):
     dataset, _ = setup
     study = make_study(dataset, tasks_per_batch=2)
@@ -411,6 +426,7 @@ def test_submitting_counts_the_task_for_the_study_session(setup, make_worker):
 
 
 # --- home, login, admin ----------------------------------------------------------------------
+
 
 def test_home_for_a_worker_shows_the_next_task_buttons_and_counts(setup, worker_client):
     dataset, genre = setup

@@ -1,4 +1,5 @@
 """Data for the writing-task tests. get_or_create, so the genres data migration can land beside it."""
+
 from corpus.models import Dataset, Genre, Premise, PromptExample, PromptFamily
 from crowd.models import Study
 
@@ -14,8 +15,11 @@ def writing_setup(slug="test-collection", writings_per_premise=1, train_validati
         slug="test-fiction",
         defaults={"name": "Test fiction", "instructions": "Read the line.\n\nWrite three sentences.", **FAMILY_WORDING},
     )
-    for label, hypothesis in [("entailment", "A man is outside."), ("neutral", "A man waits for a bus."),
-                              ("contradiction", "Nobody is outside.")]:
+    for label, hypothesis in [
+        ("entailment", "A man is outside."),
+        ("neutral", "A man waits for a bus."),
+        ("contradiction", "Nobody is outside."),
+    ]:
         PromptExample.objects.get_or_create(
             family=family, label=label, defaults={"premise": "A man stands in the rain.", "hypothesis": hypothesis}
         )
@@ -36,8 +40,12 @@ def writing_setup(slug="test-collection", writings_per_premise=1, train_validati
 def add_premises(dataset, genre, count, split="train", start=0, **fields):
     return [
         Premise.objects.create(
-            dataset=dataset, genre=genre, prompt_id=f"{start + i}", split=split,
-            text=f"Premise number {start + i} says the boat left the harbour at dawn.", **fields,
+            dataset=dataset,
+            genre=genre,
+            prompt_id=f"{start + i}",
+            split=split,
+            text=f"Premise number {start + i} says the boat left the harbour at dawn.",
+            **fields,
         )
         for i in range(count)
     ]
@@ -45,6 +53,10 @@ def add_premises(dataset, genre, count, split="train", start=0, **fields):
 
 def make_study(dataset, slug="study-one", tasks_per_batch=1, **fields):
     return Study.objects.create(
-        slug=slug, name=f"Study {slug}", dataset=dataset, tasks_per_batch=tasks_per_batch,
-        completion_code=fields.pop("completion_code", "C0DE1234"), **fields,
+        slug=slug,
+        name=f"Study {slug}",
+        dataset=dataset,
+        tasks_per_batch=tasks_per_batch,
+        completion_code=fields.pop("completion_code", "C0DE1234"),
+        **fields,
     )

@@ -1,4 +1,5 @@
 """Small builders for the corpus, recompute and statistics tests."""
+
 import json
 
 from corpus.models import Dataset, Genre, Pair, Premise, PromptFamily, ValidationLabel
@@ -10,11 +11,18 @@ def ensure_genres(*slugs):
     """The genres by slug; the data migration normally creates them, tests make sure."""
     family, _ = PromptFamily.objects.get_or_create(
         slug="test-family",
-        defaults=dict(name="Test family", instructions="Write.", entailment_prompt="definitely correct",
-                      neutral_prompt="might be correct", contradiction_prompt="definitely incorrect"),
+        defaults={
+            "name": "Test family",
+            "instructions": "Write.",
+            "entailment_prompt": "definitely correct",
+            "neutral_prompt": "might be correct",
+            "contradiction_prompt": "definitely incorrect",
+        },
     )
     return {
-        slug: Genre.objects.get_or_create(slug=slug, defaults=dict(name=slug.title(), is_training=True, family=family))[0]
+        slug: Genre.objects.get_or_create(
+            slug=slug, defaults={"name": slug.title(), "is_training": True, "family": family}
+        )[0]
         for slug in slugs
     }
 
@@ -30,15 +38,25 @@ def make_labelled_pairs(dataset, label_lists, split="dev", genre="captions", pre
     """
     genre_obj = ensure_genres(genre)[genre]
     premise = Premise.objects.create(
-        dataset=dataset, genre=genre_obj, prompt_id=f"{prefix}-{split}-{genre}", text="Two dogs run on a beach.", split=split
+        dataset=dataset,
+        genre=genre_obj,
+        prompt_id=f"{prefix}-{split}-{genre}",
+        text="Two dogs run on a beach.",
+        split=split,
     )
     pairs = Pair.objects.bulk_create(
-        Pair(dataset=dataset, premise=premise, pair_id=f"{prefix}{i}", hypothesis=f"Hypothesis {i}.", author_label=labels[0])
+        Pair(
+            dataset=dataset,
+            premise=premise,
+            pair_id=f"{prefix}{i}",
+            hypothesis=f"Hypothesis {i}.",
+            author_label=labels[0],
+        )
         for i, labels in enumerate(label_lists)
     )
     ValidationLabel.objects.bulk_create(
         ValidationLabel(pair=pair, position=position, label=label)
-        for pair, labels in zip(pairs, label_lists)
+        for pair, labels in zip(pairs, label_lists, strict=False)
         for position, label in enumerate(labels, start=1)
     )
     return pairs

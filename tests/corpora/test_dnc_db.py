@@ -1,5 +1,6 @@
 """DNC in the database (corpora.dnc_import): every released file imports with the README's label
 counts, keeps its provenance, and exports back byte for byte (data and metadata)."""
+
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +23,9 @@ def _labels_in_db(dataset, split):
     rows = ValidationLabel.objects.filter(pair__dataset=dataset, pair__premise__split=split, position=1)
     if dataset.label_scheme == LabelScheme.ORDINAL:
         return Counter(rows.values_list("ordinal", flat=True))
-    return Counter(scheme_labels.to_scheme(dataset.label_scheme, label) for label in rows.values_list("label", flat=True))
+    return Counter(
+        scheme_labels.to_scheme(dataset.label_scheme, label) for label in rows.values_list("label", flat=True)
+    )
 
 
 @pytest.mark.parametrize("name", sorted(README_LABELS))
@@ -96,8 +99,10 @@ def test_a_file_of_another_scheme_is_refused_whole(tmp_path):
 
 def test_a_broken_file_imports_nothing_and_says_where(tmp_path):
     bad = tmp_path / "recast_bad_data.json"
-    bad.write_text('[{"context": "a", "hypothesis": "b", "label": "maybe", "label-set": null, "binary-label": true,'
-                   ' "split": "dev", "type-of-inference": "x", "pair-id": 1}]')
+    bad.write_text(
+        '[{"context": "a", "hypothesis": "b", "label": "maybe", "label-set": null, "binary-label": true,'
+        ' "split": "dev", "type-of-inference": "x", "pair-id": 1}]'
+    )
     with pytest.raises(DncImportError, match="record 0"):
         import_dnc_file(bad)
     assert not Pair.objects.exists()
@@ -108,7 +113,9 @@ def test_commands_import_a_folder_and_export(tmp_path, capsys):
     call_command("import_dnc", str(folder / "recast_verbnet_data.json"), str(folder / "recast_sentiment_data.json"))
     call_command("export_dnc", "--dataset", "dnc-verbnet", "--split", "dev", "--out", str(tmp_path))
     assert (tmp_path / "recast_verbnet_data.json").read_bytes() == (folder / "recast_verbnet_data.json").read_bytes()
-    assert (tmp_path / "recast_verbnet_metadata.json").read_bytes() == (folder / "recast_verbnet_metadata.json").read_bytes()
+    assert (tmp_path / "recast_verbnet_metadata.json").read_bytes() == (
+        folder / "recast_verbnet_metadata.json"
+    ).read_bytes()
 
 
 def test_the_admin_shows_a_pairs_provenance(client, researcher):
@@ -121,7 +128,9 @@ def test_the_admin_shows_a_pairs_provenance(client, researcher):
     provenance = pair.provenance
     assert provenance.corpus and provenance.corpus in page
     assert provenance.creation_approach in page and "Thematic Roles" in page
-    listing = client.get(reverse("admin:corpus_pairprovenance_changelist"), {"type_of_inference": "Thematic Roles", "q": pair.pair_id})
+    listing = client.get(
+        reverse("admin:corpus_pairprovenance_changelist"), {"type_of_inference": "Thematic Roles", "q": pair.pair_id}
+    )
     assert listing.status_code == 200
     assert f"{pair.pair_id}: " in listing.content.decode()
 
@@ -132,8 +141,9 @@ def test_kg_relations_exports_in_the_multinli_format_with_its_scheme_in_the_mani
     from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
 
     import_dnc_file(shared_file("dnc/dev/recast_kg_relations_data.json"))
-    snapshot = export_snapshot(create_snapshot(None, datasets=["dnc-kg-relations"],
-                                               filters={"unvalidated_gold": "author-all"}))
+    snapshot = export_snapshot(
+        create_snapshot(None, datasets=["dnc-kg-relations"], filters={"unvalidated_gold": "author-all"})
+    )
     manifest = read_manifest(snapshot)
     assert manifest["label_scheme"] == "ordinal" and manifest["labels"] == ["entailed", "not-entailed"]
     rows = [json_module.loads(line) for line in (Path(snapshot.directory) / "dev.jsonl").read_text().splitlines()]

@@ -2,6 +2,7 @@
 
 Expected counts are the README's table (../shared/data/README.md, "DNC"). No database.
 """
+
 import json
 from pathlib import Path
 
@@ -50,6 +51,7 @@ def as_ordered_json(text):
 
 # --- reading ---------------------------------------------------------------------------------
 
+
 def test_every_json_file_under_dnc_reads(datasets):
     root = dnc_root()
     found = {str(path.relative_to(root)) for path in root.rglob("*.json")}
@@ -61,7 +63,8 @@ def test_every_json_file_under_dnc_reads(datasets):
     assert found == read
     assert {name for name, dataset in datasets.items() if dataset.metadata_path is None} == WITHOUT_METADATA
     assert [str(path.relative_to(root))[: -len("_data.json")] for path in dnc.find_dnc_files(root)] == sorted(
-        README_LABELS)
+        README_LABELS
+    )
 
 
 @pytest.mark.parametrize("name", sorted(README_LABELS))
@@ -72,11 +75,20 @@ def test_counts_per_label_equal_the_readme(datasets, name):
 def test_pairs_carry_their_provenance(datasets):
     sentiment = datasets["dev/recast_sentiment"].pairs[0]
     assert (sentiment.pair_id, sentiment.label, sentiment.split, sentiment.type_of_inference) == (
-        509058, "entailed", "dev", "Sentiment")
+        509058,
+        "entailed",
+        "dev",
+        "Sentiment",
+    )
     assert sentiment.hypothesis == "Jesse liked the product . "
     assert sentiment.provenance == dnc.Provenance(
-        corpus="Kotzias et. al. 2015", corpus_sent_id="amazon_cells_labelled.txt 140", corpus_license=None,
-        creation_approach="automatic", misc=None, keys=dnc.METADATA_KEYS)
+        corpus="Kotzias et. al. 2015",
+        corpus_sent_id="amazon_cells_labelled.txt 140",
+        corpus_license=None,
+        creation_approach="automatic",
+        misc=None,
+        keys=dnc.METADATA_KEYS,
+    )
 
     megaveridicality = datasets["dev/recast_megaveridicality"].pairs[0].provenance
     assert megaveridicality.extra == {"corpus-split": "dev"}
@@ -93,6 +105,7 @@ def test_pairs_carry_their_provenance(datasets):
 
 # --- label schemes ---------------------------------------------------------------------------
 
+
 def test_binary_label_agrees_with_the_two_way_mapping_in_every_file(datasets):
     for name, dataset in datasets.items():
         disagreeing = [pair.pair_id for pair in dataset.pairs if pair.binary_label != dnc.is_entailed(pair.label)]
@@ -103,22 +116,28 @@ def test_each_file_has_one_label_scheme(datasets):
     schemes = {name: {pair.label_scheme for pair in dataset.pairs} for name, dataset in datasets.items()}
     assert schemes["dev/recast_kg_relations"] == {dnc.ORDINAL}
     assert all(schemes[name] == {dnc.THREE_WAY} for name in schemes if name.startswith("function_words"))
-    assert all(scheme == {dnc.TWO_WAY} for name, scheme in schemes.items()
-               if name != "dev/recast_kg_relations" and not name.startswith("function_words"))
+    assert all(
+        scheme == {dnc.TWO_WAY}
+        for name, scheme in schemes.items()
+        if name != "dev/recast_kg_relations" and not name.startswith("function_words")
+    )
 
 
-@pytest.mark.parametrize("label, two_way, three_way", [
-    ("entailed", "entailed", None),
-    ("not-entailed", "not-entailed", None),
-    ("entailment", "entailed", "entailment"),
-    ("neutral", "not-entailed", "neutral"),
-    ("contradiction", "not-entailed", "contradiction"),
-    (5, "entailed", "entailment"),
-    (4, "not-entailed", "neutral"),
-    (3, "not-entailed", "neutral"),
-    (2, "not-entailed", "neutral"),
-    (1, "not-entailed", "contradiction"),
-])
+@pytest.mark.parametrize(
+    "label, two_way, three_way",
+    [
+        ("entailed", "entailed", None),
+        ("not-entailed", "not-entailed", None),
+        ("entailment", "entailed", "entailment"),
+        ("neutral", "not-entailed", "neutral"),
+        ("contradiction", "not-entailed", "contradiction"),
+        (5, "entailed", "entailment"),
+        (4, "not-entailed", "neutral"),
+        (3, "not-entailed", "neutral"),
+        (2, "not-entailed", "neutral"),
+        (1, "not-entailed", "contradiction"),
+    ],
+)
 def test_label_mappings(label, two_way, three_way):
     assert dnc.two_way_label(label) == two_way
     assert dnc.three_way_label(label) == three_way
@@ -137,6 +156,7 @@ def test_ordinal_scale_in_three_ways(datasets):
 
 
 # --- round trip ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(README_LABELS))
 def test_data_and_metadata_round_trip_byte_for_byte(datasets, name, tmp_path):
@@ -162,11 +182,19 @@ def test_the_two_json_styles_are_told_apart(datasets):
 
 # --- building and refusing -------------------------------------------------------------------
 
+
 def new_pair(pair_id=1, **changes):
-    values = dict(pair_id=pair_id, context="Kim heard that time flies .", hypothesis="Kim heard a pun",
-                  label="entailed", label_set=["entailed", "not-entailed"], binary_label=True, split="dev",
-                  type_of_inference="Pun",
-                  provenance=dnc.Provenance(corpus="Test", corpus_sent_id="t1", corpus_license=None))
+    values = {
+        "pair_id": pair_id,
+        "context": "Kim heard that time flies .",
+        "hypothesis": "Kim heard a pun",
+        "label": "entailed",
+        "label_set": ["entailed", "not-entailed"],
+        "binary_label": True,
+        "split": "dev",
+        "type_of_inference": "Pun",
+        "provenance": dnc.Provenance(corpus="Test", corpus_sent_id="t1", corpus_license=None),
+    }
     values.update(changes)
     return dnc.DncPair(**values)
 

@@ -1,4 +1,5 @@
 """import_pairs: SNLI/MultiNLI JSONL and TSV files become premises, pairs and labels."""
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -21,22 +22,29 @@ def table_counts():
 
 
 def labels_of(pair_id):
-    return list(ValidationLabel.objects.filter(pair__pair_id=pair_id).order_by("position").values_list("position", "label", "worker"))
+    return list(
+        ValidationLabel.objects.filter(pair__pair_id=pair_id)
+        .order_by("position")
+        .values_list("position", "label", "worker")
+    )
 
 
 @pytest.fixture
 def snli_file(tmp_path):
-    return write_jsonl(tmp_path / "snli_1.0_dev.jsonl", [
-        snli_record("1.jpg#0r1e", [E, E, E, N, E]),                           # line 1
-        snli_record("1.jpg#0r1n", [N, "", E, N, N]),                          # line 2: one empty label
-        '{"annotator_labels": ["neutral"], "pairID": ',                       # line 3: bad JSON
-        "",                                                                   # line 4: blank, ignored
-        {**snli_record("2.jpg#0r1c", [C, C, C, C, C], caption="2.jpg#0"), "sentence2": ""},  # line 5: no hypothesis
-        snli_record("2.jpg#0r1x", ["maybe", E, E, E, E], caption="2.jpg#0"),  # line 6: unknown author label
-        {**snli_record("3.jpg#0r1e", [E], caption="3.jpg#0"), "genre": "poetry"},  # line 7: unknown genre
-        snli_record("1.jpg#0r1c", [C, C, N, E, N]),                           # line 8: no gold
-        snli_record("1.jpg#0r1e", [E, E, E, E, E]),                           # line 9: repeated pairID
-    ])
+    return write_jsonl(
+        tmp_path / "snli_1.0_dev.jsonl",
+        [
+            snli_record("1.jpg#0r1e", [E, E, E, N, E]),  # line 1
+            snli_record("1.jpg#0r1n", [N, "", E, N, N]),  # line 2: one empty label
+            '{"annotator_labels": ["neutral"], "pairID": ',  # line 3: bad JSON
+            "",  # line 4: blank, ignored
+            {**snli_record("2.jpg#0r1c", [C, C, C, C, C], caption="2.jpg#0"), "sentence2": ""},  # line 5: no hypothesis
+            snli_record("2.jpg#0r1x", ["maybe", E, E, E, E], caption="2.jpg#0"),  # line 6: unknown author label
+            {**snli_record("3.jpg#0r1e", [E], caption="3.jpg#0"), "genre": "poetry"},  # line 7: unknown genre
+            snli_record("1.jpg#0r1c", [C, C, N, E, N]),  # line 8: no gold
+            snli_record("1.jpg#0r1e", [E, E, E, E, E]),  # line 9: repeated pairID
+        ],
+    )
 
 
 def test_jsonl_rows_become_pairs_and_malformed_lines_are_reported_by_number(snli_file):
@@ -76,17 +84,31 @@ def test_reimporting_a_file_changes_nothing(snli_file):
 
 
 def test_small_chunks_share_premises_across_chunks(tmp_path):
-    path = write_jsonl(tmp_path / "snli_1.0_test.jsonl", [
-        snli_record(f"9.jpg#0r{i}", [E, E, E, E, E], caption="9.jpg#0") for i in range(7)
-    ])
+    path = write_jsonl(
+        tmp_path / "snli_1.0_test.jsonl",
+        [snli_record(f"9.jpg#0r{i}", [E, E, E, E, E], caption="9.jpg#0") for i in range(7)],
+    )
     report = import_pairs_file(path, "snli", chunk_size=2)
     assert (report.pairs_created, report.premises_created, report.split) == (7, 1, "test")
     assert Premise.objects.get(prompt_id="9.jpg#0").pairs.count() == 7
 
 
 MULTINLI_HEADER = [
-    "gold_label", "sentence1_binary_parse", "sentence2_binary_parse", "sentence1_parse", "sentence2_parse",
-    "sentence1", "sentence2", "promptID", "pairID", "genre", "label1", "label2", "label3", "label4", "label5",
+    "gold_label",
+    "sentence1_binary_parse",
+    "sentence2_binary_parse",
+    "sentence1_parse",
+    "sentence2_parse",
+    "sentence1",
+    "sentence2",
+    "promptID",
+    "pairID",
+    "genre",
+    "label1",
+    "label2",
+    "label3",
+    "label4",
+    "label5",
 ]
 
 
@@ -98,10 +120,74 @@ def test_multinli_tsv_keeps_quotes_and_rejects_stray_tabs(tmp_path):
     quoted = '"Yes," he said, "it\'s a ""fine"" day.'
     rows = [
         MULTINLI_HEADER,
-        ["neutral", "( a b )", "( c d )", "(ROOT a)", "(ROOT c)", quoted, 'He said "no".', "31193", "31193n", "government", "neutral", "neutral", "entailment", "neutral", "contradiction"],
-        ["entailment", "( x )", "( y )", "(ROOT x)", "(ROOT y)", "A line with a\ttab.", "Hyp.", "100", "100e", "fiction", "entailment", "", "", "", ""],
-        ["entailment", "( x )", "( y )", "(ROOT x)", "(ROOT y)", "Premise two.", "Hyp two.", "200", "200e", "telephone", "entailment", "", "", "", ""],
-        ["-", "( x )", "( y )", "(ROOT x)", "(ROOT y)", "Premise two.", "Hyp three.", "200", "200c", "telephone", "", "", "", "", ""],
+        [
+            "neutral",
+            "( a b )",
+            "( c d )",
+            "(ROOT a)",
+            "(ROOT c)",
+            quoted,
+            'He said "no".',
+            "31193",
+            "31193n",
+            "government",
+            "neutral",
+            "neutral",
+            "entailment",
+            "neutral",
+            "contradiction",
+        ],
+        [
+            "entailment",
+            "( x )",
+            "( y )",
+            "(ROOT x)",
+            "(ROOT y)",
+            "A line with a\ttab.",
+            "Hyp.",
+            "100",
+            "100e",
+            "fiction",
+            "entailment",
+            "",
+            "",
+            "",
+            "",
+        ],
+        [
+            "entailment",
+            "( x )",
+            "( y )",
+            "(ROOT x)",
+            "(ROOT y)",
+            "Premise two.",
+            "Hyp two.",
+            "200",
+            "200e",
+            "telephone",
+            "entailment",
+            "",
+            "",
+            "",
+            "",
+        ],
+        [
+            "-",
+            "( x )",
+            "( y )",
+            "(ROOT x)",
+            "(ROOT y)",
+            "Premise two.",
+            "Hyp three.",
+            "200",
+            "200c",
+            "telephone",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ],
     ]
     path = tmp_path / "multinli_1.0_dev_matched.txt"
     path.write_text("".join(tsv_line(row) for row in rows), encoding="utf-8")
@@ -122,16 +208,49 @@ def test_multinli_tsv_keeps_quotes_and_rejects_stray_tabs(tmp_path):
 
 
 def test_glue_mnli_tsv(tmp_path):
-    header = ["index", "promptID", "pairID", "genre", "sentence1_binary_parse", "sentence2_binary_parse",
-              "sentence1_parse", "sentence2_parse", "sentence1", "sentence2",
-              "label1", "label2", "label3", "label4", "label5", "gold_label"]
-    row = ["0", "63735", "63735n", "slate", "( b )", "( c )", "(ROOT b)", "(ROOT c)", "The new rights are nice enough",
-           "Everyone really likes the newest benefits ", "neutral", "entailment", "neutral", "neutral", "neutral", "neutral"]
+    header = [
+        "index",
+        "promptID",
+        "pairID",
+        "genre",
+        "sentence1_binary_parse",
+        "sentence2_binary_parse",
+        "sentence1_parse",
+        "sentence2_parse",
+        "sentence1",
+        "sentence2",
+        "label1",
+        "label2",
+        "label3",
+        "label4",
+        "label5",
+        "gold_label",
+    ]
+    row = [
+        "0",
+        "63735",
+        "63735n",
+        "slate",
+        "( b )",
+        "( c )",
+        "(ROOT b)",
+        "(ROOT c)",
+        "The new rights are nice enough",
+        "Everyone really likes the newest benefits ",
+        "neutral",
+        "entailment",
+        "neutral",
+        "neutral",
+        "neutral",
+        "neutral",
+    ]
     path = tmp_path / "dev_matched.tsv"
     path.write_text(tsv_line(header) + tsv_line(row), encoding="utf-8")
     report = import_pairs_file(path, "glue-mnli")
     assert report.ok and report.split == "dev" and report.gold_differs_from_file == 0
-    path.write_text(tsv_line(header) + tsv_line(row[:-1] + ["entailment"]).replace("63735n", "63735x"), encoding="utf-8")
+    path.write_text(
+        tsv_line(header) + tsv_line([*row[:-1], "entailment"]).replace("63735n", "63735x"), encoding="utf-8"
+    )
     assert import_pairs_file(path, "glue-mnli").gold_differs_from_file == 1
     pair = Pair.objects.get(pair_id="63735n")
     assert (pair.gold_label, pair.label_count, pair.premise.prompt_id) == (N, 5, "63735")
@@ -139,10 +258,13 @@ def test_glue_mnli_tsv(tmp_path):
 
 
 def test_genre_option_is_used_for_rows_without_a_genre(tmp_path):
-    path = write_jsonl(tmp_path / "snli_1.0_train.jsonl", [
-        snli_record("a", [E]),
-        {**snli_record("b", [C], caption="5.jpg#1"), "genre": "slate"},
-    ])
+    path = write_jsonl(
+        tmp_path / "snli_1.0_train.jsonl",
+        [
+            snli_record("a", [E]),
+            {**snli_record("b", [C], caption="5.jpg#1"), "genre": "slate"},
+        ],
+    )
     report = import_pairs_file(path, "mixed", genre="fiction")
     assert report.ok and report.split == "train"
     assert Pair.objects.get(pair_id="a").premise.genre.slug == "fiction"
@@ -158,11 +280,20 @@ def test_a_premise_never_crosses_splits(tmp_path):
     assert report.malformed == [(1, "premise 1.jpg#0 is already in split train; a premise stays in one split")]
 
 
-@pytest.mark.parametrize("name, split", [
-    ("snli_1.0_dev.jsonl", "dev"), ("snli_1.0_test.jsonl", "test"), ("multinli_1.0_train.txt", "train"),
-    ("multinli_1.0_dev_matched.jsonl", "dev"), ("dev_mismatched.tsv", "dev"), ("train.tsv", "train"),
-    ("test_matched_unlabeled.txt", "test"), ("pairs.jsonl", None), ("contest.jsonl", None),
-])
+@pytest.mark.parametrize(
+    "name, split",
+    [
+        ("snli_1.0_dev.jsonl", "dev"),
+        ("snli_1.0_test.jsonl", "test"),
+        ("multinli_1.0_train.txt", "train"),
+        ("multinli_1.0_dev_matched.jsonl", "dev"),
+        ("dev_mismatched.tsv", "dev"),
+        ("train.tsv", "train"),
+        ("test_matched_unlabeled.txt", "test"),
+        ("pairs.jsonl", None),
+        ("contest.jsonl", None),
+    ],
+)
 def test_split_from_filename(name, split):
     assert split_from_filename(name) == split
 
@@ -184,7 +315,12 @@ def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
 
     report = import_pairs_file(snli_file, "snli", chunk_size=2)
     record = CorpusImport.objects.get(pk=report.import_id)
-    assert (record.status, record.source, record.split, record.dataset.slug) == (ImportStatus.DONE, "snli_1.0_dev.jsonl", "dev", "snli")
+    assert (record.status, record.source, record.split, record.dataset.slug) == (
+        ImportStatus.DONE,
+        "snli_1.0_dev.jsonl",
+        "dev",
+        "snli",
+    )
     assert record.bytes_read == record.bytes_total == snli_file.stat().st_size and record.progress == 1.0
     assert (record.pairs_created, record.labels_created, record.labels_skipped, record.malformed_count) == (3, 14, 1, 5)
     assert record.problems[0] == [3, dict(report.malformed)[3]]

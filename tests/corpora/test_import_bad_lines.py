@@ -1,25 +1,34 @@
 """A bad line deep in a corpus file is reported by its line number and skipped; everything else
 is imported and the run ends DONE: never a partial import marked failed."""
+
 import pytest
 
 from corpora.formats import MAX_ID_CHARS, MAX_SENTENCE_CHARS
 from corpora.models import CorpusImport
-from corpus.models import ImportStatus
 from corpora.services import import_pairs_file
-from corpus.models import Pair, Premise, ValidationLabel
+from corpus.models import ImportStatus, Pair, Premise, ValidationLabel
 from tests.corpora.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
 
 GOOD_LINES = 260
 BAD = [
     # (line within the file, the raw line, the reason reported)
-    (231, snli_record("bad-nul", [E, E, N, E, E], caption="nul.jpg#0", premise="A man\u0000 plays."),
-     "sentence1 contains a NUL character"),
+    (
+        231,
+        snli_record("bad-nul", [E, E, N, E, E], caption="nul.jpg#0", premise="A man\u0000 plays."),
+        "sentence1 contains a NUL character",
+    ),
     (232, snli_record("x" * (MAX_ID_CHARS + 1), [E], caption="long.jpg#0"), f"pairID is {MAX_ID_CHARS + 1} characters"),
     (233, {**snli_record("bad-obj", [E], caption="obj.jpg#0"), "sentence2": {"text": "hi"}}, "sentence2 is not text"),
-    (234, snli_record("bad-huge", [E], caption="huge.jpg#0", hypothesis="word " * (MAX_SENTENCE_CHARS // 4)),
-     "sentence2 is"),
-    (235, {**snli_record("bad-labels", [E], caption="lab.jpg#0"), "annotator_labels": [{"a": 1}]},
-     "annotator_labels holds something other than labels"),
+    (
+        234,
+        snli_record("bad-huge", [E], caption="huge.jpg#0", hypothesis="word " * (MAX_SENTENCE_CHARS // 4)),
+        "sentence2 is",
+    ),
+    (
+        235,
+        {**snli_record("bad-labels", [E], caption="lab.jpg#0"), "annotator_labels": [{"a": 1}]},
+        "annotator_labels holds something other than labels",
+    ),
     (236, {**snli_record("bad-id", [E], caption="id\u0000.jpg#0")}, "captionID contains a NUL character"),
 ]
 

@@ -3,6 +3,7 @@
 Expected figures are those of ../shared/data/README.md and of the MPE paper (Lai et al. 2017).
 No database: these tests exercise a pure module.
 """
+
 from statistics import mean
 
 import pytest
@@ -40,6 +41,7 @@ def train():
 
 # --- counts against the README ---------------------------------------------------------------
 
+
 def test_train_counts_and_unanimous_share_equal_the_readme(train):
     assert train.problems == []
     stats = mpe.mpe_statistics(train.items)
@@ -76,13 +78,15 @@ def test_dev_counts_equal_the_readme_with_repair():
 def test_unanimous_share_counts_five_of_five(dev):
     lines = raw_lines(mpe_path("dev"))
     five_of_five = sum(
-        1 for number, line in lines.items()
+        1
+        for number, line in lines.items()
         if number > 1 and number != MALFORMED_DEV_LINE and "5" in line.split("\t")[6:9]
     )
     assert mpe.mpe_statistics(dev.items).unanimous == five_of_five
 
 
 # --- malformed lines -------------------------------------------------------------------------
+
 
 def test_dev_line_468_is_reported_by_number_with_the_reason_and_skipped(dev):
     assert len(dev.problems) == 1
@@ -98,13 +102,16 @@ def test_dev_line_468_is_reported_by_number_with_the_reason_and_skipped(dev):
 GOOD_FIELDS = "1\ta.jpg#0/A.\tb.jpg#1/B.\tc.jpg#2/C.\td.jpg#3/D.\tH."  # ID, four premises, hypothesis
 
 
-@pytest.mark.parametrize("line, reason", [
-    (GOOD_FIELDS + "\t3\t2\t0", "9 tab-separated fields"),
-    (GOOD_FIELDS.replace("a.jpg#0/", "") + "\t3\t2\t0\tentailment", "premise1 lacks the 'imageid#n/' prefix"),
-    (GOOD_FIELDS + "\tthree\t2\t0\tentailment", "entailment_judgments is not a count"),
-    (GOOD_FIELDS + "\t3\t2\t1\tentailment", "add up to 6, expected 5"),
-    (GOOD_FIELDS + "\t3\t2\t0\tyes", "unknown gold_label 'yes'"),
-])
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (GOOD_FIELDS + "\t3\t2\t0", "9 tab-separated fields"),
+        (GOOD_FIELDS.replace("a.jpg#0/", "") + "\t3\t2\t0\tentailment", "premise1 lacks the 'imageid#n/' prefix"),
+        (GOOD_FIELDS + "\tthree\t2\t0\tentailment", "entailment_judgments is not a count"),
+        (GOOD_FIELDS + "\t3\t2\t1\tentailment", "add up to 6, expected 5"),
+        (GOOD_FIELDS + "\t3\t2\t0\tyes", "unknown gold_label 'yes'"),
+    ],
+)
 def test_malformed_lines_say_why(tmp_path, line, reason):
     path = tmp_path / "mpe_bad.txt"
     good = "2\ta.jpg#0/A.\tb.jpg#1/B.\tc.jpg#2/C.\td.jpg#3/D.\tH.\t5\t0\t0\tentailment"
@@ -123,6 +130,7 @@ def test_a_file_without_mpe_header_is_refused(tmp_path):
 
 
 # --- round trip ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("split", ["train", "dev"])
 def test_every_well_formed_line_round_trips_byte_for_byte(split, tmp_path):
@@ -143,14 +151,16 @@ def test_every_well_formed_line_round_trips_byte_for_byte(split, tmp_path):
 def test_premise_prefixes_are_split_out_and_kept(dev):
     first = dev.items[0]
     assert first.item_id == "1"
-    assert first.premises[0] == mpe.MpePremise("4818829454.jpg", 0, "A woman in summer attire is walking with her bike "
-                                                                   "along what may be a boardwalk.")
+    assert first.premises[0] == mpe.MpePremise(
+        "4818829454.jpg", 0, "A woman in summer attire is walking with her bike along what may be a boardwalk."
+    )
     assert [premise.caption_number for premise in first.premises] == [0, 1, 3, 4]
     assert first.premises[3].prefix == "4818829454.jpg#4/"
     assert first.judgments == mpe.Judgments(entailment=3, neutral=0, contradiction=2)
 
 
 # --- adjudication ----------------------------------------------------------------------------
+
 
 def expected_adjudication_ids(path):
     """Items with no 3-of-5 label, or 3-2 between entailment and contradiction, from the raw counts."""
@@ -174,17 +184,20 @@ def test_dev_adjudication_queue_holds_exactly_the_2_2_1_and_3_2_ec_items(dev):
     assert all(item.judgments.split in {(2, 2, 1), (3, 2, 0)} for item, _ in queue)
 
 
-@pytest.mark.parametrize("counts, majority, reason", [
-    ((5, 0, 0), "entailment", None),
-    ((1, 4, 0), "neutral", None),
-    ((1, 1, 3), "contradiction", None),
-    ((3, 0, 2), "entailment", mpe.ENTAILMENT_CONTRADICTION_3_2),
-    ((2, 0, 3), "contradiction", mpe.ENTAILMENT_CONTRADICTION_3_2),
-    ((3, 2, 0), "entailment", None),  # 3-2 against neutral: the majority stands
-    ((0, 3, 2), "neutral", None),
-    ((2, 2, 1), None, mpe.TWO_TWO_ONE),
-    ((1, 2, 2), None, mpe.TWO_TWO_ONE),
-])
+@pytest.mark.parametrize(
+    "counts, majority, reason",
+    [
+        ((5, 0, 0), "entailment", None),
+        ((1, 4, 0), "neutral", None),
+        ((1, 1, 3), "contradiction", None),
+        ((3, 0, 2), "entailment", mpe.ENTAILMENT_CONTRADICTION_3_2),
+        ((2, 0, 3), "contradiction", mpe.ENTAILMENT_CONTRADICTION_3_2),
+        ((3, 2, 0), "entailment", None),  # 3-2 against neutral: the majority stands
+        ((0, 3, 2), "neutral", None),
+        ((2, 2, 1), None, mpe.TWO_TWO_ONE),
+        ((1, 2, 2), None, mpe.TWO_TWO_ONE),
+    ],
+)
 def test_majority_of_five_and_adjudication_rule(counts, majority, reason):
     judgments = mpe.Judgments(*counts)
     assert mpe.majority_label(judgments) == majority
@@ -194,22 +207,33 @@ def test_majority_of_five_and_adjudication_rule(counts, majority, reason):
 
 # --- word overlap ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("premises, hypothesis, overlap", [
-    # content words dog, running; "dog" is in a premise, "running" is not ("runs" is another form)
-    (["A dog runs on the beach.", "Two dogs play."], "The dog is running.", 0.5),
-    (["A dog runs on the beach."], "A dog on a beach.", 1.0),
-    (["A dog runs on the beach."], "Cats sleep.", 0.0),
-    # tokens count with repetition: girl, hugs, girl
-    (["A girl smiles."], "A girl hugs a girl.", 2 / 3),
-    # lower-cased, punctuation splits: red, haired, woman
-    (["A RED car."], "Red-haired woman.", 1 / 3),
-    # only stop words: nothing can overlap
-    (["It is here."], "It is.", 0.0),
-    # MPE dev item 1: woman, pushing, bicycle; only "woman" is in the premises
-    (["A woman in summer attire is walking with her bike along what may be a boardwalk.",
-      "A girl in a white shirt, walking beside her bike.", "A woman walking a bike down a busy sidewalk.",
-      "A woman carrying her bike through a crowd."], "Woman pushing a bicycle.", 1 / 3),
-])
+
+@pytest.mark.parametrize(
+    "premises, hypothesis, overlap",
+    [
+        # content words dog, running; "dog" is in a premise, "running" is not ("runs" is another form)
+        (["A dog runs on the beach.", "Two dogs play."], "The dog is running.", 0.5),
+        (["A dog runs on the beach."], "A dog on a beach.", 1.0),
+        (["A dog runs on the beach."], "Cats sleep.", 0.0),
+        # tokens count with repetition: girl, hugs, girl
+        (["A girl smiles."], "A girl hugs a girl.", 2 / 3),
+        # lower-cased, punctuation splits: red, haired, woman
+        (["A RED car."], "Red-haired woman.", 1 / 3),
+        # only stop words: nothing can overlap
+        (["It is here."], "It is.", 0.0),
+        # MPE dev item 1: woman, pushing, bicycle; only "woman" is in the premises
+        (
+            [
+                "A woman in summer attire is walking with her bike along what may be a boardwalk.",
+                "A girl in a white shirt, walking beside her bike.",
+                "A woman walking a bike down a busy sidewalk.",
+                "A woman carrying her bike through a crowd.",
+            ],
+            "Woman pushing a bicycle.",
+            1 / 3,
+        ),
+    ],
+)
 def test_word_overlap_on_hand_worked_examples(premises, hypothesis, overlap):
     assert mpe.word_overlap(premises, hypothesis) == pytest.approx(overlap)
     assert mpe.passes_overlap_filter(premises, hypothesis) == (overlap <= 0.5)
@@ -229,5 +253,7 @@ def test_overlap_of_train_reproduces_the_papers_table_1(train):
     everything = [value for values in by_label.values() for value in values]
     assert round(mean(everything), 2) == 0.28
     assert {label: round(mean(values), 2) for label, values in by_label.items()} == {
-        "entailment": 0.34, "neutral": 0.28, "contradiction": 0.23,
+        "entailment": 0.34,
+        "neutral": 0.28,
+        "contradiction": 0.23,
     }

@@ -2,17 +2,18 @@
 
 Expected figures are ../shared/data/README.md's.
 """
+
 import pytest
 from django.core.management import CommandError, call_command
 
 from corpora import mpe
+from corpora.models import CorpusImport
 from corpora.mpe_items import (
     build_mpe_items,
     export_mpe,
     import_mpe_file,
     judgment_labels,
 )
-from corpora.models import CorpusImport
 from corpora.services import CorpusImportError
 from corpus.counters import recompute_gold
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
@@ -60,7 +61,7 @@ def test_dev_imports_with_readme_counts_line_468_reported_and_gold_kept(tmp_path
     original = mpe_path("dev").read_text(encoding="utf-8").split("\n")
     exported = out.read_text(encoding="utf-8").split("\n")
     assert len(exported) == len(original)
-    differing = [number for number, (a, b) in enumerate(zip(original, exported), start=1) if a != b]
+    differing = [number for number, (a, b) in enumerate(zip(original, exported, strict=False), start=1) if a != b]
     assert differing == [468]  # the repaired line comes back well formed
     gold = {item.item_id: item.gold_label for item in mpe.read_mpe(mpe_path("dev"), repair=True).items}
     assert {item.item_id: item.gold_label for item in mpe.read_mpe(out).items} == gold
@@ -103,7 +104,13 @@ def test_five_judgments_become_five_label_rows_in_fixed_order_and_file_gold_is_a
     assert list(pair.labels.values_list("position", "label")) == list(
         enumerate(["entailment", "neutral", "neutral", "contradiction", "contradiction"], start=1)
     )
-    assert judgment_labels(mpe.Judgments(1, 2, 2)) == ["entailment", "neutral", "neutral", "contradiction", "contradiction"]
+    assert judgment_labels(mpe.Judgments(1, 2, 2)) == [
+        "entailment",
+        "neutral",
+        "neutral",
+        "contradiction",
+        "contradiction",
+    ]
     assert (pair.gold_label, pair.adjudicated_label, pair.author_label) == ("neutral", "neutral", "entailment")
     decision = Adjudication.objects.get(pair=pair)
     assert (decision.source, decision.previous_gold, decision.reason) == (AdjudicationSource.FILE, "-", mpe.TWO_TWO_ONE)
@@ -128,9 +135,18 @@ def test_five_judgments_become_five_label_rows_in_fixed_order_and_file_gold_is_a
 def test_malformed_lines_are_skipped_with_their_numbers_without_repair(tmp_path):
     path = tmp_path / "broken_dev.txt"
     good = "\t".join(["1", *(f"7.jpg#{n}/Caption {n}." for n in range(4)), "A thing.", "5", "0", "0", "entailment"])
-    path.write_text("\n".join([mpe.HEADER, good, good.replace("\t5\t0\t0\t", "\t5\t0\t1\t").replace("1\t", "2\t", 1),
-                               good.replace("entailment", "3   entailment").replace("\t0\t0\t3", "\t0\t0 3")
-                               .replace("1\t", "3\t", 1)]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                mpe.HEADER,
+                good,
+                good.replace("\t5\t0\t0\t", "\t5\t0\t1\t").replace("1\t", "2\t", 1),
+                good.replace("entailment", "3   entailment").replace("\t0\t0\t3", "\t0\t0 3").replace("1\t", "3\t", 1),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     report = import_mpe_file(path, "mpe", repair=False)
     assert [line for line, _, _ in report.skipped] == [3, 4]
     assert "add up to 6" in report.skipped[0][1]
@@ -161,15 +177,25 @@ def test_building_items_keeps_only_candidates_with_overlap_at_most_half():
 
     source = Dataset.objects.create(slug="snli", name="snli")
     genre = Genre.objects.get(slug="captions")
-    captions = ["A brown dog runs on the grass.", "A dog is running outside.", "A puppy plays in a park.",
-                "An animal sprints across a lawn.", "A dog chases a ball."]
+    captions = [
+        "A brown dog runs on the grass.",
+        "A dog is running outside.",
+        "A puppy plays in a park.",
+        "An animal sprints across a lawn.",
+        "A dog chases a ball.",
+    ]
     premises = [
         Premise.objects.create(dataset=source, genre=genre, prompt_id=f"55.jpg#{n}", text=text, split="dev")
         for n, text in enumerate(captions)
     ]
     for i, hypothesis in enumerate(["A dog runs.", "A cat sleeps indoors.", "The pet is happy.", "A dog sleeps."]):
-        Pair.objects.create(dataset=source, premise=premises[4], pair_id=f"55.jpg#4r{i}", hypothesis=hypothesis,
-                            author_label="entailment")
+        Pair.objects.create(
+            dataset=source,
+            premise=premises[4],
+            pair_id=f"55.jpg#4r{i}",
+            hypothesis=hypothesis,
+            author_label="entailment",
+        )
     # Captions of a scene with four captions or fewer offer no candidates.
     Premise.objects.create(dataset=source, genre=genre, prompt_id="66.jpg#0", text="A man.", split="dev")
 
@@ -208,13 +234,19 @@ def test_building_from_a_captions_file_joins_the_sources_hypotheses_by_scene(tmp
     source = Dataset.objects.create(slug="snli", name="snli")
     genre = Genre.objects.get(slug="captions")
     # The source has one caption of the scene (#2) with its hypotheses; the file has the four others.
-    premise = Premise.objects.create(dataset=source, genre=genre, prompt_id="77.jpg#2", text="A girl swims.", split="dev")
+    premise = Premise.objects.create(
+        dataset=source, genre=genre, prompt_id="77.jpg#2", text="A girl swims.", split="dev"
+    )
     for i, hypothesis in enumerate(["A child is in the water.", "A girl swims."]):
-        Pair.objects.create(dataset=source, premise=premise, pair_id=f"77.jpg#2r{i}", hypothesis=hypothesis,
-                            author_label="entailment")
+        Pair.objects.create(
+            dataset=source, premise=premise, pair_id=f"77.jpg#2r{i}", hypothesis=hypothesis, author_label="entailment"
+        )
     token = tmp_path / "results.token"
-    token.write_text("77.jpg#0\tA kid in a pool.\n77.jpg#1\tSomeone swimming.\nbroken line\n"
-                     "77.jpg#3\tA young swimmer.\n77.jpg#4\tA girl in goggles swims laps.\n", encoding="utf-8")
+    token.write_text(
+        "77.jpg#0\tA kid in a pool.\n77.jpg#1\tSomeone swimming.\nbroken line\n"
+        "77.jpg#3\tA young swimmer.\n77.jpg#4\tA girl in goggles swims laps.\n",
+        encoding="utf-8",
+    )
     call_command("build_mpe_items", "--source", "snli", "--target", "mpe-built", "--captions", str(token))
     out = capsys.readouterr().out
     assert "line 3: expected" in out and "hypothesis candidates: 2" in out

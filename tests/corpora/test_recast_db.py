@@ -1,6 +1,7 @@
 """Recasting into the database (corpora.recast_service, `manage.py recast`, the dashboard page):
 a dry run shows the first pairs and writes nothing; saving writes pairs, labels and provenance in
 one transaction; the saved sentiment recast of DNC's own source rows gives DNC's hypotheses and labels."""
+
 import json
 
 import pytest

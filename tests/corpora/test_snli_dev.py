@@ -2,6 +2,7 @@
 
 The expected figures are those of ../shared/data/README.md (computed there from the file).
 """
+
 import json
 
 import pytest

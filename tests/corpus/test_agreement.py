@@ -1,4 +1,5 @@
 """agreement_stats: the validation statistics of MultiNLI Table 2 / SNLI Table 3 in SQL."""
+
 import json
 import math
 
@@ -17,8 +18,17 @@ from tests.corpora.helpers import C, E, N, make_dataset, make_labelled_pairs
 pytestmark = pytest.mark.django_db
 
 KEYS = {
-    "pairs", "five_label_pairs", "unanimous", "individual_eq_gold", "individual_eq_author", "gold_eq_author",
-    "gold_ne_author", "no_gold", "fleiss_kappa", "per_genre", "gold_counts",
+    "pairs",
+    "five_label_pairs",
+    "unanimous",
+    "individual_eq_gold",
+    "individual_eq_author",
+    "gold_eq_author",
+    "gold_ne_author",
+    "no_gold",
+    "fleiss_kappa",
+    "per_genre",
+    "gold_counts",
 }
 LABELS = [E, N, C]
 
@@ -27,7 +37,7 @@ CAPTIONS_DEV = [
     [E, E, E, E, E],  # unanimous, gold E = author
     [N, E, E, E, N],  # gold E != author N
     [C, C, N, E, N],  # no gold
-    [E, E, N],        # not yet five labels: counted in pairs and gold_counts only
+    [E, E, N],  # not yet five labels: counted in pairs and gold_counts only
 ]
 FICTION_TEST = [[C, C, C, N, C]]  # gold C = author
 

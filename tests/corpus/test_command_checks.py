@@ -1,5 +1,6 @@
 """Data commands run the model checks only: the URL and template checks (which import every view)
 are for `manage.py check` and the server."""
+
 import pytest
 from django.core import checks
 from django.core.management import call_command

@@ -1,4 +1,5 @@
 """The gold rule (>= 3 of the 5 labels, else '-') in Python and in SQL, against a brute force."""
+
 from collections import Counter
 
 from django.db import transaction
@@ -44,12 +45,23 @@ def test_gold_expression_in_sql_equals_gold_from_votes(db, table):
         pairs = []
         for i, labels in enumerate(table):
             votes = Counter(labels)
-            pairs.append(Pair(
-                dataset=dataset, premise=premise, pair_id=f"g{i}", hypothesis="h", author_label=E,
-                label_count=len(labels), entailment_votes=votes[E], neutral_votes=votes[N], contradiction_votes=votes[C],
-            ))
+            pairs.append(
+                Pair(
+                    dataset=dataset,
+                    premise=premise,
+                    pair_id=f"g{i}",
+                    hypothesis="h",
+                    author_label=E,
+                    label_count=len(labels),
+                    entailment_votes=votes[E],
+                    neutral_votes=votes[N],
+                    contradiction_votes=votes[C],
+                )
+            )
         Pair.objects.bulk_create(pairs)
-        in_sql = dict(Pair.objects.filter(dataset=dataset).annotate(sql_gold=gold_expression()).values_list("pair_id", "sql_gold"))
+        in_sql = dict(
+            Pair.objects.filter(dataset=dataset).annotate(sql_gold=gold_expression()).values_list("pair_id", "sql_gold")
+        )
         expected = {f"g{i}": brute_force_gold(labels) if labels else NO_GOLD for i, labels in enumerate(table)}
         assert in_sql == expected
         transaction.set_rollback(True)

@@ -1,6 +1,7 @@
 """Label schemes in the core (corpus.labels): two-way and ordinal answers map onto the core's
 labels, gold is 3 of 5 under the scheme, and statistics are over the scheme's categories while
 three-way figures stay as they were."""
+
 import pytest
 
 from corpus import labels as L
@@ -12,21 +13,33 @@ from tests.corpora.helpers import make_labelled_pairs
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("scheme, answer, stored, shown", [
-    ("three_way", "neutral", ("neutral", None), "neutral"),
-    ("two_way", "entailed", ("entailment", None), "entailed"),
-    ("two_way", "not-entailed", ("neutral", None), "not-entailed"),
-    ("ordinal", 5, ("entailment", 5), "entailed"),
-    ("ordinal", "4", ("neutral", 4), "not-entailed"),
-    ("ordinal", 1, ("neutral", 1), "not-entailed"),
-])
+@pytest.mark.parametrize(
+    "scheme, answer, stored, shown",
+    [
+        ("three_way", "neutral", ("neutral", None), "neutral"),
+        ("two_way", "entailed", ("entailment", None), "entailed"),
+        ("two_way", "not-entailed", ("neutral", None), "not-entailed"),
+        ("ordinal", 5, ("entailment", 5), "entailed"),
+        ("ordinal", "4", ("neutral", 4), "not-entailed"),
+        ("ordinal", 1, ("neutral", 1), "not-entailed"),
+    ],
+)
 def test_answers_map_to_core_labels_and_back_to_the_schemes_words(scheme, answer, stored, shown):
     assert L.to_stored(scheme, answer) == stored
     assert L.to_scheme(scheme, stored[0]) == shown
 
 
-@pytest.mark.parametrize("scheme, answer", [("two_way", "contradiction"), ("two_way", "entailment"),
-                                            ("three_way", "entailed"), ("ordinal", 0), ("ordinal", 6), ("ordinal", True)])
+@pytest.mark.parametrize(
+    "scheme, answer",
+    [
+        ("two_way", "contradiction"),
+        ("two_way", "entailment"),
+        ("three_way", "entailed"),
+        ("ordinal", 0),
+        ("ordinal", 6),
+        ("ordinal", True),
+    ],
+)
 def test_answers_outside_the_scheme_are_refused_with_a_message(scheme, answer):
     with pytest.raises(ValueError, match="choose"):
         L.to_stored(scheme, answer)
@@ -48,7 +61,9 @@ def test_two_way_statistics_are_over_two_categories_in_the_schemes_words():
     # κ over the 4×2 table by hand: entailed 5, 3, 1, 3 votes; not-entailed 0, 2, 4, 2.
     e_sums, e_squares = 12, 25 + 9 + 1 + 9
     n_sums, n_squares = 8, 0 + 4 + 16 + 4
-    assert stats["fleiss_kappa"]["overall"] == pytest.approx(fleiss_kappa_from_sums(4, 5, [e_sums, n_sums], [e_squares, n_squares]))
+    assert stats["fleiss_kappa"]["overall"] == pytest.approx(
+        fleiss_kappa_from_sums(4, 5, [e_sums, n_sums], [e_squares, n_squares])
+    )
     assert stats["fleiss_kappa"]["entailed"] == pytest.approx(stats["fleiss_kappa"]["overall"])
 
 
@@ -66,7 +81,7 @@ def test_ordinal_ratings_are_kept_and_kappa_is_over_the_five_ratings():
     dataset = _dataset("ord", LabelScheme.ORDINAL)
     ratings = [[5, 5, 5, 4, 5], [1, 2, 1, 1, 1], [3, 3, 4, 3, 3]]
     pairs = make_labelled_pairs(dataset, [[L.to_stored("ordinal", r)[0] for r in row] for row in ratings])
-    for pair, row in zip(pairs, ratings):
+    for pair, row in zip(pairs, ratings, strict=False):
         for position, value in enumerate(row, start=1):
             ValidationLabel.objects.filter(pair=pair, position=position).update(ordinal=value)
     recompute_gold(dataset)

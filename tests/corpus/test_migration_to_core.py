@@ -5,6 +5,7 @@ shared models, filled through the models of that time, then migrated forward. Ev
 come back through today's models, with the same values, and content types (admin history,
 permissions) must follow the models to their new apps.
 """
+
 from datetime import timedelta
 
 import pytest
@@ -64,12 +65,24 @@ def fill_old_database(old):
         study=study, worker=author, external_session_id="S1", tasks_done=1
     )
     claim = old.get_model("collection", "WritingClaim").objects.create(
-        worker=author, premise=premise, study_session=session, status="submitted",
-        expires_at=now + timedelta(minutes=30), submitted_at=now,
+        worker=author,
+        premise=premise,
+        study_session=session,
+        status="submitted",
+        expires_at=now + timedelta(minutes=30),
+        submitted_at=now,
     )
     pair = old.get_model("collection", "Pair").objects.create(
-        dataset=dataset, premise=premise, pair_id="101e", hypothesis="An animal sat.", author_label="entailment",
-        author=author, writing_claim=claim, needs_validation=True, label_count=2, entailment_votes=2,
+        dataset=dataset,
+        premise=premise,
+        pair_id="101e",
+        hypothesis="An animal sat.",
+        author_label="entailment",
+        author=author,
+        writing_claim=claim,
+        needs_validation=True,
+        label_count=2,
+        entailment_votes=2,
     )
     Label = old.get_model("validation", "ValidationLabel")
     Label.objects.create(pair=pair, worker=author, position=1, label="entailment")
@@ -84,7 +97,11 @@ def fill_old_database(old):
     # An installation that has run before has content types and admin history for the old apps.
     pair_type, _ = ContentType.objects.get_or_create(app_label="collection", model="pair")
     LogEntry.objects.create(
-        user=validator_user, content_type=pair_type, object_id=str(pair.pk), object_repr="101e", action_flag=2,
+        user=validator_user,
+        content_type=pair_type,
+        object_id=str(pair.pk),
+        object_repr="101e",
+        action_flag=2,
     )
     return {"pair": pair.pk, "claim": claim.pk, "pair_type": pair_type.pk}
 
@@ -107,13 +124,17 @@ def test_an_old_database_migrates_to_the_core_without_loss():
     ContentType.objects.clear_cache()
     pair = Pair.objects.select_related("premise__genre", "dataset", "author__user").get(pk=ids["pair"])
     assert (pair.pair_id, pair.hypothesis, pair.author_label, pair.label_count, pair.entailment_votes) == (
-        "101e", "An animal sat.", "entailment", 2, 2
+        "101e",
+        "An animal sat.",
+        "entailment",
+        2,
+        2,
     )
     assert pair.premise.text == "A cat sat on the mat." and pair.premise.genre.slug == "fiction"
     assert pair.author.external_id == "PID1" and pair.author.user.username == "author"
-    assert [(label.position, label.worker.user.username, label.seconds) for label in pair.labels.order_by("position")] == [
-        (1, "author", None), (2, "validator", 4.5)
-    ]
+    assert [
+        (label.position, label.worker.user.username, label.seconds) for label in pair.labels.order_by("position")
+    ] == [(1, "author", None), (2, "validator", 4.5)]
     claim = WritingClaim.objects.get(pk=ids["claim"])
     # The dropped pair -> claim column is derivable: the claim's pairs are its premise's pairs by its worker.
     assert list(claim.pairs) == [pair]
@@ -124,9 +145,12 @@ def test_an_old_database_migrates_to_the_core_without_loss():
     assert PremiseReport.objects.get().premise == pair.premise
     assert PremiseImport.objects.get().genre.slug == "fiction"
     assert CorpusImport.objects.get().dataset.slug == "old"
-    assert (Dataset.objects.count(), Premise.objects.count(), Worker.objects.count(), ValidationLabel.objects.count()) == (
-        1, 1, 2, 2
-    )
+    assert (
+        Dataset.objects.count(),
+        Premise.objects.count(),
+        Worker.objects.count(),
+        ValidationLabel.objects.count(),
+    ) == (1, 1, 2, 2)
     # Content types moved with their models, so admin history still points at the pair.
     assert ContentType.objects.get_for_model(Pair).pk == ids["pair_type"]
     assert LogEntry.objects.get().get_edited_object() == pair

@@ -1,5 +1,6 @@
 """The admin's pair search: by hypothesis, pairID, premise text or promptID, word by word;
 through trigram indexes on PostgreSQL (migration 0004_trigram_search), Django's own on SQLite."""
+
 import pytest
 from django.db import connection
 
@@ -67,7 +68,9 @@ def test_a_word_in_most_pairs_is_matched_pair_by_pair_and_counted_only_up_to_the
     for index in range(30):
         premise = factories.premise(dataset, text=f"Premise number {index} about a garden.")
         factories.pair(dataset, premise, ["entailment"], hypothesis=f"A dog number {index} runs.")
-        factories.pair(dataset, premise, ["neutral"], hypothesis=f"A zebra {index}." if index == 7 else f"Rain {index}.")
+        factories.pair(
+            dataset, premise, ["neutral"], hypothesis=f"A zebra {index}." if index == 7 else f"Rain {index}."
+        )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE collection_pair; ANALYZE collection_premise")
     # The planner's statistics tell a word in half the pairs from a word in one.

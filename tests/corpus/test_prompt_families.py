@@ -1,4 +1,5 @@
 """Genres and prompt families as migration 0002 installs them (MultiNLI §2.1, Figure 1, Table 3)."""
+
 import importlib
 
 import pytest
@@ -124,7 +125,14 @@ def test_installed_rows_match_prompt_content():
     """The migration's frozen copy and prompt_content.py agree; if this fails, add a data migration."""
     for spec in prompt_content.FAMILIES:
         family = PromptFamily.objects.get(slug=spec["slug"])
-        for field in ("name", "instructions", "entailment_prompt", "neutral_prompt", "contradiction_prompt", "faq_intro"):
+        for field in (
+            "name",
+            "instructions",
+            "entailment_prompt",
+            "neutral_prompt",
+            "contradiction_prompt",
+            "faq_intro",
+        ):
             assert getattr(family, field) == spec[field], (spec["slug"], field)
         assert {(e.label, e.premise, e.hypothesis, e.explanation) for e in family.examples.all()} == {
             (e["label"], e["premise"], e["hypothesis"], e["explanation"]) for e in spec["examples"]
@@ -135,7 +143,10 @@ def test_installed_rows_match_prompt_content():
     for spec in prompt_content.GENRES:
         genre = Genre.objects.get(slug=spec["slug"])
         assert (genre.name, genre.is_training, genre.family.slug, genre.description) == (
-            spec["name"], spec["is_training"], spec["family"], spec["description"]
+            spec["name"],
+            spec["is_training"],
+            spec["family"],
+            spec["description"],
         )
 
 

@@ -1,4 +1,5 @@
 """recompute_gold: finds counters that disagree with the label table and fixes them in one UPDATE."""
+
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
@@ -38,7 +39,7 @@ def test_fresh_pairs_are_all_reported_then_fixed_from_the_label_table():
     assert report.pairs_checked == len(TABLE)
     assert report.disagreements == len(TABLE)
     assert report.fixed == len(TABLE)
-    for pair, labels in zip(pairs, TABLE):
+    for pair, labels in zip(pairs, TABLE, strict=False):
         assert counters(pair) == expected_counters(labels)
     again = recompute_gold()
     assert (again.disagreements, again.fixed, again.examples) == (0, 0, [])
@@ -50,9 +51,7 @@ def test_a_corrupted_counter_is_reported_with_its_stored_and_recomputed_values()
     Pair.objects.filter(pk=pairs[1].pk).update(neutral_votes=4, gold_label=N)
     report = recompute_gold(fix=False)
     assert report.disagreements == 1 and report.fixed == 0
-    assert report.examples == [
-        {"pair_id": "p1", "stored": (5, 3, 4, 0, N), "recomputed": (5, 3, 2, 0, E)}
-    ]
+    assert report.examples == [{"pair_id": "p1", "stored": (5, 3, 4, 0, N), "recomputed": (5, 3, 2, 0, E)}]
     assert counters(pairs[1]) == (5, 3, 4, 0, N)  # a check changes nothing
     report = recompute_gold()
     assert (report.disagreements, report.fixed) == (1, 1)
@@ -89,7 +88,7 @@ def test_labels_of_excluded_workers_are_left_out():
     pairs = make_labelled_pairs(make_dataset(), [[E]])
     pair = pairs[0]
     guesser, *others = make_validators(4)
-    for position, (worker, label) in enumerate(zip([guesser, *others], [E, N, N, N]), start=2):
+    for position, (worker, label) in enumerate(zip([guesser, *others], [E, N, N, N], strict=False), start=2):
         ValidationLabel.objects.create(pair=pair, worker=worker, position=position, label=label)
     recompute_gold()
     assert counters(pair) == (5, 2, 3, 0, N)
@@ -150,7 +149,9 @@ def test_a_label_committed_during_the_recompute_is_not_lost():
 
     with transaction.atomic():
         ValidationLabel.objects.create(pair=pair, position=5, label=E)
-        Pair.objects.filter(pk=pair.pk).update(label_count=F("label_count") + 1, entailment_votes=F("entailment_votes") + 1)
+        Pair.objects.filter(pk=pair.pk).update(
+            label_count=F("label_count") + 1, entailment_votes=F("entailment_votes") + 1
+        )
         thread = threading.Thread(target=recompute_in_another_connection)
         thread.start()
         with connection.cursor() as cursor:

@@ -5,6 +5,7 @@ the maintained sum differs. After a random mix of labels (one at a time and in b
 exclusions and re-inclusions, imports, split moves and folds, there is none, and the agreement
 report read from the tallies equals the one grouped from every pair.
 """
+
 import random
 
 import pytest
@@ -46,11 +47,17 @@ def corpus_rows(count, seed):
     rows = []
     for i in range(count):
         labels = [rng.choice(LABELS) for _ in range(rng.choice([1, 5]))]
-        rows.append({
-            "pairID": f"imp{seed}-{i}", "promptID": f"imp-prompt{seed}-{i // 2}", "genre": rng.choice(["fiction", "travel"]),
-            "sentence1": rng.choice(TEXTS) + f" {i // 2}", "sentence2": rng.choice(TEXTS), "gold_label": "-",
-            "annotator_labels": labels,
-        })
+        rows.append(
+            {
+                "pairID": f"imp{seed}-{i}",
+                "promptID": f"imp-prompt{seed}-{i // 2}",
+                "genre": rng.choice(["fiction", "travel"]),
+                "sentence1": rng.choice(TEXTS) + f" {i // 2}",
+                "sentence2": rng.choice(TEXTS),
+                "gold_label": "-",
+                "annotator_labels": labels,
+            }
+        )
     return rows
 
 
@@ -59,7 +66,9 @@ def test_a_random_mix_of_writes_leaves_the_tallies_equal_to_the_truth(tmp_path):
     dataset = factories.dataset("mixed")
     genres = [factories.genre("fiction"), factories.genre("travel")]
     premises = [
-        factories.premise(dataset, rng.choice(genres), split=rng.choice([Split.DEV, Split.TRAIN, ""]), text=rng.choice(TEXTS))
+        factories.premise(
+            dataset, rng.choice(genres), split=rng.choice([Split.DEV, Split.TRAIN, ""]), text=rng.choice(TEXTS)
+        )
         for _ in range(12)
     ]
     pairs = [
@@ -73,7 +82,7 @@ def test_a_random_mix_of_writes_leaves_the_tallies_equal_to_the_truth(tmp_path):
         if action < 0.45:
             pair = rng.choice(pairs)
             try:
-                worker = rng.choice(workers + [None])
+                worker = rng.choice([*workers, None])
                 add_label(pair, rng.choice(LABELS), worker=worker and Worker.objects.get(pk=worker.pk))
             except LabelRefused:
                 pass
@@ -88,7 +97,9 @@ def test_a_random_mix_of_writes_leaves_the_tallies_equal_to_the_truth(tmp_path):
             chosen = Worker.objects.filter(pk=rng.choice(workers).pk)
             set_workers_excluded(chosen, excluded=rng.random() < 0.6)
         elif action < 0.93:
-            import_pairs_file(write_jsonl(tmp_path / f"import{step}.jsonl", corpus_rows(6, step)), dataset, split=Split.TEST)
+            import_pairs_file(
+                write_jsonl(tmp_path / f"import{step}.jsonl", corpus_rows(6, step)), dataset, split=Split.TEST
+            )
             pairs = list(Pair.objects.filter(dataset=dataset))
         elif action < 0.96:
             tallies.fold()
@@ -113,8 +124,17 @@ def test_a_write_that_skips_the_tallies_is_reported_as_drift_and_repaired():
     pair = factories.pair(dataset, premise, ["entailment", "entailment"])
     # A raw update no writer of corpus.counters made: the pair's counters and the gold report move.
     Pair.objects.filter(pk=pair.pk).update(hypothesis="now four words long")
-    PairTally.objects.create(dataset=dataset, split="dev", genre=premise.genre, author_label="neutral",
-                             label_count=1, entailment_votes=0, neutral_votes=1, contradiction_votes=0, n=3)
+    PairTally.objects.create(
+        dataset=dataset,
+        split="dev",
+        genre=premise.genre,
+        author_label="neutral",
+        label_count=1,
+        entailment_votes=0,
+        neutral_votes=1,
+        contradiction_votes=0,
+        n=3,
+    )
     report = recompute_gold(fix=False, lengths=True)
     assert report.tally_drift.keys == 3  # the stray key, and the hypothesis length moved (old and new length)
     assert report.tally_drift.rows == 5
@@ -129,7 +149,7 @@ def test_folding_keeps_every_sum_and_leaves_one_row_per_key():
     dataset = factories.dataset("folded")
     premise = factories.premise(dataset)
     pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
-    for worker, pair in zip(validators(4, "f"), pairs):
+    for worker, pair in zip(validators(4, "f"), pairs, strict=False):
         add_labels([(pair, "neutral")], worker=worker)
     before = agreement_stats(dataset)
     rows_before = PairTally.objects.count()

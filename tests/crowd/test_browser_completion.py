@@ -1,5 +1,6 @@
 """The end of a study in a real browser: the code with a copy button, the way back to the market,
 no message from the last submit that contradicts "all done", and a page that fits a phone."""
+
 import re
 
 import pytest
@@ -16,15 +17,21 @@ def test_the_completion_page_copies_the_code_and_leads_back_to_prolific(chromium
     for _ in range(5):
         make_pair(dataset, label=Label.NEUTRAL)
     study = Study.objects.create(
-        slug="browser-completion", name="Validate sentence pairs", dataset=dataset, task_kind=TaskKind.VALIDATION,
-        tasks_per_batch=1, completion_code="DONE-7",
+        slug="browser-completion",
+        name="Validate sentence pairs",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=1,
+        completion_code="DONE-7",
         completion_url="https://app.prolific.com/submissions/complete?cc={code}",
     )
     context = chromium_browser.new_context(viewport={"width": 390, "height": 844})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
     page = context.new_page()
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=8a1b2c3d4e5f6a7b8c9d0e1f"
-              "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=completion-session-1")
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=8a1b2c3d4e5f6a7b8c9d0e1f"
+        "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=completion-session-1"
+    )
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     for key in "12321":
         page.keyboard.press(key)

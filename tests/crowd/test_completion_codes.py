@@ -1,5 +1,6 @@
 """Completion codes that prove the work: one code per session, only once its tasks are done,
 the participant sent back to the market, and the researcher's list of completed sessions."""
+
 import csv
 import io
 
@@ -78,8 +79,9 @@ def test_no_code_before_the_tasks_are_done(client, study):
     response = client.get(reverse("writing_next"), follow=True)
     assert "STUDY-7" not in response.content.decode()
     # The completion page itself refuses an unfinished session: it sends back to the work.
-    from crowd.views import completion_page
     from django.test import RequestFactory
+
+    from crowd.views import completion_page
 
     request = RequestFactory().get("/")
     assert completion_page(request, session).status_code == 302
@@ -118,7 +120,9 @@ def test_mturk_participant_gets_the_external_submit_form(client, study):
     assert "js/autosubmit.js" in page
 
 
-@pytest.mark.parametrize("submit_to", ["https://evil.example", "javascript:alert(1)", "https://www.mturk.com.evil.example"])
+@pytest.mark.parametrize(
+    "submit_to", ["https://evil.example", "javascript:alert(1)", "https://www.mturk.com.evil.example"]
+)
 def test_mturk_submit_host_outside_mturk_is_ignored(client, study, submit_to):
     arrive(client, study, {**MTURK, "turkSubmitTo": submit_to})
     finish(client, study)
@@ -138,7 +142,9 @@ def test_researcher_sees_and_exports_completed_sessions(client, study, researche
     listing = client.get(reverse("admin:crowd_study_changelist")).content.decode()
     assert f"?study__id__exact={study.pk}&amp;completed=yes" in listing
     done = StudySession.objects.get(completed_at__isnull=False)
-    sessions = client.get(reverse("admin:crowd_studysession_changelist"), {"study__id__exact": study.pk, "completed": "yes"})
+    sessions = client.get(
+        reverse("admin:crowd_studysession_changelist"), {"study__id__exact": study.pk, "completed": "yes"}
+    )
     assert done.completion_code in sessions.content.decode() and "sess-009" not in sessions.content.decode()
 
     response = client.post(

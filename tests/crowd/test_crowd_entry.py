@@ -1,4 +1,5 @@
 """Arrival from Prolific and Mechanical Turk: ids in the URL become a worker and a study session."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
@@ -8,7 +9,11 @@ from crowd import arrival, services
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
-PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aa11bb22cc33dd44ee55ff", "SESSION_ID": "sess-001"}
+PROLIFIC = {
+    "PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e",
+    "STUDY_ID": "60aa11bb22cc33dd44ee55ff",
+    "SESSION_ID": "sess-001",
+}
 MTURK = {"workerId": "A1B2C3D4E5F6G7", "assignmentId": "3ABCDEF123456789", "hitId": "3HITID0000000001"}
 GOOD = {
     "entailment": "A boat departed early in the morning.",

@@ -1,5 +1,6 @@
 """Study links and logins: no silent handover of open claims between sessions, signed links,
 market-like local usernames, login lockout and API throttles."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -127,20 +128,29 @@ def test_login_lockout_after_repeated_failures(client, researcher, path):
 
 @override_settings(
     LOGIN_THROTTLE={
-        "PATHS": ("/accounts/login/", "/admin/login/"), "FAILURES_PER_USERNAME": 100,
-        "FAILURES_PER_ADDRESS": 3, "WINDOW_SECONDS": 60, "CLIENT_IP_HEADER": "HTTP_X_FORWARDED_FOR",
+        "PATHS": ("/accounts/login/", "/admin/login/"),
+        "FAILURES_PER_USERNAME": 100,
+        "FAILURES_PER_ADDRESS": 3,
+        "WINDOW_SECONDS": 60,
+        "CLIENT_IP_HEADER": "HTTP_X_FORWARDED_FOR",
     }
 )
 def test_login_lockout_per_address_across_usernames(client, db):
     for n in range(3):
         client.post("/accounts/login/", {"username": f"guess{n}", "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9")
-    assert client.post(
-        "/accounts/login/", {"username": "another", "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9"
-    ).status_code == 429
+    assert (
+        client.post(
+            "/accounts/login/", {"username": "another", "password": "x"}, HTTP_X_FORWARDED_FOR="203.0.113.9"
+        ).status_code
+        == 429
+    )
     # Another client address is not locked out.
-    assert client.post(
-        "/accounts/login/", {"username": "another", "password": "x"}, HTTP_X_FORWARDED_FOR="198.51.100.4"
-    ).status_code == 200
+    assert (
+        client.post(
+            "/accounts/login/", {"username": "another", "password": "x"}, HTTP_X_FORWARDED_FOR="198.51.100.4"
+        ).status_code
+        == 200
+    )
 
 
 def test_a_successful_login_resets_the_username_count(client, researcher):

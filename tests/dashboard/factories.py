@@ -1,4 +1,5 @@
 """Small corpora for the dashboard tests, built with the ORM and the validation service."""
+
 from datetime import timedelta
 
 from django.utils import timezone
@@ -23,8 +24,15 @@ def premise(ds, genre_, split, text):
 def pair(ds, premise_, hypothesis, labels, author=None, validators=()):
     """A pair the way writing creates it (author's label = position 1), then labels 2..n added
     through corpus.counters.add_label, so the counters move the real way."""
-    return factories.pair(ds, premise_, labels, hypothesis=hypothesis, author=author, validators=validators,
-                          needs_validation=len(labels) > 1)
+    return factories.pair(
+        ds,
+        premise_,
+        labels,
+        hypothesis=hypothesis,
+        author=author,
+        validators=validators,
+        needs_validation=len(labels) > 1,
+    )
 
 
 def worker(username, **fields):
@@ -38,8 +46,13 @@ def worker(username, **fields):
 
 def submitted_claim(worker, premise_, seconds):
     now = timezone.now()
-    claim = WritingClaim.objects.create(worker=worker, premise=premise_, status=ClaimStatus.SUBMITTED,
-                                        expires_at=now + timedelta(minutes=30), submitted_at=now)
+    claim = WritingClaim.objects.create(
+        worker=worker,
+        premise=premise_,
+        status=ClaimStatus.SUBMITTED,
+        expires_at=now + timedelta(minutes=30),
+        submitted_at=now,
+    )
     WritingClaim.objects.filter(pk=claim.pk).update(created_at=now - timedelta(seconds=seconds))
     return claim
 
@@ -57,9 +70,9 @@ def corpus():
     pair(ds, p1, "A man walked.", [E, E, E, E, E])
     pair(ds, p1, "The man was tired.", [N, N, E, N, C])
     pair(ds, p1, "The road was full of cars.", [C, C, C, N, C])
-    pair(ds, p2, "Someone wrote a letter.", [E, N, C, N, E])        # no gold
-    pair(ds, p2, "The friend was thanked.", [E, E, N])             # 3 labels so far
-    pair(ds, p3, "She was sad.", [C])                              # unvalidated train pair
+    pair(ds, p2, "Someone wrote a letter.", [E, N, C, N, E])  # no gold
+    pair(ds, p2, "The friend was thanked.", [E, E, N])  # 3 labels so far
+    pair(ds, p3, "She was sad.", [C])  # unvalidated train pair
     return ds
 
 
@@ -73,8 +86,8 @@ def worker_corpus():
     pair(ds, texts[0], "h1", [E, E, E, N, E], author=alice, validators=validators)
     pair(ds, texts[1], "h2", [N, C, C, C, N], author=alice, validators=validators)
     pair(ds, texts[2], "h3", [C, E, N, C, E], author=alice, validators=validators)
-    for claimed, seconds in zip(texts[:3], (30, 90, 60)):
+    for claimed, seconds in zip(texts[:3], (30, 90, 60), strict=False):
         submitted_claim(alice, claimed, seconds)
-    for claimed, seconds in zip(texts[:2], (10, 40)):
+    for claimed, seconds in zip(texts[:2], (10, 40), strict=False):
         submitted_claim(bob, claimed, seconds)
     return ds, {w.user.username: w for w in (alice, bob, carol, dan, erin)}

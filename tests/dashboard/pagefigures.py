@@ -1,13 +1,14 @@
 """Reading the figures back out of a rendered page (their ids and data-value attributes)."""
+
 from html.parser import HTMLParser
 
 
 class FigureParser(HTMLParser):
     def __init__(self):
         super().__init__()
-        self.by_id = {}          # id -> (data-value, text)
-        self.rows = []           # (attrs of the enclosing <tr>, data-stat, data-value, text)
-        self._open = []          # stack of [attrs, text parts] for elements with data-value
+        self.by_id = {}  # id -> (data-value, text)
+        self.rows = []  # (attrs of the enclosing <tr>, data-stat, data-value, text)
+        self._open = []  # stack of [attrs, text parts] for elements with data-value
         self._row = {}
 
     def handle_starttag(self, tag, attrs):

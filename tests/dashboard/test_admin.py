@@ -1,4 +1,5 @@
 """The admin: researchers only, every model listed, filters and searches, bulk actions."""
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
@@ -11,10 +12,21 @@ from . import factories
 pytestmark = pytest.mark.django_db
 
 CHANGELISTS = [
-    "corpus_dataset", "corpus_genre", "corpus_promptfamily", "corpus_premise",
-    "collection_premisereport", "corpus_worker", "crowd_study", "crowd_studysession",
-    "collection_writingclaim", "corpus_pair", "corpus_validationlabel", "validation_validationclaim", "validation_validationpolicy",
-    "modeling_snapshot", "modeling_trainingrun",
+    "corpus_dataset",
+    "corpus_genre",
+    "corpus_promptfamily",
+    "corpus_premise",
+    "collection_premisereport",
+    "corpus_worker",
+    "crowd_study",
+    "crowd_studysession",
+    "collection_writingclaim",
+    "corpus_pair",
+    "corpus_validationlabel",
+    "validation_validationclaim",
+    "validation_validationpolicy",
+    "modeling_snapshot",
+    "modeling_trainingrun",
 ]
 
 
@@ -37,8 +49,9 @@ def test_workers_never_see_the_admin(client, make_worker):
         assert "The man was tired." not in response.content.decode()  # no pair leaks into the page
     # Nor can a worker change anything through the admin.
     pair = Pair.objects.get(hypothesis="The man was tired.")
-    refused = client.post(reverse("admin:corpus_pair_changelist"),
-                          {"action": "unmark_for_validation", "_selected_action": [pair.pk]})
+    refused = client.post(
+        reverse("admin:corpus_pair_changelist"), {"action": "unmark_for_validation", "_selected_action": [pair.pk]}
+    )
     assert refused.status_code == 403
     assert Pair.objects.get(pk=pair.pk).needs_validation == pair.needs_validation
 
@@ -82,11 +95,20 @@ def test_pair_page_shows_its_labels_read_only(client, researcher):
     for label in set(labels):
         assert label in html
     # Counters are read only: posting new values changes nothing.
-    client.post(reverse("admin:corpus_pair_change", args=[pair.pk]), {
-        "pair_id": pair.pair_id, "hypothesis": pair.hypothesis, "label_count": 1, "gold_label": "entailment",
-        "needs_validation": "on", "labels-TOTAL_FORMS": 5, "labels-INITIAL_FORMS": 5,
-        "labels-MIN_NUM_FORMS": 0, "labels-MAX_NUM_FORMS": 0,
-    })
+    client.post(
+        reverse("admin:corpus_pair_change", args=[pair.pk]),
+        {
+            "pair_id": pair.pair_id,
+            "hypothesis": pair.hypothesis,
+            "label_count": 1,
+            "gold_label": "entailment",
+            "needs_validation": "on",
+            "labels-TOTAL_FORMS": 5,
+            "labels-INITIAL_FORMS": 5,
+            "labels-MIN_NUM_FORMS": 0,
+            "labels-MAX_NUM_FORMS": 0,
+        },
+    )
     pair.refresh_from_db()
     assert (pair.label_count, pair.gold_label) == (5, "neutral")
 
@@ -107,8 +129,10 @@ def test_filters_and_searches(client, researcher):
         ({"needs_validation__exact": "0"}, {"She was sad."}),
         ({"q": "cars"}, {"The road was full of cars."}),
         ({"q": "dawn"}, {"A man walked.", "The man was tired.", "The road was full of cars."}),  # premise text
-        ({"premise__genre__id__exact": factories.genre("letters").pk},
-         {"Someone wrote a letter.", "The friend was thanked."}),
+        (
+            {"premise__genre__id__exact": factories.genre("letters").pk},
+            {"Someone wrote a letter.", "The friend was thanked."},
+        ),
     ]:
         response = client.get(url, query)
         assert response.status_code == 200, query
@@ -155,9 +179,14 @@ def test_trust_and_exclude_workers_recomputes_gold(client, researcher, make_work
     dataset = factories.dataset()
     premise = factories.premise(dataset, factories.genre("fiction"), "dev", "A dog runs in the park.")
     author, v1, v2, v3, v4 = (make_worker() for _ in range(5))
-    pair = factories.pair(dataset, premise, "An animal moves.", ["entailment", "entailment", "entailment",
-                                                                   "neutral", "neutral"],
-                          author=author, validators=[v1, v2, v3, v4])
+    pair = factories.pair(
+        dataset,
+        premise,
+        "An animal moves.",
+        ["entailment", "entailment", "entailment", "neutral", "neutral"],
+        author=author,
+        validators=[v1, v2, v3, v4],
+    )
     assert pair.gold_label == "entailment"
     client.force_login(researcher)
     action(client, "corpus_worker", "trust_workers", [v3.pk, v4.pk])

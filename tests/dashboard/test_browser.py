@@ -2,6 +2,7 @@
 
 Screenshots of every page go to $DASHBOARD_SHOTS (default /tmp/dashboard-shots/).
 """
+
 import os
 import re
 from pathlib import Path
@@ -29,8 +30,11 @@ def tiny_train_set():
     dataset = factories.dataset("tiny-train")
     captions = factories.genre("captions")
     premise = factories.premise(dataset, captions, "train", "A dog runs across a grassy field.")
-    for hypothesis, label in (("An animal runs.", "entailment"), ("A dog moves.", "entailment"),
-                              ("The dog chases a ball.", "neutral")):
+    for hypothesis, label in (
+        ("An animal runs.", "entailment"),
+        ("A dog moves.", "entailment"),
+        ("The dog chases a ball.", "neutral"),
+    ):
         factories.pair(dataset, premise, hypothesis, [label])
     return dataset
 
@@ -62,8 +66,14 @@ def test_researcher_reads_snli_figures_snapshots_and_trains(celery_worker_proces
     page.click(".dash-nav >> text=Validation")
     page.wait_for_selector("#table-agreement")
     assert page.url.endswith("/dashboard/validation/?dataset=snli")  # the sub-nav keeps the choice
-    for key in ("unanimous", "individual_eq_gold", "individual_eq_author", "gold_eq_author", "gold_ne_author",
-                "no_gold"):
+    for key in (
+        "unanimous",
+        "individual_eq_gold",
+        "individual_eq_author",
+        "gold_eq_author",
+        "gold_ne_author",
+        "no_gold",
+    ):
         assert page.text_content(f"#stat-{key}") == f"{100 * stats[key]:.1f}%", key
     for label, kappa in stats["fleiss_kappa"].items():
         assert page.text_content(f"#stat-kappa-{label}") == f"{kappa:.3f}"

@@ -1,5 +1,6 @@
 """`manage.py dashboard_figures`: a dataset's headline figures as the pages show them (the full
 comparison with the pages is tests/demo/test_demo_console.py)."""
+
 from io import StringIO
 
 import pytest

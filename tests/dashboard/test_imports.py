@@ -1,4 +1,5 @@
 """The collection page shows premise and corpus imports with their progress."""
+
 import json
 import re
 from io import StringIO
@@ -20,15 +21,27 @@ def test_imports_and_their_progress_are_on_the_collection_page(client, researche
     text.write_text("The lamplighter walked the length of the quay every evening.\n\nNo.\n")
     call_command("import_premises", str(text), "--genre", "fiction", "--no-progress", stdout=StringIO())
     corpus = tmp_path / "tiny_dev.jsonl"
-    corpus.write_text(json.dumps({
-        "annotator_labels": ["neutral"], "captionID": "c1", "pairID": "c1n", "gold_label": "-",
-        "sentence1": "A man rides a bicycle down a hill.", "sentence2": "The man is late for work.",
-    }) + "\n")
+    corpus.write_text(
+        json.dumps(
+            {
+                "annotator_labels": ["neutral"],
+                "captionID": "c1",
+                "pairID": "c1n",
+                "gold_label": "-",
+                "sentence1": "A man rides a bicycle down a hill.",
+                "sentence2": "The man is late for work.",
+            }
+        )
+        + "\n"
+    )
     call_command("import_pairs", str(corpus), "--dataset", "tiny", "--no-progress", stdout=StringIO())
     # One more premise import that is still under way, half read.
     PremiseImport.objects.create(
-        dataset=PremiseImport.objects.get().dataset, genre=PremiseImport.objects.get().genre,
-        source="big.txt", bytes_total=1000, bytes_read=500,
+        dataset=PremiseImport.objects.get().dataset,
+        genre=PremiseImport.objects.get().genre,
+        source="big.txt",
+        bytes_total=1000,
+        bytes_read=500,
     )
 
     client.force_login(researcher)

@@ -1,4 +1,5 @@
 """Snapshots and training runs started from the dashboard, their live progress and results."""
+
 import shutil
 from pathlib import Path
 
@@ -47,10 +48,13 @@ def test_snapshot_then_training_run_from_the_dashboard(celery_worker_process, cl
         assert download.status_code == 200
         assert b"She was sad." in b"".join(download.streaming_content if download.streaming else [download.content])
 
-        response = client.post(reverse("dashboard:training"),
-                               {"snapshot": snapshot.pk, "model": "majority", "options": ""})
+        response = client.post(
+            reverse("dashboard:training"), {"snapshot": snapshot.pk, "model": "majority", "options": ""}
+        )
         run = TrainingRun.objects.get()
-        assert response.status_code == 302 and response["Location"] == reverse("dashboard:training_detail", args=[run.pk])
+        assert response.status_code == 302 and response["Location"] == reverse(
+            "dashboard:training_detail", args=[run.pk]
+        )
         run = wait_for(finished(TrainingRun, run.pk), timeout=120, message="the training run")
         assert run.status == RunStatus.DONE, run.error
         progress = client.get(reverse("dashboard:training_progress"), {"ids": run.pk}).json()["items"][0]
@@ -75,12 +79,15 @@ def done_snapshot(db):
     return Snapshot.objects.create(status=JobStatus.DONE, content_hash="a" * 64, directory="/nonexistent")
 
 
-@pytest.mark.parametrize("form, message", [
-    ({"model": "majority", "options": "{bad"}, "Options: not valid JSON"),
-    ({"model": "majority", "options": "[1, 2]"}, "Options: a JSON object is needed"),
-    ({"model": "majority", "options": '{"epochz": 2}'}, "unknown config key"),
-    ({"model": "perceptron", "options": ""}, "Unknown model"),
-])
+@pytest.mark.parametrize(
+    "form, message",
+    [
+        ({"model": "majority", "options": "{bad"}, "Options: not valid JSON"),
+        ({"model": "majority", "options": "[1, 2]"}, "Options: a JSON object is needed"),
+        ({"model": "majority", "options": '{"epochz": 2}'}, "unknown config key"),
+        ({"model": "perceptron", "options": ""}, "Unknown model"),
+    ],
+)
 def test_bad_training_input_is_explained_and_kept(client, researcher, done_snapshot, form, message):
     client.force_login(researcher)
     response = client.post(reverse("dashboard:training"), {"snapshot": done_snapshot.pk, **form})
@@ -114,23 +121,48 @@ def test_unknown_dataset_makes_no_snapshot(client, researcher):
 
 def test_run_page_shows_live_progress_and_genre_matrix(client, researcher, done_snapshot):
     """Single-genre runs on one snapshot make MultiNLI Table 5; a running run shows its progress."""
+
     def result(per_genre):
-        return {"dev": {"per_genre": {g: {"n": 10, "accuracy": a} for g, a in per_genre.items()},
-                        "per_label": {}, "confusion": None},
-                "matched": {"dev": 0.5}, "mismatched": {"dev": 0.4}, "splits": {}}
+        return {
+            "dev": {
+                "per_genre": {g: {"n": 10, "accuracy": a} for g, a in per_genre.items()},
+                "per_label": {},
+                "confusion": None,
+            },
+            "matched": {"dev": 0.5},
+            "mismatched": {"dev": 0.4},
+            "splits": {},
+        }
 
     runs = [
-        TrainingRun.objects.create(snapshot=done_snapshot, snapshot_hash="a" * 64, model="cbow", status="done",
-                                   config={"train_genre": genre}, results=result(per_genre))
-        for genre, per_genre in (("fiction", {"fiction": 0.7, "travel": 0.6}),
-                                 ("travel", {"fiction": 0.55, "travel": 0.75}))
+        TrainingRun.objects.create(
+            snapshot=done_snapshot,
+            snapshot_hash="a" * 64,
+            model="cbow",
+            status="done",
+            config={"train_genre": genre},
+            results=result(per_genre),
+        )
+        for genre, per_genre in (
+            ("fiction", {"fiction": 0.7, "travel": 0.6}),
+            ("travel", {"fiction": 0.55, "travel": 0.75}),
+        )
     ]
     client.force_login(researcher)
     html = client.get(reverse("dashboard:training_detail", args=[runs[0].pk])).content.decode()
     assert 'id="figure-genre-matrix"' in html and ">70.0<" in html and ">75.0<" in html
 
-    live = TrainingRun.objects.create(snapshot=done_snapshot, snapshot_hash="a" * 64, model="cbow",
-                                      status="running", epoch=2, total_epochs=5, step=40, total_steps=100, loss=0.8)
+    live = TrainingRun.objects.create(
+        snapshot=done_snapshot,
+        snapshot_hash="a" * 64,
+        model="cbow",
+        status="running",
+        epoch=2,
+        total_epochs=5,
+        step=40,
+        total_steps=100,
+        loss=0.8,
+    )
     html = client.get(reverse("dashboard:training_detail", args=[live.pk])).content.decode()
     assert 'data-reload-when-finished="yes"' in html and 'aria-valuenow="40"' in html
     item = client.get(reverse("dashboard:training_progress"), {"ids": live.pk, "view": "detail"}).json()["items"][0]
@@ -141,8 +173,10 @@ def test_run_page_shows_live_progress_and_genre_matrix(client, researcher, done_
 def test_snapshot_form_passes_filters(client, researcher):
     dataset = factories.corpus()
     client.force_login(researcher)
-    client.post(reverse("dashboard:snapshots"), {"datasets": [dataset.slug], "splits": ["dev"], "gold_only": "on",
-                                                 "unvalidated_gold": "-"})
+    client.post(
+        reverse("dashboard:snapshots"),
+        {"datasets": [dataset.slug], "splits": ["dev"], "gold_only": "on", "unvalidated_gold": "-"},
+    )
     snapshot = Snapshot.objects.get()
     assert snapshot.datasets == [dataset.slug]
     assert snapshot.filters["splits"] == ["dev"] and snapshot.filters["gold_only"] is True
@@ -153,14 +187,25 @@ def test_run_page_reads_the_genre_matrix_file(client, researcher, done_snapshot,
     """`manage.py genre_matrix` writes the table to a file and names it in each run's results."""
     import json
 
-    table = {"phase": "test", "train_genres": ["fiction", "slate"], "test_genres": ["fiction", "slate", "oup"],
-             "accuracy": {"fiction": {"fiction": 0.654, "slate": 0.5, "oup": 0.52},
-                          "slate": {"fiction": 0.55, "slate": 0.612, "oup": None}}}
+    table = {
+        "phase": "test",
+        "train_genres": ["fiction", "slate"],
+        "test_genres": ["fiction", "slate", "oup"],
+        "accuracy": {
+            "fiction": {"fiction": 0.654, "slate": 0.5, "oup": 0.52},
+            "slate": {"fiction": 0.55, "slate": 0.612, "oup": None},
+        },
+    }
     path = tmp_path / "matrix.json"
     path.write_text(json.dumps(table))
-    run = TrainingRun.objects.create(snapshot=done_snapshot, snapshot_hash="a" * 64, model="cbow", status="done",
-                                     config={"train_genre": "fiction"},
-                                     results={"splits": {}, "genre_matrix_file": str(path)})
+    run = TrainingRun.objects.create(
+        snapshot=done_snapshot,
+        snapshot_hash="a" * 64,
+        model="cbow",
+        status="done",
+        config={"train_genre": "fiction"},
+        results={"splits": {}, "genre_matrix_file": str(path)},
+    )
     client.force_login(researcher)
     html = client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()
     assert 'id="figure-genre-matrix"' in html and ">65.4<" in html and ">61.2<" in html

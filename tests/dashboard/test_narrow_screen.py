@@ -1,5 +1,6 @@
 """The dashboard on a phone (390 px wide): no page is wider than the screen; wide tables scroll in
 their cards. And every page has a favicon."""
+
 import re
 
 import pytest
@@ -9,7 +10,18 @@ from django.urls import reverse
 from . import factories
 
 PHONE = {"width": 390, "height": 844}
-PAGES = ["collection", "validation", "corpus", "workers", "pairs", "reports", "artifacts", "mpe", "snapshots", "training"]
+PAGES = [
+    "collection",
+    "validation",
+    "corpus",
+    "workers",
+    "pairs",
+    "reports",
+    "artifacts",
+    "mpe",
+    "snapshots",
+    "training",
+]
 
 
 @pytest.mark.browser

@@ -1,4 +1,5 @@
 """Collection, corpus and workers pages: their figures against hand counts of small corpora."""
+
 from datetime import timedelta
 
 import pytest
@@ -33,8 +34,9 @@ def test_collection_page_counts(client, researcher, make_worker):
     WritingClaim.objects.create(worker=validator, premise=premise, expires_at=now - timedelta(minutes=1))
     pair = Pair.objects.get(hypothesis="The friend was thanked.")
     ValidationClaim.objects.create(worker=validator, pair=pair, expires_at=now + timedelta(minutes=5))
-    ValidationClaim.objects.create(worker=writer, pair=pair, expires_at=now + timedelta(minutes=5),
-                                   status=ClaimStatus.SUBMITTED)
+    ValidationClaim.objects.create(
+        worker=writer, pair=pair, expires_at=now + timedelta(minutes=5), status=ClaimStatus.SUBMITTED
+    )
     dataset.premises.filter(split="dev").update(status=PremiseStatus.HELD)
     # A pair written two hours ago shows in its own hour of the chart.
     Pair.objects.filter(hypothesis="She was sad.").update(created_at=now - timedelta(hours=2))
@@ -47,12 +49,18 @@ def test_collection_page_counts(client, researcher, make_worker):
     assert number(page.by_id["stat-validation-claims"][0]) == 1
     assert number(page.by_id["stat-held"][0]) == 2
     assert "/admin/corpus/premise/?status__exact=held" in html
-    per_row = {(row["data-genre"], row["data-split"], stat): number(value)
-               for row, stat, value, _ in page.rows if "data-split" in row}
+    per_row = {
+        (row["data-genre"], row["data-split"], stat): number(value)
+        for row, stat, value, _ in page.rows
+        if "data-split" in row
+    }
     assert per_row == {
-        ("fiction", "dev", "premises"): 1, ("fiction", "dev", "pairs"): 3,
-        ("fiction", "train", "premises"): 1, ("fiction", "train", "pairs"): 1,
-        ("letters", "dev", "premises"): 1, ("letters", "dev", "pairs"): 2,
+        ("fiction", "dev", "premises"): 1,
+        ("fiction", "dev", "pairs"): 3,
+        ("fiction", "train", "premises"): 1,
+        ("fiction", "train", "pairs"): 1,
+        ("letters", "dev", "premises"): 1,
+        ("letters", "dev", "pairs"): 2,
     }
     assert 'id="figure-hourly"' in html and "<svg" in html
 
@@ -113,13 +121,13 @@ def test_worker_figures(client, researcher, make_worker):
     rows = {row["username"]: row for row in worker_queries.workers_overview(dataset)[0]}
     assert rows["alice"]["pairs_written"] == 3
     assert rows["alice"]["labels_given"] == 0
-    assert rows["alice"]["author_gold"] == pytest.approx(1 / 2)   # h1 gold E = E; h2 gold C != N; h3 no gold
+    assert rows["alice"]["author_gold"] == pytest.approx(1 / 2)  # h1 gold E = E; h2 gold C != N; h3 no gold
     assert rows["alice"]["median_writing_seconds"] == pytest.approx(60, abs=0.01)
     assert rows["bob"]["median_writing_seconds"] == pytest.approx(25, abs=0.01)  # (10 + 40) / 2
     assert rows["bob"]["labels_given"] == 3
-    assert rows["bob"]["gold_agreement"] == pytest.approx(2 / 2)     # E on h1, C on h2; h3 has no gold
-    assert rows["dan"]["gold_agreement"] == pytest.approx(1 / 2)     # N on h1 (gold E), C on h2
-    assert rows["erin"]["gold_agreement"] == pytest.approx(1 / 2)    # E on h1, N on h2 (gold C)
+    assert rows["bob"]["gold_agreement"] == pytest.approx(2 / 2)  # E on h1, C on h2; h3 has no gold
+    assert rows["dan"]["gold_agreement"] == pytest.approx(1 / 2)  # N on h1 (gold E), C on h2
+    assert rows["erin"]["gold_agreement"] == pytest.approx(1 / 2)  # E on h1, N on h2 (gold C)
     assert rows["carol"]["median_writing_seconds"] is None
 
     client.force_login(researcher)
@@ -156,15 +164,18 @@ def test_unknown_sort_falls_back(client, researcher, make_worker):
     assert response.status_code == 200 and response.context["sort"] == "-pairs_written"
 
 
-@pytest.mark.parametrize("premise, hypothesis, deletion, one_word", [
-    ("Two dogs run in the park.", "Two dogs run.", True, False),
-    ("Two dogs run in the park.", "Two dogs run in the big park.", False, True),     # inserted
-    ("Two dogs run in the park.", "Two cats run in the park.", False, True),         # substituted
-    ("Two dogs run in the park.", "In the park two dogs run.", False, False),         # more than one move
-    ("two dogs run fast today", "two dogs fast run today", False, True),             # moved
-    ("Two dogs run in the park.", "Two dogs run in the park.", False, False),        # identical
-    ("Two dogs run in the park.", "A cat sleeps.", False, False),
-])
+@pytest.mark.parametrize(
+    "premise, hypothesis, deletion, one_word",
+    [
+        ("Two dogs run in the park.", "Two dogs run.", True, False),
+        ("Two dogs run in the park.", "Two dogs run in the big park.", False, True),  # inserted
+        ("Two dogs run in the park.", "Two cats run in the park.", False, True),  # substituted
+        ("Two dogs run in the park.", "In the park two dogs run.", False, False),  # more than one move
+        ("two dogs run fast today", "two dogs fast run today", False, True),  # moved
+        ("Two dogs run in the park.", "Two dogs run in the park.", False, False),  # identical
+        ("Two dogs run in the park.", "A cat sleeps.", False, False),
+    ],
+)
 def test_edit_relations(premise, hypothesis, deletion, one_word):
     from dashboard import overlap
 
@@ -190,5 +201,10 @@ def test_corpus_page_shows_edit_relations_of_every_pair_from_the_maintained_aggr
 
     # Tallied by the writers as the pairs went in: no sample, no pair read.
     assert corpus.edit_relations(dataset) == {
-        "pairs": 4, "only_deletion": 1, "one_word_edit": 1, "high_overlap": 2, "total": 4, "step": 1,
+        "pairs": 4,
+        "only_deletion": 1,
+        "one_word_edit": 1,
+        "high_overlap": 2,
+        "total": 4,
+        "step": 1,
     }

@@ -1,4 +1,5 @@
 """The pair browser (find and read pairs with who labelled them) and the reported-premise queue."""
+
 import pytest
 from django.urls import reverse
 
@@ -27,16 +28,20 @@ def found(ds, **query):
 
 
 def test_each_filter_finds_exactly_its_pairs(browsed):
-    ds, workers = browsed
+    ds, _workers = browsed
     assert found(ds) == ["An animal rests.", "h1", "h2", "h3"]
-    assert found(ds, text="windowsill") == ["An animal rests."]          # premise text
-    assert found(ds, text="h2") == ["h2"]                                  # hypothesis text
+    assert found(ds, text="windowsill") == ["An animal rests."]  # premise text
+    assert found(ds, text="h2") == ["h2"]  # hypothesis text
     assert found(ds, split="train") == ["An animal rests."]
-    assert found(ds, gold=E) == ["h1"] and found(ds, gold=C) == ["h2"] and found(ds, gold="-") == ["An animal rests.", "h3"]
-    assert found(ds, pattern="split_221") == ["h3"]                        # C E N C E: 2-2-1
-    assert found(ds, pattern="gold_ne_author") == ["h2"]                   # author N, gold C
-    assert found(ds, worker="alice") == ["h1", "h2", "h3"]                 # as the author
-    assert found(ds, worker="erin") == ["h1", "h2", "h3"]                  # as a validator
+    assert (
+        found(ds, gold=E) == ["h1"]
+        and found(ds, gold=C) == ["h2"]
+        and found(ds, gold="-") == ["An animal rests.", "h3"]
+    )
+    assert found(ds, pattern="split_221") == ["h3"]  # C E N C E: 2-2-1
+    assert found(ds, pattern="gold_ne_author") == ["h2"]  # author N, gold C
+    assert found(ds, worker="alice") == ["h1", "h2", "h3"]  # as the author
+    assert found(ds, worker="erin") == ["h1", "h2", "h3"]  # as a validator
     assert found(ds, worker="nobody") == []
 
 
@@ -49,13 +54,13 @@ def test_pages_go_by_pair_id(browsed):
 
 
 def test_the_page_shows_every_label_with_who_gave_it(client, researcher, browsed, django_assert_max_num_queries):
-    ds, workers = browsed
+    _ds, _workers = browsed
     client.force_login(researcher)
     with django_assert_max_num_queries(12):
         response = client.get(reverse("dashboard:pairs"), {"pattern": "split_221"})
     html = response.content.decode()
     assert response.status_code == 200 and "h3" in html and "h1</td>" not in html
-    row = html[html.index('data-pair="'):]
+    row = html[html.index('data-pair="') :]
     for name in ("alice", "bob", "carol", "dan", "erin"):
         assert name in row
     assert row.count('data-position="') == 5

@@ -1,4 +1,5 @@
 """Every dashboard page and JSON endpoint: anonymous -> login, worker -> 403, researcher -> 200."""
+
 import pytest
 from django.urls import reverse
 
@@ -41,7 +42,10 @@ def test_workers_are_forbidden(client, make_worker, run):
         assert client.get(url).status_code == 403, url
     # Nor can they start anything.
     assert client.post(reverse("dashboard:snapshots"), {}).status_code == 403
-    assert client.post(reverse("dashboard:training"), {"snapshot": run.snapshot_id, "model": "majority"}).status_code == 403
+    assert (
+        client.post(reverse("dashboard:training"), {"snapshot": run.snapshot_id, "model": "majority"}).status_code
+        == 403
+    )
     assert Snapshot.objects.count() == 1 and TrainingRun.objects.count() == 1
 
 

@@ -1,4 +1,5 @@
 """On a large corpus the dashboard shows its last figures at once and a Celery task recomputes them."""
+
 import pytest
 from django.conf import settings as django_settings
 from django.core.cache import cache

@@ -1,5 +1,6 @@
 """Worker pages must not pay for the researchers' heavy libraries: loading the URLconf (what a
 web process does before its first request) imports neither matplotlib nor torch."""
+
 import os
 import subprocess
 import sys
@@ -21,7 +22,9 @@ print(",".join(heavy))
 
 def test_the_urlconf_imports_no_matplotlib_nor_torch():
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "annotation_site.settings"}
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "", f"imported on the request path: {result.stdout.strip()}"
 
 

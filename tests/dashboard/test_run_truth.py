@@ -1,5 +1,6 @@
 """A run's page tells the truth: a failed run shows its error once and never "waiting for a
 worker"; a run stopped early reads as what really ran."""
+
 import pytest
 from django.urls import reverse
 
@@ -20,8 +21,13 @@ def run_page(client, run):
 
 
 def test_a_failed_run_shows_its_error_once_and_waits_for_nobody(client, researcher, snapshot):
-    run = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow",
-                                     status=RunStatus.FAILED, error="SnapshotError: dev.jsonl is missing")
+    run = TrainingRun.objects.create(
+        snapshot=snapshot,
+        snapshot_hash=snapshot.content_hash,
+        model="cbow",
+        status=RunStatus.FAILED,
+        error="SnapshotError: dev.jsonl is missing",
+    )
     client.force_login(researcher)
     page = run_page(client, run)
     assert page.count("SnapshotError: dev.jsonl is missing") == 1
@@ -30,8 +36,15 @@ def test_a_failed_run_shows_its_error_once_and_waits_for_nobody(client, research
 
 def test_a_run_stopped_early_reads_as_what_really_ran(client, researcher, snapshot):
     run = TrainingRun.objects.create(
-        snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow", status=RunStatus.RUNNING,
-        celery_task_id="attempt-1", epoch=4, total_epochs=10, step=40, total_steps=100,
+        snapshot=snapshot,
+        snapshot_hash=snapshot.content_hash,
+        model="cbow",
+        status=RunStatus.RUNNING,
+        celery_task_id="attempt-1",
+        epoch=4,
+        total_epochs=10,
+        step=40,
+        total_steps=100,
     )
     results = {"accuracy": {"dev": 0.5}, "dev_split": "dev", "epochs_run": 4, "stopped_by": "early stopping"}
     assert finish_run(run.pk, "attempt-1", None, results)
@@ -45,4 +58,3 @@ def test_a_queued_run_waits_for_a_worker(client, researcher, snapshot):
     run = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow")
     client.force_login(researcher)
     assert "waiting for a worker" in run_page(client, run)
-

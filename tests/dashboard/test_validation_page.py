@@ -1,4 +1,5 @@
 """The validation page shows exactly the figures of corpus.agreement.agreement_stats."""
+
 import pytest
 from django.urls import reverse
 
@@ -36,8 +37,9 @@ def assert_page_matches_stats(html, stats):
     for label, count in expected.items():
         value, text = page.by_id[f"stat-gold-{'none' if label == '-' else label}"]
         assert number(value) == count and text == f"{count:,}"
-    genres_on_page = {row.get("data-genre"): number(value) for row, stat, value, _ in page.rows
-                      if stat == "genre-agreement"}
+    genres_on_page = {
+        row.get("data-genre"): number(value) for row, stat, value, _ in page.rows if stat == "genre-agreement"
+    }
     assert genres_on_page == {genre: figures_["agreement"] for genre, figures_ in stats["per_genre"].items()}
     pairs_on_page = {row.get("data-genre"): number(value) for row, stat, value, _ in page.rows if stat == "genre-pairs"}
     assert pairs_on_page == {genre: figures_["pairs"] for genre, figures_ in stats["per_genre"].items()}

@@ -1,4 +1,5 @@
 """`manage.py load_demo`: premises for every genre, accounts, studies and consistent demo pairs."""
+
 from collections import Counter
 from io import StringIO
 
@@ -38,8 +39,19 @@ def load_demo(training=False):
 
 
 def row_counts():
-    models = [Dataset, Genre, PromptFamily, PromptExample, FaqEntry, Premise, Pair, ValidationLabel, Worker, Study,
-              get_user_model()]
+    models = [
+        Dataset,
+        Genre,
+        PromptFamily,
+        PromptExample,
+        FaqEntry,
+        Premise,
+        Pair,
+        ValidationLabel,
+        Worker,
+        Study,
+        get_user_model(),
+    ]
     return {model.__name__: model.objects.count() for model in models}
 
 
@@ -72,11 +84,15 @@ def test_load_demo_creates_accounts_and_studies_and_prints_where_to_go(client):
 
     writing = Study.objects.get(slug="demo-writing")
     assert (writing.task_kind, writing.tasks_per_batch, writing.completion_code) == (
-        TaskKind.WRITING, 3, "DEMO-WRITE-1234"
+        TaskKind.WRITING,
+        3,
+        "DEMO-WRITE-1234",
     )
     validation = Study.objects.get(slug="demo-validation")
     assert (validation.task_kind, validation.tasks_per_batch, validation.completion_code) == (
-        TaskKind.VALIDATION, 2, "DEMO-VALID-5678"
+        TaskKind.VALIDATION,
+        2,
+        "DEMO-VALID-5678",
     )
     assert writing.dataset == validation.dataset == Dataset.objects.get(slug="collected")
 
@@ -122,7 +138,10 @@ def test_running_it_twice_creates_and_changes_nothing():
     assert list(TrainingRun.objects.values_list("pk", "status").order_by("pk")) == runs_before
     assert list(Snapshot.objects.values_list("pk", "content_hash").order_by("pk")) == snapshots_before
     assert list(Pair.objects.values().order_by("id")) == pairs_before
-    assert list(ValidationLabel.objects.values("pair_id", "position", "worker_id", "label").order_by("id")) == labels_before
+    assert (
+        list(ValidationLabel.objects.values("pair_id", "position", "worker_id", "label").order_by("id"))
+        == labels_before
+    )
     assert get_user_model().objects.get(username="researcher").password == password_before
     assert "already loaded: nothing created." in output
 
@@ -150,7 +169,9 @@ def test_demo_pairs_have_position_one_labels_and_consistent_counters():
         votes = Counter(label.label for label in labels)
         assert pair.label_count == len(labels)
         assert (pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes) == (
-            votes["entailment"], votes["neutral"], votes["contradiction"]
+            votes["entailment"],
+            votes["neutral"],
+            votes["contradiction"],
         )
         assert pair.gold_label == gold_from_votes(votes["entailment"], votes["neutral"], votes["contradiction"])
         if pair.premise.split in ("dev", "test"):
@@ -188,7 +209,13 @@ def test_demo_exports_a_snapshot_and_trains_every_demo_model_with_a_genre_matrix
     assert snapshot.status == "done"
     assert snapshot.row_count == Pair.objects.exclude(dataset__slug="mpe-demo").count()
     names = set(snapshot.files.values_list("name", flat=True))
-    assert {"train.jsonl", "dev_matched.jsonl", "dev_mismatched.jsonl", "test_matched.tsv", "test_mismatched.tsv"} <= names
+    assert {
+        "train.jsonl",
+        "dev_matched.jsonl",
+        "dev_mismatched.jsonl",
+        "test_matched.tsv",
+        "test_mismatched.tsv",
+    } <= names
     whole_data_runs = TrainingRun.objects.filter(config__train_genre=None)
     assert sorted(whole_data_runs.values_list("model", flat=True)) == sorted(DEMO_MODELS)
     assert set(TrainingRun.objects.values_list("status", flat=True)) == {"done"}

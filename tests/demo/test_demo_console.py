@@ -1,6 +1,7 @@
 """`make demo`'s console output is honest (issue 13 item 10): every number `load_demo` prints is
 the one the dashboard shows for the same database, tables are never cut off, and the command
 prints no stray library warnings."""
+
 import json
 import logging
 import re
@@ -33,9 +34,14 @@ def test_a_console_table_fits_its_longest_cell_in_every_column():
 
 
 def test_the_genre_matrix_prints_whole_genre_names():
-    table = {"train_genres": ["facetoface", "nineeleven"], "test_genres": ["facetoface", "nineeleven", "government"],
-             "accuracy": {"facetoface": {"facetoface": 0.5, "nineeleven": None, "government": 1.0},
-                          "nineeleven": {"facetoface": 0.25, "nineeleven": 0.125, "government": 0.0}}}
+    table = {
+        "train_genres": ["facetoface", "nineeleven"],
+        "test_genres": ["facetoface", "nineeleven", "government"],
+        "accuracy": {
+            "facetoface": {"facetoface": 0.5, "nineeleven": None, "government": 1.0},
+            "nineeleven": {"facetoface": 0.25, "nineeleven": 0.125, "government": 0.0},
+        },
+    }
     lines = format_matrix(table).split("\n")
     assert lines[0].split() == ["train", "\\", "test", "facetoface", "nineeleven", "government"]
     assert lines[1].split() == ["facetoface", "50.0", "-", "100.0"]
@@ -49,7 +55,7 @@ def printed_figures(output):
     header = lines[start]
     figures_at, address_at = header.index("figures"), header.index("address")
     rows = {}
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip() or line.startswith("The nudge"):
             break
         rows[line[:figures_at].strip()] = (line[figures_at:address_at].strip(), line[address_at:].strip())
@@ -87,7 +93,7 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
 
     def page(address):
         assert address.startswith(SITE + "/")  # the whole address, not cut off
-        response = client.get(address[len(SITE):])
+        response = client.get(address[len(SITE) :])
         assert response.status_code == 200, address
         return response.content.decode()
 
@@ -105,10 +111,16 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
 
     text, address = figures["artifacts"]
     artifacts = page(address)
-    overall = re.search(r'id="monitor-overall">.*?<strong data-value="[^"]*">([^<]+)</strong>.*?against '
-                        r'<strong>([^<]+)</strong>', artifacts, re.S)
+    overall = re.search(
+        r'id="monitor-overall">.*?<strong data-value="[^"]*">([^<]+)</strong>.*?against '
+        r"<strong>([^<]+)</strong>",
+        artifacts,
+        re.S,
+    )
     hypotheses = re.search(r"over ([\d,]+) hypotheses", artifacts).group(1)
-    assert text.startswith(f"hypothesis-only {overall.group(1)} vs majority {overall.group(2)} over {hypotheses} hypotheses")
+    assert text.startswith(
+        f"hypothesis-only {overall.group(1)} vs majority {overall.group(2)} over {hypotheses} hypotheses"
+    )
     flagged = text.split("flagged: ")[1].split(", ")
     table = re.search(r'id="table-flagged-writers">(.*?)</table>', artifacts, re.S).group(1)
     on_page = [Worker.objects.get(pk=pk).user.username for pk in re.findall(r'data-worker="(\d+)"', table)]
@@ -138,12 +150,17 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
     assert page(f"{SITE}/dashboard/training/{run.pk}/")
 
     # The nudge's figure: what the scoring endpoint answers for the same draft in the demo study.
-    p = float(re.search(rf'the draft "{re.escape(DEMO_DRAFT)}" written as a contradiction scores p=([\d.]+)', output).group(1))
+    p = float(
+        re.search(rf'the draft "{re.escape(DEMO_DRAFT)}" written as a contradiction scores p=([\d.]+)', output).group(1)
+    )
     client.logout()
     client.get(f"/study/{WRITING_STUDY['slug']}/?PROLIFIC_PID=console-pid&STUDY_ID=s&SESSION_ID=c1")
-    answer = client.post("/artifacts/score/", json.dumps({"text": DEMO_DRAFT, "label": "contradiction"}),
-                         content_type="application/json").json()
+    answer = client.post(
+        "/artifacts/score/", json.dumps({"text": DEMO_DRAFT, "label": "contradiction"}), content_type="application/json"
+    ).json()
     assert f"{answer['p']:.2f}" == f"{p:.2f}"
 
     # The closing table of links is whole too.
-    assert f"{SITE}/study/demo-validation/?PROLIFIC_PID=demo-pid-2&STUDY_ID=demo-study&SESSION_ID=demo-session-2" in output
+    assert (
+        f"{SITE}/study/demo-validation/?PROLIFIC_PID=demo-pid-2&STUDY_ID=demo-study&SESSION_ID=demo-session-2" in output
+    )

@@ -1,5 +1,6 @@
 """`make demo` shows qualification and aggregation: a qualified study whose link leads to its test,
 and a finished aggregation run on the dashboard; loading twice creates nothing new."""
+
 import re
 from io import StringIO
 

@@ -1,4 +1,5 @@
 """A small MultiNLI-like corpus built with the ORM, for the export and API tests."""
+
 import itertools
 
 import pytest
@@ -16,10 +17,20 @@ _ids = itertools.count(1)
 
 def add_pair(dataset, premise, hypothesis, labels, pair_id=None, needs_validation=None, parse=""):
     """A pair whose labels (author's first) are label rows 1..n, stored as an import stores them."""
-    (pair,) = create_pairs(dataset, premise.split, [Pair(
-        premise=premise, pair_id=pair_id or f"{premise.prompt_id}-{next(_ids)}", hypothesis=hypothesis, parse=parse,
-        author_label=labels[0],
-    )], [list(labels)])
+    (pair,) = create_pairs(
+        dataset,
+        premise.split,
+        [
+            Pair(
+                premise=premise,
+                pair_id=pair_id or f"{premise.prompt_id}-{next(_ids)}",
+                hypothesis=hypothesis,
+                parse=parse,
+                author_label=labels[0],
+            )
+        ],
+        [list(labels)],
+    )
     Pair.objects.filter(pk=pair.pk).update(
         needs_validation=len(labels) > 1 if needs_validation is None else needs_validation
     )

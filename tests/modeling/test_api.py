@@ -1,4 +1,5 @@
 """The REST API: researchers only, strict filters, stable cursors, snapshot exports through Celery."""
+
 import hashlib
 import json
 import shutil
@@ -66,7 +67,9 @@ def test_permissions_on_every_endpoint(small_corpus, api, worker_client):
 
 def test_post_starts_export_and_files_download(small_corpus, api, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = api.post("/api/snapshots/", {"datasets": ["mini"], "filters": {"splits": ["train", "dev"]}}, format="json")
+        response = api.post(
+            "/api/snapshots/", {"datasets": ["mini"], "filters": {"splits": ["train", "dev"]}}, format="json"
+        )
     assert response.status_code == 202
     body = response.json()
     assert body["status"] == "pending" and body["datasets"] == ["mini"] and body["files"] == []
@@ -78,7 +81,12 @@ def test_post_starts_export_and_files_download(small_corpus, api, django_capture
     detail = api.get(f"/api/snapshots/{body['id']}/").json()
     assert detail["status"] == "done" and detail["row_count"] == 7 and detail["progress"] == 1.0
     assert {f["name"] for f in detail["files"]} == {
-        "train.jsonl", "train.tsv", "dev_matched.jsonl", "dev_matched.tsv", "dev_mismatched.jsonl", "dev_mismatched.tsv"
+        "train.jsonl",
+        "train.tsv",
+        "dev_matched.jsonl",
+        "dev_matched.tsv",
+        "dev_mismatched.jsonl",
+        "dev_mismatched.tsv",
     }
     for entry in detail["files"]:
         download = api.get(f"/api/snapshots/{body['id']}/files/{entry['name']}")
@@ -115,7 +123,10 @@ def test_post_with_bad_request_names_the_fields(small_corpus, api):
         ("genre=letters", lambda p: p.filter(premise__genre__slug="letters")),
         ("split=dev", lambda p: p.filter(premise__split="dev")),
         ("gold_label=-", lambda p: p.filter(gold_label=NO_GOLD)),
-        ("gold_label=entailment&dataset=captions-only", lambda p: p.filter(gold_label="entailment", dataset__slug="captions-only")),
+        (
+            "gold_label=entailment&dataset=captions-only",
+            lambda p: p.filter(gold_label="entailment", dataset__slug="captions-only"),
+        ),
         ("validated=true", lambda p: p.filter(label_count__gte=5)),
         ("validated=false", lambda p: p.filter(label_count__lt=5)),
         ("min_labels=4", lambda p: p.filter(label_count__gte=4)),
@@ -134,7 +145,7 @@ def test_pair_fields(small_corpus, api):
     row = api.get(f"/api/pairs/{pair.pk}/").json()
     assert row["pairID"] == "123.jpg#0r1e" and row["promptID"] == "123.jpg#0" and row["genre"] == "captions"
     assert row["annotator_labels"] == FIVE_E and row["gold_label"] == "entailment" and row["split"] == "dev"
-    assert not any("worker" in key or "author" == key for key in row)
+    assert not any("worker" in key or key == "author" for key in row)
 
 
 @pytest.mark.parametrize(
@@ -159,10 +170,15 @@ def test_unknown_or_bad_query_parameter_is_400(small_corpus, api, query, name):
     assert name in response.json(), response.json()
 
 
-@pytest.mark.parametrize("url, name", [
-    ("/api/pairs/?dataset=nope", "dataset"), ("/api/pairs/?genre=nope", "genre"),
-    ("/api/stats/?dataset=nope", "dataset"), ("/api/training-runs/?snapshot=999", "snapshot"),
-])
+@pytest.mark.parametrize(
+    "url, name",
+    [
+        ("/api/pairs/?dataset=nope", "dataset"),
+        ("/api/pairs/?genre=nope", "genre"),
+        ("/api/stats/?dataset=nope", "dataset"),
+        ("/api/training-runs/?snapshot=999", "snapshot"),
+    ],
+)
 def test_a_well_formed_query_naming_an_unknown_object_is_404_naming_it(small_corpus, api, url, name):
     """Not 400: the request is well formed, the object is missing (what the schema documents)."""
     response = api.get(url)
@@ -180,7 +196,11 @@ def test_unknown_parameters_elsewhere_are_400(small_corpus, api):
 
 
 def test_stats_are_agreement_stats(small_corpus, api):
-    for query, kwargs in [("", {}), ("?dataset=mini", {"dataset": "mini"}), ("?dataset=mini&split=dev", {"dataset": "mini", "split": "dev"})]:
+    for query, kwargs in [
+        ("", {}),
+        ("?dataset=mini", {"dataset": "mini"}),
+        ("?dataset=mini&split=dev", {"dataset": "mini", "split": "dev"}),
+    ]:
         response = api.get(f"/api/stats/{query}")
         assert response.status_code == 200
         assert response.json() == json.loads(json.dumps(agreement_stats(**kwargs)))

@@ -1,4 +1,5 @@
 """Snapshots: MultiNLI-format files, byte-identical re-exports, all-or-nothing failures."""
+
 import csv
 import hashlib
 import json
@@ -42,12 +43,21 @@ def test_files_per_split_with_matched_and_mismatched(small_corpus):
     names = sorted(p.name for p in Path(snapshot.directory).iterdir())
     # 'mini' has a held-out genre: matched/mismatched; 'captions-only' has none: plain dev/test.
     assert names == sorted(
-        [f"{split}.{ext}"
-        for split in ["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"]
-        for ext in ["jsonl", "tsv"]] + ["manifest.json"]
+        [
+            f"{split}.{ext}"
+            for split in ["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"]
+            for ext in ["jsonl", "tsv"]
+        ]
+        + ["manifest.json"]
     )
-    rows = {name: read_jsonl(exported(snapshot, f"{name}.jsonl")) for name in ["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"]}
-    assert [len(rows[n]) for n in ["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"]] == [3, 2, 1, 2, 2, 1, 1]
+    rows = {
+        name: read_jsonl(exported(snapshot, f"{name}.jsonl"))
+        for name in ["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"]
+    }
+    assert [
+        len(rows[n])
+        for n in ["train", "dev", "test", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"]
+    ] == [3, 2, 1, 2, 2, 1, 1]
     assert {r["genre"] for r in rows["dev_mismatched"]} == {"letters"}
     assert {r["genre"] for r in rows["dev_matched"]} == {"fiction"}
     assert {r["genre"] for r in rows["dev"]} == {"captions"}
@@ -84,7 +94,7 @@ def test_pandas_reads_both_formats_back_unchanged(small_corpus):
         tsv = pd.read_csv(exported(snapshot, f"{split}.tsv"), sep="\t", keep_default_na=False, dtype=str)
         assert list(tsv.columns) == list(TSV_COLUMNS)
         assert len(tsv) == len(expected)
-        for row, record in zip(tsv.to_dict("records"), expected):
+        for row, record in zip(tsv.to_dict("records"), expected, strict=False):
             pair = pairs[record["pairID"]]
             assert row["sentence1"] == pair.premise.text == record["sentence1"]
             assert row["sentence2"] == pair.hypothesis == record["sentence2"]
@@ -127,9 +137,7 @@ def test_manifest_hashes_match_files_and_content_hash_is_reproducible(small_corp
 
 
 def test_filters_select_genres_splits_and_gold(small_corpus):
-    snapshot = export_snapshot(
-        create_snapshot(None, datasets=["mini"], filters={"splits": ["dev"], "gold_only": True})
-    )
+    snapshot = export_snapshot(create_snapshot(None, datasets=["mini"], filters={"splits": ["dev"], "gold_only": True}))
     names = {f.name for f in snapshot.files.all()}
     assert names == {"dev_matched.jsonl", "dev_matched.tsv", "dev_mismatched.jsonl", "dev_mismatched.tsv"}
     rows = read_jsonl(exported(snapshot, "dev_matched.jsonl")) + read_jsonl(exported(snapshot, "dev_mismatched.jsonl"))

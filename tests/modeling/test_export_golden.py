@@ -7,6 +7,7 @@ The manifest is compared whole except its "snapshot" id, which is the database's
 To accept an intended change: NLI_UPDATE_GOLDEN=1 pytest tests/modeling/test_export_golden.py,
 then read the diff of tests/golden/export/ before committing it.
 """
+
 import json
 import os
 from pathlib import Path
@@ -38,8 +39,9 @@ def fixed_corpus(db):
     captions = genre("captions")
 
     p = add_premise(mini, fiction, "train", 'He said "stop"\tand\tleft.', prompt_id="g-train-1")
-    add_pair(mini, p, "He left.", [L.ENTAILMENT], pair_id="g-train-1e", needs_validation=False,
-             parse="( ( He ) ( left . ) )")
+    add_pair(
+        mini, p, "He left.", [L.ENTAILMENT], pair_id="g-train-1e", needs_validation=False, parse="( ( He ) ( left . ) )"
+    )
     add_pair(mini, p, 'Nobody said "stop".', FIVE_C, pair_id="g-train-1c")
     add_pair(mini, p, "He may come back,\nlater.", SPLIT_VOTE, pair_id="g-train-1n")
     p = add_premise(mini, fiction, "train", "Ünïcödé: ß, 東京, emoji 🙂, and a backslash \\ .", prompt_id="g-train-2")

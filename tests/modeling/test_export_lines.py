@@ -1,5 +1,6 @@
 """The PostgreSQL export (lines made by the database) writes the same bytes as the Python path
 (export_record + json.dumps + csv.writer) on the same data: every file, every hash."""
+
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,9 @@ def files_of(snapshot):
 
 
 @pytest.mark.parametrize("unvalidated_gold", ["author", "-"])
-def test_database_lines_are_byte_identical_to_the_python_writer(small_corpus, make_worker, monkeypatch, unvalidated_gold):
+def test_database_lines_are_byte_identical_to_the_python_writer(
+    small_corpus, make_worker, monkeypatch, unvalidated_gold
+):
     from corpus.models import Dataset
 
     mini = Dataset.objects.get(slug="mini")
@@ -60,12 +63,20 @@ def test_progress_is_reported_per_page_on_the_database_path(small_corpus):
     assert seen == [(5, 12), (10, 12), (12, 12)]
 
 
-@pytest.mark.parametrize("filters, healed_rows", [
-    ({}, 2), ({"genres": ["fiction"], "splits": ["dev", "test"]}, 1), ({"gold_only": True}, 2),
-    ({"min_labels": 5, "splits": ["test"]}, 1), ({"full_agreement": True}, 0), ({"drop_ungrammatical": True}, 2),
-])
-def test_pages_with_and_without_replacement_labels_are_byte_identical(small_corpus, make_worker, monkeypatch, filters,
-                                                                       healed_rows):
+@pytest.mark.parametrize(
+    "filters, healed_rows",
+    [
+        ({}, 2),
+        ({"genres": ["fiction"], "splits": ["dev", "test"]}, 1),
+        ({"gold_only": True}, 2),
+        ({"min_labels": 5, "splits": ["test"]}, 1),
+        ({"full_agreement": True}, 0),
+        ({"drop_ungrammatical": True}, 2),
+    ],
+)
+def test_pages_with_and_without_replacement_labels_are_byte_identical(
+    small_corpus, make_worker, monkeypatch, filters, healed_rows
+):
     """A healed pair (a replacement label beyond position 5) takes the window-function labels query;
     the pages around it the window-free one. Small pages put both kinds in one export, and the
     premise filters (split, genre) are probed per pair on the database path."""
@@ -92,8 +103,9 @@ def test_pages_with_and_without_replacement_labels_are_byte_identical(small_corp
 
     first, second = Pair.objects.filter(hypothesis__in=["hypothesis 0", "hypothesis 2"]).order_by("pk")
     for pair, judgments in ((first, ["major", "major", "none"]), (second, ["major", "minor"])):
-        GrammaticalityJudgment.objects.bulk_create(GrammaticalityJudgment(pair=pair, judgment=Grammaticality(j))
-                                                   for j in judgments)
+        GrammaticalityJudgment.objects.bulk_create(
+            GrammaticalityJudgment(pair=pair, judgment=Grammaticality(j)) for j in judgments
+        )
 
     database = export_snapshot(create_snapshot(None, filters=filters), page_size=3)
     monkeypatch.setattr(services, "DATABASE_LINES", False)
@@ -107,13 +119,15 @@ def test_pages_with_and_without_replacement_labels_are_byte_identical(small_corp
         assert (b"hypothesis 0" in exported, b"hypothesis 2" in exported) == (not filters, True)
     # The healed pairs list their five counted labels in order, the excluded guesser's left out.
     jsonl = b"".join(content for name, content in files_of(database).items() if name.endswith(".jsonl")).decode()
-    assert jsonl.count('"annotator_labels": ["entailment", "entailment", "entailment", "neutral", "neutral"]') == healed_rows
+    assert (
+        jsonl.count('"annotator_labels": ["entailment", "entailment", "entailment", "neutral", "neutral"]')
+        == healed_rows
+    )
 
 
 def committed_corpus(make_worker):
     """Rows written straight to their tables, as a bulk load leaves them: nothing queues a task
     (the session's Celery worker would otherwise tag and refresh monitors beside the test)."""
-    from corpus.models import Premise
     from tests import factories
 
     corpus = Dataset.objects.create(slug="committed", name="committed")
@@ -123,16 +137,32 @@ def committed_corpus(make_worker):
     validators = [make_worker() for _ in range(5)]
     labels = []
     for index, text in enumerate(AWKWARD + [f"plain premise {n}" for n in range(6)]):
-        premise = factories.premise(corpus, letters if index % 2 else fiction, ["train", "dev", "test"][index % 3], text)
-        pair = Pair.objects.create(dataset=corpus, premise=premise, pair_id=f"c{index}", hypothesis=text[::-1] or "x",
-                                   author_label=Label.NEUTRAL, label_count=1, neutral_votes=1, parse=text)
+        premise = factories.premise(
+            corpus, letters if index % 2 else fiction, ["train", "dev", "test"][index % 3], text
+        )
+        pair = Pair.objects.create(
+            dataset=corpus,
+            premise=premise,
+            pair_id=f"c{index}",
+            hypothesis=text[::-1] or "x",
+            author_label=Label.NEUTRAL,
+            label_count=1,
+            neutral_votes=1,
+            parse=text,
+        )
         labels.append(ValidationLabel(pair=pair, position=1, label=Label.NEUTRAL))
         if index % 3:
             workers = [*validators[:3], excluded, validators[3]] if index % 4 == 1 else validators[:4]
             # index % 4 == 1: position 5 is an excluded worker's, position 6 its replacement (a healed pair).
             for position, worker in enumerate(workers, start=2):
-                labels.append(ValidationLabel(pair=pair, position=position, worker=worker,
-                                              label=[Label.ENTAILMENT, Label.CONTRADICTION][position % 2]))
+                labels.append(
+                    ValidationLabel(
+                        pair=pair,
+                        position=position,
+                        worker=worker,
+                        label=[Label.ENTAILMENT, Label.CONTRADICTION][position % 2],
+                    )
+                )
     ValidationLabel.objects.bulk_create(labels)
     return corpus
 

@@ -5,6 +5,7 @@ hypothesis-only model beat the majority class on held-out pairs; with hypotheses
 the label it must not, beyond sampling noise. Seeds are fixed and the held-out sets large enough
 that the margins below are several standard errors wide.
 """
+
 import pytest
 import torch
 
@@ -14,8 +15,17 @@ from modeling.training.loop import train
 from modeling.training.synthetic import synthetic_rows
 
 torch.set_num_threads(1)
-HYP_ONLY = {"embedding_dim": 16, "hidden_dim": 16, "dropout": 0.1, "lr": 0.01, "batch_size": 32,
-            "epochs": 6, "patience": 2, "seed": 5, "cpu_threads": 1}
+HYP_ONLY = {
+    "embedding_dim": 16,
+    "hidden_dim": 16,
+    "dropout": 0.1,
+    "lr": 0.01,
+    "batch_size": 32,
+    "epochs": 6,
+    "patience": 2,
+    "seed": 5,
+    "cpu_threads": 1,
+}
 N_TRAIN, N_DEV, N_TEST = 900, 300, 900  # test: a standard error of ~1.6 points
 
 

@@ -1,5 +1,6 @@
 """Training on MPE goes through snapshots: the four captions concatenated in their fixed order as
 sentence1 (the documented baseline), the item's gold label (the file's or a researcher's) as gold."""
+
 import json
 from pathlib import Path
 
@@ -19,11 +20,14 @@ def test_mpe_snapshot_concatenates_the_captions_in_order_and_keeps_adjudicated_g
     ensure_genres("captions")
     premises = tuple(mpe.MpePremise("9.jpg", n, f"Caption {n}.") for n in (3, 0, 4, 1))
     path = tmp_path / "mpe_dev.txt"
-    mpe.write_mpe(path, [
-        mpe.MpeItem(0, "1", premises, "A dog.", mpe.Judgments(1, 2, 2), "neutral"),  # 2-2-1: the file decides
-        mpe.MpeItem(0, "2", premises, "A cat.", mpe.Judgments(0, 1, 4), "contradiction"),
-        mpe.MpeItem(0, "3", premises, "A bird.", mpe.Judgments(3, 0, 2), "entailment"),  # 3-2 E/C
-    ])
+    mpe.write_mpe(
+        path,
+        [
+            mpe.MpeItem(0, "1", premises, "A dog.", mpe.Judgments(1, 2, 2), "neutral"),  # 2-2-1: the file decides
+            mpe.MpeItem(0, "2", premises, "A cat.", mpe.Judgments(0, 1, 4), "contradiction"),
+            mpe.MpeItem(0, "3", premises, "A bird.", mpe.Judgments(3, 0, 2), "entailment"),  # 3-2 E/C
+        ],
+    )
     import_mpe_file(path, "mpe")
     adjudicate(Pair.objects.get(pair_id="3"), "contradiction")  # a researcher overrules the majority
 
@@ -49,10 +53,19 @@ def test_majority_and_hypothesis_only_train_on_mpe_train_and_evaluate_on_dev(tmp
         mpe.write_mpe(tmp_path / f"mpe_{split}.txt", items)
         import_mpe_file(tmp_path / f"mpe_{split}.txt", "mpe")
     snapshot = export_snapshot(create_snapshot(None, datasets=["mpe"]))
-    fast = '{"embedding_dim": 8, "hidden_dim": 8, "epochs": 1, "batch_size": 16, "cpu_threads": 1, "embeddings": "random"}'
+    fast = (
+        '{"embedding_dim": 8, "hidden_dim": 8, "epochs": 1, "batch_size": 16, "cpu_threads": 1, "embeddings": "random"}'
+    )
     for model in ("majority", "hypothesis_only"):
-        call_command("train", "--snapshot", str(snapshot.pk), "--model", model, "--in-process",
-                     *(["--config", fast] if model == "hypothesis_only" else []))
+        call_command(
+            "train",
+            "--snapshot",
+            str(snapshot.pk),
+            "--model",
+            model,
+            "--in-process",
+            *(["--config", fast] if model == "hypothesis_only" else []),
+        )
     runs = {run.model: run for run in TrainingRun.objects.all()}
     assert {run.status for run in runs.values()} == {RunStatus.DONE}
     train_gold = Counter(Pair.objects.filter(premise__split="train").values_list("gold_label", flat=True))

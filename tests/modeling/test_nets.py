@@ -1,4 +1,5 @@
 """Each baseline can fit a tiny dataset, pads never change a prediction, and the registry is strict."""
+
 import pytest
 import torch
 
@@ -15,8 +16,17 @@ from modeling.training.loop import Trainer, resolve_config, train
 
 from .training_fixtures import learnable_rows
 
-TINY = {"embedding_dim": 16, "hidden_dim": 16, "dropout": 0.0, "lr": 0.01, "batch_size": 8,
-        "epochs": 25, "patience": 100, "seed": 3, "cpu_threads": 1}
+TINY = {
+    "embedding_dim": 16,
+    "hidden_dim": 16,
+    "dropout": 0.0,
+    "lr": 0.01,
+    "batch_size": 8,
+    "epochs": 25,
+    "patience": 100,
+    "seed": 3,
+    "cpu_threads": 1,
+}
 torch.set_num_threads(1)  # tiny models on a shared CPU: one thread is the fastest
 TRAINABLE = [name for name in NETS if name != "majority"]
 
@@ -39,11 +49,12 @@ def test_majority_predicts_the_most_frequent_train_label():
     for row in rows[:20]:
         row["gold_label"] = "neutral"
     train_ex = examples(rows)
-    expected = max(("entailment", "neutral", "contradiction"),
-                   key=lambda label: sum(r["gold_label"] == label for r in rows))
+    expected = max(
+        ("entailment", "neutral", "contradiction"), key=lambda label: sum(r["gold_label"] == label for r in rows)
+    )
     test_rows = learnable_rows(30, seed=5)
     data = SnapshotData(train=train_ex, evals={"test": examples(test_rows, "test")}, manifest={})
-    results, trainer = train(data, "majority", {})
+    results, _trainer = train(data, "majority", {})
     assert results["majority_label"] == expected == "neutral"
     share = sum(r["gold_label"] == expected for r in test_rows) / len(test_rows)
     assert results["accuracy"]["test"] == pytest.approx(share, abs=1e-6)

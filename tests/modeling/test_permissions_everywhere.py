@@ -9,6 +9,7 @@ permissions too, as Django's admin always does).
 The endpoints are read from the URL configuration, so an endpoint added later without a place
 here fails `test_every_api_route_is_covered`.
 """
+
 import pytest
 from django.urls import URLPattern, URLResolver, resolve, reverse
 from rest_framework.test import APIClient
@@ -23,14 +24,23 @@ METHODS = ["get", "post", "put", "patch", "delete", "head", "options"]
 def api_urls(snapshot_id, pair_id, run_id):
     return [
         "/api/",
-        "/api/snapshots/", f"/api/snapshots/{snapshot_id}/",
-        f"/api/snapshots/{snapshot_id}/files/train.jsonl", f"/api/snapshots/{snapshot_id}/files/manifest.json",
-        "/api/pairs/", f"/api/pairs/{pair_id}/",
-        "/api/training-runs/", f"/api/training-runs/{run_id}/", f"/api/training-runs/{run_id}/checkpoint/",
-        "/api/stats/", "/api/schema/", "/api/docs/",
+        "/api/snapshots/",
+        f"/api/snapshots/{snapshot_id}/",
+        f"/api/snapshots/{snapshot_id}/files/train.jsonl",
+        f"/api/snapshots/{snapshot_id}/files/manifest.json",
+        "/api/pairs/",
+        f"/api/pairs/{pair_id}/",
+        "/api/training-runs/",
+        f"/api/training-runs/{run_id}/",
+        f"/api/training-runs/{run_id}/checkpoint/",
+        "/api/stats/",
+        "/api/schema/",
+        "/api/docs/",
         # The GPU nodes' API takes a worker token only (tests/modeling/gpu_node); nobody else gets in.
-        *(f"/api/worker/runs/{run_id}/{action}" for action in ("", "claim/", "progress/", "checkpoint/", "finish/",
-                                                                "fail/")),
+        *(
+            f"/api/worker/runs/{run_id}/{action}"
+            for action in ("", "claim/", "progress/", "checkpoint/", "finish/", "fail/")
+        ),
     ]
 
 
@@ -64,9 +74,15 @@ def counts():
     from corpus.models import Adjudication, ValidationLabel
     from quality.models import AggregationRun, BonusEntry, ReferenceLabel
 
-    return (Snapshot.objects.count(), TrainingRun.objects.count(), AggregationRun.objects.count(),
-            Adjudication.objects.count(), BonusEntry.objects.count(), ReferenceLabel.objects.count(),
-            ValidationLabel.objects.count())
+    return (
+        Snapshot.objects.count(),
+        TrainingRun.objects.count(),
+        AggregationRun.objects.count(),
+        Adjudication.objects.count(),
+        BonusEntry.objects.count(),
+        ReferenceLabel.objects.count(),
+        ValidationLabel.objects.count(),
+    )
 
 
 def test_every_api_route_is_covered(objects):
@@ -106,10 +122,14 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     names = [pattern.name for pattern in urls.urlpatterns]
     assert {"snapshots", "training", "report_action"} <= set(names)  # the forms
     premise_id = Pair.objects.first().premise_id
-    arguments = {"training_detail": {"run_id": objects["run_id"]}, "report_action": {"premise_id": premise_id},
-                 "aggregation_detail": {"run_id": 1},
-                 "mpe_adjudicate": {"pair_id": Pair.objects.first().pk},
-                 "bonus_pay": {"slug": "any-study"}, "bonus_export": {"slug": "any-study", "market": "prolific"}}
+    arguments = {
+        "training_detail": {"run_id": objects["run_id"]},
+        "report_action": {"premise_id": premise_id},
+        "aggregation_detail": {"run_id": 1},
+        "mpe_adjudicate": {"pair_id": Pair.objects.first().pk},
+        "bonus_pay": {"slug": "any-study"},
+        "bonus_export": {"slug": "any-study", "market": "prolific"},
+    }
     forms["report_action"] = {"action": "retire"}
     forms["mpe_adjudicate"] = {"label": "entailment"}
     for name in names:
@@ -135,10 +155,13 @@ def test_a_staff_account_without_superuser_is_a_researcher(objects, client, staf
     assert api.get(f"/api/snapshots/{objects['snapshot_id']}/").json()["id"] == objects["snapshot_id"]
 
 
-@pytest.mark.parametrize("flags", [
-    {"is_staff": False, "is_superuser": True},   # superuser without staff: not a researcher
-    {"is_staff": True, "is_active": False},      # a staff account switched off
-])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"is_staff": False, "is_superuser": True},  # superuser without staff: not a researcher
+        {"is_staff": True, "is_active": False},  # a staff account switched off
+    ],
+)
 def test_accounts_the_rule_does_not_make_researchers_are_refused(objects, client, django_user_model, flags):
     user = django_user_model.objects.create_user("not-researcher", password="pass-1-not-r", **flags)
     client.force_login(user)

@@ -5,6 +5,7 @@ says: it stops at its next heartbeat, its finish never overwrites the reaped sta
 an earlier attempt is skipped after a requeue, too many restarts fail the run, and a worker's cold
 shutdown fails the runs it was training.
 """
+
 import os
 import signal
 from datetime import timedelta
@@ -28,8 +29,15 @@ from .training_fixtures import follow, learnable_rows, make_snapshot
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
 
 # Long enough to be caught running (thousands of steps), short enough to finish when let run.
-LONG = {"embedding_dim": 16, "hidden_dim": 16, "batch_size": 8, "lr": 0.01, "cpu_threads": 1, "epochs": 3,
-        "patience": 3}
+LONG = {
+    "embedding_dim": 16,
+    "hidden_dim": 16,
+    "batch_size": 8,
+    "lr": 0.01,
+    "cpu_threads": 1,
+    "epochs": 3,
+    "patience": 3,
+}
 
 
 @pytest.fixture
@@ -44,8 +52,11 @@ def snapshot(tmp_path):
 
 
 def running_on_the_worker(run_id):
-    wait_for(lambda: TrainingRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, step__gt=0).exists(),
-             timeout=120, message="the run to be training on the worker")
+    wait_for(
+        lambda: TrainingRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, step__gt=0).exists(),
+        timeout=120,
+        message="the run to be training on the worker",
+    )
     return TrainingRun.objects.get(pk=run_id)
 
 
@@ -82,14 +93,22 @@ def test_after_a_requeue_the_old_attempt_stops_the_new_one_finishes_and_an_old_m
     assert again.get(timeout=60) == {"run": run.pk, "status": RunStatus.DONE}
     unchanged = TrainingRun.objects.get(pk=run.pk)
     assert (unchanged.finished_at, unchanged.results, unchanged.celery_task_id) == (
-        done.finished_at, done.results, done.celery_task_id)
+        done.finished_at,
+        done.results,
+        done.celery_task_id,
+    )
 
 
 def test_a_run_requeued_past_max_restarts_is_failed_by_the_worker(worker, snapshot, settings):
     # The worker runs with the default TRAINING_MAX_RESTARTS=2: this is the third loss.
     run = TrainingRun.objects.create(
-        snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow", config=resolve_config("cbow", {}),
-        status=RunStatus.RUNNING, worker_hostname="gpu9@lost", results={"restarts": 2},
+        snapshot=snapshot,
+        snapshot_hash=snapshot.content_hash,
+        model="cbow",
+        config=resolve_config("cbow", {}),
+        status=RunStatus.RUNNING,
+        worker_hostname="gpu9@lost",
+        results={"restarts": 2},
         heartbeat_at=timezone.now() - timedelta(hours=1),
     )
     assert reap_stale_runs(minutes=10, requeue=True) == [run.pk]
@@ -121,6 +140,9 @@ def test_a_cold_shutdown_fails_the_run_its_worker_was_training(worker, snapshot,
             stop_celery_worker(second, signal.SIGKILL)
         app.control.add_consumer("gpu", destination=[worker.nodename], reply=True, timeout=10)
     # The message the cold shutdown left unacknowledged comes back to the session's worker, which skips it.
-    wait_for(lambda: run.celery_task_id in worker.log_path.read_text(), timeout=120,
-             message="the returned message to reach the session's worker")
+    wait_for(
+        lambda: run.celery_task_id in worker.log_path.read_text(),
+        timeout=120,
+        message="the returned message to reach the session's worker",
+    )
     assert TrainingRun.objects.get(pk=run.pk).error == failed.error

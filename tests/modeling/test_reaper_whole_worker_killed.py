@@ -7,6 +7,7 @@ PostgreSQL + Redis + real processes: the victim worker (gpu queue), a worker for
 queue (where the reaper task runs, with a short TRAINING_STALE_MINUTES) and `celery beat` (with a
 short REAPER_INTERVAL_SECONDS). The session's worker stops consuming both queues meanwhile.
 """
+
 import os
 import signal
 import subprocess
@@ -19,8 +20,7 @@ from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import launch_training_run
 from tests.conftest import REPO_ROOT, celery_subprocess_env, start_celery_worker, stop_celery_worker, wait_for
 
-from .test_reaper_live_worker import LONG, running_on_the_worker
-from .test_reaper_live_worker import snapshot, worker  # noqa: F401 - fixtures
+from .test_reaper_live_worker import LONG, running_on_the_worker, snapshot, worker  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker, pytest.mark.slow]
 
@@ -33,7 +33,10 @@ def start_celery_beat(tmp_path, extra_env):
     celery = str(Path(sys.executable).parent / "celery")
     process = subprocess.Popen(
         [celery, "-A", "annotation_site", "beat", "-l", "info", "-s", str(tmp_path / "beat-schedule")],
-        cwd=REPO_ROOT, env=celery_subprocess_env(extra_env), stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO_ROOT,
+        env=celery_subprocess_env(extra_env),
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     process.log, process.log_path = log, tmp_path / "beat.log"
@@ -62,8 +65,12 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
     victim = reaper_host = beat = None
     try:
         victim = start_celery_worker(f"victim-{os.getpid()}", "gpu", tmp_path / "victim.log")
-        reaper_host = start_celery_worker(f"reaper-{os.getpid()}", "default", tmp_path / "reaper.log",
-                                          extra_env={"TRAINING_STALE_MINUTES": str(STALE_MINUTES)})
+        reaper_host = start_celery_worker(
+            f"reaper-{os.getpid()}",
+            "default",
+            tmp_path / "reaper.log",
+            extra_env={"TRAINING_STALE_MINUTES": str(STALE_MINUTES)},
+        )
         beat = start_celery_beat(tmp_path, {"REAPER_INTERVAL_SECONDS": str(INTERVAL_SECONDS)})
 
         run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
@@ -73,9 +80,12 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
         assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.RUNNING  # nothing caught the kill
 
         # No human: beat sends the reaper task, the default-queue worker runs it once the heartbeat is stale.
-        wait_for(lambda: TrainingRun.objects.filter(pk=run.pk, status=RunStatus.FAILED).exists(),
-                 timeout=STALE_MINUTES * 60 + INTERVAL_SECONDS + 120, interval=1,
-                 message="the scheduled reaper to fail the run of the killed worker")
+        wait_for(
+            lambda: TrainingRun.objects.filter(pk=run.pk, status=RunStatus.FAILED).exists(),
+            timeout=STALE_MINUTES * 60 + INTERVAL_SECONDS + 120,
+            interval=1,
+            message="the scheduled reaper to fail the run of the killed worker",
+        )
         failed = TrainingRun.objects.get(pk=run.pk)
         assert failed.error.startswith(f"worker lost: no heartbeat from {victim.nodename}"), failed.error
         assert failed.finished_at is not None

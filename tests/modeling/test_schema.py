@@ -1,4 +1,5 @@
 """The OpenAPI schema, the Swagger UI (served locally, no CDN) and a short schemathesis run."""
+
 import re
 
 import pytest
@@ -9,9 +10,9 @@ from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
-from schemathesis.generation import GenerationMode
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+from schemathesis.generation import GenerationMode
 
 from modeling.snapshots.services import create_snapshot, export_snapshot
 
@@ -29,7 +30,13 @@ def test_schema_lists_the_api(researcher, token):
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     paths = set(schema["paths"])
-    assert {"/api/snapshots/", "/api/snapshots/{id}/", "/api/snapshots/{id}/files/{name}", "/api/pairs/", "/api/stats/"} <= paths
+    assert {
+        "/api/snapshots/",
+        "/api/snapshots/{id}/",
+        "/api/snapshots/{id}/files/{name}",
+        "/api/pairs/",
+        "/api/stats/",
+    } <= paths
     pair_params = {p["name"] for p in schema["paths"]["/api/pairs/"]["get"]["parameters"]}
     assert {"dataset", "genre", "split", "gold_label", "validated", "min_labels", "cursor", "page_size"} <= pair_params
     assert "202" in schema["paths"]["/api/snapshots/"]["post"]["responses"]
@@ -61,12 +68,24 @@ def test_swagger_ui_uses_only_local_static_files(researcher):
 
 
 # Every check of `schemathesis run --checks all` that judges one request and its response.
-ALL_CHECKS = [getattr(schemathesis_checks, name) for name in (
-    "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance",
-    "response_schema_conformance", "negative_data_rejection", "positive_data_acceptance", "missing_required_header",
-    "unsupported_method", "allow_header_conformance", "use_after_free", "ensure_resource_availability",
-    "ignored_auth",
-)]
+ALL_CHECKS = [
+    getattr(schemathesis_checks, name)
+    for name in (
+        "not_a_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_headers_conformance",
+        "response_schema_conformance",
+        "negative_data_rejection",
+        "positive_data_acceptance",
+        "missing_required_header",
+        "unsupported_method",
+        "allow_header_conformance",
+        "use_after_free",
+        "ensure_resource_availability",
+        "ignored_auth",
+    )
+]
 
 
 def test_schemathesis_with_all_checks_finds_nothing(small_corpus, token):
@@ -110,9 +129,10 @@ def run_schemathesis(headers, max_examples=8):
             def call(case):
                 try:
                     response = case.call_and_validate(headers=headers, checks=ALL_CHECKS)
-                except Exception as failure:  # noqa: BLE001 - every failure is collected and shown
-                    failures.append(f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:200]}: "
-                                    f"{str(failure)[:800]}")
+                except Exception as failure:
+                    failures.append(
+                        f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:200]}: {str(failure)[:800]}"
+                    )
                     return
                 checked.append((case.method.upper(), operation.path, response.status_code))
 

@@ -1,6 +1,7 @@
 """Snapshots follow the label scheme: two-way and ordinal labels written in the scheme's words,
 the scheme stated in the manifest, one scheme per snapshot, DNC's full-agreement rule and the
 grammaticality filter."""
+
 import json
 from pathlib import Path
 
@@ -81,8 +82,13 @@ def test_full_agreement_on_ordinal_data_needs_the_same_rating():
     premise = add_premise(dataset, genre("kg"), "dev", "Paris is in France.")
     made = {}
     for pair_id, ratings in {"same": [5, 5, 5], "mixed": [2, 3, 1]}.items():
-        (pair,) = create_pairs(dataset, "dev", [Pair(premise=premise, pair_id=pair_id, hypothesis=pair_id, author_label=N if ratings[0] < 5 else E)],
-                               [[N if ratings[0] < 5 else E]], ordinals=[[ratings[0]]])
+        (pair,) = create_pairs(
+            dataset,
+            "dev",
+            [Pair(premise=premise, pair_id=pair_id, hypothesis=pair_id, author_label=N if ratings[0] < 5 else E)],
+            [[N if ratings[0] < 5 else E]],
+            ordinals=[[ratings[0]]],
+        )
         for rating in ratings[1:]:
             add_label(pair, E if rating == 5 else N, ordinal=rating)
         made[pair_id] = pair
@@ -97,11 +103,17 @@ def test_drop_ungrammatical_leaves_out_hypotheses_most_judges_found_badly_broken
     dataset = two_way_corpus()
     bad, fine = Pair.objects.get(pair_id="d-unanimous"), Pair.objects.get(pair_id="d-split")
     workers = [make_worker(f"judge{i}") for i in range(3)]
-    for worker, judgment in zip(workers, [Grammaticality.MAJOR, Grammaticality.MAJOR, Grammaticality.MINOR]):
+    for worker, judgment in zip(
+        workers, [Grammaticality.MAJOR, Grammaticality.MAJOR, Grammaticality.MINOR], strict=False
+    ):
         GrammaticalityJudgment.objects.create(pair=bad, worker=worker, judgment=judgment)
-    for worker, judgment in zip(workers, [Grammaticality.MAJOR, Grammaticality.NONE, Grammaticality.MINOR]):
+    for worker, judgment in zip(
+        workers, [Grammaticality.MAJOR, Grammaticality.NONE, Grammaticality.MINOR], strict=False
+    ):
         GrammaticalityJudgment.objects.create(pair=fine, worker=worker, judgment=judgment)
-    kept = rows(export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"drop_ungrammatical": True})), "dev")
+    kept = rows(
+        export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"drop_ungrammatical": True})), "dev"
+    )
     assert "d-unanimous" not in kept and "d-split" in kept and "d-single" in kept
 
 

@@ -1,4 +1,5 @@
 """Snapshot reading, batching, mixing, evaluation, embeddings, launching, the reaper, the API and commands."""
+
 import json
 import random
 from datetime import timedelta
@@ -109,8 +110,9 @@ def test_evaluation_excludes_no_gold_and_reports_genres_labels_and_confusion():
     assert report["per_genre"] == {"fiction": {"n": 2, "accuracy": 0.5}, "letters": {"n": 1, "accuracy": 1.0}}
     assert report["per_label"]["neutral"] == {"n": 1, "accuracy": 0.0}
     assert report["confusion"]["matrix"] == [[1, 0, 0], [1, 0, 0], [0, 0, 1]]
-    results = summarize({"dev_matched": (exs[:2], [0, 0]), "dev_mismatched": (exs[2:], [2, 1]),
-                         "test_matched": (exs[:1], [0])})
+    results = summarize(
+        {"dev_matched": (exs[:2], [0, 0]), "dev_mismatched": (exs[2:], [2, 1]), "test_matched": (exs[:1], [0])}
+    )
     assert results["matched"] == {"dev": 0.5, "test": 1.0}
     assert results["mismatched"] == {"dev": 1.0}
     assert results["dev"]["n"] == 3 and set(results["dev"]["per_genre"]) == {"fiction", "letters"}
@@ -143,6 +145,7 @@ def test_snapshot_reader_checks_files_against_the_manifest(tmp_path):
 
 
 # --- runs through the service, on the real worker where there is one -------------------------
+
 
 @pytest.fixture
 def task_runner(transactional_db, celery_worker_process):
@@ -177,11 +180,14 @@ def test_a_run_trains_evaluates_and_records_everything(task_runner, tmp_path, re
         assert run.worker_hostname.startswith("test-")
 
 
-@pytest.mark.parametrize("damage, message", [
-    ("bad_json", "train.jsonl line 3: invalid JSON"),
-    ("missing_file", "test_matched.jsonl is listed in manifest.json but missing"),
-    ("hash", "hash mismatch"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("bad_json", "train.jsonl line 3: invalid JSON"),
+        ("missing_file", "test_matched.jsonl is listed in manifest.json but missing"),
+        ("hash", "hash mismatch"),
+    ],
+)
 def test_a_corrupt_snapshot_fails_the_run_with_the_reason(task_runner, tmp_path, damage, message):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=10, n_eval=4))
     folder = tmp_path / "snap"
@@ -225,11 +231,21 @@ def test_launch_refuses_unfinished_snapshots_and_bad_configs(db, tmp_path):
 def test_the_reaper_fails_runs_without_heartbeat_and_spares_live_ones(db, tmp_path):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=6, n_eval=3))
     now = timezone.now()
-    lost = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status=RunStatus.RUNNING,
-                                      worker_hostname="gpu1@node", started_at=now - timedelta(hours=1),
-                                      heartbeat_at=now - timedelta(minutes=30))
-    alive = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status=RunStatus.RUNNING,
-                                       started_at=now - timedelta(hours=1), heartbeat_at=now - timedelta(seconds=5))
+    lost = TrainingRun.objects.create(
+        snapshot=snapshot,
+        model="cbow",
+        status=RunStatus.RUNNING,
+        worker_hostname="gpu1@node",
+        started_at=now - timedelta(hours=1),
+        heartbeat_at=now - timedelta(minutes=30),
+    )
+    alive = TrainingRun.objects.create(
+        snapshot=snapshot,
+        model="cbow",
+        status=RunStatus.RUNNING,
+        started_at=now - timedelta(hours=1),
+        heartbeat_at=now - timedelta(seconds=5),
+    )
     queued = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status=RunStatus.QUEUED)
     assert reap_stale_runs(minutes=10) == [lost.pk]
     lost.refresh_from_db()
@@ -244,9 +260,14 @@ def test_the_reaper_fails_runs_without_heartbeat_and_spares_live_ones(db, tmp_pa
 
 def test_the_reaper_can_requeue_and_the_run_then_completes(task_runner, tmp_path):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=20, n_eval=5))
-    run = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow",
-                                     config=resolve_config("cbow", FAST), status=RunStatus.RUNNING,
-                                     heartbeat_at=timezone.now() - timedelta(hours=2))
+    run = TrainingRun.objects.create(
+        snapshot=snapshot,
+        snapshot_hash=snapshot.content_hash,
+        model="cbow",
+        config=resolve_config("cbow", FAST),
+        status=RunStatus.RUNNING,
+        heartbeat_at=timezone.now() - timedelta(hours=2),
+    )
     old_task_id = run.celery_task_id
     assert reap_stale_runs(minutes=10, requeue=True) == [run.pk]
     # The requeued message (a new task id) runs in this process or on the worker's gpu queue.
@@ -258,15 +279,20 @@ def test_the_reaper_can_requeue_and_the_run_then_completes(task_runner, tmp_path
 
 # --- API and commands ----------------------------------------------------------------------
 
-def test_api_lists_creates_and_retrieves_runs_for_researchers_only(task_runner, tmp_path, client, researcher,
-                                                                  make_worker):
+
+def test_api_lists_creates_and_retrieves_runs_for_researchers_only(
+    task_runner, tmp_path, client, researcher, make_worker
+):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=20, n_eval=5))
     worker = make_worker()
     client.force_login(worker.user)
     assert client.get("/api/training-runs/").status_code == 403
     client.force_login(researcher)
-    created = client.post("/api/training-runs/", {"snapshot": snapshot.pk, "model": "majority", "config": {}},
-                          content_type="application/json")
+    created = client.post(
+        "/api/training-runs/",
+        {"snapshot": snapshot.pk, "model": "majority", "config": {}},
+        content_type="application/json",
+    )
     assert created.status_code == 202, created.content
     follow(created.json()["id"])
     body = client.get(f"/api/training-runs/{created.json()['id']}/").json()
@@ -274,15 +300,26 @@ def test_api_lists_creates_and_retrieves_runs_for_researchers_only(task_runner, 
     assert body["created_by"] == researcher.username and body["progress"] == 1.0
     listing = client.get("/api/training-runs/", {"status": "done"}).json()
     assert [r["id"] for r in listing["results"]] == [body["id"]]
-    bad = client.post("/api/training-runs/", {"snapshot": snapshot.pk, "model": "cbow", "config": {"lr": "fast"}},
-                      content_type="application/json")
+    bad = client.post(
+        "/api/training-runs/",
+        {"snapshot": snapshot.pk, "model": "cbow", "config": {"lr": "fast"}},
+        content_type="application/json",
+    )
     assert bad.status_code == 400 and "lr" in bad.content.decode()
 
 
 def test_train_command_runs_in_process_with_progress(db, tmp_path, capsys):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=30, n_eval=6))
-    call_command("train", "--snapshot", str(snapshot.pk), "--model", "hypothesis_only",
-                 "--config", json.dumps(FAST), "--in-process")
+    call_command(
+        "train",
+        "--snapshot",
+        str(snapshot.pk),
+        "--model",
+        "hypothesis_only",
+        "--config",
+        json.dumps(FAST),
+        "--in-process",
+    )
     out = capsys.readouterr()
     run = TrainingRun.objects.get()
     assert run.status == RunStatus.DONE and run.model == "hypothesis_only"
@@ -291,11 +328,25 @@ def test_train_command_runs_in_process_with_progress(db, tmp_path, capsys):
 
 
 def test_genre_matrix_fills_a_train_genre_by_test_genre_table(db, tmp_path, settings):
-    splits = {"train": learnable_rows(60, 1), "dev_matched": learnable_rows(15, 2), "test_matched": learnable_rows(25, 3)}
+    splits = {
+        "train": learnable_rows(60, 1),
+        "dev_matched": learnable_rows(15, 2),
+        "test_matched": learnable_rows(25, 3),
+    }
     snapshot = make_snapshot(tmp_path / "snap", splits)
     out = StringIO()
-    call_command("genre_matrix", "--snapshot", str(snapshot.pk), "--model", "cbow",
-                 "--genres", "fiction,travel", "--config", json.dumps(FAST), stdout=out)
+    call_command(
+        "genre_matrix",
+        "--snapshot",
+        str(snapshot.pk),
+        "--model",
+        "cbow",
+        "--genres",
+        "fiction,travel",
+        "--config",
+        json.dumps(FAST),
+        stdout=out,
+    )
     runs = TrainingRun.objects.order_by("pk")
     assert [r.config["train_genre"] for r in runs] == ["fiction", "travel"]
     assert all(r.status == RunStatus.DONE for r in runs)

@@ -1,5 +1,6 @@
 """Training configs are validated with bounds, and embeddings come from named sources or files
 under EMBEDDINGS_DIR only (pure: no Django, no torch)."""
+
 import math
 
 import pytest
@@ -56,8 +57,18 @@ def test_bad_configs_are_refused_with_a_message(config, message, monkeypatch, tm
 
 def test_good_configs_resolve_to_typed_values(monkeypatch, tmp_path):
     monkeypatch.setenv("EMBEDDINGS_DIR", str(tmp_path))
-    config = resolve_config("cbow", {"max_len": "64", "seed": 7, "cpu_threads": 2, "lr": "0.002", "epochs": 3.0,
-                                     "max_minutes": 5, "embeddings": "glove.txt"})
+    config = resolve_config(
+        "cbow",
+        {
+            "max_len": "64",
+            "seed": 7,
+            "cpu_threads": 2,
+            "lr": "0.002",
+            "epochs": 3.0,
+            "max_minutes": 5,
+            "embeddings": "glove.txt",
+        },
+    )
     assert (config["max_len"], config["seed"], config["cpu_threads"], config["epochs"]) == (64, 7, 2, 3)
     assert math.isclose(config["lr"], 0.002) and config["max_minutes"] == 5.0
     assert config["embeddings"] == str((tmp_path / "glove.txt").resolve())

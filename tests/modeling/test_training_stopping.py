@@ -1,5 +1,6 @@
 """When a run stops before its last epoch: early stopping on dev (`patience`) and the time limit
 (`max_minutes`). The clock of the time limit is the loop's, driven by the test: no sleeps."""
+
 import pytest
 import torch
 
@@ -14,7 +15,11 @@ FAST = {"embedding_dim": 8, "hidden_dim": 8, "batch_size": 16, "lr": 0.05, "cpu_
 
 @pytest.fixture
 def data(tmp_path):
-    splits = {"train": learnable_rows(120, 1), "dev_matched": learnable_rows(30, 2), "test_matched": learnable_rows(30, 3)}
+    splits = {
+        "train": learnable_rows(120, 1),
+        "dev_matched": learnable_rows(30, 2),
+        "test_matched": learnable_rows(30, 3),
+    }
     write_snapshot_files(tmp_path / "snap", splits)
     return load_snapshot(tmp_path / "snap")
 
@@ -27,7 +32,7 @@ def test_early_stopping_ends_patience_epochs_after_the_best_dev_score_and_keeps_
     assert results["stopped_by"] == "early stopping"
     assert results["epochs_run"] == len(history) == best + 2 < 40
     # The best epoch beats every earlier one; the `patience` epochs after it do not beat it.
-    assert all(dev[best - 1] > score for score in dev[:best - 1])
+    assert all(dev[best - 1] > score for score in dev[: best - 1])
     assert all(score <= dev[best - 1] for score in dev[best:])
     # What is kept and evaluated is the best epoch's model, not the last one's.
     assert torch.load(checkpoint, weights_only=False)["epoch"] == best
@@ -50,12 +55,15 @@ class Clock:
         return self.now
 
 
-@pytest.mark.parametrize("max_minutes, epochs_run, stopped_by", [
-    (2.5, 3, "max_minutes"),   # 61 s an epoch: over 150 s after the third epoch
-    (0.5, 1, "max_minutes"),   # the first epoch always ends
-    (None, 6, "epochs"),       # no limit: every epoch
-    (10, 6, "epochs"),         # a limit never reached
-])
+@pytest.mark.parametrize(
+    "max_minutes, epochs_run, stopped_by",
+    [
+        (2.5, 3, "max_minutes"),  # 61 s an epoch: over 150 s after the third epoch
+        (0.5, 1, "max_minutes"),  # the first epoch always ends
+        (None, 6, "epochs"),  # no limit: every epoch
+        (10, 6, "epochs"),  # a limit never reached
+    ],
+)
 def test_the_time_limit_stops_after_the_epoch_that_crosses_it(data, monkeypatch, max_minutes, epochs_run, stopped_by):
     clock = Clock()
     monkeypatch.setattr(loop, "time", clock)
@@ -79,8 +87,9 @@ def test_the_command_line_bar_of_a_run_stopped_early_ends_at_what_really_ran():
     from modeling.models import RunStatus, TrainingRun
 
     stream = io.StringIO()
-    run = TrainingRun(status=RunStatus.DONE, step=40, total_steps=40,
-                      results={"stopped_by": "early stopping", "epochs_run": 4})
+    run = TrainingRun(
+        status=RunStatus.DONE, step=40, total_steps=40, results={"stopped_by": "early stopping", "epochs_run": 4}
+    )
     with tqdm(total=100, unit="step", file=stream, ascii=True) as bar:
         bar.update(40)  # 4 of 10 planned epochs ran
         finish_bar(bar, run)

@@ -1,5 +1,6 @@
 """Training on a two-way snapshot: the label set comes from the manifest (entailed / not-entailed),
 two output classes, results and checkpoints named in the scheme's words."""
+
 import pytest
 import torch
 
@@ -25,8 +26,14 @@ def two_way_snapshot():
         for i in range(count):
             # The hypothesis gives the label away, so a hypothesis-only model can learn it.
             liked = i % 2 == 0
-            add_pair(dataset, premise, f"Ann {'liked' if liked else 'did not like'} item {i} .",
-                     [E if liked else N], pair_id=f"{split}{i}", needs_validation=False)
+            add_pair(
+                dataset,
+                premise,
+                f"Ann {'liked' if liked else 'did not like'} item {i} .",
+                [E if liked else N],
+                pair_id=f"{split}{i}",
+                needs_validation=False,
+            )
     return export_snapshot(create_snapshot(None, datasets=["liked"], filters={"unvalidated_gold": "author-all"}))
 
 

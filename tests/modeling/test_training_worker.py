@@ -4,6 +4,7 @@ With a broker, `celery_worker_process` is a worker subprocess consuming the `gpu
 run's progress, results and failures reach the database from that process. Without one, the
 same tests run the task eagerly when the launch transaction commits.
 """
+
 import os
 import signal
 from pathlib import Path
@@ -21,11 +22,16 @@ SMALL = {"embedding_dim": 16, "hidden_dim": 16, "batch_size": 32, "lr": 0.01, "c
 
 
 @pytest.mark.celery_worker
-def test_a_worker_trains_a_run_and_reports_progress_and_results(transactional_db, tmp_path, researcher,
-                                                                 celery_worker_process):
-    splits = {"train": learnable_rows(1500, 1), "dev_matched": learnable_rows(200, 2),
-              "dev_mismatched": learnable_rows(100, 3), "test_matched": learnable_rows(200, 4),
-              "test_mismatched": learnable_rows(100, 5)}
+def test_a_worker_trains_a_run_and_reports_progress_and_results(
+    transactional_db, tmp_path, researcher, celery_worker_process
+):
+    splits = {
+        "train": learnable_rows(1500, 1),
+        "dev_matched": learnable_rows(200, 2),
+        "dev_mismatched": learnable_rows(100, 3),
+        "test_matched": learnable_rows(200, 4),
+        "test_mismatched": learnable_rows(100, 5),
+    }
     snapshot = make_snapshot(tmp_path / "snap", splits, researcher)
     run = launch_training_run(snapshot, "bilstm", dict(SMALL, epochs=4, patience=4), researcher)
     run, seen = follow(run.pk)
@@ -65,8 +71,11 @@ def test_a_killed_worker_child_never_leaves_the_run_running(transactional_db, tm
     rows = synthetic_rows(3000, seed=4)
     snapshot = make_snapshot(tmp_path / "snap", {"train": rows, "dev": synthetic_rows(300, seed=5)})
     run = launch_training_run(snapshot, "bilstm", dict(SMALL, epochs=3, patience=3))
-    wait_for(lambda: TrainingRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, step__gt=0).exists(),
-             timeout=90, message="the run to start on the worker")
+    wait_for(
+        lambda: TrainingRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, step__gt=0).exists(),
+        timeout=90,
+        message="the run to start on the worker",
+    )
     children = worker_children(celery_worker_process)
     assert children, "the prefork worker has no child process"
     for pid in children:
@@ -83,10 +92,19 @@ def test_a_killed_worker_child_never_leaves_the_run_running(transactional_db, tm
 def test_train_command_queues_the_run_and_waits_for_it(transactional_db, tmp_path, celery_worker_process, capsys):
     from django.core.management import call_command
 
-    snapshot = make_snapshot(tmp_path / "snap", {"train": learnable_rows(60, 1), "dev": learnable_rows(20, 2),
-                                                 "test": learnable_rows(20, 3)})
-    call_command("train", "--snapshot", str(snapshot.pk), "--model", "cbow", "--wait",
-                 "--config", '{"embedding_dim": 8, "hidden_dim": 8, "epochs": 2, "cpu_threads": 1}')
+    snapshot = make_snapshot(
+        tmp_path / "snap", {"train": learnable_rows(60, 1), "dev": learnable_rows(20, 2), "test": learnable_rows(20, 3)}
+    )
+    call_command(
+        "train",
+        "--snapshot",
+        str(snapshot.pk),
+        "--model",
+        "cbow",
+        "--wait",
+        "--config",
+        '{"embedding_dim": 8, "hidden_dim": 8, "epochs": 2, "cpu_threads": 1}',
+    )
     run = TrainingRun.objects.get()
     assert run.status == RunStatus.DONE, run.error
     out = capsys.readouterr().out

@@ -1,5 +1,6 @@
 """Snapshot folders written by the tests themselves, in the export's format, so the training
 tests do not depend on the export code: <dir>/<split>.jsonl + manifest.json, and a done Snapshot row."""
+
 import hashlib
 import json
 from pathlib import Path
@@ -16,8 +17,15 @@ def write_snapshot_files(directory, splits):
         name = f"{split}.jsonl"
         data = "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode()
         (directory / name).write_bytes(data)
-        files.append({"name": name, "split": split, "rows": len(rows), "bytes": len(data),
-                      "sha256": hashlib.sha256(data).hexdigest()})
+        files.append(
+            {
+                "name": name,
+                "split": split,
+                "rows": len(rows),
+                "bytes": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        )
     files.sort(key=lambda f: f["name"])
     content_hash = hashlib.sha256("".join(f"{f['name']}\t{f['sha256']}\n" for f in files).encode()).hexdigest()
     manifest = {"files": files, "content_hash": content_hash}
@@ -30,7 +38,10 @@ def make_snapshot(directory, splits, user=None):
 
     content_hash = write_snapshot_files(directory, splits)
     return Snapshot.objects.create(
-        status=JobStatus.DONE, directory=str(directory), content_hash=content_hash, created_by=user,
+        status=JobStatus.DONE,
+        directory=str(directory),
+        content_hash=content_hash,
+        created_by=user,
         row_count=sum(len(rows) for rows in splits.values()),
     )
 

@@ -1,4 +1,5 @@
 """A qualified study with a four-item test (expected labels: E, N, C, E)."""
+
 from corpus.models import Worker
 from crowd.models import StudyAccess, TaskKind
 from quality.models import QualificationTest, ReferenceLabel

@@ -2,6 +2,7 @@
 
 Plain pytest, no database.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -30,7 +31,9 @@ def frame(labels_by_task: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["task", "worker", "label"])
 
 
-def simulated_crowd(seed: int, n_tasks: int, honest: int, adversarial: int = 0, random: int = 0, accuracy: float = 0.75):
+def simulated_crowd(
+    seed: int, n_tasks: int, honest: int, adversarial: int = 0, random: int = 0, accuracy: float = 0.75
+):
     """Each task labelled by 5 of the workers; returns (labels frame, true label per task, kind per worker).
 
     Honest workers are right with `accuracy`, else uniform over the wrong labels. Adversarial
@@ -54,7 +57,7 @@ def simulated_crowd(seed: int, n_tasks: int, honest: int, adversarial: int = 0, 
             rows.append((f"t{task:04d}", f"w{worker:02d}", LABELS[label]))
     data = pd.DataFrame(rows, columns=["task", "worker", "label"])
     true_labels = pd.Series([LABELS[k] for k in truth], index=[f"t{task:04d}" for task in range(n_tasks)])
-    return data, true_labels, dict(zip([f"w{w:02d}" for w in range(len(kinds))], kinds))
+    return data, true_labels, dict(zip([f"w{w:02d}" for w in range(len(kinds))], kinds, strict=False))
 
 
 def accuracy(result: AggregationResult, truth: pd.Series) -> float:
@@ -63,13 +66,15 @@ def accuracy(result: AggregationResult, truth: pd.Series) -> float:
 
 
 def test_majority_vote_follows_the_three_of_five_rule_on_hand_worked_pairs():
-    data = frame({
-        "unanimous": [C, C, C, C, C],
-        "three_of_five": [E, E, E, N, C],
-        "three_two": [N, N, E, N, E],
-        "two_two_one": [E, E, N, N, C],
-        "author_outvoted": [C, E, E, E, N],
-    })
+    data = frame(
+        {
+            "unanimous": [C, C, C, C, C],
+            "three_of_five": [E, E, E, N, C],
+            "three_two": [N, N, E, N, E],
+            "two_two_one": [E, E, N, N, C],
+            "author_outvoted": [C, E, E, E, N],
+        }
+    )
     result = majority_vote(data)
     assert result.labels.to_dict() == {
         "unanimous": C,

@@ -1,5 +1,6 @@
 """Aggregation runs (issue 10, item 6): Dawid–Skene and MACE on a dataset's counted labels as a
 queued task, stored per pair and per worker; the dashboard shows where they differ from gold."""
+
 import random
 
 import pytest
@@ -19,12 +20,14 @@ LABELS = ["entailment", "neutral", "contradiction"]
 def launch(django_capture_on_commit_callbacks):
     """Request a run, check its task is queued on commit, and run the task's body in this process
     (the test with a real Celery worker is test_a_run_through_a_real_worker)."""
+
     def run(*args, **kwargs):
         with django_capture_on_commit_callbacks(execute=False) as queued:
             requested = aggregation_runs.request_aggregation(*args, **kwargs)
         assert len(queued) == 1
         aggregate_labels.apply(args=(requested.pk,))
         return requested
+
     return run
 
 
@@ -37,6 +40,7 @@ def post_now(client, django_capture_on_commit_callbacks):
             aggregate_labels.apply(args=(run.pk,))
         assert len(queued) == AggregationRun.objects.count()
         return response
+
     return post
 
 
@@ -50,12 +54,16 @@ def labelled(db, make_worker):
     lazy = [make_worker(username=f"lazy{i}") for i in range(2)]
     for number in range(24):
         truth = LABELS[number % 3]
-        people = rng.sample(careful, 4) + [lazy[number % 2]]
+        people = [*rng.sample(careful, 4), lazy[number % 2]]
         labels = [truth, truth, truth, truth, "neutral"] if truth != "neutral" else [truth] * 5
         factories.pair(dataset, factories.premise(dataset), labels, author=people[0], validators=people[1:])
-    split = factories.pair(dataset, factories.premise(dataset), ["entailment", "entailment", "contradiction",
-                                                                  "contradiction", "neutral"],
-                           author=careful[0], validators=careful[1:4] + [lazy[0]])
+    split = factories.pair(
+        dataset,
+        factories.premise(dataset),
+        ["entailment", "entailment", "contradiction", "contradiction", "neutral"],
+        author=careful[0],
+        validators=[*careful[1:4], lazy[0]],
+    )
     assert split.gold_label == "-"
     return dataset, careful, lazy
 
@@ -118,6 +126,7 @@ def test_a_finished_run_is_not_run_twice(labelled, researcher, launch):
 
 
 # --- the dashboard ------------------------------------------------------------------------------
+
 
 def test_researchers_launch_a_run_and_read_it_on_the_dashboard(labelled, client, researcher, post_now):
     dataset, _, lazy = labelled

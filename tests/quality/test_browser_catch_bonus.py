@@ -1,4 +1,5 @@
 """A Prolific validator meets a catch trial in a real browser; a researcher then pays the bonus."""
+
 import re
 from decimal import Decimal
 
@@ -15,7 +16,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 KEY = {Label.ENTAILMENT: "1", Label.NEUTRAL: "2", Label.CONTRADICTION: "3"}
 
 
-def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(page, chromium_browser, live_server, make_researcher):
+def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(
+    page, chromium_browser, live_server, make_researcher
+):
     dataset = make_dataset("browser-catch")
     for _ in range(4):
         make_pair(dataset, label=Label.NEUTRAL)
@@ -23,12 +26,20 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(page, chromi
     set_reference_label(trap, Label.CONTRADICTION, is_catch_trial=True)
     trap_before = Pair.objects.values_list("label_count", "gold_label").get(pk=trap.pk)
     study = Study.objects.create(
-        slug="browser-catch", name="Validate with catch trials", dataset=dataset, task_kind=TaskKind.VALIDATION,
-        tasks_per_batch=1, completion_code="CATCH-CODE", catch_trial_share=1.0,
-        bonus_per_catch_match=Decimal("1.00"), bonus_currency="GBP",
+        slug="browser-catch",
+        name="Validate with catch trials",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=1,
+        completion_code="CATCH-CODE",
+        catch_trial_share=1.0,
+        bonus_per_catch_match=Decimal("1.00"),
+        bonus_currency="GBP",
     )
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f0c0ffee0c0ffee0c0ffee0"
-              "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=catch-session-1")
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f0c0ffee0c0ffee0c0ffee0"
+        "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=catch-session-1"
+    )
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     fieldsets = page.locator("fieldset.validation-pair")
     assert fieldsets.count() == 5

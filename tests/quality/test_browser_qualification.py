@@ -1,5 +1,6 @@
 """A Prolific worker meets a qualification test in a real browser: one fails politely, one passes
 with the keyboard alone and goes on to the study's tasks."""
+
 import pytest
 
 from quality.models import QualificationAttempt

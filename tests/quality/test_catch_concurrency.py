@@ -1,4 +1,5 @@
 """Twelve validators at once meeting catch trials: no bonus counted twice, none paid twice."""
+
 import random
 import threading
 import time
@@ -13,11 +14,11 @@ from corpus.counters import recompute_gold
 from corpus.models import Label, Pair
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer, ReferenceLabel
+from tests.validation.validation_factories import make_dataset, make_pair
 from validation import services
 from validation.models import ValidationClaim
 
 from .test_catch_trials import catch_pair, make_study, session_for
-from tests.validation.validation_factories import make_dataset, make_pair
 
 WORKERS = 12
 PAIRS = 40
@@ -52,7 +53,7 @@ def validate(worker, session, seed, start, errors, deadline):
             else:
                 raise AssertionError("a batch was submitted twice")
         raise AssertionError("validation did not finish before the deadline")
-    except Exception as error:  # noqa: BLE001 - reported by the test thread
+    except Exception as error:
         errors.append(repr(error))
     finally:
         connection.close()
@@ -62,7 +63,7 @@ def pay(study, ids, start, results, errors):
     try:
         start.wait()
         results.append(bonuses.mark_paid(study, ids))
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         errors.append(repr(error))
     finally:
         connection.close()
@@ -82,7 +83,7 @@ def test_twelve_validators_meet_catch_trials_and_no_bonus_counts_twice(transacti
     start, errors = threading.Barrier(WORKERS), []
     threads = [
         threading.Thread(target=validate, args=(worker, session, seed, start, errors, time.monotonic() + 240))
-        for seed, (worker, session) in enumerate(zip(validators, sessions))
+        for seed, (worker, session) in enumerate(zip(validators, sessions, strict=False))
     ]
     for thread in threads:
         thread.start()
@@ -99,7 +100,8 @@ def test_twelve_validators_meet_catch_trials_and_no_bonus_counts_twice(transacti
     assert earned.count() == answers.filter(matched=True).count()
     assert not earned.values("worker", "pair", "study_session").annotate(k=Count("id")).filter(k__gt=1).exists()
     assert Counter(earned.values_list("worker_id", flat=True)) == Counter(
-        answers.filter(matched=True).values_list("worker_id", flat=True))
+        answers.filter(matched=True).values_list("worker_id", flat=True)
+    )
     # Catch-trial labels left the catch pairs' counters alone; every other pair got its five labels.
     for pair in Pair.objects.filter(pk__in=trap_counters):
         assert (pair.label_count, pair.gold_label) == trap_counters[pair.pk]

@@ -1,4 +1,5 @@
 """Catch trials in validation batches, their scoring, and the bonus ledger."""
+
 from decimal import Decimal
 
 import pytest
@@ -20,8 +21,15 @@ pytestmark = pytest.mark.django_db
 
 def make_study(dataset, share=1.0, bonus="1.00", currency="USD", slug="val-study"):
     return Study.objects.create(
-        slug=slug, name=slug, dataset=dataset, task_kind=TaskKind.VALIDATION, tasks_per_batch=10,
-        completion_code="CODE", catch_trial_share=share, bonus_per_catch_match=Decimal(bonus), bonus_currency=currency,
+        slug=slug,
+        name=slug,
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=10,
+        completion_code="CODE",
+        catch_trial_share=share,
+        bonus_per_catch_match=Decimal(bonus),
+        bonus_currency=currency,
     )
 
 
@@ -112,7 +120,12 @@ def test_a_matched_catch_trial_earns_one_bonus_and_leaves_the_pair_alone(make_wo
     assert (answer.pair_id, answer.label, answer.expected, answer.matched) == (trap.pk, N, N, True)
     (entry,) = BonusEntry.objects.all()
     assert (entry.kind, entry.amount, entry.currency, entry.study_session_id, entry.pair_id) == (
-        BonusKind.EARNED, Decimal("1.00"), "GBP", session.pk, trap.pk)
+        BonusKind.EARNED,
+        Decimal("1.00"),
+        "GBP",
+        session.pk,
+        trap.pk,
+    )
     # The session counted the batch as usual.
     session.refresh_from_db()
     assert session.tasks_done == 1
@@ -179,8 +192,9 @@ def test_a_catch_trial_claim_takes_no_place_on_the_pair(make_worker):
         add_label(trap, E, worker=make_worker())
     set_reference_label(trap, E, is_catch_trial=True)
     holder = make_worker()
-    ValidationClaim.objects.create(worker=holder, pair=trap, is_catch_trial=True,
-                                   expires_at=timezone.now() + timedelta(minutes=20))
+    ValidationClaim.objects.create(
+        worker=holder, pair=trap, is_catch_trial=True, expires_at=timezone.now() + timedelta(minutes=20)
+    )
     assert claimable_pairs(make_worker(), timezone.now()).filter(pk=trap.pk).exists()
     ValidationClaim.objects.filter(worker=holder).update(is_catch_trial=False)
     assert not claimable_pairs(make_worker(), timezone.now()).filter(pk=trap.pk).exists()
@@ -206,8 +220,16 @@ def test_the_ledger_refuses_a_second_bonus_for_the_same_catch_and_session(make_w
     worker = make_worker()
     study = make_study(dataset)
     session = session_for(study, worker)
-    fields = dict(kind=BonusKind.EARNED, worker=worker, study=study, study_session=session, pair=trap,
-                  amount=Decimal("1.00"), currency="USD", reason="catch")
+    fields = {
+        "kind": BonusKind.EARNED,
+        "worker": worker,
+        "study": study,
+        "study_session": session,
+        "pair": trap,
+        "amount": Decimal("1.00"),
+        "currency": "USD",
+        "reason": "catch",
+    }
     BonusEntry.objects.create(**fields)
     with pytest.raises(IntegrityError), transaction.atomic():
         BonusEntry.objects.create(**fields)
@@ -218,9 +240,16 @@ def test_the_ledger_is_append_only(make_worker):
     trap = catch_pair(dataset)
     worker = make_worker()
     study = make_study(dataset)
-    entry = BonusEntry.objects.create(kind=BonusKind.EARNED, worker=worker, study=study,
-                                      study_session=session_for(study, worker), pair=trap,
-                                      amount=Decimal("1.00"), currency="USD", reason="catch")
+    entry = BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker=worker,
+        study=study,
+        study_session=session_for(study, worker),
+        pair=trap,
+        amount=Decimal("1.00"),
+        currency="USD",
+        reason="catch",
+    )
     entry.amount = Decimal("100.00")
     with pytest.raises(LedgerIsAppendOnly):
         entry.save()
@@ -230,9 +259,16 @@ def test_the_ledger_is_append_only(make_worker):
 
 
 def earn(study, worker, pair, session):
-    return BonusEntry.objects.create(kind=BonusKind.EARNED, worker=worker, study=study, study_session=session,
-                                     pair=pair, amount=study.bonus_per_catch_match, currency=study.bonus_currency,
-                                     reason="Catch trial matched")
+    return BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker=worker,
+        study=study,
+        study_session=session,
+        pair=pair,
+        amount=study.bonus_per_catch_match,
+        currency=study.bonus_currency,
+        reason="Catch trial matched",
+    )
 
 
 def test_paying_adds_rows_once_in_one_transaction(make_worker, researcher):

@@ -1,4 +1,5 @@
 """The quality demo: a catch trial, a flagged guesser and an unpaid bonus to see; idempotent."""
+
 from io import StringIO
 
 import pytest
@@ -30,7 +31,10 @@ def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client):
     assert flags.RANDOM_GUESSER in {flag.kind for flag in guesser.flags}
     bonuses = client.get(reverse("dashboard:bonuses"))
     assert len(bonuses.context["unpaid"]) == 1
-    assert client.get(reverse("dashboard:bonus_export", args=["demo-validation", "prolific"])).content == b"demo-pid-catch,1.00\n"
+    assert (
+        client.get(reverse("dashboard:bonus_export", args=["demo-validation", "prolific"])).content
+        == b"demo-pid-catch,1.00\n"
+    )
     # Again: nothing new.
     counts = (ReferenceLabel.objects.count(), CatchTrialAnswer.objects.count(), BonusEntry.objects.count())
     load()

@@ -2,6 +2,7 @@
 
 Plain pytest, no database.
 """
+
 import pytest
 from scipy.stats import binomtest
 
@@ -70,8 +71,12 @@ def test_chance_agreement_is_sum_of_own_share_times_gold_share():
 
 def test_worker_figures_score_validators_against_the_other_four_and_skip_the_author():
     pairs = [
-        PairVotes("p1", (Vote("author", E), Vote("v1", E, 10.0), Vote("v2", E, 20.0), Vote("v3", N, 2.0), Vote("v4", E, 8.0))),
-        PairVotes("p2", (Vote("author", C), Vote("v1", N, 30.0), Vote("v2", C, 4.0), Vote("v3", C, 3.0), Vote("v4", N, None))),
+        PairVotes(
+            "p1", (Vote("author", E), Vote("v1", E, 10.0), Vote("v2", E, 20.0), Vote("v3", N, 2.0), Vote("v4", E, 8.0))
+        ),
+        PairVotes(
+            "p2", (Vote("author", C), Vote("v1", N, 30.0), Vote("v2", C, 4.0), Vote("v3", C, 3.0), Vote("v4", N, None))
+        ),
     ]
     figures = {worker.worker: worker for worker in worker_figures(pairs)}
     assert "author" not in figures
@@ -207,7 +212,16 @@ def test_flag_workers_gathers_every_flag_with_reason_and_figures():
 
 def test_too_fast_reads_the_median_so_one_long_break_does_not_hide_clicking_through():
     pairs = [
-        PairVotes(f"p{index}", (Vote("author", E), Vote("clicker", E, 900.0 if index == 0 else 1.0), Vote("v2", E, 9.0), Vote("v3", E, 9.0), Vote("v4", E, 9.0)))
+        PairVotes(
+            f"p{index}",
+            (
+                Vote("author", E),
+                Vote("clicker", E, 900.0 if index == 0 else 1.0),
+                Vote("v2", E, 9.0),
+                Vote("v3", E, 9.0),
+                Vote("v4", E, 9.0),
+            ),
+        )
         for index in range(12)
     ]
     figures = worker_figures(pairs)

@@ -1,5 +1,6 @@
 """Qualification and study access (issue 10, item 4): a qualified study admits a worker after they
 pass its test; failing is polite and retakes are limited; a closed study admits only its list."""
+
 import pytest
 from django.urls import reverse
 
@@ -27,7 +28,7 @@ def study_and_test(db):
 
 
 def test_arrival_at_a_qualified_study_goes_to_the_test_first(client, study_and_test):
-    study, test = study_and_test
+    study, _test = study_and_test
     response = client.get(entry(study), PROLIFIC)
     assert response.status_code == 302 and response["Location"] == reverse("qualification", args=[study.slug])
     page = client.get(response["Location"])
@@ -121,6 +122,7 @@ def test_the_test_page_needs_the_studys_visit(client, study_and_test, make_worke
 
 # --- closed studies ---------------------------------------------------------------------------
 
+
 def test_a_closed_study_admits_only_its_list(client, db, django_user_model):
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 3)
@@ -141,10 +143,14 @@ def test_a_closed_study_admits_only_its_list(client, db, django_user_model):
 
 
 def test_researchers_manage_tests_in_the_admin_and_tries_are_read_only(client, study_and_test, researcher):
-    study, test = study_and_test
-    qualification.submit_attempt(test, Worker.objects.create(
-        user=type(researcher).objects.create(username="tried"), market=Market.PROLIFIC, external_id="TRIED01"),
-        answers(test, 2))
+    _study, test = study_and_test
+    qualification.submit_attempt(
+        test,
+        Worker.objects.create(
+            user=type(researcher).objects.create(username="tried"), market=Market.PROLIFIC, external_id="TRIED01"
+        ),
+        answers(test, 2),
+    )
     client.force_login(researcher)
     for name in ("qualificationtest_changelist", "qualificationtest_add", "qualificationattempt_changelist"):
         assert client.get(reverse(f"admin:quality_{name}")).status_code == 200, name

@@ -1,5 +1,6 @@
 """Tries sent at once (two tabs, a double click, a script) never give a worker more tries than
 the test allows, and a pass is recorded once."""
+
 import pytest
 
 from corpus.models import Worker

@@ -1,4 +1,5 @@
 """The dashboard's quality pages: labelling, bonuses and their exports, excluding workers."""
+
 from decimal import Decimal
 
 import pytest
@@ -16,9 +17,14 @@ E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("name,method", [
-    ("dashboard:label_pairs", "get"), ("dashboard:bonuses", "get"), ("dashboard:worker_exclusion", "post"),
-])
+@pytest.mark.parametrize(
+    "name,method",
+    [
+        ("dashboard:label_pairs", "get"),
+        ("dashboard:bonuses", "get"),
+        ("dashboard:worker_exclusion", "post"),
+    ],
+)
 def test_quality_pages_are_for_researchers_only(client, make_worker, name, method):
     url = reverse(name)
     assert getattr(client, method)(url).status_code == 302  # to the login page
@@ -41,10 +47,17 @@ def test_labelling_page_saves_a_catch_trial_and_moves_on(client, researcher):
     page = client.get(reverse("dashboard:label_pairs"))
     assert page.status_code == 200 and page.context["pair"] == first
     assert b'data-key="1"' in page.content
-    response = client.post(reverse("dashboard:label_pairs"), {"pair": first.pk, "label": N, "is_catch_trial": "on", "note": "clear"})
+    response = client.post(
+        reverse("dashboard:label_pairs"), {"pair": first.pk, "label": N, "is_catch_trial": "on", "note": "clear"}
+    )
     assert response.status_code == 302
     reference = ReferenceLabel.objects.get(pair=first)
-    assert (reference.label, reference.is_catch_trial, reference.labelled_by, reference.note) == (N, True, researcher, "clear")
+    assert (reference.label, reference.is_catch_trial, reference.labelled_by, reference.note) == (
+        N,
+        True,
+        researcher,
+        "clear",
+    )
     assert client.get(reverse("dashboard:label_pairs")).context["pair"] == second
     # The pair's own labels and counters are untouched.
     first.refresh_from_db()
@@ -55,7 +68,9 @@ def test_labelling_page_refuses_a_missing_label_and_keeps_the_input(client, rese
     dataset = make_dataset()
     pair = make_pair(dataset)
     client.force_login(researcher)
-    response = client.post(reverse("dashboard:label_pairs"), {"pair": pair.pk, "label": "", "is_catch_trial": "on", "note": "kept"})
+    response = client.post(
+        reverse("dashboard:label_pairs"), {"pair": pair.pk, "label": "", "is_catch_trial": "on", "note": "kept"}
+    )
     assert response.status_code == 400
     assert b"Choose one of the three labels" in response.content and b'value="kept"' in response.content
     assert not ReferenceLabel.objects.exists()
@@ -79,7 +94,7 @@ def bonus_setup(make_worker):
 
 
 def test_bonus_page_lists_unpaid_exports_and_pays_in_one_action(client, researcher, make_worker):
-    study, worker, entries = bonus_setup(make_worker)
+    study, _worker, entries = bonus_setup(make_worker)
     client.force_login(researcher)
     page = client.get(reverse("dashboard:bonuses"))
     assert page.status_code == 200
@@ -90,7 +105,9 @@ def test_bonus_page_lists_unpaid_exports_and_pays_in_one_action(client, research
     assert export.content == b"PID123,2.00\n"
     assert client.get(reverse("dashboard:bonus_export", args=[study.slug, "paypal"])).status_code == 404
     assert client.get(reverse("dashboard:bonus_pay", args=[study.slug])).status_code == 405
-    response = client.post(reverse("dashboard:bonus_pay", args=[study.slug]), {"bonus": [e.pk for e in entries]}, follow=True)
+    response = client.post(
+        reverse("dashboard:bonus_pay", args=[study.slug]), {"bonus": [e.pk for e in entries]}, follow=True
+    )
     assert b"Marked 2 bonus(es) paid: 2.00 GBP" in response.content
     assert BonusEntry.objects.filter(kind=BonusKind.PAID).count() == 2
     assert client.get(reverse("dashboard:bonus_export", args=[study.slug, "prolific"])).content == b""
@@ -99,19 +116,23 @@ def test_bonus_page_lists_unpaid_exports_and_pays_in_one_action(client, research
 def test_paying_with_bad_ids_changes_nothing(client, researcher, make_worker):
     study, _worker, entries = bonus_setup(make_worker)
     client.force_login(researcher)
-    response = client.post(reverse("dashboard:bonus_pay", args=[study.slug]), {"bonus": [entries[0].pk, "x"]}, follow=True)
+    response = client.post(
+        reverse("dashboard:bonus_pay", args=[study.slug]), {"bonus": [entries[0].pk, "x"]}, follow=True
+    )
     assert b"nothing was marked paid" in response.content
     assert not BonusEntry.objects.filter(kind=BonusKind.PAID).exists()
 
 
 def test_workers_page_shows_flags_and_excludes_then_includes_in_bulk(client, researcher, make_worker):
-    dataset, honest, guesser = guesser_corpus(make_worker)
+    _dataset, _honest, guesser = guesser_corpus(make_worker)
     client.force_login(researcher)
     page = client.get(reverse("dashboard:workers"))
     assert page.status_code == 200
     assert page.context["quality"][0].worker.pk == guesser.pk
     assert b'data-flag="random_guesser"' in page.content
-    response = client.post(reverse("dashboard:worker_exclusion"), {"action": "exclude", "worker": [guesser.pk]}, follow=True)
+    response = client.post(
+        reverse("dashboard:worker_exclusion"), {"action": "exclude", "worker": [guesser.pk]}, follow=True
+    )
     assert b"Excluded: 1 worker(s)" in response.content
     assert Worker.objects.get(pk=guesser.pk).is_excluded
     assert set(Pair.objects.values_list("label_count", flat=True)) == {4}

@@ -1,5 +1,6 @@
 """The snapshot option that adds an aggregation run's label and posterior (off by default): with it
 off the MultiNLI-format files stay byte for byte the reviewed golden ones, even when runs exist."""
+
 import csv
 import json
 from pathlib import Path
@@ -13,9 +14,20 @@ from quality.aggregation_runs import run_aggregation
 from quality.models import AggregatedLabel, AggregationRun
 from tests.modeling.test_export_golden import exported_files, fixed_corpus, golden_paths  # noqa: F401
 
-MULTINLI_KEYS = ["annotator_labels", "genre", "gold_label", "pairID", "promptID", "sentence1",
-                 "sentence1_binary_parse", "sentence1_parse", "sentence2", "sentence2_binary_parse",
-                 "sentence2_parse", "dataset"]
+MULTINLI_KEYS = [
+    "annotator_labels",
+    "genre",
+    "gold_label",
+    "pairID",
+    "promptID",
+    "sentence1",
+    "sentence1_binary_parse",
+    "sentence1_parse",
+    "sentence2",
+    "sentence2_binary_parse",
+    "sentence2_parse",
+    "dataset",
+]
 
 
 @pytest.fixture
@@ -35,8 +47,10 @@ def test_with_the_option_off_the_files_are_the_golden_ones(run):
 def test_with_the_option_on_rows_gain_the_aggregated_label_and_posterior(run):
     plain = export_snapshot(create_snapshot(None, datasets=["mini"]))
     extended = export_snapshot(create_snapshot(None, datasets=["mini"], filters={"aggregation_run": run.pk}))
-    results = {row.pair.pair_id: row for row in AggregatedLabel.objects.filter(run=run, method="dawid_skene")
-               .select_related("pair")}
+    results = {
+        row.pair.pair_id: row
+        for row in AggregatedLabel.objects.filter(run=run, method="dawid_skene").select_related("pair")
+    }
     seen = 0
     for name in ("train", "dev_matched", "dev_mismatched", "test_matched", "test_mismatched"):
         before = [json.loads(line) for line in (Path(plain.directory) / f"{name}.jsonl").read_text().splitlines()]

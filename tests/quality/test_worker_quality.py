@@ -1,4 +1,5 @@
 """Worker quality from SQL: the figures match the pure statistics, and the flags follow."""
+
 import random
 
 import pytest
@@ -35,8 +36,11 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
     pairs = []
     for pair in Pair.objects.prefetch_related("labels"):
         votes = tuple(
-            flag_rules.Vote(worker=label.worker_id or f"author-{pair.pk}", label=label.label,
-                            seconds=label.seconds if label.position > 1 else None)
+            flag_rules.Vote(
+                worker=label.worker_id or f"author-{pair.pk}",
+                label=label.label,
+                seconds=label.seconds if label.position > 1 else None,
+            )
             for label in sorted(pair.labels.all(), key=lambda l: l.position)
         )
         pairs.append(flag_rules.PairVotes(pair_id=pair.pair_id, votes=votes))
@@ -90,12 +94,18 @@ def test_catch_accuracy_and_writers_share(make_worker):
     # Two five-label pairs by the writer: one gold = their label, one gold differs.
     for author_label, votes in ((E, [E, E, N, C]), (N, [C, C, C, N])):
         pair = make_pair(dataset, author=writer, label=author_label)
-        for worker, label in zip(others, votes):
+        for worker, label in zip(others, votes, strict=False):
             add_label(pair, label, worker=worker)
     traps = [make_pair(dataset) for _ in range(4)]
-    for trap, matched in zip(traps, (True, True, True, False)):
-        CatchTrialAnswer.objects.create(worker=validator, pair=trap, batch="00000000-0000-0000-0000-000000000001",
-                                        label=E, expected=E if matched else N, matched=matched)
+    for trap, matched in zip(traps, (True, True, True, False), strict=False):
+        CatchTrialAnswer.objects.create(
+            worker=validator,
+            pair=trap,
+            batch="00000000-0000-0000-0000-000000000001",
+            label=E,
+            expected=E if matched else N,
+            matched=matched,
+        )
     rows = by_worker(worker_quality(dataset))
     assert (rows[writer.pk].pairs_written, rows[writer.pk].written_gold_differs) == (2, 1)
     assert rows[writer.pk].written_gold_differs_share == 0.5
@@ -150,7 +160,9 @@ def test_nothing_is_excluded_automatically_unless_a_study_opts_in(make_worker):
     from crowd.models import Study, StudySession, TaskKind
 
     dataset, honest, guesser = guesser_corpus(make_worker)
-    study = Study.objects.create(slug="s", name="s", dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="X")
+    study = Study.objects.create(
+        slug="s", name="s", dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="X"
+    )
     for worker in [*honest, guesser]:
         StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
     assert auto_exclude_flagged() is None
@@ -169,7 +181,9 @@ def test_the_scheduled_task_excludes_flagged_workers_only_of_studies_that_opted_
     from quality.tasks import auto_exclude_flagged as scheduled
 
     dataset, honest, guesser = guesser_corpus(make_worker)
-    study = Study.objects.create(slug="s", name="s", dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="X")
+    study = Study.objects.create(
+        slug="s", name="s", dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="X"
+    )
     for worker in [*honest, guesser]:
         StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
     assert scheduled.apply().get() == 0 and not Worker.objects.filter(is_excluded=True).exists()
@@ -191,8 +205,14 @@ def test_the_command_lists_flags_and_excludes_only_where_a_study_opted_in(make_w
     text = out.getvalue()
     assert "1 flagged" in text and "random_guesser: agreement with leave-one-out gold 0/36" in text
     assert "Nobody excluded" in text and not Worker.objects.filter(is_excluded=True).exists()
-    study = Study.objects.create(slug="opt", name="opt", dataset=dataset, task_kind=TaskKind.VALIDATION,
-                                 completion_code="X", auto_exclude_flagged=True)
+    study = Study.objects.create(
+        slug="opt",
+        name="opt",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        completion_code="X",
+        auto_exclude_flagged=True,
+    )
     StudySession.objects.create(study=study, worker=guesser, external_session_id="g")
     call_command("worker_flags", "--auto-exclude", stdout=StringIO())
     assert list(Worker.objects.filter(is_excluded=True)) == [guesser]

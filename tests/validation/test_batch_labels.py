@@ -1,6 +1,7 @@
 """A validator's batch saved set-based (`corpus.counters.add_labels`): the guarantees of
 `add_label` for the whole batch, nothing saved when any pair is refused, and a claim and a
 submit in a handful of statements."""
+
 import pytest
 
 from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold
@@ -62,5 +63,5 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
     # Eight statements (the eighth appends the maintained aggregates' deltas, corpus.tallies) and
     # the savepoint pair of the submit's transaction (the test runs in one).
     with django_assert_max_num_queries(10):
-        services.submit_validation_batch(worker, batch, {pk: Label.CONTRADICTION for pk in pairs})
+        services.submit_validation_batch(worker, batch, dict.fromkeys(pairs, Label.CONTRADICTION))
     assert ValidationLabel.objects.filter(worker=worker).count() == 5

@@ -1,6 +1,7 @@
 """A validator's choices are never lost: they survive a reload, the back button and a failed send,
 and are dropped from the browser once the server has saved them. The page says where the worker
 is (batch n of m, time left) in the worker's own clock, and fits a phone."""
+
 import re
 
 import pytest
@@ -18,11 +19,17 @@ def arrive(page, live_server, tasks_per_batch=2):
     for _ in range(10):
         make_pair(dataset, label=Label.NEUTRAL)
     study = Study.objects.create(
-        slug="browser-drafts", name="Validate sentence pairs", dataset=dataset,
-        task_kind=TaskKind.VALIDATION, tasks_per_batch=tasks_per_batch, completion_code="DRAFTS-1",
+        slug="browser-drafts",
+        name="Validate sentence pairs",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=tasks_per_batch,
+        completion_code="DRAFTS-1",
     )
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=7a1b2c3d4e5f6a7b8c9d0e1f"
-              "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=drafts-session-1")
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=7a1b2c3d4e5f6a7b8c9d0e1f"
+        "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=drafts-session-1"
+    )
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
 
 
@@ -53,8 +60,10 @@ def test_choices_survive_a_reload_a_failed_send_and_the_back_button(page, live_s
     assert chosen(page) == [1, 1, 1, 1, 1]
 
     # The network fails as the worker sends: the server never sees the labels, the browser keeps them.
-    page.route(re.compile(r".*/validate/batch/.*"),
-               lambda route: route.abort() if route.request.method == "POST" else route.continue_())
+    page.route(
+        re.compile(r".*/validate/batch/.*"),
+        lambda route: route.abort() if route.request.method == "POST" else route.continue_(),
+    )
     with page.expect_event("requestfailed"):
         page.click("#submit-batch")
     page.unroute(re.compile(r".*/validate/batch/.*"))

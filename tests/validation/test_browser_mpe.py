@@ -1,4 +1,5 @@
 """A worker judges a batch of MPE items in a real browser: four captions, the proposed sentence, yes / unknown / no."""
+
 import re
 
 import pytest
@@ -12,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_worker_judges_five_mpe_items_by_mouse_and_keys(page, live_server, make_worker):
-    _, items = make_mpe_items(5, slug="browser-mpe")
+    _, _items = make_mpe_items(5, slug="browser-mpe")
     make_worker(username="mpe-browser", password="mpe-browser-pass")
     page.goto(f"{live_server.url}/accounts/login/?next=/validate/mpe/next/")
     page.fill("#id_username", "mpe-browser")
@@ -77,13 +78,20 @@ def test_researcher_adjudicates_a_split_item_on_a_phone(page, live_server, make_
 def test_prolific_participant_arrives_by_an_mpe_study_link_judges_by_keys_and_gets_the_code(page, live_server):
     from crowd.models import Study, StudySession, TaskKind
 
-    dataset, items = make_mpe_items(10, slug="browser-mpe-study")
+    dataset, _items = make_mpe_items(10, slug="browser-mpe-study")
     study = Study.objects.create(
-        slug="browser-mpe-study", name="Judge sentences against captions", dataset=dataset,
-        task_kind=TaskKind.MPE_JUDGMENT, tasks_per_batch=2, completion_code="MPE-CODE-3", catch_trial_share=0,
+        slug="browser-mpe-study",
+        name="Judge sentences against captions",
+        dataset=dataset,
+        task_kind=TaskKind.MPE_JUDGMENT,
+        tasks_per_batch=2,
+        completion_code="MPE-CODE-3",
+        catch_trial_share=0,
     )
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=9a1b2c3d4e5f6a7b8c9d0e1f"
-              "&STUDY_ID=62aa11bb22cc33dd44ee55ff&SESSION_ID=mpe-session-1")
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=9a1b2c3d4e5f6a7b8c9d0e1f"
+        "&STUDY_ID=62aa11bb22cc33dd44ee55ff&SESSION_ID=mpe-session-1"
+    )
     batches = []
     for keys in ("12312", "33221"):
         # The study link (then each submit) leads to a fresh batch of the study's items.

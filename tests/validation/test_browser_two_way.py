@@ -1,4 +1,5 @@
 """A validator labels a two-way (DNC-style) batch in a real browser with the keys 1 and 2 only."""
+
 import re
 
 import pytest
@@ -12,11 +13,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_two_way_batch_with_keys_1_and_2(page, live_server, make_worker):
     dataset = factories.dataset("browser-two-way", label_scheme=LabelScheme.TWO_WAY)
-    premise = factories.premise(dataset, factories.genre("recast"), text="When asked about the product , Ann said , ' great ' .")
-    pairs = create_pairs(dataset, "dev", [
-        Pair(premise=premise, pair_id=f"tw{i}", hypothesis=f"Ann liked the product {i} .", author_label="entailment")
-        for i in range(5)
-    ], [["entailment"]] * 5)
+    premise = factories.premise(
+        dataset, factories.genre("recast"), text="When asked about the product , Ann said , ' great ' ."
+    )
+    pairs = create_pairs(
+        dataset,
+        "dev",
+        [
+            Pair(
+                premise=premise, pair_id=f"tw{i}", hypothesis=f"Ann liked the product {i} .", author_label="entailment"
+            )
+            for i in range(5)
+        ],
+        [["entailment"]] * 5,
+    )
     make_worker(username="two-way", password="two-way-pass-1")
     page.goto(f"{live_server.url}/accounts/login/?next=/validate/next/")
     page.fill("#id_username", "two-way")

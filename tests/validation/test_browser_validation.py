@@ -1,4 +1,5 @@
 """A validator from Prolific labels a batch of five in a real browser with the keys 1/2/3 only."""
+
 import re
 
 import pytest
@@ -18,11 +19,17 @@ def test_validator_labels_five_pairs_with_the_keyboard_and_gets_the_code(page, l
     dataset = make_dataset("browser-validation")
     pairs = [make_pair(dataset, label=Label.NEUTRAL) for _ in range(5)]
     study = Study.objects.create(
-        slug="browser-validation", name="Validate sentence pairs", dataset=dataset,
-        task_kind=TaskKind.VALIDATION, tasks_per_batch=1, completion_code="VALID-CODE-5",
+        slug="browser-validation",
+        name="Validate sentence pairs",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=1,
+        completion_code="VALID-CODE-5",
     )
-    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=6a1b2c3d4e5f6a7b8c9d0e1f"
-              "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=validation-session-1")
+    page.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=6a1b2c3d4e5f6a7b8c9d0e1f"
+        "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=validation-session-1"
+    )
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     fieldsets = page.locator("fieldset.validation-pair")
     assert fieldsets.count() == 5
@@ -44,13 +51,15 @@ def test_validator_labels_five_pairs_with_the_keyboard_and_gets_the_code(page, l
     code = page.locator("#completion-code").inner_text()
     assert code.startswith("VALID-CODE-5-") and code == StudySession.objects.get().completion_code
 
-    for pk, key in zip(order, keys):
+    for pk, key in zip(order, keys, strict=False):
         pair = Pair.objects.get(pk=pk)
         expected = {Label.ENTAILMENT: 0, Label.NEUTRAL: 1, Label.CONTRADICTION: 0}
         expected[KEY_LABEL[key]] += 1
         assert pair.label_count == 2
         assert (pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes) == (
-            expected[Label.ENTAILMENT], expected[Label.NEUTRAL], expected[Label.CONTRADICTION]
+            expected[Label.ENTAILMENT],
+            expected[Label.NEUTRAL],
+            expected[Label.CONTRADICTION],
         )
         assert ValidationLabel.objects.get(pair=pair, position=2).label == KEY_LABEL[key]
     assert set(ValidationClaim.objects.values_list("status", flat=True)) == {"submitted"}

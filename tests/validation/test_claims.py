@@ -1,4 +1,5 @@
 """Claiming batches of five pairs and adding labels (MultiNLI §2.1, SNLI §2.2)."""
+
 from datetime import timedelta
 
 import pytest
@@ -16,7 +17,6 @@ from validation.models import ValidationClaim, ValidationPolicy
 from .validation_factories import make_dataset, make_pair
 
 pytestmark = pytest.mark.django_db
-
 
 
 def claimed_pairs(batch):
@@ -58,12 +58,12 @@ def test_a_pair_is_never_given_twice_to_the_same_worker(dataset, make_worker):
     seen = []
     first = services.claim_validation_batch(worker)
     seen += claimed_pairs(first)
-    services.submit_validation_batch(worker, first, {pk: Label.NEUTRAL for pk in claimed_pairs(first)})
+    services.submit_validation_batch(worker, first, dict.fromkeys(claimed_pairs(first), Label.NEUTRAL))
     second = services.claim_validation_batch(worker)
     seen += claimed_pairs(second)
     assert len(claimed_pairs(second)) == 3  # only the three it has not seen
     assert len(seen) == len(set(seen)) == 8
-    services.submit_validation_batch(worker, second, {pk: Label.NEUTRAL for pk in claimed_pairs(second)})
+    services.submit_validation_batch(worker, second, dict.fromkeys(claimed_pairs(second), Label.NEUTRAL))
     assert services.claim_validation_batch(worker) is None
     assert {p.pk for p in pairs} == set(seen)
 
@@ -158,6 +158,7 @@ def test_trusted_only_dataset(dataset, make_worker):
 
 # --- add_label (corpus.counters) ----------------------------------------------------------------------
 
+
 def test_labels_move_counters_and_gold(dataset, make_worker):
     pair = make_pair(dataset, label=Label.CONTRADICTION)
     picks = [Label.CONTRADICTION, Label.NEUTRAL, Label.CONTRADICTION, Label.ENTAILMENT]
@@ -203,6 +204,7 @@ def test_imported_labels_keep_their_position(dataset):
 
 # --- which pairs need validation ---------------------------------------------------------------
 
+
 def test_sample_train_share_is_reproducible_and_tops_up(dataset):
     train = [make_pair(dataset, split=Split.TRAIN, needs_validation=False) for _ in range(40)]
     dev = [make_pair(dataset, split=Split.DEV, needs_validation=False) for _ in range(3)]
@@ -227,9 +229,14 @@ def test_mark_for_validation_command(dataset, capsys):
     for _ in range(20):
         make_pair(dataset, split=Split.TRAIN, needs_validation=False)
     make_pair(dataset, split=Split.TEST, needs_validation=False)
-    call_command("mark_for_validation", "--dataset", dataset.slug, "--train-fraction", "0.1", "--seed", "3", verbosity=0)
+    call_command(
+        "mark_for_validation", "--dataset", dataset.slug, "--train-fraction", "0.1", "--seed", "3", verbosity=0
+    )
     counts = dict(
-        Pair.objects.filter(needs_validation=True).values_list("premise__split").annotate(n=Count("id")).values_list("premise__split", "n")
+        Pair.objects.filter(needs_validation=True)
+        .values_list("premise__split")
+        .annotate(n=Count("id"))
+        .values_list("premise__split", "n")
     )
     assert counts == {"train": 2, "test": 1}
     assert "2 of 20 train pairs" in capsys.readouterr().out

@@ -1,5 +1,6 @@
 """Exclusion that heals: a pair that lost an excluded worker's label goes back to the pool and is
 completed again to five counted labels; re-including the worker counts the earliest five."""
+
 import pytest
 
 from corpus.counters import LabelRefused, add_label, find_disagreements, recompute_gold, set_workers_excluded
@@ -20,7 +21,7 @@ def full_pair(dataset, make_worker, labels=(E, E, E, N)):
     """A written pair with four validators' labels: five labels, all counted."""
     pair = make_pair(dataset, label=E)
     validators = [make_worker() for _ in labels]
-    for worker, label in zip(validators, labels):
+    for worker, label in zip(validators, labels, strict=False):
         add_label(pair, label, worker=worker)
     return pair, validators
 
@@ -36,7 +37,7 @@ def validate_everything(worker, label):
         from validation.models import ValidationClaim
 
         pks = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
-        services.submit_validation_batch(worker, batch, {pk: label for pk in pks})
+        services.submit_validation_batch(worker, batch, dict.fromkeys(pks, label))
         labelled += pks
     return labelled
 
@@ -161,7 +162,9 @@ def test_a_snapshot_lists_the_labels_gold_counts(dataset, make_worker):
         snapshot = export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"splits": ["dev"]}))
         folder = Path(snapshot.directory)
         (jsonl,) = folder.glob("dev*.jsonl")
-        row = next(json.loads(line) for line in jsonl.read_text().splitlines() if json.loads(line)["pairID"] == pair.pair_id)
+        row = next(
+            json.loads(line) for line in jsonl.read_text().splitlines() if json.loads(line)["pairID"] == pair.pair_id
+        )
         (tsv,) = folder.glob("dev*.tsv")
         line = next(r for r in csv.DictReader(tsv.open(), delimiter="\t") if r["pairID"] == pair.pair_id)
         return row["annotator_labels"], [line[f"label{i}"] for i in range(1, 6)], row["gold_label"]

@@ -8,6 +8,7 @@ labels, and B's batch, claimed in good faith, is not refused when B submits it.
 The clock is the services' own, driven by the test; an Event holds A right after it has read it,
 which is where a slow request or a preempted process would leave it.
 """
+
 import threading
 from datetime import UTC, datetime, timedelta
 
@@ -72,8 +73,7 @@ def label_three_times(pair, make_worker, clock):
     assert pair.label_count == 4
 
 
-def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refuse_the_newcomer(
-        make_worker, clock):
+def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refuse_the_newcomer(make_worker, clock):
     dataset = make_dataset()
     pair = make_pair(dataset, author=make_worker(), label=Label.ENTAILMENT)
     label_three_times(pair, make_worker, clock)

@@ -1,5 +1,6 @@
 """The MPE judgment task as a study task (issue 15): a study link sends a participant to MPE
 judgments of that study's dataset, each submitted batch counts, and the completion code follows."""
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
@@ -16,8 +17,13 @@ PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aa11bb22c
 
 def make_study(dataset, kind=TaskKind.MPE_JUDGMENT, slug="mpe-study", tasks_per_batch=2):
     return Study.objects.create(
-        slug=slug, name=f"Study {slug}", dataset=dataset, task_kind=kind, tasks_per_batch=tasks_per_batch,
-        completion_code="MPE-DONE-7", catch_trial_share=0,
+        slug=slug,
+        name=f"Study {slug}",
+        dataset=dataset,
+        task_kind=kind,
+        tasks_per_batch=tasks_per_batch,
+        completion_code="MPE-DONE-7",
+        catch_trial_share=0,
     )
 
 
@@ -37,7 +43,7 @@ def submit_next_batch(client, answer="entailment"):
 
 def test_a_prolific_participant_judges_the_studys_items_and_gets_the_completion_code(client):
     _, other_items = make_mpe_items(10, slug="mpe-elsewhere")  # a multi-premise dataset of another study
-    dataset, items = make_mpe_items(10, slug="mpe-studied")
+    dataset, _items = make_mpe_items(10, slug="mpe-studied")
     study = make_study(dataset)
 
     response = arrive(client, study)
@@ -57,8 +63,10 @@ def test_a_prolific_participant_judges_the_studys_items_and_gets_the_completion_
     assert page.status_code == 200 and session.completion_code in page.content.decode()
     assert ValidationClaim.objects.count() == 10  # no third batch once complete
     # The study link again ends on the session's code, not on more work.
-    assert session.completion_code in client.get(
-        reverse("study_entry", args=[study.slug]), PROLIFIC, follow=True).content.decode()
+    assert (
+        session.completion_code
+        in client.get(reverse("study_entry", args=[study.slug]), PROLIFIC, follow=True).content.decode()
+    )
 
 
 def test_a_validation_participant_cannot_take_mpe_batches(client):
@@ -99,8 +107,9 @@ def test_an_mpe_study_on_a_single_premise_dataset_is_refused_with_a_clear_messag
     # A validation study of the same dataset, and an MPE study of a multi-premise one, are fine.
     Study(slug="fine-val", name="Fine", dataset=single, task_kind=TaskKind.VALIDATION, completion_code="X").full_clean()
     mpe_dataset, _ = make_mpe_items(1, slug="mpe-fine")
-    Study(slug="fine-mpe", name="Fine", dataset=mpe_dataset, task_kind=TaskKind.MPE_JUDGMENT,
-          completion_code="X").full_clean()
+    Study(
+        slug="fine-mpe", name="Fine", dataset=mpe_dataset, task_kind=TaskKind.MPE_JUDGMENT, completion_code="X"
+    ).full_clean()
 
 
 def test_a_validation_or_writing_study_on_an_mpe_dataset_is_refused_with_a_clear_message(db):
@@ -118,13 +127,29 @@ def test_the_admin_refuses_an_mpe_study_on_a_single_premise_dataset(client, make
     researcher.is_superuser = True
     researcher.save()
     client.force_login(researcher)
-    response = client.post(reverse("admin:crowd_study_add"), {
-        "slug": "bad-mpe", "name": "Bad", "dataset": single.pk, "task_kind": TaskKind.MPE_JUDGMENT,
-        "tasks_per_batch": 1, "completion_code": "X", "catch_trial_share": 0, "bonus_per_catch_match": 1,
-        "bonus_currency": "USD", "access": "open", "reports_to_hold_premise": 2, "max_reports_per_batch": 2,
-        "min_hypothesis_words": 3, "is_active": "on",
-        "sessions-TOTAL_FORMS": 0, "sessions-INITIAL_FORMS": 0, "sessions-MIN_NUM_FORMS": 0, "sessions-MAX_NUM_FORMS": 0,
-    })
+    response = client.post(
+        reverse("admin:crowd_study_add"),
+        {
+            "slug": "bad-mpe",
+            "name": "Bad",
+            "dataset": single.pk,
+            "task_kind": TaskKind.MPE_JUDGMENT,
+            "tasks_per_batch": 1,
+            "completion_code": "X",
+            "catch_trial_share": 0,
+            "bonus_per_catch_match": 1,
+            "bonus_currency": "USD",
+            "access": "open",
+            "reports_to_hold_premise": 2,
+            "max_reports_per_batch": 2,
+            "min_hypothesis_words": 3,
+            "is_active": "on",
+            "sessions-TOTAL_FORMS": 0,
+            "sessions-INITIAL_FORMS": 0,
+            "sessions-MIN_NUM_FORMS": 0,
+            "sessions-MAX_NUM_FORMS": 0,
+        },
+    )
     assert response.status_code == 200
     assert "needs a multi-premise dataset" in response.content.decode()
     assert not Study.objects.exists()

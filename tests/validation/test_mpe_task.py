@@ -1,9 +1,10 @@
 """The MPE judgment task: claims and batches as in validation, five judgments per item, MPE's wording,
 and the researcher's adjudication on the dashboard."""
+
 import pytest
 from django.urls import reverse
 
-from corpus.counters import adjudicate, add_labels, recompute_gold
+from corpus.counters import add_labels, adjudicate, recompute_gold
 from corpus.models import Adjudication, AdjudicationSource, ItemKind, Label, Pair, Premise, Split, ValidationLabel
 from corpus.mpe_wording import QUESTION
 from corpus.selectors import adjudication_queue, mpe_statistics
@@ -21,12 +22,22 @@ CAPTIONS = ["A man rides a bike.", "A cyclist on a road.", "Someone pedals uphil
 def make_mpe_items(count, slug="mpe-task", split=Split.DEV):
     dataset = factories.dataset(slug, item_kind=ItemKind.MULTI_PREMISE)
     premise = Premise.objects.create(
-        dataset=dataset, genre=factories.genre("captions"), prompt_id=f"{slug}-scene", split=split,
-        text=" ".join(CAPTIONS), sentences=[{"text": text, "source": f"1.jpg#{n}"} for n, text in enumerate(CAPTIONS)],
+        dataset=dataset,
+        genre=factories.genre("captions"),
+        prompt_id=f"{slug}-scene",
+        split=split,
+        text=" ".join(CAPTIONS),
+        sentences=[{"text": text, "source": f"1.jpg#{n}"} for n, text in enumerate(CAPTIONS)],
     )
     return dataset, [
-        Pair.objects.create(dataset=dataset, premise=premise, pair_id=f"{slug}-{i}", hypothesis=f"A person moves {i}.",
-                            author_label="", needs_validation=True)
+        Pair.objects.create(
+            dataset=dataset,
+            premise=premise,
+            pair_id=f"{slug}-{i}",
+            hypothesis=f"A person moves {i}.",
+            author_label="",
+            needs_validation=True,
+        )
         for i in range(count)
     ]
 
@@ -98,13 +109,17 @@ def test_the_multinli_batch_page_sends_an_mpe_batch_to_its_own_page(client, make
 def test_queue_gold_and_statistics_after_five_judgments(make_worker):
     dataset, items = make_mpe_items(5)
     workers = [make_worker(f"j{i}") for i in range(5)]
-    judge(items, workers, [
-        [E, E, E, E, E],  # unanimous entailment
-        [E, E, N, N, C],  # 2-2-1: no majority, queued
-        [E, E, E, C, C],  # 3-2 E/C: queued though it has a majority
-        [E, E, E, N, N],  # 3-2 E/N: the majority stands
-        [C, C, C, N, E],
-    ])
+    judge(
+        items,
+        workers,
+        [
+            [E, E, E, E, E],  # unanimous entailment
+            [E, E, N, N, C],  # 2-2-1: no majority, queued
+            [E, E, E, C, C],  # 3-2 E/C: queued though it has a majority
+            [E, E, E, N, N],  # 3-2 E/N: the majority stands
+            [C, C, C, N, E],
+        ],
+    )
     queue = {pair.pair_id: pair.adjudication_reason for pair in adjudication_queue(dataset)}
     assert queue == {"mpe-task-1": "2-2-1 split", "mpe-task-2": "3-2 split between entailment and contradiction"}
     stats = mpe_statistics(dataset)
@@ -112,7 +127,9 @@ def test_queue_gold_and_statistics_after_five_judgments(make_worker):
     assert stats.label_counts == {E: 3, N: 0, C: 1} and stats.pending == 2
 
 
-def test_adjudication_makes_the_researchers_label_gold_keeps_the_judgments_and_leaves_the_queue(make_worker, researcher):
+def test_adjudication_makes_the_researchers_label_gold_keeps_the_judgments_and_leaves_the_queue(
+    make_worker, researcher
+):
     dataset, items = make_mpe_items(2)
     workers = [make_worker(f"j{i}") for i in range(5)]
     judge(items, workers, [[E, E, N, N, C], [E, E, E, C, C]])
@@ -121,7 +138,11 @@ def test_adjudication_makes_the_researchers_label_gold_keeps_the_judgments_and_l
     decision = adjudicate(items[0], C, researcher=researcher, reason="2-2-1 split")
     item = Pair.objects.get(pk=items[0].pk)
     assert (item.gold_label, item.adjudicated_label, item.label_count) == (C, C, 5)
-    assert (decision.previous_gold, decision.source, decision.researcher) == ("-", AdjudicationSource.RESEARCHER, researcher)
+    assert (decision.previous_gold, decision.source, decision.researcher) == (
+        "-",
+        AdjudicationSource.RESEARCHER,
+        researcher,
+    )
     assert list(ValidationLabel.objects.order_by("pk").values_list("pair_id", "position", "label")) == labels_before
     assert [pair.pk for pair in adjudication_queue(dataset)] == [items[1].pk]
     # Recomputing the counters from the label table keeps the decision.
@@ -152,7 +173,10 @@ def test_dashboard_queue_and_adjudication_need_a_researcher(client, make_worker,
     assert response["Location"] == reverse("dashboard:mpe")
     decision = Adjudication.objects.get()
     assert (decision.label, decision.reason, decision.researcher) == (E, "2-2-1 split", researcher)
-    assert f'data-pair="{items[0].pk}"' not in client.get(reverse("dashboard:mpe")).content.decode().split("Word overlap")[0]
+    assert (
+        f'data-pair="{items[0].pk}"'
+        not in client.get(reverse("dashboard:mpe")).content.decode().split("Word overlap")[0]
+    )
 
 
 def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(make_worker):
@@ -163,10 +187,14 @@ def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(mak
     _, open_items = make_mpe_items(2, slug="mpe-open")
     worker = make_worker("judge")
     batch = services.claim_mpe_batch(worker)
-    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in open_items}
+    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
+        p.pk for p in open_items
+    }
     trusted = make_worker("trusted", is_trusted=True)
     batch = services.claim_mpe_batch(trusted)
-    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in closed_items}
+    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
+        p.pk for p in closed_items
+    }
     excluded = make_worker("excluded", is_excluded=True)
     with pytest.raises(services.NotAllowedToValidate):
         services.claim_mpe_batch(excluded)

@@ -1,5 +1,6 @@
 """The recast-data tasks: the two-way and ordinal validation batches (buttons and keys of the
 dataset's scheme, answers mapped to core labels), one scheme per batch, and the grammaticality task."""
+
 import re
 
 import pytest
@@ -18,10 +19,14 @@ def scheme_pairs(slug, scheme, n=5, author_label="entailment", ordinal=None):
     dataset = factories.dataset(slug, label_scheme=scheme)
     premise = factories.premise(dataset, factories.genre("recast"))
     return dataset, create_pairs(
-        dataset, "dev",
-        [Pair(premise=premise, pair_id=f"{slug}-{i}", hypothesis=f"Sam liked thing {i} .", author_label=author_label)
-         for i in range(n)],
-        [[author_label]] * n, ordinals=[[ordinal]] * n if ordinal else None,
+        dataset,
+        "dev",
+        [
+            Pair(premise=premise, pair_id=f"{slug}-{i}", hypothesis=f"Sam liked thing {i} .", author_label=author_label)
+            for i in range(n)
+        ],
+        [[author_label]] * n,
+        ordinals=[[ordinal]] * n if ordinal else None,
     )
 
 
@@ -50,7 +55,9 @@ def test_a_three_way_answer_is_refused_on_a_two_way_batch_and_nothing_is_saved(m
     worker = make_worker()
     batch = claim_validation_batch(worker)
     with pytest.raises(BatchIncomplete, match="missing: pair 1"):
-        submit_validation_batch(worker, batch, {p.pk: "contradiction" if i == 0 else "entailed" for i, p in enumerate(pairs)})
+        submit_validation_batch(
+            worker, batch, {p.pk: "contradiction" if i == 0 else "entailed" for i, p in enumerate(pairs)}
+        )
     assert not ValidationLabel.objects.filter(worker=worker).exists()
 
 
@@ -61,10 +68,20 @@ def test_ordinal_batch_takes_ratings_1_to_5_and_keeps_them(client, make_worker):
     assert 'data-scheme="ordinal"' in page and "very likely" in page
     assert all(page.count(f'data-key="{k}"') == 5 for k in "12345")
     ratings = [5, 4, 3, 2, 1]
-    assert client.post(url, {f"label-{p.pk}": str(r) for p, r in zip(pairs, ratings)}).status_code == 302
-    rows = {pk: (label, rating) for pk, label, rating in
-            ValidationLabel.objects.filter(worker=worker).values_list("pair_id", "label", "ordinal")}
-    assert [rows[p.pk] for p in pairs] == [("entailment", 5), ("neutral", 4), ("neutral", 3), ("neutral", 2), ("neutral", 1)]
+    assert client.post(url, {f"label-{p.pk}": str(r) for p, r in zip(pairs, ratings, strict=False)}).status_code == 302
+    rows = {
+        pk: (label, rating)
+        for pk, label, rating in ValidationLabel.objects.filter(worker=worker).values_list(
+            "pair_id", "label", "ordinal"
+        )
+    }
+    assert [rows[p.pk] for p in pairs] == [
+        ("entailment", 5),
+        ("neutral", 4),
+        ("neutral", 3),
+        ("neutral", 2),
+        ("neutral", 1),
+    ]
 
 
 def test_a_batch_never_mixes_label_schemes(make_worker):
@@ -94,7 +111,7 @@ def test_grammaticality_task_saves_a_page_of_judgments(client, make_worker):
     client.force_login(worker.user)
     page = client.get(reverse("validation:grammaticality")).content.decode()
     assert all(p.hypothesis in page for p in pairs) and "major grammatical issues" in page
-    answers = {f"grammar-{p.pk}": value for p, value in zip(pairs, ["none", "minor", "major"])}
+    answers = {f"grammar-{p.pk}": value for p, value in zip(pairs, ["none", "minor", "major"], strict=False)}
     assert client.post(reverse("validation:grammaticality"), answers).status_code == 302
     assert GrammaticalityJudgment.objects.filter(worker=worker).count() == 3
     # Judged once by this worker: not offered to them again.

@@ -1,4 +1,5 @@
 """Submitting a batch: all or nothing, once, before it expires; and the pages around it."""
+
 import random
 from datetime import timedelta
 
@@ -18,7 +19,6 @@ from validation.models import ValidationClaim
 from .validation_factories import make_pair
 
 pytestmark = pytest.mark.django_db
-
 
 
 def batch_pairs(batch):
@@ -49,7 +49,13 @@ def test_submit_saves_labels_and_closes_the_claims(dataset, make_worker):
     pairs = [make_pair(dataset, label=Label.ENTAILMENT) for _ in range(5)]
     worker = make_worker()
     batch = services.claim_validation_batch(worker)
-    picks = dict(zip(batch_pairs(batch), [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION, Label.NEUTRAL, Label.ENTAILMENT]))
+    picks = dict(
+        zip(
+            batch_pairs(batch),
+            [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION, Label.NEUTRAL, Label.ENTAILMENT],
+            strict=False,
+        )
+    )
     result = services.submit_validation_batch(worker, batch, picks)
     assert len(result.labels) == 5
     saved = dict(ValidationLabel.objects.filter(worker=worker).values_list("pair_id", "label"))
@@ -69,7 +75,7 @@ def test_expired_batch_is_refused_and_nothing_saved(dataset, make_worker):
     batch = services.claim_validation_batch(worker)
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(services.BatchExpired, match="expired"):
-        services.submit_validation_batch(worker, batch, {pk: Label.NEUTRAL for pk in batch_pairs(batch)})
+        services.submit_validation_batch(worker, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=worker).exists()
     assert set(Pair.objects.values_list("label_count", flat=True)) == {1}
 
@@ -79,7 +85,7 @@ def test_double_submit_adds_nothing(dataset, make_worker):
         make_pair(dataset)
     worker = make_worker()
     batch = services.claim_validation_batch(worker)
-    picks = {pk: Label.CONTRADICTION for pk in batch_pairs(batch)}
+    picks = dict.fromkeys(batch_pairs(batch), Label.CONTRADICTION)
     services.submit_validation_batch(worker, batch, picks)
     before = counters()
     with pytest.raises(services.BatchAlreadySubmitted, match="already saved"):
@@ -101,7 +107,7 @@ def test_incomplete_batch_is_refused_naming_the_missing_pairs(dataset, make_work
     assert not ValidationLabel.objects.filter(worker=worker).exists()
     assert set(Pair.objects.values_list("label_count", flat=True)) == {1}
     # The claims stay open: the worker can finish the same batch.
-    services.submit_validation_batch(worker, batch, {pk: Label.NEUTRAL for pk in ids})
+    services.submit_validation_batch(worker, batch, dict.fromkeys(ids, Label.NEUTRAL))
     assert ValidationLabel.objects.filter(worker=worker).count() == 5
 
 
@@ -111,7 +117,7 @@ def test_another_workers_batch_cannot_be_submitted(dataset, make_worker):
     owner, intruder = make_worker(), make_worker()
     batch = services.claim_validation_batch(owner)
     with pytest.raises(services.BatchNotFound):
-        services.submit_validation_batch(intruder, batch, {pk: Label.NEUTRAL for pk in batch_pairs(batch)})
+        services.submit_validation_batch(intruder, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=intruder).exists()
 
 
@@ -123,7 +129,7 @@ def test_a_worker_excluded_mid_batch_cannot_submit(dataset, make_worker):
     worker.is_excluded = True
     worker.save()
     with pytest.raises(services.NotAllowedToValidate):
-        services.submit_validation_batch(worker, batch, {pk: Label.NEUTRAL for pk in batch_pairs(batch)})
+        services.submit_validation_batch(worker, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=worker).exists()
     with pytest.raises(LabelRefused, match="excluded"):
         add_label(Pair.objects.first(), Label.NEUTRAL, worker=worker)
@@ -146,7 +152,7 @@ def test_counters_equal_the_label_table_after_many_operations(dataset, make_work
             ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
         elif action < 0.25:  # forgets one pair: refused
             with pytest.raises(services.BatchIncomplete):
-                services.submit_validation_batch(worker, batch, {pk: Label.NEUTRAL for pk in ids[1:]})
+                services.submit_validation_batch(worker, batch, dict.fromkeys(ids[1:], Label.NEUTRAL))
         else:
             services.submit_validation_batch(worker, batch, {pk: rng.choice(list(Label)) for pk in ids})
     assert counters() == counters_from_label_table()
@@ -157,6 +163,7 @@ def test_counters_equal_the_label_table_after_many_operations(dataset, make_work
 
 
 # --- pages -----------------------------------------------------------------------------------
+
 
 def login(client, worker):
     client.force_login(worker.user)
@@ -261,8 +268,12 @@ def test_validation_study_ends_with_the_completion_code(client, dataset, make_wo
     for _ in range(10):
         make_pair(dataset)
     study = Study.objects.create(
-        slug="val", name="Validation study", dataset=dataset, task_kind=TaskKind.VALIDATION,
-        tasks_per_batch=2, completion_code="C0DE-VAL",
+        slug="val",
+        name="Validation study",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=2,
+        completion_code="C0DE-VAL",
     )
     worker = make_worker()
     study_session = StudySession.objects.create(study=study, worker=worker, external_session_id="s1")

@@ -1,4 +1,5 @@
 """Many validators claiming and submitting at once still leave every pair with exactly five labels."""
+
 import random
 import threading
 import time
@@ -18,7 +19,6 @@ from .validation_factories import make_dataset, make_pair
 
 WORKERS = 12
 PAIRS = 30
-
 
 
 def every_pair_has_five_labels():
@@ -48,7 +48,7 @@ def validate_until_done(worker, seed, start, errors, stats, deadline):
                 continue
             services.submit_validation_batch(worker, batch, {pk: rng.choice(list(Label)) for pk in pair_ids})
             stats["submitted"].append(batch)
-    except Exception as error:  # noqa: BLE001 - reported by the test thread
+    except Exception as error:
         errors.append(repr(error))
     finally:
         connection.close()
@@ -65,8 +65,7 @@ def test_concurrent_validators_leave_exactly_five_labels(transactional_db, make_
     start = threading.Barrier(WORKERS)
     errors, stats = [], {"submitted": [], "abandoned": []}
     threads = [
-        threading.Thread(target=validate_until_done,
-                         args=(worker, seed, start, errors, stats, time.monotonic() + 240))
+        threading.Thread(target=validate_until_done, args=(worker, seed, start, errors, stats, time.monotonic() + 240))
         for seed, worker in enumerate(validators)
     ]
     for thread in threads:
@@ -84,18 +83,28 @@ def test_concurrent_validators_leave_exactly_five_labels(transactional_db, make_
     )
     # Every pair got exactly the author's label plus four, never more.
     assert sorted(per_pair.values_list("n", flat=True)) == [5] * PAIRS
-    assert set(ValidationLabel.objects.values_list("pair_id", "position").annotate(k=Count("id")).values_list("k", flat=True)) == {1}
+    assert set(
+        ValidationLabel.objects.values_list("pair_id", "position").annotate(k=Count("id")).values_list("k", flat=True)
+    ) == {1}
     duplicates = (
-        ValidationLabel.objects.filter(worker__isnull=False).values("pair_id", "worker_id").annotate(k=Count("id")).filter(k__gt=1)
+        ValidationLabel.objects.filter(worker__isnull=False)
+        .values("pair_id", "worker_id")
+        .annotate(k=Count("id"))
+        .filter(k__gt=1)
     )
     assert not duplicates.exists()
     assert not ValidationLabel.objects.filter(position__gt=1, worker__in=authors).exists()
     # The counters moved label by label agree with a recompute from the label table.
     for pair in per_pair:
         assert (pair.label_count, pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes) == (
-            pair.n, pair.e, pair.u, pair.c
+            pair.n,
+            pair.e,
+            pair.u,
+            pair.c,
         )
         assert pair.gold_label == gold_from_votes(pair.e, pair.u, pair.c)
     assert recompute_gold(fix=False).disagreements == 0
-    assert set(stats["submitted"]) == set(ValidationClaim.objects.filter(status="submitted").values_list("batch", flat=True))
+    assert set(stats["submitted"]) == set(
+        ValidationClaim.objects.filter(status="submitted").values_list("batch", flat=True)
+    )
     assert len(stats["submitted"]) >= PAIRS * 4 // 5

@@ -1,4 +1,5 @@
 """Small builders for validation tests: a dataset with a fiction genre, and pairs as the writing task makes them."""
+
 from corpus.models import Label, Split
 from tests import factories
 

@@ -7,48 +7,123 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('collection', '0001_initial'),
+        ("collection", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ValidationClaim',
+            name="ValidationClaim",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('batch', models.UUIDField(db_index=True, default=uuid.uuid4)),
-                ('status', models.CharField(choices=[('open', 'open'), ('submitted', 'submitted'), ('expired', 'expired'), ('released', 'released')], default='open', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('expires_at', models.DateTimeField()),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='validation_claims', to='collection.pair')),
-                ('study_session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='collection.studysession')),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='validation_claims', to='collection.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("batch", models.UUIDField(db_index=True, default=uuid.uuid4)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "open"),
+                            ("submitted", "submitted"),
+                            ("expired", "expired"),
+                            ("released", "released"),
+                        ],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("expires_at", models.DateTimeField()),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="validation_claims",
+                        to="collection.pair",
+                    ),
+                ),
+                (
+                    "study_session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="collection.studysession",
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="validation_claims",
+                        to="collection.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['batch', 'id'],
-                'indexes': [models.Index(fields=['pair', 'status', 'expires_at'], name='valclaim_pair_open')],
-                'constraints': [models.UniqueConstraint(fields=('pair', 'worker'), name='one_validation_claim_per_pair_worker')],
+                "ordering": ["batch", "id"],
+                "indexes": [models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("pair", "worker"), name="one_validation_claim_per_pair_worker")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ValidationLabel',
+            name="ValidationLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels.")),
-                ('label', models.CharField(choices=[('entailment', 'entailment'), ('neutral', 'neutral'), ('contradiction', 'contradiction')], max_length=20)),
-                ('seconds', models.FloatField(blank=True, help_text='Time the validator spent on the batch / 5.', null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='labels', to='collection.pair')),
-                ('worker', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='labels', to='collection.worker')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(help_text="1 is the author's label; 2–5 are validation labels."),
+                ),
+                (
+                    "label",
+                    models.CharField(
+                        choices=[
+                            ("entailment", "entailment"),
+                            ("neutral", "neutral"),
+                            ("contradiction", "contradiction"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "seconds",
+                    models.FloatField(blank=True, help_text="Time the validator spent on the batch / 5.", null=True),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="labels", to="collection.pair"
+                    ),
+                ),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="labels",
+                        to="collection.worker",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pair_id', 'position'],
-                'indexes': [models.Index(fields=['worker', 'created_at'], name='label_worker_time')],
-                'constraints': [models.UniqueConstraint(fields=('pair', 'position'), name='one_label_per_position'), models.UniqueConstraint(condition=models.Q(('worker__isnull', False)), fields=('pair', 'worker'), name='one_label_per_pair_worker'), models.CheckConstraint(condition=models.Q(('position__gte', 1), ('position__lte', 5)), name='position_1_to_5')],
+                "ordering": ["pair_id", "position"],
+                "indexes": [models.Index(fields=["worker", "created_at"], name="label_worker_time")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("pair", "position"), name="one_label_per_position"),
+                    models.UniqueConstraint(
+                        condition=models.Q(("worker__isnull", False)),
+                        fields=("pair", "worker"),
+                        name="one_label_per_pair_worker",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("position__gte", 1), ("position__lte", 5)), name="position_1_to_5"
+                    ),
+                ],
             },
         ),
     ]

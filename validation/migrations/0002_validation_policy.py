@@ -5,22 +5,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('collection', '0001_initial'),
-        ('validation', '0001_initial'),
+        ("collection", "0001_initial"),
+        ("validation", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ValidationPolicy',
+            name="ValidationPolicy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('trusted_only', models.BooleanField(default=False, help_text="Only workers marked trusted are offered this dataset's pairs.")),
-                ('dataset', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='validation_policy', to='collection.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "trusted_only",
+                    models.BooleanField(
+                        default=False, help_text="Only workers marked trusted are offered this dataset's pairs."
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="validation_policy",
+                        to="collection.dataset",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'validation policies',
+                "verbose_name_plural": "validation policies",
             },
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('validation', '0003_labels_moved_to_corpus'),
+        ("validation", "0003_labels_moved_to_corpus"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='validationclaim',
-            name='is_catch_trial',
+            model_name="validationclaim",
+            name="is_catch_trial",
             field=models.BooleanField(default=False),
         ),
     ]

@@ -1,4 +1,5 @@
 """python manage.py tag_pairs [--dataset SLUG] [--retag] [--batch-size N] [--processes N]"""
+
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -9,8 +10,10 @@ from corpus.models import Dataset
 
 
 class Command(BaseCommand):
-    help = ("Tag pairs with MultiNLI's linguistic phenomena (spaCy's PTB tagger and the §4 word lists). "
-            "By default only pairs without tags; the job and its progress are recorded as a TaggingJob.")
+    help = (
+        "Tag pairs with MultiNLI's linguistic phenomena (spaCy's PTB tagger and the §4 word lists). "
+        "By default only pairs without tags; the job and its progress are recorded as a TaggingJob."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets).")
@@ -34,8 +37,13 @@ class Command(BaseCommand):
         if job.status != JobStatus.QUEUED:
             raise CommandError(f"tagging job #{job.pk} for this scope is already {job.status}; wait for it to finish")
         with tqdm(total=job.total, unit="pair", disable=options["no_progress"]) as bar:
-            job = run_tagging_job(job.pk, tagger=tagger, batch_size=options["batch_size"],
-                                  n_process=options["processes"], on_batch=bar.update)
+            job = run_tagging_job(
+                job.pk,
+                tagger=tagger,
+                batch_size=options["batch_size"],
+                n_process=options["processes"],
+                on_batch=bar.update,
+            )
         if job.status == JobStatus.FAILED:
             raise CommandError(job.error)
         self.stdout.write(self.style.SUCCESS(f"tagged {job.done} pairs with {job.tagger} (job #{job.pk})"))

@@ -1,9 +1,10 @@
 """python manage.py assign_splits --dev 2000 --test 2000 [--seed 0] [--dataset collected]  (pairs per genre)"""
+
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.management import DATA_COMMAND_CHECKS
 from collection.splits import SplitAssignmentError, assign_splits
+from corpus.management import DATA_COMMAND_CHECKS
 
 
 class Command(BaseCommand):

@@ -1,11 +1,12 @@
 """python manage.py import_premises --genre fiction [--dataset collected] FILE..."""
+
 import argparse
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.management import DATA_COMMAND_CHECKS
 from collection.premise_import import PremiseImportError, import_premises
+from corpus.management import DATA_COMMAND_CHECKS
 
 
 class Command(BaseCommand):
@@ -19,14 +20,31 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--genre", required=True, help="Genre slug, e.g. fiction.")
-        parser.add_argument("--dataset", default=None, help="Dataset slug (default: settings.NLI['DEFAULT_DATASET']); created if missing.")
-        parser.add_argument("--format", dest="file_format", choices=["auto", "text", "jsonl"], default="auto",
-                            help="auto: .jsonl/.ndjson files and files whose first line is a JSON object are JSONL.")
+        parser.add_argument(
+            "--dataset",
+            default=None,
+            help="Dataset slug (default: settings.NLI['DEFAULT_DATASET']); created if missing.",
+        )
+        parser.add_argument(
+            "--format",
+            dest="file_format",
+            choices=["auto", "text", "jsonl"],
+            default="auto",
+            help="auto: .jsonl/.ndjson files and files whose first line is a JSON object are JSONL.",
+        )
         parser.add_argument("--batch-size", type=int, default=1000, help="Premises written per transaction.")
-        parser.add_argument("--jobs", type=int, default=1,
-                            help="Processes that split plain text into sentences (the slow part); same result.")
-        parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                            help="Show a progress bar (default: when stderr is a terminal).")
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=1,
+            help="Processes that split plain text into sentences (the slow part); same result.",
+        )
+        parser.add_argument(
+            "--progress",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="Show a progress bar (default: when stderr is a terminal).",
+        )
 
     def handle(self, *args, files, genre, dataset, file_format, batch_size, jobs, progress, **options):
         if batch_size < 1 or jobs < 1:
@@ -35,14 +53,19 @@ class Command(BaseCommand):
             progress = sys.stderr.isatty()
         try:
             report = import_premises(
-                files, genre=genre, dataset=dataset, progress=progress, batch_size=batch_size,
-                file_format=file_format, jobs=jobs,
+                files,
+                genre=genre,
+                dataset=dataset,
+                progress=progress,
+                batch_size=batch_size,
+                file_format=file_format,
+                jobs=jobs,
             )
         except PremiseImportError as error:
             raise CommandError(str(error)) from None
         for line in report.lines():
             self.stdout.write(line)
         if report.malformed:
-            self.stderr.write(self.style.WARNING(
-                f"{len(report.malformed)} malformed line(s) were skipped; see the list above."
-            ))
+            self.stderr.write(
+                self.style.WARNING(f"{len(report.malformed)} malformed line(s) were skipped; see the list above.")
+            )

@@ -1,4 +1,5 @@
 """python manage.py build_mpe_items --source snli --target mpe-new [--split dev] [--threshold 0.5]"""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpora import mpe
@@ -22,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--captions",
             help="More captions per scene: FLICKR30K's results_20130124.token (image.jpg#n TAB caption) or an MPE "
-                 "TSV; the source's hypotheses for the scenes' other captions are the candidates.",
+            "TSV; the source's hypotheses for the scenes' other captions are the candidates.",
         )
 
     def handle(self, *args, **options):
@@ -40,12 +41,16 @@ class Command(BaseCommand):
                     self.stdout.write(self.style.WARNING(f"{options['captions']}, line {line}: {reason} (skipped)"))
                 source = Dataset.objects.get(slug=options["source"])
                 report = build_items_from_scenes(
-                    scenes_with_captions(captions, source), options["target"], split=options["split"],
-                    threshold=options["threshold"], origin=f"built from {source.slug} and {options['captions']}"[:255],
+                    scenes_with_captions(captions, source),
+                    options["target"],
+                    split=options["split"],
+                    threshold=options["threshold"],
+                    origin=f"built from {source.slug} and {options['captions']}"[:255],
                 )
             else:
-                report = build_mpe_items(options["source"], options["target"], split=options["split"],
-                                         threshold=options["threshold"])
+                report = build_mpe_items(
+                    options["source"], options["target"], split=options["split"], threshold=options["threshold"]
+                )
         except CorpusImportError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(self.style.SUCCESS(report.summary()))

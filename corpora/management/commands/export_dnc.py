@@ -1,4 +1,5 @@
 """python manage.py export_dnc --dataset SLUG --split dev --out FOLDER"""
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError

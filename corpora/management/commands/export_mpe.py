@@ -1,4 +1,5 @@
 """python manage.py export_mpe --dataset NAME [--split S] OUT"""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpora.mpe_items import export_mpe

@@ -1,4 +1,5 @@
 """python manage.py import_dnc PATH [PATH ...] [--dataset SLUG]"""
+
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError

@@ -1,4 +1,5 @@
 """python manage.py import_mpe FILE --dataset NAME [--split S] [--no-repair]"""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpora.mpe_items import import_mpe_file
@@ -21,8 +22,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         try:
-            report = import_mpe_file(options["file"], options["dataset"], split=options["split"],
-                                     repair=not options["no_repair"])
+            report = import_mpe_file(
+                options["file"], options["dataset"], split=options["split"], repair=not options["no_repair"]
+            )
         except CorpusImportError as error:
             raise CommandError(str(error)) from None
         style = self.style.SUCCESS if report.ok else self.style.WARNING

@@ -1,8 +1,9 @@
 """python manage.py import_pairs FILE --dataset NAME [--genre G] [--split S]"""
+
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.management import DATA_COMMAND_CHECKS
 from corpora.services import CorpusImportError, import_pairs_file
+from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Split
 
 
@@ -17,8 +18,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--dataset", required=True, help="Dataset slug; created (as imported) if missing.")
-        parser.add_argument("--genre", help="Genre slug for rows without a genre field (SNLI rows default to captions).")
-        parser.add_argument("--split", choices=Split.values, help="Default: from the file name (*_dev*, *_test*, *_train*).")
+        parser.add_argument(
+            "--genre", help="Genre slug for rows without a genre field (SNLI rows default to captions)."
+        )
+        parser.add_argument(
+            "--split", choices=Split.values, help="Default: from the file name (*_dev*, *_test*, *_train*)."
+        )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
     def handle(self, *args, **options):

@@ -1,4 +1,5 @@
 """python manage.py recast TEMPLATE SOURCE --dataset SLUG --split dev [--dry-run]"""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpora import recasting
@@ -31,16 +32,32 @@ class Command(BaseCommand):
         try:
             rows = recasting.read_rows(options["source"], options["format"], fields, options["number_field"])
             if options["dry_run"]:
-                preview = dry_run(options["template"], rows, options["limit"], options["split"], options["seed"],
-                                  dataset=options["dataset"])
-                self.stdout.write(f"Dry run of {preview.template}: first {len(preview.pairs)} pairs "
-                                  f"from {preview.rows_read} rows; nothing saved.")
+                preview = dry_run(
+                    options["template"],
+                    rows,
+                    options["limit"],
+                    options["split"],
+                    options["seed"],
+                    dataset=options["dataset"],
+                )
+                self.stdout.write(
+                    f"Dry run of {preview.template}: first {len(preview.pairs)} pairs "
+                    f"from {preview.rows_read} rows; nothing saved."
+                )
                 for pair in preview.pairs:
-                    self.stdout.write(f"  {pair.pair_id} [{pair.label}] {pair.context}\n      -> {pair.hypothesis}"
-                                      f"   ({pair.provenance.corpus} {pair.provenance.corpus_sent_id})")
+                    self.stdout.write(
+                        f"  {pair.pair_id} [{pair.label}] {pair.context}\n      -> {pair.hypothesis}"
+                        f"   ({pair.provenance.corpus} {pair.provenance.corpus_sent_id})"
+                    )
                 return
-            report = recast_into(options["template"], rows, options["dataset"], options["split"], options["seed"],
-                                 source=options["source"])
+            report = recast_into(
+                options["template"],
+                rows,
+                options["dataset"],
+                options["split"],
+                options["seed"],
+                source=options["source"],
+            )
         except (RecastRefused, recasting.RecastError, ValueError, OSError) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(self.style.SUCCESS(report.summary()))

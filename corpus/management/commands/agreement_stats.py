@@ -1,10 +1,11 @@
 """python manage.py agreement_stats [--dataset NAME] [--split S] [--json]"""
+
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.management import DATA_COMMAND_CHECKS
 from corpus.agreement import agreement_stats
+from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset, Split
 
 ROWS = [

@@ -1,4 +1,5 @@
 """python manage.py fold_tallies: fold the maintained aggregates' deltas into one row per key."""
+
 from django.core.management.base import BaseCommand
 
 from corpus import tallies

@@ -1,8 +1,9 @@
 """python manage.py recompute_gold [--dataset NAME] [--check]"""
+
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.management import DATA_COMMAND_CHECKS
 from corpus.counters import recompute_gold
+from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset
 
 
@@ -15,7 +16,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets).")
-        parser.add_argument("--check", action="store_true", help="Only report; change nothing (exit 1 on disagreements).")
+        parser.add_argument(
+            "--check", action="store_true", help="Only report; change nothing (exit 1 on disagreements)."
+        )
 
     def handle(self, *args, **options):
         dataset = options["dataset"]

@@ -1,4 +1,5 @@
 """python manage.py dashboard_figures --dataset SLUG [--site http://host:port]"""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpus.models import Dataset

@@ -2,11 +2,11 @@
 
 Safe to run again: rows are keyed by stable ids, so a second run creates nothing.
 """
+
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from annotation_site.console import format_table
-
 from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 from demo.mpe import DATASET as MPE_DATASET
@@ -28,24 +28,43 @@ class Command(BaseCommand):
             "--no-training", action="store_true", help="skip the demo snapshot and its small baseline runs"
         )
         parser.add_argument(
-            "--no-artifacts", action="store_true",
+            "--no-artifacts",
+            action="store_true",
             help="skip the artifacts demo (a guessable writer's pairs, phenomenon tags, a monitor refresh, the nudge) "
-                 "and the recast demo (its own dataset)",
+            "and the recast demo (its own dataset)",
         )
         parser.add_argument(
-            "--no-quality", action="store_true",
+            "--no-quality",
+            action="store_true",
             help="skip the quality demo (a flagged guesser's pairs, a catch trial, an unpaid bonus)",
         )
-        parser.add_argument("--no-recast", action="store_true",
-                            help="skip the recast demo (DNC sentiment template: a two-way dataset with provenance)")
+        parser.add_argument(
+            "--no-recast",
+            action="store_true",
+            help="skip the recast demo (DNC sentiment template: a two-way dataset with provenance)",
+        )
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
-        parser.add_argument("--serving", action="store_true",
-                            help="the server is started right after (make demo): say so instead of how to start it")
+        parser.add_argument(
+            "--serving",
+            action="store_true",
+            help="the server is started right after (make demo): say so instead of how to start it",
+        )
 
-    def handle(self, *args, no_training=False, no_artifacts=False, no_quality=False, no_recast=False, site=DEFAULT_SITE, serving=False,
-               **options):
+    def handle(
+        self,
+        *args,
+        no_training=False,
+        no_artifacts=False,
+        no_quality=False,
+        no_recast=False,
+        site=DEFAULT_SITE,
+        serving=False,
+        **options,
+    ):
         site = site.rstrip("/")
-        self.stdout.write("Loading the demo: premises for every genre, accounts, studies, written and validated pairs...")
+        self.stdout.write(
+            "Loading the demo: premises for every genre, accounts, studies, written and validated pairs..."
+        )
         result = load_demo()
         dataset = result["dataset"]
         if not (result["content_rows"] or result["pairs_created"] or result["validation_labels_added"]):
@@ -54,8 +73,10 @@ class Command(BaseCommand):
         # Like the artifacts demo, extra pairs beside the core demo: --no-artifacts leaves both out.
         if not (no_recast or no_artifacts):
             recast, recast_made = ensure_recast_demo()
-            self.stdout.write(f"Dataset '{recast.slug}' (two-way, recast with the DNC sentiment template): "
-                              f"{recast.pairs.count()} pairs, {recast_made} created now.")
+            self.stdout.write(
+                f"Dataset '{recast.slug}' (two-way, recast with the DNC sentiment template): "
+                f"{recast.pairs.count()} pairs, {recast_made} created now."
+            )
         draft = None
         if not no_artifacts:
             draft = ensure_artifacts_demo(dataset, stdout=self.stdout)["draft"]
@@ -74,8 +95,10 @@ class Command(BaseCommand):
         self.stdout.write(f"\nThe demo dataset '{dataset.slug}', as the dashboard shows it:")
         call_command("dashboard_figures", "--dataset", dataset.slug, "--site", site, stdout=self.stdout)
         if draft is not None:
-            self.stdout.write(f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
-                              f"written as a contradiction scores p={draft:.2f} (/artifacts/score/).")
+            self.stdout.write(
+                f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
+                f"written as a contradiction scores p={draft:.2f} (/artifacts/score/)."
+            )
         validation_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-2").replace("demo-session-1", "demo-session-2")
         recast_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-4").replace("demo-session-1", "demo-session-4")
         mpe_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-5").replace("demo-session-1", "demo-session-5")
@@ -109,7 +132,10 @@ class Command(BaseCommand):
         links += [
             ("admin (researcher)", f"{site}/admin/"),
         ]
-        opening = ("The demo is ready; the server starts now. Open:" if serving else
-                   "The demo is ready. Start the server (python manage.py runserver) and open:")
+        opening = (
+            "The demo is ready; the server starts now. Open:"
+            if serving
+            else "The demo is ready. Start the server (python manage.py runserver) and open:"
+        )
         table = format_table(None, links, align="<<")
         self.stdout.write(self.style.SUCCESS("\n".join(["", opening, *("  " + line for line in table.split("\n"))])))

@@ -1,4 +1,5 @@
 """Issue (or revoke) the token a GPU node uses to reach the platform: `Authorization: Worker <key>`."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from modeling.models import WorkerToken
@@ -23,4 +24,6 @@ class Command(BaseCommand):
             raise CommandError(f"a worker token named {name!r} exists; revoke it or choose another name")
         _, key = WorkerToken.issue(name)
         self.stdout.write(key)
-        self.stderr.write(f"worker token {name}: set WORKER_TOKEN to the key above on the GPU node; it is not shown again")
+        self.stderr.write(
+            f"worker token {name}: set WORKER_TOKEN to the key above on the GPU node; it is not shown again"
+        )

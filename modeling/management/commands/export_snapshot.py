@@ -1,4 +1,5 @@
 """Export a snapshot synchronously: `python manage.py export_snapshot [--dataset NAME ...] --out DIR`."""
+
 import shutil
 from pathlib import Path
 
@@ -25,14 +26,22 @@ class Command(BaseCommand):
         parser.add_argument("--gold-only", action="store_true", help="Leave out pairs whose gold label is '-'.")
         parser.add_argument("--min-labels", type=int, default=0, help="Keep pairs with at least this many labels.")
         parser.add_argument(
-            "--unvalidated-gold", choices=["author", "-", "author-all"], default="author",
+            "--unvalidated-gold",
+            choices=["author", "-", "author-all"],
+            default="author",
             help="Gold label of train pairs never sent to validation (SNLI/MultiNLI: the author's); "
-                 "author-all: of such pairs in every split (recast data such as DNC).",
+            "author-all: of such pairs in every split (recast data such as DNC).",
         )
-        parser.add_argument("--full-agreement", action="store_true",
-                            help="Keep only pairs whose labels (3 or more) all agree (DNC's test-set rule).")
-        parser.add_argument("--drop-ungrammatical", action="store_true",
-                            help="Leave out pairs whose hypothesis most grammaticality judges found to have major issues.")
+        parser.add_argument(
+            "--full-agreement",
+            action="store_true",
+            help="Keep only pairs whose labels (3 or more) all agree (DNC's test-set rule).",
+        )
+        parser.add_argument(
+            "--drop-ungrammatical",
+            action="store_true",
+            help="Leave out pairs whose hypothesis most grammaticality judges found to have major issues.",
+        )
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 
     def handle(self, *args, **options):
@@ -71,5 +80,7 @@ class Command(BaseCommand):
         manifest = read_manifest(snapshot)
         self.stdout.write(f"snapshot {snapshot.pk}: {manifest['rows']} pairs, content hash {manifest['content_hash']}")
         for entry in manifest["files"]:
-            self.stdout.write(f"  {entry['name']:<24} {entry['rows']:>9} rows {entry['bytes']:>12} bytes  {entry['sha256'][:16]}")
+            self.stdout.write(
+                f"  {entry['name']:<24} {entry['rows']:>9} rows {entry['bytes']:>12} bytes  {entry['sha256'][:16]}"
+            )
         self.stdout.write(f"written to {out}")

@@ -5,6 +5,7 @@ per-genre test accuracy (dev when the snapshot has no test file). The table is w
 to settings.DATA_DIR/genre_matrices/snapshot-<id>-<model>-runs-<first>-<last>.json and each run's
 results["genre_matrix_file"] names that file, so the dashboard finds it from any of its runs.
 """
+
 import json
 from pathlib import Path
 
@@ -33,19 +34,30 @@ def build_matrix(runs):
     phase = "test" if all("test" in r.results for r in runs) else "dev"
     test_genres = sorted({g for r in runs for g in r.results.get(phase, {}).get("per_genre", {})})
     accuracy = {
-        r.config["train_genre"]: {g: r.results.get(phase, {}).get("per_genre", {}).get(g, {}).get("accuracy")
-                                  for g in test_genres}
+        r.config["train_genre"]: {
+            g: r.results.get(phase, {}).get("per_genre", {}).get(g, {}).get("accuracy") for g in test_genres
+        }
         for r in runs
     }
-    return {"phase": phase, "train_genres": [r.config["train_genre"] for r in runs], "test_genres": test_genres,
-            "accuracy": accuracy, "runs": {r.config["train_genre"]: r.pk for r in runs}}
+    return {
+        "phase": phase,
+        "train_genres": [r.config["train_genre"] for r in runs],
+        "test_genres": test_genres,
+        "accuracy": accuracy,
+        "runs": {r.config["train_genre"]: r.pk for r in runs},
+    }
 
 
 def format_matrix(table):
     """The table as text, every column as wide as its longest cell (genre slugs are never cut)."""
-    rows = [[genre] + [f"{100 * value:.1f}" if value is not None else "-"
-                       for value in (table["accuracy"][genre][test_genre] for test_genre in table["test_genres"])]
-            for genre in table["train_genres"]]
+    rows = [
+        [genre]
+        + [
+            f"{100 * value:.1f}" if value is not None else "-"
+            for value in (table["accuracy"][genre][test_genre] for test_genre in table["test_genres"])
+        ]
+        for genre in table["train_genres"]
+    ]
     return format_table(["train \\ test", *table["test_genres"]], rows)
 
 
@@ -66,8 +78,10 @@ class Command(BaseCommand):
             genres = [g.strip() for g in genres.split(",") if g.strip()] or train_genres(snapshot)
             if not genres:
                 raise CommandError("the snapshot's train file names no genre")
-            runs = [launch_training_run(snapshot, model, {**config, "train_genre": genre}, enqueue=queue)
-                    for genre in genres]
+            runs = [
+                launch_training_run(snapshot, model, {**config, "train_genre": genre}, enqueue=queue)
+                for genre in genres
+            ]
         except LaunchRefused as refused:
             raise refusal(refused) from refused
         if queue:

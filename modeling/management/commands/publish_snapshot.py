@@ -1,4 +1,5 @@
 """Copy a done snapshot's files into the object store (OBJECT_STORAGE_BUCKET), for a web tier without the export's disk."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from modeling.models import JobStatus, Snapshot
@@ -16,4 +17,6 @@ class Command(BaseCommand):
         if found is None or found.status != JobStatus.DONE:
             raise CommandError(f"snapshot {snapshot} does not exist or is not done")
         copied = publish_snapshot(found)
-        self.stdout.write(f"snapshot {snapshot}: {len(copied)} file(s) copied" + (f": {', '.join(copied)}" if copied else ""))
+        self.stdout.write(
+            f"snapshot {snapshot}: {len(copied)} file(s) copied" + (f": {', '.join(copied)}" if copied else "")
+        )

@@ -1,4 +1,5 @@
 """Fail (or requeue) training runs whose worker stopped sending heartbeats; cron-friendly."""
+
 from django.core.management.base import BaseCommand
 
 from modeling.training.services import reap_stale_runs, stale_minutes
@@ -8,8 +9,12 @@ class Command(BaseCommand):
     help = "Mark running training runs without a recent heartbeat as failed ('worker lost'), or requeue them."
 
     def add_arguments(self, parser):
-        parser.add_argument("--minutes", type=float, default=None,
-                            help=f"heartbeat age that counts as lost (default settings.TRAINING_STALE_MINUTES, {stale_minutes():g})")
+        parser.add_argument(
+            "--minutes",
+            type=float,
+            default=None,
+            help=f"heartbeat age that counts as lost (default settings.TRAINING_STALE_MINUTES, {stale_minutes():g})",
+        )
         parser.add_argument("--requeue", action="store_true", help="send them to the gpu queue again instead")
 
     def handle(self, *args, minutes, requeue, **options):

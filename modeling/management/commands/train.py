@@ -1,4 +1,5 @@
 """Train a baseline on a snapshot: queued for a `gpu` worker, or here with a progress bar."""
+
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -15,9 +16,13 @@ from modeling.training.services import (
 def refusal(refused):
     """A LaunchRefused as the command's error, one field per clause."""
     options = {"snapshot": "--snapshot", "model": "--model", "config": "--config"}
-    return CommandError("; ".join(
-        f"{options.get(field, field)}: {message}" for field, messages in refused.message_dict.items() for message in messages
-    ))
+    return CommandError(
+        "; ".join(
+            f"{options.get(field, field)}: {message}"
+            for field, messages in refused.message_dict.items()
+            for message in messages
+        )
+    )
 
 
 def wait_for_runs(run_ids, poll=1.0, stream=None):
@@ -58,10 +63,14 @@ def summary(run):
         return f"run {run.pk}: failed: {run.error}"
     if run.status != RunStatus.DONE:
         return f"run {run.pk}: {run.status} (follow it at /api/training-runs/{run.pk}/)"
-    accuracy = ", ".join(f"{split} {acc:.4f}" for split, acc in run.results.get("accuracy", {}).items() if acc is not None)
-    return (f"run {run.pk}: done on {run.device} in {run.results.get('seconds', 0):.1f} s, "
-            f"{run.results.get('epochs_run', 0)} epoch(s), best epoch {run.results.get('best_epoch')}; "
-            f"train {run.results.get('train_accuracy')}; {accuracy}")
+    accuracy = ", ".join(
+        f"{split} {acc:.4f}" for split, acc in run.results.get("accuracy", {}).items() if acc is not None
+    )
+    return (
+        f"run {run.pk}: done on {run.device} in {run.results.get('seconds', 0):.1f} s, "
+        f"{run.results.get('epochs_run', 0)} epoch(s), best epoch {run.results.get('best_epoch')}; "
+        f"train {run.results.get('train_accuracy')}; {accuracy}"
+    )
 
 
 class Command(BaseCommand):

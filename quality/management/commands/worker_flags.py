@@ -4,6 +4,7 @@ Prints every flagged worker with each flag's reason and figures (quality/selecto
 --auto-exclude, excludes the flagged workers who took part in a study that opted in
 (`Study.auto_exclude_flagged`); nobody else is ever excluded without a researcher.
 """
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpus.models import Dataset
@@ -16,8 +17,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--dataset", help="slug of one dataset (default: all)")
-        parser.add_argument("--auto-exclude", action="store_true",
-                            help="exclude flagged workers of studies with auto_exclude_flagged")
+        parser.add_argument(
+            "--auto-exclude", action="store_true", help="exclude flagged workers of studies with auto_exclude_flagged"
+        )
 
     def handle(self, *args, dataset=None, auto_exclude=False, **options):
         scope = None
@@ -38,7 +40,9 @@ class Command(BaseCommand):
             if outcome is None:
                 self.stdout.write("Nobody excluded: no flagged worker took part in a study that opted in.")
             else:
-                self.stdout.write(self.style.WARNING(
-                    f"Excluded {outcome.changed} worker(s); gold labels recomputed "
-                    f"({outcome.recompute_report.fixed} pairs changed); their pairs are back in the validation pool."
-                ))
+                self.stdout.write(
+                    self.style.WARNING(
+                        f"Excluded {outcome.changed} worker(s); gold labels recomputed "
+                        f"({outcome.recompute_report.fixed} pairs changed); their pairs are back in the validation pool."
+                    )
+                )

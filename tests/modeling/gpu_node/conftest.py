@@ -7,6 +7,7 @@ a queue of its own, so the suite's ordinary worker (tests/conftest.py) never tak
 Without a broker (the SQLite pass) it yields None and the tests run the same HTTP transport
 in-process against the live server.
 """
+
 import os
 import secrets
 import shutil
@@ -39,8 +40,13 @@ def gpu_node_data_dir(tmp_path_factory):
 
 def gpu_node_env(platform_url, data_dir):
     env = {key: value for key, value in os.environ.items() if not key.startswith(("DATABASE", "PG"))}
-    env.update(PLATFORM_URL=platform_url, WORKER_TOKEN=WORKER_KEY, DATA_DIR=str(data_dir),
-               TRAINING_HEARTBEAT_SECONDS="0.2", DJANGO_SETTINGS_MODULE="annotation_site.settings")
+    env.update(
+        PLATFORM_URL=platform_url,
+        WORKER_TOKEN=WORKER_KEY,
+        DATA_DIR=str(data_dir),
+        TRAINING_HEARTBEAT_SECONDS="0.2",
+        DJANGO_SETTINGS_MODULE="annotation_site.settings",
+    )
     return env
 
 
@@ -54,9 +60,28 @@ def gpu_node_worker(live_server, gpu_node_data_dir):
     log_path = Path(os.environ.get("GPU_NODE_TEST_LOG", "/tmp/nli-test-gpu-node-worker.log"))
     log = open(log_path, "w")
     process = subprocess.Popen(
-        [celery, "-A", "annotation_site", "worker", "-Q", REMOTE_QUEUE, "--concurrency", "1", "--pool", "prefork",
-         "--prefetch-multiplier", "1", "-l", "info", "-n", f"gpu-node-{os.getpid()}@%h"],
-        cwd=REPO_ROOT, env=gpu_node_env(live_server.url, gpu_node_data_dir), stdout=log, stderr=subprocess.STDOUT,
+        [
+            celery,
+            "-A",
+            "annotation_site",
+            "worker",
+            "-Q",
+            REMOTE_QUEUE,
+            "--concurrency",
+            "1",
+            "--pool",
+            "prefork",
+            "--prefetch-multiplier",
+            "1",
+            "-l",
+            "info",
+            "-n",
+            f"gpu-node-{os.getpid()}@%h",
+        ],
+        cwd=REPO_ROOT,
+        env=gpu_node_env(live_server.url, gpu_node_data_dir),
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     from annotation_site.celery import app
@@ -93,6 +118,7 @@ def gpu_node(gpu_node_worker, gpu_node_data_dir, live_server, worker_token, sett
     from modeling.training import services
 
     if gpu_node_worker is not None:
+
         def send_to_gpu_node(run_id, task_id):
             app.loader.import_default_modules()  # as annotation_site.celery.enqueue does in a web process
             app.tasks[services.TRAINING_TASK].apply_async(args=(run_id,), task_id=task_id, queue=REMOTE_QUEUE)

@@ -1,4 +1,5 @@
 """Snapshots served by the platform under test, and the follow-a-run helper."""
+
 import json
 from pathlib import Path
 
@@ -7,14 +8,25 @@ from django.conf import settings
 from tests.conftest import wait_for
 from tests.modeling.training_fixtures import learnable_rows, write_snapshot_files
 
-SMALL = {"embedding_dim": 16, "hidden_dim": 16, "batch_size": 32, "lr": 0.01, "cpu_threads": 1, "epochs": 3,
-         "patience": 3}
+SMALL = {
+    "embedding_dim": 16,
+    "hidden_dim": 16,
+    "batch_size": 32,
+    "lr": 0.01,
+    "cpu_threads": 1,
+    "epochs": 3,
+    "patience": 3,
+}
 
 
 def learnable_splits(seed, n_train=600, n_eval=100):
-    return {"train": learnable_rows(n_train, seed), "dev_matched": learnable_rows(n_eval, seed + 1),
-            "dev_mismatched": learnable_rows(n_eval, seed + 2), "test_matched": learnable_rows(n_eval, seed + 3),
-            "test_mismatched": learnable_rows(n_eval, seed + 4)}
+    return {
+        "train": learnable_rows(n_train, seed),
+        "dev_matched": learnable_rows(n_eval, seed + 1),
+        "dev_mismatched": learnable_rows(n_eval, seed + 2),
+        "test_matched": learnable_rows(n_eval, seed + 3),
+        "test_mismatched": learnable_rows(n_eval, seed + 4),
+    }
 
 
 def served_snapshot(splits, user=None, tsv=True):
@@ -32,19 +44,29 @@ def served_snapshot(splits, user=None, tsv=True):
     for split, rows in splits.items():
         names = [f"{split}.jsonl"]
         if tsv:
-            (folder / f"{split}.tsv").write_text("".join(f"{r['gold_label']}\t{r['sentence1']}\t{r['sentence2']}\n" for r in rows))
+            (folder / f"{split}.tsv").write_text(
+                "".join(f"{r['gold_label']}\t{r['sentence1']}\t{r['sentence2']}\n" for r in rows)
+            )
             names.append(f"{split}.tsv")
         for name in names:
             path = folder / name
-            files.append({"name": name, "split": split, "rows": len(rows), "bytes": path.stat().st_size,
-                          "sha256": sha256_of_file(path)})
+            files.append(
+                {
+                    "name": name,
+                    "split": split,
+                    "rows": len(rows),
+                    "bytes": path.stat().st_size,
+                    "sha256": sha256_of_file(path),
+                }
+            )
     files.sort(key=lambda f: f["name"])
     rows = sum(len(r) for r in splits.values())
     manifest = build_manifest(snapshot.pk, [], {}, rows, files)
     write_manifest(folder, manifest)
     SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
-    Snapshot.objects.filter(pk=snapshot.pk).update(status=JobStatus.DONE, directory=str(folder),
-                                                   content_hash=manifest["content_hash"], row_count=rows)
+    Snapshot.objects.filter(pk=snapshot.pk).update(
+        status=JobStatus.DONE, directory=str(folder), content_hash=manifest["content_hash"], row_count=rows
+    )
     snapshot.refresh_from_db()
     return snapshot
 

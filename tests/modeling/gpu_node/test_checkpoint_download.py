@@ -1,4 +1,5 @@
 """The embedded mode records checkpoints the same way, and a researcher downloads them from the run's page."""
+
 import hashlib
 import re
 

@@ -1,4 +1,5 @@
 """A GPU node's process starts with no database settings at all, and any ORM use there fails loudly."""
+
 import subprocess
 import sys
 
@@ -28,8 +29,9 @@ except ImproperlyConfigured as exc:
 def test_a_gpu_node_imports_the_training_task_without_any_database_settings(tmp_path):
     env = gpu_node_env("http://platform.invalid:8000", tmp_path / "node")
     assert not any(key.startswith("DATABASE") for key in env)
-    done = subprocess.run([sys.executable, "-c", PROBE], check=False, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], check=False, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "engine django.db.backends.dummy" in lines

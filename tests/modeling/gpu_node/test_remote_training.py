@@ -4,6 +4,7 @@ With a broker (the PostgreSQL pass) the node is a real Celery worker subprocess 
 settings, its own empty DATA_DIR and a worker token; the platform is pytest-django's live server.
 Without one, the same HTTP transport runs in-process against the live server.
 """
+
 import hashlib
 import json
 import urllib.request
@@ -28,8 +29,9 @@ def researcher_download(live_server, researcher, path):
 
 
 @pytest.mark.celery_worker
-def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(gpu_node, gpu_node_worker, live_server,
-                                                                            researcher, tmp_path):
+def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(
+    gpu_node, gpu_node_worker, live_server, researcher, tmp_path
+):
     splits = learnable_splits(seed=100)
     snapshot = served_snapshot(splits, researcher)
     run = follow(launch_training_run(snapshot, "cbow", SMALL, researcher).pk)
@@ -57,7 +59,7 @@ def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(gpu_
     model = load_checkpoint(downloaded)  # the snippet of docs/gpu-nodes.md
     test_rows = splits["test_matched"]
     predicted = model.predict_many([(row["sentence1"], row["sentence2"]) for row in test_rows])
-    accuracy = sum(p == row["gold_label"] for p, row in zip(predicted, test_rows)) / len(test_rows)
+    accuracy = sum(p == row["gold_label"] for p, row in zip(predicted, test_rows, strict=False)) / len(test_rows)
     assert abs(accuracy - run.results["accuracy"]["test_matched"]) <= 0.02
 
     # A second run on the same snapshot finds it in the node's cache.
@@ -109,8 +111,11 @@ def test_a_node_with_a_bad_token_leaves_the_run_queued_for_another(live_server, 
     snapshot = served_snapshot(learnable_splits(seed=400, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
     with pytest.raises(PlatformError, match="401 .*Invalid or revoked worker token"):
-        execute_training_run(run.pk, task_id=run.celery_task_id,
-                             reporter=http_reporter(live_server, "nliw_not-a-token", tmp_path / "cache"))
+        execute_training_run(
+            run.pk,
+            task_id=run.celery_task_id,
+            reporter=http_reporter(live_server, "nliw_not-a-token", tmp_path / "cache"),
+        )
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED and not run.claim_id
 
@@ -131,8 +136,17 @@ def test_a_reaped_run_stops_the_node_at_its_next_heartbeat(live_server, worker_t
     reporter = http_reporter(live_server, WORKER_KEY, tmp_path / "cache")
     spec = reporter.claim(run.pk, "gpu-a@node", run.celery_task_id)
     beat = Heartbeat(reporter, spec, interval=0)
-    event = {"kind": "epoch", "epoch": 1, "total_epochs": 3, "step": 5, "total_steps": 15, "loss": 0.9,
-             "dev_accuracy": 0.5, "history": [{"epoch": 1}], "device": "cpu"}
+    event = {
+        "kind": "epoch",
+        "epoch": 1,
+        "total_epochs": 3,
+        "step": 5,
+        "total_steps": 15,
+        "loss": 0.9,
+        "dev_accuracy": 0.5,
+        "history": [{"epoch": 1}],
+        "device": "cpu",
+    }
     beat(event)
     assert TrainingRun.objects.get(pk=run.pk).step == 5
     TrainingRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))

@@ -2,6 +2,7 @@
 
 No Django here: a node fetches with modeling/training/remote.py and snapshot_cache.py alone.
 """
+
 import hashlib
 import http.server
 import threading
@@ -79,8 +80,15 @@ def publish(server, snapshot_id, seed, n=400):
     files = []
     for path in sorted(folder.iterdir()):
         if path.name != "manifest.json":
-            files.append({"name": path.name, "split": path.stem, "rows": 0, "bytes": path.stat().st_size,
-                          "sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+            files.append(
+                {
+                    "name": path.name,
+                    "split": path.stem,
+                    "rows": 0,
+                    "bytes": path.stat().st_size,
+                    "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                }
+            )
     manifest = build_manifest(snapshot_id, [], {}, n, files)
     write_manifest(folder, manifest)
     return manifest["content_hash"]
@@ -96,8 +104,14 @@ def test_a_fetch_verifies_keeps_only_training_files_and_the_second_use_is_a_cach
     cache = SnapshotCache(tmp_path / "node-cache", max_bytes=10**9)
     folder, report = cache.get(content, fetcher(server, 1))
     assert report["source"] == "download"
-    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == ["dev.jsonl", "manifest.json", "train.jsonl"]
-    assert report["bytes_downloaded"] == sum((server.root / "1" / n).stat().st_size for n in ("dev.jsonl", "manifest.json", "train.jsonl"))
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == [
+        "dev.jsonl",
+        "manifest.json",
+        "train.jsonl",
+    ]
+    assert report["bytes_downloaded"] == sum(
+        (server.root / "1" / n).stat().st_size for n in ("dev.jsonl", "manifest.json", "train.jsonl")
+    )
     assert all(auth == "Worker nliw_key" for _, _, auth in server.requests)
     server.requests.clear()
     again, report = cache.get(content, fetcher(server, 1))
@@ -113,8 +127,9 @@ def test_an_interrupted_download_resumes_where_it_stopped(server, tmp_path):
     train_requests = [rng for name, rng, _ in server.requests if name == "train.jsonl"]
     assert train_requests[0] is None and train_requests[1] == f"bytes={size // 3}-"
     # The first third never came down twice: every byte of the three files was received once.
-    assert report["bytes_downloaded"] == sum((server.root / "2" / n).stat().st_size
-                                             for n in ("dev.jsonl", "manifest.json", "train.jsonl"))
+    assert report["bytes_downloaded"] == sum(
+        (server.root / "2" / n).stat().st_size for n in ("dev.jsonl", "manifest.json", "train.jsonl")
+    )
 
 
 def test_a_leftover_part_that_is_not_a_prefix_restarts_the_file(server, tmp_path):
@@ -148,7 +163,7 @@ def test_a_manifest_for_another_snapshot_is_refused(server, tmp_path):
 def test_least_recently_used_snapshots_are_evicted_beyond_the_size_limit(server, tmp_path):
     hashes = [publish(server, i, seed=10 + i) for i in (6, 7, 8)]
     cache = SnapshotCache(tmp_path / "cache", max_bytes=10**9)
-    for snapshot_id, content in zip((6, 7), hashes):
+    for snapshot_id, content in zip((6, 7), hashes, strict=False):
         cache.get(content, fetcher(server, snapshot_id))
     one_size = max(size for _, size, _ in cache.entries())
     cache.get(hashes[0], fetcher(server, 6))  # 6 is now more recently used than 7

@@ -4,6 +4,7 @@ S3 cannot be reached here; these tests configure the storage aliases that OBJECT
 sets ("checkpoints", "snapshots") with a FileSystemStorage elsewhere, which is what proves that
 nothing reads or writes around the storage.
 """
+
 import hashlib
 import io
 import shutil
@@ -23,10 +24,14 @@ def object_store(settings, tmp_path):
     store = tmp_path / "object-store"
     settings.STORAGES = {
         **settings.STORAGES,
-        "checkpoints": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                        "OPTIONS": {"location": str(store / "checkpoints")}},
-        "snapshots": {"BACKEND": "django.core.files.storage.FileSystemStorage",
-                      "OPTIONS": {"location": str(store / "snapshots")}},
+        "checkpoints": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(store / "checkpoints")},
+        },
+        "snapshots": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(store / "snapshots")},
+        },
     }
     return store
 
@@ -46,8 +51,9 @@ def test_snapshot_files_are_served_from_the_snapshot_storage_when_not_on_this_di
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/nothing.jsonl").status_code == 404
 
 
-def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(db, researcher, object_store, settings,
-                                                                          client):
+def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(
+    db, researcher, object_store, settings, client
+):
     snapshot = served_snapshot(learnable_splits(seed=10, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "majority", {}, enqueue=False)
     run = claim_run(run.pk, "host", run.celery_task_id)

@@ -1,4 +1,5 @@
 """The worker API and the worker token: what a GPU node may do, and everything it may not."""
+
 import hashlib
 import io
 from datetime import timedelta
@@ -46,21 +47,39 @@ def queued_run(snapshot):
 
 
 def claim(client, run, hostname="gpu-a@node"):
-    return client.post(f"/api/worker/runs/{run.pk}/claim/", {"attempt": run.celery_task_id, "hostname": hostname},
-                       format="json")
+    return client.post(
+        f"/api/worker/runs/{run.pk}/claim/", {"attempt": run.celery_task_id, "hostname": hostname}, format="json"
+    )
 
 
 def progress(client, run, claim_id, step=1):
-    return client.post(f"/api/worker/runs/{run.pk}/progress/", {
-        "attempt": run.celery_task_id, "claim": claim_id, "epoch": 1, "total_epochs": 3, "step": step,
-        "total_steps": 9, "loss": 0.5, "dev_accuracy": 0.4, "history": [], "device": "cpu (1 threads)",
-    }, format="json")
+    return client.post(
+        f"/api/worker/runs/{run.pk}/progress/",
+        {
+            "attempt": run.celery_task_id,
+            "claim": claim_id,
+            "epoch": 1,
+            "total_epochs": 3,
+            "step": step,
+            "total_steps": 9,
+            "loss": 0.5,
+            "dev_accuracy": 0.4,
+            "history": [],
+            "device": "cpu (1 threads)",
+        },
+        format="json",
+    )
 
 
 def upload(client, run, claim_id, body, sha=None):
-    return client.put(f"/api/worker/runs/{run.pk}/checkpoint/", data=body, content_type="application/octet-stream",
-                      HTTP_X_ATTEMPT=run.celery_task_id, HTTP_X_CLAIM=claim_id,
-                      HTTP_X_CONTENT_SHA256=sha or hashlib.sha256(body).hexdigest())
+    return client.put(
+        f"/api/worker/runs/{run.pk}/checkpoint/",
+        data=body,
+        content_type="application/octet-stream",
+        HTTP_X_ATTEMPT=run.celery_task_id,
+        HTTP_X_CLAIM=claim_id,
+        HTTP_X_CONTENT_SHA256=sha or hashlib.sha256(body).hexdigest(),
+    )
 
 
 def test_a_worker_token_reads_snapshot_files_and_nothing_else(node, snapshot, researcher):
@@ -70,10 +89,17 @@ def test_a_worker_token_reads_snapshot_files_and_nothing_else(node, snapshot, re
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/train.jsonl").status_code == 200
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/manifest.json").status_code == 200
     refused = [
-        ("get", "/api/pairs/"), ("get", f"/api/pairs/{pair.pk}/"), ("get", "/api/stats/"),
-        ("get", "/api/snapshots/"), ("get", f"/api/snapshots/{snapshot.pk}/"), ("post", "/api/snapshots/"),
-        ("get", "/api/training-runs/"), ("get", f"/api/training-runs/{run.pk}/"), ("post", "/api/training-runs/"),
-        ("get", f"/api/training-runs/{run.pk}/checkpoint/"), ("get", "/api/schema/"),
+        ("get", "/api/pairs/"),
+        ("get", f"/api/pairs/{pair.pk}/"),
+        ("get", "/api/stats/"),
+        ("get", "/api/snapshots/"),
+        ("get", f"/api/snapshots/{snapshot.pk}/"),
+        ("post", "/api/snapshots/"),
+        ("get", "/api/training-runs/"),
+        ("get", f"/api/training-runs/{run.pk}/"),
+        ("post", "/api/training-runs/"),
+        ("get", f"/api/training-runs/{run.pk}/checkpoint/"),
+        ("get", "/api/schema/"),
     ]
     for method, url in refused:
         response = getattr(node, method)(url, {}, format="json") if method == "post" else node.get(url)
@@ -122,8 +148,12 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
     other = worker_client("node-b")
     # Another node, even knowing the attempt and claim ids, cannot write this node's run.
     assert progress(other, run, spec["claim"]).status_code == 409
-    assert other.post(f"/api/worker/runs/{run.pk}/fail/", {"attempt": run.celery_task_id, "error": "x"},
-                      format="json").status_code == 409
+    assert (
+        other.post(
+            f"/api/worker/runs/{run.pk}/fail/", {"attempt": run.celery_task_id, "error": "x"}, format="json"
+        ).status_code
+        == 409
+    )
     assert progress(node, run, "not-the-claim").status_code == 409
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.step == 4
@@ -139,9 +169,15 @@ def test_a_takeover_stops_the_worker_it_replaces(node, queued_run):
     stale = progress(node, run, first["claim"])
     assert stale.status_code == 409 and stale.json()["status"] == "running"
     assert progress(other, run, second["claim"]).status_code == 200
-    finished = other.post(f"/api/worker/runs/{run.pk}/finish/", {
-        "attempt": run.celery_task_id, "claim": second["claim"], "results": {"accuracy": {"dev_matched": 0.5},
-                                                                              "dev_split": "dev_matched"}}, format="json")
+    finished = other.post(
+        f"/api/worker/runs/{run.pk}/finish/",
+        {
+            "attempt": run.celery_task_id,
+            "claim": second["claim"],
+            "results": {"accuracy": {"dev_matched": 0.5}, "dev_split": "dev_matched"},
+        },
+        format="json",
+    )
     assert finished.status_code == 200
     run.refresh_from_db()
     assert run.status == RunStatus.DONE and run.dev_accuracy == 0.5 and run.worker_hostname == "gpu-b@node"
@@ -158,17 +194,24 @@ def test_a_reaped_run_answers_409_so_its_worker_stops(node, queued_run):
 
 def test_bad_reports_are_400_and_change_nothing(node, queued_run):
     spec = claim(node, queued_run).json()
-    bad = node.post(f"/api/worker/runs/{queued_run.pk}/progress/", {"attempt": queued_run.celery_task_id,
-                                                                     "claim": spec["claim"], "step": -1}, format="json")
+    bad = node.post(
+        f"/api/worker/runs/{queued_run.pk}/progress/",
+        {"attempt": queued_run.celery_task_id, "claim": spec["claim"], "step": -1},
+        format="json",
+    )
     assert bad.status_code == 400 and "step" in bad.json() and "epoch" in bad.json()
-    no_accuracy = node.post(f"/api/worker/runs/{queued_run.pk}/finish/", {
-        "attempt": queued_run.celery_task_id, "claim": spec["claim"], "results": {"x": 1}}, format="json")
+    no_accuracy = node.post(
+        f"/api/worker/runs/{queued_run.pk}/finish/",
+        {"attempt": queued_run.celery_task_id, "claim": spec["claim"], "results": {"x": 1}},
+        format="json",
+    )
     assert no_accuracy.status_code == 400 and "accuracy" in no_accuracy.content.decode()
     assert TrainingRun.objects.get(pk=queued_run.pk).status == RunStatus.RUNNING
 
 
-def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(node, queued_run, researcher_api,
-                                                                                settings):
+def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(
+    node, queued_run, researcher_api, settings
+):
     spec = claim(node, queued_run).json()
     buffer = io.BytesIO()
     torch.save({"model": "cbow", "weights": torch.arange(1000)}, buffer)
@@ -187,8 +230,11 @@ def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(n
     assert download.status_code == 200
     assert hashlib.sha256(b"".join(download.streaming_content)).hexdigest() == run.checkpoint_sha256
     assert download["X-Content-SHA256"] == run.checkpoint_sha256
-    assert researcher_api.get(f"/api/training-runs/{run.pk}/").json()["checkpoint_url"].endswith(
-        f"/api/training-runs/{run.pk}/checkpoint/")
+    assert (
+        researcher_api.get(f"/api/training-runs/{run.pk}/")
+        .json()["checkpoint_url"]
+        .endswith(f"/api/training-runs/{run.pk}/checkpoint/")
+    )
 
 
 def test_snapshot_files_resume_from_a_byte_offset(node, snapshot):

@@ -1,4 +1,5 @@
 """Choose which pairs get four validation labels: all of dev/test, and a share of train."""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from corpus.management import DATA_COMMAND_CHECKS
@@ -16,7 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--dataset", required=True, help="Dataset slug.")
         parser.add_argument(
-            "--train-fraction", type=float, default=None,
+            "--train-fraction",
+            type=float,
+            default=None,
             help="Share of train pairs (0-1) to validate; kept on the dataset. Default: the dataset's current share.",
         )
         parser.add_argument("--seed", type=int, default=0, help="Seed of the train sample (default 0).")
