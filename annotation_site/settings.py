@@ -99,7 +99,7 @@ INSTALLED_APPS = [
     "crowd",
     "collection",
     "validation",
-    "corpora",
+    "importers",
     "modeling",
     "artifacts",
     "quality",

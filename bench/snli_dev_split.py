@@ -3,7 +3,7 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_training \\
         .venv/bin/python bench/snli_dev_split.py ../shared/data/snli_1.0_dev.jsonl [--dataset snli-dev-split]
 
-Through the platform itself: `corpora.services.import_pairs_file` imports every row (as train),
+Through the platform itself: `importers.services.import_pairs_file` imports every row (as train),
 then each premise (captionID) goes to train / dev / test 80/10/10 by a hash of its captionID, so
 no premise crosses splits and the same file always gives the same splits; finally
 `create_snapshot` + `export_snapshot` write the snapshot folder. Prints the snapshot id for
@@ -75,8 +75,8 @@ def via_platform(source, slug):
     django.setup()
     from django.db import transaction
 
-    from corpora.services import import_pairs_file
     from corpus.models import Premise
+    from importers.services import import_pairs_file
     from modeling.snapshots.services import create_snapshot, export_snapshot
 
     report = import_pairs_file(source, slug, split="train", progress=True)

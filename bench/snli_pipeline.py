@@ -62,10 +62,10 @@ def main():
         settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.path.join(tempfile.mkdtemp(), "bench.sqlite3")
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
-        from corpora.services import import_pairs_file
         from corpus.agreement import agreement_stats
         from corpus.counters import recompute_gold
-        from tests.corpora.helpers import ensure_genres
+        from importers.services import import_pairs_file
+        from tests.importers.helpers import ensure_genres
 
         ensure_genres("captions")
         _, base = timed(baseline, SNLI_DEV)

@@ -1,6 +1,6 @@
 """The MPE judgment task's wording (Lai, Bisk and Hockenmaier 2017, Table 2), in plain Python.
 
-Shared by the file rules (`corpora.mpe`) and the judgment task (`validation`). The answers map
+Shared by the file rules (`importers.mpe`) and the judgment task (`validation`). The answers map
 onto the three labels: yes = entailment, unknown = neutral, no = contradiction.
 """
 

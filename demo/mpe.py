@@ -5,11 +5,11 @@ that wait for five judgments in the MPE task (/validate/mpe/next/), and a Prolif
 import tempfile
 from pathlib import Path
 
-from corpora import mpe
-from corpora.mpe_items import build_items_from_scenes, import_mpe_file
 from corpus.models import Dataset
 from corpus.selectors import adjudication_queue
 from crowd.models import Study, TaskKind
+from importers import mpe
+from importers.mpe_items import build_items_from_scenes, import_mpe_file
 
 DATASET = "mpe-demo"
 SCENE = "demo-1001.jpg"

@@ -1,10 +1,10 @@
 """Demo recast pairs (DNC): a few review sentences recast with the shipped sentiment template into a
 two-way dataset, queued for the two-way validation task and open to the grammaticality task."""
 
-from corpora.recast_service import recast_into, template_choices
 from corpus.counters import set_needs_validation
 from corpus.models import Dataset, Genre, Pair
 from crowd.models import Study, TaskKind
+from importers.recast_service import recast_into, template_choices
 
 DATASET = "demo-recast"
 STUDY = {

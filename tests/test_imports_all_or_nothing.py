@@ -14,11 +14,11 @@ from django.db import DatabaseError, connection
 
 from collection.models import PremiseImport
 from collection.premise_import import import_premises
-from corpora.models import CorpusImport
-from corpora.services import import_pairs_file
 from corpus.models import ImportStatus, Pair, Premise, ValidationLabel
+from importers.models import CorpusImport
+from importers.services import import_pairs_file
 from tests.collection.test_premise_import import make_genre
-from tests.corpora.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
+from tests.importers.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
 
 POISON = "The refused sentence that the database will not take."
 

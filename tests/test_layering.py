@@ -14,7 +14,7 @@ LAYERS = [
     ("base", {"annotation_site"}),
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
-    ("features", {"collection", "validation", "corpora", "modeling", "artifacts", "quality"}),
+    ("features", {"collection", "validation", "importers", "modeling", "artifacts", "quality"}),
     ("top", {"dashboard", "demo"}),
 ]
 LAYER_OF = {app: index for index, (_, apps) in enumerate(LAYERS) for app in apps}

@@ -41,7 +41,7 @@ class Migration(migrations.Migration):
         ("corpus", "0001_initial"),
         ("crowd", "0001_initial"),
         ("validation", "0003_labels_moved_to_corpus"),
-        ("corpora", "0002_dataset_in_corpus"),
+        ("importers", "0002_dataset_in_corpus"),
     ]
 
     operations = [

@@ -7,11 +7,11 @@ from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from collection.models import PremiseImport, WritingClaim
-from corpora.models import CorpusImport
 from corpus import tallies
 from corpus.models import LengthKind, PremiseStatus
 from corpus.selectors import pairs_in, premises_in
 from crowd.models import ClaimStatus
+from importers.models import CorpusImport
 from validation.models import ValidationClaim
 
 from ..figure_cache import cached, refreshable

@@ -8,9 +8,9 @@ from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from corpora import recasting
-from corpora.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into, template_choices
 from corpus.models import Split
+from importers import recasting
+from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into, template_choices
 
 from .common import page_context, researcher_required
 

@@ -9,8 +9,8 @@ from django.db.models import Count, Q
 from artifacts.models import JobStatus, PairTags, TaggingJob
 from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.services import pairs_to_tag, run_tagging_job, start_tagging
-from corpora.services import import_pairs_file
 from corpus.models import Pair
+from importers.services import import_pairs_file
 from tests import factories
 from tests.conftest import wait_for
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from corpus.gold import gold_expression, gold_from_votes
 from corpus.models import NO_GOLD, Pair, Premise
-from tests.corpora.helpers import C, E, N, ensure_genres, make_dataset
+from tests.importers.helpers import C, E, N, ensure_genres, make_dataset
 
 LABELS = [E, N, C]
 label_lists = st.lists(st.sampled_from(LABELS), min_size=1, max_size=5)

@@ -8,7 +8,7 @@ from corpus import labels as L
 from corpus.agreement import agreement_stats, fleiss_kappa_from_sums
 from corpus.counters import LabelRefused, add_label, recompute_gold
 from corpus.models import Dataset, LabelScheme, ValidationLabel
-from tests.corpora.helpers import make_labelled_pairs
+from tests.importers.helpers import make_labelled_pairs
 
 pytestmark = pytest.mark.django_db
 

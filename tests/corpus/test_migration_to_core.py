@@ -16,7 +16,7 @@ from django.utils import timezone
 BEFORE_THE_CORE = [
     ("collection", "0004_premise_import_progress"),
     ("validation", "0002_validation_policy"),
-    ("corpora", "0001_corpus_imports"),
+    ("importers", "0001_corpus_imports"),
     ("modeling", "0001_initial"),
     ("corpus", None),
     ("crowd", None),
@@ -93,7 +93,7 @@ def fill_old_database(old):
     old.get_model("validation", "ValidationPolicy").objects.create(dataset=dataset, trusted_only=True)
     old.get_model("collection", "PremiseReport").objects.create(premise=premise, worker=author, message="odd")
     old.get_model("collection", "PremiseImport").objects.create(dataset=dataset, genre=genre, source="a.txt")
-    old.get_model("corpora", "CorpusImport").objects.create(dataset=dataset, source="b.jsonl", split="dev")
+    old.get_model("importers", "CorpusImport").objects.create(dataset=dataset, source="b.jsonl", split="dev")
     # An installation that has run before has content types and admin history for the old apps.
     pair_type, _ = ContentType.objects.get_or_create(app_label="collection", model="pair")
     LogEntry.objects.create(
@@ -116,9 +116,9 @@ def test_an_old_database_migrates_to_the_core_without_loss():
     from django.contrib.contenttypes.models import ContentType
 
     from collection.models import PremiseImport, PremiseReport, WritingClaim
-    from corpora.models import CorpusImport
     from corpus.models import Dataset, Pair, Premise, ValidationLabel, Worker
     from crowd.models import Study, StudySession
+    from importers.models import CorpusImport
     from validation.models import ValidationClaim, ValidationPolicy
 
     ContentType.objects.clear_cache()

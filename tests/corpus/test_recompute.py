@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from corpus.counters import recompute_gold
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, Pair, ValidationLabel, Worker
-from tests.corpora.helpers import C, E, N, make_dataset, make_labelled_pairs
+from tests.importers.helpers import C, E, N, make_dataset, make_labelled_pairs
 
 pytestmark = pytest.mark.django_db
 

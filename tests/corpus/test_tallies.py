@@ -12,11 +12,11 @@ import pytest
 from django.contrib.auth.models import User
 
 from collection.splits import assign_splits
-from corpora.services import import_pairs_file
 from corpus import tallies
 from corpus.agreement import agreement_stats
 from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold, set_workers_excluded
 from corpus.models import LengthKind, LengthTally, Pair, PairTally, Split, Worker
+from importers.services import import_pairs_file
 from tests import factories
 
 pytestmark = pytest.mark.django_db

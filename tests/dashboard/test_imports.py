@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from collection.models import PremiseImport
-from corpora.models import CorpusImport
+from importers.models import CorpusImport
 
 
 def import_rows(html):

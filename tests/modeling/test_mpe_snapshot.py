@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from corpora import mpe
-from corpora.mpe_items import import_mpe_file
 from corpus.counters import adjudicate
 from corpus.models import Pair
+from importers import mpe
+from importers.mpe_items import import_mpe_file
 from modeling.snapshots.services import create_snapshot, export_snapshot
-from tests.corpora.helpers import ensure_genres
+from tests.importers.helpers import ensure_genres
 
 pytestmark = pytest.mark.django_db
 

@@ -2,9 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora.services import CorpusImportError, import_pairs_file
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Split
+from importers.services import CorpusImportError, import_pairs_file
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""DNC in the database (corpora.dnc_import): every released file imports with the README's label
+"""DNC in the database (importers.dnc_import): every released file imports with the README's label
 counts, keeps its provenance, and exports back byte for byte (data and metadata)."""
 
 from collections import Counter
@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from corpora.dnc_import import DncImportError, dataset_slug_for, export_dnc, import_dnc_file
 from corpus import labels as scheme_labels
 from corpus.models import GOLD_MAJORITY, Dataset, LabelScheme, Pair, PairProvenance, ValidationLabel
+from importers.dnc_import import DncImportError, dataset_slug_for, export_dnc, import_dnc_file
 from tests.conftest import shared_file
-from tests.corpora.test_dnc_format import README_LABELS, WITHOUT_METADATA
+from tests.importers.test_dnc_format import README_LABELS, WITHOUT_METADATA
 
 pytestmark = pytest.mark.django_db
 

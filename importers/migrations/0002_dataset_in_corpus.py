@@ -5,9 +5,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    replaces = [("corpora", "0002_dataset_in_corpus")]
     dependencies = [
         ("corpus", "0001_initial"),
-        ("corpora", "0001_corpus_imports"),
+        ("importers", "0001_corpus_imports"),
     ]
 
     operations = [

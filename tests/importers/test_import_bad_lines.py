@@ -3,11 +3,11 @@ is imported and the run ends DONE: never a partial import marked failed."""
 
 import pytest
 
-from corpora.formats import MAX_ID_CHARS, MAX_SENTENCE_CHARS
-from corpora.models import CorpusImport
-from corpora.services import import_pairs_file
 from corpus.models import ImportStatus, Pair, Premise, ValidationLabel
-from tests.corpora.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
+from importers.formats import MAX_ID_CHARS, MAX_SENTENCE_CHARS
+from importers.models import CorpusImport
+from importers.services import import_pairs_file
+from tests.importers.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
 
 GOOD_LINES = 260
 BAD = [

@@ -1,6 +1,6 @@
 """MPE in the database: importing and exporting MPE's TSV, and building items from captions.
 
-The file format and the paper's rules are `corpora.mpe` (pure Python); this module maps them
+The file format and the paper's rules are `importers.mpe` (pure Python); this module maps them
 onto the core:
 
 - An MPE item is a `Premise` whose `sentences` are the four captions, in the file's order, each

@@ -6,20 +6,20 @@ Expected figures are ../shared/data/README.md's.
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpora import mpe
-from corpora.models import CorpusImport
-from corpora.mpe_items import (
+from corpus.counters import recompute_gold
+from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
+from corpus.selectors import adjudication_queue, mpe_statistics
+from importers import mpe
+from importers.models import CorpusImport
+from importers.mpe_items import (
     build_mpe_items,
     export_mpe,
     import_mpe_file,
     judgment_labels,
 )
-from corpora.services import CorpusImportError
-from corpus.counters import recompute_gold
-from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
-from corpus.selectors import adjudication_queue, mpe_statistics
+from importers.services import CorpusImportError
 from tests.conftest import shared_file
-from tests.corpora.helpers import ensure_genres
+from tests.importers.helpers import ensure_genres
 
 pytestmark = pytest.mark.django_db
 
@@ -154,7 +154,7 @@ def test_malformed_lines_are_skipped_with_their_numbers_without_repair(tmp_path)
 
 
 def test_a_single_premise_dataset_is_refused(tmp_path):
-    from tests.corpora.helpers import make_dataset, make_labelled_pairs
+    from tests.importers.helpers import make_dataset, make_labelled_pairs
 
     dataset = make_dataset("snli")
     make_labelled_pairs(dataset, [["entailment"]])

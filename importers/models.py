@@ -23,7 +23,8 @@ class CorpusImport(ImportRun):
     problems = models.JSONField(default=list, blank=True, help_text="The first malformed lines: [line, reason].")
 
     class Meta(ImportRun.Meta):
-        pass
+        # The table kept the name of the app's first label, `corpora` (importers/migrations/0001).
+        db_table = "corpora_corpusimport"
 
     def __str__(self):
         return f"{self.source} -> {self.dataset.slug} ({self.status})"

@@ -2,9 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora.mpe_items import import_mpe_file
-from corpora.services import CorpusImportError
 from corpus.models import Split
+from importers.mpe_items import import_mpe_file
+from importers.services import CorpusImportError
 
 
 class Command(BaseCommand):

@@ -1,4 +1,4 @@
-"""Recasting into the database (corpora.recast_service, `manage.py recast`, the dashboard page):
+"""Recasting into the database (importers.recast_service, `manage.py recast`, the dashboard page):
 a dry run shows the first pairs and writes nothing; saving writes pairs, labels and provenance in
 one transaction; the saved sentiment recast of DNC's own source rows gives DNC's hypotheses and labels."""
 
@@ -8,10 +8,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from corpora.recast_service import RecastRefused, dry_run, recast_into
 from corpus import labels as scheme_labels
 from corpus.models import Dataset, LabelScheme, Pair, PairProvenance, Premise
-from tests.corpora.test_recasting import SENTENCES, name_of, rebuilt, without_name
+from importers.recast_service import RecastRefused, dry_run, recast_into
+from tests.importers.test_recasting import SENTENCES, name_of, rebuilt, without_name
 
 pytestmark = pytest.mark.django_db
 

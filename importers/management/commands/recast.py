@@ -2,9 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora import recasting
-from corpora.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into
 from corpus.models import Split
+from importers import recasting
+from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into
 
 
 class Command(BaseCommand):

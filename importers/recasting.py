@@ -1,7 +1,7 @@
 """Recasting rows of another resource into NLI pairs, the way DNC did (Poliak et al. 2018, §3, App. B).
 
-Pure Python: no Django, no database. A recast yields ``corpora.dnc.DncPair`` objects (with their
-``Provenance``), so ``corpora.dnc`` writes them in DNC's own JSON.
+Pure Python: no Django, no database. A recast yields ``importers.dnc.DncPair`` objects (with their
+``Provenance``), so ``importers.dnc`` writes them in DNC's own JSON.
 
 A template is a JSON file (format ``nli-recast-template/1``)::
 
@@ -29,7 +29,7 @@ A template is a JSON file (format ``nli-recast-template/1``)::
   DNC's "someone" or "a particular thing" are plain text in the pattern.
 - RULE: ``{"if": PREDICATE, "then": LABEL, "else": LABEL}`` or ``{"field": "f", "map": {"value": LABEL}}``
   (e.g. an ordinal score to itself). PREDICATE: ``{"field": f, "equals": v}``, ``{"field": f, "in": [..]}``,
-  ``{"all": [..]}``, ``{"any": [..]}``, ``{"not": PREDICATE}``. A LABEL is a DNC label (corpora.dnc):
+  ``{"all": [..]}``, ``{"any": [..]}``, ``{"not": PREDICATE}``. A LABEL is a DNC label (importers.dnc):
   entailed / not-entailed, 1-5, or entailment / neutral / contradiction; binary-label follows from it.
 - Values are compared and inserted as text, so ``1`` in JSONL and ``"1"`` in CSV are the same
   (true / false / null read as "true" / "false" / "").
@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
-from corpora import dnc
+from importers import dnc
 
 TEMPLATE_FORMAT = "nli-recast-template/1"
 NAME_SLOT = "NAME"

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora.dnc_import import export_dnc
 from corpus.models import Dataset, Split
+from importers.dnc_import import export_dnc
 
 
 class Command(BaseCommand):

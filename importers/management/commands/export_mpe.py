@@ -2,9 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora.mpe_items import export_mpe
-from corpora.services import CorpusImportError
 from corpus.models import Dataset, Split
+from importers.mpe_items import export_mpe
+from importers.services import CorpusImportError
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora import dnc
-from corpora.dnc_import import DncImportError, import_dnc_file
+from importers import dnc
+from importers.dnc_import import DncImportError, import_dnc_file
 
 
 class Command(BaseCommand):

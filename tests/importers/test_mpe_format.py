@@ -1,4 +1,4 @@
-"""MPE's TSV (corpora.mpe) on the released train and dev files, and its rules on worked examples.
+"""MPE's TSV (importers.mpe) on the released train and dev files, and its rules on worked examples.
 
 Expected figures are those of ../shared/data/README.md and of the MPE paper (Lai et al. 2017).
 No database: these tests exercise a pure module.
@@ -8,7 +8,7 @@ from statistics import mean
 
 import pytest
 
-from corpora import mpe
+from importers import mpe
 from tests.conftest import shared_file
 
 README_COUNTS = {

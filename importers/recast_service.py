@@ -1,4 +1,4 @@
-"""Recasting into the database: a template (corpora.recasting: a shipped one, or any template file)
+"""Recasting into the database: a template (importers.recasting: a shipped one, or any template file)
 turns source rows into pairs with provenance. A dry run shows the first pairs and writes nothing;
 saving writes every pair, its premise, label and provenance in ONE transaction (all or nothing).
 
@@ -33,7 +33,7 @@ class RecastPreview:
 
 
 def template_choices():
-    """{name: path} of the shipped templates (corpora/templates/*.json)."""
+    """{name: path} of the shipped templates (importers/templates/*.json)."""
     return recasting.shipped_templates()
 
 

@@ -271,7 +271,7 @@ def _label_for_export(scheme, stored, rating):
 
 
 def dnc_pairs(dataset, split):
-    """The dataset's pairs of one split as corpora.dnc.DncPair objects (with provenance), pair-id order as imported."""
+    """The dataset's pairs of one split as importers.dnc.DncPair objects (with provenance), pair-id order as imported."""
     dataset = dataset if isinstance(dataset, Dataset) else Dataset.objects.get(slug=dataset)
     authors = {
         pair_id: (label, ordinal)

@@ -1,4 +1,4 @@
-"""DNC's JSON (corpora.dnc) on every released file under ../shared/data/dnc.
+"""DNC's JSON (importers.dnc) on every released file under ../shared/data/dnc.
 
 Expected counts are the README's table (../shared/data/README.md, "DNC"). No database.
 """
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora import dnc
+from importers import dnc
 from tests.conftest import shared_file
 
 # README.md: rows and label counts per *_data.json; which ones have a *_metadata.json.

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from corpora.services import import_pairs_file
 from corpus.agreement import agreement_stats
 from corpus.counters import recompute_gold
 from corpus.models import Pair
+from importers.services import import_pairs_file
 from tests.conftest import shared_file
-from tests.corpora.helpers import ensure_genres
+from tests.importers.helpers import ensure_genres
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

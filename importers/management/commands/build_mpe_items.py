@@ -2,10 +2,10 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpora import mpe
-from corpora.mpe_items import build_items_from_scenes, build_mpe_items, captions_from_file, scenes_with_captions
-from corpora.services import CorpusImportError
 from corpus.models import Dataset, Split
+from importers import mpe
+from importers.mpe_items import build_items_from_scenes, build_mpe_items, captions_from_file, scenes_with_captions
+from importers.services import CorpusImportError
 
 
 class Command(BaseCommand):

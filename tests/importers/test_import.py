@@ -3,11 +3,11 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpora.formats import split_from_filename
-from corpora.services import CorpusImportError, import_pairs_file
 from corpus.counters import recompute_gold
 from corpus.models import Dataset, Pair, Premise, ValidationLabel
-from tests.corpora.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
+from importers.formats import split_from_filename
+from importers.services import CorpusImportError, import_pairs_file
+from tests.importers.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -310,8 +310,8 @@ def test_command_needs_a_split_it_can_tell_and_prints_a_summary(tmp_path, capsys
 
 
 def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
-    from corpora.models import CorpusImport
     from corpus.models import ImportStatus
+    from importers.models import CorpusImport
 
     report = import_pairs_file(snli_file, "snli", chunk_size=2)
     record = CorpusImport.objects.get(pk=report.import_id)
@@ -328,8 +328,8 @@ def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
 
 
 def test_a_failed_run_is_recorded_as_failed(tmp_path):
-    from corpora.models import CorpusImport
     from corpus.models import ImportStatus
+    from importers.models import CorpusImport
 
     path = tmp_path / "train.tsv"
     path.write_text("gold_label\tsentence1\n", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The recasting engine (corpora.recasting) and its shipped templates against DNC's own dev files.
+"""The recasting engine (importers.recasting) and its shipped templates against DNC's own dev files.
 
 For each shipped template the source rows are rebuilt from DNC's released pairs (the review or
 pun sentence from the context, its polarity from a hypothesis and its label, its id from the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora import dnc, recasting
+from importers import dnc, recasting
 from tests.conftest import shared_file
 
 SENTIMENT_CONTEXT = re.compile(
