@@ -13,9 +13,15 @@ def choose_embedded_tasks(argv, environ):
 def main():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     choose_embedded_tasks(sys.argv, os.environ)
+    from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except ImproperlyConfigured as refusal:
+        # A settings refusal (DEBUG off without a real SECRET_KEY, say) is an instruction for the
+        # person at the terminal, not a bug: its one line says what to set, a traceback would bury it.
+        sys.exit(f"ImproperlyConfigured: {refusal}")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ if not DEBUG and (
 ):
     raise ImproperlyConfigured(
         "With DEBUG off, SECRET_KEY must be set to a long random value (50 characters or more, not the example): "
-        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'. "
+        "On a workstation, ask for DEBUG instead: DEBUG=1 .venv/bin/python manage.py ... (the make targets do)"
     )
 if not SECRET_KEY:
     SECRET_KEY = "embedded-development-key-not-for-production"

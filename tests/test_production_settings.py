@@ -140,3 +140,15 @@ def test_forbidden_is_a_friendly_page(client, db):
     response = client_with_csrf.post("/accounts/login/", {"username": "a", "password": "b"})
     assert response.status_code == 403
     assert "This form has expired" in response.content.decode() and "DEBUG" not in response.content.decode()
+
+
+def test_manage_py_without_debug_or_key_says_what_to_set_without_a_traceback():
+    result = run_manage({}, "check")
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "DEBUG=1 .venv/bin/python manage.py" in result.stderr
+
+
+def test_manage_py_on_a_workstation_with_debug_asked_for_runs(tmp_path):
+    result = run_manage({"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}, "check")
+    assert result.returncode == 0, result.stderr
