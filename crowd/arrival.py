@@ -132,14 +132,23 @@ def release_claims_of_other_sessions(session):
     (or another study) must not carry an open task over, to be counted for the earlier session
     or done twice: the task goes back to the pool, and the worker is told. Returns how many.
     """
+    return _release_open_claims(worker__in=[session.worker.pk], exclude_session=session)
+
+
+def release_open_claims_of_workers(worker_ids):
+    """Release every open claim of these workers (excluded ones): their tasks go back to the pool at
+    once instead of staying held until the claims expire. Returns how many."""
+    return _release_open_claims(worker__in=list(worker_ids))
+
+
+def _release_open_claims(exclude_session=None, **worker_filter):
     released = 0
     now = timezone.now()
     for model in _concrete_claim_models():
-        released += (
-            model.objects.filter(worker=session.worker, status=ClaimStatus.OPEN, expires_at__gt=now)
-            .exclude(study_session=session)
-            .update(status=ClaimStatus.RELEASED)
-        )
+        claims = model.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now, **worker_filter)
+        if exclude_session is not None:
+            claims = claims.exclude(study_session=exclude_session)
+        released += claims.update(status=ClaimStatus.RELEASED)
     return released
 
 

@@ -8,6 +8,7 @@ from django.db import transaction
 from corpus.counters import LabelRefused, set_workers_excluded
 from corpus.gold import VOTE_FIELD
 from corpus.models import Worker
+from crowd.arrival import release_open_claims_of_workers
 from crowd.models import StudySession
 
 from .models import ReferenceLabel
@@ -37,7 +38,11 @@ def set_excluded(worker_ids, excluded):
     ids = sorted({int(pk) for pk in worker_ids})
     if not ids:
         raise LabelRefused("Choose at least one worker.")
-    return set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded)
+    outcome = set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded)
+    if excluded:
+        # An excluded worker's open claims would hold their pairs and premises until they expire.
+        release_open_claims_of_workers(ids)
+    return outcome
 
 
 def auto_exclude_flagged(**flag_options):

@@ -112,6 +112,19 @@
     });
   }
 
-  function start() { localTimes(); countdowns(); drafts(); copyButtons(); }
+  // A refused submit comes back as a page that opens at the top; on a phone its error can sit
+  // thousands of pixels below, and focus would be on <body>. Bring the first problem into view
+  // and give it the focus: the field the server marked invalid, else the page's error message.
+  function revealErrors() {
+    var invalid = document.querySelector("main [aria-invalid=true]");
+    var alert = document.querySelector("main .message.error[role=alert], main .errorlist[role=alert]");
+    var target = invalid || alert;
+    if (!target) { return; }
+    if (!invalid) { target.setAttribute("tabindex", "-1"); }
+    target.scrollIntoView({ block: "center" });
+    target.focus({ preventScroll: true });
+  }
+
+  function start() { localTimes(); countdowns(); drafts(); copyButtons(); revealErrors(); }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
 })();

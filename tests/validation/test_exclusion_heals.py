@@ -175,3 +175,28 @@ def test_a_snapshot_lists_the_labels_gold_counts(dataset, make_worker):
     assert exported() == ([E, E, E, N, C], [E, E, E, N, C], E)
     exclude(guesser, excluded=False)
     assert exported() == ([E, C, E, E, N], [E, C, E, E, N], E)
+
+
+@pytest.mark.django_db
+def test_excluding_a_worker_releases_their_open_claims_at_once(dataset, make_worker):
+    from crowd.models import ClaimStatus
+    from quality.services import set_excluded
+    from validation.models import ValidationClaim
+
+    pairs = [make_pair(dataset, label=E) for _ in range(5)]
+    for pair in pairs:
+        services.mark_for_validation(Pair.objects.filter(pk=pair.pk))
+    # Each pair still wants four labels: three validators may hold it at once and a fourth waits.
+    holders = [make_worker() for _ in range(4)]
+    for holder in holders:
+        assert services.claim_validation_batch(holder) is not None
+    cheat = holders[0]
+    waiting = make_worker()
+    assert services.claim_validation_batch(waiting) is None  # every pair is held four times over
+
+    set_excluded([cheat.pk], True)
+
+    assert not ValidationClaim.objects.filter(worker=cheat, status=ClaimStatus.OPEN).exists()
+    batch = services.claim_validation_batch(waiting)
+    assert batch is not None
+    assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in pairs}
