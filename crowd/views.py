@@ -45,13 +45,29 @@ def home(request):
     if not request.user.is_authenticated:
         return render(request, "home.html", {})
     worker = Worker.objects.filter(user=request.user).first()
+    study_session = arrival.current_study_session(request)
     context = {
         "is_researcher": is_researcher(request.user),
         "worker": worker,
         "counts": selectors.worker_task_counts(worker),
-        "study_session": arrival.current_study_session(request),
+        "study_session": study_session,
+        "task_links": task_links(study_session),
     }
     return render(request, "home.html", context)
+
+
+TASK_BUTTON_TEXT = {
+    TaskKind.WRITING: "Next writing task",
+    TaskKind.VALIDATION: "Next validation task",
+    TaskKind.MPE_JUDGMENT: "Next judgment task",
+}
+
+
+def task_links(study_session):
+    """The task buttons a worker may follow: inside a study visit only its own kind (the others
+    would answer 'not part of your study'), outside one writing and validation."""
+    kinds = [study_session.study.task_kind] if study_session is not None else [TaskKind.WRITING, TaskKind.VALIDATION]
+    return [{"url_name": NEXT_TASK_URL[kind], "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
 
 
 @require_http_methods(["GET", "POST"])

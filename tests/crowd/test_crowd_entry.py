@@ -185,3 +185,19 @@ def test_study_session_of_another_worker_is_ignored(client, study, make_worker):
     client.get(reverse("writing_next"))
     assert other.writing_claims.get().study_session is None
     assert services.worker_for_user(other.user) == other
+
+
+def test_a_writing_participants_home_offers_only_writing(client, study):
+    client.get(entry(study), PROLIFIC)
+    page = client.get(reverse("home")).content.decode()
+    assert reverse("writing_next") in page
+    # A validation button would lead to "not part of your study" (403).
+    assert reverse("validation:next") not in page
+    assert client.get(reverse("validation:next")).status_code == 403
+
+
+def test_a_worker_outside_a_study_is_offered_both_kinds(client, make_worker):
+    worker = make_worker(username="plain-worker")
+    client.force_login(worker.user)
+    page = client.get(reverse("home")).content.decode()
+    assert reverse("writing_next") in page and reverse("validation:next") in page
