@@ -476,3 +476,11 @@ def test_never_claimed_premises_are_served_before_one_held_by_an_open_claim(setu
     assert services.claim_next_premise(make_worker(), dataset).premise_id == second_premise.pk
     # Both claimed once: the first premise's second place comes next.
     assert services.claim_next_premise(make_worker(), dataset).premise_id == first_premise.pk
+
+
+def test_faq_page_does_not_show_the_researchers_family_name(setup, client):
+    family = setup[1].family
+    family.name = "Captions (photo descriptions, SNLI-style)"
+    family.save(update_fields=["name"])
+    page = client.get(reverse("faq", args=[family.slug])).content.decode()
+    assert "SNLI" not in page and "frequently asked questions" in page
