@@ -276,6 +276,33 @@ def renew_expired_claim(worker, claim_token):
         return claim
 
 
+REOPEN_EXPIRED_WITHIN = timedelta(hours=24)
+
+
+def reopen_expired_line(worker, study_session=None):
+    """The worker's line whose hold ran out, held for them again when they come back for a task.
+
+    Their typed sentences wait in the browser under that claim's token (static/js/worker.js): a
+    new claim would show an empty page and the sentences would be lost. Only the latest claim of
+    the same study visit that expired within a day, and only if its premise is still free
+    (renew_expired_claim); otherwise None and the worker gets the next line as usual.
+    """
+    now = timezone.now()
+    latest = (
+        WritingClaim.objects.filter(worker=worker, study_session=study_session, created_at__gte=now - REOPEN_EXPIRED_WITHIN)
+        .order_by("-created_at")
+        .first()
+    )
+    if latest is None or latest.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+        return None
+    if latest.status == ClaimStatus.OPEN and latest.expires_at > now:
+        return None  # still open: claim_next_premise returns it as it always has
+    try:
+        return renew_expired_claim(worker, latest.token)
+    except ClaimAlreadySubmitted:
+        return None
+
+
 def claim_next_premise(worker, dataset=None, study_session=None):
     """Hold the next premise for `worker` and return the WritingClaim, or None when none is left.
 

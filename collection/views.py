@@ -30,7 +30,9 @@ def writing_next(request):
     study_session = current_study_session(request, TaskKind.WRITING)
     if study_session is not None and study_session.is_complete:
         return completion_page(request, study_session)
-    claim = services.claim_next_premise(worker, study_session=study_session)
+    claim = services.reopen_expired_line(worker, study_session) or services.claim_next_premise(
+        worker, study_session=study_session
+    )
     if claim is None:
         return render(request, "collection/no_tasks.html", {"study_session": study_session})
     return redirect("writing_task", token=claim.token)

@@ -83,3 +83,28 @@ def test_a_used_claim_cannot_be_renewed(writer):
     WritingClaim.objects.filter(pk=claim.pk).update(status=ClaimStatus.SUBMITTED)
     with pytest.raises(services.ClaimAlreadySubmitted):
         services.renew_expired_claim(worker, claim.token)
+
+
+def test_coming_back_after_the_hold_ran_out_reopens_the_same_line(writer):
+    # The typed sentences wait in the browser under this claim's token; a new claim would lose them.
+    client, worker, claim, dataset = writer
+    response = client.get(reverse("writing_next"))
+    assert response.status_code == 302 and response["Location"] == reverse("writing_task", args=[claim.token])
+    claim.refresh_from_db()
+    assert claim.status == ClaimStatus.OPEN and claim.expires_at > timezone.now()
+    assert WritingClaim.objects.filter(worker=worker).count() == 1
+
+
+def test_coming_back_when_the_line_went_to_someone_else_gives_a_new_line(writer, make_worker):
+    client, worker, claim, dataset = writer
+    other = make_worker()
+    # The other writer takes the freed line (the never-claimed one set aside meanwhile).
+    others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
+    others.update(status=PremiseStatus.HELD)
+    taken = services.claim_next_premise(other, dataset)
+    assert taken.premise_id == claim.premise_id
+    others.update(status=PremiseStatus.AVAILABLE)
+    response = client.get(reverse("writing_next"))
+    fresh = WritingClaim.objects.get(worker=worker, status=ClaimStatus.OPEN)
+    assert response["Location"] == reverse("writing_task", args=[fresh.token])
+    assert fresh.premise_id != claim.premise_id
