@@ -73,11 +73,15 @@ class ScoringModel:
 
     def score(self, text, top_words=3):
         """{"probabilities": {label: p}, "predicted", "words": {label: [word, ...]}}: per label,
-        the words of the text that push most towards it (largest weight, positive only)."""
+        the words of the text that push most towards it (largest weight, positive only), among the
+        words a writer can change (`nameable_word`)."""
         probabilities, found, columns = self.probabilities(text)
         pushing = {}
         for index, label in enumerate(self.labels):
-            weights = sorted(((self.coef[index, c], w) for w, c in zip(found, columns, strict=True)), reverse=True)
+            weights = sorted(
+                ((self.coef[index, c], w) for w, c in zip(found, columns, strict=True) if nameable_word(w)),
+                reverse=True,
+            )
             pushing[label] = [w for weight, w in weights[:top_words] if weight > 0]
         best = int(np.argmax(probabilities))
         return {
@@ -123,6 +127,18 @@ def _classifier(seed, warm_start=False):
 
 def words(text):
     return _WORD.findall((text or "").lower())
+
+
+# Negations are function words, but the give-away words of contradictions (MultiNLI §4): named.
+NAMED_FUNCTION_WORDS = frozenset({"no", "not", "never", "nobody", "nothing", "none", "nowhere", "neither", "nor", "cannot"})
+
+
+def nameable_word(word):
+    """A word the nudge may name to a writer: no function word ("is", "on", "the"), which the
+    model weighs but no sentence can do without, except the negations."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return word in NAMED_FUNCTION_WORDS or (word not in ENGLISH_STOP_WORDS and any(ch.isalpha() for ch in word))
 
 
 def _vectorizer():
