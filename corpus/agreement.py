@@ -48,7 +48,9 @@ def _kappas(five, sums, squares, categories=THREE_WAY, scheme=None):
     """
     n = LABELS_PER_PAIR
     result = {
-        "overall": fleiss_kappa_from_sums(five, n, [sums[l] for l in categories], [squares[l] for l in categories])
+        "overall": fleiss_kappa_from_sums(
+            five, n, [sums[label] for label in categories], [squares[label] for label in categories]
+        )
     }
     for label in categories:
         rest = five * n - sums[label]

@@ -215,13 +215,13 @@ class Premise(models.Model):
             ),
         ]
 
+    def __str__(self):
+        return self.text[:80]
+
     def save(self, *args, **kwargs):
         self.text_hash = text_hash(self.text)
         # A new premise is counted in the maintained aggregates by a post_save receiver (corpus.apps).
         super().save(*args, **kwargs)
-
-    def __str__(self):
-        return self.text[:80]
 
     @property
     def premise_sentences(self):
@@ -546,6 +546,9 @@ class PairTally(Tally):
     class Meta:
         db_table = "corpus_pairtally"
 
+    def __str__(self):
+        return f"pair tally {self.pk} ({self.label_count} labels)"
+
 
 class LengthKind(models.TextChoices):
     PREMISE = "premise", "premise"
@@ -563,3 +566,6 @@ class LengthTally(Tally):
 
     class Meta:
         db_table = "corpus_lengthtally"
+
+    def __str__(self):
+        return f"length tally {self.pk} ({self.kind}: {self.words} words)"

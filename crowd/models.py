@@ -171,6 +171,9 @@ class StudySession(models.Model):
             models.UniqueConstraint(fields=["study", "worker", "external_session_id"], name="unique_study_session")
         ]
 
+    def __str__(self):
+        return f"session {self.pk} of worker {self.worker_id} in study {self.study_id}"
+
     @property
     def is_complete(self):
         return self.completed_at is not None

@@ -78,10 +78,10 @@ def study_entry(request, slug):
         if refusal is not None:
             return _refused(request, refusal)
 
-    if request.user.is_authenticated and not _is_this_workers_account(request.user, visit):
-        if request.method != "POST" or request.POST.get("switch") != "yes":
-            hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
-            return render(request, "collection/study_switch.html", {"study": study, "hidden": hidden})
+    switch_confirmed = request.method == "POST" and request.POST.get("switch") == "yes"
+    if request.user.is_authenticated and not _is_this_workers_account(request.user, visit) and not switch_confirmed:
+        hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
+        return render(request, "collection/study_switch.html", {"study": study, "hidden": hidden})
     try:
         started = arrival.start_study_session(study, visit)
     except arrival.ArrivalError as error:
