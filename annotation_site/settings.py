@@ -6,6 +6,7 @@ a SQLite file in the project folder and Celery tasks executed in-process.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from csp.constants import NONE, SELF
@@ -220,7 +221,7 @@ if PLATFORM_URL and WORKER_TOKEN and not os.environ.get("DATABASE_URL"):
 # Optional S3-compatible object storage for checkpoints and the snapshot files served to GPU
 # nodes (django-storages); unset: the local folders above.
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }

@@ -9,6 +9,7 @@ read only where they would move counters: counters move only through `corpus.cou
 """
 
 import json
+from collections.abc import Sequence
 
 from django.contrib import admin, messages
 from django.core.exceptions import BadRequest
@@ -47,8 +48,8 @@ def short(text, words=14):
 class FixedChoicesFilter(admin.SimpleListFilter):
     """A filter whose choices are known in advance, so Django never scans the table for them."""
 
-    field = None
-    options = ()  # (value, label); not `choices`, which is SimpleListFilter's own method
+    field: str | None = None
+    options: Sequence[tuple[object, str]] = ()  # (value, label); not `choices`, which is SimpleListFilter's own method
 
     def lookups(self, request, model_admin):
         return [(str(value), label) for value, label in self.options]
@@ -225,7 +226,7 @@ class ReadOnlyInline:
 
     extra = 0
     can_delete = False
-    max_num = 0
+    max_num: int | None = 0
 
     def get_readonly_fields(self, request, obj=None):
         return self.fields
@@ -251,8 +252,15 @@ class PairInline(admin.TabularInline):
     """The pairs written for a premise, read only: pairs change through writing and validation."""
 
     model = Pair
-    fields = ["pair_id", "hypothesis", "author_label", "author", "label_count", "gold_label", "needs_validation"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "pair_id",
+        "hypothesis",
+        "author_label",
+        "author",
+        "label_count",
+        "gold_label",
+        "needs_validation",
+    )
     extra = 0
     can_delete = False
     show_change_link = True

@@ -11,9 +11,16 @@ A check returns None (admitted) or a `Refusal`: a polite message for the worker,
 them to first (the qualification test).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .models import StudyAccess, TaskKind
+
+if TYPE_CHECKING:
+    from corpus.models import Worker
+
+    from .models import Study
 
 
 @dataclass(frozen=True)
@@ -23,7 +30,8 @@ class Refusal:
     title: str = "This study is not open to you"
 
 
-_checks = []
+AdmissionCheck = Callable[["Study", "Worker | None"], Refusal | None]
+_checks: list[AdmissionCheck] = []
 
 CLOSED_MESSAGE = (
     "Thank you for your interest. This study is open only to a list of invited participants, and your "

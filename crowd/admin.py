@@ -20,8 +20,14 @@ from .models import Study, StudySession
 
 class StudySessionInline(admin.TabularInline):
     model = StudySession
-    fields = ["worker", "external_session_id", "tasks_done", "started_at", "completed_at", "completion_code"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "worker",
+        "external_session_id",
+        "tasks_done",
+        "started_at",
+        "completed_at",
+        "completion_code",
+    )
     extra = 0
     can_delete = False
     show_change_link = True

@@ -110,7 +110,7 @@ class DncPair:
     binary_label: bool
     split: str
     type_of_inference: str
-    provenance: Provenance = None
+    provenance: Provenance | None = None
     extra: dict = field(default_factory=dict)  # fields this module does not know, e.g. annotations
     keys: tuple = DATA_KEYS
 

@@ -252,7 +252,7 @@ class Pattern:
 class SwitchPattern:
     field: str
     cases: dict  # field text -> Pattern
-    default: Pattern = None
+    default: Pattern | None = None
 
     @property
     def slots(self):
@@ -313,7 +313,7 @@ def compile_pattern(spec, where):
 @dataclass(frozen=True)
 class Predicate:
     kind: str  # in (also what "equals" becomes), all, any, not
-    field: str = None
+    field: str | None = None
     values: tuple = ()  # texts for equals/in
     parts: tuple = ()  # sub-predicates for all/any/not
 

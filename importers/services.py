@@ -59,7 +59,7 @@ class ImportReport:
     malformed: list = field(default_factory=list)  # (line number, reason)
     seconds: float = 0.0
     bytes_read: int = 0
-    import_id: int = None  # the CorpusImport row that followed this run
+    import_id: int | None = None  # the CorpusImport row that followed this run
 
     @property
     def ok(self):

@@ -57,7 +57,8 @@ class SnapshotFile(models.Model):
 
 
 # The baselines' names live with their config (Django-free, read by GPU workers too).
-ModelKind = models.TextChoices("ModelKind", [(name.upper(), (name, label)) for name, label in MODELS.items()])
+# The stubs know the functional API with plain values only, not (value, label) pairs.
+ModelKind = models.TextChoices("ModelKind", [(name.upper(), (name, label)) for name, label in MODELS.items()])  # type: ignore[call-overload]
 
 
 class RunStatus(models.TextChoices):

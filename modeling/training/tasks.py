@@ -24,7 +24,7 @@ from .services import (
 logger = logging.getLogger(__name__)
 
 # The run this worker process is training (hostname -> (run id, task id)), for the shutdown signal.
-_current = {}
+_current: dict[str, tuple[int, str]] = {}
 
 
 # A GPU node that cannot reach the platform (down, or a bad token) puts the run back on the
