@@ -9,8 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+import django_stubs_ext
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+# Lets typed code write admin.ModelAdmin[Study], QuerySet[Pair] at runtime (mypy reads them: pyproject.toml).
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 

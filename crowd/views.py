@@ -5,6 +5,9 @@ Views stay thin: arrival rules live in arrival.py, writes in services.py.
 
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -13,17 +16,17 @@ from annotation_site.permissions import is_researcher
 from corpus.models import Worker
 
 from . import access, arrival, selectors
-from .models import Study, StudyAccess, TaskKind
+from .models import Study, StudyAccess, StudySession, TaskKind
 
 # Where each kind of study sends a worker (URL names of the writing and validation apps).
-NEXT_TASK_URL = {
+NEXT_TASK_URL: dict[str, str] = {
     TaskKind.WRITING: "writing_next",
     TaskKind.VALIDATION: "validation:next",
     TaskKind.MPE_JUDGMENT: "validation:mpe-next",
 }
 
 
-def completion_page(request, study_session):
+def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
     """The page with the session's own completion code, once its tasks are done; the writing and
     validation views show it too. Where the market allows, it sends the participant back."""
     if not study_session.completion_code:
@@ -41,7 +44,7 @@ def completion_page(request, study_session):
     return render(request, "collection/completion.html", context)
 
 
-def home(request):
+def home(request: HttpRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         return render(request, "home.html", {})
     worker = Worker.objects.filter(user=request.user).first()
@@ -55,7 +58,7 @@ def home(request):
 
 
 @require_http_methods(["GET", "POST"])
-def study_entry(request, slug):
+def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival by a study link. An anonymous visitor is logged in as the link's worker at once
     (market workers have no password). Someone already logged in as another account is asked
     first, and only a POST switches: a GET never changes who is logged in."""
@@ -103,11 +106,11 @@ def study_entry(request, slug):
     return redirect(NEXT_TASK_URL[study.task_kind])
 
 
-def _refused(request, refusal, next_url=None):
+def _refused(request: HttpRequest, refusal: access.Refusal, next_url: str | None = None) -> HttpResponse:
     return render(request, "crowd/not_admitted.html", {"refusal": refusal, "next_url": next_url}, status=403)
 
 
-def task_refusal_page(request, study_session, task_kind):
+def task_refusal_page(request: HttpRequest, study_session: StudySession | None, task_kind: str) -> HttpResponse | None:
     """The page to show instead of a task of `task_kind`, or None when the visit may take it.
 
     The writing, validation and MPE judgment views ask this first: a visit is spent on its own study's kind of
@@ -124,5 +127,8 @@ def task_refusal_page(request, study_session, task_kind):
     return None
 
 
-def _is_this_workers_account(user, visit):
-    return Worker.objects.filter(user=user, market=visit.market, external_id=visit.worker_id).exists()
+def _is_this_workers_account(user: AbstractBaseUser | AnonymousUser, visit: arrival.Arrival) -> bool:
+    return (
+        user.pk is not None
+        and Worker.objects.filter(user_id=user.pk, market=visit.market, external_id=visit.worker_id).exists()
+    )
