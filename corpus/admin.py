@@ -466,7 +466,7 @@ class PairAdmin(admin.ModelAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         """On PostgreSQL a rare word is matched through the trigram indexes (migration
-        0004_trigram_search): a UNION of pair ids whose hypothesis or pairID, or whose premise's
+        0007_trigram_search): a UNION of pair ids whose hypothesis or pairID, or whose premise's
         text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
         third of the pairs) would make that UNION hundreds of thousands of ids long: it is tested
         on each pair instead, newest first, which finds a page of matches after a few hundred
