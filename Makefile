@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine with only Python:
 #   make demo   create .venv, install, migrate, load demo data, serve on 127.0.0.1:8000
-#   make test   same set-up, then the whole test suite
+#   make test   same set-up, then the checks (make check) and the whole test suite under coverage
+#   make check  ruff (lint, import order, format) and mypy; docs/checks.md
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,7 +12,7 @@ PYTEST_ARGS ?=
 # (docker-compose.yml) sets DEBUG=0 and a real SECRET_KEY.
 export DEBUG ?= 1
 
-.PHONY: demo test install serve worker beat gpu-worker migrate browser clean
+.PHONY: demo test check install serve worker beat gpu-worker migrate browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,11 +37,27 @@ demo: migrate
 browser:
 	@bash scripts/ensure_chromium.sh
 
+# The checks CI runs before the suite (and .pre-commit-config.yaml before a commit).
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
 # In CI (CI=true) a browser that cannot be installed stops the run here; on a workstation the
 # browser tests skip instead and say why. pytest's exit status is make's.
-test: install
+# The suite runs under coverage (branch coverage, Python subprocesses included; pyproject.toml);
+# the data and report stay in var/coverage/, and .ci/run checks each pass against coverage-floor.json.
+test: check
 	@bash scripts/ensure_chromium.sh || { [ "$${CI:-}" != true ] && echo "(outside CI: browser tests will skip)"; }
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@rm -rf var/coverage && mkdir -p var/coverage
+	@export COVERAGE_FILE="$(CURDIR)/var/coverage/.coverage"; status=0; \
+	$(BIN)/coverage run -m pytest $(PYTEST_ARGS) || status=$$?; \
+	$(BIN)/coverage combine --quiet && \
+	$(BIN)/coverage report > var/coverage/report.txt && \
+	$(BIN)/coverage json --quiet -o var/coverage/coverage.json && \
+	$(BIN)/python scripts/coverage_check.py --summary && \
+	echo "(per-file coverage: var/coverage/report.txt)"; \
+	exit $$status
 
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput >/dev/null

@@ -1,7 +1,9 @@
+from typing import Any
+
 from rest_framework.permissions import BasePermission
 
 
-def is_researcher(user):
+def is_researcher(user: Any) -> bool:
     """Researchers are staff accounts; crowdworkers never are."""
     return bool(user and user.is_authenticated and user.is_active and user.is_staff)
 

@@ -6,10 +6,15 @@ a SQLite file in the project folder and Celery tasks executed in-process.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
+import django_stubs_ext
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+# Lets typed code write admin.ModelAdmin[Study], QuerySet[Pair] at runtime (mypy reads them: pyproject.toml).
+django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -221,7 +226,7 @@ if PLATFORM_URL and WORKER_TOKEN and not os.environ.get("DATABASE_URL"):
 # Optional S3-compatible object storage for checkpoints and the snapshot files served to GPU
 # nodes (django-storages); unset: the local folders above.
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }

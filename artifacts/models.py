@@ -32,6 +32,9 @@ class PairTags(models.Model):
     class Meta:
         verbose_name_plural = "pair tags"
 
+    def __str__(self):
+        return f"tags of pair {self.pair_id}"
+
     def tag_names(self):
         from .phenomena import PHENOMENON_NAMES
 
@@ -61,16 +64,16 @@ class TaggingJob(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self):
+        scope = self.dataset.slug if self.dataset_id else "all datasets"
+        return f"tagging {scope}: {self.status} {self.done}/{self.total}"
+
     @property
     def progress(self):
         """Share of the job's pairs tagged so far, in [0, 1]."""
         if self.status == JobStatus.DONE:
             return 1.0
         return self.done / self.total if self.total else 0.0
-
-    def __str__(self):
-        scope = self.dataset.slug if self.dataset_id else "all datasets"
-        return f"tagging {scope}: {self.status} {self.done}/{self.total}"
 
 
 class MonitorRefresh(models.Model):
@@ -140,3 +143,6 @@ class NudgeRecord(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["worker", "label"], name="nudge_worker_label")]
+
+    def __str__(self):
+        return f"nudge for worker {self.worker_id} ({'shown' if self.shown else 'not shown'})"

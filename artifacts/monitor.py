@@ -130,7 +130,9 @@ def words(text):
 
 
 # Negations are function words, but the give-away words of contradictions (MultiNLI §4): named.
-NAMED_FUNCTION_WORDS = frozenset({"no", "not", "never", "nobody", "nothing", "none", "nowhere", "neither", "nor", "cannot"})
+NAMED_FUNCTION_WORDS = frozenset(
+    {"no", "not", "never", "nobody", "nothing", "none", "nowhere", "neither", "nor", "cannot"}
+)
 
 
 def nameable_word(word):

@@ -118,8 +118,10 @@ def periodic_refresh():
 
 # --- scoring drafts ----------------------------------------------------------------------------
 
-_models = {}  # dataset id → (refresh id, model file, ScoringModel), per process
-_checked = {}  # dataset id → (time.monotonic() of the last look at the cache, (refresh id, model file))
+_models: dict[int, tuple] = {}  # dataset id → (refresh id, model file, ScoringModel), per process
+_checked: dict[
+    int, tuple
+] = {}  # dataset id → (time.monotonic() of the last look at the cache, (refresh id, model file))
 _lock = threading.Lock()
 LATEST_TTL = 60  # seconds a process may go on scoring with an older model when its cache is its own
 RECHECK = 2  # seconds between two looks at the shared cache for a newer refresh, per process

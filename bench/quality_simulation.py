@@ -33,6 +33,7 @@ majority vote recomputed without the flagged workers (feature 11), at guesser sh
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,7 +321,7 @@ def time_at_scale() -> None:
         f"(machine load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: wall time suffers from other work, CPU time less)"
     )
     print(f"{'':<16}{'wall':>8}{'CPU':>9}")
-    timed = [("majority vote", majority_vote), ("Dawid-Skene", dawid_skene), ("MACE", mace)]
+    timed: list[tuple[str, Callable]] = [("majority vote", majority_vote), ("Dawid-Skene", dawid_skene), ("MACE", mace)]
     timed.append(("figures + flags", lambda _: flag_workers(worker_figures(as_pair_votes(crowd, collection)))))
     if GLAD_AT_SCALE:
         timed.append(("GLAD", glad))

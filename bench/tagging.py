@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from artifacts.phenomena import (
+from artifacts.phenomena import (  # noqa: E402 (after the sys.path line: bench scripts run as plain files)
     BOTH,
     HYPOTHESIS,
     PHENOMENA,

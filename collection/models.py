@@ -48,6 +48,9 @@ class PremiseReport(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["premise", "resolved"], name="premisereport_open")]
 
+    def __str__(self):
+        return f"report on premise {self.premise_id}"
+
 
 class WritingClaim(TaskClaim):
     """A premise held for one worker until they submit or the claim expires.

@@ -64,7 +64,7 @@ class PremiseImportReport:
     bytes_read: int = 0  # of which processed so far: progress is bytes_read / bytes_total
     examples: dict = field(default_factory=dict)  # reason -> the first few texts dropped for it
     seconds: float = 0.0
-    import_id: int = None  # the PremiseImport row that followed this run
+    import_id: int | None = None  # the PremiseImport row that followed this run
 
     def drop(self, reason, text):
         self.dropped[reason] += 1

@@ -176,7 +176,7 @@ class Block:
     """A paragraph to split into sentences, or a non-narrative line to drop whole."""
 
     text: str
-    drop_reason: str = None
+    drop_reason: str | None = None
 
 
 def _is_heading_line(line):

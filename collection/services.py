@@ -289,7 +289,9 @@ def reopen_expired_line(worker, study_session=None):
     """
     now = timezone.now()
     latest = (
-        WritingClaim.objects.filter(worker=worker, study_session=study_session, created_at__gte=now - REOPEN_EXPIRED_WITHIN)
+        WritingClaim.objects.filter(
+            worker=worker, study_session=study_session, created_at__gte=now - REOPEN_EXPIRED_WITHIN
+        )
         .order_by("-created_at")
         .first()
     )

@@ -9,6 +9,7 @@ read only where they would move counters: counters move only through `corpus.cou
 """
 
 import json
+from collections.abc import Sequence
 
 from django.contrib import admin, messages
 from django.core.exceptions import BadRequest
@@ -47,8 +48,8 @@ def short(text, words=14):
 class FixedChoicesFilter(admin.SimpleListFilter):
     """A filter whose choices are known in advance, so Django never scans the table for them."""
 
-    field = None
-    options = ()  # (value, label); not `choices`, which is SimpleListFilter's own method
+    field: str | None = None
+    options: Sequence[tuple[object, str]] = ()  # (value, label); not `choices`, which is SimpleListFilter's own method
 
     def lookups(self, request, model_admin):
         return [(str(value), label) for value, label in self.options]
@@ -225,7 +226,7 @@ class ReadOnlyInline:
 
     extra = 0
     can_delete = False
-    max_num = 0
+    max_num: int | None = 0
 
     def get_readonly_fields(self, request, obj=None):
         return self.fields
@@ -251,8 +252,15 @@ class PairInline(admin.TabularInline):
     """The pairs written for a premise, read only: pairs change through writing and validation."""
 
     model = Pair
-    fields = ["pair_id", "hypothesis", "author_label", "author", "label_count", "gold_label", "needs_validation"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "pair_id",
+        "hypothesis",
+        "author_label",
+        "author",
+        "label_count",
+        "gold_label",
+        "needs_validation",
+    )
     extra = 0
     can_delete = False
     show_change_link = True
@@ -458,7 +466,7 @@ class PairAdmin(admin.ModelAdmin):
 
     def get_search_results(self, request, queryset, search_term):
         """On PostgreSQL a rare word is matched through the trigram indexes (migration
-        0004_trigram_search): a UNION of pair ids whose hypothesis or pairID, or whose premise's
+        0007_trigram_search): a UNION of pair ids whose hypothesis or pairID, or whose premise's
         text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
         third of the pairs) would make that UNION hundreds of thousands of ids long: it is tested
         on each pair instead, newest first, which finds a page of matches after a few hundred

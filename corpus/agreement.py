@@ -8,23 +8,28 @@ figure, are in docs/statistics.md; in short, fractions are over the pairs that h
 labels, and a "label" there is any of the five, the author's included, except where said.
 """
 
-from django.db.models import Case, Count, F, IntegerField, Q, Value, When
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 
 from . import labels as scheme_labels
 from . import tallies
 from .gold import VOTE_FIELD, gold_from_votes
-from .models import LABELS_PER_PAIR, NO_GOLD, ItemKind, ValidationLabel
+from .models import LABELS_PER_PAIR, NO_GOLD, Dataset, ItemKind, Pair, ValidationLabel
 from .selectors import pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
 FIVE = Q(label_count=LABELS_PER_PAIR)
 
 
-def _ratio(numerator, denominator):
+def _ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def fleiss_kappa_from_sums(subjects, raters, category_sums, square_sums):
+def fleiss_kappa_from_sums(
+    subjects: int, raters: int, category_sums: Sequence[float], square_sums: Sequence[float]
+) -> float | None:
     """Fleiss' κ from Σ_i n_ij and Σ_i n_ij² per category (Fleiss 1971), as statsmodels computes it.
 
     None where κ is undefined (no subjects, or every rating in one category: P_e = 1).
@@ -39,7 +44,13 @@ def fleiss_kappa_from_sums(subjects, raters, category_sums, square_sums):
     return (p_bar - p_e) / (1 - p_e)
 
 
-def _kappas(five, sums, squares, categories=THREE_WAY, scheme=None):
+def _kappas(
+    five: int,
+    sums: Mapping[str, int],
+    squares: Mapping[str, int],
+    categories: Sequence[str] = THREE_WAY,
+    scheme: str | None = None,
+) -> dict[str, float | None]:
     """Overall κ over the scheme's categories; per class κ of the 2-category table (class, rest).
 
     Three-way: the three labels. Two-way and ordinal: entailed / not-entailed (their two stored
@@ -48,7 +59,9 @@ def _kappas(five, sums, squares, categories=THREE_WAY, scheme=None):
     """
     n = LABELS_PER_PAIR
     result = {
-        "overall": fleiss_kappa_from_sums(five, n, [sums[l] for l in categories], [squares[l] for l in categories])
+        "overall": fleiss_kappa_from_sums(
+            five, n, [sums[label] for label in categories], [squares[label] for label in categories]
+        )
     }
     for label in categories:
         rest = five * n - sums[label]
@@ -60,7 +73,7 @@ def _kappas(five, sums, squares, categories=THREE_WAY, scheme=None):
     return result
 
 
-def ordinal_kappa(pairs):
+def ordinal_kappa(pairs: QuerySet[Pair]) -> float | None:
     """Fleiss κ over the five ratings 1–5 of the five-label pairs of an ordinal dataset.
 
     Read from the label table (the counters hold the mapped labels only), one grouped statement:
@@ -76,24 +89,26 @@ def ordinal_kappa(pairs):
     )
     sums = dict.fromkeys(scheme_labels.ORDINAL_VALUES, 0)
     squares = dict(sums)
-    subjects = set()
+    subjects: set[int] = set()
     for row in rows:
+        rating = row["ordinal"]
+        assert rating is not None  # filtered above
         subjects.add(row["pair_id"])
-        sums[row["ordinal"]] += row["n"]
-        squares[row["ordinal"]] += row["n"] ** 2
+        sums[rating] += row["n"]
+        squares[rating] += row["n"] ** 2
     # Only pairs whose five labels all carry a rating are a full row of Fleiss' table.
     if sum(sums.values()) != len(subjects) * LABELS_PER_PAIR:
         return None
     return fleiss_kappa_from_sums(len(subjects), LABELS_PER_PAIR, list(sums.values()), list(squares.values()))
 
 
-def _grouped_counts(pairs):
+def _grouped_counts(pairs: QuerySet[Pair]) -> Iterable[Mapping[str, Any]]:
     """One pass over the pairs: counts per (genre, author label, gold label, votes of a
     five-label pair). A few hundred rows at most whatever the corpus's size; every figure of the
     report is a sum over them (the three separate aggregates this replaces read the pairs thrice)."""
     five = Case(When(FIVE, then=Value(1)), default=Value(0), output_field=IntegerField())
 
-    def votes_if_five(name):
+    def votes_if_five(name: str) -> Case:
         return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
 
     return (
@@ -110,7 +125,7 @@ def _grouped_counts(pairs):
     )
 
 
-def _tallied_counts(dataset, split):
+def _tallied_counts(dataset: Dataset | None, split: str | None) -> Iterator[dict[str, Any]]:
     """The rows of `_grouped_counts`, summed from the maintained aggregates (one grouped statement)."""
     for slug, author, label_count, e, nu, c, n in tallies.pair_counts(dataset, split):
         five = label_count == LABELS_PER_PAIR
@@ -126,7 +141,9 @@ def _tallied_counts(dataset, split):
         }
 
 
-def agreement_stats(dataset=None, split=None, source="tallies"):
+def agreement_stats(
+    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies"
+) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
     `dataset` is a Dataset or its slug; `split` filters by the premise's split. One grouped
@@ -137,7 +154,7 @@ def agreement_stats(dataset=None, split=None, source="tallies"):
     its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
     """
     dataset = resolve_dataset(dataset)
-    scheme = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
+    scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
     if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     rows = _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
@@ -153,7 +170,7 @@ def agreement_stats(dataset=None, split=None, source="tallies"):
     }
     sums = dict.fromkeys(THREE_WAY, 0)
     squares = dict.fromkeys(THREE_WAY, 0)
-    genres = {}
+    genres: dict[str, dict[str, int]] = {}
     gold_counts = dict.fromkeys([*THREE_WAY, NO_GOLD], 0)
     for row in rows:
         n = row["n"]
@@ -185,7 +202,7 @@ def agreement_stats(dataset=None, split=None, source="tallies"):
             squares[label] += votes[label] ** 2 * n
     five = totals["five"]
     categories = list(scheme_labels.stored_categories(scheme))
-    result = {
+    result: dict[str, Any] = {
         "pairs": totals["pairs"],
         "five_label_pairs": five,
         "unanimous": _ratio(totals["unanimous"], five),

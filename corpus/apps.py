@@ -8,7 +8,7 @@ class CorpusConfig(AppConfig):
     name = "corpus"
     default_auto_field = "django.db.models.BigAutoField"
 
-    def ready(self):
+    def ready(self) -> None:
         from . import tallies
         from .models import Premise
 

@@ -10,6 +10,8 @@ artifacts app (the web side) both count with this one function.
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from .labels import LABELS
 
@@ -18,21 +20,23 @@ DEFAULT_TOP = 10
 _TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
 
 
-def tokenize(text):
+def tokenize(text: str | None) -> list[str]:
     """Lowercase words (keeping clitics like n't / 's together) and single punctuation marks."""
     return _TOKEN.findall((text or "").lower())
 
 
-def words_of(tokens):
+def words_of(tokens: Iterable[str]) -> set[str]:
     """The distinct words of a tokenised sentence: each counts once per hypothesis, marks not at all."""
     return {token for token in tokens if any(ch.isalnum() for ch in token)}
 
 
-def count_words(labelled_hypotheses):
+def count_words(
+    labelled_hypotheses: Iterable[tuple[Sequence[str], str]],
+) -> tuple[Counter[str], defaultdict[str, Counter[str]]]:
     """(per word: hypotheses containing it, per word: Counter of their labels) over
     (tokens, label) items; items whose label is not one of the three are skipped."""
-    word_count = Counter()
-    word_label = defaultdict(Counter)
+    word_count: Counter[str] = Counter()
+    word_label: defaultdict[str, Counter[str]] = defaultdict(Counter)
     for tokens, label in labelled_hypotheses:
         if label not in LABELS:
             continue
@@ -42,7 +46,11 @@ def count_words(labelled_hypotheses):
     return word_count, word_label
 
 
-def giveaway_words(labelled_hypotheses, min_count=DEFAULT_MIN_COUNT, top=DEFAULT_TOP):
+def giveaway_words(
+    labelled_hypotheses: Iterable[tuple[Sequence[str], str]],
+    min_count: int = DEFAULT_MIN_COUNT,
+    top: int | None = DEFAULT_TOP,
+) -> dict[str, list[dict[str, Any]]]:
     """{label: [{"word", "p", "count", "label_count"}, ...]} best first, per label, over
     (tokens, label) items.
 
@@ -50,9 +58,9 @@ def giveaway_words(labelled_hypotheses, min_count=DEFAULT_MIN_COUNT, top=DEFAULT
     words the frequent (more harmful) ones come first. `top=None` lists every word.
     """
     word_count, word_label = count_words(labelled_hypotheses)
-    listing = {}
+    listing: dict[str, list[dict[str, Any]]] = {}
     for label in LABELS:
-        scored = [
+        scored: list[dict[str, Any]] = [
             {"word": w, "p": round(word_label[w][label] / n, 4), "count": n, "label_count": word_label[w][label]}
             for w, n in word_count.items()
             if n >= min_count and word_label[w][label]

@@ -38,21 +38,21 @@ _TWO_WAY_STORED = {ENTAILED: ENTAILMENT, NOT_ENTAILED: NEUTRAL}
 _STORED_TWO_WAY = {stored: word for word, stored in _TWO_WAY_STORED.items()}
 
 
-def scheme_labels(scheme):
+def scheme_labels(scheme: str | None) -> tuple[str, ...]:
     """The labels a scheme's gold labels (and training targets) are named with."""
     return LABELS if scheme in (None, THREE_WAY_SCHEME) else TWO_WAY_LABELS
 
 
-def stored_categories(scheme):
+def stored_categories(scheme: str | None) -> tuple[str, ...]:
     """The core labels a scheme's votes can land in (the categories of its Fleiss κ)."""
     return LABELS if scheme in (None, THREE_WAY_SCHEME) else (ENTAILMENT, NEUTRAL)
 
 
-def ordinal_to_two_way(value):
+def ordinal_to_two_way(value: int) -> str:
     return ENTAILED if value == ORDINAL_ENTAILED else NOT_ENTAILED
 
 
-def parse_ordinal(answer):
+def parse_ordinal(answer: object) -> int | None:
     """1..5 from an int or its text, else None."""
     if isinstance(answer, bool):
         return None
@@ -63,7 +63,7 @@ def parse_ordinal(answer):
     return value if value in ORDINAL_VALUES else None
 
 
-def to_stored(scheme, answer):
+def to_stored(scheme: str | None, answer: object) -> tuple[str, int | None]:
     """(core label, ordinal or None) for an answer given in the scheme's words; ValueError if it is none of them."""
     scheme = scheme or THREE_WAY_SCHEME
     if scheme == THREE_WAY_SCHEME:
@@ -82,7 +82,7 @@ def to_stored(scheme, answer):
     raise ValueError(f"unknown label scheme {scheme!r}")
 
 
-def to_scheme(scheme, stored):
+def to_scheme(scheme: str | None, stored: str) -> str:
     """A stored core label (or NO_GOLD) in the scheme's words."""
     if scheme in (None, THREE_WAY_SCHEME) or stored == NO_GOLD:
         return stored

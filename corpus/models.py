@@ -10,13 +10,20 @@ The tables keep the names they had when these models lived in `collection` and `
 """
 
 import hashlib
+from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q, Value
 
 from . import labels
-from .labels import AUTHOR_POSITION, GOLD_MAJORITY, LABELS_PER_PAIR, NO_GOLD  # noqa: F401 (the core's vocabulary)
+
+# The core's vocabulary, re-exported for the apps above (explicitly, for mypy's no_implicit_reexport).
+from .labels import AUTHOR_POSITION as AUTHOR_POSITION
+from .labels import GOLD_MAJORITY as GOLD_MAJORITY
+from .labels import LABELS_PER_PAIR as LABELS_PER_PAIR
+from .labels import NO_GOLD as NO_GOLD
 
 
 class Label(models.TextChoices):
@@ -53,15 +60,16 @@ class PromptFamily(models.Model):
         ordering = ["name"]
         verbose_name_plural = "prompt families"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def prompt_for(self, label):
-        return {
+    def prompt_for(self, label: str) -> str:
+        prompts: dict[str, str] = {
             Label.ENTAILMENT: self.entailment_prompt,
             Label.NEUTRAL: self.neutral_prompt,
             Label.CONTRADICTION: self.contradiction_prompt,
-        }[label]
+        }
+        return prompts[label]
 
 
 class PromptExample(models.Model):
@@ -75,7 +83,7 @@ class PromptExample(models.Model):
         db_table = "collection_promptexample"
         constraints = [models.UniqueConstraint(fields=["family", "label"], name="one_example_per_label")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.family.slug}: {self.label}"
 
 
@@ -90,7 +98,7 @@ class FaqEntry(models.Model):
         ordering = ["family", "position", "id"]
         verbose_name_plural = "FAQ entries"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.question
 
 
@@ -107,7 +115,7 @@ class Genre(models.Model):
         db_table = "collection_genre"
         ordering = ["slug"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -154,11 +162,11 @@ class Dataset(models.Model):
         db_table = "collection_dataset"
         ordering = ["slug"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.slug
 
 
-def text_hash(text):
+def text_hash(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
 
 
@@ -215,21 +223,21 @@ class Premise(models.Model):
             ),
         ]
 
-    def save(self, *args, **kwargs):
+    def __str__(self) -> str:
+        return self.text[:80]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
         self.text_hash = text_hash(self.text)
         # A new premise is counted in the maintained aggregates by a post_save receiver (corpus.apps).
         super().save(*args, **kwargs)
 
-    def __str__(self):
-        return self.text[:80]
-
     @property
-    def premise_sentences(self):
+    def premise_sentences(self) -> list[str]:
         """The premise sentences in their fixed order: [text] for a single premise."""
         return [sentence["text"] for sentence in self.sentences] if self.sentences else [self.text]
 
 
-def joined_premise(sentences):
+def joined_premise(sentences: Iterable[str]) -> str:
     """The `text` of a multi-premise item: its sentences in order, joined by one space (the
     documented baseline form that snapshots and models read)."""
     return " ".join(sentence.strip() for sentence in sentences)
@@ -256,7 +264,7 @@ class ImportRun(models.Model):
         ordering = ["-started_at", "-id"]
 
     @property
-    def progress(self):
+    def progress(self) -> float:
         """Share of the input read, 0–1."""
         if self.status == ImportStatus.DONE:
             return 1.0
@@ -295,7 +303,7 @@ class Worker(models.Model):
             )
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.external_id or self.user.get_username()
 
 
@@ -359,15 +367,15 @@ class Pair(models.Model):
             models.Index(fields=["created_at"], name="pair_created_at"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.pair_id}: {self.hypothesis[:60]}"
 
     @property
-    def genre(self):
+    def genre(self) -> "Genre | None":
         return self.premise.genre
 
     @property
-    def split(self):
+    def split(self) -> str:
         return self.premise.split
 
 
@@ -416,7 +424,7 @@ class ValidationLabel(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.pair.pair_id} #{self.position}: {self.label}"
 
 
@@ -445,7 +453,7 @@ class Adjudication(models.Model):
         ordering = ["pair_id", "id"]
         indexes = [models.Index(fields=["pair", "source"], name="adjudication_pair_source")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.pair.pair_id}: {self.label} ({self.source})"
 
 
@@ -479,7 +487,7 @@ class PairProvenance(models.Model):
     class Meta:
         verbose_name_plural = "pair provenance"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.corpus} {self.corpus_sent_id}"
 
 
@@ -510,7 +518,7 @@ class GrammaticalityJudgment(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.pair_id}: {self.judgment}"
 
 
@@ -546,6 +554,9 @@ class PairTally(Tally):
     class Meta:
         db_table = "corpus_pairtally"
 
+    def __str__(self) -> str:
+        return f"pair tally {self.pk} ({self.label_count} labels)"
+
 
 class LengthKind(models.TextChoices):
     PREMISE = "premise", "premise"
@@ -563,3 +574,6 @@ class LengthTally(Tally):
 
     class Meta:
         db_table = "corpus_lengthtally"
+
+    def __str__(self) -> str:
+        return f"length tally {self.pk} ({self.kind}: {self.words} words)"

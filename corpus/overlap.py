@@ -13,26 +13,27 @@ short hypotheses reuse "a", "the", "man" from their premise.)
 
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 
 OVERLAP_THRESHOLD = 0.37
 _TOKEN = re.compile(r"[\w']+", re.UNICODE)
 
 
-def tokens(text):
+def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-def is_subsequence(short, long):
+def is_subsequence(short: Sequence[str], long: Iterable[str]) -> bool:
     remaining = iter(long)
     return all(token in remaining for token in short)
 
 
-def only_deletion(premise, hypothesis):
+def only_deletion(premise: list[str], hypothesis: list[str]) -> bool:
     """The hypothesis is the premise with one or more words left out."""
     return len(hypothesis) < len(premise) and is_subsequence(hypothesis, premise)
 
 
-def one_word_edit(premise, hypothesis):
+def one_word_edit(premise: list[str], hypothesis: list[str]) -> bool:
     """One word inserted, substituted, or moved elsewhere; the rest unchanged and in order."""
     if len(hypothesis) == len(premise) + 1:
         return is_subsequence(premise, hypothesis)
@@ -50,13 +51,13 @@ def one_word_edit(premise, hypothesis):
     return False
 
 
-def overlap(premise, hypothesis):
-    premise, hypothesis = set(premise), set(hypothesis)
-    larger = max(len(premise), len(hypothesis))
-    return len(premise & hypothesis) / larger if larger else 0.0
+def overlap(premise: Iterable[str], hypothesis: Iterable[str]) -> float:
+    premise_words, hypothesis_words = set(premise), set(hypothesis)
+    larger = max(len(premise_words), len(hypothesis_words))
+    return len(premise_words & hypothesis_words) / larger if larger else 0.0
 
 
-def relation_counts(pairs):
+def relation_counts(pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
     """pairs: iterable of (premise text, hypothesis text) -> counts of each relation."""
     counts = {"pairs": 0, "only_deletion": 0, "one_word_edit": 0, "high_overlap": 0}
     for premise_text, hypothesis_text in pairs:
@@ -73,7 +74,7 @@ ONLY_DELETION, ONE_WORD_EDIT, HIGH_OVERLAP = 1, 2, 4
 RELATION_BITS = {"only_deletion": ONLY_DELETION, "one_word_edit": ONE_WORD_EDIT, "high_overlap": HIGH_OVERLAP}
 
 
-def relation_mask(premise_text, hypothesis_text):
+def relation_mask(premise_text: str, hypothesis_text: str) -> int:
     premise, hypothesis = tokens(premise_text), tokens(hypothesis_text)
     return (
         ONLY_DELETION * only_deletion(premise, hypothesis)

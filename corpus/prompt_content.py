@@ -11,8 +11,12 @@ database that was flushed, e.g. by a transactional test) without touching edited
 If you change the text here, write a new data migration that applies the change.
 """
 
+from typing import Any
+
+from django.apps.registry import Apps
+
 # Questions every family's FAQ ends with.
-GENERAL_FAQ = [
+GENERAL_FAQ: list[dict[str, str]] = [
     {
         "question": "Do my sentences need perfect grammar and spelling?",
         "answer": (
@@ -56,7 +60,7 @@ GENERAL_FAQ = [
     },
 ]
 
-FAMILIES = [
+FAMILIES: list[dict[str, Any]] = [
     {
         "slug": "nonfiction",
         "name": "Written non-fiction",
@@ -455,7 +459,7 @@ FAMILIES = [
 ]
 
 # Family of each genre: MultiNLI §2.1; captions (SNLI) has its own.
-GENRES = [
+GENRES: list[dict[str, Any]] = [
     {
         "slug": "fiction",
         "name": "Fiction",
@@ -536,18 +540,25 @@ GENRES = [
 ]
 
 
-def family_faq(family):
+def family_faq(family: dict[str, Any]) -> list[dict[str, str]]:
     """A family's full FAQ: its own questions first, then the general ones."""
     return list(family["faq"]) + GENERAL_FAQ
 
 
-def install_prompt_content(apps=None, families=FAMILIES, genres=GENRES, general_faq=GENERAL_FAQ):
+def install_prompt_content(
+    apps: Apps | None = None,
+    families: list[dict[str, Any]] = FAMILIES,
+    genres: list[dict[str, Any]] = GENRES,
+    general_faq: list[dict[str, str]] = GENERAL_FAQ,
+) -> int:
     """Create the families, examples, FAQ entries and genres that are missing; leave existing rows alone.
 
     `apps` is a migration's app registry, or None for the live models. Returns how many rows were created.
     """
     if apps is None:
-        from django.apps import apps
+        from django.apps import apps as live_apps
+
+        apps = live_apps
     PromptFamily = apps.get_model("corpus", "PromptFamily")
     PromptExample = apps.get_model("corpus", "PromptExample")
     FaqEntry = apps.get_model("corpus", "FaqEntry")

@@ -3,20 +3,20 @@
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Case, Count, Q, Value, When
+from django.db.models import Case, Count, Q, QuerySet, Value, When
 
 from .labels import CONTRADICTION, ENTAILMENT, GOLD_MAJORITY, NEUTRAL
 from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise
 
 
-def resolve_dataset(dataset):
+def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
     """A Dataset from a Dataset, its slug or None (None stays None: every dataset)."""
     if dataset is None or isinstance(dataset, Dataset):
         return dataset
     return Dataset.objects.get(slug=dataset)
 
 
-def pairs_in(dataset=None, split=None):
+def pairs_in(dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Pair]:
     """Pairs of a dataset (a Dataset or slug; None: all) and split (None: all), unordered."""
     pairs = Pair.objects.all()
     dataset = resolve_dataset(dataset)
@@ -27,7 +27,7 @@ def pairs_in(dataset=None, split=None):
     return pairs.order_by()
 
 
-def premises_in(dataset=None, split=None):
+def premises_in(dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Premise]:
     premises = Premise.objects.all()
     dataset = resolve_dataset(dataset)
     if dataset is not None:
@@ -40,12 +40,12 @@ def premises_in(dataset=None, split=None):
 GENRE_NAMES_CACHE_KEY = "corpus:genre-names"
 
 
-def genre_names():
+def genre_names() -> dict[str, str]:
     """{genre slug: display name}: pages show names ("Face-to-face"), files and URLs keep slugs.
 
     Kept a minute in the cache: a page may ask for many names, and genres are renamed rarely.
     """
-    names = cache.get(GENRE_NAMES_CACHE_KEY)
+    names: dict[str, str] | None = cache.get(GENRE_NAMES_CACHE_KEY)
     if names is None:
         names = dict(Genre.objects.values_list("slug", "name"))
         cache.set(GENRE_NAMES_CACHE_KEY, names, 60)
@@ -59,11 +59,11 @@ ENTAILMENT_CONTRADICTION_3_2 = "3-2 split between entailment and contradiction"
 JUDGMENTS_PER_ITEM = 5
 
 
-def _judged(pairs):
+def _judged(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     return pairs.filter(label_count=JUDGMENTS_PER_ITEM)
 
 
-def _adjudication_case():
+def _adjudication_case() -> tuple[Q, Q]:
     """Q of the items MPE's researchers decided by hand: no 3-of-5 majority (2-2-1), or a 3-2 split
     between entailment and contradiction (the crowd torn between opposite answers)."""
     two_two_one = Q(entailment_votes__lt=3, neutral_votes__lt=3, contradiction_votes__lt=3)
@@ -71,7 +71,9 @@ def _adjudication_case():
     return two_two_one, torn
 
 
-def adjudication_queue(dataset=None, split=None, pending_only=True):
+def adjudication_queue(
+    dataset: Dataset | str | None = None, split: str | None = None, pending_only: bool = True
+) -> QuerySet[Pair]:
     """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first.
 
     `pending_only` leaves out the items a researcher has already decided (a gold label taken from
@@ -97,7 +99,7 @@ def adjudication_queue(dataset=None, split=None, pending_only=True):
 @dataclass(frozen=True)
 class ItemSetStatistics:
     items: int
-    label_counts: dict  # gold label -> items (a label with none counts 0)
+    label_counts: dict[str, int]  # gold label -> items (a label with none counts 0)
     unanimous: int  # all five judgments agree
     with_majority: int  # at least three of five agree
     gold_equals_majority: int  # ... and the gold label is that majority
@@ -105,20 +107,20 @@ class ItemSetStatistics:
     pending: int  # in the adjudication queue, not yet decided by a researcher
 
     @property
-    def unanimous_share(self):
+    def unanimous_share(self) -> float:
         return self.unanimous / self.items if self.items else 0.0
 
     @property
-    def gold_equals_majority_share(self):
+    def gold_equals_majority_share(self) -> float:
         """Over the items that have a majority (as ../shared/data/README.md states MPE's figure)."""
         return self.gold_equals_majority / self.with_majority if self.with_majority else 0.0
 
     @property
-    def label_distribution(self):
+    def label_distribution(self) -> dict[str, float]:
         return {label: count / self.items for label, count in self.label_counts.items()} if self.items else {}
 
 
-def mpe_statistics(dataset=None, split=None):
+def mpe_statistics(dataset: Dataset | str | None = None, split: str | None = None) -> ItemSetStatistics:
     """Label distribution, unanimous share and share of gold equal to the judgments' majority, for
     the judged (five-judgment) items of a dataset and split; one aggregate query and one count."""
     pairs = _judged(pairs_in(dataset, split))

@@ -19,13 +19,15 @@ dataset's deletion, shows as drift in the next recompute, which repairs it.
 
 import random
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Sum, Value
+from django.db.models import Count, Field, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
-from .models import LengthKind, LengthTally, Pair, PairTally, Premise
+from .models import Dataset, LengthKind, LengthTally, Pair, PairTally, Premise, Tally
 from .overlap import relation_mask
 
 FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
@@ -43,16 +45,21 @@ PAIR_KEY = (
 )
 LENGTH_KEY = ("dataset_id", "split", "genre_id", "kind", "words")
 
+# A tally key (the values of PAIR_KEY or LENGTH_KEY, in order), rows by key, and each table's rows.
+Key = tuple[Any, ...]
+Rows = Mapping[Key, int]
+Truth = dict[type[Tally], Rows]
+
 
 # --- words, the same in SQL and in Python ------------------------------------------------------
 
 
-def word_count(field):
+def word_count(field: str) -> Any:
     """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite).
 
     Three passes of "two spaces -> one" first, so runs of up to eight spaces count as one gap.
     """
-    text = Trim(field)
+    text: Trim | Replace = Trim(field)
     for _ in range(3):
         text = Replace(text, Value("  "), Value(" "))
     return Length(text) - Length(Replace(text, Value(" "), Value(""))) + 1
@@ -61,7 +68,7 @@ def word_count(field):
 # --- grouping the truth --------------------------------------------------------------------------
 
 
-def pair_rows(pairs):
+def pair_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     """{PAIR_KEY tuple: pairs} grouped from a Pair queryset (one GROUP BY)."""
     rows = (
         pairs.order_by()
@@ -80,7 +87,7 @@ def pair_rows(pairs):
     return {tuple(row[:-1]): row[-1] for row in rows}
 
 
-def premise_length_rows(premises):
+def premise_length_rows(premises: QuerySet[Premise]) -> dict[Key, int]:
     rows = (
         premises.order_by()
         .annotate(words=word_count("text"))
@@ -90,10 +97,10 @@ def premise_length_rows(premises):
     return {(d, s, g, LengthKind.PREMISE.value, w): n for d, s, g, w, n in rows}
 
 
-def relation_rows(pairs):
+def relation_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
     pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
-    rows = Counter()
+    rows: Counter[Key] = Counter()
     texts = pairs.order_by().values_list(
         "dataset_id", "premise__split", "premise__genre_id", "premise__text", "hypothesis"
     )
@@ -102,7 +109,7 @@ def relation_rows(pairs):
     return dict(rows)
 
 
-def hypothesis_length_rows(pairs):
+def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     rows = (
         pairs.order_by()
         .annotate(words=word_count("hypothesis"))
@@ -115,35 +122,35 @@ def hypothesis_length_rows(pairs):
 # --- writing deltas ------------------------------------------------------------------------------
 
 
-def _insert(model, key_names, deltas):
+def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
     rows = [model(**dict(zip(key_names, key, strict=False)), n=n) for key, n in deltas.items() if n]
     if rows:
-        model.objects.bulk_create(rows)
+        model._default_manager.bulk_create(rows)
         transaction.on_commit(_maybe_fold)
     return len(rows)
 
 
-def _signed(rows, sign):
+def _signed(rows: Rows, sign: int) -> Counter[Key]:
     return Counter({key: sign * n for key, n in rows.items()})
 
 
-def _add(a, b):
+def _add(a: Rows, b: Rows) -> Counter[Key]:
     total = Counter(a)
     for key, n in b.items():
         total[key] = total.get(key, 0) + n
     return total
 
 
-def pair_key(pair, split, genre_id, state=None):
+def pair_key(pair: Pair, split: str, genre_id: int, state: Sequence[int] | None = None) -> Key:
     """A pair's PAIR_KEY from its fields (or `state`: label_count and the three vote counts)."""
     state = state or (pair.label_count, pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes)
     return (pair.dataset_id, split, genre_id, pair.author_label, *state)
 
 
-def pairs_moved(moves):
+def pairs_moved(moves: Iterable[tuple[Key, Key]]) -> int:
     """Record pairs whose counters changed: `moves` is a list of (old PAIR_KEY, new PAIR_KEY).
     One INSERT of at most two rows per move, netted (a batch's pairs often share keys)."""
-    deltas = Counter()
+    deltas: Counter[Key] = Counter()
     for old, new in moves:
         if old != new:
             deltas[old] -= 1
@@ -151,7 +158,7 @@ def pairs_moved(moves):
     return _insert(PairTally, PAIR_KEY, deltas)
 
 
-def words(text):
+def words(text: str) -> int:
     """`word_count` in Python, step for step (spaces only, trimmed, up to eight spaces a gap)."""
     text = text.strip(" ")
     for _ in range(3):
@@ -159,16 +166,17 @@ def words(text):
     return text.count(" ") + 1
 
 
-def _premise_facts(pairs):
+def _premise_facts(pairs: Sequence[Pair]) -> dict[int, tuple[str, int, str]]:
     """{premise pk: (split, genre pk, text)} for these pairs' premises: from the instances where
     loaded, else one read per 900 premises."""
-    facts, missing = {}, set()
+    facts: dict[int, tuple[str, int, str]] = {}
+    not_loaded: set[int] = set()
     for pair in pairs:
         if Pair.premise.is_cached(pair):
             facts[pair.premise_id] = (pair.premise.split, pair.premise.genre_id, pair.premise.text)
         else:
-            missing.add(pair.premise_id)
-    missing = sorted(missing)
+            not_loaded.add(pair.premise_id)
+    missing = sorted(not_loaded)
     for start in range(0, len(missing), 900):
         for pk, split, genre_id, text in Premise.objects.filter(pk__in=missing[start : start + 900]).values_list(
             "pk", "split", "genre_id", "text"
@@ -177,11 +185,12 @@ def _premise_facts(pairs):
     return facts
 
 
-def pairs_added(pairs):
+def pairs_added(pairs: Sequence[Pair]) -> None:
     """Record new pairs (saved Pair instances with their counters): counters, hypothesis lengths
     and edit relations to the premise."""
     facts = _premise_facts(pairs)
-    states, lengths = Counter(), Counter()
+    states: Counter[Key] = Counter()
+    lengths: Counter[Key] = Counter()
     for pair in pairs:
         split, genre_id, premise_text = facts[pair.premise_id]
         states[pair_key(pair, split, genre_id)] += 1
@@ -193,7 +202,7 @@ def pairs_added(pairs):
     _insert(LengthTally, LENGTH_KEY, lengths)
 
 
-def _labels_first():
+def _labels_first() -> None:
     """Hold the label table's writer lock before writing tallies, as label writers do, so that
     `lock()` after SHARE on the labels cannot deadlock with a transaction that writes premise
     tallies and labels afterwards (a corpus import). ROW EXCLUSIVE: no writer waits for another."""
@@ -204,26 +213,26 @@ def _labels_first():
             cursor.execute(f"LOCK TABLE {ValidationLabel._meta.db_table} IN ROW EXCLUSIVE MODE")
 
 
-def premises_added(premises):
+def premises_added(premises: Iterable[Premise]) -> None:
     """Record new premises (saved Premise instances): counts and lengths per genre and split."""
-    premises = list(premises)
-    if not premises:
+    saved = list(premises)
+    if not saved:
         return
     _labels_first()
     _insert(
         LengthTally,
         LENGTH_KEY,
-        Counter((p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, words(p.text)) for p in premises),
+        Counter((p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, words(p.text)) for p in saved),
     )
 
 
-def premises_moving(premises, split):
+def premises_moving(premises: QuerySet[Premise], split: str) -> None:
     """Record that these premises (a queryset, read BEFORE the update) move to `split`, with their pairs."""
     premises = premises.exclude(split=split)
     _labels_first()
     pairs = Pair.objects.filter(premise__in=premises.values("pk"))
 
-    def moved(rows):
+    def moved(rows: Rows) -> Counter[Key]:
         return _add(_signed(rows, -1), {(k[0], split, *k[2:]): n for k, n in rows.items()})
 
     _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
@@ -240,12 +249,12 @@ def premises_moving(premises, split):
 # --- folding -------------------------------------------------------------------------------------
 
 
-def _maybe_fold():
+def _maybe_fold() -> None:
     if random.random() < 1 / FOLD_EVERY:
         fold()
 
 
-def fold():
+def fold() -> int:
     """Replace every delta by one row per key (sum of n, zero sums dropped); returns rows folded.
 
     PostgreSQL: one statement, `WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n)
@@ -257,10 +266,11 @@ def fold():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [FOLD_LOCK])
-                if not cursor.fetchone()[0]:
+                acquired = cursor.fetchone()
+                if not (acquired and acquired[0]):
                     return 0
                 for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
-                    columns = ", ".join(model._meta.get_field(name.removesuffix("_id")).column for name in key_names)
+                    columns = ", ".join(_column(model, name) for name in key_names)
                     cursor.execute(
                         f"WITH gone AS (DELETE FROM {model._meta.db_table} RETURNING {columns}, n) "
                         f"INSERT INTO {model._meta.db_table} ({columns}, n) "
@@ -270,50 +280,66 @@ def fold():
             return folded
         # SQLite: writers are serialised, so read, delete and insert in one transaction is exact.
         for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
-            sums = _read(model.objects.all(), key_names)
-            model.objects.all().delete()
+            sums = _read(model._default_manager.all(), key_names)
+            model._default_manager.all().delete()
             folded += _insert_plain(model, key_names, sums)
     return folded
 
 
-def _insert_plain(model, key_names, sums):
+def _column(model: type[Tally], key_name: str) -> str:
+    """The database column of a key field (`genre_id` names the `genre` foreign key)."""
+    model_field = model._meta.get_field(key_name.removesuffix("_id"))
+    assert isinstance(model_field, Field) and model_field.column  # a concrete field with a column
+    return model_field.column
+
+
+def _insert_plain(model: type[Tally], key_names: Sequence[str], sums: Rows) -> int:
     rows = [model(**dict(zip(key_names, key, strict=False)), n=n) for key, n in sums.items() if n]
-    model.objects.bulk_create(rows, batch_size=500)
+    model._default_manager.bulk_create(rows, batch_size=500)
     return len(rows)
 
 
 # --- reading -------------------------------------------------------------------------------------
 
 
-def _read(tallies, key_names):
+def _read(tallies: QuerySet[Any], key_names: Sequence[str]) -> dict[Key, int]:
     """{key: sum of n} over tally rows (non-zero sums only); one grouped statement."""
     rows = tallies.order_by().values_list(*key_names).annotate(total=Sum("n"))
     return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
 
 
-def _scoped(model, dataset=None, split=None):
+def _scoped(model: type[Tally], dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Any]:
     from .selectors import resolve_dataset
 
-    tallies = model.objects.all()
-    dataset = resolve_dataset(dataset)
-    if dataset is not None:
-        tallies = tallies.filter(dataset=dataset)
+    tallies = model._default_manager.all()
+    resolved = resolve_dataset(dataset)
+    if resolved is not None:
+        tallies = tallies.filter(dataset=resolved)
     if split:
         tallies = tallies.filter(split=split)
     return tallies
 
 
 def pair_counts(
-    dataset=None,
-    split=None,
-    by=("genre__slug", "author_label", "label_count", "entailment_votes", "neutral_votes", "contradiction_votes"),
-):
+    dataset: Dataset | str | None = None,
+    split: str | None = None,
+    by: Sequence[str] = (
+        "genre__slug",
+        "author_label",
+        "label_count",
+        "entailment_votes",
+        "neutral_votes",
+        "contradiction_votes",
+    ),
+) -> list[Key]:
     """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size."""
     rows = _scoped(PairTally, dataset, split).order_by().values_list(*by).annotate(total=Sum("n"))
     return [tuple(row) for row in rows if row[-1]]
 
 
-def length_counts(kind, dataset=None, split=None, by=("words",)):
+def length_counts(
+    kind: str, dataset: Dataset | str | None = None, split: str | None = None, by: Sequence[str] = ("words",)
+) -> list[Key]:
     """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
     rows = _scoped(LengthTally, dataset, split).filter(kind=kind).order_by().values_list(*by).annotate(total=Sum("n"))
     return [tuple(row) for row in rows if row[-1]]
@@ -328,10 +354,10 @@ SHOWN_DRIFT = 10
 class Drift:
     keys: int = 0  # keys whose maintained sum differs from the truth
     rows: int = 0  # Σ |maintained - truth| over those keys
-    examples: list = field(default_factory=list)
+    examples: list[tuple[str, Key, int, int]] = field(default_factory=list)
     rebuilt: bool = False
 
-    def summary(self):
+    def summary(self) -> str:
         lines = [f"maintained aggregates drifting from the pairs and premises: {self.keys} keys, {self.rows} rows"]
         for table, key, maintained, truth in self.examples:
             lines.append(f"    {table} {key}: maintained {maintained} truth {truth}")
@@ -340,7 +366,7 @@ class Drift:
         return "\n".join(lines)
 
 
-def grouped_truth(dataset=None, lengths=True):
+def grouped_truth(dataset: Dataset | str | None = None, lengths: bool = True) -> Truth:
     """{PairTally: {key: n}, LengthTally: {key: n}} grouped from the pairs and premises themselves.
 
     Without `lengths`, PairTally only: the lengths follow texts, which no label changes, and
@@ -349,7 +375,7 @@ def grouped_truth(dataset=None, lengths=True):
     from .selectors import pairs_in, premises_in
 
     pairs = pairs_in(dataset)
-    truth = {PairTally: pair_rows(pairs)}
+    truth: Truth = {PairTally: pair_rows(pairs)}
     if lengths:
         truth[LengthTally] = {
             **premise_length_rows(premises_in(dataset)),
@@ -359,7 +385,7 @@ def grouped_truth(dataset=None, lengths=True):
     return truth
 
 
-def drift(dataset=None, truth=None):
+def drift(dataset: Dataset | str | None = None, truth: Truth | None = None) -> Drift:
     """Compare the maintained sums with the truth grouped from pairs and premises."""
     truth = truth or grouped_truth(dataset)
     report = Drift()
@@ -377,7 +403,7 @@ def drift(dataset=None, truth=None):
     return report
 
 
-def rebuild(dataset=None, truth=None):
+def rebuild(dataset: Dataset | str | None = None, truth: Truth | None = None) -> None:
     """Replace the tallies (of a dataset, or all) by the truth: one row per key, folded."""
     truth = truth or grouped_truth(dataset)
     for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
@@ -387,7 +413,7 @@ def rebuild(dataset=None, truth=None):
         _insert_plain(model, key_names, truth[model])
 
 
-def lock():
+def lock() -> None:
     """Keep tally writers out until the transaction ends (PostgreSQL; SQLite serialises writes).
 
     Take it after SHARE on the label table, as `recompute_gold` does: writers that insert labels
@@ -399,7 +425,7 @@ def lock():
             cursor.execute(f"LOCK TABLE {PairTally._meta.db_table}, {LengthTally._meta.db_table} IN EXCLUSIVE MODE")
 
 
-def premise_saved(sender, instance, created, raw=False, **kwargs):
+def premise_saved(sender: type[Premise], instance: Premise, created: bool, raw: bool = False, **kwargs: Any) -> None:
     """post_save receiver (connected in corpus.apps): a premise saved one at a time is counted too."""
     if created and not raw:
         with transaction.atomic():

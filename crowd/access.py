@@ -11,9 +11,16 @@ A check returns None (admitted) or a `Refusal`: a polite message for the worker,
 them to first (the qualification test).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .models import StudyAccess, TaskKind
+
+if TYPE_CHECKING:
+    from corpus.models import Worker
+
+    from .models import Study, StudySession
 
 
 @dataclass(frozen=True)
@@ -23,7 +30,8 @@ class Refusal:
     title: str = "This study is not open to you"
 
 
-_checks = []
+AdmissionCheck = Callable[["Study", "Worker | None"], Refusal | None]
+_checks: list[AdmissionCheck] = []
 
 CLOSED_MESSAGE = (
     "Thank you for your interest. This study is open only to a list of invited participants, and your "
@@ -33,20 +41,20 @@ NO_TEST_MESSAGE = (
     "Thank you for your interest. This study asks for a qualification test that is not ready yet. "
     "Please return the study on the crowd platform; you will not be penalised."
 )
-KIND_LABEL = {
+KIND_LABEL: dict[str, str] = {
     TaskKind.WRITING: "writing sentences",
     TaskKind.VALIDATION: "judging sentence pairs",
     TaskKind.MPE_JUDGMENT: "judging sentences against four captions (MPE)",
 }
 
 
-def register_admission_check(check):
+def register_admission_check(check: AdmissionCheck) -> None:
     """`check(study, worker)` -> Refusal or None, asked for studies with access 'qualified'."""
     if check not in _checks:
         _checks.append(check)
 
 
-def closed_list_refusal(study, worker):
+def closed_list_refusal(study: "Study", worker: "Worker | None") -> Refusal | None:
     if study.access != StudyAccess.CLOSED:
         return None
     if worker is not None and study.allowed_workers.filter(pk=worker.pk).exists():
@@ -54,7 +62,7 @@ def closed_list_refusal(study, worker):
     return Refusal(CLOSED_MESSAGE)
 
 
-def admission_refusal(study, worker):
+def admission_refusal(study: "Study", worker: "Worker | None") -> Refusal | None:
     """None when `worker` may work on `study` now, else the Refusal to show (or follow)."""
     if study.access == StudyAccess.OPEN:
         return None
@@ -69,7 +77,7 @@ def admission_refusal(study, worker):
     return None
 
 
-def other_kind_refusal(study_session, task_kind):
+def other_kind_refusal(study_session: "StudySession | None", task_kind: str) -> Refusal | None:
     """A visit is spent on its study's own tasks: a participant who arrived to write sentences
     cannot take validation tasks outside that study, nor a validator writing tasks."""
     if study_session is None or study_session.study.task_kind == task_kind:

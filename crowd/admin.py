@@ -6,22 +6,37 @@ shows how many completed, each study its sessions with their codes, and the acti
 """
 
 import csv
+from typing import Any, TypedDict
 
 from django.contrib import admin
-from django.db.models import Count, Q
-from django.http import HttpResponse
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django_stubs_ext import WithAnnotations
 
 from . import selectors
 from .models import Study, StudySession
 
 
-class StudySessionInline(admin.TabularInline):
+class StudyCounts(TypedDict):
+    """What StudyAdmin.get_queryset annotates each study with."""
+
+    _sessions: int
+    _completed: int
+
+
+class StudySessionInline(admin.TabularInline[StudySession, Study]):
     model = StudySession
-    fields = ["worker", "external_session_id", "tasks_done", "started_at", "completed_at", "completion_code"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "worker",
+        "external_session_id",
+        "tasks_done",
+        "started_at",
+        "completed_at",
+        "completion_code",
+    )
     extra = 0
     can_delete = False
     show_change_link = True
@@ -32,10 +47,10 @@ class CompletedFilter(admin.SimpleListFilter):
     title = "completed"
     parameter_name = "completed"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
         return [("yes", "completed"), ("no", "not completed")]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value() == "yes":
             return queryset.filter(completed_at__isnull=False)
         if self.value() == "no":
@@ -44,7 +59,7 @@ class CompletedFilter(admin.SimpleListFilter):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(admin.ModelAdmin[Study]):
     list_display = [
         "slug",
         "name",
@@ -62,7 +77,7 @@ class StudyAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at", "study_link"]
     actions = ["export_completions"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         return (
             super()
             .get_queryset(request)
@@ -73,11 +88,11 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="sessions", ordering="_sessions")
-    def session_count(self, study):
-        return study._sessions
+    def session_count(self, study: "WithAnnotations[Study, StudyCounts]") -> int:
+        return int(study._sessions)
 
     @admin.display(description="study link (signed)")
-    def study_link(self, study):
+    def study_link(self, study: Study) -> str:
         if not study.pk:
             return "Save the study first."
         path = reverse("study_entry", args=[study.slug])
@@ -88,13 +103,13 @@ class StudyAdmin(admin.ModelAdmin):
         )
 
     @admin.display(description="completed", ordering="_completed")
-    def completed_count(self, study):
+    def completed_count(self, study: "WithAnnotations[Study, StudyCounts]") -> str:
         # A link to the study's completed sessions with their codes (a list page: studies may have thousands).
         url = reverse("admin:crowd_studysession_changelist") + f"?study__id__exact={study.pk}&completed=yes"
         return format_html('<a href="{}">{}</a>', url, study._completed)
 
     @admin.action(description="Export completed sessions (CSV)")
-    def export_completions(self, request, queryset):
+    def export_completions(self, request: HttpRequest, queryset: QuerySet[Study]) -> HttpResponse:
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         response["Content-Disposition"] = f'attachment; filename="completed-sessions-{stamp}.csv"'
@@ -105,7 +120,7 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(StudySession)
-class StudySessionAdmin(admin.ModelAdmin):
+class StudySessionAdmin(admin.ModelAdmin[StudySession]):
     list_display = [
         "id",
         "study",

@@ -6,17 +6,19 @@ worker only previews the HIT, when nothing may be created). Nobody copies ids by
 """
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
 from corpus.models import Market, Worker
 
 from .codes import verify_link_signature
-from .models import ClaimStatus, StudySession, TaskClaim
+from .models import ClaimStatus, Study, StudySession, TaskClaim
 
 MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # Where MTurk may ask a finished assignment to be posted (turkSubmitTo); any other value is
@@ -47,11 +49,11 @@ class Arrival:
     turk_submit_to: str = ""
 
 
-def is_mturk_preview(params):
+def is_mturk_preview(params: Mapping[str, str]) -> bool:
     return params.get("assignmentId") == MTURK_PREVIEW_ASSIGNMENT
 
 
-def parse_arrival(params):
+def parse_arrival(params: Mapping[str, str]) -> Arrival:
     """Read a market's ids from the query parameters, or raise ArrivalError naming what is wrong."""
     for market, names in _MARKETS:
         if not any(params.get(name) for name in names):
@@ -68,14 +70,17 @@ def parse_arrival(params):
         if problems:
             raise ArrivalError("; ".join(problems) + ".")
         submit_to = (params.get("turkSubmitTo") or "").rstrip("/") if market == Market.MTURK else ""
-        return Arrival(market, *values, turk_submit_to=submit_to if submit_to in MTURK_SUBMIT_HOSTS else "")
+        worker_id, study_id, session_id = values
+        return Arrival(
+            market, worker_id, study_id, session_id, turk_submit_to=submit_to if submit_to in MTURK_SUBMIT_HOSTS else ""
+        )
     raise ArrivalError(
         "This link carries no worker ids. Please open the study from Prolific "
         "(PROLIFIC_PID, STUDY_ID, SESSION_ID) or Mechanical Turk (workerId, assignmentId, hitId)."
     )
 
 
-def _username(market, external_id, attempt=0):
+def _username(market: str, external_id: str, attempt: int = 0) -> str:
     name = f"{market}-{external_id}"[:150]
     if attempt:
         # The plain name is taken by another account (a local user may call themselves
@@ -85,7 +90,7 @@ def _username(market, external_id, attempt=0):
     return name
 
 
-def _free_username(market, external_id):
+def _free_username(market: str, external_id: str) -> str:
     User = get_user_model()
     for attempt in range(100):
         name = _username(market, external_id, attempt)
@@ -94,7 +99,7 @@ def _free_username(market, external_id):
     raise ArrivalError("Too many accounts share this id; please contact the researchers.")
 
 
-def worker_for_arrival(arrival):
+def worker_for_arrival(arrival: Arrival) -> Worker:
     """The Worker for (market, external id), created with a password-less account on first arrival."""
     worker = Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id).select_related("user").first()
     if worker is not None:
@@ -120,12 +125,13 @@ def worker_for_arrival(arrival):
     raise ArrivalError("Your account could not be created just now; please open the link again.")
 
 
-def _concrete_claim_models():
-    # The claim models live in the feature apps, above this one: found, not imported.
+def _concrete_claim_models() -> list[type[models.Model]]:
+    # The claim models live in the feature apps, above this one: found, not imported. Each has a
+    # `worker` besides TaskClaim's fields, which the abstract model cannot declare for mypy.
     return [model for model in apps.get_models() if issubclass(model, TaskClaim)]
 
 
-def release_claims_of_other_sessions(session):
+def release_claims_of_other_sessions(session: StudySession) -> int:
     """Release the worker's open claims that count for another study session (or none).
 
     A claim counts for the session it was made in. Re-opening a study with another SESSION_ID
@@ -135,17 +141,17 @@ def release_claims_of_other_sessions(session):
     return _release_open_claims(worker__in=[session.worker.pk], exclude_session=session)
 
 
-def release_open_claims_of_workers(worker_ids):
+def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
     """Release every open claim of these workers (excluded ones): their tasks go back to the pool at
     once instead of staying held until the claims expire. Returns how many."""
     return _release_open_claims(worker__in=list(worker_ids))
 
 
-def _release_open_claims(exclude_session=None, **worker_filter):
+def _release_open_claims(exclude_session: StudySession | None = None, **worker_filter: object) -> int:
     released = 0
     now = timezone.now()
     for model in _concrete_claim_models():
-        claims = model.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now, **worker_filter)
+        claims = model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__gt=now, **worker_filter)
         if exclude_session is not None:
             claims = claims.exclude(study_session=exclude_session)
         released += claims.update(status=ClaimStatus.RELEASED)
@@ -158,7 +164,7 @@ class StartedSession:
     released_claims: int
 
 
-def start_study_session(study, arrival):
+def start_study_session(study: Study, arrival: Arrival) -> StartedSession:
     """Create or resume the worker's StudySession for this study visit, releasing open claims
     of their other sessions in the same transaction (see release_claims_of_other_sessions)."""
     worker = worker_for_arrival(arrival)
@@ -180,13 +186,13 @@ def start_study_session(study, arrival):
     return StartedSession(session, released)
 
 
-def check_link_signature(study, params):
+def check_link_signature(study: Study, params: Mapping[str, str]) -> None:
     """Raise ArrivalError unless the study takes unsigned links or `sig` is the study's signature."""
     if study.require_signed_link and not verify_link_signature(params.get("sig"), study.code_secret, study.slug):
         raise ArrivalError("This study link is not signed correctly. Please open it again from the crowd platform.")
 
 
-def current_study_session(request, task_kind=None):
+def current_study_session(request: HttpRequest, task_kind: str | None = None) -> StudySession | None:
     """The StudySession this browser arrived with, if it belongs to the logged-in worker
     (and, when `task_kind` is given, if its study is of that kind)."""
     session_id = request.session.get(SESSION_KEY)

@@ -15,27 +15,27 @@ import secrets
 CODE_DIGEST_CHARS = 10
 
 
-def new_study_secret():
+def new_study_secret() -> str:
     return secrets.token_hex(32)
 
 
-def _mac(secret, message):
+def _mac(secret: str, message: str) -> str:
     digest = hmac.new(secret.encode(), message.encode(), hashlib.sha256).digest()
     return base64.b32encode(digest).decode()
 
 
-def completion_code(study_code, secret, study_id, session_id):
+def completion_code(study_code: str, secret: str, study_id: int, session_id: int) -> str:
     suffix = _mac(secret, f"completion:{study_id}:{session_id}")[:CODE_DIGEST_CHARS]
     return f"{study_code}-{suffix}" if study_code else suffix
 
 
-def verify_completion_code(code, study_code, secret, study_id, session_id):
+def verify_completion_code(code: str | None, study_code: str, secret: str, study_id: int, session_id: int) -> bool:
     return hmac.compare_digest(code or "", completion_code(study_code, secret, study_id, session_id))
 
 
-def link_signature(secret, slug):
+def link_signature(secret: str, slug: str) -> str:
     return _mac(secret, f"link:{slug}")[:16].lower()
 
 
-def verify_link_signature(signature, secret, slug):
+def verify_link_signature(signature: str | None, secret: str, slug: str) -> bool:
     return hmac.compare_digest((signature or "").lower(), link_signature(secret, slug))

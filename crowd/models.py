@@ -42,7 +42,7 @@ class TaskClaim(models.Model):
         abstract = True
 
     @property
-    def seconds_taken(self):
+    def seconds_taken(self) -> float | None:
         if self.submitted_at is None:
             return None
         return (self.submitted_at - self.created_at).total_seconds()
@@ -115,17 +115,17 @@ class Study(models.Model):
         ordering = ["slug"]
         verbose_name_plural = "studies"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def link_signature(self):
+    def link_signature(self) -> str:
         return link_signature(self.code_secret, self.slug)
 
-    def clean(self):
+    def clean(self) -> None:
         super().clean()
         self.check_dataset_fits_task()
 
-    def check_dataset_fits_task(self):
+    def check_dataset_fits_task(self) -> None:
         """An MPE judgment study needs a multi-premise dataset (its items have four captions), and
         writing and validation studies a single-premise one: otherwise its participants would find
         no task at all."""
@@ -171,10 +171,13 @@ class StudySession(models.Model):
             models.UniqueConstraint(fields=["study", "worker", "external_session_id"], name="unique_study_session")
         ]
 
+    def __str__(self) -> str:
+        return f"session {self.pk} of worker {self.worker_id} in study {self.study_id}"
+
     @property
-    def is_complete(self):
+    def is_complete(self) -> bool:
         return self.completed_at is not None
 
-    def expected_completion_code(self):
+    def expected_completion_code(self) -> str:
         study = self.study
         return completion_code(study.completion_code, study.code_secret, study.pk, self.pk)

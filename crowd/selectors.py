@@ -1,11 +1,15 @@
 """Reads of the crowd app: what a worker has done so far, where a finished session goes back to,
 and the completed sessions a researcher approves on the market."""
 
+from collections.abc import Iterable, Iterator
+from typing import Any
 from urllib.parse import quote
 
-from corpus.models import AUTHOR_POSITION, Market
+from django.db.models import QuerySet
 
-from .models import StudySession
+from corpus.models import AUTHOR_POSITION, Market, Worker
+
+from .models import Study, StudySession
 
 COMPLETION_CSV_COLUMNS = [
     "study",
@@ -20,7 +24,7 @@ COMPLETION_CSV_COLUMNS = [
 ]
 
 
-def worker_task_counts(worker):
+def worker_task_counts(worker: Worker | None) -> dict[str, int]:
     """What a worker has done so far, for their home page."""
     if worker is None:
         return {"pairs_written": 0, "premises_written": 0, "validation_labels": 0}
@@ -32,7 +36,7 @@ def worker_task_counts(worker):
     }
 
 
-def completion_return(study_session):
+def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
     """How a finished participant goes back to their market: ("url", href) for a completion URL
     (Prolific), ("mturk", (action, fields)) for MTurk's externalSubmit form, or (None, None)."""
     if not study_session.completion_code:
@@ -46,7 +50,7 @@ def completion_return(study_session):
     return None, None
 
 
-def completed_sessions(study):
+def completed_sessions(study: Study) -> QuerySet[StudySession]:
     return (
         StudySession.objects.filter(study=study, completed_at__isnull=False)
         .select_related("worker__user")
@@ -54,7 +58,7 @@ def completed_sessions(study):
     )
 
 
-def completion_rows(studies):
+def completion_rows(studies: Iterable[Study]) -> Iterator[list[Any]]:
     """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order."""
     for study in studies:
         for session in completed_sessions(study):
@@ -66,6 +70,6 @@ def completion_rows(studies):
                 session.external_session_id,
                 session.tasks_done,
                 session.started_at.isoformat(),
-                session.completed_at.isoformat(),
+                session.completed_at.isoformat() if session.completed_at else "",
                 session.completion_code,
             ]

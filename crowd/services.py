@@ -1,6 +1,8 @@
 """Writes of the crowd app: the worker behind an account, and a study session's task count."""
 
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.http import HttpRequest
 from django.utils import timezone
 
 from corpus.models import Market, Worker
@@ -8,7 +10,7 @@ from corpus.models import Market, Worker
 from .models import StudySession
 
 
-def worker_for_user(user):
+def worker_for_user(user: User) -> Worker:
     """The Worker behind a logged-in account; local accounts get one the first time they work."""
     try:
         return user.worker
@@ -21,7 +23,7 @@ def worker_for_user(user):
         return Worker.objects.get(user=user)
 
 
-def record_task_done(study_session):
+def record_task_done(study_session: StudySession | None) -> StudySession | None:
     """Count one finished task; the session is complete once it reaches the study's batch size.
 
     Runs in the caller's transaction (the submit that finished the task), so a task is never
@@ -46,14 +48,15 @@ def record_task_done(study_session):
 SAVED_DRAFTS_KEY = "saved_drafts"
 
 
-def drafts_saved(request, key):
+def drafts_saved(request: HttpRequest, key: str) -> None:
     """Tell the worker's browser, on the next page, that the draft `key` is saved: it may drop its copy."""
     saved = request.session.get(SAVED_DRAFTS_KEY, [])
     request.session[SAVED_DRAFTS_KEY] = ([*saved, key])[-20:]
 
 
-def take_saved_drafts(request):
+def take_saved_drafts(request: HttpRequest) -> list[str]:
     """The drafts saved since the last page (once: the next page no longer names them)."""
     if not hasattr(request, "session") or SAVED_DRAFTS_KEY not in request.session:
         return []
-    return request.session.pop(SAVED_DRAFTS_KEY)
+    saved: list[str] = request.session.pop(SAVED_DRAFTS_KEY)
+    return saved

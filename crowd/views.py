@@ -5,6 +5,9 @@ Views stay thin: arrival rules live in arrival.py, writes in services.py.
 
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -13,17 +16,17 @@ from annotation_site.permissions import is_researcher
 from corpus.models import Worker
 
 from . import access, arrival, selectors
-from .models import Study, StudyAccess, TaskKind
+from .models import Study, StudyAccess, StudySession, TaskKind
 
 # Where each kind of study sends a worker (URL names of the writing and validation apps).
-NEXT_TASK_URL = {
+NEXT_TASK_URL: dict[str, str] = {
     TaskKind.WRITING: "writing_next",
     TaskKind.VALIDATION: "validation:next",
     TaskKind.MPE_JUDGMENT: "validation:mpe-next",
 }
 
 
-def completion_page(request, study_session):
+def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
     """The page with the session's own completion code, once its tasks are done; the writing and
     validation views show it too. Where the market allows, it sends the participant back."""
     if not study_session.completion_code:
@@ -41,7 +44,7 @@ def completion_page(request, study_session):
     return render(request, "collection/completion.html", context)
 
 
-def home(request):
+def home(request: HttpRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         return render(request, "home.html", {})
     worker = Worker.objects.filter(user=request.user).first()
@@ -63,15 +66,15 @@ TASK_BUTTON_TEXT = {
 }
 
 
-def task_links(study_session):
+def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
     """The task buttons a worker may follow: inside a study visit only its own kind (the others
     would answer 'not part of your study'), outside one writing and validation."""
-    kinds = [study_session.study.task_kind] if study_session is not None else [TaskKind.WRITING, TaskKind.VALIDATION]
+    kinds = [TaskKind(study_session.study.task_kind)] if study_session is not None else [TaskKind.WRITING, TaskKind.VALIDATION]
     return [{"url_name": NEXT_TASK_URL[kind], "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
 
 
 @require_http_methods(["GET", "POST"])
-def study_entry(request, slug):
+def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival by a study link. An anonymous visitor is logged in as the link's worker at once
     (market workers have no password). Someone already logged in as another account is asked
     first, and only a POST switches: a GET never changes who is logged in."""
@@ -94,10 +97,10 @@ def study_entry(request, slug):
         if refusal is not None:
             return _refused(request, refusal)
 
-    if request.user.is_authenticated and not _is_this_workers_account(request.user, visit):
-        if request.method != "POST" or request.POST.get("switch") != "yes":
-            hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
-            return render(request, "collection/study_switch.html", {"study": study, "hidden": hidden})
+    switch_confirmed = request.method == "POST" and request.POST.get("switch") == "yes"
+    if request.user.is_authenticated and not _is_this_workers_account(request.user, visit) and not switch_confirmed:
+        hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
+        return render(request, "collection/study_switch.html", {"study": study, "hidden": hidden})
     try:
         started = arrival.start_study_session(study, visit)
     except arrival.ArrivalError as error:
@@ -119,11 +122,11 @@ def study_entry(request, slug):
     return redirect(NEXT_TASK_URL[study.task_kind])
 
 
-def _refused(request, refusal, next_url=None):
+def _refused(request: HttpRequest, refusal: access.Refusal, next_url: str | None = None) -> HttpResponse:
     return render(request, "crowd/not_admitted.html", {"refusal": refusal, "next_url": next_url}, status=403)
 
 
-def task_refusal_page(request, study_session, task_kind):
+def task_refusal_page(request: HttpRequest, study_session: StudySession | None, task_kind: str) -> HttpResponse | None:
     """The page to show instead of a task of `task_kind`, or None when the visit may take it.
 
     The writing, validation and MPE judgment views ask this first: a visit is spent on its own study's kind of
@@ -140,5 +143,8 @@ def task_refusal_page(request, study_session, task_kind):
     return None
 
 
-def _is_this_workers_account(user, visit):
-    return Worker.objects.filter(user=user, market=visit.market, external_id=visit.worker_id).exists()
+def _is_this_workers_account(user: AbstractBaseUser | AnonymousUser, visit: arrival.Arrival) -> bool:
+    return (
+        user.pk is not None
+        and Worker.objects.filter(user_id=user.pk, market=visit.market, external_id=visit.worker_id).exists()
+    )

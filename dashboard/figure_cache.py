@@ -8,6 +8,7 @@ no page waits for an aggregate. Figures a task may recompute register with `@ref
 """
 
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.cache import cache
@@ -16,7 +17,7 @@ from annotation_site.celery import enqueue
 from corpus.models import Dataset, Pair
 
 # Figures a task can recompute by name: name -> function(dataset, split).
-REFRESHABLE = {}
+REFRESHABLE: dict[str, Callable] = {}
 # How long a figure is kept to be shown while it is being recomputed.
 STALE_KEEP_SECONDS = 24 * 3600
 REFRESH_LOCK_SECONDS = 300

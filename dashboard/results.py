@@ -22,8 +22,8 @@ class Report:
     genres: list = field(default_factory=list)  # [{genre, phases: {phase: {n, accuracy}}}]
     labels: list = field(default_factory=list)  # [{label, phases: {phase: {n, accuracy}}}]
     phases: list = field(default_factory=list)  # phases present, in order
-    confusion: dict = None  # {rows, columns, values, phase}
-    genre_matrix: dict = None  # {rows, columns, values}
+    confusion: dict | None = None  # {rows, columns, values, phase}
+    genre_matrix: dict | None = None  # {rows, columns, values}
     facts: list = field(default_factory=list)  # [(name, value)]
 
     @property

@@ -1,51 +1,6 @@
-"""The Diverse NLI Collection (DNC, Poliak et al. 2018): its JSON files, label schemes and writer.
+"""The Diverse NLI Collection (DNC, Poliak et al. 2018): its JSON files, label schemes and writer; pure Python.
 
-Pure Python: no Django, no database. The collection apps wire this in later.
-
-File format (decompositional-semantics-initiative/DNC)
-------------------------------------------------------
-Each recast dataset is two JSON arrays, joined by ``pair-id``:
-
-- ``*_data.json``: ``context``, ``hypothesis`` (already tokenized), ``label``, ``label-set`` (the
-  possible labels, or null), ``binary-label`` (true when the context entails the hypothesis),
-  ``split``, ``type-of-inference``, ``pair-id``; some files carry more (kg_relations has
-  ``annotations``, the raw annotator score(s) as text);
-- ``*_metadata.json``: ``corpus``, ``corpus-sent-id`` (text, or an int in factuality),
-  ``corpus-license``, ``creation-approach`` (automatic / manual / crowdsource ...), ``misc`` (null or
-  an object), ``pair-id``; MegaVeridicality has ``corpus-split`` instead of ``misc``.
-
-Decisions:
-- A record becomes a ``DncPair`` (with a ``Provenance`` from the metadata). Fields the reader does
-  not know are kept in ``extra``, and each record remembers its key order, so writing gives back
-  the same objects with the same field order.
-- A metadata record without a data pair, or a data pair without metadata (when there is a
-  metadata file), is an error: the two files are one dataset. dev/recast_kg_relations has no
-  metadata file; its pairs have ``provenance=None``.
-- The writer emits the metadata in the order of the pairs; every released file is in that order.
-- Byte-exact output: the released files are ``json.dump(records, indent=4, sort_keys=True)``
-  output of two kinds. The recast_* files come from Python 2: items separated by ", " (so lines
-  end in a space) and non-ASCII characters escaped (\\u0096). The function_words files come from
-  Python 3: "," and non-ASCII kept as UTF-8. Neither ends with a newline. ``detect_style`` reads
-  the kind from the text and ``dumps_records`` reproduces it; with the detected style, read ->
-  write gives every released data and metadata file back byte for byte.
-
-Label schemes
--------------
-- two-way: ``entailed`` / ``not-entailed`` (factuality, megaveridicality, puns, sentiment, verbnet).
-- three-way: ``entailment`` / ``neutral`` / ``contradiction`` (function_words, Kim et al. 2019).
-- ordinal 1-5 (kg_relations, the relation-extraction recast): the likelihood scale of Zhang et al.
-  (2017), on which annotators rated each context/hypothesis pair: 5 very likely, 4 likely,
-  3 plausible, 2 technically possible, 1 impossible.
-
-  Mapping: 5 -> entailed, 1-4 -> not-entailed; three-way: 5 -> entailment, 2-4 -> neutral,
-  1 -> contradiction. Why: DNC footnote 12 says Zhang et al. converted 1 to CONTRADICTION, 2-4
-  to NEUTRAL and 5 to ENTAILMENT, and that DNC merges contradiction and neutral into
-  NOT-ENTAILED; Appendix B.4 says pairs "labeled between 1-4 ... we view as NOT-ENTAILED"
-  (and drops 4s from the not-entailed test pairs because some are "arguably entailments", which
-  confirms that 4 sits on the not-entailed side). The released data agrees: binary-label is true
-  for exactly the 916 dev pairs scored 5. (One sentence of §3 says "1-4 and 5 to ENTAILED and
-  NOT-ENTAILED respectively"; it has the two names swapped against the footnote, the appendix
-  and the data.)
+File format, label schemes and the decisions behind byte-exact writing: docs/dnc.md.
 """
 
 import json
@@ -110,7 +65,7 @@ class DncPair:
     binary_label: bool
     split: str
     type_of_inference: str
-    provenance: Provenance = None
+    provenance: Provenance | None = None
     extra: dict = field(default_factory=dict)  # fields this module does not know, e.g. annotations
     keys: tuple = DATA_KEYS
 

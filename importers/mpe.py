@@ -1,43 +1,6 @@
-"""The Multiple Premise Entailment corpus (MPE, Lai, Bisk and Hockenmaier 2017): format and rules.
+"""The Multiple Premise Entailment corpus (MPE, Lai, Bisk and Hockenmaier 2017): format and rules; pure Python.
 
-Pure Python: no Django, no database. The collection apps wire this in later.
-
-File format (mpe_train.txt, mpe_dev.txt, mpe_test.txt of aylai/MultiPremiseEntailment)
----------------------------------------------------------------------------------------
-One header line, then one item per line, ten tab-separated fields and no quoting:
-
-    ID  premise1  premise2  premise3  premise4  hypothesis
-        entailment_judgments  neutral_judgments  contradiction_judgments  gold_label
-
-Each premise is a FLICKR30K caption written as ``<image id>#<caption number>/<sentence>``
-(e.g. ``4818829454.jpg#0/A woman ...``). The prefix is split out into ``MpePremise.image_id``
-and ``MpePremise.caption_number`` rather than thrown away: it is the premise's provenance, and
-keeping it is what lets the writer give back the original line byte for byte.
-
-Decisions:
-- Lines are split on tabs only (csv's QUOTE_NONE): captions contain quotes and commas.
-- The ID is kept as the text of the file, not as an int, so that writing gives it back as read.
-- A line is *malformed* when it does not have ten fields, a premise lacks its prefix, a judgment
-  count is not a plain non-negative integer, the counts do not add up to five, or the gold label
-  is not one of the three labels. Malformed lines are reported with their 1-based line number
-  (the header is line 1) and the reason, and skipped. mpe_dev.txt line 468 (ID 467) is one: its
-  last separator is three spaces, not a tab.
-- ``read_mpe(..., repair=True)`` additionally recovers lines whose only defect is whitespace where a
-  tab belongs *after the hypothesis*: those four columns are numbers and a label, which never hold
-  spaces, so a space run there can only be a broken separator. A repaired line is still listed in
-  ``problems`` (with ``repaired=True``); writing its item gives a well-formed line, not the original.
-- The writer produces "\\n"-terminated lines and the header, so read -> write reproduces every
-  well-formed line (and a file without malformed lines) byte for byte.
-
-Rules from the paper
---------------------
-- Word overlap (§4.1, "Limiting lexical overlap"): the fraction of hypothesis tokens, stop words
-  removed, that appear in at least one premise; candidate items are kept when it is <= 0.5.
-  See ``word_overlap`` for the tokenization and the stop-word list.
-- Final label assignment (§4.2): five crowd judgments per item. The majority is the label chosen
-  by at least three of the five. A researcher adjudicates the items with no majority (2-2-1
-  splits) and those with a 3-2 split between entailment and contradiction (the crowd is torn
-  between opposite answers). That is why the released gold label is not always the majority.
+The file format, the decisions of the reader and writer, and the paper's rules: docs/mpe.md.
 """
 
 import re
@@ -270,7 +233,7 @@ def write_mpe(path, items):
 
 # --- the word-overlap filter -----------------------------------------------------------------
 
-# NLTK's English stop-word list (nltk_data importers/stopwords/english, 179 words), written out here
+# NLTK's English stop-word list (nltk_data corpora/stopwords/english, 179 words), written out here
 # because NLTK fetches it with a run-time download. It is the list under which the overlap of
 # mpe_train.txt reproduces the paper's Table 1 ("full" columns) to two decimals: mean 0.28 overall,
 # 0.34 entailment, 0.28 neutral, 0.23 contradiction (scikit-learn's and spaCy's lists give 0.22 for

@@ -55,7 +55,7 @@ class MpeImportReport:
     file_adjudications: int = 0  # items whose file gold is not the majority of their judgments
     problems: list = field(default_factory=list)  # (line, reason, repaired)
     seconds: float = 0.0
-    import_id: int = None
+    import_id: int | None = None
 
     @property
     def skipped(self):

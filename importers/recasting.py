@@ -1,44 +1,6 @@
-"""Recasting rows of another resource into NLI pairs, the way DNC did (Poliak et al. 2018, §3, App. B).
+"""Recasting rows of another resource into NLI pairs with templates, the way DNC did; pure Python.
 
-Pure Python: no Django, no database. A recast yields ``importers.dnc.DncPair`` objects (with their
-``Provenance``), so ``importers.dnc`` writes them in DNC's own JSON.
-
-A template is a JSON file (format ``nli-recast-template/1``)::
-
-    {
-      "format": "nli-recast-template/1",
-      "name": "dnc-puns",
-      "description": "free text",
-      "fields": ["sentence", "is_pun", "dataset", "sent_id"],   # what every source row must have
-      "type_of_inference": "Pun",
-      "label_set": ["entailed", "not-entailed"],                 # written as DNC's label-set (may be null)
-      "order": "as-listed",                                      # or "entailed-first"
-      "names": ["Ava", "Liam", ...],                             # optional; DEFAULT_NAMES otherwise
-      "context": PATTERN,
-      "hypotheses": [{"pattern": PATTERN, "label": RULE}, ...],
-      "provenance": {"corpus": VALUE, "corpus-sent-id": VALUE, "corpus-license": VALUE,
-                     "creation-approach": VALUE, "misc": VALUE}
-    }
-
-- PATTERN: a string with ``{field}`` placeholders (``{{`` and ``}}`` are literal braces), or
-  ``{"switch": "field", "cases": {"value": "string", ...}, "default": "string"}`` when the wording
-  depends on a field (DNC's sentiment contexts are tokenized for Yelp, not for Amazon or IMDb).
-- ``{NAME}`` is a random given name, drawn afresh for every pair (DNC gave the two hypotheses of one
-  source sentence different names) and shared by that pair's context and hypothesis. Draws come
-  from ``random.Random(seed)``: the same seed gives the same names. Fixed placeholders such as
-  DNC's "someone" or "a particular thing" are plain text in the pattern.
-- RULE: ``{"if": PREDICATE, "then": LABEL, "else": LABEL}`` or ``{"field": "f", "map": {"value": LABEL}}``
-  (e.g. an ordinal score to itself). PREDICATE: ``{"field": f, "equals": v}``, ``{"field": f, "in": [..]}``,
-  ``{"all": [..]}``, ``{"any": [..]}``, ``{"not": PREDICATE}``. A LABEL is a DNC label (importers.dnc):
-  entailed / not-entailed, 1-5, or entailment / neutral / contradiction; binary-label follows from it.
-- Values are compared and inserted as text, so ``1`` in JSONL and ``"1"`` in CSV are the same
-  (true / false / null read as "true" / "false" / "").
-- ``order``: "as-listed" emits a row's pairs in the order of ``hypotheses``; "entailed-first" puts
-  the entailed ones first, which is what DNC's sentiment files do.
-- provenance VALUE: a PATTERN, or any other JSON value (null, an object for misc) kept as it is.
-
-A template is checked when it is loaded: unknown keys, placeholders that name no declared field,
-labels outside the label set and malformed rules are a ``TemplateError`` that says where.
+The template format (nli-recast-template/1) and its rules: docs/dnc.md ("Recasting templates").
 """
 
 import csv
@@ -252,7 +214,7 @@ class Pattern:
 class SwitchPattern:
     field: str
     cases: dict  # field text -> Pattern
-    default: Pattern = None
+    default: Pattern | None = None
 
     @property
     def slots(self):
@@ -313,7 +275,7 @@ def compile_pattern(spec, where):
 @dataclass(frozen=True)
 class Predicate:
     kind: str  # in (also what "equals" becomes), all, any, not
-    field: str = None
+    field: str | None = None
     values: tuple = ()  # texts for equals/in
     parts: tuple = ()  # sub-predicates for all/any/not
 

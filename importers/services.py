@@ -9,6 +9,7 @@ queries each, so a 10k-pair file takes seconds. The whole run is one transaction
 its rows or, failing unexpectedly, none (marked failed with the reason).
 """
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ class ImportReport:
     malformed: list = field(default_factory=list)  # (line number, reason)
     seconds: float = 0.0
     bytes_read: int = 0
-    import_id: int = None  # the CorpusImport row that followed this run
+    import_id: int | None = None  # the CorpusImport row that followed this run
 
     @property
     def ok(self):
@@ -157,15 +158,14 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
     except Exception as error:
         reason = str(error) or type(error).__name__
         report.pairs_created = report.premises_created = report.labels_created = 0
-        try:
+        # If the failure cannot be recorded (e.g. the caller's transaction is broken), the original error matters more.
+        with contextlib.suppress(DatabaseError):
             _record(
                 record,
                 report,
                 status=ImportStatus.FAILED,
                 error=f"{reason} (rolled back: nothing of this run was kept)",
             )
-        except DatabaseError:
-            pass  # e.g. the caller's transaction is broken; the original error matters more
         raise error
     report.malformed.sort()
     report.seconds = time.monotonic() - started

@@ -21,8 +21,7 @@ class ReadOnlyAdminMixin:
 
 class SnapshotFileInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = SnapshotFile
-    fields = ["name", "split", "rows", "bytes", "sha256", "download"]
-    readonly_fields = fields
+    fields = readonly_fields = ("name", "split", "rows", "bytes", "sha256", "download")
     extra = 0
     can_delete = False
 

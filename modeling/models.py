@@ -52,9 +52,13 @@ class SnapshotFile(models.Model):
         ordering = ["snapshot", "name"]
         constraints = [models.UniqueConstraint(fields=["snapshot", "name"], name="unique_snapshot_file")]
 
+    def __str__(self):
+        return self.name
+
 
 # The baselines' names live with their config (Django-free, read by GPU workers too).
-ModelKind = models.TextChoices("ModelKind", [(name.upper(), (name, label)) for name, label in MODELS.items()])
+# The stubs know the functional API with plain values only, not (value, label) pairs.
+ModelKind = models.TextChoices("ModelKind", [(name.upper(), (name, label)) for name, label in MODELS.items()])  # type: ignore[call-overload]
 
 
 class RunStatus(models.TextChoices):

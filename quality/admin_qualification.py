@@ -42,8 +42,7 @@ class AnswerInline(admin.TabularInline):
     model = QualificationAnswer
     extra = 0
     can_delete = False
-    fields = ["reference", "label", "is_correct"]
-    readonly_fields = fields
+    fields = readonly_fields = ("reference", "label", "is_correct")
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -89,6 +89,7 @@ def dawid_skene(data: pd.DataFrame, n_iter: int = 100, tol: float = 1e-5) -> Agg
     with _quiet_crowd_kit():
         model = DawidSkene(n_iter=n_iter, tol=tol).fit(data)
     probabilities = _ordered_probabilities(model.probas_, data)
+    assert model.errors_ is not None  # set by fit()
     confusion = model.errors_.loc[:, probabilities.columns].sort_index()
     confusion.index = confusion.index.set_names(["worker", "given"])
     return AggregationResult(

@@ -98,6 +98,9 @@ class QualificationAnswer(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "reference"], name="one_answer_per_item")]
 
+    def __str__(self):
+        return f"answer {self.label} in attempt {self.attempt_id}"
+
 
 # --- probabilistic aggregation (beyond the papers): runs, per-pair results, per-worker estimates ---
 
@@ -162,6 +165,9 @@ class AggregatedLabel(models.Model):
             ),
         ]
 
+    def __str__(self):
+        return f"{self.method} label of pair {self.pair_id}: {self.label}"
+
 
 class WorkerEstimate(models.Model):
     """What one method of one run estimates about one worker: a skill (higher is better; its
@@ -180,6 +186,9 @@ class WorkerEstimate(models.Model):
             models.UniqueConstraint(fields=["run", "method", "worker"], name="one_estimate_per_run_method_worker")
         ]
         indexes = [models.Index(fields=["run", "method", "-skill"], name="worker_estimate_rank")]
+
+    def __str__(self):
+        return f"{self.method} estimate of worker {self.worker_id}"
 
 
 # --- catch trials and the bonus ledger (feature 10) ---

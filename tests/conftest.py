@@ -308,7 +308,7 @@ def wait_for(predicate, timeout=60.0, interval=0.25, message="condition"):
 # that pass must not have. Counting here, not by parsing pytest's output, keeps it exact.
 
 _outcomes = {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
-_skipped = []
+_skipped: list[dict] = []
 
 
 def pytest_runtest_logreport(report):

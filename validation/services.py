@@ -7,6 +7,7 @@ re-checks the count under the pair's row lock, and the unique constraints on (pa
 and (pair, worker) refuse whatever slips past both.
 """
 
+import contextlib
 import random
 import uuid
 from dataclasses import dataclass
@@ -81,12 +82,15 @@ def _check_may_validate(worker, dataset):
             "Your account is not taking part in validation at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
-    if dataset is not None and not worker.is_trusted:
-        if ValidationPolicy.objects.filter(dataset=dataset, trusted_only=True).exists():
-            raise NotAllowedToValidate(
-                "Validation of this data set is open only to our pool of trusted validators, "
-                "and your account is not in it yet."
-            )
+    if (
+        dataset is not None
+        and not worker.is_trusted
+        and ValidationPolicy.objects.filter(dataset=dataset, trusted_only=True).exists()
+    ):
+        raise NotAllowedToValidate(
+            "Validation of this data set is open only to our pool of trusted validators, "
+            "and your account is not in it yet."
+        )
 
 
 def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=ItemKind.SINGLE_PREMISE):
@@ -311,10 +315,8 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
             )
         stored = {}
         for claim in claims:
-            try:
+            with contextlib.suppress(ValueError):  # named as missing below
                 stored[claim.pair_id] = to_stored(claim.pair.dataset.label_scheme, labels.get(claim.pair_id))
-            except ValueError:
-                pass  # named as missing below
         missing = [claim.pair for claim in claims if claim.pair_id not in stored]
         if missing:
             numbers = [str(index) for index, claim in enumerate(claims, 1) if claim.pair in missing]

@@ -19,8 +19,7 @@ FORMATS = ("jsonl", "csv", "tsv")
 
 def _rows(text, fmt):
     """The pasted rows, read by the same reader as the command (a temporary file: the reader is lazy)."""
-    handle = tempfile.NamedTemporaryFile("w", suffix=f".{fmt}", encoding="utf-8", delete=False)
-    with handle:
+    with tempfile.NamedTemporaryFile("w", suffix=f".{fmt}", encoding="utf-8", delete=False) as handle:
         handle.write(text)
     try:
         return list(recasting.read_rows(handle.name, fmt))

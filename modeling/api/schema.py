@@ -163,5 +163,5 @@ def training_config_schema():
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
-        "description": "Optional; every key has a default (docs/training.md). Unknown keys are refused.",
+        "description": "Optional; every key has a default (README, Training the baselines). Unknown keys are refused.",
     }

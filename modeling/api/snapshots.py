@@ -3,6 +3,7 @@
 import mimetypes
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -34,6 +35,9 @@ from .worker_auth import IsResearcherOrWorkerNode, WorkerTokenAuthentication
 
 CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".tsv": "text/tab-separated-values", ".json": "application/json"}
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 class SnapshotFileSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
@@ -49,7 +53,9 @@ class SnapshotFileSerializer(serializers.ModelSerializer):
 
 
 class SnapshotSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    created_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     files = SnapshotFileSerializer(many=True, read_only=True)
 
     class Meta:
@@ -169,7 +175,8 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
     `Range: bytes=N-` answers 206 with the rest of the file, so a node resumes an interrupted download.
     """
 
-    authentication_classes = [*api_settings.DEFAULT_AUTHENTICATION_CLASSES, WorkerTokenAuthentication]
+    # api_settings imports the classes the setting names; the stubs type it as the names.
+    authentication_classes = [*api_settings.DEFAULT_AUTHENTICATION_CLASSES, WorkerTokenAuthentication]  # type: ignore[list-item]
     permission_classes = [IsResearcherOrWorkerNode]
 
     @extend_schema(

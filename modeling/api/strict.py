@@ -20,8 +20,8 @@ class StrictQueryParamsMixin:
     pagination parameters when the view paginates.
     """
 
-    extra_query_params = ()
-    empty_query_params = ()  # flags given without a value (Swagger's `?script=`)
+    extra_query_params: tuple[str, ...] = ()
+    empty_query_params: tuple[str, ...] = ()  # flags given without a value (Swagger's `?script=`)
 
     def allowed_query_params(self):
         allowed = set(COMMON_PARAMS) | set(self.extra_query_params)

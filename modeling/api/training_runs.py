@@ -1,5 +1,7 @@
 """Training runs: list (newest first), launch one (202, queued on the `gpu` queue), read one, download its checkpoint."""
 
+from typing import TYPE_CHECKING
+
 import django_filters
 from django.core.files import File
 from django.http import FileResponse
@@ -18,9 +20,14 @@ from modeling.training.storage import checkpoint_storage
 
 from .strict import KnownFieldsSerializer, KnownObjectFilter, NewestFirstCursorPagination, StrictQueryParamsMixin
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 class TrainingRunSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    created_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     progress = serializers.FloatField(read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
     checkpoint_url = serializers.SerializerMethodField()

@@ -1,4 +1,5 @@
-"""/api/: snapshots, pairs, agreement statistics, the schema and its Swagger UI.
+"""/api/: snapshots and their files, pairs, agreement statistics, training runs, the worker API of
+GPU nodes, the schema and its Swagger UI.
 
 Token authentication: `python manage.py drf_create_token <username>`, then
 `Authorization: Token <key>`; the browser session works too. Researchers only, except the
@@ -26,7 +27,7 @@ from .worker import (
 router = DefaultRouter()
 router.register("snapshots", SnapshotViewSet, basename="snapshot")
 router.register("pairs", PairViewSet, basename="pair")
-# Training runs (modeling/api/training_runs.py, owned by the training work):
+# Training runs: list, launch, read, and download a checkpoint (modeling/api/training_runs.py).
 router.register("training-runs", TrainingRunViewSet, basename="training-run")
 
 urlpatterns = [

@@ -99,7 +99,8 @@ class HashingFile:
 
     def __init__(self, path):
         self.path = path
-        self._file = open(path, "wb", buffering=1 << 20)
+        # Closed by close(): SplitWriter owns the file for the length of an export.
+        self._file = open(path, "wb", buffering=1 << 20)  # noqa: SIM115
         self._sha = hashlib.sha256()
         self.bytes = 0
         self.rows = 0

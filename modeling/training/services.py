@@ -63,7 +63,9 @@ def parse_config_text(text):
     try:
         config = json.loads(text)
     except json.JSONDecodeError as error:
-        raise LaunchRefused({"config": f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"})
+        raise LaunchRefused(
+            {"config": f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"}
+        ) from None
     if not isinstance(config, dict):
         raise LaunchRefused({"config": 'a JSON object is needed, e.g. {"epochs": 2}'})
     return config

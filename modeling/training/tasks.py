@@ -24,7 +24,7 @@ from .services import (
 logger = logging.getLogger(__name__)
 
 # The run this worker process is training (hostname -> (run id, task id)), for the shutdown signal.
-_current = {}
+_current: dict[str, tuple[int, str]] = {}
 
 
 # A GPU node that cannot reach the platform (down, or a bad token) puts the run back on the
@@ -45,7 +45,7 @@ def run_training(self, run_id):
         return execute_training_run(run_id, hostname=hostname, task_id=self.request.id)
     except PlatformError as error:
         logger.error("run %s: %s; sent back to the queue for %s s", run_id, error, PLATFORM_RETRY_SECONDS)
-        raise self.retry(exc=error, countdown=PLATFORM_RETRY_SECONDS, max_retries=PLATFORM_RETRIES)
+        raise self.retry(exc=error, countdown=PLATFORM_RETRY_SECONDS, max_retries=PLATFORM_RETRIES) from error
     finally:
         _current.pop(hostname, None)
 

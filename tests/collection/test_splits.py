@@ -134,7 +134,7 @@ def test_command_prints_a_table_and_rejects_an_unknown_dataset(corpus, capsys):
     # Each cell is pairs / premises: unwritten premises count the three pairs they will get.
     assert rows["fiction"] == ["fiction", "matched", "48", "/", "16", "6", "/", "2", "6", "/", "2", "0", "/", "0", "0"]
     assert rows["letters"] == ["letters", "held-out", "0", "/", "0", "6", "/", "2", "6", "/", "2", "9", "/", "3", "0"]
-    with pytest.raises(CommandError, match="Unknown dataset 'nope'. Known datasets: collected"):
+    with pytest.raises(CommandError, match=r"Unknown dataset 'nope'\. Known datasets: collected"):
         call_command("assign_splits", "--dataset", "nope")
     with pytest.raises(CommandError, match="no premises"):
         Dataset.objects.create(slug="empty", name="empty")

@@ -5,6 +5,7 @@ real concurrent transactions racing on row locks, not calls taking turns.
 """
 
 import threading
+from functools import partial
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -116,7 +117,7 @@ def test_the_same_token_submitted_twice_at_once_saves_one_set_of_pairs():
     for round_no in range(ROUNDS // 2):
         (worker,) = new_workers(1, f"r{round_no}")
         claim = services.claim_next_premise(worker, dataset)
-        results = at_once([lambda: services.submit_hypotheses(worker, claim.token, **GOOD)] * 2)
+        results = at_once([partial(services.submit_hypotheses, worker, claim.token, **GOOD)] * 2)
         saved = [r for r in results if isinstance(r, services.WritingSubmission)]
         refused = [r for r in results if isinstance(r, services.ClaimAlreadySubmitted)]
         assert (len(saved), len(refused)) == (1, 1), results

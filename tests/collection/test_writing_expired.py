@@ -87,7 +87,7 @@ def test_a_used_claim_cannot_be_renewed(writer):
 
 def test_coming_back_after_the_hold_ran_out_reopens_the_same_line(writer):
     # The typed sentences wait in the browser under this claim's token; a new claim would lose them.
-    client, worker, claim, dataset = writer
+    client, worker, claim, _dataset = writer
     response = client.get(reverse("writing_next"))
     assert response.status_code == 302 and response["Location"] == reverse("writing_task", args=[claim.token])
     claim.refresh_from_db()

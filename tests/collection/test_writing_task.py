@@ -215,8 +215,8 @@ def test_submit_creates_three_pairs_by_the_contract(setup, make_worker):
         assert pair.label_count == 1
         assert pair.gold_label == NO_GOLD
         assert pair.needs_validation is True  # dev pairs always get validated
-        votes = {l: getattr(pair, f"{l}_votes") for l in ("entailment", "neutral", "contradiction")}
-        assert votes == {l: int(l == label) for l in votes}
+        votes = {name: getattr(pair, f"{name}_votes") for name in ("entailment", "neutral", "contradiction")}
+        assert votes == {name: int(name == label) for name in votes}
         (author_label,) = ValidationLabel.objects.filter(pair=pair)
         assert (author_label.position, author_label.worker, author_label.label) == (1, worker, label)
     premise.refresh_from_db()

@@ -37,7 +37,9 @@ def test_a_refused_writing_submit_scrolls_to_the_field_and_focuses_it(phone, liv
     dataset, genre = writing_setup(slug="phone-writing")
     add_premises(dataset, genre, 1, split="dev")
     study = make_study(dataset, slug="phone-writing", tasks_per_batch=1)
-    phone.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d99&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID=phone-1")
+    phone.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d99&STUDY_ID=60aa11bb22cc33dd44ee55ff&SESSION_ID=phone-1"
+    )
     family = genre.family
     phone.get_by_label(family.entailment_prompt).fill("A boat departed early in the morning.")
     phone.get_by_label(family.neutral_prompt).fill("a boat departed early in the morning.")  # a copy: refused
@@ -64,7 +66,9 @@ def test_a_refused_validation_batch_scrolls_to_its_error_and_focuses_it(phone, l
         tasks_per_batch=1,
         completion_code="PHONE-1",
     )
-    phone.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=7a1b2c3d4e5f6a7b8c9d0e99&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=phone-2")
+    phone.goto(
+        f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=7a1b2c3d4e5f6a7b8c9d0e99&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=phone-2"
+    )
     phone.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     # Sent with no label chosen, past the page's own check, as a stale or scripted page would.
     phone.evaluate("document.getElementById('validation-batch').submit()")

@@ -44,7 +44,7 @@ def test_saving_the_sentiment_recast_of_dncs_rows_gives_dncs_pairs_with_provenan
 
 def test_a_row_the_template_cannot_recast_saves_nothing():
     rows = [dict(SENTENCES[0]), {"sentence": "no pun field"}]
-    with pytest.raises(RecastRefused, match="row 1.*nothing was saved"):
+    with pytest.raises(RecastRefused, match=r"row 1.*nothing was saved"):
         recast_into("puns", rows, "puns-bad", "dev")
     assert not Pair.objects.exists() and not Premise.objects.exists() and not PairProvenance.objects.exists()
 

@@ -328,5 +328,5 @@ def test_rows_are_read_from_csv_tsv_and_jsonl(tmp_path):
     ]
     assert list(recasting.read_rows(tmp_path / "c.jsonl")) == [{"sentence": "ok", "score": 1}]
     (tmp_path / "d.tsv").write_text("sentence\tscore\nno score here\n")
-    with pytest.raises(recasting.RecastError, match="d.tsv line 2: 1 tab-separated fields, expected 2"):
+    with pytest.raises(recasting.RecastError, match=r"d\.tsv line 2: 1 tab-separated fields, expected 2"):
         list(recasting.read_rows(tmp_path / "d.tsv"))

@@ -117,27 +117,32 @@ def run_schemathesis(headers, max_examples=8):
     for result in schema.get_all_operations():
         operation = result.ok()
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-
-            @settings(
-                max_examples=max_examples,
-                deadline=None,
-                database=None,
-                derandomize=True,
-                suppress_health_check=list(HealthCheck),
-            )
-            @given(case=operation.as_strategy(generation_mode=mode))
-            def call(case):
-                try:
-                    response = case.call_and_validate(headers=headers, checks=ALL_CHECKS)
-                except Exception as failure:
-                    failures.append(
-                        f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:200]}: {str(failure)[:800]}"
-                    )
-                    return
-                checked.append((case.method.upper(), operation.path, response.status_code))
-
-            call()
+            _check_operation(operation, mode, headers, max_examples, checked, failures)
     return checked, failures
+
+
+def _check_operation(operation, mode, headers, max_examples, checked, failures):
+    """Calls one operation with cases generated in one mode; appends what it saw to checked and failures."""
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def call(case):
+        try:
+            response = case.call_and_validate(headers=headers, checks=ALL_CHECKS)
+        except Exception as failure:
+            failures.append(
+                f"{case.method} {case.formatted_path} {case.query} {str(case.body)[:200]}: {str(failure)[:800]}"
+            )
+            return
+        checked.append((case.method.upper(), operation.path, response.status_code))
+
+    call()
 
 
 def test_schema_documents_the_real_responses(researcher, token):

@@ -4,6 +4,7 @@ import json
 import random
 from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -140,7 +141,7 @@ def test_snapshot_reader_checks_files_against_the_manifest(tmp_path):
     with pytest.raises(SnapshotError, match="hash mismatch"):
         load_snapshot(tmp_path / "ok", expected_hash="0" * 64)
     (tmp_path / "ok" / "dev_mismatched.jsonl").write_text("{}\n")
-    with pytest.raises(SnapshotError, match="dev_mismatched.jsonl does not match its sha256"):
+    with pytest.raises(SnapshotError, match=r"dev_mismatched\.jsonl does not match its sha256"):
         load_snapshot(tmp_path / "ok")
 
 
@@ -351,7 +352,7 @@ def test_genre_matrix_fills_a_train_genre_by_test_genre_table(db, tmp_path, sett
     assert [r.config["train_genre"] for r in runs] == ["fiction", "travel"]
     assert all(r.status == RunStatus.DONE for r in runs)
     matrix_path = runs[0].results["genre_matrix_file"]
-    table = json.loads(open(matrix_path).read())
+    table = json.loads(Path(matrix_path).read_text())
     assert table["train_genres"] == ["fiction", "travel"]
     assert set(table["test_genres"]) == {"fiction", "government", "slate", "telephone", "travel"}
     cell = runs[1].results["test"]["per_genre"]["slate"]["accuracy"]

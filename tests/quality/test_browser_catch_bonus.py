@@ -2,6 +2,7 @@
 
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -74,7 +75,7 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(
         assert "5f0c0ffee0c0ffee0c0ffee0" in row.inner_text() and "1.00 GBP" in row.inner_text()
         with researcher.expect_download() as download:
             researcher.locator("#export-prolific").click()
-        assert open(download.value.path()).read() == "5f0c0ffee0c0ffee0c0ffee0,1.00\n"
+        assert Path(download.value.path()).read_text() == "5f0c0ffee0c0ffee0c0ffee0,1.00\n"
         researcher.get_by_role("button", name="Mark these 1 bonus(es) as paid").click()
         researcher.locator("#nothing-unpaid").wait_for()
         assert "Marked 1 bonus(es) paid: 1.00 GBP" in researcher.content()

@@ -41,7 +41,7 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
                 label=label.label,
                 seconds=label.seconds if label.position > 1 else None,
             )
-            for label in sorted(pair.labels.all(), key=lambda l: l.position)
+            for label in sorted(pair.labels.all(), key=lambda row: row.position)
         )
         pairs.append(flag_rules.PairVotes(pair_id=pair.pair_id, votes=votes))
     expected = {figures.worker: figures for figures in flag_rules.worker_figures(pairs)}

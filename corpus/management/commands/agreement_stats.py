@@ -1,8 +1,9 @@
 """python manage.py agreement_stats [--dataset NAME] [--split S] [--json]"""
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.agreement import agreement_stats
 from corpus.management import DATA_COMMAND_CHECKS
@@ -20,11 +21,11 @@ ROWS = [
 ]
 
 
-def _pct(value):
+def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.2f}%"
 
 
-def _kappa(value):
+def _kappa(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
@@ -32,12 +33,12 @@ class Command(BaseCommand):
     requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
     help = "Validation agreement statistics (MultiNLI Table 2, SNLI Table 3, per-genre agreement) computed in SQL."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets).")
         parser.add_argument("--split", choices=Split.values)
         parser.add_argument("--json", action="store_true", help="Print the statistics as JSON.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         dataset = options["dataset"]
         if dataset and not Dataset.objects.filter(slug=dataset).exists():
             raise CommandError(f"no dataset {dataset!r}")

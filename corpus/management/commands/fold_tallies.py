@@ -1,5 +1,7 @@
 """python manage.py fold_tallies: fold the maintained aggregates' deltas into one row per key."""
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from corpus import tallies
@@ -14,6 +16,6 @@ class Command(BaseCommand):
     )
     requires_system_checks = DATA_COMMAND_CHECKS
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         rows = tallies.fold()
         self.stdout.write(f"maintained aggregates folded: {rows} rows after the fold")

@@ -1,6 +1,8 @@
 """python manage.py recompute_gold [--dataset NAME] [--check]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.counters import recompute_gold
 from corpus.management import DATA_COMMAND_CHECKS
@@ -14,13 +16,13 @@ class Command(BaseCommand):
         "workers left out): first report the pairs whose stored counters disagree, then fix them in one UPDATE."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets).")
         parser.add_argument(
             "--check", action="store_true", help="Only report; change nothing (exit 1 on disagreements)."
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         dataset = options["dataset"]
         if dataset and not Dataset.objects.filter(slug=dataset).exists():
             raise CommandError(f"no dataset {dataset!r}")

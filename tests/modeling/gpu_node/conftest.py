@@ -58,54 +58,53 @@ def gpu_node_worker(live_server, gpu_node_data_dir):
         return
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     log_path = Path(os.environ.get("GPU_NODE_TEST_LOG", "/tmp/nli-test-gpu-node-worker.log"))
-    log = open(log_path, "w")
-    process = subprocess.Popen(
-        [
-            celery,
-            "-A",
-            "annotation_site",
-            "worker",
-            "-Q",
-            REMOTE_QUEUE,
-            "--concurrency",
-            "1",
-            "--pool",
-            "prefork",
-            "--prefetch-multiplier",
-            "1",
-            "-l",
-            "info",
-            "-n",
-            f"gpu-node-{os.getpid()}@%h",
-        ],
-        cwd=REPO_ROOT,
-        env=gpu_node_env(live_server.url, gpu_node_data_dir),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    from annotation_site.celery import app
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [
+                celery,
+                "-A",
+                "annotation_site",
+                "worker",
+                "-Q",
+                REMOTE_QUEUE,
+                "--concurrency",
+                "1",
+                "--pool",
+                "prefork",
+                "--prefetch-multiplier",
+                "1",
+                "-l",
+                "info",
+                "-n",
+                f"gpu-node-{os.getpid()}@%h",
+            ],
+            cwd=REPO_ROOT,
+            env=gpu_node_env(live_server.url, gpu_node_data_dir),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        from annotation_site.celery import app
 
-    deadline = time.monotonic() + 60
-    name = f"gpu-node-{os.getpid()}@"
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the GPU node's celery worker exited early; see {log_path}")
-        replies = app.control.ping(timeout=1.0) or []
-        if any(name in host for reply in replies for host in reply):
-            break
-    else:
+        deadline = time.monotonic() + 60
+        name = f"gpu-node-{os.getpid()}@"
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise RuntimeError(f"the GPU node's celery worker exited early; see {log_path}")
+            replies = app.control.ping(timeout=1.0) or []
+            if any(name in host for reply in replies for host in reply):
+                break
+        else:
+            os.killpg(process.pid, signal.SIGTERM)
+            raise RuntimeError(f"the GPU node's celery worker did not answer within 60 s; see {log_path}")
+        process.log_path = log_path
+        process.data_dir = gpu_node_data_dir
+        yield process
         os.killpg(process.pid, signal.SIGTERM)
-        raise RuntimeError(f"the GPU node's celery worker did not answer within 60 s; see {log_path}")
-    process.log_path = log_path
-    process.data_dir = gpu_node_data_dir
-    yield process
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-    log.close()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
 
 
 @pytest.fixture

@@ -110,7 +110,7 @@ def test_a_node_with_a_bad_token_leaves_the_run_queued_for_another(live_server, 
 
     snapshot = served_snapshot(learnable_splits(seed=400, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
-    with pytest.raises(PlatformError, match="401 .*Invalid or revoked worker token"):
+    with pytest.raises(PlatformError, match=r"401 .*Invalid or revoked worker token"):
         execute_training_run(
             run.pk,
             task_id=run.celery_task_id,

@@ -30,7 +30,7 @@ class Command(BaseCommand):
             dataset = Dataset.objects.get(slug=dataset)
         except Dataset.DoesNotExist:
             known = ", ".join(Dataset.objects.values_list("slug", flat=True)) or "none yet"
-            raise CommandError(f"No dataset '{dataset}'. Known datasets: {known}.")
+            raise CommandError(f"No dataset '{dataset}'. Known datasets: {known}.") from None
         if train_fraction is None:
             train_fraction = dataset.train_validation_fraction
         if not 0.0 <= train_fraction <= 1.0:
