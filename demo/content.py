@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from annotation_site.permissions import ensure_researcher_group
 from collection.services import create_written_pairs
 from corpus.counters import add_label
 from corpus.models import (
@@ -539,7 +540,8 @@ def ensure_worker(username, password=None):
 
 
 def ensure_accounts():
-    researcher = ensure_user(RESEARCHER[0], RESEARCHER[1], is_staff=True, is_superuser=True)
+    researcher = ensure_user(RESEARCHER[0], RESEARCHER[1], is_staff=True)
+    researcher.groups.add(ensure_researcher_group())
     worker = ensure_worker(*WORKER)
     authors = [ensure_worker(name) for name in DEMO_AUTHORS]
     validators = [ensure_worker(name) for name in DEMO_VALIDATORS]

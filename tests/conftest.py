@@ -137,9 +137,13 @@ def _isolated_data_dirs(settings, tmp_path):
 @pytest.fixture
 def make_researcher(db, django_user_model):
     def make(username="researcher", password="research-pass-1"):
-        return django_user_model.objects.create_user(
-            username=username, password=password, is_staff=True, is_superuser=True
-        )
+        # A researcher as `manage.py grant_researcher` makes one: staff (for the admin) in the
+        # researcher group, not a superuser, so every test checks the group's permissions.
+        from annotation_site.permissions import ensure_researcher_group
+
+        user = django_user_model.objects.create_user(username=username, password=password, is_staff=True)
+        user.groups.add(ensure_researcher_group())
+        return user
 
     return make
 
