@@ -36,6 +36,24 @@ def _apply_and_close(task, args, task_id):
         connections.close_all()  # this thread's connections would otherwise outlive the job
 
 
+_lookup_lock = threading.Lock()
+
+
+def task_named(task_name):
+    """The registered task `task_name`, importing the task modules on first use. One thread at a
+    time imports them: threads of a fresh web process that looked at once used to find the
+    registry half filled and answer 500 ("never registered") after their request's data was saved."""
+    task = app.tasks.get(task_name)
+    if task is None:
+        with _lookup_lock:
+            if task_name not in app.tasks:
+                app.loader.import_default_modules()
+            task = app.tasks.get(task_name)
+    if task is None:
+        raise LookupError(f"No Celery task is registered as {task_name!r}.")
+    return task
+
+
 def enqueue(task_name, *args, task_id=None):
     """Queue a task by its registered name.
 
@@ -48,9 +66,7 @@ def enqueue(task_name, *args, task_id=None):
     """
     from django.conf import settings
 
-    if task_name not in app.tasks:
-        app.loader.import_default_modules()
-    task = app.tasks[task_name]
+    task = task_named(task_name)
     if settings.CELERY_TASK_ALWAYS_EAGER and settings.EMBEDDED_TASKS == "background":
         return _run_in_background(task, args, task_id)
     return task.apply_async(args=args, task_id=task_id)

@@ -280,6 +280,9 @@ else:
 
 # Celery: with no broker, tasks run in-process (embedded mode).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+# Read before the embedded mode fills in its in-memory URL below: settings that mean "a real
+# broker" ask this, never CELERY_BROKER_URL, which is never empty after the next lines.
+HAS_BROKER = bool(CELERY_BROKER_URL)
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 if CELERY_TASK_ALWAYS_EAGER:
@@ -302,7 +305,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # Artifacts (issue 14): new pairs are tagged (and the monitor refreshed) by a worker after their
 # transaction commits; off in the embedded mode, where the task would run inside the request.
-ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=bool(CELERY_BROKER_URL))
+ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,

@@ -114,6 +114,27 @@ def score_draft(request):
     )
 
 
+def _records_problem(records):
+    """What is wrong with the records' types, or None: the text a string, the words a list of
+    strings, no NUL (PostgreSQL text cannot hold it) and no lone surrogate (nor can UTF-8)."""
+    for number, record in enumerate(records, 1):
+        if not isinstance(record, dict):
+            continue  # skipped below, as a record without a label is
+        text, words = record.get("text"), record.get("words")
+        if text is not None and not isinstance(text, str):
+            return f"record {number}: text must be a string."
+        if words is not None and not (isinstance(words, list) and all(isinstance(w, str) for w in words)):
+            return f"record {number}: words must be a list of strings."
+        for value in [text or "", *(words or [])]:
+            if "\x00" in value:
+                return f"record {number} contains a NUL character."
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"record {number} contains a lone surrogate (not UTF-8)."
+    return None
+
+
 @require_POST
 def record_nudges(request):
     """The writing form was submitted: per hypothesis, whether a note was shown and whether the
@@ -127,6 +148,9 @@ def record_nudges(request):
         return _error("records must be a JSON list.")
     if not isinstance(records, list) or len(records) > len(LABELS):
         return _error("records must be a list of at most three hypotheses.")
+    problem = _records_problem(records)
+    if problem:
+        return _error(problem)
     enabled, _, study, dataset = nudge_settings(request, request.POST.get("dataset"))
     worker = worker_for_user(request.user)
     rows = []

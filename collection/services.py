@@ -32,6 +32,7 @@ from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 
 from .models import PremiseReport, WritingClaim
+from .writing_rules import writing_problem
 
 # The three text fields of the writing form, in the order the page shows them.
 HYPOTHESIS_FIELDS = {
@@ -447,6 +448,7 @@ def hypothesis_errors(premise_text, hypotheses, problem_report="", rules=None):
     errors = {}
     premise_key = normalised(premise_text)
     seen = {}
+    written = []  # the hypotheses before this one, for the look-alike comparison
     for label, name in HYPOTHESIS_FIELDS.items():
         text = texts[label]
         key = normalised(text)
@@ -462,8 +464,11 @@ def hypothesis_errors(premise_text, hypotheses, problem_report="", rules=None):
             errors[name] = "This repeats the line above. Please write a new sentence."
         elif key in seen:
             errors[name] = f"This is the same as your '{seen[key]}' sentence. Each of the three must differ."
+        elif problem := writing_problem(premise_text, text, others=written):
+            errors[name] = problem
         else:
             seen[key] = FIELD_SHORT_NAMES[label]
+        written.append(text)
     return errors
 
 

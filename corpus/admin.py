@@ -20,6 +20,8 @@ from django.db.models.expressions import RawSQL
 from django.utils.functional import cached_property
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
+from annotation_site.permissions import EXCLUDE_WORKERS
+
 from . import counters
 from .models import (
     AUTHOR_POSITION,
@@ -185,23 +187,28 @@ class WorkerAdmin(admin.ModelAdmin):
     def labels_given(self, worker):
         return worker.labels.filter(position__gt=AUTHOR_POSITION).count() if worker.pk else 0
 
-    @admin.action(description="Trust selected workers (closed validation pool)")
+    @admin.action(description="Trust selected workers (closed validation pool)", permissions=["change"])
     def trust_workers(self, request, queryset):
         self.message_user(request, f"{queryset.update(is_trusted=True)} worker(s) trusted.", messages.SUCCESS)
 
-    @admin.action(description="Untrust selected workers")
+    @admin.action(description="Untrust selected workers", permissions=["change"])
     def untrust_workers(self, request, queryset):
         self.message_user(
             request, f"{queryset.update(is_trusted=False)} worker(s) no longer trusted.", messages.SUCCESS
         )
 
-    @admin.action(description="Exclude selected workers' labels (gold labels need a recompute)")
+    @admin.action(
+        description="Exclude selected workers' labels (gold labels need a recompute)", permissions=["exclude"]
+    )
     def exclude_workers(self, request, queryset):
         self._set_excluded(request, queryset, True)
 
-    @admin.action(description="Include selected workers' labels again")
+    @admin.action(description="Include selected workers' labels again", permissions=["exclude"])
     def include_workers(self, request, queryset):
         self._set_excluded(request, queryset, False)
+
+    def has_exclude_permission(self, request):
+        return request.user.has_perm(EXCLUDE_WORKERS)
 
     def _set_excluded(self, request, queryset, excluded):
         outcome = counters.set_workers_excluded(queryset, excluded)

@@ -297,6 +297,13 @@ class Worker(models.Model):
     class Meta:
         db_table = "collection_worker"
         ordering = ["id"]
+        # The researcher's rights (annotation_site/permissions.py); they sit on the worker because
+        # researchers act on workers: who counts, who is paid.
+        permissions = [
+            ("use_research_tools", "Can use the research dashboard, API and admin"),
+            ("exclude_worker", "Can exclude workers' labels or include them again"),
+            ("pay_bonus", "Can record bonus payments"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["market", "external_id"], condition=~Q(external_id=""), name="unique_market_worker"

@@ -69,7 +69,11 @@ TASK_BUTTON_TEXT = {
 def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
     """The task buttons a worker may follow: inside a study visit only its own kind (the others
     would answer 'not part of your study'), outside one writing and validation."""
-    kinds = [TaskKind(study_session.study.task_kind)] if study_session is not None else [TaskKind.WRITING, TaskKind.VALIDATION]
+    kinds = (
+        [TaskKind(study_session.study.task_kind)]
+        if study_session is not None
+        else [TaskKind.WRITING, TaskKind.VALIDATION]
+    )
     return [{"url_name": NEXT_TASK_URL[kind], "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
 
 

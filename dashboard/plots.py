@@ -26,6 +26,8 @@ HYPOTHESIS_PURPLE = "#7b4fb8"
 LABEL_COLOURS = {"entailment": "#2f6fdf", "neutral": "#9aa5b1", "contradiction": "#c0392b", "-": "#e0c068"}
 
 _RC = {
+    # Labels are data (genre and model names): one that looks like mathtext prints as typed.
+    "text.parse_math": False,
     "svg.fonttype": "none",  # text stays text: smaller, selectable, and the page's font renders it
     "font.size": 9,
     "axes.spines.top": False,

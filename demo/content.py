@@ -10,7 +10,9 @@ import random
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
+from annotation_site.permissions import ensure_researcher_group
 from collection.services import create_written_pairs
 from corpus.counters import add_label
 from corpus.models import (
@@ -26,7 +28,8 @@ from corpus.models import (
     Worker,
 )
 from corpus.prompt_content import install_prompt_content
-from crowd.models import Study, TaskKind
+from crowd.models import ClaimStatus, Study, TaskKind
+from validation.models import ValidationClaim
 
 RESEARCHER = ("researcher", "researcher-demo")
 WORKER = ("worker", "worker-demo")
@@ -539,7 +542,8 @@ def ensure_worker(username, password=None):
 
 
 def ensure_accounts():
-    researcher = ensure_user(RESEARCHER[0], RESEARCHER[1], is_staff=True, is_superuser=True)
+    researcher = ensure_user(RESEARCHER[0], RESEARCHER[1], is_staff=True)
+    researcher.groups.add(ensure_researcher_group())
     worker = ensure_worker(*WORKER)
     authors = [ensure_worker(name) for name in DEMO_AUTHORS]
     validators = [ensure_worker(name) for name in DEMO_VALIDATORS]
@@ -618,14 +622,23 @@ def add_demo_validation_labels(dataset):
         if pair.label_count > 1:
             continue
         rng = random.Random(f"demo-validation-{pair.pair_id}")
-        validators = [worker for worker in pool if worker.pk != pair.author_id]
+        # Never a validator who holds (or held) a claim on the pair: their batch would be refused.
+        claimed = set(ValidationClaim.objects.filter(pair=pair).values_list("worker_id", flat=True))
+        validators = [worker for worker in pool if worker.pk != pair.author_id and worker.pk not in claimed]
         rng.shuffle(validators)
         wanted = min(DEMO_VALIDATION_COUNTS[index % len(DEMO_VALIDATION_COUNTS)], len(validators))
         for position, validator in enumerate(validators[:wanted], start=AUTHOR_POSITION + 1):
             label = pair.author_label
             if rng.random() < DISAGREEMENT_RATE:
                 label = rng.choice([other for other in Label.values if other != pair.author_label])
-            add_label(pair, label, worker=validator, position=position)
+            with transaction.atomic():
+                add_label(pair, label, worker=validator, position=position)
+                # The label's submitted claim, as the validation task leaves one: the claim history is
+                # then true, and no selector can offer the validator this pair again.
+                now = timezone.now()
+                ValidationClaim.objects.create(
+                    worker=validator, pair=pair, status=ClaimStatus.SUBMITTED, expires_at=now, submitted_at=now
+                )
             added += 1
     return added
 

@@ -1,5 +1,7 @@
 """The validation task pages: next batch, one batch of five, the validation FAQ. Thin: rules live in services."""
 
+import re
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -95,10 +97,12 @@ def grammaticality(request):
     worker = worker_for_user(request.user)
     error = None
     if request.method == "POST":
+        # ASCII digits only, of a size a primary key can have: "²" is a digit to str.isdigit() but
+        # not to int(), and a 30-digit number overflows the database's integer.
         answers = {
             int(key.removeprefix("grammar-")): value
             for key, value in request.POST.items()
-            if key.startswith("grammar-") and key.removeprefix("grammar-").isdigit()
+            if re.fullmatch(r"grammar-[0-9]{1,18}", key)
         }
         try:
             grammar.submit_judgments(worker, answers)

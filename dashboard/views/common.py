@@ -1,6 +1,6 @@
 """What every dashboard page shares: researcher-only access and the dataset/split selector."""
 
-from functools import wraps
+from functools import partial, wraps
 from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
@@ -10,8 +10,11 @@ from annotation_site.permissions import is_researcher
 from corpus.models import Dataset, Split
 
 
-def researcher_required(view):
-    """Anonymous visitors go to the login page; logged-in workers get 403."""
+def researcher_required(view=None, *, post_permission=None):
+    """Anonymous visitors go to the login page; logged-in workers get 403. With `post_permission`,
+    a POST (the page's action: paying, excluding, labelling, launching) also needs that permission."""
+    if view is None:
+        return partial(researcher_required, post_permission=post_permission)
 
     @wraps(view)
     def wrapped(request, *args, **kwargs):
@@ -19,6 +22,8 @@ def researcher_required(view):
             return redirect_to_login(request.get_full_path())
         if not is_researcher(request.user):
             raise PermissionDenied("The dashboard is for researchers.")
+        if post_permission and request.method == "POST" and not request.user.has_perm(post_permission):
+            raise PermissionDenied(f"This action needs the permission {post_permission}; ask an administrator.")
         return view(request, *args, **kwargs)
 
     return wrapped

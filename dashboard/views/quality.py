@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.counters import LabelRefused
 from corpus.models import Pair
 from crowd.models import Study
@@ -33,7 +34,7 @@ def _label_rows(pair, chosen):
     }
 
 
-@researcher_required
+@researcher_required(post_permission=LABEL_REFERENCE_PAIRS)
 @require_http_methods(["GET", "POST"])
 def label_pairs(request):
     """One pair at a time, keys 1/2/3 as in the validation task; the label is the researcher's
@@ -128,7 +129,7 @@ def bonus_export(request, slug, market):
     return response
 
 
-@researcher_required
+@researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_pay(request, slug):
     study = get_object_or_404(Study, slug=slug)
@@ -150,7 +151,7 @@ def bonus_pay(request, slug):
 # --- excluding workers -------------------------------------------------------------------------
 
 
-@researcher_required
+@researcher_required(post_permission=EXCLUDE_WORKERS)
 @require_POST
 def worker_exclusion(request):
     action = request.POST.get("action")

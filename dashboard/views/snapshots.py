@@ -5,6 +5,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
+from annotation_site.permissions import CREATE_SNAPSHOTS
 from corpus.models import Dataset, Split
 from modeling.models import Snapshot
 from modeling.snapshots.services import request_snapshot
@@ -15,7 +16,7 @@ from .common import page_context, researcher_required
 SNAPSHOTS_SHOWN = 50
 
 
-@researcher_required
+@researcher_required(post_permission=CREATE_SNAPSHOTS)
 @require_http_methods(["GET", "POST"])
 def snapshots(request):
     datasets = list(Dataset.objects.order_by("slug"))

@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
+from annotation_site.permissions import LAUNCH_TRAINING
 from corpus.selectors import genre_names
 from dashboard import plots, results
 from modeling.models import JobStatus, ModelKind, RunStatus, Snapshot, TrainingRun
@@ -29,7 +30,7 @@ def training_form_context(request, form=None, errors=None):
     )
 
 
-@researcher_required
+@researcher_required(post_permission=LAUNCH_TRAINING)
 @require_http_methods(["GET", "POST"])
 def training(request):
     if request.method == "GET":

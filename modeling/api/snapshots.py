@@ -19,6 +19,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from annotation_site.parsers import CheckedJSONParser
+from annotation_site.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
 from modeling.snapshots.format import MANIFEST_NAME
@@ -153,6 +154,12 @@ class SnapshotViewSet(
     pagination_class = NewestFirstCursorPagination
     filterset_class = SnapshotFilter
     parser_classes = [CheckedJSONParser]  # `filters` is an object: JSON only (the schema says so)
+
+    def get_permissions(self):
+        # Reading is for any researcher; starting one needs its own permission.
+        if self.action == "create":
+            return [researcher_with(CREATE_SNAPSHOTS)()]
+        return super().get_permissions()
 
     @extend_schema(request=SnapshotRequestSchema, responses={202: SnapshotSerializer})
     def create(self, request, *args, **kwargs):

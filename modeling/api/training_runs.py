@@ -13,6 +13,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from annotation_site.parsers import CheckedJSONParser
+from annotation_site.permissions import LAUNCH_TRAINING, researcher_with
 from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
 from modeling.training.config import BOUNDS
 from modeling.training.services import LaunchRefused, launch_training_run
@@ -142,6 +143,12 @@ class TrainingRunViewSet(
     pagination_class = NewestFirstCursorPagination
     filterset_class = TrainingRunFilter
     parser_classes = [CheckedJSONParser]  # `config` is an object: JSON only (the schema says so)
+
+    def get_permissions(self):
+        # Reading is for any researcher; starting one needs its own permission.
+        if self.action == "create":
+            return [researcher_with(LAUNCH_TRAINING)()]
+        return super().get_permissions()
 
     @extend_schema(
         request=TrainingRunRequestSerializer,

@@ -131,3 +131,25 @@ def test_demo_has_recast_pairs_with_provenance_queued_for_the_two_way_task(clien
     url = next(line.split()[-3] for line in output.splitlines() if "two-way validation study" in line)
     page = client.get(url.replace("http://127.0.0.1:8000", ""), follow=True).content.decode()
     assert "Not entailed" in page and 'data-scheme="two_way"' in page
+
+
+def test_demo_validation_labels_come_with_their_claims_and_a_demo_validator_can_submit_a_batch():
+    """The demo's labels are added outside the task; each gets its submitted claim, so a demo validator's
+    claim history is true and the batch they are served holds no pair they labelled (else every submit
+    of that batch would be refused)."""
+    from validation import services as validation_services
+    from validation.models import ValidationClaim
+
+    load_demo()
+    labels = ValidationLabel.objects.filter(position__gte=2, worker__isnull=False, pair__premise__source="demo")
+    assert labels.exists()
+    claimed = set(ValidationClaim.objects.values_list("worker_id", "pair_id"))
+    assert all((label.worker_id, label.pair_id) in claimed for label in labels)
+    validator = Worker.objects.get(user__username=demo_content.DEMO_VALIDATORS[0])
+    batch = validation_services.claim_validation_batch(validator)
+    assert batch is not None
+    served = list(ValidationClaim.objects.filter(batch=batch, is_catch_trial=False).values_list("pair_id", flat=True))
+    assert not ValidationLabel.objects.filter(worker=validator, pair_id__in=served).exists()
+    answers = dict.fromkeys(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True), "neutral")
+    validation_services.submit_validation_batch(validator, batch, answers)
+    assert ValidationClaim.objects.filter(batch=batch, status="submitted").count() == len(answers)

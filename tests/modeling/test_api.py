@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from corpus.agreement import agreement_stats
 from corpus.models import NO_GOLD, Pair
 from modeling.models import JobStatus, Snapshot
-from modeling.snapshots.services import create_snapshot, export_snapshot
+from modeling.snapshots.services import create_snapshot, export_snapshot, snapshot_directory
 from modeling.snapshots.tasks import export_snapshot_task
 from tests.conftest import wait_for
 from tests.modeling.conftest import FIVE_E, add_pair
@@ -102,6 +102,20 @@ def test_post_starts_export_and_files_download(small_corpus, api, django_capture
     assert api.get("/api/snapshots/999999/files/train.jsonl").status_code == 404
     listed = api.get("/api/snapshots/?status=done").json()["results"]
     assert [s["id"] for s in listed] == [body["id"]]
+
+
+def test_only_the_manifests_files_are_served_not_whatever_lies_in_the_folder(small_corpus, api):
+    """A stray file in the snapshot's folder (a half-written export, an operator's note, a file of
+    another version) is not part of the snapshot: only the files the snapshot lists, and its manifest."""
+    snapshot = export_snapshot(create_snapshot(None, filters={"splits": ["train"]}))
+    folder = snapshot_directory(snapshot)
+    (folder / "notes.txt").write_text("not for download")
+    (folder / "train.jsonl.partial").write_text("{}")
+    for name in ("notes.txt", "train.jsonl.partial"):
+        response = api.get(f"/api/snapshots/{snapshot.pk}/files/{name}")
+        assert response.status_code == 404 and f"has no file '{name}'" in response.json()["detail"], name
+    listed = [record.name for record in snapshot.files.all()]
+    assert listed and all(api.get(f"/api/snapshots/{snapshot.pk}/files/{n}").status_code == 200 for n in listed)
 
 
 def test_post_with_bad_request_names_the_fields(small_corpus, api):

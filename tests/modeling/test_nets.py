@@ -132,3 +132,19 @@ def test_model_names_agree_everywhere():
     from modeling.training.config import MODEL_NAMES
 
     assert set(MODEL_NAMES) == set(ModelKind.values) == set(NETS)
+
+
+def test_the_hypothesis_only_model_never_reads_the_premise():
+    """Its whole point (Poliak et al. 2018): any premise, any length, gives the same prediction."""
+    torch.manual_seed(0)
+    net = build_net("hypothesis_only", 60, embedding_dim=8, hidden_dim=8, dropout=0.0).eval()
+    hypothesis = torch.randint(1, 60, (4, 7))
+    hypothesis_lengths = torch.tensor([7, 5, 3, 1])
+    premises = [
+        (torch.randint(1, 60, (4, 9)), torch.tensor([9, 9, 4, 2])),
+        (torch.randint(1, 60, (4, 3)), torch.tensor([3, 1, 2, 3])),
+        (torch.zeros(4, 1, dtype=torch.long), torch.tensor([1, 1, 1, 1])),
+    ]
+    with torch.no_grad():
+        outputs = [net(premise, lengths, hypothesis, hypothesis_lengths) for premise, lengths in premises]
+    assert all(torch.equal(outputs[0], other) for other in outputs[1:])

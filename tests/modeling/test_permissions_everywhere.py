@@ -1,10 +1,9 @@
 """Researchers only, on every API endpoint and every method, and on every dashboard form.
 
-What "researcher" means (annotation_site/permissions.py): an active staff account (`is_staff`).
-The flag is the one rule for the dashboard, the API and the admin; `is_superuser` alone does not
-make a researcher, and crowdworkers' accounts are never staff. A staff account without the
-superuser flag is a researcher for the dashboard and the API (the admin then needs model
-permissions too, as Django's admin always does).
+What "researcher" means (annotation_site/permissions.py): an active staff account with the
+researcher permission (the `researchers` group). The rule is one for the dashboard, the API and the
+admin; neither `is_staff` nor `is_superuser` alone makes a researcher, and crowdworkers' accounts
+are never staff. A staff account in the group, without the superuser flag, is a researcher.
 
 The endpoints are read from the URL configuration, so an endpoint added later without a place
 here fails `test_every_api_route_is_covered`.
@@ -142,8 +141,12 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
 
 @pytest.fixture
 def staff_only(django_user_model):
-    """Staff, not superuser: the least account the rule makes a researcher."""
-    return django_user_model.objects.create_user("staff-only", password="staff-pass-1", is_staff=True)
+    """Staff in the researcher group, not superuser: the least account the rule makes a researcher."""
+    from annotation_site.permissions import ensure_researcher_group
+
+    user = django_user_model.objects.create_user("staff-only", password="staff-pass-1", is_staff=True)
+    user.groups.add(ensure_researcher_group())
+    return user
 
 
 def test_a_staff_account_without_superuser_is_a_researcher(objects, client, staff_only):
@@ -160,6 +163,7 @@ def test_a_staff_account_without_superuser_is_a_researcher(objects, client, staf
     [
         {"is_staff": False, "is_superuser": True},  # superuser without staff: not a researcher
         {"is_staff": True, "is_active": False},  # a staff account switched off
+        {"is_staff": True},  # staff alone, outside the researcher group
     ],
 )
 def test_accounts_the_rule_does_not_make_researchers_are_refused(objects, client, django_user_model, flags):

@@ -1,0 +1,45 @@
+"""python manage.py grant_researcher USERNAME [--create] [--revoke]"""
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from annotation_site.permissions import RESEARCHER_GROUP, ensure_researcher_group
+
+
+class Command(BaseCommand):
+    help = (
+        f"Make an account a researcher: staff (to reach the admin) and in the '{RESEARCHER_GROUP}' group, "
+        "whose permissions are what a researcher may do. --revoke takes both away."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("username")
+        parser.add_argument(
+            "--create",
+            action="store_true",
+            help="create the account (asks for no password: set one with changepassword)",
+        )
+        parser.add_argument("--revoke", action="store_true", help="remove the account from the group and from staff")
+
+    @transaction.atomic
+    def handle(self, *args, username, create, revoke, **options):
+        User = get_user_model()
+        user = User.objects.filter(username=username).first()
+        if user is None and create and not revoke:
+            user = User.objects.create_user(username=username)
+        if user is None:
+            raise CommandError(f"No account '{username}' (add --create to make one).")
+        if hasattr(user, "worker"):
+            raise CommandError(f"'{username}' is a crowdworker's account; researchers use accounts of their own.")
+        group = ensure_researcher_group()
+        if revoke:
+            user.groups.remove(group)
+            user.is_staff = False
+            user.save(update_fields=["is_staff"])
+            self.stdout.write(f"'{username}' is no longer a researcher.")
+            return
+        user.groups.add(group)
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+        self.stdout.write(f"'{username}' is a researcher (group '{RESEARCHER_GROUP}', staff).")

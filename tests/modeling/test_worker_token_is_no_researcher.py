@@ -1,0 +1,48 @@
+"""A GPU node's worker token is no researcher (annotation_site/permissions.py): the rule itself
+refuses its principal, and so does every researcher endpoint, even one that accepts worker tokens."""
+
+import pytest
+from rest_framework.test import APIClient, APIRequestFactory
+
+from annotation_site.permissions import (
+    EXCLUDE_WORKERS,
+    LAUNCH_TRAINING,
+    PAY_BONUSES,
+    IsResearcher,
+    is_researcher,
+    may,
+    researcher_with,
+)
+from modeling.api.worker_auth import WorkerNode, WorkerTokenAuthentication
+from modeling.models import WorkerToken
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_rule_refuses_a_worker_tokens_principal():
+    token, key = WorkerToken.issue("node-a")
+    request = APIRequestFactory().get("/api/snapshots/", HTTP_AUTHORIZATION=f"Worker {key}")
+    node, auth = WorkerTokenAuthentication().authenticate(request)
+    assert isinstance(node, WorkerNode) and auth == token
+    assert not is_researcher(node)
+    assert not any(may(node, permission) for permission in (EXCLUDE_WORKERS, PAY_BONUSES, LAUNCH_TRAINING))
+    request.user, request.auth = node, auth
+    assert not IsResearcher().has_permission(request, None)
+    assert not researcher_with(LAUNCH_TRAINING)().has_permission(request, None)
+
+
+def test_researcher_endpoints_refuse_a_worker_token():
+    _, key = WorkerToken.issue("node-b")
+    node = APIClient()
+    node.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
+    for method, url in [
+        ("get", "/api/pairs/"),
+        ("get", "/api/snapshots/"),
+        ("post", "/api/snapshots/"),
+        ("get", "/api/training-runs/"),
+        ("post", "/api/training-runs/"),
+        ("get", "/api/stats/"),
+        ("get", "/api/artifacts/tags/"),
+    ]:
+        response = getattr(node, method)(url, {}, format="json") if method == "post" else node.get(url)
+        assert response.status_code in (401, 403), (method, url, response.status_code)
