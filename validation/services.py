@@ -57,22 +57,33 @@ class BatchIncomplete(ValidationRefused):
 # --- claims ----------------------------------------------------------------------------------
 
 
-def _lock_rows(queryset):
-    """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""
+# A claim looks again when its candidates were taken by claimers that committed meanwhile: each
+# look excludes the pairs already tried, so a few are enough (issue 28: one claim in ~2,250 said
+# "no task" under contention with one look).
+CLAIM_LOOKS = 6
+
+
+def _lock_rows(queryset, skip_locked=True):
+    """FOR UPDATE (SKIP LOCKED unless told to wait) where the database has it; SQLite serialises writers."""
     if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
+        return queryset.select_for_update(skip_locked=skip_locked, no_key=True, of=("self",))
     return queryset
 
 
-def _lock_candidates(worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE):
+def _lock_candidates(
+    worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE, tried=(), skip_locked=True
+):
     """Lock up to `wanted` claimable pairs, closest to complete first, then oldest first.
 
     One statement: ORDER BY label_count DESC, id LIMIT `wanted` walks a partial index that holds
     only the queued pairs (`pair_claim_queue`, `pair_claim_queue_all`) and stops after `wanted`
-    rows it can lock, skipping the ones another claimer holds.
+    rows it can lock, skipping the ones another claimer holds (or waiting for them, when
+    `skip_locked` is off), and the pairs already `tried` by this claim.
     """
     claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
-    return list(_lock_rows(claimable).values_list("pk", flat=True)[:wanted])
+    if tried:
+        claimable = claimable.exclude(pk__in=list(tried))
+    return list(_lock_rows(claimable, skip_locked).values_list("pk", flat=True)[:wanted])
 
 
 def _check_may_validate(worker, dataset):
@@ -112,57 +123,78 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
             return current
         # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.BATCH_SIZE
-        candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3, item_kind=item_kind)
-        catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
-        if connection.vendor == "postgresql" and dataset is not None and not catch:
-            # The common case (a study's batch: one dataset, so one label scheme, and no catch
-            # trial drawn) in one statement; the ORM path below does the same in a few more.
-            return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
-        # Lazily mark what has expired, the worker's own and on the candidates: those places
-        # are free already (live claims are the unexpired ones), this keeps the status honest.
-        ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
-            Q(worker=worker) | Q(pair_id__in=candidate_ids)
-        ).update(status=ClaimStatus.EXPIRED)
-        if not candidate_ids:
-            return None
-
-        # The candidate query saw claims as of its start; another claimer may have committed
-        # claims on these pairs just before we locked them. Now that we hold the row locks,
-        # count again in one fresh statement (every claimer holds the pair's lock while
-        # inserting its claims). Expired claims do not count: their places are free again.
-        fresh = (
-            Pair.objects.filter(pk__in=candidate_ids)
-            .annotate(open_claims=selectors.open_claims_subquery(now))
-            .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
-        )
-        room, schemes = {}, {}
-        for pk, count, held, scheme in fresh:
-            room[pk], schemes[pk] = target - count - held, scheme
-        chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0]
-        # One label scheme per batch: the page shows one set of buttons and instructions.
-        chosen = [pk for pk in chosen if schemes[pk] == schemes[chosen[0]]][:size] if chosen else []
-        if not chosen:
-            # Never a batch of catch trials alone: they ride along with real work.
-            return None
-        chosen = chosen[: size - len(catch)]
-        items = [(pk, False) for pk in chosen]
-        # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
-        for pk in catch:
-            items.insert(random.randint(0, len(items)), (pk, True))
-
-        batch = uuid.uuid4()
-        expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-        ValidationClaim.objects.bulk_create(
-            ValidationClaim(
-                batch=batch,
-                worker=worker,
-                pair_id=pk,
-                study_session=study_session,
-                expires_at=expires_at,
-                is_catch_trial=is_catch,
+        tried, catch, skip_locked = [], None, True
+        for _ in range(CLAIM_LOOKS):
+            candidate_ids = _lock_candidates(
+                worker, now, dataset, size * 3, item_kind, tried=tried, skip_locked=skip_locked
             )
-            for pk, is_catch in items
+            if not candidate_ids:
+                if skip_locked and connection.features.has_select_for_update_skip_locked:
+                    # Every claimable pair may be locked by someone claiming or submitting right
+                    # now (SKIP LOCKED + LIMIT then returns nothing while work remains): wait for
+                    # them once instead of saying "no task".
+                    skip_locked = False
+                    continue
+                break
+            if catch is None:
+                catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
+            batch = _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, study_session)
+            if batch is not None:
+                return batch
+            # Every candidate was filled by claims committed after our snapshot: look further.
+            tried += [*candidate_ids, *catch]
+    return None
+
+
+def _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, study_session):
+    """Claims on the first `size` of the locked candidates that still have room (and the catch
+    trials), in the claim's transaction; the batch id, or None when every candidate is full."""
+    if connection.vendor == "postgresql" and dataset is not None and not catch:
+        # The common case (a study's batch: one dataset, so one label scheme, and no catch
+        # trial drawn) in one statement; the ORM path below does the same in a few more.
+        return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
+    # Lazily mark what has expired, the worker's own and on the candidates: those places
+    # are free already (live claims are the unexpired ones), this keeps the status honest.
+    ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
+        Q(worker=worker) | Q(pair_id__in=candidate_ids)
+    ).update(status=ClaimStatus.EXPIRED)
+    # The candidate query saw claims as of its start; another claimer may have committed
+    # claims on these pairs just before we locked them. Now that we hold the row locks,
+    # count again in one fresh statement (every claimer holds the pair's lock while
+    # inserting its claims). Expired claims do not count: their places are free again.
+    fresh = (
+        Pair.objects.filter(pk__in=candidate_ids)
+        .annotate(open_claims=selectors.open_claims_subquery(now))
+        .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
+    )
+    room, schemes = {}, {}
+    for pk, count, held, scheme in fresh:
+        room[pk], schemes[pk] = target - count - held, scheme
+    chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0]
+    # One label scheme per batch: the page shows one set of buttons and instructions.
+    chosen = [pk for pk in chosen if schemes[pk] == schemes[chosen[0]]][:size] if chosen else []
+    if not chosen:
+        # Never a batch of catch trials alone: they ride along with real work.
+        return None
+    chosen = chosen[: size - len(catch)]
+    items = [(pk, False) for pk in chosen]
+    # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
+    for pk in catch:
+        items.insert(random.randint(0, len(items)), (pk, True))
+
+    batch = uuid.uuid4()
+    expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
+    ValidationClaim.objects.bulk_create(
+        ValidationClaim(
+            batch=batch,
+            worker=worker,
+            pair_id=pk,
+            study_session=study_session,
+            expires_at=expires_at,
+            is_catch_trial=is_catch,
         )
+        for pk, is_catch in items
+    )
     return batch
 
 
