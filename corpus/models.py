@@ -303,7 +303,10 @@ class Worker(models.Model):
 
 
 class Pair(models.Model):
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs")
+    # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
+    # table takes a new entry whenever a counter moves (label_count is indexed, so no such update is
+    # HOT), so the table keeps only the indexes some query needs (issue 28).
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="pairs")
     pair_id = models.CharField(max_length=64, help_text="pairID: unique within the dataset.")
     hypothesis = models.TextField()
@@ -314,12 +317,14 @@ class Pair(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Counters, moved by `corpus.counters` in the same transaction as the label that changes them.
-    needs_validation = models.BooleanField(default=False, db_index=True)
+    needs_validation = models.BooleanField(default=False)  # indexed first in `pair_validation_queue`
     label_count = models.PositiveSmallIntegerField(default=0, help_text="Labels so far, the author's included.")
     entailment_votes = models.PositiveSmallIntegerField(default=0)
     neutral_votes = models.PositiveSmallIntegerField(default=0)
     contradiction_votes = models.PositiveSmallIntegerField(default=0)
-    gold_label = models.CharField(max_length=20, default=NO_GOLD, db_index=True)
+    # Not indexed: counts by gold label come from the tallies, and two indexes (with its LIKE
+    # twin) on a column every fix and submit moves cost more than the rare filter on it saves.
+    gold_label = models.CharField(max_length=20, default=NO_GOLD)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
     adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)

@@ -70,9 +70,7 @@ def _lock_rows(queryset, skip_locked=True):
     return queryset
 
 
-def _lock_candidates(
-    worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE, tried=(), skip_locked=True
-):
+def _lock_candidates(worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE, tried=(), skip_locked=True):
     """Lock up to `wanted` claimable pairs, closest to complete first, then oldest first.
 
     One statement: ORDER BY label_count DESC, id LIMIT `wanted` walks a partial index that holds
