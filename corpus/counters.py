@@ -158,7 +158,7 @@ def _batch_refusal(row, pair, taken, worker):
     return None
 
 
-def add_labels(labelled, worker=None, seconds=None):
+def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
     `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
@@ -168,7 +168,8 @@ def add_labels(labelled, worker=None, seconds=None):
     is written, in four statements whatever the batch's size: lock the pairs (in pk order, as
     every writer does), read their labels, insert the new labels, update the counters.
     Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
-    the database.
+    the database. `releasing_places`: each label comes from a claim that held a place on its pair
+    (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
     """
     labelled = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in labelled]
     for _, label, _ in labelled:
@@ -198,6 +199,7 @@ def add_labels(labelled, worker=None, seconds=None):
                 "dataset_id",
                 "author_label",
                 "adjudicated_label",
+                "held_places",
                 *COUNTERS,
                 "premise__split",
                 "premise__genre_id",
@@ -227,10 +229,13 @@ def add_labels(labelled, worker=None, seconds=None):
             row.gold_label = row.adjudicated_label or gold_from_votes(
                 row.entailment_votes, row.neutral_votes, row.contradiction_votes
             )
+            if releasing_places:
+                row.held_places = max(0, row.held_places - 1)
         if refusal is None:
             created = ValidationLabel.objects.bulk_create(new_labels)
             # Absolute values are safe: the rows are locked since they were read.
-            Pair.objects.bulk_update(list(locked.values()), list(COUNTERS))
+            fields = [*COUNTERS, "held_places"] if releasing_places else list(COUNTERS)
+            Pair.objects.bulk_update(list(locked.values()), fields)
             # The maintained aggregates move in the same transaction: one INSERT of deltas.
             tallies.pairs_moved(
                 [
