@@ -840,7 +840,9 @@ def main():
         default=0,
         help="also claim from this many forked processes (as gunicorn runs requests)",
     )
-    parser.add_argument("--skip", default="", help="sections to leave out: claims,statistics,export,pages")
+    parser.add_argument(
+        "--skip", default="", help="sections to leave out: claims,statistics,export,pages,claims_live,recompute"
+    )
     parser.add_argument("--keep", action="store_true", help="reuse the corpus already in the database (one size)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -877,6 +879,14 @@ def main():
             if args.processes:
                 pool = section_claims_processes(table, args, pool, dataset)
                 table.print(f"claims at {size:,} pairs, {args.processes} processes")
+        if "claims_live" not in skip:  # issue 28: claims while claims are live, rounds on end
+            import claims_live
+
+            claims_live.run(argparse.Namespace(rounds=4, claims=min(args.claims, 150), concurrency=args.concurrency))
+        if "recompute" not in skip:  # issue 28: nothing to fix, every pair to fix, a submit's wait
+            import recompute
+
+            recompute.run(argparse.Namespace(repeat=max(1, min(args.repeat, 2)), skip=set()))
         if "pages" not in skip:
             args.current_size = size
             section_pages(table, args, pool, dataset)

@@ -158,7 +158,7 @@ def _batch_refusal(row, pair, taken, worker):
     return None
 
 
-def add_labels(labelled, worker=None, seconds=None):
+def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
     `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
@@ -168,7 +168,8 @@ def add_labels(labelled, worker=None, seconds=None):
     is written, in four statements whatever the batch's size: lock the pairs (in pk order, as
     every writer does), read their labels, insert the new labels, update the counters.
     Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
-    the database.
+    the database. `releasing_places`: each label comes from a claim that held a place on its pair
+    (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
     """
     labelled = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in labelled]
     for _, label, _ in labelled:
@@ -198,6 +199,7 @@ def add_labels(labelled, worker=None, seconds=None):
                 "dataset_id",
                 "author_label",
                 "adjudicated_label",
+                "held_places",
                 *COUNTERS,
                 "premise__split",
                 "premise__genre_id",
@@ -227,10 +229,13 @@ def add_labels(labelled, worker=None, seconds=None):
             row.gold_label = row.adjudicated_label or gold_from_votes(
                 row.entailment_votes, row.neutral_votes, row.contradiction_votes
             )
+            if releasing_places:
+                row.held_places = max(0, row.held_places - 1)
         if refusal is None:
             created = ValidationLabel.objects.bulk_create(new_labels)
             # Absolute values are safe: the rows are locked since they were read.
-            Pair.objects.bulk_update(list(locked.values()), list(COUNTERS))
+            fields = [*COUNTERS, "held_places"] if releasing_places else list(COUNTERS)
+            Pair.objects.bulk_update(list(locked.values()), fields)
             # The maintained aggregates move in the same transaction: one INSERT of deltas.
             tallies.pairs_moved(
                 [
@@ -457,67 +462,102 @@ def _disagreeing(pairs):
     return _with_recomputed(pairs).filter(differs)
 
 
-def find_disagreements(dataset=None, limit=SHOWN_DISAGREEMENTS):
-    """(count, first `limit` examples) of pairs whose counters differ from the label table; one query."""
+def find_disagreements(dataset=None, limit=SHOWN_DISAGREEMENTS, found=None):
+    """(count, first `limit` examples) of pairs whose counters differ from the label table; one query.
+    `found`, a list, receives every such pair's pk."""
     count, examples = 0, []
-    rows = _disagreeing(pairs_in(dataset)).values_list("pair_id", *COUNTERS, *(f"r_{name}" for name in COUNTERS))
-    for row in rows.iterator(chunk_size=2000):
+    rows = _disagreeing(pairs_in(dataset)).values_list("pk", "pair_id", *COUNTERS, *(f"r_{name}" for name in COUNTERS))
+    for row in rows.iterator(chunk_size=5000):
         count += 1
+        if found is not None:
+            found.append(row[0])
         if len(examples) < limit:
-            examples.append({"pair_id": row[0], "stored": tuple(row[1:6]), "recomputed": tuple(row[6:11])})
+            examples.append({"pair_id": row[1], "stored": tuple(row[2:7]), "recomputed": tuple(row[7:12])})
     return count, examples
 
 
-def recompute_gold(dataset=None, fix=True, lengths=False):
-    """Report pairs whose counters disagree with the label table, then set every pair right.
+FIX_BATCH = 1_000  # pairs a fix statement updates in one short transaction (PostgreSQL): ~1 s at load 17
+FIX_PASSES = 3  # a pair a validator labelled between the check and its fix is looked at again
 
-    Returns a `RecomputeReport`. The fix is ONE set-based UPDATE: `UPDATE ... FROM (SELECT
-    pair_id, count(*) FILTER (...) ... GROUP BY pair_id)` on PostgreSQL, a correlated-subquery
-    UPDATE elsewhere (SQLite).
+
+def recompute_gold(dataset=None, fix=True, lengths=False):
+    """Report pairs whose counters disagree with the label table, then set them right.
+
+    Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the
+    pairs it finds are written. On PostgreSQL the fix runs in batches of FIX_BATCH pairs, each in
+    a transaction of its own that holds the row locks of its pairs only, so validators' submits
+    go on meanwhile (issue 28: the old single UPDATE held SHARE on the label table and EXCLUSIVE
+    on the tallies for the whole run, ~20 s at 433k pairs); SQLite serialises writers anyway and
+    fixes every pair in one correlated-subquery UPDATE.
 
     The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) are checked
     and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
     does; an exclusion's recompute does not: no label moves a sentence's length).
     """
     pairs = pairs_in(dataset)
-    with transaction.atomic():
-        if fix and connection.vendor == "postgresql":
-            # Labels arriving meanwhile wait until the counters are set (SHARE blocks INSERT), so a
-            # label committed during the recompute cannot be missed. SQLite serialises writes anyway.
-            with connection.cursor() as cursor:
-                cursor.execute(f"LOCK TABLE {connection.ops.quote_name(ValidationLabel._meta.db_table)} IN SHARE MODE")
-            tallies.lock()
-        report = RecomputeReport(pairs_checked=pairs.count())
-        report.disagreements, report.examples = find_disagreements(dataset)
-        # Maintained aggregates against the pairs' stored counters, before those are fixed: a
-        # change the fix makes (an exclusion, say) is not drift; a tally a writer missed is.
-        truth = tallies.grouped_truth(dataset, lengths=lengths)
-        report.tally_drift = tallies.drift(dataset, truth)
-        if fix and report.disagreements:
-            if connection.vendor == "postgresql":
-                report.fixed = _update_from_grouped_labels(pairs)
-            else:
+    report = RecomputeReport(pairs_checked=pairs.count())
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            report.disagreements, report.examples = find_disagreements(dataset)
+            truth = tallies.grouped_truth(dataset, lengths=lengths)
+            report.tally_drift = tallies.drift(dataset, truth)
+            if fix and report.disagreements:
                 report.fixed = _update_with_correlated_subqueries(pairs)
-            truth[tallies.PairTally] = tallies.pair_rows(pairs)  # the fix moved counters, not texts
-        if fix:
-            # Rebuilt from the (now right) counters, one row per key: a repair and a fold at once.
-            tallies.rebuild(dataset, truth)
-            report.tally_drift.rebuilt = True
+                truth[tallies.PairTally] = tallies.pair_rows(pairs)  # the fix moved counters, not texts
+            if fix:
+                tallies.rebuild(dataset, truth)
+                report.tally_drift.rebuilt = True
+        return report
+    disagreeing = []
+    report.disagreements, report.examples = find_disagreements(dataset, found=disagreeing)
+    if fix and disagreeing:
+        report.fixed = _fix_in_batches(disagreeing)
+    # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
+    # as every writer does, so what differs now is drift: a tally a writer missed).
+    report.tally_drift = tallies.check_and_rebuild(dataset, lengths=lengths, repair=fix)
     return report
+
+
+def _fix_in_batches(pair_pks):
+    """Fix these pairs' counters from the label table, FIX_BATCH pairs a transaction; returns pairs fixed.
+
+    Each batch is one UPDATE that recomputes the counters from the labels and writes only the pairs
+    whose stored counters are still those its snapshot read. A validator's submit locks the pair,
+    inserts its label and moves the counters in one transaction, so a pair labelled after the
+    snapshot has other counters when the UPDATE reaches it (PostgreSQL re-checks the WHERE on the
+    newest row version after waiting for the submit's lock): it is left as it is, never given counts
+    that miss the new label, and looked at again in the next pass. A submit that comes after the
+    UPDATE has locked a pair waits only for that batch. The tallies move in the same transaction,
+    from each pair's old key to its new one, as for any writer of counters.
+    """
+    fixed, left = 0, sorted(pair_pks)
+    for _ in range(FIX_PASSES):
+        skipped = []
+        for start in range(0, len(left), FIX_BATCH):
+            batch = left[start : start + FIX_BATCH]
+            with transaction.atomic():
+                rows = _update_from_grouped_labels(batch)
+                tallies.pairs_moved([(tuple(row[1:9]), (*row[1:5], *row[9:13])) for row in rows])
+            fixed += len(rows)
+            done = {row[0] for row in rows}
+            skipped += [pk for pk in batch if pk not in done]
+        if not skipped:
+            break
+        left = skipped
+    return fixed
 
 
 def rebuild_maintained():
     """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
-    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s, under its locks."""
+    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s."""
+    if connection.vendor == "postgresql":
+        tallies.check_and_rebuild(None, lengths=True, repair=True)
+        return
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(f"LOCK TABLE {connection.ops.quote_name(ValidationLabel._meta.db_table)} IN SHARE MODE")
-        tallies.lock()
         tallies.rebuild()
 
 
-# --- the two forms of the one UPDATE ------------------------------------------------------------
+# --- the two forms of the fix ---------------------------------------------------------------------
 
 
 def _update_with_correlated_subqueries(pairs):
@@ -548,42 +588,53 @@ def _sql(expression, model=Pair):
     return compiler.compile(expression.resolve_expression(query))
 
 
-def _update_from_grouped_labels(pairs):
+def _update_from_grouped_labels(pair_pks):
+    """PostgreSQL: one UPDATE of these pairs' counters from their labels, guarded against submits
+    that came after its snapshot (`_fix_in_batches`). Returns, per pair written, (pk, dataset,
+    split, genre, author label, the four old counters, the four new ones): the tallies' keys."""
     quote = connection.ops.quote_name
-    pair_table, label_table, worker_table = (
+    pair_table, premise_table, label_table, worker_table = (
         quote(Pair._meta.db_table),
+        quote(Pair._meta.get_field("premise").related_model._meta.db_table),
         quote(ValidationLabel._meta.db_table),
         quote(Worker._meta.db_table),
     )
-    # The pairs in scope, as SQL (dataset filter or none).
-    scope_sql, scope_params = pairs.values("pk").query.sql_with_params()
-    # The gold rule written once (corpus/gold.py), compiled over the grouped counts.
     # Replacement labels (beyond position 5) that still count, as SQL.
     replacement_sql, replacement_params = replacement_labels_in_gold().query.sql_with_params()
+    # The gold rule written once (corpus/gold.py), compiled over the grouped counts.
     gold_sql, gold_params = _sql(
-        gold_expression(*(RawSQL(f"v.{name}", (), output_field=IntegerField()) for name in ("e", "nu", "c")))
+        gold_expression(*(RawSQL(f"g.{name}", (), output_field=IntegerField()) for name in ("e", "nu", "c")))
     )
     sql = f"""
         UPDATE {pair_table} AS p
         SET label_count = v.n, entailment_votes = v.e, neutral_votes = v.nu, contradiction_votes = v.c,
-            gold_label = CASE WHEN p.adjudicated_label <> '' THEN p.adjudicated_label ELSE {gold_sql} END
+            gold_label = v.gold
         FROM (
-            SELECT s.id AS pair_id,
-                   count(l.id) AS n,
-                   count(l.id) FILTER (WHERE l.label = %s) AS e,
-                   count(l.id) FILTER (WHERE l.label = %s) AS nu,
-                   count(l.id) FILTER (WHERE l.label = %s) AS c
-            FROM {pair_table} AS s
-            LEFT JOIN {label_table} AS l ON l.pair_id = s.id
-                 AND (l.worker_id IS NULL OR l.worker_id NOT IN (SELECT id FROM {worker_table} WHERE is_excluded))
-                 AND (l.position <= %s OR l.id IN ({replacement_sql}))
-            WHERE s.id IN ({scope_sql})
-            GROUP BY s.id
+            SELECT g.*, CASE WHEN g.adjudicated_label <> '' THEN g.adjudicated_label ELSE {gold_sql} END AS gold
+            FROM (
+                SELECT s.id, s.dataset_id, pr.split, pr.genre_id, s.author_label, s.adjudicated_label,
+                       s.label_count AS was_n, s.entailment_votes AS was_e, s.neutral_votes AS was_nu,
+                       s.contradiction_votes AS was_c, s.gold_label AS was_gold,
+                       count(l.id) AS n,
+                       count(l.id) FILTER (WHERE l.label = %s) AS e,
+                       count(l.id) FILTER (WHERE l.label = %s) AS nu,
+                       count(l.id) FILTER (WHERE l.label = %s) AS c
+                FROM {pair_table} AS s
+                JOIN {premise_table} AS pr ON pr.id = s.premise_id
+                LEFT JOIN {label_table} AS l ON l.pair_id = s.id
+                     AND (l.worker_id IS NULL OR l.worker_id NOT IN (SELECT id FROM {worker_table} WHERE is_excluded))
+                     AND (l.position <= %s OR l.id IN ({replacement_sql}))
+                WHERE s.id = ANY(%s)
+                GROUP BY s.id, pr.id
+            ) AS g
         ) AS v
-        WHERE p.id = v.pair_id
+        WHERE p.id = v.id AND p.id = ANY(%s)
+          AND (v.was_n, v.was_e, v.was_nu, v.was_c, v.was_gold) IS DISTINCT FROM (v.n, v.e, v.nu, v.c, v.gold)
+          -- unchanged since the snapshot: re-checked on the newest version of a row a submit moved
           AND (p.label_count, p.entailment_votes, p.neutral_votes, p.contradiction_votes, p.gold_label)
-              IS DISTINCT FROM (v.n, v.e, v.nu, v.c,
-                                CASE WHEN p.adjudicated_label <> '' THEN p.adjudicated_label ELSE {gold_sql} END)
+              = (v.was_n, v.was_e, v.was_nu, v.was_c, v.was_gold)
+        RETURNING p.id, v.dataset_id, v.split, v.genre_id, v.author_label,
+                  v.was_n, v.was_e, v.was_nu, v.was_c, v.n, v.e, v.nu, v.c
     """
     params = [
         *gold_params,
@@ -592,12 +643,12 @@ def _update_from_grouped_labels(pairs):
         Label.CONTRADICTION.value,
         LABELS_PER_PAIR,
         *replacement_params,
-        *scope_params,
-        *gold_params,
+        list(pair_pks),
+        list(pair_pks),
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.rowcount
+        return cursor.fetchall()
 
 
 # --- adjudication (MPE §4.2) ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
 
 from . import labels
 
@@ -318,7 +318,10 @@ class Worker(models.Model):
 
 
 class Pair(models.Model):
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs")
+    # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
+    # table takes a new entry whenever a counter moves (label_count is indexed, so no such update is
+    # HOT), so the table keeps only the indexes some query needs (issue 28).
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="pairs")
     pair_id = models.CharField(max_length=64, help_text="pairID: unique within the dataset.")
     hypothesis = models.TextField()
@@ -329,12 +332,19 @@ class Pair(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Counters, moved by `corpus.counters` in the same transaction as the label that changes them.
-    needs_validation = models.BooleanField(default=False, db_index=True)
+    needs_validation = models.BooleanField(default=False)  # indexed first in `pair_validation_queue`
     label_count = models.PositiveSmallIntegerField(default=0, help_text="Labels so far, the author's included.")
     entailment_votes = models.PositiveSmallIntegerField(default=0)
     neutral_votes = models.PositiveSmallIntegerField(default=0)
     contradiction_votes = models.PositiveSmallIntegerField(default=0)
-    gold_label = models.CharField(max_length=20, default=NO_GOLD, db_index=True)
+    # Not indexed: counts by gold label come from the tallies, and two indexes (with its LIKE
+    # twin) on a column every fix and submit moves cost more than the rare filter on it saves.
+    gold_label = models.CharField(max_length=20, default=NO_GOLD)
+    # Places held by live validation claims, as last counted by whoever locked the pair (claims,
+    # submits, the sweep of expired claims: `validation.services`). Only a hint that keeps fully
+    # held pairs out of the claim indexes, so a claim does not walk past every pair that live
+    # claims hold (issue 28); a claim always counts a pair's live claims afresh before taking it.
+    held_places = models.PositiveSmallIntegerField(default=0, editable=False)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
     adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
@@ -360,16 +370,19 @@ class Pair(models.Model):
             models.Index(fields=["needs_validation", "label_count"], name="pair_validation_queue"),
             # The validation claim's ORDER BY label_count DESC, id LIMIT n walks one of these (with
             # or without a dataset) and stops after a batch's worth: only queued pairs are in them.
+            # Pairs whose places are all taken by labels and live claims are left out.
             models.Index(
                 fields=["dataset", "-label_count", "id"],
-                condition=Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR),
-                name="pair_claim_queue",
+                condition=Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR - F("held_places")),
+                name="pair_claim_queue_free",
             ),
             models.Index(
                 fields=["-label_count", "id"],
-                condition=Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR),
-                name="pair_claim_queue_all",
+                condition=Q(needs_validation=True, label_count__lt=LABELS_PER_PAIR - F("held_places")),
+                name="pair_claim_queue_free_all",
             ),
+            # The pairs held by claims, recounted when no claim finds a free one (a released claim).
+            models.Index(fields=["id"], condition=Q(held_places__gt=0), name="pair_held"),
             # Pairs written per hour on the dashboard.
             models.Index(fields=["created_at"], name="pair_created_at"),
         ]

@@ -11,8 +11,9 @@ statement now and then (after a writer commits, one time in FOLD_EVERY; `recompu
 Who writes deltas (all through here):
   - `corpus.counters` (labels added, pairs created) with `pairs_moved`/`pairs_added`;
   - premise imports (`premises_added`) and split assignment (`premises_moving`);
-  - `corpus.counters.recompute_gold`, which compares the tallies with the truth grouped from the
-    pairs and premises (`drift`) and rewrites them (`rebuild`).
+  - `corpus.counters.recompute_gold`, which moves them with the counters it fixes, compares them
+    with the truth grouped from the pairs and premises (`drift`) and rewrites them (`rebuild`),
+    as of one snapshot, without making writers wait (`check_and_rebuild`).
 Anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside a
 dataset's deletion, shows as drift in the next recompute, which repairs it.
 """
@@ -203,9 +204,9 @@ def pairs_added(pairs: Sequence[Pair]) -> None:
 
 
 def _labels_first() -> None:
-    """Hold the label table's writer lock before writing tallies, as label writers do, so that
-    `lock()` after SHARE on the labels cannot deadlock with a transaction that writes premise
-    tallies and labels afterwards (a corpus import). ROW EXCLUSIVE: no writer waits for another."""
+    """Hold the label table's writer lock before writing tallies, as label writers do (a table
+    lock taken after SHARE on the labels then cannot deadlock with a corpus import that writes
+    premise tallies and labels afterwards). ROW EXCLUSIVE: no writer waits for another."""
     if connection.vendor == "postgresql":
         from .models import ValidationLabel
 
@@ -413,16 +414,30 @@ def rebuild(dataset: Dataset | str | None = None, truth: Truth | None = None) ->
         _insert_plain(model, key_names, truth[model])
 
 
-def lock() -> None:
-    """Keep tally writers out until the transaction ends (PostgreSQL; SQLite serialises writes).
+def check_and_rebuild(dataset: Dataset | str | None = None, lengths: bool = True, repair: bool = True) -> Drift:
+    """PostgreSQL: the drift of the maintained aggregates from the pairs and premises, and (with
+    `repair`) their rebuild from them, without keeping any writer waiting.
 
-    Take it after SHARE on the label table, as `recompute_gold` does: writers that insert labels
-    do so before their tallies, and premise imports insert no labels after their tallies, so the
-    two locks are always taken in the same order and cannot deadlock with a writer.
+    One REPEATABLE READ transaction: the truth is grouped, the tallies read and the visible deltas
+    deleted all as of one snapshot, so a delta committed after it (a submit's, say) is neither in
+    the truth nor deleted and stays on top of the rebuilt rows, exactly as it should. The fold's
+    advisory lock keeps folds out meanwhile (they skip a turn): a fold committed after the snapshot
+    would have replaced deltas by sums the rebuild cannot see. Writers only INSERT deltas, so
+    nothing else touches the rows deleted here. Inside a caller's transaction (tests), that
+    transaction's isolation stays as it is. Returns a `Drift`.
     """
-    if connection.vendor == "postgresql":
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(f"LOCK TABLE {PairTally._meta.db_table}, {LengthTally._meta.db_table} IN EXCLUSIVE MODE")
+            if outermost:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [FOLD_LOCK])
+        truth = grouped_truth(dataset, lengths=lengths)
+        report = drift(dataset, truth)
+        if repair:
+            rebuild(dataset, truth)
+            report.rebuilt = True
+    return report
 
 
 def premise_saved(sender: type[Premise], instance: Premise, created: bool, raw: bool = False, **kwargs: Any) -> None:

@@ -43,7 +43,10 @@ def claimable_pairs(worker, now, dataset=None, item_kind=ItemKind.SINGLE_PREMISE
     claim on it before; its premise is not held for a researcher; a trusted-only dataset is
     offered to trusted workers only.
     """
-    pairs = Pair.objects.filter(needs_validation=True, label_count__lt=LABELS_PER_PAIR)
+    # The claim indexes' own condition, so the walk reads `pair_claim_queue_free(_all)`: pairs
+    # that labels and live claims fill (as last counted) are not in them, so a claim does not walk
+    # past them however many claims are live (issue 28). The live claims are counted below anyway.
+    pairs = Pair.objects.filter(needs_validation=True, label_count__lt=LABELS_PER_PAIR - F("held_places"))
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
     pairs = _of_kind(pairs, item_kind)

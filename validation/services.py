@@ -9,13 +9,15 @@ and (pair, worker) refuse whatever slips past both.
 
 import contextlib
 import random
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.counters import LabelRefused, add_labels, set_needs_validation
@@ -58,6 +60,15 @@ class BatchIncomplete(ValidationRefused):
 # --- claims ----------------------------------------------------------------------------------
 
 
+# A claim looks again when its candidates were taken by claimers that committed meanwhile: each
+# look excludes the pairs already tried, so a few are enough (issue 28: one claim in ~2,250 said
+# "no task" under contention with one look).
+CLAIM_LOOKS = 10
+CLAIM_WAITS = 4  # looks again after 20, 40, 60, 80 ms when every claimable pair is locked
+CLAIM_WAIT_SECONDS = 0.02
+SWEEP_PAIRS = 20  # pairs with claims past their expiry that a claim releases on its way
+
+
 def _lock_rows(queryset):
     """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""
     if connection.features.has_select_for_update_skip_locked:
@@ -65,15 +76,20 @@ def _lock_rows(queryset):
     return queryset
 
 
-def _lock_candidates(worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE):
+def _claimable(worker, now, dataset, item_kind, tried=()):
+    claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
+    return claimable.exclude(pk__in=list(tried)) if tried else claimable
+
+
+def _lock_candidates(worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE, tried=()):
     """Lock up to `wanted` claimable pairs, closest to complete first, then oldest first.
 
     One statement: ORDER BY label_count DESC, id LIMIT `wanted` walks a partial index that holds
-    only the queued pairs (`pair_claim_queue`, `pair_claim_queue_all`) and stops after `wanted`
-    rows it can lock, skipping the ones another claimer holds.
+    only the pairs with free places (`pair_claim_queue_free`, `pair_claim_queue_free_all`) and
+    stops after `wanted` rows it can lock, skipping the ones another claimer holds and the pairs
+    already `tried` by this claim.
     """
-    claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
-    return list(_lock_rows(claimable).values_list("pk", flat=True)[:wanted])
+    return list(_lock_rows(_claimable(worker, now, dataset, item_kind, tried)).values_list("pk", flat=True)[:wanted])
 
 
 def _check_may_validate(worker, dataset):
@@ -116,57 +132,107 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
             return current
         # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.BATCH_SIZE
-        candidate_ids = _lock_candidates(worker, now, dataset, wanted=size * 3, item_kind=item_kind)
-        catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
-        if connection.vendor == "postgresql" and dataset is not None and not catch:
-            # The common case (a study's batch: one dataset, so one label scheme, and no catch
-            # trial drawn) in one statement; the ORM path below does the same in a few more.
-            return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
-        # Lazily mark what has expired, the worker's own and on the candidates: those places
-        # are free already (live claims are the unexpired ones), this keeps the status honest.
-        ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
-            Q(worker=worker) | Q(pair_id__in=candidate_ids)
-        ).update(status=ClaimStatus.EXPIRED)
-        if not candidate_ids:
-            return None
+        tried, catch, healed, waits = [], None, False, 0
+        for _ in range(CLAIM_LOOKS):
+            candidate_ids = _lock_candidates(worker, now, dataset, size * 3, item_kind, tried=tried)
+            if not candidate_ids:
+                if not healed:
+                    # Pairs left out of the claim index by a stale count of held places: recount.
+                    healed = True
+                    if _recount_every_held_pair(now):
+                        continue
+                if waits < CLAIM_WAITS and _claimable(worker, now, dataset, item_kind, tried).exists():
+                    # Every claimable pair is locked by someone claiming or submitting right now
+                    # (SKIP LOCKED + LIMIT then returns nothing while work remains): they commit in
+                    # a moment, so look again shortly instead of saying "no task". Never waits on
+                    # their locks: a submit that fills the pair may hold them.
+                    waits += 1
+                    time.sleep(CLAIM_WAIT_SECONDS * waits)
+                    continue
+                break
+            if catch is None:
+                catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
+            batch = _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, study_session)
+            if batch is not None:
+                return batch
+            # Every candidate was filled by claims committed after our snapshot: look further.
+            tried += [*candidate_ids, *catch]
+    return None
 
-        # The candidate query saw claims as of its start; another claimer may have committed
-        # claims on these pairs just before we locked them. Now that we hold the row locks,
-        # count again in one fresh statement (every claimer holds the pair's lock while
-        # inserting its claims). Expired claims do not count: their places are free again.
-        fresh = (
-            Pair.objects.filter(pk__in=candidate_ids)
-            .annotate(open_claims=selectors.open_claims_subquery(now))
-            .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
-        )
-        room, schemes = {}, {}
-        for pk, count, held, scheme in fresh:
-            room[pk], schemes[pk] = target - count - held, scheme
-        chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0]
-        # One label scheme per batch: the page shows one set of buttons and instructions.
-        chosen = [pk for pk in chosen if schemes[pk] == schemes[chosen[0]]][:size] if chosen else []
-        if not chosen:
-            # Never a batch of catch trials alone: they ride along with real work.
-            return None
-        chosen = chosen[: size - len(catch)]
-        items = [(pk, False) for pk in chosen]
-        # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
-        for pk in catch:
-            items.insert(random.randint(0, len(items)), (pk, True))
 
-        batch = uuid.uuid4()
-        expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-        ValidationClaim.objects.bulk_create(
-            ValidationClaim(
-                batch=batch,
-                worker=worker,
-                pair_id=pk,
-                study_session=study_session,
-                expires_at=expires_at,
-                is_catch_trial=is_catch,
-            )
-            for pk, is_catch in items
+def _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, study_session):
+    """Claims on the first `size` of the locked candidates that still have room (and the catch
+    trials), in the claim's transaction; the batch id, or None when every candidate is full."""
+    if connection.vendor == "postgresql" and dataset is not None and not catch:
+        # The common case (a study's batch: one dataset, so one label scheme, and no catch
+        # trial drawn) in one statement; the ORM path below does the same in a few more.
+        return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
+    # Lazily mark what has expired, the worker's own and on the candidates: those places
+    # are free already (live claims are the unexpired ones), this keeps the status honest.
+    # This path leaves `held_places` as it is (a statement fewer): a count too low only lets the
+    # claim walk past a full pair, as it always did; one too high (claims marked expired here) is
+    # recounted by the next claim that has the pair as a candidate, `release_expired_claims`, or
+    # the recount when no free pair is found.
+    ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
+        Q(worker=worker) | Q(pair_id__in=candidate_ids)
+    ).update(status=ClaimStatus.EXPIRED)
+    return _insert_claims(worker, now, candidate_ids, catch, size, target, study_session)
+
+
+def _recount_held(pairs, now):
+    """Set these (locked) pairs' `held_places` to their live claims; returns how many changed."""
+    held = Coalesce(selectors.open_claims_subquery(now), Value(0))
+    return pairs.alias(live=held).exclude(held_places=F("live")).update(held_places=held)
+
+
+def _recount_every_held_pair(now):
+    """Recount every pair marked held that we can lock: the pairs whose claims were released
+    without the sweep (a study visit releases its worker's claims). Runs when no claim finds a
+    free pair, so that a pair never stays out of the claim index while it has room."""
+    live = Coalesce(selectors.open_claims_subquery(now), Value(0))
+    stale = Pair.objects.filter(held_places__gt=0).alias(live=live).exclude(held_places=F("live"))
+    held = list(_lock_rows(stale).values_list("pk", flat=True))
+    return _recount_held(Pair.objects.filter(pk__in=held), now) if held else 0
+
+
+def _insert_claims(worker, now, candidate_ids, catch, size, target, study_session):
+    # The candidate query saw claims as of its start; another claimer may have committed
+    # claims on these pairs just before we locked them. Now that we hold the row locks,
+    # count again in one fresh statement (every claimer holds the pair's lock while
+    # inserting its claims). Expired claims do not count: their places are free again.
+    fresh = (
+        Pair.objects.filter(pk__in=candidate_ids)
+        .annotate(open_claims=selectors.open_claims_subquery(now))
+        .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
+    )
+    room, schemes = {}, {}
+    for pk, count, held, scheme in fresh:
+        room[pk], schemes[pk] = target - count - held, scheme
+    chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0]
+    # One label scheme per batch: the page shows one set of buttons and instructions.
+    chosen = [pk for pk in chosen if schemes[pk] == schemes[chosen[0]]][:size] if chosen else []
+    if not chosen:
+        # Never a batch of catch trials alone: they ride along with real work.
+        return None
+    chosen = chosen[: size - len(catch)]
+    items = [(pk, False) for pk in chosen]
+    # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
+    for pk in catch:
+        items.insert(random.randint(0, len(items)), (pk, True))
+
+    batch = uuid.uuid4()
+    expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
+    ValidationClaim.objects.bulk_create(
+        ValidationClaim(
+            batch=batch,
+            worker=worker,
+            pair_id=pk,
+            study_session=study_session,
+            expires_at=expires_at,
+            is_catch_trial=is_catch,
         )
+        for pk, is_catch in items
+    )
     return batch
 
 
@@ -228,20 +294,39 @@ def _catch_trials(worker, study_session, dataset, size, taken=()):
 
 
 CLAIM_SQL = """
-WITH expired AS (
+WITH due AS (
+    SELECT p.id FROM {pairs} p
+    WHERE p.id IN (
+        SELECT v.pair_id FROM {claims} v WHERE v.status = %(open)s AND v.expires_at <= %(now)s LIMIT %(sweep)s
+    ) AND p.id <> ALL(%(candidates)s)
+    FOR NO KEY UPDATE SKIP LOCKED
+), recounted AS (
+    SELECT c.id, (
+        SELECT count(*) FROM {claims} v
+        WHERE v.pair_id = c.id AND v.status = %(open)s AND v.expires_at > %(now)s AND NOT v.is_catch_trial
+    ) AS live
+    FROM (SELECT unnest(%(candidates)s::bigint[]) AS id UNION ALL SELECT id FROM due) AS c
+), expired AS (
     UPDATE {claims} SET status = %(expired)s
-    WHERE status = %(open)s AND expires_at <= %(now)s AND (worker_id = %(worker)s OR pair_id = ANY(%(candidates)s))
+    WHERE id IN (
+        SELECT id FROM {claims}
+        WHERE status = %(open)s AND expires_at <= %(now)s AND pair_id IN (SELECT id FROM recounted)
+        FOR UPDATE SKIP LOCKED
+    )
     RETURNING id
 ), roomy AS (
     SELECT c.id, c.ord
     FROM unnest(%(candidates)s::bigint[]) WITH ORDINALITY AS c(id, ord)
     JOIN {pairs} p ON p.id = c.id
-    WHERE p.label_count + (
-        SELECT count(*) FROM {claims} v
-        WHERE v.pair_id = p.id AND v.status = %(open)s AND v.expires_at > %(now)s AND NOT v.is_catch_trial
-    ) < %(target)s
+    JOIN recounted r ON r.id = c.id
+    WHERE p.label_count + r.live < %(target)s
     ORDER BY c.ord
     LIMIT %(size)s
+), held AS (
+    UPDATE {pairs} p SET held_places = r.live + (r.id IN (SELECT id FROM roomy))::int
+    FROM recounted r
+    WHERE p.id = r.id AND p.held_places <> r.live + (r.id IN (SELECT id FROM roomy))::int
+    RETURNING p.id
 )
 INSERT INTO {claims} (batch, worker_id, pair_id, study_session_id, status, created_at, expires_at, is_catch_trial)
 SELECT %(batch)s, %(worker)s, roomy.id, %(session)s, %(open)s, %(now)s, %(expires_at)s, false FROM roomy ORDER BY roomy.ord
@@ -252,10 +337,12 @@ RETURNING pair_id
 def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session):
     """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
 
-    Marks what has expired (the worker's own claims and the candidates'), counts each locked
-    candidate's live claims afresh (a new statement's snapshot: every claim committed before our
-    locks), and inserts claims on the first `size` with room, in candidate order. The same steps
-    as the ORM path below, two round trips fewer.
+    Counts each locked candidate's live claims afresh (a new statement's snapshot: every claim
+    committed before our locks), inserts claims on the first `size` with room, in candidate order,
+    and sets the candidates' `held_places` to what they hold now. It also sweeps a few pairs whose
+    claims ran out (those it can lock without waiting): their claims are marked expired and their
+    `held_places` recounted, so they come back into the claim index. The same steps as the ORM
+    path, fewer round trips.
     """
     batch = uuid.uuid4()
     params = {
@@ -269,6 +356,7 @@ def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_sess
         "batch": batch,
         "session": study_session.pk if study_session is not None else None,
         "expires_at": now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"]),
+        "sweep": SWEEP_PAIRS,
     }
     sql = CLAIM_SQL.format(claims=ValidationClaim._meta.db_table, pairs=Pair._meta.db_table)
     with connection.cursor() as cursor:
@@ -332,7 +420,10 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
         per_pair = seconds / len(claims) if seconds is not None else None
         ordinary = [claim for claim in claims if not claim.is_catch_trial]
         saved = add_labels(
-            [(claim.pair, *stored[claim.pair_id]) for claim in ordinary], worker=worker, seconds=per_pair
+            [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
+            worker=worker,
+            seconds=per_pair,
+            releasing_places=True,
         )
         ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
@@ -355,11 +446,17 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
 
 
 def release_expired_claims(now=None):
-    """Mark every open claim past its expiry as expired (claims also do this lazily)."""
+    """Mark every open claim past its expiry as expired and recount its pair's held places
+    (claims also do this lazily, a few pairs at a time)."""
     now = now or timezone.now()
-    return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
-        status=ClaimStatus.EXPIRED
-    )
+    with transaction.atomic():
+        expired = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now)
+        pairs = Pair.objects.filter(pk__in=list(expired.values_list("pair_id", flat=True).distinct()))
+        # Locked in pk order, as every writer of pairs locks them.
+        locked = list(pairs.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))
+        released = expired.filter(pair_id__in=locked).update(status=ClaimStatus.EXPIRED)
+        _recount_held(Pair.objects.filter(pk__in=locked), now)
+    return released
 
 
 # --- which pairs need validation ---------------------------------------------------------------

@@ -1,0 +1,78 @@
+"""A pair's held places follow its live claims, so that fully held pairs leave the claim index
+(issue 28: claims walked past every pair that live claims held). PostgreSQL: the one-statement
+claim keeps the count; the count is only a hint, a claim always recounts before taking a place."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from corpus.models import Label, Pair
+from validation import services
+from validation.models import ValidationClaim
+
+from .validation_factories import make_pair
+
+pytestmark = pytest.mark.postgres
+
+
+def held(pair):
+    pair.refresh_from_db()
+    return pair.held_places
+
+
+def claimed(batch):
+    return set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
+
+
+def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
+    pair = make_pair(dataset)
+    holders = [make_worker() for _ in range(4)]
+    batches = [services.claim_validation_batch(holder, dataset) for holder in holders]
+    assert all(claimed(batch) == {pair.pk} for batch in batches)
+    assert held(pair) == 4  # one label and four live claims: full, out of the claim index
+    assert services.claim_validation_batch(make_worker(), dataset) is None
+
+    services.submit_validation_batch(holders[0], batches[0], {pair.pk: Label.NEUTRAL})
+    assert held(pair) == 3  # the place became a label
+    pair.refresh_from_db()
+    assert pair.label_count == 2
+
+    # A claim runs out: the pair is out of the index with a stale count, and still comes back.
+    ValidationClaim.objects.filter(batch=batches[1]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    late = make_worker()
+    assert claimed(services.claim_validation_batch(late, dataset)) == {pair.pk}
+    assert held(pair) == 3
+
+
+def test_a_claim_sweeps_pairs_whose_claims_ran_out(dataset, make_worker):
+    full, other = make_pair(dataset), make_pair(dataset)
+    holders = [make_worker() for _ in range(4)]
+    batches = [services.claim_validation_batch(holder, dataset) for holder in holders]
+    assert held(full) == 4 and held(other) == 4
+    ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    # The next claim (on a new pair) takes `full` back into the index on its way: the sweep.
+    new = make_pair(dataset)
+    assert claimed(services.claim_validation_batch(make_worker(), dataset)) == {new.pk}
+    assert held(full) == 2
+    assert set(ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).values_list("status", flat=True)) == {
+        "expired"
+    }
+
+
+def test_the_claim_walks_the_index_of_pairs_with_free_places(dataset, make_worker):
+    """The candidate query reads the partial index that leaves fully held pairs out."""
+    from validation.selectors import claimable_pairs
+
+    make_pair(dataset)
+    query = claimable_pairs(make_worker(), timezone.now(), dataset=dataset).values("pk")[:15]
+    sql, params = query.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "pair_claim_queue_free" in plan, plan
+    assert Pair.objects.filter(held_places__gt=0).count() == 0
