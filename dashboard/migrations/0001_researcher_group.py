@@ -24,7 +24,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
-        ("corpus", "0010_researcher_permissions"),
+        ("corpus", "0012_researcher_permissions"),
         ("crowd", "0006_mpe_task_kind"),
         ("collection", "0007_report_study_session"),
         ("validation", "0004_catch_trial_claims"),

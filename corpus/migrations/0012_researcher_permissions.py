@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("corpus", "0009_edit_relation_tallies"),
+        ("corpus", "0011_pair_held_places"),
     ]
 
     operations = [
