@@ -5,7 +5,7 @@ from urllib.parse import quote
 
 from corpus.models import AUTHOR_POSITION, Market
 
-from .models import StudySession
+from .models import ClaimStatus, StudySession
 
 COMPLETION_CSV_COLUMNS = [
     "study",
@@ -28,7 +28,10 @@ def worker_task_counts(worker):
         "pairs_written": worker.pairs.count(),
         # A worker writes for a premise at most once, so the premises of their pairs are their writings.
         "premises_written": worker.pairs.values("premise_id").distinct().count(),
-        "validation_labels": worker.labels.filter(position__gt=AUTHOR_POSITION).count(),
+        # Catch trials count as validated pairs: they are judged like any other pair, and a count
+        # that left them out would tell the participant how many a batch held (issue 27).
+        "validation_labels": worker.labels.filter(position__gt=AUTHOR_POSITION).count()
+        + worker.validation_claims.filter(status=ClaimStatus.SUBMITTED, is_catch_trial=True).count(),
     }
 
 
