@@ -34,13 +34,32 @@ def record_task_done(study_session):
     fields = ["tasks_done"]
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
-        session.completion_code = session.expected_completion_code()
-        fields += ["completed_at", "completion_code"]
+        fields += ["completed_at"]
+        held = _hold_reason(session)
+        if held:
+            session.code_held_reason = held[:300]
+            fields += ["code_held_reason"]
+        else:
+            session.completion_code = session.expected_completion_code()
+            fields += ["completion_code"]
     session.save(update_fields=fields)
     study_session.tasks_done = session.tasks_done
     study_session.completed_at = session.completed_at
     study_session.completion_code = session.completion_code
+    study_session.code_held_reason = session.code_held_reason
     return session
+
+
+def _hold_reason(session):
+    """Why this completing session's code is held (the quality app answers `completion_hold_wanted`), or ""."""
+    if not session.study.hold_code_at_chance:
+        return ""
+    from .signals import completion_hold_wanted
+
+    reasons = [
+        reason for _, reason in completion_hold_wanted.send(sender=StudySession, study_session=session) if reason
+    ]
+    return "; ".join(reasons)
 
 
 SAVED_DRAFTS_KEY = "saved_drafts"

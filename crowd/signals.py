@@ -12,9 +12,12 @@ back with the batch.
 `validation_batch_submitted(worker, study_session, batch, catch_labels, seconds)`: a batch was
     submitted; `catch_labels` maps each catch-trial pair pk to the worker's label (never added to
     the pair's labels), `seconds` is the time per item.
+`completion_hold_wanted(study_session)`: the session is completing in a study that holds the codes
+    of sessions at chance; a receiver returns a reason (words for researchers) to hold its code, or None.
 """
 
 from django.dispatch import Signal
 
 catch_trials_wanted = Signal()
 validation_batch_submitted = Signal()
+completion_hold_wanted = Signal()

@@ -244,3 +244,24 @@ def reference_label_counts(dataset=None):
     if dataset is not None:
         references = references.filter(pair__dataset=dataset)
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
+
+
+def sequential_evidence(worker):
+    """The sequential guesser test over every validation label this worker ever gave (every session,
+    study and dataset): agreement with the label each pair was written for, which every pair has
+    from the start, so even a first short session is weighed. Chance is what the worker's own label
+    habits reach against those written labels (`flags.chance_agreement`)."""
+    rows = list(
+        ValidationLabel.objects.filter(worker=worker, position__gt=AUTHOR_POSITION, pair__author_label__in=LABELS)
+        .values("label", "pair__author_label")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    own, written, agreements, items = {}, {}, 0, 0
+    for row in rows:
+        own[row["label"]] = own.get(row["label"], 0) + row["n"]
+        written[row["pair__author_label"]] = written.get(row["pair__author_label"], 0) + row["n"]
+        agreements += row["n"] if row["label"] == row["pair__author_label"] else 0
+        items += row["n"]
+    chance = flag_rules.chance_agreement(own, written) if items else 1 / 3
+    return flag_rules.sequential_guesser_test(agreements, items, chance)
