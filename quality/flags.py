@@ -392,3 +392,35 @@ def sequential_guesser_test(
     else:
         decision = UNDECIDED
     return SequentialResult(items, agreements, chance, log_ratio, decision)
+
+
+# --- catch trials right, ordinary labels at chance (issue 27 item 1) ----------------------------
+
+CATCH_ONLY = "catch_only"
+CATCH_ONLY_MIN_SEEN = 3
+CATCH_ONLY_MIN_ACCURACY = 0.8
+
+
+def catch_only_flag(worker: str, catch_seen: int, catch_matched: int, evidence: SequentialResult) -> WorkerFlag | None:
+    """A worker who gets catch trials right while their ordinary labels are probably at chance: one
+    who found the catch trials some other way (shared answers, a pattern) and guesses the rest.
+    Catch accuracy alone would rank them first; judged beside their ordinary labels, they are flagged."""
+    if catch_seen < CATCH_ONLY_MIN_SEEN or catch_matched / catch_seen < CATCH_ONLY_MIN_ACCURACY:
+        return None
+    if not evidence.holds_code:
+        return None
+    return WorkerFlag(
+        worker=worker,
+        kind=CATCH_ONLY,
+        reason=(
+            f"Catch trials right ({catch_matched} of {catch_seen}) while ordinary labels are at chance: "
+            f"{evidence.reason}."
+        ),
+        figures={
+            "catch_seen": catch_seen,
+            "catch_matched": catch_matched,
+            "ordinary_items": evidence.items,
+            "ordinary_agreements": evidence.agreements,
+            "posterior_at_chance": round(evidence.posterior_at_chance, 4),
+        },
+    )

@@ -227,6 +227,13 @@ def worker_quality(dataset=None, **flag_options):
     # Flags over validators only (the binomial test's BH correction runs over those tested).
     for flag in flag_rules.flag_workers([row.figures() for row in rows.values() if row.labels_given], **flag_options):
         rows[flag.worker].flags.append(flag)
+    # Catch trials judged beside the ordinary labels: right on the catch trials, at chance elsewhere.
+    catchers = [pk for pk, row in rows.items() if row.catch_seen]
+    for pk, evidence in sequential_evidence_by_worker(catchers).items():
+        row = rows[pk]
+        flag = flag_rules.catch_only_flag(pk, row.catch_seen, row.catch_matched, evidence)
+        if flag is not None:
+            row.flags.append(flag)
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
 
 
@@ -251,17 +258,29 @@ def sequential_evidence(worker):
     study and dataset): agreement with the label each pair was written for, which every pair has
     from the start, so even a first short session is weighed. Chance is what the worker's own label
     habits reach against those written labels (`flags.chance_agreement`)."""
-    rows = list(
-        ValidationLabel.objects.filter(worker=worker, position__gt=AUTHOR_POSITION, pair__author_label__in=LABELS)
-        .values("label", "pair__author_label")
+    return sequential_evidence_by_worker([worker.pk])[worker.pk]
+
+
+def sequential_evidence_by_worker(worker_ids):
+    """{worker id: flags.SequentialResult} for these workers, in one statement."""
+    rows = (
+        ValidationLabel.objects.filter(
+            worker_id__in=list(worker_ids), position__gt=AUTHOR_POSITION, pair__author_label__in=LABELS
+        )
+        .values("worker_id", "label", "pair__author_label")
         .annotate(n=Count("id"))
         .order_by()
     )
-    own, written, agreements, items = {}, {}, 0, 0
+    tallies = {pk: ({}, {}, [0, 0]) for pk in worker_ids}
     for row in rows:
+        own, written, counts = tallies[row["worker_id"]]
         own[row["label"]] = own.get(row["label"], 0) + row["n"]
         written[row["pair__author_label"]] = written.get(row["pair__author_label"], 0) + row["n"]
-        agreements += row["n"] if row["label"] == row["pair__author_label"] else 0
-        items += row["n"]
-    chance = flag_rules.chance_agreement(own, written) if items else 1 / 3
-    return flag_rules.sequential_guesser_test(agreements, items, chance)
+        counts[0] += row["n"] if row["label"] == row["pair__author_label"] else 0
+        counts[1] += row["n"]
+    return {
+        pk: flag_rules.sequential_guesser_test(
+            agreements, items, flag_rules.chance_agreement(own, written) if items else 1 / 3
+        )
+        for pk, (own, written, (agreements, items)) in tallies.items()
+    }
