@@ -116,3 +116,10 @@ def score_catch_trials(
     CatchTrialAnswer.objects.bulk_create(answers)
     record_catch_bonuses(worker, study_session, [answer for answer in answers if answer.matched])
     return answers
+
+
+def catch_pools(studies, claims):
+    """Per study that serves catch trials: its dataset's pool (`catch_pool_status`), for the quality pages."""
+    return [
+        {"study": study, **catch_pool_status(study.dataset, claims)} for study in studies if study.catch_trial_share > 0
+    ]
