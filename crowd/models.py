@@ -185,3 +185,20 @@ class StudySession(models.Model):
     def expected_completion_code(self):
         study = self.study
         return completion_code(study.completion_code, study.code_secret, study.pk, self.pk)
+
+
+class DeviceSighting(models.Model):
+    """A participant id seen in one browser: a long-lived random device cookie (and the Django
+    session carries it through a switch of ids). Several ids on one device are likely one person;
+    only researchers see the link (issue 27)."""
+
+    device = models.CharField(max_length=64)
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="device_sightings")
+    first_seen = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["device", "worker"], name="one_sighting_per_device_worker")]
+        indexes = [models.Index(fields=["device"], name="device_sighting_device")]
+
+    def __str__(self):
+        return f"{self.worker_id} on {self.device[:8]}"

@@ -72,3 +72,22 @@ def completion_rows(studies):
                 session.completed_at.isoformat(),
                 session.completion_code,
             ]
+
+
+def shared_device_ids(worker_ids=None):
+    """{worker id: other worker ids seen on one of its devices}, for workers who share a device."""
+    from .models import DeviceSighting
+
+    sightings = DeviceSighting.objects.all()
+    if worker_ids is not None:
+        devices = DeviceSighting.objects.filter(worker_id__in=list(worker_ids)).values("device")
+        sightings = sightings.filter(device__in=devices)
+    by_device = {}
+    for device, worker_id in sightings.values_list("device", "worker_id"):
+        by_device.setdefault(device, set()).add(worker_id)
+    linked = {}
+    for ids in by_device.values():
+        if len(ids) > 1:
+            for worker_id in ids:
+                linked.setdefault(worker_id, set()).update(ids - {worker_id})
+    return linked

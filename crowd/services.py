@@ -1,11 +1,13 @@
 """Writes of the crowd app: the worker behind an account, and a study session's task count."""
 
+import secrets
+
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from corpus.models import Market, Worker
 
-from .models import StudySession
+from .models import DeviceSighting, StudySession
 
 
 def worker_for_user(user):
@@ -76,3 +78,28 @@ def take_saved_drafts(request):
     if not hasattr(request, "session") or SAVED_DRAFTS_KEY not in request.session:
         return []
     return request.session.pop(SAVED_DRAFTS_KEY)
+
+
+DEVICE_COOKIE = "nli_device"
+DEVICE_SESSION_KEY = "device"
+DEVICE_COOKIE_AGE = 2 * 365 * 24 * 3600
+
+
+def device_of(request):
+    """This browser's device token: the long-lived cookie, else the one the session carries, else a new one."""
+    token = request.COOKIES.get(DEVICE_COOKIE) or request.session.get(DEVICE_SESSION_KEY) or ""
+    if not (16 <= len(token) <= 64 and token.isalnum()):
+        token = secrets.token_hex(16)
+    return token
+
+
+def note_device(request, response, worker):
+    """Record that `worker` arrived in this browser and keep the device cookie (researchers read the
+    link between ids; a participant never sees it)."""
+    token = device_of(request)
+    request.session[DEVICE_SESSION_KEY] = token
+    DeviceSighting.objects.get_or_create(device=token, worker=worker)
+    response.set_cookie(
+        DEVICE_COOKIE, token, max_age=DEVICE_COOKIE_AGE, httponly=True, samesite="Lax", secure=request.is_secure()
+    )
+    return response

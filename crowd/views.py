@@ -14,6 +14,7 @@ from corpus.models import Worker
 
 from . import access, arrival, selectors
 from .models import Study, StudyAccess, TaskKind
+from .services import note_device
 
 # Where each kind of study sends a worker (URL names of the writing and validation apps).
 NEXT_TASK_URL = {
@@ -102,8 +103,11 @@ def study_entry(request, slug):
         )
     refusal = access.admission_refusal(study, study_session.worker)
     if refusal is not None:
-        return redirect(refusal.url) if refusal.url else _refused(request, refusal)
-    return redirect(NEXT_TASK_URL[study.task_kind])
+        response = redirect(refusal.url) if refusal.url else _refused(request, refusal)
+    else:
+        response = redirect(NEXT_TASK_URL[study.task_kind])
+    # One browser under several participant ids is linked for researchers (issue 27).
+    return note_device(request, response, study_session.worker)
 
 
 def _refused(request, refusal, next_url=None):

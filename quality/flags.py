@@ -424,3 +424,19 @@ def catch_only_flag(worker: str, catch_seen: int, catch_matched: int, evidence: 
             "posterior_at_chance": round(evidence.posterior_at_chance, 4),
         },
     )
+
+
+MANY_IDS = "many_ids"
+
+
+def many_ids_flag(worker, linked_ids) -> WorkerFlag | None:
+    """One browser (device cookie or session) seen under several participant ids: likely one person."""
+    if not linked_ids:
+        return None
+    others = sorted(linked_ids)
+    return WorkerFlag(
+        worker=worker,
+        kind=MANY_IDS,
+        reason=f"Shares a browser with {len(others)} other participant id(s): {', '.join(map(str, others))}.",
+        figures={"linked_ids": len(others)},
+    )

@@ -31,6 +31,7 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
+from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
 from .models import CatchTrialAnswer, ReferenceLabel
@@ -234,6 +235,10 @@ def worker_quality(dataset=None, **flag_options):
         flag = flag_rules.catch_only_flag(pk, row.catch_seen, row.catch_matched, evidence)
         if flag is not None:
             row.flags.append(flag)
+    # One person under many ids: participant ids seen in one browser (researchers only).
+    for pk, others in shared_device_ids(rows).items():
+        if pk in rows:
+            rows[pk].flags.append(flag_rules.many_ids_flag(pk, others))
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
 
 
