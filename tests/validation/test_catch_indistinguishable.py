@@ -21,7 +21,7 @@ def observation(make_worker):
 
 def test_the_home_counter_rises_by_every_item_shown_whatever_the_catch_trials(observation):
     exact, blind = catch_attack.counter_exactness(observation)
-    print(f"\ncounter: 5 - rise == catch trials in {exact:.2f} of batches (blind guess 'none': {blind:.2f})")
+    print(f"\ncounter: items shown - rise == catch trials in {exact:.2f} of batches (blind guess 'none': {blind:.2f})")
     assert sum(catch for _, catch, _ in observation.counter_rises) > 0, "the simulation served no catch trial"
     assert all(rise == shown for rise, _, shown in observation.counter_rises)
 
