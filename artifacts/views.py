@@ -10,14 +10,16 @@ import json
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import JsonResponse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from corpus.labels import LABELS
-from corpus.models import Dataset
+from corpus.models import Dataset, Worker
 from crowd.arrival import SESSION_KEY, current_study_session
-from crowd.models import TaskKind
+from crowd.models import ClaimStatus, TaskKind
 from crowd.services import worker_for_user
 
 from .models import NudgeRecord, StudyNudge
@@ -25,6 +27,9 @@ from .monitoring import cached_scoring_model
 
 MAX_DRAFT = 1000
 DEFAULT_THRESHOLD = 0.8
+# Drafts scored per writing claim: three sentences revised many times over, not a labelling service
+# (issue 27: the endpoint answered anyone, and its top label matched gold on 77% of pairs).
+SCORES_PER_CLAIM = 90
 
 
 def _error(message, status=400):
@@ -72,6 +77,41 @@ def nudge_context(request, dataset_slug):
     return context
 
 
+def live_writing_claim_expiry(request, token):
+    """When the logged-in worker's open writing claim `token` expires (a timestamp), or None when
+    they hold no such live claim. Read once, then from the cache until at most NUDGE_TTL later, so
+    the hot path stays free of queries. The claim is read through the worker's `writing_claims`
+    (the writing task's claims; this app may not import that one)."""
+    if not isinstance(token, str) or not 0 < len(token) <= 64:
+        return None
+    key = f"artifacts:claim:{request.user.pk}:{token}"
+    expires = cache.get(key)
+    if expires is None:
+        try:
+            found = (
+                Worker.objects.filter(
+                    user=request.user, writing_claims__token=token, writing_claims__status=ClaimStatus.OPEN
+                )
+                .values_list("writing_claims__expires_at", flat=True)
+                .first()
+            )
+        except (ValueError, TypeError, ValidationError):  # not a UUID
+            found = None
+        expires = found.timestamp() if found else 0
+        cache.set(key, expires, NUDGE_TTL)
+    return expires if expires > timezone.now().timestamp() else None
+
+
+def _within_claim_limit(token):
+    key = f"artifacts:scores:{token}"
+    if cache.add(key, 1, 24 * 3600):
+        return True
+    try:
+        return cache.incr(key) <= SCORES_PER_CLAIM
+    except ValueError:  # expired between add and incr
+        return cache.add(key, 1, 24 * 3600)
+
+
 def _body(request):
     try:
         return json.loads(request.body or b"{}")
@@ -81,8 +121,13 @@ def _body(request):
 
 @require_POST
 def score_draft(request):
-    """{"text", "label", "dataset"} → whether the label is guessable from the text alone, and the
-    words that give it away."""
+    """{"text", "label", "dataset", "claim"} → whether the label is guessable from the text alone,
+    and the words that give it away.
+
+    Answers only a writer holding the live writing claim `claim` (the page's token), at most
+    SCORES_PER_CLAIM times per claim, and never the model's probability: it is a nudge for the
+    writer's own draft, not an oracle for labelling someone else's pair (issue 27).
+    """
     if not request.user.is_authenticated:
         return _error("Log in to write.", status=403)
     body = _body(request)
@@ -91,6 +136,11 @@ def score_draft(request):
     text, label = str(body.get("text") or "")[:MAX_DRAFT], body.get("label")
     if label not in LABELS:
         return _error(f"label must be one of {', '.join(LABELS)}")
+    claim = body.get("claim")
+    if live_writing_claim_expiry(request, claim) is None:
+        return _error("The note on drafts is for the writing task you hold open.", status=403)
+    if not _within_claim_limit(claim):
+        return JsonResponse({"enabled": False, "guessable": False, "limited": True}, status=429)
     dataset_slug = body.get("dataset")
     enabled, threshold, dataset_id = nudge_context(request, dataset_slug if isinstance(dataset_slug, str) else None)
     if not enabled:
@@ -107,7 +157,6 @@ def score_draft(request):
             "enabled": True,
             "ready": True,
             "guessable": guessable,
-            "p": p,
             "words": words if guessable else [],
             "refresh": refresh_id,
         }

@@ -39,7 +39,7 @@ os.environ.setdefault("NLI_DEFAULT_DATASET", "bench")  # the corpus bench/run.py
 PORT = 8766
 BASE = f"http://127.0.0.1:{PORT}"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-LABEL_FIELD = re.compile(r'name="(label-\d+)"')
+LABEL_FIELD = re.compile(r'name="(item-[0-9a-f]+)"')
 
 PAGES = [  # (page, method, path pattern)
     ("login page (baseline)", "GET", re.compile(r"^/accounts/login/")),

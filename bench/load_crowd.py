@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO))
 PORT = 8766
 BASE = f"http://127.0.0.1:{PORT}"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-LABEL_FIELD = re.compile(r'name="(label-\d+)"')
+LABEL_FIELD = re.compile(r'name="(item-[0-9a-f]+)"')
 PAGES = [  # (name, method, path pattern) for the server-side figures
     ("study link", "GET", re.compile(r"^/study/[^/]+/$")),
     ("writing: next", "GET", re.compile(r"^/write/next/$")),

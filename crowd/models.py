@@ -93,6 +93,11 @@ class Study(models.Model):
     auto_exclude_flagged = models.BooleanField(
         default=False, help_text="Exclude workers the quality flags mark, without a researcher's review."
     )
+    hold_code_at_chance = models.BooleanField(
+        default=False,
+        help_text="Hold the completion code of a session whose labels are at chance so far (the sequential "
+        "guesser test over all of the worker's labels): the participant sees a neutral message, researchers see why.",
+    )
     # Tasks that count (writing studies): what a problem report does and what a hypothesis must be.
     reports_to_hold_premise = models.PositiveSmallIntegerField(
         default=2,
@@ -161,6 +166,8 @@ class StudySession(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     # Set in the transaction that completes the session, never before: the code proves the work.
     completion_code = models.CharField(max_length=80, blank=True)
+    # Why a complete session's code is held for a researcher (the study's hold_code_at_chance); blank: not held.
+    code_held_reason = models.CharField(max_length=300, blank=True)
     # MTurk's turkSubmitTo (an allowed MTurk host), where the finished assignment is posted back.
     turk_submit_to = models.CharField(max_length=100, blank=True)
 
@@ -181,3 +188,20 @@ class StudySession(models.Model):
     def expected_completion_code(self) -> str:
         study = self.study
         return completion_code(study.completion_code, study.code_secret, study.pk, self.pk)
+
+
+class DeviceSighting(models.Model):
+    """A participant id seen in one browser: a long-lived random device cookie (and the Django
+    session carries it through a switch of ids). Several ids on one device are likely one person;
+    only researchers see the link (issue 27)."""
+
+    device = models.CharField(max_length=64)
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="device_sightings")
+    first_seen = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["device", "worker"], name="one_sighting_per_device_worker")]
+        indexes = [models.Index(fields=["device"], name="device_sighting_device")]
+
+    def __str__(self) -> str:
+        return f"{self.worker_id} on {self.device[:8]}"

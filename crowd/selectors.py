@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from corpus.models import AUTHOR_POSITION, Market, Worker
 
-from .models import Study, StudySession
+from .models import ClaimStatus, Study, StudySession
 
 COMPLETION_CSV_COLUMNS = [
     "study",
@@ -32,7 +32,10 @@ def worker_task_counts(worker: Worker | None) -> dict[str, int]:
         "pairs_written": worker.pairs.count(),
         # A worker writes for a premise at most once, so the premises of their pairs are their writings.
         "premises_written": worker.pairs.values("premise_id").distinct().count(),
-        "validation_labels": worker.labels.filter(position__gt=AUTHOR_POSITION).count(),
+        # Catch trials count as validated pairs: they are judged like any other pair, and a count
+        # that left them out would tell the participant how many a batch held (issue 27).
+        "validation_labels": worker.labels.filter(position__gt=AUTHOR_POSITION).count()
+        + worker.validation_claims.filter(status=ClaimStatus.SUBMITTED, is_catch_trial=True).count(),
     }
 
 
@@ -73,3 +76,22 @@ def completion_rows(studies: Iterable[Study]) -> Iterator[list[Any]]:
                 session.completed_at.isoformat() if session.completed_at else "",
                 session.completion_code,
             ]
+
+
+def shared_device_ids(worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
+    """{worker id: other worker ids seen on one of its devices}, for workers who share a device."""
+    from .models import DeviceSighting
+
+    sightings = DeviceSighting.objects.all()
+    if worker_ids is not None:
+        devices = DeviceSighting.objects.filter(worker_id__in=list(worker_ids)).values("device")
+        sightings = sightings.filter(device__in=devices)
+    by_device: dict[str, set[int]] = {}
+    for device, worker_id in sightings.values_list("device", "worker_id"):
+        by_device.setdefault(device, set()).add(worker_id)
+    linked: dict[int, set[int]] = {}
+    for ids in by_device.values():
+        if len(ids) > 1:
+            for worker_id in ids:
+                linked.setdefault(worker_id, set()).update(ids - {worker_id})
+    return linked

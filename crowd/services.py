@@ -1,13 +1,15 @@
 """Writes of the crowd app: the worker behind an account, and a study session's task count."""
 
+import secrets
+
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from corpus.models import Market, Worker
 
-from .models import StudySession
+from .models import DeviceSighting, StudySession
 
 
 def worker_for_user(user: User) -> Worker:
@@ -36,13 +38,32 @@ def record_task_done(study_session: StudySession | None) -> StudySession | None:
     fields = ["tasks_done"]
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
-        session.completion_code = session.expected_completion_code()
-        fields += ["completed_at", "completion_code"]
+        fields += ["completed_at"]
+        held = _hold_reason(session)
+        if held:
+            session.code_held_reason = held[:300]
+            fields += ["code_held_reason"]
+        else:
+            session.completion_code = session.expected_completion_code()
+            fields += ["completion_code"]
     session.save(update_fields=fields)
     study_session.tasks_done = session.tasks_done
     study_session.completed_at = session.completed_at
     study_session.completion_code = session.completion_code
+    study_session.code_held_reason = session.code_held_reason
     return session
+
+
+def _hold_reason(session: StudySession) -> str:
+    """Why this completing session's code is held (the quality app answers `completion_hold_wanted`), or ""."""
+    if not session.study.hold_code_at_chance:
+        return ""
+    from .signals import completion_hold_wanted
+
+    reasons = [
+        reason for _, reason in completion_hold_wanted.send(sender=StudySession, study_session=session) if reason
+    ]
+    return "; ".join(reasons)
 
 
 SAVED_DRAFTS_KEY = "saved_drafts"
@@ -60,3 +81,28 @@ def take_saved_drafts(request: HttpRequest) -> list[str]:
         return []
     saved: list[str] = request.session.pop(SAVED_DRAFTS_KEY)
     return saved
+
+
+DEVICE_COOKIE = "nli_device"
+DEVICE_SESSION_KEY = "device"
+DEVICE_COOKIE_AGE = 2 * 365 * 24 * 3600
+
+
+def device_of(request: HttpRequest) -> str:
+    """This browser's device token: the long-lived cookie, else the one the session carries, else a new one."""
+    token = request.COOKIES.get(DEVICE_COOKIE) or request.session.get(DEVICE_SESSION_KEY) or ""
+    if not (16 <= len(token) <= 64 and token.isalnum()):
+        token = secrets.token_hex(16)
+    return token
+
+
+def note_device(request: HttpRequest, response: HttpResponse, worker: Worker) -> HttpResponse:
+    """Record that `worker` arrived in this browser and keep the device cookie (researchers read the
+    link between ids; a participant never sees it)."""
+    token = device_of(request)
+    request.session[DEVICE_SESSION_KEY] = token
+    DeviceSighting.objects.get_or_create(device=token, worker=worker)
+    response.set_cookie(
+        DEVICE_COOKIE, token, max_age=DEVICE_COOKIE_AGE, httponly=True, samesite="Lax", secure=request.is_secure()
+    )
+    return response

@@ -17,6 +17,7 @@ from corpus.models import Worker
 
 from . import access, arrival, selectors
 from .models import Study, StudyAccess, StudySession, TaskKind
+from .services import note_device
 
 # Where each kind of study sends a worker (URL names of the writing and validation apps).
 NEXT_TASK_URL: dict[str, str] = {
@@ -29,6 +30,9 @@ NEXT_TASK_URL: dict[str, str] = {
 def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
     """The page with the session's own completion code, once its tasks are done; the writing and
     validation views show it too. Where the market allows, it sends the participant back."""
+    if study_session.is_complete and study_session.code_held_reason:
+        # Held for a researcher (the study's hold_code_at_chance): a neutral word, never the reason.
+        return render(request, "crowd/completion_held.html", {"study": study_session.study})
     if not study_session.completion_code:
         # Never a code for unfinished work (the views call this only for complete sessions).
         return redirect(NEXT_TASK_URL[study_session.study.task_kind])
@@ -122,8 +126,11 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         )
     refusal = access.admission_refusal(study, study_session.worker)
     if refusal is not None:
-        return redirect(refusal.url) if refusal.url else _refused(request, refusal)
-    return redirect(NEXT_TASK_URL[study.task_kind])
+        response = redirect(refusal.url) if refusal.url else _refused(request, refusal)
+    else:
+        response = redirect(NEXT_TASK_URL[study.task_kind])
+    # One browser under several participant ids is linked for researchers (issue 27).
+    return note_device(request, response, study_session.worker)
 
 
 def _refused(request: HttpRequest, refusal: access.Refusal, next_url: str | None = None) -> HttpResponse:

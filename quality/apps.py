@@ -23,3 +23,9 @@ class QualityConfig(AppConfig):
 
         catch_trials_wanted.connect(pick_catch_trials, dispatch_uid="quality.pick_catch_trials")
         validation_batch_submitted.connect(score_catch_trials, dispatch_uid="quality.score_catch_trials")
+        # A study may hold the completion code of a session whose labels are at chance so far.
+        from crowd.signals import completion_hold_wanted
+
+        from .guessers import hold_code_of_guesser
+
+        completion_hold_wanted.connect(hold_code_of_guesser, dispatch_uid="quality.hold_code_of_guesser")

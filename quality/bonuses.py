@@ -22,7 +22,9 @@ from django.db.models.functions import Coalesce
 from corpus.models import Market, Worker
 from crowd.models import Study
 
+from .flags import catch_only_flag
 from .models import BonusEntry, BonusKind, CatchTrialAnswer
+from .selectors import sequential_evidence_by_worker
 
 CENT = Decimal("0.01")
 
@@ -139,8 +141,12 @@ def worker_totals(study=None):
         .annotate(seen=Count("id"), matched=Count("id", filter=Q(matched=True)))
         .order_by()
     }
+    ids = set(money_rows) | set(seen_rows)
+    # Catch accuracy is judged beside the ordinary labels (issue 27): a worker right on the catch
+    # trials and at chance elsewhere is marked and listed last, never ranked first.
+    evidence = sequential_evidence_by_worker(ids)
     rows = []
-    for worker in Worker.objects.filter(pk__in=set(money_rows) | set(seen_rows)).select_related("user"):
+    for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
         m, s = money_rows.get(worker.pk, {}), seen_rows.get(worker.pk, {})
         seen, matched = s.get("seen", 0), s.get("matched", 0)
         earned = Decimal(m.get("earned", 0)).quantize(CENT)
@@ -157,9 +163,10 @@ def worker_totals(study=None):
                 "earned": earned,
                 "paid": paid,
                 "unpaid": earned - paid,
+                "catch_only": catch_only_flag(worker.pk, seen, matched, evidence[worker.pk]),
             }
         )
-    rows.sort(key=lambda row: (-row["unpaid"], row["name"]))
+    rows.sort(key=lambda row: (row["catch_only"] is not None, -row["unpaid"], row["name"]))
     return rows
 
 

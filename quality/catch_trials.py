@@ -6,15 +6,22 @@ may not import each other); the receivers here are connected in `QualityConfig.r
 The rules:
 - a catch trial is a pair with a `ReferenceLabel` marked `is_catch_trial`, in the batch's dataset,
   that the worker did not write, did not label and was never served before;
+- a catch pair is served to at most `MAX_SERVINGS` participants, counting every claim on the pair
+  (as a catch trial or as an ordinary pair, submitted or not): no more than an ordinary pair's four
+  validators, so "seen by more than four" never singles one out (issue 27). When the pool has no
+  pair left to serve, the batch carries no catch trial rather than a repeat; the quality page says so
+  (`catch_pool_status`). The rule is documented in docs/quality.md;
 - the worker's label on it is stored as a `CatchTrialAnswer`, scored against the reference label
   at submit time, and never added to the pair's labels: the pair's counters and gold stay as they are;
 - a match inside a study session earns the study's `bonus_per_catch_match` in its currency, as one
   `earned` row of the bonus ledger (`quality.bonuses`), in the submit's own transaction.
 """
 
-from django.db.models import Q
+from django.db import connection
+from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
-from corpus.models import ValidationLabel
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, ValidationLabel
 
 from .bonuses import record_catch_bonuses
 from .models import CatchTrialAnswer, ReferenceLabel
@@ -33,15 +40,52 @@ def catch_trial_candidates(worker, dataset=None, seen=None):
     return references
 
 
+# An ordinary pair is labelled by its author and four validators: a catch pair is served to no more.
+MAX_SERVINGS = LABELS_PER_PAIR - AUTHOR_POSITION
+
+
+def servings(claims):
+    """How many participants were served each pair: an annotation over `claims` (every validation claim)."""
+    counted = claims.filter(pair_id=OuterRef("pair_id")).order_by().values("pair_id").annotate(n=Count("*")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
 def pick_catch_trials(
-    sender=None, worker=None, study_session=None, dataset=None, count=0, seen=None, taken=(), **kwargs
+    sender=None, worker=None, study_session=None, dataset=None, count=0, seen=None, taken=(), claims=None, **kwargs
 ):
-    """Receiver of `catch_trials_wanted`: up to `count` random catch-trial pair pks for the worker."""
+    """Receiver of `catch_trials_wanted`: up to `count` random catch-trial pair pks for the worker,
+    each served to fewer than `MAX_SERVINGS` participants so far (`claims`: every validation claim).
+
+    The reference rows are locked (skipping those another claimer holds) and the servings counted
+    again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
+    """
     if count <= 0:
         return []
     candidates = catch_trial_candidates(worker, dataset, seen).exclude(pair_id__in=list(taken))
-    # Random order over the catch trials only (a researcher-labelled handful, not the corpus).
-    return list(candidates.order_by("?").values_list("pair_id", flat=True)[:count])
+    if claims is not None:
+        candidates = candidates.alias(served=servings(claims)).filter(served__lt=MAX_SERVINGS)
+    # Random order over the catch trials only (a researcher-labelled pool, not the corpus).
+    candidates = candidates.order_by("?")
+    if connection.features.has_select_for_update_skip_locked:
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    locked = list(candidates.values_list("pair_id", flat=True)[: count * 3])
+    if claims is None or not locked:
+        return locked[:count]
+    served = dict(
+        ReferenceLabel.objects.filter(pair_id__in=locked)
+        .annotate(served=servings(claims))
+        .values_list("pair_id", "served")
+    )
+    return [pk for pk in locked if served.get(pk, MAX_SERVINGS) < MAX_SERVINGS][:count]
+
+
+def catch_pool_status(dataset, claims):
+    """The catch-trial pool of a dataset, for researchers: pairs in it, servings left under the rule,
+    and whether it has run dry (batches then carry no catch trial)."""
+    references = ReferenceLabel.objects.filter(is_catch_trial=True, pair__dataset=dataset)
+    served = list(references.annotate(served=servings(claims)).values_list("served", flat=True))
+    left = sum(max(0, MAX_SERVINGS - n) for n in served)
+    return {"pairs": len(served), "servings_left": left, "max_servings": MAX_SERVINGS, "dry": left == 0}
 
 
 def score_catch_trials(
@@ -72,3 +116,10 @@ def score_catch_trials(
     CatchTrialAnswer.objects.bulk_create(answers)
     record_catch_bonuses(worker, study_session, [answer for answer in answers if answer.matched])
     return answers
+
+
+def catch_pools(studies, claims):
+    """Per study that serves catch trials: its dataset's pool (`catch_pool_status`), for the quality pages."""
+    return [
+        {"study": study, **catch_pool_status(study.dataset, claims)} for study in studies if study.catch_trial_share > 0
+    ]

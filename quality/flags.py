@@ -312,3 +312,131 @@ def flag_workers(
         + too_fast_flags(figures, min_median_seconds=min_median_seconds, min_items=too_fast_min_items)
     )
     return sorted(flags, key=lambda flag: (flag.worker, FLAG_KINDS.index(flag.kind)))
+
+
+# --- a sequential test for short sessions (issue 27 item 4) ------------------------------------
+#
+# The binomial flag above waits for a minimum number of items, so a guesser doing one short
+# session escapes it. Wald's sequential probability ratio test weighs every label as it comes, and
+# keeps weighing across sessions and studies: H1 "the labels agree with the pairs at chance" against
+# H0 "they agree as an ordinary validator's do". The log-likelihood ratio of H1 to H0 after k
+# agreements in n items is
+#     k·log(chance / ordinary) + (n − k)·log((1 − chance) / (1 − ordinary)),
+# and the test decides "at chance" once it reaches log((1 − β) / α), "ordinary" once it falls to
+# log(β / (1 − α)). With chance ≈ 0.35 and ordinary 0.75, a guesser gains about 0.35 a label, so 20
+# labels reach the bound (4.6) with high probability; an ordinary validator loses about 0.33 a label.
+
+ORDINARY_AGREEMENT = 0.75  # below MultiNLI/SNLI's individual-vs-author agreement (85-89%): conservative
+SEQUENTIAL_ALPHA = 0.01  # an ordinary validator called a guesser
+SEQUENTIAL_BETA = 0.01  # a guesser let through
+AT_CHANCE, ORDINARY, UNDECIDED = "at_chance", "ordinary", "undecided"
+HOLD_POSTERIOR = 0.9  # hold a completion code when "at chance" is at least this probable
+
+
+@dataclass(frozen=True)
+class SequentialResult:
+    items: int
+    agreements: int
+    chance: float
+    log_ratio: float
+    decision: str
+
+    @property
+    def posterior_at_chance(self) -> float:
+        """P(labels at chance | labels so far) with even prior odds: the Bayesian reading of the same ratio."""
+        import math
+
+        return 1 / (1 + math.exp(-self.log_ratio))
+
+    @property
+    def holds_code(self) -> bool:
+        """Whether a study holding codes at chance holds this one: posterior at least HOLD_POSTERIOR.
+
+        Weaker evidence than the flag's (a hold asks a researcher to look; it excludes nobody), so it
+        catches about 91% of 20-item uniform guessers while an ordinary validator (85% agreement) is
+        held almost never and a careless one (70%) about 2% of the time (simulated, tests/quality/
+        test_short_session_guessers.py)."""
+        return self.items > 0 and self.posterior_at_chance >= HOLD_POSTERIOR
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"{self.agreements} of {self.items} labels agree with the pair's written label "
+            f"({self.agreements / self.items:.0%} where chance is {self.chance:.0%} and an ordinary validator "
+            f"reaches about {ORDINARY_AGREEMENT:.0%}); log-likelihood ratio {self.log_ratio:.1f}, "
+            f"P(at chance) {self.posterior_at_chance:.2f}"
+            if self.items
+            else "no labels yet"
+        )
+
+
+def sequential_guesser_test(
+    agreements: int,
+    items: int,
+    chance: float,
+    ordinary: float = ORDINARY_AGREEMENT,
+    alpha: float = SEQUENTIAL_ALPHA,
+    beta: float = SEQUENTIAL_BETA,
+) -> SequentialResult:
+    """Wald's SPRT of "labels at chance" (H1) against "labels at ordinary agreement" (H0)."""
+    import math
+
+    chance = min(max(chance, 0.05), ordinary - 0.05)  # the two hypotheses must stay apart
+    log_ratio = agreements * math.log(chance / ordinary) + (items - agreements) * math.log(
+        (1 - chance) / (1 - ordinary)
+    )
+    if log_ratio >= math.log((1 - beta) / alpha):
+        decision = AT_CHANCE
+    elif log_ratio <= math.log(beta / (1 - alpha)):
+        decision = ORDINARY
+    else:
+        decision = UNDECIDED
+    return SequentialResult(items, agreements, chance, log_ratio, decision)
+
+
+# --- catch trials right, ordinary labels at chance (issue 27 item 1) ----------------------------
+
+CATCH_ONLY = "catch_only"
+CATCH_ONLY_MIN_SEEN = 3
+CATCH_ONLY_MIN_ACCURACY = 0.8
+
+
+def catch_only_flag(worker: str, catch_seen: int, catch_matched: int, evidence: SequentialResult) -> WorkerFlag | None:
+    """A worker who gets catch trials right while their ordinary labels are probably at chance: one
+    who found the catch trials some other way (shared answers, a pattern) and guesses the rest.
+    Catch accuracy alone would rank them first; judged beside their ordinary labels, they are flagged."""
+    if catch_seen < CATCH_ONLY_MIN_SEEN or catch_matched / catch_seen < CATCH_ONLY_MIN_ACCURACY:
+        return None
+    if not evidence.holds_code:
+        return None
+    return WorkerFlag(
+        worker=worker,
+        kind=CATCH_ONLY,
+        reason=(
+            f"Catch trials right ({catch_matched} of {catch_seen}) while ordinary labels are at chance: "
+            f"{evidence.reason}."
+        ),
+        figures={
+            "catch_seen": catch_seen,
+            "catch_matched": catch_matched,
+            "ordinary_items": evidence.items,
+            "ordinary_agreements": evidence.agreements,
+            "posterior_at_chance": round(evidence.posterior_at_chance, 4),
+        },
+    )
+
+
+MANY_IDS = "many_ids"
+
+
+def many_ids_flag(worker, linked_ids) -> WorkerFlag | None:
+    """One browser (device cookie or session) seen under several participant ids: likely one person."""
+    if not linked_ids:
+        return None
+    others = sorted(linked_ids)
+    return WorkerFlag(
+        worker=worker,
+        kind=MANY_IDS,
+        reason=f"Shares a browser with {len(others)} other participant id(s): {', '.join(map(str, others))}.",
+        figures={"linked_ids": len(others)},
+    )

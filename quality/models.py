@@ -60,6 +60,11 @@ class QualificationTest(models.Model):
         default=True, help_text="Passing also marks the worker trusted (the pool of trusted validators)."
     )
     instructions = models.TextField(blank=True, help_text="Shown above the items (optional).")
+    show_wrong_items_after_last_try = models.BooleanField(
+        default=False,
+        help_text="After the last allowed try only, tell the worker which items of that try were wrong. "
+        "Before it, a try says pass or fail and nothing more (a count of matches would leak the answers).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self):

@@ -33,20 +33,31 @@ class QualificationRefused(Exception):
 
 
 def failed_message(test, attempt=None):
-    """The polite words for a try below the pass mark (with or without tries left)."""
-    lead = "Thank you for taking the qualification test."
-    if attempt is not None:
-        lead += (
-            f" You matched {attempt.correct} of {attempt.total} answers; this study needs"
-            f" {needed(test, attempt.total)}."
-        )
+    """The polite words for a try below the pass mark (with or without tries left).
+
+    Pass or fail only: how many answers matched is never said, since a count per try lets a worker
+    (or a few ids of one person) work the answers out (issue 27). Where the test allows it, the
+    items that were wrong are named after the last allowed try, when nothing can be retried.
+    """
+    lead = "Thank you for taking the qualification test. Your answers did not reach this study's pass mark."
     left = attempts_left(test, attempt.worker if attempt is not None else None)
     if left == 0:
+        wrong = wrong_items(test, attempt) if attempt is not None and test.show_wrong_items_after_last_try else []
+        if wrong:
+            lead += f" On your last try, {'pair' if len(wrong) == 1 else 'pairs'} {', '.join(map(str, wrong))} differed"
+            lead += " from the researchers' answers."
         return (
             f"{lead} You have no tries left, so we cannot offer you this study's tasks this time. Please "
             "return the study on the crowd platform; you will not be penalised, and we are grateful for your time."
         )
     return f"{lead} You may take the test again: {left} tr{'y' if left == 1 else 'ies'} left."
+
+
+def wrong_items(test, attempt):
+    """The numbers (as shown on that try's page) of the items a try got wrong."""
+    wrong = set(attempt.answers.filter(is_correct=False).values_list("reference_id", flat=True))
+    shown = items_for(test, attempt.worker, attempt.number)
+    return [number for number, item in enumerate(shown, 1) if item.pk in wrong]
 
 
 def needed(test, total):

@@ -31,6 +31,7 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
+from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
 from .models import CatchTrialAnswer, ReferenceLabel
@@ -227,6 +228,17 @@ def worker_quality(dataset=None, **flag_options):
     # Flags over validators only (the binomial test's BH correction runs over those tested).
     for flag in flag_rules.flag_workers([row.figures() for row in rows.values() if row.labels_given], **flag_options):
         rows[flag.worker].flags.append(flag)
+    # Catch trials judged beside the ordinary labels: right on the catch trials, at chance elsewhere.
+    catchers = [pk for pk, row in rows.items() if row.catch_seen]
+    for pk, evidence in sequential_evidence_by_worker(catchers).items():
+        row = rows[pk]
+        flag = flag_rules.catch_only_flag(pk, row.catch_seen, row.catch_matched, evidence)
+        if flag is not None:
+            row.flags.append(flag)
+    # One person under many ids: participant ids seen in one browser (researchers only).
+    for pk, others in shared_device_ids(rows).items():
+        if pk in rows:
+            rows[pk].flags.append(flag_rules.many_ids_flag(pk, others))
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
 
 
@@ -244,3 +256,36 @@ def reference_label_counts(dataset=None):
     if dataset is not None:
         references = references.filter(pair__dataset=dataset)
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
+
+
+def sequential_evidence(worker):
+    """The sequential guesser test over every validation label this worker ever gave (every session,
+    study and dataset): agreement with the label each pair was written for, which every pair has
+    from the start, so even a first short session is weighed. Chance is what the worker's own label
+    habits reach against those written labels (`flags.chance_agreement`)."""
+    return sequential_evidence_by_worker([worker.pk])[worker.pk]
+
+
+def sequential_evidence_by_worker(worker_ids):
+    """{worker id: flags.SequentialResult} for these workers, in one statement."""
+    rows = (
+        ValidationLabel.objects.filter(
+            worker_id__in=list(worker_ids), position__gt=AUTHOR_POSITION, pair__author_label__in=LABELS
+        )
+        .values("worker_id", "label", "pair__author_label")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    tallies = {pk: ({}, {}, [0, 0]) for pk in worker_ids}
+    for row in rows:
+        own, written, counts = tallies[row["worker_id"]]
+        own[row["label"]] = own.get(row["label"], 0) + row["n"]
+        written[row["pair__author_label"]] = written.get(row["pair__author_label"], 0) + row["n"]
+        counts[0] += row["n"] if row["label"] == row["pair__author_label"] else 0
+        counts[1] += row["n"]
+    return {
+        pk: flag_rules.sequential_guesser_test(
+            agreements, items, flag_rules.chance_agreement(own, written) if items else 1 / 3
+        )
+        for pk, (own, written, (agreements, items)) in tallies.items()
+    }

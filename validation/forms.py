@@ -1,6 +1,7 @@
 """The batch form: one choice per pair in its dataset's label scheme, submitted together."""
 
 from django import forms
+from django.utils.crypto import salted_hmac
 
 from corpus import labels as scheme_labels
 from corpus.models import Label
@@ -31,7 +32,21 @@ SCHEME_CHOICES = {
 
 
 def field_name(pair):
+    """The field of a pair outside a claim (the qualification test's fixed items)."""
     return f"label-{pair.pk}"
+
+
+def claim_field_name(claim):
+    """The field of one item of a validation claim: an opaque token, never the pair's primary key.
+
+    A keyed hash of the claim (its id, batch and worker) under the site's secret: unguessable,
+    different for every claim (so it neither orders nor repeats across batches, and a catch trial's
+    token looks like any other), and valid only in its own batch, since the submit maps the tokens of
+    that batch's claims back to their pairs on the server (issue 27: primary keys of catch pairs
+    stood apart from their neighbours').
+    """
+    digest = salted_hmac("validation.claim-field", f"{claim.pk}:{claim.batch}:{claim.worker_id}").hexdigest()
+    return f"item-{digest[:24]}"
 
 
 def scheme_of(pair):
@@ -39,11 +54,13 @@ def scheme_of(pair):
 
 
 class ValidationBatchForm(forms.Form):
-    def __init__(self, pairs, *args, **kwargs):
+    def __init__(self, pairs, *args, names=None, **kwargs):
+        """`names` maps a pair pk to its field name (`claim_field_name` on task pages); by default `field_name`."""
         super().__init__(*args, **kwargs)
         self.pairs = list(pairs)
+        self.names = names or {pair.pk: field_name(pair) for pair in self.pairs}
         for pair in self.pairs:
-            self.fields[field_name(pair)] = forms.ChoiceField(
+            self.fields[self.names[pair.pk]] = forms.ChoiceField(
                 choices=SCHEME_CHOICES[scheme_of(pair)][0],
                 widget=forms.RadioSelect,
                 required=False,  # the service names every missing pair in one message
@@ -56,13 +73,13 @@ class ValidationBatchForm(forms.Form):
 
     def labels(self):
         """{pair pk: answer in the pair's scheme or ''}, for the service."""
-        return {pair.pk: self.cleaned_data.get(field_name(pair)) or "" for pair in self.pairs}
+        return {pair.pk: self.cleaned_data.get(self.names[pair.pk]) or "" for pair in self.pairs}
 
     def rows(self, missing=()):
         """What the template draws: each pair with its number, its chosen label and its buttons."""
         chosen = self.data if self.is_bound else {}
         for number, pair in enumerate(self.pairs, 1):
-            name = field_name(pair)
+            name = self.names[pair.pk]
             value = chosen.get(name, "")
             choices, keys = SCHEME_CHOICES[scheme_of(pair)]
             yield {

@@ -22,7 +22,7 @@ from crowd.services import drafts_saved, worker_for_user
 from crowd.views import completion_page, task_refusal_page
 
 from . import selectors, services
-from .forms import MpeBatchForm
+from .forms import MpeBatchForm, claim_field_name
 
 
 @login_required
@@ -60,7 +60,7 @@ def batch(request, batch):
         return redirect("validation:mpe-next")
     pairs = [claim.pair for claim in claims]
     expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
-    form = MpeBatchForm(pairs, request.POST or None)
+    form = MpeBatchForm(pairs, request.POST or None, names={c.pair_id: claim_field_name(c) for c in claims})
     missing, error = (), None
     if request.method == "POST" and form.is_valid():
         try:

@@ -288,6 +288,7 @@ def _catch_trials(worker, study_session, dataset, size, taken=()):
         count=count,
         seen=seen,
         taken=list(taken),
+        claims=ValidationClaim.objects.all(),
     ):
         picked += [pk for pk in pks or () if pk not in picked and pk not in taken]
     return picked[:count]

@@ -19,7 +19,7 @@ from crowd.views import completion_page, task_refusal_page
 
 from . import grammaticality as grammar
 from . import selectors, services
-from .forms import ValidationBatchForm
+from .forms import ValidationBatchForm, claim_field_name
 
 
 @login_required
@@ -54,7 +54,7 @@ def batch(request, batch):
         return redirect("validation:next")
     pairs = [claim.pair for claim in claims]
     expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
-    form = ValidationBatchForm(pairs, request.POST or None)
+    form = ValidationBatchForm(pairs, request.POST or None, names={c.pair_id: claim_field_name(c) for c in claims})
     missing = ()
     error = None
     if request.method == "POST" and form.is_valid():

@@ -14,8 +14,10 @@ from corpus.counters import LabelRefused
 from corpus.models import Pair
 from crowd.models import Study
 from quality import bonuses, selectors, services
+from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel
 from validation.forms import CHOICES, KEYS
+from validation.models import ValidationClaim
 
 from .common import Scope, page_context, researcher_required
 
@@ -110,6 +112,10 @@ def bonus_page(request):
             study=study,
             unpaid=list(bonuses.unpaid(study)) if study else [],
             totals=bonuses.worker_totals(study) if study else [],
+            # A dry pool serves no catch trial (never a repeat): the researcher is told here.
+            catch_pools=catch_pools(
+                Study.objects.filter(is_active=True).select_related("dataset"), ValidationClaim.objects.all()
+            ),
         ),
     )
 

@@ -48,7 +48,7 @@
     fetch(config.dataset.scoreUrl, {
       method: "POST", credentials: "same-origin",
       headers: {"Content-Type": "application/json", "X-CSRFToken": csrf ? csrf.value : ""},
-      body: JSON.stringify({text: text, label: field.name, dataset: config.dataset.dataset})
+      body: JSON.stringify({text: text, label: field.name, dataset: config.dataset.dataset, claim: config.dataset.claim || ""})
     }).then(function (r) { return r.ok ? r.json() : null; }).then(function (answer) {
       if (!answer || asked !== s.asked) return;  // a newer draft is on its way
       if (answer.guessable) show(field, answer.words); else hide(field);

@@ -9,6 +9,7 @@ from artifacts.selectors import giveaway_words_for
 from corpus.models import Worker
 from demo.artifacts import DEMO_DRAFT, GUESSABLE_WRITER, ensure_artifacts_demo
 from demo.content import WRITING_STUDY, load_demo
+from tests.artifacts.nudge_helpers import writing_claim_token
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +34,8 @@ def test_the_demo_flags_its_guessable_writer_tags_its_pairs_and_nudges(client, l
     assert MonitorRefresh.objects.filter(dataset=dataset).count() == 1
     client.get(f"/study/{WRITING_STUDY['slug']}/?PROLIFIC_PID=demo-pid-9&STUDY_ID=s&SESSION_ID=x")
     answer = client.post(
-        "/artifacts/score/", json.dumps({"text": DEMO_DRAFT, "label": "contradiction"}), content_type="application/json"
+        "/artifacts/score/",
+        json.dumps({"text": DEMO_DRAFT, "label": "contradiction", "claim": writing_claim_token(client)}),
+        content_type="application/json",
     ).json()
     assert answer["guessable"] and answer["words"][0] == "not"

@@ -173,6 +173,7 @@ def test_the_demo_has_mpe_items_built_items_and_an_adjudication_case(demo_output
 
 def test_the_printed_mpe_study_link_leads_to_mpe_judgments_and_a_completion_code(client, demo_output):
     from crowd.models import StudySession
+    from validation.forms import claim_field_name
     from validation.models import ValidationClaim
 
     output = demo_output
@@ -184,7 +185,7 @@ def test_the_printed_mpe_study_link_leads_to_mpe_judgments_and_a_completion_code
     assert "/validate/mpe/batch/" in batch_url
     claims = ValidationClaim.objects.filter(study_session__study=study)
     assert claims.count() == 2 and {claim.pair.dataset.slug for claim in claims} == {"mpe-demo"}
-    client.post(batch_url, {f"label-{claim.pair_id}": Label.NEUTRAL for claim in claims})
+    client.post(batch_url, {claim_field_name(claim): Label.NEUTRAL for claim in claims})
     code = StudySession.objects.get(study=study).completion_code
     assert code.startswith("DEMO-MPE-2468")
     assert code in client.get("/validate/mpe/next/").content.decode()

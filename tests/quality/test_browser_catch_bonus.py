@@ -11,6 +11,8 @@ from crowd.models import Study, TaskKind
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer
 from quality.services import set_reference_label
 from tests.validation.validation_factories import make_dataset, make_pair
+from validation.forms import claim_field_name
+from validation.models import ValidationClaim
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -44,7 +46,9 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     fieldsets = page.locator("fieldset.validation-pair")
     assert fieldsets.count() == 5
-    order = [int(fieldsets.nth(i).get_attribute("data-pair")) for i in range(5)]
+    # The page names items by opaque per-claim tokens; the test maps them back through the claims.
+    pair_of = {claim_field_name(claim): claim.pair_id for claim in ValidationClaim.objects.all()}
+    order = [pair_of[fieldsets.nth(i).get_attribute("data-item")] for i in range(5)]
     assert trap.pk in order
     # Nothing on the page tells a catch trial from any other pair.
     assert "catch" not in page.content().lower()

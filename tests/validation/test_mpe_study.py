@@ -9,7 +9,7 @@ from crowd.models import Study, StudySession, TaskKind
 from validation.models import ValidationClaim
 
 from .test_mpe_task import make_mpe_items
-from .validation_factories import make_dataset, make_pair
+from .validation_factories import item_field, make_dataset, make_pair
 
 pytestmark = pytest.mark.django_db
 PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "60aa11bb22cc33dd44ee55ff", "SESSION_ID": "mpe-001"}
@@ -36,7 +36,7 @@ def submit_next_batch(client, answer="entailment"):
     location = client.get(reverse("validation:mpe-next"))["Location"]
     batch = location.rstrip("/").rsplit("/", 1)[-1]
     claims = list(ValidationClaim.objects.filter(batch=batch))
-    response = client.post(location, {f"label-{claim.pair_id}": answer for claim in claims})
+    response = client.post(location, {item_field(claim.pair_id, claim.worker): answer for claim in claims})
     assert response.status_code == 302, response.content.decode()[:2000]
     return claims
 

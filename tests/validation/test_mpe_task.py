@@ -12,7 +12,7 @@ from tests import factories
 from validation import services
 from validation.models import ValidationClaim
 
-from .validation_factories import make_dataset, make_pair
+from .validation_factories import item_field, make_dataset, make_pair
 
 pytestmark = pytest.mark.django_db
 E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
@@ -90,9 +90,9 @@ def test_the_page_shows_the_four_captions_and_yes_unknown_no_and_stores_labels(c
     assert all(f"</kbd> {answer}</label>" in html for answer in ("yes", "unknown", "no"))
     assert "Definitely correct" not in html  # not the MultiNLI wording
     # A missing answer: nothing saved, the item named.
-    missing = client.post(response["Location"], {f"label-{items[0].pk}": N})
+    missing = client.post(response["Location"], {item_field(items[0].pk): N})
     assert missing.status_code == 400 and ValidationLabel.objects.count() == 0
-    done = client.post(response["Location"], {f"label-{items[0].pk}": N, f"label-{items[1].pk}": C})
+    done = client.post(response["Location"], {item_field(items[0].pk): N, item_field(items[1].pk): C})
     assert done.status_code == 302 and done["Location"] == reverse("validation:mpe-next")
     assert dict(ValidationLabel.objects.values_list("pair_id", "label")) == {items[0].pk: N, items[1].pk: C}
 

@@ -12,6 +12,8 @@ from tests import factories
 from validation import grammaticality as grammar
 from validation.services import BatchIncomplete, ValidationRefused, claim_validation_batch, submit_validation_batch
 
+from .validation_factories import item_field
+
 pytestmark = pytest.mark.django_db
 
 
@@ -43,7 +45,7 @@ def test_two_way_batch_shows_entailed_and_not_entailed_on_keys_1_and_2(client, m
     url, page = batch_page(client, worker)
     assert 'data-scheme="two_way"' in page and "Not entailed" in page and "Definitely correct" not in page
     assert page.count('data-key="1"') == 5 and page.count('data-key="2"') == 5 and 'data-key="3"' not in page
-    answers = {f"label-{p.pk}": ("entailed" if i % 2 else "not-entailed") for i, p in enumerate(pairs)}
+    answers = {item_field(p.pk): ("entailed" if i % 2 else "not-entailed") for i, p in enumerate(pairs)}
     assert client.post(url, answers).status_code == 302
     stored = dict(ValidationLabel.objects.filter(worker=worker).values_list("pair_id", "label"))
     assert stored == {p.pk: ("entailment" if i % 2 else "neutral") for i, p in enumerate(pairs)}
@@ -68,7 +70,7 @@ def test_ordinal_batch_takes_ratings_1_to_5_and_keeps_them(client, make_worker):
     assert 'data-scheme="ordinal"' in page and "very likely" in page
     assert all(page.count(f'data-key="{k}"') == 5 for k in "12345")
     ratings = [5, 4, 3, 2, 1]
-    assert client.post(url, {f"label-{p.pk}": str(r) for p, r in zip(pairs, ratings, strict=False)}).status_code == 302
+    assert client.post(url, {item_field(p.pk): str(r) for p, r in zip(pairs, ratings, strict=False)}).status_code == 302
     rows = {
         pk: (label, rating)
         for pk, label, rating in ValidationLabel.objects.filter(worker=worker).values_list(

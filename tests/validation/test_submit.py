@@ -16,7 +16,7 @@ from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from validation import services
 from validation.models import ValidationClaim
 
-from .validation_factories import make_pair
+from .validation_factories import item_field, make_pair
 
 pytestmark = pytest.mark.django_db
 
@@ -201,13 +201,13 @@ def test_submit_through_the_page(client, dataset, make_worker):
     ids = batch_pairs(batch)
     url = reverse("validation:batch", kwargs={"batch": batch})
     # Incomplete: refused with a message, nothing saved, the chosen labels still chosen.
-    response = client.post(url, {f"label-{ids[0]}": "neutral", f"label-{ids[1]}": "contradiction"})
+    response = client.post(url, {item_field(ids[0]): "neutral", item_field(ids[1]): "contradiction"})
     html = response.content.decode()
     assert response.status_code == 400
     assert "missing: pair 3, 4, 5" in html
-    assert f'id="label-{ids[0]}-2" value="neutral"\n             data-key="2" checked' in html
+    assert f'id="{item_field(ids[0])}-2" value="neutral"\n             data-key="2" checked' in html
     assert not ValidationLabel.objects.filter(worker=worker).exists()
-    data = {f"label-{pk}": "neutral" for pk in ids}
+    data = {item_field(pk): "neutral" for pk in ids}
     response = client.post(url, data)
     assert response.status_code == 302 and response.url == reverse("validation:next")
     assert ValidationLabel.objects.filter(worker=worker, label="neutral").count() == 5
@@ -225,7 +225,7 @@ def test_a_worker_cannot_open_anothers_batch(client, dataset, make_worker):
     url = reverse("validation:batch", kwargs={"batch": batch})
     login(client, intruder)
     assert client.get(url).status_code == 404
-    assert client.post(url, {f"label-{pk}": "neutral" for pk in batch_pairs(batch)}).status_code == 404
+    assert client.post(url, {item_field(pk): "neutral" for pk in batch_pairs(batch)}).status_code == 404
     assert not ValidationLabel.objects.filter(worker=intruder).exists()
 
 
@@ -237,7 +237,7 @@ def test_expired_batch_page_says_so(client, dataset, make_worker):
     url = reverse("validation:batch", kwargs={"batch": batch})
     login(client, worker)
     assert "This batch has expired" in client.get(url).content.decode()
-    response = client.post(url, {f"label-{pk}": "neutral" for pk in batch_pairs(batch)})
+    response = client.post(url, {item_field(pk): "neutral" for pk in batch_pairs(batch)})
     assert response.status_code == 400 and "nothing was saved" in response.content.decode()
     assert not ValidationLabel.objects.filter(worker=worker).exists()
 
@@ -285,7 +285,7 @@ def test_validation_study_ends_with_the_completion_code(client, dataset, make_wo
         url = client.get(reverse("validation:next")).url
         batch = ValidationClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN).first().batch
         assert ValidationClaim.objects.get(batch=batch, pair_id=batch_pairs(batch)[0]).study_session == study_session
-        client.post(url, {f"label-{pk}": "entailment" for pk in batch_pairs(batch)})
+        client.post(url, {item_field(pk, worker): "entailment" for pk in batch_pairs(batch)})
     study_session.refresh_from_db()
     assert study_session.tasks_done == 2 and study_session.is_complete
     response = client.get(reverse("validation:next"))

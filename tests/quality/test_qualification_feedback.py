@@ -1,0 +1,54 @@
+"""Issue 27 item 2: qualification feedback is pass or fail, never a count of matches.
+
+The attack: "You matched X of 5" after each try is an oracle; changing one answer per try (over
+several participant ids) reads all five answers off the counts. After the fix, every failed try
+of a test reads the same, whatever it matched; a study may name the wrong items after the last
+allowed try only.
+"""
+
+import html
+import re
+
+import pytest
+from django.urls import reverse
+
+from quality.models import QualificationAttempt
+from tests.quality.qualification_helpers import PROLIFIC, answers, qualified_study
+
+pytestmark = pytest.mark.django_db
+
+
+def try_with(client, study, test, correct):
+    data = {f"label-{pk}": label for pk, label in answers(test, correct).items()}
+    response = client.post(reverse("qualification", args=[study.slug]), data)
+    page = client.get(response["Location"]) if response.status_code == 302 else response
+    return html.unescape(re.sub(r"\d+ tr(y|ies) left", "", page.content.decode()))
+
+
+def feedback_text(html):
+    found = re.search(r"Thank you for taking the qualification test\.[^<]*", html)
+    return found.group(0) if found else ""
+
+
+def test_a_failed_try_says_fail_and_not_how_many_matched(client):
+    study, test = qualified_study()
+    client.get(reverse("study_entry", args=[study.slug]), PROLIFIC)
+    first = feedback_text(try_with(client, study, test, correct=2))
+    second = feedback_text(try_with(client, study, test, correct=0))
+    print(f"\nfeedback after 2 and after 0 matches: {first!r} / {second!r}")
+    assert first and second
+    assert "matched" not in first and not re.search(r"\d+ of \d+", first + second)
+    assert first.split(" You ")[0] == second.split(" You ")[0]
+
+
+def test_the_wrong_items_are_named_after_the_last_try_only_where_the_study_allows(client):
+    study, test = qualified_study()
+    test.show_wrong_items_after_last_try = True
+    test.save()
+    client.get(reverse("study_entry", args=[study.slug]), PROLIFIC)
+    first = try_with(client, study, test, correct=1)
+    assert "Thank you for taking" in first and "differed" not in first
+    last = try_with(client, study, test, correct=1)
+    assert "no tries left" in last and "differed from the researchers' answers" in last
+    attempt = QualificationAttempt.objects.order_by("-number").first()
+    assert attempt.total - attempt.correct == len(re.search(r"pairs? ([\d, ]+) differed", last).group(1).split(","))

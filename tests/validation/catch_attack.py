@@ -1,0 +1,228 @@
+"""A patient cheater's view of catch trials: everything a participant's browser can read, pooled.
+
+`simulate` runs participants through a validation study by the pages alone (home page, batch page,
+submit) and records, per item served, only what the participant saw: the form field name, the
+page's data attributes and hidden inputs, the item's text, and the home page's "pairs validated"
+count before and after the batch. The truth (which items were catch trials) comes from the
+database, for scoring the attacks only.
+
+The attacks (issue 27):
+- counter: a batch's catch trials = 5 minus the rise of "pairs validated";
+- pk gap: the item whose identifier stands farthest from its batch neighbours' median is a catch trial;
+- served: an item (by its text) seen by more than four participants is a catch trial;
+- stump: the best one-feature threshold rule over all of the above, fitted on half the items and
+  scored (balanced accuracy) on the other half.
+"""
+
+import random
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from statistics import median
+
+from django.urls import reverse
+
+from corpus.models import Label, Pair
+from crowd.arrival import SESSION_KEY
+from crowd.models import Study, StudySession, TaskKind
+from quality.services import set_reference_label
+from tests.validation.validation_factories import make_dataset, make_pair
+from validation.models import ValidationClaim
+
+FIELD = re.compile(r'<input type="radio" class="label-input" name="([^"]+)"')
+DATA_ATTRIBUTE = re.compile(r'data-(?:pair|item|claim|id)="([^"]*)"')
+HIDDEN = re.compile(r'<input type="hidden" name="(?!csrfmiddlewaretoken)[^"]*" value="([^"]*)"')
+HYPOTHESIS = re.compile(r'<p class="hypothesis">([^<]*)</p>')
+COUNTER = re.compile(r'data-count="validation_labels">(\d+)<')
+
+
+@dataclass
+class Item:
+    batch: int
+    name: str
+    text: str
+    identifier: int
+    is_catch: bool
+    position: int
+    visible_values: list = field(default_factory=list)
+
+
+@dataclass
+class Observation:
+    items: list
+    counter_rises: list  # per batch: (rise of "pairs validated", catch trials in it, items shown)
+    pair_pks: set
+
+
+def identifier_of(name):
+    """The number an attacker reads from a field name: its digits, else the whole suffix as hex."""
+    suffix = name.rsplit("-", 1)[-1]
+    if suffix.isdigit():
+        return int(suffix)
+    try:
+        return int(suffix, 16)
+    except ValueError:
+        return sum(map(ord, suffix))
+
+
+def build_study(ordinary=36, catch=8, share=0.3, slug="catch-attack"):
+    dataset = make_dataset(slug)
+    for number in range(ordinary):
+        make_pair(dataset, label=[Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION][number % 3])
+    for _ in range(catch):
+        # A researcher-labelled pair from the same data (fully labelled, like the demo's).
+        pair = make_pair(dataset, label=Label.ENTAILMENT, needs_validation=False)
+        set_reference_label(pair, Label.ENTAILMENT, is_catch_trial=True)
+    return Study.objects.create(
+        slug=slug,
+        name=slug,
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        tasks_per_batch=10,
+        completion_code="CODE",
+        catch_trial_share=share,
+        bonus_per_catch_match=Decimal("0.10"),
+    )
+
+
+def _counter(client):
+    return int(COUNTER.search(client.get(reverse("home")).content.decode()).group(1))
+
+
+def simulate(client_class, make_worker, study, participants=16, batches_each=2, seed=7):
+    rng = random.Random(seed)
+    items, rises = [], []
+    batch_number = 0
+    for number in range(participants):
+        worker = make_worker(username=f"attacker-{study.slug}-{number}")
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"S{number}")
+        client = client_class()
+        client.force_login(worker.user)
+        store = client.session
+        store[SESSION_KEY] = session.pk
+        store.save()
+        for _ in range(batches_each):
+            before = _counter(client)
+            response = client.get(reverse("validation:next"))
+            if response.status_code != 302 or "/batch/" not in response.url:
+                break
+            html = client.get(response.url).content.decode()
+            batch_id = response.url.rstrip("/").rsplit("/", 1)[-1]
+            truth = {
+                claim.pair.hypothesis: claim.is_catch_trial
+                for claim in ValidationClaim.objects.filter(batch=batch_id).select_related("pair")
+            }
+            names = list(dict.fromkeys(FIELD.findall(html)))
+            texts = HYPOTHESIS.findall(html)
+            visible = DATA_ATTRIBUTE.findall(html) + HIDDEN.findall(html)
+            for position, (name, text) in enumerate(zip(names, texts, strict=True)):
+                items.append(
+                    Item(batch_number, name, text, identifier_of(name), truth[text], position, visible + names)
+                )
+            answers = {name: rng.choice(["entailment", "neutral", "contradiction"]) for name in names}
+            assert client.post(response.url, answers).status_code == 302
+            rises.append((_counter(client) - before, sum(truth.values()), len(names)))
+            batch_number += 1
+    return Observation(items, rises, set(Pair.objects.values_list("pk", flat=True)))
+
+
+# --- the attacks -------------------------------------------------------------------------------
+
+
+def precision_recall(predicted, actual):
+    hits = sum(p and a for p, a in zip(predicted, actual, strict=True))
+    flagged, positives = sum(predicted), sum(actual)
+    return (hits / flagged if flagged else 0.0), (hits / positives if positives else 0.0)
+
+
+def counter_exactness(observation):
+    """Share of batches where the items shown minus the counter's rise is exactly the number of catch
+    trials, and the same share for a blind guess of 'none' (what the counter adds is the difference)."""
+    rises = observation.counter_rises
+    exact = sum(shown - rise == catch for rise, catch, shown in rises) / len(rises)
+    blind = sum(catch == 0 for _, catch, _ in rises) / len(rises)
+    return exact, blind
+
+
+def gap_feature(items):
+    by_batch = {}
+    for item in items:
+        by_batch.setdefault(item.batch, []).append(item)
+    gaps = {}
+    for members in by_batch.values():
+        for item in members:
+            others = [other.identifier for other in members if other is not item]
+            gaps[id(item)] = abs(item.identifier - median(others)) if others else 0
+    return [gaps[id(item)] for item in items]
+
+
+def pk_gap_attack(observation, threshold=None):
+    """Flag, in each batch, the item farthest from the others' median when its gap is over `threshold`
+    (default: the median gap of all items times 3)."""
+    items = observation.items
+    gaps = gap_feature(items)
+    threshold = threshold if threshold is not None else 3 * (median(gaps) or 1)
+    predicted = [gap > threshold for gap in gaps]
+    return precision_recall(predicted, [item.is_catch for item in items])
+
+
+def served_counts(items):
+    seen = {}
+    for item in items:
+        seen[item.text] = seen.get(item.text, 0) + 1
+    return [seen[item.text] for item in items]
+
+
+def served_attack(observation, more_than=4):
+    items = observation.items
+    predicted = [count > more_than for count in served_counts(items)]
+    return precision_recall(predicted, [item.is_catch for item in items])
+
+
+def pks_on_page(observation):
+    """Visible identifiers (field names, data attributes, hidden values) that carry a pair's primary key."""
+    found = set()
+    for item in observation.items:
+        for value in item.visible_values:
+            for number in re.findall(r"\d+", value):
+                if int(number) in observation.pair_pks and value.rsplit("-", 1)[-1] == number:
+                    found.add(value)
+    return found
+
+
+def _balanced_accuracy(predicted, actual):
+    positives = [p for p, a in zip(predicted, actual, strict=True) if a]
+    negatives = [p for p, a in zip(predicted, actual, strict=True) if not a]
+    if not positives or not negatives:
+        return 0.5
+    return (sum(positives) / len(positives) + sum(not p for p in negatives) / len(negatives)) / 2
+
+
+def stump_attack(observation):
+    """Best single-feature threshold rule (either direction), fitted on even batches, scored on odd ones.
+
+    Features: the identifier's gap from its batch, the pooled served count, the position in the
+    batch, and the batch's counter rise. Returns the held-out balanced accuracy (0.5 is chance).
+    """
+    items = observation.items
+    rise_of = dict(enumerate(rise for rise, _, _ in observation.counter_rises))
+    features = {
+        "gap": gap_feature(items),
+        "served": served_counts(items),
+        "position": [item.position for item in items],
+        "rise": [rise_of.get(item.batch, 0) for item in items],
+    }
+    actual = [item.is_catch for item in items]
+    train = [index for index, item in enumerate(items) if item.batch % 2 == 0]
+    test = [index for index, item in enumerate(items) if item.batch % 2 == 1]
+    best = (0.0, None)
+    for name, values in features.items():
+        for threshold in sorted(set(values)):
+            for above in (True, False):
+                predicted = [(values[i] >= threshold) == above for i in train]
+                score = _balanced_accuracy(predicted, [actual[i] for i in train])
+                if score > best[0]:
+                    best = (score, (name, threshold, above))
+    name, threshold, above = best[1]
+    predicted = [(features[name][i] >= threshold) == above for i in test]
+    return _balanced_accuracy(predicted, [actual[i] for i in test]), best[1]
