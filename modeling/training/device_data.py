@@ -60,18 +60,30 @@ class DeviceTrainSet:
 
     def __init__(self, primary, secondary, device, sort_by="pair"):
         examples = list(primary) + list(secondary)
-        self.n_primary, self.n_secondary = len(primary), len(secondary)
+        premise, premise_lengths = padded_ids([ex.premise_ids for ex in examples])
+        hypothesis, hypothesis_lengths = padded_ids([ex.hypothesis_ids for ex in examples])
+        labels = torch.tensor([ex.label for ex in examples], dtype=torch.long)
+        self._place(premise, premise_lengths, hypothesis, hypothesis_lengths, labels, len(primary), device, sort_by)
+
+    @classmethod
+    def from_padded(cls, premise, premise_lengths, hypothesis, hypothesis_lengths, labels, device, sort_by="pair"):
+        """A set from ids already padded (as padded_ids returns them), all of it primary (bench/)."""
+        train_set = cls.__new__(cls)
+        train_set._place(premise, premise_lengths, hypothesis, hypothesis_lengths, labels, len(labels), device, sort_by)
+        return train_set
+
+    def _place(self, premise, premise_lengths, hypothesis, hypothesis_lengths, labels, n_primary, device, sort_by):
+        self.n_primary, self.n_secondary = n_primary, len(labels) - n_primary
         self.device = torch.device(device)
-        premise, self.premise_lengths = padded_ids([ex.premise_ids for ex in examples])
-        hypothesis, self.hypothesis_lengths = padded_ids([ex.hypothesis_ids for ex in examples])
+        self.premise_lengths, self.hypothesis_lengths = premise_lengths, hypothesis_lengths
         self.premise = premise.to(self.device)
         self.hypothesis = hypothesis.to(self.device)
-        self.labels = torch.tensor([ex.label for ex in examples], dtype=torch.long, device=self.device)
+        self.labels = labels.to(self.device)
         # One integer per pair that orders as the host path's sort key does (a tuple for "pair").
         if sort_by == "hypothesis":
-            key = self.hypothesis_lengths
+            key = hypothesis_lengths
         else:
-            key = self.premise_lengths * (int(self.hypothesis_lengths.max()) + 1) + self.hypothesis_lengths
+            key = premise_lengths * (int(hypothesis_lengths.max()) + 1) + hypothesis_lengths
         self.sort_key = key.to(self.device)
         self._key_span = int(key.max()) + 1 if len(key) else 1
 

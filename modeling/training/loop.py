@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
 
 from modeling.nets import build_net
 
@@ -53,6 +54,34 @@ def describe_device(device):
     return f"cpu ({torch.get_num_threads()} threads)"
 
 
+_AMP_DTYPES = {}
+
+
+def amp_dtype(device):
+    """bf16 where this GPU has it and its LSTMs (cuDNN's) run in it, else fp16; probed once per device.
+
+    The probe trains a tiny packed bidirectional LSTM one step under bf16 autocast, inside
+    fork_rng so a run's random stream (its initial weights) is the same whichever dtype it gets.
+    """
+    key = str(device)
+    if key not in _AMP_DTYPES:
+        dtype = torch.float16
+        if torch.cuda.is_bf16_supported():
+            try:
+                with torch.random.fork_rng(devices=[device]):
+                    lstm = nn.LSTM(4, 4, batch_first=True, bidirectional=True).to(device)
+                    x = torch.randn(2, 3, 4, device=device)
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        packed = pack_padded_sequence(x, torch.tensor([3, 2]), batch_first=True, enforce_sorted=False)
+                        out, _ = lstm(packed)
+                        out.data.float().sum().backward()
+                dtype = torch.bfloat16
+            except RuntimeError:
+                pass
+        _AMP_DTYPES[key] = dtype
+    return _AMP_DTYPES[key]
+
+
 def seed_everything(seed):
     random.seed(seed)
     np.random.seed(seed)
@@ -74,9 +103,7 @@ class Trainer:
         self.use_amp = bool(config["amp"]) and self.device.type == "cuda"
         # bf16 has fp32's range: no loss scaling, so no scaler checks (and their synchronisation) per
         # step. GPUs without it (before Ampere) get fp16 with a GradScaler, as before.
-        self.amp_dtype = None
-        if self.use_amp:
-            self.amp_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        self.amp_dtype = amp_dtype(self.device) if self.use_amp else None
         if self.trainable:
             self.net.to(self.device)
             # Fused Adam updates every parameter in one kernel on CUDA; on the CPU torch's plain
@@ -320,6 +347,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
             "history": history,
             "device": describe_device(trainer.device),
             "amp": trainer.use_amp,
+            "amp_dtype": str(trainer.amp_dtype).removeprefix("torch.") if trainer.use_amp else None,
             "seconds": round(time.monotonic() - started, 3),
             "config": config,
         }
