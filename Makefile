@@ -73,8 +73,9 @@ beat: install
 	@mkdir -p var
 	$(BIN)/celery -A annotation_site beat --schedule var/celerybeat-schedule -l info
 
+# One Celery worker per GPU, TRAINING_RUNS_PER_NODE runs at once on each (default 1): docs/gpu-nodes.md.
 gpu-worker: install
-	$(BIN)/celery -A annotation_site worker -Q gpu --concurrency 1 --prefetch-multiplier 1 -l info
+	$(BIN)/python -m modeling.training.node
 
 clean:
 	rm -rf $(VENV) var db.sqlite3

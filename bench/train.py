@@ -6,8 +6,10 @@
 Same synthetic MultiNLI-shaped pairs (long-tailed lengths: premises ~20 tokens, a few up to 80),
 same model and seed, trained two ways in the same run:
   baseline  every batch padded to the longest sentence of the whole corpus, no bucketing, fp32
-  ours      batches of similar length (sorted within pools of 50 batches), padded to their own
-            longest sentence, packed LSTMs; on CUDA also cuDNN autotuning and AMP (fp16 autocast)
+  ours      the training set resident on the device (modeling/training/device_data.py), batches of
+            similar length (sorted within pools of 50 batches) sliced out of it, padded to their own
+            longest sentence, packed LSTMs; on CUDA also cuDNN autotuning, fused Adam and AMP
+            (bf16 autocast, or fp16 with a GradScaler on GPUs without bf16)
 Printed per model: examples/s and seconds per epoch of both, and ours ÷ baseline.
 The snapshot is read from nowhere: this measures the training loop only (no Django, no DB).
 """
@@ -29,38 +31,47 @@ from modeling.training.data import (
     example_from_row,
     make_batches,
 )
+from modeling.training.device_data import DeviceTrainSet
 from modeling.training.loop import (
     Trainer,
     describe_device,
     resolve_config,
     seed_everything,
+    sort_by,
     sort_length,
 )
 from modeling.training.synthetic import synthetic_rows
 
 
 def one_epoch(model, examples, vocab, config, bucket, pad_to, amp):
+    """Seconds of one epoch's steps. The baseline's batches are collated before the clock starts;
+    ours are made inside it (index slices of the device-resident set), so ours pays for its batching."""
     seed_everything(config["seed"])
     trainer = Trainer(model, dict(config, amp=amp), vocab)
-    batches = make_batches(
-        examples, config["batch_size"], rng=random.Random(0), bucket=bucket, pad_to=pad_to, length=sort_length(model)
-    )
-    # One warm-up step (allocations, cuDNN autotuning), not timed.
-    trainer.train_step(batches[0])
+    if bucket:
+        train_set = DeviceTrainSet(examples, [], trainer.device, sort_by=sort_by(model))
+        trainer.train_step(next(iter(train_set.epoch(config["batch_size"], random.Random(1)))))  # warm-up
+        batches = train_set.epoch(config["batch_size"], random.Random(0))
+    else:
+        batches = make_batches(
+            examples, config["batch_size"], rng=random.Random(0), bucket=False, pad_to=pad_to, length=sort_length(model)
+        )
+        trainer.train_step(batches[0])  # warm-up (allocations, cuDNN autotuning), not timed
     if trainer.device.type == "cuda":
         torch.cuda.synchronize()
+    padded = real = 0
     started = time.perf_counter()
     for batch in batches:
         trainer.train_step(batch)
+        if model == "hypothesis_only":  # only the hypotheses' padding costs it anything
+            padded += batch.hypothesis.numel()
+            real += int(batch.hypothesis_lengths.sum())  # host lengths on both paths: no synchronisation
+        else:
+            padded += batch.premise.numel() + batch.hypothesis.numel()
+            real += int(batch.premise_lengths.sum() + batch.hypothesis_lengths.sum())
     if trainer.device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - started
-    if model == "hypothesis_only":  # only the hypotheses' padding costs it anything
-        padded = sum(b.hypothesis.numel() for b in batches)
-        real = sum(int(b.hypothesis_lengths.sum()) for b in batches)
-    else:
-        padded = sum(b.premise.numel() + b.hypothesis.numel() for b in batches)
-        real = sum(int(b.premise_lengths.sum() + b.hypothesis_lengths.sum()) for b in batches)
     return seconds, real / padded, trainer
 
 

@@ -236,8 +236,10 @@ def celery_subprocess_env(extra_env=None):
     return dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
 
 
-def start_celery_worker(name, queues, log_path, extra_env=None):
+def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1):
     """Start `celery worker -n NAME@host -Q QUEUES` on the test database; return it once it answers a ping.
+
+    `concurrency`: processes in its prefork pool (a training node's TRAINING_RUNS_PER_NODE).
 
     The process has `.log_path` and `.nodename` (what tasks see as their hostname).
     """
@@ -257,7 +259,7 @@ def start_celery_worker(name, queues, log_path, extra_env=None):
             "-Q",
             queues,
             "--concurrency",
-            "1",
+            str(concurrency),
             "--pool",
             "prefork",
             "--prefetch-multiplier",

@@ -5,9 +5,9 @@ from torch import nn
 from .layers import (
     SeqEncoder,
     TanhClassifier,
-    length_mask,
     make_embedding,
     masked_mean,
+    padding_mask,
     pair_features,
 )
 
@@ -34,7 +34,7 @@ class BiLSTM(nn.Module):
 
     def encode(self, tokens, lengths):
         states = self.encoder(self.dropout(self.embedding(tokens)), lengths)
-        return masked_mean(states, length_mask(lengths, tokens.size(1), tokens.device))
+        return masked_mean(states, padding_mask(tokens))
 
     def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
         u = self.encode(premise, premise_lengths)

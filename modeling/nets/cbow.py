@@ -4,9 +4,9 @@ from torch import nn
 
 from .layers import (
     TanhClassifier,
-    length_mask,
     make_embedding,
     masked_sum,
+    padding_mask,
     pair_features,
 )
 
@@ -30,7 +30,7 @@ class CBOW(nn.Module):
         )
 
     def encode(self, tokens, lengths):
-        return masked_sum(self.embedding(tokens), length_mask(lengths, tokens.size(1), tokens.device))
+        return masked_sum(self.embedding(tokens), padding_mask(tokens))
 
     def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
         u = self.encode(premise, premise_lengths)

@@ -14,11 +14,11 @@ from torch import nn
 
 from .layers import (
     SeqEncoder,
-    length_mask,
     make_embedding,
     masked_max,
     masked_mean,
     masked_softmax,
+    padding_mask,
 )
 
 
@@ -50,8 +50,8 @@ class ESIM(nn.Module):
         return torch.cat([x_bar, x_tilde, x_bar - x_tilde, x_bar * x_tilde], dim=-1)
 
     def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
-        a_mask = length_mask(premise_lengths, premise.size(1), premise.device)
-        b_mask = length_mask(hypothesis_lengths, hypothesis.size(1), hypothesis.device)
+        a_mask = padding_mask(premise)
+        b_mask = padding_mask(hypothesis)
 
         a_bar = self.input_encoding(self.dropout(self.embedding(premise)), premise_lengths)
         b_bar = self.input_encoding(self.dropout(self.embedding(hypothesis)), hypothesis_lengths)

@@ -4,7 +4,7 @@ class comes from annotation artifacts in the hypotheses."""
 
 from torch import nn
 
-from .layers import SeqEncoder, TanhClassifier, length_mask, make_embedding, masked_max
+from .layers import SeqEncoder, TanhClassifier, make_embedding, masked_max, padding_mask
 
 
 class HypothesisOnly(nn.Module):
@@ -29,5 +29,5 @@ class HypothesisOnly(nn.Module):
 
     def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
         states = self.encoder(self.dropout(self.embedding(hypothesis)), hypothesis_lengths)
-        v = masked_max(states, length_mask(hypothesis_lengths, hypothesis.size(1), hypothesis.device))
+        v = masked_max(states, padding_mask(hypothesis))
         return self.classifier(v)

@@ -9,6 +9,17 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+PAD_ID = 0  # modeling.training.data.Vocab puts <pad> first; every real token, <unk> included, is > 0
+
+
+def padding_mask(tokens):
+    """True on real tokens, read off the token ids themselves: no lengths need to reach the device.
+
+    The same mask as length_mask(lengths, width) (a sentence is never empty: Vocab.encode gives an
+    empty one <unk>), without the host-to-device copy of the lengths that synchronises a CUDA step.
+    """
+    return tokens.ne(PAD_ID)
+
 
 def length_mask(lengths, width, device=None):
     positions = torch.arange(width, device=device)
@@ -44,6 +55,8 @@ class SeqEncoder(nn.Module):
 
     def forward(self, x, lengths):
         width = x.size(1)
+        # The lengths come from the host (collate, or the device data path's epoch plan), so packing
+        # them reads no device memory; a CUDA tensor here would cost a synchronisation per call.
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, _ = self.lstm(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=width)

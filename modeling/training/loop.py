@@ -2,7 +2,8 @@
 
 `train(data, model, config, on_progress)` is plain Python + torch (no Django), so the Celery task,
 the `train` command and bench/ call the same code. `on_progress(event)` receives a dict after
-every step and every epoch; callers decide how often to write it anywhere.
+every epoch and, during one, at most every PROGRESS_SECONDS (the loss then is the mean since the
+last report); callers decide how often to write it anywhere.
 """
 
 import math
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
 
 from modeling.nets import build_net
 
@@ -29,8 +31,12 @@ from .data import (
     pair_length,
     split_for_mixing,
 )
+from .device_data import DeviceTrainSet
 from .embeddings import load_embeddings
 from .evaluate import accuracy_report, majority_baseline, summarize
+
+# How often, at most, a step's progress (and so its loss, which waits for the device) is read.
+PROGRESS_SECONDS = 0.25
 
 
 def pick_device(name="auto"):
@@ -46,6 +52,34 @@ def describe_device(device):
     if device.type == "cuda":
         return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads)"
+
+
+_AMP_DTYPES = {}
+
+
+def amp_dtype(device):
+    """bf16 where this GPU has it and its LSTMs (cuDNN's) run in it, else fp16; probed once per device.
+
+    The probe trains a tiny packed bidirectional LSTM one step under bf16 autocast, inside
+    fork_rng so a run's random stream (its initial weights) is the same whichever dtype it gets.
+    """
+    key = str(device)
+    if key not in _AMP_DTYPES:
+        dtype = torch.float16
+        if torch.cuda.is_bf16_supported():
+            try:
+                with torch.random.fork_rng(devices=[device]):
+                    lstm = nn.LSTM(4, 4, batch_first=True, bidirectional=True).to(device)
+                    x = torch.randn(2, 3, 4, device=device)
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        packed = pack_padded_sequence(x, torch.tensor([3, 2]), batch_first=True, enforce_sorted=False)
+                        out, _ = lstm(packed)
+                        out.data.float().sum().backward()
+                dtype = torch.bfloat16
+            except RuntimeError:
+                pass
+        _AMP_DTYPES[key] = dtype
+    return _AMP_DTYPES[key]
 
 
 def seed_everything(seed):
@@ -67,34 +101,48 @@ class Trainer:
         self.net = build_net(model, len(vocab), embeddings=embeddings, num_classes=num_classes, **hyper)
         self.trainable = getattr(self.net, "trainable", True)
         self.use_amp = bool(config["amp"]) and self.device.type == "cuda"
+        # bf16 has fp32's range: no loss scaling, so no scaler checks (and their synchronisation) per
+        # step. GPUs without it (before Ampere) get fp16 with a GradScaler, as before.
+        self.amp_dtype = amp_dtype(self.device) if self.use_amp else None
         if self.trainable:
             self.net.to(self.device)
-            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"])
+            # Fused Adam updates every parameter in one kernel on CUDA; on the CPU torch's plain
+            # Adam is what ran before (and what the same-predictions test holds the CPU to).
+            fused = {"fused": True} if self.device.type == "cuda" else {}
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"], **fused)
             self.loss_fn = nn.CrossEntropyLoss()
-            self.scaler = torch.amp.GradScaler("cuda", enabled=self.use_amp)
+            self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         if self.device.type == "cuda":
             # Bucketed batches repeat a few shapes, so cuDNN's autotuning pays off.
             torch.backends.cudnn.benchmark = True
 
     def autocast(self):
         if self.use_amp:
-            return torch.autocast("cuda", dtype=torch.float16)
+            return torch.autocast("cuda", dtype=self.amp_dtype)
         return nullcontext()
 
     def train_step(self, batch):
+        """One optimizer step; returns the batch's mean loss as a device tensor (reading it synchronises)."""
         self.net.train()
         batch = batch.to(self.device)
         self.optimizer.zero_grad(set_to_none=True)
         with self.autocast():
             logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
             loss = self.loss_fn(logits.float(), batch.labels)
-        self.scaler.scale(loss).backward()
-        if self.config["grad_clip"]:
-            self.scaler.unscale_(self.optimizer)
-            nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        return float(loss.detach())
+        if self.scaler.is_enabled():
+            self.scaler.scale(loss).backward()
+            if self.config["grad_clip"]:
+                self.scaler.unscale_(self.optimizer)
+                nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            loss.backward()
+            if self.config["grad_clip"]:
+                # foreach on CUDA: the norm and the clipping stay on the device, no synchronisation.
+                nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
+            self.optimizer.step()
+        return loss.detach()
 
     @torch.no_grad()
     def predict(self, examples, batch_size=None):
@@ -105,13 +153,16 @@ class Trainer:
         batch_size = batch_size or max(64, self.config["batch_size"])
         length = sort_length(self.model_kind)
         order = sorted(range(len(examples)), key=lambda i: length(examples[i]))
-        predictions = [0] * len(examples)
+        predicted = []
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             batch = make_batches([examples[i] for i in idx], len(idx), bucket=False)[0].to(self.device)
             with self.autocast():
                 logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
-            for i, p in zip(idx, logits.argmax(dim=-1).tolist(), strict=False):
+            predicted.append(logits.argmax(dim=-1))
+        predictions = [0] * len(examples)
+        if predicted:  # one device-to-host copy for the whole split, not one per batch
+            for i, p in zip(order, torch.cat(predicted).tolist(), strict=True):
                 predictions[i] = p
         return predictions
 
@@ -123,6 +174,17 @@ class Trainer:
         if self.trainable:
             state = {k: v.detach().to("cpu").clone() for k, v in state.items()}
         return state
+
+
+def finite_loss(loss, epoch, config):
+    if not math.isfinite(loss):
+        raise FloatingPointError(f"loss became {loss} at epoch {epoch}; lower lr (now {config['lr']})")
+    return loss
+
+
+def sort_by(model):
+    """device_data's name for sort_length(model)."""
+    return "hypothesis" if model == "hypothesis_only" else "pair"
 
 
 def sort_length(model):
@@ -152,8 +214,15 @@ def select_train(train, config):
     return rows, []
 
 
-def train(data, model, config, on_progress=None, checkpoint_path=None):
-    """Train `model` on a loaded snapshot; return (results, trainer). `config` is resolved here."""
+def train(data, model, config, on_progress=None, checkpoint_path=None, data_path="device"):
+    """Train `model` on a loaded snapshot; return (results, trainer). `config` is resolved here.
+
+    `data_path`: "device" (the training set on the training device, batches as index slices:
+    device_data.py) or "host" (batches collated in Python each epoch, the earlier path, kept for
+    comparison: both train on the same batches in the same order).
+    """
+    if data_path not in ("device", "host"):
+        raise ValueError(f"data_path must be device or host, not {data_path!r}")
     config = resolve_config(model, config)
     if config["cpu_threads"]:
         # Several small LSTMs on a shared CPU spin far more than they compute with many threads.
@@ -200,28 +269,44 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
     if not trainer.trainable:
         trainer.net.fit([ex.label for ex in primary + secondary])
         best_state = trainer.state()
+    train_set = None
+    if trainer.trainable and data_path == "device":
+        train_set = DeviceTrainSet(primary, secondary, trainer.device, sort_by=sort_by(model))
     for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
         epoch_started = time.monotonic()
-        epoch_rows = epoch_train_set(primary, secondary, config["mix_fraction"], rng)
-        batches = make_batches(
-            epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"], length=sort_length(model)
-        )
-        loss_sum = 0.0
+        if train_set is not None:
+            epoch_pairs = train_set.pairs_per_epoch(config["mix_fraction"])
+            batches = train_set.epoch(config["batch_size"], rng, config["mix_fraction"], bucket=config["bucket"])
+        else:  # the host path: every batch collated in Python and copied over (what ran before)
+            epoch_rows = epoch_train_set(primary, secondary, config["mix_fraction"], rng)
+            epoch_pairs = len(epoch_rows)
+            batches = make_batches(
+                epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"], length=sort_length(model)
+            )
+        # Losses are summed on the device and read only when progress is reported (at most every
+        # PROGRESS_SECONDS) and at the epoch's end: reading one forces the host to wait for the GPU.
+        loss_sum = torch.zeros((), device=trainer.device)
+        window_sum, window_pairs, last_report = torch.zeros((), device=trainer.device), 0, time.monotonic()
         for batch in batches:
-            loss = trainer.train_step(batch)
-            if not math.isfinite(loss):
-                raise FloatingPointError(f"loss became {loss} at epoch {epoch}; lower lr (now {config['lr']})")
-            loss_sum += loss * len(batch)
-            progress.update(epoch=epoch, step=progress["step"] + 1, loss=loss)
-            report("step")
-        epoch_loss = loss_sum / max(1, len(epoch_rows))
+            loss = trainer.train_step(batch) * len(batch)
+            loss_sum += loss
+            window_sum += loss
+            window_pairs += len(batch)
+            progress.update(epoch=epoch, step=progress["step"] + 1)
+            now = time.monotonic()
+            if now - last_report >= PROGRESS_SECONDS:
+                progress["loss"] = finite_loss(float(window_sum) / window_pairs, epoch, config)
+                window_sum.zero_()
+                window_pairs, last_report = 0, now
+                report("step")
+        epoch_loss = finite_loss(float(loss_sum) / max(1, epoch_pairs), epoch, config)
         dev_accuracy = trainer.accuracy(dev) if dev else None
         history.append(
             {
                 "epoch": epoch,
                 "loss": round(epoch_loss, 6),
                 "dev_accuracy": dev_accuracy,
-                "train_pairs": len(epoch_rows),
+                "train_pairs": epoch_pairs,
                 "seconds": round(time.monotonic() - epoch_started, 3),
             }
         )
@@ -262,6 +347,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None):
             "history": history,
             "device": describe_device(trainer.device),
             "amp": trainer.use_amp,
+            "amp_dtype": str(trainer.amp_dtype).removeprefix("torch.") if trainer.use_amp else None,
             "seconds": round(time.monotonic() - started, 3),
             "config": config,
         }

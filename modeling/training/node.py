@@ -1,0 +1,147 @@
+"""Start a training node's Celery workers: one per GPU, each running TRAINING_RUNS_PER_NODE runs at once.
+
+    python -m modeling.training.node [--dry-run] [extra celery worker options]
+
+A run is one process of a worker's prefork pool (with prefetch 1 and acks_late, a worker holds
+exactly the runs it trains), so runs on a node never share a Python interpreter, a CUDA context
+or a torch thread pool; each has its own claim, heartbeats, checkpoint and results, as a run on a
+node of one. With several GPUs (TRAINING_GPUS, or every GPU `nvidia-smi -L` lists, or those in
+CUDA_VISIBLE_DEVICES), each GPU gets a worker of its own that sees only it (CUDA_VISIBLE_DEVICES)
+and is named gpu<N>@host; with one GPU or none the worker is gpu@host, as before.
+
+Settings (environment): TRAINING_RUNS_PER_NODE (runs per GPU, default 1; see docs/gpu-nodes.md
+for sizing), TRAINING_GPUS ("0,1,3", "none", or unset to detect). Plain Python, no Django and
+no torch: it only starts processes.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+DEFAULT_RUNS = 1
+MAX_RUNS = 64
+
+
+class NodeConfigError(ValueError):
+    pass
+
+
+def runs_per_node(environ=os.environ):
+    value = environ.get("TRAINING_RUNS_PER_NODE", "") or str(DEFAULT_RUNS)
+    try:
+        runs = int(value)
+    except ValueError:
+        raise NodeConfigError(f"TRAINING_RUNS_PER_NODE must be a whole number, got {value!r}") from None
+    if not 1 <= runs <= MAX_RUNS:
+        raise NodeConfigError(f"TRAINING_RUNS_PER_NODE must be from 1 to {MAX_RUNS}, got {runs}")
+    return runs
+
+
+def _gpu_list(value, source):
+    gpus = [part.strip() for part in value.split(",") if part.strip()]
+    for gpu in gpus:
+        if not (gpu.isdigit() or gpu.startswith(("GPU-", "MIG-"))):
+            raise NodeConfigError(f"{source} must list GPU indices or UUIDs separated by commas, got {value!r}")
+    return gpus
+
+
+def detect_gpus(environ=os.environ, nvidia_smi=None):
+    """The GPUs this node gives workers: TRAINING_GPUS, else CUDA_VISIBLE_DEVICES, else nvidia-smi's list."""
+    chosen = environ.get("TRAINING_GPUS", "").strip()
+    if chosen.lower() == "none":
+        return []
+    if chosen:
+        return _gpu_list(chosen, "TRAINING_GPUS")
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return _gpu_list(visible, "CUDA_VISIBLE_DEVICES") if visible.strip() not in ("", "-1") else []
+    if nvidia_smi is None:
+        nvidia_smi = shutil.which("nvidia-smi")
+    if not nvidia_smi:
+        return []
+    try:
+        listing = subprocess.run([nvidia_smi, "-L"], capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(line for line in listing.splitlines() if line.startswith("GPU "))]
+
+
+def worker_commands(runs, gpus, extra_args=(), celery="celery", environ=os.environ, cpus=None):
+    """[(argv, env)]: one `celery worker` on the gpu queue per GPU (or one without a GPU).
+
+    Each run gets an equal share of the node's CPU cores as torch threads (OMP_NUM_THREADS, unless
+    the operator set it): N runs with torch's default of every core each would spin against each other.
+    """
+    base = [celery, "-A", "annotation_site", "worker", "-Q", "gpu", "--pool", "prefork"]
+    base += ["--concurrency", str(runs), "--prefetch-multiplier", "1", "-l", "info"]
+    cpus = cpus or os.cpu_count() or 1
+    threads = str(max(1, cpus // (runs * max(1, len(gpus)))))
+    if len(gpus) <= 1:
+        env = {"OMP_NUM_THREADS": threads, **environ}
+        if gpus:
+            env["CUDA_VISIBLE_DEVICES"] = gpus[0]
+        return [([*base, "-n", "gpu@%h", *extra_args], env)]
+    return [
+        (
+            [*base, "-n", f"gpu{gpu}@%h", *extra_args],
+            {"OMP_NUM_THREADS": threads, **environ, "CUDA_VISIBLE_DEVICES": gpu},
+        )
+        for gpu in gpus  # each worker sees one GPU, as cuda:0
+    ]
+
+
+def main(argv=None):
+    args = list(sys.argv[1:] if argv is None else argv)
+    dry_run = "--dry-run" in args
+    args = [a for a in args if a != "--dry-run"]
+    try:
+        commands = worker_commands(runs_per_node(), detect_gpus(), args, celery=_celery())
+    except NodeConfigError as error:
+        print(f"training node: {error}", file=sys.stderr)
+        return 2
+    for command, env in commands:
+        gpu = env.get("CUDA_VISIBLE_DEVICES", "")
+        print(f"training node: CUDA_VISIBLE_DEVICES={gpu or '(all)'} {' '.join(command)}", flush=True)
+    if dry_run:
+        return 0
+    if len(commands) == 1:
+        command, env = commands[0]
+        os.execvpe(command[0], command, env)  # the worker itself takes the signals, as before
+    return _supervise(commands)
+
+
+def _celery():
+    beside = os.path.join(os.path.dirname(sys.executable), "celery")
+    return beside if os.path.exists(beside) else "celery"
+
+
+def _supervise(commands):
+    """Run one worker per GPU; pass signals on; when one ends, stop the others and end with its code."""
+    children = [subprocess.Popen(command, env=env) for command, env in commands]
+
+    def forward(signum, _frame):
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(signum, forward)
+    code = 0
+    while True:
+        pid, status = os.wait()
+        ended = next((child for child in children if child.pid == pid), None)
+        if ended is None:
+            continue
+        code = os.waitstatus_to_exitcode(status)
+        ended.returncode = code
+        forward(signal.SIGTERM, None)  # a node is whole or down: the container's restart policy brings it back
+        for child in children:
+            if child is not ended:
+                child.wait()
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
