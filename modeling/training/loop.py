@@ -54,7 +54,7 @@ def describe_device(device):
     return f"cpu ({torch.get_num_threads()} threads)"
 
 
-_AMP_DTYPES = {}
+_AMP_DTYPES: dict[str, object] = {}
 
 
 def amp_dtype(device):
