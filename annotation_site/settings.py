@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     "modeling",
     "artifacts",
     "quality",
+    "adversarial",
     "dashboard",
     "demo",
 ]

@@ -37,6 +37,7 @@ KIND_LABEL = {
     TaskKind.WRITING: "writing sentences",
     TaskKind.VALIDATION: "judging sentence pairs",
     TaskKind.MPE_JUDGMENT: "judging sentences against four captions (MPE)",
+    TaskKind.ADVERSARIAL: "writing sentences that fool a model",
 }
 
 

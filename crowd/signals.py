@@ -11,9 +11,12 @@ back with the batch.
 `validation_batch_submitted(worker, study_session, batch, catch_labels, seconds)`: a batch was
     submitted; `catch_labels` maps each catch-trial pair pk to the worker's label (never added to
     the pair's labels), `seconds` is the time per item.
+`validation_labels_added(pair_ids)`: validation labels were added to these pairs (every submitted
+    batch, catch trials aside); the adversarial app settles its verifications here.
 """
 
 from django.dispatch import Signal
 
 catch_trials_wanted = Signal()
 validation_batch_submitted = Signal()
+validation_labels_added = Signal()

@@ -20,6 +20,7 @@ NEXT_TASK_URL = {
     TaskKind.WRITING: "writing_next",
     TaskKind.VALIDATION: "validation:next",
     TaskKind.MPE_JUDGMENT: "validation:mpe-next",
+    TaskKind.ADVERSARIAL: "adversarial:next",
 }
 
 
