@@ -9,8 +9,8 @@ from adversarial.verification import verdict
 from corpus.agreement import agreement_stats
 from corpus.models import Pair
 from quality.models import BonusEntry
-from validation.services import claim_validation_batch, submit_validation_batch
 from validation.selectors import batch_claims
+from validation.services import claim_validation_batch, submit_validation_batch
 
 from .helpers import ContractModel, adversarial_study, arrive, hypothesis_for
 
