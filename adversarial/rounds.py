@@ -49,7 +49,7 @@ def close_round(round_, user=None, next_dataset=None, next_model=None, next_conf
     """Close an open round: its snapshot and the training snapshot are requested; the rest follows in
     `advance_round`. Raises RoundRefused for a round that is not open."""
     with transaction.atomic():
-        round_ = Round.objects.select_for_update().select_related("target_run__snapshot").get(pk=round_.pk)
+        round_ = Round.objects.select_for_update(of=("self",)).select_related("target_run__snapshot").get(pk=round_.pk)
         if round_.status != RoundStatus.OPEN:
             raise RoundRefused(f"Round {round_.number} is {round_.status}, not open.")
         round_.round_snapshot = request_snapshot(user, datasets=[round_.dataset.slug])
@@ -70,7 +70,7 @@ def advance_round(round_, user=None):
     """One step for a closing round; returns the round as it now stands (a new open round when done)."""
     with transaction.atomic():
         round_ = (
-            Round.objects.select_for_update()
+            Round.objects.select_for_update(of=("self",))
             .select_related("round_snapshot", "training_snapshot", "next_run")
             .get(pk=round_.pk)
         )
