@@ -79,6 +79,8 @@ def claim_adversarial_task(worker, study_session):
     if round_ is None:
         return None
     claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+    if claim is not None and _release_if_round_closed(claim, round_):
+        claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
     if claim is None:
         return None
     with transaction.atomic():
@@ -91,6 +93,20 @@ def claim_adversarial_task(worker, study_session):
                 target_label=_next_target_label(round_, claim.premise),
             )
     return task
+
+
+def _release_if_round_closed(claim, round_):
+    """A claim still open from a round that has closed since: given back (its premise goes back to the
+    pool, nothing is kept) so the worker moves on to the open round. True when it was released."""
+    with transaction.atomic():
+        task = AdversarialTask.objects.select_for_update(of=("self",)).filter(writing_claim=claim).first()
+        if task is None or task.round_id == round_.pk or task.state != TaskState.WRITING:
+            return False
+        WritingClaim.objects.filter(pk=claim.pk, status=ClaimStatus.OPEN).update(status=ClaimStatus.RELEASED)
+        task.state = TaskState.DONE
+        task.finished_at = timezone.now()
+        task.save(update_fields=["state", "finished_at"])
+    return True
 
 
 def task_for_worker(worker, token):

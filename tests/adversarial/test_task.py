@@ -152,3 +152,20 @@ def test_the_study_counts_finished_tasks_towards_the_completion_code(client, mak
     session.refresh_from_db()
     assert session.tasks_done == 2 and session.completion_code
     assert "ADV" in client.get(reverse("adversarial:next")).content.decode()
+
+
+def test_a_task_left_open_when_its_round_closed_is_given_back_for_the_next_round(client, make_worker, model):
+    from adversarial.models import Round, RoundStatus
+
+    study, round1 = adversarial_study(target_endpoint=model.url)
+    worker = make_worker()
+    task, _ = start(client, worker, study)
+    Round.objects.filter(pk=round1.pk).update(status=RoundStatus.CLOSED)
+    refused = send(client, task, hypothesis_for(task.target_label, fooled=False), json=True)
+    assert refused.status_code == 409 and "closed" in refused.json()["errors"]["hypothesis"][0]
+    round2 = Round.objects.create(study=study, number=2, dataset=round1.dataset, target_endpoint=model.url)
+    client.get(reverse("adversarial:next"))
+    new = AdversarialTask.objects.get(worker=worker, state=TaskState.WRITING)
+    assert new.round == round2 and new.pk != task.pk
+    task.refresh_from_db()
+    assert task.state == TaskState.DONE and task.writing_claim.status == ClaimStatus.RELEASED
