@@ -5,8 +5,9 @@ Both answer `probabilities(premise, hypothesis)` -> {label: probability} over th
 Checkpoint targets are loaded once per web process (kept in memory by run id, as the artifacts
 app keeps its scoring model), after the file's SHA-256 is checked against the one the run
 recorded: a swapped or truncated file is refused, never served. Inference runs on the CPU, one
-pair at a time, under torch.no_grad with one intra-op thread (a web worker serves many requests;
-see bench/adversarial_endpoint.py).
+pair at a time, under torch.no_grad, with ADVERSARIAL_TORCH_THREADS intra-op threads (default 1:
+a web worker serves many requests at once, and threads that wait for each other on a busy machine
+cost far more than they save on one short pair; bench/adversarial_endpoint.py).
 
 External endpoints speak a small JSON contract (docs/adversarial.md):
     POST <url>  {"premise": "...", "hypothesis": "..."}
@@ -94,6 +95,11 @@ def load_run_model(run):
             raise CheckpointMismatch(run.pk, actual, run.checkpoint_sha256)
         model = load_checkpoint(io.BytesIO(data))
         model.net.eval()
+        threads = _setting("ADVERSARIAL_TORCH_THREADS", 1)
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
         _loaded[key] = model
     return model
 

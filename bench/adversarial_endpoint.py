@@ -137,6 +137,7 @@ def main():
     parser.add_argument("--tries", type=int, default=1000)
     parser.add_argument("--vocab", type=int, default=100_000)
     parser.add_argument("--train-pairs", type=int, default=1000)
+    parser.add_argument("--checkpoint", help="reuse a checkpoint this script wrote before (skips the brief training)")
     args = parser.parse_args()
 
     import django
@@ -158,7 +159,8 @@ def main():
     call_command("migrate", verbosity=0)
     rows = snli_rows()
     folder = tempfile.mkdtemp()
-    checkpoint = brief_esim(rows, args.vocab, args.train_pairs, folder)
+    reuse = Path(args.checkpoint) if args.checkpoint else None
+    checkpoint = reuse or brief_esim(rows, args.vocab, args.train_pairs, folder)
     study = setup_study(checkpoint, rows, premises=max(50, args.tries // 5))
 
     from django.contrib.auth import get_user_model
