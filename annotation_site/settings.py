@@ -109,6 +109,7 @@ INSTALLED_APPS = [
     "modeling",
     "artifacts",
     "quality",
+    "adversarial",
     "dashboard",
     "demo",
 ]
@@ -311,6 +312,8 @@ ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIR
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
 # `make beat` or `make worker`, which runs beat inside the worker, on a workstation).
 CELERY_BEAT_SCHEDULE = {
+    # Closing adversarial rounds: snapshots done -> next target trained -> next round opened.
+    "adversarial-advance-rounds": {"task": "adversarial.advance_rounds", "schedule": 30.0},
     # Pairs no arrival trigger caught (imports, a worker that was down) get their phenomenon tags.
     "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 3600.0},
     # Every collected dataset with pairs added since its last refresh: the artifact monitor.

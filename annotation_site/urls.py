@@ -13,6 +13,7 @@ urlpatterns = [
     path("dashboard/", include("dashboard.urls")),
     path("artifacts/", include("artifacts.urls")),
     path("validate/", include("validation.urls")),
+    path("adversarial/", include("adversarial.urls")),
     path("", include("quality.qualification_urls")),
     path("", include("collection.urls")),
     path("", include("crowd.urls")),

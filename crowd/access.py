@@ -45,6 +45,7 @@ KIND_LABEL: dict[str, str] = {
     TaskKind.WRITING: "writing sentences",
     TaskKind.VALIDATION: "judging sentence pairs",
     TaskKind.MPE_JUDGMENT: "judging sentences against four captions (MPE)",
+    TaskKind.ADVERSARIAL: "writing sentences that fool a model",
 }
 
 

@@ -18,6 +18,7 @@ class TaskKind(models.TextChoices):
     WRITING = "writing", "hypothesis writing"
     VALIDATION = "validation", "validation"
     MPE_JUDGMENT = "mpe", "MPE judgments (multi-premise items)"
+    ADVERSARIAL = "adversarial", "adversarial writing (model in the loop)"
 
 
 class ClaimStatus(models.TextChoices):

@@ -14,6 +14,8 @@ back with the batch.
     the pair's labels), `seconds` is the time per item.
 `completion_hold_wanted(study_session)`: the session is completing in a study that holds the codes
     of sessions at chance; a receiver returns a reason (words for researchers) to hold its code, or None.
+`validation_labels_added(pair_ids)`: validation labels were added to these pairs (every submitted
+    batch, catch trials aside); the adversarial app settles its verifications here.
 """
 
 from django.dispatch import Signal
@@ -21,3 +23,4 @@ from django.dispatch import Signal
 catch_trials_wanted = Signal()
 validation_batch_submitted = Signal()
 completion_hold_wanted = Signal()
+validation_labels_added = Signal()

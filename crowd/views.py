@@ -24,6 +24,7 @@ NEXT_TASK_URL: dict[str, str] = {
     TaskKind.WRITING: "writing_next",
     TaskKind.VALIDATION: "validation:next",
     TaskKind.MPE_JUDGMENT: "validation:mpe-next",
+    TaskKind.ADVERSARIAL: "adversarial:next",
 }
 
 

@@ -229,3 +229,24 @@ def mturk_bonus_csv(entries):
             ]
         )
     return out.getvalue()
+
+
+def record_bonus(worker, study_session, pair, amount, reason):
+    """One `earned` row for `pair` in the study's currency, in the caller's transaction; None when
+    there is nothing to pay (no study visit, no amount) or the row exists already (the ledger's
+    unique worker + item + session keeps it counted once). For bonuses other than catch trials,
+    e.g. a verified fooled example of an adversarial study."""
+    if study_session is None or amount is None or amount <= 0:
+        return None
+    if BonusEntry.objects.filter(worker=worker, pair=pair, study_session=study_session).exists():
+        return None
+    return BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker=worker,
+        study=study_session.study,
+        study_session=study_session,
+        pair=pair,
+        amount=amount,
+        currency=study_session.study.bonus_currency,
+        reason=reason[:200],
+    )

@@ -14,6 +14,7 @@ PERIODIC = {
     "artifacts.periodic_monitor",
     "modeling.tasks.reap_training_runs",
     "quality.auto_exclude_flagged",
+    "adversarial.advance_rounds",
 }
 
 

@@ -15,6 +15,7 @@ LAYERS = [
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
     ("features", {"collection", "validation", "importers", "modeling", "artifacts", "quality"}),
+    ("loops", {"adversarial"}),
     ("top", {"dashboard", "demo"}),
 ]
 LAYER_OF = {app: index for index, (_, apps) in enumerate(LAYERS) for app in apps}

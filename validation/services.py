@@ -25,7 +25,7 @@ from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
-from crowd.signals import catch_trials_wanted, validation_batch_submitted
+from crowd.signals import catch_trials_wanted, validation_batch_submitted, validation_labels_added
 
 from . import selectors
 from .models import ValidationClaim, ValidationPolicy
@@ -429,6 +429,7 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
         ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )
+        validation_labels_added.send(sender=ValidationClaim, pair_ids=[claim.pair_id for claim in ordinary])
         study_session = claims[0].study_session
         catch_labels = {claim.pair_id: labels[claim.pair_id] for claim in claims if claim.is_catch_trial}
         if catch_labels:

@@ -30,7 +30,14 @@ def load_demo(training=False):
     out = StringIO()
     # The artifacts demo (extra writers' pairs on these premises) has its own test:
     # tests/artifacts/test_demo_artifacts.py; so has the quality demo: tests/quality/test_demo_quality.py.
-    call_command("load_demo", "--no-artifacts", "--no-quality", *([] if training else ["--no-training"]), stdout=out)
+    call_command(
+        "load_demo",
+        "--no-artifacts",
+        "--no-quality",
+        "--no-adversarial",  # tests/adversarial/test_demo_adversarial.py
+        *([] if training else ["--no-training"]),
+        stdout=out,
+    )
     return out.getvalue()
 
 

@@ -7,6 +7,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from annotation_site.console import format_table
+from demo.adversarial import STUDY as ADVERSARIAL_STUDY
+from demo.adversarial import ensure_adversarial_demo
 from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 from demo.mpe import DATASET as MPE_DATASET
@@ -43,6 +45,11 @@ class Command(BaseCommand):
             action="store_true",
             help="skip the recast demo (DNC sentiment template: a two-way dataset with provenance)",
         )
+        parser.add_argument(
+            "--no-adversarial",
+            action="store_true",
+            help="skip the adversarial study (round 1 written, verified and closed, round 2 open on a new CBOW)",
+        )
         parser.add_argument("--site", default=DEFAULT_SITE, help="the address the demo will be served at")
         parser.add_argument(
             "--serving",
@@ -57,6 +64,7 @@ class Command(BaseCommand):
         no_artifacts=False,
         no_quality=False,
         no_recast=False,
+        no_adversarial=False,
         site=DEFAULT_SITE,
         serving=False,
         **options,
@@ -91,6 +99,8 @@ class Command(BaseCommand):
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
             ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
+            if not no_adversarial:
+                self.stdout.write(ensure_adversarial_demo(RESEARCHER[0]))
         # Every figure below is the dashboard's, from the same selectors (dashboard/figures.py).
         self.stdout.write(f"\nThe demo dataset '{dataset.slug}', as the dashboard shows it:")
         call_command("dashboard_figures", "--dataset", dataset.slug, "--site", site, stdout=self.stdout)
@@ -128,6 +138,14 @@ class Command(BaseCommand):
                 ("unpaid bonus", f"{site}/dashboard/bonuses/"),
                 ("qualified study (test first)", f"{site}/study/{qualified.slug}/?{qualified_ids}"),
                 ("aggregation run", f"{site}/dashboard/aggregation/{aggregation.pk}/"),
+            ]
+        if not (no_training or no_adversarial):
+            adversarial_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-6").replace(
+                "demo-session-1", "demo-session-6"
+            )
+            links += [
+                ("adversarial study (round 2)", f"{site}/study/{ADVERSARIAL_STUDY['slug']}/?{adversarial_ids}"),
+                ("adversarial rounds", f"{site}/adversarial/rounds/{ADVERSARIAL_STUDY['slug']}/"),
             ]
         links += [
             ("admin (researcher)", f"{site}/admin/"),

@@ -1,0 +1,28 @@
+from django.contrib import admin
+
+from .models import AdversarialStudy, AdversarialTry, Round
+
+
+@admin.register(AdversarialStudy)
+class AdversarialStudyAdmin(admin.ModelAdmin):
+    list_display = ("study", "max_tries", "bonus_per_verified_fooled", "tries_per_minute")
+
+
+@admin.register(Round)
+class RoundAdmin(admin.ModelAdmin):
+    list_display = ("study", "number", "status", "target_run", "target_endpoint", "next_run", "next_test_accuracy")
+    list_filter = ("status",)
+    readonly_fields = ("round_snapshot", "training_snapshot", "next_run", "next_test_accuracy", "next_test_examples")
+
+
+@admin.register(AdversarialTry)
+class AdversarialTryAdmin(admin.ModelAdmin):
+    list_display = ("task", "number", "round", "predicted_label", "model_fooled", "verification", "created_at")
+    list_filter = ("model_fooled", "verification", "round")
+    search_fields = ("hypothesis",)
+
+    def has_change_permission(self, request, obj=None):
+        return False  # tries are what the model answered: never edited
+
+    def has_delete_permission(self, request, obj=None):
+        return False

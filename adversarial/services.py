@@ -1,0 +1,270 @@
+"""Writes of the adversarial writing task: claiming a premise with a target label, one try at the
+model, the fooled writer's reason, and the end of a task (its pairs, its count for the study).
+
+Safety for a paid crowd (issue 25 §4), all enforced here rather than in the view:
+- a try is taken only on the worker's own open, unexpired claim in an open round (no free oracle);
+- the hypothesis is checked first (collection's writing rules) and a failing one never reaches the
+  model, so no prediction is returned for it;
+- each browser session may ask the model `AdversarialStudy.tries_per_minute` times a minute;
+- a bonus is recorded in the quality ledger only once verifiers uphold a fooled example
+  (verification.py).
+"""
+
+import random
+from dataclasses import dataclass
+from time import monotonic
+
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from collection import services as writing
+from collection.models import WritingClaim
+from corpus.counters import create_pairs
+from corpus.labels import LABELS
+from corpus.models import Pair, Premise, Split
+from crowd.models import ClaimStatus
+from crowd.services import record_task_done
+
+from . import targets
+from .models import AdversarialStudy, AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
+
+MAX_REASON_CHARS = 300
+
+
+class AdversarialRefused(Exception):
+    """A request that cannot be served; the message is fit to show the worker."""
+
+
+class RateLimited(AdversarialRefused):
+    pass
+
+
+@dataclass
+class TryResult:
+    attempt: AdversarialTry
+    task: AdversarialTask
+    tries_left: int
+
+
+def study_settings(study):
+    settings, _ = AdversarialStudy.objects.get_or_create(study=study)
+    return settings
+
+
+def open_round(study):
+    return Round.objects.filter(study=study, status=RoundStatus.OPEN).select_related("target_run").first()
+
+
+def _next_target_label(round_, premise):
+    """The label this premise has had fewest adversarial tasks for in the round (ties at random)."""
+    done = dict(
+        AdversarialTask.objects.filter(round=round_, writing_claim__premise=premise)
+        .values_list("target_label")
+        .annotate(n=Count("pk"))
+    )
+    fewest = min(done.get(label, 0) for label in LABELS)
+    return random.choice([label for label in LABELS if done.get(label, 0) == fewest])
+
+
+def claim_adversarial_task(worker, study_session):
+    """The worker's open adversarial task in the study's open round, or a new one; None when no premise is left.
+
+    The premise is claimed by the writing task's own claim (collection), so the concurrency rules of
+    writing claims hold here too; the adversarial task adds the round and the target label.
+    """
+    round_ = open_round(study_session.study)
+    if round_ is None:
+        return None
+    claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+    if claim is not None and _release_if_round_closed(claim, round_):
+        claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+    if claim is None:
+        return None
+    with transaction.atomic():
+        task = AdversarialTask.objects.filter(writing_claim=claim).first()
+        if task is None:
+            task = AdversarialTask.objects.create(
+                writing_claim=claim,
+                round=round_,
+                worker=worker,
+                target_label=_next_target_label(round_, claim.premise),
+            )
+    return task
+
+
+def _release_if_round_closed(claim, round_):
+    """A claim still open from a round that has closed since: given back (its premise goes back to the
+    pool, nothing is kept) so the worker moves on to the open round. True when it was released."""
+    with transaction.atomic():
+        task = AdversarialTask.objects.select_for_update(of=("self",)).filter(writing_claim=claim).first()
+        if task is None or task.round_id == round_.pk or task.state != TaskState.WRITING:
+            return False
+        WritingClaim.objects.filter(pk=claim.pk, status=ClaimStatus.OPEN).update(status=ClaimStatus.RELEASED)
+        task.state = TaskState.DONE
+        task.finished_at = timezone.now()
+        task.save(update_fields=["state", "finished_at"])
+    return True
+
+
+def task_for_worker(worker, token):
+    """The worker's task by its claim token; AdversarialTask.DoesNotExist for anyone else's."""
+    return AdversarialTask.objects.select_related(
+        "writing_claim__premise", "writing_claim__study_session__study", "round__target_run"
+    ).get(writing_claim__token=token, worker=worker)
+
+
+def hypothesis_problem(premise_text, text, study_session):
+    """The message for a hypothesis that breaks the writing task's rules, or None (collection's checks)."""
+    rules = writing.task_rules(study_session)
+    if not text:
+        return "Please write a sentence."
+    if len(text) > rules.max_hypothesis_chars:
+        return f"Please keep this under {rules.max_hypothesis_chars} characters (it has {len(text)})."
+    if not writing.normalised(text) or writing.word_characters(text) < 2:
+        return "Please write a sentence in words, not only punctuation or symbols."
+    if writing.word_count(text) < rules.min_hypothesis_words:
+        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
+    if writing.normalised(text) == writing.normalised(premise_text):
+        return "This repeats the line above. Please write a new sentence."
+    return None
+
+
+def _check_rate(session_key, per_minute):
+    """At most `per_minute` model queries per browser session in each clock minute (shared cache)."""
+    key = f"adversarial:tries:{session_key}:{int(timezone.now().timestamp() // 60)}"
+    cache.add(key, 0, 120)
+    try:
+        used = cache.incr(key)
+    except ValueError:  # evicted between add and incr
+        cache.set(key, 1, 120)
+        used = 1
+    if used > per_minute:
+        raise RateLimited(
+            f"That was more than {per_minute} tries in a minute. Please take a moment over your next sentence, "
+            "then send it again; nothing was lost."
+        )
+
+
+def _locked_open_task(worker, token):
+    task = (
+        AdversarialTask.objects.select_for_update(of=("self",))
+        .select_related("writing_claim__premise", "writing_claim__study_session__study", "round__target_run")
+        .get(writing_claim__token=token, worker=worker)
+    )
+    claim = task.writing_claim
+    if claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now():
+        raise AdversarialRefused("This task is no longer open (it was finished or its time ran out).")
+    if task.round.status != RoundStatus.OPEN:
+        raise AdversarialRefused("This round has closed; thank you. Please take a new task.")
+    if task.state != TaskState.WRITING:
+        raise AdversarialRefused("The model was fooled already: please give your reason below.")
+    return task
+
+
+def make_try(worker, token, hypothesis, session_key):
+    """Check the hypothesis, ask the target, store the try; returns TryResult.
+
+    Raises ValidationError({"hypothesis": ...}) for a hypothesis that fails the checks (the model is
+    not asked), AdversarialRefused / RateLimited, targets.TargetUnavailable (nothing stored), and
+    AdversarialTask.DoesNotExist for a token that is not the worker's.
+    """
+    text = writing.visible_text(hypothesis)
+    with transaction.atomic():
+        # The task's row lock: two tries of one task (a double press) are taken one after the other.
+        task = _locked_open_task(worker, token)
+        premise = task.writing_claim.premise
+        study_session = task.writing_claim.study_session
+        problem = hypothesis_problem(premise.text, text, study_session)
+        if problem:
+            raise ValidationError({"hypothesis": problem})
+        tries = list(task.tries.values_list("hypothesis", flat=True))
+        if any(writing.normalised(text) == writing.normalised(before) for before in tries):
+            raise ValidationError({"hypothesis": "You tried this sentence already. Please change it."})
+        settings = study_settings(study_session.study)
+        if len(tries) >= settings.max_tries:
+            raise AdversarialRefused("You have used all your tries for this premise.")
+        _check_rate(session_key, settings.tries_per_minute)
+        started = monotonic()
+        probabilities = targets.target_probabilities(task.round, premise.text, text)
+        seconds = monotonic() - started
+        prediction = targets.predicted(probabilities)
+        fooled = prediction != task.target_label
+        attempt = AdversarialTry.objects.create(
+            task=task,
+            round=task.round,
+            number=len(tries) + 1,
+            hypothesis=text,
+            predicted_label=prediction,
+            probabilities=probabilities,
+            model_fooled=fooled,
+            model_seconds=seconds,
+        )
+        tries_left = settings.max_tries - attempt.number
+        if fooled:
+            task.state = TaskState.REASON
+            task.save(update_fields=["state"])
+        elif tries_left == 0:
+            _finish(task)
+    return TryResult(attempt=attempt, task=task, tries_left=tries_left)
+
+
+def give_reason(worker, token, reason):
+    """The fooled writer's one-line reason; ends the task. ValidationError({"reason": ...}) when unusable."""
+    text = writing.visible_text(reason)
+    if not text or writing.word_characters(text) < 2:
+        raise ValidationError({"reason": "Please say in a few words why your sentence is the label you were given."})
+    if len(text) > MAX_REASON_CHARS:
+        raise ValidationError({"reason": f"Please keep the reason to one line (under {MAX_REASON_CHARS} characters)."})
+    with transaction.atomic():
+        task = (
+            AdversarialTask.objects.select_for_update(of=("self",))
+            .select_related("writing_claim__premise", "writing_claim__study_session__study", "round")
+            .get(writing_claim__token=token, worker=worker)
+        )
+        if task.state != TaskState.REASON:
+            raise AdversarialRefused("This task is not waiting for a reason.")
+        task.reason = text
+        _finish(task)
+    return task
+
+
+def _finish(task):
+    """End the task in the caller's transaction: its pair, the claim submitted, the session's count.
+
+    Every try stays an AdversarialTry (with model_fooled and its round). The corpus gets one pair per
+    task, as a pair is one (premise, writer, label): the fooled try, on any split; the last try of an
+    unfooled task only on a train premise (ANLI §2.1: train may hold what the model got right, dev
+    and test only verified fooled examples). A fooled pair is queued for verification (the
+    validation task: two verifiers, a third on disagreement).
+    """
+    claim = WritingClaim.objects.select_for_update(of=("self",)).get(pk=task.writing_claim_id)
+    premise = Premise.objects.select_for_update().select_related("dataset").get(pk=claim.premise_id)
+    last = task.tries.order_by("-number").first()
+    writing_number = premise.writings_done + 1
+    if last is not None and (last.model_fooled or premise.split == Split.TRAIN):
+        pair = Pair(
+            premise=premise,
+            pair_id=f"{premise.prompt_id}a{task.round.number}w{writing_number}",
+            hypothesis=last.hypothesis,
+            author_label=task.target_label,
+            author=task.worker,
+        )
+        (pair,) = create_pairs(
+            premise.dataset, premise.split, [pair], [[task.target_label]], needs_validation=last.model_fooled
+        )
+        last.pair = pair
+        last.verification = Verification.PENDING if last.model_fooled else Verification.NOT_ASKED
+        last.save(update_fields=["pair", "verification"])
+    now = timezone.now()
+    premise.writings_done = writing_number
+    premise.save(update_fields=["writings_done"])
+    claim.status = ClaimStatus.SUBMITTED
+    claim.submitted_at = now
+    claim.save(update_fields=["status", "submitted_at"])
+    task.state = TaskState.DONE
+    task.finished_at = now
+    task.save(update_fields=["state", "reason", "finished_at"])
+    record_task_done(claim.study_session)

@@ -1,0 +1,191 @@
+"""The target model a round's writers attack: a finished training run's checkpoint, or an external endpoint.
+
+Both answer `probabilities(premise, hypothesis)` -> {label: probability} over the three labels.
+
+Checkpoint targets are loaded once per web process (kept in memory by run id, as the artifacts
+app keeps its scoring model), after the file's SHA-256 is checked against the one the run
+recorded: a swapped or truncated file is refused, never served. Inference runs on the CPU, one
+pair at a time, under torch.no_grad, with ADVERSARIAL_TORCH_THREADS intra-op threads (default 1:
+a web worker serves many requests at once, and threads that wait for each other on a busy machine
+cost far more than they save on one short pair; bench/adversarial_endpoint.py).
+
+External endpoints speak a small JSON contract (docs/adversarial.md):
+    POST <url>  {"premise": "...", "hypothesis": "..."}
+    200         {"probabilities": {"entailment": 0.1, "neutral": 0.2, "contradiction": 0.7}}
+with a timeout and retries; when it stays down the worker is told so (TargetUnavailable) and the
+try is not counted.
+"""
+
+import hashlib
+import io
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+
+from corpus.labels import LABELS
+
+logger = logging.getLogger(__name__)
+
+ENDPOINT_TIMEOUT_SECONDS = 3.0
+ENDPOINT_RETRIES = 2
+
+
+class TargetUnavailable(Exception):
+    """The target cannot answer now; the message is fit to show the worker."""
+
+
+DOWN_MESSAGE = (
+    "The model is not answering right now, so this try was not counted. Your sentence is still in the box: "
+    "please wait a moment and send it again."
+)
+
+
+def _setting(name, default):
+    return getattr(settings, name, default)
+
+
+# --- checkpoints -------------------------------------------------------------------------------
+
+_loaded: dict[tuple[int, str], object] = {}  # (run id, sha256) -> LoadedModel, per process
+_lock = threading.Lock()
+
+
+def file_sha256(handle):
+    digest = hashlib.sha256()
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        digest.update(block)
+    return digest.hexdigest()
+
+
+def _checkpoint_bytes(run):
+    """The checkpoint's bytes: the local file when there is one, else from the checkpoint storage."""
+    from modeling.training.storage import checkpoint_storage
+
+    path = Path(run.checkpoint_path) if run.checkpoint_path else None
+    if path is not None and path.is_file():
+        return path.read_bytes()
+    if run.checkpoint_name:
+        with checkpoint_storage().open(run.checkpoint_name, "rb") as handle:
+            return handle.read()
+    raise TargetUnavailable(DOWN_MESSAGE)
+
+
+def load_run_model(run):
+    """The run's LoadedModel from this process's memory, loading (and verifying) it the first time."""
+    key = (run.pk, run.checkpoint_sha256)
+    model = _loaded.get(key)
+    if model is not None:
+        return model
+    with _lock:
+        model = _loaded.get(key)
+        if model is not None:
+            return model
+        from modeling.training.checkpoint import load_checkpoint
+
+        data = _checkpoint_bytes(run)
+        actual = hashlib.sha256(data).hexdigest()
+        if not run.checkpoint_sha256 or actual != run.checkpoint_sha256:
+            logger.error("checkpoint of run %s: SHA-256 %s, recorded %s", run.pk, actual, run.checkpoint_sha256)
+            raise CheckpointMismatch(run.pk, actual, run.checkpoint_sha256)
+        model = load_checkpoint(io.BytesIO(data))
+        model.net.eval()
+        threads = _setting("ADVERSARIAL_TORCH_THREADS", 1)
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        _loaded[key] = model
+    return model
+
+
+class CheckpointMismatch(TargetUnavailable):
+    def __init__(self, run_id, actual, recorded):
+        super().__init__(DOWN_MESSAGE)
+        self.detail = f"checkpoint of run {run_id}: SHA-256 {actual}, recorded {recorded or 'none'}"
+
+
+def forget_loaded_models():
+    """Drop this process's checkpoints (tests: a rolled-back database reuses run ids)."""
+    with _lock:
+        _loaded.clear()
+
+
+def model_probabilities(model, pairs):
+    """[{label: probability}] for [(premise, hypothesis)] with a LoadedModel (modeling.training.checkpoint)."""
+    import torch
+
+    from modeling.training.data import example_from_row, make_batches
+
+    labels = model.labels
+    if model.kind == "majority":
+        indexes = model.net.predict(len(pairs)).tolist()
+        return [{label: float(i == index) for i, label in enumerate(labels)} for index in indexes]
+    examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
+    max_len = model.config.get("max_len")
+    for ex in examples:
+        ex.premise_ids = model.vocab.encode(ex.premise, max_len)
+        ex.hypothesis_ids = model.vocab.encode(ex.hypothesis, max_len)
+    batch = make_batches(examples, len(examples), bucket=False)[0]
+    with torch.no_grad():
+        logits = model.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
+        rows = torch.softmax(logits, dim=-1).tolist()
+    return [{label: round(p, 6) for label, p in zip(labels, row, strict=True)} for row in rows]
+
+
+# --- external endpoints ------------------------------------------------------------------------
+
+
+def endpoint_probabilities(url, premise, hypothesis, timeout=None, retries=None):
+    """POST the pair to an external model; {label: probability}, or TargetUnavailable after the retries."""
+    timeout = timeout if timeout is not None else _setting("ADVERSARIAL_ENDPOINT_TIMEOUT", ENDPOINT_TIMEOUT_SECONDS)
+    retries = retries if retries is not None else _setting("ADVERSARIAL_ENDPOINT_RETRIES", ENDPOINT_RETRIES)
+    body = json.dumps({"premise": premise, "hypothesis": hypothesis}).encode()
+    problem = None
+    for attempt in range(retries + 1):
+        request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return parse_endpoint_answer(json.loads(response.read().decode()))
+        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+            problem = error
+            if attempt < retries:
+                time.sleep(0.2 * (attempt + 1))
+    logger.warning("adversarial endpoint %s is down: %s", url, problem)
+    raise TargetUnavailable(DOWN_MESSAGE)
+
+
+def parse_endpoint_answer(answer):
+    """The contract's answer as {label: probability}; ValueError for anything else."""
+    probabilities = answer.get("probabilities") if isinstance(answer, dict) else None
+    if not isinstance(probabilities, dict) or set(probabilities) != set(LABELS):
+        raise ValueError(f"the answer must hold probabilities for {', '.join(LABELS)}")
+    values = {label: float(probabilities[label]) for label in LABELS}
+    if any(v < 0 or v > 1 for v in values.values()) or abs(sum(values.values()) - 1) > 0.01:
+        raise ValueError("probabilities must lie in 0..1 and sum to 1")
+    return values
+
+
+# --- one entry point -----------------------------------------------------------------------------
+
+
+def target_probabilities(round_, premise, hypothesis):
+    """{label: probability} from the round's target; TargetUnavailable when it cannot answer."""
+    if round_.target_run_id:
+        try:
+            model = load_run_model(round_.target_run)
+        except (OSError, KeyError, RuntimeError) as error:
+            logger.error("target of round %s cannot be loaded: %s", round_.pk, error)
+            raise TargetUnavailable(DOWN_MESSAGE) from error
+        return model_probabilities(model, [(premise, hypothesis)])[0]
+    return endpoint_probabilities(round_.target_endpoint, premise, hypothesis)
+
+
+def predicted(probabilities):
+    """The most probable label (ties: the first in LABELS order)."""
+    return max(LABELS, key=lambda label: (probabilities.get(label, 0.0), -LABELS.index(label)))

@@ -1,0 +1,99 @@
+"""Verification of fooled examples as ANLI did it (§2.1, step 3).
+
+A fooled example's pair is queued for the platform's validation task (blind, keys 1/2/3: the
+verifier sees a pair like any other). Its verdict, from the verifiers' labels in the order given:
+- the first two agree: they decide;
+- they disagree: the third decides with the one it agrees with (no majority of three: discarded);
+- verified when the verifiers' majority is the writer's label, else discarded (kept out of dev/test).
+Once decided the pair leaves the validation queue, so a third verifier is asked only on
+disagreement. Labels claimed before the verdict may still arrive; they never change it.
+
+The existing gold rule is untouched: author + two agreeing verifiers is three of five votes, so a
+verified pair's gold label is the writer's label; a discarded one has no gold ('-') unless a
+later label makes three votes.
+"""
+
+from collections import Counter
+
+from django.db import transaction
+
+from corpus.counters import set_needs_validation
+from corpus.models import AUTHOR_POSITION, Pair, ValidationLabel
+
+from .models import AdversarialTry, Verification
+
+VERIFIERS_FIRST = 2
+VERIFIERS_AT_MOST = 3
+
+
+def verdict(writer_label, verifier_labels):
+    """VERIFIED, DISCARDED or PENDING for the verifiers' labels in the order they came."""
+    first = list(verifier_labels[:VERIFIERS_AT_MOST])
+    if len(first) < VERIFIERS_FIRST:
+        return Verification.PENDING
+    if first[0] == first[1]:
+        majority = first[0]
+    elif len(first) < VERIFIERS_AT_MOST:
+        return Verification.PENDING
+    else:
+        label, votes = Counter(first).most_common(1)[0]
+        majority = label if votes >= 2 else None
+    return Verification.VERIFIED if majority == writer_label else Verification.DISCARDED
+
+
+def settle(pair_ids):
+    """Decide every pending fooled try among these pairs that has its verifiers; returns the tries decided.
+
+    In the caller's transaction (the validation submit's, through crowd.signals), so the verdict,
+    the queue and the bonus commit with the labels.
+    """
+    pending = list(
+        AdversarialTry.objects.select_for_update(of=("self",))
+        .filter(pair_id__in=pair_ids, verification=Verification.PENDING)
+        .select_related("task__writing_claim__study_session__study", "pair")
+        .order_by("pk")
+    )
+    if not pending:
+        return []
+    labels = {}
+    for pair_id, label in (
+        ValidationLabel.objects.filter(pair_id__in=[t.pair_id for t in pending], position__gt=AUTHOR_POSITION)
+        .order_by("pair_id", "position")
+        .values_list("pair_id", "label")
+    ):
+        labels.setdefault(pair_id, []).append(label)
+    decided = []
+    for attempt in pending:
+        result = verdict(attempt.task.target_label, labels.get(attempt.pair_id, []))
+        if result == Verification.PENDING:
+            continue
+        attempt.verification = result
+        attempt.save(update_fields=["verification"])
+        decided.append(attempt)
+        if result == Verification.VERIFIED:
+            _record_bonus(attempt)
+    if decided:
+        set_needs_validation(Pair.objects.filter(pk__in=[t.pair_id for t in decided]), False)
+    return decided
+
+
+def _record_bonus(attempt):
+    from quality.bonuses import record_bonus
+
+    study_session = attempt.task.writing_claim.study_session
+    if study_session is None:
+        return None
+    settings = getattr(study_session.study, "adversarial_settings", None)
+    amount = settings.bonus_per_verified_fooled if settings is not None else None
+    return record_bonus(
+        attempt.task.worker,
+        study_session,
+        attempt.pair,
+        amount,
+        f"Verified example that fooled the model (study {study_session.study.slug}, round {attempt.round.number})",
+    )
+
+
+def settle_after_labels(sender, pair_ids, **kwargs):
+    with transaction.atomic():
+        settle(pair_ids)

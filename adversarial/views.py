@@ -1,0 +1,158 @@
+"""The adversarial writing task's pages: the next task, the task (tries and the reason), a try as JSON.
+
+Plain forms, so the page works by keyboard alone and without script: the hypothesis box has focus,
+Enter sends it, the answer (the model's label and confidence) is on the next page at once, and a
+fooled try puts the focus on the one-line reason. A client that asks for JSON (Accept:
+application/json) gets the try's answer as JSON instead (bench/adversarial_endpoint.py).
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from corpus.labels import LABELS
+from crowd.arrival import current_study_session
+from crowd.models import ClaimStatus, TaskKind
+from crowd.services import worker_for_user
+from crowd.views import completion_page, task_refusal_page
+
+from . import services, targets
+from .models import AdversarialTask, TaskState
+
+LABEL_WORDS = {
+    "entailment": "definitely correct",
+    "neutral": "might be correct",
+    "contradiction": "definitely incorrect",
+}
+
+
+def _wants_json(request):
+    return "application/json" in request.headers.get("Accept", "")
+
+
+@login_required
+def adversarial_next(request):
+    refused = task_refusal_page(request, current_study_session(request), TaskKind.ADVERSARIAL)
+    if refused is not None:
+        return refused
+    study_session = current_study_session(request, TaskKind.ADVERSARIAL)
+    if study_session is None:
+        # No free oracle: the model is asked only inside a study's claimed task.
+        return render(request, "adversarial/no_study.html", status=403)
+    if study_session.is_complete:
+        return completion_page(request, study_session)
+    task = services.claim_adversarial_task(worker_for_user(request.user), study_session)
+    if task is None:
+        return render(request, "collection/no_tasks.html", {"study_session": study_session})
+    return redirect("adversarial:task", token=task.writing_claim.token)
+
+
+def _task_or_404(request, token):
+    try:
+        return services.task_for_worker(worker_for_user(request.user), token)
+    except AdversarialTask.DoesNotExist:
+        raise Http404("No such task of yours.") from None
+
+
+def _confidence(attempt):
+    return round(100 * attempt.probabilities.get(attempt.predicted_label, 0.0))
+
+
+@login_required
+def adversarial_task(request, token, errors=None, text="", status=200):
+    task = _task_or_404(request, token)
+    claim = task.writing_claim
+    if task.state == TaskState.DONE or claim.status != ClaimStatus.OPEN:
+        return redirect("adversarial:next")
+    settings = services.study_settings(task.round.study)
+    tries = [
+        {
+            "number": t.number,
+            "hypothesis": t.hypothesis,
+            "predicted": LABEL_WORDS.get(t.predicted_label, t.predicted_label),
+            "confidence": _confidence(t),
+            "fooled": t.model_fooled,
+        }
+        for t in task.tries.order_by("number")
+    ]
+    context = {
+        "task": task,
+        "premise": claim.premise,
+        "target_words": LABEL_WORDS[task.target_label],
+        "tries": tries,
+        "last": tries[-1] if tries else None,
+        "tries_left": settings.max_tries - len(tries),
+        "max_tries": settings.max_tries,
+        "needs_reason": task.state == TaskState.REASON,
+        "expired": claim.expires_at <= timezone.now() and task.state == TaskState.WRITING,
+        "errors": errors or {},
+        "text": text,
+        "study_session": claim.study_session,
+    }
+    return render(request, "adversarial/task.html", context, status=status)
+
+
+@login_required
+@require_POST
+def adversarial_try(request, token):
+    worker = worker_for_user(request.user)
+    text = request.POST.get("hypothesis", "")
+    if not request.session.session_key:
+        request.session.save()
+    try:
+        result = services.make_try(worker, token, text, request.session.session_key)
+    except AdversarialTask.DoesNotExist:
+        raise Http404("No such task of yours.") from None
+    except ValidationError as error:
+        return _refused(request, token, error.message_dict, text, 400)
+    except services.RateLimited as error:
+        return _refused(request, token, {"hypothesis": [str(error)]}, text, 429)
+    except (services.AdversarialRefused, targets.TargetUnavailable) as error:
+        return _refused(request, token, {"hypothesis": [str(error)]}, text, 409 if not _down(error) else 503)
+    attempt = result.attempt
+    if _wants_json(request):
+        return JsonResponse(
+            {
+                "try": attempt.number,
+                "predicted_label": attempt.predicted_label,
+                "probabilities": {label: attempt.probabilities[label] for label in LABELS},
+                "model_fooled": attempt.model_fooled,
+                "tries_left": result.tries_left,
+                "task_done": result.task.state == TaskState.DONE,
+            }
+        )
+    if result.task.state == TaskState.DONE:
+        messages.info(request, "The model got all your tries right; thank you. Here is the next premise.")
+        return redirect("adversarial:next")
+    return redirect("adversarial:task", token=token)
+
+
+def _down(error):
+    return isinstance(error, targets.TargetUnavailable)
+
+
+def _refused(request, token, errors, text, status):
+    if _wants_json(request):
+        return JsonResponse({"errors": errors}, status=status)
+    return adversarial_task(request, token, errors=errors, text=text, status=status)
+
+
+@login_required
+@require_http_methods(["POST"])
+def adversarial_reason(request, token):
+    worker = worker_for_user(request.user)
+    try:
+        services.give_reason(worker, token, request.POST.get("reason", ""))
+    except AdversarialTask.DoesNotExist:
+        raise Http404("No such task of yours.") from None
+    except ValidationError as error:
+        return _refused(request, token, error.message_dict, request.POST.get("reason", ""), 400)
+    except services.AdversarialRefused as error:
+        messages.info(request, str(error))
+        return redirect("adversarial:next")
+    messages.success(request, "Saved, thank you: you fooled the model. Verifiers will check the example.")
+    return redirect("adversarial:next")

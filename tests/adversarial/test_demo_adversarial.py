@@ -1,0 +1,40 @@
+"""`make demo`'s adversarial study: round 1 written, verified and closed, round 2 open on the new
+target; the rounds page shows both; a second load changes nothing."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from adversarial.models import AdversarialTry, Round, RoundStatus, Verification
+from demo.adversarial import STUDY
+from demo.content import RESEARCHER
+
+# Committed transactions: closing a round queues its exports and the next run when the close commits.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def load():
+    out = StringIO()
+    call_command("load_demo", "--no-artifacts", "--no-quality", "--no-recast", stdout=out)
+    return out.getvalue()
+
+
+def test_the_demo_has_a_finished_round_and_an_open_one(client):
+    output = load()
+    round1, round2 = Round.objects.filter(study__slug=STUDY["slug"]).order_by("number")
+    assert (round1.status, round2.status) == (RoundStatus.CLOSED, RoundStatus.OPEN)
+    assert round2.target_run_id == round1.next_run_id and round2.target_run.checkpoint_sha256
+    assert round2.dataset.premises.exists() and round2.dataset != round1.dataset
+    tries = AdversarialTry.objects.filter(round=round1)
+    assert tries.filter(model_fooled=True).exists() and tries.filter(model_fooled=False).exists()
+    assert not tries.filter(model_fooled=True, verification=Verification.PENDING).exists()
+    assert f"/adversarial/rounds/{STUDY['slug']}/" in output and "round 2 open" in output
+
+    client.login(username=RESEARCHER[0], password=RESEARCHER[1])
+    page = client.get(f"/adversarial/rounds/{STUDY['slug']}/").content.decode()
+    assert 'data-round="1"' in page and 'data-round="2"' in page and "close-round" in page
+
+    before = (Round.objects.count(), AdversarialTry.objects.count())
+    load()
+    assert (Round.objects.count(), AdversarialTry.objects.count()) == before

@@ -1,0 +1,50 @@
+"""The researcher side of rounds: opening round 1 by command, the rounds page, closing, the export."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from adversarial.models import Round, RoundStatus
+from corpus.models import Split
+from modeling.models import RunStatus, Snapshot, TrainingRun
+
+from .helpers import adversarial_study
+
+pytestmark = pytest.mark.django_db
+
+
+def test_round_one_opens_only_on_a_target_that_can_serve(researcher):
+    study, round1 = adversarial_study(target_endpoint="http://127.0.0.1:9/predict")
+    with pytest.raises(CommandError, match="has a round open"):
+        call_command("open_adversarial_round", study=study.slug, dataset=round1.dataset.slug, endpoint="http://x/")
+    round1.delete()
+    snapshot = Snapshot.objects.create(status="done", directory="/nowhere", content_hash="h")
+    queued = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash="h", model="esim", status=RunStatus.QUEUED)
+    with pytest.raises(CommandError, match="no finished, verified checkpoint"):
+        call_command("open_adversarial_round", study=study.slug, dataset=round1.dataset.slug, run=queued.pk)
+    out = StringIO()
+    call_command(
+        "open_adversarial_round", study=study.slug, dataset=round1.dataset.slug, endpoint="http://m/", stdout=out
+    )
+    assert "Round 1 of adv is open on http://m/" in out.getvalue()
+
+
+def test_the_rounds_page_is_for_researchers_and_closing_requests_the_snapshots(client, researcher, make_worker):
+    study, round1 = adversarial_study(target_endpoint="http://127.0.0.1:9/predict", split=Split.TEST)
+    url = reverse("adversarial:rounds", args=[study.slug])
+    client.force_login(make_worker().user)
+    assert client.get(url).status_code == 403
+    client.force_login(researcher)
+    page = client.get(url).content.decode()
+    assert 'data-round="1"' in page and "Tries per fooled" in page
+    response = client.post(reverse("adversarial:close", args=[study.slug, 1]))
+    assert response.status_code == 302
+    round1.refresh_from_db()
+    assert round1.status == RoundStatus.CLOSING and round1.round_snapshot.datasets == [round1.dataset.slug]
+    assert client.post(reverse("adversarial:close", args=[study.slug, 1]), follow=True).status_code == 200
+    assert Round.objects.get(pk=round1.pk).round_snapshot_id == round1.round_snapshot_id  # closed once
+    export = client.get(reverse("adversarial:export", args=[study.slug, 1]) + "?split=test")
+    assert export.status_code == 200 and b"".join(export.streaming_content) == b""
+    assert client.get(reverse("adversarial:export", args=[study.slug, 1]) + "?split=nope").status_code == 404
