@@ -6,14 +6,14 @@ from django.shortcuts import render
 from artifacts import selectors
 from artifacts.monitoring import nudge_effect
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
-from corpus.models import Genre, Worker
+from dashboard.queries.common import genres, workers
 
 from .common import Scope, page_context, researcher_required
 
 
 class GiveawayForm(forms.Form):
-    genre = forms.ModelChoiceField(queryset=Genre.objects.order_by("slug"), to_field_name="slug", required=False)
-    worker = forms.ModelChoiceField(queryset=Worker.objects.all(), required=False, widget=forms.NumberInput)
+    genre = forms.ModelChoiceField(queryset=genres(), to_field_name="slug", required=False)
+    worker = forms.ModelChoiceField(queryset=workers(), required=False, widget=forms.NumberInput)
     min_count = forms.IntegerField(
         min_value=1, initial=DEFAULT_MIN_COUNT, required=False, help_text="least hypotheses a word must be in"
     )
