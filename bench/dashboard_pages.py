@@ -31,7 +31,6 @@ PAGES = [  # (name, path): every dashboard page a researcher opens (GET, no obje
     ("validation", "/dashboard/validation/"),
     ("corpus", "/dashboard/corpus/"),
     ("workers", "/dashboard/workers/"),
-    ("worker exclusion", "/dashboard/workers/exclusion/"),
     ("label pairs", "/dashboard/label/"),
     ("bonuses", "/dashboard/bonuses/"),
     ("pairs", "/dashboard/pairs/"),

@@ -6,6 +6,7 @@ from django.shortcuts import render
 from artifacts import selectors
 from artifacts.monitoring import nudge_effect
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
+from dashboard.queries import artifacts as queries
 from dashboard.queries.common import genres, workers
 
 from .common import Scope, page_context, researcher_required
@@ -27,13 +28,13 @@ def artifacts(request):
     listing = None
     if not request.GET or form.is_valid():
         data = form.cleaned_data if request.GET else {}
-        listing = selectors.giveaway_words_for(
+        listing = queries.giveaway_words(
             scope.dataset,
             scope.split,
             genre=data.get("genre"),
             worker=data.get("worker"),
-            min_count=data.get("min_count") or DEFAULT_MIN_COUNT,
-            top=data.get("top") or DEFAULT_TOP,
+            min_count=data.get("min_count"),
+            top=data.get("top"),
         )
     return render(
         request,
