@@ -111,6 +111,11 @@ def untagged_batches(dataset, retag, batch_size):
     """
     pairs = Pair.objects.all() if dataset is None else Pair.objects.filter(dataset=dataset)
     last_pk = 0
+    if not retag:  # after an import, every pair before its first one is tagged: start there
+        first = pairs.filter(phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()
+        if first is None:
+            return
+        last_pk = first - 1
     while True:
         rows = list(pairs.filter(pk__gt=last_pk).order_by("pk").values_list("pk", flat=True)[: batch_size * 4])
         if not rows:

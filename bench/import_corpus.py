@@ -207,12 +207,42 @@ def build(pairs_total, workers_needed=0, keep_files=None, progress=True, tag_all
     return figures
 
 
+def compare_tagging(sample=500, rounds=3):
+    """The tagging job's pairs/s against the tagger's alone on the same pairs, interleaved in one
+    process so both see the same load: the job re-tags `sample` pairs of the bench dataset whose
+    tags it removes first. Returns [(job pairs/s, tagger pairs/s)] per round."""
+    from artifacts.models import PairTags
+    from artifacts.services import get_tagger, run_tagging_job, start_tagging
+    from corpus.models import Dataset, Pair
+
+    dataset = Dataset.objects.get(slug=DATASET)
+    tagger = get_tagger()
+    rows = list(
+        Pair.objects.filter(dataset=dataset).order_by("-pk").values_list("pk", "premise__text", "hypothesis")[:sample]
+    )[::-1]
+    texts = [(premise, hypothesis) for _, premise, hypothesis in rows]
+    list(tagger.tag_pairs(texts[:50], batch_size=500))  # warm
+    results = []
+    for _ in range(rounds):
+        PairTags.objects.filter(pair_id__in=[pk for pk, _, _ in rows]).delete()
+        started = time.perf_counter()
+        job = run_tagging_job(start_tagging(dataset, queue=False).pk, tagger=tagger)
+        job_rate = job.done / (time.perf_counter() - started)
+        started = time.perf_counter()
+        list(tagger.tag_pairs(texts, batch_size=500))
+        results.append((job_rate, len(texts) / (time.perf_counter() - started)))
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=43_000)
     parser.add_argument("--workers", type=int, default=1250, help="worker accounts to create (pages, claims)")
     parser.add_argument("--keep-files", help="write the JSONL files here and keep them")
     parser.add_argument("--tag-all", action="store_true", help="the tagger tags train too (about an hour at 433k)")
+    parser.add_argument(
+        "--compare-tagging", type=int, metavar="N", help="only compare the job with the tagger on N pairs already here"
+    )
     args = parser.parse_args()
     from run import ensure_database  # bench/run.py
 
@@ -220,6 +250,13 @@ def main():
     import django
 
     django.setup()
+    if args.compare_tagging:
+        for job_rate, tagger_rate in compare_tagging(args.compare_tagging):
+            print(
+                f"tagging job {job_rate:.0f} pairs/s, tagger alone {tagger_rate:.0f} pairs/s ({job_rate / tagger_rate:.2f}x)"
+            )
+        print("load average", os.getloadavg())
+        return
     figures = build(args.pairs, args.workers, args.keep_files, tag_all=args.tag_all)
     print(json.dumps(figures))
     print(
