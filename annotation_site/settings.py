@@ -305,7 +305,8 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # Artifacts (issue 14): new pairs are tagged (and the monitor refreshed) by a worker after their
-# transaction commits; off in the embedded mode, where the task would run inside the request.
+# transaction commits; off in the embedded mode, where the task would run inside the request (or
+# inside import_pairs, with no progress shown: the command tags with its own bar instead).
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))

@@ -7,6 +7,7 @@ from collections import Counter
 
 from django.db.models import Count, Q
 
+from corpus import tallies
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, giveaway_words, tokenize
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Pair
@@ -36,22 +37,31 @@ def _tag_counts():
 def tag_figures(dataset=None, split=None):
     """Share of pairs with each tag, overall and per genre (Table 7), and per tag the count of
     each gold label with the most frequent one. Shares are over tagged pairs; `untagged` says how
-    many pairs in scope still wait for the tagger."""
-    tags = _tags_in_scope(dataset, split)
-    overall = tags.aggregate(pairs=Count("pk"), **_tag_counts())
-    per_genre = list(
-        tags.values("pair__premise__genre__slug", "pair__premise__genre__name")
+    many pairs in scope still wait for the tagger.
+
+    One grouped read of the tags (per genre and gold label) from which the three figures are
+    summed, and the pairs in scope from the maintained aggregates: the page used to run three
+    aggregates over the tags and a count of the pairs on every render.
+    """
+    grouped = list(
+        _tags_in_scope(dataset, split)
+        .values("pair__premise__genre__slug", "pair__premise__genre__name", "pair__gold_label")
         .annotate(pairs=Count("pk"), **_tag_counts())
-        .order_by("pair__premise__genre__slug")
+        .order_by()
     )
-    by_gold = {
-        row["pair__gold_label"]: row for row in tags.values("pair__gold_label").annotate(**_tag_counts()).order_by()
-    }
-    pairs = Pair.objects.all()
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
-    if split:
-        pairs = pairs.filter(premise__split=split)
+    counted = ("pairs", *PHENOMENON_NAMES)
+    overall = dict.fromkeys(counted, 0)
+    genre_sums, by_gold = {}, {}
+    for row in grouped:
+        slug, name = row["pair__premise__genre__slug"], row["pair__premise__genre__name"]
+        genre = genre_sums.setdefault(slug, {"pair__premise__genre__slug": slug, "pair__premise__genre__name": name})
+        gold = by_gold.setdefault(row["pair__gold_label"], {})
+        for column in counted:
+            overall[column] += row[column]
+            genre[column] = genre.get(column, 0) + row[column]
+            gold[column] = gold.get(column, 0) + row[column]
+    per_genre = [genre_sums[slug] for slug in sorted(genre_sums)]
+    in_scope = sum(n for _, n in tallies.pair_counts(dataset, split, by=("dataset_id",)))
     tagged = overall["pairs"]
     genres = [
         {"slug": row["pair__premise__genre__slug"], "name": row["pair__premise__genre__name"], "pairs": row["pairs"]}
@@ -84,7 +94,7 @@ def tag_figures(dataset=None, split=None):
                 "most_frequent_gold_share": labelled[most_frequent] / sum(labelled.values()) if most_frequent else None,
             }
         )
-    return {"tagged": tagged, "untagged": pairs.count() - tagged, "genres": genres, "tags": rows}
+    return {"tagged": tagged, "untagged": in_scope - tagged, "genres": genres, "tags": rows}
 
 
 def run_tag_accuracy(run, split=None):

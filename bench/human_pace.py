@@ -110,7 +110,14 @@ def person(kind, cookie, deadline, think, counts, errors, rng):
 
 
 def run_config(config, cookies, args):
-    worker_class, processes, threads = config.split(":")
+    # "shipped": gunicorn.conf.py as it is (what `make serve` and the Dockerfile run); otherwise
+    # worker class : processes : threads on top of it.
+    if config == "shipped":
+        processes = os.environ.get("GUNICORN_WORKERS", str(os.cpu_count()))  # as gunicorn.conf.py reads them
+        worker_class, threads, overrides = "gunicorn.conf.py: gthread", os.environ.get("GUNICORN_THREADS", "8"), []
+    else:
+        worker_class, processes, threads = config.split(":")
+        overrides = ["--worker-class", worker_class, "--workers", processes, "--threads", threads]
     with tempfile.TemporaryDirectory(prefix="nli-human-pace-") as tmp:
         log = Path(tmp) / "access.log"
         server = subprocess.Popen(
@@ -123,12 +130,7 @@ def run_config(config, cookies, args):
                 str(REPO / "gunicorn.conf.py"),
                 "--bind",
                 f"127.0.0.1:{PORT}",
-                "--worker-class",
-                worker_class,
-                "--workers",
-                processes,
-                "--threads",
-                threads,
+                *overrides,
                 "--access-logfile",
                 str(log),
                 "--access-logformat",
@@ -206,7 +208,9 @@ def main():
     parser.add_argument("--writers", type=int, default=50)
     parser.add_argument("--seconds", type=int, default=120)
     parser.add_argument("--think", default="20:60", help="seconds a person spends on a task page, min:max")
-    parser.add_argument("--configs", default="gthread:2:8")
+    parser.add_argument(
+        "--configs", default="shipped", help='"shipped" (gunicorn.conf.py) or class:processes:threads,...'
+    )
     args = parser.parse_args()
     args.think_range = tuple(float(x) for x in args.think.split(":"))
     sys.path.insert(0, str(REPO / "bench"))

@@ -844,11 +844,16 @@ def main():
         "--skip", default="", help="sections to leave out: claims,statistics,export,pages,claims_live,recompute"
     )
     parser.add_argument("--keep", action="store_true", help="reuse the corpus already in the database (one size)")
+    parser.add_argument(
+        "--build", choices=["copy", "importers"], default="copy", help="importers: bench/import_corpus.py"
+    )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
     ensure_database()
+    import dashboard_pages  # bench/, beside this file
     import django
+    import import_corpus
 
     django.setup()
     from django.conf import settings
@@ -861,7 +866,9 @@ def main():
     settings.CONN_MAX_AGE = 0
     workers_needed = args.claims * args.repeat * (4 if args.processes else 2) + 50
     for size in [int(s) for s in args.sizes.split(",")]:
-        if not args.keep:
+        if not args.keep and args.build == "importers":  # files through import_pairs, tags included
+            print(f"\n== {size:,} pairs imported: {json.dumps(import_corpus.build(size, workers_needed))}")
+        elif not args.keep:
             seconds, label_rows = generate(size, workers_needed)
             print(f"\n== {size:,} pairs, {label_rows:,} labels: generated in {seconds:.1f} s")
         dataset = Dataset.objects.get(slug=DATASET)
@@ -890,6 +897,7 @@ def main():
         if "pages" not in skip:
             args.current_size = size
             section_pages(table, args, pool, dataset)
+            dashboard_pages.section(table, args)  # every dashboard page, cold
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ answer = {
     "cache": settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1],
     "pid": os.getpid(),
     "training_queue": app.amqp.router.route({}, "modeling.tasks.run_training")["queue"].name,
+    "artifacts_on_arrival": settings.ARTIFACTS_ON_ARRIVAL,
 }
 if os.environ.get("PROBE_QUERY"):
     with connection.cursor() as cursor:
@@ -83,6 +84,8 @@ def test_embedded_mode_uses_sqlite_in_the_checkout_and_runs_tasks_in_process(tmp
     assert answer["eager"] is True and answer["task_pid"] == answer["pid"]
     assert answer["cache"] == "LocMemCache"
     assert answer["training_queue"] == "gpu"
+    # No broker: new pairs are not tagged inside the request or the import (issue 28.6).
+    assert answer["artifacts_on_arrival"] is False
 
 
 def test_a_sqlite_url_is_the_database_that_answers(tmp_path):
@@ -111,4 +114,5 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
     assert answer["queued_on_broker"] == 1  # the message waits on the broker for a worker
     assert answer["cache"] == "RedisCache"
     assert answer["training_queue"] == "gpu"
+    assert answer["artifacts_on_arrival"] is True  # a worker tags new pairs
     assert settings.CELERY_TASK_ALWAYS_EAGER is False  # and this test process is in the same mode

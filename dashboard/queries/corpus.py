@@ -2,6 +2,7 @@
 
 from django.db.models import Count
 
+from artifacts import selectors as artifact_selectors
 from corpus import overlap, tallies
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, THREE_WAY, LengthKind
@@ -75,3 +76,15 @@ def _corpus_overview(dataset, split):
         "hypothesis_summary": histogram_summary(hypothesis_lengths),
         "relations": edit_relations(dataset, split),
     }
+
+
+def phenomenon_tags(dataset=None, split=None):
+    """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: one grouped
+    read of the tags), through the figure cache: on a large corpus a stale figure is shown at once
+    and a task recomputes it, as the other figures of the page."""
+    return cached("tags", dataset, split, lambda: _phenomenon_tags(dataset, split))
+
+
+@refreshable("tags")
+def _phenomenon_tags(dataset, split):
+    return artifact_selectors.tag_figures(dataset, split)

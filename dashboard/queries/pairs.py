@@ -126,6 +126,15 @@ def find_pairs(dataset=None, filters=None, page_size=PAGE_SIZE):
     return page, (page[-1].pk if more else None)
 
 
+def premise(premise_id):
+    """One premise (None when there is none), and the queryset of it that the services take."""
+    return Premise.objects.filter(pk=premise_id).first()
+
+
+def just(premise):
+    return Premise.objects.filter(pk=premise.pk)
+
+
 def reported_premises(dataset=None, limit=200):
     """Premises with open reports, oldest report first, each with its reports and written pairs' count."""
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")

@@ -1,17 +1,18 @@
 """The validation page: pairs by labels so far, and the agreement statistics."""
 
-from django.db.models import Count
-
+from corpus import tallies
 from corpus.agreement import agreement_stats
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR
-from corpus.selectors import pairs_in
 
 from ..figure_cache import cached, refreshable
 
 
 def label_count_distribution(dataset=None, split=None):
-    """Pairs by labels so far (1–5), from the per-pair counter, never from the label table."""
-    counts = dict(pairs_in(dataset, split).values_list("label_count").annotate(n=Count("id")).order_by())
+    """Pairs by labels so far (1–5), summed from the maintained aggregates (corpus.tallies keeps
+    pairs by label_count): a few hundred rows, not a scan of the pairs."""
+    counts = {}
+    for labels, n in tallies.pair_counts(dataset, split, by=("label_count",)):
+        counts[labels] = counts.get(labels, 0) + n
     return [(labels, counts.get(labels, 0)) for labels in range(AUTHOR_POSITION, LABELS_PER_PAIR + 1)]
 
 

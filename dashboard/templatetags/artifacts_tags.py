@@ -6,6 +6,7 @@ Inclusion tags, so those pages' views stay as they are: a page adds one line to 
 from django import template
 
 from artifacts import selectors
+from dashboard.queries import corpus as corpus_queries
 
 register = template.Library()
 
@@ -13,7 +14,7 @@ register = template.Library()
 @register.inclusion_tag("artifacts/_tags_section.html")
 def phenomenon_tags_section(scope):
     return {
-        "figures": selectors.tag_figures(scope.dataset if scope else None, scope.split if scope else None),
+        "figures": corpus_queries.phenomenon_tags(scope.dataset if scope else None, scope.split if scope else None),
         "scope": scope,
     }
 

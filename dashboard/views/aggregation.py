@@ -4,14 +4,15 @@ the majority-vote gold disagree, and the workers ranked by estimated skill."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
-from corpus.models import Dataset
+from dashboard.queries import runs as queries
+from dashboard.queries.common import datasets as all_datasets
 from quality import aggregation_runs
-from quality.models import AggregationRun, AggregationStatus
+from quality.models import AggregationStatus
 
 from .common import page_context, researcher_required
 
@@ -24,7 +25,7 @@ METHOD_NAMES = {"dawid_skene": "Dawid–Skene", "mace": "MACE", "glad": "GLAD"}
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def aggregation(request):
-    datasets = list(Dataset.objects.order_by("slug"))
+    datasets = all_datasets()
     if request.method == "POST":
         dataset = next((d for d in datasets if d.slug == request.POST.get("dataset")), None)
         if dataset is None:
@@ -37,10 +38,10 @@ def aggregation(request):
                 request, "Nothing was started. " + "; ".join(m for ms in error.message_dict.values() for m in ms)
             )
             return redirect("dashboard:aggregation")
-        run.refresh_from_db()  # in the embedded mode it has run already
+        run = queries.aggregation_run(run.pk)  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
-    runs = AggregationRun.objects.select_related("dataset", "created_by")[:RUNS_SHOWN]
+    runs = queries.recent_aggregation_runs(RUNS_SHOWN)
     return render(
         request,
         "dashboard/aggregation.html",
@@ -61,7 +62,7 @@ def aggregation(request):
 @require_GET
 def aggregation_progress(request):
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
-    runs = AggregationRun.objects.filter(pk__in=ids).select_related("dataset", "created_by")
+    runs = queries.aggregation_runs_by_id(ids)
     return JsonResponse(
         {
             "items": [
@@ -81,7 +82,9 @@ def aggregation_progress(request):
 @researcher_required
 @require_GET
 def aggregation_detail(request, run_id):
-    run = get_object_or_404(AggregationRun.objects.select_related("dataset", "created_by"), pk=run_id)
+    run = queries.aggregation_run(run_id)
+    if run is None:
+        raise Http404("No such aggregation run.")
     method = request.GET.get("method", "dawid_skene")
     if method not in run.methods:
         method = "dawid_skene"

@@ -6,14 +6,15 @@ from django.shortcuts import render
 from artifacts import selectors
 from artifacts.monitoring import nudge_effect
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
-from corpus.models import Genre, Worker
+from dashboard.queries import artifacts as queries
+from dashboard.queries.common import genres, workers
 
 from .common import Scope, page_context, researcher_required
 
 
 class GiveawayForm(forms.Form):
-    genre = forms.ModelChoiceField(queryset=Genre.objects.order_by("slug"), to_field_name="slug", required=False)
-    worker = forms.ModelChoiceField(queryset=Worker.objects.all(), required=False, widget=forms.NumberInput)
+    genre = forms.ModelChoiceField(queryset=genres(), to_field_name="slug", required=False)
+    worker = forms.ModelChoiceField(queryset=workers(), required=False, widget=forms.NumberInput)
     min_count = forms.IntegerField(
         min_value=1, initial=DEFAULT_MIN_COUNT, required=False, help_text="least hypotheses a word must be in"
     )
@@ -27,13 +28,13 @@ def artifacts(request):
     listing = None
     if not request.GET or form.is_valid():
         data = form.cleaned_data if request.GET else {}
-        listing = selectors.giveaway_words_for(
+        listing = queries.giveaway_words(
             scope.dataset,
             scope.split,
             genre=data.get("genre"),
             worker=data.get("worker"),
-            min_count=data.get("min_count") or DEFAULT_MIN_COUNT,
-            top=data.get("top") or DEFAULT_TOP,
+            min_count=data.get("min_count"),
+            top=data.get("top"),
         )
     return render(
         request,

@@ -7,7 +7,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 
 from annotation_site.permissions import is_researcher
-from corpus.models import Dataset, Split
+from corpus.models import Split
+from dashboard.queries.common import datasets
 
 
 def researcher_required(view=None, *, post_permission=None):
@@ -33,7 +34,7 @@ class Scope:
     """The dataset and split a page is narrowed to (?dataset=slug&split=dev); unknown values mean all."""
 
     def __init__(self, request, with_split=True):
-        self.datasets = list(Dataset.objects.order_by("slug"))
+        self.datasets = datasets()
         slug = request.GET.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
         split = request.GET.get("split", "")

@@ -1,19 +1,20 @@
 """Multi-premise items (MPE): statistics per item set, the researcher's adjudication queue, word overlap."""
 
 from django.contrib import messages
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from corpus.counters import LabelRefused, adjudicate
-from corpus.models import AdjudicationSource, Dataset, ItemKind, Pair
+from corpus.models import AdjudicationSource
 from corpus.mpe_wording import ANSWER_FOR_LABEL
 from corpus.selectors import adjudication_queue, mpe_statistics
+from dashboard.queries import mpe as queries
 
 from .common import Scope, page_context, researcher_required
 
 QUEUE_SHOWN = 50
-OVERLAP_SHOWN = 20
 # MPE's own figures for its released data (../shared/data/README.md), shown beside ours.
 PAPER_FIGURES = {"train": {"unanimous": 27.55, "gold_equals_majority": 87.2}, "dev": {"gold_equals_majority": 85.4}}
 
@@ -21,17 +22,11 @@ PAPER_FIGURES = {"train": {"unanimous": 27.55, "gold_equals_majority": 87.2}, "d
 @researcher_required
 def mpe(request):
     scope = Scope(request)
-    datasets = [scope.dataset] if scope.dataset else list(Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE))
-    datasets = [dataset for dataset in datasets if dataset.item_kind == ItemKind.MULTI_PREMISE]
     sets = []
-    for dataset in datasets:
+    for dataset in queries.multi_premise_datasets(scope.dataset):
         stats = mpe_statistics(dataset, scope.split)
         queue = list(adjudication_queue(dataset, scope.split)[:QUEUE_SHOWN])
-        overlap = list(
-            Pair.objects.filter(dataset=dataset, word_overlap__isnull=False)
-            .select_related("premise")
-            .order_by("-word_overlap", "pk")[:OVERLAP_SHOWN]
-        )
+        overlap = queries.highest_overlap(dataset)
         sets.append(
             {
                 "dataset": dataset,
@@ -58,17 +53,16 @@ def mpe(request):
 @require_POST
 def adjudicate_item(request, pair_id):
     """The researcher's label becomes the item's gold label; its five judgments stay."""
-    pair = get_object_or_404(
-        Pair.objects.select_related("dataset"), pk=pair_id, dataset__item_kind=ItemKind.MULTI_PREMISE
-    )
-    in_queue = adjudication_queue(pair.dataset, pending_only=False).filter(pk=pair.pk).first()
+    pair = queries.multi_premise_item(pair_id)
+    if pair is None:
+        raise Http404("No such multi-premise item.")
     try:
         adjudicate(
             pair,
             request.POST.get("label", ""),
             source=AdjudicationSource.RESEARCHER,
             researcher=request.user,
-            reason=in_queue.adjudication_reason if in_queue else "",
+            reason=queries.adjudication_reason(pair),
             note=request.POST.get("note", "")[:1000],
         )
     except LabelRefused as refused:

@@ -1,12 +1,14 @@
 """The pair browser and the queue of premises reported by writers."""
 
 from django.contrib import messages
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from collection import services as collection_services
-from corpus.models import Genre, Label, Premise, Split
+from corpus.models import Label, Split
 from dashboard.queries import pairs as queries
+from dashboard.queries.common import genres
 
 from .common import Scope, page_context, researcher_required
 
@@ -28,7 +30,7 @@ def pairs(request):
             pairs=page,
             next_after=next_after,
             kept=kept,
-            genres=Genre.objects.order_by("name"),
+            genres=genres("name"),
             splits=Split.values,
             labels=[*Label.values, "-"],
             patterns=[(name, text) for name, (text, _) in queries.PATTERNS.items()],
@@ -55,9 +57,11 @@ def reports(request):
 @require_POST
 def report_action(request, premise_id):
     """Release, edit or retire one reported premise; every action resolves its reports."""
-    premise = get_object_or_404(Premise, pk=premise_id)
+    premise = queries.premise(premise_id)
+    if premise is None:
+        raise Http404("No such premise.")
     action = request.POST.get("action")
-    chosen = Premise.objects.filter(pk=premise.pk)
+    chosen = queries.just(premise)
     if action == "release":
         collection_services.release_premises(chosen)
         messages.success(request, f"Premise {premise.prompt_id} is back in the writing pool.")

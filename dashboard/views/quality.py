@@ -5,19 +5,15 @@ Thin: the rules are in `quality.services`, `quality.bonuses` and `quality.select
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.counters import LabelRefused
-from corpus.models import Pair
-from crowd.models import Study
+from dashboard.queries import quality as queries
 from quality import bonuses, selectors, services
-from quality.catch_trials import catch_pools
-from quality.models import ReferenceLabel
 from validation.forms import CHOICES, KEYS
-from validation.models import ValidationClaim
 
 from .common import Scope, page_context, researcher_required
 
@@ -45,7 +41,9 @@ def label_pairs(request):
     pair_pk = request.POST.get("pair") or request.GET.get("pair")
     if pair_pk and not str(pair_pk).isdigit():
         raise Http404("No such pair.")
-    pair = get_object_or_404(Pair.objects.select_related("premise__genre"), pk=pair_pk) if pair_pk else None
+    pair = queries.pair_to_label(pair_pk) if pair_pk else None
+    if pair_pk and pair is None:
+        raise Http404("No such pair.")
     error = None
     if request.method == "POST":
         if pair is None:
@@ -68,7 +66,7 @@ def label_pairs(request):
             )
     if pair is None:
         pair = selectors.next_pair_to_label(scope.dataset)
-    existing = ReferenceLabel.objects.filter(pair=pair).first() if pair else None
+    existing = queries.reference_label(pair)
     chosen = request.POST.get("label") or (existing.label if existing else "")
     return render(
         request,
@@ -86,9 +84,7 @@ def label_pairs(request):
             note=request.POST.get("note", existing.note if existing else ""),
             error=error,
             counts=selectors.reference_label_counts(scope.dataset),
-            catch_trials=ReferenceLabel.objects.filter(is_catch_trial=True)
-            .select_related("pair")
-            .order_by("-updated_at")[:20],
+            catch_trials=queries.recent_catch_trials(),
         ),
         status=400 if error else 200,
     )
@@ -113,16 +109,16 @@ def bonus_page(request):
             unpaid=list(bonuses.unpaid(study)) if study else [],
             totals=bonuses.worker_totals(study) if study else [],
             # A dry pool serves no catch trial (never a repeat): the researcher is told here.
-            catch_pools=catch_pools(
-                Study.objects.filter(is_active=True).select_related("dataset"), ValidationClaim.objects.all()
-            ),
+            catch_pools=queries.catch_pools_of_active_studies(),
         ),
     )
 
 
 @researcher_required
 def bonus_export(request, slug, market):
-    study = get_object_or_404(Study, slug=slug)
+    study = queries.study(slug)
+    if study is None:
+        raise Http404("No such study.")
     entries = list(bonuses.unpaid(study))
     if market == "prolific":
         body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
@@ -138,7 +134,9 @@ def bonus_export(request, slug, market):
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_pay(request, slug):
-    study = get_object_or_404(Study, slug=slug)
+    study = queries.study(slug)
+    if study is None:
+        raise Http404("No such study.")
     try:
         outcome = bonuses.mark_paid(study, request.POST.getlist("bonus"), by=request.user)
     except (bonuses.PaymentRefused, ValueError) as refused:

@@ -6,10 +6,10 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import CREATE_SNAPSHOTS
-from corpus.models import Dataset, Split
-from modeling.models import Snapshot
+from corpus.models import Split
+from dashboard.queries import runs as queries
+from dashboard.queries.common import datasets as all_datasets
 from modeling.snapshots.services import request_snapshot
-from quality.models import AggregationRun, AggregationStatus
 
 from .common import page_context, researcher_required
 
@@ -19,7 +19,7 @@ SNAPSHOTS_SHOWN = 50
 @researcher_required(post_permission=CREATE_SNAPSHOTS)
 @require_http_methods(["GET", "POST"])
 def snapshots(request):
-    datasets = list(Dataset.objects.order_by("slug"))
+    datasets = all_datasets()
     if request.method == "POST":
         chosen = request.POST.getlist("datasets")
         filters = {
@@ -36,14 +36,14 @@ def snapshots(request):
             problems = "; ".join(f"{field}: {', '.join(text)}" for field, text in error.message_dict.items())
             messages.error(request, f"Nothing was exported. {problems}.")
         else:
-            snapshot.refresh_from_db()  # in embedded mode the export has already run
+            snapshot = queries.snapshot(snapshot.pk)  # in embedded mode the export has already run
             messages.success(
                 request,
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
             )
         return redirect("dashboard:snapshots")
-    recent = Snapshot.objects.select_related("created_by").prefetch_related("files")[:SNAPSHOTS_SHOWN]
-    aggregation_runs = AggregationRun.objects.filter(status=AggregationStatus.DONE).select_related("dataset")[:20]
+    recent = queries.recent_snapshots(SNAPSHOTS_SHOWN)
+    aggregation_runs = queries.finished_aggregation_runs()
     return render(
         request,
         "dashboard/snapshots.html",
@@ -63,7 +63,7 @@ def snapshots(request):
 def snapshots_progress(request):
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
-    found = Snapshot.objects.filter(pk__in=ids).select_related("created_by").prefetch_related("files")
+    found = queries.snapshots_by_id(ids)
     return JsonResponse(
         {
             "items": [

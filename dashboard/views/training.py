@@ -1,13 +1,14 @@
 from django.contrib import messages
-from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, JsonResponse
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import LAUNCH_TRAINING
 from corpus.selectors import genre_names
 from dashboard import plots, results
-from modeling.models import JobStatus, ModelKind, RunStatus, Snapshot, TrainingRun
+from dashboard.queries import runs as queries
+from modeling.models import ModelKind, RunStatus
 from modeling.training.services import LaunchRefused, launch_training_run
 
 from .common import page_context, researcher_required
@@ -22,9 +23,9 @@ def training_form_context(request, form=None, errors=None):
     return page_context(
         request,
         "training",
-        snapshots=Snapshot.objects.filter(status=JobStatus.DONE)[:RUNS_SHOWN],
+        snapshots=queries.finished_snapshots(RUNS_SHOWN),
         models=ModelKind.choices,
-        runs=TrainingRun.objects.select_related("snapshot")[:RUNS_SHOWN],
+        runs=queries.recent_training_runs(RUNS_SHOWN),
         form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
         errors=errors or [],
     )
@@ -46,7 +47,7 @@ def training(request):
             for message in messages_
         ]
         return render(request, "dashboard/training.html", training_form_context(request, form, errors), status=400)
-    run.refresh_from_db()  # in embedded mode the run has already finished by now
+    run = queries.training_run(run.pk)  # in embedded mode the run has already finished by now
     messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
     return redirect("dashboard:training_detail", run.pk)
 
@@ -73,14 +74,16 @@ def run_payload(run, request, detail=False):
 def training_progress(request):
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     detail = request.GET.get("view") == "detail"
-    runs = TrainingRun.objects.filter(pk__in=ids).select_related("snapshot")
+    runs = queries.training_runs_by_id(ids)
     return JsonResponse({"items": [run_payload(run, request, detail) for run in runs]})
 
 
 @researcher_required
 @require_GET
 def training_detail(request, run_id):
-    run = get_object_or_404(TrainingRun.objects.select_related("snapshot", "created_by"), pk=run_id)
+    run = queries.training_run(run_id)
+    if run is None:
+        raise Http404("No such training run.")
     report = results.read(run.results)
     if report.genre_matrix is None and run.status == RunStatus.DONE:
         report.genre_matrix = results.genre_matrix_across_runs(run)

@@ -1,6 +1,6 @@
 from django.shortcuts import render
 
-from corpus.models import Genre
+from corpus.selectors import genre_names
 from dashboard.queries import validation as queries
 
 from .common import Scope, page_context, researcher_required
@@ -54,7 +54,7 @@ def validation(request):
         ("-", "no consensus (five labels, no 3 agree)", no_consensus),
         ("-", "not yet validated (fewer than five labels)", counts.get("-", 0) - no_consensus),
     ]
-    names = dict(Genre.objects.values_list("slug", "name"))
+    names = genre_names()
     per_genre = sorted(
         ((slug, names.get(slug, slug), figures) for slug, figures in (agreement.get("per_genre") or {}).items()),
         key=lambda row: row[1],

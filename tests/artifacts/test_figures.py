@@ -4,9 +4,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from artifacts.models import PairTags
+from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.selectors import giveaway_words_for, pair_label, run_tag_accuracy, tag_figures
 from artifacts.services import tag_columns
-from corpus.models import Split
+from corpus.counters import add_label
+from corpus.labels import LABELS, NO_GOLD
+from corpus.models import Pair, Split
 from modeling.models import Snapshot, TrainingRun
 from modeling.training.data import example_from_row
 from modeling.training.evaluate import majority_baseline, summarize
@@ -44,6 +47,76 @@ def test_shares_per_genre_and_the_most_frequent_gold_label_per_tag():
     assert rows["existentials"]["pairs"] == 0 and rows["existentials"]["most_frequent_gold"] is None
     assert tag_figures()["tagged"] == 6
     assert tag_figures(ds, Split.TEST)["tagged"] == 0
+
+
+def fresh_tag_count(dataset=None, split=None):
+    """The figures counted pair by pair in Python, from the rows themselves."""
+    pairs = Pair.objects.select_related("premise__genre")
+    if dataset is not None:
+        pairs = pairs.filter(dataset=dataset)
+    if split:
+        pairs = pairs.filter(premise__split=split)
+    tags = {t.pair_id: t for t in PairTags.objects.all()}
+    tagged = [pair for pair in pairs if pair.pk in tags]
+    per_tag = {}
+    for name in PHENOMENON_NAMES:
+        having = [pair for pair in tagged if getattr(tags[pair.pk], name)]
+        genres = {}
+        for pair in tagged:
+            counts = genres.setdefault(pair.premise.genre.slug, [0, 0])
+            counts[0] += getattr(tags[pair.pk], name)
+            counts[1] += 1
+        per_tag[name] = {
+            "pairs": len(having),
+            "gold": {label: sum(p.gold_label == label for p in having) for label in (*LABELS, NO_GOLD)},
+            "per_genre": {slug: n / total for slug, (n, total) in genres.items()},
+        }
+    return {"tagged": len(tagged), "untagged": len(pairs) - len(tagged), "tags": per_tag}
+
+
+def shown(figures):
+    return {
+        "tagged": figures["tagged"],
+        "untagged": figures["untagged"],
+        "tags": {
+            row["tag"]: {
+                "pairs": row["pairs"],
+                "gold": row["gold"],
+                "per_genre": {cell["genre"]: cell["share"] for cell in row["per_genre"]},
+            }
+            for row in figures["tags"]
+        },
+    }
+
+
+def test_the_corpus_pages_tag_figures_equal_a_fresh_count_as_pairs_are_tagged_and_validated():
+    """Issue 28.5: the one grouped read (and the maintained pair count) give exactly what counting
+    every pair gives, in every scope, and still after labels move gold labels."""
+    ds = factories.dataset("d")
+    for index, (genre, gold, tags, split) in enumerate(
+        [
+            ("fiction", "contradiction", {"negation"}, Split.DEV),
+            ("fiction", "contradiction", {"negation", "modals"}, Split.TEST),
+            ("fiction", "entailment", {"modals", "pronouns"}, Split.DEV),
+            ("fiction", None, {"quantifiers"}, Split.TRAIN),
+            ("travel", "neutral", {"negation"}, Split.DEV),
+            ("travel", "neutral", None, Split.DEV),
+            ("letters", None, None, Split.TRAIN),
+        ]
+    ):
+        tagged(ds, genre, gold, tags, hypothesis=f"h{index}", split=split)
+    tagged(factories.dataset("other"), "travel", "entailment", {"negation"})
+    scopes = [(None, None), (ds, None), (ds, Split.DEV), (ds, Split.TRAIN), (ds, Split.TEST)]
+    for dataset, split in scopes:
+        assert shown(tag_figures(dataset, split)) == fresh_tag_count(dataset, split), (dataset, split)
+    # Validation gives the train pair a gold label; a new pair arrives untagged.
+    train_pair = Pair.objects.get(hypothesis="h3")
+    for label in ["entailment"] * 4:
+        add_label(train_pair, label)
+    tagged(ds, "letters", None, None, hypothesis="h-new", split=Split.TRAIN)
+    for dataset, split in scopes:
+        assert shown(tag_figures(dataset, split)) == fresh_tag_count(dataset, split), (dataset, split)
+    assert tag_figures(ds, Split.TRAIN)["tags"][PHENOMENON_NAMES.index("quantifiers")]["gold"]["entailment"] == 1
 
 
 def test_accuracy_per_tag_joins_a_runs_predictions_to_the_tags():

@@ -156,3 +156,35 @@ def test_with_arrival_off_an_import_tags_nothing(settings, tmp_path, django_capt
     with django_capture_on_commit_callbacks(execute=True):
         import_pairs_file(path, "tiny")
     assert Pair.objects.count() == 1 and not TaggingJob.objects.exists()
+
+
+def _tiny_file(tmp_path):
+    rows = [
+        {"sentence1": "A dog runs.", "sentence2": "No dog runs.", "pairID": "1c", "captionID": "1"},
+        {"sentence1": "A dog runs.", "sentence2": "There is a dog.", "pairID": "1e", "captionID": "1"},
+    ]
+    path = tmp_path / "tiny_dev.jsonl"
+    path.write_text("".join(json.dumps({**row, "annotator_labels": ["neutral"]}) + "\n" for row in rows))
+    return path
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_import_pairs_tags_its_pairs_with_a_progress_bar_and_a_job(
+    settings, tmp_path, loaded_tagger, capsys
+):
+    """Issue 28.6: nothing tags in the background without a broker, so the command does, showing
+    its progress (a bar here, the TaggingJob's done/total on the dashboard)."""
+    settings.ARTIFACTS_ON_ARRIVAL = False
+    call_command("import_pairs", str(_tiny_file(tmp_path)), dataset="tiny")
+    captured = capsys.readouterr()
+    assert "2/2" in captured.err  # tqdm's bar reached the end
+    job = TaggingJob.objects.get()
+    assert (job.status, job.done, job.total) == (JobStatus.DONE, 2, 2)
+    assert set(PairTags.objects.values_list("pair__pair_id", flat=True)) == {"1c", "1e"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_import_pairs_no_tag_leaves_the_pairs_for_later(settings, tmp_path):
+    settings.ARTIFACTS_ON_ARRIVAL = False
+    call_command("import_pairs", str(_tiny_file(tmp_path)), dataset="tiny", no_tag=True)
+    assert Pair.objects.count() == 2 and not TaggingJob.objects.exists() and not PairTags.objects.exists()

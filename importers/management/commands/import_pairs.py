@@ -1,5 +1,7 @@
 """python manage.py import_pairs FILE --dataset NAME [--genre G] [--split S]"""
 
+from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from corpus.management import DATA_COMMAND_CHECKS
@@ -25,6 +27,11 @@ class Command(BaseCommand):
             "--split", choices=Split.values, help="Default: from the file name (*_dev*, *_test*, *_train*)."
         )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
+        parser.add_argument(
+            "--no-tag",
+            action="store_true",
+            help="Do not tag the new pairs with phenomena now (the hourly sweep or `tag_pairs` does it later).",
+        )
 
     def handle(self, *args, **options):
         try:
@@ -39,3 +46,17 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         style = self.style.SUCCESS if report.ok else self.style.WARNING
         self.stdout.write(style(report.summary()))
+        if report.pairs_created and not options["no_tag"] and not settings.ARTIFACTS_ON_ARRIVAL:
+            self._tag(options)
+
+    def _tag(self, options):
+        """Without a broker nothing tags the new pairs in the background: tag them here, with a bar
+        and a TaggingJob whose progress the dashboard shows (with a broker, the import queued that
+        job for a worker). By command name: the tagger is another app's."""
+        self.stdout.write("tagging the new pairs with phenomena (--no-tag to leave them for later)")
+        try:
+            call_command(
+                "tag_pairs", dataset=options["dataset"], no_progress=options["no_progress"], stdout=self.stdout
+            )
+        except CommandError as error:  # the import stands; say why nothing was tagged
+            self.stdout.write(self.style.WARNING(f"pairs imported but not tagged: {error}"))

@@ -1,0 +1,31 @@
+"""The multi-premise (MPE) page: its datasets, the items with the most word overlap, one item."""
+
+from corpus.models import Dataset, ItemKind, Pair
+from corpus.selectors import adjudication_queue
+
+OVERLAP_SHOWN = 20
+
+
+def multi_premise_datasets(chosen=None):
+    """The chosen dataset when it holds multi-premise items, else every such dataset."""
+    if chosen is not None:
+        return [chosen] if chosen.item_kind == ItemKind.MULTI_PREMISE else []
+    return list(Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE))
+
+
+def highest_overlap(dataset, limit=OVERLAP_SHOWN):
+    return list(
+        Pair.objects.filter(dataset=dataset, word_overlap__isnull=False)
+        .select_related("premise")
+        .order_by("-word_overlap", "pk")[:limit]
+    )
+
+
+def multi_premise_item(pair_id):
+    return Pair.objects.select_related("dataset").filter(pk=pair_id, dataset__item_kind=ItemKind.MULTI_PREMISE).first()
+
+
+def adjudication_reason(pair):
+    """Why the item is in the adjudication queue ("" when it is not)."""
+    queued = adjudication_queue(pair.dataset, pending_only=False).filter(pk=pair.pk).first()
+    return queued.adjudication_reason if queued else ""

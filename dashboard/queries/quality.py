@@ -1,0 +1,32 @@
+"""The researcher's labelling page and the bonus pages: the pair shown, its reference label, studies."""
+
+from corpus.models import Pair
+from crowd.models import Study
+from quality.catch_trials import catch_pools
+from quality.models import ReferenceLabel
+from validation.models import ValidationClaim
+
+CATCH_TRIALS_SHOWN = 20
+
+
+def pair_to_label(pair_pk):
+    return Pair.objects.select_related("premise__genre").filter(pk=pair_pk).first()
+
+
+def reference_label(pair):
+    return ReferenceLabel.objects.filter(pair=pair).first() if pair else None
+
+
+def recent_catch_trials(limit=CATCH_TRIALS_SHOWN):
+    return list(
+        ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair").order_by("-updated_at")[:limit]
+    )
+
+
+def study(slug):
+    return Study.objects.filter(slug=slug).first()
+
+
+def catch_pools_of_active_studies():
+    """Each active study's catch-trial pool: pairs and servings left (a dry pool serves none)."""
+    return catch_pools(Study.objects.filter(is_active=True).select_related("dataset"), ValidationClaim.objects.all())
