@@ -2,20 +2,28 @@
 
 Written once as a Python function, for counters moved one label at a time, and once as a SQL
 expression, for set-based recomputes and statistics. Both read the same three vote counts.
+
+An imported pair may carry its file's gold (`Pair.imported_gold`: DNC's label, MPE's gold, the one
+label of an SNLI/MultiNLI train pair): where the votes have no 3-of-5 majority, that is the gold
+label, until validation gives the pair a majority, which then decides. Without an imported gold
+(every pair written here) the rule is exactly the crowd's. A researcher's adjudication (corpus.
+counters) overrides both. `gold_source` says which of the three a gold label is.
 """
 
 from collections import Counter
 
 from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Coalesce, NullIf
 from django.db.models.lookups import GreaterThanOrEqual
 
-from .models import GOLD_MAJORITY, NO_GOLD, THREE_WAY, Label
+from .models import GOLD_MAJORITY, NO_GOLD, THREE_WAY, GoldSource, Label
 
 # label -> the Pair field counting its votes
 VOTE_FIELD = {label.value: f"{label.value}_votes" for label in THREE_WAY}
 
 
-def gold_from_votes(entailment, neutral, contradiction):
+def gold_from_votes(entailment, neutral, contradiction, imported_gold=""):
+    """The 3-of-5 label; else the imported gold when there is one; else '-'."""
     for label, votes in (
         (Label.ENTAILMENT, entailment),
         (Label.NEUTRAL, neutral),
@@ -23,7 +31,18 @@ def gold_from_votes(entailment, neutral, contradiction):
     ):
         if votes >= GOLD_MAJORITY:
             return label.value
-    return NO_GOLD
+    return imported_gold or NO_GOLD
+
+
+def gold_source(gold_label, adjudicated_label, entailment, neutral, contradiction):
+    """Which rule gave `gold_label`: adjudicated, crowd (a 3-of-5 majority), imported or none."""
+    if adjudicated_label:
+        return GoldSource.ADJUDICATED.value
+    if gold_label == NO_GOLD:
+        return GoldSource.NONE.value
+    if max(entailment, neutral, contradiction) >= GOLD_MAJORITY:
+        return GoldSource.CROWD.value
+    return GoldSource.IMPORTED.value
 
 
 def counters_from_labels(labels):
@@ -40,12 +59,32 @@ def _has_majority(votes):
 
 
 def gold_expression(
-    entailment=F("entailment_votes"), neutral=F("neutral_votes"), contradiction=F("contradiction_votes")
+    entailment=F("entailment_votes"),
+    neutral=F("neutral_votes"),
+    contradiction=F("contradiction_votes"),
+    imported_gold=None,
 ):
-    """The rule of `gold_from_votes` as a SQL CASE, for annotate() and update()."""
+    """The rule of `gold_from_votes` as a SQL CASE, for annotate() and update(); `imported_gold`
+    (an expression of the pair's imported_gold column) is the fallback where there is no majority."""
+    fallback = Value(NO_GOLD)
+    if imported_gold is not None:
+        fallback = Coalesce(NullIf(imported_gold, Value("")), Value(NO_GOLD))
     return Case(
         When(_has_majority(entailment), then=Value(Label.ENTAILMENT.value)),
         When(_has_majority(neutral), then=Value(Label.NEUTRAL.value)),
         When(_has_majority(contradiction), then=Value(Label.CONTRADICTION.value)),
-        default=Value(NO_GOLD),
+        default=fallback,
+    )
+
+
+def gold_source_expression():
+    """`gold_source` of a pair as a SQL CASE over its stored columns, for statistics and pages."""
+    majority = Q()
+    for label in THREE_WAY:
+        majority |= Q(**{f"{label.value}_votes__gte": GOLD_MAJORITY})
+    return Case(
+        When(~Q(adjudicated_label=""), then=Value(GoldSource.ADJUDICATED.value)),
+        When(gold_label=NO_GOLD, then=Value(GoldSource.NONE.value)),
+        When(majority, then=Value(GoldSource.CROWD.value)),
+        default=Value(GoldSource.IMPORTED.value),
     )

@@ -28,6 +28,15 @@ class Label(models.TextChoices):
 THREE_WAY = [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION]
 
 
+class GoldSource(models.TextChoices):
+    """Where a pair's gold label comes from (`corpus.gold.gold_source`); none for '-'."""
+
+    CROWD = "crowd", "crowd: 3 of 5 labels"
+    IMPORTED = "imported", "imported: the source file's gold"
+    ADJUDICATED = "adjudicated", "adjudicated"
+    NONE = "none", "no gold label"
+
+
 class Split(models.TextChoices):
     TRAIN = "train", "train"
     DEV = "dev", "dev"
@@ -323,6 +332,11 @@ class Pair(models.Model):
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
     adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
+    # The gold an imported file gave (DNC's label, MPE's gold, a single-label SNLI/MultiNLI train
+    # pair's label): the pair's gold until its votes reach a 3-of-5 majority (corpus.gold).
+    imported_gold = models.CharField(
+        max_length=20, blank=True, default="", db_default="", choices=Label.choices, help_text="The source file's gold."
+    )
     word_overlap = models.FloatField(
         null=True,
         blank=True,
@@ -361,6 +375,15 @@ class Pair(models.Model):
 
     def __str__(self):
         return f"{self.pair_id}: {self.hypothesis[:60]}"
+
+    @property
+    def gold_source(self):
+        """crowd, imported, adjudicated or none: where `gold_label` comes from (corpus.gold)."""
+        from .gold import gold_source
+
+        return gold_source(
+            self.gold_label, self.adjudicated_label, self.entailment_votes, self.neutral_votes, self.contradiction_votes
+        )
 
     @property
     def genre(self):

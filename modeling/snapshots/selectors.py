@@ -8,15 +8,17 @@ validators keep labelling; either way memory stays flat whatever the corpus size
 
 import re
 
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, Subquery
+from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, Subquery, Value, When
 
 from corpus import labels as scheme_labels
+from corpus.gold import gold_source_expression
 from corpus.models import (
     GOLD_MAJORITY,
     LABELS_PER_PAIR,
     NO_GOLD,
     Dataset,
     Genre,
+    GoldSource,
     Grammaticality,
     GrammaticalityJudgment,
     Pair,
@@ -26,6 +28,7 @@ from corpus.models import (
 )
 
 PAGE_SIZE = 5000
+AUTHOR_GOLD = "author"  # gold_source_counts: an unvalidated pair's author label, by the unvalidated_gold filter
 
 # The order of these tuples is what `rows_for_export` yields; the writer relies on it.
 PAIR_COLUMNS = (
@@ -106,6 +109,36 @@ def export_scope(datasets=None, filters=None):
     )
     # Premises not yet given a split belong to no file.
     return dataset_ids, list(filters.get("splits") or Split.values), genre_ids
+
+
+def gold_source_counts(datasets=None, filters=None, upper_id=None):
+    """{source: pairs} of a snapshot's pairs (ids up to `upper_id`): where each row's gold_label
+    comes from, as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
+    author's label by the unvalidated_gold filter (as `writer.export_record` decides)."""
+    filters = filters or {}
+    if filters.get("aggregation_run"):
+        return None  # the aggregated labels are the gold there (AGGREGATION_FIELDS say whose)
+    counts = dict.fromkeys([*GoldSource.values, AUTHOR_GOLD], 0)
+    if upper_id is None:
+        return counts
+    unvalidated_gold = filters.get("unvalidated_gold", "author")
+    author = Q(gold_label=NO_GOLD, needs_validation=False, label_count__lte=1)
+    if unvalidated_gold == "author":
+        author &= Q(premise__split=Split.TRAIN)
+    source = gold_source_expression()
+    if unvalidated_gold in ("author", "author-all"):
+        source = Case(When(author, then=Value(AUTHOR_GOLD)), default=source)
+    rows = (
+        pairs_for_export(datasets, filters)
+        .filter(pk__lte=upper_id)
+        .annotate(source=source)
+        .values("source")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for row in rows:
+        counts[row["source"]] += row["n"]
+    return counts
 
 
 def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
