@@ -28,6 +28,7 @@ from corpus.models import (
 )
 
 PAGE_SIZE = 5000
+LIKELY_RATING = 4  # "likely" on the ordinal scale: not-entailed, yet "arguably" entailed (DNC App. B.4)
 AUTHOR_GOLD = "author"  # gold_source_counts: an unvalidated pair's author label, by the unvalidated_gold filter
 
 # The order of these tuples is what `rows_for_export` yields; the writer relies on it.
@@ -94,6 +95,22 @@ def drop_ungrammatical(pairs):
         .values("pair_id")
     )
     return pairs.exclude(pk__in=noisy)
+
+
+def drop_test_fours(pairs):
+    """DNC's test-set rule for ordinal data (Poliak et al. 2018, App. B.4): leave out of the test
+    split the not-entailed pairs rated 4 ("likely"), "since some of these examples are arguably
+    entailments". A pair counts as rated 4 when any of its counted labels is (an excluded worker's
+    is not); other splits, and pairs without ratings, are untouched. With `full_agreement` this
+    is DNC's pruned test set."""
+    rated_four = ValidationLabel.objects.filter(
+        Q(worker__isnull=True) | Q(worker__is_excluded=False), ordinal=LIKELY_RATING
+    ).values("pair_id")
+    return pairs.exclude(
+        Q(premise__split=Split.TEST)
+        & Q(gold_label=scheme_labels.NEUTRAL)  # not-entailed, as stored (corpus.labels)
+        & Q(pk__in=rated_four)
+    )
 
 
 def export_scope(datasets=None, filters=None):
@@ -179,6 +196,8 @@ def _pair_filters(pairs, filters):
         pairs = full_agreement(pairs)
     if filters.get("drop_ungrammatical"):
         pairs = drop_ungrammatical(pairs)
+    if filters.get("drop_test_fours"):
+        pairs = drop_test_fours(pairs)
     return pairs
 
 
@@ -405,7 +424,7 @@ def export_lines_sql(datasets=None, filters=None, unvalidated_gold="author", upp
         params["genre_ids"] = genre_ids
     label_filters = {
         key: filters[key]
-        for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical")
+        for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical", "drop_test_fours")
         if filters.get(key)
     }
     if label_filters:

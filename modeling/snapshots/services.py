@@ -38,9 +38,10 @@ FILTER_KEYS = (
     "aggregation_run",
     "full_agreement",
     "drop_ungrammatical",
+    "drop_test_fours",
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
-OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical")
+OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, a peer of
 # this one: it is found by model name, never imported.
