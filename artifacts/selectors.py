@@ -147,6 +147,8 @@ def run_tag_accuracy(run, split=None):
                 "tag": p.name,
                 "label": p.label,
                 "pairs": totals[p.name][0],
+                # MultiNLI's "Dev. Freq.": the share of the scored, tagged pairs that have the tag.
+                "share": totals[p.name][0] / overall[0],
                 "accuracy": totals[p.name][1] / totals[p.name][0] if totals[p.name][0] else None,
             }
             for p in PHENOMENA
