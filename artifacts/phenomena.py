@@ -321,7 +321,9 @@ def load_tagger(packages=MODEL_PACKAGES, parse=False):
         import spacy
     except ImportError as error:
         raise TaggerUnavailable(f"spaCy is not installed: pip install -r requirements.txt ({error})") from error
-    nlp = spacy.load(name, exclude=[component for component in UNUSED_COMPONENTS if not (parse and component == PARSER)])
+    nlp = spacy.load(
+        name, exclude=[component for component in UNUSED_COMPONENTS if not (parse and component == PARSER)]
+    )
     if "tagger" not in nlp.pipe_names:
         raise TaggerUnavailable(f"{name} has no PTB tagger component (pipeline: {nlp.pipe_names})")
     if parse and PARSER not in nlp.pipe_names:
