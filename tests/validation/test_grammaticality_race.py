@@ -14,6 +14,8 @@ from validation import grammaticality as grammar
 
 def waiting_on_locks():
     with connection.cursor() as cursor:
+        # Inside a transaction PostgreSQL keeps the first statistics snapshot: take a fresh one.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
         )
