@@ -16,7 +16,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.db.models.functions import Coalesce, NullIf
 from django.db.models.lookups import GreaterThanOrEqual
 
-from .models import GOLD_MAJORITY, NO_GOLD, THREE_WAY, GoldSource, Label
+from .models import GOLD_MAJORITY, NO_GOLD, THREE_WAY, GoldSource, Label, gold_source  # noqa: F401 (gold_source: here too)
 
 # label -> the Pair field counting its votes
 VOTE_FIELD = {label.value: f"{label.value}_votes" for label in THREE_WAY}
@@ -32,17 +32,6 @@ def gold_from_votes(entailment, neutral, contradiction, imported_gold=""):
         if votes >= GOLD_MAJORITY:
             return label.value
     return imported_gold or NO_GOLD
-
-
-def gold_source(gold_label, adjudicated_label, entailment, neutral, contradiction):
-    """Which rule gave `gold_label`: adjudicated, crowd (a 3-of-5 majority), imported or none."""
-    if adjudicated_label:
-        return GoldSource.ADJUDICATED.value
-    if gold_label == NO_GOLD:
-        return GoldSource.NONE.value
-    if max(entailment, neutral, contradiction) >= GOLD_MAJORITY:
-        return GoldSource.CROWD.value
-    return GoldSource.IMPORTED.value
 
 
 def counters_from_labels(labels):

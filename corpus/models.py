@@ -37,6 +37,18 @@ class GoldSource(models.TextChoices):
     NONE = "none", "no gold label"
 
 
+def gold_source(gold_label, adjudicated_label, entailment, neutral, contradiction):
+    """Which rule gave `gold_label`: adjudicated, crowd (a 3-of-5 majority), imported or none.
+    Here rather than in corpus.gold (which re-exports it) so that Pair can use it: gold imports models."""
+    if adjudicated_label:
+        return GoldSource.ADJUDICATED.value
+    if gold_label == NO_GOLD:
+        return GoldSource.NONE.value
+    if max(entailment, neutral, contradiction) >= GOLD_MAJORITY:
+        return GoldSource.CROWD.value
+    return GoldSource.IMPORTED.value
+
+
 class Split(models.TextChoices):
     TRAIN = "train", "train"
     DEV = "dev", "dev"
@@ -379,8 +391,6 @@ class Pair(models.Model):
     @property
     def gold_source(self):
         """crowd, imported, adjudicated or none: where `gold_label` comes from (corpus.gold)."""
-        from .gold import gold_source
-
         return gold_source(
             self.gold_label, self.adjudicated_label, self.entailment_votes, self.neutral_votes, self.contradiction_votes
         )
