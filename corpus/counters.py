@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Case, Count, F, Func, IntegerField, OuterRef, Q, Subquery, When
+from django.db.models import Case, CharField, Count, F, Func, IntegerField, OuterRef, Q, Subquery, When
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
@@ -36,6 +36,7 @@ from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_v
 from .models import (
     AUTHOR_POSITION,
     LABELS_PER_PAIR,
+    NO_GOLD,
     Adjudication,
     AdjudicationSource,
     Dataset,
@@ -117,7 +118,7 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
         Pair.objects.filter(pk=locked.pk).update(label_count=F("label_count") + 1, **{vote_field: F(vote_field) + 1})
         locked.refresh_from_db(fields=["label_count", *VOTE_FIELD.values()])
         gold = locked.adjudicated_label or gold_from_votes(
-            locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes
+            locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes, locked.imported_gold
         )
         if gold != locked.gold_label:
             Pair.objects.filter(pk=locked.pk).update(gold_label=gold)
@@ -200,6 +201,7 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
                 "author_label",
                 "adjudicated_label",
                 "held_places",
+                "imported_gold",
                 *COUNTERS,
                 "premise__split",
                 "premise__genre_id",
@@ -227,7 +229,7 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
             row.label_count += 1
             setattr(row, vote_field, getattr(row, vote_field) + 1)
             row.gold_label = row.adjudicated_label or gold_from_votes(
-                row.entailment_votes, row.neutral_votes, row.contradiction_votes
+                row.entailment_votes, row.neutral_votes, row.contradiction_votes, row.imported_gold
             )
             if releasing_places:
                 row.held_places = max(0, row.held_places - 1)
@@ -275,6 +277,8 @@ def create_pairs(
         )
         for name, value in counters_from_labels(pair_labels).items():
             setattr(pair, name, value)
+        if pair.imported_gold and pair.gold_label == NO_GOLD:  # the file's gold until validation decides
+            pair.gold_label = pair.imported_gold
         if pair.adjudicated_label:  # e.g. an imported MPE item whose file gold is not the majority
             pair.gold_label = pair.adjudicated_label
     created = Pair.objects.bulk_create(pairs, batch_size=batch_size)
@@ -445,7 +449,9 @@ def _with_recomputed(pairs):
         r_contradiction_votes=votes(Label.CONTRADICTION),
     ).annotate(
         r_gold_label=_adjudicated_or(
-            gold_expression(F("r_entailment_votes"), F("r_neutral_votes"), F("r_contradiction_votes"))
+            gold_expression(
+                F("r_entailment_votes"), F("r_neutral_votes"), F("r_contradiction_votes"), F("imported_gold")
+            )
         )
     )
 
@@ -576,7 +582,9 @@ def _update_with_correlated_subqueries(pairs):
         neutral_votes=votes(Label.NEUTRAL),
         contradiction_votes=votes(Label.CONTRADICTION),
         gold_label=_adjudicated_or(
-            gold_expression(votes(Label.ENTAILMENT), votes(Label.NEUTRAL), votes(Label.CONTRADICTION))
+            gold_expression(
+                votes(Label.ENTAILMENT), votes(Label.NEUTRAL), votes(Label.CONTRADICTION), F("imported_gold")
+            )
         ),
     )
 
@@ -603,7 +611,10 @@ def _update_from_grouped_labels(pair_pks):
     replacement_sql, replacement_params = replacement_labels_in_gold().query.sql_with_params()
     # The gold rule written once (corpus/gold.py), compiled over the grouped counts.
     gold_sql, gold_params = _sql(
-        gold_expression(*(RawSQL(f"g.{name}", (), output_field=IntegerField()) for name in ("e", "nu", "c")))
+        gold_expression(
+            *(RawSQL(f"g.{name}", (), output_field=IntegerField()) for name in ("e", "nu", "c")),
+            RawSQL("g.imported_gold", (), output_field=CharField()),
+        )
     )
     sql = f"""
         UPDATE {pair_table} AS p
@@ -612,7 +623,7 @@ def _update_from_grouped_labels(pair_pks):
         FROM (
             SELECT g.*, CASE WHEN g.adjudicated_label <> '' THEN g.adjudicated_label ELSE {gold_sql} END AS gold
             FROM (
-                SELECT s.id, s.dataset_id, pr.split, pr.genre_id, s.author_label, s.adjudicated_label,
+                SELECT s.id, s.dataset_id, pr.split, pr.genre_id, s.author_label, s.adjudicated_label, s.imported_gold,
                        s.label_count AS was_n, s.entailment_votes AS was_e, s.neutral_votes AS was_nu,
                        s.contradiction_votes AS was_c, s.gold_label AS was_gold,
                        count(l.id) AS n,

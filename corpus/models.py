@@ -35,6 +35,27 @@ class Label(models.TextChoices):
 THREE_WAY = [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION]
 
 
+class GoldSource(models.TextChoices):
+    """Where a pair's gold label comes from (`corpus.gold.gold_source`); none for '-'."""
+
+    CROWD = "crowd", "crowd: 3 of 5 labels"
+    IMPORTED = "imported", "imported: the source file's gold"
+    ADJUDICATED = "adjudicated", "adjudicated"
+    NONE = "none", "no gold label"
+
+
+def gold_source(gold_label: str, adjudicated_label: str, entailment: int, neutral: int, contradiction: int) -> str:
+    """Which rule gave `gold_label`: adjudicated, crowd (a 3-of-5 majority), imported or none.
+    Here rather than in corpus.gold (which re-exports it) so that Pair can use it: gold imports models."""
+    if adjudicated_label:
+        return GoldSource.ADJUDICATED.value
+    if gold_label == NO_GOLD:
+        return GoldSource.NONE.value
+    if max(entailment, neutral, contradiction) >= GOLD_MAJORITY:
+        return GoldSource.CROWD.value
+    return GoldSource.IMPORTED.value
+
+
 class Split(models.TextChoices):
     TRAIN = "train", "train"
     DEV = "dev", "dev"
@@ -348,6 +369,11 @@ class Pair(models.Model):
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
     adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
+    # The gold an imported file gave (DNC's label, MPE's gold, a single-label SNLI/MultiNLI train
+    # pair's label): the pair's gold until its votes reach a 3-of-5 majority (corpus.gold).
+    imported_gold = models.CharField(
+        max_length=20, blank=True, default="", db_default="", choices=Label.choices, help_text="The source file's gold."
+    )
     word_overlap = models.FloatField(
         null=True,
         blank=True,
@@ -390,6 +416,13 @@ class Pair(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pair_id}: {self.hypothesis[:60]}"
+
+    @property
+    def gold_source(self) -> str:
+        """crowd, imported, adjudicated or none: where `gold_label` comes from (corpus.gold)."""
+        return gold_source(
+            self.gold_label, self.adjudicated_label, self.entailment_votes, self.neutral_votes, self.contradiction_votes
+        )
 
     @property
     def genre(self) -> "Genre | None":

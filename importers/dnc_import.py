@@ -10,8 +10,9 @@ both again, and export a DNC dataset in the MultiNLI format through a snapshot.
   its DNC pair-id (exact text: contexts differing only in spaces stay apart), and the metadata goes to `corpus.PairProvenance` (corpus, corpus-sent-id,
   licence, creation approach, type of inference, plus both source objects as text), shown in the
   admin.
-- Pairs are not queued for validation: the released label is DNC's gold. Snapshots give such
-  pairs their label as gold with the filter unvalidated_gold="author-all".
+- Pairs are not queued for validation: the released label is DNC's gold, stored as the pair's
+  `imported_gold`, so it is the gold label everywhere (gold source "imported") until a
+  validation gives the pair a 3-of-5 majority.
 - A file is imported in one transaction: all its pairs or none. Pairs already present are
   skipped, so importing a file twice changes nothing.
 - Export: the pairs of a dataset and split, in pair-id order as read, rebuilt from the database
@@ -191,6 +192,7 @@ def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, meta
                 pair_id=str(pair.pair_id),
                 hypothesis=pair.hypothesis,
                 author_label=label,
+                imported_gold=label,  # DNC's label is its gold until validation decides
             )
         )
         label_lists.append([label])
@@ -199,7 +201,7 @@ def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, meta
         dataset_obj, split, rows, label_lists, ordinals=ordinals if scheme == LabelScheme.ORDINAL else None
     )
     # The released label is DNC's gold: recast pairs are not queued for validation on import
-    # (a researcher marks those to validate; snapshots take the label with unvalidated_gold=author-all).
+    # (a researcher marks those to validate; until then `imported_gold` is the gold label).
     set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
     for pair, row in zip(new, created, strict=True):
         provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))

@@ -30,6 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.counters import create_pairs
+from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
 
 from . import mpe
@@ -263,6 +264,7 @@ def _store_chunk(dataset, split, genre, source, items, report):
                 author_label=item_labels[0],
                 word_overlap=mpe.word_overlap(item.premises, item.hypothesis),
                 adjudicated_label="" if item.gold_label == majority else item.gold_label,
+                imported_gold=item.gold_label if item.gold_label in VOTE_FIELD else "",
             )
         )
         labels.append(item_labels)

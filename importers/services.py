@@ -24,6 +24,7 @@ from annotation_site.celery import enqueue
 from annotation_site.progress import ProgressWriter
 from corpus import tallies
 from corpus.counters import create_pairs
+from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, text_hash
 
 from .formats import (
@@ -251,6 +252,8 @@ def _store_chunk(dataset, split, path, rows, report):
             parse=row.hypothesis_parse,
             binary_parse=row.hypothesis_binary_parse,
             author_label=row.author_label,
+            # The file's gold (a train pair's single label) stands until validation gives a majority.
+            imported_gold=row.file_gold if row.file_gold in VOTE_FIELD else "",
         )
         for row in rows
     ]

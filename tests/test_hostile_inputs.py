@@ -82,7 +82,21 @@ def test_a_mathtext_label_draws_as_typed():
 # a superscript, a number beyond 64 bits, a negative one, mathtext, and an accented letter.
 HOSTILE = ["%00", "%ED%A0%80", "%D9%A1%D9%A2", "%C2%B2", "9" * 30, "-1", "%24%5Cnotacommand%24", "%C3%A9"]
 # JSON of the wrong types and sizes for any field.
-HOSTILE_JSON = [5, -1, 10**30, 1e308, None, True, [], {}, "\u0000", "\ud800", "\u0661\u0662", [[[]]], {"a": None}]
+HOSTILE_JSON: list[object] = [
+    5,
+    -1,
+    10**30,
+    1e308,
+    None,
+    True,
+    [],
+    {},
+    "\u0000",
+    "\ud800",
+    "\u0661\u0662",
+    [[[]]],
+    {"a": None},
+]
 
 
 def parameter_names():

@@ -5,8 +5,10 @@ whose hypothesis most judges found to have major issues (filter `drop_ungrammati
 A dataset asks for it with `Dataset.grammaticality_judgments` (judgments wanted per hypothesis;
 0, the default, means no such task). There are no claims: a judgment is quick and independent,
 one per worker and pair (a unique constraint refuses a second), and a page offers the hypotheses
-with the fewest judgments that the worker has neither written nor judged. Two workers on the same
-hypothesis at once may give it one judgment more than wanted, which only adds evidence.
+with the fewest judgments that the worker has neither written nor judged. A submit locks its pairs
+(as validation's submits lock theirs) and counts their judgments under the lock, so two judges
+submitting the same hypothesis at once never give it more judgments than wanted: the later one's
+judgment of a hypothesis that filled meanwhile is not kept, and the rest of its page is.
 """
 
 from django.db import IntegrityError, transaction
@@ -49,10 +51,27 @@ def submit_judgments(worker, judgments):
         raise ValidationRefused("Some of these sentences are not open for judging; nothing was saved.")
     if pairs.filter(Q(author=worker)).exists():
         raise ValidationRefused("You do not judge sentences you wrote; nothing was saved.")
+    if GrammaticalityJudgment.objects.filter(worker=worker, pair_id__in=list(judgments)).exists():
+        raise ValidationRefused("You have already judged one of these sentences; nothing was saved.")
     try:
         with transaction.atomic():
+            # The pairs' rows are the lock: a second submit for the same hypothesis waits here and
+            # then sees this one's judgments in its count.
+            wanted = dict(
+                Pair.objects.select_for_update(of=("self",))
+                .filter(pk__in=list(judgments))
+                .order_by("pk")
+                .values_list("pk", "dataset__grammaticality_judgments")
+            )
+            judged = dict(
+                GrammaticalityJudgment.objects.filter(pair_id__in=list(judgments))
+                .values("pair_id")
+                .annotate(n=Count("pk"))
+                .values_list("pair_id", "n")
+            )
+            still_open = {pk: value for pk, value in judgments.items() if judged.get(pk, 0) < wanted[pk]}
             return GrammaticalityJudgment.objects.bulk_create(
-                GrammaticalityJudgment(pair_id=pk, worker=worker, judgment=value) for pk, value in judgments.items()
+                GrammaticalityJudgment(pair_id=pk, worker=worker, judgment=value) for pk, value in still_open.items()
             )
     except IntegrityError:
         raise ValidationRefused("You have already judged one of these sentences; nothing was saved.") from None

@@ -35,7 +35,9 @@ def run_artifacts_section(run):
             }
             for split, value in sorted((baseline.get("accuracy") or {}).items())
         ]
-    return {"run": run, "tags": selectors.run_tag_accuracy(run), "baseline": baseline, "beside": beside}
+    # Stored when the run finished (artifacts.run_finished); computed here for runs finished before.
+    tags = results.get("tag_accuracy") or selectors.run_tag_accuracy(run)
+    return {"run": run, "tags": tags, "baseline": baseline, "beside": beside}
 
 
 @register.inclusion_tag("artifacts/_monitor_section.html")

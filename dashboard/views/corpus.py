@@ -1,5 +1,6 @@
 from django.shortcuts import render
 
+from corpus import labels as scheme_labels
 from dashboard import plots
 from dashboard.figure_cache import cached
 from dashboard.queries import corpus as queries
@@ -11,6 +12,13 @@ from .common import Scope, page_context, researcher_required
 def corpus(request):
     scope = Scope(request)
     overview = queries.corpus_overview(scope.dataset, scope.split)
+    # A two-way (or ordinal) dataset's labels in its own words: entailed / not-entailed.
+    scheme = scope.dataset.label_scheme if scope.dataset is not None else None
+    overview = {
+        **overview,
+        "gold": _in_scheme(scheme, overview["gold"]),
+        "author": _in_scheme(scheme, overview["author"]),
+    }
     gold_total = sum(n for _, n in overview["gold"]) or 1
     author_total = sum(n for _, n in overview["author"]) or 1
     author = dict(overview["author"])
@@ -45,3 +53,9 @@ def corpus(request):
             ),
         ),
     )
+
+
+def _in_scheme(scheme, counts):
+    """[(label, n)] of stored labels renamed in the scheme's words, without the labels it has none of."""
+    kept = (*scheme_labels.stored_categories(scheme), scheme_labels.NO_GOLD)
+    return [(scheme_labels.to_scheme(scheme, label), n) for label, n in counts if label in kept]

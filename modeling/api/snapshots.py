@@ -87,7 +87,7 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
         required=False,
         default=dict,
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
-        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, aggregation_run (a run id).",
+        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, drop_test_fours, aggregation_run (a run id).",
     )
 
 
@@ -108,6 +108,10 @@ class SnapshotFiltersSchema(serializers.Serializer):
     )
     drop_ungrammatical = serializers.BooleanField(
         required=False, help_text="Leave out pairs whose hypothesis most grammaticality judges marked 'major issues'."
+    )
+    drop_test_fours = serializers.BooleanField(
+        required=False,
+        help_text="DNC's test-set rule for ordinal data: leave out of the test split the not-entailed pairs rated 4.",
     )
     aggregation_run = serializers.IntegerField(
         min_value=1,

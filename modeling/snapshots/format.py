@@ -90,9 +90,12 @@ def content_hash(files):
     return digest.hexdigest()
 
 
-def build_manifest(snapshot_id, datasets, filters, rows, files, label_scheme=None):
+def build_manifest(snapshot_id, datasets, filters, rows, files, label_scheme=None, gold_sources=None):
     """The manifest; `label_scheme` is written for two-way and ordinal snapshots (absent: three-way,
-    as every snapshot made before schemes existed), and names the labels training predicts."""
+    as every snapshot made before schemes existed), and names the labels training predicts.
+    `gold_sources` counts the rows by where their gold_label comes from: crowd (3 of 5), imported
+    (the source file's, not validated), adjudicated, author (an unvalidated pair's author label by
+    the unvalidated_gold convention) and none ('-')."""
     manifest = {
         "format": FORMAT_NAME,
         "snapshot": snapshot_id,
@@ -104,6 +107,8 @@ def build_manifest(snapshot_id, datasets, filters, rows, files, label_scheme=Non
         "content_hash": content_hash(files),
         "content_hash_rule": CONTENT_HASH_RULE,
     }
+    if gold_sources is not None:
+        manifest["gold_sources"] = gold_sources
     if label_scheme and label_scheme != THREE_WAY_SCHEME:
         manifest["label_scheme"] = label_scheme
         manifest["labels"] = list(scheme_labels(label_scheme))

@@ -8,15 +8,17 @@ validators keep labelling; either way memory stays flat whatever the corpus size
 
 import re
 
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, Subquery
+from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, Subquery, Value, When
 
 from corpus import labels as scheme_labels
+from corpus.gold import gold_source_expression
 from corpus.models import (
     GOLD_MAJORITY,
     LABELS_PER_PAIR,
     NO_GOLD,
     Dataset,
     Genre,
+    GoldSource,
     Grammaticality,
     GrammaticalityJudgment,
     Pair,
@@ -26,6 +28,8 @@ from corpus.models import (
 )
 
 PAGE_SIZE = 5000
+LIKELY_RATING = 4  # "likely" on the ordinal scale: not-entailed, yet "arguably" entailed (DNC App. B.4)
+AUTHOR_GOLD = "author"  # gold_source_counts: an unvalidated pair's author label, by the unvalidated_gold filter
 
 # The order of these tuples is what `rows_for_export` yields; the writer relies on it.
 PAIR_COLUMNS = (
@@ -93,6 +97,22 @@ def drop_ungrammatical(pairs):
     return pairs.exclude(pk__in=noisy)
 
 
+def drop_test_fours(pairs):
+    """DNC's test-set rule for ordinal data (Poliak et al. 2018, App. B.4): leave out of the test
+    split the not-entailed pairs rated 4 ("likely"), "since some of these examples are arguably
+    entailments". A pair counts as rated 4 when any of its counted labels is (an excluded worker's
+    is not); other splits, and pairs without ratings, are untouched. With `full_agreement` this
+    is DNC's pruned test set."""
+    rated_four = ValidationLabel.objects.filter(
+        Q(worker__isnull=True) | Q(worker__is_excluded=False), ordinal=LIKELY_RATING
+    ).values("pair_id")
+    return pairs.exclude(
+        Q(premise__split=Split.TEST)
+        & Q(gold_label=scheme_labels.NEUTRAL)  # not-entailed, as stored (corpus.labels)
+        & Q(pk__in=rated_four)
+    )
+
+
 def export_scope(datasets=None, filters=None):
     """The ids and values a snapshot's datasets and filters name: dataset ids (None: every
     dataset), splits, genre ids (None: every genre). Ids, not joins on slugs: the planner then
@@ -106,6 +126,36 @@ def export_scope(datasets=None, filters=None):
     )
     # Premises not yet given a split belong to no file.
     return dataset_ids, list(filters.get("splits") or Split.values), genre_ids
+
+
+def gold_source_counts(datasets=None, filters=None, upper_id=None):
+    """{source: pairs} of a snapshot's pairs (ids up to `upper_id`): where each row's gold_label
+    comes from, as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
+    author's label by the unvalidated_gold filter (as `writer.export_record` decides)."""
+    filters = filters or {}
+    if filters.get("aggregation_run"):
+        return None  # the aggregated labels are the gold there (AGGREGATION_FIELDS say whose)
+    counts = dict.fromkeys([*GoldSource.values, AUTHOR_GOLD], 0)
+    if upper_id is None:
+        return counts
+    unvalidated_gold = filters.get("unvalidated_gold", "author")
+    author = Q(gold_label=NO_GOLD, needs_validation=False, label_count__lte=1)
+    if unvalidated_gold == "author":
+        author &= Q(premise__split=Split.TRAIN)
+    source = gold_source_expression()
+    if unvalidated_gold in ("author", "author-all"):
+        source = Case(When(author, then=Value(AUTHOR_GOLD)), default=source)
+    rows = (
+        pairs_for_export(datasets, filters)
+        .filter(pk__lte=upper_id)
+        .annotate(source=source)
+        .values("source")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for row in rows:
+        counts[row["source"]] += row["n"]
+    return counts
 
 
 def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
@@ -146,6 +196,8 @@ def _pair_filters(pairs, filters):
         pairs = full_agreement(pairs)
     if filters.get("drop_ungrammatical"):
         pairs = drop_ungrammatical(pairs)
+    if filters.get("drop_test_fours"):
+        pairs = drop_test_fours(pairs)
     return pairs
 
 
@@ -372,7 +424,7 @@ def export_lines_sql(datasets=None, filters=None, unvalidated_gold="author", upp
         params["genre_ids"] = genre_ids
     label_filters = {
         key: filters[key]
-        for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical")
+        for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical", "drop_test_fours")
         if filters.get(key)
     }
     if label_filters:

@@ -15,7 +15,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
@@ -38,9 +38,10 @@ FILTER_KEYS = (
     "aggregation_run",
     "full_agreement",
     "drop_ungrammatical",
+    "drop_test_fours",
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
-OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical")
+OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, a peer of
 # this one: it is found by model name, never imported.
@@ -219,9 +220,16 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
             shutil.rmtree(leftover, ignore_errors=True)  # temp folders of an export whose process died
         temp_dir = Path(tempfile.mkdtemp(prefix=f".{snapshot.pk}-", dir=root))
         scheme = _scheme_of(snapshot)
+        upper_id = selectors.pairs_for_export(snapshot.datasets, snapshot.filters).aggregate(top=Max("pk"))["top"]
         files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
         manifest = snapshot_format.build_manifest(
-            snapshot.pk, snapshot.datasets, snapshot.filters, rows, files, label_scheme=scheme
+            snapshot.pk,
+            snapshot.datasets,
+            snapshot.filters,
+            rows,
+            files,
+            label_scheme=scheme,
+            gold_sources=selectors.gold_source_counts(snapshot.datasets, snapshot.filters, upper_id),
         )
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():

@@ -34,6 +34,8 @@ from .config import MODEL_NAMES, ConfigError, resolve_config
 from .worker import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
 
 TRAINING_TASK = "modeling.tasks.run_training"
+# The artifacts app's task (by name: feature apps do not import each other) that adds accuracy per phenomenon tag.
+RUN_FINISHED_TASK = "artifacts.run_finished"
 REAPER_TASK = "modeling.tasks.reap_training_runs"
 
 logger = logging.getLogger(__name__)
@@ -295,7 +297,7 @@ def finish_run(run_id, attempt, claim_id, results, worker_token=None):
     ran = {"total_steps": F("step")}
     if "epochs_run" in results:
         ran.update(epoch=results["epochs_run"], total_epochs=results["epochs_run"])
-    return bool(
+    finished = bool(
         _held(run_id, attempt, claim_id, worker_token).update(
             status=RunStatus.DONE,
             error="",
@@ -306,6 +308,10 @@ def finish_run(run_id, attempt, claim_id, results, worker_token=None):
             **ran,
         )
     )
+    if finished:
+        # Accuracy per phenomenon tag (the artifacts app, by task name) joins the results.
+        transaction.on_commit(lambda: enqueue(RUN_FINISHED_TASK, run_id))
+    return finished
 
 
 def fail_run(run_id, attempt, claim_id, error, worker_token=None):

@@ -29,3 +29,14 @@ def _forget_scoring_models():
     forget_scoring_models()
     yield
     forget_scoring_models()
+
+
+@pytest.fixture(scope="session")
+def parsing_tagger():
+    """The real English pipeline with its dependency parser on (tags and parse trees in one pass)."""
+    try:
+        return load_tagger(parse=True)
+    except TaggerUnavailable as error:
+        if in_ci():
+            pytest.fail(f"CI installs requirements.txt, so the model must be here: {error}")
+        pytest.skip(str(error))

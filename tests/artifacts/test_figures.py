@@ -137,7 +137,13 @@ def test_accuracy_per_tag_joins_a_runs_predictions_to_the_tags():
     figures = run_tag_accuracy(run)
     assert figures["splits"] == ["test"] and figures["scored"] == 7 and figures["tagged"] == 6
     by_tag = {row["tag"]: row for row in figures["tags"]}
-    assert by_tag["negation"] == {"tag": "negation", "label": "Negation (PTB)", "pairs": 4, "accuracy": 0.75}
+    assert by_tag["negation"] == {
+        "tag": "negation",
+        "label": "Negation (PTB)",
+        "pairs": 4,
+        "share": pytest.approx(4 / 6),
+        "accuracy": 0.75,
+    }
     assert by_tag["modals"]["accuracy"] is None
     assert figures["accuracy"] == pytest.approx(5 / 6)
     assert run_tag_accuracy(run, split="dev")["accuracy"] == 0

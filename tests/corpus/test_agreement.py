@@ -29,6 +29,7 @@ KEYS = {
     "fleiss_kappa",
     "per_genre",
     "gold_counts",
+    "gold_sources",
 }
 LABELS = [E, N, C]
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db.models import F
 
 from corpus import labels as scheme_labels
 from corpus.models import GOLD_MAJORITY, Dataset, LabelScheme, Pair, PairProvenance, ValidationLabel
@@ -37,8 +38,9 @@ def test_every_dnc_file_imports_with_the_readme_counts_and_round_trips_exactly(n
     assert dataset.label_scheme == scheme
     assert report.pairs_created == sum(README_LABELS[name].values())
     assert dict(_labels_in_db(dataset, report.split)) == README_LABELS[name]
-    # One label each: no gold yet (3 of 5 under the scheme), whatever the scheme.
-    assert not Pair.objects.filter(dataset=dataset).exclude(gold_label="-").exists()
+    # One label each, DNC's: it is the pair's gold (imported, not validated), whatever the scheme.
+    assert not Pair.objects.filter(dataset=dataset).exclude(gold_label=F("author_label")).exists()
+    assert not Pair.objects.filter(dataset=dataset).exclude(imported_gold=F("author_label")).exists()
 
     out_data, out_meta = tmp_path / "data.json", tmp_path / "metadata.json"
     assert export_dnc(dataset, report.split, out_data, out_meta) == report.pairs_created

@@ -200,7 +200,8 @@ def test_multinli_tsv_keeps_quotes_and_rejects_stray_tabs(tmp_path):
     assert (pair.premise.genre.slug, pair.premise.split, pair.needs_validation) == ("government", "train", False)
     assert [label for _, label, _ in labels_of("31193n")] == [N, N, E, N, C]
     train_pair = Pair.objects.get(pair_id="200e")
-    assert (train_pair.label_count, train_pair.gold_label) == (1, "-")
+    # One label: the file's gold is the pair's (imported, not validated) until validation decides.
+    assert (train_pair.label_count, train_pair.gold_label, train_pair.gold_source) == (1, E, "imported")
     # Its file gold (the author's label, by convention for unvalidated pairs) is not a disagreement;
     # the validated 31193n's file gold "neutral" agrees with the rule.
     assert report.gold_differs_from_file == 0

@@ -121,3 +121,40 @@ def test_drop_ungrammatical_leaves_out_hypotheses_most_judges_found_badly_broken
 def test_flags_must_be_booleans(flag):
     with pytest.raises(ValidationError, match="true or false"):
         create_snapshot(None, filters={flag: "yes"})
+
+
+def test_dncs_test_rule_drops_the_fours_from_not_entailed_in_the_test_split_only():
+    dataset = Dataset.objects.create(slug="kg", name="KG", label_scheme=LabelScheme.ORDINAL)
+    g = genre("kg-genre")
+    premises = {split: add_premise(dataset, g, split, f"Paris is in France ({split}).") for split in ("dev", "test")}
+    cases = {"four": [4, 4, 4, 4, 4], "three": [3, 3, 3, 3, 3], "five": [5, 5, 5, 5, 5], "one-four": [2, 2, 2, 4, 2]}
+    for split, premise in premises.items():
+        for name, ratings in cases.items():
+            (pair,) = create_pairs(
+                dataset,
+                split,
+                [
+                    Pair(
+                        premise=premise,
+                        pair_id=f"{split}-{name}",
+                        hypothesis=name,
+                        author_label=E if ratings[0] == 5 else N,
+                    )
+                ],
+                [[E if ratings[0] == 5 else N]],
+                ordinals=[[ratings[0]]],
+            )
+            for rating in ratings[1:]:
+                add_label(pair, E if rating == 5 else N, ordinal=rating)
+    plain = export_snapshot(create_snapshot(None, datasets=["kg"]))
+    assert set(rows(plain, "test")) == {f"test-{name}" for name in cases}
+    pruned = export_snapshot(create_snapshot(None, datasets=["kg"], filters={"drop_test_fours": True}))
+    assert set(rows(pruned, "test")) == {"test-three", "test-five"}
+    assert set(rows(pruned, "dev")) == {f"dev-{name}" for name in cases}  # dev and train keep their 4s
+    # With full agreement it is DNC's pruned test set: unanimous ratings, no 4s.
+    dnc = export_snapshot(
+        create_snapshot(None, datasets=["kg"], filters={"drop_test_fours": True, "full_agreement": True})
+    )
+    assert set(rows(dnc, "test")) == {"test-three", "test-five"}
+    with pytest.raises(ValidationError):
+        create_snapshot(None, datasets=["kg"], filters={"drop_test_fours": "yes"})

@@ -57,6 +57,9 @@ class Command(BaseCommand):
         out("Gold labels")
         for label, count in stats["gold_counts"].items():
             out(f"  {label:<34} {count:>10}")
+        out("Gold labels by source (crowd: 3 of 5; imported: the source file's, not validated)")
+        for source, count in stats["gold_sources"].items():
+            out(f"  {source:<34} {count:>10}")
         out(f"{'Genre':<20} {'pairs':>8} {'agreement':>10}")
         for genre, row in stats["per_genre"].items():
             out(f"{genre:<20} {row['pairs']:>8} {_pct(row['agreement']):>10}")

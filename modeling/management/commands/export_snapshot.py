@@ -42,6 +42,11 @@ class Command(BaseCommand):
             action="store_true",
             help="Leave out pairs whose hypothesis most grammaticality judges found to have major issues.",
         )
+        parser.add_argument(
+            "--drop-test-fours",
+            action="store_true",
+            help="DNC's test-set rule for ordinal data: leave out of the test split the not-entailed pairs rated 4.",
+        )
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 
     def handle(self, *args, **options):
@@ -56,6 +61,7 @@ class Command(BaseCommand):
             "unvalidated_gold": options["unvalidated_gold"],
             "full_agreement": options["full_agreement"],
             "drop_ungrammatical": options["drop_ungrammatical"],
+            "drop_test_fours": options["drop_test_fours"],
         }
         try:
             snapshot = create_snapshot(None, datasets=options["dataset"], filters=filters)
