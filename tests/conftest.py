@@ -321,9 +321,8 @@ def wait_for(predicate, timeout=60.0, interval=0.25, message="condition"):
 _outcomes = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, "xfailed": 0, "xpassed": 0}
 _skipped: list[dict] = []
 _xfail: dict[str, list[str]] = {"xfailed": [], "xpassed": []}
-_markers_of: dict[
-    str, set[str]
-] = {}  # nodeid -> the suite's markers on that test (from collection, never from its name)
+# nodeid -> the suite's markers on that test (from collection, never from its name)
+_markers_of: dict[str, list[str]] = {}
 
 
 def pytest_runtest_logreport(report):
