@@ -11,6 +11,7 @@ that holds label_count. The baseline is a bare count(*) of the label table in th
 The load average (1 min) is printed beside every figure: the machine is shared.
 """
 
+import itertools
 import os
 import secrets
 import statistics
@@ -110,7 +111,7 @@ def section_submit_wait(args):
     from validation.services import claim_validation_batch, submit_validation_batch
 
     dataset = Dataset.objects.get(slug="bench")
-    workers = iter(list(Worker.objects.select_related("user").order_by("-pk")[:2000]))
+    workers = itertools.cycle(list(Worker.objects.select_related("user").order_by("-pk")[:2000]))
     for kind in ("nothing to fix", "every pair to fix"):
         if kind == "nothing to fix" and "submit-nothing" in args.skip:
             continue
@@ -127,6 +128,7 @@ def section_submit_wait(args):
                     worker = next(workers)
                     batch = claim_validation_batch(worker, dataset)
                     if batch is None:
+                        time.sleep(0.01)
                         continue
                     from validation.models import ValidationClaim
 

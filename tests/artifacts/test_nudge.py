@@ -6,6 +6,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from annotation_site.permissions import ensure_researcher_group
 from artifacts.models import NudgeRecord, StudyNudge
 from artifacts.monitoring import nudge_effect, refresh_monitor
 from corpus.models import Pair
@@ -146,6 +147,7 @@ def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_w
     researcher = make_worker(username="boss").user
     researcher.is_staff = True
     researcher.save()
+    researcher.groups.add(ensure_researcher_group())  # staff alone is no researcher
     client.force_login(researcher)
     page = client.get(reverse("dashboard:artifacts"), {"dataset": "collected"}).content.decode()
     assert 'id="table-nudge-effect"' in page
