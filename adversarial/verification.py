@@ -95,5 +95,6 @@ def _record_bonus(attempt):
 
 
 def settle_after_labels(sender, pair_ids, **kwargs):
-    with transaction.atomic():
+    # Inside the submit's own transaction: no savepoint of its own (two more statements a submit).
+    with transaction.atomic(savepoint=False):
         settle(pair_ids)

@@ -116,8 +116,11 @@
   // thousands of pixels below, and focus would be on <body>. Bring the first problem into view
   // and give it the focus: the field the server marked invalid, else the page's error message.
   function revealErrors() {
-    var invalid = document.querySelector("main [aria-invalid=true]");
     var alert = document.querySelector("main .message.error[role=alert], main .errorlist[role=alert]");
+    var invalid = document.querySelector("main [aria-invalid=true]");
+    if (!invalid && alert && alert.id) {  // a field that names the error as its description
+      invalid = document.querySelector('main [aria-describedby~="' + alert.id + '"]');
+    }
     var target = invalid || alert;
     if (!target) { return; }
     if (!invalid) { target.setAttribute("tabindex", "-1"); }

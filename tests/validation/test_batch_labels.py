@@ -60,8 +60,9 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
         batch = services.claim_validation_batch(worker)
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert len(pairs) == 5
-    # Eight statements (the eighth appends the maintained aggregates' deltas, corpus.tallies) and
-    # the savepoint pair of the submit's transaction (the test runs in one).
-    with django_assert_max_num_queries(10):
+    # Eight statements (the eighth appends the maintained aggregates' deltas, corpus.tallies), the
+    # adversarial verification's one lookup of pending fooled examples among these pairs, and the
+    # savepoint pair of the submit's transaction (the test runs in one).
+    with django_assert_max_num_queries(11):
         services.submit_validation_batch(worker, batch, dict.fromkeys(pairs, Label.CONTRADICTION))
     assert ValidationLabel.objects.filter(worker=worker).count() == 5

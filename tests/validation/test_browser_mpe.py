@@ -8,6 +8,7 @@ from corpus.models import Label, Pair, ValidationLabel
 from corpus.mpe_wording import QUESTION
 
 from .test_mpe_task import CAPTIONS, make_mpe_items
+from .validation_factories import pair_of_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -26,7 +27,8 @@ def test_worker_judges_five_mpe_items_by_mouse_and_keys(page, live_server, make_
     assert fieldsets.count() == 5
     first = fieldsets.nth(0)
     assert first.locator("li.caption").all_inner_texts() == CAPTIONS
-    order = [int(fieldsets.nth(i).get_attribute("data-pair")) for i in range(5)]
+    items = [fieldsets.nth(i).get_attribute("data-item") for i in range(5)]
+    order = [pair_of_item()[item] for item in items]
 
     # Two answers with the mouse (the buttons say yes / unknown / no), three with the keys 1/2/3.
     first.get_by_text("unknown", exact=False).click()

@@ -8,7 +8,7 @@ from corpus.models import Label, Pair, ValidationLabel
 from crowd.models import Study, StudySession, TaskKind
 from validation.models import ValidationClaim
 
-from .validation_factories import make_dataset, make_pair
+from .validation_factories import make_dataset, make_pair, pair_of_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -34,13 +34,14 @@ def test_validator_labels_five_pairs_with_the_keyboard_and_gets_the_code(page, l
     fieldsets = page.locator("fieldset.validation-pair")
     assert fieldsets.count() == 5
     assert page.get_by_role("link", name="validation FAQ").count() == 1
-    order = [int(fieldsets.nth(i).get_attribute("data-pair")) for i in range(5)]
+    items = [fieldsets.nth(i).get_attribute("data-item") for i in range(5)]
+    order = [pair_of_item()[item] for item in items]
     assert set(order) == {pair.pk for pair in pairs}
 
     keys = ["1", "3", "2", "3", "1"]
     for index, key in enumerate(keys):
         # Focus sits on the pair to answer; after each key it moves on to the next one.
-        assert page.evaluate("document.activeElement.dataset.pair") == str(order[index])
+        assert page.evaluate("document.activeElement.dataset.item") == items[index]
         page.keyboard.press(key)
         assert fieldsets.nth(index).locator(f'input[data-key="{key}"]').is_checked()
     assert page.evaluate("document.activeElement.id") == "submit-batch"

@@ -25,3 +25,11 @@ def item_field(pair_pk, worker=None):
     if worker is not None:
         claims = claims.filter(worker=worker)
     return claim_field_name(claims.latest("id"))
+
+
+def pair_of_item():
+    """{a task page's item name: its pair's pk}, from the claims (pages never show primary keys)."""
+    from validation.forms import claim_field_name
+    from validation.models import ValidationClaim
+
+    return {claim_field_name(claim): claim.pair_id for claim in ValidationClaim.objects.all()}
