@@ -42,8 +42,18 @@ def ensure_researcher_group(group_model=None, permission_model=None):
     from django.db.models import Q
 
     if group_model is None:
+        from django.apps import apps
+        from django.contrib.auth.management import create_permissions
         from django.contrib.auth.models import Group as group_model
         from django.contrib.auth.models import Permission as permission_model
+        from django.contrib.contenttypes.models import ContentType
+
+        # The permission rows `migrate` leaves (post_migrate): made here if they are missing (a
+        # flushed test database, a model added since), so the group never lacks one. Cheap when
+        # they are all there.
+        ContentType.objects.clear_cache()
+        for app_config in apps.get_app_configs():
+            create_permissions(app_config, verbosity=0)
     group, _ = group_model.objects.get_or_create(name=RESEARCHER_GROUP)
     wanted = Q(content_type__app_label__in=PROJECT_APPS)
     for name in RESEARCHER_ACTIONS:

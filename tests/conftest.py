@@ -139,17 +139,8 @@ def make_researcher(db, django_user_model):
     def make(username="researcher", password="research-pass-1"):
         # A researcher as `manage.py grant_researcher` makes one: staff (for the admin) in the
         # researcher group, not a superuser, so every test checks the group's permissions.
-        from django.apps import apps
-        from django.contrib.auth.management import create_permissions
-        from django.contrib.contenttypes.models import ContentType
-
         from annotation_site.permissions import ensure_researcher_group
 
-        # A transactional test's flush empties the permission and content-type tables and a migration
-        # test rebuilds them under new ids: make sure the permissions are there, as `migrate` leaves them.
-        ContentType.objects.clear_cache()
-        for app_config in apps.get_app_configs():
-            create_permissions(app_config, verbosity=0)
         user = django_user_model.objects.create_user(username=username, password=password, is_staff=True)
         user.groups.add(ensure_researcher_group())
         return user
