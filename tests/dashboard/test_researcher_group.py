@@ -121,7 +121,10 @@ def test_a_researcher_lacking_one_permission_cannot_do_that_one_thing(client, st
     assert nothing_happened(attack_targets)
 
 
-def test_the_group_grants_each_action(client, researcher, attack_targets):
+def test_the_group_grants_each_action(client, django_user_model, attack_targets):
+    # A member of the group and nothing else (the suite's `researcher` fixture is also a superuser).
+    researcher = django_user_model.objects.create_user(username="member", password="member-pass-1", is_staff=True)
+    researcher.groups.add(ensure_researcher_group())
     assert not researcher.is_superuser and is_researcher(researcher)
     for name in (EXCLUDE_WORKERS, PAY_BONUSES, LABEL_REFERENCE_PAIRS, LAUNCH_TRAINING):
         assert researcher.has_perm(name), name
