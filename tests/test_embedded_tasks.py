@@ -96,12 +96,17 @@ def test_a_training_run_launched_from_the_dashboard_runs_after_the_page_answered
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=12, n_eval=6))
     RELEASE_JOB.clear()
     enqueue("tests.wait_until_released")  # the one background thread is busy: the run must wait its turn
-    client.force_login(researcher)
-    response = client.post(reverse("dashboard:training"), {"snapshot": snapshot.pk, "model": "majority", "options": ""})
-    run = TrainingRun.objects.get()
-    assert response.status_code == 302 and response.url == reverse("dashboard:training_detail", args=[run.pk])
-    assert run.status == RunStatus.QUEUED  # the page answered before the run started
-    RELEASE_JOB.set()
-    wait_for_background_tasks(timeout=120)
+    try:
+        client.force_login(researcher)
+        response = client.post(
+            reverse("dashboard:training"), {"snapshot": snapshot.pk, "model": "majority", "options": ""}
+        )
+        run = TrainingRun.objects.get()
+        assert response.status_code == 302 and response.url == reverse("dashboard:training_detail", args=[run.pk])
+        assert run.status == RunStatus.QUEUED  # the page answered before the run started
+    finally:
+        # Never leave the background thread waiting: it would hold the test database past this test.
+        RELEASE_JOB.set()
+        wait_for_background_tasks(timeout=120)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE, run.error
