@@ -338,6 +338,14 @@ class Worker(models.Model):
 # --- pairs and their labels ------------------------------------------------------------------------
 
 
+class StoppingRule(models.TextChoices):
+    """When a pair stops taking validation labels (issue 24; docs/quality.md)."""
+
+    FIXED = "fixed", "Fixed: four validation labels, five in all"
+    DECIDED = "decided", "Decided: stop once the 3-of-5 gold cannot change"
+    CONFIDENT = "confident", "Confident: stop once the worker-quality posterior is sure"
+
+
 class Pair(models.Model):
     # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
     # table takes a new entry whenever a counter moves (label_count is indexed, so no such update is
@@ -374,6 +382,13 @@ class Pair(models.Model):
     imported_gold = models.CharField(
         max_length=20, blank=True, default="", db_default="", choices=Label.choices, help_text="The source file's gold."
     )
+    # The stopping rule this pair is validated under, recorded when it is marked for validation, and
+    # whether it stopped before five labels (its `label_count` then says where): the statistics of
+    # the papers read only pairs with five labels, and the cost page counts the labels saved.
+    stopping_rule = models.CharField(
+        max_length=10, choices=StoppingRule.choices, default=StoppingRule.FIXED, db_default=StoppingRule.FIXED
+    )
+    stopped_early = models.BooleanField(default=False, db_default=False)
     word_overlap = models.FloatField(
         null=True,
         blank=True,
