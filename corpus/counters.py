@@ -162,22 +162,6 @@ def _next_position(taken):
 # --- a batch of labels at once ----------------------------------------------------------------
 
 
-def _batch_refusal(row, pair, taken, worker):
-    """Why this pair cannot take the worker's label (the rules of `add_label`), or None."""
-    if row is None:
-        return f"Pair {pair.pk} does not exist."
-    # Counted labels only: a pair that lost an excluded worker's label takes a replacement label
-    # (in the next free position, beyond 5 if need be) until it has five that count again.
-    if row.label_count >= LABELS_PER_PAIR:
-        return f"Pair {row.pair_id} already has all {LABELS_PER_PAIR} labels."
-    if worker is not None:
-        if row.author_id == worker.pk:
-            return "Authors do not validate their own pairs."
-        if any(w == worker.pk for _, w in taken):
-            return f"You have already labelled pair {row.pair_id}."
-    return None
-
-
 def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
