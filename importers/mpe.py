@@ -11,6 +11,7 @@ from pathlib import Path
 # The task as the MPE annotators saw it (paper, Table 2) lives in the core (plain Python too), where
 # the judgment task reads it; the answers map onto the three labels.
 from corpus import gold
+from corpus.giveaways import tokenize
 from corpus.gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE, ItemSetStatistics, majority  # noqa: F401
 from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION  # noqa: F401
 
@@ -427,9 +428,10 @@ STOP_WORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def tokenize(sentence):
-    """Lower-cased runs of letters and digits: "red-haired" -> red, haired; punctuation is not a token."""
-    return _WORD.findall(sentence.lower())
+def overlap_words(sentence):
+    """MPE's words: the lower-cased runs of letters and digits in the tokens of `corpus.giveaways.tokenize`
+    ("red-haired" -> red, haired; "didn't" -> didn, t); punctuation is not a word."""
+    return [word for token in tokenize(sentence) for word in _WORD.findall(token)]
 
 
 def word_overlap(premises, hypothesis, stop_words=STOP_WORDS):
@@ -439,8 +441,8 @@ def word_overlap(premises, hypothesis, stop_words=STOP_WORDS):
     by exact lower-cased form (the paper's "full" column, not its lemmatized one). A hypothesis
     made only of stop words has nothing that could overlap: 0.0.
     """
-    premise_words = {word for premise in premises for word in tokenize(_premise_text(premise))}
-    content = [word for word in tokenize(hypothesis) if word not in stop_words]
+    premise_words = {word for premise in premises for word in overlap_words(_premise_text(premise))}
+    content = [word for word in overlap_words(hypothesis) if word not in stop_words]
     if not content:
         return 0.0
     return sum(word in premise_words for word in content) / len(content)
