@@ -27,6 +27,7 @@ MPE = BatchTask(
     next_url="validation:mpe-next",
     batch_url="validation:mpe-batch",
     draft_prefix="mpe",
+    other_kind_url=None,
     no_tasks_context={"mpe": True},
     unanswered=lambda form: "Please answer yes, unknown or no for every item.",
     incomplete=lambda incomplete: "Please answer yes, unknown or no for every item; nothing was saved yet.",

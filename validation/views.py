@@ -27,23 +27,30 @@ from .forms import ValidationBatchForm, claim_field_name
 
 @dataclass(frozen=True)
 class BatchTask:
-    """What differs between the two batch tasks of this app, validation (single-premise pairs) and
-    MPE judgments (multi-premise items, `mpe_views.MPE`); `next_batch_page` and `batch_page` are
-    the rest, written once for both."""
+    """A batch task of this app: by default validation (single-premise pairs); MPE judgments
+    (multi-premise items, `mpe_views.MPE`) change what differs. `next_batch_page` and `batch_page`
+    are the rest, written once for both."""
 
-    item_kind: str
-    task_kind: str
-    claim: Callable[..., Any]  # (worker, study_session=...) -> batch id or None
-    form: type[ValidationBatchForm]
-    template: str
-    next_url: str
-    batch_url: str
-    draft_prefix: str  # the browser's draft key is f"{draft_prefix}-{batch}"
-    other_kind_url: str | None = None  # a batch of the other item kind is sent there; None: 404
+    item_kind: str = ItemKind.SINGLE_PREMISE
+    task_kind: str = TaskKind.VALIDATION
+    claim: Callable[..., Any] = services.claim_validation_batch  # (worker, study_session=...) -> batch or None
+    form: type[ValidationBatchForm] = ValidationBatchForm
+    template: str = "validation/batch.html"
+    next_url: str = "validation:next"
+    batch_url: str = "validation:batch"
+    draft_prefix: str = "batch"  # the browser's draft key is f"{draft_prefix}-{batch}"
+    other_kind_url: str | None = "validation:mpe-batch"  # a batch of the other item kind goes there; None: 404
     no_tasks_context: dict[str, Any] = field(default_factory=dict)
-    unanswered: Callable[[ValidationBatchForm], str] = lambda form: "Please answer every item."
+    unanswered: Callable[[Any], str] = lambda form: (
+        "Please choose one of the three labels for each pair."
+        if form.scheme == "three_way"
+        else "Please choose an answer for each pair."
+    )
     incomplete: Callable[[services.BatchIncomplete], Any] = lambda incomplete: incomplete.message
-    context: Callable[[ValidationBatchForm, list], dict[str, Any]] = lambda form, claims: {}
+    context: Callable[[Any, list], dict[str, Any]] = lambda form, claims: {
+        "scheme": form.scheme,
+        "study_session": claims[0].study_session,
+    }
 
 
 def next_batch_page(request, task):
@@ -80,6 +87,7 @@ def batch_page(request, batch, task):
     pairs = [claim.pair for claim in claims]
     expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
     form = task.form(pairs, request.POST or None, names={c.pair_id: claim_field_name(c) for c in claims})
+    draft_key = f"{task.draft_prefix}-{batch}"
     missing = ()
     error = None
     if request.method == "POST" and form.is_valid():
@@ -94,7 +102,7 @@ def batch_page(request, batch, task):
             error = refused.message
         else:
             messages.success(request, "Saved. Thank you!")
-            drafts_saved(request, f"{task.draft_prefix}-{batch}")
+            drafts_saved(request, draft_key)
             return redirect(task.next_url)
     elif request.method == "POST":
         error = task.unanswered(form)
@@ -105,28 +113,14 @@ def batch_page(request, batch, task):
         "expired": expired,
         "expires_at": claims[0].expires_at,
         "seconds_left": max(0, int((claims[0].expires_at - timezone.now()).total_seconds())),
+        "next_url": task.next_url,
+        "draft_key": draft_key,
         **task.context(form, claims),
     }
     return render(request, task.template, context, status=400 if error else 200)
 
 
-VALIDATION = BatchTask(
-    item_kind=ItemKind.SINGLE_PREMISE,
-    task_kind=TaskKind.VALIDATION,
-    claim=services.claim_validation_batch,
-    form=ValidationBatchForm,
-    template="validation/batch.html",
-    next_url="validation:next",
-    batch_url="validation:batch",
-    draft_prefix="batch",
-    other_kind_url="validation:mpe-batch",  # MPE items have their own wording
-    unanswered=lambda form: (
-        "Please choose one of the three labels for each pair."
-        if form.scheme == "three_way"
-        else "Please choose an answer for each pair."
-    ),
-    context=lambda form, claims: {"scheme": form.scheme, "study_session": claims[0].study_session},
-)
+VALIDATION = BatchTask()
 
 
 @login_required
