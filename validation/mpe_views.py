@@ -7,16 +7,13 @@ A participant who arrived by an MPE study's link (`TaskKind.MPE_JUDGMENT`) gets 
 dataset only, and each submitted batch counts towards the session's completion code.
 """
 
-from django.contrib.auth.decorators import login_required
-from django.views.decorators.http import require_http_methods
-
 from corpus.models import ItemKind
 from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION
 from crowd.models import TaskKind
 
 from . import services
 from .forms import MpeBatchForm
-from .views import BatchTask, batch_page, next_batch_page
+from .views import BatchTask, task_views
 
 MPE = BatchTask(
     item_kind=ItemKind.MULTI_PREMISE,
@@ -39,12 +36,4 @@ MPE = BatchTask(
 )
 
 
-@login_required
-def next_batch(request):
-    return next_batch_page(request, MPE)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def batch(request, batch):
-    return batch_page(request, batch, MPE)
+next_batch, batch = task_views(MPE)

@@ -120,18 +120,23 @@ def batch_page(request, batch, task):
     return render(request, task.template, context, status=400 if error else 200)
 
 
+def task_views(task):
+    """A batch task's two views, (next batch, one batch), for the URLconf."""
+
+    @login_required
+    def next_batch(request):
+        return next_batch_page(request, task)
+
+    @login_required
+    @require_http_methods(["GET", "POST"])
+    def batch(request, batch):
+        return batch_page(request, batch, task)
+
+    return next_batch, batch
+
+
 VALIDATION = BatchTask()
-
-
-@login_required
-def next_batch(request):
-    return next_batch_page(request, VALIDATION)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def batch(request, batch):
-    return batch_page(request, batch, VALIDATION)
+next_batch, batch = task_views(VALIDATION)
 
 
 @login_required
