@@ -15,10 +15,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from corpus.labels import LABELS
-from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import worker_for_user
-from crowd.views import completion_page, task_refusal_page
+from crowd.views import task_visit
 
 from . import services, targets
 from .models import AdversarialTask, TaskState
@@ -36,15 +35,12 @@ def _wants_json(request):
 
 @login_required
 def adversarial_next(request):
-    refused = task_refusal_page(request, current_study_session(request), TaskKind.ADVERSARIAL)
-    if refused is not None:
-        return refused
-    study_session = current_study_session(request, TaskKind.ADVERSARIAL)
+    study_session, instead = task_visit(request, TaskKind.ADVERSARIAL)
+    if instead is not None:
+        return instead
     if study_session is None:
         # No free oracle: the model is asked only inside a study's claimed task.
         return render(request, "adversarial/no_study.html", status=403)
-    if study_session.is_complete:
-        return completion_page(request, study_session)
     task = services.claim_adversarial_task(worker_for_user(request.user), study_session)
     if task is None:
         return render(request, "collection/no_tasks.html", {"study_session": study_session})

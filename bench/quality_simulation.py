@@ -42,6 +42,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from corpus.labels import LABELS, NO_GOLD
 from quality.aggregation import dawid_skene, glad, mace, majority_vote
 from quality.flags import (
     FLAG_KINDS,
@@ -53,7 +54,6 @@ from quality.flags import (
     flag_workers,
     worker_figures,
 )
-from quality.gold import LABELS, NO_GOLD
 
 QUICK = bool(os.environ.get("QUALITY_SIM_QUICK"))
 PART = os.environ.get("QUALITY_SIM_PART", "all")  # all, sweep or timing

@@ -10,10 +10,9 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
-from crowd.views import completion_page, task_refusal_page
+from crowd.views import task_visit
 
 from . import selectors, services
 from .forms import WritingForm
@@ -24,12 +23,9 @@ from .forms import WritingForm
 @login_required
 def writing_next(request):
     worker = worker_for_user(request.user)
-    refused = task_refusal_page(request, current_study_session(request), TaskKind.WRITING)
-    if refused is not None:
-        return refused
-    study_session = current_study_session(request, TaskKind.WRITING)
-    if study_session is not None and study_session.is_complete:
-        return completion_page(request, study_session)
+    study_session, instead = task_visit(request, TaskKind.WRITING)
+    if instead is not None:
+        return instead
     claim = services.reopen_expired_line(worker, study_session) or services.claim_next_premise(
         worker, study_session=study_session
     )

@@ -39,7 +39,6 @@ from .models import (
     NO_GOLD,
     Adjudication,
     AdjudicationSource,
-    Dataset,
     Label,
     Pair,
     Split,
@@ -87,30 +86,19 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
     `label` is a core label; on a two-way or ordinal dataset only the scheme's core labels are
     taken, and an ordinal rating must map to it (corpus.labels).
     """
-    if label not in VOTE_FIELD:
-        raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     with transaction.atomic():
-        locked = Pair.objects.select_for_update(no_key=True, of=("self",)).select_related("premise").get(pk=pair.pk)
-        _check_scheme(locked, label, ordinal)
+        locked = (
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("premise", "dataset")
+            .get(pk=pair.pk)
+        )
         before = tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id)
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
-        # `label_count` counts the labels that count (excluded workers' do not), under the lock.
-        if locked.label_count >= LABELS_PER_PAIR:
-            raise LabelRefused(f"Pair {locked.pair_id} already has all {LABELS_PER_PAIR} labels.")
         if position is None:
-            position = max((p for p, _ in existing), default=0) + 1
-        if position < AUTHOR_POSITION:
-            raise LabelRefused(f"Label position must be {AUTHOR_POSITION} or more, not {position}.")
-        if any(p == position for p, _ in existing):
-            raise LabelRefused(f"Pair {locked.pair_id} already has a label in position {position}.")
-        if worker is not None:
-            if worker.is_excluded:
-                # Their labels are left out of gold labels; counting new ones here would disagree with a recompute.
-                raise LabelRefused("Labels from excluded workers are not taken.")
-            if locked.author_id == worker.pk and position != AUTHOR_POSITION:
-                raise LabelRefused("Authors do not validate their own pairs.")
-            if any(w == worker.pk for _, w in existing):
-                raise LabelRefused(f"You have already labelled pair {locked.pair_id}.")
+            position = _next_position(existing)
+        refusal = label_refusal(locked, locked.dataset.label_scheme, existing, worker, position, label, ordinal)
+        if refusal:
+            raise LabelRefused(refusal)
         created = ValidationLabel.objects.create(
             pair=locked, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
         )
@@ -130,33 +118,48 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
     return created
 
 
-def _check_scheme(pair, label, ordinal):
-    scheme = Dataset.objects.filter(pk=pair.dataset_id).values_list("label_scheme", flat=True).first()
+def label_refusal(pair, scheme, taken, worker, position, label, ordinal=None):
+    """Why `pair` cannot take this label, or None: the one statement of the rules that `add_label`
+    and `add_labels` (a validator's batch) both apply, under the pair's row lock.
+
+    `pair` is the locked row with its counters, `scheme` its dataset's label scheme, `taken` its
+    labels as (position, worker id). Refused: a label that is not a core label or not one of the
+    scheme's (with the rating an ordinal dataset needs, mapping to the label, and only there),
+    a sixth counted label, a position taken or before the author's, a label by an excluded worker,
+    an author validating their own pair and a second label by the same worker.
+    """
+    if label not in VOTE_FIELD:
+        return f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}."
     if label not in scheme_labels.stored_categories(scheme):
-        raise LabelRefused(f"'{label}' is not a label of a {scheme} dataset.")
+        return f"'{label}' is not a label of a {scheme} dataset."
     if (ordinal is not None) != (scheme == scheme_labels.ORDINAL_SCHEME):
-        raise LabelRefused("Ordinal datasets take a 1–5 rating with every label, and only they do.")
+        return "Ordinal datasets take a 1–5 rating with every label, and only they do."
     if ordinal is not None and scheme_labels.to_stored(scheme, ordinal)[0] != label:
-        raise LabelRefused(f"Rating {ordinal} maps to another label than '{label}'.")
+        return f"Rating {ordinal} maps to another label than '{label}'."
+    # Counted labels only: a pair that lost an excluded worker's label takes a replacement label
+    # (in the next free position, beyond 5 if need be) until it has five that count again.
+    if pair.label_count >= LABELS_PER_PAIR:
+        return f"Pair {pair.pair_id} already has all {LABELS_PER_PAIR} labels."
+    if position < AUTHOR_POSITION:
+        return f"Label position must be {AUTHOR_POSITION} or more, not {position}."
+    if any(p == position for p, _ in taken):
+        return f"Pair {pair.pair_id} already has a label in position {position}."
+    if worker is not None:
+        if worker.is_excluded:
+            # Their labels are left out of gold labels; counting new ones here would disagree with a recompute.
+            return "Labels from excluded workers are not taken."
+        if pair.author_id == worker.pk and position != AUTHOR_POSITION:
+            return "Authors do not validate their own pairs."
+        if any(w == worker.pk for _, w in taken):
+            return f"You have already labelled pair {pair.pair_id}."
+    return None
+
+
+def _next_position(taken):
+    return max((p for p, _ in taken), default=0) + 1
 
 
 # --- a batch of labels at once ----------------------------------------------------------------
-
-
-def _batch_refusal(row, pair, taken, worker):
-    """Why this pair cannot take the worker's label (the rules of `add_label`), or None."""
-    if row is None:
-        return f"Pair {pair.pk} does not exist."
-    # Counted labels only: a pair that lost an excluded worker's label takes a replacement label
-    # (in the next free position, beyond 5 if need be) until it has five that count again.
-    if row.label_count >= LABELS_PER_PAIR:
-        return f"Pair {row.pair_id} already has all {LABELS_PER_PAIR} labels."
-    if worker is not None:
-        if row.author_id == worker.pk:
-            return "Authors do not validate their own pairs."
-        if any(w == worker.pk for _, w in taken):
-            return f"You have already labelled pair {row.pair_id}."
-    return None
 
 
 def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
@@ -173,11 +176,6 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
     (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
     """
     labelled = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in labelled]
-    for _, label, _ in labelled:
-        if label not in VOTE_FIELD:
-            raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
-    if worker is not None and worker.is_excluded:
-        raise LabelRefused("Labels from excluded workers are not taken.")
     ids = [pair.pk for pair, _, _ in labelled]
     if len(set(ids)) != len(ids):
         raise LabelRefused("A batch labels each pair once.")
@@ -190,7 +188,7 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
         locked = {
             pair.pk: pair
             for pair in Pair.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("premise")
+            .select_related("premise", "dataset")
             .filter(pk__in=ids)
             .order_by("pk")
             .only(
@@ -205,6 +203,7 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
                 *COUNTERS,
                 "premise__split",
                 "premise__genre_id",
+                "dataset__label_scheme",
             )
         }
         before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
@@ -215,11 +214,15 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
             existing.setdefault(pair_pk, []).append((position, worker_id))
         new_labels = []
         for pair, label, ordinal in labelled:
-            refusal = _batch_refusal(locked.get(pair.pk), pair, existing.get(pair.pk, []), worker)
+            row = locked.get(pair.pk)
+            if row is None:
+                refusal = f"Pair {pair.pk} does not exist."
+                break
+            taken = existing.get(pair.pk, [])
+            position = _next_position(taken)
+            refusal = label_refusal(row, row.dataset.label_scheme, taken, worker, position, label, ordinal)
             if refusal:
                 break
-            row = locked[pair.pk]
-            position = max((p for p, _ in existing.get(pair.pk, [])), default=0) + 1
             new_labels.append(
                 ValidationLabel(
                     pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
@@ -377,7 +380,6 @@ def set_workers_excluded(workers, excluded):
 # --- the set-based check and repair ------------------------------------------------------------
 
 SHOWN_DISAGREEMENTS = 20
-COUNTERS = ("label_count", "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label")
 
 
 @dataclass

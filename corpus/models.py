@@ -19,6 +19,10 @@ from django.db.models import F, Q, Value
 
 from . import labels
 
+# The gold rule's names, for Pair and the apps above (the rule itself is corpus.gold).
+from .gold import GoldSource as GoldSource
+from .gold import gold_source as gold_source
+
 # The core's vocabulary, re-exported for the apps above (explicitly, for mypy's no_implicit_reexport).
 from .labels import AUTHOR_POSITION as AUTHOR_POSITION
 from .labels import GOLD_MAJORITY as GOLD_MAJORITY
@@ -33,27 +37,6 @@ class Label(models.TextChoices):
 
 
 THREE_WAY = [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION]
-
-
-class GoldSource(models.TextChoices):
-    """Where a pair's gold label comes from (`corpus.gold.gold_source`); none for '-'."""
-
-    CROWD = "crowd", "crowd: 3 of 5 labels"
-    IMPORTED = "imported", "imported: the source file's gold"
-    ADJUDICATED = "adjudicated", "adjudicated"
-    NONE = "none", "no gold label"
-
-
-def gold_source(gold_label: str, adjudicated_label: str, entailment: int, neutral: int, contradiction: int) -> str:
-    """Which rule gave `gold_label`: adjudicated, crowd (a 3-of-5 majority), imported or none.
-    Here rather than in corpus.gold (which re-exports it) so that Pair can use it: gold imports models."""
-    if adjudicated_label:
-        return GoldSource.ADJUDICATED.value
-    if gold_label == NO_GOLD:
-        return GoldSource.NONE.value
-    if max(entailment, neutral, contradiction) >= GOLD_MAJORITY:
-        return GoldSource.CROWD.value
-    return GoldSource.IMPORTED.value
 
 
 class Split(models.TextChoices):

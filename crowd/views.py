@@ -155,6 +155,19 @@ def task_refusal_page(request: HttpRequest, study_session: StudySession | None, 
     return None
 
 
+def task_visit(request: HttpRequest, task_kind: str) -> tuple[StudySession | None, HttpResponse | None]:
+    """The first steps of every task's "next" view: (the visit's study session of `task_kind` or
+    None, the page to show instead of a task or None). Instead: a refusal (`task_refusal_page`),
+    or the completion page once the session's tasks are done."""
+    refused = task_refusal_page(request, arrival.current_study_session(request), task_kind)
+    if refused is not None:
+        return None, refused
+    study_session = arrival.current_study_session(request, task_kind)
+    if study_session is not None and study_session.is_complete:
+        return study_session, completion_page(request, study_session)
+    return study_session, None
+
+
 def _is_this_workers_account(user: AbstractBaseUser | AnonymousUser, visit: arrival.Arrival) -> bool:
     return (
         user.pk is not None

@@ -10,6 +10,9 @@ from pathlib import Path
 
 # The task as the MPE annotators saw it (paper, Table 2) lives in the core (plain Python too), where
 # the judgment task reads it; the answers map onto the three labels.
+from corpus import gold
+from corpus.giveaways import tokenize
+from corpus.gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE, ItemSetStatistics, majority  # noqa: F401
 from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION  # noqa: F401
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
@@ -425,9 +428,10 @@ STOP_WORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def tokenize(sentence):
-    """Lower-cased runs of letters and digits: "red-haired" -> red, haired; punctuation is not a token."""
-    return _WORD.findall(sentence.lower())
+def overlap_words(sentence):
+    """MPE's words: the lower-cased runs of letters and digits in the tokens of `corpus.giveaways.tokenize`
+    ("red-haired" -> red, haired; "didn't" -> didn, t); punctuation is not a word."""
+    return [word for token in tokenize(sentence) for word in _WORD.findall(token)]
 
 
 def word_overlap(premises, hypothesis, stop_words=STOP_WORDS):
@@ -437,8 +441,8 @@ def word_overlap(premises, hypothesis, stop_words=STOP_WORDS):
     by exact lower-cased form (the paper's "full" column, not its lemmatized one). A hypothesis
     made only of stop words has nothing that could overlap: 0.0.
     """
-    premise_words = {word for premise in premises for word in tokenize(_premise_text(premise))}
-    content = [word for word in tokenize(hypothesis) if word not in stop_words]
+    premise_words = {word for premise in premises for word in overlap_words(_premise_text(premise))}
+    content = [word for word in overlap_words(hypothesis) if word not in stop_words]
     if not content:
         return 0.0
     return sum(word in premise_words for word in content) / len(content)
@@ -455,25 +459,15 @@ def _premise_text(premise):
 
 # --- labels and adjudication -----------------------------------------------------------------
 
-TWO_TWO_ONE = "2-2-1 split"
-ENTAILMENT_CONTRADICTION_3_2 = "3-2 split between entailment and contradiction"
-
 
 def majority_label(judgments):
-    """The label chosen by at least three of the five workers, or None (a 2-2-1 split)."""
-    for label in LABELS:
-        if judgments.count(label) * 2 > judgments.total:
-            return label
-    return None
+    """The label chosen by at least three of the five workers, or None (a 2-2-1 split): corpus.gold's rule."""
+    return majority(judgments.as_dict())
 
 
 def adjudication_reason(judgments):
-    """Why a researcher must decide this item's label, or None when the majority stands."""
-    if majority_label(judgments) is None:
-        return TWO_TWO_ONE
-    if {judgments.entailment, judgments.contradiction} == {3, 2}:
-        return ENTAILMENT_CONTRADICTION_3_2
-    return None
+    """Why a researcher must decide this item's label, or None when the majority stands (corpus.gold)."""
+    return gold.adjudication_reason(judgments.as_dict())
 
 
 def needs_adjudication(judgments):
@@ -488,28 +482,7 @@ def adjudication_queue(items):
 # --- statistics ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MpeStatistics:
-    items: int
-    label_counts: dict  # gold label -> items
-    unanimous: int  # all five judgments agree
-    with_majority: int  # at least three of five agree
-    gold_equals_majority: int  # ... and the gold label is that majority
-    splits: dict  # vote shape, e.g. (3, 2, 0) -> items
-    to_adjudicate: dict  # adjudication reason -> items
-
-    @property
-    def unanimous_share(self):
-        return self.unanimous / self.items if self.items else 0.0
-
-    @property
-    def gold_equals_majority_share(self):
-        """Over the items that have a majority, as the README states it."""
-        return self.gold_equals_majority / self.with_majority if self.with_majority else 0.0
-
-    @property
-    def label_distribution(self):
-        return {label: count / self.items for label, count in self.label_counts.items()} if self.items else {}
+MpeStatistics = ItemSetStatistics  # one class for a file's figures and the database's
 
 
 def mpe_statistics(items):

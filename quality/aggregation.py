@@ -23,7 +23,8 @@ import pandas as pd
 from crowdkit.aggregation import GLAD, MACE, DawidSkene
 from pandas.errors import Pandas4Warning
 
-from quality.gold import GOLD_MIN_VOTES, NO_GOLD, gold_label
+from corpus.gold import gold_label
+from corpus.labels import GOLD_MAJORITY, NO_GOLD
 
 COLUMNS = ("task", "worker", "label")
 
@@ -72,7 +73,7 @@ def validate_labels(data: pd.DataFrame) -> pd.DataFrame:
     return data.reset_index(drop=True)
 
 
-def majority_vote(data: pd.DataFrame, min_votes: int = GOLD_MIN_VOTES) -> AggregationResult:
+def majority_vote(data: pd.DataFrame, min_votes: int = GOLD_MAJORITY) -> AggregationResult:
     """The papers' gold label per task: the label with at least `min_votes` votes, else NO_GOLD."""
     data = validate_labels(data)
     labels = data.groupby("task", sort=True)["label"].agg(lambda votes: gold_label(list(votes), min_votes))

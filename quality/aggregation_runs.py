@@ -22,10 +22,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from corpus.labels import NO_GOLD
 from corpus.models import Pair, ValidationLabel
 
 from . import aggregation
-from .gold import NO_GOLD
 from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
 
 TASK_NAME = "quality.aggregate_labels"

@@ -27,7 +27,8 @@ from statistics import median
 
 from scipy.stats import binomtest, false_discovery_control
 
-from quality.gold import GOLD_MIN_VOTES, NO_GOLD, gold_label
+from corpus.gold import gold_label
+from corpus.labels import GOLD_MAJORITY, NO_GOLD
 
 RANDOM_GUESSER = "random_guesser"
 SAME_LABEL = "same_label"
@@ -99,7 +100,7 @@ class WorkerFlag:
     figures: Mapping[str, float]
 
 
-def leave_one_out_gold(labels: Sequence[str], worker_position: int, min_votes: int = GOLD_MIN_VOTES) -> str:
+def leave_one_out_gold(labels: Sequence[str], worker_position: int, min_votes: int = GOLD_MAJORITY) -> str:
     """The gold label of a pair without the label at `worker_position`, else NO_GOLD.
 
     The papers' rule is an absolute count of votes (3), and we keep the count: with 4 labels left,
@@ -113,7 +114,7 @@ def leave_one_out_gold(labels: Sequence[str], worker_position: int, min_votes: i
 
 
 def worker_figures(
-    pairs: Iterable[PairVotes], min_votes: int = GOLD_MIN_VOTES, include_author_votes: bool = False
+    pairs: Iterable[PairVotes], min_votes: int = GOLD_MAJORITY, include_author_votes: bool = False
 ) -> list[WorkerFigures]:
     """Per-worker figures from the labelled pairs, sorted by worker."""
     label_counts: dict[str, Counter] = defaultdict(Counter)

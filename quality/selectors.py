@@ -21,9 +21,9 @@ from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, Value, When
 
 from corpus.counters import in_gold
+from corpus.gold import gold_expression
 from corpus.models import (
     AUTHOR_POSITION,
-    GOLD_MAJORITY,
     LABELS_PER_PAIR,
     NO_GOLD,
     THREE_WAY,
@@ -105,10 +105,9 @@ def _leave_one_out_gold():
             When(label=label, then=own_counts), default=Value(0), output_field=IntegerField()
         )
 
-    return Case(
-        *(When(Q(**{f"others_{label}__gte": GOLD_MAJORITY}), then=Value(label)) for label in LABELS),
-        default=Value(NO_GOLD),
-    ), {f"others_{label}": others(label) for label in LABELS}
+    return gold_expression(*(F(f"others_{label}") for label in LABELS)), {
+        f"others_{label}": others(label) for label in LABELS
+    }
 
 
 def label_figures(dataset=None):

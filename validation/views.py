@@ -1,6 +1,9 @@
 """The validation task pages: next batch, one batch of five, the validation FAQ. Thin: rules live in services."""
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -15,46 +18,76 @@ from corpus.models import Grammaticality, ItemKind
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
-from crowd.views import completion_page, task_refusal_page
+from crowd.views import task_visit
 
 from . import grammaticality as grammar
 from . import selectors, services
 from .forms import ValidationBatchForm, claim_field_name
 
 
-@login_required
-def next_batch(request):
+@dataclass(frozen=True)
+class BatchTask:
+    """A batch task of this app: by default validation (single-premise pairs); MPE judgments
+    (multi-premise items, `mpe_views.MPE`) change what differs. `next_batch_page` and `batch_page`
+    are the rest, written once for both."""
+
+    item_kind: str = ItemKind.SINGLE_PREMISE
+    task_kind: str = TaskKind.VALIDATION
+    claim: Callable[..., Any] = services.claim_validation_batch  # (worker, study_session=...) -> batch or None
+    form: type[ValidationBatchForm] = ValidationBatchForm
+    template: str = "validation/batch.html"
+    next_url: str = "validation:next"
+    batch_url: str = "validation:batch"
+    draft_prefix: str = "batch"  # the browser's draft key is f"{draft_prefix}-{batch}"
+    other_kind_url: str | None = "validation:mpe-batch"  # a batch of the other item kind goes there; None: 404
+    no_tasks_context: dict[str, Any] = field(default_factory=dict)
+    unanswered: Callable[[Any], str] = lambda form: (
+        "Please choose one of the three labels for each pair."
+        if form.scheme == "three_way"
+        else "Please choose an answer for each pair."
+    )
+    incomplete: Callable[[services.BatchIncomplete], Any] = lambda incomplete: incomplete.message
+    context: Callable[[Any, list], dict[str, Any]] = lambda form, claims: {
+        "scheme": form.scheme,
+        "study_session": claims[0].study_session,
+    }
+
+
+def next_batch_page(request, task):
+    """The task's next batch (claimed or given back), or the page to show instead."""
     worker = worker_for_user(request.user)
-    refused = task_refusal_page(request, current_study_session(request), TaskKind.VALIDATION)
-    if refused is not None:
-        return refused
-    study_session = current_study_session(request, TaskKind.VALIDATION)
-    if study_session is not None and study_session.is_complete:
-        return completion_page(request, study_session)
+    study_session, instead = task_visit(request, task.task_kind)
+    if instead is not None:
+        return instead
     try:
-        batch = services.claim_validation_batch(worker, study_session=study_session)
+        batch = task.claim(worker, study_session=study_session)
     except services.NotAllowedToValidate as refused:
-        return render(request, "validation/no_tasks.html", {"reason": refused.message}, status=403)
+        return render(
+            request, "validation/no_tasks.html", {"reason": refused.message, **task.no_tasks_context}, status=403
+        )
     if batch is None:
-        return render(request, "validation/no_tasks.html", {"reason": None})
-    return redirect("validation:batch", batch=batch)
+        return render(request, "validation/no_tasks.html", {"reason": None, **task.no_tasks_context})
+    return redirect(task.batch_url, batch=batch)
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def batch(request, batch):
+def batch_page(request, batch, task):
+    """One batch of the task: its items with their buttons, and its submit."""
     worker = worker_for_user(request.user)
     claims = list(selectors.batch_claims(worker, batch))
+    if claims and claims[0].pair.dataset.item_kind != task.item_kind:  # a batch never mixes item kinds
+        if task.other_kind_url is None:
+            claims = []
+        else:
+            return redirect(task.other_kind_url, batch=batch)
     if not claims:
         raise Http404("No such batch.")
-    if claims[0].pair.dataset.item_kind == ItemKind.MULTI_PREMISE:  # MPE items have their own wording
-        return redirect("validation:mpe-batch", batch=batch)
     if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
         messages.info(request, "That batch is already saved. Thank you!")
-        return redirect("validation:next")
+        return redirect(task.next_url)
     pairs = [claim.pair for claim in claims]
     expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
-    form = ValidationBatchForm(pairs, request.POST or None, names={c.pair_id: claim_field_name(c) for c in claims})
+    form = task.form(pairs, request.POST or None, names={c.pair_id: claim_field_name(c) for c in claims})
+    draft_key = f"{task.draft_prefix}-{batch}"
     missing = ()
     error = None
     if request.method == "POST" and form.is_valid():
@@ -62,32 +95,48 @@ def batch(request, batch):
             services.submit_validation_batch(worker, batch, form.labels())
         except services.BatchAlreadySubmitted as done:
             messages.info(request, done.message)
-            return redirect("validation:next")
+            return redirect(task.next_url)
         except services.BatchIncomplete as incomplete:
-            error, missing = incomplete.message, incomplete.missing
+            error, missing = task.incomplete(incomplete), incomplete.missing
         except LabelRefused as refused:  # services.ValidationRefused and the core's refusals alike
             error = refused.message
         else:
             messages.success(request, "Saved. Thank you!")
-            drafts_saved(request, f"batch-{batch}")
-            return redirect("validation:next")
+            drafts_saved(request, draft_key)
+            return redirect(task.next_url)
     elif request.method == "POST":
-        error = (
-            "Please choose one of the three labels for each pair."
-            if form.scheme == "three_way"
-            else ("Please choose an answer for each pair.")
-        )
+        error = task.unanswered(form)
     context = {
         "batch": batch,
         "rows": list(form.rows(missing=missing)),
-        "scheme": form.scheme,
         "error": error,
         "expired": expired,
         "expires_at": claims[0].expires_at,
         "seconds_left": max(0, int((claims[0].expires_at - timezone.now()).total_seconds())),
-        "study_session": claims[0].study_session,
+        "next_url": task.next_url,
+        "draft_key": draft_key,
+        **task.context(form, claims),
     }
-    return render(request, "validation/batch.html", context, status=400 if error else 200)
+    return render(request, task.template, context, status=400 if error else 200)
+
+
+def task_views(task):
+    """A batch task's two views, (next batch, one batch), for the URLconf."""
+
+    @login_required
+    def next_batch(request):
+        return next_batch_page(request, task)
+
+    @login_required
+    @require_http_methods(["GET", "POST"])
+    def batch(request, batch):
+        return batch_page(request, batch, task)
+
+    return next_batch, batch
+
+
+VALIDATION = BatchTask()
+next_batch, batch = task_views(VALIDATION)
 
 
 @login_required

@@ -7,13 +7,13 @@ Plain Python and torch only, no Django, so bench/ scripts can import it.
 
 import json
 import random
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
+from corpus.giveaways import tokenize as tokenize  # the one tokenizer, shared with the artifacts app
 from corpus.labels import LABELS, NO_GOLD
 from modeling.snapshots.format import (
     EVALUATION_SPLITS,
@@ -31,12 +31,6 @@ NO_LABEL = -1
 DEV_SPLITS_FOR_EARLY_STOPPING = ("dev_matched", "dev")
 
 PAD, UNK = "<pad>", "<unk>"
-_TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
-
-
-def tokenize(text):
-    """Lowercase words (keeping clitics like n't / 's together) and single punctuation marks."""
-    return _TOKEN.findall((text or "").lower())
 
 
 @dataclass

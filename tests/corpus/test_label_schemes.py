@@ -6,7 +6,7 @@ import pytest
 
 from corpus import labels as L
 from corpus.agreement import agreement_stats, fleiss_kappa_from_sums
-from corpus.counters import LabelRefused, add_label, recompute_gold
+from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold
 from corpus.models import Dataset, LabelScheme, ValidationLabel
 from tests.importers.helpers import make_labelled_pairs
 
@@ -101,6 +101,31 @@ def test_ordinal_label_must_carry_a_rating_that_maps_to_it():
         add_label(pair, "entailment", ordinal=3)
     add_label(pair, "neutral", ordinal=3)
     assert ValidationLabel.objects.get(pair=pair, position=2).ordinal == 3
+
+
+@pytest.mark.parametrize("path", ["one label", "batch"])
+@pytest.mark.parametrize(
+    "scheme, label, ordinal, refusal",
+    [
+        (LabelScheme.TWO_WAY, "contradiction", None, "not a label of a two_way dataset"),
+        (LabelScheme.ORDINAL, "entailment", None, "rating"),
+        (LabelScheme.ORDINAL, "entailment", 3, "maps to another label"),
+        (LabelScheme.THREE_WAY, "entailment", 5, "rating"),
+    ],
+)
+def test_a_label_outside_the_datasets_scheme_is_refused_alone_or_in_a_batch(path, scheme, label, ordinal, refusal):
+    """`add_label` and `add_labels` refuse by the same rules: a batch checks the scheme too, and
+    saves nothing when one of its labels is refused."""
+    dataset = _dataset(f"scheme-{scheme}", scheme)
+    fine_label, fine_ordinal = ("neutral", 2) if scheme == LabelScheme.ORDINAL else ("entailment", None)
+    fine, pair = make_labelled_pairs(dataset, [[fine_label], [fine_label]])
+    before = ValidationLabel.objects.count()
+    with pytest.raises(LabelRefused, match=refusal):
+        if path == "one label":
+            add_label(pair, label, ordinal=ordinal)
+        else:
+            add_labels([(fine, fine_label, fine_ordinal), (pair, label, ordinal)])
+    assert ValidationLabel.objects.count() == before
 
 
 def _two_way_with_votes():

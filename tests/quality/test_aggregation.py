@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from corpus.gold import gold_label
+from corpus.labels import LABELS, NO_GOLD
 from quality.aggregation import (
     AggregationResult,
     dawid_skene,
@@ -16,7 +18,6 @@ from quality.aggregation import (
     majority_vote,
     validate_labels,
 )
-from quality.gold import LABELS, NO_GOLD, gold_label
 
 E, N, C = LABELS
 

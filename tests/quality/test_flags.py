@@ -6,6 +6,7 @@ Plain pytest, no database.
 import pytest
 from scipy.stats import binomtest
 
+from corpus.labels import LABELS, NO_GOLD
 from quality.flags import (
     RANDOM_GUESSER,
     SAME_LABEL,
@@ -22,7 +23,6 @@ from quality.flags import (
     too_fast_flags,
     worker_figures,
 )
-from quality.gold import LABELS, NO_GOLD
 
 E, N, C = LABELS
 
