@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 TAG_TASK = "artifacts.tag_pairs"
 ARRIVAL_TASK = "artifacts.pairs_arrived"
-# Queued by name by modeling.training.services.finish_run (a feature app does not import another).
+# Queued by modeling.training.services.finish_run, which imports the name from here.
 RUN_FINISHED_TASK = "artifacts.run_finished"
 BATCH_SIZE = 500
 

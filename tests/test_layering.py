@@ -49,6 +49,29 @@ SITE = "annotation_site"
 COMPOSITION_ROOT = {"annotation_site.settings", "annotation_site.urls"}
 URL_CALLS = {"reverse", "reverse_lazy", "redirect", "resolve_url"}
 
+# Upward references the test sees and that issue 22 has not turned around yet, each named so that
+# the list can only shrink (test_every_known_upward_reference_is_still_there fails on a stale one).
+KNOWN_UPWARD = {
+    # artifacts (judgement floor) reads and writes a training run's results: the run-finished task
+    # and the run's tag-accuracy API belong in modeling, which would call artifacts.selectors.
+    "model: artifacts.api -> modeling.TrainingRun (artifacts -> modeling)",
+    "model: artifacts.services -> modeling.TrainingRun (artifacts -> modeling)",
+    # Researcher pages of lower apps framed by the dashboard's navigation: they belong in dashboard/.
+    "template: templates/adversarial/rounds.html -> dashboard/base.html (adversarial -> dashboard)",
+    "template: templates/adversarial/rounds_index.html -> dashboard/base.html (adversarial -> dashboard)",
+    "template: templates/artifacts/dashboard.html -> dashboard/base.html (artifacts -> dashboard)",
+    "url: templates/artifacts/dashboard.html -> dashboard:corpus (artifacts -> dashboard)",
+    # The crowd's front door (home, study entry, "back to your study's tasks") sends a worker to the
+    # task app of the study's kind; these views belong above the task apps (with the admission check,
+    # which quality still registers in crowd.access).
+    "url: crowd.views -> adversarial:next (crowd -> adversarial)",
+    "url: crowd.views -> validation:mpe-next (crowd -> validation)",
+    "url: crowd.views -> validation:next (crowd -> validation)",
+    "url: crowd.views -> writing_next (crowd -> collection)",
+    # The run's admin page links to its dashboard page.
+    "url: modeling.admin -> dashboard:training_detail (modeling -> dashboard)",
+}
+
 
 def project_modules():
     """{dotted module name: path} of every app module (tests, bench and migrations aside)."""
@@ -306,8 +329,13 @@ def app_arrows(references, kinds=None):
 
 
 def test_no_app_refers_to_a_higher_layer_or_a_peer():
-    wrong = wrong_arrows(every_reference())
+    wrong = [line for line in wrong_arrows(every_reference()) if line not in KNOWN_UPWARD]
     assert not wrong, "references that point up or sideways:\n" + "\n".join(wrong)
+
+
+def test_every_known_upward_reference_is_still_there():
+    stale = KNOWN_UPWARD - set(wrong_arrows(every_reference()))
+    assert not stale, "turned around: take these off KNOWN_UPWARD:\n" + "\n".join(sorted(stale))
 
 
 def test_no_signal_answers_are_read():
@@ -370,7 +398,7 @@ def planted(source_app, references):
 def test_the_checks_see_every_kind_of_planted_upward_reference():
     templates = project_templates()
     module = '''
-"""A docstring naming "collection/completion.html" is prose, not a reference."""
+"""A docstring naming "collection/writing_task.html" is prose, not a reference."""
 from django.apps import apps
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -382,7 +410,7 @@ def view(request):
     enqueue("artifacts.tag_pairs")
     reverse("dashboard:training_detail", args=[1])
     redirect("writing_next")
-    return render(request, "collection/completion.html", {})
+    return render(request, "collection/writing_task.html", {})
 '''
     wrong = planted("crowd", python_references(ast.parse(module), templates))
     for expected in (
@@ -391,10 +419,10 @@ def view(request):
         "task: crowd.planted -> artifacts.tag_pairs (crowd -> artifacts)",
         "url: crowd.planted -> dashboard:training_detail (crowd -> dashboard)",
         "url: crowd.planted -> writing_next (crowd -> collection)",
-        "template: crowd.planted -> collection/completion.html (crowd -> collection)",
+        "template: crowd.planted -> collection/writing_task.html (crowd -> collection)",
     ):
         assert expected in wrong, wrong
-    assert len([line for line in wrong if "completion.html" in line]) == 1  # the docstring is not counted
+    assert len([line for line in wrong if "writing_task.html" in line]) == 1  # the docstring is not counted
     # The same references pointing down are fine.
     assert planted("dashboard", python_references(ast.parse(module), templates)) == []
 

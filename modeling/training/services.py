@@ -26,6 +26,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from artifacts.services import RUN_FINISHED_TASK  # adds accuracy per phenomenon tag to a finished run
 from corpus.models import Genre
 from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import TRAIN_FILE
@@ -34,8 +35,6 @@ from .config import MODEL_NAMES, ConfigError, resolve_config
 from .worker import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
 
 TRAINING_TASK = "modeling.tasks.run_training"
-# The artifacts app's task (by name: feature apps do not import each other) that adds accuracy per phenomenon tag.
-RUN_FINISHED_TASK = "artifacts.run_finished"
 REAPER_TASK = "modeling.tasks.reap_training_runs"
 
 logger = logging.getLogger(__name__)
