@@ -52,10 +52,6 @@ URL_CALLS = {"reverse", "reverse_lazy", "redirect", "resolve_url"}
 # Upward references the test sees and that issue 22 has not turned around yet, each named so that
 # the list can only shrink (test_every_known_upward_reference_is_still_there fails on a stale one).
 KNOWN_UPWARD = {
-    # artifacts (judgement floor) reads and writes a training run's results: the run-finished task
-    # and the run's tag-accuracy API belong in modeling, which would call artifacts.selectors.
-    "model: artifacts.api -> modeling.TrainingRun (artifacts -> modeling)",
-    "model: artifacts.services -> modeling.TrainingRun (artifacts -> modeling)",
     # Researcher pages of lower apps framed by the dashboard's navigation: they belong in dashboard/.
     "template: templates/adversarial/rounds.html -> dashboard/base.html (adversarial -> dashboard)",
     "template: templates/adversarial/rounds_index.html -> dashboard/base.html (adversarial -> dashboard)",
