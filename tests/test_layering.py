@@ -64,8 +64,6 @@ KNOWN_UPWARD = {
     "url: crowd.views -> validation:mpe-next (crowd -> validation)",
     "url: crowd.views -> validation:next (crowd -> validation)",
     "url: crowd.views -> writing_next (crowd -> collection)",
-    # The run's admin page links to its dashboard page.
-    "url: modeling.admin -> dashboard:training_detail (modeling -> dashboard)",
 }
 
 
