@@ -13,19 +13,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation_site.permissions import is_researcher
+from annotation_site.wiring import NEXT_TASK_URL, admission_refusal
 from corpus.models import Worker
 
 from . import access, arrival, selectors
 from .models import Study, StudyAccess, StudySession, TaskKind
 from .services import note_device
 
-# Where each kind of study sends a worker (URL names of the writing and validation apps).
-NEXT_TASK_URL: dict[str, str] = {
-    TaskKind.WRITING: "writing_next",
-    TaskKind.VALIDATION: "validation:next",
-    TaskKind.MPE_JUDGMENT: "validation:mpe-next",
-    TaskKind.ADVERSARIAL: "adversarial:next",
-}
+# Where each kind of study sends a worker, and who is admitted, are wired in the composition root
+# (annotation_site/wiring.py): crowd sits beneath the task apps and the quality app.
 
 
 def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
@@ -125,7 +121,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
             "You opened this study again in a new session: the unfinished task of your earlier session "
             "was given back, and only work done from now on counts for this session.",
         )
-    refusal = access.admission_refusal(study, study_session.worker)
+    refusal = admission_refusal(study, study_session.worker)
     if refusal is not None:
         response = redirect(refusal.url) if refusal.url else _refused(request, refusal)
     else:
@@ -149,7 +145,7 @@ def task_refusal_page(request: HttpRequest, study_session: StudySession | None, 
     refusal = access.other_kind_refusal(study_session, task_kind)
     if refusal is not None:
         return _refused(request, refusal, next_url=reverse(NEXT_TASK_URL[study_session.study.task_kind]))
-    refusal = access.admission_refusal(study_session.study, study_session.worker)
+    refusal = admission_refusal(study_session.study, study_session.worker)
     if refusal is not None:
         return redirect(refusal.url) if refusal.url else _refused(request, refusal)
     return None

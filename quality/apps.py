@@ -9,10 +9,5 @@ class QualityConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # Studies with access "qualified" ask this app's check (crowd never imports quality).
-        from crowd.access import register_admission_check
-
+        # Studies with access "qualified" ask this app's check, wired in annotation_site/wiring.py.
         from . import admin_qualification  # noqa: F401  (registers the qualification admin)
-        from .qualification import admission_check
-
-        register_admission_check(admission_check)
