@@ -30,6 +30,7 @@ task app and the qualification check) and is the one place left out; the arrows 
 
 import ast
 import re
+import shutil
 from functools import cache
 from pathlib import Path
 
@@ -162,8 +163,8 @@ def template_owner(name):
     return first if "/" in name and first in LAYER_OF else SITE
 
 
-def project_templates():
-    return {path.relative_to(TEMPLATES).as_posix(): path for path in TEMPLATES.rglob("*.html")}
+def project_templates(folder=TEMPLATES):
+    return {path.relative_to(folder).as_posix(): path for path in folder.rglob("*.html")}
 
 
 # Reading references out of Python modules and templates.
@@ -268,10 +269,10 @@ def signal_answers_read(tree):
     return lines
 
 
-def every_reference():
+def every_reference(template_folder=TEMPLATES):
     """[(kind, source, source app, target, target app)] of every reference between apps the test sees."""
     modules = project_modules()
-    templates = project_templates()
+    templates = project_templates(template_folder)
     found = []
     for name, path in modules.items():
         if name in COMPOSITION_ROOT:
@@ -429,17 +430,25 @@ done.send(sender=None, pair_ids=[1])
     assert signal_answers_read(ast.parse(source)) == [2, 3]
 
 
-def test_a_planted_upward_template_file_fails_the_whole_check(tmp_path, monkeypatch):
-    """The check reads the real template folder: a template planted there is seen."""
-    folder = TEMPLATES / "corpus"
-    created = not folder.exists()
-    folder.mkdir(exist_ok=True)
-    planted_file = folder / "_planted_by_test_layering.html"
-    planted_file.write_text("{% url 'dashboard:collection' %}", encoding="utf-8")
-    try:
-        wrong = wrong_arrows(every_reference())
-    finally:
-        planted_file.unlink()
-        if created:
-            folder.rmdir()
-    assert "url: templates/corpus/_planted_by_test_layering.html -> dashboard:collection (corpus -> dashboard)" in wrong
+def test_a_planted_upward_import_fails_the_check(tmp_path):
+    planted_module = tmp_path / "planted.py"
+    planted_module.write_text("def f():\n    from dashboard.queries import corpus\n", encoding="utf-8")
+    targets = imports_of("corpus.planted", planted_module, project_modules())
+    assert wrong_arrows([("import", "corpus.planted", "corpus", t, app_of(t)) for t in targets]) == [
+        "import: corpus.planted -> dashboard.queries.corpus (corpus -> dashboard)"
+    ]
+
+
+def test_a_planted_upward_template_file_fails_the_whole_check(tmp_path):
+    """The whole check, on a copy of the template folder with one planted template, sees its arrow
+    (and nothing else: the real folder has none)."""
+    folder = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, folder)
+    (folder / "corpus").mkdir(exist_ok=True)
+    (folder / "corpus" / "_planted.html").write_text(
+        "{% extends \"crowd/completion.html\" %}{% url 'dashboard:collection' %}", encoding="utf-8"
+    )
+    assert wrong_arrows(every_reference(folder)) == [
+        "template: templates/corpus/_planted.html -> crowd/completion.html (corpus -> crowd)",
+        "url: templates/corpus/_planted.html -> dashboard:collection (corpus -> dashboard)",
+    ]
