@@ -27,6 +27,7 @@ from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
+from quality.guessers import hold_code_of_guesser
 
 from . import targets
 from .models import AdversarialStudy, AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
@@ -267,4 +268,4 @@ def _finish(task):
     task.state = TaskState.DONE
     task.finished_at = now
     task.save(update_fields=["state", "reason", "finished_at"])
-    record_task_done(claim.study_session)
+    record_task_done(claim.study_session, hold_reason=hold_code_of_guesser)

@@ -100,15 +100,16 @@ INSTALLED_APPS = [
     "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    # Lowest layer first: the core, the crowd, the feature apps, then what sits on top of them.
+    # Lowest layer first: the core, the crowd, the judgement floor, the feature apps, then what
+    # sits on top of them (docs/architecture.md).
     "corpus",
     "crowd",
+    "quality",
+    "artifacts",
     "collection",
     "validation",
     "importers",
     "modeling",
-    "artifacts",
-    "quality",
     "adversarial",
     "dashboard",
     "demo",

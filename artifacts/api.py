@@ -1,10 +1,10 @@
-"""/api/artifacts/: phenomenon tag figures, accuracy per tag of a run, give-away words.
+"""/api/artifacts/: phenomenon tag figures and give-away words (a run's accuracy per tag is
+modeling/api/run_tags.py: the run is the modeling app's).
 
 Researchers only (the project's default permission, IsResearcher); token or session auth.
 Bad query values get a 400 naming the field; nothing here loads spaCy.
 """
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -69,22 +69,6 @@ class TagFiguresView(APIView):
     )
     def get(self, request):
         return Response(selectors.tag_figures(**validated(ScopeQuery, request)))
-
-
-class RunTagAccuracyView(APIView):
-    @extend_schema(
-        summary="A training run's accuracy per phenomenon tag (MultiNLI Table 6)",
-        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
-    )
-    def get(self, request, run_id):
-        from django.apps import apps
-
-        # The run is read by its model label: artifacts imports no peer feature app (modeling).
-        run = get_object_or_404(apps.get_model("modeling", "TrainingRun").objects.select_related("snapshot"), pk=run_id)
-        figures = selectors.run_tag_accuracy(run)
-        if figures is None:
-            return Response({"detail": "This run holds no per-pair predictions of tagged pairs."}, status=404)
-        return Response({"run": run.pk, "model": run.model, **figures})
 
 
 class GiveawayWordsView(APIView):

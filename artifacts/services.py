@@ -20,8 +20,6 @@ logger = logging.getLogger(__name__)
 
 TAG_TASK = "artifacts.tag_pairs"
 ARRIVAL_TASK = "artifacts.pairs_arrived"
-# Queued by name by modeling.training.services.finish_run (a feature app does not import another).
-RUN_FINISHED_TASK = "artifacts.run_finished"
 BATCH_SIZE = 500
 
 _tagger = None  # one loaded pipeline per process
@@ -181,28 +179,6 @@ def _write_parses(model, parses):
         row.parse, row.binary_parse = parses[row.pk]
         updated.append(row)
     model.objects.bulk_update(updated, ["parse", "binary_parse"], batch_size=500)
-
-
-def record_run_tag_accuracy(run_id):
-    """Store a finished run's accuracy per phenomenon tag (MultiNLI Table 6: per tag, the share of
-    pairs and the accuracy) in its results as `tag_accuracy`, where the run page and the run's API
-    read it. Nothing is stored when the run has no per-pair predictions of tagged pairs."""
-    from django.apps import apps
-
-    from .selectors import run_tag_accuracy
-
-    # By its model label: artifacts imports no peer feature app (modeling).
-    runs = apps.get_model("modeling", "TrainingRun").objects
-    with transaction.atomic():
-        run = runs.select_for_update().select_related("snapshot").filter(pk=run_id).first()
-        if run is None or run.status != "done":
-            return None
-        figures = run_tag_accuracy(run)
-        if figures is None:
-            return None
-        run.results = {**(run.results or {}), "tag_accuracy": figures}
-        run.save(update_fields=["results"])
-    return figures
 
 
 def _finish(job, status, error=""):

@@ -8,11 +8,9 @@ from .models import MonitorRefresh
 from .monitoring import REFRESH_TASK, periodic_refresh, refresh_monitor
 from .services import (
     ARRIVAL_TASK,
-    RUN_FINISHED_TASK,
     TAG_TASK,
     pairs_arrived,
     pairs_to_tag,
-    record_run_tag_accuracy,
     run_tagging_job,
     start_tagging,
 )
@@ -27,13 +25,6 @@ def tag_pairs(job_id):
 @shared_task(name=ARRIVAL_TASK)
 def pairs_arrived_task(dataset_id=None):
     pairs_arrived(dataset_id)
-
-
-@shared_task(name=RUN_FINISHED_TASK)
-def run_finished(run_id):
-    """A training run is done: its accuracy per phenomenon tag goes into its results."""
-    figures = record_run_tag_accuracy(run_id)
-    return {"run": run_id, "tagged": figures["tagged"] if figures else 0}
 
 
 @shared_task(name="artifacts.tag_untagged")

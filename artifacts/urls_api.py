@@ -1,9 +1,8 @@
 from django.urls import path
 
-from .api import GiveawayWordsView, RunTagAccuracyView, TagFiguresView
+from .api import GiveawayWordsView, TagFiguresView
 
 urlpatterns = [
     path("tags/", TagFiguresView.as_view(), name="artifacts-tags"),
-    path("training-runs/<int:run_id>/tags/", RunTagAccuracyView.as_view(), name="artifacts-run-tags"),
     path("giveaway-words/", GiveawayWordsView.as_view(), name="artifacts-giveaway-words"),
 ]

@@ -26,10 +26,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from artifacts.services import ARRIVAL_TASK
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
+from quality.guessers import hold_code_of_guesser
 
 from .models import PremiseReport, WritingClaim
 from .writing_rules import writing_problem
@@ -566,7 +568,7 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
             result.pairs = create_written_pairs(premise, claim.worker, texts)
             premise.writings_done += 1
             if settings.ARTIFACTS_ON_ARRIVAL:  # phenomenon tags and the artifact monitor, by task name
-                transaction.on_commit(lambda: enqueue("artifacts.pairs_arrived", premise.dataset_id))
+                transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, premise.dataset_id))
             claim.status = ClaimStatus.SUBMITTED
         else:
             # Only the report: the premise goes back to the pool (unless now held) and the task
@@ -576,7 +578,7 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
         claim.submitted_at = now
         claim.save(update_fields=["status", "submitted_at"])
         if result.pairs:
-            record_task_done(study_session)
+            record_task_done(study_session, hold_reason=hold_code_of_guesser)
     return result
 
 

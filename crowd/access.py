@@ -2,10 +2,10 @@
 
 - open: anyone with the link;
 - closed: only the workers on the study's list (`Study.allowed_workers`);
-- qualified: only workers who passed the study's qualification test. The test lives in a feature
-  app above this one (`quality`), so crowd never imports it: that app registers a check here
-  (`register_admission_check`) when it is ready, and a study that needs the test and has no
-  check registered admits nobody (the safe default).
+- qualified: only workers who passed the study's qualification test. The test lives in the quality
+  app, above this one, so crowd never imports it: the caller passes the check
+  (`admission_refusal(..., qualification_check=...)`, wired in `annotation_site.wiring`), and a
+  study that needs the test admits nobody without one (the safe default).
 
 A check returns None (admitted) or a `Refusal`: a polite message for the worker, or a URL to send
 them to first (the qualification test).
@@ -31,7 +31,6 @@ class Refusal:
 
 
 AdmissionCheck = Callable[["Study", "Worker | None"], Refusal | None]
-_checks: list[AdmissionCheck] = []
 
 CLOSED_MESSAGE = (
     "Thank you for your interest. This study is open only to a list of invited participants, and your "
@@ -49,12 +48,6 @@ KIND_LABEL: dict[str, str] = {
 }
 
 
-def register_admission_check(check: AdmissionCheck) -> None:
-    """`check(study, worker)` -> Refusal or None, asked for studies with access 'qualified'."""
-    if check not in _checks:
-        _checks.append(check)
-
-
 def closed_list_refusal(study: "Study", worker: "Worker | None") -> Refusal | None:
     if study.access != StudyAccess.CLOSED:
         return None
@@ -63,19 +56,18 @@ def closed_list_refusal(study: "Study", worker: "Worker | None") -> Refusal | No
     return Refusal(CLOSED_MESSAGE)
 
 
-def admission_refusal(study: "Study", worker: "Worker | None") -> Refusal | None:
-    """None when `worker` may work on `study` now, else the Refusal to show (or follow)."""
+def admission_refusal(
+    study: "Study", worker: "Worker | None", qualification_check: AdmissionCheck | None = None
+) -> Refusal | None:
+    """None when `worker` may work on `study` now, else the Refusal to show (or follow);
+    `qualification_check(study, worker)` answers for studies with access 'qualified'."""
     if study.access == StudyAccess.OPEN:
         return None
     if study.access == StudyAccess.CLOSED:
         return closed_list_refusal(study, worker)
-    if not _checks:
+    if qualification_check is None:
         return Refusal(NO_TEST_MESSAGE)
-    for check in _checks:
-        refusal = check(study, worker)
-        if refusal is not None:
-            return refusal
-    return None
+    return qualification_check(study, worker)
 
 
 def other_kind_refusal(study_session: "StudySession | None", task_kind: str) -> Refusal | None:

@@ -1,6 +1,7 @@
 """Writes of the crowd app: the worker behind an account, and a study session's task count."""
 
 import secrets
+from collections.abc import Callable
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -25,11 +26,17 @@ def worker_for_user(user: User) -> Worker:
         return Worker.objects.get(user=user)
 
 
-def record_task_done(study_session: StudySession | None) -> StudySession | None:
+def record_task_done(
+    study_session: StudySession | None, hold_reason: Callable[[StudySession], str | None] | None = None
+) -> StudySession | None:
     """Count one finished task; the session is complete once it reaches the study's batch size.
 
     Runs in the caller's transaction (the submit that finished the task), so a task is never
-    counted without its data, nor saved without being counted.
+    counted without its data, nor saved without being counted. When the session completes in a
+    study that holds the codes of sessions at chance (`Study.hold_code_at_chance`),
+    `hold_reason(session)` says why its code is held (words for researchers), or None: the caller,
+    a task app above the judgement floor, passes the quality app's answer
+    (`quality.guessers.hold_code_of_guesser`); crowd imports no app above it.
     """
     if study_session is None:
         return None
@@ -39,7 +46,7 @@ def record_task_done(study_session: StudySession | None) -> StudySession | None:
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
         fields += ["completed_at"]
-        held = _hold_reason(session)
+        held = hold_reason(session) if hold_reason and session.study.hold_code_at_chance else None
         if held:
             session.code_held_reason = held[:300]
             fields += ["code_held_reason"]
@@ -52,18 +59,6 @@ def record_task_done(study_session: StudySession | None) -> StudySession | None:
     study_session.completion_code = session.completion_code
     study_session.code_held_reason = session.code_held_reason
     return session
-
-
-def _hold_reason(session: StudySession) -> str:
-    """Why this completing session's code is held (the quality app answers `completion_hold_wanted`), or ""."""
-    if not session.study.hold_code_at_chance:
-        return ""
-    from .signals import completion_hold_wanted
-
-    reasons = [
-        reason for _, reason in completion_hold_wanted.send(sender=StudySession, study_session=session) if reason
-    ]
-    return "; ".join(reasons)
 
 
 SAVED_DRAFTS_KEY = "saved_drafts"

@@ -13,19 +13,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation_site.permissions import is_researcher
+from annotation_site.wiring import NEXT_TASK_URL, admission_refusal
 from corpus.models import Worker
 
 from . import access, arrival, selectors
 from .models import Study, StudyAccess, StudySession, TaskKind
 from .services import note_device
 
-# Where each kind of study sends a worker (URL names of the writing and validation apps).
-NEXT_TASK_URL: dict[str, str] = {
-    TaskKind.WRITING: "writing_next",
-    TaskKind.VALIDATION: "validation:next",
-    TaskKind.MPE_JUDGMENT: "validation:mpe-next",
-    TaskKind.ADVERSARIAL: "adversarial:next",
-}
+# Where each kind of study sends a worker, and who is admitted, are wired in the composition root
+# (annotation_site/wiring.py): crowd sits beneath the task apps and the quality app.
 
 
 def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
@@ -46,7 +42,7 @@ def completion_page(request: HttpRequest, study_session: StudySession) -> HttpRe
         "mturk_action": return_to[0] if return_kind == "mturk" else None,
         "mturk_fields": return_to[1] if return_kind == "mturk" else None,
     }
-    return render(request, "collection/completion.html", context)
+    return render(request, "crowd/completion.html", context)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -72,14 +68,14 @@ TASK_BUTTON_TEXT = {
 
 
 def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
-    """The task buttons a worker may follow: inside a study visit only its own kind (the others
+    """The task buttons (URL and text) a worker may follow: inside a study visit only its own kind (the others
     would answer 'not part of your study'), outside one writing and validation."""
     kinds = (
         [TaskKind(study_session.study.task_kind)]
         if study_session is not None
         else [TaskKind.WRITING, TaskKind.VALIDATION]
     )
-    return [{"url_name": NEXT_TASK_URL[kind], "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
+    return [{"url": reverse(NEXT_TASK_URL[kind]), "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
 
 
 @require_http_methods(["GET", "POST"])
@@ -89,15 +85,15 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     first, and only a POST switches: a GET never changes who is logged in."""
     study = get_object_or_404(Study, slug=slug)
     if not study.is_active:
-        return render(request, "collection/study_closed.html", {"study": study}, status=410)
+        return render(request, "crowd/study_closed.html", {"study": study}, status=410)
     params = request.POST if request.method == "POST" else request.GET
     if arrival.is_mturk_preview(params):
-        return render(request, "collection/study_preview.html", {"study": study})
+        return render(request, "crowd/study_preview.html", {"study": study})
     try:
         arrival.check_link_signature(study, params)
         visit = arrival.parse_arrival(params)
     except arrival.ArrivalError as error:
-        return render(request, "collection/study_error.html", {"study": study, "problem": str(error)}, status=400)
+        return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
 
     if study.access == StudyAccess.CLOSED:
         # Checked before anything is created: a stranger to the list leaves no account behind.
@@ -109,11 +105,11 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     switch_confirmed = request.method == "POST" and request.POST.get("switch") == "yes"
     if request.user.is_authenticated and not _is_this_workers_account(request.user, visit) and not switch_confirmed:
         hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
-        return render(request, "collection/study_switch.html", {"study": study, "hidden": hidden})
+        return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden})
     try:
         started = arrival.start_study_session(study, visit)
     except arrival.ArrivalError as error:
-        return render(request, "collection/study_error.html", {"study": study, "problem": str(error)}, status=400)
+        return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
     study_session = started.session
     user = study_session.worker.user
     if request.user != user:
@@ -125,7 +121,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
             "You opened this study again in a new session: the unfinished task of your earlier session "
             "was given back, and only work done from now on counts for this session.",
         )
-    refusal = access.admission_refusal(study, study_session.worker)
+    refusal = admission_refusal(study, study_session.worker)
     if refusal is not None:
         response = redirect(refusal.url) if refusal.url else _refused(request, refusal)
     else:
@@ -149,7 +145,7 @@ def task_refusal_page(request: HttpRequest, study_session: StudySession | None, 
     refusal = access.other_kind_refusal(study_session, task_kind)
     if refusal is not None:
         return _refused(request, refusal, next_url=reverse(NEXT_TASK_URL[study_session.study.task_kind]))
-    refusal = access.admission_refusal(study_session.study, study_session.worker)
+    refusal = admission_refusal(study_session.study, study_session.worker)
     if refusal is not None:
         return redirect(refusal.url) if refusal.url else _refused(request, refusal)
     return None

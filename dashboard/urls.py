@@ -1,6 +1,7 @@
 from django.urls import path
 
 from .views import (
+    adversarial,
     aggregation,
     artifacts,
     collection,
@@ -41,4 +42,9 @@ urlpatterns = [
     path("mpe/", mpe.mpe, name="mpe"),
     path("mpe/adjudicate/<int:pair_id>/", mpe.adjudicate_item, name="mpe_adjudicate"),
     path("recast/", recast.recast, name="recast"),
+    path("adversarial/", adversarial.rounds_index, name="adversarial"),
+    path("adversarial/<slug:slug>/", adversarial.study_rounds, name="adversarial_rounds"),
+    path("adversarial/<slug:slug>/advance/", adversarial.advance, name="adversarial_advance"),
+    path("adversarial/<slug:slug>/<int:number>/close/", adversarial.close, name="adversarial_close"),
+    path("adversarial/<slug:slug>/<int:number>/export.jsonl", adversarial.export, name="adversarial_export"),
 ]

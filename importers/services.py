@@ -22,6 +22,7 @@ from tqdm import tqdm
 
 from annotation_site.celery import enqueue
 from annotation_site.progress import ProgressWriter
+from artifacts.services import ARRIVAL_TASK
 from corpus import tallies
 from corpus.counters import create_pairs
 from corpus.gold import VOTE_FIELD
@@ -172,7 +173,7 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
     report.seconds = time.monotonic() - started
     _record(record, report, status=ImportStatus.DONE)
     if settings.ARTIFACTS_ON_ARRIVAL and report.pairs_created:  # phenomenon tags, by task name
-        transaction.on_commit(lambda: enqueue("artifacts.pairs_arrived", dataset.pk))
+        transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, dataset.pk))
     return report
 
 

@@ -1,11 +1,11 @@
 """Admin for snapshots and training runs (researchers only).
 
 Both are made by the dashboard or the API and written by Celery tasks; once done they are
-records of what happened, so the admin shows them read only.
+records of what happened, so the admin shows them read only. The dashboard, above this app, adds
+the link to a run's results page (dashboard/admin.py).
 """
 
 from django.contrib import admin
-from django.urls import reverse
 from django.utils.html import format_html
 
 from .models import Snapshot, SnapshotFile, TrainingRun
@@ -67,12 +67,8 @@ class TrainingRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "total_epochs",
         "dev_accuracy",
         "created_at",
-        "results_page",
     ]
     list_filter = ["status", "model"]
     list_select_related = ["snapshot", "created_by"]
     search_fields = ["snapshot_hash", "celery_task_id", "worker_hostname"]
-
-    @admin.display(description="results")
-    def results_page(self, run):
-        return format_html('<a href="{}">dashboard</a>', reverse("dashboard:training_detail", args=[run.pk]))
+    # The link to a run's results page is the dashboard's (dashboard/admin.py adds it).

@@ -1,7 +1,7 @@
 """Catch trials (MultiNLI §2.1): researcher-labelled pairs mixed, unmarked, into validation batches.
 
-The validation app asks for them and reports the answers through `crowd.signals` (the two apps
-may not import each other); the receivers here are connected in `QualityConfig.ready`.
+The validation app, a layer above this one, calls `pick_catch_trials` when it claims a batch and
+`score_catch_trials` when the batch is submitted (plain calls: quality is on the judgement floor).
 
 The rules:
 - a catch trial is a pair with a `ReferenceLabel` marked `is_catch_trial`, in the batch's dataset,
@@ -50,11 +50,11 @@ def servings(claims):
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def pick_catch_trials(
-    sender=None, worker=None, study_session=None, dataset=None, count=0, seen=None, taken=(), claims=None, **kwargs
-):
-    """Receiver of `catch_trials_wanted`: up to `count` random catch-trial pair pks for the worker,
-    each served to fewer than `MAX_SERVINGS` participants so far (`claims`: every validation claim).
+def pick_catch_trials(*, worker, dataset, count, seen, taken=(), claims=None):
+    """Up to `count` random catch-trial pair pks for the worker's next validation batch, none of
+    them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken` (the
+    batch's ordinary pairs), nor written or labelled by the worker, each served to fewer than
+    `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`).
 
     The reference rows are locked (skipping those another claimer holds) and the servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
@@ -88,10 +88,10 @@ def catch_pool_status(dataset, claims):
     return {"pairs": len(served), "servings_left": left, "max_servings": MAX_SERVINGS, "dry": left == 0}
 
 
-def score_catch_trials(
-    sender=None, worker=None, study_session=None, batch=None, catch_labels=None, seconds=None, **kwargs
-):
-    """Receiver of `validation_batch_submitted`: score the batch's catch trials and record bonuses.
+def score_catch_trials(*, worker, study_session, batch, catch_labels, seconds=None):
+    """Score a submitted batch's catch trials and record bonuses; `catch_labels` maps each
+    catch-trial pair pk to the worker's label (never added to the pair's labels), `seconds` is the
+    time per item.
 
     Runs in the submit's transaction. Returns the CatchTrialAnswer rows written.
     """

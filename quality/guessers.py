@@ -1,7 +1,7 @@
 """Guessers in short sessions (issue 27 item 4): the sequential test's answer to a completing session.
 
-A study with `hold_code_at_chance` asks (`crowd.signals.completion_hold_wanted`) before it hands out a
-completion code; the code is held when the worker's labels, over every session and study so far,
+A study with `hold_code_at_chance` asks before it hands out a completion code (the task apps pass
+`hold_code_of_guesser` to `crowd.services.record_task_done`); the code is held when the worker's labels, over every session and study so far,
 are probably at chance (`flags.SequentialResult.holds_code`: posterior at least 0.9 under the
 sequential test's two hypotheses). The reason is for researchers.
 """
@@ -9,8 +9,8 @@ sequential test's two hypotheses). The reason is for researchers.
 from .selectors import sequential_evidence
 
 
-def hold_code_of_guesser(sender=None, study_session=None, **kwargs):
-    """Receiver of `completion_hold_wanted`: the reason to hold this session's code, or None."""
+def hold_code_of_guesser(study_session):
+    """The reason to hold this completing session's code, or None."""
     evidence = sequential_evidence(study_session.worker)
     if not evidence.holds_code:
         return None

@@ -10,11 +10,11 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation_site.wiring import NEXT_TASK_URL
 from crowd.access import Refusal
 from crowd.arrival import current_study_session
 from crowd.models import Study
 from crowd.services import worker_for_user
-from crowd.views import NEXT_TASK_URL
 
 from . import qualification
 from .qualification import QualificationRefused

@@ -35,7 +35,7 @@ def named_paths(text):
 
 def path_exists(path):
     """A file or folder of the checkout; a glob that matches something; or a template name
-    (`collection/completion.html` lives in templates/ or in an app's templates/)."""
+    (`crowd/completion.html` lives in templates/ or in an app's templates/)."""
     if "*" in path:
         return any(REPO.glob(path))
     candidates = [REPO / path, REPO / "templates" / path]
@@ -90,7 +90,7 @@ def test_the_checks_find_what_they_look_for():
         "corpus/gold.py",
     ]
     assert not path_exists("validation/gold.py") and path_exists("corpus/gold.py")
-    assert path_exists("collection/completion.html") and path_exists("importers/templates/*.json")
+    assert path_exists("crowd/completion.html") and path_exists("importers/templates/*.json")
     assert "corpus/" in layer_diagram() and "quality" in APPS
     assert docstring_lines('"""one\n' + "line\n" * 40 + '"""\n') == 42
 

@@ -1,24 +1,55 @@
-"""The import graph has no upward arrow and no circle (docs/architecture.md).
+"""Every arrow between apps points down, and no module circle exists (docs/architecture.md).
 
-Apps sit in layers: the base, the core, the crowd, the feature apps, the top. A module may
-import its own app and apps of lower layers only; feature apps of one layer do not import each
-other. Every import counts, the ones inside functions too, so none can hide an arrow.
+Apps sit in layers: the base, the core, the crowd, the judgement floor, the feature apps, the
+loops, the top. An app may refer to its own app and to apps of lower layers only; apps of one
+layer do not refer to each other. The test sees every kind of reference that ties one app to
+another, not only imports:
+
+- import: every import, the ones inside functions too;
+- template: a template named in Python (`render(request, "collection/x.html")`) or by a
+  template's `{% extends %}` / `{% include %}`; a template belongs to the app whose folder holds
+  it (`templates/<app>/...`), a template outside an app's folder to the site (the base);
+- url: a URL name in `reverse()`, `redirect()`, `reverse_lazy()`, `resolve_url()` or a template's
+  `{% url %}`, and any string in Python that is a project URL name; a name belongs to the app whose
+  urls module declares it (the admin's `admin:<app>_<model>_...` names to the model's app);
+- model: a model named by its label, `get_model("app", "Model")`, `("app", "Model")` or
+  `"app.Model"` (lazy foreign keys too);
+- task: a Celery task named by its registered name (`enqueue("artifacts.tag_pairs")`); a task
+  belongs to the app of the module that defines it.
+
+A `{% url %}` whose name is a variable hides its target, so it is refused. A Django signal whose
+answers the sender reads (`x = signal.send(...)`) is a call upward that no arrow shows, so it is
+refused too; a signal whose answers nobody reads is an event: its receiver imports the signal from
+the lower layer, and that import is the arrow the test sees (receivers are not listed as arrows
+of their own: the sender knows nothing of them).
+
+The composition root, `annotation_site/settings.py`, `urls.py` and `wiring.py`, names every app by
+design (INSTALLED_APPS, the URLconf, the beat schedule, a study's way from the crowd layer to its
+task app and the qualification check) and is the one place left out; the arrows into it are seen.
 """
 
 import ast
+import re
+import shutil
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+TEMPLATES = REPO / "templates"
 
 LAYERS = [
     ("base", {"annotation_site"}),
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
-    ("features", {"collection", "validation", "importers", "modeling", "artifacts", "quality"}),
+    ("judgement", {"quality", "artifacts"}),
+    ("features", {"collection", "validation", "importers", "modeling"}),
     ("loops", {"adversarial"}),
     ("top", {"dashboard", "demo"}),
 ]
 LAYER_OF = {app: index for index, (_, apps) in enumerate(LAYERS) for app in apps}
+SITE = "annotation_site"
+COMPOSITION_ROOT = {"annotation_site.settings", "annotation_site.urls", "annotation_site.wiring"}
+URL_CALLS = {"reverse", "reverse_lazy", "redirect", "resolve_url"}
 
 
 def project_modules():
@@ -35,11 +66,11 @@ def project_modules():
     return modules
 
 
-def imports_of(name, path, modules):
+def imports_of(name, path, modules, tree=None):
     """The project modules that `name` imports (absolute and relative, at any depth in the file)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree or ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -69,14 +100,223 @@ def app_of(module):
     return module.split(".")[0]
 
 
-def test_no_app_imports_a_higher_layer_or_a_peer():
+# The names the other kinds of reference point at, read from the running project.
+
+
+@cache
+def url_owners():
+    """{URL name as reversed ("ns:name" or "name"): app that declares it} for the project's URLs."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    owners = {}
+
+    def walk(patterns, namespace, module):
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                inner = entry.urlconf_module
+                inner_name = getattr(inner, "__name__", module) if not isinstance(inner, list) else module
+                spaced = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+                walk(entry.url_patterns, spaced, inner_name)
+            elif isinstance(entry, URLPattern) and entry.name:
+                owners.setdefault(namespace + entry.name, app_of(module))
+
+    walk(get_resolver().url_patterns, "", "annotation_site.urls")
+    return {name: app for name, app in owners.items() if app in LAYER_OF}
+
+
+def url_owner(name):
+    if name in url_owners():
+        return url_owners()[name]
+    if name.startswith("admin:"):  # admin:<app>_<model>_<action>
+        app = name[len("admin:") :].split("_")[0]
+        return app if app in LAYER_OF else None
+    return None
+
+
+@cache
+def model_owners():
+    """{"app.Model" lower-cased: app} for the project's models."""
+    from django.apps import apps
+
+    return {
+        model._meta.label_lower: model._meta.app_label
+        for model in apps.get_models()
+        if model._meta.app_label in LAYER_OF
+    }
+
+
+def model_owner(app_label, model_name):
+    return model_owners().get(f"{app_label}.{model_name}".lower())
+
+
+@cache
+def task_owners():
+    """{registered Celery task name: app of the module that defines the task}."""
+    from annotation_site.celery import app
+
+    app.loader.import_default_modules()
+    return {name: app_of(task.__module__) for name, task in app.tasks.items() if app_of(task.__module__) in LAYER_OF}
+
+
+def template_owner(name):
+    first = name.split("/")[0]
+    return first if "/" in name and first in LAYER_OF else SITE
+
+
+def project_templates(folder=TEMPLATES):
+    return {path.relative_to(folder).as_posix(): path for path in folder.rglob("*.html")}
+
+
+# Reading references out of Python modules and templates.
+
+
+def _strings(tree):
+    """Every string constant in a module but its docstrings (bare string statements)."""
+    bare = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in bare
+    ]
+
+
+def _keys(tree):
+    """String constants that are keys, not names: dict keys, subscripts, `name=` of a URL pattern."""
+    keys = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys |= {id(key) for key in node.keys if key is not None}
+        elif isinstance(node, ast.Subscript):
+            keys.add(id(node.slice))
+        elif isinstance(node, ast.keyword) and node.arg == "name":
+            keys.add(id(node.value))
+    return keys
+
+
+def _call_name(node):
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def python_references(tree, templates):
+    """[(kind, what it names, app that owns it, or None when no app does)] read from a module."""
+    found = []
+    keys = _keys(tree)
+    for node in _strings(tree):
+        text = node.value
+        if text in templates:
+            found.append(("template", text, template_owner(text)))
+        # A plain name ("faq") is also a word: as a key it names no URL. "ns:name" is always a URL name.
+        if text in url_owners() and (":" in text or id(node) not in keys):
+            found.append(("url", text, url_owners()[text]))
+        if text in task_owners():
+            found.append(("task", text, task_owners()[text]))
+        if re.fullmatch(r"[a-z_]+\.[A-Za-z]+", text) and model_owner(*text.split(".")):
+            found.append(("model", text, model_owner(*text.split("."))))
+    for node in ast.walk(tree):
+        pair = None
+        if isinstance(node, ast.Call) and _call_name(node) == "get_model" and len(node.args) >= 2:
+            pair = node.args[:2]
+        elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
+            pair = node.elts
+        if pair and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in pair):
+            owner = model_owner(pair[0].value, pair[1].value)
+            if owner:
+                found.append(("model", f"{pair[0].value}.{pair[1].value}", owner))
+        if isinstance(node, ast.Call) and _call_name(node) in URL_CALLS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and ":" in first.value:
+                owner = url_owner(first.value)
+                if owner and first.value not in url_owners():
+                    found.append(("url", first.value, owner))
+    return found
+
+
+TAG = re.compile(r"{%\s*(url|include|extends)\s+(\S+)")
+
+
+def template_references(text, templates):
+    """[(kind, what it names, owner app or None)] of a template's {% url %}, {% include %} and {% extends %}."""
+    found = []
+    for tag, argument in TAG.findall(text):
+        quoted = argument[1:-1] if argument[:1] in "'\"" and argument[-1:] == argument[:1] else None
+        if tag == "url":
+            if quoted is None:
+                found.append(("url", argument, "?"))  # a variable: the test cannot see where it points
+            else:
+                found.append(("url", quoted, url_owner(quoted)))
+        elif quoted is not None:
+            found.append(("template", quoted, template_owner(quoted)))
+        else:
+            found.append(("template", argument, "?"))
+    return found
+
+
+def signal_answers_read(tree):
+    """Lines where the answers of a signal's send() are read (assigned, iterated, returned, passed on)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr):
+            continue
+        for child in ast.iter_child_nodes(node):
+            if (
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Attribute)
+                and child.func.attr in ("send", "send_robust")
+                and any(keyword.arg == "sender" for keyword in child.keywords)
+            ):
+                lines.append(child.lineno)
+    return lines
+
+
+def every_reference(template_folder=TEMPLATES):
+    """[(kind, source, source app, target, target app)] of every reference between apps the test sees."""
+    modules = project_modules()
+    templates = project_templates(template_folder)
+    found = []
+    for name, path in modules.items():
+        if name in COMPOSITION_ROOT:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for target in imports_of(name, path, modules, tree):
+            found.append(("import", name, app_of(name), target, app_of(target)))
+        for kind, what, owner in python_references(tree, templates):
+            found.append((kind, name, app_of(name), what, owner))
+    for name, path in templates.items():
+        for kind, what, owner in template_references(path.read_text(encoding="utf-8"), templates):
+            found.append((kind, f"templates/{name}", template_owner(name), what, owner))
+    return found
+
+
+def wrong_arrows(references):
     wrong = []
-    for module, targets in import_graph().items():
-        for target in targets:
-            source_app, target_app = app_of(module), app_of(target)
-            if source_app != target_app and LAYER_OF[target_app] >= LAYER_OF[source_app]:
-                wrong.append(f"{module} -> {target}")
-    assert not wrong, "imports that point up or sideways:\n" + "\n".join(sorted(wrong))
+    for kind, source, source_app, target, target_app in references:
+        if target_app == "?":
+            wrong.append(f"{kind}: {source} names {target}, which the test cannot follow")
+        elif target_app and source_app != target_app and LAYER_OF[target_app] >= LAYER_OF[source_app]:
+            wrong.append(f"{kind}: {source} -> {target} ({source_app} -> {target_app})")
+    return sorted(set(wrong))
+
+
+def app_arrows(references, kinds=None):
+    """The distinct (kind, source app, target app) arrows between two apps."""
+    return {
+        (kind, source_app, target_app)
+        for kind, _, source_app, _, target_app in references
+        if target_app not in (None, "?") and source_app != target_app and (kinds is None or kind in kinds)
+    }
+
+
+def test_no_app_refers_to_a_higher_layer_or_a_peer():
+    wrong = wrong_arrows(every_reference())
+    assert not wrong, "references that point up or sideways:\n" + "\n".join(wrong)
+
+
+def test_no_signal_answers_are_read():
+    found = []
+    for name, path in project_modules().items():
+        found += [f"{name}:{line}" for line in signal_answers_read(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not found, "a signal whose answers are read is a call upward; make it a plain call:\n" + "\n".join(found)
 
 
 def strongly_connected(graph):
@@ -123,3 +363,92 @@ def test_the_checks_see_a_planted_upward_arrow_and_circle():
     modules = project_modules()
     assert "corpus.models" in modules and "dashboard.queries.corpus" in modules
     assert "corpus.models" in imports_of("corpus.counters", modules["corpus.counters"], modules)
+
+
+def planted(source_app, references):
+    return wrong_arrows([(kind, f"{source_app}.planted", source_app, what, owner) for kind, what, owner in references])
+
+
+def test_the_checks_see_every_kind_of_planted_upward_reference():
+    templates = project_templates()
+    module = '''
+"""A docstring naming "collection/writing_task.html" is prose, not a reference."""
+from django.apps import apps
+from django.shortcuts import redirect
+from django.urls import reverse
+from annotation_site.celery import enqueue
+
+def view(request):
+    apps.get_model("modeling", "TrainingRun")
+    LABELS = ("quality", "AggregatedLabel")
+    enqueue("artifacts.tag_pairs")
+    reverse("dashboard:training_detail", args=[1])
+    redirect("writing_next")
+    return render(request, "collection/writing_task.html", {})
+'''
+    wrong = planted("crowd", python_references(ast.parse(module), templates))
+    for expected in (
+        "model: crowd.planted -> modeling.TrainingRun (crowd -> modeling)",
+        "model: crowd.planted -> quality.AggregatedLabel (crowd -> quality)",
+        "task: crowd.planted -> artifacts.tag_pairs (crowd -> artifacts)",
+        "url: crowd.planted -> dashboard:training_detail (crowd -> dashboard)",
+        "url: crowd.planted -> writing_next (crowd -> collection)",
+        "template: crowd.planted -> collection/writing_task.html (crowd -> collection)",
+    ):
+        assert expected in wrong, wrong
+    assert len([line for line in wrong if "writing_task.html" in line]) == 1  # the docstring is not counted
+    # The same references pointing down are fine.
+    assert planted("dashboard", python_references(ast.parse(module), templates)) == []
+
+    template = (
+        '{% extends "dashboard/base.html" %}{% include "adversarial/_x.html" %}'
+        "{% url 'adversarial:next' %}{% url link.url_name %}{% url 'admin:dashboard_x_change' 1 %}"
+    )
+    wrong = planted("quality", template_references(template, templates))
+    assert wrong == sorted(
+        [
+            "template: quality.planted -> dashboard/base.html (quality -> dashboard)",
+            "template: quality.planted -> adversarial/_x.html (quality -> adversarial)",
+            "url: quality.planted -> adversarial:next (quality -> adversarial)",
+            "url: quality.planted names link.url_name, which the test cannot follow",
+            "url: quality.planted -> admin:dashboard_x_change (quality -> dashboard)",
+        ]
+    ), wrong
+    # A peer of the same layer is refused too.
+    assert planted("validation", [("url", "writing_next", url_owner("writing_next"))]) == [
+        "url: validation.planted -> writing_next (validation -> collection)"
+    ]
+
+
+def test_the_check_sees_a_signal_whose_answers_are_read():
+    source = """
+answers = wanted.send(sender=None, worker=1)
+for _receiver, pks in wanted.send(sender=None):
+    pass
+done.send(sender=None, pair_ids=[1])
+"""
+    assert signal_answers_read(ast.parse(source)) == [2, 3]
+
+
+def test_a_planted_upward_import_fails_the_check(tmp_path):
+    planted_module = tmp_path / "planted.py"
+    planted_module.write_text("def f():\n    from dashboard.queries import corpus\n", encoding="utf-8")
+    targets = imports_of("corpus.planted", planted_module, project_modules())
+    assert wrong_arrows([("import", "corpus.planted", "corpus", t, app_of(t)) for t in targets]) == [
+        "import: corpus.planted -> dashboard.queries.corpus (corpus -> dashboard)"
+    ]
+
+
+def test_a_planted_upward_template_file_fails_the_whole_check(tmp_path):
+    """The whole check, on a copy of the template folder with one planted template, sees its arrow
+    (and nothing else: the real folder has none)."""
+    folder = tmp_path / "templates"
+    shutil.copytree(TEMPLATES, folder)
+    (folder / "corpus").mkdir(exist_ok=True)
+    (folder / "corpus" / "_planted.html").write_text(
+        "{% extends \"crowd/completion.html\" %}{% url 'dashboard:collection' %}", encoding="utf-8"
+    )
+    assert wrong_arrows(every_reference(folder)) == [
+        "template: templates/corpus/_planted.html -> crowd/completion.html (corpus -> crowd)",
+        "url: templates/corpus/_planted.html -> dashboard:collection (corpus -> dashboard)",
+    ]

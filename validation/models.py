@@ -17,8 +17,8 @@ class ValidationClaim(TaskClaim):
     batch = models.UUIDField(default=uuid.uuid4, db_index=True)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="validation_claims")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="validation_claims")
-    # A catch trial looks like any other pair to the worker; its label is scored (`crowd.signals.
-    # validation_batch_submitted`), never added to the pair's labels, and it takes no place on the pair.
+    # A catch trial looks like any other pair to the worker; its label is scored
+    # (`quality.catch_trials.score_catch_trials`), never added to the pair's labels, and it takes no place on the pair.
     is_catch_trial = models.BooleanField(default=False)
 
     class Meta:

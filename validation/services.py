@@ -25,7 +25,9 @@ from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
 from crowd.services import record_task_done
-from crowd.signals import catch_trials_wanted, validation_batch_submitted, validation_labels_added
+from crowd.signals import validation_labels_added
+from quality.catch_trials import pick_catch_trials, score_catch_trials
+from quality.guessers import hold_code_of_guesser
 
 from . import selectors
 from .models import ValidationClaim, ValidationPolicy
@@ -269,7 +271,7 @@ def catch_trial_count(share, size, draw=random.random):
 def _catch_trials(worker, study_session, dataset, size, taken=()):
     """Pair pks to serve as catch trials in this batch (the study's share; none outside a study).
 
-    The quality app picks them (`crowd.signals.catch_trials_wanted`); a worker is never served a
+    The quality app picks them (`quality.catch_trials.pick_catch_trials`); a worker is never served a
     pair they were served before (`seen`, backed by the claims' unique pair/worker constraint).
     """
     if study_session is None:
@@ -279,19 +281,10 @@ def _catch_trials(worker, study_session, dataset, size, taken=()):
     if not count:
         return []
     seen = ValidationClaim.objects.filter(worker=worker).values("pair_id")
-    picked = []
-    for _receiver, pks in catch_trials_wanted.send(
-        sender=ValidationClaim,
-        worker=worker,
-        study_session=study_session,
-        dataset=dataset,
-        count=count,
-        seen=seen,
-        taken=list(taken),
-        claims=ValidationClaim.objects.all(),
-    ):
-        picked += [pk for pk in pks or () if pk not in picked and pk not in taken]
-    return picked[:count]
+    picked = pick_catch_trials(
+        worker=worker, dataset=dataset, count=count, seen=seen, taken=list(taken), claims=ValidationClaim.objects.all()
+    )
+    return [pk for pk in dict.fromkeys(picked) if pk not in taken][:count]
 
 
 CLAIM_SQL = """
@@ -435,15 +428,14 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
         if catch_labels:
             # Scored by the quality app, in this transaction: a catch-trial label never touches
             # the pair's labels or counters.
-            validation_batch_submitted.send(
-                sender=ValidationClaim,
+            score_catch_trials(
                 worker=worker,
                 study_session=study_session,
                 batch=batch,
                 catch_labels=catch_labels,
                 seconds=per_pair,
             )
-        record_task_done(study_session)
+        record_task_done(study_session, hold_reason=hold_code_of_guesser)
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 
 

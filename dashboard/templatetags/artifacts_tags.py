@@ -35,7 +35,7 @@ def run_artifacts_section(run):
             }
             for split, value in sorted((baseline.get("accuracy") or {}).items())
         ]
-    # Stored when the run finished (artifacts.run_finished); computed here for runs finished before.
+    # Stored when the run finished (modeling.training.services.record_run_tag_accuracy); computed here for runs finished before.
     tags = results.get("tag_accuracy") or selectors.run_tag_accuracy(run)
     return {"run": run, "tags": tags, "baseline": baseline, "beside": beside}
 

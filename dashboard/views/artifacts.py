@@ -38,7 +38,7 @@ def artifacts(request):
         )
     return render(
         request,
-        "artifacts/dashboard.html",
+        "dashboard/artifacts.html",
         page_context(
             request,
             "artifacts",

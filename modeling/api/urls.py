@@ -11,6 +11,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from .pairs import PairViewSet
+from .run_tags import RunTagAccuracyView
 from .schema import ResearcherSchemaView, ResearcherSwaggerView
 from .snapshots import SnapshotFileDownload, SnapshotViewSet
 from .stats import AgreementStatsView
@@ -33,6 +34,8 @@ router.register("training-runs", TrainingRunViewSet, basename="training-run")
 urlpatterns = [
     path("snapshots/<int:pk>/files/<str:name>", SnapshotFileDownload.as_view(), name="snapshot-file"),
     path("stats/", AgreementStatsView.as_view(), name="agreement-stats"),
+    # Under /api/artifacts/ beside the other phenomenon figures; the run is this app's (run_tags.py).
+    path("artifacts/training-runs/<int:run_id>/tags/", RunTagAccuracyView.as_view(), name="artifacts-run-tags"),
     # The worker API (GPU nodes with a worker token; modeling/api/worker.py).
     path("worker/runs/<int:pk>/", WorkerRunStatus.as_view(), name="worker-run"),
     path("worker/runs/<int:pk>/claim/", WorkerRunClaim.as_view(), name="worker-run-claim"),

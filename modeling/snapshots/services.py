@@ -11,7 +11,6 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -22,6 +21,7 @@ from annotation_site.celery import enqueue
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
+from quality.models import AggregatedLabel, AggregationRun
 
 from . import format as snapshot_format
 from . import selectors
@@ -43,10 +43,8 @@ FILTER_KEYS = (
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
 OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
-# absent, and then the files are exactly MultiNLI's). The run lives in the quality app, a peer of
-# this one: it is found by model name, never imported.
-AGGREGATION_MODEL = ("quality", "AggregatedLabel")
-AGGREGATION_RUN_MODEL = ("quality", "AggregationRun")
+# absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
+# judgement floor beneath this one.
 AGGREGATION_METHOD = "dawid_skene"
 AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
@@ -116,7 +114,7 @@ def normalize_request(datasets=None, filters=None):
     if run_id is not None:
         run = None
         if isinstance(run_id, int) and not isinstance(run_id, bool):
-            run = apps.get_model(*AGGREGATION_RUN_MODEL).objects.filter(pk=run_id).first()
+            run = AggregationRun.objects.filter(pk=run_id).first()
         if not isinstance(run_id, int) or isinstance(run_id, bool):
             errors["filters.aggregation_run"] = "the id of a finished aggregation run"
         elif run is None:
@@ -342,7 +340,7 @@ def _aggregated_labels(run_id):
     """pair pk -> (label, posterior) of the run's Dawid–Skene results, or None when the option is off."""
     if run_id is None:
         return None
-    rows = apps.get_model(*AGGREGATION_MODEL).objects.filter(run_id=run_id, method=AGGREGATION_METHOD)
+    rows = AggregatedLabel.objects.filter(run_id=run_id, method=AGGREGATION_METHOD)
     return {
         pair_id: (label, round(posterior, 6))
         for pair_id, label, posterior in rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)

@@ -26,6 +26,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from artifacts.selectors import run_tag_accuracy
 from corpus.models import Genre
 from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import TRAIN_FILE
@@ -34,9 +35,9 @@ from .config import MODEL_NAMES, ConfigError, resolve_config
 from .worker import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
 
 TRAINING_TASK = "modeling.tasks.run_training"
-# The artifacts app's task (by name: feature apps do not import each other) that adds accuracy per phenomenon tag.
-RUN_FINISHED_TASK = "artifacts.run_finished"
 REAPER_TASK = "modeling.tasks.reap_training_runs"
+# Adds accuracy per phenomenon tag (the artifacts app's figures) to a finished run's results.
+RUN_FINISHED_TASK = "modeling.tasks.record_run_tag_accuracy"
 
 logger = logging.getLogger(__name__)
 
@@ -309,7 +310,7 @@ def finish_run(run_id, attempt, claim_id, results, worker_token=None):
         )
     )
     if finished:
-        # Accuracy per phenomenon tag (the artifacts app, by task name) joins the results.
+        # Accuracy per phenomenon tag (artifacts.selectors.run_tag_accuracy) joins the results.
         transaction.on_commit(lambda: enqueue(RUN_FINISHED_TASK, run_id))
     return finished
 
@@ -436,3 +437,19 @@ def reap_stale_runs(minutes=None, requeue=False):
                 run.save(update_fields=["status", "error", "finished_at"])
             reaped.append(run.pk)
     return reaped
+
+
+def record_run_tag_accuracy(run_id):
+    """Store a finished run's accuracy per phenomenon tag (MultiNLI Table 6: per tag, the share of
+    pairs and the accuracy) in its results as `tag_accuracy`, where the run page and the run's API
+    read it. Nothing is stored when the run has no per-pair predictions of tagged pairs."""
+    with transaction.atomic():
+        run = TrainingRun.objects.select_for_update().select_related("snapshot").filter(pk=run_id).first()
+        if run is None or run.status != "done":
+            return None
+        figures = run_tag_accuracy(run)
+        if figures is None:
+            return None
+        run.results = {**(run.results or {}), "tag_accuracy": figures}
+        run.save(update_fields=["results"])
+    return figures

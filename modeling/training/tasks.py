@@ -14,10 +14,12 @@ from celery.signals import task_failure, worker_shutting_down
 
 from .services import (
     REAPER_TASK,
+    RUN_FINISHED_TASK,
     TRAINING_TASK,
     execute_training_run,
     fail_running_runs,
     reap_stale_runs,
+    record_run_tag_accuracy,
     worker_reporter,
 )
 
@@ -75,6 +77,13 @@ def _fail_attempt(error, run_id=None, task_id=None, hostname=None):
             reporter.fail_attempt(run_id, task_id, error)
     else:
         fail_running_runs(error, hostname=hostname, task_id=task_id)
+
+
+@shared_task(name=RUN_FINISHED_TASK)
+def run_finished(run_id):
+    """A training run is done (default queue): its accuracy per phenomenon tag goes into its results."""
+    figures = record_run_tag_accuracy(run_id)
+    return {"run": run_id, "tagged": figures["tagged"] if figures else 0}
 
 
 @task_failure.connect

@@ -41,11 +41,11 @@ def test_the_demo_has_a_finished_round_and_an_open_one(client, make_researcher, 
     tries = AdversarialTry.objects.filter(round=round1)
     assert tries.filter(model_fooled=True).exists() and tries.filter(model_fooled=False).exists()
     assert not tries.filter(model_fooled=True, verification=Verification.PENDING).exists()
-    assert f"/adversarial/rounds/{STUDY['slug']}/" in output  # 'round 2 open' once the worker has trained it
+    assert f"/dashboard/adversarial/{STUDY['slug']}/" in output  # 'round 2 open' once the worker has trained it
 
     # The printed login itself is tested with the demo (tests/demo); here any researcher reads the rounds.
     client.force_login(reader)
-    page = client.get(f"/adversarial/rounds/{STUDY['slug']}/").content.decode()
+    page = client.get(f"/dashboard/adversarial/{STUDY['slug']}/").content.decode()
     assert 'data-round="1"' in page and 'data-round="2"' in page and "close-round" in page
 
     before = (Round.objects.count(), AdversarialTry.objects.count())

@@ -33,18 +33,18 @@ def test_round_one_opens_only_on_a_target_that_can_serve(researcher):
 
 def test_the_rounds_page_is_for_researchers_and_closing_requests_the_snapshots(client, researcher, make_worker):
     study, round1 = adversarial_study(target_endpoint="http://127.0.0.1:9/predict", split=Split.TEST)
-    url = reverse("adversarial:rounds", args=[study.slug])
+    url = reverse("dashboard:adversarial_rounds", args=[study.slug])
     client.force_login(make_worker().user)
     assert client.get(url).status_code == 403
     client.force_login(researcher)
     page = client.get(url).content.decode()
     assert 'data-round="1"' in page and "Tries per fooled" in page
-    response = client.post(reverse("adversarial:close", args=[study.slug, 1]))
+    response = client.post(reverse("dashboard:adversarial_close", args=[study.slug, 1]))
     assert response.status_code == 302
     round1.refresh_from_db()
     assert round1.status == RoundStatus.CLOSING and round1.round_snapshot.datasets == [round1.dataset.slug]
-    assert client.post(reverse("adversarial:close", args=[study.slug, 1]), follow=True).status_code == 200
+    assert client.post(reverse("dashboard:adversarial_close", args=[study.slug, 1]), follow=True).status_code == 200
     assert Round.objects.get(pk=round1.pk).round_snapshot_id == round1.round_snapshot_id  # closed once
-    export = client.get(reverse("adversarial:export", args=[study.slug, 1]) + "?split=test")
+    export = client.get(reverse("dashboard:adversarial_export", args=[study.slug, 1]) + "?split=test")
     assert export.status_code == 200 and b"".join(export.streaming_content) == b""
-    assert client.get(reverse("adversarial:export", args=[study.slug, 1]) + "?split=nope").status_code == 404
+    assert client.get(reverse("dashboard:adversarial_export", args=[study.slug, 1]) + "?split=nope").status_code == 404

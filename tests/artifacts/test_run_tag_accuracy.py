@@ -5,11 +5,11 @@ import pytest
 from django.urls import reverse
 
 from artifacts.models import PairTags
-from artifacts.services import record_run_tag_accuracy, tag_columns
+from artifacts.services import tag_columns
 from modeling.models import RunStatus, Snapshot, TrainingRun
 from modeling.training.data import example_from_row
 from modeling.training.evaluate import summarize
-from modeling.training.services import RUN_FINISHED_TASK, finish_run
+from modeling.training.services import RUN_FINISHED_TASK, finish_run, record_run_tag_accuracy
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def finished_run_with_tagged_pairs(django_capture_on_commit_callbacks):
 
 def test_finishing_a_run_queues_the_tag_accuracy_and_stores_it_in_the_results(django_capture_on_commit_callbacks):
     run, callbacks = finished_run_with_tagged_pairs(django_capture_on_commit_callbacks)
-    assert len(callbacks) == 1 and RUN_FINISHED_TASK == "artifacts.run_finished"
+    assert len(callbacks) == 1 and RUN_FINISHED_TASK == "modeling.tasks.record_run_tag_accuracy"
     record_run_tag_accuracy(run.pk)  # what the queued task runs
     run.refresh_from_db()
     stored = run.results["tag_accuracy"]

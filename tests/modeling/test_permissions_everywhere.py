@@ -32,6 +32,7 @@ def api_urls(snapshot_id, pair_id, run_id):
         "/api/training-runs/",
         f"/api/training-runs/{run_id}/",
         f"/api/training-runs/{run_id}/checkpoint/",
+        f"/api/artifacts/training-runs/{run_id}/tags/",
         "/api/stats/",
         "/api/schema/",
         "/api/docs/",

@@ -145,7 +145,7 @@ class Command(BaseCommand):
             )
             links += [
                 ("adversarial study (round 2)", f"{site}/study/{ADVERSARIAL_STUDY['slug']}/?{adversarial_ids}"),
-                ("adversarial rounds", f"{site}/adversarial/rounds/{ADVERSARIAL_STUDY['slug']}/"),
+                ("adversarial rounds", f"{site}/dashboard/adversarial/{ADVERSARIAL_STUDY['slug']}/"),
             ]
         links += [
             ("admin (researcher)", f"{site}/admin/"),

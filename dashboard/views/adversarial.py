@@ -1,66 +1,51 @@
 """Researcher pages of adversarial studies: the rounds and their figures, closing a round, the export.
 
-Researchers only (staff); workers get 403 and anonymous visitors the login page.
+Researchers only; workers get 403 and anonymous visitors the login page. The rounds are the
+adversarial app's (`adversarial.rounds` closes and advances them, `adversarial.selectors` reads them).
 """
 
-from functools import wraps
-
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation_site.permissions import is_researcher
-from corpus.models import Dataset, Split
-from crowd.models import Study, TaskKind
+from adversarial import rounds, selectors
+from corpus.models import Split
+from dashboard.queries import adversarial as queries
 
-from . import rounds, selectors
-from .models import Round, RoundStatus
-
-
-def researcher_required(view):
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not is_researcher(request.user):
-            raise PermissionDenied("These pages are for researchers.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
+from .common import researcher_required
 
 
 @researcher_required
 def rounds_index(request):
-    studies = Study.objects.filter(task_kind=TaskKind.ADVERSARIAL).order_by("slug")
-    return render(request, "adversarial/rounds_index.html", {"studies": studies, "active": "adversarial"})
+    return render(
+        request, "dashboard/adversarial.html", {"studies": queries.adversarial_studies(), "active": "adversarial"}
+    )
 
 
 @researcher_required
 def study_rounds(request, slug):
-    study = get_object_or_404(Study, slug=slug, task_kind=TaskKind.ADVERSARIAL)
+    study = queries.adversarial_study(slug)
     context = {
         "study": study,
-        "rounds": selectors.study_rounds(study),
-        "datasets": Dataset.objects.filter(is_imported=False).order_by("slug"),
+        "rounds": queries.study_rounds(study),
+        "datasets": queries.collected_datasets(),
         "splits": [Split.TRAIN, Split.DEV, Split.TEST],
         "active": "adversarial",
     }
-    return render(request, "adversarial/rounds.html", context)
+    return render(request, "dashboard/adversarial_rounds.html", context)
 
 
 @researcher_required
 @require_POST
 def close(request, slug, number):
-    round_ = get_object_or_404(Round, study__slug=slug, number=number)
+    round_ = queries.round_of(slug, number)
     next_dataset = None
     if request.POST.get("next_dataset"):
-        next_dataset = Dataset.objects.filter(slug=request.POST["next_dataset"]).first()
+        next_dataset = queries.dataset_named(request.POST["next_dataset"])
         if next_dataset is None:
             messages.error(request, f"Unknown dataset {request.POST['next_dataset']!r}; nothing was changed.")
-            return redirect("adversarial:rounds", slug=slug)
+            return redirect("dashboard:adversarial_rounds", slug=slug)
     try:
         rounds.close_round(round_, user=request.user, next_dataset=next_dataset)
     except rounds.RoundRefused as refused:
@@ -71,20 +56,20 @@ def close(request, slug, number):
             f"Round {number} is closing: its snapshot is exported, the next target trains on the gpu queue, "
             "and the next round opens on it when the run is done.",
         )
-    return redirect("adversarial:rounds", slug=slug)
+    return redirect("dashboard:adversarial_rounds", slug=slug)
 
 
 @researcher_required
 @require_POST
 def advance(request, slug):
-    for round_ in Round.objects.filter(study__slug=slug, status=RoundStatus.CLOSING):
+    for round_ in queries.closing_rounds(slug):
         rounds.advance_round(round_, user=request.user)
-    return redirect("adversarial:rounds", slug=slug)
+    return redirect("dashboard:adversarial_rounds", slug=slug)
 
 
 @researcher_required
 def export(request, slug, number):
-    round_ = get_object_or_404(Round, study__slug=slug, number=number)
+    round_ = queries.round_of(slug, number)
     split = request.GET.get("split") or None
     if split is not None and split not in Split.values:
         raise Http404(f"Unknown split {split!r}; one of {', '.join(Split.values)}.")
