@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
@@ -113,7 +114,7 @@ def batch_page(request, batch, task):
         "expired": expired,
         "expires_at": claims[0].expires_at,
         "seconds_left": max(0, int((claims[0].expires_at - timezone.now()).total_seconds())),
-        "next_url": task.next_url,
+        "next_href": reverse(task.next_url),
         "draft_key": draft_key,
         **task.context(form, claims),
     }
