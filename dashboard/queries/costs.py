@@ -1,23 +1,9 @@
 """The cost page (issue 24.3): money spent, labels bought, labels saved by stopping and the cost of
 a gold label, per study and per split and genre, with what the rest of the validation pool will
-cost at the current rate. docs/dashboard.md says what each figure counts.
+cost at the current rate. What each figure counts: docs/dashboard.md, *Costs*.
 
 Every figure is a GROUP BY over the scope (six statements, whatever the corpus holds); Python
 only combines the grouped rows (a few per study, split, genre and label count), never pairs.
-
-- Money spent by a study: its sessions' tasks done × its payment per task, plus the bonuses the
-  ledger records as paid (in the ledger's currency). Bonuses earned and not yet paid are shown
-  beside it, not counted.
-- Labels bought: validation labels (a submitted claim of a study session that is not a catch
-  trial adds one label) and hypotheses written (a submitted writing claim's pairs).
-- Pairs validated in a study: pairs with at least one such validation label. Each is credited to
-  the study that gave its latest label (the study that finished it) for its gold label and the
-  labels its stopping rule saved (`LABELS_PER_PAIR - label_count` where `stopped_early`).
-- Money of a split and genre: each study's money spread over what it bought, at the study's cost
-  per label (writing money follows the hypotheses, validation money the labels).
-- Projection: pairs still needing validation × validation labels a finished pair took so far
-  (the stopping rule lowers it; four before any pair is finished) less those they have, × the
-  current cost of a validation label.
 """
 
 from collections import defaultdict
