@@ -44,37 +44,44 @@ class Money:
 
     @classmethod
     def of(cls, amount, currency):
-        return cls({currency: Decimal(amount)}) if amount else cls()
+        return cls({currency: Decimal(amount or 0)})
 
     def __add__(self, other):
         total = dict(self.amounts)
         for currency, amount in other.amounts.items():
             total[currency] = total.get(currency, Decimal("0")) + amount
-        return Money({c: a for c, a in total.items() if a})
+        return Money(total)
 
     def times(self, factor):
         factor = Decimal(str(factor))
-        return Money({c: a * factor for c, a in self.amounts.items() if a * factor})
+        return Money({c: a * factor for c, a in self.amounts.items()})
 
     def per(self, count):
         """The amount per one of `count` things; None when there is nothing to divide by."""
         return Money({c: a / count for c, a in self.amounts.items()}) if count else None
 
     @property
+    def _nonzero(self):
+        return {c: a for c, a in self.amounts.items() if a.quantize(CENT)}
+
+    @property
     def is_zero(self):
-        return not self.amounts
+        return not self._nonzero
 
     def __str__(self):
-        if not self.amounts:
-            return "0.00"
-        return " + ".join(f"{self.amounts[c].quantize(CENT)} {c}" for c in sorted(self.amounts))
+        """'2.00 GBP + 1.50 USD'; nothing: '0.00' in its currency where it has one."""
+        shown = self._nonzero
+        if not shown:
+            return f"0.00 {next(iter(self.amounts))}" if len(self.amounts) == 1 else "0.00"
+        return " + ".join(f"{shown[c].quantize(CENT)} {c}" for c in sorted(shown))
 
     @property
     def value(self):
         """The figure for data-value: the number when one currency (or none), else the text."""
-        if len(self.amounts) > 1:
+        shown = self._nonzero
+        if len(shown) > 1:
             return str(self)
-        return f"{next(iter(self.amounts.values()), Decimal('0')).quantize(CENT)}"
+        return f"{next(iter(shown.values()), Decimal('0')).quantize(CENT)}"
 
 
 @dataclass
