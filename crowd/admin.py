@@ -66,6 +66,7 @@ class StudyAdmin(admin.ModelAdmin[Study]):
         "dataset",
         "task_kind",
         "tasks_per_batch",
+        "payment_per_task",
         "is_active",
         "session_count",
         "completed_count",

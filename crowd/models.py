@@ -5,6 +5,8 @@ with the worker's ids; each visit is a StudySession that counts the worker's tas
 completion code. The tables keep the names they had in `collection` (`db_table`).
 """
 
+from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -86,7 +88,20 @@ class Study(models.Model):
     bonus_per_catch_match = models.DecimalField(
         max_digits=6, decimal_places=2, default=1, help_text="Bonus paid for each catch trial a worker gets right."
     )
-    bonus_currency = models.CharField(max_length=3, default="USD", help_text="ISO code, e.g. USD or GBP.")
+    bonus_currency = models.CharField(
+        max_length=3,
+        default="USD",
+        help_text="ISO code, e.g. USD or GBP: the currency of the study's payments and bonuses.",
+    )
+    # What the study pays for one task (a validation batch, a premise's hypotheses, an MPE batch, an
+    # adversarial task): the cost page multiplies it by the tasks its sessions did (docs/dashboard.md).
+    payment_per_task = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text="Paid per task (a validation batch, a writing task), in the study's currency; the cost page uses it.",
+    )
     access = models.CharField(max_length=10, choices=StudyAccess.choices, default=StudyAccess.OPEN)
     allowed_workers = models.ManyToManyField(
         "corpus.Worker", blank=True, related_name="allowed_studies", help_text="The closed list (access: closed)."

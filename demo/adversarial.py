@@ -6,6 +6,8 @@ model decides which of their tries fool it. Closing the round trains the next CB
 (seconds). Idempotent: a study with round 2 open is left as it is.
 """
 
+from decimal import Decimal
+
 from django.contrib.auth import get_user_model
 
 from adversarial import rounds, services
@@ -82,6 +84,7 @@ def ensure_adversarial_demo(researcher_username):
             "task_kind": TaskKind.ADVERSARIAL,
             "tasks_per_batch": 4,
             "completion_code": "DEMO-ADV",
+            "payment_per_task": Decimal("1.00"),
         },
     )
     AdversarialStudy.objects.get_or_create(

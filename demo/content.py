@@ -5,7 +5,9 @@ sees realistic tasks (`python manage.py load_demo`). Everything is keyed by stab
 twice changes nothing.
 """
 
+import math
 import random
+from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -28,8 +30,9 @@ from corpus.models import (
     Worker,
 )
 from corpus.prompt_content import install_prompt_content
-from crowd.models import ClaimStatus, Study, TaskKind
+from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from validation.models import ValidationClaim
+from validation.selectors import BATCH_SIZE
 
 RESEARCHER = ("researcher", "researcher-demo")
 WORKER = ("worker", "worker-demo")
@@ -43,6 +46,7 @@ WRITING_STUDY = {
     "task_kind": TaskKind.WRITING,
     "tasks_per_batch": 3,
     "completion_code": "DEMO-WRITE-1234",
+    "payment_per_task": Decimal("1.20"),
     # As a Prolific study has it; the completion page offers the way back with the session's code.
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
@@ -52,6 +56,7 @@ VALIDATION_STUDY = {
     "task_kind": TaskKind.VALIDATION,
     "tasks_per_batch": 2,
     "completion_code": "DEMO-VALID-5678",
+    "payment_per_task": Decimal("0.40"),
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
 
@@ -643,6 +648,37 @@ def add_demo_validation_labels(dataset):
     return added
 
 
+def ensure_demo_study_sessions(dataset):
+    """Count the demo validators' labels as work in the demo validation study, so the cost page has
+    figures: one session per validator, the labels' claims attached to it, a task per batch of five
+    labels (rounded up). Claims already in a session are left alone (a rerun changes nothing)."""
+    study = Study.objects.filter(slug=VALIDATION_STUDY["slug"]).first()
+    if study is None:
+        return 0
+    claims = ValidationClaim.objects.filter(
+        pair__dataset=dataset,
+        status=ClaimStatus.SUBMITTED,
+        is_catch_trial=False,
+        study_session__isnull=True,
+        worker__user__username__in=DEMO_AUTHORS + DEMO_VALIDATORS,
+    )
+    attached = 0
+    for worker in Worker.objects.filter(pk__in=claims.values("worker_id")).select_related("user").order_by("pk"):
+        session, _ = StudySession.objects.get_or_create(
+            study=study, worker=worker, external_session_id=f"demo-{worker.user.username}"
+        )
+        labels = claims.filter(worker=worker).update(study_session=session)
+        session.tasks_done += math.ceil(labels / BATCH_SIZE)
+        fields = ["tasks_done"]
+        if session.completed_at is None and session.tasks_done >= study.tasks_per_batch:
+            session.completed_at = timezone.now()
+            session.completion_code = session.expected_completion_code()
+            fields += ["completed_at", "completion_code"]
+        session.save(update_fields=fields)
+        attached += labels
+    return attached
+
+
 @transaction.atomic
 def load_demo():
     """Load everything in one transaction; returns what was created, for the command's summary."""
@@ -653,6 +689,7 @@ def load_demo():
     premises_by_genre = ensure_premises(dataset)
     pairs_created = ensure_demo_pairs(dataset, premises_by_genre, authors)
     labels_added = add_demo_validation_labels(dataset)
+    ensure_demo_study_sessions(dataset)
     return {
         "dataset": dataset,
         "content_rows": content_rows,

@@ -3,6 +3,7 @@ that wait for five judgments in the MPE task (/validate/mpe/next/), and a Prolif
 (`demo-mpe`) whose link sends a participant to those judgments and ends on a completion code."""
 
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 
 from corpus.models import Dataset
@@ -52,6 +53,7 @@ MPE_STUDY = {
     "task_kind": TaskKind.MPE_JUDGMENT,
     "tasks_per_batch": 1,
     "completion_code": "DEMO-MPE-2468",
+    "payment_per_task": Decimal("0.40"),
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
     "catch_trial_share": 0,
 }

@@ -1,6 +1,8 @@
 """Demo recast pairs (DNC): a few review sentences recast with the shipped sentiment template into a
 two-way dataset, queued for the two-way validation task and open to the grammaticality task."""
 
+from decimal import Decimal
+
 from corpus.counters import set_needs_validation
 from corpus.models import Dataset, Genre, Pair
 from crowd.models import Study, TaskKind
@@ -13,6 +15,7 @@ STUDY = {
     "task_kind": TaskKind.VALIDATION,
     "tasks_per_batch": 1,
     "completion_code": "DEMO-RECAST-2468",
+    "payment_per_task": Decimal("0.30"),
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
 GENRE = "slate"

@@ -70,3 +70,15 @@ def scoped_url(base, scope, **params):
 def genre_name(slug):
     """'facetoface' -> 'Face-to-face': pages show a genre's name, never its slug."""
     return genre_names().get(slug, slug) if slug else slug
+
+
+@register.filter
+def money(value):
+    """A cost (dashboard.queries.costs.Money) as '12.50 GBP'; None (nothing to divide by) -> '—'."""
+    return MISSING if value is None else str(value)
+
+
+@register.filter
+def money_raw(value):
+    """A cost for data-value: the number (one currency), the text (several), '' when undefined."""
+    return "" if value is None else value.value

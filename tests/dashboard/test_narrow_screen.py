@@ -7,7 +7,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.urls import reverse
 
-from . import factories
+from . import cost_factories, factories
 
 PHONE = {"width": 390, "height": 844}
 PAGES = [
@@ -15,6 +15,7 @@ PAGES = [
     "validation",
     "corpus",
     "workers",
+    "costs",
     "pairs",
     "reports",
     "artifacts",
@@ -29,6 +30,7 @@ PAGES = [
 def test_no_dashboard_page_is_wider_than_a_phone(live_server, page, make_researcher):
     factories.worker_corpus()
     factories.corpus()
+    cost_factories.build("costs-on-a-phone", prefix="phone-")  # the cost page's widest table, with rows
     make_researcher(username="ada", password="research-pass-1")
     page.set_viewport_size(PHONE)
     page.goto(f"{live_server.url}/accounts/login/?next=/dashboard/")

@@ -21,6 +21,7 @@ def page_urls(run):
         reverse("dashboard:validation"),
         reverse("dashboard:corpus"),
         reverse("dashboard:workers"),
+        reverse("dashboard:costs"),
         reverse("dashboard:snapshots"),
         reverse("dashboard:snapshots_progress") + f"?ids={run.snapshot_id}",
         reverse("dashboard:training"),

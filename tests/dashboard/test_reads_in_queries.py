@@ -80,6 +80,7 @@ PAGES = [
     "dashboard:workers",
     "dashboard:label_pairs",
     "dashboard:bonuses",
+    "dashboard:costs",
     "dashboard:pairs",
     "dashboard:reports",
     "dashboard:snapshots",

@@ -189,3 +189,26 @@ def test_the_printed_mpe_study_link_leads_to_mpe_judgments_and_a_completion_code
     code = StudySession.objects.get(study=study).completion_code
     assert code.startswith("DEMO-MPE-2468")
     assert code in client.get("/validate/mpe/next/").content.decode()
+
+
+def test_the_demo_studies_pay_per_task_so_the_cost_page_has_figures(client, demo_output):
+    from crowd.models import StudySession
+    from dashboard.queries.costs import cost_overview
+    from validation.models import ValidationClaim
+
+    assert not Study.objects.filter(payment_per_task=0).exists()
+    dataset = Dataset.objects.get(slug="collected")
+    validation = Study.objects.get(slug="demo-validation")
+    labels = ValidationClaim.objects.filter(study_session__study=validation, is_catch_trial=False).count()
+    assert labels == ValidationLabel.objects.filter(pair__dataset=dataset, position__gt=1).count() > 0
+    sessions = StudySession.objects.filter(study=validation, external_session_id__startswith="demo-demo-")
+    assert sessions.exists() and all(s.tasks_done > 0 for s in sessions)
+    overview = cost_overview(dataset)
+    row = next(row for row in overview["studies"] if row.study == validation)
+    assert row.labels_bought == labels and row.tasks == sum(s.tasks_done for s in sessions)
+    assert str(row.task_money) == f"{row.tasks * validation.payment_per_task} {validation.bonus_currency}"
+    assert overview["totals"]["gold"] > 0 and not overview["totals"]["cost_per_gold"].is_zero
+    assert overview["projection"]["remaining_pairs"] > 0 and overview["projection"]["cost"] is not None
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    page = client.get("/dashboard/costs/?dataset=collected").content.decode()
+    assert 'id="stat-spent"' in page and "Nothing spent yet" not in page

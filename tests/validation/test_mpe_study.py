@@ -139,6 +139,7 @@ def test_the_admin_refuses_an_mpe_study_on_a_single_premise_dataset(client, make
             "catch_trial_share": 0,
             "bonus_per_catch_match": 1,
             "bonus_currency": "USD",
+            "payment_per_task": "0.50",
             "access": "open",
             "reports_to_hold_premise": 2,
             "max_reports_per_batch": 2,

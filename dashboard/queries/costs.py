@@ -1,0 +1,337 @@
+"""The cost page (issue 24.3): money spent, labels bought, labels saved by stopping and the cost of
+a gold label, per study and per split and genre, with what the rest of the validation pool will
+cost at the current rate. What each figure counts: docs/dashboard.md, *Costs*.
+
+Every figure is a GROUP BY over the scope (six statements, whatever the corpus holds); Python
+only combines the grouped rows (a few per study, split, genre and label count), never pairs.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db.models import (
+    Count,
+    DecimalField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce
+
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Pair
+from crowd.models import ClaimStatus, Study, TaskKind
+from quality.models import BonusEntry, BonusKind
+from validation.models import ValidationClaim
+
+CENT = Decimal("0.01")
+VALIDATION_KINDS = (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT)
+# Validation labels a pair takes under the fixed rule (five labels, the author's is free).
+FIXED_VALIDATION_LABELS = LABELS_PER_PAIR - AUTHOR_POSITION
+
+
+@dataclass
+class Money:
+    """An amount in one or more currencies (studies may pay in different ones: never summed across)."""
+
+    amounts: dict[str, Decimal] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, amount, currency):
+        return cls({currency: Decimal(amount or 0)})
+
+    def __add__(self, other):
+        total = dict(self.amounts)
+        for currency, amount in other.amounts.items():
+            total[currency] = total.get(currency, Decimal("0")) + amount
+        return Money(total)
+
+    def times(self, factor):
+        factor = Decimal(str(factor))
+        return Money({c: a * factor for c, a in self.amounts.items()})
+
+    def per(self, count):
+        """The amount per one of `count` things; None when there is nothing to divide by."""
+        return Money({c: a / count for c, a in self.amounts.items()}) if count else None
+
+    @property
+    def _nonzero(self):
+        return {c: a for c, a in self.amounts.items() if a.quantize(CENT)}
+
+    @property
+    def is_zero(self):
+        return not self._nonzero
+
+    def __str__(self):
+        """'2.00 GBP + 1.50 USD'; nothing: '0.00' in its currency where it has one."""
+        shown = self._nonzero
+        if not shown:
+            return f"0.00 {next(iter(self.amounts))}" if len(self.amounts) == 1 else "0.00"
+        return " + ".join(f"{shown[c].quantize(CENT)} {c}" for c in sorted(shown))
+
+    @property
+    def value(self):
+        """The figure for data-value: the number when one currency (or none), else the text."""
+        shown = self._nonzero
+        if len(shown) > 1:
+            return str(self)
+        return f"{next(iter(shown.values()), Decimal('0')).quantize(CENT)}"
+
+
+@dataclass
+class StudyCost:
+    study: Study
+    tasks: int
+    task_money: Money
+    bonuses_paid: Money
+    bonuses_owed: Money
+    labels_bought: int = 0
+    gold: int = 0
+    saved: int = 0
+
+    @property
+    def is_validation(self):
+        return self.study.task_kind in VALIDATION_KINDS
+
+    @property
+    def is_writing(self):
+        return self.study.task_kind == TaskKind.WRITING
+
+    @property
+    def label_kind(self):
+        if self.is_validation:
+            return "validation labels"
+        if self.is_writing:
+            return "hypotheses"
+        return ""
+
+    @property
+    def spent(self):
+        return self.task_money + self.bonuses_paid
+
+    @property
+    def cost_per_label(self):
+        return self.spent.per(self.labels_bought)
+
+    @property
+    def cost_per_gold(self):
+        return self.spent.per(self.gold) if self.is_validation else None
+
+
+@dataclass
+class GroupCost:
+    """One split and genre."""
+
+    split: str
+    genre: str
+    validation_labels: int = 0
+    hypotheses: int = 0
+    money: Money = field(default_factory=Money)
+    gold: int = 0
+    saved: int = 0
+    finished: int = 0
+    finished_labels: int = 0
+    remaining_pairs: int = 0
+    # label_count -> pairs still needing validation with that many labels
+    remaining_by_count: dict[int, int] = field(default_factory=dict)
+    projected_labels: float = 0.0
+    projected_cost: Money | None = None
+
+    @property
+    def cost_per_gold(self):
+        return self.money.per(self.gold)
+
+
+def _sum_of_amounts(which):
+    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
+    return Coalesce(Sum("amount", filter=which), zero)
+
+
+def _validation_labels(dataset):
+    """Submitted validation claims of study sessions that added a label (catch trials add none)."""
+    claims = ValidationClaim.objects.filter(
+        status=ClaimStatus.SUBMITTED, is_catch_trial=False, study_session__isnull=False
+    )
+    return claims.filter(pair__dataset=dataset) if dataset else claims
+
+
+def _studies(dataset):
+    """Statements 1 and 2: each study with its tasks done, and the ledger's bonuses by study and currency."""
+    studies = Study.objects.select_related("dataset").annotate(tasks=Coalesce(Sum("sessions__tasks_done"), 0))
+    entries = BonusEntry.objects.all()
+    if dataset:
+        studies = studies.filter(dataset=dataset)
+        entries = entries.filter(study__dataset=dataset)
+    bonuses = (
+        entries.values("study_id", "currency")
+        .annotate(
+            paid=_sum_of_amounts(Q(kind=BonusKind.PAID)),
+            owed=_sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True)),
+        )
+        .order_by()
+    )
+    paid, owed = defaultdict(Money), defaultdict(Money)
+    for row in bonuses:
+        paid[row["study_id"]] += Money.of(row["paid"], row["currency"])
+        owed[row["study_id"]] += Money.of(row["owed"], row["currency"])
+    return {
+        study.pk: StudyCost(
+            study=study,
+            tasks=study.tasks,
+            task_money=Money.of(study.tasks * study.payment_per_task, study.bonus_currency),
+            bonuses_paid=paid[study.pk],
+            bonuses_owed=owed[study.pk],
+        )
+        for study in studies.order_by("slug")
+    }
+
+
+def cost_overview(dataset=None):
+    """Everything the cost page shows, for one dataset or all (six statements)."""
+    studies = _studies(dataset)
+    groups: dict[tuple[str, str], GroupCost] = {}
+
+    def group(split, genre):
+        key = (split or "", genre or "")
+        if key not in groups:
+            groups[key] = GroupCost(split=key[0], genre=key[1])
+        return groups[key]
+
+    # Statement 3: validation labels bought, by study, split and genre.
+    bought = list(
+        _validation_labels(dataset)
+        .values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker).
+    written_pairs = Pair.objects.filter(
+        premise__writing_claims__status=ClaimStatus.SUBMITTED,
+        premise__writing_claims__study_session__isnull=False,
+        premise__writing_claims__worker=F("author"),
+    )
+    if dataset:
+        written_pairs = written_pairs.filter(dataset=dataset)
+    written = list(
+        written_pairs.values(
+            "premise__writing_claims__study_session__study_id", "premise__split", "premise__genre__slug"
+        )
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in bought:
+        if row["study_session__study_id"] in studies:
+            studies[row["study_session__study_id"]].labels_bought += row["n"]
+    for row in written:
+        if row["premise__writing_claims__study_session__study_id"] in studies:
+            studies[row["premise__writing_claims__study_session__study_id"]].labels_bought += row["n"]
+    # Money follows what it bought, at each study's cost per label.
+    for row in bought:
+        entry = group(row["pair__premise__split"], row["pair__premise__genre__slug"])
+        entry.validation_labels += row["n"]
+        cost = studies.get(row["study_session__study_id"])
+        if cost and cost.cost_per_label:
+            entry.money += cost.cost_per_label.times(row["n"])
+    for row in written:
+        entry = group(row["premise__split"], row["premise__genre__slug"])
+        entry.hypotheses += row["n"]
+        cost = studies.get(row["premise__writing_claims__study_session__study_id"])
+        if cost and cost.cost_per_label:
+            entry.money += cost.cost_per_label.times(row["n"])
+
+    # Statement 5: pairs validated in a study, credited to the study of their latest label, by
+    # study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
+    claims = _validation_labels(None).filter(pair=OuterRef("pk"))
+    validated = Pair.objects.filter(Exists(claims))
+    if dataset:
+        validated = validated.filter(dataset=dataset)
+    finished = Q(stopped_early=True) | Q(label_count__gte=LABELS_PER_PAIR)
+    validation_labels = ExpressionWrapper(F("label_count") - AUTHOR_POSITION, output_field=IntegerField())
+    saved_labels = ExpressionWrapper(LABELS_PER_PAIR - F("label_count"), output_field=IntegerField())
+    outcomes = (
+        validated.annotate(
+            credited_to=Subquery(claims.order_by("-submitted_at", "-id").values("study_session__study_id")[:1])
+        )
+        .values("credited_to", "premise__split", "premise__genre__slug")
+        .annotate(
+            gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
+            saved=Coalesce(Sum(saved_labels, filter=Q(stopped_early=True, label_count__lt=LABELS_PER_PAIR)), 0),
+            finished=Count("id", filter=finished),
+            finished_labels=Coalesce(Sum(validation_labels, filter=finished), 0),
+        )
+        .order_by()
+    )
+    for row in outcomes:
+        entry = group(row["premise__split"], row["premise__genre__slug"])
+        entry.gold += row["gold"]
+        entry.saved += row["saved"]
+        entry.finished += row["finished"]
+        entry.finished_labels += row["finished_labels"]
+        if row["credited_to"] in studies:
+            studies[row["credited_to"]].gold += row["gold"]
+            studies[row["credited_to"]].saved += row["saved"]
+
+    # Statement 6: the pool still to validate, by split, genre and labels so far.
+    pool = Pair.objects.filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
+    if dataset:
+        pool = pool.filter(dataset=dataset)
+    for row in pool.values("premise__split", "premise__genre__slug", "label_count").annotate(n=Count("id")).order_by():
+        entry = group(row["premise__split"], row["premise__genre__slug"])
+        entry.remaining_pairs += row["n"]
+        entry.remaining_by_count[row["label_count"]] = entry.remaining_by_count.get(row["label_count"], 0) + row["n"]
+
+    study_rows = list(studies.values())
+    finished_pairs = sum(g.finished for g in groups.values())
+    rate_measured = finished_pairs > 0
+    rate = sum(g.finished_labels for g in groups.values()) / finished_pairs if rate_measured else None
+    expected = rate if rate is not None else float(FIXED_VALIDATION_LABELS)
+    validation_studies = [s for s in study_rows if s.is_validation]
+    validation_spent = sum((s.spent for s in validation_studies), Money())
+    validation_labels_bought = sum(s.labels_bought for s in validation_studies)
+    cost_per_label = validation_spent.per(validation_labels_bought)
+    for entry in groups.values():
+        entry.projected_labels = sum(
+            n * max(expected - (count - AUTHOR_POSITION), 0.0) for count, n in entry.remaining_by_count.items()
+        )
+        entry.projected_cost = cost_per_label.times(round(entry.projected_labels, 4)) if cost_per_label else None
+
+    spent = sum((s.spent for s in study_rows), Money())
+    gold = sum(s.gold for s in study_rows)
+    projected_labels = sum(g.projected_labels for g in groups.values())
+    allocated = sum((s.spent for s in study_rows if s.labels_bought), Money())
+    return {
+        "studies": study_rows,
+        "groups": [groups[key] for key in sorted(groups)],
+        "totals": {
+            "tasks": sum(s.tasks for s in study_rows),
+            "task_money": sum((s.task_money for s in study_rows), Money()),
+            "bonuses_paid": sum((s.bonuses_paid for s in study_rows), Money()),
+            "bonuses_owed": sum((s.bonuses_owed for s in study_rows), Money()),
+            "spent": spent,
+            "validation_labels": sum(g.validation_labels for g in groups.values()),
+            "hypotheses": sum(g.hypotheses for g in groups.values()),
+            "saved": sum(g.saved for g in groups.values()),
+            "gold": gold,
+            "cost_per_gold": spent.per(gold),
+            "unallocated": spent + allocated.times(-1),
+        },
+        "projection": {
+            "finished_pairs": finished_pairs,
+            "rate": rate,
+            "rate_measured": rate_measured,
+            "expected_labels_per_pair": expected,
+            "cost_per_label": cost_per_label,
+            "remaining_pairs": sum(g.remaining_pairs for g in groups.values()),
+            "labels": projected_labels,
+            "cost": cost_per_label.times(round(projected_labels, 4)) if cost_per_label else None,
+        },
+        "has_figures": bool(
+            any(s.tasks or not s.bonuses_paid.is_zero or s.labels_bought for s in study_rows) or groups
+        ),
+    }
