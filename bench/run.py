@@ -201,6 +201,7 @@ def generate(pairs_total, workers_needed, seed=2018):
                         len(row_labels),
                         *votes,
                         gold,
+                        0,  # held_places: no live claims yet (the column has no database default)
                     )
                 )
                 for position, label in enumerate(row_labels, start=1):
@@ -292,6 +293,7 @@ def _flush(cursor, premises, pairs, labels):
             "neutral_votes",
             "contradiction_votes",
             "gold_label",
+            "held_places",
         ],
         pairs,
     )
