@@ -118,9 +118,9 @@ def fit_pooled_dawid_skene(
                 prior[truth] += post[truth]
                 for given, n in counts.items():
                     confusion[truth][given] += post[truth] * n
-        total = math.fsum(prior.values())
+        mass = math.fsum(prior.values())
         model = PooledModel(
-            prior={truth: value / total for truth, value in prior.items()},
+            prior={truth: value / mass for truth, value in prior.items()},
             confusion={
                 truth: {given: value / sum(row.values()) for given, value in row.items()}
                 for truth, row in confusion.items()
