@@ -109,6 +109,32 @@ def _stops_when_decided(row):
     )
 
 
+class PolicyRefused(ValidationError):
+    """A stopping policy that cannot be set; the message names the field."""
+
+
+def set_stopping_policy(dataset, split, rule, threshold=None, max_labels=None):
+    """Choose the split's stopping rule (a researcher, on the dashboard or in the admin): the policy
+    row, then the rule recorded on the split's pairs still taking labels and, under the decided rule,
+    the settled ones stopped, in one transaction. Returns (policy, pairs whose rule changed, stopped)."""
+    policy = StoppingPolicy.objects.filter(dataset=dataset, split=split).first() or StoppingPolicy(
+        dataset=dataset, split=split
+    )
+    policy.rule = rule
+    if threshold is not None:
+        policy.threshold = threshold
+    if max_labels is not None:
+        policy.max_labels = max_labels
+    try:
+        policy.full_clean(validate_unique=False)
+    except ValidationError as invalid:
+        raise PolicyRefused(invalid.message_dict) from invalid
+    with transaction.atomic():
+        policy.save()
+        changed, stopped = apply_stopping_policy(dataset, split)
+    return policy, changed, stopped
+
+
 @transaction.atomic
 def apply_stopping_policy(dataset, split):
     """Record the split's rule on its pairs still taking labels (fewer than five, not stopped),

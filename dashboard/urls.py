@@ -10,6 +10,7 @@ from .views import (
     quality,
     recast,
     snapshots,
+    stopping,
     training,
     validation,
     workers,
@@ -41,4 +42,5 @@ urlpatterns = [
     path("mpe/", mpe.mpe, name="mpe"),
     path("mpe/adjudicate/<int:pair_id>/", mpe.adjudicate_item, name="mpe_adjudicate"),
     path("recast/", recast.recast, name="recast"),
+    path("stopping/", stopping.stopping, name="stopping"),
 ]
