@@ -1,7 +1,8 @@
 """Writes for validation: claiming batches of five pairs and submitting their labels.
 
-Every pair ends with exactly the author's label plus four validation labels (MultiNLI §2.1,
-SNLI §2.2). Three things keep it so under concurrency: claims lock the pair rows they count
+Every pair ends with at most the author's label plus four validation labels (MultiNLI §2.1,
+SNLI §2.2): exactly four under the fixed stopping rule, fewer where its rule stops it early
+(`corpus.counters`, docs/quality.md). Three things keep the bound under concurrency: claims lock the pair rows they count
 (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), the label insert
 re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
 and (pair, worker) refuse whatever slips past both.
