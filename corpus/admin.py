@@ -441,6 +441,7 @@ class PairAdmin(admin.ModelAdmin):
         GoldLabelFilter,
         "author_label",
         "needs_validation",
+        "stopped_early",
         LabelCountFilter,
     ]
     list_select_related = ["dataset", "premise__genre"]
@@ -458,6 +459,8 @@ class PairAdmin(admin.ModelAdmin):
         "gold_label",
         "adjudicated_label",
         "word_overlap",
+        "stopping_rule",
+        "stopped_early",
     ]
     fields = [
         "dataset",
@@ -471,6 +474,8 @@ class PairAdmin(admin.ModelAdmin):
         "author",
         "created_at",
         "needs_validation",
+        "stopping_rule",
+        "stopped_early",
         "label_count",
         "entailment_votes",
         "neutral_votes",
@@ -549,6 +554,7 @@ class PairAdmin(admin.ModelAdmin):
     @admin.action(description="Mark selected pairs for validation")
     def mark_for_validation(self, request, queryset):
         changed = counters.set_needs_validation(queryset, True)
+        counters.record_stopping_rules(queryset)  # the split's stopping rule, as every marking records
         self.message_user(request, f"{changed} pair(s) now need validation.", messages.SUCCESS)
 
     @admin.action(description="Unmark selected pairs for validation")

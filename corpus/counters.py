@@ -72,8 +72,13 @@ def needs_validation(split, pair_id, dataset):
 
 @transaction.atomic
 def set_needs_validation(pairs, flag):
-    """Ask for (or stop asking for) four validation labels on these pairs; returns how many changed."""
-    return Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag).update(needs_validation=flag)
+    """Ask for (or stop asking for) validation labels on these pairs; returns how many changed.
+    A pair its stopping rule stopped early stays stopped (marking a split again reopens nothing);
+    putting the split back on the fixed rule does (`apply_stopping_policy`)."""
+    chosen = Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag)
+    if flag:
+        chosen = chosen.filter(stopped_early=False)
+    return chosen.update(needs_validation=flag)
 
 
 _needs_validation = needs_validation  # create_pairs has an argument of the same name
@@ -138,9 +143,14 @@ def set_stopping_policy(dataset, split, rule, threshold=None, max_labels=None):
 @transaction.atomic
 def apply_stopping_policy(dataset, split):
     """Record the split's rule on its pairs still taking labels (fewer than five, not stopped),
-    and stop those the decided rule says are settled already. Pairs that stopped keep their rule.
+    and stop those the decided rule says are settled already. Pairs that stopped keep their rule,
+    except under the fixed rule (five labels a pair), which reopens them: they take labels again.
     Returns (pairs whose rule changed, pairs stopped now)."""
     rule = stopping_rule_for(dataset, split)
+    if rule == StoppingRule.FIXED:
+        Pair.objects.filter(
+            dataset=dataset, premise__split=split, stopped_early=True, label_count__lt=LABELS_PER_PAIR
+        ).update(needs_validation=True, stopped_early=False)
     open_pairs = Pair.objects.filter(
         dataset=dataset, premise__split=split, stopped_early=False, label_count__lt=LABELS_PER_PAIR
     )

@@ -47,7 +47,7 @@ def label_sequences(dataset, split, limit=PREVIEW_PAIRS):
         .order_by("pk")
         .values_list("pk", flat=True)[:limit]
     )
-    sequences: dict[int, list[str]] = {pk: [] for pk in pairs}
+    sequences = {pk: [] for pk in pairs}
     labels = (
         ValidationLabel.objects.filter(pair_id__in=pairs, position__lte=LABELS_PER_PAIR)
         .order_by("pair_id", "position")

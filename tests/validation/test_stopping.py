@@ -109,12 +109,17 @@ def test_choosing_the_rule_records_it_and_stops_settled_pairs(make_worker):
     assert settled.stopping_rule == open_pair.stopping_rule == StoppingRule.DECIDED
     assert (settled.stopped_early, settled.needs_validation) == (True, False)
     assert (open_pair.stopped_early, open_pair.needs_validation) == (False, True)
-    # Back to fixed: pairs still taking labels follow; the stopped one keeps its rule.
+    # Marking the split again reopens nothing.
+    assert services.mark_dev_test_for_validation(dataset) == 0
+    settled.refresh_from_db()
+    assert (settled.stopped_early, settled.needs_validation) == (True, False)
+    # Back to fixed (five labels a pair): every pair of the split follows, the stopped one reopens.
     StoppingPolicy.objects.filter(dataset=dataset).update(rule=StoppingRule.FIXED)
-    assert counters.apply_stopping_policy(dataset, Split.DEV) == (1, 0)
+    assert counters.apply_stopping_policy(dataset, Split.DEV) == (2, 0)
     open_pair.refresh_from_db()
     settled.refresh_from_db()
-    assert open_pair.stopping_rule == StoppingRule.FIXED and settled.stopping_rule == StoppingRule.DECIDED
+    assert open_pair.stopping_rule == settled.stopping_rule == StoppingRule.FIXED
+    assert (settled.stopped_early, settled.needs_validation) == (False, True)
 
 
 @pytest.mark.django_db
