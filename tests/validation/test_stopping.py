@@ -237,3 +237,26 @@ def test_concurrent_validators_are_never_served_a_stopped_pair(transactional_db,
         # Its gold is the one its labels up to the deciding one gave, late labels or not.
         assert pair.gold_label == majority_gold([x.label for x in labels[:k]])
     assert counters.recompute_gold(fix=False).disagreements == 0
+
+
+@pytest.mark.django_db
+def test_the_counters_stop_every_label_sequence_where_the_replay_does():
+    """All 243 five-label sequences, label by label through corpus.counters on the decided rule:
+    each pair stops exactly where corpus.stopping's replay stops it, with the five-label gold."""
+    import itertools
+
+    from corpus.stopping import DECIDED, replay_sequence
+
+    dataset = decided_dataset("every-sequence")
+    for sequence in itertools.product((E, N, C), repeat=5):
+        pair = make_pair(dataset, label=sequence[0])
+        for label in sequence[1:]:
+            if not pair.needs_validation:
+                break
+            counters.add_label(pair, label)
+            pair.refresh_from_db(fields=["needs_validation", "stopped_early"])
+        pair.refresh_from_db()
+        used, gold = replay_sequence(list(sequence), DECIDED)
+        assert (pair.label_count, pair.gold_label) == (used, gold), sequence
+        assert pair.stopped_early == (used < 5), sequence
+        assert gold == majority_gold(list(sequence))
