@@ -38,6 +38,7 @@ from .models import (
     PromptExample,
     PromptFamily,
     Split,
+    StoppingPolicy,
     ValidationLabel,
     Worker,
 )
@@ -160,6 +161,27 @@ class DatasetAdmin(admin.ModelAdmin):
     @admin.display(description="pairs")
     def pair_count(self, dataset):
         return dataset.pairs.count() if dataset.pk else 0
+
+
+@admin.register(StoppingPolicy)
+class StoppingPolicyAdmin(admin.ModelAdmin):
+    """The stopping rule of a dataset's split (issue 24; docs/quality.md "Stopping rules"). Saving
+    one records the rule on the split's pairs still taking labels and stops those already settled
+    under the decided rule; deleting one puts the split back on the fixed rule."""
+
+    list_display = ["dataset", "split", "rule", "threshold", "max_labels", "updated_at"]
+    list_filter = ["rule", "split"]
+    fields = ["dataset", "split", "rule", "threshold", "max_labels"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        changed, stopped = counters.apply_stopping_policy(obj.dataset, obj.split)
+        messages.info(request, f"{changed} pairs now follow the {obj.rule} rule; {stopped} stopped at once.")
+
+    def delete_model(self, request, obj):
+        dataset, split = obj.dataset, obj.split
+        super().delete_model(request, obj)
+        counters.apply_stopping_policy(dataset, split)
 
 
 # --- workers -------------------------------------------------------------------------------------
@@ -419,6 +441,7 @@ class PairAdmin(admin.ModelAdmin):
         GoldLabelFilter,
         "author_label",
         "needs_validation",
+        "stopped_early",
         LabelCountFilter,
     ]
     list_select_related = ["dataset", "premise__genre"]
@@ -436,6 +459,8 @@ class PairAdmin(admin.ModelAdmin):
         "gold_label",
         "adjudicated_label",
         "word_overlap",
+        "stopping_rule",
+        "stopped_early",
     ]
     fields = [
         "dataset",
@@ -449,6 +474,8 @@ class PairAdmin(admin.ModelAdmin):
         "author",
         "created_at",
         "needs_validation",
+        "stopping_rule",
+        "stopped_early",
         "label_count",
         "entailment_votes",
         "neutral_votes",
@@ -527,6 +554,7 @@ class PairAdmin(admin.ModelAdmin):
     @admin.action(description="Mark selected pairs for validation")
     def mark_for_validation(self, request, queryset):
         changed = counters.set_needs_validation(queryset, True)
+        counters.record_stopping_rules(queryset)  # the split's stopping rule, as every marking records
         self.message_user(request, f"{changed} pair(s) now need validation.", messages.SUCCESS)
 
     @admin.action(description="Unmark selected pairs for validation")

@@ -11,7 +11,7 @@ labels, and a "label" there is any of the five, the author's included, except wh
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
 
 from . import labels as scheme_labels
 from . import tallies
@@ -248,3 +248,18 @@ def agreement_stats(
         if scheme == scheme_labels.ORDINAL_SCHEME:
             result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
     return result
+
+
+def stopped_early_stats(dataset: Dataset | str | None = None, split: str | None = None) -> dict[str, int]:
+    """Pairs that stopped before five labels (issue 24's decided or confident rule) and the
+    validation labels they saved. They are in no figure of `agreement_stats` (not five-label pairs),
+    so they are counted apart: one statement on the partial index `pair_stopped_early`."""
+    stopped = (
+        pairs_in(resolve_dataset(dataset), split)
+        .filter(stopped_early=True, label_count__lt=LABELS_PER_PAIR)
+        .aggregate(n=Count("pk"), labels=Sum("label_count"))
+    )
+    return {
+        "stopped_early_pairs": stopped["n"],
+        "labels_saved": stopped["n"] * LABELS_PER_PAIR - (stopped["labels"] or 0),
+    }

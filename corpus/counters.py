@@ -31,10 +31,11 @@ from django.db.models.sql import Query
 from django.utils import timezone
 
 from . import labels as scheme_labels
-from . import tallies
+from . import stopping, tallies
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
 from .models import (
     AUTHOR_POSITION,
+    GOLD_MAJORITY,
     LABELS_PER_PAIR,
     NO_GOLD,
     Adjudication,
@@ -42,6 +43,8 @@ from .models import (
     Label,
     Pair,
     Split,
+    StoppingPolicy,
+    StoppingRule,
     ValidationLabel,
     Worker,
 )
@@ -68,11 +71,131 @@ def needs_validation(split, pair_id, dataset):
 
 @transaction.atomic
 def set_needs_validation(pairs, flag):
-    """Ask for (or stop asking for) four validation labels on these pairs; returns how many changed."""
-    return Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag).update(needs_validation=flag)
+    """Ask for (or stop asking for) validation labels on these pairs; returns how many changed.
+    A pair its stopping rule stopped early stays stopped (marking a split again reopens nothing);
+    putting the split back on the fixed rule does (`apply_stopping_policy`)."""
+    chosen = Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag)
+    if flag:
+        chosen = chosen.filter(stopped_early=False)
+    return chosen.update(needs_validation=flag)
 
 
 _needs_validation = needs_validation  # create_pairs has an argument of the same name
+
+
+# --- stopping rules (issue 24; corpus/stopping.py holds the rules themselves) --------------------
+
+
+def stopping_rule_for(dataset, split):
+    """The rule a researcher chose for this split of the dataset (`StoppingPolicy`), else fixed."""
+    rule = StoppingPolicy.objects.filter(dataset=dataset, split=split).values_list("rule", flat=True).first()
+    return rule or StoppingRule.FIXED
+
+
+def decided_q():
+    """`corpus.stopping.gold_is_decided` as a filter on a pair's counters: a label has three
+    votes, or none can reach three with the labels left (v + (5 - n) < 3, i.e. v < n - 2)."""
+    reachable = LABELS_PER_PAIR - GOLD_MAJORITY
+    majority, hopeless = Q(), Q()
+    for name in VOTE_FIELD.values():
+        majority |= Q(**{f"{name}__gte": GOLD_MAJORITY})
+        hopeless &= Q(**{f"{name}__lt": F("label_count") - reachable})
+    return majority | hopeless
+
+
+def _stops_when_decided(row):
+    """Whether a pair whose counters just moved stops now under the decided rule (in memory)."""
+    return (
+        row.stopping_rule == StoppingRule.DECIDED
+        and row.needs_validation
+        and not row.stopped_early
+        and stopping.decided_stop(row.entailment_votes, row.neutral_votes, row.contradiction_votes, row.label_count)
+    )
+
+
+class PolicyRefused(ValidationError):
+    """A stopping policy that cannot be set; the message names the field."""
+
+
+def set_stopping_policy(dataset, split, rule, threshold=None, max_labels=None):
+    """Choose the split's stopping rule (a researcher, on the dashboard or in the admin): the policy
+    row, then the rule recorded on the split's pairs still taking labels and, under the decided rule,
+    the settled ones stopped, in one transaction. Returns (policy, pairs whose rule changed, stopped)."""
+    policy = StoppingPolicy.objects.filter(dataset=dataset, split=split).first() or StoppingPolicy(
+        dataset=dataset, split=split
+    )
+    policy.rule = rule
+    if threshold is not None:
+        policy.threshold = threshold
+    if max_labels is not None:
+        policy.max_labels = max_labels
+    try:
+        policy.full_clean(validate_unique=False)
+    except ValidationError as invalid:
+        raise PolicyRefused(invalid.message_dict) from invalid
+    with transaction.atomic():
+        policy.save()
+        changed, stopped = apply_stopping_policy(dataset, split)
+    return policy, changed, stopped
+
+
+@transaction.atomic
+def apply_stopping_policy(dataset, split):
+    """Record the split's rule on its pairs still taking labels (fewer than five, not stopped),
+    and stop those the decided rule says are settled already. Pairs that stopped keep their rule,
+    except under the fixed rule (five labels a pair), which reopens them: they take labels again.
+    Returns (pairs whose rule changed, pairs stopped now)."""
+    rule = stopping_rule_for(dataset, split)
+    if rule == StoppingRule.FIXED:
+        Pair.objects.filter(
+            dataset=dataset, premise__split=split, stopped_early=True, label_count__lt=LABELS_PER_PAIR
+        ).update(needs_validation=True, stopped_early=False)
+    open_pairs = Pair.objects.filter(
+        dataset=dataset, premise__split=split, stopped_early=False, label_count__lt=LABELS_PER_PAIR
+    )
+    changed = open_pairs.exclude(stopping_rule=rule).update(stopping_rule=rule)
+    stopped = 0
+    if rule == StoppingRule.DECIDED:
+        stopped = stop_pairs(open_pairs.filter(needs_validation=True).filter(decided_q()))
+    return changed, stopped
+
+
+@transaction.atomic
+def record_stopping_rules(pairs):
+    """Copy each pair's split rule (`StoppingPolicy`, else fixed) onto these pairs still taking
+    labels, and stop those the decided rule says are settled. Called when pairs are marked for
+    validation. A few statements per policy row; returns pairs stopped."""
+    pairs = Pair.objects.filter(pk__in=pairs.values("pk"), stopped_early=False, label_count__lt=LABELS_PER_PAIR)
+    chosen = Q()
+    for dataset_id, split, rule in StoppingPolicy.objects.values_list("dataset_id", "split", "rule"):
+        where = Q(dataset_id=dataset_id, premise__split=split)
+        pairs.filter(where).exclude(stopping_rule=rule).update(stopping_rule=rule)
+        chosen |= where
+    unchosen = pairs.exclude(chosen) if chosen else pairs
+    unchosen.exclude(stopping_rule=StoppingRule.FIXED).update(stopping_rule=StoppingRule.FIXED)
+    return stop_pairs(pairs.filter(stopping_rule=StoppingRule.DECIDED, needs_validation=True).filter(decided_q()))
+
+
+def stop_pairs(pairs):
+    """Stop these pairs taking labels before five (the decided or confident rule): they leave the
+    claim indexes (partial on needs_validation) in one UPDATE. Live claims others hold on them stay
+    good: their labels are taken and counted when submitted (a pair never exceeds five), and no
+    claim serves the pair again. Returns how many stopped."""
+    return (
+        Pair.objects.filter(pk__in=pairs.values("pk"))
+        .filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
+        .update(needs_validation=False, stopped_early=True)
+    )
+
+
+def requeue_undecided_stopped():
+    """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
+    label left their counters) take labels again. One UPDATE; returns how many."""
+    return (
+        Pair.objects.filter(stopped_early=True, stopping_rule=StoppingRule.DECIDED, label_count__lt=LABELS_PER_PAIR)
+        .exclude(decided_q())
+        .update(needs_validation=True, stopped_early=False)
+    )
 
 
 # --- one label at a time -----------------------------------------------------------------------
@@ -108,9 +231,14 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
         gold = locked.adjudicated_label or gold_from_votes(
             locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes, locked.imported_gold
         )
-        if gold != locked.gold_label:
-            Pair.objects.filter(pk=locked.pk).update(gold_label=gold)
-            locked.gold_label = gold
+        stops = _stops_when_decided(locked)
+        if gold != locked.gold_label or stops:
+            moved = {"gold_label": gold}
+            if stops:  # the decided rule: the gold cannot change, so the pair leaves the claim queue
+                moved.update(needs_validation=False, stopped_early=True)
+            Pair.objects.filter(pk=locked.pk).update(**moved)
+            for name, value in moved.items():
+                setattr(locked, name, value)
         tallies.pairs_moved([(before, tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id))])
     # The caller's instance follows the database, so pages built from it are current.
     for name in COUNTERS:
@@ -200,6 +328,9 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
                 "adjudicated_label",
                 "held_places",
                 "imported_gold",
+                "stopping_rule",
+                "stopped_early",
+                "needs_validation",
                 *COUNTERS,
                 "premise__split",
                 "premise__genre_id",
@@ -212,7 +343,7 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
             "pair_id", "position", "worker_id"
         ):
             existing.setdefault(pair_pk, []).append((position, worker_id))
-        new_labels = []
+        new_labels, stopping_now = [], False
         for pair, label, ordinal in labelled:
             row = locked.get(pair.pk)
             if row is None:
@@ -236,10 +367,16 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
             )
             if releasing_places:
                 row.held_places = max(0, row.held_places - 1)
+            if _stops_when_decided(row):
+                # The decided rule (corpus/stopping.py): the gold cannot change any more, so the
+                # pair leaves the claim indexes in the same UPDATE that moves its counters.
+                row.needs_validation, row.stopped_early, stopping_now = False, True, True
         if refusal is None:
             created = ValidationLabel.objects.bulk_create(new_labels)
             # Absolute values are safe: the rows are locked since they were read.
             fields = [*COUNTERS, "held_places"] if releasing_places else list(COUNTERS)
+            if stopping_now:
+                fields += ["needs_validation", "stopped_early"]
             Pair.objects.bulk_update(list(locked.values()), fields)
             # The maintained aggregates move in the same transaction: one INSERT of deltas.
             tallies.pairs_moved(
@@ -273,6 +410,7 @@ def create_pairs(
     `ordinals[i]`, for ordinal datasets, lists pair i's 1–5 ratings in the same order.
     Runs in the caller's transaction.
     """
+    rule = stopping_rule_for(dataset, split)
     for pair, pair_labels in zip(pairs, labels, strict=True):
         pair.dataset = dataset
         pair.needs_validation = (
@@ -280,6 +418,9 @@ def create_pairs(
         )
         for name, value in counters_from_labels(pair_labels).items():
             setattr(pair, name, value)
+        pair.stopping_rule = rule
+        if _stops_when_decided(pair):  # imported labels that settle the gold already
+            pair.needs_validation, pair.stopped_early = False, True
         if pair.imported_gold and pair.gold_label == NO_GOLD:  # the file's gold until validation decides
             pair.gold_label = pair.imported_gold
         if pair.adjudicated_label:  # e.g. an imported MPE item whose file gold is not the majority
@@ -374,7 +515,9 @@ def set_workers_excluded(workers, excluded):
         )
     if not changed:
         return ExclusionOutcome(changed=0)
-    return ExclusionOutcome(changed=changed, recompute_report=recompute_gold())
+    report = recompute_gold()
+    requeue_undecided_stopped()  # a stopped pair that lost a label may be undecided again
+    return ExclusionOutcome(changed=changed, recompute_report=report)
 
 
 # --- the set-based check and repair ------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q, Value
 
@@ -329,6 +330,40 @@ class StoppingRule(models.TextChoices):
     CONFIDENT = "confident", "Confident: stop once the worker-quality posterior is sure"
 
 
+class StoppingPolicy(models.Model):
+    """The stopping rule a researcher chose for one split of a dataset (issue 24; docs/quality.md).
+
+    A split without a row is on the fixed rule (five labels a pair): dev and test stay there unless
+    a researcher says otherwise, because the papers' agreement figures and Fleiss κ need five
+    labels a pair. The rule is copied onto each pair when it is marked for validation or imported
+    (`Pair.stopping_rule`), and onto the split's pairs still taking labels when it changes
+    (`corpus.counters.apply_stopping_policy`).
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="stopping_policies")
+    split = models.CharField(max_length=10, choices=Split.choices)
+    rule = models.CharField(max_length=10, choices=StoppingRule.choices, default=StoppingRule.FIXED)
+    threshold = models.FloatField(
+        default=0.95,
+        validators=[MinValueValidator(0.5), MaxValueValidator(1.0)],
+        help_text="Confident rule: the Dawid–Skene posterior of the leading label at which a pair stops.",
+    )
+    max_labels = models.PositiveSmallIntegerField(
+        default=LABELS_PER_PAIR,
+        validators=[MinValueValidator(AUTHOR_POSITION + 1), MaxValueValidator(LABELS_PER_PAIR)],
+        help_text="Confident rule: a pair stops at this many labels (the author's included) whatever its posterior.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "stopping policies"
+        ordering = ["dataset", "split"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "split"], name="one_stopping_policy_per_split")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug} {self.split}: {self.rule}"
+
+
 class Pair(models.Model):
     # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
     # table takes a new entry whenever a counter moves (label_count is indexed, so no such update is
@@ -410,6 +445,8 @@ class Pair(models.Model):
             # Pairs written per hour on the dashboard: written pairs only (an author), so the figure
             # reads the last 48 hours of writing and never the rows an import just added.
             models.Index(fields=["created_at"], condition=Q(author__isnull=False), name="pair_written_at"),
+            # Pairs that stopped before five labels (issue 24): counted apart by the statistics.
+            models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
         ]
 
     def __str__(self) -> str:

@@ -12,6 +12,7 @@ from .views import (
     quality,
     recast,
     snapshots,
+    stopping,
     training,
     validation,
     workers,
@@ -49,4 +50,5 @@ urlpatterns = [
     path("adversarial/<slug:slug>/advance/", adversarial.advance, name="adversarial_advance"),
     path("adversarial/<slug:slug>/<int:number>/close/", adversarial.close, name="adversarial_close"),
     path("adversarial/<slug:slug>/<int:number>/export.jsonl", adversarial.export, name="adversarial_export"),
+    path("stopping/", stopping.stopping, name="stopping"),
 ]

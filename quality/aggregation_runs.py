@@ -164,6 +164,14 @@ def run_aggregation(run_id):
         )
         raise
     run.refresh_from_db()
+    if run.status == AggregationStatus.DONE:
+        from .stopping import stop_confident_pairs
+
+        # The confident stopping rule reads the posteriors this run just stored (issue 24).
+        figures = dict(run.figures or {})
+        figures["stopped_confident"] = stop_confident_pairs(run)
+        AggregationRun.objects.filter(pk=run.pk).update(figures=figures)
+        run.figures = figures
     return run
 
 

@@ -1,7 +1,8 @@
 """Writes for validation: claiming batches of five pairs and submitting their labels.
 
-Every pair ends with exactly the author's label plus four validation labels (MultiNLI §2.1,
-SNLI §2.2). Three things keep it so under concurrency: claims lock the pair rows they count
+Every pair ends with at most the author's label plus four validation labels (MultiNLI §2.1,
+SNLI §2.2): exactly four under the fixed stopping rule, fewer where its rule stops it early
+(`corpus.counters`, docs/quality.md). Three things keep the bound under concurrency: claims lock the pair rows they count
 (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), the label insert
 re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
 and (pair, worker) refuse whatever slips past both.
@@ -20,7 +21,7 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from corpus.counters import LabelRefused, add_labels, set_needs_validation
+from corpus.counters import LabelRefused, add_labels, record_stopping_rules, set_needs_validation
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
 from crowd.models import ClaimStatus
@@ -457,8 +458,13 @@ def release_expired_claims(now=None):
 
 
 def mark_for_validation(pairs):
-    """Ask for four validation labels on these pairs. Returns how many were newly marked."""
-    return set_needs_validation(pairs, True)
+    """Ask for validation labels on these pairs, under their split's stopping rule (recorded on
+    each pair: `corpus.counters.record_stopping_rules`; four labels under the fixed rule, the
+    default). Returns how many were newly marked."""
+    with transaction.atomic():
+        marked = set_needs_validation(pairs, True)
+        record_stopping_rules(pairs)
+    return marked
 
 
 def sample_train_for_validation(dataset, fraction, seed=0, progress=False):
@@ -485,9 +491,11 @@ def sample_train_for_validation(dataset, fraction, seed=0, progress=False):
         dataset.save(update_fields=["train_validation_fraction"])
         for chunk in chunks:
             Pair.objects.filter(pk__in=chunk).update(needs_validation=True)
+        record_stopping_rules(train.filter(needs_validation=True))
     return {"train_pairs": total, "wanted": wanted, "already_marked": already, "newly_marked": len(chosen)}
 
 
 def mark_dev_test_for_validation(dataset):
-    """Dev and test pairs always get four validation labels (MultiNLI §2.1)."""
+    """Dev and test pairs always get validation labels (MultiNLI §2.1): four under the fixed rule,
+    their default, unless a researcher chose another rule for the split (`StoppingPolicy`)."""
     return mark_for_validation(Pair.objects.filter(dataset=dataset, premise__split__in=[Split.DEV, Split.TEST]))

@@ -1,7 +1,7 @@
 """The validation page: pairs by labels so far, and the agreement statistics."""
 
 from corpus import tallies
-from corpus.agreement import agreement_stats
+from corpus.agreement import agreement_stats, stopped_early_stats
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR
 
 from ..figure_cache import cached, refreshable
@@ -25,4 +25,5 @@ def _validation_overview(dataset, split):
     return {
         "label_counts": label_count_distribution(dataset, split),
         "agreement": agreement_stats(dataset=dataset, split=split),
+        "stopping": stopped_early_stats(dataset, split),
     }

@@ -72,5 +72,6 @@ def validation(request):
             gold_counts=gold_counts,
             per_genre=per_genre,
             label_counts=overview["label_counts"],
+            stopping=overview.get("stopping") or {},
         ),
     )

@@ -90,12 +90,16 @@ def content_hash(files):
     return digest.hexdigest()
 
 
-def build_manifest(snapshot_id, datasets, filters, rows, files, label_scheme=None, gold_sources=None):
+def build_manifest(
+    snapshot_id, datasets, filters, rows, files, label_scheme=None, gold_sources=None, stopping_rules=None
+):
     """The manifest; `label_scheme` is written for two-way and ordinal snapshots (absent: three-way,
     as every snapshot made before schemes existed), and names the labels training predicts.
     `gold_sources` counts the rows by where their gold_label comes from: crowd (3 of 5), imported
     (the source file's, not validated), adjudicated, author (an unvalidated pair's author label by
-    the unvalidated_gold convention) and none ('-')."""
+    the unvalidated_gold convention) and none ('-'). `stopping_rules` ({rule: {"pairs", "stopped_early"}},
+    issue 24) is written where some pair is not on the fixed rule; absent: five labels a pair.
+    A pair stopped early has fewer than five labels, so `min_labels` 5 leaves it out."""
     manifest = {
         "format": FORMAT_NAME,
         "snapshot": snapshot_id,
@@ -109,6 +113,8 @@ def build_manifest(snapshot_id, datasets, filters, rows, files, label_scheme=Non
     }
     if gold_sources is not None:
         manifest["gold_sources"] = gold_sources
+    if stopping_rules:
+        manifest["stopping_rules"] = stopping_rules
     if label_scheme and label_scheme != THREE_WAY_SCHEME:
         manifest["label_scheme"] = label_scheme
         manifest["labels"] = list(scheme_labels(label_scheme))

@@ -24,6 +24,7 @@ from corpus.models import (
     Pair,
     Premise,
     Split,
+    StoppingRule,
     ValidationLabel,
 )
 
@@ -155,6 +156,30 @@ def gold_source_counts(datasets=None, filters=None, upper_id=None):
     )
     for row in rows:
         counts[row["source"]] += row["n"]
+    return counts
+
+
+def stopping_rule_counts(datasets=None, filters=None, upper_id=None):
+    """{rule: {"pairs": n, "stopped_early": m}} of a snapshot's pairs (ids up to `upper_id`), or
+    None where every one is on the fixed rule (five labels a pair; issue 24), so that manifests of
+    fixed-rule data read as they always did."""
+    if upper_id is None:
+        return None
+    rows = (
+        pairs_for_export(datasets, filters)
+        .filter(pk__lte=upper_id)
+        .values("stopping_rule", "stopped_early")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    counts = {}
+    for row in rows:
+        entry = counts.setdefault(row["stopping_rule"], {"pairs": 0, "stopped_early": 0})
+        entry["pairs"] += row["n"]
+        if row["stopped_early"]:
+            entry["stopped_early"] += row["n"]
+    if set(counts) <= {StoppingRule.FIXED} and not any(entry["stopped_early"] for entry in counts.values()):
+        return None
     return counts
 
 

@@ -228,6 +228,7 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
             files,
             label_scheme=scheme,
             gold_sources=selectors.gold_source_counts(snapshot.datasets, snapshot.filters, upper_id),
+            stopping_rules=selectors.stopping_rule_counts(snapshot.datasets, snapshot.filters, upper_id),
         )
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():

@@ -93,7 +93,8 @@ def test_load_demo_restores_genres_and_families_after_a_flush():
     PromptFamily.objects.all().delete()
     load_demo()
     assert Genre.objects.count() == 11 and PromptFamily.objects.count() == 6
-    assert Premise.objects.exclude(dataset__slug="mpe-demo").count() == 110  # plus the MPE demo's two caption sets
+    # Plus the MPE demo's two caption sets and the decided-rule demo's premise (demo/stopping.py).
+    assert Premise.objects.exclude(dataset__slug__in=["mpe-demo", "demo-decided"]).count() == 110
 
 
 def test_demo_exports_a_snapshot_and_trains_every_demo_model_with_a_genre_matrix():
@@ -101,7 +102,7 @@ def test_demo_exports_a_snapshot_and_trains_every_demo_model_with_a_genre_matrix
 
     snapshot = Snapshot.objects.get()
     assert snapshot.status == "done"
-    assert snapshot.row_count == Pair.objects.exclude(dataset__slug="mpe-demo").count()
+    assert snapshot.row_count == Pair.objects.exclude(dataset__slug__in=["mpe-demo", "demo-decided"]).count()
     names = set(snapshot.files.values_list("name", flat=True))
     assert {
         "train.jsonl",

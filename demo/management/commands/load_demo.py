@@ -16,6 +16,8 @@ from demo.mpe import MPE_STUDY, ensure_mpe_demo
 from demo.qualification import ensure_qualification_demo
 from demo.quality import ensure_quality_demo
 from demo.recast import ensure_recast_demo
+from demo.stopping import DATASET as STOPPING_DATASET
+from demo.stopping import ensure_stopping_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
@@ -78,6 +80,7 @@ class Command(BaseCommand):
         if not (result["content_rows"] or result["pairs_created"] or result["validation_labels_added"]):
             self.stdout.write("  already loaded: nothing created.")
         self.stdout.write(ensure_mpe_demo())
+        self.stdout.write(ensure_stopping_demo())
         # Like the artifacts demo, extra pairs beside the core demo: --no-artifacts leaves both out.
         if not (no_recast or no_artifacts):
             recast, recast_made = ensure_recast_demo()
@@ -130,6 +133,8 @@ class Command(BaseCommand):
             ("recast preview and save", f"{site}/dashboard/recast/"),
             ("two-way validation study", f"{site}/study/demo-recast-validation/?{recast_ids}  (keys 1/2)"),
             ("grammaticality task", f"{site}/validate/grammaticality/"),
+            ("decided stopping rule (savings)", f"{site}/dashboard/validation/?dataset={STOPPING_DATASET}"),
+            ("stopping rules (settings)", f"{site}/admin/corpus/stoppingpolicy/"),
         ]
         if qualified is not None:
             links += [

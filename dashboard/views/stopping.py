@@ -1,0 +1,67 @@
+"""Stopping rules per dataset split (issue 24; docs/quality.md "Stopping rules"): choose one, and
+preview what each rule would have saved on a split's stored label sequences."""
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from corpus.counters import PolicyRefused, set_stopping_policy
+from corpus.models import Split, StoppingRule
+from dashboard.queries import stopping as queries
+from dashboard.queries.common import datasets
+
+from .common import page_context, researcher_required
+
+
+def _number(text, kind):
+    try:
+        return kind(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def stopping(request):
+    known = {dataset.slug: dataset for dataset in datasets()}
+    if request.method == "POST":
+        dataset = known.get(request.POST.get("dataset", ""))
+        split, rule = request.POST.get("split", ""), request.POST.get("rule", "")
+        if dataset is None or split not in Split.values or rule not in StoppingRule.values:
+            messages.error(request, "Choose a dataset, a split and a rule; nothing was changed.")
+            return redirect("dashboard:stopping")
+        try:
+            policy, changed, stopped = set_stopping_policy(
+                dataset,
+                split,
+                rule,
+                threshold=_number(request.POST.get("threshold"), float),
+                max_labels=_number(request.POST.get("max_labels"), int),
+            )
+        except PolicyRefused as refused:
+            messages.error(request, f"Not saved: {'; '.join(f'{k}: {v[0]}' for k, v in refused.message_dict.items())}")
+            return redirect("dashboard:stopping")
+        messages.success(
+            request,
+            f"{dataset.slug} {split}: {policy.get_rule_display()}. {changed} pairs follow it now; {stopped} stopped at once.",
+        )
+        return redirect("dashboard:stopping")
+    preview = None
+    dataset = known.get(request.GET.get("preview", ""))
+    split = request.GET.get("split", Split.DEV)
+    if dataset is not None and split in Split.values:
+        preview = {"dataset": dataset, "split": split, **queries.replay_preview(dataset, split)}
+    return render(
+        request,
+        "dashboard/stopping.html",
+        page_context(
+            request,
+            "stopping",
+            None,
+            rows=queries.policy_rows(),
+            rules=StoppingRule.choices,
+            splits=Split.values,
+            datasets=list(known.values()),
+            preview=preview,
+        ),
+    )

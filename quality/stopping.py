@@ -1,0 +1,52 @@
+"""The confident stopping rule (issue 24; docs/quality.md "Stopping rules"), run after an aggregation run.
+
+A split on the confident rule (`corpus.StoppingPolicy`) stops a pair taking labels once the
+Dawid–Skene posterior of its leading label, with the worker confusion matrices the run just fitted,
+reaches the split's threshold, unless that label is a minority of the pair's labels, or once the
+pair has the split's maximum of labels (`corpus.stopping.confident_stop`). The pairs leave the claim
+queue through `corpus.counters.stop_pairs` (one UPDATE per split). Their stored gold label stays the
+3-of-5 rule over the labels they have; the confident label is the run's (`AggregatedLabel`).
+"""
+
+from corpus import counters
+from corpus.labels import LABELS_PER_PAIR
+from corpus.models import Pair, StoppingPolicy, StoppingRule
+from corpus.stopping import confident_stop
+
+from .models import AggregatedLabel, AggregationRun, AggregationStatus
+
+METHOD = "dawid_skene"
+
+
+def stop_confident_pairs(run: AggregationRun) -> int:
+    """Stop the run's dataset's confident-rule pairs its Dawid–Skene posteriors settle; returns how many."""
+    if run.status != AggregationStatus.DONE:
+        return 0
+    stopped = 0
+    for policy in StoppingPolicy.objects.filter(dataset=run.dataset_id, rule=StoppingRule.CONFIDENT):
+        open_pairs = Pair.objects.filter(
+            dataset=run.dataset_id,
+            premise__split=policy.split,
+            stopping_rule=StoppingRule.CONFIDENT,
+            needs_validation=True,
+            stopped_early=False,
+            label_count__lt=LABELS_PER_PAIR,
+        )
+        rows = AggregatedLabel.objects.filter(run=run, method=METHOD, pair__in=open_pairs).values_list(
+            "pair_id",
+            "label",
+            "posterior",
+            "pair__entailment_votes",
+            "pair__neutral_votes",
+            "pair__contradiction_votes",
+        )
+        chosen = []
+        for pk, label, posterior, e, n, c in rows.iterator(chunk_size=5000):
+            labels = ["entailment"] * e + ["neutral"] * n + ["contradiction"] * c
+            if confident_stop({label: posterior}, labels, policy.threshold, policy.max_labels):
+                chosen.append(pk)
+        at_most = open_pairs.filter(label_count__gte=policy.max_labels).values_list("pk", flat=True)
+        chosen += list(at_most)
+        if chosen:
+            stopped += counters.stop_pairs(Pair.objects.filter(pk__in=chosen))
+    return stopped

@@ -1,0 +1,27 @@
+"""The replay of SNLI dev's own label sequences (bench/replay_stopping.py; docs/quality.md figures)."""
+
+import runpy
+
+from corpus.stopping import CONFIDENT, DECIDED, FIXED, replay
+from tests.conftest import REPO_ROOT, shared_file
+
+
+def test_snli_dev_replayed_under_each_rule():
+    bench = runpy.run_path(str(REPO_ROOT / "bench" / "replay_stopping.py"))
+    sequences = bench["read_sequences"](shared_file("snli_1.0_dev.jsonl"))
+    assert len(sequences) == 10000
+    results = {
+        (r.rule, r.threshold, r.order): r
+        for r in replay(sequences, rules=((FIXED, None), (DECIDED, None), (CONFIDENT, 0.95), (CONFIDENT, 0.99)))
+    }
+    fixed = results[(FIXED, None, "file")]
+    decided = results[(DECIDED, None, "file")]
+    assert (fixed.pairs, fixed.validation_labels_full, fixed.labels_saved) == (9986, 39944, 0)
+    assert round(fixed.kappa_full, 3) == 0.670
+    # The issue's 39%: every saved label is one that could not change the gold label.
+    assert (decided.labels_saved, decided.gold_changed, decided.stopped_early) == (15827, 0, 8946)
+    assert round(100 * decided.saved_share, 1) == 39.6
+    confident = results[(CONFIDENT, 0.95, "file")], results[(CONFIDENT, 0.99, "file")]
+    assert [(r.labels_saved, r.gold_changed) for r in confident] == [(25549, 174), (17942, 17)]
+    # The statsmodels check the bench runs agrees with the replay's own κ.
+    assert abs(bench["statsmodels_kappa"](fixed.full_label_rows) - fixed.kappa_full) < 1e-9
