@@ -104,8 +104,12 @@ def test_every_genre_gets_ten_premises_and_held_out_genres_stay_out_of_train(set
 
 def test_demo_pairs_have_position_one_labels_and_consistent_counters(demo_output):
     for genre in Genre.objects.all():
-        # The MultiNLI-style demo pairs (the MPE demo items have their own test).
-        pairs = Pair.objects.filter(premise__genre=genre).exclude(dataset__slug="mpe-demo").select_related("premise")
+        # The MultiNLI-style demo pairs (the MPE demo items and the decided-rule set have their own tests).
+        pairs = (
+            Pair.objects.filter(premise__genre=genre)
+            .exclude(dataset__slug__in=["mpe-demo", "demo-decided"])
+            .select_related("premise")
+        )
         premises = {pair.premise for pair in pairs}
         assert len(premises) == 4, genre.slug
         assert sum(premise.split in ("dev", "test") for premise in premises) >= 2
@@ -114,7 +118,7 @@ def test_demo_pairs_have_position_one_labels_and_consistent_counters(demo_output
             assert sorted(pair.author_label for pair in mine) == sorted(Label.values)
             assert len({pair.author_id for pair in mine}) == 1
             assert premise.writings_done == 1
-    for pair in Pair.objects.exclude(dataset__slug="mpe-demo").prefetch_related("labels"):
+    for pair in Pair.objects.exclude(dataset__slug__in=["mpe-demo", "demo-decided"]).prefetch_related("labels"):
         labels = list(pair.labels.all())
         first = labels[0]
         assert (first.position, first.label, first.worker_id) == (1, pair.author_label, pair.author_id)
