@@ -8,5 +8,5 @@ register = template.Library()
 
 
 @register.filter
-def reader_text(value):
+def reader_text(value: object) -> str:
     return detokenize(str(value)) if value is not None else ""
