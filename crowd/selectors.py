@@ -20,8 +20,10 @@ COMPLETION_CSV_COLUMNS = [
     "tasks_done",
     "started_at",
     "completed_at",
+    "worker_marks",
     "completion_code",
 ]
+EXCLUDED_MARK = "excluded"
 
 
 def worker_task_counts(worker: Worker | None) -> dict[str, int]:
@@ -61,10 +63,35 @@ def completed_sessions(study: Study) -> QuerySet[StudySession]:
     )
 
 
+def worker_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
+    """{worker pk: [words]} for the workers of a list a researcher approves or pays from: "excluded"
+    (their labels are left out), and the marks apps above this one add (`signals.worker_marks_wanted`:
+    the quality app's flags); workers with no mark are absent."""
+    from .signals import worker_marks_wanted
+
+    ids = sorted(set(worker_ids))
+    marks: dict[int, list[str]] = {}
+    if not ids:
+        return marks
+    for pk in Worker.objects.filter(pk__in=ids, is_excluded=True).values_list("pk", flat=True):
+        marks.setdefault(pk, []).append(EXCLUDED_MARK)
+    for _receiver, answer in worker_marks_wanted.send(sender=None, worker_ids=ids):
+        if not isinstance(answer, dict):
+            continue
+        for pk, words in answer.items():
+            if pk in ids:
+                marks.setdefault(pk, []).extend(words)
+    return marks
+
+
 def completion_rows(studies: Iterable[Study]) -> Iterator[list[Any]]:
-    """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order."""
+    """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order; the
+    worker_marks column says "excluded" or names the quality flags (`worker_marks`), so a session is
+    never approved unseen."""
     for study in studies:
-        for session in completed_sessions(study):
+        sessions = list(completed_sessions(study))
+        marks = worker_marks(session.worker_id for session in sessions)
+        for session in sessions:
             yield [
                 study.slug,
                 session.worker.market,
@@ -74,6 +101,7 @@ def completion_rows(studies: Iterable[Study]) -> Iterator[list[Any]]:
                 session.tasks_done,
                 session.started_at.isoformat(),
                 session.completed_at.isoformat() if session.completed_at else "",
+                "; ".join(marks.get(session.worker_id, [])),
                 session.completion_code,
             ]
 

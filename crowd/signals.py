@@ -14,6 +14,9 @@ back with the batch.
     the pair's labels), `seconds` is the time per item.
 `completion_hold_wanted(study_session)`: the session is completing in a study that holds the codes
     of sessions at chance; a receiver returns a reason (words for researchers) to hold its code, or None.
+`worker_marks_wanted(worker_ids)`: the approval and bonus lists are being drawn; a receiver returns
+    {worker pk: [words]} marking those of these workers a researcher should look at before paying
+    (flagged by the quality checks), so no list pays them unmarked (issue 27).
 `validation_labels_added(pair_ids)`: validation labels were added to these pairs (every submitted
     batch, catch trials aside); the adversarial app settles its verifications here.
 """
@@ -24,3 +27,4 @@ catch_trials_wanted = Signal()
 validation_batch_submitted = Signal()
 completion_hold_wanted = Signal()
 validation_labels_added = Signal()
+worker_marks_wanted = Signal()

@@ -29,3 +29,9 @@ class QualityConfig(AppConfig):
         from .guessers import hold_code_of_guesser
 
         completion_hold_wanted.connect(hold_code_of_guesser, dispatch_uid="quality.hold_code_of_guesser")
+        # The approval and bonus lists mark flagged workers (crowd.selectors.worker_marks).
+        from crowd.signals import worker_marks_wanted
+
+        from .selectors import flag_marks
+
+        worker_marks_wanted.connect(flag_marks, dispatch_uid="quality.flag_marks")
