@@ -231,9 +231,16 @@ def agreement_stats(
         "gold_eq_author": _ratio(totals["gold_eq_author"], five),
         "gold_ne_author": _ratio(totals["gold_ne_author"], five),
         "no_gold": _ratio(totals["no_gold"], five),
+        # The count behind no_gold: five labels and no 3 agree (the dashboard's "no consensus" row).
+        "no_consensus_pairs": totals["no_gold"],
         "fleiss_kappa": _kappas(five, sums, squares, categories, scheme),
         "per_genre": {
-            slug: {"pairs": genre["pairs"], "agreement": _ratio(genre["matching"], genre["five"] * LABELS_PER_PAIR)}
+            slug: {
+                "pairs": genre["pairs"],
+                # The pairs the genre's agreement is over (MultiNLI Table 3 counts five-label pairs only).
+                "five_label_pairs": genre["five"],
+                "agreement": _ratio(genre["matching"], genre["five"] * LABELS_PER_PAIR),
+            }
             for slug, genre in sorted(genres.items())
         },
         "gold_counts": gold_counts,

@@ -21,8 +21,10 @@ is decided here too (`needs_validation`).
 """
 
 import random
+import time
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Case, CharField, Count, F, Func, IntegerField, OuterRef, Q, Subquery, When
@@ -501,6 +503,22 @@ class ExclusionOutcome:
     recompute_report: object = None
 
 
+# When labels last changed in a way the maintained figures cannot follow (an exclusion, a repairing
+# recompute): figures cached before then are out of date (dashboard/figure_cache.py reads it).
+FIGURES_CHANGED_KEY = "corpus:figures-changed-at"
+
+
+def mark_figures_changed():
+    """Record that cached figures are out of date from now, and again once the change has committed
+    (a figure computed in between, from the data before the commit, is then out of date too)."""
+    cache.set(FIGURES_CHANGED_KEY, time.time(), None)
+    transaction.on_commit(lambda: cache.set(FIGURES_CHANGED_KEY, time.time(), None))
+
+
+def figures_changed_at():
+    return cache.get(FIGURES_CHANGED_KEY) or 0.0
+
+
 def set_workers_excluded(workers, excluded):
     """Exclude (or include again) workers' labels; gold labels and counters follow by a recompute.
 
@@ -517,6 +535,8 @@ def set_workers_excluded(workers, excluded):
         return ExclusionOutcome(changed=0)
     report = recompute_gold()
     requeue_undecided_stopped()  # a stopped pair that lost a label may be undecided again
+    # Every figure of the dashboard moves with the gold labels: none is shown from before (issue 27).
+    mark_figures_changed()
     return ExclusionOutcome(changed=changed, recompute_report=report)
 
 
@@ -658,6 +678,8 @@ def recompute_gold(dataset=None, fix=True, lengths=False):
             if fix:
                 tallies.rebuild(dataset, truth)
                 report.tally_drift.rebuilt = True
+        if report.fixed:
+            mark_figures_changed()
         return report
     disagreeing = []
     report.disagreements, report.examples = find_disagreements(dataset, found=disagreeing)
@@ -666,6 +688,8 @@ def recompute_gold(dataset=None, fix=True, lengths=False):
     # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
     # as every writer does, so what differs now is drift: a tally a writer missed).
     report.tally_drift = tallies.check_and_rebuild(dataset, lengths=lengths, repair=fix)
+    if report.fixed:
+        mark_figures_changed()
     return report
 
 

@@ -1,7 +1,7 @@
 """Reads of the crowd app: what a worker has done so far, where a finished session goes back to,
 and the completed sessions a researcher approves on the market."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -20,8 +20,10 @@ COMPLETION_CSV_COLUMNS = [
     "tasks_done",
     "started_at",
     "completed_at",
+    "worker_marks",
     "completion_code",
 ]
+EXCLUDED_MARK = "excluded"
 
 
 def worker_task_counts(worker: Worker | None) -> dict[str, int]:
@@ -61,10 +63,34 @@ def completed_sessions(study: Study) -> QuerySet[StudySession]:
     )
 
 
-def completion_rows(studies: Iterable[Study]) -> Iterator[list[Any]]:
-    """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order."""
+MarkSource = Callable[[list[int]], dict[int, list[str]]]
+
+
+def worker_marks(worker_ids: Iterable[int], flagged: MarkSource | None = None) -> dict[int, list[str]]:
+    """{worker pk: [words]} for the workers of a list a researcher approves or pays from: "excluded"
+    (their labels are left out), and what `flagged` adds (the caller passes the quality app's flags:
+    `annotation_site.wiring.worker_marks`); workers with no mark are absent."""
+    ids = sorted(set(worker_ids))
+    marks: dict[int, list[str]] = {}
+    if not ids:
+        return marks
+    for pk in Worker.objects.filter(pk__in=ids, is_excluded=True).values_list("pk", flat=True):
+        marks.setdefault(pk, []).append(EXCLUDED_MARK)
+    if flagged is not None:
+        for pk, words in flagged(ids).items():
+            if pk in ids:
+                marks.setdefault(pk, []).extend(words)
+    return marks
+
+
+def completion_rows(studies: Iterable[Study], flagged: MarkSource | None = None) -> Iterator[list[Any]]:
+    """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order; the
+    worker_marks column says "excluded" or names the quality flags (`worker_marks`), so a session is
+    never approved unseen."""
     for study in studies:
-        for session in completed_sessions(study):
+        sessions = list(completed_sessions(study))
+        marks = worker_marks((session.worker_id for session in sessions), flagged)
+        for session in sessions:
             yield [
                 study.slug,
                 session.worker.market,
@@ -74,6 +100,7 @@ def completion_rows(studies: Iterable[Study]) -> Iterator[list[Any]]:
                 session.tasks_done,
                 session.started_at.isoformat(),
                 session.completed_at.isoformat() if session.completed_at else "",
+                "; ".join(marks.get(session.worker_id, [])),
                 session.completion_code,
             ]
 

@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation_site.permissions import is_researcher
-from annotation_site.wiring import NEXT_TASK_URL, admission_refusal
-from corpus.models import Worker
+from annotation_site.wiring import GRAMMATICALITY_URL, NEXT_TASK_URL, admission_refusal
+from corpus.models import Dataset, Worker
 
 from . import access, arrival, selectors
 from .models import Study, StudyAccess, StudySession, TaskKind
@@ -75,7 +75,20 @@ def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
         if study_session is not None
         else [TaskKind.WRITING, TaskKind.VALIDATION]
     )
-    return [{"url": reverse(NEXT_TASK_URL[kind]), "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
+    links = [{"url": reverse(NEXT_TASK_URL[kind]), "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
+    # DNC's grammaticality task, where the study's dataset (outside a study: any dataset) asks for
+    # judgments: a validation study offers it beside its batches (issue 27: it was reachable by URL only).
+    if study_session is None:
+        offers = Dataset.objects.filter(grammaticality_judgments__gt=0).exists()
+    else:
+        study = study_session.study
+        offers = study.task_kind == TaskKind.VALIDATION and study.dataset.grammaticality_judgments > 0
+    if offers:
+        links.append({"url": reverse(GRAMMATICALITY_URL), "text": GRAMMATICALITY_BUTTON_TEXT})
+    return links
+
+
+GRAMMATICALITY_BUTTON_TEXT = "Judge the grammar of sentences"
 
 
 @require_http_methods(["GET", "POST"])

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from annotation_site.celery import enqueue
+from corpus.counters import figures_changed_at
 from corpus.models import Dataset, Pair
 
 # Figures a task can recompute by name: name -> function(dataset, split).
@@ -57,7 +58,9 @@ def cached(name, dataset, split, compute):
     key = cache_key(name, dataset, split)
     entry = cache.get(key)
     if entry is not None:
-        if time.time() - entry["at"] < seconds:
+        # A figure from before an exclusion (or a repairing recompute) is out of date at once.
+        current = entry["at"] >= figures_changed_at()
+        if current and time.time() - entry["at"] < seconds:
             return entry["value"]
         if name in REFRESHABLE and corpus_is_large():
             schedule_refresh(name, dataset, split)

@@ -38,6 +38,7 @@ urlpatterns = [
     path("training/", training.training, name="training"),
     path("training/progress.json", training.training_progress, name="training_progress"),
     path("training/<int:run_id>/", training.training_detail, name="training_detail"),
+    path("training/<int:run_id>/cancel/", training.training_cancel, name="training_cancel"),
     path("artifacts/", artifacts.artifacts, name="artifacts"),
     path("aggregation/", aggregation.aggregation, name="aggregation"),
     path("aggregation/progress.json", aggregation.aggregation_progress, name="aggregation_progress"),

@@ -3,9 +3,10 @@
 - 36 pairs on the demo's dev premises whose author and three imported validators agree, plus one
   label each from `demo-guesser`, always wrong and in about a second: the workers page flags them
   (random guesser, too fast) with the test's figures;
-- the researcher's reference label on one of those pairs, marked as a catch trial (the labelling
-  page and the admin list it), and a catch-trial share of 20% on the demo validation study, so a
-  visitor to that study soon meets one;
+- the researcher's reference label on an ordinary demo pair whose five labels agree, marked as a
+  catch trial (the labelling page and the admin list it), and a catch-trial share of 20% on the demo
+  validation study, so a visitor to that study soon meets one; a catch trial is a real-looking pair,
+  never one of the guesser pairs above, whose hypotheses are marked and would give it away (issue 27);
 - a Prolific participant (`demo-pid-catch`) of the demo validation study who answered that catch
   trial as the researcher did: one unpaid bonus on the bonus page, ready to export and mark paid.
 Idempotent like the rest of the demo.
@@ -17,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from corpus.counters import add_label, create_pairs
-from corpus.labels import LABELS
+from corpus.labels import LABELS, LABELS_PER_PAIR
 from corpus.models import Market, Pair, Premise, Split, Worker
 from crowd.models import Study, StudySession
 from quality.catch_trials import score_catch_trials
@@ -61,10 +62,27 @@ def ensure_guesser_pairs(dataset):
     return created
 
 
+def catch_trial_pair(dataset):
+    """The demo's catch trial: an ordinary written demo pair whose five labels all agree with its author
+    (the kept reference label of an earlier load first, so a rerun keeps it)."""
+    kept = ReferenceLabel.objects.filter(pair__dataset=dataset, is_catch_trial=True).select_related("pair").first()
+    if kept is not None:
+        return kept.pair
+    candidates = (
+        Pair.objects.filter(dataset=dataset, premise__source="demo", label_count=LABELS_PER_PAIR)
+        .exclude(pair_id__startswith="quality-")
+        .order_by("pair_id")
+    )
+    for pair in candidates:
+        if pair.gold_label == pair.author_label and getattr(pair, f"{pair.author_label}_votes") == LABELS_PER_PAIR:
+            return pair
+    return None
+
+
 def ensure_quality_demo(dataset):
     """Returns a one-line summary."""
     created = ensure_guesser_pairs(dataset)
-    trap = Pair.objects.filter(dataset=dataset, pair_id__startswith="quality-").order_by("pk").first()
+    trap = catch_trial_pair(dataset)
     study = Study.objects.filter(slug=VALIDATION_STUDY["slug"]).first()
     if trap is None or study is None:
         return f"Quality: {created} guesser pairs; no catch trial (no demo validation study)."

@@ -105,6 +105,8 @@ def qualification_page(request, slug):
         "error": error,
         "attempt_number": number,
         "attempts_left": left,
+        # The tries after this one (the page says "try 2 of 3", never a count that includes this try).
+        "tries_after": left - 1,
         "needed": qualification.needed(test, len(items)),
     }
     return render(request, "quality/qualification.html", context, status=400 if error else 200)

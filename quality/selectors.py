@@ -288,3 +288,16 @@ def sequential_evidence_by_worker(worker_ids):
         )
         for pk, (own, written, (agreements, items)) in tallies.items()
     }
+
+
+def flag_marks(worker_ids):
+    """{worker pk: ["flagged: <flag>", ...]} for those of these workers the quality checks flag (the
+    workers page's flags): the marks of the approval and bonus lists (`annotation_site.wiring`)."""
+    wanted = set(worker_ids)
+    if not wanted:
+        return {}
+    return {
+        row.worker.pk: [f"flagged: {flag.kind.replace('_', ' ')}" for flag in row.flags]
+        for row in worker_quality()
+        if row.worker.pk in wanted and row.flags
+    }

@@ -35,10 +35,40 @@ def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
     )
 
 
-def submit_judgments(worker, judgments):
-    """Save {pair pk: "none" | "minor" | "major"} for one worker: all of them or none, with a message."""
+def pairs_shown_again(worker, pks):
+    """These pairs, where this worker may still judge them (a refused page shown again)."""
+    return list(
+        Pair.objects.filter(pk__in=list(pks), dataset__grammaticality_judgments__gt=0)
+        .exclude(author=worker)
+        .exclude(grammaticality_judgments__worker=worker)
+    )
+
+
+class JudgmentsIncomplete(ValidationRefused):
+    """A page sent with sentences unanswered: nothing saved; `missing` are their pair pks."""
+
+    def __init__(self, message, missing):
+        super().__init__(message)
+        self.missing = list(missing)
+
+
+def submit_judgments(worker, judgments, shown=None):
+    """Save {pair pk: "none" | "minor" | "major"} for one worker: all of them or none, with a message.
+
+    `shown`: the pair pks of the page that was answered; a page with any of them unanswered is
+    refused whole (JudgmentsIncomplete), never saved in part (issue 27).
+    """
     if worker.is_excluded:
         raise ValidationRefused("Your account is not taking part in this task at the moment.")
+    if shown:
+        missing = [pk for pk in shown if not judgments.get(pk)]
+        if missing:
+            raise JudgmentsIncomplete(
+                f"Please judge every sentence: {len(missing)} of {len(shown)} "
+                f"{'is' if len(missing) == 1 else 'are'} not answered yet. Nothing was saved; "
+                "your answers so far are kept below.",
+                missing,
+            )
     if not judgments:
         raise ValidationRefused("Please judge at least one sentence.")
     bad = [pk for pk, value in judgments.items() if value not in Grammaticality.values]

@@ -145,7 +145,7 @@ next_batch, batch = task_views(VALIDATION)
 def grammaticality(request):
     """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together."""
     worker = worker_for_user(request.user)
-    error = None
+    error, missing, chosen = None, [], {}
     if request.method == "POST":
         # ASCII digits only, of a size a primary key can have: "²" is a digit to str.isdigit() but
         # not to int(), and a 30-digit number overflows the database's integer.
@@ -154,15 +154,34 @@ def grammaticality(request):
             for key, value in request.POST.items()
             if re.fullmatch(r"grammar-[0-9]{1,18}", key)
         }
+        # The page's sentences (hidden fields): a page with any left unanswered is refused whole.
+        shown = [int(pk) for pk in request.POST.getlist("shown") if re.fullmatch(r"[0-9]{1,18}", pk)]
         try:
-            grammar.submit_judgments(worker, answers)
+            grammar.submit_judgments(worker, answers, shown=shown)
         except LabelRefused as refused:
             error = refused.message
+            missing = getattr(refused, "missing", [])
+            chosen = answers
         else:
             messages.success(request, "Saved. Thank you!")
             return redirect("validation:grammaticality")
     pairs = grammar.hypotheses_to_judge(worker)
-    context = {"pairs": pairs, "choices": Grammaticality.choices, "error": error}
+    if missing:
+        # The same page again, with the answers given kept (nothing was saved, so it is still open).
+        kept = {pair.pk: pair for pair in grammar.pairs_shown_again(worker, shown)}
+        pairs = [kept[pk] for pk in shown if pk in kept] or pairs
+    rows = [
+        {
+            "pair": pair,
+            "missing": pair.pk in missing,
+            "options": [
+                {"value": value, "text": text, "key": str(key), "checked": chosen.get(pair.pk) == value}
+                for key, (value, text) in enumerate(Grammaticality.choices, 1)
+            ],
+        }
+        for pair in pairs
+    ]
+    context = {"pairs": pairs, "rows": rows, "error": error}
     return render(request, "validation/grammaticality.html", context, status=400 if error else 200)
 
 

@@ -20,7 +20,9 @@ HOURS_SHOWN = 48
 
 
 def collection_overview(dataset=None, split=None):
-    return cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
+    overview = cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
+    # Counted live, never from the cache: the reports page shows the same count (issue 27).
+    return {**overview, "held_premises": held_premise_count(dataset, split)}
 
 
 @refreshable("collection")
@@ -43,9 +45,14 @@ def _collection_overview(dataset, split):
         "totals": totals,
         "writing_claims_open": open_writing.count(),
         "validation_claims_open": open_validation.count(),
-        "held_premises": premises_in(dataset, split).filter(status=PremiseStatus.HELD).count(),
         "hourly": pairs_per_hour(dataset, split, now),
     }
+
+
+def held_premise_count(dataset=None, split=None):
+    """Premises held for a researcher (status held: nobody is asked to write on them). The one
+    definition the collection page's tile and the reports page both show (issue 27)."""
+    return premises_in(dataset, split).filter(status=PremiseStatus.HELD).count()
 
 
 GENRE_SPLIT = ("genre__slug", "genre__name", "genre__is_training", "split")

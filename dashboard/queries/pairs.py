@@ -136,9 +136,12 @@ def just(premise):
 
 
 def reported_premises(dataset=None, limit=200):
-    """Premises with open reports, oldest report first, each with its reports and written pairs' count."""
+    """Premises held or with open reports, each with its open reports: every premise the
+    collection page counts as held is here to act on, and reported ones not held yet too."""
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
-    premises = Premise.objects.filter(Exists(PremiseReport.objects.filter(premise=OuterRef("pk"), resolved=False)))
+    premises = Premise.objects.filter(
+        Q(status=PremiseStatus.HELD) | Exists(PremiseReport.objects.filter(premise=OuterRef("pk"), resolved=False))
+    )
     if dataset is not None:
         premises = premises.filter(dataset=dataset)
     return list(
@@ -146,6 +149,14 @@ def reported_premises(dataset=None, limit=200):
         .prefetch_related(Prefetch("reports", queryset=open_reports, to_attr="open_reports"))
         .order_by("status", "pk")[:limit]
     )
+
+
+def reported_not_held_count(dataset=None):
+    """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
+    premises = Premise.objects.filter(Exists(PremiseReport.objects.filter(premise=OuterRef("pk"), resolved=False)))
+    if dataset is not None:
+        premises = premises.filter(dataset=dataset)
+    return premises.exclude(status=PremiseStatus.HELD).count()
 
 
 STATUS_CHOICES = PremiseStatus.choices

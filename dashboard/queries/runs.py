@@ -1,7 +1,7 @@
 """The job pages (aggregation runs, snapshots, training runs): recent rows, rows by id for the
 progress polls, and one row for a detail page (None when there is no such row: the view says 404)."""
 
-from modeling.models import JobStatus, Snapshot, TrainingRun
+from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 from quality.models import AggregationRun, AggregationStatus
 
 SHOWN = 50
@@ -59,3 +59,39 @@ def training_runs_by_id(ids):
 
 def training_run(run_id):
     return TrainingRun.objects.select_related("snapshot", "created_by").filter(pk=run_id).first()
+
+
+def embedded_queue():
+    """In the embedded mode (no broker), the jobs of this process's one background queue: what runs
+    now and what waits behind it (snapshot exports, training and aggregation runs); None with a
+    broker, where workers take jobs side by side."""
+    from django.conf import settings
+
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        return None
+    running = [
+        *(
+            f"snapshot export #{pk}"
+            for pk in Snapshot.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
+        ),
+        *(
+            f"training run {pk} ({model})"
+            for pk, model in TrainingRun.objects.filter(status=RunStatus.RUNNING)
+            .order_by("pk")
+            .values_list("pk", "model")
+        ),
+        *(
+            f"aggregation run {pk}"
+            for pk in AggregationRun.objects.filter(status=AggregationStatus.RUNNING).values_list("pk", flat=True)
+        ),
+    ]
+    waiting = {
+        "snapshot exports": Snapshot.objects.filter(status=JobStatus.PENDING).count(),
+        "training runs": TrainingRun.objects.filter(status=RunStatus.QUEUED).count(),
+        "aggregation runs": AggregationRun.objects.filter(status=AggregationStatus.PENDING).count(),
+    }
+    return {
+        "running": running,
+        "waiting": [(kind, n) for kind, n in waiting.items() if n],
+        "inline": settings.EMBEDDED_TASKS == "inline",
+    }

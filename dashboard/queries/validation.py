@@ -13,7 +13,10 @@ def label_count_distribution(dataset=None, split=None):
     counts = {}
     for labels, n in tallies.pair_counts(dataset, split, by=("label_count",)):
         counts[labels] = counts.get(labels, 0) + n
-    return [(labels, counts.get(labels, 0)) for labels in range(AUTHOR_POSITION, LABELS_PER_PAIR + 1)]
+    # Pairs with no label at all (an import without labels) get a tile of their own, so the tiles
+    # always add up to the page's pair count.
+    first = 0 if counts.get(0) else AUTHOR_POSITION
+    return [(labels, counts.get(labels, 0)) for labels in range(first, LABELS_PER_PAIR + 1)]
 
 
 def validation_overview(dataset=None, split=None):

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 from collection import services as collection_services
 from corpus.models import Label, Split
 from dashboard.queries import pairs as queries
+from dashboard.queries.collection import held_premise_count
 from dashboard.queries.common import genres
 
 from .common import Scope, page_context, researcher_required
@@ -49,6 +50,9 @@ def reports(request):
             "reports",
             scope,
             premises=queries.reported_premises(scope.dataset),
+            # The collection page's held count, by the same definition (dashboard.queries.collection).
+            held_count=held_premise_count(scope.dataset),
+            reported_not_held=queries.reported_not_held_count(scope.dataset),
         ),
     )
 

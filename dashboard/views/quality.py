@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
+from annotation_site.wiring import worker_marks
 from corpus.counters import LabelRefused
 from dashboard.queries import quality as queries
 from quality import bonuses, selectors, services
@@ -97,6 +98,14 @@ def label_pairs(request):
 def bonus_page(request):
     studies = bonuses.study_summaries()
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
+    unpaid = list(bonuses.unpaid(study)) if study else []
+    totals = bonuses.worker_totals(study) if study else []
+    # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27).
+    marks = worker_marks([entry.worker_id for entry in unpaid] + [row["id"] for row in totals])
+    for entry in unpaid:
+        entry.marks = marks.get(entry.worker_id, [])
+    for row in totals:
+        row["marks"] = marks.get(row["id"], [])
     return render(
         request,
         "dashboard/bonuses.html",
@@ -106,8 +115,8 @@ def bonus_page(request):
             None,
             studies=studies,
             study=study,
-            unpaid=list(bonuses.unpaid(study)) if study else [],
-            totals=bonuses.worker_totals(study) if study else [],
+            unpaid=unpaid,
+            totals=totals,
             # A dry pool serves no catch trial (never a repeat): the researcher is told here.
             catch_pools=queries.catch_pools_of_active_studies(),
         ),

@@ -54,6 +54,7 @@ def snapshots(request):
             snapshots=recent,
             splits=Split.values,
             aggregation_runs=aggregation_runs,
+            embedded_queue=queries.embedded_queue(),
         ),
     )
 

@@ -2,14 +2,14 @@ from django.contrib import messages
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation_site.permissions import LAUNCH_TRAINING
 from corpus.selectors import genre_names
 from dashboard import plots, results
 from dashboard.queries import runs as queries
 from modeling.models import ModelKind, RunStatus
-from modeling.training.services import LaunchRefused, launch_training_run
+from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 
 from .common import page_context, researcher_required
 
@@ -28,6 +28,7 @@ def training_form_context(request, form=None, errors=None):
         runs=queries.recent_training_runs(RUNS_SHOWN),
         form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
         errors=errors or [],
+        embedded_queue=queries.embedded_queue(),
     )
 
 
@@ -50,6 +51,19 @@ def training(request):
     run = queries.training_run(run.pk)  # in embedded mode the run has already finished by now
     messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
     return redirect("dashboard:training_detail", run.pk)
+
+
+@researcher_required(post_permission=LAUNCH_TRAINING)
+@require_POST
+def training_cancel(request, run_id):
+    """Cancel a queued or running run (modeling.training.services.cancel_training_run)."""
+    try:
+        run = cancel_training_run(run_id, user=request.user)
+    except CancelRefused as refused:
+        messages.error(request, refused.message)
+    else:
+        messages.success(request, f"Training run {run.pk} is cancelled: {run.error}")
+    return redirect("dashboard:training_detail", run_id)
 
 
 def run_payload(run, request, detail=False):
@@ -118,5 +132,6 @@ def training_detail(request, run_id):
             run=run,
             report=report,
             figures=figures,
+            embedded_queue=queries.embedded_queue(),
         ),
     )

@@ -1,5 +1,6 @@
 from django.shortcuts import render
 
+from corpus.labels import LABELS_PER_PAIR
 from corpus.selectors import genre_names
 from dashboard.queries import validation as queries
 
@@ -45,15 +46,25 @@ def validation(request):
         for key in kappa_rows
     ]
     counts = agreement.get("gold_counts") or {}
-    # "-" holds two kinds of pair: five labels without a majority, and pairs still being validated.
-    no_consensus = round((agreement.get("no_gold") or 0) * (agreement.get("five_label_pairs") or 0))
+    # Each figure defined once, so the page adds up (issue 27): every pair is in one gold row, and
+    # "-" holds two kinds of pair, five labels without a majority and pairs still short of five.
+    # A pair short of five labels may already have a gold label (3 agree, or an imported one).
+    no_consensus = agreement.get("no_consensus_pairs") or 0
+    no_gold_yet = counts.get("-", 0) - no_consensus
+    label_counts = overview["label_counts"]
+    fewer_than_five = sum(n for labels, n in label_counts if labels < LABELS_PER_PAIR)
     gold_labels = (
         [label for label in counts if label != "-"] if scheme_labels else ("entailment", "neutral", "contradiction")
     )
     gold_counts = [(label, label, counts.get(label, 0)) for label in gold_labels] + [
         ("-", "no consensus (five labels, no 3 agree)", no_consensus),
-        ("-", "not yet validated (fewer than five labels)", counts.get("-", 0) - no_consensus),
+        ("-", "no gold label yet (fewer than five labels, no 3 agree so far)", no_gold_yet),
     ]
+    short = {
+        "pairs": fewer_than_five,
+        "without_gold": no_gold_yet,
+        "with_gold": fewer_than_five - no_gold_yet,
+    }
     names = genre_names()
     per_genre = sorted(
         ((slug, names.get(slug, slug), figures) for slug, figures in (agreement.get("per_genre") or {}).items()),
@@ -71,7 +82,8 @@ def validation(request):
             kappas=kappas,
             gold_counts=gold_counts,
             per_genre=per_genre,
-            label_counts=overview["label_counts"],
+            label_counts=label_counts,
+            short=short,
             stopping=overview.get("stopping") or {},
         ),
     )

@@ -16,7 +16,7 @@ from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import LAUNCH_TRAINING, researcher_with
 from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
 from modeling.training.config import BOUNDS
-from modeling.training.services import LaunchRefused, launch_training_run
+from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 from modeling.training.storage import checkpoint_storage
 
 from .strict import KnownFieldsSerializer, KnownObjectFilter, NewestFirstCursorPagination, StrictQueryParamsMixin
@@ -146,7 +146,7 @@ class TrainingRunViewSet(
 
     def get_permissions(self):
         # Reading is for any researcher; starting one needs its own permission.
-        if self.action == "create":
+        if self.action in ("create", "cancel"):
             return [researcher_with(LAUNCH_TRAINING)()]
         return super().get_permissions()
 
@@ -169,6 +169,23 @@ class TrainingRunViewSet(
             raise ValidationError(refused.message_dict) from refused
         data = TrainingRunSerializer(run, context=self.get_serializer_context()).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": f"/api/training-runs/{run.pk}/"})
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: TrainingRunSerializer,
+            409: OpenApiResponse(description="The run has finished already: nothing to cancel."),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="cancel")
+    def cancel(self, request, pk=None):
+        """Cancel a queued or running run: it ends as failed, "Cancelled by ..."; a running one stops at its next heartbeat."""
+        run = self.get_object()
+        try:
+            run = cancel_training_run(run.pk, user=request.user)
+        except CancelRefused as refused:
+            return Response({"detail": refused.message}, status=status.HTTP_409_CONFLICT)
+        return Response(TrainingRunSerializer(run, context=self.get_serializer_context()).data)
 
     @extend_schema(
         responses={

@@ -399,6 +399,47 @@ def execute_training_run(run_id, hostname=None, task_id=None, bar=None, reporter
     )
 
 
+class CancelRefused(Exception):
+    """A run that cannot be cancelled (unknown, or finished already); the message says why."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+def is_cancelled(run):
+    return bool((run.results or {}).get("cancelled"))
+
+
+def cancel_training_run(run_id, user=None):
+    """Cancel a queued or running run; returns it. Refused (CancelRefused) for a finished one.
+
+    The run ends at once as failed with "Cancelled by ..." (and `results["cancelled"]`); a queued
+    run is then never claimed (claim_run skips finished runs). A running one stops cleanly at its
+    next heartbeat, which the training loop sends at least once an epoch and every few seconds
+    between steps: the platform answers that the run is no longer this attempt's, the loop raises
+    RunAbandoned and nothing more is written to the run (the checkpoint and results of a cancelled
+    run are never recorded). No new status, so no migration: a cancelled run reads as failed
+    everywhere it did before, with the reason in its error.
+    """
+    who = user.get_username() if user is not None else "a researcher"
+    with transaction.atomic():
+        run = TrainingRun.objects.select_for_update().filter(pk=run_id).first()
+        if run is None:
+            raise CancelRefused(f"There is no training run {run_id}.")
+        if run.status in (RunStatus.DONE, RunStatus.FAILED):
+            raise CancelRefused(
+                f"Training run {run.pk} has finished already ({run.status}); there is nothing to cancel."
+            )
+        was = run.status
+        run.status = RunStatus.FAILED
+        run.error = f"Cancelled by {who} while {was}."
+        run.finished_at = timezone.now()
+        run.results = {**(run.results or {}), "cancelled": {"by": who, "while": was}}
+        run.save(update_fields=["status", "error", "finished_at", "results"])
+    return run
+
+
 def fail_running_runs(error, hostname=None, task_id=None):
     """Fail runs still marked running for a worker (or one task) that is going away."""
     runs = TrainingRun.objects.filter(status=RunStatus.RUNNING)

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 KEYS = {
     "pairs",
     "five_label_pairs",
+    "no_consensus_pairs",
     "unanimous",
     "individual_eq_gold",
     "individual_eq_author",
@@ -65,10 +66,11 @@ def test_hand_worked_figures(worked_example):
     assert stats["gold_eq_author"] == pytest.approx(2 / 4)
     assert stats["gold_ne_author"] == pytest.approx(1 / 4)
     assert stats["no_gold"] == pytest.approx(1 / 4)
+    assert stats["no_consensus_pairs"] == 1
     assert stats["gold_counts"] == {E: 2, N: 0, C: 1, "-": 2}
     assert stats["per_genre"] == {
-        "captions": {"pairs": 4, "agreement": pytest.approx(8 / 15)},
-        "fiction": {"pairs": 1, "agreement": pytest.approx(4 / 5)},
+        "captions": {"pairs": 4, "five_label_pairs": 3, "agreement": pytest.approx(8 / 15)},
+        "fiction": {"pairs": 1, "five_label_pairs": 1, "agreement": pytest.approx(4 / 5)},
     }
 
 

@@ -44,7 +44,9 @@ def test_snli_dev_import_recompute_and_statistics():
     assert percent(stats["no_gold"]) == 1.55
     # Table 2/3 rows sum to 100: gold = author, gold != author, no gold.
     assert stats["gold_eq_author"] + stats["gold_ne_author"] + stats["no_gold"] == pytest.approx(1)
-    assert stats["per_genre"] == {"captions": {"pairs": 10000, "agreement": stats["individual_eq_gold"]}}
+    assert stats["per_genre"] == {
+        "captions": {"pairs": 10000, "five_label_pairs": 9986, "agreement": stats["individual_eq_gold"]}
+    }
 
     # Re-importing the file changes nothing.
     again = import_pairs_file(path, "snli")

@@ -33,6 +33,7 @@ def api_urls(snapshot_id, pair_id, run_id):
         f"/api/training-runs/{run_id}/",
         f"/api/training-runs/{run_id}/checkpoint/",
         f"/api/artifacts/training-runs/{run_id}/tags/",
+        f"/api/training-runs/{run_id}/cancel/",
         "/api/stats/",
         "/api/schema/",
         "/api/docs/",
@@ -108,6 +109,7 @@ def test_anonymous_gets_401_and_a_worker_403_on_every_api_endpoint_and_method(ob
             assert forbidden.status_code == expected, (method, url, forbidden.status_code)
     assert counts() == before  # nothing was created, changed or deleted
     assert Snapshot.objects.get(pk=objects["snapshot_id"]).status == "done"
+    assert TrainingRun.objects.get(pk=objects["run_id"]).status == "queued"  # not cancelled
 
 
 def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(objects, client):
@@ -124,6 +126,7 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     premise_id = Pair.objects.first().premise_id
     arguments = {
         "training_detail": {"run_id": objects["run_id"]},
+        "training_cancel": {"run_id": objects["run_id"]},
         "report_action": {"premise_id": premise_id},
         "aggregation_detail": {"run_id": 1},
         "mpe_adjudicate": {"pair_id": Pair.objects.first().pk},
@@ -138,6 +141,7 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         assert response.status_code == 302, (name, response.status_code)
         assert response["Location"].startswith(reverse("login")) and "next=" in response["Location"], name
     assert counts() == before
+    assert TrainingRun.objects.get(pk=objects["run_id"]).status == "queued"  # not cancelled
 
 
 @pytest.fixture

@@ -39,3 +39,26 @@ def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client):
     counts = (ReferenceLabel.objects.count(), CatchTrialAnswer.objects.count(), BonusEntry.objects.count())
     load()
     assert (ReferenceLabel.objects.count(), CatchTrialAnswer.objects.count(), BonusEntry.objects.count()) == counts
+
+
+def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker():
+    """Issue 27: the demo's catch trial was '<premise words> (surely).', a text no ordinary pair has.
+    Every catch trial the demo marks is one of the demo's own written hypotheses (what validators
+    meet in ordinary batches), with five labels that agree, and its text carries no mark."""
+    from demo.content import PREMISES, premise_entries
+
+    load()
+    written = {
+        hypothesis
+        for genre in PREMISES
+        for _text, hypotheses in premise_entries(genre)
+        if hypotheses
+        for hypothesis in hypotheses
+    }
+    catch = list(ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair"))
+    assert catch
+    for reference in catch:
+        pair = reference.pair
+        assert pair.hypothesis in written, pair.hypothesis
+        assert "(surely)" not in pair.hypothesis and not pair.pair_id.startswith("quality-")
+        assert pair.label_count == 5 and pair.gold_label == pair.author_label == reference.label

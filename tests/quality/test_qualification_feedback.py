@@ -52,3 +52,44 @@ def test_the_wrong_items_are_named_after_the_last_try_only_where_the_study_allow
     assert "no tries left" in last and "differed from the researchers' answers" in last
     attempt = QualificationAttempt.objects.order_by("-number").first()
     assert attempt.total - attempt.correct == len(re.search(r"pairs? ([\d, ]+) differed", last).group(1).split(","))
+
+
+def tries_sentence(page):
+    found = re.search(r'<span id="qualification-tries">(.*?)</span>', page, re.S)
+    return " ".join(found.group(1).split()) if found else ""
+
+
+@pytest.mark.parametrize("max_attempts", [2, 3])
+def test_the_page_states_the_rule_and_the_tries_the_way_they_are_applied(client, max_attempts):
+    """Issue 27: the page said "This is try 2; you have 1 try in all, including this one" (a count of
+    tries left called the tries in all). Each try's page now names it "try n of N" and the tries
+    after it, which agree with the feedback after a failed try; the stated number of matches is
+    the one that passes (one fewer fails)."""
+    study, test = qualified_study(pass_mark=0.75, max_attempts=max_attempts)
+    client.get(reverse("study_entry", args=[study.slug]), PROLIFIC)
+    url = reverse("qualification", args=[study.slug])
+    page = html.unescape(client.get(url).content.decode())
+    assert "at least 3 of your 4 answers match theirs, you join the study" in page
+    for number in range(1, max_attempts + 1):
+        sentence = tries_sentence(page)
+        after = max_attempts - number
+        if after:
+            more = f"{after} more time{'s' if after > 1 else ''}"
+            assert sentence == (
+                f"This is try {number} of {max_attempts}: if your answers do not reach that mark, you may take the "
+                f"test {more}."
+            )
+        else:
+            assert sentence == f"This is try {number} of {max_attempts}, your last."
+        assert "in all" not in page
+        if after:
+            # One match fewer than stated: a fail, whose feedback counts the tries after it the same way.
+            data = {f"label-{pk}": label for pk, label in answers(test, 2).items()}
+            assert client.post(url, data).status_code == 302
+            page = html.unescape(client.get(url).content.decode())
+            assert "did not reach this study's pass mark" in page
+            assert f"You may take the test again: {after} tr{'y' if after == 1 else 'ies'} left." in page
+    assert QualificationAttempt.objects.filter(passed=False).count() == max_attempts - 1
+    # The stated number of matches passes.
+    passed = try_with(client, study, test, correct=3)
+    assert QualificationAttempt.objects.filter(passed=True).count() == 1, passed
