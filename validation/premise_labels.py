@@ -194,12 +194,18 @@ def add_premise_labels(worker, labels, seconds=None, releasing_claims=()):
         raise PremiseLabelRefused("Please choose one of the three answers for every pair; nothing was saved.")
     now = timezone.now()
     with transaction.atomic():
+        locked = list(
+            PremisePair.objects.select_for_update(no_key=True)
+            .filter(pk__in=list(labels))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        # Counted in a statement of its own, once the locks are held: a statement that waited for a
+        # lock re-reads the row's new version but not its subqueries, so it would still count the
+        # live claim of a submit that committed meanwhile beside that submit's label.
         pairs = {
             pair.pk: pair
-            for pair in PremisePair.objects.select_for_update(no_key=True, of=("self",))
-            .filter(pk__in=list(labels))
-            .annotate(held=_live_claims_subquery(now))
-            .order_by("pk")
+            for pair in PremisePair.objects.filter(pk__in=locked).annotate(held=_live_claims_subquery(now))
         }
         if len(pairs) != len(labels):
             raise PremiseLabelRefused("Some of these pairs are not open for per-premise labels; nothing was saved.")
