@@ -275,3 +275,20 @@ def test_the_export_command_names_a_dataset_without_marked_items(tmp_path):
     make_items(1, mark=False)
     with pytest.raises(CommandError, match="mark_premise_labels"):
         call_command("export_mpe_premise_labels", str(tmp_path / "x.tsv"), "--dataset", "mpe-spe")
+
+
+def test_the_dashboards_mpe_page_shows_table4_beside_the_papers_figures(client, researcher, make_worker):
+    dataset, items = make_items(2, golds=[E, C])
+    for item, spe in zip(items, ([E, E, E, N], [N, N, N, N]), strict=True):  # 3 agree; 0 agree
+        for premise_pair in PremisePair.objects.filter(item=item).order_by("index"):
+            fill(premise_pair, [spe[premise_pair.index]] * 3, make_worker)
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:mpe"), {"dataset": dataset.slug}).content.decode()
+    assert 'data-stat="spe-items" data-value="2"' in page
+    assert 'data-stat="spe-agree-3" data-value="0.5"' in page and 'data-stat="spe-agree-0" data-value="0.5"' in page
+    assert 'data-stat="spe-majority" data-value="0.5"' in page  # item 1 by majority; item 2 has N, gold C
+    assert 'data-stat="spe-heuristic" data-value="0.5"' in page  # item 1: E > C; item 2: N, gold C
+    assert "21.8%" in page and "41.7%" in page
+    # A worker is no researcher: the page and its figures are not theirs.
+    client.force_login(make_worker().user)
+    assert client.get(reverse("dashboard:mpe")).status_code in (302, 403)
