@@ -114,3 +114,19 @@ class PremiseLabel(models.Model):
 
     def __str__(self):
         return f"{self.premise_pair}: {self.label}"
+
+
+class GrammaticalityClaim(TaskClaim):
+    """One hypothesis of a judge's page of the grammaticality task (DNC App. B.4), held until they
+    submit or it expires, so that two judges at once are never offered its last place."""
+
+    batch = models.UUIDField(default=uuid.uuid4, db_index=True)
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="grammaticality_claims")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="grammaticality_claims")
+
+    class Meta:
+        ordering = ["batch", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "worker"], name="one_grammaticality_claim_per_pair_worker"),
+        ]
+        indexes = [models.Index(fields=["pair", "status", "expires_at"], name="gramclaim_pair_open")]
