@@ -115,7 +115,7 @@ def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
     batch = claim_page(worker, dataset=dataset, size=size)
     if batch is None:
         return []
-    claimed = GrammaticalityClaim.objects.filter(worker=worker, batch=batch).values("pair_id")
+    claimed = GrammaticalityClaim.objects.filter(worker=worker, batch=batch, status=ClaimStatus.OPEN).values("pair_id")
     return list(Pair.objects.filter(pk__in=claimed).order_by("pk"))
 
 

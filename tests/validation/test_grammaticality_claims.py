@@ -36,6 +36,15 @@ def test_a_page_holds_its_places_and_a_reload_gives_it_back(make_worker):
 
 
 @pytest.mark.django_db
+def test_a_page_sent_in_part_shows_the_rest_and_never_the_judged_ones(make_worker):
+    pairs = hypotheses("gram-part", 3, wanted=1)
+    judge = make_worker()
+    assert grammar.hypotheses_to_judge(judge) == pairs
+    grammar.submit_judgments(judge, {pairs[0].pk: "none"})
+    assert grammar.hypotheses_to_judge(judge) == pairs[1:]
+
+
+@pytest.mark.django_db
 def test_an_expired_page_gives_its_places_back_and_its_late_judgment_is_not_kept(make_worker):
     (pair,) = hypotheses("gram-expiry", 1, wanted=1)
     slow, quick = make_worker(), make_worker()
