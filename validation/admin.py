@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from corpus.admin import short
 
-from .models import ValidationClaim, ValidationPolicy
+from .models import PremiseLabel, PremisePair, ValidationClaim, ValidationPolicy
 
 
 @admin.register(ValidationClaim)
@@ -28,3 +28,34 @@ class ValidationPolicyAdmin(admin.ModelAdmin):
     list_filter = ["trusted_only"]
     list_select_related = ["dataset"]
     autocomplete_fields = ["dataset"]
+
+
+@admin.register(PremisePair)
+class PremisePairAdmin(admin.ModelAdmin):
+    """MPE's per-premise pairs: marked with `manage.py mark_premise_labels`; counts moved by labels only."""
+
+    list_display = ["id", "item", "index", "label_count", "consensus"]
+    list_filter = ["consensus", "label_count", "item__dataset"]
+    list_select_related = ["item"]
+    search_fields = ["item__pair_id"]
+    readonly_fields = [
+        "item",
+        "index",
+        "label_count",
+        "entailment_votes",
+        "neutral_votes",
+        "contradiction_votes",
+        "consensus",
+        "created_at",
+    ]
+    show_full_result_count = False
+
+
+@admin.register(PremiseLabel)
+class PremiseLabelAdmin(admin.ModelAdmin):
+    list_display = ["id", "premise_pair", "worker", "label", "created_at"]
+    list_filter = ["label", "premise_pair__item__dataset"]
+    list_select_related = ["premise_pair__item", "worker__user"]
+    search_fields = ["premise_pair__item__pair_id", "worker__external_id", "worker__user__username"]
+    readonly_fields = ["premise_pair", "worker", "label", "seconds", "created_at"]
+    show_full_result_count = False

@@ -3,35 +3,64 @@ as having no grammatical errors, minor issues or major issues. Snapshots can the
 whose hypothesis most judges found to have major issues (filter `drop_ungrammatical`).
 
 A dataset asks for it with `Dataset.grammaticality_judgments` (judgments wanted per hypothesis;
-0, the default, means no such task). There are no claims: a judgment is quick and independent,
-one per worker and pair (a unique constraint refuses a second), and a page offers the hypotheses
-with the fewest judgments that the worker has neither written nor judged. A submit locks its pairs
-(as validation's submits lock theirs) and counts their judgments under the lock, so two judges
-submitting the same hypothesis at once never give it more judgments than wanted: the later one's
-judgment of a hypothesis that filled meanwhile is not kept, and the rest of its page is.
+0, the default, means no such task). A page is claimed as validation's batches are: the hypotheses
+with the fewest judgments that the worker has neither written, judged nor been offered, locked
+(FOR UPDATE SKIP LOCKED) and counted again under the lock (judgments plus live claims under the
+number wanted), so two judges at once are never both offered a hypothesis's last place; a reload
+gives the same page back until it is submitted or expires. A submit locks its pairs and counts
+their judgments and the other judges' live claims under the lock, so a judgment past the number
+wanted is never added: a hypothesis that filled meanwhile (an expired page's) is not kept, the
+rest of the page is. One judgment per worker and pair (a unique constraint refuses a second).
 """
 
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q
+import uuid
+from datetime import timedelta
 
-from corpus.models import Grammaticality, GrammaticalityJudgment, Pair
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
-from .services import ValidationRefused
+from corpus.models import Grammaticality, GrammaticalityJudgment, Pair, Worker
+from crowd.models import ClaimStatus
+
+from .models import GrammaticalityClaim
+from .services import CLAIM_LOOKS, ValidationRefused
 
 PAGE_SIZE = 5
 
 
-def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
-    """Up to `size` pairs whose hypotheses want judgments from this worker, fewest judgments first."""
+def _live_claims(now):
+    return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+
+
+def _held_subquery(now, exclude_worker=None):
+    claims = _live_claims(now).filter(pair=OuterRef("pk"))
+    if exclude_worker is not None:
+        claims = claims.exclude(worker=exclude_worker)
+    counted = claims.order_by().values("pair").annotate(n=Count("id")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def _judged_subquery():
+    counted = (
+        GrammaticalityJudgment.objects.filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id"))
+    )
+    return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
+
+
+def _claimable(worker, now, dataset=None):
     pairs = Pair.objects.filter(dataset__grammaticality_judgments__gt=0)
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
-    return list(
+    return (
         pairs.exclude(author=worker)
-        .exclude(grammaticality_judgments__worker=worker)
-        .annotate(judged=Count("grammaticality_judgments"))
-        .filter(judged__lt=F("dataset__grammaticality_judgments"))
-        .order_by("judged", "pk")[:size]
+        .exclude(pk__in=GrammaticalityJudgment.objects.filter(worker=worker).values("pair_id"))
+        .exclude(pk__in=GrammaticalityClaim.objects.filter(worker=worker).values("pair_id"))
+        .alias(judged=_judged_subquery(), held=_held_subquery(now))
+        .filter(judged__lt=F("dataset__grammaticality_judgments") - F("held"))
+        .order_by("judged", "pk")
     )
 
 
@@ -50,6 +79,61 @@ class JudgmentsIncomplete(ValidationRefused):
     def __init__(self, message, missing):
         super().__init__(message)
         self.missing = list(missing)
+
+
+def _lock_rows(queryset):
+    if connection.features.has_select_for_update_skip_locked:
+        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
+    return queryset
+
+
+def claim_page(worker, dataset=None, size=PAGE_SIZE):
+    """The worker's open page of hypotheses (its claims' batch id), claiming a new one when they have
+    none; None when nothing is left for them."""
+    now = timezone.now()
+    with transaction.atomic():
+        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
+        current = _live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
+        if current is not None:
+            return current.batch
+        tried: list[int] = []
+        for _ in range(CLAIM_LOOKS):
+            candidates = _claimable(worker, now, dataset)
+            if tried:
+                candidates = candidates.exclude(pk__in=tried)
+            locked = list(_lock_rows(candidates).values_list("pk", flat=True)[: size * 3])
+            if not locked:
+                return None
+            # Counted again in a statement of its own, under the locks: claims and judgments
+            # committed since the candidate query started are seen.
+            room = {
+                pk: wanted - judged - held
+                for pk, wanted, judged, held in Pair.objects.filter(pk__in=locked)
+                .annotate(judged=_judged_subquery(), held=_held_subquery(now))
+                .values_list("pk", "dataset__grammaticality_judgments", "judged", "held")
+            }
+            chosen = [pk for pk in locked if room.get(pk, 0) > 0][:size]
+            if chosen:
+                batch = uuid.uuid4()
+                expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
+                GrammaticalityClaim.objects.bulk_create(
+                    GrammaticalityClaim(batch=batch, worker=worker, pair_id=pk, expires_at=expires_at) for pk in chosen
+                )
+                return batch
+            tried += locked
+    return None
+
+
+def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
+    """The pairs of the worker's open page (claimed now if they have none), fewest judgments first;
+    [] when nothing is left for them."""
+    if worker.is_excluded:
+        return []
+    batch = claim_page(worker, dataset=dataset, size=size)
+    if batch is None:
+        return []
+    claimed = GrammaticalityClaim.objects.filter(worker=worker, batch=batch, status=ClaimStatus.OPEN).values("pair_id")
+    return list(Pair.objects.filter(pk__in=claimed).order_by("pk"))
 
 
 def submit_judgments(worker, judgments, shown=None):
@@ -93,15 +177,23 @@ def submit_judgments(worker, judgments, shown=None):
                 .order_by("pk")
                 .values_list("pk", "dataset__grammaticality_judgments")
             )
-            judged = dict(
-                GrammaticalityJudgment.objects.filter(pair_id__in=list(judgments))
-                .values("pair_id")
-                .annotate(n=Count("pk"))
-                .values_list("pair_id", "n")
+            # A statement of its own, under the locks (a statement that waited on a lock re-reads
+            # the row, not its subqueries): judgments and the other judges' live claims, whose
+            # places are theirs.
+            now = timezone.now()
+            taken = dict(
+                Pair.objects.filter(pk__in=list(judgments))
+                .annotate(judged=_judged_subquery(), held=_held_subquery(now, exclude_worker=worker))
+                .annotate(taken=F("judged") + F("held"))
+                .values_list("pk", "taken")
             )
-            still_open = {pk: value for pk, value in judgments.items() if judged.get(pk, 0) < wanted[pk]}
-            return GrammaticalityJudgment.objects.bulk_create(
+            still_open = {pk: value for pk, value in judgments.items() if taken.get(pk, 0) < wanted[pk]}
+            created = GrammaticalityJudgment.objects.bulk_create(
                 GrammaticalityJudgment(pair_id=pk, worker=worker, judgment=value) for pk, value in still_open.items()
             )
+            GrammaticalityClaim.objects.filter(
+                worker=worker, pair_id__in=list(judgments), status=ClaimStatus.OPEN
+            ).update(status=ClaimStatus.SUBMITTED, submitted_at=now)
+            return created
     except IntegrityError:
         raise ValidationRefused("You have already judged one of these sentences; nothing was saved.") from None

@@ -7,7 +7,7 @@ import uuid
 
 from django.db import models
 
-from corpus.models import Dataset, Pair, Worker
+from corpus.models import Dataset, Label, Pair, Worker
 from crowd.models import TaskClaim
 
 
@@ -43,3 +43,90 @@ class ValidationPolicy(models.Model):
 
     def __str__(self):
         return f"{self.dataset}: {'trusted workers only' if self.trusted_only else 'open to all'}"
+
+
+# --- per-premise labels of MPE items (Lai et al. 2017 §5.2, Table 4) -----------------------------
+
+PREMISE_LABELS_PER_PAIR = 3  # "Each consensus label is based on three judgments."
+
+
+class PremisePair(models.Model):
+    """One premise sentence of a multi-premise item with the item's hypothesis: a single-premise
+    (SPE) pair that wants three judgments (MPE §5.2). A row exists once a researcher marks the item
+    for per-premise labels (`premise_labels.mark_for_premise_labels`); it is what claims and submits
+    lock, and it keeps the counts and the consensus that `premise_labels` moves with each label."""
+
+    item = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="premise_pairs")
+    index = models.PositiveSmallIntegerField(help_text="0-based position of the premise in the item's sentences.")
+    label_count = models.PositiveSmallIntegerField(default=0)
+    entailment_votes = models.PositiveSmallIntegerField(default=0)
+    neutral_votes = models.PositiveSmallIntegerField(default=0)
+    contradiction_votes = models.PositiveSmallIntegerField(default=0)
+    consensus = models.CharField(
+        max_length=20, default="-", help_text="The label of at least 2 of the 3 judgments, else '-' (also until 3)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "index"], name="one_premise_pair_per_item_index"),
+            models.CheckConstraint(
+                condition=models.Q(label_count__lte=PREMISE_LABELS_PER_PAIR), name="premise_pair_at_most_three_labels"
+            ),
+        ]
+        indexes = [models.Index(fields=["label_count", "id"], name="premise_pair_queue")]
+
+    def __str__(self):
+        return f"{self.item.pair_id} premise {self.index}"
+
+
+class PremiseLabelClaim(TaskClaim):
+    """One premise-hypothesis pair of a worker's batch, held until they submit or it expires."""
+
+    batch = models.UUIDField(default=uuid.uuid4, db_index=True)
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="premise_label_claims")
+    premise_pair = models.ForeignKey(PremisePair, on_delete=models.CASCADE, related_name="claims")
+
+    class Meta:
+        ordering = ["batch", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_claim_per_pair_worker"),
+        ]
+        indexes = [models.Index(fields=["premise_pair", "status", "expires_at"], name="premclaim_pair_open")]
+
+
+class PremiseLabel(models.Model):
+    """One worker's label of one premise-hypothesis pair of an MPE item (unique per item, premise
+    index and worker: the premise pair is unique per item and index)."""
+
+    premise_pair = models.ForeignKey(PremisePair, on_delete=models.CASCADE, related_name="labels")
+    worker = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="premise_labels")
+    label = models.CharField(max_length=20, choices=Label.choices)
+    seconds = models.FloatField(null=True, blank=True, help_text="Time the worker spent on the batch / its size.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["premise_pair", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_label_per_pair_worker"),
+        ]
+
+    def __str__(self):
+        return f"{self.premise_pair}: {self.label}"
+
+
+class GrammaticalityClaim(TaskClaim):
+    """One hypothesis of a judge's page of the grammaticality task (DNC App. B.4), held until they
+    submit or it expires, so that two judges at once are never offered its last place."""
+
+    batch = models.UUIDField(default=uuid.uuid4, db_index=True)
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="grammaticality_claims")
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="grammaticality_claims")
+
+    class Meta:
+        ordering = ["batch", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "worker"], name="one_grammaticality_claim_per_pair_worker"),
+        ]
+        indexes = [models.Index(fields=["pair", "status", "expires_at"], name="gramclaim_pair_open")]

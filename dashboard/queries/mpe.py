@@ -29,3 +29,14 @@ def adjudication_reason(pair):
     """Why the item is in the adjudication queue ("" when it is not)."""
     queued = adjudication_queue(pair.dataset, pending_only=False).filter(pk=pair.pk).first()
     return queued.adjudication_reason if queued else ""
+
+
+def premise_labels(dataset, split=None):
+    """Per-premise (SPE) label collection and MPE's Table 4 for the item set, or None when none of
+    its items are marked for per-premise labels."""
+    from validation.premise_label_selectors import premise_label_progress, spe_table
+
+    progress = premise_label_progress(dataset, split)
+    if not progress["premise_pairs"]:
+        return None
+    return {"progress": progress, "table": spe_table(dataset, split)}

@@ -11,11 +11,18 @@ from corpus.models import AdjudicationSource
 from corpus.mpe_wording import ANSWER_FOR_LABEL
 from corpus.selectors import adjudication_queue, mpe_statistics
 from dashboard.queries import mpe as queries
+from validation.premise_table import PAPER_CATEGORY_PERCENT, PAPER_HEURISTIC_PERCENT, PAPER_MAJORITY_PERCENT
 
 from .common import Scope, page_context, researcher_required
 
 QUEUE_SHOWN = 50
 # MPE's own figures for its released data (../shared/data/README.md), shown beside ours.
+# MPE §5.2, Table 4 (dev): items by the number of SPE labels agreeing with the MPE label; voting accuracies.
+SPE_PAPER = {
+    "categories": PAPER_CATEGORY_PERCENT,
+    "majority": PAPER_MAJORITY_PERCENT,
+    "heuristic": PAPER_HEURISTIC_PERCENT,
+}
 PAPER_FIGURES = {"train": {"unanimous": 27.55, "gold_equals_majority": 87.2}, "dev": {"gold_equals_majority": 85.4}}
 
 
@@ -34,6 +41,7 @@ def mpe(request):
                 "queue": queue,
                 "overlap": overlap,
                 "paper": PAPER_FIGURES.get(scope.split or "", {}),
+                "spe": queries.premise_labels(dataset, scope.split),
             }
         )
     return render(
@@ -45,6 +53,7 @@ def mpe(request):
             scope,
             sets=sets,
             answers=list(ANSWER_FOR_LABEL.items()),
+            spe_paper=SPE_PAPER,
         ),
     )
 

@@ -1,0 +1,326 @@
+"""Writes for MPE's per-premise labels (Lai et al. 2017 §5.2): marking items, claiming batches of
+premise-hypothesis pairs, and saving a worker's labels.
+
+Each premise sentence of a marked item, with the item's hypothesis, is a `PremisePair` that wants
+three single-premise judgments. Three things keep it at three under concurrency, as in validation:
+a claim locks the premise pairs it counts (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite
+serialises writers) and counts their labels and live claims again under the lock; a submit locks its
+premise pairs (in pk order) and re-checks their counts before it writes; and the check constraint
+`premise_pair_at_most_three_labels` plus the unique (premise pair, worker) constraints refuse
+whatever slips past both.
+
+A batch holds at most one premise of an item: a judgment is about one caption alone, and the
+other captions of the same scene on the same page would tell the worker more than that caption.
+"""
+
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
+from corpus.models import Dataset, ItemKind, Pair, Worker
+from crowd.models import ClaimStatus
+
+from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
+from .premise_table import consensus
+from .services import ValidationRefused
+
+BATCH_SIZE = 5
+CANDIDATES_PER_PLACE = 8  # over-fetch: full pairs and second premises of an item are skipped
+
+
+class PremiseLabelRefused(ValidationRefused):
+    """A per-premise write that was refused; its message is fit to show the worker."""
+
+
+class PremiseBatchExpired(PremiseLabelRefused):
+    pass
+
+
+class PremiseBatchAlreadySubmitted(PremiseLabelRefused):
+    pass
+
+
+class PremiseBatchIncomplete(PremiseLabelRefused):
+    def __init__(self, message, missing):
+        super().__init__(message)
+        self.missing = missing
+
+
+# --- which items want per-premise labels --------------------------------------------------------
+
+
+def mark_for_premise_labels(dataset, split=None):
+    """Ask for three per-premise labels on every premise of this multi-premise dataset's items (of
+    one split: MPE collected them for dev). Marking twice adds nothing. Returns
+    {"items": items in scope, "premise_pairs": premise pairs newly marked}."""
+    if isinstance(dataset, str):
+        dataset = Dataset.objects.filter(slug=dataset).first()
+        if dataset is None:
+            raise PremiseLabelRefused("No such dataset.")
+    if dataset.item_kind != ItemKind.MULTI_PREMISE:
+        raise PremiseLabelRefused(
+            f"{dataset.slug} holds single-premise pairs; per-premise labels are for multi-premise (MPE) items."
+        )
+    items = Pair.objects.filter(dataset=dataset).select_related("premise").order_by("pk")
+    if split:
+        items = items.filter(premise__split=split)
+    wanted = []
+    count = 0
+    for item in items.iterator(chunk_size=2000):
+        count += 1
+        wanted += [PremisePair(item=item, index=index) for index in range(len(item.premise.premise_sentences))]
+    with transaction.atomic():
+        before = PremisePair.objects.filter(item__dataset=dataset).count()
+        PremisePair.objects.bulk_create(wanted, ignore_conflicts=True, batch_size=2000)
+        after = PremisePair.objects.filter(item__dataset=dataset).count()
+    return {"items": count, "premise_pairs": after - before}
+
+
+# --- claims --------------------------------------------------------------------------------------
+
+
+def live_claims(now):
+    return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+
+
+def _live_claims_subquery(now):
+    counted = (
+        live_claims(now).filter(premise_pair=OuterRef("pk")).order_by().values("premise_pair").annotate(n=Count("id"))
+    )
+    return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
+
+
+def claimable_premise_pairs(worker, now, dataset=None):
+    """Premise pairs this worker may be offered, closest to three judgments first: they have room
+    (labels plus live claims under three), the worker neither wrote the item's hypothesis nor
+    labelled or claimed the pair before."""
+    pairs = PremisePair.objects.filter(label_count__lt=PREMISE_LABELS_PER_PAIR)
+    if dataset is not None:
+        pairs = pairs.filter(item__dataset=dataset)
+    pairs = pairs.exclude(item__author=worker)
+    pairs = pairs.exclude(pk__in=PremiseLabelClaim.objects.filter(worker=worker).values("premise_pair_id"))
+    pairs = pairs.exclude(pk__in=PremiseLabel.objects.filter(worker=worker).values("premise_pair_id"))
+    pairs = pairs.alias(held=_live_claims_subquery(now)).filter(label_count__lt=PREMISE_LABELS_PER_PAIR - F("held"))
+    return pairs.order_by("-label_count", "id")
+
+
+def worker_open_premise_batch(worker, now):
+    claim = live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
+    return claim.batch if claim else None
+
+
+def _lock_rows(queryset):
+    if connection.features.has_select_for_update_skip_locked:
+        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
+    return queryset
+
+
+def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
+    """A batch of up to `size` premise-hypothesis pairs for this worker, or None when there is no work.
+
+    A worker with a live batch gets it back. The candidates are locked, then their labels and live
+    claims counted again under the lock (a claim committed just before ours is seen), and claims
+    are made on those with room, one premise per item.
+    """
+    if worker.is_excluded:
+        raise PremiseLabelRefused(
+            "Your account is not taking part in this task at the moment. "
+            "If you think this is a mistake, please contact the researchers."
+        )
+    now = timezone.now()
+    tried: list[int] = []
+    with transaction.atomic():
+        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
+        current = worker_open_premise_batch(worker, now)
+        if current is not None:
+            return current
+        for _ in range(10):
+            candidates = claimable_premise_pairs(worker, now, dataset)
+            if tried:
+                candidates = candidates.exclude(pk__in=tried)
+            locked = list(_lock_rows(candidates).values_list("pk", flat=True)[: size * CANDIDATES_PER_PLACE])
+            if not locked:
+                return None
+            fresh = (
+                PremisePair.objects.filter(pk__in=locked)
+                .annotate(held=_live_claims_subquery(now))
+                .values_list("pk", "item_id", "label_count", "held")
+            )
+            room = {pk: (item, PREMISE_LABELS_PER_PAIR - count - held) for pk, item, count, held in fresh}
+            chosen, items = [], set()
+            for pk in locked:
+                item, free = room[pk]
+                if free > 0 and item not in items:
+                    chosen.append(pk)
+                    items.add(item)
+                if len(chosen) == size:
+                    break
+            if chosen:
+                batch = uuid.uuid4()
+                expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
+                PremiseLabelClaim.objects.bulk_create(
+                    PremiseLabelClaim(batch=batch, worker=worker, premise_pair_id=pk, expires_at=expires_at)
+                    for pk in chosen
+                )
+                return batch
+            tried += locked
+    return None
+
+
+# --- labels --------------------------------------------------------------------------------------
+
+_VOTE_FIELDS = {ENTAILMENT: "entailment_votes", NEUTRAL: "neutral_votes", CONTRADICTION: "contradiction_votes"}
+
+
+def add_premise_labels(worker, labels, seconds=None, releasing_claims=()):
+    """Save {premise pair pk: label} for one worker: all or nothing, in the caller's transaction.
+
+    Locks the premise pairs in pk order and refuses, before writing anything, a label that is not
+    one of the three, a pair that has its three judgments already (places held by live claims of
+    other workers count as taken, unless `releasing_claims` are this worker's own claims being
+    submitted), and a second label by the same worker. Moves the counts and the consensus.
+    """
+    if not labels:
+        raise PremiseLabelRefused("No labels were sent; nothing was saved.")
+    if any(label not in LABELS for label in labels.values()):
+        raise PremiseLabelRefused("Please choose one of the three answers for every pair; nothing was saved.")
+    now = timezone.now()
+    with transaction.atomic():
+        locked = list(
+            PremisePair.objects.select_for_update(no_key=True)
+            .filter(pk__in=list(labels))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        # Counted in a statement of its own, once the locks are held: a statement that waited for a
+        # lock re-reads the row's new version but not its subqueries, so it would still count the
+        # live claim of a submit that committed meanwhile beside that submit's label.
+        pairs = {
+            pair.pk: pair
+            for pair in PremisePair.objects.filter(pk__in=locked).annotate(held=_live_claims_subquery(now))
+        }
+        if len(pairs) != len(labels):
+            raise PremiseLabelRefused("Some of these pairs are not open for per-premise labels; nothing was saved.")
+        own = set(releasing_claims)
+        if PremiseLabel.objects.filter(worker=worker, premise_pair_id__in=list(labels)).exists():
+            raise PremiseLabelRefused(
+                "You have already labelled one of these premise-hypothesis pairs; a worker labels each pair "
+                "once. Nothing was saved."
+            )
+        for pk, pair in pairs.items():
+            taken = pair.label_count + pair.held - (1 if pk in own else 0)
+            if taken >= PREMISE_LABELS_PER_PAIR:
+                raise PremiseLabelRefused(
+                    "One of these premise-hypothesis pairs already has its three judgments; nothing was saved."
+                )
+        try:
+            with transaction.atomic():
+                created = PremiseLabel.objects.bulk_create(
+                    PremiseLabel(premise_pair_id=pk, worker=worker, label=label, seconds=seconds)
+                    for pk, label in labels.items()
+                )
+        except IntegrityError:
+            raise PremiseLabelRefused(
+                "You have already labelled one of these premise-hypothesis pairs; nothing was saved."
+            ) from None
+        for pk, label in labels.items():
+            pair = pairs[pk]
+            setattr(pair, _VOTE_FIELDS[label], getattr(pair, _VOTE_FIELDS[label]) + 1)
+            pair.label_count += 1
+            votes = Counter(
+                {name: getattr(pair, field) for name, field in _VOTE_FIELDS.items() if getattr(pair, field)}
+            )
+            pair.consensus = consensus(votes.elements())
+        PremisePair.objects.bulk_update(
+            list(pairs.values()),
+            ["label_count", "entailment_votes", "neutral_votes", "contradiction_votes", "consensus"],
+        )
+    return created
+
+
+@dataclass
+class SubmittedPremiseBatch:
+    batch: uuid.UUID
+    labels: list
+
+
+def submit_premise_batch(worker, batch, labels, seconds=None):
+    """Save a worker's labels for a whole batch of premise-hypothesis pairs, or nothing.
+
+    `labels` maps premise pair pk -> entailment / neutral / contradiction. Refused with a clear
+    message when the batch is not the worker's, has expired, was already submitted, or lacks a label.
+    """
+    now = timezone.now()
+    labels = {int(pk): value for pk, value in labels.items() if value}
+    with transaction.atomic():
+        worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+        if worker.is_excluded:
+            raise PremiseLabelRefused("Your account is not taking part in this task at the moment.")
+        claims = list(
+            PremiseLabelClaim.objects.select_for_update(of=("self",)).filter(worker=worker, batch=batch).order_by("id")
+        )
+        if not claims:
+            raise PremiseLabelRefused("This batch does not exist or is not yours.")
+        if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
+            raise PremiseBatchAlreadySubmitted("These labels are already saved. Thank you!")
+        if any(claim.status != ClaimStatus.OPEN or claim.expires_at <= now for claim in claims):
+            raise PremiseBatchExpired(
+                "This batch expired before it was submitted, so its pairs went back to other workers "
+                "and nothing was saved. Please take a new batch."
+            )
+        missing = [claim.premise_pair_id for claim in claims if labels.get(claim.premise_pair_id) not in LABELS]
+        if missing:
+            numbers = [str(n) for n, claim in enumerate(claims, 1) if claim.premise_pair_id in missing]
+            raise PremiseBatchIncomplete(
+                f"Please choose an answer for every pair; missing: pair {', '.join(numbers)}. Nothing was saved yet.",
+                missing=missing,
+            )
+        if set(labels) - {claim.premise_pair_id for claim in claims}:
+            raise PremiseLabelRefused("Labels were sent for pairs that are not in this batch; nothing was saved.")
+        if seconds is None:
+            seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
+        saved = add_premise_labels(
+            worker,
+            labels,
+            seconds=seconds / len(claims),
+            releasing_claims=[claim.premise_pair_id for claim in claims],
+        )
+        PremiseLabelClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
+            status=ClaimStatus.SUBMITTED, submitted_at=now
+        )
+    return SubmittedPremiseBatch(batch=batch, labels=saved)
+
+
+def release_expired_premise_claims(now=None):
+    """Mark every open claim past its expiry as expired (their places are free already)."""
+    now = now or timezone.now()
+    return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
+        status=ClaimStatus.EXPIRED
+    )
+
+
+def recount_premise_pairs(dataset=None):
+    """Recompute every premise pair's counts and consensus from its labels; returns how many changed."""
+    pairs = PremisePair.objects.all() if dataset is None else PremisePair.objects.filter(item__dataset=dataset)
+    changed = 0
+    with transaction.atomic():
+        for pair in pairs.select_for_update().order_by("pk").prefetch_related("labels"):
+            labels = [label.label for label in pair.labels.all()]
+            counts = Counter(labels)
+            values = {
+                "label_count": len(labels),
+                **{field: counts.get(name, 0) for name, field in _VOTE_FIELDS.items()},
+                "consensus": consensus(labels),
+            }
+            if any(getattr(pair, key) != value for key, value in values.items()):
+                PremisePair.objects.filter(pk=pair.pk).update(**values)
+                changed += 1
+    return changed
