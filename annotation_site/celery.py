@@ -15,25 +15,30 @@ app.autodiscover_tasks()
 
 _background = None
 _background_lock = threading.Lock()
+_pending = 0  # jobs submitted to the background thread and not finished yet
 
 
 def _run_in_background(task, args, task_id):
     """The embedded mode's stand-in for a worker: one thread, jobs one after another, like a
     worker with concurrency 1, so a request never waits for an export or a training run."""
-    global _background
+    global _background, _pending
     with _background_lock:
         if _background is None:
             _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedded-tasks")
-    return _background.submit(_apply_and_close, task, args, task_id)
+        _pending += 1
+        return _background.submit(_apply_and_close, task, args, task_id)
 
 
 def _apply_and_close(task, args, task_id):
+    global _pending
     from django.db import connections
 
     try:
         return task.apply(args=args, task_id=task_id)
     finally:
         connections.close_all()  # this thread's connections would otherwise outlive the job
+        with _background_lock:
+            _pending -= 1
 
 
 _lookup_lock = threading.Lock()
@@ -73,11 +78,18 @@ def enqueue(task_name, *args, task_id=None):
 
 
 def wait_for_background_tasks(timeout=None):
-    """Block until the embedded mode's queued jobs are done (for commands and tests)."""
-    with _background_lock:
-        executor = _background
-    if executor is not None:
-        executor.submit(lambda: None).result(timeout=timeout)
+    """Block until the embedded mode's queued jobs are done (for commands and tests), the jobs they
+    queue in turn included (a finished training run queues its tag accuracy after the wait began)."""
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with _background_lock:
+            executor, pending = _background, _pending
+        if executor is None or pending <= 0:
+            return
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        executor.submit(lambda: None).result(timeout=left)
 
 
 @app.task(name="annotation_site.health_check")
