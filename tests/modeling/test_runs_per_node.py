@@ -116,12 +116,14 @@ def test_two_runs_on_one_node_train_at_once_and_the_reaper_takes_one_while_the_o
         assert (doomed.total_steps, survivor.total_steps) == (250 * 50, 125 * 25)  # each its own progress
 
         assert reap_only(doomed.pk) == [doomed.pk]
+        # The survivor is followed from the moment of the reaping (waiting for the reaped run's task
+        # first gave a loaded machine time to finish the survivor unseen).
+        done, seen = follow(survivor.pk, timeout=600)
         assert AsyncResult(doomed.celery_task_id).get(timeout=120) == {"run": doomed.pk, "status": "abandoned"}
         reaped = TrainingRun.objects.get(pk=doomed.pk)
         assert reaped.status == RunStatus.FAILED and reaped.error.startswith("worker lost")
         assert reaped.checkpoint_path == "" and reaped.results == {}
 
-        done, seen = follow(survivor.pk, timeout=600)
         assert done.status == RunStatus.DONE, (done.error, node.log_path.read_text()[-3000:])
         assert done.step == done.total_steps == 125 * 25 and done.results["epochs_run"] == 25
         assert done.checkpoint_path and done.checkpoint_sha256
