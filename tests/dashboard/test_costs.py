@@ -178,3 +178,16 @@ def test_counts_come_from_the_figure_cache_and_a_payment_edit_shows_at_once(sett
     assert cents(gbp(by_slug["writing"].cost_per_label)) == GBP("0.63")  # 3.80 over the 6 cached hypotheses
     cache.clear()
     assert cost_overview()["projection"]["remaining_pairs"] == 4  # recounted once the cache is gone
+
+
+def test_the_refresh_task_recounts_the_cached_counts(settings):
+    from dashboard.figure_cache import cache_key, refresh_figure_now
+
+    settings.DASHBOARD_CACHE_SECONDS = 3600
+    ds, _, _, _ = cost_factories.build()
+    assert cost_overview()["projection"]["remaining_pairs"] == 3
+    premise = factories.premise(ds, factories.genre("fiction"), "dev", "A later premise.")
+    base.pair(ds, premise, [factories.E], hypothesis="Later.", needs_validation=True)
+    refresh_figure_now("costs-rows", None, "")  # what dashboard.refresh_figure runs
+    assert cache.get(cache_key("costs-rows", None, None))["value"]["pool"]
+    assert cost_overview()["projection"]["remaining_pairs"] == 4
