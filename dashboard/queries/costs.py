@@ -4,6 +4,11 @@ cost at the current rate. What each figure counts: docs/dashboard.md, *Costs*.
 
 Every figure is a GROUP BY over the scope (six statements, whatever the corpus holds); Python
 only combines the grouped rows (a few per study, split, genre and label count), never pairs.
+
+The four grouped reads over claims and pairs (statements 3 to 6, `_grouped_rows`) go through the
+figure cache (`costs-rows`, refreshed by a task on a large corpus as the other pages' figures);
+the studies and the bonus ledger (statements 1 and 2, one row per study and currency) are read on
+every request, so a payment edit or a new bonus shows at once, priced over the cached counts.
 """
 
 from collections import defaultdict
@@ -29,6 +34,8 @@ from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Pair
 from crowd.models import ClaimStatus, Study, TaskKind
 from quality.models import BonusEntry, BonusKind
 from validation.models import ValidationClaim
+
+from ..figure_cache import cached, refreshable
 
 CENT = Decimal("0.01")
 VALIDATION_KINDS = (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT)
@@ -192,17 +199,9 @@ def _studies(dataset):
     }
 
 
-def cost_overview(dataset=None):
-    """Everything the cost page shows, for one dataset or all (six statements)."""
-    studies = _studies(dataset)
-    groups: dict[tuple[str, str], GroupCost] = {}
-
-    def group(split, genre):
-        key = (split or "", genre or "")
-        if key not in groups:
-            groups[key] = GroupCost(split=key[0], genre=key[1])
-        return groups[key]
-
+@refreshable("costs-rows")
+def _grouped_rows(dataset, split=None):
+    """Statements 3 to 6: the grouped counts the page prices (independent of any study's payment)."""
     # Statement 3: validation labels bought, by study, split and genre.
     bought = list(
         _validation_labels(dataset)
@@ -225,6 +224,56 @@ def cost_overview(dataset=None):
         .annotate(n=Count("id"))
         .order_by()
     )
+    outcomes, pool = _outcome_rows(dataset), _pool_rows(dataset)
+    return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}
+
+
+def _outcome_rows(dataset):
+    """Statement 5: pairs validated in a study, credited to the study of their latest label, by
+    study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels."""
+    claims = _validation_labels(None).filter(pair=OuterRef("pk"))
+    validated = Pair.objects.filter(Exists(claims))
+    if dataset:
+        validated = validated.filter(dataset=dataset)
+    finished = Q(stopped_early=True) | Q(label_count__gte=LABELS_PER_PAIR)
+    validation_labels = ExpressionWrapper(F("label_count") - AUTHOR_POSITION, output_field=IntegerField())
+    saved_labels = ExpressionWrapper(LABELS_PER_PAIR - F("label_count"), output_field=IntegerField())
+    return list(
+        validated.annotate(
+            credited_to=Subquery(claims.order_by("-submitted_at", "-id").values("study_session__study_id")[:1])
+        )
+        .values("credited_to", "premise__split", "premise__genre__slug")
+        .annotate(
+            gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
+            saved=Coalesce(Sum(saved_labels, filter=Q(stopped_early=True, label_count__lt=LABELS_PER_PAIR)), 0),
+            finished=Count("id", filter=finished),
+            finished_labels=Coalesce(Sum(validation_labels, filter=finished), 0),
+        )
+        .order_by()
+    )
+
+
+def _pool_rows(dataset):
+    """Statement 6: the pool still to validate, by split, genre and labels so far."""
+    pool = Pair.objects.filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
+    if dataset:
+        pool = pool.filter(dataset=dataset)
+    return list(pool.values("premise__split", "premise__genre__slug", "label_count").annotate(n=Count("id")).order_by())
+
+
+def cost_overview(dataset=None):
+    """Everything the cost page shows, for one dataset or all (six statements; four cached)."""
+    studies = _studies(dataset)
+    groups: dict[tuple[str, str], GroupCost] = {}
+
+    def group(split, genre):
+        key = (split or "", genre or "")
+        if key not in groups:
+            groups[key] = GroupCost(split=key[0], genre=key[1])
+        return groups[key]
+
+    rows = cached("costs-rows", dataset, None, lambda: _grouped_rows(dataset))
+    bought, written = rows["bought"], rows["written"]
     for row in bought:
         if row["study_session__study_id"] in studies:
             studies[row["study_session__study_id"]].labels_bought += row["n"]
@@ -245,29 +294,7 @@ def cost_overview(dataset=None):
         if cost and cost.cost_per_label:
             entry.money += cost.cost_per_label.times(row["n"])
 
-    # Statement 5: pairs validated in a study, credited to the study of their latest label, by
-    # study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
-    claims = _validation_labels(None).filter(pair=OuterRef("pk"))
-    validated = Pair.objects.filter(Exists(claims))
-    if dataset:
-        validated = validated.filter(dataset=dataset)
-    finished = Q(stopped_early=True) | Q(label_count__gte=LABELS_PER_PAIR)
-    validation_labels = ExpressionWrapper(F("label_count") - AUTHOR_POSITION, output_field=IntegerField())
-    saved_labels = ExpressionWrapper(LABELS_PER_PAIR - F("label_count"), output_field=IntegerField())
-    outcomes = (
-        validated.annotate(
-            credited_to=Subquery(claims.order_by("-submitted_at", "-id").values("study_session__study_id")[:1])
-        )
-        .values("credited_to", "premise__split", "premise__genre__slug")
-        .annotate(
-            gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
-            saved=Coalesce(Sum(saved_labels, filter=Q(stopped_early=True, label_count__lt=LABELS_PER_PAIR)), 0),
-            finished=Count("id", filter=finished),
-            finished_labels=Coalesce(Sum(validation_labels, filter=finished), 0),
-        )
-        .order_by()
-    )
-    for row in outcomes:
+    for row in rows["outcomes"]:
         entry = group(row["premise__split"], row["premise__genre__slug"])
         entry.gold += row["gold"]
         entry.saved += row["saved"]
@@ -277,11 +304,7 @@ def cost_overview(dataset=None):
             studies[row["credited_to"]].gold += row["gold"]
             studies[row["credited_to"]].saved += row["saved"]
 
-    # Statement 6: the pool still to validate, by split, genre and labels so far.
-    pool = Pair.objects.filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
-    if dataset:
-        pool = pool.filter(dataset=dataset)
-    for row in pool.values("premise__split", "premise__genre__slug", "label_count").annotate(n=Count("id")).order_by():
+    for row in rows["pool"]:
         entry = group(row["premise__split"], row["premise__genre__slug"])
         entry.remaining_pairs += row["n"]
         entry.remaining_by_count[row["label_count"]] = entry.remaining_by_count.get(row["label_count"], 0) + row["n"]

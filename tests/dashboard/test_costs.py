@@ -156,3 +156,38 @@ def test_the_statement_count_does_not_grow_with_the_corpus(client, researcher):
     large = statements(client)
     assert small == large, (small, large)
     assert large <= 12, large
+
+
+def test_counts_come_from_the_figure_cache_and_a_payment_edit_shows_at_once(settings):
+    """The grouped counts are cached (a figure read again within the interval is not recounted);
+    the studies' payments are read on every request, so an edit prices the cached counts at once."""
+    settings.DASHBOARD_CACHE_SECONDS = 3600
+    ds, writing, _, _ = cost_factories.build()
+    first = cost_overview()
+    assert gbp(first["totals"]["spent"]) == GBP("4.30")
+    premise = factories.premise(ds, factories.genre("fiction"), "dev", "A later premise.")
+    base.pair(ds, premise, [factories.E], hypothesis="Later.", needs_validation=True)
+    cached_read = cost_overview()
+    assert cached_read["projection"]["remaining_pairs"] == first["projection"]["remaining_pairs"] == 3
+    writing.payment_per_task = Decimal("1.90")
+    writing.save()
+    edited = cost_overview()
+    by_slug = {row.study.slug: row for row in edited["studies"]}
+    assert gbp(by_slug["writing"].task_money) == GBP("3.80")  # 2 tasks at the new rate, at once
+    assert gbp(edited["totals"]["spent"]) == GBP("6.30")
+    assert cents(gbp(by_slug["writing"].cost_per_label)) == GBP("0.63")  # 3.80 over the 6 cached hypotheses
+    cache.clear()
+    assert cost_overview()["projection"]["remaining_pairs"] == 4  # recounted once the cache is gone
+
+
+def test_the_refresh_task_recounts_the_cached_counts(settings):
+    from dashboard.figure_cache import cache_key, refresh_figure_now
+
+    settings.DASHBOARD_CACHE_SECONDS = 3600
+    ds, _, _, _ = cost_factories.build()
+    assert cost_overview()["projection"]["remaining_pairs"] == 3
+    premise = factories.premise(ds, factories.genre("fiction"), "dev", "A later premise.")
+    base.pair(ds, premise, [factories.E], hypothesis="Later.", needs_validation=True)
+    refresh_figure_now("costs-rows", None, "")  # what dashboard.refresh_figure runs
+    assert cache.get(cache_key("costs-rows", None, None))["value"]["pool"]
+    assert cost_overview()["projection"]["remaining_pairs"] == 4
