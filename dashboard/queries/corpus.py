@@ -6,9 +6,9 @@ from artifacts import selectors as artifact_selectors
 from corpus import overlap, tallies
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, THREE_WAY, LengthKind
+from corpus.tallies import word_count
 
 from ..figure_cache import cached, refreshable
-from .common import word_count
 
 
 def corpus_overview(dataset=None, split=None):
