@@ -515,8 +515,8 @@ def mark_figures_changed():
     transaction.on_commit(lambda: cache.set(FIGURES_CHANGED_KEY, time.time(), None))
 
 
-def figures_changed_at():
-    return cache.get(FIGURES_CHANGED_KEY) or 0.0
+def figures_changed_at() -> float:
+    return float(cache.get(FIGURES_CHANGED_KEY) or 0.0)
 
 
 def set_workers_excluded(workers, excluded):
