@@ -2,11 +2,14 @@
 ANLI-style export (docs/adversarial.md)."""
 
 import json
+from collections.abc import Iterator
+from typing import Any
 
 from django.db.models import Count, Q
 
 from corpus.labels import LABELS
 from corpus.models import Split
+from crowd.models import Study
 
 from .models import AdversarialTask, AdversarialTry, Round, TaskState, Verification
 
@@ -15,11 +18,11 @@ LABEL_LETTER = {"entailment": "e", "neutral": "n", "contradiction": "c"}
 EXPORT_FIELDS = ("uid", "premise", "hypothesis", "label", "reason", "model_label", "round")
 
 
-def _ratio(a, b):
+def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def round_figures(round_):
+def round_figures(round_: Round) -> dict[str, Any]:
     """Per round: tries per fooled example, the model error rate (fooled / tries, verified fooled /
     tries), time per verified example, the verified share, the verified label distribution and the
     next target's accuracy on this round's test set."""
@@ -31,13 +34,14 @@ def round_figures(round_):
         discarded=Count("pk", filter=Q(verification=Verification.DISCARDED)),
         pending=Count("pk", filter=Q(model_fooled=True, verification=Verification.PENDING)),
     )
+    done = AdversarialTask.objects.filter(round=round_, state=TaskState.DONE)
+    # A done task has its finish time (finished_at is nullable only for tasks still open).
     seconds = sum(
         (finished - created).total_seconds()
-        for created, finished in AdversarialTask.objects.filter(round=round_, state=TaskState.DONE).values_list(
-            "created_at", "finished_at"
-        )
+        for created, finished in done.values_list("created_at", "finished_at")
+        if finished is not None
     )
-    labels = dict(
+    labels: dict[str, int] = dict(
         tries.filter(verification=Verification.VERIFIED).values_list("task__target_label").annotate(n=Count("pk"))
     )
     decided = counts["verified"] + counts["discarded"]
@@ -56,11 +60,11 @@ def round_figures(round_):
     }
 
 
-def study_rounds(study):
+def study_rounds(study: Study) -> list[dict[str, Any]]:
     return [round_figures(r) for r in Round.objects.filter(study=study).select_related("target_run").order_by("number")]
 
 
-def export_rows(round_):
+def export_rows(round_: Round) -> Iterator[tuple[str, dict[str, Any]]]:
     """ANLI-style rows of one round, (split, row) in try order.
 
     train: every try on a train premise (fooled or not) except fooled ones the verifiers discarded;
@@ -98,7 +102,7 @@ def export_rows(round_):
         )
 
 
-def export_jsonl(round_, split=None):
+def export_jsonl(round_: Round, split: str | None = None) -> Iterator[str]:
     """The round's rows as JSON lines (one split, or all with their `split` field)."""
     for row_split, row in export_rows(round_):
         if split is None or row_split == split:

@@ -1,6 +1,7 @@
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from celery import Celery
 
@@ -59,7 +60,7 @@ def task_named(task_name):
     return task
 
 
-def enqueue(task_name, *args, task_id=None):
+def enqueue(task_name: str, *args: Any, task_id: str | None = None) -> Any:
     """Queue a task by its registered name.
 
     With a broker it goes to the workers. Without one (the embedded mode) it runs in this

@@ -4,23 +4,34 @@ Every tag figure is one aggregate query over the PairTags columns; nothing here 
 """
 
 from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from corpus import labels as scheme_labels
 from corpus import tallies
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, giveaway_words, tokenize
 from corpus.labels import LABELS, NO_GOLD
-from corpus.models import Pair
+from corpus.models import Dataset, Genre, Pair, Worker
 
-from .models import PairTags, TaggingJob
+from .models import MonitorRefresh, PairTags, TaggingJob
 from .phenomena import PHENOMENA, PHENOMENON_NAMES
 
 ID_CHUNK = 5000
 LETTER_LABEL = {"e": "entailment", "n": "neutral", "c": "contradiction"}
 
 
-def _tags_in_scope(dataset=None, split=None, genre=None):
+class _Run(Protocol):
+    """What `run_tag_accuracy` reads of a training run (modeling is a higher layer: not imported)."""
+
+    results: Any
+    snapshot: Any
+
+
+def _tags_in_scope(
+    dataset: Dataset | None = None, split: str | None = None, *, genre: Genre | None = None
+) -> QuerySet[PairTags]:
     tags = PairTags.objects.all()
     if dataset is not None:
         tags = tags.filter(pair__dataset=dataset)
@@ -31,11 +42,11 @@ def _tags_in_scope(dataset=None, split=None, genre=None):
     return tags
 
 
-def _tag_counts():
+def _tag_counts() -> dict[str, Count]:
     return {name: Count("pk", filter=Q(**{name: True})) for name in PHENOMENON_NAMES}
 
 
-def tag_figures(dataset=None, split=None):
+def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
     """Share of pairs with each tag, overall and per genre (Table 7), and per tag the count of
     each gold label with the most frequent one. Shares are over tagged pairs; `untagged` says how
     many pairs in scope still wait for the tagger.
@@ -44,7 +55,8 @@ def tag_figures(dataset=None, split=None):
     summed, and the pairs in scope from the maintained aggregates: the page used to run three
     aggregates over the tags and a count of the pairs on every render.
     """
-    grouped = list(
+    # Mapping: the tag columns are annotated by name (`_tag_counts`), which the stubs cannot list.
+    grouped: list[Mapping[str, Any]] = list(
         _tags_in_scope(dataset, split)
         .values("pair__premise__genre__slug", "pair__premise__genre__name", "pair__gold_label")
         .annotate(pairs=Count("pk"), **_tag_counts())
@@ -52,7 +64,8 @@ def tag_figures(dataset=None, split=None):
     )
     counted = ("pairs", *PHENOMENON_NAMES)
     overall = dict.fromkeys(counted, 0)
-    genre_sums, by_gold = {}, {}
+    genre_sums: dict[str, dict[str, Any]] = {}
+    by_gold: dict[str, dict[str, int]] = {}
     for row in grouped:
         slug, name = row["pair__premise__genre__slug"], row["pair__premise__genre__name"]
         genre = genre_sums.setdefault(slug, {"pair__premise__genre__slug": slug, "pair__premise__genre__name": name})
@@ -103,7 +116,7 @@ def tag_figures(dataset=None, split=None):
     return {"tagged": tagged, "untagged": in_scope - tagged, "genres": genres, "tags": rows}
 
 
-def run_tag_accuracy(run, split=None):
+def run_tag_accuracy(run: _Run, *, split: str | None = None) -> dict[str, Any] | None:
     """Accuracy per phenomenon tag of a finished run (MultiNLI Table 6).
 
     The run stores each evaluated pair's pairID, gold and prediction (modeling's
@@ -116,14 +129,14 @@ def run_tag_accuracy(run, split=None):
     if not stored:
         return None
     phases = [split] if split else ["test", "dev"]
-    chosen = []
+    chosen: list[str] = []
     for phase in phases:
         chosen = [name for name in stored if name == phase or name.startswith(phase + "_")]
         if chosen:
             break
     if not chosen:
         return None
-    predicted = {}
+    predicted: dict[str, bool] = {}
     for name in chosen:
         block = stored[name]
         for pair_id, gold, guess in zip(block["pair_ids"], block["gold"], block["predicted"], strict=True):
@@ -131,7 +144,7 @@ def run_tag_accuracy(run, split=None):
                 predicted[pair_id] = gold == guess
     slugs = list(run.snapshot.datasets or [])
     ids = list(predicted)
-    columns = []
+    columns: list[tuple[Any, ...]] = []
     for start in range(0, len(ids), ID_CHUNK):  # SQLite caps the parameters of one statement
         tags = PairTags.objects.filter(pair__pair_id__in=ids[start : start + ID_CHUNK])
         if slugs:
@@ -172,14 +185,20 @@ def run_tag_accuracy(run, split=None):
     }
 
 
-def latest_tagging_jobs(limit=5):
+def latest_tagging_jobs(limit: int = 5) -> list[TaggingJob]:
     return list(TaggingJob.objects.select_related("dataset")[:limit])
 
 
 # --- give-away words ---------------------------------------------------------------------------
 
 
-def pairs_in_scope(dataset=None, split=None, genre=None, worker=None):
+def pairs_in_scope(
+    dataset: Dataset | None = None,
+    split: str | None = None,
+    *,
+    genre: Genre | None = None,
+    worker: Worker | None = None,
+) -> QuerySet[Pair]:
     pairs = Pair.objects.all()
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
@@ -192,7 +211,7 @@ def pairs_in_scope(dataset=None, split=None, genre=None, worker=None):
     return pairs
 
 
-def pair_label(gold_label, author_label, label_count):
+def pair_label(gold_label: str, author_label: str, label_count: int) -> str:
     """The label a hypothesis is counted under: its gold label; for a pair nobody has validated
     yet (only the author's label, as most written train pairs), the label it was written for.
     A validated pair without gold (no 3 of 5) is not counted."""
@@ -201,20 +220,28 @@ def pair_label(gold_label, author_label, label_count):
     return author_label if label_count <= 1 else NO_GOLD
 
 
-def labelled_hypotheses(pairs):
+def labelled_hypotheses(pairs: QuerySet[Pair]) -> Iterator[tuple[list[str], str]]:
     """(tokens, label) for each pair, streamed from the database in chunks."""
     rows = pairs.values_list("hypothesis", "gold_label", "author_label", "label_count").iterator(chunk_size=5000)
     for hypothesis, gold, author, count in rows:
         yield tokenize(hypothesis), pair_label(gold, author, count)
 
 
-def giveaway_words_for(dataset=None, split=None, genre=None, worker=None, min_count=DEFAULT_MIN_COUNT, top=DEFAULT_TOP):
+def giveaway_words_for(
+    dataset: Dataset | None = None,
+    split: str | None = None,
+    *,
+    genre: Genre | None = None,
+    worker: Worker | None = None,
+    min_count: int = DEFAULT_MIN_COUNT,
+    top: int = DEFAULT_TOP,
+) -> dict[str, Any]:
     """p(label | word) over the hypotheses in scope, per label with counts (Poliak et al. §6),
     and the number of hypotheses counted per label."""
-    pairs = pairs_in_scope(dataset, split, genre, worker)
-    per_label = Counter()
+    pairs = pairs_in_scope(dataset, split, genre=genre, worker=worker)
+    per_label: Counter[str] = Counter()
 
-    def counted():
+    def counted() -> Iterator[tuple[list[str], str]]:
         for tokens, label in labelled_hypotheses(pairs):
             per_label[label] += 1
             yield tokens, label
@@ -241,12 +268,12 @@ def giveaway_words_for(dataset=None, split=None, genre=None, worker=None, min_co
 # --- the monitor -------------------------------------------------------------------------------
 
 
-def monitor_overview(dataset=None, trend_points=20):
+def monitor_overview(dataset: Dataset | None = None, *, trend_points: int = 20) -> dict[str, Any]:
     """The latest done refresh of the scope, its flagged writers (with names), and the trend:
     hypothesis-only accuracy against the majority class over the last refreshes, oldest first."""
     from corpus.models import Worker
 
-    from .models import JobStatus, MonitorRefresh
+    from .models import JobStatus
 
     refreshes = MonitorRefresh.objects.filter(dataset=dataset)
     latest = refreshes.filter(status=JobStatus.DONE).order_by("-created_at").first()
@@ -255,7 +282,7 @@ def monitor_overview(dataset=None, trend_points=20):
         .order_by("-created_at")
         .values("pk", "created_at", "pairs", "overall", "flagged")[:trend_points]
     )[::-1]
-    flagged = []
+    flagged: list[dict[str, Any]] = []
     if latest:
         flagged = [dict(w) for w in latest.writers if w["flagged"]]
         names = dict(Worker.objects.filter(pk__in=[w["writer"] for w in flagged]).values_list("pk", "user__username"))

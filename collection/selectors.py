@@ -1,14 +1,16 @@
 """Reads for the writing pages: a worker's own claims, a family's worked examples and FAQ."""
 
+import uuid
+
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
 
-from corpus.models import THREE_WAY, PromptExample, PromptFamily
+from corpus.models import THREE_WAY, PromptExample, PromptFamily, Worker
 
 from .models import WritingClaim
 
 
-def claim_for_worker(worker, token):
+def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
     """A worker's own claim by token; anyone else's token is a 404, never a peek."""
     return get_object_or_404(
         WritingClaim.objects.select_related("premise__genre__family", "premise__dataset", "study_session__study"),
@@ -17,13 +19,13 @@ def claim_for_worker(worker, token):
     )
 
 
-def family_examples(family):
+def family_examples(family: PromptFamily) -> list[PromptExample]:
     """The family's worked examples in label order (entailment, neutral, contradiction)."""
     examples = {example.label: example for example in family.examples.all()}
     return [examples[label] for label in THREE_WAY if label in examples]
 
 
-def family_with_faq(slug):
+def family_with_faq(slug: str) -> PromptFamily:
     return get_object_or_404(
         PromptFamily.objects.prefetch_related("faq_entries", Prefetch("examples", PromptExample.objects.all())),
         slug=slug,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Case, CharField, Count, F, Func, IntegerField, OuterRef, Q, Subquery, When
+from django.db.models import Case, CharField, Count, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
@@ -515,11 +515,11 @@ def mark_figures_changed():
     transaction.on_commit(lambda: cache.set(FIGURES_CHANGED_KEY, time.time(), None))
 
 
-def figures_changed_at():
-    return cache.get(FIGURES_CHANGED_KEY) or 0.0
+def figures_changed_at() -> float:
+    return float(cache.get(FIGURES_CHANGED_KEY) or 0.0)
 
 
-def set_workers_excluded(workers, excluded):
+def set_workers_excluded(workers: QuerySet[Worker], excluded: bool) -> ExclusionOutcome:
     """Exclude (or include again) workers' labels; gold labels and counters follow by a recompute.
 
     The flag and the recompute are separate transactions on purpose: the recompute reads every
@@ -568,7 +568,7 @@ class RecomputeReport:
         return "\n".join(lines)
 
 
-def _counted(prefix=""):
+def _counted(prefix: str = "") -> Q:
     """Labels of people who count: imported ones (no worker) and those of workers not excluded."""
     return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
 
@@ -591,7 +591,7 @@ def replacement_labels_in_gold():
     )
 
 
-def in_gold(prefix=""):
+def in_gold(prefix: str = "") -> Q:
     """The labels a pair's counters and gold label count: the earliest five counted labels by
     position. A counted label in positions 1-5 always is one (at most four precede it)."""
     return _counted(prefix) & (

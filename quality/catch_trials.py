@@ -17,11 +17,15 @@ The rules:
   `earned` row of the bonus ledger (`quality.bonuses`), in the submit's own transaction.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 from django.db import connection
-from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, ValidationLabel
+from crowd.models import Study
 
 from .bonuses import record_catch_bonuses
 from .models import CatchTrialAnswer, ReferenceLabel
@@ -118,7 +122,7 @@ def score_catch_trials(*, worker, study_session, batch, catch_labels, seconds=No
     return answers
 
 
-def catch_pools(studies, claims):
+def catch_pools(studies: Iterable[Study], claims: QuerySet[Any]) -> list[dict[str, Any]]:
     """Per study that serves catch trials: its dataset's pool (`catch_pool_status`), for the quality pages."""
     return [
         {"study": study, **catch_pool_status(study.dataset, claims)} for study in studies if study.catch_trial_share > 0

@@ -36,6 +36,9 @@ TOO_FAST = "too_fast"
 FLAG_KINDS = (RANDOM_GUESSER, SAME_LABEL, TOO_FAST)
 
 AUTHOR_POSITION = 0
+# A worker as the flags name them: a Worker pk from the database (`quality.selectors`), or an
+# annotator id string from an imported file (`Vote.worker`).
+WorkerId = int | str
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class WorkerFigures:
     timed_items / median_seconds: scored items with a time, and their median time per item.
     """
 
-    worker: str
+    worker: WorkerId
     label_counts: Mapping[str, int] = field(default_factory=dict)
     loo_items: int = 0
     loo_agreements: int = 0
@@ -94,7 +97,7 @@ class WorkerFigures:
 class WorkerFlag:
     """One reason to distrust one worker: which flag, why in words, and the numbers behind it."""
 
-    worker: str
+    worker: WorkerId
     kind: str
     reason: str
     figures: Mapping[str, float]
@@ -402,7 +405,9 @@ CATCH_ONLY_MIN_SEEN = 3
 CATCH_ONLY_MIN_ACCURACY = 0.8
 
 
-def catch_only_flag(worker: str, catch_seen: int, catch_matched: int, evidence: SequentialResult) -> WorkerFlag | None:
+def catch_only_flag(
+    worker: WorkerId, catch_seen: int, catch_matched: int, evidence: SequentialResult
+) -> WorkerFlag | None:
     """A worker who gets catch trials right while their ordinary labels are probably at chance: one
     who found the catch trials some other way (shared answers, a pattern) and guesses the rest.
     Catch accuracy alone would rank them first; judged beside their ordinary labels, they are flagged."""
@@ -430,7 +435,7 @@ def catch_only_flag(worker: str, catch_seen: int, catch_matched: int, evidence: 
 MANY_IDS = "many_ids"
 
 
-def many_ids_flag(worker, linked_ids) -> WorkerFlag | None:
+def many_ids_flag(worker: WorkerId, linked_ids: Iterable[int]) -> WorkerFlag | None:
     """One browser (device cookie or session) seen under several participant ids: likely one person."""
     if not linked_ids:
         return None

@@ -15,10 +15,12 @@ The statements:
 4. five-label pairs grouped by author.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, F, IntegerField, Q, Value, When
+from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 
 from corpus.counters import in_gold
 from corpus.gold import gold_expression
@@ -27,6 +29,7 @@ from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
     THREE_WAY,
+    Dataset,
     Pair,
     ValidationLabel,
     Worker,
@@ -43,39 +46,39 @@ LABELS = [label.value for label in THREE_WAY]
 class WorkerQuality:
     worker: Worker
     labels_given: int = 0
-    label_counts: dict = field(default_factory=dict)
+    label_counts: dict[str, int] = field(default_factory=dict)
     loo_items: int = 0
     loo_agreements: int = 0
-    loo_own_label_counts: dict = field(default_factory=dict)
-    loo_gold_counts: dict = field(default_factory=dict)
+    loo_own_label_counts: dict[str, int] = field(default_factory=dict)
+    loo_gold_counts: dict[str, int] = field(default_factory=dict)
     timed_items: int = 0
     median_seconds: float | None = None
     catch_seen: int = 0
     catch_matched: int = 0
     pairs_written: int = 0
     written_gold_differs: int = 0
-    flags: list = field(default_factory=list)
+    flags: list[flag_rules.WorkerFlag] = field(default_factory=list)
 
     @property
-    def loo_agreement(self):
+    def loo_agreement(self) -> float | None:
         return self.loo_agreements / self.loo_items if self.loo_items else None
 
     @property
-    def catch_accuracy(self):
+    def catch_accuracy(self) -> float | None:
         return self.catch_matched / self.catch_seen if self.catch_seen else None
 
     @property
-    def written_gold_differs_share(self):
+    def written_gold_differs_share(self) -> float | None:
         return self.written_gold_differs / self.pairs_written if self.pairs_written else None
 
     @property
-    def label_shares(self):
+    def label_shares(self) -> dict[str, float | None]:
         return {
             label: (self.label_counts.get(label, 0) / self.labels_given if self.labels_given else None)
             for label in LABELS
         }
 
-    def figures(self):
+    def figures(self) -> flag_rules.WorkerFigures:
         """The pure flags' input (`quality.flags.WorkerFigures`)."""
         return flag_rules.WorkerFigures(
             worker=self.worker.pk,
@@ -89,18 +92,18 @@ class WorkerQuality:
         )
 
 
-def _validation_labels(dataset=None):
+def _validation_labels(dataset: Dataset | None = None) -> QuerySet[ValidationLabel]:
     labels = ValidationLabel.objects.filter(worker__isnull=False, position__gt=AUTHOR_POSITION)
     if dataset is not None:
         labels = labels.filter(pair__dataset=dataset)
     return labels
 
 
-def _leave_one_out_gold():
+def _leave_one_out_gold() -> tuple[Case, dict[str, Any]]:
     """The pair's gold label without this label: its counted votes minus this one (if it counts)."""
     own_counts = Case(When(in_gold(), then=Value(1)), default=Value(0), output_field=IntegerField())
 
-    def others(label):
+    def others(label: str) -> Any:
         return F(f"pair__{label}_votes") - Case(
             When(label=label, then=own_counts), default=Value(0), output_field=IntegerField()
         )
@@ -110,7 +113,7 @@ def _leave_one_out_gold():
     }
 
 
-def label_figures(dataset=None):
+def label_figures(dataset: Dataset | None = None) -> dict[int, dict[str, int]]:
     """Statement 1: {worker id: counts} over validation labels (positions 2 on).
 
     The leave-one-out gold is computed once per label in a subquery and the outer query only
@@ -144,7 +147,7 @@ def label_figures(dataset=None):
         return {row[0]: dict(zip(names, row, strict=False)) for row in cursor.fetchall()}
 
 
-def median_seconds(dataset=None):
+def median_seconds(dataset: Dataset | None = None) -> dict[int, float]:
     """Statement 2: {worker id: median seconds per validation item}, in SQL."""
     sql, params = (
         _validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds").query.sql_with_params()
@@ -165,7 +168,7 @@ def median_seconds(dataset=None):
         return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
 
 
-def catch_figures(dataset=None):
+def catch_figures(dataset: Dataset | None = None) -> dict[int, tuple[int, int]]:
     """Statement 3: {worker id: (seen, matched)}."""
     answers = CatchTrialAnswer.objects.all()
     if dataset is not None:
@@ -178,7 +181,7 @@ def catch_figures(dataset=None):
     }
 
 
-def writer_figures(dataset=None):
+def writer_figures(dataset: Dataset | None = None) -> dict[int, tuple[int, int]]:
     """Statement 4: {author id: (five-label pairs, of which gold differs from the author's label)}."""
     pairs = Pair.objects.filter(author__isnull=False, label_count=LABELS_PER_PAIR)
     if dataset is not None:
@@ -191,7 +194,7 @@ def writer_figures(dataset=None):
     }
 
 
-def worker_quality(dataset=None, **flag_options):
+def worker_quality(dataset: Dataset | None = None, **flag_options: Any) -> list[WorkerQuality]:
     """Every worker with labels, catch trials or written pairs, with their figures and flags.
 
     `flag_options` go to `quality.flags.flag_workers` (alpha, minimum items, thresholds).
@@ -204,7 +207,7 @@ def worker_quality(dataset=None, **flag_options):
         writer_figures(dataset),
     )
     ids = set(labels) | set(catches) | set(writers)
-    rows = {}
+    rows: dict[int, WorkerQuality] = {}
     for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
         row = labels.get(worker.pk, {})
         seen, matched = catches.get(worker.pk, (0, 0))
@@ -226,22 +229,23 @@ def worker_quality(dataset=None, **flag_options):
         )
     # Flags over validators only (the binomial test's BH correction runs over those tested).
     for flag in flag_rules.flag_workers([row.figures() for row in rows.values() if row.labels_given], **flag_options):
-        rows[flag.worker].flags.append(flag)
+        rows[int(flag.worker)].flags.append(flag)  # the figures were named by Worker pk
     # Catch trials judged beside the ordinary labels: right on the catch trials, at chance elsewhere.
     catchers = [pk for pk, row in rows.items() if row.catch_seen]
     for pk, evidence in sequential_evidence_by_worker(catchers).items():
-        row = rows[pk]
-        flag = flag_rules.catch_only_flag(pk, row.catch_seen, row.catch_matched, evidence)
-        if flag is not None:
-            row.flags.append(flag)
+        catcher = rows[pk]
+        caught = flag_rules.catch_only_flag(pk, catcher.catch_seen, catcher.catch_matched, evidence)
+        if caught is not None:
+            catcher.flags.append(caught)
     # One person under many ids: participant ids seen in one browser (researchers only).
     for pk, others in shared_device_ids(rows).items():
-        if pk in rows:
-            rows[pk].flags.append(flag_rules.many_ids_flag(pk, others))
+        shared = flag_rules.many_ids_flag(pk, others) if pk in rows else None
+        if shared is not None:  # shared_device_ids lists only ids with others
+            rows[pk].flags.append(shared)
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
 
 
-def next_pair_to_label(dataset=None):
+def next_pair_to_label(dataset: Dataset | None = None) -> Pair | None:
     """The next pair for a researcher to label: no reference label yet, five labels first (the
     best catch trials are pairs the crowd has judged), then oldest first."""
     pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id"))
@@ -250,14 +254,14 @@ def next_pair_to_label(dataset=None):
     return pairs.select_related("premise__genre").order_by("-label_count", "id").first()
 
 
-def reference_label_counts(dataset=None):
+def reference_label_counts(dataset: Dataset | None = None) -> dict[str, int]:
     references = ReferenceLabel.objects.all()
     if dataset is not None:
         references = references.filter(pair__dataset=dataset)
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
 
 
-def sequential_evidence(worker):
+def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
     """The sequential guesser test over every validation label this worker ever gave (every session,
     study and dataset): agreement with the label each pair was written for, which every pair has
     from the start, so even a first short session is weighed. Chance is what the worker's own label
@@ -265,7 +269,7 @@ def sequential_evidence(worker):
     return sequential_evidence_by_worker([worker.pk])[worker.pk]
 
 
-def sequential_evidence_by_worker(worker_ids):
+def sequential_evidence_by_worker(worker_ids: Iterable[int]) -> dict[int, flag_rules.SequentialResult]:
     """{worker id: flags.SequentialResult} for these workers, in one statement."""
     rows = (
         ValidationLabel.objects.filter(
@@ -275,7 +279,7 @@ def sequential_evidence_by_worker(worker_ids):
         .annotate(n=Count("id"))
         .order_by()
     )
-    tallies = {pk: ({}, {}, [0, 0]) for pk in worker_ids}
+    tallies: dict[int, tuple[dict[str, int], dict[str, int], list[int]]] = {pk: ({}, {}, [0, 0]) for pk in worker_ids}
     for row in rows:
         own, written, counts = tallies[row["worker_id"]]
         own[row["label"]] = own.get(row["label"], 0) + row["n"]
@@ -290,7 +294,7 @@ def sequential_evidence_by_worker(worker_ids):
     }
 
 
-def flag_marks(worker_ids):
+def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
     """{worker pk: ["flagged: <flag>", ...]} for those of these workers the quality checks flag (the
     workers page's flags): the marks of the approval and bonus lists (`annotation_site.wiring`)."""
     wanted = set(worker_ids)

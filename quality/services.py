@@ -3,11 +3,15 @@
 Bonus writes are in `bonuses.py`; catch-trial scoring in `catch_trials.py`.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth.models import User
 from django.db import transaction
 
-from corpus.counters import LabelRefused, set_workers_excluded
+from corpus.counters import ExclusionOutcome, LabelRefused, set_workers_excluded
 from corpus.gold import VOTE_FIELD
-from corpus.models import Worker
+from corpus.models import Pair, Worker
 from crowd.arrival import release_open_claims_of_workers
 from crowd.models import StudySession
 
@@ -16,7 +20,9 @@ from .selectors import worker_quality
 
 
 @transaction.atomic
-def set_reference_label(pair, label, by=None, is_catch_trial=False, note=""):
+def set_reference_label(
+    pair: Pair, label: str, *, by: User | None = None, is_catch_trial: bool = False, note: str = ""
+) -> ReferenceLabel:
     """A researcher's label for a pair (replacing an earlier one), optionally marking it a catch trial.
 
     A catch trial's reference label is the answer validators are scored against; marking a pair
@@ -32,7 +38,7 @@ def set_reference_label(pair, label, by=None, is_catch_trial=False, note=""):
     return reference
 
 
-def set_excluded(worker_ids, excluded):
+def set_excluded(worker_ids: Iterable[int | str], excluded: bool) -> ExclusionOutcome:
     """Exclude (or include again) these workers; gold labels follow, and pairs that lost a
     validation label go back to the validation pool (`corpus.counters`)."""
     ids = sorted({int(pk) for pk in worker_ids})
@@ -45,7 +51,7 @@ def set_excluded(worker_ids, excluded):
     return outcome
 
 
-def auto_exclude_flagged(**flag_options):
+def auto_exclude_flagged(**flag_options: Any) -> ExclusionOutcome | None:
     """Exclude flagged workers who took part in a study that opted in (`Study.auto_exclude_flagged`).
 
     Nothing is excluded automatically otherwise; a researcher reviews the flags on the dashboard's

@@ -1,9 +1,12 @@
 """Reads for the validation task: which pairs a validator may be offered, and their own batches."""
 
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+import uuid
+from datetime import datetime
+
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus
+from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus, Worker
 from crowd.models import ClaimStatus
 
 from .models import ValidationClaim
@@ -12,18 +15,18 @@ from .models import ValidationClaim
 BATCH_SIZE = 5
 
 
-def live_claims(now):
+def live_claims(now: datetime) -> QuerySet[ValidationClaim]:
     """Claims that still hold a place on their pair: open and not yet expired (a catch trial holds none)."""
     return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now, is_catch_trial=False)
 
 
-def open_claims_subquery(now):
+def open_claims_subquery(now: datetime) -> Coalesce:
     counted = live_claims(now).filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id")).values("n")
     # A correlated subquery, not a JOIN + GROUP BY: PostgreSQL refuses FOR UPDATE with GROUP BY.
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _of_kind(pairs, item_kind):
+def _of_kind(pairs: QuerySet[Pair], item_kind: str) -> QuerySet[Pair]:
     """Pairs of datasets of this item kind: a hashed subplan over the few multi-premise datasets, in
     the same statement (measured: the claim's execution time is unchanged, bench/mpe_claims.py)."""
     multi = Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).values("pk")
@@ -32,7 +35,9 @@ def _of_kind(pairs, item_kind):
     return pairs.exclude(dataset_id__in=multi)
 
 
-def claimable_pairs(worker, now, dataset=None, item_kind=ItemKind.SINGLE_PREMISE):
+def claimable_pairs(
+    worker: Worker, now: datetime, *, dataset: Dataset | None = None, item_kind: str = ItemKind.SINGLE_PREMISE
+) -> QuerySet[Pair]:
     """Pairs this worker may be offered, closest to complete first.
 
     Items of one kind only: the MultiNLI validation batches take single-premise pairs, the MPE
@@ -62,7 +67,7 @@ def claimable_pairs(worker, now, dataset=None, item_kind=ItemKind.SINGLE_PREMISE
     return pairs.order_by("-label_count", "id")
 
 
-def worker_open_batch(worker, now, item_kind=ItemKind.SINGLE_PREMISE):
+def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKind.SINGLE_PREMISE) -> uuid.UUID | None:
     """The batch id of the worker's live claims of this item kind, catch trials included, if they have
     one (a reload gets it back)."""
     claim = (
@@ -75,7 +80,7 @@ def worker_open_batch(worker, now, item_kind=ItemKind.SINGLE_PREMISE):
     return claim.batch if claim else None
 
 
-def batch_claims(worker, batch):
+def batch_claims(worker: Worker, batch: uuid.UUID | str) -> QuerySet[ValidationClaim]:
     """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
     return (
         ValidationClaim.objects.filter(worker=worker, batch=batch)

@@ -1,6 +1,8 @@
 """Reads of the adversarial rounds pages: the studies, a study's rounds and their figures
 (`adversarial.selectors`), the datasets a next round may collect into."""
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 
 from adversarial import selectors
@@ -9,29 +11,29 @@ from corpus.models import Dataset
 from crowd.models import Study, TaskKind
 
 
-def adversarial_studies():
+def adversarial_studies() -> list[Study]:
     return list(Study.objects.filter(task_kind=TaskKind.ADVERSARIAL).order_by("slug"))
 
 
-def adversarial_study(slug):
+def adversarial_study(slug: str) -> Study:
     return get_object_or_404(Study, slug=slug, task_kind=TaskKind.ADVERSARIAL)
 
 
-def study_rounds(study):
+def study_rounds(study: Study) -> list[dict[str, Any]]:
     return selectors.study_rounds(study)
 
 
-def collected_datasets():
+def collected_datasets() -> list[Dataset]:
     return list(Dataset.objects.filter(is_imported=False).order_by("slug"))
 
 
-def dataset_named(slug):
+def dataset_named(slug: str) -> Dataset | None:
     return Dataset.objects.filter(slug=slug).first()
 
 
-def round_of(slug, number):
+def round_of(slug: str, number: int | str) -> Round:
     return get_object_or_404(Round, study__slug=slug, number=number)
 
 
-def closing_rounds(slug):
+def closing_rounds(slug: str) -> list[Round]:
     return list(Round.objects.filter(study__slug=slug, status=RoundStatus.CLOSING))

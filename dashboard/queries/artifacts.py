@@ -1,21 +1,32 @@
 """The artifacts page: give-away words, through the figure cache for the page's default listing."""
 
+from typing import Any
+
 from artifacts import selectors
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
+from corpus.models import Dataset, Genre, Worker
 
 from ..figure_cache import cached, refreshable
 
 
-def giveaway_words(dataset=None, split=None, genre=None, worker=None, min_count=None, top=None):
+def giveaway_words(
+    dataset: Dataset | None = None,
+    split: str | None = None,
+    *,
+    genre: Genre | None = None,
+    worker: Worker | None = None,
+    min_count: int | None = None,
+    top: int | None = None,
+) -> dict[str, Any]:
     """The listing a researcher asked for. The default one (no genre, no writer, default counts),
     which every arrival on the page shows, reads every hypothesis in scope: it is a cached figure
     (on a large corpus shown stale while a task recomputes it); a narrowed listing is computed."""
-    min_count, top = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
-    if genre is None and worker is None and (min_count, top) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
+    counts, shown = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
+    if genre is None and worker is None and (counts, shown) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
         return cached("giveaways", dataset, split, lambda: _default_listing(dataset, split))
-    return selectors.giveaway_words_for(dataset, split, genre=genre, worker=worker, min_count=min_count, top=top)
+    return selectors.giveaway_words_for(dataset, split, genre=genre, worker=worker, min_count=counts, top=shown)
 
 
 @refreshable("giveaways")
-def _default_listing(dataset, split):
+def _default_listing(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
     return selectors.giveaway_words_for(dataset, split)

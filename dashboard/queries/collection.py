@@ -1,6 +1,7 @@
 """The collection page: premises and pairs per genre and split, claims in flight, pairs per hour, imports."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.db.models import Count
 from django.db.models.functions import TruncHour
@@ -8,7 +9,7 @@ from django.utils import timezone
 
 from collection.models import PremiseImport, WritingClaim
 from corpus import tallies
-from corpus.models import LengthKind, PremiseStatus
+from corpus.models import Dataset, LengthKind, PremiseStatus
 from corpus.selectors import pairs_in, premises_in
 from crowd.models import ClaimStatus
 from importers.models import CorpusImport
@@ -19,14 +20,14 @@ from ..figure_cache import cached, refreshable
 HOURS_SHOWN = 48
 
 
-def collection_overview(dataset=None, split=None):
+def collection_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
     overview = cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
     # Counted live, never from the cache: the reports page shows the same count (issue 27).
     return {**overview, "held_premises": held_premise_count(dataset, split)}
 
 
 @refreshable("collection")
-def _collection_overview(dataset, split):
+def _collection_overview(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
     now = timezone.now()
     rows = genre_split_rows(dataset, split)
     totals = {"premises": sum(row["premises"] for row in rows), "pairs": sum(row["pairs"] for row in rows)}
@@ -45,11 +46,11 @@ def _collection_overview(dataset, split):
         "totals": totals,
         "writing_claims_open": open_writing.count(),
         "validation_claims_open": open_validation.count(),
-        "hourly": pairs_per_hour(dataset, split, now),
+        "hourly": pairs_per_hour(dataset, split, now=now),
     }
 
 
-def held_premise_count(dataset=None, split=None):
+def held_premise_count(dataset: Dataset | None = None, split: str | None = None) -> int:
     """Premises held for a researcher (status held: nobody is asked to write on them). The one
     definition the collection page's tile and the reports page both show (issue 27)."""
     return premises_in(dataset, split).filter(status=PremiseStatus.HELD).count()
@@ -58,10 +59,10 @@ def held_premise_count(dataset=None, split=None):
 GENRE_SPLIT = ("genre__slug", "genre__name", "genre__is_training", "split")
 
 
-def genre_split_rows(dataset=None, split=None):
+def genre_split_rows(dataset: Dataset | None = None, split: str | None = None) -> list[dict[str, Any]]:
     """Premises and pairs per genre and split, from the maintained aggregates (corpus.tallies):
     two grouped reads of a few hundred rows, not a join of every premise with its pairs."""
-    rows = {}
+    rows: dict[tuple[Any, ...], dict[str, int]] = {}
     for *key, n in tallies.length_counts(LengthKind.PREMISE, dataset, split, by=GENRE_SPLIT):
         rows.setdefault(tuple(key), {"premises": 0, "pairs": 0})["premises"] += n
     for *key, n in tallies.pair_counts(dataset, split, by=GENRE_SPLIT):
@@ -72,11 +73,11 @@ def genre_split_rows(dataset=None, split=None):
     ]
 
 
-def recent_imports(limit=10):
+def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
     """The latest premise and corpus imports, newest first, with their progress (read fresh: they move)."""
     premise_imports = PremiseImport.objects.select_related("dataset", "genre")[:limit]
     corpus_imports = CorpusImport.objects.select_related("dataset")[:limit]
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "kind": "premises",
             "source": run.source,
@@ -105,7 +106,13 @@ def recent_imports(limit=10):
     return sorted(rows, key=lambda row: row["started_at"], reverse=True)[:limit]
 
 
-def pairs_per_hour(dataset=None, split=None, now=None, hours=HOURS_SHOWN):
+def pairs_per_hour(
+    dataset: Dataset | None = None,
+    split: str | None = None,
+    *,
+    now: datetime | None = None,
+    hours: int = HOURS_SHOWN,
+) -> list[tuple[datetime, int]]:
     """Pairs written per hour over the last `hours` hours, oldest first, empty hours included.
 
     Written by a worker (an author): imported pairs are the imports table's figure, and counting

@@ -1,26 +1,28 @@
 """The corpus page: label distributions, sentence lengths (MultiNLI Figure 2), per-genre means, edit relations."""
 
-from django.db.models import Count
+from typing import Any
+
+from django.db.models import Count, QuerySet
 
 from artifacts import selectors as artifact_selectors
 from corpus import overlap, tallies
 from corpus.gold import gold_from_votes
-from corpus.models import NO_GOLD, THREE_WAY, LengthKind
+from corpus.models import NO_GOLD, THREE_WAY, Dataset, LengthKind
+from corpus.tallies import word_count
 
 from ..figure_cache import cached, refreshable
-from .common import word_count
 
 
-def corpus_overview(dataset=None, split=None):
+def corpus_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
     return cached("corpus", dataset, split, lambda: _corpus_overview(dataset, split))
 
 
-def length_histogram(queryset, field):
+def length_histogram(queryset: QuerySet[Any], field: str) -> dict[int, int]:
     """{words: how many rows} in one GROUP BY over the word-count expression."""
     return dict(queryset.annotate(words=word_count(field)).values_list("words").annotate(n=Count("id")).order_by())
 
 
-def histogram_summary(histogram):
+def histogram_summary(histogram: dict[int, int]) -> dict[str, Any]:
     total = sum(histogram.values())
     if not total:
         return {"count": 0, "mean": None, "max": None}
@@ -31,7 +33,7 @@ def histogram_summary(histogram):
     }
 
 
-def edit_relations(dataset=None, split=None):
+def edit_relations(dataset: Dataset | None = None, split: str | None = None) -> dict[str, int]:
     """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
     aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
     bit mask of corpus.overlap), so the page compares no words and reads no pair."""
@@ -46,20 +48,21 @@ def edit_relations(dataset=None, split=None):
 
 
 @refreshable("corpus")
-def _corpus_overview(dataset, split):
+def _corpus_overview(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
     """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
     by (genre, length), pairs by length, by (gold, author label) and by edit relations.
     """
     labels = [label.value for label in THREE_WAY]
     premise_rows = tallies.length_counts(LengthKind.PREMISE, dataset, split, by=("genre__slug", "genre__name", "words"))
-    premise_lengths, genres = {}, {}
+    premise_lengths: dict[int, int] = {}
+    genres: dict[str, dict[str, Any]] = {}
     for slug, name, words, n in premise_rows:
         premise_lengths[words] = premise_lengths.get(words, 0) + n
         genre = genres.setdefault(slug, {"genre__slug": slug, "genre__name": name, "premises": 0, "words": 0})
         genre["premises"] += n
         genre["words"] += words * n
     per_genre = [{**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())]
-    hypothesis_lengths = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
+    hypothesis_lengths: dict[int, int] = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
     gold, author = dict.fromkeys([*labels, NO_GOLD], 0), dict.fromkeys(labels, 0)
     by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes")
     for author_label, e, nu, c, n in tallies.pair_counts(dataset, split, by=by):
@@ -78,7 +81,7 @@ def _corpus_overview(dataset, split):
     }
 
 
-def phenomenon_tags(dataset=None, split=None):
+def phenomenon_tags(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
     """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: one grouped
     read of the tags), through the figure cache: on a large corpus a stale figure is shown at once
     and a task recomputes it, as the other figures of the page."""
@@ -86,5 +89,5 @@ def phenomenon_tags(dataset=None, split=None):
 
 
 @refreshable("tags")
-def _phenomenon_tags(dataset, split):
+def _phenomenon_tags(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
     return artifact_selectors.tag_figures(dataset, split)

@@ -1,19 +1,21 @@
 """The multi-premise (MPE) page: its datasets, the items with the most word overlap, one item."""
 
+from typing import Any
+
 from corpus.models import Dataset, ItemKind, Pair
 from corpus.selectors import adjudication_queue
 
 OVERLAP_SHOWN = 20
 
 
-def multi_premise_datasets(chosen=None):
+def multi_premise_datasets(chosen: Dataset | None = None) -> list[Dataset]:
     """The chosen dataset when it holds multi-premise items, else every such dataset."""
     if chosen is not None:
         return [chosen] if chosen.item_kind == ItemKind.MULTI_PREMISE else []
     return list(Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE))
 
 
-def highest_overlap(dataset, limit=OVERLAP_SHOWN):
+def highest_overlap(dataset: Dataset, *, limit: int = OVERLAP_SHOWN) -> list[Pair]:
     return list(
         Pair.objects.filter(dataset=dataset, word_overlap__isnull=False)
         .select_related("premise")
@@ -21,17 +23,18 @@ def highest_overlap(dataset, limit=OVERLAP_SHOWN):
     )
 
 
-def multi_premise_item(pair_id):
+def multi_premise_item(pair_id: int | str) -> Pair | None:
     return Pair.objects.select_related("dataset").filter(pk=pair_id, dataset__item_kind=ItemKind.MULTI_PREMISE).first()
 
 
-def adjudication_reason(pair):
+def adjudication_reason(pair: Pair) -> str:
     """Why the item is in the adjudication queue ("" when it is not)."""
     queued = adjudication_queue(pair.dataset, pending_only=False).filter(pk=pair.pk).first()
-    return queued.adjudication_reason if queued else ""
+    # An annotation of the queue, which the stubs do not see on Pair.
+    return str(getattr(queued, "adjudication_reason", "")) if queued else ""
 
 
-def premise_labels(dataset, split=None):
+def premise_labels(dataset: Dataset, split: str | None = None) -> dict[str, Any] | None:
     """Per-premise (SPE) label collection and MPE's Table 4 for the item set, or None when none of
     its items are marked for per-premise labels."""
     from validation.premise_label_selectors import premise_label_progress, spe_table

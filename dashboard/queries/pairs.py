@@ -6,16 +6,20 @@ condition on the vote counters, never a scan of the label table), and pages go b
 (keyset), so a page costs the same at 433k pairs as at 400.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
-from django.db.models import Exists, F, OuterRef, Prefetch, Q
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from collection.models import PremiseReport
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
+    Dataset,
     Genre,
     Label,
+    Pair,
     Premise,
     PremiseStatus,
     Split,
@@ -27,7 +31,7 @@ PAGE_SIZE = 50
 VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
 
 
-def _split_221():
+def _split_221() -> Q:
     """Five labels split 2-2-1 (no gold: MPE and SNLI call these the hard cases)."""
     five = Q(label_count=LABELS_PER_PAIR)
     patterns = Q()
@@ -69,10 +73,10 @@ class PairFilters:
     gold: str = ""
     pattern: str = ""
     after: int = 0
-    unknown: tuple = ()
+    unknown: tuple[str, ...] = ()
 
     @classmethod
-    def from_query(cls, params):
+    def from_query(cls, params: Mapping[str, str]) -> Self:
         values = {
             name: (params.get(name) or "").strip()[:200]
             for name in ("text", "genre", "split", "worker", "gold", "pattern")
@@ -90,7 +94,7 @@ class PairFilters:
         return cls(**values, after=int(after) if after.isdigit() else 0, unknown=tuple(unknown))
 
 
-def _by_worker(pairs, name):
+def _by_worker(pairs: QuerySet[Pair], name: str) -> QuerySet[Pair]:
     """Pairs the worker wrote or labelled; `name` is a market id or a username."""
     labelled = ValidationLabel.objects.filter(pair=OuterRef("pk")).filter(
         Q(worker__external_id=name) | Q(worker__user__username=name)
@@ -98,7 +102,9 @@ def _by_worker(pairs, name):
     return pairs.filter(Q(author__external_id=name) | Q(author__user__username=name) | Exists(labelled))
 
 
-def find_pairs(dataset=None, filters=None, page_size=PAGE_SIZE):
+def find_pairs(
+    dataset: Dataset | None = None, filters: PairFilters | None = None, *, page_size: int = PAGE_SIZE
+) -> tuple[list[Pair], int | None]:
     """(pairs on this page with premise, genre and labels by position, the id to continue after or None)."""
     filters = filters or PairFilters()
     pairs = pairs_in(dataset, filters.split or None)
@@ -126,16 +132,16 @@ def find_pairs(dataset=None, filters=None, page_size=PAGE_SIZE):
     return page, (page[-1].pk if more else None)
 
 
-def premise(premise_id):
+def premise(premise_id: int | str) -> Premise | None:
     """One premise (None when there is none), and the queryset of it that the services take."""
     return Premise.objects.filter(pk=premise_id).first()
 
 
-def just(premise):
+def just(premise: Premise) -> QuerySet[Premise]:
     return Premise.objects.filter(pk=premise.pk)
 
 
-def reported_premises(dataset=None, limit=200):
+def reported_premises(dataset: Dataset | None = None, *, limit: int = 200) -> list[Premise]:
     """Premises held or with open reports, each with its open reports: every premise the
     collection page counts as held is here to act on, and reported ones not held yet too."""
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
@@ -151,7 +157,7 @@ def reported_premises(dataset=None, limit=200):
     )
 
 
-def reported_not_held_count(dataset=None):
+def reported_not_held_count(dataset: Dataset | None = None) -> int:
     """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
     premises = Premise.objects.filter(Exists(PremiseReport.objects.filter(premise=OuterRef("pk"), resolved=False)))
     if dataset is not None:

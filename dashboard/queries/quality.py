@@ -1,5 +1,7 @@
 """The researcher's labelling page and the bonus pages: the pair shown, its reference label, studies."""
 
+from typing import Any
+
 from corpus.models import Pair
 from crowd.models import Study
 from quality.catch_trials import catch_pools
@@ -9,24 +11,24 @@ from validation.models import ValidationClaim
 CATCH_TRIALS_SHOWN = 20
 
 
-def pair_to_label(pair_pk):
+def pair_to_label(pair_pk: int | str) -> Pair | None:
     return Pair.objects.select_related("premise__genre").filter(pk=pair_pk).first()
 
 
-def reference_label(pair):
+def reference_label(pair: Pair | None) -> ReferenceLabel | None:
     return ReferenceLabel.objects.filter(pair=pair).first() if pair else None
 
 
-def recent_catch_trials(limit=CATCH_TRIALS_SHOWN):
+def recent_catch_trials(*, limit: int = CATCH_TRIALS_SHOWN) -> list[ReferenceLabel]:
     return list(
         ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair").order_by("-updated_at")[:limit]
     )
 
 
-def study(slug):
+def study(slug: str) -> Study | None:
     return Study.objects.filter(slug=slug).first()
 
 
-def catch_pools_of_active_studies():
+def catch_pools_of_active_studies() -> list[dict[str, Any]]:
     """Each active study's catch-trial pool: pairs and servings left (a dry pool serves none)."""
     return catch_pools(Study.objects.filter(is_active=True).select_related("dataset"), ValidationClaim.objects.all())

@@ -1,16 +1,18 @@
 """The validation page: pairs by labels so far, and the agreement statistics."""
 
+from typing import Any
+
 from corpus import tallies
 from corpus.agreement import agreement_stats, stopped_early_stats
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset
 
 from ..figure_cache import cached, refreshable
 
 
-def label_count_distribution(dataset=None, split=None):
+def label_count_distribution(dataset: Dataset | None = None, split: str | None = None) -> list[tuple[int, int]]:
     """Pairs by labels so far (1–5), summed from the maintained aggregates (corpus.tallies keeps
     pairs by label_count): a few hundred rows, not a scan of the pairs."""
-    counts = {}
+    counts: dict[int, int] = {}
     for labels, n in tallies.pair_counts(dataset, split, by=("label_count",)):
         counts[labels] = counts.get(labels, 0) + n
     # Pairs with no label at all (an import without labels) get a tile of their own, so the tiles
@@ -19,12 +21,12 @@ def label_count_distribution(dataset=None, split=None):
     return [(labels, counts.get(labels, 0)) for labels in range(first, LABELS_PER_PAIR + 1)]
 
 
-def validation_overview(dataset=None, split=None):
+def validation_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
     return cached("validation", dataset, split, lambda: _validation_overview(dataset, split))
 
 
 @refreshable("validation")
-def _validation_overview(dataset, split):
+def _validation_overview(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
     return {
         "label_counts": label_count_distribution(dataset, split),
         "agreement": agreement_stats(dataset=dataset, split=split),

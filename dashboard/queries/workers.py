@@ -1,10 +1,13 @@
 """The workers page: each worker's output, agreement with gold and median seconds per writing task."""
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.db import connection
 from django.db.models import Count, F, Q
 
 from collection.models import WritingClaim
-from corpus.models import AUTHOR_POSITION, NO_GOLD, Premise, ValidationLabel, Worker
+from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
 from corpus.selectors import pairs_in
 from crowd.models import ClaimStatus
 
@@ -23,12 +26,14 @@ WORKER_COLUMNS = {
 }
 
 
-def workers_overview(dataset=None, split=None, sort="-pairs_written"):
+def workers_overview(
+    dataset: Dataset | None = None, split: str | None = None, *, sort: str = "-pairs_written"
+) -> tuple[list[dict[str, Any]], str]:
     rows = cached("workers", dataset, split, lambda: _worker_rows(dataset, split))
     return sort_rows(rows, sort)
 
 
-def sort_rows(rows, sort):
+def sort_rows(rows: list[dict[str, Any]], sort: str) -> tuple[list[dict[str, Any]], str]:
     descending = sort.startswith("-")
     key = sort.lstrip("-")
     if key not in WORKER_COLUMNS:
@@ -46,9 +51,9 @@ def sort_rows(rows, sort):
 
 
 @refreshable("workers")
-def _worker_rows(dataset, split):
+def _worker_rows(dataset: Dataset | None, split: str | None) -> list[dict[str, Any]]:
     pairs = pairs_in(dataset, split).filter(author__isnull=False)
-    written = {
+    written: dict[int, Mapping[str, Any]] = {
         row["author_id"]: row
         for row in pairs.values("author_id")
         .annotate(
@@ -63,7 +68,7 @@ def _worker_rows(dataset, split):
         labels = labels.filter(pair__dataset=dataset)
     if split:
         labels = labels.filter(pair__premise__split=split)
-    given = {
+    given: dict[int, Mapping[str, Any]] = {
         row["worker_id"]: row
         for row in labels.values("worker_id")
         .annotate(
@@ -75,7 +80,7 @@ def _worker_rows(dataset, split):
     }
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for worker in Worker.objects.filter(pk__in=active).select_related("user"):
         wrote = written.get(worker.pk, {})
         gave = given.get(worker.pk, {})
@@ -97,12 +102,12 @@ def _worker_rows(dataset, split):
     return rows
 
 
-def median_writing_seconds(dataset=None, split=None):
+def median_writing_seconds(dataset: Dataset | None = None, split: str | None = None) -> dict[int, float]:
     """{worker id: median seconds from claiming a premise to submitting it}, computed in SQL."""
     claims = WritingClaim._meta.db_table
     premises = Premise._meta.db_table
     where = ["c.status = %s", "c.submitted_at IS NOT NULL"]
-    params = [ClaimStatus.SUBMITTED.value]
+    params: list[int | str] = [ClaimStatus.SUBMITTED.value]
     if dataset is not None:
         where.append("p.dataset_id = %s")
         params.append(dataset.pk)

@@ -21,7 +21,7 @@ def next_sort(current, key, numeric):
 @researcher_required
 def workers(request):
     scope = Scope(request)
-    rows, sort = queries.workers_overview(scope.dataset, scope.split, request.GET.get("sort", "-pairs_written"))
+    rows, sort = queries.workers_overview(scope.dataset, scope.split, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
     columns = [
         {
