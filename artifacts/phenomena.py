@@ -400,27 +400,30 @@ class PhenomenonTagger:
 
     def _tag_here(self, pairs, batch_size, with_parses=False):
         stream = self.nlp.pipe(_sentences_to_run(pairs), as_tuples=True, batch_size=batch_size)
-        premise = premise_parses = None
-        for doc, (role, original) in stream:
+        # Each distinct premise's results, kept for the job: a premise is run once however its
+        # pairs are ordered.
+        premises: dict[str, tuple] = {}
+        for doc, (role, original, premise_text) in stream:
             analysed = doc_phenomena(doc, original)
             parses = parses_of_doc(doc) if with_parses else None
             if role == PREMISE:
-                premise, premise_parses = analysed, parses
+                premises[original] = (analysed, parses)
             elif with_parses:
+                premise, premise_parses = premises[premise_text]
                 yield TaggedPair(pair_phenomena(premise, analysed), premise_parses, parses)
             else:
-                yield pair_phenomena(premise, analysed)
+                yield pair_phenomena(premises[premise_text][0], analysed)
 
 
 def _sentences_to_run(pairs):
-    """(normalised text, (role, original text)) for nlp.pipe: each hypothesis, and each premise
-    unless it repeats the previous pair's, which the consumer then keeps using."""
-    previous_premise = None
+    """(normalised text, (role, original text, premise text)) for nlp.pipe: each hypothesis, and
+    each premise the first time it comes, which the consumer then keeps using."""
+    seen: set[str] = set()
     for premise, hypothesis in pairs:
-        if premise != previous_premise:
-            yield normalise_text(premise), (PREMISE, premise)
-            previous_premise = premise
-        yield normalise_text(hypothesis), (HYPOTHESIS, hypothesis)
+        if premise not in seen:
+            seen.add(premise)
+            yield normalise_text(premise), (PREMISE, premise, premise)
+        yield normalise_text(hypothesis), (HYPOTHESIS, hypothesis, premise)
 
 
 # --- worker processes --------------------------------------------------------------------------

@@ -30,7 +30,8 @@ class Tree:
 
     @property
     def is_preterminal(self):
-        return len(self.children) == 1 and isinstance(self.children[0], str)
+        children = self.children
+        return len(children) == 1 and children[0].__class__ is str
 
     def leaves(self):
         if self.is_preterminal:
@@ -233,28 +234,40 @@ def tokens_of(sentence):
     the Stanford parser) keep it: it takes the tag, label and head of its part whose head lies
     outside the word.
     """
-    kept = [token for token in sentence if not token.is_space]
-    groups = []
+    # Each spaCy attribute is read once: (index, text, tag, dep, head index, trailing space).
+    kept = [
+        (token.i, token.text, token.tag_, token.dep_, token.head.i, token.whitespace_)
+        for token in sentence
+        if not token.is_space
+    ]
+    groups: list[list[tuple]] = []
     for token in kept:
         previous = groups[-1][-1] if groups else None
         joins = (
             previous is not None
-            and not previous.whitespace_
-            and ((token.tag_ == "HYPH" and not token.whitespace_) or (previous.tag_ == "HYPH" and len(groups[-1]) > 1))
+            and not previous[5]
+            and ((token[2] == "HYPH" and not token[5]) or (previous[2] == "HYPH" and len(groups[-1]) > 1))
         )
         if joins:
             groups[-1].append(token)
         else:
             groups.append([token])
-    group_of = {token.i: position for position, group in enumerate(groups) for token in group}
+    if len(groups) == len(kept):
+        # No hyphenated word to join, the usual case: positions are the kept tokens'.
+        position_of = {token[0]: position for position, token in enumerate(kept)}
+        return [
+            DepToken(text, tag, dep.lower(), position_of.get(head, position))
+            for position, (_, text, tag, dep, head, _) in enumerate(kept)
+        ]
+    group_of = {token[0]: position for position, group in enumerate(groups) for token in group}
     tokens = []
     for position, group in enumerate(groups):
-        members = {token.i for token in group}
-        heads = [token for token in group if token.head.i not in members or token.head.i == token.i]
+        members = {token[0] for token in group}
+        heads = [token for token in group if token[4] not in members or token[4] == token[0]]
         head = heads[0] if heads else group[-1]
-        text = "".join(token.text for token in group)
-        tag = head.tag_ if len(group) == 1 or head.tag_ != "HYPH" else group[-1].tag_
-        tokens.append(DepToken(text, tag, head.dep_.lower(), group_of.get(head.head.i, position)))
+        text = "".join(token[1] for token in group)
+        tag = head[2] if len(group) == 1 or head[2] != "HYPH" else group[-1][2]
+        tokens.append(DepToken(text, tag, head[3].lower(), group_of.get(head[4], position)))
     return tokens
 
 
