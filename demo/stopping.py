@@ -1,14 +1,32 @@
 """Demo of the decided stopping rule (issue 24): a small dataset whose dev split is on the decided
-rule, its pairs labelled one label at a time through `corpus.counters` as validators would, so the
-dashboard's validation page (?dataset=demo-decided) shows the pairs that stopped early and the
-validation labels they saved."""
+rule, validated in a finished study (`demo-decided-validation`): its pairs labelled one label at a
+time through `corpus.counters` by the demo's validators, each label a submitted claim in their study
+session, so the dashboard's validation page (?dataset=demo-decided) shows the pairs that stopped
+early and the Costs page the study's labels saved and its cost per gold label."""
 
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
 from corpus.counters import add_label, create_pairs
-from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule
+from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule, Worker
+from crowd.models import ClaimStatus, Study, StudySession, TaskKind
+from crowd.services import worker_for_user
+from validation.models import ValidationClaim
+
+from .content import DEMO_AUTHORS, DEMO_VALIDATORS
 
 DATASET = "demo-decided"
+STUDY = {
+    "slug": "demo-decided-validation",
+    "name": "Demo: labels on the decided stopping rule",
+    "task_kind": TaskKind.VALIDATION,
+    "tasks_per_batch": 1,
+    "completion_code": "DEMO-DECIDED-4321",
+    "payment_per_task": Decimal("0.40"),
+}
 GENRE = "captions"
 # Label sequences (the author's first) in the shapes SNLI dev has: unanimous, 4-1, 3-2, no gold.
 SEQUENCES = [
@@ -22,6 +40,15 @@ SEQUENCES = [
     ["neutral"] * 5,
 ]
 PREMISE = "A man in a red jacket rides a bicycle past a market stall."
+
+
+def _validators() -> list[Worker]:
+    """The demo's authors and validators (load_demo made them; made here, without a password, if not)."""
+    workers = []
+    for name in sorted(DEMO_AUTHORS + DEMO_VALIDATORS):
+        user, _ = get_user_model().objects.get_or_create(username=name)
+        workers.append(worker_for_user(user))
+    return workers
 
 
 @transaction.atomic
@@ -41,12 +68,36 @@ def ensure_stopping_demo():
             for i, s in enumerate(SEQUENCES)
         ]
         created_pairs = create_pairs(dataset, Split.DEV, pairs, [s[:1] for s in SEQUENCES], needs_validation=True)
+        study, _ = Study.objects.update_or_create(slug=STUDY["slug"], defaults={**STUDY, "dataset": dataset})
+        validators = _validators()
+        sessions = {}
         for pair, sequence in zip(created_pairs, SEQUENCES, strict=True):
-            for label in sequence[1:]:
+            for validator, label in zip(validators, sequence[1:], strict=False):
                 pair.refresh_from_db(fields=["needs_validation"])
                 if not pair.needs_validation:
                     break  # the decided rule stopped it: no validator is served it again
-                add_label(pair, label)
+                session = sessions.get(validator.pk)
+                if session is None:
+                    session = sessions[validator.pk] = StudySession.objects.create(
+                        study=study, worker=validator, external_session_id=f"demo-decided-{validator.pk}"
+                    )
+                add_label(pair, label, worker=validator)
+                now = timezone.now()
+                ValidationClaim.objects.create(
+                    worker=validator,
+                    pair=pair,
+                    study_session=session,
+                    status=ClaimStatus.SUBMITTED,
+                    expires_at=now,
+                    submitted_at=now,
+                )
+        for session in sessions.values():
+            # One task per batch of up to five labels, as the validation task counts them.
+            labels = ValidationClaim.objects.filter(study_session=session).count()
+            session.tasks_done = -(-labels // 5)
+            session.completed_at = timezone.now()
+            session.completion_code = session.expected_completion_code()
+            session.save(update_fields=["tasks_done", "completed_at", "completion_code"])
     stopped = Pair.objects.filter(dataset=dataset, stopped_early=True)
     saved = sum(5 - n for n in stopped.values_list("label_count", flat=True))
     return (

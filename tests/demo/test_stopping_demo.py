@@ -2,9 +2,11 @@
 
 import pytest
 
-from corpus.models import Pair
+from corpus.models import Pair, Split, StoppingPolicy, StoppingRule
 from corpus.stopping import majority_gold
-from demo.stopping import DATASET, SEQUENCES, ensure_stopping_demo
+from crowd.models import Study
+from dashboard.queries.costs import cost_overview
+from demo.stopping import DATASET, SEQUENCES, STUDY, ensure_stopping_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -25,3 +27,24 @@ def test_the_decided_demo_saves_labels_and_changes_no_gold(client, researcher):
     html = page.content.decode()
     assert 'id="stat-stopped_early_pairs" data-value="7"' in html
     assert f'id="stat-labels_saved" data-value="{saved}"' in html
+
+
+def test_the_decided_demo_is_a_finished_study_whose_savings_the_cost_page_shows(client, researcher):
+    ensure_stopping_demo()
+    study = Study.objects.get(slug=STUDY["slug"])
+    assert study.dataset.slug == DATASET
+    assert StoppingPolicy.objects.get(dataset=study.dataset, split=Split.DEV).rule == StoppingRule.DECIDED
+    stopped = Pair.objects.filter(dataset=study.dataset, stopped_early=True)
+    saved = sum(5 - n for n in stopped.values_list("label_count", flat=True))
+    assert saved > 0
+    # Every validation label is a submitted claim in the study: the cost page credits the study.
+    validation_labels = sum(
+        n - 1 for n in Pair.objects.filter(dataset=study.dataset).values_list("label_count", flat=True)
+    )
+    assert study.sessions.filter(completed_at__isnull=False).count() == 4
+    overview = cost_overview()
+    row = next(row for row in overview["studies"] if row.study.slug == STUDY["slug"])
+    assert row.saved == saved and row.labels_bought == validation_labels and row.gold > 0
+    client.force_login(researcher)
+    page = client.get("/dashboard/costs/")
+    assert page.status_code == 200 and STUDY["name"] in page.content.decode()

@@ -134,7 +134,8 @@ class Command(BaseCommand):
             ("two-way validation study", f"{site}/study/demo-recast-validation/?{recast_ids}  (keys 1/2)"),
             ("grammaticality task", f"{site}/validate/grammaticality/"),
             ("decided stopping rule (savings)", f"{site}/dashboard/validation/?dataset={STOPPING_DATASET}"),
-            ("stopping rules (settings)", f"{site}/admin/corpus/stoppingpolicy/"),
+            ("stopping rules (settings)", f"{site}/dashboard/stopping/"),
+            ("cost per gold label (the decided study)", f"{site}/dashboard/costs/"),
         ]
         if qualified is not None:
             links += [
