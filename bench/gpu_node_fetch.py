@@ -142,13 +142,13 @@ def write_snapshot(folder, pairs, seed=0):
 
 
 SETUP = """
-from modeling.models import JobStatus, Snapshot, SnapshotFile, WorkerToken
+from modeling.models import JobStatus, Snapshot, SnapshotFile, NodeToken
 import json, sys
 manifest = json.load(open(sys.argv[1]))
 snapshot = Snapshot.objects.create(pk=1, status=JobStatus.DONE, directory=sys.argv[2], datasets=["bench"],
                                    content_hash=manifest["content_hash"], row_count=manifest["rows"])
 SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in manifest["files"])
-print(WorkerToken.issue("bench-node")[1])
+print(NodeToken.issue("bench-node")[1])
 """
 
 
@@ -223,7 +223,7 @@ def main():
             SECRET_KEY="bench-" * 8,
             ALLOWED_HOSTS="127.0.0.1",
         )
-        for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "WORKER_TOKEN"):
+        for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "NODE_TOKEN"):
             env.pop(key, None)
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env, check=True)

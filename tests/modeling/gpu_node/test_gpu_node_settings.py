@@ -14,11 +14,11 @@ from django.db import connection
 from annotation_site.celery import app
 from django.core.exceptions import ImproperlyConfigured
 from modeling.models import TrainingRun
-from modeling.training.services import worker_reporter
+from modeling.training.services import run_reporter
 app.loader.import_default_modules()
 print("engine", connection.settings_dict["ENGINE"])
 print("task", "modeling.tasks.run_training" in app.tasks)
-print("reporter", type(worker_reporter()).__name__)
+print("reporter", type(run_reporter()).__name__)
 try:
     TrainingRun.objects.count()
 except ImproperlyConfigured as exc:
