@@ -6,7 +6,7 @@
    parses as the export writes them, TSV twins, manifest) into a fresh platform DATA_DIR; the
    words follow a Zipf law over 150k word types, so the vocabulary is MultiNLI-like too.
 2. Serves it with gunicorn (2 workers) on a throwaway SQLite platform holding the snapshot's
-   rows and a worker token.
+   rows and a node token.
 3. As a GPU node (no Django: modeling/training/remote.py + snapshot_cache.py), fetches it into an
    empty cache (download + per-file SHA-256: what a first run does), then verifies the cached copy
    as a later run does before training. Baselines in the same run: copying the same files on this

@@ -33,7 +33,7 @@ class GpuNode:
 
     def __init__(self, token):
         self.token = token
-        self.username = f"worker-token:{token.name}"
+        self.username = f"node-token:{token.name}"
 
     def __str__(self):
         return self.username
