@@ -199,14 +199,14 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# Where snapshots and checkpoints are written. Single-host workers share this folder; GPU nodes on
+# Where snapshots and checkpoints are written. Single-host Celery workers share this folder; GPU nodes on
 # other machines use their own DATA_DIR (for their snapshot cache) and reach the files over the API.
 DATA_DIR = Path(os.environ.get("DATA_DIR", BASE_DIR / "var"))
 SNAPSHOT_DIR = Path(os.environ.get("SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 CHECKPOINT_DIR = Path(os.environ.get("CHECKPOINT_DIR", DATA_DIR / "checkpoints"))
 # A GloVe-format text file (word followed by its vector on each line), or empty for random embeddings.
 EMBEDDINGS_FILE = os.environ.get("EMBEDDINGS_FILE", "")
-# Training runs write progress every few seconds; one silent for TRAINING_STALE_MINUTES is "worker lost".
+# Training runs write progress every few seconds; one silent for TRAINING_STALE_MINUTES is "node lost".
 TRAINING_HEARTBEAT_SECONDS = float(os.environ.get("TRAINING_HEARTBEAT_SECONDS", "2"))
 TRAINING_STALE_MINUTES = float(os.environ.get("TRAINING_STALE_MINUTES", "10"))
 TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
@@ -216,13 +216,15 @@ REAPER_INTERVAL_SECONDS = float(os.environ.get("REAPER_INTERVAL_SECONDS", "120")
 TRAINING_REAP_REQUEUE = env_bool("TRAINING_REAP_REQUEUE", default=False)
 
 # A GPU node on another machine (docs/gpu-nodes.md): it reaches the platform at PLATFORM_URL with a
-# worker token (`manage.py create_worker_token`), fetches snapshots into a local cache and holds
+# node token (`manage.py create_node_token`), fetches snapshots into a local cache and holds
 # no database credentials; without DATABASE_URL any ORM use on it fails loudly (dummy backend).
 PLATFORM_URL = os.environ.get("PLATFORM_URL", "")
-WORKER_TOKEN = os.environ.get("WORKER_TOKEN", "")
+# NODE_TOKEN was WORKER_TOKEN before the GPU machines were called nodes throughout; the old
+# variable still works, so a node configured before the rename keeps reaching the platform.
+NODE_TOKEN = os.environ.get("NODE_TOKEN", "") or os.environ.get("WORKER_TOKEN", "")
 SNAPSHOT_CACHE_DIR = Path(os.environ.get("SNAPSHOT_CACHE_DIR", DATA_DIR / "snapshot-cache"))
 SNAPSHOT_CACHE_MAX_BYTES = int(float(os.environ.get("SNAPSHOT_CACHE_MAX_GB", "20")) * 1024**3)
-if PLATFORM_URL and WORKER_TOKEN and not os.environ.get("DATABASE_URL"):
+if PLATFORM_URL and NODE_TOKEN and not os.environ.get("DATABASE_URL"):
     DATABASES = {"default": {"ENGINE": "django.db.backends.dummy"}}
 
 # Optional S3-compatible object storage for checkpoints and the snapshot files served to GPU

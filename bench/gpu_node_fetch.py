@@ -6,7 +6,7 @@
    parses as the export writes them, TSV twins, manifest) into a fresh platform DATA_DIR; the
    words follow a Zipf law over 150k word types, so the vocabulary is MultiNLI-like too.
 2. Serves it with gunicorn (2 workers) on a throwaway SQLite platform holding the snapshot's
-   rows and a worker token.
+   rows and a node token.
 3. As a GPU node (no Django: modeling/training/remote.py + snapshot_cache.py), fetches it into an
    empty cache (download + per-file SHA-256: what a first run does), then verifies the cached copy
    as a later run does before training. Baselines in the same run: copying the same files on this
@@ -142,13 +142,13 @@ def write_snapshot(folder, pairs, seed=0):
 
 
 SETUP = """
-from modeling.models import JobStatus, Snapshot, SnapshotFile, WorkerToken
+from modeling.models import JobStatus, Snapshot, SnapshotFile, NodeToken
 import json, sys
 manifest = json.load(open(sys.argv[1]))
 snapshot = Snapshot.objects.create(pk=1, status=JobStatus.DONE, directory=sys.argv[2], datasets=["bench"],
                                    content_hash=manifest["content_hash"], row_count=manifest["rows"])
 SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in manifest["files"])
-print(WorkerToken.issue("bench-node")[1])
+print(NodeToken.issue("bench-node")[1])
 """
 
 
@@ -223,7 +223,7 @@ def main():
             SECRET_KEY="bench-" * 8,
             ALLOWED_HOSTS="127.0.0.1",
         )
-        for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "WORKER_TOKEN"):
+        for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "NODE_TOKEN"):
             env.pop(key, None)
         python = sys.executable
         subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env, check=True)

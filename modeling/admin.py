@@ -70,5 +70,5 @@ class TrainingRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     ]
     list_filter = ["status", "model"]
     list_select_related = ["snapshot", "created_by"]
-    search_fields = ["snapshot_hash", "celery_task_id", "worker_hostname"]
+    search_fields = ["snapshot_hash", "celery_task_id", "node_hostname"]
     # The link to a run's results page is the dashboard's (dashboard/admin.py adds it).

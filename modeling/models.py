@@ -1,4 +1,10 @@
-"""Snapshots (immutable exports), the training runs that name them, and the GPU nodes' tokens."""
+"""Snapshots (immutable exports), the training runs that name them, and the GPU nodes' tokens.
+
+Words (tests/test_names.py): a *node* is a machine that trains runs (never a "worker": that is a
+crowdworker, corpus.Worker); a node holds a run under a *lease* (never a "claim": that is a
+crowdworker's task claim). Renamed fields keep their columns (db_column), renamed models their
+tables (db_table), so the database did not change (migration 0003 is state-only).
+"""
 
 import hashlib
 import secrets
@@ -56,7 +62,7 @@ class SnapshotFile(models.Model):
         return self.name
 
 
-# The baselines' names live with their config (Django-free, read by GPU workers too).
+# The baselines' names live with their config (Django-free, read by GPU nodes too).
 # The stubs know the functional API with plain values only, not (value, label) pairs.
 ModelKind = models.TextChoices("ModelKind", [(name.upper(), (name, label)) for name, label in MODELS.items()])  # type: ignore[call-overload]
 
@@ -77,18 +83,20 @@ class TrainingRun(models.Model):
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.QUEUED)
     error = models.TextField(blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True)
-    # Each claim of the run (a first start, or a takeover after a lost worker) gets a new id; only
-    # the holder of the latest one may write the run, so a worker that was taken over stops.
-    claim_id = models.CharField(max_length=64, blank=True)
-    worker_token = models.ForeignKey(
-        "WorkerToken",
+    # Each lease of the run (a first start, or a takeover after a lost node) gets a new id; only
+    # the holder of the latest one may write the run, so a node that was taken over stops.
+    lease_id = models.CharField(max_length=64, blank=True, db_column="claim_id")
+    node_token = models.ForeignKey(
+        "NodeToken",
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
         related_name="runs",
-        help_text="The GPU node's token that holds the run (HTTP workers).",
+        help_text="The GPU node's token that holds the run (nodes that report over HTTP).",
+        db_column="worker_token_id",
     )
-    worker_hostname = models.CharField(max_length=200, blank=True)
+    # The Celery worker (its hostname, e.g. gpu0@node-1) that holds the run.
+    node_hostname = models.CharField(max_length=200, blank=True, db_column="worker_hostname")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     device = models.CharField(max_length=100, blank=True)
 
@@ -139,11 +147,11 @@ class TrainingRun(models.Model):
         return None
 
 
-def hash_worker_key(key):
+def hash_node_key(key):
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class WorkerToken(models.Model):
+class NodeToken(models.Model):
     """The one credential a GPU node holds: read snapshots, report on the runs it trains, nothing else.
 
     Only the SHA-256 of the key is stored; the key itself is shown once, when the token is made.
@@ -161,15 +169,16 @@ class WorkerToken(models.Model):
 
     class Meta:
         ordering = ["name"]
+        db_table = "modeling_workertoken"  # its name before the rename (migration 0003)
 
     def __str__(self):
-        return f"worker token {self.name}{' (revoked)' if self.revoked_at else ''}"
+        return f"node token {self.name}{' (revoked)' if self.revoked_at else ''}"
 
     @classmethod
     def issue(cls, name, created_by=None):
         """A new token and its key (the only time the key is known)."""
         key = cls.KEY_PREFIX + secrets.token_urlsafe(32)
-        token = cls.objects.create(name=name, key_hash=hash_worker_key(key), created_by=created_by)
+        token = cls.objects.create(name=name, key_hash=hash_node_key(key), created_by=created_by)
         return token, key
 
     @property

@@ -57,7 +57,7 @@ def test_the_scheduled_reaper_fails_a_silent_run(db, tmp_path):
         snapshot=snapshot,
         model="cbow",
         status=RunStatus.RUNNING,
-        worker_hostname="gpu1@node",
+        node_hostname="gpu1@node",
         started_at=now - timedelta(hours=1),
         heartbeat_at=now - timedelta(hours=1),
     )

@@ -31,8 +31,8 @@ from modeling.snapshots.services import (
 )
 from modeling.training.storage import snapshot_storage
 
+from .node_auth import IsResearcherOrGpuNode, NodeTokenAuthentication
 from .strict import KnownFieldsSerializer, NewestFirstCursorPagination, StrictQueryParamsMixin
-from .worker_auth import IsResearcherOrWorkerNode, WorkerTokenAuthentication
 
 CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".tsv": "text/tab-separated-values", ".json": "application/json"}
 
@@ -181,14 +181,14 @@ class SnapshotViewSet(
 
 
 class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
-    """One file of a done snapshot (or its manifest.json), streamed; researchers and GPU nodes (worker token).
+    """One file of a done snapshot (or its manifest.json), streamed; researchers and GPU nodes (node token).
 
     `Range: bytes=N-` answers 206 with the rest of the file, so a node resumes an interrupted download.
     """
 
     # api_settings imports the classes the setting names; the stubs type it as the names.
-    authentication_classes = [*api_settings.DEFAULT_AUTHENTICATION_CLASSES, WorkerTokenAuthentication]  # type: ignore[list-item]
-    permission_classes = [IsResearcherOrWorkerNode]
+    authentication_classes = [*api_settings.DEFAULT_AUTHENTICATION_CLASSES, NodeTokenAuthentication]  # type: ignore[list-item]
+    permission_classes = [IsResearcherOrGpuNode]
 
     @extend_schema(
         responses={

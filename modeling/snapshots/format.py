@@ -2,7 +2,7 @@
 
 A snapshot folder holds one `.jsonl` and one `.tsv` per split file (see SPLIT_FILES) and a
 `manifest.json` listing each file's rows, bytes and SHA-256, plus one content hash over them.
-Plain Python on purpose (no Django, no torch): a GPU worker reads and verifies a snapshot with
+Plain Python on purpose (no Django, no torch): a GPU node reads and verifies a snapshot with
 this module alone. Field-by-field decisions are in modeling/snapshots/README.md.
 """
 
@@ -159,7 +159,7 @@ def training_files(manifest):
 def verify_snapshot(directory, expected_hash=None, names=None):
     """Check every file of a snapshot folder against its manifest; return the manifest.
 
-    A worker checks before training: a folder edited after export would silently give results
+    A node checks before training: a folder edited after export would silently give results
     that no longer belong to the snapshot named by the run. `names` limits the files that must be
     present (a GPU node fetches only the JSONL files it trains on); the content hash is still
     checked over every file the manifest lists, so the listed hashes cannot have been edited.

@@ -48,7 +48,7 @@ OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours")
 AGGREGATION_METHOD = "dawid_skene"
 AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
-# A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its worker died.
+# A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its Celery worker died.
 STALE_RUNNING_AFTER = timedelta(hours=1)
 
 
@@ -169,7 +169,7 @@ def request_snapshot(user, datasets=None, filters=None):
     """
     with transaction.atomic():
         snapshot = create_snapshot(user, datasets=datasets, filters=filters)
-        # Queued on commit, so a fast worker never looks for a row it cannot see yet.
+        # Queued on commit, so a fast Celery worker never looks for a row it cannot see yet.
         start_export(snapshot)
     return snapshot
 
@@ -178,21 +178,21 @@ def snapshot_directory(snapshot):
     return Path(settings.SNAPSHOT_DIR) / str(snapshot.pk)
 
 
-def _claim(snapshot):
+def _take(snapshot):
     """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race.
 
-    A snapshot left running by a worker that died (Celery redelivers the task: acks_late) is taken
+    A snapshot left running by a Celery worker that died (Celery redelivers the task: acks_late) is taken
     over once it has been running longer than any real export takes.
     """
     now = timezone.now()
-    claimable = Q(status__in=[JobStatus.PENDING, JobStatus.FAILED]) | Q(
+    takeable = Q(status__in=[JobStatus.PENDING, JobStatus.FAILED]) | Q(
         status=JobStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
     )
-    claimed = Snapshot.objects.filter(claimable, pk=snapshot.pk).update(
+    taken = Snapshot.objects.filter(takeable, pk=snapshot.pk).update(
         status=JobStatus.RUNNING, started_at=now, finished_at=None, progress=0.0, error=""
     )
     snapshot.refresh_from_db()
-    if not claimed:
+    if not taken:
         if snapshot.status == JobStatus.DONE:
             raise ExportRefused(f"snapshot {snapshot.pk} is done; a finished snapshot never changes")
         raise ExportRefused(f"snapshot {snapshot.pk} is already being exported")
@@ -204,7 +204,7 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
     `progress(rows_done, rows_total)` is called after every page (the command's tqdm bar);
     the snapshot's own `progress` field is updated at the same time for the dashboard.
     """
-    _claim(snapshot)
+    _take(snapshot)
     final_dir = snapshot_directory(snapshot)
     temp_dir = None
     renamed = False

@@ -8,13 +8,13 @@
     loop.py            the training loop, seeds, early stopping on dev matched, AMP, checkpoints
     checkpoint.py      load a run's checkpoint and predict (no Django)
     evaluate.py        accuracy per split file, matched / mismatched, per genre, per label, confusion
-    artifacts.py       give-away words: p(label | word) over hypotheses (counted by corpus.giveaways)
+    giveaways.py       give-away words: p(label | word) over hypotheses (counted by corpus.giveaways)
     synthetic.py       synthetic MultiNLI-format rows for tests and bench/
-    worker.py          the worker's side of a run whatever carries its reports (RunReporter)
-    remote.py          a GPU node's line to the platform: the worker API over HTTP (HttpReporter)
+    runner.py          the node's side of a run whatever carries its reports (RunReporter)
+    remote.py          a GPU node's line to the platform: the node API over HTTP (HttpReporter)
     snapshot_cache.py  a GPU node's cache of fetched snapshots, keyed by content hash
     storage.py         where checkpoints and served snapshot files are stored (local or S3)
-    services.py        launch_training_run, claims, progress and results (DatabaseReporter),
+    services.py        launch_training_run, leases, progress and results (DatabaseReporter),
                        execute_training_run, reap_stale_runs
     tasks.py           the Celery tasks run_training (routed to the `gpu` queue) and the reaper;
                        modeling/tasks.py re-exports them for Celery's autodiscovery
@@ -27,6 +27,6 @@ A run's `results` (TrainingRun.results):
     dev, test           one report over all of a phase's files (matched and mismatched pooled)
     matched, mismatched {"dev": .., "test": ..} as in MultiNLI Table 4
     train_accuracy, history, best_epoch, epochs_run, stopped_by, device, amp, seconds, config,
-    vocab_size, embeddings_covered, restarts (attempts lost with a worker), majority_label,
+    vocab_size, embeddings_covered, restarts (attempts lost with a node or Celery worker), majority_label,
     genre_matrix_file (runs made by `manage.py genre_matrix`: the JSON table they belong to)
 """

@@ -43,14 +43,14 @@ DEFAULTS = {
     "bucket": True,  # length-bucketed batches (False: the plain baseline of bench/train.py)
     "amp": True,  # mixed precision, used only on CUDA
     "train_eval_limit": 5000,  # train accuracy is measured on at most this many train pairs
-    "cpu_threads": None,  # torch threads on a CPU worker (None: torch's default); 1 on a busy machine
+    "cpu_threads": None,  # torch threads on a CPU node (None: torch's default); 1 on a busy machine
 }
 MODEL_DEFAULTS = {
     "esim": {"dropout": 0.5, "lr": 4e-4},
     "majority": {"epochs": 0},
 }
 # Named embedding sources; any other value must be a file under EMBEDDINGS_DIR (or the
-# operator's own EMBEDDINGS_FILE), so a config cannot make a worker read any path it can see.
+# operator's own EMBEDDINGS_FILE), so a config cannot make a node read any path it can see.
 NAMED_EMBEDDINGS = ("random", "glove-6b-50d")
 # Bounds of every numeric key (inclusive); a value outside, NaN or infinite is refused.
 BOUNDS = {

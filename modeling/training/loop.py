@@ -44,7 +44,7 @@ def pick_device(name="auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError("config asks for device cuda but this worker has no CUDA device")
+        raise ConfigError("config asks for device cuda but this node has no CUDA device")
     return device
 
 

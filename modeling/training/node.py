@@ -2,12 +2,12 @@
 
     python -m modeling.training.node [--dry-run] [extra celery worker options]
 
-A run is one process of a worker's prefork pool (with prefetch 1 and acks_late, a worker holds
+A run is one process of a Celery worker's prefork pool (with prefetch 1 and acks_late, a Celery worker holds
 exactly the runs it trains), so runs on a node never share a Python interpreter, a CUDA context
-or a torch thread pool; each has its own claim, heartbeats, checkpoint and results, as a run on a
+or a torch thread pool; each has its own lease, heartbeats, checkpoint and results, as a run on a
 node of one. With several GPUs (TRAINING_GPUS, or every GPU `nvidia-smi -L` lists, or those in
-CUDA_VISIBLE_DEVICES), each GPU gets a worker of its own that sees only it (CUDA_VISIBLE_DEVICES)
-and is named gpu<N>@host; with one GPU or none the worker is gpu@host, as before.
+CUDA_VISIBLE_DEVICES), each GPU gets a Celery worker of its own that sees only it (CUDA_VISIBLE_DEVICES)
+and is named gpu<N>@host; with one GPU or none the Celery worker is gpu@host, as before.
 
 Settings (environment): TRAINING_RUNS_PER_NODE (runs per GPU, default 1; see docs/gpu-nodes.md
 for sizing), TRAINING_GPUS ("0,1,3", "none", or unset to detect). Plain Python, no Django and
@@ -48,7 +48,7 @@ def _gpu_list(value, source):
 
 
 def detect_gpus(environ=os.environ, nvidia_smi=None):
-    """The GPUs this node gives workers: TRAINING_GPUS, else CUDA_VISIBLE_DEVICES, else nvidia-smi's list."""
+    """The GPUs this node gives its Celery workers: TRAINING_GPUS, else CUDA_VISIBLE_DEVICES, else nvidia-smi's list."""
     chosen = environ.get("TRAINING_GPUS", "").strip()
     if chosen.lower() == "none":
         return []
@@ -68,7 +68,7 @@ def detect_gpus(environ=os.environ, nvidia_smi=None):
     return [str(i) for i, line in enumerate(line for line in listing.splitlines() if line.startswith("GPU "))]
 
 
-def worker_commands(runs, gpus, extra_args=(), celery="celery", environ=os.environ, cpus=None):
+def celery_worker_commands(runs, gpus, extra_args=(), celery="celery", environ=os.environ, cpus=None):
     """[(argv, env)]: one `celery worker` on the gpu queue per GPU (or one without a GPU).
 
     Each run gets an equal share of the node's CPU cores as torch threads (OMP_NUM_THREADS, unless
@@ -88,7 +88,7 @@ def worker_commands(runs, gpus, extra_args=(), celery="celery", environ=os.envir
             [*base, "-n", f"gpu{gpu}@%h", *extra_args],
             {"OMP_NUM_THREADS": threads, **environ, "CUDA_VISIBLE_DEVICES": gpu},
         )
-        for gpu in gpus  # each worker sees one GPU, as cuda:0
+        for gpu in gpus  # each Celery worker sees one GPU, as cuda:0
     ]
 
 
@@ -97,7 +97,7 @@ def main(argv=None):
     dry_run = "--dry-run" in args
     args = [a for a in args if a != "--dry-run"]
     try:
-        commands = worker_commands(runs_per_node(), detect_gpus(), args, celery=_celery())
+        commands = celery_worker_commands(runs_per_node(), detect_gpus(), args, celery=_celery())
     except NodeConfigError as error:
         print(f"training node: {error}", file=sys.stderr)
         return 2
@@ -108,7 +108,7 @@ def main(argv=None):
         return 0
     if len(commands) == 1:
         command, env = commands[0]
-        os.execvpe(command[0], command, env)  # the worker itself takes the signals, as before
+        os.execvpe(command[0], command, env)  # the Celery worker itself takes the signals, as before
     return _supervise(commands)
 
 
@@ -118,7 +118,7 @@ def _celery():
 
 
 def _supervise(commands):
-    """Run one worker per GPU; pass signals on; when one ends, stop the others and end with its code."""
+    """Run one Celery worker per GPU; pass signals on; when one ends, stop the others and end with its code."""
     children = [subprocess.Popen(command, env=env) for command, env in commands]
 
     def forward(signum, _frame):

@@ -1,7 +1,7 @@
-"""A GPU node's line to the platform: the worker API over HTTP with a worker token, no database.
+"""A GPU node's line to the platform: the node API over HTTP with a node token, no database.
 
 `HttpReporter` is the RunReporter of a node that shares nothing with the platform but the network
-(settings PLATFORM_URL and WORKER_TOKEN): it claims runs, fetches snapshots into its
+(settings PLATFORM_URL and NODE_TOKEN): it leases runs, fetches snapshots into its
 SnapshotCache, sends heartbeats, the checkpoint and the result or failure. Plain Python (stdlib
 urllib, no Django, no torch).
 """
@@ -17,8 +17,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from .runner import RunReporter, RunSpec
 from .snapshot_cache import SnapshotCache
-from .worker import RunReporter, RunSpec
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ TRANSIENT = (urllib.error.URLError, http.client.HTTPException, ConnectionError, 
 
 
 class PlatformError(Exception):
-    """The platform refused a request (4xx other than a lost claim) or stayed unreachable."""
+    """The platform refused a request (4xx other than a lost lease) or stayed unreachable."""
 
 
 class NotHolder(Exception):
@@ -39,7 +39,7 @@ class NotHolder(Exception):
 class PlatformClient:
     def __init__(self, base_url, token, timeout=60.0, retries=4, backoff=1.0):
         if not base_url or not token:
-            raise PlatformError("a GPU node needs PLATFORM_URL and WORKER_TOKEN to reach the platform")
+            raise PlatformError("a GPU node needs PLATFORM_URL and NODE_TOKEN to reach the platform")
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
@@ -149,7 +149,7 @@ class HttpReporter(RunReporter):
     def from_settings(cls, platform_url, token, cache_dir, cache_max_bytes):
         return cls(PlatformClient(platform_url, token), SnapshotCache(cache_dir, cache_max_bytes))
 
-    def claim(self, run_id, hostname, attempt):
+    def lease(self, run_id, hostname, attempt):
         try:
             answer = self.client.call(
                 "POST", f"api/worker/runs/{run_id}/claim/", {"attempt": attempt or "", "hostname": hostname}
@@ -160,7 +160,7 @@ class HttpReporter(RunReporter):
         return RunSpec(
             run_id=answer["id"],
             attempt=answer["attempt"],
-            claim_id=answer["claim"],
+            lease_id=answer["claim"],
             model=answer["model"],
             config=answer["config"],
             snapshot_id=answer["snapshot"],
@@ -180,7 +180,7 @@ class HttpReporter(RunReporter):
         self.cache.discard(spec.snapshot_hash)
 
     def _held(self, spec):
-        return {"attempt": spec.attempt, "claim": spec.claim_id}
+        return {"attempt": spec.attempt, "claim": spec.lease_id}
 
     def progress(self, spec, fields):
         try:
@@ -201,7 +201,7 @@ class HttpReporter(RunReporter):
             self.client.upload(
                 f"api/worker/runs/{spec.run_id}/checkpoint/",
                 path,
-                {"X-Attempt": spec.attempt, "X-Claim": spec.claim_id, "X-Content-SHA256": sha},
+                {"X-Attempt": spec.attempt, "X-Claim": spec.lease_id, "X-Content-SHA256": sha},
             )
         except NotHolder:
             return False
@@ -228,7 +228,7 @@ class HttpReporter(RunReporter):
         return True
 
     def fail_attempt(self, run_id, attempt, error):
-        """Fail whatever claim this attempt holds (the task died outside execute_attempt)."""
+        """Fail whatever lease this attempt holds (the task died outside execute_attempt)."""
         try:
             self.client.call("POST", f"api/worker/runs/{run_id}/fail/", {"attempt": attempt, "error": error}, retries=1)
         except (NotHolder, PlatformError) as refused:

@@ -1,9 +1,9 @@
-"""Writes for training runs: launch, execute (on a worker), heartbeat, reap the stale ones.
+"""Writes for training runs: launch, execute (on a node), heartbeat, reap the stale ones.
 
-A run's life: queued (launch) → running (a worker claimed it; heartbeats every few seconds) →
-done (results) or failed (error). The worker's side is `worker.execute_attempt`; its reports reach
-the row here, either directly (DatabaseReporter) or through the worker API (modeling/api/worker.py)
-from a GPU node that holds no database credentials. A worker that dies mid-run is caught two ways: Celery
+A run's life: queued (launch) → running (a node leased it; heartbeats every few seconds) →
+done (results) or failed (error). The node's side is `runner.execute_attempt`; its reports reach
+the row here, either directly (DatabaseReporter) or through the node API (modeling/api/node.py)
+from a GPU node that holds no database credentials. A node (or its Celery worker) that dies mid-run is caught two ways: Celery
 redelivers the message (acks_late + reject_on_worker_lost) and the next attempt takes the run
 over, or, when nothing redelivers it, `reap_stale_runs` fails (or requeues) every running run
 whose heartbeat is older than settings.TRAINING_STALE_MINUTES.
@@ -32,7 +32,7 @@ from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import TRAIN_FILE
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
-from .worker import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
+from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
 
 TRAINING_TASK = "modeling.tasks.run_training"
 REAPER_TASK = "modeling.tasks.reap_training_runs"
@@ -92,7 +92,7 @@ def _snapshot_to_train_on(snapshot):
 
 def _train_genre_problem(snapshot, genre):
     """Why training on one genre of this snapshot cannot work, or None: refused at launch, not
-    discovered by a worker after the queue."""
+    discovered by a node after the queue."""
     known = dict(Genre.objects.values_list("slug", "name"))
     if genre not in known:
         return f"unknown train_genre {genre!r}; genres: {', '.join(sorted(known))}"
@@ -175,16 +175,16 @@ def _enqueue(run_id, task_id):
 
 
 # --- the run's writes, for both transports ------------------------------------------------
-# The database reporter (this process) and the worker API (a GPU node's HTTP requests) call the
-# same functions, so one set of rules holds: only the claim that holds the run may write it.
+# The database reporter (this process) and the node API (a GPU node's HTTP requests) call the
+# same functions, so one set of rules holds: only the lease that holds the run may write it.
 
 
 class CheckpointRejected(ValueError):
-    """An uploaded checkpoint whose bytes do not match the SHA-256 the worker announced."""
+    """An uploaded checkpoint whose bytes do not match the SHA-256 the node announced."""
 
 
-def claim_run(run_id, hostname, task_id, worker_token=None):
-    """Mark the run running for this attempt under a new claim id; None when there is nothing (more) to do."""
+def lease_run(run_id, hostname, task_id, node_token=None):
+    """Mark the run running for this attempt under a new lease id; None when there is nothing (more) to do."""
     with transaction.atomic():
         run = TrainingRun.objects.select_for_update().filter(pk=run_id).first()
         if run is None:
@@ -200,16 +200,16 @@ def claim_run(run_id, hostname, task_id, worker_token=None):
         now = timezone.now()
         if restarts > max_restarts():
             run.status = RunStatus.FAILED
-            run.error = f"worker lost {restarts} times (last on {run.worker_hostname}); not retrying"
+            run.error = f"node lost {restarts} times (last on {run.node_hostname}); not retrying"
             run.finished_at = now
             run.save(update_fields=["status", "error", "finished_at"])
             return None
         run.status = RunStatus.RUNNING
         run.error = ""
-        run.worker_hostname = hostname[:200]
-        run.worker_token = worker_token
-        # A redelivered message keeps its task id; the new claim id is what stops the worker it replaces.
-        run.claim_id = uuid.uuid4().hex
+        run.node_hostname = hostname[:200]
+        run.node_token = node_token
+        # A redelivered message keeps its task id; the new lease id is what stops the node it replaces.
+        run.lease_id = uuid.uuid4().hex
         if not run.celery_task_id:
             run.celery_task_id = task_id or str(uuid.uuid4())
         run.started_at = now
@@ -223,38 +223,38 @@ def claim_run(run_id, hostname, task_id, worker_token=None):
         return run
 
 
-def _held(run_id, attempt, claim_id, worker_token=None):
-    """The run, as a queryset, while this attempt's claim holds it (empty otherwise)."""
+def _held(run_id, attempt, lease_id, node_token=None):
+    """The run, as a queryset, while this attempt's lease holds it (empty otherwise)."""
     runs = TrainingRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, celery_task_id=attempt)
-    if claim_id is not None:
-        runs = runs.filter(claim_id=claim_id)
-    if worker_token is not None:
-        runs = runs.filter(worker_token=worker_token)
+    if lease_id is not None:
+        runs = runs.filter(lease_id=lease_id)
+    if node_token is not None:
+        runs = runs.filter(node_token=node_token)
     return runs
 
 
 PROGRESS_FIELDS = ("epoch", "total_epochs", "step", "total_steps", "loss", "dev_accuracy", "history", "device")
 
 
-def record_progress(run_id, attempt, claim_id, fields, worker_token=None):
-    """A heartbeat: write the run's progress; False when the claim no longer holds the run."""
+def record_progress(run_id, attempt, lease_id, fields, node_token=None):
+    """A heartbeat: write the run's progress; False when the lease no longer holds the run."""
     values = {key: fields[key] for key in PROGRESS_FIELDS if key in fields}
-    return bool(_held(run_id, attempt, claim_id, worker_token).update(**values, heartbeat_at=timezone.now()))
+    return bool(_held(run_id, attempt, lease_id, node_token).update(**values, heartbeat_at=timezone.now()))
 
 
-def store_checkpoint(run_id, attempt, claim_id, source, sha256=None, worker_token=None):
+def store_checkpoint(run_id, attempt, lease_id, source, sha256=None, node_token=None):
     """Put a finished checkpoint (a readable binary file) into the checkpoint storage and record it.
 
-    The stored name is new for each claim, so a takeover never overwrites the file a reader may be
+    The stored name is new for each lease, so a takeover never overwrites the file a reader may be
     downloading; the previous one is deleted once the run names the new one. Returns False (and
-    keeps nothing) when the claim no longer holds the run; CheckpointRejected when the bytes do
+    keeps nothing) when the lease no longer holds the run; CheckpointRejected when the bytes do
     not match `sha256`.
     """
     from django.core.files import File
 
     from .storage import checkpoint_storage, local_path
 
-    if not _held(run_id, attempt, claim_id, worker_token).exists():
+    if not _held(run_id, attempt, lease_id, node_token).exists():
         return False
     digest, size = hashlib.sha256(), 0
     with tempfile.TemporaryFile() as spool:
@@ -264,14 +264,14 @@ def store_checkpoint(run_id, attempt, claim_id, source, sha256=None, worker_toke
             spool.write(chunk)
         if sha256 and digest.hexdigest() != sha256:
             raise CheckpointRejected(
-                f"the checkpoint's bytes have sha256 {digest.hexdigest()[:12]}…, the worker announced {sha256[:12]}…; "
+                f"the checkpoint's bytes have sha256 {digest.hexdigest()[:12]}…, the node announced {sha256[:12]}…; "
                 "it was damaged in transit, send it again"
             )
         spool.seek(0)
         storage = checkpoint_storage()
-        name = storage.save(f"run-{run_id}-{claim_id[:12] if claim_id else uuid.uuid4().hex[:12]}.pt", File(spool))
+        name = storage.save(f"run-{run_id}-{lease_id[:12] if lease_id else uuid.uuid4().hex[:12]}.pt", File(spool))
     with transaction.atomic():
-        run = _held(run_id, attempt, claim_id, worker_token).select_for_update().first()
+        run = _held(run_id, attempt, lease_id, node_token).select_for_update().first()
         if run is None:
             storage.delete(name)
             return False
@@ -286,8 +286,8 @@ def store_checkpoint(run_id, attempt, claim_id, source, sha256=None, worker_toke
     return True
 
 
-def finish_run(run_id, attempt, claim_id, results, worker_token=None):
-    """Record a run's results (it is done); False when the claim no longer holds the run.
+def finish_run(run_id, attempt, lease_id, results, node_token=None):
+    """Record a run's results (it is done); False when the lease no longer holds the run.
 
     The progress figures become what really ran: a run stopped early (patience, max_minutes)
     reads "epoch 4/4, step 400/400", not "step 400/1000" of a plan it did not finish.
@@ -299,7 +299,7 @@ def finish_run(run_id, attempt, claim_id, results, worker_token=None):
     if "epochs_run" in results:
         ran.update(epoch=results["epochs_run"], total_epochs=results["epochs_run"])
     finished = bool(
-        _held(run_id, attempt, claim_id, worker_token).update(
+        _held(run_id, attempt, lease_id, node_token).update(
             status=RunStatus.DONE,
             error="",
             finished_at=now,
@@ -315,11 +315,11 @@ def finish_run(run_id, attempt, claim_id, results, worker_token=None):
     return finished
 
 
-def fail_run(run_id, attempt, claim_id, error, worker_token=None):
-    """Record a run's failure; False when the claim no longer holds the run (a reaped or taken-over run stays)."""
+def fail_run(run_id, attempt, lease_id, error, node_token=None):
+    """Record a run's failure; False when the lease no longer holds the run (a reaped or taken-over run stays)."""
     now = timezone.now()
     return bool(
-        _held(run_id, attempt, claim_id, worker_token).update(
+        _held(run_id, attempt, lease_id, node_token).update(
             status=RunStatus.FAILED,
             error=str(error)[:5000],
             finished_at=now,
@@ -329,10 +329,10 @@ def fail_run(run_id, attempt, claim_id, error, worker_token=None):
 
 
 class DatabaseReporter(RunReporter):
-    """The embedded mode and workers that share the platform's database and disk."""
+    """The embedded mode and Celery workers that share the platform's database and disk."""
 
-    def claim(self, run_id, hostname, attempt):
-        run = claim_run(run_id, hostname, attempt)
+    def lease(self, run_id, hostname, attempt):
+        run = lease_run(run_id, hostname, attempt)
         if run is None:
             return None
         snapshot = run.snapshot
@@ -340,7 +340,7 @@ class DatabaseReporter(RunReporter):
             fail_run(
                 run.pk,
                 run.celery_task_id,
-                run.claim_id,
+                run.lease_id,
                 (
                     f"ValueError: hash mismatch: snapshot {snapshot.pk} now has content hash {snapshot.content_hash[:12]}…, "
                     f"the run was launched on {run.snapshot_hash[:12]}…"
@@ -350,7 +350,7 @@ class DatabaseReporter(RunReporter):
         return RunSpec(
             run_id=run.pk,
             attempt=run.celery_task_id,
-            claim_id=run.claim_id,
+            lease_id=run.lease_id,
             model=run.model,
             config=run.config,
             snapshot_id=snapshot.pk,
@@ -363,37 +363,37 @@ class DatabaseReporter(RunReporter):
         return spec.snapshot_directory
 
     def progress(self, spec, fields):
-        return record_progress(spec.run_id, spec.attempt, spec.claim_id, fields)
+        return record_progress(spec.run_id, spec.attempt, spec.lease_id, fields)
 
     def save_checkpoint(self, spec, path):
         with open(path, "rb") as source:
-            return store_checkpoint(spec.run_id, spec.attempt, spec.claim_id, source)
+            return store_checkpoint(spec.run_id, spec.attempt, spec.lease_id, source)
 
     def finish(self, spec, results):
-        return finish_run(spec.run_id, spec.attempt, spec.claim_id, results)
+        return finish_run(spec.run_id, spec.attempt, spec.lease_id, results)
 
     def fail(self, spec, error):
-        return fail_run(spec.run_id, spec.attempt, spec.claim_id, error)
+        return fail_run(spec.run_id, spec.attempt, spec.lease_id, error)
 
     def status(self, run_id):
         return TrainingRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
 
 
-def worker_reporter():
-    """The transport of this process: HTTP when it is a GPU node (PLATFORM_URL + WORKER_TOKEN), else the database."""
-    if getattr(settings, "PLATFORM_URL", "") and getattr(settings, "WORKER_TOKEN", ""):
+def run_reporter():
+    """The transport of this process: HTTP when it is a GPU node (PLATFORM_URL + NODE_TOKEN), else the database."""
+    if getattr(settings, "PLATFORM_URL", "") and getattr(settings, "NODE_TOKEN", ""):
         from .remote import HttpReporter
 
         return HttpReporter.from_settings(
-            settings.PLATFORM_URL, settings.WORKER_TOKEN, settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES
+            settings.PLATFORM_URL, settings.NODE_TOKEN, settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES
         )
     return DatabaseReporter()
 
 
 def execute_training_run(run_id, hostname=None, task_id=None, bar=None, reporter=None):
-    """The worker's side of a run (worker.execute_attempt) with this process's transport."""
+    """The node's side of a run (runner.execute_attempt) with this process's transport."""
     hostname = hostname or f"in-process@{socket.gethostname()}"
-    reporter = reporter or worker_reporter()
+    reporter = reporter or run_reporter()
     return execute_attempt(
         reporter, run_id, hostname, task_id, heartbeat_seconds(), bar=bar, work_dir=Path(settings.DATA_DIR) / "work"
     )
@@ -415,7 +415,7 @@ def cancel_training_run(run_id, user=None):
     """Cancel a queued or running run; returns it. Refused (CancelRefused) for a finished one.
 
     The run ends at once as failed with "Cancelled by ..." (and `results["cancelled"]`); a queued
-    run is then never claimed (claim_run skips finished runs). A running one stops cleanly at its
+    run is then never leased (lease_run skips finished runs). A running one stops cleanly at its
     next heartbeat, which the training loop sends at least once an epoch and every few seconds
     between steps: the platform answers that the run is no longer this attempt's, the loop raises
     RunAbandoned and nothing more is written to the run (the checkpoint and results of a cancelled
@@ -441,17 +441,17 @@ def cancel_training_run(run_id, user=None):
 
 
 def fail_running_runs(error, hostname=None, task_id=None):
-    """Fail runs still marked running for a worker (or one task) that is going away."""
+    """Fail runs still marked running for a Celery worker (or one task) that is going away."""
     runs = TrainingRun.objects.filter(status=RunStatus.RUNNING)
     if hostname:
-        runs = runs.filter(worker_hostname=hostname)
+        runs = runs.filter(node_hostname=hostname)
     if task_id:
         runs = runs.filter(celery_task_id=task_id)
     return runs.update(status=RunStatus.FAILED, error=error[:5000], finished_at=timezone.now())
 
 
 def reap_stale_runs(minutes=None, requeue=False):
-    """Fail (or requeue) running runs whose worker stopped sending heartbeats; return their ids."""
+    """Fail (or requeue) running runs whose node stopped sending heartbeats; return their ids."""
     minutes = stale_minutes() if minutes is None else minutes
     cutoff = timezone.now() - timedelta(minutes=minutes)
     stale = (
@@ -463,7 +463,7 @@ def reap_stale_runs(minutes=None, requeue=False):
     with transaction.atomic():
         for run in TrainingRun.objects.select_for_update().filter(Q(status=RunStatus.RUNNING) & stale):
             last = run.heartbeat_at or run.started_at
-            lost = f"worker lost: no heartbeat from {run.worker_hostname or 'its worker'} since {last:%Y-%m-%d %H:%M:%S} UTC"
+            lost = f"node lost: no heartbeat from {run.node_hostname or 'its node'} since {last:%Y-%m-%d %H:%M:%S} UTC"
             if requeue:
                 run.status = RunStatus.QUEUED
                 run.error = f"{lost}; requeued"

@@ -1,8 +1,8 @@
-"""The Celery task that trains a baseline on a worker of the `gpu` queue, and the signals that
-keep a lost worker from leaving a run `running` forever.
+"""The Celery task that trains a baseline on a Celery worker of the `gpu` queue, and the signals that
+keep a lost Celery worker from leaving a run `running` forever.
 
-The same task runs on a single-host worker (database and disk shared with the web site) and on a
-GPU node that shares nothing but the network (PLATFORM_URL + WORKER_TOKEN): `worker_reporter`
+The same task runs on a single-host Celery worker (database and disk shared with the web site) and on a
+GPU node that shares nothing but the network (PLATFORM_URL + NODE_TOKEN): `run_reporter`
 picks the transport; the signals below never touch the ORM on such a node.
 """
 
@@ -20,12 +20,12 @@ from .services import (
     fail_running_runs,
     reap_stale_runs,
     record_run_tag_accuracy,
-    worker_reporter,
+    run_reporter,
 )
 
 logger = logging.getLogger(__name__)
 
-# The run this worker process is training (hostname -> (run id, task id)), for the shutdown signal.
+# The run this Celery worker process is training (hostname -> (run id, task id)), for the shutdown signal.
 _current: dict[str, tuple[int, str]] = {}
 
 
@@ -38,7 +38,7 @@ PLATFORM_RETRIES = 60
 @shared_task(name=TRAINING_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
 def run_training(self, run_id):
     # acks_late + reject_on_worker_lost: if this process dies, the broker hands the message to
-    # another worker, whose attempt takes the run over (counted in results["restarts"]).
+    # another Celery worker, whose attempt takes the run over (counted in results["restarts"]).
     from .remote import PlatformError
 
     hostname = self.request.hostname or f"in-process@{socket.gethostname()}"
@@ -55,14 +55,14 @@ def run_training(self, run_id):
 @shared_task(name=REAPER_TASK, ignore_result=True)
 def reap_training_runs():
     """Celery beat runs this every REAPER_INTERVAL_SECONDS (settings.CELERY_BEAT_SCHEDULE): a run
-    whose worker went silent for TRAINING_STALE_MINUTES (a whole worker killed, a node gone) ends
+    whose node went silent for TRAINING_STALE_MINUTES (a whole Celery worker killed, a node gone) ends
     failed, or is requeued with TRAINING_REAP_REQUEUE, without a human."""
     from django.conf import settings
 
     reaped = reap_stale_runs(requeue=settings.TRAINING_REAP_REQUEUE)
     if reaped:
         logger.warning(
-            "reaper: %s run(s) %s (worker lost): %s",
+            "reaper: %s run(s) %s (node lost): %s",
             len(reaped),
             "requeued" if settings.TRAINING_REAP_REQUEUE else "failed",
             reaped,
@@ -71,7 +71,7 @@ def reap_training_runs():
 
 
 def _fail_attempt(error, run_id=None, task_id=None, hostname=None):
-    reporter = worker_reporter()
+    reporter = run_reporter()
     if hasattr(reporter, "fail_attempt"):
         if run_id is not None and task_id:
             reporter.fail_attempt(run_id, task_id, error)
@@ -105,7 +105,7 @@ def _fail_runs_on_cold_shutdown(sender=None, sig=None, how=None, exitcode=None, 
             if hostname:
                 run_id, task_id = _current.get(hostname, (None, None))
                 _fail_attempt(
-                    f"worker {hostname} shut down (cold) during the run",
+                    f"Celery worker {hostname} shut down (cold) during the run",
                     run_id=run_id,
                     task_id=task_id,
                     hostname=hostname,

@@ -31,7 +31,7 @@ def test_a_failed_run_shows_its_error_once_and_waits_for_nobody(client, research
     client.force_login(researcher)
     page = run_page(client, run)
     assert page.count("SnapshotError: dev.jsonl is missing") == 1
-    assert "waiting for a worker" not in page and "failed before the first step" in page
+    assert "waiting for a node" not in page and "failed before the first step" in page
 
 
 def test_a_run_stopped_early_reads_as_what_really_ran(client, researcher, snapshot):
@@ -57,4 +57,4 @@ def test_a_run_stopped_early_reads_as_what_really_ran(client, researcher, snapsh
 def test_a_queued_run_waits_for_a_worker(client, researcher, snapshot):
     run = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="cbow")
     client.force_login(researcher)
-    assert "waiting for a worker" in run_page(client, run)
+    assert "waiting for a node" in run_page(client, run)

@@ -9,8 +9,8 @@ that the margins below are several standard errors wide.
 import pytest
 import torch
 
-from modeling.training.artifacts import giveaway_words
 from modeling.training.data import SnapshotData, example_from_row
+from modeling.training.giveaways import giveaway_words
 from modeling.training.loop import train
 from modeling.training.synthetic import synthetic_rows
 

@@ -37,7 +37,7 @@ def api_urls(snapshot_id, pair_id, run_id):
         "/api/stats/",
         "/api/schema/",
         "/api/docs/",
-        # The GPU nodes' API takes a worker token only (tests/modeling/gpu_node); nobody else gets in.
+        # The GPU nodes' API takes a node token only (tests/modeling/gpu_node); nobody else gets in.
         *(
             f"/api/worker/runs/{run_id}/{action}"
             for action in ("", "claim/", "progress/", "checkpoint/", "finish/", "fail/")

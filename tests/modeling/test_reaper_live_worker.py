@@ -68,7 +68,7 @@ def test_a_reaped_run_stops_at_the_next_heartbeat_and_its_worker_never_overwrite
     run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
     assert reap_stale_runs(minutes=0) == [run.pk]
     reaped = TrainingRun.objects.get(pk=run.pk)
-    assert reaped.status == RunStatus.FAILED and reaped.error.startswith("worker lost")
+    assert reaped.status == RunStatus.FAILED and reaped.error.startswith("node lost")
 
     # The worker's next heartbeat finds the row no longer running under its attempt and stops.
     assert task_outcome(run.celery_task_id) == {"run": run.pk, "status": "abandoned"}
@@ -107,14 +107,14 @@ def test_a_run_requeued_past_max_restarts_is_failed_by_the_worker(worker, snapsh
         model="cbow",
         config=resolve_config("cbow", {}),
         status=RunStatus.RUNNING,
-        worker_hostname="gpu9@lost",
+        node_hostname="gpu9@lost",
         results={"restarts": 2},
         heartbeat_at=timezone.now() - timedelta(hours=1),
     )
     assert reap_stale_runs(minutes=10, requeue=True) == [run.pk]
     failed, _ = follow(run.pk, timeout=120)
     assert failed.status == RunStatus.FAILED
-    assert failed.error == "worker lost 3 times (last on gpu9@lost); not retrying"
+    assert failed.error == "node lost 3 times (last on gpu9@lost); not retrying"
     assert failed.epoch == 0 and failed.finished_at is not None
 
 
@@ -129,11 +129,11 @@ def test_a_cold_shutdown_fails_the_run_its_worker_was_training(worker, snapshot,
     try:
         second = start_celery_worker(f"shutdown-{os.getpid()}", "gpu", tmp_path / "second-worker.log")
         run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
-        assert run.worker_hostname == second.nodename
+        assert run.node_hostname == second.nodename
         stop_celery_worker(second, signal.SIGQUIT, whole_group=False)
         failed = TrainingRun.objects.get(pk=run.pk)
         assert failed.status == RunStatus.FAILED, (failed.status, second.log_path.read_text()[-2000:])
-        assert failed.error == f"worker {second.nodename} shut down (cold) during the run"
+        assert failed.error == f"Celery worker {second.nodename} shut down (cold) during the run"
         assert failed.finished_at is not None
     finally:
         if second is not None and second.poll() is None:

@@ -74,7 +74,7 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
         beat = start_celery_beat(tmp_path, {"REAPER_INTERVAL_SECONDS": str(INTERVAL_SECONDS)})
 
         run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
-        assert run.worker_hostname == victim.nodename
+        assert run.node_hostname == victim.nodename
         stop_celery_worker(victim, signal.SIGKILL)  # the whole process group: main process and child
         wait_for(lambda: not running_members(victim.pid), timeout=30, message="every process of the worker to die")
         assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.RUNNING  # nothing caught the kill
@@ -87,7 +87,7 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
             message="the scheduled reaper to fail the run of the killed worker",
         )
         failed = TrainingRun.objects.get(pk=run.pk)
-        assert failed.error.startswith(f"worker lost: no heartbeat from {victim.nodename}"), failed.error
+        assert failed.error.startswith(f"node lost: no heartbeat from {victim.nodename}"), failed.error
         assert failed.finished_at is not None
         assert "modeling.tasks.reap_training_runs" in beat.log_path.read_text()  # sent by beat, on schedule
         assert f"[{run.pk}]" in reaper_host.log_path.read_text()  # and run by the worker, which logged it

@@ -1,4 +1,4 @@
-"""Several training runs at once on one node (TRAINING_RUNS_PER_NODE), and the node's per-GPU workers.
+"""Several training runs at once on one node (TRAINING_RUNS_PER_NODE), and the node's per-GPU Celery workers.
 
 The PostgreSQL test runs a real Celery worker started as a node of two runs starts it (a prefork
 pool of 2, prefetch 1): two runs train at the same time, each with its own progress; the reaper
@@ -13,7 +13,7 @@ from celery.result import AsyncResult
 from django.utils import timezone
 
 from modeling.models import RunStatus, TrainingRun
-from modeling.training.node import NodeConfigError, detect_gpus, main, runs_per_node, worker_commands
+from modeling.training.node import NodeConfigError, celery_worker_commands, detect_gpus, main, runs_per_node
 from modeling.training.services import launch_training_run, reap_stale_runs
 from tests.conftest import start_celery_worker, stop_celery_worker, wait_for
 
@@ -44,7 +44,9 @@ def test_gpus_come_from_the_setting_then_cuda_visible_devices_then_nvidia_smi(tm
 
 
 def test_a_node_with_several_gpus_runs_one_worker_per_gpu_each_seeing_only_its_own():
-    commands = worker_commands(3, ["0", "1"], ["--max-memory-per-child", "9000000"], environ={"PATH": "/bin"}, cpus=16)
+    commands = celery_worker_commands(
+        3, ["0", "1"], ["--max-memory-per-child", "9000000"], environ={"PATH": "/bin"}, cpus=16
+    )
     assert [env["CUDA_VISIBLE_DEVICES"] for _, env in commands] == ["0", "1"]
     assert [env["OMP_NUM_THREADS"] for _, env in commands] == ["2", "2"]  # 16 cores shared by 6 runs
     for gpu, (argv, env) in zip(["0", "1"], commands, strict=True):
@@ -53,12 +55,12 @@ def test_a_node_with_several_gpus_runs_one_worker_per_gpu_each_seeing_only_its_o
         assert argv[argv.index("-Q") + 1] == "gpu" and argv[argv.index("--pool") + 1] == "prefork"
         assert argv[-2:] == ["--max-memory-per-child", "9000000"] and env["PATH"] == "/bin"
     # One GPU or none: one worker named as before, the GPU pinned when there is one.
-    [(argv, env)] = worker_commands(2, ["1"], environ={})
+    [(argv, env)] = celery_worker_commands(2, ["1"], environ={})
     assert argv[argv.index("-n") + 1] == "gpu@%h" and env["CUDA_VISIBLE_DEVICES"] == "1"
-    [(argv, env)] = worker_commands(1, [], environ={}, cpus=2)
+    [(argv, env)] = celery_worker_commands(1, [], environ={}, cpus=2)
     assert "CUDA_VISIBLE_DEVICES" not in env and argv[argv.index("--concurrency") + 1] == "1"
     assert env["OMP_NUM_THREADS"] == "2"
-    [(_, env)] = worker_commands(4, [], environ={"OMP_NUM_THREADS": "3"}, cpus=2)
+    [(_, env)] = celery_worker_commands(4, [], environ={"OMP_NUM_THREADS": "3"}, cpus=2)
     assert env["OMP_NUM_THREADS"] == "3"  # the operator's choice stands
 
 
@@ -111,7 +113,7 @@ def test_two_runs_on_one_node_train_at_once_and_the_reaper_takes_one_while_the_o
 
         wait_for(both_training, timeout=180, message="both runs to be training on the node at once")
         doomed, survivor = TrainingRun.objects.get(pk=doomed.pk), TrainingRun.objects.get(pk=survivor.pk)
-        assert doomed.worker_hostname == survivor.worker_hostname == node.nodename
+        assert doomed.node_hostname == survivor.node_hostname == node.nodename
         assert doomed.celery_task_id != survivor.celery_task_id
         assert (doomed.total_steps, survivor.total_steps) == (250 * 50, 125 * 25)  # each its own progress
 
@@ -121,7 +123,7 @@ def test_two_runs_on_one_node_train_at_once_and_the_reaper_takes_one_while_the_o
         done, seen = follow(survivor.pk, timeout=600)
         assert AsyncResult(doomed.celery_task_id).get(timeout=120) == {"run": doomed.pk, "status": "abandoned"}
         reaped = TrainingRun.objects.get(pk=doomed.pk)
-        assert reaped.status == RunStatus.FAILED and reaped.error.startswith("worker lost")
+        assert reaped.status == RunStatus.FAILED and reaped.error.startswith("node lost")
         assert reaped.checkpoint_path == "" and reaped.results == {}
 
         assert done.status == RunStatus.DONE, (done.error, node.log_path.read_text()[-3000:])

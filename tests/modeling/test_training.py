@@ -166,7 +166,7 @@ def test_a_run_trains_evaluates_and_records_everything(task_runner, tmp_path, re
     run = launch(snapshot, "cbow", dict(FAST, epochs=3, lr=0.02), researcher)
     assert run.status == RunStatus.DONE, run.error
     assert run.snapshot_hash == snapshot.content_hash
-    assert run.device.startswith("cpu") and run.worker_hostname
+    assert run.device.startswith("cpu") and run.node_hostname
     assert run.epoch == 3 and run.step == run.total_steps > 0 and run.progress == 1.0
     assert [h["epoch"] for h in run.history] == [1, 2, 3]
     assert set(run.results["accuracy"]) == {"dev_matched", "dev_mismatched", "test_matched", "test_mismatched"}
@@ -178,7 +178,7 @@ def test_a_run_trains_evaluates_and_records_everything(task_runner, tmp_path, re
     if task_runner is None:
         assert str(settings.CHECKPOINT_DIR) in run.checkpoint_path
     else:  # the worker's process trained it
-        assert run.worker_hostname.startswith("test-")
+        assert run.node_hostname.startswith("test-")
 
 
 @pytest.mark.parametrize(
@@ -236,7 +236,7 @@ def test_the_reaper_fails_runs_without_heartbeat_and_spares_live_ones(db, tmp_pa
         snapshot=snapshot,
         model="cbow",
         status=RunStatus.RUNNING,
-        worker_hostname="gpu1@node",
+        node_hostname="gpu1@node",
         started_at=now - timedelta(hours=1),
         heartbeat_at=now - timedelta(minutes=30),
     )
@@ -250,7 +250,7 @@ def test_the_reaper_fails_runs_without_heartbeat_and_spares_live_ones(db, tmp_pa
     queued = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status=RunStatus.QUEUED)
     assert reap_stale_runs(minutes=10) == [lost.pk]
     lost.refresh_from_db()
-    assert lost.status == RunStatus.FAILED and lost.error.startswith("worker lost: no heartbeat from gpu1@node")
+    assert lost.status == RunStatus.FAILED and lost.error.startswith("node lost: no heartbeat from gpu1@node")
     assert TrainingRun.objects.get(pk=alive.pk).status == RunStatus.RUNNING
     assert TrainingRun.objects.get(pk=queued.pk).status == RunStatus.QUEUED
     out = StringIO()

@@ -43,7 +43,7 @@ def test_a_worker_trains_a_run_and_reports_progress_and_results(
     assert Path(run.checkpoint_path).exists()
     if celery_worker_process is not None:
         # Another process trained it: its hostname is the worker's, and the row moved while it ran.
-        assert run.worker_hostname.startswith("test-")
+        assert run.node_hostname.startswith("test-")
         assert any(status == RunStatus.RUNNING and epoch >= 1 for status, epoch, _, _ in seen), seen[:20]
         assert run.celery_task_id in Path(celery_worker_process.log_path).read_text()
 
@@ -110,4 +110,4 @@ def test_train_command_queues_the_run_and_waits_for_it(transactional_db, tmp_pat
     out = capsys.readouterr().out
     assert f"run {run.pk}: done" in out and "test " in out
     if celery_worker_process is not None:
-        assert run.worker_hostname.startswith("test-")
+        assert run.node_hostname.startswith("test-")

@@ -69,7 +69,7 @@ class Command(BaseCommand):
         parser.add_argument("--model", default="cbow")
         parser.add_argument("--config", default="{}", help="JSON; dropout defaults to 0.2 as in MultiNLI's Table 5")
         parser.add_argument("--genres", default="", help="comma-separated training genres (default: all in train)")
-        parser.add_argument("--queue", action="store_true", help="send the runs to gpu workers and wait for them")
+        parser.add_argument("--queue", action="store_true", help="send the runs to GPU nodes and wait for them")
 
     def handle(self, *args, snapshot, model, config, genres, queue, **options):
         try:

@@ -1,4 +1,4 @@
-"""Fail (or requeue) training runs whose worker stopped sending heartbeats; cron-friendly."""
+"""Fail (or requeue) training runs whose node stopped sending heartbeats; cron-friendly."""
 
 from django.core.management.base import BaseCommand
 
@@ -6,7 +6,7 @@ from modeling.training.services import reap_stale_runs, stale_minutes
 
 
 class Command(BaseCommand):
-    help = "Mark running training runs without a recent heartbeat as failed ('worker lost'), or requeue them."
+    help = "Mark running training runs without a recent heartbeat as failed ('node lost'), or requeue them."
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -21,5 +21,5 @@ class Command(BaseCommand):
         reaped = reap_stale_runs(minutes=minutes, requeue=requeue)
         verb = "requeued" if requeue else "failed"
         for pk in reaped:
-            self.stdout.write(f"run {pk}: {verb} (worker lost)")
+            self.stdout.write(f"run {pk}: {verb} (node lost)")
         self.stdout.write(f"{len(reaped)} stale run(s) {verb}")

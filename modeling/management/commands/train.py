@@ -1,4 +1,4 @@
-"""Train a baseline on a snapshot: queued for a `gpu` worker, or here with a progress bar."""
+"""Train a baseline on a snapshot: queued for a GPU node (the `gpu` queue), or here with a progress bar."""
 
 import time
 
@@ -81,7 +81,7 @@ class Command(BaseCommand):
         parser.add_argument("--model", required=True, choices=ModelKind.values)
         parser.add_argument("--config", default="{}", help='JSON, e.g. \'{"epochs": 3, "hidden_dim": 100}\'')
         parser.add_argument("--wait", action="store_true", help="follow the queued run until it ends")
-        parser.add_argument("--in-process", action="store_true", help="train here instead of on a gpu worker")
+        parser.add_argument("--in-process", action="store_true", help="train here instead of on a GPU node")
 
     def handle(self, *args, snapshot, model, config, wait, in_process, **options):
         try:

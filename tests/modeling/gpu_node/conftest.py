@@ -2,7 +2,7 @@
 
 `gpu_node_worker` is a real `celery worker` subprocess started with NO database settings at all
 (settings fall back to Django's dummy backend, so any ORM use on it fails), its own empty
-DATA_DIR, PLATFORM_URL pointing at pytest-django's live server, and a worker token. It consumes
+DATA_DIR, PLATFORM_URL pointing at pytest-django's live server, and a node token. It consumes
 a queue of its own, so the suite's ordinary worker (tests/conftest.py) never takes its runs.
 Without a broker (the SQLite pass) it yields None and the tests run the same HTTP transport
 in-process against the live server.
@@ -21,16 +21,16 @@ import pytest
 
 from tests.conftest import REPO_ROOT, broker_url
 
-WORKER_KEY = "nliw_test-" + secrets.token_urlsafe(16)
+NODE_KEY = "nliw_test-" + secrets.token_urlsafe(16)
 REMOTE_QUEUE = f"gpu-node-test-{os.getpid()}"
 
 
 @pytest.fixture
-def worker_token(transactional_db):
-    """The WorkerToken row of WORKER_KEY (every transactional test starts from an empty database)."""
-    from modeling.models import WorkerToken, hash_worker_key
+def node_token(transactional_db):
+    """The NodeToken row of NODE_KEY (every transactional test starts from an empty database)."""
+    from modeling.models import NodeToken, hash_node_key
 
-    return WorkerToken.objects.create(name="test-gpu-node", key_hash=hash_worker_key(WORKER_KEY))
+    return NodeToken.objects.create(name="test-gpu-node", key_hash=hash_node_key(NODE_KEY))
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +42,7 @@ def gpu_node_env(platform_url, data_dir):
     env = {key: value for key, value in os.environ.items() if not key.startswith(("DATABASE", "PG"))}
     env.update(
         PLATFORM_URL=platform_url,
-        WORKER_TOKEN=WORKER_KEY,
+        NODE_TOKEN=NODE_KEY,
         DATA_DIR=str(data_dir),
         TRAINING_HEARTBEAT_SECONDS="0.2",
         DJANGO_SETTINGS_MODULE="annotation_site.settings",
@@ -108,7 +108,7 @@ def gpu_node_worker(live_server, gpu_node_data_dir):
 
 
 @pytest.fixture
-def gpu_node(gpu_node_worker, gpu_node_data_dir, live_server, worker_token, settings, monkeypatch):
+def gpu_node(gpu_node_worker, gpu_node_data_dir, live_server, node_token, settings, monkeypatch):
     """Runs launched in this test train on the GPU node: the subprocess worker, or in-process over HTTP.
 
     Returns the node's DATA_DIR (where its snapshot cache lives).
@@ -127,6 +127,6 @@ def gpu_node(gpu_node_worker, gpu_node_data_dir, live_server, worker_token, sett
     # No broker: the task runs in this process, but through the same HTTP transport and its own folder.
     monkeypatch.setitem(app.conf, "task_always_eager", True)
     settings.PLATFORM_URL = live_server.url
-    settings.WORKER_TOKEN = WORKER_KEY
+    settings.NODE_TOKEN = NODE_KEY
     settings.SNAPSHOT_CACHE_DIR = gpu_node_data_dir / "snapshot-cache"
     return gpu_node_data_dir

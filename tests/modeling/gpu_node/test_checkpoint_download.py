@@ -18,7 +18,7 @@ def test_the_runs_page_links_its_checkpoint_and_the_file_loads_and_predicts(db, 
     execute_training_run(run.pk)  # in-process, the database transport: no PLATFORM_URL here
     run.refresh_from_db()
     assert run.status == RunStatus.DONE, run.error
-    assert run.worker_token is None and "snapshot_source" not in run.results
+    assert run.node_token is None and "snapshot_source" not in run.results
     assert run.checkpoint_path.startswith(str(settings.CHECKPOINT_DIR))
     client.force_login(researcher)
     html = client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()

@@ -1,7 +1,7 @@
 """Training on a GPU node that shares nothing with the platform but the network.
 
 With a broker (the PostgreSQL pass) the node is a real Celery worker subprocess with no database
-settings, its own empty DATA_DIR and a worker token; the platform is pytest-django's live server.
+settings, its own empty DATA_DIR and a node token; the platform is pytest-django's live server.
 Without one, the same HTTP transport runs in-process against the live server.
 """
 
@@ -36,7 +36,7 @@ def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(
     snapshot = served_snapshot(splits, researcher)
     run = follow(launch_training_run(snapshot, "cbow", SMALL, researcher).pk)
     assert run.status == RunStatus.DONE, run.error
-    assert run.worker_token.name == "test-gpu-node"
+    assert run.node_token.name == "test-gpu-node"
     assert run.results["accuracy"]["test_matched"] > 0.9 and len(run.history) == 3
 
     # The snapshot came over HTTP into the node's own cache: the JSONL files and the manifest only.
@@ -69,7 +69,7 @@ def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(
     assert second.results["snapshot_source"]["bytes_downloaded"] == 0
     assert second.checkpoint_sha256 and second.checkpoint_sha256 != run.checkpoint_sha256
     if gpu_node_worker is not None:
-        assert run.worker_hostname.startswith("gpu-node-")
+        assert run.node_hostname.startswith("gpu-node-")
         log = Path(gpu_node_worker.log_path).read_text()
         assert run.celery_task_id in log and "ImproperlyConfigured" not in log
 
@@ -104,37 +104,37 @@ def http_reporter(live_server, key, cache_dir):
     return HttpReporter(PlatformClient(live_server.url, key, retries=0), SnapshotCache(cache_dir, 10**9))
 
 
-def test_a_node_with_a_bad_token_leaves_the_run_queued_for_another(live_server, worker_token, researcher, tmp_path):
+def test_a_node_with_a_bad_token_leaves_the_run_queued_for_another(live_server, node_token, researcher, tmp_path):
     from modeling.training.remote import PlatformError
     from modeling.training.services import execute_training_run
 
     snapshot = served_snapshot(learnable_splits(seed=400, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
-    with pytest.raises(PlatformError, match=r"401 .*Invalid or revoked worker token"):
+    with pytest.raises(PlatformError, match=r"401 .*Invalid or revoked node token"):
         execute_training_run(
             run.pk,
             task_id=run.celery_task_id,
             reporter=http_reporter(live_server, "nliw_not-a-token", tmp_path / "cache"),
         )
     run.refresh_from_db()
-    assert run.status == RunStatus.QUEUED and not run.claim_id
+    assert run.status == RunStatus.QUEUED and not run.lease_id
 
 
-def test_a_reaped_run_stops_the_node_at_its_next_heartbeat(live_server, worker_token, researcher, tmp_path):
+def test_a_reaped_run_stops_the_node_at_its_next_heartbeat(live_server, node_token, researcher, tmp_path):
     from datetime import timedelta
 
     from django.utils import timezone
 
     from modeling.models import TrainingRun
+    from modeling.training.runner import Heartbeat, RunAbandoned
     from modeling.training.services import reap_stale_runs
-    from modeling.training.worker import Heartbeat, RunAbandoned
 
-    from .conftest import WORKER_KEY
+    from .conftest import NODE_KEY
 
     snapshot = served_snapshot(learnable_splits(seed=500, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
-    reporter = http_reporter(live_server, WORKER_KEY, tmp_path / "cache")
-    spec = reporter.claim(run.pk, "gpu-a@node", run.celery_task_id)
+    reporter = http_reporter(live_server, NODE_KEY, tmp_path / "cache")
+    spec = reporter.lease(run.pk, "gpu-a@node", run.celery_task_id)
     beat = Heartbeat(reporter, spec, interval=0)
     event = {
         "kind": "epoch",

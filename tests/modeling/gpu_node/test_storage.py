@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from modeling.models import WorkerToken
-from modeling.training.services import claim_run, launch_training_run, store_checkpoint
+from modeling.models import NodeToken
+from modeling.training.services import launch_training_run, lease_run, store_checkpoint
 
 from .helpers import learnable_splits, served_snapshot
 
@@ -40,7 +40,7 @@ def test_snapshot_files_are_served_from_the_snapshot_storage_when_not_on_this_di
     snapshot = served_snapshot(learnable_splits(seed=9, n_train=30, n_eval=5), researcher)
     # The files live only in the store now, under snapshots/<id>/<name>.
     shutil.move(snapshot.directory, object_store / "snapshots" / str(snapshot.pk))
-    _, key = WorkerToken.issue("node")
+    _, key = NodeToken.issue("node")
     node = APIClient()
     node.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
     url = f"/api/snapshots/{snapshot.pk}/files/train.jsonl"
@@ -56,9 +56,9 @@ def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(
 ):
     snapshot = served_snapshot(learnable_splits(seed=10, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "majority", {}, enqueue=False)
-    run = claim_run(run.pk, "host", run.celery_task_id)
+    run = lease_run(run.pk, "host", run.celery_task_id)
     body = b"checkpoint bytes " * 1000
-    assert store_checkpoint(run.pk, run.celery_task_id, run.claim_id, io.BytesIO(body))
+    assert store_checkpoint(run.pk, run.celery_task_id, run.lease_id, io.BytesIO(body))
     run.refresh_from_db()
     stored = object_store / "checkpoints" / run.checkpoint_name
     assert stored.read_bytes() == body and run.checkpoint_path == str(stored)

@@ -1,4 +1,5 @@
-"""The worker API: what a GPU node holding a worker token may do, and nothing else.
+"""The node API (under /api/worker/, its old name, kept for nodes already deployed): what a GPU node
+holding a node token may do, and nothing else.
 
     GET  /api/worker/runs/{id}/             the run's status
     POST /api/worker/runs/{id}/claim/       take the run for an attempt (the Celery task id): its spec
@@ -7,10 +8,10 @@
     POST /api/worker/runs/{id}/finish/      the results: the run is done
     POST /api/worker/runs/{id}/fail/        the error: the run failed
 
-Snapshot files come from the researchers' download endpoint, which accepts worker tokens too.
+Snapshot files come from the researchers' download endpoint, which accepts node tokens too.
 Every write goes through modeling.training.services, the same functions the database reporter
-calls, so the same rule holds: only the attempt and claim that hold the run may write it; 409
-tells a worker that was taken over or reaped to stop.
+calls, so the same rule holds: only the attempt and lease that hold the run may write it; 409
+tells a node that was taken over or reaped to stop.
 """
 
 from drf_spectacular.types import OpenApiTypes
@@ -23,23 +24,23 @@ from annotation_site.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import (
     CheckpointRejected,
-    claim_run,
     fail_run,
     finish_run,
+    lease_run,
     record_progress,
     store_checkpoint,
 )
 
+from .node_auth import IsGpuNode, NodeTokenAuthentication
 from .strict import KnownFieldsSerializer, StrictQueryParamsMixin
-from .worker_auth import IsWorkerNode, WorkerTokenAuthentication
 
 NOT_HOLDER = "Run {pk} is no longer running under this attempt (it was reaped, taken over or has ended); stop."
 SHA256_CHARS = set("0123456789abcdef")
 
 
-class WorkerView(StrictQueryParamsMixin, APIView):
-    authentication_classes = [WorkerTokenAuthentication]
-    permission_classes = [IsWorkerNode]
+class NodeView(StrictQueryParamsMixin, APIView):
+    authentication_classes = [NodeTokenAuthentication]
+    permission_classes = [IsGpuNode]
     parser_classes = [CheckedJSONParser]  # what modeling.training.remote sends; the schema lists JSON only
 
     def not_holder(self, pk):
@@ -57,7 +58,7 @@ class HeldSerializer(KnownFieldsSerializer):
     claim = serializers.CharField(max_length=64)
 
 
-class ClaimSerializer(KnownFieldsSerializer):
+class LeaseSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64, allow_blank=True)
     hostname = serializers.CharField(max_length=200)
 
@@ -85,16 +86,16 @@ class FinishSerializer(HeldSerializer):
 class FailSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64)
     claim = serializers.CharField(
-        max_length=64, required=False, help_text="Left out: whichever claim this attempt holds."
+        max_length=64, required=False, help_text="Left out: whichever lease this attempt holds."
     )
     error = serializers.CharField(max_length=5000, trim_whitespace=False)
 
 
-class WorkerRunStatus(WorkerView):
+class NodeRunStatus(NodeView):
     @extend_schema(
         responses={
             200: inline_serializer(
-                "WorkerRunStatus", {"id": serializers.IntegerField(), "status": serializers.CharField()}
+                "NodeRunStatus", {"id": serializers.IntegerField(), "status": serializers.CharField()}
             )
         }
     )
@@ -105,9 +106,9 @@ class WorkerRunStatus(WorkerView):
         return Response({"id": pk, "status": found})
 
 
-class WorkerRunClaim(WorkerView):
+class NodeRunLease(NodeView):
     @extend_schema(
-        request=ClaimSerializer,
+        request=LeaseSerializer,
         responses={
             200: OpenApiTypes.OBJECT,
             409: OpenApiResponse(
@@ -116,8 +117,8 @@ class WorkerRunClaim(WorkerView):
         },
     )
     def post(self, request, pk):
-        data = self.incoming(ClaimSerializer, request)
-        run = claim_run(pk, data["hostname"], data["attempt"] or None, worker_token=request.auth)
+        data = self.incoming(LeaseSerializer, request)
+        run = lease_run(pk, data["hostname"], data["attempt"] or None, node_token=request.auth)
         if run is None:
             current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
             return Response(
@@ -128,7 +129,7 @@ class WorkerRunClaim(WorkerView):
             {
                 "id": run.pk,
                 "attempt": run.celery_task_id,
-                "claim": run.claim_id,
+                "claim": run.lease_id,
                 "model": run.model,
                 "config": run.config,
                 "snapshot": run.snapshot_id,
@@ -138,19 +139,19 @@ class WorkerRunClaim(WorkerView):
         )
 
 
-class WorkerRunProgress(WorkerView):
+class NodeRunProgress(NodeView):
     @extend_schema(
         request=ProgressSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
     def post(self, request, pk):
         data = self.incoming(ProgressSerializer, request)
-        attempt, claim = data.pop("attempt"), data.pop("claim")
-        if not record_progress(pk, attempt, claim, data, worker_token=request.auth):
+        attempt, lease = data.pop("attempt"), data.pop("claim")
+        if not record_progress(pk, attempt, lease, data, node_token=request.auth):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.RUNNING})
 
 
-class WorkerRunCheckpoint(WorkerView):
+class NodeRunCheckpoint(NodeView):
     @extend_schema(
         request={"application/octet-stream": OpenApiTypes.BINARY},
         responses={
@@ -160,16 +161,16 @@ class WorkerRunCheckpoint(WorkerView):
         },
     )
     def put(self, request, pk):
-        attempt, claim = request.headers.get("X-Attempt", ""), request.headers.get("X-Claim", "")
+        attempt, lease = request.headers.get("X-Attempt", ""), request.headers.get("X-Claim", "")
         sha256 = request.headers.get("X-Content-SHA256", "").lower()
-        if not attempt or not claim or len(sha256) != 64 or not set(sha256) <= SHA256_CHARS:
+        if not attempt or not lease or len(sha256) != 64 or not set(sha256) <= SHA256_CHARS:
             return Response(
                 {"detail": "Send X-Attempt, X-Claim and X-Content-SHA256 (64 hex digits) with the checkpoint."},
                 status=status.HTTP_400_BAD_REQUEST,
             )
         try:
             # The raw body, streamed: a checkpoint can be hundreds of megabytes.
-            stored = store_checkpoint(pk, attempt, claim, request._request, sha256=sha256, worker_token=request.auth)
+            stored = store_checkpoint(pk, attempt, lease, request._request, sha256=sha256, node_token=request.auth)
         except CheckpointRejected as rejected:
             return Response({"detail": str(rejected)}, status=status.HTTP_400_BAD_REQUEST)
         if not stored:
@@ -180,23 +181,23 @@ class WorkerRunCheckpoint(WorkerView):
         )
 
 
-class WorkerRunFinish(WorkerView):
+class NodeRunFinish(NodeView):
     @extend_schema(
         request=FinishSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
     def post(self, request, pk):
         data = self.incoming(FinishSerializer, request)
-        if not finish_run(pk, data["attempt"], data["claim"], data["results"], worker_token=request.auth):
+        if not finish_run(pk, data["attempt"], data["claim"], data["results"], node_token=request.auth):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.DONE})
 
 
-class WorkerRunFail(WorkerView):
+class NodeRunFail(NodeView):
     @extend_schema(
         request=FailSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
     def post(self, request, pk):
         data = self.incoming(FailSerializer, request)
-        if not fail_run(pk, data["attempt"], data.get("claim"), data["error"], worker_token=request.auth):
+        if not fail_run(pk, data["attempt"], data.get("claim"), data["error"], node_token=request.auth):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.FAILED})

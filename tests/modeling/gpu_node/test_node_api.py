@@ -1,4 +1,4 @@
-"""The worker API and the worker token: what a GPU node may do, and everything it may not."""
+"""The node API and the node token: what a GPU node may do, and everything it may not."""
 
 import hashlib
 import io
@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from modeling.models import RunStatus, TrainingRun, WorkerToken
+from modeling.models import NodeToken, RunStatus, TrainingRun
 from modeling.training.services import launch_training_run, reap_stale_runs
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
 
@@ -18,7 +18,7 @@ from .helpers import SMALL, learnable_splits, served_snapshot
 
 
 def worker_client(name="node-a"):
-    _, key = WorkerToken.issue(name)
+    _, key = NodeToken.issue(name)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
     return client
@@ -46,18 +46,18 @@ def queued_run(snapshot):
     return launch_training_run(snapshot, "cbow", SMALL, enqueue=False)
 
 
-def claim(client, run, hostname="gpu-a@node"):
+def lease(client, run, hostname="gpu-a@node"):
     return client.post(
         f"/api/worker/runs/{run.pk}/claim/", {"attempt": run.celery_task_id, "hostname": hostname}, format="json"
     )
 
 
-def progress(client, run, claim_id, step=1):
+def progress(client, run, lease_id, step=1):
     return client.post(
         f"/api/worker/runs/{run.pk}/progress/",
         {
             "attempt": run.celery_task_id,
-            "claim": claim_id,
+            "claim": lease_id,
             "epoch": 1,
             "total_epochs": 3,
             "step": step,
@@ -71,13 +71,13 @@ def progress(client, run, claim_id, step=1):
     )
 
 
-def upload(client, run, claim_id, body, sha=None):
+def upload(client, run, lease_id, body, sha=None):
     return client.put(
         f"/api/worker/runs/{run.pk}/checkpoint/",
         data=body,
         content_type="application/octet-stream",
         HTTP_X_ATTEMPT=run.celery_task_id,
-        HTTP_X_CLAIM=claim_id,
+        HTTP_X_CLAIM=lease_id,
         HTTP_X_CONTENT_SHA256=sha or hashlib.sha256(body).hexdigest(),
     )
 
@@ -119,28 +119,28 @@ def test_a_researcher_cannot_act_as_a_worker(researcher, researcher_api, client,
     as_worker_scheme = APIClient()
     as_worker_scheme.credentials(HTTP_AUTHORIZATION=f"Worker {key}")  # a researcher's key under the worker scheme
     for caller in (researcher_api, client, as_worker_scheme):
-        assert claim(caller, queued_run).status_code in (401, 403)
+        assert lease(caller, queued_run).status_code in (401, 403)
         assert caller.get(f"/api/worker/runs/{queued_run.pk}/").status_code in (401, 403)
     queued_run.refresh_from_db()
-    assert queued_run.status == RunStatus.QUEUED and not queued_run.claim_id
+    assert queued_run.status == RunStatus.QUEUED and not queued_run.lease_id
 
 
 def test_a_revoked_worker_token_is_refused(db, queued_run):
-    token, key = WorkerToken.issue("old-node")
+    token, key = NodeToken.issue("old-node")
     token.revoke()
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
-    assert claim(client, queued_run).status_code == 401
+    assert lease(client, queued_run).status_code == 401
 
 
 def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_run):
-    answer = claim(node, queued_run)
+    answer = lease(node, queued_run)
     assert answer.status_code == 200, answer.content
     spec = answer.json()
     assert spec["model"] == "cbow" and spec["snapshot_hash"] == queued_run.snapshot_hash
     assert spec["attempt"] == queued_run.celery_task_id and len(spec["claim"]) == 32
     run = TrainingRun.objects.get(pk=queued_run.pk)
-    assert run.status == RunStatus.RUNNING and run.worker_token.name == "node-a"
+    assert run.status == RunStatus.RUNNING and run.node_token.name == "node-a"
     assert progress(node, run, spec["claim"], step=4).status_code == 200
     run.refresh_from_db()
     assert run.step == 4 and run.loss == 0.5 and run.device == "cpu (1 threads)"
@@ -160,10 +160,10 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
 
 
 def test_a_takeover_stops_the_worker_it_replaces(node, queued_run):
-    first = claim(node, queued_run).json()
+    first = lease(node, queued_run).json()
     # The broker redelivers the message (the first worker looked lost) and another node claims it.
     other = worker_client("node-b")
-    second = claim(other, queued_run, hostname="gpu-b@node").json()
+    second = lease(other, queued_run, hostname="gpu-b@node").json()
     assert second["restarts"] == 1 and second["claim"] != first["claim"]
     run = TrainingRun.objects.get(pk=queued_run.pk)
     stale = progress(node, run, first["claim"])
@@ -180,11 +180,11 @@ def test_a_takeover_stops_the_worker_it_replaces(node, queued_run):
     )
     assert finished.status_code == 200
     run.refresh_from_db()
-    assert run.status == RunStatus.DONE and run.dev_accuracy == 0.5 and run.worker_hostname == "gpu-b@node"
+    assert run.status == RunStatus.DONE and run.dev_accuracy == 0.5 and run.node_hostname == "gpu-b@node"
 
 
 def test_a_reaped_run_answers_409_so_its_worker_stops(node, queued_run):
-    spec = claim(node, queued_run).json()
+    spec = lease(node, queued_run).json()
     TrainingRun.objects.filter(pk=queued_run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     assert reap_stale_runs(minutes=10) == [queued_run.pk]
     refused = progress(node, queued_run, spec["claim"])
@@ -193,7 +193,7 @@ def test_a_reaped_run_answers_409_so_its_worker_stops(node, queued_run):
 
 
 def test_bad_reports_are_400_and_change_nothing(node, queued_run):
-    spec = claim(node, queued_run).json()
+    spec = lease(node, queued_run).json()
     bad = node.post(
         f"/api/worker/runs/{queued_run.pk}/progress/",
         {"attempt": queued_run.celery_task_id, "claim": spec["claim"], "step": -1},
@@ -212,7 +212,7 @@ def test_bad_reports_are_400_and_change_nothing(node, queued_run):
 def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(
     node, queued_run, researcher_api, settings
 ):
-    spec = claim(node, queued_run).json()
+    spec = lease(node, queued_run).json()
     buffer = io.BytesIO()
     torch.save({"model": "cbow", "weights": torch.arange(1000)}, buffer)
     body = buffer.getvalue()

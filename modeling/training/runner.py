@@ -1,12 +1,12 @@
-"""The worker's side of a training run, whatever carries its reports home.
+"""The node's side of a training run, whatever carries its reports home.
 
 One code path for both deployments. A `RunReporter` says where the run comes from and where its
 progress, result, failure and checkpoint go:
 
-    DatabaseReporter  (services.py)  the embedded mode and single-host workers: the ORM, the
+    DatabaseReporter  (services.py)  the embedded mode and single-host Celery workers: the ORM, the
                                      snapshot folder on this disk, the checkpoint storage;
     HttpReporter      (remote.py)    a GPU node that shares nothing but the network: the
-                                     platform's worker API with a worker token, and snapshots
+                                     platform's node API with a node token, and snapshots
                                      fetched into a local cache keyed by content hash.
 
 Plain Python (no Django): `execute_attempt` imports torch only when it trains.
@@ -24,16 +24,16 @@ logger = logging.getLogger(__name__)
 
 
 class RunAbandoned(Exception):
-    """The run is no longer this attempt's (reaped, or taken over by another claim): stop at once."""
+    """The run is no longer this attempt's (reaped, or taken over by another lease): stop at once."""
 
 
 @dataclass
 class RunSpec:
-    """What an attempt needs to train a run, as the claim handed it out."""
+    """What an attempt needs to train a run, as the lease handed it out."""
 
     run_id: int
     attempt: str
-    claim_id: str
+    lease_id: str
     model: str
     config: dict
     snapshot_id: int
@@ -48,7 +48,7 @@ class RunSpec:
 class RunReporter:
     """Where a run comes from and where its reports go; see DatabaseReporter and HttpReporter."""
 
-    def claim(self, run_id, hostname, attempt):
+    def lease(self, run_id, hostname, attempt):
         """A RunSpec, or None when there is nothing (more) to do for this attempt."""
         raise NotImplementedError
 
@@ -82,7 +82,7 @@ class Heartbeat:
     """Reports a run's progress at most every `interval` seconds (always at the start, per epoch, at evaluation).
 
     When the platform answers that the run is no longer this attempt's (reaped, or taken over),
-    training stops with RunAbandoned: two workers never write one run.
+    training stops with RunAbandoned: two nodes never write one run.
     """
 
     def __init__(self, reporter, spec, interval, bar=None):
@@ -108,19 +108,19 @@ class Heartbeat:
 
 
 def execute_attempt(reporter, run_id, hostname, attempt, heartbeat_seconds, bar=None, work_dir=None):
-    """Claim the run, get its snapshot, train, evaluate, send the checkpoint and the results home.
+    """Lease the run, get its snapshot, train, evaluate, send the checkpoint and the results home.
 
     Returns {"run": id, "status": ...}. Every failure ends on the run (reporter.fail), never only
     in a log; a run taken over or reaped meanwhile is left to its new holder.
     """
-    spec = reporter.claim(run_id, hostname, attempt)
+    spec = reporter.lease(run_id, hostname, attempt)
     if spec is None:
         return {"run": run_id, "status": reporter.status(run_id)}
     with tempfile.TemporaryDirectory(prefix=f"run-{run_id}-", dir=_existing(work_dir)) as scratch:
         checkpoint = Path(scratch) / f"run-{run_id}.pt"
         try:
             folder = reporter.snapshot_folder(spec)
-            # torch loads here, on the worker, never in the web process.
+            # torch loads here, on the node, never in the web process.
             from .data import load_snapshot
             from .loop import train
 

@@ -1,5 +1,5 @@
-"""A GPU node's worker token is no researcher (annotation_site/permissions.py): the rule itself
-refuses its principal, and so does every researcher endpoint, even one that accepts worker tokens."""
+"""A GPU node's node token is no researcher (annotation_site/permissions.py): the rule itself
+refuses its principal, and so does every researcher endpoint, even one that accepts node tokens."""
 
 import pytest
 from rest_framework.test import APIClient, APIRequestFactory
@@ -13,17 +13,17 @@ from annotation_site.permissions import (
     may,
     researcher_with,
 )
-from modeling.api.worker_auth import WorkerNode, WorkerTokenAuthentication
-from modeling.models import WorkerToken
+from modeling.api.node_auth import GpuNode, NodeTokenAuthentication
+from modeling.models import NodeToken
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_rule_refuses_a_worker_tokens_principal():
-    token, key = WorkerToken.issue("node-a")
+def test_the_rule_refuses_a_node_tokens_principal():
+    token, key = NodeToken.issue("node-a")
     request = APIRequestFactory().get("/api/snapshots/", HTTP_AUTHORIZATION=f"Worker {key}")
-    node, auth = WorkerTokenAuthentication().authenticate(request)
-    assert isinstance(node, WorkerNode) and auth == token
+    node, auth = NodeTokenAuthentication().authenticate(request)
+    assert isinstance(node, GpuNode) and auth == token
     assert not is_researcher(node)
     assert not any(may(node, permission) for permission in (EXCLUDE_WORKERS, PAY_BONUSES, LAUNCH_TRAINING))
     request.user, request.auth = node, auth
@@ -31,8 +31,8 @@ def test_the_rule_refuses_a_worker_tokens_principal():
     assert not researcher_with(LAUNCH_TRAINING)().has_permission(request, None)
 
 
-def test_researcher_endpoints_refuse_a_worker_token():
-    _, key = WorkerToken.issue("node-b")
+def test_researcher_endpoints_refuse_a_node_token():
+    _, key = NodeToken.issue("node-b")
     node = APIClient()
     node.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
     for method, url in [
