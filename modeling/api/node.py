@@ -2,7 +2,7 @@
 holding a node token may do, and nothing else.
 
     GET  /api/worker/runs/{id}/             the run's status
-    POST /api/worker/runs/{id}/claim/       take the run for an attempt (the Celery task id): its spec
+    POST /api/worker/runs/{id}/claim/       lease the run for an attempt (the Celery task id): its spec
     POST /api/worker/runs/{id}/progress/    a heartbeat
     PUT  /api/worker/runs/{id}/checkpoint/  the finished checkpoint, the body as bytes (X-Content-SHA256)
     POST /api/worker/runs/{id}/finish/      the results: the run is done
@@ -55,7 +55,8 @@ class NodeView(StrictQueryParamsMixin, APIView):
 
 class HeldSerializer(KnownFieldsSerializer):
     attempt = serializers.CharField(max_length=64)
-    claim = serializers.CharField(max_length=64)
+    # The lease id; the key keeps the name it had before leases were called leases.
+    claim = serializers.CharField(max_length=64, help_text="The lease id the lease answer gave.")
 
 
 class LeaseSerializer(KnownFieldsSerializer):
