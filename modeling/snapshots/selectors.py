@@ -246,6 +246,11 @@ def datasets_with_held_out_genres(dataset_slugs=None):
     return set(datasets.values_list("slug", flat=True))
 
 
+def lowest_pair_id():
+    """The lowest pair id in the table (one step of the primary key's index), or None."""
+    return Pair.objects.order_by("pk").values_list("pk", flat=True).first()
+
+
 def keyset_pages(pairs, page_size=PAGE_SIZE, upper_id=None):
     """Yield (after id, last id, queryset of the page) by ascending pair id, never OFFSET.
 
