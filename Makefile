@@ -46,17 +46,21 @@ check: install
 # In CI (CI=true) a browser that cannot be installed stops the run here; on a workstation the
 # browser tests skip instead and say why. pytest's exit status is make's.
 # The suite runs under coverage (branch coverage, Python subprocesses included; pyproject.toml);
-# the data and report stay in var/coverage/, and .ci/run checks each pass against coverage-floor.json.
-test: check
+# the data and report stay in $(COVERAGE_DIR) (var/coverage/ unless asked), and .ci/run checks
+# each pass against coverage-floor.json. CHECKS= leaves out the checks: .ci/run runs them once and
+# its two passes side by side, each with a COVERAGE_DIR of its own.
+COVERAGE_DIR ?= var/coverage
+CHECKS ?= check
+test: install $(CHECKS)
 	@bash scripts/ensure_chromium.sh || { [ "$${CI:-}" != true ] && echo "(outside CI: browser tests will skip)"; }
-	@rm -rf var/coverage && mkdir -p var/coverage
-	@export COVERAGE_FILE="$(CURDIR)/var/coverage/.coverage"; status=0; \
+	@rm -rf $(COVERAGE_DIR) && mkdir -p $(COVERAGE_DIR)
+	@export COVERAGE_FILE="$(abspath $(COVERAGE_DIR))/.coverage"; status=0; \
 	$(BIN)/coverage run -m pytest $(PYTEST_ARGS) || status=$$?; \
 	$(BIN)/coverage combine --quiet && \
-	$(BIN)/coverage report > var/coverage/report.txt && \
-	$(BIN)/coverage json --quiet -o var/coverage/coverage.json && \
-	$(BIN)/python scripts/coverage_check.py --summary && \
-	echo "(per-file coverage: var/coverage/report.txt)"; \
+	$(BIN)/coverage report > $(COVERAGE_DIR)/report.txt && \
+	$(BIN)/coverage json --quiet -o $(COVERAGE_DIR)/coverage.json && \
+	$(BIN)/python scripts/coverage_check.py --summary --report $(COVERAGE_DIR)/coverage.json && \
+	echo "(per-file coverage: $(COVERAGE_DIR)/report.txt)"; \
 	exit $$status
 
 serve: migrate
