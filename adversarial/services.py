@@ -119,7 +119,7 @@ def task_for_worker(worker, token):
 
 def hypothesis_problem(premise_text, text, study_session):
     """The message for a hypothesis that breaks the writing task's rules, or None (collection's checks)."""
-    rules = writing.task_rules(study_session)
+    rules = writing.task_rules(study_session=study_session)
     if not text:
         return "Please write a sentence."
     if len(text) > rules.max_hypothesis_chars:

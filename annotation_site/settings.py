@@ -6,7 +6,7 @@ a SQLite file in the project folder and Celery tasks executed in-process.
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import dj_database_url
 import django_stubs_ext
@@ -250,9 +250,21 @@ if OBJECT_STORAGE_BUCKET:
     }
     STORAGES["snapshots"] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": dict(_s3, location="snapshots")}
 
+
 # What a study may tune. The rules of the papers themselves (five labels a pair, gold at three
 # votes, batches of five) are constants in the code (corpus.models, validation.selectors).
-NLI = {
+class NliSettings(TypedDict):
+    """The type of NLI below, for the code that reads it (not a setting: Django reads upper-case names only)."""
+
+    WRITING_CLAIM_MINUTES: int
+    VALIDATION_CLAIM_MINUTES: int
+    MAX_HYPOTHESIS_CHARS: int
+    MAX_PREMISE_CHARS: int
+    DEFAULT_DATASET: str
+    MAX_REPORT_CHARS: NotRequired[int]  # collection.services reads it with a default of 500
+
+
+NLI: NliSettings = {
     "WRITING_CLAIM_MINUTES": int(os.environ.get("WRITING_CLAIM_MINUTES", "30")),
     "VALIDATION_CLAIM_MINUTES": int(os.environ.get("VALIDATION_CLAIM_MINUTES", "20")),
     "MAX_HYPOTHESIS_CHARS": 500,

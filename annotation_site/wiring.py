@@ -11,16 +11,23 @@ here; the apps above call crowd and quality plainly.
 - `admission_refusal(study, worker)`: crowd's own rules (open, closed list) and, for studies with
   access "qualified", the quality app's qualification test;
 - `worker_marks(worker_ids)` and `completion_rows(studies)`: the approval and bonus lists' marks,
-  crowd's own ("excluded") and the quality app's flags.
+  crowd's own ("excluded") and the quality app's flags;
+- `CLAIM_MODELS`: every concrete `crowd.TaskClaim` of the task apps, whose open claims the crowd
+  layer releases when a worker starts another study session (`start_study_session`) or is
+  excluded (`release_open_claims_of_workers`, called by the quality app). Named here rather than
+  found by scanning the app registry, so the arrow to each task app is one the layering test sees;
+  tests/crowd/test_claim_wiring.py checks that no concrete claim model is missing.
 """
 
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from crowd import access, selectors
-from crowd.models import TaskKind
+from collection.models import WritingClaim
+from crowd import access, arrival, selectors
+from crowd.models import TaskClaim, TaskKind
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
+from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
 
 if TYPE_CHECKING:
     from corpus.models import Worker
@@ -49,3 +56,16 @@ def worker_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
 def completion_rows(studies: Iterable["Study"]) -> Iterator[list[Any]]:
     """The completed sessions' CSV rows, their workers marked (`worker_marks`)."""
     return selectors.completion_rows(studies, flagged=flag_marks)
+
+
+CLAIM_MODELS: tuple[type[TaskClaim], ...] = (WritingClaim, ValidationClaim, PremiseLabelClaim, GrammaticalityClaim)
+
+
+def start_study_session(study: "Study", visit: arrival.Arrival) -> arrival.StartedSession:
+    """Create or resume the worker's StudySession, releasing their open claims of other sessions."""
+    return arrival.start_study_session(study, visit, claim_models=CLAIM_MODELS)
+
+
+def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
+    """Release every open claim of these workers, of every task app; returns how many."""
+    return arrival.release_open_claims_of_workers(worker_ids, claim_models=CLAIM_MODELS)

@@ -148,7 +148,7 @@ def run(args, skip=()):
 
         def claim(worker, kind=kind, no_task=no_task, claimed=claimed):
             if kind == "writing":
-                found = claim_next_premise(worker, dataset)
+                found = claim_next_premise(worker, dataset=dataset)
                 if found is None:
                     no_task[0] += 1
                 else:

@@ -399,7 +399,7 @@ def _in_child(kind, dataset_pk, items, barrier):
                     cursor.execute("SELECT id FROM collection_pair WHERE id = %s FOR UPDATE", [item])
                     cursor.fetchone()
             elif kind == "writing":
-                claim = claim_next_premise(item, dataset)
+                claim = claim_next_premise(item, dataset=dataset)
                 if claim is None:
                     raise RuntimeError("no premise left")
                 claimed.append(claim.premise_id)
@@ -505,7 +505,7 @@ def section_claims(table, args, workers, dataset):
     claimed = []
 
     def claim_premise(worker):
-        claim = claim_next_premise(worker, dataset)
+        claim = claim_next_premise(worker, dataset=dataset)
         if claim is None:
             raise RuntimeError("no premise left")
         claimed.append(claim.premise_id)
@@ -551,7 +551,7 @@ def section_claims(table, args, workers, dataset):
     # Statements of one claim and one submit, by a fresh worker.
     worker = next(pool)
     with CaptureQueriesContext(connection) as writing:
-        claim_next_premise(worker, dataset)
+        claim_next_premise(worker, dataset=dataset)
     worker = next(pool)
     with CaptureQueriesContext(connection) as claiming:
         batch = claim_validation_batch(worker, dataset)

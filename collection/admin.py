@@ -69,7 +69,7 @@ class PremiseReportAdmin(admin.ModelAdmin):
     @admin.display(description="premise")
     def premise_link(self, report):
         url = reverse("admin:corpus_premise_change", args=[report.premise_id])
-        return format_html('<a href="{}">{}</a>', url, short(report.premise.text, 10))
+        return format_html('<a href="{}">{}</a>', url, short(report.premise.text, words=10))
 
     @admin.display(description="message")
     def short_message(self, report):

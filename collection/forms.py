@@ -59,8 +59,8 @@ class WritingForm(forms.Form):
         data = super().clean()
         hypotheses = {label: data.get(name, "") for label, name in HYPOTHESIS_FIELDS.items()}
         report = data.get("problem_report", "")
-        errors = hypothesis_errors(self.premise.text, hypotheses, report, self.rules)
-        errors.update(report_errors(visible_text(report), self.rules, self.reports_sent))
+        errors = hypothesis_errors(self.premise.text, hypotheses, problem_report=report, rules=self.rules)
+        errors.update(report_errors(visible_text(report), self.rules, reports_already=self.reports_sent))
         for name, message in errors.items():
             self.add_error(name, message)
         return data

@@ -15,20 +15,22 @@ The claim policy, top to bottom (see `claim_next_premise`):
 import re
 import string
 import unicodedata
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from artifacts.services import ARRIVAL_TASK
 from corpus.counters import create_pairs
-from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus
+from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
@@ -68,7 +70,7 @@ class ClaimAlreadySubmitted(WritingTaskError):
 @dataclass
 class WritingSubmission:
     claim: WritingClaim
-    pairs: list = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
     report: PremiseReport | None = None
     held: bool = False
 
@@ -76,11 +78,11 @@ class WritingSubmission:
 # --- claiming a premise ----------------------------------------------------------------------
 
 
-def _claim_minutes():
+def _claim_minutes() -> int:
     return settings.NLI["WRITING_CLAIM_MINUTES"]
 
 
-def _collected_dataset(dataset):
+def _collected_dataset(dataset: Dataset | None) -> Dataset | None:
     """The dataset a claim draws from: the given one, else the default collection, else None (any
     dataset we collect ourselves, never an imported corpus)."""
     if dataset is not None:
@@ -88,7 +90,7 @@ def _collected_dataset(dataset):
     return Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
 
 
-def _open_claims_subquery(now):
+def _open_claims_subquery(now: datetime) -> Subquery:
     return Subquery(
         WritingClaim.objects.filter(premise=OuterRef("pk"), status=ClaimStatus.OPEN, expires_at__gt=now)
         .order_by()
@@ -99,7 +101,9 @@ def _open_claims_subquery(now):
     )
 
 
-def claimable_premises(worker, dataset=None, now=None):
+def claimable_premises(
+    worker: Worker, *, dataset: Dataset | None = None, now: datetime | None = None
+) -> QuerySet[Premise]:
     """Premises this worker could be given now, least-written first.
 
     With one dataset (the usual case) the query reads `dataset_id = %s ... ORDER BY
@@ -112,6 +116,7 @@ def claimable_premises(worker, dataset=None, now=None):
     now = now or timezone.now()
     dataset = _collected_dataset(dataset)
     premises = Premise.objects.filter(status=PremiseStatus.AVAILABLE).exclude(split="")
+    limit: Value | F
     if dataset is not None:
         premises = premises.filter(dataset_id=dataset.pk)
         limit = Value(dataset.writings_per_premise)
@@ -126,12 +131,12 @@ def claimable_premises(worker, dataset=None, now=None):
     )
 
 
-def _count_claim(premise_id):
+def _count_claim(premise_id: int) -> None:
     """One more claim made on the premise (its row is locked): it sorts after the unclaimed ones."""
     Premise.objects.filter(pk=premise_id).update(claims_made=F("claims_made") + 1)
 
 
-def _has_room(premise_id, now):
+def _has_room(premise_id: int, now: datetime) -> bool:
     """Re-count a locked premise in a fresh statement: it sees every claim committed before our lock."""
     row = (
         Premise.objects.filter(pk=premise_id)
@@ -139,10 +144,10 @@ def _has_room(premise_id, now):
         .values("load", "dataset__writings_per_premise", "status")
         .get()
     )
-    return row["status"] == PremiseStatus.AVAILABLE and row["load"] < row["dataset__writings_per_premise"]
+    return bool(row["status"] == PremiseStatus.AVAILABLE and row["load"] < row["dataset__writings_per_premise"])
 
 
-def _own_open_claim(worker, now):
+def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
     claim = WritingClaim.objects.select_for_update().filter(worker=worker, status=ClaimStatus.OPEN).first()
     if claim is None:
         return None
@@ -153,21 +158,23 @@ def _own_open_claim(worker, now):
     return None
 
 
-def _lock_candidate(worker, dataset, now, exclude_ids, skip_locked):
-    candidates = claimable_premises(worker, dataset, now).exclude(pk__in=exclude_ids)
+def _lock_candidate(
+    worker: Worker, dataset: Dataset | None, now: datetime, exclude_ids: Sequence[int], skip_locked: bool
+) -> Premise | None:
+    candidates = claimable_premises(worker, dataset=dataset, now=now).exclude(pk__in=exclude_ids)
     if connection.features.has_select_for_update:
         skip_locked = skip_locked and connection.features.has_select_for_update_skip_locked
         candidates = candidates.select_for_update(skip_locked=skip_locked, of=("self",))
     return candidates.first()
 
 
-def _claim_once(worker, dataset, study_session):
+def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySession | None) -> WritingClaim | None:
     now = timezone.now()
     with transaction.atomic():
         own = _own_open_claim(worker, now)
         if own is not None:
             return own
-        skipped = []
+        skipped: list[int] = []
         skip_locked = True
         for _ in range(MAX_CANDIDATES_PER_CLAIM):
             premise = _lock_candidate(worker, dataset, now, skipped, skip_locked)
@@ -213,7 +220,9 @@ RETURNING id
 """
 
 
-def _claim_if_room(worker, premise, now, study_session):
+def _claim_if_room(
+    worker: Worker, premise: Premise, now: datetime, study_session: StudySession | None
+) -> WritingClaim | None:
     """PostgreSQL: the fresh count of the locked premise's places, its claims_made and the claim,
     in one statement (what `_has_room`, `_count_claim` and the insert do in three). A new
     statement's snapshot: it sees every claim committed before our lock. None when it is full."""
@@ -225,7 +234,7 @@ def _claim_if_room(worker, premise, now, study_session):
         created_at=now,
         expires_at=now + timedelta(minutes=_claim_minutes()),
     )
-    params = {
+    params: dict[str, int | str | datetime | uuid.UUID | None] = {
         "premise": premise.pk,
         "available": PremiseStatus.AVAILABLE.value,
         "open": ClaimStatus.OPEN.value,
@@ -249,7 +258,7 @@ def _claim_if_room(worker, premise, now, study_session):
     return claim
 
 
-def renew_expired_claim(worker, claim_token):
+def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> WritingClaim | None:
     """Hold an expired claim's premise for its worker again, if the premise is still free.
 
     For a worker whose time ran out while writing: their sentences can go to the same line.
@@ -282,7 +291,7 @@ def renew_expired_claim(worker, claim_token):
 REOPEN_EXPIRED_WITHIN = timedelta(hours=24)
 
 
-def reopen_expired_line(worker, study_session=None):
+def reopen_expired_line(worker: Worker, *, study_session: StudySession | None = None) -> WritingClaim | None:
     """The worker's line whose hold ran out, held for them again when they come back for a task.
 
     Their typed sentences wait in the browser under that claim's token (static/js/worker.js): a
@@ -308,7 +317,9 @@ def reopen_expired_line(worker, study_session=None):
         return None
 
 
-def claim_next_premise(worker, dataset=None, study_session=None):
+def claim_next_premise(
+    worker: Worker, *, dataset: Dataset | None = None, study_session: StudySession | None = None
+) -> WritingClaim | None:
     """Hold the next premise for `worker` and return the WritingClaim, or None when none is left.
 
     A study session's dataset wins over the default collection.
@@ -344,8 +355,8 @@ class TaskRules:
     max_report_chars: int = 500
 
 
-def task_rules(study_session=None):
-    limits = {
+def task_rules(*, study_session: StudySession | None = None) -> TaskRules:
+    limits: dict[str, int] = {
         "max_hypothesis_chars": settings.NLI["MAX_HYPOTHESIS_CHARS"],
         "max_report_chars": settings.NLI.get("MAX_REPORT_CHARS", 500),
     }
@@ -360,19 +371,19 @@ def task_rules(study_session=None):
     )
 
 
-def reports_sent(worker, study_session):
+def reports_sent(worker: Worker, study_session: StudySession | None) -> int:
     """The reports that count against the worker's cap: this visit's, or (outside a study) the unresolved ones."""
     if study_session is not None:
         return PremiseReport.objects.filter(worker=worker, study_session=study_session).count()
     return PremiseReport.objects.filter(worker=worker, study_session__isnull=True, resolved=False).count()
 
 
-def reports_left(worker, study_session, rules=None):
-    rules = rules or task_rules(study_session)
+def reports_left(worker: Worker, study_session: StudySession | None, *, rules: TaskRules | None = None) -> int:
+    rules = rules or task_rules(study_session=study_session)
     return max(0, rules.max_reports_per_batch - reports_sent(worker, study_session))
 
 
-def report_cap_message(rules):
+def report_cap_message(rules: TaskRules) -> str:
     return (
         f"You have sent {rules.max_reports_per_batch} problem report{'s' if rules.max_reports_per_batch != 1 else ''}"
         " in this batch, the most a batch takes. Please write the three sentences for this line; "
@@ -386,7 +397,7 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 _WORD = re.compile(r"\w+")
 
 
-def visible_text(text):
+def visible_text(text: str | None) -> str:
     """Text with invisible and control characters removed and whitespace runs made one space."""
     kept = []
     for char in text or "":
@@ -399,16 +410,16 @@ def visible_text(text):
     return " ".join("".join(kept).split())
 
 
-def word_count(text):
+def word_count(text: str) -> int:
     """Words: runs of word characters that hold at least one letter ("3" and "_" are not words)."""
     return sum(1 for word in _WORD.findall(text) if any(char.isalpha() for char in word))
 
 
-def word_characters(text):
+def word_characters(text: str) -> int:
     return sum(len(word) for word in _WORD.findall(text))
 
 
-def report_errors(report_text, rules, reports_already=0):
+def report_errors(report_text: str, rules: TaskRules, *, reports_already: int = 0) -> dict[str, str]:
     """Field name -> message for a problem report that cannot be taken (empty dict when fine)."""
     if not report_text:
         return {}
@@ -429,12 +440,18 @@ def report_errors(report_text, rules, reports_already=0):
 _PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}“”‘’«»…–—]")
 
 
-def normalised(text):
+def normalised(text: str) -> str:
     """Text as compared for sameness: case, whitespace and punctuation do not count."""
     return " ".join(_PUNCTUATION.sub(" ", text).lower().split())
 
 
-def hypothesis_errors(premise_text, hypotheses, problem_report="", rules=None):
+def hypothesis_errors(
+    premise_text: str,
+    hypotheses: Mapping[Label, str | None],
+    *,
+    problem_report: str | None = "",
+    rules: TaskRules | None = None,
+) -> dict[str, str]:
     """Field name -> message for every rule the three hypotheses break (empty dict when fine).
 
     `hypotheses` maps Label -> text; texts are judged as `visible_text` leaves them (what the
@@ -447,10 +464,10 @@ def hypothesis_errors(premise_text, hypotheses, problem_report="", rules=None):
     texts = {label: visible_text(hypotheses.get(label)) for label in HYPOTHESIS_FIELDS}
     if visible_text(problem_report) and not any(texts.values()):
         return {}
-    errors = {}
+    errors: dict[str, str] = {}
     premise_key = normalised(premise_text)
-    seen = {}
-    written = []  # the hypotheses before this one, for the look-alike comparison
+    seen: dict[str, str] = {}
+    written: list[str] = []  # the hypotheses before this one, for the look-alike comparison
     for label, name in HYPOTHESIS_FIELDS.items():
         text = texts[label]
         key = normalised(text)
@@ -474,14 +491,14 @@ def hypothesis_errors(premise_text, hypotheses, problem_report="", rules=None):
     return errors
 
 
-def _pair_id(premise, writing_number, label):
+def _pair_id(premise: Premise, writing_number: int, label: Label) -> str:
     # The first writing keeps MultiNLI's form ("31193n"); later writings of the same premise
     # add their number ("31193n2") so pairIDs stay unique within the dataset.
     suffix = "" if writing_number == 1 else str(writing_number)
     return f"{premise.prompt_id}{PAIR_ID_LETTER[label]}{suffix}"
 
 
-def create_written_pairs(premise, author, texts):
+def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label, str]) -> list[Pair]:
     """One writing's three pairs, each with its author's label at position 1 and its counters.
 
     `texts` maps each label to its hypothesis. Runs inside the caller's transaction, which also
@@ -498,10 +515,19 @@ def create_written_pairs(premise, author, texts):
         )
         for label in HYPOTHESIS_FIELDS
     ]
-    return create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
+    created: list[Pair] = create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
+    return created
 
 
-def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, problem_report=""):
+def submit_hypotheses(
+    worker: Worker,
+    claim_token: uuid.UUID | str,
+    entailment: str,
+    neutral: str,
+    contradiction: str,
+    *,
+    problem_report: str = "",
+) -> WritingSubmission:
     """Save a worker's three hypotheses (and/or their problem report) for one claim.
 
     One transaction: three pairs with their author labels, the premise's writing count, the
@@ -540,13 +566,13 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
             # Left open here; the worker's next claim marks it expired (this transaction rolls back).
             raise ClaimExpired("This task expired before it was sent.")
         study_session = claim.study_session
-        rules = task_rules(study_session)
-        errors = hypothesis_errors(premise.text, texts, report_text, rules)
+        rules = task_rules(study_session=study_session)
+        errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
         if report_text:
             if study_session is not None:
                 # The visit's row lock: two reports of one visit are counted one after the other.
                 StudySession.objects.select_for_update().filter(pk=study_session.pk).first()
-            errors.update(report_errors(report_text, rules, reports_sent(worker, study_session)))
+            errors.update(report_errors(report_text, rules, reports_already=reports_sent(worker, study_session)))
         if errors:
             raise ValidationError(errors)
 
@@ -586,7 +612,7 @@ def submit_hypotheses(worker, claim_token, entailment, neutral, contradiction, p
 
 
 @transaction.atomic
-def hold_premises(premises):
+def hold_premises(premises: QuerySet[Premise]) -> int:
     """No new writing tasks for these premises until a researcher releases them."""
     return (
         Premise.objects.filter(pk__in=premises.values("pk"))
@@ -596,7 +622,7 @@ def hold_premises(premises):
 
 
 @transaction.atomic
-def release_premises(premises):
+def release_premises(premises: QuerySet[Premise]) -> tuple[int, int]:
     """Back into the writing pool; their open reports count as dealt with. Returns (released, resolved)."""
     ids = list(premises.values_list("pk", flat=True))
     released = Premise.objects.filter(pk__in=ids, status=PremiseStatus.HELD).update(status=PremiseStatus.AVAILABLE)
@@ -605,7 +631,7 @@ def release_premises(premises):
 
 
 @transaction.atomic
-def retire_premises(premises):
+def retire_premises(premises: QuerySet[Premise]) -> tuple[int, int]:
     """Out of the writing pool for good (a broken sentence); their open reports count as dealt with."""
     ids = list(premises.values_list("pk", flat=True))
     retired = (
@@ -620,7 +646,7 @@ class PremiseEditRefused(ValidationError):
 
 
 @transaction.atomic
-def edit_premise_text(premise, text):
+def edit_premise_text(premise: Premise, text: str | None) -> Premise:
     """Correct a reported premise's text and put it back in the pool, its reports resolved.
 
     Refused once pairs exist: their hypotheses were written against the old text.

@@ -26,7 +26,7 @@ def writing_next(request):
     study_session, instead = task_visit(request, TaskKind.WRITING)
     if instead is not None:
         return instead
-    claim = services.reopen_expired_line(worker, study_session) or services.claim_next_premise(
+    claim = services.reopen_expired_line(worker, study_session=study_session) or services.claim_next_premise(
         worker, study_session=study_session
     )
     if claim is None:
@@ -94,7 +94,7 @@ def writing_task(request, token):
         return _expired_page(request, claim, _posted_texts(request) if request.method == "POST" else None)
 
     premise = claim.premise
-    rules = services.task_rules(claim.study_session)
+    rules = services.task_rules(study_session=claim.study_session)
     form_rules = {"rules": rules, "reports_sent": services.reports_sent(worker, claim.study_session)}
     if request.method == "POST":
         form = WritingForm(request.POST, premise=premise, **form_rules)

@@ -9,6 +9,7 @@ every hypothesis of the SNLI dev set (none refused; bench/RESULTS-input.md).
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 from confusable_homoglyphs import confusables
@@ -24,7 +25,7 @@ _TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 
 @lru_cache(maxsize=4096)
-def _latin_twin(char):
+def _latin_twin(char: str) -> str:
     if char.isascii() or not char.isalpha():
         return char
     found = confusables.is_confusable(char, preferred_aliases=["latin"], greedy=True) or []
@@ -35,28 +36,28 @@ def _latin_twin(char):
     return char
 
 
-def folded(text):
+def folded(text: str | None) -> str:
     """NFKC, casefolded, each look-alike letter replaced by its Latin twin."""
     text = unicodedata.normalize("NFKC", text or "").casefold()
     return "".join(_latin_twin(char) for char in text)
 
 
-def words(text):
+def words(text: str | None) -> list[str]:
     return _TOKEN.findall(folded(text))
 
 
-def sameness_key(text):
+def sameness_key(text: str | None) -> str:
     """What two texts must not share: their letters and digits alone (case, spaces, punctuation,
     look-alikes and compatibility forms do not count)."""
     return "".join(char for char in folded(text) if char.isalnum())
 
 
 @lru_cache(maxsize=65536)
-def is_english_word(word):
+def is_english_word(word: str) -> bool:
     return (len(word) > 1 or word in ("a", "i")) and zipf_frequency(word, "en") >= REAL_WORD_ZIPF
 
 
-def writing_problem(premise, hypothesis, others=()):
+def writing_problem(premise: str, hypothesis: str, *, others: Iterable[str] = ()) -> str | None:
     """Why `hypothesis` is not writing (a message for the worker), or None."""
     tokens = words(hypothesis)
     english = [token for token in tokens if is_english_word(token)]

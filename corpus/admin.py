@@ -9,14 +9,18 @@ read only where they would move counters: counters move only through `corpus.cou
 """
 
 import json
+import math
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import flatten
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Model, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
@@ -32,9 +36,11 @@ from .models import (
     FaqEntry,
     Genre,
     GrammaticalityJudgment,
+    ImportRun,
     Label,
     Pair,
     PairProvenance,
+    Premise,
     PromptExample,
     PromptFamily,
     Split,
@@ -44,27 +50,34 @@ from .models import (
 )
 
 
-def short(text, words=14):
+def short(text: str, *, words: int = 14) -> str:
     return Truncator(text).words(words)
+
+
+RunT = TypeVar("RunT", bound=ImportRun)
+ModelT = TypeVar("ModelT", bound=Model)
+ChildT = TypeVar("ChildT", bound=Model)
+ParentT = TypeVar("ParentT", bound=Model)
 
 
 class FixedChoicesFilter(admin.SimpleListFilter):
     """A filter whose choices are known in advance, so Django never scans the table for them."""
 
-    field: str | None = None
+    field: str  # the lookup the value filters on; each filter names its own
     options: Sequence[tuple[object, str]] = ()  # (value, label); not `choices`, which is SimpleListFilter's own method
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
         return [(str(value), label) for value, label in self.options]
 
-    def queryset(self, request, queryset):
-        if self.value() is None:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value is None:
             return queryset
-        known = [str(value) for value, _ in self.options]
-        if self.value() not in known:
+        known = [str(option) for option, _ in self.options]
+        if value not in known:
             # A hand-edited URL (?label_count=abc): a 400 that says so, not a database error.
-            raise BadRequest(f"The {self.title} filter takes one of {', '.join(known)}, not {self.value()!r}.")
-        return queryset.filter(**{self.field: self.value()})
+            raise BadRequest(f"The {self.title} filter takes one of {', '.join(known)}, not {value!r}.")
+        return queryset.filter(**{self.field: value})
 
 
 class GoldLabelFilter(FixedChoicesFilter):
@@ -88,51 +101,51 @@ class PairSplitFilter(FixedChoicesFilter):
     options = Split.choices
 
 
-class ImportRunAdmin(admin.ModelAdmin):
+class ImportRunAdmin(admin.ModelAdmin[RunT]):
     """Read-only: import rows are written by the import commands as they run."""
 
     @admin.display(description="read")
-    def percent_read(self, obj):
+    def percent_read(self, obj: RunT) -> str:
         return f"{100 * obj.progress:.0f}%"
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: RunT | None = None) -> bool:
         return False
 
 
 # --- prompts and genres ------------------------------------------------------------------------
 
 
-class PromptExampleInline(admin.StackedInline):
+class PromptExampleInline(admin.StackedInline[PromptExample, PromptFamily]):
     model = PromptExample
     extra = 0
     max_num = 3
 
 
-class FaqEntryInline(admin.StackedInline):
+class FaqEntryInline(admin.StackedInline[FaqEntry, PromptFamily]):
     model = FaqEntry
     extra = 0
 
 
 @admin.register(PromptFamily)
-class PromptFamilyAdmin(admin.ModelAdmin):
+class PromptFamilyAdmin(admin.ModelAdmin[PromptFamily]):
     list_display = ["name", "slug", "genre_list"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [PromptExampleInline, FaqEntryInline]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PromptFamily]:
         return super().get_queryset(request).prefetch_related("genres")
 
     @admin.display(description="genres")
-    def genre_list(self, family):
+    def genre_list(self, family: PromptFamily) -> str:
         return ", ".join(genre.slug for genre in family.genres.all())
 
 
 @admin.register(Genre)
-class GenreAdmin(admin.ModelAdmin):
+class GenreAdmin(admin.ModelAdmin[Genre]):
     list_display = ["slug", "name", "is_training", "family"]
     list_filter = ["is_training", "family"]
     list_select_related = ["family"]
@@ -140,7 +153,7 @@ class GenreAdmin(admin.ModelAdmin):
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(admin.ModelAdmin[Dataset]):
     list_display = [
         "slug",
         "name",
@@ -155,16 +168,16 @@ class DatasetAdmin(admin.ModelAdmin):
     readonly_fields = ["created_at", "premise_count", "pair_count"]
 
     @admin.display(description="premises")
-    def premise_count(self, dataset):
+    def premise_count(self, dataset: Dataset) -> int:
         return dataset.premises.count() if dataset.pk else 0
 
     @admin.display(description="pairs")
-    def pair_count(self, dataset):
+    def pair_count(self, dataset: Dataset) -> int:
         return dataset.pairs.count() if dataset.pk else 0
 
 
 @admin.register(StoppingPolicy)
-class StoppingPolicyAdmin(admin.ModelAdmin):
+class StoppingPolicyAdmin(admin.ModelAdmin[StoppingPolicy]):
     """The stopping rule of a dataset's split (issue 24; docs/quality.md "Stopping rules"). Saving
     one records the rule on the split's pairs still taking labels and stops those already settled
     under the decided rule; deleting one puts the split back on the fixed rule."""
@@ -173,12 +186,12 @@ class StoppingPolicyAdmin(admin.ModelAdmin):
     list_filter = ["rule", "split"]
     fields = ["dataset", "split", "rule", "threshold", "max_labels"]
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: StoppingPolicy, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         changed, stopped = counters.apply_stopping_policy(obj.dataset, obj.split)
         messages.info(request, f"{changed} pairs now follow the {obj.rule} rule; {stopped} stopped at once.")
 
-    def delete_model(self, request, obj):
+    def delete_model(self, request: HttpRequest, obj: StoppingPolicy) -> None:
         dataset, split = obj.dataset, obj.split
         super().delete_model(request, obj)
         counters.apply_stopping_policy(dataset, split)
@@ -188,7 +201,7 @@ class StoppingPolicyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
+class WorkerAdmin(admin.ModelAdmin[Worker]):
     list_display = ["__str__", "username", "market", "external_id", "is_trusted", "is_excluded", "created_at"]
     list_filter = ["market", "is_trusted", "is_excluded"]
     list_select_related = ["user"]
@@ -198,23 +211,23 @@ class WorkerAdmin(admin.ModelAdmin):
     actions = ["trust_workers", "untrust_workers", "exclude_workers", "include_workers"]
 
     @admin.display(description="username", ordering="user__username")
-    def username(self, worker):
+    def username(self, worker: Worker) -> str:
         return worker.user.get_username()
 
     @admin.display(description="pairs written")
-    def pairs_written(self, worker):
+    def pairs_written(self, worker: Worker) -> int:
         return worker.pairs.count() if worker.pk else 0
 
     @admin.display(description="validation labels given")
-    def labels_given(self, worker):
+    def labels_given(self, worker: Worker) -> int:
         return worker.labels.filter(position__gt=AUTHOR_POSITION).count() if worker.pk else 0
 
     @admin.action(description="Trust selected workers (closed validation pool)", permissions=["change"])
-    def trust_workers(self, request, queryset):
+    def trust_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         self.message_user(request, f"{queryset.update(is_trusted=True)} worker(s) trusted.", messages.SUCCESS)
 
     @admin.action(description="Untrust selected workers", permissions=["change"])
-    def untrust_workers(self, request, queryset):
+    def untrust_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         self.message_user(
             request, f"{queryset.update(is_trusted=False)} worker(s) no longer trusted.", messages.SUCCESS
         )
@@ -222,24 +235,26 @@ class WorkerAdmin(admin.ModelAdmin):
     @admin.action(
         description="Exclude selected workers' labels (gold labels need a recompute)", permissions=["exclude"]
     )
-    def exclude_workers(self, request, queryset):
-        self._set_excluded(request, queryset, True)
+    def exclude_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
+        self._set_excluded(request, queryset, excluded=True)
 
     @admin.action(description="Include selected workers' labels again", permissions=["exclude"])
-    def include_workers(self, request, queryset):
-        self._set_excluded(request, queryset, False)
+    def include_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
+        self._set_excluded(request, queryset, excluded=False)
 
-    def has_exclude_permission(self, request):
+    def has_exclude_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(EXCLUDE_WORKERS)
 
-    def _set_excluded(self, request, queryset, excluded):
+    def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
         outcome = counters.set_workers_excluded(queryset, excluded)
         verb = "excluded" if excluded else "included again"
         if outcome.changed:
+            # ExclusionOutcome declares its report as `object`; a change always carries a RecomputeReport.
+            report = outcome.recompute_report
+            fixed = report.fixed if isinstance(report, counters.RecomputeReport) else 0
             self.message_user(
                 request,
-                f"{outcome.changed} worker(s) {verb}; gold labels recomputed "
-                f"({outcome.recompute_report.fixed} pair(s) changed).",
+                f"{outcome.changed} worker(s) {verb}; gold labels recomputed ({fixed} pair(s) changed).",
                 messages.SUCCESS,
             )
         else:
@@ -249,35 +264,36 @@ class WorkerAdmin(admin.ModelAdmin):
 # --- pairs and labels -----------------------------------------------------------------------------
 
 
-class ReadOnlyInline:
+class ReadOnlyInline(admin.options.InlineModelAdmin[ChildT, ParentT]):
     """An inline that shows rows and never adds, edits or deletes them (they move counters or
-    record history, so they change only through corpus.counters or an import)."""
+    record history, so they change only through corpus.counters or an import). Listed before
+    TabularInline or StackedInline among the bases."""
 
     extra = 0
     can_delete = False
     max_num: int | None = 0
 
-    def get_readonly_fields(self, request, obj=None):
-        return self.fields
+    def get_readonly_fields(self, request: HttpRequest, obj: ParentT | None = None) -> list[str]:
+        return flatten(self.fields or ())
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: ParentT | None = None) -> bool:
         return False
 
 
-class ReadOnlyAdmin:
+class ReadOnlyAdmin(admin.ModelAdmin[ModelT]):
     """A change list that shows rows and never adds, edits or deletes them."""
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: ModelT | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: ModelT | None = None) -> bool:
         return False
 
 
-class PairInline(admin.TabularInline):
+class PairInline(admin.TabularInline[Pair, Premise]):
     """The pairs written for a premise, read only: pairs change through writing and validation."""
 
     model = Pair
@@ -294,28 +310,28 @@ class PairInline(admin.TabularInline):
     can_delete = False
     show_change_link = True
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Premise | None = None) -> bool:
         return False
 
 
-class ValidationLabelInline(ReadOnlyInline, admin.TabularInline):
+class ValidationLabelInline(ReadOnlyInline[ValidationLabel, Pair], admin.TabularInline[ValidationLabel, Pair]):
     """Every label of the pair, the author's first; read only because labels move the pair's counters."""
 
     model = ValidationLabel
     fields = ["position", "label", "ordinal", "worker", "seconds", "created_at"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ValidationLabel]:
         return super().get_queryset(request).select_related("worker__user")
 
 
-class AdjudicationInline(ReadOnlyInline, admin.TabularInline):
+class AdjudicationInline(ReadOnlyInline[Adjudication, Pair], admin.TabularInline[Adjudication, Pair]):
     """Decisions on the pair's gold label (MPE §4.2), read only: they are made on the dashboard's MPE page."""
 
     model = Adjudication
     fields = ["label", "previous_gold", "source", "researcher", "reason", "note", "created_at"]
 
 
-class PairProvenanceInline(ReadOnlyInline, admin.StackedInline):
+class PairProvenanceInline(ReadOnlyInline[PairProvenance, Pair], admin.StackedInline[PairProvenance, Pair]):
     """Where a recast or imported pair came from (DNC metadata); read only, written by the import."""
 
     model = PairProvenance
@@ -331,7 +347,7 @@ class PairProvenanceInline(ReadOnlyInline, admin.StackedInline):
 
 
 @admin.register(PairProvenance)
-class PairProvenanceAdmin(admin.ModelAdmin):
+class PairProvenanceAdmin(admin.ModelAdmin[PairProvenance]):
     list_display = [
         "pair",
         "corpus",
@@ -358,12 +374,12 @@ class PairProvenanceAdmin(admin.ModelAdmin):
     ]
     show_full_result_count = False
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 
 @admin.register(GrammaticalityJudgment)
-class GrammaticalityJudgmentAdmin(admin.ModelAdmin):
+class GrammaticalityJudgmentAdmin(admin.ModelAdmin[GrammaticalityJudgment]):
     list_display = ["pair", "judgment", "worker", "created_at"]
     list_filter = ["judgment", "pair__dataset"]
     list_select_related = ["pair", "worker__user"]
@@ -376,7 +392,7 @@ class GrammaticalityJudgmentAdmin(admin.ModelAdmin):
 SEARCH_COUNT_CAP = 2_000
 
 
-def estimated_matches(like):
+def estimated_matches(like: str) -> list[int]:
     """The planner's estimate of the pairs whose hypothesis, and of the premises whose text, match
     `like` (its column statistics: planning only, no row read), and the pairs in the table."""
     estimates = []
@@ -394,21 +410,23 @@ def estimated_matches(like):
     return estimates
 
 
-def is_common_word(like):
+def is_common_word(like: str) -> bool:
     """Whether matching a word pair by pair (newest first, the count stopping at SEARCH_COUNT_CAP)
     costs less than gathering every match from the trigram indexes. Measured at 433k pairs: the
     trigram UNION costs ~3.5 µs a match, a pair-by-pair test ~2.4 µs a pair, and the capped count
     reads CAP × pairs / matches pairs; so pair by pair wins above sqrt(0.7 × CAP × pairs) matches
     (~25k at 433k pairs), and neither way costs more than ~90 ms of the database's time."""
     hypotheses, premises, pairs = estimated_matches(like)
-    return hypotheses + 3 * premises >= (0.7 * SEARCH_COUNT_CAP * max(pairs, 1)) ** 0.5
+    return hypotheses + 3 * premises >= math.sqrt(0.7 * SEARCH_COUNT_CAP * max(pairs, 1))
 
 
-class CappedCountPaginator(Paginator):
+class CappedCountPaginator(Paginator[Pair]):
     """Counts at most SEARCH_COUNT_CAP rows: COUNT(*) over a LIMITed subquery, which stops early."""
 
+    object_list: QuerySet[Pair]  # the admin pages a queryset, whose slice can count
+
     @cached_property
-    def count(self):
+    def count(self) -> int:
         return self.object_list[:SEARCH_COUNT_CAP].count()
 
 
@@ -421,7 +439,7 @@ PAIR_SEARCH_SQL = """
 
 
 @admin.register(Pair)
-class PairAdmin(admin.ModelAdmin):
+class PairAdmin(admin.ModelAdmin[Pair]):
     list_display = [
         "pair_id",
         "short_hypothesis",
@@ -489,7 +507,7 @@ class PairAdmin(admin.ModelAdmin):
     inlines = [ValidationLabelInline, AdjudicationInline, PairProvenanceInline]
     actions = ["mark_for_validation", "unmark_for_validation"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         # A pair is born with its author's label row and counters (writing task or import), never by hand.
         return False
 
@@ -498,7 +516,9 @@ class PairAdmin(admin.ModelAdmin):
         f"at most {SEARCH_COUNT_CAP:,} listed."
     )
 
-    def get_search_results(self, request, queryset, search_term):
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Pair], bool]:
         """On PostgreSQL a rare word is matched through the trigram indexes (migration
         0007_trigram_search): a UNION of pair ids whose hypothesis or pairID, or whose premise's
         text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
@@ -523,42 +543,49 @@ class PairAdmin(admin.ModelAdmin):
                 queryset = queryset.filter(pk__in=RawSQL(PAIR_SEARCH_SQL, [like] * 4))
         return queryset, False
 
-    def get_paginator(self, request, queryset, per_page, orphans=0, allow_empty_first_page=True):
+    def get_paginator(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Any],
+        per_page: int,
+        orphans: int = 0,
+        allow_empty_first_page: bool = True,
+    ) -> Paginator[Any]:
         if request.GET.get("q"):
             return CappedCountPaginator(queryset, per_page, orphans, allow_empty_first_page)
         return super().get_paginator(request, queryset, per_page, orphans, allow_empty_first_page)
 
-    def get_readonly_fields(self, request, obj=None):
+    def get_readonly_fields(self, request: HttpRequest, obj: Pair | None = None) -> list[str]:
         if obj is not None:
             return [*self.readonly_fields, "dataset", "premise"]
-        return self.readonly_fields
+        return list(self.readonly_fields)
 
     @admin.display(description="hypothesis")
-    def short_hypothesis(self, pair):
+    def short_hypothesis(self, pair: Pair) -> str:
         return short(pair.hypothesis)
 
     @admin.display(description="genre", ordering="premise__genre__slug")
-    def genre(self, pair):
+    def genre(self, pair: Pair) -> str:
         return pair.premise.genre.slug
 
     @admin.display(description="split", ordering="premise__split")
-    def split(self, pair):
+    def split(self, pair: Pair) -> str:
         return pair.premise.split
 
     @admin.display(description="premise text")
-    def premise_text(self, pair):
+    def premise_text(self, pair: Pair) -> str:
         if pair.premise.sentences:  # a multi-premise item: its sentences in order, with their provenance
             return " | ".join(f"[{s.get('source', '')}] {s['text']}" for s in pair.premise.sentences)
         return pair.premise.text
 
     @admin.action(description="Mark selected pairs for validation")
-    def mark_for_validation(self, request, queryset):
+    def mark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
         changed = counters.set_needs_validation(queryset, True)
         counters.record_stopping_rules(queryset)  # the split's stopping rule, as every marking records
         self.message_user(request, f"{changed} pair(s) now need validation.", messages.SUCCESS)
 
     @admin.action(description="Unmark selected pairs for validation")
-    def unmark_for_validation(self, request, queryset):
+    def unmark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
         changed = counters.set_needs_validation(queryset, False)
         self.message_user(request, f"{changed} pair(s) no longer need validation.", messages.SUCCESS)
 
@@ -567,10 +594,10 @@ class PositionFilter(admin.SimpleListFilter):
     title = "label of"
     parameter_name = "position"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
         return [("author", "the author (position 1)"), ("validator", "a validator (positions 2–5)")]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value() == "author":
             return queryset.filter(position=AUTHOR_POSITION)
         if self.value() == "validator":
@@ -583,7 +610,7 @@ class PairGoldFilter(GoldLabelFilter):
 
 
 @admin.register(ValidationLabel)
-class ValidationLabelAdmin(ReadOnlyAdmin, admin.ModelAdmin):
+class ValidationLabelAdmin(ReadOnlyAdmin[ValidationLabel]):
     list_display = ["pair_link", "position", "label", "gold_label", "worker", "seconds", "created_at"]
     list_filter = ["label", PositionFilter, PairGoldFilter, "pair__dataset", "worker__is_excluded"]
     list_select_related = ["pair", "worker__user"]
@@ -592,16 +619,16 @@ class ValidationLabelAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_per_page = 50
 
     @admin.display(description="pair", ordering="pair__pair_id")
-    def pair_link(self, label):
+    def pair_link(self, label: ValidationLabel) -> str:
         return label.pair.pair_id
 
     @admin.display(description="pair's gold")
-    def gold_label(self, label):
+    def gold_label(self, label: ValidationLabel) -> str:
         return label.pair.gold_label
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(ReadOnlyAdmin, admin.ModelAdmin):
+class AdjudicationAdmin(ReadOnlyAdmin[Adjudication]):
     """Every gold-label decision, read only: a decision moves the pair's gold, so it goes through
     `corpus.counters.adjudicate` (the dashboard's MPE page), never an edit here."""
 
@@ -612,5 +639,5 @@ class AdjudicationAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     show_full_result_count = False
 
     @admin.display(description="pair", ordering="pair__pair_id")
-    def pair_id_text(self, decision):
+    def pair_id_text(self, decision: Adjudication) -> str:
         return decision.pair.pair_id

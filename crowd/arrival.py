@@ -6,12 +6,11 @@ worker only previews the HIT, when nothing may be created). Nobody copies ids by
 """
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -125,32 +124,35 @@ def worker_for_arrival(arrival: Arrival) -> Worker:
     raise ArrivalError("Your account could not be created just now; please open the link again.")
 
 
-def _concrete_claim_models() -> list[type[models.Model]]:
-    # The claim models live in the feature apps, above this one: found, not imported. Each has a
-    # `worker` besides TaskClaim's fields, which the abstract model cannot declare for mypy.
-    return [model for model in apps.get_models() if issubclass(model, TaskClaim)]
+# The claim models live in the feature apps, above this one, so the crowd layer never names them:
+# the composition root (annotation_site/wiring.py, CLAIM_MODELS) passes them in.
+ClaimModels = Sequence[type[TaskClaim]]
 
 
-def release_claims_of_other_sessions(session: StudySession) -> int:
+def release_claims_of_other_sessions(session: StudySession, *, claim_models: ClaimModels) -> int:
     """Release the worker's open claims that count for another study session (or none).
 
     A claim counts for the session it was made in. Re-opening a study with another SESSION_ID
     (or another study) must not carry an open task over, to be counted for the earlier session
     or done twice: the task goes back to the pool, and the worker is told. Returns how many.
     """
-    return _release_open_claims(worker__in=[session.worker.pk], exclude_session=session)
+    return _release_open_claims(claim_models, worker__in=[session.worker.pk], exclude_session=session)
 
 
-def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
+def release_open_claims_of_workers(worker_ids: Iterable[int], *, claim_models: ClaimModels) -> int:
     """Release every open claim of these workers (excluded ones): their tasks go back to the pool at
     once instead of staying held until the claims expire. Returns how many."""
-    return _release_open_claims(worker__in=list(worker_ids))
+    return _release_open_claims(claim_models, worker__in=list(worker_ids))
 
 
-def _release_open_claims(exclude_session: StudySession | None = None, **worker_filter: object) -> int:
+def _release_open_claims(
+    claim_models: ClaimModels, *, exclude_session: StudySession | None = None, **worker_filter: object
+) -> int:
     released = 0
     now = timezone.now()
-    for model in _concrete_claim_models():
+    for model in claim_models:
+        # Each concrete claim model has a `worker` besides TaskClaim's fields (the abstract model
+        # cannot declare it), which `worker_filter` names.
         claims = model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__gt=now, **worker_filter)
         if exclude_session is not None:
             claims = claims.exclude(study_session=exclude_session)
@@ -164,7 +166,7 @@ class StartedSession:
     released_claims: int
 
 
-def start_study_session(study: Study, arrival: Arrival) -> StartedSession:
+def start_study_session(study: Study, arrival: Arrival, *, claim_models: ClaimModels) -> StartedSession:
     """Create or resume the worker's StudySession for this study visit, releasing open claims
     of their other sessions in the same transaction (see release_claims_of_other_sessions)."""
     worker = worker_for_arrival(arrival)
@@ -182,7 +184,7 @@ def start_study_session(study: Study, arrival: Arrival) -> StartedSession:
         if arrival.turk_submit_to and session.turk_submit_to != arrival.turk_submit_to:
             session.turk_submit_to = arrival.turk_submit_to
             session.save(update_fields=["turk_submit_to"])
-        released = release_claims_of_other_sessions(session)
+        released = release_claims_of_other_sessions(session, claim_models=claim_models)
     return StartedSession(session, released)
 
 

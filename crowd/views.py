@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation_site.permissions import is_researcher
-from annotation_site.wiring import GRAMMATICALITY_URL, NEXT_TASK_URL, admission_refusal
+from annotation_site.wiring import GRAMMATICALITY_URL, NEXT_TASK_URL, admission_refusal, start_study_session
 from corpus.models import Dataset, Worker
 
 from . import access, arrival, selectors
@@ -120,7 +120,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
         return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden})
     try:
-        started = arrival.start_study_session(study, visit)
+        started = start_study_session(study, visit)
     except arrival.ArrivalError as error:
         return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
     study_session = started.session

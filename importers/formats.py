@@ -12,7 +12,9 @@ part of the text (MultiNLI sentences often begin with quotes), so lines are spli
 """
 
 import json
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +44,7 @@ class CorpusRow:
     premise: str
     hypothesis: str
     author_label: str
-    labels: list  # the valid labels in file order, the author's first
+    labels: list[str]  # the valid labels in file order, the author's first
     skipped_labels: int = 0  # labels outside the label set (e.g. "" in annotator_labels)
     genre: str = ""  # the row's own genre field, if it has one
     is_caption: bool = False  # an SNLI row (captionID): its genre is "captions" unless told otherwise
@@ -53,7 +55,7 @@ class CorpusRow:
     hypothesis_binary_parse: str = ""
 
 
-def split_from_filename(path):
+def split_from_filename(path: str | os.PathLike[str]) -> str | None:
     """'snli_1.0_dev.jsonl' -> dev, 'dev_matched.tsv' -> dev, 'multinli_1.0_train.txt' -> train."""
     stem = Path(path).name.lower()
     found = _SPLIT_IN_NAME.findall(stem)
@@ -63,15 +65,15 @@ def split_from_filename(path):
     return Split(split).value
 
 
-def is_tsv(path):
+def is_tsv(path: str | os.PathLike[str]) -> bool:
     return Path(path).suffix.lower() in {".tsv", ".txt"}
 
 
-def _text(value):
+def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _row(line, record, raw_labels):
+def _row(line: int, record: Mapping[str, object], raw_labels: list[str]) -> CorpusRow:
     """Validate one record (a dict of the file's fields) and build the row."""
     pair_id = _text(record.get("pairID")).strip()
     prompt_id = _text(record.get("promptID") or record.get("captionID")).strip()
@@ -126,7 +128,7 @@ def _row(line, record, raw_labels):
     )
 
 
-def _check_text_fields(record):
+def _check_text_fields(record: Mapping[str, object]) -> None:
     """Every field is plain text or a number, without NUL characters (PostgreSQL text cannot
     hold them): an object where a sentence belongs, or a NUL, makes the line malformed."""
     for name, value in record.items():
@@ -138,7 +140,7 @@ def _check_text_fields(record):
             raise MalformedRow(f"{str(name).replace(chr(0), '')} contains a NUL character")
 
 
-def parse_jsonl_line(line_number, text):
+def parse_jsonl_line(line_number: int, text: str) -> CorpusRow:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as error:
@@ -163,7 +165,7 @@ class TsvHeader:
 
     REQUIRED = ("sentence1", "sentence2", "pairID", "label1")
 
-    def __init__(self, text):
+    def __init__(self, text: str) -> None:
         self.columns = text.rstrip("\r\n").split("\t")
         missing = [name for name in self.REQUIRED if name not in self.columns]
         if "promptID" not in self.columns and "captionID" not in self.columns:
@@ -172,7 +174,7 @@ class TsvHeader:
             raise MalformedRow(f"header lacks column(s) {', '.join(missing)}")
         self.label_columns = [f"label{i}" for i in range(1, MAX_LABELS + 1) if f"label{i}" in self.columns]
 
-    def parse(self, line_number, text):
+    def parse(self, line_number: int, text: str) -> CorpusRow:
         values = text.rstrip("\r\n").split("\t")
         if len(values) != len(self.columns):
             raise MalformedRow(f"{len(values)} tab-separated fields, the header has {len(self.columns)}")

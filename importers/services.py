@@ -12,6 +12,7 @@ its rows or, failing unexpectedly, none (marked failed with the reason).
 import contextlib
 import os
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, te
 
 from .formats import (
     SNLI_GENRE,
+    CorpusRow,
     MalformedRow,
     TsvHeader,
     is_tsv,
@@ -58,16 +60,16 @@ class ImportReport:
     already_present: int = 0
     labels_skipped: int = 0
     gold_differs_from_file: int = 0
-    malformed: list = field(default_factory=list)  # (line number, reason)
+    malformed: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
     seconds: float = 0.0
     bytes_read: int = 0
     import_id: int | None = None  # the CorpusImport row that followed this run
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not self.malformed
 
-    def summary(self):
+    def summary(self) -> str:
         lines = [
             f"{self.path} -> dataset {self.dataset}, split {self.split}: {self.lines} lines read in {self.seconds:.1f} s"
             f" (import #{self.import_id})",
@@ -87,14 +89,14 @@ class ImportReport:
         return "\n".join(lines)
 
 
-def _dataset_for(dataset):
+def _dataset_for(dataset: Dataset | str) -> Dataset:
     if isinstance(dataset, Dataset):
         return dataset
     found, _ = Dataset.objects.get_or_create(slug=dataset, defaults={"name": dataset, "is_imported": True})
     return found
 
 
-def _rows(path, report, progress):
+def _rows(path: str, report: ImportReport, progress: bool) -> Iterator[CorpusRow]:
     """Yield parsed rows; malformed lines go to the report with their line numbers."""
     tsv = is_tsv(path)
     header = None
@@ -114,18 +116,28 @@ def _rows(path, report, progress):
             if not text.strip():
                 continue
             try:
-                if tsv and header is None:
+                if not tsv:
+                    yield parse_jsonl_line(number, text)
+                elif header is None:
                     try:
                         header = TsvHeader(text)
                     except MalformedRow as error:
                         raise CorpusImportError(f"{path}, line {number}: {error}") from None
-                    continue
-                yield header.parse(number, text) if tsv else parse_jsonl_line(number, text)
+                else:
+                    yield header.parse(number, text)
             except MalformedRow as error:
                 report.malformed.append((number, str(error)))
 
 
-def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chunk_size=CHUNK_SIZE):
+def import_pairs_file(
+    path: str | os.PathLike[str],
+    dataset: Dataset | str,
+    *,
+    genre: str | None = None,
+    split: str | None = None,
+    progress: bool = False,
+    chunk_size: int = CHUNK_SIZE,
+) -> ImportReport:
     """Import one SNLI/MultiNLI JSONL or TSV file; returns an `ImportReport`.
 
     `genre` (a Genre slug) is used for rows without a genre field; SNLI rows fall back to
@@ -137,17 +149,17 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
     if not Path(path).is_file():
         raise CorpusImportError(f"no such file: {path}")
     split = split or split_from_filename(path)
-    if split not in Split.values:
+    if split is None or split not in Split.values:
         raise CorpusImportError(
             f"cannot tell the split of {Path(path).name}: pass --split (one of {', '.join(Split.values)})"
         )
     genres = {g.slug: g for g in Genre.objects.all()}
     if genre and genre not in genres:
         raise CorpusImportError(f"unknown genre {genre!r}; known: {', '.join(sorted(genres)) or 'none'}")
-    dataset = _dataset_for(dataset)
-    report = ImportReport(path=path, dataset=dataset.slug, split=split)
+    found = _dataset_for(dataset)
+    report = ImportReport(path=path, dataset=found.slug, split=split)
     record = CorpusImport.objects.create(
-        dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
+        dataset=found, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
     )
     report.import_id = record.pk
     # All or nothing: the chunks commit with the run, so an unexpected failure (a database error,
@@ -156,7 +168,7 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
     # the transaction (annotation_site.progress), so the admin shows how far the run is.
     try:
         with ProgressWriter() as writer, transaction.atomic():
-            _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record, writer)
+            _import_rows(path, found, split, genre, genres, chunk_size, progress, report, record, writer)
     except Exception as error:
         reason = str(error) or type(error).__name__
         report.pairs_created = report.premises_created = report.labels_created = 0
@@ -173,16 +185,27 @@ def import_pairs_file(path, dataset, genre=None, split=None, progress=False, chu
     report.seconds = time.monotonic() - started
     _record(record, report, status=ImportStatus.DONE)
     if settings.ARTIFACTS_ON_ARRIVAL and report.pairs_created:  # phenomenon tags, by task name
-        transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, dataset.pk))
+        transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, found.pk))
     return report
 
 
-def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, report, record, writer):
-    seen_pair_ids = {}
-    chunk = []
+def _import_rows(
+    path: str,
+    dataset: Dataset,
+    split: str,
+    genre: str | None,
+    genres: Mapping[str, Genre],
+    chunk_size: int,
+    progress: bool,
+    report: ImportReport,
+    record: CorpusImport,
+    writer: ProgressWriter,
+) -> None:
+    seen_pair_ids: dict[str, int] = {}
+    chunk: list[CorpusRow] = []
 
-    def store():
-        _store_chunk(dataset, split, path, chunk, report)
+    def store() -> None:
+        _store_chunk(dataset, split, path, chunk, genres, report)
         _record(record, report, writer=writer)
 
     for row in _rows(path, report, progress):
@@ -197,7 +220,7 @@ def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, repo
             report.malformed.append((row.line, f"pairID {row.pair_id} repeats line {seen_pair_ids[row.pair_id]}"))
             continue
         seen_pair_ids[row.pair_id] = row.line
-        row.genre_obj = genres[slug]
+        row.genre = slug  # from here on, the genre the row is filed under (a key of `genres`)
         chunk.append(row)
         if len(chunk) >= chunk_size:
             store()
@@ -206,9 +229,16 @@ def _import_rows(path, dataset, split, genre, genres, chunk_size, progress, repo
         store()
 
 
-def _record(record, report, status=None, error="", writer=None):
+def _record(
+    record: CorpusImport,
+    report: ImportReport,
+    *,
+    status: str | None = None,
+    error: str = "",
+    writer: ProgressWriter | None = None,
+) -> None:
     """Write the run's progress (and, at the end, its outcome) to its CorpusImport row."""
-    fields = {
+    fields: dict[str, object] = {
         "bytes_read": report.bytes_read,
         "lines_read": report.lines,
         "pairs_created": report.pairs_created,
@@ -231,7 +261,14 @@ def _record(record, report, status=None, error="", writer=None):
         CorpusImport.objects.filter(pk=record.pk).update(**fields)
 
 
-def _store_chunk(dataset, split, path, rows, report):
+def _store_chunk(
+    dataset: Dataset,
+    split: str,
+    path: str,
+    rows: list[CorpusRow],
+    genres: Mapping[str, Genre],
+    report: ImportReport,
+) -> None:
     present = set(
         Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list(
             "pair_id", flat=True
@@ -242,7 +279,7 @@ def _store_chunk(dataset, split, path, rows, report):
     if not rows:
         return
 
-    premises = _premises_for(dataset, split, path, rows, report)
+    premises = _premises_for(dataset, split, path, rows, genres, report)
     rows = [row for row in rows if row.prompt_id in premises]
 
     pairs = [
@@ -258,7 +295,7 @@ def _store_chunk(dataset, split, path, rows, report):
         )
         for row in rows
     ]
-    created = create_pairs(dataset, split, pairs, [row.labels for row in rows])
+    created: list[Pair] = create_pairs(dataset, split, pairs, [row.labels for row in rows])
     for row, pair in zip(rows, created, strict=False):
         # An unvalidated training pair's file gold is its author's label by convention (MultiNLI
         # §2.2); the platform keeps '-' until it has a 3-of-5 majority, so only validated rows compare.
@@ -269,7 +306,14 @@ def _store_chunk(dataset, split, path, rows, report):
     report.pairs_created += len(created)
 
 
-def _premises_for(dataset, split, path, rows, report):
+def _premises_for(
+    dataset: Dataset,
+    split: str,
+    path: str,
+    rows: list[CorpusRow],
+    genres: Mapping[str, Genre],
+    report: ImportReport,
+) -> dict[str, int]:
     """promptID -> premise pk for the chunk's rows, creating the missing premises.
 
     A premise never crosses splits: a row whose premise is already in another split is malformed.
@@ -281,13 +325,13 @@ def _premises_for(dataset, split, path, rows, report):
             dataset=dataset, prompt_id__in=prompt_ids
         ).values_list("prompt_id", "pk", "split")
     }
-    new = {}
+    new: dict[str, Premise] = {}
     for row in rows:
         if row.prompt_id in known or row.prompt_id in new:
             continue
         new[row.prompt_id] = Premise(
             dataset=dataset,
-            genre=row.genre_obj,
+            genre=genres[row.genre],
             prompt_id=row.prompt_id,
             text=row.premise,
             text_hash=text_hash(row.premise),  # bulk_create skips save(), which sets it
@@ -300,7 +344,7 @@ def _premises_for(dataset, split, path, rows, report):
     tallies.premises_added(new.values())  # the dashboard's premise counts and lengths
     report.premises_created += len(new)
 
-    premises = {}
+    premises: dict[str, int] = {}
     for prompt_id, pk, premise_split in Premise.objects.filter(dataset=dataset, prompt_id__in=prompt_ids).values_list(
         "prompt_id", "pk", "split"
     ):

@@ -9,10 +9,10 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from annotation_site.wiring import release_open_claims_of_workers
 from corpus.counters import ExclusionOutcome, LabelRefused, set_workers_excluded
 from corpus.gold import VOTE_FIELD
 from corpus.models import Pair, Worker
-from crowd.arrival import release_open_claims_of_workers
 from crowd.models import StudySession
 
 from .models import ReferenceLabel

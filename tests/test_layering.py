@@ -17,7 +17,10 @@ another, not only imports:
 - task: a Celery task named by its registered name (`enqueue("artifacts.tag_pairs")`); a task
   belongs to the app of the module that defines it.
 
-A `{% url %}` whose name is a variable hides its target, so it is refused. A Django signal whose
+A `{% url %}` whose name is a variable hides its target, so it is refused. So is a scan for models
+(`apps.get_models()`, an app config's `get_models()`, a class's `__subclasses__()`): it reaches
+whatever models the apps above define, by what they are rather than by name, so no arrow shows
+it; the composition root names such models instead (`annotation_site.wiring.CLAIM_MODELS`). A Django signal whose
 answers the sender reads (`x = signal.send(...)`) is a call upward that no arrow shows, so it is
 refused too; a signal whose answers nobody reads is an event: its receiver imports the signal from
 the lower layer, and that import is the arrow the test sees (receivers are not listed as arrows
@@ -50,6 +53,8 @@ LAYER_OF = {app: index for index, (_, apps) in enumerate(LAYERS) for app in apps
 SITE = "annotation_site"
 COMPOSITION_ROOT = {"annotation_site.settings", "annotation_site.urls", "annotation_site.wiring"}
 URL_CALLS = {"reverse", "reverse_lazy", "redirect", "resolve_url"}
+# Calls that find models or classes by scanning, naming none of them.
+SCAN_CALLS = {"get_models", "__subclasses__"}
 
 
 def project_modules():
@@ -223,6 +228,8 @@ def python_references(tree, templates):
             owner = model_owner(pair[0].value, pair[1].value)
             if owner:
                 found.append(("model", f"{pair[0].value}.{pair[1].value}", owner))
+        if isinstance(node, ast.Call) and _call_name(node) in SCAN_CALLS:
+            found.append(("scan", f"{_call_name(node)}() at line {node.lineno}", "?"))
         if isinstance(node, ast.Call) and _call_name(node) in URL_CALLS and node.args:
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and ":" in first.value:
@@ -418,6 +425,28 @@ def view(request):
     assert planted("validation", [("url", "writing_next", url_owner("writing_next"))]) == [
         "url: validation.planted -> writing_next (validation -> collection)"
     ]
+
+
+def test_the_checks_see_a_planted_scan_for_models():
+    """A scan of the app registry (or of a class's subclasses) reaches models of any app without
+    naming one: the test cannot tell where it points, so it refuses it in every app."""
+    module = """
+from django.apps import apps
+from crowd.models import TaskClaim
+
+def claim_models():
+    found = [model for model in apps.get_models() if issubclass(model, TaskClaim)]
+    found += apps.get_app_config("collection").get_models()
+    return found + TaskClaim.__subclasses__()
+"""
+    wrong = planted("crowd", python_references(ast.parse(module), project_templates()))
+    assert wrong == [
+        "scan: crowd.planted names __subclasses__() at line 8, which the test cannot follow",
+        "scan: crowd.planted names get_models() at line 6, which the test cannot follow",
+        "scan: crowd.planted names get_models() at line 7, which the test cannot follow",
+    ], wrong
+    # Even in the top layer, which may name every app below it: a scan is not a name.
+    assert len(planted("dashboard", python_references(ast.parse(module), project_templates()))) == 3
 
 
 def test_the_check_sees_a_signal_whose_answers_are_read():

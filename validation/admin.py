@@ -19,7 +19,7 @@ class ValidationClaimAdmin(admin.ModelAdmin):
 
     @admin.display(description="pair", ordering="pair__pair_id")
     def pair_id_text(self, claim):
-        return f"{claim.pair.pair_id}: {short(claim.pair.hypothesis, 8)}"
+        return f"{claim.pair.pair_id}: {short(claim.pair.hypothesis, words=8)}"
 
 
 @admin.register(ValidationPolicy)

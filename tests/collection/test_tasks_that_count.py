@@ -89,10 +89,10 @@ def test_a_report_alone_releases_the_premise_to_others_and_offers_another(setup,
     dataset, genre = setup
     first, second = add_premises(dataset, genre, 2)
     worker, other = make_worker(), make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     services.submit_hypotheses(worker, claim.token, "", "", "", problem_report="Not a sentence.")
-    assert services.claim_next_premise(worker, dataset).premise == second  # never the reported one again
-    assert services.claim_next_premise(other, dataset).premise == first  # back in the pool
+    assert services.claim_next_premise(worker, dataset=dataset).premise == second  # never the reported one again
+    assert services.claim_next_premise(other, dataset=dataset).premise == first  # back in the pool
 
 
 def test_a_premise_is_held_after_the_configured_number_of_distinct_reporters(setup, make_worker):
@@ -140,7 +140,7 @@ def test_reports_have_a_length_limit_and_need_words(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     for report, message in [("x" * 501, "under 500 characters"), ("?!", "in words")]:
         with pytest.raises(ValidationError) as raised:
             services.submit_hypotheses(worker, claim.token, "", "", "", problem_report=report)
@@ -167,7 +167,7 @@ def test_hypotheses_without_real_words_are_refused(setup, make_worker, text, mes
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, **{**GOOD, "neutral": text})
     assert message in raised.value.message_dict["neutral"][0]
@@ -191,7 +191,7 @@ def test_invisible_characters_are_removed_from_saved_hypotheses(setup, make_work
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     services.submit_hypotheses(
         worker, claim.token, **{**GOOD, "neutral": "The boat\u200b carried\u0007 tourists\u00ad away."}
     )

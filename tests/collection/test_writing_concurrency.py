@@ -60,7 +60,7 @@ def at_once(calls):
 
 
 def claims_at_once(workers, dataset):
-    results = at_once([lambda w=w: services.claim_next_premise(w, dataset) for w in workers])
+    results = at_once([lambda w=w: services.claim_next_premise(w, dataset=dataset) for w in workers])
     for result in results:
         if isinstance(result, BaseException):
             raise result
@@ -116,7 +116,7 @@ def test_the_same_token_submitted_twice_at_once_saves_one_set_of_pairs():
     add_premises(dataset, genre, ROUNDS)
     for round_no in range(ROUNDS // 2):
         (worker,) = new_workers(1, f"r{round_no}")
-        claim = services.claim_next_premise(worker, dataset)
+        claim = services.claim_next_premise(worker, dataset=dataset)
         results = at_once([partial(services.submit_hypotheses, worker, claim.token, **GOOD)] * 2)
         saved = [r for r in results if isinstance(r, services.WritingSubmission)]
         refused = [r for r in results if isinstance(r, services.ClaimAlreadySubmitted)]

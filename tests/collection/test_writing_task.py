@@ -50,7 +50,7 @@ def test_claim_holds_a_premise_for_the_configured_minutes(setup, make_worker, se
     add_premises(dataset, genre, 3)
     worker = make_worker()
     before = timezone.now()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     assert claim.status == ClaimStatus.OPEN
     assert claim.worker == worker
     minutes = settings.NLI["WRITING_CLAIM_MINUTES"]
@@ -61,8 +61,8 @@ def test_reload_returns_the_same_open_claim(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 3)
     worker = make_worker()
-    first = services.claim_next_premise(worker, dataset)
-    again = services.claim_next_premise(worker, dataset)
+    first = services.claim_next_premise(worker, dataset=dataset)
+    again = services.claim_next_premise(worker, dataset=dataset)
     assert again.pk == first.pk
     assert WritingClaim.objects.filter(worker=worker).count() == 1
 
@@ -81,9 +81,9 @@ def test_stale_claim_is_expired_and_the_worker_gets_another_premise(setup, make_
     dataset, genre = setup
     add_premises(dataset, genre, 2)
     worker = make_worker()
-    stale = services.claim_next_premise(worker, dataset)
+    stale = services.claim_next_premise(worker, dataset=dataset)
     WritingClaim.objects.filter(pk=stale.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    fresh = services.claim_next_premise(worker, dataset)
+    fresh = services.claim_next_premise(worker, dataset=dataset)
     stale.refresh_from_db()
     assert stale.status == ClaimStatus.EXPIRED
     assert fresh.pk != stale.pk
@@ -97,7 +97,7 @@ def test_a_worker_never_gets_the_same_premise_twice(setup, make_worker):
     premises = add_premises(dataset, genre, 3)
     worker = make_worker()
     seen = []
-    while (claim := services.claim_next_premise(worker, dataset)) is not None:
+    while (claim := services.claim_next_premise(worker, dataset=dataset)) is not None:
         seen.append(claim.premise_id)
         services.submit_hypotheses(worker, claim.token, **GOOD)
     assert sorted(seen) == sorted(p.pk for p in premises)
@@ -107,10 +107,10 @@ def test_expired_claim_of_another_worker_returns_to_the_pool(setup, make_worker)
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1)
     first, second = make_worker(), make_worker()
-    claim = services.claim_next_premise(first, dataset)
-    assert services.claim_next_premise(second, dataset) is None
+    claim = services.claim_next_premise(first, dataset=dataset)
+    assert services.claim_next_premise(second, dataset=dataset) is None
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert services.claim_next_premise(second, dataset).premise == premise
+    assert services.claim_next_premise(second, dataset=dataset).premise == premise
 
 
 def test_only_available_premises_with_a_split_are_served(setup, make_worker):
@@ -118,9 +118,9 @@ def test_only_available_premises_with_a_split_are_served(setup, make_worker):
     add_premises(dataset, genre, 1, split="", start=0)
     add_premises(dataset, genre, 1, start=10, status=PremiseStatus.HELD)
     add_premises(dataset, genre, 1, start=20, status=PremiseStatus.RETIRED)
-    assert services.claim_next_premise(make_worker(), dataset) is None
+    assert services.claim_next_premise(make_worker(), dataset=dataset) is None
     (good,) = add_premises(dataset, genre, 1, split="dev", start=30)
-    assert services.claim_next_premise(make_worker(), dataset).premise == good
+    assert services.claim_next_premise(make_worker(), dataset=dataset).premise == good
 
 
 def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
@@ -129,12 +129,12 @@ def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     a, b, c = make_worker(), make_worker(), make_worker()
-    claim_a = services.claim_next_premise(a, dataset)
-    claim_b = services.claim_next_premise(b, dataset)
+    claim_a = services.claim_next_premise(a, dataset=dataset)
+    claim_b = services.claim_next_premise(b, dataset=dataset)
     assert claim_a.premise == claim_b.premise == premise
-    assert services.claim_next_premise(c, dataset) is None  # two open claims fill it
+    assert services.claim_next_premise(c, dataset=dataset) is None  # two open claims fill it
     services.submit_hypotheses(a, claim_a.token, **GOOD)
-    assert services.claim_next_premise(c, dataset) is None  # one written + one open
+    assert services.claim_next_premise(c, dataset=dataset) is None  # one written + one open
     services.submit_hypotheses(b, claim_b.token, **GOOD)
     premise.refresh_from_db()
     assert premise.writings_done == 2
@@ -154,7 +154,7 @@ def test_least_written_premises_come_first(setup, make_worker):
     dataset.save()
     busy, quiet = add_premises(dataset, genre, 2)
     Premise.objects.filter(pk=busy.pk).update(writings_done=2)
-    assert services.claim_next_premise(make_worker(), dataset).premise == quiet
+    assert services.claim_next_premise(make_worker(), dataset=dataset).premise == quiet
 
 
 def test_without_a_dataset_the_default_collection_is_used(setup, make_worker, settings):
@@ -201,7 +201,7 @@ def test_submit_creates_three_pairs_by_the_contract(setup, make_worker):
     premise.prompt_id = "31193"
     premise.save()
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     result = services.submit_hypotheses(worker, claim.token, **GOOD)
 
     pairs = {pair.author_label: pair for pair in Pair.objects.filter(premise=premise)}
@@ -230,7 +230,7 @@ def test_train_pairs_need_validation_by_the_datasets_fraction(db, make_worker, f
     dataset, genre = writing_setup(slug=f"train-{fraction}", train_validation_fraction=fraction)
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     services.submit_hypotheses(worker, claim.token, **GOOD)
     assert list(Pair.objects.values_list("needs_validation", flat=True)) == [expected] * 3
 
@@ -252,7 +252,7 @@ def test_bad_hypotheses_are_refused_and_nothing_is_saved(setup, make_worker, cha
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, **{**GOOD, **change})
     assert list(raised.value.message_dict) == [field]
@@ -266,7 +266,7 @@ def test_bad_hypotheses_are_refused_and_nothing_is_saved(setup, make_worker, cha
 def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
-    claim = services.claim_next_premise(worker_client.worker, dataset)
+    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
     url = reverse("writing_task", args=[claim.token])
     response = worker_client.post(url, {**GOOD, "neutral": GOOD["entailment"].upper()})
     page = response.content.decode()
@@ -283,7 +283,7 @@ def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, w
 def test_the_task_page_shows_the_prompt_family(setup, worker_client):
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1)
-    claim = services.claim_next_premise(worker_client.worker, dataset)
+    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
     page = worker_client.get(reverse("writing_task", args=[claim.token])).content.decode()
     family = genre.family
     assert premise.text in page
@@ -311,7 +311,7 @@ def test_faq_page_renders_entries_and_examples(setup, client):
 def test_double_submit_saves_once_and_says_so(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 2)
-    claim = services.claim_next_premise(worker_client.worker, dataset)
+    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
     services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     with pytest.raises(services.ClaimAlreadySubmitted):
         services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
@@ -325,7 +325,7 @@ def test_double_submit_saves_once_and_says_so(setup, worker_client):
 def test_an_expired_claim_saves_nothing_and_offers_a_fresh_task(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 2)
-    claim = services.claim_next_premise(worker_client.worker, dataset)
+    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(services.ClaimExpired):
         services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
@@ -340,7 +340,7 @@ def test_someone_elses_claim_is_a_404(setup, worker_client, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     other = make_worker()
-    claim = services.claim_next_premise(other, dataset)
+    claim = services.claim_next_premise(other, dataset=dataset)
     url = reverse("writing_task", args=[claim.token])
     assert worker_client.get(url).status_code == 404
     assert worker_client.post(url, GOOD).status_code == 404
@@ -355,7 +355,7 @@ def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_th
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     result = services.submit_hypotheses(worker, claim.token, problem_report="Half a sentence is missing.", **GOOD)
     premise.refresh_from_db()
     assert len(result.pairs) == 3 and Pair.objects.count() == 3
@@ -363,18 +363,18 @@ def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_th
     report = PremiseReport.objects.get()
     assert (report.premise, report.worker, report.message) == (premise, worker, "Half a sentence is missing.")
     second = make_worker()
-    claim = services.claim_next_premise(second, dataset)
+    claim = services.claim_next_premise(second, dataset=dataset)
     services.submit_hypotheses(second, claim.token, "", "", "", problem_report="The line stops in the middle.")
     premise.refresh_from_db()
     assert premise.status == PremiseStatus.HELD
-    assert services.claim_next_premise(make_worker(), dataset) is None  # held: served to nobody
+    assert services.claim_next_premise(make_worker(), dataset=dataset) is None  # held: served to nobody
 
 
 def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker):
     dataset, genre = setup
     premise, other = add_premises(dataset, genre, 2)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     assert claim.premise == premise
     result = services.submit_hypotheses(worker, claim.token, "", "", "", problem_report="Not English.")
     claim.refresh_from_db()
@@ -383,14 +383,14 @@ def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker
     assert claim.status == ClaimStatus.RELEASED
     assert premise.status == PremiseStatus.AVAILABLE and premise.writings_done == 0  # back in the pool
     assert PremiseReport.objects.get().message == "Not English."
-    assert services.claim_next_premise(worker, dataset).premise == other
+    assert services.claim_next_premise(worker, dataset=dataset).premise == other
 
 
 def test_a_report_with_only_some_sentences_asks_for_the_rest(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset)
+    claim = services.claim_next_premise(worker, dataset=dataset)
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, GOOD["entailment"], "", "", problem_report="Odd line.")
     assert set(raised.value.message_dict) == {"neutral", "contradiction"}
@@ -431,7 +431,7 @@ def test_submitting_counts_the_task_for_the_study_session(setup, make_worker):
 def test_home_for_a_worker_shows_the_next_task_buttons_and_counts(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
-    claim = services.claim_next_premise(worker_client.worker, dataset)
+    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
     services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     page = worker_client.get(reverse("home")).content.decode()
     assert "Next writing task" in page and "Next validation task" in page
@@ -472,10 +472,10 @@ def test_never_claimed_premises_are_served_before_one_held_by_an_open_claim(setu
     dataset.writings_per_premise = 2
     dataset.save()
     first_premise, second_premise = add_premises(dataset, genre, 2)
-    assert services.claim_next_premise(make_worker(), dataset).premise_id == first_premise.pk
-    assert services.claim_next_premise(make_worker(), dataset).premise_id == second_premise.pk
+    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == first_premise.pk
+    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == second_premise.pk
     # Both claimed once: the first premise's second place comes next.
-    assert services.claim_next_premise(make_worker(), dataset).premise_id == first_premise.pk
+    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == first_premise.pk
 
 
 def test_faq_page_does_not_show_the_researchers_family_name(setup, client):

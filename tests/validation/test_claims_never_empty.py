@@ -80,7 +80,7 @@ def test_concurrent_writing_claims_never_say_no_task_while_premises_remain():
     add_premises(dataset, genre, ROUNDS * CLAIMERS + 10)
     for round_number in range(ROUNDS):
         claimers = new_workers(CLAIMERS, f"writer{round_number}")
-        results = all_at_once([lambda w=w: writing.claim_next_premise(w, dataset) for w in claimers])
+        results = all_at_once([lambda w=w: writing.claim_next_premise(w, dataset=dataset) for w in claimers])
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
         assert None not in results, f"round {round_number}: {results.count(None)} claims said 'no task'"
