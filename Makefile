@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 PYTEST_ARGS ?=
-# DEBUG is off unless asked for; the local targets (demo, serve, workers) ask. Production
+# DEBUG is off unless asked for; the local targets (demo, serve, the Celery workers) ask. Production
 # (docker-compose.yml) sets DEBUG=0 and a real SECRET_KEY.
 export DEBUG ?= 1
 
@@ -67,8 +67,8 @@ serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput >/dev/null
 	$(BIN)/gunicorn annotation_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT)
 
-# A workstation's one worker also runs the schedule (-B: tagging sweep, monitor refresh, reaper;
-# annotation_site/celery.py). With several workers, run `make beat` once and the workers without -B.
+# A workstation's one Celery worker also runs the schedule (-B: tagging sweep, monitor refresh, reaper;
+# annotation_site/celery.py). With several Celery workers, run `make beat` once and the others without -B.
 worker: install
 	@mkdir -p var
 	$(BIN)/celery -A annotation_site worker -Q default -B --schedule var/celerybeat-schedule -l info

@@ -12,8 +12,8 @@ pause (a saturation test, clients on the same 2 shared cores, load ~10), request
 Threads give 2.7x the throughput of the old sync setting; past 8 threads a process nothing more.
 At human pace (bench/human_pace.py: 200 workers thinking 20-60 s, 433k corpus, load ~10) this
 setting's server-side p50 is 80-90 ms for arrivals and task pages and 240-300 ms for submits
-(p99 0.4-2 s); the figures, and why a sync worker's server-side times read lower without being
-faster for the worker, are in bench/RESULTS-issue12.md.
+(p99 0.4-2 s); the figures, and why gunicorn's sync setting's server-side times read lower without
+being faster for the crowdworker, are in bench/RESULTS-issue12.md.
 """
 
 import multiprocessing

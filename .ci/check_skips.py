@@ -2,8 +2,8 @@
 
     python .ci/check_skips.py REPORT.json postgresql|sqlite
 
-PostgreSQL pass (PostgreSQL, Redis, a real worker, Chromium): every test must run; no skip at all.
-SQLite pass: only tests marked `postgres` may skip (row locks and a worker process need PostgreSQL),
+PostgreSQL pass (PostgreSQL, Redis, a real Celery worker, Chromium): every test must run; no skip at all.
+SQLite pass: only tests marked `postgres` may skip (row locks and a Celery worker process need PostgreSQL),
 and never a browser test. The marker decides, as tests/conftest.py records it at collection, never
 a word in the test's id or path. Both passes: an xfail or an xpass is unexpected unless its test id
 is listed in .ci/expected-xfail.txt (one id a line, `#` comments). Exit 1 on an unexpected skip,

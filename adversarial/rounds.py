@@ -84,7 +84,7 @@ def advance_round(round_, user=None):
         if round_.next_run is None:
             try:
                 round_.next_run = launch_training_run(
-                    round_.training_snapshot, round_.next_model, round_.next_config, user=user
+                    round_.training_snapshot, round_.next_model, config=round_.next_config, user=user
                 )
             except LaunchRefused as refused:
                 return _stuck(round_, f"the next target cannot be trained: {refused.message_dict}")

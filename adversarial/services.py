@@ -11,6 +11,7 @@ Safety for a paid crowd (issue 25 §4), all enforced here rather than in the vie
 """
 
 import random
+import uuid
 from dataclasses import dataclass
 from time import monotonic
 
@@ -24,8 +25,8 @@ from collection import services as writing
 from collection.models import WritingClaim
 from corpus.counters import create_pairs
 from corpus.labels import LABELS
-from corpus.models import Pair, Premise, Split
-from crowd.models import ClaimStatus
+from corpus.models import Pair, Premise, Split, Worker
+from crowd.models import ClaimStatus, Study, StudySession
 from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
 
@@ -50,16 +51,16 @@ class TryResult:
     tries_left: int
 
 
-def study_settings(study):
+def study_settings(study: Study) -> AdversarialStudy:
     settings, _ = AdversarialStudy.objects.get_or_create(study=study)
     return settings
 
 
-def open_round(study):
+def open_round(study: Study) -> Round | None:
     return Round.objects.filter(study=study, status=RoundStatus.OPEN).select_related("target_run").first()
 
 
-def _next_target_label(round_, premise):
+def _next_target_label(round_: Round, premise: Premise) -> str:
     """The label this premise has had fewest adversarial tasks for in the round (ties at random)."""
     done = dict(
         AdversarialTask.objects.filter(round=round_, writing_claim__premise=premise)
@@ -70,7 +71,7 @@ def _next_target_label(round_, premise):
     return random.choice([label for label in LABELS if done.get(label, 0) == fewest])
 
 
-def claim_adversarial_task(worker, study_session):
+def claim_adversarial_task(worker: Worker, study_session: StudySession) -> AdversarialTask | None:
     """The worker's open adversarial task in the study's open round, or a new one; None when no premise is left.
 
     The premise is claimed by the writing task's own claim (collection), so the concurrency rules of
@@ -96,7 +97,7 @@ def claim_adversarial_task(worker, study_session):
     return task
 
 
-def _release_if_round_closed(claim, round_):
+def _release_if_round_closed(claim: WritingClaim, round_: Round) -> bool:
     """A claim still open from a round that has closed since: given back (its premise goes back to the
     pool, nothing is kept) so the worker moves on to the open round. True when it was released."""
     with transaction.atomic():
@@ -110,14 +111,14 @@ def _release_if_round_closed(claim, round_):
     return True
 
 
-def task_for_worker(worker, token):
+def task_for_worker(worker: Worker, token: uuid.UUID | str) -> AdversarialTask:
     """The worker's task by its claim token; AdversarialTask.DoesNotExist for anyone else's."""
     return AdversarialTask.objects.select_related(
         "writing_claim__premise", "writing_claim__study_session__study", "round__target_run"
     ).get(writing_claim__token=token, worker=worker)
 
 
-def hypothesis_problem(premise_text, text, study_session):
+def hypothesis_problem(premise_text: str, text: str, study_session: StudySession | None) -> str | None:
     """The message for a hypothesis that breaks the writing task's rules, or None (collection's checks)."""
     rules = writing.task_rules(study_session=study_session)
     if not text:
@@ -133,7 +134,7 @@ def hypothesis_problem(premise_text, text, study_session):
     return None
 
 
-def _check_rate(session_key, per_minute):
+def _check_rate(session_key: str, per_minute: int) -> None:
     """At most `per_minute` model queries per browser session in each clock minute (shared cache)."""
     key = f"adversarial:tries:{session_key}:{int(timezone.now().timestamp() // 60)}"
     cache.add(key, 0, 120)
@@ -149,7 +150,7 @@ def _check_rate(session_key, per_minute):
         )
 
 
-def _locked_open_task(worker, token):
+def _locked_open_task(worker: Worker, token: uuid.UUID | str) -> AdversarialTask:
     task = (
         AdversarialTask.objects.select_for_update(of=("self",))
         .select_related("writing_claim__premise", "writing_claim__study_session__study", "round__target_run")
@@ -165,7 +166,7 @@ def _locked_open_task(worker, token):
     return task
 
 
-def make_try(worker, token, hypothesis, session_key):
+def make_try(worker: Worker, token: uuid.UUID | str, hypothesis: str, session_key: str) -> TryResult:
     """Check the hypothesis, ask the target, store the try; returns TryResult.
 
     Raises ValidationError({"hypothesis": ...}) for a hypothesis that fails the checks (the model is
@@ -178,6 +179,8 @@ def make_try(worker, token, hypothesis, session_key):
         task = _locked_open_task(worker, token)
         premise = task.writing_claim.premise
         study_session = task.writing_claim.study_session
+        # Nullable on writing claims in general; an adversarial task's claim is made in a study session.
+        assert study_session is not None
         problem = hypothesis_problem(premise.text, text, study_session)
         if problem:
             raise ValidationError({"hypothesis": problem})
@@ -212,7 +215,7 @@ def make_try(worker, token, hypothesis, session_key):
     return TryResult(attempt=attempt, task=task, tries_left=tries_left)
 
 
-def give_reason(worker, token, reason):
+def give_reason(worker: Worker, token: uuid.UUID | str, reason: str) -> AdversarialTask:
     """The fooled writer's one-line reason; ends the task. ValidationError({"reason": ...}) when unusable."""
     text = writing.visible_text(reason)
     if not text or writing.word_characters(text) < 2:
@@ -232,7 +235,7 @@ def give_reason(worker, token, reason):
     return task
 
 
-def _finish(task):
+def _finish(task: AdversarialTask) -> None:
     """End the task in the caller's transaction: its pair, the claim submitted, the session's count.
 
     Every try stays an AdversarialTry (with model_fooled and its round). The corpus gets one pair per

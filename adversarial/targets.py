@@ -24,11 +24,16 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 
 from corpus.labels import LABELS
+
+if TYPE_CHECKING:
+    from .models import Round
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +179,7 @@ def parse_endpoint_answer(answer):
 # --- one entry point -----------------------------------------------------------------------------
 
 
-def target_probabilities(round_, premise, hypothesis):
+def target_probabilities(round_: "Round", premise: str, hypothesis: str) -> dict[str, float]:
     """{label: probability} from the round's target; TargetUnavailable when it cannot answer."""
     if round_.target_run_id:
         try:
@@ -186,6 +191,6 @@ def target_probabilities(round_, premise, hypothesis):
     return endpoint_probabilities(round_.target_endpoint, premise, hypothesis)
 
 
-def predicted(probabilities):
+def predicted(probabilities: Mapping[str, float]) -> str:
     """The most probable label (ties: the first in LABELS order)."""
     return max(LABELS, key=lambda label: (probabilities.get(label, 0.0), -LABELS.index(label)))

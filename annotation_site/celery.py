@@ -20,8 +20,8 @@ _pending = 0  # jobs submitted to the background thread and not finished yet
 
 
 def _run_in_background(task, args, task_id):
-    """The embedded mode's stand-in for a worker: one thread, jobs one after another, like a
-    worker with concurrency 1, so a request never waits for an export or a training run."""
+    """The embedded mode's stand-in for a Celery worker: one thread, jobs one after another, like a
+    Celery worker with concurrency 1, so a request never waits for an export or a training run."""
     global _background, _pending
     with _background_lock:
         if _background is None:
@@ -63,12 +63,12 @@ def task_named(task_name):
 def enqueue(task_name: str, *args: Any, task_id: str | None = None) -> Any:
     """Queue a task by its registered name.
 
-    With a broker it goes to the workers. Without one (the embedded mode) it runs in this
+    With a broker it goes to the Celery workers. Without one (the embedded mode) it runs in this
     process: in a background thread (settings.EMBEDDED_TASKS = "background", the default, so
     pages answer at once) or inline ("inline": commands and tests that want the result now).
     Services queue their tasks through this instead of importing the task modules, which
     import the services: the arrow goes one way. A web process has not imported the task
-    modules yet; the first call imports them as a worker does when it starts.
+    modules yet; the first call imports them as a Celery worker does when it starts.
     """
     from django.conf import settings
 
@@ -95,7 +95,7 @@ def wait_for_background_tasks(timeout=None):
 
 @app.task(name="annotation_site.health_check")
 def health_check(model_label, pk):
-    """What a worker sees: its database, and whether the row `model_label` #pk is there (for tests and ops).
+    """What a Celery worker sees: its database, and whether the row `model_label` #pk is there (for tests and ops).
 
     The model is named by its label ("app.Model") so that the base layer imports no app.
     """

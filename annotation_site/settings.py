@@ -319,7 +319,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
-# Artifacts (issue 14): new pairs are tagged (and the monitor refreshed) by a worker after their
+# Artifacts (issue 14): new pairs are tagged (and the monitor refreshed) by a Celery worker after their
 # transaction commits; off in the embedded mode, where the task would run inside the request (or
 # inside import_pairs, with no progress shown: the command tags with its own bar instead).
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
@@ -327,17 +327,17 @@ ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", de
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
-# `make beat` or `make worker`, which runs beat inside the worker, on a workstation).
+# `make beat` or `make worker`, which runs beat inside the Celery worker, on a workstation).
 CELERY_BEAT_SCHEDULE = {
     # Closing adversarial rounds: snapshots done -> next target trained -> next round opened.
     "adversarial-advance-rounds": {"task": "adversarial.advance_rounds", "schedule": 30.0},
-    # Pairs no arrival trigger caught (imports, a worker that was down) get their phenomenon tags.
+    # Pairs no arrival trigger caught (imports, a Celery worker that was down) get their phenomenon tags.
     "artifacts-tag-untagged": {"task": "artifacts.tag_untagged", "schedule": 3600.0},
     # Every collected dataset with pairs added since its last refresh: the artifact monitor.
     "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
     # Flagged workers of studies that opted in to automatic exclusion (off by default).
     "quality-auto-exclude-flagged": {"task": "quality.auto_exclude_flagged", "schedule": 3600.0},
-    # Training runs whose whole worker died: failed (or requeued) without a human.
+    # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
 }
 

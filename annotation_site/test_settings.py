@@ -1,5 +1,6 @@
 """Settings for the test suite: the production settings with DEBUG asked for (so no SECRET_KEY
-is needed), exported to the environment so that worker subprocesses started by tests agree.
+is needed), exported to the environment so that subprocesses started by tests (the Celery worker,
+gunicorn) agree.
 pytest-django still runs every test with DEBUG off, as production does."""
 
 import os

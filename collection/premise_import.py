@@ -292,7 +292,7 @@ def _positioned_blocks(reader):
 
 def _read_text(importer, reader, source, progress, jobs=1):
     if jobs > 1:
-        # Sentence splitting is most of the work and needs no database: worker processes split
+        # Sentence splitting is most of the work and needs no database: child processes split
         # paragraphs (in order) while this process checks and writes. They never touch the
         # database connection they inherit.
         pool = multiprocessing.get_context("fork").Pool(jobs)

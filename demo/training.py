@@ -34,7 +34,7 @@ def ensure_demo_snapshot_and_runs(dataset, researcher_username, stdout=None):
             snapshot=snapshot, model=model, status=RunStatus.DONE, config__train_genre=None
         )
         if not done.exists():
-            run = launch_training_run(snapshot, model, DEMO_CONFIG, researcher, enqueue=False)
+            run = launch_training_run(snapshot, model, config=DEMO_CONFIG, user=researcher, enqueue=False)
             execute_training_run(run.pk)
             made.append(run.pk)
     if not TrainingRun.objects.filter(snapshot=snapshot, results__has_key="genre_matrix_file").exists():

@@ -88,7 +88,7 @@ def _stage(run, stage, progress):
 
 def _claim(run_id):
     """pending/failed -> running in one UPDATE (two deliveries of one task never both run); a run
-    left running by a worker that died (acks_late redelivers the task) is taken over after an hour."""
+    left running by a Celery worker that died (acks_late redelivers the task) is taken over after an hour."""
     now = timezone.now()
     claimable = Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED]) | Q(
         status=AggregationStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER

@@ -64,8 +64,8 @@ def is_postgres():
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     """The suite's own connections wait 5 s before they look for a deadlock; the Celery worker and
     gunicorn subprocesses keep PostgreSQL's 1 s. A transactional test's teardown TRUNCATEs every
-    table while the session's real worker may still be reading rows that test committed (a tagging
-    task queued by its new pairs): in that deadlock the worker's statement is the one cancelled,
+    table while the session's real Celery worker may still be reading rows that test committed (a tagging
+    task queued by its new pairs): in that deadlock the Celery worker's statement is the one cancelled,
     and the task fails on rows that are being wiped anyway, instead of the flush, which would
     leave them to the next test."""
     database = settings.DATABASES["default"]
@@ -228,7 +228,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         yield None
         return
     if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-        pytest.skip("a worker subprocess cannot share SQLite's in-memory test database")
+        pytest.skip("a Celery worker subprocess cannot share SQLite's in-memory test database")
     log_path = Path(os.environ.get("CELERY_TEST_LOG", "/tmp/nli-test-celery-worker.log"))
     process = start_celery_worker(f"test-{os.getpid()}", "default,gpu", log_path)
     yield process

@@ -5,7 +5,8 @@ A *worker* is a crowdworker; a machine that trains runs is a *node* and a Celery
 a *lease*. *Artifacts* are annotation artifacts (the artifacts app); training writes checkpoints
 and results. These checks read the training code's identifiers (not its strings: the node API's
 paths and JSON keys keep their old words for nodes already deployed, docs/gpu-nodes.md) and the
-docs' prose.
+prose of the docs and of the files that set up Celery and the machines (settings, compose files,
+Makefile), where a process is a Celery worker or a process, never a bare worker.
 """
 
 import ast
@@ -33,10 +34,29 @@ FOREIGN_WORKER_NAMES = {"worker_shutting_down", "reject_on_worker_lost", "max_wo
 # The training-run API's `worker_hostname` is an alias of `node_hostname` kept for its clients.
 WIRE_NAMES = {("modeling/api/node.py", "claim"), ("modeling/api/training_runs.py", "worker_hostname")}
 
-PROSE = ["README.md", "docs", "templates/dashboard", "modeling"]
+PROSE = [
+    "README.md",
+    "docs",
+    "templates/dashboard",
+    "modeling",
+    # Where Celery and the machines are set up and described.
+    "annotation_site/settings.py",
+    "annotation_site/celery.py",
+    "annotation_site/test_settings.py",
+    "docker-compose.yml",
+    "docker-compose.gpu-node.yml",
+    "Dockerfile",
+    "Makefile",
+    "gunicorn.conf.py",
+]
 # Phrases that mix the words up ("node token", "node", "Celery worker" say these things). The
 # service and make target `gpu-worker` are names, and run Celery workers: they may stay.
 BANNED_PHRASES = re.compile(r"\bGPU workers?\b|\bworker tokens?\b|\btraining artifacts?\b", re.IGNORECASE)
+# A process that dies or is started is a Celery worker (or just a process), never a bare worker.
+PROCESS_AS_WORKER = re.compile(
+    r"(?<!Celery )\bworkers? (?:sub)?process(?:es)?\b|(?<!Celery )\bworker (?:that )?died\b|\bdead worker\b|\bwhole worker\b",
+    re.IGNORECASE,
+)
 
 
 def identifiers(tree):
@@ -92,8 +112,8 @@ def test_no_module_of_the_modeling_app_is_named_for_a_worker_a_claim_or_artifact
     assert not bad, bad
 
 
-def test_docs_and_pages_never_say_gpu_worker_or_worker_token():
-    found = []
+def prose_lines():
+    """(file, line number, line) of every file in PROSE (a folder's .md, .html and .py files)."""
     for entry in PROSE:
         path = ROOT / entry
         files = (
@@ -103,8 +123,18 @@ def test_docs_and_pages_never_say_gpu_worker_or_worker_token():
             if "migrations" in file.parts:
                 continue  # history: the migrations say what the names were
             for number, line in enumerate(file.read_text().splitlines(), start=1):
-                if BANNED_PHRASES.search(line):
-                    found.append(f"{file.relative_to(ROOT)}:{number}: {line.strip()}")
+                yield file.relative_to(ROOT), number, line
+
+
+def test_docs_and_pages_never_say_gpu_worker_or_worker_token():
+    found = [f"{file}:{number}: {line.strip()}" for file, number, line in prose_lines() if BANNED_PHRASES.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_docs_and_setup_never_call_a_process_a_bare_worker():
+    found = [
+        f"{file}:{number}: {line.strip()}" for file, number, line in prose_lines() if PROCESS_AS_WORKER.search(line)
+    ]
     assert not found, "\n".join(found)
 
 
@@ -125,3 +155,17 @@ def lease(reporter, node_token, lease_id=None, celery_worker_commands=None):
     assert misnamed(new) == []
     assert misnamed("class S:\n    claim = 1\n", "modeling/api/node.py") == []  # a wire name
     assert BANNED_PHRASES.search("a GPU worker trains") and not BANNED_PHRASES.search("a Celery worker trains")
+    for old_words in (
+        "a run left by a dead worker",
+        "a whole worker killed",
+        "a worker that died",
+        "2 worker processes",
+    ):
+        assert PROCESS_AS_WORKER.search(old_words), old_words
+    for new_words in (
+        "a dead Celery worker",
+        "a Celery worker that died",
+        "Celery worker processes",
+        "a worker's task",
+    ):
+        assert not PROCESS_AS_WORKER.search(new_words), new_words

@@ -12,8 +12,10 @@ every request, so a payment edit or a new bonus shows at once, priced over the c
 """
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from django.db.models import (
     Count,
@@ -24,13 +26,14 @@ from django.db.models import (
     IntegerField,
     OuterRef,
     Q,
+    QuerySet,
     Subquery,
     Sum,
     Value,
 )
 from django.db.models.functions import Coalesce
 
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Pair
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
 from crowd.models import ClaimStatus, Study, TaskKind
 from quality.models import BonusEntry, BonusKind
 from validation.models import ValidationClaim
@@ -41,6 +44,8 @@ CENT = Decimal("0.01")
 VALIDATION_KINDS = (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT)
 # Validation labels a pair takes under the fixed rule (five labels, the author's is free).
 FIXED_VALIDATION_LABELS = LABELS_PER_PAIR - AUTHOR_POSITION
+# One grouped row (a values() dict; the cache stores them as they are).
+Row = Mapping[str, Any]
 
 
 @dataclass
@@ -50,32 +55,32 @@ class Money:
     amounts: dict[str, Decimal] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, amount, currency):
+    def of(cls, amount: Decimal | int | None, currency: str) -> "Money":
         return cls({currency: Decimal(amount or 0)})
 
-    def __add__(self, other):
+    def __add__(self, other: "Money") -> "Money":
         total = dict(self.amounts)
         for currency, amount in other.amounts.items():
             total[currency] = total.get(currency, Decimal("0")) + amount
         return Money(total)
 
-    def times(self, factor):
+    def times(self, factor: float | Decimal) -> "Money":
         factor = Decimal(str(factor))
         return Money({c: a * factor for c, a in self.amounts.items()})
 
-    def per(self, count):
+    def per(self, count: int) -> "Money | None":
         """The amount per one of `count` things; None when there is nothing to divide by."""
         return Money({c: a / count for c, a in self.amounts.items()}) if count else None
 
     @property
-    def _nonzero(self):
+    def _nonzero(self) -> dict[str, Decimal]:
         return {c: a for c, a in self.amounts.items() if a.quantize(CENT)}
 
     @property
-    def is_zero(self):
+    def is_zero(self) -> bool:
         return not self._nonzero
 
-    def __str__(self):
+    def __str__(self) -> str:
         """'2.00 GBP + 1.50 USD'; nothing: '0.00' in its currency where it has one."""
         shown = self._nonzero
         if not shown:
@@ -83,7 +88,7 @@ class Money:
         return " + ".join(f"{shown[c].quantize(CENT)} {c}" for c in sorted(shown))
 
     @property
-    def value(self):
+    def value(self) -> str:
         """The figure for data-value: the number when one currency (or none), else the text."""
         shown = self._nonzero
         if len(shown) > 1:
@@ -103,15 +108,15 @@ class StudyCost:
     saved: int = 0
 
     @property
-    def is_validation(self):
+    def is_validation(self) -> bool:
         return self.study.task_kind in VALIDATION_KINDS
 
     @property
-    def is_writing(self):
+    def is_writing(self) -> bool:
         return self.study.task_kind == TaskKind.WRITING
 
     @property
-    def label_kind(self):
+    def label_kind(self) -> str:
         if self.is_validation:
             return "validation labels"
         if self.is_writing:
@@ -119,15 +124,15 @@ class StudyCost:
         return ""
 
     @property
-    def spent(self):
+    def spent(self) -> Money:
         return self.task_money + self.bonuses_paid
 
     @property
-    def cost_per_label(self):
+    def cost_per_label(self) -> Money | None:
         return self.spent.per(self.labels_bought)
 
     @property
-    def cost_per_gold(self):
+    def cost_per_gold(self) -> Money | None:
         return self.spent.per(self.gold) if self.is_validation else None
 
 
@@ -151,16 +156,16 @@ class GroupCost:
     projected_cost: Money | None = None
 
     @property
-    def cost_per_gold(self):
+    def cost_per_gold(self) -> Money | None:
         return self.money.per(self.gold)
 
 
-def _sum_of_amounts(which):
+def _sum_of_amounts(which: Q) -> Coalesce:
     zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
     return Coalesce(Sum("amount", filter=which), zero)
 
 
-def _validation_labels(dataset):
+def _validation_labels(dataset: Dataset | None) -> QuerySet[ValidationClaim]:
     """Submitted validation claims of study sessions that added a label (catch trials add none)."""
     claims = ValidationClaim.objects.filter(
         status=ClaimStatus.SUBMITTED, is_catch_trial=False, study_session__isnull=False
@@ -168,7 +173,7 @@ def _validation_labels(dataset):
     return claims.filter(pair__dataset=dataset) if dataset else claims
 
 
-def _studies(dataset):
+def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
     """Statements 1 and 2: each study with its tasks done, and the ledger's bonuses by study and currency."""
     studies = Study.objects.select_related("dataset").annotate(tasks=Coalesce(Sum("sessions__tasks_done"), 0))
     entries = BonusEntry.objects.all()
@@ -183,7 +188,8 @@ def _studies(dataset):
         )
         .order_by()
     )
-    paid, owed = defaultdict(Money), defaultdict(Money)
+    paid: defaultdict[int, Money] = defaultdict(Money)
+    owed: defaultdict[int, Money] = defaultdict(Money)
     for row in bonuses:
         paid[row["study_id"]] += Money.of(row["paid"], row["currency"])
         owed[row["study_id"]] += Money.of(row["owed"], row["currency"])
@@ -200,10 +206,10 @@ def _studies(dataset):
 
 
 @refreshable("costs-rows")
-def _grouped_rows(dataset, split=None):
+def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str, list[Row]]:
     """Statements 3 to 6: the grouped counts the page prices (independent of any study's payment)."""
     # Statement 3: validation labels bought, by study, split and genre.
-    bought = list(
+    bought: list[Row] = list(
         _validation_labels(dataset)
         .values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
         .annotate(n=Count("id"))
@@ -217,7 +223,7 @@ def _grouped_rows(dataset, split=None):
     )
     if dataset:
         written_pairs = written_pairs.filter(dataset=dataset)
-    written = list(
+    written: list[Row] = list(
         written_pairs.values(
             "premise__writing_claims__study_session__study_id", "premise__split", "premise__genre__slug"
         )
@@ -228,7 +234,7 @@ def _grouped_rows(dataset, split=None):
     return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}
 
 
-def _outcome_rows(dataset):
+def _outcome_rows(dataset: Dataset | None) -> list[Row]:
     """Statement 5: pairs validated in a study, credited to the study of their latest label, by
     study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels."""
     claims = _validation_labels(None).filter(pair=OuterRef("pk"))
@@ -253,7 +259,7 @@ def _outcome_rows(dataset):
     )
 
 
-def _pool_rows(dataset):
+def _pool_rows(dataset: Dataset | None) -> list[Row]:
     """Statement 6: the pool still to validate, by split, genre and labels so far."""
     pool = Pair.objects.filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
     if dataset:
@@ -261,12 +267,12 @@ def _pool_rows(dataset):
     return list(pool.values("premise__split", "premise__genre__slug", "label_count").annotate(n=Count("id")).order_by())
 
 
-def cost_overview(dataset=None):
+def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
     """Everything the cost page shows, for one dataset or all (six statements; four cached)."""
     studies = _studies(dataset)
     groups: dict[tuple[str, str], GroupCost] = {}
 
-    def group(split, genre):
+    def group(split: str | None, genre: str | None) -> GroupCost:
         key = (split or "", genre or "")
         if key not in groups:
             groups[key] = GroupCost(split=key[0], genre=key[1])

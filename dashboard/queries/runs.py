@@ -1,70 +1,75 @@
 """The job pages (aggregation runs, snapshots, training runs): recent rows, rows by id for the
 progress polls, and one row for a detail page (None when there is no such row: the view says 404)."""
 
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import QuerySet
+
 from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 from quality.models import AggregationRun, AggregationStatus
 
 SHOWN = 50
 
 
-def _aggregation_runs():
+def _aggregation_runs() -> QuerySet[AggregationRun]:
     return AggregationRun.objects.select_related("dataset", "created_by")
 
 
-def recent_aggregation_runs(limit=SHOWN):
+def recent_aggregation_runs(*, limit: int = SHOWN) -> QuerySet[AggregationRun]:
     return _aggregation_runs()[:limit]
 
 
-def aggregation_runs_by_id(ids):
+def aggregation_runs_by_id(ids: Iterable[int]) -> QuerySet[AggregationRun]:
     return _aggregation_runs().filter(pk__in=ids)
 
 
-def aggregation_run(run_id):
+def aggregation_run(run_id: int) -> AggregationRun | None:
     return _aggregation_runs().filter(pk=run_id).first()
 
 
-def finished_aggregation_runs(limit=20):
+def finished_aggregation_runs(*, limit: int = 20) -> QuerySet[AggregationRun]:
     """Runs a snapshot can take its gold labels from."""
     return AggregationRun.objects.filter(status=AggregationStatus.DONE).select_related("dataset")[:limit]
 
 
-def _snapshots():
+def _snapshots() -> QuerySet[Snapshot]:
     return Snapshot.objects.select_related("created_by").prefetch_related("files")
 
 
-def recent_snapshots(limit=SHOWN):
+def recent_snapshots(*, limit: int = SHOWN) -> QuerySet[Snapshot]:
     return _snapshots()[:limit]
 
 
-def snapshots_by_id(ids):
+def snapshots_by_id(ids: Iterable[int]) -> QuerySet[Snapshot]:
     return _snapshots().filter(pk__in=ids)
 
 
-def snapshot(snapshot_id):
+def snapshot(snapshot_id: int) -> Snapshot | None:
     return _snapshots().filter(pk=snapshot_id).first()
 
 
-def finished_snapshots(limit=SHOWN):
+def finished_snapshots(*, limit: int = SHOWN) -> QuerySet[Snapshot]:
     """Snapshots a training run can be launched on."""
     return Snapshot.objects.filter(status=JobStatus.DONE)[:limit]
 
 
-def recent_training_runs(limit=SHOWN):
+def recent_training_runs(*, limit: int = SHOWN) -> QuerySet[TrainingRun]:
     return TrainingRun.objects.select_related("snapshot")[:limit]
 
 
-def training_runs_by_id(ids):
+def training_runs_by_id(ids: Iterable[int]) -> QuerySet[TrainingRun]:
     return TrainingRun.objects.filter(pk__in=ids).select_related("snapshot")
 
 
-def training_run(run_id):
+def training_run(run_id: int) -> TrainingRun | None:
     return TrainingRun.objects.select_related("snapshot", "created_by").filter(pk=run_id).first()
 
 
-def embedded_queue():
+def embedded_queue() -> dict[str, Any] | None:
     """In the embedded mode (no broker), the jobs of this process's one background queue: what runs
     now and what waits behind it (snapshot exports, training and aggregation runs); None with a
-    broker, where workers take jobs side by side."""
+    broker, where Celery workers take jobs side by side."""
     from django.conf import settings
 
     if not settings.CELERY_TASK_ALWAYS_EAGER:

@@ -41,7 +41,7 @@ def aggregation(request):
         run = queries.aggregation_run(run.pk)  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
-    runs = queries.recent_aggregation_runs(RUNS_SHOWN)
+    runs = queries.recent_aggregation_runs(limit=RUNS_SHOWN)
     return render(
         request,
         "dashboard/aggregation.html",

@@ -31,7 +31,7 @@ def snapshots(request):
         if run:  # off unless chosen: the files are then exactly MultiNLI's
             filters["aggregation_run"] = int(run) if run.isdigit() else run
         try:
-            snapshot = request_snapshot(request.user, chosen, filters)
+            snapshot = request_snapshot(request.user, datasets=chosen, filters=filters)
         except ValidationError as error:
             problems = "; ".join(f"{field}: {', '.join(text)}" for field, text in error.message_dict.items())
             messages.error(request, f"Nothing was exported. {problems}.")
@@ -42,7 +42,7 @@ def snapshots(request):
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
             )
         return redirect("dashboard:snapshots")
-    recent = queries.recent_snapshots(SNAPSHOTS_SHOWN)
+    recent = queries.recent_snapshots(limit=SNAPSHOTS_SHOWN)
     aggregation_runs = queries.finished_aggregation_runs()
     return render(
         request,

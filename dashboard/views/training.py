@@ -23,9 +23,9 @@ def training_form_context(request, form=None, errors=None):
     return page_context(
         request,
         "training",
-        snapshots=queries.finished_snapshots(RUNS_SHOWN),
+        snapshots=queries.finished_snapshots(limit=RUNS_SHOWN),
         models=ModelKind.choices,
-        runs=queries.recent_training_runs(RUNS_SHOWN),
+        runs=queries.recent_training_runs(limit=RUNS_SHOWN),
         form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
         errors=errors or [],
         embedded_queue=queries.embedded_queue(),
@@ -39,7 +39,7 @@ def training(request):
         return render(request, "dashboard/training.html", training_form_context(request))
     form = {key: request.POST.get(key, "") for key in ("snapshot", "model", "options")}
     try:
-        run = launch_training_run(form["snapshot"], form["model"], form["options"], user=request.user)
+        run = launch_training_run(form["snapshot"], form["model"], config=form["options"], user=request.user)
     except LaunchRefused as refused:
         # Bad input: say what is wrong and give the researcher their form back as they typed it.
         errors = [

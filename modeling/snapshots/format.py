@@ -8,7 +8,9 @@ this module alone. Field-by-field decisions are in modeling/snapshots/README.md.
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from corpus.labels import THREE_WAY_SCHEME, scheme_labels
 
@@ -62,7 +64,7 @@ class SnapshotError(Exception):
     """A snapshot folder that cannot be trusted: a missing file, a bad manifest, a hash mismatch."""
 
 
-def file_split(split, is_training_genre, has_held_out_genres):
+def file_split(split: str, is_training_genre: bool, has_held_out_genres: bool) -> str:
     """Which file a pair goes to: held-out genres make a dataset's dev/test matched vs mismatched."""
     if split == TRAIN_SPLIT or not has_held_out_genres:
         return split
@@ -91,8 +93,15 @@ def content_hash(files):
 
 
 def build_manifest(
-    snapshot_id, datasets, filters, rows, files, label_scheme=None, gold_sources=None, stopping_rules=None
-):
+    snapshot_id: int,
+    datasets: Sequence[str],
+    filters: Mapping[str, Any],
+    rows: int,
+    files: list[dict[str, Any]],
+    label_scheme: str | None = None,
+    gold_sources: dict[str, int] | None = None,
+    stopping_rules: dict[str, dict[str, int]] | None = None,
+) -> dict[str, Any]:
     """The manifest; `label_scheme` is written for two-way and ordinal snapshots (absent: three-way,
     as every snapshot made before schemes existed), and names the labels training predicts.
     `gold_sources` counts the rows by where their gold_label comes from: crowd (3 of 5), imported
@@ -126,12 +135,12 @@ def manifest_labels(manifest):
     return tuple(manifest.get("labels") or scheme_labels(manifest.get("label_scheme") or THREE_WAY_SCHEME))
 
 
-def write_manifest(directory, manifest):
+def write_manifest(directory: str | Path, manifest: Mapping[str, Any]) -> None:
     text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     (Path(directory) / MANIFEST_NAME).write_text(text, encoding="utf-8")
 
 
-def read_manifest(directory):
+def read_manifest(directory: str | Path) -> dict[str, Any]:
     path = Path(directory) / MANIFEST_NAME
     if not path.exists():
         raise SnapshotError(f"{path} is missing")

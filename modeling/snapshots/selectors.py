@@ -7,8 +7,10 @@ validators keep labelling; either way memory stays flat whatever the corpus size
 """
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
-from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from corpus import labels as scheme_labels
 from corpus.gold import gold_source_expression
@@ -53,9 +55,15 @@ PAIR_COLUMNS = (
     "premise__genre__is_training",
 )
 LABEL_COLUMNS = ("labels__position", "labels__label", "labels__worker__is_excluded", "labels__ordinal")
+# A snapshot's filters as stored (a JSON object: see services.normalize_request for its keys).
+Filters = Mapping[str, Any]
+# One row of PAIR_COLUMNS, as values_list gives it.
+PairValues = tuple[Any, ...]
+# A counted label of a pair: (position, label, ordinal rating or None).
+CountedLabel = tuple[int, str, int | None]
 
 
-def label_schemes(datasets=None):
+def label_schemes(datasets: Sequence[str] | None = None) -> list[str]:
     """The label schemes of the datasets a snapshot takes (all datasets with pairs when none are named)."""
     if datasets:
         found = Dataset.objects.filter(slug__in=datasets)
@@ -65,7 +73,7 @@ def label_schemes(datasets=None):
     return sorted(set(found.values_list("label_scheme", flat=True)))
 
 
-def full_agreement(pairs):
+def full_agreement(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """DNC's test-set rule (Appendix B.4): at least GOLD_MAJORITY labels, all the same label; on
     ordinal datasets all the same rating too. Labels of excluded workers are not counted (the
     counters already leave them out)."""
@@ -86,7 +94,7 @@ def full_agreement(pairs):
     return pairs.exclude(pk__in=split_ratings)
 
 
-def drop_ungrammatical(pairs):
+def drop_ungrammatical(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """Leave out pairs whose hypothesis more than half of its grammaticality judges found to have
     major issues (DNC Appendix B.4 removed the hypotheses with major grammatical issues)."""
     noisy = (
@@ -98,7 +106,7 @@ def drop_ungrammatical(pairs):
     return pairs.exclude(pk__in=noisy)
 
 
-def drop_test_fours(pairs):
+def drop_test_fours(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """DNC's test-set rule for ordinal data (Poliak et al. 2018, App. B.4): leave out of the test
     split the not-entailed pairs rated 4 ("likely"), "since some of these examples are arguably
     entailments". A pair counts as rated 4 when any of its counted labels is (an excluded worker's
@@ -114,7 +122,9 @@ def drop_test_fours(pairs):
     )
 
 
-def export_scope(datasets=None, filters=None):
+def export_scope(
+    datasets: Sequence[str] | None = None, filters: Filters | None = None
+) -> tuple[list[int] | None, list[str], list[int] | None]:
     """The ids and values a snapshot's datasets and filters name: dataset ids (None: every
     dataset), splits, genre ids (None: every genre). Ids, not joins on slugs: the planner then
     knows how many rows match."""
@@ -129,7 +139,9 @@ def export_scope(datasets=None, filters=None):
     return dataset_ids, list(filters.get("splits") or Split.values), genre_ids
 
 
-def gold_source_counts(datasets=None, filters=None, upper_id=None):
+def gold_source_counts(
+    datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
+) -> dict[str, int] | None:
     """{source: pairs} of a snapshot's pairs (ids up to `upper_id`): where each row's gold_label
     comes from, as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
     author's label by the unvalidated_gold filter (as `writer.export_record` decides)."""
@@ -159,7 +171,9 @@ def gold_source_counts(datasets=None, filters=None, upper_id=None):
     return counts
 
 
-def stopping_rule_counts(datasets=None, filters=None, upper_id=None):
+def stopping_rule_counts(
+    datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
+) -> dict[str, dict[str, int]] | None:
     """{rule: {"pairs": n, "stopped_early": m}} of a snapshot's pairs (ids up to `upper_id`), or
     None where every one is on the fixed rule (five labels a pair; issue 24), so that manifests of
     fixed-rule data read as they always did."""
@@ -172,7 +186,7 @@ def stopping_rule_counts(datasets=None, filters=None, upper_id=None):
         .annotate(n=Count("pk"))
         .order_by()
     )
-    counts = {}
+    counts: dict[str, dict[str, int]] = {}
     for row in rows:
         entry = counts.setdefault(row["stopping_rule"], {"pairs": 0, "stopped_early": 0})
         entry["pairs"] += row["n"]
@@ -183,7 +197,9 @@ def stopping_rule_counts(datasets=None, filters=None, upper_id=None):
     return counts
 
 
-def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
+def pairs_for_export(
+    datasets: Sequence[str] | None = None, filters: Filters | None = None, *, premise_per_row: bool = False
+) -> QuerySet[Pair]:
     """The pairs a snapshot with these datasets and filters contains (unordered queryset).
 
     `premise_per_row`: test each pair's premise (split, genre) by a primary-key probe per pair
@@ -197,7 +213,7 @@ def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
     pairs = Pair.objects.all()
     if dataset_ids is not None:
         pairs = pairs.filter(dataset_id__in=dataset_ids)
-    premise_lookups = {"split__in": splits}
+    premise_lookups: dict[str, list[str] | list[int]] = {"split__in": splits}
     if genre_ids is not None:
         premise_lookups["genre_id__in"] = genre_ids
     if premise_per_row:
@@ -211,7 +227,7 @@ def pairs_for_export(datasets=None, filters=None, premise_per_row=False):
     return _pair_filters(pairs, filters)
 
 
-def _pair_filters(pairs, filters):
+def _pair_filters(pairs: QuerySet[Pair], filters: Filters) -> QuerySet[Pair]:
     """The filters on the pair's own columns and labels (the rest of `pairs_for_export`)."""
     if filters.get("gold_only"):
         pairs = pairs.exclude(gold_label=NO_GOLD)
@@ -226,7 +242,7 @@ def _pair_filters(pairs, filters):
     return pairs
 
 
-def labels_in_scheme(scheme, labels):
+def labels_in_scheme(scheme: str | None, labels: Sequence[CountedLabel]) -> list[tuple[int, str]]:
     """(position, label) pairs of `rows_for_export` in the scheme's words: ratings for ordinal data."""
     if scheme in (None, scheme_labels.THREE_WAY_SCHEME):
         return [(position, label) for position, label, _ in labels]
@@ -238,7 +254,7 @@ def labels_in_scheme(scheme, labels):
     return [(position, scheme_labels.to_scheme(scheme, label)) for position, label, _ in labels]
 
 
-def datasets_with_held_out_genres(dataset_slugs=None):
+def datasets_with_held_out_genres(dataset_slugs: Sequence[str] | None = None) -> set[str]:
     """Slugs of datasets with at least one non-training genre: their dev/test are split matched/mismatched."""
     datasets = Dataset.objects.filter(premises__genre__is_training=False).distinct()
     if dataset_slugs:
@@ -246,12 +262,14 @@ def datasets_with_held_out_genres(dataset_slugs=None):
     return set(datasets.values_list("slug", flat=True))
 
 
-def lowest_pair_id():
+def lowest_pair_id() -> int | None:
     """The lowest pair id in the table (one step of the primary key's index), or None."""
     return Pair.objects.order_by("pk").values_list("pk", flat=True).first()
 
 
-def keyset_pages(pairs, page_size=PAGE_SIZE, upper_id=None):
+def keyset_pages(
+    pairs: QuerySet[Pair], *, page_size: int = PAGE_SIZE, upper_id: int | None = None
+) -> Iterator[tuple[int, int, QuerySet[Pair]]]:
     """Yield (after id, last id, queryset of the page) by ascending pair id, never OFFSET.
 
     `upper_id` caps the pages at the pairs that existed when an export began (default: the
@@ -273,13 +291,15 @@ def keyset_pages(pairs, page_size=PAGE_SIZE, upper_id=None):
         last_id = page_end
 
 
-def rows_for_export(pairs, page_size=PAGE_SIZE, upper_id=None):
+def rows_for_export(
+    pairs: QuerySet[Pair], *, page_size: int = PAGE_SIZE, upper_id: int | None = None
+) -> Iterator[tuple[PairValues, list[CountedLabel]]]:
     """Yield (pair_values, [(position, label), ...]) by ascending pair id, one page of pairs at a time.
 
     `upper_id` caps the export at the pairs that existed when it began, so rows written
     after the count do not change what the snapshot holds.
     """
-    for _, _, page in keyset_pages(pairs, page_size, upper_id):
+    for _, _, page in keyset_pages(pairs, page_size=page_size, upper_id=upper_id):
         joined = page.order_by("pk", "labels__position").values_list(*PAIR_COLUMNS, *LABEL_COLUMNS)
         current, labels = None, []
         # Streamed in chunks (a server-side cursor on PostgreSQL): measured flatter than fetching the page whole.
@@ -296,27 +316,27 @@ def rows_for_export(pairs, page_size=PAGE_SIZE, upper_id=None):
             yield current, counted_label_slots(labels)
 
 
-def counted_label_slots(labels):
+def counted_label_slots(labels: Sequence[CountedLabel]) -> list[CountedLabel]:
     """A pair's exported labels from its counted (position, label, rating)s in position order: the earliest
     five, as gold counts them (`corpus.counters.in_gold`). Their TSV slot is their position, so an
     excluded worker's slot stays blank; a healed pair (one with a replacement label beyond position 5
     among those five) lists its five labels in order instead."""
-    labels = labels[:LABELS_PER_PAIR]
-    if any(position > LABELS_PER_PAIR for position, *_ in labels):
-        return [(slot, *rest) for slot, (_, *rest) in enumerate(labels, start=1)]
-    return labels
+    earliest = list(labels[:LABELS_PER_PAIR])
+    if any(position > LABELS_PER_PAIR for position, *_ in earliest):
+        return [(slot, label, rating) for slot, (_, label, rating) in enumerate(earliest, start=1)]
+    return earliest
 
 
 # --- PostgreSQL: the lines themselves produced by the database ------------------------------------
 
 
-def _json_text(column):
+def _json_text(column: str) -> str:
     # to_json escapes exactly as json.dumps(ensure_ascii=False): \" \\ \b \f \n \r \t, other
     # control characters as \u00xx (lower-case hex), everything else as is.
     return f"to_json({column}::text)::text"
 
 
-def _csv_quotes(character):
+def _csv_quotes(character: str) -> bool:
     """Whether the export's csv.writer quotes a field for holding this character (Python versions
     differ on a lone carriage return)."""
     import csv
@@ -327,7 +347,7 @@ def _csv_quotes(character):
     return buffer.getvalue().startswith('"')
 
 
-def _tsv_field(column):
+def _tsv_field(column: str) -> str:
     # csv.writer(delimiter="\t", QUOTE_MINIMAL, lineterminator="\n") quotes a field holding a tab,
     # a double quote or a newline (and a carriage return where this Python does), doubling quotes.
     specials = ["E'\\t'", "'\"'", "E'\\n'"] + (["E'\\r'"] if _csv_quotes("\r") else [])
@@ -374,7 +394,7 @@ _LABELS_OF_PAIRS = f"""
 _NO_TSV_LABELS = "E'\\t\\t\\t\\t'"
 
 
-def _gold_sql(author_gold):
+def _gold_sql(author_gold: bool | str) -> str:
     if not author_gold:
         return '"collection_pair"."gold_label"'
     # author_gold: True for train pairs only ("author"), "all" for every split ("author-all").
@@ -388,7 +408,7 @@ def _gold_sql(author_gold):
     )
 
 
-def _jsonl_sql(author_gold):
+def _jsonl_sql(author_gold: bool | str) -> str:
     labels = "coalesce(page_labels.json_labels, '')"
     fields = [
         ("genre", '"collection_genre"."slug"'),
@@ -408,7 +428,7 @@ def _jsonl_sql(author_gold):
     return " || ".join(parts) + " || '}'"
 
 
-def _tsv_sql(author_gold):
+def _tsv_sql(author_gold: bool | str) -> str:
     columns = [
         _gold_sql(author_gold),
         '"collection_premise"."binary_parse"',
@@ -425,7 +445,14 @@ def _tsv_sql(author_gold):
     return " || E'\\t' || ".join([*(_tsv_field(f"({column})::text") for column in columns), labels])
 
 
-def export_lines_sql(datasets=None, filters=None, unvalidated_gold="author", upper_id=None, lower_id=0):
+def export_lines_sql(
+    datasets: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    *,
+    unvalidated_gold: str = "author",
+    upper_id: int | None = None,
+    lower_id: int = 0,
+) -> tuple[str, dict[str, object]]:
     """(sql, params) of one SELECT of the file lines of the pairs a snapshot with these datasets and
     filters exports (as `pairs_for_export`) with lower_id < id <= upper_id, by ascending pair id,
     each row (route, JSONL line, TSV line): route is "split<TAB>genre is training (true/false)<TAB>
@@ -436,9 +463,9 @@ def export_lines_sql(datasets=None, filters=None, unvalidated_gold="author", upp
     caps the export at the pairs that existed when it began.
     """
     filters = filters or {}
-    author_gold = {"author": True, "author-all": "all"}.get(unvalidated_gold, False)
+    author_gold: bool | str = "all" if unvalidated_gold == "author-all" else unvalidated_gold == "author"
     dataset_ids, splits, genre_ids = export_scope(datasets, filters)
-    params = {"lower_id": lower_id, "upper_id": upper_id, "splits": splits}
+    params: dict[str, object] = {"lower_id": lower_id, "upper_id": upper_id, "splits": splits}
     # The filters test the row the statement reads anyway (the pair, its premise): an IN over the
     # filtered pairs would read both a second time (~45 ms a 25k-pair chunk).
     conditions = [

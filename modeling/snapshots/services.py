@@ -8,10 +8,13 @@ either done with all its files or failed with none; nothing is ever marked done 
 import functools
 import shutil
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Max, Q
@@ -50,18 +53,22 @@ AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
 # A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its Celery worker died.
 STALE_RUNNING_AFTER = timedelta(hours=1)
+# What an export calls after every page: progress(rows_done, rows_total).
+Progress = Callable[[int, int], object]
 
 
 class ExportRefused(Exception):
     """An export that must not run (the snapshot is already done, or being exported)."""
 
 
-def normalize_request(datasets=None, filters=None):
+def normalize_request(
+    datasets: Sequence[str] | None = None, filters: Mapping[str, Any] | None = None
+) -> tuple[list[str], dict[str, Any]]:
     """Check a snapshot request and give it one canonical form (sorted, defaults filled in).
 
     Raises ValidationError naming every bad field, so the API and the command can say what to fix.
     """
-    errors = {}
+    errors: dict[str, str] = {}
     datasets = datasets or []
     filters = dict(filters or {})
     if not isinstance(datasets, (list, tuple)) or not all(isinstance(d, str) for d in datasets):
@@ -78,7 +85,7 @@ def normalize_request(datasets=None, filters=None):
     for key in sorted(set(filters) - set(FILTER_KEYS)):
         errors[f"filters.{key}"] = f"unknown filter '{key}'; allowed: {', '.join(FILTER_KEYS)}"
 
-    clean = {}
+    clean: dict[str, Any] = {}
     genres = filters.get("genres", [])  # not `or []`: {} or null is a mistake, said so
     if not isinstance(genres, list) or not all(isinstance(g, str) for g in genres):
         errors["filters.genres"] = "a list of genre slugs"
@@ -141,7 +148,12 @@ def normalize_request(datasets=None, filters=None):
     return datasets, clean
 
 
-def create_snapshot(user, datasets=None, filters=None):
+def create_snapshot(
+    user: User | AnonymousUser | None,
+    *,
+    datasets: Sequence[str] | None = None,
+    filters: Mapping[str, Any] | None = None,
+) -> Snapshot:
     """A pending snapshot of these datasets (all when empty) and filters; export it next."""
     datasets, filters = normalize_request(datasets, filters)
     return Snapshot.objects.create(
@@ -157,12 +169,17 @@ EXPORT_TASK = "modeling.tasks.export_snapshot_task"
 DATABASE_LINES = True
 
 
-def start_export(snapshot):
+def start_export(snapshot: Snapshot) -> None:
     """Queue the export on the default queue once the snapshot row is committed."""
     transaction.on_commit(lambda: enqueue(EXPORT_TASK, snapshot.pk))
 
 
-def request_snapshot(user, datasets=None, filters=None):
+def request_snapshot(
+    user: User | AnonymousUser | None,
+    *,
+    datasets: Sequence[str] | None = None,
+    filters: Mapping[str, Any] | None = None,
+) -> Snapshot:
     """Make a snapshot and queue its export, in one transaction (the export runs in-process in embedded mode).
 
     Bad datasets or filters raise ValidationError naming each field, and nothing is made.
@@ -174,11 +191,11 @@ def request_snapshot(user, datasets=None, filters=None):
     return snapshot
 
 
-def snapshot_directory(snapshot):
+def snapshot_directory(snapshot: Snapshot) -> Path:
     return Path(settings.SNAPSHOT_DIR) / str(snapshot.pk)
 
 
-def _take(snapshot):
+def _take(snapshot: Snapshot) -> None:
     """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race.
 
     A snapshot left running by a Celery worker that died (Celery redelivers the task: acks_late) is taken
@@ -198,7 +215,9 @@ def _take(snapshot):
         raise ExportRefused(f"snapshot {snapshot.pk} is already being exported")
 
 
-def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
+def export_snapshot(
+    snapshot: Snapshot, *, progress: Progress | None = None, page_size: int = selectors.PAGE_SIZE
+) -> Snapshot:
     """Write the snapshot's files and mark it done; on any failure mark it failed and leave no files.
 
     `progress(rows_done, rows_total)` is called after every page (the command's tqdm bar);
@@ -227,8 +246,8 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
             rows,
             files,
             label_scheme=scheme,
-            gold_sources=selectors.gold_source_counts(snapshot.datasets, snapshot.filters, upper_id),
-            stopping_rules=selectors.stopping_rule_counts(snapshot.datasets, snapshot.filters, upper_id),
+            gold_sources=selectors.gold_source_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
+            stopping_rules=selectors.stopping_rule_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():
@@ -258,14 +277,20 @@ def export_snapshot(snapshot, progress=None, page_size=selectors.PAGE_SIZE):
     return snapshot
 
 
-def _scheme_of(snapshot):
+def _scheme_of(snapshot: Snapshot) -> str:
     schemes = selectors.label_schemes(snapshot.datasets)
     if len(schemes) > 1:
         raise ExportRefused(f"snapshot {snapshot.pk} would mix label schemes ({', '.join(schemes)})")
     return schemes[0] if schemes else scheme_labels.THREE_WAY_SCHEME
 
 
-def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.THREE_WAY_SCHEME):
+def _write_files(
+    snapshot: Snapshot,
+    directory: Path,
+    progress: Progress | None,
+    page_size: int,
+    scheme: str = scheme_labels.THREE_WAY_SCHEME,
+) -> tuple[list[dict[str, Any]], int]:
     pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
     upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
     # Asked for when first needed: with the database making the lines, the count (~120 ms at
@@ -275,7 +300,7 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
     unvalidated_gold = snapshot.filters.get("unvalidated_gold", "author")
     aggregated = _aggregated_labels(snapshot.filters.get("aggregation_run"))
     extra = AGGREGATION_FIELDS if aggregated is not None else ()
-    writers = {}
+    writers: dict[str, SplitWriter] = {}
     done = 0
     try:
         # Two-way and ordinal labels are renamed in Python (export_record); three-way lines may come from the database.
@@ -289,8 +314,8 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
         elif upper_id is not None:
             paged = selectors.pairs_for_export(snapshot.datasets, snapshot.filters, premise_per_row=True)
             held_out_datasets = held_out()
-            for values, labels in selectors.rows_for_export(paged, page_size=page_size, upper_id=upper_id):
-                labels = selectors.labels_in_scheme(scheme, labels)
+            for values, counted in selectors.rows_for_export(paged, page_size=page_size, upper_id=upper_id):
+                labels = selectors.labels_in_scheme(scheme, counted)
                 record = export_record(values, labels, unvalidated_gold, scheme)
                 if aggregated is not None:
                     record["aggregated_label"], record["aggregated_posterior"] = aggregated.get(values[0], ("", None))
@@ -310,7 +335,17 @@ def _write_files(snapshot, directory, progress, page_size, scheme=scheme_labels.
     return files, done
 
 
-def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_out, writers, total, progress, every):
+def _write_database_lines(
+    snapshot: Snapshot,
+    directory: Path,
+    unvalidated_gold: str,
+    upper_id: int,
+    held_out: Callable[[], set[str]],
+    writers: dict[str, SplitWriter],
+    total: Callable[[], int],
+    progress: Progress | None,
+    every: int,
+) -> int:
     """The database makes the lines (as export_record, json.dumps and csv.writer would), streamed
     by binary COPY (`streams`); Python only routes them to their files and hashes them in blocks.
     The snapshot's stored progress moves while they stream, except inside a transaction already
@@ -320,7 +355,7 @@ def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_
     if connection.in_atomic_block:
         total(), held_out()  # the COPY will hold this connection: no query can run while it streams
 
-    def writer_for_route(route):
+    def writer_for_route(route: bytes) -> SplitWriter:
         split, is_training, dataset_slug = route.decode().split("\t")
         split = file_split(split, is_training == "true", dataset_slug in held_out())
         if split not in writers:
@@ -329,7 +364,7 @@ def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_
 
     save = not connection.in_atomic_block
 
-    def on_rows(done):
+    def on_rows(done: int) -> None:
         _report(snapshot, done, total, progress, save=save)
 
     return stream_lines(
@@ -337,7 +372,7 @@ def _write_database_lines(snapshot, directory, unvalidated_gold, upper_id, held_
     )
 
 
-def _aggregated_labels(run_id):
+def _aggregated_labels(run_id: int | None) -> dict[int, tuple[str, float]] | None:
     """pair pk -> (label, posterior) of the run's Dawid–Skene results, or None when the option is off."""
     if run_id is None:
         return None
@@ -348,15 +383,17 @@ def _aggregated_labels(run_id):
     }
 
 
-def _report(snapshot, done, total, progress, save=True):
-    total = total()
-    fraction = done / total if total else 1.0
+def _report(
+    snapshot: Snapshot, done: int, total: Callable[[], int], progress: Progress | None, *, save: bool = True
+) -> None:
+    rows_total = total()
+    fraction = done / rows_total if rows_total else 1.0
     # Never 1.0 before the files are in place: "done" is the status, not the progress bar.
     if save:
         Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
     if progress is not None:
-        progress(done, total)
+        progress(done, rows_total)
 
 
-def read_manifest(snapshot):
+def read_manifest(snapshot: Snapshot) -> dict[str, Any]:
     return snapshot_format.read_manifest(snapshot_directory(snapshot))

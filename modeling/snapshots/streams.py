@@ -14,15 +14,17 @@ wrote: one COPY then runs on that transaction's own connection.
 """
 
 import itertools
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg2
 from django.conf import settings
 from django.db import connection
 
 from . import selectors
-from .writer import ExportLineSink
+from .writer import ExportLineSink, SplitWriter
 
 # Pairs a chunk covers (by id). ~18 MB of lines for MultiNLI-like rows.
 CHUNK_PAIRS = 25_000
@@ -50,7 +52,15 @@ class RouteLines:
         self.tsv.append(tsv_line)
 
 
-def stream_lines(datasets, filters, unvalidated_gold, upper_id, writer_for_route, on_rows, every):
+def stream_lines(
+    datasets: Sequence[str],
+    filters: Mapping[str, Any],
+    unvalidated_gold: str,
+    upper_id: int,
+    writer_for_route: Callable[[bytes], SplitWriter],
+    on_rows: Callable[[int], None],
+    every: int,
+) -> int:
     """Write every exported pair's lines (ids up to `upper_id`) through `writer_for_route(route)`
     and return how many; `on_rows(rows_done)` after every chunk (on the one-COPY path every `every`
     rows). Outside an open transaction no COPY runs on the default connection, which stays free
@@ -67,7 +77,10 @@ def stream_lines(datasets, filters, unvalidated_gold, upper_id, writer_for_route
 
 def _copy(cursor, export, upper_id, lower_id, sink):
     """`export`: (datasets, filters, unvalidated_gold) of the snapshot."""
-    sql, params = selectors.export_lines_sql(*export, upper_id=upper_id, lower_id=lower_id)
+    datasets, filters, unvalidated_gold = export
+    sql, params = selectors.export_lines_sql(
+        datasets, filters, unvalidated_gold=unvalidated_gold, upper_id=upper_id, lower_id=lower_id
+    )
     statement = cursor.mogrify(sql, params).decode()
     cursor.copy_expert(f"COPY ({statement}) TO STDOUT (FORMAT binary)", sink, size=1 << 16)
     if not sink.finished:

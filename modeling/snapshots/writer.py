@@ -23,6 +23,9 @@ import csv
 import hashlib
 import json
 import struct
+from collections.abc import Container, Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 from corpus.labels import to_scheme
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Split
@@ -34,7 +37,7 @@ BLOCK_ROWS = 2048
 _COL = {name: index for index, name in enumerate(PAIR_COLUMNS)}
 
 
-def record_file(values, held_out_datasets):
+def record_file(values: Sequence[Any], held_out_datasets: Container[str]) -> str:
     """The split file (without extension) of one row of `selectors.rows_for_export`."""
     return file_split(
         values[_COL["premise__split"]],
@@ -43,7 +46,12 @@ def record_file(values, held_out_datasets):
     )
 
 
-def export_record(values, labels, unvalidated_gold="author", scheme=None):
+def export_record(
+    values: Sequence[Any],
+    labels: Sequence[tuple[int, str]],
+    unvalidated_gold: str = "author",
+    scheme: str | None = None,
+) -> dict[str, Any]:
     """One pair as the MultiNLI JSONL dict (keys in file order) plus its label by position.
 
     `labels` are already in the scheme's words (selectors.labels_in_scheme); the gold label is
@@ -125,7 +133,7 @@ class HashingFile:
 class SplitWriter:
     """The JSONL and TSV file of one split, written side by side."""
 
-    def __init__(self, directory, split, extra_columns=()):
+    def __init__(self, directory: Path, split: str, extra_columns: Iterable[str] = ()) -> None:
         self.split = split
         self.jsonl = HashingFile(directory / f"{split}.jsonl")
         self.tsv = HashingFile(directory / f"{split}.tsv")
@@ -134,9 +142,10 @@ class SplitWriter:
         # lineterminator "\n": the files are byte-identical across platforms.
         self._tsv_writer = csv.writer(self.tsv, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         self._tsv_writer.writerow((*TSV_COLUMNS, *self.extra_columns))
-        self._jsonl_block, self._tsv_block = [], []
+        self._jsonl_block: list[bytes] = []
+        self._tsv_block: list[bytes] = []
 
-    def write(self, record, labels):
+    def write(self, record: dict[str, Any], labels: Sequence[tuple[int, str]]) -> None:
         self.jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.jsonl.rows += 1
         row = tsv_row(record, labels)
@@ -171,12 +180,12 @@ class SplitWriter:
             self.jsonl.rows += len(jsonl_lines)
             self.tsv.rows += len(tsv_lines)
 
-    def close(self):
+    def close(self) -> None:
         self._flush_block()
         self.jsonl.close()
         self.tsv.close()
 
-    def files(self):
+    def files(self) -> list[dict[str, Any]]:
         return [
             {"name": sink.path.name, "split": self.split, "rows": sink.rows, "bytes": sink.bytes, "sha256": sink.sha256}
             for sink in (self.jsonl, self.tsv)

@@ -7,7 +7,9 @@ launched without loading torch, and the training loop runs without Django (bench
 import math
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 # The baselines, by name: modeling.models.ModelKind offers these to the database and forms,
 # and modeling.nets has one file per name (a test keeps the registry equal).
@@ -22,7 +24,8 @@ MODEL_NAMES = tuple(MODELS)
 
 # Defaults of MultiNLI §3 / Chen et al. 2017: 300-d embeddings and hidden states, Adam,
 # dropout 0.1 (CBOW, BiLSTM) and 0.5 (ESIM), lr 4e-4 for ESIM.
-DEFAULTS = {
+# A config is a JSON object: values of several types, checked against _TYPES and BOUNDS below.
+DEFAULTS: dict[str, Any] = {
     "embedding_dim": 300,
     "hidden_dim": 300,
     "dropout": 0.1,
@@ -45,7 +48,7 @@ DEFAULTS = {
     "train_eval_limit": 5000,  # train accuracy is measured on at most this many train pairs
     "cpu_threads": None,  # torch threads on a CPU node (None: torch's default); 1 on a busy machine
 }
-MODEL_DEFAULTS = {
+MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     "esim": {"dropout": 0.5, "lr": 4e-4},
     "majority": {"epochs": 0},
 }
@@ -91,7 +94,7 @@ class ConfigError(ValueError):
     pass
 
 
-def resolve_config(model, config=None):
+def resolve_config(model: str, config: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The full config a run uses: defaults, then the model's defaults, then the caller's keys."""
     if model not in MODEL_NAMES:
         raise ConfigError(f"unknown model {model!r}; choose one of {', '.join(MODEL_NAMES)}")

@@ -146,7 +146,9 @@ class HttpReporter(RunReporter):
         self.cache = cache
 
     @classmethod
-    def from_settings(cls, platform_url, token, cache_dir, cache_max_bytes):
+    def from_settings(
+        cls, platform_url: str, token: str, cache_dir: str | Path, cache_max_bytes: int
+    ) -> "HttpReporter":
         return cls(PlatformClient(platform_url, token), SnapshotCache(cache_dir, cache_max_bytes))
 
     def lease(self, run_id, hostname, attempt):

@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from modeling.snapshots.format import SnapshotError
 
@@ -107,7 +108,15 @@ class Heartbeat:
             raise RunAbandoned(f"run {self.spec.run_id} is no longer running under this attempt")
 
 
-def execute_attempt(reporter, run_id, hostname, attempt, heartbeat_seconds, bar=None, work_dir=None):
+def execute_attempt(
+    reporter: RunReporter,
+    run_id: int,
+    hostname: str,
+    attempt: str | None,
+    heartbeat_seconds: float,
+    bar: Any = None,  # a tqdm bar (tqdm has no type hints), or None
+    work_dir: str | Path | None = None,
+) -> dict[str, Any]:
     """Lease the run, get its snapshot, train, evaluate, send the checkpoint and the results home.
 
     Returns {"run": id, "status": ...}. Every failure ends on the run (reporter.fail), never only

@@ -9,6 +9,7 @@ over, or, when nothing redelivers it, `reap_stale_runs` fails (or requeues) ever
 whose heartbeat is older than settings.TRAINING_STALE_MINUTES.
 """
 
+import functools
 import hashlib
 import json
 import logging
@@ -16,23 +17,30 @@ import mmap
 import socket
 import tempfile
 import uuid
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from artifacts.selectors import run_tag_accuracy
 from corpus.models import Genre
-from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
+from modeling.models import JobStatus, NodeToken, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import TRAIN_FILE
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
 from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead
+    from tqdm import tqdm
 
 TRAINING_TASK = "modeling.tasks.run_training"
 REAPER_TASK = "modeling.tasks.reap_training_runs"
@@ -46,19 +54,19 @@ class LaunchRefused(ValidationError):
     """A training run that cannot be launched; `message_dict` names each bad field (snapshot, model, config)."""
 
 
-def heartbeat_seconds():
+def heartbeat_seconds() -> float:
     return float(getattr(settings, "TRAINING_HEARTBEAT_SECONDS", 2.0))
 
 
-def stale_minutes():
+def stale_minutes() -> float:
     return float(getattr(settings, "TRAINING_STALE_MINUTES", 10.0))
 
 
-def max_restarts():
+def max_restarts() -> int:
     return int(getattr(settings, "TRAINING_MAX_RESTARTS", 2))
 
 
-def parse_config_text(text):
+def parse_config_text(text: str | None) -> dict[str, Any]:
     """A config typed as JSON text (the dashboard's box, a command's --config): a dict, or LaunchRefused."""
     text = (text or "").strip()
     if not text:
@@ -74,7 +82,7 @@ def parse_config_text(text):
     return config
 
 
-def _snapshot_to_train_on(snapshot):
+def _snapshot_to_train_on(snapshot: Snapshot | int | str) -> tuple[Snapshot | None, str | None]:
     """The done Snapshot named by a Snapshot, its id or the id as text; or the reason it cannot be used."""
     if not isinstance(snapshot, Snapshot):
         if isinstance(snapshot, bool) or not str(snapshot).strip().isdigit():
@@ -90,7 +98,7 @@ def _snapshot_to_train_on(snapshot):
     return snapshot, None
 
 
-def _train_genre_problem(snapshot, genre):
+def _train_genre_problem(snapshot: Snapshot, genre: str) -> str | None:
     """Why training on one genre of this snapshot cannot work, or None: refused at launch, not
     discovered by a node after the queue."""
     known = dict(Genre.objects.values_list("slug", "name"))
@@ -106,7 +114,7 @@ def _train_genre_problem(snapshot, genre):
     return None
 
 
-def _file_mentions(path, needle):
+def _file_mentions(path: Path, needle: bytes) -> bool:
     """Whether the bytes occur in the file: one pass through a memory map (a MultiNLI train file in well under a second)."""
     if path.stat().st_size == 0:
         return False
@@ -114,16 +122,18 @@ def _file_mentions(path, needle):
         return mapped.find(needle) != -1
 
 
-def validate_launch(snapshot, model, config=None):
+def validate_launch(
+    snapshot: Snapshot | int | str, model: str, *, config: dict[str, Any] | str | None = None
+) -> tuple[Snapshot, dict[str, Any]]:
     """Check a launch request once for every caller: (Snapshot, resolved config) or LaunchRefused.
 
     `config` is a dict or JSON text. Views, the API and commands only translate the error.
     """
-    errors = {}
-    snapshot, problem = _snapshot_to_train_on(snapshot)
+    errors: dict[str, str | list[str]] = {}
+    found, problem = _snapshot_to_train_on(snapshot)
     if problem:
         errors["snapshot"] = problem
-    resolved = None
+    resolved: dict[str, Any] | None = None
     if model not in MODEL_NAMES:
         errors["model"] = f"Unknown model {model!r}; choose one of {', '.join(MODEL_NAMES)}."
     else:
@@ -135,32 +145,41 @@ def validate_launch(snapshot, model, config=None):
             errors.update(refused.message_dict)
         except ConfigError as error:
             errors["config"] = str(error)
-    if not errors and resolved.get("train_genre"):
-        problem = _train_genre_problem(snapshot, resolved["train_genre"])
+    # With no errors the snapshot was found and the config resolved.
+    if not errors and found is not None and resolved is not None and resolved.get("train_genre"):
+        problem = _train_genre_problem(found, resolved["train_genre"])
         if problem:
             errors["config"] = problem
     if errors:
         raise LaunchRefused(dict(errors.items()))
+    assert found is not None and resolved is not None  # each None only beside an error
     if resolved["embeddings"] is None:
         resolved["embeddings"] = settings.EMBEDDINGS_FILE or "random"
-    return snapshot, resolved
+    return found, resolved
 
 
-def launch_training_run(snapshot, model, config=None, user=None, enqueue=True):
+def launch_training_run(
+    snapshot: Snapshot | int | str,
+    model: str,
+    *,
+    config: dict[str, Any] | str | None = None,
+    user: User | AnonymousUser | None = None,
+    enqueue: bool = True,
+) -> TrainingRun:
     """A queued TrainingRun, sent to the `gpu` queue once the transaction commits.
 
     `enqueue=False` leaves it queued for the caller to run in-process (`train --in-process`).
     Raises LaunchRefused naming each bad field.
     """
-    snapshot, resolved = validate_launch(snapshot, model, config)
+    found, resolved = validate_launch(snapshot, model, config=config)
     reap_stale_runs()
     with transaction.atomic():
         run = TrainingRun.objects.create(
-            snapshot=snapshot,
-            snapshot_hash=snapshot.content_hash,
+            snapshot=found,
+            snapshot_hash=found.content_hash,
             model=model,
             config=resolved,
-            created_by=user if getattr(user, "pk", None) else None,
+            created_by=user if isinstance(user, User) and user.pk else None,
             status=RunStatus.QUEUED,
             total_epochs=resolved["epochs"] if model != "majority" else 0,
             celery_task_id=str(uuid.uuid4()),
@@ -170,7 +189,7 @@ def launch_training_run(snapshot, model, config=None, user=None, enqueue=True):
     return run
 
 
-def _enqueue(run_id, task_id):
+def _enqueue(run_id: int, task_id: str) -> None:
     enqueue(TRAINING_TASK, run_id, task_id=task_id)
 
 
@@ -183,7 +202,9 @@ class CheckpointRejected(ValueError):
     """An uploaded checkpoint whose bytes do not match the SHA-256 the node announced."""
 
 
-def lease_run(run_id, hostname, task_id, node_token=None):
+def lease_run(
+    run_id: int, hostname: str, task_id: str | None, *, node_token: NodeToken | None = None
+) -> TrainingRun | None:
     """Mark the run running for this attempt under a new lease id; None when there is nothing (more) to do."""
     with transaction.atomic():
         run = TrainingRun.objects.select_for_update().filter(pk=run_id).first()
@@ -223,7 +244,9 @@ def lease_run(run_id, hostname, task_id, node_token=None):
         return run
 
 
-def _held(run_id, attempt, lease_id, node_token=None):
+def _held(
+    run_id: int, attempt: str, lease_id: str | None, node_token: NodeToken | None = None
+) -> QuerySet[TrainingRun]:
     """The run, as a queryset, while this attempt's lease holds it (empty otherwise)."""
     runs = TrainingRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, celery_task_id=attempt)
     if lease_id is not None:
@@ -236,13 +259,23 @@ def _held(run_id, attempt, lease_id, node_token=None):
 PROGRESS_FIELDS = ("epoch", "total_epochs", "step", "total_steps", "loss", "dev_accuracy", "history", "device")
 
 
-def record_progress(run_id, attempt, lease_id, fields, node_token=None):
+def record_progress(
+    run_id: int, attempt: str, lease_id: str | None, fields: Mapping[str, Any], *, node_token: NodeToken | None = None
+) -> bool:
     """A heartbeat: write the run's progress; False when the lease no longer holds the run."""
     values = {key: fields[key] for key in PROGRESS_FIELDS if key in fields}
     return bool(_held(run_id, attempt, lease_id, node_token).update(**values, heartbeat_at=timezone.now()))
 
 
-def store_checkpoint(run_id, attempt, lease_id, source, sha256=None, node_token=None):
+def store_checkpoint(
+    run_id: int,
+    attempt: str,
+    lease_id: str | None,
+    source: "SupportsRead[bytes]",
+    *,
+    sha256: str | None = None,
+    node_token: NodeToken | None = None,
+) -> bool:
     """Put a finished checkpoint (a readable binary file) into the checkpoint storage and record it.
 
     The stored name is new for each lease, so a takeover never overwrites the file a reader may be
@@ -286,7 +319,9 @@ def store_checkpoint(run_id, attempt, lease_id, source, sha256=None, node_token=
     return True
 
 
-def finish_run(run_id, attempt, lease_id, results, node_token=None):
+def finish_run(
+    run_id: int, attempt: str, lease_id: str | None, results: dict[str, Any], *, node_token: NodeToken | None = None
+) -> bool:
     """Record a run's results (it is done); False when the lease no longer holds the run.
 
     The progress figures become what really ran: a run stopped early (patience, max_minutes)
@@ -295,7 +330,7 @@ def finish_run(run_id, attempt, lease_id, results, node_token=None):
     now = timezone.now()
     dev_split = results.get("dev_split")
     accuracy = results.get("accuracy") or {}
-    ran = {"total_steps": F("step")}
+    ran: dict[str, Any] = {"total_steps": F("step")}
     if "epochs_run" in results:
         ran.update(epoch=results["epochs_run"], total_epochs=results["epochs_run"])
     finished = bool(
@@ -315,7 +350,9 @@ def finish_run(run_id, attempt, lease_id, results, node_token=None):
     return finished
 
 
-def fail_run(run_id, attempt, lease_id, error, node_token=None):
+def fail_run(
+    run_id: int, attempt: str, lease_id: str | None, error: object, *, node_token: NodeToken | None = None
+) -> bool:
     """Record a run's failure; False when the lease no longer holds the run (a reaped or taken-over run stays)."""
     now = timezone.now()
     return bool(
@@ -331,7 +368,7 @@ def fail_run(run_id, attempt, lease_id, error, node_token=None):
 class DatabaseReporter(RunReporter):
     """The embedded mode and Celery workers that share the platform's database and disk."""
 
-    def lease(self, run_id, hostname, attempt):
+    def lease(self, run_id: int, hostname: str, attempt: str | None) -> RunSpec | None:
         run = lease_run(run_id, hostname, attempt)
         if run is None:
             return None
@@ -359,27 +396,27 @@ class DatabaseReporter(RunReporter):
             snapshot_directory=snapshot.directory,
         )
 
-    def snapshot_folder(self, spec):
+    def snapshot_folder(self, spec: RunSpec) -> str:
         return spec.snapshot_directory
 
-    def progress(self, spec, fields):
+    def progress(self, spec: RunSpec, fields: Mapping[str, Any]) -> bool:
         return record_progress(spec.run_id, spec.attempt, spec.lease_id, fields)
 
-    def save_checkpoint(self, spec, path):
+    def save_checkpoint(self, spec: RunSpec, path: str | Path) -> bool:
         with open(path, "rb") as source:
             return store_checkpoint(spec.run_id, spec.attempt, spec.lease_id, source)
 
-    def finish(self, spec, results):
+    def finish(self, spec: RunSpec, results: dict[str, Any]) -> bool:
         return finish_run(spec.run_id, spec.attempt, spec.lease_id, results)
 
-    def fail(self, spec, error):
+    def fail(self, spec: RunSpec, error: object) -> bool:
         return fail_run(spec.run_id, spec.attempt, spec.lease_id, error)
 
-    def status(self, run_id):
+    def status(self, run_id: int) -> str | None:
         return TrainingRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
 
 
-def run_reporter():
+def run_reporter() -> RunReporter:
     """The transport of this process: HTTP when it is a GPU node (PLATFORM_URL + NODE_TOKEN), else the database."""
     if getattr(settings, "PLATFORM_URL", "") and getattr(settings, "NODE_TOKEN", ""):
         from .remote import HttpReporter
@@ -390,7 +427,14 @@ def run_reporter():
     return DatabaseReporter()
 
 
-def execute_training_run(run_id, hostname=None, task_id=None, bar=None, reporter=None):
+def execute_training_run(
+    run_id: int,
+    *,
+    hostname: str | None = None,
+    task_id: str | None = None,
+    bar: "tqdm | None" = None,
+    reporter: RunReporter | None = None,
+) -> dict[str, Any]:
     """The node's side of a run (runner.execute_attempt) with this process's transport."""
     hostname = hostname or f"in-process@{socket.gethostname()}"
     reporter = reporter or run_reporter()
@@ -402,16 +446,16 @@ def execute_training_run(run_id, hostname=None, task_id=None, bar=None, reporter
 class CancelRefused(Exception):
     """A run that cannot be cancelled (unknown, or finished already); the message says why."""
 
-    def __init__(self, message):
+    def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
-def is_cancelled(run):
+def is_cancelled(run: TrainingRun) -> bool:
     return bool((run.results or {}).get("cancelled"))
 
 
-def cancel_training_run(run_id, user=None):
+def cancel_training_run(run_id: int, *, user: User | AnonymousUser | None = None) -> TrainingRun:
     """Cancel a queued or running run; returns it. Refused (CancelRefused) for a finished one.
 
     The run ends at once as failed with "Cancelled by ..." (and `results["cancelled"]`); a queued
@@ -440,7 +484,7 @@ def cancel_training_run(run_id, user=None):
     return run
 
 
-def fail_running_runs(error, hostname=None, task_id=None):
+def fail_running_runs(error: str, *, hostname: str | None = None, task_id: str | None = None) -> int:
     """Fail runs still marked running for a Celery worker (or one task) that is going away."""
     runs = TrainingRun.objects.filter(status=RunStatus.RUNNING)
     if hostname:
@@ -450,7 +494,7 @@ def fail_running_runs(error, hostname=None, task_id=None):
     return runs.update(status=RunStatus.FAILED, error=error[:5000], finished_at=timezone.now())
 
 
-def reap_stale_runs(minutes=None, requeue=False):
+def reap_stale_runs(*, minutes: float | None = None, requeue: bool = False) -> list[int]:
     """Fail (or requeue) running runs whose node stopped sending heartbeats; return their ids."""
     minutes = stale_minutes() if minutes is None else minutes
     cutoff = timezone.now() - timedelta(minutes=minutes)
@@ -459,7 +503,7 @@ def reap_stale_runs(minutes=None, requeue=False):
         | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
         | Q(heartbeat_at__isnull=True, started_at__isnull=True, created_at__lt=cutoff)
     )
-    reaped = []
+    reaped: list[int] = []
     with transaction.atomic():
         for run in TrainingRun.objects.select_for_update().filter(Q(status=RunStatus.RUNNING) & stale):
             last = run.heartbeat_at or run.started_at
@@ -470,7 +514,7 @@ def reap_stale_runs(minutes=None, requeue=False):
                 run.results = {"restarts": int(run.results.get("restarts", 0)) + 1}
                 run.celery_task_id = str(uuid.uuid4())
                 run.save(update_fields=["status", "error", "results", "celery_task_id"])
-                transaction.on_commit(lambda pk=run.pk, tid=run.celery_task_id: _enqueue(pk, tid))
+                transaction.on_commit(functools.partial(_enqueue, run.pk, run.celery_task_id))
             else:
                 run.status = RunStatus.FAILED
                 run.error = lost
@@ -480,7 +524,7 @@ def reap_stale_runs(minutes=None, requeue=False):
     return reaped
 
 
-def record_run_tag_accuracy(run_id):
+def record_run_tag_accuracy(run_id: int) -> dict[str, Any] | None:
     """Store a finished run's accuracy per phenomenon tag (MultiNLI Table 6: per tag, the share of
     pairs and the accuracy) in its results as `tag_accuracy`, where the run page and the run's API
     read it. Nothing is stored when the run has no per-pair predictions of tagged pairs."""

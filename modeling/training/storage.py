@@ -7,10 +7,10 @@ django-storages' S3 backend, and every reader and writer here goes through the s
 """
 
 from django.conf import settings
-from django.core.files.storage import FileSystemStorage, storages
+from django.core.files.storage import FileSystemStorage, Storage, storages
 
 
-def checkpoint_storage():
+def checkpoint_storage() -> Storage:
     if "checkpoints" in settings.STORAGES:
         return storages["checkpoints"]
     # Built per call: tests (and a changed setting) move CHECKPOINT_DIR.
@@ -23,7 +23,7 @@ def snapshot_storage():
     return FileSystemStorage(location=settings.SNAPSHOT_DIR)
 
 
-def local_path(storage, name):
+def local_path(storage: Storage, name: str) -> str | None:
     """The file's path on this server's disk, or None when the storage is remote (object storage)."""
     try:
         return storage.path(name)

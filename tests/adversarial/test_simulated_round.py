@@ -69,7 +69,7 @@ def train_first_target(researcher):
     snapshot = wait_for(
         lambda: snapshot.__class__.objects.filter(pk=snapshot.pk, status=JobStatus.DONE).first(), timeout=120
     )
-    run = finished(launch_training_run(snapshot, "cbow", TRAINING, researcher))
+    run = finished(launch_training_run(snapshot, "cbow", config=TRAINING, user=researcher))
     assert run.status == RunStatus.DONE, run.error
     return run
 

@@ -65,7 +65,7 @@ def task_outcome(task_id):
 
 
 def test_a_reaped_run_stops_at_the_next_heartbeat_and_its_worker_never_overwrites_it(worker, snapshot):
-    run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
+    run = running_on_the_worker(launch_training_run(snapshot, "bilstm", config=LONG).pk)
     assert reap_stale_runs(minutes=0) == [run.pk]
     reaped = TrainingRun.objects.get(pk=run.pk)
     assert reaped.status == RunStatus.FAILED and reaped.error.startswith("node lost")
@@ -79,7 +79,7 @@ def test_a_reaped_run_stops_at_the_next_heartbeat_and_its_worker_never_overwrite
 
 
 def test_after_a_requeue_the_old_attempt_stops_the_new_one_finishes_and_an_old_message_is_skipped(worker, snapshot):
-    run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
+    run = running_on_the_worker(launch_training_run(snapshot, "bilstm", config=LONG).pk)
     old_task_id = run.celery_task_id
     assert reap_stale_runs(minutes=0, requeue=True) == [run.pk]
     assert task_outcome(old_task_id) == {"run": run.pk, "status": "abandoned"}
@@ -128,7 +128,7 @@ def test_a_cold_shutdown_fails_the_run_its_worker_was_training(worker, snapshot,
     second = None
     try:
         second = start_celery_worker(f"shutdown-{os.getpid()}", "gpu", tmp_path / "second-worker.log")
-        run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
+        run = running_on_the_worker(launch_training_run(snapshot, "bilstm", config=LONG).pk)
         assert run.node_hostname == second.nodename
         stop_celery_worker(second, signal.SIGQUIT, whole_group=False)
         failed = TrainingRun.objects.get(pk=run.pk)

@@ -73,7 +73,7 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
         )
         beat = start_celery_beat(tmp_path, {"REAPER_INTERVAL_SECONDS": str(INTERVAL_SECONDS)})
 
-        run = running_on_the_worker(launch_training_run(snapshot, "bilstm", LONG).pk)
+        run = running_on_the_worker(launch_training_run(snapshot, "bilstm", config=LONG).pk)
         assert run.node_hostname == victim.nodename
         stop_celery_worker(victim, signal.SIGKILL)  # the whole process group: main process and child
         wait_for(lambda: not running_members(victim.pid), timeout=30, message="every process of the worker to die")

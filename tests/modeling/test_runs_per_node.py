@@ -104,8 +104,8 @@ def test_two_runs_on_one_node_train_at_once_and_the_reaper_takes_one_while_the_o
             tmp_path / "node.log",
             concurrency=runs_per_node({"TRAINING_RUNS_PER_NODE": "2"}),
         )
-        doomed = launch_training_run(snapshot, "bilstm", dict(LONG, epochs=50, patience=50))
-        survivor = launch_training_run(snapshot, "cbow", dict(LONG, batch_size=16, epochs=25, patience=25))
+        doomed = launch_training_run(snapshot, "bilstm", config=dict(LONG, epochs=50, patience=50))
+        survivor = launch_training_run(snapshot, "cbow", config=dict(LONG, batch_size=16, epochs=25, patience=25))
 
         def both_training():
             runs = list(TrainingRun.objects.filter(pk__in=[doomed.pk, survivor.pk], status=RunStatus.RUNNING))

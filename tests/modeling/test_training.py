@@ -157,7 +157,7 @@ def task_runner(transactional_db, celery_worker_process):
 
 
 def launch(snapshot, model, config, user=None):
-    run = launch_training_run(snapshot, model, config, user)
+    run = launch_training_run(snapshot, model, config=config, user=user)
     return follow(run.pk)[0]
 
 
@@ -214,17 +214,17 @@ def test_a_corrupt_snapshot_fails_the_run_with_the_reason(task_runner, tmp_path,
 def test_launch_refuses_unfinished_snapshots_and_bad_configs(db, tmp_path):
     pending = Snapshot.objects.create(status=JobStatus.PENDING)
     with pytest.raises(LaunchRefused) as refused:
-        launch_training_run(pending, "cbow", {}, None)
+        launch_training_run(pending, "cbow", config={}, user=None)
     assert "not done" in refused.value.message_dict["snapshot"][0]
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=6, n_eval=3))
     with pytest.raises(LaunchRefused) as refused:
-        launch_training_run(snapshot, "cbow", {"learning_rate": 1}, None)
+        launch_training_run(snapshot, "cbow", config={"learning_rate": 1}, user=None)
     assert "unknown config key" in refused.value.message_dict["config"][0]
     with pytest.raises(LaunchRefused) as refused:
-        launch_training_run(snapshot, "bert", {}, None)
+        launch_training_run(snapshot, "bert", config={}, user=None)
     assert "Unknown model" in refused.value.message_dict["model"][0]
     with pytest.raises(LaunchRefused) as refused:
-        launch_training_run(str(pending.pk + 1000), "bert", "{not json", None)
+        launch_training_run(str(pending.pk + 1000), "bert", config="{not json", user=None)
     assert set(refused.value.message_dict) == {"snapshot", "model"}
     assert not TrainingRun.objects.exists()
 

@@ -50,7 +50,9 @@ def is_cancel_sent(run_id):
 
 
 def test_a_running_run_stops_cleanly_at_its_next_heartbeat(snapshot, researcher):
-    run = launch_training_run(snapshot, "bilstm", dict(SMALL, epochs=6, patience=6), researcher, enqueue=False)
+    run = launch_training_run(
+        snapshot, "bilstm", config=dict(SMALL, epochs=6, patience=6), user=researcher, enqueue=False
+    )
     reporter = CancelAfterFirstEpoch(researcher)
     outcome = execute_training_run(run.pk, reporter=reporter)
     assert outcome["status"] == "abandoned"
@@ -68,7 +70,7 @@ def test_a_running_run_stops_cleanly_at_its_next_heartbeat(snapshot, researcher)
 
 
 def test_a_queued_run_is_cancelled_and_never_starts(snapshot, researcher):
-    run = launch_training_run(snapshot, "cbow", dict(SMALL, epochs=1), researcher, enqueue=False)
+    run = launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1), user=researcher, enqueue=False)
     cancel_training_run(run.pk, user=researcher)
     assert execute_training_run(run.pk)["status"] == RunStatus.FAILED
     run.refresh_from_db()
@@ -76,8 +78,8 @@ def test_a_queued_run_is_cancelled_and_never_starts(snapshot, researcher):
 
 
 def test_the_dashboard_button_and_the_api_action_post_only_with_the_right(snapshot, researcher, client):
-    first = launch_training_run(snapshot, "cbow", dict(SMALL, epochs=1), researcher, enqueue=False)
-    second = launch_training_run(snapshot, "cbow", dict(SMALL, epochs=1), researcher, enqueue=False)
+    first = launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1), user=researcher, enqueue=False)
+    second = launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1), user=researcher, enqueue=False)
     client.force_login(researcher)
     page = client.get(reverse("dashboard:training_detail", args=[first.pk])).content.decode()
     assert 'id="cancel-run"' in page and 'name="csrfmiddlewaretoken"' in page
@@ -109,9 +111,9 @@ def test_the_dashboard_button_and_the_api_action_post_only_with_the_right(snapsh
 
 def test_embedded_mode_says_jobs_run_one_at_a_time_and_which_runs(snapshot, researcher, client, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    running = launch_training_run(snapshot, "cbow", dict(SMALL, epochs=1), researcher, enqueue=False)
+    running = launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1), user=researcher, enqueue=False)
     TrainingRun.objects.filter(pk=running.pk).update(status=RunStatus.RUNNING)
-    launch_training_run(snapshot, "cbow", dict(SMALL, epochs=1), researcher, enqueue=False)
+    launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1), user=researcher, enqueue=False)
     client.force_login(researcher)
     for url in (reverse("dashboard:training"), reverse("dashboard:snapshots")):
         page = " ".join(client.get(url).content.decode().split())

@@ -33,7 +33,7 @@ def test_a_worker_trains_a_run_and_reports_progress_and_results(
         "test_mismatched": learnable_rows(100, 5),
     }
     snapshot = make_snapshot(tmp_path / "snap", splits, researcher)
-    run = launch_training_run(snapshot, "bilstm", dict(SMALL, epochs=4, patience=4), researcher)
+    run = launch_training_run(snapshot, "bilstm", config=dict(SMALL, epochs=4, patience=4), user=researcher)
     run, seen = follow(run.pk)
     assert run.status == RunStatus.DONE, run.error
     assert run.device.startswith("cpu") and run.started_at <= run.finished_at
@@ -53,7 +53,7 @@ def test_a_corrupt_snapshot_fails_on_the_worker_with_the_reason(transactional_db
     folder = tmp_path / "snap"
     snapshot = make_snapshot(folder, {"train": learnable_rows(20, 1), "dev": learnable_rows(5, 2)})
     (folder / "dev.jsonl").write_text((folder / "dev.jsonl").read_text() + "{not json\n")
-    run = launch_training_run(snapshot, "cbow", dict(SMALL, epochs=1))
+    run = launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1))
     run, _ = follow(run.pk, timeout=60)
     assert run.status == RunStatus.FAILED
     assert "hash mismatch: dev.jsonl does not match its sha256" in run.error
@@ -70,7 +70,7 @@ def test_a_killed_worker_child_never_leaves_the_run_running(transactional_db, tm
     assert celery_worker_process is not None, "the PostgreSQL pass runs a real worker (set CELERY_BROKER_URL)"
     rows = synthetic_rows(3000, seed=4)
     snapshot = make_snapshot(tmp_path / "snap", {"train": rows, "dev": synthetic_rows(300, seed=5)})
-    run = launch_training_run(snapshot, "bilstm", dict(SMALL, epochs=3, patience=3))
+    run = launch_training_run(snapshot, "bilstm", config=dict(SMALL, epochs=3, patience=3))
     wait_for(
         lambda: TrainingRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, step__gt=0).exists(),
         timeout=90,

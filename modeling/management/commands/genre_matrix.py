@@ -74,12 +74,12 @@ class Command(BaseCommand):
     def handle(self, *args, snapshot, model, config, genres, queue, **options):
         try:
             config = {"dropout": 0.2, **parse_config_text(config)}
-            snapshot, _ = validate_launch(snapshot, model, config)
+            snapshot, _ = validate_launch(snapshot, model, config=config)
             genres = [g.strip() for g in genres.split(",") if g.strip()] or train_genres(snapshot)
             if not genres:
                 raise CommandError("the snapshot's train file names no genre")
             runs = [
-                launch_training_run(snapshot, model, {**config, "train_genre": genre}, enqueue=queue)
+                launch_training_run(snapshot, model, config={**config, "train_genre": genre}, enqueue=queue)
                 for genre in genres
             ]
         except LaunchRefused as refused:

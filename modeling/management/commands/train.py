@@ -85,7 +85,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, snapshot, model, config, wait, in_process, **options):
         try:
-            run = launch_training_run(snapshot, model, config, enqueue=not in_process)
+            run = launch_training_run(snapshot, model, config=config, enqueue=not in_process)
         except LaunchRefused as refused:
             raise refusal(refused) from refused
         if in_process:

@@ -14,7 +14,7 @@ from .helpers import SMALL, learnable_splits, served_snapshot
 
 def test_the_runs_page_links_its_checkpoint_and_the_file_loads_and_predicts(db, client, researcher, tmp_path, settings):
     snapshot = served_snapshot(learnable_splits(seed=7, n_train=200, n_eval=40), researcher)
-    run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
+    run = launch_training_run(snapshot, "cbow", config=SMALL, user=researcher, enqueue=False)
     execute_training_run(run.pk)  # in-process, the database transport: no PLATFORM_URL here
     run.refresh_from_db()
     assert run.status == RunStatus.DONE, run.error
@@ -38,7 +38,7 @@ def test_the_runs_page_links_its_checkpoint_and_the_file_loads_and_predicts(db, 
 
 def test_a_run_without_a_checkpoint_has_no_link_and_its_download_is_404(db, client, researcher):
     snapshot = served_snapshot(learnable_splits(seed=8, n_train=20, n_eval=5), researcher)
-    run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
+    run = launch_training_run(snapshot, "cbow", config=SMALL, user=researcher, enqueue=False)
     client.force_login(researcher)
     assert "checkpoint-download" not in client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()
     missing = client.get(f"/api/training-runs/{run.pk}/checkpoint/")

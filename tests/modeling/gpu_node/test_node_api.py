@@ -43,7 +43,7 @@ def snapshot(db, researcher):
 
 @pytest.fixture
 def queued_run(snapshot):
-    return launch_training_run(snapshot, "cbow", SMALL, enqueue=False)
+    return launch_training_run(snapshot, "cbow", config=SMALL, enqueue=False)
 
 
 def lease(client, run, hostname="gpu-a@node"):
@@ -85,7 +85,7 @@ def upload(client, run, lease_id, body, sha=None):
 def test_a_worker_token_reads_snapshot_files_and_nothing_else(node, snapshot, researcher):
     premise = add_premise(snapshot_dataset(), genre("fiction"), "train", "A premise.")
     pair = add_pair(premise.dataset, premise, "A hypothesis.", FIVE_E)
-    run = launch_training_run(snapshot, "majority", {}, enqueue=False)
+    run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/train.jsonl").status_code == 200
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/manifest.json").status_code == 200
     refused = [

@@ -34,7 +34,7 @@ def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(
 ):
     splits = learnable_splits(seed=100)
     snapshot = served_snapshot(splits, researcher)
-    run = follow(launch_training_run(snapshot, "cbow", SMALL, researcher).pk)
+    run = follow(launch_training_run(snapshot, "cbow", config=SMALL, user=researcher).pk)
     assert run.status == RunStatus.DONE, run.error
     assert run.node_token.name == "test-gpu-node"
     assert run.results["accuracy"]["test_matched"] > 0.9 and len(run.history) == 3
@@ -63,7 +63,7 @@ def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(
     assert abs(accuracy - run.results["accuracy"]["test_matched"]) <= 0.02
 
     # A second run on the same snapshot finds it in the node's cache.
-    second = follow(launch_training_run(snapshot, "hypothesis_only", SMALL, researcher).pk)
+    second = follow(launch_training_run(snapshot, "hypothesis_only", config=SMALL, user=researcher).pk)
     assert second.status == RunStatus.DONE, second.error
     assert second.results["snapshot_source"]["source"] == "cache"
     assert second.results["snapshot_source"]["bytes_downloaded"] == 0
@@ -79,7 +79,7 @@ def test_a_file_tampered_on_the_platform_fails_the_run_naming_it(gpu_node, live_
     snapshot = served_snapshot(learnable_splits(seed=200, n_train=60, n_eval=10), researcher)
     dev = Path(snapshot.directory) / "dev_mismatched.jsonl"
     dev.write_text(dev.read_text().replace("never", "always", 1))
-    run = follow(launch_training_run(snapshot, "cbow", SMALL, researcher).pk)
+    run = follow(launch_training_run(snapshot, "cbow", config=SMALL, user=researcher).pk)
     assert run.status == RunStatus.FAILED
     assert "hash mismatch: dev_mismatched.jsonl does not match its sha256" in run.error
     assert not run.checkpoint_name
@@ -92,7 +92,7 @@ def test_a_manifest_that_no_longer_gives_the_runs_hash_fails_the_run(gpu_node, l
     manifest = manifest_of(snapshot)
     manifest["files"][0]["sha256"] = "0" * 64
     (Path(snapshot.directory) / "manifest.json").write_text(json.dumps(manifest))
-    run = follow(launch_training_run(snapshot, "cbow", SMALL, researcher).pk)
+    run = follow(launch_training_run(snapshot, "cbow", config=SMALL, user=researcher).pk)
     assert run.status == RunStatus.FAILED
     assert "manifest.json downloaded from the platform does not give the content hash" in run.error
 
@@ -109,7 +109,7 @@ def test_a_node_with_a_bad_token_leaves_the_run_queued_for_another(live_server, 
     from modeling.training.services import execute_training_run
 
     snapshot = served_snapshot(learnable_splits(seed=400, n_train=20, n_eval=5), researcher)
-    run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
+    run = launch_training_run(snapshot, "cbow", config=SMALL, user=researcher, enqueue=False)
     with pytest.raises(PlatformError, match=r"401 .*Invalid or revoked node token"):
         execute_training_run(
             run.pk,
@@ -132,7 +132,7 @@ def test_a_reaped_run_stops_the_node_at_its_next_heartbeat(live_server, node_tok
     from .conftest import NODE_KEY
 
     snapshot = served_snapshot(learnable_splits(seed=500, n_train=20, n_eval=5), researcher)
-    run = launch_training_run(snapshot, "cbow", SMALL, researcher, enqueue=False)
+    run = launch_training_run(snapshot, "cbow", config=SMALL, user=researcher, enqueue=False)
     reporter = http_reporter(live_server, NODE_KEY, tmp_path / "cache")
     spec = reporter.lease(run.pk, "gpu-a@node", run.celery_task_id)
     beat = Heartbeat(reporter, spec, interval=0)

@@ -55,7 +55,7 @@ def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(
     db, researcher, object_store, settings, client
 ):
     snapshot = served_snapshot(learnable_splits(seed=10, n_train=20, n_eval=5), researcher)
-    run = launch_training_run(snapshot, "majority", {}, enqueue=False)
+    run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
     run = lease_run(run.pk, "host", run.celery_task_id)
     body = b"checkpoint bytes " * 1000
     assert store_checkpoint(run.pk, run.celery_task_id, run.lease_id, io.BytesIO(body))
