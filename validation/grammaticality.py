@@ -13,11 +13,9 @@ wanted is never added: a hypothesis that filled meanwhile (an expired page's) is
 rest of the page is. One judgment per worker and pair (a unique constraint refuses a second).
 """
 
-import uuid
-from datetime import timedelta
+from datetime import datetime
 
-from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -25,8 +23,9 @@ from django.utils import timezone
 from corpus.models import Grammaticality, GrammaticalityJudgment, Pair, Worker
 from crowd.models import ClaimStatus
 
+from .claiming import ClaimRule, claim_batch
 from .models import GrammaticalityClaim
-from .services import CLAIM_LOOKS, ValidationRefused
+from .services import ValidationRefused
 
 PAGE_SIZE = 5
 
@@ -81,10 +80,17 @@ class JudgmentsIncomplete(ValidationRefused):
         self.missing = list(missing)
 
 
-def _lock_rows(queryset):
-    if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
-    return queryset
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked hypothesis's free places: judgments wanted less judgments made and live claims."""
+    counted = (
+        Pair.objects.filter(pk__in=locked)
+        .annotate(judged=_judged_subquery(), held=_held_subquery(now))
+        .values_list("pk", "dataset__grammaticality_judgments", "judged", "held")
+    )
+    return [(pk, wanted - judged - held, None) for pk, wanted, judged, held in counted]
+
+
+GRAMMATICALITY_CLAIMS = ClaimRule(model=GrammaticalityClaim, target="pair", room=_room)
 
 
 def claim_page(worker, dataset=None, size=PAGE_SIZE):
@@ -96,32 +102,18 @@ def claim_page(worker, dataset=None, size=PAGE_SIZE):
         current = _live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
         if current is not None:
             return current.batch
-        tried: list[int] = []
-        for _ in range(CLAIM_LOOKS):
-            candidates = _claimable(worker, now, dataset)
-            if tried:
-                candidates = candidates.exclude(pk__in=tried)
-            locked = list(_lock_rows(candidates).values_list("pk", flat=True)[: size * 3])
-            if not locked:
-                return None
-            # Counted again in a statement of its own, under the locks: claims and judgments
-            # committed since the candidate query started are seen.
-            room = {
-                pk: wanted - judged - held
-                for pk, wanted, judged, held in Pair.objects.filter(pk__in=locked)
-                .annotate(judged=_judged_subquery(), held=_held_subquery(now))
-                .values_list("pk", "dataset__grammaticality_judgments", "judged", "held")
-            }
-            chosen = [pk for pk in locked if room.get(pk, 0) > 0][:size]
-            if chosen:
-                batch = uuid.uuid4()
-                expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-                GrammaticalityClaim.objects.bulk_create(
-                    GrammaticalityClaim(batch=batch, worker=worker, pair_id=pk, expires_at=expires_at) for pk in chosen
-                )
-                return batch
-            tried += locked
-    return None
+        return claim_batch(
+            GRAMMATICALITY_CLAIMS, worker, now, _claimable(worker, now, dataset), size=size, wanted=size * 3
+        )
+
+
+def release_expired_grammaticality_claims(*, now: datetime | None = None) -> int:
+    """Mark every open page claim past its expiry as expired (their places are free already: live
+    claims are the unexpired ones), so the status says what happened."""
+    now = now or timezone.now()
+    return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
+        status=ClaimStatus.EXPIRED
+    )
 
 
 def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):

@@ -16,10 +16,9 @@ other captions of the same scene on the same page would tell the worker more tha
 import uuid
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
 
-from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -28,6 +27,7 @@ from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
 from corpus.models import Dataset, ItemKind, Pair, Worker
 from crowd.models import ClaimStatus
 
+from .claiming import ClaimRule, Grouping, claim_batch
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
 from .services import ValidationRefused
@@ -117,10 +117,18 @@ def worker_open_premise_batch(worker, now):
     return claim.batch if claim else None
 
 
-def _lock_rows(queryset):
-    if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
-    return queryset
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked premise pair's free places (three less labels and live claims) and its item."""
+    fresh = (
+        PremisePair.objects.filter(pk__in=locked)
+        .annotate(held=_live_claims_subquery(now))
+        .values_list("pk", "item_id", "label_count", "held")
+    )
+    return [(pk, PREMISE_LABELS_PER_PAIR - count - held, item) for pk, item, count, held in fresh]
+
+
+# One premise of an item per batch (the module's docstring says why).
+PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=_room, grouping=Grouping.APART)
 
 
 def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
@@ -128,7 +136,7 @@ def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
 
     A worker with a live batch gets it back. The candidates are locked, then their labels and live
     claims counted again under the lock (a claim committed just before ours is seen), and claims
-    are made on those with room, one premise per item.
+    are made on those with room, one premise per item (`claiming.claim_batch`).
     """
     if worker.is_excluded:
         raise PremiseLabelRefused(
@@ -136,43 +144,19 @@ def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
             "If you think this is a mistake, please contact the researchers."
         )
     now = timezone.now()
-    tried: list[int] = []
     with transaction.atomic():
         Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
         current = worker_open_premise_batch(worker, now)
         if current is not None:
             return current
-        for _ in range(10):
-            candidates = claimable_premise_pairs(worker, now, dataset)
-            if tried:
-                candidates = candidates.exclude(pk__in=tried)
-            locked = list(_lock_rows(candidates).values_list("pk", flat=True)[: size * CANDIDATES_PER_PLACE])
-            if not locked:
-                return None
-            fresh = (
-                PremisePair.objects.filter(pk__in=locked)
-                .annotate(held=_live_claims_subquery(now))
-                .values_list("pk", "item_id", "label_count", "held")
-            )
-            room = {pk: (item, PREMISE_LABELS_PER_PAIR - count - held) for pk, item, count, held in fresh}
-            chosen, items = [], set()
-            for pk in locked:
-                item, free = room[pk]
-                if free > 0 and item not in items:
-                    chosen.append(pk)
-                    items.add(item)
-                if len(chosen) == size:
-                    break
-            if chosen:
-                batch = uuid.uuid4()
-                expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-                PremiseLabelClaim.objects.bulk_create(
-                    PremiseLabelClaim(batch=batch, worker=worker, premise_pair_id=pk, expires_at=expires_at)
-                    for pk in chosen
-                )
-                return batch
-            tried += locked
-    return None
+        return claim_batch(
+            PREMISE_CLAIMS,
+            worker,
+            now,
+            claimable_premise_pairs(worker, now, dataset),
+            size=size,
+            wanted=size * CANDIDATES_PER_PLACE,
+        )
 
 
 # --- labels --------------------------------------------------------------------------------------
