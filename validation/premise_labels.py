@@ -283,7 +283,7 @@ def submit_premise_batch(worker, batch, labels, seconds=None):
     return SubmittedPremiseBatch(batch=batch, labels=saved)
 
 
-def release_expired_premise_claims(now=None):
+def release_expired_premise_claims(*, now: datetime | None = None) -> int:
     """Mark every open claim past its expiry as expired (their places are free already)."""
     now = now or timezone.now()
     return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
