@@ -83,7 +83,7 @@ class PremisePairSerializer(serializers.ModelSerializer):
         return str(self._sentence(pair).get("source", ""))
 
     def get_judgments(self, pair: PremisePair) -> list[str]:
-        return [label.label for label in pair.judgments]
+        return [label.label for label in pair.labels.all()]  # prefetched by the view, in order
 
 
 class PremiseLabelViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet):
@@ -97,6 +97,5 @@ class PremiseLabelViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet)
         Prefetch(
             "labels",
             queryset=PremiseLabel.objects.only("premise_pair_id", "label").order_by("created_at", "id"),
-            to_attr="judgments",
         )
     )

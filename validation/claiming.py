@@ -16,7 +16,7 @@ more, and the next look goes further down the queue.
 """
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
@@ -131,6 +131,7 @@ def claim_batch(
     wanted: int,
     claim: Callable[[list[int], list[int]], uuid.UUID | None] | None = None,
     look_again: Callable[[list[int]], bool] | None = None,
+    claim_fields: Mapping[str, Any] | None = None,
 ) -> uuid.UUID | None:
     """Claims on up to `size` of the candidates with room (looking at `wanted` at a time); the batch
     id, or None when none has room. In the caller's transaction.
@@ -138,7 +139,7 @@ def claim_batch(
     `claim(locked, tried)` replaces the plain choose-and-insert (validation's catch trials and its
     one-statement path; it may add to `tried`); `look_again(tried)` is asked when no candidate could
     be locked, and True looks once more (validation recounts stale held places, or waits a moment
-    for claimers holding every claimable row).
+    for claimers holding every claimable row). `claim_fields` go on every claim (a study session).
     """
     tried: list[int] = []
     for _ in range(CLAIM_LOOKS):
@@ -151,7 +152,8 @@ def claim_batch(
             batch = claim(locked, tried)
         else:
             chosen = choose(rule, locked, now, size=size)
-            batch = insert_claims(rule, worker, now, ((pk, {}) for pk in chosen)) if chosen else None
+            fields = claim_fields or {}
+            batch = insert_claims(rule, worker, now, ((pk, {}) for pk in chosen), **fields) if chosen else None
         if batch is not None:
             return batch
         # Every candidate was filled by claims committed after our snapshot: look further.

@@ -26,11 +26,18 @@ from django.utils import timezone
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
 from corpus.models import Dataset, ItemKind, Pair, Worker
 from crowd.models import ClaimStatus
+from crowd.services import record_task_done
 
 from .claiming import ClaimRule, Grouping, claim_batch
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
-from .services import ValidationRefused
+from .services import (
+    BatchAlreadySubmitted,
+    BatchExpired,
+    BatchIncomplete,
+    NotAllowedToValidate,
+    ValidationRefused,
+)
 
 BATCH_SIZE = 5
 CANDIDATES_PER_PLACE = 8  # over-fetch: full pairs and second premises of an item are skipped
@@ -40,18 +47,21 @@ class PremiseLabelRefused(ValidationRefused):
     """A per-premise write that was refused; its message is fit to show the worker."""
 
 
-class PremiseBatchExpired(PremiseLabelRefused):
+# Each also the batch tasks' own refusal (services), so the shared pages (views.BatchTask) answer them alike.
+class NotAllowedToLabelPremises(PremiseLabelRefused, NotAllowedToValidate):
     pass
 
 
-class PremiseBatchAlreadySubmitted(PremiseLabelRefused):
+class PremiseBatchExpired(PremiseLabelRefused, BatchExpired):
     pass
 
 
-class PremiseBatchIncomplete(PremiseLabelRefused):
-    def __init__(self, message, missing):
-        super().__init__(message)
-        self.missing = missing
+class PremiseBatchAlreadySubmitted(PremiseLabelRefused, BatchAlreadySubmitted):
+    pass
+
+
+class PremiseBatchIncomplete(PremiseLabelRefused, BatchIncomplete):
+    pass
 
 
 # --- which items want per-premise labels --------------------------------------------------------
@@ -131,18 +141,23 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
 PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=_room, grouping=Grouping.APART)
 
 
-def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
+def claim_premise_batch(worker, *, dataset=None, study_session=None, size=BATCH_SIZE):
     """A batch of up to `size` premise-hypothesis pairs for this worker, or None when there is no work.
+
+    Inside a per-premise study (`study_session`), only that study's dataset, and the claims carry the
+    session so that the submitted batch counts towards its completion code.
 
     A worker with a live batch gets it back. The candidates are locked, then their labels and live
     claims counted again under the lock (a claim committed just before ours is seen), and claims
     are made on those with room, one premise per item (`claiming.claim_batch`).
     """
     if worker.is_excluded:
-        raise PremiseLabelRefused(
+        raise NotAllowedToLabelPremises(
             "Your account is not taking part in this task at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
+    if dataset is None and study_session is not None:
+        dataset = study_session.study.dataset
     now = timezone.now()
     with transaction.atomic():
         Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
@@ -156,6 +171,7 @@ def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
             claimable_premise_pairs(worker, now, dataset),
             size=size,
             wanted=size * CANDIDATES_PER_PLACE,
+            claim_fields={"study_session": study_session},
         )
 
 
@@ -280,6 +296,9 @@ def submit_premise_batch(worker, batch, labels, seconds=None):
         PremiseLabelClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )
+        # A study's batch counts towards its code. No hold of guessers' codes: that evidence is
+        # read from validation labels (quality.guessers), which this task does not write.
+        record_task_done(claims[0].study_session)
     return SubmittedPremiseBatch(batch=batch, labels=saved)
 
 
