@@ -13,14 +13,16 @@ wanted is never added: a hypothesis that filled meanwhile (an expired page's) is
 rest of the page is. One judgment per worker and pair (a unique constraint refuses a second).
 """
 
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from corpus.models import Grammaticality, GrammaticalityJudgment, Pair, Worker
+from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, Pair, Worker
 from crowd.models import ClaimStatus
 
 from .claiming import ClaimRule, claim_batch
@@ -30,11 +32,11 @@ from .services import ValidationRefused
 PAGE_SIZE = 5
 
 
-def _live_claims(now):
+def _live_claims(now: datetime) -> QuerySet[GrammaticalityClaim]:
     return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
 
 
-def _held_subquery(now, exclude_worker=None):
+def _held_subquery(now: datetime, *, exclude_worker: Worker | None = None) -> Coalesce:
     claims = _live_claims(now).filter(pair=OuterRef("pk"))
     if exclude_worker is not None:
         claims = claims.exclude(worker=exclude_worker)
@@ -42,14 +44,14 @@ def _held_subquery(now, exclude_worker=None):
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _judged_subquery():
+def _judged_subquery() -> Coalesce:
     counted = (
         GrammaticalityJudgment.objects.filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id"))
     )
     return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
 
 
-def _claimable(worker, now, dataset=None):
+def _claimable(worker: Worker, now: datetime, dataset: Dataset | None = None) -> QuerySet[Pair]:
     pairs = Pair.objects.filter(dataset__grammaticality_judgments__gt=0)
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
@@ -63,7 +65,7 @@ def _claimable(worker, now, dataset=None):
     )
 
 
-def pairs_shown_again(worker, pks):
+def pairs_shown_again(worker: Worker, pks: Iterable[int]) -> list[Pair]:
     """These pairs, where this worker may still judge them (a refused page shown again)."""
     return list(
         Pair.objects.filter(pk__in=list(pks), dataset__grammaticality_judgments__gt=0)
@@ -75,7 +77,7 @@ def pairs_shown_again(worker, pks):
 class JudgmentsIncomplete(ValidationRefused):
     """A page sent with sentences unanswered: nothing saved; `missing` are their pair pks."""
 
-    def __init__(self, message, missing):
+    def __init__(self, message: str, missing: Iterable[int]) -> None:
         super().__init__(message)
         self.missing = list(missing)
 
@@ -93,7 +95,7 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
 GRAMMATICALITY_CLAIMS = ClaimRule(model=GrammaticalityClaim, target="pair", room=_room)
 
 
-def claim_page(worker, dataset=None, size=PAGE_SIZE):
+def claim_page(worker: Worker, *, dataset: Dataset | None = None, size: int = PAGE_SIZE) -> uuid.UUID | None:
     """The worker's open page of hypotheses (its claims' batch id), claiming a new one when they have
     none; None when nothing is left for them."""
     now = timezone.now()
@@ -116,7 +118,7 @@ def release_expired_grammaticality_claims(*, now: datetime | None = None) -> int
     )
 
 
-def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
+def hypotheses_to_judge(worker: Worker, *, dataset: Dataset | None = None, size: int = PAGE_SIZE) -> list[Pair]:
     """The pairs of the worker's open page (claimed now if they have none), fewest judgments first;
     [] when nothing is left for them."""
     if worker.is_excluded:
@@ -128,7 +130,9 @@ def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
     return list(Pair.objects.filter(pk__in=claimed).order_by("pk"))
 
 
-def submit_judgments(worker, judgments, shown=None):
+def submit_judgments(
+    worker: Worker, judgments: Mapping[int, str], *, shown: Sequence[int] | None = None
+) -> list[GrammaticalityJudgment]:
     """Save {pair pk: "none" | "minor" | "major"} for one worker: all of them or none, with a message.
 
     `shown`: the pair pks of the page that was answered; a page with any of them unanswered is

@@ -15,17 +15,19 @@ other captions of the same scene on the same page would tell the worker more tha
 
 import uuid
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
 from corpus.models import Dataset, ItemKind, Pair, Worker
-from crowd.models import ClaimStatus
+from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 
 from .claiming import ClaimRule, Grouping, claim_batch
@@ -67,14 +69,15 @@ class PremiseBatchIncomplete(PremiseLabelRefused, BatchIncomplete):
 # --- which items want per-premise labels --------------------------------------------------------
 
 
-def mark_for_premise_labels(dataset, split=None):
+def mark_for_premise_labels(dataset: Dataset | str, *, split: str | None = None) -> dict[str, int]:
     """Ask for three per-premise labels on every premise of this multi-premise dataset's items (of
     one split: MPE collected them for dev). Marking twice adds nothing. Returns
     {"items": items in scope, "premise_pairs": premise pairs newly marked}."""
     if isinstance(dataset, str):
-        dataset = Dataset.objects.filter(slug=dataset).first()
-        if dataset is None:
+        found = Dataset.objects.filter(slug=dataset).first()
+        if found is None:
             raise PremiseLabelRefused("No such dataset.")
+        dataset = found
     if dataset.item_kind != ItemKind.MULTI_PREMISE:
         raise PremiseLabelRefused(
             f"{dataset.slug} holds single-premise pairs; per-premise labels are for multi-premise (MPE) items."
@@ -97,18 +100,18 @@ def mark_for_premise_labels(dataset, split=None):
 # --- claims --------------------------------------------------------------------------------------
 
 
-def live_claims(now):
+def live_claims(now: datetime) -> QuerySet[PremiseLabelClaim]:
     return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
 
 
-def _live_claims_subquery(now):
+def _live_claims_subquery(now: datetime) -> Coalesce:
     counted = (
         live_claims(now).filter(premise_pair=OuterRef("pk")).order_by().values("premise_pair").annotate(n=Count("id"))
     )
     return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
 
 
-def claimable_premise_pairs(worker, now, dataset=None):
+def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset | None = None) -> QuerySet[PremisePair]:
     """Premise pairs this worker may be offered, closest to three judgments first: they have room
     (labels plus live claims under three), the worker neither wrote the item's hypothesis nor
     labelled or claimed the pair before."""
@@ -122,7 +125,7 @@ def claimable_premise_pairs(worker, now, dataset=None):
     return pairs.order_by("-label_count", "id")
 
 
-def worker_open_premise_batch(worker, now):
+def worker_open_premise_batch(worker: Worker, now: datetime) -> uuid.UUID | None:
     claim = live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
     return claim.batch if claim else None
 
@@ -141,7 +144,13 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
 PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=_room, grouping=Grouping.APART)
 
 
-def claim_premise_batch(worker, *, dataset=None, study_session=None, size=BATCH_SIZE):
+def claim_premise_batch(
+    worker: Worker,
+    *,
+    dataset: Dataset | None = None,
+    study_session: StudySession | None = None,
+    size: int = BATCH_SIZE,
+) -> uuid.UUID | None:
     """A batch of up to `size` premise-hypothesis pairs for this worker, or None when there is no work.
 
     Inside a per-premise study (`study_session`), only that study's dataset, and the claims carry the
@@ -168,7 +177,7 @@ def claim_premise_batch(worker, *, dataset=None, study_session=None, size=BATCH_
             PREMISE_CLAIMS,
             worker,
             now,
-            claimable_premise_pairs(worker, now, dataset),
+            claimable_premise_pairs(worker, now, dataset=dataset),
             size=size,
             wanted=size * CANDIDATES_PER_PLACE,
             claim_fields={"study_session": study_session},
@@ -180,7 +189,13 @@ def claim_premise_batch(worker, *, dataset=None, study_session=None, size=BATCH_
 _VOTE_FIELDS = {ENTAILMENT: "entailment_votes", NEUTRAL: "neutral_votes", CONTRADICTION: "contradiction_votes"}
 
 
-def add_premise_labels(worker, labels, seconds=None, releasing_claims=()):
+def add_premise_labels(
+    worker: Worker,
+    labels: Mapping[int, str],
+    *,
+    seconds: float | None = None,
+    releasing_claims: Iterable[int] = (),
+) -> list[PremiseLabel]:
     """Save {premise pair pk: label} for one worker: all or nothing, in the caller's transaction.
 
     Locks the premise pairs in pk order and refuses, before writing anything, a label that is not
@@ -248,11 +263,13 @@ def add_premise_labels(worker, labels, seconds=None, releasing_claims=()):
 
 @dataclass
 class SubmittedPremiseBatch:
-    batch: uuid.UUID
-    labels: list
+    batch: uuid.UUID | str
+    labels: list[PremiseLabel]
 
 
-def submit_premise_batch(worker, batch, labels, seconds=None):
+def submit_premise_batch(
+    worker: Worker, batch: uuid.UUID | str, labels: Mapping[Any, str], *, seconds: float | None = None
+) -> SubmittedPremiseBatch:
     """Save a worker's labels for a whole batch of premise-hypothesis pairs, or nothing.
 
     `labels` maps premise pair pk -> entailment / neutral / contradiction. Refused with a clear
@@ -310,7 +327,7 @@ def release_expired_premise_claims(*, now: datetime | None = None) -> int:
     )
 
 
-def recount_premise_pairs(dataset=None):
+def recount_premise_pairs(*, dataset: Dataset | None = None) -> int:
     """Recompute every premise pair's counts and consensus from its labels; returns how many changed."""
     pairs = PremisePair.objects.all() if dataset is None else PremisePair.objects.filter(item__dataset=dataset)
     changed = 0
