@@ -337,6 +337,12 @@ CELERY_BEAT_SCHEDULE = {
     "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
     # Flagged workers of studies that opted in to automatic exclusion (off by default).
     "quality-auto-exclude-flagged": {"task": "quality.auto_exclude_flagged", "schedule": 3600.0},
+    # Expired validation, per-premise (MPE §5.2) and grammaticality claims marked expired, their
+    # pairs' held places recounted (claims do it lazily too; validation/tasks.py).
+    "validation-release-expired-claims": {
+        "task": "validation.release_expired_claims",
+        "schedule": float(os.environ.get("CLAIM_RELEASE_INTERVAL_SECONDS", "300")),
+    },
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
 }

@@ -9,6 +9,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/artifacts/", include("artifacts.urls_api")),
+    path("api/validation/", include("validation.urls_api")),
     path("api/", include("modeling.api.urls")),
     path("dashboard/", include("dashboard.urls")),
     path("artifacts/", include("artifacts.urls")),

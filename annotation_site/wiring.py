@@ -38,6 +38,7 @@ NEXT_TASK_URL: dict[str, str] = {
     TaskKind.VALIDATION: "validation:next",
     TaskKind.MPE_JUDGMENT: "validation:mpe-next",
     TaskKind.ADVERSARIAL: "adversarial:next",
+    TaskKind.PREMISE_LABELS: "validation:premise-next",
 }
 # DNC's grammaticality task, offered on the home page beside a validation study's batches.
 GRAMMATICALITY_URL = "validation:grammaticality"

@@ -154,7 +154,7 @@ def run(args, skip=()):
                 else:
                     claimed.append(found.premise_id)
             else:
-                batch = claim_validation_batch(worker, dataset)
+                batch = claim_validation_batch(worker, dataset=dataset)
                 if batch is None:
                     no_task[0] += 1
                 else:

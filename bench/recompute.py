@@ -126,7 +126,7 @@ def section_submit_wait(args):
             try:
                 while not done.is_set():
                     worker = next(workers)
-                    batch = claim_validation_batch(worker, dataset)
+                    batch = claim_validation_batch(worker, dataset=dataset)
                     if batch is None:
                         time.sleep(0.01)
                         continue

@@ -404,7 +404,7 @@ def _in_child(kind, dataset_pk, items, barrier):
                     raise RuntimeError("no premise left")
                 claimed.append(claim.premise_id)
             else:
-                batch = claim_validation_batch(item, dataset)
+                batch = claim_validation_batch(item, dataset=dataset)
                 if batch is None:
                     raise RuntimeError("no pair left")
                 claimed.extend(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
@@ -525,7 +525,7 @@ def section_claims(table, args, workers, dataset):
     claimed_pairs = []
 
     def claim_batch(worker):
-        batch = claim_validation_batch(worker, dataset)
+        batch = claim_validation_batch(worker, dataset=dataset)
         if batch is None:
             raise RuntimeError("no pair left")
         claimed_pairs.extend(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
@@ -554,7 +554,7 @@ def section_claims(table, args, workers, dataset):
         claim_next_premise(worker, dataset=dataset)
     worker = next(pool)
     with CaptureQueriesContext(connection) as claiming:
-        batch = claim_validation_batch(worker, dataset)
+        batch = claim_validation_batch(worker, dataset=dataset)
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     with CaptureQueriesContext(connection) as submitting:
         submit_validation_batch(worker, batch, dict.fromkeys(pairs, "entailment"))

@@ -45,6 +45,7 @@ KIND_LABEL: dict[str, str] = {
     TaskKind.VALIDATION: "judging sentence pairs",
     TaskKind.MPE_JUDGMENT: "judging sentences against four captions (MPE)",
     TaskKind.ADVERSARIAL: "writing sentences that fool a model",
+    TaskKind.PREMISE_LABELS: "judging sentences against one caption at a time (MPE)",
 }
 
 

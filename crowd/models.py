@@ -21,6 +21,11 @@ class TaskKind(models.TextChoices):
     VALIDATION = "validation", "validation"
     MPE_JUDGMENT = "mpe", "MPE judgments (multi-premise items)"
     ADVERSARIAL = "adversarial", "adversarial writing (model in the loop)"
+    PREMISE_LABELS = "premise", "MPE per-premise labels (one caption at a time)"
+
+
+# The tasks whose items are multi-premise (MPE) items: their studies need a multi-premise dataset.
+MULTI_PREMISE_TASKS = frozenset({TaskKind.MPE_JUDGMENT, TaskKind.PREMISE_LABELS})
 
 
 class ClaimStatus(models.TextChoices):
@@ -147,25 +152,26 @@ class Study(models.Model):
         self.check_dataset_fits_task()
 
     def check_dataset_fits_task(self) -> None:
-        """An MPE judgment study needs a multi-premise dataset (its items have four captions), and
-        writing and validation studies a single-premise one: otherwise its participants would find
-        no task at all."""
+        """An MPE judgment or per-premise study needs a multi-premise dataset (its items have four
+        captions), and writing and validation studies a single-premise one: otherwise its
+        participants would find no task at all."""
         if self.dataset_id is None:
             return
-        if self.task_kind != TaskKind.MPE_JUDGMENT:
+        if self.task_kind not in MULTI_PREMISE_TASKS:
             if self.dataset.item_kind == ItemKind.MULTI_PREMISE:
                 raise ValidationError(
                     {
-                        "dataset": f"“{self.dataset}” holds multi-premise (MPE) items: only an MPE judgment study "
-                        "can serve them. Make this an MPE judgment study, or choose a single-premise dataset."
+                        "dataset": f"“{self.dataset}” holds multi-premise (MPE) items: only an MPE judgment or "
+                        "per-premise study can serve them. Make this one of those, or choose a single-premise dataset."
                     }
                 )
             return
         if self.dataset.item_kind != ItemKind.MULTI_PREMISE:
             raise ValidationError(
                 {
-                    "dataset": f"An MPE judgment study needs a multi-premise dataset; “{self.dataset}” has "
-                    "single-premise pairs. Choose a multi-premise dataset, or make this a validation study."
+                    "dataset": f"An {self.get_task_kind_display()} study needs a multi-premise dataset; "
+                    f"“{self.dataset}” has single-premise pairs. Choose a multi-premise dataset, or make this "
+                    "a validation study."
                 }
             )
 

@@ -64,6 +64,7 @@ TASK_BUTTON_TEXT = {
     TaskKind.WRITING: "Next writing task",
     TaskKind.VALIDATION: "Next validation task",
     TaskKind.MPE_JUDGMENT: "Next judgment task",
+    TaskKind.PREMISE_LABELS: "Next caption task",
 }
 
 

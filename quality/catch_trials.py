@@ -17,15 +17,15 @@ The rules:
   `earned` row of the bonus ledger (`quality.bonuses`), in the submit's own transaction.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import connection
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, ValidationLabel
-from crowd.models import Study
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, ValidationLabel, Worker
+from crowd.models import Study, StudySession
 
 from .bonuses import record_catch_bonuses
 from .models import CatchTrialAnswer, ReferenceLabel
@@ -54,7 +54,15 @@ def servings(claims):
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def pick_catch_trials(*, worker, dataset, count, seen, taken=(), claims=None):
+def pick_catch_trials(
+    *,
+    worker: Worker,
+    dataset: Dataset | None,
+    count: int,
+    seen: QuerySet[Any],
+    taken: Sequence[int] = (),
+    claims: QuerySet[Any] | None = None,
+) -> list[int]:
     """Up to `count` random catch-trial pair pks for the worker's next validation batch, none of
     them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken` (the
     batch's ordinary pairs), nor written or labelled by the worker, each served to fewer than
@@ -92,7 +100,14 @@ def catch_pool_status(dataset, claims):
     return {"pairs": len(served), "servings_left": left, "max_servings": MAX_SERVINGS, "dry": left == 0}
 
 
-def score_catch_trials(*, worker, study_session, batch, catch_labels, seconds=None):
+def score_catch_trials(
+    *,
+    worker: Worker,
+    study_session: StudySession | None,
+    batch: Any,
+    catch_labels: Mapping[int, str],
+    seconds: float | None = None,
+) -> list[CatchTrialAnswer]:
     """Score a submitted batch's catch trials and record bonuses; `catch_labels` maps each
     catch-trial pair pk to the worker's label (never added to the pair's labels), `seconds` is the
     time per item.

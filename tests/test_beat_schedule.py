@@ -1,5 +1,6 @@
 """One celery beat schedule (`CELERY_BEAT_SCHEDULE` in the settings) runs the periodic work in production: the
-hourly tagging sweep, the monitor refresh and the training-run reaper; compose runs one beat."""
+hourly tagging sweep, the monitor refresh, the training-run reaper and the release of expired claims;
+compose runs one beat."""
 
 from pathlib import Path
 
@@ -15,6 +16,7 @@ PERIODIC = {
     "modeling.tasks.reap_training_runs",
     "quality.auto_exclude_flagged",
     "adversarial.advance_rounds",
+    "validation.release_expired_claims",
 }
 
 

@@ -50,7 +50,7 @@ def claim_field_name(claim):
 
 
 def scheme_of(pair):
-    return getattr(pair.dataset, "label_scheme", None) or scheme_labels.THREE_WAY_SCHEME
+    return getattr(getattr(pair, "dataset", None), "label_scheme", None) or scheme_labels.THREE_WAY_SCHEME
 
 
 class ValidationBatchForm(forms.Form):
@@ -116,4 +116,21 @@ class MpeBatchForm(ValidationBatchForm):
                 for option, (_, answer) in zip(row["options"], self.answer_choices, strict=False)
             ]
             row["captions"] = row["pair"].premise.premise_sentences
+            yield row
+
+
+# --- MPE's per-premise labels (Lai et al. 2017 §5.2): one caption and the hypothesis, three answers --
+
+
+class PremiseBatchForm(ValidationBatchForm):
+    """One of the three answers per premise-hypothesis pair (`validation.models.PremisePair`: three-way,
+    a premise pair has no dataset of its own); each row shows its one caption and the item's hypothesis."""
+
+    def rows(self, missing=()):
+        for row in super().rows(missing=missing):
+            premise_pair = row["pair"]
+            sentences = premise_pair.item.premise.premise_sentences
+            index = premise_pair.index
+            row["premise"] = sentences[index] if index < len(sentences) else ""
+            row["hypothesis"] = premise_pair.item.hypothesis
             yield row

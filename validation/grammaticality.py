@@ -14,28 +14,29 @@ rest of the page is. One judgment per worker and pair (a unique constraint refus
 """
 
 import uuid
-from datetime import timedelta
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 
-from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from corpus.models import Grammaticality, GrammaticalityJudgment, Pair, Worker
+from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, Pair, Worker
 from crowd.models import ClaimStatus
 
+from .claiming import ClaimRule, claim_batch
 from .models import GrammaticalityClaim
-from .services import CLAIM_LOOKS, ValidationRefused
+from .services import ValidationRefused
 
 PAGE_SIZE = 5
 
 
-def _live_claims(now):
+def _live_claims(now: datetime) -> QuerySet[GrammaticalityClaim]:
     return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
 
 
-def _held_subquery(now, exclude_worker=None):
+def _held_subquery(now: datetime, *, exclude_worker: Worker | None = None) -> Coalesce:
     claims = _live_claims(now).filter(pair=OuterRef("pk"))
     if exclude_worker is not None:
         claims = claims.exclude(worker=exclude_worker)
@@ -43,14 +44,14 @@ def _held_subquery(now, exclude_worker=None):
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _judged_subquery():
+def _judged_subquery() -> Coalesce:
     counted = (
         GrammaticalityJudgment.objects.filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id"))
     )
     return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
 
 
-def _claimable(worker, now, dataset=None):
+def _claimable(worker: Worker, now: datetime, dataset: Dataset | None = None) -> QuerySet[Pair]:
     pairs = Pair.objects.filter(dataset__grammaticality_judgments__gt=0)
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
@@ -64,7 +65,7 @@ def _claimable(worker, now, dataset=None):
     )
 
 
-def pairs_shown_again(worker, pks):
+def pairs_shown_again(worker: Worker, pks: Iterable[int]) -> list[Pair]:
     """These pairs, where this worker may still judge them (a refused page shown again)."""
     return list(
         Pair.objects.filter(pk__in=list(pks), dataset__grammaticality_judgments__gt=0)
@@ -76,18 +77,25 @@ def pairs_shown_again(worker, pks):
 class JudgmentsIncomplete(ValidationRefused):
     """A page sent with sentences unanswered: nothing saved; `missing` are their pair pks."""
 
-    def __init__(self, message, missing):
+    def __init__(self, message: str, missing: Iterable[int]) -> None:
         super().__init__(message)
         self.missing = list(missing)
 
 
-def _lock_rows(queryset):
-    if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
-    return queryset
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked hypothesis's free places: judgments wanted less judgments made and live claims."""
+    counted = (
+        Pair.objects.filter(pk__in=locked)
+        .annotate(judged=_judged_subquery(), held=_held_subquery(now))
+        .values_list("pk", "dataset__grammaticality_judgments", "judged", "held")
+    )
+    return [(pk, wanted - judged - held, None) for pk, wanted, judged, held in counted]
 
 
-def claim_page(worker, dataset=None, size=PAGE_SIZE):
+GRAMMATICALITY_CLAIMS = ClaimRule(model=GrammaticalityClaim, target="pair", room=_room)
+
+
+def claim_page(worker: Worker, *, dataset: Dataset | None = None, size: int = PAGE_SIZE) -> uuid.UUID | None:
     """The worker's open page of hypotheses (its claims' batch id), claiming a new one when they have
     none; None when nothing is left for them."""
     now = timezone.now()
@@ -96,35 +104,21 @@ def claim_page(worker, dataset=None, size=PAGE_SIZE):
         current = _live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
         if current is not None:
             return current.batch
-        tried: list[int] = []
-        for _ in range(CLAIM_LOOKS):
-            candidates = _claimable(worker, now, dataset)
-            if tried:
-                candidates = candidates.exclude(pk__in=tried)
-            locked = list(_lock_rows(candidates).values_list("pk", flat=True)[: size * 3])
-            if not locked:
-                return None
-            # Counted again in a statement of its own, under the locks: claims and judgments
-            # committed since the candidate query started are seen.
-            room = {
-                pk: wanted - judged - held
-                for pk, wanted, judged, held in Pair.objects.filter(pk__in=locked)
-                .annotate(judged=_judged_subquery(), held=_held_subquery(now))
-                .values_list("pk", "dataset__grammaticality_judgments", "judged", "held")
-            }
-            chosen = [pk for pk in locked if room.get(pk, 0) > 0][:size]
-            if chosen:
-                batch = uuid.uuid4()
-                expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-                GrammaticalityClaim.objects.bulk_create(
-                    GrammaticalityClaim(batch=batch, worker=worker, pair_id=pk, expires_at=expires_at) for pk in chosen
-                )
-                return batch
-            tried += locked
-    return None
+        return claim_batch(
+            GRAMMATICALITY_CLAIMS, worker, now, _claimable(worker, now, dataset), size=size, wanted=size * 3
+        )
 
 
-def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
+def release_expired_grammaticality_claims(*, now: datetime | None = None) -> int:
+    """Mark every open page claim past its expiry as expired (their places are free already: live
+    claims are the unexpired ones), so the status says what happened."""
+    now = now or timezone.now()
+    return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
+        status=ClaimStatus.EXPIRED
+    )
+
+
+def hypotheses_to_judge(worker: Worker, *, dataset: Dataset | None = None, size: int = PAGE_SIZE) -> list[Pair]:
     """The pairs of the worker's open page (claimed now if they have none), fewest judgments first;
     [] when nothing is left for them."""
     if worker.is_excluded:
@@ -136,7 +130,9 @@ def hypotheses_to_judge(worker, dataset=None, size=PAGE_SIZE):
     return list(Pair.objects.filter(pk__in=claimed).order_by("pk"))
 
 
-def submit_judgments(worker, judgments, shown=None):
+def submit_judgments(
+    worker: Worker, judgments: Mapping[int, str], *, shown: Sequence[int] | None = None
+) -> list[GrammaticalityJudgment]:
     """Save {pair pk: "none" | "minor" | "major"} for one worker: all of them or none, with a message.
 
     `shown`: the pair pks of the page that was answered; a page with any of them unanswered is

@@ -15,22 +15,31 @@ other captions of the same scene on the same page would tell the worker more tha
 
 import uuid
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
+from typing import Any
 
-from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
 from corpus.models import Dataset, ItemKind, Pair, Worker
-from crowd.models import ClaimStatus
+from crowd.models import ClaimStatus, StudySession
+from crowd.services import record_task_done
 
+from .claiming import ClaimRule, Grouping, claim_batch
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
-from .services import ValidationRefused
+from .services import (
+    BatchAlreadySubmitted,
+    BatchExpired,
+    BatchIncomplete,
+    NotAllowedToValidate,
+    ValidationRefused,
+)
 
 BATCH_SIZE = 5
 CANDIDATES_PER_PLACE = 8  # over-fetch: full pairs and second premises of an item are skipped
@@ -40,31 +49,35 @@ class PremiseLabelRefused(ValidationRefused):
     """A per-premise write that was refused; its message is fit to show the worker."""
 
 
-class PremiseBatchExpired(PremiseLabelRefused):
+# Each also the batch tasks' own refusal (services), so the shared pages (views.BatchTask) answer them alike.
+class NotAllowedToLabelPremises(PremiseLabelRefused, NotAllowedToValidate):
     pass
 
 
-class PremiseBatchAlreadySubmitted(PremiseLabelRefused):
+class PremiseBatchExpired(PremiseLabelRefused, BatchExpired):
     pass
 
 
-class PremiseBatchIncomplete(PremiseLabelRefused):
-    def __init__(self, message, missing):
-        super().__init__(message)
-        self.missing = missing
+class PremiseBatchAlreadySubmitted(PremiseLabelRefused, BatchAlreadySubmitted):
+    pass
+
+
+class PremiseBatchIncomplete(PremiseLabelRefused, BatchIncomplete):
+    pass
 
 
 # --- which items want per-premise labels --------------------------------------------------------
 
 
-def mark_for_premise_labels(dataset, split=None):
+def mark_for_premise_labels(dataset: Dataset | str, *, split: str | None = None) -> dict[str, int]:
     """Ask for three per-premise labels on every premise of this multi-premise dataset's items (of
     one split: MPE collected them for dev). Marking twice adds nothing. Returns
     {"items": items in scope, "premise_pairs": premise pairs newly marked}."""
     if isinstance(dataset, str):
-        dataset = Dataset.objects.filter(slug=dataset).first()
-        if dataset is None:
+        found = Dataset.objects.filter(slug=dataset).first()
+        if found is None:
             raise PremiseLabelRefused("No such dataset.")
+        dataset = found
     if dataset.item_kind != ItemKind.MULTI_PREMISE:
         raise PremiseLabelRefused(
             f"{dataset.slug} holds single-premise pairs; per-premise labels are for multi-premise (MPE) items."
@@ -87,18 +100,18 @@ def mark_for_premise_labels(dataset, split=None):
 # --- claims --------------------------------------------------------------------------------------
 
 
-def live_claims(now):
+def live_claims(now: datetime) -> QuerySet[PremiseLabelClaim]:
     return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
 
 
-def _live_claims_subquery(now):
+def _live_claims_subquery(now: datetime) -> Coalesce:
     counted = (
         live_claims(now).filter(premise_pair=OuterRef("pk")).order_by().values("premise_pair").annotate(n=Count("id"))
     )
     return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
 
 
-def claimable_premise_pairs(worker, now, dataset=None):
+def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset | None = None) -> QuerySet[PremisePair]:
     """Premise pairs this worker may be offered, closest to three judgments first: they have room
     (labels plus live claims under three), the worker neither wrote the item's hypothesis nor
     labelled or claimed the pair before."""
@@ -112,67 +125,63 @@ def claimable_premise_pairs(worker, now, dataset=None):
     return pairs.order_by("-label_count", "id")
 
 
-def worker_open_premise_batch(worker, now):
+def worker_open_premise_batch(worker: Worker, now: datetime) -> uuid.UUID | None:
     claim = live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
     return claim.batch if claim else None
 
 
-def _lock_rows(queryset):
-    if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
-    return queryset
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked premise pair's free places (three less labels and live claims) and its item."""
+    fresh = (
+        PremisePair.objects.filter(pk__in=locked)
+        .annotate(held=_live_claims_subquery(now))
+        .values_list("pk", "item_id", "label_count", "held")
+    )
+    return [(pk, PREMISE_LABELS_PER_PAIR - count - held, item) for pk, item, count, held in fresh]
 
 
-def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
+# One premise of an item per batch (the module's docstring says why).
+PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=_room, grouping=Grouping.APART)
+
+
+def claim_premise_batch(
+    worker: Worker,
+    *,
+    dataset: Dataset | None = None,
+    study_session: StudySession | None = None,
+    size: int = BATCH_SIZE,
+) -> uuid.UUID | None:
     """A batch of up to `size` premise-hypothesis pairs for this worker, or None when there is no work.
+
+    Inside a per-premise study (`study_session`), only that study's dataset, and the claims carry the
+    session so that the submitted batch counts towards its completion code.
 
     A worker with a live batch gets it back. The candidates are locked, then their labels and live
     claims counted again under the lock (a claim committed just before ours is seen), and claims
-    are made on those with room, one premise per item.
+    are made on those with room, one premise per item (`claiming.claim_batch`).
     """
     if worker.is_excluded:
-        raise PremiseLabelRefused(
+        raise NotAllowedToLabelPremises(
             "Your account is not taking part in this task at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
+    if dataset is None and study_session is not None:
+        dataset = study_session.study.dataset
     now = timezone.now()
-    tried: list[int] = []
     with transaction.atomic():
         Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
         current = worker_open_premise_batch(worker, now)
         if current is not None:
             return current
-        for _ in range(10):
-            candidates = claimable_premise_pairs(worker, now, dataset)
-            if tried:
-                candidates = candidates.exclude(pk__in=tried)
-            locked = list(_lock_rows(candidates).values_list("pk", flat=True)[: size * CANDIDATES_PER_PLACE])
-            if not locked:
-                return None
-            fresh = (
-                PremisePair.objects.filter(pk__in=locked)
-                .annotate(held=_live_claims_subquery(now))
-                .values_list("pk", "item_id", "label_count", "held")
-            )
-            room = {pk: (item, PREMISE_LABELS_PER_PAIR - count - held) for pk, item, count, held in fresh}
-            chosen, items = [], set()
-            for pk in locked:
-                item, free = room[pk]
-                if free > 0 and item not in items:
-                    chosen.append(pk)
-                    items.add(item)
-                if len(chosen) == size:
-                    break
-            if chosen:
-                batch = uuid.uuid4()
-                expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-                PremiseLabelClaim.objects.bulk_create(
-                    PremiseLabelClaim(batch=batch, worker=worker, premise_pair_id=pk, expires_at=expires_at)
-                    for pk in chosen
-                )
-                return batch
-            tried += locked
-    return None
+        return claim_batch(
+            PREMISE_CLAIMS,
+            worker,
+            now,
+            claimable_premise_pairs(worker, now, dataset=dataset),
+            size=size,
+            wanted=size * CANDIDATES_PER_PLACE,
+            claim_fields={"study_session": study_session},
+        )
 
 
 # --- labels --------------------------------------------------------------------------------------
@@ -180,7 +189,13 @@ def claim_premise_batch(worker, dataset=None, size=BATCH_SIZE):
 _VOTE_FIELDS = {ENTAILMENT: "entailment_votes", NEUTRAL: "neutral_votes", CONTRADICTION: "contradiction_votes"}
 
 
-def add_premise_labels(worker, labels, seconds=None, releasing_claims=()):
+def add_premise_labels(
+    worker: Worker,
+    labels: Mapping[int, str],
+    *,
+    seconds: float | None = None,
+    releasing_claims: Iterable[int] = (),
+) -> list[PremiseLabel]:
     """Save {premise pair pk: label} for one worker: all or nothing, in the caller's transaction.
 
     Locks the premise pairs in pk order and refuses, before writing anything, a label that is not
@@ -248,11 +263,13 @@ def add_premise_labels(worker, labels, seconds=None, releasing_claims=()):
 
 @dataclass
 class SubmittedPremiseBatch:
-    batch: uuid.UUID
-    labels: list
+    batch: uuid.UUID | str
+    labels: list[PremiseLabel]
 
 
-def submit_premise_batch(worker, batch, labels, seconds=None):
+def submit_premise_batch(
+    worker: Worker, batch: uuid.UUID | str, labels: Mapping[Any, str], *, seconds: float | None = None
+) -> SubmittedPremiseBatch:
     """Save a worker's labels for a whole batch of premise-hypothesis pairs, or nothing.
 
     `labels` maps premise pair pk -> entailment / neutral / contradiction. Refused with a clear
@@ -296,10 +313,13 @@ def submit_premise_batch(worker, batch, labels, seconds=None):
         PremiseLabelClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )
+        # A study's batch counts towards its code. No hold of guessers' codes: that evidence is
+        # read from validation labels (quality.guessers), which this task does not write.
+        record_task_done(claims[0].study_session)
     return SubmittedPremiseBatch(batch=batch, labels=saved)
 
 
-def release_expired_premise_claims(now=None):
+def release_expired_premise_claims(*, now: datetime | None = None) -> int:
     """Mark every open claim past its expiry as expired (their places are free already)."""
     now = now or timezone.now()
     return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
@@ -307,7 +327,7 @@ def release_expired_premise_claims(now=None):
     )
 
 
-def recount_premise_pairs(dataset=None):
+def recount_premise_pairs(*, dataset: Dataset | None = None) -> int:
     """Recompute every premise pair's counts and consensus from its labels; returns how many changed."""
     pairs = PremisePair.objects.all() if dataset is None else PremisePair.objects.filter(item__dataset=dataset)
     changed = 0

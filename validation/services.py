@@ -12,25 +12,27 @@ import contextlib
 import random
 import time
 import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime
+from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q, Value
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.counters import LabelRefused, add_labels, record_stopping_rules, set_needs_validation
 from corpus.labels import to_stored
-from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, Worker
-from crowd.models import ClaimStatus
+from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
+from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 from crowd.signals import validation_labels_added
 from quality.catch_trials import pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_of_guesser
 
 from . import selectors
+from .claiming import ClaimRule, Grouping, RoomRule, choose, claim_batch, expiry, insert_claims, lock_rows
 from .models import ValidationClaim, ValidationPolicy
 
 
@@ -55,7 +57,7 @@ class BatchAlreadySubmitted(ValidationRefused):
 
 
 class BatchIncomplete(ValidationRefused):
-    def __init__(self, message, missing):
+    def __init__(self, message: str, missing: list[int]) -> None:
         super().__init__(message)
         self.missing = missing
 
@@ -63,39 +65,42 @@ class BatchIncomplete(ValidationRefused):
 # --- claims ----------------------------------------------------------------------------------
 
 
-# A claim looks again when its candidates were taken by claimers that committed meanwhile: each
-# look excludes the pairs already tried, so a few are enough (issue 28: one claim in ~2,250 said
-# "no task" under contention with one look).
-CLAIM_LOOKS = 10
 CLAIM_WAITS = 4  # looks again after 20, 40, 60, 80 ms when every claimable pair is locked
 CLAIM_WAIT_SECONDS = 0.02
 SWEEP_PAIRS = 20  # pairs with claims past their expiry that a claim releases on its way
 
 
-def _lock_rows(queryset):
-    """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""
-    if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
-    return queryset
-
-
-def _claimable(worker, now, dataset, item_kind, tried=()):
+def _claimable(
+    worker: Worker, now: datetime, dataset: Dataset | None, item_kind: str, tried: Sequence[int] = ()
+) -> QuerySet[Pair]:
     claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
     return claimable.exclude(pk__in=list(tried)) if tried else claimable
 
 
-def _lock_candidates(worker, now, dataset, wanted, item_kind=ItemKind.SINGLE_PREMISE, tried=()):
-    """Lock up to `wanted` claimable pairs, closest to complete first, then oldest first.
+def _pair_room(target: int) -> RoomRule:
+    """A pair's free places: the target less its labels and live claims (catch trials hold none);
+    its group is its label scheme, one per batch (the page shows one set of buttons and instructions)."""
 
-    One statement: ORDER BY label_count DESC, id LIMIT `wanted` walks a partial index that holds
-    only the pairs with free places (`pair_claim_queue_free`, `pair_claim_queue_free_all`) and
-    stops after `wanted` rows it can lock, skipping the ones another claimer holds and the pairs
-    already `tried` by this claim.
-    """
-    return list(_lock_rows(_claimable(worker, now, dataset, item_kind, tried)).values_list("pk", flat=True)[:wanted])
+    def room(locked: list[int], now: datetime) -> Iterable[tuple[int, int, object]]:
+        fresh = (
+            Pair.objects.filter(pk__in=locked)
+            .annotate(open_claims=selectors.open_claims_subquery(now))
+            .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
+        )
+        return [(pk, target - count - held, scheme) for pk, count, held, scheme in fresh]
+
+    return room
 
 
-def _check_may_validate(worker, dataset):
+# Validation batches (and MPE judgments): claims on pairs, closest to complete first. The candidate
+# query walks a partial index that holds only the pairs with free places (`pair_claim_queue_free`,
+# `pair_claim_queue_free_all`).
+VALIDATION_CLAIMS = ClaimRule(
+    model=ValidationClaim, target="pair", room=_pair_room(LABELS_PER_PAIR), grouping=Grouping.SAME
+)
+
+
+def _check_may_validate(worker: Worker, dataset: Dataset | None) -> None:
     if worker.is_excluded:
         raise NotAllowedToValidate(
             "Your account is not taking part in validation at the moment. "
@@ -112,7 +117,13 @@ def _check_may_validate(worker, dataset):
         )
 
 
-def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=ItemKind.SINGLE_PREMISE):
+def claim_validation_batch(
+    worker: Worker,
+    *,
+    dataset: Dataset | None = None,
+    study_session: StudySession | None = None,
+    item_kind: str = ItemKind.SINGLE_PREMISE,
+) -> uuid.UUID | None:
     """Give the worker a batch of up to five pairs to label, or None when there is no work.
 
     `item_kind` picks the task: MultiNLI validation (single-premise pairs) or MPE judgments
@@ -126,50 +137,70 @@ def claim_validation_batch(worker, dataset=None, study_session=None, item_kind=I
         dataset = study_session.study.dataset
     _check_may_validate(worker, dataset)
     now = timezone.now()
-    target = LABELS_PER_PAIR
     with transaction.atomic():
         # One claim at a time per worker: a double click must not open two batches.
         Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
         current = selectors.worker_open_batch(worker, now, item_kind=item_kind)
         if current is not None:
             return current
-        # Over-fetch: a few candidates may turn out full once their rows are locked.
         size = selectors.BATCH_SIZE
-        tried, catch, healed, waits = [], None, False, 0
-        for _ in range(CLAIM_LOOKS):
-            candidate_ids = _lock_candidates(worker, now, dataset, size * 3, item_kind, tried=tried)
-            if not candidate_ids:
-                if not healed:
-                    # Pairs left out of the claim index by a stale count of held places: recount.
-                    healed = True
-                    if _recount_every_held_pair(now):
-                        continue
-                if waits < CLAIM_WAITS and _claimable(worker, now, dataset, item_kind, tried).exists():
-                    # Every claimable pair is locked by someone claiming or submitting right now
-                    # (SKIP LOCKED + LIMIT then returns nothing while work remains): they commit in
-                    # a moment, so look again shortly instead of saying "no task". Never waits on
-                    # their locks: a submit that fills the pair may hold them.
-                    waits += 1
-                    time.sleep(CLAIM_WAIT_SECONDS * waits)
-                    continue
-                break
+        catch: list[int] | None = None
+        healed, waits = False, 0
+
+        def claim(candidate_ids: list[int], tried: list[int]) -> uuid.UUID | None:
+            nonlocal catch
             if catch is None:
                 catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
-            batch = _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, study_session)
-            if batch is not None:
-                return batch
-            # Every candidate was filled by claims committed after our snapshot: look further.
-            tried += [*candidate_ids, *catch]
-    return None
+            batch = _claim_candidates(worker, now, dataset, candidate_ids, catch, size, study_session)
+            if batch is None:
+                tried += catch  # and the candidates: every one was full
+            return batch
+
+        def look_again(tried: list[int]) -> bool:
+            nonlocal healed, waits
+            if not healed:
+                # Pairs left out of the claim index by a stale count of held places: recount.
+                healed = True
+                if _recount_every_held_pair(now):
+                    return True
+            if waits < CLAIM_WAITS and _claimable(worker, now, dataset, item_kind, tried).exists():
+                # Every claimable pair is locked by someone claiming or submitting right now
+                # (SKIP LOCKED + LIMIT then returns nothing while work remains): they commit in
+                # a moment, so look again shortly instead of saying "no task". Never waits on
+                # their locks: a submit that fills the pair may hold them.
+                waits += 1
+                time.sleep(CLAIM_WAIT_SECONDS * waits)
+                return True
+            return False
+
+        # Over-fetch: a few candidates may turn out full once their rows are locked.
+        return claim_batch(
+            VALIDATION_CLAIMS,
+            worker,
+            now,
+            _claimable(worker, now, dataset, item_kind),
+            size=size,
+            wanted=size * 3,
+            claim=claim,
+            look_again=look_again,
+        )
 
 
-def _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, study_session):
+def _claim_candidates(
+    worker: Worker,
+    now: datetime,
+    dataset: Dataset | None,
+    candidate_ids: list[int],
+    catch: list[int],
+    size: int,
+    study_session: StudySession | None,
+) -> uuid.UUID | None:
     """Claims on the first `size` of the locked candidates that still have room (and the catch
     trials), in the claim's transaction; the batch id, or None when every candidate is full."""
     if connection.vendor == "postgresql" and dataset is not None and not catch:
         # The common case (a study's batch: one dataset, so one label scheme, and no catch
         # trial drawn) in one statement; the ORM path below does the same in a few more.
-        return _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session)
+        return _claim_in_one_statement(worker, now, candidate_ids, size, LABELS_PER_PAIR, study_session)
     # Lazily mark what has expired, the worker's own and on the candidates: those places
     # are free already (live claims are the unexpired ones), this keeps the status honest.
     # This path leaves `held_places` as it is (a statement fewer): a count too low only lets the
@@ -179,67 +210,42 @@ def _claim_candidates(worker, now, dataset, candidate_ids, catch, size, target, 
     ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
         Q(worker=worker) | Q(pair_id__in=candidate_ids)
     ).update(status=ClaimStatus.EXPIRED)
-    return _insert_claims(worker, now, candidate_ids, catch, size, target, study_session)
+    # The candidate query saw claims as of its start; another claimer may have committed claims on
+    # these pairs just before we locked them: `choose` counts again under the locks.
+    chosen = choose(VALIDATION_CLAIMS, candidate_ids, now, size=size)
+    if not chosen:
+        # Never a batch of catch trials alone: they ride along with real work.
+        return None
+    items = [(pk, False) for pk in chosen[: size - len(catch)]]
+    # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
+    for pk in catch:
+        items.insert(random.randint(0, len(items)), (pk, True))
+    return insert_claims(
+        VALIDATION_CLAIMS,
+        worker,
+        now,
+        ((pk, {"is_catch_trial": is_catch}) for pk, is_catch in items),
+        study_session=study_session,
+    )
 
 
-def _recount_held(pairs, now):
+def _recount_held(pairs: QuerySet[Pair], now: datetime) -> int:
     """Set these (locked) pairs' `held_places` to their live claims; returns how many changed."""
     held = Coalesce(selectors.open_claims_subquery(now), Value(0))
     return pairs.alias(live=held).exclude(held_places=F("live")).update(held_places=held)
 
 
-def _recount_every_held_pair(now):
+def _recount_every_held_pair(now: datetime) -> int:
     """Recount every pair marked held that we can lock: the pairs whose claims were released
     without the sweep (a study visit releases its worker's claims). Runs when no claim finds a
     free pair, so that a pair never stays out of the claim index while it has room."""
     live = Coalesce(selectors.open_claims_subquery(now), Value(0))
     stale = Pair.objects.filter(held_places__gt=0).alias(live=live).exclude(held_places=F("live"))
-    held = list(_lock_rows(stale).values_list("pk", flat=True))
+    held = list(lock_rows(stale).values_list("pk", flat=True))
     return _recount_held(Pair.objects.filter(pk__in=held), now) if held else 0
 
 
-def _insert_claims(worker, now, candidate_ids, catch, size, target, study_session):
-    # The candidate query saw claims as of its start; another claimer may have committed
-    # claims on these pairs just before we locked them. Now that we hold the row locks,
-    # count again in one fresh statement (every claimer holds the pair's lock while
-    # inserting its claims). Expired claims do not count: their places are free again.
-    fresh = (
-        Pair.objects.filter(pk__in=candidate_ids)
-        .annotate(open_claims=selectors.open_claims_subquery(now))
-        .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
-    )
-    room, schemes = {}, {}
-    for pk, count, held, scheme in fresh:
-        room[pk], schemes[pk] = target - count - held, scheme
-    chosen = [pk for pk in candidate_ids if room.get(pk, 0) > 0]
-    # One label scheme per batch: the page shows one set of buttons and instructions.
-    chosen = [pk for pk in chosen if schemes[pk] == schemes[chosen[0]]][:size] if chosen else []
-    if not chosen:
-        # Never a batch of catch trials alone: they ride along with real work.
-        return None
-    chosen = chosen[: size - len(catch)]
-    items = [(pk, False) for pk in chosen]
-    # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
-    for pk in catch:
-        items.insert(random.randint(0, len(items)), (pk, True))
-
-    batch = uuid.uuid4()
-    expires_at = now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"])
-    ValidationClaim.objects.bulk_create(
-        ValidationClaim(
-            batch=batch,
-            worker=worker,
-            pair_id=pk,
-            study_session=study_session,
-            expires_at=expires_at,
-            is_catch_trial=is_catch,
-        )
-        for pk, is_catch in items
-    )
-    return batch
-
-
-def claim_mpe_batch(worker, study_session=None):
+def claim_mpe_batch(worker: Worker, *, study_session: StudySession | None = None) -> uuid.UUID | None:
     """A batch of up to five multi-premise items (the MPE judgment task), or None when there is no work.
 
     Inside an MPE study (`study_session`), only that study's dataset, and the claims carry the
@@ -262,14 +268,16 @@ def claim_mpe_batch(worker, study_session=None):
     return None
 
 
-def catch_trial_count(share, size, draw=random.random):
+def catch_trial_count(share: float, size: int, *, draw: Callable[[], float] = random.random) -> int:
     """How many of a batch's `size` places are catch trials: each place is one with probability `share`."""
     if share <= 0:
         return 0
     return sum(1 for _ in range(size) if draw() < share)
 
 
-def _catch_trials(worker, study_session, dataset, size, taken=()):
+def _catch_trials(
+    worker: Worker, study_session: StudySession | None, dataset: Dataset | None, size: int, *, taken: Sequence[int] = ()
+) -> list[int]:
     """Pair pks to serve as catch trials in this batch (the study's share; none outside a study).
 
     The quality app picks them (`quality.catch_trials.pick_catch_trials`); a worker is never served a
@@ -329,7 +337,14 @@ RETURNING pair_id
 """
 
 
-def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_session):
+def _claim_in_one_statement(
+    worker: Worker,
+    now: datetime,
+    candidate_ids: list[int],
+    size: int,
+    target: int,
+    study_session: StudySession | None,
+) -> uuid.UUID | None:
     """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
 
     Counts each locked candidate's live claims afresh (a new statement's snapshot: every claim
@@ -340,7 +355,7 @@ def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_sess
     path, fewer round trips.
     """
     batch = uuid.uuid4()
-    params = {
+    params: dict[str, Any] = {
         "open": ClaimStatus.OPEN.value,
         "expired": ClaimStatus.EXPIRED.value,
         "now": now,
@@ -350,7 +365,7 @@ def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_sess
         "size": size,
         "batch": batch,
         "session": study_session.pk if study_session is not None else None,
-        "expires_at": now + timedelta(minutes=settings.NLI["VALIDATION_CLAIM_MINUTES"]),
+        "expires_at": expiry(now),
         "sweep": SWEEP_PAIRS,
     }
     sql = CLAIM_SQL.format(claims=ValidationClaim._meta.db_table, pairs=Pair._meta.db_table)
@@ -362,12 +377,14 @@ def _claim_in_one_statement(worker, now, candidate_ids, size, target, study_sess
 
 @dataclass
 class SubmittedBatch:
-    batch: uuid.UUID
-    labels: list
-    study_session: object = None
+    batch: uuid.UUID | str
+    labels: list[ValidationLabel]
+    study_session: StudySession | None = None
 
 
-def submit_validation_batch(worker, batch, labels, seconds=None):
+def submit_validation_batch(
+    worker: Worker, batch: uuid.UUID | str, labels: Mapping[Any, Any], *, seconds: float | None = None
+) -> SubmittedBatch:
     """Save a worker's labels for a whole batch, or nothing.
 
     `labels` maps pair pk -> answer in the pair's label scheme (three-way labels, entailed /
@@ -440,7 +457,7 @@ def submit_validation_batch(worker, batch, labels, seconds=None):
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 
 
-def release_expired_claims(now=None):
+def release_expired_claims(*, now: datetime | None = None) -> int:
     """Mark every open claim past its expiry as expired and recount its pair's held places
     (claims also do this lazily, a few pairs at a time)."""
     now = now or timezone.now()
@@ -457,17 +474,19 @@ def release_expired_claims(now=None):
 # --- which pairs need validation ---------------------------------------------------------------
 
 
-def mark_for_validation(pairs):
+def mark_for_validation(pairs: QuerySet[Pair]) -> int:
     """Ask for validation labels on these pairs, under their split's stopping rule (recorded on
     each pair: `corpus.counters.record_stopping_rules`; four labels under the fixed rule, the
     default). Returns how many were newly marked."""
     with transaction.atomic():
-        marked = set_needs_validation(pairs, True)
+        marked: int = set_needs_validation(pairs, True)
         record_stopping_rules(pairs)
     return marked
 
 
-def sample_train_for_validation(dataset, fraction, seed=0, progress=False):
+def sample_train_for_validation(
+    dataset: Dataset, fraction: float, *, seed: int = 0, progress: bool = False
+) -> dict[str, int]:
     """Mark a reproducible random share of the dataset's train pairs for validation.
 
     The share counts pairs already marked, so running it again with the same fraction adds
@@ -495,7 +514,7 @@ def sample_train_for_validation(dataset, fraction, seed=0, progress=False):
     return {"train_pairs": total, "wanted": wanted, "already_marked": already, "newly_marked": len(chosen)}
 
 
-def mark_dev_test_for_validation(dataset):
+def mark_dev_test_for_validation(dataset: Dataset) -> int:
     """Dev and test pairs always get validation labels (MultiNLI §2.1): four under the fixed rule,
     their default, unless a researcher chose another rule for the split (`StoppingPolicy`)."""
     return mark_for_validation(Pair.objects.filter(dataset=dataset, premise__split__in=[Split.DEV, Split.TEST]))

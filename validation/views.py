@@ -29,12 +29,18 @@ from .forms import ValidationBatchForm, claim_field_name
 @dataclass(frozen=True)
 class BatchTask:
     """A batch task of this app: by default validation (single-premise pairs); MPE judgments
-    (multi-premise items, `mpe_views.MPE`) change what differs. `next_batch_page` and `batch_page`
-    are the rest, written once for both."""
+    (multi-premise items, `mpe_views.MPE`) and per-premise labels (`premise_label_views.PREMISE`)
+    change what differs. `next_batch_page` and `batch_page` are the rest, written once for all.
 
-    item_kind: str = ItemKind.SINGLE_PREMISE
+    A task's refusals are the services' (`NotAllowedToValidate` from its claim; `BatchAlreadySubmitted`,
+    `BatchIncomplete` and other `LabelRefused` from its submit), subclassed where the task has its own."""
+
+    item_kind: str | None = ItemKind.SINGLE_PREMISE  # None: the claims' items are not pairs of a kind
     task_kind: str = TaskKind.VALIDATION
     claim: Callable[..., Any] = services.claim_validation_batch  # (worker, study_session=...) -> batch or None
+    claims: Callable[[Any, Any], Any] = selectors.batch_claims  # (worker, batch) -> the worker's claims in it
+    item: Callable[[Any], Any] = lambda claim: claim.pair  # what a claim holds (the form's items)
+    submit: Callable[..., Any] = services.submit_validation_batch  # (worker, batch, {item pk: answer})
     form: type[ValidationBatchForm] = ValidationBatchForm
     template: str = "validation/batch.html"
     next_url: str = "validation:next"
@@ -74,8 +80,9 @@ def next_batch_page(request, task):
 def batch_page(request, batch, task):
     """One batch of the task: its items with their buttons, and its submit."""
     worker = worker_for_user(request.user)
-    claims = list(selectors.batch_claims(worker, batch))
-    if claims and claims[0].pair.dataset.item_kind != task.item_kind:  # a batch never mixes item kinds
+    claims = list(task.claims(worker, batch))
+    # A batch never mixes item kinds.
+    if claims and task.item_kind is not None and claims[0].pair.dataset.item_kind != task.item_kind:
         if task.other_kind_url is None:
             claims = []
         else:
@@ -85,15 +92,16 @@ def batch_page(request, batch, task):
     if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
         messages.info(request, "That batch is already saved. Thank you!")
         return redirect(task.next_url)
-    pairs = [claim.pair for claim in claims]
+    items = [task.item(claim) for claim in claims]
     expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
-    form = task.form(pairs, request.POST or None, names={c.pair_id: claim_field_name(c) for c in claims})
+    names = {item.pk: claim_field_name(claim) for item, claim in zip(items, claims, strict=True)}
+    form = task.form(items, request.POST or None, names=names)
     draft_key = f"{task.draft_prefix}-{batch}"
     missing = ()
     error = None
     if request.method == "POST" and form.is_valid():
         try:
-            services.submit_validation_batch(worker, batch, form.labels())
+            task.submit(worker, batch, form.labels())
         except services.BatchAlreadySubmitted as done:
             messages.info(request, done.message)
             return redirect(task.next_url)

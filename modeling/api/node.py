@@ -20,6 +20,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation_site.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin
 from annotation_site.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import (
@@ -32,7 +33,6 @@ from modeling.training.services import (
 )
 
 from .node_auth import IsGpuNode, NodeTokenAuthentication
-from .strict import KnownFieldsSerializer, StrictQueryParamsMixin
 
 NOT_HOLDER = "Run {pk} is no longer running under this attempt (it was reaped, taken over or has ended); stop."
 SHA256_CHARS = set("0123456789abcdef")

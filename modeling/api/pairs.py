@@ -5,6 +5,7 @@ from django import forms
 from django.db.models import Prefetch, Q
 from rest_framework import serializers, viewsets
 
+from annotation_site.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
 from corpus.counters import in_gold
 from corpus.models import (
     LABELS_PER_PAIR,
@@ -16,8 +17,6 @@ from corpus.models import (
     Split,
     ValidationLabel,
 )
-
-from .strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
 
 
 class IntegerFilter(django_filters.NumberFilter):

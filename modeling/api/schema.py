@@ -2,10 +2,9 @@
 
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from annotation_site.api_strict import StrictQueryParamsMixin
 from annotation_site.permissions import IsResearcher
 from corpus.models import LABELS_PER_PAIR
-
-from .strict import StrictQueryParamsMixin
 
 
 class ResearcherSchemaView(StrictQueryParamsMixin, SpectacularAPIView):
@@ -39,7 +38,7 @@ def document_real_responses(result, generator, request, public):
     """drf-spectacular postprocessing hook: the responses the API really gives (every error
     status with its {"detail": ...} body, the download's content types) and page_size's bounds,
     so that a schema-driven client (schemathesis --checks all) meets no undocumented answer."""
-    from .strict import StrictCursorPagination
+    from annotation_site.api_strict import StrictCursorPagination
 
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():

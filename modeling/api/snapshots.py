@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from annotation_site.api_strict import KnownFieldsSerializer, NewestFirstCursorPagination, StrictQueryParamsMixin
 from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
@@ -32,7 +33,6 @@ from modeling.snapshots.services import (
 from modeling.training.storage import snapshot_storage
 
 from .node_auth import IsResearcherOrGpuNode, NodeTokenAuthentication
-from .strict import KnownFieldsSerializer, NewestFirstCursorPagination, StrictQueryParamsMixin
 
 CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".tsv": "text/tab-separated-values", ".json": "application/json"}
 

@@ -6,10 +6,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation_site.api_strict import StrictQueryParamsMixin
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Split
-
-from .strict import StrictQueryParamsMixin
 
 
 class StatsQuery(serializers.Serializer):

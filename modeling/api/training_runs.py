@@ -12,14 +12,18 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from annotation_site.api_strict import (
+    KnownFieldsSerializer,
+    KnownObjectFilter,
+    NewestFirstCursorPagination,
+    StrictQueryParamsMixin,
+)
 from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import LAUNCH_TRAINING, researcher_with
 from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
 from modeling.training.config import BOUNDS
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 from modeling.training.storage import checkpoint_storage
-
-from .strict import KnownFieldsSerializer, KnownObjectFilter, NewestFirstCursorPagination, StrictQueryParamsMixin
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -64,7 +64,7 @@ def test_concurrent_validation_claims_never_say_no_task_while_places_remain():
         make_pair(dataset, author=authors[number % 3], label=list(Label)[number % 3])
     for round_number in range(ROUNDS):
         claimers = new_workers(CLAIMERS, f"validator{round_number}")
-        results = all_at_once([lambda w=w: services.claim_validation_batch(w, dataset) for w in claimers])
+        results = all_at_once([lambda w=w: services.claim_validation_batch(w, dataset=dataset) for w in claimers])
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
         assert None not in results, f"round {round_number}: {results.count(None)} claims said 'no task'"

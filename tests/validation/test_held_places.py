@@ -29,10 +29,10 @@ def claimed(batch):
 def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
     pair = make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [services.claim_validation_batch(holder, dataset) for holder in holders]
+    batches = [services.claim_validation_batch(holder, dataset=dataset) for holder in holders]
     assert all(claimed(batch) == {pair.pk} for batch in batches)
     assert held(pair) == 4  # one label and four live claims: full, out of the claim index
-    assert services.claim_validation_batch(make_worker(), dataset) is None
+    assert services.claim_validation_batch(make_worker(), dataset=dataset) is None
 
     services.submit_validation_batch(holders[0], batches[0], {pair.pk: Label.NEUTRAL})
     assert held(pair) == 3  # the place became a label
@@ -42,21 +42,21 @@ def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
     # A claim runs out: the pair is out of the index with a stale count, and still comes back.
     ValidationClaim.objects.filter(batch=batches[1]).update(expires_at=timezone.now() - timedelta(seconds=1))
     late = make_worker()
-    assert claimed(services.claim_validation_batch(late, dataset)) == {pair.pk}
+    assert claimed(services.claim_validation_batch(late, dataset=dataset)) == {pair.pk}
     assert held(pair) == 3
 
 
 def test_a_claim_sweeps_pairs_whose_claims_ran_out(dataset, make_worker):
     full, other = make_pair(dataset), make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [services.claim_validation_batch(holder, dataset) for holder in holders]
+    batches = [services.claim_validation_batch(holder, dataset=dataset) for holder in holders]
     assert held(full) == 4 and held(other) == 4
     ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
     # The next claim (on a new pair) takes `full` back into the index on its way: the sweep.
     new = make_pair(dataset)
-    assert claimed(services.claim_validation_batch(make_worker(), dataset)) == {new.pk}
+    assert claimed(services.claim_validation_batch(make_worker(), dataset=dataset)) == {new.pk}
     assert held(full) == 2
     assert set(ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).values_list("status", flat=True)) == {
         "expired"

@@ -118,7 +118,7 @@ def test_a_validation_or_writing_study_on_an_mpe_dataset_is_refused_with_a_clear
         study = Study(slug=f"bad-{kind}", name="Bad", dataset=mpe_dataset, task_kind=kind, completion_code="X")
         with pytest.raises(ValidationError) as refused:
             study.full_clean()
-        assert "only an MPE judgment study can serve them" in str(refused.value.message_dict["dataset"])
+        assert "only an MPE judgment or per-premise study can serve them" in str(refused.value.message_dict["dataset"])
 
 
 def test_the_admin_refuses_an_mpe_study_on_a_single_premise_dataset(client, make_researcher):

@@ -6,16 +6,15 @@ import threading
 import time
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection
 from django.db.models import Count
 
 from corpus.models import Label
-from tests.conftest import wait_for
 from validation import premise_labels as services
 from validation.models import PremiseLabel, PremiseLabelClaim, PremisePair
 
+from .concurrent_submits import submit_at_once
 from .premise_helpers import make_items
-from .test_grammaticality_race import waiting_on_locks
 
 WORKERS = 10
 ITEMS = 3  # twelve premise pairs, 36 judgments
@@ -77,34 +76,17 @@ def test_two_submits_for_the_last_place_at_once_save_one(make_worker):
     for label in (Label.ENTAILMENT, Label.NEUTRAL):
         services.add_premise_labels(make_worker(), {premise_pair.pk: label.value})
     late = [make_worker(), make_worker()]
-    saved, refused, errors = [], [], []
-
-    def submit(worker):
-        try:
-            services.add_premise_labels(worker, {premise_pair.pk: Label.CONTRADICTION.value})
-            saved.append(worker.pk)
-        except services.PremiseLabelRefused as refusal:
-            refused.append(refusal.message)
-        except Exception as error:  # reported by the assertion below
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=submit, args=(worker,)) for worker in late]
-    with transaction.atomic():
-        PremisePair.objects.select_for_update().get(pk=premise_pair.pk)
-        for thread in threads:
-            thread.start()
-        wait_for(
-            lambda: waiting_on_locks() >= 2 or not all(thread.is_alive() for thread in threads),
-            timeout=180,
-            message="both submits waiting on the premise pair",
-        )
-        assert all(thread.is_alive() for thread in threads), f"a submit did not wait: {errors} {refused}"
-    for thread in threads:
-        thread.join(timeout=180)
-    assert not errors
-    assert len(saved) == 1 and len(refused) == 1 and "three judgments" in refused[0]
+    outcomes = submit_at_once(
+        lambda: PremisePair.objects.select_for_update().get(pk=premise_pair.pk),
+        [
+            lambda worker=worker: services.add_premise_labels(worker, {premise_pair.pk: Label.CONTRADICTION.value})
+            for worker in late
+        ],
+        what="the premise pair",
+    )
+    refused = [outcome.message for outcome in outcomes if isinstance(outcome, services.PremiseLabelRefused)]
+    saved = [outcome for outcome in outcomes if isinstance(outcome, list)]
+    assert len(saved) == 1 and len(refused) == 1 and "three judgments" in refused[0], outcomes
     premise_pair.refresh_from_db()
     assert (premise_pair.label_count, premise_pair.consensus) == (3, "-")
     assert PremiseLabel.objects.filter(premise_pair=premise_pair).count() == 3

@@ -1,4 +1,7 @@
-"""Query parameters are checked, not ignored: a typo in a filter must not silently return everything."""
+"""Query parameters are checked, not ignored: a typo in a filter must not silently return everything.
+
+Shared by every app's API (modeling's /api/, validation's /api/validation/): apps of one layer never import
+each other, so the rules sit here, beneath them all."""
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
