@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import chain
 
 from artifacts import phenomena_words as words
-from artifacts.trees import parses_of_doc
+from artifacts.trees import dep_tokens, parse_strings, read_tokens
 
 PTB = "ptb"
 KEYWORD = "keyword"
@@ -362,7 +362,7 @@ class PhenomenonTagger:
 
     def analyse(self, text) -> SentencePhenomena:
         """One sentence, one ``nlp`` call: for a single sentence; use ``analyse_texts`` for many."""
-        return doc_phenomena(self.nlp(normalise_text(text)), text)
+        return doc_phenomena(self.nlp(normalise_text(text), disable=self._without_parser()), text)
 
     def analyse_texts(self, texts: Iterable[str], batch_size=256, n_process=1) -> Iterator[SentencePhenomena]:
         """SentencePhenomena for each text, in order, through ``nlp.pipe``."""
@@ -384,9 +384,15 @@ class PhenomenonTagger:
             return _in_worker_processes(self, _tag_chunk, pairs, batch_size, n_process)
         return self._tag_here(pairs, batch_size)
 
+    def _without_parser(self):
+        """Components to leave off where no parse is wanted: the tags do not depend on the parser
+        (tagger and parser each read tok2vec's output), so it would only cost time."""
+        return [PARSER] if self.parses else []
+
     def _analyse_here(self, texts, batch_size):
         with_context = ((normalise_text(text), text) for text in texts)
-        for doc, text in self.nlp.pipe(with_context, as_tuples=True, batch_size=batch_size):
+        docs = self.nlp.pipe(with_context, as_tuples=True, batch_size=batch_size, disable=self._without_parser())
+        for doc, text in docs:
             yield doc_phenomena(doc, text)
 
     def tag_and_parse_pairs(self, pairs, batch_size=256, n_process=1) -> Iterator[TaggedPair]:
@@ -399,13 +405,20 @@ class PhenomenonTagger:
         return self._tag_here(pairs, batch_size, with_parses=True)
 
     def _tag_here(self, pairs, batch_size, with_parses=False):
-        stream = self.nlp.pipe(_sentences_to_run(pairs), as_tuples=True, batch_size=batch_size)
+        disable = [] if with_parses else self._without_parser()
+        stream = self.nlp.pipe(_sentences_to_run(pairs), as_tuples=True, batch_size=batch_size, disable=disable)
         # Each distinct premise's results, kept for the job: a premise is run once however its
         # pairs are ordered.
         premises: dict[str, tuple] = {}
         for doc, (role, original, premise_text) in stream:
-            analysed = doc_phenomena(doc, original)
-            parses = parses_of_doc(doc) if with_parses else None
+            if with_parses:
+                # One read of the tokens serves the tags and the tree (doc_phenomena's (text, tag)
+                # pairs are the same non-whitespace tokens).
+                kept = read_tokens(doc)
+                analysed = sentence_phenomena([(token[1], token[2]) for token in kept], original)
+                parses = parse_strings(dep_tokens(kept))
+            else:
+                analysed, parses = doc_phenomena(doc, original), None
             if role == PREMISE:
                 premises[original] = (analysed, parses)
             elif with_parses:

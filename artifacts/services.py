@@ -71,7 +71,9 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
     A tagger loaded with its parser (the default, settings.ARTIFACTS_PARSE_TREES) also writes
     the Penn tree and binary parse of each sentence of a pair written on the platform whose parse
     is empty, in the same transaction as its tags: the export reads them from the pair and the
-    premise. Imported datasets keep the parses (or the empty ones) their files gave.
+    premise. Imported datasets keep the parses (or the empty ones) their files gave, so their
+    pairs are tagged with the parser off, at the tagger's speed: only pairs that will get a parse
+    pay for it.
     """
     job = TaggingJob.objects.select_related("dataset").get(pk=job_id)
     if job.status in (JobStatus.DONE, JobStatus.FAILED):
@@ -85,14 +87,7 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
     job.save(update_fields=["status", "tagger", "total", "done"])
     try:
         for batch in untagged_batches(job.dataset, job.retag, batch_size):
-            texts = [(premise, hypothesis) for _, premise, hypothesis in batch]
-            pair_parses, premise_parses = {}, {}
-            if tagger.parses:
-                tagged = list(tagger.tag_and_parse_pairs(texts, batch_size=batch_size, n_process=n_process))
-                tags = [result.phenomena.tags for result in tagged]
-                pair_parses, premise_parses = _parses_to_write([pk for pk, _, _ in batch], tagged)
-            else:
-                tags = tagger.tag_pairs(texts, batch_size=batch_size, n_process=n_process)
+            tags, pair_parses, premise_parses = _tag_batch(tagger, batch, batch_size, n_process)
             rows = [
                 PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found))
                 for (pk, _, _), found in zip(batch, tags, strict=True)
@@ -150,17 +145,48 @@ def untagged_batches(dataset, retag, batch_size):
             yield [(pk, *texts[pk]) for pk in chunk if pk in texts]  # a pair deleted meanwhile is left out
 
 
-def _parses_to_write(pair_ids, tagged):
-    """{pk: (parse, binary_parse)} of the batch's pairs and premises that should get the tagger's
-    parses: sentences of datasets written on the platform whose parse is still empty."""
+def _tag_batch(tagger, batch, batch_size, n_process):
+    """The batch's tag sets, in order, and the parses to write ({pk: (parse, binary_parse)} of
+    pairs and of premises). The pairs that want a parse go through tag and parse in one pass;
+    the others (imported, or parsed already) through the tagger alone, the parser off."""
+    texts = [(premise, hypothesis) for _, premise, hypothesis in batch]
+    wanted = _parses_wanted([pk for pk, _, _ in batch]) if tagger.parses else {}
+    to_parse = [position for position, (pk, _, _) in enumerate(batch) if pk in wanted]
+    tags: list = [None] * len(batch)
+    pair_parses, premise_parses = {}, {}
+    if to_parse:
+        tagged = list(
+            tagger.tag_and_parse_pairs([texts[p] for p in to_parse], batch_size=batch_size, n_process=n_process)
+        )
+        for position, result in zip(to_parse, tagged, strict=True):
+            tags[position] = result.phenomena.tags
+        pair_parses, premise_parses = _parses_to_write(wanted, [batch[p][0] for p in to_parse], tagged)
+    rest = [position for position, found in enumerate(tags) if found is None]
+    if rest:
+        only_tags = tagger.tag_pairs([texts[p] for p in rest], batch_size=batch_size, n_process=n_process)
+        for position, found in zip(rest, only_tags, strict=True):
+            tags[position] = found
+    return tags, pair_parses, premise_parses
+
+
+def _parses_wanted(pair_ids):
+    """{pk: (parse, premise id, premise parse)} of the pairs that should get the tagger's parses:
+    pairs of datasets written on the platform with an empty parse, of their own or their premise's."""
     rows = Pair.objects.filter(pk__in=pair_ids, dataset__is_imported=False).values_list(
         "pk", "parse", "premise_id", "premise__parse"
     )
-    wanted = {pk: (parse, premise_id, premise_parse) for pk, parse, premise_id, premise_parse in rows}
+    return {
+        pk: (parse, premise_id, premise_parse)
+        for pk, parse, premise_id, premise_parse in rows
+        if not parse or not premise_parse
+    }
+
+
+def _parses_to_write(wanted, pair_ids, tagged):
+    """{pk: (parse, binary_parse)} of the pairs and premises of ``wanted`` whose parse is empty,
+    from the TaggedPairs of ``pair_ids``."""
     pairs, premises = {}, {}
     for pk, result in zip(pair_ids, tagged, strict=True):
-        if pk not in wanted:
-            continue
         parse, premise_id, premise_parse = wanted[pk]
         if not parse:
             pairs[pk] = result.hypothesis_parses

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 # --- trees -------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class Tree:
     """A constituent: a label and its children; a preterminal has one ``str`` child, the word."""
 
@@ -155,7 +155,7 @@ def head_child(tree):
     """Index of the head child of ``tree`` by the ModCollins rules, with CoreNLP's coordination fix:
     a head right after a CC gives way to the conjunct before the CC ("uniforms and helmets")."""
     labels = [child.label for child in tree.children]
-    rules = _HEAD_RULES.get(tree.label.split("-")[0], [("left", "")])
+    rules = _SPLIT_HEAD_RULES.get(tree.label.split("-")[0], _DEFAULT_HEAD_RULES)
     head = _match_rules(labels, rules)
     # Unless the conjunct's place holds punctuation ("red , white , and blue"): CoreNLP's loop
     # that means to step over it never moves on, and the head stays.
@@ -164,24 +164,34 @@ def head_child(tree):
     return head
 
 
+# The rules as _match_rules reads them: (from the left?, any of them?, labels), split once.
+_SPLIT_HEAD_RULES = {
+    label: [
+        (direction.startswith("left"), direction.endswith("dis"), tuple(wanted.split())) for direction, wanted in rules
+    ]
+    for label, rules in _HEAD_RULES.items()
+}
+_DEFAULT_HEAD_RULES = [(True, False, ())]
+
+
 def _match_rules(labels, rules):
-    everything = list(range(len(labels)))
-    for direction, wanted in rules:
-        wanted = wanted.split()
-        order = everything if direction.startswith("left") else everything[::-1]
+    count = len(labels)
+    for from_left, any_of, wanted in rules:
+        order = range(count) if from_left else range(count - 1, -1, -1)
         if not wanted:
             return order[0]
-        if direction.endswith("dis"):
+        if any_of:
             for i in order:
                 if labels[i] in wanted:
                     return i
         else:
             for label in wanted:
-                for i in order:
-                    if labels[i] == label:
-                        return i
+                if label in labels:  # the search below finds it
+                    for i in order:
+                        if labels[i] == label:
+                            return i
     # Nothing matched: the child at the end the last rule searches from.
-    return everything[0] if rules[-1][0].startswith("left") else everything[-1]
+    return 0 if rules[-1][0] else count - 1
 
 
 def binary_parse(tree):
@@ -234,12 +244,22 @@ def tokens_of(sentence):
     the Stanford parser) keep it: it takes the tag, label and head of its part whose head lies
     outside the word.
     """
-    # Each spaCy attribute is read once: (index, text, tag, dep, head index, trailing space).
-    kept = [
+    return dep_tokens(read_tokens(sentence))
+
+
+def read_tokens(sentence):
+    """(index, text, tag, dep, head index, trailing space) of each non-whitespace token of a spaCy
+    sentence, each attribute read once; the phenomenon tagger reads its (text, tag) pairs off the
+    same tuples. (``Doc.to_array`` was slower on sentences this short: its cost is per call.)"""
+    return [
         (token.i, token.text, token.tag_, token.dep_, token.head.i, token.whitespace_)
         for token in sentence
         if not token.is_space
     ]
+
+
+def dep_tokens(kept):
+    """DepTokens of ``read_tokens`` tuples, a hyphenated word that spaCy split joined again."""
     groups: list[list[tuple]] = []
     for token in kept:
         previous = groups[-1][-1] if groups else None
@@ -290,16 +310,22 @@ _FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})
 
 
 def _leaf(token):
-    word = _BRACKET_WORDS.get(token.text, token.text)
-    tag = token.tag if token.tag not in ("", "_SP") else "NN"
-    if token.text in _BRACKET_WORDS and tag not in ("-LRB-", "-RRB-"):
-        tag = "-LRB-" if token.text in "([{" else "-RRB-"
+    text, tag = token.text, token.tag
+    if text not in _BRACKET_WORDS and tag and tag != "_SP" and " " not in text:
+        return Tree(tag, [text])  # the usual word: no bracket, no space, a tag of its own
+    word = _BRACKET_WORDS.get(text, text)
+    tag = tag if tag not in ("", "_SP") else "NN"
+    if text in _BRACKET_WORDS and tag not in ("-LRB-", "-RRB-"):
+        tag = "-LRB-" if text in "([{" else "-RRB-"
     return Tree(tag, [word.replace(" ", "_")])
 
 
 class _Converter:
     def __init__(self, tokens: Sequence[DepToken]):
         self.tokens = tokens
+        # Each word's preterminal, made once: a preterminal is never changed once built, so one
+        # object can stand wherever the word is placed.
+        self.leaves = [_leaf(token) for token in tokens]
         self.children: list[list[int]] = [[] for _ in tokens]
         self.roots: list[int] = []
         for i, token in enumerate(tokens):
@@ -354,13 +380,13 @@ class _Converter:
         if token.tag in ("IN", "TO"):
             return self.prepositional(i)
         if not self.children[i]:
-            return _leaf(token)
+            return self.leaves[i]
         return self.simple(i, "FRAG")
 
     def items(self, i, dependents, build=None):
         """Word i and its dependents as constituents, in word order."""
         build = build or self.dependent
-        placed = [(i, _leaf(self.tokens[i]))] + [(j, build(j)) for j in dependents]
+        placed = [(i, self.leaves[i])] + [(j, build(j)) for j in dependents]
         trees = []
         for _, tree in sorted(placed, key=lambda item: item[0]):
             # A label-less group (``flat``) is spliced into its parent.
@@ -373,9 +399,9 @@ class _Converter:
         if token.tag in _PUNCTUATION or (
             token.dep in ("punct", "cc", "case", "det", "preconj") and not self.children[j]
         ):
-            return _leaf(token)
+            return self.leaves[j]
         if token.dep == "neg" and not self.children[j]:
-            return _leaf(token)
+            return self.leaves[j]
         return self.phrase(j)
 
     def simple(self, i, label):
@@ -465,7 +491,7 @@ class _Converter:
         return Tree("", self._flat_leaves(j))
 
     def _flat_leaves(self, j):
-        return [_leaf(self.tokens[k]) for k in sorted(self._subtree(j))]
+        return [self.leaves[k] for k in sorted(self._subtree(j))]
 
     def _subtree(self, j):
         found = [j]
@@ -478,8 +504,8 @@ class _Converter:
         token = self.tokens[j]
         if not self.children[j]:
             if token.dep == "poss" and token.tag not in ("PRP$", "WP$"):
-                return Tree("NP", [_leaf(token)])
-            return _leaf(token)
+                return Tree("NP", [self.leaves[j]])
+            return self.leaves[j]
         if token.dep == "poss":
             return self.noun_phrase(j)
         if token.tag == "CD":
@@ -528,7 +554,8 @@ class _Converter:
                         last = max([k for k in [*own, i] if k not in trailing])
                     else:
                         break
-            rest = [j for j in own if j not in clause_level + markers + wh + trailing + auxiliaries]
+            placed = {*clause_level, *markers, *wh, *trailing, *auxiliaries}  # once, not per word
+            rest = [j for j in own if j not in placed]
             verb_phrase = self.verb_phrase(i, auxiliaries, rest)
             parts = sorted(
                 [(j, self.dependent(j)) for j in clause_level + trailing] + [(i, verb_phrase)], key=lambda x: x[0]
@@ -560,7 +587,7 @@ class _Converter:
                 wh_trees = [self.wh_phrase(j) for j in wh]
                 body = Tree("SBAR", [*wh_trees, body])
             if markers:
-                marker_trees = [_leaf(self.tokens[j]) if not self.children[j] else self.phrase(j) for j in markers]
+                marker_trees = [self.leaves[j] if not self.children[j] else self.phrase(j) for j in markers]
                 if (
                     not subjects
                     and self.tokens[i].tag in ("VBG", "VBN")
@@ -603,7 +630,7 @@ class _Converter:
             aux = auxiliaries[position]
             upto = auxiliaries[position + 1] if position + 1 < len(auxiliaries) else i
             between = [j for j in rest if aux < j < upto]
-            vp = Tree("VP", [_leaf(self.tokens[aux])] + [self.dependent(j) for j in between] + [vp])
+            vp = Tree("VP", [self.leaves[aux]] + [self.dependent(j) for j in between] + [vp])
         return vp
 
 
@@ -622,11 +649,11 @@ def build_vp_coordination(converter, i, build):
     shared_after = [j for j in trailing if j not in final_punct]
     tree = build(leading + first_vp_deps + final_punct + shared_after)
     # Find the innermost VP of verb i and turn it into the coordination.
-    node = _innermost_vp(tree, self.tokens[i])
+    node = _innermost_vp(tree, self.leaves[i])
     if node is None:
         return tree
     first_vp = Tree("VP", node.children)
-    members = [(i, first_vp)] + [(j, _leaf(self.tokens[j])) for j in cc + commas]
+    members = [(i, first_vp)] + [(j, self.leaves[j]) for j in cc + commas]
     for c in conjuncts:
         conj_tree = self.phrase(c)
         if conj_tree.label == "S" and len(conj_tree.children) == 1:
@@ -638,14 +665,14 @@ def build_vp_coordination(converter, i, build):
 
 
 def _innermost_vp(tree, verb):
-    """The VP whose own leaf is ``verb``'s, searching down the rightmost VP chain."""
+    """The VP whose own leaf is like ``verb`` (a preterminal), searching down the rightmost VP chain."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if node.is_preterminal:
             continue
         if node.label == "VP" and any(
-            child.is_preterminal and child.children[0] == _leaf(verb).children[0] and child.label == _leaf(verb).label
+            child.is_preterminal and child.children[0] == verb.children[0] and child.label == verb.label
             for child in node.children
         ):
             return node

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from artifacts.phenomena import load_tagger
 from artifacts.services import run_tagging_job, start_tagging
 from artifacts.trees import binary_parse, parse_tree
 from corpus.models import Label, Pair
@@ -60,3 +61,53 @@ def test_a_tagger_without_parser_still_tags_and_writes_no_parse(loaded_tagger):
     run_tagging_job(start_tagging(written, queue=False).pk, tagger=loaded_tagger)
     pair.refresh_from_db()
     assert hasattr(pair, "phenomenon_tags") and pair.parse == "" and pair.premise.parse == ""
+
+
+RECORDED: list = []  # (text, whether spaCy's parser had run) of each Doc the recording pipeline made
+
+
+def recording_tagger():
+    """A pipeline of its own with the parser on and a last component that records, for each Doc,
+    whether the dependency parser ran on it."""
+    from spacy.language import Language
+
+    if not Language.has_factory("test_record_parsed"):
+
+        @Language.component("test_record_parsed")
+        def record(doc):
+            RECORDED.append((doc.text, doc.has_annotation("DEP")))
+            return doc
+
+    tagger = load_tagger(parse=True)
+    tagger.nlp.add_pipe("test_record_parsed", last=True)
+    return tagger
+
+
+def test_only_pairs_that_get_a_parse_run_the_parser(parsing_tagger):
+    """Imported pairs, and written ones parsed already, are tagged with the parser off."""
+    written = factories.dataset("written")
+    to_parse = factories.pair(
+        written, factories.premise(written, text="A cat sleeps."), [Label.ENTAILMENT], "A cat rests."
+    )
+    parsed_premise = factories.premise(written, text="A bird sings.")
+    parsed = factories.pair(written, parsed_premise, [Label.ENTAILMENT], hypothesis="A bird makes noise.")
+    Pair.objects.filter(pk=parsed.pk).update(parse=STANFORD_PARSE, binary_parse="( Dogs ( run . ) )")
+    type(parsed_premise).objects.filter(pk=parsed_premise.pk).update(parse=STANFORD_PARSE, binary_parse="x")
+    imported = factories.dataset("imported", is_imported=True)
+    kept = factories.pair(imported, factories.premise(imported, text="Dogs run."), [Label.NEUTRAL], "Dogs run fast.")
+
+    RECORDED.clear()
+    job = run_tagging_job(start_tagging(None, queue=False).pk, tagger=recording_tagger())
+    assert job.done == 3
+    assert dict(RECORDED) == {
+        "A cat sleeps.": True,
+        "A cat rests.": True,
+        "A bird sings.": False,
+        "A bird makes noise.": False,
+        "Dogs run.": False,
+        "Dogs run fast.": False,
+    }
+    to_parse.refresh_from_db()
+    kept.refresh_from_db()
+    assert to_parse.parse.startswith("(ROOT") and to_parse.premise.parse.startswith("(ROOT")
+    assert kept.parse == "" and hasattr(kept, "phenomenon_tags")
