@@ -156,7 +156,7 @@ def check_and_rebuild(dataset: Dataset | None = None, repair: bool = True) -> ta
         kept, tags = _scoped(dataset)
         truth = tag_rows(tags)
         maintained = tallies._read(kept, TAG_KEY)
-        report = tallies.Drift()
+        report = tallies.Drift(source="the phenomenon tags")
         for key in sorted(set(maintained) | set(truth), key=repr):
             have, want = maintained.get(key, 0), truth.get(key, 0)
             if have != want:

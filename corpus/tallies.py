@@ -1,7 +1,8 @@
 """Maintained aggregates: the sums that statistics and dashboard figures need, kept per dataset ×
 split × genre so that no report or page scans the corpus.
 
-Two append-only delta tables (`PairTally`, `LengthTally`). A writer that changes what they count
+Three append-only delta tables (`PairTally`, `LengthTally`, `WordTally`; other apps may keep
+theirs the same way and register them in `FOLDED`: the artifacts app's tag tally). A writer that changes what they count
 INSERTs signed deltas in its own transaction (never an UPDATE of a shared row: no hot row, so
 concurrent validators do not serialise on a counter). A figure is the SUM of `n` over its key,
 folded rows and fresh deltas alike; `fold` replaces every delta by one row per key in a single
@@ -9,7 +10,8 @@ statement now and then (after a writer commits, one time in FOLD_EVERY; `recompu
 `fold_tallies` command), so a read stays a few hundred rows.
 
 Who writes deltas (all through here):
-  - `corpus.counters` (labels added, pairs created) with `pairs_moved`/`pairs_added`;
+  - `corpus.counters` (labels added, pairs created, gold fixed or adjudicated) with
+    `pairs_moved`/`pairs_added`/`words_moved` (a hypothesis's words follow its counted label);
   - premise imports (`premises_added`) and split assignment (`premises_moving`);
   - `corpus.counters.recompute_gold`, which moves them with the counters it fixes, compares them
     with the truth grouped from the pairs and premises (`drift`) and rewrites them (`rebuild`),
@@ -454,13 +456,14 @@ class Drift:
     rows: int = 0  # Σ |maintained - truth| over those keys
     examples: list[tuple[str, Key, int, int]] = field(default_factory=list)
     rebuilt: bool = False
+    source: str = "the pairs and premises"  # what the truth is counted from
 
     def summary(self) -> str:
-        lines = [f"maintained aggregates drifting from the pairs and premises: {self.keys} keys, {self.rows} rows"]
+        lines = [f"maintained aggregates drifting from {self.source}: {self.keys} keys, {self.rows} rows"]
         for table, key, maintained, truth in self.examples:
             lines.append(f"    {table} {key}: maintained {maintained} truth {truth}")
         if self.rebuilt:
-            lines.append("maintained aggregates rebuilt from the pairs and premises")
+            lines.append(f"maintained aggregates rebuilt from {self.source}")
         return "\n".join(lines)
 
 

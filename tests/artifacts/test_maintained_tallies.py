@@ -5,13 +5,14 @@ recompute that fixes counters, an adjudication and an import with imported gold.
 figures read from them equal the full computation they replace."""
 
 import pytest
+from django.db import transaction
 
 from artifacts import tag_tally
 from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import run_tagging_job, start_tagging
 from corpus import tallies
 from corpus.counters import add_label, add_labels, adjudicate, create_pairs, recompute_gold, set_workers_excluded
-from corpus.models import Label, Pair, Split, ValidationLabel, WordTally, Worker
+from corpus.models import Label, Pair, Premise, Split, ValidationLabel, WordTally, Worker
 from corpus.selectors import pairs_in
 from tests import factories
 
@@ -33,7 +34,7 @@ def assert_tallies_equal_a_fresh_count(dataset):
     assert (tag_drift.keys, tag_drift.examples) == (0, [])
     word_drift = tallies.drift(None, {WordTally: tallies.word_rows(pairs_in(None))})
     assert (word_drift.keys, word_drift.examples) == (0, [])
-    for split in (None, Split.DEV, Split.TRAIN):
+    for split in (None, Split.DEV, Split.TRAIN, Split.TEST):
         assert giveaway_words_for(dataset, split, min_count=1, top=None) == giveaway_words_for(
             dataset, split, min_count=1, top=None, recount=True
         )
@@ -108,6 +109,13 @@ def test_the_tallies_follow_tagging_labels_exclusions_fixes_adjudication_and_imp
     assert_tallies_equal_a_fresh_count(dataset)
     run_tagging_job(start_tagging(queue=False).pk, tagger=loaded_tagger)
     assert tag_figures(dataset)["untagged"] == 0
+    assert_tallies_equal_a_fresh_count(dataset)
+
+    # A premise moved to another split with its pair (as collection.splits moves them).
+    moving = Premise.objects.filter(pk=pairs[0].premise_id)
+    with transaction.atomic():
+        tallies.premises_moving(moving, Split.TEST)
+        moving.update(split=Split.TEST)
     assert_tallies_equal_a_fresh_count(dataset)
 
     # A retag replaces every pair's rows.
