@@ -7,10 +7,21 @@ class ArtifactsConfig(AppConfig):
     name = "artifacts"
     default_auto_field = "django.db.models.BigAutoField"
 
-    def ready(self):
+    def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
+        from corpus import signals, tallies
         from crowd.models import Study
+
+        from . import tag_tally
+        from .models import TagTally
+
+        # The tag tally follows gold labels and splits (corpus sends, reads nothing back) and is
+        # folded with the corpus's tallies.
+        signals.gold_moved.connect(tag_tally.gold_moved, dispatch_uid="artifacts-tag-tally-gold")
+        signals.pairs_moving_split.connect(tag_tally.pairs_moving_split, dispatch_uid="artifacts-tag-tally-split")
+        if (TagTally, tag_tally.TAG_KEY) not in tallies.FOLDED:
+            tallies.FOLDED.append((TagTally, tag_tally.TAG_KEY))
 
         from .models import StudyNudge
         from .views import bump_nudge_version

@@ -6,7 +6,7 @@ The column names are `artifacts.phenomena.PHENOMENON_NAMES` (a test keeps them e
 
 from django.db import models
 
-from corpus.models import Dataset, Pair
+from corpus.models import Dataset, Pair, Tally
 
 
 class PairTags(models.Model):
@@ -35,10 +35,28 @@ class PairTags(models.Model):
     def __str__(self):
         return f"tags of pair {self.pair_id}"
 
-    def tag_names(self):
+    def tag_names(self) -> list[str]:
         from .phenomena import PHENOMENON_NAMES
 
         return [name for name in PHENOMENON_NAMES if getattr(self, name)]
+
+
+class TagTally(Tally):
+    """Tagged pairs per dataset × split × genre × gold label × tag (tag "" counts the tagged
+    pairs themselves): the corpus page's tag figures (MultiNLI Table 7) summed instead of joining
+    every tag to its pair. Append-only deltas like corpus.tallies' (folded with them): the
+    tagging pass adds its pairs' rows, a gold label's change (`corpus.signals.gold_moved`) and a
+    premise's move to another split (`corpus.signals.pairs_moving_split`) move them, in the
+    writer's transaction; `manage.py rebuild_tag_tally` checks and rebuilds them."""
+
+    gold_label = models.CharField(max_length=20)
+    tag = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        db_table = "artifacts_tagtally"
+
+    def __str__(self) -> str:
+        return f"tag tally {self.pk} ({self.gold_label}: {self.tag or 'pairs'})"
 
 
 class JobStatus(models.TextChoices):

@@ -95,7 +95,7 @@ def latest_refresh(dataset=None):
     return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
 
 
-def refresh_if_due(dataset, every=None):
+def refresh_if_due(dataset: Dataset, every: int | None = None) -> bool:
     """Queue a refresh when `every` (settings.ARTIFACTS_MONITOR_EVERY_PAIRS) pairs have come in
     since the last one; returns whether it did."""
     every = every or settings.ARTIFACTS_MONITOR_EVERY_PAIRS

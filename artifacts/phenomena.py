@@ -310,7 +310,7 @@ def choose_model_package(installed: Iterable[str], preferred=MODEL_PACKAGES):
     )
 
 
-def load_tagger(packages=MODEL_PACKAGES, parse=False):
+def load_tagger(packages: Sequence[str] = MODEL_PACKAGES, parse: bool = False) -> "PhenomenonTagger":
     """A PhenomenonTagger on the first installed package of ``packages``, with only its tagger on
     (and its dependency parser with ``parse``, for the trees of ``tag_and_parse_pairs``).
 

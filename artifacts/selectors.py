@@ -4,17 +4,18 @@ Every tag figure is one aggregate query over the PairTags columns; nothing here 
 """
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from django.db.models import Count, Q, QuerySet
 
 from corpus import labels as scheme_labels
 from corpus import tallies
-from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, giveaway_words, tokenize
+from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, counted_label, giveaway_words, ranked, tokenize
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Dataset, Genre, Pair, Worker
 
+from . import tag_tally
 from .models import MonitorRefresh, PairTags, TaggingJob
 from .phenomena import PHENOMENA, PHENOMENON_NAMES
 
@@ -51,29 +52,24 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
     each gold label with the most frequent one. Shares are over tagged pairs; `untagged` says how
     many pairs in scope still wait for the tagger.
 
-    One grouped read of the tags (per genre and gold label) from which the three figures are
-    summed, and the pairs in scope from the maintained aggregates: the page used to run three
-    aggregates over the tags and a count of the pairs on every render.
+    Summed from the maintained tag tally (artifacts.tag_tally: tagged pairs per genre, gold label
+    and tag) and the pairs in scope from corpus's maintained aggregates: two grouped reads of a
+    few hundred rows, no tag is read (the page used to join every tag to its pair on a render).
     """
-    # Mapping: the tag columns are annotated by name (`_tag_counts`), which the stubs cannot list.
-    grouped: list[Mapping[str, Any]] = list(
-        _tags_in_scope(dataset, split)
-        .values("pair__premise__genre__slug", "pair__premise__genre__name", "pair__gold_label")
-        .annotate(pairs=Count("pk"), **_tag_counts())
-        .order_by()
-    )
     counted = ("pairs", *PHENOMENON_NAMES)
     overall = dict.fromkeys(counted, 0)
     genre_sums: dict[str, dict[str, Any]] = {}
     by_gold: dict[str, dict[str, int]] = {}
-    for row in grouped:
-        slug, name = row["pair__premise__genre__slug"], row["pair__premise__genre__name"]
+    for slug, name, gold_label, tag, n in tag_tally.tag_counts(dataset, split):
+        column = "pairs" if tag == tag_tally.TAGGED else tag
         genre = genre_sums.setdefault(slug, {"pair__premise__genre__slug": slug, "pair__premise__genre__name": name})
-        gold = by_gold.setdefault(row["pair__gold_label"], {})
+        gold = by_gold.setdefault(gold_label, {})
+        overall[column] += n
+        genre[column] = genre.get(column, 0) + n
+        gold[column] = gold.get(column, 0) + n
+    for genre in genre_sums.values():
         for column in counted:
-            overall[column] += row[column]
-            genre[column] = genre.get(column, 0) + row[column]
-            gold[column] = gold.get(column, 0) + row[column]
+            genre.setdefault(column, 0)
     per_genre = [genre_sums[slug] for slug in sorted(genre_sums)]
     in_scope = sum(n for _, n in tallies.pair_counts(dataset, split, by=("dataset_id",)))
     tagged = overall["pairs"]
@@ -211,13 +207,7 @@ def pairs_in_scope(
     return pairs
 
 
-def pair_label(gold_label: str, author_label: str, label_count: int) -> str:
-    """The label a hypothesis is counted under: its gold label; for a pair nobody has validated
-    yet (only the author's label, as most written train pairs), the label it was written for.
-    A validated pair without gold (no 3 of 5) is not counted."""
-    if gold_label in LABELS:
-        return gold_label
-    return author_label if label_count <= 1 else NO_GOLD
+pair_label = counted_label  # the label a hypothesis is counted under (corpus.giveaways)
 
 
 def labelled_hypotheses(pairs: QuerySet[Pair]) -> Iterator[tuple[list[str], str]]:
@@ -235,18 +225,35 @@ def giveaway_words_for(
     worker: Worker | None = None,
     min_count: int = DEFAULT_MIN_COUNT,
     top: int = DEFAULT_TOP,
+    recount: bool = False,
 ) -> dict[str, Any]:
     """p(label | word) over the hypotheses in scope, per label with counts (Poliak et al. §6),
-    and the number of hypotheses counted per label."""
-    pairs = pairs_in_scope(dataset, split, genre=genre, worker=worker)
+    and the number of hypotheses counted per label.
+
+    Without a writer, summed from the maintained word tally (corpus.tallies.word_counts: the
+    hypotheses' words per counted label, kept by every writer of pairs and labels), so no
+    hypothesis is read; a writer's listing tokenises that writer's hypotheses, and `recount` every
+    hypothesis in scope (the figure the tally must equal)."""
     per_label: Counter[str] = Counter()
+    if worker is None and not recount:
+        word_count: Counter[str] = Counter()
+        word_label: dict[str, Counter[str]] = {}
+        for label, word, n in tallies.word_counts(dataset, split, genre_id=genre.pk if genre else None):
+            if word == tallies.HYPOTHESES:
+                per_label[label] += n
+            elif label in LABELS:
+                word_count[word] += n
+                word_label.setdefault(word, Counter())[label] += n
+        listing = ranked(word_count, word_label, min_count=min_count, top=top)
+    else:
+        pairs = pairs_in_scope(dataset, split, genre=genre, worker=worker)
 
-    def counted() -> Iterator[tuple[list[str], str]]:
-        for tokens, label in labelled_hypotheses(pairs):
-            per_label[label] += 1
-            yield tokens, label
+        def counted() -> Iterator[tuple[list[str], str]]:
+            for tokens, label in labelled_hypotheses(pairs):
+                per_label[label] += 1
+                yield tokens, label
 
-    listing = giveaway_words(counted(), min_count=min_count, top=top)
+        listing = giveaway_words(counted(), min_count=min_count, top=top)
     scheme = dataset.label_scheme if dataset is not None else None
     if scheme_labels.stored_categories(scheme) != LABELS:
         # Two-way (and ordinal) data in its own words: entailed / not-entailed, no contradiction.

@@ -5,16 +5,20 @@ worker or a management command, never on a web request: services queue the job b
 """
 
 import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from corpus.models import Pair, Premise
+from corpus.models import Dataset, Pair, Premise
 
+from . import tag_tally
 from .models import JobStatus, PairTags, TaggingJob
-from .phenomena import MODEL_PACKAGES, PHENOMENON_NAMES, TaggerUnavailable, load_tagger
+from .phenomena import MODEL_PACKAGES, PHENOMENON_NAMES, PhenomenonTagger, TaggerUnavailable, load_tagger
 
 logger = logging.getLogger(__name__)
 
@@ -22,10 +26,11 @@ TAG_TASK = "artifacts.tag_pairs"
 ARRIVAL_TASK = "artifacts.pairs_arrived"
 BATCH_SIZE = 500
 
-_tagger = None  # one loaded pipeline per process
+_tagger: PhenomenonTagger | None = None  # one loaded pipeline per process
+Parses = dict[int, tuple[str, str]]  # {pk: (Penn tree, binary parse)} of pairs or premises
 
 
-def get_tagger():
+def get_tagger() -> PhenomenonTagger:
     """The process's PhenomenonTagger, loaded on first use (TaggerUnavailable names the package)."""
     global _tagger
     packages = tuple(getattr(settings, "ARTIFACTS_TAGGER_PACKAGES", MODEL_PACKAGES))
@@ -35,7 +40,7 @@ def get_tagger():
     return _tagger
 
 
-def pairs_to_tag(dataset=None, retag=False):
+def pairs_to_tag(dataset: Dataset | None = None, retag: bool = False) -> QuerySet[Pair]:
     pairs = Pair.objects.all()
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
@@ -44,7 +49,7 @@ def pairs_to_tag(dataset=None, retag=False):
     return pairs
 
 
-def start_tagging(dataset=None, retag=False, queue=True):
+def start_tagging(dataset: Dataset | None = None, retag: bool = False, queue: bool = True) -> TaggingJob:
     """A queued TaggingJob; unless `queue=False` (the command runs it itself) it goes to Celery
     once the transaction commits. A queued or running job of the same scope is reused."""
     with transaction.atomic():
@@ -61,7 +66,13 @@ def start_tagging(dataset=None, retag=False, queue=True):
     return job
 
 
-def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_batch=None):
+def run_tagging_job(
+    job_id: int,
+    tagger: PhenomenonTagger | None = None,
+    batch_size: int = BATCH_SIZE,
+    n_process: int = 1,
+    on_batch: Callable[[int], object] | None = None,
+) -> TaggingJob:
     """Tag the job's pairs batch by batch; each batch's tags and the progress figure commit together.
 
     Pairs are read by primary key (keyset pages), so a job can be stopped and a new one picks up
@@ -93,10 +104,7 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
                 for (pk, _, _), found in zip(batch, tags, strict=True)
             ]
             with transaction.atomic():
-                if job.retag:
-                    PairTags.objects.filter(pair_id__in=[row.pair_id for row in rows]).delete()
-                # Another job may have tagged some meanwhile: theirs stay.
-                PairTags.objects.bulk_create(rows, ignore_conflicts=True)
+                store_tags(rows, retag=job.retag)
                 _write_parses(Pair, pair_parses)
                 _write_parses(Premise, premise_parses)
                 job.done += len(rows)
@@ -109,7 +117,36 @@ def run_tagging_job(job_id, tagger=None, batch_size=BATCH_SIZE, n_process=1, on_
     return _finish(job, JobStatus.DONE)
 
 
-def untagged_batches(dataset, retag, batch_size):
+def store_tags(rows: list[PairTags], *, retag: bool = False) -> int:
+    """Save a batch's tag rows and count them in the tag tally, in the caller's transaction;
+    returns the rows saved.
+
+    The pairs are locked first (pk order, as every writer of counters locks them), so their gold
+    labels cannot move between this read and the commit: a label added meanwhile waits, and then
+    its `gold_moved` sees these tags and moves them. Without `retag`, a pair another job tagged
+    meanwhile keeps its tags (and is not counted twice); with it, the old rows are taken out of
+    the tally as they are replaced.
+    """
+    ids = sorted(row.pair_id for row in rows)
+    facts = {
+        pk: (dataset_id, split, genre_id, gold)
+        for pk, dataset_id, split, genre_id, gold in Pair.objects.select_for_update(no_key=True, of=("self",))
+        .filter(pk__in=ids)
+        .order_by("pk")
+        .values_list("pk", "dataset_id", "premise__split", "premise__genre_id", "gold_label")
+    }
+    existing = {tags.pair_id: tags for tags in PairTags.objects.filter(pair_id__in=ids)}
+    if retag and existing:
+        tag_tally.tags_counted(((facts[pk], tags.tag_names()) for pk, tags in existing.items() if pk in facts), sign=-1)
+        PairTags.objects.filter(pair_id__in=list(existing)).delete()
+        existing = {}
+    new = [row for row in rows if row.pair_id in facts and row.pair_id not in existing]
+    PairTags.objects.bulk_create(new)
+    tag_tally.tags_counted((facts[row.pair_id], row.tag_names()) for row in new)
+    return len(new)
+
+
+def untagged_batches(dataset: Dataset | None, retag: bool, batch_size: int) -> Iterator[list[tuple[int, str, str]]]:
     """Lists of (pk, premise text, hypothesis) still to tag, in pk order.
 
     Each read is a range of the pair table's primary key (then the tags of just those pairs):
@@ -145,15 +182,18 @@ def untagged_batches(dataset, retag, batch_size):
             yield [(pk, *texts[pk]) for pk in chunk if pk in texts]  # a pair deleted meanwhile is left out
 
 
-def _tag_batch(tagger, batch, batch_size, n_process):
+def _tag_batch(
+    tagger: PhenomenonTagger, batch: Sequence[tuple[int, str, str]], batch_size: int, n_process: int
+) -> tuple[list[frozenset[str]], Parses, Parses]:
     """The batch's tag sets, in order, and the parses to write ({pk: (parse, binary_parse)} of
     pairs and of premises). The pairs that want a parse go through tag and parse in one pass;
     the others (imported, or parsed already) through the tagger alone, the parser off."""
     texts = [(premise, hypothesis) for _, premise, hypothesis in batch]
     wanted = _parses_wanted([pk for pk, _, _ in batch]) if tagger.parses else {}
     to_parse = [position for position, (pk, _, _) in enumerate(batch) if pk in wanted]
-    tags: list = [None] * len(batch)
-    pair_parses, premise_parses = {}, {}
+    tags: list[frozenset[str] | None] = [None] * len(batch)
+    pair_parses: Parses = {}
+    premise_parses: Parses = {}
     if to_parse:
         tagged = list(
             tagger.tag_and_parse_pairs([texts[p] for p in to_parse], batch_size=batch_size, n_process=n_process)
@@ -166,10 +206,10 @@ def _tag_batch(tagger, batch, batch_size, n_process):
         only_tags = tagger.tag_pairs([texts[p] for p in rest], batch_size=batch_size, n_process=n_process)
         for position, found in zip(rest, only_tags, strict=True):
             tags[position] = found
-    return tags, pair_parses, premise_parses
+    return [found for found in tags if found is not None], pair_parses, premise_parses
 
 
-def _parses_wanted(pair_ids):
+def _parses_wanted(pair_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
     """{pk: (parse, premise id, premise parse)} of the pairs that should get the tagger's parses:
     pairs of datasets written on the platform with an empty parse, of their own or their premise's."""
     rows = Pair.objects.filter(pk__in=pair_ids, dataset__is_imported=False).values_list(
@@ -182,10 +222,13 @@ def _parses_wanted(pair_ids):
     }
 
 
-def _parses_to_write(wanted, pair_ids, tagged):
+def _parses_to_write(
+    wanted: dict[int, tuple[str, int, str]], pair_ids: Sequence[int], tagged: Sequence[Any]
+) -> tuple[Parses, Parses]:
     """{pk: (parse, binary_parse)} of the pairs and premises of ``wanted`` whose parse is empty,
     from the TaggedPairs of ``pair_ids``."""
-    pairs, premises = {}, {}
+    pairs: Parses = {}
+    premises: Parses = {}
     for pk, result in zip(pair_ids, tagged, strict=True):
         parse, premise_id, premise_parse = wanted[pk]
         if not parse:
@@ -195,19 +238,19 @@ def _parses_to_write(wanted, pair_ids, tagged):
     return pairs, premises
 
 
-def _write_parses(model, parses):
+def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:
     """Fill empty parse columns only: a parse written meanwhile (or an imported one) stays."""
     if not parses:
         return
-    objects = model.objects.filter(pk__in=list(parses), parse="").only("pk")
+    manager: Any = model.objects  # Pair's or Premise's: the same two columns
     updated = []
-    for row in objects:
+    for row in manager.filter(pk__in=list(parses), parse="").only("pk"):
         row.parse, row.binary_parse = parses[row.pk]
         updated.append(row)
-    model.objects.bulk_update(updated, ["parse", "binary_parse"], batch_size=500)
+    manager.bulk_update(updated, ["parse", "binary_parse"], batch_size=500)
 
 
-def _finish(job, status, error=""):
+def _finish(job: TaggingJob, status: str, error: str = "") -> TaggingJob:
     job.status, job.error, job.finished_at = status, error, timezone.now()
     job.save(update_fields=["status", "error", "finished_at"])
     if error:
@@ -215,12 +258,12 @@ def _finish(job, status, error=""):
     return job
 
 
-def tag_columns(tags):
+def tag_columns(tags: Iterable[str]) -> dict[str, bool]:
     """{column: bool} for a pair's set of tag names."""
     return {name: name in tags for name in PHENOMENON_NAMES}
 
 
-def pairs_arrived(dataset_id=None):
+def pairs_arrived(dataset_id: int | None = None) -> None:
     """New pairs were committed (a written submit, an import): tag them in the background, and
     refresh the artifact monitor of a collected dataset every ARTIFACTS_MONITOR_EVERY_PAIRS pairs.
 

@@ -22,18 +22,20 @@ is decided here too (`needs_validation`).
 
 import random
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Case, CharField, Count, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, When
+from django.db.models import Case, CharField, Count, F, Field, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
 
 from . import labels as scheme_labels
-from . import stopping, tallies
+from . import signals, stopping, tallies
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
 from .models import (
     AUTHOR_POSITION,
@@ -42,12 +44,15 @@ from .models import (
     NO_GOLD,
     Adjudication,
     AdjudicationSource,
+    Dataset,
     Label,
     Pair,
+    PairTally,
     Split,
     StoppingPolicy,
     StoppingRule,
     ValidationLabel,
+    WordTally,
     Worker,
 )
 from .selectors import pairs_in
@@ -63,7 +68,7 @@ class LabelRefused(ValidationError):
 # --- which pairs need validation ---------------------------------------------------------------
 
 
-def needs_validation(split, pair_id, dataset):
+def needs_validation(split: str, pair_id: str, dataset: Dataset) -> bool:
     """Dev and test pairs always (MultiNLI §2.1); a train pair when a draw seeded by its pairID
     falls under the dataset's share, so the sample is reproducible and a re-run draws the same pairs."""
     if split in (Split.DEV, Split.TEST):
@@ -72,7 +77,7 @@ def needs_validation(split, pair_id, dataset):
 
 
 @transaction.atomic
-def set_needs_validation(pairs, flag):
+def set_needs_validation(pairs: QuerySet[Pair], flag: bool) -> int:
     """Ask for (or stop asking for) validation labels on these pairs; returns how many changed.
     A pair its stopping rule stopped early stays stopped (marking a split again reopens nothing);
     putting the split back on the fixed rule does (`apply_stopping_policy`)."""
@@ -88,13 +93,13 @@ _needs_validation = needs_validation  # create_pairs has an argument of the same
 # --- stopping rules (issue 24; corpus/stopping.py holds the rules themselves) --------------------
 
 
-def stopping_rule_for(dataset, split):
+def stopping_rule_for(dataset: Dataset, split: str) -> str:
     """The rule a researcher chose for this split of the dataset (`StoppingPolicy`), else fixed."""
     rule = StoppingPolicy.objects.filter(dataset=dataset, split=split).values_list("rule", flat=True).first()
     return rule or StoppingRule.FIXED
 
 
-def decided_q():
+def decided_q() -> Q:
     """`corpus.stopping.gold_is_decided` as a filter on a pair's counters: a label has three
     votes, or none can reach three with the labels left (v + (5 - n) < 3, i.e. v < n - 2)."""
     reachable = LABELS_PER_PAIR - GOLD_MAJORITY
@@ -105,7 +110,7 @@ def decided_q():
     return majority | hopeless
 
 
-def _stops_when_decided(row):
+def _stops_when_decided(row: Pair) -> bool:
     """Whether a pair whose counters just moved stops now under the decided rule (in memory)."""
     return (
         row.stopping_rule == StoppingRule.DECIDED
@@ -119,7 +124,9 @@ class PolicyRefused(ValidationError):
     """A stopping policy that cannot be set; the message names the field."""
 
 
-def set_stopping_policy(dataset, split, rule, threshold=None, max_labels=None):
+def set_stopping_policy(
+    dataset: Dataset, split: str, rule: str, threshold: float | None = None, max_labels: int | None = None
+) -> tuple[StoppingPolicy, int, int]:
     """Choose the split's stopping rule (a researcher, on the dashboard or in the admin): the policy
     row, then the rule recorded on the split's pairs still taking labels and, under the decided rule,
     the settled ones stopped, in one transaction. Returns (policy, pairs whose rule changed, stopped)."""
@@ -142,7 +149,7 @@ def set_stopping_policy(dataset, split, rule, threshold=None, max_labels=None):
 
 
 @transaction.atomic
-def apply_stopping_policy(dataset, split):
+def apply_stopping_policy(dataset: Dataset, split: str) -> tuple[int, int]:
     """Record the split's rule on its pairs still taking labels (fewer than five, not stopped),
     and stop those the decided rule says are settled already. Pairs that stopped keep their rule,
     except under the fixed rule (five labels a pair), which reopens them: they take labels again.
@@ -163,7 +170,7 @@ def apply_stopping_policy(dataset, split):
 
 
 @transaction.atomic
-def record_stopping_rules(pairs):
+def record_stopping_rules(pairs: QuerySet[Pair]) -> int:
     """Copy each pair's split rule (`StoppingPolicy`, else fixed) onto these pairs still taking
     labels, and stop those the decided rule says are settled. Called when pairs are marked for
     validation. A few statements per policy row; returns pairs stopped."""
@@ -178,7 +185,7 @@ def record_stopping_rules(pairs):
     return stop_pairs(pairs.filter(stopping_rule=StoppingRule.DECIDED, needs_validation=True).filter(decided_q()))
 
 
-def stop_pairs(pairs):
+def stop_pairs(pairs: QuerySet[Pair]) -> int:
     """Stop these pairs taking labels before five (the decided or confident rule): they leave the
     claim indexes (partial on needs_validation) in one UPDATE. Live claims others hold on them stay
     good: their labels are taken and counted when submitted (a pair never exceeds five), and no
@@ -190,7 +197,7 @@ def stop_pairs(pairs):
     )
 
 
-def requeue_undecided_stopped():
+def requeue_undecided_stopped() -> int:
     """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
     label left their counters) take labels again. One UPDATE; returns how many."""
     return (
@@ -200,10 +207,46 @@ def requeue_undecided_stopped():
     )
 
 
+# --- what follows a pair's gold label ------------------------------------------------------------
+
+
+def _move(pair: Pair, old_gold: str, old_count: int) -> tallies.LabelMove:
+    """The move of a locked pair (loaded with its premise) from (old_gold, old_count) to its fields now."""
+    return tallies.LabelMove(
+        pair_id=pair.pk,
+        dataset_id=pair.dataset_id,
+        split=pair.premise.split,
+        genre_id=pair.premise.genre_id,
+        author_label=pair.author_label,
+        hypothesis=pair.hypothesis,
+        old_gold=old_gold,
+        old_count=old_count,
+        new_gold=pair.gold_label,
+        new_count=pair.label_count,
+    )
+
+
+def labels_moved(moves: Sequence[tallies.LabelMove]) -> None:
+    """Everything kept per gold label follows these pairs, in the writer's transaction: the word
+    tally (one INSERT when a counted label moved) and, for pairs whose gold changed, the
+    receivers of `signals.gold_moved` (the artifacts app's tag tally), whose answers nobody reads."""
+    tallies.words_moved(moves)
+    golds = [(move.pair_id, move.old_gold, move.new_gold) for move in moves if move.old_gold != move.new_gold]
+    if golds:
+        signals.gold_moved.send(sender=Pair, moves=golds)
+
+
 # --- one label at a time -----------------------------------------------------------------------
 
 
-def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=None):
+def add_label(
+    pair: Pair,
+    label: str,
+    worker: Worker | None = None,
+    position: int | None = None,
+    seconds: float | None = None,
+    ordinal: int | None = None,
+) -> ValidationLabel:
     """Add one label to a pair and move its counters, in one transaction.
 
     The only path that adds a label at run time. Refuses a sixth label, a second label by the
@@ -218,6 +261,7 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
             .get(pk=pair.pk)
         )
         before = tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id)
+        was = (locked.gold_label, locked.label_count)
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
         if position is None:
             position = _next_position(existing)
@@ -235,20 +279,29 @@ def add_label(pair, label, worker=None, position=None, seconds=None, ordinal=Non
         )
         stops = _stops_when_decided(locked)
         if gold != locked.gold_label or stops:
-            moved = {"gold_label": gold}
+            moved: dict[str, Any] = {"gold_label": gold}
             if stops:  # the decided rule: the gold cannot change, so the pair leaves the claim queue
                 moved.update(needs_validation=False, stopped_early=True)
             Pair.objects.filter(pk=locked.pk).update(**moved)
             for name, value in moved.items():
                 setattr(locked, name, value)
         tallies.pairs_moved([(before, tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id))])
+        labels_moved([_move(locked, *was)])
     # The caller's instance follows the database, so pages built from it are current.
     for name in COUNTERS:
         setattr(pair, name, getattr(locked, name))
     return created
 
 
-def label_refusal(pair, scheme, taken, worker, position, label, ordinal=None):
+def label_refusal(
+    pair: Pair,
+    scheme: str,
+    taken: Sequence[tuple[int, int | None]],
+    worker: Worker | None,
+    position: int,
+    label: str,
+    ordinal: int | None = None,
+) -> str | None:
     """Why `pair` cannot take this label, or None: the one statement of the rules that `add_label`
     and `add_labels` (a validator's batch) both apply, under the pair's row lock.
 
@@ -285,14 +338,19 @@ def label_refusal(pair, scheme, taken, worker, position, label, ordinal=None):
     return None
 
 
-def _next_position(taken):
+def _next_position(taken: Sequence[tuple[int, int | None]]) -> int:
     return max((p for p, _ in taken), default=0) + 1
 
 
 # --- a batch of labels at once ----------------------------------------------------------------
 
 
-def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
+def add_labels(
+    labelled: Sequence[tuple[Pair, str] | tuple[Pair, str, int | None]],
+    worker: Worker | None = None,
+    seconds: float | None = None,
+    releasing_places: bool = False,
+) -> list[ValidationLabel]:
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
     `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
@@ -305,8 +363,11 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
     the database. `releasing_places`: each label comes from a claim that held a place on its pair
     (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
     """
-    labelled = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in labelled]
-    ids = [pair.pk for pair, _, _ in labelled]
+    items: list[tuple[Pair, str, int | None]] = [
+        (item[0], item[1], item[2] if len(item) > 2 else None)  # a 2- or 3-tuple
+        for item in labelled
+    ]
+    ids = [pair.pk for pair, _, _ in items]
     if len(set(ids)) != len(ids):
         raise LabelRefused("A batch labels each pair once.")
     if not ids:
@@ -334,19 +395,21 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
                 "stopped_early",
                 "needs_validation",
                 *COUNTERS,
+                "hypothesis",
                 "premise__split",
                 "premise__genre_id",
                 "dataset__label_scheme",
             )
         }
         before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
-        existing = {}
+        was = {pk: (row.gold_label, row.label_count) for pk, row in locked.items()}
+        existing: dict[int, list[tuple[int, int | None]]] = {}
         for pair_pk, position, worker_id in ValidationLabel.objects.filter(pair_id__in=ids).values_list(
             "pair_id", "position", "worker_id"
         ):
             existing.setdefault(pair_pk, []).append((position, worker_id))
         new_labels, stopping_now = [], False
-        for pair, label, ordinal in labelled:
+        for pair, label, ordinal in items:
             row = locked.get(pair.pk)
             if row is None:
                 refusal = f"Pair {pair.pk} does not exist."
@@ -387,9 +450,10 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
                     for pk, row in locked.items()
                 ]
             )
+            labels_moved([_move(row, *was[pk]) for pk, row in locked.items()])
     if refusal is not None:
         raise LabelRefused(refusal)
-    for pair, _, _ in labelled:
+    for pair, _, _ in items:
         for name in COUNTERS:
             setattr(pair, name, getattr(locked[pair.pk], name))
     return created
@@ -399,8 +463,15 @@ def add_labels(labelled, worker=None, seconds=None, releasing_places=False):
 
 
 def create_pairs(
-    dataset, split, pairs, labels, batch_size=1000, needs_validation=None, adjudication_reasons=None, ordinals=None
-):
+    dataset: Dataset,
+    split: str,
+    pairs: list[Pair],
+    labels: Sequence[Sequence[str]],
+    batch_size: int = 1000,
+    needs_validation: bool | None = None,
+    adjudication_reasons: Sequence[str] | None = None,
+    ordinals: Sequence[Sequence[int | None]] | None = None,
+) -> list[Pair]:
     """Insert new pairs of one dataset and split with their labels and counters; returns the pairs.
 
     `pairs` are unsaved Pair objects (dataset, premise, pairID, text, author label, author);
@@ -459,9 +530,9 @@ def create_pairs(
     return created
 
 
-def _set_ordinals(pairs, ordinals):
+def _set_ordinals(pairs: Sequence[Pair], ordinals: Sequence[Sequence[int | None]]) -> None:
     """The 1–5 ratings of freshly inserted label rows: one UPDATE per (position, rating)."""
-    by_value = {}
+    by_value: dict[tuple[int, int], list[int]] = {}
     for pair, values in zip(pairs, ordinals, strict=True):
         for position, value in enumerate(values, start=AUTHOR_POSITION):
             if value is not None:
@@ -470,7 +541,13 @@ def _set_ordinals(pairs, ordinals):
         ValidationLabel.objects.filter(pair_id__in=pks, position=position).update(ordinal=value)
 
 
-def _insert_labels(rows):
+def _column(model_field: Any) -> str:
+    """The database column of a concrete field (a foreign key's is its `_id` column)."""
+    assert isinstance(model_field, Field) and model_field.column
+    return str(model_field.column)
+
+
+def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
     """Insert (pair pk, position, label, worker id) rows as multi-row INSERTs.
 
     Five labels a pair make labels most of an import's rows; building a ValidationLabel object
@@ -480,7 +557,7 @@ def _insert_labels(rows):
     meta = ValidationLabel._meta
     quote = connection.ops.quote_name
     columns = ", ".join(
-        quote(meta.get_field(name).column) for name in ("pair", "position", "label", "worker", "created_at")
+        quote(_column(meta.get_field(name))) for name in ("pair", "position", "label", "worker", "created_at")
     )
     created_at = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
@@ -500,7 +577,7 @@ def _insert_labels(rows):
 @dataclass
 class ExclusionOutcome:
     changed: int
-    recompute_report: object = None
+    recompute_report: "RecomputeReport | None" = None
 
 
 # When labels last changed in a way the maintained figures cannot follow (an exclusion, a repairing
@@ -508,7 +585,7 @@ class ExclusionOutcome:
 FIGURES_CHANGED_KEY = "corpus:figures-changed-at"
 
 
-def mark_figures_changed():
+def mark_figures_changed() -> None:
     """Record that cached figures are out of date from now, and again once the change has committed
     (a figure computed in between, from the data before the commit, is then out of date too)."""
     cache.set(FIGURES_CHANGED_KEY, time.time(), None)
@@ -550,10 +627,10 @@ class RecomputeReport:
     pairs_checked: int = 0
     disagreements: int = 0
     fixed: int = 0
-    examples: list = field(default_factory=list)  # dicts: pair_id, stored, recomputed
-    tally_drift: object = None  # corpus.tallies.Drift: maintained aggregates vs the stored counters
+    examples: list[dict[str, Any]] = field(default_factory=list)  # dicts: pair_id, stored, recomputed
+    tally_drift: tallies.Drift | None = None  # corpus.tallies.Drift: maintained aggregates vs the stored counters
 
-    def summary(self):
+    def summary(self) -> str:
         lines = [
             f"pairs checked: {self.pairs_checked}",
             f"pairs whose stored counters disagree with the label table: {self.disagreements}",
@@ -573,7 +650,7 @@ def _counted(prefix: str = "") -> Q:
     return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
 
 
-def replacement_labels_in_gold():
+def replacement_labels_in_gold() -> QuerySet[Any, Any]:
     """Pks of labels beyond position 5 that count towards gold: counted, with fewer than five
     counted labels before them on their pair. Such labels exist only where an exclusion was healed,
     so this subquery touches few rows."""
@@ -599,11 +676,11 @@ def in_gold(prefix: str = "") -> Q:
     )
 
 
-def _with_recomputed(pairs):
+def _with_recomputed(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """Annotate n/e/nu/c/gold recomputed from the label table (one LEFT JOIN ... GROUP BY)."""
     counted = in_gold("labels__")
 
-    def votes(label=None):
+    def votes(label: str | None = None) -> Count:
         condition = counted if label is None else counted & Q(labels__label=label)
         return Count("labels", filter=condition)
 
@@ -621,22 +698,24 @@ def _with_recomputed(pairs):
     )
 
 
-def _adjudicated_or(majority):
+def _adjudicated_or(majority: Any) -> Case:
     """The gold label: the pair's adjudicated label when it has one, else the majority rule."""
     return Case(When(adjudicated_label="", then=majority), default=F("adjudicated_label"))
 
 
-def _disagreeing(pairs):
+def _disagreeing(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     differs = Q()
     for name in COUNTERS:
         differs |= ~Q(**{name: F(f"r_{name}")})
     return _with_recomputed(pairs).filter(differs)
 
 
-def find_disagreements(dataset=None, limit=SHOWN_DISAGREEMENTS, found=None):
+def find_disagreements(
+    dataset: Dataset | str | None = None, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
     """(count, first `limit` examples) of pairs whose counters differ from the label table; one query.
     `found`, a list, receives every such pair's pk."""
-    count, examples = 0, []
+    count, examples = 0, list[dict[str, Any]]()
     rows = _disagreeing(pairs_in(dataset)).values_list("pk", "pair_id", *COUNTERS, *(f"r_{name}" for name in COUNTERS))
     for row in rows.iterator(chunk_size=5000):
         count += 1
@@ -651,7 +730,7 @@ FIX_BATCH = 1_000  # pairs a fix statement updates in one short transaction (Pos
 FIX_PASSES = 3  # a pair a validator labelled between the check and its fix is looked at again
 
 
-def recompute_gold(dataset=None, fix=True, lengths=False):
+def recompute_gold(dataset: Dataset | str | None = None, fix: bool = True, lengths: bool = False) -> RecomputeReport:
     """Report pairs whose counters disagree with the label table, then set them right.
 
     Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the
@@ -669,12 +748,17 @@ def recompute_gold(dataset=None, fix=True, lengths=False):
     report = RecomputeReport(pairs_checked=pairs.count())
     if connection.vendor != "postgresql":
         with transaction.atomic():
-            report.disagreements, report.examples = find_disagreements(dataset)
+            disagreeing: list[int] = []
+            report.disagreements, report.examples = find_disagreements(dataset, found=disagreeing)
             truth = tallies.grouped_truth(dataset, lengths=lengths)
             report.tally_drift = tallies.drift(dataset, truth)
             if fix and report.disagreements:
+                was = _label_facts(disagreeing)
                 report.fixed = _update_with_correlated_subqueries(pairs)
-                truth[tallies.PairTally] = tallies.pair_rows(pairs)  # the fix moved counters, not texts
+                labels_moved(_moves_since(was))
+                truth[PairTally] = tallies.pair_rows(pairs)  # the fix moved counters, not texts
+                if WordTally in truth:  # and the labels the words count under
+                    truth[WordTally] = tallies.word_rows(pairs)
             if fix:
                 tallies.rebuild(dataset, truth)
                 report.tally_drift.rebuilt = True
@@ -693,7 +777,7 @@ def recompute_gold(dataset=None, fix=True, lengths=False):
     return report
 
 
-def _fix_in_batches(pair_pks):
+def _fix_in_batches(pair_pks: Sequence[int]) -> int:
     """Fix these pairs' counters from the label table, FIX_BATCH pairs a transaction; returns pairs fixed.
 
     Each batch is one UPDATE that recomputes the counters from the labels and writes only the pairs
@@ -713,6 +797,23 @@ def _fix_in_batches(pair_pks):
             with transaction.atomic():
                 rows = _update_from_grouped_labels(batch)
                 tallies.pairs_moved([(tuple(row[1:9]), (*row[1:5], *row[9:13])) for row in rows])
+                labels_moved(
+                    [
+                        tallies.LabelMove(
+                            pair_id=row[0],
+                            dataset_id=row[1],
+                            split=row[2],
+                            genre_id=row[3],
+                            author_label=row[4],
+                            hypothesis=row[15],
+                            old_gold=row[13],
+                            old_count=row[5],
+                            new_gold=row[14],
+                            new_count=row[9],
+                        )
+                        for row in rows
+                    ]
+                )
             fixed += len(rows)
             done = {row[0] for row in rows}
             skipped += [pk for pk in batch if pk not in done]
@@ -722,7 +823,7 @@ def _fix_in_batches(pair_pks):
     return fixed
 
 
-def rebuild_maintained():
+def rebuild_maintained() -> None:
     """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
     that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s."""
     if connection.vendor == "postgresql":
@@ -732,11 +833,50 @@ def rebuild_maintained():
         tallies.rebuild()
 
 
+def _label_facts(pair_pks: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+    """{pk: (dataset, split, genre, author label, hypothesis, gold label, label count)}, 900 pairs a read."""
+    facts: dict[int, tuple[Any, ...]] = {}
+    for start in range(0, len(pair_pks), 900):
+        for pk, *row in Pair.objects.filter(pk__in=pair_pks[start : start + 900]).values_list(
+            "pk",
+            "dataset_id",
+            "premise__split",
+            "premise__genre_id",
+            "author_label",
+            "hypothesis",
+            "gold_label",
+            "label_count",
+        ):
+            facts[pk] = tuple(row)
+    return facts
+
+
+def _moves_since(was: dict[int, tuple[Any, ...]]) -> list[tallies.LabelMove]:
+    """The moves of these pairs from the facts read before a set-based fix to their fields now."""
+    now = _label_facts(sorted(was))
+    return [
+        tallies.LabelMove(
+            pair_id=pk,
+            dataset_id=old[0],
+            split=old[1],
+            genre_id=old[2],
+            author_label=old[3],
+            hypothesis=old[4],
+            old_gold=old[5],
+            old_count=old[6],
+            new_gold=now[pk][5],
+            new_count=now[pk][6],
+        )
+        for pk, old in was.items()
+        if pk in now
+    ]
+
+
 # --- the two forms of the fix ---------------------------------------------------------------------
 
 
-def _update_with_correlated_subqueries(pairs):
-    def votes(label=None):
+def _update_with_correlated_subqueries(pairs: QuerySet[Pair]) -> int:
+    def votes(label: str | None = None) -> Subquery:
         labels = ValidationLabel.objects.filter(in_gold(), pair=OuterRef("pk"))
         if label is not None:
             labels = labels.filter(label=label)
@@ -758,17 +898,19 @@ def _update_with_correlated_subqueries(pairs):
     )
 
 
-def _sql(expression, model=Pair):
+def _sql(expression: Any, model: type[Pair] = Pair) -> tuple[str, Sequence[Any]]:
     """Compile an ORM expression to (sql, params) for splicing into a raw statement."""
     query = Query(model)
     compiler = query.get_compiler(connection=connection)
-    return compiler.compile(expression.resolve_expression(query))
+    sql, params = compiler.compile(expression.resolve_expression(query))
+    return str(sql), list(params)
 
 
-def _update_from_grouped_labels(pair_pks):
+def _update_from_grouped_labels(pair_pks: Sequence[int]) -> list[tuple[Any, ...]]:
     """PostgreSQL: one UPDATE of these pairs' counters from their labels, guarded against submits
     that came after its snapshot (`_fix_in_batches`). Returns, per pair written, (pk, dataset,
-    split, genre, author label, the four old counters, the four new ones): the tallies' keys."""
+    split, genre, author label, the four old counters, the four new ones): the tallies' keys; then
+    the old and new gold label and the hypothesis (the word tally's and `gold_moved`'s)."""
     quote = connection.ops.quote_name
     pair_table, premise_table, label_table, worker_table = (
         quote(Pair._meta.db_table),
@@ -781,7 +923,9 @@ def _update_from_grouped_labels(pair_pks):
     # The gold rule written once (corpus/gold.py), compiled over the grouped counts.
     gold_sql, gold_params = _sql(
         gold_expression(
-            *(RawSQL(f"g.{name}", (), output_field=IntegerField()) for name in ("e", "nu", "c")),
+            RawSQL("g.e", (), output_field=IntegerField()),
+            RawSQL("g.nu", (), output_field=IntegerField()),
+            RawSQL("g.c", (), output_field=IntegerField()),
             RawSQL("g.imported_gold", (), output_field=CharField()),
         )
     )
@@ -793,6 +937,7 @@ def _update_from_grouped_labels(pair_pks):
             SELECT g.*, CASE WHEN g.adjudicated_label <> '' THEN g.adjudicated_label ELSE {gold_sql} END AS gold
             FROM (
                 SELECT s.id, s.dataset_id, pr.split, pr.genre_id, s.author_label, s.adjudicated_label, s.imported_gold,
+                       s.hypothesis,
                        s.label_count AS was_n, s.entailment_votes AS was_e, s.neutral_votes AS was_nu,
                        s.contradiction_votes AS was_c, s.gold_label AS was_gold,
                        count(l.id) AS n,
@@ -814,7 +959,7 @@ def _update_from_grouped_labels(pair_pks):
           AND (p.label_count, p.entailment_votes, p.neutral_votes, p.contradiction_votes, p.gold_label)
               = (v.was_n, v.was_e, v.was_nu, v.was_c, v.was_gold)
         RETURNING p.id, v.dataset_id, v.split, v.genre_id, v.author_label,
-                  v.was_n, v.was_e, v.was_nu, v.was_c, v.n, v.e, v.nu, v.c
+                  v.was_n, v.was_e, v.was_nu, v.was_c, v.n, v.e, v.nu, v.c, v.was_gold, v.gold, v.hypothesis
     """
     params = [
         *gold_params,
@@ -828,13 +973,20 @@ def _update_from_grouped_labels(pair_pks):
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return list(cursor.fetchall())
 
 
 # --- adjudication (MPE §4.2) ---------------------------------------------------------------------
 
 
-def adjudicate(pair, label, source=AdjudicationSource.RESEARCHER, researcher=None, reason="", note=""):
+def adjudicate(
+    pair: Pair,
+    label: str,
+    source: str = AdjudicationSource.RESEARCHER,
+    researcher: Any = None,
+    reason: str = "",
+    note: str = "",
+) -> Adjudication:
     """Make `label` the pair's gold label whatever its votes say; its judgments stay as they are.
 
     One transaction under the pair's row lock: the Adjudication row (kept as history, with the
@@ -843,7 +995,8 @@ def adjudicate(pair, label, source=AdjudicationSource.RESEARCHER, researcher=Non
     if label not in VOTE_FIELD:
         raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     with transaction.atomic():
-        locked = Pair.objects.select_for_update(no_key=True).get(pk=pair.pk)
+        locked = Pair.objects.select_for_update(no_key=True, of=("self",)).select_related("premise").get(pk=pair.pk)
+        was = (locked.gold_label, locked.label_count)
         decision = Adjudication.objects.create(
             pair=locked,
             label=label,
@@ -854,5 +1007,7 @@ def adjudicate(pair, label, source=AdjudicationSource.RESEARCHER, researcher=Non
             note=note,
         )
         Pair.objects.filter(pk=locked.pk).update(adjudicated_label=label, gold_label=label)
+        locked.adjudicated_label = locked.gold_label = label
+        labels_moved([_move(locked, *was)])
     pair.adjudicated_label = pair.gold_label = label
     return decision

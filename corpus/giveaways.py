@@ -10,10 +10,10 @@ artifacts app (the web side) both count with this one function.
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .labels import LABELS
+from .labels import LABELS, NO_GOLD
 
 DEFAULT_MIN_COUNT = 5
 DEFAULT_TOP = 10
@@ -23,6 +23,15 @@ _TOKEN = re.compile(r"\w+(?:'\w+)?|[^\w\s]")
 def tokenize(text: str | None) -> list[str]:
     """Lowercase words (keeping clitics like n't / 's together) and single punctuation marks."""
     return _TOKEN.findall((text or "").lower())
+
+
+def counted_label(gold_label: str, author_label: str, label_count: int) -> str:
+    """The label a hypothesis is counted under: its gold label; for a pair nobody has validated
+    yet (only the author's label, as most written train pairs), the label it was written for.
+    A validated pair without gold (no 3 of 5) is not counted (NO_GOLD)."""
+    if gold_label in LABELS:
+        return gold_label
+    return author_label if label_count <= 1 else NO_GOLD
 
 
 def words_of(tokens: Iterable[str]) -> set[str]:
@@ -58,12 +67,23 @@ def giveaway_words(
     words the frequent (more harmful) ones come first. `top=None` lists every word.
     """
     word_count, word_label = count_words(labelled_hypotheses)
+    return ranked(word_count, word_label, min_count=min_count, top=top)
+
+
+def ranked(
+    word_count: Mapping[str, int],
+    word_label: Mapping[str, Mapping[str, int]],
+    min_count: int = DEFAULT_MIN_COUNT,
+    top: int | None = DEFAULT_TOP,
+) -> dict[str, list[dict[str, Any]]]:
+    """The listing of `giveaway_words` from the counts of `count_words` (or the same counts summed
+    from a maintained tally: corpus.tallies.word_counts)."""
     listing: dict[str, list[dict[str, Any]]] = {}
     for label in LABELS:
         scored: list[dict[str, Any]] = [
             {"word": w, "p": round(word_label[w][label] / n, 4), "count": n, "label_count": word_label[w][label]}
             for w, n in word_count.items()
-            if n >= min_count and word_label[w][label]
+            if n >= min_count and word_label[w].get(label)
         ]
         scored.sort(key=lambda item: (-item["p"], -item["count"], item["word"]))
         listing[label] = scored[:top] if top else scored

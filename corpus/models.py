@@ -647,6 +647,23 @@ class PairTally(Tally):
         return f"pair tally {self.pk} ({self.label_count} labels)"
 
 
+class WordTally(Tally):
+    """Hypotheses per dataset × split × genre × counted label × word (word "" counts the
+    hypotheses themselves): the give-away words (Poliak et al. §6) summed instead of tokenising
+    every hypothesis. The counted label is `corpus.giveaways.counted_label` (gold, else the
+    author's label of an unvalidated pair); pairs counted under no label have no rows. A word is
+    `corpus.giveaways.words_of(tokenize(hypothesis))`, each once per hypothesis."""
+
+    label = models.CharField(max_length=20)
+    word = models.TextField(blank=True)
+
+    class Meta:
+        db_table = "corpus_wordtally"
+
+    def __str__(self) -> str:
+        return f"word tally {self.pk} ({self.label}: {self.word!r})"
+
+
 class LengthKind(models.TextChoices):
     PREMISE = "premise", "premise"
     HYPOTHESIS = "hypothesis", "hypothesis"

@@ -1,7 +1,8 @@
 """Maintained aggregates: the sums that statistics and dashboard figures need, kept per dataset ×
 split × genre so that no report or page scans the corpus.
 
-Two append-only delta tables (`PairTally`, `LengthTally`). A writer that changes what they count
+Three append-only delta tables (`PairTally`, `LengthTally`, `WordTally`; other apps may keep
+theirs the same way and register them in `FOLDED`: the artifacts app's tag tally). A writer that changes what they count
 INSERTs signed deltas in its own transaction (never an UPDATE of a shared row: no hot row, so
 concurrent validators do not serialise on a counter). A figure is the SUM of `n` over its key,
 folded rows and fresh deltas alike; `fold` replaces every delta by one row per key in a single
@@ -9,7 +10,8 @@ statement now and then (after a writer commits, one time in FOLD_EVERY; `recompu
 `fold_tallies` command), so a read stays a few hundred rows.
 
 Who writes deltas (all through here):
-  - `corpus.counters` (labels added, pairs created) with `pairs_moved`/`pairs_added`;
+  - `corpus.counters` (labels added, pairs created, gold fixed or adjudicated) with
+    `pairs_moved`/`pairs_added`/`words_moved` (a hypothesis's words follow its counted label);
   - premise imports (`premises_added`) and split assignment (`premises_moving`);
   - `corpus.counters.recompute_gold`, which moves them with the counters it fixes, compares them
     with the truth grouped from the pairs and premises (`drift`) and rewrites them (`rebuild`),
@@ -28,7 +30,9 @@ from django.db import connection, transaction
 from django.db.models import Count, Field, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
-from .models import Dataset, LengthKind, LengthTally, Pair, PairTally, Premise, Tally
+from .giveaways import counted_label, tokenize, words_of
+from .labels import LABELS
+from .models import Dataset, LengthKind, LengthTally, Pair, PairTally, Premise, Tally, WordTally
 from .overlap import relation_mask
 
 FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
@@ -45,11 +49,22 @@ PAIR_KEY = (
     "contradiction_votes",
 )
 LENGTH_KEY = ("dataset_id", "split", "genre_id", "kind", "words")
+WORD_KEY = ("dataset_id", "split", "genre_id", "label", "word")
+HYPOTHESES = ""  # the word of a WordTally row that counts hypotheses, not a word in them
 
 # A tally key (the values of PAIR_KEY or LENGTH_KEY, in order), rows by key, and each table's rows.
 Key = tuple[Any, ...]
 Rows = Mapping[Key, int]
 Truth = dict[type[Tally], Rows]
+
+# Every table of signed deltas and its key. Tables other apps keep the same way append themselves
+# (in their AppConfig.ready: the artifacts app's tag tally), so that one fold folds them all.
+CORPUS_TALLIES: tuple[tuple[type[Tally], Sequence[str]], ...] = (
+    (PairTally, PAIR_KEY),
+    (LengthTally, LENGTH_KEY),
+    (WordTally, WORD_KEY),
+)
+FOLDED: list[tuple[type[Tally], Sequence[str]]] = list(CORPUS_TALLIES)
 
 
 # --- words, the same in SQL and in Python ------------------------------------------------------
@@ -110,6 +125,26 @@ def relation_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     return dict(rows)
 
 
+def hypothesis_words(dataset_id: int, split: str, genre_id: int, label: str, hypothesis: str) -> list[Key]:
+    """The WORD_KEYs one hypothesis counted under `label` adds to: each of its words and the
+    hypotheses row; none for a pair counted under no label."""
+    if label not in LABELS:
+        return []
+    return [(dataset_id, split, genre_id, label, word) for word in (HYPOTHESES, *words_of(tokenize(hypothesis)))]
+
+
+def word_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
+    """{WORD_KEY: hypotheses}: every hypothesis tokenised in Python (the truth of the word tally;
+    costly at corpus scale, as the give-away page was before the tally)."""
+    rows: Counter[Key] = Counter()
+    texts = pairs.order_by().values_list(
+        "dataset_id", "premise__split", "premise__genre_id", "gold_label", "author_label", "label_count", "hypothesis"
+    )
+    for dataset_id, split, genre_id, gold, author, count, hypothesis in texts.iterator(chunk_size=5000):
+        rows.update(hypothesis_words(dataset_id, split, genre_id, counted_label(gold, author, count), hypothesis))
+    return dict(rows)
+
+
 def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     rows = (
         pairs.order_by()
@@ -129,6 +164,12 @@ def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
         model._default_manager.bulk_create(rows)
         transaction.on_commit(_maybe_fold)
     return len(rows)
+
+
+def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
+    """Append signed deltas to a table of FOLDED (one INSERT, zero deltas left out); for the
+    tables other apps keep this way. Returns rows inserted."""
+    return _insert(model, key_names, deltas)
 
 
 def _signed(rows: Rows, sign: int) -> Counter[Key]:
@@ -159,6 +200,45 @@ def pairs_moved(moves: Iterable[tuple[Key, Key]]) -> int:
     return _insert(PairTally, PAIR_KEY, deltas)
 
 
+@dataclass(frozen=True)
+class LabelMove:
+    """A pair whose gold label or label count moved: what the word tally (and the receivers of
+    `corpus.signals.gold_moved`) need to follow it, from the row the writer holds locked."""
+
+    pair_id: int
+    dataset_id: int
+    split: str
+    genre_id: int
+    author_label: str
+    hypothesis: str
+    old_gold: str
+    old_count: int
+    new_gold: str
+    new_count: int
+
+    @property
+    def old_label(self) -> str:
+        return counted_label(self.old_gold, self.author_label, self.old_count)
+
+    @property
+    def new_label(self) -> str:
+        return counted_label(self.new_gold, self.author_label, self.new_count)
+
+
+def words_moved(moves: Iterable[LabelMove]) -> int:
+    """Move the hypotheses whose counted label changed from the old label's words to the new
+    one's: one INSERT of netted deltas (nothing when no counted label changed)."""
+    deltas: Counter[Key] = Counter()
+    for move in moves:
+        old, new = move.old_label, move.new_label
+        if old == new:
+            continue
+        facts = (move.dataset_id, move.split, move.genre_id)
+        deltas.subtract(hypothesis_words(*facts, old, move.hypothesis))
+        deltas.update(hypothesis_words(*facts, new, move.hypothesis))
+    return _insert(WordTally, WORD_KEY, deltas)
+
+
 def words(text: str) -> int:
     """`word_count` in Python, step for step (spaces only, trimmed, up to eight spaces a gap)."""
     text = text.strip(" ")
@@ -187,20 +267,24 @@ def _premise_facts(pairs: Sequence[Pair]) -> dict[int, tuple[str, int, str]]:
 
 
 def pairs_added(pairs: Sequence[Pair]) -> None:
-    """Record new pairs (saved Pair instances with their counters): counters, hypothesis lengths
-    and edit relations to the premise."""
+    """Record new pairs (saved Pair instances with their counters): counters, hypothesis lengths,
+    edit relations to the premise and the hypotheses' words under their counted label."""
     facts = _premise_facts(pairs)
     states: Counter[Key] = Counter()
     lengths: Counter[Key] = Counter()
+    hypothesis_words_: Counter[Key] = Counter()
     for pair in pairs:
         split, genre_id, premise_text = facts[pair.premise_id]
         states[pair_key(pair, split, genre_id)] += 1
+        label = counted_label(pair.gold_label, pair.author_label, pair.label_count)
+        hypothesis_words_.update(hypothesis_words(pair.dataset_id, split, genre_id, label, pair.hypothesis))
         lengths[(pair.dataset_id, split, genre_id, LengthKind.HYPOTHESIS.value, words(pair.hypothesis))] += 1
         lengths[
             (pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))
         ] += 1
     _insert(PairTally, PAIR_KEY, states)
     _insert(LengthTally, LENGTH_KEY, lengths)
+    _insert(WordTally, WORD_KEY, hypothesis_words_)
 
 
 def _labels_first() -> None:
@@ -237,6 +321,10 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
         return _add(_signed(rows, -1), {(k[0], split, *k[2:]): n for k, n in rows.items()})
 
     _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
+    _insert(WordTally, WORD_KEY, moved(word_rows(pairs)))
+    from .signals import pairs_moving_split
+
+    pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
     _insert(
         LengthTally,
         LENGTH_KEY,
@@ -270,7 +358,7 @@ def fold() -> int:
                 acquired = cursor.fetchone()
                 if not (acquired and acquired[0]):
                     return 0
-                for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+                for model, key_names in FOLDED:
                     columns = ", ".join(_column(model, name) for name in key_names)
                     cursor.execute(
                         f"WITH gone AS (DELETE FROM {model._meta.db_table} RETURNING {columns}, n) "
@@ -280,7 +368,7 @@ def fold() -> int:
                     folded += cursor.rowcount
             return folded
         # SQLite: writers are serialised, so read, delete and insert in one transaction is exact.
-        for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+        for model, key_names in FOLDED:
             sums = _read(model._default_manager.all(), key_names)
             model._default_manager.all().delete()
             folded += _insert_plain(model, key_names, sums)
@@ -346,6 +434,17 @@ def length_counts(
     return [tuple(row) for row in rows if row[-1]]
 
 
+def word_counts(
+    dataset: Dataset | str | None = None, split: str | None = None, *, genre_id: int | None = None
+) -> list[tuple[str, str, int]]:
+    """[(label, word, hypotheses)] summed from WordTally (word HYPOTHESES: hypotheses per label)."""
+    tallies = _scoped(WordTally, dataset, split)
+    if genre_id is not None:
+        tallies = tallies.filter(genre_id=genre_id)
+    rows = tallies.order_by().values_list("label", "word").annotate(total=Sum("n"))
+    return [(label, word, n) for label, word, n in rows if n]
+
+
 # --- verification and repair ---------------------------------------------------------------------
 
 SHOWN_DRIFT = 10
@@ -357,27 +456,31 @@ class Drift:
     rows: int = 0  # Σ |maintained - truth| over those keys
     examples: list[tuple[str, Key, int, int]] = field(default_factory=list)
     rebuilt: bool = False
+    source: str = "the pairs and premises"  # what the truth is counted from
 
     def summary(self) -> str:
-        lines = [f"maintained aggregates drifting from the pairs and premises: {self.keys} keys, {self.rows} rows"]
+        lines = [f"maintained aggregates drifting from {self.source}: {self.keys} keys, {self.rows} rows"]
         for table, key, maintained, truth in self.examples:
             lines.append(f"    {table} {key}: maintained {maintained} truth {truth}")
         if self.rebuilt:
-            lines.append("maintained aggregates rebuilt from the pairs and premises")
+            lines.append(f"maintained aggregates rebuilt from {self.source}")
         return "\n".join(lines)
 
 
 def grouped_truth(dataset: Dataset | str | None = None, lengths: bool = True) -> Truth:
-    """{PairTally: {key: n}, LengthTally: {key: n}} grouped from the pairs and premises themselves.
+    """{PairTally: {key: n}, LengthTally: {key: n}, WordTally: {key: n}} grouped from the pairs
+    and premises themselves.
 
-    Without `lengths`, PairTally only: the lengths follow texts, which no label changes, and
-    counting every sentence's words is most of the cost.
+    Without `lengths`, PairTally only: the lengths and words follow texts, and counting every
+    sentence's words is most of the cost (the word tally's labels move with deltas, as the
+    counters do, and are checked with the texts).
     """
     from .selectors import pairs_in, premises_in
 
     pairs = pairs_in(dataset)
     truth: Truth = {PairTally: pair_rows(pairs)}
     if lengths:
+        truth[WordTally] = word_rows(pairs)
         truth[LengthTally] = {
             **premise_length_rows(premises_in(dataset)),
             **hypothesis_length_rows(pairs),
@@ -390,7 +493,7 @@ def drift(dataset: Dataset | str | None = None, truth: Truth | None = None) -> D
     """Compare the maintained sums with the truth grouped from pairs and premises."""
     truth = truth or grouped_truth(dataset)
     report = Drift()
-    for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+    for model, key_names in CORPUS_TALLIES:
         if model not in truth:
             continue
         maintained = _read(_scoped(model, dataset), key_names)
@@ -407,7 +510,7 @@ def drift(dataset: Dataset | str | None = None, truth: Truth | None = None) -> D
 def rebuild(dataset: Dataset | str | None = None, truth: Truth | None = None) -> None:
     """Replace the tallies (of a dataset, or all) by the truth: one row per key, folded."""
     truth = truth or grouped_truth(dataset)
-    for model, key_names in ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY)):
+    for model, key_names in CORPUS_TALLIES:
         if model not in truth:
             continue
         _scoped(model, dataset).delete()

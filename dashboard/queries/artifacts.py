@@ -18,9 +18,9 @@ def giveaway_words(
     min_count: int | None = None,
     top: int | None = None,
 ) -> dict[str, Any]:
-    """The listing a researcher asked for. The default one (no genre, no writer, default counts),
-    which every arrival on the page shows, reads every hypothesis in scope: it is a cached figure
-    (on a large corpus shown stale while a task recomputes it); a narrowed listing is computed."""
+    """The listing a researcher asked for, summed from the maintained word tally (a writer's
+    listing tokenises that writer's hypotheses). The default one (no genre, no writer, default
+    counts), which every arrival on the page shows, is kept in the figure cache as well."""
     counts, shown = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
     if genre is None and worker is None and (counts, shown) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
         return cached("giveaways", dataset, split, lambda: _default_listing(dataset, split))

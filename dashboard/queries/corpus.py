@@ -82,9 +82,8 @@ def _corpus_overview(dataset: Dataset | None, split: str | None) -> dict[str, An
 
 
 def phenomenon_tags(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
-    """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: one grouped
-    read of the tags), through the figure cache: on a large corpus a stale figure is shown at once
-    and a task recomputes it, as the other figures of the page."""
+    """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: summed from
+    the maintained tag tally, no tag is read), through the figure cache as the other figures."""
     return cached("tags", dataset, split, lambda: _phenomenon_tags(dataset, split))
 
 

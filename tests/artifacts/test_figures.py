@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from artifacts.models import PairTags
 from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.selectors import giveaway_words_for, pair_label, run_tag_accuracy, tag_figures
-from artifacts.services import tag_columns
+from artifacts.services import store_tags, tag_columns
 from corpus.counters import add_label
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Pair, Split
@@ -23,7 +23,7 @@ def tagged(ds, genre, gold, tags, hypothesis=None, author=None, split=Split.DEV)
     labels = [gold] * 5 if gold else ["neutral"]
     pair = factories.pair(ds, premise, labels, hypothesis=hypothesis, author=author)
     if tags is not None:
-        PairTags.objects.create(pair=pair, tagger="test", **tag_columns(tags))
+        store_tags([PairTags(pair=pair, tagger="test", **tag_columns(tags))])  # counted in the tag tally
     return pair
 
 

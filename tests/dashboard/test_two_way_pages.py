@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from artifacts.models import PairTags
 from artifacts.selectors import giveaway_words_for, tag_figures
-from artifacts.services import tag_columns
+from artifacts.services import store_tags, tag_columns
 from corpus.models import LabelScheme
 from tests import factories
 
@@ -17,7 +17,7 @@ def two_way(db):
     dataset = factories.dataset("recast", label_scheme=LabelScheme.TWO_WAY, is_imported=True)
     for label, hypothesis in [("entailment", "Nobody is there."), ("neutral", "Nobody sleeps."), ("neutral", "A man.")]:
         pair = factories.pair(dataset, factories.premise(dataset), [label] * 5, hypothesis=hypothesis)
-        PairTags.objects.create(pair=pair, tagger="test", **tag_columns({"negation"}))
+        store_tags([PairTags(pair=pair, tagger="test", **tag_columns({"negation"}))])  # counted in the tag tally
     return dataset
 
 

@@ -60,9 +60,11 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
         batch = services.claim_validation_batch(worker)
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert len(pairs) == 5
-    # Eight statements (the eighth appends the maintained aggregates' deltas, corpus.tallies), the
-    # adversarial verification's one lookup of pending fooled examples among these pairs, and the
-    # savepoint pair of the submit's transaction (the test runs in one).
-    with django_assert_max_num_queries(11):
+    # Nine statements (the eighth appends the maintained aggregates' deltas, corpus.tallies, the
+    # ninth the word tally's: a first validation label moves each hypothesis from its author's
+    # label to no gold), the adversarial verification's one lookup of pending fooled examples among
+    # these pairs, and the savepoint pair of the submit's transaction (the test runs in one). A
+    # batch that moves gold labels adds one more: the tag tally's INSERT ... SELECT (artifacts).
+    with django_assert_max_num_queries(12):
         services.submit_validation_batch(worker, batch, dict.fromkeys(pairs, Label.CONTRADICTION))
     assert ValidationLabel.objects.filter(worker=worker).count() == 5

@@ -1,0 +1,17 @@
+"""Events the corpus sends and reads nothing back from: apps above keep figures of their own
+that follow the pairs (the artifacts app's tag tally), and the corpus must not know them
+(docs/architecture.md: a receiver imports the signal, which is the arrow the layering test sees).
+
+Both are sent inside the writer's transaction, so a receiver's writes commit or roll back with
+the change they follow.
+"""
+
+from django.dispatch import Signal
+
+# A pair's gold label changed: `moves`, a list of (pair pk, old gold label, new gold label), sent
+# by every writer of gold labels in corpus.counters (labels added, recompute's fix, adjudication).
+gold_moved = Signal()
+
+# Premises move to another split with their pairs: `pairs`, a queryset of the pairs (read before
+# the update), and `split`, the split they move to (corpus.tallies.premises_moving).
+pairs_moving_split = Signal()
