@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from collection import hypothesis_tally
 from collection import services as writing
 from collection.models import WritingClaim
 from corpus.counters import create_pairs
@@ -259,6 +260,7 @@ def _finish(task: AdversarialTask) -> None:
         (pair,) = create_pairs(
             premise.dataset, premise.split, [pair], [[task.target_label]], needs_validation=last.model_fooled
         )
+        hypothesis_tally.written(claim.study_session, premise, 1)  # the cost page's count
         last.pair = pair
         last.verification = Verification.PENDING if last.model_fooled else Verification.NOT_ASKED
         last.save(update_fields=["pair", "verification"])

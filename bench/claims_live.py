@@ -9,6 +9,9 @@ Each round prints claims per second against a one-row SELECT ... FOR UPDATE tran
 same concurrency, measured in the same run (before the first round and again after the last),
 the live claims it started with, and the load average (1 min): the machine is shared. A claim
 that answers "no task" while claimable work remains is counted and printed.
+
+`--stopping` (issue 24, bench/claims_stopping.py): validators claim AND submit, with SNLI dev's
+five-label sequences, under the fixed and the decided stopping rule in turn.
 """
 
 import os
@@ -88,7 +91,7 @@ def reset_claims():
     from django.db import connection
 
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE validation_validationclaim, collection_writingclaim")
+        cursor.execute("TRUNCATE validation_validationclaim, collection_writingclaim CASCADE")  # adversarial tasks too
         cursor.execute(
             "SELECT 1 FROM information_schema.columns WHERE table_name = 'collection_pair' AND column_name = 'held_places'"
         )
@@ -106,6 +109,12 @@ def main():
     parser.add_argument("--claims", type=int, default=150, help="claims per round (each a fresh worker)")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--skip", default="", help="writing,validation")
+    parser.add_argument(
+        "--stopping",
+        action="store_true",
+        help="issue 24: validators claim and submit (SNLI dev label sequences), fixed vs decided rule",
+    )
+    parser.add_argument("--submit-share", type=float, default=2 / 3, help="--stopping: validators who submit")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     if "bench" not in os.environ.get("DATABASE_URL", ""):
@@ -118,6 +127,11 @@ def main():
     from django.conf import settings
 
     settings.CONN_MAX_AGE = 0
+    if args.stopping:
+        import claims_stopping  # bench/, beside this file
+
+        claims_stopping.run(args)
+        return
     run(args, skip)
 
 

@@ -1,6 +1,15 @@
 from django.apps import AppConfig
+from django.db.models.signals import pre_delete
 
 
 class CollectionConfig(AppConfig):
     name = "collection"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from corpus.models import Pair
+
+        from .hypothesis_tally import pair_deleting
+
+        # A written pair deleted on its own leaves the cost page's hypothesis count.
+        pre_delete.connect(pair_deleting, sender=Pair, dispatch_uid="collection.hypothesis_tally")

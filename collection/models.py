@@ -9,7 +9,7 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from corpus.models import Dataset, Genre, ImportRun, Premise, Worker
+from corpus.models import Dataset, Genre, ImportRun, Premise, Tally, Worker
 from crowd.models import TaskClaim
 
 
@@ -76,3 +76,12 @@ class WritingClaim(TaskClaim):
     @property
     def pairs(self):
         return self.premise.pairs.filter(author=self.worker)
+
+
+class HypothesisTally(Tally):
+    """Hypotheses written in a study, per study × dataset × split × genre: signed deltas, as the
+    core's tallies (`corpus.models.Tally`), written by the writing submit and the adversarial
+    task's finish in their transactions (`collection.hypothesis_tally`). The cost page sums them
+    instead of joining every pair to its writing claim (issue 24.3)."""
+
+    study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")

@@ -35,6 +35,7 @@ from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
 
+from . import hypothesis_tally
 from .models import PremiseReport, WritingClaim
 from .writing_rules import writing_problem
 
@@ -592,6 +593,7 @@ def submit_hypotheses(
                 result.held = True
         if any(texts.values()):
             result.pairs = create_written_pairs(premise, claim.worker, texts)
+            hypothesis_tally.written(study_session, premise, len(result.pairs))  # the cost page's count
             premise.writings_done += 1
             if settings.ARTIFACTS_ON_ARRIVAL:  # phenomenon tags and the artifact monitor, by task name
                 transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, premise.dataset_id))

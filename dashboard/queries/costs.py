@@ -33,6 +33,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from collection.models import HypothesisTally
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
 from crowd.models import ClaimStatus, Study, TaskKind
 from quality.models import BonusEntry, BonusKind
@@ -215,21 +216,12 @@ def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str
         .annotate(n=Count("id"))
         .order_by()
     )
-    # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker).
-    written_pairs = Pair.objects.filter(
-        premise__writing_claims__status=ClaimStatus.SUBMITTED,
-        premise__writing_claims__study_session__isnull=False,
-        premise__writing_claims__worker=F("author"),
-    )
-    if dataset:
-        written_pairs = written_pairs.filter(dataset=dataset)
-    written: list[Row] = list(
-        written_pairs.values(
-            "premise__writing_claims__study_session__study_id", "premise__split", "premise__genre__slug"
-        )
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker),
+    # from the count the writing submit and the adversarial finish maintain (collection.hypothesis_tally).
+    tallies = HypothesisTally.objects.filter(dataset=dataset) if dataset else HypothesisTally.objects.all()
+    written: list[Row] = [
+        row for row in tallies.values("study_id", "split", "genre__slug").annotate(n=Sum("n")).order_by() if row["n"]
+    ]
     outcomes, pool = _outcome_rows(dataset), _pool_rows(dataset)
     return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}
 
@@ -284,8 +276,8 @@ def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
         if row["study_session__study_id"] in studies:
             studies[row["study_session__study_id"]].labels_bought += row["n"]
     for row in written:
-        if row["premise__writing_claims__study_session__study_id"] in studies:
-            studies[row["premise__writing_claims__study_session__study_id"]].labels_bought += row["n"]
+        if row["study_id"] in studies:
+            studies[row["study_id"]].labels_bought += row["n"]
     # Money follows what it bought, at each study's cost per label.
     for row in bought:
         entry = group(row["pair__premise__split"], row["pair__premise__genre__slug"])
@@ -294,9 +286,9 @@ def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
         if cost and cost.cost_per_label:
             entry.money += cost.cost_per_label.times(row["n"])
     for row in written:
-        entry = group(row["premise__split"], row["premise__genre__slug"])
+        entry = group(row["split"], row["genre__slug"])
         entry.hypotheses += row["n"]
-        cost = studies.get(row["premise__writing_claims__study_session__study_id"])
+        cost = studies.get(row["study_id"])
         if cost and cost.cost_per_label:
             entry.money += cost.cost_per_label.times(row["n"])
 

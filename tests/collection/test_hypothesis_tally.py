@@ -1,0 +1,96 @@
+"""The cost page's maintained hypothesis count (collection.hypothesis_tally, issue 24.3) equals a
+fresh count from the pairs and writing claims after writing submits, deletions, a split move, a
+fold and a rebuild. The adversarial finish: tests/adversarial/test_hypothesis_tally.py."""
+
+import pytest
+
+from collection import hypothesis_tally, services
+from collection.models import HypothesisTally
+from corpus.models import Pair, Premise
+from crowd.models import StudySession, TaskKind
+from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+
+pytestmark = pytest.mark.django_db
+
+TEXTS = {
+    "entailment": "A boat departed early in the morning.",
+    "neutral": "The boat carried tourists to an island.",
+    "contradiction": "The boat never left the harbour.",
+}
+
+
+def write(worker, dataset, session=None, **texts):
+    claim = services.claim_next_premise(worker, dataset, study_session=session)
+    assert claim is not None
+    services.submit_hypotheses(worker, claim.token, **{**TEXTS, **texts})
+    return claim
+
+
+def session_of(study, worker):
+    return StudySession.objects.create(study=study, worker=worker, external_session_id=f"{study.slug}-{worker.pk}")
+
+
+@pytest.fixture
+def written(make_worker):
+    """Two studies writing on train and dev premises, and a writer outside any study."""
+    dataset, genre = writing_setup()
+    add_premises(dataset, genre, 4, split="train")
+    add_premises(dataset, genre, 4, split="dev", start=10)
+    one = make_study(dataset, "writing-one", task_kind=TaskKind.WRITING)
+    two = make_study(dataset, "writing-two", task_kind=TaskKind.WRITING, completion_code="TWO")
+    alice, bob, carol, dan = (make_worker() for _ in range(4))
+    for worker, study in ((alice, one), (bob, one), (carol, two)):
+        session = session_of(study, worker)
+        write(worker, dataset, session)
+        write(worker, dataset, session)
+    write(dan, dataset)  # no study session: bought by no study, not counted
+    return dataset, one, two
+
+
+def test_writing_submits_keep_the_count_equal_to_a_fresh_count(written):
+    dataset, one, two = written
+    counts = hypothesis_tally.counts()
+    assert counts == hypothesis_tally.fresh_counts()
+    by_study = {study: sum(n for (s, *_), n in counts.items() if s == study) for study in (one.pk, two.pk)}
+    assert by_study == {one.pk: 12, two.pk: 6}  # 3 hypotheses a task; the writer outside a study is not counted
+    assert sum(counts.values()) == 18 and Pair.objects.filter(dataset=dataset).count() == 21
+
+
+def test_deleting_pairs_and_premises_leaves_the_count_right(written):
+    dataset, one, two = written
+    Pair.objects.filter(dataset=dataset, author__isnull=False).order_by("pk").first().delete()
+    Pair.objects.filter(pk__in=Pair.objects.filter(dataset=dataset).order_by("-pk").values("pk")[:2]).delete()
+    Premise.objects.filter(pk=Pair.objects.filter(dataset=dataset).order_by("pk").last().premise_id).delete()
+    assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts()
+    assert sum(hypothesis_tally.counts().values()) < 18
+    one.delete()  # a study's deletion takes its rows with it (CASCADE), its pairs stay
+    assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts()
+    two.delete()
+    dataset.delete()  # and a dataset's, with every pair: no delta per pair
+    assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts() == {}
+    assert not HypothesisTally.objects.exists()
+
+
+def test_a_premise_that_moves_split_moves_its_hypotheses(written):
+    dataset, _, _ = written
+    moving = Premise.objects.filter(pk__in=[p.pk for p in Premise.objects.filter(dataset=dataset, writings_done=1)[:3]])
+    hypotheses = sum(hypothesis_tally.fresh_counts(premises=moving).values())
+    assert hypotheses > 0
+    hypothesis_tally.premises_moving(moving, "test")
+    moving.update(split="test")
+    counts = hypothesis_tally.counts()
+    assert counts == hypothesis_tally.fresh_counts()
+    assert sum(n for (_, _, split, _), n in counts.items() if split == "test") == hypotheses
+
+
+def test_fold_keeps_the_sums_and_rebuild_repairs_what_went_around_the_writers(written):
+    dataset, _, _ = written
+    before = hypothesis_tally.counts()
+    assert HypothesisTally.objects.count() > len(before)  # one delta per submit
+    hypothesis_tally.fold()
+    assert HypothesisTally.objects.count() == len(before) and hypothesis_tally.counts() == before
+    # A bulk load around the submit (as bench/run.py's COPY): the count drifts until rebuilt.
+    Pair.objects.filter(dataset=dataset, author__isnull=False).update(author=None)
+    assert hypothesis_tally.counts() != hypothesis_tally.fresh_counts() == {}
+    assert hypothesis_tally.rebuild() == len(before)
+    assert hypothesis_tally.counts() == {}
