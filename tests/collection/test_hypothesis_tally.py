@@ -20,7 +20,7 @@ TEXTS = {
 
 
 def write(worker, dataset, session=None, **texts):
-    claim = services.claim_next_premise(worker, dataset, study_session=session)
+    claim = services.claim_next_premise(worker, dataset=dataset, study_session=session)
     assert claim is not None
     services.submit_hypotheses(worker, claim.token, **{**TEXTS, **texts})
     return claim
