@@ -181,7 +181,7 @@ def run_tag_accuracy(run: _Run, *, split: str | None = None) -> dict[str, Any] |
     }
 
 
-def latest_tagging_jobs(limit: int = 5) -> list[TaggingJob]:
+def latest_tagging_jobs(*, limit: int = 5) -> list[TaggingJob]:
     return list(TaggingJob.objects.select_related("dataset")[:limit])
 
 

@@ -40,7 +40,7 @@ def get_tagger() -> PhenomenonTagger:
     return _tagger
 
 
-def pairs_to_tag(dataset: Dataset | None = None, retag: bool = False) -> QuerySet[Pair]:
+def pairs_to_tag(dataset: Dataset | None = None, *, retag: bool = False) -> QuerySet[Pair]:
     pairs = Pair.objects.all()
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
@@ -49,7 +49,7 @@ def pairs_to_tag(dataset: Dataset | None = None, retag: bool = False) -> QuerySe
     return pairs
 
 
-def start_tagging(dataset: Dataset | None = None, retag: bool = False, queue: bool = True) -> TaggingJob:
+def start_tagging(dataset: Dataset | None = None, *, retag: bool = False, queue: bool = True) -> TaggingJob:
     """A queued TaggingJob; unless `queue=False` (the command runs it itself) it goes to Celery
     once the transaction commits. A queued or running job of the same scope is reused."""
     with transaction.atomic():
@@ -60,7 +60,7 @@ def start_tagging(dataset: Dataset | None = None, retag: bool = False, queue: bo
         )
         if job is not None:
             return job
-        job = TaggingJob.objects.create(dataset=dataset, retag=retag, total=pairs_to_tag(dataset, retag).count())
+        job = TaggingJob.objects.create(dataset=dataset, retag=retag, total=pairs_to_tag(dataset, retag=retag).count())
         if queue:
             transaction.on_commit(lambda: enqueue(TAG_TASK, job.pk))
     return job
@@ -68,6 +68,7 @@ def start_tagging(dataset: Dataset | None = None, retag: bool = False, queue: bo
 
 def run_tagging_job(
     job_id: int,
+    *,
     tagger: PhenomenonTagger | None = None,
     batch_size: int = BATCH_SIZE,
     n_process: int = 1,
@@ -93,7 +94,7 @@ def run_tagging_job(
         tagger = tagger or get_tagger()
     except TaggerUnavailable as error:
         return _finish(job, JobStatus.FAILED, error=str(error))
-    pairs = pairs_to_tag(job.dataset, job.retag)
+    pairs = pairs_to_tag(job.dataset, retag=job.retag)
     job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, tagger.model_version, pairs.count(), 0
     job.save(update_fields=["status", "tagger", "total", "done"])
     try:

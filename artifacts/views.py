@@ -39,7 +39,7 @@ def _error(message, status=400):
 def nudge_settings(request, dataset_slug):
     """(enabled, threshold, study, dataset) for this page: the study the worker came with
     decides; writing outside a study follows settings.ARTIFACTS_NUDGE_OUTSIDE_STUDIES."""
-    session = current_study_session(request, TaskKind.WRITING)
+    session = current_study_session(request, task_kind=TaskKind.WRITING)
     if session is not None:
         study = session.study
         nudge = StudyNudge.objects.filter(study=study).first()

@@ -125,7 +125,7 @@ class PolicyRefused(ValidationError):
 
 
 def set_stopping_policy(
-    dataset: Dataset, split: str, rule: str, threshold: float | None = None, max_labels: int | None = None
+    dataset: Dataset, split: str, rule: str, *, threshold: float | None = None, max_labels: int | None = None
 ) -> tuple[StoppingPolicy, int, int]:
     """Choose the split's stopping rule (a researcher, on the dashboard or in the admin): the policy
     row, then the rule recorded on the split's pairs still taking labels and, under the decided rule,
@@ -242,6 +242,7 @@ def labels_moved(moves: Sequence[tallies.LabelMove]) -> None:
 def add_label(
     pair: Pair,
     label: str,
+    *,
     worker: Worker | None = None,
     position: int | None = None,
     seconds: float | None = None,
@@ -265,7 +266,7 @@ def add_label(
         existing = list(ValidationLabel.objects.filter(pair=locked).values_list("position", "worker_id"))
         if position is None:
             position = _next_position(existing)
-        refusal = label_refusal(locked, locked.dataset.label_scheme, existing, worker, position, label, ordinal)
+        refusal = label_refusal(locked, locked.dataset.label_scheme, existing, worker, position, label, ordinal=ordinal)
         if refusal:
             raise LabelRefused(refusal)
         created = ValidationLabel.objects.create(
@@ -300,6 +301,7 @@ def label_refusal(
     worker: Worker | None,
     position: int,
     label: str,
+    *,
     ordinal: int | None = None,
 ) -> str | None:
     """Why `pair` cannot take this label, or None: the one statement of the rules that `add_label`
@@ -347,6 +349,7 @@ def _next_position(taken: Sequence[tuple[int, int | None]]) -> int:
 
 def add_labels(
     labelled: Sequence[tuple[Pair, str] | tuple[Pair, str, int | None]],
+    *,
     worker: Worker | None = None,
     seconds: float | None = None,
     releasing_places: bool = False,
@@ -416,7 +419,7 @@ def add_labels(
                 break
             taken = existing.get(pair.pk, [])
             position = _next_position(taken)
-            refusal = label_refusal(row, row.dataset.label_scheme, taken, worker, position, label, ordinal)
+            refusal = label_refusal(row, row.dataset.label_scheme, taken, worker, position, label, ordinal=ordinal)
             if refusal:
                 break
             new_labels.append(
@@ -467,6 +470,7 @@ def create_pairs(
     split: str,
     pairs: list[Pair],
     labels: Sequence[Sequence[str]],
+    *,
     batch_size: int = 1000,
     needs_validation: bool | None = None,
     adjudication_reasons: Sequence[str] | None = None,
@@ -711,7 +715,7 @@ def _disagreeing(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 
 
 def find_disagreements(
-    dataset: Dataset | str | None = None, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
+    dataset: Dataset | str | None = None, *, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
     """(count, first `limit` examples) of pairs whose counters differ from the label table; one query.
     `found`, a list, receives every such pair's pk."""
@@ -730,7 +734,7 @@ FIX_BATCH = 1_000  # pairs a fix statement updates in one short transaction (Pos
 FIX_PASSES = 3  # a pair a validator labelled between the check and its fix is looked at again
 
 
-def recompute_gold(dataset: Dataset | str | None = None, fix: bool = True, lengths: bool = False) -> RecomputeReport:
+def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, lengths: bool = False) -> RecomputeReport:
     """Report pairs whose counters disagree with the label table, then set them right.
 
     Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the
@@ -751,7 +755,7 @@ def recompute_gold(dataset: Dataset | str | None = None, fix: bool = True, lengt
             disagreeing: list[int] = []
             report.disagreements, report.examples = find_disagreements(dataset, found=disagreeing)
             truth = tallies.grouped_truth(dataset, lengths=lengths)
-            report.tally_drift = tallies.drift(dataset, truth)
+            report.tally_drift = tallies.drift(dataset, truth=truth)
             if fix and report.disagreements:
                 was = _label_facts(disagreeing)
                 report.fixed = _update_with_correlated_subqueries(pairs)
@@ -760,7 +764,7 @@ def recompute_gold(dataset: Dataset | str | None = None, fix: bool = True, lengt
                 if WordTally in truth:  # and the labels the words count under
                     truth[WordTally] = tallies.word_rows(pairs)
             if fix:
-                tallies.rebuild(dataset, truth)
+                tallies.rebuild(dataset, truth=truth)
                 report.tally_drift.rebuilt = True
         if report.fixed:
             mark_figures_changed()
@@ -982,6 +986,7 @@ def _update_from_grouped_labels(pair_pks: Sequence[int]) -> list[tuple[Any, ...]
 def adjudicate(
     pair: Pair,
     label: str,
+    *,
     source: str = AdjudicationSource.RESEARCHER,
     researcher: Any = None,
     reason: str = "",

@@ -57,6 +57,7 @@ def count_words(
 
 def giveaway_words(
     labelled_hypotheses: Iterable[tuple[Sequence[str], str]],
+    *,
     min_count: int = DEFAULT_MIN_COUNT,
     top: int | None = DEFAULT_TOP,
 ) -> dict[str, list[dict[str, Any]]]:
@@ -73,6 +74,7 @@ def giveaway_words(
 def ranked(
     word_count: Mapping[str, int],
     word_label: Mapping[str, Mapping[str, int]],
+    *,
     min_count: int = DEFAULT_MIN_COUNT,
     top: int | None = DEFAULT_TOP,
 ) -> dict[str, list[dict[str, Any]]]:

@@ -68,7 +68,7 @@ def _judged(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 
 
 def adjudication_queue(
-    dataset: Dataset | str | None = None, split: str | None = None, pending_only: bool = True
+    dataset: Dataset | str | None = None, split: str | None = None, *, pending_only: bool = True
 ) -> QuerySet[Pair]:
     """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first.
 

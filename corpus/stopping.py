@@ -63,7 +63,7 @@ def leading_is_minority(leading: str, labels: Sequence[str]) -> bool:
 
 
 def confident_stop(
-    posterior: Mapping[str, float], labels: Sequence[str], threshold: float, max_labels: int = LABELS_PER_PAIR
+    posterior: Mapping[str, float], labels: Sequence[str], threshold: float, *, max_labels: int = LABELS_PER_PAIR
 ) -> bool:
     """The confident rule: stop at `max_labels`, or before once the leading label's posterior
     reaches `threshold` with at least one validation label, unless that label is a minority of
@@ -101,7 +101,7 @@ class PooledModel:
 
 
 def fit_pooled_dawid_skene(
-    sequences: Iterable[Sequence[str]], iterations: int = 50, smoothing: float = 0.01
+    sequences: Iterable[Sequence[str]], *, iterations: int = 50, smoothing: float = 0.01
 ) -> PooledModel:
     """EM for the pooled model, started from the majority vote of each item's labels."""
     items = [Counter(seq) for seq in sequences if seq]
@@ -201,7 +201,7 @@ class ReplayResult:
 
 
 def replay_sequence(
-    labels: Sequence[str], rule: str, threshold: float = DEFAULT_THRESHOLD, model: PooledModel | None = None
+    labels: Sequence[str], rule: str, *, threshold: float = DEFAULT_THRESHOLD, model: PooledModel | None = None
 ) -> tuple[int, str]:
     """(labels used, gold label at the stop) of one full sequence replayed under a rule."""
     if rule == FIXED:
@@ -226,6 +226,7 @@ def replay_sequence(
 
 def replay(
     sequences: Sequence[Sequence[str]],
+    *,
     rules: Sequence[tuple[str, float | None]] = ((FIXED, None), (DECIDED, None), (CONFIDENT, 0.9), (CONFIDENT, 0.99)),
     shuffles: int = 0,
     seed: int = 0,
@@ -251,7 +252,7 @@ def replay(
         for rule, threshold in rules:
             result = ReplayResult(rule=rule, threshold=threshold, order=order)
             for seq in seqs:
-                used, gold = replay_sequence(seq, rule, threshold or DEFAULT_THRESHOLD, model)
+                used, gold = replay_sequence(seq, rule, threshold=threshold or DEFAULT_THRESHOLD, model=model)
                 result.pairs += 1
                 result.labels_full += len(seq)
                 result.labels_used += used

@@ -412,6 +412,7 @@ def _scoped(model: type[Tally], dataset: Dataset | str | None = None, split: str
 def pair_counts(
     dataset: Dataset | str | None = None,
     split: str | None = None,
+    *,
     by: Sequence[str] = (
         "genre__slug",
         "author_label",
@@ -427,7 +428,7 @@ def pair_counts(
 
 
 def length_counts(
-    kind: str, dataset: Dataset | str | None = None, split: str | None = None, by: Sequence[str] = ("words",)
+    kind: str, dataset: Dataset | str | None = None, split: str | None = None, *, by: Sequence[str] = ("words",)
 ) -> list[Key]:
     """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
     rows = _scoped(LengthTally, dataset, split).filter(kind=kind).order_by().values_list(*by).annotate(total=Sum("n"))
@@ -467,7 +468,7 @@ class Drift:
         return "\n".join(lines)
 
 
-def grouped_truth(dataset: Dataset | str | None = None, lengths: bool = True) -> Truth:
+def grouped_truth(dataset: Dataset | str | None = None, *, lengths: bool = True) -> Truth:
     """{PairTally: {key: n}, LengthTally: {key: n}, WordTally: {key: n}} grouped from the pairs
     and premises themselves.
 
@@ -489,7 +490,7 @@ def grouped_truth(dataset: Dataset | str | None = None, lengths: bool = True) ->
     return truth
 
 
-def drift(dataset: Dataset | str | None = None, truth: Truth | None = None) -> Drift:
+def drift(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> Drift:
     """Compare the maintained sums with the truth grouped from pairs and premises."""
     truth = truth or grouped_truth(dataset)
     report = Drift()
@@ -507,7 +508,7 @@ def drift(dataset: Dataset | str | None = None, truth: Truth | None = None) -> D
     return report
 
 
-def rebuild(dataset: Dataset | str | None = None, truth: Truth | None = None) -> None:
+def rebuild(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> None:
     """Replace the tallies (of a dataset, or all) by the truth: one row per key, folded."""
     truth = truth or grouped_truth(dataset)
     for model, key_names in CORPUS_TALLIES:
@@ -517,7 +518,7 @@ def rebuild(dataset: Dataset | str | None = None, truth: Truth | None = None) ->
         _insert_plain(model, key_names, truth[model])
 
 
-def check_and_rebuild(dataset: Dataset | str | None = None, lengths: bool = True, repair: bool = True) -> Drift:
+def check_and_rebuild(dataset: Dataset | str | None = None, *, lengths: bool = True, repair: bool = True) -> Drift:
     """PostgreSQL: the drift of the maintained aggregates from the pairs and premises, and (with
     `repair`) their rebuild from them, without keeping any writer waiting.
 
@@ -536,9 +537,9 @@ def check_and_rebuild(dataset: Dataset | str | None = None, lengths: bool = True
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [FOLD_LOCK])
         truth = grouped_truth(dataset, lengths=lengths)
-        report = drift(dataset, truth)
+        report = drift(dataset, truth=truth)
         if repair:
-            rebuild(dataset, truth)
+            rebuild(dataset, truth=truth)
             report.rebuilt = True
     return report
 

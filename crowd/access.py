@@ -58,7 +58,7 @@ def closed_list_refusal(study: "Study", worker: "Worker | None") -> Refusal | No
 
 
 def admission_refusal(
-    study: "Study", worker: "Worker | None", qualification_check: AdmissionCheck | None = None
+    study: "Study", worker: "Worker | None", *, qualification_check: AdmissionCheck | None = None
 ) -> Refusal | None:
     """None when `worker` may work on `study` now, else the Refusal to show (or follow);
     `qualification_check(study, worker)` answers for studies with access 'qualified'."""

@@ -194,7 +194,7 @@ def check_link_signature(study: Study, params: Mapping[str, str]) -> None:
         raise ArrivalError("This study link is not signed correctly. Please open it again from the crowd platform.")
 
 
-def current_study_session(request: HttpRequest, task_kind: str | None = None) -> StudySession | None:
+def current_study_session(request: HttpRequest, *, task_kind: str | None = None) -> StudySession | None:
     """The StudySession this browser arrived with, if it belongs to the logged-in worker
     (and, when `task_kind` is given, if its study is of that kind)."""
     session_id = request.session.get(SESSION_KEY)

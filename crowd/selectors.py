@@ -66,7 +66,7 @@ def completed_sessions(study: Study) -> QuerySet[StudySession]:
 MarkSource = Callable[[list[int]], dict[int, list[str]]]
 
 
-def worker_marks(worker_ids: Iterable[int], flagged: MarkSource | None = None) -> dict[int, list[str]]:
+def worker_marks(worker_ids: Iterable[int], *, flagged: MarkSource | None = None) -> dict[int, list[str]]:
     """{worker pk: [words]} for the workers of a list a researcher approves or pays from: "excluded"
     (their labels are left out), and what `flagged` adds (the caller passes the quality app's flags:
     `annotation_site.wiring.worker_marks`); workers with no mark are absent."""
@@ -83,13 +83,13 @@ def worker_marks(worker_ids: Iterable[int], flagged: MarkSource | None = None) -
     return marks
 
 
-def completion_rows(studies: Iterable[Study], flagged: MarkSource | None = None) -> Iterator[list[Any]]:
+def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = None) -> Iterator[list[Any]]:
     """One row per completed session of these studies, in COMPLETION_CSV_COLUMNS order; the
     worker_marks column says "excluded" or names the quality flags (`worker_marks`), so a session is
     never approved unseen."""
     for study in studies:
         sessions = list(completed_sessions(study))
-        marks = worker_marks((session.worker_id for session in sessions), flagged)
+        marks = worker_marks((session.worker_id for session in sessions), flagged=flagged)
         for session in sessions:
             yield [
                 study.slug,
@@ -105,7 +105,7 @@ def completion_rows(studies: Iterable[Study], flagged: MarkSource | None = None)
             ]
 
 
-def shared_device_ids(worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
+def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
     """{worker id: other worker ids seen on one of its devices}, for workers who share a device."""
     from .models import DeviceSighting
 

@@ -27,7 +27,7 @@ def worker_for_user(user: User) -> Worker:
 
 
 def record_task_done(
-    study_session: StudySession | None, hold_reason: Callable[[StudySession], str | None] | None = None
+    study_session: StudySession | None, *, hold_reason: Callable[[StudySession], str | None] | None = None
 ) -> StudySession | None:
     """Count one finished task; the session is complete once it reaches the study's batch size.
 

@@ -172,7 +172,7 @@ def task_visit(request: HttpRequest, task_kind: str) -> tuple[StudySession | Non
     refused = task_refusal_page(request, arrival.current_study_session(request), task_kind)
     if refused is not None:
         return None, refused
-    study_session = arrival.current_study_session(request, task_kind)
+    study_session = arrival.current_study_session(request, task_kind=task_kind)
     if study_session is not None and study_session.is_complete:
         return study_session, completion_page(request, study_session)
     return study_session, None

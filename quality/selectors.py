@@ -238,7 +238,7 @@ def worker_quality(dataset: Dataset | None = None, **flag_options: Any) -> list[
         if caught is not None:
             catcher.flags.append(caught)
     # One person under many ids: participant ids seen in one browser (researchers only).
-    for pk, others in shared_device_ids(rows).items():
+    for pk, others in shared_device_ids(worker_ids=rows).items():
         shared = flag_rules.many_ids_flag(pk, others) if pk in rows else None
         if shared is not None:  # shared_device_ids lists only ids with others
             rows[pk].flags.append(shared)

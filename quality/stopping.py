@@ -43,7 +43,7 @@ def stop_confident_pairs(run: AggregationRun) -> int:
         chosen = []
         for pk, label, posterior, e, n, c in rows.iterator(chunk_size=5000):
             labels = ["entailment"] * e + ["neutral"] * n + ["contradiction"] * c
-            if confident_stop({label: posterior}, labels, policy.threshold, policy.max_labels):
+            if confident_stop({label: posterior}, labels, policy.threshold, max_labels=policy.max_labels):
                 chosen.append(pk)
         at_most = open_pairs.filter(label_count__gte=policy.max_labels).values_list("pk", flat=True)
         chosen += list(at_most)

@@ -20,7 +20,7 @@ def marked_items(dataset: Dataset, split: str | None = None):
     return items.distinct().order_by()
 
 
-def premise_label_rows(dataset: Dataset, split: str | None = None, page: int = PAGE) -> Iterator[PremiseLabelRow]:
+def premise_label_rows(dataset: Dataset, split: str | None = None, *, page: int = PAGE) -> Iterator[PremiseLabelRow]:
     """One row per marked premise-hypothesis pair, by item (in the order they were stored) then premise index, with its judgments in
     the order they came; read by keyset pages (one query for the pairs, one for their labels)."""
     pairs = PremisePair.objects.filter(item__dataset=dataset)

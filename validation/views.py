@@ -195,7 +195,7 @@ def grammaticality(request):
 
 def faq(request):
     """The FAQ states exactly what this worker's study pays for catch trials (its own settings)."""
-    study_session = current_study_session(request, TaskKind.VALIDATION)
+    study_session = current_study_session(request, task_kind=TaskKind.VALIDATION)
     study = study_session.study if study_session else None
     pays_bonus = bool(study and study.catch_trial_share > 0 and study.bonus_per_catch_match > 0)
     return render(

@@ -32,7 +32,7 @@ HYPOTHESES = [
 def assert_tallies_equal_a_fresh_count(dataset):
     tag_drift = tag_tally.check_and_rebuild(repair=False)
     assert (tag_drift.keys, tag_drift.examples) == (0, [])
-    word_drift = tallies.drift(None, {WordTally: tallies.word_rows(pairs_in(None))})
+    word_drift = tallies.drift(None, truth={WordTally: tallies.word_rows(pairs_in(None))})
     assert (word_drift.keys, word_drift.examples) == (0, [])
     for split in (None, Split.DEV, Split.TRAIN, Split.TEST):
         assert giveaway_words_for(dataset, split, min_count=1, top=None) == giveaway_words_for(
