@@ -95,7 +95,7 @@ def claim_sql_plan(worker, dataset):
     from validation.services import claim_validation_batch
 
     with CaptureQueriesContext(connection) as queries, transaction.atomic():
-        claim_validation_batch(worker, dataset)
+        claim_validation_batch(worker, dataset=dataset)
         transaction.set_rollback(True)
     candidate = next(q["sql"] for q in queries.captured_queries if "SKIP LOCKED" in q["sql"])
     with transaction.atomic(), connection.cursor() as cursor:
@@ -144,7 +144,7 @@ def run(args):
             batches = {}
 
             def claim(worker, batches=batches, no_task=no_task):
-                batch = claim_validation_batch(worker, dataset)
+                batch = claim_validation_batch(worker, dataset=dataset)
                 if batch is None:
                     no_task[0] += 1
                 else:
@@ -199,7 +199,7 @@ def run(args):
             sql, plan = claim_sql_plan(worker, dataset)
             worker = next(pool)
             with CaptureQueriesContext(connection) as claiming_queries:
-                batch = claim_validation_batch(worker, dataset)
+                batch = claim_validation_batch(worker, dataset=dataset)
             claim_statements = len(claiming_queries)
             pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
             with CaptureQueriesContext(connection) as submitting_queries:
