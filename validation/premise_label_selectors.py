@@ -2,7 +2,7 @@
 
 from collections.abc import Iterator
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from corpus.models import Dataset, Pair
 
@@ -12,7 +12,7 @@ from .premise_table import PREMISES_PER_ITEM, PremiseLabelRow, Table4, table4
 PAGE = 2000
 
 
-def marked_items(dataset: Dataset, split: str | None = None):
+def marked_items(dataset: Dataset, split: str | None = None) -> QuerySet[Pair]:
     """The dataset's items marked for per-premise labels (of one split), unordered."""
     items = Pair.objects.filter(dataset=dataset, premise_pairs__isnull=False)
     if split:
