@@ -204,6 +204,26 @@ def stump_attack(observation):
     Features: the identifier's gap from its batch, the pooled served count, the position in the
     batch, and the batch's counter rise. Returns the held-out balanced accuracy (0.5 is chance).
     """
+    features, actual, train, test = _stump_inputs(observation)
+    return _best_stump(features, actual, train, test)
+
+
+def stump_chance_accuracies(observation, permutations=500, seed=0):
+    """The stump attack's held-out accuracies with the catch marks shuffled among the same items:
+    what a rule fitted on these features reaches by luck alone, at this sample size. Were the
+    features uninformative, the real accuracy is one more draw from this distribution, so it beats
+    all of `permutations` draws with probability 1 / (permutations + 1)."""
+    features, actual, train, test = _stump_inputs(observation)
+    draw = random.Random(seed)
+    accuracies = []
+    for _ in range(permutations):
+        shuffled = list(actual)
+        draw.shuffle(shuffled)
+        accuracies.append(_best_stump(features, shuffled, train, test)[0])
+    return accuracies
+
+
+def _stump_inputs(observation):
     items = observation.items
     rise_of = dict(enumerate(rise for rise, _, _ in observation.counter_rises))
     features = {
@@ -215,12 +235,17 @@ def stump_attack(observation):
     actual = [item.is_catch for item in items]
     train = [index for index, item in enumerate(items) if item.batch % 2 == 0]
     test = [index for index, item in enumerate(items) if item.batch % 2 == 1]
+    return features, actual, train, test
+
+
+def _best_stump(features, actual, train, test):
     best = (0.0, None)
+    train_actual = [actual[i] for i in train]
     for name, values in features.items():
         for threshold in sorted(set(values)):
             for above in (True, False):
                 predicted = [(values[i] >= threshold) == above for i in train]
-                score = _balanced_accuracy(predicted, [actual[i] for i in train])
+                score = _balanced_accuracy(predicted, train_actual)
                 if score > best[0]:
                     best = (score, (name, threshold, above))
     name, threshold, above = best[1]
