@@ -17,9 +17,13 @@ here; the apps above call crowd and quality plainly.
   excluded (`release_open_claims_of_workers`, called by the quality app). Named here rather than
   found by scanning the app registry, so the arrow to each task app is one the layering test sees;
   tests/crowd/test_claim_wiring.py checks that no concrete claim model is missing.
+- `SNAPSHOT_EXTRA_FILES`: the files a snapshot holds beside the pairs' that other apps of the
+  modeling app's layer keep (modeling.snapshots.services.ExtraFiles): MPE's per-premise labels
+  (validation), `premise_labels.tsv`, in a snapshot of multi-premise datasets that have them.
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collection.models import WritingClaim
@@ -28,6 +32,8 @@ from crowd.models import TaskClaim, TaskKind
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
+from validation.premise_label_selectors import premise_label_rows_of
+from validation.premise_table import write_rows
 
 if TYPE_CHECKING:
     from corpus.models import Worker
@@ -70,3 +76,19 @@ def start_study_session(study: "Study", visit: arrival.Arrival) -> arrival.Start
 def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
     """Release every open claim of these workers, of every task app; returns how many."""
     return arrival.release_open_claims_of_workers(worker_ids, claim_models=CLAIM_MODELS)
+
+
+PREMISE_LABELS_FILE = "premise_labels.tsv"
+
+
+def premise_label_snapshot_file(datasets: Sequence[str], filters: Mapping[str, Any], directory: Path) -> dict[str, int]:
+    """`premise_labels.tsv`, written as `export_mpe_premise_labels` writes it, of the snapshot's
+    multi-premise datasets in its splits; nothing where they have no per-premise judgment."""
+    rows = premise_label_rows_of(datasets, filters.get("splits") or ())
+    if rows is None:
+        return {}
+    with open(directory / PREMISE_LABELS_FILE, "w", encoding="utf-8", newline="") as stream:
+        return {PREMISE_LABELS_FILE: write_rows(rows, stream)}
+
+
+SNAPSHOT_EXTRA_FILES = (premise_label_snapshot_file,)

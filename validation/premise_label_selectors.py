@@ -1,10 +1,10 @@
 """Reads of MPE's per-premise labels: the export's rows and the Table 4 comparison (MPE §5.2)."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from django.db.models import Q, QuerySet
 
-from corpus.models import Dataset, Pair
+from corpus.models import Dataset, ItemKind, Pair
 
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremisePair
 from .premise_table import PREMISES_PER_ITEM, PremiseLabelRow, Table4, table4
@@ -90,3 +90,29 @@ def spe_table(dataset: Dataset, split: str | None = None) -> Table4:
         and all(count == PREMISE_LABELS_PER_PAIR for _, count in premises.values())
     ]
     return table4(complete)
+
+
+def premise_label_rows_of(dataset_slugs: Sequence[str], splits: Sequence[str] = ()) -> Iterator[PremiseLabelRow] | None:
+    """The export's rows (`premise_label_rows`) of every multi-premise dataset among these (all
+    datasets when none are named), dataset by dataset in slug order and, when splits are named,
+    split by split; None when none of them has a per-premise judgment there. A snapshot's
+    `premise_labels.tsv` (annotation_site.wiring): for one dataset and one split, or no split, the
+    same rows as `export_mpe_premise_labels --dataset D [--split S]`."""
+    datasets = Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).order_by("slug")
+    if dataset_slugs:
+        datasets = datasets.filter(slug__in=list(dataset_slugs))
+    in_splits: list[str | None] = [*sorted(splits)] or [None]
+    scopes = [
+        (dataset, split)
+        for dataset in datasets
+        for split in in_splits
+        if PremiseLabel.objects.filter(premise_pair__in=_pairs(dataset, split)).exists()
+    ]
+    if not scopes:
+        return None
+    return (row for dataset, split in scopes for row in premise_label_rows(dataset, split))
+
+
+def _pairs(dataset: Dataset, split: str | None):
+    pairs = PremisePair.objects.filter(item__dataset=dataset)
+    return pairs.filter(item__premise__split=split) if split else pairs

@@ -71,7 +71,7 @@ def file_split(split: str, is_training_genre: bool, has_held_out_genres: bool) -
     return f"{split}_{'matched' if is_training_genre else 'mismatched'}"
 
 
-def sha256_of_file(path, block=1 << 20):
+def sha256_of_file(path: str | Path, block: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(block), b""):

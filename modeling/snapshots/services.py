@@ -21,6 +21,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.wiring import SNAPSHOT_EXTRA_FILES
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
@@ -55,6 +56,12 @@ UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
 STALE_RUNNING_AFTER = timedelta(hours=1)
 # What an export calls after every page: progress(rows_done, rows_total).
 Progress = Callable[[int, int], object]
+# A writer of files beside the pairs' that other apps keep (MPE's per-premise labels, in validation,
+# an app of this layer that modeling must not import): called with the snapshot's datasets, filters
+# and folder, it writes its files there and returns {file name: rows} (nothing: no file). The
+# composition root names them (annotation_site.wiring.SNAPSHOT_EXTRA_FILES); the export hashes them
+# and lists them in the manifest like the split files.
+ExtraFiles = Callable[[Sequence[str], Mapping[str, Any], Path], Mapping[str, int]]
 
 
 class ExportRefused(Exception):
@@ -216,13 +223,21 @@ def _take(snapshot: Snapshot) -> None:
 
 
 def export_snapshot(
-    snapshot: Snapshot, *, progress: Progress | None = None, page_size: int = selectors.PAGE_SIZE
+    snapshot: Snapshot,
+    *,
+    progress: Progress | None = None,
+    page_size: int = selectors.PAGE_SIZE,
+    extra_files: Sequence[ExtraFiles] | None = None,
 ) -> Snapshot:
     """Write the snapshot's files and mark it done; on any failure mark it failed and leave no files.
 
     `progress(rows_done, rows_total)` is called after every page (the command's tqdm bar);
     the snapshot's own `progress` field is updated at the same time for the dashboard.
+    `extra_files`: the writers of files other apps add (`ExtraFiles`); None: those the composition
+    root names, () none.
     """
+    if extra_files is None:
+        extra_files = SNAPSHOT_EXTRA_FILES
     _take(snapshot)
     final_dir = snapshot_directory(snapshot)
     temp_dir = None
@@ -239,6 +254,7 @@ def export_snapshot(
         scheme = _scheme_of(snapshot)
         upper_id = selectors.pairs_for_export(snapshot.datasets, snapshot.filters).aggregate(top=Max("pk"))["top"]
         files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
+        files += _write_extra_files(snapshot, temp_dir, extra_files, taken={f["name"] for f in files})
         manifest = snapshot_format.build_manifest(
             snapshot.pk,
             snapshot.datasets,
@@ -275,6 +291,30 @@ def export_snapshot(
         raise
     snapshot.refresh_from_db()
     return snapshot
+
+
+def _write_extra_files(
+    snapshot: Snapshot, directory: Path, writers: Sequence[ExtraFiles], taken: set[str]
+) -> list[dict[str, Any]]:
+    """Run the other apps' file writers; each file's manifest entry, its checksum taken here."""
+    entries = []
+    for write in writers:
+        for name, rows in sorted(write(snapshot.datasets, snapshot.filters, directory).items()):
+            # A writer must not overwrite a split file or the manifest, nor write outside the folder.
+            if name in taken or name == snapshot_format.MANIFEST_NAME or Path(name).name != name:
+                raise ValueError(f"an extra snapshot file may not be named {name!r}")
+            path = directory / name
+            entries.append(
+                {
+                    "name": name,
+                    "split": "",  # not a split file
+                    "rows": rows,
+                    "bytes": path.stat().st_size,
+                    "sha256": snapshot_format.sha256_of_file(path),
+                }
+            )
+            taken.add(name)
+    return entries
 
 
 def _scheme_of(snapshot: Snapshot) -> str:
