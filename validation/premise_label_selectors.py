@@ -113,6 +113,6 @@ def premise_label_rows_of(dataset_slugs: Sequence[str], splits: Sequence[str] = 
     return (row for dataset, split in scopes for row in premise_label_rows(dataset, split))
 
 
-def _pairs(dataset: Dataset, split: str | None):
+def _pairs(dataset: Dataset, split: str | None) -> QuerySet[PremisePair]:
     pairs = PremisePair.objects.filter(item__dataset=dataset)
     return pairs.filter(item__premise__split=split) if split else pairs
