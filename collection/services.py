@@ -159,6 +159,45 @@ def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
     return None
 
 
+# `claimable_premises(worker, dataset=dataset, now=now)[:1]` locked, written out for PostgreSQL: the
+# same statement and plan (tests/collection/test_writing_candidate_sql.py compares them), without
+# the ORM building it anew for every claim, which cost more CPU than the database spent on it.
+CANDIDATE_SQL = """
+SELECT p.id FROM {premises} p
+WHERE p.status = %(available)s AND NOT (p.split = '') AND p.dataset_id = %(dataset)s
+  AND NOT (p.id IN (SELECT w.premise_id FROM {claims} w WHERE w.worker_id = %(worker)s))
+  AND NOT (p.id = ANY(%(skipped)s))
+  AND p.writings_done + COALESCE((
+      SELECT count(c.id) FROM {claims} c
+      WHERE c.expires_at > %(now)s AND c.premise_id = p.id AND c.status = %(open)s GROUP BY c.premise_id
+  ), 0) < %(limit)s
+ORDER BY p.writings_done ASC, p.claims_made ASC, p.id ASC
+LIMIT 1 FOR UPDATE OF p {skip}
+"""
+
+
+def _lock_candidate_id(
+    worker: Worker, dataset: Dataset, now: datetime, exclude_ids: Sequence[int], skip_locked: bool
+) -> int | None:
+    """PostgreSQL: the id of the first claimable premise of `dataset`, locked (SKIP LOCKED when asked)."""
+    sql = CANDIDATE_SQL.format(
+        premises=Premise._meta.db_table, claims=WritingClaim._meta.db_table, skip="SKIP LOCKED" if skip_locked else ""
+    )
+    params: dict[str, int | str | datetime | list[int]] = {
+        "available": PremiseStatus.AVAILABLE.value,
+        "dataset": dataset.pk,
+        "worker": worker.pk,
+        "skipped": list(exclude_ids),
+        "now": now,
+        "open": ClaimStatus.OPEN.value,
+        "limit": dataset.writings_per_premise,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
 def _lock_candidate(
     worker: Worker, dataset: Dataset | None, now: datetime, exclude_ids: Sequence[int], skip_locked: bool
 ) -> Premise | None:
@@ -171,6 +210,10 @@ def _lock_candidate(
 
 def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySession | None) -> WritingClaim | None:
     now = timezone.now()
+    if connection.vendor == "postgresql":
+        dataset = _collected_dataset(dataset)
+        if dataset is not None:
+            return _claim_once_postgresql(worker, dataset, study_session, now)
     with transaction.atomic():
         own = _own_open_claim(worker, now)
         if own is not None:
@@ -191,7 +234,7 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
             # Between our snapshot and our lock another worker may have claimed this premise
             # and committed; a fresh count (taken while we hold the row) tells the truth.
             if connection.vendor == "postgresql":
-                claim = _claim_if_room(worker, premise, now, study_session)
+                claim = _claim_if_room(worker, premise.pk, now, study_session)
                 if claim is not None:
                     return claim
             elif _has_room(premise.pk, now):
@@ -203,6 +246,42 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
                     expires_at=now + timedelta(minutes=_claim_minutes()),
                 )
             skipped.append(premise.pk)
+        return _own_open_claim(worker, now)
+
+
+def _own_open_claim_postgresql(worker: Worker, now: datetime) -> WritingClaim | None:
+    """`_own_open_claim` in one raw statement for the usual case, a worker who holds nothing; a
+    worker who does (a reload, a second tab) goes through the ORM as before."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {WritingClaim._meta.db_table} WHERE worker_id = %s AND status = %s LIMIT 1 FOR UPDATE",
+            [worker.pk, ClaimStatus.OPEN.value],
+        )
+        held = cursor.fetchone() is not None
+    return _own_open_claim(worker, now) if held else None
+
+
+def _claim_once_postgresql(
+    worker: Worker, dataset: Dataset, study_session: StudySession | None, now: datetime
+) -> WritingClaim | None:
+    """`_claim_once` for one dataset on PostgreSQL: the same statements and locks, in raw SQL."""
+    with transaction.atomic():
+        own = _own_open_claim_postgresql(worker, now)
+        if own is not None:
+            return own
+        skipped: list[int] = []
+        skip_locked = True
+        for _ in range(MAX_CANDIDATES_PER_CLAIM):
+            premise_id = _lock_candidate_id(worker, dataset, now, skipped, skip_locked)
+            if premise_id is None:
+                if not skip_locked:
+                    return _own_open_claim(worker, now)  # won in another tab meanwhile
+                skip_locked = False  # every candidate locked right now: wait for one (see _claim_once)
+                continue
+            claim = _claim_if_room(worker, premise_id, now, study_session)
+            if claim is not None:
+                return claim
+            skipped.append(premise_id)
         return _own_open_claim(worker, now)
 
 
@@ -222,21 +301,21 @@ RETURNING id
 
 
 def _claim_if_room(
-    worker: Worker, premise: Premise, now: datetime, study_session: StudySession | None
+    worker: Worker, premise_id: int, now: datetime, study_session: StudySession | None
 ) -> WritingClaim | None:
     """PostgreSQL: the fresh count of the locked premise's places, its claims_made and the claim,
     in one statement (what `_has_room`, `_count_claim` and the insert do in three). A new
     statement's snapshot: it sees every claim committed before our lock. None when it is full."""
     claim = WritingClaim(
         worker=worker,
-        premise=premise,
+        premise_id=premise_id,
         study_session=study_session,
         status=ClaimStatus.OPEN,
         created_at=now,
         expires_at=now + timedelta(minutes=_claim_minutes()),
     )
     params: dict[str, int | str | datetime | uuid.UUID | None] = {
-        "premise": premise.pk,
+        "premise": premise_id,
         "available": PremiseStatus.AVAILABLE.value,
         "open": ClaimStatus.OPEN.value,
         "now": now,
