@@ -10,7 +10,7 @@ clears the flag on the pair's earlier claims. The pair's own figures (gold, labe
 early) are read live through the join, so exclusions, stopping and gold recomputes need nothing.
 
 Anything else that changes which claim is the latest (a study session deleted, so its claims name
-no session; claims written around the submit, e.g. bench/costs_page.py's bulk load; two submits
+no session; a worker deleted, with their claims; claims written around the submit, e.g. bench/costs_page.py's bulk load; two submits
 on one pair whose clocks disagree) is repaired by `rebuild` (`manage.py rebuild_validation_credits`),
 which compares the flags with a fresh computation (`fresh_credited_ids`).
 """

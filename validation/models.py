@@ -23,8 +23,9 @@ class ValidationClaim(TaskClaim):
     # The claim the cost page credits its pair's outcome to: the pair's latest submitted, ordinary
     # claim in a study session (latest by submitted_at, then id). Set by the validation submit in
     # the UPDATE that marks its claims submitted, which also clears it on the pair's earlier claims;
-    # `validation.credits` rebuilds it from the claims.
-    credited = models.BooleanField(default=False)
+    # `validation.credits` rebuilds it from the claims. The database default serves raw INSERTs that
+    # do not name it (the PostgreSQL claim statement, bench/costs_page.py).
+    credited = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["batch", "id"]
