@@ -20,6 +20,12 @@ class ValidationClaim(TaskClaim):
     # A catch trial looks like any other pair to the worker; its label is scored
     # (`quality.catch_trials.score_catch_trials`), never added to the pair's labels, and it takes no place on the pair.
     is_catch_trial = models.BooleanField(default=False)
+    # The claim the cost page credits its pair's outcome to: the pair's latest submitted, ordinary
+    # claim in a study session (latest by submitted_at, then id). Set by the validation submit in
+    # the UPDATE that marks its claims submitted, which also clears it on the pair's earlier claims;
+    # `validation.credits` rebuilds it from the claims. The database default serves raw INSERTs that
+    # do not name it (the PostgreSQL claim statement, bench/costs_page.py).
+    credited = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         ordering = ["batch", "id"]
@@ -27,7 +33,11 @@ class ValidationClaim(TaskClaim):
             # A worker never validates the same pair twice (nor is offered it twice).
             models.UniqueConstraint(fields=["pair", "worker"], name="one_validation_claim_per_pair_worker"),
         ]
-        indexes = [models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open")]
+        indexes = [
+            models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open"),
+            # The cost page's credit read and the submit's clearing of a pair's earlier credit.
+            models.Index(fields=["pair"], condition=models.Q(credited=True), name="valclaim_credited"),
+        ]
 
 
 class ValidationPolicy(models.Model):

@@ -31,7 +31,7 @@ from crowd.signals import validation_labels_added
 from quality.catch_trials import pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_of_guesser
 
-from . import selectors
+from . import credits, selectors
 from .claiming import ClaimRule, Grouping, RoomRule, choose, claim_batch, expiry, insert_claims, lock_rows
 from .models import ValidationClaim, ValidationPolicy
 
@@ -437,9 +437,8 @@ def submit_validation_batch(
             seconds=per_pair,
             releasing_places=True,
         )
-        ValidationClaim.objects.filter(pk__in=[claim.pk for claim in claims]).update(
-            status=ClaimStatus.SUBMITTED, submitted_at=now
-        )
+        # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
+        credits.submitted(claims, now)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[claim.pair_id for claim in ordinary])
         study_session = claims[0].study_session
         catch_labels = {claim.pair_id: labels[claim.pair_id] for claim in claims if claim.is_catch_trial}

@@ -20,14 +20,11 @@ from typing import Any
 from django.db.models import (
     Count,
     DecimalField,
-    Exists,
     ExpressionWrapper,
     F,
     IntegerField,
-    OuterRef,
     Q,
     QuerySet,
-    Subquery,
     Sum,
     Value,
 )
@@ -35,8 +32,9 @@ from django.db.models.functions import Coalesce
 
 from collection.models import HypothesisTally
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
-from crowd.models import ClaimStatus, Study, TaskKind
+from crowd.models import Study, TaskKind
 from quality.models import BonusEntry, BonusKind
+from validation import credits
 from validation.models import ValidationClaim
 
 from ..figure_cache import cached, refreshable
@@ -168,10 +166,7 @@ def _sum_of_amounts(which: Q) -> Coalesce:
 
 def _validation_labels(dataset: Dataset | None) -> QuerySet[ValidationClaim]:
     """Submitted validation claims of study sessions that added a label (catch trials add none)."""
-    claims = ValidationClaim.objects.filter(
-        status=ClaimStatus.SUBMITTED, is_catch_trial=False, study_session__isnull=False
-    )
-    return claims.filter(pair__dataset=dataset) if dataset else claims
+    return credits.countable(dataset)
 
 
 def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
@@ -228,27 +223,36 @@ def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str
 
 def _outcome_rows(dataset: Dataset | None) -> list[Row]:
     """Statement 5: pairs validated in a study, credited to the study of their latest label, by
-    study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels."""
-    claims = _validation_labels(None).filter(pair=OuterRef("pk"))
-    validated = Pair.objects.filter(Exists(claims))
-    if dataset:
-        validated = validated.filter(dataset=dataset)
-    finished = Q(stopped_early=True) | Q(label_count__gte=LABELS_PER_PAIR)
-    validation_labels = ExpressionWrapper(F("label_count") - AUTHOR_POSITION, output_field=IntegerField())
-    saved_labels = ExpressionWrapper(LABELS_PER_PAIR - F("label_count"), output_field=IntegerField())
-    return list(
-        validated.annotate(
-            credited_to=Subquery(claims.order_by("-submitted_at", "-id").values("study_session__study_id")[:1])
-        )
-        .values("credited_to", "premise__split", "premise__genre__slug")
+    study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
+
+    The latest label's claim is the one the validation submit flags as credited (validation.credits),
+    so this is one grouped join of those claims to their pairs, not a subquery per pair."""
+    credited = credits.countable(dataset).filter(credited=True)
+    finished = Q(pair__stopped_early=True) | Q(pair__label_count__gte=LABELS_PER_PAIR)
+    validation_labels = ExpressionWrapper(F("pair__label_count") - AUTHOR_POSITION, output_field=IntegerField())
+    saved_labels = ExpressionWrapper(LABELS_PER_PAIR - F("pair__label_count"), output_field=IntegerField())
+    rows = (
+        credited.values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
         .annotate(
-            gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
-            saved=Coalesce(Sum(saved_labels, filter=Q(stopped_early=True, label_count__lt=LABELS_PER_PAIR)), 0),
+            gold=Count("id", filter=~Q(pair__gold_label=NO_GOLD)),
+            saved=Coalesce(
+                Sum(saved_labels, filter=Q(pair__stopped_early=True, pair__label_count__lt=LABELS_PER_PAIR)), 0
+            ),
             finished=Count("id", filter=finished),
             finished_labels=Coalesce(Sum(validation_labels, filter=finished), 0),
         )
         .order_by()
     )
+    # The rows keep the shape the figure cache has always held.
+    return [
+        {
+            "credited_to": row["study_session__study_id"],
+            "premise__split": row["pair__premise__split"],
+            "premise__genre__slug": row["pair__premise__genre__slug"],
+            **{name: row[name] for name in ("gold", "saved", "finished", "finished_labels")},
+        }
+        for row in rows
+    ]
 
 
 def _pool_rows(dataset: Dataset | None) -> list[Row]:

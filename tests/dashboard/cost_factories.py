@@ -23,6 +23,7 @@ from corpus.models import Pair, StoppingRule
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.bonuses import mark_paid
 from quality.models import BonusEntry, BonusKind
+from validation import credits
 from validation.models import ValidationClaim
 
 from . import factories
@@ -117,6 +118,7 @@ def build(dataset_slug="costs", prefix=""):
     # hypothesis count: recount it, as after any bulk load (tests/collection/test_hypothesis_tally.py
     # checks that the submits keep it).
     hypothesis_tally.rebuild()
+    credits.rebuild()  # and the validation claims around the validation submit, which flags the credited claim
     for letter, pair_ in pairs.items():
         pair_.refresh_from_db()
         pairs[letter] = pair_

@@ -1,0 +1,24 @@
+"""python manage.py rebuild_validation_credits [--dataset slug]: the cost page's credit of each validated pair, recomputed."""
+
+from django.core.management.base import BaseCommand
+
+from corpus.management import DATA_COMMAND_CHECKS
+from corpus.models import Dataset
+from validation.credits import rebuild
+
+
+class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS  # the models' checks only (corpus.management)
+    help = (
+        "Recompute which claim each validated pair is credited to (its latest submitted claim in a study "
+        "session; validation.credits) and set the claims' flags to it (after a bulk load that went around "
+        "the validation submit, or a study session deleted)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", default=None, help="Dataset slug (default: every dataset).")
+
+    def handle(self, *args, dataset, **options):
+        scope = Dataset.objects.get(slug=dataset) if dataset else None
+        changed = rebuild(scope)
+        self.stdout.write(f"validation credits rebuilt; {changed} claims changed")
