@@ -13,6 +13,7 @@ batch locks the genre row, so two imports into one genre cannot both insert the 
 re-importing a file adds nothing. Progress figures are written outside that transaction.
 """
 
+import functools
 import json
 import multiprocessing
 import sys
@@ -35,8 +36,8 @@ from .premise_text import (
     MAX_CHARS,
     DropReason,
     normalize,
+    segment_block,
     sentence_drop_reason,
-    split_sentences,
     text_blocks,
 )
 
@@ -273,32 +274,26 @@ class _Importer:
         return candidate
 
 
-def _segment_block(item):
-    block, position = item
-    if block.drop_reason is None and len(block.text) > _MAX_PARAGRAPH_FACTOR * _max_premise_chars():
-        # Far longer than any paragraph of premises: dropped whole, not fed to the sentence
-        # splitter (which would take minutes on a 10 MB line and still yield no premise).
-        block.drop_reason = DropReason.TOO_LONG
-    return block, position, (None if block.drop_reason is not None else split_sentences(block.text))
-
-
-_MAX_PARAGRAPH_FACTOR = 200
-
-
 def _positioned_blocks(reader):
     for block in text_blocks(reader):
         yield block, reader.bytes
 
 
 def _read_text(importer, reader, source, progress, jobs=1):
+    segment = functools.partial(segment_block, max_premise_chars=_max_premise_chars())
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: child processes split
-        # paragraphs (in order) while this process checks and writes. They never touch the
-        # database connection they inherit.
-        pool = multiprocessing.get_context("fork").Pool(jobs)
-        segmented = pool.imap(_segment_block, _positioned_blocks(reader), chunksize=64)
+        # paragraphs (in order) while this process checks and writes. They come from a fork
+        # server (else spawn), never from a fork of this process: a web process, a Celery worker
+        # or a test run has threads, and a fork copies their locks held, so a child could wait
+        # for ever on one (it did, in CI). segment_block lives in the Django-free premise_text,
+        # so a fresh child imports no apps.
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        pool = context.Pool(jobs)
+        segmented = pool.imap(segment, _positioned_blocks(reader), chunksize=64)
     else:
-        pool, segmented = None, map(_segment_block, _positioned_blocks(reader))
+        pool, segmented = None, map(segment, _positioned_blocks(reader))
     try:
         for block, position, sentences in segmented:
             progress.advance(position)

@@ -285,3 +285,19 @@ def split_sentences(paragraph):
         elif sentence:
             sentences.append(sentence)
     return sentences
+
+
+# A paragraph this many times longer than the longest premise is dropped whole.
+MAX_PARAGRAPH_FACTOR = 200
+
+
+def segment_block(item, max_premise_chars):
+    """(block, position) -> (block, position, its sentences, or None when the block is dropped).
+
+    Here, without Django, so that worker processes of a fresh interpreter can run it."""
+    block, position = item
+    if block.drop_reason is None and len(block.text) > MAX_PARAGRAPH_FACTOR * max_premise_chars:
+        # Far longer than any paragraph of premises: dropped whole, not fed to the sentence
+        # splitter (which would take minutes on a 10 MB line and still yield no premise).
+        block.drop_reason = DropReason.TOO_LONG
+    return block, position, (None if block.drop_reason is not None else split_sentences(block.text))
