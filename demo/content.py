@@ -31,6 +31,7 @@ from corpus.models import (
 )
 from corpus.prompt_content import install_prompt_content
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
+from validation import credits
 from validation.models import ValidationClaim
 from validation.selectors import BATCH_SIZE
 
@@ -676,6 +677,9 @@ def ensure_demo_study_sessions(dataset):
             fields += ["completed_at", "completion_code"]
         session.save(update_fields=fields)
         attached += labels
+    # The claims were attached here, not submitted through the task: credit each pair's latest as
+    # the submit would (the cost page reads the flag).
+    credits.rebuild(dataset)
     return attached
 
 

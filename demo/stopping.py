@@ -14,6 +14,7 @@ from corpus.counters import add_label, create_pairs
 from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule, Worker
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from crowd.services import worker_for_user
+from validation import credits
 from validation.models import ValidationClaim
 
 from .content import DEMO_AUTHORS, DEMO_VALIDATORS
@@ -98,6 +99,8 @@ def ensure_stopping_demo():
             session.completed_at = timezone.now()
             session.completion_code = session.expected_completion_code()
             session.save(update_fields=["tasks_done", "completed_at", "completion_code"])
+        # Claims made here, not through the task's submit: credit each pair's latest as it would.
+        credits.rebuild(dataset)
     stopped = Pair.objects.filter(dataset=dataset, stopped_early=True)
     saved = sum(5 - n for n in stopped.values_list("label_count", flat=True))
     return (
