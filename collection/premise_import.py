@@ -283,13 +283,12 @@ def _read_text(importer, reader, source, progress, jobs=1):
     segment = functools.partial(segment_block, max_premise_chars=_max_premise_chars())
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: child processes split
-        # paragraphs (in order) while this process checks and writes. They come from a fork
-        # server (else spawn), never from a fork of this process: a web process, a Celery worker
-        # or a test run has threads, and a fork copies their locks held, so a child could wait
-        # for ever on one (it did, in CI). segment_block lives in the Django-free premise_text,
-        # so a fresh child imports no apps.
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        # paragraphs (in order) while this process checks and writes. They are fresh interpreters
+        # (spawn), never forks: a web process, a Celery worker or a test run has threads, and a
+        # fork copies their locks held, so a child could wait for ever on one. It did in CI, with
+        # a fork of the caller and again with a fork server's fork. segment_block lives in the
+        # Django-free premise_text, so a fresh child imports no apps.
+        context = multiprocessing.get_context("spawn")
         pool = context.Pool(jobs)
         segmented = pool.imap(segment, _positioned_blocks(reader), chunksize=64)
     else:
