@@ -301,10 +301,17 @@ def _read_text(importer, reader, source, progress, jobs=1):
                 continue
             for sentence in sentences:
                 importer.offer(sentence, source)
-    finally:
+    except BaseException:
         if pool is not None:
             pool.terminate()
             pool.join()
+        raise
+    if pool is not None:
+        # Every paragraph is back: the workers are let go and exit on their own. terminate()
+        # sends SIGTERM, and a worker whose handler (coverage's, in the suite) then waits on a lock
+        # never exits, so join() waited for ever (CI's SQLite pass, twice).
+        pool.close()
+        pool.join()
 
 
 def _read_jsonl(importer, reader, source, progress):
