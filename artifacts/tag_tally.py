@@ -67,27 +67,40 @@ def tags_counted(rows: Iterable[tuple[Key, Iterable[str]]], sign: int = 1) -> in
 # --- receivers of corpus.signals ---------------------------------------------------------------
 
 
+MOVES_PER_STATEMENT = 1_000  # 6 parameters a move: within SQLite's 32,766 variables
+
+
 def gold_moved(sender: Any, moves: Sequence[tuple[int, str, str]], **kwargs: Any) -> None:
     """Move the tagged ones of these pairs (pk, old gold, new gold) from the old gold label's rows
-    to the new one's: one INSERT ... SELECT from their tags, netted per key (nothing for an untagged
-    pair). Runs in the transaction that moved the gold labels (corpus.counters)."""
+    to the new one's: one INSERT ... SELECT from their tags per MOVES_PER_STATEMENT pairs, netted
+    per key (nothing for an untagged pair). Runs in the transaction that moved the gold labels
+    (corpus.counters)."""
+    inserted = 0
+    for start in range(0, len(moves), MOVES_PER_STATEMENT):
+        inserted += _move_tagged(moves[start : start + MOVES_PER_STATEMENT])
+    if inserted:
+        transaction.on_commit(tallies._maybe_fold)
+
+
+def _move_tagged(moves: Sequence[tuple[int, str, str]]) -> int:
     if not moves:
-        return
+        return 0
     quote = connection.ops.quote_name
     tag_table, pair_table = quote(PairTags._meta.db_table), quote(Pair._meta.db_table)
     premise_table = quote(Pair._meta.get_field("premise").related_model._meta.db_table)
     columns = ", ".join(quote(tallies._column(TagTally, name)) for name in (*TAG_KEY, "n"))
-    # m: each pair twice, -1 under its old gold and +1 under its new; t: the tag names.
-    moved = " UNION ALL ".join(
-        ["SELECT CAST(%s AS bigint) AS pair_id, CAST(%s AS varchar(20)) AS gold, CAST(%s AS integer) AS sign"]
-        * (2 * len(moves))
+    # m: each pair twice, -1 under its old gold and +1 under its new, as one VALUES list (a UNION
+    # ALL of 2,000 SELECTs took PostgreSQL ~5 s to plan: issue 28's fix of every pair); the first
+    # row's casts type the columns. t: the tag names.
+    moved = ", ".join(
+        ["(CAST(%s AS bigint), CAST(%s AS varchar(20)), CAST(%s AS integer))"] + ["(%s, %s, %s)"] * (2 * len(moves) - 1)
     )
     names = " UNION ALL ".join(["SELECT CAST(%s AS varchar(40)) AS tag"] * (1 + len(PHENOMENON_NAMES)))
     has_tag = " OR ".join(["t.tag = %s"] + [f"(t.tag = %s AND tg.{quote(name)})" for name in PHENOMENON_NAMES])
     sql = f"""
         INSERT INTO {quote(TagTally._meta.db_table)} ({columns})
         SELECT p.dataset_id, pr.split, pr.genre_id, m.gold, t.tag, SUM(m.sign)
-        FROM ({moved}) AS m
+        FROM (SELECT column1 AS pair_id, column2 AS gold, column3 AS sign FROM (VALUES {moved}) AS v) AS m
         JOIN {tag_table} AS tg ON tg.pair_id = m.pair_id
         JOIN {pair_table} AS p ON p.id = m.pair_id
         JOIN {premise_table} AS pr ON pr.id = p.premise_id
@@ -102,8 +115,7 @@ def gold_moved(sender: Any, moves: Sequence[tuple[int, str, str]], **kwargs: Any
     params += [TAGGED, *PHENOMENON_NAMES, TAGGED, *PHENOMENON_NAMES]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        if cursor.rowcount:
-            transaction.on_commit(tallies._maybe_fold)
+        return max(cursor.rowcount, 0)
 
 
 def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> None:

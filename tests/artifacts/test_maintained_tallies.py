@@ -11,7 +11,15 @@ from artifacts import tag_tally
 from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import run_tagging_job, start_tagging
 from corpus import tallies
-from corpus.counters import add_label, add_labels, adjudicate, create_pairs, recompute_gold, set_workers_excluded
+from corpus.counters import (
+    add_label,
+    add_labels,
+    adjudicate,
+    create_pairs,
+    rebuild_maintained,
+    recompute_gold,
+    set_workers_excluded,
+)
 from corpus.models import Label, Pair, Premise, Split, ValidationLabel, WordTally, Worker
 from corpus.selectors import pairs_in
 from tests import factories
@@ -139,3 +147,35 @@ def test_the_rebuild_command_reports_and_repairs_drift(loaded_tagger, capsys):
     call_command("rebuild_tag_tally", "--dataset", "drifting")
     call_command("rebuild_tag_tally", "--check")
     assert tag_figures(dataset)["tagged"] == 1
+
+
+def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_tally(loaded_tagger):
+    """A recompute whose fix moves the gold label of more tagged pairs than one INSERT ... SELECT
+    takes (tag_tally.MOVES_PER_STATEMENT; the fix of every pair at MultiNLI scale): the tag tally
+    still equals a fresh count. A single statement of them broke SQLite's limit of 500 SELECTs in
+    a UNION ALL and took PostgreSQL seconds to plan."""
+    dataset = factories.dataset("moved-in-bulk")
+    premise = factories.premise(dataset, factories.genre("fiction"), split=Split.DEV)
+    count = tag_tally.MOVES_PER_STATEMENT + 50
+    create_pairs(
+        dataset,
+        Split.DEV,
+        [
+            Pair(premise=premise, pair_id=f"bulk-{i}", hypothesis=f"{HYPOTHESES[i % 6]} ({i})", author_label=N)
+            for i in range(count)
+        ],
+        [[N]] * count,
+        needs_validation=False,
+    )
+    # Gold labels written around the counters (one author label decides nothing), then tagged
+    # under them: the fix moves every pair's tags from "entailment" to no gold.
+    Pair.objects.filter(dataset=dataset).update(gold_label=E)
+    rebuild_maintained()  # corpus's tallies count them under it too, as after a COPY
+    run_tagging_job(start_tagging(queue=False).pk, tagger=loaded_tagger)
+    assert tag_figures(dataset)["tagged"] == count
+
+    report = recompute_gold()
+
+    assert report.fixed == count
+    assert set(Pair.objects.filter(dataset=dataset).values_list("gold_label", flat=True)) == {"-"}
+    assert_tallies_equal_a_fresh_count(dataset)

@@ -171,3 +171,22 @@ def test_the_agreement_report_reads_the_tallies_not_the_pairs(django_assert_max_
         stats = agreement_stats(dataset)
     assert stats["gold_eq_author"] == 1.0
     assert agreement_stats(dataset, source="pairs")["gold_eq_author"] == 0.0
+
+
+@pytest.mark.parametrize("drawn", [True, False])
+def test_folds_drawn_inside_a_long_writer_run_once_when_it_ends(monkeypatch, drawn):
+    """recompute_gold's fix commits hundreds of batches: a fold a commit draws waits for its end and
+    runs once there; none runs when no commit drew one."""
+    dataset = factories.dataset("deferred")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
+    for worker, pair in zip(validators(4, "d"), pairs, strict=False):
+        add_labels([(pair, "neutral")], worker=worker)
+    rows_before = PairTally.objects.count()
+    monkeypatch.setattr(tallies, "FOLD_EVERY", 1 if drawn else 10**12)
+    with tallies.folds_deferred():
+        for _ in range(3):
+            tallies._maybe_fold()  # as a batch's commit does
+        assert PairTally.objects.count() == rows_before
+    assert (PairTally.objects.count() < rows_before) == drawn
+    assert_no_drift()
