@@ -13,7 +13,7 @@ from django.db import connections
 
 from corpus import counters
 from corpus.counters import add_labels, recompute_gold
-from corpus.models import Label, Pair, Worker
+from corpus.models import Label, Pair, PairTally, Worker
 from corpus.tallies import drift, grouped_truth
 from tests.importers.helpers import make_dataset, make_labelled_pairs
 
@@ -107,3 +107,46 @@ def test_a_submit_goes_through_while_a_recompute_is_half_way(monkeypatch):
     assert recompute_gold(fix=False).disagreements == 0
     last.refresh_from_db()
     assert (last.label_count, last.entailment_votes, last.neutral_votes) == (3, 2, 1)
+
+
+def test_a_check_that_waits_for_a_fold_in_progress_reads_after_it(monkeypatch):
+    """A fold holding the fold lock when the check starts, then committing: the check waits for it
+    and takes its snapshot after it, so the rebuild deletes no row the fold deleted (it used to fix
+    its snapshot first, wait, and fail with "could not serialize access due to concurrent delete")."""
+    from django.db import connection, transaction
+
+    from corpus import tallies
+
+    pairs = make_labelled_pairs(make_dataset("folding"), [[Label.ENTAILMENT, Label.NEUTRAL]] * 6)
+    for validator in make_validators(2, "f"):  # two batches: keys with more than one delta row
+        add_labels([(Pair.objects.get(pk=pair.pk), Label.NEUTRAL) for pair in pairs], worker=validator)
+    folding, checked, errors = threading.Event(), threading.Event(), []
+
+    def fold_slowly():
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [tallies.FOLD_LOCK])
+                rows = PairTally.objects.count()
+                tallies.fold()
+                assert PairTally.objects.count() < rows  # it deleted deltas
+                folding.set()
+                checked.wait(timeout=1.5)  # the check is waiting on the lock by now
+        except Exception as error:
+            errors.append(repr(error))
+        finally:
+            folding.set()
+            connections.close_all()
+
+    thread = threading.Thread(target=fold_slowly)
+    thread.start()
+    folding.wait(timeout=60)
+    assert errors == []
+    try:
+        report = tallies.check_and_rebuild(None, lengths=True, repair=True)
+    finally:
+        checked.set()
+        thread.join(timeout=60)
+    assert errors == []
+    assert report.rebuilt
+    assert drift(None).keys == 0
