@@ -325,6 +325,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
+# Folding the maintained tallies' deltas (corpus.tallies.fold): with a broker, on the beat only; a
+# fold drawn by a validator's commit ran inside that validator's request (~1 s at MultiNLI scale,
+# one submit in FOLD_EVERY). Without one (a laptop's small corpus), commits still fold now and then.
+TALLY_FOLDS_ON_BEAT = env_bool("TALLY_FOLDS_ON_BEAT", default=HAS_BROKER)
+TALLY_FOLD_INTERVAL_SECONDS = float(os.environ.get("TALLY_FOLD_INTERVAL_SECONDS", "60"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
 # `make beat` or `make worker`, which runs beat inside the Celery worker, on a workstation).
@@ -343,6 +348,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "validation.release_expired_claims",
         "schedule": float(os.environ.get("CLAIM_RELEASE_INTERVAL_SECONDS", "300")),
     },
+    # The maintained tallies' deltas folded into one row per key (corpus/tasks.py).
+    "corpus-fold-tallies": {"task": "corpus.fold_tallies", "schedule": TALLY_FOLD_INTERVAL_SECONDS},
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
 }

@@ -6,8 +6,9 @@ theirs the same way and register them in `FOLDED`: the artifacts app's tag tally
 INSERTs signed deltas in its own transaction (never an UPDATE of a shared row: no hot row, so
 concurrent validators do not serialise on a counter). A figure is the SUM of `n` over its key,
 folded rows and fresh deltas alike; `fold` replaces every delta by one row per key in a single
-statement now and then (after a writer commits, one time in FOLD_EVERY; `recompute_gold`; the
-`fold_tallies` command), so a read stays a few hundred rows.
+statement now and then (with a broker, on the beat: `corpus.fold_tallies`; without one, after a
+writer commits, one time in FOLD_EVERY; `recompute_gold`; the `fold_tallies` command), so a read
+stays a few hundred rows.
 
 Who writes deltas (all through here):
   - `corpus.counters` (labels added, pairs created, gold fixed or adjudicated) with
@@ -28,6 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Field, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
@@ -341,14 +343,14 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
 
 
 # Set while a long writer (recompute_gold's fix of every pair) commits batch after batch: a fold
-# its commits draw is owed, not run, and runs once when it ends (a fold rewrites every tally
-# table, ~4 s at MultiNLI scale: five of them in the fix's 433 commits). The list is shared by
+# its commits draw is owed, not run, and runs once when it ends (a fold reads every tally table,
+# 1-4 s at MultiNLI scale: five of them in the fix's 433 commits). The list is shared by
 # the copies of the context its worker threads run in.
 _folds_owed: ContextVar[list[bool] | None] = ContextVar("folds_owed", default=None)
 
 
 def _maybe_fold() -> None:
-    if random.random() >= 1 / FOLD_EVERY:
+    if settings.TALLY_FOLDS_ON_BEAT or random.random() >= 1 / FOLD_EVERY:
         return
     owed = _folds_owed.get()
     if owed is None:

@@ -1,5 +1,6 @@
 """One celery beat schedule (`CELERY_BEAT_SCHEDULE` in the settings) runs the periodic work in production: the
-hourly tagging sweep, the monitor refresh, the training-run reaper and the release of expired claims;
+hourly tagging sweep, the monitor refresh, the training-run reaper, the release of expired claims and
+the tallies' fold;
 compose runs one beat."""
 
 from pathlib import Path
@@ -17,6 +18,7 @@ PERIODIC = {
     "quality.auto_exclude_flagged",
     "adversarial.advance_rounds",
     "validation.release_expired_claims",
+    "corpus.fold_tallies",
 }
 
 

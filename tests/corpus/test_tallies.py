@@ -174,9 +174,10 @@ def test_the_agreement_report_reads_the_tallies_not_the_pairs(django_assert_max_
 
 
 @pytest.mark.parametrize("drawn", [True, False])
-def test_folds_drawn_inside_a_long_writer_run_once_when_it_ends(monkeypatch, drawn):
+def test_folds_drawn_inside_a_long_writer_run_once_when_it_ends(monkeypatch, settings, drawn):
     """recompute_gold's fix commits hundreds of batches: a fold a commit draws waits for its end and
-    runs once there; none runs when no commit drew one."""
+    runs once there; none runs when no commit drew one (commits fold: no broker's beat does)."""
+    settings.TALLY_FOLDS_ON_BEAT = False
     dataset = factories.dataset("deferred")
     premise = factories.premise(dataset)
     pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
@@ -189,4 +190,25 @@ def test_folds_drawn_inside_a_long_writer_run_once_when_it_ends(monkeypatch, dra
             tallies._maybe_fold()  # as a batch's commit does
         assert PairTally.objects.count() == rows_before
     assert (PairTally.objects.count() < rows_before) == drawn
+    assert_no_drift()
+
+
+def test_with_a_beat_no_commit_folds_and_the_beat_task_does(monkeypatch, settings):
+    """With a broker the beat folds (corpus.fold_tallies), never a validator's request: a commit
+    that draws a fold leaves the deltas, the scheduled task folds them."""
+    from corpus.tasks import fold_tallies
+
+    assert any(entry["task"] == fold_tallies.name for entry in settings.CELERY_BEAT_SCHEDULE.values())
+    settings.TALLY_FOLDS_ON_BEAT = True
+    monkeypatch.setattr(tallies, "FOLD_EVERY", 1)  # every commit would draw one
+    dataset = factories.dataset("beat")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
+    for worker, pair in zip(validators(4, "b"), pairs, strict=False):
+        add_labels([(pair, "neutral")], worker=worker)
+    rows_before = PairTally.objects.count()
+    tallies._maybe_fold()  # as a commit does
+    assert PairTally.objects.count() == rows_before
+    fold_tallies.apply().get()
+    assert PairTally.objects.count() < rows_before
     assert_no_drift()
