@@ -477,21 +477,23 @@ def _chunks(items, size):
 def _in_worker_processes(tagger, work, items, chunk_size, n_process):
     """``work`` on chunks of ``items`` in a pool of processes; results in input order.
 
-    The workers come from a fork server (``forkserver``, else ``spawn``), never from a fork of
-    this process: a Celery worker, a web process or a test run has threads (a live server, a
-    broker connection, BLAS pools) and a fork copies their locks held, so the child waited for
-    ever on a lock no thread would release. A fork server is a fresh single-threaded process, so
-    the workers start clean whatever runs beside the caller; each loads the pipeline once (about
-    a second). At most two chunks per worker are in flight, so a long stream (a database cursor)
-    is never read ahead.
+    The workers are spawned, fresh interpreters, never forks of this process nor of a fork
+    server: a Celery worker, a web process or a test run has threads (a live server, a broker
+    connection, BLAS pools) and a fork copies their locks held, so a child waited for ever on a
+    lock no thread would release (a fork server's child did too, in CI: collection/premise_text.py
+    learnt it first). Each loads the pipeline once (about a second). At most two chunks per worker
+    are in flight, so a long stream (a database cursor) is never read ahead. When the work is done
+    (or the consumer stops early) the pool is closed and joined; it is terminated only on an error:
+    a SIGTERMed worker whose handler waited on a lock (coverage's, in the suite) never exited, and
+    the join waited for ever.
     """
     if n_process < 1:
         n_process = os.cpu_count() or 1
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    context = multiprocessing.get_context("spawn")
     package = tagger.package if tagger.package and installed_model_packages((tagger.package,)) else None
     initargs = (package, None, tagger.parses) if package else (None, tagger)
-    with context.Pool(n_process, initializer=_start_worker, initargs=initargs) as pool:
+    pool = context.Pool(n_process, initializer=_start_worker, initargs=initargs)
+    try:
         pending = deque()
         for chunk in _chunks(items, chunk_size):
             pending.append(pool.apply_async(work, (chunk, chunk_size)))
@@ -499,3 +501,9 @@ def _in_worker_processes(tagger, work, items, chunk_size, n_process):
                 yield from pending.popleft().get()
         while pending:
             yield from pending.popleft().get()
+    except Exception:
+        pool.terminate()
+        raise
+    finally:
+        pool.close()  # after terminate() a no-op; else the workers finish what they hold and exit
+        pool.join()
