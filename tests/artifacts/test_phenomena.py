@@ -307,8 +307,8 @@ def _probe_lock(chunk, batch_size):
 
 def test_tagger_workers_start_clean_beside_a_live_server(tagger, live_server):
     """The hang: a fork copies every lock some thread (the live server's, a broker connection's)
-    holds at that moment, and the child waits on it for ever. The workers come from a fork server,
-    so a lock held here is free there, and tagging beside the live server thread finishes."""
+    holds at that moment, and the child waits on it for ever. The workers are spawned, so a lock
+    held here is free there, and tagging beside the live server thread finishes."""
     from artifacts.phenomena import _in_worker_processes
 
     assert any(thread.is_alive() for thread in threading.enumerate() if thread is not threading.main_thread())
