@@ -214,17 +214,25 @@ def requeue_undecided_stopped() -> int:
 
 def _move(pair: Pair, old_gold: str, old_count: int) -> tallies.LabelMove:
     """The move of a locked pair (loaded with its premise) from (old_gold, old_count) to its fields now."""
+    facts = (pair.dataset_id, pair.premise.split, pair.premise.genre_id, pair.author_label, pair.hypothesis)
+    return _move_of(pair.pk, facts, (old_gold, old_count), (pair.gold_label, pair.label_count))
+
+
+def _move_of(pair_id: int, facts: Sequence[Any], old: Sequence[Any], new: Sequence[Any]) -> tallies.LabelMove:
+    """A pair's LabelMove from its facts (dataset, split, genre, author label, hypothesis) and its
+    (gold label, label count) before and after."""
+    dataset_id, split, genre_id, author_label, hypothesis = facts
     return tallies.LabelMove(
-        pair_id=pair.pk,
-        dataset_id=pair.dataset_id,
-        split=pair.premise.split,
-        genre_id=pair.premise.genre_id,
-        author_label=pair.author_label,
-        hypothesis=pair.hypothesis,
-        old_gold=old_gold,
-        old_count=old_count,
-        new_gold=pair.gold_label,
-        new_count=pair.label_count,
+        pair_id=pair_id,
+        dataset_id=dataset_id,
+        split=split,
+        genre_id=genre_id,
+        author_label=author_label,
+        hypothesis=hypothesis,
+        old_gold=old[0],
+        old_count=old[1],
+        new_gold=new[0],
+        new_count=new[1],
     )
 
 
@@ -847,23 +855,7 @@ def _fix_batch(batch: Sequence[int]) -> tuple[int, list[int]]:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
         rows = _update_from_grouped_labels(batch)
         tallies.pairs_moved([(tuple(row[1:9]), (*row[1:5], *row[9:13])) for row in rows])
-        labels_moved(
-            [
-                tallies.LabelMove(
-                    pair_id=row[0],
-                    dataset_id=row[1],
-                    split=row[2],
-                    genre_id=row[3],
-                    author_label=row[4],
-                    hypothesis=row[15],
-                    old_gold=row[13],
-                    old_count=row[5],
-                    new_gold=row[14],
-                    new_count=row[9],
-                )
-                for row in rows
-            ]
-        )
+        labels_moved([_move_of(row[0], (*row[1:5], row[15]), (row[13], row[5]), (row[14], row[9])) for row in rows])
     done = {row[0] for row in rows}
     return len(rows), [pk for pk in batch if pk not in done]
 
@@ -899,22 +891,7 @@ def _label_facts(pair_pks: Sequence[int]) -> dict[int, tuple[Any, ...]]:
 def _moves_since(was: dict[int, tuple[Any, ...]]) -> list[tallies.LabelMove]:
     """The moves of these pairs from the facts read before a set-based fix to their fields now."""
     now = _label_facts(sorted(was))
-    return [
-        tallies.LabelMove(
-            pair_id=pk,
-            dataset_id=old[0],
-            split=old[1],
-            genre_id=old[2],
-            author_label=old[3],
-            hypothesis=old[4],
-            old_gold=old[5],
-            old_count=old[6],
-            new_gold=now[pk][5],
-            new_count=now[pk][6],
-        )
-        for pk, old in was.items()
-        if pk in now
-    ]
+    return [_move_of(pk, old[:5], old[5:7], now[pk][5:7]) for pk, old in was.items() if pk in now]
 
 
 # --- the two forms of the fix ---------------------------------------------------------------------
