@@ -115,7 +115,8 @@ def _move_tagged(moves: Sequence[tuple[int, str, str]]) -> int:
     params += [TAGGED, *PHENOMENON_NAMES, TAGGED, *PHENOMENON_NAMES]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return max(cursor.rowcount, 0)
+        inserted: int = cursor.rowcount
+        return max(inserted, 0)
 
 
 def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> None:
@@ -154,17 +155,11 @@ def _scoped(dataset: Dataset | None) -> tuple[QuerySet[TagTally], QuerySet[PairT
 def check_and_rebuild(dataset: Dataset | None = None, repair: bool = True) -> tallies.Drift:
     """The drift of the tally from a count of the tags, and (with `repair`) its rebuild from it.
 
-    As corpus.tallies.check_and_rebuild: one transaction, REPEATABLE READ on PostgreSQL when it is
-    the outermost, under the fold's advisory lock, so the count, the comparison and the deletion of
-    the deltas it saw are of one snapshot and a delta committed meanwhile stays on top.
+    As corpus.tallies.check_and_rebuild, in its `one_snapshot_without_folds`: the count, the
+    comparison and the deletion of the deltas it saw are of one snapshot, and a delta committed
+    meanwhile stays on top.
     """
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                if outermost:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [tallies.FOLD_LOCK])
+    with tallies.one_snapshot_without_folds():
         kept, tags = _scoped(dataset)
         truth = tag_rows(tags)
         maintained = tallies._read(kept, TAG_KEY)

@@ -26,6 +26,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet, Sum
 
+from corpus import tallies
 from corpus.models import Dataset, Pair, Premise
 from crowd.models import ClaimStatus, StudySession
 
@@ -172,17 +173,11 @@ def fold() -> int:
 def rebuild(dataset: Dataset | None = None) -> int:
     """Set the deltas (of a dataset, or all) to a fresh count; returns the keys that differed.
 
-    PostgreSQL: one REPEATABLE READ transaction (when not inside another), so the fresh count, the
-    deltas read and the deltas deleted are of one snapshot: a submit's delta committed meanwhile is
-    in none of them and stays on top of the rebuilt rows. The fold lock keeps folds out meanwhile.
+    In corpus.tallies' `one_snapshot_without_folds`: the fresh count, the deltas read and the
+    deltas deleted are of one snapshot, so a submit's delta committed meanwhile is in none of them
+    and stays on top of the rebuilt rows.
     """
-    outermost = not connection.in_atomic_block
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                if outermost:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [FOLD_LOCK])
+    with tallies.one_snapshot_without_folds(lock=FOLD_LOCK):
         truth = fresh_counts(dataset)
         have = counts(dataset)
         differing = sum(1 for key in truth.keys() | have.keys() if truth.get(key, 0) != have.get(key, 0))

@@ -566,24 +566,39 @@ def check_and_rebuild(dataset: Dataset | str | None = None, *, lengths: bool = T
     nothing else touches the rows deleted here. Inside a caller's transaction (tests), that
     transaction's isolation stays as it is. Returns a `Drift`.
     """
-    if connection.in_atomic_block:
+    with one_snapshot_without_folds():
+        return _check_and_rebuild(dataset, lengths=lengths, repair=repair)
+
+
+@contextmanager
+def one_snapshot_without_folds(*, lock: int = FOLD_LOCK) -> Iterator[None]:
+    """A transaction in which a check reads a truth and a tally, and a rebuild deletes the deltas it
+    read, all as of one snapshot, with no fold running meanwhile: `lock` is the advisory lock the
+    tally's folds take (FOLD_LOCK for the ones folded here; a tally folded apart names its own).
+
+    PostgreSQL, outermost: the fold lock is taken first, as a session lock, and only then a
+    REPEATABLE READ transaction begins: its first statement fixes the snapshot, so a fold that held
+    the lock while the snapshot was taken would commit after it and the rebuild's DELETE would fail
+    to serialise with it (seen beside a validator at 433k pairs). Inside a caller's transaction
+    (tests) its isolation stays and the lock is the transaction's. SQLite: writers are serialised.
+    """
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [FOLD_LOCK])
-            return _check_and_rebuild(dataset, lengths=lengths, repair=repair)
-    # The fold lock is taken before the transaction, not in it: its first statement fixes the
-    # snapshot, so a fold that held the lock meanwhile would commit after the snapshot and the
-    # rebuild's DELETE would fail to serialise with it (seen beside a validator at 433k pairs).
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+            yield
+        return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [FOLD_LOCK])
+        cursor.execute("SELECT pg_advisory_lock(%s)", [lock])
     try:
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            return _check_and_rebuild(dataset, lengths=lengths, repair=repair)
+            yield
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [FOLD_LOCK])
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
 
 
 def _check_and_rebuild(dataset: Dataset | str | None, *, lengths: bool, repair: bool) -> Drift:
