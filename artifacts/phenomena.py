@@ -349,11 +349,13 @@ class PhenomenonTagger:
 
     def __init__(self, nlp, package=None):
         self.nlp = nlp
-        self.package = package or nlp.meta.get("name")
+        meta = nlp.meta  # spaCy rebuilds it on every read (its labels included): read it once
+        self.package = package or meta.get("name")
+        self._model_version = f"{self.package} {meta.get('version')}"
 
     @property
     def model_version(self):
-        return f"{self.package} {self.nlp.meta.get('version')}"
+        return self._model_version
 
     @property
     def parses(self):

@@ -95,13 +95,14 @@ def run_tagging_job(
     except TaggerUnavailable as error:
         return _finish(job, JobStatus.FAILED, error=str(error))
     pairs = pairs_to_tag(job.dataset, retag=job.retag)
-    job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, tagger.model_version, pairs.count(), 0
+    version = tagger.model_version
+    job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, version, pairs.count(), 0
     job.save(update_fields=["status", "tagger", "total", "done"])
     try:
         for batch in untagged_batches(job.dataset, job.retag, batch_size):
             tags, pair_parses, premise_parses = _tag_batch(tagger, batch, batch_size, n_process)
             rows = [
-                PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found))
+                PairTags(pair_id=pk, tagger=version, **tag_columns(found))
                 for (pk, _, _), found in zip(batch, tags, strict=True)
             ]
             with transaction.atomic():
