@@ -155,24 +155,13 @@ def _scoped(dataset: Dataset | None) -> tuple[QuerySet[TagTally], QuerySet[PairT
 def check_and_rebuild(dataset: Dataset | None = None, repair: bool = True) -> tallies.Drift:
     """The drift of the tally from a count of the tags, and (with `repair`) its rebuild from it.
 
-    As corpus.tallies.check_and_rebuild, in its `one_snapshot_without_folds`: the count, the
-    comparison and the deletion of the deltas it saw are of one snapshot, and a delta committed
-    meanwhile stays on top.
+    corpus.tallies' `check_and_rebuild_tallies`: the count, the comparison and the deletion of the
+    deltas it saw are of one snapshot, and a delta committed meanwhile stays on top.
     """
-    with tallies.one_snapshot_without_folds():
-        kept, tags = _scoped(dataset)
-        truth = tag_rows(tags)
-        maintained = tallies._read(kept, TAG_KEY)
-        report = tallies.Drift(source="the phenomenon tags")
-        for key in sorted(set(maintained) | set(truth), key=repr):
-            have, want = maintained.get(key, 0), truth.get(key, 0)
-            if have != want:
-                report.keys += 1
-                report.rows += abs(have - want)
-                if len(report.examples) < tallies.SHOWN_DRIFT:
-                    report.examples.append(("TagTally", key, have, want))
-        if repair:
-            kept.delete()
-            tallies._insert_plain(TagTally, TAG_KEY, truth)
-            report.rebuilt = True
-    return report
+    kept, tags = _scoped(dataset)
+    return tallies.check_and_rebuild_tallies(
+        [tallies.CheckedTally(TagTally, TAG_KEY, kept)],
+        lambda: {TagTally: tag_rows(tags)},
+        source="the phenomenon tags",
+        repair=repair,
+    )

@@ -173,18 +173,15 @@ def fold() -> int:
 def rebuild(dataset: Dataset | None = None) -> int:
     """Set the deltas (of a dataset, or all) to a fresh count; returns the keys that differed.
 
-    In corpus.tallies' `one_snapshot_without_folds`: the fresh count, the deltas read and the
-    deltas deleted are of one snapshot, so a submit's delta committed meanwhile is in none of them
-    and stays on top of the rebuilt rows.
+    corpus.tallies' `check_and_rebuild_tallies` (under this tally's fold lock): the fresh count, the
+    deltas read and the deltas deleted are of one snapshot, so a submit's delta committed meanwhile
+    is in none of them and stays on top of the rebuilt rows.
     """
-    with tallies.one_snapshot_without_folds(lock=FOLD_LOCK):
-        truth = fresh_counts(dataset)
-        have = counts(dataset)
-        differing = sum(1 for key in truth.keys() | have.keys() if truth.get(key, 0) != have.get(key, 0))
-        scoped = HypothesisTally.objects.filter(Q(dataset=dataset) if dataset is not None else Q())
-        scoped.delete()
-        HypothesisTally.objects.bulk_create(
-            [HypothesisTally(**dict(zip(KEY, key, strict=True)), n=n) for key, n in truth.items() if n],
-            batch_size=500,
-        )
-    return differing
+    scoped = HypothesisTally.objects.filter(Q(dataset=dataset) if dataset is not None else Q())
+    report = tallies.check_and_rebuild_tallies(
+        [tallies.CheckedTally(HypothesisTally, KEY, scoped)],
+        lambda: {HypothesisTally: fresh_counts(dataset)},
+        source="the pairs and writing claims",
+        lock=FOLD_LOCK,
+    )
+    return report.keys

@@ -23,7 +23,7 @@ dataset's deletion, shows as drift in the next recompute, which repairs it.
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -526,48 +526,94 @@ def grouped_truth(dataset: Dataset | str | None = None, *, lengths: bool = True)
     return truth
 
 
-def drift(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> Drift:
-    """Compare the maintained sums with the truth grouped from pairs and premises."""
-    truth = truth or grouped_truth(dataset)
-    report = Drift()
-    for model, key_names in CORPUS_TALLIES:
-        if model not in truth:
+@dataclass(frozen=True)
+class CheckedTally:
+    """A tally as a check sees it: its table, its key and its rows in scope (a rebuild replaces them)."""
+
+    model: type[Tally]
+    key_names: Sequence[str]
+    rows: QuerySet[Any]
+
+
+def _corpus_tallies(dataset: Dataset | str | None) -> list[CheckedTally]:
+    return [CheckedTally(model, key_names, _scoped(model, dataset)) for model, key_names in CORPUS_TALLIES]
+
+
+def _drift_of(checked: Sequence[CheckedTally], truth: Truth, *, source: str) -> Drift:
+    """The maintained sums of these tallies against the truth (tables it lacks are not checked)."""
+    report = Drift(source=source)
+    for tally in checked:
+        if tally.model not in truth:
             continue
-        maintained = _read(_scoped(model, dataset), key_names)
-        for key in sorted(set(maintained) | set(truth[model]), key=repr):
-            have, want = maintained.get(key, 0), truth[model].get(key, 0)
+        maintained, counted = _read(tally.rows, tally.key_names), truth[tally.model]
+        for key in sorted(set(maintained) | set(counted), key=repr):
+            have, want = maintained.get(key, 0), counted.get(key, 0)
             if have != want:
                 report.keys += 1
                 report.rows += abs(have - want)
                 if len(report.examples) < SHOWN_DRIFT:
-                    report.examples.append((model.__name__, key, have, want))
+                    report.examples.append((tally.model.__name__, key, have, want))
     return report
+
+
+def _rebuild_from(checked: Sequence[CheckedTally], truth: Truth) -> None:
+    """Replace these tallies' rows in scope by the truth: one row per key (tables it lacks stay)."""
+    for tally in checked:
+        if tally.model not in truth:
+            continue
+        tally.rows.delete()
+        _insert_plain(tally.model, tally.key_names, truth[tally.model])
+
+
+def drift(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> Drift:
+    """Compare the maintained sums with the truth grouped from pairs and premises."""
+    return _drift_of(_corpus_tallies(dataset), truth or grouped_truth(dataset), source=Drift.source)
 
 
 def rebuild(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> None:
     """Replace the tallies (of a dataset, or all) by the truth: one row per key, folded."""
-    truth = truth or grouped_truth(dataset)
-    for model, key_names in CORPUS_TALLIES:
-        if model not in truth:
-            continue
-        _scoped(model, dataset).delete()
-        _insert_plain(model, key_names, truth[model])
+    _rebuild_from(_corpus_tallies(dataset), truth or grouped_truth(dataset))
 
 
 def check_and_rebuild(dataset: Dataset | str | None = None, *, lengths: bool = True, repair: bool = True) -> Drift:
     """PostgreSQL: the drift of the maintained aggregates from the pairs and premises, and (with
-    `repair`) their rebuild from them, without keeping any writer waiting.
+    `repair`) their rebuild from them, without keeping any writer waiting (`check_and_rebuild_tallies`).
+    """
+    from .selectors import resolve_dataset
 
-    One REPEATABLE READ transaction: the truth is grouped, the tallies read and the visible deltas
+    resolved = resolve_dataset(dataset)  # the Dataset row itself is no part of the snapshot
+    return check_and_rebuild_tallies(
+        _corpus_tallies(resolved), lambda: grouped_truth(resolved, lengths=lengths), repair=repair
+    )
+
+
+def check_and_rebuild_tallies(
+    checked: Sequence[CheckedTally],
+    count_truth: Callable[[], Truth],
+    *,
+    source: str = Drift.source,
+    repair: bool = True,
+    lock: int = FOLD_LOCK,
+) -> Drift:
+    """The drift of these tallies from the truth `count_truth` counts, and (with `repair`) their
+    rebuild from it: the check and rebuild of every maintained tally, this module's and other apps'.
+
+    One `one_snapshot_without_folds` transaction (PostgreSQL: REPEATABLE READ, `lock` the advisory
+    lock the tallies' folds take): the truth is counted, the tallies read and the visible deltas
     deleted all as of one snapshot, so a delta committed after it (a submit's, say) is neither in
     the truth nor deleted and stays on top of the rebuilt rows, exactly as it should. The fold's
-    advisory lock keeps folds out meanwhile (they skip a turn): a fold committed after the snapshot
-    would have replaced deltas by sums the rebuild cannot see. Writers only INSERT deltas, so
-    nothing else touches the rows deleted here. Inside a caller's transaction (tests), that
-    transaction's isolation stays as it is. Returns a `Drift`.
+    lock keeps folds out meanwhile (they skip a turn): a fold committed after the snapshot would
+    have replaced deltas by sums the rebuild cannot see. Writers only INSERT deltas, so nothing else
+    touches the rows deleted here. Inside a caller's transaction (tests), that transaction's
+    isolation stays as it is. Tables the truth lacks are neither checked nor rebuilt.
     """
-    with one_snapshot_without_folds():
-        return _check_and_rebuild(dataset, lengths=lengths, repair=repair)
+    with one_snapshot_without_folds(lock=lock):
+        truth = count_truth()
+        report = _drift_of(checked, truth, source=source)
+        if repair:
+            _rebuild_from(checked, truth)
+            report.rebuilt = True
+    return report
 
 
 @contextmanager
@@ -599,15 +645,6 @@ def one_snapshot_without_folds(*, lock: int = FOLD_LOCK) -> Iterator[None]:
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
-
-
-def _check_and_rebuild(dataset: Dataset | str | None, *, lengths: bool, repair: bool) -> Drift:
-    truth = grouped_truth(dataset, lengths=lengths)
-    report = drift(dataset, truth=truth)
-    if repair:
-        rebuild(dataset, truth=truth)
-        report.rebuilt = True
-    return report
 
 
 def premise_saved(sender: type[Premise], instance: Premise, created: bool, raw: bool = False, **kwargs: Any) -> None:

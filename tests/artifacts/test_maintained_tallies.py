@@ -4,10 +4,15 @@ fresh count of the tags and of the hypotheses' words after every kind of writer:
 recompute that fixes counters, an adjudication and an import with imported gold. The pages'
 figures read from them equal the full computation they replace."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from artifacts import tag_tally
+from artifacts.models import TagTally
 from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import run_tagging_job, start_tagging
 from corpus import tallies
@@ -179,3 +184,20 @@ def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_t
     assert report.fixed == count
     assert set(Pair.objects.filter(dataset=dataset).values_list("gold_label", flat=True)) == {"-"}
     assert_tallies_equal_a_fresh_count(dataset)
+
+
+def test_the_rebuild_command_reports_drift_and_rebuilds_the_tally_from_the_tags():
+    dataset, genre = factories.dataset("tallied"), factories.genre("fiction")
+    TagTally.objects.create(dataset=dataset, split=Split.DEV, genre=genre, gold_label=E, tag="negation", n=2)
+    with pytest.raises(CommandError, match="differs from the tags on 1 keys"):
+        call_command("rebuild_tag_tally", "--check", stdout=StringIO())
+    assert TagTally.objects.count() == 1  # a check changes nothing
+    out = StringIO()
+    call_command("rebuild_tag_tally", "--dataset", dataset.slug, stdout=out)
+    assert "drifting from the phenomenon tags: 1 keys, 2 rows" in out.getvalue()
+    assert (
+        f"TagTally ({dataset.pk}, 'dev', {genre.pk}, 'entailment', 'negation'): maintained 2 truth 0" in out.getvalue()
+    )
+    assert "rebuilt from the phenomenon tags" in out.getvalue()
+    assert not TagTally.objects.exists()
+    call_command("rebuild_tag_tally", "--check", stdout=StringIO())

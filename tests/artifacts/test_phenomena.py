@@ -325,3 +325,44 @@ def test_several_processes_give_the_same_tags_in_the_same_order(tagger):
     assert list(tagger.tag_pairs(pairs, batch_size=4, n_process=2)) == in_one
     sentences = [with_it for _, with_it, _ in SENTENCES]
     assert list(tagger.analyse_texts(sentences, batch_size=5, n_process=2)) == [tagger.analyse(s) for s in sentences]
+
+
+def _fails(chunk, batch_size):
+    """Run in a tagger worker: an error in the work."""
+    raise ValueError(f"no tags for {chunk}")
+
+
+@pytest.fixture
+def pools(monkeypatch):
+    """The start methods the tagger's pools were made with and the pools terminated (every other
+    end of a pool is close() and join())."""
+    import multiprocessing
+    from multiprocessing.pool import Pool
+
+    made, terminated = [], []
+    get_context, terminate = multiprocessing.get_context, Pool.terminate
+
+    def recorded_context(method=None):
+        made.append(method)
+        return get_context(method)
+
+    def recorded_terminate(pool):
+        terminated.append(pool)
+        terminate(pool)
+
+    monkeypatch.setattr("artifacts.phenomena.multiprocessing.get_context", recorded_context)
+    monkeypatch.setattr(Pool, "terminate", recorded_terminate)
+    return made, terminated
+
+
+def test_tagger_workers_are_spawned_and_joined_not_terminated_when_the_work_is_done(tagger, pools):
+    """A terminate() under coverage (its SIGTERM handler waits on a lock) hung the suite's join in
+    the premise import: a pool that did its work is closed and joined; only an error terminates it."""
+    from artifacts.phenomena import _in_worker_processes
+
+    made, terminated = pools
+    assert list(_in_worker_processes(tagger, _probe_lock, [1, 2, 3], 1, 1)) == [False] * 3
+    assert (made, terminated) == (["spawn"], [])
+    with pytest.raises(ValueError, match="no tags for"):
+        list(_in_worker_processes(tagger, _fails, [1, 2], 1, 1))
+    assert made == ["spawn", "spawn"] and len(terminated) == 1

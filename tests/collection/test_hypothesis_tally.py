@@ -2,11 +2,14 @@
 fresh count from the pairs and writing claims after writing submits, deletions, a split move, a
 fold and a rebuild. The adversarial finish: tests/adversarial/test_hypothesis_tally.py."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from collection import hypothesis_tally, services
 from collection.models import HypothesisTally
-from corpus.models import Pair, Premise
+from corpus.models import Dataset, Pair, Premise
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
@@ -94,3 +97,17 @@ def test_fold_keeps_the_sums_and_rebuild_repairs_what_went_around_the_writers(wr
     assert hypothesis_tally.counts() != hypothesis_tally.fresh_counts() == {}
     assert hypothesis_tally.rebuild() == len(before)
     assert hypothesis_tally.counts() == {}
+
+
+def test_the_rebuild_command_recounts_one_dataset_and_leaves_the_others(written):
+    dataset, _, _ = written
+    other = Dataset.objects.create(slug="elsewhere", name="Elsewhere")
+    stray = HypothesisTally.objects.first()
+    HypothesisTally.objects.create(study_id=stray.study_id, dataset=other, split="", genre_id=stray.genre_id, n=5)
+    Pair.objects.filter(dataset=dataset, author__isnull=False).update(author=None)  # around the submit
+    drifting = len(hypothesis_tally.counts(dataset))
+    out = StringIO()
+    call_command("rebuild_hypothesis_tally", "--dataset", dataset.slug, stdout=out)
+    assert out.getvalue().strip() == f"hypothesis tally rebuilt; {drifting} keys differed from a fresh count"
+    assert hypothesis_tally.counts(dataset) == {}
+    assert hypothesis_tally.counts(other) == {(stray.study_id, other.pk, "", stray.genre_id): 5}
