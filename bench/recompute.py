@@ -9,6 +9,12 @@ every pair's counters to zero (as a load that went around the writers leaves the
 pair's label_count and gold label change: the worst case, where no update can skip an index
 that holds label_count. The baseline is a bare count(*) of the label table in the same run.
 The load average (1 min) is printed beside every figure: the machine is shared.
+
+The zeroing leaves a dead version of every pair row. Production PostgreSQL's autovacuum clears them
+(a fifth of a table changed is its default trigger); the machines here run PostgreSQL with
+autovacuum off (conf.d/90-ci.conf), so without a VACUUM each round would add 866k dead rows for the
+next to wade through (the 57-170 s figures of earlier rounds). The bench vacuums the pair table after
+zeroing, as autovacuum would, and prints its dead rows; `--no-vacuum` leaves them, as earlier rounds did.
 """
 
 import itertools
@@ -44,6 +50,14 @@ def hot_updates():
     with connection.cursor() as cursor:
         cursor.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'collection_pair'")
         return cursor.fetchone()
+
+
+def dead_rows():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'collection_pair'")
+        return cursor.fetchone()[0]
 
 
 def zero_every_counter():
@@ -87,7 +101,8 @@ def section_recompute(args):
         zeroed = zero_every_counter()
         corrupted = time.perf_counter() - started
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE collection_pair")
+            cursor.execute("ANALYZE collection_pair" if args.no_vacuum else "VACUUM ANALYZE collection_pair")
+        dead = dead_rows()
         updates, hot = hot_updates()
         started = time.perf_counter()
         report = recompute_gold()
@@ -96,7 +111,8 @@ def section_recompute(args):
         print(
             f"  recompute_gold, every pair to fix ({report.fixed:,} of {zeroed:,})   {seconds:9.2f} s   "
             f"{seconds / base:7.1f}x count(*)  {load()}  "
-            f"(HOT {hot_after - hot:,} of {updates_after - updates:,} updates; zeroing them took {corrupted:.1f} s)"
+            f"(HOT {hot_after - hot:,} of {updates_after - updates:,} updates; zeroing them took {corrupted:.1f} s; "
+            f"{dead:,} dead pair rows before)"
         )
         assert report.fixed == zeroed
         assert recompute_gold(fix=False).disagreements == 0
@@ -119,6 +135,9 @@ def section_submit_wait(args):
             if "fix-all" in args.skip:
                 continue
             zero_every_counter()
+            if not args.no_vacuum:
+                with connections["default"].cursor() as cursor:
+                    cursor.execute("VACUUM ANALYZE collection_pair")
         done = threading.Event()
         waits, refused = [], [0]
 
@@ -172,6 +191,7 @@ def main():
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-vacuum", action="store_true", help="leave the zeroing's dead rows (autovacuum off)")
     parser.add_argument(
         "--skip", default="", help="timings (nothing to fix, every pair), fix-all, submit-wait, submit-nothing"
     )

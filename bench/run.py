@@ -900,7 +900,7 @@ def main():
         if "recompute" not in skip:  # issue 28: nothing to fix, every pair to fix, a submit's wait
             import recompute
 
-            recompute.run(argparse.Namespace(repeat=max(1, min(args.repeat, 2)), skip=set()))
+            recompute.run(argparse.Namespace(repeat=max(1, min(args.repeat, 2)), skip=set(), no_vacuum=False))
         if "pages" not in skip:
             args.current_size = size
             section_pages(table, args, pool, dataset)

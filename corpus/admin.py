@@ -398,14 +398,16 @@ def estimated_matches(like: str) -> list[int]:
     estimates = []
     with connection.cursor() as cursor:
         for sql in (
-            "SELECT 1 FROM collection_pair WHERE upper(hypothesis) LIKE upper(%s)",
+            "SELECT 1 FROM collection_pair_search WHERE upper(hypothesis) LIKE upper(%s)",
             "SELECT 1 FROM collection_premise WHERE upper(text) LIKE upper(%s)",
         ):
             cursor.execute("EXPLAIN (FORMAT JSON) " + sql, [like])
             plan = cursor.fetchone()[0]
             plan = json.loads(plan) if isinstance(plan, str) else plan
             estimates.append(plan[0]["Plan"]["Plan Rows"])
-        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'collection_pair'::regclass")
+        cursor.execute(
+            "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE oid = 'collection_pair_search'::regclass"
+        )
         estimates.append(cursor.fetchone()[0])
     return estimates
 
@@ -430,9 +432,11 @@ class CappedCountPaginator(Paginator[Pair]):
         return self.object_list[:SEARCH_COUNT_CAP].count()
 
 
+# The pairs' hypotheses and pairIDs are searched in `collection_pair_search`, where their trigram
+# indexes are out of the way of counter moves (migration 0018_pair_search_table).
 PAIR_SEARCH_SQL = """
-    SELECT id FROM collection_pair WHERE upper(hypothesis) LIKE upper(%s)
-    UNION SELECT id FROM collection_pair WHERE upper(pair_id) LIKE upper(%s)
+    SELECT pair_pk FROM collection_pair_search WHERE upper(hypothesis) LIKE upper(%s)
+    UNION SELECT pair_pk FROM collection_pair_search WHERE upper(pair_id) LIKE upper(%s)
     UNION SELECT id FROM collection_pair WHERE premise_id IN (
         SELECT id FROM collection_premise WHERE upper(text) LIKE upper(%s) OR upper(prompt_id) LIKE upper(%s))
 """
@@ -519,9 +523,9 @@ class PairAdmin(admin.ModelAdmin[Pair]):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
     ) -> tuple[QuerySet[Pair], bool]:
-        """On PostgreSQL a rare word is matched through the trigram indexes (migration
-        0007_trigram_search): a UNION of pair ids whose hypothesis or pairID, or whose premise's
-        text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
+        """On PostgreSQL a rare word is matched through the trigram indexes (migrations
+        0007_trigram_search, 0018_pair_search_table): a UNION of pair ids whose hypothesis or
+        pairID, or whose premise's text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
         third of the pairs) would make that UNION hundreds of thousands of ids long: it is tested
         on each pair instead, newest first, which finds a page of matches after a few hundred
         pairs (the count stops at SEARCH_COUNT_CAP). Elsewhere (SQLite), Django's own search."""

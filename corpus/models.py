@@ -367,7 +367,9 @@ class StoppingPolicy(models.Model):
 class Pair(models.Model):
     # No index of its own: `unique_pair_id` (dataset, pair_id) leads with it. Every index on this
     # table takes a new entry whenever a counter moves (label_count is indexed, so no such update is
-    # HOT), so the table keeps only the indexes some query needs (issue 28).
+    # HOT), so the table keeps only the indexes some query needs, each over the rows it reads (issue
+    # 28). The search text and its trigram indexes live in `collection_pair_search`, kept by triggers
+    # (migration 0018_pair_search_table, PostgreSQL only): counter moves never touch them.
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="pairs", db_index=False)
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="pairs")
     pair_id = models.CharField(max_length=64, help_text="pairID: unique within the dataset.")
@@ -375,11 +377,14 @@ class Pair(models.Model):
     parse = models.TextField(blank=True)
     binary_parse = models.TextField(blank=True)
     author_label = models.CharField(max_length=20, choices=Label.choices)
-    author = models.ForeignKey(Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="pairs")
+    # Indexed for written pairs only (`pair_author`): an imported pair has no author.
+    author = models.ForeignKey(
+        Worker, on_delete=models.SET_NULL, null=True, blank=True, related_name="pairs", db_index=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Counters, moved by `corpus.counters` in the same transaction as the label that changes them.
-    needs_validation = models.BooleanField(default=False)  # indexed first in `pair_validation_queue`
+    needs_validation = models.BooleanField(default=False)  # the condition of `pair_validation_queue`
     label_count = models.PositiveSmallIntegerField(default=0, help_text="Labels so far, the author's included.")
     entailment_votes = models.PositiveSmallIntegerField(default=0)
     neutral_votes = models.PositiveSmallIntegerField(default=0)
@@ -426,7 +431,8 @@ class Pair(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["needs_validation", "label_count"], name="pair_validation_queue"),
+            models.Index(fields=["label_count"], condition=Q(needs_validation=True), name="pair_validation_queue"),
+            models.Index(fields=["author"], condition=Q(author__isnull=False), name="pair_author"),
             # The validation claim's ORDER BY label_count DESC, id LIMIT n walks one of these (with
             # or without a dataset) and stops after a batch's worth: only queued pairs are in them.
             # Pairs whose places are all taken by labels and live claims are left out.

@@ -1,10 +1,13 @@
 """The admin's pair search: by hypothesis, pairID, premise text or promptID, word by word;
-through trigram indexes on PostgreSQL (migration 0004_trigram_search), Django's own on SQLite."""
+through trigram indexes on PostgreSQL (migrations 0007_trigram_search and 0018_pair_search_table:
+the pairs' search text in a table of its own, kept by triggers), Django's own on SQLite."""
 
 import pytest
 from django.db import connection
 
 from corpus import admin as corpus_admin
+from corpus.counters import add_label
+from corpus.models import Pair
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +60,78 @@ def test_postgres_has_the_trigram_indexes():
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", ["%_trgm"])
         names = {row[0] for row in cursor.fetchall()}
-    assert names == {"pair_hypothesis_trgm", "pair_pair_id_trgm", "premise_text_trgm", "premise_prompt_id_trgm"}
+    assert names == {
+        "pair_search_hypothesis_trgm",
+        "pair_search_pair_id_trgm",
+        "premise_text_trgm",
+        "premise_prompt_id_trgm",
+    }
+
+
+def _pair_table_indexes():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'collection_pair'")
+        return dict(cursor.fetchall())
+
+
+@pytest.mark.postgres
+def test_no_index_of_the_pair_table_holds_its_texts_and_the_queue_and_author_indexes_are_partial():
+    # Every counter move writes an entry into every index of the pair table (issue 28): the
+    # trigram indexes live on the search table, and two indexes cover only the rows read by them.
+    indexes = _pair_table_indexes()
+    assert not [name for name, definition in indexes.items() if "hypothesis" in definition or "gin" in definition]
+    assert "WHERE needs_validation" in indexes["pair_validation_queue"]
+    assert "WHERE (author_id IS NOT NULL)" in indexes["pair_author"]
+    assert not [
+        name for name, definition in indexes.items() if "(author_id)" in definition and "WHERE" not in definition
+    ]
+
+
+def _search_row(pair):
+    """(hypothesis, pairID, xmin) of the pair's search row; xmin changes whenever the row is written."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT hypothesis, pair_id, xmin::text FROM collection_pair_search WHERE pair_pk = %s", [pair.pk]
+        )
+        return cursor.fetchone()
+
+
+@pytest.mark.postgres
+def test_the_search_table_follows_inserts_edits_and_deletes_but_not_counter_moves(client, researcher):
+    dataset = factories.dataset("searched")
+    premise = factories.premise(dataset)
+    pair = factories.pair(dataset, premise, ["entailment"], hypothesis="A heron waits.")
+    other = factories.pair(dataset, premise, ["neutral"], hypothesis="A stork waits.")
+    hypothesis, pair_id, written = _search_row(pair)
+    assert (hypothesis, pair_id) == ("A heron waits.", pair.pair_id)
+
+    # A label moves the pair's counters (a new pair row) and leaves its search row alone.
+    add_label(pair, "entailment")
+    add_label(pair, "neutral")
+    assert Pair.objects.get(pk=pair.pk).label_count == 3
+    assert _search_row(pair)[2] == written
+    # Saving the whole row (the admin does) with the same texts leaves it alone too.
+    Pair.objects.get(pk=pair.pk).save()
+    assert _search_row(pair)[2] == written
+
+    # An edited hypothesis or pairID is found under its new words, not its old ones.
+    Pair.objects.filter(pk=pair.pk).update(hypothesis="A crane waits.", pair_id="renamed-7")
+    assert _search_row(pair)[:2] == ("A crane waits.", "renamed-7")
+    client.force_login(researcher)
+
+    def found(term):
+        return [p.pk for p in client.get("/admin/corpus/pair/", {"q": term}).context["cl"].result_list]
+
+    assert found("crane") == [pair.pk] and found("heron") == [] and found("renamed-7") == [pair.pk]
+
+    # Deleted pairs leave, one or many; TRUNCATE (a test database's flush) empties it.
+    Pair.objects.filter(pk=pair.pk).delete()
+    assert _search_row(pair) is None and _search_row(other) is not None
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred foreign-key checks pending
+        cursor.execute("TRUNCATE collection_pair CASCADE")
+        cursor.execute("SELECT count(*) FROM collection_pair_search")
+        assert cursor.fetchone()[0] == 0
 
 
 @pytest.mark.postgres
@@ -72,7 +146,7 @@ def test_a_word_in_most_pairs_is_matched_pair_by_pair_and_counted_only_up_to_the
             dataset, premise, ["neutral"], hypothesis=f"A zebra {index}." if index == 7 else f"Rain {index}."
         )
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE collection_pair; ANALYZE collection_premise")
+        cursor.execute("ANALYZE collection_pair_search; ANALYZE collection_premise")
     # The planner's statistics tell a word in half the pairs from a word in one.
     assert corpus_admin.is_common_word("%dog%") and not corpus_admin.is_common_word("%zebra%")
 
