@@ -331,6 +331,10 @@ ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIR
 TALLY_FOLDS_ON_BEAT = env_bool("TALLY_FOLDS_ON_BEAT", default=HAS_BROKER)
 TALLY_FOLD_INTERVAL_SECONDS = float(os.environ.get("TALLY_FOLD_INTERVAL_SECONDS", "60"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass
+# A tagging job this large tags in a spawned process of its own while the job's process reads and
+# stores (artifacts.services.run_tagging_job); below it, the spawned tagger's start (~3 s) costs
+# more than the overlap saves.
+ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = int(os.environ.get("ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS", "20000"))
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
 # `make beat` or `make worker`, which runs beat inside the Celery worker, on a workstation).
 CELERY_BEAT_SCHEDULE = {

@@ -293,7 +293,7 @@ class TaggedPair:
 # --- the model ---------------------------------------------------------------------------------
 
 
-def installed_model_packages(candidates=MODEL_PACKAGES):
+def installed_model_packages(candidates: Sequence[str] = MODEL_PACKAGES) -> list[str]:
     """The candidate packages importable here, found without importing them (or spaCy)."""
     return [name for name in candidates if importlib.util.find_spec(name) is not None]
 
@@ -406,6 +406,31 @@ class PhenomenonTagger:
             return _in_worker_processes(self, _tag_parse_chunk, pairs, batch_size, n_process)
         return self._tag_here(pairs, batch_size, with_parses=True)
 
+    def tag_for_job(self, items, batch_size=256, processes=0) -> Iterator[tuple]:
+        """For each (premise, hypothesis, wants parses), in order: (tag names, the premise's
+        parses, the hypothesis's parses), the parses None unless wanted (a tagger with its parser
+        only). The pairs that want parses go through tag and parse in one pass, the others through
+        the tagger alone with the parser off, so only pairs that will get a parse pay for it.
+
+        ``processes`` 0 tags here; N tags in N spawned processes, at most two chunks of
+        ``batch_size`` each in flight, while this process goes on reading ``items`` and using the
+        results (a tagging job's reads and writes overlap the tagging)."""
+        if processes >= 1:
+            return _in_worker_processes(self, _job_chunk, items, batch_size, processes)
+        return (result for chunk in _chunks(items, batch_size) for result in self._job_chunk_here(chunk, batch_size))
+
+    def _job_chunk_here(self, chunk, batch_size):
+        results = [None] * len(chunk)
+        to_parse = [position for position, item in enumerate(chunk) if item[2] and self.parses]
+        if to_parse:
+            parsed = self._tag_here([chunk[p][:2] for p in to_parse], batch_size, with_parses=True)
+            for position, tagged in zip(to_parse, parsed, strict=True):
+                results[position] = (tagged.phenomena.tags, tagged.premise_parses, tagged.hypothesis_parses)
+        rest = [position for position, result in enumerate(results) if result is None]
+        for position, found in zip(rest, self._tag_here([chunk[p][:2] for p in rest], batch_size), strict=True):
+            results[position] = (found.tags, None, None)
+        return results
+
     def _tag_here(self, pairs, batch_size, with_parses=False):
         disable = [] if with_parses else self._without_parser()
         stream = self.nlp.pipe(_sentences_to_run(pairs), as_tuples=True, batch_size=batch_size, disable=disable)
@@ -461,6 +486,10 @@ def _tag_parse_chunk(pairs, batch_size):
     return list(_worker_tagger._tag_here(pairs, batch_size, with_parses=True))
 
 
+def _job_chunk(items, batch_size):
+    return _worker_tagger._job_chunk_here(items, batch_size)
+
+
 def _analyse_chunk(texts, batch_size):
     return list(_worker_tagger._analyse_here(texts, batch_size))
 
@@ -474,6 +503,19 @@ def _chunks(items, size):
             chunk = []
     if chunk:
         yield chunk
+
+
+def _spawn_context():
+    """The spawn start method: multiprocessing's, or, inside a daemonic process, billiard's. A
+    Celery worker's prefork pool marks its children daemonic and multiprocessing refuses them
+    children of their own ("daemonic processes are not allowed to have children"), so a tagging
+    job run by a Celery worker would fail; billiard, Celery's own fork of multiprocessing, allows
+    them (the pool is still closed and joined before the task returns)."""
+    if multiprocessing.current_process().daemon:
+        import billiard
+
+        return billiard.get_context("spawn")
+    return multiprocessing.get_context("spawn")
 
 
 def _in_worker_processes(tagger, work, items, chunk_size, n_process):
@@ -491,7 +533,7 @@ def _in_worker_processes(tagger, work, items, chunk_size, n_process):
     """
     if n_process < 1:
         n_process = os.cpu_count() or 1
-    context = multiprocessing.get_context("spawn")
+    context = _spawn_context()
     package = tagger.package if tagger.package and installed_model_packages((tagger.package,)) else None
     initargs = (package, None, tagger.parses) if package else (None, tagger)
     pool = context.Pool(n_process, initializer=_start_worker, initargs=initargs)

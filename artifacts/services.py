@@ -5,6 +5,7 @@ worker or a management command, never on a web request: services queue the job b
 """
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -18,7 +19,14 @@ from corpus.models import Dataset, Pair, Premise
 
 from . import tag_tally
 from .models import JobStatus, PairTags, TaggingJob
-from .phenomena import MODEL_PACKAGES, PHENOMENON_NAMES, PhenomenonTagger, TaggerUnavailable, load_tagger
+from .phenomena import (
+    MODEL_PACKAGES,
+    PHENOMENON_NAMES,
+    PhenomenonTagger,
+    TaggerUnavailable,
+    installed_model_packages,
+    load_tagger,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +79,7 @@ def run_tagging_job(
     *,
     tagger: PhenomenonTagger | None = None,
     batch_size: int = BATCH_SIZE,
-    n_process: int = 1,
+    processes: int | None = None,
     on_batch: Callable[[int], object] | None = None,
 ) -> TaggingJob:
     """Tag the job's pairs batch by batch; each batch's tags and the progress figure commit together.
@@ -79,6 +87,13 @@ def run_tagging_job(
     Pairs are read by primary key (keyset pages), so a job can be stopped and a new one picks up
     the pairs still untagged. When no English pipeline is installed the job fails with the
     message that says which package to install, and nothing else changes.
+
+    ``processes`` tagging processes (spawned) tag while this process reads the next pairs and
+    stores the last batch's tags, so a large job runs at the tagger's own speed instead of the
+    tagger's plus the database's (issue 28: 0.61-0.74x the tagger with both in one process). 0
+    tags in this process; None: one tagging process for a job of
+    settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS pairs or more whose pipeline is an installed
+    package, else this process (a spawned tagger takes about 3 s to start).
 
     A tagger loaded with its parser (the default, settings.ARTIFACTS_PARSE_TREES) also writes
     the Penn tree and binary parse of each sentence of a pair written on the platform whose parse
@@ -98,25 +113,71 @@ def run_tagging_job(
     version = tagger.model_version
     job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, version, pairs.count(), 0
     job.save(update_fields=["status", "tagger", "total", "done"])
-    try:
+    if processes is None:
+        large = job.total >= settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS
+        processes = 1 if large and tagger_spawnable(tagger) else 0
+    # (pk, the parse facts of a pair that wants parses, else None) of each pair sent to the
+    # tagger, in order: its results come back in the same order.
+    sent: deque[tuple[int, tuple[str, int, str] | None]] = deque()
+
+    def items() -> Iterator[tuple[str, str, bool]]:
         for batch in untagged_batches(job.dataset, job.retag, batch_size):
-            tags, pair_parses, premise_parses = _tag_batch(tagger, batch, batch_size, n_process)
-            rows = [
-                PairTags(pair_id=pk, tagger=version, **tag_columns(found))
-                for (pk, _, _), found in zip(batch, tags, strict=True)
-            ]
-            with transaction.atomic():
-                store_tags(rows, retag=job.retag)
-                _write_parses(Pair, pair_parses)
-                _write_parses(Premise, premise_parses)
-                job.done += len(rows)
-                TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
+            wanted = _parses_wanted([pk for pk, _, _ in batch]) if tagger.parses else {}
+            for pk, premise, hypothesis in batch:
+                sent.append((pk, wanted.get(pk)))
+                yield premise, hypothesis, pk in wanted
+
+    try:
+        results = tagger.tag_for_job(items(), batch_size=batch_size, processes=processes)
+        for tagged in _batched(results, batch_size):
+            done = _store_batch(tagger, [(*sent.popleft(), result) for result in tagged], job.retag)
+            job.done += done
+            TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
             if on_batch:
-                on_batch(len(rows))
+                on_batch(done)
     except Exception as error:
         _finish(job, JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
         raise
     return _finish(job, JobStatus.DONE)
+
+
+def tagger_spawnable(tagger: PhenomenonTagger) -> bool:
+    """Whether a spawned process can load this tagger's pipeline from its installed package."""
+    return bool(tagger.package) and bool(installed_model_packages((tagger.package,)))
+
+
+def _batched(results: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for result in results:
+        batch.append(result)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _store_batch(
+    tagger: PhenomenonTagger, batch: Sequence[tuple[int, tuple[str, int, str] | None, tuple[Any, ...]]], retag: bool
+) -> int:
+    """One batch's tags and parses in one transaction: (pk, parse facts or None, (tags, premise
+    parses, hypothesis parses)) per pair. Returns the pairs counted done."""
+    rows = [PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found)) for pk, _, (found, _, _) in batch]
+    pair_parses: Parses = {}
+    premise_parses: Parses = {}
+    for pk, facts, (_, premise_parsed, hypothesis_parsed) in batch:
+        if facts is None:
+            continue
+        parse, premise_id, premise_parse = facts
+        if not parse:
+            pair_parses[pk] = hypothesis_parsed
+        if not premise_parse:
+            premise_parses.setdefault(premise_id, premise_parsed)
+    with transaction.atomic():
+        store_tags(rows, retag=retag)
+        _write_parses(Pair, pair_parses)
+        _write_parses(Premise, premise_parses)
+    return len(rows)
 
 
 def store_tags(rows: list[PairTags], *, retag: bool = False) -> int:
@@ -184,33 +245,6 @@ def untagged_batches(dataset: Dataset | None, retag: bool, batch_size: int) -> I
             yield [(pk, *texts[pk]) for pk in chunk if pk in texts]  # a pair deleted meanwhile is left out
 
 
-def _tag_batch(
-    tagger: PhenomenonTagger, batch: Sequence[tuple[int, str, str]], batch_size: int, n_process: int
-) -> tuple[list[frozenset[str]], Parses, Parses]:
-    """The batch's tag sets, in order, and the parses to write ({pk: (parse, binary_parse)} of
-    pairs and of premises). The pairs that want a parse go through tag and parse in one pass;
-    the others (imported, or parsed already) through the tagger alone, the parser off."""
-    texts = [(premise, hypothesis) for _, premise, hypothesis in batch]
-    wanted = _parses_wanted([pk for pk, _, _ in batch]) if tagger.parses else {}
-    to_parse = [position for position, (pk, _, _) in enumerate(batch) if pk in wanted]
-    tags: list[frozenset[str] | None] = [None] * len(batch)
-    pair_parses: Parses = {}
-    premise_parses: Parses = {}
-    if to_parse:
-        tagged = list(
-            tagger.tag_and_parse_pairs([texts[p] for p in to_parse], batch_size=batch_size, n_process=n_process)
-        )
-        for position, result in zip(to_parse, tagged, strict=True):
-            tags[position] = result.phenomena.tags
-        pair_parses, premise_parses = _parses_to_write(wanted, [batch[p][0] for p in to_parse], tagged)
-    rest = [position for position, found in enumerate(tags) if found is None]
-    if rest:
-        only_tags = tagger.tag_pairs([texts[p] for p in rest], batch_size=batch_size, n_process=n_process)
-        for position, found in zip(rest, only_tags, strict=True):
-            tags[position] = found
-    return [found for found in tags if found is not None], pair_parses, premise_parses
-
-
 def _parses_wanted(pair_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
     """{pk: (parse, premise id, premise parse)} of the pairs that should get the tagger's parses:
     pairs of datasets written on the platform with an empty parse, of their own or their premise's."""
@@ -222,22 +256,6 @@ def _parses_wanted(pair_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         for pk, parse, premise_id, premise_parse in rows
         if not parse or not premise_parse
     }
-
-
-def _parses_to_write(
-    wanted: dict[int, tuple[str, int, str]], pair_ids: Sequence[int], tagged: Sequence[Any]
-) -> tuple[Parses, Parses]:
-    """{pk: (parse, binary_parse)} of the pairs and premises of ``wanted`` whose parse is empty,
-    from the TaggedPairs of ``pair_ids``."""
-    pairs: Parses = {}
-    premises: Parses = {}
-    for pk, result in zip(pair_ids, tagged, strict=True):
-        parse, premise_id, premise_parse = wanted[pk]
-        if not parse:
-            pairs[pk] = result.hypothesis_parses
-        if not premise_parse:
-            premises.setdefault(premise_id, result.premise_parses)
-    return pairs, premises
 
 
 def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:

@@ -1,14 +1,16 @@
 """The tagging pass writes Penn parses of written pairs, and snapshots export them in MultiNLI's columns."""
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import pytest
 
-from artifacts.phenomena import load_tagger
+from artifacts.models import PairTags
+from artifacts.phenomena import PHENOMENON_NAMES, load_tagger
 from artifacts.services import run_tagging_job, start_tagging
 from artifacts.trees import binary_parse, parse_tree
-from corpus.models import Label, Pair
+from corpus.models import Label, Pair, Premise
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests import factories
 
@@ -111,3 +113,50 @@ def test_only_pairs_that_get_a_parse_run_the_parser(parsing_tagger):
     kept.refresh_from_db()
     assert to_parse.parse.startswith("(ROOT") and to_parse.premise.parse.startswith("(ROOT")
     assert kept.parse == "" and hasattr(kept, "phenomenon_tags")
+
+
+def _tagged_and_parsed(pairs):
+    """{pk: (tag columns, parse, binary parse, premise parse)} of these pairs as stored."""
+    rows = {}
+    for pair in Pair.objects.filter(pk__in=[p.pk for p in pairs]).select_related("phenomenon_tags", "premise"):
+        tags = pair.phenomenon_tags
+        columns = {name: getattr(tags, name) for name in PHENOMENON_NAMES}
+        rows[pair.pk] = (columns, pair.parse, pair.binary_parse, pair.premise.parse)
+    return rows
+
+
+def test_a_job_tagging_in_a_process_of_its_own_stores_what_tagging_here_stores(parsing_tagger, settings):
+    # Issue 28: a large job tags in a spawned process while its own process reads and stores,
+    # pipelined. Same tags and parses as tagging in the job's process, written and imported pairs
+    # alike, in batches smaller than the job (several round trips to the tagging process).
+    written = factories.dataset("written")
+    imported = factories.dataset("imported", is_imported=True)
+    pairs = []
+    for dataset in (written, imported):
+        for number in range(4):
+            premise = factories.premise(dataset, text=f"Some {number} tall girls did not play in the park.")
+            pairs += [
+                factories.pair(dataset, premise, [Label.ENTAILMENT], hypothesis=f"Girls {number} were outside."),
+                factories.pair(dataset, premise, [Label.CONTRADICTION], hypothesis="Nobody is sleeping."),
+            ]
+    run_tagging_job(start_tagging(None, queue=False).pk, tagger=parsing_tagger, batch_size=3, processes=0)
+    here = _tagged_and_parsed(pairs)
+    assert all(parse for pk, (_, parse, _, _) in here.items() if Pair.objects.get(pk=pk).dataset == written)
+    PairTags.objects.all().delete()
+    Pair.objects.filter(dataset=written).update(parse="", binary_parse="")
+    Premise.objects.filter(dataset=written).update(parse="", binary_parse="")
+
+    # Left to choose, a job this size (the threshold lowered) tags in one child process.
+    settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = len(pairs)
+    children = []
+    job = run_tagging_job(
+        start_tagging(None, queue=False).pk,
+        tagger=parsing_tagger,
+        batch_size=3,
+        on_batch=lambda done: children.append(len(multiprocessing.active_children())),
+    )
+    assert job.done == len(pairs) and job.status == "done"
+    # The tagging process was alive while the first batches were stored (it tags the next meanwhile).
+    assert children[0] == 1 and max(children) == 1 and len(children) == 6
+    assert multiprocessing.active_children() == []  # and is gone with the job
+    assert _tagged_and_parsed(pairs) == here

@@ -366,3 +366,24 @@ def test_tagger_workers_are_spawned_and_joined_not_terminated_when_the_work_is_d
     with pytest.raises(ValueError, match="no tags for"):
         list(_in_worker_processes(tagger, _fails, [1, 2], 1, 1))
     assert made == ["spawn", "spawn"] and len(terminated) == 1
+
+
+def test_a_daemonic_process_like_a_celery_workers_child_can_start_its_tagging_process(tagger):
+    """A Celery worker runs tasks in daemonic children, and multiprocessing refuses them children
+    ("daemonic processes are not allowed to have children"): a large tagging job run by a Celery
+    worker failed. Its tagging process comes from billiard's spawn there."""
+    import multiprocessing
+
+    from tests.artifacts.daemonic_tagging import tag_in_a_daemon
+
+    pairs = [(with_it, without_it) for _, with_it, without_it in SENTENCES][:4]
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    daemon = context.Process(target=tag_in_a_daemon, args=(pairs, results), daemon=True)
+    daemon.start()
+    try:
+        tagged = results.get(timeout=180)
+    finally:
+        daemon.join(timeout=30)
+    assert tagged == [sorted(tags) for tags in tagger.tag_pairs(pairs, batch_size=2)]
+    assert daemon.exitcode == 0

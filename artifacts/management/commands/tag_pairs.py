@@ -19,7 +19,13 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets).")
         parser.add_argument("--retag", action="store_true", help="Tag again pairs that already have tags.")
         parser.add_argument("--batch-size", type=int, default=500)
-        parser.add_argument("--processes", type=int, default=1, help="Tagger processes (0: one per CPU).")
+        parser.add_argument(
+            "--processes",
+            type=int,
+            default=None,
+            help="Tagging processes beside this one, which reads the pairs and stores their tags meanwhile "
+            "(0: tag in this process; default: one for a job of ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS, 20,000, or more).",
+        )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
     def handle(self, *args, **options):
@@ -41,7 +47,7 @@ class Command(BaseCommand):
                 job.pk,
                 tagger=tagger,
                 batch_size=options["batch_size"],
-                n_process=options["processes"],
+                processes=options["processes"],
                 on_batch=bar.update,
             )
         if job.status == JobStatus.FAILED:
