@@ -121,11 +121,16 @@ def insert_claims(
     return batch
 
 
+# The candidates of a claim: a queryset (locked by `lock_candidates`), or a function that locks up
+# to `wanted` of them, leaving out those `tried` (validation's compiled statement).
+Candidates = QuerySet[Any] | Callable[[int, Sequence[int]], list[int]]
+
+
 def claim_batch(
     rule: ClaimRule,
     worker: Worker,
     now: datetime,
-    candidates: QuerySet[Any],
+    candidates: Candidates,
     *,
     size: int,
     wanted: int,
@@ -143,7 +148,10 @@ def claim_batch(
     """
     tried: list[int] = []
     for _ in range(CLAIM_LOOKS):
-        locked = lock_candidates(candidates, wanted, tried=tried)
+        if isinstance(candidates, QuerySet):
+            locked = lock_candidates(candidates, wanted, tried=tried)
+        else:
+            locked = candidates(wanted, tried)
         if not locked:
             if look_again is not None and look_again(tried):
                 continue

@@ -1,11 +1,14 @@
 """Reads for the validation task: which pairs a validator may be offered, and their own batches."""
 
 import uuid
+from collections.abc import Hashable, Mapping
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from annotation_site.compiled_queries import CompiledQuery
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus, Worker
 from crowd.models import ClaimStatus
 
@@ -67,17 +70,29 @@ def claimable_pairs(
     return pairs.order_by("-label_count", "id")
 
 
+def _open_batches(item_kind: Hashable, values: Mapping[str, Any]) -> QuerySet[Any]:
+    return (
+        ValidationClaim.objects.filter(
+            status=ClaimStatus.OPEN,
+            expires_at__gt=values["now"],
+            worker_id=values["worker"],
+            pair__dataset__item_kind=item_kind,
+        )
+        .order_by("created_at", "id")
+        .values_list("batch")[:1]
+    )
+
+
+# Read on every claim and every task page: compiled once per item kind (annotation_site.compiled_queries).
+OPEN_BATCH = CompiledQuery(_open_batches)
+
+
 def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKind.SINGLE_PREMISE) -> uuid.UUID | None:
     """The batch id of the worker's live claims of this item kind, catch trials included, if they have
     one (a reload gets it back)."""
-    claim = (
-        ValidationClaim.objects.filter(
-            status=ClaimStatus.OPEN, expires_at__gt=now, worker=worker, pair__dataset__item_kind=item_kind
-        )
-        .order_by("created_at", "id")
-        .first()
-    )
-    return claim.batch if claim else None
+    rows = OPEN_BATCH.fetch(str(item_kind), worker=worker.pk, now=now)
+    # The raw row: PostgreSQL's uuid as text, SQLite's as 32 hex digits.
+    return uuid.UUID(str(rows[0][0])) if rows else None
 
 
 def batch_claims(worker: Worker, batch: uuid.UUID | str) -> QuerySet[ValidationClaim]:

@@ -22,6 +22,7 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation_site.compiled_queries import CompiledQuery
 from corpus.counters import LabelRefused, add_labels, record_stopping_rules, set_needs_validation
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
@@ -32,7 +33,17 @@ from quality.catch_trials import pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_of_guesser
 
 from . import credits, selectors
-from .claiming import ClaimRule, Grouping, RoomRule, choose, claim_batch, expiry, insert_claims, lock_rows
+from .claiming import (
+    ClaimRule,
+    Grouping,
+    RoomRule,
+    choose,
+    claim_batch,
+    expiry,
+    insert_claims,
+    lock_candidates,
+    lock_rows,
+)
 from .models import ValidationClaim, ValidationPolicy
 
 
@@ -77,6 +88,36 @@ def _claimable(
     return claimable.exclude(pk__in=list(tried)) if tried else claimable
 
 
+def _locked_claimable(shape: Any, values: Mapping[str, Any]) -> QuerySet[Any]:
+    """The candidate lock of a claim's first look, for `LOCK_CLAIMABLE`: shape (dataset given,
+    item kind, worker trusted, rows wanted), values the worker's pk, the time and the dataset's pk."""
+    has_dataset, item_kind, trusted, wanted = shape
+    worker = Worker(pk=values["worker"], is_trusted=trusted)
+    dataset = Dataset(pk=values["dataset"]) if has_dataset else None
+    return lock_rows(_claimable(worker, values["now"], dataset, item_kind)).values_list("pk")[:wanted]
+
+
+# A claim's first look, the statement every claim runs, compiled once per shape: building the
+# candidate queryset cost more of the claim's time than PostgreSQL running it (issue 28).
+LOCK_CLAIMABLE = CompiledQuery(_locked_claimable)
+
+
+def _claimable_locker(
+    worker: Worker, now: datetime, dataset: Dataset | None, item_kind: str
+) -> Callable[[int, Sequence[int]], list[int]]:
+    """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
+    A look after the first (claimers took the candidates meanwhile) builds its statement afresh."""
+
+    def lock(wanted: int, tried: Sequence[int]) -> list[int]:
+        if tried:
+            return lock_candidates(_claimable(worker, now, dataset, item_kind), wanted, tried=tried)
+        shape = (dataset is not None, str(item_kind), worker.is_trusted, wanted)
+        values = {"worker": worker.pk, "now": now} | ({"dataset": dataset.pk} if dataset is not None else {})
+        return [pk for (pk,) in LOCK_CLAIMABLE.fetch(shape, **values)]
+
+    return lock
+
+
 def _pair_room(target: int) -> RoomRule:
     """A pair's free places: the target less its labels and live claims (catch trials hold none);
     its group is its label scheme, one per batch (the page shows one set of buttons and instructions)."""
@@ -100,17 +141,24 @@ VALIDATION_CLAIMS = ClaimRule(
 )
 
 
+# Read on every claim: compiled once (annotation_site.compiled_queries).
+TRUSTED_ONLY = CompiledQuery(
+    lambda _, values: ValidationPolicy.objects.filter(dataset_id=values["dataset"], trusted_only=True).values_list(
+        "pk"
+    )[:1]
+)
+WORKER_LOCK = CompiledQuery(
+    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"]).values_list("pk")
+)
+
+
 def _check_may_validate(worker: Worker, dataset: Dataset | None) -> None:
     if worker.is_excluded:
         raise NotAllowedToValidate(
             "Your account is not taking part in validation at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
-    if (
-        dataset is not None
-        and not worker.is_trusted
-        and ValidationPolicy.objects.filter(dataset=dataset, trusted_only=True).exists()
-    ):
+    if dataset is not None and not worker.is_trusted and TRUSTED_ONLY.fetch(None, dataset=dataset.pk):
         raise NotAllowedToValidate(
             "Validation of this data set is open only to our pool of trusted validators, "
             "and your account is not in it yet."
@@ -139,7 +187,7 @@ def claim_validation_batch(
     now = timezone.now()
     with transaction.atomic():
         # One claim at a time per worker: a double click must not open two batches.
-        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
+        WORKER_LOCK.fetch(None, worker=worker.pk)
         current = selectors.worker_open_batch(worker, now, item_kind=item_kind)
         if current is not None:
             return current
@@ -178,7 +226,7 @@ def claim_validation_batch(
             VALIDATION_CLAIMS,
             worker,
             now,
-            _claimable(worker, now, dataset, item_kind),
+            _claimable_locker(worker, now, dataset, item_kind),
             size=size,
             wanted=size * 3,
             claim=claim,
