@@ -451,6 +451,11 @@ class Pair(models.Model):
             # Pairs written per hour on the dashboard: written pairs only (an author), so the figure
             # reads the last 48 hours of writing and never the rows an import just added.
             models.Index(fields=["created_at"], condition=Q(author__isnull=False), name="pair_written_at"),
+            # Pairs with all five labels, oldest first: a researcher's next pair to give a reference
+            # label (quality.selectors.next_pair_to_label); a few per cent of a corpus.
+            models.Index(
+                fields=["dataset", "id"], condition=Q(label_count__gte=LABELS_PER_PAIR), name="pair_five_labels"
+            ),
             # Pairs that stopped before five labels (issue 24): counted apart by the statistics.
             models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
         ]

@@ -64,6 +64,31 @@ def test_labelling_page_saves_a_catch_trial_and_moves_on(client, researcher):
     assert (first.label_count, first.gold_label) == (1, "-")
 
 
+def test_labelling_page_offers_five_label_pairs_first_then_the_oldest(client, researcher):
+    from corpus.counters import add_label
+
+    dataset = make_dataset()
+    oldest, judged, half_judged = make_pair(dataset), make_pair(dataset), make_pair(dataset)
+    for label in (E, E, N, C):
+        add_label(judged, label)
+    for label in (E, N):
+        add_label(half_judged, label)
+    other = make_pair(make_dataset("other"))
+    for label in (E, E, N, C):
+        add_label(other, label)
+    client.force_login(researcher)
+
+    def offered(**scope):
+        return client.get(reverse("dashboard:label_pairs"), scope).context["pair"]
+
+    assert offered(dataset="collected") == judged and offered() == judged  # the crowd's judged pair, though newer
+    ReferenceLabel.objects.create(pair=judged, label=E, labelled_by=researcher)
+    assert offered(dataset="collected") == oldest  # then the oldest, however many labels the rest have
+    assert offered() == other == offered(dataset="other")  # every dataset's judged pairs come first
+    ReferenceLabel.objects.create(pair=other, label=E, labelled_by=researcher)
+    assert offered() == oldest and offered(dataset="other") is None
+
+
 def test_labelling_page_refuses_a_missing_label_and_keeps_the_input(client, researcher):
     dataset = make_dataset()
     pair = make_pair(dataset)
