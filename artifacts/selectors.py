@@ -236,14 +236,18 @@ def giveaway_words_for(
     hypothesis in scope (the figure the tally must equal)."""
     per_label: Counter[str] = Counter()
     if worker is None and not recount:
-        word_count: Counter[str] = Counter()
-        word_label: dict[str, Counter[str]] = {}
+        # Plain dicts: a corpus's tally has tens of thousands of (label, word) sums, one row each.
+        word_count: dict[str, int] = {}
+        word_label: dict[str, dict[str, int]] = {}
         for label, word, n in tallies.word_counts(dataset, split, genre_id=genre.pk if genre else None):
             if word == tallies.HYPOTHESES:
                 per_label[label] += n
             elif label in LABELS:
-                word_count[word] += n
-                word_label.setdefault(word, Counter())[label] += n
+                word_count[word] = word_count.get(word, 0) + n
+                counts = word_label.get(word)
+                if counts is None:
+                    word_label[word] = counts = {}
+                counts[label] = counts.get(label, 0) + n
         listing = ranked(word_count, word_label, min_count=min_count, top=top)
     else:
         pairs = pairs_in_scope(dataset, split, genre=genre, worker=worker)

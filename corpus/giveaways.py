@@ -8,6 +8,7 @@ Plain Python, free of Django like `corpus.labels`: training on a GPU node (model
 artifacts app (the web side) both count with this one function.
 """
 
+import heapq
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -81,12 +82,11 @@ def ranked(
     """The listing of `giveaway_words` from the counts of `count_words` (or the same counts summed
     from a maintained tally: corpus.tallies.word_counts)."""
     listing: dict[str, list[dict[str, Any]]] = {}
+    counted = [(w, n, word_label[w]) for w, n in word_count.items() if n >= min_count]
     for label in LABELS:
-        scored: list[dict[str, Any]] = [
-            {"word": w, "p": round(word_label[w][label] / n, 4), "count": n, "label_count": word_label[w][label]}
-            for w, n in word_count.items()
-            if n >= min_count and word_label[w].get(label)
-        ]
-        scored.sort(key=lambda item: (-item["p"], -item["count"], item["word"]))
-        listing[label] = scored[:top] if top else scored
+        # (-p, -count, word, label count): the order of the listing, as plain tuples; the top
+        # ones only become dicts (a corpus has tens of thousands of counted words, a page shows 10).
+        scored = [(-round(c[label] / n, 4), -n, w, c[label]) for w, n, c in counted if c.get(label)]
+        best = heapq.nsmallest(top, scored) if top else sorted(scored)
+        listing[label] = [{"word": w, "p": -p, "count": -n, "label_count": k} for p, n, w, k in best]
     return listing

@@ -55,13 +55,35 @@ def new_figure(width, height):
     return figure, axes
 
 
+def bars(axes, centres, heights, width, **style):
+    """Bars as one patch, a compound path of their rectangles. `axes.bar` makes an artist per bar,
+    and drawing 120 of them was most of a cold corpus page (issue 28: ~60 ms a histogram); one patch
+    draws once and looks the same. Returns the patch (a legend handle, with `label=`)."""
+    _matplotlib()
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    vertices, codes = [], []
+    for centre, height in zip(centres, heights, strict=True):
+        left, right = centre - width / 2, centre + width / 2
+        vertices += [(left, 0), (right, 0), (right, height), (left, height), (left, 0)]
+        codes += [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
+    patch = PathPatch(Path(vertices or [(0, 0)], codes or None), linewidth=0, **style)
+    patch.sticky_edges.y.append(0)  # as a bar's: no margin under the axis
+    axes.add_patch(patch)
+    if vertices:
+        axes.update_datalim(vertices)
+        axes.autoscale_view()
+    return patch
+
+
 def hourly_bars(hourly, title="Pairs written per hour, last 48 hours"):
     """hourly: [(hour datetime, count)] oldest first."""
     matplotlib, _ = _matplotlib()
     with matplotlib.rc_context(_RC):
         figure, axes = new_figure(11, 2.4)
         counts = [count for _, count in hourly]
-        axes.bar(range(len(counts)), counts, color="#2f6fdf", width=0.8)
+        bars(axes, list(range(len(counts))), counts, 0.8, color="#2f6fdf")
         step = max(1, len(hourly) // 8)
         axes.set_xticks(range(0, len(hourly), step))
         axes.set_xticklabels([hour.strftime("%d %H:00") for hour, _ in hourly][::step], rotation=0)
@@ -94,10 +116,11 @@ def length_histogram(
         ):
             counts = binned(lengths, cap)
             total = sum(counts) or 1
-            axes.bar(
+            bars(
+                axes,
                 [p + offset for p in positions],
                 [100 * c / total for c in counts],
-                width=0.4,
+                0.4,
                 color=colour,
                 label=f"{name} ({sum(counts):,})",
             )
