@@ -130,9 +130,10 @@ def run_tagging_job(
     try:
         results = tagger.tag_for_job(items(), batch_size=batch_size, processes=processes)
         for tagged in _batched(results, batch_size):
-            done = _store_batch(tagger, [(*sent.popleft(), result) for result in tagged], job.retag)
-            job.done += done
-            TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
+            with transaction.atomic():
+                done = _store_batch(tagger, [(*sent.popleft(), result) for result in tagged], job.retag)
+                job.done += done
+                TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
             if on_batch:
                 on_batch(done)
     except Exception as error:
@@ -160,8 +161,8 @@ def _batched(results: Iterable[Any], size: int) -> Iterator[list[Any]]:
 def _store_batch(
     tagger: PhenomenonTagger, batch: Sequence[tuple[int, tuple[str, int, str] | None, tuple[Any, ...]]], retag: bool
 ) -> int:
-    """One batch's tags and parses in one transaction: (pk, parse facts or None, (tags, premise
-    parses, hypothesis parses)) per pair. Returns the pairs counted done."""
+    """One batch's tags and parses, in the caller's transaction: (pk, parse facts or None, (tags,
+    premise parses, hypothesis parses)) per pair. Returns the pairs counted done."""
     rows = [PairTags(pair_id=pk, tagger=tagger.model_version, **tag_columns(found)) for pk, _, (found, _, _) in batch]
     pair_parses: Parses = {}
     premise_parses: Parses = {}
@@ -173,10 +174,9 @@ def _store_batch(
             pair_parses[pk] = hypothesis_parsed
         if not premise_parse:
             premise_parses.setdefault(premise_id, premise_parsed)
-    with transaction.atomic():
-        store_tags(rows, retag=retag)
-        _write_parses(Pair, pair_parses)
-        _write_parses(Premise, premise_parses)
+    store_tags(rows, retag=retag)
+    _write_parses(Pair, pair_parses)
+    _write_parses(Premise, premise_parses)
     return len(rows)
 
 
