@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -204,9 +204,39 @@ def store_tags(rows: list[PairTags], *, retag: bool = False) -> int:
         PairTags.objects.filter(pair_id__in=list(existing)).delete()
         existing = {}
     new = [row for row in rows if row.pair_id in facts and row.pair_id not in existing]
-    PairTags.objects.bulk_create(new)
+    _insert_tags(new)
     tag_tally.tags_counted((facts[row.pair_id], row.tag_names()) for row in new)
     return len(new)
+
+
+TAG_ROWS_PER_INSERT = 500
+
+
+def _insert_tags(rows: Sequence[PairTags]) -> None:
+    """Insert tag rows as multi-row INSERTs of plain values: a large job stores a batch while its
+    tagging process tags the next, and building bulk_create's statement (sixteen prepared fields
+    a row) was half of this process's time (issue 28)."""
+    quote = connection.ops.quote_name
+    columns = ["pair_id", *PHENOMENON_NAMES, "tagger", "tagged_at"]
+    tagged_at = connection.ops.adapt_datetimefield_value(timezone.now())
+    row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), TAG_ROWS_PER_INSERT):
+            batch = rows[start : start + TAG_ROWS_PER_INSERT]
+            cursor.execute(
+                f"INSERT INTO {quote(PairTags._meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
+                f"VALUES {', '.join([row_sql] * len(batch))}",
+                [
+                    value
+                    for row in batch
+                    for value in (
+                        row.pair_id,
+                        *(getattr(row, name) for name in PHENOMENON_NAMES),
+                        row.tagger,
+                        tagged_at,
+                    )
+                ],
+            )
 
 
 def untagged_batches(dataset: Dataset | None, retag: bool, batch_size: int) -> Iterator[list[tuple[int, str, str]]]:
