@@ -455,7 +455,7 @@ def add_labels(
             fields = [*COUNTERS, "held_places"] if releasing_places else list(COUNTERS)
             if stopping_now:
                 fields += ["needs_validation", "stopped_early"]
-            Pair.objects.bulk_update(list(locked.values()), fields)
+            _update_counters(list(locked.values()), fields)
             # The maintained aggregates move in the same transaction: one INSERT of deltas.
             tallies.pairs_moved(
                 [
@@ -470,6 +470,29 @@ def add_labels(
         for name in COUNTERS:
             setattr(pair, name, getattr(locked[pair.pk], name))
     return created
+
+
+def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
+    """Write these locked pairs' `fields` as they are in memory, in one statement.
+
+    PostgreSQL: UPDATE ... FROM a VALUES list of plain parameters. bulk_update's CASE WHEN per
+    field and pair is the same one statement, but building it was the dearest part of a
+    validator's submit in Python (~9 ms of ~26 under the profiler, issue 28). SQLite (whose
+    `UPDATE ... FROM` a laptop's older library may lack) keeps bulk_update."""
+    if connection.vendor != "postgresql":
+        Pair.objects.bulk_update(rows, list(fields))
+        return
+    quote = connection.ops.quote_name
+    columns = [_column(Pair._meta.get_field(name)) for name in fields]
+    row_sql = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(Pair._meta.db_table)} AS p SET "
+            + ", ".join(f"{quote(column)} = v.{quote(column)}" for column in columns)
+            + f" FROM (VALUES {', '.join([row_sql] * len(rows))}) AS v(id, {', '.join(quote(c) for c in columns)})"
+            " WHERE p.id = v.id",
+            [value for row in rows for value in (row.pk, *(getattr(row, name) for name in fields))],
+        )
 
 
 # --- new pairs with their labels, in bulk ------------------------------------------------------

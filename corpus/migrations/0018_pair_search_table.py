@@ -21,7 +21,7 @@ from django.db.models import Q
 
 CREATE = """
 CREATE TABLE collection_pair_search (
-    pair_pk integer PRIMARY KEY,
+    pair_pk bigint PRIMARY KEY,
     hypothesis text NOT NULL,
     pair_id varchar(64) NOT NULL
 );
