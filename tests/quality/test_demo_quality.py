@@ -1,5 +1,12 @@
-"""The quality demo: a catch trial, a flagged guesser and an unpaid bonus to see; idempotent."""
+"""The quality demo: a catch trial, a flagged guesser and an unpaid bonus to see; idempotent.
+And `make demo` shows qualification and aggregation: a qualified study whose link leads to its
+test, and a finished aggregation run on the dashboard; loading twice creates nothing new.
 
+The demo (`load_demo --no-artifacts --no-training`) is loaded once for the module
+(tests.conftest.rows_for_the_module): each test sees it as one load leaves it.
+"""
+
+import re
 from io import StringIO
 
 import pytest
@@ -7,8 +14,17 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from corpus.counters import recompute_gold
+from crowd.models import StudyAccess
 from quality import flags
-from quality.models import BonusEntry, CatchTrialAnswer, ReferenceLabel
+from quality.models import (
+    AggregatedLabel,
+    AggregationRun,
+    BonusEntry,
+    CatchTrialAnswer,
+    QualificationTest,
+    ReferenceLabel,
+)
+from tests.conftest import rows_for_the_module
 
 pytestmark = pytest.mark.django_db
 
@@ -19,8 +35,15 @@ def load():
     return out.getvalue()
 
 
-def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client):
-    output = load()
+@pytest.fixture(scope="module")
+def first_load(django_db_setup, django_db_blocker, tmp_path_factory):
+    """What the first `load_demo` printed; the demo it loaded stays until the module ends."""
+    with rows_for_the_module(django_db_blocker, tmp_path_factory.mktemp("demo")):
+        yield load()
+
+
+def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client, first_load):
+    output = first_load
     assert "/dashboard/bonuses/" in output and "'demo-guesser' is flagged" in output
     assert ReferenceLabel.objects.filter(is_catch_trial=True).count() == 1
     assert BonusEntry.objects.filter(kind="earned", payment__isnull=True).count() == 1
@@ -41,13 +64,12 @@ def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client):
     assert (ReferenceLabel.objects.count(), CatchTrialAnswer.objects.count(), BonusEntry.objects.count()) == counts
 
 
-def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker():
+def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker(first_load):
     """Issue 27: the demo's catch trial was '<premise words> (surely).', a text no ordinary pair has.
     Every catch trial the demo marks is one of the demo's own written hypotheses (what validators
     meet in ordinary batches), with five labels that agree, and its text carries no mark."""
     from demo.content import PREMISES, premise_entries
 
-    load()
     written = {
         hypothesis
         for genre in PREMISES
@@ -62,3 +84,21 @@ def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker():
         assert pair.hypothesis in written, pair.hypothesis
         assert "(surely)" not in pair.hypothesis and not pair.pair_id.startswith("quality-")
         assert pair.label_count == 5 and pair.gold_label == pair.author_label == reference.label
+
+
+def test_the_demo_has_a_qualified_study_with_a_test_and_an_aggregation_run(client, first_load):
+    output = first_load
+    test = QualificationTest.objects.get(study__slug="demo-qualified")
+    assert test.study.access == StudyAccess.QUALIFIED and test.items.count() == 5
+    assert all(item.label == item.pair.gold_label for item in test.items.all())
+    run = AggregationRun.objects.get()
+    assert run.status == "done" and AggregatedLabel.objects.filter(run=run).exists()
+
+    link = re.search(r"qualified study \(test first\)\s+http://127\.0\.0\.1:8000(\S+)", output).group(1)
+    response = client.get(link)
+    assert response.status_code == 302 and response["Location"] == "/qualify/demo-qualified/"
+    assert client.get(response["Location"]).content.decode().count('class="card validation-pair') == 5
+    assert f"/dashboard/aggregation/{run.pk}/" in output
+
+    load()
+    assert AggregationRun.objects.count() == 1 and QualificationTest.objects.count() == 1
