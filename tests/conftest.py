@@ -280,10 +280,12 @@ def celery_subprocess_env(extra_env=None):
     return dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
 
 
-def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1):
+def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, wait=True):
     """Start `celery worker -n NAME@host -Q QUEUES` on the test database; return it once it answers a ping.
 
     `concurrency`: processes in its prefork pool (a training node's TRAINING_RUNS_PER_NODE).
+    `wait=False`: return it at once; `wait_until_answering(process)` waits for its ping (so that
+    several workers start side by side).
 
     The process has `.log_path` and `.nodename` (what tasks see as their hostname).
     """
@@ -320,8 +322,14 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1):
         start_new_session=True,
     )
     process.log_path, process.log, process.nodename = log_path, log, nodename
+    return wait_until_answering(process) if wait else process
+
+
+def wait_until_answering(process):
+    """The worker `process` (start_celery_worker), once it answers a ping; it fails if it exits or stays silent 60 s."""
     from annotation_site.celery import app
 
+    log_path, nodename = process.log_path, process.nodename
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
