@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from confusable_homoglyphs import confusables
-from wordfreq import zipf_frequency
 
 # A word is English when wordfreq puts it above this (3 = once per million words): keyboard mash
 # ("asdf" 1.7, "qwerty" 2.5) stays below, rare real words ("zebras" 2.8, "surfboard" 2.8) above.
@@ -54,6 +53,10 @@ def sameness_key(text: str | None) -> str:
 
 @lru_cache(maxsize=65536)
 def is_english_word(word: str) -> bool:
+    # Imported on first use: wordfreq (with numpy) costs a fresh process a few tenths of a second,
+    # and every process imports this module (collection.services) whether it checks writing or not.
+    from wordfreq import zipf_frequency
+
     return (len(word) > 1 or word in ("a", "i")) and zipf_frequency(word, "en") >= REAL_WORD_ZIPF
 
 

@@ -15,7 +15,6 @@ import io
 import time
 from datetime import timedelta
 
-import pandas as pd
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Q
@@ -25,7 +24,6 @@ from annotation_site.celery import enqueue
 from corpus.labels import NO_GOLD
 from corpus.models import Pair, ValidationLabel
 
-from . import aggregation
 from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
 
 TASK_NAME = "quality.aggregate_labels"
@@ -34,6 +32,9 @@ METHODS = ("dawid_skene", "mace", "glad")
 DEFAULT_METHODS = ("dawid_skene", "mace")
 MIN_LABELS_PER_PAIR = 2
 STALE_RUNNING_AFTER = timedelta(hours=1)
+# pandas and the label models (crowd-kit, which imports nltk) are imported where a run reads or
+# fits, not here: the URLconf and every Celery worker import this module, and those imports cost a
+# fresh process about a second.
 WRITE_BATCH = 5000
 _ANONYMOUS = "anon-"
 
@@ -65,6 +66,8 @@ def request_aggregation(user, dataset, methods=None):
 
 def counted_labels(dataset):
     """The dataset's counted labels in crowd-kit's layout (task = pair pk, worker, label)."""
+    import pandas as pd
+
     rows = (
         ValidationLabel.objects.filter(pair__dataset=dataset)
         .exclude(Q(worker__isnull=False) & Q(worker__is_excluded=True))
@@ -107,6 +110,8 @@ def _claim(run_id):
 def run_aggregation(run_id):
     """Fit the run's methods and store their results; on any failure the run is marked failed with
     the reason and keeps no results. Returns the run (None when it was done or running already)."""
+    from . import aggregation
+
     run = _claim(run_id)
     if run is None:
         return None
@@ -177,6 +182,8 @@ def run_aggregation(run_id):
 
 def _save_pairs(run, method, result, gold):
     """One AggregatedLabel row per scored pair (COPY on PostgreSQL, bulk INSERTs elsewhere)."""
+    import pandas as pd
+
     frame = pd.DataFrame({"label": result.labels.astype(str)})
     frame["posterior"] = result.posterior if result.posterior is not None else 1.0
     frame["pair_id"] = frame.index.astype("int64")

@@ -25,8 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import median
 
-from scipy.stats import binomtest, false_discovery_control
-
 from corpus.gold import gold_label
 from corpus.labels import GOLD_MAJORITY, NO_GOLD
 
@@ -175,6 +173,8 @@ def chance_agreement(own_label_counts: Mapping[str, int], gold_label_counts: Map
 
 def better_than_chance_p_value(agreements: int, items: int, chance: float) -> float:
     """One-sided exact binomial p-value of `agreements` of `items` under H0: P(agree) = chance."""
+    from scipy.stats import binomtest  # imported here: scipy.stats takes ~0.6 s, and every process imports this module
+
     return binomtest(agreements, items, chance, alternative="greater").pvalue
 
 
@@ -203,6 +203,8 @@ def random_guesser_flags(
         better_than_chance_p_value(worker.loo_agreements, worker.loo_items, worker.chance_agreement)
         for worker in tested
     ]
+    from scipy.stats import false_discovery_control
+
     adjusted = false_discovery_control(p_values, method="bh")
     flags = []
     for worker, p_value, adjusted_p in zip(tested, p_values, adjusted, strict=False):

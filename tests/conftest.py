@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,43 @@ def _reference_data(request):
 
     if Genre.objects.count() < len(GENRES):
         install_prompt_content()
+
+
+@contextmanager
+def rows_for_the_module(django_db_blocker, directory):
+    """Rows made once for all the tests of a module (a loaded demo, a simulated study), for a
+    module-scoped fixture: `with rows_for_the_module(django_db_blocker, tmp_path_factory.mktemp(...)):
+    make them, then yield`.
+
+    They are made in a transaction that the module's end rolls back, and each test runs in a
+    savepoint of it (pytest-django's `db`), so what one test changes is gone before the next: every
+    test sees the rows exactly as they were made, as if it had made them itself (tests/demo/
+    test_demo_loaded.py does the same by hand). They are made as a test would make them: on the
+    reference data (`_reference_data`), with an empty cache, the suite's fast password hasher and
+    data folders of their own (the autouse fixtures below set those per test, after this runs).
+    """
+    from django.core.cache import cache
+    from django.db import transaction
+    from django.test import override_settings
+
+    from corpus.models import Genre
+    from corpus.prompt_content import GENRES, install_prompt_content
+
+    directory = Path(directory)
+    suite_settings = override_settings(
+        PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+        DATA_DIR=directory / "var",
+        SNAPSHOT_DIR=directory / "var" / "snapshots",
+        CHECKPOINT_DIR=directory / "var" / "checkpoints",
+    )
+    with django_db_blocker.unblock(), transaction.atomic():
+        if Genre.objects.count() < len(GENRES):
+            install_prompt_content()
+        cache.clear()
+        with suite_settings:
+            yield
+        cache.clear()
+        transaction.set_rollback(True)
 
 
 @pytest.fixture(autouse=True)
@@ -242,10 +280,12 @@ def celery_subprocess_env(extra_env=None):
     return dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
 
 
-def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1):
+def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, wait=True):
     """Start `celery worker -n NAME@host -Q QUEUES` on the test database; return it once it answers a ping.
 
     `concurrency`: processes in its prefork pool (a training node's TRAINING_RUNS_PER_NODE).
+    `wait=False`: return it at once; `wait_until_answering(process)` waits for its ping (so that
+    several workers start side by side).
 
     The process has `.log_path` and `.nodename` (what tasks see as their hostname).
     """
@@ -282,8 +322,14 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1):
         start_new_session=True,
     )
     process.log_path, process.log, process.nodename = log_path, log, nodename
+    return wait_until_answering(process) if wait else process
+
+
+def wait_until_answering(process):
+    """The worker `process` (start_celery_worker), once it answers a ping; it fails if it exits or stays silent 60 s."""
     from annotation_site.celery import app
 
+    log_path, nodename = process.log_path, process.nodename
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:

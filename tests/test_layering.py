@@ -71,11 +71,31 @@ def project_modules():
     return modules
 
 
+def module_tree(path):
+    """The parsed module at `path`, parsed once for the session (the files do not change under the tests)."""
+    return _module_tree(Path(path))
+
+
+@cache
+def _module_tree(path):
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+_NODES: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+
+
+def nodes_of(tree):
+    """Every node of `tree`, as ast.walk gives them; walked once per tree (each check reads all nodes)."""
+    if id(tree) not in _NODES:
+        _NODES[id(tree)] = (tree, list(ast.walk(tree)))  # the tree kept with its nodes: its id stays its own
+    return _NODES[id(tree)][1]
+
+
 def imports_of(name, path, modules, tree=None):
     """The project modules that `name` imports (absolute and relative, at any depth in the file)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(tree or ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes_of(tree or module_tree(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -177,10 +197,10 @@ def project_templates(folder=TEMPLATES):
 
 def _strings(tree):
     """Every string constant in a module but its docstrings (bare string statements)."""
-    bare = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    bare = {id(node.value) for node in nodes_of(tree) if isinstance(node, ast.Expr)}
     return [
         node
-        for node in ast.walk(tree)
+        for node in nodes_of(tree)
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in bare
     ]
 
@@ -188,7 +208,7 @@ def _strings(tree):
 def _keys(tree):
     """String constants that are keys, not names: dict keys, subscripts, `name=` of a URL pattern."""
     keys = set()
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         if isinstance(node, ast.Dict):
             keys |= {id(key) for key in node.keys if key is not None}
         elif isinstance(node, ast.Subscript):
@@ -218,7 +238,7 @@ def python_references(tree, templates):
             found.append(("task", text, task_owners()[text]))
         if re.fullmatch(r"[a-z_]+\.[A-Za-z]+", text) and model_owner(*text.split(".")):
             found.append(("model", text, model_owner(*text.split("."))))
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         pair = None
         if isinstance(node, ast.Call) and _call_name(node) == "get_model" and len(node.args) >= 2:
             pair = node.args[:2]
@@ -262,7 +282,7 @@ def template_references(text, templates):
 def signal_answers_read(tree):
     """Lines where the answers of a signal's send() are read (assigned, iterated, returned, passed on)."""
     lines = []
-    for node in ast.walk(tree):
+    for node in nodes_of(tree):
         if isinstance(node, ast.Expr):
             continue
         for child in ast.iter_child_nodes(node):
@@ -284,7 +304,7 @@ def every_reference(template_folder=TEMPLATES):
     for name, path in modules.items():
         if name in COMPOSITION_ROOT:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = module_tree(path)
         for target in imports_of(name, path, modules, tree):
             found.append(("import", name, app_of(name), target, app_of(target)))
         for kind, what, owner in python_references(tree, templates):
@@ -322,7 +342,7 @@ def test_no_app_refers_to_a_higher_layer_or_a_peer():
 def test_no_signal_answers_are_read():
     found = []
     for name, path in project_modules().items():
-        found += [f"{name}:{line}" for line in signal_answers_read(ast.parse(path.read_text(encoding="utf-8")))]
+        found += [f"{name}:{line}" for line in signal_answers_read(module_tree(path))]
     assert not found, "a signal whose answers are read is a call upward; make it a plain call:\n" + "\n".join(found)
 
 

@@ -5,7 +5,6 @@ the reason when it is not installed, failed in CI (CI=true), where requirements.
 All sentences are our own.
 """
 
-import os
 import subprocess
 import sys
 import threading
@@ -40,18 +39,11 @@ from artifacts.phenomena import (
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def in_ci():
-    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-
-
-@pytest.fixture(scope="module")
-def tagger():
-    try:
-        return load_tagger()
-    except TaggerUnavailable as error:
-        if in_ci():
-            pytest.fail(f"CI installs requirements.txt, so the model must be here: {error}")
-        pytest.skip(str(error))
+@pytest.fixture
+def tagger(loaded_tagger):
+    """The session's English pipeline (tests/artifacts/conftest.py: load_tagger(), skipped when it is
+    not installed, a failure in CI), not one more load of the same pipeline for this module."""
+    return loaded_tagger
 
 
 def tags_of(tagger, sentence):

@@ -43,7 +43,11 @@ def tiny_train_set():
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
 def test_researcher_reads_snli_figures_snapshots_and_trains(celery_worker_process, live_server, page, make_researcher):
-    call_command("import_pairs", str(shared_file("snli_1.0_dev.jsonl")), "--dataset", "snli", "--no-progress")
+    # --no-tag: without a broker the command would tag the 10,000 pairs inline (spaCy, seconds) and no
+    # page read here shows tags; the inline tagging has its own test (tests/artifacts/test_tagging_jobs.py).
+    call_command(
+        "import_pairs", str(shared_file("snli_1.0_dev.jsonl")), "--dataset", "snli", "--no-progress", "--no-tag"
+    )
     tiny_train_set()
     make_researcher(username="ada", password="research-pass-1")
     stats = agreement_stats(dataset="snli")

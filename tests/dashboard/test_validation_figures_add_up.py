@@ -16,15 +16,23 @@ from collection.services import hold_premises
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Premise, PremiseStatus, ValidationLabel, Worker
 from quality.services import set_excluded
+from tests.conftest import rows_for_the_module
 
 from .pagefigures import figures, number
 
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(scope="module")
+def loaded_demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The demo, loaded once for the module; each test sees it as one load leaves it (rows_for_the_module)."""
+    with rows_for_the_module(django_db_blocker, tmp_path_factory.mktemp("demo")):
+        call_command("load_demo", "--no-artifacts", "--no-training", "--no-quality", stdout=io.StringIO())
+        yield
+
+
 @pytest.fixture
-def demo(client):
-    call_command("load_demo", "--no-artifacts", "--no-training", "--no-quality", stdout=io.StringIO())
+def demo(client, loaded_demo):
     client.login(username="researcher", password="researcher-demo")
     return Dataset.objects.get(slug=settings.NLI["DEFAULT_DATASET"])  # the demo loads into it
 

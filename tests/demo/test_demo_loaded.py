@@ -216,3 +216,24 @@ def test_the_demo_studies_pay_per_task_so_the_cost_page_has_figures(client, demo
     client.force_login(get_user_model().objects.get(username="researcher"))
     page = client.get("/dashboard/costs/?dataset=collected").content.decode()
     assert 'id="stat-spent"' in page and "Nothing spent yet" not in page
+
+
+def test_demo_validation_labels_come_with_their_claims_and_a_demo_validator_can_submit_a_batch(demo_output):
+    """The demo's labels are added outside the task; each gets its submitted claim, so a demo validator's
+    claim history is true and the batch they are served holds no pair they labelled (else every submit
+    of that batch would be refused)."""
+    from validation import services as validation_services
+    from validation.models import ValidationClaim
+
+    labels = ValidationLabel.objects.filter(position__gte=2, worker__isnull=False, pair__premise__source="demo")
+    assert labels.exists()
+    claimed = set(ValidationClaim.objects.values_list("worker_id", "pair_id"))
+    assert all((label.worker_id, label.pair_id) in claimed for label in labels)
+    validator = Worker.objects.get(user__username=demo_content.DEMO_VALIDATORS[0])
+    batch = validation_services.claim_validation_batch(validator)
+    assert batch is not None
+    served = list(ValidationClaim.objects.filter(batch=batch, is_catch_trial=False).values_list("pair_id", flat=True))
+    assert not ValidationLabel.objects.filter(worker=validator, pair_id__in=served).exists()
+    answers = dict.fromkeys(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True), "neutral")
+    validation_services.submit_validation_batch(validator, batch, answers)
+    assert ValidationClaim.objects.filter(batch=batch, status="submitted").count() == len(answers)

@@ -5,7 +5,9 @@ compose `beat` service does), and the run ends failed within the reaper's window
 
 PostgreSQL + Redis + real processes: the victim worker (gpu queue), a worker for the default
 queue (where the reaper task runs, with a short TRAINING_STALE_MINUTES) and `celery beat` (with a
-short REAPER_INTERVAL_SECONDS). The session's worker stops consuming both queues meanwhile.
+short REAPER_INTERVAL_SECONDS). The session's worker stops consuming both queues meanwhile. Beat
+starts once the victim is dead and its run seen still `running`, so no reaper call can come
+before the kill: a run is "lost" after three missed heartbeats, not a dozen.
 """
 
 import os
@@ -18,14 +20,21 @@ import pytest
 
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import launch_training_run
-from tests.conftest import REPO_ROOT, celery_subprocess_env, start_celery_worker, stop_celery_worker, wait_for
+from tests.conftest import (
+    REPO_ROOT,
+    celery_subprocess_env,
+    start_celery_worker,
+    stop_celery_worker,
+    wait_for,
+    wait_until_answering,
+)
 
 from .test_reaper_live_worker import LONG, running_on_the_worker, snapshot, worker  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker, pytest.mark.slow]
 
-STALE_MINUTES = 0.25  # 15 s without a heartbeat (one every TRAINING_HEARTBEAT_SECONDS=2) is "lost"
-INTERVAL_SECONDS = 3
+STALE_MINUTES = 0.1  # 6 s without a heartbeat (one every TRAINING_HEARTBEAT_SECONDS=2) is "lost"
+INTERVAL_SECONDS = 2
 
 
 def start_celery_beat(tmp_path, extra_env):
@@ -64,14 +73,17 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
         app.control.cancel_consumer(queue, destination=[worker.nodename], reply=True, timeout=10)
     victim = reaper_host = beat = None
     try:
-        victim = start_celery_worker(f"victim-{os.getpid()}", "gpu", tmp_path / "victim.log")
+        # The two workers start side by side.
+        victim = start_celery_worker(f"victim-{os.getpid()}", "gpu", tmp_path / "victim.log", wait=False)
         reaper_host = start_celery_worker(
             f"reaper-{os.getpid()}",
             "default",
             tmp_path / "reaper.log",
             extra_env={"TRAINING_STALE_MINUTES": str(STALE_MINUTES)},
+            wait=False,
         )
-        beat = start_celery_beat(tmp_path, {"REAPER_INTERVAL_SECONDS": str(INTERVAL_SECONDS)})
+        wait_until_answering(victim)
+        wait_until_answering(reaper_host)
 
         run = running_on_the_worker(launch_training_run(snapshot, "bilstm", config=LONG).pk)
         assert run.node_hostname == victim.nodename
@@ -80,6 +92,7 @@ def test_a_whole_worker_killed_by_sigkill_has_its_run_failed_by_the_scheduled_re
         assert TrainingRun.objects.get(pk=run.pk).status == RunStatus.RUNNING  # nothing caught the kill
 
         # No human: beat sends the reaper task, the default-queue worker runs it once the heartbeat is stale.
+        beat = start_celery_beat(tmp_path, {"REAPER_INTERVAL_SECONDS": str(INTERVAL_SECONDS)})
         wait_for(
             lambda: TrainingRun.objects.filter(pk=run.pk, status=RunStatus.FAILED).exists(),
             timeout=STALE_MINUTES * 60 + INTERVAL_SECONDS + 120,

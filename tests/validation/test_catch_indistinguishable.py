@@ -3,20 +3,33 @@
 Each test runs an attack from `catch_attack` over a simulated study (16 participants, two
 batches each, a pool of 8 catch pairs among 36 ordinary ones, catch share 0.3) through the pages
 alone. Figures before/after the fix: bench/RESULTS-catch.md (`pytest ... -s` prints them).
+
+The study is simulated once for the module and each attack reads that one observation (plain
+data: what the participants saw); the tests used to simulate the same study once each.
 """
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
+
+from corpus.models import Worker
+from tests.conftest import rows_for_the_module
 
 from . import catch_attack
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def observation(make_worker):
-    study = catch_attack.build_study()
-    return catch_attack.simulate(Client, make_worker, study)
+def make_worker(username):
+    user = get_user_model().objects.create_user(username=username, password="worker-pass-1")
+    return Worker.objects.create(user=user)
+
+
+@pytest.fixture(scope="module")
+def observation(django_db_setup, django_db_blocker, tmp_path_factory):
+    with rows_for_the_module(django_db_blocker, tmp_path_factory.mktemp("catch-attack")):
+        study = catch_attack.build_study()
+        yield catch_attack.simulate(Client, make_worker, study)
 
 
 def test_the_home_counter_rises_by_every_item_shown_whatever_the_catch_trials(observation):
