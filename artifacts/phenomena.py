@@ -414,10 +414,17 @@ class PhenomenonTagger:
 
         ``processes`` 0 tags here; N tags in N spawned processes, at most two chunks of
         JOB_CHUNK_PAIRS each in flight, while this process goes on reading ``items`` and using the
-        results (a tagging job's reads and writes overlap the tagging)."""
+        results (a tagging job's reads and writes overlap the tagging); the first chunks are tagged
+        here while the processes load their pipelines."""
         if processes >= 1:
             return _in_worker_processes(
-                self, _job_chunk, items, max(batch_size, JOB_CHUNK_PAIRS), processes, batch_size=batch_size
+                self,
+                _job_chunk,
+                items,
+                max(batch_size, JOB_CHUNK_PAIRS),
+                processes,
+                batch_size=batch_size,
+                here=self._job_chunk_here,
             )
         return (result for chunk in _chunks(items, batch_size) for result in self._job_chunk_here(chunk, batch_size))
 
@@ -525,9 +532,17 @@ def _spawn_context():
 JOB_CHUNK_PAIRS = 2_000
 
 
-def _in_worker_processes(tagger, work, items, chunk_size, n_process, batch_size=None):
+def _ready():
+    """Run in a worker: it has started and loaded its pipeline (the pool's initializer ran)."""
+    return True
+
+
+def _in_worker_processes(tagger, work, items, chunk_size, n_process, batch_size=None, here=None):
     """``work`` on chunks of ``items`` in a pool of processes; results in input order. Each chunk
     of ``chunk_size`` items goes to ``work`` with ``batch_size`` (spaCy's; default the chunk's).
+    ``here(chunk, batch_size)``, given, does a chunk's work in this process: the first chunks go to
+    it while no worker has loaded its pipeline yet (a few seconds), so the start costs no time;
+    once one chunk went to the pool every later one does, and the order holds.
 
     The workers are spawned, fresh interpreters, never forks of this process nor of a fork
     server: a Celery worker, a web process or a test run has threads (a live server, a broker
@@ -546,8 +561,12 @@ def _in_worker_processes(tagger, work, items, chunk_size, n_process, batch_size=
     initargs = (package, None, tagger.parses) if package else (None, tagger)
     pool = context.Pool(n_process, initializer=_start_worker, initargs=initargs)
     try:
+        started = pool.apply_async(_ready)
         pending = deque()
         for chunk in _chunks(items, chunk_size):
+            if here is not None and not pending and not started.ready():
+                yield from here(chunk, batch_size or chunk_size)
+                continue
             pending.append(pool.apply_async(work, (chunk, batch_size or chunk_size)))
             if len(pending) >= 2 * n_process:
                 yield from pending.popleft().get()

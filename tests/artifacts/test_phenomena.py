@@ -8,6 +8,7 @@ All sentences are our own.
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -379,3 +380,30 @@ def test_a_daemonic_process_like_a_celery_workers_child_can_start_its_tagging_pr
         daemon.join(timeout=30)
     assert tagged == [sorted(tags) for tags in tagger.tag_pairs(pairs, batch_size=2)]
     assert daemon.exitcode == 0
+
+
+def _tagged_in_a_worker(chunk, batch_size):
+    """Run in a tagger worker: each item marked as done there."""
+    return [("worker", item) for item in chunk]
+
+
+def test_chunks_are_tagged_here_until_a_worker_has_loaded_its_pipeline(tagger):
+    """A large tagging job's process would wait seconds for its worker to load the pipeline: the
+    first chunks are done here meanwhile, then every chunk goes to the workers, in order."""
+    import itertools
+
+    from artifacts.phenomena import _in_worker_processes
+
+    def here(chunk, batch_size):
+        time.sleep(0.05)  # a chunk's tagging
+        return [("here", item) for item in chunk]
+
+    seen = []
+    for where, item in _in_worker_processes(tagger, _tagged_in_a_worker, itertools.count(), 1, 1, here=here):
+        seen.append((where, item))
+        if where == "worker" and len(seen) >= 20:
+            break
+    places = [where for where, _ in seen]
+    assert [item for _, item in seen] == list(range(len(seen)))  # in order
+    assert places[0] == "here" and places[-1] == "worker"
+    assert places == sorted(places)  # here, then the worker only ("here" < "worker")
