@@ -20,13 +20,17 @@ here; the apps above call crowd and quality plainly.
 - `SNAPSHOT_EXTRA_FILES`: the files a snapshot holds beside the pairs' that other apps of the
   modeling app's layer keep (modeling.snapshots.services.ExtraFiles): MPE's per-premise labels
   (validation), `premise_labels.tsv`, in a snapshot of multi-premise datasets that have them.
+- `load_before_first_request()`: what the task apps load on first use and a web server loads at
+  start instead (annotation_site/wsgi.py).
 """
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotation_site.celery import load_for_enqueue
 from collection.models import WritingClaim
+from collection.writing_rules import load_word_list
 from crowd import access, arrival, selectors
 from crowd.models import TaskClaim, TaskKind
 from quality.qualification import admission_check
@@ -92,3 +96,13 @@ def premise_label_snapshot_file(datasets: Sequence[str], filters: Mapping[str, A
 
 
 SNAPSHOT_EXTRA_FILES = (premise_label_snapshot_file,)
+
+
+def load_before_first_request() -> None:
+    """Load what would make a server process's first request of a kind slow: the writing checks'
+    English word list (wordfreq, ~0.35 s) and the task modules and broker client a submit's
+    first `enqueue` imports (~0.4 s). With them loaded on first use a writing submit's p99 at
+    human pace was 430 ms, each process's first (bench/human_pace.py). Tests and commands keep
+    loading them on first use."""
+    load_word_list()
+    load_for_enqueue()

@@ -173,6 +173,8 @@ def run_config(config, cookies, args):
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+        if args.keep_log:
+            Path(args.keep_log).write_text(log.read_text())
         times = {page: [] for page, _, _ in PAGES}
         for line in log.read_text().splitlines():
             method, path, _status, micros = line.split()
@@ -207,6 +209,7 @@ def main():
     parser.add_argument("--validators", type=int, default=150)
     parser.add_argument("--writers", type=int, default=50)
     parser.add_argument("--seconds", type=int, default=120)
+    parser.add_argument("--keep-log", help="copy gunicorn's access log (method, path, status, microseconds) here")
     parser.add_argument("--think", default="20:60", help="seconds a person spends on a task page, min:max")
     parser.add_argument(
         "--configs", default="shipped", help='"shipped" (gunicorn.conf.py) or class:processes:threads,...'

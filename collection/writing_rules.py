@@ -60,6 +60,13 @@ def is_english_word(word: str) -> bool:
     return (len(word) > 1 or word in ("a", "i")) and zipf_frequency(word, "en") >= REAL_WORD_ZIPF
 
 
+def load_word_list() -> None:
+    """Load wordfreq's English list now instead of on the first check (~0.35 s in a fresh process):
+    a web server calls this at start (annotation_site/wsgi.py), so no worker's first submit in a
+    process waits for it."""
+    is_english_word("the")
+
+
 def writing_problem(premise: str, hypothesis: str, *, others: Iterable[str] = ()) -> str | None:
     """Why `hypothesis` is not writing (a message for the worker), or None."""
     tokens = words(hypothesis)
