@@ -289,15 +289,32 @@ def _parses_wanted(pair_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
 
 
 def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:
-    """Fill empty parse columns only: a parse written meanwhile (or an imported one) stays."""
+    """Fill empty parse columns only: a parse written meanwhile (or an imported one) stays.
+
+    One plain UPDATE per row, sent as a batch (PostgreSQL: UPDATE ... FROM a VALUES list; SQLite:
+    executemany). `bulk_update`'s CASE WHEN per row and column cost the tagging job's process 21 s
+    of its 34 s of CPU on 20,000 written pairs, more than the tagging it waited for."""
     if not parses:
         return
-    manager: Any = model.objects  # Pair's or Premise's: the same two columns
-    updated = []
-    for row in manager.filter(pk__in=list(parses), parse="").only("pk"):
-        row.parse, row.binary_parse = parses[row.pk]
-        updated.append(row)
-    manager.bulk_update(updated, ["parse", "binary_parse"], batch_size=500)
+    quote = connection.ops.quote_name
+    table, parse, binary = quote(model._meta.db_table), quote("parse"), quote("binary_parse")  # Pair's or Premise's
+    rows = [(pk, tree, binary_tree) for pk, (tree, binary_tree) in parses.items()]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            from psycopg2.extras import execute_values
+
+            execute_values(
+                cursor.cursor,
+                f"UPDATE {table} AS t SET {parse} = v.parse, {binary} = v.binary_parse"
+                f" FROM (VALUES %s) AS v(id, parse, binary_parse) WHERE t.id = v.id AND t.{parse} = ''",
+                rows,
+                page_size=1000,
+            )
+        else:
+            cursor.executemany(
+                f"UPDATE {table} SET {parse} = %s, {binary} = %s WHERE id = %s AND {parse} = ''",
+                [(tree, binary_tree, pk) for pk, tree, binary_tree in rows],
+            )
 
 
 def _finish(job: TaggingJob, status: str, error: str = "") -> TaggingJob:

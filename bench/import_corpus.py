@@ -207,7 +207,7 @@ def build(pairs_total, workers_needed=0, keep_files=None, progress=True, tag_all
     return figures
 
 
-def compare_tagging(sample=500, rounds=3):
+def compare_tagging(sample=500, rounds=3, dataset_slug=None, processes=None):
     """The tagging job's pairs/s against the tagger's alone on the same pairs, interleaved in one
     process so both see the same load: the job re-tags `sample` pairs of the bench dataset whose
     tags it removes first. Returns [(job pairs/s, tagger pairs/s)] per round.
@@ -216,14 +216,18 @@ def compare_tagging(sample=500, rounds=3):
     pairs on, it tags in a process of its own while its process reads and stores, and that
     process's start (~3 s) is in the job's time; the tagger alone tags in this process. Every
     other pair of the dataset must be tagged already (bench/run.py's corpus has no tags: give it
-    some, e.g. copied ones, first), or the first round tags them all."""
+    some, e.g. copied ones, first), or the first round tags them all.
+
+    `dataset_slug` another dataset (bench/run.py's "bench" is written on the platform, so its pairs
+    get parse trees: each round empties the sample's parses and its premises' first, and the job
+    tags and parses them); `processes` the job's tagging processes (default: as it chooses)."""
     from django.db import connection
 
     from artifacts.models import PairTags
     from artifacts.services import get_tagger, run_tagging_job, start_tagging
-    from corpus.models import Dataset, Pair
+    from corpus.models import Dataset, Pair, Premise
 
-    dataset = Dataset.objects.get(slug=DATASET)
+    dataset = Dataset.objects.get(slug=dataset_slug or DATASET)
     tagger = get_tagger()
     rows = list(
         Pair.objects.filter(dataset=dataset).order_by("-pk").values_list("pk", "premise__text", "hypothesis")[:sample]
@@ -233,10 +237,17 @@ def compare_tagging(sample=500, rounds=3):
     results = []
     for _ in range(rounds):
         PairTags.objects.filter(pair_id__in=[pk for pk, _, _ in rows]).delete()
+        tables = ["artifacts_pairtags"]
+        if not dataset.is_imported:
+            sampled = Pair.objects.filter(dataset=dataset, pk__gte=rows[0][0])
+            sampled.update(parse="", binary_parse="")
+            Premise.objects.filter(pk__in=sampled.values("premise_id")).update(parse="", binary_parse="")
+            tables += ["collection_pair", "collection_premise"]
         with connection.cursor() as cursor:  # as autovacuum would (off on these machines)
-            cursor.execute("VACUUM ANALYZE artifacts_pairtags")
+            for table in tables:
+                cursor.execute(f"VACUUM ANALYZE {table}")
         started = time.perf_counter()
-        job = run_tagging_job(start_tagging(dataset, queue=False).pk, tagger=tagger)
+        job = run_tagging_job(start_tagging(dataset, queue=False).pk, tagger=tagger, processes=processes)
         job_rate = job.done / (time.perf_counter() - started)
         started = time.perf_counter()
         list(tagger.tag_pairs(texts, batch_size=500))
@@ -256,6 +267,9 @@ def main():
         metavar="N",
         help="only compare the job with the tagger on N pairs already here (60000: a job of its own process)",
     )
+    parser.add_argument("--dataset", help=f"--compare-tagging on this dataset (default {DATASET})")
+    parser.add_argument("--processes", type=int, help="--compare-tagging: the job's tagging processes")
+    parser.add_argument("--rounds", type=int, default=3, help="--compare-tagging: rounds")
     args = parser.parse_args()
     from run import ensure_database  # bench/run.py
 
@@ -264,7 +278,9 @@ def main():
 
     django.setup()
     if args.compare_tagging:
-        for job_rate, tagger_rate in compare_tagging(args.compare_tagging):
+        for job_rate, tagger_rate in compare_tagging(
+            args.compare_tagging, rounds=args.rounds, dataset_slug=args.dataset, processes=args.processes
+        ):
             print(
                 f"tagging job {job_rate:.0f} pairs/s, tagger alone {tagger_rate:.0f} pairs/s ({job_rate / tagger_rate:.2f}x)"
             )

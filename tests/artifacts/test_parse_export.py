@@ -57,6 +57,25 @@ def test_written_pairs_export_the_taggers_parses_and_imported_ones_keep_theirs(p
     assert rows[without_parse.pair_id]["sentence1_parse"] == ""
 
 
+def test_parses_are_written_only_where_the_column_is_empty():
+    from artifacts.services import _write_parses
+
+    written = factories.dataset("written")
+    premise = factories.premise(written, text="Dogs run.")
+    empty = factories.pair(written, premise, [Label.ENTAILMENT], hypothesis="Dogs move.")
+    parsed = factories.pair(written, premise, [Label.NEUTRAL], hypothesis="Dogs run fast.")
+    Pair.objects.filter(pk=parsed.pk).update(parse=STANFORD_PARSE, binary_parse="( Dogs ( run . ) )")
+    Premise.objects.filter(pk=premise.pk).update(parse=STANFORD_PARSE, binary_parse="( Dogs ( run . ) )")
+
+    ours = ("(ROOT (S (NP (NNS Dogs)) (VP (VBP move)) (. .)))", "( Dogs ( move . ) )")
+    _write_parses(Pair, {empty.pk: ours, parsed.pk: ours})
+    _write_parses(Premise, {premise.pk: ours})
+
+    assert Pair.objects.values_list("parse", "binary_parse").get(pk=empty.pk) == ours
+    assert Pair.objects.values_list("parse", flat=True).get(pk=parsed.pk) == STANFORD_PARSE
+    assert Premise.objects.values_list("parse", flat=True).get(pk=premise.pk) == STANFORD_PARSE
+
+
 def test_a_tagger_without_parser_still_tags_and_writes_no_parse(loaded_tagger):
     written = factories.dataset("written")
     pair = factories.pair(written, factories.premise(written), [Label.ENTAILMENT], hypothesis="A dog walks.")
