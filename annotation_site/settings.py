@@ -335,6 +335,9 @@ ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn 
 # stores (artifacts.services.run_tagging_job); below it, the spawned tagger's start (~3 s) costs
 # more than the overlap saves.
 ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = int(os.environ.get("ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS", "20000"))
+# Such a job's tagging processes when it parses pairs written on the platform (tag + parse costs
+# ~1.6x the tagger alone per core): two reach the tagger's speed (artifacts.services.job_processes).
+ARTIFACTS_PARSING_PROCESSES = int(os.environ.get("ARTIFACTS_PARSING_PROCESSES", str(min(2, os.cpu_count() or 1))))
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
 # `make beat` or `make worker`, which runs beat inside the Celery worker, on a workstation).
 CELERY_BEAT_SCHEDULE = {

@@ -91,9 +91,7 @@ def run_tagging_job(
     ``processes`` tagging processes (spawned) tag while this process reads the next pairs and
     stores the last batch's tags, so a large job runs at the tagger's own speed instead of the
     tagger's plus the database's (issue 28: 0.61-0.74x the tagger with both in one process). 0
-    tags in this process; None: one tagging process for a job of
-    settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS pairs or more whose pipeline is an installed
-    package, else this process (a spawned tagger takes about 3 s to start).
+    tags in this process; None: as `job_processes` chooses.
 
     A tagger loaded with its parser (the default, settings.ARTIFACTS_PARSE_TREES) also writes
     the Penn tree and binary parse of each sentence of a pair written on the platform whose parse
@@ -114,8 +112,7 @@ def run_tagging_job(
     job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, version, pairs.count(), 0
     job.save(update_fields=["status", "tagger", "total", "done"])
     if processes is None:
-        large = job.total >= settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS
-        processes = 1 if large and tagger_spawnable(tagger) else 0
+        processes = job_processes(job, tagger)
     # (pk, the parse facts of a pair that wants parses, else None) of each pair sent to the
     # tagger, in order: its results come back in the same order.
     sent: deque[tuple[int, tuple[str, int, str] | None]] = deque()
@@ -140,6 +137,20 @@ def run_tagging_job(
         _finish(job, JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
         raise
     return _finish(job, JobStatus.DONE)
+
+
+def job_processes(job: TaggingJob, tagger: PhenomenonTagger) -> int:
+    """Tagging processes for a job: none below settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS pairs
+    or for a pipeline of no installed package (the job's process tags; a spawned tagger takes a few
+    seconds to start); one for tags alone (a 200,000-pair job at 0.95x the tagger alone); and
+    settings.ARTIFACTS_PARSING_PROCESSES (default two, fewer on fewer cores) when the job may parse,
+    a tagger with its parser on pairs written on the platform: tag + parse runs at ~0.6x the tagger
+    per core, and a 150,000-pair parsing job ran at 0.59x the tagger alone with one process, 1.05x
+    with two (bench/RESULTS-scale-check.md)."""
+    if job.total < settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS or not tagger_spawnable(tagger):
+        return 0
+    may_parse = tagger.parses and (job.dataset is None or not job.dataset.is_imported)
+    return max(1, settings.ARTIFACTS_PARSING_PROCESSES) if may_parse else 1
 
 
 def tagger_spawnable(tagger: PhenomenonTagger) -> bool:

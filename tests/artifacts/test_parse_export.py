@@ -165,8 +165,9 @@ def test_a_job_tagging_in_a_process_of_its_own_stores_what_tagging_here_stores(p
     Pair.objects.filter(dataset=written).update(parse="", binary_parse="")
     Premise.objects.filter(dataset=written).update(parse="", binary_parse="")
 
-    # Left to choose, a job this size (the threshold lowered) tags in one child process.
+    # Left to choose, a job this size (the threshold lowered) tags in its child processes: one here.
     settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = len(pairs)
+    settings.ARTIFACTS_PARSING_PROCESSES = 1
     children = []
     job = run_tagging_job(
         start_tagging(None, queue=False).pk,
@@ -179,3 +180,25 @@ def test_a_job_tagging_in_a_process_of_its_own_stores_what_tagging_here_stores(p
     assert children[0] == 1 and max(children) == 1 and len(children) == 6
     assert multiprocessing.active_children() == []  # and is gone with the job
     assert _tagged_and_parsed(pairs) == here
+
+
+def test_a_large_job_that_parses_gets_more_tagging_processes_than_one_that_only_tags(
+    parsing_tagger, loaded_tagger, settings
+):
+    # Tag + parse costs ~1.6x the tagger per core: a parsing job needs two processes to keep the
+    # tagger's speed; tags alone need one; a small job starts none.
+    from artifacts.models import TaggingJob
+    from artifacts.services import job_processes
+
+    settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = 1000
+    settings.ARTIFACTS_PARSING_PROCESSES = 2
+    written, imported = factories.dataset("written"), factories.dataset("imported", is_imported=True)
+
+    def processes(dataset, total, tagger):
+        return job_processes(TaggingJob(dataset=dataset, total=total), tagger)
+
+    assert processes(written, 999, parsing_tagger) == 0
+    assert processes(written, 1000, parsing_tagger) == 2
+    assert processes(None, 1000, parsing_tagger) == 2  # every dataset: written pairs among them
+    assert processes(imported, 1000, parsing_tagger) == 1  # imported pairs keep their files' parses
+    assert processes(written, 1000, loaded_tagger) == 1  # a tagger without its parser only tags
