@@ -64,14 +64,17 @@ def load_for_enqueue() -> None:
     """Import now what a process's first `enqueue` imports: the task modules (~0.3 s) and, with a
     broker, its client library (redis: ~0.1 s; no connection is opened, so a server may call this
     before it forks). A web server calls it at start (annotation_site.wiring)."""
+    from celery.app.backends import by_url
     from django.conf import settings
 
     with _lookup_lock:
         app.loader.import_default_modules()
+    app.finalize(auto=True)  # binds every task to the app (~20 ms)
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         app.amqp.router  # noqa: B018 (celery.app.amqp and its routes, imported on first use)
         with app.connection_for_write() as connection:
             connection.transport  # noqa: B018 (the transport's modules; the socket opens on first use)
+        by_url(app.conf.result_backend, app.loader)  # the result backend's class, imported, not made
 
 
 def enqueue(task_name: str, *args: Any, task_id: str | None = None) -> Any:
