@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import TypeVar
 
 from artifacts import phenomena_words as words
 from artifacts.trees import dep_tokens, parse_strings, read_tokens
@@ -426,7 +427,7 @@ class PhenomenonTagger:
                 batch_size=batch_size,
                 here=self._job_chunk_here,
             )
-        return (result for chunk in _chunks(items, batch_size) for result in self._job_chunk_here(chunk, batch_size))
+        return (result for chunk in chunks(items, batch_size) for result in self._job_chunk_here(chunk, batch_size))
 
     def _job_chunk_here(self, chunk, batch_size):
         results = [None] * len(chunk)
@@ -503,8 +504,12 @@ def _analyse_chunk(texts, batch_size):
     return list(_worker_tagger._analyse_here(texts, batch_size))
 
 
-def _chunks(items, size):
-    chunk = []
+T = TypeVar("T")
+
+
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last one shorter), read as they are needed."""
+    chunk: list[T] = []
     for item in items:
         chunk.append(item)
         if len(chunk) == size:
@@ -564,7 +569,7 @@ def _in_worker_processes(tagger, work, items, chunk_size, n_process, batch_size=
     try:
         started = pool.apply_async(_ready)
         pending = deque()
-        for chunk in _chunks(items, chunk_size):
+        for chunk in chunks(items, chunk_size):
             if here is not None and not pending and not started.ready():
                 yield from here(chunk, batch_size or chunk_size)
                 continue

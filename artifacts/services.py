@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.plain_rows import insert_rows, update_rows
 from corpus.models import Dataset, Pair, Premise
 
 from . import tag_tally
@@ -24,6 +25,7 @@ from .phenomena import (
     PHENOMENON_NAMES,
     PhenomenonTagger,
     TaggerUnavailable,
+    chunks,
     installed_model_packages,
     load_tagger,
 )
@@ -126,7 +128,7 @@ def run_tagging_job(
 
     try:
         results = tagger.tag_for_job(items(), batch_size=batch_size, processes=processes)
-        for tagged in _batched(results, batch_size):
+        for tagged in chunks(results, batch_size):
             with transaction.atomic():
                 done = _store_batch(tagger, [(*sent.popleft(), result) for result in tagged], job.retag)
                 job.done += done
@@ -156,17 +158,6 @@ def job_processes(job: TaggingJob, tagger: PhenomenonTagger) -> int:
 def tagger_spawnable(tagger: PhenomenonTagger) -> bool:
     """Whether a spawned process can load this tagger's pipeline from its installed package."""
     return bool(tagger.package) and bool(installed_model_packages((tagger.package,)))
-
-
-def _batched(results: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for result in results:
-        batch.append(result)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _store_batch(
@@ -220,34 +211,16 @@ def store_tags(rows: list[PairTags], *, retag: bool = False) -> int:
     return len(new)
 
 
-TAG_ROWS_PER_INSERT = 500
-
-
 def _insert_tags(rows: Sequence[PairTags]) -> None:
     """Insert tag rows as multi-row INSERTs of plain values: a large job stores a batch while its
     tagging process tags the next, and building bulk_create's statement (sixteen prepared fields
     a row) was half of this process's time (issue 28)."""
-    quote = connection.ops.quote_name
-    columns = ["pair_id", *PHENOMENON_NAMES, "tagger", "tagged_at"]
     tagged_at = connection.ops.adapt_datetimefield_value(timezone.now())
-    row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), TAG_ROWS_PER_INSERT):
-            batch = rows[start : start + TAG_ROWS_PER_INSERT]
-            cursor.execute(
-                f"INSERT INTO {quote(PairTags._meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
-                f"VALUES {', '.join([row_sql] * len(batch))}",
-                [
-                    value
-                    for row in batch
-                    for value in (
-                        row.pair_id,
-                        *(getattr(row, name) for name in PHENOMENON_NAMES),
-                        row.tagger,
-                        tagged_at,
-                    )
-                ],
-            )
+    insert_rows(
+        PairTags._meta.db_table,
+        ["pair_id", *PHENOMENON_NAMES, "tagger", "tagged_at"],
+        [(row.pair_id, *(getattr(row, name) for name in PHENOMENON_NAMES), row.tagger, tagged_at) for row in rows],
+    )
 
 
 def untagged_batches(dataset: Dataset | None, retag: bool, batch_size: int) -> Iterator[list[tuple[int, str, str]]]:
@@ -305,27 +278,8 @@ def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:
     One plain UPDATE per row, sent as a batch (PostgreSQL: UPDATE ... FROM a VALUES list; SQLite:
     executemany). `bulk_update`'s CASE WHEN per row and column cost the tagging job's process 21 s
     of its 34 s of CPU on 20,000 written pairs, more than the tagging it waited for."""
-    if not parses:
-        return
-    quote = connection.ops.quote_name
-    table, parse, binary = quote(model._meta.db_table), quote("parse"), quote("binary_parse")  # Pair's or Premise's
     rows = [(pk, tree, binary_tree) for pk, (tree, binary_tree) in parses.items()]
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            from psycopg2.extras import execute_values
-
-            execute_values(
-                cursor.cursor,
-                f"UPDATE {table} AS t SET {parse} = v.parse, {binary} = v.binary_parse"
-                f" FROM (VALUES %s) AS v(id, parse, binary_parse) WHERE t.id = v.id AND t.{parse} = ''",
-                rows,
-                page_size=1000,
-            )
-        else:
-            cursor.executemany(
-                f"UPDATE {table} SET {parse} = %s, {binary} = %s WHERE id = %s AND {parse} = ''",
-                [(tree, binary_tree, pk) for pk, tree, binary_tree in rows],
-            )
+    update_rows(model._meta.db_table, ["parse", "binary_parse"], rows, only_where_empty="parse")  # Pair's or Premise's
 
 
 def _finish(job: TaggingJob, status: str, error: str = "") -> TaggingJob:

@@ -36,6 +36,8 @@ from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
 
+from annotation_site.plain_rows import insert_rows, update_rows
+
 from . import labels as scheme_labels
 from . import signals, stopping, tallies
 from .gold import VOTE_FIELD, counters_from_labels, gold_expression, gold_from_votes
@@ -60,7 +62,6 @@ from .models import (
 from .selectors import pairs_in
 
 COUNTERS = ("label_count", "entailment_votes", "neutral_votes", "contradiction_votes", "gold_label")
-LABEL_ROWS_PER_INSERT = 500
 
 
 class LabelRefused(ValidationError):
@@ -473,26 +474,12 @@ def add_labels(
 
 
 def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
-    """Write these locked pairs' `fields` as they are in memory, in one statement.
-
-    PostgreSQL: UPDATE ... FROM a VALUES list of plain parameters. bulk_update's CASE WHEN per
-    field and pair is the same one statement, but building it was the dearest part of a
-    validator's submit in Python (~9 ms of ~26 under the profiler, issue 28). SQLite (whose
-    `UPDATE ... FROM` a laptop's older library may lack) keeps bulk_update."""
-    if connection.vendor != "postgresql":
-        Pair.objects.bulk_update(rows, list(fields))
-        return
-    quote = connection.ops.quote_name
+    """Write these locked pairs' `fields` as they are in memory, in one statement on PostgreSQL
+    (`annotation_site.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
+    same one statement, but building it was the dearest part of a validator's submit in Python
+    (~9 ms of ~26 under the profiler, issue 28)."""
     columns = [_column(Pair._meta.get_field(name)) for name in fields]
-    row_sql = "(" + ", ".join(["%s"] * (len(fields) + 1)) + ")"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(Pair._meta.db_table)} AS p SET "
-            + ", ".join(f"{quote(column)} = v.{quote(column)}" for column in columns)
-            + f" FROM (VALUES {', '.join([row_sql] * len(rows))}) AS v(id, {', '.join(quote(c) for c in columns)})"
-            " WHERE p.id = v.id",
-            [value for row in rows for value in (row.pk, *(getattr(row, name) for name in fields))],
-        )
+    update_rows(Pair._meta.db_table, columns, [(row.pk, *(getattr(row, name) for name in fields)) for row in rows])
 
 
 # --- new pairs with their labels, in bulk ------------------------------------------------------
@@ -590,22 +577,12 @@ def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
     Five labels a pair make labels most of an import's rows; building a ValidationLabel object
     per row for bulk_create took over half of an import's time, so they go in as plain rows.
     """
-    rows = list(rows)
-    meta = ValidationLabel._meta
-    quote = connection.ops.quote_name
-    columns = ", ".join(
-        quote(_column(meta.get_field(name))) for name in ("pair", "position", "label", "worker", "created_at")
-    )
     created_at = connection.ops.adapt_datetimefield_value(timezone.now())
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), LABEL_ROWS_PER_INSERT):
-            batch = rows[start : start + LABEL_ROWS_PER_INSERT]
-            values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(batch))
-            cursor.execute(
-                f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES {values}",
-                [value for row in batch for value in (*row, created_at)],
-            )
-    return len(rows)
+    meta = ValidationLabel._meta
+    columns = [_column(meta.get_field(name)) for name in ("pair", "position", "label", "worker", "created_at")]
+    plain = [(*row, created_at) for row in rows]
+    insert_rows(meta.db_table, columns, plain)
+    return len(plain)
 
 
 # --- excluding workers -------------------------------------------------------------------------

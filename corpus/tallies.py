@@ -34,6 +34,8 @@ from django.db import connection, transaction
 from django.db.models import Count, Field, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
+from annotation_site.plain_rows import insert_rows
+
 from .giveaways import counted_label, tokenize, words_of
 from .labels import LABELS
 from .models import Dataset, LengthKind, LengthTally, Pair, PairTally, Premise, Tally, WordTally
@@ -417,24 +419,13 @@ def _column(model: type[Tally], key_name: str) -> str:
     return model_field.column
 
 
-TALLY_ROWS_PER_INSERT = 500
-
-
 def _insert_plain(model: type[Tally], key_names: Sequence[str], sums: Rows) -> int:
     """Insert one row per non-zero sum as multi-row INSERTs of plain values. A fix of every pair
     appends thousands of word deltas a batch, and building a model object per row for bulk_create
     took as long as the batch's UPDATE of a thousand pairs (issue 28)."""
     rows = [(*key, n) for key, n in sums.items() if n]
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(_column(model, name)) for name in (*key_names, "n"))
-    row_sql = "(" + ", ".join(["%s"] * (len(key_names) + 1)) + ")"
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), TALLY_ROWS_PER_INSERT):
-            batch = rows[start : start + TALLY_ROWS_PER_INSERT]
-            cursor.execute(
-                f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row_sql] * len(batch))}",
-                [value for row in batch for value in row],
-            )
+    columns = [_column(model, name) for name in (*key_names, "n")]
+    insert_rows(model._meta.db_table, columns, rows)
     return len(rows)
 
 
