@@ -8,44 +8,74 @@ written once with the ORM; this keeps its compiled SQL.
 
 `CompiledQuery(build)`: `build(shape, values)` returns the queryset for a shape (whatever changes
 the SQL's text: a dataset or none, a worker trusted or not) with stand-ins for the values that
-only change its parameters (a worker's pk, the time). Its first `bind` for a shape builds it with
-stand-ins no real value takes, compiles it, and remembers where each stand-in sits among the
-parameters; every later `bind` of that shape copies the parameters and puts the values in. A value
-the compiled statement does not carry as a parameter (a stand-in missing from them) is refused
-when compiled, so a builder that folded a value into the SQL's text fails at once instead of
-binding the first caller's value for every later one.
+only change its parameters (a worker's pk, the time, a batch's uuid). Its first `bind` for a shape
+builds it with stand-ins no real value takes, compiles it, and remembers where each stand-in sits
+among the parameters; every later `bind` of that shape copies the parameters and puts the values
+in. A value the compiled statement does not carry as a parameter (a stand-in missing from them) is
+refused when compiled, so a builder that folded a value into the SQL's text fails at once instead
+of binding the first caller's value for every later one.
+
+`fetch` returns the statement's rows; `objects` the model instances iterating the queryset would
+give, its `select_related` objects attached (a worker's claims with their pairs, on every submit:
+building and compiling that six-table read cost ~1.5 ms of Python against ~0.9 ms in PostgreSQL).
 """
 
 import threading
+import uuid
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
+from django.db.models.query import ModelIterable, get_related_populators
+from django.db.transaction import TransactionManagementError
 
-# Stand-ins: values no row or clock has, one per slot (ints below any key, instants long past).
+# Stand-ins: values no row or clock has, one per slot (ints below any key, instants long past,
+# uuids of a made-up namespace).
 _STAND_IN_INT = -987_650_000
 _STAND_IN_TIME = datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC)
+_STAND_IN_UUID = 0x5EED_0000_0000_4000_8000_0000_0000_0000
 
 
 def _as_param(value: Any) -> Any:
-    """A value as the compiled parameters carry it (a datetime adapted as its field adapts it)."""
+    """A value as the compiled parameters carry it (a datetime or uuid adapted as its field adapts it)."""
     if isinstance(value, datetime):
         return connection.ops.adapt_datetimefield_value(value)
+    if isinstance(value, uuid.UUID) and not connection.features.has_native_uuid_field:
+        return value.hex
     return value
 
 
 def _stand_in(value: Any, number: int) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | datetime):
-        raise ImproperlyConfigured(f"a compiled query binds ints and datetimes only, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | datetime | uuid.UUID):
+        raise ImproperlyConfigured(f"a compiled query binds ints, datetimes and uuids only, not {value!r}")
     if isinstance(value, datetime):
         return _STAND_IN_TIME + timedelta(seconds=number)
+    if isinstance(value, uuid.UUID):
+        return uuid.UUID(int=_STAND_IN_UUID + number)
     return _STAND_IN_INT - number
 
 
 Compiled = tuple[str, tuple[Any, ...], tuple[tuple[int, str], ...]]
+
+
+@dataclass(frozen=True)
+class _Instances:
+    """How rows of a compiled model read become instances (what Django's ModelIterable works out
+    on every iteration): the compiler, for its converters; the model's columns; the populators of
+    the select_related objects."""
+
+    compiler: Any
+    converters: dict[int, Any]
+    model: type[Model]
+    start: int
+    end: int
+    init_list: list[str]
+    related_populators: list[Any]
+    locks: bool
 
 
 class CompiledQuery:
@@ -54,6 +84,7 @@ class CompiledQuery:
     def __init__(self, build: Callable[[Hashable, Mapping[str, Any]], QuerySet[Any]]) -> None:
         self._build = build
         self._compiled: dict[tuple[str, Hashable, tuple[str, ...]], Compiled] = {}
+        self._instances: dict[tuple[str, Hashable, tuple[str, ...]], _Instances] = {}
         self._lock = threading.Lock()
 
     def bind(self, shape: Hashable, **values: Any) -> tuple[str, list[Any]]:
@@ -77,10 +108,42 @@ class CompiledQuery:
             cursor.execute(sql, params)
             return list(cursor.fetchall())
 
+    def objects(self, shape: Hashable, **values: Any) -> list[Any]:
+        """The model instances of the shape's queryset with these values, as iterating it gives
+        them, select_related objects included (a builder's prefetch_related and annotations are
+        not supported: refused when compiled)."""
+        sql, params = self.bind(shape, **values)
+        how = self._instances.get((connection.alias, shape, tuple(sorted(values))))
+        if how is None:
+            raise ImproperlyConfigured("objects() reads model instances: the builder's queryset gives other rows")
+        if how.locks and connection.get_autocommit():
+            raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if how.converters:
+            rows = list(how.compiler.apply_converters(rows, how.converters))
+        instances = []
+        for row in rows:
+            instance = how.model.from_db(connection.alias, how.init_list, row[how.start : how.end])
+            for populator in how.related_populators:
+                populator.populate(row, instance)
+            instances.append(instance)
+        return instances
+
     def _compile(self, shape: Hashable, values: Mapping[str, Any]) -> Compiled:
         stand_ins = {name: _stand_in(value, number) for number, (name, value) in enumerate(sorted(values.items()))}
         queryset = self._build(shape, stand_ins)
-        sql, params = queryset.query.get_compiler(connection=connection).as_sql()
+        compiler = queryset.query.get_compiler(connection=connection)
+        sql, params = compiler.as_sql()
+        if queryset._iterable_class is ModelIterable and not queryset.query.annotation_select:
+            if getattr(queryset, "_prefetch_related_lookups", ()):
+                raise ImproperlyConfigured(
+                    "a compiled query does not prefetch: read the related rows in a query of their own"
+                )
+            self._instances[(connection.alias, shape, tuple(sorted(values)))] = _model_rows(
+                compiler, bool(queryset.query.select_for_update and connection.features.has_select_for_update)
+            )
         as_params = {name: _as_param(stand_in) for name, stand_in in stand_ins.items()}
         slots = tuple(
             (index, name)
@@ -92,3 +155,21 @@ class CompiledQuery:
         if missing:
             raise ImproperlyConfigured(f"the compiled statement does not take {', '.join(missing)} as parameters")
         return str(sql), tuple(params), slots
+
+
+def _model_rows(compiler: Any, locks: bool) -> _Instances:
+    """What ModelIterable works out from a compiled model query, worked out once."""
+    select, klass_info = compiler.select, compiler.klass_info
+    fields = [expression for expression, _, _ in select[: compiler.col_count]]
+    first, last = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+    return _Instances(
+        compiler=compiler,
+        converters=compiler.get_converters(fields),
+        model=klass_info["model"],
+        start=first,
+        end=last,
+        init_list=[column[0].target.attname for column in select[first:last]],
+        # Django 5.2's signature (the stubs describe a later one with a fetch mode).
+        related_populators=get_related_populators(klass_info, select, compiler.using),  # type: ignore[call-arg]
+        locks=locks,
+    )

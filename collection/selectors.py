@@ -3,20 +3,35 @@
 import uuid
 
 from django.db.models import Prefetch
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from annotation_site.compiled_queries import CompiledQuery
 from corpus.models import THREE_WAY, PromptExample, PromptFamily, Worker
 
 from .models import WritingClaim
 
+# Read on every writing page and submit: compiled once (annotation_site.compiled_queries).
+WORKER_CLAIM = CompiledQuery(
+    lambda _, values: (
+        WritingClaim.objects.select_related("premise__genre__family", "premise__dataset", "study_session__study")
+        .filter(token=values["token"], worker_id=values["worker"])
+        .order_by()
+    )
+)
+
 
 def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
     """A worker's own claim by token; anyone else's token is a 404, never a peek."""
-    return get_object_or_404(
-        WritingClaim.objects.select_related("premise__genre__family", "premise__dataset", "study_session__study"),
-        token=token,
-        worker=worker,
-    )
+    try:
+        token = token if isinstance(token, uuid.UUID) else uuid.UUID(str(token))
+    except ValueError:
+        raise Http404("No such task.") from None
+    claims = WORKER_CLAIM.objects(None, token=token, worker=worker.pk)
+    if not claims:
+        raise Http404("No such task.")
+    claim: WritingClaim = claims[0]
+    return claim
 
 
 def family_examples(family: PromptFamily) -> list[PromptExample]:

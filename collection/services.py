@@ -28,6 +28,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.compiled_queries import CompiledQuery
 from artifacts.services import ARRIVAL_TASK
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
@@ -599,6 +600,25 @@ def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label,
     return created
 
 
+# Read on every writing submit: compiled once (annotation_site.compiled_queries).
+LOCKED_CLAIM = CompiledQuery(
+    lambda _, values: (
+        WritingClaim.objects.select_for_update(of=("self",))
+        .select_related("premise__dataset", "study_session__study")
+        .filter(token=values["token"], worker_id=values["worker"])
+        .order_by()
+    )
+)
+LOCKED_PREMISE = CompiledQuery(
+    lambda _, values: (
+        Premise.objects.select_for_update(of=("self",))
+        .select_related("dataset")
+        .filter(pk=values["premise"])
+        .order_by()
+    )
+)
+
+
 def submit_hypotheses(
     worker: Worker,
     claim_token: uuid.UUID | str,
@@ -631,14 +651,19 @@ def submit_hypotheses(
     report_text = visible_text(problem_report)
     with transaction.atomic():
         # The row lock makes a second submit of the same token wait, then see "submitted".
-        claim = (
-            WritingClaim.objects.select_for_update(of=("self",))
-            .select_related("premise__dataset", "study_session__study")
-            .get(token=claim_token, worker=worker)
-        )
+        try:
+            token = claim_token if isinstance(claim_token, uuid.UUID) else uuid.UUID(str(claim_token))
+        except ValueError:
+            raise WritingClaim.DoesNotExist("No such writing claim.") from None
+        claims = LOCKED_CLAIM.objects(None, token=token, worker=worker.pk)
+        if not claims:
+            raise WritingClaim.DoesNotExist("No writing claim of this worker has this token.")
+        claim = claims[0]
         if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
             raise ClaimAlreadySubmitted("These sentences were already saved.")
-        premise = Premise.objects.select_for_update().select_related("dataset").get(pk=claim.premise_id)
+        # The premise's row only: its dataset's row stays unlocked (the pairs' inserts take a key
+        # share lock on it, which a FOR UPDATE of it would make every writer of the dataset wait for).
+        (premise,) = LOCKED_PREMISE.objects(None, premise=claim.premise_id)
         # The clock is read under the premise's lock: a claim that took this place after it
         # expired committed before we got the lock, so this reading is past the expiry too.
         now = timezone.now()
@@ -671,7 +696,7 @@ def submit_hypotheses(
                 premise.status = PremiseStatus.HELD
                 result.held = True
         if any(texts.values()):
-            result.pairs = create_written_pairs(premise, claim.worker, texts)
+            result.pairs = create_written_pairs(premise, worker, texts)
             hypothesis_tally.written(study_session, premise, len(result.pairs))  # the cost page's count
             premise.writings_done += 1
             if settings.ARTIFACTS_ON_ARRIVAL:  # phenomenon tags and the artifact monitor, by task name

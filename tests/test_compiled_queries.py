@@ -1,14 +1,20 @@
 """annotation_site.compiled_queries: a queryset compiled once per shape, bound to each call's values."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, transaction
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation_site.compiled_queries import CompiledQuery
 from corpus.models import Label, Pair
+from crowd.models import ClaimStatus
 from tests import factories
+from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
 
@@ -48,5 +54,88 @@ def test_a_value_the_statement_does_not_carry_as_a_parameter_is_refused():
     )
     with pytest.raises(ImproperlyConfigured, match="does not take limit as parameters"):
         folded.fetch(None, limit=3)
-    with pytest.raises(ImproperlyConfigured, match="ints and datetimes only"):
+    with pytest.raises(ImproperlyConfigured, match="ints, datetimes and uuids only"):
         CompiledQuery(_pairs_of).fetch("all", dataset="first", until=timezone.now())
+
+
+def _claims_of(shape, values):
+    claims = ValidationClaim.objects.filter(worker_id=values["worker"], batch=values["batch"])
+    if shape == "locked":
+        claims = claims.select_for_update(of=("self",))
+    return claims.select_related("pair__dataset", "pair__premise__genre", "study_session__study").order_by("id")
+
+
+def _claims(dataset, worker, pairs, batch):
+    return [
+        ValidationClaim.objects.create(
+            worker=worker,
+            pair=pair,
+            batch=batch,
+            status=ClaimStatus.OPEN,
+            expires_at=timezone.now() + timedelta(hours=1),
+        )
+        for pair in pairs
+    ]
+
+
+def test_objects_are_the_instances_the_queryset_gives_with_their_related_rows_and_no_further_query(make_worker):
+    dataset = factories.dataset("first")
+    premise = factories.premise(dataset)
+    pairs = [
+        factories.pair(dataset, premise, [label]) for label in (Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION)
+    ]
+    first, second = make_worker("first"), make_worker("second")
+    batches = {first: uuid.uuid4(), second: uuid.uuid4()}
+    _claims(dataset, first, pairs[:2], batches[first])
+    _claims(dataset, second, pairs[1:], batches[second])
+    compiled = CompiledQuery(_claims_of)
+    for worker in (first, second, first):
+        values = {"worker": worker.pk, "batch": batches[worker]}
+        expected = list(_claims_of("plain", values))
+        with CaptureQueriesContext(connection) as queries:
+            got = compiled.objects("plain", **values)
+            seen = [
+                (c.pk, c.batch, c.status, c.pair.pair_id, c.pair.dataset.slug, c.pair.premise.genre.pk, c.study_session)
+                for c in got
+            ]
+        assert len(queries) == 1  # the related rows came with the claims, as select_related's do
+        assert seen == [
+            (c.pk, c.batch, c.status, c.pair.pair_id, c.pair.dataset.slug, c.pair.premise.genre.pk, c.study_session)
+            for c in expected
+        ]
+        assert all(not claim._state.adding for claim in got)
+    # Another worker's batch, or a batch nobody has: nothing.
+    assert compiled.objects("plain", worker=second.pk, batch=batches[first]) == []
+    assert compiled.objects("plain", worker=first.pk, batch=uuid.uuid4()) == []
+
+
+def _refusal(read):
+    try:
+        read()
+    except TransactionManagementError as refused:
+        return str(refused)
+    return None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_compiled_locking_read_is_refused_outside_a_transaction_as_the_orm_refuses_it(make_worker):
+    dataset = factories.dataset("first")
+    worker = make_worker("first")
+    batch = uuid.uuid4()
+    _claims(dataset, worker, [factories.pair(dataset, factories.premise(dataset), [Label.NEUTRAL])], batch)
+    compiled = CompiledQuery(_claims_of)
+    values = {"worker": worker.pk, "batch": batch}
+    with transaction.atomic():
+        assert len(compiled.objects("locked", **values)) == 1
+    # PostgreSQL refuses a lock outside a transaction; SQLite, which takes no row locks, does not.
+    refused = _refusal(lambda: compiled.objects("locked", **values))
+    assert refused == _refusal(lambda: list(_claims_of("locked", values)))
+    assert (refused is not None) == connection.features.has_select_for_update
+
+
+def test_objects_of_a_query_that_gives_other_rows_than_instances_are_refused():
+    with pytest.raises(ImproperlyConfigured, match="reads model instances"):
+        CompiledQuery(_pairs_of).objects("all", dataset=1, until=timezone.now())
+    prefetching = CompiledQuery(lambda shape, values: Pair.objects.filter(pk=values["pair"]).prefetch_related("labels"))
+    with pytest.raises(ImproperlyConfigured, match="does not prefetch"):
+        prefetching.objects(None, pair=1)

@@ -95,10 +95,22 @@ def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKin
     return uuid.UUID(str(rows[0][0])) if rows else None
 
 
-def batch_claims(worker: Worker, batch: uuid.UUID | str) -> QuerySet[ValidationClaim]:
-    """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
+def _batch_claims(shape: Hashable, values: Mapping[str, Any]) -> QuerySet[ValidationClaim]:
     return (
-        ValidationClaim.objects.filter(worker=worker, batch=batch)
+        ValidationClaim.objects.filter(worker_id=values["worker"], batch=values["batch"])
         .select_related("pair", "pair__dataset", "pair__premise", "pair__premise__genre", "study_session__study")
         .order_by("id")
     )
+
+
+# Read on every batch page and every submit: compiled once (annotation_site.compiled_queries).
+BATCH_CLAIMS = CompiledQuery(_batch_claims)
+
+
+def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim]:
+    """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
+    try:
+        batch = batch if isinstance(batch, uuid.UUID) else uuid.UUID(str(batch))
+    except ValueError:
+        return []
+    return BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch)

@@ -423,6 +423,20 @@ def _claim_in_one_statement(
     return batch if chosen else None
 
 
+# Read on every submit: compiled once (annotation_site.compiled_queries).
+LOCKED_WORKER = CompiledQuery(
+    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"])
+)
+LOCKED_BATCH_CLAIMS = CompiledQuery(
+    lambda _, values: (
+        ValidationClaim.objects.select_for_update(of=("self",))
+        .filter(worker_id=values["worker"], batch=values["batch"])
+        .select_related("pair", "pair__dataset", "study_session__study")
+        .order_by("id")
+    )
+)
+
+
 @dataclass
 class SubmittedBatch:
     batch: uuid.UUID | str
@@ -442,16 +456,18 @@ def submit_validation_batch(
     now = timezone.now()
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
-        worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+        locked = LOCKED_WORKER.objects(None, worker=worker.pk)
+        if not locked:
+            raise Worker.DoesNotExist("This worker no longer exists.")
+        worker = locked[0]
         _check_may_validate(worker, None)
         # The claims are the worker's alone (the worker lock serialises their own submits); the
         # pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
-        claims = list(
-            ValidationClaim.objects.select_for_update(of=("self",))
-            .filter(worker=worker, batch=batch)
-            .select_related("pair", "pair__dataset", "study_session__study")
-            .order_by("id")
-        )
+        try:
+            batch = batch if isinstance(batch, uuid.UUID) else uuid.UUID(str(batch))
+        except ValueError:
+            raise BatchNotFound("This batch does not exist or is not yours.") from None
+        claims = LOCKED_BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch)
         if not claims:
             raise BatchNotFound("This batch does not exist or is not yours.")
         if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
