@@ -323,6 +323,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # transaction commits; off in the embedded mode, where the task would run inside the request (or
 # inside import_pairs, with no progress shown: the command tags with its own bar instead).
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
+# Writing submits queue the arrival task once per this many seconds per web process, to start
+# that much later (annotation_site.celery.enqueue_coalesced): tags come that much later, one task
+# a window tags a burst's pairs together.
+ARTIFACTS_ARRIVAL_COALESCE_SECONDS = float(os.environ.get("ARTIFACTS_ARRIVAL_COALESCE_SECONDS", "5"))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
 # Folding the maintained tallies' deltas (corpus.tallies.fold): with a broker, on the beat only; a

@@ -27,7 +27,7 @@ from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
+from annotation_site.celery import enqueue_coalesced
 from annotation_site.compiled_queries import CompiledQuery
 from artifacts.services import ARRIVAL_TASK
 from corpus.counters import create_pairs
@@ -700,7 +700,11 @@ def submit_hypotheses(
             hypothesis_tally.written(study_session, premise, len(result.pairs))  # the cost page's count
             premise.writings_done += 1
             if settings.ARTIFACTS_ON_ARRIVAL:  # phenomenon tags and the artifact monitor, by task name
-                transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, premise.dataset_id))
+                transaction.on_commit(
+                    lambda: enqueue_coalesced(
+                        ARRIVAL_TASK, premise.dataset_id, seconds=settings.ARTIFACTS_ARRIVAL_COALESCE_SECONDS
+                    )
+                )
             claim.status = ClaimStatus.SUBMITTED
         else:
             # Only the report: the premise goes back to the pool (unless now held) and the task

@@ -6,12 +6,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Count, Q
 
+from annotation_site.celery import wait_for_background_tasks as wait_background_tasks
 from artifacts.models import JobStatus, PairTags, TaggingJob
 from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.services import pairs_to_tag, run_tagging_job, start_tagging
+from collection.services import claim_next_premise, submit_hypotheses
 from corpus.models import Pair
 from importers.services import import_pairs_file
 from tests import factories
+from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -135,6 +138,37 @@ def test_an_import_queues_tagging_of_its_pairs_when_arrival_is_on(
     tags = {t.pair.pair_id: t for t in PairTags.objects.select_related("pair")}
     assert set(tags) == {"1c", "1e"}
     assert tags["1c"].negation and tags["1e"].existentials
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_writing_submits_in_one_arrival_window_get_every_pair_they_wrote_tagged(
+    settings, make_worker, loaded_tagger, celery_worker_process
+):
+    """With a broker, the first submit queues the arrival run a window ahead and the second, in the
+    window, queues none (tests/test_celery_worker.py shows that on its own): the one run must tag
+    the second submit's pairs too. Without one, each submit's run is eager and tags its own."""
+    settings.ARTIFACTS_ON_ARRIVAL = True
+    settings.ARTIFACTS_ARRIVAL_COALESCE_SECONDS = 3
+    dataset, genre = writing_setup()
+    add_premises(dataset, genre, 2)
+    worker = make_worker()
+    for number in (1, 2):
+        claim = claim_next_premise(worker, dataset=dataset)
+        submit_hypotheses(
+            worker,
+            claim.token,
+            entailment=f"A boat left the harbour early ({number}).",
+            neutral=f"The boat may carry fish ({number}).",
+            contradiction=f"No boat ever left the harbour ({number}).",
+        )
+    wait_background_tasks()
+    written = Pair.objects.filter(dataset=dataset)
+    assert written.count() == 6
+    wait_for(
+        lambda: PairTags.objects.filter(pair__in=written).count() == 6,
+        timeout=120,
+        message="every written pair to be tagged",
+    )
 
 
 def test_with_arrival_off_an_import_tags_nothing(settings, tmp_path, django_capture_on_commit_callbacks):
