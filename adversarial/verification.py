@@ -17,6 +17,7 @@ from collections import Counter
 
 from django.db import transaction
 
+from annotation_site.compiled_queries import CompiledQuery
 from corpus.counters import set_needs_validation
 from corpus.models import AUTHOR_POSITION, Pair, ValidationLabel
 
@@ -41,6 +42,16 @@ def verdict(writer_label, verifier_labels):
     return Verification.VERIFIED if majority == writer_label else Verification.DISCARDED
 
 
+# The plain look, compiled once per batch size (annotation_site.compiled_queries).
+PENDING_AMONG = CompiledQuery(
+    lambda _, values: (
+        AdversarialTry.objects.filter(pair_id__in=values["pairs"], verification=Verification.PENDING)
+        .order_by()
+        .values_list("pk")[:1]
+    )
+)
+
+
 def settle(pair_ids):
     """Decide every pending fooled try among these pairs that has its verifiers; returns the tries decided.
 
@@ -49,7 +60,7 @@ def settle(pair_ids):
     """
     # Most labels are of pairs no model was tried on: a plain look first (the locking read below,
     # four joins deep, cost a third of a validation submit's Python in building its SQL).
-    if not AdversarialTry.objects.filter(pair_id__in=pair_ids, verification=Verification.PENDING).exists():
+    if not PENDING_AMONG.fetch(None, pairs=list(pair_ids)):
         return []
     pending = list(
         AdversarialTry.objects.select_for_update(of=("self",))

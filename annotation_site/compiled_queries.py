@@ -33,9 +33,10 @@ from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable, get_related_populators
 from django.db.transaction import TransactionManagementError
 
-# Stand-ins: values no row or clock has, one per slot (ints below any key, instants long past,
-# uuids of a made-up namespace).
-_STAND_IN_INT = -987_650_000
+# Stand-ins: each value is compiled twice, with two different stand-ins; the parameters that differ
+# between the two are its slots, and a constant of the statement never does. Ints stay inside a
+# small integer field's range (Django drops a comparison with an out-of-range int from the SQL).
+_STAND_IN_INT = 20_000
 _STAND_IN_TIME = datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC)
 _STAND_IN_UUID = 0x5EED_0000_0000_4000_8000_0000_0000_0000
 
@@ -51,15 +52,30 @@ def _as_param(value: Any) -> Any:
 
 def _stand_in(value: Any, number: int) -> Any:
     if isinstance(value, bool) or not isinstance(value, int | datetime | uuid.UUID):
-        raise ImproperlyConfigured(f"a compiled query binds ints, datetimes and uuids only, not {value!r}")
+        raise ImproperlyConfigured(
+            f"a compiled query binds ints, datetimes, uuids and lists of them only, not {value!r}"
+        )
     if isinstance(value, datetime):
         return _STAND_IN_TIME + timedelta(seconds=number)
     if isinstance(value, uuid.UUID):
         return uuid.UUID(int=_STAND_IN_UUID + number)
-    return _STAND_IN_INT - number
+    return _STAND_IN_INT + number
 
 
-Compiled = tuple[str, tuple[Any, ...], tuple[tuple[int, str], ...]]
+def _is_many(value: Any) -> bool:
+    return isinstance(value, list | tuple)
+
+
+# Where a value goes among the parameters: (parameter index, value name, item of a list or None).
+Slot = tuple[int, str, int | None]
+Compiled = tuple[str, tuple[Any, ...], tuple[Slot, ...]]
+Key = tuple[str, Hashable, tuple[tuple[str, int | None], ...]]
+
+
+def _key(shape: Hashable, values: Mapping[str, Any]) -> Key:
+    """A list's length is part of the shape: `pk IN (%s, %s, %s)` has a slot per item."""
+    names = tuple(sorted((name, len(value) if _is_many(value) else None) for name, value in values.items()))
+    return (connection.alias, shape, names)
 
 
 @dataclass(frozen=True)
@@ -83,26 +99,29 @@ class CompiledQuery:
 
     def __init__(self, build: Callable[[Hashable, Mapping[str, Any]], QuerySet[Any]]) -> None:
         self._build = build
-        self._compiled: dict[tuple[str, Hashable, tuple[str, ...]], Compiled] = {}
-        self._instances: dict[tuple[str, Hashable, tuple[str, ...]], _Instances] = {}
+        self._compiled: dict[Key, Compiled] = {}
+        self._instances: dict[Key, _Instances] = {}
         self._lock = threading.Lock()
 
     def bind(self, shape: Hashable, **values: Any) -> tuple[str, list[Any]]:
-        """(sql, params) of the shape's statement with these values."""
-        key = (connection.alias, shape, tuple(sorted(values)))
+        """(sql, params) of the shape's statement with these values (ints, datetimes, uuids, or a
+        list or tuple of them: its length is part of the shape)."""
+        key = _key(shape, values)
         compiled = self._compiled.get(key)
         if compiled is None:
             with self._lock:
-                compiled = self._compiled.get(key) or self._compile(shape, values)
+                compiled = self._compiled.get(key) or self._compile(shape, values, key)
                 self._compiled[key] = compiled
         sql, params, slots = compiled
         bound = list(params)
-        for index, name in slots:
-            bound[index] = _as_param(values[name])
+        for index, name, item in slots:
+            bound[index] = _as_param(values[name] if item is None else values[name][item])
         return sql, bound
 
     def fetch(self, shape: Hashable, **values: Any) -> list[tuple[Any, ...]]:
         """The rows of the shape's statement with these values."""
+        if any(_is_many(value) and not value for value in values.values()):
+            return list(self._build(shape, values))  # `IN ()` has no SQL: the ORM's own answer
         sql, params = self.bind(shape, **values)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
@@ -112,8 +131,10 @@ class CompiledQuery:
         """The model instances of the shape's queryset with these values, as iterating it gives
         them, select_related objects included (a builder's prefetch_related and annotations are
         not supported: refused when compiled)."""
+        if any(_is_many(value) and not value for value in values.values()):
+            return list(self._build(shape, values))  # `IN ()` has no SQL: the ORM's own answer
         sql, params = self.bind(shape, **values)
-        how = self._instances.get((connection.alias, shape, tuple(sorted(values))))
+        how = self._instances.get(_key(shape, values))
         if how is None:
             raise ImproperlyConfigured("objects() reads model instances: the builder's queryset gives other rows")
         if how.locks and connection.get_autocommit():
@@ -131,30 +152,48 @@ class CompiledQuery:
             instances.append(instance)
         return instances
 
-    def _compile(self, shape: Hashable, values: Mapping[str, Any]) -> Compiled:
-        stand_ins = {name: _stand_in(value, number) for number, (name, value) in enumerate(sorted(values.items()))}
-        queryset = self._build(shape, stand_ins)
+    def _compile(self, shape: Hashable, values: Mapping[str, Any], key: Key) -> Compiled:
+        first, second = (self._stand_ins(values, variant) for variant in (0, 1))
+        queryset = self._build(shape, first)
         compiler = queryset.query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
+        other_sql, other_params = self._build(shape, second).query.get_compiler(connection=connection).as_sql()
         if queryset._iterable_class is ModelIterable and not queryset.query.annotation_select:
             if getattr(queryset, "_prefetch_related_lookups", ()):
                 raise ImproperlyConfigured(
                     "a compiled query does not prefetch: read the related rows in a query of their own"
                 )
-            self._instances[(connection.alias, shape, tuple(sorted(values)))] = _model_rows(
+            self._instances[key] = _model_rows(
                 compiler, bool(queryset.query.select_for_update and connection.features.has_select_for_update)
             )
-        as_params = {name: _as_param(stand_in) for name, stand_in in stand_ins.items()}
+        # Each stand-in of the first build as the parameters carry it (type and value: 1 is not "1").
+        where: dict[tuple[type, Any], tuple[str, int | None]] = {}
+        for name, stand_in in first.items():
+            for item, one in enumerate(stand_in) if isinstance(stand_in, list) else [(None, stand_in)]:
+                param = _as_param(one)
+                where[(type(param), param)] = (name, item)
         slots = tuple(
-            (index, name)
-            for index, param in enumerate(params)
-            for name, stand_in in as_params.items()
-            if type(param) is type(stand_in) and param == stand_in
+            (index, *where[(type(param), param)])
+            for index, (param, other) in enumerate(zip(params, other_params, strict=False))
+            if param != other and (type(param), param) in where
         )
-        missing = sorted(set(stand_ins) - {name for _, name in slots})
-        if missing:
+        taken = {(name, item) for _, name, item in slots}
+        if sql != other_sql or len(params) != len(other_params) or len(taken) < len(where):
+            missing = sorted({name for name, item in where.values() if (name, item) not in taken}) or sorted(first)
             raise ImproperlyConfigured(f"the compiled statement does not take {', '.join(missing)} as parameters")
         return str(sql), tuple(params), slots
+
+    @staticmethod
+    def _stand_ins(values: Mapping[str, Any], variant: int) -> dict[str, Any]:
+        """A stand-in for every value (an item for every item of a list), all different, and
+        different again in the other variant."""
+        numbers = iter(range(variant, 2_000_000, 2))
+        return {
+            name: [_stand_in(item, next(numbers)) for item in value]
+            if _is_many(value)
+            else _stand_in(value, next(numbers))
+            for name, value in sorted(values.items())
+        }
 
 
 def _model_rows(compiler: Any, locks: bool) -> _Instances:

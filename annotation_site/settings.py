@@ -361,6 +361,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     # The maintained tallies' deltas folded into one row per key (corpus/tasks.py).
     "corpus-fold-tallies": {"task": "corpus.fold_tallies", "schedule": TALLY_FOLD_INTERVAL_SECONDS},
+    # The cost page's hypothesis tally, folded apart (its own lock: collection/hypothesis_tally.py).
+    "collection-fold-hypothesis-tally": {
+        "task": "collection.fold_hypothesis_tally",
+        "schedule": TALLY_FOLD_INTERVAL_SECONDS,
+    },
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
 }

@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet, Sum
 
@@ -136,7 +137,8 @@ def pair_deleting(sender: type[Pair], instance: Pair, origin: Any = None, **kwar
 
 
 def _maybe_fold() -> None:
-    if random.random() < 1 / FOLD_EVERY:
+    # With a broker the beat folds (collection.fold_hypothesis_tally), off every writer's request.
+    if not settings.TALLY_FOLDS_ON_BEAT and random.random() < 1 / FOLD_EVERY:
         fold()
 
 

@@ -16,9 +16,10 @@ import re
 import string
 import unicodedata
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -452,11 +453,26 @@ def task_rules(*, study_session: StudySession | None = None) -> TaskRules:
     )
 
 
+def _reports_of(in_study: Hashable, values: Mapping[str, Any]) -> QuerySet[Any]:
+    reports = PremiseReport.objects.filter(worker_id=values["worker"])
+    if in_study:
+        reports = reports.filter(study_session_id=values["session"])
+    else:
+        reports = reports.filter(study_session__isnull=True, resolved=False)
+    return reports.order_by().values("worker_id").annotate(n=Count("pk")).values_list("n")
+
+
+# Read on every writing page and submit: compiled once per case (annotation_site.compiled_queries).
+REPORTS_SENT = CompiledQuery(_reports_of)
+
+
 def reports_sent(worker: Worker, study_session: StudySession | None) -> int:
     """The reports that count against the worker's cap: this visit's, or (outside a study) the unresolved ones."""
     if study_session is not None:
-        return PremiseReport.objects.filter(worker=worker, study_session=study_session).count()
-    return PremiseReport.objects.filter(worker=worker, study_session__isnull=True, resolved=False).count()
+        rows = REPORTS_SENT.fetch(True, worker=worker.pk, session=study_session.pk)
+    else:
+        rows = REPORTS_SENT.fetch(False, worker=worker.pk)
+    return int(rows[0][0]) if rows else 0
 
 
 def reports_left(worker: Worker, study_session: StudySession | None, *, rules: TaskRules | None = None) -> int:

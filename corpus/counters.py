@@ -36,6 +36,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.utils import timezone
 
+from annotation_site.compiled_queries import CompiledQuery
 from annotation_site.plain_rows import insert_rows, update_rows
 
 from . import labels as scheme_labels
@@ -96,10 +97,18 @@ _needs_validation = needs_validation  # create_pairs has an argument of the same
 # --- stopping rules (issue 24; corpus/stopping.py holds the rules themselves) --------------------
 
 
+# Read on every writing submit: compiled once per split (annotation_site.compiled_queries).
+SPLIT_RULE = CompiledQuery(
+    lambda split, values: (
+        StoppingPolicy.objects.filter(dataset_id=values["dataset"], split=split).order_by().values_list("rule")[:1]
+    )
+)
+
+
 def stopping_rule_for(dataset: Dataset, split: str) -> str:
     """The rule a researcher chose for this split of the dataset (`StoppingPolicy`), else fixed."""
-    rule = StoppingPolicy.objects.filter(dataset=dataset, split=split).values_list("rule", flat=True).first()
-    return rule or StoppingRule.FIXED
+    rows = SPLIT_RULE.fetch(str(split), dataset=dataset.pk)
+    return str(rows[0][0]) if rows and rows[0][0] else StoppingRule.FIXED
 
 
 def decided_q() -> Q:
@@ -358,6 +367,43 @@ def _next_position(taken: Sequence[tuple[int, int | None]]) -> int:
 # --- a batch of labels at once ----------------------------------------------------------------
 
 
+# A submit's two reads, compiled once per batch size (annotation_site.compiled_queries): the
+# pairs, locked in pk order with what the checks and the tallies read, and their labels.
+LOCKED_PAIRS = CompiledQuery(
+    lambda _, values: (
+        Pair.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("premise", "dataset")
+        .filter(pk__in=values["pairs"])
+        .order_by("pk")
+        .only(
+            "pk",
+            "pair_id",
+            "author_id",
+            "dataset_id",
+            "author_label",
+            "adjudicated_label",
+            "held_places",
+            "imported_gold",
+            "stopping_rule",
+            "stopped_early",
+            "needs_validation",
+            *COUNTERS,
+            "hypothesis",
+            "premise__split",
+            "premise__genre_id",
+            "dataset__label_scheme",
+        )
+    )
+)
+PAIRS_LABELS = CompiledQuery(
+    lambda _, values: (
+        ValidationLabel.objects.filter(pair_id__in=values["pairs"])
+        .order_by()
+        .values_list("pair_id", "position", "worker_id")
+    )
+)
+
+
 def add_labels(
     labelled: Sequence[tuple[Pair, str] | tuple[Pair, str, int | None]],
     *,
@@ -390,37 +436,11 @@ def add_labels(
     # write, and a refusal is raised after the block, so a caller's transaction stays usable.
     refusal = None
     with transaction.atomic(savepoint=False):
-        locked = {
-            pair.pk: pair
-            for pair in Pair.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("premise", "dataset")
-            .filter(pk__in=ids)
-            .order_by("pk")
-            .only(
-                "pk",
-                "pair_id",
-                "author_id",
-                "dataset_id",
-                "author_label",
-                "adjudicated_label",
-                "held_places",
-                "imported_gold",
-                "stopping_rule",
-                "stopped_early",
-                "needs_validation",
-                *COUNTERS,
-                "hypothesis",
-                "premise__split",
-                "premise__genre_id",
-                "dataset__label_scheme",
-            )
-        }
+        locked = {pair.pk: pair for pair in LOCKED_PAIRS.objects(None, pairs=ids)}
         before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
         was = {pk: (row.gold_label, row.label_count) for pk, row in locked.items()}
         existing: dict[int, list[tuple[int, int | None]]] = {}
-        for pair_pk, position, worker_id in ValidationLabel.objects.filter(pair_id__in=ids).values_list(
-            "pair_id", "position", "worker_id"
-        ):
+        for pair_pk, position, worker_id in PAIRS_LABELS.fetch(None, pairs=ids):
             existing.setdefault(pair_pk, []).append((position, worker_id))
         new_labels, stopping_now = [], False
         for pair, label, ordinal in items:

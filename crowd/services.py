@@ -8,17 +8,21 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from annotation_site.compiled_queries import CompiledQuery
 from corpus.models import Market, Worker
 
 from .models import DeviceSighting, StudySession
 
+# Read on every worker page: compiled once (annotation_site.compiled_queries).
+WORKER_OF_USER = CompiledQuery(lambda _, values: Worker.objects.filter(user_id=values["user"]).order_by())
+
 
 def worker_for_user(user: User) -> Worker:
     """The Worker behind a logged-in account; local accounts get one the first time they work."""
-    try:
+    found = WORKER_OF_USER.objects(None, user=user.pk)
+    if found:
+        user.worker = found[0]  # both sides' caches, as `user.worker` would leave them; no write
         return user.worker
-    except Worker.DoesNotExist:
-        pass
     try:
         with transaction.atomic():
             return Worker.objects.create(user=user, market=Market.LOCAL)

@@ -19,6 +19,7 @@ PERIODIC = {
     "adversarial.advance_rounds",
     "validation.release_expired_claims",
     "corpus.fold_tallies",
+    "collection.fold_hypothesis_tally",
 }
 
 

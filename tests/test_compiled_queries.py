@@ -43,7 +43,9 @@ def test_every_bind_returns_what_the_queryset_returns_for_its_own_values():
                 expected = list(_pairs_of(shape, values))
                 assert compiled.fetch(shape, **values) == expected
                 assert counting.fetch(shape, **values) == expected
-    assert built == ["all", "validated"]  # built once per shape, whatever the values
+    # Built once per shape whatever the values (twice over: with two sets of stand-ins, whose
+    # differing parameters are the slots).
+    assert built == ["all", "all", "validated", "validated"]
 
 
 def test_a_value_the_statement_does_not_carry_as_a_parameter_is_refused():
@@ -54,8 +56,52 @@ def test_a_value_the_statement_does_not_carry_as_a_parameter_is_refused():
     )
     with pytest.raises(ImproperlyConfigured, match="does not take limit as parameters"):
         folded.fetch(None, limit=3)
-    with pytest.raises(ImproperlyConfigured, match="ints, datetimes and uuids only"):
+    with pytest.raises(ImproperlyConfigured, match="ints, datetimes, uuids and lists of them only"):
         CompiledQuery(_pairs_of).fetch("all", dataset="first", until=timezone.now())
+
+
+def test_a_list_binds_item_by_item_and_its_length_is_part_of_the_shape():
+    dataset = factories.dataset("first")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, [Label.NEUTRAL]) for _ in range(4)]
+    built = []
+    compiled = CompiledQuery(
+        lambda shape, values: (
+            built.append(len(values["pairs"]))
+            or Pair.objects.filter(pk__in=values["pairs"], label_count__gte=values["least"])
+            .order_by("pk")
+            .values_list("pk")
+        )
+    )
+    ids = [pair.pk for pair in pairs]
+    for chosen in ([ids[0], ids[2]], [ids[3], ids[1]], ids[1:], [ids[0], ids[0]], (ids[2],)):
+        assert compiled.fetch(None, pairs=chosen, least=1) == [(pk,) for pk in sorted(set(chosen))]
+        assert compiled.fetch(None, pairs=chosen, least=2) == []
+    assert built == [2, 2, 3, 3, 1, 1]  # one (double) build per length
+    # An empty list has no `IN ()` to compile: the queryset answers as the ORM does.
+    assert compiled.fetch(None, pairs=[], least=1) == []
+
+
+def test_a_constant_equal_to_a_stand_in_stays_a_constant():
+    # The slots are the parameters that differ between two builds with different stand-ins: a
+    # constant of the statement that happens to equal one is never one of them.
+    from annotation_site import compiled_queries
+
+    dataset = factories.dataset("first")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, [Label.NEUTRAL] * count) for count in (1, 2, 3)]
+    constant = compiled_queries._STAND_IN_INT  # the first stand-in of the first build
+
+    def build(shape, values):
+        return (
+            Pair.objects.filter(label_count__gte=values["least"]).exclude(pk=constant).order_by("pk").values_list("pk")
+        )
+
+    compiled = CompiledQuery(build)
+    for least in (1, 2, 3):
+        expected = list(build(None, {"least": least}))
+        assert compiled.fetch(None, least=least) == expected
+        assert {pk for (pk,) in expected} >= {pair.pk for pair in pairs[least - 1 :] if pair.pk != constant}
 
 
 def _claims_of(shape, values):

@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from collection import hypothesis_tally, services
 from collection.models import HypothesisTally
+from collection.tasks import fold_hypothesis_tally
 from corpus.models import Dataset, Pair, Premise
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
@@ -111,3 +112,24 @@ def test_the_rebuild_command_recounts_one_dataset_and_leaves_the_others(written)
     assert out.getvalue().strip() == f"hypothesis tally rebuilt; {drifting} keys differed from a fresh count"
     assert hypothesis_tally.counts(dataset) == {}
     assert hypothesis_tally.counts(other) == {(stray.study_id, other.pk, "", stray.genre_id): 5}
+
+
+@pytest.mark.parametrize("on_beat", [True, False], ids=["with a broker: on the beat", "embedded: on commit"])
+def test_with_folds_on_the_beat_no_writing_submit_folds_and_the_beat_task_does(
+    make_worker, settings, monkeypatch, django_capture_on_commit_callbacks, on_beat
+):
+    settings.TALLY_FOLDS_ON_BEAT = on_beat
+    monkeypatch.setattr(hypothesis_tally, "FOLD_EVERY", 1)  # every commit draws a fold
+    dataset, genre = writing_setup()
+    add_premises(dataset, genre, 3, split="train")
+    study = make_study(dataset, "writing-one", task_kind=TaskKind.WRITING)
+    worker = make_worker()
+    session = session_of(study, worker)
+    with django_capture_on_commit_callbacks(execute=True):
+        write(worker, dataset, session)
+        write(worker, dataset, session)
+    # One delta per submit stays until the beat folds; without a broker the commits folded them.
+    assert HypothesisTally.objects.count() == (2 if on_beat else 1)
+    fold_hypothesis_tally()
+    assert HypothesisTally.objects.count() == 1
+    assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts() != {}
