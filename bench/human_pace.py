@@ -1,7 +1,7 @@
 """Worker pages under gunicorn at human pace: server-side p50/p99 per page.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench .venv/bin/python bench/human_pace.py \\
-        [--validators 150] [--writers 50] [--seconds 120] [--think 20:60] [--configs "gthread:2:8"]
+        [--validators 150] [--writers 50] [--seconds 120] [--think 20:60] [--configs "gthread:2:8"] [--study]
 
 Uses the corpus bench/run.py generated (its database). Every simulated crowdworker has its own
 account and session and loops like a person: arrive (`/validate/next/` or `/write/next/`, which
@@ -43,6 +43,7 @@ LABEL_FIELD = re.compile(r'name="(item-[0-9a-f]+)"')
 
 PAGES = [  # (page, method, path pattern)
     ("login page (baseline)", "GET", re.compile(r"^/accounts/login/")),
+    ("study link: arrival (--study)", "GET", re.compile(r"^/study/")),
     ("validation: arrive + claim", "GET", re.compile(r"^/validate/next/")),
     ("validation: batch page", "GET", re.compile(r"^/validate/batch/")),
     ("validation: submit five labels", "POST", re.compile(r"^/validate/batch/")),
@@ -73,8 +74,18 @@ def fetch(opener, path, data=None):
         return error.code, error.geturl(), error.read().decode(errors="replace")
 
 
+def arrived_opener(link):
+    """A participant's browser after opening their study link (the site logs them in: a session cookie)."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    status, _, page = fetch(opener, link)
+    if status != 200:
+        raise RuntimeError(f"the study link answered {status}: {page[:200]}")
+    return opener
+
+
 def person(kind, cookie, deadline, think, counts, errors, rng):
-    opener = logged_in_opener(cookie)
+    # `cookie`: a session of an account made beforehand, or ("link", a study link to arrive by).
+    opener = arrived_opener(cookie[1]) if isinstance(cookie, tuple) else logged_in_opener(cookie)
     number = 0
     while time.time() < deadline:
         if rng.random() < 0.2:
@@ -102,9 +113,11 @@ def person(kind, cookie, deadline, think, counts, errors, rng):
                 "contradiction": f"Nobody is anywhere ({stamp}).",
             }
         data["csrfmiddlewaretoken"] = token.group(1) if token else ""
-        status, url, _ = fetch(opener, path, data)
+        status, url, answer = fetch(opener, path, data)
         if status != 200 or urllib.parse.urlparse(url).path == path:
             errors.append((kind, status))
+            if os.environ.get("PACE_SHOW_REFUSALS"):
+                print("refused:", status, re.findall(r'class="[^"]*error[^"]*"[^>]*>([^<]+)', answer)[:3])
         else:
             counts[kind] += 1
 
@@ -204,6 +217,35 @@ def run_config(config, cookies, args):
         )
 
 
+def study_links():
+    """A validation study and a writing study on the bench corpus (open, unsigned links, more tasks a
+    visit than a run takes), and each one's Prolific link for participant n."""
+    import django
+
+    django.setup()
+    from corpus.models import Dataset
+    from crowd.models import Study, TaskKind
+
+    dataset = Dataset.objects.get(slug=os.environ["NLI_DEFAULT_DATASET"])
+    run = time.time_ns()
+
+    def link_of(kind):
+        study = Study.objects.create(
+            slug=f"pace-{kind}-{run}",
+            name=f"Human pace ({kind})",
+            dataset=dataset,
+            task_kind=kind,
+            tasks_per_batch=1000,
+        )
+        # One participant per person: a Prolific id opening a second study's link starts a new
+        # session, which gives back the first session's unfinished task (crowd.arrival).
+        return lambda n: (
+            f"/study/{study.slug}/?PROLIFIC_PID={kind}{run}x{n}&STUDY_ID={study.slug}&SESSION_ID=s{kind}{run}x{n}"
+        )
+
+    return link_of(TaskKind.VALIDATION), link_of(TaskKind.WRITING)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--validators", type=int, default=150)
@@ -214,14 +256,27 @@ def main():
     parser.add_argument(
         "--configs", default="shipped", help='"shipped" (gunicorn.conf.py) or class:processes:threads,...'
     )
+    parser.add_argument(
+        "--study",
+        action="store_true",
+        help="people arrive as Prolific participants by a validation study's and a writing study's links "
+        "(a study session each: the task count, the credits, the catch trials and the hypothesis tally of a "
+        "real study) instead of as accounts made beforehand",
+    )
     args = parser.parse_args()
     args.think_range = tuple(float(x) for x in args.think.split(":"))
     sys.path.insert(0, str(REPO / "bench"))
     from gunicorn_pages import sessions_for
 
-    cookies = [("validator", c) for c in sessions_for(args.validators)] + [
-        ("writer", c) for c in sessions_for(args.writers)
-    ]
+    if args.study:
+        validation_link, writing_link = study_links()
+        cookies = [("validator", ("link", validation_link(n))) for n in range(args.validators)] + [
+            ("writer", ("link", writing_link(n))) for n in range(args.writers)
+        ]
+    else:
+        cookies = [("validator", c) for c in sessions_for(args.validators)] + [
+            ("writer", c) for c in sessions_for(args.writers)
+        ]
     random.Random(3).shuffle(cookies)
     for config in args.configs.split(","):
         run_config(config, cookies, args)
