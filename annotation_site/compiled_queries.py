@@ -41,6 +41,17 @@ _STAND_IN_TIME = datetime(1901, 2, 3, 4, 5, 6, tzinfo=UTC)
 _STAND_IN_UUID = 0x5EED_0000_0000_4000_8000_0000_0000_0000
 
 
+def as_uuid(value: uuid.UUID | str) -> uuid.UUID | None:
+    """A uuid to bind (a url's or a caller's text made one), or None when the text is none: a
+    compiled query binds a uuid as a uuid, never its text."""
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
 def _as_param(value: Any) -> Any:
     """A value as the compiled parameters carry it (a datetime or uuid adapted as its field adapts it)."""
     if isinstance(value, datetime):

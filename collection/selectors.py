@@ -6,7 +6,7 @@ from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from annotation_site.compiled_queries import CompiledQuery
+from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from corpus.models import THREE_WAY, PromptExample, PromptFamily, Worker
 
 from .models import WritingClaim
@@ -23,11 +23,8 @@ WORKER_CLAIM = CompiledQuery(
 
 def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
     """A worker's own claim by token; anyone else's token is a 404, never a peek."""
-    try:
-        token = token if isinstance(token, uuid.UUID) else uuid.UUID(str(token))
-    except ValueError:
-        raise Http404("No such task.") from None
-    claims = WORKER_CLAIM.objects(None, token=token, worker=worker.pk)
+    token_id = as_uuid(token)
+    claims = [] if token_id is None else WORKER_CLAIM.objects(None, token=token_id, worker=worker.pk)
     if not claims:
         raise Http404("No such task.")
     claim: WritingClaim = claims[0]

@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation_site.celery import enqueue_coalesced
-from annotation_site.compiled_queries import CompiledQuery
+from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from artifacts.services import ARRIVAL_TASK
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
@@ -667,11 +667,8 @@ def submit_hypotheses(
     report_text = visible_text(problem_report)
     with transaction.atomic():
         # The row lock makes a second submit of the same token wait, then see "submitted".
-        try:
-            token = claim_token if isinstance(claim_token, uuid.UUID) else uuid.UUID(str(claim_token))
-        except ValueError:
-            raise WritingClaim.DoesNotExist("No such writing claim.") from None
-        claims = LOCKED_CLAIM.objects(None, token=token, worker=worker.pk)
+        token = as_uuid(claim_token)
+        claims = [] if token is None else LOCKED_CLAIM.objects(None, token=token, worker=worker.pk)
         if not claims:
             raise WritingClaim.DoesNotExist("No writing claim of this worker has this token.")
         claim = claims[0]

@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from annotation_site.compiled_queries import CompiledQuery
+from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus, Worker
 from crowd.models import ClaimStatus
 
@@ -109,8 +109,5 @@ BATCH_CLAIMS = CompiledQuery(_batch_claims)
 
 def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim]:
     """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
-    try:
-        batch = batch if isinstance(batch, uuid.UUID) else uuid.UUID(str(batch))
-    except ValueError:
-        return []
-    return BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch)
+    batch_id = as_uuid(batch)
+    return [] if batch_id is None else BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch_id)

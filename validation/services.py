@@ -22,7 +22,7 @@ from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation_site.compiled_queries import CompiledQuery
+from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from corpus.counters import LabelRefused, add_labels, record_stopping_rules, set_needs_validation
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
@@ -463,11 +463,8 @@ def submit_validation_batch(
         _check_may_validate(worker, None)
         # The claims are the worker's alone (the worker lock serialises their own submits); the
         # pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
-        try:
-            batch = batch if isinstance(batch, uuid.UUID) else uuid.UUID(str(batch))
-        except ValueError:
-            raise BatchNotFound("This batch does not exist or is not yours.") from None
-        claims = LOCKED_BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch)
+        batch_id = as_uuid(batch)
+        claims = [] if batch_id is None else LOCKED_BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch_id)
         if not claims:
             raise BatchNotFound("This batch does not exist or is not yours.")
         if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
