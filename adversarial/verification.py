@@ -48,7 +48,8 @@ PENDING_AMONG = CompiledQuery(
         AdversarialTry.objects.filter(pair_id__in=values["pairs"], verification=Verification.PENDING)
         .order_by()
         .values_list("pk")[:1]
-    )
+    ),
+    prepare=True,
 )
 
 

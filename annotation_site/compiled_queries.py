@@ -18,8 +18,23 @@ of binding the first caller's value for every later one.
 `fetch` returns the statement's rows; `objects` the model instances iterating the queryset would
 give, its `select_related` objects attached (a worker's claims with their pairs, on every submit:
 building and compiling that six-table read cost ~1.5 ms of Python against ~0.9 ms in PostgreSQL).
+
+On PostgreSQL a shape's statement can also run as a server-side prepared statement, PREPAREd once
+per connection (`prepare=True`): PostgreSQL plans it afresh for its first five runs, then keeps a
+generic plan when that is as good. Planning was most of these reads' server time (the six-table
+read of a batch's claims: 0.73 ms planning against 0.13 ms running; from Python 1.69 -> 0.44 ms a
+read at 433k pairs, issue 28). Only where the builder asks, once its generic plan has been read
+(bench/submit_profile.py --plans): a prepared statement's parameters are typed and planned as
+parameters, so a partial index whose predicate names a constant the statement binds (the claim
+queue's `label_count < 5 - held_places`) no longer matches, even in a custom plan, and a generic
+plan cannot see a skewed value. Prepared, the claim's candidate walk took 57 ms (custom plans) and
+then 330 ms (generic). Prepared statements live in the database session: a pooler that hands one
+client's transactions to several sessions (PgBouncer's transaction mode) needs
+`DATABASE_PREPARED_STATEMENTS=0`.
 """
 
+import itertools
+import re
 import threading
 import uuid
 from collections.abc import Callable, Hashable, Mapping
@@ -27,6 +42,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.models import Model, QuerySet
@@ -77,10 +93,40 @@ def _is_many(value: Any) -> bool:
     return isinstance(value, list | tuple)
 
 
+_STATEMENT_NUMBERS = itertools.count(1)
+_PLACEHOLDER = re.compile(r"%[%s]")
+
+
+def _positional(sql: str) -> str:
+    """Django's `%s` placeholders as PREPARE's `$1, $2, ...` (and `%%` as the `%` it stands for)."""
+    numbers = itertools.count(1)
+    return _PLACEHOLDER.sub(lambda match: "%" if match.group() == "%%" else f"${next(numbers)}", sql)
+
+
+def _prepared_here() -> set[str]:
+    """The statements PREPAREd in this thread's database session (a new session, after a
+    reconnect, has none)."""
+    raw = connection.connection
+    held = getattr(connection, "_compiled_queries_prepared", None)
+    if held is None or held[0] is not raw:
+        held = (raw, set())
+        connection._compiled_queries_prepared = held  # type: ignore[attr-defined]
+    return held[1]
+
+
 # Where a value goes among the parameters: (parameter index, value name, item of a list or None).
 Slot = tuple[int, str, int | None]
 Compiled = tuple[str, tuple[Any, ...], tuple[Slot, ...]]
 Key = tuple[str, Hashable, tuple[tuple[str, int | None], ...]]
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """A shape's PostgreSQL prepared statement: its name, its PREPARE, and the EXECUTE to bind."""
+
+    name: str
+    prepare: str
+    execute: str
 
 
 def _key(shape: Hashable, values: Mapping[str, Any]) -> Key:
@@ -108,10 +154,12 @@ class _Instances:
 class CompiledQuery:
     """A queryset's SQL compiled once per shape (and database), bound to each call's values."""
 
-    def __init__(self, build: Callable[[Hashable, Mapping[str, Any]], QuerySet[Any]]) -> None:
+    def __init__(self, build: Callable[[Hashable, Mapping[str, Any]], QuerySet[Any]], *, prepare: bool = False) -> None:
         self._build = build
+        self._prepare = prepare
         self._compiled: dict[Key, Compiled] = {}
         self._instances: dict[Key, _Instances] = {}
+        self._statements: dict[Key, _Statement] = {}
         self._lock = threading.Lock()
 
     def bind(self, shape: Hashable, **values: Any) -> tuple[str, list[Any]]:
@@ -134,9 +182,39 @@ class CompiledQuery:
         if any(_is_many(value) and not value for value in values.values()):
             return list(self._build(shape, values))  # `IN ()` has no SQL: the ORM's own answer
         sql, params = self.bind(shape, **values)
+        return self._rows(_key(shape, values), sql, params)
+
+    def _rows(self, key: Key, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        """The statement's rows, run as a prepared statement where the database has them."""
+        statement = self._statement(key, sql)
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            if statement is None:
+                cursor.execute(sql, params)
+            else:
+                prepared = _prepared_here()
+                if statement.name not in prepared:
+                    # Around Django's cursor wrappers: the session's set-up, not one of the
+                    # request's statements (query counts and logs see the EXECUTEs).
+                    with connection.connection.cursor() as raw:
+                        raw.execute(statement.prepare)
+                    prepared.add(statement.name)
+                cursor.execute(statement.execute, params)
             return list(cursor.fetchall())
+
+    def _statement(self, key: Key, sql: str) -> _Statement | None:
+        if not (self._prepare and connection.vendor == "postgresql" and settings.DATABASE_PREPARED_STATEMENTS):
+            return None
+        statement = self._statements.get(key)
+        if statement is None:
+            name = f"nli_compiled_{next(_STATEMENT_NUMBERS)}"
+            count = len(_PLACEHOLDER.findall(sql.replace("%%", "")))
+            statement = _Statement(
+                name=name,
+                prepare=f"PREPARE {name} AS {_positional(sql)}",
+                execute=f"EXECUTE {name}({', '.join(['%s'] * count)})" if count else f"EXECUTE {name}",
+            )
+            self._statements[key] = statement
+        return statement
 
     def objects(self, shape: Hashable, **values: Any) -> list[Any]:
         """The model instances of the shape's queryset with these values, as iterating it gives
@@ -145,14 +223,13 @@ class CompiledQuery:
         if any(_is_many(value) and not value for value in values.values()):
             return list(self._build(shape, values))  # `IN ()` has no SQL: the ORM's own answer
         sql, params = self.bind(shape, **values)
-        how = self._instances.get(_key(shape, values))
+        key = _key(shape, values)
+        how = self._instances.get(key)
         if how is None:
             raise ImproperlyConfigured("objects() reads model instances: the builder's queryset gives other rows")
         if how.locks and connection.get_autocommit():
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
+        rows = self._rows(key, sql, params)
         if how.converters:
             rows = list(how.compiler.apply_converters(rows, how.converters))
         instances = []

@@ -167,6 +167,10 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not e
     # page, a recompute's check), many times the statement itself. DATABASE_JIT=1 turns it back on.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = "-c jit=off"
+# The hot reads of worker pages and submits run as server-side prepared statements on PostgreSQL
+# (annotation_site.compiled_queries): off for a pooler in transaction mode (PgBouncer's), which
+# hands one client's statements to other database sessions.
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", default=True)
 # COPYs that build a PostgreSQL export's lines at once (modeling/snapshots/streams.py), each
 # keeping one database core busy.
 EXPORT_STREAMS = max(1, int(os.environ.get("EXPORT_STREAMS", min(2, os.cpu_count() or 1))))

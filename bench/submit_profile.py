@@ -1,11 +1,14 @@
 """Worker submits in-process, through the whole middleware stack (Django's test client): time, SQL time and statements.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench CELERY_BROKER_URL=redis://127.0.0.1:6379/9 \\
-        .venv/bin/python bench/submit_profile.py validation|writing [--submits 60] [--profile [--sort tottime]]
+        .venv/bin/python bench/submit_profile.py validation|writing [--submits 60] [--study] [--profile [--sort tottime]]
 
 Uses the corpus bench/run.py generated. Each of N fresh accounts claims a task first (not timed),
 then the N submits are timed one after another; the last one's statements are listed with their
-times. `--profile` adds cProfile's view of the N submits. A figure to set beside the human-pace run
+times. `--study`: each account arrives by a study's Prolific link instead (a study session: the task
+count, credits and catch trials of a real study, as `bench/human_pace.py --study`). `--plans` shows,
+for each prepared statement of the last submit (annotation_site.compiled_queries), how often
+PostgreSQL kept its generic plan, and that plan's EXPLAIN ANALYZE with the submit's values. `--profile` adds cProfile's view of the N submits. A figure to set beside the human-pace run
 (bench/human_pace.py): what one submit costs with no other request on the machine.
 """
 
@@ -34,6 +37,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("task", choices=["validation", "writing"])
     parser.add_argument("--submits", type=int, default=60)
+    parser.add_argument("--study", action="store_true", help="arrive by a study's Prolific link, as participants do")
+    parser.add_argument(
+        "--plans", action="store_true", help="EXPLAIN ANALYZE the generic plan of each prepared statement"
+    )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sort", default="cumulative")
     args = parser.parse_args()
@@ -51,6 +58,7 @@ def main():
 
     load_before_first_request()  # as the web server does before it forks
     statements: list[list[tuple[float, str]]] = [[]]
+    executes: list[tuple[str, object]] = []
 
     def timed(execute, sql, params, many, context):
         started = time.perf_counter()
@@ -58,6 +66,8 @@ def main():
             return execute(sql, params, many, context)
         finally:
             statements[-1].append((time.perf_counter() - started, sql[:110]))
+            if sql.startswith("EXECUTE "):
+                executes.append((sql, params))
 
     def watch(sender, connection, **kwargs):
         if timed not in connection.execute_wrappers:
@@ -68,9 +78,21 @@ def main():
     watch(None, connection)
 
     prepared = []
-    for cookie in sessions_for(args.submits):
+    if args.study:
+        from human_pace import study_links
+
+        link = study_links()[0 if args.task == "validation" else 1]
+        arrivals = [None] * args.submits
+    else:
+        arrivals = sessions_for(args.submits)
+    for number, cookie in enumerate(arrivals):
         client = Client(HTTP_HOST="127.0.0.1")
-        client.cookies[settings.SESSION_COOKIE_NAME] = cookie.split("=", 1)[1]
+        if cookie is None:
+            arrived = client.get(link(number))
+            if arrived.status_code not in (200, 302):
+                raise SystemExit(f"the study link answered {arrived.status_code}: {arrived.content[:300]!r}")
+        else:
+            client.cookies[settings.SESSION_COOKIE_NAME] = cookie.split("=", 1)[1]
         statements.append([])
         page = client.get("/validate/next/" if args.task == "validation" else "/write/next/", follow=True)
         if args.task == "validation":
@@ -88,6 +110,7 @@ def main():
     times, sql_times, counts = [], [], []
     for client, path, data in prepared:
         statements.append([])
+        executes.clear()
         if profile:
             profile.enable()
         started = time.perf_counter()
@@ -106,8 +129,28 @@ def main():
     )
     for seconds, sql in statements[-1]:
         print(f"   {seconds * 1000:6.2f} ms  {sql}")
+    if args.plans:
+        show_generic_plans(connection, executes)
     if profile:
         pstats.Stats(profile).sort_stats(args.sort).print_stats(45)
+
+
+def show_generic_plans(connection, executes):
+    """Each prepared statement the last submit ran: its plan counts so far, and its generic plan run
+    with that submit's values (in a transaction rolled back: some statements lock rows)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, generic_plans, custom_plans, statement FROM pg_prepared_statements ORDER BY name")
+        counts = {name: (generic, custom, text) for name, generic, custom, text in cursor.fetchall()}
+        for sql, params in executes:
+            name = sql.split()[1].split("(")[0]
+            generic, custom, text = counts[name]
+            print(f"\n{name}: {generic} generic plans, {custom} custom  {' '.join(text.split())[:160]}")
+            cursor.execute("BEGIN")
+            cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+            for (line,) in cursor.fetchall():
+                print("    " + line)
+            cursor.execute("ROLLBACK")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ WORKER_CLAIM = CompiledQuery(
         WritingClaim.objects.select_related("premise__genre__family", "premise__dataset", "study_session__study")
         .filter(token=values["token"], worker_id=values["worker"])
         .order_by()
-    )
+    ),
+    prepare=True,
 )
 
 

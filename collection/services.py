@@ -463,7 +463,7 @@ def _reports_of(in_study: Hashable, values: Mapping[str, Any]) -> QuerySet[Any]:
 
 
 # Read on every writing page and submit: compiled once per case (annotation_site.compiled_queries).
-REPORTS_SENT = CompiledQuery(_reports_of)
+REPORTS_SENT = CompiledQuery(_reports_of, prepare=True)
 
 
 def reports_sent(worker: Worker, study_session: StudySession | None) -> int:
@@ -623,7 +623,8 @@ LOCKED_CLAIM = CompiledQuery(
         .select_related("premise__dataset", "study_session__study")
         .filter(token=values["token"], worker_id=values["worker"])
         .order_by()
-    )
+    ),
+    prepare=True,
 )
 LOCKED_PREMISE = CompiledQuery(
     lambda _, values: (
@@ -631,7 +632,8 @@ LOCKED_PREMISE = CompiledQuery(
         .select_related("dataset")
         .filter(pk=values["premise"])
         .order_by()
-    )
+    ),
+    prepare=True,
 )
 
 

@@ -101,7 +101,8 @@ _needs_validation = needs_validation  # create_pairs has an argument of the same
 SPLIT_RULE = CompiledQuery(
     lambda split, values: (
         StoppingPolicy.objects.filter(dataset_id=values["dataset"], split=split).order_by().values_list("rule")[:1]
-    )
+    ),
+    prepare=True,
 )
 
 
@@ -393,14 +394,16 @@ LOCKED_PAIRS = CompiledQuery(
             "premise__genre_id",
             "dataset__label_scheme",
         )
-    )
+    ),
+    prepare=True,
 )
 PAIRS_LABELS = CompiledQuery(
     lambda _, values: (
         ValidationLabel.objects.filter(pair_id__in=values["pairs"])
         .order_by()
         .values_list("pair_id", "position", "worker_id")
-    )
+    ),
+    prepare=True,
 )
 
 

@@ -14,7 +14,7 @@ from corpus.models import Market, Worker
 from .models import DeviceSighting, StudySession
 
 # Read on every worker page: compiled once (annotation_site.compiled_queries).
-WORKER_OF_USER = CompiledQuery(lambda _, values: Worker.objects.filter(user_id=values["user"]).order_by())
+WORKER_OF_USER = CompiledQuery(lambda _, values: Worker.objects.filter(user_id=values["user"]).order_by(), prepare=True)
 
 
 def worker_for_user(user: User) -> Worker:

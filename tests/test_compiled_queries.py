@@ -6,11 +6,12 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
+from django.db.models import F
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation_site.compiled_queries import CompiledQuery
+from annotation_site.compiled_queries import CompiledQuery, _positional
 from corpus.models import Label, Pair
 from crowd.models import ClaimStatus
 from tests import factories
@@ -185,3 +186,86 @@ def test_objects_of_a_query_that_gives_other_rows_than_instances_are_refused():
     prefetching = CompiledQuery(lambda shape, values: Pair.objects.filter(pk=values["pair"]).prefetch_related("labels"))
     with pytest.raises(ImproperlyConfigured, match="does not prefetch"):
         prefetching.objects(None, pair=1)
+
+
+def _prepared_statements():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, statement, custom_plans + generic_plans FROM pg_prepared_statements")
+        return {name: (statement, runs) for name, statement, runs in cursor.fetchall()}
+
+
+@pytest.mark.postgres
+def test_a_prepared_read_is_prepared_once_per_session_and_gives_the_querysets_rows(make_worker):
+    dataset = factories.dataset("first")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, [label]) for label in (Label.ENTAILMENT, Label.NEUTRAL)]
+    worker = make_worker("first")
+    batch = uuid.uuid4()
+    _claims(dataset, worker, pairs, batch)
+    prepared = CompiledQuery(_claims_of, prepare=True)
+    values = {"worker": worker.pk, "batch": batch}
+    expected = [(c.pk, c.pair.pair_id, c.pair.premise.genre.pk) for c in _claims_of("plain", values)]
+    before = set(_prepared_statements())
+    for _ in range(7):  # past PostgreSQL's five custom plans, onto its generic one
+        with CaptureQueriesContext(connection) as queries:
+            got = prepared.objects("plain", **values)
+        assert [(c.pk, c.pair.pair_id, c.pair.premise.genre.pk) for c in got] == expected
+        assert len(queries) == 1 and queries[0]["sql"].startswith("EXECUTE nli_compiled_")
+    new = {name: kept for name, kept in _prepared_statements().items() if name not in before}
+    assert len(new) == 1  # one PREPARE for seven reads
+    ((statement, runs),) = new.values()
+    assert runs == 7 and '"validation_validationclaim"."worker_id" = $' in statement
+    # Another worker's batch through the same prepared statement: nothing.
+    assert prepared.objects("plain", worker=worker.pk, batch=uuid.uuid4()) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_new_database_session_prepares_the_read_again():
+    dataset = factories.dataset("first")
+    factories.pair(dataset, factories.premise(dataset), [Label.NEUTRAL])
+    prepared = CompiledQuery(_pairs_of, prepare=True)
+    values = {"dataset": dataset.pk, "until": timezone.now()}
+    expected = list(_pairs_of("all", values))
+    assert prepared.fetch("all", **values) == expected
+    connection.close()  # as CONN_MAX_AGE or a lost connection ends a session: its statements go with it
+    assert prepared.fetch("all", **values) == expected
+    assert len(_prepared_statements()) == 1
+
+
+def test_a_read_runs_as_plain_sql_where_prepared_statements_are_off_or_not_asked_for(settings):
+    dataset = factories.dataset("first")
+    factories.pair(dataset, factories.premise(dataset), [Label.NEUTRAL])
+    values = {"dataset": dataset.pk, "until": timezone.now()}
+    settings.DATABASE_PREPARED_STATEMENTS = False
+    for compiled in (CompiledQuery(_pairs_of, prepare=True), CompiledQuery(_pairs_of)):
+        with CaptureQueriesContext(connection) as queries:
+            assert compiled.fetch("all", **values) == list(_pairs_of("all", values))
+        assert queries[0]["sql"].startswith("SELECT")
+    settings.DATABASE_PREPARED_STATEMENTS = True
+    with CaptureQueriesContext(connection) as queries:
+        CompiledQuery(_pairs_of).fetch("all", **values)
+    assert queries[0]["sql"].startswith("SELECT")  # not asked for: never prepared
+
+
+def test_a_literal_percent_survives_preparing():
+    dataset = factories.dataset("first")
+    premise = factories.premise(dataset)
+    for label in (Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION):
+        factories.pair(dataset, premise, [label])
+
+    def odd_pairs(shape, values):
+        # `%` is the modulo operator in the SQL, `%%` in Django's compiled text.
+        return (
+            Pair.objects.filter(dataset_id=values["dataset"])
+            .alias(odd=F("id") % 2)
+            .filter(odd=1)
+            .order_by("id")
+            .values_list("pk")
+        )
+
+    values = {"dataset": dataset.pk}
+    assert CompiledQuery(odd_pairs, prepare=True).fetch(None, **values) == list(odd_pairs(None, values))
+    assert (
+        _positional('SELECT 5 %% "x" FROM t WHERE a = %s AND b = %s') == 'SELECT 5 % "x" FROM t WHERE a = $1 AND b = $2'
+    )

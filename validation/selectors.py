@@ -84,7 +84,7 @@ def _open_batches(item_kind: Hashable, values: Mapping[str, Any]) -> QuerySet[An
 
 
 # Read on every claim and every task page: compiled once per item kind (annotation_site.compiled_queries).
-OPEN_BATCH = CompiledQuery(_open_batches)
+OPEN_BATCH = CompiledQuery(_open_batches, prepare=True)
 
 
 def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKind.SINGLE_PREMISE) -> uuid.UUID | None:
@@ -104,7 +104,7 @@ def _batch_claims(shape: Hashable, values: Mapping[str, Any]) -> QuerySet[Valida
 
 
 # Read on every batch page and every submit: compiled once (annotation_site.compiled_queries).
-BATCH_CLAIMS = CompiledQuery(_batch_claims)
+BATCH_CLAIMS = CompiledQuery(_batch_claims, prepare=True)
 
 
 def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim]:

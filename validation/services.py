@@ -145,10 +145,12 @@ VALIDATION_CLAIMS = ClaimRule(
 TRUSTED_ONLY = CompiledQuery(
     lambda _, values: ValidationPolicy.objects.filter(dataset_id=values["dataset"], trusted_only=True).values_list(
         "pk"
-    )[:1]
+    )[:1],
+    prepare=True,
 )
 WORKER_LOCK = CompiledQuery(
-    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"]).values_list("pk")
+    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"]).values_list("pk"),
+    prepare=True,
 )
 
 
@@ -425,7 +427,8 @@ def _claim_in_one_statement(
 
 # Read on every submit: compiled once (annotation_site.compiled_queries).
 LOCKED_WORKER = CompiledQuery(
-    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"])
+    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"]),
+    prepare=True,
 )
 LOCKED_BATCH_CLAIMS = CompiledQuery(
     lambda _, values: (
@@ -433,7 +436,8 @@ LOCKED_BATCH_CLAIMS = CompiledQuery(
         .filter(worker_id=values["worker"], batch=values["batch"])
         .select_related("pair", "pair__dataset", "study_session__study")
         .order_by("id")
-    )
+    ),
+    prepare=True,
 )
 
 
