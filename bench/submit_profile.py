@@ -43,6 +43,7 @@ def main():
     )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sort", default="cumulative")
+    parser.add_argument("--callees", action="append", default=[], help="with --profile: what this function calls")
     args = parser.parse_args()
 
     import django
@@ -132,7 +133,10 @@ def main():
     if args.plans:
         show_generic_plans(connection, executes)
     if profile:
-        pstats.Stats(profile).sort_stats(args.sort).print_stats(45)
+        stats = pstats.Stats(profile).sort_stats(args.sort)
+        stats.print_stats(45)
+        for name in args.callees:
+            stats.print_callees(name)
 
 
 def show_generic_plans(connection, executes):

@@ -32,6 +32,13 @@ def worker_for_user(user: User) -> Worker:
         return Worker.objects.get(user=user)
 
 
+# Read on every submit in a study: compiled and prepared once (annotation_site.compiled_queries).
+LOCKED_STUDY_SESSION = CompiledQuery(
+    lambda _, values: StudySession.objects.select_for_update().select_related("study").filter(pk=values["session"]),
+    prepare=True,
+)
+
+
 def record_task_done(
     study_session: StudySession | None, *, hold_reason: Callable[[StudySession], str | None] | None = None
 ) -> StudySession | None:
@@ -46,7 +53,10 @@ def record_task_done(
     """
     if study_session is None:
         return None
-    session = StudySession.objects.select_for_update().select_related("study").get(pk=study_session.pk)
+    locked = LOCKED_STUDY_SESSION.objects(None, session=study_session.pk)
+    if not locked:
+        raise StudySession.DoesNotExist("This study session no longer exists.")
+    session = locked[0]
     session.tasks_done += 1
     fields = ["tasks_done"]
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:

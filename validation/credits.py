@@ -19,8 +19,8 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Case, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from corpus.models import Dataset, Pair
 from crowd.models import ClaimStatus
@@ -39,19 +39,39 @@ def countable(dataset: Dataset | None = None) -> QuerySet[ValidationClaim]:
 def submitted(claims: Collection[ValidationClaim], now: datetime) -> int:
     """Mark a batch's claims submitted at `now`, moving the credit of their pairs to the batch's
     ordinary claims when it is in a study session: one UPDATE (the submit's own), in the caller's
-    transaction, after the pairs are locked (so submits on one pair take turns)."""
+    transaction, after the pairs are locked (so submits on one pair take turns).
+
+    Written as its SQL: the same statement as a queryset's update() with a CASE per column, whose
+    building cost a validator's submit more than PostgreSQL ran it (issue 28)."""
     batch = [claim.pk for claim in claims]
     credit = [claim for claim in claims if not claim.is_catch_trial and claim.study_session_id is not None]
+    quote = connection.ops.quote_name
+    table = quote(ValidationClaim._meta.db_table)
+    submitted_at = connection.ops.adapt_datetimefield_value(now)
+    in_batch = f"id IN ({', '.join(['%s'] * len(batch))})"
     if not credit:
-        return ValidationClaim.objects.filter(pk__in=batch).update(status=ClaimStatus.SUBMITTED, submitted_at=now)
-    in_batch = Q(pk__in=batch)
-    updated: int = ValidationClaim.objects.filter(
-        in_batch | Q(pair_id__in=[claim.pair_id for claim in credit], credited=True)
-    ).update(
-        status=Case(When(in_batch, then=Value(ClaimStatus.SUBMITTED)), default=F("status")),
-        submitted_at=Case(When(in_batch, then=Value(now)), default=F("submitted_at")),
-        credited=Case(When(pk__in=[claim.pk for claim in credit], then=Value(True)), default=Value(False)),
-    )
+        sql = f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}"
+        params = [ClaimStatus.SUBMITTED.value, submitted_at, *batch]
+    else:
+        credited = ", ".join(["%s"] * len(credit))
+        sql = (
+            f"UPDATE {table} SET status = CASE WHEN {in_batch} THEN %s ELSE status END,"
+            f" submitted_at = CASE WHEN {in_batch} THEN %s ELSE submitted_at END,"
+            f" credited = id IN ({credited})"
+            f" WHERE {in_batch} OR (credited AND pair_id IN ({credited}))"
+        )
+        params = [
+            *batch,
+            ClaimStatus.SUBMITTED.value,
+            *batch,
+            submitted_at,
+            *(claim.pk for claim in credit),
+            *batch,
+            *(claim.pair_id for claim in credit),
+        ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        updated: int = cursor.rowcount
     return updated
 
 
