@@ -296,6 +296,10 @@ if CACHE_URL:
             "KEY_PREFIX": "nli",
         }
     }
+    # Every logged-in request read its session row through the ORM; from the shared cache it is
+    # one Redis GET (the database keeps every session too, so a flushed cache loses nothing).
+    # Never with per-process caches: another process would read its own stale copy.
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

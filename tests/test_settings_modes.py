@@ -36,6 +36,7 @@ answer = {
     "vendor": connection.vendor,
     "name": str(connection.settings_dict["NAME"]),
     "cache": settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1],
+    "sessions": settings.SESSION_ENGINE.rsplit(".", 1)[-1],
     "pid": os.getpid(),
     "training_queue": app.amqp.router.route({}, "modeling.tasks.run_training")["queue"].name,
     "artifacts_on_arrival": settings.ARTIFACTS_ON_ARRIVAL,
@@ -83,6 +84,7 @@ def test_embedded_mode_uses_sqlite_in_the_checkout_and_runs_tasks_in_process(tmp
     assert answer["name"] == str(REPO_ROOT / "db.sqlite3")
     assert answer["eager"] is True and answer["task_pid"] == answer["pid"]
     assert answer["cache"] == "LocMemCache"
+    assert answer["sessions"] == "db"  # a process's own cache would serve another's stale session
     assert answer["training_queue"] == "gpu"
     # No broker: new pairs are not tagged inside the request or the import (issue 28.6).
     assert answer["artifacts_on_arrival"] is False
@@ -113,6 +115,7 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
     assert answer["eager"] is False and answer["task_pid"] is None
     assert answer["queued_on_broker"] == 1  # the message waits on the broker for a worker
     assert answer["cache"] == "RedisCache"
+    assert answer["sessions"] == "cached_db"
     assert answer["training_queue"] == "gpu"
     assert answer["artifacts_on_arrival"] is True  # a worker tags new pairs
     assert settings.CELERY_TASK_ALWAYS_EAGER is False  # and this test process is in the same mode
