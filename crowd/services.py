@@ -56,7 +56,7 @@ def record_task_done(
     locked = LOCKED_STUDY_SESSION.objects(None, session=study_session.pk)
     if not locked:
         raise StudySession.DoesNotExist("This study session no longer exists.")
-    session = locked[0]
+    session: StudySession = locked[0]
     session.tasks_done += 1
     fields = ["tasks_done"]
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
