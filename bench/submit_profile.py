@@ -125,7 +125,7 @@ def main():
         sql_times.append(sum(seconds for seconds, _ in statements[-1]) * 1000)
         counts.append(len(statements[-1]))
     print(
-        f"{args.task}: {len(times)} submits, median {statistics.median(times):.1f} ms (min {min(times):.1f}), "
+        f"{args.task}: {len(times)} submits, median {statistics.median(times):.1f} ms (min {min(times):.1f}, the first {times[0]:.1f}), "
         f"SQL {statistics.median(sql_times):.1f} ms in {statistics.median(counts):.0f} statements"
     )
     for seconds, sql in statements[-1]:
