@@ -30,7 +30,9 @@ queue's `label_count < 5 - held_places`) no longer matches, even in a custom pla
 plan cannot see a skewed value. Prepared, the claim's candidate walk took 57 ms (custom plans) and
 then 330 ms (generic). Prepared statements live in the database session: a pooler that hands one
 client's transactions to several sessions (PgBouncer's transaction mode) needs
-`DATABASE_PREPARED_STATEMENTS=0`.
+`DATABASE_PREPARED_STATEMENTS=0`. A migration that changes a selected column's type under a
+running server costs the one transaction that meets it per statement and session; the next use
+prepares it again.
 """
 
 import itertools
@@ -44,7 +46,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import NotSupportedError, connection
 from django.db.models import Model, QuerySet
 from django.db.models.query import ModelIterable, get_related_populators
 from django.db.transaction import TransactionManagementError
@@ -103,15 +105,29 @@ def _positional(sql: str) -> str:
     return _PLACEHOLDER.sub(lambda match: "%" if match.group() == "%%" else f"${next(numbers)}", sql)
 
 
-def _prepared_here() -> set[str]:
-    """The statements PREPAREd in this thread's database session (a new session, after a
-    reconnect, has none)."""
+# PostgreSQL refuses to run a prepared statement whose columns' types changed since its PREPARE
+# (a migration that alters a selected column: a varchar's length, say).
+RESULT_TYPE_CHANGED = "cached plan must not change result type"
+
+
+@dataclass
+class _SessionStatements:
+    """This thread's database session's statements: those PREPAREd, and those to prepare again
+    (DEALLOCATE first) because their result type changed under them."""
+
+    raw: Any
+    prepared: set[str]
+    stale: set[str]
+
+
+def _prepared_here() -> _SessionStatements:
+    """The statements of this thread's database session (a new session, after a reconnect, has none)."""
     raw = connection.connection
     held = getattr(connection, "_compiled_queries_prepared", None)
-    if held is None or held[0] is not raw:
-        held = (raw, set())
+    if held is None or held.raw is not raw:
+        held = _SessionStatements(raw=raw, prepared=set(), stale=set())
         connection._compiled_queries_prepared = held  # type: ignore[attr-defined]
-    return held[1]
+    return held
 
 
 # Where a value goes among the parameters: (parameter index, value name, item of a list or None).
@@ -191,14 +207,23 @@ class CompiledQuery:
             if statement is None:
                 cursor.execute(sql, params)
             else:
-                prepared = _prepared_here()
-                if statement.name not in prepared:
+                session = _prepared_here()
+                if statement.name not in session.prepared:
                     # Around Django's cursor wrappers: the session's set-up, not one of the
                     # request's statements (query counts and logs see the EXECUTEs).
+                    stale = f"DEALLOCATE {statement.name}; " if statement.name in session.stale else ""
                     with connection.connection.cursor() as raw:
-                        raw.execute(statement.prepare)
-                    prepared.add(statement.name)
-                cursor.execute(statement.execute, params)
+                        raw.execute(stale + statement.prepare)
+                    session.prepared.add(statement.name)
+                    session.stale.discard(statement.name)
+                try:
+                    cursor.execute(statement.execute, params)
+                except NotSupportedError as refused:
+                    if RESULT_TYPE_CHANGED in str(refused):
+                        # This transaction is lost; the next use prepares the statement again.
+                        session.prepared.discard(statement.name)
+                        session.stale.add(statement.name)
+                    raise
             return list(cursor.fetchall())
 
     def _statement(self, key: Key, sql: str) -> _Statement | None:

@@ -5,14 +5,14 @@ from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection, transaction
+from django.db import NotSupportedError, connection, transaction
 from django.db.models import F
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation_site.compiled_queries import CompiledQuery, _positional
-from corpus.models import Label, Pair
+from corpus.models import Dataset, Label, Pair
 from crowd.models import ClaimStatus
 from tests import factories
 from validation.models import ValidationClaim
@@ -269,3 +269,22 @@ def test_a_literal_percent_survives_preparing():
     assert (
         _positional('SELECT 5 %% "x" FROM t WHERE a = %s AND b = %s') == 'SELECT 5 % "x" FROM t WHERE a = $1 AND b = $2'
     )
+
+
+@pytest.mark.postgres
+def test_a_read_whose_column_type_changed_under_it_is_prepared_again():
+    # A migration altering a selected column (a varchar's length) while a server runs: PostgreSQL
+    # refuses the statement PREPAREd before it. That transaction is lost; the next use works.
+    dataset = factories.dataset("first")
+    prepared = CompiledQuery(
+        lambda _, values: Dataset.objects.filter(pk=values["dataset"]).values_list("name"), prepare=True
+    )
+    expected = [(dataset.name,)]
+    assert prepared.fetch(None, dataset=dataset.pk) == expected
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the test's inserts' deferred checks, done
+        cursor.execute("ALTER TABLE collection_dataset ALTER COLUMN name TYPE varchar(301)")
+    with pytest.raises(NotSupportedError, match="cached plan must not change result type"), transaction.atomic():
+        prepared.fetch(None, dataset=dataset.pk)
+    assert prepared.fetch(None, dataset=dataset.pk) == expected
+    assert prepared.fetch(None, dataset=dataset.pk) == expected
