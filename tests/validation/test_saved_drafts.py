@@ -22,6 +22,16 @@ def session_writes(queries):
     return [q["sql"] for q in queries if "django_session" in q["sql"] and not q["sql"].startswith("SELECT")]
 
 
+@pytest.fixture
+def drafter(client, dataset, make_worker):
+    """A validator logged in, with three batches' worth of pairs to label."""
+    for _ in range(15):
+        make_pair(dataset)
+    make_worker("drafter")
+    client.login(username="drafter", password="worker-pass-1")
+    return client
+
+
 def submit_a_batch(client):
     client.get(reverse("validation:next"))
     batch = ValidationClaim.objects.filter(worker__user__username="drafter", status="open").first().batch
@@ -33,11 +43,8 @@ def submit_a_batch(client):
     return batch, response, queries
 
 
-def test_the_next_page_names_the_saved_batch_once_and_nothing_writes_the_session(client, dataset, make_worker):
-    for _ in range(10):
-        make_pair(dataset)
-    make_worker("drafter")
-    client.login(username="drafter", password="worker-pass-1")
+def test_the_next_page_names_the_saved_batch_once_and_nothing_writes_the_session(drafter):
+    client = drafter
     batch, response, queries = submit_a_batch(client)
     assert session_writes(queries) == []
     cookie = response.cookies[SAVED_DRAFTS_COOKIE]
@@ -52,11 +59,8 @@ def test_the_next_page_names_the_saved_batch_once_and_nothing_writes_the_session
     assert NAMED.findall(client.get(page.request["PATH_INFO"]).content.decode()) == []
 
 
-def test_saves_before_any_page_are_all_named_and_a_forged_cookie_names_only_draft_keys(client, dataset, make_worker):
-    for _ in range(15):
-        make_pair(dataset)
-    make_worker("drafter")
-    client.login(username="drafter", password="worker-pass-1")
+def test_saves_before_any_page_are_all_named_and_a_forged_cookie_names_only_draft_keys(drafter):
+    client = drafter
     first, _, _ = submit_a_batch(client)
     second, response, _ = submit_a_batch(client)  # its next page was never shown (no render between)
     assert response.cookies[SAVED_DRAFTS_COOKIE].value == f"batch-{first}.batch-{second}"
