@@ -47,11 +47,15 @@ def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
     if not study_session.completion_code:
         return None, None
     study = study_session.study
-    if study.completion_url:
-        return "url", study.completion_url.replace("{code}", quote(study_session.completion_code, safe=""))
-    if study_session.worker.market == Market.MTURK and study_session.turk_submit_to:
+    # The market decides before the URL: a study may run on both, and an MTurk worker sent to
+    # Prolific's completion URL would leave their HIT unsubmitted (issue 41).
+    if study_session.worker.market == Market.MTURK:
+        if not study_session.turk_submit_to:
+            return None, None
         fields = {"assignmentId": study_session.external_session_id, "completion_code": study_session.completion_code}
         return "mturk", (f"{study_session.turk_submit_to}/mturk/externalSubmit", fields)
+    if study.completion_url:
+        return "url", study.completion_url.replace("{code}", quote(study_session.completion_code, safe=""))
     return None, None
 
 

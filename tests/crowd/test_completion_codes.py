@@ -120,6 +120,16 @@ def test_mturk_participant_gets_the_external_submit_form(client, study):
     assert "js/autosubmit.js" in page
 
 
+def test_mturk_participant_of_a_study_with_a_prolific_url_still_submits_the_hit(client, study):
+    study.completion_url = "https://app.prolific.com/submissions/complete?cc={code}"
+    study.save()
+    arrive(client, study, {**MTURK, "turkSubmitTo": "https://www.mturk.com"})
+    finish(client, study)
+    page = client.get(reverse("writing_next")).content.decode()
+    assert 'action="https://www.mturk.com/mturk/externalSubmit"' in page
+    assert "app.prolific.com" not in page
+
+
 @pytest.mark.parametrize(
     "submit_to", ["https://evil.example", "javascript:alert(1)", "https://www.mturk.com.evil.example"]
 )
