@@ -95,6 +95,13 @@ def _snapshot_to_train_on(snapshot: Snapshot | int | str) -> tuple[Snapshot | No
         return None, f"Snapshot {snapshot.pk} is {snapshot.status}, not done; wait for its export to finish."
     if not snapshot.directory:
         return None, f"Snapshot {snapshot.pk} has no folder."
+    # Refused here, in words, rather than by a node after the queue with a path of the server in it.
+    train_file = Path(snapshot.directory) / TRAIN_FILE
+    if not train_file.is_file() or train_file.stat().st_size == 0:
+        return None, (
+            f"Snapshot {snapshot.pk} has no training pairs (no train split): make a snapshot whose "
+            "splits include train to train on it."
+        )
     return snapshot, None
 
 

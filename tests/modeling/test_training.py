@@ -229,6 +229,17 @@ def test_launch_refuses_unfinished_snapshots_and_bad_configs(db, tmp_path):
     assert not TrainingRun.objects.exists()
 
 
+def test_launch_refuses_a_snapshot_without_a_train_split_in_words(db, tmp_path):
+    splits = multinli_splits(n_train=6, n_eval=3)
+    splits.pop("train")
+    snapshot = make_snapshot(tmp_path / "snap", splits)
+    with pytest.raises(LaunchRefused) as refused:
+        launch_training_run(snapshot, "cbow", config={}, user=None)
+    message = refused.value.message_dict["snapshot"][0]
+    assert "no training pairs" in message and str(tmp_path) not in message
+    assert not TrainingRun.objects.exists()
+
+
 def test_the_reaper_fails_runs_without_heartbeat_and_spares_live_ones(db, tmp_path):
     snapshot = make_snapshot(tmp_path / "snap", multinli_splits(n_train=6, n_eval=3))
     now = timezone.now()
