@@ -119,3 +119,24 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
     assert answer["training_queue"] == "gpu"
     assert answer["artifacts_on_arrival"] is True  # a worker tags new pairs
     assert settings.CELERY_TASK_ALWAYS_EAGER is False  # and this test process is in the same mode
+
+
+def test_migrating_a_fresh_sqlite_database_prints_no_warning_a_newcomer_cannot_act_on(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="annotation_site.settings",
+        DEBUG="1",
+        DATA_DIR=str(tmp_path / "var"),
+        DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.sqlite3'}",
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "WARNINGS" not in done.stdout + done.stderr
