@@ -80,3 +80,13 @@ def test_dashboard_recast_page_previews_then_saves_for_researchers_only(client, 
     bad = client.post(url, {**form, "rows": '{"sentence": "x"}\n', "action": "save", "dataset": "dash-bad"})
     assert bad.status_code == 400 and "nothing was saved" in bad.content.decode()
     assert not Dataset.objects.filter(slug="dash-bad").exists()
+
+
+def test_recast_premises_count_on_the_corpus_page_like_imported_ones():
+    from dashboard.queries.corpus import _corpus_overview
+
+    recast_into("puns", SENTENCES[:3], "counted-puns", "dev")
+    dataset = Dataset.objects.get(slug="counted-puns")
+    premises = Premise.objects.filter(dataset=dataset).count()
+    assert premises > 0
+    assert _corpus_overview(dataset, None)["premise_summary"]["count"] == premises
