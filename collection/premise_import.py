@@ -28,7 +28,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from annotation_site.progress import ProgressWriter
-from corpus import tallies
+from corpus.counters import create_premises
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 
 from .models import PremiseImport
@@ -258,8 +258,7 @@ class _Importer:
                     )
                 )
                 self.report.per_file[source]["kept"] += 1
-            Premise.objects.bulk_create(rows)
-            tallies.premises_added(rows)  # the dashboard's premise counts and lengths
+            create_premises(rows)
             self.report.kept += len(rows)
         if self.on_batch is not None:
             self.on_batch(self.report)

@@ -30,8 +30,7 @@ from pathlib import Path
 from django.db import transaction
 
 from corpus import labels as scheme_labels
-from corpus import tallies
-from corpus.counters import create_pairs, set_needs_validation
+from corpus.counters import create_pairs, create_premises, set_needs_validation
 from corpus.models import (
     AUTHOR_POSITION,
     Dataset,
@@ -233,8 +232,7 @@ def _premises(dataset, genre, split, pairs, path, report):
                 split=split,
                 source=Path(path).name[:255],
             )
-    Premise.objects.bulk_create(new.values(), batch_size=1000)
-    tallies.premises_added(new.values())  # the dashboard's premise counts and lengths, as other imports
+    create_premises(new.values())
     report.premises_created = len(new)
     by_id = dict(
         Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "pk")

@@ -29,7 +29,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.counters import create_pairs
+from corpus.counters import create_pairs, create_premises
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
 
@@ -234,7 +234,7 @@ def _store_chunk(dataset, split, genre, source, items, report):
             split=split,
             source=source,
         )
-    Premise.objects.bulk_create(new.values(), batch_size=1000)
+    create_premises(new.values())
     report.premises_created += len(new)
     for prompt_id, pk, sentences, premise_split in Premise.objects.filter(
         dataset=dataset, prompt_id__in=list(new)

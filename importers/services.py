@@ -24,8 +24,7 @@ from tqdm import tqdm
 from annotation_site.celery import enqueue
 from annotation_site.progress import ProgressWriter
 from artifacts.services import ARRIVAL_TASK
-from corpus import tallies
-from corpus.counters import create_pairs
+from corpus.counters import create_pairs, create_premises
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, text_hash
 
@@ -340,8 +339,7 @@ def _premises_for(
             split=split,
             source=Path(path).name[:255],
         )
-    Premise.objects.bulk_create(new.values(), batch_size=1000)
-    tallies.premises_added(new.values())  # the dashboard's premise counts and lengths
+    create_premises(new.values())
     report.premises_created += len(new)
 
     premises: dict[str, int] = {}

@@ -6,6 +6,7 @@ Expected figures are ../shared/data/README.md's.
 import pytest
 from django.core.management import CommandError, call_command
 
+from corpus import tallies
 from corpus.counters import recompute_gold
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
 from corpus.selectors import adjudication_queue, mpe_statistics
@@ -48,6 +49,7 @@ def test_dev_imports_with_readme_counts_line_468_reported_and_gold_kept(tmp_path
     assert record.problems[0][0] == 468 and "repaired" in record.problems[0][1]
     dataset = Dataset.objects.get(slug="mpe")
     assert dataset.item_kind == ItemKind.MULTI_PREMISE
+    assert tallies.drift(dataset).keys == 0  # its premises are counted like any import's
 
     stats = mpe_statistics(dataset, split="dev")
     assert stats.label_counts == README_COUNTS["dev"]
