@@ -323,7 +323,12 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
     pairs = Pair.objects.filter(premise__in=premises.values("pk"))
 
     def moved(rows: Rows) -> Counter[Key]:
-        return _add(_signed(rows, -1), {(k[0], split, *k[2:]): n for k, n in rows.items()})
+        # Keys from several splits land on one key of `split`: they add up (a dict built key by
+        # key kept only the last, and assign_splits moving dev and test back drifted).
+        arriving: Counter[Key] = Counter()
+        for key, n in rows.items():
+            arriving[(key[0], split, *key[2:])] += n
+        return _add(_signed(rows, -1), arriving)
 
     _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
     _insert(WordTally, WORD_KEY, moved(word_rows(pairs)))

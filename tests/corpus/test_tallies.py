@@ -15,7 +15,7 @@ from collection.splits import assign_splits
 from corpus import tallies
 from corpus.agreement import agreement_stats
 from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold, set_workers_excluded
-from corpus.models import LengthKind, LengthTally, Pair, PairTally, Split, Worker
+from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Split, Worker
 from importers.services import import_pairs_file
 from tests import factories
 
@@ -143,6 +143,18 @@ def test_a_write_that_skips_the_tallies_is_reported_as_drift_and_repaired():
     report = recompute_gold(lengths=True)
     assert report.tally_drift.rebuilt
     assert_no_drift()
+
+
+def test_premises_of_two_splits_moving_into_one_add_up_in_every_tally():
+    dataset = factories.dataset("merging")
+    same_text = "The ferry left the harbour at dawn with six passengers."
+    for split in (Split.DEV, Split.TEST):
+        premise = factories.premise(dataset, split=split, text=same_text)
+        factories.pair(dataset, premise, ["entailment"], hypothesis="A boat left the harbour.")
+    moving = Premise.objects.filter(dataset=dataset)
+    tallies.premises_moving(moving, Split.TRAIN)
+    moving.update(split=Split.TRAIN)
+    assert_no_drift(dataset)
 
 
 def test_folding_keeps_every_sum_and_leaves_one_row_per_key():
