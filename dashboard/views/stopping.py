@@ -30,6 +30,15 @@ def stopping(request):
         if dataset is None or split not in Split.values or rule not in StoppingRule.values:
             messages.error(request, "Choose a dataset, a split and a rule; nothing was changed.")
             return redirect("dashboard:stopping")
+        held_out = split in (Split.DEV, Split.TEST)
+        if held_out and rule == StoppingRule.CONFIDENT and not request.POST.get("confirm_held_out"):
+            messages.warning(
+                request,
+                f"Not saved: the confident rule on {split} lets gold labels of evaluation data change after "
+                "fewer than five labels, and its agreement figures then cover only the pairs that still take "
+                "five. Tick “Use it on dev or test anyway” to save it.",
+            )
+            return redirect("dashboard:stopping")
         try:
             policy, changed, stopped = set_stopping_policy(
                 dataset,
@@ -45,6 +54,11 @@ def stopping(request):
             request,
             f"{dataset.slug} {split}: {policy.get_rule_display()}. {changed} pairs follow it now; {stopped} stopped at once.",
         )
+        if held_out and rule != StoppingRule.FIXED:
+            messages.warning(
+                request,
+                f"{split} now stops early: Fleiss κ and the agreement table cover only its pairs with five labels.",
+            )
         return redirect("dashboard:stopping")
     preview = None
     dataset = known.get(request.GET.get("preview", ""))

@@ -75,7 +75,14 @@ def test_bad_values_are_refused_and_workers_are_kept_out(client, researcher, mak
     assert not StoppingPolicy.objects.exists()
     response = client.post(
         "/dashboard/stopping/",
-        {"dataset": "refusals", "split": "dev", "rule": "confident", "threshold": "0.9", "max_labels": "4"},
+        {
+            "dataset": "refusals",
+            "split": "dev",
+            "rule": "confident",
+            "threshold": "0.9",
+            "max_labels": "4",
+            "confirm_held_out": "1",
+        },
         follow=True,
     )
     policy = StoppingPolicy.objects.get()
@@ -83,3 +90,22 @@ def test_bad_values_are_refused_and_workers_are_kept_out(client, researcher, mak
     assert set(Pair.objects.filter(label_count__lt=5).values_list("stopping_rule", flat=True)) == {"confident"}
     # The five-label pair keeps the rule it was validated under.
     assert Pair.objects.get(label_count=5).stopping_rule == StoppingRule.FIXED
+
+
+@pytest.mark.django_db
+def test_the_confident_rule_on_dev_or_test_needs_the_researchers_confirmation(client, researcher):
+    dataset = make_dataset("held-out-confident")
+    settled_and_open_pairs(dataset)
+    client.force_login(researcher)
+    chosen = {"dataset": "held-out-confident", "rule": "confident", "threshold": "0.9", "max_labels": "5"}
+    for split in ("dev", "test"):
+        page = client.post("/dashboard/stopping/", {**chosen, "split": split}, follow=True).content.decode()
+        assert "Not saved: the confident rule on " + split in page
+    assert not StoppingPolicy.objects.exists()
+    page = client.post("/dashboard/stopping/", {**chosen, "split": "train"}, follow=True).content.decode()
+    assert StoppingPolicy.objects.get().split == Split.TRAIN and "Not saved" not in page
+    page = client.post(
+        "/dashboard/stopping/", {**chosen, "split": "dev", "confirm_held_out": "1"}, follow=True
+    ).content.decode()
+    assert StoppingPolicy.objects.filter(split=Split.DEV, rule=StoppingRule.CONFIDENT).exists()
+    assert "cover only its pairs with five labels" in page
