@@ -122,3 +122,26 @@ def test_only_researchers_act_on_reports(client, reported, make_worker):
     assert client.get(reverse("dashboard:pairs")).status_code == 403
     reported.refresh_from_db()
     assert reported.status == PremiseStatus.HELD
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_the_dataset_and_typed_filters_go_together_in_one_find(live_server, page, make_researcher, browsed):
+    import re
+
+    ds, _ = browsed
+    make_researcher(username="lin", password="research-pass-1")
+    page.goto(f"{live_server.url}/dashboard/pairs/")
+    page.fill("#id_username", "lin")
+    page.fill("#id_password", "research-pass-1")
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r".*/dashboard/pairs/$"))
+    assert page.locator("form.scope").count() == 0  # one form: a second would send only its own fields
+    page.fill("#f-text", "animal")
+    page.select_option("#scope-dataset", ds.slug)
+    page.click("#pair-filters button[type=submit]")
+    page.wait_for_url(re.compile(r".*text=animal.*"))
+    assert f"dataset={ds.slug}" in page.url
+    assert page.locator("#table-pairs tbody tr").all_inner_texts() and all(
+        "An animal rests." in row for row in page.locator("#table-pairs tbody tr").all_inner_texts()
+    )
