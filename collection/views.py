@@ -5,7 +5,7 @@ Views stay thin: rules live in services.py (writes) and selectors.py (reads).
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
@@ -82,6 +82,25 @@ def writing_resubmit(request, token):
     return writing_task(request, token)
 
 
+def _refused_key(token):
+    return f"refused-writing-{token}"
+
+
+def _refused_form(request, token, premise, form_rules):
+    """The refused submit of this task, once, with its text and its errors; None if there is none."""
+    refused = request.session.pop(_refused_key(token), None)
+    if not refused:
+        return None
+    form = WritingForm(refused["data"], premise=premise, **form_rules)
+    form.is_valid()  # binds the fields; the errors below are the ones the submit got
+    for name, errors in refused["errors"].items():
+        field = name if name in form.fields else None
+        for error in errors:
+            if error not in form.errors.get(name or NON_FIELD_ERRORS, []):
+                form.add_error(field, error)
+    return form
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def writing_task(request, token):
@@ -124,8 +143,15 @@ def writing_task(request, token):
                     messages.success(request, "Saved, thank you.")
                 drafts_saved(request, f"writing-{claim.token}")
                 return redirect("writing_next")
+        # Refused: shown once by a GET (post/redirect/get), so a reload neither posts the old text
+        # again nor hides what the worker typed after the error (the browser's draft fills the fields).
+        request.session[_refused_key(claim.token)] = {
+            "data": {name: request.POST.get(name, "") for name in form.fields},
+            "errors": {name: [str(e) for e in errors] for name, errors in form.errors.items()},
+        }
+        return redirect("writing_task", token=claim.token)
     else:
-        form = WritingForm(premise=premise, **form_rules)
+        form = _refused_form(request, claim.token, premise, form_rules) or WritingForm(premise=premise, **form_rules)
 
     family = premise.genre.family
     context = {

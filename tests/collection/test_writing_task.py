@@ -268,13 +268,17 @@ def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, w
     add_premises(dataset, genre, 1)
     claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
     url = reverse("writing_task", args=[claim.token])
-    response = worker_client.post(url, {**GOOD, "neutral": GOOD["entailment"].upper()})
+    response = worker_client.post(url, {**GOOD, "neutral": GOOD["entailment"].upper()}, follow=True)
     page = response.content.decode()
-    assert response.status_code == 200
+    # Post/redirect/get: the refusal is shown by a GET of the task, so a reload never posts it again.
+    assert response.redirect_chain == [(url, 302)] and response.status_code == 200
     assert "same as your &#x27;definitely correct&#x27; sentence" in page
     assert 'id="neutral-errors"' in page
     assert GOOD["entailment"].upper() in page and GOOD["contradiction"] in page
     assert not Pair.objects.exists()
+    # Shown once: a reload is the empty task, which the browser's draft fills with what was typed since.
+    again = worker_client.get(url).content.decode()
+    assert 'id="neutral-errors"' not in again and GOOD["contradiction"] not in again
     response = worker_client.post(url, GOOD)
     assert response.status_code == 302
     assert Pair.objects.count() == 3
