@@ -7,9 +7,9 @@ from urllib.parse import quote
 
 from django.db.models import QuerySet
 
-from corpus.models import AUTHOR_POSITION, Market, Worker
+from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 
-from .models import ClaimStatus, Study, StudySession
+from .models import ClaimStatus, Study, StudySession, TaskKind
 
 COMPLETION_CSV_COLUMNS = [
     "study",
@@ -39,6 +39,30 @@ def worker_task_counts(worker: Worker | None) -> dict[str, int]:
         "validation_labels": worker.labels.filter(position__gt=AUTHOR_POSITION).count()
         + worker.validation_claims.filter(status=ClaimStatus.SUBMITTED, is_catch_trial=True).count(),
     }
+
+
+TASK_DESCRIPTIONS = {
+    TaskKind.WRITING: "You will read a line of text and write three short sentences about it: one that is "
+    "definitely correct, one that might be correct, and one that is definitely incorrect.",
+    TaskKind.VALIDATION: "You will read pairs of sentences and say whether the second is definitely correct, "
+    "might be correct, or is definitely incorrect given the first.",
+    TaskKind.MPE_JUDGMENT: "You will read four short descriptions of one scene and a sentence, and say whether the "
+    "sentence is definitely correct, might be correct, or is definitely incorrect given all four descriptions.",
+    TaskKind.PREMISE_LABELS: "You will read one description of a scene at a time and a sentence, and say whether the "
+    "sentence is definitely correct, might be correct, or is definitely incorrect given that description.",
+    TaskKind.ADVERSARIAL: "You will read a line of text and write sentences about it that a computer model gets "
+    "wrong; other people then check your sentences.",
+}
+TWO_WAY_VALIDATION = (
+    "You will read pairs of sentences and say whether the second is definitely correct given the first, or not."
+)
+
+
+def task_description(study: Study) -> str:
+    """What a participant will do in this study, in plain words (the MTurk preview)."""
+    if study.task_kind == TaskKind.VALIDATION and study.dataset.label_scheme != LabelScheme.THREE_WAY:
+        return TWO_WAY_VALIDATION
+    return TASK_DESCRIPTIONS.get(TaskKind(study.task_kind), TASK_DESCRIPTIONS[TaskKind.VALIDATION])
 
 
 def completion_return(study_session: StudySession) -> tuple[str | None, Any]:

@@ -102,7 +102,9 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "crowd/study_closed.html", {"study": study}, status=410)
     params = request.POST if request.method == "POST" else request.GET
     if arrival.is_mturk_preview(params):
-        return render(request, "crowd/study_preview.html", {"study": study})
+        return render(
+            request, "crowd/study_preview.html", {"study": study, "description": selectors.task_description(study)}
+        )
     try:
         arrival.check_link_signature(study, params)
         visit = arrival.parse_arrival(params)

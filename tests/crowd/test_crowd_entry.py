@@ -82,6 +82,26 @@ def test_mturk_preview_shows_the_task_and_creates_nothing(client, study):
 
 
 @pytest.mark.parametrize(
+    "kind, scheme, words",
+    [
+        (TaskKind.MPE_JUDGMENT, "three_way", "four short descriptions of one scene"),
+        (TaskKind.VALIDATION, "two_way", "definitely correct given the first, or not"),
+        (TaskKind.ADVERSARIAL, "three_way", "a computer model gets wrong"),
+    ],
+)
+def test_mturk_preview_describes_the_studys_own_task(db, client, kind, scheme, words):
+    from corpus.models import Dataset, ItemKind
+    from crowd.models import MULTI_PREMISE_TASKS, Study
+
+    item_kind = ItemKind.MULTI_PREMISE if kind in MULTI_PREMISE_TASKS else ItemKind.SINGLE_PREMISE
+    dataset = Dataset.objects.create(slug=f"preview-{kind}", name="P", label_scheme=scheme, item_kind=item_kind)
+    study = Study.objects.create(slug=f"preview-{kind}", name="P", dataset=dataset, task_kind=kind, completion_code="C")
+    page = client.get(entry(study), {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "3HIT"}).content.decode()
+    assert "This is a preview" in page and words in page
+    assert "write three short sentences" not in page or kind == TaskKind.WRITING
+
+
+@pytest.mark.parametrize(
     "params, problem",
     [
         ({}, "carries no worker ids"),
