@@ -215,7 +215,7 @@ class TrainingRunViewSet(
         response = FileResponse(
             handle if isinstance(handle, File) else File(handle),
             as_attachment=True,
-            filename=f"run-{run.pk}-{run.model}.pt",
+            filename=f"run-{run.pk}-{run.model}.safetensors",
             content_type="application/octet-stream",
         )
         response["ETag"] = f'"{run.checkpoint_sha256}"'
