@@ -204,7 +204,7 @@ class TrainingRunViewSet(
     )
     @action(detail=True, methods=["get"], url_path="checkpoint")
     def checkpoint(self, request, pk=None):
-        """The run's checkpoint (torch.save of model, config, vocabulary and weights; docs/gpu-nodes.md loads it)."""
+        """The run's checkpoint (safetensors: weights, with model, config, vocabulary as JSON; docs/gpu-nodes.md loads it)."""
         run = self.get_object()
         if not run.checkpoint_name:
             raise NotFound(f"Run {run.pk} has no checkpoint; one is recorded when the run is done.")
