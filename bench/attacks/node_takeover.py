@@ -33,6 +33,7 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 NAME = "node-takeover"
@@ -84,8 +85,9 @@ def setup(tries, seed=0):
     from tests.modeling.gpu_node.helpers import learnable_splits, served_snapshot
 
     snapshot = served_snapshot(learnable_splits(seed, n_train=40, n_eval=8))
-    _, victim = NodeToken.issue(f"attack-victim-{seed}")
-    _, attacker = NodeToken.issue(f"attack-attacker-{seed}")
+    tag = f"{seed}-{uuid.uuid4().hex[:8]}"  # token names are unique; the attack may be run again
+    _, victim = NodeToken.issue(f"attack-victim-{tag}")
+    _, attacker = NodeToken.issue(f"attack-attacker-{tag}")
     runs = []
     for variant in VARIANTS:
         for _ in range(tries):
@@ -210,7 +212,8 @@ def run(base_url, *, seed=0, tries=3):
         "value": round(succeeded / n, 4),
         "interval": wilson(succeeded, n),
         "at_chance_or_refused": succeeded == 0,
-        "detail": f"took over {took_over}, pickle ran {ran}, planted uploads stored {uploads}; " + "; ".join(notes),
+        "detail": f"took over {took_over}, pickle ran {ran}, planted uploads stored {uploads}; "
+        + "; ".join(dict.fromkeys(notes)),
     }
 
 
