@@ -171,7 +171,7 @@ def _info(header):
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
         raise CheckpointInvalid(f"the file is a safetensors file but not a checkpoint of this platform ({FORMAT})")
     kind = metadata.get("model")
-    if kind not in NETS:
+    if not isinstance(kind, str) or kind not in NETS:
         raise CheckpointInvalid(f"unknown model {kind!r} in the checkpoint; known: {', '.join(NETS)}")
     config = _json_field(metadata, "config", dict, "a JSON object")
     vocab = _json_field(metadata, "vocab", list, "a list of words")
@@ -181,7 +181,7 @@ def _info(header):
     if not 2 <= len(labels) <= 3 or len(set(labels)) != len(labels) or not all(isinstance(x, str) for x in labels):
         raise CheckpointInvalid("the checkpoint's labels must be 2 or 3 different strings")
     epoch = metadata.get("epoch", "0")
-    if not epoch.isdigit():
+    if not isinstance(epoch, str) or not epoch.isdigit():
         raise CheckpointInvalid("the checkpoint's epoch must be a whole number")
     for key in ("embedding_dim", "hidden_dim", "mlp_layers"):
         if key in config:
@@ -196,9 +196,10 @@ def _info(header):
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        if not isinstance(entry, dict):
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
             raise CheckpointInvalid(f"the checkpoint's tensor {name!r} is described wrongly")
-        tensors[name] = (entry.get("dtype"), list(entry.get("shape") or []))
+        tensors[name] = (entry.get("dtype"), shape)
     return CheckpointInfo(
         kind=kind, config=config, vocab=vocab, labels=tuple(labels), epoch=int(epoch), tensors=tensors
     )

@@ -3,6 +3,7 @@ nothing it uploads is ever unpickled, by any reader of a run's checkpoint."""
 
 import hashlib
 import io
+import json
 from io import StringIO
 
 import pytest
@@ -201,6 +202,31 @@ def test_an_upload_that_would_not_load_into_its_net_is_refused_in_words(node, qu
         body = checkpoint_bytes(tmp_path, "majority")
     refused = upload(node, queued_run, spec["claim"], body)
     assert refused.status_code == 400 and message in refused.json()["detail"], refused.content
+
+
+def crafted(header):
+    """A file in safetensors' layout (8-byte length, JSON header) with whatever header is given."""
+    text = json.dumps(header).encode()
+    return len(text).to_bytes(8, "little") + text
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"__metadata__": {"format": "nli-checkpoint/1", "model": ["cbow"]}},
+        {"__metadata__": {"format": "nli-checkpoint/1", "model": "cbow", "config": "{}", "vocab": "[]",
+                          "labels": '["a", "b"]', "epoch": 3}},
+        {"__metadata__": {"format": "nli-checkpoint/1", "model": "cbow", "config": "{}", "vocab": "[]",
+                          "labels": '["a", "b"]'}, "x": {"dtype": "F32", "shape": 7, "data_offsets": [0, 0]}},
+        {"__metadata__": {"format": "nli-checkpoint/1", "model": "cbow", "config": '{"hidden_dim": 1e9}',
+                          "vocab": "[]", "labels": '["a", "b"]'}},
+        [1, 2, 3],
+    ],
+)  # fmt: skip
+def test_a_crafted_header_is_refused_in_words_never_a_server_error(node, queued_run, header):
+    spec = lease(node, queued_run).json()
+    refused = upload(node, queued_run, spec["claim"], crafted(header))
+    assert refused.status_code == 400 and "not a checkpoint this platform loads" in refused.json()["detail"]
 
 
 def test_no_reader_of_a_stored_planted_pickle_runs_it(client, make_worker, node, queued_run, marker, snapshot):
