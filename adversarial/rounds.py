@@ -96,7 +96,10 @@ def advance_round(round_, user=None):
             return _stuck(round_, f"training run {run.pk} failed: {run.error}")
         if run.status != RunStatus.DONE:
             return round_
-        accuracy, n = test_accuracy(round_, run)
+        try:
+            accuracy, n = test_accuracy(round_, run)
+        except targets.TargetUnavailable as unavailable:  # e.g. a checkpoint refused as not loadable
+            return _stuck(round_, getattr(unavailable, "detail", str(unavailable)))
         round_.next_test_accuracy, round_.next_test_examples = accuracy, n
         round_.status = RoundStatus.CLOSED
         round_.error = ""

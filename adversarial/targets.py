@@ -17,7 +17,6 @@ try is not counted.
 """
 
 import hashlib
-import io
 import json
 import logging
 import threading
@@ -91,14 +90,19 @@ def load_run_model(run):
         model = _loaded.get(key)
         if model is not None:
             return model
-        from modeling.training.checkpoint import load_checkpoint
+        from modeling.training.checkpoint import CheckpointInvalid, load_checkpoint
 
         data = _checkpoint_bytes(run)
         actual = hashlib.sha256(data).hexdigest()
         if not run.checkpoint_sha256 or actual != run.checkpoint_sha256:
             logger.error("checkpoint of run %s: SHA-256 %s, recorded %s", run.pk, actual, run.checkpoint_sha256)
             raise CheckpointMismatch(run.pk, actual, run.checkpoint_sha256)
-        model = load_checkpoint(io.BytesIO(data))
+        try:
+            # A safetensors file, read as data (never unpickled): the node that wrote it is untrusted.
+            model = load_checkpoint(data)
+        except CheckpointInvalid as invalid:
+            logger.error("checkpoint of run %s refused: %s", run.pk, invalid)
+            raise CheckpointRefused(run.pk, invalid) from None
         model.net.eval()
         threads = _setting("ADVERSARIAL_TORCH_THREADS", 1)
         if threads:
@@ -113,6 +117,14 @@ class CheckpointMismatch(TargetUnavailable):
     def __init__(self, run_id, actual, recorded):
         super().__init__(DOWN_MESSAGE)
         self.detail = f"checkpoint of run {run_id}: SHA-256 {actual}, recorded {recorded or 'none'}"
+
+
+class CheckpointRefused(TargetUnavailable):
+    """The run's checkpoint is not one the platform loads (an old torch.save pickle, a damaged file)."""
+
+    def __init__(self, run_id, invalid):
+        super().__init__(DOWN_MESSAGE)
+        self.detail = f"checkpoint of run {run_id} refused: {invalid}"
 
 
 def forget_loaded_models():

@@ -76,19 +76,17 @@ def brief_esim(rows, vocab_size, train_pairs, folder):
     print(
         f"ESIM {hyper} vocab {len(vocab):,}: one epoch over {len(examples):,} pairs in {time.perf_counter() - started:.0f} s"
     )
-    path = Path(folder) / "bench-esim.pt"
-    torch.save(
-        {
-            "model": "esim",
-            "config": config,
-            "epoch": 1,
-            "vocab": vocab.itos,
-            "labels": ["entailment", "neutral", "contradiction"],
-            "state_dict": net.state_dict(),
-        },
-        path,
+    from modeling.training.checkpoint import write_checkpoint
+
+    return write_checkpoint(
+        Path(folder) / "bench-esim.safetensors",
+        model="esim",
+        config=config,
+        epoch=1,
+        vocab=vocab.itos,
+        labels=["entailment", "neutral", "contradiction"],
+        state_dict=net.state_dict(),
     )
-    return path
 
 
 def setup_study(checkpoint, rows, premises):

@@ -17,7 +17,6 @@
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import random
@@ -165,9 +164,8 @@ def timed(action):
 
 
 def checkpoint_sizes(train_file):
-    import torch
-
     from modeling.nets import build_net
+    from modeling.training.checkpoint import write_checkpoint
     from modeling.training.config import resolve_config
     from modeling.training.data import Vocab, read_jsonl
 
@@ -177,21 +175,21 @@ def checkpoint_sizes(train_file):
         config = resolve_config(model, {})
         hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")}
         net = build_net(model, len(vocab), **hyper)
-        buffer = io.BytesIO()
-        # The dict loop.save_checkpoint writes.
-        torch.save(
-            {
-                "model": model,
-                "config": config,
-                "epoch": 1,
-                "vocab": vocab.itos,
-                "state_dict": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
-            },
-            buffer,
-        )
+        # The file loop.save_checkpoint writes.
+        with tempfile.TemporaryDirectory() as scratch:
+            path = write_checkpoint(
+                Path(scratch) / f"{model}.safetensors",
+                model=model,
+                config=config,
+                epoch=1,
+                vocab=vocab.itos,
+                labels=["entailment", "neutral", "contradiction"],
+                state_dict=net.state_dict(),
+            )
+            size = path.stat().st_size
         params = sum(p.numel() for p in net.parameters())
         embedding = net.embedding.weight.numel()
-        sizes[model] = (buffer.tell(), params, embedding)
+        sizes[model] = (size, params, embedding)
     return len(vocab), sizes
 
 

@@ -10,8 +10,11 @@ holding a node token may do, and nothing else.
 
 Snapshot files come from the researchers' download endpoint, which accepts node tokens too.
 Every write goes through modeling.training.services, the same functions the database reporter
-calls, so the same rule holds: only the attempt and lease that hold the run may write it; 409
-tells a node that was taken over or reaped to stop.
+calls, so the same rule holds: only the attempt and lease that hold the run may write it, and only
+with the node token that leased it; 409 tells a node that was taken over or reaped to stop. A node
+is untrusted (issue 39): a lease names the run's attempt (the Celery task id its broker message
+carried; empty or any other is 409), every later call names the attempt and the lease id, and a
+checkpoint is checked as data (safetensors, the net it names) before the run can finish on it.
 """
 
 from drf_spectacular.types import OpenApiTypes
@@ -25,6 +28,7 @@ from annotation_site.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import (
     CheckpointRejected,
+    FinishRefused,
     fail_run,
     finish_run,
     lease_run,
@@ -60,7 +64,10 @@ class HeldSerializer(KnownFieldsSerializer):
 
 
 class LeaseSerializer(KnownFieldsSerializer):
-    attempt = serializers.CharField(max_length=64, allow_blank=True)
+    # Blank passes the serializer so that an old node sending "" gets the lease answer's 409, not a 400.
+    attempt = serializers.CharField(
+        max_length=64, allow_blank=True, help_text="The run's attempt: the Celery task id of the message."
+    )
     hostname = serializers.CharField(max_length=200)
 
 
@@ -84,11 +91,7 @@ class FinishSerializer(HeldSerializer):
         return results
 
 
-class FailSerializer(KnownFieldsSerializer):
-    attempt = serializers.CharField(max_length=64)
-    claim = serializers.CharField(
-        max_length=64, required=False, help_text="Left out: whichever lease this attempt holds."
-    )
+class FailSerializer(HeldSerializer):
     error = serializers.CharField(max_length=5000, trim_whitespace=False)
 
 
@@ -113,7 +116,10 @@ class NodeRunLease(NodeView):
         responses={
             200: OpenApiTypes.OBJECT,
             409: OpenApiResponse(
-                description="Nothing to do for this attempt: the run has ended, belongs to another task, or ran out of restarts."
+                description=(
+                    "Nothing to do for this attempt: the attempt is not the run's, the run has ended, "
+                    "or it ran out of restarts."
+                )
             ),
         },
     )
@@ -157,7 +163,9 @@ class NodeRunCheckpoint(NodeView):
         request={"application/octet-stream": OpenApiTypes.BINARY},
         responses={
             201: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="Missing headers or a damaged upload."),
+            400: OpenApiResponse(
+                description="Missing headers, a damaged upload, or not a safetensors checkpoint that loads."
+            ),
             409: OpenApiResponse(description=NOT_HOLDER),
         },
     )
@@ -184,11 +192,20 @@ class NodeRunCheckpoint(NodeView):
 
 class NodeRunFinish(NodeView):
     @extend_schema(
-        request=FinishSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
+        request=FinishSerializer,
+        responses={
+            200: OpenApiTypes.OBJECT,
+            400: OpenApiResponse(description="No checkpoint that passed the check was uploaded."),
+            409: OpenApiResponse(description=NOT_HOLDER),
+        },
     )
     def post(self, request, pk):
         data = self.incoming(FinishSerializer, request)
-        if not finish_run(pk, data["attempt"], data["claim"], data["results"], node_token=request.auth):
+        try:
+            finished = finish_run(pk, data["attempt"], data["claim"], data["results"], node_token=request.auth)
+        except FinishRefused as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_400_BAD_REQUEST)
+        if not finished:
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.DONE})
 
@@ -199,6 +216,6 @@ class NodeRunFail(NodeView):
     )
     def post(self, request, pk):
         data = self.incoming(FailSerializer, request)
-        if not fail_run(pk, data["attempt"], data.get("claim"), data["error"], node_token=request.auth):
+        if not fail_run(pk, data["attempt"], data["claim"], data["error"], node_token=request.auth):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.FAILED})

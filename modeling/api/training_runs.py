@@ -204,7 +204,7 @@ class TrainingRunViewSet(
     )
     @action(detail=True, methods=["get"], url_path="checkpoint")
     def checkpoint(self, request, pk=None):
-        """The run's checkpoint (torch.save of model, config, vocabulary and weights; docs/gpu-nodes.md loads it)."""
+        """The run's checkpoint (safetensors: weights, with model, config, vocabulary as JSON; docs/gpu-nodes.md loads it)."""
         run = self.get_object()
         if not run.checkpoint_name:
             raise NotFound(f"Run {run.pk} has no checkpoint; one is recorded when the run is done.")
@@ -215,7 +215,7 @@ class TrainingRunViewSet(
         response = FileResponse(
             handle if isinstance(handle, File) else File(handle),
             as_attachment=True,
-            filename=f"run-{run.pk}-{run.model}.pt",
+            filename=f"run-{run.pk}-{run.model}.safetensors",
             content_type="application/octet-stream",
         )
         response["ETag"] = f'"{run.checkpoint_sha256}"'

@@ -1,21 +1,74 @@
-"""Load a run's checkpoint and predict, anywhere torch runs (no Django, no platform).
+"""Write, check and load a run's checkpoint, anywhere torch runs (no Django, no platform).
 
-A checkpoint is one `torch.save` file written by loop.save_checkpoint: the model name, its
-resolved config, the vocabulary (`vocab`, index → word) and the weights (`state_dict`), so it
-loads without the snapshot it was trained on:
+A checkpoint is one safetensors file (https://huggingface.co/docs/safetensors): the weights as
+tensors, and in its header, as JSON text, the model name, its resolved config, the vocabulary
+(index -> word), the labels (class index -> label) and the epoch. Reading one parses JSON and
+copies tensor bytes; nothing in it can run. The platform never unpickles a checkpoint: a GPU node
+is untrusted, and a pickle is a program (issue 39).
 
     from modeling.training.checkpoint import load_checkpoint
-    model = load_checkpoint("run-12-cbow.pt")
+    model = load_checkpoint("run-12-cbow.safetensors")
     model.predict("A man plays a guitar on stage.", "A person makes music.")   # 'entailment'
+
+Files written by torch.save (before this format) are refused with a message naming the command
+that converts them once: `python manage.py convert_checkpoints` (`convert_old_checkpoint`).
 """
 
-from dataclasses import dataclass
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
-from modeling.nets import build_net
+from modeling.nets import NETS, MajorityClass, build_net
 
+from .config import BOUNDS
 from .data import LABELS, Vocab, example_from_row, make_batches
+
+FORMAT = "nli-checkpoint/1"
+SUFFIX = ".safetensors"
+# The safetensors library refuses headers above 100 MB; the vocabulary of a large corpus is a few MB.
+HEADER_LIMIT = 100_000_000
+CONVERT_COMMAND = "python manage.py convert_checkpoints"
+OLD_FORMAT = (
+    "this checkpoint was written by torch.save (a pickle, the format before safetensors); the platform "
+    f"never unpickles checkpoints. A researcher converts stored ones once with `{CONVERT_COMMAND}` "
+    f"(a file of your own: `{CONVERT_COMMAND} --file run-12.pt`)"
+)
+# torch dtypes a net's state holds, by their safetensors names.
+DTYPE_NAMES = {
+    torch.float32: "F32",
+    torch.float16: "F16",
+    torch.bfloat16: "BF16",
+    torch.float64: "F64",
+    torch.int64: "I64",
+    torch.int32: "I32",
+    torch.int8: "I8",
+    torch.uint8: "U8",
+    torch.bool: "BOOL",
+}
+HYPER_KEYS = ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")
+
+
+class CheckpointInvalid(ValueError):
+    """A file that is not a checkpoint this platform can load; the message says what is wrong."""
+
+
+@dataclass
+class CheckpointInfo:
+    """A checkpoint's header: what it says it is, checked, before any weight is read."""
+
+    kind: str
+    config: dict
+    vocab: list
+    labels: tuple
+    epoch: int
+    # tensor name -> (safetensors dtype, shape) as the header lists them
+    tensors: dict = field(default_factory=dict)
+
+    def hyper(self):
+        return {key: self.config[key] for key in HYPER_KEYS if key in self.config}
 
 
 @dataclass
@@ -46,16 +99,279 @@ class LoadedModel:
         return self.predict_many([(premise, hypothesis)])[0]
 
 
-def load_checkpoint(path, map_location="cpu"):
-    saved = torch.load(path, map_location=map_location, weights_only=False)
-    config = saved["config"]
-    vocab = Vocab([])
-    vocab.itos = list(saved["vocab"])
-    vocab.stoi = {word: i for i, word in enumerate(vocab.itos)}
-    hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers") if k in config}
-    labels = tuple(saved.get("labels") or LABELS)
-    net = build_net(saved["model"], len(vocab), num_classes=len(labels), **hyper)
-    net.load_state_dict(saved["state_dict"])
-    return LoadedModel(
-        kind=saved["model"], config=config, vocab=vocab, net=net, epoch=saved.get("epoch", 0), labels=labels
+# --- writing -----------------------------------------------------------------------------------
+
+
+def write_checkpoint(path, *, model, config, epoch, vocab, labels, state_dict):
+    """Write a checkpoint file atomically (a reader never sees half of one); returns the path."""
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if model == "majority":
+        tensors = {"label": torch.tensor(int(state_dict["label"]), dtype=torch.int64)}
+    else:
+        tensors = {name: value.detach().to("cpu").contiguous() for name, value in state_dict.items()}
+    metadata = {
+        "format": FORMAT,
+        "model": model,
+        "config": json.dumps(config),
+        "epoch": str(int(epoch)),
+        "vocab": json.dumps(list(vocab)),
+        "labels": json.dumps(list(labels)),
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    save_file(tensors, str(tmp), metadata=metadata)
+    tmp.replace(path)
+    return path
+
+
+# --- checking ----------------------------------------------------------------------------------
+
+
+def _parse_header(read, total):
+    """The safetensors header (a JSON object) of a file of `total` bytes, read by `read(n)`."""
+    head = read(8)
+    if len(head) < 8:
+        raise CheckpointInvalid("the file is too short to be a checkpoint")
+    length = int.from_bytes(head, "little")
+    if length > HEADER_LIMIT or 8 + length > total:
+        raise CheckpointInvalid(OLD_FORMAT if _looks_pickled(head) else "the file is not a safetensors checkpoint")
+    try:
+        header = json.loads(read(length))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CheckpointInvalid(
+            OLD_FORMAT if _looks_pickled(head) else "the file is not a safetensors checkpoint"
+        ) from None
+    if not isinstance(header, dict):
+        raise CheckpointInvalid("the file is not a safetensors checkpoint (its header is not a JSON object)")
+    return header
+
+
+def _looks_pickled(head):
+    # torch.save writes a zip archive (PK\x03\x04); older torch and pickle.dump start with PROTO (0x80).
+    return head.startswith(b"PK\x03\x04") or head[:1] == b"\x80"
+
+
+def _json_field(metadata, key, kind, what):
+    try:
+        value = json.loads(metadata[key])
+    except KeyError:
+        raise CheckpointInvalid(f"the checkpoint's metadata has no {key!r}") from None
+    except (TypeError, json.JSONDecodeError):
+        raise CheckpointInvalid(f"the checkpoint's {key!r} is not JSON") from None
+    if not isinstance(value, kind):
+        raise CheckpointInvalid(f"the checkpoint's {key!r} must be {what}")
+    return value
+
+
+def _info(header):
+    """CheckpointInfo from a parsed header; CheckpointInvalid for anything this platform did not write."""
+    metadata = header.get("__metadata__")
+    if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
+        raise CheckpointInvalid(f"the file is a safetensors file but not a checkpoint of this platform ({FORMAT})")
+    kind = metadata.get("model")
+    if not isinstance(kind, str) or kind not in NETS:
+        raise CheckpointInvalid(f"unknown model {kind!r} in the checkpoint; known: {', '.join(NETS)}")
+    config = _json_field(metadata, "config", dict, "a JSON object")
+    vocab = _json_field(metadata, "vocab", list, "a list of words")
+    labels = _json_field(metadata, "labels", list, "a list of labels")
+    if not all(isinstance(word, str) for word in vocab):
+        raise CheckpointInvalid("the checkpoint's vocabulary must hold words (strings) only")
+    if not 2 <= len(labels) <= 3 or len(set(labels)) != len(labels) or not all(isinstance(x, str) for x in labels):
+        raise CheckpointInvalid("the checkpoint's labels must be 2 or 3 different strings")
+    epoch = metadata.get("epoch", "0")
+    if not isinstance(epoch, str) or not epoch.isdigit():
+        raise CheckpointInvalid("the checkpoint's epoch must be a whole number")
+    for key in ("embedding_dim", "hidden_dim", "mlp_layers"):
+        if key in config:
+            low, high = BOUNDS[key]
+            value = config[key]
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise CheckpointInvalid(f"the checkpoint's config {key} must be a whole number from {low} to {high}")
+    dropout = config.get("dropout", 0.0)
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise CheckpointInvalid("the checkpoint's config dropout must be in [0, 1)")
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in shape):
+            raise CheckpointInvalid(f"the checkpoint's tensor {name!r} is described wrongly")
+        tensors[name] = (entry.get("dtype"), shape)
+    return CheckpointInfo(
+        kind=kind, config=config, vocab=vocab, labels=tuple(labels), epoch=int(epoch), tensors=tensors
     )
+
+
+def expected_tensors(info):
+    """{name: (safetensors dtype, shape)} of the named net with the checkpoint's dimensions.
+
+    The net is built on PyTorch's meta device: shapes without memory, so checking an upload of
+    hundreds of megabytes allocates nothing of that size.
+    """
+    if info.kind == "majority":
+        return {"label": ("I64", [])}
+    try:
+        with torch.device("meta"):
+            net = build_net(info.kind, len(info.vocab), num_classes=len(info.labels), **info.hyper())
+    except (TypeError, ValueError, RuntimeError) as error:
+        raise CheckpointInvalid(f"the checkpoint's config does not build a {info.kind} net: {error}") from None
+    return {
+        name: (DTYPE_NAMES.get(value.dtype, str(value.dtype)), list(value.shape))
+        for name, value in net.state_dict().items()
+    }
+
+
+def _compare(info):
+    expected = expected_tensors(info)
+    missing = sorted(set(expected) - set(info.tensors))
+    extra = sorted(set(info.tensors) - set(expected))
+    if missing or extra:
+        raise CheckpointInvalid(
+            f"the tensors do not match a {info.kind} net: "
+            + "; ".join(
+                part
+                for part in (
+                    f"missing {', '.join(missing[:5])}" if missing else "",
+                    f"unexpected {', '.join(extra[:5])}" if extra else "",
+                )
+                if part
+            )
+        )
+    for name, want in expected.items():
+        if info.tensors[name] != want:
+            dtype, shape = info.tensors[name]
+            raise CheckpointInvalid(
+                f"tensor {name!r} is {dtype} {shape}, a {info.kind} net with this vocabulary and config needs "
+                f"{want[0]} {want[1]}"
+            )
+
+
+def check_checkpoint(path: "str | os.PathLike[str]") -> CheckpointInfo:
+    """CheckpointInfo of a checkpoint file that would load; CheckpointInvalid (why not) otherwise.
+
+    Checked without running anything and without reading the weights into memory: the header
+    parses, names a known model with sane dimensions, its tensors are exactly the state of that
+    net (names, dtypes, shapes), and the safetensors library accepts the file (offsets that
+    cover the file, sizes that match the shapes).
+    """
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    total = path.stat().st_size
+    with open(path, "rb") as handle:
+        info = _info(_parse_header(handle.read, total))
+    _compare(info)
+    try:
+        with safe_open(str(path), framework="pt") as opened:
+            if info.kind == "majority":
+                _majority_label(opened.get_tensor("label"), info)
+    except SafetensorError as error:
+        raise CheckpointInvalid(f"the safetensors file is damaged: {error}") from None
+    return info
+
+
+def _majority_label(tensor, info):
+    label = int(tensor.item())
+    if not 0 <= label < len(info.labels):
+        raise CheckpointInvalid(f"the majority label {label} is not one of the {len(info.labels)} classes")
+    return label
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def _read_all(source):
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    if isinstance(source, (str, os.PathLike)):
+        return Path(source).read_bytes()
+    return source.read()  # a binary file object
+
+
+def load_checkpoint(source, map_location="cpu"):
+    """The LoadedModel of a checkpoint: a path, the file's bytes, or a binary file object.
+
+    CheckpointInvalid (with what is wrong) for anything but a checkpoint of this format,
+    torch.save files of the old format included.
+    """
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    data = _read_all(source)
+    offset = 0
+
+    def read(n):
+        nonlocal offset
+        chunk = data[offset : offset + n]
+        offset += n
+        return chunk
+
+    info = _info(_parse_header(read, len(data)))
+    _compare(info)
+    try:
+        tensors = load(data)
+    except SafetensorError as error:
+        raise CheckpointInvalid(f"the safetensors file is damaged: {error}") from None
+    vocab = Vocab([])
+    vocab.itos = list(info.vocab)
+    vocab.stoi = {word: i for i, word in enumerate(vocab.itos)}
+    net = build_net(info.kind, len(vocab), num_classes=len(info.labels), **info.hyper())
+    if isinstance(net, MajorityClass):
+        net.load_state_dict({"label": _majority_label(tensors["label"], info)})
+    else:
+        net.load_state_dict(tensors, strict=True)
+        net.to(map_location)
+    return LoadedModel(kind=info.kind, config=info.config, vocab=vocab, net=net, epoch=info.epoch, labels=info.labels)
+
+
+# --- the old format ----------------------------------------------------------------------------
+
+
+def convert_old_checkpoint(source: "str | os.PathLike[str]", destination: "str | os.PathLike[str]") -> CheckpointInfo:
+    """Rewrite a torch.save checkpoint (the old format) as a safetensors checkpoint; its CheckpointInfo.
+
+    Read with torch.load(weights_only=True): PyTorch's restricted unpickler, which builds tensors
+    and plain containers (dict, list, str, numbers) and refuses every other object, so a planted
+    pickle raises instead of running. CheckpointInvalid when the file holds anything else, or does
+    not load into the net it names.
+    """
+    import pickle
+
+    try:
+        saved = torch.load(source, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, AttributeError) as error:
+        raise CheckpointInvalid(
+            f"not converted: torch.load(weights_only=True) refused it: {_why_refused(error)}; the file holds more "
+            "than tensors and plain containers (it may be a planted program): never load it with weights_only=False"
+        ) from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("state_dict"), dict):
+        raise CheckpointInvalid("not converted: the file is not a checkpoint of this platform (no state_dict)")
+    try:
+        write_checkpoint(
+            destination,
+            model=saved["model"],
+            config=saved["config"],
+            epoch=saved.get("epoch", 0),
+            vocab=saved["vocab"],
+            labels=saved.get("labels") or LABELS,
+            state_dict=saved["state_dict"],
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        Path(destination).unlink(missing_ok=True)
+        raise CheckpointInvalid(f"not converted: the old checkpoint lacks or garbles {error}") from None
+    try:
+        return check_checkpoint(destination)
+    except CheckpointInvalid:
+        Path(destination).unlink(missing_ok=True)
+        raise
+
+
+def _why_refused(error):
+    """The line of torch's refusal that names the object (not its advice to load the file unsafely)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    named = [line for line in lines if "WeightsUnpickler error" in line]
+    reason = (named or lines or [type(error).__name__])[0]
+    return reason.split(" Please use ")[0][:300]

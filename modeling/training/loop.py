@@ -19,6 +19,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 from modeling.nets import build_net
 
+from .checkpoint import write_checkpoint
 from .config import ConfigError, resolve_config
 from .data import (
     LABELS,
@@ -362,18 +363,13 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
 
 
 def save_checkpoint(path, trainer, model, config, epoch):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save(
-        {
-            "model": model,
-            "config": config,
-            "epoch": epoch,
-            "vocab": trainer.vocab.itos,
-            "labels": list(getattr(trainer, "labels", None) or LABELS[: trainer.num_classes]),
-            "state_dict": trainer.state(),
-        },
-        tmp,
+    """The run's checkpoint: a safetensors file with the config, vocabulary and labels as JSON (checkpoint.py)."""
+    write_checkpoint(
+        path,
+        model=model,
+        config=config,
+        epoch=epoch,
+        vocab=trainer.vocab.itos,
+        labels=list(getattr(trainer, "labels", None) or LABELS[: trainer.num_classes]),
+        state_dict=trainer.state(),
     )
-    tmp.replace(path)  # a reader never sees half a checkpoint

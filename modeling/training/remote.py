@@ -26,6 +26,9 @@ AUTH_SCHEME = "Worker"
 CHUNK = 1 << 20
 # What a flaky network may throw at us mid-transfer; anything else is a real error.
 TRANSIENT = (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError)
+# The lease id each (run, attempt) of this process got, for `fail_attempt`: the platform takes a
+# node's failure only with the lease id, never for "whichever lease this attempt holds".
+_leases: dict[tuple[int, str], str] = {}
 
 
 class PlatformError(Exception):
@@ -159,7 +162,7 @@ class HttpReporter(RunReporter):
         except NotHolder as refused:
             logger.warning("run %s: %s", run_id, refused)
             return None
-        return RunSpec(
+        spec = RunSpec(
             run_id=answer["id"],
             attempt=answer["attempt"],
             lease_id=answer["claim"],
@@ -169,6 +172,8 @@ class HttpReporter(RunReporter):
             snapshot_hash=answer["snapshot_hash"],
             restarts=answer.get("restarts", 0),
         )
+        _leases[(spec.run_id, spec.attempt)] = spec.lease_id
+        return spec
 
     def snapshot_folder(self, spec):
         def fetch(name, part_path):
@@ -210,6 +215,7 @@ class HttpReporter(RunReporter):
         return True
 
     def finish(self, spec, results):
+        _leases.pop((spec.run_id, spec.attempt), None)
         try:
             self.client.call(
                 "POST", f"api/worker/runs/{spec.run_id}/finish/", dict(self._held(spec), results=results), retries=8
@@ -220,6 +226,7 @@ class HttpReporter(RunReporter):
         return True
 
     def fail(self, spec, error):
+        _leases.pop((spec.run_id, spec.attempt), None)
         try:
             self.client.call(
                 "POST", f"api/worker/runs/{spec.run_id}/fail/", dict(self._held(spec), error=error), retries=8
@@ -230,9 +237,20 @@ class HttpReporter(RunReporter):
         return True
 
     def fail_attempt(self, run_id, attempt, error):
-        """Fail whatever lease this attempt holds (the task died outside execute_attempt)."""
+        """Fail the lease this process took for the attempt (the task died outside execute_attempt)."""
+        lease_id = _leases.pop((run_id, attempt), None)
+        if lease_id is None:
+            logger.warning(
+                "run %s: no lease of attempt %s in this process; failure left to the reaper", run_id, attempt
+            )
+            return
         try:
-            self.client.call("POST", f"api/worker/runs/{run_id}/fail/", {"attempt": attempt, "error": error}, retries=1)
+            self.client.call(
+                "POST",
+                f"api/worker/runs/{run_id}/fail/",
+                {"attempt": attempt, "claim": lease_id, "error": error},
+                retries=1,
+            )
         except (NotHolder, PlatformError) as refused:
             logger.warning("run %s: failure not recorded: %s", run_id, refused)
 

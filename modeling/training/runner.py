@@ -126,7 +126,7 @@ def execute_attempt(
     if spec is None:
         return {"run": run_id, "status": reporter.status(run_id)}
     with tempfile.TemporaryDirectory(prefix=f"run-{run_id}-", dir=_existing(work_dir)) as scratch:
-        checkpoint = Path(scratch) / f"run-{run_id}.pt"
+        checkpoint = Path(scratch) / f"run-{run_id}.safetensors"
         try:
             folder = reporter.snapshot_folder(spec)
             # torch loads here, on the node, never in the web process.

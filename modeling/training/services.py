@@ -206,7 +206,12 @@ def _enqueue(run_id: int, task_id: str) -> None:
 
 
 class CheckpointRejected(ValueError):
-    """An uploaded checkpoint whose bytes do not match the SHA-256 the node announced."""
+    """An uploaded checkpoint refused: its bytes do not match the SHA-256 the node announced, or
+    it is not a checkpoint that loads (modeling.training.checkpoint.check_checkpoint says why)."""
+
+
+class FinishRefused(ValueError):
+    """A node's results refused: the run has no checkpoint that passed the check."""
 
 
 def lease_run(
@@ -219,6 +224,11 @@ def lease_run(
             logger.warning("training run %s does not exist", run_id)
             return None
         if run.status in (RunStatus.DONE, RunStatus.FAILED):
+            return None
+        if node_token is not None and (not task_id or task_id != run.celery_task_id):
+            # A node names the attempt its broker message carried. Without this, an empty or
+            # invented attempt let any node token take over a run another node leases (issue 39).
+            logger.warning("run %s: a lease by node %s without the run's attempt; refused", run_id, node_token.pk)
             return None
         if task_id and run.celery_task_id and task_id != run.celery_task_id:
             # A message from an earlier attempt (the reaper requeued the run under a new id).
@@ -287,17 +297,20 @@ def store_checkpoint(
 
     The stored name is new for each lease, so a takeover never overwrites the file a reader may be
     downloading; the previous one is deleted once the run names the new one. Returns False (and
-    keeps nothing) when the lease no longer holds the run; CheckpointRejected when the bytes do
-    not match `sha256`.
+    keeps nothing) when the lease no longer holds the run; CheckpointRejected (nothing kept) when
+    the bytes do not match `sha256` or are not a checkpoint that loads into the net it names:
+    what a node sends is checked as data here, before the run can finish on it, and never unpickled.
     """
     from django.core.files import File
 
+    from .checkpoint import SUFFIX, CheckpointInvalid, check_checkpoint
     from .storage import checkpoint_storage, local_path
 
-    if not _held(run_id, attempt, lease_id, node_token).exists():
+    model = _held(run_id, attempt, lease_id, node_token).values_list("model", flat=True).first()
+    if model is None:
         return False
     digest, size = hashlib.sha256(), 0
-    with tempfile.TemporaryFile() as spool:
+    with tempfile.NamedTemporaryFile(suffix=SUFFIX) as spool:
         for chunk in iter(lambda: source.read(1 << 20), b""):
             digest.update(chunk)
             size += len(chunk)
@@ -307,9 +320,16 @@ def store_checkpoint(
                 f"the checkpoint's bytes have sha256 {digest.hexdigest()[:12]}…, the node announced {sha256[:12]}…; "
                 "it was damaged in transit, send it again"
             )
+        spool.flush()
+        try:
+            info = check_checkpoint(spool.name)
+        except CheckpointInvalid as invalid:
+            raise CheckpointRejected(f"the upload is not a checkpoint this platform loads: {invalid}") from None
+        if info.kind != model:
+            raise CheckpointRejected(f"the upload is a {info.kind} checkpoint; run {run_id} trains {model}")
         spool.seek(0)
         storage = checkpoint_storage()
-        name = storage.save(f"run-{run_id}-{lease_id[:12] if lease_id else uuid.uuid4().hex[:12]}.pt", File(spool))
+        name = storage.save(f"run-{run_id}-{lease_id[:12] if lease_id else uuid.uuid4().hex[:12]}{SUFFIX}", File(spool))
     with transaction.atomic():
         run = _held(run_id, attempt, lease_id, node_token).select_for_update().first()
         if run is None:
@@ -331,7 +351,8 @@ def finish_run(
 ) -> bool:
     """Record a run's results (it is done); False when the lease no longer holds the run.
 
-    The progress figures become what really ran: a run stopped early (patience, max_minutes)
+    A node's run (`node_token`) finishes only on a checkpoint that passed store_checkpoint's check:
+    FinishRefused otherwise, and the run stays running. The progress figures become what really ran: a run stopped early (patience, max_minutes)
     reads "epoch 4/4, step 400/400", not "step 400/1000" of a plan it did not finish.
     """
     now = timezone.now()
@@ -340,6 +361,14 @@ def finish_run(
     ran: dict[str, Any] = {"total_steps": F("step")}
     if "epochs_run" in results:
         ran.update(epoch=results["epochs_run"], total_epochs=results["epochs_run"])
+    if node_token is not None:
+        held = _held(run_id, attempt, lease_id, node_token).values_list("checkpoint_sha256", flat=True).first()
+        if held is None:
+            return False
+        if not held:
+            raise FinishRefused(
+                f"run {run_id} has no checkpoint that passed the check; upload it (PUT .../checkpoint/) before the results"
+            )
     finished = bool(
         _held(run_id, attempt, lease_id, node_token).update(
             status=RunStatus.DONE,
@@ -545,3 +574,52 @@ def record_run_tag_accuracy(run_id: int) -> dict[str, Any] | None:
         run.results = {**(run.results or {}), "tag_accuracy": figures}
         run.save(update_fields=["results"])
     return figures
+
+
+def convert_stored_checkpoint(run_id: int) -> str:
+    """Rewrite one run's stored checkpoint of the old format (torch.save) as safetensors; what happened, in words.
+
+    The old file is read with torch.load(weights_only=True) only (checkpoint.convert_old_checkpoint):
+    tensors and plain containers load, any other object is refused and the run keeps its file,
+    which the platform then refuses to load. The converted file passes the same check as an
+    upload before the run names it; the old one is deleted afterwards.
+    """
+    from django.core.files import File
+
+    from .checkpoint import SUFFIX, CheckpointInvalid, check_checkpoint, convert_old_checkpoint
+    from .storage import checkpoint_storage, local_path
+
+    run = TrainingRun.objects.filter(pk=run_id).first()
+    if run is None or not run.checkpoint_name:
+        return "no stored checkpoint"
+    storage = checkpoint_storage()
+    old_name = run.checkpoint_name
+    with tempfile.TemporaryDirectory(prefix=f"convert-run-{run_id}-") as scratch:
+        old_path, new_path = Path(scratch) / "old", Path(scratch) / f"new{SUFFIX}"
+        with storage.open(old_name, "rb") as source, open(old_path, "wb") as copy:
+            for chunk in iter(lambda: source.read(1 << 20), b""):
+                copy.write(chunk)
+        try:
+            check_checkpoint(old_path)
+            return "already safetensors"
+        except CheckpointInvalid:
+            pass
+        try:
+            convert_old_checkpoint(old_path, new_path)
+        except CheckpointInvalid as invalid:
+            return f"refused, left as it was: {invalid}"
+        digest = hashlib.sha256(new_path.read_bytes()).hexdigest()
+        with open(new_path, "rb") as converted:
+            name = storage.save(f"run-{run_id}-converted-{digest[:12]}{SUFFIX}", File(converted))
+    with transaction.atomic():
+        locked = TrainingRun.objects.select_for_update().filter(pk=run_id, checkpoint_name=old_name).first()
+        if locked is None:  # a node uploaded a new checkpoint meanwhile: keep that one
+            storage.delete(name)
+            return "skipped: the run's checkpoint changed while converting"
+        locked.checkpoint_name = name
+        locked.checkpoint_path = local_path(storage, name) or name
+        locked.checkpoint_bytes = storage.size(name)
+        locked.checkpoint_sha256 = digest
+        locked.save(update_fields=["checkpoint_name", "checkpoint_path", "checkpoint_bytes", "checkpoint_sha256"])
+    storage.delete(old_name)
+    return "converted"

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import SnapshotError
+from modeling.training.checkpoint import check_checkpoint
 from modeling.training.data import (
     Vocab,
     encode_examples,
@@ -173,8 +174,8 @@ def test_a_run_trains_evaluates_and_records_everything(task_runner, tmp_path, re
     assert run.results["test"]["per_label"]["entailment"]["n"] > 0
     assert run.dev_accuracy == run.results["accuracy"]["dev_matched"]
     assert run.config["embedding_dim"] == 8 and run.config["embeddings"] == "random"
-    checkpoint = torch.load(run.checkpoint_path, weights_only=False)
-    assert checkpoint["model"] == "cbow" and checkpoint["epoch"] == run.results["best_epoch"]
+    checkpoint = check_checkpoint(run.checkpoint_path)  # safetensors, read as data
+    assert checkpoint.kind == "cbow" and checkpoint.epoch == run.results["best_epoch"]
     if task_runner is None:
         assert str(settings.CHECKPOINT_DIR) in run.checkpoint_path
     else:  # the worker's process trained it

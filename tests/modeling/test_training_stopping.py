@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from modeling.training import loop
+from modeling.training.checkpoint import check_checkpoint
 from modeling.training.data import load_snapshot
 
 from .training_fixtures import learnable_rows, write_snapshot_files
@@ -25,7 +26,7 @@ def data(tmp_path):
 
 
 def test_early_stopping_ends_patience_epochs_after_the_best_dev_score_and_keeps_the_best(data, tmp_path):
-    checkpoint = tmp_path / "run.pt"
+    checkpoint = tmp_path / "run.safetensors"
     results, _ = loop.train(data, "cbow", dict(FAST, epochs=40, patience=2), checkpoint_path=checkpoint)
     history, best = results["history"], results["best_epoch"]
     dev = [h["dev_accuracy"] for h in history]
@@ -35,7 +36,7 @@ def test_early_stopping_ends_patience_epochs_after_the_best_dev_score_and_keeps_
     assert all(dev[best - 1] > score for score in dev[: best - 1])
     assert all(score <= dev[best - 1] for score in dev[best:])
     # What is kept and evaluated is the best epoch's model, not the last one's.
-    assert torch.load(checkpoint, weights_only=False)["epoch"] == best
+    assert check_checkpoint(checkpoint).epoch == best
     assert results["accuracy"]["dev_matched"] == pytest.approx(dev[best - 1], abs=1e-6)
 
 

@@ -42,7 +42,7 @@ def test_two_way_training_uses_the_schemes_two_labels(two_way_snapshot, model, t
     data = load_snapshot(two_way_snapshot.directory, expected_hash=two_way_snapshot.content_hash)
     assert data.labels == ("entailed", "not-entailed")
     assert {ex.label for ex in data.train} == {0, 1}
-    checkpoint = tmp_path / "run.pt"
+    checkpoint = tmp_path / "run.safetensors"
     results, trainer = train(data, model, FAST, checkpoint_path=checkpoint)
     assert results["labels"] == ["entailed", "not-entailed"]
     assert set(results["dev"]["per_label"]) == {"entailed", "not-entailed"}

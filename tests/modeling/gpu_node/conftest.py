@@ -130,3 +130,39 @@ def gpu_node(gpu_node_worker, gpu_node_data_dir, live_server, node_token, settin
     settings.NODE_TOKEN = NODE_KEY
     settings.SNAPSHOT_CACHE_DIR = gpu_node_data_dir / "snapshot-cache"
     return gpu_node_data_dir
+
+
+# --- the node API's tests: one node token, a researcher's token, a small served snapshot, a queued run
+
+
+@pytest.fixture
+def node(db):
+    from .helpers import worker_client
+
+    return worker_client("node-a")
+
+
+@pytest.fixture
+def researcher_api(researcher):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
+    return client
+
+
+@pytest.fixture
+def snapshot(db, researcher):
+    from .helpers import learnable_splits, served_snapshot
+
+    return served_snapshot(learnable_splits(1, n_train=30, n_eval=6), researcher)
+
+
+@pytest.fixture
+def queued_run(snapshot):
+    from modeling.training.services import launch_training_run
+
+    from .helpers import SMALL
+
+    return launch_training_run(snapshot, "cbow", config=SMALL, enqueue=False)

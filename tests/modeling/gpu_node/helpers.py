@@ -83,3 +83,34 @@ def follow(run_id, timeout=180):
         return run if run.status in (RunStatus.DONE, RunStatus.FAILED) else None
 
     return wait_for(ended, timeout=timeout, interval=0.2, message=f"run {run_id} to end")
+
+
+def worker_client(name="node-a"):
+    """An API client holding a new node token (the `Worker` scheme, its old name)."""
+    from rest_framework.test import APIClient
+
+    from modeling.models import NodeToken
+
+    _, key = NodeToken.issue(name)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
+    return client
+
+
+def checkpoint_bytes(tmp_path, model="cbow"):
+    """A small checkpoint in the format runs write (safetensors with JSON metadata)."""
+    from modeling.nets import build_net
+    from modeling.training.checkpoint import write_checkpoint
+
+    net = build_net(model, 30, num_classes=3, embedding_dim=4, hidden_dim=4)
+    if model == "majority":
+        net.label = 0
+    return write_checkpoint(
+        tmp_path / f"small-{model}.safetensors",
+        model=model,
+        config={"embedding_dim": 4, "hidden_dim": 4},
+        epoch=1,
+        vocab=[f"w{i}" for i in range(30)],
+        labels=["entailment", "neutral", "contradiction"],
+        state_dict=net.state_dict(),
+    ).read_bytes()

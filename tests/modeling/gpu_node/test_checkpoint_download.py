@@ -28,7 +28,7 @@ def test_the_runs_page_links_its_checkpoint_and_the_file_loads_and_predicts(db, 
     assert response.status_code == 200
     body = b"".join(response.streaming_content)
     assert len(body) == run.checkpoint_bytes and hashlib.sha256(body).hexdigest() == run.checkpoint_sha256
-    path = tmp_path / "downloaded.pt"
+    path = tmp_path / "downloaded.safetensors"
     path.write_bytes(body)
     model = load_checkpoint(path)
     assert model.kind == "cbow" and model.config["embedding_dim"] == SMALL["embedding_dim"]

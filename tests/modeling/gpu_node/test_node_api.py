@@ -1,11 +1,8 @@
 """The node API and the node token: what a GPU node may do, and everything it may not."""
 
 import hashlib
-import io
 from datetime import timedelta
 
-import pytest
-import torch
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -14,36 +11,7 @@ from modeling.models import NodeToken, RunStatus, TrainingRun
 from modeling.training.services import launch_training_run, reap_stale_runs
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
 
-from .helpers import SMALL, learnable_splits, served_snapshot
-
-
-def worker_client(name="node-a"):
-    _, key = NodeToken.issue(name)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
-    return client
-
-
-@pytest.fixture
-def node(db):
-    return worker_client("node-a")
-
-
-@pytest.fixture
-def researcher_api(researcher):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
-    return client
-
-
-@pytest.fixture
-def snapshot(db, researcher):
-    return served_snapshot(learnable_splits(1, n_train=30, n_eval=6), researcher)
-
-
-@pytest.fixture
-def queued_run(snapshot):
-    return launch_training_run(snapshot, "cbow", config=SMALL, enqueue=False)
+from .helpers import checkpoint_bytes, worker_client
 
 
 def lease(client, run, hostname="gpu-a@node"):
@@ -150,7 +118,9 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
     assert progress(other, run, spec["claim"]).status_code == 409
     assert (
         other.post(
-            f"/api/worker/runs/{run.pk}/fail/", {"attempt": run.celery_task_id, "error": "x"}, format="json"
+            f"/api/worker/runs/{run.pk}/fail/",
+            {"attempt": run.celery_task_id, "claim": spec["claim"], "error": "x"},
+            format="json",
         ).status_code
         == 409
     )
@@ -159,7 +129,7 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
     assert run.status == RunStatus.RUNNING and run.step == 4
 
 
-def test_a_takeover_stops_the_worker_it_replaces(node, queued_run):
+def test_a_takeover_stops_the_worker_it_replaces(node, queued_run, tmp_path):
     first = lease(node, queued_run).json()
     # The broker redelivers the message (the first worker looked lost) and another node claims it.
     other = worker_client("node-b")
@@ -169,6 +139,7 @@ def test_a_takeover_stops_the_worker_it_replaces(node, queued_run):
     stale = progress(node, run, first["claim"])
     assert stale.status_code == 409 and stale.json()["status"] == "running"
     assert progress(other, run, second["claim"]).status_code == 200
+    assert upload(other, run, second["claim"], checkpoint_bytes(tmp_path)).status_code == 201
     finished = other.post(
         f"/api/worker/runs/{run.pk}/finish/",
         {
@@ -210,15 +181,13 @@ def test_bad_reports_are_400_and_change_nothing(node, queued_run):
 
 
 def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(
-    node, queued_run, researcher_api, settings
+    node, queued_run, researcher_api, settings, tmp_path
 ):
     spec = lease(node, queued_run).json()
-    buffer = io.BytesIO()
-    torch.save({"model": "cbow", "weights": torch.arange(1000)}, buffer)
-    body = buffer.getvalue()
+    body = checkpoint_bytes(tmp_path)
     damaged = upload(node, queued_run, spec["claim"], body[:-10] + b"0" * 10, sha=hashlib.sha256(body).hexdigest())
     assert damaged.status_code == 400 and "damaged in transit" in damaged.json()["detail"]
-    assert not list(settings.CHECKPOINT_DIR.glob("*.pt")) if settings.CHECKPOINT_DIR.exists() else True
+    assert not settings.CHECKPOINT_DIR.exists() or not list(settings.CHECKPOINT_DIR.iterdir())
     assert upload(node, queued_run, "wrong-claim", body).status_code == 409
     stored = upload(node, queued_run, spec["claim"], body)
     assert stored.status_code == 201, stored.content

@@ -54,7 +54,7 @@ def test_a_gpu_node_downloads_verifies_trains_and_sends_its_checkpoint_home(
     body, headers = researcher_download(live_server, researcher, f"/api/training-runs/{run.pk}/checkpoint/")
     assert hashlib.sha256(body).hexdigest() == run.checkpoint_sha256 == headers["X-Content-SHA256"]
     assert len(body) == run.checkpoint_bytes
-    downloaded = tmp_path / "model.pt"
+    downloaded = tmp_path / "model.safetensors"
     downloaded.write_bytes(body)
     model = load_checkpoint(downloaded)  # the snippet of docs/gpu-nodes.md
     test_rows = splits["test_matched"]

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from modeling.models import NodeToken
 from modeling.training.services import launch_training_run, lease_run, store_checkpoint
 
-from .helpers import learnable_splits, served_snapshot
+from .helpers import checkpoint_bytes, learnable_splits, served_snapshot
 
 
 @pytest.fixture
@@ -52,12 +52,12 @@ def test_snapshot_files_are_served_from_the_snapshot_storage_when_not_on_this_di
 
 
 def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(
-    db, researcher, object_store, settings, client
+    db, researcher, object_store, settings, client, tmp_path
 ):
     snapshot = served_snapshot(learnable_splits(seed=10, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
     run = lease_run(run.pk, "host", run.celery_task_id)
-    body = b"checkpoint bytes " * 1000
+    body = checkpoint_bytes(tmp_path, "majority")
     assert store_checkpoint(run.pk, run.celery_task_id, run.lease_id, io.BytesIO(body))
     run.refresh_from_db()
     stored = object_store / "checkpoints" / run.checkpoint_name
