@@ -126,6 +126,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "crowd.middleware.SavedDraftsMiddleware",
+    "crowd.middleware.BrowserDeviceMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "annotation_site.middleware.ResearcherOnlyAdminMiddleware",
