@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from .services import browser_device, saved_drafts_cookie, serving_browser
+from .services import saved_drafts_cookie, serving_browser
 
 
 class SavedDraftsMiddleware:
@@ -25,5 +25,5 @@ class BrowserDeviceMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        with serving_browser(browser_device(request)):
+        with serving_browser(request):
             return self.get_response(request)

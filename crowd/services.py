@@ -73,8 +73,10 @@ def record_task_done(
             session.completion_code = session.expected_completion_code()
             fields += ["completion_code"]
         # The code is shown in the browser whose submit completed the session (StudySession.device).
-        if _REQUEST_BROWSER.get():
-            session.device = _REQUEST_BROWSER.get()
+        browser = _REQUEST_BROWSER.get()
+        device = browser() if browser is not None else ""
+        if device:
+            session.device = device
             fields += ["device"]
     session.save(update_fields=fields)
     study_session.tasks_done = session.tasks_done
@@ -152,13 +154,14 @@ def device_of(request: HttpRequest) -> str:
 
 
 # The browser of the request being served, for `record_task_done` (which the task apps call deep
-# inside a submit, with no request): set around each request by `BrowserDeviceMiddleware`.
-_REQUEST_BROWSER: ContextVar[str] = ContextVar("request_browser", default="")
+# inside a submit, with no request): set around each request by `BrowserDeviceMiddleware`, read
+# only when a session completes (so no other request reads its session for it).
+_REQUEST_BROWSER: ContextVar[Callable[[], str] | None] = ContextVar("request_browser", default=None)
 
 
 @contextmanager
-def serving_browser(device: str) -> Iterator[None]:
-    token = _REQUEST_BROWSER.set(device)
+def serving_browser(request: HttpRequest) -> Iterator[None]:
+    token = _REQUEST_BROWSER.set(lambda: browser_device(request))
     try:
         yield
     finally:
