@@ -1,4 +1,4 @@
-import hashlib
+import contextlib
 import json
 import re
 from urllib.parse import unquote
@@ -9,6 +9,7 @@ from django.core.exceptions import BadRequest, PermissionDenied, RequestDataTooB
 from django.http import JsonResponse
 from django.shortcuts import render
 
+from . import login_throttle
 from .permissions import is_researcher
 
 
@@ -26,9 +27,11 @@ class ResearcherOnlyAdminMiddleware:
 
 
 class LoginThrottleMiddleware:
-    """Failed logins on the login pages are counted per username and per client address; past
-    the limit, further attempts get a 429 until the window has passed (a lockout), whatever the
-    password. A login form shown again after a POST is a failure, a redirect a success.
+    """Failed logins on the login pages are limited per account (as Django normalises its name)
+    and client address, per address and per account, with pauses that grow
+    (annotation_site/login_throttle.py). A refused try gets a 429 whatever the password, and its
+    password is never checked. A login form shown again after a POST is a failure, a redirect a
+    success; anything else (a CSRF refusal) checked no password.
 
     Counts live in the shared cache, so every web process sees them. Behind a reverse proxy,
     LOGIN_CLIENT_IP_HEADER names the header with the client address (its last entry is used:
@@ -41,36 +44,56 @@ class LoginThrottleMiddleware:
     def __call__(self, request):
         if request.method != "POST" or request.path not in settings.LOGIN_THROTTLE["PATHS"]:
             return self.get_response(request)
-        keys = self._keys(request)
-        limits = settings.LOGIN_THROTTLE
-        if any(cache.get(key, 0) >= limit for key, limit in keys):
-            minutes = max(1, limits["WINDOW_SECONDS"] // 60)
-            response = render(request, "429.html", {"minutes": minutes}, status=429)
+        attempt = login_throttle.begin_login(request)
+        if attempt.refused_for:
+            return too_many_tries(request, attempt.refused_for)
+        response = self.get_response(request)
+        if response.status_code == 200:
+            attempt.failed()
+        elif response.status_code in (301, 302, 303):
+            attempt.succeeded()
+        else:
+            attempt.not_checked()
+        return response
+
+
+def too_many_tries(request, seconds):
+    minutes = max(1, -(-seconds // 60))
+    response = render(request, "429.html", {"minutes": minutes}, status=429)
+    response["Retry-After"] = str(seconds)
+    return response
+
+
+class FailedTokenThrottleMiddleware:
+    """Failed token authentications on the API (DRF tokens, node tokens: any Authorization
+    header answered 401) are counted per client address; past API_FAILED_TOKENS["PER_ADDRESS"] in
+    the window, that address's API requests with an Authorization header get a 429 before any
+    token is looked up, until the window has passed. A good token never counts, and other
+    addresses are not affected. DRF authenticates before it throttles, so its own throttles never
+    see a bad token: this runs first.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not request.path.startswith("/api/") or "HTTP_AUTHORIZATION" not in request.META:
+            return self.get_response(request)
+        limits = settings.API_FAILED_TOKENS
+        key = f"api-bad-token:{login_throttle.client_address(request)}"
+        if (cache.get(key) or 0) >= limits["PER_ADDRESS"]:
+            response = JsonResponse(
+                {"detail": "Too many failed authentications from this address; please wait before trying again."},
+                status=429,
+            )
             response["Retry-After"] = str(limits["WINDOW_SECONDS"])
             return response
         response = self.get_response(request)
-        if response.status_code == 200:
-            for key, _ in keys:
-                # add() starts the window on the first failure; incr() never extends it.
-                cache.add(key, 0, timeout=limits["WINDOW_SECONDS"])
-                try:
-                    cache.incr(key)
-                except ValueError:  # expired between add and incr
-                    cache.set(key, 1, timeout=limits["WINDOW_SECONDS"])
-        elif response.status_code in (301, 302, 303):
-            cache.delete(keys[0][0])
+        if response.status_code == 401:
+            cache.add(key, 0, timeout=limits["WINDOW_SECONDS"])
+            with contextlib.suppress(ValueError):  # the window ended between add and incr
+                cache.incr(key)
         return response
-
-    def _keys(self, request):
-        limits = settings.LOGIN_THROTTLE
-        username = (request.POST.get("username") or "").strip().lower()[:150]
-        address = request.META.get(limits["CLIENT_IP_HEADER"], "") or request.META.get("REMOTE_ADDR", "")
-        address = address.split(",")[-1].strip()[:64]
-        digest = hashlib.sha256(username.encode("utf-8", "replace")).hexdigest()[:32]
-        return [
-            (f"login-fail:user:{digest}", limits["FAILURES_PER_USERNAME"]),
-            (f"login-fail:ip:{address}", limits["FAILURES_PER_ADDRESS"]),
-        ]
 
 
 class BadInputMiddleware:

@@ -118,6 +118,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "annotation_site.middleware.LoginThrottleMiddleware",
+    "annotation_site.middleware.FailedTokenThrottleMiddleware",
     "annotation_site.middleware.BadInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -125,6 +126,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "crowd.middleware.SavedDraftsMiddleware",
+    "crowd.middleware.BrowserDeviceMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "annotation_site.middleware.ResearcherOnlyAdminMiddleware",
@@ -193,14 +195,28 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "var" / "static"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 
-# Failed logins on these pages are limited per username and per client address, in the cache.
+# Failed logins on these pages are limited in the cache (annotation_site/login_throttle.py): per
+# account (its name as Django normalises it) from one address, FAILURES_PER_USERNAME free failures
+# and then pauses from FIRST_DELAY_SECONDS doubling up to MAX_DELAY_SECONDS; per address across
+# accounts and per account across addresses (addresses it logged in from before are spared) within
+# WINDOW_SECONDS.
 LOGIN_THROTTLE = {
     "PATHS": ("/accounts/login/", "/admin/login/"),
     "FAILURES_PER_USERNAME": int(os.environ.get("LOGIN_FAILURES_PER_USERNAME", "5")),
     "FAILURES_PER_ADDRESS": int(os.environ.get("LOGIN_FAILURES_PER_ADDRESS", "20")),
+    "FAILURES_PER_ACCOUNT": int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "50")),
     "WINDOW_SECONDS": int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900")),
+    "FIRST_DELAY_SECONDS": int(os.environ.get("LOGIN_FIRST_DELAY_SECONDS", "60")),
+    "MAX_DELAY_SECONDS": int(os.environ.get("LOGIN_MAX_DELAY_SECONDS", str(24 * 3600))),
+    "KNOWN_ADDRESS_DAYS": int(os.environ.get("LOGIN_KNOWN_ADDRESS_DAYS", "90")),
     # Behind a reverse proxy: the header with the client's address, e.g. HTTP_X_FORWARDED_FOR.
     "CLIENT_IP_HEADER": os.environ.get("LOGIN_CLIENT_IP_HEADER", "REMOTE_ADDR"),
+}
+# Bad API tokens (DRF or node tokens, answered 401) per client address (the same header as above)
+# before that address's token requests get 429 for the window.
+API_FAILED_TOKENS = {
+    "PER_ADDRESS": int(os.environ.get("API_FAILED_TOKENS_PER_ADDRESS", "20")),
+    "WINDOW_SECONDS": int(os.environ.get("API_FAILED_TOKENS_SECONDS", "600")),
 }
 
 LOGIN_URL = "login"

@@ -72,9 +72,9 @@ def completion_rows(studies: Iterable["Study"]) -> Iterator[list[Any]]:
 CLAIM_MODELS: tuple[type[TaskClaim], ...] = (WritingClaim, ValidationClaim, PremiseLabelClaim, GrammaticalityClaim)
 
 
-def start_study_session(study: "Study", visit: arrival.Arrival) -> arrival.StartedSession:
+def start_study_session(study: "Study", visit: arrival.Arrival, *, device: str = "") -> arrival.StartedSession:
     """Create or resume the worker's StudySession, releasing their open claims of other sessions."""
-    return arrival.start_study_session(study, visit, claim_models=CLAIM_MODELS)
+    return arrival.start_study_session(study, visit, claim_models=CLAIM_MODELS, device=device)
 
 
 def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:

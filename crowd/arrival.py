@@ -17,7 +17,7 @@ from django.utils import timezone
 from corpus.models import Market, Worker
 
 from .codes import verify_link_signature
-from .models import ClaimStatus, Study, StudySession, TaskClaim
+from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskClaim
 
 MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # Where MTurk may ask a finished assignment to be posted (turkSubmitTo); any other value is
@@ -166,9 +166,12 @@ class StartedSession:
     released_claims: int
 
 
-def start_study_session(study: Study, arrival: Arrival, *, claim_models: ClaimModels) -> StartedSession:
+def start_study_session(
+    study: Study, arrival: Arrival, *, claim_models: ClaimModels, device: str = ""
+) -> StartedSession:
     """Create or resume the worker's StudySession for this study visit, releasing open claims
-    of their other sessions in the same transaction (see release_claims_of_other_sessions)."""
+    of their other sessions in the same transaction (see release_claims_of_other_sessions). A new
+    session remembers the browser (`device`) that opened it."""
     worker = worker_for_arrival(arrival)
     try:
         with transaction.atomic():
@@ -176,7 +179,7 @@ def start_study_session(study: Study, arrival: Arrival, *, claim_models: ClaimMo
                 study=study,
                 worker=worker,
                 external_session_id=arrival.session_id,
-                defaults={"external_study_id": arrival.study_id},
+                defaults={"external_study_id": arrival.study_id, "device": device},
             )
     except IntegrityError:
         session = StudySession.objects.get(study=study, worker=worker, external_session_id=arrival.session_id)
@@ -186,6 +189,18 @@ def start_study_session(study: Study, arrival: Arrival, *, claim_models: ClaimMo
             session.save(update_fields=["turk_submit_to"])
         released = release_claims_of_other_sessions(session, claim_models=claim_models)
     return StartedSession(session, released)
+
+
+def seen_in_another_browser(arrival: Arrival, device: str) -> bool:
+    """Whether the link's participant id already has a session or a browser, and this browser
+    (`device`) was never theirs: then the browser is asked before it becomes that participant."""
+    worker = Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id).first()
+    if worker is None:
+        return False
+    sightings = DeviceSighting.objects.filter(worker=worker)
+    if device and sightings.filter(device=device).exists():
+        return False
+    return sightings.exists() or worker.study_sessions.exists()
 
 
 def check_link_signature(study: Study, params: Mapping[str, str]) -> None:

@@ -192,6 +192,10 @@ class StudySession(models.Model):
     code_held_reason = models.CharField(max_length=300, blank=True)
     # MTurk's turkSubmitTo (an allowed MTurk host), where the finished assignment is posted back.
     turk_submit_to = models.CharField(max_length=100, blank=True)
+    # The browser (device cookie, crowd.services.device_of) that opened the session, then the one
+    # whose submit completed it: the completion code is shown in that browser only (issue 39).
+    # Blank for sessions from before: their code is shown as it was.
+    device = models.CharField(max_length=64, blank=True)
 
     class Meta:
         db_table = "collection_studysession"
@@ -206,6 +210,10 @@ class StudySession(models.Model):
     @property
     def is_complete(self) -> bool:
         return self.completed_at is not None
+
+    def code_shown_in(self, device: str) -> bool:
+        """Whether the browser `device` may see this session's code: the one that did the work."""
+        return not self.device or self.device == device
 
     def expected_completion_code(self) -> str:
         study = self.study

@@ -1,8 +1,11 @@
-"""Writes of the crowd app: the worker behind an account, and a study session's task count."""
+"""Writes of the crowd app: the worker behind an account, a study session's task count, and the
+browser a participant works in."""
 
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -69,11 +72,18 @@ def record_task_done(
         else:
             session.completion_code = session.expected_completion_code()
             fields += ["completion_code"]
+        # The code is shown in the browser whose submit completed the session (StudySession.device).
+        browser = _REQUEST_BROWSER.get()
+        device = browser() if browser is not None else ""
+        if device:
+            session.device = device
+            fields += ["device"]
     session.save(update_fields=fields)
     study_session.tasks_done = session.tasks_done
     study_session.completed_at = session.completed_at
     study_session.completion_code = session.completion_code
     study_session.code_held_reason = session.code_held_reason
+    study_session.device = session.device
     return session
 
 
@@ -126,12 +136,36 @@ DEVICE_SESSION_KEY = "device"
 DEVICE_COOKIE_AGE = 2 * 365 * 24 * 3600
 
 
-def device_of(request: HttpRequest) -> str:
-    """This browser's device token: the long-lived cookie, else the one the session carries, else a new one."""
+def browser_device(request: HttpRequest) -> str:
+    """This browser's device token (the long-lived cookie, else the one the session carries), or
+    "" for a browser that has none yet."""
     token = request.COOKIES.get(DEVICE_COOKIE) or request.session.get(DEVICE_SESSION_KEY) or ""
-    if not (16 <= len(token) <= 64 and token.isalnum()):
+    return token if 16 <= len(token) <= 64 and token.isalnum() else ""
+
+
+def device_of(request: HttpRequest) -> str:
+    """This browser's device token, a new one for a browser that has none (kept in its session, so
+    one request names one device)."""
+    token = browser_device(request)
+    if not token:
         token = secrets.token_hex(16)
+        request.session[DEVICE_SESSION_KEY] = token
     return token
+
+
+# The browser of the request being served, for `record_task_done` (which the task apps call deep
+# inside a submit, with no request): set around each request by `BrowserDeviceMiddleware`, read
+# only when a session completes (so no other request reads its session for it).
+_REQUEST_BROWSER: ContextVar[Callable[[], str] | None] = ContextVar("request_browser", default=None)
+
+
+@contextmanager
+def serving_browser(request: HttpRequest) -> Iterator[None]:
+    token = _REQUEST_BROWSER.set(lambda: browser_device(request))
+    try:
+        yield
+    finally:
+        _REQUEST_BROWSER.reset(token)
 
 
 def note_device(request: HttpRequest, response: HttpResponse, worker: Worker) -> HttpResponse:

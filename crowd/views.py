@@ -18,21 +18,25 @@ from corpus.models import Dataset, Worker
 
 from . import access, arrival, selectors
 from .models import Study, StudyAccess, StudySession, TaskKind
-from .services import note_device
+from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
 # Where each kind of study sends a worker, and who is admitted, are wired in the composition root
 # (annotation_site/wiring.py): crowd sits beneath the task apps and the quality app.
 
 
 def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
-    """The page with the session's own completion code, once its tasks are done; the writing and
-    validation views show it too. Where the market allows, it sends the participant back."""
+    """The page with the session's own completion code, once its tasks are done, in the browser
+    that did the work (StudySession.device); the writing and validation views show it too. Where
+    the market allows, it sends the participant back."""
     if study_session.is_complete and study_session.code_held_reason:
         # Held for a researcher (the study's hold_code_at_chance): a neutral word, never the reason.
         return render(request, "crowd/completion_held.html", {"study": study_session.study})
     if not study_session.completion_code:
         # Never a code for unfinished work (the views call this only for complete sessions).
         return redirect(NEXT_TASK_URL[study_session.study.task_kind])
+    if not study_session.code_shown_in(browser_device(request)):
+        # Only the browser that did the work sees the code: knowing the ids is not enough.
+        return render(request, "crowd/completion_elsewhere.html", {"study": study_session.study})
     return_kind, return_to = selectors.completion_return(study_session)
     context = {
         "study_session": study_session,
@@ -95,8 +99,9 @@ GRAMMATICALITY_BUTTON_TEXT = "Judge the grammar of sentences"
 @require_http_methods(["GET", "POST"])
 def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Arrival by a study link. An anonymous visitor is logged in as the link's worker at once
-    (market workers have no password). Someone already logged in as another account is asked
-    first, and only a POST switches: a GET never changes who is logged in."""
+    (market workers have no password), unless that worker was seen in another browser before.
+    Someone already logged in as another account, or a browser new to a participant id seen
+    elsewhere, is asked first, and only a POST switches: a GET never changes who is logged in."""
     study = get_object_or_404(Study, slug=slug)
     if not study.is_active:
         return render(request, "crowd/study_closed.html", {"study": study}, status=410)
@@ -119,17 +124,24 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
             return _refused(request, refusal)
 
     switch_confirmed = request.method == "POST" and request.POST.get("switch") == "yes"
-    if request.user.is_authenticated and not _is_this_workers_account(request.user, visit) and not switch_confirmed:
+    device = device_of(request)
+    if not switch_confirmed:
         hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
-        return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden})
+        if request.user.is_authenticated and not _is_this_workers_account(request.user, visit):
+            return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden})
+        if not request.user.is_authenticated and arrival.seen_in_another_browser(visit, device):
+            # A participant id opened in another browser before: the id alone (a shared or
+            # guessed link) does not make this browser that participant without asking.
+            return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden, "elsewhere": True})
     try:
-        started = start_study_session(study, visit)
+        started = start_study_session(study, visit, device=device)
     except arrival.ArrivalError as error:
         return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
     study_session = started.session
     user = study_session.worker.user
     if request.user != user:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        request.session[DEVICE_SESSION_KEY] = device  # logging in from another account empties the session
     request.session[arrival.SESSION_KEY] = study_session.pk
     if started.released_claims:
         messages.info(

@@ -56,7 +56,9 @@ def test_prolific_arrival_creates_a_logged_in_worker_and_a_session(client, study
 
 def test_coming_back_resumes_the_same_worker_and_session(client, study):
     client.get(entry(study), PROLIFIC)
-    client.logout()
+    # The site's logout, as a browser does it: the browser keeps its device cookie (the test
+    # client's logout() drops every cookie, which is another browser: tests/crowd/test_study_link_takeover.py).
+    client.post(reverse("logout"))
     client.get(entry(study), PROLIFIC)
     assert Worker.objects.count() == 1 and StudySession.objects.count() == 1
     client.get(entry(study), {**PROLIFIC, "SESSION_ID": "sess-002"})
