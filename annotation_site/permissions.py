@@ -20,6 +20,7 @@ PAY_BONUSES = "corpus.pay_bonus"
 LABEL_REFERENCE_PAIRS = "quality.add_referencelabel"
 LAUNCH_TRAINING = "modeling.add_trainingrun"
 CREATE_SNAPSHOTS = "modeling.add_snapshot"
+IMPORT_DATA = "importers.add_corpusimport"  # premise and corpus files uploaded on the dashboard
 RESEARCHER_ACTIONS = [RESEARCH_ACCESS, EXCLUDE_WORKERS, PAY_BONUSES, LABEL_REFERENCE_PAIRS, LAUNCH_TRAINING]
 # The group also gets every model permission of these apps, so its members can use the admin as the
 # superusers who ran studies before the group existed did (auth's own models stay out: no member

@@ -27,7 +27,9 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
+from annotation_site.celery import enqueue
 from annotation_site.progress import ProgressWriter
+from annotation_site.uploads import discard_upload, store_upload
 from corpus.counters import create_premises
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 
@@ -459,3 +461,22 @@ def _import_files(paths, genre, dataset, report, progress, batch_size, file_form
                 _read_text(importer, reader, source, tracker, jobs=jobs)
             tracker.advance(path.stat().st_size)  # a BOM or trailing bytes are not lines
     importer.flush()
+
+
+PREMISE_UPLOAD_TASK = "collection.import_uploaded_premises"
+
+
+def queue_premise_upload(uploaded, genre, dataset, file_format="auto"):
+    """A premise file uploaded on the dashboard: checked here (genre, UTF-8 text) so a refusal is
+    said at once and nothing is queued, then imported by a Celery worker after the commit with the
+    command's rules (collection.tasks). Raises PremiseImportError with the reason."""
+    genre = resolve_genre(genre)
+    dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
+    path = store_upload(uploaded)
+    try:
+        check_files([path])
+    except PremiseImportError as error:
+        discard_upload(path)
+        raise PremiseImportError(str(error).replace(str(path), uploaded.name)) from None
+    transaction.on_commit(lambda: enqueue(PREMISE_UPLOAD_TASK, str(path), genre.slug, dataset_slug, file_format))
+    return path

@@ -2,7 +2,10 @@
 
 from celery import shared_task
 
+from annotation_site.uploads import discard_upload
+
 from . import hypothesis_tally
+from .premise_import import PREMISE_UPLOAD_TASK, PremiseImportError, import_premises
 
 
 @shared_task(name="collection.fold_hypothesis_tally")
@@ -10,3 +13,17 @@ def fold_hypothesis_tally() -> int:
     """On the beat schedule (with a broker, TALLY_FOLDS_ON_BEAT): the hypothesis tally's deltas
     folded into one row per key, off every writing submit's path. Returns the rows the fold wrote."""
     return hypothesis_tally.fold()
+
+
+@shared_task(name=PREMISE_UPLOAD_TASK)
+def import_uploaded_premises(path: str, genre: str, dataset: str, file_format: str = "auto") -> int | None:
+    """A premise file a researcher uploaded on the dashboard, imported as `import_premises` does
+    (all or nothing, progress on its PremiseImport row); the upload is removed when it ends.
+    Returns the import's id, or None if it could not start (the row then says nothing: the
+    dashboard checked the file before queueing it)."""
+    try:
+        return import_premises([path], genre, dataset, file_format=file_format).import_id
+    except PremiseImportError:
+        return None
+    finally:
+        discard_upload(path)

@@ -11,18 +11,21 @@ its rows or, failing unexpectedly, none (marked failed with the reason).
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
 from annotation_site.celery import enqueue
 from annotation_site.progress import ProgressWriter
+from annotation_site.uploads import store_upload
 from artifacts.services import ARRIVAL_TASK
 from corpus.counters import create_pairs, create_premises
 from corpus.gold import VOTE_FIELD
@@ -356,3 +359,31 @@ def _premises_for(
             )
             premises.pop(row.prompt_id, None)
     return premises
+
+
+PAIRS_UPLOAD_TASK = "importers.import_uploaded_pairs"
+SLUG = re.compile(r"[-a-zA-Z0-9_]+")
+
+
+def queue_pairs_upload(
+    uploaded: UploadedFile, dataset: str, *, split: str | None = None, genre: str | None = None
+) -> Path:
+    """A corpus file uploaded on the dashboard: what the command would refuse before reading
+    (no dataset, a split it cannot tell, an unknown genre) is refused here at once and nothing is
+    queued; the file is then imported by a Celery worker after the commit with the command's rules
+    (importers.tasks). Raises CorpusImportError with the reason."""
+    dataset = (dataset or "").strip()
+    if not dataset or not SLUG.fullmatch(dataset):
+        raise CorpusImportError(
+            "Name the dataset the pairs go into with letters, digits, - and _ (a new name makes a new dataset)."
+        )
+    split = split or split_from_filename(uploaded.name or "")
+    if split not in Split.values:
+        raise CorpusImportError(
+            f"Cannot tell the split of {uploaded.name}: choose one (one of {', '.join(Split.values)})."
+        )
+    if genre and not Genre.objects.filter(slug=genre).exists():
+        raise CorpusImportError(f"Unknown genre {genre!r}.")
+    path = store_upload(uploaded)
+    transaction.on_commit(lambda: enqueue(PAIRS_UPLOAD_TASK, str(path), dataset, split, genre or ""))
+    return path

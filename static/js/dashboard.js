@@ -71,6 +71,10 @@
     if (snapshots) { poll(snapshots, "snapshot-"); }
     var aggregations = document.getElementById("table-aggregations");
     if (aggregations) { poll(aggregations, "aggregation-"); }
+    var premiseImports = document.getElementById("table-premise-imports");
+    if (premiseImports) { poll(premiseImports, "premise-import-"); }
+    var corpusImports = document.getElementById("table-corpus-imports");
+    if (corpusImports) { poll(corpusImports, "corpus-import-"); }
     var runs = document.getElementById("table-runs");
     if (runs) { poll(runs, "run-"); }
     var live = document.getElementById("run-live");

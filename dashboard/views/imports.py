@@ -1,0 +1,87 @@
+"""Imports from the dashboard (issue 41): premise files of one genre and corpus files (SNLI,
+MultiNLI, GLUE MNLI) uploaded, checked at once, imported by a Celery worker with the commands'
+rules (all or nothing, malformed lines reported by number), with their progress while they run."""
+
+from django.contrib import messages
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation_site.permissions import IMPORT_DATA
+from collection.premise_import import PremiseImportError, queue_premise_upload
+from corpus.models import Genre, Split
+from dashboard.queries import imports as queries
+from dashboard.queries.common import datasets as all_datasets
+from importers.services import CorpusImportError, queue_pairs_upload
+
+from .common import page_context, researcher_required
+
+ROW_TEMPLATES = {"premises": "dashboard/_premise_import_row.html", "pairs": "dashboard/_corpus_import_row.html"}
+
+
+@researcher_required(post_permission=IMPORT_DATA)
+@require_http_methods(["GET", "POST"])
+def imports(request):
+    if request.method == "POST":
+        kind = request.POST.get("kind")
+        uploaded = request.FILES.get("file")
+        if kind not in ROW_TEMPLATES or uploaded is None:
+            messages.error(request, "Choose what to import and a file; nothing was imported.")
+            return redirect("dashboard:imports")
+        try:
+            if kind == "premises":
+                queue_premise_upload(
+                    uploaded,
+                    request.POST.get("genre", ""),
+                    request.POST.get("dataset", ""),
+                    request.POST.get("format", "auto"),
+                )
+            else:
+                queue_pairs_upload(
+                    uploaded,
+                    request.POST.get("dataset", ""),
+                    split=request.POST.get("split") or None,
+                    genre=request.POST.get("genre") or None,
+                )
+        except (PremiseImportError, CorpusImportError) as refused:
+            messages.error(request, f"{uploaded.name}: {refused}")
+        else:
+            messages.success(request, f"{uploaded.name} is being imported; its progress is below.")
+        return redirect("dashboard:imports")
+    return render(
+        request,
+        "dashboard/imports.html",
+        page_context(
+            request,
+            "imports",
+            genres=Genre.objects.order_by("slug"),
+            datasets=all_datasets(),
+            splits=Split.values,
+            premise_imports=queries.recent_premise_imports(),
+            corpus_imports=queries.recent_corpus_imports(),
+        ),
+    )
+
+
+@researcher_required
+@require_GET
+def imports_progress(request, kind):
+    """Live progress for one list of imports: the rows re-rendered, as the snapshot list does."""
+    if kind not in ROW_TEMPLATES:
+        return JsonResponse({"detail": f"unknown kind {kind!r}; one of {', '.join(ROW_TEMPLATES)}"}, status=400)
+    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
+    return JsonResponse(
+        {
+            "items": [
+                {
+                    "id": run.pk,
+                    "status": run.status,
+                    "progress": run.progress,
+                    "finished": run.status in ("done", "failed"),
+                    "html": render_to_string(ROW_TEMPLATES[kind], {"run": run}, request),
+                }
+                for run in queries.imports_by_id(kind, ids)
+            ]
+        }
+    )
