@@ -366,7 +366,7 @@ SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
 
 def queue_pairs_upload(
-    uploaded: UploadedFile, dataset: str, *, split: str | None = None, genre: str | None = None
+    uploaded: UploadedFile[bytes], dataset: str, *, split: str | None = None, genre: str | None = None
 ) -> Path:
     """A corpus file uploaded on the dashboard: what the command would refuse before reading
     (no dataset, a split it cannot tell, an unknown genre) is refused here at once and nothing is
