@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat, stale_seconds
 from corpus.labels import NO_GOLD
 from corpus.models import Pair, ValidationLabel
 
@@ -91,14 +92,18 @@ def _stage(run, stage, progress):
 
 def _claim(run_id):
     """pending/failed -> running in one UPDATE (two deliveries of one task never both run); a run
-    left running by a Celery worker that died (acks_late redelivers the task) is taken over after an hour."""
+    left running by a Celery worker that died (acks_late redelivers the task) is taken over once its
+    heartbeat is stale (annotation_site/long_tasks.py), or after an hour for a row without one."""
     now = timezone.now()
-    claimable = Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED]) | Q(
-        status=AggregationStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
+    claimable = (
+        Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED])
+        | Q(status=AggregationStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
+        | Q(status=AggregationStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
     )
     claimed = AggregationRun.objects.filter(claimable, pk=run_id).update(
         status=AggregationStatus.RUNNING,
-        started_at=timezone.now(),
+        started_at=now,
+        heartbeat_at=now,
         finished_at=None,
         progress=0.0,
         error="",
@@ -110,11 +115,16 @@ def _claim(run_id):
 def run_aggregation(run_id):
     """Fit the run's methods and store their results; on any failure the run is marked failed with
     the reason and keeps no results. Returns the run (None when it was done or running already)."""
-    from . import aggregation
-
     run = _claim(run_id)
     if run is None:
         return None
+    with heartbeat(AggregationRun, run.pk):
+        return _fit_claimed(run)
+
+
+def _fit_claimed(run):
+    from . import aggregation
+
     try:
         reading = time.perf_counter()
         data = counted_labels(run.dataset)
