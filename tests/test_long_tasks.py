@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation_site.celery import task_named
 from annotation_site.long_tasks import heartbeat, reap_stale_long_tasks
 from annotation_site.wiring import long_task_kinds, reap_long_tasks
 from artifacts.models import JobStatus as TaggingStatus
@@ -40,8 +41,14 @@ def running_snapshot(*, heartbeat_minutes_ago, restarts=0):
 
 def test_an_export_whose_heartbeat_stopped_is_started_again_and_finishes(db, django_capture_on_commit_callbacks):
     snapshot = running_snapshot(heartbeat_minutes_ago=10)
-    with django_capture_on_commit_callbacks(execute=True):  # the requeued export runs (inline, no broker)
-        reaped = reap_long_tasks()
+
+    def run_here(
+        task_name, *args
+    ):  # the registered task, run in this process (a worker's run is in test_export_worker_killed)
+        return task_named(task_name).apply(args=args)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        reaped = reap_stale_long_tasks(long_task_kinds(), enqueue=run_here)
     assert reaped == [f"modeling.Snapshot {snapshot.pk} requeued (restart 1 of 2)"]
     snapshot.refresh_from_db()
     assert snapshot.status == JobStatus.DONE and snapshot.restarts == 1
