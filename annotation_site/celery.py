@@ -140,15 +140,6 @@ def wait_for_background_tasks(timeout=None):
         executor.submit(lambda: None).result(timeout=left)
 
 
-@app.task(name="annotation_site.reap_long_tasks", ignore_result=True)
-def reap_long_tasks():
-    """On the beat (settings.CELERY_BEAT_SCHEDULE): long tasks whose process died are started
-    again or failed (annotation_site/long_tasks.py; the kinds are listed by the composition root)."""
-    from annotation_site.wiring import reap_long_tasks as reap
-
-    return reap()
-
-
 @app.task(name="annotation_site.health_check")
 def health_check(model_label, pk):
     """What a Celery worker sees: its database, and whether the row `model_label` #pk is there (for tests and ops).

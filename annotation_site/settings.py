@@ -331,6 +331,8 @@ if EMBEDDED_TASKS not in ("background", "inline"):
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ROUTES = {"modeling.tasks.run_training": {"queue": "gpu"}}
+# Task modules outside the apps' tasks.py: the long-task reaper lives in the composition root.
+CELERY_IMPORTS = ("annotation_site.wiring",)
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from annotation_site.celery import load_for_enqueue
+from annotation_site.celery import app, load_for_enqueue
 from annotation_site.long_tasks import LongTaskKind, reap_stale_long_tasks, start_embedded_reaper
 from collection.models import WritingClaim
 from collection.writing_rules import load_word_list
@@ -120,15 +120,14 @@ def load_before_first_request() -> None:
 def long_task_kinds() -> tuple[LongTaskKind, ...]:
     """Every long task with a status row, and what the reaper does when its process dies
     (annotation_site/long_tasks.py). Imported here, when first asked: the snapshot services import
-    this module. Training runs have their own heartbeats and reaper (modeling.training)."""
+    this module; the task names are spelled out here because those services import this module
+    (tests/test_long_tasks.py checks them against the services' own constants). Training runs
+    have their own heartbeats and reaper (modeling.training)."""
     from artifacts.models import JobStatus as ArtifactsJobStatus
     from artifacts.models import MonitorRefresh, TaggingJob
-    from artifacts.services import TAG_TASK
     from collection.models import PremiseImport
     from importers.models import CorpusImport
     from modeling.models import JobStatus, Snapshot
-    from modeling.snapshots.services import EXPORT_TASK
-    from quality.aggregation_runs import TASK_NAME as AGGREGATION_TASK
     from quality.models import AggregationRun, AggregationStatus
 
     again_import = "Run the import again: what is already in the dataset is skipped."
@@ -138,14 +137,14 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
             Snapshot,
             lost="the export",
             again="Request a new snapshot.",
-            task=EXPORT_TASK,
+            task="modeling.tasks.export_snapshot_task",
             requeue_status=JobStatus.PENDING,
         ),
         LongTaskKind(
             AggregationRun,
             lost="the aggregation run",
             again="Start a new run.",
-            task=AGGREGATION_TASK,
+            task="quality.aggregate_labels",
             requeue_status=AggregationStatus.PENDING,
         ),
         # A tagging job tags the pairs still untagged, so a restart goes on where the dead one stopped.
@@ -153,7 +152,7 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
             TaggingJob,
             lost="the tagging job",
             again="Start tagging again.",
-            task=TAG_TASK,
+            task="artifacts.tag_pairs",
             requeue_status=ArtifactsJobStatus.QUEUED,
             started_field="created_at",
         ),
@@ -170,6 +169,8 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
     )
 
 
+@app.task(name="annotation_site.reap_long_tasks", ignore_result=True)
 def reap_long_tasks() -> list[str]:
-    """Requeue or fail every long task whose process died (the beat's `annotation_site.reap_long_tasks`)."""
+    """On the beat (settings.CELERY_BEAT_SCHEDULE; settings.CELERY_IMPORTS registers it in every
+    Celery worker): long tasks whose process died are started again or failed."""
     return reap_stale_long_tasks(long_task_kinds())

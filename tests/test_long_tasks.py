@@ -156,3 +156,50 @@ def test_the_heartbeat_beats_from_its_own_thread_while_the_work_runs(transaction
     last = Snapshot.objects.get(pk=snapshot.pk).heartbeat_at
     time.sleep(0.3)  # six beats' time
     assert Snapshot.objects.get(pk=snapshot.pk).heartbeat_at == last  # the beat stopped with the block
+
+
+def test_the_embedded_mode_which_has_no_beat_runs_the_reaper_in_a_thread_of_the_web_process(tmp_path):
+    """A web process without a broker reaps what a crashed one left running; with a broker the
+    beat does it, and a command (inline tasks) starts no thread."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    show = "import threading; print(any(t.name == 'embedded-long-task-reaper' for t in threading.enumerate()))"
+    base = {key: value for key, value in os.environ.items() if key not in ("CELERY_BROKER_URL", "EMBEDDED_TASKS")}
+    base.update(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}", DJANGO_SETTINGS_MODULE="annotation_site.settings"
+    )
+    for code, extra, expected in (
+        ("import annotation_site.wsgi", {}, "True"),
+        ("import annotation_site.wsgi", {"CELERY_BROKER_URL": "redis://127.0.0.1:6379/8"}, "False"),
+        ("import django; django.setup()", {}, "False"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", f"{code}; {show}"],
+            cwd=REPO_ROOT,
+            env={**base, **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.stdout.strip().splitlines()[-1] == expected, (code, extra, done.stderr)
+
+
+def test_the_kinds_name_the_tasks_their_services_queue():
+    from annotation_site.celery import app
+    from artifacts.services import TAG_TASK
+    from modeling.snapshots.services import EXPORT_TASK
+    from quality.aggregation_runs import TASK_NAME
+
+    app.loader.import_default_modules()
+    restarted = {kind.model._meta.label: kind.task for kind in long_task_kinds() if kind.restarts}
+    assert restarted == {
+        "modeling.Snapshot": EXPORT_TASK,
+        "quality.AggregationRun": TASK_NAME,
+        "artifacts.TaggingJob": TAG_TASK,
+    }
+    assert all(task in app.tasks for task in restarted.values())
+    assert "annotation_site.reap_long_tasks" in app.tasks
