@@ -203,3 +203,19 @@ def test_the_kinds_name_the_tasks_their_services_queue():
     }
     assert all(task in app.tasks for task in restarted.values())
     assert "annotation_site.reap_long_tasks" in app.tasks
+
+
+def test_the_dashboard_shows_a_restart_beside_the_progress_and_the_failure_message(client, researcher):
+    from django.urls import reverse
+
+    restarted = running_snapshot(heartbeat_minutes_ago=0, restarts=1)
+    failed = running_snapshot(heartbeat_minutes_ago=10, restarts=2)
+    reap_stale_long_tasks(long_task_kinds(), enqueue=lambda *args: None)
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:snapshots")).content.decode()
+    row = page[page.index(f'id="snapshot-{restarted.pk}"') :]
+    assert "started again 1&times; after its worker stopped" in row[: row.index("</tr>")]
+    row = page[page.index(f'id="snapshot-{failed.pk}"') :]
+    assert "the process running the export stopped (no heartbeat since" in row[: row.index("</tr>")]
+    api = client.get(f"/api/snapshots/{restarted.pk}/").json()
+    assert (api["status"], api["restarts"]) == ("running", 1)
