@@ -214,7 +214,7 @@ def test_the_dashboard_shows_a_restart_beside_the_progress_and_the_failure_messa
     client.force_login(researcher)
     page = client.get(reverse("dashboard:snapshots")).content.decode()
     row = page[page.index(f'id="snapshot-{restarted.pk}"') :]
-    assert "started again 1&times; after its worker stopped" in row[: row.index("</tr>")]
+    assert "started again 1&times; after its Celery worker stopped" in row[: row.index("</tr>")]
     row = page[page.index(f'id="snapshot-{failed.pk}"') :]
     assert "the process running the export stopped (no heartbeat since" in row[: row.index("</tr>")]
     api = client.get(f"/api/snapshots/{restarted.pk}/").json()
