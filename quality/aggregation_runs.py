@@ -12,6 +12,7 @@ appear in the worker ranking. Pairs need at least two counted labels to be score
 """
 
 import io
+import logging
 import time
 from datetime import timedelta
 
@@ -26,6 +27,8 @@ from corpus.labels import NO_GOLD
 from corpus.models import Pair, ValidationLabel
 
 from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+
+logger = logging.getLogger(__name__)
 
 TASK_NAME = "quality.aggregate_labels"
 # GLAD is offered but not by default: minutes where Dawid–Skene takes seconds (docs/quality.md).
@@ -42,6 +45,10 @@ _ANONYMOUS = "anon-"
 
 class NothingToAggregate(Exception):
     """The dataset has no pairs the models could score."""
+
+
+class TakenOver(Exception):
+    """The reaper started the run again while this process, thought dead, was still fitting it."""
 
 
 def normalize_methods(methods):
@@ -114,7 +121,8 @@ def _claim(run_id):
 
 def run_aggregation(run_id):
     """Fit the run's methods and store their results; on any failure the run is marked failed with
-    the reason and keeps no results. Returns the run (None when it was done or running already)."""
+    the reason and keeps no results. Returns the run (None when it was done or running already, or
+    when the reaper started it again meanwhile)."""
     run = _claim(run_id)
     if run is None:
         return None
@@ -125,6 +133,9 @@ def run_aggregation(run_id):
 def _fit_claimed(run):
     from . import aggregation
 
+    # Still this process's run: a restart by the reaper (annotation_site/long_tasks.py) counts up
+    # `restarts`, and then this process's results and outcome are never written over the restart's.
+    held = Q(pk=run.pk, status=AggregationStatus.RUNNING, restarts=run.restarts)
     try:
         reading = time.perf_counter()
         data = counted_labels(run.dataset)
@@ -155,7 +166,7 @@ def _fit_claimed(run):
                 _save_workers(run, method, result, label_counts)
             timing["write_seconds"] = round(time.perf_counter() - saving, 2)
             figures["timing"] = timing
-            AggregationRun.objects.filter(pk=run.pk).update(
+            marked = AggregationRun.objects.filter(held).update(
                 status=AggregationStatus.DONE,
                 progress=1.0,
                 stage="",
@@ -165,13 +176,18 @@ def _fit_claimed(run):
                 worker_count=int(sum(1 for worker in label_counts.index if not worker.startswith(_ANONYMOUS))),
                 figures=figures,
             )
+            if not marked:
+                raise TakenOver(f"aggregation run {run.pk} was started again by the reaper")
+    except TakenOver as taken:
+        logger.warning("%s; this process's results were dropped", taken)
+        return None
     except NothingToAggregate as problem:
         # An answer for the researcher, not a crash: the run says why it has no results.
-        AggregationRun.objects.filter(pk=run.pk).update(
+        AggregationRun.objects.filter(held).update(
             status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(), error=str(problem)
         )
     except BaseException as exc:
-        AggregationRun.objects.filter(pk=run.pk).update(
+        AggregationRun.objects.filter(held).update(
             status=AggregationStatus.FAILED,
             stage="",
             finished_at=timezone.now(),
