@@ -238,6 +238,14 @@ TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
 # requeued (up to TRAINING_MAX_RESTARTS) instead of failed.
 REAPER_INTERVAL_SECONDS = float(os.environ.get("REAPER_INTERVAL_SECONDS", "120"))
 TRAINING_REAP_REQUEUE = env_bool("TRAINING_REAP_REQUEUE", default=False)
+# Every other long task (exports, aggregation runs, tagging jobs, monitor refreshes, imports:
+# annotation_site/long_tasks.py): a heartbeat on its row every LONG_TASK_HEARTBEAT_SECONDS; one
+# silent for LONG_TASK_STALE_SECONDS lost its process, and the reaper (every
+# LONG_TASK_REAPER_SECONDS) starts it again, up to LONG_TASK_MAX_RESTARTS times, or fails it.
+LONG_TASK_HEARTBEAT_SECONDS = float(os.environ.get("LONG_TASK_HEARTBEAT_SECONDS", "10"))
+LONG_TASK_STALE_SECONDS = float(os.environ.get("LONG_TASK_STALE_SECONDS", "120"))
+LONG_TASK_REAPER_SECONDS = float(os.environ.get("LONG_TASK_REAPER_SECONDS", "60"))
+LONG_TASK_MAX_RESTARTS = int(os.environ.get("LONG_TASK_MAX_RESTARTS", "2"))
 
 # A GPU node on another machine (docs/gpu-nodes.md): it reaches the platform at PLATFORM_URL with a
 # node token (`manage.py create_node_token`), fetches snapshots into a local cache and holds
@@ -342,6 +350,8 @@ if EMBEDDED_TASKS not in ("background", "inline"):
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ROUTES = {"modeling.tasks.run_training": {"queue": "gpu"}}
+# Task modules outside the apps' tasks.py: the long-task reaper lives in the composition root.
+CELERY_IMPORTS = ("annotation_site.wiring",)
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -396,6 +406,9 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
+    # Exports, aggregation runs, tagging jobs, refreshes and imports whose process died: started
+    # again or failed within minutes (annotation_site/long_tasks.py), not after the broker's 6 h.
+    "reap-long-tasks": {"task": "annotation_site.reap_long_tasks", "schedule": LONG_TASK_REAPER_SECONDS},
 }
 
 REST_FRAMEWORK = {

@@ -21,14 +21,20 @@ here; the apps above call crowd and quality plainly.
   modeling app's layer keep (modeling.snapshots.services.ExtraFiles): MPE's per-premise labels
   (validation), `premise_labels.tsv`, in a snapshot of multi-premise datasets that have them.
 - `load_before_first_request()`: what the task apps load on first use and a web server loads at
-  start instead (annotation_site/wsgi.py).
+  start instead (annotation_site/wsgi.py); in the embedded mode, also the long-task reaper's thread.
+- `long_task_kinds()` and `reap_long_tasks()`: every long task with a status row (exports,
+  aggregation runs, tagging jobs, monitor refreshes, imports) and the one reaper that restarts or
+  fails those whose process died (annotation_site/long_tasks.py).
 """
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from annotation_site.celery import load_for_enqueue
+from django.conf import settings
+
+from annotation_site.celery import app, load_for_enqueue
+from annotation_site.long_tasks import LongTaskKind, reap_stale_long_tasks, start_embedded_reaper
 from collection.models import WritingClaim
 from collection.writing_rules import load_word_list
 from crowd import access, arrival, selectors
@@ -106,3 +112,65 @@ def load_before_first_request() -> None:
     loading them on first use."""
     load_word_list()
     load_for_enqueue()
+    if settings.CELERY_TASK_ALWAYS_EAGER and settings.EMBEDDED_TASKS == "background":
+        # The embedded mode has no Celery beat: this process reaps what a crashed one left running.
+        start_embedded_reaper(reap_long_tasks, settings.LONG_TASK_REAPER_SECONDS)
+
+
+def long_task_kinds() -> tuple[LongTaskKind, ...]:
+    """Every long task with a status row, and what the reaper does when its process dies
+    (annotation_site/long_tasks.py). Imported here, when first asked: the snapshot services import
+    this module; the task names are spelled out here because those services import this module
+    (tests/test_long_tasks.py checks them against the services' own constants). Training runs
+    have their own heartbeats and reaper (modeling.training)."""
+    from artifacts.models import JobStatus as ArtifactsJobStatus
+    from artifacts.models import MonitorRefresh, TaggingJob
+    from collection.models import PremiseImport
+    from importers.models import CorpusImport
+    from modeling.models import JobStatus, Snapshot
+    from quality.models import AggregationRun, AggregationStatus
+
+    again_import = "Run the import again: what is already in the dataset is skipped."
+    return (
+        # An export restarts from scratch into a fresh temporary folder renamed into place at the end.
+        LongTaskKind(
+            Snapshot,
+            lost="the export",
+            again="Request a new snapshot.",
+            task="modeling.tasks.export_snapshot_task",
+            requeue_status=JobStatus.PENDING,
+        ),
+        LongTaskKind(
+            AggregationRun,
+            lost="the aggregation run",
+            again="Start a new run.",
+            task="quality.aggregate_labels",
+            requeue_status=AggregationStatus.PENDING,
+        ),
+        # A tagging job tags the pairs still untagged, so a restart goes on where the dead one stopped.
+        LongTaskKind(
+            TaggingJob,
+            lost="the tagging job",
+            again="Start tagging again.",
+            task="artifacts.tag_pairs",
+            requeue_status=ArtifactsJobStatus.QUEUED,
+            started_field="created_at",
+        ),
+        # A refresh is made anew by its next trigger (hourly, or new pairs): failed, not restarted.
+        LongTaskKind(
+            MonitorRefresh,
+            lost="the monitor refresh",
+            again="The next refresh runs on schedule.",
+            started_field="created_at",
+        ),
+        # Imports run in a command's process, with the file on its machine: failed, not restarted.
+        LongTaskKind(CorpusImport, lost="the import", again=again_import),
+        LongTaskKind(PremiseImport, lost="the import", again=again_import),
+    )
+
+
+@app.task(name="annotation_site.reap_long_tasks", ignore_result=True)
+def reap_long_tasks() -> list[str]:
+    """On the beat (settings.CELERY_BEAT_SCHEDULE; settings.CELERY_IMPORTS registers it in every
+    Celery worker): long tasks whose process died are started again or failed."""
+    return reap_stale_long_tasks(long_task_kinds())

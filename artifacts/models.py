@@ -78,6 +78,10 @@ class TaggingJob(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
+    )
+    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -121,6 +125,10 @@ class MonitorRefresh(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
+    )
+    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
 
     class Meta:
         ordering = ["-created_at"]

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat
 from corpus.models import Dataset, Pair
 
 from .models import JobStatus, MonitorRefresh
@@ -64,7 +65,8 @@ def refresh_monitor(dataset=None, trigger=MonitorRefresh.Trigger.COMMAND, folds=
         pairs_total=(Pair.objects.filter(dataset=dataset) if dataset else Pair.objects).count(),
     )
     try:
-        figures, scoring = monitor(monitor_rows(dataset), folds=folds, seed=seed, **options)
+        with heartbeat(MonitorRefresh, refresh.pk):
+            figures, scoring = monitor(monitor_rows(dataset), folds=folds, seed=seed, **options)
     except ValueError as error:
         return _finish(refresh, JobStatus.FAILED, started, error=str(error))
     except Exception as error:

@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat
 from annotation_site.plain_rows import insert_rows, update_rows
 from corpus.models import Dataset, Pair, Premise
 
@@ -112,7 +113,8 @@ def run_tagging_job(
     pairs = pairs_to_tag(job.dataset, retag=job.retag)
     version = tagger.model_version
     job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, version, pairs.count(), 0
-    job.save(update_fields=["status", "tagger", "total", "done"])
+    job.heartbeat_at = timezone.now()
+    job.save(update_fields=["status", "tagger", "total", "done", "heartbeat_at"])
     if processes is None:
         processes = job_processes(job, tagger)
     # (pk, the parse facts of a pair that wants parses, else None) of each pair sent to the
@@ -126,19 +128,21 @@ def run_tagging_job(
                 sent.append((pk, wanted.get(pk)))
                 yield premise, hypothesis, pk in wanted
 
-    try:
-        results = tagger.tag_for_job(items(), batch_size=batch_size, processes=processes)
-        for tagged in chunks(results, batch_size):
-            with transaction.atomic():
-                done = _store_batch(tagger, [(*sent.popleft(), result) for result in tagged], job.retag)
-                job.done += done
-                TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
-            if on_batch:
-                on_batch(done)
-    except Exception as error:
-        _finish(job, JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
-        raise
-    return _finish(job, JobStatus.DONE)
+    # A process killed mid-job stops the beat; the reaper queues the job again, and it tags what is still untagged.
+    with heartbeat(TaggingJob, job.pk):
+        try:
+            results = tagger.tag_for_job(items(), batch_size=batch_size, processes=processes)
+            for tagged in chunks(results, batch_size):
+                with transaction.atomic():
+                    done = _store_batch(tagger, [(*sent.popleft(), result) for result in tagged], job.retag)
+                    job.done += done
+                    TaggingJob.objects.filter(pk=job.pk).update(done=job.done)
+                if on_batch:
+                    on_batch(done)
+        except Exception as error:
+            _finish(job, JobStatus.FAILED, error=f"{type(error).__name__}: {error}")
+            raise
+        return _finish(job, JobStatus.DONE)
 
 
 def job_processes(job: TaggingJob, tagger: PhenomenonTagger) -> int:

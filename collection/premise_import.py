@@ -28,6 +28,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import discard_upload, store_upload
 from corpus.counters import create_premises
@@ -416,7 +417,8 @@ def import_premises(
     # not failures: they are dropped with their reason and counted. The progress figures are
     # written outside the transaction (annotation_site.progress), so the run shows how far it is.
     try:
-        with writer, transaction.atomic():
+        # The heartbeat first: it writes from a thread of its own only outside a transaction.
+        with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
             _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
     except Exception as exc:
         PremiseImport.objects.filter(pk=record.pk).update(

@@ -263,6 +263,10 @@ class ImportRun(models.Model):
     error = models.TextField(blank=True, help_text="Why the import stopped, if it failed.")
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
+    )
+    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
 
     class Meta:
         abstract = True

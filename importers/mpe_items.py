@@ -29,6 +29,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from annotation_site.long_tasks import heartbeat
 from corpus.counters import create_pairs, create_premises
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
@@ -154,12 +155,13 @@ def import_mpe_file(path, dataset, split=None, repair=True, genre=SNLI_GENRE):
     report.import_id = record.pk
     items = _unique_items(parsed.items, report)
     try:
-        for start in range(0, len(items), CHUNK_SIZE):
-            # Each chunk's premises, items, judgments and file adjudications commit together.
-            with transaction.atomic():
-                _store_chunk(
-                    dataset, split, genre_obj, Path(path).name[:255], items[start : start + CHUNK_SIZE], report
-                )
+        with heartbeat(CorpusImport, record.pk):
+            for start in range(0, len(items), CHUNK_SIZE):
+                # Each chunk's premises, items, judgments and file adjudications commit together.
+                with transaction.atomic():
+                    _store_chunk(
+                        dataset, split, genre_obj, Path(path).name[:255], items[start : start + CHUNK_SIZE], report
+                    )
     except Exception as error:
         CorpusImport.objects.filter(pk=record.pk).update(
             status=ImportStatus.FAILED,

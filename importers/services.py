@@ -24,6 +24,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import store_upload
 from artifacts.services import ARRIVAL_TASK
@@ -169,7 +170,8 @@ def import_pairs_file(
     # not failures (reported by line number and skipped). Progress figures are written outside
     # the transaction (annotation_site.progress), so the admin shows how far the run is.
     try:
-        with ProgressWriter() as writer, transaction.atomic():
+        # The heartbeat first: it writes from a thread of its own only outside a transaction.
+        with heartbeat(CorpusImport, record.pk), ProgressWriter() as writer, transaction.atomic():
             _import_rows(path, found, split, genre, genres, chunk_size, progress, report, record, writer)
     except Exception as error:
         reason = str(error) or type(error).__name__

@@ -36,6 +36,10 @@ class Snapshot(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     directory = models.CharField(max_length=500, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
+    )
+    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the files' hashes.")
     row_count = models.PositiveIntegerField(default=0)
 

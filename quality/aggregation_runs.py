@@ -12,6 +12,7 @@ appear in the worker ranking. Pairs need at least two counted labels to be score
 """
 
 import io
+import logging
 import time
 from datetime import timedelta
 
@@ -21,10 +22,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat, stale_seconds
 from corpus.labels import NO_GOLD
 from corpus.models import Pair, ValidationLabel
 
 from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+
+logger = logging.getLogger(__name__)
 
 TASK_NAME = "quality.aggregate_labels"
 # GLAD is offered but not by default: minutes where Dawid–Skene takes seconds (docs/quality.md).
@@ -41,6 +45,10 @@ _ANONYMOUS = "anon-"
 
 class NothingToAggregate(Exception):
     """The dataset has no pairs the models could score."""
+
+
+class TakenOver(Exception):
+    """The reaper started the run again while this process, thought dead, was still fitting it."""
 
 
 def normalize_methods(methods):
@@ -91,14 +99,18 @@ def _stage(run, stage, progress):
 
 def _claim(run_id):
     """pending/failed -> running in one UPDATE (two deliveries of one task never both run); a run
-    left running by a Celery worker that died (acks_late redelivers the task) is taken over after an hour."""
+    left running by a Celery worker that died (acks_late redelivers the task) is taken over once its
+    heartbeat is stale (annotation_site/long_tasks.py), or after an hour for a row without one."""
     now = timezone.now()
-    claimable = Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED]) | Q(
-        status=AggregationStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
+    claimable = (
+        Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED])
+        | Q(status=AggregationStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
+        | Q(status=AggregationStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
     )
     claimed = AggregationRun.objects.filter(claimable, pk=run_id).update(
         status=AggregationStatus.RUNNING,
-        started_at=timezone.now(),
+        started_at=now,
+        heartbeat_at=now,
         finished_at=None,
         progress=0.0,
         error="",
@@ -109,12 +121,21 @@ def _claim(run_id):
 
 def run_aggregation(run_id):
     """Fit the run's methods and store their results; on any failure the run is marked failed with
-    the reason and keeps no results. Returns the run (None when it was done or running already)."""
-    from . import aggregation
-
+    the reason and keeps no results. Returns the run (None when it was done or running already, or
+    when the reaper started it again meanwhile)."""
     run = _claim(run_id)
     if run is None:
         return None
+    with heartbeat(AggregationRun, run.pk):
+        return _fit_claimed(run)
+
+
+def _fit_claimed(run):
+    from . import aggregation
+
+    # Still this process's run: a restart by the reaper (annotation_site/long_tasks.py) counts up
+    # `restarts`, and then this process's results and outcome are never written over the restart's.
+    held = Q(pk=run.pk, status=AggregationStatus.RUNNING, restarts=run.restarts)
     try:
         reading = time.perf_counter()
         data = counted_labels(run.dataset)
@@ -145,7 +166,7 @@ def run_aggregation(run_id):
                 _save_workers(run, method, result, label_counts)
             timing["write_seconds"] = round(time.perf_counter() - saving, 2)
             figures["timing"] = timing
-            AggregationRun.objects.filter(pk=run.pk).update(
+            marked = AggregationRun.objects.filter(held).update(
                 status=AggregationStatus.DONE,
                 progress=1.0,
                 stage="",
@@ -155,13 +176,18 @@ def run_aggregation(run_id):
                 worker_count=int(sum(1 for worker in label_counts.index if not worker.startswith(_ANONYMOUS))),
                 figures=figures,
             )
+            if not marked:
+                raise TakenOver(f"aggregation run {run.pk} was started again by the reaper")
+    except TakenOver as taken:
+        logger.warning("%s; this process's results were dropped", taken)
+        return None
     except NothingToAggregate as problem:
         # An answer for the researcher, not a crash: the run says why it has no results.
-        AggregationRun.objects.filter(pk=run.pk).update(
+        AggregationRun.objects.filter(held).update(
             status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(), error=str(problem)
         )
     except BaseException as exc:
-        AggregationRun.objects.filter(pk=run.pk).update(
+        AggregationRun.objects.filter(held).update(
             status=AggregationStatus.FAILED,
             stage="",
             finished_at=timezone.now(),

@@ -136,6 +136,10 @@ class AggregationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     pair_count = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
+    )
+    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
     label_count = models.PositiveIntegerField(default=0)
     worker_count = models.PositiveIntegerField(default=0)
     figures = models.JSONField(default=dict, blank=True)

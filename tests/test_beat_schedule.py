@@ -20,6 +20,7 @@ PERIODIC = {
     "validation.release_expired_claims",
     "corpus.fold_tallies",
     "collection.fold_hypothesis_tally",
+    "annotation_site.reap_long_tasks",
 }
 
 

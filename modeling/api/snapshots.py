@@ -72,6 +72,7 @@ class SnapshotSerializer(serializers.ModelSerializer):
             "created_at",
             "started_at",
             "finished_at",
+            "restarts",
             "content_hash",
             "row_count",
             "files",

@@ -21,6 +21,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import heartbeat, stale_seconds
 from annotation_site.wiring import SNAPSHOT_EXTRA_FILES
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
@@ -202,24 +203,30 @@ def snapshot_directory(snapshot: Snapshot) -> Path:
     return Path(settings.SNAPSHOT_DIR) / str(snapshot.pk)
 
 
-def _take(snapshot: Snapshot) -> None:
+def _take(snapshot: Snapshot) -> Q:
     """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race.
 
-    A snapshot left running by a Celery worker that died (Celery redelivers the task: acks_late) is taken
-    over once it has been running longer than any real export takes.
+    A snapshot left running by a process that died (Celery redelivers the task: acks_late) is taken
+    over once its heartbeat is stale (annotation_site/long_tasks.py), or, for a row without one,
+    once it has been running longer than any real export takes. Returns what still says "this
+    export holds the row" (status and restart count): a restart by the reaper changes the count,
+    so an export that was thought dead never marks the snapshot done or failed over its successor.
     """
     now = timezone.now()
-    takeable = Q(status__in=[JobStatus.PENDING, JobStatus.FAILED]) | Q(
-        status=JobStatus.RUNNING, started_at__lt=now - STALE_RUNNING_AFTER
+    takeable = (
+        Q(status__in=[JobStatus.PENDING, JobStatus.FAILED])
+        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
+        | Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
     )
     taken = Snapshot.objects.filter(takeable, pk=snapshot.pk).update(
-        status=JobStatus.RUNNING, started_at=now, finished_at=None, progress=0.0, error=""
+        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, finished_at=None, progress=0.0, error=""
     )
     snapshot.refresh_from_db()
     if not taken:
         if snapshot.status == JobStatus.DONE:
             raise ExportRefused(f"snapshot {snapshot.pk} is done; a finished snapshot never changes")
         raise ExportRefused(f"snapshot {snapshot.pk} is already being exported")
+    return Q(pk=snapshot.pk, status=JobStatus.RUNNING, restarts=snapshot.restarts)
 
 
 def export_snapshot(
@@ -238,7 +245,14 @@ def export_snapshot(
     """
     if extra_files is None:
         extra_files = SNAPSHOT_EXTRA_FILES
-    _take(snapshot)
+    held = _take(snapshot)
+    with heartbeat(Snapshot, snapshot.pk):
+        return _export_taken(snapshot, held, progress, page_size, extra_files)
+
+
+def _export_taken(
+    snapshot: Snapshot, held: Q, progress: Progress | None, page_size: int, extra_files: Sequence[ExtraFiles]
+) -> Snapshot:
     final_dir = snapshot_directory(snapshot)
     temp_dir = None
     renamed = False
@@ -267,8 +281,7 @@ def export_snapshot(
         )
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():
-            SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
-            Snapshot.objects.filter(pk=snapshot.pk).update(
+            marked = Snapshot.objects.filter(held).update(
                 status=JobStatus.DONE,
                 progress=1.0,
                 finished_at=timezone.now(),
@@ -276,6 +289,9 @@ def export_snapshot(
                 content_hash=manifest["content_hash"],
                 row_count=rows,
             )
+            if not marked:
+                raise ExportRefused(f"snapshot {snapshot.pk} was taken over by a restarted export")
+            SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
             # Last step inside the transaction: if the rename fails nothing is marked done.
             temp_dir.rename(final_dir)
             renamed = True
@@ -284,7 +300,7 @@ def export_snapshot(
             shutil.rmtree(temp_dir, ignore_errors=True)
         if renamed:
             shutil.rmtree(final_dir, ignore_errors=True)
-        Snapshot.objects.filter(pk=snapshot.pk).update(
+        Snapshot.objects.filter(held).update(
             status=JobStatus.FAILED, finished_at=timezone.now(), error=f"{type(exc).__name__}: {exc}"[:5000]
         )
         snapshot.refresh_from_db()

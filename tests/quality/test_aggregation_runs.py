@@ -125,6 +125,25 @@ def test_a_finished_run_is_not_run_twice(labelled, researcher, launch):
     assert AggregatedLabel.objects.filter(run=run).count() == 50
 
 
+def test_a_run_thought_dead_and_started_again_never_writes_over_its_restart(labelled, researcher):
+    """A slow process whose run the reaper started again (annotation_site/long_tasks.py) finishes
+    its fit, but keeps none of its results and leaves the run to its restart."""
+    from annotation_site.long_tasks import reap_stale_long_tasks
+    from annotation_site.wiring import long_task_kinds
+
+    dataset, _, _ = labelled
+    requested = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
+    slow = aggregation_runs._claim(requested.pk)  # what run_aggregation does first
+    reap_stale_long_tasks(long_task_kinds(), stale=-60, enqueue=lambda *args: None)  # it looked dead
+    assert aggregation_runs._fit_claimed(slow) is None  # the slow process's fit ends
+    run = AggregationRun.objects.get(pk=requested.pk)
+    assert (run.status, run.restarts) == (AggregationStatus.PENDING, 1)
+    assert not AggregatedLabel.objects.filter(run=run).exists()
+    done = aggregation_runs.run_aggregation(run.pk)  # the restart, as its queued task runs it
+    assert (done.status, done.restarts) == (AggregationStatus.DONE, 1)
+    assert AggregatedLabel.objects.filter(run=run).count() == 25
+
+
 # --- the dashboard ------------------------------------------------------------------------------
 
 

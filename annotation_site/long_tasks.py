@@ -1,0 +1,200 @@
+"""Long tasks that survive a killed process: a heartbeat on the row while the work runs, and one
+reaper that requeues (a bounded number of times) or fails the rows whose heartbeat stopped.
+
+A long task is any work with a status row a researcher watches: a snapshot export, an
+aggregation run, a tagging job, a monitor refresh, an import. While it works, `heartbeat(...)`
+stamps the row's `heartbeat_at` from a thread of its own every LONG_TASK_HEARTBEAT_SECONDS, so the
+beat does not depend on how often the work reports progress (one long query is no silence). A
+process killed with SIGKILL takes the thread with it and the beat stops. The reaper
+(`reap_stale_long_tasks`, run by Celery beat every LONG_TASK_REAPER_SECONDS, and by a thread of the
+web process in the embedded mode, which has no beat) finds `running` rows silent for
+LONG_TASK_STALE_SECONDS and either puts the row back and queues its task again (kinds that can
+restart from scratch, up to LONG_TASK_MAX_RESTARTS times) or marks it failed with a message
+that says what happened and what to do.
+
+Without that, a Celery worker killed mid-export left the snapshot `running` until the broker's
+visibility timeout (6 h) redelivered the message (issue 39). Training runs keep their own
+heartbeats and reaper (modeling.training: node leases, attempts, GPU nodes on other machines).
+
+This module names no app: the composition root lists the kinds (annotation_site.wiring.LONG_TASKS).
+"""
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Model, Q
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+RUNNING = "running"
+FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class LongTaskKind:
+    """One kind of long task: its row's model and what the reaper does with a lost one.
+
+    `task`: the Celery task that runs it, called with the row's pk; with `requeue_status`, a lost
+    row is put back in that status and the task queued again (the task must start over from
+    scratch, idempotently). Without them a lost row is failed. `started_field`: when the work
+    started, for rows that never got a heartbeat. `lost`: what was lost, for the message
+    ("the export", "the import"); `again`: what the researcher can do about it.
+    """
+
+    model: type[Model]
+    lost: str
+    again: str
+    task: str | None = None
+    requeue_status: str | None = None
+    started_field: str = "started_at"
+
+    @property
+    def restarts(self) -> bool:
+        return bool(self.task and self.requeue_status)
+
+
+def heartbeat_seconds() -> float:
+    return float(settings.LONG_TASK_HEARTBEAT_SECONDS)
+
+
+def stale_seconds() -> float:
+    return float(settings.LONG_TASK_STALE_SECONDS)
+
+
+def max_restarts() -> int:
+    return int(settings.LONG_TASK_MAX_RESTARTS)
+
+
+def _beat_until(model: type[Model], pk: Any, seconds: float, stop: threading.Event) -> None:
+    try:
+        while not stop.wait(seconds):
+            try:
+                model._default_manager.filter(pk=pk, status=RUNNING).update(heartbeat_at=timezone.now())
+            except DatabaseError as error:  # a missed beat is not a reason to stop the work
+                logger.warning("heartbeat of %s %s not written: %s", model._meta.label, pk, error)
+    finally:
+        connection.close()  # this thread's own connection
+
+
+@contextmanager
+def heartbeat(model: type[Model], pk: Any, *, seconds: float | None = None) -> Iterator[None]:
+    """Stamp the row's heartbeat now and, from a thread, every `seconds` while the block runs.
+
+    Inside a transaction already open (a caller's, a test's) only the first stamp is written: the
+    thread's own connection could wait on that transaction's row lock until it ends."""
+    seconds = heartbeat_seconds() if seconds is None else seconds
+    model._default_manager.filter(pk=pk).update(heartbeat_at=timezone.now())
+    if seconds <= 0 or connection.in_atomic_block:
+        yield
+        return
+    stop = threading.Event()
+    beater = threading.Thread(
+        target=_beat_until, args=(model, pk, seconds, stop), name=f"heartbeat-{model._meta.label}-{pk}", daemon=True
+    )
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join(timeout=seconds + 10)
+
+
+def silent_since(row: Model, kind: LongTaskKind) -> Any:
+    return getattr(row, "heartbeat_at", None) or getattr(row, kind.started_field, None)
+
+
+def _stale(kind: LongTaskKind, cutoff: Any) -> Q:
+    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, **{f"{kind.started_field}__lt": cutoff})
+
+
+def reap_stale_long_tasks(
+    kinds: Sequence[LongTaskKind],
+    *,
+    stale: float | None = None,
+    restarts: int | None = None,
+    enqueue: Callable[..., Any] | None = None,
+) -> list[str]:
+    """Requeue or fail the `running` rows of `kinds` silent for `stale` seconds; returns what it did,
+    one line a row ("modeling.Snapshot 12 requeued (restart 1 of 2)")."""
+    if enqueue is None:
+        from annotation_site.celery import enqueue as queue_task
+
+        enqueue = queue_task
+    stale = stale_seconds() if stale is None else stale
+    restarts = max_restarts() if restarts is None else restarts
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=stale)
+    done: list[str] = []
+    for kind in kinds:
+        with transaction.atomic():
+            rows = kind.model._default_manager.select_for_update(skip_locked=True).filter(
+                _stale(kind, cutoff), status=RUNNING
+            )
+            for row in rows:
+                done.append(_reap(row, kind, now, restarts, enqueue))
+    if done:
+        logger.warning("long-task reaper: %s", "; ".join(done))
+    return done
+
+
+def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callable[..., Any]) -> str:
+    last = silent_since(row, kind)
+    when = f"{last:%Y-%m-%d %H:%M:%S} UTC" if last else "its start"
+    lost = f"the process running {kind.lost} stopped (no heartbeat since {when})"
+    label = f"{kind.model._meta.label} {row.pk}"
+    # Compare and set: a row whose task beat or finished since it was read is left alone (SQLite
+    # takes no row lock for select_for_update).
+    unchanged = kind.model._default_manager.filter(
+        pk=row.pk, status=RUNNING, restarts=row.restarts, heartbeat_at=row.heartbeat_at
+    )
+    if kind.restarts and row.restarts < restarts:
+        restart = row.restarts + 1
+        if not unchanged.update(
+            restarts=restart,
+            status=kind.requeue_status,
+            heartbeat_at=None,
+            error=f"{lost}; started again from scratch (restart {restart} of {restarts})",
+        ):
+            return f"{label} left alone (it changed meanwhile)"
+        transaction.on_commit(functools.partial(enqueue, kind.task, row.pk))
+        return f"{label} requeued (restart {restart} of {restarts})"
+    tried = f" after {row.restarts} restart(s)" if row.restarts else ""
+    if not unchanged.update(status=FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
+        return f"{label} left alone (it changed meanwhile)"
+    return f"{label} failed{tried}"
+
+
+_embedded_reaper: threading.Thread | None = None
+_embedded_lock = threading.Lock()
+
+
+def start_embedded_reaper(reap: Callable[[], object], seconds: float) -> bool:
+    """The embedded mode has no Celery beat: a daemon thread of this process calls `reap` every
+    `seconds` (a web process restarted after a crash reaps what the dead one left). Once a process."""
+    global _embedded_reaper
+
+    def loop() -> None:
+        stop = threading.Event()
+        while not stop.wait(seconds):
+            try:
+                reap()
+            except Exception:
+                logger.exception("embedded long-task reaper")
+            finally:
+                connection.close()
+
+    with _embedded_lock:
+        if _embedded_reaper is not None or seconds <= 0:
+            return False
+        _embedded_reaper = threading.Thread(target=loop, name="embedded-long-task-reaper", daemon=True)
+        _embedded_reaper.start()
+        return True
