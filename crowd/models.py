@@ -192,6 +192,10 @@ class StudySession(models.Model):
     code_held_reason = models.CharField(max_length=300, blank=True)
     # MTurk's turkSubmitTo (an allowed MTurk host), where the finished assignment is posted back.
     turk_submit_to = models.CharField(max_length=100, blank=True)
+    # Closed by the market (a Prolific submission returned, timed out or rejected; an MTurk assignment
+    # rejected): the visit takes no more tasks and its open claims were released (markets app).
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         db_table = "collection_studysession"
