@@ -39,10 +39,14 @@ class MarketConnection(models.Model):
         "(a session whose completion code is held is never approved automatically).",
     )
     qualified_list_id = models.CharField(
-        max_length=128, blank=True, help_text="Prolific participant group / MTurk qualification type for qualified workers."
+        max_length=128,
+        blank=True,
+        help_text="Prolific participant group / MTurk qualification type for qualified workers.",
     )
     excluded_list_id = models.CharField(
-        max_length=128, blank=True, help_text="Prolific participant group / MTurk qualification type for excluded workers."
+        max_length=128,
+        blank=True,
+        help_text="Prolific participant group / MTurk qualification type for excluded workers.",
     )
     last_check = models.CharField(max_length=300, blank=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)

@@ -503,9 +503,7 @@ def _ledger_paid_cents(study: Study, worker_ids: Iterable[int]) -> dict[int, int
     return totals
 
 
-def _pay_one_bulk(
-    connection: MarketConnection, part: dict[str, list[BonusPayment]], by: Any
-) -> PaymentOutcome:
+def _pay_one_bulk(connection: MarketConnection, part: dict[str, list[BonusPayment]], by: Any) -> PaymentOutcome:
     """Prolific's two steps for one bulk bonus. Step one (create) pays nothing, so its failure or
     time-out frees the rows; step two (pay) is sent once, after the batch is committed as paying."""
     study = connection.study
@@ -841,9 +839,7 @@ def close_session(session: StudySession, reason: str) -> str:
 def poll_mturk(connection: MarketConnection) -> str:
     """MTurk's polling (ListAssignmentsForHIT for each HIT the study's open sessions came from):
     rejected assignments close their sessions and free their claims; approvals are noted."""
-    sessions = StudySession.objects.filter(study=connection.study, closed_at__isnull=True).exclude(
-        external_study_id=""
-    )
+    sessions = StudySession.objects.filter(study=connection.study, closed_at__isnull=True).exclude(external_study_id="")
     hits = sorted(set(sessions.values_list("external_study_id", flat=True)))
     if not hits:
         return "No open MTurk sessions."
@@ -864,9 +860,9 @@ def poll_mturk(connection: MarketConnection) -> str:
                     close_session(locked, "rejected on MTurk")
                 closed += 1
             elif status == "Approved":
-                approved += SessionReview.objects.filter(
-                    study_session=session, decision=ReviewDecision.APPROVE
-                ).update(state=ReviewState.CONFIRMED)
+                approved += SessionReview.objects.filter(study_session=session, decision=ReviewDecision.APPROVE).update(
+                    state=ReviewState.CONFIRMED
+                )
     return f"Polled {len(hits)} HIT(s): {closed} session(s) closed, {approved} approval(s) confirmed."
 
 

@@ -15,7 +15,13 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 from django.conf import settings
 
 from . import ANSWER_KEPT_CHARS, CallRecord, MarketError, MarketTimeout, MarketUnreachable, Recorder, no_record

@@ -6,147 +6,299 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('corpus', '0020_word_tally_listing'),
-        ('crowd', '0012_study_session_closed_by_market'),
-        ('quality', '0005_qualification_feedback'),
+        ("corpus", "0020_word_tally_listing"),
+        ("crowd", "0012_study_session_closed_by_market"),
+        ("quality", "0005_qualification_feedback"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BonusBatch',
+            name="BonusBatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('new', 'being created on the market'), ('paying', "pay sent; waiting for the market's confirmation"), ('paid', 'paid (confirmed)'), ('abandoned', 'abandoned before paying (nothing paid)')], default='new', max_length=9)),
-                ('market_bulk_id', models.CharField(blank=True, max_length=128)),
-                ('csv_bonuses', models.TextField(help_text='The `participant_id,amount` lines sent.')),
-                ('amounts_cents', models.JSONField(default=dict)),
-                ('paid_before_cents', models.JSONField(default=dict)),
-                ('lease_until', models.DateTimeField()),
-                ('pay_sent_at', models.DateTimeField(blank=True, null=True)),
-                ('confirmed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("new", "being created on the market"),
+                            ("paying", "pay sent; waiting for the market's confirmation"),
+                            ("paid", "paid (confirmed)"),
+                            ("abandoned", "abandoned before paying (nothing paid)"),
+                        ],
+                        default="new",
+                        max_length=9,
+                    ),
+                ),
+                ("market_bulk_id", models.CharField(blank=True, max_length=128)),
+                ("csv_bonuses", models.TextField(help_text="The `participant_id,amount` lines sent.")),
+                ("amounts_cents", models.JSONField(default=dict)),
+                ("paid_before_cents", models.JSONField(default=dict)),
+                ("lease_until", models.DateTimeField()),
+                ("pay_sent_at", models.DateTimeField(blank=True, null=True)),
+                ("confirmed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.CreateModel(
-            name='MarketConnection',
+            name="MarketConnection",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('market', models.CharField(choices=[('prolific', 'Prolific'), ('mturk', 'Mechanical Turk')], max_length=10)),
-                ('market_study_id', models.CharField(blank=True, help_text="Prolific: the study's id.", max_length=128)),
-                ('hit_type_id', models.CharField(blank=True, help_text='MTurk: the HIT type id.', max_length=128)),
-                ('mturk_live', models.BooleanField(default=False, help_text='MTurk: the live marketplace (off: the sandbox).')),
-                ('sealed_credentials', models.TextField()),
-                ('sealed_webhook_secret', models.TextField(blank=True)),
-                ('webhook_key', models.CharField(max_length=64, unique=True)),
-                ('approve_automatically', models.BooleanField(default=False, help_text="Approve completed sessions on the market without a click, after the study's own checks (a session whose completion code is held is never approved automatically).")),
-                ('qualified_list_id', models.CharField(blank=True, help_text='Prolific participant group / MTurk qualification type for qualified workers.', max_length=128)),
-                ('excluded_list_id', models.CharField(blank=True, help_text='Prolific participant group / MTurk qualification type for excluded workers.', max_length=128)),
-                ('last_check', models.CharField(blank=True, max_length=300)),
-                ('last_checked_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='market_connection', to='crowd.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "market",
+                    models.CharField(choices=[("prolific", "Prolific"), ("mturk", "Mechanical Turk")], max_length=10),
+                ),
+                (
+                    "market_study_id",
+                    models.CharField(blank=True, help_text="Prolific: the study's id.", max_length=128),
+                ),
+                ("hit_type_id", models.CharField(blank=True, help_text="MTurk: the HIT type id.", max_length=128)),
+                (
+                    "mturk_live",
+                    models.BooleanField(default=False, help_text="MTurk: the live marketplace (off: the sandbox)."),
+                ),
+                ("sealed_credentials", models.TextField()),
+                ("sealed_webhook_secret", models.TextField(blank=True)),
+                ("webhook_key", models.CharField(max_length=64, unique=True)),
+                (
+                    "approve_automatically",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Approve completed sessions on the market without a click, after the study's own checks (a session whose completion code is held is never approved automatically).",
+                    ),
+                ),
+                (
+                    "qualified_list_id",
+                    models.CharField(
+                        blank=True,
+                        help_text="Prolific participant group / MTurk qualification type for qualified workers.",
+                        max_length=128,
+                    ),
+                ),
+                (
+                    "excluded_list_id",
+                    models.CharField(
+                        blank=True,
+                        help_text="Prolific participant group / MTurk qualification type for excluded workers.",
+                        max_length=128,
+                    ),
+                ),
+                ("last_check", models.CharField(blank=True, max_length=300)),
+                ("last_checked_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "study",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="market_connection", to="crowd.study"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='MarketCall',
+            name="MarketCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(max_length=40)),
-                ('request_summary', models.TextField(blank=True, help_text='What was sent, without credentials.')),
-                ('status_code', models.IntegerField(blank=True, null=True)),
-                ('answer', models.TextField(blank=True)),
-                ('ok', models.BooleanField(default=False)),
-                ('error', models.CharField(blank=True, max_length=300)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('made_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('connection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='calls', to='markets.marketconnection')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("action", models.CharField(max_length=40)),
+                ("request_summary", models.TextField(blank=True, help_text="What was sent, without credentials.")),
+                ("status_code", models.IntegerField(blank=True, null=True)),
+                ("answer", models.TextField(blank=True)),
+                ("ok", models.BooleanField(default=False)),
+                ("error", models.CharField(blank=True, max_length=300)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "made_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="calls", to="markets.marketconnection"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ListEntry',
+            name="ListEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('qualified', 'passed the qualification test'), ('excluded', 'excluded')], max_length=9)),
-                ('added_at', models.DateTimeField(auto_now_add=True)),
-                ('worker', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='market_list_entries', to='corpus.worker')),
-                ('connection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='list_entries', to='markets.marketconnection')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("qualified", "passed the qualification test"), ("excluded", "excluded")], max_length=9
+                    ),
+                ),
+                ("added_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "worker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="market_list_entries",
+                        to="corpus.worker",
+                    ),
+                ),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="list_entries",
+                        to="markets.marketconnection",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='BonusPayment',
+            name="BonusPayment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('claimed', 'held by a payer, nothing sent'), ('sent', 'sent; paid once the market confirms'), ('paid', 'paid (confirmed; the ledger has its paid row)'), ('refused', 'refused by the market; nothing paid')], default='claimed', max_length=7)),
-                ('request_token', models.CharField(max_length=64, unique=True)),
-                ('lease_until', models.DateTimeField()),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('last_error', models.CharField(blank=True, max_length=300)),
-                ('sent_at', models.DateTimeField(blank=True, null=True)),
-                ('confirmed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('batch', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='payments', to='markets.bonusbatch')),
-                ('earned', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='market_payment', to='quality.bonusentry')),
-                ('connection', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='bonus_payments', to='markets.marketconnection')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("claimed", "held by a payer, nothing sent"),
+                            ("sent", "sent; paid once the market confirms"),
+                            ("paid", "paid (confirmed; the ledger has its paid row)"),
+                            ("refused", "refused by the market; nothing paid"),
+                        ],
+                        default="claimed",
+                        max_length=7,
+                    ),
+                ),
+                ("request_token", models.CharField(max_length=64, unique=True)),
+                ("lease_until", models.DateTimeField()),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("last_error", models.CharField(blank=True, max_length=300)),
+                ("sent_at", models.DateTimeField(blank=True, null=True)),
+                ("confirmed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payments",
+                        to="markets.bonusbatch",
+                    ),
+                ),
+                (
+                    "earned",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="market_payment",
+                        to="quality.bonusentry",
+                    ),
+                ),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="bonus_payments",
+                        to="markets.marketconnection",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='bonusbatch',
-            name='connection',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='bonus_batches', to='markets.marketconnection'),
+            model_name="bonusbatch",
+            name="connection",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="bonus_batches", to="markets.marketconnection"
+            ),
         ),
         migrations.CreateModel(
-            name='SessionReview',
+            name="SessionReview",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('decision', models.CharField(choices=[('approve', 'approve'), ('reject', 'reject')], max_length=7)),
-                ('reason', models.TextField(blank=True)),
-                ('state', models.CharField(choices=[('sent', 'sent, no answer yet'), ('confirmed', 'confirmed by the market'), ('failed', 'refused by the market')], default='sent', max_length=9)),
-                ('automatic', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('call', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='markets.marketcall')),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('study_session', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='market_review', to='crowd.studysession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("decision", models.CharField(choices=[("approve", "approve"), ("reject", "reject")], max_length=7)),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("sent", "sent, no answer yet"),
+                            ("confirmed", "confirmed by the market"),
+                            ("failed", "refused by the market"),
+                        ],
+                        default="sent",
+                        max_length=9,
+                    ),
+                ),
+                ("automatic", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "call",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="markets.marketcall"
+                    ),
+                ),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "study_session",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="market_review",
+                        to="crowd.studysession",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('signature', models.CharField(max_length=128, unique=True)),
-                ('sent_at', models.DateTimeField(help_text="The market's timestamp of the request.")),
-                ('event_type', models.CharField(max_length=60)),
-                ('resource_id', models.CharField(blank=True, max_length=128)),
-                ('status', models.CharField(blank=True, max_length=40)),
-                ('outcome', models.CharField(blank=True, max_length=300)),
-                ('received_at', models.DateTimeField(auto_now_add=True)),
-                ('connection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhook_deliveries', to='markets.marketconnection')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("signature", models.CharField(max_length=128, unique=True)),
+                ("sent_at", models.DateTimeField(help_text="The market's timestamp of the request.")),
+                ("event_type", models.CharField(max_length=60)),
+                ("resource_id", models.CharField(blank=True, max_length=128)),
+                ("status", models.CharField(blank=True, max_length=40)),
+                ("outcome", models.CharField(blank=True, max_length=300)),
+                ("received_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "connection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webhook_deliveries",
+                        to="markets.marketconnection",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='marketcall',
-            index=models.Index(fields=['connection', '-created_at'], name='market_call_recent'),
+            model_name="marketcall",
+            index=models.Index(fields=["connection", "-created_at"], name="market_call_recent"),
         ),
         migrations.AddConstraint(
-            model_name='listentry',
-            constraint=models.UniqueConstraint(fields=('connection', 'worker', 'kind'), name='one_list_entry_per_worker'),
+            model_name="listentry",
+            constraint=models.UniqueConstraint(
+                fields=("connection", "worker", "kind"), name="one_list_entry_per_worker"
+            ),
         ),
         migrations.AddIndex(
-            model_name='bonuspayment',
-            index=models.Index(fields=['connection', 'state'], name='bonus_payment_state'),
+            model_name="bonuspayment",
+            index=models.Index(fields=["connection", "state"], name="bonus_payment_state"),
         ),
         migrations.AddConstraint(
-            model_name='bonusbatch',
-            constraint=models.UniqueConstraint(condition=models.Q(('market_bulk_id', ''), _negated=True), fields=('market_bulk_id',), name='one_batch_per_bulk_bonus'),
+            model_name="bonusbatch",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("market_bulk_id", ""), _negated=True),
+                fields=("market_bulk_id",),
+                name="one_batch_per_bulk_bonus",
+            ),
         ),
     ]
