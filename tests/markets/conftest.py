@@ -60,11 +60,11 @@ def connect_mturk(study, standin, **fields):
     )
 
 
-def arrive(study, standin, django_user_model, n, market=Market.PROLIFIC, completed=True):
+def arrive(study, standin, django_user_model, n, market=Market.PROLIFIC, completed=True, prefix=""):
     """n workers who came from the market, one session each, known to the stand-in too."""
     sessions = []
     for i in range(n):
-        external = f"{market}-participant-{i:03d}"
+        external = f"{prefix}{market}-participant-{i:03d}"
         user = django_user_model.objects.create_user(username=f"{market}-{study.slug}-{i}")
         worker = Worker.objects.create(user=user, market=market, external_id=external)
         session = StudySession.objects.create(
