@@ -20,6 +20,9 @@ PERIODIC = {
     "validation.release_expired_claims",
     "corpus.fold_tallies",
     "collection.fold_hypothesis_tally",
+    "markets.poll_mturk_assignments",
+    "markets.approve_checked_sessions",
+    "markets.reconcile_bonus_payments",
 }
 
 

@@ -30,6 +30,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from decimal import Decimal
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -203,7 +204,8 @@ class MarketStandIn:
             match = re.fullmatch(pattern, path)
             if verb == method and match:
                 operation = _prolific_operation(method, path)
-                status, body, headers = self._run(operation, lambda a=action, m=match: a(**m.groupdict()))
+                found: dict[str, str] = match.groupdict()
+                status, body, headers = self._run(operation, partial(action, **found))
                 return operation, status, body, headers
         return "none", 404, {"error": {"detail": "Not found."}}, {}
 
