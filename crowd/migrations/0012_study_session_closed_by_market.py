@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0011_premise_task_kind'),
+        ("crowd", "0011_premise_task_kind"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='studysession',
-            name='closed_at',
+            model_name="studysession",
+            name="closed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='studysession',
-            name='closed_reason',
+            model_name="studysession",
+            name="closed_reason",
             field=models.CharField(blank=True, max_length=200),
         ),
     ]

@@ -41,7 +41,11 @@ def test_a_researcher_connects_tests_approves_and_pays_in_the_browser(
     assert "credentials sealed" in page.locator(".messages").inner_text()
     page.locator("#test-connection").click()
     assert "Connected to Prolific" in page.locator(".messages").inner_text()
-    assert page.locator("#webhook-url").inner_text().endswith(f"/markets/hooks/prolific/{MarketConnection.objects.get().webhook_key}/")
+    assert (
+        page.locator("#webhook-url")
+        .inner_text()
+        .endswith(f"/markets/hooks/prolific/{MarketConnection.objects.get().webhook_key}/")
+    )
     # The page never shows a stored secret.
     assert standin.prolific_token not in page.content() and "hook-secret" not in page.content()
 
