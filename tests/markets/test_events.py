@@ -6,8 +6,10 @@ import time
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from corpus.models import Market
+from crowd.arrival import SESSION_KEY
 from crowd.models import ClaimStatus
 from markets import services, tasks
 from markets.models import WebhookDelivery
@@ -127,3 +129,24 @@ def test_mturk_polling_closes_rejected_assignments(standin, django_user_model):
     rejected.refresh_from_db()
     kept.refresh_from_db()
     assert rejected.closed_at is not None and kept.closed_at is None
+
+
+def test_the_participant_of_a_returned_submission_gets_no_more_tasks(standin, django_user_model):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    for _ in range(5):
+        make_pair(study.dataset)
+    session = arrive(study, standin, django_user_model, 1, completed=False)[0]
+    browser = Client()
+    browser.force_login(session.worker.user)
+    stored = browser.session
+    stored[SESSION_KEY] = session.pk
+    stored.save()
+    assert browser.get(reverse("validation:next")).status_code in (200, 302)
+
+    assert post_hook(connection, returned(session)).status_code == 200
+
+    refused = browser.get(reverse("validation:next"))
+    assert refused.status_code == 403
+    assert "This visit has ended" in refused.content.decode()
+    assert not ValidationClaim.objects.filter(worker=session.worker, status=ClaimStatus.OPEN).exists()
