@@ -802,19 +802,13 @@ def receive_prolific_webhook(webhook_key: str, body: bytes, timestamp: str, sign
 def _act_on_submission_event(connection: MarketConnection, event: dict[str, Any]) -> str:
     status = str(event.get("status", "")).upper()
     submission_id = str(event.get("resource_id", ""))
-    participant_id = str(event.get("participant_id", ""))
+    # Matched by the submission alone: Prolific sends a workspace's events to every subscription,
+    # so the participant's id could name their visit to another study.
     session = (
         StudySession.objects.select_for_update()
         .filter(study=connection.study, external_session_id=submission_id)
         .first()
     )
-    if session is None and participant_id:
-        session = (
-            StudySession.objects.select_for_update()
-            .filter(study=connection.study, worker__market=Market.PROLIFIC, worker__external_id=participant_id)
-            .order_by("-started_at")
-            .first()
-        )
     if session is None:
         return f"No session of this study for submission {submission_id}."
     if status == "APPROVED":
