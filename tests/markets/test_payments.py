@@ -1,9 +1,11 @@
 """Bonuses paid on the market from the ledger: exactly what is owed, once, whatever happens
 (against the market STAND-IN, tests/markets/standin.py)."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from corpus.models import Market
 from markets import services
@@ -117,3 +119,58 @@ def test_mturk_retry_after_a_timeout_pays_nothing_twice(standin, django_user_mod
     assert outcome.paid == 1
     assert len(standin.bonuses_sent) == 2
     assert ledger_paid(study).count() == 2
+
+
+def test_an_mturk_bonus_sent_by_a_payer_that_died_is_confirmed_from_the_listing_not_sent_again(
+    standin, django_user_model
+):
+    study = make_study()
+    connection = connect_mturk(study, standin)
+    sessions = arrive(study, standin, django_user_model, 1, market=Market.MTURK)
+    owed = owe_bonuses(study, sessions, per_session=2)
+    # As a payer leaves them when it dies after MTurk paid and before its commit: the rows sent,
+    # their leases run out, and MTurk's record holds both bonuses.
+    for row in owed:
+        payment = BonusPayment.objects.create(
+            earned=row,
+            connection=connection,
+            state=PaymentState.SENT,
+            request_token=f"nli-bonus-{row.pk}",
+            lease_until=timezone.now() - timedelta(seconds=1),
+        )
+        payment.earned = row
+        standin._send_bonus(
+            {
+                "WorkerId": row.worker.external_id,
+                "AssignmentId": row.study_session.external_session_id,
+                "BonusAmount": "0.50",
+                "Reason": services._mturk_reason(payment),
+                "UniqueRequestToken": payment.request_token,
+            }
+        )
+
+    outcome = services.pay_owed_bonuses(study)
+
+    assert outcome.paid == 2
+    assert len(standin.bonuses_sent) == 2, "nothing sent again"
+    assert BonusPayment.objects.filter(state=PaymentState.PAID).count() == 2
+    assert ledger_paid(study).count() == 2
+
+
+def test_a_pay_prolific_refuses_frees_the_bonuses_and_pays_nothing(standin, django_user_model):
+    study = make_study()
+    connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.bulk_bonuses["bulk-1"] = {"lines": {}, "pay_calls": 0}  # the next bulk bonus is bulk-2
+    original = standin._pay_bonuses
+    standin._pay_bonuses = lambda bulk: (400, {"error": {"detail": "Insufficient balance."}})
+
+    first = services.pay_owed_bonuses(study)
+
+    assert first.refused == 2 and "Insufficient balance" in first.errors[0]
+    assert BatchState.ABANDONED in BonusBatch.objects.values_list("state", flat=True)
+    standin._pay_bonuses = original
+    second = services.pay_owed_bonuses(study)
+    assert second.paid == 2
+    assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
