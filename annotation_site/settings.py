@@ -111,6 +111,7 @@ INSTALLED_APPS = [
     "importers",
     "modeling",
     "adversarial",
+    "markets",
     "dashboard",
     "demo",
 ]
@@ -259,6 +260,21 @@ SNAPSHOT_CACHE_MAX_BYTES = int(float(os.environ.get("SNAPSHOT_CACHE_MAX_GB", "20
 if PLATFORM_URL and NODE_TOKEN and not os.environ.get("DATABASE_URL"):
     DATABASES = {"default": {"ENGINE": "django.db.backends.dummy"}}
 
+# Crowd markets by their APIs (markets/, docs/markets.md). Credentials are sealed with Fernet keys
+# from MARKET_CREDENTIALS_KEY (comma-separated: the first seals, all open, so a key can be rotated);
+# without one, no connection can be saved. The APIs' addresses are settings, never a researcher's
+# input: the published ones by default, a stand-in's in tests.
+MARKET_CREDENTIALS_KEY = os.environ.get("MARKET_CREDENTIALS_KEY", "")
+PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+MTURK_ENDPOINT_URL = os.environ.get("MTURK_ENDPOINT_URL", "")
+MARKET_TIMEOUT_SECONDS = float(os.environ.get("MARKET_TIMEOUT_SECONDS", "20"))
+# Longest wait a 429's Retry-After may ask before one retry; longer: the call fails and says so.
+MARKET_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MARKET_RETRY_WAIT_MAX_SECONDS", "30"))
+# A webhook older (or newer) than this is refused as a possible replay.
+MARKET_WEBHOOK_TOLERANCE_SECONDS = int(os.environ.get("MARKET_WEBHOOK_TOLERANCE_SECONDS", "300"))
+# How long a payer holds bonuses it is sending before another payer may look at them again.
+MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS", "120"))
+
 # Optional S3-compatible object storage for checkpoints and the snapshot files served to GPU
 # nodes (django-storages); unset: the local folders above.
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
@@ -404,6 +420,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "collection.fold_hypothesis_tally",
         "schedule": TALLY_FOLD_INTERVAL_SECONDS,
     },
+    # Crowd markets (docs/markets.md): MTurk assignments polled, checked sessions approved, payments
+    # whose answer was lost reconciled against the market's record.
+    "markets-poll-mturk": {"task": "markets.poll_mturk_assignments", "schedule": 300.0},
+    "markets-approve-checked": {"task": "markets.approve_checked_sessions", "schedule": 300.0},
+    "markets-reconcile-payments": {"task": "markets.reconcile_bonus_payments", "schedule": 600.0},
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
     # Exports, aggregation runs, tagging jobs, refreshes and imports whose process died: started

@@ -15,6 +15,7 @@ urlpatterns = [
     path("artifacts/", include("artifacts.urls")),
     path("validate/", include("validation.urls")),
     path("adversarial/", include("adversarial.urls")),
+    path("markets/hooks/", include("markets.urls")),
     path("", include("quality.qualification_urls")),
     path("", include("collection.urls")),
     path("", include("crowd.urls")),

@@ -14,7 +14,8 @@ here; the apps above call crowd and quality plainly.
   crowd's own ("excluded") and the quality app's flags;
 - `CLAIM_MODELS`: every concrete `crowd.TaskClaim` of the task apps, whose open claims the crowd
   layer releases when a worker starts another study session (`start_study_session`) or is
-  excluded (`release_open_claims_of_workers`, called by the quality app). Named here rather than
+  excluded (`release_open_claims_of_workers`, called by the quality app) or their submission is
+  returned on the market (`release_open_claims_of_session`, called by the markets app). Named here rather than
   found by scanning the app registry, so the arrow to each task app is one the layering test sees;
   tests/crowd/test_claim_wiring.py checks that no concrete claim model is missing.
 - `SNAPSHOT_EXTRA_FILES`: the files a snapshot holds beside the pairs' that other apps of the
@@ -47,7 +48,7 @@ from validation.premise_table import write_rows
 
 if TYPE_CHECKING:
     from corpus.models import Worker
-    from crowd.models import Study
+    from crowd.models import Study, StudySession
 
 NEXT_TASK_URL: dict[str, str] = {
     TaskKind.WRITING: "writing_next",
@@ -86,6 +87,11 @@ def start_study_session(study: "Study", visit: arrival.Arrival, *, device: str =
 def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
     """Release every open claim of these workers, of every task app; returns how many."""
     return arrival.release_open_claims_of_workers(worker_ids, claim_models=CLAIM_MODELS)
+
+
+def release_open_claims_of_session(session: "StudySession") -> int:
+    """Release the open claims made in one study session, of every task app; returns how many."""
+    return arrival.release_open_claims_of_session(session, claim_models=CLAIM_MODELS)
 
 
 PREMISE_LABELS_FILE = "premise_labels.tsv"

@@ -83,3 +83,14 @@ def other_kind_refusal(study_session: "StudySession | None", task_kind: str) -> 
         f"({asked}) are not part of it and would not count for it. Please carry on with the study's own tasks.",
         title="Not part of your study",
     )
+
+
+def closed_visit_refusal(study_session: "StudySession") -> Refusal | None:
+    """A visit the market closed (returned, timed out, rejected) takes no more tasks."""
+    if study_session.closed_at is None:
+        return None
+    return Refusal(
+        "This visit to the study has ended on the crowd platform (the submission was returned, timed out or "
+        "rejected there), so it takes no more tasks. To take part again, open the study from the platform.",
+        title="This visit has ended",
+    )

@@ -145,6 +145,12 @@ def release_open_claims_of_workers(worker_ids: Iterable[int], *, claim_models: C
     return _release_open_claims(claim_models, worker__in=list(worker_ids))
 
 
+def release_open_claims_of_session(session: StudySession, *, claim_models: ClaimModels) -> int:
+    """Release the open claims made in this study session (its submission was returned or timed
+    out on the market): their tasks go back to the pool at once. Returns how many."""
+    return _release_open_claims(claim_models, worker__in=[session.worker_id], study_session=session)
+
+
 def _release_open_claims(
     claim_models: ClaimModels, *, exclude_session: StudySession | None = None, **worker_filter: object
 ) -> int:

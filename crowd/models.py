@@ -196,6 +196,10 @@ class StudySession(models.Model):
     # whose submit completed it: the completion code is shown in that browser only (issue 39).
     # Blank for sessions from before: their code is shown as it was.
     device = models.CharField(max_length=64, blank=True)
+    # Closed by the market (a Prolific submission returned, timed out or rejected; an MTurk assignment
+    # rejected): the visit takes no more tasks and its open claims were released (markets app).
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         db_table = "collection_studysession"

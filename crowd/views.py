@@ -170,6 +170,9 @@ def task_refusal_page(request: HttpRequest, study_session: StudySession | None, 
     """
     if study_session is None:
         return None
+    refusal = access.closed_visit_refusal(study_session)
+    if refusal is not None:
+        return _refused(request, refusal)
     refusal = access.other_kind_refusal(study_session, task_kind)
     if refusal is not None:
         return _refused(request, refusal, next_url=reverse(NEXT_TASK_URL[study_session.study.task_kind]))

@@ -21,6 +21,9 @@ PERIODIC = {
     "corpus.fold_tallies",
     "collection.fold_hypothesis_tally",
     "annotation_site.reap_long_tasks",
+    "markets.poll_mturk_assignments",
+    "markets.approve_checked_sessions",
+    "markets.reconcile_bonus_payments",
 }
 
 

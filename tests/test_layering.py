@@ -45,7 +45,7 @@ LAYERS = [
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
     ("judgement", {"quality", "artifacts"}),
-    ("features", {"collection", "validation", "importers", "modeling"}),
+    ("features", {"collection", "validation", "importers", "modeling", "markets"}),
     ("loops", {"adversarial"}),
     ("top", {"dashboard", "demo"}),
 ]

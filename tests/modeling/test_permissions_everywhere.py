@@ -136,6 +136,9 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         "adversarial_advance": {"slug": "any-study"},
         "adversarial_close": {"slug": "any-study", "number": 1},
         "adversarial_export": {"slug": "any-study", "number": 1},
+        **{name: {"slug": "any-study"} for name in MARKET_ACTIONS},
+        "market_reject": {"slug": "any-study", "session_id": 1},
+        "market_batch_unpaid": {"slug": "any-study", "batch_id": 1},
     }
     forms["report_action"] = {"action": "retire"}
     forms["mpe_adjudicate"] = {"label": "entailment"}
@@ -146,6 +149,16 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         assert response["Location"].startswith(reverse("login")) and "next=" in response["Location"], name
     assert counts() == before
     assert TrainingRun.objects.get(pk=objects["run_id"]).status == "queued"  # not cancelled
+
+
+MARKET_ACTIONS = [
+    "market_connection",
+    "market_test",
+    "market_approve",
+    "market_pay",
+    "market_reconcile",
+    "market_lists",
+]
 
 
 @pytest.fixture

@@ -1,0 +1,191 @@
+"""A study's crowd market panel: the connection, approvals and rejections, paying bonuses, lists.
+
+Thin: the rules are in `markets.services`, the reads in `markets.selectors`.
+"""
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation_site.permissions import PAY_BONUSES
+from dashboard.queries import quality as quality_queries
+from markets import selectors, services
+from markets.clients import MarketError
+from markets.sealing import SealingUnavailable
+
+from .common import page_context, researcher_required
+
+# What goes wrong talking to a market, said in one line on the page.
+MARKET_TROUBLE = (MarketError, SealingUnavailable, services.ConnectionRefused)
+
+
+def _study_or_404(slug):
+    study = quality_queries.study(slug)
+    if study is None:
+        raise Http404("No such study.")
+    return study
+
+
+def _back(study):
+    return redirect(reverse("dashboard:markets") + f"?study={study.slug}")
+
+
+@researcher_required
+def markets(request):
+    studies = selectors.connected_studies()
+    study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
+    panel = selectors.panel(study) if study else {}
+    webhook_url = (
+        request.build_absolute_uri(reverse("markets:prolific_webhook", args=[panel["connection"].webhook_key]))
+        if panel.get("connection")
+        else ""
+    )
+    return render(
+        request,
+        "dashboard/markets.html",
+        page_context(
+            request,
+            "markets",
+            None,
+            studies=studies,
+            study=study,
+            webhook_url=webhook_url,
+            categories=services.REJECTION_CATEGORIES,
+            **panel,
+        ),
+    )
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_connection(request, slug):
+    study = _study_or_404(slug)
+    post = request.POST
+    try:
+        services.save_connection(
+            study,
+            market=post.get("market", ""),
+            market_study_id=post.get("market_study_id", ""),
+            hit_type_id=post.get("hit_type_id", ""),
+            mturk_live=post.get("mturk_live") == "on",
+            token=post.get("token", ""),
+            access_key_id=post.get("access_key_id", ""),
+            secret_access_key=post.get("secret_access_key", ""),
+            webhook_secret=post.get("webhook_secret", ""),
+            approve_automatically=post.get("approve_automatically") == "on",
+            qualified_list_id=post.get("qualified_list_id", ""),
+            excluded_list_id=post.get("excluded_list_id", ""),
+        )
+    except MARKET_TROUBLE as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, "Saved the market connection (credentials sealed). Test it with the button below.")
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_test(request, slug):
+    study = _study_or_404(slug)
+    connection = services.connection_of(study)
+    if connection is None:
+        messages.error(request, "Connect the study to a market first.")
+        return _back(study)
+    ok, line = services.test_connection(connection, by=request.user)
+    (messages.success if ok else messages.error)(request, line)
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_approve(request, slug):
+    study = _study_or_404(slug)
+    chosen = request.POST.getlist("session")
+    try:
+        outcome = services.approve_sessions(study, chosen or None, by=request.user)
+    except (*MARKET_TROUBLE, ValueError) as refused:
+        messages.error(request, str(refused))
+    else:
+        (messages.error if outcome.failed else messages.success)(request, outcome.line("Approved"))
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_reject(request, slug, session_id):
+    study = _study_or_404(slug)
+    session = selectors.session_of(study, session_id)
+    if session is None:
+        raise Http404("No such session in this study.")
+    try:
+        outcome = services.reject_session(
+            session, request.POST.get("reason", ""), category=request.POST.get("category", "OTHER"), by=request.user
+        )
+    except MARKET_TROUBLE as refused:
+        messages.error(request, str(refused))
+    else:
+        (messages.error if outcome.failed else messages.success)(request, outcome.line("Rejected"))
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_pay(request, slug):
+    study = _study_or_404(slug)
+    try:
+        outcome = services.pay_owed_bonuses(study, by=request.user)
+    except MARKET_TROUBLE as refused:
+        messages.error(request, str(refused))
+    else:
+        (messages.error if outcome.refused else messages.success)(request, outcome.line(study.bonus_currency))
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_reconcile(request, slug):
+    study = _study_or_404(slug)
+    connection = services.connection_of(study)
+    if connection is None:
+        messages.error(request, "Connect the study to a market first.")
+        return _back(study)
+    try:
+        outcome = services.reconcile_payments(connection, by=request.user, now_please=True)
+    except MARKET_TROUBLE as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, "Reconciled with the market's record. " + outcome.line(study.bonus_currency))
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_batch_unpaid(request, slug, batch_id):
+    study = _study_or_404(slug)
+    batch = selectors.batch_of(study, batch_id)
+    if batch is None:
+        raise Http404("No such bulk bonus in this study.")
+    freed = services.resolve_unpaid_batch(batch)
+    messages.success(
+        request, f"Bulk bonus {batch.market_bulk_id} marked as not paid: {freed} bonus(es) may be paid again."
+    )
+    return _back(study)
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def market_lists(request, slug):
+    study = _study_or_404(slug)
+    connection = services.connection_of(study)
+    if connection is None:
+        messages.error(request, "Connect the study to a market first.")
+        return _back(study)
+    try:
+        line = services.sync_lists(connection, by=request.user)
+    except MARKET_TROUBLE as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"Lists sent to the market: {line}.")
+    return _back(study)

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class MarketsConfig(AppConfig):
+    """A study's connection to its crowd market (Prolific, MTurk): approvals, bonus payments, events, lists."""
+
+    name = "markets"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,212 @@
+"""A study's connection to its crowd market and the record of everything said to the market.
+
+Credentials are never stored in plain text: `MarketConnection.sealed_credentials` holds a Fernet
+token made with a key from the environment (`markets.sealing`). Money moves through two tables:
+the quality app's append-only ledger decides what is owed and records what is paid
+(`quality.BonusEntry`); `BonusPayment` is one earned row's way to the market (a state machine,
+one row per earned row, so no two payers can hold the same bonus), and `BonusBatch` is one
+Prolific bulk bonus (the two-step create-then-pay). docs/markets.md explains the states.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from corpus.models import Market
+
+
+class ConnectedMarket(models.TextChoices):
+    PROLIFIC = Market.PROLIFIC.value, "Prolific"
+    MTURK = Market.MTURK.value, "Mechanical Turk"
+
+
+class MarketConnection(models.Model):
+    """One study's account on one market: where its submissions, bonuses and lists live."""
+
+    study = models.OneToOneField("crowd.Study", on_delete=models.CASCADE, related_name="market_connection")
+    market = models.CharField(max_length=10, choices=ConnectedMarket.choices)
+    # Prolific: the study's id on Prolific (STUDY_ID). MTurk: the HIT type the study's HITs share.
+    market_study_id = models.CharField(max_length=128, blank=True, help_text="Prolific: the study's id.")
+    hit_type_id = models.CharField(max_length=128, blank=True, help_text="MTurk: the HIT type id.")
+    mturk_live = models.BooleanField(default=False, help_text="MTurk: the live marketplace (off: the sandbox).")
+    # A Fernet token of the credentials' JSON (markets.sealing); never the credentials themselves.
+    sealed_credentials = models.TextField()
+    sealed_webhook_secret = models.TextField(blank=True)
+    # The path part of the webhook's URL: random, so one connection's hooks cannot be sent to another.
+    webhook_key = models.CharField(max_length=64, unique=True)
+    approve_automatically = models.BooleanField(
+        default=False,
+        help_text="Approve completed sessions on the market without a click, after the study's own checks "
+        "(a session whose completion code is held is never approved automatically).",
+    )
+    qualified_list_id = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="Prolific participant group / MTurk qualification type for qualified workers.",
+    )
+    excluded_list_id = models.CharField(
+        max_length=128,
+        blank=True,
+        help_text="Prolific participant group / MTurk qualification type for excluded workers.",
+    )
+    last_check = models.CharField(max_length=300, blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.get_market_display()} for {self.study_id}"
+
+
+class MarketCall(models.Model):
+    """One request to a market and its answer, kept as the market gave it (data, never code)."""
+
+    connection = models.ForeignKey(MarketConnection, on_delete=models.CASCADE, related_name="calls")
+    action = models.CharField(max_length=40)
+    request_summary = models.TextField(blank=True, help_text="What was sent, without credentials.")
+    status_code = models.IntegerField(null=True, blank=True)
+    answer = models.TextField(blank=True)
+    ok = models.BooleanField(default=False)
+    error = models.CharField(max_length=300, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    made_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["connection", "-created_at"], name="market_call_recent")]
+
+    def __str__(self):
+        return f"{self.action} {'ok' if self.ok else 'failed'}"
+
+
+class ReviewDecision(models.TextChoices):
+    APPROVE = "approve", "approve"
+    REJECT = "reject", "reject"
+
+
+class ReviewState(models.TextChoices):
+    SENT = "sent", "sent, no answer yet"
+    CONFIRMED = "confirmed", "confirmed by the market"
+    FAILED = "failed", "refused by the market"
+
+
+class SessionReview(models.Model):
+    """A session's approval or rejection on the market: one per session, so none is decided twice."""
+
+    study_session = models.OneToOneField("crowd.StudySession", on_delete=models.CASCADE, related_name="market_review")
+    decision = models.CharField(max_length=7, choices=ReviewDecision.choices)
+    reason = models.TextField(blank=True)
+    state = models.CharField(max_length=9, choices=ReviewState.choices, default=ReviewState.SENT)
+    automatic = models.BooleanField(default=False)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    call = models.ForeignKey(MarketCall, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.decision} session {self.study_session_id}: {self.state}"
+
+
+class BatchState(models.TextChoices):
+    NEW = "new", "being created on the market"
+    PAYING = "paying", "pay sent; waiting for the market's confirmation"
+    PAID = "paid", "paid (confirmed)"
+    ABANDONED = "abandoned", "abandoned before paying (nothing paid)"
+
+
+class BonusBatch(models.Model):
+    """One Prolific bulk bonus: created on the market (its id), then paid once. Prolific's pay is
+    not idempotent, so a batch whose pay was sent is never paid again: only the market's record
+    of the participants' bonuses confirms it, or a researcher resolves it."""
+
+    connection = models.ForeignKey(MarketConnection, on_delete=models.PROTECT, related_name="bonus_batches")
+    state = models.CharField(max_length=9, choices=BatchState.choices, default=BatchState.NEW)
+    market_bulk_id = models.CharField(max_length=128, blank=True)
+    csv_bonuses = models.TextField(help_text="The `participant_id,amount` lines sent.")
+    # {participant id: cents} this batch pays, and what the ledger had paid each before it.
+    amounts_cents = models.JSONField(default=dict)
+    paid_before_cents = models.JSONField(default=dict)
+    lease_until = models.DateTimeField()
+    pay_sent_at = models.DateTimeField(null=True, blank=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["market_bulk_id"], condition=~models.Q(market_bulk_id=""), name="one_batch_per_bulk_bonus"
+            )
+        ]
+
+    def __str__(self):
+        return f"bulk bonus {self.market_bulk_id or '(not created)'}: {self.state}"
+
+
+class PaymentState(models.TextChoices):
+    CLAIMED = "claimed", "held by a payer, nothing sent"
+    SENT = "sent", "sent; paid once the market confirms"
+    PAID = "paid", "paid (confirmed; the ledger has its paid row)"
+    REFUSED = "refused", "refused by the market; nothing paid"
+
+
+class BonusPayment(models.Model):
+    """One earned ledger row on its way to the market. Unique per earned row: two payers never hold
+    the same bonus, and a row's money is sent under one request token for ever (MTurk's
+    UniqueRequestToken)."""
+
+    earned = models.OneToOneField("quality.BonusEntry", on_delete=models.PROTECT, related_name="market_payment")
+    connection = models.ForeignKey(MarketConnection, on_delete=models.PROTECT, related_name="bonus_payments")
+    batch = models.ForeignKey(BonusBatch, on_delete=models.PROTECT, null=True, blank=True, related_name="payments")
+    state = models.CharField(max_length=7, choices=PaymentState.choices, default=PaymentState.CLAIMED)
+    request_token = models.CharField(max_length=64, unique=True)
+    lease_until = models.DateTimeField()
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.CharField(max_length=300, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["connection", "state"], name="bonus_payment_state")]
+
+    def __str__(self):
+        return f"payment of bonus {self.earned_id}: {self.state}"
+
+
+class WebhookDelivery(models.Model):
+    """A market event received and acted on; its signature is unique, so a replay is refused."""
+
+    connection = models.ForeignKey(MarketConnection, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    signature = models.CharField(max_length=128, unique=True)
+    sent_at = models.DateTimeField(help_text="The market's timestamp of the request.")
+    event_type = models.CharField(max_length=60)
+    resource_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=40, blank=True)
+    outcome = models.CharField(max_length=300, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.event_type} {self.resource_id} {self.status}"
+
+
+class ListKind(models.TextChoices):
+    QUALIFIED = "qualified", "passed the qualification test"
+    EXCLUDED = "excluded", "excluded"
+
+
+class ListEntry(models.Model):
+    """A worker put on one of the connection's market lists (a Prolific participant group, an MTurk
+    qualification), so later syncs send only who is new."""
+
+    connection = models.ForeignKey(MarketConnection, on_delete=models.CASCADE, related_name="list_entries")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="market_list_entries")
+    kind = models.CharField(max_length=9, choices=ListKind.choices)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["connection", "worker", "kind"], name="one_list_entry_per_worker")
+        ]
+
+    def __str__(self):
+        return f"{self.worker_id} on {self.kind}"

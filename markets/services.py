@@ -1,0 +1,913 @@
+"""Writes of the markets app: connections, approvals, bonus payments, market events and lists.
+
+No transaction is ever held open across a call to a market: each step commits what it is about to
+do before the call and what the market answered after it, so a process killed at any point
+leaves a state the next payer (or the reconcile task) can settle from the market's own record
+(docs/markets.md, "How a payment is reconciled").
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation_site.wiring import release_open_claims_of_session
+from corpus.models import Market, Worker
+from crowd.models import Study, StudySession
+from quality import bonuses
+from quality.models import BonusEntry, BonusKind, QualificationAttempt
+
+from .clients import CallRecord, MarketError, MarketTimeout, MarketUnreachable
+from .clients.mturk import MTurkClient
+from .clients.prolific import ProlificClient
+from .models import (
+    BatchState,
+    BonusBatch,
+    BonusPayment,
+    ConnectedMarket,
+    ListEntry,
+    ListKind,
+    MarketCall,
+    MarketConnection,
+    PaymentState,
+    ReviewDecision,
+    ReviewState,
+    SessionReview,
+    WebhookDelivery,
+)
+from .sealing import SealingUnavailable, seal, seal_text, unseal, unseal_text
+
+CENTS = Decimal("100")
+# Prolific's bulk bonus takes at most this many participants in one request.
+PROLIFIC_BULK_MAX = 200
+# Prolific's rejection categories (docs.prolific.com, submission transition).
+REJECTION_CATEGORIES = [
+    ("FAILED_CHECK", "failed an attention check"),
+    ("LOW_EFFORT", "low effort"),
+    ("FAILED_INSTRUCTIONS", "did not follow the instructions"),
+    ("TOO_QUICKLY", "too quick"),
+    ("NO_DATA", "no data"),
+    ("BAD_CODE", "wrong completion code"),
+    ("NO_CODE", "no completion code"),
+    ("OTHER", "other"),
+]
+# Prolific submission statuses that end a visit: its claims go back to the pool at once.
+ENDING_STATUSES = {"RETURNED": "returned", "TIMED-OUT": "timed out", "REJECTED": "rejected"}
+
+
+class ConnectionRefused(ValueError):
+    """A connection could not be saved; the message says which field and why."""
+
+
+def _now() -> datetime:
+    return timezone.now()
+
+
+def connection_of(study: Study) -> MarketConnection | None:
+    return MarketConnection.objects.filter(study=study).first()
+
+
+# --- the connection --------------------------------------------------------------------------
+
+
+def save_connection(
+    study: Study,
+    *,
+    market: str,
+    market_study_id: str = "",
+    hit_type_id: str = "",
+    mturk_live: bool = False,
+    token: str = "",
+    access_key_id: str = "",
+    secret_access_key: str = "",
+    webhook_secret: str = "",
+    approve_automatically: bool = False,
+    qualified_list_id: str = "",
+    excluded_list_id: str = "",
+) -> MarketConnection:
+    """Create or change the study's connection. Blank credentials keep the stored ones; the
+    credentials are sealed (markets.sealing) before they reach the database."""
+    if market not in ConnectedMarket.values:
+        raise ConnectionRefused("Choose Prolific or Mechanical Turk.")
+    existing = connection_of(study)
+    old = unseal(existing.sealed_credentials) if existing and existing.market == market else {}
+    if market == ConnectedMarket.PROLIFIC:
+        credentials = {"token": token.strip() or old.get("token", "")}
+        if not credentials["token"]:
+            raise ConnectionRefused("Prolific needs an API token (Prolific: Workspace settings → API tokens).")
+        if not market_study_id.strip():
+            raise ConnectionRefused("Prolific needs the study's id (the STUDY_ID in the study's URL on Prolific).")
+    else:
+        credentials = {
+            "access_key_id": access_key_id.strip() or old.get("access_key_id", ""),
+            "secret_access_key": secret_access_key.strip() or old.get("secret_access_key", ""),
+        }
+        if not (credentials["access_key_id"] and credentials["secret_access_key"]):
+            raise ConnectionRefused("MTurk needs an AWS access key id and its secret access key.")
+        if not hit_type_id.strip():
+            raise ConnectionRefused("MTurk needs the HIT type id the study's HITs share.")
+    try:
+        sealed = seal(credentials)
+        sealed_secret = seal_text(webhook_secret.strip()) if webhook_secret.strip() else None
+    except SealingUnavailable as error:
+        raise ConnectionRefused(str(error)) from error
+    connection = existing or MarketConnection(study=study, webhook_key=secrets.token_urlsafe(24))
+    connection.market = market
+    connection.market_study_id = market_study_id.strip()
+    connection.hit_type_id = hit_type_id.strip()
+    connection.mturk_live = mturk_live
+    connection.sealed_credentials = sealed
+    if sealed_secret is not None:
+        connection.sealed_webhook_secret = sealed_secret
+    connection.approve_automatically = approve_automatically
+    connection.qualified_list_id = qualified_list_id.strip()
+    connection.excluded_list_id = excluded_list_id.strip()
+    connection.save()
+    return connection
+
+
+def _recorder(connection: MarketConnection, by: Any = None, calls: list[MarketCall] | None = None):
+    def record(entry: CallRecord) -> None:
+        call = MarketCall.objects.create(
+            connection=connection,
+            action=entry.action,
+            request_summary=entry.request_summary,
+            status_code=entry.status_code,
+            answer=entry.answer,
+            ok=entry.ok,
+            error=entry.error[:300],
+            duration_ms=entry.duration_ms,
+            made_by=by if getattr(by, "pk", None) else None,
+        )
+        if calls is not None:
+            calls.append(call)
+
+    return record
+
+
+def client_for(connection: MarketConnection, by: Any = None, calls: list[MarketCall] | None = None):
+    credentials = unseal(connection.sealed_credentials)
+    record = _recorder(connection, by, calls)
+    if connection.market == ConnectedMarket.PROLIFIC:
+        return ProlificClient(credentials.get("token", ""), record=record)
+    return MTurkClient(
+        credentials.get("access_key_id", ""),
+        credentials.get("secret_access_key", ""),
+        live=connection.mturk_live,
+        record=record,
+    )
+
+
+def test_connection(connection: MarketConnection, by: Any = None) -> tuple[bool, str]:
+    """Ask the market who the credentials belong to and whether it knows the study: (ok, one line)."""
+    try:
+        client = client_for(connection, by)
+        if isinstance(client, ProlificClient):
+            user = client.me()
+            study = client.study(connection.market_study_id)
+            line = (
+                f"Connected to Prolific as {user.get('email') or user.get('id') or 'this token'}: study "
+                f"“{study.get('name', connection.market_study_id)}” ({study.get('status', 'status unknown')})."
+            )
+        else:
+            balance = client.balance()
+            where = "live marketplace" if connection.mturk_live else "sandbox"
+            line = f"Connected to the MTurk {where}: balance {balance.get('AvailableBalance', '?')} USD."
+        ok = True
+    except (MarketError, SealingUnavailable) as error:
+        ok, line = False, str(error)
+    connection.last_check = line[:300]
+    connection.last_checked_at = _now()
+    connection.save(update_fields=["last_check", "last_checked_at", "updated_at"])
+    return ok, line
+
+
+# --- approvals and rejections ----------------------------------------------------------------
+
+
+@dataclass
+class ReviewOutcome:
+    confirmed: int = 0
+    failed: int = 0
+    unanswered: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def line(self, verb: str) -> str:
+        parts = [f"{verb} on the market: {self.confirmed}"]
+        if self.unanswered:
+            parts.append(f"{self.unanswered} sent without an answer (asked again on the next try)")
+        if self.failed:
+            parts.append(f"{self.failed} refused: {self.errors[0] if self.errors else 'see the calls'}")
+        if self.skipped:
+            parts.append(f"{self.skipped} already decided or not complete, left alone")
+        return "; ".join(parts) + "."
+
+
+def _take_for_review(
+    sessions: Iterable[StudySession], decision: str, *, reason: str, by: Any, automatic: bool
+) -> tuple[list[SessionReview], int]:
+    """Write one review per session before the market is asked (unique per session: a session is
+    never decided twice; a review the market refused or never answered may be sent again)."""
+    taken, skipped = [], 0
+    for session in sessions:
+        with transaction.atomic():
+            review, created = SessionReview.objects.select_for_update().get_or_create(
+                study_session=session,
+                defaults={
+                    "decision": decision,
+                    "reason": reason,
+                    "automatic": automatic,
+                    "decided_by": by if getattr(by, "pk", None) else None,
+                },
+            )
+            if not created and (review.decision != decision or review.state == ReviewState.CONFIRMED):
+                skipped += 1
+                continue
+            if not created:
+                review.state = ReviewState.SENT
+                review.save(update_fields=["state", "updated_at"])
+        taken.append(review)
+    return taken, skipped
+
+
+def _finish_reviews(reviews: list[SessionReview], state: str, call: MarketCall | None) -> None:
+    SessionReview.objects.filter(pk__in=[r.pk for r in reviews]).update(state=state, call=call, updated_at=_now())
+
+
+def approve_sessions(
+    study: Study, session_ids: Iterable[int] | None = None, *, by: Any = None, automatic: bool = False
+) -> ReviewOutcome:
+    """Approve completed sessions on the market in one action. Without ids: every completed, open,
+    undecided session whose code is not held. A held code (the guesser test, or any check that
+    holds it) is never approved automatically; a researcher may approve it by naming it."""
+    connection = connection_of(study)
+    if connection is None:
+        raise ConnectionRefused("This study has no market connection.")
+    sessions = StudySession.objects.filter(study=study, completed_at__isnull=False, closed_at__isnull=True)
+    sessions = sessions.select_related("worker")
+    if session_ids is None or automatic:
+        sessions = sessions.filter(code_held_reason="", market_review__isnull=True, worker__is_excluded=False)
+    if session_ids is not None:
+        sessions = sessions.filter(pk__in=[int(pk) for pk in session_ids])
+    taken, skipped = _take_for_review(list(sessions), ReviewDecision.APPROVE, reason="", by=by, automatic=automatic)
+    outcome = ReviewOutcome(skipped=skipped)
+    if not taken:
+        return outcome
+    calls: list[MarketCall] = []
+    client = client_for(connection, by, calls)
+    by_session = {review.study_session_id: review for review in taken}
+    chosen = {s.pk: s for s in sessions if s.pk in by_session}
+    if isinstance(client, ProlificClient):
+        for start in range(0, len(taken), PROLIFIC_BULK_MAX):
+            part = taken[start : start + PROLIFIC_BULK_MAX]
+            ids = [chosen[r.study_session_id].worker.external_id for r in part]
+            try:
+                client.approve(connection.market_study_id, ids)
+            except MarketTimeout:
+                outcome.unanswered += len(part)
+                continue
+            except MarketError as error:
+                _finish_reviews(part, ReviewState.FAILED, calls[-1] if calls else None)
+                outcome.failed += len(part)
+                outcome.errors.append(str(error))
+                continue
+            _finish_reviews(part, ReviewState.CONFIRMED, calls[-1] if calls else None)
+            outcome.confirmed += len(part)
+        return outcome
+    for review in taken:
+        session = chosen[review.study_session_id]
+        try:
+            client.approve(session.external_session_id)
+        except MarketTimeout:
+            outcome.unanswered += 1
+            continue
+        except MarketError as error:
+            _finish_reviews([review], ReviewState.FAILED, calls[-1] if calls else None)
+            outcome.failed += 1
+            outcome.errors.append(str(error))
+            continue
+        _finish_reviews([review], ReviewState.CONFIRMED, calls[-1] if calls else None)
+        outcome.confirmed += 1
+    return outcome
+
+
+def reject_session(session: StudySession, reason: str, *, category: str = "OTHER", by: Any = None) -> ReviewOutcome:
+    """Reject one session on the market; only with a reason, which the participant reads."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise ConnectionRefused("A rejection needs a reason: the participant reads it.")
+    if category not in dict(REJECTION_CATEGORIES):
+        raise ConnectionRefused("Choose one of Prolific's rejection categories.")
+    connection = connection_of(session.study)
+    if connection is None:
+        raise ConnectionRefused("This study has no market connection.")
+    taken, skipped = _take_for_review([session], ReviewDecision.REJECT, reason=reason, by=by, automatic=False)
+    outcome = ReviewOutcome(skipped=skipped)
+    if not taken:
+        return outcome
+    calls: list[MarketCall] = []
+    client = client_for(connection, by, calls)
+    try:
+        if isinstance(client, ProlificClient):
+            client.reject(session.external_session_id, reason, category)
+        else:
+            client.reject(session.external_session_id, reason)
+    except MarketTimeout:
+        outcome.unanswered = 1
+        return outcome
+    except MarketError as error:
+        _finish_reviews(taken, ReviewState.FAILED, calls[-1] if calls else None)
+        outcome.failed, outcome.errors = 1, [str(error)]
+        return outcome
+    _finish_reviews(taken, ReviewState.CONFIRMED, calls[-1] if calls else None)
+    outcome.confirmed = 1
+    return outcome
+
+
+# --- bonus payments --------------------------------------------------------------------------
+
+
+@dataclass
+class PaymentOutcome:
+    paid: int = 0
+    amount: Decimal = Decimal("0")
+    waiting: int = 0
+    refused: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def line(self, currency: str) -> str:
+        text = f"Paid on the market: {self.paid} bonus(es), {bonuses.money(self.amount)} {currency}."
+        if self.waiting:
+            text += (
+                f" {self.waiting} sent without the market's confirmation yet: they are confirmed from the "
+                "market's record (reconcile), never sent again blindly."
+            )
+        if self.refused:
+            text += f" {self.refused} refused: {self.errors[0] if self.errors else 'see the calls'}."
+        return text
+
+    def add(self, other: "PaymentOutcome") -> None:
+        self.paid += other.paid
+        self.amount += other.amount
+        self.waiting += other.waiting
+        self.refused += other.refused
+        self.errors += other.errors
+
+
+def _cents(amount: Decimal) -> int:
+    return int((Decimal(amount) * CENTS).to_integral_value())
+
+
+def _lease() -> datetime:
+    return _now() + timedelta(seconds=settings.MARKET_PAYMENT_LEASE_SECONDS)
+
+
+def _confirm_payments(study: Study, payment_ids: list[int], by: Any = None) -> PaymentOutcome:
+    """The market confirmed these payments: mark them paid and write the ledger's `paid` rows, in one
+    transaction. Idempotent: rows already paid are left alone (a reconcile and a payer may both
+    confirm one batch)."""
+    outcome = PaymentOutcome()
+    with transaction.atomic():
+        rows = list(
+            BonusPayment.objects.select_for_update()
+            .filter(pk__in=payment_ids)
+            .exclude(state=PaymentState.PAID)
+            .order_by("pk")
+        )
+        if not rows:
+            return outcome
+        now = _now()
+        BonusPayment.objects.filter(pk__in=[r.pk for r in rows]).update(
+            state=PaymentState.PAID, confirmed_at=now, last_error=""
+        )
+        result = bonuses.mark_paid(study, [r.earned_id for r in rows], by=by if getattr(by, "pk", None) else None)
+    outcome.paid = result["paid"]
+    outcome.amount = result["amount"]
+    return outcome
+
+
+def _release_payments(payment_ids: list[int], error: str) -> None:
+    """Nothing was paid for these (the market refused, or nothing was sent): they may be paid again."""
+    BonusPayment.objects.filter(pk__in=payment_ids).exclude(state=PaymentState.PAID).update(
+        state=PaymentState.REFUSED, last_error=error[:300]
+    )
+
+
+def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
+    """Take the study's unpaid earned bonuses that no payer holds, under the connection's row lock
+    (payers of one study queue here for a moment; the market calls happen after the commit)."""
+    study = connection.study
+    now = _now()
+    with transaction.atomic():
+        MarketConnection.objects.select_for_update().get(pk=connection.pk)
+        # Rows whose earlier payer stopped before sending anything: free again.
+        BonusPayment.objects.filter(
+            connection=connection, state=PaymentState.CLAIMED, lease_until__lt=now, batch__isnull=True
+        ).update(state=PaymentState.REFUSED, last_error="Its payer stopped before sending; nothing was sent.")
+        owed = list(
+            BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+            .filter(Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED))
+            .select_related("worker", "study_session")
+            .order_by("pk")
+        )
+        if connection.market == ConnectedMarket.PROLIFIC:
+            # A participant with a bulk bonus still unconfirmed waits: the reconcile compares their
+            # bonus total on Prolific with what the ledger paid before that one bulk bonus.
+            waiting = set(
+                BonusPayment.objects.filter(
+                    connection=connection, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
+                ).values_list("earned__worker_id", flat=True)
+            )
+            owed = [entry for entry in owed if entry.worker_id not in waiting]
+        claimed = []
+        for entry in owed:
+            payment, created = BonusPayment.objects.get_or_create(
+                earned=entry,
+                defaults={
+                    "connection": connection,
+                    "request_token": f"nli-bonus-{entry.pk}",
+                    "lease_until": _lease(),
+                },
+            )
+            if not created:
+                payment.state = PaymentState.CLAIMED
+                payment.batch = None
+                payment.lease_until = _lease()
+                payment.save(update_fields=["state", "batch", "lease_until"])
+            payment.earned = entry
+            claimed.append(payment)
+    return claimed
+
+
+def pay_owed_bonuses(study: Study, *, by: Any = None) -> PaymentOutcome:
+    """Pay the study's unpaid bonuses on its market: exactly what the ledger says is owed and no
+    payer holds. Safe to press twice, from twenty tabs, after a time-out or a killed process:
+    what an earlier attempt may have paid is first settled from the market's record."""
+    connection = connection_of(study)
+    if connection is None:
+        raise ConnectionRefused("This study has no market connection.")
+    outcome = reconcile_payments(connection, by=by)
+    claimed = _claim_owed(connection)
+    if not claimed:
+        return outcome
+    if connection.market == ConnectedMarket.PROLIFIC:
+        outcome.add(_pay_on_prolific(connection, claimed, by))
+    else:
+        outcome.add(_pay_on_mturk(connection, claimed, by))
+    return outcome
+
+
+def _prolific_participant(payment: BonusPayment) -> str | None:
+    worker = payment.earned.worker
+    return worker.external_id if worker.market == Market.PROLIFIC and worker.external_id else None
+
+
+def _pay_on_prolific(connection: MarketConnection, claimed: list[BonusPayment], by: Any) -> PaymentOutcome:
+    outcome = PaymentOutcome()
+    strangers = [p.pk for p in claimed if _prolific_participant(p) is None]
+    if strangers:
+        _release_payments(strangers, "Not a Prolific participant: pay this bonus by hand.")
+        outcome.refused += len(strangers)
+        outcome.errors.append("some bonuses are for workers who did not come from Prolific")
+    by_participant: dict[str, list[BonusPayment]] = defaultdict(list)
+    for payment in claimed:
+        participant = _prolific_participant(payment)
+        if participant:
+            by_participant[participant].append(payment)
+    participants = sorted(by_participant)
+    for start in range(0, len(participants), PROLIFIC_BULK_MAX):
+        part = {pid: by_participant[pid] for pid in participants[start : start + PROLIFIC_BULK_MAX]}
+        outcome.add(_pay_one_bulk(connection, part, by))
+    return outcome
+
+
+def _ledger_paid_cents(study: Study, worker_ids: Iterable[int]) -> dict[int, int]:
+    totals: dict[int, int] = defaultdict(int)
+    for worker_id, amount in BonusEntry.objects.filter(
+        study=study, kind=BonusKind.PAID, worker_id__in=list(worker_ids)
+    ).values_list("worker_id", "amount"):
+        totals[worker_id] += _cents(amount)
+    return totals
+
+
+def _pay_one_bulk(connection: MarketConnection, part: dict[str, list[BonusPayment]], by: Any) -> PaymentOutcome:
+    """Prolific's two steps for one bulk bonus. Step one (create) pays nothing, so its failure or
+    time-out frees the rows; step two (pay) is sent once, after the batch is committed as paying."""
+    study = connection.study
+    outcome = PaymentOutcome()
+    amounts = {pid: sum(_cents(p.earned.amount) for p in rows) for pid, rows in part.items()}
+    csv_bonuses = "".join(f"{pid},{Decimal(cents) / CENTS:.2f}\n" for pid, cents in sorted(amounts.items()))
+    payment_ids = [p.pk for rows in part.values() for p in rows]
+    worker_of = {pid: rows[0].earned.worker_id for pid, rows in part.items()}
+    with transaction.atomic():
+        batch = BonusBatch.objects.create(
+            connection=connection, csv_bonuses=csv_bonuses, amounts_cents=amounts, lease_until=_lease()
+        )
+        BonusPayment.objects.filter(pk__in=payment_ids).update(batch=batch)
+    client = client_for(connection, by)
+    assert isinstance(client, ProlificClient)
+    try:
+        created = client.create_bonuses(connection.market_study_id, csv_bonuses)
+    except MarketError as error:
+        # Nothing is paid until step two: a bulk bonus created without our hearing of it is never paid.
+        BonusBatch.objects.filter(pk=batch.pk).update(state=BatchState.ABANDONED)
+        _release_payments(payment_ids, str(error))
+        outcome.refused += len(payment_ids)
+        outcome.errors.append(str(error))
+        return outcome
+    with transaction.atomic():
+        locked = BonusBatch.objects.select_for_update().get(pk=batch.pk)
+        if locked.state != BatchState.NEW:
+            return outcome  # a reconcile gave it up as stalled: its rows went to another payer
+        paid_before = _ledger_paid_cents(study, worker_of.values())
+        locked.market_bulk_id = str(created["id"])[:128]
+        locked.state = BatchState.PAYING
+        locked.pay_sent_at = _now()
+        locked.paid_before_cents = {pid: paid_before.get(worker_of[pid], 0) for pid in part}
+        locked.save(update_fields=["market_bulk_id", "state", "pay_sent_at", "paid_before_cents"])
+        BonusPayment.objects.filter(pk__in=payment_ids).update(
+            state=PaymentState.SENT, sent_at=_now(), attempts=1, lease_until=_lease()
+        )
+    try:
+        client.pay_bonuses(locked.market_bulk_id)
+    except (MarketTimeout, MarketUnreachable) as error:
+        # Unreachable is as unsure as a time-out once a connection may have carried the request.
+        BonusPayment.objects.filter(pk__in=payment_ids).update(last_error=str(error)[:300])
+        outcome.waiting += len(payment_ids)
+        return outcome
+    except MarketError as error:
+        if error.status is not None and 400 <= error.status < 500 and error.status != 429:
+            # Refused outright: Prolific paid nothing of this bulk bonus.
+            BonusBatch.objects.filter(pk=batch.pk).update(state=BatchState.ABANDONED)
+            _release_payments(payment_ids, str(error))
+            outcome.refused += len(payment_ids)
+            outcome.errors.append(str(error))
+        else:
+            BonusPayment.objects.filter(pk__in=payment_ids).update(last_error=str(error)[:300])
+            outcome.waiting += len(payment_ids)
+        return outcome
+    outcome.add(_confirm_batch(connection, batch.pk, by))
+    return outcome
+
+
+def _confirm_batch(connection: MarketConnection, batch_id: int, by: Any) -> PaymentOutcome:
+    with transaction.atomic():
+        batch = BonusBatch.objects.select_for_update().get(pk=batch_id)
+        if batch.state == BatchState.PAYING:
+            batch.state = BatchState.PAID
+            batch.confirmed_at = _now()
+            batch.save(update_fields=["state", "confirmed_at"])
+        ids = list(batch.payments.values_list("pk", flat=True))
+        return _confirm_payments(connection.study, ids, by)
+
+
+def _mturk_reason(payment: BonusPayment) -> str:
+    # The tag names the ledger row, so ListBonusPayments tells which of our rows MTurk paid.
+    return f"{payment.earned.reason} [bonus {payment.earned_id}]"[:1000]
+
+
+def _pay_on_mturk(connection: MarketConnection, claimed: list[BonusPayment], by: Any) -> PaymentOutcome:
+    outcome = PaymentOutcome()
+    client = client_for(connection, by)
+    assert isinstance(client, MTurkClient)
+    for payment in claimed:
+        worker = payment.earned.worker
+        assignment = payment.earned.study_session.external_session_id
+        if worker.market != Market.MTURK or not worker.external_id or not assignment:
+            _release_payments([payment.pk], "Not an MTurk worker with an assignment: pay this bonus by hand.")
+            outcome.refused += 1
+            outcome.errors.append("some bonuses are for workers who did not come from MTurk")
+            continue
+        BonusPayment.objects.filter(pk=payment.pk).update(
+            state=PaymentState.SENT, sent_at=_now(), attempts=payment.attempts + 1, lease_until=_lease()
+        )
+        outcome.add(_send_mturk_bonus(connection, client, payment, by))
+    return outcome
+
+
+def _send_mturk_bonus(
+    connection: MarketConnection, client: MTurkClient, payment: BonusPayment, by: Any
+) -> PaymentOutcome:
+    outcome = PaymentOutcome()
+    earned = payment.earned
+    try:
+        client.send_bonus(
+            earned.worker.external_id,
+            earned.study_session.external_session_id,
+            bonuses.money(earned.amount),
+            _mturk_reason(payment),
+            payment.request_token,
+        )
+    except (MarketTimeout, MarketUnreachable) as error:
+        BonusPayment.objects.filter(pk=payment.pk).update(last_error=str(error)[:300])
+        outcome.waiting += 1
+        return outcome
+    except MarketError as error:
+        if "UniqueRequestToken" in str(error) or "already" in str(error).lower():
+            # MTurk has this token: an earlier attempt went through. Its record decides.
+            return _reconcile_mturk_payment(connection, client, payment, by, resend=False)
+        if error.status is not None and 400 <= error.status < 500 and error.status != 429:
+            _release_payments([payment.pk], str(error))
+            outcome.refused += 1
+            outcome.errors.append(str(error))
+        else:
+            BonusPayment.objects.filter(pk=payment.pk).update(last_error=str(error)[:300])
+            outcome.waiting += 1
+        return outcome
+    return _confirm_payments(connection.study, [payment.pk], by)
+
+
+def _reconcile_mturk_payment(
+    connection: MarketConnection, client: MTurkClient, payment: BonusPayment, by: Any, *, resend: bool
+) -> PaymentOutcome:
+    """MTurk's ListBonusPayments is the record: our tag there means paid; absent, the same token is
+    sent again (MTurk pays one bonus per UniqueRequestToken)."""
+    outcome = PaymentOutcome()
+    tag = f"[bonus {payment.earned_id}]"
+    try:
+        listed = client.bonus_payments(payment.earned.study_session.external_session_id)
+    except MarketError as error:
+        BonusPayment.objects.filter(pk=payment.pk).update(last_error=str(error)[:300])
+        outcome.waiting += 1
+        return outcome
+    if any(tag in str(row.get("Reason", "")) for row in listed):
+        return _confirm_payments(connection.study, [payment.pk], by)
+    if not resend:
+        outcome.waiting += 1
+        return outcome
+    BonusPayment.objects.filter(pk=payment.pk).update(attempts=payment.attempts + 1, lease_until=_lease())
+    return _send_mturk_bonus(connection, client, payment, by)
+
+
+def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_please: bool = False) -> PaymentOutcome:
+    """Settle what earlier attempts left unsure, from the market's own record, before anything is
+    paid again: Prolific bulk bonuses whose pay was sent (confirmed when the participants' bonuses
+    on Prolific show them; never paid again: Prolific's pay is not idempotent), bulk bonuses never
+    paid (given up: their rows are free), MTurk bonuses sent without an answer (confirmed from
+    ListBonusPayments, else sent again under the same UniqueRequestToken). `now_please` (a
+    researcher's button) also looks at MTurk bonuses a payer may still hold: sending one twice
+    under its token pays it once."""
+    outcome = PaymentOutcome()
+    now = _now()
+    mturk_before = now + timedelta(days=1) if now_please else now
+    if connection.market == ConnectedMarket.PROLIFIC:
+        with transaction.atomic():
+            stalled = list(
+                BonusBatch.objects.select_for_update(skip_locked=True).filter(
+                    connection=connection, state=BatchState.NEW, lease_until__lt=now
+                )
+            )
+            for batch in stalled:
+                batch.state = BatchState.ABANDONED
+                batch.save(update_fields=["state"])
+                _release_payments(
+                    list(batch.payments.values_list("pk", flat=True)),
+                    "Its payer stopped before paying; the bulk bonus was never paid.",
+                )
+        paying = list(BonusBatch.objects.filter(connection=connection, state=BatchState.PAYING))
+        if not paying:
+            return outcome
+        try:
+            submissions = client_for(connection, by).submissions(connection.market_study_id)
+        except MarketError as error:
+            outcome.waiting += sum(batch.payments.count() for batch in paying)
+            outcome.errors.append(str(error))
+            return outcome
+        on_market: dict[str, int] = defaultdict(int)
+        for submission in submissions:
+            paid = submission.get("bonus_payments") or []
+            on_market[str(submission.get("participant_id", ""))] += sum(
+                int(amount) for amount in paid if isinstance(amount, int | float)
+            )
+        for batch in paying:
+            if all(
+                on_market.get(pid, 0) >= int(batch.paid_before_cents.get(pid, 0)) + int(cents)
+                for pid, cents in batch.amounts_cents.items()
+            ):
+                outcome.add(_confirm_batch(connection, batch.pk, by))
+            else:
+                outcome.waiting += batch.payments.count()
+        return outcome
+    unsure = list(
+        BonusPayment.objects.filter(connection=connection, state=PaymentState.SENT, lease_until__lt=mturk_before)
+        .select_related("earned__worker", "earned__study_session")
+        .order_by("pk")
+    )
+    if unsure:
+        client = client_for(connection, by)
+        assert isinstance(client, MTurkClient)
+        for payment in unsure:
+            # Held for the length of one reconcile, so two reconcilers do not send it together.
+            if not BonusPayment.objects.filter(pk=payment.pk, lease_until__lt=mturk_before).update(
+                lease_until=_lease()
+            ):
+                continue
+            outcome.add(_reconcile_mturk_payment(connection, client, payment, by, resend=True))
+    return outcome
+
+
+def resolve_unpaid_batch(batch: BonusBatch) -> int:
+    """A researcher checked on Prolific that this bulk bonus was NOT paid: its rows may be paid again.
+    Returns how many rows were freed."""
+    with transaction.atomic():
+        locked = BonusBatch.objects.select_for_update().get(pk=batch.pk)
+        if locked.state != BatchState.PAYING:
+            return 0
+        locked.state = BatchState.ABANDONED
+        locked.save(update_fields=["state"])
+        ids = list(locked.payments.exclude(state=PaymentState.PAID).values_list("pk", flat=True))
+        _release_payments(ids, "A researcher found on Prolific that this bulk bonus was not paid.")
+    return len(ids)
+
+
+# --- events from the market ------------------------------------------------------------------
+
+
+class WebhookRefused(Exception):
+    """A webhook that is not acted on; `status` is the HTTP answer."""
+
+    def __init__(self, message: str, status: int = 403):
+        super().__init__(message)
+        self.status = status
+
+
+def prolific_signature(secret: str, timestamp: str, body: bytes) -> str:
+    """Prolific's signature: base64 of HMAC-SHA256 over the timestamp followed by the body."""
+    digest = hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()
+    return base64.b64encode(digest).decode()
+
+
+def receive_prolific_webhook(webhook_key: str, body: bytes, timestamp: str, signature: str) -> str:
+    """Verify and act on one Prolific webhook; returns what was done, or raises WebhookRefused.
+
+    Refused: an unknown hook address, a missing or wrong signature, a timestamp outside
+    MARKET_WEBHOOK_TOLERANCE_SECONDS, a signature seen before (a replay)."""
+    connection = MarketConnection.objects.filter(webhook_key=webhook_key, market=ConnectedMarket.PROLIFIC).first()
+    if connection is None:
+        raise WebhookRefused("Unknown webhook address.", status=404)
+    try:
+        secret = unseal_text(connection.sealed_webhook_secret)
+    except SealingUnavailable as error:
+        raise WebhookRefused("The webhook secret cannot be read.", status=503) from error
+    if not secret:
+        raise WebhookRefused("No webhook secret is set for this connection.")
+    if not (timestamp and timestamp.isdigit() and signature):
+        raise WebhookRefused("Missing signature or timestamp.")
+    expected = prolific_signature(secret, timestamp, body)
+    if not hmac.compare_digest(expected.encode(), signature.strip().encode("utf-8", "surrogatepass")):
+        raise WebhookRefused("Bad signature.")
+    sent_at = datetime.fromtimestamp(int(timestamp), tz=UTC)
+    if abs((_now() - sent_at).total_seconds()) > settings.MARKET_WEBHOOK_TOLERANCE_SECONDS:
+        raise WebhookRefused("Stale timestamp: refused as a possible replay.")
+    try:
+        event = json.loads(body)
+    except ValueError as error:
+        raise WebhookRefused("The body is not JSON.", status=400) from error
+    if not isinstance(event, dict):
+        raise WebhookRefused("The body is not a JSON object.", status=400)
+    event_type = str(event.get("event_type", ""))[:60]
+    resource_id = str(event.get("resource_id", ""))[:128]
+    status = str(event.get("status", "")).upper()[:40]
+    try:
+        with transaction.atomic():
+            delivery = WebhookDelivery.objects.create(
+                connection=connection,
+                signature=hashlib.sha256(signature.encode()).hexdigest(),
+                sent_at=sent_at,
+                event_type=event_type,
+                resource_id=resource_id,
+                status=status,
+            )
+            outcome = _act_on_submission_event(connection, event) if event_type == "submission.status.change" else ""
+            delivery.outcome = (outcome or "nothing to do")[:300]
+            delivery.save(update_fields=["outcome"])
+    except IntegrityError as error:
+        raise WebhookRefused("Replayed webhook: already received.", status=409) from error
+    return delivery.outcome
+
+
+def _act_on_submission_event(connection: MarketConnection, event: dict[str, Any]) -> str:
+    status = str(event.get("status", "")).upper()
+    submission_id = str(event.get("resource_id", ""))
+    # Matched by the submission alone: Prolific sends a workspace's events to every subscription,
+    # so the participant's id could name their visit to another study.
+    session = (
+        StudySession.objects.select_for_update()
+        .filter(study=connection.study, external_session_id=submission_id)
+        .first()
+    )
+    if session is None:
+        return f"No session of this study for submission {submission_id}."
+    if status == "APPROVED":
+        SessionReview.objects.filter(study_session=session, decision=ReviewDecision.APPROVE).update(
+            state=ReviewState.CONFIRMED
+        )
+        return f"Session {session.pk} approved on Prolific."
+    if status not in ENDING_STATUSES:
+        return f"Session {session.pk}: status {status} noted."
+    return close_session(session, f"{ENDING_STATUSES[status]} on Prolific")
+
+
+def close_session(session: StudySession, reason: str) -> str:
+    """The market ended this visit: it takes no more tasks, and its open claims go back to the pool
+    now rather than when they expire. In the caller's transaction."""
+    released = release_open_claims_of_session(session)
+    if session.closed_at is None:
+        StudySession.objects.filter(pk=session.pk).update(closed_at=_now(), closed_reason=reason[:200])
+    return f"Session {session.pk} {reason}: closed, {released} claim(s) released."
+
+
+def poll_mturk(connection: MarketConnection) -> str:
+    """MTurk's polling (ListAssignmentsForHIT for each HIT the study's open sessions came from):
+    rejected assignments close their sessions and free their claims; approvals are noted."""
+    sessions = StudySession.objects.filter(study=connection.study, closed_at__isnull=True).exclude(external_study_id="")
+    hits = sorted(set(sessions.values_list("external_study_id", flat=True)))
+    if not hits:
+        return "No open MTurk sessions."
+    client = client_for(connection)
+    assert isinstance(client, MTurkClient)
+    closed = approved = 0
+    for hit_id in hits:
+        try:
+            assignments = client.assignments_for_hit(hit_id)
+        except MarketError as error:
+            return f"Polling stopped: {error}"
+        status_of = {a.get("AssignmentId"): a.get("AssignmentStatus") for a in assignments}
+        for session in sessions.filter(external_study_id=hit_id):
+            status = status_of.get(session.external_session_id)
+            if status == "Rejected":
+                with transaction.atomic():
+                    locked = StudySession.objects.select_for_update().get(pk=session.pk)
+                    close_session(locked, "rejected on MTurk")
+                closed += 1
+            elif status == "Approved":
+                approved += SessionReview.objects.filter(study_session=session, decision=ReviewDecision.APPROVE).update(
+                    state=ReviewState.CONFIRMED
+                )
+    return f"Polled {len(hits)} HIT(s): {closed} session(s) closed, {approved} approval(s) confirmed."
+
+
+# --- lists -----------------------------------------------------------------------------------
+
+
+def sync_lists(connection: MarketConnection, *, by: Any = None) -> str:
+    """Put workers who passed the study's qualification test on the qualified list and excluded
+    workers on the excluded list (a Prolific participant group, an MTurk qualification type), once
+    each: the market then keeps them in or out of later studies."""
+    study = connection.study
+    market = Market.PROLIFIC if connection.market == ConnectedMarket.PROLIFIC else Market.MTURK
+    wanted = {
+        ListKind.QUALIFIED: (
+            connection.qualified_list_id,
+            Worker.objects.filter(
+                pk__in=QualificationAttempt.objects.filter(test__study=study, passed=True).values("worker_id"),
+                is_excluded=False,
+            ),
+        ),
+        ListKind.EXCLUDED: (
+            connection.excluded_list_id,
+            Worker.objects.filter(is_excluded=True, study_sessions__study=study),
+        ),
+    }
+    client = client_for(connection, by)
+    lines = []
+    for kind, (list_id, workers) in wanted.items():
+        if not list_id:
+            continue
+        new = list(
+            workers.filter(market=market)
+            .exclude(external_id="")
+            .exclude(market_list_entries__connection=connection, market_list_entries__kind=kind)
+            .distinct()
+            .order_by("pk")
+        )
+        if not new:
+            lines.append(f"{kind}: nobody new")
+            continue
+        try:
+            if isinstance(client, ProlificClient):
+                client.add_to_group(list_id, [w.external_id for w in new])
+            else:
+                for worker in new:
+                    client.qualify(list_id, worker.external_id)
+        except MarketError as error:
+            lines.append(f"{kind}: {error}")
+            continue
+        ListEntry.objects.bulk_create(
+            [ListEntry(connection=connection, worker=w, kind=kind) for w in new], ignore_conflicts=True
+        )
+        lines.append(f"{kind}: {len(new)} added")
+    return "; ".join(lines) or "No list ids are set for this connection."
