@@ -17,7 +17,7 @@ from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Val
 from . import labels as scheme_labels
 from . import tallies
 from .alpha import NOMINAL, ORDINAL, Alpha, alpha_from_votes
-from .gold import VOTE_FIELD, gold_from_votes, gold_source_expression
+from .gold import VOTE_FIELD, gold_expression, gold_from_votes, gold_source_expression, majority_expression
 from .models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -264,8 +264,66 @@ def _tallied_counts(dataset: Dataset | None, split: str | None) -> Iterator[dict
         }
 
 
+def _adjudication_rows(
+    dataset: Dataset | None, split: str | None, *, adjudicated: bool, source: str
+) -> list[dict[str, Any]]:
+    """Rows that turn one reading of the gold labels into the other for the adjudicated pairs only
+    (few; the partial index `pair_adjudicated`): the tallies know the rule's gold (votes), the pairs
+    the adjudicated one. For each group of adjudicated pairs, a row with n < 0 takes the gold the
+    source gave away and a row with n > 0 puts the wanted one in; every figure is a sum of n-weighted
+    rows, so the sums come out as if each pair had had the wanted gold from the start."""
+    wanted_after = adjudicated
+    if (source == "tallies") != wanted_after:
+        return []  # the source already reads the gold this way
+    five = Case(When(FIVE, then=Value(1)), default=Value(0), output_field=IntegerField())
+
+    def votes_if_five(name: str) -> Case:
+        return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
+
+    # The rule's gold as the source reads it: the tallies know votes only, the pairs their imported gold too.
+    by_file = source == "pairs"
+    sources = [When(majority_expression(), then=Value(GoldSource.CROWD.value))]
+    if by_file:
+        sources.append(When(~Q(imported_gold=""), then=Value(GoldSource.IMPORTED.value)))
+    groups = (
+        pairs_in(dataset, split)
+        .exclude(adjudicated_label="")
+        .values("premise__genre__slug", "author_label", "adjudicated_label")
+        .annotate(
+            rule_gold=gold_expression(imported_gold=F("imported_gold") if by_file else None),
+            rule_source=Case(*sources, default=Value(GoldSource.NONE.value)),
+            is_five=five,
+            e=votes_if_five("entailment_votes"),
+            nu=votes_if_five("neutral_votes"),
+            c=votes_if_five("contradiction_votes"),
+        )
+        .values(
+            "premise__genre__slug",
+            "author_label",
+            "adjudicated_label",
+            "rule_gold",
+            "rule_source",
+            "is_five",
+            "e",
+            "nu",
+            "c",
+        )
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    rows = []
+    for group in groups:
+        common = {key: group[key] for key in ("premise__genre__slug", "author_label", "is_five", "e", "nu", "c")}
+        rule = {**common, "gold_label": group["rule_gold"], "source_of_gold": group["rule_source"]}
+        decided = {**common, "gold_label": group["adjudicated_label"], "source_of_gold": GoldSource.ADJUDICATED.value}
+        given_away, put_in = (rule, decided) if wanted_after else (decided, rule)
+        rows.append({**given_away, "n": -group["n"], "correction": True})
+        rows.append({**put_in, "n": group["n"], "correction": True})
+    return rows
+
+
 def agreement_stats(
-    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies"
+    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies", *, adjudicated: bool = True
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
@@ -285,7 +343,12 @@ def agreement_stats(
     if source == "tallies" and _has_imported_gold(dataset):
         # The tallies hold votes only; an imported gold label lives on the pair.
         source = "pairs"
-    rows = _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
+    rows: Iterable[Mapping[str, Any]] = (
+        _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
+    )
+    # `adjudicated`: the gold labels as they stand, researchers' decisions included (the default),
+    # or as the rule gives them before any decision (the adjudication page shows both).
+    rows = [*rows, *_adjudication_rows(dataset, split, adjudicated=adjudicated, source=source)]
     totals = {
         "pairs": 0,
         "five": 0,
@@ -304,8 +367,10 @@ def agreement_stats(
     for row in rows:
         n = row["n"]
         genre = genres.setdefault(row["premise__genre__slug"], {"pairs": 0, "five": 0, "matching": 0})
-        genre["pairs"] += n
-        totals["pairs"] += n
+        # A correction row moves a pair's gold, not the number of pairs: it counts in the gold figures only.
+        counted_pairs = 0 if row.get("correction") else n
+        genre["pairs"] += counted_pairs
+        totals["pairs"] += counted_pairs
         gold, author = row["gold_label"], row["author_label"]
         gold_counts[gold] = gold_counts.get(gold, 0) + n
         gold_sources[row["source_of_gold"]] += n

@@ -18,6 +18,7 @@ from corpus.models import (
     GOLD_MAJORITY,
     LABELS_PER_PAIR,
     NO_GOLD,
+    RETIRED_LABEL,
     Dataset,
     Genre,
     GoldSource,
@@ -228,7 +229,9 @@ def pairs_for_export(
 
 
 def _pair_filters(pairs: QuerySet[Pair], filters: Filters) -> QuerySet[Pair]:
-    """The filters on the pair's own columns and labels (the rest of `pairs_for_export`)."""
+    """The filters on the pair's own columns and labels (the rest of `pairs_for_export`). A pair a
+    researcher retired (adjudication) is in no snapshot."""
+    pairs = pairs.exclude(adjudicated_label=RETIRED_LABEL)
     if filters.get("gold_only"):
         pairs = pairs.exclude(gold_label=NO_GOLD)
     if filters.get("min_labels"):
