@@ -185,14 +185,19 @@ def _alpha_figures(rows: Histogram, categories: int, metric: str, scope: Histogr
 
 
 def krippendorff_alpha(
-    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies"
+    dataset: Dataset | str | None = None,
+    split: str | None = None,
+    source: str = "tallies",
+    *,
+    histogram: Histogram | None = None,
 ) -> dict[str, Any]:
     """Krippendorff's α over every pair with at least two labels (however many it has), overall,
     per split and per genre, each with the pairs it covers and their share of the scope.
 
     `nominal`: over the scheme's stored categories (three-way: the three labels; two-way and
     ordinal: entailed / not-entailed). An ordinal dataset adds `ordinal`: α with Krippendorff's
-    ordinal metric over the 1–5 ratings. One grouped read each (corpus/alpha.py does the sums).
+    ordinal metric over the 1–5 ratings. One grouped read each (corpus/alpha.py does the sums);
+    `histogram` (split, genre, votes, pairs) is that read when the caller has made it already.
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
@@ -201,7 +206,9 @@ def krippendorff_alpha(
     keep = [scheme_labels.LABELS.index(label) for label in categories]
     rows = [
         (row_split, genre, tuple(votes[i] for i in keep), n)
-        for row_split, genre, votes, n in _vote_histogram(dataset, split, source)
+        for row_split, genre, votes, n in (
+            histogram if histogram is not None else _vote_histogram(dataset, split, source)
+        )
     ]
     result = {NOMINAL: _alpha_figures(rows, len(categories), NOMINAL, rows)}
     if scheme == scheme_labels.ORDINAL_SCHEME:
@@ -246,9 +253,12 @@ def _has_imported_gold(dataset: Dataset | None) -> bool:
     return pairs.exists()
 
 
-def _tallied_counts(dataset: Dataset | None, split: str | None) -> Iterator[dict[str, Any]]:
-    """The rows of `_grouped_counts`, summed from the maintained aggregates (one grouped statement)."""
-    for slug, author, label_count, e, nu, c, n in tallies.pair_counts(dataset, split):
+TALLY_KEY = ("split", "genre__slug", "author_label", "label_count", *VOTES)
+
+
+def _tallied_counts(tally_rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
+    """The rows of `_grouped_counts`, from the maintained aggregates' rows keyed by TALLY_KEY."""
+    for _split, slug, author, label_count, e, nu, c, n in tally_rows:
         five = label_count == LABELS_PER_PAIR
         gold = gold_from_votes(e, nu, c)
         yield {
@@ -336,15 +346,18 @@ def agreement_stats(
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
-    # α needs the votes only, which the tallies hold whatever the gold's source.
-    alpha = krippendorff_alpha(dataset, split, source)
+    # One read of the maintained aggregates serves α (it needs the votes only, which the tallies hold
+    # whatever the gold's source) and, where the gold is the votes', every other figure.
+    tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY) if source == "tallies" else None
+    histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[7]) for row in tally_rows]
+    alpha = krippendorff_alpha(dataset, split, source, histogram=histogram)
     if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     if source == "tallies" and _has_imported_gold(dataset):
         # The tallies hold votes only; an imported gold label lives on the pair.
         source = "pairs"
     rows: Iterable[Mapping[str, Any]] = (
-        _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
+        _tallied_counts(tally_rows or []) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
     )
     # `adjudicated`: the gold labels as they stand, researchers' decisions included (the default),
     # or as the rule gives them before any decision (the adjudication page shows both).

@@ -107,7 +107,9 @@ def queue(
     pairs = _matching(pairs_in(dataset, split), slug, dataset)
     decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER)
     if not include_decided:
-        pairs = pairs.exclude(pk__in=decided.values("pair_id"))
+        # Decided: a researcher's decision stands (a withdrawn one puts the pair back in its queue;
+        # a gold label taken from an imported file is not a decision and leaves the pair in).
+        pairs = pairs.exclude(Q(pk__in=decided.values("pair_id")) & ~Q(adjudicated_label=""))
     aggregated = AggregatedLabel.objects.filter(
         pair=OuterRef("pk"), run_id__in=_latest_runs(dataset), method=AGGREGATION_METHOD
     ).order_by("-run_id")

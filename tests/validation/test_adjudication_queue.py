@@ -95,6 +95,7 @@ def test_a_decision_moves_the_gold_everywhere_is_kept_with_its_reason_and_is_und
     assert (pair.gold_label, pair.adjudicated_label, pair.gold_source) == ("-", "", "none")
     assert agreement_stats(dataset) == before
     assert list(Adjudication.objects.filter(pair=pair).values_list("action", flat=True)) == ["label", "withdraw"]
+    assert names(corpus, "no_gold") == ["split_221"]  # undone: back in its queue
 
 
 def test_a_retired_pair_reads_no_gold_and_leaves_every_snapshot(corpus, researcher):
