@@ -2,12 +2,15 @@
 decision (label, retire, undo) is kept with its reason and researcher, moves the gold label
 everywhere it is read, and the statistics are given before and after."""
 
+from pathlib import Path
+
 import pytest
 
 from corpus.agreement import agreement_stats
 from corpus.counters import LabelRefused, add_labels
 from corpus.models import Adjudication, Label, Pair, Split
 from modeling.snapshots.selectors import pairs_for_export
+from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.models import AggregatedLabel, AggregationRun, AggregationStatus
 from tests import factories
 from validation import adjudication
@@ -106,6 +109,10 @@ def test_a_retired_pair_reads_no_gold_and_leaves_every_snapshot(corpus, research
     assert (pair.gold_label, pair.adjudicated_label) == ("-", "-")
     assert not pairs_for_export([dataset.slug], {"splits": ["dev"]}).filter(pk=pair.pk).exists()
     assert pairs_for_export([dataset.slug], {"splits": ["dev"]}).count() == len(PLAN) - 1
+    # The files too, on both export paths (PostgreSQL makes the lines in the database).
+    snapshot = export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"splits": ["dev"]}))
+    exported = (Path(snapshot.directory) / "dev.jsonl").read_text(encoding="utf-8")
+    assert pair.pair_id not in exported and exported.count("\n") == len(PLAN) - 1
     assert agreement_stats(dataset) == agreement_stats(dataset, source="pairs")
     adjudication.decide(pair, adjudication.WITHDRAW, researcher=researcher, reason="kept after all")
     assert Pair.objects.get(pk=pair.pk).gold_label == E
