@@ -573,7 +573,7 @@ def section_statistics(table, args, dataset):
     import pandas as pd
     from django.db import connection
 
-    from corpus.agreement import agreement_stats
+    from corpus.agreement import agreement_stats, krippendorff_alpha
     from corpus.counters import recompute_gold
 
     def count_labels():
@@ -606,6 +606,11 @@ def section_statistics(table, args, dataset):
     best, median = timed(lambda: agreement_stats(DATASET), args.repeat)
     table.row("gold counts + full agreement report  vs count(*)", best, median, base)
     table.row("gold counts + full agreement report  vs pandas", best, median, pandas_best)
+    # Issue 42: α overall, per split and per genre from the tallies' vote histogram (one grouped read).
+    best, median = timed(lambda: krippendorff_alpha(DATASET), args.repeat)
+    table.row("Krippendorff's alpha (overall/split/genre) vs count(*)", best, median, base)
+    best, median = timed(lambda: krippendorff_alpha(DATASET, source="pairs"), args.repeat)
+    table.row("before: alpha grouped from every pair vs count(*)", best, median, base)
     best, median = timed(lambda: recompute_gold(), max(1, min(args.repeat, 2)))
     table.row("recompute_gold (check + fix every pair) vs count(*)", best, median, base)
 

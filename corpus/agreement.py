@@ -11,12 +11,25 @@ labels, and a "label" there is any of the five, the author's included, except wh
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
 
 from . import labels as scheme_labels
 from . import tallies
-from .gold import VOTE_FIELD, gold_from_votes, gold_source_expression
-from .models import LABELS_PER_PAIR, NO_GOLD, Dataset, GoldSource, ItemKind, Pair, ValidationLabel, gold_source
+from .alpha import NOMINAL, ORDINAL, Alpha, alpha_from_votes
+from .gold import VOTE_FIELD, gold_expression, gold_from_votes, gold_source_expression, majority_expression
+from .models import (
+    LABELS_PER_PAIR,
+    NO_GOLD,
+    Dataset,
+    GoldSource,
+    ItemKind,
+    Pair,
+    StoppingPolicy,
+    StoppingRule,
+    ValidationLabel,
+    gold_source,
+)
 from .selectors import pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
@@ -102,6 +115,108 @@ def ordinal_kappa(pairs: QuerySet[Pair]) -> float | None:
     return fleiss_kappa_from_sums(len(subjects), LABELS_PER_PAIR, list(sums.values()), list(squares.values()))
 
 
+# --- Krippendorff's α: every pair with at least two labels (corpus/alpha.py) -------------------
+
+VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
+
+
+def _vote_histogram(
+    dataset: Dataset | None, split: str | None, source: str
+) -> list[tuple[str, str, Sequence[int], int]]:
+    """[(split, genre slug, votes per label, pairs)]: one grouped read, over the maintained
+    aggregates (they group pairs by their vote counters) or, with source="pairs", the pairs."""
+    if source == "tallies":
+        rows = tallies.pair_counts(dataset, split, by=("split", "genre__slug", *VOTES))
+    else:
+        rows = [
+            tuple(row)
+            for row in pairs_in(dataset, split)
+            .values_list("premise__split", "premise__genre__slug", *VOTES)
+            .annotate(n=Count("pk"))
+            .order_by()
+        ]
+    return [(row[0], row[1], tuple(row[2:-1]), row[-1]) for row in rows]
+
+
+def _ordinal_histogram(dataset: Dataset | None, split: str | None) -> list[tuple[str, str, Sequence[int], int]]:
+    """[(split, genre slug, ratings 1..5 given, pairs)] of an ordinal dataset, from the label
+    table (the counters hold the two-way mapping only): per pair its count of each rating, then
+    pairs grouped by those counts, in one statement. Labels of excluded workers are left out."""
+    per_pair = (
+        ValidationLabel.objects.filter(pair__in=pairs_in(dataset, split), ordinal__isnull=False)
+        .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+        .values(unit_split=F("pair__premise__split"), unit_genre=F("pair__premise__genre__slug"), unit=F("pair_id"))
+        .annotate(**{f"r{value}": Count("pk", filter=Q(ordinal=value)) for value in scheme_labels.ORDINAL_VALUES})
+        .order_by()
+    )
+    inner, params = per_pair.query.sql_with_params()
+    ratings = ", ".join(f"r{value}" for value in scheme_labels.ORDINAL_VALUES)
+    sql = (
+        f"SELECT unit_split, unit_genre, {ratings}, COUNT(*) FROM ({inner}) per_pair "  # the parameters stay parameters
+        f"GROUP BY unit_split, unit_genre, {ratings}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(row[0], row[1], tuple(row[2:-1]), row[-1]) for row in cursor.fetchall()]
+
+
+Histogram = Sequence[tuple[str, str, Sequence[int], int]]
+
+
+def _alpha_figures(rows: Histogram, categories: int, metric: str, scope: Histogram) -> dict[str, Any]:
+    """α overall, per split and per genre of one histogram, each with the pairs it covers and
+    their share of the scope's pairs (counted from `scope`, the pairs' vote histogram)."""
+
+    def alpha_of(keep: Any) -> dict[str, Any]:
+        figure = alpha_from_votes(
+            [(votes, n) for split, genre, votes, n in rows if keep(split, genre)], categories, metric
+        )
+        in_scope = sum(n for split, genre, _, n in scope if keep(split, genre))
+        return Alpha(figure.alpha, figure.pairs, figure.labels, in_scope).as_dict()
+
+    splits = sorted({row[0] for row in scope})
+    genres = sorted({row[1] for row in scope})
+    return {
+        **alpha_of(lambda split, genre: True),
+        "metric": metric,
+        "per_split": {name: alpha_of(lambda split, genre, name=name: split == name) for name in splits},
+        "per_genre": {name: alpha_of(lambda split, genre, name=name: genre == name) for name in genres},
+    }
+
+
+def krippendorff_alpha(
+    dataset: Dataset | str | None = None,
+    split: str | None = None,
+    source: str = "tallies",
+    *,
+    histogram: Histogram | None = None,
+) -> dict[str, Any]:
+    """Krippendorff's α over every pair with at least two labels (however many it has), overall,
+    per split and per genre, each with the pairs it covers and their share of the scope.
+
+    `nominal`: over the scheme's stored categories (three-way: the three labels; two-way and
+    ordinal: entailed / not-entailed). An ordinal dataset adds `ordinal`: α with Krippendorff's
+    ordinal metric over the 1–5 ratings. One grouped read each (corpus/alpha.py does the sums);
+    `histogram` (split, genre, votes, pairs) is that read when the caller has made it already.
+    """
+    dataset = resolve_dataset(dataset)
+    scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
+    categories = scheme_labels.stored_categories(scheme)
+    # The counters' columns in LABELS order; two-way schemes never vote contradiction.
+    keep = [scheme_labels.LABELS.index(label) for label in categories]
+    rows = [
+        (row_split, genre, tuple(votes[i] for i in keep), n)
+        for row_split, genre, votes, n in (
+            histogram if histogram is not None else _vote_histogram(dataset, split, source)
+        )
+    ]
+    result = {NOMINAL: _alpha_figures(rows, len(categories), NOMINAL, rows)}
+    if scheme == scheme_labels.ORDINAL_SCHEME:
+        ordinal = _ordinal_histogram(dataset, split)
+        result[ORDINAL] = _alpha_figures(ordinal, len(scheme_labels.ORDINAL_VALUES), ORDINAL, rows)
+    return result
+
+
 def _grouped_counts(pairs: QuerySet[Pair]) -> Iterable[Mapping[str, Any]]:
     """One pass over the pairs: counts per (genre, author label, gold label, votes of a
     five-label pair). A few hundred rows at most whatever the corpus's size; every figure of the
@@ -138,9 +253,12 @@ def _has_imported_gold(dataset: Dataset | None) -> bool:
     return pairs.exists()
 
 
-def _tallied_counts(dataset: Dataset | None, split: str | None) -> Iterator[dict[str, Any]]:
-    """The rows of `_grouped_counts`, summed from the maintained aggregates (one grouped statement)."""
-    for slug, author, label_count, e, nu, c, n in tallies.pair_counts(dataset, split):
+TALLY_KEY = ("split", "genre__slug", "author_label", "label_count", *VOTES)
+
+
+def _tallied_counts(tally_rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
+    """The rows of `_grouped_counts`, from the maintained aggregates' rows keyed by TALLY_KEY."""
+    for _split, slug, author, label_count, e, nu, c, n in tally_rows:
         five = label_count == LABELS_PER_PAIR
         gold = gold_from_votes(e, nu, c)
         yield {
@@ -156,8 +274,66 @@ def _tallied_counts(dataset: Dataset | None, split: str | None) -> Iterator[dict
         }
 
 
+def _adjudication_rows(
+    dataset: Dataset | None, split: str | None, *, adjudicated: bool, source: str
+) -> list[dict[str, Any]]:
+    """Rows that turn one reading of the gold labels into the other for the adjudicated pairs only
+    (few; the partial index `pair_adjudicated`): the tallies know the rule's gold (votes), the pairs
+    the adjudicated one. For each group of adjudicated pairs, a row with n < 0 takes the gold the
+    source gave away and a row with n > 0 puts the wanted one in; every figure is a sum of n-weighted
+    rows, so the sums come out as if each pair had had the wanted gold from the start."""
+    wanted_after = adjudicated
+    if (source == "tallies") != wanted_after:
+        return []  # the source already reads the gold this way
+    five = Case(When(FIVE, then=Value(1)), default=Value(0), output_field=IntegerField())
+
+    def votes_if_five(name: str) -> Case:
+        return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
+
+    # The rule's gold as the source reads it: the tallies know votes only, the pairs their imported gold too.
+    by_file = source == "pairs"
+    sources = [When(majority_expression(), then=Value(GoldSource.CROWD.value))]
+    if by_file:
+        sources.append(When(~Q(imported_gold=""), then=Value(GoldSource.IMPORTED.value)))
+    groups = (
+        pairs_in(dataset, split)
+        .exclude(adjudicated_label="")
+        .values("premise__genre__slug", "author_label", "adjudicated_label")
+        .annotate(
+            rule_gold=gold_expression(imported_gold=F("imported_gold") if by_file else None),
+            rule_source=Case(*sources, default=Value(GoldSource.NONE.value)),
+            is_five=five,
+            e=votes_if_five("entailment_votes"),
+            nu=votes_if_five("neutral_votes"),
+            c=votes_if_five("contradiction_votes"),
+        )
+        .values(
+            "premise__genre__slug",
+            "author_label",
+            "adjudicated_label",
+            "rule_gold",
+            "rule_source",
+            "is_five",
+            "e",
+            "nu",
+            "c",
+        )
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    rows = []
+    for group in groups:
+        common = {key: group[key] for key in ("premise__genre__slug", "author_label", "is_five", "e", "nu", "c")}
+        rule = {**common, "gold_label": group["rule_gold"], "source_of_gold": group["rule_source"]}
+        decided = {**common, "gold_label": group["adjudicated_label"], "source_of_gold": GoldSource.ADJUDICATED.value}
+        given_away, put_in = (rule, decided) if wanted_after else (decided, rule)
+        rows.append({**given_away, "n": -group["n"], "correction": True})
+        rows.append({**put_in, "n": group["n"], "correction": True})
+    return rows
+
+
 def agreement_stats(
-    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies"
+    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies", *, adjudicated: bool = True
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
@@ -170,12 +346,22 @@ def agreement_stats(
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
+    # One read of the maintained aggregates serves α (it needs the votes only, which the tallies hold
+    # whatever the gold's source) and, where the gold is the votes', every other figure.
+    tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY) if source == "tallies" else None
+    histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[7]) for row in tally_rows]
+    alpha = krippendorff_alpha(dataset, split, source, histogram=histogram)
     if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     if source == "tallies" and _has_imported_gold(dataset):
         # The tallies hold votes only; an imported gold label lives on the pair.
         source = "pairs"
-    rows = _tallied_counts(dataset, split) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
+    rows: Iterable[Mapping[str, Any]] = (
+        _tallied_counts(tally_rows or []) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
+    )
+    # `adjudicated`: the gold labels as they stand, researchers' decisions included (the default),
+    # or as the rule gives them before any decision (the adjudication page shows both).
+    rows = [*rows, *_adjudication_rows(dataset, split, adjudicated=adjudicated, source=source)]
     totals = {
         "pairs": 0,
         "five": 0,
@@ -194,8 +380,10 @@ def agreement_stats(
     for row in rows:
         n = row["n"]
         genre = genres.setdefault(row["premise__genre__slug"], {"pairs": 0, "five": 0, "matching": 0})
-        genre["pairs"] += n
-        totals["pairs"] += n
+        # A correction row moves a pair's gold, not the number of pairs: it counts in the gold figures only.
+        counted_pairs = 0 if row.get("correction") else n
+        genre["pairs"] += counted_pairs
+        totals["pairs"] += counted_pairs
         gold, author = row["gold_label"], row["author_label"]
         gold_counts[gold] = gold_counts.get(gold, 0) + n
         gold_sources[row["source_of_gold"]] += n
@@ -254,7 +442,46 @@ def agreement_stats(
         }
         if scheme == scheme_labels.ORDINAL_SCHEME:
             result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
+    result["krippendorff_alpha"] = alpha
     return result
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def coverage_sentences(stats: Mapping[str, Any]) -> dict[str, str]:
+    """One sentence per figure family saying which pairs it covers (the command and the dashboard
+    show them beside the figures): κ and the papers' figures need all five labels, α does not."""
+    pairs, five = stats["pairs"], stats["five_label_pairs"]
+    sentences = {
+        "kappa": (
+            f"Fleiss κ and the agreement table cover the {five:,} pairs with all five labels "
+            f"({_share(five, pairs)} of the {pairs:,} pairs in scope)."
+        )
+    }
+    alphas = stats.get("krippendorff_alpha") or {}
+    for metric, figure in alphas.items():
+        what = "the 1–5 ratings of " if metric == ORDINAL else ""
+        sentences[f"alpha_{metric}"] = (
+            f"Krippendorff's α ({metric}) covers {what}the {figure['pairs']:,} pairs with at least two "
+            f"{'ratings' if metric == ORDINAL else 'labels'}, however many each has "
+            f"({_share(figure['pairs'], pairs)} of the {pairs:,} pairs in scope)."
+        )
+    return sentences
+
+
+def adaptive_stopping_in_scope(dataset: Dataset | str | None = None, split: str | None = None) -> list[str]:
+    """The stopping rules other than fixed that a researcher chose in scope (StoppingPolicy rows):
+    under them only contested pairs reach five labels, so κ over five-label pairs is no longer
+    the corpus's agreement (docs/statistics.md, "α beside κ")."""
+    policies = StoppingPolicy.objects.exclude(rule=StoppingRule.FIXED)
+    resolved = resolve_dataset(dataset)
+    if resolved is not None:
+        policies = policies.filter(dataset=resolved)
+    if split:
+        policies = policies.filter(split=split)
+    return sorted(set(policies.values_list("rule", flat=True)))
 
 
 def stopped_early_stats(dataset: Dataset | str | None = None, split: str | None = None) -> dict[str, int]:

@@ -39,6 +39,11 @@ class Label(models.TextChoices):
 
 THREE_WAY = [Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION]
 
+# A researcher may also retire a pair (it leaves snapshots and releases; its gold reads "-"): the
+# pair's adjudicated_label is then RETIRED_LABEL.
+RETIRED_LABEL = NO_GOLD
+ADJUDICATED_CHOICES = [*Label.choices, (RETIRED_LABEL, "retired")]
+
 
 class Split(models.TextChoices):
     TRAIN = "train", "train"
@@ -403,7 +408,9 @@ class Pair(models.Model):
     held_places = models.PositiveSmallIntegerField(default=0, editable=False)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
-    adjudicated_label = models.CharField(max_length=20, blank=True, default="", db_default="", choices=Label.choices)
+    adjudicated_label = models.CharField(
+        max_length=20, blank=True, default="", db_default="", choices=ADJUDICATED_CHOICES
+    )
     # The gold an imported file gave (DNC's label, MPE's gold, a single-label SNLI/MultiNLI train
     # pair's label): the pair's gold until its votes reach a 3-of-5 majority (corpus.gold).
     imported_gold = models.CharField(
@@ -462,6 +469,8 @@ class Pair(models.Model):
             ),
             # Pairs that stopped before five labels (issue 24): counted apart by the statistics.
             models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
+            # Adjudicated pairs (few): the statistics' correction for decisions, the retired pairs.
+            models.Index(fields=["dataset"], condition=~Q(adjudicated_label=""), name="pair_adjudicated"),
         ]
 
     def __str__(self) -> str:
@@ -532,6 +541,15 @@ class ValidationLabel(models.Model):
         return f"{self.pair.pair_id} #{self.position}: {self.label}"
 
 
+class AdjudicationAction(models.TextChoices):
+    """What a decision does: give a gold label, retire the pair, or withdraw the decisions before
+    it (the gold label goes back to the rule: 3 of 5, or the imported file's)."""
+
+    LABEL = "label", "gold label"
+    RETIRE = "retire", "retire the pair"
+    WITHDRAW = "withdraw", "back to the rule"
+
+
 class AdjudicationSource(models.TextChoices):
     FILE = "file", "the imported file's gold label"
     RESEARCHER = "researcher", "a researcher"
@@ -545,7 +563,10 @@ class Adjudication(models.Model):
     """
 
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="adjudications")
-    label = models.CharField(max_length=20, choices=Label.choices)
+    action = models.CharField(max_length=10, choices=AdjudicationAction.choices, default=AdjudicationAction.LABEL)
+    label = models.CharField(
+        max_length=20, blank=True, choices=ADJUDICATED_CHOICES, help_text="The gold label it sets ('' when withdrawn)."
+    )
     previous_gold = models.CharField(max_length=20, help_text="The pair's gold label before this decision.")
     source = models.CharField(max_length=12, choices=AdjudicationSource.choices)
     researcher = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)

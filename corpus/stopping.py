@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .alpha import alpha_of_units
 from .labels import AUTHOR_POSITION, GOLD_MAJORITY, LABELS, LABELS_PER_PAIR, NO_GOLD
 
 FIXED, DECIDED, CONFIDENT = "fixed", "decided", "confident"
@@ -168,6 +169,8 @@ class ReplayResult:
     stopped_early: int = 0
     gold_changed: int = 0
     full_label_rows: list[list[str]] = field(default_factory=list, repr=False)
+    # Every replayed pair's labels up to its stop (issue 42: α reads them all, κ the full rows only).
+    used_label_rows: list[list[str]] = field(default_factory=list, repr=False)
 
     @property
     def validation_labels_full(self) -> int:
@@ -190,6 +193,16 @@ class ReplayResult:
     def kappa_full(self) -> float | None:
         return fleiss_kappa(self.full_label_rows)
 
+    @property
+    def alpha_all(self) -> float | None:
+        """Krippendorff's α over every pair's labels up to its stop (pairs with two or more)."""
+        return alpha_of_units(self.used_label_rows, LABELS).alpha
+
+    @property
+    def alpha_full(self) -> float | None:
+        """Krippendorff's α over the pairs that still took five labels (κ's pairs)."""
+        return alpha_of_units(self.full_label_rows, LABELS).alpha
+
     def as_dict(self) -> dict[str, object]:
         return {
             "rule": self.rule,
@@ -203,6 +216,8 @@ class ReplayResult:
             "gold_changed": self.gold_changed,
             "full_label_pairs": self.full_label_pairs,
             "kappa_full": self.kappa_full,
+            "alpha_all": self.alpha_all,
+            "alpha_full": self.alpha_full,
         }
 
 
@@ -262,6 +277,7 @@ def replay(
                 result.pairs += 1
                 result.labels_full += len(seq)
                 result.labels_used += used
+                result.used_label_rows.append(seq[:used])
                 if used < len(seq):
                     result.stopped_early += 1
                 else:
@@ -272,10 +288,14 @@ def replay(
     return results
 
 
+def _figure(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def format_results(results: Sequence[ReplayResult]) -> str:
     lines = [
         f"{'order':<20} {'rule':<16} {'pairs':>6} {'saved':>7} {'saved %':>8} {'stopped':>8} "
-        f"{'gold chg':>8} {'5-label':>8} {'kappa':>7}"
+        f"{'gold chg':>8} {'5-label':>8} {'kappa':>7} {'alpha all':>9} {'alpha 5':>7}"
     ]
     for r in results:
         name = r.rule if r.threshold is None else f"{r.rule} {r.threshold:g}"
@@ -283,6 +303,7 @@ def format_results(results: Sequence[ReplayResult]) -> str:
         lines.append(
             f"{r.order:<20} {name:<16} {r.pairs:>6} {r.labels_saved:>7} {100 * r.saved_share:>7.1f}% "
             f"{r.stopped_early:>8} {r.gold_changed:>8} {r.full_label_pairs:>8} "
-            f"{'n/a' if kappa is None else f'{kappa:.3f}':>7}"
+            f"{'n/a' if kappa is None else f'{kappa:.3f}':>7} "
+            f"{_figure(r.alpha_all):>9} {_figure(r.alpha_full):>7}"
         )
     return "\n".join(lines)

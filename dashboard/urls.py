@@ -1,6 +1,7 @@
 from django.urls import path
 
 from .views import (
+    adjudication,
     adversarial,
     aggregation,
     artifacts,
@@ -56,6 +57,8 @@ urlpatterns = [
     path("aggregation/", aggregation.aggregation, name="aggregation"),
     path("aggregation/progress.json", aggregation.aggregation_progress, name="aggregation_progress"),
     path("aggregation/<int:run_id>/", aggregation.aggregation_detail, name="aggregation_detail"),
+    path("adjudication/", adjudication.adjudication_queue, name="adjudication"),
+    path("adjudication/<int:pair_id>/", adjudication.adjudicate, name="adjudicate"),
     path("mpe/", mpe.mpe, name="mpe"),
     path("mpe/adjudicate/<int:pair_id>/", mpe.adjudicate_item, name="mpe_adjudicate"),
     path("recast/", recast.recast, name="recast"),

@@ -6,11 +6,11 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from corpus.counters import LabelRefused, adjudicate
-from corpus.models import AdjudicationSource
+from corpus.counters import LabelRefused
 from corpus.mpe_wording import ANSWER_FOR_LABEL
 from corpus.selectors import adjudication_queue, mpe_statistics
 from dashboard.queries import mpe as queries
+from validation import adjudication
 from validation.premise_table import PAPER_CATEGORY_PERCENT, PAPER_HEURISTIC_PERCENT, PAPER_MAJORITY_PERCENT
 
 from .common import Scope, page_context, researcher_required
@@ -61,17 +61,20 @@ def mpe(request):
 @researcher_required
 @require_POST
 def adjudicate_item(request, pair_id):
-    """The researcher's label becomes the item's gold label; its five judgments stay."""
+    """The researcher's label becomes the item's gold label; its five judgments stay. The same
+    decision as the adjudication queue's (validation.adjudication), its reason the item's split."""
     pair = queries.multi_premise_item(pair_id)
     if pair is None:
         raise Http404("No such multi-premise item.")
+    label = request.POST.get("label", "")
     try:
-        adjudicate(
+        if label not in adjudication.LABELS:
+            raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(adjudication.LABELS)}.")
+        adjudication.decide(
             pair,
-            request.POST.get("label", ""),
-            source=AdjudicationSource.RESEARCHER,
+            label,
             researcher=request.user,
-            reason=queries.adjudication_reason(pair),
+            reason=queries.adjudication_reason(pair) or "MPE adjudication",
             note=request.POST.get("note", "")[:1000],
         )
     except LabelRefused as refused:

@@ -1,5 +1,6 @@
 from django.shortcuts import render
 
+from corpus.agreement import coverage_sentences
 from corpus.labels import LABELS_PER_PAIR
 from corpus.selectors import genre_names
 from dashboard.queries import validation as queries
@@ -66,6 +67,23 @@ def validation(request):
         "with_gold": fewer_than_five - no_gold_yet,
     }
     names = genre_names()
+    # Under an adaptive stopping rule only contested pairs take five labels: κ over them is the
+    # agreement of the hard pairs, so the page leads with α (docs/statistics.md, "α beside κ").
+    stopping = overview.get("stopping") or {}
+    rules = queries.adaptive_rules(scope.dataset, scope.split)
+    alpha = agreement.get("krippendorff_alpha") or {}
+    alphas = [
+        {
+            "metric": metric,
+            "figure": figure,
+            "per_split": sorted(figure["per_split"].items()),
+            "per_genre": sorted(
+                ((slug, names.get(slug, slug), row) for slug, row in figure["per_genre"].items()),
+                key=lambda row: row[1],
+            ),
+        }
+        for metric, figure in alpha.items()
+    ]
     per_genre = sorted(
         ((slug, names.get(slug, slug), figures) for slug, figures in (agreement.get("per_genre") or {}).items()),
         key=lambda row: row[1],
@@ -84,6 +102,10 @@ def validation(request):
             per_genre=per_genre,
             label_counts=label_counts,
             short=short,
-            stopping=overview.get("stopping") or {},
+            stopping=stopping,
+            alphas=alphas,
+            coverage=coverage_sentences(agreement) if agreement else {},
+            adaptive_rules=rules,
+            lead_with_alpha=bool(rules or stopping.get("stopped_early_pairs")),
         ),
     )

@@ -88,7 +88,8 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
         required=False,
         default=dict,
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
-        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, drop_test_fours, aggregation_run (a run id).",
+        "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, drop_test_fours, aggregation_run (a run id), "
+        "label_rows (add labels.jsonl: one row per label, annotators pseudonymous).",
     )
 
 
@@ -113,6 +114,11 @@ class SnapshotFiltersSchema(serializers.Serializer):
     drop_test_fours = serializers.BooleanField(
         required=False,
         help_text="DNC's test-set rule for ordinal data: leave out of the test split the not-entailed pairs rated 4.",
+    )
+    label_rows = serializers.BooleanField(
+        required=False,
+        help_text="Add labels.jsonl: one row per label with a pseudonymous annotator id, seconds, exclusion, "
+        "catch-trial and flag marks.",
     )
     aggregation_run = serializers.IntegerField(
         min_value=1,

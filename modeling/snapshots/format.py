@@ -160,9 +160,16 @@ def manifest_files(manifest):
     return {name: sha for name, sha in listed.items() if name}
 
 
+# The label-level file (modeling/snapshots/label_rows.py): JSONL too, but rows of labels, not pairs.
+LABELS_FILE = "labels.jsonl"
+
+
 def training_files(manifest):
-    """{name: sha256} of the files training reads (the JSONL ones); the TSV twins carry the same rows."""
-    return {name: sha for name, sha in manifest_files(manifest).items() if name.endswith(".jsonl")}
+    """{name: sha256} of the files training reads (the JSONL ones of pairs); the TSV twins carry
+    the same rows, and the label-level file holds labels, not pairs."""
+    return {
+        name: sha for name, sha in manifest_files(manifest).items() if name.endswith(".jsonl") and name != LABELS_FILE
+    }
 
 
 def verify_snapshot(directory, expected_hash=None, names=None):

@@ -18,6 +18,7 @@ from corpus.models import (
     GOLD_MAJORITY,
     LABELS_PER_PAIR,
     NO_GOLD,
+    RETIRED_LABEL,
     Dataset,
     Genre,
     GoldSource,
@@ -228,7 +229,9 @@ def pairs_for_export(
 
 
 def _pair_filters(pairs: QuerySet[Pair], filters: Filters) -> QuerySet[Pair]:
-    """The filters on the pair's own columns and labels (the rest of `pairs_for_export`)."""
+    """The filters on the pair's own columns and labels (the rest of `pairs_for_export`). A pair a
+    researcher retired (adjudication) is in no snapshot."""
+    pairs = pairs.exclude(adjudicated_label=RETIRED_LABEL)
     if filters.get("gold_only"):
         pairs = pairs.exclude(gold_label=NO_GOLD)
     if filters.get("min_labels"):
@@ -465,13 +468,20 @@ def export_lines_sql(
     filters = filters or {}
     author_gold: bool | str = "all" if unvalidated_gold == "author-all" else unvalidated_gold == "author"
     dataset_ids, splits, genre_ids = export_scope(datasets, filters)
-    params: dict[str, object] = {"lower_id": lower_id, "upper_id": upper_id, "splits": splits}
+    params: dict[str, object] = {
+        "lower_id": lower_id,
+        "upper_id": upper_id,
+        "splits": splits,
+        "retired": RETIRED_LABEL,
+    }
     # The filters test the row the statement reads anyway (the pair, its premise): an IN over the
     # filtered pairs would read both a second time (~45 ms a 25k-pair chunk).
     conditions = [
         "collection_pair.id > %(lower_id)s",
         "collection_pair.id <= %(upper_id)s",
         "collection_premise.split = ANY(%(splits)s)",
+        # A pair a researcher retired is in no snapshot (as `_pair_filters` says).
+        "collection_pair.adjudicated_label <> %(retired)s",
     ]
     if dataset_ids is not None:
         conditions.append("collection_pair.dataset_id = ANY(%(dataset_ids)s)")

@@ -31,6 +31,7 @@ from quality.models import AggregatedLabel, AggregationRun
 from . import format as snapshot_format
 from . import selectors
 from .format import file_split
+from .label_rows import LABEL_ROWS_FILTER, write_label_rows
 from .writer import SplitWriter, export_record, record_file
 
 # What a researcher may ask an export to keep (all optional); anything else is refused.
@@ -44,9 +45,11 @@ FILTER_KEYS = (
     "full_agreement",
     "drop_ungrammatical",
     "drop_test_fours",
+    "label_rows",
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
-OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours")
+# label_rows adds the label-level file (modeling/snapshots/label_rows.py); it filters no pair.
+OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "label_rows")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
 # judgement floor beneath this one.
@@ -268,6 +271,8 @@ def _export_taken(
         scheme = _scheme_of(snapshot)
         upper_id = selectors.pairs_for_export(snapshot.datasets, snapshot.filters).aggregate(top=Max("pk"))["top"]
         files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
+        if snapshot.filters.get(LABEL_ROWS_FILTER):
+            files.append(write_label_rows(snapshot.datasets, snapshot.filters, scheme, temp_dir))
         files += _write_extra_files(snapshot, temp_dir, extra_files, taken={f["name"] for f in files})
         manifest = snapshot_format.build_manifest(
             snapshot.pk,

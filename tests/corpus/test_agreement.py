@@ -31,6 +31,7 @@ KEYS = {
     "per_genre",
     "gold_counts",
     "gold_sources",
+    "krippendorff_alpha",
 }
 LABELS = [E, N, C]
 

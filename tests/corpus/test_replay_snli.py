@@ -25,3 +25,24 @@ def test_snli_dev_replayed_under_each_rule():
     assert [(r.labels_saved, r.gold_changed) for r in confident] == [(25549, 174), (17942, 17)]
     # The statsmodels check the bench runs agrees with the replay's own κ.
     assert abs(bench["statsmodels_kappa"](fixed.full_label_rows) - fixed.kappa_full) < 1e-9
+
+
+def test_snli_dev_alpha_under_the_decided_rule_covers_every_pair_kappa_does_not():
+    """Issue 42: under *decided* κ over the pairs still taking five labels collapses; α over every
+    pair (labels up to its stop) stays the corpus's agreement, and equals the package's."""
+    import krippendorff
+    import numpy as np
+
+    bench = runpy.run_path(str(REPO_ROOT / "bench" / "replay_stopping.py"))
+    sequences = bench["read_sequences"](shared_file("snli_1.0_dev.jsonl"))
+    fixed, decided = replay(sequences, rules=((FIXED, None), (DECIDED, None)))
+    index = {"entailment": 0, "neutral": 1, "contradiction": 2}
+    data = np.full((5, len(decided.used_label_rows)), np.nan)
+    for column, labels in enumerate(decided.used_label_rows):
+        for row, label in enumerate(labels):
+            data[row, column] = index[label]
+    package = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=[0, 1, 2])
+    assert abs(decided.alpha_all - package) < 1e-9
+    assert round(fixed.alpha_all, 3) == round(fixed.alpha_full, 3) == 0.670
+    assert round(decided.alpha_all, 3) == 0.670 and round(decided.alpha_full, 3) == -0.005
+    assert round(decided.kappa_full, 3) == -0.005

@@ -20,6 +20,7 @@ PAGES = [
     "reports",
     "artifacts",
     "mpe",
+    "adjudication",
     "snapshots",
     "training",
 ]

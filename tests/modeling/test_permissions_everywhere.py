@@ -130,6 +130,7 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         "report_action": {"premise_id": premise_id},
         "aggregation_detail": {"run_id": 1},
         "mpe_adjudicate": {"pair_id": Pair.objects.first().pk},
+        "adjudicate": {"pair_id": Pair.objects.first().pk},
         "bonus_pay": {"slug": "any-study"},
         "bonus_export": {"slug": "any-study", "market": "prolific"},
         "adversarial_rounds": {"slug": "any-study"},
@@ -142,6 +143,7 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     }
     forms["report_action"] = {"action": "retire"}
     forms["mpe_adjudicate"] = {"label": "entailment"}
+    forms["adjudicate"] = {"decision": "entailment", "reason": "anonymous"}
     for name in names:
         url = reverse(f"dashboard:{name}", kwargs=arguments.get(name))
         response = client.post(url, forms.get(name, {}))

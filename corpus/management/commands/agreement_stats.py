@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.agreement import agreement_stats
+from corpus.agreement import adaptive_stopping_in_scope, agreement_stats, coverage_sentences
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset, Split
 
@@ -54,6 +54,24 @@ class Command(BaseCommand):
         # Three-way: contradiction, entailment, neutral, overall; two-way and ordinal: their own categories.
         for name in sorted(stats["fleiss_kappa"], key=lambda name: (name == "overall", name)):
             out(f"  {name:<34} {_kappa(stats['fleiss_kappa'][name]):>10}")
+        out("Krippendorff's alpha (every pair with at least two labels)")
+        for metric, figure in stats["krippendorff_alpha"].items():
+            out(
+                f"  {metric + ' overall':<34} {_kappa(figure['alpha']):>10}   {figure['pairs']} pairs, {_pct(figure['share'])}"
+            )
+            for part in ("per_split", "per_genre"):
+                for name, row in figure[part].items():
+                    out(
+                        f"  {metric + ' ' + name:<34} {_kappa(row['alpha']):>10}   {row['pairs']} pairs, {_pct(row['share'])}"
+                    )
+        rules = adaptive_stopping_in_scope(dataset, options["split"])
+        if rules:
+            out(
+                f"Stopping rule {', '.join(rules)} in scope: only contested pairs take five labels, so read alpha, "
+                "not kappa, as the corpus's agreement."
+            )
+        for sentence in coverage_sentences(stats).values():
+            out(sentence)
         out("Gold labels")
         for label, count in stats["gold_counts"].items():
             out(f"  {label:<34} {count:>10}")

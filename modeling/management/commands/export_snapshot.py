@@ -47,6 +47,11 @@ class Command(BaseCommand):
             action="store_true",
             help="DNC's test-set rule for ordinal data: leave out of the test split the not-entailed pairs rated 4.",
         )
+        parser.add_argument(
+            "--label-rows",
+            action="store_true",
+            help="Add labels.jsonl: one row per label, annotators pseudonymous (modeling/snapshots/label_rows.py).",
+        )
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 
     def handle(self, *args, **options):
@@ -62,6 +67,7 @@ class Command(BaseCommand):
             "full_agreement": options["full_agreement"],
             "drop_ungrammatical": options["drop_ungrammatical"],
             "drop_test_fours": options["drop_test_fours"],
+            "label_rows": options["label_rows"],
         }
         try:
             snapshot = create_snapshot(None, datasets=options["dataset"], filters=filters)

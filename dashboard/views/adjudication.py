@@ -1,0 +1,68 @@
+"""The adjudication queue (issue 42.2): pairs to settle, by filter, decided by keyboard or mouse."""
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from corpus.counters import LabelRefused
+from dashboard.queries import adjudication as queries
+from validation import adjudication
+
+from .common import Scope, page_context, researcher_required
+
+QUEUE_SHOWN = 50
+
+
+@researcher_required
+def adjudication_queue(request):
+    scope = Scope(request)
+    slug = request.GET.get("queue", adjudication.DEFAULT_FILTER)
+    if slug not in adjudication.FILTER_BY_SLUG:
+        slug = adjudication.DEFAULT_FILTER
+    include_decided = request.GET.get("decided") == "1"
+    pairs = adjudication.queue(scope.dataset, scope.split, slug, include_decided=include_decided)
+    shown = list(pairs[:QUEUE_SHOWN])
+    return render(
+        request,
+        "dashboard/adjudication.html",
+        page_context(
+            request,
+            "adjudication",
+            scope,
+            filters=adjudication.FILTERS,
+            current=adjudication.FILTER_BY_SLUG[slug],
+            counts=adjudication.queue_counts(scope.dataset, scope.split),
+            pairs=shown,
+            include_decided=include_decided,
+            labels=adjudication.LABELS,
+            effect=adjudication.before_and_after(scope.dataset, scope.split),
+        ),
+    )
+
+
+@researcher_required
+@require_POST
+def adjudicate(request, pair_id):
+    """One decision: a label, retire, or withdraw; with its reason and the researcher."""
+    pair = queries.pair_to_adjudicate(pair_id)
+    if pair is None:
+        raise Http404("No such pair.")
+    try:
+        adjudication.decide(
+            pair,
+            request.POST.get("decision", ""),
+            researcher=request.user,
+            reason=request.POST.get("reason", "")[:100],
+            note=request.POST.get("note", "")[:1000],
+        )
+    except LabelRefused as refused:
+        messages.error(request, f"Pair {pair.pair_id} was not changed: {refused.message}")
+    else:
+        shown = "retired" if pair.adjudicated_label == "-" else pair.gold_label
+        messages.success(request, f"Pair {pair.pair_id}: gold label is now {shown}; its labels stay.")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = "dashboard:adjudication"
+    return redirect(back)
