@@ -34,12 +34,14 @@ from quality.guessers import hold_code_of_guesser
 
 from . import credits, selectors
 from .claiming import (
+    FOREIGN_ITEMS_MESSAGE,
     ClaimRule,
     Grouping,
     RoomRule,
     choose,
     claim_batch,
     expiry,
+    foreign_items,
     insert_claims,
     lock_candidates,
     lock_rows,
@@ -489,9 +491,8 @@ def submit_validation_batch(
                 f"Please choose a label for every pair; missing: pair {', '.join(numbers)}. Nothing was saved yet.",
                 missing=[pair.pk for pair in missing],
             )
-        unknown = set(labels) - {claim.pair_id for claim in claims}
-        if unknown:
-            raise ValidationRefused("Labels were sent for pairs that are not in this batch; nothing was saved.")
+        if foreign_items(labels, [claim.pair_id for claim in claims]):
+            raise ValidationRefused(FOREIGN_ITEMS_MESSAGE)
         if seconds is None:
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         per_pair = seconds / len(claims) if seconds is not None else None
