@@ -367,10 +367,10 @@ class SequentialResult:
     @property
     def reason(self) -> str:
         return (
-            f"{self.agreements} of {self.items} labels agree with the pair's written label "
-            f"({self.agreements / self.items:.0%} where chance is {self.chance:.0%} and an ordinary validator "
-            f"reaches about {ORDINARY_AGREEMENT:.0%}); log-likelihood ratio {self.log_ratio:.1f}, "
-            f"P(at chance) {self.posterior_at_chance:.2f}"
+            f"{self.agreements} of {self.items} answers agree with their items' reference (written label, "
+            f"researchers' label or other judges) ({self.agreements / self.items:.0%} where chance is "
+            f"{self.chance:.0%} and an ordinary judge reaches about {ORDINARY_AGREEMENT:.0%}); "
+            f"log-likelihood ratio {self.log_ratio:.1f}, P(at chance) {self.posterior_at_chance:.2f}"
             if self.items
             else "no labels yet"
         )
@@ -394,6 +394,69 @@ def sequential_guesser_test(
     if log_ratio >= math.log((1 - beta) / alpha):
         decision = AT_CHANCE
     elif log_ratio <= math.log(beta / (1 - alpha)):
+        decision = ORDINARY
+    else:
+        decision = UNDECIDED
+    return SequentialResult(items, agreements, chance, log_ratio, decision)
+
+
+# --- one evidence over every task kind that collects judgments (issue 39) ----------------------
+#
+# Validation, recast (two-way) and adversarial verification labels have the label their pair was
+# written for; MPE items built from captions have none, grammaticality judgments have no reference
+# at all. Each answer is weighed against the best reference its item has: the written label, else a
+# researcher's reference label (catch trials too), else the other judges' most common answer. Each
+# kind of comparison is a stratum with its own chance and its own ordinary agreement, and the
+# strata's log-likelihood ratios add up (independent evidence), so every kind feeds the one test.
+
+# Agreement of an ordinary judge as a share of what chance leaves: 0.75 on three labels (above),
+# (0.75 - 1/3) / (1 - 1/3) = 0.625 of the way from chance to full agreement.
+ORDINARY_KAPPA = (ORDINARY_AGREEMENT - 1 / 3) / (1 - 1 / 3)
+# Two ordinary judges (each right 75% of the time on three labels) agree with each other about
+# 0.75² + 0.25²/2 ≈ 0.59 of the time: the ordinary agreement with another judge's answer.
+ORDINARY_WITH_OTHERS = 0.6
+
+
+def ordinary_agreement(categories: int) -> float:
+    """An ordinary judge's agreement with a reference on a task of `categories` answers: 0.75 on
+    three (the validation task's figure), 0.8125 on two (recast's entailed / not-entailed)."""
+    return 1 / categories + ORDINARY_KAPPA * (1 - 1 / categories)
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One kind of comparison of a worker's answers with references: the worker's own answers and
+    the references by answer (for chance), the agreements, and the ordinary agreement."""
+
+    own: Mapping[str, int]
+    reference: Mapping[str, int]
+    agreements: int
+    ordinary: float
+
+    @property
+    def items(self) -> int:
+        return sum(self.own.values())
+
+
+def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
+    """Wald's test over several strata: each stratum's log-likelihood ratio (its own chance and
+    ordinary agreement), added up; the decision on the sum, as `sequential_guesser_test` decides."""
+    import math
+
+    kept = [stratum for stratum in strata if stratum.items]
+    results = [
+        sequential_guesser_test(
+            stratum.agreements, stratum.items, chance_agreement(stratum.own, stratum.reference), stratum.ordinary
+        )
+        for stratum in kept
+    ]
+    items = sum(result.items for result in results)
+    agreements = sum(result.agreements for result in results)
+    chance = sum(result.chance * result.items for result in results) / items if items else 1 / 3
+    log_ratio = sum(result.log_ratio for result in results)
+    if log_ratio >= math.log((1 - SEQUENTIAL_BETA) / SEQUENTIAL_ALPHA):
+        decision = AT_CHANCE
+    elif log_ratio <= math.log(SEQUENTIAL_BETA / (1 - SEQUENTIAL_ALPHA)):
         decision = ORDINARY
     else:
         decision = UNDECIDED

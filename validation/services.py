@@ -507,7 +507,8 @@ def submit_validation_batch(
         credits.submitted(claims, now)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[claim.pair_id for claim in ordinary])
         study_session = claims[0].study_session
-        catch_labels = {claim.pair_id: labels[claim.pair_id] for claim in claims if claim.is_catch_trial}
+        # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
+        catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
         if catch_labels:
             # Scored by the quality app, in this transaction: a catch-trial label never touches
             # the pair's labels or counters.
