@@ -409,29 +409,37 @@ def sequential_guesser_test(
 # kind of comparison is a stratum with its own chance and its own ordinary agreement, and the
 # strata's log-likelihood ratios add up (independent evidence), so every kind feeds the one test.
 
-# Agreement of an ordinary judge as a share of what chance leaves: 0.75 on three labels (above),
-# (0.75 - 1/3) / (1 - 1/3) = 0.625 of the way from chance to full agreement.
+# An ordinary judge's agreement beyond chance, as Cohen's kappa: 0.75 on three balanced labels
+# (above) is (0.75 - 1/3) / (1 - 1/3) = 0.625 of the way from chance to full agreement.
 ORDINARY_KAPPA = (ORDINARY_AGREEMENT - 1 / 3) / (1 - 1 / 3)
-# Two ordinary judges (each right 75% of the time on three labels) agree with each other about
-# 0.75² + 0.25²/2 ≈ 0.59 of the time: the ordinary agreement with another judge's answer.
-ORDINARY_WITH_OTHERS = 0.6
+# Against another judge's answer rather than a reference: two ordinary judges (each right 75% of
+# the time on three labels) agree 0.75² + 0.25²/2 ≈ 0.59 of the time, a kappa of about 0.4.
+OTHERS_KAPPA = 0.4
+# Against the answer at least two other judges agree on (and more of them than on any other): that
+# answer is right about 95% of the time, and an ordinary judge agrees with it about 0.72 of the time.
+AGREEING_OTHERS_KAPPA = 0.55
+MAX_ORDINARY = 0.95
 
 
-def ordinary_agreement(categories: int) -> float:
-    """An ordinary judge's agreement with a reference on a task of `categories` answers: 0.75 on
-    three (the validation task's figure), 0.8125 on two (recast's entailed / not-entailed)."""
-    return 1 / categories + ORDINARY_KAPPA * (1 - 1 / categories)
+def ordinary_agreement(chance: float, kappa: float = ORDINARY_KAPPA) -> float:
+    """An ordinary judge's agreement where habit alone reaches `chance`: `kappa` of the way from
+    chance to full agreement, and never below its value at three balanced labels (0.75 against a
+    reference: the validation task's figure). On a two-way (recast) task chance is about a half, so
+    an ordinary judge reaches 0.81; a worker who always says "not-entailed" where most pairs are is
+    at chance, however high their agreement."""
+    # At most 0.95: where every reference is one answer, chance is 1 and nothing tells skill from habit.
+    return min(MAX_ORDINARY, max(1 / 3 + kappa * (1 - 1 / 3), chance + kappa * (1 - chance)))
 
 
 @dataclass(frozen=True)
 class Stratum:
     """One kind of comparison of a worker's answers with references: the worker's own answers and
-    the references by answer (for chance), the agreements, and the ordinary agreement."""
+    the references by answer (for chance), the agreements, and the kappa of an ordinary judge."""
 
     own: Mapping[str, int]
     reference: Mapping[str, int]
     agreements: int
-    ordinary: float
+    kappa: float = ORDINARY_KAPPA
 
     @property
     def items(self) -> int:
@@ -444,12 +452,14 @@ def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
     import math
 
     kept = [stratum for stratum in strata if stratum.items]
-    results = [
-        sequential_guesser_test(
-            stratum.agreements, stratum.items, chance_agreement(stratum.own, stratum.reference), stratum.ordinary
+    results = []
+    for stratum in kept:
+        chance = chance_agreement(stratum.own, stratum.reference)
+        results.append(
+            sequential_guesser_test(
+                stratum.agreements, stratum.items, chance, ordinary_agreement(chance, stratum.kappa)
+            )
         )
-        for stratum in kept
-    ]
     items = sum(result.items for result in results)
     agreements = sum(result.agreements for result in results)
     chance = sum(result.chance * result.items for result in results) / items if items else 1 / 3

@@ -324,22 +324,21 @@ def guesser_evidence_by_worker(
             row["pair__author_label"],
             row["n"],
         )
-    # Items without a written label: a researcher's label, else the other judges'.
+    # Items without a written label (no author either: their first judgment takes position 1): a
+    # researcher's label, else the other judges'.
     unwritten = list(
-        mine.exclude(pair__author_label__in=LABELS).values_list(
-            "worker_id", "pair_id", "label", "pair__reference_label__label"
-        )
+        ValidationLabel.objects.filter(worker_id__in=wanted)
+        .exclude(pair__author_label__in=LABELS)
+        .values_list("worker_id", "pair_id", "label", "pair__reference_label__label")
     )
     others = _others_answers(
-        ValidationLabel.objects.filter(position__gt=AUTHOR_POSITION),
-        [pair for _, pair, _, reference in unwritten if not reference],
-        "label",
+        ValidationLabel.objects.all(), [pair for _, pair, _, reference in unwritten if not reference], "label"
     )
     for worker, pair, label, reference in unwritten:
         if reference:
             tally(worker, ("reference", "three"), label, reference)
         elif (common := _most_common_of_others(others.get(pair, []), worker)) is not None:
-            tally(worker, ("others", "three"), label, common)
+            tally(worker, ("others", common[1]), label, common[0])
     if catch_trials:
         for worker, label, expected, scheme, n in (
             CatchTrialAnswer.objects.filter(worker_id__in=wanted)
@@ -355,20 +354,16 @@ def guesser_evidence_by_worker(
     grammar = _others_answers(GrammaticalityJudgment.objects.all(), [pair for _, pair, _ in judged], "judgment")
     for worker, pair, judgment in judged:
         if (common := _most_common_of_others(grammar.get(pair, []), worker)) is not None:
-            tally(worker, ("grammaticality", "three"), judgment, common)
+            tally(worker, ("grammaticality", common[1]), judgment, common[0])
     return {
         pk: flag_rules.combined_sequential_test(
             flag_rules.Stratum(
                 own=counts.own,
                 reference=counts.reference,
                 agreements=counts.agreements,
-                ordinary=(
-                    flag_rules.ORDINARY_WITH_OTHERS
-                    if source in ("others", "grammaticality")
-                    else flag_rules.ordinary_agreement(2 if width == "two" else 3)
-                ),
+                kappa=_KAPPA.get(kind, flag_rules.ORDINARY_KAPPA),
             )
-            for (source, width), counts in by_stratum.items()
+            for (_source, kind), counts in by_stratum.items()
         )
         for pk, by_stratum in strata.items()
     }
@@ -395,12 +390,17 @@ def _others_answers(answers: QuerySet[Any], pair_ids: list[int], column: str) ->
     return found
 
 
-def _most_common_of_others(answers: list[tuple[int, str]], worker: int) -> str | None:
-    """The other judges' most common answer of an item, or None (no other judge, or a tie)."""
+def _most_common_of_others(answers: list[tuple[int, str]], worker: int) -> tuple[str, str] | None:
+    """(the other judges' most common answer of an item, "agreeing" when two or more gave it, else
+    "one other"), or None (no other judge, or a tie)."""
     counted = Counter(answer for judge, answer in answers if judge != worker).most_common(2)
     if not counted or (len(counted) == 2 and counted[0][1] == counted[1][1]):
         return None
-    return counted[0][0]
+    return counted[0][0], "agreeing" if counted[0][1] >= 2 else "one other"
+
+
+# The kappa of an ordinary judge against each kind of reference (`flags.ordinary_agreement`).
+_KAPPA = {"agreeing": flag_rules.AGREEING_OTHERS_KAPPA, "one other": flag_rules.OTHERS_KAPPA}
 
 
 def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
