@@ -84,7 +84,7 @@ class Participant:
         return response
 
     def post(self, path: str, data, **options) -> requests.Response:
-        headers = {"X-CSRFToken": self.http.cookies.get("csrftoken", ""), "Referer": self.url(path)}
+        headers: dict[str, str] = {"X-CSRFToken": self.http.cookies.get("csrftoken") or "", "Referer": self.url(path)}
         headers.update(options.pop("headers", {}))
         response = self.http.post(self.url(path), data=data, headers=headers, timeout=60, **options)
         self.last_url = response.url
