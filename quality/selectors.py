@@ -37,6 +37,7 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
+from crowd.models import StudySession
 from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
@@ -296,7 +297,8 @@ def guesser_evidence_by_worker(
       the catch-only flag leaves them out, since it asks about the *other* labels);
     - grammaticality judgments against the other judges' most common judgment.
     Chance in each stratum is what the worker's own answer habits reach against those references
-    (`flags.chance_agreement`); excluded workers' answers are never a reference.
+    (`flags.chance_agreement`); the answers of excluded workers and of workers whose code was held
+    for guessing are never a reference.
     """
     wanted = list(dict.fromkeys(worker_ids))
     strata: dict[int, dict[tuple[str, str], _Tally]] = {pk: {} for pk in wanted}
@@ -377,12 +379,16 @@ class _Tally:
 
 
 def _others_answers(answers: QuerySet[Any], pair_ids: list[int], column: str) -> dict[int, list[tuple[int, str]]]:
-    """{pair pk: [(worker pk, answer), ...]} of these pairs' answers by workers not excluded."""
+    """{pair pk: [(worker pk, answer), ...]} of these pairs' answers by workers neither excluded nor
+    held at chance already (a completion code held for guessing): a guesser's answers are no
+    reference for the next judge."""
     found: dict[int, list[tuple[int, str]]] = {}
     if not pair_ids:
         return found
+    held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
     for pair, worker, answer in (
         answers.filter(pair_id__in=list(set(pair_ids)), worker__isnull=False, worker__is_excluded=False)
+        .exclude(worker_id__in=held)
         .values_list("pair_id", "worker_id", column)
         .order_by()
     ):
