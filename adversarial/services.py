@@ -120,19 +120,10 @@ def task_for_worker(worker: Worker, token: uuid.UUID | str) -> AdversarialTask:
 
 
 def hypothesis_problem(premise_text: str, text: str, study_session: StudySession | None) -> str | None:
-    """The message for a hypothesis that breaks the writing task's rules, or None (collection's checks)."""
-    rules = writing.task_rules(study_session=study_session)
-    if not text:
-        return "Please write a sentence."
-    if len(text) > rules.max_hypothesis_chars:
-        return f"Please keep this under {rules.max_hypothesis_chars} characters (it has {len(text)})."
-    if not writing.normalised(text) or writing.word_characters(text) < 2:
-        return "Please write a sentence in words, not only punctuation or symbols."
-    if writing.word_count(text) < rules.min_hypothesis_words:
-        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
-    if writing.normalised(text) == writing.normalised(premise_text):
-        return "This repeats the line above. Please write a new sentence."
-    return None
+    """The message for a hypothesis that breaks the writing rules, or None: collection's one check
+    (`collection.services.hypothesis_problem`), so that the adversarial page refuses what the
+    writing page refuses, with the same words (issue 39)."""
+    return writing.hypothesis_problem(premise_text, text, writing.task_rules(study_session=study_session))
 
 
 def _check_rate(session_key: str, per_minute: int) -> None:

@@ -5,6 +5,10 @@ verifier sees a pair like any other). Its verdict, from the verifiers' labels in
 - the first two agree: they decide;
 - they disagree: the third decides with the one it agrees with (no majority of three: discarded);
 - verified when the verifiers' majority is the writer's label, else discarded (kept out of dev/test).
+Verifiers are people other than the writer (issue 39): labels by the writer's own ids (seen on one
+of the writer's devices, `crowd.DeviceSighting`) and by excluded workers do not count, so the
+example (and its bonus) waits for verifiers who are not linked to the writer. Such ids are not
+offered the writer's pairs in the first place (`validation.selectors.claimable_pairs`).
 Once decided the pair leaves the validation queue, so a third verifier is asked only on
 disagreement. Labels claimed before the verdict may still arrive; they never change it.
 
@@ -20,6 +24,7 @@ from django.db import transaction
 from annotation_site.compiled_queries import CompiledQuery
 from corpus.counters import set_needs_validation
 from corpus.models import AUTHOR_POSITION, Pair, ValidationLabel
+from crowd.selectors import shared_device_ids
 
 from .models import AdversarialTry, Verification
 
@@ -72,11 +77,16 @@ def settle(pair_ids):
     if not pending:
         return []
     labels = {}
-    for pair_id, label in (
+    writers = {attempt.pair_id: attempt.task.worker_id for attempt in pending}
+    linked = shared_device_ids(worker_ids=set(writers.values()))
+    for pair_id, label, verifier, excluded in (
         ValidationLabel.objects.filter(pair_id__in=[t.pair_id for t in pending], position__gt=AUTHOR_POSITION)
         .order_by("pair_id", "position")
-        .values_list("pair_id", "label")
+        .values_list("pair_id", "label", "worker_id", "worker__is_excluded")
     ):
+        writer = writers[pair_id]
+        if excluded or verifier == writer or verifier in linked.get(writer, ()):
+            continue  # never the writer's own ids, never an excluded worker: the example waits for others
         labels.setdefault(pair_id, []).append(label)
     decided = []
     for attempt in pending:

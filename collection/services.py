@@ -16,7 +16,7 @@ import re
 import string
 import unicodedata
 import uuid
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -556,36 +556,50 @@ def hypothesis_errors(
     breaks no hypothesis rule; the report's own rules are `report_errors`.
     """
     rules = rules or task_rules()
-    max_chars = rules.max_hypothesis_chars
-    min_words = rules.min_hypothesis_words
     texts = {label: visible_text(hypotheses.get(label)) for label in HYPOTHESIS_FIELDS}
     if visible_text(problem_report) and not any(texts.values()):
         return {}
     errors: dict[str, str] = {}
-    premise_key = normalised(premise_text)
     seen: dict[str, str] = {}
     written: list[str] = []  # the hypotheses before this one, for the look-alike comparison
     for label, name in HYPOTHESIS_FIELDS.items():
         text = texts[label]
-        key = normalised(text)
-        if not text:
-            errors[name] = "Please write a sentence here."
-        elif len(text) > max_chars:
-            errors[name] = f"Please keep this under {max_chars} characters (it has {len(text)})."
-        elif not key or word_characters(text) < 2:
-            errors[name] = "Please write a sentence in words, not only punctuation or symbols."
-        elif word_count(text) < min_words:
-            errors[name] = f"Please write a whole sentence of at least {min_words} words."
-        elif key == premise_key:
-            errors[name] = "This repeats the line above. Please write a new sentence."
-        elif key in seen:
-            errors[name] = f"This is the same as your '{seen[key]}' sentence. Each of the three must differ."
-        elif problem := writing_problem(premise_text, text, others=written):
+        if problem := hypothesis_problem(premise_text, text, rules, others=written, named=seen):
             errors[name] = problem
         else:
-            seen[key] = FIELD_SHORT_NAMES[label]
+            seen[normalised(text)] = FIELD_SHORT_NAMES[label]
         written.append(text)
     return errors
+
+
+def hypothesis_problem(
+    premise_text: str,
+    text: str,
+    rules: TaskRules,
+    *,
+    others: Iterable[str] = (),
+    named: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why one hypothesis (as `visible_text` leaves it) is not writing (a message for the worker), or
+    None. These are the writing rules of every task that creates a hypothesis (the writing task's
+    three boxes, each adversarial try): what one task refuses, no other task takes (issue 39).
+
+    `others`: the worker's other sentences this one must differ from; `named`: those of them by
+    their `normalised` text, with the name the message gives them."""
+    key = normalised(text)
+    if not text:
+        return "Please write a sentence here."
+    if len(text) > rules.max_hypothesis_chars:
+        return f"Please keep this under {rules.max_hypothesis_chars} characters (it has {len(text)})."
+    if not key or word_characters(text) < 2:
+        return "Please write a sentence in words, not only punctuation or symbols."
+    if word_count(text) < rules.min_hypothesis_words:
+        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
+    if key == normalised(premise_text):
+        return "This repeats the line above. Please write a new sentence."
+    if named and key in named:
+        return f"This is the same as your '{named[key]}' sentence. Each of the three must differ."
+    return writing_problem(premise_text, text, others=others)
 
 
 def _pair_id(premise: Premise, writing_number: int, label: Label) -> str:

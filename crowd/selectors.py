@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 
-from .models import ClaimStatus, Study, StudySession, TaskKind
+from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskKind
 
 COMPLETION_CSV_COLUMNS = [
     "study",
@@ -131,6 +131,16 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
                 "; ".join(marks.get(session.worker_id, [])),
                 session.completion_code,
             ]
+
+
+def device_linked_ids(worker_id: int) -> QuerySet[Any]:
+    """The ids of every worker seen on a device this worker was seen on (the worker among them), as a
+    subquery: one person under several participant ids (issue 27). Their work is never checked by
+    themselves: a validator is not offered pairs such ids wrote (validation.selectors.claimable_pairs),
+    and their labels do not verify such ids' adversarial examples (adversarial.verification)."""
+    return DeviceSighting.objects.filter(
+        device__in=DeviceSighting.objects.filter(worker_id=worker_id).values("device")
+    ).values("worker_id")
 
 
 def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:

@@ -24,7 +24,7 @@ from crowd.models import Study
 
 from .flags import catch_only_flag
 from .models import BonusEntry, BonusKind, CatchTrialAnswer
-from .selectors import sequential_evidence_by_worker
+from .selectors import guesser_evidence_by_worker
 
 CENT = Decimal("0.01")
 
@@ -144,7 +144,7 @@ def worker_totals(study=None):
     ids = set(money_rows) | set(seen_rows)
     # Catch accuracy is judged beside the ordinary labels (issue 27): a worker right on the catch
     # trials and at chance elsewhere is marked and listed last, never ranked first.
-    evidence = sequential_evidence_by_worker(ids)
+    evidence = guesser_evidence_by_worker(ids, catch_trials=False)
     rows = []
     for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
         m, s = money_rows.get(worker.pk, {}), seen_rows.get(worker.pk, {})

@@ -367,10 +367,10 @@ class SequentialResult:
     @property
     def reason(self) -> str:
         return (
-            f"{self.agreements} of {self.items} labels agree with the pair's written label "
-            f"({self.agreements / self.items:.0%} where chance is {self.chance:.0%} and an ordinary validator "
-            f"reaches about {ORDINARY_AGREEMENT:.0%}); log-likelihood ratio {self.log_ratio:.1f}, "
-            f"P(at chance) {self.posterior_at_chance:.2f}"
+            f"{self.agreements} of {self.items} answers agree with their items' reference (written label, "
+            f"researchers' label or other judges) ({self.agreements / self.items:.0%} where chance is "
+            f"{self.chance:.0%} and an ordinary judge reaches about {ORDINARY_AGREEMENT:.0%}); "
+            f"log-likelihood ratio {self.log_ratio:.1f}, P(at chance) {self.posterior_at_chance:.2f}"
             if self.items
             else "no labels yet"
         )
@@ -394,6 +394,79 @@ def sequential_guesser_test(
     if log_ratio >= math.log((1 - beta) / alpha):
         decision = AT_CHANCE
     elif log_ratio <= math.log(beta / (1 - alpha)):
+        decision = ORDINARY
+    else:
+        decision = UNDECIDED
+    return SequentialResult(items, agreements, chance, log_ratio, decision)
+
+
+# --- one evidence over every task kind that collects judgments (issue 39) ----------------------
+#
+# Validation, recast (two-way) and adversarial verification labels have the label their pair was
+# written for; MPE items built from captions have none, grammaticality judgments have no reference
+# at all. Each answer is weighed against the best reference its item has: the written label, else a
+# researcher's reference label (catch trials too), else the other judges' most common answer. Each
+# kind of comparison is a stratum with its own chance and its own ordinary agreement, and the
+# strata's log-likelihood ratios add up (independent evidence), so every kind feeds the one test.
+
+# An ordinary judge's agreement beyond chance, as Cohen's kappa: 0.75 on three balanced labels
+# (above) is (0.75 - 1/3) / (1 - 1/3) = 0.625 of the way from chance to full agreement.
+ORDINARY_KAPPA = (ORDINARY_AGREEMENT - 1 / 3) / (1 - 1 / 3)
+# Against another judge's answer rather than a reference: two ordinary judges (each right 75% of
+# the time on three labels) agree 0.75² + 0.25²/2 ≈ 0.59 of the time, a kappa of about 0.4.
+OTHERS_KAPPA = 0.4
+# Against the answer at least two other judges agree on (and more of them than on any other): that
+# answer is right about 95% of the time, and an ordinary judge agrees with it about 0.72 of the time.
+AGREEING_OTHERS_KAPPA = 0.55
+MAX_ORDINARY = 0.95
+
+
+def ordinary_agreement(chance: float, kappa: float = ORDINARY_KAPPA) -> float:
+    """An ordinary judge's agreement where habit alone reaches `chance`: `kappa` of the way from
+    chance to full agreement, and never below its value at three balanced labels (0.75 against a
+    reference: the validation task's figure). On a two-way (recast) task chance is about a half, so
+    an ordinary judge reaches 0.81; a worker who always says "not-entailed" where most pairs are is
+    at chance, however high their agreement."""
+    # At most 0.95: where every reference is one answer, chance is 1 and nothing tells skill from habit.
+    return min(MAX_ORDINARY, max(1 / 3 + kappa * (1 - 1 / 3), chance + kappa * (1 - chance)))
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One kind of comparison of a worker's answers with references: the worker's own answers and
+    the references by answer (for chance), the agreements, and the kappa of an ordinary judge."""
+
+    own: Mapping[str, int]
+    reference: Mapping[str, int]
+    agreements: int
+    kappa: float = ORDINARY_KAPPA
+
+    @property
+    def items(self) -> int:
+        return sum(self.own.values())
+
+
+def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
+    """Wald's test over several strata: each stratum's log-likelihood ratio (its own chance and
+    ordinary agreement), added up; the decision on the sum, as `sequential_guesser_test` decides."""
+    import math
+
+    kept = [stratum for stratum in strata if stratum.items]
+    results = []
+    for stratum in kept:
+        chance = chance_agreement(stratum.own, stratum.reference)
+        results.append(
+            sequential_guesser_test(
+                stratum.agreements, stratum.items, chance, ordinary_agreement(chance, stratum.kappa)
+            )
+        )
+    items = sum(result.items for result in results)
+    agreements = sum(result.agreements for result in results)
+    chance = sum(result.chance * result.items for result in results) / items if items else 1 / 3
+    log_ratio = sum(result.log_ratio for result in results)
+    if log_ratio >= math.log((1 - SEQUENTIAL_BETA) / SEQUENTIAL_ALPHA):
+        decision = AT_CHANCE
+    elif log_ratio <= math.log(SEQUENTIAL_BETA / (1 - SEQUENTIAL_ALPHA)):
         decision = ORDINARY
     else:
         decision = UNDECIDED

@@ -15,6 +15,7 @@ The statements:
 4. five-label pairs grouped by author.
 """
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,16 +25,19 @@ from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, W
 
 from corpus.counters import in_gold
 from corpus.gold import gold_expression
+from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import (
     AUTHOR_POSITION,
     LABELS_PER_PAIR,
     NO_GOLD,
     THREE_WAY,
     Dataset,
+    GrammaticalityJudgment,
     Pair,
     ValidationLabel,
     Worker,
 )
+from crowd.models import StudySession
 from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
@@ -232,7 +236,7 @@ def worker_quality(dataset: Dataset | None = None, **flag_options: Any) -> list[
         rows[int(flag.worker)].flags.append(flag)  # the figures were named by Worker pk
     # Catch trials judged beside the ordinary labels: right on the catch trials, at chance elsewhere.
     catchers = [pk for pk, row in rows.items() if row.catch_seen]
-    for pk, evidence in sequential_evidence_by_worker(catchers).items():
+    for pk, evidence in guesser_evidence_by_worker(catchers, catch_trials=False).items():
         catcher = rows[pk]
         caught = flag_rules.catch_only_flag(pk, catcher.catch_seen, catcher.catch_matched, evidence)
         if caught is not None:
@@ -267,36 +271,142 @@ def reference_label_counts(dataset: Dataset | None = None) -> dict[str, int]:
 
 
 def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
-    """The sequential guesser test over every validation label this worker ever gave (every session,
-    study and dataset): agreement with the label each pair was written for, which every pair has
-    from the start, so even a first short session is weighed. Chance is what the worker's own label
-    habits reach against those written labels (`flags.chance_agreement`)."""
-    return sequential_evidence_by_worker([worker.pk])[worker.pk]
+    """The sequential guesser test over every judgment this worker ever gave (every session, study,
+    dataset and task kind that collects judgments): `guesser_evidence_by_worker`."""
+    return guesser_evidence_by_worker([worker.pk])[worker.pk]
 
 
 def sequential_evidence_by_worker(worker_ids: Iterable[int]) -> dict[int, flag_rules.SequentialResult]:
-    """{worker id: flags.SequentialResult} for these workers, in one statement."""
-    rows = (
-        ValidationLabel.objects.filter(
-            worker_id__in=list(worker_ids), position__gt=AUTHOR_POSITION, pair__author_label__in=LABELS
-        )
-        .values("worker_id", "label", "pair__author_label")
+    """{worker id: flags.SequentialResult} for these workers (`guesser_evidence_by_worker`)."""
+    return guesser_evidence_by_worker(worker_ids)
+
+
+def guesser_evidence_by_worker(
+    worker_ids: Iterable[int], *, catch_trials: bool = True
+) -> dict[int, flag_rules.SequentialResult]:
+    """The one guesser evidence of every task kind that collects judgments (issue 39), per worker.
+
+    Each answer is compared with the best reference its item has, one stratum per kind of
+    comparison (`flags.combined_sequential_test` adds them up):
+    - validation labels (validation, recast two-way, adversarial verification, MPE items that have
+      one) against the label their pair was written for: every such pair has it from the start, so
+      even a first short session is weighed; two-way (recast) datasets are a stratum of their own;
+    - validation labels on items without a written label (MPE items built from captions) against a
+      researcher's reference label, else the other judges' most common label;
+    - catch-trial answers (validation, MPE, recast) against the researcher's label (`catch_trials`:
+      the catch-only flag leaves them out, since it asks about the *other* labels);
+    - grammaticality judgments against the other judges' most common judgment.
+    Chance in each stratum is what the worker's own answer habits reach against those references
+    (`flags.chance_agreement`); the answers of excluded workers and of workers whose code was held
+    for guessing are never a reference.
+    """
+    wanted = list(dict.fromkeys(worker_ids))
+    strata: dict[int, dict[tuple[str, str], _Tally]] = {pk: {} for pk in wanted}
+
+    def tally(worker: int, stratum: tuple[str, str], own: str, reference: str, n: int = 1) -> None:
+        counts = strata[worker].setdefault(stratum, _Tally())
+        counts.own[own] = counts.own.get(own, 0) + n
+        counts.reference[reference] = counts.reference.get(reference, 0) + n
+        counts.agreements += n if own == reference else 0
+
+    if not wanted:
+        return {}
+    mine = ValidationLabel.objects.filter(worker_id__in=wanted, position__gt=AUTHOR_POSITION)
+    for row in (
+        mine.filter(pair__author_label__in=LABELS)
+        .values("worker_id", "label", "pair__author_label", "pair__dataset__label_scheme")
         .annotate(n=Count("id"))
         .order_by()
-    )
-    tallies: dict[int, tuple[dict[str, int], dict[str, int], list[int]]] = {pk: ({}, {}, [0, 0]) for pk in worker_ids}
-    for row in rows:
-        own, written, counts = tallies[row["worker_id"]]
-        own[row["label"]] = own.get(row["label"], 0) + row["n"]
-        written[row["pair__author_label"]] = written.get(row["pair__author_label"], 0) + row["n"]
-        counts[0] += row["n"] if row["label"] == row["pair__author_label"] else 0
-        counts[1] += row["n"]
-    return {
-        pk: flag_rules.sequential_guesser_test(
-            agreements, items, flag_rules.chance_agreement(own, written) if items else 1 / 3
+    ):
+        two_way = row["pair__dataset__label_scheme"] != THREE_WAY_SCHEME
+        tally(
+            row["worker_id"],
+            ("written", "two" if two_way else "three"),
+            row["label"],
+            row["pair__author_label"],
+            row["n"],
         )
-        for pk, (own, written, (agreements, items)) in tallies.items()
+    # Items without a written label (no author either: their first judgment takes position 1): a
+    # researcher's label, else the other judges'.
+    unwritten = list(
+        ValidationLabel.objects.filter(worker_id__in=wanted)
+        .exclude(pair__author_label__in=LABELS)
+        .values_list("worker_id", "pair_id", "label", "pair__reference_label__label")
+    )
+    others = _others_answers(
+        ValidationLabel.objects.all(), [pair for _, pair, _, reference in unwritten if not reference], "label"
+    )
+    for worker, pair, label, reference in unwritten:
+        if reference:
+            tally(worker, ("reference", "three"), label, reference)
+        elif (common := _most_common_of_others(others.get(pair, []), worker)) is not None:
+            tally(worker, ("others", common[1]), label, common[0])
+    if catch_trials:
+        for worker, label, expected, scheme, n in (
+            CatchTrialAnswer.objects.filter(worker_id__in=wanted)
+            .values("worker_id", "label", "expected", "pair__dataset__label_scheme")
+            .annotate(n=Count("id"))
+            .order_by()
+            .values_list("worker_id", "label", "expected", "pair__dataset__label_scheme", "n")
+        ):
+            tally(worker, ("catch", "three" if scheme == THREE_WAY_SCHEME else "two"), label, expected, n)
+    judged = list(
+        GrammaticalityJudgment.objects.filter(worker_id__in=wanted).values_list("worker_id", "pair_id", "judgment")
+    )
+    grammar = _others_answers(GrammaticalityJudgment.objects.all(), [pair for _, pair, _ in judged], "judgment")
+    for worker, pair, judgment in judged:
+        if (common := _most_common_of_others(grammar.get(pair, []), worker)) is not None:
+            tally(worker, ("grammaticality", common[1]), judgment, common[0])
+    return {
+        pk: flag_rules.combined_sequential_test(
+            flag_rules.Stratum(
+                own=counts.own,
+                reference=counts.reference,
+                agreements=counts.agreements,
+                kappa=_KAPPA.get(kind, flag_rules.ORDINARY_KAPPA),
+            )
+            for (_source, kind), counts in by_stratum.items()
+        )
+        for pk, by_stratum in strata.items()
     }
+
+
+@dataclass
+class _Tally:
+    own: dict[str, int] = field(default_factory=dict)
+    reference: dict[str, int] = field(default_factory=dict)
+    agreements: int = 0
+
+
+def _others_answers(answers: QuerySet[Any], pair_ids: list[int], column: str) -> dict[int, list[tuple[int, str]]]:
+    """{pair pk: [(worker pk, answer), ...]} of these pairs' answers by workers neither excluded nor
+    held at chance already (a completion code held for guessing): a guesser's answers are no
+    reference for the next judge."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    if not pair_ids:
+        return found
+    held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
+    for pair, worker, answer in (
+        answers.filter(pair_id__in=list(set(pair_ids)), worker__isnull=False, worker__is_excluded=False)
+        .exclude(worker_id__in=held)
+        .values_list("pair_id", "worker_id", column)
+        .order_by()
+    ):
+        found.setdefault(pair, []).append((worker, answer))
+    return found
+
+
+def _most_common_of_others(answers: list[tuple[int, str]], worker: int) -> tuple[str, str] | None:
+    """(the other judges' most common answer of an item, "agreeing" when two or more gave it, else
+    "one other"), or None (no other judge, or a tie)."""
+    counted = Counter(answer for judge, answer in answers if judge != worker).most_common(2)
+    if not counted or (len(counted) == 2 and counted[0][1] == counted[1][1]):
+        return None
+    return counted[0][0], "agreeing" if counted[0][1] >= 2 else "one other"
+
+
+# The kappa of an ordinary judge against each kind of reference (`flags.ordinary_agreement`).
+_KAPPA = {"agreeing": flag_rules.AGREEING_OTHERS_KAPPA, "one other": flag_rules.OTHERS_KAPPA}
 
 
 def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:

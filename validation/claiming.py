@@ -36,6 +36,17 @@ CLAIM_LOOKS = 10
 
 RowT = TypeVar("RowT", bound=Model)
 
+FOREIGN_ITEMS_MESSAGE = "Answers were sent for items that are not in your own task; nothing was saved."
+
+
+def foreign_items(answered: Iterable[int], claimed: Iterable[int]) -> set[int]:
+    """The answered items that are not among the judge's own claimed items. Every task that takes
+    judgments (validation, MPE, recast, adversarial verification, per-premise labels,
+    grammaticality) asks this before it saves anything, and refuses the whole submit with
+    `FOREIGN_ITEMS_MESSAGE` when it is not empty: a judgment counts only for an item its judge was
+    served (issue 39: `grammar-<pk>=major` was taken for any pair)."""
+    return set(answered) - set(claimed)
+
 
 def lock_rows(queryset: QuerySet[RowT]) -> QuerySet[RowT]:
     """FOR UPDATE SKIP LOCKED where the database has it; SQLite serialises writers instead."""

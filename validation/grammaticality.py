@@ -25,7 +25,7 @@ from django.utils import timezone
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, Pair, Worker
 from crowd.models import ClaimStatus
 
-from .claiming import ClaimRule, claim_batch
+from .claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, claim_batch, foreign_items
 from .models import GrammaticalityClaim
 from .services import ValidationRefused
 
@@ -159,6 +159,16 @@ def submit_judgments(
     pairs = Pair.objects.filter(pk__in=list(judgments), dataset__grammaticality_judgments__gt=0)
     if pairs.count() != len(judgments):
         raise ValidationRefused("Some of these sentences are not open for judging; nothing was saved.")
+    # Only the hypotheses of the judge's own pages, open or run out (an expired page's judgment is
+    # kept where its place is still free, below), never one they were not served (a page given back
+    # when they started another study visit is no longer theirs).
+    served = (
+        GrammaticalityClaim.objects.filter(worker=worker, pair_id__in=list(judgments))
+        .exclude(status=ClaimStatus.RELEASED)
+        .values_list("pair_id", flat=True)
+    )
+    if foreign_items(judgments, served):
+        raise ValidationRefused(FOREIGN_ITEMS_MESSAGE)
     if pairs.filter(Q(author=worker)).exists():
         raise ValidationRefused("You do not judge sentences you wrote; nothing was saved.")
     if GrammaticalityJudgment.objects.filter(worker=worker, pair_id__in=list(judgments)).exists():

@@ -30,7 +30,7 @@ from corpus.models import Dataset, ItemKind, Pair, Worker
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 
-from .claiming import ClaimRule, Grouping, claim_batch
+from .claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, Grouping, claim_batch, foreign_items
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
 from .services import (
@@ -300,8 +300,8 @@ def submit_premise_batch(
                 f"Please choose an answer for every pair; missing: pair {', '.join(numbers)}. Nothing was saved yet.",
                 missing=missing,
             )
-        if set(labels) - {claim.premise_pair_id for claim in claims}:
-            raise PremiseLabelRefused("Labels were sent for pairs that are not in this batch; nothing was saved.")
+        if foreign_items(labels, [claim.premise_pair_id for claim in claims]):
+            raise PremiseLabelRefused(FOREIGN_ITEMS_MESSAGE)
         if seconds is None:
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         saved = add_premise_labels(

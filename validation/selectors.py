@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus, Worker
 from crowd.models import ClaimStatus
+from crowd.selectors import device_linked_ids
 
 from .models import ValidationClaim
 
@@ -47,8 +48,8 @@ def claimable_pairs(
     judgment task multi-premise items (five judgments each, the same target as a pair's five labels).
 
     Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
-    held by live claims are under the target; the worker did not write it, label it, or hold a
-    claim on it before; its premise is not held for a researcher; a trusted-only dataset is
+    held by live claims are under the target; the worker (or an id seen on one of their devices) did
+    not write it, the worker did not label it or hold a claim on it before; its premise is not held for a researcher; a trusted-only dataset is
     offered to trusted workers only.
     """
     # The claim indexes' own condition, so the walk reads `pair_claim_queue_free(_all)`: pairs
@@ -59,6 +60,8 @@ def claimable_pairs(
         pairs = pairs.filter(dataset=dataset)
     pairs = _of_kind(pairs, item_kind)
     pairs = pairs.exclude(author=worker)
+    # Nor what ids seen on one of their devices wrote: one person does not validate their own writing.
+    pairs = pairs.exclude(author_id__in=device_linked_ids(worker.pk))
     pairs = pairs.exclude(pk__in=worker.labels.values("pair_id"))
     pairs = pairs.exclude(pk__in=ValidationClaim.objects.filter(worker=worker).values("pair_id"))
     pairs = pairs.exclude(premise__status=PremiseStatus.HELD)

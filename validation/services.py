@@ -34,12 +34,14 @@ from quality.guessers import hold_code_of_guesser
 
 from . import credits, selectors
 from .claiming import (
+    FOREIGN_ITEMS_MESSAGE,
     ClaimRule,
     Grouping,
     RoomRule,
     choose,
     claim_batch,
     expiry,
+    foreign_items,
     insert_claims,
     lock_candidates,
     lock_rows,
@@ -489,9 +491,8 @@ def submit_validation_batch(
                 f"Please choose a label for every pair; missing: pair {', '.join(numbers)}. Nothing was saved yet.",
                 missing=[pair.pk for pair in missing],
             )
-        unknown = set(labels) - {claim.pair_id for claim in claims}
-        if unknown:
-            raise ValidationRefused("Labels were sent for pairs that are not in this batch; nothing was saved.")
+        if foreign_items(labels, [claim.pair_id for claim in claims]):
+            raise ValidationRefused(FOREIGN_ITEMS_MESSAGE)
         if seconds is None:
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         per_pair = seconds / len(claims) if seconds is not None else None
@@ -506,7 +507,8 @@ def submit_validation_batch(
         credits.submitted(claims, now)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[claim.pair_id for claim in ordinary])
         study_session = claims[0].study_session
-        catch_labels = {claim.pair_id: labels[claim.pair_id] for claim in claims if claim.is_catch_trial}
+        # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
+        catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
         if catch_labels:
             # Scored by the quality app, in this transaction: a catch-trial label never touches
             # the pair's labels or counters.

@@ -19,7 +19,7 @@ from corpus.models import Grammaticality, ItemKind
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
-from crowd.views import task_visit
+from crowd.views import task_refusal_page, task_visit
 
 from . import grammaticality as grammar
 from . import selectors, services
@@ -151,7 +151,14 @@ next_batch, batch = task_views(VALIDATION)
 @login_required
 @require_http_methods(["GET", "POST"])
 def grammaticality(request):
-    """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together."""
+    """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together.
+
+    Offered beside a validation study's batches, so it asks what they ask: inside a study visit, the
+    study's own admission (closed list, qualification test) and kind of task (issue 39: it was open
+    to anyone logged in)."""
+    refused = task_refusal_page(request, current_study_session(request), TaskKind.VALIDATION)
+    if refused is not None:
+        return refused
     worker = worker_for_user(request.user)
     error, missing, chosen = None, [], {}
     if request.method == "POST":

@@ -14,6 +14,7 @@ from crowd.models import ClaimStatus
 from tests import factories
 from validation import grammaticality as grammar
 from validation.models import GrammaticalityClaim
+from validation.services import ValidationRefused
 
 
 def hypotheses(slug, count, wanted):
@@ -61,7 +62,9 @@ def test_a_judgment_sent_without_a_page_never_takes_a_place_another_judge_holds(
     (pair,) = hypotheses("gram-held", 1, wanted=1)
     holder, other = make_worker(), make_worker()
     grammar.hypotheses_to_judge(holder)
-    assert grammar.submit_judgments(other, {pair.pk: "none"}) == []
+    # Refused outright: a judgment is taken only for a hypothesis of the judge's own page (issue 39).
+    with pytest.raises(ValidationRefused, match="not in your own task"):
+        grammar.submit_judgments(other, {pair.pk: "none"})
     assert len(grammar.submit_judgments(holder, {pair.pk: "minor"})) == 1
 
 

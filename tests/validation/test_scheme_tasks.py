@@ -10,6 +10,7 @@ from corpus.counters import create_pairs
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair, ValidationLabel
 from tests import factories
 from validation import grammaticality as grammar
+from validation.models import GrammaticalityClaim
 from validation.services import BatchIncomplete, ValidationRefused, claim_validation_batch, submit_validation_batch
 
 from .validation_factories import item_field
@@ -128,13 +129,15 @@ def test_grammaticality_refuses_bad_values_and_unopened_datasets_whole(make_work
     with pytest.raises(ValidationRefused, match="not open"):
         grammar.submit_judgments(worker, {pairs[0].pk: Grammaticality.NONE})
     Dataset.objects.filter(pk=dataset.pk).update(grammaticality_judgments=1)
+    assert grammar.hypotheses_to_judge(worker) == pairs  # the worker's page (issue 39: only its own are taken)
     with pytest.raises(ValidationRefused, match="nothing was saved"):
         grammar.submit_judgments(worker, {pairs[0].pk: "none", pairs[1].pk: "awful"})
     grammar.submit_judgments(worker, {pairs[0].pk: "none"})
     with pytest.raises(ValidationRefused, match="already judged"):
         grammar.submit_judgments(worker, {pairs[0].pk: "major", pairs[1].pk: "none"})
     assert GrammaticalityJudgment.objects.count() == 1
-    # Enough judgments: the hypothesis is no longer offered.
+    # Enough judgments: the hypothesis is no longer offered (the other one is, once the page holding it runs out).
+    GrammaticalityClaim.objects.filter(worker=worker, status="open").update(expires_at="2000-01-01T00:00:00Z")
     assert [p.pk for p in grammar.hypotheses_to_judge(make_worker())] == [pairs[1].pk]
 
 

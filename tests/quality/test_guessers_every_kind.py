@@ -1,0 +1,146 @@
+"""Issue 39 item 4: guessers in every task kind that collects judgments are held.
+
+In an MPE study random clickers got 6 of 6 codes with the hold on: MPE items built from captions
+carry no written label, so the sequential test saw none of their answers. Every kind now feeds the
+one guesser evidence (`quality.selectors.guesser_evidence_by_worker`): the written label where the
+item has one (validation, recast two-way, adversarial verification), else a researcher's reference
+label or catch trial, else the other judges' answers (MPE, grammaticality)."""
+
+import random
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from corpus.counters import add_labels
+from corpus.labels import LABELS
+from corpus.models import Dataset, GrammaticalityJudgment, LabelScheme
+from crowd.arrival import SESSION_KEY
+from crowd.models import Study, StudySession, TaskKind
+from quality.models import ReferenceLabel
+from quality.selectors import guesser_evidence_by_worker
+from tests.validation.test_mpe_task import make_mpe_items
+from tests.validation.test_scheme_tasks import scheme_pairs
+from tests.validation.validation_factories import item_field
+from validation.models import ValidationClaim
+
+pytestmark = pytest.mark.django_db
+CLICKERS = 6
+
+
+def study_of(dataset, kind, slug, tasks_per_batch=4, **options):
+    return Study.objects.create(
+        slug=slug,
+        name=slug,
+        dataset=dataset,
+        task_kind=kind,
+        tasks_per_batch=tasks_per_batch,
+        completion_code=slug.upper(),
+        catch_trial_share=options.pop("catch_trial_share", 0),
+        hold_code_at_chance=True,
+        **options,
+    )
+
+
+def run_session(study, worker, answer, next_url):
+    """One study visit through the pages: every batch answered by `answer(pair)`; the session after."""
+    session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s-{worker.pk}")
+    client = Client()
+    client.force_login(worker.user)
+    store = client.session
+    store[SESSION_KEY] = session.pk
+    store.save()
+    for _ in range(study.tasks_per_batch):
+        url = client.get(reverse(next_url)).url
+        batch = url.rstrip("/").rsplit("/", 1)[-1]
+        claims = ValidationClaim.objects.filter(batch=batch, worker=worker).select_related("pair")
+        data = {item_field(claim.pair_id, worker): answer(claim.pair) for claim in claims}
+        assert client.post(url, data).status_code == 302
+    session.refresh_from_db()
+    assert session.is_complete
+    return session
+
+
+def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
+    """MPE items in progress: two judges before them, no written label, no reference."""
+    dataset, items = make_mpe_items(80, slug="mpe-guessers")
+    truth = {item.pk: LABELS[number % 3] for number, item in enumerate(items)}
+    earlier = [make_worker(username=f"earlier-{n}") for n in range(2)]
+    add_labels([(item, truth[item.pk]) for item in items], worker=earlier[0])
+    add_labels([(item, truth[item.pk]) for item in items], worker=earlier[1])
+    study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-held")
+    rng = random.Random(39)
+    held = [
+        run_session(study, make_worker(username=f"clicker-{n}"), lambda pair: rng.choice(LABELS), "validation:mpe-next")
+        for n in range(CLICKERS)
+    ]
+    honest = run_session(study, make_worker(username="honest"), lambda pair: truth[pair.pk], "validation:mpe-next")
+    codes = sum(bool(session.completion_code) for session in held)
+    print(f"\nMPE random clickers: {codes} of {CLICKERS} codes earned")
+    # The hold asks at a posterior of 0.9 after 20 answers: about one guesser in ten may pass.
+    assert codes <= 1 and sum("Labels at chance so far" in session.code_held_reason for session in held) >= 5
+    assert honest.completion_code and not honest.code_held_reason
+
+
+def test_random_mpe_clickers_are_held_by_catch_trials_on_fresh_items(make_worker):
+    """Fresh items nobody has judged: the researchers' references (catch trials) are the evidence."""
+    dataset, items = make_mpe_items(120, slug="mpe-fresh")
+    truth = {item.pk: LABELS[number % 3] for number, item in enumerate(items)}
+    for item in items[:60]:
+        ReferenceLabel.objects.create(pair=item, label=truth[item.pk], is_catch_trial=True)
+    study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-fresh", tasks_per_batch=5, catch_trial_share=0.5)
+    rng = random.Random(40)
+    clicker = make_worker(username="fresh-clicker")
+    session = run_session(study, clicker, lambda pair: rng.choice(LABELS), "validation:mpe-next")
+    assert not session.completion_code and "Labels at chance so far" in session.code_held_reason
+    honest = run_session(
+        study, make_worker(username="fresh-honest"), lambda pair: truth[pair.pk], "validation:mpe-next"
+    )
+    assert honest.completion_code and not honest.code_held_reason
+
+
+def test_random_recast_clickers_are_held_and_honest_judges_are_not(make_worker):
+    """Recast two-way, 30 answers a visit: coin flippers, and clickers who always answer "not-entailed"
+    where three pairs in four are (75% agreement, all of it habit: the fixed 0.75 took it for ordinary)."""
+    dataset, pairs = scheme_pairs("recast-guessers", LabelScheme.TWO_WAY, n=120, author_label="neutral")
+    for pair in pairs[::4]:  # a quarter entailed
+        type(pair).objects.filter(pk=pair.pk).update(author_label="entailment")
+    study = study_of(dataset, TaskKind.VALIDATION, "recast-held", tasks_per_batch=6)
+    rng = random.Random(41)
+    word = {"entailment": "entailed", "neutral": "not-entailed"}
+    sessions = [
+        run_session(
+            study, make_worker(username=f"coin-{n}"), lambda pair: rng.choice(list(word.values())), "validation:next"
+        )
+        for n in range(CLICKERS // 2)
+    ] + [
+        run_session(study, make_worker(username=f"habit-{n}"), lambda pair: "not-entailed", "validation:next")
+        for n in range(CLICKERS // 2)
+    ]
+    honest = run_session(
+        study, make_worker(username="recast-honest"), lambda pair: word[pair.author_label], "validation:next"
+    )
+    codes = sum(bool(session.completion_code) for session in sessions)
+    print(f"\nrecast random and habit clickers: {codes} of {CLICKERS} codes earned")
+    assert codes <= 1
+    assert honest.completion_code and not honest.code_held_reason
+
+
+def test_grammaticality_judgments_feed_the_evidence_against_the_other_judges(make_worker):
+    dataset, pairs = scheme_pairs("gram-evidence", LabelScheme.TWO_WAY, n=40)
+    Dataset.objects.filter(pk=dataset.pk).update(grammaticality_judgments=5)
+    judges = [make_worker(username=f"judge-{n}") for n in range(2)]
+    for judge in judges:
+        GrammaticalityJudgment.objects.bulk_create(
+            GrammaticalityJudgment(pair=pair, worker=judge, judgment="none" if n % 4 else "major")
+            for n, pair in enumerate(pairs)
+        )
+    rng = random.Random(42)
+    clicker = make_worker(username="gram-clicker")
+    GrammaticalityJudgment.objects.bulk_create(
+        GrammaticalityJudgment(pair=pair, worker=clicker, judgment=rng.choice(["none", "minor", "major"]))
+        for pair in pairs
+    )
+    evidence = guesser_evidence_by_worker([clicker.pk, judges[0].pk])
+    assert evidence[clicker.pk].holds_code and evidence[clicker.pk].items == 40
+    assert not evidence[judges[0].pk].holds_code
