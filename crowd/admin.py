@@ -6,11 +6,13 @@ shows how many completed, each study its sessions with their codes, and the acti
 """
 
 import csv
+from contextvars import ContextVar
 from typing import Any, TypedDict
 
 from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -60,6 +62,10 @@ class CompletedFilter(admin.SimpleListFilter):
         return queryset
 
 
+# The origin (scheme and host) of the admin request being rendered: readonly fields get no request.
+_site_origin: ContextVar[str] = ContextVar("site_origin", default="")
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin[Study]):
     list_display = [
@@ -94,11 +100,22 @@ class StudyAdmin(admin.ModelAdmin[Study]):
     def session_count(self, study: "WithAnnotations[Study, StudyCounts]") -> int:
         return int(study._sessions)
 
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The link is shown as a full URL to paste into the market, with this site's own address.
+        token = _site_origin.set(request.build_absolute_uri("/").rstrip("/"))
+        try:
+            response = super().changeform_view(request, *args, **kwargs)
+            if isinstance(response, TemplateResponse):
+                response.render()  # here, while the origin is set: a TemplateResponse renders late
+            return response
+        finally:
+            _site_origin.reset(token)
+
     @admin.display(description="study link (signed)")
     def study_link(self, study: Study) -> str:
         if not study.pk:
             return "Save the study first."
-        path = reverse("study_entry", args=[study.slug])
+        path = _site_origin.get() + reverse("study_entry", args=[study.slug])
         prolific = f"{path}?sig={study.link_signature()}&PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}"
         mturk = f"{path}?sig={study.link_signature()}"
         return format_html(

@@ -93,6 +93,8 @@ def test_the_admin_shows_the_signed_link(client, study, researcher):
     client.force_login(researcher)
     page = client.get(reverse("admin:crowd_study_change", args=[study.pk])).content.decode()
     assert f"sig={study.link_signature()}" in page
+    # A full URL, ready to paste into the market (the test client's host is testserver).
+    assert f"<code>http://testserver/study/{study.slug}/?sig={study.link_signature()}" in page
 
 
 @pytest.mark.parametrize("local_name", ["prolific-5f1a2b3c4d5e6f7a8b9c0d1e", "Prolific-5f1a2b3c4d5e6f7a8b9c0d1e"])
