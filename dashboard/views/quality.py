@@ -3,6 +3,8 @@
 Thin: the rules are in `quality.services`, `quality.bonuses` and `quality.selectors`.
 """
 
+from decimal import Decimal
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -116,6 +118,7 @@ def bonus_page(request):
             studies=studies,
             study=study,
             unpaid=unpaid,
+            unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
             totals=totals,
             # A dry pool serves no catch trial (never a repeat): the researcher is told here.
             catch_pools=queries.catch_pools_of_active_studies(),
@@ -146,6 +149,12 @@ def bonus_pay(request, slug):
     study = queries.study(slug)
     if study is None:
         raise Http404("No such study.")
+    if request.POST.get("confirm") != "paid":
+        messages.error(
+            request,
+            "Nothing was marked paid: tick the box that says you paid these bonuses on the market (the sum is beside it).",
+        )
+        return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
     try:
         outcome = bonuses.mark_paid(study, request.POST.getlist("bonus"), by=request.user)
     except (bonuses.PaymentRefused, ValueError) as refused:

@@ -57,7 +57,8 @@ def attempt_every_action(client, targets):
             reverse("dashboard:worker_exclusion"), {"action": "exclude", "worker": targets["worker"].pk}
         ).status_code,
         "pay": client.post(
-            reverse("dashboard:bonus_pay", args=[targets["study"].slug]), {"bonus": targets["bonus"].pk}
+            reverse("dashboard:bonus_pay", args=[targets["study"].slug]),
+            {"bonus": targets["bonus"].pk, "confirm": "paid"},
         ).status_code,
         "catch trial": client.post(
             reverse("dashboard:label_pairs"),

@@ -80,6 +80,8 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(
         with researcher.expect_download() as download:
             researcher.locator("#export-prolific").click()
         assert Path(download.value.path()).read_text() == "5f0c0ffee0c0ffee0c0ffee0,1.00\n"
+        assert "1.00 GBP" in researcher.locator("#unpaid-total").inner_text()  # the sum, before the click
+        researcher.check("#confirm-paid")
         researcher.get_by_role("button", name="Mark these 1 bonus(es) as paid").click()
         researcher.locator("#nothing-unpaid").wait_for()
         assert "Marked 1 bonus(es) paid: 1.00 GBP" in researcher.content()

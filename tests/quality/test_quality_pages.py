@@ -130,8 +130,16 @@ def test_bonus_page_lists_unpaid_exports_and_pays_in_one_action(client, research
     assert export.content == b"PID123,2.00\n"
     assert client.get(reverse("dashboard:bonus_export", args=[study.slug, "paypal"])).status_code == 404
     assert client.get(reverse("dashboard:bonus_pay", args=[study.slug])).status_code == 405
+    assert b'id="unpaid-total">2.00 GBP' in page.content  # the sum, beside the confirmation
     response = client.post(
         reverse("dashboard:bonus_pay", args=[study.slug]), {"bonus": [e.pk for e in entries]}, follow=True
+    )
+    assert b"Nothing was marked paid: tick the box" in response.content  # one click is not enough
+    assert not BonusEntry.objects.filter(kind=BonusKind.PAID).exists()
+    response = client.post(
+        reverse("dashboard:bonus_pay", args=[study.slug]),
+        {"bonus": [e.pk for e in entries], "confirm": "paid"},
+        follow=True,
     )
     assert b"Marked 2 bonus(es) paid: 2.00 GBP" in response.content
     assert BonusEntry.objects.filter(kind=BonusKind.PAID).count() == 2
@@ -142,7 +150,9 @@ def test_paying_with_bad_ids_changes_nothing(client, researcher, make_worker):
     study, _worker, entries = bonus_setup(make_worker)
     client.force_login(researcher)
     response = client.post(
-        reverse("dashboard:bonus_pay", args=[study.slug]), {"bonus": [entries[0].pk, "x"]}, follow=True
+        reverse("dashboard:bonus_pay", args=[study.slug]),
+        {"bonus": [entries[0].pk, "x"], "confirm": "paid"},
+        follow=True,
     )
     assert b"nothing was marked paid" in response.content
     assert not BonusEntry.objects.filter(kind=BonusKind.PAID).exists()
