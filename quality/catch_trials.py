@@ -62,11 +62,14 @@ def pick_catch_trials(
     seen: QuerySet[Any],
     taken: Sequence[int] = (),
     claims: QuerySet[Any] | None = None,
+    premise_of: dict[int, int] | None = None,
 ) -> list[int]:
     """Up to `count` random catch-trial pair pks for the worker's next validation batch, none of
     them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken` (the
     batch's ordinary pairs), nor written or labelled by the worker, each served to fewer than
-    `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`).
+    `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`), no two of
+    one premise (a batch shows one pair per premise, issue 39). `premise_of`, when given, gets each
+    picked pair's premise.
 
     The reference rows are locked (skipping those another claimer holds) and the servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
@@ -80,15 +83,22 @@ def pick_catch_trials(
     candidates = candidates.order_by("?")
     if connection.features.has_select_for_update_skip_locked:
         candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-    locked = list(candidates.values_list("pair_id", flat=True)[: count * 3])
-    if claims is None or not locked:
-        return locked[:count]
-    served = dict(
-        ReferenceLabel.objects.filter(pair_id__in=locked)
-        .annotate(served=servings(claims))
-        .values_list("pair_id", "served")
-    )
-    return [pk for pk in locked if served.get(pk, MAX_SERVINGS) < MAX_SERVINGS][:count]
+    premises = dict(candidates.values_list("pair_id", "pair__premise_id")[: count * 3])
+    locked = list(premises)
+    if claims is not None and locked:
+        served = dict(
+            ReferenceLabel.objects.filter(pair_id__in=locked)
+            .annotate(served=servings(claims))
+            .values_list("pair_id", "served")
+        )
+        locked = [pk for pk in locked if served.get(pk, MAX_SERVINGS) < MAX_SERVINGS]
+    picked: list[int] = []
+    for pk in locked:
+        if len(picked) < count and premises[pk] not in {premises[other] for other in picked}:
+            picked.append(pk)
+    if premise_of is not None:
+        premise_of.update({pk: premises[pk] for pk in picked})
+    return picked
 
 
 def catch_pool_status(dataset, claims):
