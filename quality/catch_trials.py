@@ -24,7 +24,7 @@ from django.db import connection
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, ValidationLabel, Worker
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, Pair, ValidationLabel, Worker
 from crowd.models import Study, StudySession
 
 from .bonuses import record_catch_bonuses
@@ -68,7 +68,9 @@ def pick_catch_trials(
     them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken` (the
     batch's ordinary pairs), nor written or labelled by the worker, each served to fewer than
     `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`), no two of
-    one premise (a batch shows one pair per premise, issue 39). `premise_of`, when given, gets each
+    one premise and none of a premise the worker was served before (issue 39: a batch shows one
+    pair per premise, and ordinary pairs come from premises the worker has not seen while there
+    are any; a catch trial whose premise came back stood out). `premise_of`, when given, gets each
     picked pair's premise.
 
     The reference rows are locked (skipping those another claimer holds) and the servings counted
@@ -77,6 +79,7 @@ def pick_catch_trials(
     if count <= 0:
         return []
     candidates = catch_trial_candidates(worker, dataset, seen).exclude(pair_id__in=list(taken))
+    candidates = candidates.exclude(pair__premise_id__in=Pair.objects.filter(pk__in=seen).values("premise_id"))
     if claims is not None:
         candidates = candidates.alias(served=servings(claims)).filter(served__lt=MAX_SERVINGS)
     # Random order over the catch trials only (a researcher-labelled pool, not the corpus).

@@ -81,19 +81,29 @@ SWEEP_PAIRS = 20  # pairs with claims past their expiry that a claim releases on
 
 
 def _claimable(
-    worker: Worker, now: datetime, dataset: Dataset | None, item_kind: str, tried: Sequence[int] = ()
+    worker: Worker,
+    now: datetime,
+    dataset: Dataset | None,
+    item_kind: str,
+    tried: Sequence[int] = (),
+    *,
+    fresh_premises: bool = False,
 ) -> QuerySet[Pair]:
-    claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
+    claimable = selectors.claimable_pairs(
+        worker, now, dataset=dataset, item_kind=item_kind, fresh_premises=fresh_premises
+    )
     return claimable.exclude(pk__in=list(tried)) if tried else claimable
 
 
 def _locked_claimable(shape: Any, values: Mapping[str, Any]) -> QuerySet[Any]:
     """The candidate lock of a claim's first look, for `LOCK_CLAIMABLE`: shape (dataset given,
-    item kind, worker trusted, rows wanted), values the worker's pk, the time and the dataset's pk."""
-    has_dataset, item_kind, trusted, wanted = shape
+    item kind, worker trusted, fresh premises only, rows wanted), values the worker's pk, the time
+    and the dataset's pk."""
+    has_dataset, item_kind, trusted, fresh, wanted = shape
     worker = Worker(pk=values["worker"], is_trusted=trusted)
     dataset = Dataset(pk=values["dataset"]) if has_dataset else None
-    return lock_rows(_claimable(worker, values["now"], dataset, item_kind)).values_list("pk", *CANDIDATE_FACTS)[:wanted]
+    claimable = _claimable(worker, values["now"], dataset, item_kind, fresh_premises=fresh)
+    return lock_rows(claimable).values_list("pk", *CANDIDATE_FACTS)[:wanted]
 
 
 # What a claim reads of each locked candidate besides its pk: a batch takes one pair per premise,
@@ -111,17 +121,21 @@ def _claimable_locker(
     dataset: Dataset | None,
     item_kind: str,
     facts: dict[int, tuple[int, int]] | None = None,
+    fresh: dict[str, bool] | None = None,
 ) -> Callable[[int, Sequence[int]], list[int]]:
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
     A look after the first (claimers took the candidates meanwhile) builds its statement afresh.
-    `facts`, when given, gets each locked pair's (premise pk, label count)."""
+    `facts`, when given, gets each locked pair's (premise pk, label count); `fresh["premises"]`,
+    when given, says whether to offer only premises the worker was never served (the caller turns
+    it off when none is left)."""
 
     def lock(wanted: int, tried: Sequence[int]) -> list[int]:
+        fresh_premises = bool(fresh and fresh["premises"])
         if tried:
-            claimable = lock_rows(_claimable(worker, now, dataset, item_kind, tried))
-            rows = list(claimable.values_list("pk", *CANDIDATE_FACTS)[:wanted])
+            claimable = _claimable(worker, now, dataset, item_kind, tried, fresh_premises=fresh_premises)
+            rows = list(lock_rows(claimable).values_list("pk", *CANDIDATE_FACTS)[:wanted])
         else:
-            shape = (dataset is not None, str(item_kind), worker.is_trusted, wanted)
+            shape = (dataset is not None, str(item_kind), worker.is_trusted, fresh_premises, wanted)
             values = {"worker": worker.pk, "now": now} | ({"dataset": dataset.pk} if dataset is not None else {})
             rows = LOCK_CLAIMABLE.fetch(shape, **values)
         if facts is not None:
@@ -240,6 +254,7 @@ def claim_validation_batch(
         catch: list[int] | None = None
         catch_premises: dict[int, int] = {}
         facts: dict[int, tuple[int, int]] = {}
+        fresh = {"premises": True}
         healed, waits = False, 0
 
         def claim(candidate_ids: list[int], tried: list[int]) -> uuid.UUID | None:
@@ -256,6 +271,11 @@ def claim_validation_batch(
 
         def look_again(tried: list[int]) -> bool:
             nonlocal healed, waits
+            if fresh["premises"]:
+                # Every premise left was served to this worker before: serve them again rather
+                # than nothing (a small dataset, a closed pool of validators).
+                fresh["premises"] = False
+                return True
             if not healed:
                 # Pairs left out of the claim index by a stale count of held places: recount.
                 healed = True
@@ -276,7 +296,7 @@ def claim_validation_batch(
             VALIDATION_CLAIMS,
             worker,
             now,
-            _claimable_locker(worker, now, dataset, item_kind, facts),
+            _claimable_locker(worker, now, dataset, item_kind, facts, fresh),
             size=size,
             wanted=size * 3,
             claim=claim,

@@ -6,7 +6,9 @@ show: its position and the batch's size, its premise's repetitions (in the batch
 in the participant's earlier batches), the hypothesis (length, and its words hashed into buckets),
 the response times of `/validate/next/` and the batch page, and the item's identifier (the form
 field name read as a number, and its rank in the batch). A logistic regression (torch, multinomial,
-class-weighted) is cross-validated over participants (five folds); the held-out predictions are
+class-weighted) is cross-validated in five folds split by premise (a pair served to several
+participants must not be learnt in one fold and scored in another: the model would memorise its
+text, which no participant can learn the label of); the held-out predictions are
 scored against the author label (three classes, chance 1/3) and against catch-trial-ness (binary,
 chance 0.5), each with a bootstrap interval. The study's hypotheses are drawn from one vocabulary
 whatever their label (`_common`), so the text itself carries no label.
@@ -97,8 +99,8 @@ def _fit(x, y, classes: int, *, seed: int):
     return model
 
 
-def cross_validated(rows: list[list[float]], targets: list, groups: list[int], *, seed: int, folds: int = 5) -> list:
-    """Held-out predictions of a class-weighted logistic regression, folds split by participant."""
+def cross_validated(rows: list[list[float]], targets: list, groups: list, *, seed: int, folds: int = 5) -> list:
+    """Held-out predictions of a class-weighted logistic regression, folds split by `groups`."""
     import torch
 
     classes = sorted(set(targets))
@@ -130,7 +132,7 @@ def run(base_url: str, *, seed: int = 0, participants: int = 16) -> dict:
     rows: list[list[float]] = []
     labels: list[str] = []
     catch: list[bool] = []
-    groups: list[int] = []
+    groups: list[str] = []
     for number in range(participants):
         session = _common.take_part(
             base_url,
@@ -145,7 +147,7 @@ def run(base_url: str, *, seed: int = 0, participants: int = 16) -> dict:
                 rows.append(row)
                 labels.append(truth.author_label)
                 catch.append(truth.is_catch)
-                groups.append(number)
+                groups.append(item.premise)
             for item in batch.items:
                 seen[item.premise] = seen.get(item.premise, 0) + 1
     ordinary = [i for i, is_catch in enumerate(catch) if not is_catch]

@@ -19,9 +19,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from scipy.stats import chi2_contingency, chisquare
 
-from corpus.models import Label
+from corpus.models import Label, Pair
 from crowd.arrival import SESSION_KEY
-from crowd.models import Study, StudySession, TaskKind
+from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.services import set_reference_label
 from tests import factories
 from validation import services
@@ -181,3 +181,28 @@ def test_a_batch_with_a_catch_trial_takes_the_same_statements_as_one_without(dat
     plain_page = _page_statements(client, plain_worker, plain_session, plain_batch)
     catch_page = _page_statements(client, catch_worker, catch_session, catch_batch)
     assert catch_page == plain_page
+
+
+def test_a_worker_meets_a_premise_again_only_when_no_other_is_left(dataset, make_worker):
+    """A premise seen again in a later batch was one more sign: ordinary pairs came back to their
+    premise, catch trials did not (and which pair came back hinted at its label)."""
+    write_premises(dataset, 6)
+    study = catch_study(dataset, 0.5, catch_premises=6)
+    worker = make_worker()
+    session = session_for(study, worker)
+    seen: list[set[int]] = []
+    while batch := services.claim_validation_batch(worker, study_session=session):
+        claims = list(ValidationClaim.objects.filter(batch=batch).select_related("pair"))
+        premises = {claim.pair.premise_id for claim in claims}
+        ordinary = {claim.pair.premise_id for claim in claims if not claim.is_catch_trial}
+        catch = premises - ordinary
+        earlier = set().union(*seen)
+        assert not catch & earlier, "a catch trial of a premise served before"
+        fresh_left = {pair.premise_id for pair in Pair.objects.filter(needs_validation=True)} - earlier
+        if fresh_left:
+            assert not ordinary & earlier, "a premise served again while fresh ones were left"
+        seen.append(premises)
+        ValidationClaim.objects.filter(batch=batch).update(status=ClaimStatus.SUBMITTED)
+    # Six premises of three pairs: the worker got all eighteen pairs in the end (nothing starves).
+    served = ValidationClaim.objects.filter(worker=worker, is_catch_trial=False).count()
+    assert served == 18
