@@ -312,7 +312,9 @@ class Session:
 
 def take_part(base_url: str, slug: str, participant_id: str, answer, *, max_batches: int = 50) -> Session:
     """Arrive by the study link and do batches until the study ends; `answer(batch, history)` gives
-    {field name: label}. The judge's truth is attached to each batch after it is answered."""
+    {field name: label}. The judge's truth is attached to each batch after it is answered.
+    Give every run new participant ids: the guesser test weighs all of a worker's labels, so an id
+    reused from an earlier run carries that run's agreement into this one."""
     participant = Participant(base_url)
     participant.arrive(slug, participant_id)
     done: list[Batch] = []

@@ -62,7 +62,7 @@ def run(base_url: str, *, seed: int = 0, participants: int = 12) -> dict:
     catch_total = items_total = 0
     for number in range(participants):
         guesses: dict[str, tuple[str, bool]] = {}
-        session = _common.take_part(base_url, slug, f"ORDER{seed}x{number}", _answering(guesses))
+        session = _common.take_part(base_url, slug, f"ORDER{slug[-10:]}x{number}", _answering(guesses))
         codes += session.code is not None
         for batch in session.batches:
             for name, truth in batch.truth.items():

@@ -46,7 +46,7 @@ def run(base_url: str, *, seed: int = 0, participants: int = 20) -> dict:
         session = _common.take_part(
             base_url,
             slug,
-            f"TIMING{seed}x{number}",
+            f"TIMING{slug[-10:]}x{number}",
             lambda batch, history: {item.name: rng.choice(_common.LABELS) for item in batch.items},
         )
         for batch in session.batches:

@@ -137,7 +137,7 @@ def run(base_url: str, *, seed: int = 0, participants: int = 16) -> dict:
         session = _common.take_part(
             base_url,
             slug,
-            f"VISIBLE{seed}x{number}",
+            f"VISIBLE{slug[-10:]}x{number}",
             lambda batch, history: {item.name: rng.choice(_common.LABELS) for item in batch.items},
         )
         seen: dict[str, int] = {}
