@@ -9,6 +9,7 @@ and (pair, worker) refuse whatever slips past both.
 """
 
 import contextlib
+import itertools
 import random
 import time
 import uuid
@@ -107,7 +108,7 @@ def _locked_claimable(shape: Any, values: Mapping[str, Any]) -> QuerySet[Any]:
 
 
 # What a claim reads of each locked candidate besides its pk: a batch takes one pair per premise,
-# the one closest to complete (`one_pair_per_premise`).
+# one of those closest to complete (`spread_over_premises`).
 CANDIDATE_FACTS = ("premise_id", "label_count")
 
 # A claim's first look, the statement every claim runs, compiled once per shape: building the
@@ -145,17 +146,20 @@ def _claimable_locker(
     return lock
 
 
-def one_pair_per_premise(
+def spread_over_premises(
     candidate_ids: Sequence[int], facts: Mapping[int, tuple[int, int]], *, leave_out: Iterable[int] = ()
 ) -> list[int]:
-    """The candidates a batch may take: one pair of each premise, none of the premises `leave_out`
-    (the batch's catch trials'), premises in the candidates' order.
+    """The candidates in the order a batch takes them: first one pair of each premise (premises in
+    the candidates' order), then the other pairs of those premises; none of the premises `leave_out`
+    (the batch's catch trials').
 
     A premise's three pairs are written entailment, neutral, contradiction, one after the other;
     served together they give their labels away, and a catch trial would be the lone premise among
     them (issue 39). Of a premise's pairs the batch takes one of those closest to complete, chosen at
     random: taking the first would put every premise's entailment pair in one batch, and so one
-    label in all its places.
+    label in all its places. A second pair of a premise comes only when the candidates hold fewer
+    premises than a batch has places (MPE items of one scene, a dataset near its end): with at most
+    three pairs a premise, the claim's fifteen candidates always span five (bench/RESULTS-order.md).
     """
     left_out = set(leave_out)
     by_premise: dict[int, list[int]] = {}
@@ -163,11 +167,24 @@ def one_pair_per_premise(
         premise = facts[pk][0]
         if premise not in left_out:
             by_premise.setdefault(premise, []).append(pk)
-    chosen = []
+    first, rest = [], []
     for members in by_premise.values():
         closest = max(facts[pk][1] for pk in members)
-        chosen.append(_shuffler.choice([pk for pk in members if facts[pk][1] == closest]))
-    return chosen
+        pick = _shuffler.choice([pk for pk in members if facts[pk][1] == closest])
+        first.append(pick)
+        rest += [pk for pk in members if pk != pick]
+    return first + rest
+
+
+def page_order(pks: Sequence[int], premise_of: Mapping[int, int], *, tries: int = 50) -> list[int]:
+    """A random order of a batch's pairs with no two of one premise side by side (where there is one)."""
+    order = list(pks)
+    for _ in range(tries):
+        _shuffler.shuffle(order)
+        premises = [premise_of.get(pk, -pk) for pk in order]
+        if all(a != b for a, b in itertools.pairwise(premises)):
+            break
+    return order
 
 
 # The batch's order and its choice among a premise's pairs: drawn afresh for each batch, never from
@@ -263,8 +280,9 @@ def claim_validation_batch(
                 catch = _catch_trials(
                     worker, study_session, dataset, size, taken=candidate_ids, premise_of=catch_premises
                 )
-            one_each = one_pair_per_premise(candidate_ids, facts, leave_out=catch_premises.values())
-            batch = _claim_candidates(worker, now, dataset, one_each, catch, size, study_session)
+            spread = spread_over_premises(candidate_ids, facts, leave_out=catch_premises.values())
+            premise_of = {pk: fact[0] for pk, fact in facts.items()} | catch_premises
+            batch = _claim_candidates(worker, now, dataset, spread, catch, size, study_session, premise_of)
             if batch is None:
                 tried += catch  # and the candidates: every one was full
             return batch
@@ -312,17 +330,22 @@ def _claim_candidates(
     catch: list[int],
     size: int,
     study_session: StudySession | None,
+    premise_of: Mapping[int, int],
 ) -> uuid.UUID | None:
     """Claims on the first of the locked candidates that still have room, as many as the catch
-    trials leave of `size`, and on the catch trials, in random order, in the claim's transaction;
-    the batch id, or None when every candidate is full.
+    trials leave of `size`, and on the catch trials, in random order (`page_order`), in the claim's
+    transaction; the batch id, or None when every candidate is full.
 
     A batch with catch trials and one without take the same path and the same statements (issue 39:
     a slower claim told them apart)."""
     if connection.vendor == "postgresql" and dataset is not None:
         # A study's batch (one dataset, so one label scheme) in one statement; the ORM path below
         # does the same in a few more.
-        return _claim_in_one_statement(worker, now, candidate_ids, catch, size, LABELS_PER_PAIR, study_session)
+        # The order is drawn for the candidates it takes when every one has room (all but always).
+        order = page_order(candidate_ids[: size - len(catch)] + catch, premise_of)
+        return _claim_in_one_statement(
+            worker, now, candidate_ids, catch, size, LABELS_PER_PAIR, study_session, order=order
+        )
     # Lazily mark what has expired, the worker's own and on the candidates: those places
     # are free already (live claims are the unexpired ones), this keeps the status honest.
     # This path leaves `held_places` as it is (a statement fewer): a count too low only lets the
@@ -338,9 +361,9 @@ def _claim_candidates(
     if not chosen:
         # Never a batch of catch trials alone: they ride along with real work.
         return None
-    items = [(pk, False) for pk in chosen[: size - len(catch)]] + [(pk, True) for pk in catch]
+    ordinary = chosen[: size - len(catch)]
     # The page shows a batch in claim id order: the claims go in shuffled, catch trials among them.
-    _shuffler.shuffle(items)
+    items = [(pk, pk in catch) for pk in page_order(ordinary + catch, premise_of)]
     return insert_claims(
         VALIDATION_CLAIMS,
         worker,
@@ -479,7 +502,7 @@ FROM (
     UNION ALL
     SELECT id, true FROM unnest(%(catch)s::bigint[]) AS id WHERE EXISTS (SELECT FROM roomy)
 ) AS served
-ORDER BY random()
+ORDER BY array_position(%(order)s::bigint[], served.id), random()
 RETURNING pair_id
 """
 
@@ -492,13 +515,16 @@ def _claim_in_one_statement(
     size: int,
     target: int,
     study_session: StudySession | None,
+    *,
+    order: Sequence[int] = (),
 ) -> uuid.UUID | None:
     """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
 
     Counts each locked candidate's live claims afresh (a new statement's snapshot: every claim
     committed before our locks), inserts claims on the first with room, in candidate order, as many
     as the `catch` trials leave of `size`, and on the catch trials (only with at least one ordinary
-    pair: never a batch of catch trials alone), all in random order (the page shows claim id order),
+    pair: never a batch of catch trials alone), in `order` (the page shows claim id order; a pair it
+    does not name goes after those it does, at random),
     and sets the candidates' `held_places` to what they hold now. It also sweeps a few pairs whose
     claims ran out (those it can lock without waiting): their claims are marked expired and their
     `held_places` recounted, so they come back into the claim index. The same steps as the ORM
@@ -514,6 +540,7 @@ def _claim_in_one_statement(
         "target": target,
         "size": size - len(catch),
         "catch": list(catch),
+        "order": list(order),
         "batch": batch,
         "session": study_session.pk if study_session is not None else None,
         "expires_at": expiry(now),
