@@ -76,6 +76,7 @@ def main() -> None:
 
     from corpus.models import Pair, Worker
     from validation import selectors, services
+    from validation.forms import SCHEME_CHOICES, scheme_of
     from validation.models import ValidationClaim
 
     rng = random.Random(0)
@@ -105,7 +106,7 @@ def main() -> None:
                 if len(claims) < selectors.BATCH_SIZE:
                     left = selectors.claimable_pairs(worker, timezone.now())[: selectors.BATCH_SIZE].count()
                     short_for_rule += len(claims) + left >= selectors.BATCH_SIZE
-                answers = {claim.pair_id: rng.choice(["entailment", "neutral", "contradiction"]) for claim in claims}
+                answers = {claim.pair_id: rng.choice(SCHEME_CHOICES[scheme_of(claim.pair)][0])[0] for claim in claims}
                 services.submit_validation_batch(worker, batch, answers)
             raise Rollback
     except Rollback:

@@ -13,12 +13,14 @@ scored against the author label (three classes, chance 1/3) and against catch-tr
 chance 0.5), each with a bootstrap interval. The study's hypotheses are drawn from one vocabulary
 whatever their label (`_common`), so the text itself carries no label.
 
-Setup: a validation study of its own, 80 premises of three pairs plus 14 catch premises, a catch
-share of 0.15, eight batches per code; 16 participants. At chance: both intervals cover chance.
+Setup: a validation study of its own, 120 premises of three pairs plus 20 catch premises, a catch
+share of 0.15, eight batches per code; 24 participants. At chance: both intervals cover chance.
 """
 
 import random
 import zlib
+from collections import Counter
+from typing import Any
 
 from . import _common
 
@@ -107,7 +109,19 @@ def cross_validated(rows: list[list[float]], targets: list, groups: list, *, see
     index = {cls: number for number, cls in enumerate(classes)}
     x_all = torch.tensor(rows, dtype=torch.float32)
     y_all = torch.tensor([index[t] for t in targets])
-    fold_of = {group: number % folds for number, group in enumerate(sorted(set(groups)))}
+    # Stratified: groups go round the folds by their commonest target, so every fold holds its share
+    # of each class (catch premises are few: unevenly spread, a model that learnt nothing could still
+    # score above chance from the folds' class shares alone).
+    by_target: dict[Any, list] = {}
+    for group in sorted(set(groups)):
+        shares = Counter(t for t, g in zip(targets, groups, strict=True) if g == group)
+        by_target.setdefault(min(shares, key=lambda t: (-shares[t], str(t))), []).append(group)
+    fold_of = {}
+    turn = 0
+    for _, members in sorted(by_target.items(), key=lambda item: str(item[0])):
+        for group in members:
+            fold_of[group] = turn % folds
+            turn += 1
     predicted: list = [None] * len(targets)
     for fold in range(folds):
         train = [i for i, g in enumerate(groups) if fold_of[g] != fold]
@@ -124,9 +138,9 @@ def cross_validated(rows: list[list[float]], targets: list, groups: list, *, see
     return predicted
 
 
-def run(base_url: str, *, seed: int = 0, participants: int = 16) -> dict:
+def run(base_url: str, *, seed: int = 0, participants: int = 24) -> dict:
     slug = _common.build_validation_study(
-        NAME, seed=seed, premises=80, catch_premises=14, share=0.15, tasks_per_batch=8
+        NAME, seed=seed, premises=120, catch_premises=20, share=0.15, tasks_per_batch=8
     )
     rng = random.Random(seed)
     rows: list[list[float]] = []
