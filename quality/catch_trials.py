@@ -24,7 +24,7 @@ from django.db import connection
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, ValidationLabel, Worker
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, Pair, ValidationLabel, Worker
 from crowd.models import Study, StudySession
 
 from .bonuses import record_catch_bonuses
@@ -62,11 +62,16 @@ def pick_catch_trials(
     seen: QuerySet[Any],
     taken: Sequence[int] = (),
     claims: QuerySet[Any] | None = None,
+    premise_of: dict[int, int] | None = None,
 ) -> list[int]:
     """Up to `count` random catch-trial pair pks for the worker's next validation batch, none of
     them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken` (the
     batch's ordinary pairs), nor written or labelled by the worker, each served to fewer than
-    `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`).
+    `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`), no two of
+    one premise and none of a premise the worker was served before (issue 39: a batch shows one
+    pair per premise, and ordinary pairs come from premises the worker has not seen while there
+    are any; a catch trial whose premise came back stood out). `premise_of`, when given, gets each
+    picked pair's premise.
 
     The reference rows are locked (skipping those another claimer holds) and the servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
@@ -74,21 +79,29 @@ def pick_catch_trials(
     if count <= 0:
         return []
     candidates = catch_trial_candidates(worker, dataset, seen).exclude(pair_id__in=list(taken))
+    candidates = candidates.exclude(pair__premise_id__in=Pair.objects.filter(pk__in=seen).values("premise_id"))
     if claims is not None:
         candidates = candidates.alias(served=servings(claims)).filter(served__lt=MAX_SERVINGS)
     # Random order over the catch trials only (a researcher-labelled pool, not the corpus).
     candidates = candidates.order_by("?")
     if connection.features.has_select_for_update_skip_locked:
         candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-    locked = list(candidates.values_list("pair_id", flat=True)[: count * 3])
-    if claims is None or not locked:
-        return locked[:count]
-    served = dict(
-        ReferenceLabel.objects.filter(pair_id__in=locked)
-        .annotate(served=servings(claims))
-        .values_list("pair_id", "served")
-    )
-    return [pk for pk in locked if served.get(pk, MAX_SERVINGS) < MAX_SERVINGS][:count]
+    premises = dict(candidates.values_list("pair_id", "pair__premise_id")[: count * 3])
+    locked = list(premises)
+    if claims is not None and locked:
+        served = dict(
+            ReferenceLabel.objects.filter(pair_id__in=locked)
+            .annotate(served=servings(claims))
+            .values_list("pair_id", "served")
+        )
+        locked = [pk for pk in locked if served.get(pk, MAX_SERVINGS) < MAX_SERVINGS]
+    picked: list[int] = []
+    for pk in locked:
+        if len(picked) < count and premises[pk] not in {premises[other] for other in picked}:
+            picked.append(pk)
+    if premise_of is not None:
+        premise_of.update({pk: premises[pk] for pk in picked})
+    return picked
 
 
 def catch_pool_status(dataset, claims):

@@ -40,7 +40,12 @@ def _of_kind(pairs: QuerySet[Pair], item_kind: str) -> QuerySet[Pair]:
 
 
 def claimable_pairs(
-    worker: Worker, now: datetime, *, dataset: Dataset | None = None, item_kind: str = ItemKind.SINGLE_PREMISE
+    worker: Worker,
+    now: datetime,
+    *,
+    dataset: Dataset | None = None,
+    item_kind: str = ItemKind.SINGLE_PREMISE,
+    fresh_premises: bool = False,
 ) -> QuerySet[Pair]:
     """Pairs this worker may be offered, closest to complete first.
 
@@ -49,8 +54,11 @@ def claimable_pairs(
 
     Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
     held by live claims are under the target; the worker (or an id seen on one of their devices) did
-    not write it, the worker did not label it or hold a claim on it before; its premise is not held for a researcher; a trusted-only dataset is
-    offered to trusted workers only.
+    not write it, the worker did not label it or hold a claim on it before; its premise is not held
+    for a researcher; a trusted-only dataset is offered to trusted workers only. With
+    `fresh_premises`, only pairs of premises the worker was never served (the claim's first look: a
+    premise seen again in a later batch told ordinary pairs from catch trials, and hinted at the
+    label, issue 39).
     """
     # The claim indexes' own condition, so the walk reads `pair_claim_queue_free(_all)`: pairs
     # that labels and live claims fill (as last counted) are not in them, so a claim does not walk
@@ -63,7 +71,11 @@ def claimable_pairs(
     # Nor what ids seen on one of their devices wrote: one person does not validate their own writing.
     pairs = pairs.exclude(author_id__in=device_linked_ids(worker.pk))
     pairs = pairs.exclude(pk__in=worker.labels.values("pair_id"))
-    pairs = pairs.exclude(pk__in=ValidationClaim.objects.filter(worker=worker).values("pair_id"))
+    served = ValidationClaim.objects.filter(worker=worker)
+    if fresh_premises:
+        pairs = pairs.exclude(premise_id__in=served.values("pair__premise_id"))
+    else:
+        pairs = pairs.exclude(pk__in=served.values("pair_id"))
     pairs = pairs.exclude(premise__status=PremiseStatus.HELD)
     if not worker.is_trusted:
         pairs = pairs.exclude(dataset__validation_policy__trusted_only=True)

@@ -9,6 +9,7 @@ and (pair, worker) refuse whatever slips past both.
 """
 
 import contextlib
+import itertools
 import random
 import time
 import uuid
@@ -43,7 +44,6 @@ from .claiming import (
     expiry,
     foreign_items,
     insert_claims,
-    lock_candidates,
     lock_rows,
 )
 from .models import ValidationClaim, ValidationPolicy
@@ -84,20 +84,34 @@ SWEEP_PAIRS = 20  # pairs with claims past their expiry that a claim releases on
 
 
 def _claimable(
-    worker: Worker, now: datetime, dataset: Dataset | None, item_kind: str, tried: Sequence[int] = ()
+    worker: Worker,
+    now: datetime,
+    dataset: Dataset | None,
+    item_kind: str,
+    tried: Sequence[int] = (),
+    *,
+    fresh_premises: bool = False,
 ) -> QuerySet[Pair]:
-    claimable = selectors.claimable_pairs(worker, now, dataset=dataset, item_kind=item_kind)
+    claimable = selectors.claimable_pairs(
+        worker, now, dataset=dataset, item_kind=item_kind, fresh_premises=fresh_premises
+    )
     return claimable.exclude(pk__in=list(tried)) if tried else claimable
 
 
 def _locked_claimable(shape: Any, values: Mapping[str, Any]) -> QuerySet[Any]:
     """The candidate lock of a claim's first look, for `LOCK_CLAIMABLE`: shape (dataset given,
-    item kind, worker trusted, rows wanted), values the worker's pk, the time and the dataset's pk."""
-    has_dataset, item_kind, trusted, wanted = shape
+    item kind, worker trusted, fresh premises only, rows wanted), values the worker's pk, the time
+    and the dataset's pk."""
+    has_dataset, item_kind, trusted, fresh, wanted = shape
     worker = Worker(pk=values["worker"], is_trusted=trusted)
     dataset = Dataset(pk=values["dataset"]) if has_dataset else None
-    return lock_rows(_claimable(worker, values["now"], dataset, item_kind)).values_list("pk")[:wanted]
+    claimable = _claimable(worker, values["now"], dataset, item_kind, fresh_premises=fresh)
+    return lock_rows(claimable).values_list("pk", *CANDIDATE_FACTS)[:wanted]
 
+
+# What a claim reads of each locked candidate besides its pk: a batch takes one pair per premise,
+# one of those closest to complete (`spread_over_premises`).
+CANDIDATE_FACTS = ("premise_id", "label_count")
 
 # A claim's first look, the statement every claim runs, compiled once per shape: building the
 # candidate queryset cost more of the claim's time than PostgreSQL running it (issue 28).
@@ -105,19 +119,79 @@ LOCK_CLAIMABLE = CompiledQuery(_locked_claimable)
 
 
 def _claimable_locker(
-    worker: Worker, now: datetime, dataset: Dataset | None, item_kind: str
+    worker: Worker,
+    now: datetime,
+    dataset: Dataset | None,
+    item_kind: str,
+    facts: dict[int, tuple[int, int]] | None = None,
+    fresh: dict[str, bool] | None = None,
 ) -> Callable[[int, Sequence[int]], list[int]]:
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
-    A look after the first (claimers took the candidates meanwhile) builds its statement afresh."""
+    A look after the first (claimers took the candidates meanwhile) builds its statement afresh.
+    `facts`, when given, gets each locked pair's (premise pk, label count); `fresh["premises"]`,
+    when given, says whether to offer only premises the worker was never served (the caller turns
+    it off when none is left)."""
 
     def lock(wanted: int, tried: Sequence[int]) -> list[int]:
+        fresh_premises = bool(fresh and fresh["premises"])
         if tried:
-            return lock_candidates(_claimable(worker, now, dataset, item_kind), wanted, tried=tried)
-        shape = (dataset is not None, str(item_kind), worker.is_trusted, wanted)
-        values = {"worker": worker.pk, "now": now} | ({"dataset": dataset.pk} if dataset is not None else {})
-        return [pk for (pk,) in LOCK_CLAIMABLE.fetch(shape, **values)]
+            claimable = _claimable(worker, now, dataset, item_kind, tried, fresh_premises=fresh_premises)
+            rows = list(lock_rows(claimable).values_list("pk", *CANDIDATE_FACTS)[:wanted])
+        else:
+            shape = (dataset is not None, str(item_kind), worker.is_trusted, fresh_premises, wanted)
+            values = {"worker": worker.pk, "now": now} | ({"dataset": dataset.pk} if dataset is not None else {})
+            rows = LOCK_CLAIMABLE.fetch(shape, **values)
+        if facts is not None:
+            facts.update({pk: (premise, count) for pk, premise, count in rows})
+        return [pk for pk, *_ in rows]
 
     return lock
+
+
+def spread_over_premises(
+    candidate_ids: Sequence[int], facts: Mapping[int, tuple[int, int]], *, leave_out: Iterable[int] = ()
+) -> list[int]:
+    """The candidates in the order a batch takes them: first one pair of each premise (premises in
+    the candidates' order), then the other pairs of those premises; none of the premises `leave_out`
+    (the batch's catch trials').
+
+    A premise's three pairs are written entailment, neutral, contradiction, one after the other;
+    served together they give their labels away, and a catch trial would be the lone premise among
+    them (issue 39). Of a premise's pairs the batch takes one of those closest to complete, chosen at
+    random: taking the first would put every premise's entailment pair in one batch, and so one
+    label in all its places. A second pair of a premise comes only when the candidates hold fewer
+    premises than a batch has places (MPE items of one scene, a dataset near its end): with at most
+    three pairs a premise, the claim's fifteen candidates always span five (bench/RESULTS-order.md).
+    """
+    left_out = set(leave_out)
+    by_premise: dict[int, list[int]] = {}
+    for pk in candidate_ids:
+        premise = facts[pk][0]
+        if premise not in left_out:
+            by_premise.setdefault(premise, []).append(pk)
+    first, rest = [], []
+    for members in by_premise.values():
+        closest = max(facts[pk][1] for pk in members)
+        pick = _shuffler.choice([pk for pk in members if facts[pk][1] == closest])
+        first.append(pick)
+        rest += [pk for pk in members if pk != pick]
+    return first + rest
+
+
+def page_order(pks: Sequence[int], premise_of: Mapping[int, int], *, tries: int = 50) -> list[int]:
+    """A random order of a batch's pairs with no two of one premise side by side (where there is one)."""
+    order = list(pks)
+    for _ in range(tries):
+        _shuffler.shuffle(order)
+        premises = [premise_of.get(pk, -pk) for pk in order]
+        if all(a != b for a, b in itertools.pairwise(premises)):
+            break
+    return order
+
+
+# The batch's order and its choice among a premise's pairs: drawn afresh for each batch, never from
+# pks or the order pairs were written in.
+_shuffler = random.SystemRandom()
 
 
 def _pair_room(target: int) -> RoomRule:
@@ -197,19 +271,31 @@ def claim_validation_batch(
             return current
         size = selectors.BATCH_SIZE
         catch: list[int] | None = None
+        catch_premises: dict[int, int] = {}
+        facts: dict[int, tuple[int, int]] = {}
+        fresh = {"premises": True}
         healed, waits = False, 0
 
         def claim(candidate_ids: list[int], tried: list[int]) -> uuid.UUID | None:
             nonlocal catch
             if catch is None:
-                catch = _catch_trials(worker, study_session, dataset, size, taken=candidate_ids)
-            batch = _claim_candidates(worker, now, dataset, candidate_ids, catch, size, study_session)
+                catch = _catch_trials(
+                    worker, study_session, dataset, size, taken=candidate_ids, premise_of=catch_premises
+                )
+            spread = spread_over_premises(candidate_ids, facts, leave_out=catch_premises.values())
+            premise_of = {pk: fact[0] for pk, fact in facts.items()} | catch_premises
+            batch = _claim_candidates(worker, now, dataset, spread, catch, size, study_session, premise_of)
             if batch is None:
                 tried += catch  # and the candidates: every one was full
             return batch
 
         def look_again(tried: list[int]) -> bool:
             nonlocal healed, waits
+            if fresh["premises"]:
+                # Every premise left was served to this worker before: serve them again rather
+                # than nothing (a small dataset, a closed pool of validators).
+                fresh["premises"] = False
+                return True
             if not healed:
                 # Pairs left out of the claim index by a stale count of held places: recount.
                 healed = True
@@ -230,7 +316,7 @@ def claim_validation_batch(
             VALIDATION_CLAIMS,
             worker,
             now,
-            _claimable_locker(worker, now, dataset, item_kind),
+            _claimable_locker(worker, now, dataset, item_kind, facts, fresh),
             size=size,
             wanted=size * 3,
             claim=claim,
@@ -246,13 +332,22 @@ def _claim_candidates(
     catch: list[int],
     size: int,
     study_session: StudySession | None,
+    premise_of: Mapping[int, int],
 ) -> uuid.UUID | None:
-    """Claims on the first `size` of the locked candidates that still have room (and the catch
-    trials), in the claim's transaction; the batch id, or None when every candidate is full."""
-    if connection.vendor == "postgresql" and dataset is not None and not catch:
-        # The common case (a study's batch: one dataset, so one label scheme, and no catch
-        # trial drawn) in one statement; the ORM path below does the same in a few more.
-        return _claim_in_one_statement(worker, now, candidate_ids, size, LABELS_PER_PAIR, study_session)
+    """Claims on the first of the locked candidates that still have room, as many as the catch
+    trials leave of `size`, and on the catch trials, in random order (`page_order`), in the claim's
+    transaction; the batch id, or None when every candidate is full.
+
+    A batch with catch trials and one without take the same path and the same statements (issue 39:
+    a slower claim told them apart)."""
+    if connection.vendor == "postgresql" and dataset is not None:
+        # A study's batch (one dataset, so one label scheme) in one statement; the ORM path below
+        # does the same in a few more.
+        # The order is drawn for the candidates it takes when every one has room (all but always).
+        order = page_order(candidate_ids[: size - len(catch)] + catch, premise_of)
+        return _claim_in_one_statement(
+            worker, now, candidate_ids, catch, size, LABELS_PER_PAIR, study_session, order=order
+        )
     # Lazily mark what has expired, the worker's own and on the candidates: those places
     # are free already (live claims are the unexpired ones), this keeps the status honest.
     # This path leaves `held_places` as it is (a statement fewer): a count too low only lets the
@@ -268,10 +363,9 @@ def _claim_candidates(
     if not chosen:
         # Never a batch of catch trials alone: they ride along with real work.
         return None
-    items = [(pk, False) for pk in chosen[: size - len(catch)]]
-    # Catch trials sit at random places in the batch (shown in id order), as any other pair would.
-    for pk in catch:
-        items.insert(random.randint(0, len(items)), (pk, True))
+    ordinary = chosen[: size - len(catch)]
+    # The page shows a batch in claim id order: the claims go in shuffled, catch trials among them.
+    items = [(pk, pk in catch) for pk in page_order(ordinary + catch, premise_of)]
     return insert_claims(
         VALIDATION_CLAIMS,
         worker,
@@ -328,24 +422,44 @@ def catch_trial_count(share: float, size: int, *, draw: Callable[[], float] = ra
 
 
 def _catch_trials(
-    worker: Worker, study_session: StudySession | None, dataset: Dataset | None, size: int, *, taken: Sequence[int] = ()
+    worker: Worker,
+    study_session: StudySession | None,
+    dataset: Dataset | None,
+    size: int,
+    *,
+    taken: Sequence[int] = (),
+    premise_of: dict[int, int] | None = None,
 ) -> list[int]:
     """Pair pks to serve as catch trials in this batch (the study's share; none outside a study).
 
     The quality app picks them (`quality.catch_trials.pick_catch_trials`); a worker is never served a
     pair they were served before (`seen`, backed by the claims' unique pair/worker constraint).
+    `premise_of` gets the picked pairs' premises.
+
+    In a study with catch trials, every claim draws as many as a batch could hold and keeps the
+    number this batch gets, none included: the statements (and their time) are the same whether
+    the batch holds a catch trial or not (issue 39: `/validate/next/` was slower when it did).
     """
-    if study_session is None:
+    if study_session is None or study_session.study.catch_trial_share <= 0:
         return []
     # At least one ordinary pair in every batch.
-    count = min(catch_trial_count(study_session.study.catch_trial_share, size), size - 1)
-    if not count:
-        return []
+    most = size - 1
+    count = min(catch_trial_count(study_session.study.catch_trial_share, size), most)
     seen = ValidationClaim.objects.filter(worker=worker).values("pair_id")
+    drawn: dict[int, int] = {}
     picked = pick_catch_trials(
-        worker=worker, dataset=dataset, count=count, seen=seen, taken=list(taken), claims=ValidationClaim.objects.all()
+        worker=worker,
+        dataset=dataset,
+        count=most,
+        seen=seen,
+        taken=list(taken),
+        claims=ValidationClaim.objects.all(),
+        premise_of=drawn,
     )
-    return [pk for pk in dict.fromkeys(picked) if pk not in taken][:count]
+    kept = [pk for pk in dict.fromkeys(picked) if pk not in taken][:count]
+    if premise_of is not None:
+        premise_of.update({pk: drawn[pk] for pk in kept})
+    return kept
 
 
 CLAIM_SQL = """
@@ -384,7 +498,13 @@ WITH due AS (
     RETURNING p.id
 )
 INSERT INTO {claims} (batch, worker_id, pair_id, study_session_id, status, created_at, expires_at, is_catch_trial)
-SELECT %(batch)s, %(worker)s, roomy.id, %(session)s, %(open)s, %(now)s, %(expires_at)s, false FROM roomy ORDER BY roomy.ord
+SELECT %(batch)s, %(worker)s, served.id, %(session)s, %(open)s, %(now)s, %(expires_at)s, served.is_catch
+FROM (
+    SELECT id, false AS is_catch FROM roomy
+    UNION ALL
+    SELECT id, true FROM unnest(%(catch)s::bigint[]) AS id WHERE EXISTS (SELECT FROM roomy)
+) AS served
+ORDER BY array_position(%(order)s::bigint[], served.id), random()
 RETURNING pair_id
 """
 
@@ -393,14 +513,20 @@ def _claim_in_one_statement(
     worker: Worker,
     now: datetime,
     candidate_ids: list[int],
+    catch: list[int],
     size: int,
     target: int,
     study_session: StudySession | None,
+    *,
+    order: Sequence[int] = (),
 ) -> uuid.UUID | None:
     """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
 
     Counts each locked candidate's live claims afresh (a new statement's snapshot: every claim
-    committed before our locks), inserts claims on the first `size` with room, in candidate order,
+    committed before our locks), inserts claims on the first with room, in candidate order, as many
+    as the `catch` trials leave of `size`, and on the catch trials (only with at least one ordinary
+    pair: never a batch of catch trials alone), in `order` (the page shows claim id order; a pair it
+    does not name goes after those it does, at random),
     and sets the candidates' `held_places` to what they hold now. It also sweeps a few pairs whose
     claims ran out (those it can lock without waiting): their claims are marked expired and their
     `held_places` recounted, so they come back into the claim index. The same steps as the ORM
@@ -414,7 +540,9 @@ def _claim_in_one_statement(
         "worker": worker.pk,
         "candidates": list(candidate_ids),
         "target": target,
-        "size": size,
+        "size": size - len(catch),
+        "catch": list(catch),
+        "order": list(order),
         "batch": batch,
         "session": study_session.pk if study_session is not None else None,
         "expires_at": expiry(now),

@@ -92,8 +92,9 @@ def test_closest_to_complete_first(dataset, make_worker):
             add_label(pair, Label.ENTAILMENT, worker=validator)
     worker = make_worker()
     batch = services.claim_validation_batch(worker)
-    order = list(ValidationClaim.objects.filter(batch=batch).order_by("id").values_list("pair_id", flat=True))
-    assert order == [four[0].pk, four[1].pk, two[0].pk, two[1].pk, fresh[0].pk]
+    # Which pairs: the closest to complete; in what order on the page: a random one (issue 39).
+    claimed = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
+    assert claimed == {four[0].pk, four[1].pk, two[0].pk, two[1].pk, fresh[0].pk}
 
 
 def test_a_pair_with_four_live_claims_is_full(dataset, make_worker):
