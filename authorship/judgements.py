@@ -22,8 +22,9 @@ from .evidence import FieldEvidence, PageEvidence
 MOST_OF_THE_TEXT = 0.5
 # Cadence: judged only with enough intervals to have a spread (a short sentence's ten keys).
 MIN_INTERVALS_FOR_CADENCE = 10
-# Faster than people sustain: a mean interval under half the fastest typists' ~120 ms.
-FASTEST_HUMAN_MEAN_MS = 60.0
+# Faster than people sustain: a mean interval under 75 ms is 160 words a minute (12,000 / ms), beyond all
+# but champion typists; Dhakal et al. report ~120 ms for fast typists.
+FASTEST_HUMAN_MEAN_MS = 75.0
 # More even than people type: a coefficient of variation of the intervals under this.
 MOST_EVEN_HUMAN_CV = 0.2
 # Near-copies of the writer's own earlier sentence (difflib's ratio of the normalised texts).
