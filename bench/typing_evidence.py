@@ -23,8 +23,8 @@ Prints the table of rates (the figures go in docs/quality.md, "How hypotheses we
 """
 
 import argparse
-import html
 import asyncio
+import html
 import json
 import math
 import os
@@ -188,7 +188,9 @@ async def main(args):
             await asyncio.gather(*(run(way, i, text) for i, text in enumerate(texts)))
         await browser.close()
     print(f"{len(texts)} SNLI dev hypotheses, {args.concurrency} pages at a time, {time.monotonic() - started:.0f} s\n")
-    print("| way | hypotheses | text arrived whole | flagged | rate | flags seen | interval mean, CV (median; lowest CV) |")
+    print(
+        "| way | hypotheses | text arrived whole | flagged | rate | flags seen | interval mean, CV (median; lowest CV) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for way, rows in results.items():
         flagged = sum(1 for _, flags, _ in rows if flags)

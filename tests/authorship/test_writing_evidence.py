@@ -51,7 +51,7 @@ def write(worker, session, raw, texts=SENTENCES):
 
 
 def test_each_hypothesis_gets_its_evidence_beside_it(writer):
-    dataset, worker = writer
+    _, worker = writer
     result = write(worker, None, evidence(contradiction=pasted(SENTENCES["contradiction"])))
     rows = {row.field_name: row for row in WritingEvidence.objects.select_related("pair")}
     assert {row.pair for row in rows.values()} == set(result.pairs)
@@ -63,7 +63,7 @@ def test_each_hypothesis_gets_its_evidence_beside_it(writer):
 
 @pytest.mark.parametrize("raw", [None, "", "garbage{", json.dumps({"v": 1, "fields": []})])
 def test_missing_or_malformed_evidence_is_stored_as_no_evidence(writer, raw):
-    dataset, worker = writer
+    _, worker = writer
     write(worker, None, raw)
     assert Pair.objects.count() == 3
     rows = list(WritingEvidence.objects.all())
@@ -81,7 +81,9 @@ def test_a_study_that_refuses_pasted_text_refuses_the_field_and_saves_nothing(wr
     assert Pair.objects.count() == 0 and WritingEvidence.objects.count() == 0
 
 
-@pytest.mark.parametrize("action", [TypingEvidenceAction.RECORD, TypingEvidenceAction.WARN, TypingEvidenceAction.HOLD_CODE])
+@pytest.mark.parametrize(
+    "action", [TypingEvidenceAction.RECORD, TypingEvidenceAction.WARN, TypingEvidenceAction.HOLD_CODE]
+)
 def test_other_settings_save_pasted_text_as_evidence(writer, action):
     dataset, worker = writer
     session = session_of(dataset, worker, action, tasks=2)
