@@ -24,7 +24,8 @@ MAX_CV = 100.0
 
 @dataclass(frozen=True)
 class FieldEvidence:
-    """How one text field was filled in, as the browser counted it.
+    """How one text field was filled in, as the browser counted it. The character counts are of
+    the text as sent (a pasted sentence deleted and then typed counts as typed).
 
     typed: characters inserted right after a trusted keystroke (or an input method's composition);
     pasted / dropped: characters that arrived by paste or by drag and drop;

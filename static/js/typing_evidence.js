@@ -1,8 +1,8 @@
 // How each sentence was written (issue 40; docs/quality.md, "How hypotheses were written").
 // <form data-typing-evidence="record|warn|refuse|hold"> with <input type=hidden name=typing_evidence>:
-// for every text field of the form this counts keystrokes, deletions and the characters that
-// arrived by typing, paste, drop, untrusted (synthetic) events, a script setting the value, or
-// trusted input with no keystroke; the time to the first key, the time spent typing and the mean
+// for every text field of the form this counts keystrokes, deletions and, of the text that is
+// sent, the characters that arrived by typing, paste, drop, untrusted (synthetic) events, a script
+// setting the value, or trusted input with no keystroke; the time to the first key, the time spent typing and the mean
 // and coefficient of variation of the intervals between keys; and, for the page, how often and
 // how long the participant was in another tab or window. Never a key or a text: only numbers,
 // posted with the form. "warn" tells the participant at once; "refuse" also stops pastes and drops.
@@ -14,14 +14,40 @@
 
   function now() { return Math.round(window.performance.now()); }
 
-  // Characters of `after` that are not in `before` (same start and end kept): what a script changed.
-  function changedChars(before, after) {
+  // Each character of a field keeps a tag for the way it arrived, so the counts describe the text
+  // that is sent (a pasted sentence deleted and typed again counts as typed):
+  // t typed, p pasted, d dropped, P / D pasted / dropped as the first input after coming back from
+  // another tab, u untrusted event, s set by a script, n trusted input with no keystroke, f prefilled.
+  var TAGS = { t: "t", p: "p", P: "p", d: "dr", D: "dr", u: "u", s: "s", n: "nk", f: "pre" };
+
+  // Replace the tags of the characters that changed from `before` to `after` (same start and end
+  // kept) with `tag`; returns how many characters arrived.
+  function retag(origin, before, after, tag) {
     var start = 0;
     var limit = Math.min(before.length, after.length);
     while (start < limit && before[start] === after[start]) { start++; }
     var end = 0;
     while (end < limit - start && before[before.length - 1 - end] === after[after.length - 1 - end]) { end++; }
-    return Math.max(0, after.length - start - end);
+    var added = after.length - start - end;
+    var args = [start, before.length - start - end];
+    for (var i = 0; i < added; i++) { args.push(tag); }
+    Array.prototype.splice.apply(origin, args);
+    return added;
+  }
+
+  function tagsFrom(old, length) {
+    // A page sent back (a refused submit): the first page's counts, in order, if they add up.
+    var origin = [];
+    var ap = old.ap || 0;
+    [["t", old.t], ["p", old.p], ["d", old.dr], ["u", old.u], ["s", old.s], ["n", old.nk], ["f", old.pre]].forEach(function (pair) {
+      for (var i = 0; i < (pair[1] || 0) && origin.length <= length; i++) {
+        var tag = pair[0];
+        if ((tag === "p" || tag === "d") && ap > 0) { tag = tag.toUpperCase(); ap--; }
+        origin.push(tag);
+      }
+    });
+    if (origin.length !== length) { origin = []; for (var j = 0; j < length; j++) { origin.push("f"); } }
+    return origin;
   }
 
   function countsKey(event) {
@@ -57,27 +83,25 @@
 
     function fieldState(field) {
       var old = previous[field.name];
-      // A page sent back (a refused submit) keeps what the first page counted, if the text is the same length.
-      if (old && typeof old === "object" && old.len === field.value.length) {
-        var kept = {};
-        Object.keys(old).forEach(function (key) { kept[key] = old[key]; });
-        kept.sum = (kept.m || 0) * (kept.n || 0);
-        kept.sq = kept.n > 1 ? Math.pow((kept.cv || 0) * (kept.m || 0), 2) * (kept.n - 1) + kept.n * Math.pow(kept.m || 0, 2) : kept.sum * (kept.m || 0);
-        kept.lastKey = null; kept.keyPending = false; kept.composing = false;
-        kept.value = field.value; kept.seenReturns = page.returns; kept.fk = null;
-        return kept;
-      }
-      return {
-        k: 0, d: 0, t: 0, p: 0, dr: 0, u: 0, s: 0, nk: 0, pre: field.value.length, ap: 0, rp: 0,
-        fk: null, tt: 0, n: 0, sum: 0, sq: 0,
-        lastKey: null, keyPending: false, composing: false, value: field.value, seenReturns: page.returns
+      var state = {
+        k: 0, d: 0, rp: 0, fk: null, tt: 0, n: 0, sum: 0, sq: 0,
+        lastKey: null, keyPending: false, composing: false, value: field.value, seenReturns: page.returns,
+        origin: tagsFrom({}, field.value.length)
       };
+      if (old && typeof old === "object" && old.len === field.value.length) {
+        // Keep what the first page counted: its keys, its intervals (sum and sum of squares from mean and CV).
+        ["k", "d", "rp", "fk", "tt", "n"].forEach(function (key) { if (typeof old[key] === "number") { state[key] = old[key]; } });
+        var mean = old.m || 0;
+        state.sum = mean * state.n;
+        state.sq = state.n > 1 ? Math.pow((old.cv || 0) * mean, 2) * (state.n - 1) + state.n * mean * mean : state.sum * mean;
+        state.origin = tagsFrom(old, field.value.length);
+      }
+      return state;
     }
 
     function noticeScript(field, state) {
       if (field.value !== state.value) {
-        var changed = changedChars(state.value, field.value);
-        state.s += changed;
+        var changed = retag(state.origin, state.value, field.value, "s");
         state.value = field.value;
         if (changed) { warn(field, WARNING); }
       }
@@ -89,11 +113,16 @@
         var state = states[name];
         var field = form.elements[name];
         if (field) { noticeScript(field, state); }
+        var counts = { t: 0, p: 0, dr: 0, u: 0, s: 0, nk: 0, pre: 0, ap: 0 };
+        state.origin.forEach(function (tag) {
+          counts[TAGS[tag]]++;
+          if (tag === "P" || tag === "D") { counts.ap++; }
+        });
         var mean = state.n ? state.sum / state.n : null;
         var variance = state.n > 1 ? Math.max(0, (state.sq - state.n * mean * mean) / (state.n - 1)) : null;
         fields[name] = {
-          k: state.k, d: state.d, t: state.t, p: state.p, dr: state.dr, u: state.u, s: state.s, nk: state.nk,
-          pre: state.pre, ap: state.ap, rp: state.rp, fk: state.fk, tt: Math.round(state.tt), n: state.n,
+          k: state.k, d: state.d, t: counts.t, p: counts.p, dr: counts.dr, u: counts.u, s: counts.s, nk: counts.nk,
+          pre: counts.pre, ap: counts.ap, rp: state.rp, fk: state.fk, tt: Math.round(state.tt), n: state.n,
           m: mean === null ? null : Math.round(mean * 10) / 10,
           cv: variance === null || !mean ? null : Math.round(1000 * Math.sqrt(variance) / mean) / 1000,
           len: field ? field.value.length : 0
@@ -133,24 +162,23 @@
       field.addEventListener("drop", refuse);
 
       field.addEventListener("input", function (event) {
-        var before = state.value;
-        var added = Math.max(0, field.value.length - before.length);
         var type = event.inputType || "";
         var firstSinceReturn = state.seenReturns !== page.returns;
+        var tag;
         if (!event.isTrusted) {
-          state.u += added;
-          if (added) { warn(field, WARNING); }
-        } else if (type === "insertFromPaste" || type === "insertFromPasteAsQuotation" || type === "insertFromDrop") {
-          if (type === "insertFromDrop") { state.dr += added; } else { state.p += added; }
-          if (firstSinceReturn) { state.ap += added; }
-          if (added) { warn(field, WARNING); }
-        } else if (type.indexOf("delete") === 0) {
-          state.d++;
+          tag = "u";
+        } else if (type === "insertFromPaste" || type === "insertFromPasteAsQuotation") {
+          tag = firstSinceReturn ? "P" : "p";
+        } else if (type === "insertFromDrop") {
+          tag = firstSinceReturn ? "D" : "d";
         } else if (state.keyPending || state.composing || type === "insertCompositionText") {
-          state.t += added;
+          tag = "t";
         } else {
-          state.nk += added; // trusted input with no keystroke: autofill, dictation, a program's insert
+          tag = "n"; // trusted input with no keystroke: autofill, dictation, a program's insert
         }
+        if (type.indexOf("delete") === 0) { state.d++; }
+        var added = retag(state.origin, state.value, field.value, tag);
+        if (added && "uPpDd".indexOf(tag) >= 0) { warn(field, WARNING); }
         state.keyPending = false;
         state.seenReturns = page.returns;
         state.value = field.value;
