@@ -1,6 +1,6 @@
 """Typing evidence (issue 40): false flags on typed text, detection of every other way in.
 
-    .venv/bin/python bench/typing_evidence.py [--hypotheses 200] [--concurrency 8] [--seed 0]
+    .venv/bin/python bench/typing_evidence.py [--hypotheses 200] [--concurrency 8] [--seed 0] [--clock virtual]
 
 Replays SNLI dev hypotheses (../shared/data/snli_1.0_dev.jsonl, or NLI_SHARED_DATA; read, never
 copied) in headless Chromium (Debian's /usr/bin/chromium, CHROMIUM_PATH) into a form that runs
@@ -17,7 +17,10 @@ authorship.judgements.field_flags). Each hypothesis goes in every way:
   0.5-3 s;
 - pasted (a trusted Ctrl+V from the clipboard), set by script (value = text), set by script
   with a synthetic input event, dropped (a trusted drag-and-drop of text), and typed by a program
-  at an even pace (one key every 100 ms; and every 25 ms).
+  at an even pace (one key every 100 ms, every 30 ms) or with its gaps spread uniformly by
+  +-30% or 60% (a program that adds jitter; measured, not a target).
+With --clock virtual (the default) the page's clock is held (Playwright's clock) and moved by each
+drawn gap, so the intervals are the drawn ones however loaded the machine; --clock real sleeps.
 A typed hypothesis with any flag is a false flag; any other way is detected when it gets a flag.
 Prints the table of rates (the figures go in docs/quality.md, "How hypotheses were written").
 """
@@ -88,15 +91,26 @@ def human_plan(text, rng):
     return plan
 
 
-async def typed(page, text, rng):
-    field = page.locator(FIELD)
-    await field.focus()
-    for key, delay in human_plan(text, rng):
-        await asyncio.sleep(delay / 1000)
+async def wait(page, ms):
+    """The gap before a key: on the page's held clock (--clock virtual), else in real time."""
+    if CLOCK["virtual"]:
+        await page.clock.run_for(max(1, round(ms)))
+    else:
+        await asyncio.sleep(ms / 1000)
+
+
+async def press_keys(page, plan):
+    await page.locator(FIELD).focus()
+    for key, delay in plan:
+        await wait(page, delay)
         if key == "Backspace":
             await page.keyboard.press("Backspace")
         else:
             await page.keyboard.type(key)
+
+
+async def typed(page, text, rng):
+    await press_keys(page, human_plan(text, rng))
 
 
 async def pasted(page, text, rng):
@@ -125,9 +139,11 @@ async def dropped(page, text, rng):
     await client.detach()
 
 
-def machine(delay_ms):
+def machine(delay_ms, jitter=0.0):
+    """A program typing one key every `delay_ms`, each gap spread uniformly by +-`jitter` of it."""
+
     async def typing(page, text, rng):
-        await page.locator(FIELD).press_sequentially(text, delay=delay_ms)
+        await press_keys(page, [(char, delay_ms * (1 + rng.uniform(-jitter, jitter))) for char in text])
 
     return typing
 
@@ -139,18 +155,27 @@ WAYS = {
     "set by script + synthetic input event": script_set_with_event,
     "dropped": dropped,
     "machine-typed, even 100 ms": machine(100),
-    "machine-typed, even 25 ms": machine(25),
+    "machine-typed, even 30 ms": machine(30),
+    "machine-typed, 100 ms +-30%": machine(100, 0.3),
+    "machine-typed, 100 ms +-60%": machine(100, 0.6),
 }
+CLOCK = {"virtual": True}
 
 
-async def one(context, way, text, seed):
+async def one(browser, way, text, seed):
+    # A context per page: Playwright's clock and the clipboard belong to the context.
+    context = await browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     page = await context.new_page()
     try:
         # Served as http://localhost (a secure context, as the site is: the clipboard works there).
         body = PAGE.format(text=html.escape(text))
         await page.route(URL, lambda route: route.fulfill(content_type="text/html", body=body))
         await page.route(SCRIPT_URL, lambda route: route.fulfill(content_type="text/javascript", path=SCRIPT))
+        if CLOCK["virtual"]:
+            await page.clock.install()
         await page.goto(URL)
+        if CLOCK["virtual"]:
+            await page.clock.pause_at(int(await page.evaluate("Date.now()")) + 1000)
         await WAYS[way](page, text, random.Random(seed))
         value = await page.locator(FIELD).input_value()
         # The form's submit event writes the evidence (a script-set value is noticed then).
@@ -159,7 +184,7 @@ async def one(context, way, text, seed):
             " return form.elements.typing_evidence.value; }"
         )
     finally:
-        await page.close()
+        await context.close()
     evidence = read_evidence(raw, ["entailment"])
     flags = field_flags(None if evidence is None else evidence.fields.get("entailment"), value)
     found = None if evidence is None else evidence.fields.get("entailment")
@@ -170,16 +195,16 @@ async def one(context, way, text, seed):
 async def main(args):
     from playwright.async_api import async_playwright
 
+    CLOCK["virtual"] = args.clock == "virtual"
     texts = hypotheses(args.hypotheses, args.seed)
     results = {way: [] for way in WAYS}
     started = time.monotonic()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        context = await browser.new_context(permissions=["clipboard-read", "clipboard-write"])
 
         async def run(way, index, text):
             async with gate:
-                results[way].append(await one(context, way, text, args.seed * 100_003 + index))
+                results[way].append(await one(browser, way, text, args.seed * 100_003 + index))
 
         # One way at a time, so a machine's even pace is judged beside other machine pages only
         # (a loaded machine adds jitter to every page's timing); pastes share one clipboard: in turn.
@@ -187,7 +212,10 @@ async def main(args):
             gate = asyncio.Semaphore(1 if way == "pasted" else args.concurrency)
             await asyncio.gather(*(run(way, i, text) for i, text in enumerate(texts)))
         await browser.close()
-    print(f"{len(texts)} SNLI dev hypotheses, {args.concurrency} pages at a time, {time.monotonic() - started:.0f} s\n")
+    print(
+        f"{len(texts)} SNLI dev hypotheses, {args.clock} clock, {args.concurrency} pages at a time, "
+        f"{time.monotonic() - started:.0f} s, load average {os.getloadavg()[0]:.1f}\n"
+    )
     print(
         "| way | hypotheses | text arrived whole | flagged | rate | flags seen | interval mean, CV (median; lowest CV) |"
     )
@@ -216,4 +244,11 @@ if __name__ == "__main__":
     parser.add_argument("--hypotheses", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--clock",
+        choices=["virtual", "real"],
+        default="virtual",
+        help="virtual: the page's clock is held and moved by each drawn gap (Playwright's clock), so the "
+        "intervals are the drawn ones whatever the machine's load; real: real sleeps (load adds jitter)",
+    )
     asyncio.run(main(parser.parse_args()))
