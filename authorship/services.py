@@ -131,6 +131,12 @@ def record_try_evidence(
     return row
 
 
+def evidence_of_pair(evidence_id: int | None, pair: Pair) -> None:
+    """An adversarial try that became a pair: its evidence is the pair's too."""
+    if evidence_id is not None:
+        WritingEvidence.objects.filter(pk=evidence_id).update(pair=pair)
+
+
 def hold_code_of_typist(study_session: StudySession) -> str | None:
     """The reason to hold this completing session's code, or None (always None unless its study
     holds the codes of sessions whose sentences were not typed)."""
