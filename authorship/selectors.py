@@ -19,4 +19,7 @@ def typing_flags_by_worker(worker_ids: Iterable[int]) -> dict[int, dict[str, int
         )
         .order_by()
     )
-    return {row.pop("worker_id"): row for row in rows}
+    return {
+        row["worker_id"]: {"written": row["written"], "flagged": row["flagged"], "no_evidence": row["no_evidence"]}
+        for row in rows
+    }
