@@ -50,6 +50,32 @@
     return origin;
   }
 
+  // A form with a draft (static/js/worker.js restores its text after a reload) keeps its counts in
+  // localStorage beside the draft, with a hash of each field's text (never the text): a restored
+  // sentence keeps the way it arrived instead of counting as prefilled.
+  var STORE_PREFIX = "nli-typing:";
+  var STORE_MAX_AGE_MS = 3 * 24 * 3600 * 1000;
+
+  function storage() {
+    try { return window.localStorage; } catch (error) { return null; }
+  }
+
+  function textHash(text) {
+    var hash = 5381;
+    for (var i = 0; i < text.length; i++) { hash = ((hash << 5) + hash + text.charCodeAt(i)) | 0; }
+    return hash;
+  }
+
+  function dropOldCounts(store) {
+    for (var i = store.length - 1; i >= 0; i--) {
+      var name = store.key(i);
+      if (!name || name.indexOf(STORE_PREFIX) !== 0) { continue; }
+      try {
+        if (Date.now() - JSON.parse(store.getItem(name)).at > STORE_MAX_AGE_MS) { store.removeItem(name); }
+      } catch (error) { store.removeItem(name); }
+    }
+  }
+
   function countsKey(event) {
     if (!event.isTrusted || event.ctrlKey || event.metaKey || event.altKey) { return false; }
     var key = event.key || "";
@@ -66,6 +92,13 @@
     var states = {};
     var previous = {};
     try { previous = (JSON.parse(output.value || "{}").fields) || {}; } catch (error) { previous = {}; }
+    var store = form.dataset.draftKey ? storage() : null;
+    var storeKey = STORE_PREFIX + (form.dataset.draftKey || "");
+    var kept = {};
+    if (store) {
+      dropOldCounts(store);
+      try { kept = (JSON.parse(store.getItem(storeKey) || "{}").fields) || {}; } catch (error) { kept = {}; }
+    }
 
     function warn(field, text) {
       if (mode !== "warn" && mode !== "refuse") { return; }
@@ -83,6 +116,8 @@
 
     function fieldState(field) {
       var old = previous[field.name];
+      var stored = kept[field.name];
+      if (!old && stored && typeof stored === "object" && stored.h === textHash(field.value)) { old = stored; }
       var state = {
         k: 0, d: 0, rp: 0, fk: null, tt: 0, n: 0, sum: 0, sq: 0,
         lastKey: null, keyPending: false, composing: false, value: field.value, seenReturns: page.returns,
@@ -129,6 +164,14 @@
         };
       });
       output.value = JSON.stringify({ v: 1, open: now() - openedAt, away: page.away, awayMs: page.awayMs, fields: fields });
+      if (store) {
+        var saved = {};
+        Object.keys(fields).forEach(function (name) {
+          var field = form.elements[name];
+          saved[name] = Object.assign({ h: textHash(field ? field.value : "") }, fields[name]);
+        });
+        try { store.setItem(storeKey, JSON.stringify({ at: Date.now(), fields: saved })); } catch (error) { /* full: no copy */ }
+      }
     }
 
     var fields = form.querySelectorAll("textarea[name], input[type=text][name]");
@@ -203,5 +246,8 @@
     write();
   }
 
-  Array.prototype.forEach.call(document.querySelectorAll("form[data-typing-evidence]"), track);
+  function start() { Array.prototype.forEach.call(document.querySelectorAll("form[data-typing-evidence]"), track); }
+  // After worker.js (loaded before this script) has put a draft back on DOMContentLoaded: the
+  // restored text is then the page's starting text, not a script's change.
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
 }());

@@ -218,3 +218,16 @@ def test_a_study_that_holds_codes_gives_the_code_to_a_typist(writing_page):
     page.click("#submit-hypotheses")
     page.wait_for_selector("#completion-code")
     assert StudySession.objects.get().completion_code
+
+
+def test_a_pasted_sentence_restored_after_a_reload_is_still_pasted(writing_page):
+    page = writing_page()
+    paste(page, "#id_entailment", SENTENCES["entailment"])
+    page.reload()
+    page.locator("[data-draft-note]").wait_for()  # worker.js put the draft back
+    assert page.locator("#id_entailment").input_value() == SENTENCES["entailment"]
+    fill_the_others(page, {"entailment"})
+    page.click("#submit-hypotheses")
+    page.locator(".message.success").wait_for()
+    found = evidence_of("entailment")
+    assert "pasted" in found.flags and found.prefilled_chars == 0
