@@ -179,6 +179,14 @@ class AdversarialTry(models.Model):
         help_text="The corpus pair made of this try when its task ended (train: every try; dev/test: fooled only).",
     )
     verification = models.CharField(max_length=10, choices=Verification.choices, default="", blank=True)
+    writing_evidence = models.OneToOneField(
+        "authorship.WritingEvidence",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="adversarial_try",
+        help_text="How the try was typed (authorship app); None for a client that sent no record.",
+    )
 
     class Meta:
         ordering = ["task", "number"]

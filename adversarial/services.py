@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from authorship.services import evidence_of_pair, hold_code_of_typist, record_try_evidence, refused_fields
 from collection import hypothesis_tally
 from collection import services as writing
 from collection.models import WritingClaim
@@ -28,7 +29,7 @@ from corpus.counters import create_pairs
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split, Worker
 from crowd.models import ClaimStatus, Study, StudySession
-from crowd.services import record_task_done
+from crowd.services import first_hold_reason, record_task_done
 from quality.guessers import hold_code_of_guesser
 
 from . import targets
@@ -158,8 +159,11 @@ def _locked_open_task(worker: Worker, token: uuid.UUID | str) -> AdversarialTask
     return task
 
 
-def make_try(worker: Worker, token: uuid.UUID | str, hypothesis: str, session_key: str) -> TryResult:
-    """Check the hypothesis, ask the target, store the try; returns TryResult.
+def make_try(
+    worker: Worker, token: uuid.UUID | str, hypothesis: str, session_key: str, typing_evidence: str | None = None
+) -> TryResult:
+    """Check the hypothesis, ask the target, store the try (with how it was typed: authorship app);
+    returns TryResult.
 
     Raises ValidationError({"hypothesis": ...}) for a hypothesis that fails the checks (the model is
     not asked), AdversarialRefused / RateLimited, targets.TargetUnavailable (nothing stored), and
@@ -176,6 +180,9 @@ def make_try(worker: Worker, token: uuid.UUID | str, hypothesis: str, session_ke
         problem = hypothesis_problem(premise.text, text, study_session)
         if problem:
             raise ValidationError({"hypothesis": problem})
+        refused = refused_fields(study_session, typing_evidence, {"hypothesis": text})
+        if refused:
+            raise ValidationError(refused)
         tries = list(task.tries.values_list("hypothesis", flat=True))
         if any(writing.normalised(text) == writing.normalised(before) for before in tries):
             raise ValidationError({"hypothesis": "You tried this sentence already. Please change it."})
@@ -197,6 +204,7 @@ def make_try(worker: Worker, token: uuid.UUID | str, hypothesis: str, session_ke
             probabilities=probabilities,
             model_fooled=fooled,
             model_seconds=seconds,
+            writing_evidence=record_try_evidence(worker, study_session, typing_evidence, "hypothesis", text),
         )
         tries_left = settings.max_tries - attempt.number
         if fooled:
@@ -255,6 +263,7 @@ def _finish(task: AdversarialTask) -> None:
         last.pair = pair
         last.verification = Verification.PENDING if last.model_fooled else Verification.NOT_ASKED
         last.save(update_fields=["pair", "verification"])
+        evidence_of_pair(last.writing_evidence_id, pair)
     now = timezone.now()
     premise.writings_done = writing_number
     premise.save(update_fields=["writings_done"])
@@ -264,4 +273,4 @@ def _finish(task: AdversarialTask) -> None:
     task.state = TaskState.DONE
     task.finished_at = now
     task.save(update_fields=["state", "reason", "finished_at"])
-    record_task_done(claim.study_session, hold_reason=hold_code_of_guesser)
+    record_task_done(claim.study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))

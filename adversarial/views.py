@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from authorship.services import study_action
 from corpus.labels import LABELS
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import worker_for_user
@@ -88,6 +89,9 @@ def adversarial_task(request, token, errors=None, text="", status=200):
         "errors": errors or {},
         "text": text,
         "study_session": claim.study_session,
+        "typing_action": study_action(claim.study_session),
+        # A refused try comes back with the record of how it was typed (static/js/typing_evidence.js).
+        "typing_evidence": request.POST.get("typing_evidence", "") if errors else "",
     }
     return render(request, "adversarial/task.html", context, status=status)
 
@@ -100,7 +104,9 @@ def adversarial_try(request, token):
     if not request.session.session_key:
         request.session.save()
     try:
-        result = services.make_try(worker, token, text, request.session.session_key)
+        result = services.make_try(
+            worker, token, text, request.session.session_key, typing_evidence=request.POST.get("typing_evidence")
+        )
     except AdversarialTask.DoesNotExist:
         raise Http404("No such task of yours.") from None
     except ValidationError as error:

@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "crowd",
     "quality",
     "artifacts",
+    "authorship",
     "collection",
     "validation",
     "importers",

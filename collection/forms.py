@@ -27,6 +27,8 @@ class WritingForm(forms.Form):
         help_text="For example: it is not a complete sentence, it is garbled, or it is offensive.",
         widget=forms.Textarea(attrs={"rows": 2}),
     )
+    # How the sentences were typed (static/js/typing_evidence.js; authorship app): numbers, never text.
+    typing_evidence = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, premise, rules=None, reports_sent=0, **kwargs):
         super().__init__(*args, **kwargs)

@@ -31,10 +31,11 @@ from django.utils import timezone
 from annotation_site.celery import enqueue_coalesced
 from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from artifacts.services import ARRIVAL_TASK
+from authorship.services import hold_code_of_typist, record_writing_evidence, refused_fields
 from corpus.counters import create_pairs
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from crowd.models import ClaimStatus, StudySession
-from crowd.services import record_task_done
+from crowd.services import first_hold_reason, record_task_done
 from quality.guessers import hold_code_of_guesser
 
 from . import hypothesis_tally
@@ -659,6 +660,7 @@ def submit_hypotheses(
     contradiction: str,
     *,
     problem_report: str = "",
+    typing_evidence: str | None = None,
 ) -> WritingSubmission:
     """Save a worker's three hypotheses (and/or their problem report) for one claim.
 
@@ -671,6 +673,9 @@ def submit_hypotheses(
     hypotheses are filled in they are saved as well and the task counts towards the completion
     code; a report alone releases the claim, saves nothing else and does not count: a batch
     completes only with written tasks.
+
+    `typing_evidence` is the page's record of how the sentences were typed (authorship app): stored
+    beside each pair; a study that refuses pasted text refuses the fields it marks.
 
     Raises ValidationError (keyed by field) for bad text, ClaimExpired, ClaimAlreadySubmitted,
     and WritingClaim.DoesNotExist when the token is not this worker's.
@@ -702,6 +707,11 @@ def submit_hypotheses(
         study_session = claim.study_session
         rules = task_rules(study_session=study_session)
         errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
+        errors.update(
+            refused_fields(
+                study_session, typing_evidence, {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()}
+            )
+        )
         if report_text:
             if study_session is not None:
                 # The visit's row lock: two reports of one visit are counted one after the other.
@@ -726,6 +736,8 @@ def submit_hypotheses(
                 result.held = True
         if any(texts.values()):
             result.pairs = create_written_pairs(premise, worker, texts)
+            written = [(HYPOTHESIS_FIELDS[Label(pair.author_label)], pair) for pair in result.pairs]
+            record_writing_evidence(worker, study_session, typing_evidence, written)
             hypothesis_tally.written(study_session, premise, len(result.pairs))  # the cost page's count
             premise.writings_done += 1
             if settings.ARTIFACTS_ON_ARRIVAL:  # phenomenon tags and the artifact monitor, by task name
@@ -743,7 +755,7 @@ def submit_hypotheses(
         claim.submitted_at = now
         claim.save(update_fields=["status", "submitted_at"])
         if result.pairs:
-            record_task_done(study_session, hold_reason=hold_code_of_guesser)
+            record_task_done(study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))
     return result
 
 

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from authorship.services import study_action
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_visit
@@ -120,7 +121,11 @@ def writing_task(request, token):
         if form.is_valid():
             try:
                 result = services.submit_hypotheses(
-                    worker, claim.token, problem_report=form.cleaned_data["problem_report"], **form.hypotheses()
+                    worker,
+                    claim.token,
+                    problem_report=form.cleaned_data["problem_report"],
+                    typing_evidence=form.cleaned_data["typing_evidence"],
+                    **form.hypotheses(),
                 )
             except ValidationError as error:
                 for name, field_errors in error.message_dict.items():
@@ -165,6 +170,7 @@ def writing_task(request, token):
         "seconds_left": max(0, int((claim.expires_at - timezone.now()).total_seconds())),
         "study_session": claim.study_session,
         "rules": rules,
+        "typing_action": study_action(claim.study_session),
         "orphan_sentences": [text for text in request.session.pop(ORPHAN_SENTENCES_KEY, {}).values() if text.strip()],
     }
     return render(request, "collection/writing_task.html", context)

@@ -56,6 +56,15 @@ class TaskClaim(models.Model):
         return (self.submitted_at - self.created_at).total_seconds()
 
 
+class TypingEvidenceAction(models.TextChoices):
+    """What a writing study does when the typing evidence (authorship app) says a sentence was not typed."""
+
+    RECORD = "record", "only record the evidence"
+    WARN = "warn", "warn the participant at once (please type your own sentences)"
+    REFUSE_PASTE = "refuse", "refuse pasted or script-set text in the field"
+    HOLD_CODE = "hold", "hold the completion code of a session with flagged sentences"
+
+
 class StudyAccess(models.TextChoices):
     OPEN = "open", "open to all"
     QUALIFIED = "qualified", "workers who passed the study's qualification test"
@@ -118,6 +127,13 @@ class Study(models.Model):
         default=False,
         help_text="Hold the completion code of a session whose labels are at chance so far (the sequential "
         "guesser test over all of the worker's labels): the participant sees a neutral message, researchers see why.",
+    )
+    typing_evidence_action = models.CharField(
+        max_length=8,
+        choices=TypingEvidenceAction.choices,
+        default=TypingEvidenceAction.RECORD,
+        help_text="Writing tasks: what the study does with how each sentence was typed (docs/quality.md, "
+        "'How hypotheses were written'). Participants are told that typing is measured, never its content.",
     )
     # Tasks that count (writing studies): what a problem report does and what a hypothesis must be.
     reports_to_hold_premise = models.PositiveSmallIntegerField(

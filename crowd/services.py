@@ -48,11 +48,12 @@ def record_task_done(
     """Count one finished task; the session is complete once it reaches the study's batch size.
 
     Runs in the caller's transaction (the submit that finished the task), so a task is never
-    counted without its data, nor saved without being counted. When the session completes in a
-    study that holds the codes of sessions at chance (`Study.hold_code_at_chance`),
+    counted without its data, nor saved without being counted. When the session completes,
     `hold_reason(session)` says why its code is held (words for researchers), or None: the caller,
-    a task app above the judgement floor, passes the quality app's answer
-    (`quality.guessers.hold_code_of_guesser`); crowd imports no app above it.
+    a task app above the judgement floor, passes the judgement apps' answers, each of which reads
+    its own study setting (`quality.guessers.hold_code_of_guesser` for `Study.hold_code_at_chance`,
+    `authorship.services.hold_code_of_typist` for `Study.typing_evidence_action`), joined by
+    `first_hold_reason`; crowd imports no app above it.
     """
     if study_session is None:
         return None
@@ -65,7 +66,7 @@ def record_task_done(
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
         fields += ["completed_at"]
-        held = hold_reason(session) if hold_reason and session.study.hold_code_at_chance else None
+        held = hold_reason(session) if hold_reason else None
         if held:
             session.code_held_reason = held[:300]
             fields += ["code_held_reason"]
@@ -85,6 +86,21 @@ def record_task_done(
     study_session.code_held_reason = session.code_held_reason
     study_session.device = session.device
     return session
+
+
+def first_hold_reason(
+    *reasons: Callable[[StudySession], str | None],
+) -> Callable[[StudySession], str | None]:
+    """One hold answer from several (the guesser test, the typing evidence): the first reason given."""
+
+    def hold_reason(session: StudySession) -> str | None:
+        for reason in reasons:
+            held = reason(session)
+            if held:
+                return held
+        return None
+
+    return hold_reason
 
 
 # Which drafts the server saved reaches the next page in a cookie of its own, not the session: a

@@ -10,7 +10,10 @@ from .selectors import sequential_evidence
 
 
 def hold_code_of_guesser(study_session):
-    """The reason to hold this completing session's code, or None."""
+    """The reason to hold this completing session's code, or None (always None unless its study
+    holds the codes of sessions at chance)."""
+    if not study_session.study.hold_code_at_chance:
+        return None
     evidence = sequential_evidence(study_session.worker)
     if not evidence.holds_code:
         return None

@@ -44,7 +44,7 @@ LAYERS = [
     ("base", {"annotation_site"}),
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
-    ("judgement", {"quality", "artifacts"}),
+    ("judgement", {"quality", "artifacts", "authorship"}),
     ("features", {"collection", "validation", "importers", "modeling", "markets"}),
     ("loops", {"adversarial"}),
     ("top", {"dashboard", "demo"}),

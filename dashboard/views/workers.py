@@ -1,6 +1,7 @@
 from django.core.paginator import Paginator
 from django.shortcuts import render
 
+from authorship.selectors import typing_flags_by_worker
 from dashboard.queries import workers as queries
 from quality.selectors import worker_quality
 
@@ -23,6 +24,9 @@ def workers(request):
     scope = Scope(request)
     rows, sort = queries.workers_overview(scope.dataset, scope.split, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
+    # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
+    typing = typing_flags_by_worker(row["id"] for row in page.object_list)
+    page.object_list = [{**row, "typing": typing.get(row["id"])} for row in page.object_list]
     columns = [
         {
             "key": key,

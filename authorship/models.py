@@ -1,0 +1,52 @@
+"""What the browser reported about how one sentence was written, beside the sentence, and the flags
+judged from it (authorship.judgements). Evidence, never a verdict: nothing here changes a label."""
+
+from django.db import models
+
+
+class WritingEvidence(models.Model):
+    """One written field's typing evidence: a hypothesis (its Pair) or an adversarial try.
+
+    The counts are the browser's (bounded by authorship.evidence); `has_evidence` is False when
+    the page sent none (no script, an old browser, a broken value), and the counts are then zero.
+    """
+
+    pair = models.OneToOneField(
+        "corpus.Pair", null=True, blank=True, on_delete=models.CASCADE, related_name="writing_evidence"
+    )
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="writing_evidence")
+    study_session = models.ForeignKey(
+        "crowd.StudySession", null=True, blank=True, on_delete=models.SET_NULL, related_name="writing_evidence"
+    )
+    field_name = models.CharField(max_length=40, help_text="The form field the sentence was written in.")
+    text_chars = models.PositiveIntegerField(default=0, help_text="Characters of the sentence as saved.")
+    has_evidence = models.BooleanField(default=False)
+    keystrokes = models.PositiveIntegerField(default=0)
+    deletions = models.PositiveIntegerField(default=0)
+    typed_chars = models.PositiveIntegerField(default=0)
+    pasted_chars = models.PositiveIntegerField(default=0, help_text="By paste or drag and drop.")
+    untrusted_chars = models.PositiveIntegerField(
+        default=0, help_text="Set by a script, by synthetic events, or inserted with no keystroke."
+    )
+    prefilled_chars = models.PositiveIntegerField(default=0, help_text="In the field when the page opened.")
+    pasted_after_away_chars = models.PositiveIntegerField(default=0)
+    away_count = models.PositiveIntegerField(default=0, help_text="Times the page lost focus or was hidden.")
+    away_ms = models.PositiveIntegerField(default=0)
+    first_key_ms = models.PositiveIntegerField(null=True, blank=True)
+    typing_ms = models.PositiveIntegerField(default=0)
+    intervals = models.PositiveIntegerField(default=0)
+    interval_mean_ms = models.FloatField(null=True, blank=True)
+    interval_cv = models.FloatField(null=True, blank=True)
+    flags = models.JSONField(default=list, blank=True, help_text="authorship.judgements.Flag values.")
+    flagged = models.BooleanField(default=False, help_text="A flag that says it was not typed by the writer.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "writing evidence"
+        indexes = [
+            models.Index(fields=["study_session", "flagged"], name="evidence_session_flagged"),
+            models.Index(fields=["worker", "flagged"], name="evidence_worker_flagged"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.field_name}: {', '.join(self.flags) or 'no flags'}"

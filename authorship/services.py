@@ -1,0 +1,150 @@
+"""Writes of the authorship app: the evidence stored beside each sentence, a study's refusal of
+pasted text, and the completion hold of a session whose sentences were not typed.
+
+The task apps call these inside their submit's transaction: `refused_fields` before saving (its
+messages are keyed by form field), `record_writing_evidence` after the pairs exist, and pass
+`hold_code_of_typist` to `crowd.services.record_task_done`.
+"""
+
+from collections.abc import Mapping, Sequence
+
+from corpus.models import Pair, Worker
+from crowd.models import StudySession, TypingEvidenceAction
+
+from . import judgements
+from .evidence import FieldEvidence, read_evidence
+from .models import WritingEvidence
+
+# The field that carries the page's evidence in every writing form.
+EVIDENCE_FIELD = "typing_evidence"
+REFUSED_MESSAGE = (
+    "This study asks you to type your own sentences: pasted or inserted text is not accepted here. "
+    "Please type this sentence yourself."
+)
+# Outside a study, repeats are looked for among the writer's latest hypotheses.
+EARLIER_HYPOTHESES_OUTSIDE_A_STUDY = 30
+
+
+def study_action(study_session: StudySession | None) -> str:
+    if study_session is None:
+        return TypingEvidenceAction.RECORD
+    return study_session.study.typing_evidence_action
+
+
+def refused_fields(study_session: StudySession | None, raw: str | None, texts: Mapping[str, str]) -> dict[str, str]:
+    """{field name: message} for the fields a study that refuses pasted text refuses.
+
+    A page with no evidence is not refused: a participant without script can still take part
+    (researchers see "no evidence" instead).
+    """
+    if study_action(study_session) != TypingEvidenceAction.REFUSE_PASTE:
+        return {}
+    evidence = read_evidence(raw, texts)
+    if evidence is None:
+        return {}
+    flags = judgements.page_field_flags(evidence, dict(texts))
+    return {name: REFUSED_MESSAGE for name, found in flags.items() if judgements.REFUSED_FLAGS & set(found)}
+
+
+def _evidence_row(
+    worker: Worker,
+    study_session: StudySession | None,
+    name: str,
+    text: str,
+    found: FieldEvidence | None,
+    away: tuple[int, int],
+    flags: list[judgements.Flag],
+) -> WritingEvidence:
+    row = WritingEvidence(
+        worker=worker,
+        study_session=study_session,
+        field_name=name[:40],
+        text_chars=len(text),
+        flags=[str(flag) for flag in flags],
+        flagged=bool(judgements.AUTHORSHIP_FLAGS & set(flags)),
+    )
+    if found is not None:
+        row.has_evidence = True
+        row.keystrokes = found.keystrokes
+        row.deletions = found.deletions
+        row.typed_chars = found.typed
+        row.pasted_chars = found.pasted + found.dropped
+        row.untrusted_chars = found.untrusted + found.scripted + found.unkeyed
+        row.prefilled_chars = found.prefilled
+        row.pasted_after_away_chars = found.pasted_after_away
+        row.away_count, row.away_ms = away
+        row.first_key_ms = found.first_key_ms
+        row.typing_ms = found.typing_ms
+        row.intervals = found.intervals
+        row.interval_mean_ms = found.interval_mean_ms
+        row.interval_cv = found.interval_cv
+    return row
+
+
+def _earlier_hypotheses(worker: Worker, study_session: StudySession | None) -> list[tuple[int, str]]:
+    rows = WritingEvidence.objects.filter(worker=worker, pair__isnull=False)
+    if study_session is not None:
+        rows = rows.filter(study_session=study_session)
+    else:
+        rows = rows.order_by("-pk")[:EARLIER_HYPOTHESES_OUTSIDE_A_STUDY]
+    return [(premise_id, text) for premise_id, text in rows.values_list("pair__premise_id", "pair__hypothesis")]
+
+
+def record_writing_evidence(
+    worker: Worker,
+    study_session: StudySession | None,
+    raw: str | None,
+    written: Sequence[tuple[str, Pair]],
+) -> list[WritingEvidence]:
+    """Store each new pair's evidence and flags, `written` being (form field name, pair) pairs.
+
+    Runs in the submit's transaction. A near-copy of the writer's own sentence on another premise
+    (in this study session) is flagged as repeated, so a writer who pastes a few prepared sentences
+    is flagged within the session.
+    """
+    evidence = read_evidence(raw, [name for name, _ in written])
+    away = (0, 0) if evidence is None else (evidence.away_count, evidence.away_ms)
+    repeats = judgements.repeated_sentences(
+        _earlier_hypotheses(worker, study_session), [(pair.premise_id, pair.hypothesis) for _, pair in written]
+    )
+    rows = []
+    for (name, pair), repeated in zip(written, repeats, strict=True):
+        found = None if evidence is None else evidence.fields.get(name)
+        flags = judgements.field_flags(found, pair.hypothesis)
+        if repeated:
+            flags.append(judgements.Flag.REPEATED)
+        row = _evidence_row(worker, study_session, name, pair.hypothesis, found, away, flags)
+        row.pair = pair
+        rows.append(row)
+    return WritingEvidence.objects.bulk_create(rows)
+
+
+def record_try_evidence(
+    worker: Worker, study_session: StudySession | None, raw: str | None, field_name: str, text: str
+) -> WritingEvidence:
+    """Store one adversarial try's evidence (a try has no pair until it fools the model)."""
+    evidence = read_evidence(raw, [field_name])
+    found = None if evidence is None else evidence.fields.get(field_name)
+    away = (0, 0) if evidence is None else (evidence.away_count, evidence.away_ms)
+    row = _evidence_row(worker, study_session, field_name, text, found, away, judgements.field_flags(found, text))
+    row.save()
+    return row
+
+
+def evidence_of_pair(evidence_id: int | None, pair: Pair) -> None:
+    """An adversarial try that became a pair: its evidence is the pair's too."""
+    if evidence_id is not None:
+        WritingEvidence.objects.filter(pk=evidence_id).update(pair=pair)
+
+
+def hold_code_of_typist(study_session: StudySession) -> str | None:
+    """The reason to hold this completing session's code, or None (always None unless its study
+    holds the codes of sessions whose sentences were not typed)."""
+    if study_action(study_session) != TypingEvidenceAction.HOLD_CODE:
+        return None
+    rows = WritingEvidence.objects.filter(study_session=study_session)
+    hypotheses = rows.count()
+    flagged = rows.filter(flagged=True).count()
+    if not judgements.session_is_flagged(flagged, hypotheses):
+        return None
+    return f"Sentences not typed by the writer: {flagged} of {hypotheses} flagged (pasted, scripted or repeated)."
