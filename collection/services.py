@@ -40,6 +40,7 @@ from quality.guessers import hold_code_of_guesser
 
 from . import hypothesis_tally
 from .models import PremiseReport, WritingClaim
+from .premise_text import split_sentences
 from .writing_rules import writing_problem
 
 # The three text fields of the writing form, in the order the page shows them.
@@ -434,6 +435,7 @@ class TaskRules:
     reports_to_hold_premise: int = 2
     max_reports_per_batch: int = 2
     min_hypothesis_words: int = 3
+    max_hypothesis_sentences: int = 1
     max_hypothesis_chars: int = 500
     max_report_chars: int = 500
 
@@ -450,6 +452,7 @@ def task_rules(*, study_session: StudySession | None = None) -> TaskRules:
         reports_to_hold_premise=max(1, study.reports_to_hold_premise),
         max_reports_per_batch=study.max_reports_per_batch,
         min_hypothesis_words=max(1, study.min_hypothesis_words),
+        max_hypothesis_sentences=max(1, study.max_hypothesis_sentences),
         **limits,
     )
 
@@ -573,6 +576,16 @@ def hypothesis_errors(
     return errors
 
 
+# Markup a hypothesis is not: HTML/XML tags and entities, Markdown links, images and code, URLs.
+MARKUP = re.compile(
+    r"<\s*/?\s*[A-Za-z!][^>]*>"  # <b>, </p>, <!-- -->, <script ...>
+    r"|&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);"  # &amp; &#39;
+    r"|!?\[[^\]]*\]\([^)]*\)"  # [text](url), ![alt](src)
+    r"|```|`[^`\s][^`]*`"  # code (a lone backtick is a typo for an apostrophe: SNLI has two)
+    r"|\b(?:https?://|www\.)\S"  # links
+)
+
+
 def hypothesis_problem(
     premise_text: str,
     text: str,
@@ -594,8 +607,14 @@ def hypothesis_problem(
         return f"Please keep this under {rules.max_hypothesis_chars} characters (it has {len(text)})."
     if not key or word_characters(text) < 2:
         return "Please write a sentence in words, not only punctuation or symbols."
+    if MARKUP.search(text):
+        return "Please write plain words: markup such as HTML tags, links or code is not taken."
     if word_count(text) < rules.min_hypothesis_words:
         return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
+    sentences = len(split_sentences(text))
+    if sentences > rules.max_hypothesis_sentences:
+        most = "one sentence" if rules.max_hypothesis_sentences == 1 else f"{rules.max_hypothesis_sentences} sentences"
+        return f"Please write {most}, not a paragraph (this has {sentences})."
     if key == normalised(premise_text):
         return "This repeats the line above. Please write a new sentence."
     if named and key in named:

@@ -144,6 +144,11 @@ class Study(models.Model):
     max_reports_per_batch = models.PositiveSmallIntegerField(
         default=2, help_text="Problem reports one worker may send in one visit (batch) of this study."
     )
+    max_hypothesis_sentences = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text="Sentences a hypothesis may have (MultiNLI: one). A paragraph is refused with a clear message.",
+    )
     min_hypothesis_words = models.PositiveSmallIntegerField(
         default=3,
         validators=[MinValueValidator(1)],

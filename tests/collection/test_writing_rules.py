@@ -77,3 +77,47 @@ def test_every_snli_dev_hypothesis_but_exact_copies_of_its_premise_is_accepted()
         if problem and row["sentence1"].strip() != row["sentence2"].strip():
             refused.append((row["pairID"], row["sentence2"], problem))
     assert refused == []
+
+
+# --- one sentence of plain words (issue 40 item 5) -------------------------------------------------
+
+PARAGRAPH = "A person is riding a bike outdoors. The street is full of cars and people."
+MARKUP = [
+    "A person is <b>riding</b> a bike.",
+    "A person rides a bike <script>alert(1)</script>.",
+    "A person rides a [bike](https://example.com) outdoors.",
+    "A person rides a bike, see www.example.com for more.",
+    "A person rides a `bike` outdoors.",
+    "A person rides a bike &amp; smiles.",
+]
+
+
+def test_a_paragraph_is_refused_as_one_sentence_is_asked_for():
+    errors = hypothesis_errors(PREMISE, {**GOOD, Label.NEUTRAL: PARAGRAPH})
+    assert list(errors) == ["neutral"] and "one sentence, not a paragraph (this has 2)" in errors["neutral"]
+
+
+def test_a_study_may_allow_more_sentences():
+    from collection.services import TaskRules, hypothesis_problem
+
+    assert hypothesis_problem(PREMISE, PARAGRAPH, TaskRules(max_hypothesis_sentences=2)) is None
+
+
+@pytest.mark.parametrize("text", MARKUP)
+def test_markup_is_refused_with_a_clear_message(text):
+    errors = hypothesis_errors(PREMISE, {**GOOD, Label.NEUTRAL: text})
+    assert errors == {"neutral": "Please write plain words: markup such as HTML tags, links or code is not taken."}
+
+
+def test_snli_dev_hypotheses_are_one_sentence_of_plain_words_but_one():
+    """What the sentence and markup rules cost real writing: of SNLI dev's 10,000 hypotheses one is
+    refused (a stray backtick after the full stop reads as a second sentence)."""
+    from collection.services import TaskRules, hypothesis_problem
+
+    rules, refused = TaskRules(min_hypothesis_words=1), []
+    for line in shared_file("snli_1.0_dev.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        problem = hypothesis_problem(row["sentence1"], row["sentence2"], rules)
+        if problem and ("sentence," in problem or "markup" in problem):
+            refused.append(row["sentence2"])
+    assert refused == ["A female is recording her research. `"]
