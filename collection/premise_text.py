@@ -262,7 +262,7 @@ def text_blocks(lines):
 _segmenter = None
 
 
-def split_sentences(paragraph):
+def split_sentences(paragraph: str) -> list[str]:
     """pysbd's rule-based segmentation of one paragraph.
 
     pysbd costs milliseconds a paragraph, so two shortcuts: a paragraph with no inner sentence
@@ -278,7 +278,7 @@ def split_sentences(paragraph):
         import pysbd
 
         _segmenter = pysbd.Segmenter(language="en", clean=False)
-    sentences = []
+    sentences: list[str] = []
     for sentence in (s.strip() for s in _segmenter.processor(paragraph).process()):
         if sentences and CLOSING_ONLY_RE.match(sentence):
             sentences[-1] += " " + sentence  # "… to Keep ." + "'" -> "… to Keep . '"
