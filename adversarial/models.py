@@ -190,6 +190,7 @@ class AdversarialTry(models.Model):
 
     class Meta:
         ordering = ["task", "number"]
+        verbose_name_plural = "adversarial tries"
         constraints = [models.UniqueConstraint(fields=["task", "number"], name="one_try_number_per_task")]
         indexes = [models.Index(fields=["round", "model_fooled"], name="advtry_round_fooled")]
 

@@ -54,6 +54,7 @@ class TagTally(Tally):
 
     class Meta:
         db_table = "artifacts_tagtally"
+        verbose_name_plural = "tag tallies"
 
     def __str__(self) -> str:
         return f"tag tally {self.pk} ({self.gold_label}: {self.tag or 'pairs'})"
@@ -132,6 +133,7 @@ class MonitorRefresh(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name_plural = "monitor refreshes"
         indexes = [models.Index(fields=["dataset", "status", "created_at"], name="monitor_latest")]
 
     def __str__(self):

@@ -85,3 +85,6 @@ class HypothesisTally(Tally):
     instead of joining every pair to its writing claim (issue 24.3)."""
 
     study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
+
+    class Meta(Tally.Meta):
+        verbose_name_plural = "hypothesis tallies"

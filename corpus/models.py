@@ -678,6 +678,7 @@ class PairTally(Tally):
 
     class Meta:
         db_table = "corpus_pairtally"
+        verbose_name_plural = "pair tallies"
 
     def __str__(self) -> str:
         return f"pair tally {self.pk} ({self.label_count} labels)"
@@ -697,6 +698,7 @@ class WordTally(Tally):
 
     class Meta:
         db_table = "corpus_wordtally"
+        verbose_name_plural = "word tallies"
         # A dataset's give-away listing sums its rows by (label, word): read in that order from this
         # index, with the sums beside the keys, so no row is hashed (issue 28: the artifacts page
         # cold at 433k pairs, 212,869 rows).
@@ -722,6 +724,7 @@ class LengthTally(Tally):
 
     class Meta:
         db_table = "corpus_lengthtally"
+        verbose_name_plural = "length tallies"
 
     def __str__(self) -> str:
         return f"length tally {self.pk} ({self.kind}: {self.words} words)"

@@ -132,6 +132,7 @@ class BonusBatch(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "bonus batches"
         constraints = [
             models.UniqueConstraint(
                 fields=["market_bulk_id"], condition=~models.Q(market_bulk_id=""), name="one_batch_per_bulk_bonus"
@@ -185,6 +186,9 @@ class WebhookDelivery(models.Model):
     outcome = models.CharField(max_length=300, blank=True)
     received_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        verbose_name_plural = "webhook deliveries"
+
     def __str__(self):
         return f"{self.event_type} {self.resource_id} {self.status}"
 
@@ -204,6 +208,7 @@ class ListEntry(models.Model):
     added_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "list entries"
         constraints = [
             models.UniqueConstraint(fields=["connection", "worker", "kind"], name="one_list_entry_per_worker")
         ]

@@ -169,3 +169,17 @@ def lease(reporter, node_token, lease_id=None, celery_worker_commands=None):
         "a worker's task",
     ):
         assert not PROCESS_AS_WORKER.search(new_words), new_words
+
+
+def test_every_model_has_an_english_plural_in_the_admin():
+    """Django adds an "s": "monitor refreshs", "pair tallys" (issue 41). A model whose name ends in
+    y, s, sh, ch or x names its plural."""
+    from django.apps import apps
+
+    wrong = [
+        f"{model._meta.label}: {model._meta.verbose_name_plural}"
+        for model in apps.get_models()
+        if model._meta.app_config.path.startswith(str(ROOT))
+        and re.search(r"([^aeiou]ys|shs|chs|xs|ss)$", str(model._meta.verbose_name_plural))
+    ]
+    assert wrong == []

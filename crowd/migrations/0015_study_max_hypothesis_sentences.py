@@ -5,15 +5,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('crowd', '0014_study_typing_evidence_action'),
+        ("crowd", "0014_study_typing_evidence_action"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='max_hypothesis_sentences',
-            field=models.PositiveSmallIntegerField(default=1, help_text='Sentences a hypothesis may have (MultiNLI: one). A paragraph is refused with a clear message.', validators=[django.core.validators.MinValueValidator(1)]),
+            model_name="study",
+            name="max_hypothesis_sentences",
+            field=models.PositiveSmallIntegerField(
+                default=1,
+                help_text="Sentences a hypothesis may have (MultiNLI: one). A paragraph is refused with a clear message.",
+                validators=[django.core.validators.MinValueValidator(1)],
+            ),
         ),
     ]
