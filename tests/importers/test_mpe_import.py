@@ -255,3 +255,13 @@ def test_building_from_a_captions_file_joins_the_sources_hypotheses_by_scene(tmp
     built = Pair.objects.get(dataset__slug="mpe-built")  # "A girl swims." overlaps 1.0: rejected
     assert built.hypothesis == "A child is in the water."
     assert [s["source"] for s in built.premise.sentences] == ["77.jpg#0", "77.jpg#1", "77.jpg#3", "77.jpg#4"]
+
+
+def test_the_mpe_page_shows_the_readme_figures_beside_ours_in_every_row(client, researcher):
+    import_mpe_file(mpe_path("dev"), "mpe")
+    client.force_login(researcher)
+    page = client.get("/dashboard/mpe/?dataset=mpe&split=dev").content.decode()
+    for label, count in README_COUNTS["dev"].items():
+        assert f'data-paper="gold-{label}">{count:,}</td>' in page
+    table = page.split('class="mpe-stats"')[1].split("</table>")[0]
+    assert "<td></td>" not in table  # no empty comparison cell: a figure, or a dash where MPE gives none
