@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import IMPORT_DATA
 from collection.premise_import import PremiseImportError, queue_premise_upload
-from corpus.models import Genre, Split
+from corpus.models import Split
 from dashboard.queries import imports as queries
 from dashboard.queries.common import datasets as all_datasets
 from importers.services import CorpusImportError, queue_pairs_upload
@@ -55,7 +55,7 @@ def imports(request):
         page_context(
             request,
             "imports",
-            genres=Genre.objects.order_by("slug"),
+            genres=queries.genres(),
             datasets=all_datasets(),
             splits=Split.values,
             premise_imports=queries.recent_premise_imports(),
