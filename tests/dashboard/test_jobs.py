@@ -213,3 +213,13 @@ def test_run_page_reads_the_genre_matrix_file(client, researcher, done_snapshot,
     path.unlink()  # a file written on another machine: the page still renders, without the matrix
     html = client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()
     assert 'id="figure-genre-matrix"' not in html
+
+
+@pytest.mark.django_db
+def test_right_after_make_snapshot_the_embedded_queue_says_it_is_starting(client, researcher, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # the embedded mode's banner (a broker has none)
+    Snapshot.objects.create(status=JobStatus.PENDING)
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:snapshots")).content.decode()
+    banner = page.split('id="embedded-running"')[1].split("</p>")[0]
+    assert "Starting in a moment: 1 snapshot exports" in banner and "Nothing is running now" not in banner

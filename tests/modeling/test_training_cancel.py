@@ -122,3 +122,15 @@ def test_embedded_mode_says_jobs_run_one_at_a_time_and_which_runs(snapshot, rese
         assert "Waiting behind it: 1 training runs." in page or "Waiting behind it: 1 training runs" in page
     settings.CELERY_TASK_ALWAYS_EAGER = False
     assert 'id="embedded-queue"' not in client.get(reverse("dashboard:training")).content.decode()
+
+
+def test_the_live_part_of_a_run_page_follows_the_run_from_queued_to_running(snapshot, researcher, client):
+    run = launch_training_run(snapshot, "cbow", config=dict(SMALL, epochs=1), user=researcher, enqueue=False)
+    client.force_login(researcher)
+    live = reverse("dashboard:training_progress") + f"?view=detail&ids={run.pk}"
+    html = client.get(live).json()["items"][0]["html"]
+    assert 'id="cancel-run"' in html and "It is queued and will not start." in html
+    TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    html = client.get(live).json()["items"][0]["html"]
+    # What the page swaps in once the run starts: no "queued" left behind.
+    assert 'id="cancel-run"' in html and "queued" not in html and "It stops at its next progress report" in html
