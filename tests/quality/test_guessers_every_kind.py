@@ -11,21 +11,26 @@ import random
 import pytest
 from django.test import Client
 from django.urls import reverse
+from scipy.stats import binom
 
 from corpus.counters import add_labels
 from corpus.labels import LABELS
 from corpus.models import Dataset, GrammaticalityJudgment, LabelScheme
 from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
+from quality import flags as flag_rules
 from quality.models import ReferenceLabel
 from quality.selectors import guesser_evidence_by_worker
 from tests.validation.test_mpe_task import make_mpe_items
 from tests.validation.test_scheme_tasks import scheme_pairs
 from tests.validation.validation_factories import item_field
 from validation.models import ValidationClaim
+from validation.selectors import BATCH_SIZE
 
 pytestmark = pytest.mark.django_db
 CLICKERS = 6
+# A bound on codes earned by chance is passed by chance this rarely (tests/validation/test_batch_order.py).
+P_FLOOR = 1e-4
 
 
 def study_of(dataset, kind, slug, tasks_per_batch=4, **options):
@@ -61,14 +66,39 @@ def run_session(study, worker, answer, next_url):
     return session
 
 
+def uniform_clicker_pass_rate(answers: int, kappa: float) -> float:
+    """How often a uniform clicker with `answers` answers keeps their code under the hold's rule
+    (`flags.SequentialResult.holds_code`), chance at a third: the binomial tail of the agreement
+    counts the hold lets through."""
+    chance = 1 / 3
+    ordinary = flag_rules.ordinary_agreement(chance, kappa)
+    held = [
+        k
+        for k in range(answers + 1)
+        if flag_rules.sequential_guesser_test(k, answers, chance, ordinary).posterior_at_chance
+        >= flag_rules.HOLD_POSTERIOR
+    ]
+    return float(binom.sf(max(held), answers, chance))
+
+
 def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
-    """MPE items in progress: two judges before them, no written label, no reference."""
-    dataset, items = make_mpe_items(80, slug="mpe-guessers")
+    """MPE items in progress: two judges before them, no written label, no reference.
+
+    Against two judges who agree a uniform clicker's answers are weighed with an ordinary agreement
+    of 0.70 (`AGREEING_OTHERS_KAPPA`), so at 20 answers about one clicker in five keeps the code (9
+    agreements or more: binomial tail 0.19), and "at most one of six" failed about one run in four
+    once batches were drawn at random. Eight batches (40 answers) bring that to about one in fifty;
+    the bound on codes is the binomial one that six such clickers pass by chance at most one run in
+    ten thousand, and the old code (the hold saw no MPE answer: six codes of six) fails it."""
+    dataset, items = make_mpe_items(120, slug="mpe-guessers")
     truth = {item.pk: LABELS[number % 3] for number, item in enumerate(items)}
     earlier = [make_worker(username=f"earlier-{n}") for n in range(2)]
     add_labels([(item, truth[item.pk]) for item in items], worker=earlier[0])
     add_labels([(item, truth[item.pk]) for item in items], worker=earlier[1])
-    study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-held")
+    study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-held", tasks_per_batch=8)
+    answers = study.tasks_per_batch * BATCH_SIZE
+    pass_rate = uniform_clicker_pass_rate(answers, flag_rules.AGREEING_OTHERS_KAPPA)
+    bound = next(b for b in range(CLICKERS + 1) if binom.sf(b, CLICKERS, pass_rate) <= P_FLOOR)
     rng = random.Random(39)
     held = [
         run_session(study, make_worker(username=f"clicker-{n}"), lambda pair: rng.choice(LABELS), "validation:mpe-next")
@@ -76,9 +106,12 @@ def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
     ]
     honest = run_session(study, make_worker(username="honest"), lambda pair: truth[pair.pk], "validation:mpe-next")
     codes = sum(bool(session.completion_code) for session in held)
-    print(f"\nMPE random clickers: {codes} of {CLICKERS} codes earned")
-    # The hold asks at a posterior of 0.9 after 20 answers: about one guesser in ten may pass.
-    assert codes <= 1 and sum("Labels at chance so far" in session.code_held_reason for session in held) >= 5
+    print(
+        f"\nMPE random clickers: {codes} of {CLICKERS} codes earned (each passes with p {pass_rate:.3f}; bound {bound})"
+    )
+    assert bound < CLICKERS  # every clicker keeping the code (the old code) always fails
+    assert codes <= bound
+    assert sum("Labels at chance so far" in session.code_held_reason for session in held) == CLICKERS - codes
     assert honest.completion_code and not honest.code_held_reason
 
 
