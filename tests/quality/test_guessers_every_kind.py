@@ -66,11 +66,12 @@ def run_session(study, worker, answer, next_url):
     return session
 
 
-def uniform_clicker_pass_rate(answers: int, kappa: float) -> float:
+def uniform_clicker_pass_rate(answers: int, kappa: float, chance: float = 1 / 3) -> float:
     """How often a uniform clicker with `answers` answers keeps their code under the hold's rule
-    (`flags.SequentialResult.holds_code`), chance at a third: the binomial tail of the agreement
-    counts the hold lets through."""
-    chance = 1 / 3
+    (`flags.SequentialResult.holds_code`), at `chance` (a third of three labels, a half of two):
+    the binomial tail of the agreement counts the hold lets through. Batches are drawn at random
+    (issue 39), so which item gets which answer changes from run to run: the tests bound how many
+    clickers keep a code by this rate, passed by chance at most one run in 1/P_FLOOR."""
     ordinary = flag_rules.ordinary_agreement(chance, kappa)
     held = [
         k
@@ -116,12 +117,17 @@ def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
 
 
 def test_random_mpe_clickers_are_held_by_catch_trials_on_fresh_items(make_worker):
-    """Fresh items nobody has judged: the researchers' references (catch trials) are the evidence."""
-    dataset, items = make_mpe_items(120, slug="mpe-fresh")
+    """Fresh items nobody has judged: the researchers' references (catch trials) are the evidence.
+
+    All the items are of one scene (one premise): the claim left a catch trial's premise out of the
+    batch and so said "no pairs" with 240 fresh items. One clicker: 18 batches (90 answers) bring
+    the chance that a uniform clicker keeps the code under P_FLOOR (at 25 answers it was 0.04)."""
+    dataset, items = make_mpe_items(240, slug="mpe-fresh")
     truth = {item.pk: LABELS[number % 3] for number, item in enumerate(items)}
-    for item in items[:60]:
+    for item in items[:120]:
         ReferenceLabel.objects.create(pair=item, label=truth[item.pk], is_catch_trial=True)
-    study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-fresh", tasks_per_batch=5, catch_trial_share=0.5)
+    study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-fresh", tasks_per_batch=18, catch_trial_share=0.5)
+    assert uniform_clicker_pass_rate(study.tasks_per_batch * BATCH_SIZE, flag_rules.ORDINARY_KAPPA) <= P_FLOOR
     rng = random.Random(40)
     clicker = make_worker(username="fresh-clicker")
     session = run_session(study, clicker, lambda pair: rng.choice(LABELS), "validation:mpe-next")
@@ -133,19 +139,26 @@ def test_random_mpe_clickers_are_held_by_catch_trials_on_fresh_items(make_worker
 
 
 def test_random_recast_clickers_are_held_and_honest_judges_are_not(make_worker):
-    """Recast two-way, 30 answers a visit: coin flippers, and clickers who always answer "not-entailed"
-    where three pairs in four are (75% agreement, all of it habit: the fixed 0.75 took it for ordinary)."""
-    dataset, pairs = scheme_pairs("recast-guessers", LabelScheme.TWO_WAY, n=120, author_label="neutral")
+    """Recast two-way, 90 answers a visit: coin flippers, and clickers who always answer "not-entailed"
+    where three pairs in four are (75% agreement, all of it habit: the fixed 0.75 took it for ordinary).
+
+    At 30 answers a coin flipper kept the code one time in ten, so "at most one code" failed about
+    one run in thirty once batches were drawn at random; at 90 it is one in five hundred, and the
+    bound is the binomial one (habit clickers are held whatever the draw)."""
+    dataset, pairs = scheme_pairs("recast-guessers", LabelScheme.TWO_WAY, n=200, author_label="neutral")
     for pair in pairs[::4]:  # a quarter entailed
         type(pair).objects.filter(pk=pair.pk).update(author_label="entailment")
-    study = study_of(dataset, TaskKind.VALIDATION, "recast-held", tasks_per_batch=6)
+    study = study_of(dataset, TaskKind.VALIDATION, "recast-held", tasks_per_batch=18)
+    coins = CLICKERS // 2
+    pass_rate = uniform_clicker_pass_rate(study.tasks_per_batch * BATCH_SIZE, flag_rules.ORDINARY_KAPPA, chance=1 / 2)
+    bound = next(b for b in range(coins + 1) if binom.sf(b, coins, pass_rate) <= P_FLOOR)
     rng = random.Random(41)
     word = {"entailment": "entailed", "neutral": "not-entailed"}
     sessions = [
         run_session(
             study, make_worker(username=f"coin-{n}"), lambda pair: rng.choice(list(word.values())), "validation:next"
         )
-        for n in range(CLICKERS // 2)
+        for n in range(coins)
     ] + [
         run_session(study, make_worker(username=f"habit-{n}"), lambda pair: "not-entailed", "validation:next")
         for n in range(CLICKERS // 2)
@@ -154,8 +167,12 @@ def test_random_recast_clickers_are_held_and_honest_judges_are_not(make_worker):
         study, make_worker(username="recast-honest"), lambda pair: word[pair.author_label], "validation:next"
     )
     codes = sum(bool(session.completion_code) for session in sessions)
-    print(f"\nrecast random and habit clickers: {codes} of {CLICKERS} codes earned")
-    assert codes <= 1
+    print(
+        f"\nrecast random and habit clickers: {codes} of {CLICKERS} codes earned "
+        f"(a coin flipper passes with p {pass_rate:.4f}; bound {bound})"
+    )
+    assert bound <= 1
+    assert codes <= bound
     assert honest.completion_code and not honest.code_held_reason
 
 
