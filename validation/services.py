@@ -152,8 +152,10 @@ def spread_over_premises(
     candidate_ids: Sequence[int], facts: Mapping[int, tuple[int, int]], *, leave_out: Iterable[int] = ()
 ) -> list[int]:
     """The candidates in the order a batch takes them: first one pair of each premise (premises in
-    the candidates' order), then the other pairs of those premises; none of the premises `leave_out`
-    (the batch's catch trials').
+    the candidates' order), then the other pairs of those premises, and last the pairs of the
+    premises `leave_out` (the batch's catch trials'): a batch takes those only when the others do
+    not fill it (MPE items of one scene, a dataset near its end), so a claim never comes back empty
+    while a candidate has room.
 
     A premise's three pairs are written entailment, neutral, contradiction, one after the other;
     served together they give their labels away, and a catch trial would be the lone premise among
@@ -165,9 +167,12 @@ def spread_over_premises(
     """
     left_out = set(leave_out)
     by_premise: dict[int, list[int]] = {}
+    last: list[int] = []
     for pk in candidate_ids:
         premise = facts[pk][0]
-        if premise not in left_out:
+        if premise in left_out:
+            last.append(pk)
+        else:
             by_premise.setdefault(premise, []).append(pk)
     first, rest = [], []
     for members in by_premise.values():
@@ -175,7 +180,7 @@ def spread_over_premises(
         pick = _shuffler.choice([pk for pk in members if facts[pk][1] == closest])
         first.append(pick)
         rest += [pk for pk in members if pk != pick]
-    return first + rest
+    return first + rest + last
 
 
 def page_order(pks: Sequence[int], premise_of: Mapping[int, int], *, tries: int = 50) -> list[int]:

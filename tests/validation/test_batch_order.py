@@ -206,3 +206,23 @@ def test_a_worker_meets_a_premise_again_only_when_no_other_is_left(dataset, make
     # Six premises of three pairs: the worker got all eighteen pairs in the end (nothing starves).
     served = ValidationClaim.objects.filter(worker=worker, is_catch_trial=False).count()
     assert served == 18
+
+
+def test_a_catch_trial_of_the_only_premise_left_never_empties_the_batch(dataset, make_worker, monkeypatch):
+    """Every pair left shares the catch trial's premise (MPE items of one scene, a dataset near its
+    end): the batch takes them after the other premises' pairs, never nothing (the claim left the
+    catch premise out entirely and said "no pairs" while twelve fresh pairs had room)."""
+    premise = factories.premise(dataset)
+    ordinary = [factories.pair(dataset, premise, [label], needs_validation=True) for label in THREE * 4]
+    catch = [factories.pair(dataset, premise, [label], needs_validation=False) for label in THREE]
+    for pair in catch:
+        set_reference_label(pair, pair.author_label, is_catch_trial=True)
+    study = catch_study(dataset, 0.5, catch_premises=0)
+    monkeypatch.setattr(services, "catch_trial_count", lambda share, size, **_: 1)
+    worker = make_worker()
+    batch = services.claim_validation_batch(worker, study_session=session_for(study, worker))
+    assert batch is not None, "no pairs, though twelve fresh pairs had room"
+    claims = ValidationClaim.objects.filter(batch=batch)
+    assert set(claims.filter(is_catch_trial=False).values_list("pair_id", flat=True)) <= {p.pk for p in ordinary}
+    assert claims.filter(is_catch_trial=False).count() == 4
+    assert claims.filter(is_catch_trial=True).count() == 1
