@@ -21,6 +21,7 @@ from validation import services
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
+BATCHES = 16
 
 
 def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_first(make_worker):
@@ -28,16 +29,20 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
     # share of catch trials is the same whatever ran before this test.
     random.seed(11)
     dataset = make_dataset("cheaters")
-    for number in range(120):
+    # Enough ordinary answers that a cheater's chance labels are held, whatever order the batches
+    # come in (random since issue 39): at ~50 ordinary answers a uniform guesser passes the
+    # sequential test far less than once in a thousand sessions; at 18 (six batches) it passed in
+    # about one of five, and one of six cheaters then ranked first by chance.
+    for number in range(240):
         make_pair(dataset, label=LABELS[number % 3])
-    for _ in range(24):
+    for _ in range(60):
         set_reference_label(make_pair(dataset, needs_validation=False), LABELS[0], is_catch_trial=True)
     study = Study.objects.create(
         slug="cheaters",
         name="Cheaters",
         dataset=dataset,
         task_kind=TaskKind.VALIDATION,
-        tasks_per_batch=6,
+        tasks_per_batch=BATCHES,
         completion_code="CHEAT",
         catch_trial_share=0.4,
         bonus_per_catch_match=Decimal("1.00"),
@@ -48,7 +53,7 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
     cheaters = [make_worker(username=f"cheater-{n}") for n in range(6)]
     for worker in [honest, *cheaters]:
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
-        for _ in range(6):
+        for _ in range(BATCHES):
             batch = services.claim_validation_batch(worker, study_session=session)
             answers = {}
             for claim in ValidationClaim.objects.filter(batch=batch).select_related("pair"):
