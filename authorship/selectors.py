@@ -1,9 +1,12 @@
 """Reads of the authorship app: who writes like a machine (the workers page)."""
 
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count, Q
+from django.db.models.functions import TruncDate
+from django.utils import timezone
 
 from .judgements import Flag
 from .models import WritingEvidence
@@ -66,3 +69,31 @@ def typing_flags_of_pairs(pair_ids: Any) -> dict[int, list[str]]:
     whose record has some."""
     rows = WritingEvidence.objects.filter(pair_id__in=pair_ids).values_list("pair_id", "flags")
     return {pair_id: sorted(flags) for pair_id, flags in rows if flags}
+
+
+# The flagged share over time shows the last weeks, not a study's whole history on one page.
+SHARE_OVER_TIME_DAYS = 30
+
+
+def typing_flagged_share_by_study_day(*, days: int = SHARE_OVER_TIME_DAYS) -> list[dict[str, Any]]:
+    """Per study and day (UTC, the last `days` days, newest first): hypotheses with a typing record,
+    how many are flagged and their share. One grouped read; records outside a study are left out."""
+    since = timezone.now() - timedelta(days=days)
+    rows = (
+        WritingEvidence.objects.filter(study_session__isnull=False, created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values("study_session__study__slug", "study_session__study__name", "day")
+        .annotate(written=Count("id"), flagged=Count("id", filter=Q(flagged=True)))
+        .order_by("-day", "study_session__study__slug")
+    )
+    return [
+        {
+            "study": row["study_session__study__slug"],
+            "study_name": row["study_session__study__name"],
+            "day": row["day"],
+            "written": row["written"],
+            "flagged": row["flagged"],
+            "share": row["flagged"] / row["written"] if row["written"] else None,
+        }
+        for row in rows
+    ]
