@@ -3,6 +3,7 @@
 from typing import Any
 
 from artifacts import selectors
+from authorship.selectors import typing_flags_by_worker
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Worker
 
@@ -30,3 +31,16 @@ def giveaway_words(
 @refreshable("giveaways")
 def _default_listing(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
     return selectors.giveaway_words_for(dataset, split)
+
+
+def monitor_overview(dataset: Dataset | None = None) -> dict[str, Any]:
+    """The artifact monitor's latest figures (artifacts.selectors.monitor_overview), each flagged
+    writer given the share of their hypotheses whose typing record is flagged (issue 40.4), so one
+    table answers "who writes like a machine": one grouped read for all of them."""
+    monitor = selectors.monitor_overview(dataset)
+    typing = typing_flags_by_worker(writer["writer"] for writer in monitor["flagged"])
+    for writer in monitor["flagged"]:
+        record = typing.get(writer["writer"])
+        writer["typing"] = record
+        writer["typing_flagged_share"] = record["flagged"] / record["written"] if record and record["written"] else None
+    return monitor

@@ -6,6 +6,7 @@ Inclusion tags, so those pages' views stay as they are: a page adds one line to 
 from django import template
 
 from artifacts import selectors
+from dashboard.queries import artifacts as artifact_queries
 from dashboard.queries import corpus as corpus_queries
 
 register = template.Library()
@@ -42,4 +43,4 @@ def run_artifacts_section(run):
 
 @register.inclusion_tag("artifacts/_monitor_section.html")
 def artifact_monitor_section(scope):
-    return {"monitor": selectors.monitor_overview(scope.dataset if scope else None), "scope": scope}
+    return {"monitor": artifact_queries.monitor_overview(scope.dataset if scope else None), "scope": scope}

@@ -51,5 +51,6 @@ def workers(request):
             worker_count=len(rows),
             # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
             quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
+            typing_over_time=queries.typing_flagged_over_time(),
         ),
     )

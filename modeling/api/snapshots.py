@@ -89,7 +89,8 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
         default=dict,
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
         "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, drop_test_fours, aggregation_run (a run id), "
-        "label_rows (add labels.jsonl: one row per label, annotators pseudonymous).",
+        "label_rows (add labels.jsonl: one row per label, annotators pseudonymous), "
+        "typing_flags (with label_rows: the author's typing flags in labels.jsonl).",
     )
 
 
@@ -119,6 +120,11 @@ class SnapshotFiltersSchema(serializers.Serializer):
         required=False,
         help_text="Add labels.jsonl: one row per label with a pseudonymous annotator id, seconds, exclusion, "
         "catch-trial and flag marks.",
+    )
+    typing_flags = serializers.BooleanField(
+        required=False,
+        help_text="With label_rows: a typing_flags column, the typing flags of the author's hypothesis "
+        "(e.g. pasted; [] when none or no record).",
     )
     aggregation_run = serializers.IntegerField(
         min_value=1,

@@ -101,6 +101,7 @@ def build_manifest(
     label_scheme: str | None = None,
     gold_sources: dict[str, int] | None = None,
     stopping_rules: dict[str, dict[str, int]] | None = None,
+    typing_evidence: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The manifest; `label_scheme` is written for two-way and ordinal snapshots (absent: three-way,
     as every snapshot made before schemes existed), and names the labels training predicts.
@@ -108,7 +109,10 @@ def build_manifest(
     (the source file's, not validated), adjudicated, author (an unvalidated pair's author label by
     the unvalidated_gold convention) and none ('-'). `stopping_rules` ({rule: {"pairs", "stopped_early"}},
     issue 24) is written where some pair is not on the fixed rule; absent: five labels a pair.
-    A pair stopped early has fewer than five labels, so `min_labels` 5 leaves it out."""
+    A pair stopped early has fewer than five labels, so `min_labels` 5 leaves it out.
+    `typing_evidence` (issue 40) counts the pairs whose hypothesis has a typing record ("recorded"),
+    those with the browser's evidence in it, the flagged ones and each judgement's flag
+    (authorship.selectors.typing_evidence_counts); evidence, never a filter."""
     manifest = {
         "format": FORMAT_NAME,
         "snapshot": snapshot_id,
@@ -124,6 +128,8 @@ def build_manifest(
         manifest["gold_sources"] = gold_sources
     if stopping_rules:
         manifest["stopping_rules"] = stopping_rules
+    if typing_evidence is not None:
+        manifest["typing_evidence"] = typing_evidence
     if label_scheme and label_scheme != THREE_WAY_SCHEME:
         manifest["label_scheme"] = label_scheme
         manifest["labels"] = list(scheme_labels(label_scheme))

@@ -15,6 +15,9 @@ Columns, in file order:
   one of the five the pair's gold label counts), catch_trials_seen / catch_trials_matched (the
   annotator's catch-trial record on the platform), flags (the quality checks' flags of the annotator,
   e.g. "too fast"; [] for none).
+With the filter `typing_flags: true` one more column, `typing_flags`: on the author's row, the typing
+flags of the hypothesis (authorship.judgements.Flag names, e.g. "pasted"; [] when none or no record);
+on a validator's row, [] (a validator wrote nothing).
 """
 
 import json
@@ -24,6 +27,7 @@ from typing import Any
 
 from django.db.models import BooleanField, Case, Value, When
 
+from authorship.selectors import typing_flags_of_pairs
 from corpus.counters import in_gold
 from corpus.labels import AUTHOR_POSITION, to_scheme
 from corpus.models import ValidationLabel
@@ -49,10 +53,13 @@ LABEL_COLUMNS = (
     "catch_trials_matched",
     "flags",
 )
+TYPING_FLAGS_FILTER = "typing_flags"
+TYPING_FLAGS_COLUMN = "typing_flags"
 FLAG_PREFIX = "flagged: "
 CHUNK = 5000
 
 _FIELDS = (
+    "pair_id",
     "pair__pair_id",
     "pair__premise__split",
     "pair__premise__genre__is_training",
@@ -86,12 +93,17 @@ def label_rows(
 ) -> Iterable[dict[str, Any]]:
     """The rows of `labels.jsonl` in file order (streamed: labels are read in chunks)."""
     labels = _labels(datasets, filters)
+    typing: Mapping[int, list[str]] | None = None
+    if filters.get(TYPING_FLAGS_FILTER):
+        # One read of the records that carry a flag (a share of the pairs), not one per row.
+        typing = typing_flags_of_pairs(pairs_for_export(datasets, filters).values("pk"))
     workers = set(labels.exclude(worker__isnull=True).values_list("worker_id", flat=True).distinct().order_by())
     flags = {pk: sorted(mark.removeprefix(FLAG_PREFIX) for mark in marks) for pk, marks in flagged(workers).items()}
     catch = catch_figures()
     held_out = datasets_with_held_out_genres(datasets)
     pseudonyms: dict[int, str] = {}
     for (
+        pair_pk,
         pair_id,
         split,
         is_training,
@@ -108,7 +120,7 @@ def label_rows(
         if worker is not None:
             annotator = pseudonyms.setdefault(worker, f"a{len(pseudonyms) + 1}")
         seen, matched = catch.get(worker, (0, 0)) if worker is not None else (0, 0)
-        yield {
+        row = {
             "pairID": pair_id,
             "split": file_split(split, is_training, dataset in held_out),
             "position": position,
@@ -123,6 +135,9 @@ def label_rows(
             "catch_trials_matched": matched,
             "flags": flags.get(worker, []) if worker is not None else [],
         }
+        if typing is not None:
+            row[TYPING_FLAGS_COLUMN] = typing.get(pair_pk, []) if position == AUTHOR_POSITION else []
+        yield row
 
 
 def write_label_rows(

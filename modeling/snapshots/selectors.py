@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Value, When
 
+from authorship.selectors import typing_evidence_counts
 from corpus import labels as scheme_labels
 from corpus.gold import gold_source_expression
 from corpus.models import (
@@ -170,6 +171,16 @@ def gold_source_counts(
     for row in rows:
         counts[row["source"]] += row["n"]
     return counts
+
+
+def typing_evidence_of(
+    datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
+) -> dict[str, Any]:
+    """How the hypotheses of a snapshot's pairs (ids up to `upper_id`) were written: the typing
+    records' counts (authorship.selectors.typing_evidence_counts), one grouped read."""
+    pairs = pairs_for_export(datasets, filters)
+    pairs = pairs.filter(pk__lte=upper_id) if upper_id is not None else pairs.none()
+    return typing_evidence_counts(pairs.values("pk"))
 
 
 def stopping_rule_counts(

@@ -46,10 +46,12 @@ FILTER_KEYS = (
     "drop_ungrammatical",
     "drop_test_fours",
     "label_rows",
+    "typing_flags",
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
 # label_rows adds the label-level file (modeling/snapshots/label_rows.py); it filters no pair.
-OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "label_rows")
+# typing_flags adds the author's typing flags (issue 40) to labels.jsonl, and so needs label_rows.
+OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "label_rows", "typing_flags")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
 # judgement floor beneath this one.
@@ -149,6 +151,8 @@ def normalize_request(
             errors[f"filters.{flag}"] = "true or false"
         elif value:
             clean[flag] = True
+    if clean.get("typing_flags") and not clean.get("label_rows"):
+        errors["filters.typing_flags"] = "a column of labels.jsonl: ask for label_rows too"
     if not errors.get("datasets") and len(selectors.label_schemes(datasets)) > 1:
         errors["datasets"] = (
             f"these datasets use different label schemes ({', '.join(selectors.label_schemes(datasets))}); "
@@ -283,6 +287,7 @@ def _export_taken(
             label_scheme=scheme,
             gold_sources=selectors.gold_source_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
             stopping_rules=selectors.stopping_rule_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
+            typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
         snapshot_format.write_manifest(temp_dir, manifest)
         with transaction.atomic():

@@ -43,3 +43,61 @@ def test_the_admin_lists_the_evidence_and_flags_of_each_hypothesis(client, resea
     assert listing.status_code == 200 and "pasted" in listing.content.decode()
     row = WritingEvidence.objects.get(flagged=True)
     assert client.get(reverse("admin:authorship_writingevidence_change", args=[row.pk])).status_code == 200
+
+
+def test_the_artifact_monitors_flagged_writers_show_their_typing_flagged_share(client, researcher, make_worker):
+    """One page answers "who writes like a machine": the writer the monitor finds guessable, with
+    the share of their hypotheses whose typing is flagged beside it."""
+    from artifacts.monitoring import refresh_monitor
+    from corpus.models import Pair
+    from tests.artifacts.test_monitor import planted_corpus
+
+    dataset, planted = planted_corpus(make_worker)
+    for index, pair in enumerate(Pair.objects.filter(author=planted).order_by("pk")[:8]):
+        pasted = index < 2
+        WritingEvidence.objects.create(
+            pair=pair,
+            worker=planted,
+            field_name="hypothesis",
+            has_evidence=True,
+            flags=["pasted"] if pasted else [],
+            flagged=pasted,
+        )
+    refresh_monitor(dataset)
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
+    table = page.split('id="table-flagged-writers">', 1)[1].split("</table>", 1)[0]
+    assert "typed evidence flagged %" in table
+    cell = table.split(f'data-worker="{planted.pk}"', 1)[1].split('data-stat="typing_flagged">', 1)[1]
+    assert "25" in cell.split("</td>", 1)[0] and "2 of 8" in cell.split("</td>", 1)[0]
+
+
+def test_the_workers_page_shows_each_studys_flagged_share_per_day(client, researcher, make_worker):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from crowd.models import Study, StudySession
+
+    dataset, _ = writing_setup()
+    study = Study.objects.create(slug="typing-day", name="Typing day", dataset=dataset, completion_code="C")
+    today = timezone.now()
+    yesterday = today - timedelta(days=1)
+    for day, flags in ((yesterday, [True, False, False, False]), (today, [True, True, False, False])):
+        worker = make_worker()
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s-{day:%d}")
+        for flagged in flags:
+            row = WritingEvidence.objects.create(
+                worker=worker, study_session=session, field_name="hypothesis", has_evidence=True, flagged=flagged
+            )
+            WritingEvidence.objects.filter(pk=row.pk).update(created_at=day)
+    WritingEvidence.objects.create(worker=make_worker(), field_name="hypothesis", flagged=True)  # no study: left out
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:workers")).content.decode()
+    table = page.split('id="table-typing-over-time">', 1)[1].split("</table>", 1)[0]
+    shares = {
+        day: table.split(f'data-day="{day}"', 1)[1].split('data-stat="typing_flagged_share">', 1)[1].split("<", 1)[0]
+        for day in (f"{yesterday:%Y-%m-%d}", f"{today:%Y-%m-%d}")
+    }
+    assert shares == {f"{yesterday:%Y-%m-%d}": "25.0%", f"{today:%Y-%m-%d}": "50.0%"}
+    assert table.count("<tr data-study=") == 2

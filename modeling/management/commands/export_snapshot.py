@@ -52,6 +52,11 @@ class Command(BaseCommand):
             action="store_true",
             help="Add labels.jsonl: one row per label, annotators pseudonymous (modeling/snapshots/label_rows.py).",
         )
+        parser.add_argument(
+            "--typing-flags",
+            action="store_true",
+            help="With --label-rows: add the typing flags of the author's hypothesis to labels.jsonl (issue 40).",
+        )
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 
     def handle(self, *args, **options):
@@ -68,6 +73,7 @@ class Command(BaseCommand):
             "drop_ungrammatical": options["drop_ungrammatical"],
             "drop_test_fours": options["drop_test_fours"],
             "label_rows": options["label_rows"],
+            "typing_flags": options["typing_flags"],
         }
         try:
             snapshot = create_snapshot(None, datasets=options["dataset"], filters=filters)
