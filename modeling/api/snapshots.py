@@ -90,7 +90,7 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
         help_text="Optional: genres (list), splits (train/dev/test), gold_only (bool), min_labels (0-5), "
         "unvalidated_gold ('author', '-' or 'author-all'), full_agreement, drop_ungrammatical, drop_test_fours, aggregation_run (a run id), "
         "label_rows (add labels.jsonl: one row per label, annotators pseudonymous), "
-        "typing_flags (with label_rows: the author's typing flags in labels.jsonl).",
+        "typing_flags (the author's typing flags in labels.jsonl; turns on label_rows).",
     )
 
 
@@ -123,7 +123,7 @@ class SnapshotFiltersSchema(serializers.Serializer):
     )
     typing_flags = serializers.BooleanField(
         required=False,
-        help_text="With label_rows: a typing_flags column, the typing flags of the author's hypothesis "
+        help_text="A typing_flags column in labels.jsonl (turns on label_rows): the typing flags of the author's hypothesis "
         "(e.g. pasted; [] when none or no record).",
     )
     aggregation_run = serializers.IntegerField(

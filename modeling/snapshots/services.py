@@ -50,7 +50,7 @@ FILTER_KEYS = (
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
 # label_rows adds the label-level file (modeling/snapshots/label_rows.py); it filters no pair.
-# typing_flags adds the author's typing flags (issue 40) to labels.jsonl, and so needs label_rows.
+# typing_flags adds the author's typing flags (issue 40) to labels.jsonl, and so turns on label_rows.
 OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "label_rows", "typing_flags")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
@@ -151,8 +151,9 @@ def normalize_request(
             errors[f"filters.{flag}"] = "true or false"
         elif value:
             clean[flag] = True
-    if clean.get("typing_flags") and not clean.get("label_rows"):
-        errors["filters.typing_flags"] = "a column of labels.jsonl: ask for label_rows too"
+    if clean.get("typing_flags"):
+        # A column of labels.jsonl: asking for it asks for the file (any schema-valid request is taken).
+        clean["label_rows"] = True
     if not errors.get("datasets") and len(selectors.label_schemes(datasets)) > 1:
         errors["datasets"] = (
             f"these datasets use different label schemes ({', '.join(selectors.label_schemes(datasets))}); "
