@@ -8,7 +8,7 @@ class AdversarialConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from crowd.signals import validation_labels_added
+        from validation.signals import validation_labels_added
 
         from .verification import settle_after_labels
 

@@ -9,12 +9,14 @@ next round. A failed snapshot or run is written to `Round.error` and the round w
 """
 
 import logging
+from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from corpus.models import Split
+from corpus.models import Dataset, Split
 from modeling.models import JobStatus, RunStatus
 from modeling.snapshots.services import request_snapshot
 from modeling.training.services import LaunchRefused, launch_training_run
@@ -31,13 +33,30 @@ class RoundRefused(Exception):
     """A round that cannot be closed or opened now; the message says why."""
 
 
+class UnverifiedFooled(RoundRefused):
+    """A round asked to close while fooled examples still wait for their verifiers, unconfirmed."""
+
+    def __init__(self, round_, pending):
+        self.pending = pending
+        super().__init__(
+            f"Round {round_.number} has {pending} fooled example(s) still waiting for verifiers. Its snapshots "
+            "are taken when it closes, so those examples enter neither as verified: not in this round's test set "
+            "nor in the next target's training data as verified. Wait for the verifiers, or confirm to close now."
+        )
+
+
+def unverified_fooled(round_):
+    """How many of the round's fooled examples still wait for their verifiers."""
+    return AdversarialTry.objects.filter(round=round_, model_fooled=True, verification=Verification.PENDING).count()
+
+
 def training_datasets(round_):
     """Dataset slugs the next target trains on: the first target's own data and every round's so far
     ([] means every dataset, as a snapshot reads it)."""
     rounds = list(Round.objects.filter(study=round_.study, number__lte=round_.number).select_related("dataset"))
     first = min(rounds, key=lambda r: r.number)
     slugs = {r.dataset.slug for r in rounds}
-    if first.target_run_id:
+    if first.target_run is not None:
         base = first.target_run.snapshot.datasets
         if not base:
             return []
@@ -45,13 +64,26 @@ def training_datasets(round_):
     return sorted(slugs)
 
 
-def close_round(round_, user=None, next_dataset=None, next_model=None, next_config=None):
+def close_round(
+    round_: Round,
+    user: User | AnonymousUser | None = None,
+    next_dataset: Dataset | None = None,
+    next_model: str | None = None,
+    next_config: dict[str, Any] | str | None = None,
+    *,
+    confirm_unverified: bool = False,
+) -> Round:
     """Close an open round: its snapshot and the training snapshot are requested; the rest follows in
-    `advance_round`. Raises RoundRefused for a round that is not open."""
+    `advance_round`. Raises RoundRefused for a round that is not open, and UnverifiedFooled for one
+    whose fooled examples still wait for verifiers unless `confirm_unverified` (the researcher saw
+    how many and closes anyway)."""
     with transaction.atomic():
         round_ = Round.objects.select_for_update(of=("self",)).select_related("target_run__snapshot").get(pk=round_.pk)
         if round_.status != RoundStatus.OPEN:
             raise RoundRefused(f"Round {round_.number} is {round_.status}, not open.")
+        pending = unverified_fooled(round_)
+        if pending and not confirm_unverified:
+            raise UnverifiedFooled(round_, pending)
         round_.round_snapshot = request_snapshot(user, datasets=[round_.dataset.slug])
         round_.training_snapshot = request_snapshot(user, datasets=training_datasets(round_))
         round_.status = RoundStatus.CLOSING
@@ -66,7 +98,7 @@ def close_round(round_, user=None, next_dataset=None, next_model=None, next_conf
     return round_
 
 
-def advance_round(round_, user=None):
+def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Round:
     """One step for a closing round; returns the round as it now stands (a new open round when done)."""
     with transaction.atomic():
         round_ = (
@@ -76,7 +108,10 @@ def advance_round(round_, user=None):
         )
         if round_.status != RoundStatus.CLOSING:
             return round_
-        for snapshot in (round_.round_snapshot, round_.training_snapshot):
+        training_snapshot = round_.training_snapshot
+        if round_.round_snapshot is None or training_snapshot is None:
+            raise ValueError(f"round {round_.pk} is closing without its snapshots")
+        for snapshot in (round_.round_snapshot, training_snapshot):
             if snapshot.status == JobStatus.FAILED:
                 return _stuck(round_, f"snapshot {snapshot.pk} failed: {snapshot.error}")
             if snapshot.status != JobStatus.DONE:
@@ -84,7 +119,7 @@ def advance_round(round_, user=None):
         if round_.next_run is None:
             try:
                 round_.next_run = launch_training_run(
-                    round_.training_snapshot, round_.next_model, config=round_.next_config, user=user
+                    training_snapshot, round_.next_model, config=round_.next_config, user=user
                 )
             except LaunchRefused as refused:
                 return _stuck(round_, f"the next target cannot be trained: {refused.message_dict}")

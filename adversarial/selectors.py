@@ -61,7 +61,10 @@ def round_figures(round_: Round) -> dict[str, Any]:
 
 
 def study_rounds(study: Study) -> list[dict[str, Any]]:
-    return [round_figures(r) for r in Round.objects.filter(study=study).select_related("target_run").order_by("number")]
+    rounds = Round.objects.filter(study=study).select_related(
+        "target_run", "round_snapshot", "training_snapshot", "next_run"
+    )  # a closing round shows what it waits for: its snapshots' and the next run's status
+    return [round_figures(r) for r in rounds.order_by("number")]
 
 
 def export_rows(round_: Round) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -21,16 +21,15 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from authorship.services import evidence_of_pair, hold_code_of_typist, record_try_evidence, refused_fields
-from collection import hypothesis_tally
+from authorship.services import evidence_of_pair, record_try_evidence, refused_fields
 from collection import services as writing
+from collection import writing_rules
 from collection.models import WritingClaim
-from corpus.counters import create_pairs
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split, Worker
+from corpus.services import create_pairs
+from corpus.writings import unused_pair_ids
 from crowd.models import ClaimStatus, Study, StudySession
-from crowd.services import first_hold_reason, record_task_done
-from quality.guessers import hold_code_of_guesser
 
 from . import targets
 from .models import AdversarialStudy, AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
@@ -76,8 +75,9 @@ def _next_target_label(round_: Round, premise: Premise) -> str:
 def claim_adversarial_task(worker: Worker, study_session: StudySession) -> AdversarialTask | None:
     """The worker's open adversarial task in the study's open round, or a new one; None when no premise is left.
 
-    The premise is claimed by the writing task's own claim (collection), so the concurrency rules of
-    writing claims hold here too; the adversarial task adds the round and the target label.
+    The premise is claimed by the writing task's own claim (collection's rule of `crowd.claiming`, the
+    claim of every task kind), so the concurrency rules of writing claims hold here too; the
+    adversarial task adds the round and the target label.
     """
     round_ = open_round(study_session.study)
     if round_ is None:
@@ -122,9 +122,9 @@ def task_for_worker(worker: Worker, token: uuid.UUID | str) -> AdversarialTask:
 
 def hypothesis_problem(premise_text: str, text: str, study_session: StudySession | None) -> str | None:
     """The message for a hypothesis that breaks the writing rules, or None: collection's one check
-    (`collection.services.hypothesis_problem`), so that the adversarial page refuses what the
-    writing page refuses, with the same words (issue 39)."""
-    return writing.hypothesis_problem(premise_text, text, writing.task_rules(study_session=study_session))
+    (`collection.writing_rules.hypothesis_problem`) under the study's rules, so that the
+    adversarial page refuses what the writing page refuses, with the same words (issue 39)."""
+    return writing_rules.hypothesis_problem(premise_text, text, writing.task_rules(study_session=study_session))
 
 
 def _check_rate(session_key: str, per_minute: int) -> None:
@@ -169,7 +169,7 @@ def make_try(
     not asked), AdversarialRefused / RateLimited, targets.TargetUnavailable (nothing stored), and
     AdversarialTask.DoesNotExist for a token that is not the worker's.
     """
-    text = writing.visible_text(hypothesis)
+    text = writing_rules.visible_text(hypothesis)
     with transaction.atomic():
         # The task's row lock: two tries of one task (a double press) are taken one after the other.
         task = _locked_open_task(worker, token)
@@ -184,7 +184,7 @@ def make_try(
         if refused:
             raise ValidationError(refused)
         tries = list(task.tries.values_list("hypothesis", flat=True))
-        if any(writing.normalised(text) == writing.normalised(before) for before in tries):
+        if any(writing_rules.normalised(text) == writing_rules.normalised(before) for before in tries):
             raise ValidationError({"hypothesis": "You tried this sentence already. Please change it."})
         settings = study_settings(study_session.study)
         if len(tries) >= settings.max_tries:
@@ -217,8 +217,8 @@ def make_try(
 
 def give_reason(worker: Worker, token: uuid.UUID | str, reason: str) -> AdversarialTask:
     """The fooled writer's one-line reason; ends the task. ValidationError({"reason": ...}) when unusable."""
-    text = writing.visible_text(reason)
-    if not text or writing.word_characters(text) < 2:
+    text = writing_rules.visible_text(reason)
+    if not text or writing_rules.word_characters(text) < 2:
         raise ValidationError({"reason": "Please say in a few words why your sentence is the label you were given."})
     if len(text) > MAX_REASON_CHARS:
         raise ValidationError({"reason": f"Please keep the reason to one line (under {MAX_REASON_CHARS} characters)."})
@@ -247,30 +247,26 @@ def _finish(task: AdversarialTask) -> None:
     claim = WritingClaim.objects.select_for_update(of=("self",)).get(pk=task.writing_claim_id)
     premise = Premise.objects.select_for_update().select_related("dataset").get(pk=claim.premise_id)
     last = task.tries.order_by("-number").first()
-    writing_number = premise.writings_done + 1
+    created: list[Pair] = []
     if last is not None and (last.model_fooled or premise.split == Split.TRAIN):
+        writing_number = premise.writings_done + 1
+        (pair_id,) = unused_pair_ids(premise.dataset_id, [f"{premise.prompt_id}a{task.round.number}w{writing_number}"])
         pair = Pair(
             premise=premise,
-            pair_id=f"{premise.prompt_id}a{task.round.number}w{writing_number}",
+            pair_id=pair_id,
             hypothesis=last.hypothesis,
             author_label=task.target_label,
             author=task.worker,
         )
-        (pair,) = create_pairs(
+        created = create_pairs(
             premise.dataset, premise.split, [pair], [[task.target_label]], needs_validation=last.model_fooled
         )
-        hypothesis_tally.written(claim.study_session, premise, 1)  # the cost page's count
         last.pair = pair
         last.verification = Verification.PENDING if last.model_fooled else Verification.NOT_ASKED
         last.save(update_fields=["pair", "verification"])
         evidence_of_pair(last.writing_evidence_id, pair)
     now = timezone.now()
-    premise.writings_done = writing_number
-    premise.save(update_fields=["writings_done"])
-    claim.status = ClaimStatus.SUBMITTED
-    claim.submitted_at = now
-    claim.save(update_fields=["status", "submitted_at"])
+    writing.finish_writing_task(claim, premise, created, now)
     task.state = TaskState.DONE
     task.finished_at = now
     task.save(update_fields=["state", "reason", "finished_at"])
-    record_task_done(claim.study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))

@@ -21,9 +21,9 @@ from collections import Counter
 
 from django.db import transaction
 
-from annotation_site.compiled_queries import CompiledQuery
-from corpus.counters import set_needs_validation
 from corpus.models import AUTHOR_POSITION, Pair, ValidationLabel
+from corpus.selectors import labels_that_count
+from corpus.services import set_needs_validation
 from crowd.selectors import shared_device_ids
 
 from .models import AdversarialTry, Verification
@@ -47,26 +47,15 @@ def verdict(writer_label, verifier_labels):
     return Verification.VERIFIED if majority == writer_label else Verification.DISCARDED
 
 
-# The plain look, compiled once per batch size (annotation_site.compiled_queries).
-PENDING_AMONG = CompiledQuery(
-    lambda _, values: (
-        AdversarialTry.objects.filter(pair_id__in=values["pairs"], verification=Verification.PENDING)
-        .order_by()
-        .values_list("pk")[:1]
-    ),
-    prepare=True,
-)
-
-
 def settle(pair_ids):
     """Decide every pending fooled try among these pairs that has its verifiers; returns the tries decided.
 
-    In the caller's transaction (the validation submit's, through crowd.signals), so the verdict,
+    In the caller's transaction (the validation submit's, through validation.signals), so the verdict,
     the queue and the bonus commit with the labels.
     """
     # Most labels are of pairs no model was tried on: a plain look first (the locking read below,
     # four joins deep, cost a third of a validation submit's Python in building its SQL).
-    if not PENDING_AMONG.fetch(None, pairs=list(pair_ids)):
+    if not AdversarialTry.objects.filter(pair_id__in=list(pair_ids), verification=Verification.PENDING).exists():
         return []
     pending = list(
         AdversarialTry.objects.select_for_update(of=("self",))
@@ -76,17 +65,19 @@ def settle(pair_ids):
     )
     if not pending:
         return []
-    labels = {}
+    labels: dict[int | None, list[str]] = {}
     writers = {attempt.pair_id: attempt.task.worker_id for attempt in pending}
     linked = shared_device_ids(worker_ids=set(writers.values()))
-    for pair_id, label, verifier, excluded in (
-        ValidationLabel.objects.filter(pair_id__in=[t.pair_id for t in pending], position__gt=AUTHOR_POSITION)
+    for pair_id, label, verifier in (
+        ValidationLabel.objects.filter(
+            labels_that_count(), pair_id__in=[t.pair_id for t in pending], position__gt=AUTHOR_POSITION
+        )
         .order_by("pair_id", "position")
-        .values_list("pair_id", "label", "worker_id", "worker__is_excluded")
+        .values_list("pair_id", "label", "worker_id")
     ):
         writer = writers[pair_id]
-        if excluded or verifier == writer or verifier in linked.get(writer, ()):
-            continue  # never the writer's own ids, never an excluded worker: the example waits for others
+        if verifier == writer or verifier in linked.get(writer, ()):
+            continue  # never the writer's own ids (nor an excluded worker's): the example waits for others
         labels.setdefault(pair_id, []).append(label)
     decided = []
     for attempt in pending:
@@ -104,7 +95,7 @@ def settle(pair_ids):
 
 
 def _record_bonus(attempt):
-    from quality.bonuses import record_bonus
+    from quality.bonuses import FOOLED_MODEL_REASON, record_bonus
 
     study_session = attempt.task.writing_claim.study_session
     if study_session is None:
@@ -116,7 +107,7 @@ def _record_bonus(attempt):
         study_session,
         attempt.pair,
         amount,
-        f"Verified example that fooled the model (study {study_session.study.slug}, round {attempt.round.number})",
+        f"{FOOLED_MODEL_REASON} (study {study_session.study.slug}, round {attempt.round.number})",
     )
 
 

@@ -15,18 +15,27 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from authorship.services import study_action
+from collection import holds as writing_holds
+from collection.views import renew_hold_then
 from corpus.labels import LABELS
+from crowd.holds import hold_view
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import worker_for_user
 from crowd.views import task_visit
 
 from . import services, targets
-from .models import AdversarialTask, TaskState
+from .models import AdversarialTask, Round, RoundStatus, TaskState
 
 LABEL_WORDS = {
     "entailment": "definitely correct",
     "neutral": "might be correct",
     "contradiction": "definitely incorrect",
+}
+# The same as a clause, so the page reads "a sentence that might be correct", never "that is might be".
+LABEL_CLAUSES = {
+    "entailment": "is definitely correct",
+    "neutral": "might be correct",
+    "contradiction": "is definitely incorrect",
 }
 
 
@@ -44,7 +53,10 @@ def adversarial_next(request):
         return render(request, "adversarial/no_study.html", status=403)
     task = services.claim_adversarial_task(worker_for_user(request.user), study_session)
     if task is None:
-        return render(request, "collection/no_tasks.html", {"study_session": study_session})
+        # Between rounds (one closing: its data exported, the next model training) say so, not
+        # "every line has been taken", so a participant knows the study goes on.
+        closing = Round.objects.filter(study=study_session.study, status=RoundStatus.CLOSING).exists()
+        return render(request, "collection/no_tasks.html", {"study_session": study_session, "between_rounds": closing})
     return redirect("adversarial:task", token=task.writing_claim.token)
 
 
@@ -80,12 +92,15 @@ def adversarial_task(request, token, errors=None, text="", status=200):
         "task": task,
         "premise": claim.premise,
         "target_words": LABEL_WORDS[task.target_label],
+        "target_clause": LABEL_CLAUSES[task.target_label],
         "tries": tries,
         "last": tries[-1] if tries else None,
         "tries_left": settings.max_tries - len(tries),
         "max_tries": settings.max_tries,
         "needs_reason": task.state == TaskState.REASON,
         "expired": claim.expires_at <= timezone.now() and task.state == TaskState.WRITING,
+        # The line is held while the worker writes tries (a reason is taken after the time too).
+        "hold": hold_view([claim], timezone.now(), minutes=writing_holds.claim_minutes()),
         "errors": errors or {},
         "text": text,
         "study_session": claim.study_session,
@@ -94,6 +109,14 @@ def adversarial_task(request, token, errors=None, text="", status=200):
         "typing_evidence": request.POST.get("typing_evidence", "") if errors else "",
     }
     return render(request, "adversarial/task.html", context, status=status)
+
+
+@login_required
+@require_POST
+def adversarial_renew(request, token):
+    """ "More time" or "Get this line back" on the task's writing claim (collection.holds)."""
+    _task_or_404(request, token)
+    return renew_hold_then(request, token, {"task": "adversarial:task", "next": "adversarial:next"})
 
 
 @login_required

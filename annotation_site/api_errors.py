@@ -55,7 +55,7 @@ def exception_handler(exc, context):
         codes = set(_codes(exc.detail))
         if codes == {MISSING}:
             # The fields' messages stay where a 400 has them, with a `detail` summing them up.
-            body = {"detail": " ".join(_messages(exc.detail))}
+            body: dict[str, object] = {"detail": " ".join(_messages(exc.detail))}
             if isinstance(exc.detail, dict):
                 body.update(exc.detail)
             return Response(body, status=status.HTTP_404_NOT_FOUND)

@@ -3,6 +3,8 @@
 Shared by every app's API (modeling's /api/, validation's /api/validation/): apps of one layer never import
 each other, so the rules sit here, beneath them all."""
 
+from typing import TYPE_CHECKING
+
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
@@ -11,12 +13,19 @@ from rest_framework.pagination import CursorPagination
 
 from annotation_site.api_errors import MISSING
 
+if TYPE_CHECKING:  # the mixin's super() is the DRF view it is mixed into
+    from rest_framework.views import APIView
+
+    _ViewBase = APIView
+else:
+    _ViewBase = object
+
 # Parameters every list understands besides its own filters.
 COMMON_PARAMS = frozenset({"format"})
 PAGINATION_PARAMS = frozenset({"cursor", "page_size"})
 
 
-class StrictQueryParamsMixin:
+class StrictQueryParamsMixin(_ViewBase):
     """Answer 400 naming any query parameter the view does not know.
 
     The allowed set is the view's filterset fields, `extra_query_params`, `format`, and the

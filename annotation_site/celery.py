@@ -62,15 +62,15 @@ def task_named(task_name):
 
 
 def load_for_enqueue() -> None:
-    """Import now what a process's first `enqueue` imports: the task modules (~0.3 s) and, with a
-    broker, its client library (redis: ~0.1 s; no connection is opened, so a server may call this
-    before it forks). A web server calls it at start (annotation_site.wiring)."""
+    """Import now what a process's first `enqueue` imports: the task modules and, with a broker,
+    its client library (redis; no connection is opened, so a server may call this before it
+    forks). A web server calls it at start (annotation_site.wiring)."""
     from celery.app.backends import by_url
     from django.conf import settings
 
     with _lookup_lock:
         app.loader.import_default_modules()
-    app.finalize(auto=True)  # binds every task to the app (~20 ms)
+    app.finalize(auto=True)  # binds every task to the app
     if not settings.CELERY_TASK_ALWAYS_EAGER:
         app.amqp.router  # noqa: B018 (celery.app.amqp and its routes, imported on first use)
         with app.connection_for_write() as connection:
@@ -91,8 +91,13 @@ def enqueue(task_name: str, *args: Any, task_id: str | None = None) -> Any:
     from django.conf import settings
 
     task = task_named(task_name)
-    if settings.CELERY_TASK_ALWAYS_EAGER and settings.EMBEDDED_TASKS == "background":
-        return _run_in_background(task, args, task_id)
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # The mode is Django's setting, read now: Celery's own copy is taken once, when its conf is
+        # first read, and a process (a test session) that changes the setting later must not
+        # send the task to a broker.
+        if settings.EMBEDDED_TASKS == "background":
+            return _run_in_background(task, args, task_id)
+        return task.apply(args=args, task_id=task_id)
     return task.apply_async(args=args, task_id=task_id)
 
 
@@ -109,7 +114,7 @@ def enqueue_coalesced(task_name: str, *args: Any, seconds: float) -> Any:
     For a task that does whatever is left to do when it runs ("tag the dataset's untagged pairs"),
     called after the caller's commit: the queued run starts after the commit, so it sees the rows.
     A burst of calls costs one message a window per web process instead of one a call (a writing
-    submit's publish was ~2 ms of its ~20 ms, issue 28). Without a broker the task runs now as
+    submit's publish was a tenth of the submit, issue 28). Without a broker the task runs now as
     `enqueue` runs it: an eager run has no later start to cover anything with.
     """
     from django.conf import settings

@@ -1,7 +1,14 @@
 """Tables for the console: every column as wide as its longest cell, so nothing is ever cut off."""
 
+from collections.abc import Iterable, Sequence
 
-def format_table(header, rows, align=None, gap="  "):
+
+def format_table(
+    header: Sequence[object] | None,
+    rows: Iterable[Sequence[object]],
+    align: Sequence[str] | None = None,
+    gap: str = "  ",
+) -> str:
     """Text lines of `header` (None: no header row) and `rows` (sequences of cells, any type,
     shown with str()).
 
@@ -14,7 +21,7 @@ def format_table(header, rows, align=None, gap="  "):
     columns = max(len(row) for row in cells)
     cells = [row + [""] * (columns - len(row)) for row in cells]
     widths = [max(len(row[i]) for row in cells) for i in range(columns)]
-    align = list(align or ["<"] + [">"] * (columns - 1))
+    aligns = list(align or ["<"] + [">"] * (columns - 1))
     return "\n".join(
-        gap.join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths, strict=True)).rstrip() for row in cells
+        gap.join(f"{cell:{a}{w}}" for cell, a, w in zip(row, aligns, widths, strict=True)).rstrip() for row in cells
     )

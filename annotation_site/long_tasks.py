@@ -6,8 +6,8 @@ aggregation run, a tagging job, a monitor refresh, an import. While it works, `h
 stamps the row's `heartbeat_at` from a thread of its own every LONG_TASK_HEARTBEAT_SECONDS, so the
 beat does not depend on how often the work reports progress (one long query is no silence). A
 process killed with SIGKILL takes the thread with it and the beat stops. The reaper
-(`reap_stale_long_tasks`, run by Celery beat every LONG_TASK_REAPER_SECONDS, and by a thread of the
-web process in the embedded mode, which has no beat) finds `running` rows silent for
+(`reap_stale_long_tasks`, run by Celery beat every LONG_TASK_REAPER_SECONDS, and by the embedded
+mode's beat thread, annotation_site/embedded_beat.py) finds `running` rows silent for
 LONG_TASK_STALE_SECONDS and either puts the row back and queues its task again (kinds that can
 restart from scratch, up to LONG_TASK_MAX_RESTARTS times) or marks it failed with a message
 that says what happened and what to do.
@@ -16,7 +16,7 @@ Without that, a Celery worker killed mid-export left the snapshot `running` unti
 visibility timeout (6 h) redelivered the message (issue 39). Training runs keep their own
 heartbeats and reaper (modeling.training: node leases, attempts, GPU nodes on other machines).
 
-This module names no app: the composition root lists the kinds (annotation_site.wiring.LONG_TASKS).
+This module names no app: the composition root lists the kinds (annotation_site.wiring.long_task_kinds).
 """
 
 import functools
@@ -171,30 +171,3 @@ def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callab
     if not unchanged.update(status=FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
         return f"{label} left alone (it changed meanwhile)"
     return f"{label} failed{tried}"
-
-
-_embedded_reaper: threading.Thread | None = None
-_embedded_lock = threading.Lock()
-
-
-def start_embedded_reaper(reap: Callable[[], object], seconds: float) -> bool:
-    """The embedded mode has no Celery beat: a daemon thread of this process calls `reap` every
-    `seconds` (a web process restarted after a crash reaps what the dead one left). Once a process."""
-    global _embedded_reaper
-
-    def loop() -> None:
-        stop = threading.Event()
-        while not stop.wait(seconds):
-            try:
-                reap()
-            except Exception:
-                logger.exception("embedded long-task reaper")
-            finally:
-                connection.close()
-
-    with _embedded_lock:
-        if _embedded_reaper is not None or seconds <= 0:
-            return False
-        _embedded_reaper = threading.Thread(target=loop, name="embedded-long-task-reaper", daemon=True)
-        _embedded_reaper.start()
-        return True

@@ -5,7 +5,13 @@ from urllib.parse import unquote
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import BadRequest, PermissionDenied, RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import (
+    BadRequest,
+    ImproperlyConfigured,
+    PermissionDenied,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+)
 from django.http import JsonResponse
 from django.shortcuts import render
 
@@ -42,7 +48,10 @@ class LoginThrottleMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.method != "POST" or request.path not in settings.LOGIN_THROTTLE["PATHS"]:
+        paths = settings.LOGIN_THROTTLE["PATHS"]
+        if not isinstance(paths, tuple | list):
+            raise ImproperlyConfigured("LOGIN_THROTTLE['PATHS'] is a tuple of paths")
+        if request.method != "POST" or request.path not in paths:
             return self.get_response(request)
         attempt = login_throttle.begin_login(request)
         if attempt.refused_for:

@@ -115,6 +115,8 @@ INSTALLED_APPS = [
     "markets",
     "dashboard",
     "demo",
+    # The composition root, last: its ready() registers the task apps into the layers beneath them.
+    "annotation_site.apps.SiteConfig",
 ]
 
 MIDDLEWARE = [
@@ -132,6 +134,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "annotation_site.middleware.ResearcherOnlyAdminMiddleware",
+    "crowd.middleware.PreviewMiddleware",
 ]
 
 ROOT_URLCONF = "annotation_site.urls"
@@ -147,6 +150,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "crowd.context_processors.saved_drafts",
+                "crowd.context_processors.preview",
             ],
         },
     },
@@ -171,17 +175,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DATABASE_JIT"):
     # PostgreSQL compiles any plan whose estimated cost passes jit_above_cost. The platform's
     # statements are short index walks whose estimates grow with the tables (and with stale
-    # statistics) while their run time does not: compiling cost 0.2-1.5 s a statement (an export
-    # page, a recompute's check), many times the statement itself. DATABASE_JIT=1 turns it back on.
+    # statistics) while their run time does not: compiling cost many times the statement itself
+    # (an export page, a recompute's check; bench/RESULTS-docstrings.md). DATABASE_JIT=1 turns it back on.
     DATABASES["default"].setdefault("OPTIONS", {})
     DATABASES["default"]["OPTIONS"]["options"] = "-c jit=off"
-# The hot reads of worker pages and submits run as server-side prepared statements on PostgreSQL
-# (annotation_site.compiled_queries): off for a pooler in transaction mode (PgBouncer's), which
-# hands one client's statements to other database sessions.
-DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", default=True)
-# COPYs that build a PostgreSQL export's lines at once (modeling/snapshots/streams.py), each
-# keeping one database core busy.
-EXPORT_STREAMS = max(1, int(os.environ.get("EXPORT_STREAMS", min(2, os.cpu_count() or 1))))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -311,11 +308,18 @@ class NliSettings(TypedDict):
     MAX_PREMISE_CHARS: int
     DEFAULT_DATASET: str
     MAX_REPORT_CHARS: NotRequired[int]  # collection.services reads it with a default of 500
+    HOLD_WARNING_MINUTES: NotRequired[float]  # crowd.holds reads these two with defaults of 3 and 2
+    HOLD_EXTENSIONS: NotRequired[int]
 
 
 NLI: NliSettings = {
     "WRITING_CLAIM_MINUTES": int(os.environ.get("WRITING_CLAIM_MINUTES", "30")),
     "VALIDATION_CLAIM_MINUTES": int(os.environ.get("VALIDATION_CLAIM_MINUTES", "20")),
+    # A task page warns this long before its hold ends and offers "More time" (crowd.holds), which
+    # a hold gets while it is younger than HOLD_EXTENSIONS claim periods (so it ends at most
+    # 1 + HOLD_EXTENSIONS periods after its claim; docs/holds.md).
+    "HOLD_WARNING_MINUTES": float(os.environ.get("HOLD_WARNING_MINUTES", "3")),
+    "HOLD_EXTENSIONS": int(os.environ.get("HOLD_EXTENSIONS", "2")),
     "MAX_HYPOTHESIS_CHARS": 500,
     # Longer "sentences" in an import are dropped with their reason (collection.premise_text).
     "MAX_PREMISE_CHARS": int(os.environ.get("MAX_PREMISE_CHARS", "1000")),
@@ -384,18 +388,17 @@ ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
 ARTIFACTS_ARRIVAL_COALESCE_SECONDS = float(os.environ.get("ARTIFACTS_ARRIVAL_COALESCE_SECONDS", "5"))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
 ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIRS", "3000"))
-# Folding the maintained tallies' deltas (corpus.tallies.fold): with a broker, on the beat only; a
-# fold drawn by a validator's commit ran inside that validator's request (~1 s at MultiNLI scale,
-# one submit in FOLD_EVERY). Without one (a laptop's small corpus), commits still fold now and then.
-TALLY_FOLDS_ON_BEAT = env_bool("TALLY_FOLDS_ON_BEAT", default=HAS_BROKER)
+# Folding the maintained tallies' deltas (corpus.tallies.fold): on the beat only, with a broker or
+# without; a fold drawn by a writer's commit ran inside that writer's request (a fold reads every
+# tally table).
 TALLY_FOLD_INTERVAL_SECONDS = float(os.environ.get("TALLY_FOLD_INTERVAL_SECONDS", "60"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass
 # A tagging job this large tags in a spawned process of its own while the job's process reads and
-# stores (artifacts.services.run_tagging_job); below it, the spawned tagger's start (~3 s) costs
-# more than the overlap saves.
+# stores (artifacts.services.run_tagging_job); below it, the spawned tagger's start costs more
+# than the overlap saves (bench/RESULTS-docstrings.md).
 ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS = int(os.environ.get("ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS", "20000"))
 # Such a job's tagging processes when it parses pairs written on the platform (tag + parse costs
-# ~1.6x the tagger alone per core): two reach the tagger's speed (artifacts.services.job_processes).
+# more than the tagger alone per core): two reach the tagger's speed (artifacts.services.job_processes).
 ARTIFACTS_PARSING_PROCESSES = int(os.environ.get("ARTIFACTS_PARSING_PROCESSES", str(min(2, os.cpu_count() or 1))))
 # The one beat schedule of the project (`celery -A annotation_site beat`; docker-compose's `beat`,
 # `make beat` or `make worker`, which runs beat inside the Celery worker, on a workstation).
@@ -414,13 +417,9 @@ CELERY_BEAT_SCHEDULE = {
         "task": "validation.release_expired_claims",
         "schedule": float(os.environ.get("CLAIM_RELEASE_INTERVAL_SECONDS", "300")),
     },
-    # The maintained tallies' deltas folded into one row per key (corpus/tasks.py).
+    # Every maintained tally's deltas folded into one row per key (corpus/tasks.py), the
+    # hypothesis and tag tallies' included (corpus.tallies.FOLDED).
     "corpus-fold-tallies": {"task": "corpus.fold_tallies", "schedule": TALLY_FOLD_INTERVAL_SECONDS},
-    # The cost page's hypothesis tally, folded apart (its own lock: collection/hypothesis_tally.py).
-    "collection-fold-hypothesis-tally": {
-        "task": "collection.fold_hypothesis_tally",
-        "schedule": TALLY_FOLD_INTERVAL_SECONDS,
-    },
     # Crowd markets (docs/markets.md): MTurk assignments polled, checked sessions approved, payments
     # whose answer was lost reconciled against the market's record.
     "markets-poll-mturk": {"task": "markets.poll_mturk_assignments", "schedule": 300.0},

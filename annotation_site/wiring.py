@@ -1,54 +1,46 @@
-"""The composition root's wiring of a worker's way through a study (docs/architecture.md).
+"""The composition root's wiring: the task apps registered into the layers beneath them (docs/architecture.md).
 
-The crowd layer runs studies of every kind of task but sits beneath the apps that serve the tasks
-(collection, validation, adversarial) and the app that judges who may take them (quality). What it
-must know of them is wired here, beside settings.py and urls.py: the composition root, the one
-place that names every app by design (tests/test_layering.py leaves these three modules out and
-sees every arrow into them). Crowd's pages and the qualification page import what they need from
-here; the apps above call crowd and quality plainly.
+The root (annotation_site's settings.py, urls.py, this module, apps.py and wsgi.py) is the top
+layer: it names every app by design, and no app imports it (tests/test_layering.py sees every
+arrow, the root's own too). The apps beneath declare what they need of apps they must not name,
+and `register()` registers the task apps into them. `annotation_site.apps.SiteConfig.ready` calls it, so
+every process that sets Django up has them: web servers, Celery workers, commands, tests.
 
-- `NEXT_TASK_URL`: the URL name of the next task of a study of each kind (crowd.TaskKind);
-- `admission_refusal(study, worker)`: crowd's own rules (open, closed list) and, for studies with
-  access "qualified", the quality app's qualification test;
-- `worker_marks(worker_ids)` and `completion_rows(studies)`: the approval and bonus lists' marks,
-  crowd's own ("excluded") and the quality app's flags;
-- `CLAIM_MODELS`: every concrete `crowd.TaskClaim` of the task apps, whose open claims the crowd
-  layer releases when a worker starts another study session (`start_study_session`) or is
-  excluded (`release_open_claims_of_workers`, called by the quality app) or their submission is
-  returned on the market (`release_open_claims_of_session`, called by the markets app). Named here rather than
-  found by scanning the app registry, so the arrow to each task app is one the layering test sees;
-  tests/crowd/test_claim_wiring.py checks that no concrete claim model is missing.
-- `SNAPSHOT_EXTRA_FILES`: the files a snapshot holds beside the pairs' that other apps of the
-  modeling app's layer keep (modeling.snapshots.services.ExtraFiles): MPE's per-premise labels
-  (validation), `premise_labels.tsv`, in a snapshot of multi-premise datasets that have them.
-- `load_before_first_request()`: what the task apps load on first use and a web server loads at
-  start instead (annotation_site/wsgi.py); in the embedded mode, also the long-task reaper's thread.
-- `long_task_kinds()` and `reap_long_tasks()`: every long task with a status row (exports,
-  aggregation runs, tagging jobs, monitor refreshes, imports) and the one reaper that restarts or
-  fails those whose process died (annotation_site/long_tasks.py).
+- crowd (`crowd.registry.TaskApps`): the URL name of the next task of a study of each kind
+  (`NEXT_TASK_URL`), DNC's grammaticality task, every concrete `crowd.TaskClaim` of the task apps
+  (`CLAIM_MODELS`, whose open claims crowd releases when a worker starts another study session,
+  is excluded or their submission ends on the market; tests/crowd/test_claim_wiring.py checks that
+  none is missing), the quality app's qualification test for studies with access "qualified" and
+  its worker flags for the approval and bonus lists;
+- modeling (`modeling.snapshots.extra_files`): the files a snapshot holds beside the pairs' that
+  other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`.
+
+Besides: `load_before_first_request()`, what the task apps load on first use and a web server
+loads at start instead (annotation_site/wsgi.py), and in the embedded mode the beat
+schedule's thread (annotation_site/embedded_beat.py); `long_task_kinds()` and the Celery task `reap_long_tasks()` (registered in every
+Celery worker by settings.CELERY_IMPORTS, on the beat of settings.CELERY_BEAT_SCHEDULE): every
+long task with a status row (exports, aggregation runs, tagging jobs, monitor refreshes, imports)
+and the one reaper that restarts or fails those whose process died (annotation_site/long_tasks.py).
+
+- crowd's preview (`crowd.preview`): the modules of the task pages a researcher's preview of a
+  study serves with nothing saved (`PREVIEWED_VIEW_MODULES`: submits rolled back, claims released
+  between requests).
 """
-
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
 from annotation_site.celery import app, load_for_enqueue
-from annotation_site.long_tasks import LongTaskKind, reap_stale_long_tasks, start_embedded_reaper
+from annotation_site.embedded_beat import start_embedded_beat
+from annotation_site.long_tasks import LongTaskKind, reap_stale_long_tasks
 from collection.models import WritingClaim
 from collection.writing_rules import load_word_list
-from crowd import access, arrival, selectors
+from crowd import registry as crowd_registry
 from crowd.models import TaskClaim, TaskKind
+from modeling.snapshots import extra_files as snapshot_extra_files
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
-from validation.premise_label_selectors import premise_label_rows_of
-from validation.premise_table import write_rows
-
-if TYPE_CHECKING:
-    from corpus.models import Worker
-    from crowd.models import Study, StudySession
+from validation.snapshot_files import premise_label_snapshot_file
 
 NEXT_TASK_URL: dict[str, str] = {
     TaskKind.WRITING: "writing_next",
@@ -59,76 +51,56 @@ NEXT_TASK_URL: dict[str, str] = {
 }
 # DNC's grammaticality task, offered on the home page beside a validation study's batches.
 GRAMMATICALITY_URL = "validation:grammaticality"
-
-
-def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal | None:
-    """None when `worker` may work on `study` now, else the crowd.access.Refusal to show (or follow)."""
-    return access.admission_refusal(study, worker, qualification_check=admission_check)
-
-
-def worker_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
-    """{worker pk: [words]}: "excluded", and the quality app's flags, for a list a researcher pays from."""
-    return selectors.worker_marks(worker_ids, flagged=flag_marks)
-
-
-def completion_rows(studies: Iterable["Study"]) -> Iterator[list[Any]]:
-    """The completed sessions' CSV rows, their workers marked (`worker_marks`)."""
-    return selectors.completion_rows(studies, flagged=flag_marks)
-
-
 CLAIM_MODELS: tuple[type[TaskClaim], ...] = (WritingClaim, ValidationClaim, PremiseLabelClaim, GrammaticalityClaim)
 
 
-def start_study_session(study: "Study", visit: arrival.Arrival, *, device: str = "") -> arrival.StartedSession:
-    """Create or resume the worker's StudySession, releasing their open claims of other sessions."""
-    return arrival.start_study_session(study, visit, claim_models=CLAIM_MODELS, device=device)
-
-
-def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
-    """Release every open claim of these workers, of every task app; returns how many."""
-    return arrival.release_open_claims_of_workers(worker_ids, claim_models=CLAIM_MODELS)
-
-
-def release_open_claims_of_session(session: "StudySession") -> int:
-    """Release the open claims made in one study session, of every task app; returns how many."""
-    return arrival.release_open_claims_of_session(session, claim_models=CLAIM_MODELS)
-
-
-PREMISE_LABELS_FILE = "premise_labels.tsv"
-
-
-def premise_label_snapshot_file(datasets: Sequence[str], filters: Mapping[str, Any], directory: Path) -> dict[str, int]:
-    """`premise_labels.tsv`, written as `export_mpe_premise_labels` writes it, of the snapshot's
-    multi-premise datasets in its splits; nothing where they have no per-premise judgment."""
-    rows = premise_label_rows_of(datasets, filters.get("splits") or ())
-    if rows is None:
-        return {}
-    with open(directory / PREMISE_LABELS_FILE, "w", encoding="utf-8", newline="") as stream:
-        return {PREMISE_LABELS_FILE: write_rows(rows, stream)}
-
-
+# The worker task pages a researcher's preview serves without saving (crowd.preview): the modules
+# of their views, named (importing them here would make a circle through crowd.views).
+PREVIEWED_VIEW_MODULES = frozenset(
+    {
+        "collection.views",
+        "validation.views",
+        "validation.mpe_views",
+        "validation.premise_label_views",
+        "adversarial.views",
+        "artifacts.views",
+    }
+)
 SNAPSHOT_EXTRA_FILES = (premise_label_snapshot_file,)
+
+
+def register() -> None:
+    """Register the task apps into the crowd layer and the snapshot export (SiteConfig.ready)."""
+    crowd_registry.register(
+        crowd_registry.TaskApps(
+            next_task_url=NEXT_TASK_URL,
+            grammaticality_url=GRAMMATICALITY_URL,
+            claim_models=CLAIM_MODELS,
+            qualification_check=admission_check,
+            worker_flags=flag_marks,
+            previewed_view_modules=PREVIEWED_VIEW_MODULES,
+        )
+    )
+    snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)
 
 
 def load_before_first_request() -> None:
     """Load what would make a server process's first request of a kind slow: the writing checks'
-    English word list (wordfreq, ~0.35 s) and the task modules and broker client a submit's
-    first `enqueue` imports (~0.4 s). With them loaded on first use a writing submit's p99 at
-    human pace was 430 ms, each process's first (bench/human_pace.py). Tests and commands keep
-    loading them on first use."""
+    English word list (wordfreq) and the task modules and broker client a submit's first
+    `enqueue` imports. Loaded on first use, each process's first submit was the writing submit's
+    p99 at human pace (bench/human_pace.py; figures in bench/RESULTS-docstrings.md). Tests and
+    commands keep loading them on first use."""
     load_word_list()
     load_for_enqueue()
     if settings.CELERY_TASK_ALWAYS_EAGER and settings.EMBEDDED_TASKS == "background":
-        # The embedded mode has no Celery beat: this process reaps what a crashed one left running.
-        start_embedded_reaper(reap_long_tasks, settings.LONG_TASK_REAPER_SECONDS)
+        # The embedded mode has no Celery beat: this process runs its schedule (the reaper included).
+        start_embedded_beat()
 
 
 def long_task_kinds() -> tuple[LongTaskKind, ...]:
     """Every long task with a status row, and what the reaper does when its process dies
-    (annotation_site/long_tasks.py). Imported here, when first asked: the snapshot services import
-    this module; the task names are spelled out here because those services import this module
-    (tests/test_long_tasks.py checks them against the services' own constants). Training runs
-    have their own heartbeats and reaper (modeling.training)."""
+    (annotation_site/long_tasks.py); tests/test_long_tasks.py checks the task names against the
+    services' own constants. Training runs have their own heartbeats and reaper (modeling.training)."""
     from artifacts.models import JobStatus as ArtifactsJobStatus
     from artifacts.models import MonitorRefresh, TaggingJob
     from collection.models import PremiseImport

@@ -32,7 +32,7 @@ class PairTags(models.Model):
     class Meta:
         verbose_name_plural = "pair tags"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"tags of pair {self.pair_id}"
 
     def tag_names(self) -> list[str]:
@@ -87,12 +87,12 @@ class TaggingJob(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
-    def __str__(self):
-        scope = self.dataset.slug if self.dataset_id else "all datasets"
+    def __str__(self) -> str:
+        scope = self.dataset.slug if self.dataset is not None else "all datasets"
         return f"tagging {scope}: {self.status} {self.done}/{self.total}"
 
     @property
-    def progress(self):
+    def progress(self) -> float:
         """Share of the job's pairs tagged so far, in [0, 1]."""
         if self.status == JobStatus.DONE:
             return 1.0
@@ -136,8 +136,8 @@ class MonitorRefresh(models.Model):
         verbose_name_plural = "monitor refreshes"
         indexes = [models.Index(fields=["dataset", "status", "created_at"], name="monitor_latest")]
 
-    def __str__(self):
-        scope = self.dataset.slug if self.dataset_id else "all datasets"
+    def __str__(self) -> str:
+        scope = self.dataset.slug if self.dataset is not None else "all datasets"
         return f"monitor {scope} {self.created_at:%Y-%m-%d %H:%M}: {self.status}"
 
 
@@ -148,7 +148,7 @@ class StudyNudge(models.Model):
     enabled = models.BooleanField(default=False, help_text="Name give-away words while the worker writes.")
     threshold = models.FloatField(default=0.8, help_text="Note shown when p(label | hypothesis) reaches this.")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"nudge {'on' if self.enabled else 'off'} for {self.study_id}"
 
 
@@ -172,5 +172,5 @@ class NudgeRecord(models.Model):
     class Meta:
         indexes = [models.Index(fields=["worker", "label"], name="nudge_worker_label")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"nudge for worker {self.worker_id} ({'shown' if self.shown else 'not shown'})"

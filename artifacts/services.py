@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
+from annotation_site.celery import enqueue, enqueue_coalesced
 from annotation_site.long_tasks import heartbeat
 from annotation_site.plain_rows import insert_rows, update_rows
 from corpus.models import Dataset, Pair, Premise
@@ -93,7 +93,7 @@ def run_tagging_job(
 
     ``processes`` tagging processes (spawned) tag while this process reads the next pairs and
     stores the last batch's tags, so a large job runs at the tagger's own speed instead of the
-    tagger's plus the database's (issue 28: 0.61-0.74x the tagger with both in one process). 0
+    tagger's plus the database's (issue 28). 0
     tags in this process; None: as `job_processes` chooses.
 
     A tagger loaded with its parser (the default, settings.ARTIFACTS_PARSE_TREES) also writes
@@ -148,11 +148,11 @@ def run_tagging_job(
 def job_processes(job: TaggingJob, tagger: PhenomenonTagger) -> int:
     """Tagging processes for a job: none below settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS pairs
     or for a pipeline of no installed package (the job's process tags; a spawned tagger takes a few
-    seconds to start); one for tags alone (a 200,000-pair job at 0.95x the tagger alone); and
+    seconds to start); one for tags alone (that reaches the tagger's own speed); and
     settings.ARTIFACTS_PARSING_PROCESSES (default two, fewer on fewer cores) when the job may parse,
-    a tagger with its parser on pairs written on the platform: tag + parse runs at ~0.6x the tagger
-    per core, and a 150,000-pair parsing job ran at 0.59x the tagger alone with one process, 1.05x
-    with two (bench/RESULTS-scale-check.md)."""
+    a tagger with its parser on pairs written on the platform: tag + parse is slower than the
+    tagger per core, and two processes reach the tagger's speed where one does not
+    (bench/RESULTS-scale-check.md)."""
     if job.total < settings.ARTIFACTS_TAGGING_PROCESS_MIN_PAIRS or not tagger_spawnable(tagger):
         return 0
     may_parse = tagger.parses and (job.dataset is None or not job.dataset.is_imported)
@@ -280,8 +280,8 @@ def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:
     """Fill empty parse columns only: a parse written meanwhile (or an imported one) stays.
 
     One plain UPDATE per row, sent as a batch (PostgreSQL: UPDATE ... FROM a VALUES list; SQLite:
-    executemany). `bulk_update`'s CASE WHEN per row and column cost the tagging job's process 21 s
-    of its 34 s of CPU on 20,000 written pairs, more than the tagging it waited for."""
+    executemany). `bulk_update`'s CASE WHEN per row and column cost the tagging job's process
+    more CPU than the tagging it waited for (bench/RESULTS-docstrings.md)."""
     rows = [(pk, tree, binary_tree) for pk, (tree, binary_tree) in parses.items()]
     update_rows(model._meta.db_table, ["parse", "binary_parse"], rows, only_where_empty="parse")  # Pair's or Premise's
 
@@ -299,14 +299,25 @@ def tag_columns(tags: Iterable[str]) -> dict[str, bool]:
     return {name: name in tags for name in PHENOMENON_NAMES}
 
 
-def pairs_arrived(dataset_id: int | None = None) -> None:
-    """New pairs were committed (a written submit, an import): tag them in the background, and
-    refresh the artifact monitor of a collected dataset every ARTIFACTS_MONITOR_EVERY_PAIRS pairs.
+def pairs_arriving(dataset_id: int) -> None:
+    """The caller's transaction creates pairs of this dataset: once it commits, `ARRIVAL_TASK`
+    tags them and refreshes the monitor, without waiting for the hourly sweep.
 
-    Writing submits and corpus imports queue this task by name (`ARRIVAL_TASK`) after their
-    transaction commits, when settings.ARTIFACTS_ON_ARRIVAL is on: by default only when a
-    broker is configured, since in the embedded mode the task would load spaCy in the request.
+    The one call every creator of pairs makes (the end of a writing or adversarial task, corpus,
+    MPE and DNC imports), when settings.ARTIFACTS_ON_ARRIVAL is on: by default only when a broker
+    is configured, since in the embedded mode the task would load spaCy in the request. Queued at
+    most once a window per process (ARTIFACTS_ARRIVAL_COALESCE_SECONDS): the run tags whatever is
+    untagged then, so a burst of submits costs one task.
     """
+    if settings.ARTIFACTS_ON_ARRIVAL:
+        transaction.on_commit(
+            lambda: enqueue_coalesced(ARRIVAL_TASK, dataset_id, seconds=settings.ARTIFACTS_ARRIVAL_COALESCE_SECONDS)
+        )
+
+
+def pairs_arrived(dataset_id: int | None = None) -> None:
+    """New pairs were committed (`pairs_arriving` queued this by name): tag them in the background,
+    and refresh the artifact monitor of a collected dataset every ARTIFACTS_MONITOR_EVERY_PAIRS pairs."""
     dataset = None
     if dataset_id is not None:
         from corpus.models import Dataset

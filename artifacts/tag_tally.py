@@ -1,6 +1,6 @@
 """The maintained tag tally (`TagTally`): tagged pairs per dataset × split × genre × gold label ×
 tag, so that the corpus page's tag figures sum a few hundred rows instead of joining every tag to
-its pair (433k tags: ~3 s a render, issue 28).
+its pair (seconds a render at MultiNLI scale, issue 28).
 
 Signed deltas, appended as corpus.tallies' are (and folded with them: `FOLDED`), by
   - the tagging pass (`artifacts.services.run_tagging_job`): +1 per new tag row under the pair's
@@ -73,15 +73,15 @@ def gold_moved(sender: Any, moves: Sequence[tuple[int, str, str]], **kwargs: Any
     """Move the tagged ones of these pairs (pk, old gold, new gold) from the old gold label's rows
     to the new one's: one read of their tags per MOVES_PER_READ pairs and one INSERT of the deltas,
     netted per key (nothing for an untagged pair). Runs in the transaction that moved the gold
-    labels (corpus.counters)."""
+    labels (corpus.services)."""
     for start in range(0, len(moves), MOVES_PER_READ):
         _move_tagged(moves[start : start + MOVES_PER_READ])
 
 
 def _move_tagged(moves: Sequence[tuple[int, str, str]]) -> int:
     """The deltas are netted here, from the pairs' tag flags: one INSERT ... SELECT that crossed
-    each moved pair with every tag name and tested each flag took ~58 ms per 1,000 tagged pairs
-    in the fix of every pair (issue 28), and an UNION ALL of 2,000 SELECTs before it ~5 s to plan."""
+    each moved pair with every tag name and tested each flag was slow in the fix of every pair
+    (issue 28), and an UNION ALL of a SELECT per pair before it slower still to plan."""
     if not moves:
         return 0
     found = PairTags.objects.filter(pair_id__in=[pk for pk, _, _ in moves]).values_list(

@@ -123,7 +123,7 @@ def build(pairs_total):
                     True,
                     5,
                     *votes,
-                    gold_from_votes(*votes),
+                    gold_from_votes(votes[0], votes[1], votes[2]),
                 )
             )
             for position in range(5):

@@ -237,7 +237,7 @@ def bench_nudge(clients, seconds):
         "The people are outdoors.",
     ]
     csrf = "b" * 32  # an unmasked token: cookie and header agree
-    errors = []
+    errors: list[tuple[object, ...]] = []
 
     def client_loop(index, cookie, deadline):
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -296,7 +296,7 @@ def bench_nudge(clients, seconds):
     finally:
         server.terminate()
         server.wait(timeout=30)
-    times = {}
+    times: dict[str, list[float]] = {}
     with log.open("rb") as lines:
         lines.seek(warm_bytes)
         measured = lines.read().decode().splitlines()

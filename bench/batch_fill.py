@@ -30,8 +30,8 @@ class Rollback(Exception):
 
 def generated_queue(premises: int) -> None:
     """`premises` premises of three pairs (E, N, C, as the writing task saves them), dev split."""
-    from corpus.counters import create_pairs
     from corpus.models import Dataset, Genre, Pair, Premise, PromptFamily, Split
+    from corpus.services import create_pairs
 
     family, _ = PromptFamily.objects.get_or_create(slug="fill-family", defaults={"name": "Fill"})
     genre, _ = Genre.objects.get_or_create(

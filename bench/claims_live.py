@@ -156,9 +156,10 @@ def run(args, skip=()):
         kinds.append(("writing", "claims/s", 1, 0.2))
     if "validation" not in skip:
         kinds.append(("validation", "pair claims/s", 5, 0.4))
-    ratios = {}
+    ratios: dict[str, list[float]] = {}
     for kind, unit, per_claim, target in kinds:
-        no_task, claimed = [0], []
+        no_task = [0]
+        claimed: list[int] = []
 
         def claim(worker, kind=kind, no_task=no_task, claimed=claimed):
             if kind == "writing":

@@ -11,7 +11,7 @@ agree and disagree as SNLI's do and the decided rule stops ~90% of them before t
 The rules run in the order fixed, decided, decided, fixed (so drift of the shared machine falls on
 both alike); before each, the queue is put back as generated (labels past the author's deleted,
 counters reset, live claims cleared) and the train split's rule set with
-`corpus.counters.set_stopping_policy`. Each rule runs `--rounds` rounds: `--claims` fresh
+`corpus.stopping_policies.set_stopping_policy`. Each rule runs `--rounds` rounds: `--claims` fresh
 validators claim a batch at once (`--concurrency` threads; pair claims/s, five pairs a batch), then
 two thirds of them submit (batches/s), the rest leave their claims live, so live claims pile up.
 Every rate is printed as a ratio against a one-row SELECT ... FOR UPDATE transaction at the same
@@ -29,6 +29,7 @@ import statistics
 import threading
 from collections import defaultdict
 from pathlib import Path
+from uuid import UUID
 
 from claims_live import for_update_rate, load, reset_claims, run_threads, workers_pool
 
@@ -109,8 +110,8 @@ def run(args):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from corpus.counters import set_stopping_policy
     from corpus.models import Dataset, Pair
+    from corpus.stopping_policies import set_stopping_policy
     from validation.models import ValidationClaim
     from validation.services import claim_validation_batch, submit_validation_batch
 
@@ -128,12 +129,14 @@ def run(args):
         f"claims and submits under stopping rules: {len(ids):,} queued pairs, {args.concurrency} threads, "
         f"{args.claims} claims a round, {args.submit_share:.0%} of them submitted  {load()}"
     )
-    results = defaultdict(lambda: {"claim": [], "submit": []})
+    results: defaultdict[str, dict[str, list[float]]] = defaultdict(lambda: {"claim": [], "submit": []})
     plans = {}
     for rule in order:
         reset_queue(ids)
         set_stopping_policy(dataset, QUEUE_SPLIT, rule)
-        given = defaultdict(int)  # pair -> validator labels given so far (this process submits them all)
+        given: defaultdict[int, int] = defaultdict(
+            int
+        )  # pair -> validator labels given so far (this process submits them all)
         lock = threading.Lock()
         before = for_update_rate(args, sample, rng)
         claim_rates, submit_rates, served_settled, no_task = [], [], 0, [0]
@@ -141,7 +144,7 @@ def run(args):
             live = ValidationClaim.objects.filter(status="open").count()
             base = for_update_rate(args, sample, rng)  # right before the round: the load drifts
             workers = [next(pool) for _ in range(args.claims)]
-            batches = {}
+            batches: dict[int, UUID] = {}
 
             def claim(worker, batches=batches, no_task=no_task):
                 batch = claim_validation_batch(worker, dataset=dataset)
@@ -200,6 +203,8 @@ def run(args):
             worker = next(pool)
             with CaptureQueriesContext(connection) as claiming_queries:
                 batch = claim_validation_batch(worker, dataset=dataset)
+            if batch is None:
+                raise RuntimeError("no pair left")
             claim_statements = len(claiming_queries)
             pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
             with CaptureQueriesContext(connection) as submitting_queries:

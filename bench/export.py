@@ -99,10 +99,10 @@ def generate(pairs_total, validated_total, seed=2018):
         )
         genre_ids = {}
         for slug in TRAINING_GENRES + HELD_OUT_GENRES:
-            genre, _ = Genre.objects.get_or_create(
+            genre_row, _ = Genre.objects.get_or_create(
                 slug=slug, defaults={"name": slug, "is_training": slug in TRAINING_GENRES, "family": family}
             )
-            genre_ids[slug] = (genre.pk, genre.is_training)
+            genre_ids[slug] = (genre_row.pk, genre_row.is_training)
         dataset, _ = Dataset.objects.get_or_create(slug=DATASET, defaults={"name": "Bench corpus"})
 
         premises, pairs, labels = [], [], []
@@ -142,7 +142,7 @@ def generate(pairs_total, validated_total, seed=2018):
                     [rng.choice(LABELS) if rng.random() < 0.3 else author_label for _ in range(4)] if validated else []
                 )
                 votes = [row_labels.count(label) for label in LABELS]
-                gold = gold_from_votes(*votes) if validated else "-"
+                gold = gold_from_votes(votes[0], votes[1], votes[2]) if validated else "-"
                 hypothesis = sentence(rng, words, rng.randint(4, 16))
                 pairs.append(
                     (

@@ -55,7 +55,7 @@ GENRES = ("fiction", "government", "slate", "telephone", "travel")
 
 def word_list(types, rng):
     letters = "abcdefghijklmnopqrstuvwxyz"
-    words = set()
+    words: set[str] = set()
     while len(words) < types:
         words.add("".join(rng.choice(letters) for _ in range(rng.randint(2, 10))))
     return sorted(words)

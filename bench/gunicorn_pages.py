@@ -64,7 +64,7 @@ def client_loop(cookie, deadline, latencies, errors):
                 response = connection.getresponse()
                 response.read()
                 if response.status == 302 and page == "validation page":
-                    connection.request("GET", response.getheader("Location"), headers={"Cookie": cookie})
+                    connection.request("GET", response.getheader("Location", ""), headers={"Cookie": cookie})
                     follow = connection.getresponse()
                     follow.read()
                     status = follow.status
@@ -110,8 +110,8 @@ def run_config(config, cookies, seconds):
                 break
             except OSError:
                 time.sleep(0.2)
-        latencies = {"login page": [], "validation page": []}
-        errors = []
+        latencies: dict[str, list[float]] = {"login page": [], "validation page": []}
+        errors: list[str] = []
         deadline = time.perf_counter() + seconds
         threads_ = [
             threading.Thread(target=client_loop, args=(cookie, deadline, latencies, errors)) for cookie in cookies

@@ -162,7 +162,7 @@ def run_config(config, cookies, args):
                 except OSError:
                     time.sleep(0.2)
             counts = {"validator": 0, "writer": 0, "no task": 0}
-            errors = []
+            errors: list[str] = []
             deadline = time.time() + args.seconds
             rng = random.Random(7)
             people = [
@@ -188,7 +188,7 @@ def run_config(config, cookies, args):
                 server.wait()
         if args.keep_log:
             Path(args.keep_log).write_text(log.read_text())
-        times = {page: [] for page, _, _ in PAGES}
+        times: dict[str, list[float]] = {page: [] for page, _, _ in PAGES}
         for line in log.read_text().splitlines():
             method, path, _status, micros = line.split()
             for page, page_method, pattern in PAGES:

@@ -90,7 +90,7 @@ def empty_corpus():
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from corpus import counters
+    from corpus import recompute
     from corpus.models import Dataset, Genre, PromptFamily
 
     call_command("migrate", verbosity=0)
@@ -115,7 +115,7 @@ def empty_corpus():
             Genre.objects.get_or_create(
                 slug=slug, defaults={"name": slug, "is_training": slug in TRAINING_GENRES, "family": family}
             )
-    counters.rebuild_maintained()  # the aggregates of the truncated rows go too
+    recompute.rebuild_maintained()  # the aggregates of the truncated rows go too
 
 
 def tagger_alone(paths, sample=TAGGER_SAMPLE):
@@ -175,7 +175,7 @@ def build(pairs_total, workers_needed=0, keep_files=None, progress=True, tag_all
     from corpus.models import Worker
 
     empty_corpus()
-    figures = {"pairs": pairs_total}
+    figures: dict[str, float] = {"pairs": pairs_total}
     with tempfile.TemporaryDirectory(prefix="nli-bench-import-") as tmp:
         directory = keep_files or tmp
         paths = write_files(pairs_total, directory)
@@ -195,7 +195,9 @@ def build(pairs_total, workers_needed=0, keep_files=None, progress=True, tag_all
         figures["tags_copied"] = copy_tags()
     jobs = list(TaggingJob.objects.filter(dataset__slug=DATASET, status="done"))
     figures["tagged"] = sum(job.done for job in jobs)
-    figures["tagging_seconds"] = sum((job.finished_at - job.created_at).total_seconds() for job in jobs)
+    figures["tagging_seconds"] = sum(
+        (job.finished_at - job.created_at).total_seconds() for job in jobs if job.finished_at
+    )
     figures["import_seconds"] = seconds - figures["tagging_seconds"]
     figures["import_pairs_per_s"] = pairs_total / figures["import_seconds"]
     figures["tagging_pairs_per_s"] = figures["tagged"] / max(figures["tagging_seconds"], 1e-9)

@@ -47,6 +47,14 @@ sys.path.insert(0, str(REPO))
 PORT = 8766
 BASE = f"http://127.0.0.1:{PORT}"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _csrf_token(page):
+    found = CSRF.search(page)
+    assert found is not None, "no CSRF token on the page"
+    return found.group(1)
+
+
 LABEL_FIELD = re.compile(r'name="(item-[0-9a-f]+)"')
 PAGES = [  # (name, method, path pattern) for the server-side figures
     ("study link", "GET", re.compile(r"^/study/[^/]+/$")),
@@ -162,7 +170,7 @@ class Stats:
     def __init__(self):
         self.lock = threading.Lock()
         self.requests = 0
-        self.statuses = Counter()
+        self.statuses: Counter[int] = Counter()
         self.connection_failures = 0
         self.written = []  # (text of each of the three hypotheses), answered "saved"
         self.labelled = []  # (participant id, pair pk, label), answered "saved"
@@ -250,7 +258,7 @@ class Participant(threading.Thread):
             with self.stats.lock:
                 self.stats.abandoned += 1
             return None
-        token = CSRF.search(page.text).group(1)
+        token = _csrf_token(page.text)
         stamp = f"{self.pid} {time.monotonic_ns()}"
         texts = {
             "entailment": f"Boats sail in the morning ({stamp} e).",
@@ -268,7 +276,7 @@ class Participant(threading.Thread):
             with self.stats.lock:
                 self.stats.abandoned += 1
             return None
-        token = CSRF.search(page.text).group(1)
+        token = _csrf_token(page.text)
         fields = sorted(set(LABEL_FIELD.findall(page.text)))
         labels = {name: random.choice(["entailment", "neutral", "contradiction"]) for name in fields}
         saved, response = self.submit(path, {"csrfmiddlewaretoken": token, **labels})

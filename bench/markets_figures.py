@@ -39,7 +39,9 @@ def browser(base):
 
     def csrf(path):
         page = opener.open(base + path).read().decode()
-        return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert found is not None, "no CSRF token on the page"
+        return found.group(1)
 
     def post(path, fields, token_from):
         data = urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": csrf(token_from)}).encode()

@@ -34,8 +34,8 @@ MPE_ITEMS = 2000
 
 
 def add_mpe_items():
-    from corpus.counters import create_pairs
     from corpus.models import Dataset, Genre, ItemKind, Pair, Premise
+    from corpus.services import create_pairs
 
     dataset, _ = Dataset.objects.get_or_create(
         slug="bench-mpe", defaults={"name": "bench mpe", "item_kind": ItemKind.MULTI_PREMISE}
@@ -98,8 +98,8 @@ def main():
     from django.utils import timezone
 
     from corpus.models import Dataset, ItemKind, Pair, Worker
+    from crowd.claiming import lock_rows as _lock_rows
     from validation.selectors import claimable_pairs
-    from validation.services import _lock_rows
 
     if not args.keep:
         seconds, labels = generate(args.pairs, 20)
@@ -108,6 +108,7 @@ def main():
             cursor.execute("ANALYZE")
         print(f"generated {args.pairs:,} pairs, {labels:,} labels and {MPE_ITEMS} MPE items in {seconds:.1f} s")
     worker = Worker.objects.order_by("pk").first()
+    assert worker is not None, "no worker: run the bench fill first"
     mpe = Dataset.objects.get(slug="bench-mpe")
     queued = Pair.objects.filter(needs_validation=True, label_count__lt=5).count()
     print(f"queued for validation: {queued:,}; load average {os.getloadavg()[0]:.2f}")

@@ -85,8 +85,8 @@ def previous_pass(tagger, pairs, batch_size):
 def speed(runs, repeat, n_pairs):
     """Times each of ``runs`` [(name, function)] ``repeat`` times, interleaved, the order rotated
     each round; prints min and median, and the ratios to the first run of the same round."""
-    cpu = {name: [] for name, _ in runs}
-    wall = {name: [] for name, _ in runs}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in runs}
+    wall: dict[str, list[float]] = {name: [] for name, _ in runs}
     results = {}
     for round_ in range(repeat):
         shift = round_ % len(runs)

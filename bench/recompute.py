@@ -75,7 +75,7 @@ def zero_every_counter():
 def section_recompute(args):
     from django.db import connection
 
-    from corpus.counters import recompute_gold
+    from corpus.recompute import recompute_gold
 
     def count_labels():
         with connection.cursor() as cursor:
@@ -122,8 +122,9 @@ def section_submit_wait(args):
     """A validator claims and submits in a loop while recompute_gold runs; the longest submit counts."""
     from django.db import connections
 
-    from corpus.counters import LabelRefused, recompute_gold
     from corpus.models import Dataset, Worker
+    from corpus.recompute import recompute_gold
+    from corpus.services import LabelRefused
     from validation.services import claim_validation_batch, submit_validation_batch
 
     dataset = Dataset.objects.get(slug="bench")
@@ -139,7 +140,8 @@ def section_submit_wait(args):
                 with connections["default"].cursor() as cursor:
                     cursor.execute("VACUUM ANALYZE collection_pair")
         done = threading.Event()
-        waits, refused = [], [0]
+        waits: list[float] = []
+        refused = [0]
 
         def validate(done=done, waits=waits, refused=refused):
             try:

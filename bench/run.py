@@ -35,6 +35,7 @@ import threading
 import time
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -137,10 +138,10 @@ def generate(pairs_total, workers_needed, seed=2018):
         )
         genre_ids = {}
         for slug in TRAINING_GENRES + HELD_OUT_GENRES:
-            genre, _ = Genre.objects.get_or_create(
+            genre_row, _ = Genre.objects.get_or_create(
                 slug=slug, defaults={"name": slug, "is_training": slug in TRAINING_GENRES, "family": family}
             )
-            genre_ids[slug] = genre.pk
+            genre_ids[slug] = genre_row.pk
         dataset, _ = Dataset.objects.get_or_create(
             slug=DATASET, defaults={"name": "Bench corpus", "writings_per_premise": 1}
         )
@@ -183,7 +184,7 @@ def generate(pairs_total, workers_needed, seed=2018):
                     [rng.choice(LABELS) if rng.random() < 0.3 else author_label for _ in range(4)] if validated else []
                 )
                 votes = [row_labels.count(label) for label in LABELS]
-                gold = gold_from_votes(*votes) if validated else "-"
+                gold = gold_from_votes(votes[0], votes[1], votes[2]) if validated else "-"
                 hypothesis = sentence(rng, words, rng.randint(4, 16))
                 written_at = (started_at + timedelta(days=collection_days) * pair_id / pairs_total).isoformat()
                 pairs.append(
@@ -245,11 +246,9 @@ def generate(pairs_total, workers_needed, seed=2018):
 
 def _sync_maintained(dataset):
     """Counters and aggregates that the platform keeps beside the rows, set from what COPY wrote."""
-    from corpus import counters
+    from corpus.recompute import rebuild_maintained
 
-    sync = getattr(counters, "rebuild_maintained", None)
-    if sync is not None:
-        sync()
+    rebuild_maintained()
     try:  # the cost page's hypotheses per study (issue 24.3), where the branch has it
         from collection import hypothesis_tally
     except ImportError:
@@ -393,7 +392,9 @@ def _in_child(kind, dataset_pk, items, barrier):
     from validation.services import claim_validation_batch
 
     dataset = Dataset.objects.get(pk=dataset_pk)
-    workers = list(Worker.objects.select_related("user").filter(pk__in=items)) if kind != "for_update" else items
+    workers: list[Any] = (  # pair pks for for_update, Workers for the claims
+        list(Worker.objects.select_related("user").filter(pk__in=items)) if kind != "for_update" else items
+    )
     barrier.wait()
     calls, errors, claimed = 0, [], []
     start = time.time()
@@ -527,7 +528,7 @@ def section_claims(table, args, workers, dataset):
     print(f"    writing claims: {len(claimed)} claims, {doubles} double assignments, {len(errors)} errors {errors[:2]}")
 
     validators = [next(pool) for _ in range(per_round * args.repeat)]
-    claimed_pairs = []
+    claimed_pairs: list[int] = []
 
     def claim_batch(worker):
         batch = claim_validation_batch(worker, dataset=dataset)
@@ -560,6 +561,8 @@ def section_claims(table, args, workers, dataset):
     worker = next(pool)
     with CaptureQueriesContext(connection) as claiming:
         batch = claim_validation_batch(worker, dataset=dataset)
+    if batch is None:
+        raise RuntimeError("no pair left")
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     with CaptureQueriesContext(connection) as submitting:
         submit_validation_batch(worker, batch, dict.fromkeys(pairs, "entailment"))
@@ -574,7 +577,7 @@ def section_statistics(table, args, dataset):
     from django.db import connection
 
     from corpus.agreement import agreement_stats, krippendorff_alpha
-    from corpus.counters import recompute_gold
+    from corpus.recompute import recompute_gold
 
     def count_labels():
         with connection.cursor() as cursor:
@@ -754,27 +757,27 @@ def _before_rows(table, args, base):
     from corpus.admin import SEARCH_COUNT_CAP
     from corpus.models import Pair
     from corpus.selectors import pairs_in, premises_in
-    from dashboard.queries.common import word_count
+    from corpus.tallies import spaced_word_count_sql
 
     def collection_scan():
         list(
             premises_in(DATASET)
             .values("genre__slug", "genre__name", "genre__is_training", "split")
-            .annotate(premises=Count("id", distinct=True), pairs=Count("pairs"))
+            .annotate(premises=Count("id", distinct=True), pair_count=Count("pairs"))
             .order_by("genre__slug", "split")
         )
 
     def corpus_scan():
         list(
             premises_in(DATASET)
-            .annotate(words=word_count("text"))
+            .annotate(words=spaced_word_count_sql("text"))
             .values_list("genre__slug", "genre__name", "words")
             .annotate(n=Count("id"))
             .order_by()
         )
         list(
             pairs_in(DATASET)
-            .annotate(words=word_count("hypothesis"))
+            .annotate(words=spaced_word_count_sql("hypothesis"))
             .values_list("words", "gold_label", "author_label")
             .annotate(n=Count("id"))
             .order_by()

@@ -22,6 +22,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,7 +37,7 @@ def split_of(caption_id):
 def direct(source, out):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=False)
-    rows = {split: [] for split, _ in SHARES}
+    rows: dict[str, list[str]] = {split: [] for split, _ in SHARES}
     with open(source, encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
@@ -44,7 +45,7 @@ def direct(source, out):
                 row.setdefault("genre", "captions")
                 row.setdefault("promptID", row.get("captionID", ""))
                 rows[split_of(row["promptID"])].append(line if line.endswith("\n") else line + "\n")
-    files = []
+    files: list[dict[str, Any]] = []
     for split, lines in rows.items():
         data = "".join(lines).encode()
         (out / f"{split}.jsonl").write_bytes(data)

@@ -35,7 +35,8 @@ SNLI_DEV = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data
 
 def baseline(path):
     """The same headline figures in plain Python, for scale."""
-    gold, unanimous, five = Counter(), 0, 0
+    gold: Counter[str] = Counter()
+    unanimous = five = 0
     with open(path, encoding="utf-8") as handle:
         for row in map(json.loads, handle):
             labels = row["annotator_labels"]
@@ -63,7 +64,7 @@ def main():
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         from corpus.agreement import agreement_stats
-        from corpus.counters import recompute_gold
+        from corpus.recompute import recompute_gold
         from importers.services import import_pairs_file
         from tests.importers.helpers import ensure_genres
 

@@ -6,9 +6,7 @@
 Uses the corpus bench/run.py generated. Each of N fresh accounts claims a task first (not timed),
 then the N submits are timed one after another; the last one's statements are listed with their
 times. `--study`: each account arrives by a study's Prolific link instead (a study session: the task
-count, credits and catch trials of a real study, as `bench/human_pace.py --study`). `--plans` shows,
-for each prepared statement of the last submit (annotation_site.compiled_queries), how often
-PostgreSQL kept its generic plan, and that plan's EXPLAIN ANALYZE with the submit's values. `--profile` adds cProfile's view of the N submits. A figure to set beside the human-pace run
+count, credits and catch trials of a real study, as `bench/human_pace.py --study`). `--profile` adds cProfile's view of the N submits. A figure to set beside the human-pace run
 (bench/human_pace.py): what one submit costs with no other request on the machine.
 """
 
@@ -38,9 +36,6 @@ def main():
     parser.add_argument("task", choices=["validation", "writing"])
     parser.add_argument("--submits", type=int, default=60)
     parser.add_argument("--study", action="store_true", help="arrive by a study's Prolific link, as participants do")
-    parser.add_argument(
-        "--plans", action="store_true", help="EXPLAIN ANALYZE the generic plan of each prepared statement"
-    )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sort", default="cumulative")
     parser.add_argument("--callees", action="append", default=[], help="with --profile: what this function calls")
@@ -59,7 +54,6 @@ def main():
 
     load_before_first_request()  # as the web server does before it forks
     statements: list[list[tuple[float, str]]] = [[]]
-    executes: list[tuple[str, object]] = []
 
     def timed(execute, sql, params, many, context):
         started = time.perf_counter()
@@ -67,8 +61,6 @@ def main():
             return execute(sql, params, many, context)
         finally:
             statements[-1].append((time.perf_counter() - started, sql[:110]))
-            if sql.startswith("EXECUTE "):
-                executes.append((sql, params))
 
     def watch(sender, connection, **kwargs):
         if timed not in connection.execute_wrappers:
@@ -111,7 +103,6 @@ def main():
     times, sql_times, counts = [], [], []
     for client, path, data in prepared:
         statements.append([])
-        executes.clear()
         if profile:
             profile.enable()
         started = time.perf_counter()
@@ -130,31 +121,11 @@ def main():
     )
     for seconds, sql in statements[-1]:
         print(f"   {seconds * 1000:6.2f} ms  {sql}")
-    if args.plans:
-        show_generic_plans(connection, executes)
     if profile:
         stats = pstats.Stats(profile).sort_stats(args.sort)
         stats.print_stats(45)
         for name in args.callees:
             stats.print_callees(name)
-
-
-def show_generic_plans(connection, executes):
-    """Each prepared statement the last submit ran: its plan counts so far, and its generic plan run
-    with that submit's values (in a transaction rolled back: some statements lock rows)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT name, generic_plans, custom_plans, statement FROM pg_prepared_statements ORDER BY name")
-        counts = {name: (generic, custom, text) for name, generic, custom, text in cursor.fetchall()}
-        for sql, params in executes:
-            name = sql.split()[1].split("(")[0]
-            generic, custom, text = counts[name]
-            print(f"\n{name}: {generic} generic plans, {custom} custom  {' '.join(text.split())[:160]}")
-            cursor.execute("BEGIN")
-            cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-            cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
-            for (line,) in cursor.fetchall():
-                print("    " + line)
-            cursor.execute("ROLLBACK")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import math
 import random
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,12 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from modeling.training.data import (
+    Batch,
     Vocab,
     encode_examples,
     example_from_row,
     make_batches,
 )
-from modeling.training.device_data import DeviceTrainSet
+from modeling.training.device_data import DeviceBatch, DeviceTrainSet
 from modeling.training.loop import (
     Trainer,
     describe_device,
@@ -48,15 +50,17 @@ def one_epoch(model, examples, vocab, config, bucket, pad_to, amp):
     ours are made inside it (index slices of the device-resident set), so ours pays for its batching."""
     seed_everything(config["seed"])
     trainer = Trainer(model, dict(config, amp=amp), vocab)
+    batches: Iterable[Batch | DeviceBatch]
     if bucket:
         train_set = DeviceTrainSet(examples, [], trainer.device, sort_by=sort_by(model))
         trainer.train_step(next(iter(train_set.epoch(config["batch_size"], random.Random(1)))))  # warm-up
         batches = train_set.epoch(config["batch_size"], random.Random(0))
     else:
-        batches = make_batches(
+        host_batches = make_batches(
             examples, config["batch_size"], rng=random.Random(0), bucket=False, pad_to=pad_to, length=sort_length(model)
         )
-        trainer.train_step(batches[0])  # warm-up (allocations, cuDNN autotuning), not timed
+        trainer.train_step(host_batches[0])  # warm-up (allocations, cuDNN autotuning), not timed
+        batches = host_batches
     if trainer.device.type == "cuda":
         torch.cuda.synchronize()
     padded = real = 0

@@ -15,14 +15,15 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from modeling.training.data import Vocab, encode_examples, example_from_row, make_batches
-from modeling.training.device_data import DeviceTrainSet
+from modeling.training.data import Batch, Vocab, encode_examples, example_from_row, make_batches
+from modeling.training.device_data import DeviceBatch, DeviceTrainSet
 from modeling.training.loop import Trainer, resolve_config, seed_everything, sort_by, sort_length
 from modeling.training.synthetic import synthetic_rows
 
@@ -33,6 +34,7 @@ def epoch_cpu_seconds(path, model, examples, vocab, config):
     train_set = DeviceTrainSet(examples, [], trainer.device, sort_by=sort_by(model)) if path == "device" else None
     started = time.process_time()
     rng = random.Random(0)
+    batches: Iterable[Batch | DeviceBatch]
     if train_set is not None:
         batches = train_set.epoch(config["batch_size"], rng)
     else:
@@ -59,7 +61,7 @@ def main():
     print(f"{'model':<16}{'host pairs/cpu-s':>18}{'device pairs/cpu-s':>20}{'device÷host':>13}")
     for model in args.models.split(","):
         config = resolve_config(model, {"embedding_dim": args.dim, "hidden_dim": args.dim, "device": "cpu"})
-        seconds = {"host": [], "device": []}
+        seconds: dict[str, list[float]] = {"host": [], "device": []}
         epoch_cpu_seconds("device", model, examples, vocab, config)  # warm-up
         for _ in range(args.rounds):
             for path in ("host", "device"):

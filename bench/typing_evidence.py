@@ -197,7 +197,7 @@ async def main(args):
 
     CLOCK["virtual"] = args.clock == "virtual"
     texts = hypotheses(args.hypotheses, args.seed)
-    results = {way: [] for way in WAYS}
+    results: dict[str, list[tuple[bool, list[str], tuple[float, float] | None]]] = {way: [] for way in WAYS}
     started = time.monotonic()
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -229,7 +229,7 @@ async def main(args):
             spread = f"{means[len(means) // 2]:.0f} ms, {cvs[len(cvs) // 2]:.2f}; {cvs[0]:.2f}"
         else:
             spread = "-"
-        seen = {}
+        seen: dict[str, int] = {}
         for _, flags, _ in rows:
             for flag in flags:
                 seen[flag] = seen.get(flag, 0) + 1

@@ -65,8 +65,8 @@ def fill_queue():
 
 
 def one_query_candidates(worker):
+    from crowd.claiming import lock_rows as _lock_rows
     from validation import selectors
-    from validation.services import _lock_rows
 
     with transaction.atomic():
         return list(_lock_rows(selectors.claimable_pairs(worker, timezone.now())).values_list("pk", flat=True)[:15])
@@ -93,6 +93,7 @@ def main():
 
         def submit(worker):
             batch = ValidationClaim.objects.filter(worker=worker).values_list("batch", flat=True).first()
+            assert batch is not None, "the worker holds no batch"
             pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
             submit_validation_batch(worker, batch, dict.fromkeys(pairs, "neutral"))
 

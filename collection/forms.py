@@ -6,8 +6,8 @@ from .services import (
     report_cap_message,
     report_errors,
     task_rules,
-    visible_text,
 )
+from .writing_rules import visible_text
 
 
 class WritingForm(forms.Form):
@@ -58,7 +58,8 @@ class WritingForm(forms.Form):
         return ""
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data  # what Form.clean returns
         hypotheses = {label: data.get(name, "") for label, name in HYPOTHESIS_FIELDS.items()}
         report = data.get("problem_report", "")
         errors = hypothesis_errors(self.premise.text, hypotheses, problem_report=report, rules=self.rules)

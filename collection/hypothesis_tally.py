@@ -2,7 +2,7 @@
 
 The cost page counts "hypotheses" as a submitted writing claim's pairs by its own worker, in a
 study session. Counting that at read time joins every pair of the corpus to its premise's writing
-claims (4.5 s cold at 433k pairs). Here the count is kept as append-only signed deltas
+claims (seconds on a cold page at MultiNLI scale). Here the count is kept as append-only signed deltas
 (`HypothesisTally`, the core's `Tally` pattern: writers only INSERT, so concurrent writers never
 wait on a shared row), written in the writer's transaction:
 
@@ -12,19 +12,16 @@ wait on a shared row), written in the writer's transaction:
   - a pair or premise deleted on its own (the admin): its pairs leave (`pair_deleting`). A
     dataset's or a study's deletion takes its tally rows with it (foreign keys, CASCADE).
 
-A read is the SUM of `n` per key (`counts`); `fold` replaces the deltas by one row per key now and
-then. Anything else that changes what is counted (a study session deleted, so its claims no longer
+A read is the SUM of `n` per key (`counts`). The table is folded with the core's tallies, by their
+one fold and lock (`corpus.tallies.FOLDED`, registered in collection.apps). Anything else that changes what is counted (a study session deleted, so its claims no longer
 name a study; a bulk load around the writers, e.g. bench/run.py's COPY) is repaired by `rebuild`
 (`manage.py rebuild_hypothesis_tally`), which compares the deltas with a fresh count.
 """
 
-import random
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from django.conf import settings
-from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from corpus import tallies
@@ -34,18 +31,12 @@ from crowd.models import ClaimStatus, StudySession
 from .models import HypothesisTally, WritingClaim
 
 KEY = ("study_id", "dataset_id", "split", "genre_id")
-FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
-FOLD_LOCK = 0x4E11C0  # advisory lock key: one fold or rebuild at a time (PostgreSQL)
 
 Key = tuple[Any, ...]
 
 
 def _insert(deltas: Mapping[Key, int]) -> int:
-    rows = [HypothesisTally(**dict(zip(KEY, key, strict=True)), n=n) for key, n in deltas.items() if n]
-    if rows:
-        HypothesisTally.objects.bulk_create(rows, batch_size=500)
-        transaction.on_commit(_maybe_fold)
-    return len(rows)
+    return tallies.insert_deltas(HypothesisTally, KEY, deltas)
 
 
 def written(study_session: StudySession | None, premise: Premise, pairs: int) -> int:
@@ -133,49 +124,13 @@ def pair_deleting(sender: type[Pair], instance: Pair, origin: Any = None, **kwar
     _insert(deltas)
 
 
-# --- folding and rebuilding ----------------------------------------------------------------------
-
-
-def _maybe_fold() -> None:
-    # With a broker the beat folds (collection.fold_hypothesis_tally), off every writer's request.
-    if not settings.TALLY_FOLDS_ON_BEAT and random.random() < 1 / FOLD_EVERY:
-        fold()
-
-
-def fold() -> int:
-    """Replace every delta by one row per key (zero sums dropped); returns rows written.
-
-    PostgreSQL: one statement (`WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n)`), so
-    exactly the rows deleted are summed; deltas not yet committed stay as they are. A concurrent
-    fold or rebuild makes it skip a turn. SQLite serialises writers: read, delete, insert.
-    """
-    table = HypothesisTally._meta.db_table
-    columns = "study_id, dataset_id, split, genre_id"
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [FOLD_LOCK])
-                acquired = cursor.fetchone()
-                if not (acquired and acquired[0]):
-                    return 0
-                cursor.execute(
-                    f"WITH gone AS (DELETE FROM {table} RETURNING {columns}, n) "
-                    f"INSERT INTO {table} ({columns}, n) "
-                    f"SELECT {columns}, sum(n) FROM gone GROUP BY {columns} HAVING sum(n) <> 0"
-                )
-                return cursor.rowcount
-        sums = counts()
-        HypothesisTally.objects.all().delete()
-        HypothesisTally.objects.bulk_create(
-            [HypothesisTally(**dict(zip(KEY, key, strict=True)), n=n) for key, n in sums.items()], batch_size=500
-        )
-        return len(sums)
+# --- rebuilding ---------------------------------------------------------------------------------
 
 
 def rebuild(dataset: Dataset | None = None) -> int:
     """Set the deltas (of a dataset, or all) to a fresh count; returns the keys that differed.
 
-    corpus.tallies' `check_and_rebuild_tallies` (under this tally's fold lock): the fresh count, the
+    corpus.tallies' `check_and_rebuild_tallies` (under the tallies' fold lock): the fresh count, the
     deltas read and the deltas deleted are of one snapshot, so a submit's delta committed meanwhile
     is in none of them and stays on top of the rebuilt rows.
     """
@@ -184,6 +139,5 @@ def rebuild(dataset: Dataset | None = None) -> int:
         [tallies.CheckedTally(HypothesisTally, KEY, scoped)],
         lambda: {HypothesisTally: fresh_counts(dataset)},
         source="the pairs and writing claims",
-        lock=FOLD_LOCK,
     )
     return report.keys

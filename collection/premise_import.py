@@ -19,10 +19,12 @@ import multiprocessing
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
@@ -31,12 +33,13 @@ from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import discard_upload, store_upload
-from corpus.counters import create_premises
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
+from corpus.services import create_premises
 
 from .models import PremiseImport
 from .premise_text import (
     MAX_CHARS,
+    Block,
     DropReason,
     normalize,
     segment_block,
@@ -283,6 +286,7 @@ def _positioned_blocks(reader):
 
 def _read_text(importer, reader, source, progress, jobs=1):
     segment = functools.partial(segment_block, max_premise_chars=_max_premise_chars())
+    segmented: Iterator[tuple[Block, int, list[str] | None]]
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: child processes split
         # paragraphs (in order) while this process checks and writes. They are fresh interpreters
@@ -344,7 +348,7 @@ def _read_jsonl(importer, reader, source, progress):
         importer.offer(text, source, prompt_id=prompt_id)
 
 
-def resolve_genre(slug):
+def resolve_genre(slug: str) -> Genre:
     try:
         return Genre.objects.get(slug=slug)
     except Genre.DoesNotExist:
@@ -468,17 +472,17 @@ def _import_files(paths, genre, dataset, report, progress, batch_size, file_form
 PREMISE_UPLOAD_TASK = "collection.import_uploaded_premises"
 
 
-def queue_premise_upload(uploaded, genre, dataset, file_format="auto"):
+def queue_premise_upload(uploaded: UploadedFile, genre: str, dataset: str | None, file_format: str = "auto") -> Path:
     """A premise file uploaded on the dashboard: checked here (genre, UTF-8 text) so a refusal is
     said at once and nothing is queued, then imported by a Celery worker after the commit with the
     command's rules (collection.tasks). Raises PremiseImportError with the reason."""
-    genre = resolve_genre(genre)
+    chosen = resolve_genre(genre)
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
     path = store_upload(uploaded)
     try:
         check_files([path])
     except PremiseImportError as error:
         discard_upload(path)
-        raise PremiseImportError(str(error).replace(str(path), uploaded.name)) from None
-    transaction.on_commit(lambda: enqueue(PREMISE_UPLOAD_TASK, str(path), genre.slug, dataset_slug, file_format))
+        raise PremiseImportError(str(error).replace(str(path), uploaded.name or "")) from None
+    transaction.on_commit(lambda: enqueue(PREMISE_UPLOAD_TASK, str(path), chosen.slug, dataset_slug, file_format))
     return path

@@ -113,7 +113,7 @@ def is_mostly_symbols(text):
     return letters < 0.5 * len(visible)
 
 
-def lowercase_words(text):
+def lowercase_word_count(text):
     return sum(word[0].islower() for word in WORD_RE.findall(text))
 
 
@@ -122,7 +122,7 @@ def has_lowercase_word(text):
     word ("the", "of", a verb), while chapter headings, running heads, titles, bylines and lists
     of names have none. The cost is the odd all-capitals shout ("GET OUT!"), which the report
     shows under its own reason, so a researcher who wants those can see how many there were."""
-    return lowercase_words(text) > 0
+    return lowercase_word_count(text) > 0
 
 
 def line_drop_reason(line):
@@ -131,7 +131,7 @@ def line_drop_reason(line):
         return DropReason.REFERENCE
     if is_formula(line):
         return DropReason.FORMULA
-    if is_mostly_symbols(line) and lowercase_words(line) < 3:
+    if is_mostly_symbols(line) and lowercase_word_count(line) < 3:
         # A row of figures or a rule of dashes; a line with a run of words ("! ! ! so go and get
         # dancing ! ! !") is left whole for the sentence rules, so no sentence loses its middle.
         return DropReason.SYMBOLS
@@ -207,9 +207,9 @@ def text_blocks(lines):
     row of figures in the middle of a sentence is not cut out of it. Indented lines continue a list
     item or reference; a reference line with no sentence end is continued by the next line.
     """
-    paragraph = []  # lines of the paragraph being read
-    item = None  # [reason, lines] of a list item or reference being read
-    previous = None  # the last line read in this paragraph or item
+    paragraph: list[str] = []  # lines of the paragraph being read
+    item: tuple[str, list[str]] | None = None  # (reason, lines) of a list item or reference being read
+    previous: str | None = None  # the last line read in this paragraph or item
 
     def flush():
         nonlocal paragraph, item, previous
@@ -229,7 +229,7 @@ def text_blocks(lines):
             and not BULLET_RE.match(line)
             and (
                 line[:1] in (" ", "\t")
-                or (item[0] == DropReason.REFERENCE and not SENTENCE_END_RE.search(previous.strip()))
+                or (item[0] == DropReason.REFERENCE and not SENTENCE_END_RE.search((previous or "").strip()))
             )
         ):
             item[1].append(line)
@@ -246,7 +246,7 @@ def text_blocks(lines):
         if reason is not None:
             yield from flush()
             if reason in (DropReason.LIST_ITEM, DropReason.REFERENCE):
-                item, previous = [reason, [line]], line
+                item, previous = (reason, [line]), line
             else:
                 yield Block(line.strip(), reason)
             continue

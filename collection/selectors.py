@@ -6,29 +6,24 @@ from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from corpus.models import THREE_WAY, PromptExample, PromptFamily, Worker
+from crowd.claiming import claim_key
 
 from .models import WritingClaim
-
-# Read on every writing page and submit: compiled once (annotation_site.compiled_queries).
-WORKER_CLAIM = CompiledQuery(
-    lambda _, values: (
-        WritingClaim.objects.select_related("premise__genre__family", "premise__dataset", "study_session__study")
-        .filter(token=values["token"], worker_id=values["worker"])
-        .order_by()
-    ),
-    prepare=True,
-)
 
 
 def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
     """A worker's own claim by token; anyone else's token is a 404, never a peek."""
-    token_id = as_uuid(token)
-    claims = [] if token_id is None else WORKER_CLAIM.objects(None, token=token_id, worker=worker.pk)
-    if not claims:
+    token_id = claim_key(token)
+    claim = (
+        None
+        if token_id is None
+        else WritingClaim.objects.select_related("premise__genre__family", "premise__dataset", "study_session__study")
+        .filter(token=token_id, worker=worker)
+        .first()
+    )
+    if claim is None:
         raise Http404("No such task.")
-    claim: WritingClaim = claims[0]
     return claim
 
 

@@ -7,41 +7,38 @@ The claim policy, top to bottom (see `claim_next_premise`):
   3. a candidate premise is available, has a split, still needs writings
      (writings done + open unexpired claims < dataset.writings_per_premise) and was never
      claimed by this worker; the least-written come first so work spreads evenly;
-  4. on PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED, so two
-     workers asking at the same moment never wait on, or get, the same premise. SQLite
-     serialises writers (transaction_mode IMMEDIATE), which gives the same guarantee.
+  4. on PostgreSQL the candidate row is locked with SELECT ... FOR NO KEY UPDATE SKIP LOCKED, so
+     two workers asking at the same moment never wait on, or get, the same premise. SQLite
+     serialises writers (transaction_mode IMMEDIATE), which gives the same guarantee. The steps
+     are every task's (`crowd.claiming`, the writing task's rule `WRITING_CLAIMS`).
 """
 
-import re
-import string
-import unicodedata
 import uuid
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation_site.celery import enqueue_coalesced
-from annotation_site.compiled_queries import CompiledQuery, as_uuid
-from artifacts.services import ARRIVAL_TASK
+from artifacts.services import pairs_arriving
 from authorship.services import hold_code_of_typist, record_writing_evidence, refused_fields
-from corpus.counters import create_pairs
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
+from corpus.services import create_pairs
+from corpus.writings import unused_pair_ids
+from crowd.claiming import ClaimRule, claim_key, claim_rows, lock_candidates
 from crowd.models import ClaimStatus, StudySession
+from crowd.selectors import premise_pool
 from crowd.services import first_hold_reason, record_task_done
 from quality.guessers import hold_code_of_guesser
 
 from . import hypothesis_tally
 from .models import PremiseReport, WritingClaim
-from .premise_text import split_sentences
-from .writing_rules import writing_problem
+from .writing_rules import TaskRules, hypothesis_problem, normalised, visible_text, word_characters
 
 # The three text fields of the writing form, in the order the page shows them.
 HYPOTHESIS_FIELDS = {
@@ -81,10 +78,6 @@ class WritingSubmission:
 
 
 # --- claiming a premise ----------------------------------------------------------------------
-
-
-def _claim_minutes() -> int:
-    return settings.NLI["WRITING_CLAIM_MINUTES"]
 
 
 def _collected_dataset(dataset: Dataset | None) -> Dataset | None:
@@ -136,20 +129,42 @@ def claimable_premises(
     )
 
 
-def _count_claim(premise_id: int) -> None:
-    """One more claim made on the premise (its row is locked): it sorts after the unclaimed ones."""
-    Premise.objects.filter(pk=premise_id).update(claims_made=F("claims_made") + 1)
+def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
+    """One more claim made on each claimed premise (its row is locked): it sorts after the unclaimed ones."""
+    if claimed:
+        Premise.objects.filter(pk__in=claimed).update(claims_made=F("claims_made") + 1)
+
+
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked premise's free places, counted in a fresh statement under the lock (it sees every
+    claim committed before it): writings wanted less writings done and live claims; none once the
+    premise is held or retired."""
+    counted = (
+        Premise.objects.filter(pk__in=locked)
+        .annotate(live=Coalesce(_open_claims_subquery(now), Value(0)))
+        .values_list("pk", "status", "dataset__writings_per_premise", "writings_done", "live")
+    )
+    return [
+        (pk, wanted - done - live if status == PremiseStatus.AVAILABLE else 0, None)
+        for pk, status, wanted, done, live in counted
+    ]
 
 
 def _has_room(premise_id: int, now: datetime) -> bool:
-    """Re-count a locked premise in a fresh statement: it sees every claim committed before our lock."""
-    row = (
-        Premise.objects.filter(pk=premise_id)
-        .annotate(load=F("writings_done") + Coalesce(_open_claims_subquery(now), Value(0)))
-        .values("load", "dataset__writings_per_premise", "status")
-        .get()
-    )
-    return bool(row["status"] == PremiseStatus.AVAILABLE and row["load"] < row["dataset__writings_per_premise"])
+    """Whether a locked premise has a free place (`_room`)."""
+    return any(free > 0 for _, free, _ in _room([premise_id], now))
+
+
+# Writing (and adversarial writing, which claims through `claim_next_premise`): one premise a claim,
+# least-written first; `claims_made` moves with each claim (`claimable_premises` says why).
+WRITING_CLAIMS = ClaimRule(
+    model=WritingClaim,
+    target="premise",
+    room=_room,
+    after=_count_claims,
+    minutes_setting="WRITING_CLAIM_MINUTES",
+    batched=False,
+)
 
 
 def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
@@ -163,183 +178,49 @@ def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
     return None
 
 
-# `claimable_premises(worker, dataset=dataset, now=now)[:1]` locked, written out for PostgreSQL: the
-# same statement and plan (tests/collection/test_writing_candidate_sql.py compares them), without
-# the ORM building it anew for every claim, which cost more CPU than the database spent on it.
-CANDIDATE_SQL = """
-SELECT p.id FROM {premises} p
-WHERE p.status = %(available)s AND NOT (p.split = '') AND p.dataset_id = %(dataset)s
-  AND NOT (p.id IN (SELECT w.premise_id FROM {claims} w WHERE w.worker_id = %(worker)s))
-  AND NOT (p.id = ANY(%(skipped)s))
-  AND p.writings_done + COALESCE((
-      SELECT count(c.id) FROM {claims} c
-      WHERE c.expires_at > %(now)s AND c.premise_id = p.id AND c.status = %(open)s GROUP BY c.premise_id
-  ), 0) < %(limit)s
-ORDER BY p.writings_done ASC, p.claims_made ASC, p.id ASC
-LIMIT 1 FOR UPDATE OF p {skip}
-"""
-
-
-def _lock_candidate_id(
-    worker: Worker, dataset: Dataset, now: datetime, exclude_ids: Sequence[int], skip_locked: bool
-) -> int | None:
-    """PostgreSQL: the id of the first claimable premise of `dataset`, locked (SKIP LOCKED when asked)."""
-    sql = CANDIDATE_SQL.format(
-        premises=Premise._meta.db_table, claims=WritingClaim._meta.db_table, skip="SKIP LOCKED" if skip_locked else ""
-    )
-    params: dict[str, int | str | datetime | list[int]] = {
-        "available": PremiseStatus.AVAILABLE.value,
-        "dataset": dataset.pk,
-        "worker": worker.pk,
-        "skipped": list(exclude_ids),
-        "now": now,
-        "open": ClaimStatus.OPEN.value,
-        "limit": dataset.writings_per_premise,
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return None if row is None else int(row[0])
-
-
-def _lock_candidate(
-    worker: Worker, dataset: Dataset | None, now: datetime, exclude_ids: Sequence[int], skip_locked: bool
-) -> Premise | None:
-    candidates = claimable_premises(worker, dataset=dataset, now=now).exclude(pk__in=exclude_ids)
-    if connection.features.has_select_for_update:
-        skip_locked = skip_locked and connection.features.has_select_for_update_skip_locked
-        candidates = candidates.select_for_update(skip_locked=skip_locked, of=("self",))
-    return candidates.first()
-
-
 def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySession | None) -> WritingClaim | None:
+    """The worker's open claim, or a claim on the first claimable premise with room (`crowd.claiming`).
+
+    Candidates are locked one at a time, skipping those another claimer holds. When every candidate
+    is locked by someone claiming or submitting right now, those may still leave room
+    (writings_per_premise > 1, or a claim that fails), so the next look waits for one rather than
+    say "no tasks" while work is left.
+    """
     now = timezone.now()
-    if connection.vendor == "postgresql":
-        dataset = _collected_dataset(dataset)
-        if dataset is not None:
-            return _claim_once_postgresql(worker, dataset, study_session, now)
+    pool = premise_pool(study_session.study) if study_session is not None else Q()  # a study's genres, imports
     with transaction.atomic():
         own = _own_open_claim(worker, now)
         if own is not None:
             return own
-        skipped: list[int] = []
-        skip_locked = True
-        for _ in range(MAX_CANDIDATES_PER_CLAIM):
-            premise = _lock_candidate(worker, dataset, now, skipped, skip_locked)
-            if premise is None:
-                if not skip_locked:
-                    # The same worker may have won the last premise in another tab meanwhile.
-                    return _own_open_claim(worker, now)
-                # Every candidate was locked by someone claiming or submitting right now. Those
-                # may leave room (writings_per_premise > 1, or a claim that fails), so wait for
-                # one rather than say "no tasks" while work is left.
-                skip_locked = False
-                continue
-            # Between our snapshot and our lock another worker may have claimed this premise
-            # and committed; a fresh count (taken while we hold the row) tells the truth.
-            if connection.vendor == "postgresql":
-                claim = _claim_if_room(worker, premise.pk, now, study_session)
-                if claim is not None:
-                    return claim
-            elif _has_room(premise.pk, now):
-                _count_claim(premise.pk)
-                return WritingClaim.objects.create(
-                    worker=worker,
-                    premise=premise,
-                    study_session=study_session,
-                    expires_at=now + timedelta(minutes=_claim_minutes()),
-                )
-            skipped.append(premise.pk)
-        return _own_open_claim(worker, now)
+        wait = {"for locked": False}
+        candidates = claimable_premises(worker, dataset=dataset, now=now).filter(pool)
 
+        def lock(wanted: int, tried: Sequence[int]) -> list[int]:
+            return lock_candidates(candidates, wanted, tried=tried, wait=wait["for locked"])
 
-def _own_open_claim_postgresql(worker: Worker, now: datetime) -> WritingClaim | None:
-    """`_own_open_claim` in one raw statement for the usual case, a worker who holds nothing; a
-    worker who does (a reload, a second tab) goes through the ORM as before."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id FROM {WritingClaim._meta.db_table} WHERE worker_id = %s AND status = %s LIMIT 1 FOR UPDATE",
-            [worker.pk, ClaimStatus.OPEN.value],
+        def look_again(tried: list[int]) -> bool:
+            if wait["for locked"]:
+                return False
+            wait["for locked"] = True
+            return True
+
+        claims = claim_rows(
+            WRITING_CLAIMS,
+            worker,
+            now,
+            lock,
+            size=1,
+            wanted=1,
+            looks=MAX_CANDIDATES_PER_CLAIM,
+            look_again=look_again,
+            claim_fields={"study_session": study_session},
         )
-        held = cursor.fetchone() is not None
-    return _own_open_claim(worker, now) if held else None
-
-
-def _claim_once_postgresql(
-    worker: Worker, dataset: Dataset, study_session: StudySession | None, now: datetime
-) -> WritingClaim | None:
-    """`_claim_once` for one dataset on PostgreSQL: the same statements and locks, in raw SQL."""
-    with transaction.atomic():
-        own = _own_open_claim_postgresql(worker, now)
-        if own is not None:
-            return own
-        skipped: list[int] = []
-        skip_locked = True
-        for _ in range(MAX_CANDIDATES_PER_CLAIM):
-            premise_id = _lock_candidate_id(worker, dataset, now, skipped, skip_locked)
-            if premise_id is None:
-                if not skip_locked:
-                    return _own_open_claim(worker, now)  # won in another tab meanwhile
-                skip_locked = False  # every candidate locked right now: wait for one (see _claim_once)
-                continue
-            claim = _claim_if_room(worker, premise_id, now, study_session)
-            if claim is not None:
-                return claim
-            skipped.append(premise_id)
+        if claims:
+            claim = claims[0]
+            assert isinstance(claim, WritingClaim)
+            return claim
+        # The same worker may have won the last premise in another tab meanwhile.
         return _own_open_claim(worker, now)
-
-
-CLAIM_SQL = """
-WITH roomy AS (
-    SELECT p.id FROM {premises} p JOIN {datasets} d ON d.id = p.dataset_id
-    WHERE p.id = %(premise)s AND p.status = %(available)s AND p.writings_done + (
-        SELECT count(*) FROM {claims} c WHERE c.premise_id = p.id AND c.status = %(open)s AND c.expires_at > %(now)s
-    ) < d.writings_per_premise
-), counted AS (
-    UPDATE {premises} SET claims_made = claims_made + 1 WHERE id IN (SELECT id FROM roomy) RETURNING id
-)
-INSERT INTO {claims} (token, worker_id, premise_id, study_session_id, status, created_at, expires_at)
-SELECT %(token)s, %(worker)s, counted.id, %(session)s, %(open)s, %(now)s, %(expires_at)s FROM counted
-RETURNING id
-"""
-
-
-def _claim_if_room(
-    worker: Worker, premise_id: int, now: datetime, study_session: StudySession | None
-) -> WritingClaim | None:
-    """PostgreSQL: the fresh count of the locked premise's places, its claims_made and the claim,
-    in one statement (what `_has_room`, `_count_claim` and the insert do in three). A new
-    statement's snapshot: it sees every claim committed before our lock. None when it is full."""
-    claim = WritingClaim(
-        worker=worker,
-        premise_id=premise_id,
-        study_session=study_session,
-        status=ClaimStatus.OPEN,
-        created_at=now,
-        expires_at=now + timedelta(minutes=_claim_minutes()),
-    )
-    params: dict[str, int | str | datetime | uuid.UUID | None] = {
-        "premise": premise_id,
-        "available": PremiseStatus.AVAILABLE.value,
-        "open": ClaimStatus.OPEN.value,
-        "now": now,
-        "token": claim.token,
-        "worker": worker.pk,
-        "session": study_session.pk if study_session is not None else None,
-        "expires_at": claim.expires_at,
-    }
-    sql = CLAIM_SQL.format(
-        premises=Premise._meta.db_table, datasets=Dataset._meta.db_table, claims=WritingClaim._meta.db_table
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    claim.pk = row[0]
-    claim._state.adding = False
-    claim._state.db = "default"
-    return claim
 
 
 def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> WritingClaim | None:
@@ -366,9 +247,9 @@ def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> Writing
         if not _has_room(claim.premise_id, now):
             return None
         claim.status = ClaimStatus.OPEN
-        claim.expires_at = now + timedelta(minutes=_claim_minutes())
+        claim.expires_at = WRITING_CLAIMS.expiry(now)
         claim.save(update_fields=["status", "expires_at"])
-        _count_claim(claim.premise_id)
+        _count_claims([claim.premise_id], [claim.premise_id], now)
         return claim
 
 
@@ -421,25 +302,6 @@ def claim_next_premise(
 # --- the rules a writing task counts by -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TaskRules:
-    """What a problem report does and what a hypothesis must be (a study's, else these defaults).
-
-    reports_to_hold_premise: reports by distinct workers after which a premise is held.
-    max_reports_per_batch: reports one worker may send in one study visit (or, outside a study,
-        unresolved reports at a time).
-    min_hypothesis_words: words (runs of word characters with a letter) a hypothesis needs.
-    max_hypothesis_chars / max_report_chars: length limits, shown with a live counter.
-    """
-
-    reports_to_hold_premise: int = 2
-    max_reports_per_batch: int = 2
-    min_hypothesis_words: int = 3
-    max_hypothesis_sentences: int = 1
-    max_hypothesis_chars: int = 500
-    max_report_chars: int = 500
-
-
 def task_rules(*, study_session: StudySession | None = None) -> TaskRules:
     limits: dict[str, int] = {
         "max_hypothesis_chars": settings.NLI["MAX_HYPOTHESIS_CHARS"],
@@ -457,26 +319,14 @@ def task_rules(*, study_session: StudySession | None = None) -> TaskRules:
     )
 
 
-def _reports_of(in_study: Hashable, values: Mapping[str, Any]) -> QuerySet[Any]:
-    reports = PremiseReport.objects.filter(worker_id=values["worker"])
-    if in_study:
-        reports = reports.filter(study_session_id=values["session"])
-    else:
-        reports = reports.filter(study_session__isnull=True, resolved=False)
-    return reports.order_by().values("worker_id").annotate(n=Count("pk")).values_list("n")
-
-
-# Read on every writing page and submit: compiled once per case (annotation_site.compiled_queries).
-REPORTS_SENT = CompiledQuery(_reports_of, prepare=True)
-
-
 def reports_sent(worker: Worker, study_session: StudySession | None) -> int:
     """The reports that count against the worker's cap: this visit's, or (outside a study) the unresolved ones."""
+    reports = PremiseReport.objects.filter(worker=worker)
     if study_session is not None:
-        rows = REPORTS_SENT.fetch(True, worker=worker.pk, session=study_session.pk)
+        reports = reports.filter(study_session=study_session)
     else:
-        rows = REPORTS_SENT.fetch(False, worker=worker.pk)
-    return int(rows[0][0]) if rows else 0
+        reports = reports.filter(study_session__isnull=True, resolved=False)
+    return reports.count()
 
 
 def reports_left(worker: Worker, study_session: StudySession | None, *, rules: TaskRules | None = None) -> int:
@@ -490,34 +340,6 @@ def report_cap_message(rules: TaskRules) -> str:
         " in this batch, the most a batch takes. Please write the three sentences for this line; "
         "if it really cannot be written about, do your best and a researcher will see it in review."
     )
-
-
-# Characters a reader cannot see: zero-width spaces and joiners, bidi marks, soft hyphens (Unicode
-# category C*), and letters that render as blanks (Hangul fillers, the blank Braille pattern).
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-_WORD = re.compile(r"\w+")
-
-
-def visible_text(text: str | None) -> str:
-    """Text with invisible and control characters removed and whitespace runs made one space."""
-    kept = []
-    for char in text or "":
-        if char.isspace():
-            kept.append(" ")
-        elif unicodedata.category(char)[0] == "C" or char in _BLANK_LETTERS:
-            continue
-        else:
-            kept.append(char)
-    return " ".join("".join(kept).split())
-
-
-def word_count(text: str) -> int:
-    """Words: runs of word characters that hold at least one letter ("3" and "_" are not words)."""
-    return sum(1 for word in _WORD.findall(text) if any(char.isalpha() for char in word))
-
-
-def word_characters(text: str) -> int:
-    return sum(len(word) for word in _WORD.findall(text))
 
 
 def report_errors(report_text: str, rules: TaskRules, *, reports_already: int = 0) -> dict[str, str]:
@@ -537,13 +359,6 @@ def report_errors(report_text: str, rules: TaskRules, *, reports_already: int = 
 
 
 # --- checking and submitting hypotheses ------------------------------------------------------
-
-_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}“”‘’«»…–—]")
-
-
-def normalised(text: str) -> str:
-    """Text as compared for sameness: case, whitespace and punctuation do not count."""
-    return " ".join(_PUNCTUATION.sub(" ", text).lower().split())
 
 
 def hypothesis_errors(
@@ -576,55 +391,9 @@ def hypothesis_errors(
     return errors
 
 
-# Markup a hypothesis is not: HTML/XML tags and entities, Markdown links, images and code, URLs.
-MARKUP = re.compile(
-    r"<\s*/?\s*[A-Za-z!][^>]*>"  # <b>, </p>, <!-- -->, <script ...>
-    r"|&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);"  # &amp; &#39;
-    r"|!?\[[^\]]*\]\([^)]*\)"  # [text](url), ![alt](src)
-    r"|```|`[^`\s][^`]*`"  # code (a lone backtick is a typo for an apostrophe: SNLI has two)
-    r"|\b(?:https?://|www\.)\S"  # links
-)
-
-
-def hypothesis_problem(
-    premise_text: str,
-    text: str,
-    rules: TaskRules,
-    *,
-    others: Iterable[str] = (),
-    named: Mapping[str, str] | None = None,
-) -> str | None:
-    """Why one hypothesis (as `visible_text` leaves it) is not writing (a message for the worker), or
-    None. These are the writing rules of every task that creates a hypothesis (the writing task's
-    three boxes, each adversarial try): what one task refuses, no other task takes (issue 39).
-
-    `others`: the worker's other sentences this one must differ from; `named`: those of them by
-    their `normalised` text, with the name the message gives them."""
-    key = normalised(text)
-    if not text:
-        return "Please write a sentence here."
-    if len(text) > rules.max_hypothesis_chars:
-        return f"Please keep this under {rules.max_hypothesis_chars} characters (it has {len(text)})."
-    if not key or word_characters(text) < 2:
-        return "Please write a sentence in words, not only punctuation or symbols."
-    if MARKUP.search(text):
-        return "Please write plain words: markup such as HTML tags, links or code is not taken."
-    if word_count(text) < rules.min_hypothesis_words:
-        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
-    sentences = len(split_sentences(text))
-    if sentences > rules.max_hypothesis_sentences:
-        most = "one sentence" if rules.max_hypothesis_sentences == 1 else f"{rules.max_hypothesis_sentences} sentences"
-        return f"Please write {most}, not a paragraph (this has {sentences})."
-    if key == normalised(premise_text):
-        return "This repeats the line above. Please write a new sentence."
-    if named and key in named:
-        return f"This is the same as your '{named[key]}' sentence. Each of the three must differ."
-    return writing_problem(premise_text, text, others=others)
-
-
 def _pair_id(premise: Premise, writing_number: int, label: Label) -> str:
     # The first writing keeps MultiNLI's form ("31193n"); later writings of the same premise
-    # add their number ("31193n2") so pairIDs stay unique within the dataset.
+    # add their number ("31193n2"). `unused_pair_ids` keeps them off ids the dataset has already.
     suffix = "" if writing_number == 1 else str(writing_number)
     return f"{premise.prompt_id}{PAIR_ID_LETTER[label]}{suffix}"
 
@@ -636,39 +405,21 @@ def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label,
     moves `premise.writings_done`.
     """
     writing_number = premise.writings_done + 1
+    pair_ids = unused_pair_ids(
+        premise.dataset_id, [_pair_id(premise, writing_number, label) for label in HYPOTHESIS_FIELDS]
+    )
     pairs = [
         Pair(
             premise=premise,
-            pair_id=_pair_id(premise, writing_number, label),
+            pair_id=pair_id,
             hypothesis=texts[label],
             author_label=label,
             author=author,
         )
-        for label in HYPOTHESIS_FIELDS
+        for label, pair_id in zip(HYPOTHESIS_FIELDS, pair_ids, strict=True)
     ]
     created: list[Pair] = create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
     return created
-
-
-# Read on every writing submit: compiled once (annotation_site.compiled_queries).
-LOCKED_CLAIM = CompiledQuery(
-    lambda _, values: (
-        WritingClaim.objects.select_for_update(of=("self",))
-        .select_related("premise__dataset", "study_session__study")
-        .filter(token=values["token"], worker_id=values["worker"])
-        .order_by()
-    ),
-    prepare=True,
-)
-LOCKED_PREMISE = CompiledQuery(
-    lambda _, values: (
-        Premise.objects.select_for_update(of=("self",))
-        .select_related("dataset")
-        .filter(pk=values["premise"])
-        .order_by()
-    ),
-    prepare=True,
-)
 
 
 def submit_hypotheses(
@@ -707,16 +458,22 @@ def submit_hypotheses(
     report_text = visible_text(problem_report)
     with transaction.atomic():
         # The row lock makes a second submit of the same token wait, then see "submitted".
-        token = as_uuid(claim_token)
-        claims = [] if token is None else LOCKED_CLAIM.objects(None, token=token, worker=worker.pk)
-        if not claims:
+        token = claim_key(claim_token)
+        claim = (
+            None
+            if token is None
+            else WritingClaim.objects.select_for_update(of=("self",))
+            .select_related("premise__dataset", "study_session__study")
+            .filter(token=token, worker=worker)
+            .first()
+        )
+        if claim is None:
             raise WritingClaim.DoesNotExist("No writing claim of this worker has this token.")
-        claim = claims[0]
         if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
             raise ClaimAlreadySubmitted("These sentences were already saved.")
         # The premise's row only: its dataset's row stays unlocked (the pairs' inserts take a key
         # share lock on it, which a FOR UPDATE of it would make every writer of the dataset wait for).
-        (premise,) = LOCKED_PREMISE.objects(None, premise=claim.premise_id)
+        premise = Premise.objects.select_for_update(of=("self",)).select_related("dataset").get(pk=claim.premise_id)
         # The clock is read under the premise's lock: a claim that took this place after it
         # expired committed before we got the lock, so this reading is past the expiry too.
         now = timezone.now()
@@ -757,25 +514,32 @@ def submit_hypotheses(
             result.pairs = create_written_pairs(premise, worker, texts)
             written = [(HYPOTHESIS_FIELDS[Label(pair.author_label)], pair) for pair in result.pairs]
             record_writing_evidence(worker, study_session, typing_evidence, written)
-            hypothesis_tally.written(study_session, premise, len(result.pairs))  # the cost page's count
-            premise.writings_done += 1
-            if settings.ARTIFACTS_ON_ARRIVAL:  # phenomenon tags and the artifact monitor, by task name
-                transaction.on_commit(
-                    lambda: enqueue_coalesced(
-                        ARRIVAL_TASK, premise.dataset_id, seconds=settings.ARTIFACTS_ARRIVAL_COALESCE_SECONDS
-                    )
-                )
-            claim.status = ClaimStatus.SUBMITTED
+            finish_writing_task(claim, premise, result.pairs, now)
         else:
             # Only the report: the premise goes back to the pool (unless now held) and the task
             # does not count towards the completion code; the worker is offered another.
-            claim.status = ClaimStatus.RELEASED
-        premise.save(update_fields=["status", "writings_done"])
-        claim.submitted_at = now
-        claim.save(update_fields=["status", "submitted_at"])
-        if result.pairs:
-            record_task_done(study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))
+            premise.save(update_fields=["status"])
+            claim.status, claim.submitted_at = ClaimStatus.RELEASED, now
+            claim.save(update_fields=["status", "submitted_at"])
     return result
+
+
+def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[Pair], now: datetime) -> None:
+    """The end of a writing task, in the caller's transaction, with the claim and premise rows
+    locked: the writing submit's three pairs, an adversarial task's one pair or none.
+
+    The cost page's count of hypotheses, the premise's writings (its status saved too: a report
+    may have held it), the claim submitted, the new pairs' tags queued (`pairs_arriving`) and the
+    task counted towards the study session's completion code (held for a guesser or a typist).
+    """
+    hypothesis_tally.written(claim.study_session, premise, len(pairs))
+    premise.writings_done += 1
+    premise.save(update_fields=["status", "writings_done"])
+    claim.status, claim.submitted_at = ClaimStatus.SUBMITTED, now
+    claim.save(update_fields=["status", "submitted_at"])
+    if pairs:
+        pairs_arriving(premise.dataset_id)
+    record_task_done(claim.study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))
 
 
 # --- the premise pool, for researchers ---------------------------------------------------------

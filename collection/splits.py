@@ -161,8 +161,9 @@ def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
     weights = {pk: max(existing.get(pk, 0), expected) for pk, *_ in rows}
 
     row = GenreSplit(genre=genre.slug, is_training=genre.is_training)
-    fixed = {Split.TRAIN: 0, Split.DEV: 0, Split.TEST: 0}
-    free, retired = [], []
+    fixed: dict[str, int] = {Split.TRAIN: 0, Split.DEV: 0, Split.TEST: 0}
+    candidates: list[tuple[str, int]] = []  # (prompt id, premise pk)
+    retired: list[int] = []
     for pk, prompt_id, split, status in rows:
         if pk in written and split:
             fixed[split] += weights[pk]
@@ -170,12 +171,12 @@ def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
         elif status == PremiseStatus.RETIRED:
             retired.append(pk)
         else:
-            free.append((prompt_id, pk))
+            candidates.append((prompt_id, pk))
     # Sorting in Python, not in the database: PostgreSQL's collation and SQLite's byte order
     # disagree, and the same seed must give the same splits on both.
-    free.sort()
-    random.Random(f"{seed}:{genre.slug}").shuffle(free)
-    free = [pk for _, pk in free]
+    candidates.sort()
+    random.Random(f"{seed}:{genre.slug}").shuffle(candidates)
+    free = [pk for _, pk in candidates]
 
     dev = _take(free, weights, dev_target - fixed[Split.DEV])
     test = _take(free[len(dev) :], weights, test_target - fixed[Split.TEST])

@@ -4,15 +4,7 @@ from celery import shared_task
 
 from annotation_site.uploads import discard_upload
 
-from . import hypothesis_tally
 from .premise_import import PREMISE_UPLOAD_TASK, PremiseImportError, import_premises
-
-
-@shared_task(name="collection.fold_hypothesis_tally")
-def fold_hypothesis_tally() -> int:
-    """On the beat schedule (with a broker, TALLY_FOLDS_ON_BEAT): the hypothesis tally's deltas
-    folded into one row per key, off every writing submit's path. Returns the rows the fold wrote."""
-    return hypothesis_tally.fold()
 
 
 @shared_task(name=PREMISE_UPLOAD_TASK)

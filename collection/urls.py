@@ -7,5 +7,6 @@ urlpatterns = [
     path("write/next/", views.writing_next, name="writing_next"),
     path("write/<uuid:token>/", views.writing_task, name="writing_task"),
     path("write/<uuid:token>/resubmit/", views.writing_resubmit, name="writing_resubmit"),
+    path("write/<uuid:token>/renew/", views.writing_renew, name="writing_renew"),
     path("faq/<slug:slug>/", views.faq, name="faq"),
 ]

@@ -6,16 +6,19 @@ Views stay thin: rules live in services.py (writes) and selectors.py (reads).
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.http import Http404
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from authorship.services import study_action
+from crowd.holds import HoldRenewal, hold_view, renewal_message
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_visit
 
-from . import selectors, services
+from . import holds, selectors, services
 from .forms import WritingForm
 
 # --- the writing task -------------------------------------------------------------------------
@@ -167,13 +170,38 @@ def writing_task(request, token):
         "examples": selectors.family_examples(family),
         "form": form,
         "hypothesis_fields": [form[name] for name in services.HYPOTHESIS_FIELDS.values()],
-        "seconds_left": max(0, int((claim.expires_at - timezone.now()).total_seconds())),
+        "hold": hold_view([claim], timezone.now(), minutes=holds.claim_minutes()),
+        "renew_url": reverse("writing_renew", kwargs={"token": claim.token}),
+        "next_href": reverse("writing_next"),
         "study_session": claim.study_session,
         "rules": rules,
         "typing_action": study_action(claim.study_session),
         "orphan_sentences": [text for text in request.session.pop(ORPHAN_SENTENCES_KEY, {}).values() if text.strip()],
     }
     return render(request, "collection/writing_task.html", context)
+
+
+def renew_hold_then(request, token, back):
+    """ "More time" or "Get this line back" for a writing claim (collection.holds), then `back` (the
+    task's page) with one line that says what happened; a line gone to others leaves for a fresh one."""
+    renewed = holds.renew_writing_hold(worker_for_user(request.user), token)
+    if renewed is None:
+        raise Http404("No such task.")
+    message = renewal_message(renewed, what="this line")
+    if renewed in (HoldRenewal.GONE, HoldRenewal.TAKEN):
+        messages.info(request, f"{message} Here is a fresh task.")
+        return redirect(back["next"])
+    if renewed in (HoldRenewal.AT_LIMIT, HoldRenewal.BUSY):
+        messages.warning(request, message)
+    else:
+        messages.success(request, message)
+    return redirect(back["task"], token=token)
+
+
+@login_required
+@require_http_methods(["POST"])
+def writing_renew(request, token):
+    return renew_hold_then(request, token, {"task": "writing_task", "next": "writing_next"})
 
 
 def faq(request, slug):

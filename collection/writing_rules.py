@@ -1,18 +1,25 @@
-"""What counts as writing (Django-free): hypotheses are compared after Unicode normalisation (NFKC,
-casefold) and confusable folding (look-alike letters from other scripts become their Latin twins,
-by the Unicode confusables data of the `confusable_homoglyphs` package), and must hold real English
-words (the `wordfreq` package's English list, shipped with it: nothing is downloaded at run time).
+"""The writing rules of every task that creates a hypothesis (the writing task's three boxes, each
+adversarial try), Django-free: `hypothesis_problem` judges one hypothesis against a task's
+`TaskRules` (length, words, markup, one sentence, sameness) and `writing_problem` (what counts as
+writing). Hypotheses are compared after Unicode normalisation (NFKC, casefold) and confusable
+folding (look-alike letters from other scripts become their Latin twins, by the Unicode
+confusables data of the `confusable_homoglyphs` package), and must hold real English words (the
+`wordfreq` package's English list, shipped with it: nothing is downloaded at run time).
 
 Each rule was checked against junk strategies (tests/collection/test_writing_rules.py) and against
 every hypothesis of the SNLI dev set (none refused; bench/RESULTS-input.md).
 """
 
 import re
+import string
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 from confusable_homoglyphs import confusables
+
+from .premise_text import split_sentences
 
 # A word is English when wordfreq puts it above this (3 = once per million words): keyboard mash
 # ("asdf" 1.7, "qwerty" 2.5) stays below, rare real words ("zebras" 2.8, "surfboard" 2.8) above.
@@ -41,7 +48,8 @@ def folded(text: str | None) -> str:
     return "".join(_latin_twin(char) for char in text)
 
 
-def words(text: str | None) -> list[str]:
+def folded_words(text: str | None) -> list[str]:
+    """The words of a text as the rules compare them: runs of letters (an apostrophe inside), `folded`."""
     return _TOKEN.findall(folded(text))
 
 
@@ -61,7 +69,7 @@ def is_english_word(word: str) -> bool:
 
 
 def load_word_list() -> None:
-    """Load wordfreq's English list now instead of on the first check (~0.35 s in a fresh process):
+    """Load wordfreq's English list now instead of on the first check (a fresh process's first):
     a web server calls this at start (annotation_site/wsgi.py), so no worker's first submit in a
     process waits for it."""
     is_english_word("the")
@@ -69,7 +77,7 @@ def load_word_list() -> None:
 
 def writing_problem(premise: str, hypothesis: str, *, others: Iterable[str] = ()) -> str | None:
     """Why `hypothesis` is not writing (a message for the worker), or None."""
-    tokens = words(hypothesis)
+    tokens = folded_words(hypothesis)
     english = [token for token in tokens if is_english_word(token)]
     if len(english) < MIN_REAL_WORDS or not any(len(token) > 1 for token in english):
         return "Please write a sentence in English words."
@@ -83,10 +91,114 @@ def writing_problem(premise: str, hypothesis: str, *, others: Iterable[str] = ()
     # The premise whole, its full stop included, and a word or two after it: not a new sentence. (A
     # word inside the premise's sentence, "... a rock face outside.", is how real hypotheses add detail.)
     spaced, premise_spaced = " ".join(folded(hypothesis).split()), " ".join(folded(premise).split())
-    added = len(tokens) - len(words(premise))
+    added = len(tokens) - len(folded_words(premise))
     if premise_spaced[-1:] in (".", "!", "?") and spaced.startswith(premise_spaced) and added <= 2:
         return "This repeats the line above with a word added. Please write a new sentence."
     for other in others:
         if sameness_key(other) and sameness_key(other) == key:
             return "This is the same as another of your sentences. Each of the three must differ."
     return None
+
+
+# --- one hypothesis against a task's rules -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskRules:
+    """What a problem report does and what a hypothesis must be (a study's, else these defaults).
+
+    reports_to_hold_premise: reports by distinct workers after which a premise is held.
+    max_reports_per_batch: reports one worker may send in one study visit (or, outside a study,
+        unresolved reports at a time).
+    min_hypothesis_words: words (runs of word characters with a letter) a hypothesis needs.
+    max_hypothesis_chars / max_report_chars: length limits, shown with a live counter.
+    """
+
+    reports_to_hold_premise: int = 2
+    max_reports_per_batch: int = 2
+    min_hypothesis_words: int = 3
+    max_hypothesis_sentences: int = 1
+    max_hypothesis_chars: int = 500
+    max_report_chars: int = 500
+
+
+# Characters a reader cannot see: zero-width spaces and joiners, bidi marks, soft hyphens (Unicode
+# category C*), and letters that render as blanks (Hangul fillers, the blank Braille pattern).
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+_WORD = re.compile(r"\w+")
+
+
+def visible_text(text: str | None) -> str:
+    """Text with invisible and control characters removed and whitespace runs made one space."""
+    kept = []
+    for char in text or "":
+        if char.isspace():
+            kept.append(" ")
+        elif unicodedata.category(char)[0] == "C" or char in _BLANK_LETTERS:
+            continue
+        else:
+            kept.append(char)
+    return " ".join("".join(kept).split())
+
+
+def lettered_word_count(text: str) -> int:
+    """Words: runs of word characters that hold at least one letter ("3" and "_" are not words)."""
+    return sum(1 for word in _WORD.findall(text) if any(char.isalpha() for char in word))
+
+
+def word_characters(text: str) -> int:
+    return sum(len(word) for word in _WORD.findall(text))
+
+
+_PUNCTUATION = re.compile(f"[{re.escape(string.punctuation)}“”‘’«»…–—]")
+
+
+def normalised(text: str) -> str:
+    """Text as compared for sameness: case, whitespace and punctuation do not count."""
+    return " ".join(_PUNCTUATION.sub(" ", text).lower().split())
+
+
+# Markup a hypothesis is not: HTML/XML tags and entities, Markdown links, images and code, URLs.
+MARKUP = re.compile(
+    r"<\s*/?\s*[A-Za-z!][^>]*>"  # <b>, </p>, <!-- -->, <script ...>
+    r"|&(?:[A-Za-z]+|#\d+|#x[0-9A-Fa-f]+);"  # &amp; &#39;
+    r"|!?\[[^\]]*\]\([^)]*\)"  # [text](url), ![alt](src)
+    r"|```|`[^`\s][^`]*`"  # code (a lone backtick is a typo for an apostrophe: SNLI has two)
+    r"|\b(?:https?://|www\.)\S"  # links
+)
+
+
+def hypothesis_problem(
+    premise_text: str,
+    text: str,
+    rules: TaskRules,
+    *,
+    others: Iterable[str] = (),
+    named: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why one hypothesis (as `visible_text` leaves it) is not writing (a message for the worker), or
+    None. These are the writing rules of every task that creates a hypothesis (the writing task's
+    three boxes, each adversarial try): what one task refuses, no other task takes (issue 39).
+
+    `others`: the worker's other sentences this one must differ from; `named`: those of them by
+    their `normalised` text, with the name the message gives them."""
+    key = normalised(text)
+    if not text:
+        return "Please write a sentence here."
+    if len(text) > rules.max_hypothesis_chars:
+        return f"Please keep this under {rules.max_hypothesis_chars} characters (it has {len(text)})."
+    if not key or word_characters(text) < 2:
+        return "Please write a sentence in words, not only punctuation or symbols."
+    if MARKUP.search(text):
+        return "Please write plain words: markup such as HTML tags, links or code is not taken."
+    if lettered_word_count(text) < rules.min_hypothesis_words:
+        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
+    sentences = len(split_sentences(text))
+    if sentences > rules.max_hypothesis_sentences:
+        most = "one sentence" if rules.max_hypothesis_sentences == 1 else f"{rules.max_hypothesis_sentences} sentences"
+        return f"Please write {most}, not a paragraph (this has {sentences})."
+    if key == normalised(premise_text):
+        return "This repeats the line above. Please write a new sentence."
+    if named and key in named:
+        return f"This is the same as your '{named[key]}' sentence. Each of the three must differ."
+    return writing_problem(premise_text, text, others=others)

@@ -5,7 +5,7 @@ Lists stay fast on half a million pairs: related rows come in the same query
 (list_select_related), foreign keys use autocomplete instead of <select>s of every row,
 big tables skip the full COUNT(*) (show_full_result_count=False), and filters on counters
 offer fixed choices instead of a SELECT DISTINCT over the whole table. Pairs and labels are
-read only where they would move counters: counters move only through `corpus.counters`.
+read only where they would move counters: counters move only through `corpus.services`.
 """
 
 import json
@@ -26,7 +26,7 @@ from django.utils.text import Truncator, smart_split, unescape_string_literal
 
 from annotation_site.permissions import EXCLUDE_WORKERS
 
-from . import counters
+from . import recompute, services, stopping_policies
 from .models import (
     AUTHOR_POSITION,
     LABELS_PER_PAIR,
@@ -188,13 +188,13 @@ class StoppingPolicyAdmin(admin.ModelAdmin[StoppingPolicy]):
 
     def save_model(self, request: HttpRequest, obj: StoppingPolicy, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
-        changed, stopped = counters.apply_stopping_policy(obj.dataset, obj.split)
+        changed, stopped = stopping_policies.apply_stopping_policy(obj.dataset, obj.split)
         messages.info(request, f"{changed} pairs now follow the {obj.rule} rule; {stopped} stopped at once.")
 
     def delete_model(self, request: HttpRequest, obj: StoppingPolicy) -> None:
         dataset, split = obj.dataset, obj.split
         super().delete_model(request, obj)
-        counters.apply_stopping_policy(dataset, split)
+        stopping_policies.apply_stopping_policy(dataset, split)
 
 
 # --- workers -------------------------------------------------------------------------------------
@@ -246,12 +246,12 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
         return request.user.has_perm(EXCLUDE_WORKERS)
 
     def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
-        outcome = counters.set_workers_excluded(queryset, excluded)
+        outcome = services.set_workers_excluded(queryset, excluded)
         verb = "excluded" if excluded else "included again"
         if outcome.changed:
             # ExclusionOutcome declares its report as `object`; a change always carries a RecomputeReport.
             report = outcome.recompute_report
-            fixed = report.fixed if isinstance(report, counters.RecomputeReport) else 0
+            fixed = report.fixed if isinstance(report, recompute.RecomputeReport) else 0
             self.message_user(
                 request,
                 f"{outcome.changed} worker(s) {verb}; gold labels recomputed ({fixed} pair(s) changed).",
@@ -266,7 +266,7 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
 
 class ReadOnlyInline(admin.options.InlineModelAdmin[ChildT, ParentT]):
     """An inline that shows rows and never adds, edits or deletes them (they move counters or
-    record history, so they change only through corpus.counters or an import). Listed before
+    record history, so they change only through corpus.services or an import). Listed before
     TabularInline or StackedInline among the bases."""
 
     extra = 0
@@ -414,10 +414,10 @@ def estimated_matches(like: str) -> list[int]:
 
 def is_common_word(like: str) -> bool:
     """Whether matching a word pair by pair (newest first, the count stopping at SEARCH_COUNT_CAP)
-    costs less than gathering every match from the trigram indexes. Measured at 433k pairs: the
-    trigram UNION costs ~3.5 µs a match, a pair-by-pair test ~2.4 µs a pair, and the capped count
-    reads CAP × pairs / matches pairs; so pair by pair wins above sqrt(0.7 × CAP × pairs) matches
-    (~25k at 433k pairs), and neither way costs more than ~90 ms of the database's time."""
+    costs less than gathering every match from the trigram indexes. The trigram UNION costs a
+    little more a match than a pair-by-pair test costs a pair (their ratio, 0.7, measured at 433k
+    pairs: bench/RESULTS-docstrings.md), and the capped count reads CAP × pairs / matches pairs;
+    so pair by pair wins above sqrt(0.7 × CAP × pairs) matches."""
     hypotheses, premises, pairs = estimated_matches(like)
     return hypotheses + 3 * premises >= math.sqrt(0.7 * SEARCH_COUNT_CAP * max(pairs, 1))
 
@@ -584,13 +584,13 @@ class PairAdmin(admin.ModelAdmin[Pair]):
 
     @admin.action(description="Mark selected pairs for validation")
     def mark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
-        changed = counters.set_needs_validation(queryset, True)
-        counters.record_stopping_rules(queryset)  # the split's stopping rule, as every marking records
+        changed = services.set_needs_validation(queryset, True)
+        stopping_policies.record_stopping_rules(queryset)  # the split's stopping rule, as every marking records
         self.message_user(request, f"{changed} pair(s) now need validation.", messages.SUCCESS)
 
     @admin.action(description="Unmark selected pairs for validation")
     def unmark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
-        changed = counters.set_needs_validation(queryset, False)
+        changed = services.set_needs_validation(queryset, False)
         self.message_user(request, f"{changed} pair(s) no longer need validation.", messages.SUCCESS)
 
 
@@ -634,7 +634,7 @@ class ValidationLabelAdmin(ReadOnlyAdmin[ValidationLabel]):
 @admin.register(Adjudication)
 class AdjudicationAdmin(ReadOnlyAdmin[Adjudication]):
     """Every gold-label decision, read only: a decision moves the pair's gold, so it goes through
-    `corpus.counters.adjudicate` (the dashboard's MPE page), never an edit here."""
+    `corpus.adjudication.adjudicate` (the dashboard's MPE page), never an edit here."""
 
     list_display = ["pair_id_text", "label", "previous_gold", "source", "researcher", "reason", "created_at"]
     list_filter = ["source", "label", "pair__dataset"]

@@ -30,7 +30,7 @@ from .models import (
     ValidationLabel,
     gold_source,
 )
-from .selectors import pairs_in, resolve_dataset
+from .selectors import datasets_outside_scheme, in_gold, labels_scheme_of_scope, pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
 FIVE = Q(label_count=LABELS_PER_PAIR)
@@ -95,7 +95,7 @@ def ordinal_kappa(pairs: QuerySet[Pair]) -> float | None:
     five_pairs = pairs.filter(FIVE).values("pk")
     rows = (
         ValidationLabel.objects.filter(pair_id__in=five_pairs, ordinal__isnull=False)
-        .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+        .filter(in_gold())
         .values("pair_id", "ordinal")
         .annotate(n=Count("pk"))
         .order_by()
@@ -126,11 +126,13 @@ def _vote_histogram(
     """[(split, genre slug, votes per label, pairs)]: one grouped read, over the maintained
     aggregates (they group pairs by their vote counters) or, with source="pairs", the pairs."""
     if source == "tallies":
-        rows = tallies.pair_counts(dataset, split, by=("split", "genre__slug", *VOTES))
+        rows = tallies.pair_counts(
+            dataset, split, by=("split", "genre__slug", *VOTES), scheme=labels_scheme_of_scope(dataset)
+        )
     else:
         rows = [
             tuple(row)
-            for row in pairs_in(dataset, split)
+            for row in pairs_in(dataset, split, scheme=labels_scheme_of_scope(dataset))
             .values_list("premise__split", "premise__genre__slug", *VOTES)
             .annotate(n=Count("pk"))
             .order_by()
@@ -141,10 +143,10 @@ def _vote_histogram(
 def _ordinal_histogram(dataset: Dataset | None, split: str | None) -> list[tuple[str, str, Sequence[int], int]]:
     """[(split, genre slug, ratings 1..5 given, pairs)] of an ordinal dataset, from the label
     table (the counters hold the two-way mapping only): per pair its count of each rating, then
-    pairs grouped by those counts, in one statement. Labels of excluded workers are left out."""
+    pairs grouped by those counts, in one statement. The labels the counters count (`in_gold`)."""
     per_pair = (
         ValidationLabel.objects.filter(pair__in=pairs_in(dataset, split), ordinal__isnull=False)
-        .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+        .filter(in_gold())
         .values(unit_split=F("pair__premise__split"), unit_genre=F("pair__premise__genre__slug"), unit=F("pair_id"))
         .annotate(**{f"r{value}": Count("pk", filter=Q(ordinal=value)) for value in scheme_labels.ORDINAL_VALUES})
         .order_by()
@@ -241,26 +243,14 @@ def _grouped_counts(pairs: QuerySet[Pair]) -> Iterable[Mapping[str, Any]]:
     )
 
 
-def _has_imported_gold(dataset: Dataset | None) -> bool:
-    """Whether the scope (a dataset, or every dataset) has a pair whose gold is its file's."""
-    if dataset is not None and not dataset.is_imported:
-        return False
-    if dataset is None and not Dataset.objects.filter(is_imported=True).exists():
-        return False
-    pairs = Pair.objects.exclude(imported_gold="")
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
-    return pairs.exists()
-
-
-TALLY_KEY = ("split", "genre__slug", "author_label", "label_count", *VOTES)
+TALLY_KEY = ("split", "genre__slug", "author_label", "label_count", *VOTES, "imported_gold")
 
 
 def _tallied_counts(tally_rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
     """The rows of `_grouped_counts`, from the maintained aggregates' rows keyed by TALLY_KEY."""
-    for _split, slug, author, label_count, e, nu, c, n in tally_rows:
+    for _split, slug, author, label_count, e, nu, c, imported_gold, n in tally_rows:
         five = label_count == LABELS_PER_PAIR
-        gold = gold_from_votes(e, nu, c)
+        gold = gold_from_votes(e, nu, c, imported_gold)
         yield {
             "premise__genre__slug": slug,
             "author_label": author,
@@ -290,17 +280,17 @@ def _adjudication_rows(
     def votes_if_five(name: str) -> Case:
         return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
 
-    # The rule's gold as the source reads it: the tallies know votes only, the pairs their imported gold too.
-    by_file = source == "pairs"
-    sources = [When(majority_expression(), then=Value(GoldSource.CROWD.value))]
-    if by_file:
-        sources.append(When(~Q(imported_gold=""), then=Value(GoldSource.IMPORTED.value)))
+    # The rule's gold, as both sources read it: votes, then the imported gold where they have no majority.
+    sources = [
+        When(majority_expression(), then=Value(GoldSource.CROWD.value)),
+        When(~Q(imported_gold=""), then=Value(GoldSource.IMPORTED.value)),
+    ]
     groups = (
-        pairs_in(dataset, split)
+        pairs_in(dataset, split, scheme=labels_scheme_of_scope(dataset))
         .exclude(adjudicated_label="")
         .values("premise__genre__slug", "author_label", "adjudicated_label")
         .annotate(
-            rule_gold=gold_expression(imported_gold=F("imported_gold") if by_file else None),
+            rule_gold=gold_expression(imported_gold=F("imported_gold")),
             rule_source=Case(*sources, default=Value(GoldSource.NONE.value)),
             is_five=five,
             e=votes_if_five("entailment_votes"),
@@ -346,18 +336,19 @@ def agreement_stats(
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
-    # One read of the maintained aggregates serves α (it needs the votes only, which the tallies hold
-    # whatever the gold's source) and, where the gold is the votes', every other figure.
-    tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY) if source == "tallies" else None
-    histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[7]) for row in tally_rows]
+    # One read of the maintained aggregates serves α (the votes) and every other figure (the gold
+    # follows from the votes and, where they have no majority, the imported gold the tallies key).
+    # Every dataset: the three-way ones (`labels_scheme_of_scope`; `left_out` names the others).
+    in_scheme = labels_scheme_of_scope(dataset)
+    tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme) if source == "tallies" else None
+    histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[-1]) for row in tally_rows]
     alpha = krippendorff_alpha(dataset, split, source, histogram=histogram)
     if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
-    if source == "tallies" and _has_imported_gold(dataset):
-        # The tallies hold votes only; an imported gold label lives on the pair.
-        source = "pairs"
     rows: Iterable[Mapping[str, Any]] = (
-        _tallied_counts(tally_rows or []) if source == "tallies" else _grouped_counts(pairs_in(dataset, split))
+        _tallied_counts(tally_rows or [])
+        if source == "tallies"
+        else _grouped_counts(pairs_in(dataset, split, scheme=in_scheme))
     )
     # `adjudicated`: the gold labels as they stand, researchers' decisions included (the default),
     # or as the rule gives them before any decision (the adjudication page shows both).
@@ -443,6 +434,8 @@ def agreement_stats(
         if scheme == scheme_labels.ORDINAL_SCHEME:
             result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
     result["krippendorff_alpha"] = alpha
+    if in_scheme is not None:
+        result["left_out"] = datasets_outside_scheme(in_scheme)
     return result
 
 

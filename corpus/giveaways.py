@@ -40,7 +40,7 @@ def words_of(tokens: Iterable[str]) -> set[str]:
     return {token for token in tokens if any(ch.isalnum() for ch in token)}
 
 
-def count_words(
+def word_and_label_counts(
     labelled_hypotheses: Iterable[tuple[Sequence[str], str]],
 ) -> tuple[Counter[str], defaultdict[str, Counter[str]]]:
     """(per word: hypotheses containing it, per word: Counter of their labels) over
@@ -68,7 +68,7 @@ def giveaway_words(
     Ranked by p(label | word), then by how often the word occurs, so that among equally telling
     words the frequent (more harmful) ones come first. `top=None` lists every word.
     """
-    word_count, word_label = count_words(labelled_hypotheses)
+    word_count, word_label = word_and_label_counts(labelled_hypotheses)
     return ranked(word_count, word_label, min_count=min_count, top=top)
 
 
@@ -79,7 +79,7 @@ def ranked(
     min_count: int = DEFAULT_MIN_COUNT,
     top: int | None = DEFAULT_TOP,
 ) -> dict[str, list[dict[str, Any]]]:
-    """The listing of `giveaway_words` from the counts of `count_words` (or the same counts summed
+    """The listing of `giveaway_words` from the counts of `word_and_label_counts` (or the same counts summed
     from a maintained tally: corpus.tallies.word_counts)."""
     listing: dict[str, list[dict[str, Any]]] = {}
     counted = [(w, n, word_label[w]) for w, n in word_count.items() if n >= min_count]

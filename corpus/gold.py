@@ -8,8 +8,8 @@ set-based recomputes and statistics. Both read the same three vote counts.
 An imported pair may carry its file's gold (`Pair.imported_gold`: DNC's label, MPE's gold, the one
 label of an SNLI/MultiNLI train pair): where the votes have no 3-of-5 majority, that is the gold
 label, until validation gives the pair a majority, which then decides. Without an imported gold
-(every pair written here) the rule is exactly the crowd's. A researcher's adjudication (corpus.
-counters) overrides both. `gold_source` says which of the three a gold label is.
+(every pair written here) the rule is exactly the crowd's. A researcher's adjudication
+(`corpus.adjudication`) overrides both. `gold_source` says which of the three a gold label is.
 
 Free of the models (Django's expressions need no settings), so that code without a database
 (quality.flags, quality.aggregation, importers.mpe) counts with this rule too.
@@ -28,6 +28,8 @@ from .labels import CONTRADICTION, ENTAILMENT, GOLD_MAJORITY, LABELS, NO_GOLD
 
 # label -> the Pair field counting its votes
 VOTE_FIELD = {label: f"{label}_votes" for label in LABELS}
+# A pair's counters, in the order the writers and the recompute read and write them.
+COUNTERS = ("label_count", *VOTE_FIELD.values(), "gold_label")
 
 
 class GoldSource(TextChoices):

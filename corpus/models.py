@@ -3,7 +3,7 @@ workers, pairs and every label a pair has.
 
 A pair is premise + hypothesis + the author's label. Its counters (labels so far, votes per
 label, gold label) live on the pair so that pages never count the label table; they move only
-through `corpus.counters`, in the same transaction as the label that changes them.
+through `corpus.services`, in the same transaction as the label that changes them.
 
 The tables keep the names they had when these models lived in `collection` and `validation`
 (`db_table`): moving a model between apps is a change of code, not of data.
@@ -231,6 +231,9 @@ class Premise(models.Model):
                 condition=Q(status=PremiseStatus.AVAILABLE) & ~Q(split=""),
                 name="premise_claim_order",
             ),
+            # Held premises are few (reports hold them): the reports page and the collection page's
+            # held count read them here, not by a walk of every premise.
+            models.Index(fields=["id"], condition=Q(status=PremiseStatus.HELD), name="premise_held"),
         ]
 
     def __str__(self) -> str:
@@ -346,7 +349,7 @@ class StoppingPolicy(models.Model):
     a researcher says otherwise, because the papers' agreement figures and Fleiss κ need five
     labels a pair. The rule is copied onto each pair when it is marked for validation or imported
     (`Pair.stopping_rule`), and onto the split's pairs still taking labels when it changes
-    (`corpus.counters.apply_stopping_policy`).
+    (`corpus.stopping_policies.apply_stopping_policy`).
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="stopping_policies")
@@ -392,7 +395,7 @@ class Pair(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # Counters, moved by `corpus.counters` in the same transaction as the label that changes them.
+    # Counters, moved by `corpus.services` in the same transaction as the label that changes them.
     needs_validation = models.BooleanField(default=False)  # the condition of `pair_validation_queue`
     label_count = models.PositiveSmallIntegerField(default=0, help_text="Labels so far, the author's included.")
     entailment_votes = models.PositiveSmallIntegerField(default=0)
@@ -407,7 +410,7 @@ class Pair(models.Model):
     # claims hold (issue 28); a claim always counts a pair's live claims afresh before taking it.
     held_places = models.PositiveSmallIntegerField(default=0, editable=False)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
-    # Blank: the gold label follows the votes. Moved only by `corpus.counters.adjudicate`.
+    # Blank: the gold label follows the votes. Moved only by `corpus.adjudication.adjudicate`.
     adjudicated_label = models.CharField(
         max_length=20, blank=True, default="", db_default="", choices=ADJUDICATED_CHOICES
     )
@@ -523,7 +526,7 @@ class ValidationLabel(models.Model):
                 fields=["pair", "worker"], condition=Q(worker__isnull=False), name="one_label_per_pair_worker"
             ),
             # 1 is the author's, 2-5 the validators'; 6 and on are replacement labels, taken when an
-            # excluded worker's label left a pair short (`corpus.counters.in_gold` says which count).
+            # excluded worker's label left a pair short (`corpus.selectors.in_gold` says which count).
             models.CheckConstraint(condition=Q(position__gte=AUTHOR_POSITION), name="position_from_1"),
             models.CheckConstraint(
                 condition=Q(ordinal__isnull=True) | (Q(ordinal__gte=1) & Q(ordinal__lte=5)), name="ordinal_1_to_5"
@@ -531,7 +534,7 @@ class ValidationLabel(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "created_at"], name="label_worker_time"),
-            # The few replacement labels, found without scanning every label (`counters.in_gold`).
+            # The few replacement labels, found without scanning every label (`selectors.in_gold`).
             models.Index(
                 fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"
             ),
@@ -667,14 +670,17 @@ class Tally(models.Model):
 
 class PairTally(Tally):
     """Pairs per dataset × split × genre × author label × counters (labels so far and votes per
-    label; the gold label follows from the votes). The agreement report, per-genre agreement,
-    Fleiss κ, gold and label counts and pair counts are sums over these rows."""
+    label) × imported gold (a source file's label, the fallback where the votes have no majority;
+    '' for pairs written here): the gold label follows from them by the one rule
+    (`corpus.gold.gold_from_votes`). The agreement report, per-genre agreement, Fleiss κ, gold and
+    label counts and pair counts are sums over these rows, for imported corpora as for our own."""
 
     author_label = models.CharField(max_length=20)
     label_count = models.SmallIntegerField()
     entailment_votes = models.SmallIntegerField()
     neutral_votes = models.SmallIntegerField()
     contradiction_votes = models.SmallIntegerField()
+    imported_gold = models.CharField(max_length=20, blank=True, default="")
 
     class Meta:
         db_table = "corpus_pairtally"

@@ -1,7 +1,10 @@
-"""Reads of the core that several apps share: which dataset a slug names, the pairs and premises in scope."""
+"""Reads of the core that several apps share: which dataset a slug names, the pairs and premises in
+scope, and which labels count (`labels_that_count`, `in_gold`: every reader of labels asks here)."""
+
+from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from .gold import (
     ENTAILMENT_CONTRADICTION_3_2,
@@ -11,8 +14,8 @@ from .gold import (
     gold_expression,
     majority_expression,
 )
-from .labels import CONTRADICTION, ENTAILMENT, NEUTRAL
-from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise
+from .labels import CONTRADICTION, ENTAILMENT, LABELS_PER_PAIR, NEUTRAL, THREE_WAY_SCHEME
+from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel, Worker
 
 
 def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
@@ -22,15 +25,38 @@ def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
     return Dataset.objects.get(slug=dataset)
 
 
-def pairs_in(dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Pair]:
-    """Pairs of a dataset (a Dataset or slug; None: all) and split (None: all), unordered."""
+def pairs_in(
+    dataset: Dataset | str | None = None, split: str | None = None, *, scheme: str | None = None
+) -> QuerySet[Pair]:
+    """Pairs of a dataset (a Dataset or slug; None: all, or all of label scheme `scheme`) and split
+    (None: all), unordered."""
     pairs = Pair.objects.all()
     dataset = resolve_dataset(dataset)
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
+    elif scheme is not None:
+        pairs = pairs.filter(dataset__label_scheme=scheme)
     if split:
         pairs = pairs.filter(premise__split=split)
     return pairs.order_by()
+
+
+def labels_scheme_of_scope(dataset: Dataset | str | None) -> str | None:
+    """The label scheme that figures of labels over every dataset keep to: three-way. A two-way
+    dataset stores "not-entailed" as neutral, so summed with three-way ones it counted as neutral
+    in gold counts and κ; its figures are on its own page. None for one dataset (its own scheme)."""
+    return THREE_WAY_SCHEME if resolve_dataset(dataset) is None else None
+
+
+def datasets_outside_scheme(scheme: str) -> list[str]:
+    """Slugs of the datasets with pairs whose labels are in another scheme (left out of "all datasets")."""
+    return list(
+        Dataset.objects.exclude(label_scheme=scheme)
+        .filter(pairs__isnull=False)
+        .distinct()
+        .order_by("slug")
+        .values_list("slug", flat=True)
+    )
 
 
 def premises_in(dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Premise]:
@@ -41,6 +67,52 @@ def premises_in(dataset: Dataset | str | None = None, split: str | None = None) 
     if split:
         premises = premises.filter(split=split)
     return premises.order_by()
+
+
+# --- which labels count ---------------------------------------------------------------------------
+# The one statement of the rule. Every label of a pair counts (the author's at AUTHOR_POSITION and
+# the validators' after it), except those of excluded workers (worker quality, SNLI §2.2); an
+# imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
+# and exported labels take the earliest five by position (`in_gold`): a pair that lost a label to
+# an exclusion took a replacement after its last (6, 7, ...), and when the worker is included again
+# their label counts again and the latest replacement drops out.
+
+
+def labels_that_count(prefix: str = "") -> Q:
+    """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
+    return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+
+
+def excluded_workers() -> QuerySet[Any, Any]:
+    """The workers whose labels do not count, for statements written in SQL (their pks as a subquery):
+    a label counts when its worker is NULL or not among these."""
+    return Worker.objects.filter(is_excluded=True).order_by().values("pk")
+
+
+def replacement_labels_in_gold() -> QuerySet[Any, Any]:
+    """Pks of labels beyond position 5 that count towards gold: counting, with fewer than five
+    counting labels before them on their pair. Such labels exist only where an exclusion was healed,
+    so this subquery touches few rows."""
+    earlier = (
+        ValidationLabel.objects.filter(labels_that_count(), pair=OuterRef("pair"), position__lt=OuterRef("position"))
+        .order_by()
+        .annotate(n=Func("pk", function="COUNT"))
+        .values("n")
+    )
+    return (
+        ValidationLabel.objects.filter(labels_that_count(), position__gt=LABELS_PER_PAIR)
+        .annotate(earlier=Subquery(earlier, output_field=IntegerField()))
+        .filter(earlier__lt=LABELS_PER_PAIR)
+        .values("pk")
+    )
+
+
+def in_gold(prefix: str = "") -> Q:
+    """The labels a pair's counters, gold label and exported labels count: the earliest five labels
+    that count, by position. One that counts in positions 1-5 always is (at most four precede it)."""
+    return labels_that_count(prefix) & (
+        Q(**{f"{prefix}position__lte": LABELS_PER_PAIR}) | Q(**{f"{prefix}pk__in": replacement_labels_in_gold()})
+    )
 
 
 GENRE_NAMES_CACHE_KEY = "corpus:genre-names"

@@ -9,7 +9,8 @@ the change they follow.
 from django.dispatch import Signal
 
 # A pair's gold label changed: `moves`, a list of (pair pk, old gold label, new gold label), sent
-# by every writer of gold labels in corpus.counters (labels added, recompute's fix, adjudication).
+# by every writer of gold labels: corpus.services (labels added), corpus.recompute (its fix) and
+# corpus.adjudication.
 gold_moved = Signal()
 
 # Premises move to another split with their pairs: `pairs`, a queryset of the pairs (read before

@@ -1,35 +1,34 @@
 """Maintained aggregates: the sums that statistics and dashboard figures need, kept per dataset ×
 split × genre so that no report or page scans the corpus.
 
-Three append-only delta tables (`PairTally`, `LengthTally`, `WordTally`; other apps may keep
-theirs the same way and register them in `FOLDED`: the artifacts app's tag tally). A writer that changes what they count
-INSERTs signed deltas in its own transaction (never an UPDATE of a shared row: no hot row, so
-concurrent validators do not serialise on a counter). A figure is the SUM of `n` over its key,
-folded rows and fresh deltas alike; `fold` replaces every delta by one row per key in a single
-statement now and then (with a broker, on the beat: `corpus.fold_tallies`; without one, after a
-writer commits, one time in FOLD_EVERY; `recompute_gold`; the `fold_tallies` command), so a read
-stays a few hundred rows.
+Three append-only delta tables (`PairTally`, `LengthTally`, `WordTally`; other apps keep theirs
+the same way and register them in `FOLDED`: the artifacts app's tag tally, the collection app's
+hypothesis tally). A writer that changes what they count INSERTs signed deltas in its own
+transaction (never an UPDATE of a shared row: no hot row, so concurrent validators do not
+serialise on a counter). A figure is the SUM of `n` over its key, folded rows and fresh deltas
+alike; `fold` replaces every delta by one row per key in a single statement now and then, so a
+read stays a few hundred rows: the one fold of every tally, with one lock. It runs on the beat
+schedule (`corpus.fold_tallies`, a worker's beat or the embedded mode's), after a long writer
+(`folds_deferred`: recompute_gold's fix) and by the `fold_tallies` command; never inside a
+writer's request (a fold reads every tally table).
 
 Who writes deltas (all through here):
-  - `corpus.counters` (labels added, pairs created, gold fixed or adjudicated) with
+  - `corpus.services` (labels added, pairs created), `corpus.adjudication` (gold adjudicated) with
     `pairs_moved`/`pairs_added`/`words_moved` (a hypothesis's words follow its counted label);
   - premise imports (`premises_added`) and split assignment (`premises_moving`);
-  - `corpus.counters.recompute_gold`, which moves them with the counters it fixes, compares them
+  - `corpus.recompute.recompute_gold`, which moves them with the counters it fixes, compares them
     with the truth grouped from the pairs and premises (`drift`) and rewrites them (`rebuild`),
     as of one snapshot, without making writers wait (`check_and_rebuild`).
 Anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside a
 dataset's deletion, shows as drift in the next recompute, which repairs it.
 """
 
-import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Field, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
@@ -41,8 +40,7 @@ from .labels import LABELS
 from .models import Dataset, LengthKind, LengthTally, Pair, PairTally, Premise, Tally, WordTally
 from .overlap import relation_mask
 
-FOLD_EVERY = 200  # a writer folds after one commit in this many (on average)
-FOLD_LOCK = 0x7A11E5  # advisory lock key: one fold at a time (PostgreSQL)
+FOLD_LOCK = 0x7A11E5  # advisory lock key: one fold (or check and rebuild) at a time (PostgreSQL)
 
 PAIR_KEY = (
     "dataset_id",
@@ -53,6 +51,7 @@ PAIR_KEY = (
     "entailment_votes",
     "neutral_votes",
     "contradiction_votes",
+    "imported_gold",
 )
 LENGTH_KEY = ("dataset_id", "split", "genre_id", "kind", "words")
 WORD_KEY = ("dataset_id", "split", "genre_id", "label", "word")
@@ -64,7 +63,8 @@ Rows = Mapping[Key, int]
 Truth = dict[type[Tally], Rows]
 
 # Every table of signed deltas and its key. Tables other apps keep the same way append themselves
-# (in their AppConfig.ready: the artifacts app's tag tally), so that one fold folds them all.
+# (in their AppConfig.ready: the artifacts app's tag tally, the collection app's hypothesis tally),
+# so that one fold folds them all.
 CORPUS_TALLIES: tuple[tuple[type[Tally], Sequence[str]], ...] = (
     (PairTally, PAIR_KEY),
     (LengthTally, LENGTH_KEY),
@@ -76,7 +76,7 @@ FOLDED: list[tuple[type[Tally], Sequence[str]]] = list(CORPUS_TALLIES)
 # --- words, the same in SQL and in Python ------------------------------------------------------
 
 
-def word_count(field: str) -> Any:
+def spaced_word_count_sql(field: str) -> Any:
     """Words in a text column, in SQL: spaces + 1 (the same expression on PostgreSQL and SQLite).
 
     Three passes of "two spaces -> one" first, so runs of up to eight spaces count as one gap.
@@ -103,6 +103,7 @@ def pair_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
             "entailment_votes",
             "neutral_votes",
             "contradiction_votes",
+            "imported_gold",
         )
         .annotate(n=Count("pk"))
     )
@@ -112,7 +113,7 @@ def pair_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
 def premise_length_rows(premises: QuerySet[Premise]) -> dict[Key, int]:
     rows = (
         premises.order_by()
-        .annotate(words=word_count("text"))
+        .annotate(words=spaced_word_count_sql("text"))
         .values_list("dataset_id", "split", "genre_id", "words")
         .annotate(n=Count("pk"))
     )
@@ -154,7 +155,7 @@ def word_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
 def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     rows = (
         pairs.order_by()
-        .annotate(words=word_count("hypothesis"))
+        .annotate(words=spaced_word_count_sql("hypothesis"))
         .values_list("dataset_id", "premise__split", "premise__genre_id", "words")
         .annotate(n=Count("pk"))
     )
@@ -165,10 +166,7 @@ def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
 
 
 def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
-    inserted = _insert_plain(model, key_names, deltas)
-    if inserted:
-        transaction.on_commit(_maybe_fold)
-    return inserted
+    return _insert_plain(model, key_names, deltas)
 
 
 def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
@@ -191,7 +189,7 @@ def _add(a: Rows, b: Rows) -> Counter[Key]:
 def pair_key(pair: Pair, split: str, genre_id: int, state: Sequence[int] | None = None) -> Key:
     """A pair's PAIR_KEY from its fields (or `state`: label_count and the three vote counts)."""
     state = state or (pair.label_count, pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes)
-    return (pair.dataset_id, split, genre_id, pair.author_label, *state)
+    return (pair.dataset_id, split, genre_id, pair.author_label, *state, pair.imported_gold)
 
 
 def pairs_moved(moves: Iterable[tuple[Key, Key]]) -> int:
@@ -244,8 +242,8 @@ def words_moved(moves: Iterable[LabelMove]) -> int:
     return _insert(WordTally, WORD_KEY, deltas)
 
 
-def words(text: str) -> int:
-    """`word_count` in Python, step for step (spaces only, trimmed, up to eight spaces a gap)."""
+def spaced_word_count(text: str) -> int:
+    """`spaced_word_count_sql` in Python, step for step (spaces only, trimmed, up to eight spaces a gap)."""
     text = text.strip(" ")
     for _ in range(3):
         text = text.replace("  ", " ")
@@ -283,7 +281,9 @@ def pairs_added(pairs: Sequence[Pair]) -> None:
         states[pair_key(pair, split, genre_id)] += 1
         label = counted_label(pair.gold_label, pair.author_label, pair.label_count)
         hypothesis_words_.update(hypothesis_words(pair.dataset_id, split, genre_id, label, pair.hypothesis))
-        lengths[(pair.dataset_id, split, genre_id, LengthKind.HYPOTHESIS.value, words(pair.hypothesis))] += 1
+        lengths[
+            (pair.dataset_id, split, genre_id, LengthKind.HYPOTHESIS.value, spaced_word_count(pair.hypothesis))
+        ] += 1
         lengths[
             (pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))
         ] += 1
@@ -312,7 +312,9 @@ def premises_added(premises: Iterable[Premise]) -> None:
     _insert(
         LengthTally,
         LENGTH_KEY,
-        Counter((p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, words(p.text)) for p in saved),
+        Counter(
+            (p.dataset_id, p.split, p.genre_id, LengthKind.PREMISE.value, spaced_word_count(p.text)) for p in saved
+        ),
     )
 
 
@@ -348,34 +350,12 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
 # --- folding -------------------------------------------------------------------------------------
 
 
-# Set while a long writer (recompute_gold's fix of every pair) commits batch after batch: a fold
-# its commits draw is owed, not run, and runs once when it ends (a fold reads every tally table,
-# 1-4 s at MultiNLI scale: five of them in the fix's 433 commits). The list is shared by
-# the copies of the context its worker threads run in.
-_folds_owed: ContextVar[list[bool] | None] = ContextVar("folds_owed", default=None)
-
-
-def _maybe_fold() -> None:
-    if settings.TALLY_FOLDS_ON_BEAT or random.random() >= 1 / FOLD_EVERY:
-        return
-    owed = _folds_owed.get()
-    if owed is None:
-        fold()
-    else:
-        owed.append(True)
-
-
 @contextmanager
 def folds_deferred() -> Iterator[None]:
-    """Commits inside draw their folds as ever, but at most one runs, when the block ends."""
-    owed: list[bool] = []
-    token = _folds_owed.set(owed)
-    try:
-        yield
-    finally:
-        _folds_owed.reset(token)
-    if owed:
-        fold()
+    """A long writer (recompute_gold's fix of every pair, hundreds of commits of deltas): the
+    deltas its block appended are folded once, when it ends, not left for the next beat."""
+    yield
+    fold()
 
 
 def fold() -> int:
@@ -397,9 +377,9 @@ def fold() -> int:
                     table, names = model._meta.db_table, [_column(model, name) for name in key_names]
                     columns = ", ".join(names)
                     same_key = " AND ".join(f"t.{name} = d.{name}" for name in names)
-                    # Only the keys with more than one row are rewritten: a fold of every row took
-                    # ~4 s at MultiNLI scale (212k word rows), inside the request of the validator
-                    # whose commit drew it; one grouped read finds the few keys deltas have touched.
+                    # Only the keys with more than one row are rewritten: a fold of every row reads
+                    # and rewrites every word row at MultiNLI scale; one grouped read finds the few
+                    # keys deltas have touched.
                     cursor.execute(
                         f"WITH d AS (SELECT {columns} FROM {table} GROUP BY {columns} HAVING count(*) > 1), "
                         f"gone AS (DELETE FROM {table} AS t USING d WHERE {same_key} "
@@ -443,13 +423,17 @@ def _read(tallies: QuerySet[Any], key_names: Sequence[str]) -> dict[Key, int]:
     return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
 
 
-def _scoped(model: type[Tally], dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Any]:
+def _scoped(
+    model: type[Tally], dataset: Dataset | str | None = None, split: str | None = None, scheme: str | None = None
+) -> QuerySet[Any]:
     from .selectors import resolve_dataset
 
     tallies = model._default_manager.all()
     resolved = resolve_dataset(dataset)
     if resolved is not None:
         tallies = tallies.filter(dataset=resolved)
+    elif scheme is not None:  # every dataset of one label scheme
+        tallies = tallies.filter(dataset__label_scheme=scheme)
     if split:
         tallies = tallies.filter(split=split)
     return tallies
@@ -467,9 +451,11 @@ def pair_counts(
         "neutral_votes",
         "contradiction_votes",
     ),
+    scheme: str | None = None,
 ) -> list[Key]:
-    """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size."""
-    rows = _scoped(PairTally, dataset, split).order_by().values_list(*by).annotate(total=Sum("n"))
+    """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size (with no
+    dataset and a `scheme`, of the datasets of that label scheme)."""
+    rows = _scoped(PairTally, dataset, split, scheme).order_by().values_list(*by).annotate(total=Sum("n"))
     return [tuple(row) for row in rows if row[-1]]
 
 

@@ -1,10 +1,11 @@
 """Who may work on a study (Study.access) and on which tasks a study visit may be spent.
 
-- open: anyone with the link;
+- open: anyone with the link, but the study's block list (`Study.blocked_workers`, every access);
 - closed: only the workers on the study's list (`Study.allowed_workers`);
 - qualified: only workers who passed the study's qualification test. The test lives in the quality
   app, above this one, so crowd never imports it: the caller passes the check
-  (`admission_refusal(..., qualification_check=...)`, wired in `annotation_site.wiring`), and a
+  (`admission_refusal(..., qualification_check=...)`; the composition root registers it in
+  `crowd.registry`), and a
   study that needs the test admits nobody without one (the safe default).
 
 A check returns None (admitted) or a `Refusal`: a polite message for the worker, or a URL to send
@@ -36,6 +37,10 @@ CLOSED_MESSAGE = (
     "Thank you for your interest. This study is open only to a list of invited participants, and your "
     "account is not on it. Please return the study on the crowd platform; you will not be penalised."
 )
+BLOCKED_MESSAGE = (
+    "Thank you for your interest. This study is not open to your account. Please return the study on the "
+    "crowd platform; you will not be penalised."
+)
 NO_TEST_MESSAGE = (
     "Thank you for your interest. This study asks for a qualification test that is not ready yet. "
     "Please return the study on the crowd platform; you will not be penalised."
@@ -47,6 +52,13 @@ KIND_LABEL: dict[str, str] = {
     TaskKind.ADVERSARIAL: "writing sentences that fool a model",
     TaskKind.PREMISE_LABELS: "judging sentences against one caption at a time (MPE)",
 }
+
+
+def block_list_refusal(study: "Study", worker: "Worker | None") -> Refusal | None:
+    """Refused when the worker is on the study's block list (checked at arrival, every access)."""
+    if worker is not None and study.blocked_workers.filter(pk=worker.pk).exists():
+        return Refusal(BLOCKED_MESSAGE)
+    return None
 
 
 def closed_list_refusal(study: "Study", worker: "Worker | None") -> Refusal | None:

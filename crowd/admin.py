@@ -2,13 +2,16 @@
 
 A researcher approves submissions on the market from the completed sessions: the study list
 shows how many completed, each study its sessions with their codes, and the action
-"Export completed sessions (CSV)" downloads them.
+"Export completed sessions (CSV)" downloads them. The allow- and block-lists are pasted ids (one
+per line or comma-separated), never a multi-select of every worker: a pasted id that names nobody
+is reported by name and nothing is saved.
 """
 
 import csv
 from contextvars import ContextVar
 from typing import Any, TypedDict
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -18,9 +21,9 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django_stubs_ext import WithAnnotations
 
-from annotation_site import wiring
+from corpus.models import Premise
 
-from . import selectors
+from . import registry, selectors
 from .models import Study, StudySession
 
 
@@ -46,6 +49,9 @@ class StudySessionInline(admin.TabularInline[StudySession, Study]):
     show_change_link = True
     max_num = 0
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[StudySession]:
+        return super().get_queryset(request).filter(is_preview=False)  # participants' visits only
+
 
 class CompletedFilter(admin.SimpleListFilter):
     title = "completed"
@@ -62,12 +68,77 @@ class CompletedFilter(admin.SimpleListFilter):
         return queryset
 
 
+UNKNOWN_IDS_SHOWN = 20
+
+
+class StudyForm(forms.ModelForm[Study]):
+    """The study form: its worker lists as pasted ids (Prolific lets researchers paste ids), its pool
+    offering the files premises were imported from (each import's files), not a JSON text box (a
+    name no longer among them, its premises deleted, stays choosable)."""
+
+    pool_sources = forms.MultipleChoiceField(
+        required=False,
+        label="Pool sources",
+        help_text=Study._meta.get_field("pool_sources").help_text,
+        widget=forms.SelectMultiple(attrs={"size": 8}),
+    )
+
+    allowed_ids = forms.CharField(
+        required=False,
+        label="Allow-list (access: closed)",
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 40, "spellcheck": "false"}),
+        help_text="Participant ids (Prolific PID, MTurk worker id) or usernames, one per line or comma-separated.",
+    )
+    blocked_ids = forms.CharField(
+        required=False,
+        label="Block-list (every access)",
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 40, "spellcheck": "false"}),
+        help_text="Ids refused at the study link whatever the access, one per line or comma-separated. "
+        "Checked at arrival: a session already running may finish (exclude the worker to stop them now).",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = set(Premise.objects.exclude(source="").values_list("source", flat=True).distinct())
+        names.update(self.instance.pool_sources or [])
+        self.fields["pool_sources"].choices = [(name, name) for name in sorted(names)]  # type: ignore[attr-defined]
+        if self.instance.pk:
+            self.initial["allowed_ids"] = selectors.worker_list_text(self.instance.allowed_workers.all())
+            self.initial["blocked_ids"] = selectors.worker_list_text(self.instance.blocked_workers.all())
+
+    def _workers(self, name: str) -> list[Any]:
+        workers, unknown = selectors.workers_by_pasted_ids(self.cleaned_data.get(name, ""))
+        if unknown:
+            shown = ", ".join(unknown[:UNKNOWN_IDS_SHOWN])
+            more = f" and {len(unknown) - UNKNOWN_IDS_SHOWN} more" if len(unknown) > UNKNOWN_IDS_SHOWN else ""
+            raise forms.ValidationError(
+                f"No worker has {'this id' if len(unknown) == 1 else 'these ids'}: {shown}{more}. "
+                "Nothing was saved: correct or remove them (a participant has an id here once they opened a study link)."
+            )
+        return workers
+
+    def clean_allowed_ids(self) -> list[Any]:
+        return self._workers("allowed_ids")
+
+    def clean_blocked_ids(self) -> list[Any]:
+        return self._workers("blocked_ids")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        both = {w.pk for w in cleaned.get("allowed_ids") or []} & {w.pk for w in cleaned.get("blocked_ids") or []}
+        if both:
+            names = sorted(str(w) for w in cleaned["blocked_ids"] if w.pk in both)
+            raise forms.ValidationError(f"On both lists: {', '.join(names)}. Put each worker on one list only.")
+        return cleaned
+
+
 # The origin (scheme and host) of the admin request being rendered: readonly fields get no request.
 _site_origin: ContextVar[str] = ContextVar("site_origin", default="")
 
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin[Study]):
+    filter_horizontal = ["pool_genres"]
     list_display = [
         "slug",
         "name",
@@ -78,21 +149,34 @@ class StudyAdmin(admin.ModelAdmin[Study]):
         "is_active",
         "session_count",
         "completed_count",
+        "preview_link",
     ]
     list_filter = ["dataset", "task_kind", "is_active"]
     list_select_related = ["dataset"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
-    readonly_fields = ["created_at", "study_link"]
+    readonly_fields = ["created_at", "study_link", "preview_link"]
     actions = ["export_completions"]
+    form = StudyForm
+    # The lists are the form's pasted ids, not a multi-select of every worker.
+    exclude = ["allowed_workers", "blocked_workers"]
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        # In the admin's one transaction with the study itself.
+        super().save_related(request, form, formsets, change)
+        form.instance.allowed_workers.set(form.cleaned_data["allowed_ids"])
+        form.instance.blocked_workers.set(form.cleaned_data["blocked_ids"])
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         return (
             super()
             .get_queryset(request)
             .annotate(
-                _sessions=Count("sessions"),
-                _completed=Count("sessions", filter=Q(sessions__completed_at__isnull=False)),
+                # A researcher's previews are no participants' visits (crowd.preview).
+                _sessions=Count("sessions", filter=Q(sessions__is_preview=False)),
+                _completed=Count(
+                    "sessions", filter=Q(sessions__completed_at__isnull=False, sessions__is_preview=False)
+                ),
             )
         )
 
@@ -122,6 +206,14 @@ class StudyAdmin(admin.ModelAdmin[Study]):
             "Prolific: <code>{}</code><br>MTurk (ExternalQuestion URL): <code>{}</code>", prolific, mturk
         )
 
+    @admin.display(description="preview")
+    def preview_link(self, study: Study) -> str:
+        # The researcher walks through the study as a participant, with nothing saved (crowd.preview).
+        if not study.pk:
+            return "Save the study first."
+        url = reverse("study_preview_start", args=[study.slug])
+        return format_html('<a href="{}">Preview as a participant (nothing saved)</a>', url)
+
     @admin.display(description="completed", ordering="_completed")
     def completed_count(self, study: "WithAnnotations[Study, StudyCounts]") -> str:
         # A link to the study's completed sessions with their codes (a list page: studies may have thousands).
@@ -135,7 +227,7 @@ class StudyAdmin(admin.ModelAdmin[Study]):
         response["Content-Disposition"] = f'attachment; filename="completed-sessions-{stamp}.csv"'
         writer = csv.writer(response)
         writer.writerow(selectors.COMPLETION_CSV_COLUMNS)
-        writer.writerows(wiring.completion_rows(queryset.order_by("slug")))
+        writer.writerows(registry.completion_rows(queryset.order_by("slug")))
         return response
 
 
@@ -152,7 +244,7 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "worker_marks",
         "completion_code",
     ]
-    list_filter = ["study", CompletedFilter, "worker__market"]
+    list_filter = ["study", CompletedFilter, "worker__market", "is_preview"]
     list_select_related = ["study", "worker__user"]
     search_fields = [
         "external_session_id",
@@ -169,7 +261,7 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         # The page's sessions get their workers' marks in one pass (excluded, flagged: issue 27),
         # so a researcher approving from this list sees them beside the codes.
         changelist = super().get_changelist_instance(request)
-        marks = wiring.worker_marks(session.worker_id for session in changelist.result_list)
+        marks = registry.worker_marks(session.worker_id for session in changelist.result_list)
         for session in changelist.result_list:
             session.marks = marks.get(session.worker_id, [])
         return changelist
@@ -178,5 +270,5 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
     def worker_marks(self, session: StudySession) -> str:
         marks = getattr(session, "marks", None)
         if marks is None:
-            marks = wiring.worker_marks([session.worker_id]).get(session.worker_id, [])
+            marks = registry.worker_marks([session.worker_id]).get(session.worker_id, [])
         return format_html('<span class="worker-marks">{}</span>', "; ".join(marks)) if marks else "—"

@@ -125,7 +125,7 @@ def worker_for_arrival(arrival: Arrival) -> Worker:
 
 
 # The claim models live in the feature apps, above this one, so the crowd layer never names them:
-# the composition root (annotation_site/wiring.py, CLAIM_MODELS) passes them in.
+# the composition root registers them (crowd.registry), whose functions pass them in.
 ClaimModels = Sequence[type[TaskClaim]]
 
 

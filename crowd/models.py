@@ -120,6 +120,15 @@ class Study(models.Model):
     allowed_workers = models.ManyToManyField(
         "corpus.Worker", blank=True, related_name="allowed_studies", help_text="The closed list (access: closed)."
     )
+    # Refused at the study link whatever the access (Prolific's custom block list); checked at
+    # arrival, before anything is created, so a running session is left to finish (exclude the
+    # worker to stop them at once).
+    blocked_workers = models.ManyToManyField(
+        "corpus.Worker",
+        blank=True,
+        related_name="blocked_studies",
+        help_text="Workers refused at the study link, whatever the access.",
+    )
     auto_exclude_flagged = models.BooleanField(
         default=False, help_text="Exclude workers the quality flags mark, without a researcher's review."
     )
@@ -154,6 +163,20 @@ class Study(models.Model):
         validators=[MinValueValidator(1)],
         help_text="Words a hypothesis needs (invisible and control characters removed).",
     )
+    # The study's pool within its dataset (crowd.selectors.premise_pool): a 'fiction' study served
+    # telephone transcripts when the dataset held both.
+    pool_genres = models.ManyToManyField(
+        "corpus.Genre",
+        blank=True,
+        related_name="+",
+        help_text="Serve only premises of these genres (writing), or pairs on them (validation); none: every genre.",
+    )
+    pool_sources = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Serve only premises imported from these files (a premise import's files: the Source column "
+        "of the imports page); empty: every premise of the dataset.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -171,6 +194,10 @@ class Study(models.Model):
     def clean(self) -> None:
         super().clean()
         self.check_dataset_fits_task()
+        if not isinstance(self.pool_sources, list) or not all(isinstance(name, str) for name in self.pool_sources):
+            raise ValidationError(
+                {"pool_sources": 'A list of file names, e.g. ["fiction.txt"], or [] for every premise.'}
+            )
 
     def check_dataset_fits_task(self) -> None:
         """An MPE judgment or per-premise study needs a multi-premise dataset (its items have four
@@ -221,6 +248,9 @@ class StudySession(models.Model):
     # rejected): the visit takes no more tasks and its open claims were released (markets app).
     closed_at = models.DateTimeField(null=True, blank=True)
     closed_reason = models.CharField(max_length=200, blank=True)
+    # A researcher's walk through the study as a participant (crowd.preview): its work is never
+    # saved (every submit is rolled back), so it never completes; readers that count sessions skip it.
+    is_preview = models.BooleanField(default=False, editable=False)
 
     class Meta:
         db_table = "collection_studysession"

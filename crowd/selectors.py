@@ -1,11 +1,12 @@
 """Reads of the crowd app: what a worker has done so far, where a finished session goes back to,
 and the completed sessions a researcher approves on the market."""
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 
@@ -24,6 +25,25 @@ COMPLETION_CSV_COLUMNS = [
     "completion_code",
 ]
 EXCLUDED_MARK = "excluded"
+
+
+def premise_pool(study: Study, *, prefix: str = "") -> Q:
+    """The premises `study` may serve within its dataset: of its pool's genres and from its pool's
+    import files, when it names any. An empty Q (false) when it limits nothing, so a claim keeps
+    its fast path. The one rule of the pool: writing claims filter premises by it, validation
+    claims pairs by `pair_pool`."""
+    pool = Q()
+    genres = [genre.pk for genre in study.pool_genres.all()]
+    if genres:
+        pool &= Q(**{f"{prefix}genre_id__in": genres})
+    if study.pool_sources:
+        pool &= Q(**{f"{prefix}source__in": list(study.pool_sources)})
+    return pool
+
+
+def pair_pool(study: Study) -> Q:
+    """`premise_pool` over pairs: the pairs on the premises the study may serve."""
+    return premise_pool(study, prefix="premise__")
 
 
 def worker_task_counts(worker: Worker | None) -> dict[str, int]:
@@ -97,7 +117,7 @@ MarkSource = Callable[[list[int]], dict[int, list[str]]]
 def worker_marks(worker_ids: Iterable[int], *, flagged: MarkSource | None = None) -> dict[int, list[str]]:
     """{worker pk: [words]} for the workers of a list a researcher approves or pays from: "excluded"
     (their labels are left out), and what `flagged` adds (the caller passes the quality app's flags:
-    `annotation_site.wiring.worker_marks`); workers with no mark are absent."""
+    `crowd.registry.worker_marks`); workers with no mark are absent."""
     ids = sorted(set(worker_ids))
     marks: dict[int, list[str]] = {}
     if not ids:
@@ -160,3 +180,30 @@ def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, s
             for worker_id in ids:
                 linked.setdefault(worker_id, set()).update(ids - {worker_id})
     return linked
+
+
+PASTED_ID_SEPARATORS = re.compile(r"[\s,;]+")
+
+
+def pasted_ids(text: str) -> list[str]:
+    """The ids in pasted text, one per line or separated by commas, semicolons or spaces, in the
+    order given, each once."""
+    return list(dict.fromkeys(part for part in PASTED_ID_SEPARATORS.split(text or "") if part))
+
+
+def workers_by_pasted_ids(text: str) -> tuple[list[Worker], list[str]]:
+    """(the workers the pasted ids name, the ids that name nobody), in one statement. An id is a
+    market's participant id (Prolific PID, MTurk worker id) or an account's username."""
+    ids = pasted_ids(text)
+    if not ids:
+        return [], []
+    found = list(
+        Worker.objects.filter(Q(external_id__in=ids) | Q(user__username__in=ids)).select_related("user").order_by("pk")
+    )
+    known = {w.external_id for w in found} | {w.user.get_username() for w in found}
+    return found, [i for i in ids if i not in known]
+
+
+def worker_list_text(workers: Iterable[Worker]) -> str:
+    """A list of workers as the text a researcher pastes: one id per line (market id, else username)."""
+    return "\n".join(sorted(w.external_id or w.user.get_username() for w in workers))

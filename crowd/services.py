@@ -13,33 +13,22 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from annotation_site.compiled_queries import CompiledQuery
 from corpus.models import Market, Worker
 
 from .models import DeviceSighting, StudySession
 
-# Read on every worker page: compiled once (annotation_site.compiled_queries).
-WORKER_OF_USER = CompiledQuery(lambda _, values: Worker.objects.filter(user_id=values["user"]).order_by(), prepare=True)
-
 
 def worker_for_user(user: User) -> Worker:
     """The Worker behind a logged-in account; local accounts get one the first time they work."""
-    found = WORKER_OF_USER.objects(None, user=user.pk)
-    if found:
-        user.worker = found[0]  # both sides' caches, as `user.worker` would leave them; no write
+    found = Worker.objects.filter(user_id=user.pk).order_by().first()
+    if found is not None:
+        user.worker = found  # both sides' caches, as `user.worker` would leave them; no write
         return user.worker
     try:
         with transaction.atomic():
             return Worker.objects.create(user=user, market=Market.LOCAL)
     except IntegrityError:  # a second tab created it first
         return Worker.objects.get(user=user)
-
-
-# Read on every submit in a study: compiled and prepared once (annotation_site.compiled_queries).
-LOCKED_STUDY_SESSION = CompiledQuery(
-    lambda _, values: StudySession.objects.select_for_update().select_related("study").filter(pk=values["session"]),
-    prepare=True,
-)
 
 
 def record_task_done(
@@ -57,10 +46,9 @@ def record_task_done(
     """
     if study_session is None:
         return None
-    locked = LOCKED_STUDY_SESSION.objects(None, session=study_session.pk)
-    if not locked:
+    session = StudySession.objects.select_for_update().select_related("study").filter(pk=study_session.pk).first()
+    if session is None:
         raise StudySession.DoesNotExist("This study session no longer exists.")
-    session: StudySession = locked[0]
     session.tasks_done += 1
     fields = ["tasks_done"]
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
@@ -105,7 +93,7 @@ def first_hold_reason(
 
 # Which drafts the server saved reaches the next page in a cookie of its own, not the session: a
 # submit then writes nothing beside its data, and neither does the page after it (the session's
-# UPDATE and commit cost a submit ~1 ms, and the next page as much again; issue 28).
+# UPDATE and commit cost a submit, and the next page, a write each; issue 28).
 # `SavedDraftsMiddleware` sets and clears it.
 SAVED_DRAFTS_COOKIE = "nli_saved_drafts"
 SAVED_DRAFTS_KEPT = 20

@@ -6,4 +6,6 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("study/<slug:slug>/", views.study_entry, name="study_entry"),
+    path("study/<slug:slug>/preview/", views.preview_start, name="study_preview_start"),
+    path("preview/end/", views.preview_end, name="preview_end"),
 ]

@@ -7,21 +7,22 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotation_site.permissions import is_researcher
-from annotation_site.wiring import GRAMMATICALITY_URL, NEXT_TASK_URL, admission_refusal, start_study_session
 from corpus.models import Dataset, Worker
 
-from . import access, arrival, selectors
+from . import access, arrival, preview, selectors
 from .models import Study, StudyAccess, StudySession, TaskKind
+from .registry import admission_refusal, next_task_url, registered, start_study_session
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
-# Where each kind of study sends a worker, and who is admitted, are wired in the composition root
-# (annotation_site/wiring.py): crowd sits beneath the task apps and the quality app.
+# Where each kind of study sends a worker, and who is admitted, are registered by the composition
+# root (crowd/registry.py): crowd sits beneath the task apps and the quality app.
 
 
 def completion_page(request: HttpRequest, study_session: StudySession) -> HttpResponse:
@@ -33,7 +34,7 @@ def completion_page(request: HttpRequest, study_session: StudySession) -> HttpRe
         return render(request, "crowd/completion_held.html", {"study": study_session.study})
     if not study_session.completion_code:
         # Never a code for unfinished work (the views call this only for complete sessions).
-        return redirect(NEXT_TASK_URL[study_session.study.task_kind])
+        return redirect(next_task_url(study_session.study.task_kind))
     if not study_session.code_shown_in(browser_device(request)):
         # Only the browser that did the work sees the code: knowing the ids is not enough.
         return render(request, "crowd/completion_elsewhere.html", {"study": study_session.study})
@@ -80,7 +81,7 @@ def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
         if study_session is not None
         else [TaskKind.WRITING, TaskKind.VALIDATION]
     )
-    links = [{"url": reverse(NEXT_TASK_URL[kind]), "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
+    links = [{"url": reverse(next_task_url(kind)), "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
     # DNC's grammaticality task, where the study's dataset (outside a study: any dataset) asks for
     # judgments: a validation study offers it beside its batches (issue 27: it was reachable by URL only).
     if study_session is None:
@@ -89,7 +90,7 @@ def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
         study = study_session.study
         offers = study.task_kind == TaskKind.VALIDATION and study.dataset.grammaticality_judgments > 0
     if offers:
-        links.append({"url": reverse(GRAMMATICALITY_URL), "text": GRAMMATICALITY_BUTTON_TEXT})
+        links.append({"url": reverse(registered().grammaticality_url), "text": GRAMMATICALITY_BUTTON_TEXT})
     return links
 
 
@@ -116,12 +117,14 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     except arrival.ArrivalError as error:
         return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
 
-    if study.access == StudyAccess.CLOSED:
-        # Checked before anything is created: a stranger to the list leaves no account behind.
-        known = Worker.objects.filter(market=visit.market, external_id=visit.worker_id).first()
+    # Checked before anything is created: a stranger to the list or a blocked worker leaves no
+    # account or session behind.
+    known = Worker.objects.filter(market=visit.market, external_id=visit.worker_id).first()
+    refusal = access.block_list_refusal(study, known)
+    if refusal is None and study.access == StudyAccess.CLOSED:
         refusal = access.closed_list_refusal(study, known)
-        if refusal is not None:
-            return _refused(request, refusal)
+    if refusal is not None:
+        return _refused(request, refusal)
 
     switch_confirmed = request.method == "POST" and request.POST.get("switch") == "yes"
     device = device_of(request)
@@ -153,7 +156,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     if refusal is not None:
         response = redirect(refusal.url) if refusal.url else _refused(request, refusal)
     else:
-        response = redirect(NEXT_TASK_URL[study.task_kind])
+        response = redirect(next_task_url(study.task_kind))
     # One browser under several participant ids is linked for researchers (issue 27).
     return note_device(request, response, study_session.worker)
 
@@ -175,7 +178,9 @@ def task_refusal_page(request: HttpRequest, study_session: StudySession | None, 
         return _refused(request, refusal)
     refusal = access.other_kind_refusal(study_session, task_kind)
     if refusal is not None:
-        return _refused(request, refusal, next_url=reverse(NEXT_TASK_URL[study_session.study.task_kind]))
+        return _refused(request, refusal, next_url=reverse(next_task_url(study_session.study.task_kind)))
+    if study_session.is_preview:
+        return None  # a researcher's preview: the study's list and test are not theirs to pass
     refusal = admission_refusal(study_session.study, study_session.worker)
     if refusal is not None:
         return redirect(refusal.url) if refusal.url else _refused(request, refusal)
@@ -200,3 +205,28 @@ def _is_this_workers_account(user: AbstractBaseUser | AnonymousUser, visit: arri
         user.pk is not None
         and Worker.objects.filter(user_id=user.pk, market=visit.market, external_id=visit.worker_id).exists()
     )
+
+
+@require_http_methods(["GET", "POST"])
+def preview_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """A researcher walks through the study as a participant, with nothing saved (crowd.preview).
+    A GET asks (it changes nothing); the POST starts the preview at the study's next task."""
+    if not is_researcher(request.user):
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('login')}?next={request.path}")
+        raise PermissionDenied("Only researchers can preview a study.")
+    study = get_object_or_404(Study.objects.select_related("dataset"), slug=slug)
+    if request.method == "GET":
+        return render(request, "crowd/researcher_preview.html", {"study": study})
+    preview.start_preview(request, study, claim_models=registered().claim_models)
+    return redirect(next_task_url(study.task_kind))
+
+
+@require_http_methods(["POST"])
+def preview_end(request: HttpRequest) -> HttpResponse:
+    """Leave the preview (its claims are deleted) and go back to the study's admin page."""
+    study = preview.end_preview(request, claim_models=registered().claim_models)
+    if study is not None and is_researcher(request.user):
+        messages.info(request, f"Preview of “{study.name}” ended: nothing of it was saved.")
+        return redirect("admin:crowd_study_change", study.pk)
+    return redirect("home")

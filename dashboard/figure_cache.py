@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from annotation_site.celery import enqueue
-from corpus.counters import figures_changed_at
+from corpus.gold_moves import figures_changed_at
 from corpus.models import Dataset, Pair
 
 # Figures a task can recompute by name: name -> function(dataset, split).

@@ -6,13 +6,15 @@ a restart, and nothing is shared between requests or threads.
 
 import io
 import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from functools import cache
 
 
 @cache
 def _matplotlib():
     """matplotlib and its Figure, imported on the first figure drawn: the URLconf imports this
-    module, and a worker page must not pay matplotlib's ~1 s import on a process's first request."""
+    module, and a worker page must not pay matplotlib's import on a process's first request."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -57,7 +59,7 @@ def new_figure(width, height):
 
 def bars(axes, centres, heights, width, **style):
     """Bars as one patch, a compound path of their rectangles. `axes.bar` makes an artist per bar,
-    and drawing 120 of them was most of a cold corpus page (issue 28: ~60 ms a histogram); one patch
+    and drawing 120 of them was most of a cold corpus page (issue 28); one patch
     draws once and looks the same. Returns the patch (a legend handle, with `label=`)."""
     _matplotlib()
     from matplotlib.patches import PathPatch
@@ -77,7 +79,7 @@ def bars(axes, centres, heights, width, **style):
     return patch
 
 
-def hourly_bars(hourly, title="Pairs written per hour, last 48 hours"):
+def hourly_bars(hourly: Sequence[tuple[datetime, int]], title: str = "Pairs written per hour, last 48 hours") -> str:
     """hourly: [(hour datetime, count)] oldest first."""
     matplotlib, _ = _matplotlib()
     with matplotlib.rc_context(_RC):
@@ -101,8 +103,11 @@ def binned(histogram, cap):
 
 
 def length_histogram(
-    premise_lengths, hypothesis_lengths, cap=None, title="Sentence length (words) of premises and hypotheses"
-):
+    premise_lengths: Iterable[int],
+    hypothesis_lengths: Iterable[int],
+    cap: int | None = None,
+    title: str = "Sentence length (words) of premises and hypotheses",
+) -> str:
     """MultiNLI Figure 2: premises green, hypotheses purple, as share of sentences per length."""
     matplotlib, _ = _matplotlib()
     longest = max(list(premise_lengths) + list(hypothesis_lengths) + [1])
@@ -131,7 +136,9 @@ def length_histogram(
         return to_svg(figure, title, {"left": 0.06, "right": 0.99, "top": 0.97, "bottom": 0.14})
 
 
-def label_bars(gold, author, title="Label distribution"):
+def label_bars(
+    gold: Sequence[tuple[str, int]], author: Iterable[tuple[str, int]], title: str = "Label distribution"
+) -> str:
     """gold, author: [(label, count)]; gold may include '-'."""
     matplotlib, _ = _matplotlib()
     with matplotlib.rc_context(_RC):
@@ -162,7 +169,15 @@ def label_bars(gold, author, title="Label distribution"):
         return to_svg(figure, title, {"left": 0.12, "right": 0.99, "top": 0.95, "bottom": 0.12})
 
 
-def heatmap(matrix, row_labels, column_labels, title, xlabel="", ylabel="", percent=True):
+def heatmap(
+    matrix: Sequence[Sequence[float | None]],
+    row_labels: Sequence[str],
+    column_labels: Sequence[str],
+    title: str,
+    xlabel: str = "",
+    ylabel: str = "",
+    percent: bool = True,
+) -> str:
     """A labelled matrix (genre × genre accuracy, confusion matrix); None cells stay blank."""
     matplotlib, _ = _matplotlib()
     import numpy as np

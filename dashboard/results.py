@@ -9,6 +9,7 @@ from several single-genre runs (config.train_genre) on one snapshot: each run is
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from modeling.models import RunStatus, TrainingRun
 
@@ -31,7 +32,7 @@ class Report:
         return not (self.splits or self.matched or self.genres)
 
 
-def read(results):
+def read(results: dict[str, Any] | None) -> Report:
     results = results or {}
     report = Report()
     for split, figures in sorted((results.get("splits") or {}).items()):
@@ -135,7 +136,7 @@ def matrix_file(path):
     }
 
 
-def genre_matrix_across_runs(run):
+def genre_matrix_across_runs(run: TrainingRun) -> dict[str, Any] | None:
     """MultiNLI Table 5 from single-genre runs: rows = genre trained on, columns = genre evaluated.
 
     The latest finished run per training genre with the same snapshot and model as `run`; test

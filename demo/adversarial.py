@@ -96,7 +96,7 @@ def ensure_adversarial_demo(researcher_username):
     if round1.status == RoundStatus.OPEN:
         _write(study, round1)
         _verify(dataset)
-        rounds.close_round(round1, user=researcher, next_dataset=round2_dataset)
+        rounds.close_round(round1, user=researcher, next_dataset=round2_dataset, confirm_unverified=True)
     for _ in range(5):  # inline tasks: the exports and the run are done by now; each call is one step
         rounds.advance_round(round1, user=researcher)
         round1.refresh_from_db()
@@ -108,6 +108,8 @@ def ensure_adversarial_demo(researcher_username):
 def _dataset(slug, name, premises, prefix):
     dataset, _ = Dataset.objects.get_or_create(slug=slug, defaults={"name": name})
     genre = Genre.objects.order_by("slug").first()
+    if genre is None:
+        raise ValueError("no genre to put the demo premises in: the corpus migrations add them")
     for number, (split, text) in enumerate(premises, 1):
         Premise.objects.get_or_create(
             dataset=dataset, prompt_id=f"{prefix}{number}", defaults={"text": text, "split": split, "genre": genre}

@@ -14,9 +14,9 @@ from artifacts.models import JobStatus, MonitorRefresh, StudyNudge
 from artifacts.monitoring import refresh_monitor, scoring_model
 from artifacts.phenomena import TaggerUnavailable
 from artifacts.services import get_tagger, pairs_to_tag, run_tagging_job, start_tagging
-from corpus.counters import create_pairs
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split
+from corpus.services import create_pairs
 from crowd.models import Study
 
 from .content import WRITING_STUDY, ensure_worker
@@ -73,6 +73,23 @@ def ensure_artifact_pairs(dataset):
     return created
 
 
+def tag_untagged_pairs(stdout=None):
+    """Phenomenon tags and parse trees of every demo pair that has none, in this process (the
+    embedded mode tags nothing on arrival): run after each part of the demo that adds pairs, so
+    that the snapshot and the pages see every pair tagged and parsed."""
+    if not pairs_to_tag().exists():
+        return
+    try:
+        tagger = get_tagger()
+    except TaggerUnavailable as error:
+        if stdout:
+            stdout.write(f"Phenomenon tags skipped: {error}")
+        return
+    if stdout:
+        stdout.write("Tagging the demo pairs with linguistic phenomena (spaCy, seconds)...")
+    run_tagging_job(start_tagging(queue=False).pk, tagger=tagger)
+
+
 def ensure_artifacts_demo(dataset, stdout=None):
     """Pairs, tags, a monitor refresh and the nudge: {"created": pairs added now, "refresh": the
     latest monitor refresh, "draft": DEMO_DRAFT's p(contradiction) by the monitor's model, or None}.
@@ -86,14 +103,7 @@ def ensure_artifacts_demo(dataset, stdout=None):
     study = Study.objects.filter(slug=WRITING_STUDY["slug"]).first()
     if study:
         StudyNudge.objects.get_or_create(study=study, defaults={"enabled": True, "threshold": DEMO_NUDGE_THRESHOLD})
-    if pairs_to_tag().exists():
-        try:
-            tagger = get_tagger()
-        except TaggerUnavailable as error:
-            say(f"Phenomenon tags skipped: {error}")
-        else:
-            say("Tagging the demo pairs with linguistic phenomena (spaCy, seconds)...")
-            run_tagging_job(start_tagging(queue=False).pk, tagger=tagger)
+    tag_untagged_pairs(stdout)
     latest = MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
     if latest is None or created or latest.pairs_total != Pair.objects.filter(dataset=dataset).count():
         say("Refreshing the artifact monitor (hypothesis-only accuracy, flagged writers)...")

@@ -16,7 +16,6 @@ from django.utils import timezone
 
 from annotation_site.permissions import ensure_researcher_group
 from collection.services import create_written_pairs
-from corpus.counters import add_label
 from corpus.models import (
     AUTHOR_POSITION,
     THREE_WAY,
@@ -30,6 +29,7 @@ from corpus.models import (
     Worker,
 )
 from corpus.prompt_content import install_prompt_content
+from corpus.services import add_label
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from validation import credits
 from validation.models import ValidationClaim

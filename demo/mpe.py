@@ -5,6 +5,7 @@ that wait for five judgments in the MPE task (/validate/mpe/next/), and a Prolif
 import tempfile
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from corpus.models import Dataset
 from corpus.selectors import adjudication_queue
@@ -47,7 +48,7 @@ BUILD_SCENE = {
 }
 
 # The built items wait for judgments: one batch of them earns the code.
-MPE_STUDY = {
+MPE_STUDY: dict[str, Any] = {  # Study fields
     "slug": "demo-mpe",
     "name": "Demo: judge sentences against four captions",
     "task_kind": TaskKind.MPE_JUDGMENT,

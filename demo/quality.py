@@ -17,9 +17,9 @@ import uuid
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from corpus.counters import add_label, create_pairs
 from corpus.labels import LABELS, LABELS_PER_PAIR
 from corpus.models import Market, Pair, Premise, Split, Worker
+from corpus.services import add_label, create_pairs
 from crowd.models import Study, StudySession
 from quality.catch_trials import score_catch_trials
 from quality.models import BonusEntry, CatchTrialAnswer, ReferenceLabel

@@ -3,8 +3,8 @@ two-way dataset, queued for the two-way validation task and open to the grammati
 
 from decimal import Decimal
 
-from corpus.counters import set_needs_validation
 from corpus.models import Dataset, Genre, Pair
+from corpus.services import set_needs_validation
 from crowd.models import Study, TaskKind
 from importers.recast_service import recast_into, template_choices
 

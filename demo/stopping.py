@@ -1,6 +1,6 @@
 """Demo of the decided stopping rule (issue 24): a small dataset whose dev split is on the decided
 rule, validated in a finished study (`demo-decided-validation`): its pairs labelled one label at a
-time through `corpus.counters` by the demo's validators, each label a submitted claim in their study
+time through `corpus.services` by the demo's validators, each label a submitted claim in their study
 session, so the dashboard's validation page (?dataset=demo-decided) shows the pairs that stopped
 early and the Costs page the study's labels saved and its cost per gold label."""
 
@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.counters import add_label, create_pairs
 from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule, Worker
+from corpus.services import add_label, create_pairs
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from crowd.services import worker_for_user
 from validation import credits
@@ -61,6 +61,8 @@ def ensure_stopping_demo():
             dataset=dataset, split=Split.DEV, defaults={"rule": StoppingRule.DECIDED}
         )
         genre = Genre.objects.filter(slug=GENRE).first() or Genre.objects.order_by("slug").first()
+        if genre is None:
+            raise ValueError("no genre to put the demo premise in: the corpus migrations add them")
         premise = Premise.objects.create(
             dataset=dataset, genre=genre, split=Split.DEV, prompt_id="decided-1", text=PREMISE
         )
@@ -71,7 +73,7 @@ def ensure_stopping_demo():
         created_pairs = create_pairs(dataset, Split.DEV, pairs, [s[:1] for s in SEQUENCES], needs_validation=True)
         study, _ = Study.objects.update_or_create(slug=STUDY["slug"], defaults={**STUDY, "dataset": dataset})
         validators = _validators()
-        sessions = {}
+        sessions: dict[int, StudySession] = {}
         for pair, sequence in zip(created_pairs, SEQUENCES, strict=True):
             for validator, label in zip(validators, sequence[1:], strict=False):
                 pair.refresh_from_db(fields=["needs_validation"])

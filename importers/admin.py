@@ -6,7 +6,7 @@ from .models import CorpusImport
 
 
 @admin.register(CorpusImport)
-class CorpusImportAdmin(ImportRunAdmin):
+class CorpusImportAdmin(ImportRunAdmin[CorpusImport]):
     list_display = (
         "source",
         "dataset",

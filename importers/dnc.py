@@ -99,10 +99,10 @@ PYTHON3_STYLE = JsonStyle(item_separator=",", ensure_ascii=False)  # function_wo
 @dataclass
 class DncFile:
     data_path: str
-    metadata_path: str  # None when the dataset has no metadata file
+    metadata_path: str | None  # None when the dataset has no metadata file
     pairs: list
     data_style: JsonStyle
-    metadata_style: JsonStyle  # None without metadata
+    metadata_style: JsonStyle | None  # None without metadata
 
 
 # --- label schemes ---------------------------------------------------------------------------
@@ -269,14 +269,14 @@ def read_dnc(data_path, metadata_path=None):
     if metadata_path is None:
         candidate = metadata_path_for(data_path)
         metadata_path = candidate if candidate.exists() else None
-    metadata_style = None
+    metadata_style: JsonStyle | None = None
     if metadata_path is not None:
         metadata_records, metadata_style = read_json_records(metadata_path)
         _join(data_path, pairs, metadata_path, _index_metadata(metadata_path, metadata_records))
     return DncFile(str(data_path), metadata_path and str(metadata_path), pairs, data_style, metadata_style)
 
 
-def find_dnc_files(root):
+def find_dnc_files(root: str | Path) -> list[Path]:
     """Every *_data.json under root, sorted by path."""
     return sorted(Path(root).rglob("*_data.json"))
 

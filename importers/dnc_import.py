@@ -29,8 +29,8 @@ from pathlib import Path
 
 from django.db import transaction
 
+from artifacts.services import pairs_arriving
 from corpus import labels as scheme_labels
-from corpus.counters import create_pairs, create_premises, set_needs_validation
 from corpus.models import (
     AUTHOR_POSITION,
     Dataset,
@@ -44,6 +44,8 @@ from corpus.models import (
     ValidationLabel,
     text_hash,
 )
+from corpus.services import create_pairs, create_premises, set_needs_validation
+from corpus.writings import count_writings_of_pairs
 
 from . import dnc
 
@@ -68,7 +70,7 @@ class DncImportReport:
     already_present: int = 0
     labels: dict = field(default_factory=dict)  # label as in the file -> pairs
 
-    def summary(self):
+    def summary(self) -> str:
         counts = ", ".join(f"{label}: {n}" for label, n in sorted(self.labels.items(), key=lambda item: str(item[0])))
         return (
             f"{self.path} -> dataset {self.dataset} ({self.label_scheme}), split {self.split}: "
@@ -128,7 +130,9 @@ def _stored(scheme, label):
     return scheme_labels.to_stored(scheme, label)
 
 
-def import_dnc_file(data_path, dataset=None, metadata_path=None):
+def import_dnc_file(
+    data_path: str | Path, dataset: str | None = None, metadata_path: str | Path | None = None
+) -> DncImportReport:
     """Import one DNC data file (and its metadata); returns a DncImportReport. All or nothing."""
     data_path = Path(data_path)
     if not data_path.is_file():
@@ -203,9 +207,12 @@ def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, meta
     # The released label is DNC's gold: recast pairs are not queued for validation on import
     # (a researcher marks those to validate; until then `imported_gold` is the gold label).
     set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
+    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
     for pair, row in zip(new, created, strict=True):
         provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))
     PairProvenance.objects.bulk_create(provenance, batch_size=1000)
+    if created:
+        pairs_arriving(dataset_obj.pk)
     report.pairs_created = len(created)
     return report
 
@@ -324,7 +331,9 @@ def dnc_pairs(dataset, split):
     return pairs, styles
 
 
-def export_dnc(dataset, split, data_path, metadata_path=None):
+def export_dnc(
+    dataset: Dataset | str, split: str, data_path: str | Path, metadata_path: str | Path | None = None
+) -> int:
     """Write a dataset's split as DNC data (and metadata) files; returns the number of pairs.
 
     The JSON layout is the imported file's (python2: DNC's recast files, python3: function_words).

@@ -26,5 +26,5 @@ class CorpusImport(ImportRun):
         # The table kept the name of the app's first label, `corpora` (importers/migrations/0001).
         db_table = "corpora_corpusimport"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.source} -> {self.dataset.slug} ({self.status})"

@@ -30,9 +30,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.long_tasks import heartbeat
-from corpus.counters import create_pairs, create_premises
+from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
+from corpus.services import create_pairs, create_premises
+from corpus.writings import count_writings_of_pairs
 
 from . import mpe
 from .formats import SNLI_GENRE, split_from_filename
@@ -190,7 +192,8 @@ def import_mpe_file(path, dataset, split=None, repair=True, genre=SNLI_GENRE):
 
 
 def _unique_items(items, report):
-    seen, kept = {}, []
+    seen: dict[str, int] = {}
+    kept = []
     for item in items:
         if len(item.item_id) > MAX_ID_CHARS:
             report.problems.append((item.line, f"ID is longer than {MAX_ID_CHARS} characters", False))
@@ -280,9 +283,12 @@ def _store_chunk(dataset, split, genre, source, items, report):
             mpe.adjudication_reason(item.judgments) or "gold differs from the majority" for item in kept
         ],
     )
+    if created:
+        pairs_arriving(dataset.pk)
     report.pairs_created += len(created)
     report.labels_created += sum(len(item_labels) for item_labels in labels)
     report.file_adjudications += sum(bool(pair.adjudicated_label) for pair in created)
+    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
 
 
 # --- export ----------------------------------------------------------------------------------
@@ -359,9 +365,9 @@ def scene_of(prompt_id):
 
 def scenes_from_dataset(source):
     """{scene: [(caption number, caption text, [hypotheses written for it])]} from a caption dataset (SNLI)."""
-    scenes = {}
+    scenes: dict[str, list[tuple[int, str, list[str]]]] = {}
     premises = Premise.objects.filter(dataset=source).order_by("pk").values_list("pk", "prompt_id", "text")
-    hypotheses = {}
+    hypotheses: dict[int, list[str]] = {}
     for premise_pk, hypothesis in (
         Pair.objects.filter(dataset=source).order_by("pk").values_list("premise_id", "hypothesis")
     ):
@@ -404,7 +410,8 @@ _CAPTION_ID = re.compile(r"(?P<scene>[^#\t]+)#(?P<number>0|[1-9][0-9]*)")
 def captions_from_file(path):
     """({scene: {caption number: text}}, [(line, reason)]) from FLICKR30K's captions file
     (results_20130124.token: ``image.jpg#n<TAB>caption``) or from an MPE TSV (its premises)."""
-    captions, problems = {}, []
+    captions: dict[str, dict[int, str]] = {}
+    problems: list[tuple[int, str]] = []
     with open(path, encoding="utf-8") as handle:
         first = handle.readline().rstrip("\n")
     if first == mpe.HEADER:
@@ -428,7 +435,9 @@ def captions_from_file(path):
 
 def scenes_with_captions(captions, source):
     """Scenes of a captions file joined with the hypotheses `source` (SNLI) has for their captions."""
-    scenes = {scene: {number: (text, []) for number, text in numbered.items()} for scene, numbered in captions.items()}
+    scenes: dict[str, dict[int, tuple[str, list[str]]]] = {
+        scene: {number: (text, []) for number, text in numbered.items()} for scene, numbered in captions.items()
+    }
     for scene, caption_list in scenes_from_dataset(source).items():
         if scene not in scenes:
             continue
@@ -509,6 +518,7 @@ def build_items_from_scenes(
             )
             report.items.append((pair_id, overlap))
         # No author and no labels yet: five judgments come from the MPE task.
-        create_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True)
+        if create_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True):
+            pairs_arriving(target.pk)
         report.kept = len(pairs)
     return report

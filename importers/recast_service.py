@@ -5,17 +5,19 @@ saving writes every pair, its premise, label and provenance in ONE transaction (
 Used by `manage.py recast` (with --dry-run) and the dashboard's Recast page.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
 
 from django.db import transaction
 from django.db.models import IntegerField
 from django.db.models.functions import Cast
 
-from corpus.models import Dataset, LabelScheme, Pair
+from corpus.models import Dataset, Genre, LabelScheme, Pair
 
 from . import dnc, recasting
-from .dnc_import import DncImportError, store_dnc_pairs
+from .dnc_import import DncImportError, DncImportReport, store_dnc_pairs
 
 PREVIEW_PAIRS = 10
 _SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
@@ -32,12 +34,12 @@ class RecastPreview:
     rows_read: int
 
 
-def template_choices():
+def template_choices() -> dict[str, Path]:
     """{name: path} of the shipped templates (importers/templates/*.json)."""
     return recasting.shipped_templates()
 
 
-def load(template):
+def load(template: recasting.RecastTemplate | str | Path) -> recasting.RecastTemplate:
     try:
         return template if isinstance(template, recasting.RecastTemplate) else recasting.load_template(template)
     except recasting.TemplateError as error:
@@ -56,7 +58,14 @@ def next_pair_id(dataset_slug):
     return (highest or 0) + 1
 
 
-def dry_run(template, rows, n=PREVIEW_PAIRS, split="dev", seed=0, dataset=None):
+def dry_run(
+    template: recasting.RecastTemplate | str | Path,
+    rows: Iterable[dict[str, str]],
+    n: int = PREVIEW_PAIRS,
+    split: str = "dev",
+    seed: int = 0,
+    dataset: str | None = None,
+) -> RecastPreview:
     """The first n pairs the recast would make (reading only the rows it needs); nothing is written."""
     template = load(template)
     counted = _Counting(rows)
@@ -68,7 +77,15 @@ def dry_run(template, rows, n=PREVIEW_PAIRS, split="dev", seed=0, dataset=None):
     return RecastPreview(template=template.name, pairs=pairs, rows_read=counted.n)
 
 
-def recast_into(template, rows, dataset, split, seed=0, source="", genre=None):
+def recast_into(
+    template: recasting.RecastTemplate | str | Path,
+    rows: Iterable[dict[str, str]],
+    dataset: str,
+    split: str,
+    seed: int = 0,
+    source: str = "",
+    genre: Genre | None = None,
+) -> DncImportReport:
     """Recast every row into `dataset` (created if missing) in one transaction; returns the DncImportReport."""
     template = load(template)
     first = next_pair_id(dataset)

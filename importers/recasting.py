@@ -7,9 +7,11 @@ import csv
 import json
 import random
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from importers import dnc
 
@@ -392,7 +394,7 @@ class RecastTemplate:
     description: str
     fields: tuple
     type_of_inference: str
-    label_set: tuple  # None when the pairs carry label-set null
+    label_set: tuple | None  # None when the pairs carry label-set null
     order: str
     names: tuple
     context: object
@@ -561,7 +563,7 @@ def load_template(path):
     return parse_template(spec, source=str(path))
 
 
-def shipped_templates():
+def shipped_templates() -> dict[str, Path]:
     """The templates that come with the platform, by file stem."""
     return {path.stem: path for path in sorted(TEMPLATES_DIR.glob("*.json"))}
 
@@ -592,8 +594,9 @@ def _provenance(template, values):
         "misc": "misc",
     }
     keys = tuple(sorted([*rendered, "pair-id"]))  # DNC's files list their fields sorted
+    fields: dict[str, Any] = {attribute: rendered.get(key) for key, attribute in known.items()}  # JSON values
     return dnc.Provenance(
-        **{attribute: rendered.get(key) for key, attribute in known.items()},
+        **fields,
         extra={key: value for key, value in rendered.items() if key not in known},
         keys=keys,
     )
@@ -679,7 +682,12 @@ def recast_to_files(
 FORMATS = {".csv": "csv", ".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl"}
 
 
-def read_rows(path, fmt=None, fieldnames=None, number_field=None):
+def read_rows(
+    path: str | Path,
+    fmt: str | None = None,
+    fieldnames: Sequence[str] | None = None,
+    number_field: str | None = None,
+) -> Iterator[dict[str, Any]]:
     """Lazily read a CSV, TSV (tabs only, no quoting) or JSONL file as dicts.
 
     fieldnames: for files without a header row (Kotzias et al.'s "sentence<TAB>score" files).

@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, transaction
 from django.utils import timezone
@@ -27,10 +26,11 @@ from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import store_upload
-from artifacts.services import ARRIVAL_TASK
-from corpus.counters import create_pairs, create_premises
+from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, text_hash
+from corpus.services import create_pairs, create_premises
+from corpus.writings import count_writings_of_pairs
 
 from .formats import (
     SNLI_GENRE,
@@ -188,8 +188,8 @@ def import_pairs_file(
     report.malformed.sort()
     report.seconds = time.monotonic() - started
     _record(record, report, status=ImportStatus.DONE)
-    if settings.ARTIFACTS_ON_ARRIVAL and report.pairs_created:  # phenomenon tags, by task name
-        transaction.on_commit(lambda: enqueue(ARRIVAL_TASK, found.pk))
+    if report.pairs_created:
+        pairs_arriving(found.pk)
     return report
 
 
@@ -307,6 +307,7 @@ def _store_chunk(
             report.gold_differs_from_file += 1
         report.labels_skipped += row.skipped_labels
         report.labels_created += len(row.labels)
+    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
     report.pairs_created += len(created)
 
 

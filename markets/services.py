@@ -23,9 +23,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation_site.wiring import release_open_claims_of_session
 from corpus.models import Market, Worker
 from crowd.models import Study, StudySession
+from crowd.registry import release_open_claims_of_session
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
 
@@ -248,7 +248,7 @@ def _finish_reviews(reviews: list[SessionReview], state: str, call: MarketCall |
 
 
 def approve_sessions(
-    study: Study, session_ids: Iterable[int] | None = None, *, by: Any = None, automatic: bool = False
+    study: Study, session_ids: Iterable[int | str] | None = None, *, by: Any = None, automatic: bool = False
 ) -> ReviewOutcome:
     """Approve completed sessions on the market in one action. Without ids: every completed, open,
     undecided session whose code is not held. A held code (the guesser test, or any check that

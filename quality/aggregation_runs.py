@@ -14,17 +14,21 @@ appear in the worker ranking. Pairs need at least two counted labels to be score
 import io
 import logging
 import time
+from collections.abc import Iterable
 from datetime import timedelta
+from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat, stale_seconds
 from corpus.labels import NO_GOLD
-from corpus.models import Pair, ValidationLabel
+from corpus.models import Dataset, Pair, ValidationLabel
+from corpus.selectors import labels_that_count
 
 from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
 
@@ -61,7 +65,9 @@ def normalize_methods(methods):
     return methods
 
 
-def request_aggregation(user, dataset, methods=None):
+def request_aggregation(
+    user: User | AnonymousUser | None, dataset: Dataset, methods: Iterable[str] | None = None
+) -> AggregationRun:
     """A pending run of these methods on the dataset, queued once the row is committed."""
     methods = normalize_methods(methods)
     with transaction.atomic():
@@ -77,8 +83,7 @@ def counted_labels(dataset):
     import pandas as pd
 
     rows = (
-        ValidationLabel.objects.filter(pair__dataset=dataset)
-        .exclude(Q(worker__isnull=False) & Q(worker__is_excluded=True))
+        ValidationLabel.objects.filter(labels_that_count(), pair__dataset=dataset)
         .values_list("pair_id", "worker_id", "label", "pk")
         .order_by()
     )
@@ -147,7 +152,7 @@ def _fit_claimed(run):
         gold = dict(Pair.objects.filter(dataset=run.dataset).values_list("pk", "gold_label").iterator(chunk_size=20000))
         timing = {"read_seconds": round(time.perf_counter() - reading, 2)}
         results = {}
-        figures = {}
+        figures: dict[str, Any] = {}
         for index, method in enumerate(run.methods):
             _stage(run, f"fitting {method}", 0.1 + 0.7 * index / len(run.methods))
             started = time.perf_counter()
@@ -299,7 +304,7 @@ def _save_workers(run, method, result, label_counts):
 # --- reads for the dashboard ---------------------------------------------------------------------
 
 
-def disagreements(run, method="dawid_skene"):
+def disagreements(run: AggregationRun, method: str = "dawid_skene") -> QuerySet[AggregatedLabel]:
     """A run's pairs where `method` differs from the gold label, most confident first (page it)."""
     return (
         AggregatedLabel.objects.filter(run=run, method=method, differs=True)
@@ -308,7 +313,7 @@ def disagreements(run, method="dawid_skene"):
     )
 
 
-def ranked_workers(run, method="dawid_skene", limit=200):
+def ranked_workers(run: AggregationRun, method: str = "dawid_skene", limit: int = 200) -> list[WorkerEstimate]:
     """The run's workers by estimated skill, best first (ties by worker id)."""
     return list(
         WorkerEstimate.objects.filter(run=run, method=method)

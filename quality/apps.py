@@ -9,5 +9,5 @@ class QualityConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        # Studies with access "qualified" ask this app's check, wired in annotation_site/wiring.py.
+        # Studies with access "qualified" ask this app's check, registered by annotation_site/wiring.py.
         from . import admin_qualification  # noqa: F401  (registers the qualification admin)

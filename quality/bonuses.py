@@ -4,19 +4,30 @@ The ledger (`BonusEntry`) is append-only: a bonus is one `earned` row, written i
 that scored the catch trial; paying it adds one `paid` row that names it (`pays`, unique). A bonus
 is therefore never counted twice (unique worker + catch item + study session) nor paid twice.
 
+Each bonus is named by its cause (`CAUSES`: a catch trial answered as the researchers did, a
+verified example that fooled the model, or another), read from the start of its reason, which the
+two writers below (`record_catch_bonuses`, the adversarial app's `record_bonus`) begin with the
+cause's words.
+
 Exports list the UNPAID earned rows of one study:
 - Prolific bulk bonus: `participant_id,amount` lines, no header, the amount in the study's currency
   with two decimals (Prolific: Submissions -> Bulk bonus payments, one participant per line);
 - MTurk: a header `worker_id,assignment_id,amount,reason`, one line per worker and assignment
-  (SendBonus pays per assignment).
+  (SendBonus pays per assignment), the reason naming what the bonus is for;
+- who is in neither file and why (`market_accounts`, `left_out_csv`): every unpaid bonus is in
+  exactly one of the three, so the files add up to what the study owes.
 """
 
 import csv
 import io
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, DecimalField, Q, Sum, Value
+from django.db.models import Case, CharField, Count, DecimalField, Q, Sum, Value, When
 from django.db.models.functions import Coalesce
 
 from corpus.models import Market, Worker
@@ -28,12 +39,83 @@ from .selectors import guesser_evidence_by_worker
 
 CENT = Decimal("0.01")
 
+# --- what a bonus is for --------------------------------------------------------------------------
+
+CATCH_TRIAL_REASON = "Catch trial matched"
+FOOLED_MODEL_REASON = "Verified example that fooled the model"
+# A paid row's reason is its earned row's, after this.
+PAID_PREFIX = "Paid: "
+
+
+@dataclass(frozen=True)
+class BonusCause:
+    key: str
+    reason_start: str
+    one: str
+    many: str
+
+    def count(self, n: int) -> str:
+        return f"{n} {self.one if n == 1 else self.many}"
+
+
+CAUSES = (
+    BonusCause(
+        "catch_trial",
+        CATCH_TRIAL_REASON,
+        "catch trial answered as the researchers did",
+        "catch trials answered as the researchers did",
+    ),
+    BonusCause(
+        "fooled_model",
+        FOOLED_MODEL_REASON,
+        "verified example that fooled the model",
+        "verified examples that fooled the model",
+    ),
+)
+OTHER_CAUSE = BonusCause("other", "", "other bonus", "other bonuses")
+CAUSE_BY_KEY = {cause.key: cause for cause in (*CAUSES, OTHER_CAUSE)}
+
+
+def cause_of(reason: str) -> BonusCause:
+    """What a ledger row's bonus is for, from its reason (a paid row's too)."""
+    reason = reason.removeprefix(PAID_PREFIX)
+    return next((cause for cause in CAUSES if reason.startswith(cause.reason_start)), OTHER_CAUSE)
+
+
+def cause_expression() -> Case:
+    """`cause_of` in SQL: the cause's key of each ledger row, for grouped reads."""
+    return Case(
+        *(
+            When(
+                Q(reason__startswith=cause.reason_start) | Q(reason__startswith=PAID_PREFIX + cause.reason_start),
+                then=Value(cause.key),
+            )
+            for cause in CAUSES
+        ),
+        default=Value(OTHER_CAUSE.key),
+        output_field=CharField(),
+    )
+
+
+def describe_causes(counts: dict[str, int]) -> str:
+    """'3 catch trials answered as the researchers did and 1 verified example that fooled the model'."""
+    parts = [
+        CAUSE_BY_KEY[key].count(n) for key, n in sorted(counts.items(), key=lambda item: _cause_order(item[0])) if n
+    ]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _cause_order(key: str) -> int:
+    return list(CAUSE_BY_KEY).index(key)
+
 
 class PaymentRefused(ValueError):
     """Marking bonuses paid was refused; the message is fit to show the researcher."""
 
 
-def money(amount):
+def money(amount: Decimal | int | str) -> str:
     return f"{Decimal(amount).quantize(CENT)}"
 
 
@@ -54,7 +136,7 @@ def record_catch_bonuses(worker, study_session, matched_answers):
                 pair_id=answer.pair_id,
                 amount=study.bonus_per_catch_match,
                 currency=study.bonus_currency,
-                reason=f"Catch trial matched in study {study.slug}",
+                reason=f"{CATCH_TRIAL_REASON} in study {study.slug}",
             )
             for answer in matched_answers
         ]
@@ -71,7 +153,7 @@ def unpaid(study):
 
 
 @transaction.atomic
-def mark_paid(study, earned_ids, by=None):
+def mark_paid(study: Study, earned_ids: Iterable[int | str], by: User | None = None) -> dict[str, Any]:
     """Record these earned bonuses of the study as paid: one `paid` row each, all in one transaction.
 
     Refused as a whole (nothing written) when an id is not an earned bonus of this study; ids
@@ -97,7 +179,7 @@ def mark_paid(study, earned_ids, by=None):
             pair_id=row.pair_id,
             amount=row.amount,
             currency=row.currency,
-            reason=f"Paid: {row.reason}",
+            reason=f"{PAID_PREFIX}{row.reason}"[:200],
             pays=row,
             recorded_by=by,
         )
@@ -119,7 +201,7 @@ def _zero():
     return Value(Decimal("0"), output_field=DecimalField(max_digits=12, decimal_places=2))
 
 
-def worker_totals(study=None):
+def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
     """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid (two queries)."""
     entries = BonusEntry.objects.all()
     answers = CatchTrialAnswer.objects.all()
@@ -147,7 +229,8 @@ def worker_totals(study=None):
     evidence = guesser_evidence_by_worker(ids, catch_trials=False)
     rows = []
     for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
-        m, s = money_rows.get(worker.pk, {}), seen_rows.get(worker.pk, {})
+        m: Mapping[str, Any] = money_rows.get(worker.pk, {})
+        s: Mapping[str, Any] = seen_rows.get(worker.pk, {})
         seen, matched = s.get("seen", 0), s.get("matched", 0)
         earned = Decimal(m.get("earned", 0)).quantize(CENT)
         paid = Decimal(m.get("paid", 0)).quantize(CENT)
@@ -170,7 +253,7 @@ def worker_totals(study=None):
     return rows
 
 
-def study_summaries():
+def study_summaries() -> list[Study]:
     """Per study with any bonus: unpaid count and amount, earned and paid totals (one query)."""
     return list(
         Study.objects.filter(bonus_entries__isnull=False)
@@ -198,37 +281,144 @@ def study_summaries():
 # --- the markets' lists ------------------------------------------------------------------------
 
 
-def prolific_bulk_bonus_csv(entries):
+def _prolific_key(entry):
+    """The Prolific file's line an unpaid bonus goes on (its participant id), or None."""
+    if entry.worker.market == Market.PROLIFIC and entry.worker.external_id:
+        return entry.worker.external_id
+    return None
+
+
+def _mturk_key(entry):
+    """The MTurk file's line an unpaid bonus goes on (worker and assignment id), or None."""
+    if entry.worker.market == Market.MTURK and entry.worker.external_id and entry.study_session.external_session_id:
+        return (entry.worker.external_id, entry.study_session.external_session_id)
+    return None
+
+
+def left_out_because(entry) -> str:
+    """Why an unpaid bonus is in neither market's file (for entries both keys refuse)."""
+    worker = entry.worker
+    if worker.market == Market.PROLIFIC:
+        return "Prolific worker without a participant id (PROLIFIC_PID): pay by hand on Prolific"
+    if worker.market == Market.MTURK:
+        if not worker.external_id:
+            return "MTurk worker without a worker id: pay by hand on MTurk"
+        return "no assignment id on the session (MTurk pays a bonus per assignment): pay by hand on MTurk"
+    return "an account on this site, not a market's participant: no market file can pay it"
+
+
+def prolific_bulk_bonus_csv(entries: Iterable[BonusEntry]) -> str:
     """Prolific's bulk-bonus list: `participant_id,amount` per Prolific participant, no header."""
-    totals = {}
+    totals: dict[str, Decimal] = {}
     for entry in entries:
-        if entry.worker.market == Market.PROLIFIC and entry.worker.external_id:
-            totals[entry.worker.external_id] = totals.get(entry.worker.external_id, Decimal("0")) + entry.amount
+        key = _prolific_key(entry)
+        if key is not None:
+            totals[key] = totals.get(key, Decimal("0")) + entry.amount
     return "".join(f"{participant},{money(amount)}\n" for participant, amount in sorted(totals.items()))
 
 
-def mturk_bonus_csv(entries):
-    """`worker_id,assignment_id,amount,reason` per MTurk worker and assignment, with that header."""
-    totals, counts = {}, {}
+def mturk_bonus_csv(entries: Iterable[BonusEntry]) -> str:
+    """`worker_id,assignment_id,amount,reason` per MTurk worker and assignment, with that header;
+    the reason names what each bonus was for (catch trials, fooled examples)."""
+    totals: dict[tuple[str, str], Decimal] = {}
+    causes: dict[tuple[str, str], dict[str, int]] = {}
     for entry in entries:
-        if entry.worker.market == Market.MTURK and entry.worker.external_id:
-            key = (entry.worker.external_id, entry.study_session.external_session_id)
+        key = _mturk_key(entry)
+        if key is not None:
             totals[key] = totals.get(key, Decimal("0")) + entry.amount
-            counts[key] = counts.get(key, 0) + 1
+            counts = causes.setdefault(key, {})
+            cause = cause_of(entry.reason).key
+            counts[cause] = counts.get(cause, 0) + 1
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["worker_id", "assignment_id", "amount", "reason"])
     for (worker_id, assignment_id), amount in sorted(totals.items()):
-        n = counts[(worker_id, assignment_id)]
         writer.writerow(
             [
                 worker_id,
                 assignment_id,
                 money(amount),
-                f"Bonus for {n} catch trial{'s' if n != 1 else ''} answered as the researchers did",
+                f"Bonus for {describe_causes(causes[(worker_id, assignment_id)])}",
             ]
         )
     return out.getvalue()
+
+
+@dataclass
+class MarketAccount:
+    """One file's share of a study's unpaid bonuses: its workers, bonuses and amount."""
+
+    name: str
+    workers: set = field(default_factory=set)
+    bonuses: int = 0
+    amount: Decimal = Decimal("0")
+
+    def add(self, entry) -> None:
+        self.workers.add(entry.worker_id)
+        self.bonuses += 1
+        self.amount += entry.amount
+
+
+def market_accounts(entries: Iterable[BonusEntry]) -> dict[str, Any]:
+    """Where each unpaid bonus goes: {"prolific": MarketAccount, "mturk": ..., "left_out": ...,
+    "left_out_rows": [per worker and reason: worker, market, bonuses, amount, why, causes],
+    "total": every bonus's amount}. Every entry is in exactly one account, so the three add up."""
+    accounts = {key: MarketAccount(key) for key in ("prolific", "mturk", "left_out")}
+    rows: dict[tuple[int, str], dict[str, Any]] = {}
+    total = Decimal("0")
+    for entry in entries:
+        total += entry.amount
+        if _prolific_key(entry) is not None:
+            accounts["prolific"].add(entry)
+        elif _mturk_key(entry) is not None:
+            accounts["mturk"].add(entry)
+        else:
+            accounts["left_out"].add(entry)
+            why = left_out_because(entry)
+            row = rows.setdefault(
+                (entry.worker_id, why),
+                {
+                    "worker": entry.worker,
+                    "market": entry.worker.market,
+                    "bonuses": 0,
+                    "amount": Decimal("0"),
+                    "why": why,
+                    "causes": {},
+                },
+            )
+            row["bonuses"] += 1
+            row["amount"] += entry.amount
+            cause = cause_of(entry.reason).key
+            row["causes"][cause] = row["causes"].get(cause, 0) + 1
+    left_out_rows = sorted(rows.values(), key=lambda row: (str(row["worker"]), row["why"]))
+    for row in left_out_rows:
+        row["for"] = describe_causes(row["causes"])
+    return {**accounts, "left_out_rows": left_out_rows, "total": total}
+
+
+LEFT_OUT_COLUMNS = ["worker", "market", "bonuses", "amount", "for", "why_left_out"]
+
+
+def left_out_csv(entries: Iterable[BonusEntry]) -> str:
+    """The unpaid bonuses no market file pays, one line per worker and reason, with a header."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(LEFT_OUT_COLUMNS)
+    for row in market_accounts(entries)["left_out_rows"]:
+        worker = row["worker"]
+        name = worker.external_id or worker.user.get_username()
+        writer.writerow([name, row["market"], row["bonuses"], money(row["amount"]), row["for"], row["why"]])
+    return out.getvalue()
+
+
+def unpaid_by_cause(entries: Iterable[BonusEntry]) -> list[tuple[BonusCause, int, Decimal]]:
+    """[(cause, bonuses, amount)] of these unpaid bonuses, causes in CAUSES order, empty ones left out."""
+    found: dict[str, tuple[int, Decimal]] = {}
+    for entry in entries:
+        cause = cause_of(entry.reason)
+        n, amount = found.get(cause.key, (0, Decimal("0")))
+        found[cause.key] = (n + 1, amount + entry.amount)
+    return [(CAUSE_BY_KEY[key], *found[key]) for key in CAUSE_BY_KEY if key in found]
 
 
 def record_bonus(worker, study_session, pair, amount, reason):

@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from corpus.gold import gold_label
-from corpus.labels import GOLD_MAJORITY, NO_GOLD
+from corpus.labels import AUTHOR_POSITION, GOLD_MAJORITY, NO_GOLD
 
 RANDOM_GUESSER = "random_guesser"
 SAME_LABEL = "same_label"
 TOO_FAST = "too_fast"
 FLAG_KINDS = (RANDOM_GUESSER, SAME_LABEL, TOO_FAST)
 
-AUTHOR_POSITION = 0
 # A worker as the flags name them: a Worker pk from the database (`quality.selectors`), or an
 # annotator id string from an imported file (`Vote.worker`).
 WorkerId = int | str
@@ -51,10 +50,15 @@ class Vote:
 
 @dataclass(frozen=True)
 class PairVotes:
-    """A pair's labels in corpus order: votes[0] is the author's, votes[1:] the validators'."""
+    """A pair's labels in corpus order: the author's first (at AUTHOR_POSITION), then the
+    validators' by position; votes[i] is the label at position AUTHOR_POSITION + i."""
 
     pair_id: str
     votes: tuple[Vote, ...]
+
+    def positioned(self) -> list[tuple[int, Vote]]:
+        """(corpus position, vote) of each vote, the author's at AUTHOR_POSITION."""
+        return list(enumerate(self.votes, start=AUTHOR_POSITION))
 
 
 @dataclass(frozen=True)
@@ -101,16 +105,16 @@ class WorkerFlag:
     figures: Mapping[str, float]
 
 
-def leave_one_out_gold(labels: Sequence[str], worker_position: int, min_votes: int = GOLD_MAJORITY) -> str:
-    """The gold label of a pair without the label at `worker_position`, else NO_GOLD.
+def leave_one_out_gold(labels: Sequence[str], index: int, min_votes: int = GOLD_MAJORITY) -> str:
+    """The gold label of a pair without its label `labels[index]`, else NO_GOLD.
 
     The papers' rule is an absolute count of votes (3), and we keep the count: with 4 labels left,
     3 of them must agree. A 2-2 or 2-1-1 split of the other four is NO_GOLD, so the worker's item is
     left out of their agreement figures rather than scored against a coin toss.
     """
-    if not 0 <= worker_position < len(labels):
-        raise IndexError(f"position {worker_position} is not one of the {len(labels)} labels")
-    others = [label for position, label in enumerate(labels) if position != worker_position]
+    if not 0 <= index < len(labels):
+        raise IndexError(f"index {index} is not one of the {len(labels)} labels")
+    others = [label for other, label in enumerate(labels) if other != index]
     return gold_label(others, min_votes)
 
 
@@ -126,13 +130,13 @@ def worker_figures(
 
     for pair in pairs:
         labels = [vote.label for vote in pair.votes]
-        for position, vote in enumerate(pair.votes):
+        for index, (position, vote) in enumerate(pair.positioned()):
             if position == AUTHOR_POSITION and not include_author_votes:
                 continue
             label_counts[vote.worker][vote.label] += 1
             if vote.seconds is not None:
                 seconds[vote.worker].append(vote.seconds)
-            loo_gold = leave_one_out_gold(labels, position, min_votes)
+            loo_gold = leave_one_out_gold(labels, index, min_votes)
             if loo_gold == NO_GOLD:
                 continue
             own_on_loo[vote.worker][vote.label] += 1
@@ -173,7 +177,8 @@ def chance_agreement(own_label_counts: Mapping[str, int], gold_label_counts: Map
 
 def better_than_chance_p_value(agreements: int, items: int, chance: float) -> float:
     """One-sided exact binomial p-value of `agreements` of `items` under H0: P(agree) = chance."""
-    from scipy.stats import binomtest  # imported here: scipy.stats takes ~0.6 s, and every process imports this module
+    # Imported here: scipy.stats is slow to import, and every process imports this module.
+    from scipy.stats import binomtest
 
     return binomtest(agreements, items, chance, alternative="greater").pvalue
 

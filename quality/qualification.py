@@ -152,7 +152,7 @@ def submit_attempt(test, worker, answers, seconds=None):
 
 
 def admission_check(study, worker):
-    """crowd.access's check for studies with access 'qualified' (wired in annotation_site/wiring.py)."""
+    """crowd.access's check for studies with access 'qualified' (registered in crowd.registry by annotation_site/wiring.py)."""
     if study.access != StudyAccess.QUALIFIED:
         return None
     test = test_for(study)

@@ -4,16 +4,17 @@ Thin: the rules (tries, scoring, who is admitted) live in qualification.py.
 """
 
 import time
+from collections.abc import Sequence
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation_site.wiring import NEXT_TASK_URL
 from crowd.access import Refusal
 from crowd.arrival import current_study_session
 from crowd.models import Study
+from crowd.registry import next_task_url
 from crowd.services import worker_for_user
 
 from . import qualification
@@ -70,7 +71,7 @@ def qualification_page(request, slug):
         refusal = qualification.admission_check(study, worker)
         return _refused(request, refusal.message if refusal else "This study has no qualification test.")
     if qualification.has_passed(test, worker):
-        return redirect(NEXT_TASK_URL[study.task_kind])
+        return redirect(next_task_url(study.task_kind))
     left = qualification.attempts_left(test, worker)
     if left == 0:
         last = test.attempts.filter(worker=worker).first()
@@ -79,7 +80,8 @@ def qualification_page(request, slug):
     shown_key = f"qualification-shown-{test.pk}"
     number = qualification.attempts_used(test, worker) + 1
     items = qualification.items_for(test, worker, number)
-    error, missing, chosen = None, (), {}
+    error, chosen = None, {}
+    missing: Sequence[int] = ()
     if request.method == "POST":
         chosen = request.POST
         answers = {item.pair_id: request.POST.get(f"label-{item.pair_id}", "") for item in items}
@@ -92,7 +94,7 @@ def qualification_page(request, slug):
         else:
             if result.passed:
                 messages.success(request, "You passed the qualification test. Welcome to the study!")
-                return redirect(NEXT_TASK_URL[study.task_kind])
+                return redirect(next_task_url(study.task_kind))
             if result.attempts_left == 0:
                 return _refused(request, qualification.failed_message(test, result.attempt), status=200)
             messages.info(request, qualification.failed_message(test, result.attempt))

@@ -9,7 +9,7 @@ too fast) are computed from the same figures, with their reasons and numbers.
 
 The statements:
 1. validation labels grouped by worker, joined to their pair's counters: the leave-one-out gold
-   is the pair's votes minus the worker's own vote when it counts (`corpus.counters.in_gold`);
+   is the pair's votes minus the worker's own vote when it counts (`corpus.selectors.in_gold`);
 2. the median seconds per item per worker (percentile_cont on PostgreSQL, window functions on SQLite);
 3. catch-trial answers grouped by worker;
 4. five-label pairs grouped by author.
@@ -23,7 +23,6 @@ from typing import Any
 from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 
-from corpus.counters import in_gold
 from corpus.gold import gold_expression
 from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import (
@@ -37,6 +36,7 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
+from corpus.selectors import in_gold
 from crowd.models import StudySession
 from crowd.selectors import shared_device_ids
 
@@ -51,6 +51,8 @@ class WorkerQuality:
     worker: Worker
     labels_given: int = 0
     label_counts: dict[str, int] = field(default_factory=dict)
+    # The same over three-way datasets only: a two-way dataset stores "not-entailed" as neutral.
+    three_way_counts: dict[str, int] = field(default_factory=dict)
     loo_items: int = 0
     loo_agreements: int = 0
     loo_own_label_counts: dict[str, int] = field(default_factory=dict)
@@ -77,10 +79,19 @@ class WorkerQuality:
 
     @property
     def label_shares(self) -> dict[str, float | None]:
-        return {
-            label: (self.label_counts.get(label, 0) / self.labels_given if self.labels_given else None)
-            for label in LABELS
-        }
+        """Entailment / neutral / contradiction shares of the worker's labels on three-way datasets."""
+        given = sum(self.three_way_counts.values())
+        return {label: (self.three_way_counts.get(label, 0) / given if given else None) for label in LABELS}
+
+    @property
+    def two_way_shares(self) -> dict[str, float] | None:
+        """Entailed / not-entailed shares of the worker's labels on two-way (and ordinal) datasets;
+        None when they gave none."""
+        counts = {label: self.label_counts.get(label, 0) - self.three_way_counts.get(label, 0) for label in LABELS}
+        given = sum(counts.values())
+        if not given:
+            return None
+        return {"entailed": counts["entailment"] / given, "not_entailed": counts["neutral"] / given}
 
     def figures(self) -> flag_rules.WorkerFigures:
         """The pure flags' input (`quality.flags.WorkerFigures`)."""
@@ -121,11 +132,15 @@ def label_figures(dataset: Dataset | None = None) -> dict[int, dict[str, int]]:
     """Statement 1: {worker id: counts} over validation labels (positions 2 on).
 
     The leave-one-out gold is computed once per label in a subquery and the outer query only
-    counts (Django's aggregates would repeat the CASE in each of the 13 counts: 2.5x slower at
-    MultiNLI scale). `count(*) FILTER (WHERE ...)` runs on PostgreSQL and SQLite >= 3.30.
+    counts (Django's aggregates would repeat the CASE in each of the 13 counts). `count(*) FILTER (WHERE ...)` runs on PostgreSQL and SQLite >= 3.30.
     """
     loo, others = _leave_one_out_gold()
-    inner = _validation_labels(dataset).alias(**others).annotate(loo=loo).values("worker_id", "label", "seconds", "loo")
+    inner = (
+        _validation_labels(dataset)
+        .alias(**others)
+        .annotate(loo=loo, scheme=F("pair__dataset__label_scheme"))
+        .values("worker_id", "label", "seconds", "loo", "scheme")
+    )
     sql, params = inner.query.sql_with_params()
     counts = {
         "n": "TRUE",
@@ -133,12 +148,14 @@ def label_figures(dataset: Dataset | None = None) -> dict[int, dict[str, int]]:
         "loo_items": "loo <> %s",
         "loo_agreements": "loo = label",
         **{f"own_{label}": "label = %s" for label in LABELS},
+        **{f"three_way_{label}": "label = %s AND scheme = %s" for label in LABELS},
         **{f"loo_own_{label}": "label = %s AND loo <> %s" for label in LABELS},
         **{f"loo_gold_{label}": "loo = %s" for label in LABELS},
     }
     values = {
         "loo_items": [NO_GOLD],
         **{f"own_{label}": [label] for label in LABELS},
+        **{f"three_way_{label}": [label, THREE_WAY_SCHEME] for label in LABELS},
         **{f"loo_own_{label}": [label, NO_GOLD] for label in LABELS},
         **{f"loo_gold_{label}": [label] for label in LABELS},
     }
@@ -220,6 +237,7 @@ def worker_quality(dataset: Dataset | None = None, **flag_options: Any) -> list[
             worker=worker,
             labels_given=row.get("n", 0),
             label_counts={label: row[f"own_{label}"] for label in LABELS if row.get(f"own_{label}")},
+            three_way_counts={label: row[f"three_way_{label}"] for label in LABELS if row.get(f"three_way_{label}")},
             loo_items=row.get("loo_items", 0),
             loo_agreements=row.get("loo_agreements", 0),
             loo_own_label_counts={label: row[f"loo_own_{label}"] for label in LABELS if row.get(f"loo_own_{label}")},
@@ -255,7 +273,7 @@ def next_pair_to_label(dataset: Dataset | None = None) -> Pair | None:
 
     Two reads that each stop at their first row: the five-label pairs through their partial index
     (`pair_five_labels`), the rest along the primary key. Ordering every pair by its label count
-    read the whole pair table (1.4 s at 433k pairs, issue 28)."""
+    read the whole pair table (issue 28)."""
     pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id")).select_related("premise__genre")
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
@@ -411,7 +429,7 @@ _KAPPA = {"agreeing": flag_rules.AGREEING_OTHERS_KAPPA, "one other": flag_rules.
 
 def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
     """{worker pk: ["flagged: <flag>", ...]} for those of these workers the quality checks flag (the
-    workers page's flags): the marks of the approval and bonus lists (`annotation_site.wiring`)."""
+    workers page's flags): the marks of the approval and bonus lists (`crowd.registry.worker_marks`)."""
     wanted = set(worker_ids)
     if not wanted:
         return {}

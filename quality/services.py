@@ -9,11 +9,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation_site.wiring import release_open_claims_of_workers
-from corpus.counters import ExclusionOutcome, LabelRefused, set_workers_excluded
 from corpus.gold import VOTE_FIELD
 from corpus.models import Pair, Worker
+from corpus.services import ExclusionOutcome, LabelRefused, set_workers_excluded
 from crowd.models import StudySession
+from crowd.registry import release_open_claims_of_workers
 
 from .models import ReferenceLabel
 from .selectors import worker_quality
@@ -40,7 +40,7 @@ def set_reference_label(
 
 def set_excluded(worker_ids: Iterable[int | str], excluded: bool) -> ExclusionOutcome:
     """Exclude (or include again) these workers; gold labels follow, and pairs that lost a
-    validation label go back to the validation pool (`corpus.counters`)."""
+    validation label go back to the validation pool (`corpus.services`)."""
     ids = sorted({int(pk) for pk in worker_ids})
     if not ids:
         raise LabelRefused("Choose at least one worker.")

@@ -4,11 +4,11 @@ A split on the confident rule (`corpus.StoppingPolicy`) stops a pair taking labe
 Dawid–Skene posterior of its leading label, with the worker confusion matrices the run just fitted,
 reaches the split's threshold, unless that label is a minority of the pair's labels, or once the
 pair has the split's maximum of labels (`corpus.stopping.confident_stop`). The pairs leave the claim
-queue through `corpus.counters.stop_pairs` (one UPDATE per split). Their stored gold label stays the
+queue through `corpus.stopping_policies.stop_pairs` (one UPDATE per split). Their stored gold label stays the
 3-of-5 rule over the labels they have; the confident label is the run's (`AggregatedLabel`).
 """
 
-from corpus import counters
+from corpus import stopping_policies
 from corpus.labels import LABELS_PER_PAIR
 from corpus.models import Pair, StoppingPolicy, StoppingRule
 from corpus.stopping import confident_stop
@@ -48,5 +48,5 @@ def stop_confident_pairs(run: AggregationRun) -> int:
         at_most = open_pairs.filter(label_count__gte=policy.max_labels).values_list("pk", flat=True)
         chosen += list(at_most)
         if chosen:
-            stopped += counters.stop_pairs(Pair.objects.filter(pk__in=chosen))
+            stopped += stopping_policies.stop_pairs(Pair.objects.filter(pk__in=chosen))
     return stopped

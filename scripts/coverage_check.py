@@ -41,7 +41,7 @@ def figures(report):
 
 def per_app(report):
     """{app: {"line": %, "branch": %}} from the report's files (the first folder of each path)."""
-    sums = defaultdict(lambda: [0, 0, 0, 0])
+    sums: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
     for path, data in report["files"].items():
         summary = data["summary"]
         row = sums[Path(path).parts[0]]

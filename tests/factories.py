@@ -1,14 +1,14 @@
 """Builders shared by the whole suite: prompt families, genres, datasets, premises and pairs.
 
-Pairs are made the way the platform makes them: through `corpus.counters` (the author's label at
+Pairs are made the way the platform makes them: through `corpus.services` (the author's label at
 position 1, counters set from the labels), and further labels through `add_label`, so a test
 never writes counters by hand.
 """
 
 import itertools
 
-from corpus.counters import add_label, create_pairs
 from corpus.models import Dataset, Genre, Label, Pair, Premise, PromptFamily, Split
+from corpus.services import add_label, create_pairs
 
 _ids = itertools.count(1)
 

@@ -19,7 +19,6 @@ PERIODIC = {
     "adversarial.advance_rounds",
     "validation.release_expired_claims",
     "corpus.fold_tallies",
-    "collection.fold_hypothesis_tally",
     "annotation_site.reap_long_tasks",
     "markets.poll_mturk_assignments",
     "markets.approve_checked_sessions",

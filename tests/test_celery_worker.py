@@ -46,3 +46,37 @@ def test_a_coalesced_task_queued_in_a_window_runs_after_it_and_sees_what_was_com
     # The window has passed: the next call queues a run of its own.
     third = enqueue_coalesced("annotation_site.health_check", "corpus.Dataset", pk, seconds=0.1)
     assert third is not None and third.get(timeout=30)["found"] is True
+
+
+@pytest.mark.celery_worker
+def test_a_worker_exports_with_the_files_the_composition_root_registered(
+    transactional_db, celery_worker_process, make_worker
+):
+    """The worker's process registered the task apps at start (annotation_site.apps.SiteConfig,
+    annotation_site.wiring.register), as every process does: its snapshot of an MPE dataset holds
+    validation's premise_labels.tsv, which modeling's export knows only through that registration
+    (without it the export fails: modeling.snapshots.extra_files)."""
+    from corpus.models import Label
+    from modeling.models import JobStatus, Snapshot
+    from modeling.snapshots.services import request_snapshot
+    from tests.conftest import wait_for
+    from tests.validation.premise_helpers import make_items
+    from validation import premise_labels
+    from validation.models import PremisePair
+    from validation.snapshot_files import PREMISE_LABELS_FILE
+
+    dataset, items = make_items(1, golds=[Label.ENTAILMENT.value])
+    for worker in [make_worker() for _ in range(3)]:
+        for premise_pair in PremisePair.objects.filter(item__in=items):
+            premise_labels.add_premise_labels(worker, {premise_pair.pk: Label.NEUTRAL.value})
+    snapshot_id = request_snapshot(None, datasets=[dataset.slug]).pk
+
+    def finished():
+        snapshot = Snapshot.objects.get(pk=snapshot_id)
+        return snapshot if snapshot.status in (JobStatus.DONE, JobStatus.FAILED) else None
+
+    snapshot = wait_for(finished, timeout=60, message="the snapshot export to finish")
+    assert snapshot.status == JobStatus.DONE, snapshot.error
+    assert PREMISE_LABELS_FILE in {f.name for f in snapshot.files.all()}
+    if celery_worker_process is not None:
+        assert "Task modeling.tasks.export_snapshot_task[" in celery_worker_process.log_path.read_text()

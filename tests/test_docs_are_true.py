@@ -15,7 +15,7 @@ LONGEST_MODULE_DOCSTRING = 39
 
 # A path: words joined by "/", e.g. corpus/gold.py, docs/mpe.md, importers/templates/*.json.
 PATH = re.compile(r"(?<![\w./<-])((?:\.ci|[A-Za-z_][\w.-]*)/[\w.*/-]*[\w*])")
-# A dotted reference in backticks: corpus.counters.add_labels, quality.aggregate_labels (a task name).
+# A dotted reference in backticks: corpus.services.add_labels, quality.aggregate_labels (a task name).
 DOTTED = re.compile(r"`([a-z_]+(?:\.[A-Za-z_]\w*)+)`")
 
 

@@ -118,7 +118,7 @@ def test_the_wsgi_application_loads_the_word_list_and_the_tasks_before_its_first
     env = {key: value for key, value in os.environ.items() if key != "EMBEDDED_TASKS"}
     show = (
         "import sys; from collection.writing_rules import is_english_word; "
-        "from annotation_site.celery import app; from collection.services import ARRIVAL_TASK; "
+        "from annotation_site.celery import app; from artifacts.services import ARRIVAL_TASK; "
         "print('wordfreq' in sys.modules, is_english_word.cache_info().currsize, ARRIVAL_TASK in app.tasks)"
     )
     for code, expected in (

@@ -1,17 +1,18 @@
 """Every arrow between apps points down, and no module circle exists (docs/architecture.md).
 
 Apps sit in layers: the base, the core, the crowd, the judgement floor, the feature apps, the
-loops, the top. An app may refer to its own app and to apps of lower layers only; apps of one
+loops, the top, and above them all the composition root. An app may refer to its own app and to apps of lower layers only; apps of one
 layer do not refer to each other. The test sees every kind of reference that ties one app to
 another, not only imports:
 
 - import: every import, the ones inside functions too;
 - template: a template named in Python (`render(request, "collection/x.html")`) or by a
   template's `{% extends %}` / `{% include %}`; a template belongs to the app whose folder holds
-  it (`templates/<app>/...`), a template outside an app's folder to the site (the base);
+  it (`templates/<app>/...`), a template outside an app's folder to the site's base;
 - url: a URL name in `reverse()`, `redirect()`, `reverse_lazy()`, `resolve_url()` or a template's
   `{% url %}`, and any string in Python that is a project URL name; a name belongs to the app whose
-  urls module declares it (the admin's `admin:<app>_<model>_...` names to the model's app);
+  urls module declares it (the admin's `admin:<app>_<model>_...` names to the model's app, its
+  other names to Django);
 - model: a model named by its label, `get_model("app", "Model")`, `("app", "Model")` or
   `"app.Model"` (lazy foreign keys too);
 - task: a Celery task named by its registered name (`enqueue("artifacts.tag_pairs")`); a task
@@ -20,15 +21,21 @@ another, not only imports:
 A `{% url %}` whose name is a variable hides its target, so it is refused. So is a scan for models
 (`apps.get_models()`, an app config's `get_models()`, a class's `__subclasses__()`): it reaches
 whatever models the apps above define, by what they are rather than by name, so no arrow shows
-it; the composition root names such models instead (`annotation_site.wiring.CLAIM_MODELS`). A Django signal whose
+it; the composition root names such models instead and registers them into the crowd layer
+(`annotation_site.wiring.CLAIM_MODELS`, `crowd.registry`). A Django signal whose
 answers the sender reads (`x = signal.send(...)`) is a call upward that no arrow shows, so it is
 refused too; a signal whose answers nobody reads is an event: its receiver imports the signal from
 the lower layer, and that import is the arrow the test sees (receivers are not listed as arrows
 of their own: the sender knows nothing of them).
 
-The composition root, `annotation_site/settings.py`, `urls.py` and `wiring.py`, names every app by
-design (INSTALLED_APPS, the URLconf, the beat schedule, a study's way from the crowd layer to its
-task app and the qualification check) and is the one place left out; the arrows into it are seen.
+The site package holds two layers, ranked module by module. Its utilities that every app uses
+(the Celery app's `enqueue`, the API's error answers and query rules, parsers, progress, plain
+rows, long tasks, permissions, middleware, ...) are the base. Its composition root
+(`ROOT_MODULES`: settings, test settings, URLs, the wiring, the app config that calls the wiring,
+the WSGI entry) names every app by design (INSTALLED_APPS, the URLconf, the beat schedule, the
+task apps it registers into the crowd layer and the snapshot export) and is the top layer: it is
+checked like every module, and no module beneath it, the base's included, may refer to it.
+Nothing is left out.
 """
 
 import ast
@@ -40,18 +47,27 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "templates"
 
+SITE = "annotation_site"  # the site package; its modules but the root's are the base
+ROOT = "annotation_site (root)"
+ROOT_MODULES = {
+    "annotation_site.apps",
+    "annotation_site.settings",
+    "annotation_site.test_settings",
+    "annotation_site.urls",
+    "annotation_site.wiring",
+    "annotation_site.wsgi",
+}
 LAYERS = [
-    ("base", {"annotation_site"}),
+    ("base", {SITE}),
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
     ("judgement", {"quality", "artifacts", "authorship"}),
     ("features", {"collection", "validation", "importers", "modeling", "markets"}),
     ("loops", {"adversarial"}),
     ("top", {"dashboard", "demo"}),
+    ("root", {ROOT}),
 ]
 LAYER_OF = {app: index for index, (_, apps) in enumerate(LAYERS) for app in apps}
-SITE = "annotation_site"
-COMPOSITION_ROOT = {"annotation_site.settings", "annotation_site.urls", "annotation_site.wiring"}
 URL_CALLS = {"reverse", "reverse_lazy", "redirect", "resolve_url"}
 # Calls that find models or classes by scanning, naming none of them.
 SCAN_CALLS = {"get_models", "__subclasses__"}
@@ -60,8 +76,8 @@ SCAN_CALLS = {"get_models", "__subclasses__"}
 def project_modules():
     """{dotted module name: path} of every app module (tests, bench and migrations aside)."""
     modules = {}
-    for app in LAYER_OF:
-        for path in (REPO / app).rglob("*.py"):
+    for package in sorted(set(LAYER_OF) - {ROOT}):
+        for path in (REPO / package).rglob("*.py"):
             if "migrations" in path.parts:
                 continue
             parts = list(path.relative_to(REPO).with_suffix("").parts)
@@ -122,7 +138,8 @@ def import_graph():
 
 
 def app_of(module):
-    return module.split(".")[0]
+    """The app (layer unit) of a module: its package, but the composition root's for ROOT_MODULES."""
+    return ROOT if module in ROOT_MODULES else module.split(".")[0]
 
 
 # The names the other kinds of reference point at, read from the running project.
@@ -142,7 +159,8 @@ def url_owners():
                 inner_name = getattr(inner, "__name__", module) if not isinstance(inner, list) else module
                 spaced = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
                 walk(entry.url_patterns, spaced, inner_name)
-            elif isinstance(entry, URLPattern) and entry.name:
+            elif isinstance(entry, URLPattern) and entry.name and namespace != "admin:":
+                # The admin's names are the models' apps' and Django's (url_owner), not the root's that mounts it.
                 owners.setdefault(namespace + entry.name, app_of(module))
 
     walk(get_resolver().url_patterns, "", "annotation_site.urls")
@@ -302,8 +320,6 @@ def every_reference(template_folder=TEMPLATES):
     templates = project_templates(template_folder)
     found = []
     for name, path in modules.items():
-        if name in COMPOSITION_ROOT:
-            continue
         tree = module_tree(path)
         for target in imports_of(name, path, modules, tree):
             found.append(("import", name, app_of(name), target, app_of(target)))
@@ -389,7 +405,7 @@ def test_the_checks_see_a_planted_upward_arrow_and_circle():
     assert LAYER_OF[app_of("dashboard.views")] > LAYER_OF[app_of("corpus.models")]
     modules = project_modules()
     assert "corpus.models" in modules and "dashboard.queries.corpus" in modules
-    assert "corpus.models" in imports_of("corpus.counters", modules["corpus.counters"], modules)
+    assert "corpus.models" in imports_of("corpus.services", modules["corpus.services"], modules)
 
 
 def planted(source_app, references):
@@ -501,3 +517,34 @@ def test_a_planted_upward_template_file_fails_the_whole_check(tmp_path):
         "template: templates/corpus/_planted.html -> crowd/completion.html (corpus -> crowd)",
         "url: templates/corpus/_planted.html -> dashboard:collection (corpus -> dashboard)",
     ]
+
+
+def test_the_composition_root_is_checked_on_top():
+    """The root's modules are read like every other (nothing is skipped) and rank above the top:
+    they name every app, so their arrows all point down."""
+    modules = project_modules()
+    assert set(modules) >= ROOT_MODULES, sorted(ROOT_MODULES - set(modules))
+    assert LAYERS[-1] == ("root", {ROOT}) and LAYER_OF[ROOT] > LAYER_OF["dashboard"] > LAYER_OF[SITE]
+    from_root = app_arrows([ref for ref in every_reference() if ref[2] == ROOT])
+    assert ("import", ROOT, "crowd") in from_root and ("import", ROOT, SITE) in from_root, from_root
+    # The site's utilities stay the base: an app imports them and the arrow points down.
+    assert ("import", "crowd", SITE) in app_arrows(every_reference(), kinds={"import"})
+
+
+def test_a_planted_import_of_the_root_fails_the_check(tmp_path):
+    """Any module beneath the root that imports it, the base's own modules and the top's included, is refused."""
+    planted_module = tmp_path / "planted.py"
+    planted_module.write_text(
+        "from annotation_site.wiring import NEXT_TASK_URL\nfrom annotation_site import settings\n", encoding="utf-8"
+    )
+    modules = project_modules()
+    for source in ("crowd.planted", "dashboard.planted", "annotation_site.planted"):
+        targets = imports_of(source, planted_module, modules)
+        assert targets == {"annotation_site.wiring", "annotation_site.settings"}
+        assert wrong_arrows([("import", source, app_of(source), t, app_of(t)) for t in targets]) == [
+            f"import: {source} -> annotation_site.settings ({app_of(source)} -> {ROOT})",
+            f"import: {source} -> annotation_site.wiring ({app_of(source)} -> {ROOT})",
+        ]
+    # The root itself may import every app beneath it.
+    targets = imports_of("annotation_site.wiring", modules["annotation_site.wiring"], modules)
+    assert wrong_arrows([("import", "annotation_site.wiring", ROOT, t, app_of(t)) for t in targets]) == []

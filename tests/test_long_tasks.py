@@ -159,15 +159,16 @@ def test_the_heartbeat_beats_from_its_own_thread_while_the_work_runs(transaction
 
 
 def test_the_embedded_mode_which_has_no_beat_runs_the_reaper_in_a_thread_of_the_web_process(tmp_path):
-    """A web process without a broker reaps what a crashed one left running; with a broker the
-    beat does it, and a command (inline tasks) starts no thread."""
+    """A web process without a broker reaps what a crashed one left running (its beat thread runs the
+    schedule, annotation_site/embedded_beat.py); with a broker the beat does it, and a command
+    (inline tasks) starts no thread."""
     import os
     import subprocess
     import sys
 
     from tests.conftest import REPO_ROOT
 
-    show = "import threading; print(any(t.name == 'embedded-long-task-reaper' for t in threading.enumerate()))"
+    show = "import threading; print(any(t.name == 'embedded-beat' for t in threading.enumerate()))"
     base = {key: value for key, value in os.environ.items() if key not in ("CELERY_BROKER_URL", "EMBEDDED_TASKS")}
     base.update(
         DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}", DJANGO_SETTINGS_MODULE="annotation_site.settings"

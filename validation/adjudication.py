@@ -4,7 +4,7 @@ their decisions.
 A queue is the pairs of a scope (dataset, split) that match one filter, oldest first, without those
 a researcher has already decided (unless asked). A decision is a gold label, "retire the pair" (it
 leaves snapshots and releases) or "withdraw" (back to the rule's gold); each one is an
-`Adjudication` row with its reason and researcher (`corpus.counters.adjudicate`, the one writer),
+`Adjudication` row with its reason and researcher (`corpus.adjudication.adjudicate`, the one writer),
 and the gold label it sets is the pair's gold everywhere gold is shown. MPE's 2-2-1 and torn splits
 are the `mpe` queue.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
+from corpus.adjudication import adjudicate
 from corpus.agreement import agreement_stats
-from corpus.counters import LabelRefused, adjudicate
 from corpus.gold import TWO_TWO_ONE, adjudication_case
 from corpus.labels import LABELS, LABELS_PER_PAIR, NO_GOLD
 from corpus.models import (
@@ -29,6 +29,7 @@ from corpus.models import (
     Worker,
 )
 from corpus.selectors import pairs_in, resolve_dataset
+from corpus.services import LabelRefused
 from quality.models import AggregatedLabel, AggregationRun, AggregationStatus
 from quality.selectors import flag_marks
 

@@ -3,7 +3,7 @@
 The cost page credits each validated pair (its gold label, the labels its stopping saved) to the
 study of its latest label: the pair's latest submitted, ordinary (not catch-trial) claim in a
 study session, latest by `submitted_at`, then `id`. Finding that claim at read time is a subquery
-per validated pair (0.3-0.5 s cold at 433k pairs). Here it is kept as a flag on the claim,
+per validated pair (a slow cold page at MultiNLI scale). Here it is kept as a flag on the claim,
 `ValidationClaim.credited`, written by the validation submit (`services.submit_validation_batch`)
 in the UPDATE that marks its claims submitted (`submitted`: no statement of its own), which also
 clears the flag on the pair's earlier claims. The pair's own figures (gold, label count, stopped

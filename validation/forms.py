@@ -103,11 +103,13 @@ class MpeBatchForm(ValidationBatchForm):
     def __init__(self, pairs, *args, **kwargs):
         from corpus.mpe_wording import ANSWERS
 
-        self.answer_choices = [(label, answer) for answer, (label, _) in ANSWERS.items()]
+        # Capitalised as the instructions above the items name them ("Yes"), not "yes" on the buttons.
+        self.answer_choices = [(label, answer.capitalize()) for answer, (label, _) in ANSWERS.items()]
         self.answer_help = {label: text for _, (label, text) in ANSWERS.items()}
         super().__init__(pairs, *args, **kwargs)
-        for name in self.fields:
-            self.fields[name].choices = self.answer_choices
+        for field in self.fields.values():
+            assert isinstance(field, forms.ChoiceField)  # one label's buttons per pair
+            field.choices = self.answer_choices
 
     def rows(self, missing=()):
         for row in super().rows(missing=missing):

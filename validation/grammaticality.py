@@ -23,9 +23,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, Pair, Worker
+from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, claim_batch, foreign_items
 from crowd.models import ClaimStatus
 
-from .claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, claim_batch, foreign_items
 from .models import GrammaticalityClaim
 from .services import ValidationRefused
 

@@ -35,6 +35,8 @@ class ValidationClaim(TaskClaim):
         ]
         indexes = [
             models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open"),
+            # The beat's release of expired claims reads the open ones only, never the whole history.
+            models.Index(fields=["expires_at"], condition=models.Q(status="open"), name="valclaim_open_expiry"),
             # The cost page's credit read and the submit's clearing of a pair's earlier credit.
             models.Index(fields=["pair"], condition=models.Q(credited=True), name="valclaim_credited"),
         ]

@@ -13,7 +13,7 @@ from crowd.models import TaskKind
 
 from . import services
 from .forms import MpeBatchForm
-from .views import BatchTask, task_views
+from .views import BatchTask, renew_view, task_views
 
 MPE = BatchTask(
     item_kind=ItemKind.MULTI_PREMISE,
@@ -25,6 +25,8 @@ MPE = BatchTask(
     batch_url="validation:mpe-batch",
     draft_prefix="mpe",
     other_kind_url=None,
+    renew_url="validation:mpe-batch-renew",
+    items_word="items",
     no_tasks_context={"mpe": True},
     unanswered=lambda form: "Please answer yes, unknown or no for every item.",
     incomplete=lambda incomplete: "Please answer yes, unknown or no for every item; nothing was saved yet.",
@@ -37,3 +39,4 @@ MPE = BatchTask(
 
 
 next_batch, batch = task_views(MPE)
+renew = renew_view(MPE)

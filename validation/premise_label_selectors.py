@@ -96,7 +96,7 @@ def premise_label_rows_of(dataset_slugs: Sequence[str], splits: Sequence[str] = 
     """The export's rows (`premise_label_rows`) of every multi-premise dataset among these (all
     datasets when none are named), dataset by dataset in slug order and, when splits are named,
     split by split; None when none of them has a per-premise judgment there. A snapshot's
-    `premise_labels.tsv` (annotation_site.wiring): for one dataset and one split, or no split, the
+    `premise_labels.tsv` (validation.snapshot_files): for one dataset and one split, or no split, the
     same rows as `export_mpe_premise_labels --dataset D [--split S]`."""
     datasets = Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).order_by("slug")
     if dataset_slugs:

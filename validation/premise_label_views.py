@@ -7,15 +7,20 @@ arrived by a per-premise study's link (`TaskKind.PREMISE_LABELS`) gets that stud
 and each submitted batch counts towards the session's completion code.
 """
 
+from uuid import UUID
+
+from django.db.models import QuerySet
+
+from corpus.models import Worker
 from crowd.models import TaskKind
 
 from . import premise_labels as services
 from .forms import PremiseBatchForm
 from .models import PremiseLabelClaim
-from .views import BatchTask, task_views
+from .views import BatchTask, renew_view, task_views
 
 
-def batch_claims(worker, batch):
+def batch_claims(worker: Worker, batch: UUID | str) -> QuerySet[PremiseLabelClaim]:
     """A worker's own claims in one batch, with what the page shows; another worker's batch is empty."""
     return (
         PremiseLabelClaim.objects.filter(worker=worker, batch=batch)
@@ -37,6 +42,8 @@ PREMISE = BatchTask(
     batch_url="validation:premise-batch",
     draft_prefix="premise",
     other_kind_url=None,
+    renew_url="validation:premise-batch-renew",
+    claim_rule=services.PREMISE_CLAIMS,
     no_tasks_context={"premise": True},
     unanswered=lambda form: "Please choose an answer for every pair.",
     context=lambda form, claims: {"study_session": claims[0].study_session},
@@ -44,3 +51,4 @@ PREMISE = BatchTask(
 
 
 next_batch, batch = task_views(PREMISE)
+renew = renew_view(PREMISE)

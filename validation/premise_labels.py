@@ -27,10 +27,10 @@ from django.utils import timezone
 
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
 from corpus.models import Dataset, ItemKind, Pair, Worker
+from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, Grouping, claim_batch, foreign_items
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 
-from .claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, Grouping, claim_batch, foreign_items
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
 from .services import (
@@ -158,7 +158,7 @@ def claim_premise_batch(
 
     A worker with a live batch gets it back. The candidates are locked, then their labels and live
     claims counted again under the lock (a claim committed just before ours is seen), and claims
-    are made on those with room, one premise per item (`claiming.claim_batch`).
+    are made on those with room, one premise per item (`crowd.claiming.claim_batch`).
     """
     if worker.is_excluded:
         raise NotAllowedToLabelPremises(

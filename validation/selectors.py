@@ -1,15 +1,13 @@
 """Reads for the validation task: which pairs a validator may be offered, and their own batches."""
 
 import uuid
-from collections.abc import Hashable, Mapping
 from datetime import datetime
-from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from annotation_site.compiled_queries import CompiledQuery, as_uuid
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus, Worker
+from crowd.claiming import claim_key
 from crowd.models import ClaimStatus
 from crowd.selectors import device_linked_ids
 
@@ -85,44 +83,27 @@ def claimable_pairs(
     return pairs.order_by("-label_count", "id")
 
 
-def _open_batches(item_kind: Hashable, values: Mapping[str, Any]) -> QuerySet[Any]:
-    return (
-        ValidationClaim.objects.filter(
-            status=ClaimStatus.OPEN,
-            expires_at__gt=values["now"],
-            worker_id=values["worker"],
-            pair__dataset__item_kind=item_kind,
-        )
-        .order_by("created_at", "id")
-        .values_list("batch")[:1]
-    )
-
-
-# Read on every claim and every task page: compiled once per item kind (annotation_site.compiled_queries).
-OPEN_BATCH = CompiledQuery(_open_batches, prepare=True)
-
-
 def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKind.SINGLE_PREMISE) -> uuid.UUID | None:
     """The batch id of the worker's live claims of this item kind, catch trials included, if they have
     one (a reload gets it back)."""
-    rows = OPEN_BATCH.fetch(str(item_kind), worker=worker.pk, now=now)
-    # The raw row: PostgreSQL's uuid as text, SQLite's as 32 hex digits.
-    return uuid.UUID(str(rows[0][0])) if rows else None
-
-
-def _batch_claims(shape: Hashable, values: Mapping[str, Any]) -> QuerySet[ValidationClaim]:
-    return (
-        ValidationClaim.objects.filter(worker_id=values["worker"], batch=values["batch"])
-        .select_related("pair", "pair__dataset", "pair__premise", "pair__premise__genre", "study_session__study")
-        .order_by("id")
+    batch: uuid.UUID | None = (
+        ValidationClaim.objects.filter(
+            status=ClaimStatus.OPEN, expires_at__gt=now, worker=worker, pair__dataset__item_kind=item_kind
+        )
+        .order_by("created_at", "id")
+        .values_list("batch", flat=True)
+        .first()
     )
-
-
-# Read on every batch page and every submit: compiled once (annotation_site.compiled_queries).
-BATCH_CLAIMS = CompiledQuery(_batch_claims, prepare=True)
+    return batch
 
 
 def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim]:
     """A worker's claims in one batch, with the pairs to show. Another worker's batch is empty."""
-    batch_id = as_uuid(batch)
-    return [] if batch_id is None else BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch_id)
+    batch_id = claim_key(batch)
+    if batch_id is None:
+        return []
+    return list(
+        ValidationClaim.objects.filter(worker=worker, batch=batch_id)
+        .select_related("pair", "pair__dataset", "pair__premise", "pair__premise__genre", "study_session__study")
+        .order_by("id")
+    )

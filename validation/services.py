@@ -2,7 +2,7 @@
 
 Every pair ends with at most the author's label plus four validation labels (MultiNLI §2.1,
 SNLI §2.2): exactly four under the fixed stopping rule, fewer where its rule stops it early
-(`corpus.counters`, docs/quality.md). Three things keep the bound under concurrency: claims lock the pair rows they count
+(`corpus.services`, docs/quality.md). Three things keep the bound under concurrency: claims lock the pair rows they count
 (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), the label insert
 re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
 and (pair, worker) refuse whatever slips past both.
@@ -18,35 +18,37 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation_site.compiled_queries import CompiledQuery, as_uuid
-from corpus.counters import LabelRefused, add_labels, record_stopping_rules, set_needs_validation
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
-from crowd.models import ClaimStatus, StudySession
-from crowd.services import record_task_done
-from crowd.signals import validation_labels_added
-from quality.catch_trials import pick_catch_trials, score_catch_trials
-from quality.guessers import hold_code_of_guesser
-
-from . import credits, selectors
-from .claiming import (
+from corpus.services import LabelRefused, add_labels, set_needs_validation
+from corpus.stopping_policies import record_stopping_rules
+from crowd.claiming import (
     FOREIGN_ITEMS_MESSAGE,
     ClaimRule,
     Grouping,
     RoomRule,
     choose,
     claim_batch,
-    expiry,
+    claim_key,
     foreign_items,
     insert_claims,
+    lock_candidate_rows,
     lock_rows,
 )
+from crowd.models import ClaimStatus, StudySession, TaskClaim
+from crowd.selectors import pair_pool
+from crowd.services import record_task_done
+from quality.catch_trials import pick_catch_trials, score_catch_trials
+from quality.guessers import hold_code_of_guesser
+
+from . import credits, selectors
 from .models import ValidationClaim, ValidationPolicy
+from .signals import validation_labels_added
 
 
 class ValidationRefused(LabelRefused):
@@ -78,9 +80,12 @@ class BatchIncomplete(ValidationRefused):
 # --- claims ----------------------------------------------------------------------------------
 
 
-CLAIM_WAITS = 4  # looks again after 20, 40, 60, 80 ms when every claimable pair is locked
+CLAIM_WAITS = 8  # looks again after 20, 40, ..., 160 ms when every claimable pair is locked
 CLAIM_WAIT_SECONDS = 0.02
-SWEEP_PAIRS = 20  # pairs with claims past their expiry that a claim releases on its way
+
+# What a claim reads of each locked candidate besides its pk: a batch takes one pair per premise,
+# one of those closest to complete (`spread_over_premises`).
+CANDIDATE_FACTS = ("premise_id", "label_count")
 
 
 def _claimable(
@@ -98,51 +103,24 @@ def _claimable(
     return claimable.exclude(pk__in=list(tried)) if tried else claimable
 
 
-def _locked_claimable(shape: Any, values: Mapping[str, Any]) -> QuerySet[Any]:
-    """The candidate lock of a claim's first look, for `LOCK_CLAIMABLE`: shape (dataset given,
-    item kind, worker trusted, fresh premises only, rows wanted), values the worker's pk, the time
-    and the dataset's pk."""
-    has_dataset, item_kind, trusted, fresh, wanted = shape
-    worker = Worker(pk=values["worker"], is_trusted=trusted)
-    dataset = Dataset(pk=values["dataset"]) if has_dataset else None
-    claimable = _claimable(worker, values["now"], dataset, item_kind, fresh_premises=fresh)
-    return lock_rows(claimable).values_list("pk", *CANDIDATE_FACTS)[:wanted]
-
-
-# What a claim reads of each locked candidate besides its pk: a batch takes one pair per premise,
-# one of those closest to complete (`spread_over_premises`).
-CANDIDATE_FACTS = ("premise_id", "label_count")
-
-# A claim's first look, the statement every claim runs, compiled once per shape: building the
-# candidate queryset cost more of the claim's time than PostgreSQL running it (issue 28).
-LOCK_CLAIMABLE = CompiledQuery(_locked_claimable)
-
-
 def _claimable_locker(
     worker: Worker,
     now: datetime,
     dataset: Dataset | None,
     item_kind: str,
-    facts: dict[int, tuple[int, int]] | None = None,
-    fresh: dict[str, bool] | None = None,
+    facts: dict[int, tuple[int, int]],
+    fresh: dict[str, bool],
+    pool: Q | None = None,
 ) -> Callable[[int, Sequence[int]], list[int]]:
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
-    A look after the first (claimers took the candidates meanwhile) builds its statement afresh.
-    `facts`, when given, gets each locked pair's (premise pk, label count); `fresh["premises"]`,
-    when given, says whether to offer only premises the worker was never served (the caller turns
-    it off when none is left)."""
+    `facts` gets each locked pair's (premise pk, label count); `fresh["premises"]` says whether to
+    offer only premises the worker was never served (the caller turns it off when none is left);
+    `pool`, a study's genres and imports (`crowd.selectors.pair_pool`)."""
 
     def lock(wanted: int, tried: Sequence[int]) -> list[int]:
-        fresh_premises = bool(fresh and fresh["premises"])
-        if tried:
-            claimable = _claimable(worker, now, dataset, item_kind, tried, fresh_premises=fresh_premises)
-            rows = list(lock_rows(claimable).values_list("pk", *CANDIDATE_FACTS)[:wanted])
-        else:
-            shape = (dataset is not None, str(item_kind), worker.is_trusted, fresh_premises, wanted)
-            values = {"worker": worker.pk, "now": now} | ({"dataset": dataset.pk} if dataset is not None else {})
-            rows = LOCK_CLAIMABLE.fetch(shape, **values)
-        if facts is not None:
-            facts.update({pk: (premise, count) for pk, premise, count in rows})
+        claimable = _claimable(worker, now, dataset, item_kind, fresh_premises=fresh["premises"]).filter(pool or Q())
+        rows = lock_candidate_rows(claimable, wanted, CANDIDATE_FACTS, tried=tried)
+        facts.update({pk: (premise, count) for pk, premise, count in rows})
         return [pk for pk, *_ in rows]
 
     return lock
@@ -214,24 +192,28 @@ def _pair_room(target: int) -> RoomRule:
     return room
 
 
+def _recount_held(pairs: QuerySet[Pair], now: datetime) -> int:
+    """Set these (locked) pairs' `held_places` to their live claims; returns how many changed."""
+    held = Coalesce(selectors.open_claims_subquery(now), Value(0))
+    return pairs.alias(live=held).exclude(held_places=F("live")).update(held_places=held)
+
+
+def _keep_held_places(locked: list[int], claimed: list[int], now: datetime) -> None:
+    """After a look, the locked candidates' `held_places` are their live claims, the new ones
+    included: a pair that live claims fill leaves the claim index until a place comes free (a
+    submit, an expiry recounted by the beat or by a claim that found no free pair)."""
+    _recount_held(Pair.objects.filter(pk__in=locked), now)
+
+
 # Validation batches (and MPE judgments): claims on pairs, closest to complete first. The candidate
 # query walks a partial index that holds only the pairs with free places (`pair_claim_queue_free`,
 # `pair_claim_queue_free_all`).
 VALIDATION_CLAIMS = ClaimRule(
-    model=ValidationClaim, target="pair", room=_pair_room(LABELS_PER_PAIR), grouping=Grouping.SAME
-)
-
-
-# Read on every claim: compiled once (annotation_site.compiled_queries).
-TRUSTED_ONLY = CompiledQuery(
-    lambda _, values: ValidationPolicy.objects.filter(dataset_id=values["dataset"], trusted_only=True).values_list(
-        "pk"
-    )[:1],
-    prepare=True,
-)
-WORKER_LOCK = CompiledQuery(
-    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"]).values_list("pk"),
-    prepare=True,
+    model=ValidationClaim,
+    target="pair",
+    room=_pair_room(LABELS_PER_PAIR),
+    grouping=Grouping.SAME,
+    after=_keep_held_places,
 )
 
 
@@ -241,7 +223,11 @@ def _check_may_validate(worker: Worker, dataset: Dataset | None) -> None:
             "Your account is not taking part in validation at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
-    if dataset is not None and not worker.is_trusted and TRUSTED_ONLY.fetch(None, dataset=dataset.pk):
+    if (
+        dataset is not None
+        and not worker.is_trusted
+        and ValidationPolicy.objects.filter(dataset_id=dataset.pk, trusted_only=True).exists()
+    ):
         raise NotAllowedToValidate(
             "Validation of this data set is open only to our pool of trusted validators, "
             "and your account is not in it yet."
@@ -262,7 +248,8 @@ def claim_validation_batch(
 
     A worker with a live batch gets it back (a reload shows the same pairs). Otherwise pairs are
     picked closest to complete first, so gold labels accumulate instead of every pair waiting at
-    two of five.
+    two of five. The claim is `crowd.claiming`'s, with validation's own taking of the locked pairs
+    (`_take_candidates`: catch trials, one pair per premise, page order).
     """
     if dataset is None and study_session is not None:
         dataset = study_session.study.dataset
@@ -270,7 +257,7 @@ def claim_validation_batch(
     now = timezone.now()
     with transaction.atomic():
         # One claim at a time per worker: a double click must not open two batches.
-        WORKER_LOCK.fetch(None, worker=worker.pk)
+        list(Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("pk"))
         current = selectors.worker_open_batch(worker, now, item_kind=item_kind)
         if current is not None:
             return current
@@ -281,7 +268,7 @@ def claim_validation_batch(
         fresh = {"premises": True}
         healed, waits = False, 0
 
-        def claim(candidate_ids: list[int], tried: list[int]) -> uuid.UUID | None:
+        def take(candidate_ids: list[int], tried: list[int]) -> list[TaskClaim]:
             nonlocal catch
             if catch is None:
                 catch = _catch_trials(
@@ -289,10 +276,10 @@ def claim_validation_batch(
                 )
             spread = spread_over_premises(candidate_ids, facts, leave_out=catch_premises.values())
             premise_of = {pk: fact[0] for pk, fact in facts.items()} | catch_premises
-            batch = _claim_candidates(worker, now, dataset, spread, catch, size, study_session, premise_of)
-            if batch is None:
+            claims = _take_candidates(worker, now, spread, catch, size, study_session, premise_of)
+            if not claims:
                 tried += catch  # and the candidates: every one was full
-            return batch
+            return claims
 
         def look_again(tried: list[int]) -> bool:
             nonlocal healed, waits
@@ -321,75 +308,61 @@ def claim_validation_batch(
             VALIDATION_CLAIMS,
             worker,
             now,
-            _claimable_locker(worker, now, dataset, item_kind, facts, fresh),
+            _claimable_locker(
+                worker,
+                now,
+                dataset,
+                item_kind,
+                facts,
+                fresh,
+                pool=pair_pool(study_session.study) if study_session else None,
+            ),
             size=size,
             wanted=size * 3,
-            claim=claim,
+            take=take,
             look_again=look_again,
         )
 
 
-def _claim_candidates(
+def _take_candidates(
     worker: Worker,
     now: datetime,
-    dataset: Dataset | None,
     candidate_ids: list[int],
     catch: list[int],
     size: int,
     study_session: StudySession | None,
     premise_of: Mapping[int, int],
-) -> uuid.UUID | None:
+) -> list[TaskClaim]:
     """Claims on the first of the locked candidates that still have room, as many as the catch
     trials leave of `size`, and on the catch trials, in random order (`page_order`), in the claim's
-    transaction; the batch id, or None when every candidate is full.
+    transaction; none when every candidate is full.
 
     A batch with catch trials and one without take the same path and the same statements (issue 39:
     a slower claim told them apart)."""
-    if connection.vendor == "postgresql" and dataset is not None:
-        # A study's batch (one dataset, so one label scheme) in one statement; the ORM path below
-        # does the same in a few more.
-        # The order is drawn for the candidates it takes when every one has room (all but always).
-        order = page_order(candidate_ids[: size - len(catch)] + catch, premise_of)
-        return _claim_in_one_statement(
-            worker, now, candidate_ids, catch, size, LABELS_PER_PAIR, study_session, order=order
-        )
-    # Lazily mark what has expired, the worker's own and on the candidates: those places
-    # are free already (live claims are the unexpired ones), this keeps the status honest.
-    # This path leaves `held_places` as it is (a statement fewer): a count too low only lets the
-    # claim walk past a full pair, as it always did; one too high (claims marked expired here) is
-    # recounted by the next claim that has the pair as a candidate, `release_expired_claims`, or
-    # the recount when no free pair is found.
+    # Lazily mark what has expired, the worker's own and on the candidates (both reached by an
+    # index: a worker's claims, a pair's claims): those places are free already (live claims are
+    # the unexpired ones), this keeps the status honest. Every other expired claim is the beat's
+    # (`release_expired_claims`, tasks.py): a sweep of the whole claim table on every claim would
+    # grow with the study's history, as submitted claims never leave the table.
     ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
         Q(worker=worker) | Q(pair_id__in=candidate_ids)
     ).update(status=ClaimStatus.EXPIRED)
     # The candidate query saw claims as of its start; another claimer may have committed claims on
     # these pairs just before we locked them: `choose` counts again under the locks.
-    chosen = choose(VALIDATION_CLAIMS, candidate_ids, now, size=size)
-    if not chosen:
+    ordinary = choose(VALIDATION_CLAIMS, candidate_ids, now, size=size - len(catch))
+    if not ordinary:
         # Never a batch of catch trials alone: they ride along with real work.
-        return None
-    ordinary = chosen[: size - len(catch)]
+        return []
     # The page shows a batch in claim id order: the claims go in shuffled, catch trials among them.
-    items = [(pk, pk in catch) for pk in page_order(ordinary + catch, premise_of)]
-    return insert_claims(
-        VALIDATION_CLAIMS,
-        worker,
-        now,
-        ((pk, {"is_catch_trial": is_catch}) for pk, is_catch in items),
-        study_session=study_session,
-    )
-
-
-def _recount_held(pairs: QuerySet[Pair], now: datetime) -> int:
-    """Set these (locked) pairs' `held_places` to their live claims; returns how many changed."""
-    held = Coalesce(selectors.open_claims_subquery(now), Value(0))
-    return pairs.alias(live=held).exclude(held_places=F("live")).update(held_places=held)
+    items = [(pk, {"is_catch_trial": pk in catch}) for pk in page_order(ordinary + catch, premise_of)]
+    return insert_claims(VALIDATION_CLAIMS, worker, now, items, study_session=study_session)
 
 
 def _recount_every_held_pair(now: datetime) -> int:
     """Recount every pair marked held that we can lock: the pairs whose claims were released
-    without the sweep (a study visit releases its worker's claims). Runs when no claim finds a
-    free pair, so that a pair never stays out of the claim index while it has room."""
+    without the beat (a study visit releases its worker's claims) or ran out since it last ran.
+    Runs when no claim finds a free pair, so that a pair never stays out of the claim index while
+    it has room. Reads the partial index of held pairs (`pair_held`), not the claim table."""
     live = Coalesce(selectors.open_claims_subquery(now), Value(0))
     stale = Pair.objects.filter(held_places__gt=0).alias(live=live).exclude(held_places=F("live"))
     held = list(lock_rows(stale).values_list("pk", flat=True))
@@ -467,115 +440,6 @@ def _catch_trials(
     return kept
 
 
-CLAIM_SQL = """
-WITH due AS (
-    SELECT p.id FROM {pairs} p
-    WHERE p.id IN (
-        SELECT v.pair_id FROM {claims} v WHERE v.status = %(open)s AND v.expires_at <= %(now)s LIMIT %(sweep)s
-    ) AND p.id <> ALL(%(candidates)s)
-    FOR NO KEY UPDATE SKIP LOCKED
-), recounted AS (
-    SELECT c.id, (
-        SELECT count(*) FROM {claims} v
-        WHERE v.pair_id = c.id AND v.status = %(open)s AND v.expires_at > %(now)s AND NOT v.is_catch_trial
-    ) AS live
-    FROM (SELECT unnest(%(candidates)s::bigint[]) AS id UNION ALL SELECT id FROM due) AS c
-), expired AS (
-    UPDATE {claims} SET status = %(expired)s
-    WHERE id IN (
-        SELECT id FROM {claims}
-        WHERE status = %(open)s AND expires_at <= %(now)s AND pair_id IN (SELECT id FROM recounted)
-        FOR UPDATE SKIP LOCKED
-    )
-    RETURNING id
-), roomy AS (
-    SELECT c.id, c.ord
-    FROM unnest(%(candidates)s::bigint[]) WITH ORDINALITY AS c(id, ord)
-    JOIN {pairs} p ON p.id = c.id
-    JOIN recounted r ON r.id = c.id
-    WHERE p.label_count + r.live < %(target)s
-    ORDER BY c.ord
-    LIMIT %(size)s
-), held AS (
-    UPDATE {pairs} p SET held_places = r.live + (r.id IN (SELECT id FROM roomy))::int
-    FROM recounted r
-    WHERE p.id = r.id AND p.held_places <> r.live + (r.id IN (SELECT id FROM roomy))::int
-    RETURNING p.id
-)
-INSERT INTO {claims} (batch, worker_id, pair_id, study_session_id, status, created_at, expires_at, is_catch_trial)
-SELECT %(batch)s, %(worker)s, served.id, %(session)s, %(open)s, %(now)s, %(expires_at)s, served.is_catch
-FROM (
-    SELECT id, false AS is_catch FROM roomy
-    UNION ALL
-    SELECT id, true FROM unnest(%(catch)s::bigint[]) AS id WHERE EXISTS (SELECT FROM roomy)
-) AS served
-ORDER BY array_position(%(order)s::bigint[], served.id), random()
-RETURNING pair_id
-"""
-
-
-def _claim_in_one_statement(
-    worker: Worker,
-    now: datetime,
-    candidate_ids: list[int],
-    catch: list[int],
-    size: int,
-    target: int,
-    study_session: StudySession | None,
-    *,
-    order: Sequence[int] = (),
-) -> uuid.UUID | None:
-    """PostgreSQL: the rest of a claim, once the candidates are locked, in one statement.
-
-    Counts each locked candidate's live claims afresh (a new statement's snapshot: every claim
-    committed before our locks), inserts claims on the first with room, in candidate order, as many
-    as the `catch` trials leave of `size`, and on the catch trials (only with at least one ordinary
-    pair: never a batch of catch trials alone), in `order` (the page shows claim id order; a pair it
-    does not name goes after those it does, at random),
-    and sets the candidates' `held_places` to what they hold now. It also sweeps a few pairs whose
-    claims ran out (those it can lock without waiting): their claims are marked expired and their
-    `held_places` recounted, so they come back into the claim index. The same steps as the ORM
-    path, fewer round trips.
-    """
-    batch = uuid.uuid4()
-    params: dict[str, Any] = {
-        "open": ClaimStatus.OPEN.value,
-        "expired": ClaimStatus.EXPIRED.value,
-        "now": now,
-        "worker": worker.pk,
-        "candidates": list(candidate_ids),
-        "target": target,
-        "size": size - len(catch),
-        "catch": list(catch),
-        "order": list(order),
-        "batch": batch,
-        "session": study_session.pk if study_session is not None else None,
-        "expires_at": expiry(now),
-        "sweep": SWEEP_PAIRS,
-    }
-    sql = CLAIM_SQL.format(claims=ValidationClaim._meta.db_table, pairs=Pair._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        chosen = cursor.fetchall()
-    return batch if chosen else None
-
-
-# Read on every submit: compiled once (annotation_site.compiled_queries).
-LOCKED_WORKER = CompiledQuery(
-    lambda _, values: Worker.objects.select_for_update(no_key=True).filter(pk=values["worker"]),
-    prepare=True,
-)
-LOCKED_BATCH_CLAIMS = CompiledQuery(
-    lambda _, values: (
-        ValidationClaim.objects.select_for_update(of=("self",))
-        .filter(worker_id=values["worker"], batch=values["batch"])
-        .select_related("pair", "pair__dataset", "study_session__study")
-        .order_by("id")
-    ),
-    prepare=True,
-)
-
-
 @dataclass
 class SubmittedBatch:
     batch: uuid.UUID | str
@@ -595,15 +459,21 @@ def submit_validation_batch(
     now = timezone.now()
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
-        locked = LOCKED_WORKER.objects(None, worker=worker.pk)
-        if not locked:
-            raise Worker.DoesNotExist("This worker no longer exists.")
-        worker = locked[0]
+        worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
         _check_may_validate(worker, None)
         # The claims are the worker's alone (the worker lock serialises their own submits); the
         # pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
-        batch_id = as_uuid(batch)
-        claims = [] if batch_id is None else LOCKED_BATCH_CLAIMS.objects(None, worker=worker.pk, batch=batch_id)
+        batch_id = claim_key(batch)
+        claims = (
+            []
+            if batch_id is None
+            else list(
+                ValidationClaim.objects.select_for_update(of=("self",))
+                .filter(worker=worker, batch=batch_id)
+                .select_related("pair", "pair__dataset", "study_session__study")
+                .order_by("id")
+            )
+        )
         if not claims:
             raise BatchNotFound("This batch does not exist or is not yours.")
         if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
@@ -657,8 +527,14 @@ def submit_validation_batch(
 
 
 def release_expired_claims(*, now: datetime | None = None) -> int:
-    """Mark every open claim past its expiry as expired and recount its pair's held places
-    (claims also do this lazily, a few pairs at a time)."""
+    """Mark every open claim past its expiry as expired and recount its pair's held places.
+
+    The beat's (tasks.py), not a claim's: a claim marks only the worker's own and its candidates'
+    expired claims. A sweep on every claim would read the claim table, which grows with every batch
+    ever submitted; this statement reads the partial index of open claims (`valclaim_open_expiry`),
+    which holds only the claims still open. Meanwhile a pair whose claims ran out waits outside the
+    claim index with its stale count, unless a claim finds no free pair and recounts every held
+    pair (`_recount_every_held_pair`)."""
     now = now or timezone.now()
     with transaction.atomic():
         expired = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now)
@@ -675,7 +551,7 @@ def release_expired_claims(*, now: datetime | None = None) -> int:
 
 def mark_for_validation(pairs: QuerySet[Pair]) -> int:
     """Ask for validation labels on these pairs, under their split's stopping rule (recorded on
-    each pair: `corpus.counters.record_stopping_rules`; four labels under the fixed rule, the
+    each pair: `corpus.stopping_policies.record_stopping_rules`; four labels under the fixed rule, the
     default). Returns how many were newly marked."""
     with transaction.atomic():
         marked: int = set_needs_validation(pairs, True)

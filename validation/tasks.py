@@ -11,10 +11,11 @@ from .services import release_expired_claims
 def release_expired() -> dict[str, int]:
     """On the beat schedule: mark the expired claims of this app's three tasks as expired.
 
-    Claims also do it lazily, a few rows at a time, and places held by an expired claim are free
-    already (live claims are the unexpired ones); the sweep keeps what a claim says honest and puts
-    the pairs whose `held_places` went stale (validation batches) back into the claim index, so the
-    index and the dashboards never wait for the next claim that happens to meet them.
+    Places held by an expired claim are free already (live claims are the unexpired ones); a claim
+    marks only the worker's own and its candidates' expired claims, so this is the one sweep: it
+    keeps what a claim says honest and puts the pairs whose `held_places` went stale (validation
+    batches) back into the claim index. Of validation claims it reads the open ones only (the
+    partial index `valclaim_open_expiry`), never the history of submitted ones.
     """
     return {
         "validation": release_expired_claims(),

@@ -1,28 +1,32 @@
 """The validation task pages: next batch, one batch of five, the validation FAQ. Thin: rules live in services."""
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from corpus.counters import LabelRefused
 from corpus.models import Grammaticality, ItemKind
+from corpus.services import LabelRefused
 from crowd.arrival import current_study_session
+from crowd.claiming import ClaimRule
+from crowd.holds import HoldRenewal, hold_view, renewal_message
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_refusal_page, task_visit
 
 from . import grammaticality as grammar
-from . import selectors, services
+from . import holds, selectors, services
 from .forms import ValidationBatchForm, claim_field_name
 
 
@@ -47,6 +51,9 @@ class BatchTask:
     batch_url: str = "validation:batch"
     draft_prefix: str = "batch"  # the browser's draft key is f"{draft_prefix}-{batch}"
     other_kind_url: str | None = "validation:mpe-batch"  # a batch of the other item kind goes there; None: 404
+    renew_url: str = "validation:batch-renew"  # "More time" and "Get these pairs back" (views.renew_page)
+    claim_rule: ClaimRule = services.VALIDATION_CLAIMS  # whose claims a renewal locks and whose room it counts
+    items_word: str = "pairs"
     no_tasks_context: dict[str, Any] = field(default_factory=dict)
     unanswered: Callable[[Any], str] = lambda form: (
         "Please choose one of the three labels for each pair."
@@ -93,18 +100,20 @@ def batch_page(request, batch, task):
         messages.info(request, "That batch is already saved. Thank you!")
         return redirect(task.next_url)
     items = [task.item(claim) for claim in claims]
-    expired = any(claim.status != ClaimStatus.OPEN or claim.expires_at <= timezone.now() for claim in claims)
     names = {item.pk: claim_field_name(claim) for item, claim in zip(items, claims, strict=True)}
     form = task.form(items, request.POST or None, names=names)
     draft_key = f"{task.draft_prefix}-{batch}"
-    missing = ()
-    error = None
+    missing: Sequence[int] = ()
+    error, status = None, 200
     if request.method == "POST" and form.is_valid():
         try:
             task.submit(worker, batch, form.labels())
         except services.BatchAlreadySubmitted as done:
             messages.info(request, done.message)
             return redirect(task.next_url)
+        except services.BatchExpired:
+            # The page says so once (its hold ran out) and offers the items back; nothing was saved.
+            claims, status = list(task.claims(worker, batch)), 409
         except services.BatchIncomplete as incomplete:
             error, missing = task.incomplete(incomplete), incomplete.missing
         except LabelRefused as refused:  # services.ValidationRefused and the core's refusals alike
@@ -115,37 +124,77 @@ def batch_page(request, batch, task):
             return redirect(task.next_url)
     elif request.method == "POST":
         error = task.unanswered(form)
+    hold = hold_view(claims, timezone.now(), minutes=holds.claim_minutes())
+    if hold.expired:
+        error = None  # one message: the hold's, which offers the items back
+        status = 409 if request.method == "POST" else status
     context = {
         "batch": batch,
         "rows": list(form.rows(missing=missing)),
         "error": error,
-        "expired": expired,
-        "expires_at": claims[0].expires_at,
-        "seconds_left": max(0, int((claims[0].expires_at - timezone.now()).total_seconds())),
+        "hold": hold,
+        "renew_url": reverse(task.renew_url, kwargs={"batch": batch}),
+        "taken": request.GET.get("taken") == "1",
+        "items_word": task.items_word,
+        "hold_what": f"these {task.items_word}",
         "next_href": reverse(task.next_url),
         "draft_key": draft_key,
         **task.context(form, claims),
     }
-    return render(request, task.template, context, status=400 if error else 200)
+    return render(request, task.template, context, status=400 if error else status)
 
 
-def task_views(task):
+def renew_page(request, batch, task):
+    """ "More time" or "Get these items back" (validation.holds): back to the batch, with one line
+    that says what happened; items taken by others meanwhile leave the batch page offering a new one."""
+    renewed = holds.renew_batch(worker_for_user(request.user), batch, task.claim_rule)
+    if renewed is None:
+        raise Http404("No such batch.")
+    message = renewal_message(renewed.outcome, what=f"these {task.items_word}")
+    if renewed.outcome is HoldRenewal.GONE:
+        messages.info(request, message)
+        return redirect(task.next_url)
+    if renewed.outcome is HoldRenewal.TAKEN:
+        # The batch's page says it (its hold's message) and offers a new batch.
+        return redirect(reverse(task.batch_url, kwargs={"batch": batch}) + "?taken=1")
+    if renewed.outcome in (HoldRenewal.AT_LIMIT, HoldRenewal.BUSY):
+        messages.warning(request, message)
+    else:
+        messages.success(request, message)
+    return redirect(task.batch_url, batch=batch)
+
+
+def task_views(
+    task: BatchTask,
+) -> tuple[Callable[[HttpRequest], HttpResponseBase], Callable[[HttpRequest, UUID], HttpResponseBase]]:
     """A batch task's two views, (next batch, one batch), for the URLconf."""
 
     @login_required
-    def next_batch(request):
+    def next_batch(request: HttpRequest) -> HttpResponseBase:
         return next_batch_page(request, task)
 
     @login_required
     @require_http_methods(["GET", "POST"])
-    def batch(request, batch):
+    def batch(request: HttpRequest, batch: UUID) -> HttpResponseBase:
         return batch_page(request, batch, task)
 
     return next_batch, batch
 
 
+def renew_view(task: BatchTask) -> Callable[[HttpRequest, UUID], HttpResponseBase]:
+    """A batch task's renewal view (a POST from the hold's buttons), for the URLconf."""
+
+    @login_required
+    @require_http_methods(["POST"])
+    def renew(request: HttpRequest, batch: UUID) -> HttpResponseBase:
+        return renew_page(request, batch, task)
+
+    return renew
+
+
 VALIDATION = BatchTask()
 next_batch, batch = task_views(VALIDATION)
+renew = renew_view(VALIDATION)
 
 
 @login_required
@@ -160,7 +209,8 @@ def grammaticality(request):
     if refused is not None:
         return refused
     worker = worker_for_user(request.user)
-    error, missing, chosen = None, [], {}
+    error, chosen = None, {}
+    missing: list[int] = []
     if request.method == "POST":
         # ASCII digits only, of a size a primary key can have: "²" is a digit to str.isdigit() but
         # not to int(), and a 30-digit number overflows the database's integer.
@@ -171,14 +221,17 @@ def grammaticality(request):
         }
         # The page's sentences (hidden fields): a page with any left unanswered is refused whole.
         shown = [int(pk) for pk in request.POST.getlist("shown") if re.fullmatch(r"[0-9]{1,18}", pk)]
+        posted = holds.grammaticality_page_claims(worker, shown)
         try:
             grammar.submit_judgments(worker, answers, shown=shown)
-        except LabelRefused as refused:
-            error = refused.message
-            missing = getattr(refused, "missing", [])
+        except LabelRefused as refusal:
+            error = refusal.message
+            missing = getattr(refusal, "missing", [])
             chosen = answers
         else:
             messages.success(request, "Saved. Thank you!")
+            if posted:  # the browser may drop its copy of the page's choices
+                drafts_saved(request, f"grammar-{posted[0].batch}")
             return redirect("validation:grammaticality")
     pairs = grammar.hypotheses_to_judge(worker)
     if missing:
@@ -197,7 +250,31 @@ def grammaticality(request):
         for pair in pairs
     ]
     context = {"pairs": pairs, "rows": rows, "error": error}
+    page_claims = holds.grammaticality_page_claims(worker, [pair.pk for pair in pairs])
+    if page_claims:
+        batch = page_claims[0].batch
+        context |= {
+            "hold": hold_view(page_claims, timezone.now(), minutes=holds.claim_minutes()),
+            "renew_url": reverse("validation:grammaticality-renew", kwargs={"batch": batch}),
+            "next_href": reverse("validation:grammaticality"),
+            "draft_key": f"grammar-{batch}",
+        }
     return render(request, "validation/grammaticality.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_http_methods(["POST"])
+def grammaticality_renew(request, batch):
+    """ "More time" or "Get these sentences back" for the worker's grammaticality page."""
+    renewed = holds.renew_batch(worker_for_user(request.user), batch, grammar.GRAMMATICALITY_CLAIMS)
+    if renewed is None:
+        raise Http404("No such page.")
+    message = renewal_message(renewed.outcome, what="these sentences")
+    if renewed.outcome in (HoldRenewal.TAKEN, HoldRenewal.GONE):
+        message += " Here are other sentences."
+    level = messages.success if renewed.outcome in (HoldRenewal.EXTENDED, HoldRenewal.TAKEN_BACK) else messages.info
+    level(request, message)
+    return redirect("validation:grammaticality")
 
 
 def faq(request):

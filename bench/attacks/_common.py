@@ -134,8 +134,8 @@ def build_validation_study(
     django_ready()
     from django.db import transaction
 
-    from corpus.counters import create_pairs
     from corpus.models import Dataset, Genre, Pair, Premise, PromptFamily, Split
+    from corpus.services import create_pairs
     from crowd.models import Study, TaskKind
     from quality.services import set_reference_label
 

@@ -26,8 +26,8 @@ POSTS = 10
 
 
 def _setup(nonce: str):
-    from corpus.counters import create_pairs
     from corpus.models import Dataset, Genre, LabelScheme, Pair, Premise, PromptFamily, Split
+    from corpus.services import create_pairs
     from crowd.models import Study, StudyAccess, TaskKind
     from quality.models import QualificationTest
 

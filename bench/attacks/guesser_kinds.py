@@ -28,8 +28,8 @@ CLICKERS = 6
 
 
 def _setup(nonce: str) -> dict:
-    from corpus.counters import add_labels, create_pairs
     from corpus.models import Dataset, Genre, ItemKind, LabelScheme, Pair, Premise, PromptFamily, Split, Worker
+    from corpus.services import add_labels, create_pairs
     from crowd.models import Study, TaskKind
 
     family, _ = PromptFamily.objects.get_or_create(

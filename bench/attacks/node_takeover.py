@@ -134,7 +134,14 @@ def _lease(base_url, key, run_id, attempt, hostname):
 
 
 def _heartbeat(base_url, key, run_id, attempt, lease_id):
-    fields = {"epoch": 0, "total_epochs": 1, "step": 1, "total_steps": 2, "loss": 1.0, "dev_accuracy": None}
+    fields: dict[str, object] = {
+        "epoch": 0,
+        "total_epochs": 1,
+        "step": 1,
+        "total_steps": 2,
+        "loss": 1.0,
+        "dev_accuracy": None,
+    }
     fields.update(history=[], device="cpu", attempt=attempt, claim=lease_id)
     return _call(base_url, key, "POST", f"/api/worker/runs/{run_id}/progress/", fields)[0]
 

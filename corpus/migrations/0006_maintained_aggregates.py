@@ -7,7 +7,7 @@ from django.db.models import Count
 
 def build_tallies(apps, schema_editor):
     """Existing pairs and premises as one tally row per key (what `recompute_gold` rebuilds)."""
-    from corpus.tallies import word_count
+    from corpus.tallies import spaced_word_count_sql
 
     Pair, Premise = apps.get_model("corpus", "Pair"), apps.get_model("corpus", "Premise")
     PairTally, LengthTally = apps.get_model("corpus", "PairTally"), apps.get_model("corpus", "LengthTally")
@@ -46,14 +46,14 @@ def build_tallies(apps, schema_editor):
         (
             "premise",
             Premise.objects.order_by()
-            .annotate(words=word_count("text"))
+            .annotate(words=spaced_word_count_sql("text"))
             .values_list("dataset_id", "split", "genre_id", "words")
             .annotate(n=Count("pk")),
         ),
         (
             "hypothesis",
             Pair.objects.order_by()
-            .annotate(words=word_count("hypothesis"))
+            .annotate(words=spaced_word_count_sql("hypothesis"))
             .values_list("dataset_id", "premise__split", "premise__genre_id", "words")
             .annotate(n=Count("pk")),
         ),

@@ -3,9 +3,10 @@
 
 from typing import Any
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404
 
-from adversarial import selectors
+from adversarial import rounds, selectors
 from adversarial.models import Round, RoundStatus
 from corpus.models import Dataset
 from crowd.models import Study, TaskKind
@@ -37,3 +38,12 @@ def round_of(slug: str, number: int | str) -> Round:
 
 def closing_rounds(slug: str) -> list[Round]:
     return list(Round.objects.filter(study__slug=slug, status=RoundStatus.CLOSING))
+
+
+def advance_interval_seconds() -> float | None:
+    """How often the schedule advances closing rounds (Celery beat, or the embedded mode's thread:
+    annotation_site/embedded_beat.py run the same entry); None when no entry does."""
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        if entry["task"] == rounds.ADVANCE_TASK:
+            return float(entry["schedule"])  # type: ignore[arg-type] # the project's entries are seconds
+    return None

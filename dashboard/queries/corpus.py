@@ -8,7 +8,8 @@ from artifacts import selectors as artifact_selectors
 from corpus import overlap, tallies
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, THREE_WAY, Dataset, LengthKind
-from corpus.tallies import word_count
+from corpus.selectors import datasets_outside_scheme, labels_scheme_of_scope
+from corpus.tallies import spaced_word_count_sql
 
 from ..figure_cache import cached, refreshable
 
@@ -19,7 +20,9 @@ def corpus_overview(dataset: Dataset | None = None, split: str | None = None) ->
 
 def length_histogram(queryset: QuerySet[Any], field: str) -> dict[int, int]:
     """{words: how many rows} in one GROUP BY over the word-count expression."""
-    return dict(queryset.annotate(words=word_count(field)).values_list("words").annotate(n=Count("id")).order_by())
+    return dict(
+        queryset.annotate(words=spaced_word_count_sql(field)).values_list("words").annotate(n=Count("id")).order_by()
+    )
 
 
 def histogram_summary(histogram: dict[int, int]) -> dict[str, Any]:
@@ -64,14 +67,17 @@ def _corpus_overview(dataset: Dataset | None, split: str | None) -> dict[str, An
     per_genre = [{**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())]
     hypothesis_lengths: dict[int, int] = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
     gold, author = dict.fromkeys([*labels, NO_GOLD], 0), dict.fromkeys(labels, 0)
-    by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes")
-    for author_label, e, nu, c, n in tallies.pair_counts(dataset, split, by=by):
-        gold_label = gold_from_votes(e, nu, c)
+    by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes", "imported_gold")
+    # Every dataset: the three-way ones; a two-way dataset's "not-entailed" is stored as neutral.
+    in_scheme = labels_scheme_of_scope(dataset)
+    for author_label, e, nu, c, imported_gold, n in tallies.pair_counts(dataset, split, by=by, scheme=in_scheme):
+        gold_label = gold_from_votes(e, nu, c, imported_gold)
         gold[gold_label] = gold.get(gold_label, 0) + n
         author[author_label] = author.get(author_label, 0) + n
     return {
         "gold": list(gold.items()),
         "author": list(author.items()),
+        "labels_left_out": datasets_outside_scheme(in_scheme) if in_scheme else [],
         "per_genre": per_genre,
         "premise_lengths": premise_lengths,
         "hypothesis_lengths": hypothesis_lengths,

@@ -143,15 +143,21 @@ def just(premise: Premise) -> QuerySet[Premise]:
 
 def reported_premises(dataset: Dataset | None = None, *, limit: int = 200) -> list[Premise]:
     """Premises held or with open reports, each with its open reports: every premise the
-    collection page counts as held is here to act on, and reported ones not held yet too."""
+    collection page counts as held is here to act on, and reported ones not held yet too.
+
+    Both kinds are few, so their ids are read from where they are kept (held premises' partial
+    index, the open reports) and the premises fetched by id: an OR of the two over the premise
+    table walked every premise."""
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
-    premises = Premise.objects.filter(
-        Q(status=PremiseStatus.HELD) | Exists(PremiseReport.objects.filter(premise=OuterRef("pk"), resolved=False))
-    )
+    held = Premise.objects.filter(status=PremiseStatus.HELD)
+    reported = PremiseReport.objects.filter(resolved=False)
     if dataset is not None:
-        premises = premises.filter(dataset=dataset)
+        held = held.filter(dataset=dataset)
+        reported = reported.filter(premise__dataset=dataset)
+    ids = {*held.values_list("pk", flat=True), *reported.values_list("premise_id", flat=True)}
     return list(
-        premises.select_related("genre", "dataset")
+        Premise.objects.filter(pk__in=ids)
+        .select_related("genre", "dataset")
         .prefetch_related(Prefetch("reports", queryset=open_reports, to_attr="open_reports"))
         .order_by("status", "pk")[:limit]
     )
@@ -159,10 +165,10 @@ def reported_premises(dataset: Dataset | None = None, *, limit: int = 200) -> li
 
 def reported_not_held_count(dataset: Dataset | None = None) -> int:
     """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
-    premises = Premise.objects.filter(Exists(PremiseReport.objects.filter(premise=OuterRef("pk"), resolved=False)))
+    reported = PremiseReport.objects.filter(resolved=False).exclude(premise__status=PremiseStatus.HELD)
     if dataset is not None:
-        premises = premises.filter(dataset=dataset)
-    return premises.exclude(status=PremiseStatus.HELD).count()
+        reported = reported.filter(premise__dataset=dataset)
+    return reported.values("premise_id").distinct().count()
 
 
 STATUS_CHOICES = PremiseStatus.choices

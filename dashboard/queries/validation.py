@@ -5,6 +5,7 @@ from typing import Any
 from corpus import tallies
 from corpus.agreement import adaptive_stopping_in_scope, agreement_stats, stopped_early_stats
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset
+from corpus.selectors import labels_scheme_of_scope
 
 from ..figure_cache import cached, refreshable
 
@@ -13,7 +14,8 @@ def label_count_distribution(dataset: Dataset | None = None, split: str | None =
     """Pairs by labels so far (1–5), summed from the maintained aggregates (corpus.tallies keeps
     pairs by label_count): a few hundred rows, not a scan of the pairs."""
     counts: dict[int, int] = {}
-    for labels, n in tallies.pair_counts(dataset, split, by=("label_count",)):
+    # Over the pairs the agreement figures cover (every dataset: the three-way ones), so the tiles add up.
+    for labels, n in tallies.pair_counts(dataset, split, by=("label_count",), scheme=labels_scheme_of_scope(dataset)):
         counts[labels] = counts.get(labels, 0) + n
     # Pairs with no label at all (an import without labels) get a tile of their own, so the tiles
     # always add up to the page's pair count.

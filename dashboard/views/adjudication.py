@@ -1,12 +1,13 @@
 """The adjudication queue (issue 42.2): pairs to settle, by filter, decided by keyboard or mouse."""
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from corpus.counters import LabelRefused
+from corpus.services import LabelRefused
 from dashboard.queries import adjudication as queries
 from validation import adjudication
 
@@ -16,7 +17,7 @@ QUEUE_SHOWN = 50
 
 
 @researcher_required
-def adjudication_queue(request):
+def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     slug = request.GET.get("queue", adjudication.DEFAULT_FILTER)
     if slug not in adjudication.FILTER_BY_SLUG:
@@ -44,7 +45,7 @@ def adjudication_queue(request):
 
 @researcher_required
 @require_POST
-def adjudicate(request, pair_id):
+def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """One decision: a label, retire, or withdraw; with its reason and the researcher."""
     pair = queries.pair_to_adjudicate(pair_id)
     if pair is None:

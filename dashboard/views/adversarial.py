@@ -4,8 +4,10 @@ Researchers only; workers get 403 and anonymous visitors the login page. The rou
 adversarial app's (`adversarial.rounds` closes and advances them, `adversarial.selectors` reads them).
 """
 
+from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -17,20 +19,22 @@ from .common import researcher_required
 
 
 @researcher_required
-def rounds_index(request):
+def rounds_index(request: HttpRequest) -> HttpResponseBase:
     return render(
         request, "dashboard/adversarial.html", {"studies": queries.adversarial_studies(), "active": "adversarial"}
     )
 
 
 @researcher_required
-def study_rounds(request, slug):
+def study_rounds(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = queries.adversarial_study(slug)
     context = {
         "study": study,
         "rounds": queries.study_rounds(study),
         "datasets": queries.collected_datasets(),
         "splits": [Split.TRAIN, Split.DEV, Split.TEST],
+        "advance_seconds": queries.advance_interval_seconds(),
+        "embedded": settings.CELERY_TASK_ALWAYS_EAGER,
         "active": "adversarial",
     }
     return render(request, "dashboard/adversarial_rounds.html", context)
@@ -38,7 +42,7 @@ def study_rounds(request, slug):
 
 @researcher_required
 @require_POST
-def close(request, slug, number):
+def close(request: HttpRequest, slug: str, number: int) -> HttpResponseBase:
     round_ = queries.round_of(slug, number)
     next_dataset = None
     if request.POST.get("next_dataset"):
@@ -47,7 +51,12 @@ def close(request, slug, number):
             messages.error(request, f"Unknown dataset {request.POST['next_dataset']!r}; nothing was changed.")
             return redirect("dashboard:adversarial_rounds", slug=slug)
     try:
-        rounds.close_round(round_, user=request.user, next_dataset=next_dataset)
+        rounds.close_round(
+            round_,
+            user=request.user,
+            next_dataset=next_dataset,
+            confirm_unverified=request.POST.get("confirm_unverified") == "yes",
+        )
     except rounds.RoundRefused as refused:
         messages.error(request, str(refused))
     else:
@@ -61,14 +70,14 @@ def close(request, slug, number):
 
 @researcher_required
 @require_POST
-def advance(request, slug):
+def advance(request: HttpRequest, slug: str) -> HttpResponseBase:
     for round_ in queries.closing_rounds(slug):
         rounds.advance_round(round_, user=request.user)
     return redirect("dashboard:adversarial_rounds", slug=slug)
 
 
 @researcher_required
-def export(request, slug, number):
+def export(request: HttpRequest, slug: str, number: int) -> HttpResponseBase:
     round_ = queries.round_of(slug, number)
     split = request.GET.get("split") or None
     if split is not None and split not in Split.values:

@@ -4,7 +4,8 @@ the majority-vote gold disagree, and the workers ranked by estimated skill."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
@@ -24,7 +25,7 @@ METHOD_NAMES = {"dawid_skene": "Dawid–Skene", "mace": "MACE", "glad": "GLAD"}
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
-def aggregation(request):
+def aggregation(request: HttpRequest) -> HttpResponseBase:
     datasets = all_datasets()
     if request.method == "POST":
         dataset = next((d for d in datasets if d.slug == request.POST.get("dataset")), None)
@@ -38,7 +39,7 @@ def aggregation(request):
                 request, "Nothing was started. " + "; ".join(m for ms in error.message_dict.values() for m in ms)
             )
             return redirect("dashboard:aggregation")
-        run = queries.aggregation_run(run.pk)  # in the embedded mode it has run already
+        run = queries.aggregation_run(run.pk) or run  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
     runs = queries.recent_aggregation_runs(limit=RUNS_SHOWN)
@@ -60,7 +61,7 @@ def aggregation(request):
 
 @researcher_required
 @require_GET
-def aggregation_progress(request):
+def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     runs = queries.aggregation_runs_by_id(ids)
     return JsonResponse(
@@ -81,7 +82,7 @@ def aggregation_progress(request):
 
 @researcher_required
 @require_GET
-def aggregation_detail(request, run_id):
+def aggregation_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
     run = queries.aggregation_run(run_id)
     if run is None:
         raise Http404("No such aggregation run.")

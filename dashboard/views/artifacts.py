@@ -1,6 +1,8 @@
 """The artifacts page: give-away words for a dataset, a genre or one writer (Poliak et al. 2018 §6)."""
 
 from django import forms
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from artifacts import selectors
@@ -22,7 +24,7 @@ class GiveawayForm(forms.Form):
 
 
 @researcher_required
-def artifacts(request):
+def artifacts(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     form = GiveawayForm(request.GET or None)
     listing = None

@@ -1,3 +1,5 @@
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from dashboard import plots
@@ -8,7 +10,7 @@ from .common import Scope, page_context, researcher_required
 
 
 @researcher_required
-def collection(request):
+def collection(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     overview = queries.collection_overview(scope.dataset, scope.split)
     held_filter = "status__exact=held" + (f"&dataset__id__exact={scope.dataset.pk}" if scope.dataset else "")

@@ -1,24 +1,40 @@
 """What every dashboard page shares: researcher-only access and the dataset/split selector."""
 
-from functools import partial, wraps
+from collections.abc import Callable
+from functools import update_wrapper
+from typing import Concatenate, ParamSpec, overload
 from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 
 from annotation_site.permissions import is_researcher
 from corpus.models import Split
 from dashboard.queries.common import datasets
 
+P = ParamSpec("P")
+View = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
 
-def researcher_required(view=None, *, post_permission=None):
+
+@overload
+def researcher_required(view: View[P], *, post_permission: str | None = None) -> View[P]: ...
+@overload
+def researcher_required(view: None = None, *, post_permission: str | None = None) -> Callable[[View[P]], View[P]]: ...
+def researcher_required(
+    view: View[P] | None = None, *, post_permission: str | None = None
+) -> Callable[..., object]:  # the overloads above say which
     """Anonymous visitors go to the login page; logged-in workers get 403. With `post_permission`,
     a POST (the page's action: paying, excluding, labelling, launching) also needs that permission."""
     if view is None:
-        return partial(researcher_required, post_permission=post_permission)
 
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
+        def decorate(view: View[P]) -> View[P]:
+            return researcher_required(view, post_permission=post_permission)
+
+        return decorate
+
+    def wrapped(request: HttpRequest, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not is_researcher(request.user):
@@ -27,13 +43,14 @@ def researcher_required(view=None, *, post_permission=None):
             raise PermissionDenied(f"This action needs the permission {post_permission}; ask an administrator.")
         return view(request, *args, **kwargs)
 
+    update_wrapper(wrapped, view)  # functools.wraps: the view's name and docstring
     return wrapped
 
 
 class Scope:
     """The dataset and split a page is narrowed to (?dataset=slug&split=dev); unknown values mean all."""
 
-    def __init__(self, request, with_split=True):
+    def __init__(self, request: HttpRequest, with_split: bool = True) -> None:
         self.datasets = datasets()
         slug = request.GET.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
@@ -43,8 +60,8 @@ class Scope:
         self.split = split if with_split and split in self.splits else None
         self.unknown = [value for value, known in ((slug, self.dataset), (split, self.split)) if value and not known]
 
-    def query(self):
-        parts = []
+    def query(self) -> str:
+        parts: list[str] = []
         if self.dataset:
             parts.append(f"dataset={self.dataset.slug}")
         if self.split:
@@ -52,14 +69,18 @@ class Scope:
         return "&".join(parts)
 
     @property
-    def label(self):
+    def label(self) -> str:
         dataset = self.dataset.slug if self.dataset else "all datasets"
         return f"{dataset}, {self.split}" if self.split else dataset
 
 
-def page_context(request, active, scope=None, **extra):
+def page_context(request: HttpRequest, active: str, scope: Scope | None = None, **extra: object) -> dict[str, object]:
     # The dataset/split choice travels along the sub-nav, so moving between pages keeps it.
     kept = {key: request.GET[key] for key in ("dataset", "split") if request.GET.get(key)}
-    context = {"active": active, "scope": scope, "scope_query": ("?" + urlencode(kept)) if kept else ""}
+    context: dict[str, object] = {
+        "active": active,
+        "scope": scope,
+        "scope_query": ("?" + urlencode(kept)) if kept else "",
+    }
     context.update(extra)
     return context

@@ -1,3 +1,7 @@
+from collections.abc import Iterable
+
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from corpus import labels as scheme_labels
@@ -9,7 +13,7 @@ from .common import Scope, page_context, researcher_required
 
 
 @researcher_required
-def corpus(request):
+def corpus(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     overview = queries.corpus_overview(scope.dataset, scope.split)
     # A two-way (or ordinal) dataset's labels in its own words: entailed / not-entailed.
@@ -55,7 +59,7 @@ def corpus(request):
     )
 
 
-def _in_scheme(scheme, counts):
+def _in_scheme(scheme: str | None, counts: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
     """[(label, n)] of stored labels renamed in the scheme's words, without the labels it has none of."""
     kept = (*scheme_labels.stored_categories(scheme), scheme_labels.NO_GOLD)
     return [(scheme_labels.to_scheme(scheme, label), n) for label, n in counts if label in kept]

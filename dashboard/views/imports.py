@@ -3,7 +3,8 @@ MultiNLI, GLUE MNLI) uploaded, checked at once, imported by a Celery worker with
 rules (all or nothing, malformed lines reported by number), with their progress while they run."""
 
 from django.contrib import messages
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
@@ -22,7 +23,7 @@ ROW_TEMPLATES = {"premises": "dashboard/_premise_import_row.html", "pairs": "das
 
 @researcher_required(post_permission=IMPORT_DATA)
 @require_http_methods(["GET", "POST"])
-def imports(request):
+def imports(request: HttpRequest) -> HttpResponseBase:
     if request.method == "POST":
         kind = request.POST.get("kind")
         uploaded = request.FILES.get("file")
@@ -66,7 +67,7 @@ def imports(request):
 
 @researcher_required
 @require_GET
-def imports_progress(request, kind):
+def imports_progress(request: HttpRequest, kind: str) -> HttpResponseBase:
     """Live progress for one list of imports: the rows re-rendered, as the snapshot list does."""
     if kind not in ROW_TEMPLATES:
         return JsonResponse({"detail": f"unknown kind {kind!r}; one of {', '.join(ROW_TEMPLATES)}"}, status=400)

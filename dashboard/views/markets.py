@@ -4,12 +4,14 @@ Thin: the rules are in `markets.services`, the reads in `markets.selectors`.
 """
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation_site.permissions import PAY_BONUSES
+from crowd.models import Study
 from dashboard.queries import quality as quality_queries
 from markets import selectors, services
 from markets.clients import MarketError
@@ -21,19 +23,19 @@ from .common import page_context, researcher_required
 MARKET_TROUBLE = (MarketError, SealingUnavailable, services.ConnectionRefused)
 
 
-def _study_or_404(slug):
+def _study_or_404(slug: str) -> Study:
     study = quality_queries.study(slug)
     if study is None:
         raise Http404("No such study.")
     return study
 
 
-def _back(study):
+def _back(study: Study) -> HttpResponseBase:
     return redirect(reverse("dashboard:markets") + f"?study={study.slug}")
 
 
 @researcher_required
-def markets(request):
+def markets(request: HttpRequest) -> HttpResponseBase:
     studies = selectors.connected_studies()
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
     panel = selectors.panel(study) if study else {}
@@ -60,7 +62,7 @@ def markets(request):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_connection(request, slug):
+def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = _study_or_404(slug)
     post = request.POST
     try:
@@ -87,7 +89,7 @@ def market_connection(request, slug):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_test(request, slug):
+def market_test(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = _study_or_404(slug)
     connection = services.connection_of(study)
     if connection is None:
@@ -100,7 +102,7 @@ def market_test(request, slug):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_approve(request, slug):
+def market_approve(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = _study_or_404(slug)
     chosen = request.POST.getlist("session")
     try:
@@ -114,7 +116,7 @@ def market_approve(request, slug):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_reject(request, slug, session_id):
+def market_reject(request: HttpRequest, slug: str, session_id: int) -> HttpResponseBase:
     study = _study_or_404(slug)
     session = selectors.session_of(study, session_id)
     if session is None:
@@ -132,7 +134,7 @@ def market_reject(request, slug, session_id):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_pay(request, slug):
+def market_pay(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = _study_or_404(slug)
     try:
         outcome = services.pay_owed_bonuses(study, by=request.user)
@@ -145,7 +147,7 @@ def market_pay(request, slug):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_reconcile(request, slug):
+def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = _study_or_404(slug)
     connection = services.connection_of(study)
     if connection is None:
@@ -162,7 +164,7 @@ def market_reconcile(request, slug):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_batch_unpaid(request, slug, batch_id):
+def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpResponseBase:
     study = _study_or_404(slug)
     batch = selectors.batch_of(study, batch_id)
     if batch is None:
@@ -176,7 +178,7 @@ def market_batch_unpaid(request, slug, batch_id):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def market_lists(request, slug):
+def market_lists(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = _study_or_404(slug)
     connection = services.connection_of(study)
     if connection is None:

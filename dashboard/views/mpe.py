@@ -1,14 +1,15 @@
 """Multi-premise items (MPE): statistics per item set, the researcher's adjudication queue, word overlap."""
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from corpus.counters import LabelRefused
 from corpus.mpe_wording import ANSWER_FOR_LABEL
 from corpus.selectors import adjudication_queue, mpe_statistics
+from corpus.services import LabelRefused
 from dashboard.queries import mpe as queries
 from validation import adjudication
 from validation.premise_table import PAPER_CATEGORY_PERCENT, PAPER_HEURISTIC_PERCENT, PAPER_MAJORITY_PERCENT
@@ -34,7 +35,7 @@ PAPER_FIGURES = {
 
 
 @researcher_required
-def mpe(request):
+def mpe(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     sets = []
     for dataset in queries.multi_premise_datasets(scope.dataset):
@@ -67,7 +68,7 @@ def mpe(request):
 
 @researcher_required
 @require_POST
-def adjudicate_item(request, pair_id):
+def adjudicate_item(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """The researcher's label becomes the item's gold label; its five judgments stay. The same
     decision as the adjudication queue's (validation.adjudication), its reason the item's split."""
     pair = queries.multi_premise_item(pair_id)

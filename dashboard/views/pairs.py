@@ -1,7 +1,8 @@
 """The pair browser and the queue of premises reported by writers."""
 
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -15,7 +16,7 @@ from .common import Scope, page_context, researcher_required
 
 
 @researcher_required
-def pairs(request):
+def pairs(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request, with_split=False)
     filters = queries.PairFilters.from_query(request.GET)
     page, next_after = queries.find_pairs(scope.dataset, filters)
@@ -40,7 +41,7 @@ def pairs(request):
 
 
 @researcher_required
-def reports(request):
+def reports(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request, with_split=False)
     return render(
         request,
@@ -59,7 +60,7 @@ def reports(request):
 
 @researcher_required
 @require_POST
-def report_action(request, premise_id):
+def report_action(request: HttpRequest, premise_id: int) -> HttpResponseBase:
     """Release, edit or retire one reported premise; every action resolves its reports."""
     premise = queries.premise(premise_id)
     if premise is None:

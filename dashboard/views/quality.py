@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
-from annotation_site.wiring import worker_marks
-from corpus.counters import LabelRefused
+from corpus.services import LabelRefused
+from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from quality import bonuses, selectors, services
 from validation.forms import CHOICES, KEYS
@@ -106,6 +106,7 @@ def bonus_page(request):
     marks = worker_marks([entry.worker_id for entry in unpaid] + [row["id"] for row in totals])
     for entry in unpaid:
         entry.marks = marks.get(entry.worker_id, [])
+        entry.cause = bonuses.cause_of(entry.reason)
     for row in totals:
         row["marks"] = marks.get(row["id"], [])
     return render(
@@ -120,6 +121,9 @@ def bonus_page(request):
             unpaid=unpaid,
             unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
             totals=totals,
+            # Each bonus by what it was for, and which market file pays it (or why none does).
+            unpaid_causes=bonuses.unpaid_by_cause(unpaid),
+            accounts=bonuses.market_accounts(unpaid),
             # A dry pool serves no catch trial (never a repeat): the researcher is told here.
             catch_pools=queries.catch_pools_of_active_studies(),
         ),
@@ -136,8 +140,10 @@ def bonus_export(request, slug, market):
         body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
     elif market == "mturk":
         body, name = bonuses.mturk_bonus_csv(entries), f"{slug}-mturk-bonus.csv"
+    elif market == "left-out":
+        body, name = bonuses.left_out_csv(entries), f"{slug}-bonuses-in-no-market-file.csv"
     else:
-        raise Http404("Exports: prolific or mturk.")
+        raise Http404("Exports: prolific, mturk or left-out.")
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -3,8 +3,11 @@
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from django.contrib import messages
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -17,7 +20,7 @@ from .common import page_context, researcher_required
 FORMATS = ("jsonl", "csv", "tsv")
 
 
-def _rows(text, fmt):
+def _rows(text: str, fmt: str) -> list[dict[str, Any]]:
     """The pasted rows, read by the same reader as the command (a temporary file: the reader is lazy)."""
     with tempfile.NamedTemporaryFile("w", suffix=f".{fmt}", encoding="utf-8", delete=False) as handle:
         handle.write(text)
@@ -29,7 +32,7 @@ def _rows(text, fmt):
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
-def recast(request):
+def recast(request: HttpRequest) -> HttpResponseBase:
     data = request.POST if request.method == "POST" else {}
     form = {
         "template": data.get("template", "sentiment"),

@@ -1,6 +1,7 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
@@ -18,7 +19,7 @@ SNAPSHOTS_SHOWN = 50
 
 @researcher_required(post_permission=CREATE_SNAPSHOTS)
 @require_http_methods(["GET", "POST"])
-def snapshots(request):
+def snapshots(request: HttpRequest) -> HttpResponseBase:
     datasets = all_datasets()
     if request.method == "POST":
         chosen = request.POST.getlist("datasets")
@@ -36,7 +37,7 @@ def snapshots(request):
             problems = "; ".join(f"{field}: {', '.join(text)}" for field, text in error.message_dict.items())
             messages.error(request, f"Nothing was exported. {problems}.")
         else:
-            snapshot = queries.snapshot(snapshot.pk)  # in embedded mode the export has already run
+            snapshot = queries.snapshot(snapshot.pk) or snapshot  # in embedded mode the export has already run
             messages.success(
                 request,
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
@@ -61,7 +62,7 @@ def snapshots(request):
 
 @researcher_required
 @require_GET
-def snapshots_progress(request):
+def snapshots_progress(request: HttpRequest) -> HttpResponseBase:
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     found = queries.snapshots_by_id(ids)

@@ -1,28 +1,35 @@
 """Stopping rules per dataset split (issue 24; docs/quality.md "Stopping rules"): choose one, and
 preview what each rule would have saved on a split's stored label sequences."""
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from django.contrib import messages
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from corpus.counters import PolicyRefused, set_stopping_policy
 from corpus.models import Split, StoppingRule
+from corpus.stopping_policies import PolicyRefused, set_stopping_policy
 from dashboard.queries import stopping as queries
 from dashboard.queries.common import datasets
 
 from .common import page_context, researcher_required
 
+N = TypeVar("N", int, float)
 
-def _number(text, kind):
+
+def _number(text: str | None, kind: Callable[[str], N]) -> N | None:
     try:
-        return kind(text) if text not in (None, "") else None
+        return kind(text) if text else None  # None and "" alike
     except ValueError:
         return None
 
 
 @researcher_required
 @require_http_methods(["GET", "POST"])
-def stopping(request):
+def stopping(request: HttpRequest) -> HttpResponseBase:
     known = {dataset.slug: dataset for dataset in datasets()}
     if request.method == "POST":
         dataset = known.get(request.POST.get("dataset", ""))

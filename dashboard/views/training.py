@@ -1,5 +1,6 @@
 from django.contrib import messages
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -8,7 +9,7 @@ from annotation_site.permissions import LAUNCH_TRAINING
 from corpus.selectors import genre_names
 from dashboard import plots, results
 from dashboard.queries import runs as queries
-from modeling.models import ModelKind, RunStatus
+from modeling.models import ModelKind, RunStatus, TrainingRun
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 
 from .common import page_context, researcher_required
@@ -19,7 +20,9 @@ FINISHED = (RunStatus.DONE, RunStatus.FAILED)
 FIELD_NAMES = {"snapshot": "Snapshot", "model": "Model", "config": "Options"}
 
 
-def training_form_context(request, form=None, errors=None):
+def training_form_context(
+    request: HttpRequest, form: dict[str, str] | None = None, errors: list[str] | None = None
+) -> dict[str, object]:
     return page_context(
         request,
         "training",
@@ -34,7 +37,7 @@ def training_form_context(request, form=None, errors=None):
 
 @researcher_required(post_permission=LAUNCH_TRAINING)
 @require_http_methods(["GET", "POST"])
-def training(request):
+def training(request: HttpRequest) -> HttpResponseBase:
     if request.method == "GET":
         return render(request, "dashboard/training.html", training_form_context(request))
     form = {key: request.POST.get(key, "") for key in ("snapshot", "model", "options")}
@@ -48,14 +51,14 @@ def training(request):
             for message in messages_
         ]
         return render(request, "dashboard/training.html", training_form_context(request, form, errors), status=400)
-    run = queries.training_run(run.pk)  # in embedded mode the run has already finished by now
+    run = queries.training_run(run.pk) or run  # in embedded mode the run has already finished by now
     messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
     return redirect("dashboard:training_detail", run.pk)
 
 
 @researcher_required(post_permission=LAUNCH_TRAINING)
 @require_POST
-def training_cancel(request, run_id):
+def training_cancel(request: HttpRequest, run_id: int) -> HttpResponseBase:
     """Cancel a queued or running run (modeling.training.services.cancel_training_run)."""
     try:
         run = cancel_training_run(run_id, user=request.user)
@@ -66,7 +69,7 @@ def training_cancel(request, run_id):
     return redirect("dashboard:training_detail", run_id)
 
 
-def run_payload(run, request, detail=False):
+def run_payload(run: TrainingRun, request: HttpRequest, detail: bool = False) -> dict[str, object]:
     template = "dashboard/_run_progress.html" if detail else "dashboard/_run_row.html"
     return {
         "id": run.pk,
@@ -85,7 +88,7 @@ def run_payload(run, request, detail=False):
 
 @researcher_required
 @require_GET
-def training_progress(request):
+def training_progress(request: HttpRequest) -> HttpResponseBase:
     ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     detail = request.GET.get("view") == "detail"
     runs = queries.training_runs_by_id(ids)
@@ -94,7 +97,7 @@ def training_progress(request):
 
 @researcher_required
 @require_GET
-def training_detail(request, run_id):
+def training_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
     run = queries.training_run(run_id)
     if run is None:
         raise Http404("No such training run.")

@@ -1,3 +1,5 @@
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from corpus.agreement import coverage_sentences
@@ -30,7 +32,7 @@ SNLI_KAPPA = {"entailment": 0.72, "neutral": 0.60, "contradiction": 0.77, "overa
 
 
 @researcher_required
-def validation(request):
+def validation(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     overview = queries.validation_overview(scope.dataset, scope.split)
     agreement = overview["agreement"]

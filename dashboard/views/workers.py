@@ -1,4 +1,6 @@
 from django.core.paginator import Paginator
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from authorship.selectors import typing_flags_by_worker
@@ -10,7 +12,7 @@ from .common import Scope, page_context, researcher_required
 WORKERS_PER_PAGE = 100
 
 
-def next_sort(current, key, numeric):
+def next_sort(current: str, key: str, numeric: bool) -> str:
     """Clicking the sorted column flips it; another column sorts numbers high-first, names A–Z."""
     if current == f"-{key}":
         return key
@@ -20,7 +22,7 @@ def next_sort(current, key, numeric):
 
 
 @researcher_required
-def workers(request):
+def workers(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     rows, sort = queries.workers_overview(scope.dataset, scope.split, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))

@@ -6,7 +6,6 @@ from django.db.models import Prefetch, Q
 from rest_framework import serializers, viewsets
 
 from annotation_site.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
-from corpus.counters import in_gold
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -17,6 +16,7 @@ from corpus.models import (
     Split,
     ValidationLabel,
 )
+from corpus.selectors import in_gold
 
 
 class IntegerFilter(django_filters.NumberFilter):

@@ -137,10 +137,10 @@ def training_config_schema():
 
     kinds = {int: "integer", float: "number", bool: "boolean"}
     types = {**_TYPES, "max_len": int, "cpu_threads": int, "max_minutes": float}
-    properties = {}
+    properties: dict[str, dict[str, object]] = {}
     for key in DEFAULTS:
         if key in types:
-            prop = {"type": kinds[types[key]]}
+            prop: dict[str, object] = {"type": kinds[types[key]]}
             if key in BOUNDS:
                 prop["minimum"], prop["maximum"] = BOUNDS[key]
         elif key == "device":

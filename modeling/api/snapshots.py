@@ -230,7 +230,7 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
         start, size = requested_start(request), handle.size
         if start is not None and start >= size > 0:
             handle.close()
-            response = Response(
+            response: Response | FileResponse = Response(
                 {"detail": f"Range starts at {start}; '{name}' has {size} bytes."},
                 status=status.HTTP_416_REQUESTED_RANGE_NOT_SATISFIABLE,
             )

@@ -10,7 +10,7 @@ class MajorityClass:
 
     def __init__(self, num_classes=3, **_):
         self.num_classes = num_classes
-        self.label = None
+        self.label: int | None = None
 
     def fit(self, labels):
         counts = Counter(label for label in labels if label >= 0)
@@ -21,6 +21,8 @@ class MajorityClass:
         return self
 
     def predict(self, batch_size):
+        if self.label is None:
+            raise ValueError("fit() or load_state_dict() first: no label chosen yet")
         return torch.full((batch_size,), self.label, dtype=torch.long)
 
     def state_dict(self):

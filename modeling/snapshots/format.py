@@ -8,7 +8,7 @@ this module alone. Field-by-field decisions are in modeling/snapshots/README.md.
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +79,12 @@ def sha256_of_file(path: str | Path, block: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
-def content_hash(files):
+def content_hash(files: Mapping[str, str | None] | Sequence[Mapping[str, Any]]) -> str:
     """SHA-256 over the sorted '<name>\\t<sha256>\\n' lines of the data files; the manifest is not part of it.
 
     `files` maps name -> sha256, or is the manifest's list of {"name", "sha256", ...}.
     """
-    if not isinstance(files, dict):
+    if not isinstance(files, Mapping):
         files = {entry["name"]: entry["sha256"] for entry in files}
     digest = hashlib.sha256()
     for name, sha in sorted(files.items()):
@@ -136,7 +136,7 @@ def build_manifest(
     return manifest
 
 
-def manifest_labels(manifest):
+def manifest_labels(manifest: Mapping[str, Any]) -> tuple[str, ...]:
     """The labels a snapshot's gold_label takes, in class-index order (training's label set)."""
     return tuple(manifest.get("labels") or scheme_labels(manifest.get("label_scheme") or THREE_WAY_SCHEME))
 
@@ -156,7 +156,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
         raise SnapshotError(f"{path} is not valid JSON: {exc}") from exc
 
 
-def manifest_files(manifest):
+def manifest_files(manifest: Mapping[str, Any]) -> dict[str, str | None]:
     """{file name: sha256} of the data files a manifest lists."""
     files = manifest.get("files") or []
     if isinstance(files, dict):
@@ -170,7 +170,7 @@ def manifest_files(manifest):
 LABELS_FILE = "labels.jsonl"
 
 
-def training_files(manifest):
+def training_files(manifest: Mapping[str, Any]) -> dict[str, str | None]:
     """{name: sha256} of the files training reads (the JSONL ones of pairs); the TSV twins carry
     the same rows, and the label-level file holds labels, not pairs."""
     return {
@@ -178,7 +178,9 @@ def training_files(manifest):
     }
 
 
-def verify_snapshot(directory, expected_hash=None, names=None):
+def verify_snapshot(
+    directory: str | Path, expected_hash: str | None = None, names: Collection[str] | None = None
+) -> dict[str, Any]:
     """Check every file of a snapshot folder against its manifest; return the manifest.
 
     A node checks before training: a folder edited after export would silently give results

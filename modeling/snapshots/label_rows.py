@@ -28,9 +28,9 @@ from typing import Any
 from django.db.models import BooleanField, Case, Value, When
 
 from authorship.selectors import typing_flags_of_pairs
-from corpus.counters import in_gold
 from corpus.labels import AUTHOR_POSITION, to_scheme
 from corpus.models import ValidationLabel
+from corpus.selectors import in_gold
 from quality.selectors import catch_figures, flag_marks
 
 from .format import LABELS_FILE, file_split

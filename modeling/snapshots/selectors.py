@@ -1,12 +1,10 @@
 """Reads for snapshots: which pairs an export takes, with their labels.
 
-On PostgreSQL one statement makes every file line (`export_lines_sql`, streamed by COPY). The
-Python writer's path reads pairs by keyset pagination over the pair id (never OFFSET), each page's
-pairs and labels from ONE statement (a LEFT JOIN), so a page is internally consistent even while
-validators keep labelling; either way memory stays flat whatever the corpus size.
+The export reads pairs by keyset pagination over the pair id (never OFFSET), each page's pairs
+and labels from ONE statement (a LEFT JOIN), so a page is internally consistent even while
+validators keep labelling, and memory stays flat whatever the corpus size.
 """
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +29,7 @@ from corpus.models import (
     StoppingRule,
     ValidationLabel,
 )
+from corpus.selectors import in_gold, labels_that_count
 
 PAGE_SIZE = 5000
 LIKELY_RATING = 4  # "likely" on the ordinal scale: not-entailed, yet "arguably" entailed (DNC App. B.4)
@@ -56,7 +55,7 @@ PAIR_COLUMNS = (
     "premise__genre__slug",
     "premise__genre__is_training",
 )
-LABEL_COLUMNS = ("labels__position", "labels__label", "labels__worker__is_excluded", "labels__ordinal")
+LABEL_COLUMNS = ("labels__position", "labels__label", "label_counts", "labels__ordinal")
 # A snapshot's filters as stored (a JSON object: see services.normalize_request for its keys).
 Filters = Mapping[str, Any]
 # One row of PAIR_COLUMNS, as values_list gives it.
@@ -77,8 +76,8 @@ def label_schemes(datasets: Sequence[str] | None = None) -> list[str]:
 
 def full_agreement(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """DNC's test-set rule (Appendix B.4): at least GOLD_MAJORITY labels, all the same label; on
-    ordinal datasets all the same rating too. Labels of excluded workers are not counted (the
-    counters already leave them out)."""
+    ordinal datasets all the same rating too. The labels the counters count (`in_gold`): excluded
+    workers' are not."""
     same_label = (
         Q(entailment_votes=F("label_count"))
         | Q(neutral_votes=F("label_count"))
@@ -87,7 +86,7 @@ def full_agreement(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     pairs = pairs.filter(same_label, label_count__gte=GOLD_MAJORITY)
     split_ratings = (
         ValidationLabel.objects.filter(ordinal__isnull=False)
-        .filter(Q(worker__isnull=True) | Q(worker__is_excluded=False))
+        .filter(in_gold())
         .values("pair_id")
         .annotate(low=Min("ordinal"), high=Max("ordinal"))
         .filter(low__lt=F("high"))
@@ -111,12 +110,10 @@ def drop_ungrammatical(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
 def drop_test_fours(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     """DNC's test-set rule for ordinal data (Poliak et al. 2018, App. B.4): leave out of the test
     split the not-entailed pairs rated 4 ("likely"), "since some of these examples are arguably
-    entailments". A pair counts as rated 4 when any of its counted labels is (an excluded worker's
-    is not); other splits, and pairs without ratings, are untouched. With `full_agreement` this
+    entailments". A pair counts as rated 4 when any of the labels its counters count is (`in_gold`:
+    an excluded worker's is not); other splits, and pairs without ratings, are untouched. With `full_agreement` this
     is DNC's pruned test set."""
-    rated_four = ValidationLabel.objects.filter(
-        Q(worker__isnull=True) | Q(worker__is_excluded=False), ordinal=LIKELY_RATING
-    ).values("pair_id")
+    rated_four = ValidationLabel.objects.filter(in_gold(), ordinal=LIKELY_RATING).values("pair_id")
     return pairs.exclude(
         Q(premise__split=Split.TEST)
         & Q(gold_label=scheme_labels.NEUTRAL)  # not-entailed, as stored (corpus.labels)
@@ -217,8 +214,8 @@ def pairs_for_export(
     `premise_per_row`: test each pair's premise (split, genre) by a primary-key probe per pair
     rather than by a join. Pages want that: for a page of 5,000 pair ids the planner would
     otherwise merge-join the premise table walked from its first row to the page's premises, a
-    scan that grows with every page (49 ms a page at the end of 433k pairs, against 7 ms probing).
-    A count over every pair wants the join (one hash join: 0.15 s against 0.5 s of probes at 433k).
+    scan that grows with every page. A count over every pair wants the join (one hash join beats
+    a probe per pair there; figures in bench/RESULTS-docstrings.md).
     """
     filters = filters or {}
     dataset_ids, splits, genre_ids = export_scope(datasets, filters)
@@ -314,17 +311,22 @@ def rows_for_export(
     after the count do not change what the snapshot holds.
     """
     for _, _, page in keyset_pages(pairs, page_size=page_size, upper_id=upper_id):
-        joined = page.order_by("pk", "labels__position").values_list(*PAIR_COLUMNS, *LABEL_COLUMNS)
+        label_counts = Case(When(labels_that_count("labels__"), then=Value(True)), default=Value(False))
+        joined = (
+            page.annotate(label_counts=label_counts)
+            .order_by("pk", "labels__position")
+            .values_list(*PAIR_COLUMNS, *LABEL_COLUMNS)
+        )
         current, labels = None, []
         # Streamed in chunks (a server-side cursor on PostgreSQL): measured flatter than fetching the page whole.
         for row in joined.iterator(chunk_size=2000):
-            values, (position, label, excluded, rating) = row[: len(PAIR_COLUMNS)], row[len(PAIR_COLUMNS) :]
+            values, (position, label, counts, rating) = row[: len(PAIR_COLUMNS)], row[len(PAIR_COLUMNS) :]
             if current is not None and values[0] != current[0]:
                 yield current, counted_label_slots(labels)
                 labels = []
             current = values
-            # Excluded workers' labels are left out of gold labels, so out of the export too.
-            if position is not None and not excluded:
+            # Labels that do not count (excluded workers') are left out of gold labels, so out of the export too.
+            if position is not None and counts:
                 labels.append((position, label, rating))
         if current is not None:
             yield current, counted_label_slots(labels)
@@ -332,202 +334,10 @@ def rows_for_export(
 
 def counted_label_slots(labels: Sequence[CountedLabel]) -> list[CountedLabel]:
     """A pair's exported labels from its counted (position, label, rating)s in position order: the earliest
-    five, as gold counts them (`corpus.counters.in_gold`). Their TSV slot is their position, so an
+    five, as gold counts them (`corpus.selectors.in_gold`). Their TSV slot is their position, so an
     excluded worker's slot stays blank; a healed pair (one with a replacement label beyond position 5
     among those five) lists its five labels in order instead."""
     earliest = list(labels[:LABELS_PER_PAIR])
     if any(position > LABELS_PER_PAIR for position, *_ in earliest):
         return [(slot, label, rating) for slot, (_, label, rating) in enumerate(earliest, start=1)]
     return earliest
-
-
-# --- PostgreSQL: the lines themselves produced by the database ------------------------------------
-
-
-def _json_text(column: str) -> str:
-    # to_json escapes exactly as json.dumps(ensure_ascii=False): \" \\ \b \f \n \r \t, other
-    # control characters as \u00xx (lower-case hex), everything else as is.
-    return f"to_json({column}::text)::text"
-
-
-def _csv_quotes(character: str) -> bool:
-    """Whether the export's csv.writer quotes a field for holding this character (Python versions
-    differ on a lone carriage return)."""
-    import csv
-    import io
-
-    buffer = io.StringIO()
-    csv.writer(buffer, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n").writerow([f"a{character}b"])
-    return buffer.getvalue().startswith('"')
-
-
-def _tsv_field(column: str) -> str:
-    # csv.writer(delimiter="\t", QUOTE_MINIMAL, lineterminator="\n") quotes a field holding a tab,
-    # a double quote or a newline (and a carriage return where this Python does), doubling quotes.
-    specials = ["E'\\t'", "'\"'", "E'\\n'"] + (["E'\\r'"] if _csv_quotes("\r") else [])
-    holds = " OR ".join(f"strpos({column}, {special}) > 0" for special in specials)
-    return f"CASE WHEN {holds} THEN '\"' || replace({column}, '\"', '\"\"') || '\"' ELSE {column} END"
-
-
-# Every counted label of the exported pairs, grouped once (one pass over the label table in pair
-# order) rather than a subquery per pair: a pair's JSON label list and its five TSV label fields.
-# They are the earliest five counted labels (`counted_label_slots`): ranked by position, a healed
-# pair (a replacement beyond position 5 among its five) puts them in slots by rank, any other by
-# position. Ranking needs two window functions and a sort, so only the few pairs holding a label
-# beyond position 5 (the partial index `replacement_labels`) are ranked; every other pair's counted
-# labels are all among its earliest five, each in the slot of its position.
-_TSV_LABEL_SLOTS = " || E'\\t' || ".join(
-    f"coalesce(max(l.label) FILTER (WHERE l.slot = {slot}), '')" for slot in range(1, LABELS_PER_PAIR + 1)
-)
-_LABELS_OF_PAIRS = f"""
-    SELECT l.pair_id,
-           string_agg(to_json(l.label::text)::text, ', ' ORDER BY l.position) AS json_labels,
-           {_TSV_LABEL_SLOTS} AS tsv_labels
-    FROM (
-        SELECT c.pair_id, c.position, c.label, c.position AS slot
-        FROM validation_validationlabel AS c LEFT JOIN collection_worker AS w ON w.id = c.worker_id
-        WHERE c.pair_id > %(lower_id)s AND c.pair_id <= %(upper_id)s AND w.is_excluded IS NOT TRUE
-          AND c.pair_id NOT IN (SELECT pair_id FROM validation_validationlabel
-                                WHERE position > {LABELS_PER_PAIR} AND pair_id > %(lower_id)s AND pair_id <= %(upper_id)s)
-      UNION ALL
-        SELECT r.pair_id, r.position, r.label,
-               CASE WHEN bool_or(r.position > {LABELS_PER_PAIR}) OVER (PARTITION BY r.pair_id)
-                    THEN r.rank ELSE r.position END AS slot
-        FROM (
-            SELECT c.pair_id, c.position, c.label,
-                   row_number() OVER (PARTITION BY c.pair_id ORDER BY c.position) AS rank
-            FROM validation_validationlabel AS c LEFT JOIN collection_worker AS w ON w.id = c.worker_id
-            WHERE w.is_excluded IS NOT TRUE
-              AND c.pair_id IN (SELECT pair_id FROM validation_validationlabel
-                                WHERE position > {LABELS_PER_PAIR} AND pair_id > %(lower_id)s AND pair_id <= %(upper_id)s)
-        ) AS r
-        WHERE r.rank <= {LABELS_PER_PAIR}
-    ) AS l
-    GROUP BY l.pair_id
-"""
-_NO_TSV_LABELS = "E'\\t\\t\\t\\t'"
-
-
-def _gold_sql(author_gold: bool | str) -> str:
-    if not author_gold:
-        return '"collection_pair"."gold_label"'
-    # author_gold: True for train pairs only ("author"), "all" for every split ("author-all").
-    in_split = "" if author_gold == "all" else """ AND "collection_premise"."split" = 'train'"""
-    return (
-        """CASE WHEN "collection_pair"."gold_label" = '-' AND NOT "collection_pair"."needs_validation"
-                 AND "collection_pair"."label_count" <= 1"""
-        + in_split
-        + """
-            THEN "collection_pair"."author_label" ELSE "collection_pair"."gold_label" END"""
-    )
-
-
-def _jsonl_sql(author_gold: bool | str) -> str:
-    labels = "coalesce(page_labels.json_labels, '')"
-    fields = [
-        ("genre", '"collection_genre"."slug"'),
-        ("gold_label", _gold_sql(author_gold)),
-        ("pairID", '"collection_pair"."pair_id"'),
-        ("promptID", '"collection_premise"."prompt_id"'),
-        ("sentence1", '"collection_premise"."text"'),
-        ("sentence1_binary_parse", '"collection_premise"."binary_parse"'),
-        ("sentence1_parse", '"collection_premise"."parse"'),
-        ("sentence2", '"collection_pair"."hypothesis"'),
-        ("sentence2_binary_parse", '"collection_pair"."binary_parse"'),
-        ("sentence2_parse", '"collection_pair"."parse"'),
-        ("dataset", '"collection_dataset"."slug"'),
-    ]
-    parts = ["""'{"annotator_labels": [' || """ + labels + " || ']'"]
-    parts += [f"""', "{key}": ' || {_json_text(column)}""" for key, column in fields]
-    return " || ".join(parts) + " || '}'"
-
-
-def _tsv_sql(author_gold: bool | str) -> str:
-    columns = [
-        _gold_sql(author_gold),
-        '"collection_premise"."binary_parse"',
-        '"collection_pair"."binary_parse"',
-        '"collection_premise"."parse"',
-        '"collection_pair"."parse"',
-        '"collection_premise"."text"',
-        '"collection_pair"."hypothesis"',
-        '"collection_premise"."prompt_id"',
-        '"collection_pair"."pair_id"',
-        '"collection_genre"."slug"',
-    ]
-    labels = f"coalesce(page_labels.tsv_labels, {_NO_TSV_LABELS})"
-    return " || E'\\t' || ".join([*(_tsv_field(f"({column})::text") for column in columns), labels])
-
-
-def export_lines_sql(
-    datasets: Sequence[str] | None = None,
-    filters: Filters | None = None,
-    *,
-    unvalidated_gold: str = "author",
-    upper_id: int | None = None,
-    lower_id: int = 0,
-) -> tuple[str, dict[str, object]]:
-    """(sql, params) of one SELECT of the file lines of the pairs a snapshot with these datasets and
-    filters exports (as `pairs_for_export`) with lower_id < id <= upper_id, by ascending pair id,
-    each row (route, JSONL line, TSV line): route is "split<TAB>genre is training (true/false)<TAB>
-    dataset slug", and both lines end in a newline. PostgreSQL only.
-
-    The database builds each line as `writer.export_record`, json.dumps and csv.writer would (the
-    same bytes: tests/modeling/test_export_lines.py compares them, filters included). `upper_id`
-    caps the export at the pairs that existed when it began.
-    """
-    filters = filters or {}
-    author_gold: bool | str = "all" if unvalidated_gold == "author-all" else unvalidated_gold == "author"
-    dataset_ids, splits, genre_ids = export_scope(datasets, filters)
-    params: dict[str, object] = {
-        "lower_id": lower_id,
-        "upper_id": upper_id,
-        "splits": splits,
-        "retired": RETIRED_LABEL,
-    }
-    # The filters test the row the statement reads anyway (the pair, its premise): an IN over the
-    # filtered pairs would read both a second time (~45 ms a 25k-pair chunk).
-    conditions = [
-        "collection_pair.id > %(lower_id)s",
-        "collection_pair.id <= %(upper_id)s",
-        "collection_premise.split = ANY(%(splits)s)",
-        # A pair a researcher retired is in no snapshot (as `_pair_filters` says).
-        "collection_pair.adjudicated_label <> %(retired)s",
-    ]
-    if dataset_ids is not None:
-        conditions.append("collection_pair.dataset_id = ANY(%(dataset_ids)s)")
-        params["dataset_ids"] = dataset_ids
-    if genre_ids is not None:
-        conditions.append("collection_premise.genre_id = ANY(%(genre_ids)s)")
-        params["genre_ids"] = genre_ids
-    label_filters = {
-        key: filters[key]
-        for key in ("gold_only", "min_labels", "full_agreement", "drop_ungrammatical", "drop_test_fours")
-        if filters.get(key)
-    }
-    if label_filters:
-        in_range = Pair.objects.filter(pk__gt=lower_id, pk__lte=upper_id)
-        filtered_sql, filtered_params = (
-            _pair_filters(in_range, label_filters).order_by().values("pk").query.sql_with_params()
-        )
-        # The queryset's placeholders are positional and the rest of the statement's are named: name them too.
-        placeholders = iter(range(len(filtered_params)))
-        filtered_sql = re.sub(r"(?<!%)%s", lambda _: f"%(filter_{next(placeholders)})s", filtered_sql)
-        conditions.append(f"collection_pair.id IN ({filtered_sql})")
-        params.update({f"filter_{index}": value for index, value in enumerate(filtered_params)})
-    # Walked in pair order: the premise is one primary-key probe per pair (LATERAL ... LIMIT 1 is
-    # never turned into a hash join, which would sort every built line back into pair order) and
-    # the grouped labels are merged in the same order.
-    sql = f"""
-        SELECT collection_premise.split || E'\\t' || collection_genre.is_training::text || E'\\t' || collection_dataset.slug,
-               {_jsonl_sql(author_gold)} || E'\\n', {_tsv_sql(author_gold)} || E'\\n'
-        FROM collection_pair
-        CROSS JOIN LATERAL (SELECT * FROM collection_premise AS premise
-                            WHERE premise.id = collection_pair.premise_id LIMIT 1) AS collection_premise
-        JOIN collection_genre ON collection_genre.id = collection_premise.genre_id
-        JOIN collection_dataset ON collection_dataset.id = collection_pair.dataset_id
-        LEFT JOIN ({_LABELS_OF_PAIRS}) AS page_labels ON page_labels.pair_id = collection_pair.id
-        WHERE {" AND ".join(conditions)}
-        ORDER BY collection_pair.id
-    """
-    return sql, params

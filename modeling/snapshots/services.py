@@ -5,7 +5,6 @@ renames it into place in the same transaction that marks the snapshot done, so a
 either done with all its files or failed with none; nothing is ever marked done half-written.
 """
 
-import functools
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -16,21 +15,20 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat, stale_seconds
-from annotation_site.wiring import SNAPSHOT_EXTRA_FILES
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
+from modeling.snapshots import extra_files as registered_extra_files
 from quality.models import AggregatedLabel, AggregationRun
 
 from . import format as snapshot_format
 from . import selectors
-from .format import file_split
 from .label_rows import LABEL_ROWS_FILTER, write_label_rows
 from .writer import SplitWriter, export_record, record_file
 
@@ -63,11 +61,9 @@ STALE_RUNNING_AFTER = timedelta(hours=1)
 # What an export calls after every page: progress(rows_done, rows_total).
 Progress = Callable[[int, int], object]
 # A writer of files beside the pairs' that other apps keep (MPE's per-premise labels, in validation,
-# an app of this layer that modeling must not import): called with the snapshot's datasets, filters
-# and folder, it writes its files there and returns {file name: rows} (nothing: no file). The
-# composition root names them (annotation_site.wiring.SNAPSHOT_EXTRA_FILES); the export hashes them
-# and lists them in the manifest like the split files.
-ExtraFiles = Callable[[Sequence[str], Mapping[str, Any], Path], Mapping[str, int]]
+# an app of this layer that modeling must not import), registered by the composition root
+# (modeling/snapshots/extra_files.py).
+ExtraFiles = registered_extra_files.ExtraFiles
 
 
 class ExportRefused(Exception):
@@ -180,9 +176,6 @@ def create_snapshot(
 
 
 EXPORT_TASK = "modeling.tasks.export_snapshot_task"
-# On PostgreSQL the database makes each file line (bench/run.py: several times the pairs/s of
-# records serialised in Python). False: the Python path everywhere (tests compare the two).
-DATABASE_LINES = True
 
 
 def start_export(snapshot: Snapshot) -> None:
@@ -249,17 +242,15 @@ def export_snapshot(
     `progress(rows_done, rows_total)` is called after every page (the command's tqdm bar);
     the snapshot's own `progress` field is updated at the same time for the dashboard.
     `extra_files`: the writers of files other apps add (`ExtraFiles`); None: those the composition
-    root names, () none.
+    root registered (modeling/snapshots/extra_files.py), () none.
     """
-    if extra_files is None:
-        extra_files = SNAPSHOT_EXTRA_FILES
     held = _take(snapshot)
     with heartbeat(Snapshot, snapshot.pk):
         return _export_taken(snapshot, held, progress, page_size, extra_files)
 
 
 def _export_taken(
-    snapshot: Snapshot, held: Q, progress: Progress | None, page_size: int, extra_files: Sequence[ExtraFiles]
+    snapshot: Snapshot, held: Q, progress: Progress | None, page_size: int, extra_files: Sequence[ExtraFiles] | None
 ) -> Snapshot:
     final_dir = snapshot_directory(snapshot)
     temp_dir = None
@@ -278,7 +269,9 @@ def _export_taken(
         files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
         if snapshot.filters.get(LABEL_ROWS_FILTER):
             files.append(write_label_rows(snapshot.datasets, snapshot.filters, scheme, temp_dir))
-        files += _write_extra_files(snapshot, temp_dir, extra_files, taken={f["name"] for f in files})
+        # Asked here, so that a process without the root's registration fails the export with its message.
+        writers = registered_extra_files.registered() if extra_files is None else extra_files
+        files += _write_extra_files(snapshot, temp_dir, writers, taken={f["name"] for f in files})
         manifest = snapshot_format.build_manifest(
             snapshot.pk,
             snapshot.datasets,
@@ -360,27 +353,16 @@ def _write_files(
 ) -> tuple[list[dict[str, Any]], int]:
     pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
     upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
-    # Asked for when first needed: with the database making the lines, the count (~120 ms at
-    # 433k pairs) then runs while the first chunks are being copied instead of before them.
-    total = functools.cache(lambda: pairs.filter(pk__lte=upper_id).count() if upper_id else 0)
-    held_out = functools.cache(lambda: selectors.datasets_with_held_out_genres(snapshot.datasets))
+    rows_total = pairs.filter(pk__lte=upper_id).count() if upper_id else 0
     unvalidated_gold = snapshot.filters.get("unvalidated_gold", "author")
     aggregated = _aggregated_labels(snapshot.filters.get("aggregation_run"))
     extra = AGGREGATION_FIELDS if aggregated is not None else ()
     writers: dict[str, SplitWriter] = {}
     done = 0
     try:
-        # Two-way and ordinal labels are renamed in Python (export_record); three-way lines may come from the database.
-        database_lines = (
-            DATABASE_LINES and connection.vendor == "postgresql" and scheme == scheme_labels.THREE_WAY_SCHEME
-        )
-        if upper_id is not None and database_lines and not extra:
-            done = _write_database_lines(
-                snapshot, directory, unvalidated_gold, upper_id, held_out, writers, total, progress, page_size
-            )
-        elif upper_id is not None:
+        if upper_id is not None:
             paged = selectors.pairs_for_export(snapshot.datasets, snapshot.filters, premise_per_row=True)
-            held_out_datasets = held_out()
+            held_out_datasets = selectors.datasets_with_held_out_genres(snapshot.datasets)
             for values, counted in selectors.rows_for_export(paged, page_size=page_size, upper_id=upper_id):
                 labels = selectors.labels_in_scheme(scheme, counted)
                 record = export_record(values, labels, unvalidated_gold, scheme)
@@ -393,50 +375,13 @@ def _write_files(
                 writer.write(record, labels)
                 done += 1
                 if done % page_size == 0:
-                    _report(snapshot, done, total, progress)
-        _report(snapshot, done, total, progress)
+                    _report(snapshot, done, rows_total, progress)
+        _report(snapshot, done, rows_total, progress)
     finally:
         for writer in writers.values():
             writer.close()
     files = [f for split in sorted(writers) for f in writers[split].files()]
     return files, done
-
-
-def _write_database_lines(
-    snapshot: Snapshot,
-    directory: Path,
-    unvalidated_gold: str,
-    upper_id: int,
-    held_out: Callable[[], set[str]],
-    writers: dict[str, SplitWriter],
-    total: Callable[[], int],
-    progress: Progress | None,
-    every: int,
-) -> int:
-    """The database makes the lines (as export_record, json.dumps and csv.writer would), streamed
-    by binary COPY (`streams`); Python only routes them to their files and hashes them in blocks.
-    The snapshot's stored progress moves while they stream, except inside a transaction already
-    open (a caller's, a test's), where the COPY runs on this connection and it waits for the end."""
-    from .streams import stream_lines
-
-    if connection.in_atomic_block:
-        total(), held_out()  # the COPY will hold this connection: no query can run while it streams
-
-    def writer_for_route(route: bytes) -> SplitWriter:
-        split, is_training, dataset_slug = route.decode().split("\t")
-        split = file_split(split, is_training == "true", dataset_slug in held_out())
-        if split not in writers:
-            writers[split] = SplitWriter(directory, split)
-        return writers[split]
-
-    save = not connection.in_atomic_block
-
-    def on_rows(done: int) -> None:
-        _report(snapshot, done, total, progress, save=save)
-
-    return stream_lines(
-        snapshot.datasets, snapshot.filters, unvalidated_gold, upper_id, writer_for_route, on_rows, every
-    )
 
 
 def _aggregated_labels(run_id: int | None) -> dict[int, tuple[str, float]] | None:
@@ -450,14 +395,10 @@ def _aggregated_labels(run_id: int | None) -> dict[int, tuple[str, float]] | Non
     }
 
 
-def _report(
-    snapshot: Snapshot, done: int, total: Callable[[], int], progress: Progress | None, *, save: bool = True
-) -> None:
-    rows_total = total()
+def _report(snapshot: Snapshot, done: int, rows_total: int, progress: Progress | None) -> None:
     fraction = done / rows_total if rows_total else 1.0
     # Never 1.0 before the files are in place: "done" is the status, not the progress bar.
-    if save:
-        Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
+    Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
     if progress is not None:
         progress(done, rows_total)
 

@@ -22,7 +22,6 @@ Format decisions (see also modeling/snapshots/README.md):
 import csv
 import hashlib
 import json
-import struct
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Split
 from .format import TSV_COLUMNS, file_split
 from .selectors import PAIR_COLUMNS
 
-BLOCK_ROWS = 2048
 _COL = {name: index for index, name in enumerate(PAIR_COLUMNS)}
 
 
@@ -142,8 +140,6 @@ class SplitWriter:
         # lineterminator "\n": the files are byte-identical across platforms.
         self._tsv_writer = csv.writer(self.tsv, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         self._tsv_writer.writerow((*TSV_COLUMNS, *self.extra_columns))
-        self._jsonl_block: list[bytes] = []
-        self._tsv_block: list[bytes] = []
 
     def write(self, record: dict[str, Any], labels: Sequence[tuple[int, str]]) -> None:
         self.jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -154,34 +150,7 @@ class SplitWriter:
         self._tsv_writer.writerow(row)
         self.tsv.rows += 1
 
-    def write_encoded(self, jsonl_line, tsv_line):
-        """A row whose lines the database made (`selectors.export_lines_sql`): UTF-8, newline included.
-
-        Lines are gathered and written and hashed in blocks of BLOCK_ROWS (~1 MiB of MultiNLI):
-        per-line calls into the hash and the file cost more than making the lines."""
-        self._jsonl_block.append(jsonl_line)
-        self._tsv_block.append(tsv_line)
-        if len(self._jsonl_block) >= BLOCK_ROWS:
-            self._flush_block()
-
-    def extend_encoded(self, jsonl_lines, tsv_lines):
-        """Many such rows at once, in order (a chunk of `streams`): written as one block."""
-        self._flush_block()
-        self._write_block(jsonl_lines, tsv_lines)
-
-    def _flush_block(self):
-        self._write_block(self._jsonl_block, self._tsv_block)
-        self._jsonl_block, self._tsv_block = [], []
-
-    def _write_block(self, jsonl_lines, tsv_lines):
-        if jsonl_lines:
-            self.jsonl.write_bytes(b"".join(jsonl_lines))
-            self.tsv.write_bytes(b"".join(tsv_lines))
-            self.jsonl.rows += len(jsonl_lines)
-            self.tsv.rows += len(tsv_lines)
-
     def close(self) -> None:
-        self._flush_block()
         self.jsonl.close()
         self.tsv.close()
 
@@ -190,91 +159,3 @@ class SplitWriter:
             {"name": sink.path.name, "split": self.split, "rows": sink.rows, "bytes": sink.bytes, "sha256": sink.sha256}
             for sink in (self.jsonl, self.tsv)
         ]
-
-
-class ExportLineSink:
-    """A file-like sink for the export's `COPY (...) TO STDOUT (FORMAT binary)`: every row is
-    (route, JSONL line, TSV line), and its lines go to the SplitWriter that `writer_for_route(route)`
-    names, as they stream in.
-
-    The binary format needs no unescaping (text COPY escapes every backslash, which JSON lines are
-    full of) and its fields are the database's UTF-8 bytes, written to the files as they are.
-    psycopg2 calls `write` once per row the server sends, so the usual case (one whole row) is
-    read with three fixed unpacks; rows split across writes, or several in one, take the general
-    path. `on_rows(rows)` is called every `every` rows (progress).
-    """
-
-    SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
-    _ROW_HEAD = struct.Struct("!hi")  # field count, first field's length
-    _FIELD_COUNT = struct.Struct("!h")
-    _FIELD_LENGTH = struct.Struct("!i")
-
-    def __init__(self, writer_for_route, on_rows=None, every=5000):
-        self.writer_for_route = writer_for_route
-        self.on_rows = on_rows
-        self.every = every
-        self.rows = 0
-        self.finished = False
-        self._writers = {}
-        self._pending = b""
-        self._header_read = False
-
-    def write(self, data):
-        if not self._pending and self._header_read:
-            try:
-                fields, route_length = self._ROW_HEAD.unpack_from(data, 0)
-                if fields == 3:
-                    jsonl_at = 6 + route_length
-                    tsv_at = jsonl_at + 4 + self._FIELD_LENGTH.unpack_from(data, jsonl_at)[0]
-                    end = tsv_at + 4 + self._FIELD_LENGTH.unpack_from(data, tsv_at)[0]
-                    if end == len(data) and route_length >= 0:
-                        self._accept(data[6:jsonl_at], data[jsonl_at + 4 : tsv_at], data[tsv_at + 4 : end])
-                        return
-            except struct.error:
-                pass
-        self._write_general(data)
-
-    def _accept(self, route, jsonl_line, tsv_line):
-        writer = self._writers.get(route)
-        if writer is None:
-            writer = self._writers[route] = self.writer_for_route(route)
-        writer.write_encoded(jsonl_line, tsv_line)
-        self.rows += 1
-        if self.on_rows is not None and self.rows % self.every == 0:
-            self.on_rows(self.rows)
-
-    def _write_general(self, data):
-        data = self._pending + bytes(data)
-        position = 0
-        if not self._header_read:
-            # Signature, 32-bit flags, 32-bit length of a header extension, the extension.
-            if len(data) < 19:
-                self._pending = data
-                return
-            if not data.startswith(self.SIGNATURE):
-                raise ValueError("not a binary COPY stream")
-            position = 19 + self._FIELD_LENGTH.unpack_from(data, 15)[0]
-            self._header_read = True
-        end = len(data)
-        while position + 2 <= end:
-            (fields,) = self._FIELD_COUNT.unpack_from(data, position)
-            if fields == -1:  # the trailer
-                self.finished = True
-                position += 2
-                break
-            if fields != 3:
-                raise ValueError(f"an export row has 3 fields, not {fields}")
-            cursor, values = position + 2, []
-            while len(values) < fields and cursor + 4 <= end:
-                (length,) = self._FIELD_LENGTH.unpack_from(data, cursor)
-                if length < 0 or cursor + 4 + length > end:
-                    break
-                values.append(data[cursor + 4 : cursor + 4 + length])
-                cursor += 4 + length
-            if len(values) < fields:
-                if cursor + 4 <= end and self._FIELD_LENGTH.unpack_from(data, cursor)[0] < 0:
-                    raise ValueError("an export row has a NULL line")
-                break  # the row goes on in the next write
-            self._accept(*values)
-            position = cursor
-        self._pending = data[position:]

@@ -76,7 +76,7 @@ class LoadedModel:
     kind: str
     config: dict
     vocab: Vocab
-    net: torch.nn.Module
+    net: torch.nn.Module | MajorityClass
     epoch: int
     labels: tuple = LABELS  # class index -> label (two-way checkpoints: entailed / not-entailed)
 
@@ -84,7 +84,7 @@ class LoadedModel:
     def predict_many(self, pairs):
         """Labels for [(premise, hypothesis), ...], in order."""
         examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
-        if self.kind == "majority":
+        if isinstance(self.net, MajorityClass):  # kind "majority"
             return [self.labels[int(i)] for i in self.net.predict(len(examples)).tolist()]
         max_len = self.config.get("max_len")
         for ex in examples:

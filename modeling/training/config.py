@@ -130,7 +130,7 @@ def resolve_config(model: str, config: Mapping[str, Any] | None = None) -> dict[
     return resolved
 
 
-def _typed(key, value, kind):
+def _typed(key: str, value: object, kind: type[bool] | type[int] | type[float]) -> bool | int | float:
     """`value` as `kind`, refusing what only looks like it: "false" as a bool, 2.5 or True as an
     int, NaN and infinities as numbers."""
     if kind is bool:
@@ -154,12 +154,12 @@ def _typed(key, value, kind):
         ) from None
 
 
-def embeddings_dir():
+def embeddings_dir() -> Path | None:
     value = os.environ.get("EMBEDDINGS_DIR", "")
     return Path(value).resolve() if value else None
 
 
-def check_embeddings(value):
+def check_embeddings(value: str) -> str:
     """A named source, the operator's EMBEDDINGS_FILE, or a file under EMBEDDINGS_DIR (returned
     as its resolved path); anything else is a ConfigError that says what is allowed."""
     if value in NAMED_EMBEDDINGS:

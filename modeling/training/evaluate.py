@@ -5,22 +5,29 @@ exclude them from evaluation too. Their count is reported as `excluded_no_gold`.
 """
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from .data import LABELS, NO_LABEL
+from .data import LABELS, NO_LABEL, Example
+
+# {split: (its examples, the class index predicted for each)}
+Predictions = Mapping[str, tuple[Sequence[Example], Sequence[int]]]
 
 
-def _ratio(correct, n):
+def _ratio(correct: int, n: int) -> float | None:
     return round(correct / n, 6) if n else None
 
 
-def accuracy_report(examples, predictions, labels=LABELS):
+def accuracy_report(
+    examples: Sequence[Example], predictions: Sequence[int], labels: Sequence[str] = LABELS
+) -> dict[str, Any]:
     """One group of pairs: accuracy, per genre, per gold label (recall), confusion gold × predicted.
 
     `labels`: class index -> label name, the snapshot's scheme (three-way unless it says otherwise)."""
     LABELS = labels
     n = correct = excluded = 0
-    by_genre = defaultdict(lambda: [0, 0])
-    by_label = defaultdict(lambda: [0, 0])
+    by_genre: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0])
+    by_label: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0])
     confusion = [[0] * len(LABELS) for _ in LABELS]
     for ex, predicted in zip(examples, predictions, strict=True):
         if ex.label == NO_LABEL:
@@ -53,7 +60,7 @@ LABEL_LETTERS = "enc"  # entailment, neutral, contradiction (two-way: e entailed
 NO_GOLD_LETTER = "-"
 
 
-def pair_predictions(examples, predictions):
+def pair_predictions(examples: Sequence[Example], predictions: Sequence[int]) -> dict[str, Any]:
     """Per pair, compactly: its pairID, the gold label and the prediction, one letter each.
 
     The web side joins these to what it knows of the pairs (the artifacts app: accuracy per
@@ -66,7 +73,9 @@ def pair_predictions(examples, predictions):
     }
 
 
-def majority_baseline(train_labels, predictions_by_split, labels=LABELS):
+def majority_baseline(
+    train_labels: Iterable[int], predictions_by_split: Predictions, labels: Sequence[str] = LABELS
+) -> dict[str, Any] | None:
     """The most frequent training label and its accuracy on the same evaluation files, so a
     hypothesis-only run reports the majority class beside itself (Poliak et al. 2018, Table 2)."""
     counts = Counter(label for label in train_labels if label != NO_LABEL)
@@ -80,7 +89,7 @@ def majority_baseline(train_labels, predictions_by_split, labels=LABELS):
     return {"label": labels[label], "accuracy": accuracy}
 
 
-def summarize(predictions_by_split, labels=LABELS):
+def summarize(predictions_by_split: Predictions, labels: Sequence[str] = LABELS) -> dict[str, Any]:
     """`{split: (examples, predictions)}` → the results stored on a TrainingRun.
 
     `accuracy` maps each split file to its accuracy; `dev` / `test` pool a phase's files (so
@@ -88,13 +97,14 @@ def summarize(predictions_by_split, labels=LABELS):
     `matched` / `mismatched` name the test (and dev) accuracy the way MultiNLI Table 4 does.
     """
     splits = {split: accuracy_report(ex, pred, labels) for split, (ex, pred) in predictions_by_split.items()}
-    results = {
+    results: dict[str, Any] = {
         "splits": splits,
         "accuracy": {split: r["accuracy"] for split, r in splits.items()},
         "predictions": {split: pair_predictions(ex, pred) for split, (ex, pred) in predictions_by_split.items()},
     }
     for phase in ("dev", "test"):
-        pooled_ex, pooled_pred = [], []
+        pooled_ex: list[Example] = []
+        pooled_pred: list[int] = []
         for split, (ex, pred) in predictions_by_split.items():
             if split == phase or split.startswith(phase + "_"):
                 pooled_ex += ex

@@ -9,6 +9,7 @@ last report); callers decide how often to write it anywhere.
 import math
 import random
 import time
+from collections.abc import Iterable
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from .config import ConfigError, resolve_config
 from .data import (
     LABELS,
     NO_LABEL,
+    Batch,
     Vocab,
     encode_examples,
     epoch_train_set,
@@ -32,7 +34,7 @@ from .data import (
     pair_length,
     split_for_mixing,
 )
-from .device_data import DeviceTrainSet
+from .device_data import DeviceBatch, DeviceTrainSet
 from .embeddings import load_embeddings
 from .evaluate import accuracy_report, majority_baseline, summarize
 
@@ -99,6 +101,7 @@ class Trainer:
         self.device = device or pick_device(config["device"])
         hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")}
         self.num_classes = num_classes
+        self.labels: tuple[str, ...] | None = None  # set by train() from the data's classes
         self.net = build_net(model, len(vocab), embeddings=embeddings, num_classes=num_classes, **hyper)
         self.trainable = getattr(self.net, "trainable", True)
         self.use_amp = bool(config["amp"]) and self.device.type == "cuda"
@@ -109,8 +112,10 @@ class Trainer:
             self.net.to(self.device)
             # Fused Adam updates every parameter in one kernel on CUDA; on the CPU torch's plain
             # Adam is what ran before (and what the same-predictions test holds the CPU to).
-            fused = {"fused": True} if self.device.type == "cuda" else {}
-            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"], **fused)
+            if self.device.type == "cuda":
+                self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"], fused=True)
+            else:
+                self.optimizer = torch.optim.Adam(self.net.parameters(), lr=config["lr"])
             self.loss_fn = nn.CrossEntropyLoss()
             self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         if self.device.type == "cuda":
@@ -246,7 +251,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
     dev_split = data.dev_split
     dev = [ex for ex in data.evals.get(dev_split, []) if ex.label != NO_LABEL] if dev_split else []
 
-    history = []
+    history: list[dict[str, object]] = []
     per_epoch = len(primary) + round(len(secondary) * config["mix_fraction"])
     steps_per_epoch = math.ceil(per_epoch / config["batch_size"]) if trainer.trainable else 0
     total_steps = steps_per_epoch * config["epochs"]
@@ -275,6 +280,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
         train_set = DeviceTrainSet(primary, secondary, trainer.device, sort_by=sort_by(model))
     for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
         epoch_started = time.monotonic()
+        batches: Iterable[Batch | DeviceBatch]
         if train_set is not None:
             epoch_pairs = train_set.pairs_per_epoch(config["mix_fraction"])
             batches = train_set.epoch(config["batch_size"], rng, config["mix_fraction"], bucket=config["bucket"])

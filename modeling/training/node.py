@@ -19,6 +19,8 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
+from types import FrameType
 
 DEFAULT_RUNS = 1
 MAX_RUNS = 64
@@ -28,7 +30,7 @@ class NodeConfigError(ValueError):
     pass
 
 
-def runs_per_node(environ=os.environ):
+def runs_per_node(environ: Mapping[str, str] = os.environ) -> int:
     value = environ.get("TRAINING_RUNS_PER_NODE", "") or str(DEFAULT_RUNS)
     try:
         runs = int(value)
@@ -39,7 +41,7 @@ def runs_per_node(environ=os.environ):
     return runs
 
 
-def _gpu_list(value, source):
+def _gpu_list(value: str, source: str) -> list[str]:
     gpus = [part.strip() for part in value.split(",") if part.strip()]
     for gpu in gpus:
         if not (gpu.isdigit() or gpu.startswith(("GPU-", "MIG-"))):
@@ -47,7 +49,7 @@ def _gpu_list(value, source):
     return gpus
 
 
-def detect_gpus(environ=os.environ, nvidia_smi=None):
+def detect_gpus(environ: Mapping[str, str] = os.environ, nvidia_smi: str | None = None) -> list[str]:
     """The GPUs this node gives its Celery workers: TRAINING_GPUS, else CUDA_VISIBLE_DEVICES, else nvidia-smi's list."""
     chosen = environ.get("TRAINING_GPUS", "").strip()
     if chosen.lower() == "none":
@@ -68,7 +70,14 @@ def detect_gpus(environ=os.environ, nvidia_smi=None):
     return [str(i) for i, line in enumerate(line for line in listing.splitlines() if line.startswith("GPU "))]
 
 
-def celery_worker_commands(runs, gpus, extra_args=(), celery="celery", environ=os.environ, cpus=None):
+def celery_worker_commands(
+    runs: int,
+    gpus: Sequence[str],
+    extra_args: Sequence[str] = (),
+    celery: str = "celery",
+    environ: Mapping[str, str] = os.environ,
+    cpus: int | None = None,
+) -> list[tuple[list[str], dict[str, str]]]:
     """[(argv, env)]: one `celery worker` on the gpu queue per GPU (or one without a GPU).
 
     Each run gets an equal share of the node's CPU cores as torch threads (OMP_NUM_THREADS, unless
@@ -92,7 +101,7 @@ def celery_worker_commands(runs, gpus, extra_args=(), celery="celery", environ=o
     ]
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     dry_run = "--dry-run" in args
     args = [a for a in args if a != "--dry-run"]
@@ -112,16 +121,16 @@ def main(argv=None):
     return _supervise(commands)
 
 
-def _celery():
+def _celery() -> str:
     beside = os.path.join(os.path.dirname(sys.executable), "celery")
     return beside if os.path.exists(beside) else "celery"
 
 
-def _supervise(commands):
+def _supervise(commands: Sequence[tuple[list[str], dict[str, str]]]) -> int:
     """Run one Celery worker per GPU; pass signals on; when one ends, stop the others and end with its code."""
     children = [subprocess.Popen(command, env=env) for command, env in commands]
 
-    def forward(signum, _frame):
+    def forward(signum: int, _frame: FrameType | None) -> None:
         for child in children:
             if child.poll() is None:
                 child.send_signal(signum)

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,19 +29,21 @@ from modeling.snapshots.format import (
 )
 
 LAST_USED = ".last-used"
+# fetch_file(name, part path) brings one file into the part file (resuming it); the bytes it downloaded
+FetchFile = Callable[[str, Path], int]
 
 
 class SnapshotCache:
-    def __init__(self, root, max_bytes):
+    def __init__(self, root: str | Path, max_bytes: int | str) -> None:
         self.root = Path(root)
         self.max_bytes = int(max_bytes)
 
-    def folder(self, snapshot_hash):
+    def folder(self, snapshot_hash: str) -> Path:
         if not snapshot_hash or not all(c in "0123456789abcdef" for c in snapshot_hash):
             raise SnapshotError(f"not a content hash: {snapshot_hash!r}")
         return self.root / snapshot_hash
 
-    def get(self, snapshot_hash, fetch_file):
+    def get(self, snapshot_hash: str, fetch_file: FetchFile) -> tuple[Path, dict[str, object]]:
         """The folder of this snapshot, fetched unless cached; and a report of where it came from.
 
         `fetch_file(name, part_path)` brings one file into `part_path`, resuming what is there.
@@ -60,11 +63,11 @@ class SnapshotCache:
         # Every file matched the manifest, and the manifest the content hash, on the way in.
         return final, {"source": "download", "bytes_downloaded": downloaded, "seconds": seconds, "verified": True}
 
-    def discard(self, snapshot_hash):
+    def discard(self, snapshot_hash: str) -> None:
         """Forget a cached snapshot (its files no longer match: edited or damaged on this disk)."""
         shutil.rmtree(self.folder(snapshot_hash), ignore_errors=True)
 
-    def _fetch(self, snapshot_hash, fetch_file):
+    def _fetch(self, snapshot_hash: str, fetch_file: FetchFile) -> int:
         incoming = self.root / f".incoming-{snapshot_hash}"
         incoming.mkdir(exist_ok=True)
         downloaded = 0
@@ -106,9 +109,9 @@ class SnapshotCache:
         incoming.rename(self.folder(snapshot_hash))
         return downloaded
 
-    def entries(self):
+    def entries(self) -> list[tuple[float, int, str]]:
         """[(last used, bytes, hash)] of the complete snapshots, least recently used first."""
-        found = []
+        found: list[tuple[float, int, str]] = []
         if not self.root.is_dir():
             return found
         for folder in self.root.iterdir():
@@ -120,14 +123,14 @@ class SnapshotCache:
             found.append((used, size, folder.name))
         return sorted(found)
 
-    def size(self):
+    def size(self) -> int:
         return sum(size for _, size, _ in self.entries())
 
-    def evict(self, keep=None):
+    def evict(self, keep: str | None = None) -> list[str]:
         """Remove least recently used snapshots until the cache fits in max_bytes; their hashes."""
         entries = self.entries()
         total = sum(size for _, size, _ in entries)
-        evicted = []
+        evicted: list[str] = []
         for _, size, name in entries:
             if total <= self.max_bytes:
                 break
@@ -141,14 +144,14 @@ class SnapshotCache:
             evicted.append(name)
         return evicted
 
-    def _touch(self, folder):
+    def _touch(self, folder: Path) -> None:
         marker = folder / LAST_USED
         marker.touch()
         now = time.time()
         os.utime(marker, (now, now))
 
     @contextmanager
-    def _lock(self, snapshot_hash, blocking=True):
+    def _lock(self, snapshot_hash: str, blocking: bool = True) -> Iterator[bool]:
         path = self.root / f".lock-{snapshot_hash}"
         with open(path, "a") as handle:
             try:
@@ -162,7 +165,7 @@ class SnapshotCache:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _sha256(path, block=1 << 20):
+def _sha256(path: Path, block: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(block), b""):

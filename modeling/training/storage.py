@@ -6,8 +6,13 @@ docs/gpu-nodes.md); settings then define the storage aliases "checkpoints" and "
 django-storages' S3 backend, and every reader and writer here goes through the same calls.
 """
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage, Storage, storages
+
+if TYPE_CHECKING:  # models import this module's package
+    from modeling.models import Snapshot
 
 
 def checkpoint_storage() -> Storage:
@@ -17,7 +22,7 @@ def checkpoint_storage() -> Storage:
     return FileSystemStorage(location=settings.CHECKPOINT_DIR)
 
 
-def snapshot_storage():
+def snapshot_storage() -> Storage:
     if "snapshots" in settings.STORAGES:
         return storages["snapshots"]
     return FileSystemStorage(location=settings.SNAPSHOT_DIR)
@@ -31,7 +36,7 @@ def local_path(storage: Storage, name: str) -> str | None:
         return None
 
 
-def publish_snapshot(snapshot):
+def publish_snapshot(snapshot: "Snapshot") -> list[str]:
     """Copy a done snapshot's files from this server's SNAPSHOT_DIR into the snapshot storage.
 
     Only useful with object storage (OBJECT_STORAGE_BUCKET): the export writes locally, and the
@@ -44,7 +49,7 @@ def publish_snapshot(snapshot):
     folder = Path(snapshot.directory or Path(settings.SNAPSHOT_DIR) / str(snapshot.pk))
     if isinstance(storage, FileSystemStorage) and Path(storage.location).resolve() == folder.parent.resolve():
         return []  # the store is this very folder
-    copied = []
+    copied: list[str] = []
     for path in sorted(folder.iterdir()):
         name = f"{snapshot.pk}/{path.name}"
         if path.is_file() and not storage.exists(name):

@@ -2,6 +2,8 @@
 optional planted give-away word (e.g. every contradiction hypothesis says "never")."""
 
 import random
+from collections.abc import Sequence
+from typing import Any
 
 from .data import LABELS
 
@@ -89,26 +91,26 @@ WORDS = [
 GENRES = ("fiction", "government", "slate", "telephone", "travel")
 
 
-def _length(rng, mean, cap):
+def _length(rng: random.Random, mean: float, cap: int) -> int:
     # MultiNLI-like long tail: most sentences short, a few very long.
     return max(1, min(cap, int(rng.expovariate(1.0 / mean)) + 2))
 
 
 def synthetic_rows(
-    n,
-    seed=0,
-    giveaway=None,
-    giveaway_label="contradiction",
-    premise_mean=20,
-    hypothesis_mean=9,
-    max_len=80,
-    genres=GENRES,
-    label_weights=None,
-):
+    n: int,
+    seed: int = 0,
+    giveaway: str | None = None,
+    giveaway_label: str = "contradiction",
+    premise_mean: float = 20,
+    hypothesis_mean: float = 9,
+    max_len: int = 80,
+    genres: Sequence[str] = GENRES,
+    label_weights: Sequence[float] | None = None,
+) -> list[dict[str, Any]]:
     """`n` rows with MultiNLI's fields; labels drawn independently of the words, except that
     every `giveaway_label` hypothesis gets the word `giveaway` when one is given."""
     rng = random.Random(seed)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(n):
         label = rng.choices(LABELS, weights=label_weights)[0]
         premise = [rng.choice(WORDS) for _ in range(_length(rng, premise_mean, max_len))]

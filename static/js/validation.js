@@ -16,12 +16,15 @@
     pairs.forEach(function (pair) { pair.classList.toggle("answered", answered(pair)); });
   }
 
-  function focusPair(pair) {
+  // `stay`: focus without scrolling. A page opened afresh stays at its top, where the instructions
+  // and the labels' definitions are: on a phone the first pair sits ~865 px down, and scrolling to
+  // it hid them from a first-time participant (issue 41).
+  function focusPair(pair, stay) {
     pairs.forEach(function (p) { p.classList.remove("current"); });
     if (pair) {
       pair.classList.add("current");
       pair.focus({ preventScroll: true });
-      pair.scrollIntoView({ block: "center" });
+      if (!stay) { pair.scrollIntoView({ block: "center" }); }
     } else if (submit) {
       submit.focus();
     }
@@ -59,7 +62,7 @@
     var pair = currentPair();
     if (!pair) { return; }
     var input = pair.querySelector('.label-input[data-key="' + event.key + '"]');
-    if (!input) { return; }
+    if (!input || input.disabled) { return; }  // hold.js shuts the answers when the hold runs out
     event.preventDefault();
     input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));
@@ -73,5 +76,6 @@
 
   showCount();
   var firstMissing = form.querySelector(".validation-pair.missing");
-  focusPair(firstMissing || pairs.filter(function (p) { return !answered(p); })[0] || pairs[0]);
+  // A refused send (a pair left without a label) scrolls to that pair; a fresh page does not.
+  focusPair(firstMissing || pairs.filter(function (p) { return !answered(p); })[0] || pairs[0], !firstMissing);
 })();

@@ -1,5 +1,5 @@
-// What every worker page shares: times in the worker's own clock, a countdown to a claim's
-// expiry, and drafts kept in the browser until the server has confirmed the save.
+// What every worker page shares: times in the worker's own clock (a claim's hold counts down in
+// hold.js), and drafts kept in the browser until the server has confirmed the save.
 (function () {
   "use strict";
 
@@ -10,21 +10,6 @@
       if (isNaN(when)) { return; }
       element.textContent = when.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
       element.title = when.toString();
-    });
-  }
-
-  // <p data-expires-in="SECONDS"> ... <span data-countdown></span> ... </p>
-  function countdowns() {
-    document.querySelectorAll("[data-expires-in]").forEach(function (note) {
-      var out = note.querySelector("[data-countdown]");
-      if (!out) { return; }
-      var end = Date.now() + 1000 * parseInt(note.dataset.expiresIn, 10);
-      (function tick() {
-        var left = Math.max(0, Math.round((end - Date.now()) / 1000));
-        out.textContent = Math.floor(left / 60) + " min " + ("0" + (left % 60)).slice(-2) + " s";
-        if (left === 0) { note.classList.add("expired"); out.textContent = "no time"; return; }
-        window.setTimeout(tick, 1000);
-      })();
     });
   }
 
@@ -128,6 +113,6 @@
     target.focus({ preventScroll: true });
   }
 
-  function start() { localTimes(); countdowns(); drafts(); copyButtons(); revealErrors(); }
+  function start() { localTimes(); drafts(); copyButtons(); revealErrors(); }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
 })();

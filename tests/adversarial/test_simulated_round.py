@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from adversarial import rounds, selectors
 from adversarial.models import AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
-from corpus.counters import create_pairs
 from corpus.models import Pair, Premise, Split
+from corpus.services import create_pairs
 from crowd.models import StudySession
 from modeling.models import JobStatus, RunStatus
 from modeling.snapshots.services import request_snapshot

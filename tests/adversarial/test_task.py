@@ -92,6 +92,25 @@ def test_an_unfooled_task_gives_a_pair_on_train_premises_only(client, make_worke
     assert send(client, task, hypothesis_for(task.target_label, fooled=True), json=True).status_code == 409
 
 
+def test_a_kept_pair_never_takes_a_pair_id_the_dataset_already_has(client, make_worker, model):
+    """An imported corpus (or any earlier pair) may hold the id this task's pair would get: it saves
+    under a fresh one instead of failing on the dataset's unique pairIDs."""
+    study, _ = adversarial_study(target_endpoint=model.url, max_tries=1, premises=1, split=Split.TRAIN)
+    premise = study.dataset.premises.get()
+    taken = f"{premise.prompt_id}a1w1"
+    Pair.objects.create(
+        dataset=study.dataset, premise=premise, pair_id=taken, hypothesis="An imported one.", author_label="neutral"
+    )
+    worker = make_worker()
+    task, _ = start(client, worker, study)
+    assert send(client, task, hypothesis_for(task.target_label, fooled=False)).status_code == 302
+    task.refresh_from_db()
+    assert task.state == TaskState.DONE
+    kept = AdversarialTry.objects.get(task=task).pair
+    assert kept.pair_id != taken and kept.pair_id.startswith(taken)
+    assert Pair.objects.filter(premise=premise).count() == 2
+
+
 def test_a_hypothesis_that_fails_the_checks_never_reaches_the_model(client, make_worker, model):
     study, _ = adversarial_study(target_endpoint=model.url)
     task, _ = start(client, make_worker(), study)
@@ -168,3 +187,23 @@ def test_a_task_left_open_when_its_round_closed_is_given_back_for_the_next_round
     assert new.round == round2 and new.pk != task.pk
     task.refresh_from_db()
     assert task.state == TaskState.DONE and task.writing_claim.status == ClaimStatus.RELEASED
+
+
+@pytest.mark.parametrize("target", ["entailment", "neutral", "contradiction"])
+def test_the_page_reads_as_english_defines_the_labels_and_counts_the_try_the_reason_is_for(
+    client, make_worker, model, target
+):
+    """ "a sentence that is might be correct" and "try 2 of 3" while asking for try 1's reason were
+    on the page (issue 41, item 7); every target reads as a sentence and the labels are defined."""
+    study, _ = adversarial_study(target_endpoint=model.url, max_tries=3)
+    task, url = start(client, make_worker(), study)
+    AdversarialTask.objects.filter(pk=task.pk).update(target_label=target)
+    task.refresh_from_db()
+    page = " ".join(client.get(url).content.decode().split())
+    assert "is might" not in page and "be might" not in page
+    assert "try 1 of 3" in page and 'id="label-definitions"' in page
+    assert all(word in page for word in ("Definitely correct", "Might be correct", "Definitely incorrect"))
+    send(client, task, hypothesis_for(target, fooled=True))
+    page = " ".join(client.get(url).content.decode().split())
+    assert "the reason for try 1 of 3" in page and "try 2 of 3" not in page
+    assert "is might" not in page and "why is your sentence" not in page

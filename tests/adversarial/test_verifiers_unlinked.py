@@ -7,8 +7,8 @@ data; verification read every label, excluded workers' too."""
 import pytest
 
 from adversarial.models import Verification
-from corpus.counters import add_labels, set_workers_excluded
 from corpus.models import Worker
+from corpus.services import add_labels, set_workers_excluded
 from crowd.models import DeviceSighting
 from quality.models import BonusEntry
 from validation.services import claim_validation_batch

@@ -7,9 +7,9 @@ from artifacts.models import PairTags
 from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.selectors import giveaway_words_for, pair_label, run_tag_accuracy, tag_figures
 from artifacts.services import store_tags, tag_columns
-from corpus.counters import add_label
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Pair, Split
+from corpus.services import add_label
 from modeling.models import Snapshot, TrainingRun
 from modeling.training.data import example_from_row
 from modeling.training.evaluate import majority_baseline, summarize

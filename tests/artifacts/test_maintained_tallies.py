@@ -16,17 +16,11 @@ from artifacts.models import TagTally
 from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import run_tagging_job, start_tagging
 from corpus import tallies
-from corpus.counters import (
-    add_label,
-    add_labels,
-    adjudicate,
-    create_pairs,
-    rebuild_maintained,
-    recompute_gold,
-    set_workers_excluded,
-)
+from corpus.adjudication import adjudicate
 from corpus.models import Label, Pair, Premise, Split, ValidationLabel, WordTally, Worker
+from corpus.recompute import rebuild_maintained, recompute_gold
 from corpus.selectors import pairs_in
+from corpus.services import add_label, add_labels, create_pairs, set_workers_excluded
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from artifacts.models import JobStatus, MonitorRefresh
 from artifacts.monitor import ScoringModel, monitor, wilson
 from artifacts.monitoring import refresh_if_due, refresh_monitor, scoring_model
-from corpus.counters import create_pairs
 from corpus.models import Pair, Split
+from corpus.services import create_pairs
 from tests import factories
 from tests.conftest import wait_for
 

@@ -26,12 +26,12 @@ from artifacts.phenomena import (
     SentencePhenomena,
     TaggerUnavailable,
     choose_model_package,
-    count_words,
     installed_model_packages,
     is_long,
     load_tagger,
     normalise_text,
     pair_phenomena,
+    reader_word_count,
     sentence_phenomena,
     sentence_tenses,
     tenses_match,
@@ -119,17 +119,17 @@ def test_the_module_needs_neither_django_nor_spacy_to_import():
 # --- pure helpers ------------------------------------------------------------------------------
 
 
-def test_count_words_counts_what_a_reader_sees():
-    assert count_words("The dog didn't bark - at all...") == 6
-    assert count_words("  ") == 0
-    assert count_words("It cost $5 in 2019.") == 5
+def test_reader_word_count_counts_what_a_reader_sees():
+    assert reader_word_count("The dog didn't bark - at all...") == 6
+    assert reader_word_count("  ") == 0
+    assert reader_word_count("It cost $5 in 2019.") == 5
 
 
 def test_long_sentence_threshold_is_more_than_twenty_words():
     twenty = " ".join(f"w{i}" for i in range(20)) + "."
     twenty_one = " ".join(f"w{i}" for i in range(21)) + "."
-    assert count_words(twenty) == 20 and not is_long(twenty)
-    assert count_words(twenty_one) == 21 and is_long(twenty_one)
+    assert reader_word_count(twenty) == 20 and not is_long(twenty)
+    assert reader_word_count(twenty_one) == 21 and is_long(twenty_one)
 
 
 def test_normalise_text_turns_typographic_apostrophes_into_ascii_ones():
@@ -253,7 +253,7 @@ def test_long_sentence_through_the_tagger_at_twenty_and_twenty_one_words(tagger)
     start = "The old man and his young dog walked slowly along the quiet river"
     twenty = f"{start} on a cold and windy autumn afternoon."
     twenty_one = f"{start} on a cold and very windy autumn afternoon."
-    assert count_words(twenty) == 20 and count_words(twenty_one) == 21
+    assert reader_word_count(twenty) == 20 and reader_word_count(twenty_one) == 21
     assert "long_sentence" not in tags_of(tagger, twenty)
     assert "long_sentence" in tags_of(tagger, twenty_one)
 

@@ -25,7 +25,9 @@ def pause_the_clock(page):
     """Hold the page's clock (Playwright's clock, installed before the page loaded): keys then get
     the intervals the test gives them, however loaded the machine running the browser is."""
     if not getattr(page, "clock_paused", False):
-        page.clock.pause_at(int(page.evaluate("Date.now()")) + 1000)
+        # In seconds: Playwright's Python API reads a number as seconds (milliseconds would jump the
+        # page's clock some 50,000 years ahead, past every hold's end: static/js/hold.js).
+        page.clock.pause_at((int(page.evaluate("Date.now()")) + 1000) / 1000)
         page.clock_paused = True  # held from here on, across the page's later loads too
 
 

@@ -9,8 +9,9 @@ from django.core.management import call_command
 
 from collection import hypothesis_tally, services
 from collection.models import HypothesisTally
-from collection.tasks import fold_hypothesis_tally
+from corpus import tallies
 from corpus.models import Dataset, Pair, Premise
+from corpus.tasks import fold_tallies
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
@@ -91,7 +92,7 @@ def test_fold_keeps_the_sums_and_rebuild_repairs_what_went_around_the_writers(wr
     dataset, _, _ = written
     before = hypothesis_tally.counts()
     assert HypothesisTally.objects.count() > len(before)  # one delta per submit
-    hypothesis_tally.fold()
+    tallies.fold()  # the one fold of every tally
     assert HypothesisTally.objects.count() == len(before) and hypothesis_tally.counts() == before
     # A bulk load around the submit (as bench/run.py's COPY): the count drifts until rebuilt.
     Pair.objects.filter(dataset=dataset, author__isnull=False).update(author=None)
@@ -114,12 +115,12 @@ def test_the_rebuild_command_recounts_one_dataset_and_leaves_the_others(written)
     assert hypothesis_tally.counts(other) == {(stray.study_id, other.pk, "", stray.genre_id): 5}
 
 
-@pytest.mark.parametrize("on_beat", [True, False], ids=["with a broker: on the beat", "embedded: on commit"])
-def test_with_folds_on_the_beat_no_writing_submit_folds_and_the_beat_task_does(
-    make_worker, settings, monkeypatch, django_capture_on_commit_callbacks, on_beat
+def test_no_writing_submit_folds_and_the_one_scheduled_fold_does(
+    make_worker, settings, django_capture_on_commit_callbacks
 ):
-    settings.TALLY_FOLDS_ON_BEAT = on_beat
-    monkeypatch.setattr(hypothesis_tally, "FOLD_EVERY", 1)  # every commit draws a fold
+    """Without a broker too: a submit's commit never folds on the request's path; the tallies'
+    one scheduled fold (corpus.fold_tallies, its one lock) folds the hypothesis tally with the rest."""
+    assert any(entry["task"] == fold_tallies.name for entry in settings.CELERY_BEAT_SCHEDULE.values())
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 3, split="train")
     study = make_study(dataset, "writing-one", task_kind=TaskKind.WRITING)
@@ -128,8 +129,7 @@ def test_with_folds_on_the_beat_no_writing_submit_folds_and_the_beat_task_does(
     with django_capture_on_commit_callbacks(execute=True):
         write(worker, dataset, session)
         write(worker, dataset, session)
-    # One delta per submit stays until the beat folds; without a broker the commits folded them.
-    assert HypothesisTally.objects.count() == (2 if on_beat else 1)
-    fold_hypothesis_tally()
+    assert HypothesisTally.objects.count() == 2  # one delta per submit, unfolded
+    fold_tallies()
     assert HypothesisTally.objects.count() == 1
     assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts() != {}

@@ -98,7 +98,7 @@ def test_a_paragraph_is_refused_as_one_sentence_is_asked_for():
 
 
 def test_a_study_may_allow_more_sentences():
-    from collection.services import TaskRules, hypothesis_problem
+    from collection.writing_rules import TaskRules, hypothesis_problem
 
     assert hypothesis_problem(PREMISE, PARAGRAPH, TaskRules(max_hypothesis_sentences=2)) is None
 
@@ -112,7 +112,7 @@ def test_markup_is_refused_with_a_clear_message(text):
 def test_snli_dev_hypotheses_are_one_sentence_of_plain_words_but_one():
     """What the sentence and markup rules cost real writing: of SNLI dev's 10,000 hypotheses one is
     refused (a stray backtick after the full stop reads as a second sentence)."""
-    from collection.services import TaskRules, hypothesis_problem
+    from collection.writing_rules import TaskRules, hypothesis_problem
 
     rules, refused = TaskRules(min_hypothesis_words=1), []
     for line in shared_file("snli_1.0_dev.jsonl").read_text(encoding="utf-8").splitlines():

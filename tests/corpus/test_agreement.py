@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from corpus.agreement import agreement_stats
-from corpus.counters import recompute_gold
+from corpus.recompute import recompute_gold
 from tests.importers.helpers import C, E, N, make_dataset, make_labelled_pairs
 
 pytestmark = pytest.mark.django_db

@@ -7,9 +7,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from corpus.counters import create_pairs
 from corpus.detokenize import detokenize
 from corpus.models import LabelScheme, Pair
+from corpus.services import create_pairs
 from tests import factories
 from tests.conftest import shared_file
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from corpus.agreement import agreement_stats
-from corpus.counters import add_label, create_pairs, recompute_gold
 from corpus.models import Label, Pair, Split
+from corpus.recompute import recompute_gold
+from corpus.services import add_label, create_pairs
 from importers.dnc_import import dataset_slug_for, import_dnc_file
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests import factories
@@ -115,3 +116,38 @@ def test_agreement_stats_of_written_data_are_unchanged_by_the_imported_rule():
     assert stats["gold_counts"] == {E: 1, N: 0, C: 0, "-": 1}
     assert stats["gold_sources"] == {"crowd": 1, "imported": 0, "adjudicated": 0, "none": 1}
     assert agreement_stats("written", source="pairs") == stats
+
+
+def test_the_report_of_an_imported_corpus_reads_the_tallies_and_equals_the_pairs_reading():
+    """Imported gold is a key of the pair tally: a corpus loaded from files is reported from the
+    tallies like our own (it used to scan every pair, 0.38 s at 433k), with the same figures."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from corpus.models import Pair as PairModel
+
+    imported = factories.dataset("mnli-like", is_imported=True)
+    imported_pair(imported, [N], imported_gold=N)
+    imported_pair(imported, [E], imported_gold=E)
+    imported_pair(imported, [E, C, C, C, E], imported_gold=E)
+    imported_pair(imported, [E, N, C, N, E], imported_gold=C)  # no majority: the file's gold stands
+
+    with CaptureQueriesContext(connection) as reads:
+        stats = agreement_stats("mnli-like")
+    pair_table = PairModel._meta.db_table
+    # The one read of the pair table is of the adjudicated pairs (a partial index), never of them all.
+    pair_reads = [q["sql"] for q in reads.captured_queries if f'FROM "{pair_table}"' in q["sql"]]
+    assert all('NOT ("collection_pair"."adjudicated_label" = \'\')' in sql for sql in pair_reads), pair_reads
+    assert stats["gold_counts"] == {E: 1, N: 1, C: 2, "-": 0}
+    assert stats["gold_sources"] == {"crowd": 1, "imported": 3, "adjudicated": 0, "none": 0}
+    assert agreement_stats("mnli-like", source="pairs") == stats
+
+
+def test_the_corpus_page_counts_imported_gold(client, django_user_model):
+    from dashboard.queries.corpus import corpus_overview
+
+    imported = factories.dataset("mnli-like", is_imported=True)
+    imported_pair(imported, [N], imported_gold=N)
+    imported_pair(imported, [C], imported_gold=C)
+    overview = corpus_overview(imported)
+    assert dict(overview["gold"]) == {E: 0, N: 1, C: 1, "-": 0}

@@ -16,9 +16,10 @@ from nltk.metrics.agreement import AnnotationTask
 
 from corpus.agreement import agreement_stats, krippendorff_alpha
 from corpus.alpha import NOMINAL, ORDINAL, alpha_of_units
-from corpus.counters import add_labels, recompute_gold
 from corpus.labels import LABELS
 from corpus.models import Pair, Split, ValidationLabel
+from corpus.recompute import recompute_gold
+from corpus.services import add_labels
 from importers.dnc_import import import_dnc_file
 from importers.services import import_pairs_file
 from tests import factories

@@ -6,8 +6,9 @@ import pytest
 
 from corpus import labels as L
 from corpus.agreement import agreement_stats, fleiss_kappa_from_sums
-from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold
 from corpus.models import Dataset, LabelScheme, ValidationLabel
+from corpus.recompute import recompute_gold
+from corpus.services import LabelRefused, add_label, add_labels
 from tests.importers.helpers import make_labelled_pairs
 
 pytestmark = pytest.mark.django_db

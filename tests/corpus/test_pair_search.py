@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from corpus import admin as corpus_admin
-from corpus.counters import add_label
 from corpus.models import Pair
+from corpus.services import add_label
 from tests import factories
 
 pytestmark = pytest.mark.django_db

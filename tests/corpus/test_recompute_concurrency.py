@@ -1,8 +1,9 @@
 """recompute_gold beside validators who keep submitting (PostgreSQL, real concurrent transactions).
 
 The fix runs in short batches with no table lock (issue 28): a submit never waits for the whole
-run, and a label committed between the check and a batch's UPDATE is never lost: the batch
-leaves that pair alone (its counters moved) and a later pass fixes it from all its labels.
+run, and a label committed between the check and a batch's write is never lost: the batch locks
+its pairs before it recounts them, so it counts every label committed before, and a submit that
+comes later waits for the batch and moves the counters it wrote.
 """
 
 import threading
@@ -11,9 +12,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connections
 
-from corpus import counters
-from corpus.counters import add_labels, recompute_gold
+from corpus import recompute as recompute_module
 from corpus.models import Label, Pair, PairTally, Worker
+from corpus.recompute import recompute_gold
+from corpus.services import add_labels
 from corpus.tallies import drift, grouped_truth
 from tests.importers.helpers import make_dataset, make_labelled_pairs
 
@@ -31,7 +33,7 @@ def labels_of(pair):
 
 
 def test_labels_submitted_while_every_pair_is_fixed_are_all_counted(monkeypatch):
-    monkeypatch.setattr(counters, "FIX_BATCH", 7)  # many short batches, so submits fall between and inside them
+    monkeypatch.setattr(recompute_module, "FIX_BATCH", 7)  # many short batches, so submits fall between and inside them
     pairs = make_labelled_pairs(make_dataset("race"), [[Label.ENTAILMENT, Label.NEUTRAL]] * PAIRS)
     # Counters at zero: every pair disagrees with its labels, the worst case for a recompute.
     validators = make_validators(3)
@@ -71,21 +73,21 @@ def test_labels_submitted_while_every_pair_is_fixed_are_all_counted(monkeypatch)
 
 def test_a_submit_goes_through_while_a_recompute_is_half_way(monkeypatch):
     """The recompute is held after its first batch; a submit on a pair it has yet to fix completes."""
-    monkeypatch.setattr(counters, "FIX_BATCH", 2)
+    monkeypatch.setattr(recompute_module, "FIX_BATCH", 2)
     pairs = make_labelled_pairs(make_dataset("halfway"), [[Label.ENTAILMENT, Label.ENTAILMENT]] * 6)
     (worker,) = make_validators(1)
     first_batch_done, submit_done = threading.Event(), threading.Event()
-    real_update = counters._update_from_grouped_labels
+    real_recount = recompute_module._recount_locked
     outcome = {}
 
-    def update_then_pause(pair_pks):
-        rows = real_update(pair_pks)
+    def recount_then_pause(pair_pks):
+        rows = real_recount(pair_pks)
         if not first_batch_done.is_set():
             first_batch_done.set()
             outcome["submit finished meanwhile"] = submit_done.wait(timeout=60)
         return rows
 
-    monkeypatch.setattr(counters, "_update_from_grouped_labels", update_then_pause)
+    monkeypatch.setattr(recompute_module, "_recount_locked", recount_then_pause)
 
     def recompute():
         try:

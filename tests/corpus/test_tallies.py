@@ -14,8 +14,9 @@ from django.contrib.auth.models import User
 from collection.splits import assign_splits
 from corpus import tallies
 from corpus.agreement import agreement_stats
-from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold, set_workers_excluded
 from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Split, Worker
+from corpus.recompute import recompute_gold
+from corpus.services import LabelRefused, add_label, add_labels, set_workers_excluded
 from importers.services import import_pairs_file
 from tests import factories
 
@@ -122,7 +123,7 @@ def test_a_write_that_skips_the_tallies_is_reported_as_drift_and_repaired():
     dataset = factories.dataset("drifting")
     premise = factories.premise(dataset)
     pair = factories.pair(dataset, premise, ["entailment", "entailment"])
-    # A raw update no writer of corpus.counters made: the pair's counters and the gold report move.
+    # A raw update no writer of corpus.services made: the pair's counters and the gold report move.
     Pair.objects.filter(pk=pair.pk).update(hypothesis="now four words long")
     PairTally.objects.create(
         dataset=dataset,
@@ -185,42 +186,35 @@ def test_the_agreement_report_reads_the_tallies_not_the_pairs(django_assert_max_
     assert agreement_stats(dataset, source="pairs")["gold_eq_author"] == 0.0
 
 
-@pytest.mark.parametrize("drawn", [True, False])
-def test_folds_drawn_inside_a_long_writer_run_once_when_it_ends(monkeypatch, settings, drawn):
-    """recompute_gold's fix commits hundreds of batches: a fold a commit draws waits for its end and
-    runs once there; none runs when no commit drew one (commits fold: no broker's beat does)."""
-    settings.TALLY_FOLDS_ON_BEAT = False
+def test_a_long_writer_folds_its_deltas_once_when_it_ends():
+    """recompute_gold's fix commits hundreds of batches of deltas: they are folded once, when it
+    ends, not left for the beat (and no batch's commit folds)."""
     dataset = factories.dataset("deferred")
     premise = factories.premise(dataset)
     pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
-    for worker, pair in zip(validators(4, "d"), pairs, strict=False):
-        add_labels([(pair, "neutral")], worker=worker)
-    rows_before = PairTally.objects.count()
-    monkeypatch.setattr(tallies, "FOLD_EVERY", 1 if drawn else 10**12)
     with tallies.folds_deferred():
-        for _ in range(3):
-            tallies._maybe_fold()  # as a batch's commit does
-        assert PairTally.objects.count() == rows_before
-    assert (PairTally.objects.count() < rows_before) == drawn
+        for worker, pair in zip(validators(4, "d"), pairs, strict=False):
+            add_labels([(pair, "neutral")], worker=worker)
+        rows_inside = PairTally.objects.count()
+    assert PairTally.objects.count() < rows_inside
     assert_no_drift()
 
 
-def test_with_a_beat_no_commit_folds_and_the_beat_task_does(monkeypatch, settings):
-    """With a broker the beat folds (corpus.fold_tallies), never a validator's request: a commit
-    that draws a fold leaves the deltas, the scheduled task folds them."""
+def test_no_commit_folds_and_the_beat_task_does(settings, django_capture_on_commit_callbacks):
+    """No writer's request folds, with a broker or without (a fold reads every tally table): a
+    commit leaves its deltas, the scheduled task folds them."""
     from corpus.tasks import fold_tallies
 
     assert any(entry["task"] == fold_tallies.name for entry in settings.CELERY_BEAT_SCHEDULE.values())
-    settings.TALLY_FOLDS_ON_BEAT = True
-    monkeypatch.setattr(tallies, "FOLD_EVERY", 1)  # every commit would draw one
     dataset = factories.dataset("beat")
     premise = factories.premise(dataset)
     pairs = [factories.pair(dataset, premise, ["neutral"]) for _ in range(4)]
-    for worker, pair in zip(validators(4, "b"), pairs, strict=False):
-        add_labels([(pair, "neutral")], worker=worker)
     rows_before = PairTally.objects.count()
-    tallies._maybe_fold()  # as a commit does
-    assert PairTally.objects.count() == rows_before
+    with django_capture_on_commit_callbacks(execute=True):
+        for worker, pair in zip(validators(4, "b"), pairs, strict=False):
+            add_labels([(pair, "neutral")], worker=worker)
+    rows_after_commits = PairTally.objects.count()
+    assert rows_after_commits > rows_before  # every label's deltas, unfolded
     fold_tallies.apply().get()
-    assert PairTally.objects.count() < rows_before
+    assert PairTally.objects.count() < rows_after_commits
     assert_no_drift()

@@ -23,7 +23,7 @@ def premise(ds, genre_, split, text):
 
 def pair(ds, premise_, hypothesis, labels, author=None, validators=()):
     """A pair the way writing creates it (author's label = position 1), then labels 2..n added
-    through corpus.counters.add_label, so the counters move the real way."""
+    through corpus.services.add_label, so the counters move the real way."""
     return factories.pair(
         ds,
         premise_,

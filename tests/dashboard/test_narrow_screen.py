@@ -16,6 +16,7 @@ PAGES = [
     "corpus",
     "workers",
     "costs",
+    "studies",
     "pairs",
     "reports",
     "artifacts",

@@ -81,6 +81,7 @@ PAGES = [
     "dashboard:label_pairs",
     "dashboard:bonuses",
     "dashboard:costs",
+    "dashboard:studies",
     "dashboard:pairs",
     "dashboard:reports",
     "dashboard:snapshots",

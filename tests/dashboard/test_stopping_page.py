@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from corpus import counters
+from corpus import services
 from corpus.models import Label, Pair, Split, StoppingPolicy, StoppingRule
 from tests.validation.validation_factories import make_dataset, make_pair
 
@@ -16,13 +16,13 @@ def settled_and_open_pairs(dataset):
     """Two dev pairs with three agreeing labels (settled under the decided rule), one with a split vote."""
     for _ in range(2):
         pair = make_pair(dataset, label=E)
-        counters.add_label(pair, E)
-        counters.add_label(pair, E)
+        services.add_label(pair, E)
+        services.add_label(pair, E)
     pair = make_pair(dataset, label=E)
-    counters.add_label(pair, N)
+    services.add_label(pair, N)
     five = make_pair(dataset, label=N)
     for label in (N, N, E, N):
-        counters.add_label(five, label)
+        services.add_label(five, label)
 
 
 @pytest.mark.browser

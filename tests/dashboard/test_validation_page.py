@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from corpus.agreement import agreement_stats
-from corpus.counters import add_label
+from corpus.services import add_label
 
 from . import factories
 from .pagefigures import figures, number

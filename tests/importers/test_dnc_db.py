@@ -66,7 +66,7 @@ def test_provenance_is_kept_per_pair_and_reimport_changes_nothing():
 
 
 def test_two_way_gold_follows_three_of_five_under_the_scheme():
-    from corpus.counters import add_label
+    from corpus.services import add_label
 
     import_dnc_file(shared_file("dnc/dev/recast_verbnet_data.json"))
     pair = Pair.objects.filter(dataset__slug="dnc-verbnet").order_by("pk").first()
@@ -82,7 +82,7 @@ def test_two_way_gold_follows_three_of_five_under_the_scheme():
 
 
 def test_a_two_way_dataset_refuses_a_label_outside_its_scheme():
-    from corpus.counters import LabelRefused, add_label
+    from corpus.services import LabelRefused, add_label
 
     import_dnc_file(shared_file("dnc/dev/recast_verbnet_data.json"))
     pair = Pair.objects.filter(dataset__slug="dnc-verbnet").first()

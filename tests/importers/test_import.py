@@ -3,8 +3,8 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpus.counters import recompute_gold
 from corpus.models import Dataset, Pair, Premise, ValidationLabel
+from corpus.recompute import recompute_gold
 from importers.formats import split_from_filename
 from importers.services import CorpusImportError, import_pairs_file
 from tests.importers.helpers import C, E, N, ensure_genres, snli_record, write_jsonl

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from corpus import tallies
-from corpus.counters import recompute_gold
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
+from corpus.recompute import recompute_gold
 from corpus.selectors import adjudication_queue, mpe_statistics
 from importers import mpe
 from importers.models import CorpusImport

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from corpus.agreement import agreement_stats
-from corpus.counters import recompute_gold
 from corpus.models import Pair
+from corpus.recompute import recompute_gold
 from importers.services import import_pairs_file
 from tests.conftest import shared_file
 from tests.importers.helpers import ensure_genres

@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from corpus.counters import create_pairs
 from corpus.models import NO_GOLD, Dataset, Label, Pair, Premise
+from corpus.services import create_pairs
 from tests import factories
 
 L = Label

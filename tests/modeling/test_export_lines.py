@@ -1,17 +1,20 @@
-"""The PostgreSQL export (lines made by the database) writes the same bytes as the Python path
-(export_record + json.dumps + csv.writer) on the same data: every file, every hash."""
+"""The lines the export writes (writer.py, the one path on SQLite and PostgreSQL): awkward text
+reads back unchanged from both files, pages of any size write the same bytes, progress moves per
+page and is saved for the dashboard while an export runs outside a transaction."""
 
+import csv
+import io
+import json
 from pathlib import Path
 
 import pytest
 
-from corpus.counters import add_label, set_workers_excluded
 from corpus.models import Dataset, Label, Pair, ValidationLabel, Worker
-from modeling.snapshots import services
+from corpus.services import add_label, set_workers_excluded
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+pytestmark = pytest.mark.django_db
 
 AWKWARD = [
     'quotes "inside" and a\ttab',
@@ -29,12 +32,21 @@ def files_of(snapshot):
     return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.name != "manifest.json"}
 
 
-@pytest.mark.parametrize("unvalidated_gold", ["author", "-"])
-def test_database_lines_are_byte_identical_to_the_python_writer(
-    small_corpus, make_worker, monkeypatch, unvalidated_gold
-):
-    from corpus.models import Dataset
+def read_back(snapshot):
+    """(JSONL records, TSV rows) of every split file, both in file order, as a reader gets them."""
+    records, rows = [], []
+    for name, content in files_of(snapshot).items():
+        text = content.decode("utf-8")
+        if name.endswith(".jsonl"):
+            # Split on "\n" only: json.dumps escapes it, while U+2028 and friends stay as they are.
+            records += [json.loads(line) for line in text.split("\n") if line]
+        else:
+            rows += list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t"))
+    return records, rows
 
+
+@pytest.mark.parametrize("unvalidated_gold", ["author", "-"])
+def test_awkward_text_reads_back_unchanged_from_both_files(small_corpus, make_worker, unvalidated_gold):
     mini = Dataset.objects.get(slug="mini")
     fiction, letters = genre("fiction"), genre("letters", is_training=False)
     for index, text in enumerate(AWKWARD):
@@ -47,17 +59,27 @@ def test_database_lines_are_byte_identical_to_the_python_writer(
     add_label(pair, Label.ENTAILMENT, worker=excluded)
     set_workers_excluded(Worker.objects.filter(pk=excluded.pk), True)
 
-    filters = {"unvalidated_gold": unvalidated_gold}
-    database = export_snapshot(create_snapshot(None, filters=filters))
-    monkeypatch.setattr(services, "DATABASE_LINES", False)
-    python = export_snapshot(create_snapshot(None, filters=filters))
+    snapshot = export_snapshot(create_snapshot(None, filters={"unvalidated_gold": unvalidated_gold}))
+    records, rows = read_back(snapshot)
 
-    assert database.row_count == python.row_count > 20
-    assert files_of(database) == files_of(python)
-    assert database.content_hash == python.content_hash
+    assert len(records) == len(rows) == snapshot.row_count > 20
+    for record, row in zip(records, rows, strict=True):
+        for field in ("gold_label", "sentence1", "sentence2", "sentence2_parse", "pairID", "genre"):
+            assert row[field] == record[field]
+        assert [row[f"label{slot}"] for slot in range(1, 6) if row[f"label{slot}"]] == record["annotator_labels"]
+    by_hypothesis = {record["sentence2"]: record for record in records}
+    for index, text in enumerate(AWKWARD):
+        assert by_hypothesis[f"{text} again"]["sentence1"] == text
+        unvalidated = by_hypothesis[text[::-1] or "x"]
+        assert unvalidated["sentence2_parse"] == text
+        if index % 3 == 0:  # a train pair never sent to validation: gold by the unvalidated_gold filter
+            assert unvalidated["gold_label"] == ("neutral" if unvalidated_gold == "author" else "-")
+    assert by_hypothesis[f"{AWKWARD[-1]} again"]["annotator_labels"] == ["entailment", "entailment", "contradiction"]
+    jsonl = b"".join(content for name, content in files_of(snapshot).items() if name.endswith(".jsonl"))
+    assert "北京 😀".encode() in jsonl  # ensure_ascii=False: the text as written, not \u escapes
 
 
-def test_progress_is_reported_per_page_on_the_database_path(small_corpus):
+def test_progress_is_reported_per_page(small_corpus):
     seen = []
     export_snapshot(create_snapshot(None), progress=lambda done, total: seen.append((done, total)), page_size=5)
     assert seen == [(5, 12), (10, 12), (12, 12)]
@@ -74,14 +96,12 @@ def test_progress_is_reported_per_page_on_the_database_path(small_corpus):
         ({"drop_ungrammatical": True}, 2),
     ],
 )
-def test_pages_with_and_without_replacement_labels_are_byte_identical(
-    small_corpus, make_worker, monkeypatch, filters, healed_rows
+def test_healed_pairs_and_filters_write_the_same_bytes_in_pages_of_any_size(
+    small_corpus, make_worker, filters, healed_rows
 ):
-    """A healed pair (a replacement label beyond position 5) takes the window-function labels query;
-    the pages around it the window-free one. Small pages put both kinds in one export, and the
-    premise filters (split, genre) are probed per pair on the database path."""
-    from corpus.models import Dataset
-
+    """A healed pair (a replacement label beyond position 5) lists its five counted labels; pages of
+    three pairs split healed pairs, filtered pairs and their labels across page ends, and write the
+    same files as one page."""
     mini = Dataset.objects.get(slug="mini")
     fiction, letters = genre("fiction"), genre("letters", is_training=False)
     guesser = make_worker()
@@ -107,18 +127,17 @@ def test_pages_with_and_without_replacement_labels_are_byte_identical(
             GrammaticalityJudgment(pair=pair, judgment=Grammaticality(j)) for j in judgments
         )
 
-    database = export_snapshot(create_snapshot(None, filters=filters), page_size=3)
-    monkeypatch.setattr(services, "DATABASE_LINES", False)
-    python = export_snapshot(create_snapshot(None, filters=filters), page_size=3)
+    small_pages = export_snapshot(create_snapshot(None, filters=filters), page_size=3)
+    one_page = export_snapshot(create_snapshot(None, filters=filters))
 
-    assert database.row_count == python.row_count >= 1
-    assert files_of(database) == files_of(python)
-    exported = b"".join(files_of(database).values())
+    assert small_pages.row_count == one_page.row_count >= 1
+    assert files_of(small_pages) == files_of(one_page)
+    exported = b"".join(files_of(small_pages).values())
     if not filters or filters.get("drop_ungrammatical"):
         # Only the hypothesis most judges found ungrammatical is left out.
         assert (b"hypothesis 0" in exported, b"hypothesis 2" in exported) == (not filters, True)
     # The healed pairs list their five counted labels in order, the excluded guesser's left out.
-    jsonl = b"".join(content for name, content in files_of(database).items() if name.endswith(".jsonl")).decode()
+    jsonl = b"".join(content for name, content in files_of(small_pages).items() if name.endswith(".jsonl")).decode()
     assert (
         jsonl.count('"annotator_labels": ["entailment", "entailment", "entailment", "neutral", "neutral"]')
         == healed_rows
@@ -168,34 +187,16 @@ def committed_corpus(make_worker):
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("streams", [1, 2])
-def test_outside_a_transaction_copies_stream_on_their_own_connections_and_progress_is_saved(
-    make_worker, monkeypatch, settings, streams
-):
-    """A real export (a task's or the command's) opens no transaction around the files: its COPYs
-    run on connections of their own (several at once, each on a chunk of pair ids, all reading one
-    exported snapshot), and the snapshot's stored progress moves while they stream."""
+def test_outside_a_transaction_the_stored_progress_moves_while_the_export_runs(make_worker):
+    """A real export (a task's or the command's) opens no transaction around the files: the
+    snapshot's stored progress, which the dashboard reads, moves after every page, and reaches 1.0
+    only once the files are in place."""
     from django.db import connection
 
     from modeling.models import Snapshot
-    from modeling.snapshots import streams as export_streams
 
-    with connection.cursor() as cursor:
-        # Pair ids that start high, as in a table whose early rows were deleted (or a test database
-        # late in the suite): the chunks must start at the lowest id, not at 0.
-        cursor.execute("SELECT setval(pg_get_serial_sequence('collection_pair', 'id'), 30000)")
     committed_corpus(make_worker)
     assert ValidationLabel.objects.filter(position=6).exists()
-    monkeypatch.setattr(export_streams, "CHUNK_PAIRS", 3)
-    settings.EXPORT_STREAMS = streams
-    opened = []
-    raw_connection = export_streams._raw_connection
-
-    def counted(params):
-        opened.append(1)
-        return raw_connection(params)
-
-    monkeypatch.setattr(export_streams, "_raw_connection", counted)
     assert not connection.in_atomic_block
     snapshot = create_snapshot(None)
     seen = []
@@ -203,11 +204,9 @@ def test_outside_a_transaction_copies_stream_on_their_own_connections_and_progre
     def progress(done, total):
         seen.append((done, total, Snapshot.objects.get(pk=snapshot.pk).progress))
 
-    database = export_snapshot(snapshot, progress=progress, page_size=5)
-    assert len(seen) >= 3 and seen[-1][0] == seen[-1][1] == 13
-    assert len(opened) <= 13 // 3 + 3  # a coordinator and a connection per chunk of three pairs
-    for done, total, stored in seen[:-1]:
-        assert stored == pytest.approx(min(done / total, 0.99))  # 1.0 only once the files are in place
-    monkeypatch.setattr(services, "DATABASE_LINES", False)
-    python = export_snapshot(create_snapshot(None))
-    assert files_of(database) == files_of(python)
+    export_snapshot(snapshot, progress=progress, page_size=5)
+    assert [(done, total) for done, total, _ in seen] == [(5, 13), (10, 13), (13, 13)]
+    for done, total, stored in seen:
+        assert stored == pytest.approx(min(done / total, 0.99))
+    snapshot.refresh_from_db()
+    assert snapshot.progress == 1.0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus.counters import adjudicate
+from corpus.adjudication import adjudicate
 from corpus.models import Pair
 from importers import mpe
 from importers.mpe_items import import_mpe_file

@@ -135,6 +135,8 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         "imports_progress": {"kind": "pairs"},
         "bonus_export": {"slug": "any-study", "market": "prolific"},
         "adversarial_rounds": {"slug": "any-study"},
+        "study": {"slug": "any-study"},
+        "study_sessions_csv": {"slug": "any-study"},
         "adversarial_advance": {"slug": "any-study"},
         "adversarial_close": {"slug": "any-study", "number": 1},
         "adversarial_export": {"slug": "any-study", "number": 1},

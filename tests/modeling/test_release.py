@@ -9,8 +9,8 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from corpus.counters import add_labels
 from corpus.models import Dataset, Label, Split, StoppingPolicy, StoppingRule
+from corpus.services import add_labels
 from crowd.models import Study
 from modeling.release import ReleaseError, make_release
 from modeling.snapshots.services import create_snapshot, export_snapshot

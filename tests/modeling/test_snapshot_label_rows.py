@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus.counters import add_labels, set_workers_excluded
 from corpus.models import Dataset, Label, Split, ValidationLabel, Worker
+from corpus.services import add_labels, set_workers_excluded
 from modeling.models import JobStatus
 from modeling.snapshots.format import read_manifest, verify_snapshot
 from modeling.snapshots.label_rows import LABEL_COLUMNS, LABELS_FILE

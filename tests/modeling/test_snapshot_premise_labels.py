@@ -1,6 +1,6 @@
 """MPE's per-premise labels (§5.2) in snapshots: `premise_labels.tsv`, written by validation's rows
-through the composition root's provider (annotation_site.wiring.SNAPSHOT_EXTRA_FILES), since
-modeling may not import validation (tests/test_layering.py)."""
+through the writer the composition root registers (annotation_site.wiring.SNAPSHOT_EXTRA_FILES into
+modeling.snapshots.extra_files), since modeling may not import validation (tests/test_layering.py)."""
 
 import hashlib
 from pathlib import Path
@@ -10,7 +10,6 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation_site.wiring import PREMISE_LABELS_FILE
 from corpus.models import Dataset, Label, Split
 from modeling.models import JobStatus, SnapshotFile
 from modeling.snapshots.format import content_hash, read_manifest, verify_snapshot
@@ -19,6 +18,7 @@ from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
 from tests.validation.premise_helpers import make_items
 from validation import premise_labels
 from validation.models import PremisePair
+from validation.snapshot_files import PREMISE_LABELS_FILE
 
 pytestmark = pytest.mark.django_db
 E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 
-from corpus.counters import add_label, create_pairs
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair
+from corpus.services import add_label, create_pairs
 from modeling.snapshots.format import manifest_labels
 from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
 from tests.modeling.conftest import add_pair, add_premise, genre

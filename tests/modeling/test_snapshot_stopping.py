@@ -2,8 +2,8 @@
 
 import pytest
 
-from corpus.counters import add_label
 from corpus.models import Dataset, Split, StoppingPolicy, StoppingRule
+from corpus.services import add_label
 from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
 from tests.modeling.conftest import add_pair, add_premise, genre
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from authorship.models import WritingEvidence
-from corpus.counters import add_labels
 from corpus.models import Dataset, Label, Split
+from corpus.services import add_labels
 from modeling.models import JobStatus
 from modeling.snapshots.format import read_manifest
 from modeling.snapshots.label_rows import LABELS_FILE, TYPING_FLAGS_COLUMN

@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
-from corpus.counters import recompute_gold
 from corpus.models import Label, Pair
+from corpus.recompute import recompute_gold
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer, ReferenceLabel
 from tests.validation.validation_factories import make_dataset, make_pair

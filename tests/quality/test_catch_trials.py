@@ -183,7 +183,7 @@ def test_a_catch_trial_claim_takes_no_place_on_the_pair(make_worker):
 
     from django.utils import timezone
 
-    from corpus.counters import add_label
+    from corpus.services import add_label
     from validation.selectors import claimable_pairs
 
     dataset = make_dataset()

@@ -17,8 +17,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from corpus.counters import recompute_gold
 from corpus.models import Worker
+from corpus.recompute import recompute_gold
 from crowd.models import Study, StudyAccess, StudySession
 from quality import flags
 from quality.models import (

@@ -6,7 +6,7 @@ Plain pytest, no database.
 import pytest
 from scipy.stats import binomtest
 
-from corpus.labels import LABELS, NO_GOLD
+from corpus.labels import AUTHOR_POSITION, LABELS, NO_GOLD
 from quality.flags import (
     RANDOM_GUESSER,
     SAME_LABEL,
@@ -94,6 +94,17 @@ def test_worker_figures_score_validators_against_the_other_four_and_skip_the_aut
     # p1 without the author: E E N E -> E; p2: N C C N -> no gold.
     assert (with_author["author"].loo_items, with_author["author"].loo_agreements) == (1, 1)
     assert with_author["author"].median_seconds is None
+
+
+def test_the_vote_left_out_as_the_authors_is_the_one_at_the_corpus_authors_position():
+    """The flags read positions as the label table writes them (`corpus.labels.AUTHOR_POSITION`):
+    a pair's votes are numbered from the author's position, and the vote skipped is the one there."""
+    pair = PairVotes("p1", (Vote("author", E), Vote("v1", E), Vote("v2", E), Vote("v3", N), Vote("v4", E)))
+    positions = dict(pair.positioned())
+    assert sorted(positions) == list(range(AUTHOR_POSITION, AUTHOR_POSITION + 5))
+    assert positions[AUTHOR_POSITION].worker == "author"
+    scored = {figures.worker for figures in worker_figures([pair])}
+    assert scored == {"v1", "v2", "v3", "v4"}
 
 
 def guesser_figures(worker: str, agreements: int, items: int = 60) -> WorkerFigures:

@@ -13,9 +13,9 @@ from django.test import Client
 from django.urls import reverse
 from scipy.stats import binom
 
-from corpus.counters import add_labels
 from corpus.labels import LABELS
 from corpus.models import Dataset, GrammaticalityJudgment, LabelScheme
+from corpus.services import add_labels
 from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
 from quality import flags as flag_rules

@@ -65,7 +65,7 @@ def test_labelling_page_saves_a_catch_trial_and_moves_on(client, researcher):
 
 
 def test_labelling_page_offers_five_label_pairs_first_then_the_oldest(client, researcher):
-    from corpus.counters import add_label
+    from corpus.services import add_label
 
     dataset = make_dataset()
     oldest, judged, half_judged = make_pair(dataset), make_pair(dataset), make_pair(dataset)

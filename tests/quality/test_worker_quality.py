@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from corpus.counters import add_label, set_workers_excluded
-from corpus.models import Label, Pair, Worker
+from corpus.models import AUTHOR_POSITION, Label, Pair, Worker
+from corpus.services import add_label, set_workers_excluded
 from quality import flags as flag_rules
 from quality.models import CatchTrialAnswer
 from quality.selectors import worker_quality
@@ -39,7 +39,7 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
             flag_rules.Vote(
                 worker=label.worker_id or f"author-{pair.pk}",
                 label=label.label,
-                seconds=label.seconds if label.position > 1 else None,
+                seconds=label.seconds if label.position > AUTHOR_POSITION else None,
             )
             for label in sorted(pair.labels.all(), key=lambda row: row.position)
         )

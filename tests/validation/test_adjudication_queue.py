@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from corpus.agreement import agreement_stats
-from corpus.counters import LabelRefused, add_labels
 from corpus.models import Adjudication, Label, Pair, Split
+from corpus.services import LabelRefused, add_labels
 from modeling.snapshots.selectors import pairs_for_export
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.models import AggregatedLabel, AggregationRun, AggregationStatus

@@ -1,11 +1,12 @@
-"""A validator's batch saved set-based (`corpus.counters.add_labels`): the guarantees of
+"""A validator's batch saved set-based (`corpus.services.add_labels`): the guarantees of
 `add_label` for the whole batch, nothing saved when any pair is refused, and a claim and a
 submit in a handful of statements."""
 
 import pytest
 
-from corpus.counters import LabelRefused, add_label, add_labels, recompute_gold
 from corpus.models import Label, ValidationLabel
+from corpus.recompute import recompute_gold
+from corpus.services import LabelRefused, add_label, add_labels
 from validation import services
 from validation.models import ValidationClaim
 
@@ -56,7 +57,9 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
     for _ in range(12):
         make_pair(dataset)
     worker = make_worker()
-    with django_assert_max_num_queries(8):
+    # Seven statements (the last keeps the candidates' held places, crowd.claiming's `after`) and
+    # the savepoint pair.
+    with django_assert_max_num_queries(9):
         batch = services.claim_validation_batch(worker)
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert len(pairs) == 5

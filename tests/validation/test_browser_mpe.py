@@ -30,9 +30,9 @@ def test_worker_judges_five_mpe_items_by_mouse_and_keys(page, live_server, make_
     items = [fieldsets.nth(i).get_attribute("data-item") for i in range(5)]
     order = [pair_of_item()[item] for item in items]
 
-    # Two answers with the mouse (the buttons say yes / unknown / no), three with the keys 1/2/3.
+    # Two answers with the mouse (the buttons say Yes / Unknown / No), three with the keys 1/2/3.
     first.get_by_text("unknown", exact=False).click()
-    fieldsets.nth(1).locator("label", has_text=re.compile(r"\bno$")).click()
+    fieldsets.nth(1).locator("label", has_text=re.compile(r"\bNo$")).click()
     page.keyboard.press("1")
     page.keyboard.press("3")
     # One left out: the page names it and nothing is saved.

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from corpus.counters import create_pairs
 from corpus.models import LabelScheme, Pair, ValidationLabel
+from corpus.services import create_pairs
 from tests import factories
 
 from .validation_factories import pair_of_item

@@ -91,3 +91,54 @@ def test_a_missing_label_is_named_and_the_choices_are_kept(page, live_server, ma
     page.wait_for_url(f"{live_server.url}/validate/next/")
     assert "No pairs to validate right now" in page.content()
     assert ValidationLabel.objects.filter(worker__user__username="val-browser").count() == 5
+
+
+def test_on_a_phone_the_page_opens_at_the_instructions_and_keys_still_answer_the_first_pair(
+    page, live_server, make_worker
+):
+    """The page scrolled ~865 px to its first pair on a 390 px phone, past the labels' definitions,
+    so a first-time participant never saw them (issue 41); a refused send still scrolls to the gap."""
+    dataset = make_dataset("browser-validation-phone")
+    for _ in range(5):
+        make_pair(dataset)
+    make_worker(username="val-phone", password="val-phone-pass")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/accounts/login/?next=/validate/next/")
+    page.fill("#id_username", "val-phone")
+    page.fill("#id_password", "val-phone-pass")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
+    page.wait_for_load_state("load")
+    assert page.evaluate("window.scrollY") == 0
+    definitions = page.locator(".validation-instructions").get_by_text("Definitely correct").first
+    top = definitions.evaluate("el => el.getBoundingClientRect().top")
+    assert 0 <= top < 844, f"the first definition is at {top} px, off the screen"
+    first = page.locator("fieldset.validation-pair").nth(0)
+    assert page.evaluate("document.activeElement.dataset.item") == first.get_attribute("data-item")
+    page.keyboard.press("1")  # the keys answer the first pair without scrolling to it first
+    assert first.locator('input[data-key="1"]').is_checked()
+    page.get_by_role("button", name=re.compile("Submit all 5")).click()
+    page.wait_for_load_state("load")
+    assert "missing" in page.get_by_role("alert").inner_text()
+    assert page.evaluate("window.scrollY") > 0  # a refused send shows the problem
+
+
+def test_a_touch_phone_shows_no_key_badges_a_keyboard_does(chromium_browser, page, live_server, make_worker):
+    """Keys 1/2/3 on the buttons and in the instructions mean nothing on a phone with no keyboard."""
+    dataset = make_dataset("browser-validation-touch")
+    for _ in range(5):
+        make_pair(dataset)
+    make_worker(username="val-touch", password="val-touch-pass")
+    phone = chromium_browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        for screen, shown in ((phone.new_page(), False), (page, True)):
+            screen.goto(f"{live_server.url}/accounts/login/?next=/validate/next/")
+            screen.fill("#id_username", "val-touch")
+            screen.fill("#id_password", "val-touch-pass")
+            screen.get_by_role("button", name="Log in").click()
+            screen.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
+            assert screen.locator(".label-button kbd").first.is_visible() is shown
+            assert screen.locator(".validation-instructions .key-hint").first.is_visible() is shown
+            assert screen.locator(".label-button").first.is_visible()  # the buttons themselves stay
+    finally:
+        phone.close()

@@ -8,8 +8,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from corpus.counters import add_label
 from corpus.models import AUTHOR_POSITION, Label, ValidationLabel
+from corpus.services import add_label
 from crowd.models import ClaimStatus
 from quality.models import CatchTrialAnswer
 from validation import selectors, services

@@ -1,13 +1,18 @@
-"""Each batch task's claim takes the same few statements, whatever the task (`validation.claiming`):
-the worker's lock, their open batch, the locked candidates, the recount under the lock and the
-insert (validation: its lazy expiry too, or all of it in one statement on PostgreSQL)."""
+"""Every task kind claims through `crowd.claiming` and takes the same few statements on PostgreSQL
+and SQLite (one path, no database of its own): the worker's lock or their open claim, their open
+batch, the locked candidates, the recount under the lock, the insert, and what the kind keeps on
+its rows (validation: its lazy expiry of the worker's and the candidates' claims, the trusted-only
+check and the pairs' held places; writing: the premise's claims made)."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from collection import services as writing
+from collection.models import WritingClaim
 from corpus.models import Dataset
 from tests import factories
+from tests.collection.writing_helpers import add_premises, writing_setup
 from validation import grammaticality as grammar
 from validation import premise_labels, services
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
@@ -17,13 +22,8 @@ from .validation_factories import make_pair
 
 pytestmark = pytest.mark.django_db
 
-# Savepoints aside (the test runs in a transaction): the counts each claim took before the three
-# shared one helper, measured then and unchanged by it.
-EXPECTED = {
-    "validation": {"sqlite": 7, "postgresql": 5},
-    "premise": {"sqlite": 5, "postgresql": 5},
-    "grammaticality": {"sqlite": 5, "postgresql": 5},
-}
+# Savepoints aside (the test runs in a transaction): one count per kind, whatever the database.
+EXPECTED = {"validation": 8, "premise": 5, "grammaticality": 5, "writing": 5}
 
 
 def statements(claim):
@@ -38,7 +38,7 @@ def test_a_validation_claim(dataset, make_worker):
     worker = make_worker()
     batch, sql = statements(lambda: services.claim_validation_batch(worker, dataset=dataset))
     assert ValidationClaim.objects.filter(batch=batch).count() == 5
-    assert len(sql) == EXPECTED["validation"][connection.vendor], sql
+    assert len(sql) == EXPECTED["validation"], sql
 
 
 def test_a_premise_claim(make_worker):
@@ -46,7 +46,7 @@ def test_a_premise_claim(make_worker):
     worker = make_worker()
     batch, sql = statements(lambda: premise_labels.claim_premise_batch(worker))
     assert PremiseLabelClaim.objects.filter(batch=batch).count() == 5
-    assert len(sql) == EXPECTED["premise"][connection.vendor], sql
+    assert len(sql) == EXPECTED["premise"], sql
 
 
 def test_a_grammaticality_claim(make_worker):
@@ -57,4 +57,13 @@ def test_a_grammaticality_claim(make_worker):
     worker = make_worker()
     batch, sql = statements(lambda: grammar.claim_page(worker))
     assert GrammaticalityClaim.objects.filter(batch=batch).count() == 5
-    assert len(sql) == EXPECTED["grammaticality"][connection.vendor], sql
+    assert len(sql) == EXPECTED["grammaticality"], sql
+
+
+def test_a_writing_claim(make_worker):
+    dataset, genre = writing_setup()
+    add_premises(dataset, genre, 6)
+    worker = make_worker()
+    claim, sql = statements(lambda: writing.claim_next_premise(worker, dataset=dataset))
+    assert WritingClaim.objects.get(worker=worker) == claim
+    assert len(sql) == EXPECTED["writing"], sql

@@ -8,8 +8,8 @@ from django.core.management import call_command
 from django.db.models import Count
 from django.utils import timezone
 
-from corpus.counters import add_label
 from corpus.models import Label, Pair, PremiseStatus, Split
+from corpus.services import add_label
 from crowd.models import ClaimStatus
 from validation import services
 from validation.models import ValidationClaim, ValidationPolicy
@@ -157,7 +157,7 @@ def test_trusted_only_dataset(dataset, make_worker):
     assert claimed_pairs(services.claim_validation_batch(trusted, dataset=dataset)) == {closed.pk}
 
 
-# --- add_label (corpus.counters) ----------------------------------------------------------------------
+# --- add_label (corpus.services) ----------------------------------------------------------------------
 
 
 def test_labels_move_counters_and_gold(dataset, make_worker):

@@ -3,8 +3,9 @@ completed again to five counted labels; re-including the worker counts the earli
 
 import pytest
 
-from corpus.counters import LabelRefused, add_label, find_disagreements, recompute_gold, set_workers_excluded
 from corpus.models import Label, Pair, ValidationLabel, Worker
+from corpus.recompute import find_disagreements, recompute_gold
+from corpus.services import LabelRefused, add_label, set_workers_excluded
 from validation import services
 
 from .validation_factories import make_pair

@@ -1,6 +1,7 @@
 """A pair's held places follow its live claims, so that fully held pairs leave the claim index
-(issue 28: claims walked past every pair that live claims held). PostgreSQL: the one-statement
-claim keeps the count; the count is only a hint, a claim always recounts before taking a place."""
+(issue 28: claims walked past every pair that live claims held). Every claim recounts its locked
+candidates' places (`crowd.claiming`'s `after`); the count is only a hint, a claim always recounts
+before taking a place. PostgreSQL: the plans read the partial indexes."""
 
 from datetime import timedelta
 
@@ -46,7 +47,7 @@ def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
     assert held(pair) == 3
 
 
-def test_a_claim_sweeps_pairs_whose_claims_ran_out(dataset, make_worker):
+def test_pairs_whose_claims_ran_out_come_back_at_the_beat_not_on_every_claim(dataset, make_worker):
     full, other = make_pair(dataset), make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
     batches = [services.claim_validation_batch(holder, dataset=dataset) for holder in holders]
@@ -54,13 +55,28 @@ def test_a_claim_sweeps_pairs_whose_claims_ran_out(dataset, make_worker):
     ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
-    # The next claim (on a new pair) takes `full` back into the index on its way: the sweep.
+    # A claim that finds a free pair leaves the others' claims alone: no sweep of the claim table.
     new = make_pair(dataset)
     assert claimed(services.claim_validation_batch(make_worker(), dataset=dataset)) == {new.pk}
+    assert held(full) == 4
+    # The beat's release marks them expired and takes `full` back into the index.
+    assert services.release_expired_claims() == 2
     assert held(full) == 2
     assert set(ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).values_list("status", flat=True)) == {
         "expired"
     }
+
+
+def test_the_release_of_expired_claims_reads_the_index_of_open_claims(dataset, make_worker):
+    """The beat's statement walks the partial index of open claims, not the whole claim table
+    (submitted claims never leave it)."""
+    expired = ValidationClaim.objects.filter(status="open", expires_at__lte=timezone.now()).values("pair_id")
+    sql, params = expired.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "valclaim_open_expiry" in plan, plan
 
 
 def test_the_claim_walks_the_index_of_pairs_with_free_places(dataset, make_worker):

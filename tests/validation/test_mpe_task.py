@@ -4,10 +4,12 @@ and the researcher's adjudication on the dashboard."""
 import pytest
 from django.urls import reverse
 
-from corpus.counters import add_labels, adjudicate, recompute_gold
+from corpus.adjudication import adjudicate
 from corpus.models import Adjudication, AdjudicationSource, ItemKind, Label, Pair, Premise, Split, ValidationLabel
 from corpus.mpe_wording import QUESTION
+from corpus.recompute import recompute_gold
 from corpus.selectors import adjudication_queue, mpe_statistics
+from corpus.services import add_labels
 from tests import factories
 from validation import services
 from validation.models import ValidationClaim
@@ -87,7 +89,9 @@ def test_the_page_shows_the_four_captions_and_yes_unknown_no_and_stores_labels(c
     page = client.get(response["Location"])
     html = page.content.decode()
     assert QUESTION in html and all(caption in html for caption in CAPTIONS)
-    assert all(f"</kbd> {answer}</label>" in html for answer in ("yes", "unknown", "no"))
+    # The buttons name the answers as the instructions do: "Yes", never "yes" beside "Yes" (issue 41).
+    assert all(f"</kbd> {answer}</label>" in html for answer in ("Yes", "Unknown", "No"))
+    assert all(f"<strong>{answer}</strong>" in html for answer in ("Yes", "Unknown", "No"))
     assert "Definitely correct" not in html  # not the MultiNLI wording
     # A missing answer: nothing saved, the item named.
     missing = client.post(response["Location"], {item_field(items[0].pk): N})

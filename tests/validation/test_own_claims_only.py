@@ -8,12 +8,12 @@ import pytest
 from django.urls import reverse
 
 from corpus.models import Dataset, GrammaticalityJudgment
+from crowd.claiming import FOREIGN_ITEMS_MESSAGE
 from crowd.models import TaskKind
 from quality import qualification
 from tests.quality.qualification_helpers import PROLIFIC, qualified_study, worker_of_prolific_id
 from tests.validation.test_grammaticality_page import open_dataset
 from validation import grammaticality as grammar
-from validation.claiming import FOREIGN_ITEMS_MESSAGE
 from validation.services import ValidationRefused
 
 pytestmark = pytest.mark.django_db

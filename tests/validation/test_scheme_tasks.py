@@ -6,8 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from corpus.counters import create_pairs
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair, ValidationLabel
+from corpus.services import create_pairs
 from tests import factories
 from validation import grammaticality as grammar
 from validation.models import GrammaticalityClaim, ValidationClaim

@@ -10,8 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from corpus import counters
+from corpus import recompute, stopping_policies
 from corpus.models import Label, Pair, Split, StoppingPolicy, StoppingRule, ValidationLabel
+from corpus.services import add_label, set_workers_excluded
 from corpus.stopping import gold_is_decided, majority_gold
 from crowd.models import ClaimStatus
 from validation import services
@@ -78,18 +79,18 @@ def test_a_live_claim_on_a_stopped_pair_is_taken_and_counted(make_worker):
     assert (pair.label_count, pair.neutral_votes, pair.gold_label, pair.stopped_early) == (4, 1, E, True)
     assert ValidationClaim.objects.filter(batch=batches[2], status=ClaimStatus.SUBMITTED).exists()
     assert services.claim_validation_batch(make_worker()) is None
-    assert counters.recompute_gold(fix=False).disagreements == 0
+    assert recompute.recompute_gold(fix=False).disagreements == 0
 
 
 @pytest.mark.django_db
 def test_add_label_stops_a_decided_pair_too(make_worker):
     dataset = decided_dataset()
     pair = make_pair(dataset, label=C)
-    counters.add_label(pair, C)
-    counters.add_label(pair, N)
+    add_label(pair, C)
+    add_label(pair, N)
     pair.refresh_from_db()
     assert not pair.stopped_early
-    counters.add_label(pair, C)
+    add_label(pair, C)
     pair.refresh_from_db()
     assert (pair.label_count, pair.gold_label, pair.stopped_early, pair.needs_validation) == (4, C, True, False)
 
@@ -100,8 +101,8 @@ def test_choosing_the_rule_records_it_and_stops_settled_pairs(make_worker):
     settled = make_pair(dataset, label=E, needs_validation=False)
     open_pair = make_pair(dataset, label=E, needs_validation=False)
     for label in (E, E):
-        counters.add_label(settled, label)
-    counters.add_label(open_pair, N)
+        add_label(settled, label)
+    add_label(open_pair, N)
     StoppingPolicy.objects.create(dataset=dataset, split=Split.DEV, rule=StoppingRule.DECIDED)
     services.mark_dev_test_for_validation(dataset)
     settled.refresh_from_db()
@@ -115,7 +116,7 @@ def test_choosing_the_rule_records_it_and_stops_settled_pairs(make_worker):
     assert (settled.stopped_early, settled.needs_validation) == (True, False)
     # Back to fixed (five labels a pair): every pair of the split follows, the stopped one reopens.
     StoppingPolicy.objects.filter(dataset=dataset).update(rule=StoppingRule.FIXED)
-    assert counters.apply_stopping_policy(dataset, Split.DEV) == (2, 0)
+    assert stopping_policies.apply_stopping_policy(dataset, Split.DEV) == (2, 0)
     open_pair.refresh_from_db()
     settled.refresh_from_db()
     assert open_pair.stopping_rule == settled.stopping_rule == StoppingRule.FIXED
@@ -131,7 +132,7 @@ def test_an_exclusion_that_undecides_a_stopped_pair_queues_it_again(make_worker)
         claim_and_submit(worker, E)
     pair.refresh_from_db()
     assert pair.stopped_early
-    counters.set_workers_excluded(type(validators[0]).objects.filter(pk=validators[0].pk), True)
+    set_workers_excluded(type(validators[0]).objects.filter(pk=validators[0].pk), True)
     pair.refresh_from_db()
     assert (pair.label_count, pair.stopped_early, pair.needs_validation) == (2, False, True)
 
@@ -151,7 +152,7 @@ def test_claims_and_submits_take_the_same_statements_under_either_rule(make_work
         StoppingPolicy.objects.create(dataset=dataset, split=Split.DEV, rule=rule)
         pairs = [make_pair(dataset, label=E) for _ in range(5)]
         for pair in pairs:
-            counters.add_label(pair, E)  # the next label decides a decided pair
+            add_label(pair, E)  # the next label decides a decided pair
         worker = make_worker()
         claim_n, batch = statements(lambda w=worker, d=dataset: services.claim_validation_batch(w, dataset=d))
         submit_n, _ = statements(
@@ -236,12 +237,12 @@ def test_concurrent_validators_are_never_served_a_stopped_pair(transactional_db,
         assert not later.exists(), (pair.pair_id, list(later.values("created_at", "status")))
         # Its gold is the one its labels up to the deciding one gave, late labels or not.
         assert pair.gold_label == majority_gold([x.label for x in labels[:k]])
-    assert counters.recompute_gold(fix=False).disagreements == 0
+    assert recompute.recompute_gold(fix=False).disagreements == 0
 
 
 @pytest.mark.django_db
 def test_the_counters_stop_every_label_sequence_where_the_replay_does():
-    """All 243 five-label sequences, label by label through corpus.counters on the decided rule:
+    """All 243 five-label sequences, label by label through corpus.services on the decided rule:
     each pair stops exactly where corpus.stopping's replay stops it, with the five-label gold."""
     import itertools
 
@@ -253,7 +254,7 @@ def test_the_counters_stop_every_label_sequence_where_the_replay_does():
         for label in sequence[1:]:
             if not pair.needs_validation:
                 break
-            counters.add_label(pair, label)
+            add_label(pair, label)
             pair.refresh_from_db(fields=["needs_validation", "stopped_early"])
         pair.refresh_from_db()
         used, gold = replay_sequence(list(sequence), DECIDED)

@@ -8,9 +8,9 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from corpus.counters import LabelRefused, add_label
 from corpus.gold import gold_from_votes
 from corpus.models import Label, Pair, ValidationLabel
+from corpus.services import LabelRefused, add_label
 from crowd.arrival import SESSION_KEY
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from validation import services
@@ -236,9 +236,12 @@ def test_expired_batch_page_says_so(client, dataset, make_worker):
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
     url = reverse("validation:batch", kwargs={"batch": batch})
     login(client, worker)
-    assert "This batch has expired" in client.get(url).content.decode()
+    page = client.get(url).content.decode()
+    assert "Time ran out on these pairs" in page and "Get these pairs back" in page
     response = client.post(url, {item_field(pk): "neutral" for pk in batch_pairs(batch)})
-    assert response.status_code == 400 and "nothing was saved" in response.content.decode()
+    # One message, the hold's (not a refusal beside it), and nothing saved.
+    assert response.status_code == 409 and "nothing was sent yet" in response.content.decode()
+    assert 'id="batch-error"' not in response.content.decode()
     assert not ValidationLabel.objects.filter(worker=worker).exists()
 
 

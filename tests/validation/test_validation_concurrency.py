@@ -9,9 +9,9 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from corpus.counters import recompute_gold
 from corpus.gold import gold_from_votes
 from corpus.models import Label, Pair, ValidationLabel
+from corpus.recompute import recompute_gold
 from validation import services
 from validation.models import ValidationClaim
 

@@ -1,19 +1,23 @@
 """python manage.py giveaway_words [--dataset SLUG] [--split S] [--genre G] [--worker ID] [--min-count N] [--top N] [--json]"""
 
 import json
+from typing import Any, TypeVar
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Model
 
 from annotation_site.console import format_table
 from artifacts.selectors import giveaway_words_for
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Split, Worker
 
+M = TypeVar("M", bound=Model)
 
-def _get(model, field, value, what):
+
+def _get(model: type[M], field: str, value: object, what: str) -> M | None:
     if value is None:
         return None
-    found = model.objects.filter(**{field: value}).first()
+    found = model._default_manager.filter(**{field: value}).first()  # `objects` (no model here has another)
     if found is None:
         raise CommandError(f"unknown {what} {value!r}")
     return found
@@ -25,7 +29,7 @@ class Command(BaseCommand):
         "counts, for a dataset, a split, a genre or one writer."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset")
         parser.add_argument("--split", choices=Split.values)
         parser.add_argument("--genre")
@@ -39,7 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--top", type=int, default=DEFAULT_TOP, help=f"Words per label (default {DEFAULT_TOP}).")
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if options["min_count"] < 1 or options["top"] < 1:
             raise CommandError("--min-count and --top must be at least 1")
         listing = giveaway_words_for(

@@ -1,8 +1,9 @@
 """python manage.py refresh_monitor [--dataset SLUG] [--folds K] [--json]"""
 
 import json
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation_site.console import format_table
 from artifacts.models import JobStatus
@@ -17,12 +18,12 @@ class Command(BaseCommand):
         "far more guessable than the crowd and stores the model for scoring drafts."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets together).")
         parser.add_argument("--folds", type=int, default=5)
         parser.add_argument("--json", action="store_true", help="Print the stored figures as JSON.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         dataset = None
         if options["dataset"]:
             dataset = Dataset.objects.filter(slug=options["dataset"]).first()

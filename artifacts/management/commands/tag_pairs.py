@@ -1,6 +1,8 @@
 """python manage.py tag_pairs [--dataset SLUG] [--retag] [--batch-size N] [--processes N]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from artifacts.models import JobStatus
@@ -15,7 +17,7 @@ class Command(BaseCommand):
         "By default only pairs without tags; the job and its progress are recorded as a TaggingJob."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", help="Dataset slug (default: all datasets).")
         parser.add_argument("--retag", action="store_true", help="Tag again pairs that already have tags.")
         parser.add_argument("--batch-size", type=int, default=500)
@@ -28,7 +30,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         dataset = None
         if options["dataset"]:
             dataset = Dataset.objects.filter(slug=options["dataset"]).first()

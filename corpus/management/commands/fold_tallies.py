@@ -11,7 +11,7 @@ from corpus.management import DATA_COMMAND_CHECKS
 class Command(BaseCommand):
     help = (
         "Fold the maintained aggregates (corpus.tallies): every delta row is replaced by one row per "
-        "key, in one statement, while writers go on. Writers also fold now and then by themselves; "
+        "key, in one statement, while writers go on. The beat schedule folds them too (corpus.fold_tallies); "
         "recompute_gold checks and rebuilds them."
     )
     requires_system_checks = DATA_COMMAND_CHECKS

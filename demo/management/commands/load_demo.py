@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 from annotation_site.console import format_table
 from demo.adversarial import STUDY as ADVERSARIAL_STUDY
 from demo.adversarial import ensure_adversarial_demo
-from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo
+from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo, tag_untagged_pairs
 from demo.content import RESEARCHER, VALIDATION_STUDY, WORKER, WRITING_STUDY, load_demo
 from demo.mpe import DATASET as MPE_DATASET
 from demo.mpe import MPE_STUDY, ensure_mpe_demo
@@ -99,11 +99,15 @@ class Command(BaseCommand):
                 f"Qualified study '{qualified.slug}' with a {test.items.count()}-item test; "
                 f"aggregation run {aggregation.pk} ({aggregation.status}, {aggregation.pair_count} pairs)."
             )
+        if not no_artifacts:
+            tag_untagged_pairs(self.stdout)  # the quality demo's pairs: the snapshot exports their parses
         if not no_training:
             self.stdout.write("Exporting a demo snapshot and training small baselines on it (seconds)...")
             ensure_demo_snapshot_and_runs(dataset, RESEARCHER[0], stdout=self.stdout)
             if not no_adversarial:
                 self.stdout.write(ensure_adversarial_demo(RESEARCHER[0]))
+                if not no_artifacts:
+                    tag_untagged_pairs(self.stdout)
         # Every figure below is the dashboard's, from the same selectors (dashboard/figures.py).
         self.stdout.write(f"\nThe demo dataset '{dataset.slug}', as the dashboard shows it:")
         call_command("dashboard_figures", "--dataset", dataset.slug, "--site", site, stdout=self.stdout)
@@ -137,7 +141,7 @@ class Command(BaseCommand):
             ("stopping rules (settings)", f"{site}/dashboard/stopping/"),
             ("cost per gold label (the decided study)", f"{site}/dashboard/costs/"),
         ]
-        if qualified is not None:
+        if qualified is not None and aggregation is not None:
             links += [
                 ("flagged guesser (quality)", f"{site}/dashboard/workers/"),
                 ("catch trials", f"{site}/dashboard/label/"),

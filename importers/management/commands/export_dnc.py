@@ -1,8 +1,9 @@
 """python manage.py export_dnc --dataset SLUG --split dev --out FOLDER"""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset, Split
 from importers.dnc_import import export_dnc
@@ -15,13 +16,13 @@ class Command(BaseCommand):
         "format, make a snapshot (manage.py snapshot): its manifest states the label scheme."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--split", required=True, choices=Split.values)
         parser.add_argument("--out", required=True, help="Folder to write into (created if missing).")
         parser.add_argument("--name", help="File name stem (default: recast_<dataset without dnc->).")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             dataset = Dataset.objects.get(slug=options["dataset"])
         except Dataset.DoesNotExist:

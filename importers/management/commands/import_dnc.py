@@ -1,8 +1,9 @@
 """python manage.py import_dnc PATH [PATH ...] [--dataset SLUG]"""
 
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from importers import dnc
 from importers.dnc_import import DncImportError, import_dnc_file
@@ -15,12 +16,12 @@ class Command(BaseCommand):
         "dnc-fw-negation ...) with the file's label scheme; each file is all or nothing; re-importing skips pairs."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", help="*_data.json files or folders holding them.")
         parser.add_argument("--dataset", help="Dataset slug for every file (default: from each file's name).")
 
-    def handle(self, *args, **options):
-        files = []
+    def handle(self, *args: Any, **options: Any) -> None:
+        files: list[Path] = []
         for path in map(Path, options["paths"]):
             files += dnc.find_dnc_files(path) if path.is_dir() else [path]
         if not files:

@@ -1,8 +1,10 @@
 """python manage.py import_pairs FILE --dataset NAME [--genre G] [--split S]"""
 
+from typing import Any
+
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Split
@@ -17,7 +19,7 @@ class Command(BaseCommand):
         "present are skipped, so importing a file twice changes nothing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file")
         parser.add_argument("--dataset", required=True, help="Dataset slug; created (as imported) if missing.")
         parser.add_argument(
@@ -33,7 +35,7 @@ class Command(BaseCommand):
             help="Do not tag the new pairs with phenomena now (the hourly sweep or `tag_pairs` does it later).",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             report = import_pairs_file(
                 options["file"],
@@ -49,7 +51,7 @@ class Command(BaseCommand):
         if report.pairs_created and not options["no_tag"] and not settings.ARTIFACTS_ON_ARRIVAL:
             self._tag(options)
 
-    def _tag(self, options):
+    def _tag(self, options: dict[str, Any]) -> None:
         """Without a broker nothing tags the new pairs in the background: tag them here, with a bar
         and a TaggingJob whose progress the dashboard shows (with a broker, the import queued that
         job for a worker). By command name: the tagger is another app's."""

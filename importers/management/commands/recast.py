@@ -1,6 +1,8 @@
 """python manage.py recast TEMPLATE SOURCE --dataset SLUG --split dev [--dry-run]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Split
 from importers import recasting
@@ -15,7 +17,7 @@ class Command(BaseCommand):
         "provenance in one transaction."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("template")
         parser.add_argument("source")
         parser.add_argument("--dataset", required=True)
@@ -27,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Show the first pairs; save nothing.")
         parser.add_argument("--limit", type=int, default=PREVIEW_PAIRS, help="Pairs a dry run shows.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         fields = options["fields"].split(",") if options["fields"] else None
         try:
             rows = recasting.read_rows(options["source"], options["format"], fields, options["number_field"])

@@ -40,9 +40,10 @@ class Command(BaseCommand):
             if outcome is None:
                 self.stdout.write("Nobody excluded: no flagged worker took part in a study that opted in.")
             else:
+                report = outcome.recompute_report  # None when nobody changed
                 self.stdout.write(
                     self.style.WARNING(
                         f"Excluded {outcome.changed} worker(s); gold labels recomputed "
-                        f"({outcome.recompute_report.fixed} pairs changed); their pairs are back in the validation pool."
+                        f"({report.fixed if report else 0} pairs changed); their pairs are back in the validation pool."
                     )
                 )

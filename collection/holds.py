@@ -1,0 +1,46 @@
+""" "More time" and "Get this line back" for a writing claim (the writing task, and the adversarial
+task that writes on one): `crowd.holds` decides; an expired line comes back through the writing
+task's own `services.renew_expired_claim` (the premise's lock and a fresh count of its places).
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from corpus.models import Worker
+from crowd.holds import HoldRenewal, has_run_out, renew_hold
+from crowd.models import ClaimStatus
+
+from . import services
+from .models import WritingClaim
+
+
+def claim_minutes() -> int:
+    minutes: int = settings.NLI["WRITING_CLAIM_MINUTES"]
+    return minutes
+
+
+def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | None:
+    """Renew the hold of the worker's writing claim; None when the claim is not theirs. One
+    transaction, the worker's row locked first (their claims and renewals one at a time)."""
+    now = timezone.now()
+    with transaction.atomic():
+        locked_worker = Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
+        claim = WritingClaim.objects.select_for_update(of=("self",)).filter(token=token, worker=worker).first()
+        if locked_worker is None or claim is None:
+            return None
+        if locked_worker.is_excluded or claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+            return HoldRenewal.GONE
+        if not has_run_out([claim], now):
+            # A live hold never asks whether its premise is free: it holds its place.
+            return renew_hold(WritingClaim, [claim], now, minutes=claim_minutes(), items_free=lambda: False)
+        held = WritingClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN, expires_at__gt=now)
+        if held.exclude(pk=claim.pk).exists():
+            return HoldRenewal.BUSY
+        try:
+            renewed = services.renew_expired_claim(worker, claim.token)
+        except services.ClaimAlreadySubmitted:
+            return HoldRenewal.GONE
+        return HoldRenewal.TAKEN_BACK if renewed is not None else HoldRenewal.TAKEN

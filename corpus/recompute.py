@@ -1,0 +1,272 @@
+"""The check and the repair of the counters: every pair's counters recounted from the label table.
+
+A pair's counters (`label_count`, its votes, `gold_label`) are moved by the label writers
+(`corpus.services`) in the transaction of the label that changes them; this module checks them
+against the label table (`corpus.selectors.in_gold`: the earliest five labels that count), sets
+right the pairs that disagree, reports pairs holding more labels that count than five, and checks
+and rebuilds the maintained aggregates (`corpus.tallies`). `python manage.py recompute_gold` runs
+it; excluding a worker (`corpus.services.set_workers_excluded`) too.
+"""
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, connections, transaction
+from django.db.models import Case, Count, F, Q, QuerySet, When
+
+from annotation_site.plain_rows import update_rows
+
+from . import tallies
+from .gold import COUNTERS, gold_expression
+from .gold_moves import labels_moved, mark_figures_changed, move_of
+from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
+from .selectors import in_gold, labels_that_count, pairs_in, replacement_labels_in_gold
+
+SHOWN_DISAGREEMENTS = 20
+
+
+@dataclass
+class RecomputeReport:
+    pairs_checked: int = 0
+    disagreements: int = 0
+    fixed: int = 0
+    examples: list[dict[str, Any]] = field(default_factory=list)  # dicts: pair_id, stored, recomputed
+    tally_drift: tallies.Drift | None = None  # corpus.tallies.Drift: maintained aggregates vs the stored counters
+    # Pairs holding labels that count beyond their earliest five (`surplus_labels`), and how many.
+    overfull_pairs: int = 0
+    surplus_labels: int = 0
+    overfull_examples: list[dict[str, Any]] = field(default_factory=list)  # dicts: pair_id, surplus positions
+
+    @property
+    def drifted(self) -> bool:
+        """Whether the label table and the counters tell different stories (`--check` fails on it)."""
+        return bool(self.disagreements or self.overfull_pairs)
+
+    def summary(self) -> str:
+        lines = [
+            f"pairs checked: {self.pairs_checked}",
+            f"pairs whose stored counters disagree with the label table: {self.disagreements}",
+        ]
+        for example in self.examples:
+            lines.append(f"    {example['pair_id']}: stored {example['stored']} recomputed {example['recomputed']}")
+        if self.disagreements > len(self.examples):
+            lines.append(f"    ... and {self.disagreements - len(self.examples)} more")
+        lines.append(f"pairs fixed: {self.fixed}")
+        lines.append(
+            f"pairs with more than {LABELS_PER_PAIR} labels that count: {self.overfull_pairs} "
+            f"({self.surplus_labels} labels beyond the earliest {LABELS_PER_PAIR}, left out of gold and snapshots)"
+        )
+        for example in self.overfull_examples:
+            lines.append(f"    {example['pair_id']}: surplus labels in positions {example['positions']}")
+        if self.overfull_pairs > len(self.overfull_examples):
+            lines.append(f"    ... and {self.overfull_pairs - len(self.overfull_examples)} more")
+        if self.tally_drift is not None:
+            lines.append(self.tally_drift.summary())
+        return "\n".join(lines)
+
+
+def _with_recomputed(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
+    """Annotate n/e/nu/c/gold recomputed from the label table (one LEFT JOIN ... GROUP BY)."""
+    counted = in_gold("labels__")
+
+    def votes(label: str | None = None) -> Count:
+        condition = counted if label is None else counted & Q(labels__label=label)
+        return Count("labels", filter=condition)
+
+    return pairs.annotate(
+        r_label_count=votes(),
+        r_entailment_votes=votes(Label.ENTAILMENT),
+        r_neutral_votes=votes(Label.NEUTRAL),
+        r_contradiction_votes=votes(Label.CONTRADICTION),
+    ).annotate(
+        r_gold_label=_adjudicated_or(
+            gold_expression(
+                F("r_entailment_votes"), F("r_neutral_votes"), F("r_contradiction_votes"), F("imported_gold")
+            )
+        )
+    )
+
+
+def _adjudicated_or(majority: Any) -> Case:
+    """The gold label: the pair's adjudicated label when it has one, else the majority rule."""
+    return Case(When(adjudicated_label="", then=majority), default=F("adjudicated_label"))
+
+
+def _disagreeing(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
+    differs = Q()
+    for name in COUNTERS:
+        differs |= ~Q(**{name: F(f"r_{name}")})
+    return _with_recomputed(pairs).filter(differs)
+
+
+def find_disagreements(
+    dataset: Dataset | str | None = None, *, limit: int = SHOWN_DISAGREEMENTS, found: list[int] | None = None
+) -> tuple[int, list[dict[str, Any]]]:
+    """(count, first `limit` examples) of pairs whose counters differ from the label table; one
+    read of every pair, then one of the examples. `found`, a list, receives every such pair's pk.
+
+    The full read returns pks only: at MultiNLI scale, with every pair to fix, twelve columns a
+    row through the ORM's converters cost more than the query."""
+    pks = list(_disagreeing(pairs_in(dataset)).order_by("pk").values_list("pk", flat=True))
+    if found is not None:
+        found.extend(pks)
+    rows = (
+        _with_recomputed(Pair.objects.filter(pk__in=pks[:limit]))
+        .order_by("pk")
+        .values_list("pair_id", *COUNTERS, *(f"r_{name}" for name in COUNTERS))
+    )
+    examples = [{"pair_id": row[0], "stored": tuple(row[1:6]), "recomputed": tuple(row[6:11])} for row in rows]
+    return len(pks), examples
+
+
+def surplus_labels(dataset: Dataset | str | None = None) -> QuerySet[ValidationLabel]:
+    """Labels that count but are not among their pair's earliest five that count: a label a writer
+    took beyond the fifth, or the replacement an excluded worker's label had taken once that worker
+    is included again. Only labels beyond position 5 can be (the partial index `replacement_labels`)."""
+    return (
+        ValidationLabel.objects.filter(labels_that_count(), position__gt=LABELS_PER_PAIR, pair__in=pairs_in(dataset))
+        .exclude(pk__in=replacement_labels_in_gold())
+        .order_by("pair_id", "position")
+    )
+
+
+def _report_overfull(report: "RecomputeReport", dataset: Dataset | str | None) -> None:
+    positions: dict[str, list[int]] = {}
+    for pair_id, position in surplus_labels(dataset).values_list("pair__pair_id", "position"):
+        positions.setdefault(pair_id, []).append(position)
+    report.overfull_pairs = len(positions)
+    report.surplus_labels = sum(len(found) for found in positions.values())
+    report.overfull_examples = [
+        {"pair_id": pair_id, "positions": found} for pair_id, found in list(positions.items())[:SHOWN_DISAGREEMENTS]
+    ]
+
+
+FIX_BATCH = 1_000  # pairs a fix recounts and writes in one short transaction under their row locks
+FIX_WORKERS = 2  # batches fixed at once, each on a connection of its own (outside a transaction)
+
+
+def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, lengths: bool = False) -> RecomputeReport:
+    """Report pairs whose counters disagree with the label table, then set them right.
+
+    Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the
+    pairs it finds are written, FIX_BATCH pairs a transaction (`_fix_batch`): each batch locks its
+    pairs, recounts them under the locks and writes those that still disagree. This is the one
+    path on every database: a batch holds the row locks of its own pairs only, so validators'
+    submits go on meanwhile on PostgreSQL (a single UPDATE of every pair held the label table and
+    the tallies for the whole run, issue 28), and a submit is never lost or counted twice, since
+    the recount waits for the locks a submit holds; SQLite serialises writers anyway.
+
+    Pairs holding more labels that count than five are reported (`surplus_labels`): their counters
+    and gold label count the earliest five by position, as every pair's do, and the labels beyond
+    stay in the table, counted nowhere (neither gold, statistics nor snapshots), for a researcher
+    to see; nothing is deleted. Since `corpus.services` counts a pair's labels under its lock before
+    it takes one, only a writer that went around it, or a worker included again after a replacement
+    label healed their exclusion, leaves such a pair.
+
+    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) are checked
+    and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
+    does; an exclusion's recompute does not: no label moves a sentence's length).
+    """
+    pairs = pairs_in(dataset)
+    report = RecomputeReport(pairs_checked=pairs.count())
+    disagreeing: list[int] = []
+    report.disagreements, report.examples = find_disagreements(dataset, found=disagreeing)
+    _report_overfull(report, dataset)
+    if fix and disagreeing:
+        report.fixed = _fix_in_batches(disagreeing)
+    # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
+    # as every writer does, so what differs now is drift: a tally a writer missed).
+    report.tally_drift = tallies.check_and_rebuild(dataset, lengths=lengths, repair=fix)
+    if report.fixed:
+        mark_figures_changed()
+    return report
+
+
+def _fix_in_batches(pair_pks: Sequence[int]) -> int:
+    """Fix these pairs' counters from the label table, FIX_BATCH pairs a transaction; returns pairs fixed.
+
+    Outside a transaction, on a database whose writers lock rows (not the whole file), FIX_WORKERS
+    batches run at once, each thread on a connection of its own (the batches share no pair; each
+    appends its own tally deltas): the fix of every pair at MultiNLI scale is bound by the index
+    entries each batch writes, which is CPU in the database. Inside one (a caller's, or a test's)
+    the batches must see its rows: they run on its connection.
+    """
+    ordered = sorted(pair_pks)
+    batches = [ordered[start : start + FIX_BATCH] for start in range(0, len(ordered), FIX_BATCH)]
+    with tallies.folds_deferred():
+        if (
+            FIX_WORKERS > 1
+            and len(batches) > 1
+            and connection.features.has_select_for_update
+            and not connection.in_atomic_block
+        ):
+            with ThreadPoolExecutor(max_workers=FIX_WORKERS) as pool:
+                # Each batch runs in a copy of this context (folds deferred, as here).
+                return sum(pool.map(lambda batch: copy_context().run(_fix_batch_on_own_connection, batch), batches))
+        return sum(_fix_batch(batch) for batch in batches)
+
+
+def _fix_batch_on_own_connection(batch: Sequence[int]) -> int:
+    try:
+        return _fix_batch(batch)
+    finally:
+        connections.close_all()  # this thread's connections only
+
+
+RECOUNTED = ("pk", "dataset_id", "premise__split", "premise__genre_id", "author_label", "hypothesis", "imported_gold")
+
+
+def _fix_batch(batch: Sequence[int]) -> int:
+    """Fix one batch in a transaction of its own; returns pairs written.
+
+    The pairs are locked first, in pk order as every writer locks them; the recount that follows
+    then sees every label a submit committed before, and a submit that comes later waits for this
+    batch only and moves the counters written here. The tallies move in the same transaction,
+    from each pair's old key to its new one, as for any writer of counters.
+    """
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # Not waiting for the WAL flush: a batch lost in a crash leaves its pairs as they were,
+            # for the next recompute to find (a flush a commit is most of a fix of every pair).
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        locked = Pair.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=batch).order_by("pk")
+        list(locked.values_list("pk", flat=True))
+        rows = _recount_locked(batch)
+        update_rows(Pair._meta.db_table, list(COUNTERS), [(row[0], *row[-5:]) for row in rows])
+        keys, moves = [], []
+        for row in rows:
+            pk, dataset_id, split, genre_id, author_label, hypothesis, imported_gold = row[: len(RECOUNTED)]
+            stored, recounted = row[len(RECOUNTED) : -5], row[-5:]
+            # The key of the pair's tally row, as the tallies build it from a pair's fields.
+            pair = Pair(pk=pk, dataset_id=dataset_id, author_label=author_label, imported_gold=imported_gold)
+            keys.append(
+                (
+                    tallies.pair_key(pair, split, genre_id, state=stored[:4]),
+                    tallies.pair_key(pair, split, genre_id, state=recounted[:4]),
+                )
+            )
+            facts = (dataset_id, split, genre_id, author_label, hypothesis)
+            moves.append(move_of(pk, facts, (stored[4], stored[0]), (recounted[4], recounted[0])))
+        tallies.pairs_moved(keys)
+        labels_moved(moves)
+    return len(rows)
+
+
+def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:
+    """The batch's pairs whose counters disagree with their labels: per pair its RECOUNTED fields,
+    then the five stored counters (COUNTERS), then the five recounted."""
+    return list(
+        _disagreeing(Pair.objects.filter(pk__in=batch))
+        .order_by("pk")
+        .values_list(*RECOUNTED, *COUNTERS, *(f"r_{name}" for name in COUNTERS))
+    )
+
+
+def rebuild_maintained() -> None:
+    """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
+    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s."""
+    tallies.check_and_rebuild(None, lengths=True, repair=True)

@@ -1,0 +1,480 @@
+"""The writes of a pair's labels and counters: the one module that adds labels.
+
+A pair carries counters (labels so far, votes per label, gold label) so that no page counts the
+label table. Every writer of labels goes through here, in the same transaction as its labels:
+  - `add_label`: one label at a time (researchers, tests), under the pair's row lock;
+  - `add_labels`: a validator's batch, one label on each of several pairs, under their row locks;
+  - `create_pairs`: new pairs with their labels in bulk (the writing task, corpus imports);
+  - `set_workers_excluded`: a worker's labels leave (or rejoin) the counters, by a recompute.
+The recompute (`corpus.recompute`) checks and repairs the counters from the label table, a
+researcher's adjudication (`corpus.adjudication`) overrides a pair's votes, and the stopping
+rules (`corpus.stopping_policies`) take pairs out of the claim queue. Each writer appends deltas
+to the maintained aggregates (`corpus.tallies`) in the same transaction, after its labels.
+A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
+Which labels count is `corpus.selectors.labels_that_count` (and `in_gold`, the earliest five of
+them). A pair takes a label only while fewer than five of its labels count, counted in the label
+table under the pair's row lock, so a counter that drifted low never lets a sixth in. A pair that
+lost a label to an exclusion takes replacement labels in positions after its last (6, 7, ...)
+until five count again. Which pairs need validation is decided here too (`needs_validation`).
+"""
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import BooleanField, Case, F, Field, QuerySet, Value, When
+from django.utils import timezone
+
+from annotation_site.plain_rows import insert_rows, update_rows
+
+from . import labels as scheme_labels
+from . import tallies
+from .gold import COUNTERS, VOTE_FIELD, counters_from_labels, gold_from_votes
+from .gold_moves import labels_moved, mark_figures_changed, move
+from .models import (
+    AUTHOR_POSITION,
+    LABELS_PER_PAIR,
+    NO_GOLD,
+    Adjudication,
+    AdjudicationSource,
+    Dataset,
+    Pair,
+    Premise,
+    Split,
+    ValidationLabel,
+    Worker,
+    text_hash,
+)
+from .recompute import RecomputeReport, recompute_gold
+from .selectors import labels_that_count
+from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
+
+
+class LabelRefused(ValidationError):
+    """A label that cannot be added; the message is fit to show whoever gave it."""
+
+
+# --- which pairs need validation ---------------------------------------------------------------
+
+
+def needs_validation(split: str, pair_id: str, dataset: Dataset) -> bool:
+    """Dev and test pairs always (MultiNLI §2.1); a train pair when a draw seeded by its pairID
+    falls under the dataset's share, so the sample is reproducible and a re-run draws the same pairs."""
+    if split in (Split.DEV, Split.TEST):
+        return True
+    return split == Split.TRAIN and random.Random(pair_id).random() < dataset.train_validation_fraction
+
+
+@transaction.atomic
+def set_needs_validation(pairs: QuerySet[Pair], flag: bool) -> int:
+    """Ask for (or stop asking for) validation labels on these pairs; returns how many changed.
+    A pair its stopping rule stopped early stays stopped (marking a split again reopens nothing);
+    putting the split back on the fixed rule does (`apply_stopping_policy`)."""
+    chosen = Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag)
+    if flag:
+        chosen = chosen.filter(stopped_early=False)
+    return chosen.update(needs_validation=flag)
+
+
+_needs_validation = needs_validation  # create_pairs has an argument of the same name
+
+
+# --- one label at a time -----------------------------------------------------------------------
+
+
+def add_label(
+    pair: Pair,
+    label: str,
+    *,
+    worker: Worker | None = None,
+    position: int | None = None,
+    seconds: float | None = None,
+    ordinal: int | None = None,
+) -> ValidationLabel:
+    """Add one label to a pair and move its counters, in one transaction.
+
+    The only path that adds a label at run time. Refuses a sixth label, a second label by the
+    same worker, a validation label by the pair's author and a label by an excluded worker.
+    `label` is a core label; on a two-way or ordinal dataset only the scheme's core labels are
+    taken, and an ordinal rating must map to it (corpus.labels).
+    """
+    with transaction.atomic():
+        locked = (
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("premise", "dataset")
+            .get(pk=pair.pk)
+        )
+        before = tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id)
+        was = (locked.gold_label, locked.label_count)
+        existing = _labels_taken([locked.pk]).get(locked.pk, [])
+        if position is None:
+            position = _next_position(existing)
+        refusal = label_refusal(locked, locked.dataset.label_scheme, existing, worker, position, label, ordinal=ordinal)
+        if refusal:
+            raise LabelRefused(refusal)
+        created = ValidationLabel.objects.create(
+            pair=locked, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
+        )
+        vote_field = VOTE_FIELD[label]
+        Pair.objects.filter(pk=locked.pk).update(label_count=F("label_count") + 1, **{vote_field: F(vote_field) + 1})
+        locked.refresh_from_db(fields=["label_count", *VOTE_FIELD.values()])
+        gold = locked.adjudicated_label or gold_from_votes(
+            locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes, locked.imported_gold
+        )
+        stops = stops_when_decided(locked)
+        if gold != locked.gold_label or stops:
+            moved: dict[str, Any] = {"gold_label": gold}
+            if stops:  # the decided rule: the gold cannot change, so the pair leaves the claim queue
+                moved.update(needs_validation=False, stopped_early=True)
+            Pair.objects.filter(pk=locked.pk).update(**moved)
+            for name, value in moved.items():
+                setattr(locked, name, value)
+        tallies.pairs_moved([(before, tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id))])
+        labels_moved([move(locked, *was)])
+    # The caller's instance follows the database, so pages built from it are current.
+    for name in COUNTERS:
+        setattr(pair, name, getattr(locked, name))
+    return created
+
+
+def label_refusal(
+    pair: Pair,
+    scheme: str,
+    taken: Sequence[tuple[int, int | None, bool]],
+    worker: Worker | None,
+    position: int,
+    label: str,
+    *,
+    ordinal: int | None = None,
+) -> str | None:
+    """Why `pair` cannot take this label, or None: the one statement of the rules that `add_label`
+    and `add_labels` (a validator's batch) both apply, under the pair's row lock.
+
+    `pair` is the locked row with its counters, `scheme` its dataset's label scheme, `taken` its
+    labels as (position, worker id, whether it counts), read under the lock. Refused: a label that is not a core label or not one of the
+    scheme's (with the rating an ordinal dataset needs, mapping to the label, and only there),
+    a sixth counted label, a position taken or before the author's, a label by an excluded worker,
+    an author validating their own pair and a second label by the same worker.
+    """
+    if label not in VOTE_FIELD:
+        return f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}."
+    if label not in scheme_labels.stored_categories(scheme):
+        return f"'{label}' is not a label of a {scheme} dataset."
+    if (ordinal is not None) != (scheme == scheme_labels.ORDINAL_SCHEME):
+        return "Ordinal datasets take a 1–5 rating with every label, and only they do."
+    if ordinal is not None and scheme_labels.to_stored(scheme, ordinal)[0] != label:
+        return f"Rating {ordinal} maps to another label than '{label}'."
+    # Labels that count only: a pair that lost an excluded worker's label takes a replacement label
+    # (in the next free position, beyond 5 if need be) until it has five that count again. The
+    # label table decides, as well as the counter: a counter that drifted low (a bulk write that
+    # went around this module) must not let a sixth label in; the recompute sets it right.
+    if pair.label_count >= LABELS_PER_PAIR or sum(counts for *_, counts in taken) >= LABELS_PER_PAIR:
+        return f"Pair {pair.pair_id} already has all {LABELS_PER_PAIR} labels."
+    if position < AUTHOR_POSITION:
+        return f"Label position must be {AUTHOR_POSITION} or more, not {position}."
+    if any(p == position for p, *_ in taken):
+        return f"Pair {pair.pair_id} already has a label in position {position}."
+    if worker is not None:
+        if worker.is_excluded:
+            # Their labels are left out of gold labels; counting new ones here would disagree with a recompute.
+            return "Labels from excluded workers are not taken."
+        if pair.author_id == worker.pk and position != AUTHOR_POSITION:
+            return "Authors do not validate their own pairs."
+        if any(w == worker.pk for _, w, _ in taken):
+            return f"You have already labelled pair {pair.pair_id}."
+    return None
+
+
+def _next_position(taken: Sequence[tuple[int, int | None, bool]]) -> int:
+    return max((p for p, *_ in taken), default=0) + 1
+
+
+# --- a batch of labels at once ----------------------------------------------------------------
+
+
+# The columns of a locked pair that the checks, the counters and the tallies read.
+LOCKED_COLUMNS = (
+    "pk",
+    "pair_id",
+    "author_id",
+    "dataset_id",
+    "author_label",
+    "adjudicated_label",
+    "held_places",
+    "imported_gold",
+    "stopping_rule",
+    "stopped_early",
+    "needs_validation",
+    *COUNTERS,
+    "hypothesis",
+    "premise__split",
+    "premise__genre_id",
+    "dataset__label_scheme",
+)
+
+
+def _labels_taken(pair_pks: Sequence[int]) -> dict[int, list[tuple[int, int | None, bool]]]:
+    """{pair pk: [(position, worker id, whether the label counts), ...]} of these pairs' labels, in
+    one read; under their row locks, what a label's refusal counts (`label_refusal`)."""
+    counts = Case(When(labels_that_count(), then=Value(True)), default=Value(False), output_field=BooleanField())
+    taken: dict[int, list[tuple[int, int | None, bool]]] = {}
+    for pair_pk, position, worker_id, counted in (
+        ValidationLabel.objects.filter(pair_id__in=pair_pks)
+        .annotate(counts=counts)
+        .order_by()
+        .values_list("pair_id", "position", "worker_id", "counts")
+    ):
+        taken.setdefault(pair_pk, []).append((position, worker_id, bool(counted)))
+    return taken
+
+
+def add_labels(
+    labelled: Sequence[tuple[Pair, str] | tuple[Pair, str, int | None]],
+    *,
+    worker: Worker | None = None,
+    seconds: float | None = None,
+    releasing_places: bool = False,
+) -> list[ValidationLabel]:
+    """Add one label to each of several pairs and move their counters, set-based, in one transaction.
+
+    `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
+    caller maps a scheme's answers to core labels: corpus.labels.to_stored). The same guarantees as
+    `add_label` (never a sixth label, one label per worker per pair, an author never validates
+    their own pair, an excluded worker is refused), checked for the whole batch before anything
+    is written, in four statements whatever the batch's size: lock the pairs (in pk order, as
+    every writer does), read their labels, insert the new labels, update the counters.
+    Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
+    the database. `releasing_places`: each label comes from a claim that held a place on its pair
+    (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
+    """
+    items: list[tuple[Pair, str, int | None]] = [
+        (item[0], item[1], item[2] if len(item) > 2 else None)  # a 2- or 3-tuple
+        for item in labelled
+    ]
+    ids = [pair.pk for pair, _, _ in items]
+    if len(set(ids)) != len(ids):
+        raise LabelRefused("A batch labels each pair once.")
+    if not ids:
+        return []
+    # No savepoint of its own (it would cost two round trips): every check runs before the first
+    # write, and a refusal is raised after the block, so a caller's transaction stays usable.
+    refusal = None
+    with transaction.atomic(savepoint=False):
+        locked = {
+            pair.pk: pair
+            for pair in Pair.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("premise", "dataset")
+            .filter(pk__in=ids)
+            .order_by("pk")
+            .only(*LOCKED_COLUMNS)
+        }
+        before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
+        was = {pk: (row.gold_label, row.label_count) for pk, row in locked.items()}
+        existing = _labels_taken(ids)
+        new_labels, stopping_now = [], False
+        for pair, label, ordinal in items:
+            row = locked.get(pair.pk)
+            if row is None:
+                refusal = f"Pair {pair.pk} does not exist."
+                break
+            taken = existing.get(pair.pk, [])
+            position = _next_position(taken)
+            refusal = label_refusal(row, row.dataset.label_scheme, taken, worker, position, label, ordinal=ordinal)
+            if refusal:
+                break
+            new_labels.append(
+                ValidationLabel(
+                    pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
+                )
+            )
+            vote_field = VOTE_FIELD[label]
+            row.label_count += 1
+            setattr(row, vote_field, getattr(row, vote_field) + 1)
+            row.gold_label = row.adjudicated_label or gold_from_votes(
+                row.entailment_votes, row.neutral_votes, row.contradiction_votes, row.imported_gold
+            )
+            if releasing_places:
+                row.held_places = max(0, row.held_places - 1)
+            if stops_when_decided(row):
+                # The decided rule (corpus/stopping.py): the gold cannot change any more, so the
+                # pair leaves the claim indexes in the same UPDATE that moves its counters.
+                row.needs_validation, row.stopped_early, stopping_now = False, True, True
+        if refusal is None:
+            created = ValidationLabel.objects.bulk_create(new_labels)
+            # Absolute values are safe: the rows are locked since they were read.
+            fields = [*COUNTERS, "held_places"] if releasing_places else list(COUNTERS)
+            if stopping_now:
+                fields += ["needs_validation", "stopped_early"]
+            _update_counters(list(locked.values()), fields)
+            # The maintained aggregates move in the same transaction: one INSERT of deltas.
+            tallies.pairs_moved(
+                [
+                    (before[pk], tallies.pair_key(row, row.premise.split, row.premise.genre_id))
+                    for pk, row in locked.items()
+                ]
+            )
+            labels_moved([move(row, *was[pk]) for pk, row in locked.items()])
+    if refusal is not None:
+        raise LabelRefused(refusal)
+    for pair, _, _ in items:
+        for name in COUNTERS:
+            setattr(pair, name, getattr(locked[pair.pk], name))
+    return created
+
+
+def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
+    """Write these locked pairs' `fields` as they are in memory, in one statement on PostgreSQL
+    (`annotation_site.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
+    same one statement, but building it was the dearest part of a validator's submit in Python
+    (issue 28)."""
+    columns = [_column(Pair._meta.get_field(name)) for name in fields]
+    update_rows(Pair._meta.db_table, columns, [(row.pk, *(getattr(row, name) for name in fields)) for row in rows])
+
+
+# --- new pairs with their labels, in bulk ------------------------------------------------------
+
+
+def create_premises(premises: Iterable[Premise], *, batch_size: int = 1000) -> list[Premise]:
+    """Insert new premises (unsaved Premise objects) with their tallies; returns them. The one
+    bulk way premises arrive, so the dashboard's premise counts and lengths (corpus.tallies) never
+    miss an importer. Runs in the caller's transaction."""
+    rows = list(premises)
+    for premise in rows:
+        if not premise.text_hash:  # bulk_create skips save(), which sets it
+            premise.text_hash = text_hash(premise.text)
+    Premise.objects.bulk_create(rows, batch_size=batch_size)
+    tallies.premises_added(rows)
+    return rows
+
+
+def create_pairs(
+    dataset: Dataset,
+    split: str,
+    pairs: list[Pair],
+    labels: Sequence[Sequence[str]],
+    *,
+    batch_size: int = 1000,
+    needs_validation: bool | None = None,
+    adjudication_reasons: Sequence[str] | None = None,
+    ordinals: Sequence[Sequence[int | None]] | None = None,
+) -> list[Pair]:
+    """Insert new pairs of one dataset and split with their labels and counters; returns the pairs.
+
+    `pairs` are unsaved Pair objects (dataset, premise, pairID, text, author label, author);
+    `labels[i]` is the list of pair i's labels in position order, the author's first. The
+    author's label row names the pair's author; imported validators' labels have no worker.
+    `needs_validation` (True/False) overrides the split's rule. A pair given an `adjudicated_label`
+    (an imported file's gold that is not the majority, MPE) gets it as gold and an Adjudication row
+    from the file, with `adjudication_reasons[i]` as its reason.
+    `ordinals[i]`, for ordinal datasets, lists pair i's 1–5 ratings in the same order.
+    Runs in the caller's transaction.
+    """
+    rule = stopping_rule_for(dataset, split)
+    for pair, pair_labels in zip(pairs, labels, strict=True):
+        pair.dataset = dataset
+        pair.needs_validation = (
+            _needs_validation(split, pair.pair_id, dataset) if needs_validation is None else needs_validation
+        )
+        for name, value in counters_from_labels(pair_labels).items():
+            setattr(pair, name, value)
+        pair.stopping_rule = rule
+        if stops_when_decided(pair):  # imported labels that settle the gold already
+            pair.needs_validation, pair.stopped_early = False, True
+        if pair.imported_gold and pair.gold_label == NO_GOLD:  # the file's gold until validation decides
+            pair.gold_label = pair.imported_gold
+        if pair.adjudicated_label:  # e.g. an imported MPE item whose file gold is not the majority
+            pair.gold_label = pair.adjudicated_label
+    created = Pair.objects.bulk_create(pairs, batch_size=batch_size)
+    if any(pair.pk is None for pair in created):
+        # A database that cannot return ids from a bulk insert: read them back by pairID.
+        pks = dict(
+            Pair.objects.filter(dataset=dataset, pair_id__in=[p.pair_id for p in created]).values_list("pair_id", "pk")
+        )
+        for pair in created:
+            pair.pk = pair.id = pks[pair.pair_id]
+    _insert_labels(
+        (pair.pk, position, label, pair.author_id if position == AUTHOR_POSITION else None)
+        for pair, pair_labels in zip(created, labels, strict=False)
+        for position, label in enumerate(pair_labels, start=AUTHOR_POSITION)
+    )
+    reasons = adjudication_reasons or [""] * len(created)
+    Adjudication.objects.bulk_create(
+        Adjudication(
+            pair_id=pair.pk,
+            label=pair.adjudicated_label,
+            source=AdjudicationSource.FILE,
+            reason=reason[:100],
+            previous_gold=gold_from_votes(pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes),
+        )
+        for pair, reason in zip(created, reasons, strict=True)
+        if pair.adjudicated_label
+    )
+    if ordinals is not None:
+        _set_ordinals(created, ordinals)
+    # After the labels (the order `recompute_gold` relies on): counts and lengths of the new pairs.
+    tallies.pairs_added(created)
+    return created
+
+
+def _set_ordinals(pairs: Sequence[Pair], ordinals: Sequence[Sequence[int | None]]) -> None:
+    """The 1–5 ratings of freshly inserted label rows: one UPDATE per (position, rating)."""
+    by_value: dict[tuple[int, int], list[int]] = {}
+    for pair, values in zip(pairs, ordinals, strict=True):
+        for position, value in enumerate(values, start=AUTHOR_POSITION):
+            if value is not None:
+                by_value.setdefault((position, value), []).append(pair.pk)
+    for (position, value), pks in by_value.items():
+        ValidationLabel.objects.filter(pair_id__in=pks, position=position).update(ordinal=value)
+
+
+def _column(model_field: Any) -> str:
+    """The database column of a concrete field (a foreign key's is its `_id` column)."""
+    assert isinstance(model_field, Field) and model_field.column
+    return str(model_field.column)
+
+
+def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
+    """Insert (pair pk, position, label, worker id) rows as multi-row INSERTs.
+
+    Five labels a pair make labels most of an import's rows; building a ValidationLabel object
+    per row for bulk_create took over half of an import's time, so they go in as plain rows.
+    """
+    created_at = connection.ops.adapt_datetimefield_value(timezone.now())
+    meta = ValidationLabel._meta
+    columns = [_column(meta.get_field(name)) for name in ("pair", "position", "label", "worker", "created_at")]
+    plain = [(*row, created_at) for row in rows]
+    insert_rows(meta.db_table, columns, plain)
+    return len(plain)
+
+
+# --- excluding workers -------------------------------------------------------------------------
+
+
+@dataclass
+class ExclusionOutcome:
+    changed: int
+    recompute_report: "RecomputeReport | None" = None
+
+
+def set_workers_excluded(workers: QuerySet[Worker], excluded: bool) -> ExclusionOutcome:
+    """Exclude (or include again) workers' labels; gold labels and counters follow by a recompute.
+
+    The flag and the recompute are separate transactions on purpose: the recompute reads every
+    label, and the flag must stand even if a researcher has to rerun the recompute later.
+    """
+    with transaction.atomic():
+        changed = (
+            Worker.objects.filter(pk__in=workers.values("pk"))
+            .exclude(is_excluded=excluded)
+            .update(is_excluded=excluded)
+        )
+    if not changed:
+        return ExclusionOutcome(changed=0)
+    report = recompute_gold()
+    requeue_undecided_stopped()  # a stopped pair that lost a label may be undecided again
+    # Every figure of the dashboard moves with the gold labels: none is shown from before (issue 27).
+    mark_figures_changed()
+    return ExclusionOutcome(changed=changed, recompute_report=report)

@@ -1,0 +1,130 @@
+"""A split's stopping rule and the pairs it stops (issue 24; `corpus.stopping` holds the rules
+themselves, Django-free).
+
+A researcher chooses a rule per split (`StoppingPolicy`); each pair still taking labels records it
+(`Pair.stopping_rule`), and a pair the decided or confident rule settles leaves the claim queue
+(`stopped_early`). The label writers (`corpus.services`) stop a pair in the same UPDATE that moves
+its counters (`stops_when_decided`); everything else that stops or reopens pairs is here.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F, Q, QuerySet
+
+from . import stopping
+from .gold import VOTE_FIELD
+from .models import GOLD_MAJORITY, LABELS_PER_PAIR, Dataset, Pair, StoppingPolicy, StoppingRule
+
+
+def stopping_rule_for(dataset: Dataset, split: str) -> str:
+    """The rule a researcher chose for this split of the dataset (`StoppingPolicy`), else fixed."""
+    rule = StoppingPolicy.objects.filter(dataset=dataset, split=split).values_list("rule", flat=True).first()
+    return str(rule) if rule else StoppingRule.FIXED
+
+
+def decided_q() -> Q:
+    """`corpus.stopping.gold_is_decided` as a filter on a pair's counters: a label has three
+    votes, or none can reach three with the labels left (v + (5 - n) < 3, i.e. v < n - 2)."""
+    reachable = LABELS_PER_PAIR - GOLD_MAJORITY
+    majority, hopeless = Q(), Q()
+    for name in VOTE_FIELD.values():
+        majority |= Q(**{f"{name}__gte": GOLD_MAJORITY})
+        hopeless &= Q(**{f"{name}__lt": F("label_count") - reachable})
+    return majority | hopeless
+
+
+def stops_when_decided(row: Pair) -> bool:
+    """Whether a pair whose counters just moved stops now under the decided rule (in memory)."""
+    return (
+        row.stopping_rule == StoppingRule.DECIDED
+        and row.needs_validation
+        and not row.stopped_early
+        and stopping.decided_stop(row.entailment_votes, row.neutral_votes, row.contradiction_votes, row.label_count)
+    )
+
+
+class PolicyRefused(ValidationError):
+    """A stopping policy that cannot be set; the message names the field."""
+
+
+def set_stopping_policy(
+    dataset: Dataset, split: str, rule: str, *, threshold: float | None = None, max_labels: int | None = None
+) -> tuple[StoppingPolicy, int, int]:
+    """Choose the split's stopping rule (a researcher, on the dashboard or in the admin): the policy
+    row, then the rule recorded on the split's pairs still taking labels and, under the decided rule,
+    the settled ones stopped, in one transaction. Returns (policy, pairs whose rule changed, stopped)."""
+    policy = StoppingPolicy.objects.filter(dataset=dataset, split=split).first() or StoppingPolicy(
+        dataset=dataset, split=split
+    )
+    policy.rule = rule
+    if threshold is not None:
+        policy.threshold = threshold
+    if max_labels is not None:
+        policy.max_labels = max_labels
+    try:
+        policy.full_clean(validate_unique=False)
+    except ValidationError as invalid:
+        raise PolicyRefused(invalid.message_dict) from invalid
+    with transaction.atomic():
+        policy.save()
+        changed, stopped = apply_stopping_policy(dataset, split)
+    return policy, changed, stopped
+
+
+@transaction.atomic
+def apply_stopping_policy(dataset: Dataset, split: str) -> tuple[int, int]:
+    """Record the split's rule on its pairs still taking labels (fewer than five, not stopped),
+    and stop those the decided rule says are settled already. Pairs that stopped keep their rule,
+    except under the fixed rule (five labels a pair), which reopens them: they take labels again.
+    Returns (pairs whose rule changed, pairs stopped now)."""
+    rule = stopping_rule_for(dataset, split)
+    if rule == StoppingRule.FIXED:
+        Pair.objects.filter(
+            dataset=dataset, premise__split=split, stopped_early=True, label_count__lt=LABELS_PER_PAIR
+        ).update(needs_validation=True, stopped_early=False)
+    open_pairs = Pair.objects.filter(
+        dataset=dataset, premise__split=split, stopped_early=False, label_count__lt=LABELS_PER_PAIR
+    )
+    changed = open_pairs.exclude(stopping_rule=rule).update(stopping_rule=rule)
+    stopped = 0
+    if rule == StoppingRule.DECIDED:
+        stopped = stop_pairs(open_pairs.filter(needs_validation=True).filter(decided_q()))
+    return changed, stopped
+
+
+@transaction.atomic
+def record_stopping_rules(pairs: QuerySet[Pair]) -> int:
+    """Copy each pair's split rule (`StoppingPolicy`, else fixed) onto these pairs still taking
+    labels, and stop those the decided rule says are settled. Called when pairs are marked for
+    validation. A few statements per policy row; returns pairs stopped."""
+    pairs = Pair.objects.filter(pk__in=pairs.values("pk"), stopped_early=False, label_count__lt=LABELS_PER_PAIR)
+    chosen = Q()
+    for dataset_id, split, rule in StoppingPolicy.objects.values_list("dataset_id", "split", "rule"):
+        where = Q(dataset_id=dataset_id, premise__split=split)
+        pairs.filter(where).exclude(stopping_rule=rule).update(stopping_rule=rule)
+        chosen |= where
+    unchosen = pairs.exclude(chosen) if chosen else pairs
+    unchosen.exclude(stopping_rule=StoppingRule.FIXED).update(stopping_rule=StoppingRule.FIXED)
+    return stop_pairs(pairs.filter(stopping_rule=StoppingRule.DECIDED, needs_validation=True).filter(decided_q()))
+
+
+def stop_pairs(pairs: QuerySet[Pair]) -> int:
+    """Stop these pairs taking labels before five (the decided or confident rule): they leave the
+    claim indexes (partial on needs_validation) in one UPDATE. Live claims others hold on them stay
+    good: their labels are taken and counted when submitted (a pair never exceeds five), and no
+    claim serves the pair again. Returns how many stopped."""
+    return (
+        Pair.objects.filter(pk__in=pairs.values("pk"))
+        .filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
+        .update(needs_validation=False, stopped_early=True)
+    )
+
+
+def requeue_undecided_stopped() -> int:
+    """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
+    label left their counters) take labels again. One UPDATE; returns how many."""
+    return (
+        Pair.objects.filter(stopped_early=True, stopping_rule=StoppingRule.DECIDED, label_count__lt=LABELS_PER_PAIR)
+        .exclude(decided_q())
+        .update(needs_validation=True, stopped_early=False)
+    )

@@ -1,0 +1,237 @@
+"""The one claim rule of every task kind (writing, adversarial writing, validation and MPE judgments,
+per-premise labels, grammaticality): lock candidates, count their room again under the lock, claim
+those with room. The same statements on PostgreSQL and SQLite; no task kind has a path of its own.
+
+Each kind names its claim model (a `TaskClaim`), the row a claim holds and its room rule
+(`ClaimRule`); the steps are written once:
+
+1. `lock_candidates`: up to `wanted` claimable rows locked in one statement, FOR NO KEY UPDATE SKIP
+   LOCKED on PostgreSQL (SQLite serialises writers), rows another claimer holds skipped, rows this
+   claim already `tried` left out;
+2. `rule.room`: the locked rows' free places counted in one fresh statement under the locks, so a
+   claim committed just before ours is seen (every claimer holds the row's lock while inserting);
+3. `choose` and `insert_claims`: the first `size` with room, in candidate order, under the rule's
+   grouping, claimed in one bulk insert;
+4. `rule.after`: what the kind keeps on the locked rows (a premise's claims made, a pair's held
+   places), in the same transaction.
+
+`claim_rows` runs them in a loop: candidates that claims committed meanwhile filled are tried no
+more, and the next look goes further down the queue.
+"""
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Any, Literal, TypeVar
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Model, QuerySet
+
+from corpus.models import Worker
+
+from .models import TaskClaim
+
+# A claim looks again when its candidates were taken by claimers that committed meanwhile: each
+# look excludes the rows already tried, so a few are enough (issue 28: one claim in ~2,250 said
+# "no task" under contention with one look).
+CLAIM_LOOKS = 20
+
+RowT = TypeVar("RowT", bound=Model)
+
+FOREIGN_ITEMS_MESSAGE = "Answers were sent for items that are not in your own task; nothing was saved."
+
+
+def foreign_items(answered: Iterable[int], claimed: Iterable[int]) -> set[int]:
+    """The answered items that are not among the judge's own claimed items. Every task that takes
+    judgments (validation, MPE, recast, adversarial verification, per-premise labels,
+    grammaticality) asks this before it saves anything, and refuses the whole submit with
+    `FOREIGN_ITEMS_MESSAGE` when it is not empty: a judgment counts only for an item its judge was
+    served (issue 39: `grammar-<pk>=major` was taken for any pair)."""
+    return set(answered) - set(claimed)
+
+
+def claim_key(value: uuid.UUID | str) -> uuid.UUID | None:
+    """A claim's batch id or token as a uuid (a url's or a form's text made one), or None when the
+    text is no uuid: the caller answers it as an unknown claim, never as a server error."""
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def lock_rows(queryset: QuerySet[RowT], *, skip_locked: bool = True) -> QuerySet[RowT]:
+    """FOR NO KEY UPDATE (SKIP LOCKED unless told to wait) where the database has row locks; SQLite
+    serialises writers instead. NO KEY: rows that reference the locked one (a premise's pairs) can
+    still be inserted meanwhile."""
+    if not connection.features.has_select_for_update:
+        return queryset
+    skip_locked = skip_locked and connection.features.has_select_for_update_skip_locked
+    return queryset.select_for_update(skip_locked=skip_locked, no_key=True, of=("self",))
+
+
+def lock_candidate_rows(
+    candidates: QuerySet[Any], wanted: int, fields: Sequence[str], *, tried: Sequence[int] = (), wait: bool = False
+) -> list[tuple[Any, ...]]:
+    """Lock up to `wanted` of the (ordered) candidates, leaving out those `tried`: (pk, *fields) of
+    each, in order.
+
+    One statement: the candidates' ORDER BY ... LIMIT `wanted` stops after `wanted` rows it can
+    lock, skipping the ones another claimer holds (or, with `wait`, waiting for them).
+    """
+    if tried:
+        candidates = candidates.exclude(pk__in=list(tried))
+    return list(lock_rows(candidates, skip_locked=not wait).values_list("pk", *fields)[:wanted])
+
+
+def lock_candidates(
+    candidates: QuerySet[Any], wanted: int, *, tried: Sequence[int] = (), wait: bool = False
+) -> list[int]:
+    """The pks of `lock_candidate_rows`."""
+    return [row[0] for row in lock_candidate_rows(candidates, wanted, (), tried=tried, wait=wait)]
+
+
+class Grouping(Enum):
+    """What a batch asks of its rows' groups (the third value of `ClaimRule.room`)."""
+
+    NONE = "none"  # any rows
+    SAME = "same"  # all of the first chosen row's group (validation: one label scheme per page)
+    APART = "apart"  # no two of one group (per-premise labels: one caption of an item per page)
+
+
+# (pk, free places, group) of each locked row, counted in one statement under the locks.
+RoomRule = Callable[[list[int], datetime], Iterable[tuple[int, int, object]]]
+# What a kind keeps on its rows once a look has locked them: (locked pks, claimed pks, now).
+AfterRule = Callable[[list[int], list[int], datetime], None]
+
+
+@dataclass(frozen=True)
+class ClaimRule:
+    """A task kind's claims: the claim model, the field that names the claimed row, the room rule,
+    what it keeps on the locked rows, the setting that says how long a claim lasts, and whether its
+    claims share a batch id (a page of several items; a writing claim has a token of its own)."""
+
+    model: type[TaskClaim]
+    target: str  # the claim's foreign key to the locked row: "pair", "premise_pair", "premise"
+    room: RoomRule
+    grouping: Grouping = Grouping.NONE
+    after: AfterRule | None = None
+    minutes_setting: Literal["VALIDATION_CLAIM_MINUTES", "WRITING_CLAIM_MINUTES"] = "VALIDATION_CLAIM_MINUTES"
+    batched: bool = True
+
+    def expiry(self, now: datetime) -> datetime:
+        """When a claim made now runs out (the rule's setting, an int of minutes in settings.NLI)."""
+        minutes = settings.NLI[self.minutes_setting]
+        assert isinstance(minutes, int)
+        return now + timedelta(minutes=minutes)
+
+
+def choose(rule: ClaimRule, locked: Sequence[int], now: datetime, *, size: int) -> list[int]:
+    """The first `size` locked rows with room, in candidate order, under the rule's grouping."""
+    room = {pk: (free, group) for pk, free, group in rule.room(list(locked), now)}
+    chosen: list[int] = []
+    groups: set[object] = set()
+    for pk in locked:
+        free, group = room.get(pk, (0, None))
+        if free <= 0:
+            continue
+        if rule.grouping is Grouping.SAME and chosen and group not in groups:
+            continue
+        if rule.grouping is Grouping.APART and group in groups:
+            continue
+        chosen.append(pk)
+        groups.add(group)
+        if len(chosen) == size:
+            break
+    return chosen
+
+
+def insert_claims(
+    rule: ClaimRule,
+    worker: Worker,
+    now: datetime,
+    items: Iterable[tuple[int, dict[str, Any]]],
+    **fields: Any,
+) -> list[TaskClaim]:
+    """Claims on these rows ((pk, that claim's own fields)), one batch where the rule has batches,
+    in one statement, in the order given (a page shows claim id order); the claims, with their pks."""
+    common: dict[str, Any] = {"worker": worker, "expires_at": rule.expiry(now), **fields}
+    if rule.batched:
+        common["batch"] = uuid.uuid4()
+    created: list[TaskClaim] = rule.model._default_manager.bulk_create(
+        [rule.model(**common, **{f"{rule.target}_id": pk}, **own) for pk, own in items]
+    )
+    return created
+
+
+# The candidates of a claim: a queryset (locked by `lock_candidates`), or a function that locks up
+# to `wanted` of them, leaving out those `tried` (validation reads more of each row than its pk).
+Candidates = QuerySet[Any] | Callable[[int, Sequence[int]], list[int]]
+# A kind's own taking of the locked rows (validation: catch trials, page order): the claims made.
+Take = Callable[[list[int], list[int]], list[TaskClaim]]
+
+
+def claim_rows(
+    rule: ClaimRule,
+    worker: Worker,
+    now: datetime,
+    candidates: Candidates,
+    *,
+    size: int,
+    wanted: int,
+    looks: int = CLAIM_LOOKS,
+    take: Take | None = None,
+    look_again: Callable[[list[int]], bool] | None = None,
+    claim_fields: Mapping[str, Any] | None = None,
+) -> list[TaskClaim]:
+    """Claims on up to `size` of the candidates with room (locking `wanted` at a time); none when
+    none has room. In the caller's transaction.
+
+    `take(locked, tried)` replaces the plain choose-and-insert (validation's catch trials and page
+    order; it may add to `tried`); `look_again(tried)` is asked when no candidate could be locked,
+    and True looks once more (validation recounts stale held places or waits a moment, writing waits
+    for a locked premise). `claim_fields` go on every claim (a study session).
+    """
+    tried: list[int] = []
+    for _ in range(looks):
+        if isinstance(candidates, QuerySet):
+            locked = lock_candidates(candidates, wanted, tried=tried)
+        else:
+            locked = candidates(wanted, tried)
+        if not locked:
+            if look_again is not None and look_again(tried):
+                continue
+            return []
+        if take is not None:
+            claims = take(locked, tried)
+        else:
+            chosen = choose(rule, locked, now, size=size)
+            items: list[tuple[int, dict[str, Any]]] = [(pk, {}) for pk in chosen]
+            claims = insert_claims(rule, worker, now, items, **(claim_fields or {})) if chosen else []
+        if rule.after is not None:
+            rule.after(locked, [getattr(claim, f"{rule.target}_id") for claim in claims], now)
+        if claims:
+            return claims
+        # Every candidate was filled by claims committed after our snapshot: look further.
+        tried += locked
+    return []
+
+
+def claim_batch(
+    rule: ClaimRule,
+    worker: Worker,
+    now: datetime,
+    candidates: Candidates,
+    *,
+    size: int,
+    wanted: int,
+    **options: Any,
+) -> uuid.UUID | None:
+    """`claim_rows` for a kind whose claims come in batches: the batch id, or None when none has room."""
+    claims = claim_rows(rule, worker, now, candidates, size=size, wanted=wanted, **options)
+    batch: uuid.UUID | None = getattr(claims[0], "batch") if claims else None  # noqa: B009 (not on TaskClaim)
+    return batch

@@ -1,0 +1,147 @@
+"""Holds a participant can see and renew: the rule every task's "More time" and "Get these items
+back" share (issue 41, item 5). The task apps lock their own claim rows and items and count the
+items' room; this module decides what a renewal may do and writes it.
+
+A hold is the claims of one task page (a validation batch, a writing line). Its worker may renew it:
+
+- in its last `HOLD_WARNING_MINUTES` (the page warns then): the hold runs `minutes` from now again;
+  nobody else can have the items meanwhile, since the live claims hold their places;
+- once it ran out: the same items are held again only if every one still has room (counted by the
+  task under the items' locks, as its claim counts): "taken back"; else nothing changes and the
+  participant is told the items were taken.
+
+Bounds. "More time" is given while the hold is younger than `HOLD_EXTENSIONS` claim periods (from
+its claim), so it ends at most 1 + `HOLD_EXTENSIONS` periods after the claim: nobody keeps items out
+of the queue for long. Taking back an expired hold is not bounded: its items were back in the queue for
+anyone, and it keeps the claim's `created_at` (the seconds a label took count from the claim, so a
+batch sent just after it came back is not taken for a guesser's). A renewal while more than the
+warning time is left changes nothing (a double click extends once).
+"""
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Any
+
+from django.conf import settings
+
+from .models import ClaimStatus, TaskClaim
+
+
+class HoldRenewal(Enum):
+    """What a renewal did."""
+
+    EXTENDED = "extended"  # the live hold runs a full period from now
+    TAKEN_BACK = "taken_back"  # the expired hold's items were free: held again
+    UNCHANGED = "unchanged"  # more than the warning time was left (a second click)
+    TAKEN = "taken"  # the expired hold's items went to others meanwhile: nothing changed
+    AT_LIMIT = "at_limit"  # the live hold had all the extra time it may get
+    BUSY = "busy"  # the worker holds another page of the task now: one at a time
+    GONE = "gone"  # sent already, or given back (another study visit, an exclusion)
+
+
+# Without the time: the page's hold shows it in the worker's own clock. {what}: "these pairs", "this line".
+MESSAGES = {
+    HoldRenewal.EXTENDED: "You have more time: the time left is counted again above.",
+    HoldRenewal.TAKEN_BACK: "You have {what} again; your earlier work is kept.",
+    HoldRenewal.UNCHANGED: "You still hold {what}.",
+    HoldRenewal.TAKEN: "Time ran out, and {what} went to other participants meanwhile, so it cannot come back.",
+    HoldRenewal.AT_LIMIT: "You cannot hold {what} longer: please send your work before the time runs out. "
+    "If it does, you can take {what} back while nobody else has.",
+    HoldRenewal.BUSY: "You hold another task of this kind now: please finish that one first.",
+    HoldRenewal.GONE: "You no longer hold {what}.",
+}
+
+
+def renewal_message(outcome: HoldRenewal, *, what: str) -> str:
+    """The one line a page shows after a renewal."""
+    return MESSAGES[outcome].format(what=what)
+
+
+def warning_seconds() -> int:
+    """How long before a hold ends its page warns and offers "More time" (HOLD_WARNING_MINUTES)."""
+    minutes = settings.NLI.get("HOLD_WARNING_MINUTES", 3)
+    return int(float(minutes) * 60)
+
+
+def extensions_allowed() -> int:
+    return int(settings.NLI.get("HOLD_EXTENSIONS", 2))
+
+
+def latest_extension(created_at: datetime, minutes: float) -> datetime:
+    """The last moment "More time" is given to a hold claimed at `created_at`: given then, the hold
+    ends 1 + HOLD_EXTENSIONS claim periods after its claim."""
+    return created_at + timedelta(minutes=minutes) * extensions_allowed()
+
+
+@dataclass(frozen=True)
+class HoldView:
+    """What a task page shows of its hold: the end, the seconds left, when to warn, whether "More
+    time" may still be offered, and whether it has run out (server-side: the page is rendered so)."""
+
+    expires_at: datetime
+    seconds_left: int
+    warn_seconds: int
+    extendable: bool
+    expired: bool
+
+
+def has_run_out(claims: Sequence[TaskClaim], now: datetime) -> bool:
+    """Whether the hold of these claims (one page's) has ended: expired, given back, or past its time."""
+    return any(claim.status != ClaimStatus.OPEN or claim.expires_at <= now for claim in claims)
+
+
+def hold_view(claims: Sequence[TaskClaim], now: datetime, *, minutes: float) -> HoldView:
+    """The hold of these claims (one page's), as its page shows it."""
+    expires_at = min(claim.expires_at for claim in claims)
+    created_at = min(claim.created_at for claim in claims)
+    expired = has_run_out(claims, now)
+    return HoldView(
+        expires_at=expires_at,
+        # Rounded up: the page's countdown never ends before the server's hold does.
+        seconds_left=0 if expired else max(0, math.ceil((expires_at - now).total_seconds())),
+        warn_seconds=warning_seconds(),
+        extendable=not expired and now <= latest_extension(created_at, minutes),
+        expired=expired,
+    )
+
+
+def renew_hold(
+    model: type[TaskClaim],
+    claims: Sequence[Any],
+    now: datetime,
+    *,
+    minutes: float,
+    items_free: Callable[[], bool],
+    busy: Callable[[], bool] = lambda: False,
+) -> HoldRenewal:
+    """Renew the hold of these claims (one page's, already locked FOR UPDATE in the caller's
+    transaction, with the worker's other claims of the task serialised by the caller's lock).
+
+    `busy()` and `items_free()` are asked only for a hold that ran out: `busy()`, whether the worker
+    holds another page of the task now (taken back, they would hold two); `items_free()`, after its claims were marked expired (so
+    they hold no place): it locks the items as the task's claim does and says whether every one
+    still has room. The caller recounts whatever it keeps of the items' held places.
+    """
+    if not claims or any(claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED) for claim in claims):
+        return HoldRenewal.GONE
+    pks = [claim.pk for claim in claims]
+    rows = model._default_manager.filter(pk__in=pks)
+    new_end = now + timedelta(minutes=minutes)
+    if not has_run_out(claims, now):
+        if min(claim.expires_at for claim in claims) - now > timedelta(seconds=warning_seconds()):
+            return HoldRenewal.UNCHANGED
+        if now > latest_extension(min(claim.created_at for claim in claims), minutes):
+            return HoldRenewal.AT_LIMIT
+        rows.update(expires_at=new_end)
+        return HoldRenewal.EXTENDED
+    if busy():
+        return HoldRenewal.BUSY
+    # Ran out: its claims hold no place while the items' room is counted.
+    rows.update(status=ClaimStatus.EXPIRED)
+    if not items_free():
+        return HoldRenewal.TAKEN
+    rows.update(status=ClaimStatus.OPEN, expires_at=new_end)
+    return HoldRenewal.TAKEN_BACK

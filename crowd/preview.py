@@ -1,0 +1,175 @@
+"""A researcher's preview of a study: its tasks walked through as a participant, nothing saved.
+
+Decision (README, "Previewing a study"): the preview DISCARDS its work rather than keeping it apart.
+Every submit of a preview runs the real view and services, checks and messages included, inside a
+transaction that is then rolled back, so no pair, label, judgment, report, catch-trial answer,
+bonus, tally, counted task or queued job of it exists afterwards (jobs are queued on commit). Kept
+apart instead, its rows would exist and every reader (statistics, gold, costs, bonuses, snapshots,
+market lists, claims) would have to skip them, today's readers and tomorrow's: one forgotten filter
+and a preview counts. Discarded, the readers need not know that previews exist.
+
+What a preview keeps between its pages is its claims (a task page and its submit are two
+requests): they are released (no place held from anyone) whenever no preview request is being
+served, opened again for each of its requests, and deleted when the preview ends or another begins.
+Its one StudySession (`is_preview`) never counts a task, so it never completes; the readers that
+count sessions skip it.
+
+The crowd layer names no task app: the composition root passes the claim models and says which
+views are the task pages (registered by the composition root in crowd.registry).
+"""
+
+from collections.abc import Callable
+
+from django.contrib import messages
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+
+from .arrival import SESSION_KEY, ClaimModels, release_open_claims_of_workers
+from .models import ClaimStatus, Study, StudySession, TaskClaim
+from .services import worker_for_user
+
+# The Django session's keys: the preview's StudySession, and its claims by model
+# ({"app.model": [pk, ...]}): those of the task on screen (`current`), and those submitted, held
+# (released) until the preview ends so the same item is not offered again in it (`done`).
+PREVIEW_KEY = "preview_session_id"
+CURRENT_CLAIMS_KEY = "preview_claims"
+DONE_CLAIMS_KEY = "preview_claims_done"
+# The market session id of a researcher's preview of a study (one preview session per study and researcher).
+PREVIEW_SESSION_ID = "researcher-preview"
+
+ClaimIds = dict[str, list[int]]
+# Said after each submit of a preview that passed the checks (the task's own "Saved" comes first).
+PREVIEW_NOT_SAVED = "Preview: that passed the checks and was not saved."
+
+
+def start_preview(request: HttpRequest, study: Study, *, claim_models: ClaimModels) -> StudySession:
+    """Make this browser a participant of `study` in the researcher's preview session. Claims of an
+    earlier preview are deleted and the researcher's open claims released (as a new study visit
+    releases them), so every open claim the researcher's worker holds from now on is the preview's."""
+    user = request.user
+    assert isinstance(user, User)
+    worker = worker_for_user(user)
+    with transaction.atomic():
+        _delete_preview_claims(request, worker.pk, claim_models)
+        release_open_claims_of_workers([worker.pk], claim_models=claim_models)
+        # is_preview in the lookup: a participant's session is never made a preview, nor the reverse.
+        session, _ = StudySession.objects.get_or_create(
+            study=study, worker=worker, external_session_id=PREVIEW_SESSION_ID, is_preview=True
+        )
+    request.session[SESSION_KEY] = session.pk
+    request.session[PREVIEW_KEY] = session.pk
+    request.session[CURRENT_CLAIMS_KEY] = {}
+    request.session[DONE_CLAIMS_KEY] = {}
+    return session
+
+
+def end_preview(request: HttpRequest, *, claim_models: ClaimModels) -> Study | None:
+    """Leave the preview: its claims are deleted; the study previewed, or None outside a preview."""
+    session = previewed_session(request)
+    if session is not None:
+        with transaction.atomic():
+            _delete_preview_claims(request, session.worker_id, claim_models)
+    for key in (PREVIEW_KEY, CURRENT_CLAIMS_KEY, DONE_CLAIMS_KEY):
+        request.session.pop(key, None)
+    if request.session.get(SESSION_KEY) == (session.pk if session else None):
+        request.session.pop(SESSION_KEY, None)
+    return session.study if session is not None else None
+
+
+def previewed_session(request: HttpRequest) -> StudySession | None:
+    """The preview session this browser is in, or None. A study link opened meanwhile (another
+    study session in the browser) or another account ends the preview."""
+    preview_id = request.session.get(PREVIEW_KEY)
+    if preview_id is None:
+        return None
+    if request.session.get(SESSION_KEY) != preview_id or not request.user.is_authenticated:
+        return None
+    return (
+        StudySession.objects.select_related("study")
+        .filter(pk=preview_id, is_preview=True, worker__user_id=request.user.pk)
+        .first()
+    )
+
+
+def serve_preview(
+    request: HttpRequest,
+    get_response: Callable[[HttpRequest], HttpResponse],
+    session: StudySession,
+    *,
+    claim_models: ClaimModels,
+) -> HttpResponse:
+    """Serve a task page of the preview. A GET runs as it would for a participant, then releases the
+    claims it leaves open; anything else (a submit) runs the real submit, then is rolled back whole,
+    and the claims it submitted are kept released until the preview ends. Either way the claims on
+    screen are opened again first, so the page and its submit find them as a participant's would."""
+    models = {model._meta.label_lower: model for model in claim_models}
+    current: ClaimIds = request.session.get(CURRENT_CLAIMS_KEY, {})
+    done: ClaimIds = request.session.get(DONE_CLAIMS_KEY, {})
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        with transaction.atomic():
+            _set_status(models, current, ClaimStatus.RELEASED, ClaimStatus.OPEN)
+            response = get_response(request)
+            current = _claims_of(models, session.worker_id, status=ClaimStatus.OPEN)
+            _set_status(models, current, ClaimStatus.OPEN, ClaimStatus.RELEASED)
+        request.session[CURRENT_CLAIMS_KEY] = current
+        return response
+    with transaction.atomic():
+        _set_status(models, current, ClaimStatus.RELEASED, ClaimStatus.OPEN)
+        response = get_response(request)
+        submitted = _claims_of(models, session.worker_id, status=ClaimStatus.SUBMITTED, among=current)
+        transaction.set_rollback(True)
+    # Rolled back: the submitted claims are released rows again; they stay so until the preview
+    # ends, so that the preview's next task is another item.
+    request.session[CURRENT_CLAIMS_KEY] = _without(current, submitted)
+    request.session[DONE_CLAIMS_KEY] = _joined(done, submitted)
+    if submitted:
+        messages.info(request, PREVIEW_NOT_SAVED)
+    return response
+
+
+def _claims_of(
+    models: dict[str, type[TaskClaim]], worker_id: int, *, status: str, among: ClaimIds | None = None
+) -> ClaimIds:
+    found: ClaimIds = {}
+    for label, model in models.items():
+        claims = model._default_manager.filter(status=status, **_of_worker(worker_id))
+        if among is not None:
+            claims = claims.filter(pk__in=among.get(label, []))
+        pks = sorted(claims.values_list("pk", flat=True))
+        if pks:
+            found[label] = pks
+    return found
+
+
+def _set_status(models: dict[str, type[TaskClaim]], claims: ClaimIds, old: str, new: str) -> None:
+    for label, pks in claims.items():
+        model = models.get(label)
+        if model is not None and pks:
+            model._default_manager.filter(pk__in=pks, status=old).update(status=new)
+
+
+def _without(claims: ClaimIds, removed: ClaimIds) -> ClaimIds:
+    kept = {label: [pk for pk in pks if pk not in set(removed.get(label, []))] for label, pks in claims.items()}
+    return {label: pks for label, pks in kept.items() if pks}
+
+
+def _joined(first: ClaimIds, second: ClaimIds) -> ClaimIds:
+    return {label: sorted({*first.get(label, []), *second.get(label, [])}) for label in {*first, *second}}
+
+
+def _delete_preview_claims(request: HttpRequest, worker_id: int, claim_models: ClaimModels) -> None:
+    """Delete the claims of this browser's preview and any other claim made in one of the worker's
+    preview sessions (a preview left without ending it): none ever had work saved."""
+    listed = _joined(request.session.get(CURRENT_CLAIMS_KEY, {}), request.session.get(DONE_CLAIMS_KEY, {}))
+    for model in claim_models:
+        manager = model._default_manager
+        listed_here = listed.get(model._meta.label_lower, [])
+        manager.filter(pk__in=listed_here, **_of_worker(worker_id)).exclude(status=ClaimStatus.OPEN).delete()
+        manager.filter(study_session__is_preview=True, status=ClaimStatus.RELEASED, **_of_worker(worker_id)).delete()
+
+
+def _of_worker(worker_id: int) -> dict[str, object]:
+    # Each concrete claim model has a `worker` besides TaskClaim's fields (the abstract model cannot
+    # declare it), as crowd.arrival's release of claims says.
+    return {"worker_id": worker_id}

@@ -1,0 +1,101 @@
+"""What the crowd layer needs of the apps above it, registered into it at start (docs/architecture.md).
+
+The crowd layer runs studies of every kind of task but sits beneath the apps that serve the tasks
+(collection, validation, adversarial) and the app that judges who may take them (quality), so it
+never names them. It declares here what it needs of them (`TaskApps`), and the composition root
+(`annotation_site.wiring.register`, called by `annotation_site.apps.SiteConfig.ready` in every
+process that sets Django up: web servers, Celery workers, commands, tests) registers the task
+apps into it. Crowd's pages and admin, and the apps that release claims (quality's exclusions,
+the markets' returned submissions), call the functions below; none of them names a task app.
+
+A process that never registered the task apps (SiteConfig left out of INSTALLED_APPS) fails
+loudly at the first use rather than releasing no claims or paying flagged workers unseen.
+"""
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+from . import access, arrival, selectors
+from .models import TaskClaim
+
+if TYPE_CHECKING:
+    from corpus.models import Worker
+
+    from .models import Study, StudySession
+
+
+@dataclass(frozen=True)
+class TaskApps:
+    """The task apps as the crowd layer knows them.
+
+    - `next_task_url`: the URL name of the next task of a study of each kind ({crowd.TaskKind: name});
+    - `grammaticality_url`: DNC's grammaticality task, offered beside a validation study's batches;
+    - `claim_models`: every concrete `TaskClaim`, whose open claims the crowd layer releases when a
+      worker starts another study session, is excluded or their submission ends on the market;
+    - `qualification_check`: the check of studies with access "qualified" (`crowd.access`);
+    - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show;
+    - `previewed_view_modules`: the modules of the task pages a researcher's preview serves with
+      nothing saved (`crowd.preview`).
+    """
+
+    next_task_url: Mapping[str, str]
+    grammaticality_url: str
+    claim_models: tuple[type[TaskClaim], ...]
+    qualification_check: access.AdmissionCheck
+    worker_flags: selectors.MarkSource
+    previewed_view_modules: frozenset[str] = frozenset()
+
+
+_registered: list[TaskApps] = []
+
+
+def register(task_apps: TaskApps) -> None:
+    """Register the task apps (the composition root, at start); a second call replaces the first."""
+    _registered[:] = [task_apps]
+
+
+def registered() -> TaskApps:
+    if not _registered:
+        raise ImproperlyConfigured(
+            "The crowd layer has no task apps registered: annotation_site.apps.SiteConfig must be in INSTALLED_APPS."
+        )
+    return _registered[0]
+
+
+def next_task_url(task_kind: str) -> str:
+    """The URL name of the next task of a study of this kind."""
+    return registered().next_task_url[task_kind]
+
+
+def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal | None:
+    """None when `worker` may work on `study` now, else the crowd.access.Refusal to show (or follow):
+    crowd's own rules (open, closed list) and, for studies with access "qualified", the registered check."""
+    return access.admission_refusal(study, worker, qualification_check=registered().qualification_check)
+
+
+def worker_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
+    """{worker pk: [words]}: "excluded", and the registered flags, for a list a researcher pays from."""
+    return selectors.worker_marks(worker_ids, flagged=registered().worker_flags)
+
+
+def completion_rows(studies: Iterable["Study"]) -> Iterator[list[Any]]:
+    """The completed sessions' CSV rows, their workers marked (`worker_marks`)."""
+    return selectors.completion_rows(studies, flagged=registered().worker_flags)
+
+
+def start_study_session(study: "Study", visit: arrival.Arrival, *, device: str = "") -> arrival.StartedSession:
+    """Create or resume the worker's StudySession, releasing their open claims of other sessions."""
+    return arrival.start_study_session(study, visit, claim_models=registered().claim_models, device=device)
+
+
+def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
+    """Release every open claim of these workers, of every task app; returns how many."""
+    return arrival.release_open_claims_of_workers(worker_ids, claim_models=registered().claim_models)
+
+
+def release_open_claims_of_session(session: "StudySession") -> int:
+    """Release the open claims made in one study session, of every task app; returns how many."""
+    return arrival.release_open_claims_of_session(session, claim_models=registered().claim_models)

@@ -1,0 +1,401 @@
+"""The study pages (issue 41 item 2): per study, what Prolific shows natively and more. The funnel
+of its sessions, time per task, effective hourly pay against the payment, live claims, what is
+left in its pool and what it costs; the sessions as a CSV. What each figure counts:
+docs/dashboard.md, *Studies*.
+
+Every figure is one statement, whatever the study's size: the funnel one aggregate over its
+sessions, the costs one GROUP BY over the bonus ledger, the pool one aggregate; the medians read
+one duration per task and per completed session (a column of numbers, no objects), since SQLite
+has no percentile.
+
+Which sessions count is decided in one place, `counted_sessions`: every figure (funnel, times,
+claims, costs, CSV) starts from it.
+"""
+
+import statistics
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import (
+    Count,
+    DecimalField,
+    Exists,
+    F,
+    IntegerField,
+    Max,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from collection.models import WritingClaim
+from corpus.models import LABELS_PER_PAIR, Pair, Premise, PremiseStatus
+from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
+from quality import bonuses
+from quality.models import BonusEntry, BonusKind, QualificationAttempt
+from validation.models import PremiseLabelClaim, ValidationClaim
+
+from .costs import Money
+
+# The claim model each kind of study hands out, and whether its task is a batch of claims (a
+# validation batch of five is one task, paid once) or one claim.
+CLAIMS_OF_KIND: dict[str, tuple[type[TaskClaim], bool]] = {
+    TaskKind.WRITING: (WritingClaim, False),
+    TaskKind.ADVERSARIAL: (WritingClaim, False),
+    TaskKind.VALIDATION: (ValidationClaim, True),
+    TaskKind.MPE_JUDGMENT: (ValidationClaim, True),
+    TaskKind.PREMISE_LABELS: (PremiseLabelClaim, True),
+}
+
+# The batched claim models' batch id (a field of the concrete models, not of TaskClaim).
+BATCH_FIELD = "batch"
+
+SESSION_CSV_COLUMNS = [
+    "participant",
+    "market",
+    "started_at",
+    "completed_at",
+    "closed_at",
+    "status",
+    "tasks_done",
+    "minutes",
+    "hold_reason",
+    "closed_reason",
+]
+
+
+def study(slug: str) -> Study | None:
+    return Study.objects.select_related("dataset").filter(slug=slug).first()
+
+
+def studies_with_counts() -> list[Study]:
+    """Every study with its sessions, completed and in-progress counts (one statement)."""
+    counted = counted_sessions_filter("sessions__")
+    return list(
+        Study.objects.select_related("dataset")
+        .annotate(
+            n_sessions=Count("sessions", filter=counted & Q(sessions__pk__isnull=False)),
+            n_completed=Count("sessions", filter=counted & Q(sessions__completed_at__isnull=False)),
+            n_open=Count(
+                "sessions",
+                filter=counted & Q(sessions__completed_at__isnull=True, sessions__closed_at__isnull=True),
+            ),
+        )
+        .order_by("-is_active", "slug")
+    )
+
+
+def counted_sessions_filter(prefix: str = "") -> Q:
+    """The sessions every figure counts, as a filter (`prefix` reaches them through a relation):
+    participants' sessions, never a researcher's preview (crowd.preview)."""
+    return ~Q(**{f"{prefix}is_preview": True})
+
+
+def counted_sessions(of_study: Study) -> QuerySet[StudySession]:
+    """The study's sessions that the page counts (see `counted_sessions_filter`)."""
+    return StudySession.objects.filter(counted_sessions_filter(), study=of_study)
+
+
+def _admission(of_study: Study) -> tuple[dict[str, Exists], Q]:
+    """Whether a session's worker is admitted now (crowd.access): not on the block list, and on
+    the closed list or past the qualification test where the study's access asks for it. Returns
+    the annotations to add and the filter over them."""
+    worker = OuterRef("worker_id")
+    through = Study.blocked_workers.through.objects
+    annotations = {"on_block_list": Exists(through.filter(study_id=of_study.pk, worker_id=worker))}
+    admitted = Q(on_block_list=False)
+    if of_study.access == StudyAccess.CLOSED:
+        allowed = Study.allowed_workers.through.objects.filter(study_id=of_study.pk, worker_id=worker)
+        annotations["on_allow_list"] = Exists(allowed)
+        admitted &= Q(on_allow_list=True)
+    if of_study.access == StudyAccess.QUALIFIED:
+        passed = QualificationAttempt.objects.filter(test__study_id=of_study.pk, passed=True, worker_id=worker)
+        annotations["passed_test"] = Exists(passed)
+        admitted &= Q(passed_test=True)
+    return annotations, admitted
+
+
+def _claim_model(of_study: Study) -> tuple[type[TaskClaim], bool]:
+    return CLAIMS_OF_KIND.get(of_study.task_kind, (ValidationClaim, True))
+
+
+def _claimed(of_study: Study) -> Exists:
+    """Whether a session claimed a task of the study (released or expired claims too)."""
+    claim_model, _ = _claim_model(of_study)
+    return Exists(claim_model._default_manager.filter(study_session_id=OuterRef("pk")))
+
+
+def _ending(word: str) -> Q:
+    """Closed by the market with this ending (markets.services.close_session: 'returned on Prolific')."""
+    return Q(closed_at__isnull=False, closed_reason__startswith=word)
+
+
+def funnel(of_study: Study) -> dict[str, int]:
+    """Arrived, qualified (admitted by the access rule), started (a task claimed), completed, held,
+    returned, timed out, rejected, in progress; one aggregate."""
+    admission, admitted = _admission(of_study)
+    sessions = counted_sessions(of_study).annotate(claimed=_claimed(of_study), **admission)
+    started = Q(claimed=True) | Q(tasks_done__gt=0)
+    completed = Q(completed_at__isnull=False)
+    figures = sessions.aggregate(
+        arrived=Count("pk"),
+        qualified=Count("pk", filter=admitted),
+        started=Count("pk", filter=started),
+        completed=Count("pk", filter=completed),
+        held=Count("pk", filter=completed & ~Q(code_held_reason="")),
+        returned=Count("pk", filter=_ending("returned")),
+        timed_out=Count("pk", filter=_ending("timed out")),
+        rejected=Count("pk", filter=_ending("rejected")),
+        in_progress=Count("pk", filter=Q(completed_at__isnull=True, closed_at__isnull=True) & started),
+        tasks=Coalesce(Sum("tasks_done"), 0),
+    )
+    return {key: int(value or 0) for key, value in figures.items()}
+
+
+@dataclass
+class Spread:
+    """Median and interquartile range of some seconds; n of them."""
+
+    n: int = 0
+    median: float | None = None
+    q1: float | None = None
+    q3: float | None = None
+
+    @classmethod
+    def of(cls, seconds: list[float]) -> "Spread":
+        if not seconds:
+            return cls()
+        if len(seconds) == 1:
+            return cls(1, seconds[0], seconds[0], seconds[0])
+        q1, median, q3 = statistics.quantiles(seconds, n=4, method="inclusive")
+        return cls(len(seconds), median, q1, q3)
+
+    @property
+    def median_minutes(self) -> float | None:
+        return None if self.median is None else self.median / 60
+
+    @property
+    def q1_minutes(self) -> float | None:
+        return None if self.q1 is None else self.q1 / 60
+
+    @property
+    def q3_minutes(self) -> float | None:
+        return None if self.q3 is None else self.q3 / 60
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return max((end - start).total_seconds(), 0.0)
+
+
+def task_times(of_study: Study) -> Spread:
+    """Time per submitted task, from its claim to its submit (a batch: first claim to last submit)."""
+    claim_model, batched = _claim_model(of_study)
+    claims = claim_model._default_manager.filter(
+        status=ClaimStatus.SUBMITTED,
+        submitted_at__isnull=False,
+        study_session__in=counted_sessions(of_study),
+    )
+    rows: Any
+    if batched:
+        rows = (
+            claims.values(BATCH_FIELD)
+            .annotate(start=Min("created_at"), end=Max("submitted_at"))
+            .values_list("start", "end")
+        )
+    else:
+        rows = claims.values_list("created_at", "submitted_at")
+    return Spread.of(sorted(s for s in (_seconds(a, b) for a, b in rows) if s is not None))
+
+
+def session_times(of_study: Study) -> Spread:
+    """Time from arrival to completion of each completed session."""
+    rows = counted_sessions(of_study).filter(completed_at__isnull=False).values_list("started_at", "completed_at")
+    return Spread.of(sorted(s for s in (_seconds(a, b) for a, b in rows) if s is not None))
+
+
+def live_claims(of_study: Study) -> dict[str, int]:
+    """Open, unexpired claims of the study's sessions and the workers holding them (one aggregate)."""
+    claim_model, _ = _claim_model(of_study)
+    figures = claim_model._default_manager.filter(
+        status=ClaimStatus.OPEN, expires_at__gt=timezone.now(), study_session__in=counted_sessions(of_study)
+    ).aggregate(claims=Count("pk"), sessions=Count("study_session", distinct=True))
+    return {key: int(value or 0) for key, value in figures.items()}
+
+
+def what_is_left(of_study: Study) -> dict[str, Any]:
+    """The work the study's dataset still needs: pairs and labels to validate, or premises and
+    writings to write (one aggregate); None figures for a kind not counted here."""
+    kind = of_study.task_kind
+    if kind in (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT):
+        missing = LABELS_PER_PAIR - F("label_count")
+        figures = Pair.objects.filter(
+            dataset_id=of_study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
+        ).aggregate(items=Count("pk"), units=Coalesce(Sum(missing, output_field=IntegerField()), 0))
+        return {"items": figures["items"], "units": figures["units"], "items_word": "pairs", "units_word": "labels"}
+    if kind in (TaskKind.WRITING, TaskKind.ADVERSARIAL):
+        per_premise = of_study.dataset.writings_per_premise
+        figures = (
+            Premise.objects.filter(
+                dataset_id=of_study.dataset_id, status=PremiseStatus.AVAILABLE, writings_done__lt=per_premise
+            )
+            .exclude(split="")
+            .aggregate(
+                items=Count("pk"),
+                units=Coalesce(Sum(Value(per_premise) - F("writings_done"), output_field=IntegerField()), 0),
+            )
+        )
+        return {
+            "items": figures["items"],
+            "units": figures["units"],
+            "items_word": "premises",
+            "units_word": "writings",
+        }
+    return {"items": None, "units": None, "items_word": "", "units_word": ""}
+
+
+@dataclass
+class CauseCost:
+    cause: bonuses.BonusCause
+    earned: int = 0
+    paid: Money = field(default_factory=Money)
+    owed: Money = field(default_factory=Money)
+
+
+@dataclass
+class StudyCosts:
+    tasks: int
+    task_money: Money
+    by_cause: list[CauseCost]
+
+    @property
+    def bonuses_paid(self) -> Money:
+        return sum((row.paid for row in self.by_cause), Money())
+
+    @property
+    def bonuses_owed(self) -> Money:
+        return sum((row.owed for row in self.by_cause), Money())
+
+    @property
+    def spent(self) -> Money:
+        return self.task_money + self.bonuses_paid
+
+    @property
+    def committed(self) -> Money:
+        """Spent plus the bonuses owed: what the study costs once they are paid."""
+        return self.spent + self.bonuses_owed
+
+
+def costs(of_study: Study, tasks: int) -> StudyCosts:
+    """Tasks paid at the study's payment, and the ledger's bonuses by cause: earned, paid, owed (one GROUP BY)."""
+    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
+    rows = (
+        BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
+        .annotate(cause=bonuses.cause_expression())
+        .values("cause", "currency")
+        .annotate(
+            earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),
+            paid=Coalesce(Sum("amount", filter=Q(kind=BonusKind.PAID)), zero),
+            owed=Coalesce(Sum("amount", filter=Q(kind=BonusKind.EARNED, payment__isnull=True)), zero),
+        )
+        .order_by()
+    )
+    by_key: dict[str, CauseCost] = {}
+    for row in rows:
+        entry = by_key.setdefault(row["cause"], CauseCost(bonuses.CAUSE_BY_KEY[row["cause"]]))
+        entry.earned += row["earned"]
+        entry.paid += Money.of(row["paid"], row["currency"])
+        entry.owed += Money.of(row["owed"], row["currency"])
+    ordered = [by_key[key] for key in bonuses.CAUSE_BY_KEY if key in by_key]
+    return StudyCosts(tasks, Money.of(tasks * of_study.payment_per_task, of_study.bonus_currency), ordered)
+
+
+def payment_per_session(of_study: Study) -> Decimal:
+    """What a participant is paid for a completed session: the tasks before the code at the payment per task."""
+    return of_study.payment_per_task * of_study.tasks_per_batch
+
+
+def hourly(amount: Decimal, seconds: float | None) -> Decimal | None:
+    if not seconds:
+        return None
+    return (amount * Decimal(3600) / Decimal(str(seconds))).quantize(Decimal("0.01"))
+
+
+def overview(of_study: Study) -> dict[str, Any]:
+    """Everything the study page shows (seven statements, whatever the study's size)."""
+    counts = funnel(of_study)
+    per_task, per_session = task_times(of_study), session_times(of_study)
+    payment = payment_per_session(of_study)
+    task_hourly = hourly(of_study.payment_per_task, per_task.median)
+    return {
+        "funnel": counts,
+        "task_times": per_task,
+        "session_times": per_session,
+        "payment_per_session": payment,
+        "hourly_pay": hourly(payment, per_session.median),
+        "task_hourly_pay": task_hourly,
+        "live": live_claims(of_study),
+        "left": what_is_left(of_study),
+        "costs": costs(of_study, counts["tasks"]),
+    }
+
+
+def session_status(row: Mapping[str, Any]) -> str:
+    """One word for where a session stands, in the funnel's terms."""
+    if row["completed_at"] is not None:
+        return "held" if row["code_held_reason"] else "completed"
+    reason = row["closed_reason"] or ""
+    if row["closed_at"] is not None:
+        for word in ("returned", "timed out", "rejected"):
+            if reason.startswith(word):
+                return word
+        return "closed"
+    return "in progress" if row["tasks_done"] or row["claimed"] else "arrived"
+
+
+def session_rows(of_study: Study) -> Iterator[list[Any]]:
+    """The study's sessions for the CSV, in SESSION_CSV_COLUMNS order, oldest first; one statement,
+    read in chunks. Participants are pseudonyms (`p<n>`, by first arrival in the study): the file
+    names no market id, so it can travel with the data."""
+    rows = (
+        counted_sessions(of_study)
+        .annotate(claimed=_claimed(of_study))
+        .order_by("started_at", "pk")
+        .values(
+            "claimed",
+            "worker_id",
+            "worker__market",
+            "started_at",
+            "completed_at",
+            "closed_at",
+            "closed_reason",
+            "code_held_reason",
+            "tasks_done",
+        )
+    )
+    pseudonyms: dict[int, str] = {}
+    for row in rows.iterator(chunk_size=2000):
+        participant = pseudonyms.setdefault(row["worker_id"], f"p{len(pseudonyms) + 1}")
+        end = row["completed_at"] or row["closed_at"]
+        seconds = _seconds(row["started_at"], end)
+        yield [
+            participant,
+            row["worker__market"],
+            row["started_at"].isoformat(),
+            row["completed_at"].isoformat() if row["completed_at"] else "",
+            row["closed_at"].isoformat() if row["closed_at"] else "",
+            session_status(row),
+            row["tasks_done"],
+            f"{seconds / 60:.1f}" if seconds is not None else "",
+            row["code_held_reason"],
+            row["closed_reason"],
+        ]

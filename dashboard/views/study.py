@@ -1,0 +1,60 @@
+"""The study pages (issue 41 item 2): every study with its sessions, and one page per study with
+its funnel, times, pay, live claims, what is left and costs; the sessions as a CSV.
+
+Thin: every figure is read in `dashboard.queries.study`."""
+
+import csv
+from collections.abc import Iterator
+
+from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import render
+
+from crowd.models import Study
+from dashboard.queries import study as queries
+
+from .common import page_context, researcher_required
+
+
+def _study_or_404(slug: str) -> Study:
+    found = queries.study(slug)
+    if found is None:
+        raise Http404("No such study.")
+    return found
+
+
+@researcher_required
+def studies(request: HttpRequest) -> HttpResponseBase:
+    return render(
+        request, "dashboard/studies.html", page_context(request, "studies", None, studies=queries.studies_with_counts())
+    )
+
+
+@researcher_required
+def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = _study_or_404(slug)
+    return render(
+        request, "dashboard/study.html", page_context(request, "studies", None, study=study, **queries.overview(study))
+    )
+
+
+class _Echo:
+    """A file-like object whose write returns the line, for csv.writer into a streamed response."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+@researcher_required
+def study_sessions_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
+    study = _study_or_404(slug)
+    writer = csv.writer(_Echo())
+
+    def lines() -> Iterator[str]:
+        yield writer.writerow(queries.SESSION_CSV_COLUMNS)
+        for row in queries.session_rows(study):
+            yield writer.writerow(row)
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-sessions.csv"'
+    return response

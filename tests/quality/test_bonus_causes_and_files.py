@@ -1,0 +1,116 @@
+"""Issue 41 item 4: payments that add up. Each bonus is named by what it was for (a catch trial, a
+verified example that fooled the model), and the per-market files with the list of who is in
+neither account for every unpaid bonus of a study."""
+
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from corpus.models import Market
+from quality import bonuses
+from quality.models import BonusEntry, BonusKind
+from tests.quality.test_catch_trials import catch_pair, make_study, session_for
+from tests.validation.validation_factories import make_dataset
+
+pytestmark = pytest.mark.django_db
+
+
+def earn(study, worker, pair, session, reason, amount="1.00"):
+    return BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker=worker,
+        study=study,
+        study_session=session,
+        pair=pair,
+        amount=Decimal(amount),
+        currency=study.bonus_currency,
+        reason=reason,
+    )
+
+
+CATCH = f"{bonuses.CATCH_TRIAL_REASON} in study s"
+FOOLED = f"{bonuses.FOOLED_MODEL_REASON} (study s, round 1)"
+
+
+def test_a_bonus_is_named_by_its_cause_paid_rows_too():
+    assert bonuses.cause_of(CATCH).key == "catch_trial"
+    assert bonuses.cause_of(FOOLED).key == "fooled_model"
+    assert bonuses.cause_of("Paid: " + FOOLED).key == "fooled_model"
+    assert bonuses.cause_of("Thank-you bonus").key == "other"
+    assert bonuses.describe_causes({"fooled_model": 1, "catch_trial": 3}) == (
+        "3 catch trials answered as the researchers did and 1 verified example that fooled the model"
+    )
+
+
+def test_the_mturk_reason_names_fooled_examples_apart_from_catch_trials(make_worker):
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(3)]
+    study = make_study(dataset)
+    turker = make_worker(market=Market.MTURK, external_id="A1TURKER")
+    session = session_for(study, turker, "ASSIGN-1")
+    earn(study, turker, traps[0], session, CATCH)
+    earn(study, turker, traps[1], session, FOOLED, "2.00")
+    earn(study, turker, traps[2], session, FOOLED, "2.00")
+    assert bonuses.mturk_bonus_csv(list(bonuses.unpaid(study))) == (
+        "worker_id,assignment_id,amount,reason\n"
+        "A1TURKER,ASSIGN-1,5.00,Bonus for 1 catch trial answered as the researchers did "
+        "and 2 verified examples that fooled the model\n"
+    )
+
+
+def test_every_unpaid_bonus_is_in_exactly_one_file_and_the_left_out_say_why(make_worker):
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(2)]
+    study = make_study(dataset)
+    prolific = make_worker(market=Market.PROLIFIC, external_id="5f1e2d3c4b5a697887766554")
+    no_pid = make_worker(market=Market.PROLIFIC, external_id="")
+    turker = make_worker(market=Market.MTURK, external_id="A1TURKER")
+    turker_no_assignment = make_worker(market=Market.MTURK, external_id="A2TURKER")
+    local = make_worker()
+    prolific_session = session_for(study, prolific, "P1")
+    earn(study, prolific, traps[0], prolific_session, CATCH)
+    earn(study, prolific, traps[1], prolific_session, FOOLED, "3.00")
+    earn(study, no_pid, traps[0], session_for(study, no_pid, "P2"), CATCH)
+    earn(study, turker, traps[0], session_for(study, turker, "ASSIGN-1"), CATCH)
+    earn(study, turker_no_assignment, traps[0], session_for(study, turker_no_assignment, ""), CATCH)
+    earn(study, local, traps[0], session_for(study, local, "L"), CATCH)
+    entries = list(bonuses.unpaid(study))
+    accounts = bonuses.market_accounts(entries)
+    assert (accounts["prolific"].bonuses, accounts["prolific"].amount) == (2, Decimal("4.00"))
+    assert (accounts["mturk"].bonuses, accounts["mturk"].amount) == (1, Decimal("1.00"))
+    assert (accounts["left_out"].bonuses, accounts["left_out"].amount) == (3, Decimal("3.00"))
+    assert sum((accounts[k].amount for k in ("prolific", "mturk", "left_out")), Decimal(0)) == accounts["total"]
+    assert accounts["total"] == sum((e.amount for e in entries), Decimal(0))
+    why = {row["worker"].pk: row["why"] for row in accounts["left_out_rows"]}
+    assert set(why) == {no_pid.pk, turker_no_assignment.pk, local.pk}
+    assert "participant id" in why[no_pid.pk]
+    assert "assignment id" in why[turker_no_assignment.pk]
+    assert "not a market's participant" in why[local.pk]
+    lines = bonuses.left_out_csv(entries).splitlines()
+    assert lines[0] == ",".join(bonuses.LEFT_OUT_COLUMNS)
+    assert len(lines) == 4
+    assert any(line.startswith("A2TURKER,mturk,1,1.00,1 catch trial answered") for line in lines)
+
+
+def test_the_bonus_page_names_causes_and_offers_the_left_out_file(client, researcher, make_worker):
+    dataset = make_dataset()
+    traps = [catch_pair(dataset) for _ in range(2)]
+    study = make_study(dataset)
+    turker = make_worker(market=Market.MTURK, external_id="A1TURKER")
+    local = make_worker()
+    assignment = session_for(study, turker, "ASSIGN-1")
+    earn(study, turker, traps[0], assignment, CATCH)
+    earn(study, turker, traps[1], assignment, FOOLED, "2.00")
+    earn(study, local, traps[0], session_for(study, local, "L"), CATCH)
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard:bonuses"), {"study": study.slug}).content.decode()
+    assert "per matched catch trial" not in html
+    assert 'data-cause="fooled_model">verified example that fooled the model' in html
+    assert 'data-cause="catch_trial">catch trial answered as the researchers did' in html
+    assert 'id="accounts-total">4.00 USD' in html
+    assert 'id="table-left-out"' in html
+    response = client.get(reverse("dashboard:bonus_export", args=[study.slug, "left-out"]))
+    assert response.status_code == 200
+    assert "bonuses-in-no-market-file.csv" in response["Content-Disposition"]
+    assert "not a market's participant" in response.content.decode()

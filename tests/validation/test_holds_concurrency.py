@@ -1,0 +1,77 @@
+"""Taking an expired batch back while others claim (PostgreSQL: real row locks, many connections):
+a pair with one place left is never held twice, whoever wins it."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import Count
+from django.utils import timezone
+
+from corpus.models import Label, Pair
+from crowd.holds import HoldRenewal
+from crowd.models import ClaimStatus
+from validation import holds, services
+from validation.models import ValidationClaim
+
+from .validation_factories import make_dataset, make_pair
+
+CLAIMERS = 4
+ROUNDS = 6
+
+
+def at_once(calls):
+    """Run the calls in threads that start together; their results (or errors) in order."""
+    start = threading.Barrier(len(calls))
+    results = [None] * len(calls)
+
+    def run(index, call):
+        try:
+            start.wait()
+            results[index] = call()
+        except Exception as error:  # reported by the test
+            results[index] = error
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(index, call)) for index, call in enumerate(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a thread hung"
+    return results
+
+
+@pytest.mark.postgres
+def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transactional_db, make_worker):
+    dataset = make_dataset("holds-race")
+    for _ in range(5):
+        make_pair(dataset, label=Label.NEUTRAL)
+    Pair.objects.update(label_count=4)  # one place left on each pair
+    owner = make_worker()
+    claimers = [make_worker() for _ in range(CLAIMERS)]
+    batch = services.claim_validation_batch(owner)
+    outcomes = []
+    for _ in range(ROUNDS):
+        ValidationClaim.objects.exclude(worker=owner).delete()
+        ValidationClaim.objects.filter(worker=owner).update(
+            status=ClaimStatus.EXPIRED, expires_at=timezone.now() - timedelta(minutes=1)
+        )
+        Pair.objects.update(held_places=0)
+        calls = [lambda: holds.renew_batch(owner, batch, services.VALIDATION_CLAIMS)]
+        calls += [lambda worker=worker: services.claim_validation_batch(worker) for worker in claimers]
+        results = at_once(calls)
+        assert not [result for result in results if isinstance(result, Exception)]
+        live = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=timezone.now())
+        per_pair = live.values("pair").annotate(n=Count("id")).values_list("n", flat=True)
+        assert all(n == 1 for n in per_pair)
+        outcome = results[0].outcome
+        outcomes.append(outcome)
+        if outcome is HoldRenewal.TAKEN_BACK:
+            assert set(live.values_list("worker", flat=True)) == {owner.pk}
+            assert live.count() == 5
+        else:
+            assert outcome is HoldRenewal.TAKEN
+            assert not live.filter(worker=owner).exists()
