@@ -9,13 +9,16 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.servers.basehttp import ThreadedWSGIServer
 from django.db import connection
+from django.test.testcases import LiveServerThread
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -24,6 +27,28 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # Playwright's sync API runs an event loop in the test thread; the ORM calls we make there are
 # ordinary blocking calls, so Django's async guard would only get in the way.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+class _OneRequestAtATimeServer(ThreadedWSGIServer):
+    """The live server on SQLite in memory serves one request at a time. pytest-django starts it
+    before the test database exists, so each request thread opens its own connection to the shared
+    in-memory database, and SQLite's shared cache answers "table is locked" at once to a second
+    writer instead of waiting: a writing page's side requests (the artifact nudge's score) beside
+    its submit failed one or the other. PostgreSQL waits for locks as production does: unchanged."""
+
+    _one_at_a_time = threading.Lock()
+
+    def set_app(self, application):
+        def one_at_a_time(environ, start_response):
+            if not (connection.vendor == "sqlite" and connection.is_in_memory_db()):
+                return application(environ, start_response)
+            with self._one_at_a_time:
+                return application(environ, start_response)
+
+        return super().set_app(one_at_a_time)
+
+
+LiveServerThread.server_class = _OneRequestAtATimeServer
 
 
 def in_ci():
