@@ -21,10 +21,6 @@ schedule's thread (annotation_site/embedded_beat.py); `long_task_kinds()` and th
 Celery worker by settings.CELERY_IMPORTS, on the beat of settings.CELERY_BEAT_SCHEDULE): every
 long task with a status row (exports, aggregation runs, tagging jobs, monitor refreshes, imports)
 and the one reaper that restarts or fails those whose process died (annotation_site/long_tasks.py).
-
-- crowd's preview (`crowd.preview`): the modules of the task pages a researcher's preview of a
-  study serves with nothing saved (`PREVIEWED_VIEW_MODULES`: submits rolled back, claims released
-  between requests).
 """
 
 from django.conf import settings
@@ -53,19 +49,6 @@ NEXT_TASK_URL: dict[str, str] = {
 GRAMMATICALITY_URL = "validation:grammaticality"
 CLAIM_MODELS: tuple[type[TaskClaim], ...] = (WritingClaim, ValidationClaim, PremiseLabelClaim, GrammaticalityClaim)
 
-
-# The worker task pages a researcher's preview serves without saving (crowd.preview): the modules
-# of their views, named (importing them here would make a circle through crowd.views).
-PREVIEWED_VIEW_MODULES = frozenset(
-    {
-        "collection.views",
-        "validation.views",
-        "validation.mpe_views",
-        "validation.premise_label_views",
-        "adversarial.views",
-        "artifacts.views",
-    }
-)
 SNAPSHOT_EXTRA_FILES = (premise_label_snapshot_file,)
 
 
@@ -78,7 +61,6 @@ def register() -> None:
             claim_models=CLAIM_MODELS,
             qualification_check=admission_check,
             worker_flags=flag_marks,
-            previewed_view_modules=PREVIEWED_VIEW_MODULES,
         )
     )
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)

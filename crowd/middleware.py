@@ -4,7 +4,6 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.urls import Resolver404, resolve
 
 from . import preview
 from .registry import registered
@@ -34,28 +33,20 @@ class BrowserDeviceMiddleware:
 
 
 class PreviewMiddleware:
-    """Serves the task pages of a researcher's preview of a study with nothing saved (crowd.preview):
-    last in MIDDLEWARE, so the session, the user and the CSRF check come first. Other pages (the
-    dashboard, the admin) are served as ever, even in a previewing browser."""
+    """Serves every request of a browser in a researcher's preview of a study with nothing saved
+    (crowd.preview: fail-closed, whatever app serves the page), but those that leave or start a
+    preview or change who is signed in (`preview.COMMITTING_URL_NAMES`). Last in MIDDLEWARE, so the
+    session, the user and the CSRF check come first. Browsers not previewing are served as ever."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        # Only a browser with a session on a task page can be previewing: other requests are left as they were.
-        if settings.SESSION_COOKIE_NAME not in request.COOKIES or not _is_task_page(request):
-            return self.get_response(request)
-        if request.session.get(preview.PREVIEW_KEY) is None:
+        # Only a browser with a session can be previewing: other requests (API tokens, webhooks)
+        # are left as they were.
+        if settings.SESSION_COOKIE_NAME not in request.COOKIES or request.session.get(preview.PREVIEW_KEY) is None:
             return self.get_response(request)
         session = preview.previewed_session(request)
-        if session is None:
+        if session is None or preview.commits_in_preview(request):
             return self.get_response(request)
         return preview.serve_preview(request, self.get_response, session, claim_models=registered().claim_models)
-
-
-def _is_task_page(request: HttpRequest) -> bool:
-    try:
-        match = resolve(request.path_info)
-    except Resolver404:
-        return False
-    return getattr(match.func, "__module__", "") in registered().previewed_view_modules

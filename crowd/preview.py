@@ -14,8 +14,14 @@ served, opened again for each of its requests, and deleted when the preview ends
 Its one StudySession (`is_preview`) never counts a task, so it never completes; the readers that
 count sessions skip it.
 
-The crowd layer names no task app: the composition root passes the claim models and says which
-views are the task pages (registered by the composition root in crowd.registry).
+Fail-closed: while a browser previews, EVERY request it sends is served so (`serve_preview`),
+whatever app serves it: a task app added later, an API or JSON endpoint, the dashboard and the admin
+alike (the banner says "nothing you do here is saved" on every page). No list says which pages are
+task pages, so none can be forgotten: a page that is left out of a list is a page whose preview work
+is saved. The one list, `COMMITTING_URL_NAMES`, is of the requests that leave (or start) a preview
+or change who is signed in, none a task's; a page wrongly left off it saves nothing during a preview.
+
+The crowd layer names no task app: the composition root passes the claim models (crowd.registry).
 """
 
 from collections.abc import Callable
@@ -24,6 +30,8 @@ from django.contrib import messages
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseRedirectBase
+from django.urls import Resolver404, resolve
 
 from .arrival import SESSION_KEY, ClaimModels, release_open_claims_of_workers
 from .models import ClaimStatus, Study, StudySession, TaskClaim
@@ -41,6 +49,28 @@ PREVIEW_SESSION_ID = "researcher-preview"
 ClaimIds = dict[str, list[int]]
 # Said after each submit of a preview that passed the checks (the task's own "Saved" comes first).
 PREVIEW_NOT_SAVED = "Preview: that passed the checks and was not saved."
+# Said after any other rolled-back request that sends the browser on (a form of the admin, the
+# dashboard, a refused submit): its page may have said "saved".
+PREVIEW_NOTHING_SAVED = "Preview: nothing of that was saved. End the preview to make changes that stay."
+
+# The requests a previewing browser sends that commit as ever (URL names): the preview's own start
+# (another preview) and end, a study link (which ends the preview: another study session), and
+# signing in or out or changing a password, Django's pages and the admin's (they change who is
+# signed in; rolled back, the session row they replace would be gone). None is a task's page.
+COMMITTING_URL_NAMES = frozenset(
+    {
+        "study_preview_start",
+        "preview_end",
+        "study_entry",
+        "login",
+        "logout",
+        "password_change",
+        "password_reset_confirm",
+        "admin:login",
+        "admin:logout",
+        "admin:password_change",
+    }
+)
 
 
 def start_preview(request: HttpRequest, study: Study, *, claim_models: ClaimModels) -> StudySession:
@@ -92,6 +122,16 @@ def previewed_session(request: HttpRequest) -> StudySession | None:
     )
 
 
+def commits_in_preview(request: HttpRequest) -> bool:
+    """Whether this request of a previewing browser commits (`COMMITTING_URL_NAMES`). A path that
+    resolves to nothing (a 404) does not: every request is served as the preview's unless named."""
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return False
+    return match.view_name in COMMITTING_URL_NAMES
+
+
 def serve_preview(
     request: HttpRequest,
     get_response: Callable[[HttpRequest], HttpResponse],
@@ -99,10 +139,12 @@ def serve_preview(
     *,
     claim_models: ClaimModels,
 ) -> HttpResponse:
-    """Serve a task page of the preview. A GET runs as it would for a participant, then releases the
-    claims it leaves open; anything else (a submit) runs the real submit, then is rolled back whole,
-    and the claims it submitted are kept released until the preview ends. Either way the claims on
-    screen are opened again first, so the page and its submit find them as a participant's would."""
+    """Serve a request of the preview, whatever page it is. A GET (HEAD, OPTIONS) runs as it would
+    for a participant, then releases the claims it leaves open (a task page claims its item);
+    anything else (a submit, a JSON endpoint, a form of the admin) runs the real view, then is
+    rolled back whole, and the claims it submitted are kept released until the preview ends. Either
+    way the claims on screen are opened again first, so the page and its submit find them as a
+    participant's would."""
     models = {model._meta.label_lower: model for model in claim_models}
     current: ClaimIds = request.session.get(CURRENT_CLAIMS_KEY, {})
     done: ClaimIds = request.session.get(DONE_CLAIMS_KEY, {})
@@ -125,6 +167,10 @@ def serve_preview(
     request.session[DONE_CLAIMS_KEY] = _joined(done, submitted)
     if submitted:
         messages.info(request, PREVIEW_NOT_SAVED)
+    elif isinstance(response, HttpResponseRedirectBase):
+        # Only where the browser goes on to a page that shows messages: a JSON answer's would wait
+        # for the next page, one per keystroke's request.
+        messages.info(request, PREVIEW_NOTHING_SAVED)
     return response
 
 

@@ -36,9 +36,10 @@ class TaskApps:
     - `claim_models`: every concrete `TaskClaim`, whose open claims the crowd layer releases when a
       worker starts another study session, is excluded or their submission ends on the market;
     - `qualification_check`: the check of studies with access "qualified" (`crowd.access`);
-    - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show;
-    - `previewed_view_modules`: the modules of the task pages a researcher's preview serves with
-      nothing saved (`crowd.preview`).
+    - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show.
+
+    No list of task pages: a researcher's preview serves every page with nothing saved, a task
+    app's that nothing registers included (`crowd.preview`, fail-closed).
     """
 
     next_task_url: Mapping[str, str]
@@ -46,7 +47,6 @@ class TaskApps:
     claim_models: tuple[type[TaskClaim], ...]
     qualification_check: access.AdmissionCheck
     worker_flags: selectors.MarkSource
-    previewed_view_modules: frozenset[str] = frozenset()
 
 
 _registered: list[TaskApps] = []
