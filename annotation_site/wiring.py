@@ -10,8 +10,9 @@ every process that sets Django up has them: web servers, Celery workers, command
   (`NEXT_TASK_URL`), DNC's grammaticality task, every concrete `crowd.TaskClaim` of the task apps
   (`CLAIM_MODELS`, whose open claims crowd releases when a worker starts another study session,
   is excluded or their submission ends on the market; tests/crowd/test_claim_wiring.py checks that
-  none is missing), the quality app's qualification test for studies with access "qualified" and
-  its worker flags for the approval and bonus lists;
+  none is missing), the quality app's qualification test for studies with access "qualified",
+  its worker flags for the approval and bonus lists, and the URL namespaces of the researchers'
+  pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`);
 - modeling (`modeling.snapshots.extra_files`): the files a snapshot holds beside the pairs' that
   other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`.
 
@@ -49,6 +50,9 @@ NEXT_TASK_URL: dict[str, str] = {
 GRAMMATICALITY_URL = "validation:grammaticality"
 CLAIM_MODELS: tuple[type[TaskClaim], ...] = (WritingClaim, ValidationClaim, PremiseLabelClaim, GrammaticalityClaim)
 
+# The researchers' pages, whose forms a previewing browser is refused (crowd.preview: they may act
+# outside the database, which the preview's rollback would not take back).
+RESEARCHER_NAMESPACES = frozenset({"admin", "dashboard"})
 SNAPSHOT_EXTRA_FILES = (premise_label_snapshot_file,)
 
 
@@ -61,6 +65,7 @@ def register() -> None:
             claim_models=CLAIM_MODELS,
             qualification_check=admission_check,
             worker_flags=flag_marks,
+            researcher_namespaces=RESEARCHER_NAMESPACES,
         )
     )
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)

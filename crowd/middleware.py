@@ -35,8 +35,10 @@ class BrowserDeviceMiddleware:
 class PreviewMiddleware:
     """Serves every request of a browser in a researcher's preview of a study with nothing saved
     (crowd.preview: fail-closed, whatever app serves the page), but those that leave or start a
-    preview or change who is signed in (`preview.COMMITTING_URL_NAMES`). Last in MIDDLEWARE, so the
-    session, the user and the CSRF check come first. Browsers not previewing are served as ever."""
+    preview or change who is signed in (`preview.COMMITTING_URL_NAMES`); writing requests to the
+    researchers' pages are refused. Last in MIDDLEWARE, so the session and the user come first
+    (and the CSRF check, a view's, runs inside the rollback). Browsers not previewing are served
+    as ever."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -49,4 +51,8 @@ class PreviewMiddleware:
         session = preview.previewed_session(request)
         if session is None or preview.commits_in_preview(request):
             return self.get_response(request)
-        return preview.serve_preview(request, self.get_response, session, claim_models=registered().claim_models)
+        task_apps = registered()
+        refused = preview.refusal_in_preview(request, session, researcher_namespaces=task_apps.researcher_namespaces)
+        if refused is not None:
+            return refused
+        return preview.serve_preview(request, self.get_response, session, claim_models=task_apps.claim_models)

@@ -14,12 +14,17 @@ served, opened again for each of its requests, and deleted when the preview ends
 Its one StudySession (`is_preview`) never counts a task, so it never completes; the readers that
 count sessions skip it.
 
-Fail-closed: while a browser previews, EVERY request it sends is served so (`serve_preview`),
-whatever app serves it: a task app added later, an API or JSON endpoint, the dashboard and the admin
-alike (the banner says "nothing you do here is saved" on every page). No list says which pages are
-task pages, so none can be forgotten: a page that is left out of a list is a page whose preview work
-is saved. The one list, `COMMITTING_URL_NAMES`, is of the requests that leave (or start) a preview
-or change who is signed in, none a task's; a page wrongly left off it saves nothing during a preview.
+Fail-closed: while a browser previews, every request it sends is served so (`serve_preview`),
+whatever app serves it, a task app added later and a JSON endpoint alike (the banner says "nothing
+you do here is saved" on every page). No list says which pages are task pages: with one, a task
+page left off it saved the preview's work. The two lists there are stay safe when a page is left
+off them: `COMMITTING_URL_NAMES`, the requests that leave (or start) a preview or change who is
+signed in, none a task's (left off, a page saves nothing during a preview); and the researchers'
+own pages (the admin, the dashboard: `researcher_namespaces`, registered by the composition root),
+whose writing requests are refused, never run, rather than rolled back, because a form there may
+act outside the database (pay bonuses on a market), which no rollback takes back (left off, a
+page is rolled back). A GET is not rolled back (the claim of a task page must outlive it): what
+it writes besides its claims stays, as HTTP's safe methods promise nothing else is written.
 
 The crowd layer names no task app: the composition root passes the claim models (crowd.registry).
 """
@@ -31,8 +36,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseRedirectBase
-from django.urls import Resolver404, resolve
+from django.shortcuts import render
+from django.urls import Resolver404, ResolverMatch, resolve
 
+from .access import Refusal
 from .arrival import SESSION_KEY, ClaimModels, release_open_claims_of_workers
 from .models import ClaimStatus, Study, StudySession, TaskClaim
 from .services import worker_for_user
@@ -52,6 +59,11 @@ PREVIEW_NOT_SAVED = "Preview: that passed the checks and was not saved."
 # Said after any other rolled-back request that sends the browser on (a form of the admin, the
 # dashboard, a refused submit): its page may have said "saved".
 PREVIEW_NOTHING_SAVED = "Preview: nothing of that was saved. End the preview to make changes that stay."
+# Said instead of running a writing request to a researchers' page during a preview.
+PREVIEW_REFUSED = (
+    "This browser is previewing “{study}”, in which nothing is saved, so nothing was done here. "
+    "End the preview (the button above) to change anything in the admin or the dashboard."
+)
 
 # The requests a previewing browser sends that commit as ever (URL names): the preview's own start
 # (another preview) and end, a study link (which ends the preview: another study session), and
@@ -122,14 +134,36 @@ def previewed_session(request: HttpRequest) -> StudySession | None:
     )
 
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
 def commits_in_preview(request: HttpRequest) -> bool:
     """Whether this request of a previewing browser commits (`COMMITTING_URL_NAMES`). A path that
     resolves to nothing (a 404) does not: every request is served as the preview's unless named."""
+    match = _route(request)
+    return match is not None and match.view_name in COMMITTING_URL_NAMES
+
+
+def refusal_in_preview(
+    request: HttpRequest, session: StudySession, *, researcher_namespaces: frozenset[str]
+) -> HttpResponse | None:
+    """The page that refuses a writing request to a researchers' page (the admin, the dashboard)
+    while this browser previews, or None: the view is not run at all, so nothing it would do
+    outside the database (a market's payment) happens either."""
+    if request.method in SAFE_METHODS:
+        return None
+    match = _route(request)
+    if match is None or not researcher_namespaces.intersection(match.namespaces):
+        return None
+    refusal = Refusal(PREVIEW_REFUSED.format(study=session.study.name), title="End the preview first")
+    return render(request, "crowd/not_admitted.html", {"refusal": refusal}, status=403)
+
+
+def _route(request: HttpRequest) -> ResolverMatch | None:
     try:
-        match = resolve(request.path_info)
+        return resolve(request.path_info)
     except Resolver404:
-        return False
-    return match.view_name in COMMITTING_URL_NAMES
+        return None
 
 
 def serve_preview(
@@ -148,7 +182,7 @@ def serve_preview(
     models = {model._meta.label_lower: model for model in claim_models}
     current: ClaimIds = request.session.get(CURRENT_CLAIMS_KEY, {})
     done: ClaimIds = request.session.get(DONE_CLAIMS_KEY, {})
-    if request.method in ("GET", "HEAD", "OPTIONS"):
+    if request.method in SAFE_METHODS:
         with transaction.atomic():
             _set_status(models, current, ClaimStatus.RELEASED, ClaimStatus.OPEN)
             response = get_response(request)

@@ -36,7 +36,9 @@ class TaskApps:
     - `claim_models`: every concrete `TaskClaim`, whose open claims the crowd layer releases when a
       worker starts another study session, is excluded or their submission ends on the market;
     - `qualification_check`: the check of studies with access "qualified" (`crowd.access`);
-    - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show.
+    - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show;
+    - `researcher_namespaces`: the URL namespaces of the researchers' pages, whose writing requests
+      a browser previewing a study is refused (`crowd.preview`).
 
     No list of task pages: a researcher's preview serves every page with nothing saved, a task
     app's that nothing registers included (`crowd.preview`, fail-closed).
@@ -47,6 +49,8 @@ class TaskApps:
     claim_models: tuple[type[TaskClaim], ...]
     qualification_check: access.AdmissionCheck
     worker_flags: selectors.MarkSource
+    # Django's admin is every site's; the root adds its own researchers' pages.
+    researcher_namespaces: frozenset[str] = frozenset({"admin"})
 
 
 _registered: list[TaskApps] = []

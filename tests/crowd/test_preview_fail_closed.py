@@ -1,8 +1,9 @@
 """A researcher's preview is fail-closed (crowd.preview): every request of a previewing browser
 that could write is rolled back, whatever app serves it, a task app that nothing registers or lists
 included (tests/crowd/unlisted_task_app.py, mounted here beside the site's URLs), an endpoint of an
-app the preview once did not know (the qualification test), an API-style JSON endpoint and the
-admin. Only leaving the preview, or signing out, commits.
+app the preview once did not know (the qualification test) and an API-style JSON endpoint. The
+researchers' own forms (the admin, the dashboard) are refused instead, never run: a payment on a
+market is not rolled back. Only leaving the preview, or signing out, commits.
 """
 
 import pytest
@@ -15,8 +16,11 @@ from collection.models import WritingClaim
 from corpus.models import Pair, Premise
 from crowd.models import ClaimStatus, StudyAccess, StudySession
 from crowd.preview import PREVIEW_NOT_SAVED, PREVIEW_NOTHING_SAVED
-from quality.models import QualificationAttempt
+from quality.models import BonusEntry, BonusKind, QualificationAttempt
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.markets.conftest import arrive, connect_prolific, owe_bonuses
+from tests.markets.conftest import make_study as market_study
+from tests.markets.standin import MarketStandIn
 from tests.quality.qualification_helpers import answers, qualified_study
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.crowd.unlisted_task_app")]
@@ -102,15 +106,40 @@ def test_the_qualification_test_of_a_previewed_study_saves_no_try(client, make_r
     assert not QualificationAttempt.objects.exists()
 
 
-def test_the_admin_in_a_previewing_browser_saves_nothing_until_the_preview_ends(previewing):
+def test_the_admin_in_a_previewing_browser_is_refused_its_forms_until_the_preview_ends(previewing):
     group = Group.objects.create(name="to delete")
     delete = reverse("admin:auth_group_delete", args=[group.pk])
-    page = previewing.post(delete, {"post": "yes"}, follow=True).content.decode()
-    assert PREVIEW_NOTHING_SAVED.replace("'", "&#x27;") in page
+    # Its pages are read as ever; a form is refused, not run.
+    assert previewing.get(delete).status_code == 200
+    refused = previewing.post(delete, {"post": "yes"})
+    assert refused.status_code == 403 and "End the preview first" in refused.content.decode()
     assert Group.objects.filter(pk=group.pk).exists()
     previewing.post(reverse("preview_end"))
     previewing.post(delete, {"post": "yes"})
     assert not Group.objects.filter(pk=group.pk).exists()
+
+
+@pytest.fixture
+def market(settings):
+    standin = MarketStandIn().start()
+    settings.PROLIFIC_API_URL = f"{standin.url}/api/v1/"
+    yield standin
+    standin.stop()
+
+
+def test_paying_bonuses_from_a_previewing_browser_sends_nothing_to_the_market(previewing, market, django_user_model):
+    """A rollback would not take back a payment the market has made: the dashboard's forms are
+    refused during a preview, so the market is never called."""
+    study = market_study()
+    connect_prolific(study, market)
+    owe_bonuses(study, arrive(study, market, django_user_model, 2))
+    pay = reverse("dashboard:market_pay", args=[study.slug])
+    assert previewing.post(pay).status_code == 403
+    assert not market.bulk_pay_calls and set(market.prolific_paid_cents().values()) == {0}
+    assert not BonusEntry.objects.filter(study=study, kind=BonusKind.PAID).exists()
+    previewing.post(reverse("preview_end"))
+    previewing.post(pay)
+    assert len(market.bulk_pay_calls) == 1 and set(market.prolific_paid_cents().values()) == {100}
 
 
 def test_signing_out_commits_and_ends_the_preview(previewing):
