@@ -35,8 +35,8 @@ class BrowserDeviceMiddleware:
 class PreviewMiddleware:
     """Serves every request of a browser in a researcher's preview of a study with nothing saved
     (crowd.preview: fail-closed, whatever app serves the page), but those that leave or start a
-    preview or change who is signed in (`preview.COMMITTING_URL_NAMES`); writing requests to the
-    researchers' pages are refused. Last in MIDDLEWARE, so the session and the user come first
+    preview or change who is signed in (`preview.COMMITTING_URL_NAMES`) and the researchers' pages,
+    read as ever and refused their forms. Last in MIDDLEWARE, so the session and the user come first
     (and the CSRF check, a view's, runs inside the rollback). Browsers not previewing are served
     as ever."""
 
@@ -49,10 +49,12 @@ class PreviewMiddleware:
         if settings.SESSION_COOKIE_NAME not in request.COOKIES or request.session.get(preview.PREVIEW_KEY) is None:
             return self.get_response(request)
         session = preview.previewed_session(request)
-        if session is None or preview.commits_in_preview(request):
+        if session is None:
             return self.get_response(request)
         task_apps = registered()
-        refused = preview.refusal_in_preview(request, session, researcher_namespaces=task_apps.researcher_namespaces)
-        if refused is not None:
-            return refused
+        serving = preview.serving_in_preview(request, researcher_namespaces=task_apps.researcher_namespaces)
+        if serving is preview.Serving.AS_EVER:
+            return self.get_response(request)
+        if serving is preview.Serving.REFUSED:
+            return preview.refusal_in_preview(request, session)
         return preview.serve_preview(request, self.get_response, session, claim_models=task_apps.claim_models)

@@ -21,14 +21,15 @@ page left off it saved the preview's work. The two lists there are stay safe whe
 off them: `COMMITTING_URL_NAMES`, the requests that leave (or start) a preview or change who is
 signed in, none a task's (left off, a page saves nothing during a preview); and the researchers'
 own pages (the admin, the dashboard: `researcher_namespaces`, registered by the composition root),
-whose writing requests are refused, never run, rather than rolled back, because a form there may
-act outside the database (pay bonuses on a market), which no rollback takes back (left off, a
-page is rolled back). A GET is not rolled back (the claim of a task page must outlive it): what
+read as ever, whose writing requests are refused, never run, rather than rolled back, because a
+form there may act outside the database (pay bonuses on a market), which no rollback takes back
+(left off, a page is rolled back). A GET is not rolled back (the claim of a task page must outlive it): what
 it writes besides its claims stays, as HTTP's safe methods promise nothing else is written.
 
 The crowd layer names no task app: the composition root passes the claim models (crowd.registry).
 """
 
+import enum
 from collections.abc import Callable
 
 from django.contrib import messages
@@ -37,7 +38,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseRedirectBase
 from django.shortcuts import render
-from django.urls import Resolver404, ResolverMatch, resolve
+from django.urls import Resolver404, resolve
 
 from .access import Refusal
 from .arrival import SESSION_KEY, ClaimModels, release_open_claims_of_workers
@@ -137,33 +138,37 @@ def previewed_session(request: HttpRequest) -> StudySession | None:
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
-def commits_in_preview(request: HttpRequest) -> bool:
-    """Whether this request of a previewing browser commits (`COMMITTING_URL_NAMES`). A path that
-    resolves to nothing (a 404) does not: every request is served as the preview's unless named."""
-    match = _route(request)
-    return match is not None and match.view_name in COMMITTING_URL_NAMES
+class Serving(enum.Enum):
+    """How a request of a previewing browser is served (`serving_in_preview`)."""
+
+    AS_EVER = "as ever"  # committed: it starts or leaves the preview, or a researchers' page is read
+    REFUSED = "refused"  # not run: a researchers' form (`refusal_in_preview`)
+    PREVIEWED = "previewed"  # `serve_preview`: every other request, whatever app serves it
 
 
-def refusal_in_preview(
-    request: HttpRequest, session: StudySession, *, researcher_namespaces: frozenset[str]
-) -> HttpResponse | None:
-    """The page that refuses a writing request to a researchers' page (the admin, the dashboard)
-    while this browser previews, or None: the view is not run at all, so nothing it would do
-    outside the database (a market's payment) happens either."""
-    if request.method in SAFE_METHODS:
-        return None
-    match = _route(request)
-    if match is None or not researcher_namespaces.intersection(match.namespaces):
-        return None
+def serving_in_preview(request: HttpRequest, *, researcher_namespaces: frozenset[str]) -> Serving:
+    """How this request of a previewing browser is served. Requests named in
+    `COMMITTING_URL_NAMES` commit; the researchers' pages (`researcher_namespaces`: the admin, the
+    dashboard) are read as ever, outside the preview's transaction (a long page holds no lock), and
+    their forms are refused; everything else, a path that resolves to nothing included, is
+    previewed."""
+    try:
+        match = resolve(request.path_info)
+    except Resolver404:
+        return Serving.PREVIEWED
+    if match.view_name in COMMITTING_URL_NAMES:
+        return Serving.AS_EVER
+    if researcher_namespaces.intersection(match.namespaces):
+        return Serving.AS_EVER if request.method in SAFE_METHODS else Serving.REFUSED
+    return Serving.PREVIEWED
+
+
+def refusal_in_preview(request: HttpRequest, session: StudySession) -> HttpResponse:
+    """The page that refuses a writing request to a researchers' page while this browser previews:
+    the view is not run at all, so nothing it would do outside the database (a market's payment)
+    happens either."""
     refusal = Refusal(PREVIEW_REFUSED.format(study=session.study.name), title="End the preview first")
     return render(request, "crowd/not_admitted.html", {"refusal": refusal}, status=403)
-
-
-def _route(request: HttpRequest) -> ResolverMatch | None:
-    try:
-        return resolve(request.path_info)
-    except Resolver404:
-        return None
 
 
 def serve_preview(
