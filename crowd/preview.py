@@ -57,8 +57,8 @@ PREVIEW_SESSION_ID = "researcher-preview"
 ClaimIds = dict[str, list[int]]
 # Said after each submit of a preview that passed the checks (the task's own "Saved" comes first).
 PREVIEW_NOT_SAVED = "Preview: that passed the checks and was not saved."
-# Said after any other rolled-back request that sends the browser on (a form of the admin, the
-# dashboard, a refused submit): its page may have said "saved".
+# Said after any other rolled-back request that sends the browser on (a refused submit, a form of
+# any other page): the page it goes to may say "saved".
 PREVIEW_NOTHING_SAVED = "Preview: nothing of that was saved. End the preview to make changes that stay."
 # Said instead of running a writing request to a researchers' page during a preview.
 PREVIEW_REFUSED = (
