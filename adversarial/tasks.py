@@ -6,5 +6,5 @@ from .rounds import ADVANCE_TASK, advance_all
 
 
 @shared_task(name=ADVANCE_TASK)
-def advance_rounds():
+def advance_rounds() -> list[int]:
     return [r.pk for r in advance_all()]

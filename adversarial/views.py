@@ -6,14 +6,17 @@ fooled try puts the focus on the one-line reason. A client that asks for JSON (A
 application/json) gets the try's answer as JSON instead (bench/adversarial_endpoint.py).
 """
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation_site.authenticated import AuthenticatedRequest
 from authorship.services import study_action
 from collection import holds as writing_holds
 from collection.views import renew_hold_then
@@ -24,7 +27,7 @@ from crowd.services import worker_for_user
 from crowd.views import task_visit
 
 from . import services, targets
-from .models import AdversarialTask, Round, RoundStatus, TaskState
+from .models import AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState
 
 LABEL_WORDS = {
     "entailment": "definitely correct",
@@ -39,12 +42,12 @@ LABEL_CLAUSES = {
 }
 
 
-def _wants_json(request):
+def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
 @login_required
-def adversarial_next(request):
+def adversarial_next(request: AuthenticatedRequest) -> HttpResponse:
     study_session, instead = task_visit(request, TaskKind.ADVERSARIAL)
     if instead is not None:
         return instead
@@ -60,19 +63,25 @@ def adversarial_next(request):
     return redirect("adversarial:task", token=task.writing_claim.token)
 
 
-def _task_or_404(request, token):
+def _task_or_404(request: AuthenticatedRequest, token: uuid.UUID) -> AdversarialTask:
     try:
         return services.task_for_worker(worker_for_user(request.user), token)
     except AdversarialTask.DoesNotExist:
         raise Http404("No such task of yours.") from None
 
 
-def _confidence(attempt):
-    return round(100 * attempt.probabilities.get(attempt.predicted_label, 0.0))
+def _confidence(attempt: AdversarialTry) -> int:
+    return round(100 * float(attempt.probabilities.get(attempt.predicted_label, 0.0)))
 
 
 @login_required
-def adversarial_task(request, token, errors=None, text="", status=200):
+def adversarial_task(
+    request: AuthenticatedRequest,
+    token: uuid.UUID,
+    errors: dict[str, list[str]] | None = None,
+    text: str = "",
+    status: int = 200,
+) -> HttpResponse:
     task = _task_or_404(request, token)
     claim = task.writing_claim
     if task.state == TaskState.DONE or claim.status != ClaimStatus.OPEN:
@@ -113,7 +122,7 @@ def adversarial_task(request, token, errors=None, text="", status=200):
 
 @login_required
 @require_POST
-def adversarial_renew(request, token):
+def adversarial_renew(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     """ "More time" or "Get this line back" on the task's writing claim (collection.holds)."""
     _task_or_404(request, token)
     return renew_hold_then(request, token, {"task": "adversarial:task", "next": "adversarial:next"})
@@ -121,14 +130,16 @@ def adversarial_renew(request, token):
 
 @login_required
 @require_POST
-def adversarial_try(request, token):
+def adversarial_try(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     worker = worker_for_user(request.user)
     text = request.POST.get("hypothesis", "")
     if not request.session.session_key:
         request.session.save()
+    session_key = request.session.session_key
+    assert session_key is not None  # saved above when it had none
     try:
         result = services.make_try(
-            worker, token, text, request.session.session_key, typing_evidence=request.POST.get("typing_evidence")
+            worker, token, text, session_key, typing_evidence=request.POST.get("typing_evidence")
         )
     except AdversarialTask.DoesNotExist:
         raise Http404("No such task of yours.") from None
@@ -156,11 +167,13 @@ def adversarial_try(request, token):
     return redirect("adversarial:task", token=token)
 
 
-def _down(error):
+def _down(error: Exception) -> bool:
     return isinstance(error, targets.TargetUnavailable)
 
 
-def _refused(request, token, errors, text, status):
+def _refused(
+    request: AuthenticatedRequest, token: uuid.UUID, errors: dict[str, list[str]], text: str, status: int
+) -> HttpResponse:
     if _wants_json(request):
         return JsonResponse({"errors": errors}, status=status)
     return adversarial_task(request, token, errors=errors, text=text, status=status)
@@ -168,7 +181,7 @@ def _refused(request, token, errors, text, status):
 
 @login_required
 @require_http_methods(["POST"])
-def adversarial_reason(request, token):
+def adversarial_reason(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     worker = worker_for_user(request.user)
     try:
         services.give_reason(worker, token, request.POST.get("reason", ""))

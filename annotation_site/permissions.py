@@ -9,9 +9,13 @@ Each action that changes what workers are paid or which labels count needs its o
 on top, so a group with fewer rights can be made in the admin.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rest_framework.permissions import BasePermission
+
+if TYPE_CHECKING:  # rest_framework.views reads the settings, which name IsResearcher below
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 RESEARCHER_GROUP = "researchers"
 RESEARCH_ACCESS = "corpus.use_research_tools"
@@ -67,17 +71,17 @@ def ensure_researcher_group(group_model=None, permission_model=None):
 class IsResearcher(BasePermission):
     message = "Researcher rights are required."
 
-    def has_permission(self, request, view):
+    def has_permission(self, request: "Request", view: "APIView") -> bool:
         return is_researcher(request.user)
 
 
-def researcher_with(permission):
+def researcher_with(permission: str) -> type[BasePermission]:
     """A DRF permission class: a researcher who also holds `permission`."""
 
     class ResearcherWith(IsResearcher):
         message = f"Researcher rights and the permission {permission} are required."
 
-        def has_permission(self, request, view):
+        def has_permission(self, request: "Request", view: "APIView") -> bool:
             return may(request.user, permission)
 
     ResearcherWith.__name__ = f"ResearcherWith_{permission.replace('.', '_')}"

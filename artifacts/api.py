@@ -5,9 +5,12 @@ Researchers only (the project's default permission, IsResearcher); token or sess
 Bad query values get a 400 naming the field; nothing here loads spaCy.
 """
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,7 +20,7 @@ from corpus.models import Dataset, Genre, Split, Worker
 from . import selectors
 
 
-class ScopeQuery(serializers.Serializer):
+class ScopeQuery(serializers.Serializer[Any]):
     dataset = serializers.SlugRelatedField(
         slug_field="slug",
         queryset=Dataset.objects.all(),
@@ -49,7 +52,7 @@ class GiveawayQuery(ScopeQuery):
 SCOPE_PARAMETERS = [ScopeQuery]
 
 
-def validated(serializer_class, request):
+def validated(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
     # `?split=` is a mistake, not "every split": said so (the schema gives such parameters minLength 1).
     empty = sorted(name for name, values in request.query_params.lists() if "" in values)
     if empty:
@@ -58,7 +61,8 @@ def validated(serializer_class, request):
         )
     query = serializer_class(data=request.query_params)
     query.is_valid(raise_exception=True)
-    return query.validated_data
+    data: dict[str, Any] = query.validated_data
+    return data
 
 
 class TagFiguresView(APIView):
@@ -67,7 +71,7 @@ class TagFiguresView(APIView):
         parameters=SCOPE_PARAMETERS,
         responses={200: OpenApiTypes.OBJECT},
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(selectors.tag_figures(**validated(ScopeQuery, request)))
 
 
@@ -77,5 +81,5 @@ class GiveawayWordsView(APIView):
         parameters=[GiveawayQuery],
         responses={200: OpenApiTypes.OBJECT},
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(selectors.giveaway_words_for(**validated(GiveawayQuery, request)))

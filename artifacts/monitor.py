@@ -12,9 +12,13 @@ Plain Python, numpy and scikit-learn: no Django, no torch (the scoring side need
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from os import PathLike
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from corpus.giveaways import giveaway_words
 from corpus.labels import LABELS
@@ -24,7 +28,7 @@ _WORD = re.compile(TOKEN_PATTERN)
 Z95 = 1.959964
 
 
-def wilson(correct, n, z=Z95):
+def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float] | tuple[None, None]:
     """95% Wilson score interval of a proportion: sound at small n and near 0 or 1."""
     if not n:
         return None, None
@@ -34,7 +38,7 @@ def wilson(correct, n, z=Z95):
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def group_figures(correct, labels):
+def group_figures(correct: Iterable[Any], labels: Sequence[str]) -> dict[str, Any]:
     """Accuracy with its interval, beside the majority class of the group (its most frequent label)."""
     n = len(labels)
     hits = int(sum(correct))
@@ -57,12 +61,12 @@ def group_figures(correct, labels):
 class ScoringModel:
     """The fitted model as arrays: vocabulary → column, weights (labels × words), intercepts."""
 
-    vocabulary: dict
-    coef: np.ndarray
-    intercept: np.ndarray
-    labels: tuple = LABELS
+    vocabulary: dict[str, int]
+    coef: NDArray[np.float64]
+    intercept: NDArray[np.float64]
+    labels: tuple[str, ...] = LABELS
 
-    def probabilities(self, text):
+    def probabilities(self, text: str | None) -> tuple[NDArray[np.float64], list[str], list[int]]:
         """p(label | hypothesis) for each label, and the words of the text the model knows."""
         found = sorted({w for w in lowercase_tokens(text) if w in self.vocabulary})
         columns = [self.vocabulary[w] for w in found]
@@ -71,7 +75,7 @@ class ScoringModel:
         exp = np.exp(scores)
         return exp / exp.sum(), found, columns
 
-    def score(self, text, top_words=3):
+    def score(self, text: str | None, top_words: int = 3) -> dict[str, Any]:
         """{"probabilities": {label: p}, "predicted", "words": {label: [word, ...]}}: per label,
         the words of the text that push most towards it (largest weight, positive only), among the
         words a writer can change (`nameable_word`)."""
@@ -90,7 +94,7 @@ class ScoringModel:
             "words": pushing,
         }
 
-    def save(self, path):
+    def save(self, path: str | PathLike[str]) -> None:
         words = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
         np.savez_compressed(
             path,
@@ -101,7 +105,7 @@ class ScoringModel:
         )
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | PathLike[str]) -> "ScoringModel":
         with np.load(path, allow_pickle=True) as stored:
             words = list(stored["words"])
             return cls(
@@ -109,7 +113,7 @@ class ScoringModel:
             )
 
 
-def _classifier(seed, warm_start=False):
+def _classifier(seed: int, warm_start: bool = False) -> Any:  # a LogisticRegression (scikit-learn: no types)
     from sklearn.linear_model import LogisticRegression
 
     # L2-regularised (C=1) multinomial logistic regression: its probabilities stay honest on a
@@ -125,7 +129,7 @@ def _classifier(seed, warm_start=False):
     return LogisticRegression(C=1.0, solver="saga", max_iter=200, tol=1e-3, random_state=seed, warm_start=warm_start)
 
 
-def lowercase_tokens(text):
+def lowercase_tokens(text: str | None) -> list[str]:
     """The tokens the scoring model sees (its vectoriser's TOKEN_PATTERN, lowercased), in order."""
     return _WORD.findall((text or "").lower())
 
@@ -136,7 +140,7 @@ NAMED_FUNCTION_WORDS = frozenset(
 )
 
 
-def nameable_word(word):
+def nameable_word(word: str) -> bool:
     """A word the nudge may name to a writer: no function word ("is", "on", "the"), which the
     model weighs but no sentence can do without, except the negations."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -144,18 +148,18 @@ def nameable_word(word):
     return word in NAMED_FUNCTION_WORDS or (word not in ENGLISH_STOP_WORDS and any(ch.isalpha() for ch in word))
 
 
-def _vectorizer():
+def _vectorizer() -> Any:  # a CountVectorizer
     from sklearn.feature_extraction.text import CountVectorizer
 
     # Texts come tokenised (`words`), once for the model and the writers' give-away words alike.
     return CountVectorizer(analyzer=_identity, binary=True, min_df=2, dtype=np.float32)
 
 
-def _identity(tokens):
+def _identity(tokens: list[str]) -> list[str]:
     return tokens
 
 
-def _fit(model, X, y):
+def _fit(model: Any, X: Any, y: NDArray[Any]) -> Any:
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -168,7 +172,9 @@ def _fit(model, X, y):
         return model.fit(X, y)
 
 
-def cross_validated_guesses(X, labels, folds=5, seed=0):
+def cross_validated_guesses(
+    X: Any, labels: Sequence[int], folds: int = 5, seed: int = 0
+) -> tuple[NDArray[np.int64], NDArray[np.float64], int, Any]:
     """(guessed label index per pair, p of the guessed label per pair, folds used, the last
     fold's model), each pair scored by a model fitted on the other folds. X holds the pairs'
     word features (rows as `labels`), labels are indexes into LABELS.
@@ -194,7 +200,14 @@ def cross_validated_guesses(X, labels, folds=5, seed=0):
     return guessed, confidence, folds, model
 
 
-def fit_scoring_model(tokenised, labels, seed=0, vectorizer=None, X=None, model=None):
+def fit_scoring_model(
+    tokenised: list[list[str]],
+    labels: Sequence[int],
+    seed: int = 0,
+    vectorizer: Any = None,
+    X: Any = None,
+    model: Any = None,
+) -> ScoringModel:
     """The model for scoring drafts, fitted on every pair. Pass the fitted `vectorizer` and its
     `X` to skip vectorising again, and `model` (a warm-start classifier) to start from its weights."""
     if vectorizer is None:
@@ -215,16 +228,16 @@ def fit_scoring_model(tokenised, labels, seed=0, vectorizer=None, X=None, model=
 
 
 def monitor(
-    rows,
-    folds=5,
-    seed=0,
-    min_writer_pairs=30,
-    flag_margin=0.15,
-    examples=3,
-    writer_words=5,
-    writer_min_count=3,
-    fit_final=True,
-):
+    rows: Iterable[dict[str, Any]],
+    folds: int = 5,
+    seed: int = 0,
+    min_writer_pairs: int = 30,
+    flag_margin: float = 0.15,
+    examples: int = 3,
+    writer_words: int = 5,
+    writer_min_count: int = 3,
+    fit_final: bool = True,
+) -> tuple[dict[str, Any], ScoringModel | None]:
     """The monitor's figures over `rows`: dicts with "hypothesis", "label" (one of LABELS),
     "genre", "writer" (an id or None).
 

@@ -9,6 +9,7 @@ Which refresh is newest comes from the cache (set by the refresh), so scoring qu
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 REFRESH_TASK = "artifacts.refresh_monitor"
 
 
-def monitor_rows(dataset=None):
+def monitor_rows(dataset: Dataset | None = None) -> Iterator[dict[str, Any]]:
     pairs = Pair.objects.all() if dataset is None else Pair.objects.filter(dataset=dataset)
     values = (
         pairs.values_list(
@@ -48,7 +49,7 @@ def monitor_rows(dataset=None):
         }
 
 
-def model_dir():
+def model_dir() -> Path:
     path = Path(settings.DATA_DIR) / "artifacts"
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -79,6 +80,7 @@ def refresh_monitor(
     except Exception as error:
         _finish(refresh, JobStatus.FAILED, started, error=f"{type(error).__name__}: {error}")
         raise
+    assert scoring is not None  # fitted: no refresh passes fit_final=False
     path = model_dir() / f"monitor-{refresh.pk}.npz"
     scoring.save(path)
     refresh.pairs, refresh.folds = figures["pairs"], figures["folds"]
@@ -90,7 +92,7 @@ def refresh_monitor(
     return refresh
 
 
-def _finish(refresh, status, started, error=""):
+def _finish(refresh: MonitorRefresh, status: str, started: float, error: str = "") -> MonitorRefresh:
     refresh.status, refresh.error = status, error
     refresh.seconds = round(time.monotonic() - started, 3)
     refresh.finished_at = timezone.now()
@@ -100,7 +102,7 @@ def _finish(refresh, status, started, error=""):
     return refresh
 
 
-def latest_refresh(dataset=None):
+def latest_refresh(dataset: Dataset | None = None) -> MonitorRefresh | None:
     return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
 
 
@@ -118,7 +120,7 @@ def refresh_if_due(dataset: Dataset, every: int | None = None) -> bool:
     return True
 
 
-def periodic_refresh():
+def periodic_refresh() -> None:
     """Every collected (not imported) dataset with pairs added since its last refresh."""
     for dataset in Dataset.objects.filter(is_imported=False):
         if Pair.objects.filter(dataset=dataset).exists():
@@ -127,27 +129,30 @@ def periodic_refresh():
 
 # --- scoring drafts ----------------------------------------------------------------------------
 
-_models: dict[int, tuple] = {}  # dataset id → (refresh id, model file, ScoringModel), per process
-_checked: dict[
-    int, tuple
-] = {}  # dataset id → (time.monotonic() of the last look at the cache, (refresh id, model file))
+# The latest refresh with a model: (refresh id, model file), or (None, None) when there is none.
+ModelRef = tuple[int, str] | tuple[None, None]
+_models: dict[
+    int | None, tuple[int, str, ScoringModel]
+] = {}  # dataset id → (refresh id, model file, ScoringModel), per process
+# dataset id → (time.monotonic() of the last look at the cache, (refresh id, model file))
+_checked: dict[int | None, tuple[float, ModelRef]] = {}
 _lock = threading.Lock()
 LATEST_TTL = 60  # seconds a process may go on scoring with an older model when its cache is its own
 RECHECK = 2  # seconds between two looks at the shared cache for a newer refresh, per process
 
 
-def _latest_key(dataset_id):
+def _latest_key(dataset_id: int | None) -> str:
     return f"artifacts:monitor-latest:{dataset_id or 'all'}"
 
 
-def remember_latest(refresh):
+def remember_latest(refresh: MonitorRefresh) -> None:
     """Tell the scoring endpoint (through the cache, Redis when shared) which model is newest:
     this process at once, others within RECHECK seconds."""
     cache.set(_latest_key(refresh.dataset_id), (refresh.pk, refresh.model_file), LATEST_TTL)
     _checked.pop(refresh.dataset_id, None)
 
 
-def latest_model_ref(dataset_id):
+def latest_model_ref(dataset_id: int | None) -> ModelRef:
     """(refresh id, model file) of the dataset's latest done refresh with a model, or (None, None).
 
     From the cache, which a finished refresh sets at once; on a miss from the database, kept for
@@ -161,7 +166,8 @@ def latest_model_ref(dataset_id):
     ref = cache.get(key)
     if ref is None:
         ref = (
-            MonitorRefresh.objects.filter(dataset_id=dataset_id, status=JobStatus.DONE)
+            # django-stubs types a foreign key's `_id` lookup without None; None is `IS NULL` (all datasets).
+            MonitorRefresh.objects.filter(dataset_id=dataset_id, status=JobStatus.DONE)  # type: ignore[misc]
             .exclude(model_file="")
             .order_by("-created_at")
             .values_list("pk", "model_file")
@@ -169,17 +175,17 @@ def latest_model_ref(dataset_id):
             or ()
         )
         cache.set(key, tuple(ref), LATEST_TTL)
-    ref = tuple(ref) if ref else (None, None)
-    _checked[dataset_id] = (now, ref)
-    return ref
+    latest: ModelRef = tuple(ref) if ref else (None, None)
+    _checked[dataset_id] = (now, latest)
+    return latest
 
 
-def cached_scoring_model(dataset_id):
+def cached_scoring_model(dataset_id: int | None) -> tuple[int, ScoringModel] | tuple[None, None]:
     """(refresh id, ScoringModel) of the dataset's latest done refresh, kept in this process's
     memory keyed by the refresh id; (None, None) when the monitor has not run yet or its file is
     gone. No database query while the cache knows the latest refresh: the scoring path."""
     refresh_id, model_file = latest_model_ref(dataset_id)
-    if refresh_id is None:
+    if refresh_id is None or model_file is None:  # both or neither (ModelRef)
         return None, None
     cached = _models.get(dataset_id)
     if cached and cached[:2] == (refresh_id, model_file):
@@ -194,7 +200,7 @@ def cached_scoring_model(dataset_id):
     return refresh_id, model
 
 
-def forget_scoring_models():
+def forget_scoring_models() -> None:
     """Drop this process's models and its memory of the latest refresh (tests: a rolled-back
     database reuses ids)."""
     with _lock:
@@ -202,7 +208,7 @@ def forget_scoring_models():
         _checked.clear()
 
 
-def scoring_model(dataset):
+def scoring_model(dataset: Dataset | None) -> tuple[MonitorRefresh | None, ScoringModel | None]:
     """(MonitorRefresh, ScoringModel) of the dataset's latest done refresh; (None, None) when
     there is none. For pages and figures; the scoring endpoint uses `cached_scoring_model`."""
     refresh_id, model = cached_scoring_model(dataset.pk if dataset else None)

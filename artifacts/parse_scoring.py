@@ -18,15 +18,15 @@ EQUIVALENT_LABELS = {"PRT": "ADVP"}
 _WORD_FORMS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"'}
 
 
-def brackets(tree: Tree):
+def brackets(tree: Tree) -> Counter[tuple[str, int, int]]:
     """Counter of (label, first character, last character + 1) of the tree's phrases."""
     found: Counter[tuple[str, int, int]] = Counter()
     offset = 0
 
-    def walk(node):
+    def walk(node: Tree) -> tuple[int, int] | None:
         nonlocal offset
         if node.is_preterminal:
-            word = _WORD_FORMS.get(node.children[0], node.children[0])
+            word: str = _WORD_FORMS.get(node.children[0], node.children[0])
             start = offset
             offset += len(word.replace("_", ""))
             if node.label in PUNCTUATION_TAGS:
@@ -55,7 +55,7 @@ class BracketScore:
     sentences: int = 0
     identical: int = 0
 
-    def add(self, guess: Tree, gold: Tree):
+    def add(self, guess: Tree, gold: Tree) -> "BracketScore":
         guessed, wanted = brackets(guess), brackets(gold)
         self.matched += sum((guessed & wanted).values())
         self.guessed += sum(guessed.values())
@@ -65,40 +65,40 @@ class BracketScore:
         return self
 
     @property
-    def precision(self):
+    def precision(self) -> float:
         return 100.0 * self.matched / self.guessed if self.guessed else 0.0
 
     @property
-    def recall(self):
+    def recall(self) -> float:
         return 100.0 * self.matched / self.gold if self.gold else 0.0
 
     @property
-    def f1(self):
+    def f1(self) -> float:
         p, r = self.precision, self.recall
         return 2 * p * r / (p + r) if p + r else 0.0
 
     @property
-    def identical_share(self):
+    def identical_share(self) -> float:
         """Percent of sentences whose labelled brackets are exactly the gold ones."""
         return 100.0 * self.identical / self.sentences if self.sentences else 0.0
 
 
-def score_strings(guess: str, gold: str):
+def score_strings(guess: str, gold: str) -> BracketScore:
     return BracketScore().add(parse_tree(guess), parse_tree(gold))
 
 
-def right_branching(tree: Tree):
+def right_branching(tree: Tree) -> Tree:
     """The baseline: the same words and tags, every phrase the rest of the sentence from one word
     on, labelled by that word's tag class (NP from a determiner, adjective or noun, VP from a
     verb, PP from a preposition, ADVP from an adverb, S otherwise), under an S."""
     leaves = list(tree.preterminals())
-    node = None
+    node: Tree | None = None
     for leaf in reversed(leaves):
         node = leaf if node is None else Tree(_phrase_of_tag(leaf.label), [leaf, node])
     return Tree("ROOT", [Tree("S", [node])] if node is not None else [])
 
 
-def _phrase_of_tag(tag):
+def _phrase_of_tag(tag: str) -> str:
     if tag.startswith("NN") or tag in ("DT", "JJ", "JJR", "JJS", "CD", "PRP", "PRP$", "PDT"):
         return "NP"
     if tag.startswith("VB") or tag in ("MD", "TO"):

@@ -14,11 +14,11 @@ import multiprocessing
 import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from multiprocessing.pool import AsyncResult
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from artifacts import phenomena_words as words
 from artifacts.trees import dep_tokens, parse_strings, read_tokens
@@ -145,6 +145,10 @@ UNUSED_COMPONENTS = ("parser", "ner", "lemmatizer", "senter", "attribute_ruler")
 PARSER = "parser"
 
 Token = tuple[str, str]  # (text, PTB tag)
+# A tagging job's pair: (premise, hypothesis, wants parses); and what it gets: (tag names, the
+# premise's (parse, binary_parse), the hypothesis's), the parses None unless wanted.
+JobItem = tuple[str, str, bool]
+JobResult = tuple[frozenset[str], tuple[str, str] | None, tuple[str, str] | None]
 
 
 class TaggerUnavailable(RuntimeError):
@@ -157,12 +161,12 @@ _TYPOGRAPHIC_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc"
 _WORD = re.compile(r"[^\W_]")  # a letter or a digit
 
 
-def normalise_text(text):
+def normalise_text(text: str) -> str:
     """Typographic apostrophes as ASCII ones: the tagger mis-tags "can\u2019t" (ca/MD n\u2019t/NN)."""
     return text.translate(_TYPOGRAPHIC_APOSTROPHES)
 
 
-def reader_word_count(text):
+def reader_word_count(text: str) -> int:
     """Words as a reader counts them: whitespace-separated chunks holding a letter or a digit.
 
     Independent of the tokenizer, so "didn't" is one word and a lone dash or "..." is none.
@@ -170,11 +174,11 @@ def reader_word_count(text):
     return sum(1 for chunk in text.split() if _WORD.search(chunk))
 
 
-def is_long(text):
+def is_long(text: str) -> bool:
     return reader_word_count(text) >= words.LONG_SENTENCE_MIN_WORDS
 
 
-def sentence_tenses(tokens: Sequence[Token]):
+def sentence_tenses(tokens: Sequence[Token]) -> frozenset[str]:
     """The finite tenses a sentence shows: a subset of {"past", "present", "future"}.
 
     PTB marks tense only on finite verbs (VBD, VBP, VBZ); "will"/"shall" (MD) stand in for the
@@ -189,16 +193,16 @@ def sentence_tenses(tokens: Sequence[Token]):
     return frozenset(tenses)
 
 
-def tenses_match(premise_tenses, hypothesis_tenses):
+def tenses_match(premise_tenses: frozenset[str], hypothesis_tenses: frozenset[str]) -> bool:
     """Same non-empty set of finite tenses: "The man ate." / "He was hungry." match; a fragment never does."""
     return bool(premise_tenses) and premise_tenses == hypothesis_tenses
 
 
-def _key(text):
+def _key(text: str) -> str:
     return normalise_text(text).lower()
 
 
-def _token_phenomena(text, tag):
+def _token_phenomena(text: str, tag: str) -> list[str]:
     """The sentence-level tags one (word, PTB tag) token gives, in no particular order."""
     word = _key(text)
     is_verb = tag in words.VERB_TAGS
@@ -234,7 +238,7 @@ def _token_phenomena(text, tag):
     return found
 
 
-def _is_time_term(word, tag):
+def _is_time_term(word: str, tag: str) -> bool:
     if word in words.AMBIGUOUS_MONTHS:
         return tag == "NNP"
     return word in words.TIME_TERMS
@@ -244,11 +248,11 @@ def _is_time_term(word, tag):
 class SentencePhenomena:
     """What one sentence contributes to its pair's tags."""
 
-    tags: frozenset  # sentence-level tag names (every tag but tense_match)
-    tenses: frozenset  # finite tenses, for tense_match
+    tags: frozenset[str]  # sentence-level tag names (every tag but tense_match)
+    tenses: frozenset[str]  # finite tenses, for tense_match
 
 
-def sentence_phenomena(tokens: Sequence[Token], text=None):
+def sentence_phenomena(tokens: Sequence[Token], text: str | None = None) -> SentencePhenomena:
     """Tags of one sentence from its (word, PTB tag) tokens; ``text`` (default: the tokens joined)
     decides long_sentence. Whitespace tokens (spaCy's _SP) are the caller's to drop."""
     tags = set(chain.from_iterable(_token_phenomena(word, tag) for word, tag in tokens))
@@ -267,11 +271,11 @@ class PairPhenomena:
     where: Mapping[str, str]
 
     @property
-    def tags(self):
+    def tags(self) -> frozenset[str]:
         return frozenset(self.where)
 
 
-def pair_phenomena(premise: SentencePhenomena, hypothesis: SentencePhenomena):
+def pair_phenomena(premise: SentencePhenomena, hypothesis: SentencePhenomena) -> PairPhenomena:
     """Combines two sentences as MultiNLI does: a tag of either sentence tags the pair."""
     where = {}
     for name in PHENOMENON_NAMES:
@@ -288,8 +292,8 @@ class TaggedPair:
     """A pair's tags and, from the same spaCy pass, each sentence's (parse, binary_parse)."""
 
     phenomena: PairPhenomena
-    premise_parses: tuple
-    hypothesis_parses: tuple
+    premise_parses: tuple[str, str]  # (parse, binary_parse)
+    hypothesis_parses: tuple[str, str]
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -300,11 +304,11 @@ def installed_model_packages(candidates: Sequence[str] = MODEL_PACKAGES) -> list
     return [name for name in candidates if importlib.util.find_spec(name) is not None]
 
 
-def choose_model_package(installed: Iterable[str], preferred=MODEL_PACKAGES):
+def choose_model_package(installed: Iterable[str], preferred: Sequence[str] = MODEL_PACKAGES) -> str:
     """The first of ``preferred`` that is installed; TaggerUnavailable when none is."""
-    installed = set(installed)
+    present = set(installed)
     for name in preferred:
-        if name in installed:
+        if name in present:
             return name
     raise TaggerUnavailable(
         f"No English spaCy pipeline is installed (looked for {', '.join(preferred)}). "
@@ -333,7 +337,7 @@ def load_tagger(packages: Sequence[str] = MODEL_PACKAGES, parse: bool = False) -
     return PhenomenonTagger(nlp, package=name)
 
 
-def doc_phenomena(doc, text=None):
+def doc_phenomena(doc: Any, text: str | None = None) -> SentencePhenomena:  # a spaCy Doc
     """SentencePhenomena of a sentence spaCy has tagged; ``text`` (default: the doc's) decides
     long_sentence. For callers that hold Docs already."""
     tokens = [(token.text, token.tag_) for token in doc if not token.is_space]
@@ -349,36 +353,42 @@ class PhenomenonTagger:
     tagging it (bench/tagging.py measures both).
     """
 
-    def __init__(self, nlp, package=None):
+    def __init__(self, nlp: Any, package: str | None = None) -> None:  # a spaCy Language
         self.nlp = nlp
         meta = nlp.meta  # spaCy rebuilds it on every read (its labels included): read it once
         self.package = package or meta.get("name")
         self._model_version = f"{self.package} {meta.get('version')}"
 
     @property
-    def model_version(self):
+    def model_version(self) -> str:
         return self._model_version
 
     @property
-    def parses(self):
+    def parses(self) -> bool:
         """Whether the pipeline runs the dependency parser (``load_tagger(parse=True)``)."""
         return PARSER in self.nlp.pipe_names
 
-    def analyse(self, text) -> SentencePhenomena:
+    def analyse(self, text: str) -> SentencePhenomena:
         """One sentence, one ``nlp`` call: for a single sentence; use ``analyse_texts`` for many."""
         return doc_phenomena(self.nlp(normalise_text(text), disable=self._without_parser()), text)
 
-    def analyse_texts(self, texts: Iterable[str], batch_size=256, n_process=1) -> Iterator[SentencePhenomena]:
+    def analyse_texts(
+        self, texts: Iterable[str], batch_size: int = 256, n_process: int = 1
+    ) -> Iterator[SentencePhenomena]:
         """SentencePhenomena for each text, in order, through ``nlp.pipe``."""
         if n_process != 1:
             return _in_worker_processes(self, _analyse_chunk, texts, batch_size, n_process)
         return self._analyse_here(texts, batch_size)
 
-    def tag_pairs(self, pairs: Iterable[tuple[str, str]], batch_size=256, n_process=1) -> Iterator[frozenset]:
+    def tag_pairs(
+        self, pairs: Iterable[tuple[str, str]], batch_size: int = 256, n_process: int = 1
+    ) -> Iterator[frozenset[str]]:
         """For each (premise, hypothesis), in order, the set of phenomenon names that apply."""
         return (result.tags for result in self.tag_pairs_with_sources(pairs, batch_size, n_process))
 
-    def tag_pairs_with_sources(self, pairs, batch_size=256, n_process=1) -> Iterator[PairPhenomena]:
+    def tag_pairs_with_sources(
+        self, pairs: Iterable[tuple[str, str]], batch_size: int = 256, n_process: int = 1
+    ) -> Iterator[PairPhenomena]:
         """As ``tag_pairs``, with which sentence had each tag.
 
         Pairs usually come grouped by premise (three hypotheses each), so a premise equal to the
@@ -388,18 +398,20 @@ class PhenomenonTagger:
             return _in_worker_processes(self, _tag_chunk, pairs, batch_size, n_process)
         return self._tag_here(pairs, batch_size)
 
-    def _without_parser(self):
+    def _without_parser(self) -> list[str]:
         """Components to leave off where no parse is wanted: the tags do not depend on the parser
         (tagger and parser each read tok2vec's output), so it would only cost time."""
         return [PARSER] if self.parses else []
 
-    def _analyse_here(self, texts, batch_size):
+    def _analyse_here(self, texts: Iterable[str], batch_size: int) -> Iterator[SentencePhenomena]:
         with_context = ((normalise_text(text), text) for text in texts)
         docs = self.nlp.pipe(with_context, as_tuples=True, batch_size=batch_size, disable=self._without_parser())
         for doc, text in docs:
             yield doc_phenomena(doc, text)
 
-    def tag_and_parse_pairs(self, pairs, batch_size=256, n_process=1) -> Iterator[TaggedPair]:
+    def tag_and_parse_pairs(
+        self, pairs: Iterable[tuple[str, str]], batch_size: int = 256, n_process: int = 1
+    ) -> Iterator[TaggedPair]:
         """As ``tag_pairs_with_sources``, with each sentence's Penn tree and binary parse from the
         same pass (``artifacts.trees``); needs a tagger loaded with ``parse=True``."""
         if not self.parses:
@@ -408,7 +420,7 @@ class PhenomenonTagger:
             return _in_worker_processes(self, _tag_parse_chunk, pairs, batch_size, n_process)
         return self._tag_here(pairs, batch_size, with_parses=True)
 
-    def tag_for_job(self, items, batch_size=256, processes=0) -> Iterator[tuple]:
+    def tag_for_job(self, items: Iterable[JobItem], batch_size: int = 256, processes: int = 0) -> Iterator[JobResult]:
         """For each (premise, hypothesis, wants parses), in order: (tag names, the premise's
         parses, the hypothesis's parses), the parses None unless wanted (a tagger with its parser
         only). The pairs that want parses go through tag and parse in one pass, the others through
@@ -430,8 +442,8 @@ class PhenomenonTagger:
             )
         return (result for chunk in chunks(items, batch_size) for result in self._job_chunk_here(chunk, batch_size))
 
-    def _job_chunk_here(self, chunk, batch_size):
-        results: list[tuple[object, object, object] | None] = [None] * len(chunk)
+    def _job_chunk_here(self, chunk: Sequence[JobItem], batch_size: int) -> list[JobResult]:
+        results: list[JobResult | None] = [None] * len(chunk)
         to_parse = [position for position, item in enumerate(chunk) if item[2] and self.parses]
         if to_parse:
             parsed = self._tag_here([chunk[p][:2] for p in to_parse], batch_size, with_parses=True)
@@ -440,14 +452,16 @@ class PhenomenonTagger:
         rest = [position for position, result in enumerate(results) if result is None]
         for position, found in zip(rest, self._tag_here([chunk[p][:2] for p in rest], batch_size), strict=True):
             results[position] = (found.tags, None, None)
-        return results
+        return cast(list[JobResult], results)  # every position is filled by now
 
-    def _tag_here(self, pairs, batch_size, with_parses=False):
+    def _tag_here(
+        self, pairs: Iterable[tuple[str, str]], batch_size: int, with_parses: bool = False
+    ) -> Iterator[Any]:  # TaggedPair with_parses, else PairPhenomena
         disable = [] if with_parses else self._without_parser()
         stream = self.nlp.pipe(_sentences_to_run(pairs), as_tuples=True, batch_size=batch_size, disable=disable)
         # Each distinct premise's results, kept for the job: a premise is run once however its
         # pairs are ordered.
-        premises: dict[str, tuple] = {}
+        premises: dict[str, tuple[SentencePhenomena, tuple[str, str] | None]] = {}
         for doc, (role, original, premise_text) in stream:
             if with_parses:
                 # One read of the tokens serves the tags and the tree (doc_phenomena's (text, tag)
@@ -461,12 +475,13 @@ class PhenomenonTagger:
                 premises[original] = (analysed, parses)
             elif with_parses:
                 premise, premise_parses = premises[premise_text]
+                assert premise_parses is not None and parses is not None  # parsed: with_parses
                 yield TaggedPair(pair_phenomena(premise, analysed), premise_parses, parses)
             else:
                 yield pair_phenomena(premises[premise_text][0], analysed)
 
 
-def _sentences_to_run(pairs):
+def _sentences_to_run(pairs: Iterable[tuple[str, str]]) -> Iterator[tuple[str, tuple[str, str, str]]]:
     """(normalised text, (role, original text, premise text)) for nlp.pipe: each hypothesis, and
     each premise the first time it comes, which the consumer then keeps using."""
     seen: set[str] = set()
@@ -488,26 +503,29 @@ def _tagger_here() -> "PhenomenonTagger":
     return _worker_tagger
 
 
-def _start_worker(package, tagger=None, parse=False):
+def _start_worker(package: str | None, tagger: PhenomenonTagger | None = None, parse: bool = False) -> None:
     """Each worker loads the pipeline from its installed package (nothing crosses the pipe but
     the name); a tagger built on a pipeline of no installed package comes pickled instead."""
     global _worker_tagger
-    _worker_tagger = tagger if tagger is not None else load_tagger((package,), parse=parse)
+    if tagger is None:
+        assert package is not None  # the pool's initargs give a package or a tagger
+        tagger = load_tagger((package,), parse=parse)
+    _worker_tagger = tagger
 
 
-def _tag_chunk(pairs, batch_size):
+def _tag_chunk(pairs: Iterable[tuple[str, str]], batch_size: int) -> list[PairPhenomena]:
     return list(_tagger_here()._tag_here(pairs, batch_size))
 
 
-def _tag_parse_chunk(pairs, batch_size):
+def _tag_parse_chunk(pairs: Iterable[tuple[str, str]], batch_size: int) -> list[TaggedPair]:
     return list(_tagger_here()._tag_here(pairs, batch_size, with_parses=True))
 
 
-def _job_chunk(items, batch_size):
+def _job_chunk(items: Sequence[JobItem], batch_size: int) -> list[JobResult]:
     return _tagger_here()._job_chunk_here(items, batch_size)
 
 
-def _analyse_chunk(texts, batch_size):
+def _analyse_chunk(texts: Iterable[str], batch_size: int) -> list[SentencePhenomena]:
     return list(_tagger_here()._analyse_here(texts, batch_size))
 
 
@@ -526,7 +544,7 @@ def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield chunk
 
 
-def _spawn_context():
+def _spawn_context() -> Any:  # a multiprocessing (or billiard) context
     """The spawn start method: multiprocessing's, or, inside a daemonic process, billiard's. A
     Celery worker's prefork pool marks its children daemonic and multiprocessing refuses them
     children of their own ("daemonic processes are not allowed to have children"), so a tagging
@@ -544,12 +562,20 @@ def _spawn_context():
 JOB_CHUNK_PAIRS = 5_000
 
 
-def _ready():
+def _ready() -> bool:
     """Run in a worker: it has started and loaded its pipeline (the pool's initializer ran)."""
     return True
 
 
-def _in_worker_processes(tagger, work, items, chunk_size, n_process, batch_size=None, here=None):
+def _in_worker_processes(
+    tagger: PhenomenonTagger,
+    work: Callable[[list[Any], int], list[Any]],
+    items: Iterable[Any],
+    chunk_size: int,
+    n_process: int,
+    batch_size: int | None = None,
+    here: Callable[[list[Any], int], list[Any]] | None = None,
+) -> Iterator[Any]:
     """``work`` on chunks of ``items`` in a pool of processes; results in input order. Each chunk
     of ``chunk_size`` items goes to ``work`` with ``batch_size`` (spaCy's; default the chunk's).
     ``here(chunk, batch_size)``, given, does a chunk's work in this process: the first chunks go to

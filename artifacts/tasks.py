@@ -17,31 +17,33 @@ from .services import (
 
 
 @shared_task(name=TAG_TASK)
-def tag_pairs(job_id):
+def tag_pairs(job_id: int) -> dict[str, object]:
     job = run_tagging_job(job_id)
     return {"job": job.pk, "status": job.status, "done": job.done, "error": job.error}
 
 
 @shared_task(name=ARRIVAL_TASK)
-def pairs_arrived_task(dataset_id=None):
+def pairs_arrived_task(dataset_id: int | None = None) -> None:
     pairs_arrived(dataset_id)
 
 
 @shared_task(name="artifacts.tag_untagged")
-def tag_untagged():
+def tag_untagged() -> None:
     """Hourly sweep (the beat schedule in annotation_site/celery.py): whatever no trigger caught gets tagged."""
     if pairs_to_tag().exists():
         start_tagging()
 
 
 @shared_task(name=REFRESH_TASK)
-def refresh_monitor_task(dataset_id=None, trigger=MonitorRefresh.Trigger.PERIODIC):
+def refresh_monitor_task(
+    dataset_id: int | None = None, trigger: str = MonitorRefresh.Trigger.PERIODIC
+) -> dict[str, object]:
     dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
     refresh = refresh_monitor(dataset, trigger=trigger)
     return {"refresh": refresh.pk, "status": refresh.status, "error": refresh.error}
 
 
 @shared_task(name="artifacts.periodic_monitor")
-def periodic_monitor():
+def periodic_monitor() -> None:
     """Hourly (the beat schedule in annotation_site/celery.py): every collected dataset with new pairs gets a refresh."""
     periodic_refresh()

@@ -15,8 +15,9 @@ Pure Python: the converter reads ``(text, tag, dep, head)`` tuples (``DepToken``
 is tested without spaCy; ``tokens_of(sentence)`` reads them off a spaCy sentence.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 # --- trees -------------------------------------------------------------------------------------
 
@@ -26,37 +27,38 @@ class Tree:
     """A constituent: a label and its children; a preterminal has one ``str`` child, the word."""
 
     label: str
-    children: list = field(default_factory=list)
+    # Trees, or one word (a str) under a preterminal: Any, since `is_preterminal` cannot narrow the list.
+    children: list[Any] = field(default_factory=list)
 
     @property
-    def is_preterminal(self):
+    def is_preterminal(self) -> bool:
         children = self.children
         return len(children) == 1 and children[0].__class__ is str
 
-    def leaves(self):
+    def leaves(self) -> list[str]:
         if self.is_preterminal:
             return [self.children[0]]
         return [leaf for child in self.children for leaf in child.leaves()]
 
-    def preterminals(self):
+    def preterminals(self) -> list["Tree"]:
         if self.is_preterminal:
             return [self]
         return [node for child in self.children for node in child.preterminals()]
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.is_preterminal:
             return f"({self.label} {self.children[0]})"
         return f"({self.label} {' '.join(str(child) for child in self.children)})"
 
 
-def parse_tree(text):
+def parse_tree(text: str) -> Tree:
     """The Tree of a Penn bracketing such as MultiNLI's ``sentence1_parse``; ValueError if malformed."""
     tokens = text.replace("(", " ( ").replace(")", " ) ").split()
     if not tokens:
         raise ValueError("empty bracketing")
     position = 0
 
-    def read():
+    def read() -> Tree:
         nonlocal position
         if tokens[position] != "(":
             raise ValueError(f"expected '(' at token {position} of {text!r}")
@@ -64,7 +66,7 @@ def parse_tree(text):
         label = tokens[position] if tokens[position] not in "()" else ""
         if label:
             position += 1
-        children = []
+        children: list[Tree | str] = []
         while tokens[position] != ")":
             if tokens[position] == "(":
                 children.append(read())
@@ -151,7 +153,7 @@ _HEAD_RULES = {
 _PUNCTUATION_TAGS = frozenset({"''", "``", ".", ":", ",", "-LRB-", "-RRB-"})
 
 
-def head_child(tree):
+def head_child(tree: Tree) -> int:
     """Index of the head child of ``tree`` by the ModCollins rules, with CoreNLP's coordination fix:
     a head right after a CC gives way to the conjunct before the CC ("uniforms and helmets")."""
     labels = [child.label for child in tree.children]
@@ -171,10 +173,10 @@ _SPLIT_HEAD_RULES = {
     ]
     for label, rules in _HEAD_RULES.items()
 }
-_DEFAULT_HEAD_RULES = [(True, False, ())]
+_DEFAULT_HEAD_RULES: list[tuple[bool, bool, tuple[str, ...]]] = [(True, False, ())]
 
 
-def _match_rules(labels, rules):
+def _match_rules(labels: list[str], rules: list[tuple[bool, bool, tuple[str, ...]]]) -> int:
     count = len(labels)
     for from_left, any_of, wanted in rules:
         order = range(count) if from_left else range(count - 1, -1, -1)
@@ -194,19 +196,24 @@ def _match_rules(labels, rules):
     return 0 if rules[-1][0] else count - 1
 
 
-def binary_parse(tree):
+def binary_parse(tree: Tree) -> str:
     """MultiNLI's ``sentence*_binary_parse`` of a Penn tree: words only, unary chains collapsed, a
     node of more than two children binarised around its head (its right sisters joined first,
     then its left ones), e.g. ``( ( Two women ) ( ( are ... ) . ) )``."""
     return _binary_text(_binarised(tree))
 
 
-def _binarised(tree):
+# A binarised constituent: a word, or a (left, right) pair of them.
+Binarised = str | tuple["Binarised", "Binarised"]
+
+
+def _binarised(tree: Tree) -> Binarised:
     """A word, or a (left, right) pair of binarised constituents."""
     while not tree.is_preterminal and len(tree.children) == 1:
         tree = tree.children[0]
     if tree.is_preterminal:
-        return tree.children[0]
+        word: str = tree.children[0]
+        return word
     parts = [_binarised(child) for child in tree.children]
     head = head_child(tree)
     node = parts[head]
@@ -217,7 +224,7 @@ def _binarised(tree):
     return node
 
 
-def _binary_text(node):
+def _binary_text(node: Binarised) -> str:
     if isinstance(node, str):
         return node
     return f"( {_binary_text(node[0])} {_binary_text(node[1])} )"
@@ -237,7 +244,7 @@ class DepToken:
     head: int
 
 
-def tokens_of(sentence):
+def tokens_of(sentence: Any) -> list[DepToken]:  # a spaCy Span or Doc
     """DepTokens of a spaCy sentence (a Span or a Doc), whitespace tokens left out.
 
     A hyphenated word that spaCy splits ("garage - like") is one token, as the Penn Treebank (and
@@ -247,7 +254,11 @@ def tokens_of(sentence):
     return dep_tokens(read_tokens(sentence))
 
 
-def read_tokens(sentence):
+# (index, text, tag, dep, head index, trailing space) of one token.
+TokenRow = tuple[int, str, str, str, int, str]
+
+
+def read_tokens(sentence: Any) -> list[TokenRow]:  # a spaCy Span or Doc
     """(index, text, tag, dep, head index, trailing space) of each non-whitespace token of a spaCy
     sentence, each attribute read once; the phenomenon tagger reads its (text, tag) pairs off the
     same tuples. (``Doc.to_array`` was slower on sentences this short: its cost is per call.)"""
@@ -258,9 +269,9 @@ def read_tokens(sentence):
     ]
 
 
-def dep_tokens(kept):
+def dep_tokens(kept: Sequence[TokenRow]) -> list[DepToken]:
     """DepTokens of ``read_tokens`` tuples, a hyphenated word that spaCy split joined again."""
-    groups: list[list[tuple]] = []
+    groups: list[list[TokenRow]] = []
     for token in kept:
         previous = groups[-1][-1] if groups else None
         joins = (
@@ -309,7 +320,7 @@ _CLAUSE_MARKERS = frozenset({"when", "because", "if", "although", "though"})
 _FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})
 
 
-def _leaf(token):
+def _leaf(token: DepToken) -> Tree:
     text, tag = token.text, token.tag
     if text not in _BRACKET_WORDS and tag and tag != "_SP" and " " not in text:
         return Tree(tag, [text])  # the usual word: no bracket, no space, a tag of its own
@@ -321,7 +332,7 @@ def _leaf(token):
 
 
 class _Converter:
-    def __init__(self, tokens: Sequence[DepToken]):
+    def __init__(self, tokens: Sequence[DepToken]) -> None:
         self.tokens = tokens
         # Each word's preterminal, made once: a preterminal is never changed once built, so one
         # object can stand wherever the word is placed.
@@ -335,7 +346,7 @@ class _Converter:
                 self.children[token.head].append(i)
 
     # What kind of phrase a word heads.
-    def is_noun(self, i):
+    def is_noun(self, i: int) -> bool:
         token = self.tokens[i]
         if token.tag in _NOUN_TAGS:
             return True
@@ -346,15 +357,15 @@ class _Converter:
             "poss",
         )
 
-    def is_verb(self, i):
+    def is_verb(self, i: int) -> bool:
         return self.tokens[i].tag in _VERB_TAGS
 
-    def deps(self, i, *labels):
+    def deps(self, i: int, *labels: str) -> list[int]:
         return [j for j in self.children[i] if self.tokens[j].dep in labels]
 
     # --- phrases ---
 
-    def phrase(self, i):
+    def phrase(self, i: int) -> Tree:
         """The maximal constituent headed by word i, as its head's dependent."""
         token = self.tokens[i]
         if self.is_verb(i):
@@ -383,7 +394,7 @@ class _Converter:
             return self.leaves[i]
         return self.simple(i, "FRAG")
 
-    def items(self, i, dependents, build=None):
+    def items(self, i: int, dependents: Iterable[int], build: Callable[[int], Tree] | None = None) -> list[Tree]:
         """Word i and its dependents as constituents, in word order."""
         build = build or self.dependent
         placed = [(i, self.leaves[i])] + [(j, build(j)) for j in dependents]
@@ -393,7 +404,7 @@ class _Converter:
             trees.extend(tree.children if tree.label == "" else [tree])
         return trees
 
-    def dependent(self, j):
+    def dependent(self, j: int) -> Tree:
         """Dependent j as its head's phrase sees it: punctuation, conjunctions and markers bare."""
         token = self.tokens[j]
         if token.tag in _PUNCTUATION or (
@@ -404,14 +415,14 @@ class _Converter:
             return self.leaves[j]
         return self.phrase(j)
 
-    def simple(self, i, label):
+    def simple(self, i: int, label: str) -> Tree:
         """A phrase of a head and its dependents, with coordination if it has conjuncts."""
         conjuncts = self.deps(i, "conj")
         if conjuncts and label in ("ADJP", "ADVP") and self._flat_coordination(i, conjuncts, lambda c: True):
             return Tree(label, self.items(i, self.children[i], self.flat))
         return self.coordinated(i, label, lambda own: Tree(label, self.items(i, own)))
 
-    def coordinated(self, i, label, build):
+    def coordinated(self, i: int, label: str, build: Callable[[list[int]], Tree]) -> Tree:
         """Word i's phrase; if it heads conjuncts (``conj``, chained as spaCy chains them), the
         phrase of each conjunct side by side with the CCs and commas, under ``label``."""
         conjuncts = self.deps(i, "conj")
@@ -434,17 +445,17 @@ class _Converter:
         members.sort(key=lambda item: item[0])
         return Tree(label, [tree for _, tree in members])
 
-    def prepositional(self, i):
+    def prepositional(self, i: int) -> Tree:
         token = self.tokens[i]
         label = "PP"
         if token.tag in _WH_TAGS:
             label = "WHADVP"
         return self.simple(i, label)
 
-    def noun_phrase(self, i):
+    def noun_phrase(self, i: int) -> Tree:
         label = "WHNP" if self.tokens[i].tag in ("WP", "WDT", "WP$") else "NP"
 
-        def build(own):
+        def build(own: list[int]) -> Tree:
             inner = [
                 j
                 for j in own
@@ -470,7 +481,7 @@ class _Converter:
             return Tree(label, self.items(i, self.children[i], self.flat))
         return self.coordinated(i, label, build)
 
-    def _flat_coordination(self, i, conjuncts, fits=None):
+    def _flat_coordination(self, i: int, conjuncts: list[int], fits: Callable[[int], bool] | None = None) -> bool:
         fits = fits or (lambda c: self.is_noun(c) and self.tokens[c].tag != "PRP")
         after = [j for j in self.children[i] if j > i]
         if any(self.tokens[j].dep not in ("cc", "conj", "punct") for j in after):
@@ -486,20 +497,20 @@ class _Converter:
                     return False
         return True
 
-    def flat(self, j):
+    def flat(self, j: int) -> Tree:
         """Every word under j as a bare preterminal, in order (a flat stretch of an NP)."""
         return Tree("", self._flat_leaves(j))
 
-    def _flat_leaves(self, j):
+    def _flat_leaves(self, j: int) -> list[Tree]:
         return [self.leaves[k] for k in sorted(self._subtree(j))]
 
-    def _subtree(self, j):
+    def _subtree(self, j: int) -> list[int]:
         found = [j]
         for k in self.children[j]:
             found.extend(self._subtree(k))
         return found
 
-    def premodifier(self, j):
+    def premodifier(self, j: int) -> Tree:
         """A word inside a flat NP: bare, unless it has words of its own (ADJP, QP, a possessor's NP)."""
         token = self.tokens[j]
         if not self.children[j]:
@@ -518,12 +529,12 @@ class _Converter:
             return self.flat(j)
         return self.phrase(j)
 
-    def clause(self, i):
+    def clause(self, i: int) -> Tree:
         """A verb's phrase: S (or SBAR, or a bare VP for a noun's modifier), VPs nested at each
         auxiliary, the subject and what precedes it beside the VP."""
         token = self.tokens[i]
 
-        def build(own):
+        def build(own: list[int]) -> Tree:
             subjects = [j for j in own if self.tokens[j].dep in _SUBJECTS]
             auxiliaries = [j for j in own if j < i and self.tokens[j].dep in _AUXILIARIES]
             markers = [j for j in own if j < i and self.tokens[j].dep == "mark"]
@@ -557,10 +568,10 @@ class _Converter:
             placed = {*clause_level, *markers, *wh, *trailing, *auxiliaries}  # once, not per word
             rest = [j for j in own if j not in placed]
             verb_phrase = self.verb_phrase(i, auxiliaries, rest)
-            parts = sorted(
+            ordered = sorted(
                 [(j, self.dependent(j)) for j in clause_level + trailing] + [(i, verb_phrase)], key=lambda x: x[0]
             )
-            parts = [tree for _, tree in parts]
+            parts = [tree for _, tree in ordered]
             needs_clause = bool(subjects) or token.dep in (
                 "root",
                 "xcomp",
@@ -610,7 +621,7 @@ class _Converter:
             return build_vp_coordination(self, i, build)
         return self.coordinated(i, "S", build)
 
-    def wh_phrase(self, j):
+    def wh_phrase(self, j: int) -> Tree:
         token = self.tokens[j]
         if token.tag == "WRB":
             return self.simple(j, "WHADVP")
@@ -621,7 +632,7 @@ class _Converter:
             tree = Tree("WHNP", tree.children if not tree.is_preterminal else [tree])
         return tree
 
-    def verb_phrase(self, i, auxiliaries, rest):
+    def verb_phrase(self, i: int, auxiliaries: list[int], rest: list[int]) -> Tree:
         """VP of verb i: its auxiliaries each open a VP around the rest; a word between two
         auxiliaries (an adverb, "not") goes with the first of them."""
         inner = [j for j in rest if not auxiliaries or j > max(auxiliaries)]
@@ -634,7 +645,7 @@ class _Converter:
         return vp
 
 
-def build_vp_coordination(converter, i, build):
+def build_vp_coordination(converter: _Converter, i: int, build: Callable[[list[int]], Tree]) -> Tree:
     """A verb with conjuncts that have no subject of their own: (S subject (VP (VP ..) CC (VP ..)))."""
     self = converter
     conjuncts = self.deps(i, "conj")
@@ -664,7 +675,7 @@ def build_vp_coordination(converter, i, build):
     return tree
 
 
-def _innermost_vp(tree, verb):
+def _innermost_vp(tree: Tree, verb: Tree) -> Tree | None:
     """The VP whose own leaf is like ``verb`` (a preterminal), searching down the rightmost VP chain."""
     stack = [tree]
     while stack:
@@ -688,7 +699,7 @@ def _innermost_vp(tree, verb):
     return None
 
 
-def constituency_tree(tokens: Sequence[DepToken]):
+def constituency_tree(tokens: Sequence[DepToken]) -> Tree:
     """The Penn-style tree ``(ROOT ...)`` of one dependency-parsed sentence (or several: their
     trees side by side under one S, as one line of MultiNLI holds one tree)."""
     if not tokens:
@@ -704,12 +715,12 @@ def constituency_tree(tokens: Sequence[DepToken]):
     return Tree("ROOT", [top])
 
 
-def parse_strings(sentence_tokens: Sequence[DepToken]):
+def parse_strings(sentence_tokens: Sequence[DepToken]) -> tuple[str, str]:
     """(parse, binary_parse) as MultiNLI writes them, for one sentence's DepTokens."""
     tree = constituency_tree(sentence_tokens)
     return str(tree), binary_parse(tree)
 
 
-def parses_of_doc(doc):
+def parses_of_doc(doc: Any) -> tuple[str, str]:  # a spaCy Doc
     """(parse, binary_parse) of a spaCy Doc parsed as one unit: all its sentences in one tree."""
     return parse_strings(tokens_of(doc))

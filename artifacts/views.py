@@ -7,19 +7,21 @@ and answers in about a millisecond (`bench/artifacts.py nudge`, against gunicorn
 """
 
 import json
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotation_site.authenticated import AuthenticatedRequest, is_authenticated
 from corpus.labels import LABELS
 from corpus.models import Dataset, Worker
 from crowd.arrival import SESSION_KEY, current_study_session
-from crowd.models import ClaimStatus, TaskKind
+from crowd.models import ClaimStatus, Study, TaskKind
 from crowd.services import worker_for_user
 
 from .models import NudgeRecord, StudyNudge
@@ -32,11 +34,11 @@ DEFAULT_THRESHOLD = 0.8
 SCORES_PER_CLAIM = 90
 
 
-def _error(message, status=400):
+def _error(message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
-def nudge_settings(request, dataset_slug):
+def nudge_settings(request: HttpRequest, dataset_slug: str | None) -> tuple[bool, float, Study | None, Dataset | None]:
     """(enabled, threshold, study, dataset) for this page: the study the worker came with
     decides; writing outside a study follows settings.ARTIFACTS_NUDGE_OUTSIDE_STUDIES."""
     session = current_study_session(request, task_kind=TaskKind.WRITING)
@@ -52,7 +54,7 @@ NUDGE_VERSION_KEY = "artifacts:nudge-version"
 NUDGE_TTL = 60  # seconds; the bound on staleness where each process has its own cache
 
 
-def bump_nudge_version(**kwargs):
+def bump_nudge_version(**kwargs: object) -> None:
     """A study or its nudge switch changed: every cached nudge context is stale (signals)."""
     try:
         cache.incr(NUDGE_VERSION_KEY)
@@ -60,7 +62,7 @@ def bump_nudge_version(**kwargs):
         cache.set(NUDGE_VERSION_KEY, 1, None)
 
 
-def nudge_context(request, dataset_slug):
+def nudge_context(request: HttpRequest, dataset_slug: str | None) -> tuple[bool, float, int | None]:
     """(enabled, threshold, dataset id) for the scoring endpoint: `nudge_settings` computed once
     per worker, study session and dataset, then read from the cache with the settings' version in
     one round trip (no query), until a study or its StudyNudge is saved (which bumps the version)
@@ -70,14 +72,15 @@ def nudge_context(request, dataset_slug):
     version = found.get(NUDGE_VERSION_KEY, 0)
     cached = found.get(key)
     if cached is not None and cached[0] == version:
-        return cached[1:]
+        hit: tuple[bool, float, int | None] = cached[1:]
+        return hit
     enabled, threshold, _, dataset = nudge_settings(request, dataset_slug)
     context = (enabled, threshold, dataset.pk if dataset else None)
     cache.set(key, (version, *context), NUDGE_TTL)
     return context
 
 
-def live_writing_claim_expiry(request, token):
+def live_writing_claim_expiry(request: AuthenticatedRequest, token: object) -> float | None:
     """When the logged-in worker's open writing claim `token` expires (a timestamp), or None when
     they hold no such live claim. Read once, then from the cache until at most NUDGE_TTL later, so
     the hot path stays free of queries. The claim is read through the worker's `writing_claims`
@@ -102,7 +105,7 @@ def live_writing_claim_expiry(request, token):
     return expires if expires > timezone.now().timestamp() else None
 
 
-def _within_claim_limit(token):
+def _within_claim_limit(token: object) -> bool:
     key = f"artifacts:scores:{token}"
     if cache.add(key, 1, 24 * 3600):
         return True
@@ -112,7 +115,7 @@ def _within_claim_limit(token):
         return cache.add(key, 1, 24 * 3600)
 
 
-def _body(request):
+def _body(request: HttpRequest) -> Any:
     try:
         return json.loads(request.body or b"{}")
     except (ValueError, UnicodeDecodeError):
@@ -120,7 +123,7 @@ def _body(request):
 
 
 @require_POST
-def score_draft(request):
+def score_draft(request: HttpRequest) -> JsonResponse:
     """{"text", "label", "dataset", "claim"} → whether the label is guessable from the text alone,
     and the words that give it away.
 
@@ -128,7 +131,7 @@ def score_draft(request):
     SCORES_PER_CLAIM times per claim, and never the model's probability: it is a nudge for the
     writer's own draft, not an oracle for labelling someone else's pair (issue 27).
     """
-    if not request.user.is_authenticated:
+    if not is_authenticated(request):
         return _error("Log in to write.", status=403)
     body = _body(request)
     if not isinstance(body, dict):
@@ -163,7 +166,7 @@ def score_draft(request):
     )
 
 
-def _records_problem(records):
+def _records_problem(records: list[Any]) -> str | None:
     """What is wrong with the records' types, or None: the text a string, the words a list of
     strings, no NUL (PostgreSQL text cannot hold it) and no lone surrogate (nor can UTF-8)."""
     for number, record in enumerate(records, 1):
@@ -185,11 +188,11 @@ def _records_problem(records):
 
 
 @require_POST
-def record_nudges(request):
+def record_nudges(request: HttpRequest) -> JsonResponse:
     """The writing form was submitted: per hypothesis, whether a note was shown and whether the
     worker revised it. Sent as form data (navigator.sendBeacon) with the CSRF token and a JSON
     field `records`: [{"label", "text", "shown", "revised", "words"}]."""
-    if not request.user.is_authenticated:
+    if not is_authenticated(request):
         return _error("Log in to write.", status=403)
     try:
         records = json.loads(request.POST.get("records") or "[]")

@@ -1,4 +1,8 @@
+from typing import Any
+
 from django import forms
+
+from corpus.models import Premise
 
 from .services import (
     HYPOTHESIS_FIELDS,
@@ -7,7 +11,7 @@ from .services import (
     report_errors,
     task_rules,
 )
-from .writing_rules import visible_text
+from .writing_rules import TaskRules, visible_text
 
 
 class WritingForm(forms.Form):
@@ -30,7 +34,9 @@ class WritingForm(forms.Form):
     # How the sentences were typed (static/js/typing_evidence.js; authorship app): numbers, never text.
     typing_evidence = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
 
-    def __init__(self, *args, premise, rules=None, reports_sent=0, **kwargs):
+    def __init__(
+        self, *args: Any, premise: Premise, rules: TaskRules | None = None, reports_sent: int = 0, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.premise = premise
         self.rules = rules or task_rules()
@@ -51,13 +57,13 @@ class WritingForm(forms.Form):
             report["disabled"] = "disabled"
 
     @property
-    def report_refused(self):
+    def report_refused(self) -> str:
         """Why the worker cannot report (their cap for this batch is reached), or ""."""
         if self.reports_sent >= self.rules.max_reports_per_batch:
             return report_cap_message(self.rules)
         return ""
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         super().clean()
         data = self.cleaned_data  # what Form.clean returns
         hypotheses = {label: data.get(name, "") for label, name in HYPOTHESIS_FIELDS.items()}
@@ -68,5 +74,5 @@ class WritingForm(forms.Form):
             self.add_error(name, message)
         return data
 
-    def hypotheses(self):
+    def hypotheses(self) -> dict[str, str]:
         return {name: self.cleaned_data.get(name, "") for name in HYPOTHESIS_FIELDS.values()}

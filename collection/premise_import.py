@@ -19,7 +19,7 @@ import multiprocessing
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -356,22 +356,22 @@ def resolve_genre(slug: str) -> Genre:
         raise PremiseImportError(f"Unknown genre '{slug}'. Known genres: {known}") from None
 
 
-def get_or_create_dataset(slug=None):
+def get_or_create_dataset(slug: str | None = None) -> Dataset:
     slug = slug or settings.NLI["DEFAULT_DATASET"]
     dataset, _ = Dataset.objects.get_or_create(slug=slug, defaults={"name": slug})
     return dataset
 
 
 def import_premises(
-    paths,
-    genre,
-    dataset=None,
-    progress=False,
-    batch_size=BATCH_SIZE,
-    file_format="auto",
-    jobs=1,
-    on_batch=None,
-):
+    paths: Iterable[str | Path],
+    genre: Genre | str,
+    dataset: Dataset | str | None = None,
+    progress: bool = False,
+    batch_size: int = BATCH_SIZE,
+    file_format: str = "auto",
+    jobs: int = 1,
+    on_batch: Callable[[PremiseImportReport], object] | None = None,
+) -> PremiseImportReport:
     """Import premises of one genre from plain-text or JSONL files; returns a report.
 
     `genre` and `dataset` are slugs or rows; the dataset is created when missing. `jobs` > 1
@@ -385,20 +385,20 @@ def import_premises(
         genre = resolve_genre(genre)
     if not isinstance(dataset, Dataset):
         dataset = get_or_create_dataset(dataset)
-    paths = [Path(path) for path in paths]
-    if not paths:
+    file_paths = [Path(path) for path in paths]
+    if not file_paths:
         raise PremiseImportError("No files given.")
-    check_files(paths)
+    check_files(file_paths)
     report = PremiseImportReport(
         dataset=dataset.slug,
         genre=genre.slug,
-        files=[str(p) for p in paths],
-        bytes_total=sum(path.stat().st_size for path in paths),
+        files=[str(p) for p in file_paths],
+        bytes_total=sum(path.stat().st_size for path in file_paths),
     )
     record = PremiseImport.objects.create(
         dataset=dataset,
         genre=genre,
-        source=", ".join(path.name for path in paths)[:255],
+        source=", ".join(path.name for path in file_paths)[:255],
         bytes_total=report.bytes_total,
     )
 
@@ -423,7 +423,7 @@ def import_premises(
     try:
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
-            _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
+            _import_files(file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
     except Exception as exc:
         PremiseImport.objects.filter(pk=record.pk).update(
             status=ImportStatus.FAILED,

@@ -3,16 +3,21 @@
 Views stay thin: rules live in services.py (writes) and selectors.py (reads).
 """
 
+import uuid
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from annotation_site.authenticated import AuthenticatedRequest
 from authorship.services import study_action
+from corpus.models import Premise
 from crowd.holds import HoldRenewal, hold_view, renewal_message
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
@@ -20,12 +25,13 @@ from crowd.views import task_visit
 
 from . import holds, selectors, services
 from .forms import WritingForm
+from .models import WritingClaim
 
 # --- the writing task -------------------------------------------------------------------------
 
 
 @login_required
-def writing_next(request):
+def writing_next(request: AuthenticatedRequest) -> HttpResponse:
     worker = worker_for_user(request.user)
     study_session, instead = task_visit(request, TaskKind.WRITING)
     if instead is not None:
@@ -41,7 +47,7 @@ def writing_next(request):
 ORPHAN_SENTENCES_KEY = "writing_orphan_sentences"
 
 
-def _expired_page(request, claim, texts=None):
+def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, str] | None = None) -> HttpResponse:
     """The claim ran out: nothing was saved, so say so (409) and give the sentences back."""
     texts = texts or {}
     return render(
@@ -57,14 +63,14 @@ def _expired_page(request, claim, texts=None):
     )
 
 
-def _posted_texts(request):
+def _posted_texts(request: HttpRequest) -> dict[str, str]:
     names = [*services.HYPOTHESIS_FIELDS.values(), "problem_report"]
     return {name: request.POST.get(name, "") for name in names}
 
 
 @login_required
 @require_http_methods(["POST"])
-def writing_resubmit(request, token):
+def writing_resubmit(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     """Send sentences written for an expired task to the same line if it is still free, else to a
     fresh task with the sentences kept on the page for copying."""
     worker = worker_for_user(request.user)
@@ -86,11 +92,13 @@ def writing_resubmit(request, token):
     return writing_task(request, token)
 
 
-def _refused_key(token):
+def _refused_key(token: uuid.UUID) -> str:
     return f"refused-writing-{token}"
 
 
-def _refused_form(request, token, premise, form_rules):
+def _refused_form(
+    request: HttpRequest, token: uuid.UUID, premise: Premise, form_rules: dict[str, Any]
+) -> WritingForm | None:
     """The refused submit of this task, once, with its text and its errors; None if there is none."""
     refused = request.session.pop(_refused_key(token), None)
     if not refused:
@@ -107,7 +115,7 @@ def _refused_form(request, token, premise, form_rules):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def writing_task(request, token):
+def writing_task(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     worker = worker_for_user(request.user)
     claim = selectors.claim_for_worker(worker, token)
     if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
@@ -118,7 +126,7 @@ def writing_task(request, token):
 
     premise = claim.premise
     rules = services.task_rules(study_session=claim.study_session)
-    form_rules = {"rules": rules, "reports_sent": services.reports_sent(worker, claim.study_session)}
+    form_rules: dict[str, Any] = {"rules": rules, "reports_sent": services.reports_sent(worker, claim.study_session)}
     if request.method == "POST":
         form = WritingForm(request.POST, premise=premise, **form_rules)
         if form.is_valid():
@@ -181,7 +189,7 @@ def writing_task(request, token):
     return render(request, "collection/writing_task.html", context)
 
 
-def renew_hold_then(request, token, back):
+def renew_hold_then(request: AuthenticatedRequest, token: uuid.UUID, back: dict[str, str]) -> HttpResponse:
     """ "More time" or "Get this line back" for a writing claim (collection.holds), then `back` (the
     task's page) with one line that says what happened; a line gone to others leaves for a fresh one."""
     renewed = holds.renew_writing_hold(worker_for_user(request.user), token)
@@ -200,11 +208,11 @@ def renew_hold_then(request, token, back):
 
 @login_required
 @require_http_methods(["POST"])
-def writing_renew(request, token):
+def writing_renew(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     return renew_hold_then(request, token, {"task": "writing_task", "next": "writing_next"})
 
 
-def faq(request, slug):
+def faq(request: HttpRequest, slug: str) -> HttpResponse:
     family = selectors.family_with_faq(slug)
     context = {
         "family": family,

@@ -5,8 +5,10 @@ File format, label schemes and the decisions behind byte-exact writing: docs/dnc
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ENTAILED, NOT_ENTAILED = "entailed", "not-entailed"
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
@@ -51,8 +53,8 @@ class Provenance:
     corpus_license: object = None
     creation_approach: str = "automatic"
     misc: object = None  # null or a JSON object
-    extra: dict = field(default_factory=dict)  # fields this module does not know, e.g. corpus-split
-    keys: tuple = METADATA_KEYS  # the record's key order, for writing it back as read
+    extra: dict[str, Any] = field(default_factory=dict)  # fields this module does not know, e.g. corpus-split
+    keys: tuple[str, ...] = METADATA_KEYS  # the record's key order, for writing it back as read
 
 
 @dataclass
@@ -66,19 +68,19 @@ class DncPair:
     split: str
     type_of_inference: str
     provenance: Provenance | None = None
-    extra: dict = field(default_factory=dict)  # fields this module does not know, e.g. annotations
-    keys: tuple = DATA_KEYS
+    extra: dict[str, Any] = field(default_factory=dict)  # fields this module does not know, e.g. annotations
+    keys: tuple[str, ...] = DATA_KEYS
 
     @property
-    def label_scheme(self):
+    def label_scheme(self) -> str:
         return label_scheme(self.label)
 
     @property
-    def two_way_label(self):
+    def two_way_label(self) -> object:
         return two_way_label(self.label)
 
     @property
-    def three_way_label(self):
+    def three_way_label(self) -> object:
         return three_way_label(self.label)
 
 
@@ -100,7 +102,7 @@ PYTHON3_STYLE = JsonStyle(item_separator=",", ensure_ascii=False)  # function_wo
 class DncFile:
     data_path: str
     metadata_path: str | None  # None when the dataset has no metadata file
-    pairs: list
+    pairs: list[DncPair]
     data_style: JsonStyle
     metadata_style: JsonStyle | None  # None without metadata
 
@@ -108,11 +110,11 @@ class DncFile:
 # --- label schemes ---------------------------------------------------------------------------
 
 
-def _is_score(label):
+def _is_score(label: object) -> bool:
     return isinstance(label, int) and not isinstance(label, bool) and label in ORDINAL_SCALE
 
 
-def label_scheme(label):
+def label_scheme(label: object) -> str:
     if label in TWO_WAY_LABELS:
         return TWO_WAY
     if label in THREE_WAY_LABELS:
@@ -122,7 +124,7 @@ def label_scheme(label):
     raise ValueError(f"{label!r} is not a DNC label")
 
 
-def two_way_label(label):
+def two_way_label(label: object) -> object:
     """entailed / not-entailed for any DNC label (ordinal: 5 is entailed, 1-4 are not)."""
     scheme = label_scheme(label)
     if scheme == TWO_WAY:
@@ -132,7 +134,7 @@ def two_way_label(label):
     return ENTAILED if label == 5 else NOT_ENTAILED
 
 
-def three_way_label(label):
+def three_way_label(label: object) -> object:
     """entailment / neutral / contradiction, or None for a two-way label (not-entailed cannot be split)."""
     scheme = label_scheme(label)
     if scheme == THREE_WAY:
@@ -142,19 +144,19 @@ def three_way_label(label):
     return None
 
 
-def is_entailed(label):
+def is_entailed(label: object) -> bool:
     """What DNC's binary-label says for this label."""
     return two_way_label(label) == ENTAILED
 
 
-def label_counts(pairs):
+def label_counts(pairs: Iterable[DncPair]) -> Counter[object]:
     return Counter(pair.label for pair in pairs)
 
 
 # --- reading ---------------------------------------------------------------------------------
 
 
-def detect_style(text):
+def detect_style(text: str) -> JsonStyle:
     """The JsonStyle of a DNC file's text (see the module docstring)."""
     lines = text.split("\n", 2)
     indent = len(lines[1]) - len(lines[1].lstrip(" ")) if len(lines) > 1 else 4
@@ -167,7 +169,7 @@ def detect_style(text):
     )
 
 
-def read_json_records(path):
+def read_json_records(path: str | Path) -> tuple[list[dict[str, Any]], JsonStyle]:
     """The array of objects in a DNC file, and the file's JsonStyle."""
     text = Path(path).read_text(encoding="utf-8")
     try:
@@ -179,8 +181,8 @@ def read_json_records(path):
     return records, detect_style(text)
 
 
-def _check_types(where, record):
-    expected = {
+def _check_types(where: str, record: Mapping[str, Any]) -> None:
+    expected: dict[str, type] = {
         "pair-id": int,
         "context": str,
         "hypothesis": str,
@@ -201,7 +203,7 @@ def _check_types(where, record):
         raise DncFormatError(f"{where}: label {record['label']!r} is not in label-set {label_set!r}")
 
 
-def pair_from_record(record, where="record"):
+def pair_from_record(record: Mapping[str, Any], where: str = "record") -> DncPair:
     missing = [key for key in _DATA_ATTRIBUTES if key not in record]
     if missing:
         raise DncFormatError(f"{where} lacks {', '.join(missing)}")
@@ -211,7 +213,7 @@ def pair_from_record(record, where="record"):
     return DncPair(**values, extra=extra, keys=tuple(record))
 
 
-def provenance_from_record(record, where="metadata record"):
+def provenance_from_record(record: Mapping[str, Any], where: str = "metadata record") -> Provenance:
     missing = [key for key in _REQUIRED_METADATA if key not in record]
     if missing:
         raise DncFormatError(f"{where} lacks {', '.join(missing)}")
@@ -220,16 +222,16 @@ def provenance_from_record(record, where="metadata record"):
     return Provenance(**values, extra=extra, keys=tuple(record))
 
 
-def metadata_path_for(data_path):
+def metadata_path_for(data_path: str | Path) -> Path:
     """dev/recast_puns_data.json -> dev/recast_puns_metadata.json"""
-    data_path = Path(data_path)
-    if not data_path.name.endswith("_data.json"):
-        raise ValueError(f"{data_path} is not a *_data.json file")
-    return data_path.with_name(data_path.name[: -len("_data.json")] + "_metadata.json")
+    path = Path(data_path)
+    if not path.name.endswith("_data.json"):
+        raise ValueError(f"{path} is not a *_data.json file")
+    return path.with_name(path.name[: -len("_data.json")] + "_metadata.json")
 
 
-def _index_metadata(path, records):
-    by_pair_id = {}
+def _index_metadata(path: str | Path, records: Sequence[Mapping[str, Any]]) -> dict[int, Provenance]:
+    by_pair_id: dict[int, Provenance] = {}
     for index, record in enumerate(records):
         where = f"{path}: record {index}"
         provenance = provenance_from_record(record, where)
@@ -240,7 +242,12 @@ def _index_metadata(path, records):
     return by_pair_id
 
 
-def _join(data_path, pairs, metadata_path, provenance_by_id):
+def _join(
+    data_path: str | Path,
+    pairs: Sequence[DncPair],
+    metadata_path: str | Path,
+    provenance_by_id: Mapping[int, Provenance],
+) -> None:
     without = [pair.pair_id for pair in pairs if pair.pair_id not in provenance_by_id]
     if without:
         raise DncFormatError(
@@ -255,7 +262,7 @@ def _join(data_path, pairs, metadata_path, provenance_by_id):
         pair.provenance = provenance_by_id[pair.pair_id]
 
 
-def read_dnc(data_path, metadata_path=None):
+def read_dnc(data_path: str | Path, metadata_path: str | Path | None = None) -> DncFile:
     """A DNC dataset: its pairs with their provenance, and both files' JSON styles.
 
     metadata_path defaults to the sibling *_metadata.json; without one, provenance stays None.
@@ -273,7 +280,9 @@ def read_dnc(data_path, metadata_path=None):
     if metadata_path is not None:
         metadata_records, metadata_style = read_json_records(metadata_path)
         _join(data_path, pairs, metadata_path, _index_metadata(metadata_path, metadata_records))
-    return DncFile(str(data_path), metadata_path and str(metadata_path), pairs, data_style, metadata_style)
+    return DncFile(
+        str(data_path), str(metadata_path) if metadata_path is not None else None, pairs, data_style, metadata_style
+    )
 
 
 def find_dnc_files(root: str | Path) -> list[Path]:
@@ -284,20 +293,20 @@ def find_dnc_files(root: str | Path) -> list[Path]:
 # --- writing ---------------------------------------------------------------------------------
 
 
-def _ordered(keys, values):
+def _ordered(keys: Iterable[str], values: Mapping[str, Any]) -> dict[str, Any]:
     """values as a dict in the record's own key order; keys it never had go last."""
     ordered = {key: values[key] for key in keys if key in values}
     ordered.update((key, value) for key, value in values.items() if key not in ordered)
     return ordered
 
 
-def data_record(pair):
+def data_record(pair: DncPair) -> dict[str, Any]:
     values = {key: getattr(pair, attribute) for key, attribute in _DATA_ATTRIBUTES.items()}
     values.update(pair.extra)
     return _ordered(pair.keys, values)
 
 
-def metadata_record(pair):
+def metadata_record(pair: DncPair) -> dict[str, Any]:
     provenance = pair.provenance
     if provenance is None:
         raise ValueError(f"pair {pair.pair_id} has no provenance to write")
@@ -312,32 +321,38 @@ def metadata_record(pair):
     return _ordered(provenance.keys, values)
 
 
-def dumps_records(records, style=PYTHON2_STYLE):
+def dumps_records(records: Sequence[Mapping[str, Any]], style: JsonStyle = PYTHON2_STYLE) -> str:
     text = json.dumps(
         records, indent=style.indent, separators=(style.item_separator, ": "), ensure_ascii=style.ensure_ascii
     )
     return text + "\n" if style.final_newline else text
 
 
-def dumps_data(pairs, style=PYTHON2_STYLE):
+def dumps_data(pairs: Iterable[DncPair], style: JsonStyle = PYTHON2_STYLE) -> str:
     return dumps_records([data_record(pair) for pair in pairs], style)
 
 
-def dumps_metadata(pairs, style=PYTHON2_STYLE):
+def dumps_metadata(pairs: Iterable[DncPair], style: JsonStyle = PYTHON2_STYLE) -> str:
     return dumps_records([metadata_record(pair) for pair in pairs], style)
 
 
-def write_dnc(pairs, data_path, metadata_path=None, style=PYTHON2_STYLE, metadata_style=None):
+def write_dnc(
+    pairs: Iterable[DncPair],
+    data_path: str | Path,
+    metadata_path: str | Path | None = None,
+    style: JsonStyle = PYTHON2_STYLE,
+    metadata_style: JsonStyle | None = None,
+) -> None:
     """Write the pairs as DNC data (and metadata, when a path is given) in the given JSON style."""
-    pairs = list(pairs)
-    texts = {Path(data_path): dumps_data(pairs, style)}
+    pair_list = list(pairs)
+    texts = {Path(data_path): dumps_data(pair_list, style)}
     if metadata_path is not None:
-        texts[Path(metadata_path)] = dumps_metadata(pairs, metadata_style or style)
+        texts[Path(metadata_path)] = dumps_metadata(pair_list, metadata_style or style)
     for path, text in texts.items():  # both rendered before either is written
         path.write_text(text, encoding="utf-8")
 
 
-def write_dnc_file(dnc_file, data_path, metadata_path=None):
+def write_dnc_file(dnc_file: DncFile, data_path: str | Path, metadata_path: str | Path | None = None) -> None:
     """Write a DncFile back in the styles it was read with."""
     write_dnc(
         dnc_file.pairs,

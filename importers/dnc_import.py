@@ -24,8 +24,10 @@ both again, and export a DNC dataset in the MultiNLI format through a snapshot.
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 
@@ -68,7 +70,7 @@ class DncImportReport:
     pairs_created: int = 0
     premises_created: int = 0
     already_present: int = 0
-    labels: dict = field(default_factory=dict)  # label as in the file -> pairs
+    labels: dict[object, int] = field(default_factory=dict)  # label as in the file -> pairs
 
     def summary(self) -> str:
         counts = ", ".join(f"{label}: {n}" for label, n in sorted(self.labels.items(), key=lambda item: str(item[0])))
@@ -79,7 +81,7 @@ class DncImportReport:
         )
 
 
-def dataset_slug_for(path):
+def dataset_slug_for(path: str | Path) -> str:
     """dev/recast_sentiment_data.json -> dnc-sentiment; function_words/NLI/nli-negation_data.json -> dnc-fw-negation."""
     stem = Path(path).name[: -len("_data.json")]
     if stem.startswith("recast_"):
@@ -89,11 +91,11 @@ def dataset_slug_for(path):
     return "dnc-" + stem.replace("_", "-")
 
 
-def _style_name(style):
+def _style_name(style: dnc.JsonStyle) -> str:
     return PYTHON3 if style.item_separator == "," else PYTHON2
 
 
-def _genre_for(slug, type_of_inference):
+def _genre_for(slug: str, type_of_inference: str) -> Genre:
     family, _ = PromptFamily.objects.get_or_create(
         slug=RECAST_FAMILY,
         defaults={
@@ -110,7 +112,7 @@ def _genre_for(slug, type_of_inference):
     return genre
 
 
-def _dataset_for(slug, scheme):
+def _dataset_for(slug: str, scheme: str) -> Dataset:
     dataset, created = Dataset.objects.get_or_create(
         slug=slug, defaults={"name": slug, "is_imported": True, "label_scheme": scheme}
     )
@@ -125,7 +127,7 @@ def _dataset_for(slug, scheme):
     return dataset
 
 
-def _stored(scheme, label):
+def _stored(scheme: str, label: object) -> tuple[str, int | None]:
     """(core label, rating or None) of a DNC label under the dataset's scheme."""
     return scheme_labels.to_stored(scheme, label)
 
@@ -169,7 +171,17 @@ def import_dnc_file(
     return report
 
 
-def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, metadata_style="", report=None, genre=None):
+def store_dnc_pairs(
+    pairs: Sequence[dnc.DncPair],
+    slug: str,
+    scheme: str,
+    split: str,
+    source: str | Path,
+    data_style: str = PYTHON2,
+    metadata_style: str = "",
+    report: DncImportReport | None = None,
+    genre: Genre | None = None,
+) -> DncImportReport:
     """Save DncPairs (from a file or a recast) as premises, pairs, labels and provenance in the
     caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
 
@@ -187,7 +199,10 @@ def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, meta
     new = [pair for pair in pairs if str(pair.pair_id) not in present]
     report.already_present = len(pairs) - len(new)
     premises = _premises(dataset_obj, genre, split, new, source, report)
-    rows, label_lists, ordinals, provenance = [], [], [], []
+    rows: list[Pair] = []
+    label_lists: list[list[str]] = []
+    ordinals: list[list[int | None]] = []
+    provenance: list[PairProvenance] = []
     for pair in new:
         label, rating = _stored(scheme, pair.label)
         rows.append(
@@ -217,7 +232,9 @@ def store_dnc_pairs(pairs, slug, scheme, split, source, data_style=PYTHON2, meta
     return report
 
 
-def _premises(dataset, genre, split, pairs, path, report):
+def _premises(
+    dataset: Dataset, genre: Genre, split: str, pairs: Sequence[dnc.DncPair], path: str | Path, report: DncImportReport
+) -> dict[str, int]:
     """context -> premise pk, creating the missing premises; a context never crosses splits."""
     # The exact text, not text_hash (which folds whitespace): DNC has contexts that differ only in spaces.
     ids = {pair.context: "ctx-" + hashlib.sha256(pair.context.encode("utf-8")).hexdigest()[:16] for pair in pairs}
@@ -227,7 +244,7 @@ def _premises(dataset, genre, split, pairs, path, report):
     crossing = sorted(prompt_id for prompt_id, premise_split in known.items() if premise_split != split)
     if crossing:
         raise DncImportError(f"{path}: context {crossing[0]} is already in another split of {dataset.slug}")
-    new = {}
+    new: dict[str, Premise] = {}
     for context, prompt_id in ids.items():
         if prompt_id not in known and prompt_id not in new:
             new[prompt_id] = Premise(
@@ -247,11 +264,13 @@ def _premises(dataset, genre, split, pairs, path, report):
     return {context: by_id[prompt_id] for context, prompt_id in ids.items()}
 
 
-def _text(value):
+def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _provenance_row(pair_row, pair, path, data_style, metadata_style):
+def _provenance_row(
+    pair_row: Pair, pair: dnc.DncPair, path: str | Path, data_style: str, metadata_style: str
+) -> PairProvenance:
     data = dnc.data_record(pair)
     for key in ("context", "hypothesis", "label"):
         data[key] = None  # kept as a placeholder for the key order; the values live in their tables
@@ -273,13 +292,15 @@ def _provenance_row(pair_row, pair, path, data_style, metadata_style):
 # --- export ----------------------------------------------------------------------------------
 
 
-def _label_for_export(scheme, stored, rating):
+def _label_for_export(scheme: str, stored: str | None, rating: int | None) -> object:
     if scheme == LabelScheme.ORDINAL:
         return rating
+    if stored is None:  # no author label row: None, as to_scheme would give it back
+        return None
     return scheme_labels.to_scheme(scheme, stored)
 
 
-def dnc_pairs(dataset, split):
+def dnc_pairs(dataset: Dataset | str, split: str) -> tuple[list[dnc.DncPair], set[str]]:
     """The dataset's pairs of one split as importers.dnc.DncPair objects (with provenance), pair-id order as imported."""
     dataset = dataset if isinstance(dataset, Dataset) else Dataset.objects.get(slug=dataset)
     authors = {
@@ -301,10 +322,11 @@ def dnc_pairs(dataset, split):
             "provenance__json_style",
         )
     )
-    pairs, styles = [], set()
+    pairs: list[dnc.DncPair] = []
+    styles: set[str] = set()
     for pk, pair_id, hypothesis, context, data_text, metadata_text, style in rows.iterator(chunk_size=2000):
         stored, rating = authors.get(pk, (None, None))
-        record = json.loads(data_text) if data_text else dict.fromkeys(dnc.DATA_KEYS)
+        record: dict[str, Any] = json.loads(data_text) if data_text else dict.fromkeys(dnc.DATA_KEYS)
         record.update(
             {
                 "context": context,

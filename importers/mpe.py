@@ -5,6 +5,7 @@ The file format, the decisions of the reader and writer, and the paper's rules: 
 
 import re
 from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +13,14 @@ from pathlib import Path
 # the judgment task reads it; the answers map onto the three labels.
 from corpus import gold
 from corpus.giveaways import tokenize
-from corpus.gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE, ItemSetStatistics, majority  # noqa: F401
-from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION  # noqa: F401
+
+# Re-exported: the file rules' callers (and tests) read the reasons and the wording from here.
+from corpus.gold import ENTAILMENT_CONTRADICTION_3_2 as ENTAILMENT_CONTRADICTION_3_2
+from corpus.gold import TWO_TWO_ONE as TWO_TWO_ONE
+from corpus.gold import ItemSetStatistics, majority
+from corpus.mpe_wording import ANSWERS as ANSWERS
+from corpus.mpe_wording import INSTRUCTIONS as INSTRUCTIONS
+from corpus.mpe_wording import QUESTION as QUESTION
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
@@ -56,10 +63,10 @@ class MpePremise:
     text: str
 
     @property
-    def prefix(self):
+    def prefix(self) -> str:
         return f"{self.image_id}#{self.caption_number}/"
 
-    def as_field(self):
+    def as_field(self) -> str:
         return self.prefix + self.text
 
 
@@ -71,18 +78,19 @@ class Judgments:
     neutral: int
     contradiction: int
 
-    def count(self, label):
-        return getattr(self, label)
+    def count(self, label: str) -> int:
+        count: int = getattr(self, label)
+        return count
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, int]:
         return {label: self.count(label) for label in LABELS}
 
     @property
-    def total(self):
+    def total(self) -> int:
         return self.entailment + self.neutral + self.contradiction
 
     @property
-    def split(self):
+    def split(self) -> tuple[int, ...]:
         """The shape of the vote, largest first: (5, 0, 0), (3, 2, 0), (2, 2, 1), ..."""
         return tuple(sorted(self.as_dict().values(), reverse=True))
 
@@ -91,7 +99,7 @@ class Judgments:
 class MpeItem:
     line: int  # 1-based line number in the file it was read from (0 for items built in code)
     item_id: str
-    premises: tuple  # four MpePremise
+    premises: tuple[MpePremise, ...]  # four
     hypothesis: str
     judgments: Judgments
     gold_label: str
@@ -108,27 +116,27 @@ class Problem:
 @dataclass
 class MpeFile:
     path: str
-    items: list = field(default_factory=list)
-    problems: list = field(default_factory=list)  # Problem, in line order
+    items: list[MpeItem] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # in line order
 
 
 # --- reading ---------------------------------------------------------------------------------
 
 
-def parse_premise(value, position):
+def parse_premise(value: str, position: int) -> MpePremise:
     match = _PREMISE.fullmatch(value)
     if not match:
         raise MalformedLine(f"premise{position} lacks the 'imageid#n/' prefix: {value[:40]!r}")
     return MpePremise(match["image_id"], int(match["caption_number"]), match["text"])
 
 
-def parse_count(value, column):
+def parse_count(value: str, column: str) -> int:
     if not _COUNT.fullmatch(value):
         raise MalformedLine(f"{column} is not a count: {value!r}")
     return int(value)
 
 
-def _explain_field_count(values):
+def _explain_field_count(values: Sequence[str]) -> str:
     """Why a line has the wrong number of fields, naming a space run that stands in for a tab."""
     reason = f"{len(values)} tab-separated fields, expected {len(COLUMNS)}"
     # The columns after the hypothesis are numbers and a label: a space in them is a broken separator.
@@ -140,7 +148,7 @@ def _explain_field_count(values):
     return reason
 
 
-def parse_fields(line_number, values):
+def parse_fields(line_number: int, values: Sequence[str]) -> MpeItem:
     if len(values) != len(COLUMNS):
         raise MalformedLine(_explain_field_count(values))
     item_id, *premise_fields, hypothesis = values[:_FIRST_JUDGMENT_COLUMN]
@@ -166,12 +174,12 @@ def parse_fields(line_number, values):
     )
 
 
-def parse_line(line_number, text):
+def parse_line(line_number: int, text: str) -> MpeItem:
     """One line (without its line terminator) -> MpeItem, or MalformedLine."""
     return parse_fields(line_number, text.split("\t"))
 
 
-def repair_separators(text):
+def repair_separators(text: str) -> list[str] | None:
     """The fields of a line whose judgment/label columns are separated by spaces instead of tabs, or None."""
     values = text.split("\t")
     if len(values) >= len(COLUMNS):
@@ -181,7 +189,7 @@ def repair_separators(text):
     return repaired if len(repaired) == len(COLUMNS) else None
 
 
-def _lines(text):
+def _lines(text: str) -> list[str]:
     """Lines without their "\\n"; a final newline does not start an extra (empty) line."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -189,7 +197,7 @@ def _lines(text):
     return lines
 
 
-def read_mpe(path, repair=False):
+def read_mpe(path: str | Path, repair: bool = False) -> MpeFile:
     """Read an MPE TSV file into an MpeFile: the good items and, per bad line, its number and reason."""
     with open(path, encoding="utf-8", newline="") as handle:
         lines = _lines(handle.read())
@@ -217,7 +225,7 @@ def read_mpe(path, repair=False):
 # --- writing ---------------------------------------------------------------------------------
 
 
-def format_line(item):
+def format_line(item: MpeItem) -> str:
     """The item as one line of MPE's TSV, without the line terminator."""
     values = [
         item.item_id,
@@ -229,7 +237,7 @@ def format_line(item):
     return "\t".join(values)
 
 
-def write_mpe(path, items):
+def write_mpe(path: str | Path, items: Iterable[MpeItem]) -> None:
     """Write the header and the items, one "\\n"-terminated line each."""
     Path(path).write_text("".join(f"{line}\n" for line in [HEADER, *map(format_line, items)]), encoding="utf-8")
 
@@ -428,13 +436,15 @@ STOP_WORDS = frozenset(
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def overlap_words(sentence):
+def overlap_words(sentence: str) -> list[str]:
     """MPE's words: the lower-cased runs of letters and digits in the tokens of `corpus.giveaways.tokenize`
     ("red-haired" -> red, haired; "didn't" -> didn, t); punctuation is not a word."""
     return [word for token in tokenize(sentence) for word in _WORD.findall(token)]
 
 
-def word_overlap(premises, hypothesis, stop_words=STOP_WORDS):
+def word_overlap(
+    premises: Iterable[MpePremise | str], hypothesis: str, stop_words: Collection[str] = STOP_WORDS
+) -> float:
     """The fraction of the hypothesis's non-stop-word tokens that occur in at least one premise.
 
     Tokens are counted with repetition ("a girl hugs a girl" has two "girl" tokens) and matched
@@ -448,33 +458,38 @@ def word_overlap(premises, hypothesis, stop_words=STOP_WORDS):
     return sum(word in premise_words for word in content) / len(content)
 
 
-def passes_overlap_filter(premises, hypothesis, threshold=OVERLAP_THRESHOLD, stop_words=STOP_WORDS):
+def passes_overlap_filter(
+    premises: Iterable[MpePremise | str],
+    hypothesis: str,
+    threshold: float = OVERLAP_THRESHOLD,
+    stop_words: Collection[str] = STOP_WORDS,
+) -> bool:
     """MPE keeps a candidate item when its word overlap is at most the threshold (0.5)."""
     return word_overlap(premises, hypothesis, stop_words) <= threshold
 
 
-def _premise_text(premise):
+def _premise_text(premise: MpePremise | str) -> str:
     return premise.text if isinstance(premise, MpePremise) else premise
 
 
 # --- labels and adjudication -----------------------------------------------------------------
 
 
-def majority_label(judgments):
+def majority_label(judgments: Judgments) -> str | None:
     """The label chosen by at least three of the five workers, or None (a 2-2-1 split): corpus.gold's rule."""
     return majority(judgments.as_dict())
 
 
-def adjudication_reason(judgments):
+def adjudication_reason(judgments: Judgments) -> str | None:
     """Why a researcher must decide this item's label, or None when the majority stands (corpus.gold)."""
     return gold.adjudication_reason(judgments.as_dict())
 
 
-def needs_adjudication(judgments):
+def needs_adjudication(judgments: Judgments) -> bool:
     return adjudication_reason(judgments) is not None
 
 
-def adjudication_queue(items):
+def adjudication_queue(items: Iterable[MpeItem]) -> list[tuple[MpeItem, str]]:
     """(item, reason) for every item a researcher must adjudicate, in the items' order."""
     return [(item, reason) for item in items if (reason := adjudication_reason(item.judgments))]
 
@@ -485,11 +500,10 @@ def adjudication_queue(items):
 MpeStatistics = ItemSetStatistics  # one class for a file's figures and the database's
 
 
-def mpe_statistics(items):
+def mpe_statistics(items: Iterable[MpeItem]) -> ItemSetStatistics:
     items = list(items)
     majorities = [majority_label(item.judgments) for item in items]
-    reasons = Counter(adjudication_reason(item.judgments) for item in items)
-    reasons.pop(None, None)
+    reasons = Counter(reason for item in items if (reason := adjudication_reason(item.judgments)) is not None)
     return MpeStatistics(
         items=len(items),
         label_counts={label: sum(item.gold_label == label for item in items) for label in LABELS},

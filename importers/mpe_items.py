@@ -23,8 +23,10 @@ onto the core:
 import os
 import re
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -44,6 +46,8 @@ from .services import CorpusImportError
 CHUNK_SIZE = 2000
 SHOWN_PROBLEMS = 20
 MAX_ID_CHARS = 64
+# {scene: [(caption number, caption text, [hypotheses written for it])]}
+Scenes = Mapping[str, list[tuple[int, str, list[str]]]]
 
 
 @dataclass
@@ -57,19 +61,19 @@ class MpeImportReport:
     labels_created: int = 0
     already_present: int = 0
     file_adjudications: int = 0  # items whose file gold is not the majority of their judgments
-    problems: list = field(default_factory=list)  # (line, reason, repaired)
+    problems: list[tuple[int, str, bool]] = field(default_factory=list)  # (line, reason, repaired)
     seconds: float = 0.0
     import_id: int | None = None
 
     @property
-    def skipped(self):
+    def skipped(self) -> list[tuple[int, str, bool]]:
         return [problem for problem in self.problems if not problem[2]]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not self.problems
 
-    def summary(self):
+    def summary(self) -> str:
         lines = [
             f"{self.path} -> dataset {self.dataset}, split {self.split}: {self.items_read} items read "
             f"in {self.seconds:.1f} s (import #{self.import_id})",
@@ -86,7 +90,7 @@ class MpeImportReport:
         return "\n".join(lines)
 
 
-def mpe_dataset(slug, name=None):
+def mpe_dataset(slug: Dataset | str, name: str | None = None) -> Dataset:
     """The dataset `slug`, created as an imported multi-premise dataset if missing.
 
     An existing single-premise dataset is refused: MPE items would join its validation batches.
@@ -107,7 +111,7 @@ def mpe_dataset(slug, name=None):
     return dataset
 
 
-def premise_prompt_id(premises):
+def premise_prompt_id(premises: Sequence[mpe.MpePremise]) -> str:
     """One id per set of captions: "4818829454.jpg#0-1-3-4/1a2b3c4d", the image, its caption numbers
     and a short hash of the four texts (MPE's files give one caption id different texts now and then:
     dev lines 128 and 423 spell "senior" and "senor")."""
@@ -120,16 +124,18 @@ def premise_prompt_id(premises):
     return prompt_id
 
 
-def sentences_of(premises):
+def sentences_of(premises: Iterable[mpe.MpePremise]) -> list[dict[str, str]]:
     return [{"text": premise.text, "source": premise.prefix[:-1]} for premise in premises]
 
 
-def judgment_labels(judgments):
+def judgment_labels(judgments: mpe.Judgments) -> list[str]:
     """Five labels in the fixed order entailment, neutral, contradiction (see the module's docstring)."""
     return [label for label in mpe.LABELS for _ in range(judgments.count(label))]
 
 
-def import_mpe_file(path, dataset, split=None, repair=True, genre=SNLI_GENRE):
+def import_mpe_file(
+    path: str | Path, dataset: Dataset | str, split: str | None = None, repair: bool = True, genre: str = SNLI_GENRE
+) -> MpeImportReport:
     """Import one MPE TSV file into a multi-premise dataset; returns an `MpeImportReport`.
 
     Items whose ID is already in the dataset are skipped, so importing a file twice changes nothing.
@@ -191,7 +197,7 @@ def import_mpe_file(path, dataset, split=None, repair=True, genre=SNLI_GENRE):
     return report
 
 
-def _unique_items(items, report):
+def _unique_items(items: Iterable[mpe.MpeItem], report: MpeImportReport) -> list[mpe.MpeItem]:
     seen: dict[str, int] = {}
     kept = []
     for item in items:
@@ -205,7 +211,9 @@ def _unique_items(items, report):
     return kept
 
 
-def _store_chunk(dataset, split, genre, source, items, report):
+def _store_chunk(
+    dataset: Dataset, split: str, genre: Genre, source: str, items: Sequence[mpe.MpeItem], report: MpeImportReport
+) -> None:
     present = set(
         Pair.objects.filter(dataset=dataset, pair_id__in=[item.item_id for item in items]).values_list(
             "pair_id", flat=True
@@ -222,7 +230,7 @@ def _store_chunk(dataset, split, genre, source, items, report):
             dataset=dataset, prompt_id__in=set(prompt_ids.values())
         ).values_list("prompt_id", "pk", "sentences", "split")
     }
-    new = {}
+    new: dict[str, Premise] = {}
     for item in items:
         prompt_id = prompt_ids[item.line]
         if prompt_id in known or prompt_id in new:
@@ -246,7 +254,9 @@ def _store_chunk(dataset, split, genre, source, items, report):
     ).values_list("prompt_id", "pk", "sentences", "split"):
         known[prompt_id] = (pk, sentences, premise_split)
 
-    pairs, labels, kept = [], [], []
+    pairs: list[Pair] = []
+    labels: list[list[str]] = []
+    kept: list[mpe.MpeItem] = []
     for item in items:
         premise_pk, sentences, premise_split = known[prompt_ids[item.line]]
         if sentences != sentences_of(item.premises):
@@ -294,7 +304,7 @@ def _store_chunk(dataset, split, genre, source, items, report):
 # --- export ----------------------------------------------------------------------------------
 
 
-def items_for_export(dataset, split=None):
+def items_for_export(dataset: Dataset | str, split: str | None = None) -> Iterator[mpe.MpeItem]:
     """MpeItem per pair of the dataset (and split), by pair id: the file's order after an import."""
     dataset = dataset if isinstance(dataset, Dataset) else Dataset.objects.get(slug=dataset)
     pairs = Pair.objects.filter(dataset=dataset)
@@ -317,12 +327,12 @@ def items_for_export(dataset, split=None):
         yield mpe.MpeItem(0, pair_id, premises, hypothesis, mpe.Judgments(e, n, c), gold)
 
 
-def _premise_from(sentence):
+def _premise_from(sentence: Mapping[str, Any]) -> mpe.MpePremise:
     image_id, _, number = sentence["source"].rpartition("#")
     return mpe.MpePremise(image_id, int(number or 0), sentence["text"])
 
 
-def export_mpe(dataset, path, split=None):
+def export_mpe(dataset: Dataset | str, path: str | Path, split: str | None = None) -> int:
     """Write the dataset's items (optionally one split) as MPE TSV; returns how many were written.
 
     Counts are the judgments that count (an excluded worker's are left out, as everywhere) and the
@@ -347,9 +357,9 @@ class BuildReport:
     kept: int = 0
     rejected_overlap: int = 0
     already_present: int = 0
-    items: list = field(default_factory=list)  # (pair_id, overlap)
+    items: list[tuple[str, float]] = field(default_factory=list)  # (pair_id, overlap)
 
-    def summary(self):
+    def summary(self) -> str:
         return (
             f"scenes with enough captions: {self.scenes}; hypothesis candidates: {self.candidates}; "
             f"kept (overlap <= {mpe.OVERLAP_THRESHOLD}): {self.kept}; rejected for overlap: {self.rejected_overlap}; "
@@ -357,13 +367,13 @@ class BuildReport:
         )
 
 
-def scene_of(prompt_id):
+def scene_of(prompt_id: str) -> str | None:
     """A caption's scene: '4705552913.jpg#2' -> '4705552913.jpg' (FLICKR30K / SNLI captionID)."""
     scene, hash_sign, number = prompt_id.rpartition("#")
     return scene if hash_sign and number.isdigit() else None
 
 
-def scenes_from_dataset(source):
+def scenes_from_dataset(source: Dataset) -> dict[str, list[tuple[int, str, list[str]]]]:
     """{scene: [(caption number, caption text, [hypotheses written for it])]} from a caption dataset (SNLI)."""
     scenes: dict[str, list[tuple[int, str, list[str]]]] = {}
     premises = Premise.objects.filter(dataset=source).order_by("pk").values_list("pk", "prompt_id", "text")
@@ -381,7 +391,9 @@ def scenes_from_dataset(source):
     return scenes
 
 
-def candidate_items(scenes, premises_per_item=mpe.PREMISES_PER_ITEM):
+def candidate_items(
+    scenes: Scenes, premises_per_item: int = mpe.PREMISES_PER_ITEM
+) -> Iterator[tuple[str, tuple[mpe.MpePremise, ...], str, float]]:
     """(scene, four MpePremise, hypothesis, overlap) per candidate, as MPE built them (§4.1).
 
     For a scene with more captions than premises, four captions are the premises (those without
@@ -407,7 +419,7 @@ def candidate_items(scenes, premises_per_item=mpe.PREMISES_PER_ITEM):
 _CAPTION_ID = re.compile(r"(?P<scene>[^#\t]+)#(?P<number>0|[1-9][0-9]*)")
 
 
-def captions_from_file(path):
+def captions_from_file(path: str | Path) -> tuple[dict[str, dict[int, str]], list[tuple[int, str]]]:
     """({scene: {caption number: text}}, [(line, reason)]) from FLICKR30K's captions file
     (results_20130124.token: ``image.jpg#n<TAB>caption``) or from an MPE TSV (its premises)."""
     captions: dict[str, dict[int, str]] = {}
@@ -433,7 +445,9 @@ def captions_from_file(path):
     return captions, problems
 
 
-def scenes_with_captions(captions, source):
+def scenes_with_captions(
+    captions: Mapping[str, Mapping[int, str]], source: Dataset
+) -> dict[str, list[tuple[int, str, list[str]]]]:
     """Scenes of a captions file joined with the hypotheses `source` (SNLI) has for their captions."""
     scenes: dict[str, dict[int, tuple[str, list[str]]]] = {
         scene: {number: (text, []) for number, text in numbered.items()} for scene, numbered in captions.items()
@@ -450,7 +464,13 @@ def scenes_with_captions(captions, source):
     }
 
 
-def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE):
+def build_mpe_items(
+    source: Dataset | str,
+    target: Dataset | str,
+    split: str = Split.DEV,
+    threshold: float = mpe.OVERLAP_THRESHOLD,
+    genre: str = SNLI_GENRE,
+) -> BuildReport:
     """Build multi-premise items in `target` from the captions of `source`, keeping only candidates
     whose word overlap is at most `threshold`; each kept item waits for five judgments.
 
@@ -469,14 +489,19 @@ def build_mpe_items(source, target, split=Split.DEV, threshold=mpe.OVERLAP_THRES
 
 
 def build_items_from_scenes(
-    scenes, target, split=Split.DEV, threshold=mpe.OVERLAP_THRESHOLD, genre=SNLI_GENRE, origin="built from captions"
-):
+    scenes: Scenes,
+    target: Dataset | str,
+    split: str = Split.DEV,
+    threshold: float = mpe.OVERLAP_THRESHOLD,
+    genre: str = SNLI_GENRE,
+    origin: str = "built from captions",
+) -> BuildReport:
     """`build_mpe_items` for scenes given as {scene: [(caption number, text, [hypotheses])]}."""
     target = mpe_dataset(target)
     genre_obj = Genre.objects.get(slug=genre)
     report = BuildReport()
     report.scenes = sum(len(captions) > mpe.PREMISES_PER_ITEM for captions in scenes.values())
-    kept = []
+    kept: list[tuple[tuple[mpe.MpePremise, ...], str, float]] = []
     for _scene, premises, hypothesis, overlap in candidate_items(scenes):
         report.candidates += 1
         if overlap > threshold:
@@ -484,7 +509,8 @@ def build_items_from_scenes(
             continue
         kept.append((premises, hypothesis, overlap))
     with transaction.atomic():
-        pairs, premise_pks = [], {}
+        pairs: list[Pair] = []
+        premise_pks: dict[str, int] = {}
         present = set(Pair.objects.filter(dataset=target).values_list("pair_id", flat=True))
         for premises, hypothesis, overlap in kept:
             prompt_id = premise_prompt_id(premises)

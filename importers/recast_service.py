@@ -5,7 +5,7 @@ saving writes every pair, its premise, label and provenance in ONE transaction (
 Used by `manage.py recast` (with --dry-run) and the dashboard's Recast page.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -30,7 +30,7 @@ class RecastRefused(Exception):
 @dataclass
 class RecastPreview:
     template: str
-    pairs: list  # the first DncPairs, with provenance
+    pairs: list[dnc.DncPair]  # the first DncPairs, with provenance
     rows_read: int
 
 
@@ -46,7 +46,7 @@ def load(template: recasting.RecastTemplate | str | Path) -> recasting.RecastTem
         raise RecastRefused(str(error)) from None
 
 
-def next_pair_id(dataset_slug):
+def next_pair_id(dataset_slug: str) -> int:
     """One above the highest numeric pairID of the dataset (1 for a new one), so recasts never collide."""
     highest = (
         Pair.objects.filter(dataset__slug=dataset_slug, pair_id__regex=r"^[0-9]{1,15}$")
@@ -114,10 +114,10 @@ def recast_into(
 class _Counting:
     """Rows, counting how many were read (a dry run reads only what it shows)."""
 
-    def __init__(self, rows):
+    def __init__(self, rows: Iterable[dict[str, str]]) -> None:
         self.rows, self.n = iter(rows), 0
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[dict[str, str]]:
         for row in self.rows:
             self.n += 1
             yield row

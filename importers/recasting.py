@@ -7,7 +7,7 @@ import csv
 import json
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -188,7 +188,7 @@ class RecastError(ValueError):
     """A source row that the template cannot recast; the message names the row."""
 
 
-def as_text(value):
+def as_text(value: object) -> str:
     """Field values as the text that patterns insert and rules compare."""
     if value is None:
         return ""
@@ -202,28 +202,29 @@ def as_text(value):
 
 @dataclass(frozen=True)
 class Pattern:
-    parts: tuple  # literal text, or ("slot", name)
+    parts: tuple[str | tuple[str, str], ...]  # literal text, or ("slot", name)
 
     @property
-    def slots(self):
+    def slots(self) -> set[str]:
         return {part[1] for part in self.parts if isinstance(part, tuple)}
 
-    def render(self, values):
+    def render(self, values: Mapping[str, str]) -> str:
         return "".join(values[part[1]] if isinstance(part, tuple) else part for part in self.parts)
 
 
 @dataclass(frozen=True)
 class SwitchPattern:
     field: str
-    cases: dict  # field text -> Pattern
+    cases: dict[str, Pattern]  # field text -> Pattern
     default: Pattern | None = None
 
     @property
-    def slots(self):
+    def slots(self) -> set[str]:
         patterns = [*self.cases.values(), *([self.default] if self.default else [])]
-        return set().union(*(pattern.slots for pattern in patterns))
+        none: set[str] = set()
+        return none.union(*(pattern.slots for pattern in patterns))
 
-    def render(self, values):
+    def render(self, values: Mapping[str, str]) -> str:
         key = values[self.field]
         pattern = self.cases.get(key, self.default)
         if pattern is None:
@@ -231,8 +232,8 @@ class SwitchPattern:
         return pattern.render(values)
 
 
-def compile_text(text, where):
-    parts = []
+def compile_text(text: str, where: str) -> Pattern:
+    parts: list[str | tuple[str, str]] = []
     position = 0
     for match in _PLACEHOLDER.finditer(text):
         parts.append(text[position : match.start()])
@@ -251,7 +252,7 @@ def compile_text(text, where):
     return Pattern(tuple(part for part in parts if part != ""))
 
 
-def compile_pattern(spec, where):
+def compile_pattern(spec: object, where: str) -> Pattern | SwitchPattern:
     if isinstance(spec, str):
         return compile_text(spec, where)
     if isinstance(spec, dict) and "switch" in spec:
@@ -278,16 +279,17 @@ def compile_pattern(spec, where):
 class Predicate:
     kind: str  # in (also what "equals" becomes), all, any, not
     field: str | None = None
-    values: tuple = ()  # texts for equals/in
-    parts: tuple = ()  # sub-predicates for all/any/not
+    values: tuple[str, ...] = ()  # texts for equals/in
+    parts: tuple["Predicate", ...] = ()  # sub-predicates for all/any/not
 
     @property
-    def fields(self):
+    def fields(self) -> set[str]:
         own = {self.field} if self.field else set()
         return own.union(*(part.fields for part in self.parts))
 
-    def holds(self, values):
+    def holds(self, values: Mapping[str, str]) -> bool:
         if self.kind in ("equals", "in"):
+            assert self.field is not None  # compile_predicate gives these kinds a field
             return values[self.field] in self.values
         if self.kind == "all":
             return all(part.holds(values) for part in self.parts)
@@ -296,7 +298,7 @@ class Predicate:
         return not self.parts[0].holds(values)
 
 
-def compile_predicate(spec, where):
+def compile_predicate(spec: object, where: str) -> Predicate:
     if not isinstance(spec, dict):
         raise TemplateError(f"{where}: a condition is an object, not {spec!r}")
     if "field" in spec:
@@ -331,38 +333,38 @@ class IfRule:
     otherwise: object
 
     @property
-    def labels(self):
+    def labels(self) -> list[object]:
         return [self.then, self.otherwise]
 
     @property
-    def fields(self):
+    def fields(self) -> set[str]:
         return self.condition.fields
 
-    def label(self, values):
+    def label(self, values: Mapping[str, str]) -> object:
         return self.then if self.condition.holds(values) else self.otherwise
 
 
 @dataclass(frozen=True)
 class MapRule:
     field: str
-    mapping: dict  # field text -> label
+    mapping: dict[str, object]  # field text -> label
 
     @property
-    def labels(self):
+    def labels(self) -> list[object]:
         return list(self.mapping.values())
 
     @property
-    def fields(self):
+    def fields(self) -> set[str]:
         return {self.field}
 
-    def label(self, values):
+    def label(self, values: Mapping[str, str]) -> object:
         key = values[self.field]
         if key not in self.mapping:
             raise RecastError(f"{self.field}={key!r} has no label in the template's map")
         return self.mapping[key]
 
 
-def compile_rule(spec, where):
+def compile_rule(spec: object, where: str) -> IfRule | MapRule:
     if isinstance(spec, dict) and "if" in spec:
         _only_keys(spec, {"if", "then", "else"}, where)
         if "then" not in spec or "else" not in spec:
@@ -384,22 +386,22 @@ def compile_rule(spec, where):
 
 @dataclass(frozen=True)
 class Hypothesis:
-    pattern: object  # Pattern or SwitchPattern
-    rule: object  # IfRule or MapRule
+    pattern: Pattern | SwitchPattern
+    rule: IfRule | MapRule
 
 
 @dataclass(frozen=True)
 class RecastTemplate:
     name: str
     description: str
-    fields: tuple
+    fields: tuple[str, ...]
     type_of_inference: str
-    label_set: tuple | None  # None when the pairs carry label-set null
+    label_set: tuple[object, ...] | None  # None when the pairs carry label-set null
     order: str
-    names: tuple
-    context: object
-    hypotheses: tuple
-    provenance: tuple  # (key, Pattern | SwitchPattern | literal JSON value)
+    names: tuple[str, ...]
+    context: Pattern | SwitchPattern
+    hypotheses: tuple[Hypothesis, ...]
+    provenance: tuple[tuple[str, object], ...]  # (key, Pattern | SwitchPattern | literal JSON value)
     source: str = "<dict>"
 
 
@@ -420,7 +422,7 @@ _REQUIRED_TOP_KEYS = ("format", "name", "fields", "type_of_inference", "context"
 _REQUIRED_PROVENANCE = ("corpus", "corpus-sent-id", "creation-approach")
 
 
-def _only_keys(spec, allowed, where):
+def _only_keys(spec: Iterable[str], allowed: Iterable[str], where: str) -> None:
     unknown = sorted(set(spec) - set(allowed))
     if unknown:
         raise TemplateError(
@@ -428,18 +430,18 @@ def _only_keys(spec, allowed, where):
         )
 
 
-def _string(value, where):
+def _string(value: object, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise TemplateError(f"{where}: a non-empty string was expected, not {value!r}")
     return value
 
 
-def _fields_of(pattern):
+def _fields_of(pattern: Pattern | SwitchPattern) -> set[str]:
     """The fields a pattern reads: its placeholders, and a switch's own field."""
     return pattern.slots | ({pattern.field} if isinstance(pattern, SwitchPattern) else set())
 
 
-def _check_fields_used(where, used, declared):
+def _check_fields_used(where: str, used: Iterable[str], declared: Sequence[str]) -> None:
     unknown = sorted(set(used) - set(declared) - {NAME_SLOT})
     if unknown:
         raise TemplateError(
@@ -448,7 +450,7 @@ def _check_fields_used(where, used, declared):
         )
 
 
-def _check_label(where, label, label_set):
+def _check_label(where: str, label: object, label_set: Sequence[object] | None) -> None:
     try:
         dnc.label_scheme(label)
     except ValueError:
@@ -460,7 +462,9 @@ def _check_label(where, label, label_set):
         raise TemplateError(f"{where}: label {label!r} is not in label_set {list(label_set)}")
 
 
-def _compile_hypothesis(spec, where, fields, label_set):
+def _compile_hypothesis(
+    spec: object, where: str, fields: Sequence[str], label_set: Sequence[object] | None
+) -> Hypothesis:
     if not isinstance(spec, dict):
         raise TemplateError(f"{where}: an object with 'pattern' and 'label' was expected")
     _only_keys(spec, {"pattern", "label"}, where)
@@ -475,7 +479,7 @@ def _compile_hypothesis(spec, where, fields, label_set):
     return Hypothesis(pattern, rule)
 
 
-def _compile_provenance(spec, where, fields):
+def _compile_provenance(spec: object, where: str, fields: Sequence[str]) -> tuple[tuple[str, object], ...]:
     if not isinstance(spec, dict):
         raise TemplateError(f"{where}: an object was expected")
     missing = [key for key in _REQUIRED_PROVENANCE if key not in spec]
@@ -483,7 +487,7 @@ def _compile_provenance(spec, where, fields):
         raise TemplateError(f"{where}: lacks {', '.join(missing)}")
     if "pair-id" in spec:
         raise TemplateError(f"{where}: pair-id is given by the recast, not the template")
-    compiled = []
+    compiled: list[tuple[str, object]] = []
     for key, value in spec.items():
         if isinstance(value, str) or (isinstance(value, dict) and "switch" in value):
             value = compile_pattern(value, f"{where}.{key}")
@@ -495,7 +499,7 @@ def _compile_provenance(spec, where, fields):
     return tuple(compiled)
 
 
-def parse_template(spec, source="<dict>"):
+def parse_template(spec: object, source: str = "<dict>") -> RecastTemplate:
     """A RecastTemplate from the template's JSON object; TemplateError says what is wrong and where."""
     where = source
     if not isinstance(spec, dict):
@@ -547,7 +551,7 @@ def parse_template(spec, source="<dict>"):
     )
 
 
-def load_template(path):
+def load_template(path: str | Path) -> RecastTemplate:
     """A RecastTemplate from a JSON file (a bare name is looked up among the shipped templates)."""
     path = Path(path)
     if not path.exists() and not path.suffix and (TEMPLATES_DIR / f"{path}.json").exists():
@@ -571,7 +575,11 @@ def shipped_templates() -> dict[str, Path]:
 # --- recasting -------------------------------------------------------------------------------
 
 
-def _row_values(template, index, row):
+# A source row: field name -> value (a mapping; _row_values refuses anything else).
+Row = Mapping[str, object]
+
+
+def _row_values(template: RecastTemplate, index: int, row: Row) -> dict[str, str]:
     if not hasattr(row, "keys"):
         raise RecastError(f"row {index}: a mapping of field names to values was expected, not {type(row).__name__}")
     missing = [name for name in template.fields if name not in row]
@@ -580,11 +588,11 @@ def _row_values(template, index, row):
     return {name: as_text(row[name]) for name in template.fields}
 
 
-def _render(value, values):
+def _render(value: object, values: Mapping[str, str]) -> object:
     return value.render(values) if isinstance(value, Pattern | SwitchPattern) else value
 
 
-def _provenance(template, values):
+def _provenance(template: RecastTemplate, values: Mapping[str, str]) -> dnc.Provenance:
     rendered = {key: _render(value, values) for key, value in template.provenance}
     known = {
         "corpus": "corpus",
@@ -602,7 +610,9 @@ def _provenance(template, values):
     )
 
 
-def _row_pairs(template, index, row, draw_name):
+def _row_pairs(
+    template: RecastTemplate, index: int, row: Row, draw_name: Callable[[], str]
+) -> tuple[dict[str, str], list[tuple[str, str, object]]]:
     """The (context, hypothesis, label) of one source row, in the template's order.
 
     Names are drawn in output order, so that a release's names, given in its file order, land
@@ -613,7 +623,7 @@ def _row_pairs(template, index, row, draw_name):
         labelled = [(hypothesis, hypothesis.rule.label(values)) for hypothesis in template.hypotheses]
         if template.order == "entailed-first":
             labelled.sort(key=lambda item: not dnc.is_entailed(item[1]))  # stable: listed order within a side
-        pairs = []
+        pairs: list[tuple[str, str, object]] = []
         for hypothesis, label in labelled:
             with_name = dict(values, **{NAME_SLOT: draw_name()})
             pairs.append((template.context.render(with_name), hypothesis.pattern.render(with_name), label))
@@ -622,11 +632,11 @@ def _row_pairs(template, index, row, draw_name):
     return values, pairs
 
 
-def _name_drawer(template, seed, names):
+def _name_drawer(template: RecastTemplate, seed: int, names: Iterable[str] | None) -> Callable[[], str]:
     if names is not None:
         supply = iter(names)
 
-        def next_given():
+        def next_given() -> str:
             try:
                 return next(supply)
             except StopIteration:
@@ -637,7 +647,15 @@ def _name_drawer(template, seed, names):
     return lambda: chooser.choice(template.names)
 
 
-def recast(template, rows, *, split, seed=0, first_pair_id=1, names=None):
+def recast(
+    template: RecastTemplate,
+    rows: Iterable[Row],
+    *,
+    split: str,
+    seed: int = 0,
+    first_pair_id: int = 1,
+    names: Iterable[str] | None = None,
+) -> Iterator[dnc.DncPair]:
     """Lazily turn source rows (mappings) into DncPairs with provenance.
 
     Pair ids count up from first_pair_id. Names for {NAME} are drawn with the seed, or taken in turn
@@ -663,14 +681,31 @@ def recast(template, rows, *, split, seed=0, first_pair_id=1, names=None):
             pair_id += 1
 
 
-def dry_run(template, rows, n=10, *, split="dev", seed=0, first_pair_id=1, names=None):
+def dry_run(
+    template: RecastTemplate,
+    rows: Iterable[Row],
+    n: int = 10,
+    *,
+    split: str = "dev",
+    seed: int = 0,
+    first_pair_id: int = 1,
+    names: Iterable[str] | None = None,
+) -> list[dnc.DncPair]:
     """The first n pairs a recast would make; reads only the rows it needs and writes nothing."""
     return list(islice(recast(template, rows, split=split, seed=seed, first_pair_id=first_pair_id, names=names), n))
 
 
 def recast_to_files(
-    template, rows, data_path, metadata_path, *, split, seed=0, first_pair_id=1, style=dnc.PYTHON2_STYLE
-):
+    template: RecastTemplate,
+    rows: Iterable[Row],
+    data_path: str | Path,
+    metadata_path: str | Path | None,
+    *,
+    split: str,
+    seed: int = 0,
+    first_pair_id: int = 1,
+    style: dnc.JsonStyle = dnc.PYTHON2_STYLE,
+) -> int:
     """Recast every row and write DNC's data and metadata files; returns the number of pairs."""
     pairs = list(recast(template, rows, split=split, seed=seed, first_pair_id=first_pair_id))
     dnc.write_dnc(pairs, data_path, metadata_path, style)
@@ -705,12 +740,12 @@ def read_rows(
         yield row
 
 
-def _csv_rows(path, fieldnames):
+def _csv_rows(path: Path, fieldnames: Sequence[str] | None) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8", newline="") as handle:
         yield from csv.DictReader(handle, fieldnames=fieldnames, strict=True)
 
 
-def _tsv_rows(path, fieldnames):
+def _tsv_rows(path: Path, fieldnames: Sequence[str] | None) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8", newline="") as handle:
         lines = (line.rstrip("\r\n") for line in handle)
         columns = list(fieldnames) if fieldnames else next(lines, "").split("\t")
@@ -727,7 +762,7 @@ def _tsv_rows(path, fieldnames):
             yield dict(zip(columns, values, strict=False))
 
 
-def _jsonl_rows(path, fieldnames):
+def _jsonl_rows(path: Path, fieldnames: Sequence[str] | None) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():

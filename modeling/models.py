@@ -151,7 +151,7 @@ class TrainingRun(models.Model):
         return None
 
 
-def hash_node_key(key):
+def hash_node_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 

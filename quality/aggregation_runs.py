@@ -124,7 +124,7 @@ def _claim(run_id):
     return AggregationRun.objects.get(pk=run_id) if claimed else None
 
 
-def run_aggregation(run_id):
+def run_aggregation(run_id: int) -> AggregationRun | None:
     """Fit the run's methods and store their results; on any failure the run is marked failed with
     the reason and keeps no results. Returns the run (None when it was done or running already, or
     when the reaper started it again meanwhile)."""

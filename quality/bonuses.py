@@ -27,7 +27,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Case, CharField, Count, DecimalField, Q, Sum, Value, When
+from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Coalesce
 
 from corpus.models import Market, Worker
@@ -143,7 +143,7 @@ def record_catch_bonuses(worker, study_session, matched_answers):
     )
 
 
-def unpaid(study):
+def unpaid(study: Study) -> QuerySet[BonusEntry]:
     """The study's earned bonuses without a payment, oldest first."""
     return (
         BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)

@@ -4,13 +4,16 @@ Thin: the rules (tries, scoring, who is admitted) live in qualification.py.
 """
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
+from annotation_site.authenticated import AuthenticatedRequest
 from crowd.access import Refusal
 from crowd.arrival import current_study_session
 from crowd.models import Study
@@ -18,6 +21,7 @@ from crowd.registry import next_task_url
 from crowd.services import worker_for_user
 
 from . import qualification
+from .models import ReferenceLabel
 from .qualification import QualificationRefused
 
 CHOICES = [
@@ -28,11 +32,15 @@ CHOICES = [
 KEYS = {value: str(number) for number, (value, _) in enumerate(CHOICES, 1)}
 
 
-def _refused(request, message, title="Thank you for your time", status=403):
+def _refused(
+    request: HttpRequest, message: str, title: str = "Thank you for your time", status: int = 403
+) -> HttpResponse:
     return render(request, "crowd/not_admitted.html", {"refusal": Refusal(message, title=title)}, status=status)
 
 
-def _rows(items, chosen, missing):
+def _rows(
+    items: Iterable[ReferenceLabel], chosen: Mapping[str, object], missing: Sequence[int]
+) -> Iterator[dict[str, Any]]:
     for number, item in enumerate(items, 1):
         name = f"label-{item.pair_id}"
         yield {
@@ -55,7 +63,7 @@ def _rows(items, chosen, missing):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def qualification_page(request, slug):
+def qualification_page(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     study_session = current_study_session(request)
     if study_session is None or study_session.study_id != study.pk:
@@ -80,7 +88,8 @@ def qualification_page(request, slug):
     shown_key = f"qualification-shown-{test.pk}"
     number = qualification.attempts_used(test, worker) + 1
     items = qualification.items_for(test, worker, number)
-    error, chosen = None, {}
+    error: str | None = None
+    chosen: Mapping[str, object] = {}
     missing: Sequence[int] = ()
     if request.method == "POST":
         chosen = request.POST

@@ -8,7 +8,7 @@ Mounted by the composition root (annotation_site/urls.py), as artifacts' API is.
 """
 
 import django_filters
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 from rest_framework import serializers, viewsets
 
 from annotation_site.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
@@ -35,12 +35,12 @@ class PremisePairFilter(django_filters.FilterSet):
         model = PremisePair
         fields = ["dataset", "split", "complete"]
 
-    def filter_complete(self, queryset, name, value):
+    def filter_complete(self, queryset: QuerySet[PremisePair], name: str, value: str) -> QuerySet[PremisePair]:
         complete = queryset.filter(label_count__gte=PREMISE_LABELS_PER_PAIR)
         return complete if value == "true" else queryset.exclude(label_count__gte=PREMISE_LABELS_PER_PAIR)
 
 
-class PremisePairSerializer(serializers.ModelSerializer):
+class PremisePairSerializer(serializers.ModelSerializer[PremisePair]):
     itemID = serializers.CharField(source="item.pair_id", help_text="The MPE item's pairID.")
     dataset = serializers.CharField(source="item.dataset.slug")
     split = serializers.CharField(source="item.premise.split")
@@ -86,7 +86,7 @@ class PremisePairSerializer(serializers.ModelSerializer):
         return [label.label for label in pair.labels.all()]  # prefetched by the view, in order
 
 
-class PremiseLabelViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet):
+class PremiseLabelViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet[PremisePair]):
     """Premise-hypothesis pairs of MPE items marked for per-premise labels, with their judgments
     and consensus (MPE §5.2, Table 4's inputs)."""
 

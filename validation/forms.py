@@ -1,6 +1,10 @@
 """The batch form: one choice per pair in its dataset's label scheme, submitted together."""
 
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any
+
 from django import forms
+from django.db import models
 from django.utils.crypto import salted_hmac
 
 from corpus import labels as scheme_labels
@@ -31,12 +35,12 @@ SCHEME_CHOICES = {
 }
 
 
-def field_name(pair):
+def field_name(pair: models.Model) -> str:
     """The field of a pair outside a claim (the qualification test's fixed items)."""
     return f"label-{pair.pk}"
 
 
-def claim_field_name(claim):
+def claim_field_name(claim: Any) -> str:  # a claim of any batch task: pk, batch and worker_id
     """The field of one item of a validation claim: an opaque token, never the pair's primary key.
 
     A keyed hash of the claim (its id, batch and worker) under the site's secret: unguessable,
@@ -49,12 +53,14 @@ def claim_field_name(claim):
     return f"item-{digest[:24]}"
 
 
-def scheme_of(pair):
-    return getattr(getattr(pair, "dataset", None), "label_scheme", None) or scheme_labels.THREE_WAY_SCHEME
+def scheme_of(pair: object) -> str:
+    scheme: str = getattr(getattr(pair, "dataset", None), "label_scheme", None) or scheme_labels.THREE_WAY_SCHEME
+    return scheme
 
 
 class ValidationBatchForm(forms.Form):
-    def __init__(self, pairs, *args, names=None, **kwargs):
+    # The items are a task's (pairs, multi-premise items, premise pairs): models with a pk.
+    def __init__(self, pairs: Iterable[Any], *args: Any, names: dict[int, str] | None = None, **kwargs: Any) -> None:
         """`names` maps a pair pk to its field name (`claim_field_name` on task pages); by default `field_name`."""
         super().__init__(*args, **kwargs)
         self.pairs = list(pairs)
@@ -67,15 +73,15 @@ class ValidationBatchForm(forms.Form):
             )
 
     @property
-    def scheme(self):
+    def scheme(self) -> str:
         """The batch's scheme (a batch never mixes schemes: services.claim_validation_batch)."""
         return scheme_of(self.pairs[0]) if self.pairs else scheme_labels.THREE_WAY_SCHEME
 
-    def labels(self):
+    def labels(self) -> dict[int, str]:
         """{pair pk: answer in the pair's scheme or ''}, for the service."""
         return {pair.pk: self.cleaned_data.get(self.names[pair.pk]) or "" for pair in self.pairs}
 
-    def rows(self, missing=()):
+    def rows(self, missing: Collection[int] = ()) -> Iterator[dict[str, Any]]:
         """What the template draws: each pair with its number, its chosen label and its buttons."""
         chosen = self.data if self.is_bound else {}
         for number, pair in enumerate(self.pairs, 1):
@@ -100,7 +106,7 @@ class ValidationBatchForm(forms.Form):
 class MpeBatchForm(ValidationBatchForm):
     """One yes / unknown / no choice per multi-premise item; the answers are stored as the three labels."""
 
-    def __init__(self, pairs, *args, **kwargs):
+    def __init__(self, pairs: Iterable[Any], *args: Any, **kwargs: Any) -> None:
         from corpus.mpe_wording import ANSWERS
 
         # Capitalised as the instructions above the items name them ("Yes"), not "yes" on the buttons.
@@ -111,7 +117,7 @@ class MpeBatchForm(ValidationBatchForm):
             assert isinstance(field, forms.ChoiceField)  # one label's buttons per pair
             field.choices = self.answer_choices
 
-    def rows(self, missing=()):
+    def rows(self, missing: Collection[int] = ()) -> Iterator[dict[str, Any]]:
         for row in super().rows(missing=missing):
             row["options"] = [
                 {**option, "text": answer}
@@ -128,7 +134,7 @@ class PremiseBatchForm(ValidationBatchForm):
     """One of the three answers per premise-hypothesis pair (`validation.models.PremisePair`: three-way,
     a premise pair has no dataset of its own); each row shows its one caption and the item's hypothesis."""
 
-    def rows(self, missing=()):
+    def rows(self, missing: Collection[int] = ()) -> Iterator[dict[str, Any]]:
         for row in super().rows(missing=missing):
             premise_pair = row["pair"]
             sentences = premise_pair.item.premise.premise_sentences

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from annotation_site.authenticated import AuthenticatedRequest
 from corpus.models import Grammaticality, ItemKind
 from corpus.services import LabelRefused
 from crowd.arrival import current_study_session
@@ -61,13 +62,13 @@ class BatchTask:
         else "Please choose an answer for each pair."
     )
     incomplete: Callable[[services.BatchIncomplete], Any] = lambda incomplete: incomplete.message
-    context: Callable[[Any, list], dict[str, Any]] = lambda form, claims: {
+    context: Callable[[Any, list[Any]], dict[str, Any]] = lambda form, claims: {
         "scheme": form.scheme,
         "study_session": claims[0].study_session,
     }
 
 
-def next_batch_page(request, task):
+def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpResponseBase:
     """The task's next batch (claimed or given back), or the page to show instead."""
     worker = worker_for_user(request.user)
     study_session, instead = task_visit(request, task.task_kind)
@@ -84,7 +85,7 @@ def next_batch_page(request, task):
     return redirect(task.batch_url, batch=batch)
 
 
-def batch_page(request, batch, task):
+def batch_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> HttpResponseBase:
     """One batch of the task: its items with their buttons, and its submit."""
     worker = worker_for_user(request.user)
     claims = list(task.claims(worker, batch))
@@ -144,7 +145,7 @@ def batch_page(request, batch, task):
     return render(request, task.template, context, status=400 if error else status)
 
 
-def renew_page(request, batch, task):
+def renew_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> HttpResponseBase:
     """ "More time" or "Get these items back" (validation.holds): back to the batch, with one line
     that says what happened; items taken by others meanwhile leave the batch page offering a new one."""
     renewed = holds.renew_batch(worker_for_user(request.user), batch, task.claim_rule)
@@ -166,27 +167,29 @@ def renew_page(request, batch, task):
 
 def task_views(
     task: BatchTask,
-) -> tuple[Callable[[HttpRequest], HttpResponseBase], Callable[[HttpRequest, UUID], HttpResponseBase]]:
+) -> tuple[
+    Callable[[AuthenticatedRequest], HttpResponseBase], Callable[[AuthenticatedRequest, UUID], HttpResponseBase]
+]:
     """A batch task's two views, (next batch, one batch), for the URLconf."""
 
     @login_required
-    def next_batch(request: HttpRequest) -> HttpResponseBase:
+    def next_batch(request: AuthenticatedRequest) -> HttpResponseBase:
         return next_batch_page(request, task)
 
     @login_required
     @require_http_methods(["GET", "POST"])
-    def batch(request: HttpRequest, batch: UUID) -> HttpResponseBase:
+    def batch(request: AuthenticatedRequest, batch: UUID) -> HttpResponseBase:
         return batch_page(request, batch, task)
 
     return next_batch, batch
 
 
-def renew_view(task: BatchTask) -> Callable[[HttpRequest, UUID], HttpResponseBase]:
+def renew_view(task: BatchTask) -> Callable[[AuthenticatedRequest, UUID], HttpResponseBase]:
     """A batch task's renewal view (a POST from the hold's buttons), for the URLconf."""
 
     @login_required
     @require_http_methods(["POST"])
-    def renew(request: HttpRequest, batch: UUID) -> HttpResponseBase:
+    def renew(request: AuthenticatedRequest, batch: UUID) -> HttpResponseBase:
         return renew_page(request, batch, task)
 
     return renew
@@ -199,7 +202,7 @@ renew = renew_view(VALIDATION)
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def grammaticality(request):
+def grammaticality(request: AuthenticatedRequest) -> HttpResponseBase:
     """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together.
 
     Offered beside a validation study's batches, so it asks what they ask: inside a study visit, the
@@ -209,7 +212,8 @@ def grammaticality(request):
     if refused is not None:
         return refused
     worker = worker_for_user(request.user)
-    error, chosen = None, {}
+    error: str | None = None
+    chosen: dict[int, str] = {}
     missing: list[int] = []
     if request.method == "POST":
         # ASCII digits only, of a size a primary key can have: "²" is a digit to str.isdigit() but
@@ -217,7 +221,8 @@ def grammaticality(request):
         answers = {
             int(key.removeprefix("grammar-")): value
             for key, value in request.POST.items()
-            if re.fullmatch(r"grammar-[0-9]{1,18}", key)
+            # A posted field's value is its last one, a str (the stubs allow a list: an empty one).
+            if re.fullmatch(r"grammar-[0-9]{1,18}", key) and isinstance(value, str)
         }
         # The page's sentences (hidden fields): a page with any left unanswered is refused whole.
         shown = [int(pk) for pk in request.POST.getlist("shown") if re.fullmatch(r"[0-9]{1,18}", pk)]
@@ -225,7 +230,7 @@ def grammaticality(request):
         try:
             grammar.submit_judgments(worker, answers, shown=shown)
         except LabelRefused as refusal:
-            error = refusal.message
+            error = str(refusal.message)
             missing = getattr(refusal, "missing", [])
             chosen = answers
         else:
@@ -264,7 +269,7 @@ def grammaticality(request):
 
 @login_required
 @require_http_methods(["POST"])
-def grammaticality_renew(request, batch):
+def grammaticality_renew(request: AuthenticatedRequest, batch: UUID) -> HttpResponseBase:
     """ "More time" or "Get these sentences back" for the worker's grammaticality page."""
     renewed = holds.renew_batch(worker_for_user(request.user), batch, grammar.GRAMMATICALITY_CLAIMS)
     if renewed is None:
@@ -277,7 +282,7 @@ def grammaticality_renew(request, batch):
     return redirect("validation:grammaticality")
 
 
-def faq(request):
+def faq(request: HttpRequest) -> HttpResponseBase:
     """The FAQ states exactly what this worker's study pays for catch trials (its own settings)."""
     study_session = current_study_session(request, task_kind=TaskKind.VALIDATION)
     study = study_session.study if study_session else None

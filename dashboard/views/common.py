@@ -2,7 +2,7 @@
 
 from collections.abc import Callable
 from functools import update_wrapper
-from typing import Concatenate, ParamSpec, overload
+from typing import Concatenate, ParamSpec, cast, overload
 from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
@@ -10,26 +10,31 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
+from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import is_researcher
 from corpus.models import Split
 from dashboard.queries.common import datasets
 
 P = ParamSpec("P")
 View = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
+# The view behind the check: only signed-in researchers reach it, so its request.user is an account.
+ResearcherView = Callable[Concatenate[AuthenticatedRequest, P], HttpResponseBase]
 
 
 @overload
-def researcher_required(view: View[P], *, post_permission: str | None = None) -> View[P]: ...
+def researcher_required(view: ResearcherView[P], *, post_permission: str | None = None) -> View[P]: ...
 @overload
-def researcher_required(view: None = None, *, post_permission: str | None = None) -> Callable[[View[P]], View[P]]: ...
 def researcher_required(
-    view: View[P] | None = None, *, post_permission: str | None = None
+    view: None = None, *, post_permission: str | None = None
+) -> Callable[[ResearcherView[P]], View[P]]: ...
+def researcher_required(
+    view: ResearcherView[P] | None = None, *, post_permission: str | None = None
 ) -> Callable[..., object]:  # the overloads above say which
     """Anonymous visitors go to the login page; logged-in workers get 403. With `post_permission`,
     a POST (the page's action: paying, excluding, labelling, launching) also needs that permission."""
     if view is None:
 
-        def decorate(view: View[P]) -> View[P]:
+        def decorate(view: ResearcherView[P]) -> View[P]:
             return researcher_required(view, post_permission=post_permission)
 
         return decorate
@@ -41,7 +46,7 @@ def researcher_required(
             raise PermissionDenied("The dashboard is for researchers.")
         if post_permission and request.method == "POST" and not request.user.has_perm(post_permission):
             raise PermissionDenied(f"This action needs the permission {post_permission}; ask an administrator.")
-        return view(request, *args, **kwargs)
+        return view(cast(AuthenticatedRequest, request), *args, **kwargs)
 
     update_wrapper(wrapped, view)  # functools.wraps: the view's name and docstring
     return wrapped

@@ -4,14 +4,17 @@ Thin: the rules are in `quality.services`, `quality.bonuses` and `quality.select
 """
 
 from decimal import Decimal
+from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
+from corpus.models import Pair
 from corpus.services import LabelRefused
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
@@ -21,7 +24,7 @@ from validation.forms import CHOICES, KEYS
 from .common import Scope, page_context, researcher_required
 
 
-def _label_rows(pair, chosen):
+def _label_rows(pair: Pair, chosen: str) -> dict[str, Any]:
     name = "label"
     return {
         "number": 1,
@@ -37,7 +40,7 @@ def _label_rows(pair, chosen):
 
 @researcher_required(post_permission=LABEL_REFERENCE_PAIRS)
 @require_http_methods(["GET", "POST"])
-def label_pairs(request):
+def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
     """One pair at a time, keys 1/2/3 as in the validation task; the label is the researcher's
     reference label, and 'catch trial' mixes the pair into validation batches."""
     scope = Scope(request, with_split=False)
@@ -97,7 +100,7 @@ def label_pairs(request):
 
 
 @researcher_required
-def bonus_page(request):
+def bonus_page(request: HttpRequest) -> HttpResponse:
     studies = bonuses.study_summaries()
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
     unpaid = list(bonuses.unpaid(study)) if study else []
@@ -105,8 +108,9 @@ def bonus_page(request):
     # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27).
     marks = worker_marks([entry.worker_id for entry in unpaid] + [row["id"] for row in totals])
     for entry in unpaid:
-        entry.marks = marks.get(entry.worker_id, [])
-        entry.cause = bonuses.cause_of(entry.reason)
+        # The page's own attributes on the row, read by its template (as markets.selectors does).
+        entry.marks = marks.get(entry.worker_id, [])  # type: ignore[attr-defined]
+        entry.cause = bonuses.cause_of(entry.reason)  # type: ignore[attr-defined]
     for row in totals:
         row["marks"] = marks.get(row["id"], [])
     return render(
@@ -131,7 +135,7 @@ def bonus_page(request):
 
 
 @researcher_required
-def bonus_export(request, slug, market):
+def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
     study = queries.study(slug)
     if study is None:
         raise Http404("No such study.")
@@ -151,7 +155,7 @@ def bonus_export(request, slug, market):
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
-def bonus_pay(request, slug):
+def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     study = queries.study(slug)
     if study is None:
         raise Http404("No such study.")
@@ -181,7 +185,7 @@ def bonus_pay(request, slug):
 
 @researcher_required(post_permission=EXCLUDE_WORKERS)
 @require_POST
-def worker_exclusion(request):
+def worker_exclusion(request: HttpRequest) -> HttpResponse:
     action = request.POST.get("action")
     if action not in ("exclude", "include"):
         messages.error(request, "Choose exclude or include.")
@@ -201,6 +205,5 @@ def worker_exclusion(request):
             if action == "exclude":
                 text += " Pairs that lost a validation label are back in the validation pool."
         messages.success(request, text)
-    return redirect(
-        request.POST.get("next") if request.POST.get("next", "").startswith("/dashboard/") else "dashboard:workers"
-    )
+    next_url = request.POST.get("next", "")
+    return redirect(next_url if next_url.startswith("/dashboard/") else "dashboard:workers")

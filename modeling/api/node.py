@@ -17,9 +17,12 @@ carried; empty or any other is 409), every later call names the attempt and the 
 checkpoint is checked as data (safetensors, the net it names) before the run can finish on it.
 """
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -36,7 +39,7 @@ from modeling.training.services import (
     store_checkpoint,
 )
 
-from .node_auth import IsGpuNode, NodeTokenAuthentication
+from .node_auth import IsGpuNode, NodeTokenAuthentication, node_token_of
 
 NOT_HOLDER = "Run {pk} is no longer running under this attempt (it was reaped, taken over or has ended); stop."
 SHA256_CHARS = set("0123456789abcdef")
@@ -47,14 +50,15 @@ class NodeView(StrictQueryParamsMixin, APIView):
     permission_classes = [IsGpuNode]
     parser_classes = [CheckedJSONParser]  # what modeling.training.remote sends; the schema lists JSON only
 
-    def not_holder(self, pk):
+    def not_holder(self, pk: int) -> Response:
         current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
         return Response({"detail": NOT_HOLDER.format(pk=pk), "status": current}, status=status.HTTP_409_CONFLICT)
 
-    def incoming(self, serializer_class, request):
+    def incoming(self, serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
         incoming = serializer_class(data=request.data)
         incoming.is_valid(raise_exception=True)
-        return incoming.validated_data
+        data: dict[str, Any] = incoming.validated_data
+        return data
 
 
 class HeldSerializer(KnownFieldsSerializer):
@@ -85,7 +89,7 @@ class ProgressSerializer(HeldSerializer):
 class FinishSerializer(HeldSerializer):
     results = serializers.DictField()
 
-    def validate_results(self, results):
+    def validate_results(self, results: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(results.get("accuracy"), dict):
             raise serializers.ValidationError("results need an 'accuracy' object (split file -> accuracy).")
         return results
@@ -103,7 +107,7 @@ class NodeRunStatus(NodeView):
             )
         }
     )
-    def get(self, request, pk):
+    def get(self, request: Request, pk: int) -> Response:
         found = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
         if found is None:
             return Response({"detail": f"No training run {pk}."}, status=status.HTTP_404_NOT_FOUND)
@@ -123,9 +127,9 @@ class NodeRunLease(NodeView):
             ),
         },
     )
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = self.incoming(LeaseSerializer, request)
-        run = lease_run(pk, data["hostname"], data["attempt"] or None, node_token=request.auth)
+        run = lease_run(pk, data["hostname"], data["attempt"] or None, node_token=node_token_of(request))
         if run is None:
             current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
             return Response(
@@ -150,10 +154,10 @@ class NodeRunProgress(NodeView):
     @extend_schema(
         request=ProgressSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = self.incoming(ProgressSerializer, request)
         attempt, lease = data.pop("attempt"), data.pop("claim")
-        if not record_progress(pk, attempt, lease, data, node_token=request.auth):
+        if not record_progress(pk, attempt, lease, data, node_token=node_token_of(request)):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.RUNNING})
 
@@ -169,7 +173,7 @@ class NodeRunCheckpoint(NodeView):
             409: OpenApiResponse(description=NOT_HOLDER),
         },
     )
-    def put(self, request, pk):
+    def put(self, request: Request, pk: int) -> Response:
         attempt, lease = request.headers.get("X-Attempt", ""), request.headers.get("X-Claim", "")
         sha256 = request.headers.get("X-Content-SHA256", "").lower()
         if not attempt or not lease or len(sha256) != 64 or not set(sha256) <= SHA256_CHARS:
@@ -179,7 +183,9 @@ class NodeRunCheckpoint(NodeView):
             )
         try:
             # The raw body, streamed: a checkpoint can be hundreds of megabytes.
-            stored = store_checkpoint(pk, attempt, lease, request._request, sha256=sha256, node_token=request.auth)
+            stored = store_checkpoint(
+                pk, attempt, lease, request._request, sha256=sha256, node_token=node_token_of(request)
+            )
         except CheckpointRejected as rejected:
             return Response({"detail": str(rejected)}, status=status.HTTP_400_BAD_REQUEST)
         if not stored:
@@ -199,10 +205,12 @@ class NodeRunFinish(NodeView):
             409: OpenApiResponse(description=NOT_HOLDER),
         },
     )
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = self.incoming(FinishSerializer, request)
         try:
-            finished = finish_run(pk, data["attempt"], data["claim"], data["results"], node_token=request.auth)
+            finished = finish_run(
+                pk, data["attempt"], data["claim"], data["results"], node_token=node_token_of(request)
+            )
         except FinishRefused as refused:
             return Response({"detail": str(refused)}, status=status.HTTP_400_BAD_REQUEST)
         if not finished:
@@ -214,8 +222,8 @@ class NodeRunFail(NodeView):
     @extend_schema(
         request=FailSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
-    def post(self, request, pk):
+    def post(self, request: Request, pk: int) -> Response:
         data = self.incoming(FailSerializer, request)
-        if not fail_run(pk, data["attempt"], data["claim"], data["error"], node_token=request.auth):
+        if not fail_run(pk, data["attempt"], data["claim"], data["error"], node_token=node_token_of(request)):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.FAILED})

@@ -7,10 +7,14 @@ cannot act as a node either. The scheme word `Worker` and the key prefix stay as
 rename, so tokens already issued keep working.
 """
 
+from typing import Any
+
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from annotation_site.permissions import is_researcher
 from modeling.models import NodeToken, hash_node_key
@@ -31,19 +35,19 @@ class GpuNode:
     pk = None
     id = None
 
-    def __init__(self, token):
+    def __init__(self, token: NodeToken) -> None:
         self.token = token
         self.username = f"node-token:{token.name}"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.username
 
-    def has_perm(self, *_args, **_kwargs):
+    def has_perm(self, *_args: object, **_kwargs: object) -> bool:
         return False
 
 
 class NodeTokenAuthentication(authentication.BaseAuthentication):
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[GpuNode, NodeToken] | None:
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].lower() != SCHEME.lower().encode():
             return None
@@ -61,33 +65,34 @@ class NodeTokenAuthentication(authentication.BaseAuthentication):
             NodeToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return GpuNode(token), token
 
-    def authenticate_header(self, request):
+    def authenticate_header(self, request: Request) -> str:
         return SCHEME
 
 
-def node_token_of(request):
+def node_token_of(request: Request) -> NodeToken | None:
     return request.auth if isinstance(request.auth, NodeToken) else None
 
 
 class IsGpuNode(BasePermission):
     message = "A node token is required (Authorization: Worker <key>)."
 
-    def has_permission(self, request, view):
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return node_token_of(request) is not None
 
 
 class IsResearcherOrGpuNode(BasePermission):
     message = "Researcher rights or a node token are required."
 
-    def has_permission(self, request, view):
+    def has_permission(self, request: Request, view: APIView) -> bool:
         return is_researcher(request.user) or node_token_of(request) is not None
 
 
-class NodeTokenScheme(OpenApiAuthenticationExtension):
+# drf-spectacular has no type hints: its __init_subclass__ (which registers the extension) is untyped.
+class NodeTokenScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
     target_class = "modeling.api.node_auth.NodeTokenAuthentication"
     name = "workerToken"
 
-    def get_security_definition(self, auto_schema):
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
         return {
             "type": "apiKey",
             "in": "header",

@@ -2,7 +2,7 @@
 
 import django_filters
 from django import forms
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch, Q, QuerySet
 from rest_framework import serializers, viewsets
 
 from annotation_site.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
@@ -49,12 +49,12 @@ class PairFilter(django_filters.FilterSet):
         model = Pair
         fields = ["dataset", "genre", "split", "gold_label", "validated", "min_labels"]
 
-    def filter_validated(self, queryset, name, value):
+    def filter_validated(self, queryset: QuerySet[Pair], name: str, value: str) -> QuerySet[Pair]:
         complete = Q(label_count__gte=LABELS_PER_PAIR)
         return queryset.filter(complete) if value == "true" else queryset.exclude(complete)
 
 
-class PairSerializer(serializers.ModelSerializer):
+class PairSerializer(serializers.ModelSerializer[Pair]):
     pairID = serializers.CharField(source="pair_id")
     promptID = serializers.CharField(source="premise.prompt_id")
     dataset = serializers.CharField(source="dataset.slug")
@@ -89,11 +89,11 @@ class PairSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def get_annotator_labels(self, pair) -> list[str]:
-        return [label.label for label in pair.kept_labels]
+    def get_annotator_labels(self, pair: Pair) -> list[str]:
+        return [label.label for label in pair.kept_labels]  # type: ignore[attr-defined]  # the view's Prefetch to_attr
 
 
-class PairViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet):
+class PairViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet[Pair]):
     serializer_class = PairSerializer
     filterset_class = PairFilter
     pagination_class = StrictCursorPagination

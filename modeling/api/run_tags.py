@@ -8,6 +8,7 @@ beneath modeling); the run is this app's, so the view lives here. Its path stays
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,7 +21,7 @@ class RunTagAccuracyView(APIView):
         summary="A training run's accuracy per phenomenon tag (MultiNLI Table 6)",
         responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
     )
-    def get(self, request, run_id):
+    def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(TrainingRun.objects.select_related("snapshot"), pk=run_id)
         figures = run_tag_accuracy(run)
         if figures is None:

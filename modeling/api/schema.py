@@ -1,5 +1,7 @@
 """The OpenAPI schema and Swagger UI, for researchers only; Swagger's assets come from the sidecar (no CDN)."""
 
+from typing import Any
+
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from annotation_site.api_strict import StrictQueryParamsMixin
@@ -34,7 +36,7 @@ _ERRORS = {
 _FILE_TYPES = ("application/x-ndjson", "text/tab-separated-values", "application/json")
 
 
-def document_real_responses(result, generator, request, public):
+def document_real_responses(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: the responses the API really gives (every error
     status with its {"detail": ...} body, the download's content types) and page_size's bounds,
     so that a schema-driven client (schemathesis --checks all) meets no undocumented answer."""
@@ -111,7 +113,7 @@ _NUL_FREE_VALUE = {
 }
 
 
-def _no_nul_in_strings(schema):
+def _no_nul_in_strings(schema: object) -> None:
     if not isinstance(schema, dict):
         return
     if schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
@@ -131,7 +133,7 @@ def _no_nul_in_strings(schema):
             _no_nul_in_strings(child)
 
 
-def training_config_schema():
+def training_config_schema() -> dict[str, Any]:
     """`config` of a launch as modeling.training.config checks it: every key, its type and bounds."""
     from modeling.training.config import _NULLABLE, _TYPES, BOUNDS, DEFAULTS, NAMED_EMBEDDINGS
 

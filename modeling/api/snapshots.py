@@ -2,8 +2,9 @@
 
 import mimetypes
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -14,6 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
@@ -38,22 +40,23 @@ CONTENT_TYPES = {".jsonl": "application/x-ndjson", ".tsv": "text/tab-separated-v
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+    from rest_framework.permissions import _SupportsHasPermission  # what DRF's stubs say get_permissions gives
 
 
-class SnapshotFileSerializer(serializers.ModelSerializer):
+class SnapshotFileSerializer(serializers.ModelSerializer[SnapshotFile]):
     url = serializers.SerializerMethodField()
 
     class Meta:
         model = SnapshotFile
         fields = ["name", "split", "rows", "bytes", "sha256", "url"]
 
-    def get_url(self, obj) -> str:
-        request = self.context.get("request")
+    def get_url(self, obj: SnapshotFile) -> str:
+        request: Request | None = self.context.get("request")
         path = f"/api/snapshots/{obj.snapshot_id}/files/{obj.name}"
         return request.build_absolute_uri(path) if request else path
 
 
-class SnapshotSerializer(serializers.ModelSerializer):
+class SnapshotSerializer(serializers.ModelSerializer[Snapshot]):
     created_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
@@ -94,7 +97,7 @@ class SnapshotRequestSerializer(KnownFieldsSerializer):
     )
 
 
-class SnapshotFiltersSchema(serializers.Serializer):
+class SnapshotFiltersSchema(serializers.Serializer[Any]):
     """The schema of `filters` (documentation: normalize_request checks the request itself, strictly typed)."""
 
     genres = serializers.ListField(
@@ -133,7 +136,7 @@ class SnapshotFiltersSchema(serializers.Serializer):
     )
 
 
-class SnapshotRequestSchema(serializers.Serializer):
+class SnapshotRequestSchema(serializers.Serializer[Any]):
     datasets = serializers.ListField(
         child=serializers.CharField(min_length=1, max_length=50),
         required=False,
@@ -142,7 +145,7 @@ class SnapshotRequestSchema(serializers.Serializer):
     filters = SnapshotFiltersSchema(required=False)
 
 
-def _only_unknown_names(errors):
+def _only_unknown_names(errors: Mapping[str, Sequence[object]]) -> bool:
     """Whether a snapshot request's errors all say that a named dataset or genre does not exist."""
     return bool(errors) and all(
         key in ("datasets", "filters.genres", "filters.aggregation_run")
@@ -164,7 +167,7 @@ class SnapshotViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
-    viewsets.GenericViewSet,
+    viewsets.GenericViewSet[Snapshot],
 ):
     queryset = Snapshot.objects.select_related("created_by").prefetch_related("files")
     serializer_class = SnapshotSerializer
@@ -172,14 +175,14 @@ class SnapshotViewSet(
     filterset_class = SnapshotFilter
     parser_classes = [CheckedJSONParser]  # `filters` is an object: JSON only (the schema says so)
 
-    def get_permissions(self):
+    def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
         # Reading is for any researcher; starting one needs its own permission.
         if self.action == "create":
             return [researcher_with(CREATE_SNAPSHOTS)()]
         return super().get_permissions()
 
     @extend_schema(request=SnapshotRequestSchema, responses={202: SnapshotSerializer})
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         incoming = SnapshotRequestSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
@@ -212,7 +215,7 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
             416: OpenApiResponse(description="The range starts beyond the file's end."),
         }
     )
-    def get(self, request, pk, name):
+    def get(self, request: Request, pk: int, name: str) -> Response | FileResponse:
         snapshot = get_object_or_404(Snapshot, pk=pk)
         if snapshot.status != JobStatus.DONE:
             return Response(
@@ -257,13 +260,13 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
         return response
 
 
-def requested_start(request):
+def requested_start(request: Request) -> int | None:
     """N of a `Range: bytes=N-` header; None without one (other range forms are answered whole)."""
     match = re.fullmatch(r"\s*bytes=(\d+)-\s*", request.headers.get("Range", ""))
     return int(match.group(1)) if match else None
 
 
-def open_snapshot_file(snapshot, name):
+def open_snapshot_file(snapshot: Snapshot, name: str) -> File[Any] | None:
     """The file from the snapshot's folder on this server, else from the snapshot storage (object storage)."""
     local = snapshot_directory(snapshot) / name
     if local.is_file():

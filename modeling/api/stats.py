@@ -1,8 +1,11 @@
 """Agreement statistics (corpus.agreement.agreement_stats) as JSON."""
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -11,7 +14,7 @@ from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Split
 
 
-class StatsQuery(serializers.Serializer):
+class StatsQuery(serializers.Serializer[Any]):
     dataset = serializers.SlugRelatedField(
         slug_field="slug",
         queryset=Dataset.objects.all(),
@@ -28,7 +31,7 @@ class AgreementStatsView(StrictQueryParamsMixin, APIView):
         parameters=[StatsQuery],
         responses={200: OpenApiTypes.OBJECT},
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         query = StatsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         return Response(agreement_stats(**query.validated_data))

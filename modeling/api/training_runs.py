@@ -1,6 +1,7 @@
 """Training runs: list (newest first), launch one (202, queued on the `gpu` queue), read one, download its checkpoint."""
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.files import File
@@ -10,6 +11,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation_site.api_strict import (
@@ -27,9 +29,10 @@ from modeling.training.storage import checkpoint_storage
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+    from rest_framework.permissions import _SupportsHasPermission  # what DRF's stubs say get_permissions gives
 
 
-class TrainingRunSerializer(serializers.ModelSerializer):
+class TrainingRunSerializer(serializers.ModelSerializer[TrainingRun]):
     created_by: "serializers.SlugRelatedField[User]" = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
@@ -41,10 +44,10 @@ class TrainingRunSerializer(serializers.ModelSerializer):
         source="node_hostname", read_only=True, help_text="Deprecated: the same as node_hostname."
     )
 
-    def get_checkpoint_url(self, run) -> str | None:
+    def get_checkpoint_url(self, run: TrainingRun) -> str | None:
         if not run.checkpoint_name:
             return None
-        request = self.context.get("request")
+        request: Request | None = self.context.get("request")
         path = f"/api/training-runs/{run.pk}/checkpoint/"
         return request.build_absolute_uri(path) if request else path
 
@@ -100,7 +103,7 @@ class TrainingRunRequestSerializer(KnownFieldsSerializer):
         "train_genre, mix_dataset, mix_fraction, device, embeddings, max_minutes, ... (unknown keys are refused).",
     )
 
-    def validate_config(self, config):
+    def validate_config(self, config: dict[str, Any]) -> dict[str, Any]:
         # JSON numbers for numeric keys: "3" is text, refused here as the schema says (the
         # command line's key=value settings go through the same service without this check).
         text = sorted(key for key, value in config.items() if key in NUMERIC_KEYS and isinstance(value, str))
@@ -109,7 +112,7 @@ class TrainingRunRequestSerializer(KnownFieldsSerializer):
         return config
 
 
-def _not_a_bad_request(errors):
+def _not_a_bad_request(errors: dict[str, list[str]]) -> Response | None:
     """A refusal that is not about the request's form: the snapshot (or genre) named does not
     exist (404), or the snapshot is not ready or lacks the genre (409). None: a 400 it is."""
     if set(errors) == {"snapshot"}:
@@ -145,7 +148,7 @@ class TrainingRunViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
-    viewsets.GenericViewSet,
+    viewsets.GenericViewSet[TrainingRun],
 ):
     queryset = TrainingRun.objects.select_related("created_by")
     serializer_class = TrainingRunSerializer
@@ -153,7 +156,7 @@ class TrainingRunViewSet(
     filterset_class = TrainingRunFilter
     parser_classes = [CheckedJSONParser]  # `config` is an object: JSON only (the schema says so)
 
-    def get_permissions(self):
+    def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
         # Reading is for any researcher; starting one needs its own permission.
         if self.action in ("create", "cancel"):
             return [researcher_with(LAUNCH_TRAINING)()]
@@ -166,7 +169,7 @@ class TrainingRunViewSet(
             409: OpenApiResponse(description="The snapshot is not done, or lacks the genre."),
         },
     )
-    def create(self, request, *args, **kwargs):
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         incoming = TrainingRunRequestSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
@@ -187,7 +190,7 @@ class TrainingRunViewSet(
         },
     )
     @action(detail=True, methods=["post"], url_path="cancel")
-    def cancel(self, request, pk=None):
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
         """Cancel a queued or running run: it ends as failed, "Cancelled by ..."; a running one stops at its next heartbeat."""
         run = self.get_object()
         try:
@@ -203,7 +206,7 @@ class TrainingRunViewSet(
         }
     )
     @action(detail=True, methods=["get"], url_path="checkpoint")
-    def checkpoint(self, request, pk=None):
+    def checkpoint(self, request: Request, pk: str | None = None) -> FileResponse:
         """The run's checkpoint (safetensors: weights, with model, config, vocabulary as JSON; docs/gpu-nodes.md loads it)."""
         run = self.get_object()
         if not run.checkpoint_name:

@@ -1,5 +1,7 @@
 """The baseline models, one file each; `build_net(kind, ...)` is the one place that maps names to classes."""
 
+from typing import Any
+
 from .bilstm import BiLSTM
 from .cbow import CBOW
 from .esim import ESIM
@@ -15,7 +17,9 @@ NETS = {
 }
 
 
-def build_net(kind, vocab_size, embeddings=None, **hyper):
+# A torch nn.Module, or MajorityClass for "majority": callers tell them apart by `trainable`
+# (duck-typed), so the result is Any.
+def build_net(kind: str, vocab_size: int, embeddings: Any = None, **hyper: Any) -> Any:
     try:
         cls = NETS[kind]
     except KeyError:

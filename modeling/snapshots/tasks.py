@@ -14,7 +14,7 @@ __all__ = ["export_snapshot_task"]
 
 
 @shared_task(name=EXPORT_TASK)
-def export_snapshot_task(snapshot_id):
+def export_snapshot_task(snapshot_id: int) -> str | None:
     """Run one snapshot's export; its status (running/done/failed + error) is kept on the row."""
     snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
     if snapshot is None:

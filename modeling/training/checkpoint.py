@@ -16,8 +16,10 @@ that converts them once: `python manage.py convert_checkpoints` (`convert_old_ch
 
 import json
 import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
 import torch
 
@@ -60,28 +62,28 @@ class CheckpointInfo:
     """A checkpoint's header: what it says it is, checked, before any weight is read."""
 
     kind: str
-    config: dict
-    vocab: list
-    labels: tuple
+    config: dict[str, Any]
+    vocab: list[str]
+    labels: tuple[str, ...]
     epoch: int
     # tensor name -> (safetensors dtype, shape) as the header lists them
-    tensors: dict = field(default_factory=dict)
+    tensors: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
 
-    def hyper(self):
+    def hyper(self) -> dict[str, Any]:
         return {key: self.config[key] for key in HYPER_KEYS if key in self.config}
 
 
 @dataclass
 class LoadedModel:
     kind: str
-    config: dict
+    config: dict[str, Any]
     vocab: Vocab
     net: torch.nn.Module | MajorityClass
     epoch: int
-    labels: tuple = LABELS  # class index -> label (two-way checkpoints: entailed / not-entailed)
+    labels: tuple[str, ...] = LABELS  # class index -> label (two-way checkpoints: entailed / not-entailed)
 
     @torch.no_grad()
-    def predict_many(self, pairs):
+    def predict_many(self, pairs: Iterable[tuple[str, str]]) -> list[str]:
         """Labels for [(premise, hypothesis), ...], in order."""
         examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
         if isinstance(self.net, MajorityClass):  # kind "majority"
@@ -95,14 +97,23 @@ class LoadedModel:
         logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
         return [self.labels[i] for i in logits.argmax(dim=-1).tolist()]
 
-    def predict(self, premise, hypothesis):
+    def predict(self, premise: str, hypothesis: str) -> str:
         return self.predict_many([(premise, hypothesis)])[0]
 
 
 # --- writing -----------------------------------------------------------------------------------
 
 
-def write_checkpoint(path, *, model, config, epoch, vocab, labels, state_dict):
+def write_checkpoint(
+    path: "str | os.PathLike[str]",
+    *,
+    model: str,
+    config: Mapping[str, Any],
+    epoch: int,
+    vocab: Iterable[str],
+    labels: Iterable[str],
+    state_dict: Mapping[str, Any],
+) -> Path:
     """Write a checkpoint file atomically (a reader never sees half of one); returns the path."""
     from safetensors.torch import save_file
 
@@ -129,7 +140,7 @@ def write_checkpoint(path, *, model, config, epoch, vocab, labels, state_dict):
 # --- checking ----------------------------------------------------------------------------------
 
 
-def _parse_header(read, total):
+def _parse_header(read: Callable[[int], bytes], total: int) -> dict[str, Any]:
     """The safetensors header (a JSON object) of a file of `total` bytes, read by `read(n)`."""
     head = read(8)
     if len(head) < 8:
@@ -148,12 +159,12 @@ def _parse_header(read, total):
     return header
 
 
-def _looks_pickled(head):
+def _looks_pickled(head: bytes) -> bool:
     # torch.save writes a zip archive (PK\x03\x04); older torch and pickle.dump start with PROTO (0x80).
     return head.startswith(b"PK\x03\x04") or head[:1] == b"\x80"
 
 
-def _json_field(metadata, key, kind, what):
+def _json_field(metadata: Mapping[str, Any], key: str, kind: type, what: str) -> Any:
     try:
         value = json.loads(metadata[key])
     except KeyError:
@@ -165,7 +176,7 @@ def _json_field(metadata, key, kind, what):
     return value
 
 
-def _info(header):
+def _info(header: Mapping[str, Any]) -> CheckpointInfo:
     """CheckpointInfo from a parsed header; CheckpointInvalid for anything this platform did not write."""
     metadata = header.get("__metadata__")
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
@@ -205,7 +216,7 @@ def _info(header):
     )
 
 
-def expected_tensors(info):
+def expected_tensors(info: CheckpointInfo) -> dict[str, tuple[str, list[int]]]:
     """{name: (safetensors dtype, shape)} of the named net with the checkpoint's dimensions.
 
     The net is built on PyTorch's meta device: shapes without memory, so checking an upload of
@@ -218,13 +229,14 @@ def expected_tensors(info):
             net = build_net(info.kind, len(info.vocab), num_classes=len(info.labels), **info.hyper())
     except (TypeError, ValueError, RuntimeError) as error:
         raise CheckpointInvalid(f"the checkpoint's config does not build a {info.kind} net: {error}") from None
+    assert isinstance(net, torch.nn.Module)  # a torch net: "majority" answered above
     return {
         name: (DTYPE_NAMES.get(value.dtype, str(value.dtype)), list(value.shape))
         for name, value in net.state_dict().items()
     }
 
 
-def _compare(info):
+def _compare(info: CheckpointInfo) -> None:
     expected = expected_tensors(info)
     missing = sorted(set(expected) - set(info.tensors))
     extra = sorted(set(info.tensors) - set(expected))
@@ -273,7 +285,7 @@ def check_checkpoint(path: "str | os.PathLike[str]") -> CheckpointInfo:
     return info
 
 
-def _majority_label(tensor, info):
+def _majority_label(tensor: torch.Tensor, info: CheckpointInfo) -> int:
     label = int(tensor.item())
     if not 0 <= label < len(info.labels):
         raise CheckpointInvalid(f"the majority label {label} is not one of the {len(info.labels)} classes")
@@ -283,7 +295,11 @@ def _majority_label(tensor, info):
 # --- loading -----------------------------------------------------------------------------------
 
 
-def _read_all(source):
+# What a checkpoint is read from: its bytes, a path, or a binary file object.
+CheckpointSource = bytes | bytearray | memoryview | str | os.PathLike[str] | IO[bytes]
+
+
+def _read_all(source: CheckpointSource) -> bytes:
     if isinstance(source, (bytes, bytearray, memoryview)):
         return bytes(source)
     if isinstance(source, (str, os.PathLike)):
@@ -291,7 +307,7 @@ def _read_all(source):
     return source.read()  # a binary file object
 
 
-def load_checkpoint(source, map_location="cpu"):
+def load_checkpoint(source: CheckpointSource, map_location: str | torch.device = "cpu") -> LoadedModel:
     """The LoadedModel of a checkpoint: a path, the file's bytes, or a binary file object.
 
     CheckpointInvalid (with what is wrong) for anything but a checkpoint of this format,
@@ -303,7 +319,7 @@ def load_checkpoint(source, map_location="cpu"):
     data = _read_all(source)
     offset = 0
 
-    def read(n):
+    def read(n: int) -> bytes:
         nonlocal offset
         chunk = data[offset : offset + n]
         offset += n
@@ -369,7 +385,7 @@ def convert_old_checkpoint(source: "str | os.PathLike[str]", destination: "str |
         raise
 
 
-def _why_refused(error):
+def _why_refused(error: BaseException) -> str:
     """The line of torch's refusal that names the object (not its advice to load the file unsafely)."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     named = [line for line in lines if "WeightsUnpickler error" in line]

@@ -9,23 +9,28 @@ last report); callers decide how often to write it anywhere.
 import math
 import random
 import time
-from collections.abc import Iterable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+from numpy.typing import NDArray
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from modeling.nets import build_net
 
 from .checkpoint import write_checkpoint
-from .config import ConfigError, resolve_config
+from .config import ConfigError
+from .config import resolve_config as resolve_config  # the tests and benches read it from here
 from .data import (
     LABELS,
     NO_LABEL,
     Batch,
+    Example,
+    SnapshotData,
     Vocab,
     encode_examples,
     epoch_train_set,
@@ -42,7 +47,7 @@ from .evaluate import accuracy_report, majority_baseline, summarize
 PROGRESS_SECONDS = 0.25
 
 
-def pick_device(name="auto"):
+def pick_device(name: str | None = "auto") -> torch.device:
     if name in (None, "", "auto"):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)
@@ -51,16 +56,16 @@ def pick_device(name="auto"):
     return device
 
 
-def describe_device(device):
+def describe_device(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda:{device.index or 0} ({torch.cuda.get_device_name(device)})"
     return f"cpu ({torch.get_num_threads()} threads)"
 
 
-_AMP_DTYPES: dict[str, object] = {}
+_AMP_DTYPES: dict[str, torch.dtype] = {}
 
 
-def amp_dtype(device):
+def amp_dtype(device: torch.device) -> torch.dtype:
     """bf16 where this GPU has it and its LSTMs (cuDNN's) run in it, else fp16; probed once per device.
 
     The probe trains a tiny packed bidirectional LSTM one step under bf16 autocast, inside
@@ -85,7 +90,7 @@ def amp_dtype(device):
     return _AMP_DTYPES[key]
 
 
-def seed_everything(seed):
+def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -94,7 +99,15 @@ def seed_everything(seed):
 class Trainer:
     """One model on one device; predict() is shared by dev checks, final evaluation and tests."""
 
-    def __init__(self, model, config, vocab, embeddings=None, device=None, num_classes=3):
+    def __init__(
+        self,
+        model: str,
+        config: Mapping[str, Any],
+        vocab: Vocab,
+        embeddings: NDArray[np.float32] | None = None,
+        device: torch.device | None = None,
+        num_classes: int = 3,
+    ) -> None:
         self.model_kind = model
         self.config = config
         self.vocab = vocab
@@ -102,7 +115,8 @@ class Trainer:
         hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")}
         self.num_classes = num_classes
         self.labels: tuple[str, ...] | None = None  # set by train() from the data's classes
-        self.net = build_net(model, len(vocab), embeddings=embeddings, num_classes=num_classes, **hyper)
+        # A torch net, or MajorityClass (`trainable` False): duck-typed, so Any.
+        self.net: Any = build_net(model, len(vocab), embeddings=embeddings, num_classes=num_classes, **hyper)
         self.trainable = getattr(self.net, "trainable", True)
         self.use_amp = bool(config["amp"]) and self.device.type == "cuda"
         # bf16 has fp32's range: no loss scaling, so no scaler checks (and their synchronisation) per
@@ -122,28 +136,29 @@ class Trainer:
             # Bucketed batches repeat a few shapes, so cuDNN's autotuning pays off.
             torch.backends.cudnn.benchmark = True
 
-    def autocast(self):
+    def autocast(self) -> AbstractContextManager[object]:
         if self.use_amp:
             return torch.autocast("cuda", dtype=self.amp_dtype)
         return nullcontext()
 
-    def train_step(self, batch):
+    def train_step(self, batch: Batch | DeviceBatch) -> torch.Tensor:
         """One optimizer step; returns the batch's mean loss as a device tensor (reading it synchronises)."""
         self.net.train()
         batch = batch.to(self.device)
         self.optimizer.zero_grad(set_to_none=True)
         with self.autocast():
             logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
-            loss = self.loss_fn(logits.float(), batch.labels)
+            loss: torch.Tensor = self.loss_fn(logits.float(), batch.labels)
+        # torch's Tensor.backward has no type hints.
         if self.scaler.is_enabled():
-            self.scaler.scale(loss).backward()
+            self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
             if self.config["grad_clip"]:
                 self.scaler.unscale_(self.optimizer)
                 nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
             self.scaler.step(self.optimizer)
             self.scaler.update()
         else:
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             if self.config["grad_clip"]:
                 # foreach on CUDA: the norm and the clipping stay on the device, no synchronisation.
                 nn.utils.clip_grad_norm_(self.net.parameters(), self.config["grad_clip"])
@@ -151,10 +166,11 @@ class Trainer:
         return loss.detach()
 
     @torch.no_grad()
-    def predict(self, examples, batch_size=None):
+    def predict(self, examples: Sequence[Example], batch_size: int | None = None) -> list[int]:
         """Predicted label index per example, in the examples' order."""
         if not self.trainable:
-            return self.net.predict(len(examples)).tolist()
+            majority: list[int] = self.net.predict(len(examples)).tolist()
+            return majority
         self.net.eval()
         batch_size = batch_size or max(64, self.config["batch_size"])
         length = sort_length(self.model_kind)
@@ -172,33 +188,34 @@ class Trainer:
                 predictions[i] = p
         return predictions
 
-    def accuracy(self, examples):
-        return accuracy_report(examples, self.predict(examples))["accuracy"]
+    def accuracy(self, examples: Sequence[Example]) -> float:
+        accuracy: float = accuracy_report(examples, self.predict(examples))["accuracy"]
+        return accuracy
 
-    def state(self):
-        state = self.net.state_dict()
+    def state(self) -> dict[str, Any]:
+        state: dict[str, Any] = self.net.state_dict()
         if self.trainable:
             state = {k: v.detach().to("cpu").clone() for k, v in state.items()}
         return state
 
 
-def finite_loss(loss, epoch, config):
+def finite_loss(loss: float, epoch: int, config: Mapping[str, Any]) -> float:
     if not math.isfinite(loss):
         raise FloatingPointError(f"loss became {loss} at epoch {epoch}; lower lr (now {config['lr']})")
     return loss
 
 
-def sort_by(model):
+def sort_by(model: str) -> str:
     """device_data's name for sort_length(model)."""
     return "hypothesis" if model == "hypothesis_only" else "pair"
 
 
-def sort_length(model):
+def sort_length(model: str) -> Callable[[Example], tuple[int, int] | int]:
     """What bucketing sorts by: the hypothesis-only model never reads the premise."""
     return hypothesis_length if model == "hypothesis_only" else pair_length
 
 
-def select_train(train, config):
+def select_train(train: Iterable[Example], config: Mapping[str, Any]) -> tuple[list[Example], list[Example]]:
     """Gold-labelled train pairs after the single-genre filter, split into (A, B) for mixing."""
     rows = [ex for ex in train if ex.label != NO_LABEL]
     genre = config.get("train_genre")
@@ -220,7 +237,14 @@ def select_train(train, config):
     return rows, []
 
 
-def train(data, model, config, on_progress=None, checkpoint_path=None, data_path="device"):
+def train(
+    data: SnapshotData,
+    model: str,
+    config: Mapping[str, Any] | None,
+    on_progress: Callable[[dict[str, Any]], object] | None = None,
+    checkpoint_path: str | Path | None = None,
+    data_path: str = "device",
+) -> tuple[dict[str, Any], Trainer]:
     """Train `model` on a loaded snapshot; return (results, trainer). `config` is resolved here.
 
     `data_path`: "device" (the training set on the training device, batches as index slices:
@@ -242,7 +266,8 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
     for examples in [primary, secondary, *data.evals.values()]:
         encode_examples(examples, vocab, config["max_len"])
 
-    embeddings, covered = None, 0
+    embeddings: NDArray[np.float32] | None = None
+    covered = 0
     if model != "majority":
         embeddings, covered = load_embeddings(vocab, config["embedding_dim"], config["embeddings"], config["seed"])
     labels = tuple(getattr(data, "labels", None) or LABELS)
@@ -255,7 +280,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
     per_epoch = len(primary) + round(len(secondary) * config["mix_fraction"])
     steps_per_epoch = math.ceil(per_epoch / config["batch_size"]) if trainer.trainable else 0
     total_steps = steps_per_epoch * config["epochs"]
-    progress = {
+    progress: dict[str, Any] = {
         "epoch": 0,
         "total_epochs": config["epochs"] if trainer.trainable else 0,
         "step": 0,
@@ -266,11 +291,12 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
         "device": describe_device(trainer.device),
     }
 
-    def report(kind):
+    def report(kind: str) -> None:
         if on_progress:
             on_progress(dict(progress, kind=kind))
 
     report("start")
+    best_state: dict[str, Any] | None
     best_state, best_dev, best_epoch, bad_epochs, stopped = None, -1.0, 0, 0, "epochs"
     if not trainer.trainable:
         trainer.net.fit([ex.label for ex in primary + secondary])
@@ -368,7 +394,7 @@ def train(data, model, config, on_progress=None, checkpoint_path=None, data_path
     return results, trainer
 
 
-def save_checkpoint(path, trainer, model, config, epoch):
+def save_checkpoint(path: str | Path, trainer: Trainer, model: str, config: Mapping[str, Any], epoch: int) -> None:
     """The run's checkpoint: a safetensors file with the config, vocabulary and labels as JSON (checkpoint.py)."""
     write_checkpoint(
         path,

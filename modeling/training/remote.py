@@ -15,12 +15,16 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Mapping
+from http.client import HTTPResponse
 from pathlib import Path
+from typing import IO, Any, TypeVar
 
 from .runner import RunReporter, RunSpec
 from .snapshot_cache import SnapshotCache
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 AUTH_SCHEME = "Worker"
 CHUNK = 1 << 20
@@ -40,7 +44,9 @@ class NotHolder(Exception):
 
 
 class PlatformClient:
-    def __init__(self, base_url, token, timeout=60.0, retries=4, backoff=1.0):
+    def __init__(
+        self, base_url: str, token: str, timeout: float = 60.0, retries: int = 4, backoff: float = 1.0
+    ) -> None:
         if not base_url or not token:
             raise PlatformError("a GPU node needs PLATFORM_URL and NODE_TOKEN to reach the platform")
         self.base_url = base_url.rstrip("/")
@@ -49,30 +55,33 @@ class PlatformClient:
         self.retries = retries
         self.backoff = backoff
 
-    def url(self, path):
+    def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"
 
-    def _request(self, method, path, body=None, headers=None):
+    def _request(
+        self, method: str, path: str, body: bytes | IO[bytes] | None = None, headers: Mapping[str, str] | None = None
+    ) -> HTTPResponse:
         request = urllib.request.Request(self.url(path), data=body, method=method)
         request.add_header("Authorization", f"{AUTH_SCHEME} {self.token}")
         for name, value in (headers or {}).items():
             request.add_header(name, value)
-        return urllib.request.urlopen(request, timeout=self.timeout)
+        response: HTTPResponse = urllib.request.urlopen(request, timeout=self.timeout)  # http(s): an HTTPResponse
+        return response
 
-    def call(self, method, path, payload=None, retries=None):
+    def call(self, method: str, path: str, payload: object = None, retries: int | None = None) -> Any:
         """JSON in, JSON out; retried on network errors and 5xx; NotHolder on 409."""
         body = json.dumps(payload).encode() if payload is not None else None
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         return self._with_retries(lambda: self._json(method, path, body, headers), retries)
 
-    def _json(self, method, path, body, headers):
+    def _json(self, method: str, path: str, body: bytes | IO[bytes] | None, headers: Mapping[str, str]) -> Any:
         try:
             with self._request(method, path, body, headers) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as error:
             raise self._http_error(error, path) from None
 
-    def _http_error(self, error, path):
+    def _http_error(self, error: urllib.error.HTTPError, path: str) -> Exception:
         try:
             detail = json.loads(error.read() or b"{}")
         except (ValueError, OSError):
@@ -84,7 +93,7 @@ class PlatformClient:
         message = detail.get("detail") if isinstance(detail, dict) else None
         return PlatformError(f"{error.code} on {path}: {message or detail or error.reason}")
 
-    def _with_retries(self, action, retries=None):
+    def _with_retries(self, action: Callable[[], T], retries: int | None = None) -> T:
         retries = self.retries if retries is None else retries
         for attempt in range(retries + 1):
             try:
@@ -95,43 +104,43 @@ class PlatformClient:
                 wait = self.backoff * 2**attempt
                 logger.warning("platform unreachable (%s); retrying in %.1f s", error, wait)
                 time.sleep(wait)
+        raise AssertionError("unreachable: the last try returns or raises")
 
-    def download(self, path, part_path):
+    def download(self, path: str, part_path: str | Path) -> int:
         """Bring a file into `part_path`, resuming (HTTP Range) from what is already there; bytes received."""
-        part_path = Path(part_path)
+        part = Path(part_path)
         received = 0
 
-        def attempt():
+        def attempt() -> None:
             nonlocal received
-            start = part_path.stat().st_size if part_path.exists() else 0
+            start = part.stat().st_size if part.exists() else 0
             headers = {"Range": f"bytes={start}-"} if start else {}
             try:
                 response = self._request("GET", path, headers=headers)
             except urllib.error.HTTPError as error:
                 if error.code == 416 and start:
-                    part_path.unlink()  # longer than the file: start over
+                    part.unlink()  # longer than the file: start over
                     raise urllib.error.URLError("range not satisfiable; starting over") from None
                 raise self._http_error(error, path) from None
             with response:
                 # 200 to a Range request: the server sends it all, so start the file over.
                 mode = "ab" if start and response.status == 206 else "wb"
-                with open(part_path, mode) as handle:
+                with open(part, mode) as handle:
                     for chunk in iter(lambda: response.read(CHUNK), b""):
                         handle.write(chunk)
                         received += len(chunk)
                 expected = response.headers.get("Content-Length")
-            if expected is not None and part_path.stat().st_size < (start if mode == "ab" else 0) + int(expected):
+            if expected is not None and part.stat().st_size < (start if mode == "ab" else 0) + int(expected):
                 raise http.client.IncompleteRead(b"", int(expected))
 
         self._with_retries(attempt)
         return received
 
-    def upload(self, path, file_path, headers):
+    def upload(self, path: str, file_path: str | Path, headers: Mapping[str, str]) -> Any:
         """PUT a file as the request body, streamed; the JSON answer."""
-        file_path = Path(file_path)
-        size = file_path.stat().st_size
+        size = Path(file_path).stat().st_size
 
-        def attempt():
+        def attempt() -> Any:
             with open(file_path, "rb") as body:
                 return self._json(
                     "PUT",
@@ -144,7 +153,7 @@ class PlatformClient:
 
 
 class HttpReporter(RunReporter):
-    def __init__(self, client, cache):
+    def __init__(self, client: PlatformClient, cache: SnapshotCache) -> None:
         self.client = client
         self.cache = cache
 
@@ -154,7 +163,7 @@ class HttpReporter(RunReporter):
     ) -> "HttpReporter":
         return cls(PlatformClient(platform_url, token), SnapshotCache(cache_dir, cache_max_bytes))
 
-    def lease(self, run_id, hostname, attempt):
+    def lease(self, run_id: int, hostname: str, attempt: str | None) -> RunSpec | None:
         try:
             answer = self.client.call(
                 "POST", f"api/worker/runs/{run_id}/claim/", {"attempt": attempt or "", "hostname": hostname}
@@ -175,21 +184,21 @@ class HttpReporter(RunReporter):
         _leases[(spec.run_id, spec.attempt)] = spec.lease_id
         return spec
 
-    def snapshot_folder(self, spec):
-        def fetch(name, part_path):
+    def snapshot_folder(self, spec: RunSpec) -> Path:
+        def fetch(name: str, part_path: Path) -> int:
             return self.client.download(f"api/snapshots/{spec.snapshot_id}/files/{urllib.parse.quote(name)}", part_path)
 
         folder, report = self.cache.get(spec.snapshot_hash, fetch)
         spec.snapshot_source = report
         return folder
 
-    def snapshot_rejected(self, spec):
+    def snapshot_rejected(self, spec: RunSpec) -> None:
         self.cache.discard(spec.snapshot_hash)
 
-    def _held(self, spec):
+    def _held(self, spec: RunSpec) -> dict[str, str]:
         return {"attempt": spec.attempt, "claim": spec.lease_id}
 
-    def progress(self, spec, fields):
+    def progress(self, spec: RunSpec, fields: Mapping[str, Any]) -> bool:
         try:
             self.client.call(
                 "POST", f"api/worker/runs/{spec.run_id}/progress/", dict(self._held(spec), **fields), retries=2
@@ -202,7 +211,7 @@ class HttpReporter(RunReporter):
             logger.warning("heartbeat of run %s not delivered: %s", spec.run_id, error)
         return True
 
-    def save_checkpoint(self, spec, path):
+    def save_checkpoint(self, spec: RunSpec, path: str | Path) -> bool:
         sha = _sha256(path)
         try:
             self.client.upload(
@@ -214,7 +223,7 @@ class HttpReporter(RunReporter):
             return False
         return True
 
-    def finish(self, spec, results):
+    def finish(self, spec: RunSpec, results: dict[str, Any]) -> bool:
         _leases.pop((spec.run_id, spec.attempt), None)
         try:
             self.client.call(
@@ -225,7 +234,7 @@ class HttpReporter(RunReporter):
             return False
         return True
 
-    def fail(self, spec, error):
+    def fail(self, spec: RunSpec, error: object) -> bool:
         _leases.pop((spec.run_id, spec.attempt), None)
         try:
             self.client.call(
@@ -236,7 +245,7 @@ class HttpReporter(RunReporter):
             return False
         return True
 
-    def fail_attempt(self, run_id, attempt, error):
+    def fail_attempt(self, run_id: int, attempt: str, error: str) -> None:
         """Fail the lease this process took for the attempt (the task died outside execute_attempt)."""
         lease_id = _leases.pop((run_id, attempt), None)
         if lease_id is None:
@@ -254,14 +263,15 @@ class HttpReporter(RunReporter):
         except (NotHolder, PlatformError) as refused:
             logger.warning("run %s: failure not recorded: %s", run_id, refused)
 
-    def status(self, run_id):
+    def status(self, run_id: int) -> str | None:
         try:
-            return self.client.call("GET", f"api/worker/runs/{run_id}/")["status"]
+            found: str | None = self.client.call("GET", f"api/worker/runs/{run_id}/")["status"]
+            return found
         except (NotHolder, PlatformError):
             return None
 
 
-def _sha256(path):
+def _sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(CHUNK), b""):

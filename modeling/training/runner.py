@@ -15,6 +15,7 @@ Plain Python (no Django): `execute_attempt` imports torch only when it trains.
 import logging
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,45 +37,45 @@ class RunSpec:
     attempt: str
     lease_id: str
     model: str
-    config: dict
+    config: dict[str, Any]
     snapshot_id: int
     snapshot_hash: str
     restarts: int = 0
     # The snapshot's folder on this machine when the platform shares its disk (embedded, single host).
     snapshot_directory: str = ""
     # Where the snapshot came from on this node: {"source": "cache" | "download", "bytes_downloaded", "seconds"}.
-    snapshot_source: dict = field(default_factory=dict)
+    snapshot_source: dict[str, Any] = field(default_factory=dict)
 
 
 class RunReporter:
     """Where a run comes from and where its reports go; see DatabaseReporter and HttpReporter."""
 
-    def lease(self, run_id, hostname, attempt):
+    def lease(self, run_id: int, hostname: str, attempt: str | None) -> RunSpec | None:
         """A RunSpec, or None when there is nothing (more) to do for this attempt."""
         raise NotImplementedError
 
-    def snapshot_folder(self, spec):
+    def snapshot_folder(self, spec: RunSpec) -> str | Path:
         """A folder on this machine holding the run's snapshot, verified against its manifest."""
         raise NotImplementedError
 
-    def progress(self, spec, fields):
+    def progress(self, spec: RunSpec, fields: Mapping[str, Any]) -> bool:
         """Write a heartbeat; False when the run is no longer this attempt's."""
         raise NotImplementedError
 
-    def save_checkpoint(self, spec, path):
+    def save_checkpoint(self, spec: RunSpec, path: str | Path) -> bool:
         """Send the finished checkpoint home; False when the run is no longer this attempt's."""
         raise NotImplementedError
 
-    def finish(self, spec, results):
+    def finish(self, spec: RunSpec, results: dict[str, Any]) -> bool:
         raise NotImplementedError
 
-    def fail(self, spec, error):
+    def fail(self, spec: RunSpec, error: object) -> bool:
         raise NotImplementedError
 
-    def snapshot_rejected(self, spec):
+    def snapshot_rejected(self, spec: RunSpec) -> None:
         """The snapshot folder failed verification: forget any local copy of it."""
 
-    def status(self, run_id):
+    def status(self, run_id: int) -> str | None:
         """The run's status as the platform sees it (for the task's return value)."""
         raise NotImplementedError
 
@@ -86,14 +87,14 @@ class Heartbeat:
     training stops with RunAbandoned: two nodes never write one run.
     """
 
-    def __init__(self, reporter, spec, interval, bar=None):
+    def __init__(self, reporter: RunReporter, spec: RunSpec, interval: float, bar: Any = None) -> None:
         self.reporter = reporter
         self.spec = spec
         self.interval = interval
         self.bar = bar
         self.last = 0.0
 
-    def __call__(self, event):
+    def __call__(self, event: Mapping[str, Any]) -> None:
         if self.bar is not None:
             self.bar.total = event["total_steps"] or None
             self.bar.set_postfix(epoch=event["epoch"], loss=event["loss"], dev=event["dev_accuracy"], refresh=False)
@@ -167,7 +168,7 @@ def execute_attempt(
     return {"run": run_id, "status": "done"}
 
 
-def _existing(folder):
+def _existing(folder: str | Path | None) -> str | None:
     if folder is None:
         return None
     Path(folder).mkdir(parents=True, exist_ok=True)

@@ -8,8 +8,9 @@ picks the transport; the signals below never touch the ORM on such a node.
 
 import logging
 import socket
+from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import task_failure, worker_shutting_down
 
 from .services import (
@@ -36,7 +37,7 @@ PLATFORM_RETRIES = 60
 
 
 @shared_task(name=TRAINING_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
-def run_training(self, run_id):
+def run_training(self: Task, run_id: int) -> dict[str, Any]:
     # acks_late + reject_on_worker_lost: if this process dies, the broker hands the message to
     # another Celery worker, whose attempt takes the run over (counted in results["restarts"]).
     from .remote import PlatformError
@@ -53,7 +54,7 @@ def run_training(self, run_id):
 
 
 @shared_task(name=REAPER_TASK, ignore_result=True)
-def reap_training_runs():
+def reap_training_runs() -> list[int]:
     """Celery beat runs this every REAPER_INTERVAL_SECONDS (settings.CELERY_BEAT_SCHEDULE): a run
     whose node went silent for TRAINING_STALE_MINUTES (a whole Celery worker killed, a node gone) ends
     failed, or is requeued with TRAINING_REAP_REQUEUE, without a human."""
@@ -70,7 +71,9 @@ def reap_training_runs():
     return reaped
 
 
-def _fail_attempt(error, run_id=None, task_id=None, hostname=None):
+def _fail_attempt(
+    error: str, run_id: int | None = None, task_id: str | None = None, hostname: str | None = None
+) -> None:
     reporter = run_reporter()
     if hasattr(reporter, "fail_attempt"):
         if run_id is not None and task_id:
@@ -80,14 +83,20 @@ def _fail_attempt(error, run_id=None, task_id=None, hostname=None):
 
 
 @shared_task(name=RUN_FINISHED_TASK)
-def run_finished(run_id):
+def run_finished(run_id: int) -> dict[str, int]:
     """A training run is done (default queue): its accuracy per phenomenon tag goes into its results."""
     figures = record_run_tag_accuracy(run_id)
     return {"run": run_id, "tagged": figures["tagged"] if figures else 0}
 
 
 @task_failure.connect
-def _fail_run_on_task_failure(sender=None, task_id=None, exception=None, args=None, **_):
+def _fail_run_on_task_failure(
+    sender: object = None,
+    task_id: str | None = None,
+    exception: BaseException | None = None,
+    args: Any = None,
+    **_: object,
+) -> None:
     # execute_training_run records its own errors; this catches what escapes it (time limits,
     # a database or platform that went away mid-write) so the row does not stay `running`.
     if getattr(sender, "name", None) == TRAINING_TASK:
@@ -96,7 +105,9 @@ def _fail_run_on_task_failure(sender=None, task_id=None, exception=None, args=No
 
 
 @worker_shutting_down.connect
-def _fail_runs_on_cold_shutdown(sender=None, sig=None, how=None, exitcode=None, **_):
+def _fail_runs_on_cold_shutdown(
+    sender: object = None, sig: object = None, how: str | None = None, exitcode: int | None = None, **_: object
+) -> None:
     # A warm shutdown lets the running task finish. A cold one kills it; its run is failed now
     # rather than after the reaper's timeout.
     if how == "Cold":

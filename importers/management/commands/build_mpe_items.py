@@ -1,6 +1,8 @@
 """python manage.py build_mpe_items --source snli --target mpe-new [--split dev] [--threshold 0.5]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset, Split
 from importers import mpe
@@ -15,7 +17,7 @@ class Command(BaseCommand):
         "threshold (MPE §4.1). Kept items wait for five judgments in the MPE task."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--source", required=True)
         parser.add_argument("--target", required=True)
         parser.add_argument("--split", choices=Split.values, default=Split.DEV)
@@ -26,7 +28,7 @@ class Command(BaseCommand):
             "TSV; the source's hypotheses for the scenes' other captions are the candidates.",
         )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if not Dataset.objects.filter(slug=options["source"]).exists():
             raise CommandError(f"no dataset {options['source']!r}")
         if not 0.0 <= options["threshold"] <= 1.0:

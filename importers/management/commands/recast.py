@@ -47,6 +47,7 @@ class Command(BaseCommand):
                     f"from {preview.rows_read} rows; nothing saved."
                 )
                 for pair in preview.pairs:
+                    assert pair.provenance is not None  # recasting gives every pair its provenance
                     self.stdout.write(
                         f"  {pair.pair_id} [{pair.label}] {pair.context}\n      -> {pair.hypothesis}"
                         f"   ({pair.provenance.corpus} {pair.provenance.corpus_sent_id})"
