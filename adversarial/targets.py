@@ -103,13 +103,12 @@ def load_run_model(run):
         except CheckpointInvalid as invalid:
             logger.error("checkpoint of run %s refused: %s", run.pk, invalid)
             raise CheckpointRefused(run.pk, invalid) from None
-        # MajorityClass has no eval(): a majority-class target would fail here (model_probabilities
-        # below serves one). Left as it was; the type check names it.
-        model.net.eval()  # type: ignore[union-attr]
+        import torch
+
+        if isinstance(model.net, torch.nn.Module):  # a majority-class target has no layers to switch
+            model.net.eval()
         threads = _setting("ADVERSARIAL_TORCH_THREADS", 1)
         if threads:
-            import torch
-
             torch.set_num_threads(threads)
         _loaded[key] = model
     return model

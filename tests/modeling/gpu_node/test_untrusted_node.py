@@ -304,3 +304,24 @@ def test_the_converter_turns_a_researchers_old_file_into_one_that_loads(db, tmp_
     old.write_bytes(old_checkpoint(vocab_size=5))
     call_command("convert_checkpoints", file=[str(old)], stdout=StringIO())
     assert load_checkpoint(tmp_path / "run-12.safetensors").vocab.itos == [f"w{i}" for i in range(5)]
+
+
+def test_a_majority_class_run_serves_as_an_adversarial_target(queued_run, tmp_path):
+    # A majority checkpoint is a label, not a net: loading it for a round must not call the torch
+    # net's eval() it does not have, and it answers every pair with its one label.
+    path = write_checkpoint(
+        tmp_path / "majority.safetensors",
+        model="majority",
+        config={},
+        epoch=1,
+        vocab=[],
+        labels=LABELS3,
+        state_dict={"label": 2},
+    )
+    run = stored_as_done(queued_run, path.read_bytes(), name="majority.safetensors")
+    TrainingRun.objects.filter(pk=run.pk).update(model="majority")
+    targets.forget_loaded_models()
+    model = targets.load_run_model(TrainingRun.objects.get(pk=run.pk))
+    assert model.kind == "majority"
+    answers = targets.model_probabilities(model, [("A man sleeps.", "A person rests."), ("It rains.", "It is dry.")])
+    assert answers == [{label: float(index == 2) for index, label in enumerate(LABELS3)}] * 2
