@@ -294,11 +294,6 @@ def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
     return guesser_evidence_by_worker([worker.pk])[worker.pk]
 
 
-def sequential_evidence_by_worker(worker_ids: Iterable[int]) -> dict[int, flag_rules.SequentialResult]:
-    """{worker id: flags.SequentialResult} for these workers (`guesser_evidence_by_worker`)."""
-    return guesser_evidence_by_worker(worker_ids)
-
-
 def guesser_evidence_by_worker(
     worker_ids: Iterable[int], *, catch_trials: bool = True
 ) -> dict[int, flag_rules.SequentialResult]:
