@@ -16,7 +16,7 @@ The statements:
 """
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,6 +173,13 @@ def median_seconds(dataset: Dataset | None = None) -> dict[int, float]:
     sql, params = (
         _validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds").query.sql_with_params()
     )
+    return median_per_worker(sql, params)
+
+
+def median_per_worker(sql: str, params: Sequence[Any]) -> dict[int, float]:
+    """{worker id: median of `seconds`} over the rows (worker_id, seconds) of the query `sql`, in SQL.
+    No PERCENTILE_CONT but on PostgreSQL: elsewhere the middle row(s) of each worker's sorted
+    values, found with window functions (SQLite >= 3.25), still without leaving the database."""
     if connection.vendor == "postgresql":
         query = (
             f"SELECT worker_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ({sql}) s GROUP BY worker_id"
