@@ -94,17 +94,7 @@ def pair_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     """{PAIR_KEY tuple: pairs} grouped from a Pair queryset (one GROUP BY)."""
     rows = (
         pairs.order_by()
-        .values_list(
-            "dataset_id",
-            "premise__split",
-            "premise__genre_id",
-            "author_label",
-            "label_count",
-            "entailment_votes",
-            "neutral_votes",
-            "contradiction_votes",
-            "imported_gold",
-        )
+        .values_list("dataset_id", "premise__split", "premise__genre_id", *PAIR_KEY[3:])  # split, genre: the premise's
         .annotate(n=Count("pk"))
     )
     return {tuple(row[:-1]): row[-1] for row in rows}
