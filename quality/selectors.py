@@ -17,7 +17,7 @@ The statements:
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.db import connection
@@ -94,17 +94,10 @@ class WorkerQuality:
         return {"entailed": counts["entailment"] / given, "not_entailed": counts["neutral"] / given}
 
     def figures(self) -> flag_rules.WorkerFigures:
-        """The pure flags' input (`quality.flags.WorkerFigures`)."""
-        return flag_rules.WorkerFigures(
-            worker=self.worker.pk,
-            label_counts=self.label_counts,
-            loo_items=self.loo_items,
-            loo_agreements=self.loo_agreements,
-            loo_own_label_counts=self.loo_own_label_counts,
-            loo_gold_counts=self.loo_gold_counts,
-            timed_items=self.timed_items,
-            median_seconds=self.median_seconds,
-        )
+        """The pure flags' input (`quality.flags.WorkerFigures`): its fields as this row has them."""
+        names = [each.name for each in fields(flag_rules.WorkerFigures) if each.name != "worker"]
+        taken = {name: getattr(self, name) for name in names}
+        return flag_rules.WorkerFigures(worker=self.worker.pk, **taken)
 
 
 def _validation_labels(dataset: Dataset | None = None) -> QuerySet[ValidationLabel]:
