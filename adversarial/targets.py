@@ -60,13 +60,6 @@ _loaded: dict[tuple[int, str], object] = {}  # (run id, sha256) -> LoadedModel, 
 _lock = threading.Lock()
 
 
-def file_sha256(handle):
-    digest = hashlib.sha256()
-    for block in iter(lambda: handle.read(1 << 20), b""):
-        digest.update(block)
-    return digest.hexdigest()
-
-
 def _checkpoint_bytes(run):
     """The checkpoint's bytes: the local file when there is one, else from the checkpoint storage."""
     from modeling.training.storage import checkpoint_storage

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 
 from corpus import labels as scheme_labels
 from corpus import tallies
@@ -28,23 +28,6 @@ class _Run(Protocol):
 
     results: Any
     snapshot: Any
-
-
-def _tags_in_scope(
-    dataset: Dataset | None = None, split: str | None = None, *, genre: Genre | None = None
-) -> QuerySet[PairTags]:
-    tags = PairTags.objects.all()
-    if dataset is not None:
-        tags = tags.filter(pair__dataset=dataset)
-    if split:
-        tags = tags.filter(pair__premise__split=split)
-    if genre is not None:
-        tags = tags.filter(pair__premise__genre=genre)
-    return tags
-
-
-def _tag_counts() -> dict[str, Count]:
-    return {name: Count("pk", filter=Q(**{name: True})) for name in PHENOMENON_NAMES}
 
 
 def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:

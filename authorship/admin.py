@@ -1,10 +1,12 @@
 from django.contrib import admin
 
+from corpus.admin import RecordAdmin
+
 from .models import WritingEvidence
 
 
 @admin.register(WritingEvidence)
-class WritingEvidenceAdmin(admin.ModelAdmin[WritingEvidence]):
+class WritingEvidenceAdmin(RecordAdmin[WritingEvidence]):
     """Read-only: the browser's record of how each sentence was written, with its flags."""
 
     list_display = [
@@ -24,12 +26,6 @@ class WritingEvidenceAdmin(admin.ModelAdmin[WritingEvidence]):
     list_select_related = ["worker"]
     raw_id_fields = ["pair", "worker", "study_session"]
     search_fields = ["worker__external_id", "pair__pair_id"]
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="flags")
     def flag_list(self, row: WritingEvidence) -> str:

@@ -84,21 +84,19 @@ COUNT_KEYS = {
 }
 
 
-def _bounded_int(value: Any, bound: int) -> int | None:
-    """A non-negative whole number up to `bound`, or None for anything else (bools, text, NaN)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if not math.isfinite(value) or value < 0:
-        return None
-    return int(min(value, bound))
-
-
 def _bounded_float(value: Any, bound: float) -> float | None:
+    """A non-negative number up to `bound`, or None for anything else (bools, text, NaN)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if not math.isfinite(value) or value < 0:
         return None
     return float(min(value, bound))
+
+
+def _bounded_int(value: Any, bound: int) -> int | None:
+    """`_bounded_float`, whole (a fraction cut off)."""
+    bounded = _bounded_float(value, bound)
+    return None if bounded is None else int(bounded)
 
 
 def read_field(raw: Any) -> FieldEvidence | None:

@@ -15,8 +15,6 @@ from . import judgements
 from .evidence import FieldEvidence, read_evidence
 from .models import WritingEvidence
 
-# The field that carries the page's evidence in every writing form.
-EVIDENCE_FIELD = "typing_evidence"
 REFUSED_MESSAGE = (
     "This study asks you to type your own sentences: pasted or inserted text is not accepted here. "
     "Please type this sentence yourself."

@@ -329,11 +329,6 @@ def reports_sent(worker: Worker, study_session: StudySession | None) -> int:
     return reports.count()
 
 
-def reports_left(worker: Worker, study_session: StudySession | None, *, rules: TaskRules | None = None) -> int:
-    rules = rules or task_rules(study_session=study_session)
-    return max(0, rules.max_reports_per_batch - reports_sent(worker, study_session))
-
-
 def report_cap_message(rules: TaskRules) -> str:
     return (
         f"You have sent {rules.max_reports_per_batch} problem report{'s' if rules.max_reports_per_batch != 1 else ''}"

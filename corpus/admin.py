@@ -101,18 +101,23 @@ class PairSplitFilter(FixedChoicesFilter):
     options = Split.choices
 
 
-class ImportRunAdmin(admin.ModelAdmin[RunT]):
+class RecordAdmin(admin.ModelAdmin[ModelT]):
+    """Rows the code writes (records of what happened): listed and deletable, never added or
+    edited by hand."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: ModelT | None = None) -> bool:
+        return False
+
+
+class ImportRunAdmin(RecordAdmin[RunT]):
     """Read-only: import rows are written by the import commands as they run."""
 
     @admin.display(description="read")
     def percent_read(self, obj: RunT) -> str:
         return f"{100 * obj.progress:.0f}%"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: RunT | None = None) -> bool:
-        return False
 
 
 # --- prompts and genres ------------------------------------------------------------------------
@@ -280,14 +285,8 @@ class ReadOnlyInline(admin.options.InlineModelAdmin[ChildT, ParentT]):
         return False
 
 
-class ReadOnlyAdmin(admin.ModelAdmin[ModelT]):
+class ReadOnlyAdmin(RecordAdmin[ModelT]):
     """A change list that shows rows and never adds, edits or deletes them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: ModelT | None = None) -> bool:
-        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: ModelT | None = None) -> bool:
         return False

@@ -223,24 +223,35 @@ def _grouped_counts(pairs: QuerySet[Pair]) -> Iterable[Mapping[str, Any]]:
     """One pass over the pairs: counts per (genre, author label, gold label, votes of a
     five-label pair). A few hundred rows at most whatever the corpus's size; every figure of the
     report is a sum over them (the three separate aggregates this replaces read the pairs thrice)."""
-    five = Case(When(FIVE, then=Value(1)), default=Value(0), output_field=IntegerField())
+    counts: Iterable[Mapping[str, Any]] = (
+        pairs.values("premise__genre__slug", "author_label", "gold_label")
+        .annotate(
+            source_of_gold=gold_source_expression(),  # Pair.gold_source is the property's name
+            **_five_votes(),
+        )
+        .values("premise__genre__slug", "author_label", "gold_label", "source_of_gold", *FIVE_VOTES)
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return counts
+
+
+FIVE_VOTES = ("is_five", "e", "nu", "c")
+
+
+def _five_votes() -> dict[str, Case]:
+    """FIVE_VOTES as annotations: whether the pair has five labels, and then its three vote counters
+    (None for a pair with fewer)."""
 
     def votes_if_five(name: str) -> Case:
         return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
 
-    return (
-        pairs.values("premise__genre__slug", "author_label", "gold_label")
-        .annotate(
-            source_of_gold=gold_source_expression(),  # Pair.gold_source is the property's name
-            is_five=five,
-            e=votes_if_five("entailment_votes"),
-            nu=votes_if_five("neutral_votes"),
-            c=votes_if_five("contradiction_votes"),
-        )
-        .values("premise__genre__slug", "author_label", "gold_label", "source_of_gold", "is_five", "e", "nu", "c")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
+    return {
+        "is_five": Case(When(FIVE, then=Value(1)), default=Value(0), output_field=IntegerField()),
+        "e": votes_if_five("entailment_votes"),
+        "nu": votes_if_five("neutral_votes"),
+        "c": votes_if_five("contradiction_votes"),
+    }
 
 
 TALLY_KEY = ("split", "genre__slug", "author_label", "label_count", *VOTES, "imported_gold")
@@ -275,11 +286,6 @@ def _adjudication_rows(
     wanted_after = adjudicated
     if (source == "tallies") != wanted_after:
         return []  # the source already reads the gold this way
-    five = Case(When(FIVE, then=Value(1)), default=Value(0), output_field=IntegerField())
-
-    def votes_if_five(name: str) -> Case:
-        return Case(When(FIVE, then=F(name)), default=Value(None), output_field=IntegerField())
-
     # The rule's gold, as both sources read it: votes, then the imported gold where they have no majority.
     sources = [
         When(majority_expression(), then=Value(GoldSource.CROWD.value)),
@@ -292,28 +298,15 @@ def _adjudication_rows(
         .annotate(
             rule_gold=gold_expression(imported_gold=F("imported_gold")),
             rule_source=Case(*sources, default=Value(GoldSource.NONE.value)),
-            is_five=five,
-            e=votes_if_five("entailment_votes"),
-            nu=votes_if_five("neutral_votes"),
-            c=votes_if_five("contradiction_votes"),
+            **_five_votes(),
         )
-        .values(
-            "premise__genre__slug",
-            "author_label",
-            "adjudicated_label",
-            "rule_gold",
-            "rule_source",
-            "is_five",
-            "e",
-            "nu",
-            "c",
-        )
+        .values("premise__genre__slug", "author_label", "adjudicated_label", "rule_gold", "rule_source", *FIVE_VOTES)
         .annotate(n=Count("pk"))
         .order_by()
     )
     rows = []
     for group in groups:
-        common = {key: group[key] for key in ("premise__genre__slug", "author_label", "is_five", "e", "nu", "c")}
+        common = {key: group[key] for key in ("premise__genre__slug", "author_label", *FIVE_VOTES)}
         rule = {**common, "gold_label": group["rule_gold"], "source_of_gold": group["rule_source"]}
         decided = {**common, "gold_label": group["adjudicated_label"], "source_of_gold": GoldSource.ADJUDICATED.value}
         given_away, put_in = (rule, decided) if wanted_after else (decided, rule)

@@ -12,7 +12,6 @@ NO_GOLD = "-"
 # A pair's labels: the author's plus four validators' (MultiNLI §2.1, SNLI §2.2) ...
 LABELS_PER_PAIR = 5
 AUTHOR_POSITION = 1
-VALIDATION_LABELS_PER_PAIR = LABELS_PER_PAIR - AUTHOR_POSITION
 # ... and its gold label is the one chosen by at least 3 of them, else NO_GOLD.
 GOLD_MAJORITY = 3
 

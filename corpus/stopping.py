@@ -26,7 +26,6 @@ from .alpha import alpha_of_units
 from .labels import AUTHOR_POSITION, GOLD_MAJORITY, LABELS, LABELS_PER_PAIR, NO_GOLD
 
 FIXED, DECIDED, CONFIDENT = "fixed", "decided", "confident"
-RULES = (FIXED, DECIDED, CONFIDENT)
 # The confident rule needs the author's label and at least one validator's before it may stop.
 CONFIDENT_MIN_LABELS = AUTHOR_POSITION + 1
 DEFAULT_THRESHOLD = 0.95

@@ -94,30 +94,25 @@ def pair_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     """{PAIR_KEY tuple: pairs} grouped from a Pair queryset (one GROUP BY)."""
     rows = (
         pairs.order_by()
-        .values_list(
-            "dataset_id",
-            "premise__split",
-            "premise__genre_id",
-            "author_label",
-            "label_count",
-            "entailment_votes",
-            "neutral_votes",
-            "contradiction_votes",
-            "imported_gold",
-        )
+        .values_list("dataset_id", "premise__split", "premise__genre_id", *PAIR_KEY[3:])  # split, genre: the premise's
         .annotate(n=Count("pk"))
     )
     return {tuple(row[:-1]): row[-1] for row in rows}
 
 
-def premise_length_rows(premises: QuerySet[Premise]) -> dict[Key, int]:
-    rows = (
-        premises.order_by()
-        .annotate(words=spaced_word_count_sql("text"))
-        .values_list("dataset_id", "split", "genre_id", "words")
+def _length_rows(rows: QuerySet[Any], text: str, place: str, kind: LengthKind) -> dict[Key, int]:
+    """{LENGTH_KEY: n} of `text`'s spaced word counts; `place` prefixes split and genre ("" or "premise__")."""
+    counted = (
+        rows.order_by()
+        .annotate(words=spaced_word_count_sql(text))
+        .values_list("dataset_id", f"{place}split", f"{place}genre_id", "words")
         .annotate(n=Count("pk"))
     )
-    return {(d, s, g, LengthKind.PREMISE.value, w): n for d, s, g, w, n in rows}
+    return {(d, s, g, kind.value, w): n for d, s, g, w, n in counted}
+
+
+def premise_length_rows(premises: QuerySet[Premise]) -> dict[Key, int]:
+    return _length_rows(premises, "text", "", LengthKind.PREMISE)
 
 
 def relation_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
@@ -153,26 +148,10 @@ def word_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
 
 
 def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
-    rows = (
-        pairs.order_by()
-        .annotate(words=spaced_word_count_sql("hypothesis"))
-        .values_list("dataset_id", "premise__split", "premise__genre_id", "words")
-        .annotate(n=Count("pk"))
-    )
-    return {(d, s, g, LengthKind.HYPOTHESIS.value, w): n for d, s, g, w, n in rows}
+    return _length_rows(pairs, "hypothesis", "premise__", LengthKind.HYPOTHESIS)
 
 
 # --- writing deltas ------------------------------------------------------------------------------
-
-
-def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
-    return _insert_plain(model, key_names, deltas)
-
-
-def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
-    """Append signed deltas to a table of FOLDED (one INSERT, zero deltas left out); for the
-    tables other apps keep this way. Returns rows inserted."""
-    return _insert(model, key_names, deltas)
 
 
 def _signed(rows: Rows, sign: int) -> Counter[Key]:
@@ -181,8 +160,7 @@ def _signed(rows: Rows, sign: int) -> Counter[Key]:
 
 def _add(a: Rows, b: Rows) -> Counter[Key]:
     total = Counter(a)
-    for key, n in b.items():
-        total[key] = total.get(key, 0) + n
+    total.update(b)  # adds, negative and zero sums kept (unlike Counter's +)
     return total
 
 
@@ -200,7 +178,7 @@ def pairs_moved(moves: Iterable[tuple[Key, Key]]) -> int:
         if old != new:
             deltas[old] -= 1
             deltas[new] += 1
-    return _insert(PairTally, PAIR_KEY, deltas)
+    return insert_deltas(PairTally, PAIR_KEY, deltas)
 
 
 @dataclass(frozen=True)
@@ -239,7 +217,7 @@ def words_moved(moves: Iterable[LabelMove]) -> int:
         facts = (move.dataset_id, move.split, move.genre_id)
         deltas.subtract(hypothesis_words(*facts, old, move.hypothesis))
         deltas.update(hypothesis_words(*facts, new, move.hypothesis))
-    return _insert(WordTally, WORD_KEY, deltas)
+    return insert_deltas(WordTally, WORD_KEY, deltas)
 
 
 def spaced_word_count(text: str) -> int:
@@ -287,9 +265,9 @@ def pairs_added(pairs: Sequence[Pair]) -> None:
         lengths[
             (pair.dataset_id, split, genre_id, LengthKind.RELATION.value, relation_mask(premise_text, pair.hypothesis))
         ] += 1
-    _insert(PairTally, PAIR_KEY, states)
-    _insert(LengthTally, LENGTH_KEY, lengths)
-    _insert(WordTally, WORD_KEY, hypothesis_words_)
+    insert_deltas(PairTally, PAIR_KEY, states)
+    insert_deltas(LengthTally, LENGTH_KEY, lengths)
+    insert_deltas(WordTally, WORD_KEY, hypothesis_words_)
 
 
 def _labels_first() -> None:
@@ -309,7 +287,7 @@ def premises_added(premises: Iterable[Premise]) -> None:
     if not saved:
         return
     _labels_first()
-    _insert(
+    insert_deltas(
         LengthTally,
         LENGTH_KEY,
         Counter(
@@ -332,12 +310,12 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
             arriving[(key[0], split, *key[2:])] += n
         return _add(_signed(rows, -1), arriving)
 
-    _insert(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
-    _insert(WordTally, WORD_KEY, moved(word_rows(pairs)))
+    insert_deltas(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
+    insert_deltas(WordTally, WORD_KEY, moved(word_rows(pairs)))
     from .signals import pairs_moving_split
 
     pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
-    _insert(
+    insert_deltas(
         LengthTally,
         LENGTH_KEY,
         _add(
@@ -393,7 +371,7 @@ def fold() -> int:
         for model, key_names in FOLDED:
             sums = _read(model._default_manager.all(), key_names)
             model._default_manager.all().delete()
-            folded += _insert_plain(model, key_names, sums)
+            folded += insert_deltas(model, key_names, sums)
     return folded
 
 
@@ -404,11 +382,13 @@ def _column(model: type[Tally], key_name: str) -> str:
     return model_field.column
 
 
-def _insert_plain(model: type[Tally], key_names: Sequence[str], sums: Rows) -> int:
-    """Insert one row per non-zero sum as multi-row INSERTs of plain values. A fix of every pair
-    appends thousands of word deltas a batch, and building a model object per row for bulk_create
-    took as long as the batch's UPDATE of a thousand pairs (issue 28)."""
-    rows = [(*key, n) for key, n in sums.items() if n]
+def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
+    """Append signed deltas (or a fold's sums) to a table of FOLDED, for this app's tallies and the
+    ones other apps keep this way: one row per non-zero delta, as multi-row INSERTs of plain values.
+    Returns rows inserted. A fix of every pair appends thousands of word deltas a batch, and
+    building a model object per row for bulk_create took as long as the batch's UPDATE of a
+    thousand pairs (issue 28)."""
+    rows = [(*key, n) for key, n in deltas.items() if n]
     columns = [_column(model, name) for name in (*key_names, "n")]
     insert_rows(model._meta.db_table, columns, rows)
     return len(rows)
@@ -558,7 +538,7 @@ def _rebuild_from(checked: Sequence[CheckedTally], truth: Truth) -> None:
         if tally.model not in truth:
             continue
         tally.rows.delete()
-        _insert_plain(tally.model, tally.key_names, truth[tally.model])
+        insert_deltas(tally.model, tally.key_names, truth[tally.model])
 
 
 def drift(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> Drift:

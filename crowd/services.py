@@ -68,11 +68,8 @@ def record_task_done(
             session.device = device
             fields += ["device"]
     session.save(update_fields=fields)
-    study_session.tasks_done = session.tasks_done
-    study_session.completed_at = session.completed_at
-    study_session.completion_code = session.completion_code
-    study_session.code_held_reason = session.code_held_reason
-    study_session.device = session.device
+    for name in ("tasks_done", "completed_at", "completion_code", "code_held_reason", "device"):
+        setattr(study_session, name, getattr(session, name))  # the caller's instance says it too
     return session
 
 

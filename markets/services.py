@@ -12,10 +12,11 @@ import hmac
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -274,34 +275,31 @@ def approve_sessions(
         for start in range(0, len(taken), PROLIFIC_BULK_MAX):
             part = taken[start : start + PROLIFIC_BULK_MAX]
             ids = [chosen[r.study_session_id].worker.external_id for r in part]
-            try:
-                client.approve(connection.market_study_id, ids)
-            except MarketTimeout:
-                outcome.unanswered += len(part)
-                continue
-            except MarketError as error:
-                _finish_reviews(part, ReviewState.FAILED, calls[-1] if calls else None)
-                outcome.failed += len(part)
-                outcome.errors.append(str(error))
-                continue
-            _finish_reviews(part, ReviewState.CONFIRMED, calls[-1] if calls else None)
-            outcome.confirmed += len(part)
+            _send_reviews(outcome, part, calls, partial(client.approve, connection.market_study_id, ids))
         return outcome
     for review in taken:
         session = chosen[review.study_session_id]
-        try:
-            client.approve(session.external_session_id)
-        except MarketTimeout:
-            outcome.unanswered += 1
-            continue
-        except MarketError as error:
-            _finish_reviews([review], ReviewState.FAILED, calls[-1] if calls else None)
-            outcome.failed += 1
-            outcome.errors.append(str(error))
-            continue
-        _finish_reviews([review], ReviewState.CONFIRMED, calls[-1] if calls else None)
-        outcome.confirmed += 1
+        _send_reviews(outcome, [review], calls, partial(client.approve, session.external_session_id))
     return outcome
+
+
+def _send_reviews(
+    outcome: ReviewOutcome, reviews: list[SessionReview], calls: list[MarketCall], send: Callable[[], object]
+) -> None:
+    """Ask the market for these reviews' decision (`send()`, one call); count them in `outcome` as
+    confirmed, refused (marked failed: they may be sent again) or unanswered (left sent)."""
+    try:
+        send()
+    except MarketTimeout:
+        outcome.unanswered += len(reviews)
+        return
+    except MarketError as error:
+        _finish_reviews(reviews, ReviewState.FAILED, calls[-1] if calls else None)
+        outcome.failed += len(reviews)
+        outcome.errors.append(str(error))
+        return
+    _finish_reviews(reviews, ReviewState.CONFIRMED, calls[-1] if calls else None)
+    outcome.confirmed += len(reviews)
 
 
 def reject_session(session: StudySession, reason: str, *, category: str = "OTHER", by: Any = None) -> ReviewOutcome:
@@ -320,20 +318,10 @@ def reject_session(session: StudySession, reason: str, *, category: str = "OTHER
         return outcome
     calls: list[MarketCall] = []
     client = client_for(connection, by, calls)
-    try:
-        if isinstance(client, ProlificClient):
-            client.reject(session.external_session_id, reason, category)
-        else:
-            client.reject(session.external_session_id, reason)
-    except MarketTimeout:
-        outcome.unanswered = 1
-        return outcome
-    except MarketError as error:
-        _finish_reviews(taken, ReviewState.FAILED, calls[-1] if calls else None)
-        outcome.failed, outcome.errors = 1, [str(error)]
-        return outcome
-    _finish_reviews(taken, ReviewState.CONFIRMED, calls[-1] if calls else None)
-    outcome.confirmed = 1
+    if isinstance(client, ProlificClient):
+        _send_reviews(outcome, taken, calls, partial(client.reject, session.external_session_id, reason, category))
+    else:
+        _send_reviews(outcome, taken, calls, partial(client.reject, session.external_session_id, reason))
     return outcome
 
 

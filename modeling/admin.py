@@ -8,22 +8,14 @@ the link to a run's results page (dashboard/admin.py).
 from django.contrib import admin
 from django.utils.html import format_html
 
+from corpus.admin import ReadOnlyInline, RecordAdmin
+
 from .models import Snapshot, SnapshotFile, TrainingRun
 
 
-class ReadOnlyAdminMixin:
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-class SnapshotFileInline(ReadOnlyAdminMixin, admin.TabularInline):
+class SnapshotFileInline(ReadOnlyInline, admin.TabularInline):
     model = SnapshotFile
-    fields = readonly_fields = ("name", "split", "rows", "bytes", "sha256", "download")
-    extra = 0
-    can_delete = False
+    fields = ("name", "split", "rows", "bytes", "sha256", "download")
 
     @admin.display(description="download")
     def download(self, file):
@@ -31,7 +23,7 @@ class SnapshotFileInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Snapshot)
-class SnapshotAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class SnapshotAdmin(RecordAdmin):
     list_display = [
         "id",
         "created_at",
@@ -57,7 +49,7 @@ class SnapshotAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(TrainingRun)
-class TrainingRunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class TrainingRunAdmin(RecordAdmin):
     list_display = [
         "id",
         "model",

@@ -3,6 +3,8 @@ whatever `quality/admin.py` registers, so the two can grow apart without touchin
 
 from django.contrib import admin
 
+from corpus.admin import ReadOnlyInline, RecordAdmin
+
 from .models import QualificationAnswer, QualificationAttempt, QualificationTest
 
 
@@ -38,18 +40,13 @@ class QualificationTestAdmin(admin.ModelAdmin):
         return test.attempts.filter(passed=True).values("worker").distinct().count()
 
 
-class AnswerInline(admin.TabularInline):
+class AnswerInline(ReadOnlyInline, admin.TabularInline):
     model = QualificationAnswer
-    extra = 0
-    can_delete = False
-    fields = readonly_fields = ("reference", "label", "is_correct")
-
-    def has_add_permission(self, request, obj=None):
-        return False
+    fields = ("reference", "label", "is_correct")
 
 
 @admin.register(QualificationAttempt)
-class QualificationAttemptAdmin(admin.ModelAdmin):
+class QualificationAttemptAdmin(RecordAdmin):
     """Tries are records: readable, never edited (a wrong test is fixed by changing the test)."""
 
     list_display = ["worker", "test", "number", "correct", "total", "score", "passed", "seconds", "finished_at"]
@@ -57,9 +54,3 @@ class QualificationAttemptAdmin(admin.ModelAdmin):
     list_select_related = ["worker", "test__study"]
     search_fields = ["worker__external_id", "worker__user__username"]
     inlines = [AnswerInline]
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_add_permission(self, request):
-        return False

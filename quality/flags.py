@@ -20,6 +20,7 @@ still counts among the other four when a validator's leave-one-out gold is compu
 Everything here is plain Python and dataclasses; no pandas, no Django.
 """
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -355,8 +356,6 @@ class SequentialResult:
     @property
     def posterior_at_chance(self) -> float:
         """P(labels at chance | labels so far) with even prior odds: the Bayesian reading of the same ratio."""
-        import math
-
         return 1 / (1 + math.exp(-self.log_ratio))
 
     @property
@@ -390,19 +389,20 @@ def sequential_guesser_test(
     beta: float = SEQUENTIAL_BETA,
 ) -> SequentialResult:
     """Wald's SPRT of "labels at chance" (H1) against "labels at ordinary agreement" (H0)."""
-    import math
-
     chance = min(max(chance, 0.05), ordinary - 0.05)  # the two hypotheses must stay apart
     log_ratio = agreements * math.log(chance / ordinary) + (items - agreements) * math.log(
         (1 - chance) / (1 - ordinary)
     )
+    return SequentialResult(items, agreements, chance, log_ratio, _wald_decision(log_ratio, alpha, beta))
+
+
+def _wald_decision(log_ratio: float, alpha: float, beta: float) -> str:
+    """Wald's thresholds: at chance above log((1-β)/α), ordinary below log(β/(1-α)), else undecided."""
     if log_ratio >= math.log((1 - beta) / alpha):
-        decision = AT_CHANCE
-    elif log_ratio <= math.log(beta / (1 - alpha)):
-        decision = ORDINARY
-    else:
-        decision = UNDECIDED
-    return SequentialResult(items, agreements, chance, log_ratio, decision)
+        return AT_CHANCE
+    if log_ratio <= math.log(beta / (1 - alpha)):
+        return ORDINARY
+    return UNDECIDED
 
 
 # --- one evidence over every task kind that collects judgments (issue 39) ----------------------
@@ -454,7 +454,6 @@ class Stratum:
 def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
     """Wald's test over several strata: each stratum's log-likelihood ratio (its own chance and
     ordinary agreement), added up; the decision on the sum, as `sequential_guesser_test` decides."""
-    import math
 
     kept = [stratum for stratum in strata if stratum.items]
     results = []
@@ -469,12 +468,7 @@ def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
     agreements = sum(result.agreements for result in results)
     chance = sum(result.chance * result.items for result in results) / items if items else 1 / 3
     log_ratio = sum(result.log_ratio for result in results)
-    if log_ratio >= math.log((1 - SEQUENTIAL_BETA) / SEQUENTIAL_ALPHA):
-        decision = AT_CHANCE
-    elif log_ratio <= math.log(SEQUENTIAL_BETA / (1 - SEQUENTIAL_ALPHA)):
-        decision = ORDINARY
-    else:
-        decision = UNDECIDED
+    decision = _wald_decision(log_ratio, SEQUENTIAL_ALPHA, SEQUENTIAL_BETA)
     return SequentialResult(items, agreements, chance, log_ratio, decision)
 
 

@@ -16,8 +16,8 @@ The statements:
 """
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.db import connection
@@ -94,17 +94,10 @@ class WorkerQuality:
         return {"entailed": counts["entailment"] / given, "not_entailed": counts["neutral"] / given}
 
     def figures(self) -> flag_rules.WorkerFigures:
-        """The pure flags' input (`quality.flags.WorkerFigures`)."""
-        return flag_rules.WorkerFigures(
-            worker=self.worker.pk,
-            label_counts=self.label_counts,
-            loo_items=self.loo_items,
-            loo_agreements=self.loo_agreements,
-            loo_own_label_counts=self.loo_own_label_counts,
-            loo_gold_counts=self.loo_gold_counts,
-            timed_items=self.timed_items,
-            median_seconds=self.median_seconds,
-        )
+        """The pure flags' input (`quality.flags.WorkerFigures`): its fields as this row has them."""
+        names = [each.name for each in fields(flag_rules.WorkerFigures) if each.name != "worker"]
+        taken = {name: getattr(self, name) for name in names}
+        return flag_rules.WorkerFigures(worker=self.worker.pk, **taken)
 
 
 def _validation_labels(dataset: Dataset | None = None) -> QuerySet[ValidationLabel]:
@@ -173,6 +166,13 @@ def median_seconds(dataset: Dataset | None = None) -> dict[int, float]:
     sql, params = (
         _validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds").query.sql_with_params()
     )
+    return median_per_worker(sql, params)
+
+
+def median_per_worker(sql: str, params: Sequence[Any]) -> dict[int, float]:
+    """{worker id: median of `seconds`} over the rows (worker_id, seconds) of the query `sql`, in SQL.
+    No PERCENTILE_CONT but on PostgreSQL: elsewhere the middle row(s) of each worker's sorted
+    values, found with window functions (SQLite >= 3.25), still without leaving the database."""
     if connection.vendor == "postgresql":
         query = (
             f"SELECT worker_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ({sql}) s GROUP BY worker_id"
@@ -292,11 +292,6 @@ def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
     """The sequential guesser test over every judgment this worker ever gave (every session, study,
     dataset and task kind that collects judgments): `guesser_evidence_by_worker`."""
     return guesser_evidence_by_worker([worker.pk])[worker.pk]
-
-
-def sequential_evidence_by_worker(worker_ids: Iterable[int]) -> dict[int, flag_rules.SequentialResult]:
-    """{worker id: flags.SequentialResult} for these workers (`guesser_evidence_by_worker`)."""
-    return guesser_evidence_by_worker(worker_ids)
 
 
 def guesser_evidence_by_worker(

@@ -9,7 +9,6 @@ and the gold label it sets is the pair's gold everywhere gold is shown. MPE's 2-
 are the `mpe` queue.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,12 +167,3 @@ def before_and_after(dataset: Dataset | str | None = None, split: str | None = N
         "adjudicated": after["gold_sources"].get("adjudicated", 0),
         "pairs": after["pairs"],
     }
-
-
-def decision_history(pair: Pair) -> list[Mapping[str, Any]]:
-    """A pair's decisions, oldest first (who, what, why)."""
-    return list(
-        Adjudication.objects.filter(pair=pair)
-        .order_by("pk")
-        .values("action", "label", "previous_gold", "source", "reason", "researcher__username", "created_at")
-    )

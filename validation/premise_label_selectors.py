@@ -4,20 +4,12 @@ from collections.abc import Iterator, Sequence
 
 from django.db.models import Q, QuerySet
 
-from corpus.models import Dataset, ItemKind, Pair
+from corpus.models import Dataset, ItemKind
 
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremisePair
 from .premise_table import PREMISES_PER_ITEM, PremiseLabelRow, Table4, table4
 
 PAGE = 2000
-
-
-def marked_items(dataset: Dataset, split: str | None = None) -> QuerySet[Pair]:
-    """The dataset's items marked for per-premise labels (of one split), unordered."""
-    items = Pair.objects.filter(dataset=dataset, premise_pairs__isnull=False)
-    if split:
-        items = items.filter(premise__split=split)
-    return items.distinct().order_by()
 
 
 def premise_label_rows(dataset: Dataset, split: str | None = None, *, page: int = PAGE) -> Iterator[PremiseLabelRow]:

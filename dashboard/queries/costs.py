@@ -159,7 +159,7 @@ class GroupCost:
         return self.money.per(self.gold)
 
 
-def _sum_of_amounts(which: Q) -> Coalesce:
+def sum_of_amounts(which: Q) -> Coalesce:
     zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
     return Coalesce(Sum("amount", filter=which), zero)
 
@@ -179,8 +179,8 @@ def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
     bonuses = (
         entries.values("study_id", "currency")
         .annotate(
-            paid=_sum_of_amounts(Q(kind=BonusKind.PAID)),
-            owed=_sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True)),
+            paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
+            owed=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True)),
         )
         .order_by()
     )

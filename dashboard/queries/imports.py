@@ -3,7 +3,6 @@
 from django.db.models import QuerySet
 
 from collection.models import PremiseImport
-from corpus.models import Genre
 from importers.models import CorpusImport
 
 IMPORTS_SHOWN = 30
@@ -21,7 +20,3 @@ def imports_by_id(kind: str, ids: list[int]) -> QuerySet[PremiseImport] | QueryS
     if kind == "premises":
         return PremiseImport.objects.filter(pk__in=ids).select_related("dataset", "genre")
     return CorpusImport.objects.filter(pk__in=ids).select_related("dataset")
-
-
-def genres() -> list[Genre]:
-    return list(Genre.objects.order_by("slug"))

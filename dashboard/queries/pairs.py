@@ -169,6 +169,3 @@ def reported_not_held_count(dataset: Dataset | None = None) -> int:
     if dataset is not None:
         reported = reported.filter(premise__dataset=dataset)
     return reported.values("premise_id").distinct().count()
-
-
-STATUS_CHOICES = PremiseStatus.choices

@@ -21,7 +21,6 @@ from typing import Any
 
 from django.db.models import (
     Count,
-    DecimalField,
     Exists,
     F,
     IntegerField,
@@ -43,7 +42,7 @@ from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
 from validation.models import PremiseLabelClaim, ValidationClaim
 
-from .costs import Money
+from .costs import Money, sum_of_amounts
 
 # The claim model each kind of study hands out, and whether its task is a batch of claims (a
 # validation batch of five is one task, paid once) or one claim.
@@ -241,7 +240,7 @@ def what_is_left(of_study: Study) -> dict[str, Any]:
         figures = Pair.objects.filter(
             dataset_id=of_study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
         ).aggregate(items=Count("pk"), units=Coalesce(Sum(missing, output_field=IntegerField()), 0))
-        return {"items": figures["items"], "units": figures["units"], "items_word": "pairs", "units_word": "labels"}
+        return {**figures, "items_word": "pairs", "units_word": "labels"}
     if kind in (TaskKind.WRITING, TaskKind.ADVERSARIAL):
         per_premise = of_study.dataset.writings_per_premise
         figures = (
@@ -254,12 +253,7 @@ def what_is_left(of_study: Study) -> dict[str, Any]:
                 units=Coalesce(Sum(Value(per_premise) - F("writings_done"), output_field=IntegerField()), 0),
             )
         )
-        return {
-            "items": figures["items"],
-            "units": figures["units"],
-            "items_word": "premises",
-            "units_word": "writings",
-        }
+        return {**figures, "items_word": "premises", "units_word": "writings"}
     return {"items": None, "units": None, "items_word": "", "units_word": ""}
 
 
@@ -297,15 +291,14 @@ class StudyCosts:
 
 def costs(of_study: Study, tasks: int) -> StudyCosts:
     """Tasks paid at the study's payment, and the ledger's bonuses by cause: earned, paid, owed (one GROUP BY)."""
-    zero = Value(Decimal("0"), output_field=DecimalField(max_digits=14, decimal_places=2))
     rows = (
         BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
         .annotate(cause=bonuses.cause_expression())
         .values("cause", "currency")
         .annotate(
             earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),
-            paid=Coalesce(Sum("amount", filter=Q(kind=BonusKind.PAID)), zero),
-            owed=Coalesce(Sum("amount", filter=Q(kind=BonusKind.EARNED, payment__isnull=True)), zero),
+            paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
+            owed=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True)),
         )
         .order_by()
     )

@@ -11,6 +11,7 @@ from collection.models import WritingClaim
 from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
 from corpus.selectors import pairs_in
 from crowd.models import ClaimStatus
+from quality.selectors import median_per_worker
 
 from ..figure_cache import cached, refreshable
 from .common import ratio
@@ -115,27 +116,16 @@ def median_writing_seconds(dataset: Dataset | None = None, split: str | None = N
     if split:
         where.append("p.split = %s")
         params.append(split)
-    scope = f"FROM {claims} c JOIN {premises} p ON p.id = c.premise_id WHERE {' AND '.join(where)}"
-    if connection.vendor == "postgresql":
-        sql = (
-            "SELECT c.worker_id, percentile_cont(0.5) WITHIN GROUP "
-            f"(ORDER BY EXTRACT(EPOCH FROM (c.submitted_at - c.created_at))) {scope} GROUP BY c.worker_id"
-        )
-    else:
-        # No PERCENTILE_CONT elsewhere: the middle row(s) of each worker's sorted durations,
-        # found with window functions (SQLite >= 3.25), still without leaving the database.
-        seconds = "(julianday(c.submitted_at) - julianday(c.created_at)) * 86400.0"
-        sql = (
-            "SELECT worker_id, AVG(seconds) FROM ("
-            f" SELECT c.worker_id AS worker_id, {seconds} AS seconds,"
-            f"  ROW_NUMBER() OVER (PARTITION BY c.worker_id ORDER BY {seconds}) AS position,"
-            "  COUNT(*) OVER (PARTITION BY c.worker_id) AS total"
-            f" {scope}"
-            ") ranked WHERE position IN ((total + 1) / 2, (total + 2) / 2) GROUP BY worker_id"
-        )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
+    seconds = (
+        "EXTRACT(EPOCH FROM (c.submitted_at - c.created_at))"
+        if connection.vendor == "postgresql"
+        else "(julianday(c.submitted_at) - julianday(c.created_at)) * 86400.0"
+    )
+    return median_per_worker(
+        f"SELECT c.worker_id AS worker_id, {seconds} AS seconds FROM {claims} c "
+        f"JOIN {premises} p ON p.id = c.premise_id WHERE {' AND '.join(where)}",
+        params,
+    )
 
 
 def typing_flagged_over_time() -> list[dict[str, Any]]:

@@ -4,10 +4,9 @@ the majority-vote gold disagree, and the workers ranked by estimated skill."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboard.queries import runs as queries
@@ -15,7 +14,7 @@ from dashboard.queries.common import datasets as all_datasets
 from quality import aggregation_runs
 from quality.models import AggregationStatus
 
-from .common import page_context, researcher_required
+from .common import page_context, polled_ids, progress_json, researcher_required
 
 RUNS_SHOWN = 50
 PAIRS_PER_PAGE = 50
@@ -62,22 +61,9 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
-    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
-    runs = queries.aggregation_runs_by_id(ids)
-    return JsonResponse(
-        {
-            "items": [
-                {
-                    "id": run.pk,
-                    "status": run.status,
-                    "progress": run.progress,
-                    "finished": run.status in (AggregationStatus.DONE, AggregationStatus.FAILED),
-                    "html": render_to_string("dashboard/_aggregation_row.html", {"run": run}, request),
-                }
-                for run in runs
-            ]
-        }
-    )
+    runs = queries.aggregation_runs_by_id(polled_ids(request))
+    finished = (AggregationStatus.DONE, AggregationStatus.FAILED)
+    return progress_json(request, runs, "dashboard/_aggregation_row.html", "run", finished)
 
 
 @researcher_required

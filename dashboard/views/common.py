@@ -1,14 +1,15 @@
 """What every dashboard page shares: researcher-only access and the dataset/split selector."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from functools import update_wrapper
-from typing import Concatenate, ParamSpec, cast, overload
+from typing import Any, Concatenate, ParamSpec, cast, overload
 from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
+from django.template.loader import render_to_string
 
 from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import is_researcher
@@ -89,3 +90,29 @@ def page_context(request: HttpRequest, active: str, scope: Scope | None = None, 
     }
     context.update(extra)
     return context
+
+
+def polled_ids(request: HttpRequest) -> list[int]:
+    """The ids a list page polls for (`?ids=1,2,3`; anything but digits left out)."""
+    return [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
+
+
+def progress_json(
+    request: HttpRequest, rows: Iterable[Any], template: str, name: str, finished: Collection[str] = ("done", "failed")
+) -> JsonResponse:
+    """Live progress of a list of jobs: each row's status and progress, and the row re-rendered
+    (`template` with the row as `name`)."""
+    return JsonResponse(
+        {
+            "items": [
+                {
+                    "id": row.pk,
+                    "status": row.status,
+                    "progress": row.progress,
+                    "finished": row.status in finished,
+                    "html": render_to_string(template, {name: row}, request),
+                }
+                for row in rows
+            ]
+        }
+    )

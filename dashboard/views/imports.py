@@ -6,7 +6,6 @@ from django.contrib import messages
 from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import IMPORT_DATA
@@ -14,9 +13,10 @@ from collection.premise_import import PremiseImportError, queue_premise_upload
 from corpus.models import Split
 from dashboard.queries import imports as queries
 from dashboard.queries.common import datasets as all_datasets
+from dashboard.queries.common import genres as all_genres
 from importers.services import CorpusImportError, queue_pairs_upload
 
-from .common import page_context, researcher_required
+from .common import page_context, polled_ids, progress_json, researcher_required
 
 ROW_TEMPLATES = {"premises": "dashboard/_premise_import_row.html", "pairs": "dashboard/_corpus_import_row.html"}
 
@@ -56,7 +56,7 @@ def imports(request: HttpRequest) -> HttpResponseBase:
         page_context(
             request,
             "imports",
-            genres=queries.genres(),
+            genres=all_genres(),
             datasets=all_datasets(),
             splits=Split.values,
             premise_imports=queries.recent_premise_imports(),
@@ -71,18 +71,4 @@ def imports_progress(request: HttpRequest, kind: str) -> HttpResponseBase:
     """Live progress for one list of imports: the rows re-rendered, as the snapshot list does."""
     if kind not in ROW_TEMPLATES:
         return JsonResponse({"detail": f"unknown kind {kind!r}; one of {', '.join(ROW_TEMPLATES)}"}, status=400)
-    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
-    return JsonResponse(
-        {
-            "items": [
-                {
-                    "id": run.pk,
-                    "status": run.status,
-                    "progress": run.progress,
-                    "finished": run.status in ("done", "failed"),
-                    "html": render_to_string(ROW_TEMPLATES[kind], {"run": run}, request),
-                }
-                for run in queries.imports_by_id(kind, ids)
-            ]
-        }
-    )
+    return progress_json(request, queries.imports_by_id(kind, polled_ids(request)), ROW_TEMPLATES[kind], "run")

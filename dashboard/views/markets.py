@@ -3,6 +3,8 @@
 Thin: the rules are in `markets.services`, the reads in `markets.selectors`.
 """
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.http import Http404, HttpRequest
 from django.http.response import HttpResponseBase
@@ -12,26 +14,42 @@ from django.views.decorators.http import require_POST
 
 from annotation_site.permissions import PAY_BONUSES
 from crowd.models import Study
-from dashboard.queries import quality as quality_queries
 from markets import selectors, services
 from markets.clients import MarketError
+from markets.models import MarketConnection
 from markets.sealing import SealingUnavailable
 
 from .common import page_context, researcher_required
+from .study import study_or_404
 
 # What goes wrong talking to a market, said in one line on the page.
 MARKET_TROUBLE = (MarketError, SealingUnavailable, services.ConnectionRefused)
-
-
-def _study_or_404(slug: str) -> Study:
-    study = quality_queries.study(slug)
-    if study is None:
-        raise Http404("No such study.")
-    return study
+NOT_CONNECTED = "Connect the study to a market first."
 
 
 def _back(study: Study) -> HttpResponseBase:
     return redirect(reverse("dashboard:markets") + f"?study={study.slug}")
+
+
+def _refused(request: HttpRequest, study: Study, refused: object) -> HttpResponseBase:
+    """Back to the study's panel, saying what stood in the way."""
+    messages.error(request, str(refused))
+    return _back(study)
+
+
+def _on_connection(request: HttpRequest, slug: str, act: Callable[[MarketConnection], str]) -> HttpResponseBase:
+    """Back to the study's panel after `act` on its market connection, saying what it did (or what
+    stood in the way: no connection, or the market)."""
+    study = study_or_404(slug)
+    connection = services.connection_of(study)
+    if connection is None:
+        return _refused(request, study, NOT_CONNECTED)
+    try:
+        line = act(connection)
+    except MARKET_TROUBLE as refused:
+        return _refused(request, study, refused)
+    messages.success(request, line)
+    return _back(study)
 
 
 @researcher_required
@@ -63,7 +81,7 @@ def markets(request: HttpRequest) -> HttpResponseBase:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     post = request.POST
     try:
         services.save_connection(
@@ -81,43 +99,41 @@ def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
             excluded_list_id=post.get("excluded_list_id", ""),
         )
     except MARKET_TROUBLE as refused:
-        messages.error(request, str(refused))
-    else:
-        messages.success(request, "Saved the market connection (credentials sealed). Test it with the button below.")
+        return _refused(request, study, refused)
+    messages.success(request, "Saved the market connection (credentials sealed). Test it with the button below.")
     return _back(study)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_test(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     connection = services.connection_of(study)
     if connection is None:
-        messages.error(request, "Connect the study to a market first.")
-        return _back(study)
-    ok, line = services.test_connection(connection, by=request.user)
-    (messages.success if ok else messages.error)(request, line)
+        messages.error(request, NOT_CONNECTED)
+    else:
+        ok, line = services.test_connection(connection, by=request.user)
+        (messages.success if ok else messages.error)(request, line)
     return _back(study)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_approve(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     chosen = request.POST.getlist("session")
     try:
         outcome = services.approve_sessions(study, chosen or None, by=request.user)
     except (*MARKET_TROUBLE, ValueError) as refused:
-        messages.error(request, str(refused))
-    else:
-        (messages.error if outcome.failed else messages.success)(request, outcome.line("Approved"))
+        return _refused(request, study, refused)
+    (messages.error if outcome.failed else messages.success)(request, outcome.line("Approved"))
     return _back(study)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_reject(request: HttpRequest, slug: str, session_id: int) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     session = selectors.session_of(study, session_id)
     if session is None:
         raise Http404("No such session in this study.")
@@ -126,46 +142,37 @@ def market_reject(request: HttpRequest, slug: str, session_id: int) -> HttpRespo
             session, request.POST.get("reason", ""), category=request.POST.get("category", "OTHER"), by=request.user
         )
     except MARKET_TROUBLE as refused:
-        messages.error(request, str(refused))
-    else:
-        (messages.error if outcome.failed else messages.success)(request, outcome.line("Rejected"))
+        return _refused(request, study, refused)
+    (messages.error if outcome.failed else messages.success)(request, outcome.line("Rejected"))
     return _back(study)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_pay(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     try:
         outcome = services.pay_owed_bonuses(study, by=request.user)
     except MARKET_TROUBLE as refused:
-        messages.error(request, str(refused))
-    else:
-        (messages.error if outcome.refused else messages.success)(request, outcome.line(study.bonus_currency))
+        return _refused(request, study, refused)
+    (messages.error if outcome.refused else messages.success)(request, outcome.line(study.bonus_currency))
     return _back(study)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
-    connection = services.connection_of(study)
-    if connection is None:
-        messages.error(request, "Connect the study to a market first.")
-        return _back(study)
-    try:
+    def reconcile(connection: MarketConnection) -> str:
         outcome = services.reconcile_payments(connection, by=request.user, now_please=True)
-    except MARKET_TROUBLE as refused:
-        messages.error(request, str(refused))
-    else:
-        messages.success(request, "Reconciled with the market's record. " + outcome.line(study.bonus_currency))
-    return _back(study)
+        return "Reconciled with the market's record. " + outcome.line(connection.study.bonus_currency)
+
+    return _on_connection(request, slug, reconcile)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     batch = selectors.batch_of(study, batch_id)
     if batch is None:
         raise Http404("No such bulk bonus in this study.")
@@ -179,15 +186,8 @@ def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpR
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_lists(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
-    connection = services.connection_of(study)
-    if connection is None:
-        messages.error(request, "Connect the study to a market first.")
-        return _back(study)
-    try:
-        line = services.sync_lists(connection, by=request.user)
-    except MARKET_TROUBLE as refused:
-        messages.error(request, str(refused))
-    else:
-        messages.success(request, f"Lists sent to the market: {line}.")
-    return _back(study)
+    return _on_connection(
+        request,
+        slug,
+        lambda connection: f"Lists sent to the market: {services.sync_lists(connection, by=request.user)}.",
+    )

@@ -1,9 +1,8 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import CREATE_SNAPSHOTS
@@ -12,7 +11,7 @@ from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
 from modeling.snapshots.services import request_snapshot
 
-from .common import page_context, researcher_required
+from .common import page_context, polled_ids, progress_json, researcher_required
 
 SNAPSHOTS_SHOWN = 50
 
@@ -64,19 +63,5 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
 @require_GET
 def snapshots_progress(request: HttpRequest) -> HttpResponseBase:
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
-    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
-    found = queries.snapshots_by_id(ids)
-    return JsonResponse(
-        {
-            "items": [
-                {
-                    "id": snapshot.pk,
-                    "status": snapshot.status,
-                    "progress": snapshot.progress,
-                    "finished": snapshot.status in ("done", "failed"),
-                    "html": render_to_string("dashboard/_snapshot_row.html", {"snapshot": snapshot}, request),
-                }
-                for snapshot in found
-            ]
-        }
-    )
+    found = queries.snapshots_by_id(polled_ids(request))
+    return progress_json(request, found, "dashboard/_snapshot_row.html", "snapshot")

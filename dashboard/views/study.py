@@ -16,7 +16,7 @@ from dashboard.queries import study as queries
 from .common import page_context, researcher_required
 
 
-def _study_or_404(slug: str) -> Study:
+def study_or_404(slug: str) -> Study:
     found = queries.study(slug)
     if found is None:
         raise Http404("No such study.")
@@ -32,7 +32,7 @@ def studies(request: HttpRequest) -> HttpResponseBase:
 
 @researcher_required
 def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     return render(
         request, "dashboard/study.html", page_context(request, "studies", None, study=study, **queries.overview(study))
     )
@@ -47,7 +47,7 @@ class _Echo:
 
 @researcher_required
 def study_sessions_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = _study_or_404(slug)
+    study = study_or_404(slug)
     writer = csv.writer(_Echo())
 
     def lines() -> Iterator[str]:

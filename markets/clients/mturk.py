@@ -100,19 +100,26 @@ class MTurkClient:
     def balance(self) -> dict[str, Any]:
         return self.call("GetAccountBalance", "test.balance")
 
-    def assignments_for_hit(self, hit_id: str) -> list[dict[str, Any]]:
+    def _every_page(self, operation: str, action: str, key: str, **params: Any) -> list[dict[str, Any]]:
+        """The `key` items of every page of a listing (each answer's NextToken asks for the next)."""
         found: list[dict[str, Any]] = []
-        params: dict[str, Any] = {
-            "HITId": hit_id,
-            "MaxResults": 100,
-            "AssignmentStatuses": ["Submitted", "Approved", "Rejected"],
-        }
         while True:
-            answer = self.call("ListAssignmentsForHIT", "assignments.list", **params)
-            found.extend(answer.get("Assignments", []))
+            answer = self.call(operation, action, **params)
+            found.extend(answer.get(key, []))
             if not answer.get("NextToken"):
                 return found
             params["NextToken"] = answer["NextToken"]
+
+    def assignments_for_hit(self, hit_id: str) -> list[dict[str, Any]]:
+        statuses = ["Submitted", "Approved", "Rejected"]
+        return self._every_page(
+            "ListAssignmentsForHIT",
+            "assignments.list",
+            "Assignments",
+            HITId=hit_id,
+            MaxResults=100,
+            AssignmentStatuses=statuses,
+        )
 
     def approve(self, assignment_id: str, feedback: str = "") -> dict[str, Any]:
         params: dict[str, Any] = {"AssignmentId": assignment_id}
@@ -135,14 +142,9 @@ class MTurkClient:
         )
 
     def bonus_payments(self, assignment_id: str) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        params: dict[str, Any] = {"AssignmentId": assignment_id, "MaxResults": 100}
-        while True:
-            answer = self.call("ListBonusPayments", "bonus.list", **params)
-            found.extend(answer.get("BonusPayments", []))
-            if not answer.get("NextToken"):
-                return found
-            params["NextToken"] = answer["NextToken"]
+        return self._every_page(
+            "ListBonusPayments", "bonus.list", "BonusPayments", AssignmentId=assignment_id, MaxResults=100
+        )
 
     def qualify(self, qualification_type_id: str, worker_id: str) -> dict[str, Any]:
         return self.call(

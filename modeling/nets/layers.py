@@ -87,3 +87,47 @@ class TanhClassifier(nn.Sequential):
             dim = hidden_dim
         modules += [nn.Dropout(dropout), nn.Linear(dim, num_classes)]
         super().__init__(*modules)
+
+
+class SentenceEncoderNet(nn.Module):
+    """The sentence-encoder baselines: each sentence is encoded alone (`encode`, a subclass's), then
+    [u; v; u − v; u ∗ v] → TanhClassifier. `recurrent`: an embedding dropout and a BiLSTM over the
+    words (else the embeddings are all); `pair_input`: the classifier reads both sentences' features
+    (else one sentence's encoding, the subclass's `forward`)."""
+
+    recurrent = True
+    pair_input = True
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim=300,
+        hidden_dim=300,
+        dropout=0.1,
+        embeddings=None,
+        mlp_layers=1,
+        num_classes=3,
+        **_,
+    ):
+        super().__init__()
+        self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
+        width = embedding_dim
+        if self.recurrent:
+            self.dropout = nn.Dropout(dropout)
+            self.encoder = SeqEncoder(embedding_dim, hidden_dim)
+            width = self.encoder.output_dim
+        self.classifier = TanhClassifier(
+            4 * width if self.pair_input else width,
+            hidden_dim,
+            dropout=dropout,
+            layers=mlp_layers,
+            num_classes=num_classes,
+        )
+
+    def encode(self, tokens, lengths):
+        raise NotImplementedError
+
+    def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
+        u = self.encode(premise, premise_lengths)
+        v = self.encode(hypothesis, hypothesis_lengths)
+        return self.classifier(pair_features(u, v))

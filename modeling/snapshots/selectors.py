@@ -273,11 +273,6 @@ def datasets_with_held_out_genres(dataset_slugs: Sequence[str] | None = None) ->
     return set(datasets.values_list("slug", flat=True))
 
 
-def lowest_pair_id() -> int | None:
-    """The lowest pair id in the table (one step of the primary key's index), or None."""
-    return Pair.objects.order_by("pk").values_list("pk", flat=True).first()
-
-
 def keyset_pages(
     pairs: QuerySet[Pair], *, page_size: int = PAGE_SIZE, upper_id: int | None = None
 ) -> Iterator[tuple[int, int, QuerySet[Pair]]]:

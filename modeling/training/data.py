@@ -243,7 +243,3 @@ def split_for_mixing(train: Sequence[Example], mix_dataset: str) -> tuple[list[E
     chosen = set(map(id, secondary))
     primary = [ex for ex in train if id(ex) not in chosen]
     return primary, secondary
-
-
-def seeded_rng(seed: int | str) -> random.Random:
-    return random.Random(seed)

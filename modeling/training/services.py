@@ -487,10 +487,6 @@ class CancelRefused(Exception):
         self.message = message
 
 
-def is_cancelled(run: TrainingRun) -> bool:
-    return bool((run.results or {}).get("cancelled"))
-
-
 def cancel_training_run(run_id: int, *, user: User | AnonymousUser | None = None) -> TrainingRun:
     """Cancel a queued or running run; returns it. Refused (CancelRefused) for a finished one.
 

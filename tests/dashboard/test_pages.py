@@ -180,7 +180,7 @@ def test_unknown_sort_falls_back(client, researcher, make_worker):
     ],
 )
 def test_edit_relations(premise, hypothesis, deletion, one_word):
-    from dashboard import overlap
+    from corpus import overlap
 
     p, h = overlap.tokens(premise), overlap.tokens(hypothesis)
     assert overlap.only_deletion(p, h) is deletion

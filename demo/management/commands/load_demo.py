@@ -21,7 +21,11 @@ from demo.stopping import ensure_stopping_demo
 from demo.training import ensure_demo_snapshot_and_runs
 
 DEFAULT_SITE = "http://127.0.0.1:8000"
-PROLIFIC_IDS = "PROLIFIC_PID=demo-pid-1&STUDY_ID=demo-study&SESSION_ID=demo-session-1"
+
+
+def prolific_ids(n: int) -> str:
+    """The query string of the demo's n-th Prolific participant (one session each)."""
+    return f"PROLIFIC_PID=demo-pid-{n}&STUDY_ID=demo-study&SESSION_ID=demo-session-{n}"
 
 
 class Command(BaseCommand):
@@ -116,26 +120,22 @@ class Command(BaseCommand):
                 f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
                 f"written as a contradiction scores p={draft:.2f} (/artifacts/score/)."
             )
-        validation_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-2").replace("demo-session-1", "demo-session-2")
-        recast_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-4").replace("demo-session-1", "demo-session-4")
-        mpe_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-5").replace("demo-session-1", "demo-session-5")
-        qualified_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-3").replace("demo-session-1", "demo-session-3")
         links = [
             ("site", f"{site}/"),
             ("researcher login", f"{RESEARCHER[0]} / {RESEARCHER[1]}"),
             ("worker login", f"{WORKER[0]} / {WORKER[1]}"),
-            ("Prolific writing study", f"{site}/study/{WRITING_STUDY['slug']}/?{PROLIFIC_IDS}"),
-            ("Prolific validation study", f"{site}/study/{VALIDATION_STUDY['slug']}/?{validation_ids}"),
+            ("Prolific writing study", f"{site}/study/{WRITING_STUDY['slug']}/?{prolific_ids(1)}"),
+            ("Prolific validation study", f"{site}/study/{VALIDATION_STUDY['slug']}/?{prolific_ids(2)}"),
             ("dashboard (researcher)", f"{site}/dashboard/"),
             ("artifacts (researcher)", f"{site}/dashboard/artifacts/?dataset={dataset.slug}"),
             ("flagged writers", f"{site}/dashboard/workers/?dataset={dataset.slug}"),
             ("the nudge", "in the writing study, write a 'definitely incorrect' sentence with \"not\""),
             ("MPE judgment task (worker)", f"{site}/validate/mpe/next/"),
-            ("Prolific MPE study", f"{site}/study/{MPE_STUDY['slug']}/?{mpe_ids}  (keys 1/2/3)"),
+            ("Prolific MPE study", f"{site}/study/{MPE_STUDY['slug']}/?{prolific_ids(5)}  (keys 1/2/3)"),
             ("MPE items and adjudication", f"{site}/dashboard/mpe/?dataset={MPE_DATASET}"),
             ("recast pairs (provenance)", f"{site}/admin/corpus/pairprovenance/"),
             ("recast preview and save", f"{site}/dashboard/recast/"),
-            ("two-way validation study", f"{site}/study/demo-recast-validation/?{recast_ids}  (keys 1/2)"),
+            ("two-way validation study", f"{site}/study/demo-recast-validation/?{prolific_ids(4)}  (keys 1/2)"),
             ("grammaticality task", f"{site}/validate/grammaticality/"),
             ("decided stopping rule (savings)", f"{site}/dashboard/validation/?dataset={STOPPING_DATASET}"),
             ("stopping rules (settings)", f"{site}/dashboard/stopping/"),
@@ -146,15 +146,12 @@ class Command(BaseCommand):
                 ("flagged guesser (quality)", f"{site}/dashboard/workers/"),
                 ("catch trials", f"{site}/dashboard/label/"),
                 ("unpaid bonus", f"{site}/dashboard/bonuses/"),
-                ("qualified study (test first)", f"{site}/study/{qualified.slug}/?{qualified_ids}"),
+                ("qualified study (test first)", f"{site}/study/{qualified.slug}/?{prolific_ids(3)}"),
                 ("aggregation run", f"{site}/dashboard/aggregation/{aggregation.pk}/"),
             ]
         if not (no_training or no_adversarial):
-            adversarial_ids = PROLIFIC_IDS.replace("demo-pid-1", "demo-pid-6").replace(
-                "demo-session-1", "demo-session-6"
-            )
             links += [
-                ("adversarial study (round 2)", f"{site}/study/{ADVERSARIAL_STUDY['slug']}/?{adversarial_ids}"),
+                ("adversarial study (round 2)", f"{site}/study/{ADVERSARIAL_STUDY['slug']}/?{prolific_ids(6)}"),
                 ("adversarial rounds", f"{site}/dashboard/adversarial/{ADVERSARIAL_STUDY['slug']}/"),
             ]
         links += [
