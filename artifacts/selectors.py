@@ -207,7 +207,7 @@ def giveaway_words_for(
     genre: Genre | None = None,
     worker: Worker | None = None,
     min_count: int = DEFAULT_MIN_COUNT,
-    top: int = DEFAULT_TOP,
+    top: int | None = DEFAULT_TOP,
     recount: bool = False,
 ) -> dict[str, Any]:
     """p(label | word) over the hypotheses in scope, per label with counts (Poliak et al. §6),

@@ -1,10 +1,11 @@
 """Reads of the core that several apps share: which dataset a slug names, the pairs and premises in
 scope, and which labels count (`labels_that_count`, `in_gold`: every reader of labels asks here)."""
 
-from typing import Any
+from typing import Any, TypedDict
 
 from django.core.cache import cache
 from django.db.models import Case, Count, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django_stubs_ext import WithAnnotations
 
 from .gold import (
     ENTAILMENT_CONTRADICTION_3_2,
@@ -139,9 +140,15 @@ def _judged(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     return pairs.filter(label_count=JUDGMENTS_PER_ITEM)
 
 
+class AdjudicationReason(TypedDict):
+    """What `adjudication_queue` annotates each pair with."""
+
+    adjudication_reason: str
+
+
 def adjudication_queue(
     dataset: Dataset | str | None = None, split: str | None = None, *, pending_only: bool = True
-) -> QuerySet[Pair]:
+) -> "QuerySet[WithAnnotations[Pair, AdjudicationReason]]":
     """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first.
 
     `pending_only` leaves out the items a researcher has already decided (a gold label taken from

@@ -13,11 +13,13 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 from django.conf import settings
 from django.core.servers.basehttp import ThreadedWSGIServer
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteDatabaseWrapper
 from django.test.testcases import LiveServerThread
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +42,9 @@ class _OneRequestAtATimeServer(ThreadedWSGIServer):
 
     def set_app(self, application):
         def one_at_a_time(environ, start_response):
-            if not (connection.vendor == "sqlite" and connection.is_in_memory_db()):
+            # `connection` is a proxy of this thread's wrapper; isinstance needs the wrapper itself.
+            wrapper = connections[DEFAULT_DB_ALIAS]
+            if not (isinstance(wrapper, SQLiteDatabaseWrapper) and wrapper.is_in_memory_db()):
                 return application(environ, start_response)
             with self._one_at_a_time:
                 return application(environ, start_response)
@@ -305,6 +309,14 @@ def celery_subprocess_env(extra_env=None):
     return dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
 
 
+class CeleryWorkerProcess(subprocess.Popen[bytes]):
+    """A Celery worker the suite started (start_celery_worker): its log and node name beside it."""
+
+    log_path: Path
+    log: IO[str]
+    nodename: str
+
+
 def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, wait=True):
     """Start `celery worker -n NAME@host -Q QUEUES` on the test database; return it once it answers a ping.
 
@@ -321,7 +333,7 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, w
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     log = open(log_path, "w")  # noqa: SIM115 - closed by stop_celery_worker
     nodename = f"{name}@{socket.gethostname()}"
-    process = subprocess.Popen(
+    process = CeleryWorkerProcess(
         [
             celery,
             "-A",
@@ -397,7 +409,7 @@ def wait_for(predicate, timeout=60.0, interval=0.25, message="condition"):
 
 _outcomes = {"passed": 0, "failed": 0, "skipped": 0, "error": 0, "xfailed": 0, "xpassed": 0}
 _skipped: list[dict] = []
-_xfail: dict[str, list[str]] = {"xfailed": [], "xpassed": []}
+_xfail: dict[str, list[dict[str, str]]] = {"xfailed": [], "xpassed": []}
 # nodeid -> the suite's markers on that test (from collection, never from its name)
 _markers_of: dict[str, list[str]] = {}
 

@@ -5,6 +5,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.present import present
+
 REPO = Path(__file__).resolve().parent.parent
 DOCS = [*sorted((REPO / "docs").glob("*.md")), REPO / "README.md"]
 APPS = sorted(path.parent.name for path in REPO.glob("*/apps.py"))
@@ -99,7 +101,7 @@ def docstring_lines(source):
     tree = ast.parse(source)
     first = tree.body[0] if tree.body else None
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return first.end_lineno - first.lineno + 1
+        return present(first.end_lineno) - first.lineno + 1
     return 0
 
 

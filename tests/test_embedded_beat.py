@@ -74,10 +74,15 @@ def test_every_entry_of_the_one_schedule_runs_in_the_embedded_mode(db):
     assert all(interval_seconds(name, entry) > 0 for name, entry in settings.CELERY_BEAT_SCHEDULE.items())
     now = [0.0]
     ran = []
+
+    def run(name, entry):
+        ran.append(name)
+        return True
+
     beat = EmbeddedBeat(
         {"often": {"task": "a", "schedule": 1.0}, "rarely": {"task": "b", "schedule": timedelta(seconds=3)}},
         clock=lambda: now[0],
-        run=lambda name, entry: ran.append(name) or True,
+        run=run,
     )
     assert beat.run_due() == [] and beat.seconds_to_next() == 1.0  # first run one interval after the start
     now[0] = 3.0

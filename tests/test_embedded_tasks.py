@@ -72,7 +72,7 @@ def test_the_server_runs_jobs_in_the_background_and_other_commands_inline():
     import manage
 
     for argv, expected in ((["manage.py", "runserver"], "background"), (["manage.py", "train"], None)):
-        environ = {}
+        environ: dict[str, str] = {}
         manage.choose_embedded_tasks(argv, environ)
         assert environ.get("EMBEDDED_TASKS") == expected
     env = {key: value for key, value in os.environ.items() if key != "EMBEDDED_TASKS"}

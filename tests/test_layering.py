@@ -150,7 +150,7 @@ def url_owners():
     """{URL name as reversed ("ns:name" or "name"): app that declares it} for the project's URLs."""
     from django.urls import URLPattern, URLResolver, get_resolver
 
-    owners = {}
+    owners: dict[str, str] = {}
 
     def walk(patterns, namespace, module):
         for entry in patterns:
@@ -262,10 +262,11 @@ def python_references(tree, templates):
             pair = node.args[:2]
         elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
             pair = node.elts
-        if pair and all(isinstance(item, ast.Constant) and isinstance(item.value, str) for item in pair):
-            owner = model_owner(pair[0].value, pair[1].value)
+        names = [item.value for item in pair or [] if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+        if len(names) == 2:  # both items of the pair are strings
+            owner = model_owner(*names)
             if owner:
-                found.append(("model", f"{pair[0].value}.{pair[1].value}", owner))
+                found.append(("model", f"{names[0]}.{names[1]}", owner))
         if isinstance(node, ast.Call) and _call_name(node) in SCAN_CALLS:
             found.append(("scan", f"{_call_name(node)}() at line {node.lineno}", "?"))
         if isinstance(node, ast.Call) and _call_name(node) in URL_CALLS and node.args:
@@ -364,7 +365,11 @@ def test_no_signal_answers_are_read():
 
 def strongly_connected(graph):
     """Tarjan's algorithm: the groups of modules that reach each other."""
-    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
 
     def visit(node):
         index[node] = low[node] = len(index)

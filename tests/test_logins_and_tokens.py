@@ -15,6 +15,7 @@ from django.test import override_settings
 from rest_framework.authtoken.models import Token
 
 from modeling.models import NodeToken
+from tests.present import present
 
 LOGIN = "/accounts/login/"
 RIGHT = "research-pass-1"
@@ -76,7 +77,7 @@ def _pause_keys():
     store = getattr(cache, "_cache", None)
     if isinstance(store, dict):
         return [key.split(":", 2)[-1] for key in store if ":login:pause:" in key]
-    client = cache._cache.get_client()
+    client = present(store).get_client()
     return [key.decode().split(":", 2)[-1] for key in client.keys("*:login:pause:*")]
 
 
@@ -136,7 +137,7 @@ def test_parallel_tries_check_at_most_the_limit(live_server, django_user_model, 
         response = connection.getresponse()
         page = response.read().decode()
         cookie = response.headers["Set-Cookie"].split(";")[0]
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        token = present(re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)).group(1)
         body = urlencode({"csrfmiddlewaretoken": token, "username": "target", "password": f"guess-{index}"})
         barrier.wait()
         connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)

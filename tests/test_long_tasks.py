@@ -21,6 +21,7 @@ from modeling.models import JobStatus, Snapshot
 from modeling.snapshots.services import ExportRefused, create_snapshot, export_snapshot
 from quality.models import AggregationRun, AggregationStatus
 from tests.conftest import wait_for
+from tests.present import present
 
 
 def silent_for(minutes):
@@ -148,7 +149,7 @@ def test_the_heartbeat_beats_from_its_own_thread_while_the_work_runs(transaction
         first = Snapshot.objects.get(pk=snapshot.pk).heartbeat_at
         assert first is not None
         wait_for(
-            lambda: Snapshot.objects.get(pk=snapshot.pk).heartbeat_at > first,
+            lambda: present(Snapshot.objects.get(pk=snapshot.pk).heartbeat_at) > first,
             timeout=30,
             interval=0.05,
             message="a second beat",

@@ -10,6 +10,7 @@ from adversarial import rounds
 from adversarial.models import AdversarialTry, Round, RoundStatus, Verification
 from demo.adversarial import STUDY
 from tests.conftest import wait_for
+from tests.present import present
 
 # Committed transactions: closing a round queues its exports and the next run when the close commits.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,7 +37,7 @@ def test_the_demo_has_a_finished_round_and_an_open_one(client, make_researcher, 
     wait_for(second_round_open, timeout=300, interval=2, message="round 2 to open")
     round1, round2 = Round.objects.filter(study__slug=STUDY["slug"]).order_by("number")
     assert (round1.status, round2.status) == (RoundStatus.CLOSED, RoundStatus.OPEN)
-    assert round2.target_run_id == round1.next_run_id and round2.target_run.checkpoint_sha256
+    assert round2.target_run_id == round1.next_run_id and present(round2.target_run).checkpoint_sha256
     assert round2.dataset.premises.exists() and round2.dataset != round1.dataset
     tries = AdversarialTry.objects.filter(round=round1)
     assert tries.filter(model_fooled=True).exists() and tries.filter(model_fooled=False).exists()

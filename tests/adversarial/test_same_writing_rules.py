@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from adversarial.models import AdversarialTask, AdversarialTry, TaskState
 from collection import services as writing
+from corpus.models import Label
 
 from .helpers import ContractModel, adversarial_study, arrive
 
@@ -32,7 +33,7 @@ def test_junk_the_writing_page_refuses_is_refused_on_the_adversarial_page_with_t
     task = AdversarialTask.objects.get(state=TaskState.WRITING)
     premise = task.writing_claim.premise.text
     # What the writing page says about it (the three boxes' rules; the others left empty).
-    message = writing.hypothesis_errors(premise, {"entailment": junk})["entailment"]
+    message = writing.hypothesis_errors(premise, {Label.ENTAILMENT: junk})["entailment"]
     response = client.post(
         reverse("adversarial:try", args=[task.writing_claim.token]),
         {"hypothesis": junk},

@@ -7,6 +7,7 @@ from django.urls import reverse
 from adversarial.models import AdversarialTask, AdversarialTry, TaskState, Verification
 from corpus.models import Pair, Split
 from crowd.models import ClaimStatus
+from tests.present import present
 
 from .helpers import ContractModel, adversarial_study, arrive, hypothesis_for
 
@@ -68,7 +69,7 @@ def test_a_writer_tries_until_the_model_is_fooled_and_gives_a_reason(client, mak
     assert all(t.round_id == round_.pk and t.probabilities and t.created_at for t in tries)
     # The fooled try becomes the task's corpus pair, with the writer's target label, queued for verification.
     assert tries[0].pair_id is None
-    pair = Pair.objects.get(pk=tries[1].pair_id)
+    pair = Pair.objects.get(pk=present(tries[1].pair_id))
     assert (pair.author_label, pair.author, pair.needs_validation) == (task.target_label, worker, True)
     assert [t.verification for t in tries] == [Verification.NOT_ASKED, Verification.PENDING]
     assert model.requests == 2
@@ -106,7 +107,7 @@ def test_a_kept_pair_never_takes_a_pair_id_the_dataset_already_has(client, make_
     assert send(client, task, hypothesis_for(task.target_label, fooled=False)).status_code == 302
     task.refresh_from_db()
     assert task.state == TaskState.DONE
-    kept = AdversarialTry.objects.get(task=task).pair
+    kept = present(AdversarialTry.objects.get(task=task).pair)
     assert kept.pair_id != taken and kept.pair_id.startswith(taken)
     assert Pair.objects.filter(premise=premise).count() == 2
 

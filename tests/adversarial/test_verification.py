@@ -9,6 +9,7 @@ from adversarial.verification import verdict
 from corpus.agreement import agreement_stats
 from corpus.models import Pair
 from quality.models import BonusEntry
+from tests.present import present
 from validation.selectors import batch_claims
 from validation.services import claim_validation_batch, submit_validation_batch
 
@@ -53,7 +54,7 @@ def fooled_pair(client, make_worker):
 
 
 def verify(worker, attempt, label):
-    batch = claim_validation_batch(worker, dataset=attempt.pair.dataset)
+    batch = present(claim_validation_batch(worker, dataset=attempt.pair.dataset))
     claims = list(batch_claims(worker, batch))
     assert [c.pair_id for c in claims] == [attempt.pair_id]
     submit_validation_batch(worker, batch, {attempt.pair_id: label})

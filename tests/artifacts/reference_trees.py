@@ -365,7 +365,7 @@ class _Converter:
         """Word i and its dependents as constituents, in word order."""
         build = build or self.dependent
         placed = [(i, _leaf(self.tokens[i]))] + [(j, build(j)) for j in dependents]
-        trees = []
+        trees: list[Tree] = []
         for _, tree in sorted(placed, key=lambda item: item[0]):
             # A label-less group (``flat``) is spliced into its parent.
             trees.extend(tree.children if tree.label == "" else [tree])

@@ -8,12 +8,13 @@ from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.selectors import giveaway_words_for, pair_label, run_tag_accuracy, tag_figures
 from artifacts.services import store_tags, tag_columns
 from corpus.labels import LABELS, NO_GOLD
-from corpus.models import Pair, Split
+from corpus.models import Dataset, Pair, Split
 from corpus.services import add_label
 from modeling.models import Snapshot, TrainingRun
 from modeling.training.data import example_from_row
 from modeling.training.evaluate import majority_baseline, summarize
 from tests import factories
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +62,7 @@ def fresh_tag_count(dataset=None, split=None):
     per_tag = {}
     for name in PHENOMENON_NAMES:
         having = [pair for pair in tagged if getattr(tags[pair.pk], name)]
-        genres = {}
+        genres: dict[str, list[int]] = {}
         for pair in tagged:
             counts = genres.setdefault(pair.premise.genre.slug, [0, 0])
             counts[0] += getattr(tags[pair.pk], name)
@@ -106,16 +107,22 @@ def test_the_corpus_pages_tag_figures_equal_a_fresh_count_as_pairs_are_tagged_an
     ):
         tagged(ds, genre, gold, tags, hypothesis=f"h{index}", split=split)
     tagged(factories.dataset("other"), "travel", "entailment", {"negation"})
-    scopes = [(None, None), (ds, None), (ds, Split.DEV), (ds, Split.TRAIN), (ds, Split.TEST)]
-    for dataset, split in scopes:
-        assert shown(tag_figures(dataset, split)) == fresh_tag_count(dataset, split), (dataset, split)
+    scopes: list[tuple[Dataset | None, Split | None]] = [
+        (None, None),
+        (ds, None),
+        (ds, Split.DEV),
+        (ds, Split.TRAIN),
+        (ds, Split.TEST),
+    ]
+    for dataset, scope_split in scopes:
+        assert shown(tag_figures(dataset, scope_split)) == fresh_tag_count(dataset, scope_split), (dataset, scope_split)
     # Validation gives the train pair a gold label; a new pair arrives untagged.
     train_pair = Pair.objects.get(hypothesis="h3")
     for label in ["entailment"] * 4:
         add_label(train_pair, label)
     tagged(ds, "letters", None, None, hypothesis="h-new", split=Split.TRAIN)
-    for dataset, split in scopes:
-        assert shown(tag_figures(dataset, split)) == fresh_tag_count(dataset, split), (dataset, split)
+    for dataset, scope_split in scopes:
+        assert shown(tag_figures(dataset, scope_split)) == fresh_tag_count(dataset, scope_split), (dataset, scope_split)
     assert tag_figures(ds, Split.TRAIN)["tags"][PHENOMENON_NAMES.index("quantifiers")]["gold"]["entailment"] == 1
 
 
@@ -134,7 +141,7 @@ def test_accuracy_per_tag_joins_a_runs_predictions_to_the_tags():
     results = summarize({"test": (examples, predicted), "dev": (examples, [1] * 7)})
     snapshot = Snapshot.objects.create(datasets=["d"])
     run = TrainingRun.objects.create(snapshot=snapshot, model="cbow", status="done", results=results)
-    figures = run_tag_accuracy(run)
+    figures = present(run_tag_accuracy(run))
     assert figures["splits"] == ["test"] and figures["scored"] == 7 and figures["tagged"] == 6
     by_tag = {row["tag"]: row for row in figures["tags"]}
     assert by_tag["negation"] == {
@@ -146,7 +153,7 @@ def test_accuracy_per_tag_joins_a_runs_predictions_to_the_tags():
     }
     assert by_tag["modals"]["accuracy"] is None
     assert figures["accuracy"] == pytest.approx(5 / 6)
-    assert run_tag_accuracy(run, split="dev")["accuracy"] == 0
+    assert present(run_tag_accuracy(run, split="dev"))["accuracy"] == 0
     assert run_tag_accuracy(TrainingRun.objects.create(snapshot=snapshot, model="cbow", results={})) is None
 
 

@@ -13,6 +13,7 @@ from corpus.models import Pair
 from tests.artifacts.test_monitor import planted_corpus
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.conftest import wait_for
+from tests.present import present
 
 GUESSABLE = "The man does not walk outside."
 
@@ -39,7 +40,7 @@ def hold_writing_claim(client):
     claim = WritingClaim.objects.filter(worker=worker, status="open").first()
     if claim is None:
         claim = WritingClaim.objects.create(
-            worker=worker, premise=Premise.objects.first(), expires_at=timezone.now() + timedelta(minutes=30)
+            worker=worker, premise=present(Premise.objects.first()), expires_at=timezone.now() + timedelta(minutes=30)
         )
     return str(claim.token)
 
@@ -134,7 +135,7 @@ def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_w
     # Only hypotheses that became pairs count in the figure.
     effect = nudge_effect(monitored)
     assert effect["arms"]["shown"]["n"] == 0
-    premise = Pair.objects.filter(dataset=monitored).first().premise
+    premise = present(Pair.objects.filter(dataset=monitored).first()).premise
     Pair.objects.create(
         dataset=monitored,
         premise=premise,

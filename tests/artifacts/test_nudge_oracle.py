@@ -18,6 +18,7 @@ from collection.models import WritingClaim
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise
 from tests.artifacts.test_monitor import planted_corpus
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def oracle_accuracy(client, pairs, claim=None):
                 scores[label] = (answer.get("guessable", False), answer.get("p", 0))
         if scores:
             answered += 1
-            right += max(scores, key=scores.get) == pair.author_label
+            right += max(scores, key=lambda label: scores[label]) == pair.author_label
     return right / len(pairs), answered
 
 
@@ -65,7 +66,7 @@ def test_a_participant_without_a_writing_claim_gets_no_answer(client, monitored,
 
 def test_a_writer_is_answered_about_their_own_claim_only_and_only_so_often(client, monitored, make_worker):
     writer, other = make_worker(username="writer"), make_worker(username="other")
-    premise = Premise.objects.filter(dataset=monitored).first()
+    premise = present(Premise.objects.filter(dataset=monitored).first())
     expires = timezone.now() + timedelta(minutes=30)
     mine = WritingClaim.objects.create(worker=writer, premise=premise, expires_at=expires)
     theirs = WritingClaim.objects.create(worker=other, premise=premise, expires_at=expires)

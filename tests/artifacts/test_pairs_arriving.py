@@ -18,6 +18,7 @@ from tests.adversarial.helpers import ContractModel, adversarial_study, hypothes
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.conftest import shared_file
 from tests.importers.helpers import ensure_genres
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def test_a_writing_submit_gets_its_pairs_tagged(arrival_on, make_worker, django_
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = claim_next_premise(worker, dataset=dataset)
+    claim = present(claim_next_premise(worker, dataset=dataset))
     with django_capture_on_commit_callbacks(execute=True):
         submit_hypotheses(
             worker,
@@ -111,7 +112,7 @@ def test_with_arrival_off_no_creator_queues_anything(settings, make_worker, djan
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = claim_next_premise(worker, dataset=dataset)
+    claim = present(claim_next_premise(worker, dataset=dataset))
     with django_capture_on_commit_callbacks() as callbacks:
         submit_hypotheses(
             worker,

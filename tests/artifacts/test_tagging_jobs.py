@@ -16,6 +16,7 @@ from importers.services import import_pairs_file
 from tests import factories
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.conftest import wait_for
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +48,7 @@ def test_a_job_tags_every_untagged_pair_in_batches_and_counts_are_sql(loaded_tag
     ds, pairs = make_pairs()
     job = start_tagging(ds, queue=False)
     assert job.total == 4 and job.progress == 0
-    batches = []
+    batches: list[int] = []
     job = run_tagging_job(job.pk, tagger=loaded_tagger, batch_size=3, on_batch=batches.append)
     assert job.status == JobStatus.DONE and job.done == 4 and job.progress == 1.0
     assert batches == [3, 1]
@@ -153,7 +154,7 @@ def test_two_writing_submits_in_one_arrival_window_get_every_pair_they_wrote_tag
     add_premises(dataset, genre, 2)
     worker = make_worker()
     for number in (1, 2):
-        claim = claim_next_premise(worker, dataset=dataset)
+        claim = present(claim_next_premise(worker, dataset=dataset))
         submit_hypotheses(
             worker,
             claim.token,
@@ -230,7 +231,7 @@ def test_a_job_reads_the_pipeline_meta_once_not_once_a_pair(loaded_tagger, monke
     from spacy.language import Language
 
     reads = []
-    meta = Language.meta
+    meta = Language.__dict__["meta"]  # the property itself (mypy reads `Language.meta` as its getter)
 
     def counted(nlp):
         reads.append(1)

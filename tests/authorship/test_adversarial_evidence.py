@@ -11,6 +11,7 @@ from corpus.models import Split
 from crowd.models import TypingEvidenceAction
 from tests.adversarial.helpers import ContractModel, adversarial_study, hypothesis_for
 from tests.adversarial.test_task import send, start
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -41,7 +42,7 @@ def test_each_try_stores_how_it_was_typed_and_the_fooled_pair_gets_it(client, ma
     assert send(client, task, hypothesis_for(task.target_label, fooled=True, n=1)).status_code == 409
     client.post(reverse("adversarial:reason", args=[task.writing_claim.token]), {"reason": "Outside is not inside."})
     typed, pasted = AdversarialTry.objects.order_by("number").select_related("writing_evidence")
-    assert typed.writing_evidence.flags == [] and pasted.writing_evidence.flags == ["pasted"]
+    assert present(typed.writing_evidence).flags == [] and present(pasted.writing_evidence).flags == ["pasted"]
     assert WritingEvidence.objects.get(pair=pasted.pair_id) == pasted.writing_evidence
 
 

@@ -4,12 +4,15 @@ script, dropped or typed at a machine's even pace is; each study setting acts as
 
 import random
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
 from authorship.models import WritingEvidence
-from corpus.models import Pair
-from crowd.models import StudySession, TypingEvidenceAction
+from corpus.models import Dataset, Pair
+from crowd.models import Study, StudySession, TypingEvidenceAction
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -76,6 +79,18 @@ def drop(page, selector, text):
     client.detach()
 
 
+@dataclass
+class PageOpener:
+    """Opens the writing page (`writing_page(study)`: of a study, or the default collection's);
+    `dataset` is the data set it serves."""
+
+    open: Callable[..., Any]
+    dataset: Dataset
+
+    def __call__(self, study: Study | None = None) -> Any:
+        return self.open(study)
+
+
 @pytest.fixture
 def writing_page(chromium_browser, live_server, make_worker):
     dataset, genre = writing_setup(slug="browser-typing")
@@ -101,8 +116,7 @@ def writing_page(chromium_browser, live_server, make_worker):
         page.wait_for_url(re.compile(r"/write/[0-9a-f-]+/$"))
         return page
 
-    open_page.dataset = dataset
-    yield open_page
+    yield PageOpener(open_page, dataset)
     context.close()
 
 

@@ -7,6 +7,7 @@ import pytest
 from authorship import judgements
 from authorship.evidence import MAX_COUNT, FieldEvidence, read_evidence
 from authorship.judgements import Flag
+from tests.present import present
 
 TEXT = "A man is playing a guitar on a stage."  # 37 characters
 TYPED = FieldEvidence(
@@ -113,7 +114,7 @@ def page(fields, **extra):
 
 def test_the_posted_evidence_is_read_per_field():
     raw = page({"entailment": {"k": 40, "d": 2, "t": 37, "fk": 1200, "tt": 9000, "n": 39, "m": 231.5, "cv": 0.61}})
-    evidence = read_evidence(raw, ["entailment", "neutral"])
+    evidence = present(read_evidence(raw, ["entailment", "neutral"]))
     assert evidence.away_count == 1 and evidence.away_ms == 800
     assert set(evidence.fields) == {"entailment"}
     found = evidence.fields["entailment"]
@@ -136,7 +137,7 @@ def test_every_number_is_checked_and_bounded():
             "neutral": "not an object",
         }
     ).replace("NaN", "1e999")
-    found = read_evidence(raw, ["entailment", "neutral"]).fields
+    found = present(read_evidence(raw, ["entailment", "neutral"])).fields
     assert set(found) == {"entailment"}
     entailment = found["entailment"]
     assert (entailment.keystrokes, entailment.deletions, entailment.pasted) == (0, 0, 0)

@@ -7,6 +7,7 @@ from django.urls import reverse
 from authorship.models import WritingEvidence
 from collection import services
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.present import present
 
 SENTENCES = {
     "entailment": "A boat left the harbour.",
@@ -18,7 +19,7 @@ SENTENCES = {
 def write_with_one_pasted(worker):
     fields = {name: {"k": len(text), "t": len(text), "n": 0} for name, text in SENTENCES.items()}
     fields["neutral"] = {"p": len(SENTENCES["neutral"])}
-    claim = services.claim_next_premise(worker)
+    claim = present(services.claim_next_premise(worker))
     services.submit_hypotheses(worker, claim.token, typing_evidence=json.dumps({"v": 1, "fields": fields}), **SENTENCES)
 
 

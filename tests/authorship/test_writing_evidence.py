@@ -11,6 +11,7 @@ from collection import services
 from corpus.models import Pair
 from crowd.models import StudySession, TypingEvidenceAction
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.present import present
 
 SENTENCES = {
     "entailment": "A boat left the harbour.",
@@ -46,7 +47,7 @@ def session_of(dataset, worker, action, tasks=1):
 
 
 def write(worker, session, raw, texts=SENTENCES):
-    claim = services.claim_next_premise(worker, study_session=session)
+    claim = present(services.claim_next_premise(worker, study_session=session))
     return services.submit_hypotheses(worker, claim.token, typing_evidence=raw, **texts)
 
 

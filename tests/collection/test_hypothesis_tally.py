@@ -14,6 +14,7 @@ from corpus.models import Dataset, Pair, Premise
 from corpus.tasks import fold_tallies
 from crowd.models import StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -63,9 +64,9 @@ def test_writing_submits_keep_the_count_equal_to_a_fresh_count(written):
 
 def test_deleting_pairs_and_premises_leaves_the_count_right(written):
     dataset, one, two = written
-    Pair.objects.filter(dataset=dataset, author__isnull=False).order_by("pk").first().delete()
+    present(Pair.objects.filter(dataset=dataset, author__isnull=False).order_by("pk").first()).delete()
     Pair.objects.filter(pk__in=Pair.objects.filter(dataset=dataset).order_by("-pk").values("pk")[:2]).delete()
-    Premise.objects.filter(pk=Pair.objects.filter(dataset=dataset).order_by("pk").last().premise_id).delete()
+    Premise.objects.filter(pk=present(Pair.objects.filter(dataset=dataset).order_by("pk").last()).premise_id).delete()
     assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts()
     assert sum(hypothesis_tally.counts().values()) < 18
     one.delete()  # a study's deletion takes its rows with it (CASCADE), its pairs stay
@@ -104,7 +105,7 @@ def test_fold_keeps_the_sums_and_rebuild_repairs_what_went_around_the_writers(wr
 def test_the_rebuild_command_recounts_one_dataset_and_leaves_the_others(written):
     dataset, _, _ = written
     other = Dataset.objects.create(slug="elsewhere", name="Elsewhere")
-    stray = HypothesisTally.objects.first()
+    stray = present(HypothesisTally.objects.first())
     HypothesisTally.objects.create(study_id=stray.study_id, dataset=other, split="", genre_id=stray.genre_id, n=5)
     Pair.objects.filter(dataset=dataset, author__isnull=False).update(author=None)  # around the submit
     drifting = len(hypothesis_tally.counts(dataset))

@@ -12,6 +12,7 @@ from collection.models import WritingClaim
 from collection.splits import assign_splits
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus
 from tests.collection.test_premise_import import make_genre
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -81,9 +82,9 @@ def test_written_premises_keep_their_split_and_count_toward_targets(corpus, make
     assign_splits("collected", dev=9, test=9, seed=1)
     before = splits()
     fiction = Premise.objects.filter(genre__slug="fiction")
-    in_dev = fiction.filter(split="dev").first()
-    in_test = fiction.filter(split="test").first()
-    in_train = fiction.filter(split="train").first()
+    in_dev = present(fiction.filter(split="dev").first())
+    in_test = present(fiction.filter(split="test").first())
+    in_train = present(fiction.filter(split="train").first())
     Premise.objects.filter(pk=in_dev.pk).update(writings_done=1)
     worker = make_worker()
     Pair.objects.create(
@@ -171,7 +172,7 @@ def import_sentences(tmp_path, genre, numbers, name):
 
 
 def split_sets_by_text():
-    found = {}
+    found: dict[str, set[str]] = {}
     for text, split in Premise.objects.exclude(split="").values_list("text", "split"):
         found.setdefault(text, set()).add(split)
     return {text: splits for text, splits in found.items() if len(splits) > 1}
@@ -213,7 +214,7 @@ def test_a_sentence_imported_into_two_genres_that_lands_in_two_splits_is_reporte
         premise.text = f"Fiction premise f{premise.prompt_id[1:]}."
         premise.save()  # recomputes text_hash
     report = assign_splits("collected", dev=3, test=3, seed=5)
-    splits_by_text = {}
+    splits_by_text: dict[str, set[str]] = {}
     for text, split in Premise.objects.exclude(split="").values_list("text", "split"):
         splits_by_text.setdefault(text, set()).add(split)
     in_two = sum(len(found) > 1 for found in splits_by_text.values())
@@ -228,7 +229,7 @@ def test_targets_count_pairs_the_premises_have_or_will_get(corpus, make_worker):
     assign_splits("collected", dev=12, test=12, seed=4)
     assert counts("fiction") == {"train": 16, "dev": 2, "test": 2, "": 0}
     # A dev premise that already has nine pairs (an imported corpus) covers the whole dev target.
-    imported = Premise.objects.filter(genre__slug="fiction", split="dev").first()
+    imported = present(Premise.objects.filter(genre__slug="fiction", split="dev").first())
     author = make_worker()
     for number in range(9):
         Pair.objects.create(

@@ -16,6 +16,7 @@ from collection.models import WritingClaim
 from corpus.models import Premise, Worker
 from crowd.models import ClaimStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.present import present
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -40,7 +41,7 @@ def new_workers(count, prefix):
 def at_once(calls):
     """Run the calls in threads released together by a barrier; return results (or exceptions) in order."""
     barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
+    results: list[object] = [None] * len(calls)
 
     def run(i, call):
         try:
@@ -116,7 +117,7 @@ def test_the_same_token_submitted_twice_at_once_saves_one_set_of_pairs():
     add_premises(dataset, genre, ROUNDS)
     for round_no in range(ROUNDS // 2):
         (worker,) = new_workers(1, f"r{round_no}")
-        claim = services.claim_next_premise(worker, dataset=dataset)
+        claim = present(services.claim_next_premise(worker, dataset=dataset))
         results = at_once([partial(services.submit_hypotheses, worker, claim.token, **GOOD)] * 2)
         saved = [r for r in results if isinstance(r, services.WritingSubmission)]
         refused = [r for r in results if isinstance(r, services.ClaimAlreadySubmitted)]

@@ -13,6 +13,7 @@ from collection.models import WritingClaim
 from corpus.models import Pair, Premise, PremiseStatus
 from crowd.models import ClaimStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,7 @@ def writer(client, make_worker):
     add_premises(dataset, genre, 2)
     worker = make_worker()
     client.force_login(worker.user)
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     return client, worker, claim, dataset
 
@@ -63,7 +64,7 @@ def test_a_line_taken_meanwhile_gets_a_fresh_task_with_the_sentences_to_copy(wri
     # Never-claimed premises are served before a freed one (claims_made): set the other aside.
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
     others.update(status=PremiseStatus.HELD)
-    taken = services.claim_next_premise(other, dataset=dataset)
+    taken = present(services.claim_next_premise(other, dataset=dataset))
     assert taken.premise_id == claim.premise_id  # the freed line went to someone else
     others.update(status=PremiseStatus.AVAILABLE)
     response = client.post(reverse("writing_resubmit", args=[claim.token]), GOOD, follow=True)
@@ -101,7 +102,7 @@ def test_coming_back_when_the_line_went_to_someone_else_gives_a_new_line(writer,
     # The other writer takes the freed line (the never-claimed one set aside meanwhile).
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
     others.update(status=PremiseStatus.HELD)
-    taken = services.claim_next_premise(other, dataset=dataset)
+    taken = present(services.claim_next_premise(other, dataset=dataset))
     assert taken.premise_id == claim.premise_id
     others.update(status=PremiseStatus.AVAILABLE)
     response = client.get(reverse("writing_next"))

@@ -12,6 +12,7 @@ request would leave it) until B has claimed, or is waiting for a row lock A hold
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -22,6 +23,7 @@ from corpus.models import Pair
 from crowd.models import ClaimStatus
 from tests.collection.test_writing_concurrency import GOOD
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.present import present
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -62,9 +64,10 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_overwrite_the_premise_nor
     dataset, genre = writing_setup(writings_per_premise=1)
     (premise,) = add_premises(dataset, genre, 1)
     a, b = make_worker(), make_worker()
-    claim_a = services.claim_next_premise(a, dataset=dataset)
+    claim_a = present(services.claim_next_premise(a, dataset=dataset))
     WritingClaim.objects.filter(pk=claim_a.pk).update(expires_at=T)  # A's place is A's until T
-    outcome, pids = {}, {}
+    outcome: dict[str, Any] = {}  # each thread's result or error
+    pids: dict[str, int] = {}
 
     def in_thread(name, call):
         try:

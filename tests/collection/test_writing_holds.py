@@ -14,6 +14,7 @@ from corpus.models import Premise, PremiseStatus
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +56,7 @@ def test_a_line_someone_else_took_does_not_come_back(writer, make_worker):
     hold_ends_in(claim, -timedelta(minutes=5))
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
     others.update(status=PremiseStatus.HELD)
-    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == claim.premise_id
+    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == claim.premise_id
     assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.TAKEN
     claim.refresh_from_db()
     assert claim.status == ClaimStatus.EXPIRED

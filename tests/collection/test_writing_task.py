@@ -21,6 +21,7 @@ from corpus.models import (
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.present import present
 
 GOOD = {
     "entailment": "A boat departed early in the morning.",
@@ -50,7 +51,7 @@ def test_claim_holds_a_premise_for_the_configured_minutes(setup, make_worker, se
     add_premises(dataset, genre, 3)
     worker = make_worker()
     before = timezone.now()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     assert claim.status == ClaimStatus.OPEN
     assert claim.worker == worker
     minutes = settings.NLI["WRITING_CLAIM_MINUTES"]
@@ -61,8 +62,8 @@ def test_reload_returns_the_same_open_claim(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 3)
     worker = make_worker()
-    first = services.claim_next_premise(worker, dataset=dataset)
-    again = services.claim_next_premise(worker, dataset=dataset)
+    first = present(services.claim_next_premise(worker, dataset=dataset))
+    again = present(services.claim_next_premise(worker, dataset=dataset))
     assert again.pk == first.pk
     assert WritingClaim.objects.filter(worker=worker).count() == 1
 
@@ -81,9 +82,9 @@ def test_stale_claim_is_expired_and_the_worker_gets_another_premise(setup, make_
     dataset, genre = setup
     add_premises(dataset, genre, 2)
     worker = make_worker()
-    stale = services.claim_next_premise(worker, dataset=dataset)
+    stale = present(services.claim_next_premise(worker, dataset=dataset))
     WritingClaim.objects.filter(pk=stale.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    fresh = services.claim_next_premise(worker, dataset=dataset)
+    fresh = present(services.claim_next_premise(worker, dataset=dataset))
     stale.refresh_from_db()
     assert stale.status == ClaimStatus.EXPIRED
     assert fresh.pk != stale.pk
@@ -107,10 +108,10 @@ def test_expired_claim_of_another_worker_returns_to_the_pool(setup, make_worker)
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1)
     first, second = make_worker(), make_worker()
-    claim = services.claim_next_premise(first, dataset=dataset)
+    claim = present(services.claim_next_premise(first, dataset=dataset))
     assert services.claim_next_premise(second, dataset=dataset) is None
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert services.claim_next_premise(second, dataset=dataset).premise == premise
+    assert present(services.claim_next_premise(second, dataset=dataset)).premise == premise
 
 
 def test_only_available_premises_with_a_split_are_served(setup, make_worker):
@@ -120,7 +121,7 @@ def test_only_available_premises_with_a_split_are_served(setup, make_worker):
     add_premises(dataset, genre, 1, start=20, status=PremiseStatus.RETIRED)
     assert services.claim_next_premise(make_worker(), dataset=dataset) is None
     (good,) = add_premises(dataset, genre, 1, split="dev", start=30)
-    assert services.claim_next_premise(make_worker(), dataset=dataset).premise == good
+    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise == good
 
 
 def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
@@ -129,8 +130,8 @@ def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     a, b, c = make_worker(), make_worker(), make_worker()
-    claim_a = services.claim_next_premise(a, dataset=dataset)
-    claim_b = services.claim_next_premise(b, dataset=dataset)
+    claim_a = present(services.claim_next_premise(a, dataset=dataset))
+    claim_b = present(services.claim_next_premise(b, dataset=dataset))
     assert claim_a.premise == claim_b.premise == premise
     assert services.claim_next_premise(c, dataset=dataset) is None  # two open claims fill it
     services.submit_hypotheses(a, claim_a.token, **GOOD)
@@ -154,7 +155,7 @@ def test_least_written_premises_come_first(setup, make_worker):
     dataset.save()
     busy, quiet = add_premises(dataset, genre, 2)
     Premise.objects.filter(pk=busy.pk).update(writings_done=2)
-    assert services.claim_next_premise(make_worker(), dataset=dataset).premise == quiet
+    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise == quiet
 
 
 def test_without_a_dataset_the_default_collection_is_used(setup, make_worker, settings):
@@ -163,7 +164,7 @@ def test_without_a_dataset_the_default_collection_is_used(setup, make_worker, se
     add_premises(other, genre, 2, start=100)
     (mine,) = add_premises(dataset, genre, 1)
     settings.NLI = {**settings.NLI, "DEFAULT_DATASET": dataset.slug}
-    assert services.claim_next_premise(make_worker()).premise == mine
+    assert present(services.claim_next_premise(make_worker())).premise == mine
 
 
 def test_imported_corpora_are_never_served_when_no_default_exists(setup, make_worker, settings):
@@ -173,8 +174,8 @@ def test_imported_corpora_are_never_served_when_no_default_exists(setup, make_wo
     (mine,) = add_premises(dataset, genre, 1)
     settings.NLI = {**settings.NLI, "DEFAULT_DATASET": "no-such-dataset"}
     worker = make_worker()
-    assert services.claim_next_premise(worker).premise == mine
-    services.submit_hypotheses(worker, services.claim_next_premise(worker).token, **GOOD)
+    assert present(services.claim_next_premise(worker)).premise == mine
+    services.submit_hypotheses(worker, present(services.claim_next_premise(worker)).token, **GOOD)
     assert services.claim_next_premise(worker) is None
 
 
@@ -201,7 +202,7 @@ def test_submit_creates_three_pairs_by_the_contract(setup, make_worker):
     premise.prompt_id = "31193"
     premise.save()
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     result = services.submit_hypotheses(worker, claim.token, **GOOD)
 
     pairs = {pair.author_label: pair for pair in Pair.objects.filter(premise=premise)}
@@ -230,7 +231,7 @@ def test_train_pairs_need_validation_by_the_datasets_fraction(db, make_worker, f
     dataset, genre = writing_setup(slug=f"train-{fraction}", train_validation_fraction=fraction)
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     services.submit_hypotheses(worker, claim.token, **GOOD)
     assert list(Pair.objects.values_list("needs_validation", flat=True)) == [expected] * 3
 
@@ -252,7 +253,7 @@ def test_bad_hypotheses_are_refused_and_nothing_is_saved(setup, make_worker, cha
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, **{**GOOD, **change})
     assert list(raised.value.message_dict) == [field]
@@ -266,7 +267,7 @@ def test_bad_hypotheses_are_refused_and_nothing_is_saved(setup, make_worker, cha
 def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
-    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
     url = reverse("writing_task", args=[claim.token])
     response = worker_client.post(url, {**GOOD, "neutral": GOOD["entailment"].upper()}, follow=True)
     page = response.content.decode()
@@ -287,7 +288,7 @@ def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, w
 def test_the_task_page_shows_the_prompt_family(setup, worker_client):
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1)
-    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
     page = worker_client.get(reverse("writing_task", args=[claim.token])).content.decode()
     family = genre.family
     assert premise.text in page
@@ -315,7 +316,7 @@ def test_faq_page_renders_entries_and_examples(setup, client):
 def test_double_submit_saves_once_and_says_so(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 2)
-    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
     services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     with pytest.raises(services.ClaimAlreadySubmitted):
         services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
@@ -329,7 +330,7 @@ def test_double_submit_saves_once_and_says_so(setup, worker_client):
 def test_an_expired_claim_saves_nothing_and_offers_a_fresh_task(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 2)
-    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(services.ClaimExpired):
         services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
@@ -344,7 +345,7 @@ def test_someone_elses_claim_is_a_404(setup, worker_client, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     other = make_worker()
-    claim = services.claim_next_premise(other, dataset=dataset)
+    claim = present(services.claim_next_premise(other, dataset=dataset))
     url = reverse("writing_task", args=[claim.token])
     assert worker_client.get(url).status_code == 404
     assert worker_client.post(url, GOOD).status_code == 404
@@ -359,7 +360,7 @@ def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_th
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     result = services.submit_hypotheses(worker, claim.token, problem_report="Half a sentence is missing.", **GOOD)
     premise.refresh_from_db()
     assert len(result.pairs) == 3 and Pair.objects.count() == 3
@@ -367,7 +368,7 @@ def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_th
     report = PremiseReport.objects.get()
     assert (report.premise, report.worker, report.message) == (premise, worker, "Half a sentence is missing.")
     second = make_worker()
-    claim = services.claim_next_premise(second, dataset=dataset)
+    claim = present(services.claim_next_premise(second, dataset=dataset))
     services.submit_hypotheses(second, claim.token, "", "", "", problem_report="The line stops in the middle.")
     premise.refresh_from_db()
     assert premise.status == PremiseStatus.HELD
@@ -378,7 +379,7 @@ def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker
     dataset, genre = setup
     premise, other = add_premises(dataset, genre, 2)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     assert claim.premise == premise
     result = services.submit_hypotheses(worker, claim.token, "", "", "", problem_report="Not English.")
     claim.refresh_from_db()
@@ -387,14 +388,14 @@ def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker
     assert claim.status == ClaimStatus.RELEASED
     assert premise.status == PremiseStatus.AVAILABLE and premise.writings_done == 0  # back in the pool
     assert PremiseReport.objects.get().message == "Not English."
-    assert services.claim_next_premise(worker, dataset=dataset).premise == other
+    assert present(services.claim_next_premise(worker, dataset=dataset)).premise == other
 
 
 def test_a_report_with_only_some_sentences_asks_for_the_rest(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = services.claim_next_premise(worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker, dataset=dataset))
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, GOOD["entailment"], "", "", problem_report="Odd line.")
     assert set(raised.value.message_dict) == {"neutral", "contradiction"}
@@ -422,7 +423,7 @@ def test_submitting_counts_the_task_for_the_study_session(setup, make_worker):
     add_premises(dataset, genre, 2)
     worker = make_worker()
     session = StudySession.objects.create(study=make_study(dataset), worker=worker, external_session_id="s1")
-    claim = services.claim_next_premise(worker, study_session=session)
+    claim = present(services.claim_next_premise(worker, study_session=session))
     assert claim.study_session == session
     services.submit_hypotheses(worker, claim.token, **GOOD)
     session.refresh_from_db()
@@ -435,7 +436,7 @@ def test_submitting_counts_the_task_for_the_study_session(setup, make_worker):
 def test_home_for_a_worker_shows_the_next_task_buttons_and_counts(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
-    claim = services.claim_next_premise(worker_client.worker, dataset=dataset)
+    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
     services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     page = worker_client.get(reverse("home")).content.decode()
     assert "Next writing task" in page and "Next validation task" in page
@@ -476,10 +477,10 @@ def test_never_claimed_premises_are_served_before_one_held_by_an_open_claim(setu
     dataset.writings_per_premise = 2
     dataset.save()
     first_premise, second_premise = add_premises(dataset, genre, 2)
-    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == first_premise.pk
-    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == second_premise.pk
+    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == first_premise.pk
+    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == second_premise.pk
     # Both claimed once: the first premise's second place comes next.
-    assert services.claim_next_premise(make_worker(), dataset=dataset).premise_id == first_premise.pk
+    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == first_premise.pk
 
 
 def test_faq_page_does_not_show_the_researchers_family_name(setup, client):

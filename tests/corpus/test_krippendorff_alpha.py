@@ -25,6 +25,7 @@ from importers.services import import_pairs_file
 from tests import factories
 from tests.conftest import shared_file
 from tests.importers.helpers import ensure_genres
+from tests.present import present
 
 TOLERANCE = 1e-9
 
@@ -60,7 +61,7 @@ def snli_dev_units():
 
 def label_units(dataset, field="label"):
     """Each pair's counted labels, read from the label table (not the counters α is computed from)."""
-    units = {}
+    units: dict[int, list[object]] = {}
     for pair_id, value in (
         ValidationLabel.objects.filter(pair__dataset=dataset)
         .exclude(**{f"{field}__isnull": True})
@@ -145,7 +146,7 @@ def test_dnc_ordinal_alpha_from_the_database_equals_the_package():
     for _ in range(3):
         batch = []
         for pair in rng.sample(pairs, len(pairs) // 2):
-            rating = min(5, max(1, ratings[pair.pk] + rng.choice([-2, -1, 0, 0, 0, 1])))
+            rating = min(5, max(1, present(ratings[pair.pk]) + rng.choice([-2, -1, 0, 0, 0, 1])))
             batch.append((pair, "entailment" if rating == 5 else "neutral", rating))
         add_labels(batch)
     units = label_units(dataset, "ordinal")

@@ -13,6 +13,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
+from tests.present import present
+
 BEFORE_THE_CORE = [
     ("collection", "0004_premise_import_progress"),
     ("validation", "0002_validation_policy"),
@@ -131,14 +133,16 @@ def test_an_old_database_migrates_to_the_core_without_loss():
         2,
     )
     assert pair.premise.text == "A cat sat on the mat." and pair.premise.genre.slug == "fiction"
-    assert pair.author.external_id == "PID1" and pair.author.user.username == "author"
+    author = present(pair.author)
+    assert author.external_id == "PID1" and author.user.username == "author"
     assert [
-        (label.position, label.worker.user.username, label.seconds) for label in pair.labels.order_by("position")
+        (label.position, present(label.worker).user.username, label.seconds)
+        for label in pair.labels.order_by("position")
     ] == [(1, "author", None), (2, "validator", 4.5)]
     claim = WritingClaim.objects.get(pk=ids["claim"])
     # The dropped pair -> claim column is derivable: the claim's pairs are its premise's pairs by its worker.
     assert list(claim.pairs) == [pair]
-    assert claim.study_session.study.slug == "old-study"
+    assert present(claim.study_session).study.slug == "old-study"
     assert StudySession.objects.get().tasks_done == 1 and Study.objects.get().dataset == pair.dataset
     assert ValidationClaim.objects.get().pair == pair
     assert ValidationPolicy.objects.get().dataset.slug == "old"

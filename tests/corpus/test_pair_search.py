@@ -2,6 +2,9 @@
 through trigram indexes on PostgreSQL (migrations 0007_trigram_search and 0018_pair_search_table:
 the pairs' search text in a table of its own, kept by triggers), Django's own on SQLite."""
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import pytest
 from django.db import connection
 
@@ -11,6 +14,17 @@ from corpus.services import add_label
 from tests import factories
 
 pytestmark = pytest.mark.django_db
+
+
+@dataclass
+class Search:
+    """The admin's search (`found(term)`: the names of the pairs it lists) and the pairs by name."""
+
+    search: Callable[[str], set[str]]
+    pairs: dict[str, Pair]
+
+    def __call__(self, term: str) -> set[str]:
+        return self.search(term)
 
 
 @pytest.fixture(params=[False, True], ids=["trigram-union", "pair-by-pair"])
@@ -33,8 +47,7 @@ def found(client, researcher, monkeypatch, request):
         assert response.status_code == 200
         return {name for name, pair in pairs.items() if f"/admin/corpus/pair/{pair.pk}/change/" in response.text}
 
-    search.pairs = pairs
-    return search
+    return Search(search, pairs)
 
 
 def test_words_match_hypothesis_or_premise_text_case_blind(found):

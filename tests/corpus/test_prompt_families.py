@@ -29,7 +29,7 @@ migration = importlib.import_module("collection.migrations.0002_genres_and_promp
 
 
 def genres_by_family():
-    grouping = {}
+    grouping: dict[str, set[str]] = {}
     for genre in Genre.objects.select_related("family"):
         grouping.setdefault(genre.family.slug, set()).add(genre.slug)
     return grouping

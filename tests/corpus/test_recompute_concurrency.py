@@ -7,6 +7,7 @@ comes later waits for the batch and moves the counters it wrote.
 """
 
 import threading
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -78,7 +79,7 @@ def test_a_submit_goes_through_while_a_recompute_is_half_way(monkeypatch):
     (worker,) = make_validators(1)
     first_batch_done, submit_done = threading.Event(), threading.Event()
     real_recount = recompute_module._recount_locked
-    outcome = {}
+    outcome: dict[str, Any] = {}  # the flag the recount saw, the recompute's report
 
     def recount_then_pause(pair_pks):
         rows = real_recount(pair_pks)

@@ -26,8 +26,9 @@ label = st.sampled_from(LABELS)
 prefix = st.lists(label, min_size=0, max_size=LABELS_PER_PAIR)
 
 
-def votes(labels):
-    return tuple(sum(1 for x in labels if x == name) for name in LABELS)
+def votes(labels) -> tuple[int, int, int]:
+    entailment, neutral, contradiction = (sum(1 for x in labels if x == name) for name in LABELS)
+    return entailment, neutral, contradiction
 
 
 def every_completion_gold(labels):

@@ -171,7 +171,8 @@ def test_api_is_throttled(researcher, settings):
 
     rates = {**api_settings.DEFAULT_THROTTLE_RATES, "user": "3/minute"}
     original = SimpleRateThrottle.THROTTLE_RATES
-    SimpleRateThrottle.THROTTLE_RATES = rates
+    # djangorestframework-stubs types DEFAULT_THROTTLE_RATES' values as numbers; they are rates ("3/minute").
+    SimpleRateThrottle.THROTTLE_RATES = rates  # type: ignore[assignment]
     try:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=researcher).key}")
@@ -184,5 +185,7 @@ def test_api_is_throttled(researcher, settings):
 def test_api_throttles_are_configured():
     from django.conf import settings
 
-    assert "rest_framework.throttling.UserRateThrottle" in settings.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]
-    assert "rest_framework.throttling.AnonRateThrottle" in settings.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]
+    classes = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]
+    assert isinstance(classes, list)
+    assert "rest_framework.throttling.UserRateThrottle" in classes
+    assert "rest_framework.throttling.AnonRateThrottle" in classes

@@ -44,7 +44,7 @@ def test_ids_name_workers_by_market_id_or_username_and_unknown_ones_come_back(pa
 def change_form_data(admin_client, study):
     """What the admin's change form would post back unchanged."""
     form = admin_client.get(reverse("admin:crowd_study_change", args=[study.pk])).context["adminform"].form
-    data = {}
+    data: dict[str, object] = {}
     for name, field in form.fields.items():
         value = form.initial.get(name, field.initial)
         if isinstance(value, bool):

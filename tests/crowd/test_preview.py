@@ -10,19 +10,22 @@ The demo (`load_demo --no-training --no-artifacts --no-adversarial`) is loaded o
 
 import re
 from io import StringIO
+from typing import cast
 
 import pytest
 from django.apps import apps
 from django.contrib import admin
 from django.core.management import call_command
+from django.db.models import QuerySet
 from django.test import RequestFactory
 from django.urls import reverse
+from django_stubs_ext import WithAnnotations
 
 from annotation_site.wiring import CLAIM_MODELS
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Pair, Worker
 from corpus.recompute import recompute_gold
-from crowd.admin import StudyAdmin
+from crowd.admin import StudyAdmin, StudyCounts
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from crowd.preview import PREVIEW_NOT_SAVED
 from crowd.registry import completion_rows
@@ -30,6 +33,7 @@ from dashboard.queries.costs import cost_overview
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.bonuses import study_summaries, worker_totals
 from tests.conftest import rows_for_the_module
+from tests.present import present
 from validation.forms import claim_field_name
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
 from validation.premise_labels import mark_for_premise_labels
@@ -77,7 +81,11 @@ def figures():
     """Everything a preview must leave as it was, as the readers see it."""
     datasets = list(Dataset.objects.order_by("slug").values_list("slug", flat=True))
     # The study admin's own counts (the list's "sessions" and "completed" columns).
-    studies = StudyAdmin(Study, admin.site).get_queryset(RequestFactory().get("/admin/crowd/study/"))
+    # The admin annotates its studies with their counts (StudyCounts); its get_queryset keeps ModelAdmin's type.
+    studies = cast(
+        "QuerySet[WithAnnotations[Study, StudyCounts]]",
+        StudyAdmin(Study, admin.site).get_queryset(RequestFactory().get("/admin/crowd/study/")),
+    )
     admin_counts = {study.slug: (study._sessions, study._completed) for study in studies}
     return {
         "rows": {
@@ -192,7 +200,8 @@ def test_a_preview_of_every_kind_of_task_changes_no_figure(researcher_client):
     previews = StudySession.objects.filter(is_preview=True)
     assert previews.count() == 4 and {session.tasks_done for session in previews} == {0}
     researcher_worker = Worker.objects.get(user__username="previewer")
-    assert not any(model._default_manager.filter(worker=researcher_worker).exists() for model in CLAIM_MODELS)
+    # Each claim model has a `worker` of its own (TaskClaim, their base, leaves it to them).
+    assert not any(model._default_manager.filter(**{"worker": researcher_worker}).exists() for model in CLAIM_MODELS)
 
 
 def test_a_preview_holds_no_place_between_its_pages(researcher_client):
@@ -224,7 +233,7 @@ def test_the_admin_offers_the_preview_and_counts_no_preview_session(researcher_c
     page = researcher_client.get(reverse("admin:crowd_study_changelist")).content.decode()
     assert reverse("study_preview_start", args=["demo-writing"]) in page
     study = Study.objects.get(slug="demo-writing")
-    row = re.search(r"<tr[^>]*>(?:(?!</tr>).)*demo-writing(?:(?!</tr>).)*</tr>", page, re.S).group(0)
+    row = present(re.search(r"<tr[^>]*>(?:(?!</tr>).)*demo-writing(?:(?!</tr>).)*</tr>", page, re.S)).group(0)
     sessions = study.sessions.filter(is_preview=False).count()
     assert f'<td class="field-session_count">{sessions}</td>' in row
 

@@ -6,6 +6,7 @@ from django.urls import reverse
 
 from collection.models import PremiseReport
 from corpus.models import Pair, Premise, PremiseStatus, ValidationLabel, Worker
+from tests.present import present
 
 from . import factories
 
@@ -68,7 +69,7 @@ def test_every_model_has_a_changelist_and_change_page(client, researcher):
         model = response.context["cl"].model
         assert model._meta.model_name == model_name, name
         assert response.context["cl"].result_count == model.objects.count(), name
-    pair = Pair.objects.filter(label_count=5).first()
+    pair = present(Pair.objects.filter(label_count=5).first())
     for url in (
         reverse("admin:corpus_pair_change", args=[pair.pk]),
         reverse("admin:corpus_premise_change", args=[pair.premise_id]),

@@ -7,6 +7,7 @@ import pytest
 
 from corpus.models import Adjudication, Label, Pair, Split
 from tests import factories
+from tests.present import present
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value
@@ -44,7 +45,10 @@ def test_researcher_settles_and_undoes_a_pair_by_keyboard(live_server, page, mak
     assert "gold label is now neutral" in page.content()
     assert Pair.objects.get(pk=second.pk).gold_label == N
     decision = Adjudication.objects.get(pair=second)
-    assert (decision.researcher.username, decision.reason) == ("ada", "no gold label: every label in, no 3 agree")
+    assert (present(decision.researcher).username, decision.reason) == (
+        "ada",
+        "no gold label: every label in, no 3 agree",
+    )
     assert page.locator("article.adjudication").count() == 1  # decided pairs leave the queue
     assert after_gold(page, N) == neutral_before + 1
     assert int(page.locator('[data-stat="before-gold-neutral"]').get_attribute("data-value")) == neutral_before

@@ -95,12 +95,14 @@ def test_before_any_pair_is_finished_the_projection_assumes_four_labels():
 
 
 def test_money_in_two_currencies_is_never_summed_across():
-    total = Money.of("1.50", "GBP") + Money.of("2", "USD") + Money.of("0.50", "GBP")
+    total = Money.of(Decimal("1.50"), "GBP") + Money.of(Decimal("2"), "USD") + Money.of(Decimal("0.50"), "GBP")
     assert total.amounts == {"GBP": Decimal("2.00"), "USD": Decimal("2")} and total.value == "2.00 GBP + 2.00 USD"
     assert str(total) == "2.00 GBP + 2.00 USD"
     assert str(total.per(4)) == "0.50 GBP + 0.50 USD" and total.per(0) is None
     assert str(Money()) == "0.00" and Money.of(0, "GBP").is_zero and str(Money.of(0, "GBP")) == "0.00 GBP"
-    assert str(Money.of("3", "GBP") + Money.of(0, "USD")) == "3.00 GBP"  # a study that spent nothing adds no currency
+    assert (
+        str(Money.of(Decimal("3"), "GBP") + Money.of(0, "USD")) == "3.00 GBP"
+    )  # a study that spent nothing adds no currency
 
 
 def test_the_page_shows_the_figures(client, researcher):

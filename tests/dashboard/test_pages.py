@@ -97,7 +97,7 @@ def test_corpus_lengths_and_labels(client, researcher):
     assert number(page.by_id["stat-hypothesis-mean"][0]) == pytest.approx(sum(hypothesis_words) / len(hypotheses))
 
     overview = corpus.corpus_overview(dataset)
-    expected = {}
+    expected: dict[int, int] = {}
     for n in premise_words:
         expected[n] = expected.get(n, 0) + 1
     assert overview["premise_lengths"] == expected

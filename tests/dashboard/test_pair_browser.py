@@ -6,6 +6,7 @@ from django.urls import reverse
 from collection.models import PremiseReport
 from corpus.models import Premise, PremiseStatus
 from dashboard.queries.pairs import PairFilters, find_pairs
+from tests.present import present
 
 from . import factories
 from .factories import C, E
@@ -48,7 +49,7 @@ def test_each_filter_finds_exactly_its_pairs(browsed):
 def test_pages_go_by_pair_id(browsed):
     ds, _ = browsed
     first, after = find_pairs(ds, PairFilters(), page_size=3)
-    rest, end = find_pairs(ds, PairFilters(after=after), page_size=3)
+    rest, end = find_pairs(ds, PairFilters(after=present(after)), page_size=3)
     assert len(first) == 3 and len(rest) == 1 and end is None
     assert {p.pk for p in first}.isdisjoint({p.pk for p in rest})
 

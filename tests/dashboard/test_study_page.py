@@ -23,6 +23,7 @@ from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt, QualificationTest
 from tests import factories
 from tests.dashboard.factories import worker
+from tests.present import present
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -135,7 +136,7 @@ def test_the_funnel_counts_each_kind_of_session():
 def test_qualified_follows_the_access_rule():
     study = build_study()
     allowed = StudySession.objects.filter(study=study).order_by("started_at")[:2]
-    study.blocked_workers.add(StudySession.objects.filter(study=study).order_by("started_at").last().worker)
+    study.blocked_workers.add(present(StudySession.objects.filter(study=study).order_by("started_at").last()).worker)
     assert queries.funnel(study)["qualified"] == 5  # open, but one worker is on the block list
     study.access = StudyAccess.CLOSED
     study.save()
@@ -144,7 +145,7 @@ def test_qualified_follows_the_access_rule():
     study.access = StudyAccess.QUALIFIED
     study.save()
     test = QualificationTest.objects.create(study=study)
-    passed = StudySession.objects.filter(study=study).order_by("started_at").first()
+    passed = present(StudySession.objects.filter(study=study).order_by("started_at").first())
     QualificationAttempt.objects.create(
         test=test, worker=passed.worker, number=1, correct=5, total=5, score=1, passed=True
     )

@@ -17,6 +17,7 @@ from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Premise, PremiseStatus, ValidationLabel, Worker
 from quality.services import set_excluded
 from tests.conftest import rows_for_the_module
+from tests.present import present
 
 from .pagefigures import figures, number
 
@@ -88,7 +89,7 @@ def test_figures_change_right_after_an_exclusion(client, demo, settings):
     _page, before = page_figures(client, demo)
     assert before == page_figures(client, demo)[1]  # cached: the same figures
     # A validator with labels on five-label pairs.
-    validator = (
+    validator = present(
         ValidationLabel.objects.filter(pair__dataset=demo, pair__label_count=5, position__gt=1)
         .values_list("worker", flat=True)
         .first()

@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.db.models import Model
 
 from corpus.models import (
     Dataset,
@@ -40,7 +41,7 @@ def load_demo(training=False):
 
 
 def row_counts():
-    models = [
+    models: list[type[Model]] = [
         Dataset,
         Genre,
         PromptFamily,
@@ -53,7 +54,7 @@ def row_counts():
         Study,
         get_user_model(),
     ]
-    return {model.__name__: model.objects.count() for model in models}
+    return {model.__name__: model._default_manager.count() for model in models}
 
 
 def test_demo_dataset_follows_the_default_dataset_setting(settings):

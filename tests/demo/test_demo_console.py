@@ -19,6 +19,7 @@ from demo.content import RESEARCHER, WRITING_STUDY
 from modeling.management.commands.genre_matrix import format_matrix
 from modeling.models import TrainingRun
 from tests.artifacts.nudge_helpers import writing_claim_token
+from tests.present import present
 
 SITE = "http://127.0.0.1:8000"
 
@@ -118,31 +119,32 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
         artifacts,
         re.S,
     )
-    hypotheses = re.search(r"over ([\d,]+) hypotheses", artifacts).group(1)
+    assert overall is not None
+    hypotheses = present(re.search(r"over ([\d,]+) hypotheses", artifacts)).group(1)
     assert text.startswith(
         f"hypothesis-only {overall.group(1)} vs majority {overall.group(2)} over {hypotheses} hypotheses"
     )
     flagged = text.split("flagged: ")[1].split(", ")
-    table = re.search(r'id="table-flagged-writers">(.*?)</table>', artifacts, re.S).group(1)
+    table = present(re.search(r'id="table-flagged-writers">(.*?)</table>', artifacts, re.S)).group(1)
     on_page = [Worker.objects.get(pk=pk).user.username for pk in re.findall(r'data-worker="(\d+)"', table)]
     assert flagged == on_page and "demo-guessable" in flagged
 
     text, address = figures["snapshots"]
     snapshot_id, rows = numbers(text)
     snapshots = page(address)
-    row = re.search(rf'<tr[^>]*id="snapshot-{int(snapshot_id)}".*?</tr>', snapshots, re.S).group(0)
-    assert int(rows) == int(re.search(r'data-field="rows">([\d,]+)<', row).group(1).replace(",", ""))
+    row = present(re.search(rf'<tr[^>]*id="snapshot-{int(snapshot_id)}".*?</tr>', snapshots, re.S)).group(0)
+    assert int(rows) == int(present(re.search(r'data-field="rows">([\d,]+)<', row)).group(1).replace(",", ""))
 
     text, address = figures["training"]
     training = page(address)
     for run_id, accuracy in re.findall(r"#(\d+) [^,]*? ([\d.]+%|—)", text):
-        row = re.search(rf'<tr id="run-{run_id}".*?</tr>', training, re.S).group(0)
-        assert re.search(r'data-field="dev-accuracy">([^<]+)<', row).group(1) == accuracy
+        row = present(re.search(rf'<tr id="run-{run_id}".*?</tr>', training, re.S)).group(0)
+        assert present(re.search(r'data-field="dev-accuracy">([^<]+)<', row)).group(1) == accuracy
 
     # The genre matrix: each printed cell is the run page's (dashboard.results.matrix_file).
     printed = output.split("per training genre; written to ")[1].split("\n")
     header, body = printed[1].split()[3:], printed[2:]
-    run = TrainingRun.objects.exclude(config__train_genre=None).first()
+    run = present(TrainingRun.objects.exclude(config__train_genre=None).first())
     matrix = matrix_file(run.results["genre_matrix_file"])
     assert header == matrix["columns"]
     for genre, values in zip(matrix["rows"], matrix["values"], strict=True):
@@ -152,7 +154,9 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
 
     # The nudge's figure: what the scoring endpoint answers for the same draft in the demo study.
     p = float(
-        re.search(rf'the draft "{re.escape(DEMO_DRAFT)}" written as a contradiction scores p=([\d.]+)', output).group(1)
+        present(
+            re.search(rf'the draft "{re.escape(DEMO_DRAFT)}" written as a contradiction scores p=([\d.]+)', output)
+        ).group(1)
     )
     client.logout()
     client.get(f"/study/{WRITING_STUDY['slug']}/?PROLIFIC_PID=console-pid&STUDY_ID=s&SESSION_ID=c1")

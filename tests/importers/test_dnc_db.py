@@ -13,6 +13,7 @@ from corpus.models import GOLD_MAJORITY, Dataset, LabelScheme, Pair, PairProvena
 from importers.dnc_import import DncImportError, dataset_slug_for, export_dnc, import_dnc_file
 from tests.conftest import shared_file
 from tests.importers.test_dnc_format import README_LABELS, WITHOUT_METADATA
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +70,7 @@ def test_two_way_gold_follows_three_of_five_under_the_scheme():
     from corpus.services import add_label
 
     import_dnc_file(shared_file("dnc/dev/recast_verbnet_data.json"))
-    pair = Pair.objects.filter(dataset__slug="dnc-verbnet").order_by("pk").first()
+    pair = present(Pair.objects.filter(dataset__slug="dnc-verbnet").order_by("pk").first())
     entailed, _ = scheme_labels.to_stored("two_way", "entailed")
     not_entailed, _ = scheme_labels.to_stored("two_way", "not-entailed")
     author = scheme_labels.to_scheme("two_way", pair.author_label)
@@ -85,7 +86,7 @@ def test_a_two_way_dataset_refuses_a_label_outside_its_scheme():
     from corpus.services import LabelRefused, add_label
 
     import_dnc_file(shared_file("dnc/dev/recast_verbnet_data.json"))
-    pair = Pair.objects.filter(dataset__slug="dnc-verbnet").first()
+    pair = present(Pair.objects.filter(dataset__slug="dnc-verbnet").first())
     with pytest.raises(LabelRefused, match="not a label of a two_way dataset"):
         add_label(pair, "contradiction")
     assert ValidationLabel.objects.filter(pair=pair).count() == 1
@@ -124,7 +125,7 @@ def test_the_admin_shows_a_pairs_provenance(client, researcher):
     from django.urls import reverse
 
     import_dnc_file(shared_file("dnc/dev/recast_verbnet_data.json"))
-    pair = Pair.objects.filter(dataset__slug="dnc-verbnet").order_by("pk").first()
+    pair = present(Pair.objects.filter(dataset__slug="dnc-verbnet").order_by("pk").first())
     client.force_login(researcher)
     page = client.get(reverse("admin:corpus_pair_change", args=[pair.pk])).content.decode()
     provenance = pair.provenance

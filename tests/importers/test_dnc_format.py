@@ -12,7 +12,7 @@ from importers import dnc
 from tests.conftest import shared_file
 
 # README.md: rows and label counts per *_data.json; which ones have a *_metadata.json.
-README_LABELS = {
+README_LABELS: dict[str, dict[str | int, int]] = {
     "dev/recast_factuality": {"entailed": 2664, "not-entailed": 2664},
     "dev/recast_kg_relations": {5: 916, 3: 870, 4: 449, 1: 160, 2: 71},
     "dev/recast_megaveridicality": {"entailed": 394, "not-entailed": 788},

@@ -8,6 +8,7 @@ from corpus.recompute import recompute_gold
 from importers.formats import split_from_filename
 from importers.services import CorpusImportError, import_pairs_file
 from tests.importers.helpers import C, E, N, ensure_genres, snli_record, write_jsonl
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -315,7 +316,7 @@ def test_each_run_is_recorded_with_its_progress_and_report(snli_file):
     from importers.models import CorpusImport
 
     report = import_pairs_file(snli_file, "snli", chunk_size=2)
-    record = CorpusImport.objects.get(pk=report.import_id)
+    record = CorpusImport.objects.get(pk=present(report.import_id))
     assert (record.status, record.source, record.split, record.dataset.slug) == (
         ImportStatus.DONE,
         "snli_1.0_dev.jsonl",

@@ -16,6 +16,7 @@ from importers.services import import_pairs_file
 from tests.collection.writing_helpers import make_study
 from tests.conftest import shared_file
 from tests.importers.helpers import C, E, N, write_jsonl
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -125,7 +126,7 @@ def test_snli_premises_count_each_labelled_round_as_a_writing(tmp_path):
     path = tmp_path / "snli_1.0_dev.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert import_pairs_file(path, "snli-head").pairs_created == 60
-    by_premise = {}
+    by_premise: dict[str, list[str]] = {}
     for record in map(json.loads, lines):
         by_premise.setdefault(record["captionID"], []).append(record["annotator_labels"][0])
     expected = {caption: min(labels.count(label) for label in (E, N, C)) for caption, labels in by_premise.items()}
@@ -136,7 +137,9 @@ def test_snli_premises_count_each_labelled_round_as_a_writing(tmp_path):
 def test_the_migration_repairs_premises_imported_before_and_lowers_none(imported, make_worker):
     """Databases imported before the imports counted writings (importers' migration 0005)."""
     Premise.objects.filter(dataset=imported).update(writings_done=0)
-    written = Premise.objects.create(dataset=imported, genre=Premise.objects.first().genre, prompt_id="9", text="x.")
+    written = Premise.objects.create(
+        dataset=imported, genre=present(Premise.objects.first()).genre, prompt_id="9", text="x."
+    )
     Premise.objects.filter(pk=written.pk).update(writings_done=4)  # e.g. adversarial writings: one pair or none each
     migration = importlib.import_module("importers.migrations.0005_count_imported_writings")
     migration.count_imported_writings(django_apps, None)

@@ -247,7 +247,7 @@ def test_overlap_accepts_parsed_premises_and_a_custom_stop_list(dev):
 
 
 def test_overlap_of_train_reproduces_the_papers_table_1(train):
-    by_label = {label: [] for label in mpe.LABELS}
+    by_label: dict[str, list[float]] = {label: [] for label in mpe.LABELS}
     for item in train.items:
         by_label[item.gold_label].append(mpe.word_overlap(item.premises, item.hypothesis))
     everything = [value for values in by_label.values() for value in values]

@@ -15,6 +15,7 @@ import pytest
 
 from importers import dnc, recasting
 from tests.conftest import shared_file
+from tests.present import present
 
 SENTIMENT_CONTEXT = re.compile(
     r"When asked about the (?:product|movie), (?P<name>\S+) said, '(?P<sentence>.*)'\.|"
@@ -41,7 +42,7 @@ def rows_by_source_sentence(pairs):
 
 
 def sentiment_row(group):
-    match = SENTIMENT_CONTEXT.fullmatch(group[0].context)
+    match = present(SENTIMENT_CONTEXT.fullmatch(group[0].context))
     sentence = match["sentence"] if match["sentence"] is not None else match["tokenized_sentence"]
     liked = next(pair for pair in group if " liked " in pair.hypothesis)
     source, line = group[0].provenance.corpus_sent_id.split(" ")
@@ -52,7 +53,7 @@ def pun_row(group):
     heard = next(pair for pair in group if " heard a pun" in pair.hypothesis)
     provenance = group[0].provenance
     return {
-        "sentence": PUN_CONTEXT.fullmatch(group[0].context)["sentence"],
+        "sentence": present(PUN_CONTEXT.fullmatch(group[0].context))["sentence"],
         "is_pun": "1" if heard.label == dnc.ENTAILED else "0",
         "dataset": PUN_DATASETS[provenance.corpus],
         "sent_id": provenance.corpus_sent_id,

@@ -4,6 +4,7 @@ import hashlib
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rest_framework.authtoken.models import Token
@@ -16,6 +17,7 @@ from modeling.snapshots.services import create_snapshot, export_snapshot, snapsh
 from modeling.snapshots.tasks import export_snapshot_task
 from tests.conftest import wait_for
 from tests.modeling.conftest import FIVE_E, add_pair
+from tests.present import present
 
 
 @pytest.fixture
@@ -51,7 +53,7 @@ def endpoints(snapshot_id, pair_id):
 
 def test_permissions_on_every_endpoint(small_corpus, api, worker_client):
     snapshot = export_snapshot(create_snapshot(None))
-    pair_id = Pair.objects.first().pk
+    pair_id = present(Pair.objects.first()).pk
     anonymous = APIClient()
     for method, url in endpoints(snapshot.pk, pair_id):
         assert getattr(anonymous, method)(url).status_code == 401, url
@@ -210,11 +212,12 @@ def test_unknown_parameters_elsewhere_are_400(small_corpus, api):
 
 
 def test_stats_are_agreement_stats(small_corpus, api):
-    for query, kwargs in [
+    cases: list[tuple[str, dict[str, Any]]] = [
         ("", {}),
         ("?dataset=mini", {"dataset": "mini"}),
         ("?dataset=mini&split=dev", {"dataset": "mini", "split": "dev"}),
-    ]:
+    ]
+    for query, kwargs in cases:
         response = api.get(f"/api/stats/{query}")
         assert response.status_code == 200
         assert response.json() == json.loads(json.dumps(agreement_stats(**kwargs)))

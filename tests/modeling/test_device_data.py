@@ -52,8 +52,8 @@ def test_each_epoch_covers_every_pair_once_in_the_host_paths_batches(bucket, sor
     host_rng, device_rng = random.Random(7), random.Random(7)
     for _ in range(3):  # consecutive epochs draw from the rng as the host path does
         host = make_batches(examples, 16, rng=host_rng, bucket=bucket, pool_batches=5, length=length)
-        order, starts = train_set.plan(16, device_rng, bucket=bucket, pool_batches=5)
-        order = order.tolist()
+        planned, starts = train_set.plan(16, device_rng, bucket=bucket, pool_batches=5)
+        order = planned.tolist()
         assert sorted(order) == list(range(len(examples)))  # every pair, exactly once
         device = [order[s : s + 16] for s in starts]
         assert device == [ids_of(b.examples) for b in host]
@@ -80,8 +80,8 @@ def test_mixing_draws_all_of_a_and_the_same_fresh_share_of_b_as_the_host_path():
     seen = []
     for _ in range(2):
         host = make_batches(epoch_train_set(primary, secondary, 0.15, host_rng), 16, rng=host_rng)
-        order, starts = train_set.plan(16, device_rng, fraction=0.15)
-        order = order.tolist()
+        planned, starts = train_set.plan(16, device_rng, fraction=0.15)
+        order = planned.tolist()
         assert len(order) == len(set(order)) == 130 == train_set.pairs_per_epoch(0.15)
         assert set(range(100)) <= set(order)  # all of A
         assert [order[s : s + 16] for s in starts] == [ids_of(b.examples) for b in host]

@@ -25,6 +25,7 @@ from modeling.snapshots.services import (
 from modeling.snapshots.tasks import export_snapshot_task
 from tests.conftest import shared_file
 from tests.modeling.conftest import FIVE_E, add_pair, genre
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -152,7 +153,7 @@ def test_filters_select_genres_splits_and_gold(small_corpus):
 def test_done_snapshot_is_never_exported_again(small_corpus):
     snapshot = export_snapshot(create_snapshot(None))
     before = {p.name: p.read_bytes() for p in Path(snapshot.directory).iterdir()}
-    add_pair(small_corpus["mini"], Pair.objects.first().premise, "New pair.", FIVE_E)
+    add_pair(small_corpus["mini"], present(Pair.objects.first()).premise, "New pair.", FIVE_E)
     with pytest.raises(ExportRefused, match="never changes"):
         export_snapshot(snapshot)
     export_snapshot_task(snapshot.pk)  # the task refuses quietly

@@ -26,7 +26,9 @@ def test_the_rule_refuses_a_node_tokens_principal():
     assert isinstance(node, GpuNode) and auth == token
     assert not is_researcher(node)
     assert not any(may(node, permission) for permission in (EXCLUDE_WORKERS, PAY_BONUSES, LAUNCH_TRAINING))
-    request.user, request.auth = node, auth
+    # djangorestframework-stubs type a request's user as a Django user; DRF takes whatever principal
+    # an authentication class returns, as this node is.
+    request.user, request.auth = node, auth  # type: ignore[assignment]
     assert not IsResearcher().has_permission(request, None)
     assert not researcher_with(LAUNCH_TRAINING)().has_permission(request, None)
 

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from corpus.models import Pair
 from modeling.models import Snapshot, TrainingRun
 from modeling.snapshots.services import create_snapshot, export_snapshot
+from tests.present import present
 
 METHODS = ["get", "post", "put", "patch", "delete", "head", "options"]
 
@@ -57,11 +58,11 @@ def route_names(patterns, namespace=""):
 
 @pytest.fixture
 def objects(small_corpus, researcher):
-    snapshot = export_snapshot(create_snapshot(None))
+    snapshot = present(export_snapshot(create_snapshot(None)))
     run = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash=snapshot.content_hash, model="majority")
     from corpus.models import Pair
 
-    return {"snapshot_id": snapshot.pk, "pair_id": Pair.objects.first().pk, "run_id": run.pk}
+    return {"snapshot_id": snapshot.pk, "pair_id": present(Pair.objects.first()).pk, "run_id": run.pk}
 
 
 @pytest.fixture
@@ -121,16 +122,16 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         "training": {"snapshot": objects["snapshot_id"], "model": "majority", "options": "{}"},
         "aggregation": {"dataset": "mini", "methods": ["dawid_skene", "mace"]},
     }
-    names = [pattern.name for pattern in urls.urlpatterns]
+    names = [present(pattern.name) for pattern in urls.urlpatterns]
     assert {"snapshots", "training", "report_action"} <= set(names)  # the forms
-    premise_id = Pair.objects.first().premise_id
+    premise_id = present(Pair.objects.first()).premise_id
     arguments = {
         "training_detail": {"run_id": objects["run_id"]},
         "training_cancel": {"run_id": objects["run_id"]},
         "report_action": {"premise_id": premise_id},
         "aggregation_detail": {"run_id": 1},
-        "mpe_adjudicate": {"pair_id": Pair.objects.first().pk},
-        "adjudicate": {"pair_id": Pair.objects.first().pk},
+        "mpe_adjudicate": {"pair_id": present(Pair.objects.first()).pk},
+        "adjudicate": {"pair_id": present(Pair.objects.first()).pk},
         "bonus_pay": {"slug": "any-study"},
         "imports_progress": {"kind": "pairs"},
         "bonus_export": {"slug": "any-study", "market": "prolific"},

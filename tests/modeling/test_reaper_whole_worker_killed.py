@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -37,10 +38,17 @@ STALE_MINUTES = 0.1  # 6 s without a heartbeat (one every TRAINING_HEARTBEAT_SEC
 INTERVAL_SECONDS = 2
 
 
+class BeatProcess(subprocess.Popen[bytes]):
+    """Celery beat as the suite starts it (start_celery_beat): its log beside it."""
+
+    log: IO[str]
+    log_path: Path
+
+
 def start_celery_beat(tmp_path, extra_env):
     log = open(tmp_path / "beat.log", "w")  # noqa: SIM115 - closed below
     celery = str(Path(sys.executable).parent / "celery")
-    process = subprocess.Popen(
+    process = BeatProcess(
         [celery, "-A", "annotation_site", "beat", "-l", "info", "-s", str(tmp_path / "beat-schedule")],
         cwd=REPO_ROOT,
         env=celery_subprocess_env(extra_env),

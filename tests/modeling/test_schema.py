@@ -12,6 +12,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
 from modeling.snapshots.services import create_snapshot, export_snapshot
@@ -113,8 +114,11 @@ def test_schemathesis_with_all_checks_finds_nothing(small_corpus, token):
 
 def run_schemathesis(headers, max_examples=8):
     schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application(), headers=headers)
-    checked, failures = [], []
+    checked: list[tuple[str, str, int]] = []
+    failures: list[str] = []
     for result in schema.get_all_operations():
+        if isinstance(result, Err):
+            raise result.err()
         operation = result.ok()
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             _check_operation(operation, mode, headers, max_examples, checked, failures)

@@ -4,6 +4,7 @@ pseudonymous and stable within the snapshot, hashed in the manifest, the same by
 import json
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,7 +66,7 @@ def test_every_label_is_a_row_with_a_pseudonym_its_time_exclusion_catch_and_flag
     for worker in workers.values():  # never the market's id, never the platform's key
         assert worker.external_id not in text
     assert {row["annotator"] for row in rows if row["role"] == "author"} == {None}  # imported author labels
-    by_annotator = {}
+    by_annotator: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         if row["annotator"] is not None:
             by_annotator.setdefault(row["annotator"], []).append(row)

@@ -15,6 +15,7 @@ from modeling.models import JobStatus, SnapshotFile
 from modeling.snapshots.format import content_hash, read_manifest, verify_snapshot
 from modeling.snapshots.services import create_snapshot, export_snapshot, snapshot_directory
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
+from tests.present import present
 from tests.validation.premise_helpers import make_items
 from validation import premise_labels
 from validation.models import PremisePair
@@ -90,7 +91,8 @@ def test_the_snapshot_file_api_serves_it(judged_mpe, researcher):
     (entry,) = [f for f in detail["files"] if f["name"] == PREMISE_LABELS_FILE]
     download = api.get(entry["url"])
     assert download.status_code == 200
-    data = b"".join(download.streaming_content)
+    # djangorestframework-stubs type APIClient's responses as DRF Responses; a file comes as Django's FileResponse.
+    data = b"".join(download.streaming_content)  # type: ignore[attr-defined]
     assert data == (Path(snapshot.directory) / PREMISE_LABELS_FILE).read_bytes()
     assert download["X-Content-SHA256"] == entry["sha256"] == hashlib.sha256(data).hexdigest()
 
@@ -111,7 +113,7 @@ def test_a_multi_premise_snapshot_without_judgments_in_its_splits_has_no_premise
     make_items(1, split=Split.TRAIN, start=1)
     snapshot = export_snapshot(create_snapshot(None, datasets=[dataset.slug]))
     assert PREMISE_LABELS_FILE not in {f["name"] for f in read_manifest(snapshot.directory)["files"]}
-    train_pair = PremisePair.objects.filter(item__premise__split=Split.TRAIN).first()
+    train_pair = present(PremisePair.objects.filter(item__premise__split=Split.TRAIN).first())
     premise_labels.add_premise_labels(make_worker(), {train_pair.pk: E})
     dev_only = export_snapshot(create_snapshot(None, datasets=[dataset.slug], filters={"splits": ["dev"]}))
     assert PREMISE_LABELS_FILE not in {f["name"] for f in read_manifest(dev_only.directory)["files"]}

@@ -3,6 +3,7 @@ evidence and each judgement's flags, and labels.jsonl can carry the author's typ
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_the_label_file_gives_the_authors_row_its_typing_flags_and_the_same_byte
     first, second = export(label_rows=True, typing_flags=True), export(label_rows=True, typing_flags=True)
     assert (first / LABELS_FILE).read_bytes() == (second / LABELS_FILE).read_bytes()
     rows = [json.loads(line) for line in (first / LABELS_FILE).read_text(encoding="utf-8").splitlines()]
-    by_pair = {}
+    by_pair: dict[str, dict[str, Any]] = {}
     for row in rows:
         by_pair.setdefault(row["pairID"], {})[row["role"]] = row[TYPING_FLAGS_COLUMN]
     pair_ids = [pair.pair_id for pair in written]

@@ -12,6 +12,7 @@ from quality.models import AggregatedLabel, AggregationRun, AggregationStatus, W
 from quality.tasks import aggregate_labels
 from tests import factories
 from tests.conftest import wait_for
+from tests.present import present
 
 LABELS = ["entailment", "neutral", "contradiction"]
 
@@ -87,7 +88,7 @@ def test_a_run_stores_labels_posteriors_and_worker_skills(labelled, researcher, 
     assert run.figures["dawid_skene"]["resolves"] >= 1
     ranked = [estimate.worker for estimate in aggregation_runs.ranked_workers(run)]
     assert set(ranked[-2:]) == set(lazy)
-    confusion = WorkerEstimate.objects.get(run=run, method="dawid_skene", worker=careful[0]).confusion
+    confusion = present(WorkerEstimate.objects.get(run=run, method="dawid_skene", worker=careful[0]).confusion)
     assert set(confusion) == set(LABELS) and abs(sum(confusion["entailment"].values()) - 1) < 1e-6
 
 

@@ -10,6 +10,7 @@ from corpus.models import Label, Pair, ValidationLabel
 from crowd.models import Study, TaskKind
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer
 from quality.services import set_reference_label
+from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation.forms import claim_field_name
 from validation.models import ValidationClaim
@@ -89,7 +90,9 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(
     finally:
         context.close()
     paid = BonusEntry.objects.get(kind=BonusKind.PAID)
-    assert paid.pays_id == earned.pk and paid.amount == Decimal("1.00") and paid.recorded_by.username == "payer"
+    assert (
+        paid.pays_id == earned.pk and paid.amount == Decimal("1.00") and present(paid.recorded_by).username == "payer"
+    )
 
 
 def test_a_researcher_labels_a_catch_trial_with_the_keyboard(page, live_server, make_researcher):

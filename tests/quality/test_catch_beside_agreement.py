@@ -16,6 +16,7 @@ from quality import bonuses, flags
 from quality.models import ReferenceLabel
 from quality.selectors import worker_quality
 from quality.services import set_reference_label
+from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation import services
 from validation.models import ValidationClaim
@@ -57,7 +58,7 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
     for worker in [honest, *cheaters]:
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
         for _ in range(BATCHES):
-            batch = services.claim_validation_batch(worker, study_session=session)
+            batch = present(services.claim_validation_batch(worker, study_session=session))
             answers = {}
             for claim in ValidationClaim.objects.filter(batch=batch).select_related("pair"):
                 if claim.is_catch_trial or worker is honest:

@@ -5,6 +5,7 @@ import threading
 import time
 from collections import Counter
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -80,7 +81,8 @@ def test_twelve_validators_meet_catch_trials_and_no_bonus_counts_twice(transacti
     validators = [make_worker() for _ in range(WORKERS)]
     sessions = [session_for(study, worker, f"S{number}") for number, worker in enumerate(validators)]
 
-    start, errors = threading.Barrier(WORKERS), []
+    start = threading.Barrier(WORKERS)
+    errors: list[str] = []
     threads = [
         threading.Thread(target=validate, args=(worker, session, seed, start, errors, time.monotonic() + 240))
         for seed, (worker, session) in enumerate(zip(validators, sessions, strict=False))
@@ -111,7 +113,9 @@ def test_twelve_validators_meet_catch_trials_and_no_bonus_counts_twice(transacti
 
     # Two researchers pay the same bonuses at the same moment: each is paid once.
     ids = list(earned.values_list("pk", flat=True))
-    start, results, errors = threading.Barrier(2), [], []
+    start = threading.Barrier(2)
+    results: list[dict[str, Any]] = []
+    errors = []
     payers = [threading.Thread(target=pay, args=(study, ids, start, results, errors)) for _ in range(2)]
     for thread in payers:
         thread.start()

@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 
 from quality.catch_trials import MAX_SERVINGS
+from tests.present import present
 from tests.quality.test_catch_trials import catch_pair, make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation import services
@@ -26,7 +27,7 @@ def test_a_catch_pair_is_served_four_times_at_most_and_a_dry_pool_serves_none(cl
     assert MAX_SERVINGS == 4 and served == {trap.pk: 4 for trap in traps}
     # The pool is dry: later batches are ordinary pairs only.
     late = make_worker()
-    batch = services.claim_validation_batch(late, study_session=session_for(study, late, "late"))
+    batch = present(services.claim_validation_batch(late, study_session=session_for(study, late, "late")))
     assert not ValidationClaim.objects.filter(batch=batch, is_catch_trial=True).exists()
     client.force_login(researcher)
     page = client.get(reverse("dashboard:bonuses")).content.decode()

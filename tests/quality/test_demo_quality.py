@@ -32,6 +32,7 @@ from quality.models import (
 )
 from quality.services import set_excluded
 from tests.conftest import rows_for_the_module
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -101,7 +102,7 @@ def test_the_demo_has_a_qualified_study_with_a_test_and_an_aggregation_run(clien
     run = AggregationRun.objects.get()
     assert run.status == "done" and AggregatedLabel.objects.filter(run=run).exists()
 
-    link = re.search(r"qualified study \(test first\)\s+http://127\.0\.0\.1:8000(\S+)", output).group(1)
+    link = present(re.search(r"qualified study \(test first\)\s+http://127\.0\.0\.1:8000(\S+)", output)).group(1)
     response = client.get(link)
     assert response.status_code == 302 and response["Location"] == "/qualify/demo-qualified/"
     assert client.get(response["Location"]).content.decode().count('class="card validation-pair') == 5
@@ -125,7 +126,7 @@ def demo(first_load):
     session = StudySession.objects.create(
         study=study, worker=guesser, external_session_id="guess-1", completed_at=timezone.now(), completion_code="G1"
     )
-    entry = BonusEntry.objects.filter(worker=catcher, kind=BonusKind.EARNED).first()
+    entry = present(BonusEntry.objects.filter(worker=catcher, kind=BonusKind.EARNED).first())
     BonusEntry.objects.create(
         kind=BonusKind.EARNED,
         worker=guesser,

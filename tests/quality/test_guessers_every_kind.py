@@ -56,7 +56,7 @@ def run_session(study, worker, answer, next_url):
     store[SESSION_KEY] = session.pk
     store.save()
     for _ in range(study.tasks_per_batch):
-        url = client.get(reverse(next_url)).url
+        url = client.get(reverse(next_url))["Location"]
         batch = url.rstrip("/").rsplit("/", 1)[-1]
         claims = ValidationClaim.objects.filter(batch=batch, worker=worker).select_related("pair")
         data = {item_field(claim.pair_id, worker): answer(claim.pair) for claim in claims}

@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 
 from quality.models import QualificationAttempt
+from tests.present import present
 from tests.quality.qualification_helpers import PROLIFIC, answers, qualified_study
 
 pytestmark = pytest.mark.django_db
@@ -50,8 +51,10 @@ def test_the_wrong_items_are_named_after_the_last_try_only_where_the_study_allow
     assert "Thank you for taking" in first and "differed" not in first
     last = try_with(client, study, test, correct=1)
     assert "no tries left" in last and "differed from the researchers' answers" in last
-    attempt = QualificationAttempt.objects.order_by("-number").first()
-    assert attempt.total - attempt.correct == len(re.search(r"pairs? ([\d, ]+) differed", last).group(1).split(","))
+    attempt = present(QualificationAttempt.objects.order_by("-number").first())
+    assert attempt.total - attempt.correct == len(
+        present(re.search(r"pairs? ([\d, ]+) differed", last)).group(1).split(",")
+    )
 
 
 def tries_sentence(page):

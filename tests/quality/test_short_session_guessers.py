@@ -18,6 +18,7 @@ from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
 from quality import flags
 from quality.selectors import sequential_evidence, worker_quality
+from tests.present import present
 from tests.validation.validation_factories import item_field, make_dataset, make_pair
 from validation.models import ValidationClaim
 
@@ -80,7 +81,7 @@ def test_a_guessers_20_item_session_is_caught_and_its_code_held(make_worker):
         store[SESSION_KEY] = session.pk
         store.save()
         for _ in range(4):
-            url = client.get(reverse("validation:next")).url
+            url = client.get(reverse("validation:next"))["Location"]
             batch = url.rstrip("/").rsplit("/", 1)[-1]
             claims = ValidationClaim.objects.filter(batch=batch).select_related("pair")
             assert client.post(url, {item_field(c.pair_id, worker): answer(c.pair) for c in claims}).status_code == 302
@@ -120,7 +121,7 @@ def test_without_the_study_option_the_code_is_not_held(make_worker):
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="x")
     from validation.services import claim_validation_batch, submit_validation_batch
 
-    batch = claim_validation_batch(worker, study_session=session)
+    batch = present(claim_validation_batch(worker, study_session=session))
     pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
     submit_validation_batch(worker, batch, dict.fromkeys(pairs, Label.CONTRADICTION))
     session.refresh_from_db()

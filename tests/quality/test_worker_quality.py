@@ -10,6 +10,7 @@ from quality import flags as flag_rules
 from quality.models import CatchTrialAnswer
 from quality.selectors import worker_quality
 from quality.services import auto_exclude_flagged
+from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 
 E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
@@ -37,7 +38,7 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
     for pair in Pair.objects.prefetch_related("labels"):
         votes = tuple(
             flag_rules.Vote(
-                worker=label.worker_id or f"author-{pair.pk}",
+                worker=str(label.worker_id or f"author-{pair.pk}"),  # Vote names workers by strings
                 label=label.label,
                 seconds=label.seconds if label.position > AUTHOR_POSITION else None,
             )
@@ -47,7 +48,7 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
     expected = {figures.worker: figures for figures in flag_rules.worker_figures(pairs)}
     rows = by_worker(worker_quality(dataset))
     for worker in validators:
-        row, want = rows[worker.pk], expected[worker.pk]
+        row, want = rows[worker.pk], expected[str(worker.pk)]
         assert row.labels_given == want.n_labels
         assert row.label_counts == want.label_counts
         assert (row.loo_items, row.loo_agreements) == (want.loo_items, want.loo_agreements)
@@ -169,7 +170,7 @@ def test_nothing_is_excluded_automatically_unless_a_study_opts_in(make_worker):
     assert not Worker.objects.filter(is_excluded=True).exists()
     study.auto_exclude_flagged = True
     study.save()
-    outcome = auto_exclude_flagged()
+    outcome = present(auto_exclude_flagged())
     assert outcome.changed == 1
     assert list(Worker.objects.filter(is_excluded=True).values_list("pk", flat=True)) == [guesser.pk]
     # The guesser's labels left gold: every pair is one label short and back in the pool.

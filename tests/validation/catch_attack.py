@@ -26,6 +26,7 @@ from corpus.models import Label, Pair
 from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
 from quality.services import set_reference_label
+from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation.models import ValidationClaim
 
@@ -86,7 +87,7 @@ def build_study(ordinary=36, catch=8, share=0.3, slug="catch-attack"):
 
 
 def _counter(client):
-    return int(COUNTER.search(client.get(reverse("home")).content.decode()).group(1))
+    return int(present(COUNTER.search(client.get(reverse("home")).content.decode())).group(1))
 
 
 def simulate(client_class, make_worker, study, participants=16, batches_each=2, seed=7):
@@ -145,7 +146,7 @@ def counter_exactness(observation):
 
 
 def gap_feature(items):
-    by_batch = {}
+    by_batch: dict[int, list[Item]] = {}
     for item in items:
         by_batch.setdefault(item.batch, []).append(item)
     gaps = {}
@@ -167,7 +168,7 @@ def pk_gap_attack(observation, threshold=None):
 
 
 def served_counts(items):
-    seen = {}
+    seen: dict[str, int] = {}
     for item in items:
         seen[item.text] = seen.get(item.text, 0) + 1
     return [seen[item.text] for item in items]
@@ -239,7 +240,7 @@ def _stump_inputs(observation):
 
 
 def _best_stump(features, actual, train, test):
-    best = (0.0, None)
+    best: tuple[float, tuple[str, float, bool] | None] = (0.0, None)
     train_actual = [actual[i] for i in train]
     for name, values in features.items():
         for threshold in sorted(set(values)):
@@ -248,6 +249,6 @@ def _best_stump(features, actual, train, test):
                 score = _balanced_accuracy(predicted, train_actual)
                 if score > best[0]:
                     best = (score, (name, threshold, above))
-    name, threshold, above = best[1]
+    name, threshold, above = present(best[1])
     predicted = [(features[name][i] >= threshold) == above for i in test]
     return _balanced_accuracy(predicted, [actual[i] for i in test]), best[1]

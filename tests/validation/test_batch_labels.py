@@ -7,6 +7,7 @@ import pytest
 from corpus.models import Label, ValidationLabel
 from corpus.recompute import recompute_gold
 from corpus.services import LabelRefused, add_label, add_labels
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -33,7 +34,7 @@ def test_one_refused_pair_saves_nothing_for_the_batch(dataset, make_worker, prob
     author = make_worker()
     pairs = [make_pair(dataset, author=author) for _ in range(3)]
     validator = make_worker()
-    label = Label.ENTAILMENT
+    label: str = Label.ENTAILMENT
     if problem == "sixth":
         for _ in range(4):
             add_label(pairs[2], Label.NEUTRAL, worker=make_worker())
@@ -60,7 +61,7 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
     # Seven statements (the last keeps the candidates' held places, crowd.claiming's `after`) and
     # the savepoint pair.
     with django_assert_max_num_queries(9):
-        batch = services.claim_validation_batch(worker)
+        batch = present(services.claim_validation_batch(worker))
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert len(pairs) == 5
     # Nine statements (the eighth appends the maintained aggregates' deltas, corpus.tallies, the

@@ -24,6 +24,7 @@ from crowd.arrival import SESSION_KEY
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.services import set_reference_label
 from tests import factories
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -132,7 +133,7 @@ def test_a_catch_trial_is_placed_like_any_other_pair(dataset, make_worker):
     for _ in range(40):
         worker = make_worker()
         served.append(services.claim_validation_batch(worker, study_session=session_for(study, worker)))
-    positions = Counter()
+    positions: Counter[int] = Counter()
     for batch in batches(served):
         premises = Counter(claim.pair.premise_id for claim in batch)
         for position, claim in enumerate(batch):
@@ -150,7 +151,7 @@ def _claim_statements(study, worker, catch_count, monkeypatch):
     monkeypatch.setattr(services, "catch_trial_count", lambda share, size, **_: catch_count)
     session = session_for(study, worker)
     with CaptureQueriesContext(connection) as queries:
-        batch = services.claim_validation_batch(worker, study_session=session)
+        batch = present(services.claim_validation_batch(worker, study_session=session))
     claims = ValidationClaim.objects.filter(batch=batch)
     assert claims.filter(is_catch_trial=True).count() == catch_count
     return normalised(queries), session

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from corpus.models import Label, Pair
 from crowd.models import ClaimStatus, Study, TaskKind
+from tests.present import present
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -79,7 +80,7 @@ def test_the_hold_counts_down_warns_extends_and_comes_back_with_the_choices(page
     assert "more time" in page.locator(".messages").inner_text()
     assert not page.locator("#hold-warning").is_visible()
     assert answered(page) == "3 of 5 answered"  # the browser's choices, back
-    left = ValidationClaim.objects.filter(batch=batch).first().expires_at - timezone.now()
+    left = present(ValidationClaim.objects.filter(batch=batch).first()).expires_at - timezone.now()
     assert left > timedelta(minutes=19)
 
     # The hold runs out on the open page: one message, the answers and the send button shut.
@@ -109,7 +110,7 @@ def test_pairs_taken_meanwhile_do_not_come_back_and_a_new_batch_is_offered(page,
     page.keyboard.press("1")
     hold_ends_in(batch, -timedelta(minutes=1))
     # Meanwhile one of the pairs got its five labels.
-    Pair.objects.filter(pk=ValidationClaim.objects.filter(batch=batch).first().pair_id).update(label_count=5)
+    Pair.objects.filter(pk=present(ValidationClaim.objects.filter(batch=batch).first()).pair_id).update(label_count=5)
     page.reload()
     assert page.locator("#hold-expired").is_visible() and page.locator("#submit-batch").is_disabled()
     page.click("#hold-take-back")

@@ -6,6 +6,7 @@ import pytest
 
 from corpus.models import Label, Pair, ValidationLabel
 from corpus.mpe_wording import QUESTION
+from tests.present import present
 
 from .test_mpe_task import CAPTIONS, make_mpe_items
 from .validation_factories import pair_of_item
@@ -74,7 +75,7 @@ def test_researcher_adjudicates_a_split_item_on_a_phone(page, live_server, make_
     assert page.locator("article.adjudication").count() == 0
     item = Pair.objects.get(pk=items[0].pk)
     assert (item.gold_label, item.label_count) == (C, 5)
-    assert Adjudication.objects.get().researcher.username == "ada"
+    assert present(Adjudication.objects.get().researcher).username == "ada"
 
 
 def test_prolific_participant_arrives_by_an_mpe_study_link_judges_by_keys_and_gets_the_code(page, live_server):

@@ -12,6 +12,7 @@ from corpus.models import AUTHOR_POSITION, Label, ValidationLabel
 from corpus.services import add_label
 from crowd.models import ClaimStatus
 from quality.models import CatchTrialAnswer
+from tests.present import present
 from validation import selectors, services
 from validation.models import ValidationClaim
 
@@ -49,7 +50,7 @@ def test_a_pair_once_claimed_and_let_expire_is_not_offered_again(make_worker):
     dataset = make_dataset()
     validator = make_worker()
     pairs = [make_pair(dataset) for _ in range(6)]
-    batch = services.claim_validation_batch(validator)
+    batch = present(services.claim_validation_batch(validator))
     held = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     ValidationClaim.objects.filter(batch=batch).update(
         status=ClaimStatus.EXPIRED, expires_at=timezone.now() - timedelta(minutes=1)

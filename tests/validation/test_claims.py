@@ -11,6 +11,7 @@ from django.utils import timezone
 from corpus.models import Label, Pair, PremiseStatus, Split
 from corpus.services import add_label
 from crowd.models import ClaimStatus
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim, ValidationPolicy
 
@@ -26,7 +27,7 @@ def claimed_pairs(batch):
 def test_batch_has_five_pairs_and_expires_later(dataset, make_worker):
     pairs = [make_pair(dataset) for _ in range(7)]
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     claims = ValidationClaim.objects.filter(batch=batch)
     assert claims.count() == 5
     assert claimed_pairs(batch) <= {p.pk for p in pairs}
@@ -56,10 +57,10 @@ def test_a_pair_is_never_given_twice_to_the_same_worker(dataset, make_worker):
     pairs = [make_pair(dataset) for _ in range(8)]
     worker = make_worker()
     seen = []
-    first = services.claim_validation_batch(worker)
+    first = present(services.claim_validation_batch(worker))
     seen += claimed_pairs(first)
     services.submit_validation_batch(worker, first, dict.fromkeys(claimed_pairs(first), Label.NEUTRAL))
-    second = services.claim_validation_batch(worker)
+    second = present(services.claim_validation_batch(worker))
     seen += claimed_pairs(second)
     assert len(claimed_pairs(second)) == 3  # only the three it has not seen
     assert len(seen) == len(set(seen)) == 8
@@ -72,7 +73,7 @@ def test_an_expired_claim_is_not_given_back_to_its_worker(dataset, make_worker):
     for _ in range(6):
         make_pair(dataset)
     worker = make_worker()
-    old = services.claim_validation_batch(worker)
+    old = present(services.claim_validation_batch(worker))
     ValidationClaim.objects.filter(batch=old).update(expires_at=timezone.now() - timedelta(seconds=1))
     new = services.claim_validation_batch(worker)
     assert new != old
@@ -91,7 +92,7 @@ def test_closest_to_complete_first(dataset, make_worker):
         for validator in validators:
             add_label(pair, Label.ENTAILMENT, worker=validator)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     # Which pairs: the closest to complete; in what order on the page: a random one (issue 39).
     claimed = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert claimed == {four[0].pk, four[1].pk, two[0].pk, two[1].pk, fresh[0].pk}
@@ -108,11 +109,11 @@ def test_a_pair_with_four_live_claims_is_full(dataset, make_worker):
 def test_expired_claims_return_to_the_pool(dataset, make_worker):
     pair = make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [services.claim_validation_batch(holder) for holder in holders]
+    batches = [present(services.claim_validation_batch(holder)) for holder in holders]
     late = make_worker()
     assert services.claim_validation_batch(late) is None
     ValidationClaim.objects.filter(batch=batches[0]).update(expires_at=timezone.now() - timedelta(minutes=1))
-    batch = services.claim_validation_batch(late)
+    batch = present(services.claim_validation_batch(late))
     assert claimed_pairs(batch) == {pair.pk}
     assert ValidationClaim.objects.get(batch=batches[0]).status == ClaimStatus.EXPIRED
 

@@ -36,7 +36,7 @@ def new_workers(count, prefix):
 def all_at_once(calls):
     """Run the calls in threads released together by a barrier; results (or exceptions) in order."""
     barrier = threading.Barrier(len(calls))
-    results = [None] * len(calls)
+    results: list[object] = [None] * len(calls)
 
     def run(i, call):
         try:

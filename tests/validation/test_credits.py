@@ -15,6 +15,7 @@ from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Label, Pair
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
+from tests.present import present
 from validation import credits, services
 from validation.models import ValidationClaim
 
@@ -50,7 +51,8 @@ def fresh_outcome_rows(dataset=None):
 
 def assert_credits_are_fresh(dataset=None):
     flagged = set(ValidationClaim.objects.filter(credited=True).values_list("pk", flat=True))
-    assert flagged == set(credits.fresh_credited_ids(dataset).values_list("latest", flat=True))
+    # A values("latest") queryset: its rows are {"latest": claim id}.
+    assert flagged == {row["latest"] for row in credits.fresh_credited_ids(dataset)}
     assert sorted(_outcome_rows(dataset), key=repr) == fresh_outcome_rows(dataset)
 
 
@@ -107,7 +109,7 @@ def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
     _, _, _, workers = validated
     before = _outcome_rows(None)
     set_excluded([workers[0].pk, workers[1].pk], True)  # their labels leave every pair's gold
-    Pair.objects.filter(pk=Pair.objects.order_by("pk").first().pk).update(stopped_early=True)
+    Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk).update(stopped_early=True)
     assert_credits_are_fresh()
     assert _outcome_rows(None) != before
 

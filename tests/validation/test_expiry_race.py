@@ -16,7 +16,9 @@ import pytest
 from django.db import connection
 
 from corpus.models import Label, ValidationLabel
+from corpus.services import add_labels
 from crowd.models import ClaimStatus
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -53,7 +55,6 @@ class RacingClock:
 def clock(request, monkeypatch):
     clock = RacingClock(request.param)
     monkeypatch.setattr(services, "timezone", clock)
-    add_labels = services.add_labels
 
     def add_labels_then_pause(*args, **kwargs):
         labels = add_labels(*args, **kwargs)
@@ -67,7 +68,7 @@ def clock(request, monkeypatch):
 def label_three_times(pair, make_worker, clock):
     for _ in range(3):
         worker = make_worker()
-        batch = services.claim_validation_batch(worker)
+        batch = present(services.claim_validation_batch(worker))
         services.submit_validation_batch(worker, batch, {pair.pk: Label.NEUTRAL})
     pair.refresh_from_db()
     assert pair.label_count == 4
@@ -78,10 +79,10 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refus
     pair = make_pair(dataset, author=make_worker(), label=Label.ENTAILMENT)
     label_three_times(pair, make_worker, clock)
     a, b = make_worker(), make_worker()
-    batch_a = services.claim_validation_batch(a)
+    batch_a = present(services.claim_validation_batch(a))
     ValidationClaim.objects.filter(batch=batch_a).update(expires_at=T)  # A's place is A's until T
 
-    outcome = {}
+    outcome: dict[str, object] = {}
 
     def a_submits():
         try:

@@ -101,7 +101,7 @@ def test_judges_at_once_leave_exactly_the_judgments_wanted_and_lose_none(transac
     hypotheses("gram-many", 12, wanted=2)
     judges = [make_worker() for _ in range(8)]
     start = threading.Barrier(len(judges))
-    errors = []
+    errors: list[str] = []
     threads = [
         threading.Thread(target=judge_until_done, args=(judge, seed, start, errors, time.monotonic() + 240))
         for seed, judge in enumerate(judges)

@@ -2,6 +2,7 @@
 (PostgreSQL: real row locks, two connections)."""
 
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.utils import timezone
@@ -25,7 +26,7 @@ def test_two_judges_at_once_never_add_a_judgment_more_than_wanted(make_worker):
         GrammaticalityClaim.objects.create(worker=judge, pair=pair, expires_at=timezone.now() - timedelta(minutes=1))
     outcomes = submit_at_once(
         lambda: Pair.objects.select_for_update().get(pk=pair.pk),
-        [lambda worker=worker: grammar.submit_judgments(worker, {pair.pk: "none"}) for worker in judges],
+        [partial(grammar.submit_judgments, worker, {pair.pk: "none"}) for worker in judges],
         what="the pair",
     )
     assert not [outcome for outcome in outcomes if isinstance(outcome, Exception)]

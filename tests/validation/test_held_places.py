@@ -10,6 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from corpus.models import Label, Pair
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -30,7 +31,7 @@ def claimed(batch):
 def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
     pair = make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [services.claim_validation_batch(holder, dataset=dataset) for holder in holders]
+    batches = [present(services.claim_validation_batch(holder, dataset=dataset)) for holder in holders]
     assert all(claimed(batch) == {pair.pk} for batch in batches)
     assert held(pair) == 4  # one label and four live claims: full, out of the claim index
     assert services.claim_validation_batch(make_worker(), dataset=dataset) is None
@@ -50,7 +51,7 @@ def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
 def test_pairs_whose_claims_ran_out_come_back_at_the_beat_not_on_every_claim(dataset, make_worker):
     full, other = make_pair(dataset), make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [services.claim_validation_batch(holder, dataset=dataset) for holder in holders]
+    batches = [present(services.claim_validation_batch(holder, dataset=dataset)) for holder in holders]
     assert held(full) == 4 and held(other) == 4
     ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).update(
         expires_at=timezone.now() - timedelta(seconds=1)

@@ -2,7 +2,9 @@
 a pair with one place left is never held twice, whoever wins it."""
 
 import threading
+from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 
 import pytest
 from django.db import connection
@@ -12,6 +14,7 @@ from django.utils import timezone
 from corpus.models import Label, Pair
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus
+from tests.present import present
 from validation import holds, services
 from validation.models import ValidationClaim
 
@@ -24,7 +27,7 @@ ROUNDS = 6
 def at_once(calls):
     """Run the calls in threads that start together; their results (or errors) in order."""
     start = threading.Barrier(len(calls))
-    results = [None] * len(calls)
+    results: list[object] = [None] * len(calls)
 
     def run(index, call):
         try:
@@ -52,7 +55,7 @@ def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transact
     Pair.objects.update(label_count=4)  # one place left on each pair
     owner = make_worker()
     claimers = [make_worker() for _ in range(CLAIMERS)]
-    batch = services.claim_validation_batch(owner)
+    batch = present(services.claim_validation_batch(owner))
     outcomes = []
     for _ in range(ROUNDS):
         ValidationClaim.objects.exclude(worker=owner).delete()
@@ -60,8 +63,8 @@ def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transact
             status=ClaimStatus.EXPIRED, expires_at=timezone.now() - timedelta(minutes=1)
         )
         Pair.objects.update(held_places=0)
-        calls = [lambda: holds.renew_batch(owner, batch, services.VALIDATION_CLAIMS)]
-        calls += [lambda worker=worker: services.claim_validation_batch(worker) for worker in claimers]
+        calls: list[Callable[[], object]] = [lambda: holds.renew_batch(owner, batch, services.VALIDATION_CLAIMS)]
+        calls += [partial(services.claim_validation_batch, worker) for worker in claimers]
         results = at_once(calls)
         assert not [result for result in results if isinstance(result, Exception)]
         live = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=timezone.now())

@@ -11,6 +11,7 @@ from corpus.recompute import recompute_gold
 from corpus.selectors import adjudication_queue, mpe_statistics
 from corpus.services import add_labels
 from tests import factories
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -56,11 +57,11 @@ def test_mpe_items_and_single_pairs_never_share_a_batch(make_worker):
     _, items = make_mpe_items(5)
     worker = make_worker("judge")
 
-    mpe_batch = services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE)
+    mpe_batch = present(services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE))
     mpe_pairs = set(ValidationClaim.objects.filter(batch=mpe_batch).values_list("pair_id", flat=True))
     assert mpe_pairs == {item.pk for item in items}
     # The MultiNLI task gives single-premise pairs only, and its open batch is a different one.
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     assert batch != mpe_batch
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in single}
     # A reload of either task gives its own batch back.
@@ -72,7 +73,7 @@ def test_an_item_takes_exactly_five_judgments_from_five_workers(make_worker):
     _, items = make_mpe_items(1)
     workers = [make_worker(f"j{i}") for i in range(6)]
     for worker in workers[:5]:
-        batch = services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE)
+        batch = present(services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE))
         services.submit_validation_batch(worker, batch, {items[0].pk: E})
     assert services.claim_validation_batch(workers[5], item_kind=ItemKind.MULTI_PREMISE) is None
     item = Pair.objects.get(pk=items[0].pk)
@@ -190,12 +191,12 @@ def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(mak
     ValidationPolicy.objects.create(dataset=closed, trusted_only=True)
     _, open_items = make_mpe_items(2, slug="mpe-open")
     worker = make_worker("judge")
-    batch = services.claim_mpe_batch(worker)
+    batch = present(services.claim_mpe_batch(worker))
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
         p.pk for p in open_items
     }
     trusted = make_worker("trusted", is_trusted=True)
-    batch = services.claim_mpe_batch(trusted)
+    batch = present(services.claim_mpe_batch(trusted))
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
         p.pk for p in closed_items
     }

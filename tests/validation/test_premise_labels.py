@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from corpus.models import Label, Split
 from tests import factories
+from tests.present import present
 from validation import premise_labels as services
 from validation.models import PremiseLabel, PremiseLabelClaim, PremisePair
 from validation.premise_label_selectors import premise_label_rows, spe_table
@@ -105,7 +106,7 @@ def test_marking_a_single_premise_dataset_is_refused_by_name():
 def test_a_batch_holds_one_premise_per_item_and_a_reload_gives_it_back(make_worker):
     make_items(3)
     worker = make_worker()
-    batch = services.claim_premise_batch(worker)
+    batch = present(services.claim_premise_batch(worker))
     claims = list(PremiseLabelClaim.objects.filter(batch=batch).select_related("premise_pair"))
     assert len(claims) == 3
     assert len({claim.premise_pair.item_id for claim in claims}) == 3
@@ -124,19 +125,19 @@ def test_a_premise_pair_takes_three_judgments_from_three_workers_and_then_no_mor
     assert services.claim_premise_batch(workers[12]) is None
     assert list(PremisePair.objects.values_list("label_count", "consensus")) == [(3, E)] * 4
     with pytest.raises(services.PremiseLabelRefused, match="already has its three judgments"):
-        services.add_premise_labels(workers[12], {PremisePair.objects.first().pk: N})
+        services.add_premise_labels(workers[12], {present(PremisePair.objects.first()).pk: N})
     assert PremiseLabel.objects.count() == 12
 
 
 def test_a_second_judgment_by_the_same_worker_is_refused_with_a_clear_message(make_worker):
     make_items(1)
     worker = make_worker()
-    premise_pair = PremisePair.objects.first()
+    premise_pair = present(PremisePair.objects.first())
     services.add_premise_labels(worker, {premise_pair.pk: E})
     with pytest.raises(services.PremiseLabelRefused, match="already labelled one of these premise-hypothesis pairs"):
         services.add_premise_labels(worker, {premise_pair.pk: N})
     # Nor is the pair offered to them again.
-    batch = services.claim_premise_batch(worker)
+    batch = present(services.claim_premise_batch(worker))
     offered = set(PremiseLabelClaim.objects.filter(batch=batch).values_list("premise_pair_id", flat=True))
     assert premise_pair.pk not in offered
     assert PremiseLabel.objects.filter(premise_pair=premise_pair).count() == 1
@@ -157,7 +158,7 @@ def test_consensus_and_counts_move_with_each_label(make_worker):
 def test_an_incomplete_or_expired_batch_saves_nothing(make_worker):
     make_items(2)
     worker = make_worker()
-    batch = services.claim_premise_batch(worker)
+    batch = present(services.claim_premise_batch(worker))
     claims = list(PremiseLabelClaim.objects.filter(batch=batch))
     with pytest.raises(services.PremiseBatchIncomplete, match="missing: pair 2"):
         services.submit_premise_batch(worker, batch, {claims[0].premise_pair_id: E})
@@ -204,7 +205,7 @@ def test_the_page_shows_one_caption_the_hypothesis_and_the_validation_answers(cl
 def test_a_worker_never_sees_or_submits_another_workers_batch(client, make_worker):
     make_items(2)
     owner, other = make_worker(), make_worker()
-    batch = services.claim_premise_batch(owner)
+    batch = present(services.claim_premise_batch(owner))
     claims = list(PremiseLabelClaim.objects.filter(batch=batch))
     services.submit_premise_batch(owner, batch, {claim.premise_pair_id: N for claim in claims})
     client.force_login(other.user)
@@ -214,7 +215,7 @@ def test_a_worker_never_sees_or_submits_another_workers_batch(client, make_worke
     with pytest.raises(services.PremiseLabelRefused, match="not yours"):
         services.submit_premise_batch(other, batch, {claim.premise_pair_id: E for claim in claims})
     # The other worker's own page shows the pairs, never the labels others gave them.
-    own = services.claim_premise_batch(other)
+    own = present(services.claim_premise_batch(other))
     assert set(PremiseLabelClaim.objects.filter(batch=own).values_list("premise_pair_id", flat=True)) == {
         claim.premise_pair_id for claim in claims
     }

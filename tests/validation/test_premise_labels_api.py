@@ -6,6 +6,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from corpus.models import Label, Split
+from tests.present import present
 from validation import premise_labels
 from validation.models import PremisePair
 
@@ -81,7 +82,7 @@ def test_researchers_only(make_worker):
     worker = APIClient()
     worker.force_login(make_worker().user)
     assert worker.get(URL).status_code == 403
-    detail = PremisePair.objects.first()
+    detail = present(PremisePair.objects.first())
     assert worker.get(f"{URL}{detail.pk}/").status_code == 403
 
 

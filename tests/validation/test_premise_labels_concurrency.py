@@ -4,12 +4,14 @@ premise-hypothesis pair never gets a fourth judgment, nor one worker's second.""
 import random
 import threading
 import time
+from functools import partial
 
 import pytest
 from django.db import connection
 from django.db.models import Count
 
 from corpus.models import Label
+from tests.present import present
 from validation import premise_labels as services
 from validation.models import PremiseLabel, PremiseLabelClaim, PremisePair
 
@@ -51,7 +53,7 @@ def test_concurrent_workers_leave_exactly_three_judgments_per_premise_pair(trans
     make_items(ITEMS)
     workers = [make_worker() for _ in range(WORKERS)]
     start = threading.Barrier(WORKERS)
-    errors = []
+    errors: list[str] = []
     threads = [
         threading.Thread(target=label_until_done, args=(worker, seed, start, errors, time.monotonic() + 240))
         for seed, worker in enumerate(workers)
@@ -72,16 +74,13 @@ def test_concurrent_workers_leave_exactly_three_judgments_per_premise_pair(trans
 @pytest.mark.django_db(transaction=True)
 def test_two_submits_for_the_last_place_at_once_save_one(make_worker):
     make_items(1)
-    premise_pair = PremisePair.objects.order_by("index").first()
+    premise_pair = present(PremisePair.objects.order_by("index").first())
     for label in (Label.ENTAILMENT, Label.NEUTRAL):
         services.add_premise_labels(make_worker(), {premise_pair.pk: label.value})
     late = [make_worker(), make_worker()]
     outcomes = submit_at_once(
         lambda: PremisePair.objects.select_for_update().get(pk=premise_pair.pk),
-        [
-            lambda worker=worker: services.add_premise_labels(worker, {premise_pair.pk: Label.CONTRADICTION.value})
-            for worker in late
-        ],
+        [partial(services.add_premise_labels, worker, {premise_pair.pk: Label.CONTRADICTION.value}) for worker in late],
         what="the premise pair",
     )
     refused = [outcome.message for outcome in outcomes if isinstance(outcome, services.PremiseLabelRefused)]

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from crowd.services import SAVED_DRAFTS_COOKIE, SAVED_DRAFTS_KEPT
+from tests.present import present
 from validation.models import ValidationClaim
 
 from .validation_factories import item_field, make_pair
@@ -34,7 +35,7 @@ def drafter(client, dataset, make_worker):
 
 def submit_a_batch(client):
     client.get(reverse("validation:next"))
-    batch = ValidationClaim.objects.filter(worker__user__username="drafter", status="open").first().batch
+    batch = present(ValidationClaim.objects.filter(worker__user__username="drafter", status="open").first()).batch
     pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
     url = reverse("validation:batch", kwargs={"batch": batch})
     with CaptureQueriesContext(connection) as queries:

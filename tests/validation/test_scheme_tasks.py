@@ -9,6 +9,7 @@ from django.urls import reverse
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair, ValidationLabel
 from corpus.services import create_pairs
 from tests import factories
+from tests.present import present
 from validation import grammaticality as grammar
 from validation.models import GrammaticalityClaim, ValidationClaim
 from validation.services import BatchIncomplete, ValidationRefused, claim_validation_batch, submit_validation_batch
@@ -56,7 +57,7 @@ def test_two_way_batch_shows_entailed_and_not_entailed_on_keys_1_and_2(client, m
 def test_a_three_way_answer_is_refused_on_a_two_way_batch_and_nothing_is_saved(make_worker):
     _, pairs = scheme_pairs("two-b", LabelScheme.TWO_WAY)
     worker = make_worker()
-    batch = claim_validation_batch(worker)
+    batch = present(claim_validation_batch(worker))
     # The page shows the batch in claim order, which is drawn at random (issue 39).
     shown = list(ValidationClaim.objects.filter(batch=batch).order_by("id").values_list("pair_id", flat=True))
     with pytest.raises(BatchIncomplete, match=f"missing: pair {shown.index(pairs[0].pk) + 1}\\."):
@@ -94,7 +95,7 @@ def test_a_batch_never_mixes_label_schemes(make_worker):
     dataset = factories.dataset("mix-three")
     for _ in range(3):
         factories.pair(dataset, factories.premise(dataset), ["entailment"])
-    batch = claim_validation_batch(make_worker())
+    batch = present(claim_validation_batch(make_worker()))
     from validation.models import ValidationClaim
 
     schemes = set(ValidationClaim.objects.filter(batch=batch).values_list("pair__dataset__label_scheme", flat=True))

@@ -15,6 +15,7 @@ from corpus.models import Label, Pair, Split, StoppingPolicy, StoppingRule, Vali
 from corpus.services import add_label, set_workers_excluded
 from corpus.stopping import gold_is_decided, majority_gold
 from crowd.models import ClaimStatus
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -68,7 +69,7 @@ def test_a_live_claim_on_a_stopped_pair_is_taken_and_counted(make_worker):
     dataset = decided_dataset()
     pair = make_pair(dataset, label=E)
     workers = [make_worker() for _ in range(3)]
-    batches = [services.claim_validation_batch(worker) for worker in workers]
+    batches = [present(services.claim_validation_batch(worker)) for worker in workers]
     assert all(batches)
     for worker, batch in zip(workers[:2], batches[:2], strict=True):
         services.submit_validation_batch(worker, batch, {pair.pk: E})
@@ -206,7 +207,7 @@ def test_concurrent_validators_are_never_served_a_stopped_pair(transactional_db,
         make_pair(dataset, author=authors[number % 3], label=E)
     validators = [make_worker() for _ in range(WORKERS)]
     start = threading.Barrier(WORKERS)
-    errors = []
+    errors: list[str] = []
     threads = [
         threading.Thread(target=validate_until_none_left, args=(w, seed, start, errors, time.monotonic() + 240))
         for seed, w in enumerate(validators)
@@ -227,8 +228,8 @@ def test_concurrent_validators_are_never_served_a_stopped_pair(transactional_db,
         # The label that decided it; no claim on the pair came after it (the claim queue lost the
         # pair in the submit that wrote that label).
         for k in range(1, len(labels) + 1):
-            votes = [sum(1 for x in labels[:k] if x.label == name) for name in (E, N, C)]
-            if gold_is_decided(*votes, k):
+            e, n, c = (sum(1 for x in labels[:k] if x.label == name) for name in (E, N, C))
+            if gold_is_decided(e, n, c, k):
                 deciding = labels[k - 1]
                 break
         else:

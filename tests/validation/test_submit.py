@@ -13,6 +13,7 @@ from corpus.models import Label, Pair, ValidationLabel
 from corpus.services import LabelRefused, add_label
 from crowd.arrival import SESSION_KEY
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
+from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
 
@@ -48,7 +49,7 @@ def counters_from_label_table():
 def test_submit_saves_labels_and_closes_the_claims(dataset, make_worker):
     pairs = [make_pair(dataset, label=Label.ENTAILMENT) for _ in range(5)]
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     picks = dict(
         zip(
             batch_pairs(batch),
@@ -72,7 +73,7 @@ def test_expired_batch_is_refused_and_nothing_saved(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(services.BatchExpired, match="expired"):
         services.submit_validation_batch(worker, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
@@ -84,7 +85,7 @@ def test_double_submit_adds_nothing(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     picks = dict.fromkeys(batch_pairs(batch), Label.CONTRADICTION)
     services.submit_validation_batch(worker, batch, picks)
     before = counters()
@@ -98,7 +99,7 @@ def test_incomplete_batch_is_refused_naming_the_missing_pairs(dataset, make_work
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     ids = batch_pairs(batch)
     partial = {ids[0]: Label.NEUTRAL, ids[1]: Label.NEUTRAL, ids[3]: Label.NEUTRAL}
     with pytest.raises(services.BatchIncomplete, match=r"missing: pair 3, 5") as refused:
@@ -115,7 +116,7 @@ def test_another_workers_batch_cannot_be_submitted(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     owner, intruder = make_worker(), make_worker()
-    batch = services.claim_validation_batch(owner)
+    batch = present(services.claim_validation_batch(owner))
     with pytest.raises(services.BatchNotFound):
         services.submit_validation_batch(intruder, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=intruder).exists()
@@ -125,14 +126,14 @@ def test_a_worker_excluded_mid_batch_cannot_submit(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     worker.is_excluded = True
     worker.save()
     with pytest.raises(services.NotAllowedToValidate):
         services.submit_validation_batch(worker, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=worker).exists()
     with pytest.raises(LabelRefused, match="excluded"):
-        add_label(Pair.objects.first(), Label.NEUTRAL, worker=worker)
+        add_label(present(Pair.objects.first()), Label.NEUTRAL, worker=worker)
 
 
 def test_counters_equal_the_label_table_after_many_operations(dataset, make_worker):
@@ -175,7 +176,7 @@ def test_next_redirects_to_a_blind_batch_page(client, dataset, make_worker):
         make_pair(dataset, label=Label.CONTRADICTION)
     worker = make_worker()
     response = login(client, worker).get(reverse("validation:next"))
-    batch = ValidationClaim.objects.filter(worker=worker).first().batch
+    batch = present(ValidationClaim.objects.filter(worker=worker).first()).batch
     assert response.status_code == 302 and response.url == reverse("validation:batch", kwargs={"batch": batch})
     page = client.get(response.url)
     html = page.content.decode()
@@ -197,7 +198,7 @@ def test_submit_through_the_page(client, dataset, make_worker):
         make_pair(dataset)
     worker = make_worker()
     login(client, worker).get(reverse("validation:next"))
-    batch = ValidationClaim.objects.filter(worker=worker).first().batch
+    batch = present(ValidationClaim.objects.filter(worker=worker).first()).batch
     ids = batch_pairs(batch)
     url = reverse("validation:batch", kwargs={"batch": batch})
     # Incomplete: refused with a message, nothing saved, the chosen labels still chosen.
@@ -232,7 +233,7 @@ def test_a_worker_cannot_open_anothers_batch(client, dataset, make_worker):
 def test_expired_batch_page_says_so(client, dataset, make_worker):
     make_pair(dataset)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker)
+    batch = present(services.claim_validation_batch(worker))
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
     url = reverse("validation:batch", kwargs={"batch": batch})
     login(client, worker)
@@ -286,7 +287,7 @@ def test_validation_study_ends_with_the_completion_code(client, dataset, make_wo
     session.save()
     for _ in range(2):
         url = client.get(reverse("validation:next")).url
-        batch = ValidationClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN).first().batch
+        batch = present(ValidationClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN).first()).batch
         assert ValidationClaim.objects.get(batch=batch, pair_id=batch_pairs(batch)[0]).study_session == study_session
         client.post(url, {item_field(pk, worker): "entailment" for pk in batch_pairs(batch)})
     study_session.refresh_from_db()

@@ -3,6 +3,7 @@
 import random
 import threading
 import time
+import uuid
 
 import pytest
 from django.db import connection
@@ -63,7 +64,8 @@ def test_concurrent_validators_leave_exactly_five_labels(transactional_db, make_
     validators = [make_worker() for _ in range(WORKERS)]
 
     start = threading.Barrier(WORKERS)
-    errors, stats = [], {"submitted": [], "abandoned": []}
+    errors: list[str] = []
+    stats: dict[str, list[uuid.UUID]] = {"submitted": [], "abandoned": []}
     threads = [
         threading.Thread(target=validate_until_done, args=(worker, seed, start, errors, stats, time.monotonic() + 240))
         for seed, worker in enumerate(validators)

@@ -21,6 +21,14 @@ import pytest
 
 from tests.conftest import REPO_ROOT, broker_url
 
+
+class GpuNodeProcess(subprocess.Popen[bytes]):
+    """The GPU node's Celery worker (gpu_node_worker): its log and data folder beside it."""
+
+    log_path: Path
+    data_dir: Path
+
+
 NODE_KEY = "nliw_test-" + secrets.token_urlsafe(16)
 REMOTE_QUEUE = f"gpu-node-test-{os.getpid()}"
 
@@ -59,7 +67,7 @@ def gpu_node_worker(live_server, gpu_node_data_dir):
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     log_path = Path(os.environ.get("GPU_NODE_TEST_LOG", "/tmp/nli-test-gpu-node-worker.log"))
     with open(log_path, "w") as log:
-        process = subprocess.Popen(
+        process = GpuNodeProcess(
             [
                 celery,
                 "-A",

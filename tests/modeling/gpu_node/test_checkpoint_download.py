@@ -8,6 +8,7 @@ from django.urls import reverse
 from modeling.models import RunStatus
 from modeling.training.checkpoint import load_checkpoint
 from modeling.training.services import execute_training_run, launch_training_run
+from tests.present import present
 
 from .helpers import SMALL, learnable_splits, served_snapshot
 
@@ -22,7 +23,7 @@ def test_the_runs_page_links_its_checkpoint_and_the_file_loads_and_predicts(db, 
     assert run.checkpoint_path.startswith(str(settings.CHECKPOINT_DIR))
     client.force_login(researcher)
     html = client.get(reverse("dashboard:training_detail", args=[run.pk])).content.decode()
-    link = re.search(r'id="checkpoint-download" href="([^"]+)"', html).group(1)
+    link = present(re.search(r'id="checkpoint-download" href="([^"]+)"', html)).group(1)
     assert run.checkpoint_sha256 in html
     response = client.get(link)
     assert response.status_code == 200

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 from modeling.models import NodeToken, RunStatus, TrainingRun
 from modeling.training.services import launch_training_run, reap_stale_runs
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
+from tests.present import present
 
 from .helpers import checkpoint_bytes, worker_client
 
@@ -108,7 +109,7 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
     assert spec["model"] == "cbow" and spec["snapshot_hash"] == queued_run.snapshot_hash
     assert spec["attempt"] == queued_run.celery_task_id and len(spec["claim"]) == 32
     run = TrainingRun.objects.get(pk=queued_run.pk)
-    assert run.status == RunStatus.RUNNING and run.node_token.name == "node-a"
+    assert run.status == RunStatus.RUNNING and present(run.node_token).name == "node-a"
     assert progress(node, run, spec["claim"], step=4).status_code == 200
     run.refresh_from_db()
     assert run.step == 4 and run.loss == 0.5 and run.device == "cpu (1 threads)"

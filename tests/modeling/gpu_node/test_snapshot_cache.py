@@ -32,6 +32,8 @@ class FileServer(http.server.ThreadingHTTPServer):
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    server: FileServer
+
     def log_message(self, *args):
         pass
 

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from modeling.models import NodeToken
 from modeling.training.services import launch_training_run, lease_run, store_checkpoint
+from tests.present import present
 
 from .helpers import checkpoint_bytes, learnable_splits, served_snapshot
 
@@ -44,9 +45,10 @@ def test_snapshot_files_are_served_from_the_snapshot_storage_when_not_on_this_di
     node = APIClient()
     node.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
     url = f"/api/snapshots/{snapshot.pk}/files/train.jsonl"
-    whole = b"".join(node.get(url).streaming_content)
+    # djangorestframework-stubs type APIClient's responses as DRF Responses; a file comes as Django's FileResponse.
+    whole = b"".join(node.get(url).streaming_content)  # type: ignore[attr-defined]
     assert whole == (object_store / "snapshots" / str(snapshot.pk) / "train.jsonl").read_bytes()
-    assert b"".join(node.get(url, HTTP_RANGE="bytes=10-").streaming_content) == whole[10:]
+    assert b"".join(node.get(url, HTTP_RANGE="bytes=10-").streaming_content) == whole[10:]  # type: ignore[attr-defined]
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/dev_matched.tsv").status_code == 200
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/nothing.jsonl").status_code == 404
 
@@ -56,7 +58,7 @@ def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(
 ):
     snapshot = served_snapshot(learnable_splits(seed=10, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
-    run = lease_run(run.pk, "host", run.celery_task_id)
+    run = present(lease_run(run.pk, "host", run.celery_task_id))
     body = checkpoint_bytes(tmp_path, "majority")
     assert store_checkpoint(run.pk, run.celery_task_id, run.lease_id, io.BytesIO(body))
     run.refresh_from_db()

@@ -21,6 +21,7 @@ from modeling.nets import build_net
 from modeling.training.checkpoint import CONVERT_COMMAND, load_checkpoint, write_checkpoint
 from modeling.training.storage import checkpoint_storage, local_path
 from tests.adversarial.helpers import ContractModel, adversarial_study, arrive, hypothesis_for
+from tests.present import present
 
 from .helpers import checkpoint_bytes, worker_client
 from .test_node_api import lease, progress, upload
@@ -122,7 +123,11 @@ def test_an_empty_or_made_up_attempt_takes_over_nothing_and_the_leaseholder_goes
         assert refused.status_code == 409, (attempt, refused.content)
         assert "claim" not in refused.json() and queued_run.celery_task_id not in refused.content.decode()
     run = TrainingRun.objects.get(pk=queued_run.pk)
-    assert run.node_token.name == "node-a" and run.lease_id == held["claim"] and run.results.get("restarts", 0) == 0
+    assert (
+        present(run.node_token).name == "node-a"
+        and run.lease_id == held["claim"]
+        and run.results.get("restarts", 0) == 0
+    )
     assert progress(node, run, held["claim"], step=7).status_code == 200
 
 
