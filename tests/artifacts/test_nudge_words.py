@@ -10,9 +10,9 @@ from corpus.labels import LABELS
 def model_weighing(weights):
     """A scoring model whose only weights are these, all towards contradiction."""
     vocabulary = {word: column for column, word in enumerate(weights)}
-    coef = np.zeros((len(LABELS), len(weights)), dtype=np.float32)
+    coef = np.zeros((len(LABELS), len(weights)), dtype=np.float64)
     coef[LABELS.index("contradiction")] = list(weights.values())
-    return ScoringModel(vocabulary, coef, np.zeros(len(LABELS), dtype=np.float32))
+    return ScoringModel(vocabulary, coef, np.zeros(len(LABELS), dtype=np.float64))
 
 
 def test_function_words_are_never_named_but_negations_are():
