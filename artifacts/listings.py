@@ -28,7 +28,9 @@ def _changed_since(dataset: Dataset, mark: int) -> bool:
 def default_listing(dataset: Dataset) -> dict[str, Any]:
     """giveaway_words_for(dataset) with its defaults: the kept one while current, else computed and kept."""
     kept = GiveawayListing.objects.filter(dataset=dataset).first()
-    if kept is not None and not _changed_since(dataset, kept.tally_mark):
+    # Asked even without a kept listing: the page's statements are the same whichever it finds.
+    changed = _changed_since(dataset, kept.tally_mark if kept is not None else 0)
+    if kept is not None and not changed:
         listing: dict[str, Any] = kept.listing
         return listing
     return store(dataset)
@@ -39,8 +41,12 @@ def store(dataset: Dataset) -> dict[str, Any]:
     # recomputes rather than keeping a listing that may lack it.
     mark = WordTally.objects.aggregate(highest=Max("pk"))["highest"] or 0
     listing = giveaway_words_for(dataset)
-    GiveawayListing.objects.update_or_create(
-        dataset=dataset, defaults={"listing": listing, "tally_mark": mark, "computed_at": timezone.now()}
+    # One upsert (INSERT ... ON CONFLICT UPDATE): two readers storing at once both succeed.
+    GiveawayListing.objects.bulk_create(
+        [GiveawayListing(dataset=dataset, listing=listing, tally_mark=mark, computed_at=timezone.now())],
+        update_conflicts=True,
+        unique_fields=["dataset"],
+        update_fields=["listing", "tally_mark", "computed_at"],
     )
     return listing
 
