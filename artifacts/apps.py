@@ -20,6 +20,10 @@ class ArtifactsConfig(AppConfig):
         # folded with the corpus's tallies.
         signals.gold_moved.connect(tag_tally.gold_moved, dispatch_uid="artifacts-tag-tally-gold")
         signals.pairs_moving_split.connect(tag_tally.pairs_moving_split, dispatch_uid="artifacts-tag-tally-split")
+        # After a fold, the give-away listings kept from the word tally are recomputed.
+        from . import listings
+
+        signals.tallies_folded.connect(listings.tallies_folded, dispatch_uid="artifacts-giveaway-listings")
         if (TagTally, tag_tally.TAG_KEY) not in tallies.FOLDED:
             tallies.FOLDED.append((TagTally, tag_tally.TAG_KEY))
 

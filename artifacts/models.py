@@ -174,3 +174,22 @@ class NudgeRecord(models.Model):
 
     def __str__(self) -> str:
         return f"nudge for worker {self.worker_id} ({'shown' if self.shown else 'not shown'})"
+
+
+class GiveawayListing(models.Model):
+    """A dataset's give-away listing with the paper's defaults (artifacts.selectors.giveaway_words_for:
+    top 10 per label of the words in at least 5 hypotheses), the one its artifacts page opens on,
+    kept as computed from the word tally: that sum reads every (split, genre, label, word) row
+    of the dataset, more than a page can wait for at MultiNLI scale.
+
+    Current while no word tally row of the dataset is newer than `tally_mark`; recomputed after
+    each fold that rewrote the dataset's rows (artifacts.listings) and by the first reader that
+    finds it out of date."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    listing = models.JSONField()
+    tally_mark = models.BigIntegerField(help_text="The highest word tally row id when the listing was computed.")
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"give-away listing of dataset {self.dataset_id}"

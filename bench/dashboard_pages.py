@@ -42,6 +42,10 @@ PAGES = [  # (name, path): every dashboard page a researcher opens (GET, no obje
     ("mpe", "/dashboard/mpe/"),
     ("recast", "/dashboard/recast/"),
 ]
+# The drawn figures, images of their own that the pages above point at (dashboard.charts): the
+# browser asks for them after the page, so each is measured apart, cold (its numbers and its
+# drawing both emptied from the cache).
+FIGURES = [("hourly", "collection"), ("lengths", "corpus"), ("labels", "corpus")]
 
 
 def _timed(function, repeat):
@@ -86,7 +90,49 @@ def measure(repeat=3):
         with CaptureQueriesContext(connection) as queries:
             page()
         rows.append((f"dashboard: {name}, cold", best, median, len(queries)))
+    for name, page_name in FIGURES:
+        url = f"/dashboard/figures/{name}.svg?dataset={DATASET}"
+
+        def image(url=url):
+            cache.clear()
+            response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code)
+
+        best, median = _timed(image, repeat)
+        cache.clear()
+        with CaptureQueriesContext(connection) as queries:
+            image()
+        rows.append((f"figure: {name} ({page_name}'s image), cold", best, median, len(queries)))
     return rows
+
+
+def explain(names, slowest=2):
+    """{page: [(ms, statement, plan lines)]}: each named page's slowest statements, cold, with
+    their EXPLAIN ANALYZE (PostgreSQL)."""
+    from django.conf import settings
+    from django.contrib.auth.models import User
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    settings.ALLOWED_HOSTS = ["*"]
+    client = Client()
+    client.force_login(User.objects.create_superuser(f"bench-explain-{time.time_ns()}", password="x"))
+    paths = dict(PAGES) | {f"figure {name}": f"/dashboard/figures/{name}.svg" for name, _ in FIGURES}
+    plans: dict[str, list[tuple[float, str, list[str]]]] = {}
+    for name in names:
+        cache.clear()
+        with CaptureQueriesContext(connection) as queries:
+            client.get(f"{paths[name]}?dataset={DATASET}")
+        timed = sorted(queries.captured_queries, key=lambda query: -float(query["time"]))[:slowest]
+        plans[name] = []
+        for query in timed:
+            with connection.cursor() as cursor:
+                cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + query["sql"])
+                lines = [row[0] for row in cursor.fetchall()]
+            plans[name].append((1000 * float(query["time"]), query["sql"], lines))
+    return plans
 
 
 def corpus_state():
@@ -116,12 +162,23 @@ def section(table, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--explain", nargs="+", metavar="PAGE", help="only EXPLAIN ANALYZE these pages' slowest statements"
+    )
     args = parser.parse_args()
     if "bench" not in os.environ.get("DATABASE_URL", ""):
         sys.exit("point DATABASE_URL at a bench database (its name contains 'bench')")
     import django
 
     django.setup()
+    if args.explain:
+        from django.test.utils import setup_test_environment
+
+        setup_test_environment()
+        for name, plans in explain(args.explain).items():
+            for ms, sql, lines in plans:
+                print(f"== {name}: {ms:.1f} ms\n{sql}\n" + "\n".join(lines))
+        return
     print(f"corpus: {corpus_state()}")
     rows = measure(args.repeat)
     base = rows[0][1]

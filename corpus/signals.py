@@ -2,8 +2,8 @@
 that follow the pairs (the artifacts app's tag tally), and the corpus must not know them
 (docs/architecture.md: a receiver imports the signal, which is the arrow the layering test sees).
 
-Both are sent inside the writer's transaction, so a receiver's writes commit or roll back with
-the change they follow.
+The first two are sent inside the writer's transaction, so a receiver's writes commit or roll
+back with the change they follow.
 """
 
 from django.dispatch import Signal
@@ -16,3 +16,7 @@ gold_moved = Signal()
 # Premises move to another split with their pairs: `pairs`, a queryset of the pairs (read before
 # the update), and `split`, the split they move to (corpus.tallies.premises_moving).
 pairs_moving_split = Signal()
+
+# The maintained tallies' deltas were folded (corpus.tallies.fold), sent after its transaction:
+# the folded keys' rows have new ids (figures kept from them by id see they may have moved).
+tallies_folded = Signal()

@@ -35,6 +35,7 @@ from django.db.models.functions import Length, Replace, Trim
 
 from annotation_site.plain_rows import insert_rows
 
+from . import signals
 from .giveaways import counted_label, tokenize, words_of
 from .labels import LABELS
 from .models import Dataset, LengthKind, LengthTally, Pair, PairTally, Premise, Tally, WordTally
@@ -343,6 +344,13 @@ def fold() -> int:
     FROM gone GROUP BY key`, so exactly the rows deleted are summed; deltas of transactions not
     yet committed are not visible to it and stay as they are. A concurrent fold is skipped.
     """
+    folded = _fold()
+    if folded:
+        signals.tallies_folded.send(sender=fold)
+    return folded
+
+
+def _fold() -> int:
     folded = 0
     with transaction.atomic():
         if connection.vendor == "postgresql":

@@ -1,11 +1,10 @@
-"""Figures for the dashboard: matplotlib (Agg, no pyplot state) rendered to inline SVG.
+"""Figures for the dashboard: matplotlib (Agg, no pyplot state) rendered to SVG images (dashboard.charts).
 
 Each call draws a fresh Figure from the numbers it is given, so pages follow the data without
 a restart, and nothing is shared between requests or threads.
 """
 
 import io
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from functools import cache
@@ -30,7 +29,7 @@ LABEL_COLOURS = {"entailment": "#2f6fdf", "neutral": "#9aa5b1", "contradiction":
 _RC = {
     # Labels are data (genre and model names): one that looks like mathtext prints as typed.
     "text.parse_math": False,
-    "svg.fonttype": "none",  # text stays text: smaller, selectable, and the page's font renders it
+    "svg.fonttype": "none",  # text stays text, not paths: a smaller image
     "font.size": 9,
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -44,8 +43,8 @@ def to_svg(figure, title, margins=None):
     figure.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
-    # Scale with the page (the viewBox keeps the aspect ratio) and tell screen readers what it is.
-    svg = re.sub(r'<svg([^>]*?) width="[^"]+" height="[^"]+"', r"<svg\1", svg, count=1)
+    # An image of its own (dashboard.charts): its width and height in points are its natural size,
+    # which the page's style scales to the column.
     return svg.replace("<svg", f'<svg role="img" aria-label="{title}" class="plot"', 1)
 
 

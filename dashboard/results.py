@@ -160,3 +160,12 @@ def genre_matrix_across_runs(run: TrainingRun) -> dict[str, Any] | None:
     if matrix:
         matrix["phase"] = phase
     return matrix
+
+
+def run_report(run: TrainingRun) -> Report:
+    """The report of a run as its page shows it: a finished run without a genre matrix of its own
+    shows the one of its snapshot's single-genre runs."""
+    report = read(run.results)
+    if report.genre_matrix is None and run.status == RunStatus.DONE:
+        report.genre_matrix = genre_matrix_across_runs(run)
+    return report

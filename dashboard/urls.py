@@ -5,6 +5,7 @@ from .views import (
     adversarial,
     aggregation,
     artifacts,
+    charts,
     collection,
     corpus,
     costs,
@@ -25,6 +26,7 @@ from .views import (
 app_name = "dashboard"
 urlpatterns = [
     path("", collection.collection, name="collection"),
+    path("figures/<slug:name>.svg", charts.chart, name="chart"),
     path("validation/", validation.validation, name="validation"),
     path("corpus/", corpus.corpus, name="corpus"),
     path("workers/", workers.workers, name="workers"),

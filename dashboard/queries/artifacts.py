@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from artifacts import selectors
+from artifacts import listings, selectors
 from authorship.selectors import typing_flags_by_worker
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Worker
@@ -21,7 +21,8 @@ def giveaway_words(
 ) -> dict[str, Any]:
     """The listing a researcher asked for, summed from the maintained word tally (a writer's
     listing tokenises that writer's hypotheses). The default one (no genre, no writer, default
-    counts), which every arrival on the page shows, is kept in the figure cache as well."""
+    counts), which every arrival on the page shows, is kept in the figure cache as well, and a
+    dataset's (all splits) in the database while its word tally stands still (artifacts.listings)."""
     counts, shown = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
     if genre is None and worker is None and (counts, shown) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
         return cached("giveaways", dataset, split, lambda: _default_listing(dataset, split))
@@ -30,6 +31,8 @@ def giveaway_words(
 
 @refreshable("giveaways")
 def _default_listing(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
+    if dataset is not None and split is None:  # a dataset's page as it opens: kept in the database
+        return listings.default_listing(dataset)
     return selectors.giveaway_words_for(dataset, split)
 
 

@@ -1,10 +1,12 @@
 """The corpus page: label distributions, sentence lengths (MultiNLI Figure 2), per-genre means, edit relations."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Count, QuerySet
 
 from artifacts import selectors as artifact_selectors
+from corpus import labels as scheme_labels
 from corpus import overlap, tallies
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, THREE_WAY, Dataset, LengthKind
@@ -16,6 +18,20 @@ from ..figure_cache import cached, refreshable
 
 def corpus_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
     return cached("corpus", dataset, split, lambda: _corpus_overview(dataset, split))
+
+
+def labels_in_scheme(
+    dataset: Dataset | None, overview: dict[str, Any]
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """(gold, author) [(label, n)] of `corpus_overview` in the dataset's own words: a two-way (or
+    ordinal) dataset's entailed / not-entailed, without the labels it has none of."""
+    scheme = dataset.label_scheme if dataset is not None else None
+    return _in_scheme(scheme, overview["gold"]), _in_scheme(scheme, overview["author"])
+
+
+def _in_scheme(scheme: str | None, counts: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    kept = (*scheme_labels.stored_categories(scheme), scheme_labels.NO_GOLD)
+    return [(scheme_labels.to_scheme(scheme, label), n) for label, n in counts if label in kept]
 
 
 def length_histogram(queryset: QuerySet[Any], field: str) -> dict[int, int]:

@@ -2,8 +2,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from dashboard import plots
-from dashboard.figure_cache import cached
+from dashboard import charts
 from dashboard.queries import collection as queries
 
 from .common import Scope, page_context, researcher_required
@@ -22,7 +21,7 @@ def collection(request: HttpRequest) -> HttpResponseBase:
             "collection",
             scope,
             overview=overview,
-            hourly_svg=cached("hourly-svg", scope.dataset, scope.split, lambda: plots.hourly_bars(overview["hourly"])),
+            hourly_chart=charts.url("hourly", overview["hourly"], scope.query()),
             pairs_last_48h=sum(n for _, n in overview["hourly"]),
             held_filter=held_filter,
             imports=queries.recent_imports(),

@@ -6,8 +6,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation_site.permissions import LAUNCH_TRAINING
-from corpus.selectors import genre_names
-from dashboard import plots, results
+from dashboard import charts, results
 from dashboard.queries import runs as queries
 from modeling.models import ModelKind, RunStatus, TrainingRun
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
@@ -101,31 +100,12 @@ def training_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
     run = queries.training_run(run_id)
     if run is None:
         raise Http404("No such training run.")
-    report = results.read(run.results)
-    if report.genre_matrix is None and run.status == RunStatus.DONE:
-        report.genre_matrix = results.genre_matrix_across_runs(run)
+    report = results.run_report(run)
     figures = {}
     if report.genre_matrix:
-        matrix = report.genre_matrix
-        names = genre_names()
-        figures["genre_matrix"] = plots.heatmap(
-            matrix["values"],
-            [names.get(g, g) for g in matrix["rows"]],
-            [names.get(g, g) for g in matrix["columns"]],
-            "Accuracy: training genre × evaluation genre",
-            xlabel="evaluated on",
-            ylabel="trained on",
-        )
+        figures["genre_matrix"] = charts.url("genre-matrix", charts.genre_matrix(report), f"run={run.pk}")
     if report.confusion:
-        figures["confusion"] = plots.heatmap(
-            report.confusion["values"],
-            report.confusion["rows"],
-            report.confusion["columns"],
-            "Confusion matrix",
-            xlabel="predicted",
-            ylabel="gold",
-            percent=False,
-        )
+        figures["confusion"] = charts.url("confusion", charts.confusion(report), f"run={run.pk}")
     return render(
         request,
         "dashboard/training_detail.html",

@@ -59,7 +59,7 @@ def test_researcher_reads_snli_figures_snapshots_and_trains(celery_worker_proces
     page.click("button[type=submit]")
     page.wait_for_url(re.compile(r".*/dashboard/$"))
     assert page.text_content("#stat-pairs") == f"{Pair.objects.count():,}"
-    assert page.locator("#figure-hourly svg").count() == 1
+    assert page.locator("#figure-hourly img.plot").evaluate("image => image.complete && image.naturalWidth > 0")
     shot(page, "1-collection")
 
     page.select_option("#scope-dataset", "snli")
@@ -92,7 +92,7 @@ def test_researcher_reads_snli_figures_snapshots_and_trains(celery_worker_proces
     shot(page, "2-validation")
 
     page.goto(f"{live_server.url}/dashboard/corpus/?dataset=snli")
-    assert page.locator("#figure-lengths svg").count() == 1
+    assert page.locator("#figure-lengths img.plot").evaluate("image => image.complete && image.naturalWidth > 0")
     shot(page, "3-corpus")
     factories.worker_corpus()
     page.goto(f"{live_server.url}/dashboard/workers/?sort=-gold_agreement")

@@ -127,6 +127,7 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
     premise_id = present(Pair.objects.first()).premise_id
     arguments = {
         "training_detail": {"run_id": objects["run_id"]},
+        "chart": {"name": "hourly"},
         "training_cancel": {"run_id": objects["run_id"]},
         "report_action": {"premise_id": premise_id},
         "aggregation_detail": {"run_id": 1},

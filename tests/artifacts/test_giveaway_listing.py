@@ -1,0 +1,80 @@
+"""A dataset's default give-away listing is kept (artifacts.listings): read as kept while the word
+tally stands still, recomputed once the tally moves, and recomputed after a fold, off the page."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from artifacts import listings
+from artifacts.models import GiveawayListing
+from artifacts.selectors import giveaway_words_for
+from corpus import tallies
+from corpus.models import Label, WordTally
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value
+
+
+def written(dataset, hypothesis, label, split="train"):
+    premise = factories.premise(dataset, factories.genre("fiction"), split=split)
+    return factories.pair(dataset, premise, [label], hypothesis=hypothesis)
+
+
+def corpus_of(dataset, copies=6):
+    for _ in range(copies):
+        written(dataset, "Nobody is sleeping in the house.", C)
+        written(dataset, "A man is sleeping in the house.", E)
+        written(dataset, "The man might be tired.", N)
+
+
+def test_the_kept_listing_is_the_sum_and_is_read_without_summing(settings):
+    settings.DASHBOARD_CACHE_SECONDS = 0
+    dataset = factories.dataset("kept")
+    corpus_of(dataset)
+    assert listings.default_listing(dataset) == giveaway_words_for(dataset)
+    assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(dataset)
+    assert [word["word"] for word in giveaway_words_for(dataset)["words"][C]][:1] == ["nobody"]
+
+    with CaptureQueriesContext(connection) as queries:
+        kept = listings.default_listing(dataset)
+    assert kept == giveaway_words_for(dataset)
+    statements = [query["sql"] for query in queries.captured_queries]
+    assert len(statements) == 2 and not any("SUM(" in sql.upper() for sql in statements), statements
+
+
+def test_a_moved_tally_is_summed_again():
+    dataset = factories.dataset("moving")
+    corpus_of(dataset)
+    before = listings.default_listing(dataset)
+    for _ in range(6):
+        written(dataset, "Nobody might be tired.", N)
+    after = listings.default_listing(dataset)
+    assert after != before and after == giveaway_words_for(dataset)
+    assert after["hypotheses"] == before["hypotheses"] + 6
+
+
+def test_a_fold_recomputes_the_listings_of_the_datasets_it_touched():
+    dataset, other = factories.dataset("folded"), factories.dataset("never-read")
+    corpus_of(dataset)
+    corpus_of(other, copies=2)
+    listings.default_listing(dataset)
+    written(dataset, "Nobody is tired.", C)
+    tallies.fold()
+    # Both are kept now, as of the folded rows: the page reads them as they are.
+    highest = WordTally.objects.order_by("-pk").values_list("pk", flat=True)[0]
+    for scope in (dataset, other):
+        kept = GiveawayListing.objects.get(dataset=scope)
+        assert kept.tally_mark == highest and kept.listing == giveaway_words_for(scope)
+
+
+def test_the_artifacts_page_opens_on_the_kept_listing(client, researcher, settings):
+    settings.DASHBOARD_CACHE_SECONDS = 0
+    dataset = factories.dataset("paged")
+    corpus_of(dataset)
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
+    assert GiveawayListing.objects.filter(dataset=dataset).exists()
+    assert "nobody" in page
