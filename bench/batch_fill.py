@@ -104,7 +104,7 @@ def main() -> None:
                 claims = list(ValidationClaim.objects.filter(batch=batch).select_related("pair__dataset"))
                 sizes[len(claims)] += 1
                 if len(claims) < selectors.BATCH_SIZE:
-                    left = selectors.claimable_pairs(worker, timezone.now())[: selectors.BATCH_SIZE].count()
+                    left = len(selectors.claimable_pairs(worker, timezone.now(), limit=selectors.BATCH_SIZE))
                     short_for_rule += len(claims) + left >= selectors.BATCH_SIZE
                 answers = {claim.pair_id: rng.choice(SCHEME_CHOICES[scheme_of(claim.pair)][0])[0] for claim in claims}
                 services.submit_validation_batch(worker, batch, answers)

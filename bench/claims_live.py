@@ -10,6 +10,9 @@ same concurrency, measured in the same run (before the first round and again aft
 the live claims it started with, and the load average (1 min): the machine is shared. A claim
 that answers "no task" while claimable work remains is counted and printed.
 
+`--cpu N` (issue 44): instead of the rounds, N claims of each kind one at a time in this process
+(fresh workers), with the CPU time (`time.process_time`) and the statements of one claim.
+
 `--stopping` (issue 24, bench/claims_stopping.py): validators claim AND submit, with SNLI dev's
 five-label sequences, under the fixed and the decided stopping rule in turn.
 """
@@ -114,6 +117,7 @@ def main():
         action="store_true",
         help="issue 24: validators claim and submit (SNLI dev label sequences), fixed vs decided rule",
     )
+    parser.add_argument("--cpu", type=int, default=0, help="issue 44: CPU per claim of N claims one at a time")
     parser.add_argument("--submit-share", type=float, default=2 / 3, help="--stopping: validators who submit")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -132,7 +136,43 @@ def main():
 
         claims_stopping.run(args)
         return
+    if args.cpu:
+        cpu_per_claim(args.cpu, skip)
+        return
     run(args, skip)
+
+
+def cpu_per_claim(count, skip=()):
+    """`count` claims of each kind one after another, each by a fresh worker: the process's CPU time
+    per claim and the statements of one claim (savepoints and BEGIN/COMMIT included)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from collection.services import claim_next_premise
+    from corpus.models import Dataset
+    from validation.services import claim_validation_batch
+
+    dataset = Dataset.objects.get(slug="bench")
+    kinds = {
+        "writing": lambda worker: claim_next_premise(worker, dataset=dataset),
+        "validation": lambda worker: claim_validation_batch(worker, dataset=dataset),
+    }
+    for kind, claim in kinds.items():
+        if kind in skip:
+            continue
+        reset_claims()
+        workers = workers_pool(count + 60)[-(count + 1) :]
+        claim(workers[0])  # warm
+        with CaptureQueriesContext(connection) as statements:
+            claim(workers[1])
+        started = time.process_time()
+        for worker in workers[2:]:
+            claim(worker)
+        per_claim = (time.process_time() - started) / (count - 1) * 1000
+        print(
+            f"  {kind} claim: {per_claim:.2f} ms CPU a claim ({count - 1} claims), {len(statements)} statements  {load()}"
+        )
+    reset_claims()
 
 
 def run(args, skip=()):

@@ -99,7 +99,7 @@ def main():
 
     from corpus.models import Dataset, ItemKind, Pair, Worker
     from crowd.claiming import lock_rows as _lock_rows
-    from validation.selectors import claimable_pairs
+    from validation.selectors import candidate_statement
 
     if not args.keep:
         seconds, labels = generate(args.pairs, 20)
@@ -116,17 +116,25 @@ def main():
     def query(build):
         def run():
             with transaction.atomic():
-                ids = list(_lock_rows(build()).values_list("pk", flat=True)[:15])
+                built = build()
+                if isinstance(built, tuple):  # the claim's candidate statement
+                    with connection.cursor() as cursor:
+                        cursor.execute(*built)
+                        ids = cursor.fetchall()
+                else:
+                    ids = list(_lock_rows(built).values_list("pk", flat=True)[:15])
             assert ids, "no candidates"
 
         return run
 
     builders = {
         "baseline (no kind filter)": lambda: old_claimable_pairs(worker, timezone.now()),
-        "multinli (kind filter)": lambda: claimable_pairs(worker, timezone.now()),
-        "mpe, all datasets at once": lambda: claimable_pairs(worker, timezone.now(), item_kind=ItemKind.MULTI_PREMISE),
-        "mpe task (per dataset)": lambda: claimable_pairs(
-            worker, timezone.now(), dataset=mpe, item_kind=ItemKind.MULTI_PREMISE
+        "multinli (kind filter)": lambda: candidate_statement(worker, timezone.now(), limit=15, lock=True),
+        "mpe, all datasets at once": lambda: candidate_statement(
+            worker, timezone.now(), item_kind=ItemKind.MULTI_PREMISE, limit=15, lock=True
+        ),
+        "mpe task (per dataset)": lambda: candidate_statement(
+            worker, timezone.now(), dataset=mpe, item_kind=ItemKind.MULTI_PREMISE, limit=15, lock=True
         ),
     }
     cases = [(name, query(build)) for name, build in builders.items()]

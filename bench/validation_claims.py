@@ -65,11 +65,12 @@ def fill_queue():
 
 
 def one_query_candidates(worker):
-    from crowd.claiming import lock_rows as _lock_rows
     from validation import selectors
 
-    with transaction.atomic():
-        return list(_lock_rows(selectors.claimable_pairs(worker, timezone.now())).values_list("pk", flat=True)[:15])
+    sql, params = selectors.candidate_statement(worker, timezone.now(), limit=15, lock=True)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [pk for pk, *_ in cursor.fetchall()]
 
 
 def timed_each(function, workers):

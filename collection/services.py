@@ -17,12 +17,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from artifacts.services import pairs_arriving
@@ -30,9 +30,9 @@ from authorship.services import hold_code_of_typist, record_writing_evidence, re
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from corpus.services import create_pairs
 from corpus.writings import unused_pair_ids
-from crowd.claiming import ClaimRule, claim_key, claim_rows, lock_candidates
+from crowd.claiming import ClaimRule, claim_key, claim_rows, db_time, lock_clause, marks
 from crowd.models import ClaimStatus, StudySession
-from crowd.selectors import premise_pool
+from crowd.selectors import pool_limits
 from crowd.services import first_hold_reason, record_task_done
 from quality.guessers import hold_code_of_guesser
 
@@ -88,62 +88,86 @@ def _collected_dataset(dataset: Dataset | None) -> Dataset | None:
     return Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
 
 
-def _open_claims_subquery(now: datetime) -> Subquery:
-    return Subquery(
-        WritingClaim.objects.filter(premise=OuterRef("pk"), status=ClaimStatus.OPEN, expires_at__gt=now)
-        .order_by()
-        .values("premise")
-        .annotate(n=Count("pk"))
-        .values("n"),
-        output_field=IntegerField(),
-    )
+# A premise's live claims, in the writing claim's statements (the premise is `p`).
+_LIVE_CLAIMS = (
+    "(SELECT COUNT(*) FROM collection_writingclaim c WHERE c.premise_id = p.id AND c.status = %s AND c.expires_at > %s)"
+)
 
 
-def claimable_premises(
-    worker: Worker, *, dataset: Dataset | None = None, now: datetime | None = None
-) -> QuerySet[Premise]:
-    """Premises this worker could be given now, least-written first.
+def candidate_statement(
+    worker: Worker,
+    now: datetime,
+    *,
+    dataset: Dataset | None,
+    pool: tuple[list[int], list[str]] = ([], []),
+    tried: Sequence[int] = (),
+    wanted: int = 1,
+    wait: bool = False,
+) -> tuple[str, list[Any]]:
+    """The writing claim's candidate lock: up to `wanted` premises this worker could be given now,
+    least-written first, locked (`crowd.claiming.lock_clause`), leaving out those `tried`; `pool`, a
+    study's genres and import files (`crowd.selectors.pool_limits`). Written in SQL: built by the ORM
+    it cost the claim more CPU than the database spent on all its statements (issue 44 note).
 
-    With one dataset (the usual case) the query reads `dataset_id = %s ... ORDER BY
-    writings_done, claims_made, id` with the dataset's writings_per_premise as a constant, which
-    walks the partial index `premise_claim_order` and stops at the first premise with room,
-    probing the open claims of each premise it passes (one index lookup each). A premise's
-    `claims_made` grows with each claim, so the premises held by open claims sort after the
-    unclaimed ones of the same writings_done and the walk seldom passes any: O(log n).
+    A premise is available, has a split, still needs writings (writings done + open unexpired
+    claims < the dataset's writings_per_premise) and was never claimed by this worker. With one
+    dataset (the usual case) the statement reads `dataset_id = %s ... ORDER BY writings_done,
+    claims_made, id` with writings_per_premise as a constant, which walks the partial index
+    `premise_claim_order` and stops at the first premise with room, probing the open claims of each
+    premise it passes (one index lookup each). A premise's `claims_made` grows with each claim, so
+    the premises held by open claims sort after the unclaimed ones of the same writings_done and the
+    walk seldom passes any: O(log n). Without a dataset: every dataset we collect ourselves.
     """
-    now = now or timezone.now()
-    dataset = _collected_dataset(dataset)
-    premises = Premise.objects.filter(status=PremiseStatus.AVAILABLE).exclude(split="")
-    limit: Value | F
+    params: list[Any] = [PremiseStatus.AVAILABLE]
     if dataset is not None:
-        premises = premises.filter(dataset_id=dataset.pk)
-        limit = Value(dataset.writings_per_premise)
+        joined, of_dataset, limit = "", "p.dataset_id = %s", "%s"
+        params.append(dataset.pk)
     else:
-        premises = premises.filter(dataset__is_imported=False)
-        limit = F("dataset__writings_per_premise")
-    return (
-        premises.exclude(pk__in=WritingClaim.objects.filter(worker=worker).values("premise_id"))
-        .alias(load=F("writings_done") + Coalesce(_open_claims_subquery(now), Value(0)))
-        .filter(load__lt=limit)
-        .order_by("writings_done", "claims_made", "id")
+        joined = " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+        of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
+    params += [worker.pk, ClaimStatus.OPEN, db_time(now)]
+    if dataset is not None:
+        params.append(dataset.writings_per_premise)
+    sql = (
+        f"SELECT p.id FROM collection_premise p{joined} WHERE p.status = %s AND NOT (p.split = '') AND {of_dataset}"
+        " AND NOT (p.id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
+        f" AND p.writings_done + {_LIVE_CLAIMS} < {limit}"
     )
+    genres, sources = pool
+    if genres:
+        sql += f" AND p.genre_id IN ({marks(genres)})"
+        params += genres
+    if sources:
+        sql += f" AND p.source IN ({marks(sources)})"
+        params += sources
+    if tried:
+        sql += f" AND NOT (p.id IN ({marks(tried)}))"
+        params += tried
+    sql += f" ORDER BY p.writings_done, p.claims_made, p.id LIMIT %s{lock_clause('p', wait=wait)}"
+    return sql, [*params, wanted]
 
 
 def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
     """One more claim made on each claimed premise (its row is locked): it sorts after the unclaimed ones."""
     if claimed:
-        Premise.objects.filter(pk__in=claimed).update(claims_made=F("claims_made") + 1)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE collection_premise SET claims_made = claims_made + 1 WHERE id IN ({marks(claimed)})", claimed
+            )
 
 
 def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
     """Each locked premise's free places, counted in a fresh statement under the lock (it sees every
     claim committed before it): writings wanted less writings done and live claims; none once the
     premise is held or retired."""
-    counted = (
-        Premise.objects.filter(pk__in=locked)
-        .annotate(live=Coalesce(_open_claims_subquery(now), Value(0)))
-        .values_list("pk", "status", "dataset__writings_per_premise", "writings_done", "live")
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT p.id, p.status, d.writings_per_premise, p.writings_done, "
+            f"{_LIVE_CLAIMS} FROM collection_premise p INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+            f" WHERE p.id IN ({marks(locked)})",
+            [ClaimStatus.OPEN, db_time(now), *locked],
+        )
+        counted = cursor.fetchall()
     return [
         (pk, wanted - done - live if status == PremiseStatus.AVAILABLE else 0, None)
         for pk, status, wanted, done, live in counted
@@ -156,7 +180,7 @@ def _has_room(premise_id: int, now: datetime) -> bool:
 
 
 # Writing (and adversarial writing, which claims through `claim_next_premise`): one premise a claim,
-# least-written first; `claims_made` moves with each claim (`claimable_premises` says why).
+# least-written first; `claims_made` moves with each claim (`candidate_statement` says why).
 WRITING_CLAIMS = ClaimRule(
     model=WritingClaim,
     target="premise",
@@ -168,7 +192,16 @@ WRITING_CLAIMS = ClaimRule(
 
 
 def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
-    claim = WritingClaim.objects.select_for_update().filter(worker=worker, status=ClaimStatus.OPEN).first()
+    claim = next(
+        iter(
+            WritingClaim.objects.raw(
+                "SELECT * FROM collection_writingclaim WHERE worker_id = %s AND status = %s"
+                + lock_clause("collection_writingclaim", wait=True),
+                [worker.pk, ClaimStatus.OPEN],
+            )
+        ),
+        None,
+    )
     if claim is None:
         return None
     if claim.expires_at > now:
@@ -187,16 +220,21 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     say "no tasks" while work is left.
     """
     now = timezone.now()
-    pool = premise_pool(study_session.study) if study_session is not None else Q()  # a study's genres, imports
+    dataset = _collected_dataset(dataset)
+    pool = pool_limits(study_session.study) if study_session is not None else ([], [])  # genres, imports
     with transaction.atomic():
         own = _own_open_claim(worker, now)
         if own is not None:
             return own
         wait = {"for locked": False}
-        candidates = claimable_premises(worker, dataset=dataset, now=now).filter(pool)
 
         def lock(wanted: int, tried: Sequence[int]) -> list[int]:
-            return lock_candidates(candidates, wanted, tried=tried, wait=wait["for locked"])
+            sql, params = candidate_statement(
+                worker, now, dataset=dataset, pool=pool, tried=tried, wanted=wanted, wait=wait["for locked"]
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return [pk for (pk,) in cursor.fetchall()]
 
         def look_again(tried: list[int]) -> bool:
             if wait["for locked"]:

@@ -17,6 +17,11 @@ Each kind names its claim model (a `TaskClaim`), the row a claim holds and its r
 
 `claim_rows` runs them in a loop: candidates that claims committed meanwhile filled are tried no
 more, and the next look goes further down the queue.
+
+The writing and validation claims send their statements written in SQL (the candidate lock, the
+recount, what they keep on the rows; `lock_clause`, `marks`, `db_time` below), the only path on
+both databases: built by the ORM, those statements cost a claim more CPU than the database spent on
+them (issue 44 note, bench/RESULTS-house.md). The other kinds' candidates are querysets.
 """
 
 import uuid
@@ -72,6 +77,31 @@ def lock_rows(queryset: QuerySet[RowT], *, skip_locked: bool = True) -> QuerySet
         return queryset
     skip_locked = skip_locked and connection.features.has_select_for_update_skip_locked
     return queryset.select_for_update(skip_locked=skip_locked, no_key=True, of=("self",))
+
+
+def lock_clause(table: str, *, wait: bool = False) -> str:
+    """The end of a claim statement written in SQL: what `lock_rows` adds to a queryset (FOR NO KEY
+    UPDATE OF `table`, SKIP LOCKED unless told to wait) where the database has row locks; nothing
+    on SQLite, which serialises writers."""
+    features = connection.features
+    if not features.has_select_for_update:
+        return ""
+    clause = " FOR NO KEY UPDATE" if features.has_select_for_no_key_update else " FOR UPDATE"
+    if features.has_select_for_update_of:
+        clause += f" OF {table}"
+    if not wait and features.has_select_for_update_skip_locked:
+        clause += " SKIP LOCKED"
+    return clause
+
+
+def marks(values: Sequence[object]) -> str:
+    """The placeholders of an IN list of these values (never empty: callers ask only with values)."""
+    return ", ".join(["%s"] * len(values))
+
+
+def db_time(moment: datetime) -> Any:
+    """A time as a statement written in SQL takes it: what the ORM sends for a DateTimeField."""
+    return connection.ops.adapt_datetimefield_value(moment)
 
 
 def lock_candidate_rows(

@@ -163,7 +163,7 @@ class Study(models.Model):
         validators=[MinValueValidator(1)],
         help_text="Words a hypothesis needs (invisible and control characters removed).",
     )
-    # The study's pool within its dataset (crowd.selectors.premise_pool): a 'fiction' study served
+    # The study's pool within its dataset (crowd.selectors.pool_limits): a 'fiction' study served
     # telephone transcripts when the dataset held both.
     pool_genres = models.ManyToManyField(
         "corpus.Genre",

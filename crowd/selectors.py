@@ -27,23 +27,12 @@ COMPLETION_CSV_COLUMNS = [
 EXCLUDED_MARK = "excluded"
 
 
-def premise_pool(study: Study, *, prefix: str = "") -> Q:
-    """The premises `study` may serve within its dataset: of its pool's genres and from its pool's
-    import files, when it names any. An empty Q (false) when it limits nothing, so a claim keeps
-    its fast path. The one rule of the pool: writing claims filter premises by it, validation
-    claims pairs by `pair_pool`."""
-    pool = Q()
-    genres = [genre.pk for genre in study.pool_genres.all()]
-    if genres:
-        pool &= Q(**{f"{prefix}genre_id__in": genres})
-    if study.pool_sources:
-        pool &= Q(**{f"{prefix}source__in": list(study.pool_sources)})
-    return pool
-
-
-def pair_pool(study: Study) -> Q:
-    """`premise_pool` over pairs: the pairs on the premises the study may serve."""
-    return premise_pool(study, prefix="premise__")
+def pool_limits(study: Study) -> tuple[list[int], list[str]]:
+    """The premises `study` may serve within its dataset: the genre pks and the import files it
+    limits them to (an empty list limits nothing, so a claim keeps its fast path). The one rule of
+    the pool: the writing claim filters premises by it, the validation claim pairs by their
+    premises (both claims' candidate statements)."""
+    return [genre.pk for genre in study.pool_genres.all()], list(study.pool_sources or [])
 
 
 def worker_task_counts(worker: Worker | None) -> dict[str, int]:

@@ -1,15 +1,17 @@
 """Reads for the validation task: which pairs a validator may be offered, and their own batches."""
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db import connection
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, PremiseStatus, Worker
-from crowd.claiming import claim_key
+from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, PremiseStatus, Worker
+from crowd.claiming import claim_key, db_time, lock_clause, marks
 from crowd.models import ClaimStatus
-from crowd.selectors import device_linked_ids
 
 from .models import ValidationClaim
 
@@ -22,79 +24,124 @@ def live_claims(now: datetime) -> QuerySet[ValidationClaim]:
     return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now, is_catch_trial=False)
 
 
+# `live_claims` of the pair `collection_pair`, counted in the validation claim's statements written in
+# SQL (params: the open status, now): a claim's CPU went to the ORM building its querysets (issue 44).
+LIVE_CLAIMS_SQL = (
+    "(SELECT COUNT(*) FROM validation_validationclaim c WHERE c.pair_id = collection_pair.id"
+    " AND c.status = %s AND c.expires_at > %s AND NOT c.is_catch_trial)"
+)
+
+
 def open_claims_subquery(now: datetime) -> Coalesce:
     counted = live_claims(now).filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id")).values("n")
     # A correlated subquery, not a JOIN + GROUP BY: PostgreSQL refuses FOR UPDATE with GROUP BY.
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _of_kind(pairs: QuerySet[Pair], item_kind: str) -> QuerySet[Pair]:
-    """Pairs of datasets of this item kind: a hashed subplan over the few multi-premise datasets, in
-    the same statement (measured: the claim's execution time is unchanged, bench/mpe_claims.py)."""
-    multi = Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE).values("pk")
-    if item_kind == ItemKind.MULTI_PREMISE:
-        return pairs.filter(dataset_id__in=multi)
-    return pairs.exclude(dataset_id__in=multi)
-
-
-def claimable_pairs(
+def candidate_statement(
     worker: Worker,
     now: datetime,
     *,
     dataset: Dataset | None = None,
     item_kind: str = ItemKind.SINGLE_PREMISE,
     fresh_premises: bool = False,
-) -> QuerySet[Pair]:
-    """Pairs this worker may be offered, closest to complete first.
+    pool: tuple[list[int], list[str]] = ([], []),
+    tried: Sequence[int] = (),
+    limit: int | None = None,
+    lock: bool = False,
+) -> tuple[str, list[Any]]:
+    """The pairs this worker may be offered, closest to complete first: (pk, premise pk, label count)
+    of each, up to `limit`, leaving out those `tried`; `pool`, a study's genres and import files
+    (`crowd.selectors.pool_limits`); with `lock`, locked as a claim locks its candidates
+    (`crowd.claiming.lock_clause`). Written in SQL, the one statement of the rule: built by the ORM it
+    cost a claim more CPU than the database spent on all the claim's statements (issue 44 note).
 
     Items of one kind only: the MultiNLI validation batches take single-premise pairs, the MPE
-    judgment task multi-premise items (five judgments each, the same target as a pair's five labels).
+    judgment task multi-premise items (five judgments each, the same target as a pair's five labels);
+    the kind is a hashed subplan over the few multi-premise datasets (bench/mpe_claims.py).
 
     Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
-    held by live claims are under the target; the worker (or an id seen on one of their devices) did
-    not write it, the worker did not label it or hold a claim on it before; its premise is not held
-    for a researcher; a trusted-only dataset is offered to trusted workers only. With
-    `fresh_premises`, only pairs of premises the worker was never served (the claim's first look: a
-    premise seen again in a later batch told ordinary pairs from catch trials, and hinted at the
-    label, issue 39).
+    held by live claims are under the target; the worker (or an id seen on one of their devices,
+    `crowd.selectors.device_linked_ids`) did not write it, the worker did not label it or hold a
+    claim on it before; its premise is not held for a researcher; a trusted-only dataset is offered
+    to trusted workers only. With `fresh_premises`, only pairs of premises the worker was never
+    served (the claim's first look: a premise seen again in a later batch told ordinary pairs from
+    catch trials, and hinted at the label, issue 39).
     """
-    # The claim indexes' own condition, so the walk reads `pair_claim_queue_free(_all)`: pairs
+    # The claim indexes' own condition first, so the walk reads `pair_claim_queue_free(_all)`: pairs
     # that labels and live claims fill (as last counted) are not in them, so a claim does not walk
     # past them however many claims are live (issue 28). The live claims are counted below anyway.
-    pairs = Pair.objects.filter(needs_validation=True, label_count__lt=LABELS_PER_PAIR - F("held_places"))
+    where = ["collection_pair.label_count < (%s - collection_pair.held_places)", "collection_pair.needs_validation"]
+    params: list[Any] = [LABELS_PER_PAIR]
     if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
-    pairs = _of_kind(pairs, item_kind)
-    pairs = pairs.exclude(author=worker)
-    # Nor what ids seen on one of their devices wrote: one person does not validate their own writing.
-    pairs = pairs.exclude(author_id__in=device_linked_ids(worker.pk))
-    pairs = pairs.exclude(pk__in=worker.labels.values("pair_id"))
-    served = ValidationClaim.objects.filter(worker=worker)
-    if fresh_premises:
-        pairs = pairs.exclude(premise_id__in=served.values("pair__premise_id"))
-    else:
-        pairs = pairs.exclude(pk__in=served.values("pair_id"))
-    pairs = pairs.exclude(premise__status=PremiseStatus.HELD)
+        where.append("collection_pair.dataset_id = %s")
+        params.append(dataset.pk)
+    kind = "collection_pair.dataset_id IN (SELECT k.id FROM collection_dataset k WHERE k.item_kind = %s)"
+    where.append(kind if item_kind == ItemKind.MULTI_PREMISE else f"NOT ({kind})")
+    params.append(ItemKind.MULTI_PREMISE)
+    author = "collection_pair.author_id"
+    where += [
+        f"NOT ({author} = %s AND {author} IS NOT NULL)",
+        f"NOT ({author} IN (SELECT s.worker_id FROM crowd_devicesighting s WHERE s.device IN"
+        f" (SELECT m.device FROM crowd_devicesighting m WHERE m.worker_id = %s)) AND {author} IS NOT NULL)",
+        "NOT (collection_pair.id IN (SELECT l.pair_id FROM validation_validationlabel l WHERE l.worker_id = %s))",
+        "NOT (collection_pair.premise_id IN (SELECT v.premise_id FROM validation_validationclaim u"
+        " INNER JOIN collection_pair v ON v.id = u.pair_id WHERE u.worker_id = %s))"
+        if fresh_premises
+        else "NOT (collection_pair.id IN (SELECT u.pair_id FROM validation_validationclaim u WHERE u.worker_id = %s))",
+        "NOT (collection_premise.status = %s)",
+    ]
+    params += [worker.pk, worker.pk, worker.pk, worker.pk, PremiseStatus.HELD]
+    joins = " INNER JOIN collection_premise ON collection_premise.id = collection_pair.premise_id"
     if not worker.is_trusted:
-        pairs = pairs.exclude(dataset__validation_policy__trusted_only=True)
-    pairs = pairs.alias(open_claims=open_claims_subquery(now)).filter(
-        label_count__lt=LABELS_PER_PAIR - F("open_claims")
+        joins += " LEFT OUTER JOIN validation_validationpolicy t ON t.dataset_id = collection_pair.dataset_id"
+        where.append("NOT (t.trusted_only AND t.trusted_only IS NOT NULL)")
+    where.append(f"collection_pair.label_count < (%s - {LIVE_CLAIMS_SQL})")
+    params += [LABELS_PER_PAIR, ClaimStatus.OPEN, db_time(now)]
+    genres, sources = pool
+    if genres:
+        where.append(f"collection_premise.genre_id IN ({marks(genres)})")
+        params += genres
+    if sources:
+        where.append(f"collection_premise.source IN ({marks(sources)})")
+        params += sources
+    if tried:
+        where.append(f"NOT (collection_pair.id IN ({marks(tried)}))")
+        params += tried
+    sql = (
+        "SELECT collection_pair.id, collection_pair.premise_id, collection_pair.label_count FROM collection_pair"
+        f"{joins} WHERE {' AND '.join(where)} ORDER BY collection_pair.label_count DESC, collection_pair.id"
     )
-    return pairs.order_by("-label_count", "id")
+    if limit is not None:
+        sql += " LIMIT %s"
+        params.append(limit)
+    if lock:
+        sql += lock_clause("collection_pair")
+    return sql, params
+
+
+def claimable_pairs(worker: Worker, now: datetime, **options: Any) -> list[int]:
+    """The pks of the pairs this worker may be offered, in candidate order (`candidate_statement`,
+    unlocked; its options)."""
+    sql, params = candidate_statement(worker, now, **options)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [pk for pk, *_ in cursor.fetchall()]
 
 
 def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKind.SINGLE_PREMISE) -> uuid.UUID | None:
     """The batch id of the worker's live claims of this item kind, catch trials included, if they have
-    one (a reload gets it back)."""
-    batch: uuid.UUID | None = (
-        ValidationClaim.objects.filter(
-            status=ClaimStatus.OPEN, expires_at__gt=now, worker=worker, pair__dataset__item_kind=item_kind
+    one (a reload gets it back). One statement of every claim, written in SQL (`LIVE_CLAIMS_SQL`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.batch FROM validation_validationclaim c"
+            " INNER JOIN collection_pair p ON p.id = c.pair_id INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+            " WHERE c.status = %s AND c.expires_at > %s AND c.worker_id = %s AND d.item_kind = %s"
+            " ORDER BY c.created_at, c.id LIMIT 1",
+            [ClaimStatus.OPEN, db_time(now), worker.pk, item_kind],
         )
-        .order_by("created_at", "id")
-        .values_list("batch", flat=True)
-        .first()
-    )
-    return batch
+        row = cursor.fetchone()
+    return claim_key(row[0]) if row else None
 
 
 def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim]:

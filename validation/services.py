@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F, Q, QuerySet, Value
+from django.db import connection, transaction
+from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -35,19 +35,21 @@ from crowd.claiming import (
     choose,
     claim_batch,
     claim_key,
+    db_time,
     foreign_items,
     insert_claims,
-    lock_candidate_rows,
+    lock_clause,
     lock_rows,
+    marks,
 )
 from crowd.models import ClaimStatus, StudySession, TaskClaim
-from crowd.selectors import pair_pool
+from crowd.selectors import pool_limits
 from crowd.services import record_task_done
 from quality.catch_trials import pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_of_guesser
 
 from . import credits, selectors
-from .models import ValidationClaim, ValidationPolicy
+from .models import ValidationClaim
 from .signals import validation_labels_added
 
 
@@ -88,21 +90,6 @@ CLAIM_WAIT_SECONDS = 0.02
 CANDIDATE_FACTS = ("premise_id", "label_count")
 
 
-def _claimable(
-    worker: Worker,
-    now: datetime,
-    dataset: Dataset | None,
-    item_kind: str,
-    tried: Sequence[int] = (),
-    *,
-    fresh_premises: bool = False,
-) -> QuerySet[Pair]:
-    claimable = selectors.claimable_pairs(
-        worker, now, dataset=dataset, item_kind=item_kind, fresh_premises=fresh_premises
-    )
-    return claimable.exclude(pk__in=list(tried)) if tried else claimable
-
-
 def _claimable_locker(
     worker: Worker,
     now: datetime,
@@ -110,16 +97,28 @@ def _claimable_locker(
     item_kind: str,
     facts: dict[int, tuple[int, int]],
     fresh: dict[str, bool],
-    pool: Q | None = None,
+    pool: tuple[list[int], list[str]] = ([], []),
 ) -> Callable[[int, Sequence[int]], list[int]]:
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
     `facts` gets each locked pair's (premise pk, label count); `fresh["premises"]` says whether to
     offer only premises the worker was never served (the caller turns it off when none is left);
-    `pool`, a study's genres and imports (`crowd.selectors.pair_pool`)."""
+    `pool`, a study's genres and imports (`crowd.selectors.pool_limits`)."""
 
     def lock(wanted: int, tried: Sequence[int]) -> list[int]:
-        claimable = _claimable(worker, now, dataset, item_kind, fresh_premises=fresh["premises"]).filter(pool or Q())
-        rows = lock_candidate_rows(claimable, wanted, CANDIDATE_FACTS, tried=tried)
+        sql, params = selectors.candidate_statement(
+            worker,
+            now,
+            dataset=dataset,
+            item_kind=item_kind,
+            fresh_premises=fresh["premises"],
+            pool=pool,
+            tried=tried,
+            limit=wanted,
+            lock=True,
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
         facts.update({pk: (premise, count) for pk, premise, count in rows})
         return [pk for pk, *_ in rows]
 
@@ -182,27 +181,39 @@ def _pair_room(target: int) -> RoomRule:
     its group is its label scheme, one per batch (the page shows one set of buttons and instructions)."""
 
     def room(locked: list[int], now: datetime) -> Iterable[tuple[int, int, object]]:
-        fresh = (
-            Pair.objects.filter(pk__in=locked)
-            .annotate(open_claims=selectors.open_claims_subquery(now))
-            .values_list("pk", "label_count", "open_claims", "dataset__label_scheme")
-        )
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT collection_pair.id, collection_pair.label_count, {selectors.LIVE_CLAIMS_SQL}, d.label_scheme"
+                " FROM collection_pair INNER JOIN collection_dataset d ON d.id = collection_pair.dataset_id"
+                f" WHERE collection_pair.id IN ({marks(locked)})",
+                [ClaimStatus.OPEN, db_time(now), *locked],
+            )
+            fresh = cursor.fetchall()
         return [(pk, target - count - held, scheme) for pk, count, held, scheme in fresh]
 
     return room
 
 
-def _recount_held(pairs: QuerySet[Pair], now: datetime) -> int:
+def _recount_held(pairs: Sequence[int], now: datetime) -> int:
     """Set these (locked) pairs' `held_places` to their live claims; returns how many changed."""
-    held = Coalesce(selectors.open_claims_subquery(now), Value(0))
-    return pairs.alias(live=held).exclude(held_places=F("live")).update(held_places=held)
+    if not pairs:
+        return 0
+    live = selectors.LIVE_CLAIMS_SQL
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE collection_pair SET held_places = {live}"
+            f" WHERE collection_pair.id IN ({marks(pairs)}) AND collection_pair.held_places <> {live}",
+            [ClaimStatus.OPEN, db_time(now), *pairs, ClaimStatus.OPEN, db_time(now)],
+        )
+        changed: int = cursor.rowcount
+    return changed
 
 
 def _keep_held_places(locked: list[int], claimed: list[int], now: datetime) -> None:
     """After a look, the locked candidates' `held_places` are their live claims, the new ones
     included: a pair that live claims fill leaves the claim index until a place comes free (a
     submit, an expiry recounted by the beat or by a claim that found no free pair)."""
-    _recount_held(Pair.objects.filter(pk__in=locked), now)
+    _recount_held(locked, now)
 
 
 # Validation batches (and MPE judgments): claims on pairs, closest to complete first. The candidate
@@ -217,17 +228,22 @@ VALIDATION_CLAIMS = ClaimRule(
 )
 
 
+def _trusted_only(dataset: Dataset) -> bool:
+    """Whether the dataset's validation is open to trusted workers only (`ValidationPolicy`)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 1 FROM validation_validationpolicy WHERE dataset_id = %s AND trusted_only LIMIT 1", [dataset.pk]
+        )
+        return cursor.fetchone() is not None
+
+
 def _check_may_validate(worker: Worker, dataset: Dataset | None) -> None:
     if worker.is_excluded:
         raise NotAllowedToValidate(
             "Your account is not taking part in validation at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
-    if (
-        dataset is not None
-        and not worker.is_trusted
-        and ValidationPolicy.objects.filter(dataset_id=dataset.pk, trusted_only=True).exists()
-    ):
+    if dataset is not None and not worker.is_trusted and _trusted_only(dataset):
         raise NotAllowedToValidate(
             "Validation of this data set is open only to our pool of trusted validators, "
             "and your account is not in it yet."
@@ -257,7 +273,11 @@ def claim_validation_batch(
     now = timezone.now()
     with transaction.atomic():
         # One claim at a time per worker: a double click must not open two batches.
-        list(Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("pk"))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM collection_worker WHERE id = %s" + lock_clause("collection_worker", wait=True),
+                [worker.pk],
+            )
         current = selectors.worker_open_batch(worker, now, item_kind=item_kind)
         if current is not None:
             return current
@@ -293,7 +313,9 @@ def claim_validation_batch(
                 healed = True
                 if _recount_every_held_pair(now):
                     return True
-            if waits < CLAIM_WAITS and _claimable(worker, now, dataset, item_kind, tried).exists():
+            if waits < CLAIM_WAITS and selectors.claimable_pairs(
+                worker, now, dataset=dataset, item_kind=item_kind, tried=tried, limit=1
+            ):
                 # Every claimable pair is locked by someone claiming or submitting right now
                 # (SKIP LOCKED + LIMIT then returns nothing while work remains): they commit in
                 # a moment, so look again shortly instead of saying "no task". Never waits on
@@ -315,7 +337,7 @@ def claim_validation_batch(
                 item_kind,
                 facts,
                 fresh,
-                pool=pair_pool(study_session.study) if study_session else None,
+                pool=pool_limits(study_session.study) if study_session else ([], []),
             ),
             size=size,
             wanted=size * 3,
@@ -344,9 +366,12 @@ def _take_candidates(
     # the unexpired ones), this keeps the status honest. Every other expired claim is the beat's
     # (`release_expired_claims`, tasks.py): a sweep of the whole claim table on every claim would
     # grow with the study's history, as submitted claims never leave the table.
-    ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).filter(
-        Q(worker=worker) | Q(pair_id__in=candidate_ids)
-    ).update(status=ClaimStatus.EXPIRED)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE validation_validationclaim SET status = %s WHERE status = %s AND expires_at <= %s"
+            f" AND (worker_id = %s OR pair_id IN ({marks(candidate_ids)}))",
+            [ClaimStatus.EXPIRED, ClaimStatus.OPEN, db_time(now), worker.pk, *candidate_ids],
+        )
     # The candidate query saw claims as of its start; another claimer may have committed claims on
     # these pairs just before we locked them: `choose` counts again under the locks.
     ordinary = choose(VALIDATION_CLAIMS, candidate_ids, now, size=size - len(catch))
@@ -366,7 +391,7 @@ def _recount_every_held_pair(now: datetime) -> int:
     live = Coalesce(selectors.open_claims_subquery(now), Value(0))
     stale = Pair.objects.filter(held_places__gt=0).alias(live=live).exclude(held_places=F("live"))
     held = list(lock_rows(stale).values_list("pk", flat=True))
-    return _recount_held(Pair.objects.filter(pk__in=held), now) if held else 0
+    return _recount_held(held, now)
 
 
 def claim_mpe_batch(worker: Worker, *, study_session: StudySession | None = None) -> uuid.UUID | None:
@@ -542,7 +567,7 @@ def release_expired_claims(*, now: datetime | None = None) -> int:
         # Locked in pk order, as every writer of pairs locks them.
         locked = list(pairs.select_for_update(no_key=True).order_by("pk").values_list("pk", flat=True))
         released = expired.filter(pair_id__in=locked).update(status=ClaimStatus.EXPIRED)
-        _recount_held(Pair.objects.filter(pk__in=locked), now)
+        _recount_held(locked, now)
     return released
 
 

@@ -1,13 +1,12 @@
-"""The writing claim's candidate lock (`collection.services.claimable_premises`, locked by
-`crowd.claiming`) walks the claim-order index, so a claim stops at the first premise with room
-instead of reading the dataset's premises (PostgreSQL)."""
+"""The writing claim's candidate lock (`collection.services.candidate_statement`) walks the
+claim-order index, so a claim stops at the first premise with room instead of reading the
+dataset's premises (PostgreSQL)."""
 
 import pytest
 from django.db import connection
 from django.utils import timezone
 
 from collection import services
-from crowd.claiming import lock_rows
 from tests.collection.writing_helpers import add_premises, writing_setup
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -16,8 +15,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 def test_the_candidate_lock_reads_the_claim_order_index(make_worker):
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 5)
-    candidates = services.claimable_premises(make_worker(), dataset=dataset, now=timezone.now())
-    sql, params = lock_rows(candidates).values_list("pk")[:1].query.sql_with_params()
+    sql, params = services.candidate_statement(make_worker(), timezone.now(), dataset=dataset)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_sort = off")

@@ -195,9 +195,9 @@ def test_a_catch_trial_claim_takes_no_place_on_the_pair(make_worker):
     ValidationClaim.objects.create(
         worker=holder, pair=trap, is_catch_trial=True, expires_at=timezone.now() + timedelta(minutes=20)
     )
-    assert claimable_pairs(make_worker(), timezone.now()).filter(pk=trap.pk).exists()
+    assert trap.pk in claimable_pairs(make_worker(), timezone.now())
     ValidationClaim.objects.filter(worker=holder).update(is_catch_trial=False)
-    assert not claimable_pairs(make_worker(), timezone.now()).filter(pk=trap.pk).exists()
+    assert trap.pk not in claimable_pairs(make_worker(), timezone.now())
 
 
 def test_a_pair_in_the_batch_is_not_also_its_catch_trial(make_worker):

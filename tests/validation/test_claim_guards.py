@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def offered(worker):
-    return set(selectors.claimable_pairs(worker, timezone.now()).values_list("pk", flat=True))
+    return set(selectors.claimable_pairs(worker, timezone.now()))
 
 
 def test_own_pair_without_the_authors_label_row_is_not_offered(make_worker):

@@ -82,11 +82,10 @@ def test_the_release_of_expired_claims_reads_the_index_of_open_claims(dataset, m
 
 def test_the_claim_walks_the_index_of_pairs_with_free_places(dataset, make_worker):
     """The candidate query reads the partial index that leaves fully held pairs out."""
-    from validation.selectors import claimable_pairs
+    from validation.selectors import candidate_statement
 
     make_pair(dataset)
-    query = claimable_pairs(make_worker(), timezone.now(), dataset=dataset).values("pk")[:15]
-    sql, params = query.query.sql_with_params()
+    sql, params = candidate_statement(make_worker(), timezone.now(), dataset=dataset, limit=15)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(f"EXPLAIN {sql}", params)
