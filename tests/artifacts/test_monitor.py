@@ -13,6 +13,7 @@ from corpus.models import Pair, Split
 from corpus.services import create_pairs
 from tests import factories
 from tests.conftest import wait_for
+from tests.present import present
 
 NOUNS = ["man", "woman", "dog", "child", "girl", "boy", "cat", "crowd", "worker", "player", "singer", "cook"]
 VERBS = ["walks", "runs", "sits", "eats", "plays", "sings", "waits", "reads", "jumps", "smiles", "works", "talks"]
@@ -86,7 +87,7 @@ def test_the_stored_model_scores_drafts_and_stays_in_memory(make_worker):
     ds, _ = planted_corpus(make_worker)
     refresh = refresh_monitor(ds)
     loaded_refresh, model = scoring_model(ds)
-    assert loaded_refresh.pk == refresh.pk and isinstance(model, ScoringModel)
+    assert loaded_refresh is not None and loaded_refresh.pk == refresh.pk and isinstance(model, ScoringModel)
     assert scoring_model(ds)[1] is model  # kept per process
     scored = model.score("The man does not walk outside.")
     assert scored["predicted"] == "contradiction" and scored["probabilities"]["contradiction"] > 0.6
@@ -94,7 +95,7 @@ def test_the_stored_model_scores_drafts_and_stays_in_memory(make_worker):
     plain = model.score("The dog runs at home.")
     assert max(plain["probabilities"].values()) < 0.6
     newer = refresh_monitor(ds)
-    assert scoring_model(ds)[0].pk == newer.pk
+    assert present(scoring_model(ds)[0]).pk == newer.pk
 
 
 @pytest.mark.django_db
@@ -129,7 +130,8 @@ def test_the_pure_monitor_on_plain_rows():
         }
         for i in range(300)
     ]
-    figures, model = monitor(rows, folds=3)
+    figures, found = monitor(rows, folds=3)
+    model = present(found)
     assert figures["overall"]["accuracy"] > 0.5 and figures["writers"] == []
     assert model.score("nobody sits")["predicted"] == "contradiction"
 
@@ -145,7 +147,7 @@ def test_with_two_labels_the_scores_are_the_binary_models_probabilities():
         }
         for i in range(200)
     ]
-    _, model = monitor(rows, folds=3)
+    model = present(monitor(rows, folds=3)[1])
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
 

@@ -9,6 +9,7 @@ from collection.premise_import import import_premises
 from collection.premise_text import DropReason
 from corpus.models import Dataset, Genre, Premise, PromptFamily
 from tests.conftest import shared_file
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -380,7 +381,7 @@ def test_an_import_records_its_progress_batch_by_batch_and_its_report(tmp_path, 
 
     report = import_premises([path], "fiction", batch_size=10, on_batch=watch)
 
-    row = PremiseImport.objects.get(pk=report.import_id)
+    row = PremiseImport.objects.get(pk=present(report.import_id))
     assert (row.status, row.progress, row.bytes_read) == (ImportStatus.DONE, 1.0, path.stat().st_size)
     assert (row.sentences_read, row.kept, row.dropped) == (report.read, report.kept, report.dropped_total)
     assert row.drop_counts == dict(report.dropped.items())

@@ -21,6 +21,7 @@ from tests.collection.writing_helpers import add_premises, make_study, writing_s
 from tests.markets.conftest import arrive, connect_prolific, owe_bonuses
 from tests.markets.conftest import make_study as market_study
 from tests.markets.standin import MarketStandIn
+from tests.present import present
 from tests.quality.qualification_helpers import answers, qualified_study
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.crowd.unlisted_task_app")]
@@ -71,7 +72,7 @@ def test_a_task_app_nothing_lists_saves_nothing_in_a_preview(previewing):
     # Its GET claims, as a task page does: the claim holds no place between the preview's requests.
     token = previewing.get(reverse("unlisted_next", args=["unlisted"])).content.decode()
     claim = WritingClaim.objects.get(token=token)
-    assert claim.status == ClaimStatus.RELEASED and claim.study_session.is_preview
+    assert claim.status == ClaimStatus.RELEASED and present(claim.study_session).is_preview
     # Its submit runs (the claim is opened for it) and is rolled back whole; the page it sends the
     # browser on to says so.
     page = previewing.post(reverse("unlisted_submit", args=[token]), follow=True).content.decode()

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import include, path
 
+from annotation_site.authenticated import AuthenticatedRequest
 from collection.models import WritingClaim
 from collection.services import claim_next_premise, create_written_pairs
 from corpus.models import Dataset, Label, Premise
@@ -23,7 +24,7 @@ TEXTS = {
 }
 
 
-def task_next(request: HttpRequest, dataset: str) -> HttpResponse:
+def task_next(request: AuthenticatedRequest, dataset: str) -> HttpResponse:
     """GET: claims the next premise of the dataset (a task page claims its item)."""
     claim = claim_next_premise(
         worker_for_user(request.user),
@@ -34,7 +35,7 @@ def task_next(request: HttpRequest, dataset: str) -> HttpResponse:
     return HttpResponse(str(claim.token))
 
 
-def task_submit(request: HttpRequest, token: str) -> HttpResponse:
+def task_submit(request: AuthenticatedRequest, token: str) -> HttpResponse:
     """POST: writes three pairs for the claimed premise, submits the claim, then sends the browser on."""
     claim = get_object_or_404(WritingClaim, token=token, worker=worker_for_user(request.user), status=ClaimStatus.OPEN)
     with transaction.atomic():

@@ -10,6 +10,7 @@ import pytest
 
 from importers import dnc
 from tests.conftest import shared_file
+from tests.present import present
 
 # README.md: rows and label counts per *_data.json; which ones have a *_metadata.json.
 README_LABELS: dict[str, dict[str | int, int]] = {
@@ -206,7 +207,7 @@ def test_pairs_built_in_code_are_written_in_dncs_key_order(tmp_path):
     assert [key for key, _ in data[0]] == list(dnc.DATA_KEYS)
     assert [key for key, _ in metadata[0]] == list(dnc.METADATA_KEYS)
     again = dnc.read_dnc(tmp_path / "x_data.json")
-    assert again.pairs[0].provenance.corpus_sent_id == "t1"
+    assert present(again.pairs[0].provenance).corpus_sent_id == "t1"
     assert (tmp_path / "x_data.json").read_text().splitlines()[2] == '        "binary-label": true, '
 
 

@@ -21,6 +21,7 @@ from importers.mpe_items import (
 from importers.services import CorpusImportError
 from tests.conftest import shared_file
 from tests.importers.helpers import ensure_genres
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +45,7 @@ def test_dev_imports_with_readme_counts_line_468_reported_and_gold_kept(tmp_path
     assert [(line, repaired) for line, _, repaired in report.problems] == [(468, True)]
     assert "3 spaces where a tab belongs" in report.problems[0][1]
     assert report.pairs_created == 1000 and report.labels_created == 5000
-    record = CorpusImport.objects.get(pk=report.import_id)  # what the admin shows of the run
+    record = CorpusImport.objects.get(pk=present(report.import_id))  # what the admin shows of the run
     assert (record.status, record.lines_read, record.pairs_created) == ("done", 1001, 1000)
     assert record.problems[0][0] == 468 and "repaired" in record.problems[0][1]
     dataset = Dataset.objects.get(slug="mpe")

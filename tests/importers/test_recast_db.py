@@ -12,6 +12,7 @@ from corpus import labels as scheme_labels
 from corpus.models import Dataset, LabelScheme, Pair, PairProvenance, Premise
 from importers.recast_service import RecastRefused, dry_run, recast_into
 from tests.importers.test_recasting import SENTENCES, name_of, rebuilt, without_name
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def test_dry_run_shows_the_first_pairs_and_saves_nothing():
     preview = dry_run("puns", SENTENCES, n=4, dataset="puns-here")
     assert len(preview.pairs) == 4 and preview.rows_read == 2  # two pairs a sentence: reads only what it shows
-    assert all(pair.provenance.corpus for pair in preview.pairs)
+    assert all(present(pair.provenance).corpus for pair in preview.pairs)
     assert not Pair.objects.exists() and not Dataset.objects.filter(slug="puns-here").exists()
 
 

@@ -187,7 +187,7 @@ def test_recast_to_files_writes_dnc_json(tmp_path):
     assert count == 40
     written = dnc.read_dnc(tmp_path / "p_data.json")
     assert [pair.pair_id for pair in written.pairs] == list(range(100, 140))
-    assert written.pairs[0].provenance.corpus_license == "Yang 2015"
+    assert present(written.pairs[0].provenance).corpus_license == "Yang 2015"
     assert {pair.split for pair in written.pairs} == {"train"}
 
 

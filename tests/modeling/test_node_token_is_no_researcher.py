@@ -3,6 +3,7 @@ refuses its principal, and so does every researcher endpoint, even one that acce
 
 import pytest
 from rest_framework.test import APIClient, APIRequestFactory
+from rest_framework.views import APIView
 
 from annotation_site.permissions import (
     EXCLUDE_WORKERS,
@@ -15,6 +16,7 @@ from annotation_site.permissions import (
 )
 from modeling.api.node_auth import GpuNode, NodeTokenAuthentication
 from modeling.models import NodeToken
+from tests.present import present
 
 pytestmark = pytest.mark.django_db
 
@@ -22,15 +24,15 @@ pytestmark = pytest.mark.django_db
 def test_the_rule_refuses_a_node_tokens_principal():
     token, key = NodeToken.issue("node-a")
     request = APIRequestFactory().get("/api/snapshots/", HTTP_AUTHORIZATION=f"Worker {key}")
-    node, auth = NodeTokenAuthentication().authenticate(request)
+    node, auth = present(NodeTokenAuthentication().authenticate(request))
     assert isinstance(node, GpuNode) and auth == token
     assert not is_researcher(node)
     assert not any(may(node, permission) for permission in (EXCLUDE_WORKERS, PAY_BONUSES, LAUNCH_TRAINING))
     # djangorestframework-stubs type a request's user as a Django user; DRF takes whatever principal
     # an authentication class returns, as this node is.
     request.user, request.auth = node, auth  # type: ignore[assignment]
-    assert not IsResearcher().has_permission(request, None)
-    assert not researcher_with(LAUNCH_TRAINING)().has_permission(request, None)
+    assert not IsResearcher().has_permission(request, APIView())
+    assert not researcher_with(LAUNCH_TRAINING)().has_permission(request, APIView())
 
 
 def test_researcher_endpoints_refuse_a_node_token():

@@ -140,7 +140,7 @@ def test_a_run_thought_dead_and_started_again_never_writes_over_its_restart(labe
     run = AggregationRun.objects.get(pk=requested.pk)
     assert (run.status, run.restarts) == (AggregationStatus.PENDING, 1)
     assert not AggregatedLabel.objects.filter(run=run).exists()
-    done = aggregation_runs.run_aggregation(run.pk)  # the restart, as its queued task runs it
+    done = present(aggregation_runs.run_aggregation(run.pk))  # the restart, as its queued task runs it
     assert (done.status, done.restarts) == (AggregationStatus.DONE, 1)
     assert AggregatedLabel.objects.filter(run=run).count() == 25
 

@@ -13,6 +13,7 @@ from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.aggregation_runs import run_aggregation
 from quality.models import AggregatedLabel, AggregationRun
 from tests.modeling.test_export_golden import exported_files, fixed_corpus, golden_paths  # noqa: F401
+from tests.present import present
 
 MULTINLI_KEYS = [
     "annotator_labels",
@@ -33,7 +34,7 @@ MULTINLI_KEYS = [
 @pytest.fixture
 def run(fixed_corpus):  # noqa: F811
     run = AggregationRun.objects.create(dataset=Dataset.objects.get(slug="mini"), methods=["dawid_skene", "mace"])
-    run = run_aggregation(run.pk)
+    run = present(run_aggregation(run.pk))
     assert run.status == "done", run.error
     return run
 

@@ -11,6 +11,7 @@ from corpus.models import Dataset, GrammaticalityJudgment
 from crowd.claiming import FOREIGN_ITEMS_MESSAGE
 from crowd.models import TaskKind
 from quality import qualification
+from tests.present import present
 from tests.quality.qualification_helpers import PROLIFIC, qualified_study, worker_of_prolific_id
 from tests.validation.test_grammaticality_page import open_dataset
 from validation import grammaticality as grammar
@@ -42,7 +43,7 @@ def test_the_grammaticality_page_sends_an_unqualified_worker_to_the_test(client)
     study, _ = qualified_study(task_kind=TaskKind.VALIDATION, slug="qualified-validation")
     Dataset.objects.filter(pk=study.dataset_id).update(grammaticality_judgments=2)
     client.get(reverse("study_entry", args=[study.slug]), PROLIFIC)
-    assert not qualification.has_passed(qualification.test_for(study), worker_of_prolific_id())
+    assert not qualification.has_passed(present(qualification.test_for(study)), worker_of_prolific_id())
     for response in (
         client.get(reverse("validation:grammaticality")),
         client.post(reverse("validation:grammaticality"), {"grammar-1": "major"}),
