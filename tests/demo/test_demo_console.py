@@ -1,24 +1,39 @@
 """`make demo`'s console output is honest (issue 13 item 10): every number `load_demo` prints is
 the one the dashboard shows for the same database, tables are never cut off, and the command
-prints no stray library warnings."""
+prints no stray library warnings. The same whole `load_demo` (every part: artifacts, quality,
+recast, adversarial, the snapshot and its runs) on a fresh database leaves no hand-kept aggregate
+drifting from what it counts (issue 44.4) and every pair tagged, so the snapshot exports every
+written pair's parse.
+
+The whole demo is loaded once for this module (tests.conftest.rows_for_the_module): each test sees
+it as that one load leaves it, with what the load printed, warned, logged and wrote on stderr."""
 
 import json
 import logging
+import os
 import re
+import sys
 import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
 
 from annotation_site.console import format_table
-from corpus.models import Worker
+from artifacts import tag_tally
+from artifacts.services import pairs_to_tag
+from collection import hypothesis_tally
+from corpus.models import Pair, Worker
+from corpus.recompute import recompute_gold
 from dashboard.results import matrix_file
 from demo.artifacts import DEMO_DRAFT
 from demo.content import RESEARCHER, WRITING_STUDY
 from modeling.management.commands.genre_matrix import format_matrix
 from modeling.models import TrainingRun
 from tests.artifacts.nudge_helpers import writing_claim_token
+from tests.conftest import rows_for_the_module
 from tests.present import present
 
 SITE = "http://127.0.0.1:8000"
@@ -74,19 +89,77 @@ def numbers(text):
     return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
 
 
+@dataclass
+class Loaded:
+    output: str  # what the command printed
+    warned: list  # warnings.WarningMessage, every one raised
+    logged: list  # logging.LogRecord, WARNING and above
+    stderr: str  # everything written to stderr, by Python or below it
+
+
+class _Kept(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+@contextmanager
+def _logged_warnings():
+    """As caplog.at_level(logging.WARNING) does for a test: the root logger at WARNING, its records kept."""
+    root, kept = logging.getLogger(), _Kept()
+    level = root.level
+    root.setLevel(logging.WARNING)
+    root.addHandler(kept)
+    try:
+        yield kept.records
+    finally:
+        root.removeHandler(kept)
+        root.setLevel(level)
+
+
+@contextmanager
+def _stderr_into(path):
+    """As capfd does for a test, for a module's fixture: file descriptor 2 and sys.stderr both
+    written to `path` (a library's C code writes to the descriptor, Python's to sys.stderr)."""
+    sys.stderr.flush()
+    saved_fd, saved_stream = os.dup(2), sys.stderr
+    with open(path, "w+", encoding="utf-8") as file:
+        os.dup2(file.fileno(), 2)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            sys.stderr = saved_stream
+            os.dup2(saved_fd, 2)
+            os.close(saved_fd)
+
+
+@pytest.fixture(scope="module")
+def whole_demo(django_db_setup, django_db_blocker, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("whole-demo")
+    with rows_for_the_module(django_db_blocker, directory):
+        out, stderr = StringIO(), directory / "stderr.txt"
+        with warnings.catch_warnings(record=True) as caught, _logged_warnings() as logged, _stderr_into(stderr):
+            warnings.simplefilter("always")
+            call_command("load_demo", "--serving", "--site", SITE, stdout=out)
+        yield Loaded(out.getvalue(), list(caught), list(logged), stderr.read_text(encoding="utf-8"))
+
+
 @pytest.mark.django_db
-def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
-    out = StringIO()
-    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.WARNING):
-        warnings.simplefilter("always")
-        call_command("load_demo", "--serving", "--site", SITE, stdout=out)
-    output = out.getvalue()
+def test_every_number_the_demo_prints_is_the_dashboards(client, whole_demo):
+    output = whole_demo.output
 
     # No stray warnings: none raised, none logged, nothing on stderr but the training progress bars.
-    shown = [w for w in caught if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))]
+    shown = [
+        w for w in whole_demo.warned if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))
+    ]
     assert not shown, [f"{w.category.__name__}: {w.message} ({w.filename})" for w in shown]
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
-    stderr = capfd.readouterr().err
+    assert not whole_demo.logged, [record.getMessage() for record in whole_demo.logged]
+    stderr = whole_demo.stderr
     assert not [line for line in re.split(r"[\r\n]", stderr) if line.strip() and "step" not in line], stderr
 
     figures = printed_figures(output)
@@ -172,3 +245,23 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, capfd, caplog):
     assert (
         f"{SITE}/study/demo-validation/?PROLIFIC_PID=demo-pid-2&STUDY_ID=demo-study&SESSION_ID=demo-session-2" in output
     )
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_a_fresh_demo_has_no_drift_in_any_maintained_aggregate(whole_demo):
+    check = recompute_gold(fix=False, lengths=True)  # what `recompute_gold --check` prints
+    assert check.pairs_checked == Pair.objects.count() > 0
+    assert check.disagreements == 0
+    assert check.tally_drift is not None and (check.tally_drift.keys, check.tally_drift.rows) == (0, 0)
+    assert tag_tally.check_and_rebuild(repair=False).keys == 0
+    assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts() != {}
+
+
+@pytest.mark.django_db
+@pytest.mark.slow
+def test_every_demo_pair_is_tagged_and_every_written_pair_parsed(whole_demo):
+    assert "Phenomenon tags skipped" not in whole_demo.output  # the tagger is a requirement (requirements.txt)
+    assert not pairs_to_tag().exists()
+    written = Pair.objects.filter(author__isnull=False, dataset__slug="collected")
+    assert written.exists() and not written.filter(parse="").exists()
