@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import IntegerField, QuerySet
+from django.db.models.expressions import RawSQL
 
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, PremiseStatus, Worker
 from crowd.claiming import claim_key, db_time, lock_clause, marks
@@ -32,10 +32,10 @@ LIVE_CLAIMS_SQL = (
 )
 
 
-def open_claims_subquery(now: datetime) -> Coalesce:
-    counted = live_claims(now).filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id")).values("n")
-    # A correlated subquery, not a JOIN + GROUP BY: PostgreSQL refuses FOR UPDATE with GROUP BY.
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+def open_claims_subquery(now: datetime) -> RawSQL:
+    """`LIVE_CLAIMS_SQL` for a queryset or an update of pairs: the claim statements and the ORM's
+    readers count a pair's live claims with the one expression."""
+    return RawSQL(LIVE_CLAIMS_SQL, (ClaimStatus.OPEN, db_time(now)), output_field=IntegerField())
 
 
 def candidate_statement(
