@@ -277,6 +277,16 @@ def page(chromium_browser):
     context.close()
 
 
+@pytest.fixture(params=[390, 1280], ids=["phone", "desktop"])
+def page_on_phone_and_desktop(request, chromium_browser):
+    """A page at a phone's width and at a desktop's: each test that takes it runs at both."""
+    context = chromium_browser.new_context(viewport={"width": request.param, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
 # --- Celery ----------------------------------------------------------------------------------
 
 

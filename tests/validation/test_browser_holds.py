@@ -19,13 +19,9 @@ from .validation_factories import make_dataset, make_pair
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture(params=[390, 1280], ids=["phone", "desktop"])
-def page(request, chromium_browser):
-    context = chromium_browser.new_context(viewport={"width": request.param, "height": 844})
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
+@pytest.fixture
+def page(page_on_phone_and_desktop):
+    return page_on_phone_and_desktop
 
 
 def arrive(page, live_server):
