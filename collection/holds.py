@@ -36,8 +36,7 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
         if not has_run_out([claim], now):
             # A live hold never asks whether its premise is free: it holds its place.
             return renew_hold(WritingClaim, [claim], now, minutes=claim_minutes(), items_free=lambda: False)
-        held = WritingClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN, expires_at__gt=now)
-        if held.exclude(pk=claim.pk).exists():
+        if services.WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
             return HoldRenewal.BUSY
         try:
             renewed = services.renew_expired_claim(worker, claim.token)

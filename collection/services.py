@@ -174,11 +174,6 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
     ]
 
 
-def _has_room(premise_id: int, now: datetime) -> bool:
-    """Whether a locked premise has a free place (`_room`)."""
-    return any(free > 0 for _, free, _ in _room([premise_id], now))
-
-
 # Writing (and adversarial writing, which claims through `claim_next_premise`): one premise a claim,
 # least-written first; `claims_made` moves with each claim (`candidate_statement` says why).
 WRITING_CLAIMS = ClaimRule(
@@ -275,14 +270,13 @@ def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> Writing
             raise ClaimAlreadySubmitted("These sentences were already saved.")
         if claim.status == ClaimStatus.OPEN and claim.expires_at > now:
             return claim
-        other = WritingClaim.objects.filter(worker=worker, status=ClaimStatus.OPEN, expires_at__gt=now)
-        if other.exclude(pk=claim.pk).exists():
+        if WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
             return None
         # The premise's row lock, as every claimer takes it, then a fresh count of its places.
         Premise.objects.select_for_update().filter(pk=claim.premise_id).first()
         claim.status = ClaimStatus.EXPIRED  # it holds no place while its room is counted
         claim.save(update_fields=["status"])
-        if not _has_room(claim.premise_id, now):
+        if not any(free > 0 for _, free, _ in _room([claim.premise_id], now)):
             return None
         claim.status = ClaimStatus.OPEN
         claim.expires_at = WRITING_CLAIMS.expiry(now)

@@ -33,11 +33,13 @@ from typing import Any, Literal, TypeVar
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from corpus.models import Worker
 
-from .models import TaskClaim
+from .models import ClaimStatus, TaskClaim
 
 # A claim looks again when its candidates were taken by claimers that committed meanwhile: each
 # look excludes the rows already tried, so a few are enough (issue 28: one claim in ~2,250 said
@@ -69,13 +71,13 @@ def claim_key(value: uuid.UUID | str) -> uuid.UUID | None:
         return None
 
 
-def lock_rows(queryset: QuerySet[RowT], *, skip_locked: bool = True) -> QuerySet[RowT]:
-    """FOR NO KEY UPDATE (SKIP LOCKED unless told to wait) where the database has row locks; SQLite
-    serialises writers instead. NO KEY: rows that reference the locked one (a premise's pairs) can
-    still be inserted meanwhile."""
+def lock_rows(queryset: QuerySet[RowT]) -> QuerySet[RowT]:
+    """FOR NO KEY UPDATE SKIP LOCKED where the database has row locks; SQLite serialises writers
+    instead. NO KEY: rows that reference the locked one (a premise's pairs) can still be inserted
+    meanwhile."""
     if not connection.features.has_select_for_update:
         return queryset
-    skip_locked = skip_locked and connection.features.has_select_for_update_skip_locked
+    skip_locked = connection.features.has_select_for_update_skip_locked
     return queryset.select_for_update(skip_locked=skip_locked, no_key=True, of=("self",))
 
 
@@ -104,25 +106,15 @@ def db_time(moment: datetime) -> Any:
     return connection.ops.adapt_datetimefield_value(moment)
 
 
-def lock_candidate_rows(
-    candidates: QuerySet[Any], wanted: int, fields: Sequence[str], *, tried: Sequence[int] = (), wait: bool = False
-) -> list[tuple[Any, ...]]:
-    """Lock up to `wanted` of the (ordered) candidates, leaving out those `tried`: (pk, *fields) of
-    each, in order.
+def lock_candidates(candidates: QuerySet[Any], wanted: int, *, tried: Sequence[int] = ()) -> list[int]:
+    """Lock up to `wanted` of the (ordered) candidates, leaving out those `tried`: their pks, in order.
 
     One statement: the candidates' ORDER BY ... LIMIT `wanted` stops after `wanted` rows it can
-    lock, skipping the ones another claimer holds (or, with `wait`, waiting for them).
+    lock, skipping the ones another claimer holds.
     """
     if tried:
         candidates = candidates.exclude(pk__in=list(tried))
-    return list(lock_rows(candidates, skip_locked=not wait).values_list("pk", *fields)[:wanted])
-
-
-def lock_candidates(
-    candidates: QuerySet[Any], wanted: int, *, tried: Sequence[int] = (), wait: bool = False
-) -> list[int]:
-    """The pks of `lock_candidate_rows`."""
-    return [row[0] for row in lock_candidate_rows(candidates, wanted, (), tried=tried, wait=wait)]
+    return list(lock_rows(candidates).values_list("pk", flat=True)[:wanted])
 
 
 class Grouping(Enum):
@@ -136,7 +128,7 @@ class Grouping(Enum):
 # (pk, free places, group) of each locked row, counted in one statement under the locks.
 RoomRule = Callable[[list[int], datetime], Iterable[tuple[int, int, object]]]
 # What a kind keeps on its rows once a look has locked them: (locked pks, claimed pks, now).
-AfterRule = Callable[[list[int], list[int], datetime], None]
+AfterRule = Callable[[list[int], list[int], datetime], object]
 
 
 @dataclass(frozen=True)
@@ -158,6 +150,28 @@ class ClaimRule:
         minutes = settings.NLI[self.minutes_setting]
         assert isinstance(minutes, int)
         return now + timedelta(minutes=minutes)
+
+    def live(self, now: datetime) -> QuerySet[Any]:
+        """This kind's claims that still hold their place: open and not yet expired (validation's
+        statements written in SQL count a pair's with `validation.selectors.LIVE_CLAIMS_SQL`, where
+        a catch trial holds none)."""
+        return self.model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+
+    def held(self, now: datetime, *, exclude_worker: Worker | None = None) -> Coalesce:
+        """The live claims on each row of a queryset of this kind's rows (0 for none), for `room`,
+        the candidates and a submit's recount; `exclude_worker`'s own left out."""
+        claims = self.live(now).filter(**{self.target: OuterRef("pk")})
+        if exclude_worker is not None:
+            claims = claims.exclude(worker=exclude_worker)
+        counted = claims.order_by().values(self.target).annotate(n=Count("id")).values("n")
+        return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+    def release_expired(self, now: datetime | None = None) -> int:
+        """Mark every open claim past its expiry as expired (the beat's; their places are free
+        already, live claims being the unexpired ones), so the status says what happened."""
+        expired = self.model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__lte=now or timezone.now())
+        released: int = expired.update(status=ClaimStatus.EXPIRED)
+        return released
 
 
 def choose(rule: ClaimRule, locked: Sequence[int], now: datetime, *, size: int) -> list[int]:
@@ -259,9 +273,23 @@ def claim_batch(
     *,
     size: int,
     wanted: int,
+    open_batch: Callable[[], uuid.UUID | None] | None = None,
     **options: Any,
 ) -> uuid.UUID | None:
-    """`claim_rows` for a kind whose claims come in batches: the batch id, or None when none has room."""
-    claims = claim_rows(rule, worker, now, candidates, size=size, wanted=wanted, **options)
-    batch: uuid.UUID | None = getattr(claims[0], "batch") if claims else None  # noqa: B009 (not on TaskClaim)
+    """`claim_rows` for a kind whose claims come in batches: the worker's open batch (a reload gives
+    the same page back; `open_batch`, or the batch of their live claims of the kind), else a new
+    batch's id, or None when none has room. In the caller's transaction, the worker's row locked
+    first: one claim at a time per worker, so a double click never opens two batches."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM collection_worker WHERE id = %s" + lock_clause("collection_worker", wait=True), [worker.pk]
+        )
+    if open_batch is None:
+        current = rule.live(now).filter(worker=worker).order_by("created_at", "id").first()
+        batch: uuid.UUID | None = current.batch if current is not None else None
+    else:
+        batch = open_batch()
+    if batch is None:
+        claims = claim_rows(rule, worker, now, candidates, size=size, wanted=wanted, **options)
+        batch = getattr(claims[0], "batch") if claims else None  # noqa: B009 (not on TaskClaim)
     return batch

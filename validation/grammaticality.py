@@ -32,18 +32,6 @@ from .services import ValidationRefused
 PAGE_SIZE = 5
 
 
-def _live_claims(now: datetime) -> QuerySet[GrammaticalityClaim]:
-    return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
-
-
-def _held_subquery(now: datetime, *, exclude_worker: Worker | None = None) -> Coalesce:
-    claims = _live_claims(now).filter(pair=OuterRef("pk"))
-    if exclude_worker is not None:
-        claims = claims.exclude(worker=exclude_worker)
-    counted = claims.order_by().values("pair").annotate(n=Count("id")).values("n")
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
-
-
 def _judged_subquery() -> Coalesce:
     counted = (
         GrammaticalityJudgment.objects.filter(pair=OuterRef("pk")).order_by().values("pair").annotate(n=Count("id"))
@@ -59,7 +47,7 @@ def _claimable(worker: Worker, now: datetime, dataset: Dataset | None = None) ->
         pairs.exclude(author=worker)
         .exclude(pk__in=GrammaticalityJudgment.objects.filter(worker=worker).values("pair_id"))
         .exclude(pk__in=GrammaticalityClaim.objects.filter(worker=worker).values("pair_id"))
-        .alias(judged=_judged_subquery(), held=_held_subquery(now))
+        .alias(judged=_judged_subquery(), held=GRAMMATICALITY_CLAIMS.held(now))
         .filter(judged__lt=F("dataset__grammaticality_judgments") - F("held"))
         .order_by("judged", "pk")
     )
@@ -86,7 +74,7 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
     """Each locked hypothesis's free places: judgments wanted less judgments made and live claims."""
     counted = (
         Pair.objects.filter(pk__in=locked)
-        .annotate(judged=_judged_subquery(), held=_held_subquery(now))
+        .annotate(judged=_judged_subquery(), held=GRAMMATICALITY_CLAIMS.held(now))
         .values_list("pk", "dataset__grammaticality_judgments", "judged", "held")
     )
     return [(pk, wanted - judged - held, None) for pk, wanted, judged, held in counted]
@@ -100,22 +88,9 @@ def claim_page(worker: Worker, *, dataset: Dataset | None = None, size: int = PA
     none; None when nothing is left for them."""
     now = timezone.now()
     with transaction.atomic():
-        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
-        current = _live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
-        if current is not None:
-            return current.batch
         return claim_batch(
             GRAMMATICALITY_CLAIMS, worker, now, _claimable(worker, now, dataset), size=size, wanted=size * 3
         )
-
-
-def release_expired_grammaticality_claims(*, now: datetime | None = None) -> int:
-    """Mark every open page claim past its expiry as expired (their places are free already: live
-    claims are the unexpired ones), so the status says what happened."""
-    now = now or timezone.now()
-    return GrammaticalityClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
-        status=ClaimStatus.EXPIRED
-    )
 
 
 def hypotheses_to_judge(worker: Worker, *, dataset: Dataset | None = None, size: int = PAGE_SIZE) -> list[Pair]:
@@ -189,7 +164,7 @@ def submit_judgments(
             now = timezone.now()
             taken = dict(
                 Pair.objects.filter(pk__in=list(judgments))
-                .annotate(judged=_judged_subquery(), held=_held_subquery(now, exclude_worker=worker))
+                .annotate(judged=_judged_subquery(), held=GRAMMATICALITY_CLAIMS.held(now, exclude_worker=worker))
                 .annotate(taken=F("judged") + F("held"))
                 .values_list("pk", "taken")
             )

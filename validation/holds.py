@@ -54,8 +54,7 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
         items = sorted({getattr(claim, f"{rule.target}_id") for claim in claims if not _is_catch_trial(claim)})
 
         def busy() -> bool:
-            other = model._default_manager.filter(worker=worker, status=ClaimStatus.OPEN, expires_at__gt=now)
-            return other.exclude(pk__in=pks).exists()
+            return rule.live(now).filter(worker=worker).exclude(pk__in=pks).exists()
 
         def items_free() -> bool:
             item_model = model._meta.get_field(rule.target).related_model

@@ -21,8 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
@@ -100,15 +99,18 @@ def mark_for_premise_labels(dataset: Dataset | str, *, split: str | None = None)
 # --- claims --------------------------------------------------------------------------------------
 
 
-def live_claims(now: datetime) -> QuerySet[PremiseLabelClaim]:
-    return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
-
-
-def _live_claims_subquery(now: datetime) -> Coalesce:
-    counted = (
-        live_claims(now).filter(premise_pair=OuterRef("pk")).order_by().values("premise_pair").annotate(n=Count("id"))
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked premise pair's free places (three less labels and live claims) and its item."""
+    fresh = (
+        PremisePair.objects.filter(pk__in=locked)
+        .annotate(held=PREMISE_CLAIMS.held(now))
+        .values_list("pk", "item_id", "label_count", "held")
     )
-    return Coalesce(Subquery(counted.values("n"), output_field=IntegerField()), Value(0))
+    return [(pk, PREMISE_LABELS_PER_PAIR - count - held, item) for pk, item, count, held in fresh]
+
+
+# One premise of an item per batch (the module's docstring says why).
+PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=_room, grouping=Grouping.APART)
 
 
 def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset | None = None) -> QuerySet[PremisePair]:
@@ -121,27 +123,8 @@ def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset |
     pairs = pairs.exclude(item__author=worker)
     pairs = pairs.exclude(pk__in=PremiseLabelClaim.objects.filter(worker=worker).values("premise_pair_id"))
     pairs = pairs.exclude(pk__in=PremiseLabel.objects.filter(worker=worker).values("premise_pair_id"))
-    pairs = pairs.alias(held=_live_claims_subquery(now)).filter(label_count__lt=PREMISE_LABELS_PER_PAIR - F("held"))
+    pairs = pairs.alias(held=PREMISE_CLAIMS.held(now)).filter(label_count__lt=PREMISE_LABELS_PER_PAIR - F("held"))
     return pairs.order_by("-label_count", "id")
-
-
-def worker_open_premise_batch(worker: Worker, now: datetime) -> uuid.UUID | None:
-    claim = live_claims(now).filter(worker=worker).order_by("created_at", "id").first()
-    return claim.batch if claim else None
-
-
-def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
-    """Each locked premise pair's free places (three less labels and live claims) and its item."""
-    fresh = (
-        PremisePair.objects.filter(pk__in=locked)
-        .annotate(held=_live_claims_subquery(now))
-        .values_list("pk", "item_id", "label_count", "held")
-    )
-    return [(pk, PREMISE_LABELS_PER_PAIR - count - held, item) for pk, item, count, held in fresh]
-
-
-# One premise of an item per batch (the module's docstring says why).
-PREMISE_CLAIMS = ClaimRule(model=PremiseLabelClaim, target="premise_pair", room=_room, grouping=Grouping.APART)
 
 
 def claim_premise_batch(
@@ -169,10 +152,6 @@ def claim_premise_batch(
         dataset = study_session.study.dataset
     now = timezone.now()
     with transaction.atomic():
-        Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
-        current = worker_open_premise_batch(worker, now)
-        if current is not None:
-            return current
         return claim_batch(
             PREMISE_CLAIMS,
             worker,
@@ -219,8 +198,7 @@ def add_premise_labels(
         # lock re-reads the row's new version but not its subqueries, so it would still count the
         # live claim of a submit that committed meanwhile beside that submit's label.
         pairs = {
-            pair.pk: pair
-            for pair in PremisePair.objects.filter(pk__in=locked).annotate(held=_live_claims_subquery(now))
+            pair.pk: pair for pair in PremisePair.objects.filter(pk__in=locked).annotate(held=PREMISE_CLAIMS.held(now))
         }
         if len(pairs) != len(labels):
             raise PremiseLabelRefused("Some of these pairs are not open for per-premise labels; nothing was saved.")
@@ -317,30 +295,3 @@ def submit_premise_batch(
         # read from validation labels (quality.guessers), which this task does not write.
         record_task_done(claims[0].study_session)
     return SubmittedPremiseBatch(batch=batch, labels=saved)
-
-
-def release_expired_premise_claims(*, now: datetime | None = None) -> int:
-    """Mark every open claim past its expiry as expired (their places are free already)."""
-    now = now or timezone.now()
-    return PremiseLabelClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__lte=now).update(
-        status=ClaimStatus.EXPIRED
-    )
-
-
-def recount_premise_pairs(*, dataset: Dataset | None = None) -> int:
-    """Recompute every premise pair's counts and consensus from its labels; returns how many changed."""
-    pairs = PremisePair.objects.all() if dataset is None else PremisePair.objects.filter(item__dataset=dataset)
-    changed = 0
-    with transaction.atomic():
-        for pair in pairs.select_for_update().order_by("pk").prefetch_related("labels"):
-            labels = [label.label for label in pair.labels.all()]
-            counts = Counter(labels)
-            values = {
-                "label_count": len(labels),
-                **{field: counts.get(name, 0) for name, field in _VOTE_FIELDS.items()},
-                "consensus": consensus(labels),
-            }
-            if any(getattr(pair, key) != value for key, value in values.items()):
-                PremisePair.objects.filter(pk=pair.pk).update(**values)
-                changed += 1
-    return changed

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import IntegerField, QuerySet
+from django.db.models import IntegerField
 from django.db.models.expressions import RawSQL
 
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, PremiseStatus, Worker
@@ -19,13 +19,10 @@ from .models import ValidationClaim
 BATCH_SIZE = 5
 
 
-def live_claims(now: datetime) -> QuerySet[ValidationClaim]:
-    """Claims that still hold a place on their pair: open and not yet expired (a catch trial holds none)."""
-    return ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now, is_catch_trial=False)
-
-
-# `live_claims` of the pair `collection_pair`, counted in the validation claim's statements written in
-# SQL (params: the open status, now): a claim's CPU went to the ORM building its querysets (issue 44).
+# The validation claims that still hold a place on the pair `collection_pair`: open and not yet
+# expired, catch trials left out (they hold none). Params: the open status, now. The one expression
+# of the rule, in the claim's statements written in SQL (a claim's CPU went to the ORM building its
+# querysets, issue 44) and, as `open_claims_subquery`, in the ORM's readers.
 LIVE_CLAIMS_SQL = (
     "(SELECT COUNT(*) FROM validation_validationclaim c WHERE c.pair_id = collection_pair.id"
     " AND c.status = %s AND c.expires_at > %s AND NOT c.is_catch_trial)"

@@ -38,7 +38,6 @@ from crowd.claiming import (
     db_time,
     foreign_items,
     insert_claims,
-    lock_clause,
     lock_rows,
     marks,
 )
@@ -85,10 +84,6 @@ class BatchIncomplete(ValidationRefused):
 CLAIM_WAITS = 8  # looks again after 20, 40, ..., 160 ms when every claimable pair is locked
 CLAIM_WAIT_SECONDS = 0.02
 
-# What a claim reads of each locked candidate besides its pk: a batch takes one pair per premise,
-# one of those closest to complete (`spread_over_premises`).
-CANDIDATE_FACTS = ("premise_id", "label_count")
-
 
 def _claimable_locker(
     worker: Worker,
@@ -97,21 +92,24 @@ def _claimable_locker(
     item_kind: str,
     facts: dict[int, tuple[int, int]],
     fresh: dict[str, bool],
-    pool: tuple[list[int], list[str]] = ([], []),
+    study_session: StudySession | None,
 ) -> Callable[[int, Sequence[int]], list[int]]:
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
     `facts` gets each locked pair's (premise pk, label count); `fresh["premises"]` says whether to
     offer only premises the worker was never served (the caller turns it off when none is left);
-    `pool`, a study's genres and imports (`crowd.selectors.pool_limits`)."""
+    a study's genres and imports limit them (`crowd.selectors.pool_limits`, read at the first lock)."""
+    pool: list[tuple[list[int], list[str]]] = []
 
     def lock(wanted: int, tried: Sequence[int]) -> list[int]:
+        if not pool:
+            pool.append(pool_limits(study_session.study) if study_session else ([], []))
         sql, params = selectors.candidate_statement(
             worker,
             now,
             dataset=dataset,
             item_kind=item_kind,
             fresh_premises=fresh["premises"],
-            pool=pool,
+            pool=pool[0],
             tried=tried,
             limit=wanted,
             lock=True,
@@ -209,22 +207,17 @@ def _recount_held(pairs: Sequence[int], now: datetime) -> int:
     return changed
 
 
-def _keep_held_places(locked: list[int], claimed: list[int], now: datetime) -> None:
-    """After a look, the locked candidates' `held_places` are their live claims, the new ones
-    included: a pair that live claims fill leaves the claim index until a place comes free (a
-    submit, an expiry recounted by the beat or by a claim that found no free pair)."""
-    _recount_held(locked, now)
-
-
 # Validation batches (and MPE judgments): claims on pairs, closest to complete first. The candidate
 # query walks a partial index that holds only the pairs with free places (`pair_claim_queue_free`,
-# `pair_claim_queue_free_all`).
+# `pair_claim_queue_free_all`). After a look, the locked candidates' `held_places` are their live
+# claims, the new ones included: a pair that live claims fill leaves the claim index until a place
+# comes free (a submit, an expiry recounted by the beat or by a claim that found no free pair).
 VALIDATION_CLAIMS = ClaimRule(
     model=ValidationClaim,
     target="pair",
     room=_pair_room(LABELS_PER_PAIR),
     grouping=Grouping.SAME,
-    after=_keep_held_places,
+    after=lambda locked, claimed, now: _recount_held(locked, now),
 )
 
 
@@ -272,15 +265,6 @@ def claim_validation_batch(
     _check_may_validate(worker, dataset)
     now = timezone.now()
     with transaction.atomic():
-        # One claim at a time per worker: a double click must not open two batches.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT id FROM collection_worker WHERE id = %s" + lock_clause("collection_worker", wait=True),
-                [worker.pk],
-            )
-        current = selectors.worker_open_batch(worker, now, item_kind=item_kind)
-        if current is not None:
-            return current
         size = selectors.BATCH_SIZE
         catch: list[int] | None = None
         catch_premises: dict[int, int] = {}
@@ -337,12 +321,13 @@ def claim_validation_batch(
                 item_kind,
                 facts,
                 fresh,
-                pool=pool_limits(study_session.study) if study_session else ([], []),
+                study_session,
             ),
             size=size,
             wanted=size * 3,
             take=take,
             look_again=look_again,
+            open_batch=lambda: selectors.worker_open_batch(worker, now, item_kind=item_kind),
         )
 
 

@@ -2,8 +2,8 @@
 
 from celery import shared_task
 
-from .grammaticality import release_expired_grammaticality_claims
-from .premise_labels import release_expired_premise_claims
+from .grammaticality import GRAMMATICALITY_CLAIMS
+from .premise_labels import PREMISE_CLAIMS
 from .services import release_expired_claims
 
 
@@ -19,6 +19,6 @@ def release_expired() -> dict[str, int]:
     """
     return {
         "validation": release_expired_claims(),
-        "premise_labels": release_expired_premise_claims(),
-        "grammaticality": release_expired_grammaticality_claims(),
+        "premise_labels": PREMISE_CLAIMS.release_expired(),
+        "grammaticality": GRAMMATICALITY_CLAIMS.release_expired(),
     }

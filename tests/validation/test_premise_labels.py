@@ -24,7 +24,7 @@ from validation.premise_table import (
     table4_from_rows,
 )
 
-from .premise_helpers import CAPTIONS, field_of, make_items
+from .premise_helpers import CAPTIONS, field_of, make_items, stale_premise_pairs
 
 pytestmark = pytest.mark.django_db
 E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value
@@ -152,7 +152,7 @@ def test_consensus_and_counts_move_with_each_label(make_worker):
     second.refresh_from_db()
     assert (first.label_count, first.entailment_votes, first.neutral_votes, first.consensus) == (3, 2, 1, E)
     assert (second.label_count, second.consensus) == (3, "-")
-    assert services.recount_premise_pairs() == 0  # the kept counts are the labels'
+    assert stale_premise_pairs() == 0  # the kept counts are the labels'
 
 
 def test_an_incomplete_or_expired_batch_saves_nothing(make_worker):

@@ -16,7 +16,7 @@ from validation import premise_labels as services
 from validation.models import PremiseLabel, PremiseLabelClaim, PremisePair
 
 from .concurrent_submits import submit_at_once
-from .premise_helpers import make_items
+from .premise_helpers import make_items, stale_premise_pairs
 
 WORKERS = 10
 ITEMS = 3  # twelve premise pairs, 36 judgments
@@ -67,7 +67,7 @@ def test_concurrent_workers_leave_exactly_three_judgments_per_premise_pair(trans
     per_pair = PremisePair.objects.annotate(n=Count("labels"), workers=Count("labels__worker", distinct=True))
     assert {(pair.n, pair.workers, pair.label_count) for pair in per_pair} == {(3, 3, 3)}
     assert PremiseLabel.objects.count() == ITEMS * 4 * 3
-    assert services.recount_premise_pairs() == 0
+    assert stale_premise_pairs() == 0
 
 
 @pytest.mark.postgres
