@@ -6,7 +6,7 @@ worker only previews the HIT, when nothing may be created). Nobody copies ids by
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -129,31 +129,12 @@ def worker_for_arrival(arrival: Arrival) -> Worker:
 ClaimModels = Sequence[type[TaskClaim]]
 
 
-def release_claims_of_other_sessions(session: StudySession, *, claim_models: ClaimModels) -> int:
-    """Release the worker's open claims that count for another study session (or none).
-
-    A claim counts for the session it was made in. Re-opening a study with another SESSION_ID
-    (or another study) must not carry an open task over, to be counted for the earlier session
-    or done twice: the task goes back to the pool, and the worker is told. Returns how many.
-    """
-    return _release_open_claims(claim_models, worker__in=[session.worker.pk], exclude_session=session)
-
-
-def release_open_claims_of_workers(worker_ids: Iterable[int], *, claim_models: ClaimModels) -> int:
-    """Release every open claim of these workers (excluded ones): their tasks go back to the pool at
-    once instead of staying held until the claims expire. Returns how many."""
-    return _release_open_claims(claim_models, worker__in=list(worker_ids))
-
-
-def release_open_claims_of_session(session: StudySession, *, claim_models: ClaimModels) -> int:
-    """Release the open claims made in this study session (its submission was returned or timed
-    out on the market): their tasks go back to the pool at once. Returns how many."""
-    return _release_open_claims(claim_models, worker__in=[session.worker_id], study_session=session)
-
-
-def _release_open_claims(
+def release_open_claims(
     claim_models: ClaimModels, *, exclude_session: StudySession | None = None, **worker_filter: object
 ) -> int:
+    """Release the open claims of every claim model that `worker_filter` names (their tasks go back
+    to the pool at once, instead of staying held until the claims expire), but those of
+    `exclude_session`; returns how many."""
     released = 0
     now = timezone.now()
     for model in claim_models:
@@ -175,9 +156,13 @@ class StartedSession:
 def start_study_session(
     study: Study, arrival: Arrival, *, claim_models: ClaimModels, device: str = ""
 ) -> StartedSession:
-    """Create or resume the worker's StudySession for this study visit, releasing open claims
-    of their other sessions in the same transaction (see release_claims_of_other_sessions). A new
-    session remembers the browser (`device`) that opened it."""
+    """Create or resume the worker's StudySession for this study visit, releasing the worker's open
+    claims that count for another study session (or none), in the same transaction. A new session
+    remembers the browser (`device`) that opened it.
+
+    A claim counts for the session it was made in. Re-opening a study with another SESSION_ID
+    (or another study) must not carry an open task over, to be counted for the earlier session
+    or done twice: the task goes back to the pool, and the worker is told."""
     worker = worker_for_arrival(arrival)
     try:
         with transaction.atomic():
@@ -193,7 +178,7 @@ def start_study_session(
         if arrival.turk_submit_to and session.turk_submit_to != arrival.turk_submit_to:
             session.turk_submit_to = arrival.turk_submit_to
             session.save(update_fields=["turk_submit_to"])
-        released = release_claims_of_other_sessions(session, claim_models=claim_models)
+        released = release_open_claims(claim_models, worker__in=[session.worker.pk], exclude_session=session)
     return StartedSession(session, released)
 
 

@@ -41,7 +41,7 @@ from django.shortcuts import render
 from django.urls import Resolver404, resolve
 
 from .access import Refusal
-from .arrival import SESSION_KEY, ClaimModels, release_open_claims_of_workers
+from .arrival import SESSION_KEY, ClaimModels, release_open_claims
 from .models import ClaimStatus, Study, StudySession, TaskClaim
 from .services import worker_for_user
 
@@ -95,7 +95,7 @@ def start_preview(request: HttpRequest, study: Study, *, claim_models: ClaimMode
     worker = worker_for_user(user)
     with transaction.atomic():
         _delete_preview_claims(request, worker.pk, claim_models)
-        release_open_claims_of_workers([worker.pk], claim_models=claim_models)
+        release_open_claims(claim_models, worker__in=[worker.pk])
         # is_preview in the lookup: a participant's session is never made a preview, nor the reverse.
         session, _ = StudySession.objects.get_or_create(
             study=study, worker=worker, external_session_id=PREVIEW_SESSION_ID, is_preview=True

@@ -96,10 +96,11 @@ def start_study_session(study: "Study", visit: arrival.Arrival, *, device: str =
 
 
 def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
-    """Release every open claim of these workers, of every task app; returns how many."""
-    return arrival.release_open_claims_of_workers(worker_ids, claim_models=registered().claim_models)
+    """Release every open claim of these workers (excluded ones), of every task app; returns how many."""
+    return arrival.release_open_claims(registered().claim_models, worker__in=list(worker_ids))
 
 
 def release_open_claims_of_session(session: "StudySession") -> int:
-    """Release the open claims made in one study session, of every task app; returns how many."""
-    return arrival.release_open_claims_of_session(session, claim_models=registered().claim_models)
+    """Release the open claims made in one study session (its submission was returned or timed out
+    on the market), of every task app; returns how many."""
+    return arrival.release_open_claims(registered().claim_models, worker__in=[session.worker_id], study_session=session)

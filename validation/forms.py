@@ -111,7 +111,6 @@ class MpeBatchForm(ValidationBatchForm):
 
         # Capitalised as the instructions above the items name them ("Yes"), not "yes" on the buttons.
         self.answer_choices = [(label, answer.capitalize()) for answer, (label, _) in ANSWERS.items()]
-        self.answer_help = {label: text for _, (label, text) in ANSWERS.items()}
         super().__init__(pairs, *args, **kwargs)
         for field in self.fields.values():
             assert isinstance(field, forms.ChoiceField)  # one label's buttons per pair

@@ -13,7 +13,7 @@ from crowd.models import TaskKind
 
 from . import services
 from .forms import MpeBatchForm
-from .views import BatchTask, renew_view, task_views
+from .views import BatchTask, task_views
 
 MPE = BatchTask(
     item_kind=ItemKind.MULTI_PREMISE,
@@ -38,5 +38,4 @@ MPE = BatchTask(
 )
 
 
-next_batch, batch = task_views(MPE)
-renew = renew_view(MPE)
+next_batch, batch, renew = task_views(MPE)

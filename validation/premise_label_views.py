@@ -17,7 +17,7 @@ from crowd.models import TaskKind
 from . import premise_labels as services
 from .forms import PremiseBatchForm
 from .models import PremiseLabelClaim
-from .views import BatchTask, renew_view, task_views
+from .views import BatchTask, task_views
 
 
 def batch_claims(worker: Worker, batch: UUID | str) -> QuerySet[PremiseLabelClaim]:
@@ -50,5 +50,4 @@ PREMISE = BatchTask(
 )
 
 
-next_batch, batch = task_views(PREMISE)
-renew = renew_view(PREMISE)
+next_batch, batch, renew = task_views(PREMISE)

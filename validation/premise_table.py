@@ -18,7 +18,6 @@ A `-` consensus agrees with no MPE label and counts as neither E nor C.
 from __future__ import annotations
 
 import csv
-import io
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -232,9 +231,3 @@ def table4_from_rows(rows: Iterable[PremiseLabelRow]) -> Table4:
         ):
             complete.append((item_rows[0].mpe_gold_label, [row.consensus for row in item_rows]))
     return table4(complete)
-
-
-def dumps(rows: Iterable[PremiseLabelRow]) -> str:
-    buffer = io.StringIO()
-    write_rows(rows, buffer)
-    return buffer.getvalue()

@@ -168,9 +168,12 @@ def renew_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> H
 def task_views(
     task: BatchTask,
 ) -> tuple[
-    Callable[[AuthenticatedRequest], HttpResponseBase], Callable[[AuthenticatedRequest, UUID], HttpResponseBase]
+    Callable[[AuthenticatedRequest], HttpResponseBase],
+    Callable[[AuthenticatedRequest, UUID], HttpResponseBase],
+    Callable[[AuthenticatedRequest, UUID], HttpResponseBase],
 ]:
-    """A batch task's two views, (next batch, one batch), for the URLconf."""
+    """A batch task's views, (next batch, one batch, its renewal: a POST from the hold's buttons),
+    for the URLconf."""
 
     @login_required
     def next_batch(request: AuthenticatedRequest) -> HttpResponseBase:
@@ -181,23 +184,16 @@ def task_views(
     def batch(request: AuthenticatedRequest, batch: UUID) -> HttpResponseBase:
         return batch_page(request, batch, task)
 
-    return next_batch, batch
-
-
-def renew_view(task: BatchTask) -> Callable[[AuthenticatedRequest, UUID], HttpResponseBase]:
-    """A batch task's renewal view (a POST from the hold's buttons), for the URLconf."""
-
     @login_required
     @require_http_methods(["POST"])
     def renew(request: AuthenticatedRequest, batch: UUID) -> HttpResponseBase:
         return renew_page(request, batch, task)
 
-    return renew
+    return next_batch, batch, renew
 
 
 VALIDATION = BatchTask()
-next_batch, batch = task_views(VALIDATION)
-renew = renew_view(VALIDATION)
+next_batch, batch, renew = task_views(VALIDATION)
 
 
 @login_required

@@ -16,18 +16,24 @@ from validation.premise_label_selectors import premise_label_rows, spe_table
 from validation.premise_table import (
     PremiseLabelRow,
     consensus,
-    dumps,
     heuristic_vote,
     majority_vote,
     read_rows,
     table4,
     table4_from_rows,
+    write_rows,
 )
 
 from .premise_helpers import CAPTIONS, field_of, make_items, stale_premise_pairs
 
 pytestmark = pytest.mark.django_db
 E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value
+
+
+def dumps(rows):
+    buffer = io.StringIO()
+    write_rows(rows, buffer)
+    return buffer.getvalue()
 
 
 def fill(premise_pair, labels, make_worker):
