@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 
@@ -92,14 +92,6 @@ def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
     return None, None
 
 
-def completed_sessions(study: Study) -> QuerySet[StudySession]:
-    return (
-        StudySession.objects.filter(study=study, completed_at__isnull=False)
-        .select_related("worker__user")
-        .order_by("completed_at", "pk")
-    )
-
-
 MarkSource = Callable[[list[int]], dict[int, list[str]]]
 
 
@@ -125,7 +117,11 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
     worker_marks column says "excluded" or names the quality flags (`worker_marks`), so a session is
     never approved unseen."""
     for study in studies:
-        sessions = list(completed_sessions(study))
+        sessions = list(
+            StudySession.objects.filter(study=study, completed_at__isnull=False)
+            .select_related("worker__user")
+            .order_by("completed_at", "pk")
+        )
         marks = worker_marks((session.worker_id for session in sessions), flagged=flagged)
         for session in sessions:
             yield [
@@ -142,20 +138,11 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
             ]
 
 
-def device_linked_ids(worker_id: int) -> QuerySet[Any]:
-    """The ids of every worker seen on a device this worker was seen on (the worker among them), as a
-    subquery: one person under several participant ids (issue 27). Their work is never checked by
-    themselves: a validator is not offered pairs such ids wrote (validation.selectors.claimable_pairs),
-    and their labels do not verify such ids' adversarial examples (adversarial.verification)."""
-    return DeviceSighting.objects.filter(
-        device__in=DeviceSighting.objects.filter(worker_id=worker_id).values("device")
-    ).values("worker_id")
-
-
 def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
-    """{worker id: other worker ids seen on one of its devices}, for workers who share a device."""
-    from .models import DeviceSighting
-
+    """{worker id: other worker ids seen on one of its devices}, for workers who share a device:
+    one person under several participant ids (issue 27), whose work is never checked by themselves
+    (adversarial verification; a validation claim's candidates read the sightings in SQL,
+    `validation.selectors.candidate_statement`)."""
     sightings = DeviceSighting.objects.all()
     if worker_ids is not None:
         devices = DeviceSighting.objects.filter(worker_id__in=list(worker_ids)).values("device")

@@ -59,7 +59,7 @@ def candidate_statement(
 
     Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
     held by live claims are under the target; the worker (or an id seen on one of their devices,
-    `crowd.selectors.device_linked_ids`) did not write it, the worker did not label it or hold a
+    `crowd.models.DeviceSighting`) did not write it, the worker did not label it or hold a
     claim on it before; its premise is not held for a researcher; a trusted-only dataset is offered
     to trusted workers only. With `fresh_premises`, only pairs of premises the worker was never
     served (the claim's first look: a premise seen again in a later batch told ordinary pairs from
