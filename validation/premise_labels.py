@@ -32,13 +32,7 @@ from crowd.services import record_task_done
 
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
-from .services import (
-    BatchAlreadySubmitted,
-    BatchExpired,
-    BatchIncomplete,
-    NotAllowedToValidate,
-    ValidationRefused,
-)
+from .services import BatchIncomplete, NotAllowedToValidate, ValidationRefused, claims_to_submit
 
 BATCH_SIZE = 5
 CANDIDATES_PER_PLACE = 8  # over-fetch: full pairs and second premises of an item are skipped
@@ -48,20 +42,8 @@ class PremiseLabelRefused(ValidationRefused):
     """A per-premise write that was refused; its message is fit to show the worker."""
 
 
-# Each also the batch tasks' own refusal (services), so the shared pages (views.BatchTask) answer them alike.
+# Also the batch tasks' refusal of a claim (services), so the shared pages (views.BatchTask) answer it alike.
 class NotAllowedToLabelPremises(PremiseLabelRefused, NotAllowedToValidate):
-    pass
-
-
-class PremiseBatchExpired(PremiseLabelRefused, BatchExpired):
-    pass
-
-
-class PremiseBatchAlreadySubmitted(PremiseLabelRefused, BatchAlreadySubmitted):
-    pass
-
-
-class PremiseBatchIncomplete(PremiseLabelRefused, BatchIncomplete):
     pass
 
 
@@ -259,22 +241,11 @@ def submit_premise_batch(
         worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
         if worker.is_excluded:
             raise PremiseLabelRefused("Your account is not taking part in this task at the moment.")
-        claims = list(
-            PremiseLabelClaim.objects.select_for_update(of=("self",)).filter(worker=worker, batch=batch).order_by("id")
-        )
-        if not claims:
-            raise PremiseLabelRefused("This batch does not exist or is not yours.")
-        if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
-            raise PremiseBatchAlreadySubmitted("These labels are already saved. Thank you!")
-        if any(claim.status != ClaimStatus.OPEN or claim.expires_at <= now for claim in claims):
-            raise PremiseBatchExpired(
-                "This batch expired before it was submitted, so its pairs went back to other workers "
-                "and nothing was saved. Please take a new batch."
-            )
+        claims = claims_to_submit(PREMISE_CLAIMS, worker, batch, now, others="workers")
         missing = [claim.premise_pair_id for claim in claims if labels.get(claim.premise_pair_id) not in LABELS]
         if missing:
             numbers = [str(n) for n, claim in enumerate(claims, 1) if claim.premise_pair_id in missing]
-            raise PremiseBatchIncomplete(
+            raise BatchIncomplete(
                 f"Please choose an answer for every pair; missing: pair {', '.join(numbers)}. Nothing was saved yet.",
                 missing=missing,
             )

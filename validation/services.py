@@ -41,6 +41,7 @@ from crowd.claiming import (
     lock_rows,
     marks,
 )
+from crowd.holds import has_run_out
 from crowd.models import ClaimStatus, StudySession, TaskClaim
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
@@ -450,6 +451,37 @@ def _catch_trials(
     return kept
 
 
+def claims_to_submit(
+    rule: ClaimRule, worker: Worker, batch: uuid.UUID | str, now: datetime, *related: str, others: str
+) -> list[Any]:
+    """The worker's claims in `batch` (with `related`), locked, in page order, for its submit, in
+    the caller's transaction (the worker's row locked already: it serialises their own submits).
+    Refused when the batch is not theirs, was submitted already, or ran out (its items went back to
+    `others`): every batch task's submit asks this first."""
+    batch_id = claim_key(batch)
+    model: Any = rule.model  # a concrete claim model (the rule names the abstract TaskClaim)
+    claims = (
+        []
+        if batch_id is None
+        else list(
+            model._default_manager.select_for_update(of=("self",))
+            .filter(worker=worker, batch=batch_id)
+            .select_related(*related)
+            .order_by("id")
+        )
+    )
+    if not claims:
+        raise BatchNotFound("This batch does not exist or is not yours.")
+    if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
+        raise BatchAlreadySubmitted("These labels are already saved. Thank you!")
+    if has_run_out(claims, now):
+        raise BatchExpired(
+            f"This batch expired before it was submitted, so its pairs went back to other {others} "
+            "and nothing was saved. Please take a new batch."
+        )
+    return claims
+
+
 @dataclass
 class SubmittedBatch:
     batch: uuid.UUID | str
@@ -471,28 +503,10 @@ def submit_validation_batch(
     with transaction.atomic():
         worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
         _check_may_validate(worker, None)
-        # The claims are the worker's alone (the worker lock serialises their own submits); the
-        # pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
-        batch_id = claim_key(batch)
-        claims = (
-            []
-            if batch_id is None
-            else list(
-                ValidationClaim.objects.select_for_update(of=("self",))
-                .filter(worker=worker, batch=batch_id)
-                .select_related("pair", "pair__dataset", "study_session__study")
-                .order_by("id")
-            )
+        # The pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
+        claims = claims_to_submit(
+            VALIDATION_CLAIMS, worker, batch, now, "pair", "pair__dataset", "study_session__study", others="validators"
         )
-        if not claims:
-            raise BatchNotFound("This batch does not exist or is not yours.")
-        if all(claim.status == ClaimStatus.SUBMITTED for claim in claims):
-            raise BatchAlreadySubmitted("These labels are already saved. Thank you!")
-        if any(claim.status != ClaimStatus.OPEN or claim.expires_at <= now for claim in claims):
-            raise BatchExpired(
-                "This batch expired before it was submitted, so its pairs went back to other "
-                "validators and nothing was saved. Please take a new batch."
-            )
         stored = {}
         for claim in claims:
             with contextlib.suppress(ValueError):  # named as missing below

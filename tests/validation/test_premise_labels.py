@@ -23,6 +23,7 @@ from validation.premise_table import (
     table4_from_rows,
     write_rows,
 )
+from validation.services import BatchExpired, BatchIncomplete, BatchNotFound
 
 from .premise_helpers import CAPTIONS, field_of, make_items, stale_premise_pairs
 
@@ -166,10 +167,10 @@ def test_an_incomplete_or_expired_batch_saves_nothing(make_worker):
     worker = make_worker()
     batch = present(services.claim_premise_batch(worker))
     claims = list(PremiseLabelClaim.objects.filter(batch=batch))
-    with pytest.raises(services.PremiseBatchIncomplete, match="missing: pair 2"):
+    with pytest.raises(BatchIncomplete, match="missing: pair 2"):
         services.submit_premise_batch(worker, batch, {claims[0].premise_pair_id: E})
     PremiseLabelClaim.objects.filter(batch=batch).update(expires_at="2000-01-01T00:00:00Z")
-    with pytest.raises(services.PremiseBatchExpired):
+    with pytest.raises(BatchExpired):
         services.submit_premise_batch(worker, batch, {claim.premise_pair_id: E for claim in claims})
     assert PremiseLabel.objects.count() == 0
 
@@ -218,7 +219,7 @@ def test_a_worker_never_sees_or_submits_another_workers_batch(client, make_worke
     url = reverse("validation:premise-batch", args=[batch])
     assert client.get(url).status_code == 404
     assert client.post(url, {field_of(claims[0].premise_pair_id, owner): E}).status_code == 404
-    with pytest.raises(services.PremiseLabelRefused, match="not yours"):
+    with pytest.raises(BatchNotFound, match="not yours"):
         services.submit_premise_batch(other, batch, {claim.premise_pair_id: E for claim in claims})
     # The other worker's own page shows the pairs, never the labels others gave them.
     own = present(services.claim_premise_batch(other))
