@@ -66,14 +66,10 @@ def warning_seconds() -> int:
     return int(float(minutes) * 60)
 
 
-def extensions_allowed() -> int:
-    return int(settings.NLI.get("HOLD_EXTENSIONS", 2))
-
-
 def latest_extension(created_at: datetime, minutes: float) -> datetime:
     """The last moment "More time" is given to a hold claimed at `created_at`: given then, the hold
     ends 1 + HOLD_EXTENSIONS claim periods after its claim."""
-    return created_at + timedelta(minutes=minutes) * extensions_allowed()
+    return created_at + timedelta(minutes=minutes) * int(settings.NLI.get("HOLD_EXTENSIONS", 2))
 
 
 @dataclass(frozen=True)
