@@ -298,10 +298,11 @@ def claim_validation_batch(
                 healed = True
                 if _recount_every_held_pair(now):
                     return True
+            pool = pool_limits(study_session.study) if study_session else ([], [])
             if waits < CLAIM_WAITS and selectors.claimable_pairs(
-                worker, now, dataset=dataset, item_kind=item_kind, tried=tried, limit=1
+                worker, now, dataset=dataset, item_kind=item_kind, pool=pool, tried=tried, limit=1
             ):
-                # Every claimable pair is locked by someone claiming or submitting right now
+                # Every claimable pair of the study's pool is locked by someone claiming or submitting right now
                 # (SKIP LOCKED + LIMIT then returns nothing while work remains): they commit in
                 # a moment, so look again shortly instead of saying "no task". Never waits on
                 # their locks: a submit that fills the pair may hold them.

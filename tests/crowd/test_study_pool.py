@@ -77,6 +77,24 @@ def test_a_validation_study_limited_to_fiction_claims_only_pairs_on_fiction(make
     assert {claim.pair_id for claim in batch_claims(worker, batch)} == on_fiction
 
 
+def test_a_validation_study_whose_pool_is_spent_says_no_task_without_waiting_on_pairs_outside_it(
+    make_worker, monkeypatch
+):
+    """The claim waits a moment when every claimable pair is locked by someone else; pairs outside
+    the study's pool are not the study's to wait for."""
+    dataset = factories.dataset("to-validate")
+    fiction, telephone = factories.genre("fiction"), factories.genre("telephone")
+    for _ in range(3):
+        factories.pair(dataset, factories.premise(dataset, telephone), ["neutral"])
+    study = study_of(dataset, TaskKind.VALIDATION, catch_trial_share=0)
+    study.pool_genres.set([fiction])
+    waits = []
+    monkeypatch.setattr("validation.services.time.sleep", waits.append)
+    worker = make_worker()
+    assert claim_validation_batch(worker, study_session=session_of(study, worker)) is None
+    assert waits == []
+
+
 def test_the_admin_offers_the_import_files_and_the_genres(admin_client):
     dataset = factories.dataset("adm")
     factories.premise(dataset, factories.genre("fiction"))
