@@ -1,17 +1,16 @@
 """The adjudication queue (issue 42.2): pairs to settle, by filter, decided by keyboard or mouse."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from corpus.services import LabelRefused
-from dashboard.queries import adjudication as queries
+from dashboard.queries.common import pair as pair_named
 from validation import adjudication
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, page_context, redirect_back, researcher_required
 
 QUEUE_SHOWN = 50
 
@@ -47,9 +46,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """One decision: a label, retire, or withdraw; with its reason and the researcher."""
-    pair = queries.pair_to_adjudicate(pair_id)
-    if pair is None:
-        raise Http404("No such pair.")
+    pair = found(pair_named(pair_id), "No such pair.")
     try:
         adjudication.decide(
             pair,
@@ -63,7 +60,4 @@ def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     else:
         shown = "retired" if pair.adjudicated_label == "-" else pair.gold_label
         messages.success(request, f"Pair {pair.pair_id}: gold label is now {shown}; its labels stay.")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        back = "dashboard:adjudication"
-    return redirect(back)
+    return redirect_back(request, "dashboard:adjudication")

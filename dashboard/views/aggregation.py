@@ -4,7 +4,7 @@ the majority-vote gold disagree, and the workers ranked by estimated skill."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -14,7 +14,7 @@ from dashboard.queries.common import datasets as all_datasets
 from quality import aggregation_runs
 from quality.models import AggregationStatus
 
-from .common import page_context, polled_ids, progress_json, researcher_required
+from .common import found, page_context, polled_ids, progress_json, researcher_required
 
 RUNS_SHOWN = 50
 PAIRS_PER_PAGE = 50
@@ -69,9 +69,7 @@ def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def aggregation_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    run = queries.aggregation_run(run_id)
-    if run is None:
-        raise Http404("No such aggregation run.")
+    run = found(queries.aggregation_run(run_id), "No such aggregation run.")
     method = request.GET.get("method", "dawid_skene")
     if method not in run.methods:
         method = "dawid_skene"

@@ -2,14 +2,16 @@
 
 from collections.abc import Callable, Collection, Iterable
 from functools import update_wrapper
-from typing import Any, Concatenate, ParamSpec, cast, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast, overload
 from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
+from django.shortcuts import redirect
 from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import is_researcher
@@ -17,6 +19,7 @@ from corpus.models import Split
 from dashboard.queries.common import datasets
 
 P = ParamSpec("P")
+T = TypeVar("T")
 View = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
 # The view behind the check: only signed-in researchers reach it, so its request.user is an account.
 ResearcherView = Callable[Concatenate[AuthenticatedRequest, P], HttpResponseBase]
@@ -51,6 +54,21 @@ def researcher_required(
 
     update_wrapper(wrapped, view)  # functools.wraps: the view's name and docstring
     return wrapped
+
+
+def found(row: T | None, missing: str) -> T:
+    """The row a page names, or the 404 that says what is missing."""
+    if row is None:
+        raise Http404(missing)
+    return row
+
+
+def redirect_back(request: HttpRequest, default: str) -> HttpResponseBase:
+    """Back to the page the form came from (its `next`, on this site only), else to `default`."""
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = default
+    return redirect(back)
 
 
 class Scope:

@@ -1,7 +1,7 @@
 """The pair browser and the queue of premises reported by writers."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -12,7 +12,7 @@ from dashboard.queries import pairs as queries
 from dashboard.queries.collection import held_premise_count
 from dashboard.queries.common import genres
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, page_context, researcher_required
 
 
 @researcher_required
@@ -62,9 +62,7 @@ def reports(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def report_action(request: HttpRequest, premise_id: int) -> HttpResponseBase:
     """Release, edit or retire one reported premise; every action resolves its reports."""
-    premise = queries.premise(premise_id)
-    if premise is None:
-        raise Http404("No such premise.")
+    premise = found(queries.premise(premise_id), "No such premise.")
     action = request.POST.get("action")
     chosen = queries.just(premise)
     if action == "release":

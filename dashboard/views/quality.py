@@ -18,10 +18,12 @@ from corpus.models import Pair
 from corpus.services import LabelRefused
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
+from dashboard.queries.common import pair as pair_named
 from quality import bonuses, selectors, services
 from validation.forms import CHOICES, KEYS
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, page_context, researcher_required
+from .study import study_or_404
 
 
 def _label_rows(pair: Pair, chosen: str) -> dict[str, Any]:
@@ -47,13 +49,10 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
     pair_pk = request.POST.get("pair") or request.GET.get("pair")
     if pair_pk and not str(pair_pk).isdigit():
         raise Http404("No such pair.")
-    pair = queries.pair_to_label(pair_pk) if pair_pk else None
-    if pair_pk and pair is None:
-        raise Http404("No such pair.")
+    pair = found(pair_named(pair_pk), "No such pair.") if pair_pk else None
     error = None
     if request.method == "POST":
-        if pair is None:
-            raise Http404("No such pair.")
+        pair = found(pair, "No such pair.")
         try:
             reference = services.set_reference_label(
                 pair,
@@ -136,9 +135,7 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
-    study = queries.study(slug)
-    if study is None:
-        raise Http404("No such study.")
+    study = study_or_404(slug)
     entries = list(bonuses.unpaid(study))
     if market == "prolific":
         body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
@@ -156,9 +153,7 @@ def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
-    study = queries.study(slug)
-    if study is None:
-        raise Http404("No such study.")
+    study = study_or_404(slug)
     if request.POST.get("confirm") != "paid":
         messages.error(
             request,

@@ -6,21 +6,18 @@ Thin: every figure is read in `dashboard.queries.study`."""
 import csv
 from collections.abc import Iterator
 
-from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from crowd.models import Study
 from dashboard.queries import study as queries
 
-from .common import page_context, researcher_required
+from .common import found, page_context, researcher_required
 
 
 def study_or_404(slug: str) -> Study:
-    found = queries.study(slug)
-    if found is None:
-        raise Http404("No such study.")
-    return found
+    return found(queries.study(slug), "No such study.")
 
 
 @researcher_required

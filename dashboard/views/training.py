@@ -1,5 +1,5 @@
 from django.contrib import messages
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -11,7 +11,7 @@ from dashboard.queries import runs as queries
 from modeling.models import ModelKind, RunStatus, TrainingRun
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 
-from .common import page_context, researcher_required
+from .common import found, page_context, polled_ids, researcher_required
 
 RUNS_SHOWN = 50
 FINISHED = (RunStatus.DONE, RunStatus.FAILED)
@@ -88,18 +88,15 @@ def run_payload(run: TrainingRun, request: HttpRequest, detail: bool = False) ->
 @researcher_required
 @require_GET
 def training_progress(request: HttpRequest) -> HttpResponseBase:
-    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     detail = request.GET.get("view") == "detail"
-    runs = queries.training_runs_by_id(ids)
+    runs = queries.training_runs_by_id(polled_ids(request))
     return JsonResponse({"items": [run_payload(run, request, detail) for run in runs]})
 
 
 @researcher_required
 @require_GET
 def training_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    run = queries.training_run(run_id)
-    if run is None:
-        raise Http404("No such training run.")
+    run = found(queries.training_run(run_id), "No such training run.")
     report = results.run_report(run)
     figures = {}
     if report.genre_matrix:

@@ -2,7 +2,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from corpus.agreement import coverage_sentences
+from corpus.agreement import adaptive_stopping_in_scope, coverage_sentences
 from corpus.labels import LABELS_PER_PAIR
 from corpus.selectors import genre_names
 from dashboard.queries import validation as queries
@@ -72,7 +72,9 @@ def validation(request: HttpRequest) -> HttpResponseBase:
     # Under an adaptive stopping rule only contested pairs take five labels: κ over them is the
     # agreement of the hard pairs, so the page leads with α (docs/statistics.md, "α beside κ").
     stopping = overview.get("stopping") or {}
-    rules = queries.adaptive_rules(scope.dataset, scope.split)
+    # The rules other than fixed in scope: one small read, not cached, so a researcher who changes
+    # the rule sees the page follow at once.
+    rules = adaptive_stopping_in_scope(scope.dataset, scope.split)
     alpha = agreement.get("krippendorff_alpha") or {}
     alphas = [
         {
