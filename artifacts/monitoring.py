@@ -20,11 +20,11 @@ from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
+from corpus.giveaways import counted_label
 from corpus.models import Dataset, Pair
 
 from .models import JobStatus, MonitorRefresh
 from .monitor import ScoringModel, monitor
-from .selectors import pair_label
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ def monitor_rows(dataset: Dataset | None = None) -> Iterator[dict[str, Any]]:
     for hypothesis, gold, author_label, label_count, genre, author in values:
         yield {
             "hypothesis": hypothesis,
-            "label": pair_label(gold, author_label, label_count),
+            "label": counted_label(gold, author_label, label_count),
             "genre": genre,
             "writer": author,
         }

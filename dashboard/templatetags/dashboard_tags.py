@@ -5,6 +5,7 @@ import json
 from django import template
 
 from corpus.selectors import genre_names
+from dashboard.queries.common import ratio
 
 register = template.Library()
 
@@ -48,9 +49,7 @@ def get(mapping, key):
     return mapping.get(key)
 
 
-@register.filter
-def share(part, whole):
-    return part / whole if whole else None
+register.filter("share", ratio)
 
 
 @register.filter

@@ -3,7 +3,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from authorship.selectors import typing_flags_by_worker
+from authorship.selectors import typing_flagged_share_by_study_day, typing_flags_by_worker
 from dashboard.queries import workers as queries
 from quality.selectors import worker_quality
 
@@ -53,6 +53,6 @@ def workers(request: HttpRequest) -> HttpResponseBase:
             worker_count=len(rows),
             # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
             quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
-            typing_over_time=queries.typing_flagged_over_time(),
+            typing_over_time=typing_flagged_share_by_study_day(),  # per study and day (issue 40.4)
         ),
     )
