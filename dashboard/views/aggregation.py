@@ -41,7 +41,7 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
         run = queries.aggregation_run(run.pk) or run  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
-    runs = queries.recent_aggregation_runs(limit=RUNS_SHOWN)
+    runs = queries.aggregation_runs()[:RUNS_SHOWN]
     return render(
         request,
         "dashboard/aggregation.html",
@@ -61,7 +61,7 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
-    runs = queries.aggregation_runs_by_id(polled_ids(request))
+    runs = queries.aggregation_runs(polled_ids(request))
     finished = (AggregationStatus.DONE, AggregationStatus.FAILED)
     return progress_json(request, runs, "dashboard/_aggregation_row.html", "run", finished)
 

@@ -42,7 +42,7 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
             )
         return redirect("dashboard:snapshots")
-    recent = queries.recent_snapshots(limit=SNAPSHOTS_SHOWN)
+    recent = queries.snapshots()[:SNAPSHOTS_SHOWN]
     aggregation_runs = queries.finished_aggregation_runs()
     return render(
         request,
@@ -63,5 +63,5 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
 @require_GET
 def snapshots_progress(request: HttpRequest) -> HttpResponseBase:
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
-    found = queries.snapshots_by_id(polled_ids(request))
+    found = queries.snapshots(polled_ids(request))
     return progress_json(request, found, "dashboard/_snapshot_row.html", "snapshot")

@@ -27,7 +27,7 @@ def training_form_context(
         "training",
         snapshots=queries.finished_snapshots(limit=RUNS_SHOWN),
         models=ModelKind.choices,
-        runs=queries.recent_training_runs(limit=RUNS_SHOWN),
+        runs=queries.training_runs()[:RUNS_SHOWN],
         form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
         errors=errors or [],
         embedded_queue=queries.embedded_queue(),
@@ -89,7 +89,7 @@ def run_payload(run: TrainingRun, request: HttpRequest, detail: bool = False) ->
 @require_GET
 def training_progress(request: HttpRequest) -> HttpResponseBase:
     detail = request.GET.get("view") == "detail"
-    runs = queries.training_runs_by_id(polled_ids(request))
+    runs = queries.training_runs(polled_ids(request))
     return JsonResponse({"items": [run_payload(run, request, detail) for run in runs]})
 
 
