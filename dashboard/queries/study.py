@@ -283,11 +283,6 @@ class StudyCosts:
     def spent(self) -> Money:
         return self.task_money + self.bonuses_paid
 
-    @property
-    def committed(self) -> Money:
-        """Spent plus the bonuses owed: what the study costs once they are paid."""
-        return self.spent + self.bonuses_owed
-
 
 def costs(of_study: Study, tasks: int) -> StudyCosts:
     """Tasks paid at the study's payment, and the ledger's bonuses by cause: earned, paid, owed (one GROUP BY)."""
