@@ -28,6 +28,11 @@ def decimal(value, digits=3):
 
 
 @register.filter
+def minutes(seconds):
+    return None if seconds is None else seconds / 60
+
+
+@register.filter
 def raw(value):
     """The exact figure for data-value attributes (tests and scripts read these)."""
     if value is None:
