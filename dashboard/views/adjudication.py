@@ -3,14 +3,13 @@
 from django.contrib import messages
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from corpus.services import LabelRefused
 from dashboard.queries.common import pair as pair_named
 from validation import adjudication
 
-from .common import Scope, found, page_context, redirect_back, researcher_required
+from .common import Scope, found, redirect_back, render_page, researcher_required
 
 QUEUE_SHOWN = 50
 
@@ -24,21 +23,18 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     include_decided = request.GET.get("decided") == "1"
     pairs = adjudication.queue(scope.dataset, scope.split, slug, include_decided=include_decided)
     shown = list(pairs[:QUEUE_SHOWN])
-    return render(
+    return render_page(
         request,
         "dashboard/adjudication.html",
-        page_context(
-            request,
-            "adjudication",
-            scope,
-            filters=adjudication.FILTERS,
-            current=adjudication.FILTER_BY_SLUG[slug],
-            counts=adjudication.queue_counts(scope.dataset, scope.split),
-            pairs=shown,
-            include_decided=include_decided,
-            labels=adjudication.LABELS,
-            effect=adjudication.before_and_after(scope.dataset, scope.split),
-        ),
+        "adjudication",
+        scope,
+        filters=adjudication.FILTERS,
+        current=adjudication.FILTER_BY_SLUG[slug],
+        counts=adjudication.queue_counts(scope.dataset, scope.split),
+        pairs=shown,
+        include_decided=include_decided,
+        labels=adjudication.LABELS,
+        effect=adjudication.before_and_after(scope.dataset, scope.split),
     )
 
 

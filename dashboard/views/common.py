@@ -7,9 +7,9 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -98,16 +98,14 @@ class Scope:
         return f"{dataset}, {self.split}" if self.split else dataset
 
 
-def page_context(request: HttpRequest, active: str, scope: Scope | None = None, **extra: object) -> dict[str, object]:
+def render_page(
+    request: HttpRequest, template: str, active: str, scope: Scope | None = None, *, status: int = 200, **extra: object
+) -> HttpResponse:
+    """A dashboard page: `template` with its sub-nav tab (`active`), its scope and `extra`."""
     # The dataset/split choice travels along the sub-nav, so moving between pages keeps it.
     kept = {key: request.GET[key] for key in ("dataset", "split") if request.GET.get(key)}
-    context: dict[str, object] = {
-        "active": active,
-        "scope": scope,
-        "scope_query": ("?" + urlencode(kept)) if kept else "",
-    }
-    context.update(extra)
-    return context
+    context = {"active": active, "scope": scope, "scope_query": ("?" + urlencode(kept)) if kept else "", **extra}
+    return render(request, template, context, status=status)
 
 
 def polled_ids(request: HttpRequest) -> list[int]:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.contrib import messages
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -19,7 +19,7 @@ from markets.clients import MarketError
 from markets.models import MarketConnection
 from markets.sealing import SealingUnavailable
 
-from .common import found, page_context, researcher_required
+from .common import found, render_page, researcher_required
 from .study import study_or_404
 
 # What goes wrong talking to a market, said in one line on the page.
@@ -68,19 +68,15 @@ def markets(request: HttpRequest) -> HttpResponseBase:
         if panel.get("connection")
         else ""
     )
-    return render(
+    return render_page(
         request,
         "dashboard/markets.html",
-        page_context(
-            request,
-            "markets",
-            None,
-            studies=studies,
-            study=study,
-            webhook_url=webhook_url,
-            categories=services.REJECTION_CATEGORIES,
-            **panel,
-        ),
+        "markets",
+        studies=studies,
+        study=study,
+        webhook_url=webhook_url,
+        categories=services.REJECTION_CATEGORIES,
+        **panel,
     )
 
 

@@ -3,7 +3,6 @@
 from django.contrib import messages
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 from django.views.decorators.http import require_POST
 
 from corpus.mpe_wording import ANSWER_FOR_LABEL
@@ -13,7 +12,7 @@ from dashboard.queries import mpe as queries
 from validation import adjudication
 from validation.premise_table import PAPER_CATEGORY_PERCENT, PAPER_HEURISTIC_PERCENT, PAPER_MAJORITY_PERCENT
 
-from .common import Scope, found, page_context, redirect_back, researcher_required
+from .common import Scope, found, redirect_back, render_page, researcher_required
 
 QUEUE_SHOWN = 50
 # MPE's own figures for its released data (../shared/data/README.md), shown beside ours.
@@ -51,17 +50,14 @@ def mpe(request: HttpRequest) -> HttpResponseBase:
                 "spe": queries.premise_labels(dataset, scope.split),
             }
         )
-    return render(
+    return render_page(
         request,
         "dashboard/mpe.html",
-        page_context(
-            request,
-            "mpe",
-            scope,
-            sets=sets,
-            answers=list(ANSWER_FOR_LABEL.items()),
-            spe_paper=SPE_PAPER,
-        ),
+        "mpe",
+        scope,
+        sets=sets,
+        answers=list(ANSWER_FOR_LABEL.items()),
+        spe_paper=SPE_PAPER,
     )
 
 

@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import CREATE_SNAPSHOTS
@@ -11,7 +11,7 @@ from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
 from modeling.snapshots.services import request_snapshot
 
-from .common import page_context, polled_ids, progress_json, researcher_required
+from .common import polled_ids, progress_json, render_page, researcher_required
 
 SNAPSHOTS_SHOWN = 50
 
@@ -44,18 +44,15 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
         return redirect("dashboard:snapshots")
     recent = queries.snapshots()[:SNAPSHOTS_SHOWN]
     aggregation_runs = queries.finished_aggregation_runs()
-    return render(
+    return render_page(
         request,
         "dashboard/snapshots.html",
-        page_context(
-            request,
-            "snapshots",
-            datasets=datasets,
-            snapshots=recent,
-            splits=Split.values,
-            aggregation_runs=aggregation_runs,
-            embedded_queue=queries.embedded_queue(),
-        ),
+        "snapshots",
+        datasets=datasets,
+        snapshots=recent,
+        splits=Split.values,
+        aggregation_runs=aggregation_runs,
+        embedded_queue=queries.embedded_queue(),
     )
 
 

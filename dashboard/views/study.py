@@ -8,12 +8,11 @@ from collections.abc import Iterator
 
 from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 
 from crowd.models import Study
 from dashboard.queries import study as queries
 
-from .common import found, page_context, researcher_required
+from .common import found, render_page, researcher_required
 
 
 def study_or_404(slug: str) -> Study:
@@ -22,17 +21,13 @@ def study_or_404(slug: str) -> Study:
 
 @researcher_required
 def studies(request: HttpRequest) -> HttpResponseBase:
-    return render(
-        request, "dashboard/studies.html", page_context(request, "studies", None, studies=queries.studies_with_counts())
-    )
+    return render_page(request, "dashboard/studies.html", "studies", studies=queries.studies_with_counts())
 
 
 @researcher_required
 def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(slug)
-    return render(
-        request, "dashboard/study.html", page_context(request, "studies", None, study=study, **queries.overview(study))
-    )
+    return render_page(request, "dashboard/study.html", "studies", study=study, **queries.overview(study))
 
 
 class _Echo:

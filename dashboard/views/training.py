@@ -1,7 +1,7 @@
 from django.contrib import messages
 from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -11,7 +11,7 @@ from dashboard.queries import runs as queries
 from modeling.models import ModelKind, RunStatus, TrainingRun
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 
-from .common import found, page_context, polled_ids, researcher_required
+from .common import found, polled_ids, render_page, researcher_required
 
 RUNS_SHOWN = 50
 FINISHED = (RunStatus.DONE, RunStatus.FAILED)
@@ -19,12 +19,14 @@ FINISHED = (RunStatus.DONE, RunStatus.FAILED)
 FIELD_NAMES = {"snapshot": "Snapshot", "model": "Model", "config": "Options"}
 
 
-def training_form_context(
+def training_page(
     request: HttpRequest, form: dict[str, str] | None = None, errors: list[str] | None = None
-) -> dict[str, object]:
-    return page_context(
+) -> HttpResponseBase:
+    return render_page(
         request,
+        "dashboard/training.html",
         "training",
+        status=200 if errors is None else 400,
         snapshots=queries.finished_snapshots(limit=RUNS_SHOWN),
         models=ModelKind.choices,
         runs=queries.training_runs()[:RUNS_SHOWN],
@@ -38,7 +40,7 @@ def training_form_context(
 @require_http_methods(["GET", "POST"])
 def training(request: HttpRequest) -> HttpResponseBase:
     if request.method == "GET":
-        return render(request, "dashboard/training.html", training_form_context(request))
+        return training_page(request)
     form = {key: request.POST.get(key, "") for key in ("snapshot", "model", "options")}
     try:
         run = launch_training_run(form["snapshot"], form["model"], config=form["options"], user=request.user)
@@ -49,7 +51,7 @@ def training(request: HttpRequest) -> HttpResponseBase:
             for field, messages_ in refused.message_dict.items()
             for message in messages_
         ]
-        return render(request, "dashboard/training.html", training_form_context(request, form, errors), status=400)
+        return training_page(request, form, errors)
     run = queries.training_run(run.pk) or run  # in embedded mode the run has already finished by now
     messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
     return redirect("dashboard:training_detail", run.pk)
@@ -103,15 +105,12 @@ def training_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
         figures["genre_matrix"] = charts.url("genre-matrix", charts.genre_matrix(report), f"run={run.pk}")
     if report.confusion:
         figures["confusion"] = charts.url("confusion", charts.confusion(report), f"run={run.pk}")
-    return render(
+    return render_page(
         request,
         "dashboard/training_detail.html",
-        page_context(
-            request,
-            "training",
-            run=run,
-            report=report,
-            figures=figures,
-            embedded_queue=queries.embedded_queue(),
-        ),
+        "training",
+        run=run,
+        report=report,
+        figures=figures,
+        embedded_queue=queries.embedded_queue(),
     )
