@@ -22,6 +22,7 @@ from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
 from corpus.giveaways import counted_label
 from corpus.models import Dataset, Pair
+from corpus.selectors import pairs_in
 
 from .models import JobStatus, MonitorRefresh
 from .monitor import ScoringModel, monitor
@@ -32,11 +33,9 @@ REFRESH_TASK = "artifacts.refresh_monitor"
 
 
 def monitor_rows(dataset: Dataset | None = None) -> Iterator[dict[str, Any]]:
-    pairs = Pair.objects.all() if dataset is None else Pair.objects.filter(dataset=dataset)
     values = (
-        pairs.values_list(
-            "hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id"
-        )
+        pairs_in(dataset)
+        .values_list("hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id")
         .order_by("pk")
         .iterator(chunk_size=10000)
     )
@@ -70,7 +69,7 @@ def refresh_monitor(
     refresh = MonitorRefresh.objects.create(
         dataset=dataset,
         trigger=trigger,
-        pairs_total=(Pair.objects.filter(dataset=dataset) if dataset else Pair.objects).count(),
+        pairs_total=pairs_in(dataset).count(),
     )
     try:
         with heartbeat(MonitorRefresh, refresh.pk):
