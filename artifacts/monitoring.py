@@ -20,11 +20,12 @@ from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
+from corpus.giveaways import counted_label
 from corpus.models import Dataset, Pair
+from corpus.selectors import pairs_in
 
 from .models import JobStatus, MonitorRefresh
 from .monitor import ScoringModel, monitor
-from .selectors import pair_label
 
 logger = logging.getLogger(__name__)
 
@@ -32,18 +33,16 @@ REFRESH_TASK = "artifacts.refresh_monitor"
 
 
 def monitor_rows(dataset: Dataset | None = None) -> Iterator[dict[str, Any]]:
-    pairs = Pair.objects.all() if dataset is None else Pair.objects.filter(dataset=dataset)
     values = (
-        pairs.values_list(
-            "hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id"
-        )
+        pairs_in(dataset)
+        .values_list("hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id")
         .order_by("pk")
         .iterator(chunk_size=10000)
     )
     for hypothesis, gold, author_label, label_count, genre, author in values:
         yield {
             "hypothesis": hypothesis,
-            "label": pair_label(gold, author_label, label_count),
+            "label": counted_label(gold, author_label, label_count),
             "genre": genre,
             "writer": author,
         }
@@ -70,7 +69,7 @@ def refresh_monitor(
     refresh = MonitorRefresh.objects.create(
         dataset=dataset,
         trigger=trigger,
-        pairs_total=(Pair.objects.filter(dataset=dataset) if dataset else Pair.objects).count(),
+        pairs_total=pairs_in(dataset).count(),
     )
     try:
         with heartbeat(MonitorRefresh, refresh.pk):

@@ -11,7 +11,7 @@ Pure Python; the trees are ``artifacts.trees.Tree``.
 from collections import Counter
 from dataclasses import dataclass
 
-from .trees import Tree, parse_tree
+from .trees import Tree
 
 PUNCTUATION_TAGS = frozenset({",", ":", "``", "''", ".", "-NONE-"})
 EQUIVALENT_LABELS = {"PRT": "ADVP"}
@@ -81,10 +81,6 @@ class BracketScore:
     def identical_share(self) -> float:
         """Percent of sentences whose labelled brackets are exactly the gold ones."""
         return 100.0 * self.identical / self.sentences if self.sentences else 0.0
-
-
-def score_strings(guess: str, gold: str) -> BracketScore:
-    return BracketScore().add(parse_tree(guess), parse_tree(gold))
 
 
 def right_branching(tree: Tree) -> Tree:

@@ -7,13 +7,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from django.db.models import QuerySet
-
 from corpus import labels as scheme_labels
 from corpus import tallies
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, counted_label, giveaway_words, ranked, tokenize
 from corpus.labels import LABELS, NO_GOLD
-from corpus.models import Dataset, Genre, Pair, Worker
+from corpus.models import Dataset, Genre, Worker
+from corpus.selectors import pairs_in
 
 from . import tag_tally
 from .models import MonitorRefresh, PairTags, TaggingJob
@@ -171,35 +170,6 @@ def latest_tagging_jobs(*, limit: int = 5) -> list[TaggingJob]:
 # --- give-away words ---------------------------------------------------------------------------
 
 
-def pairs_in_scope(
-    dataset: Dataset | None = None,
-    split: str | None = None,
-    *,
-    genre: Genre | None = None,
-    worker: Worker | None = None,
-) -> QuerySet[Pair]:
-    pairs = Pair.objects.all()
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
-    if split:
-        pairs = pairs.filter(premise__split=split)
-    if genre is not None:
-        pairs = pairs.filter(premise__genre=genre)
-    if worker is not None:
-        pairs = pairs.filter(author=worker)
-    return pairs
-
-
-pair_label = counted_label  # the label a hypothesis is counted under (corpus.giveaways)
-
-
-def labelled_hypotheses(pairs: QuerySet[Pair]) -> Iterator[tuple[list[str], str]]:
-    """(tokens, label) for each pair, streamed from the database in chunks."""
-    rows = pairs.values_list("hypothesis", "gold_label", "author_label", "label_count").iterator(chunk_size=5000)
-    for hypothesis, gold, author, count in rows:
-        yield tokenize(hypothesis), pair_label(gold, author, count)
-
-
 def giveaway_words_for(
     dataset: Dataset | None = None,
     split: str | None = None,
@@ -233,12 +203,18 @@ def giveaway_words_for(
                 counts[label] = counts.get(label, 0) + n
         listing = ranked(word_count, word_label, min_count=min_count, top=top)
     else:
-        pairs = pairs_in_scope(dataset, split, genre=genre, worker=worker)
+        pairs = pairs_in(dataset, split)
+        if genre is not None:
+            pairs = pairs.filter(premise__genre=genre)
+        if worker is not None:
+            pairs = pairs.filter(author=worker)
+        rows = pairs.values_list("hypothesis", "gold_label", "author_label", "label_count").iterator(chunk_size=5000)
 
         def counted() -> Iterator[tuple[list[str], str]]:
-            for tokens, label in labelled_hypotheses(pairs):
+            for hypothesis, gold, author, count in rows:
+                label = counted_label(gold, author, count)
                 per_label[label] += 1
-                yield tokens, label
+                yield tokenize(hypothesis), label
 
         listing = giveaway_words(counted(), min_count=min_count, top=top)
     scheme = dataset.label_scheme if dataset is not None else None

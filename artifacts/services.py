@@ -18,6 +18,7 @@ from annotation_site.celery import enqueue, enqueue_coalesced
 from annotation_site.long_tasks import heartbeat
 from annotation_site.plain_rows import insert_rows, update_rows
 from corpus.models import Dataset, Pair, Premise
+from corpus.selectors import pairs_in
 
 from . import tag_tally
 from .models import JobStatus, PairTags, TaggingJob
@@ -52,12 +53,8 @@ def get_tagger() -> PhenomenonTagger:
 
 
 def pairs_to_tag(dataset: Dataset | None = None, *, retag: bool = False) -> QuerySet[Pair]:
-    pairs = Pair.objects.all()
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
-    if not retag:
-        pairs = pairs.filter(phenomenon_tags__isnull=True)
-    return pairs
+    pairs = pairs_in(dataset)
+    return pairs if retag else pairs.filter(phenomenon_tags__isnull=True)
 
 
 def start_tagging(dataset: Dataset | None = None, *, retag: bool = False, queue: bool = True) -> TaggingJob:
@@ -235,7 +232,7 @@ def untagged_batches(dataset: Dataset | None, retag: bool, batch_size: int) -> I
     large corpus scans the tags table for every batch, which made the import's tagging run at a
     fraction of the tagger's speed.
     """
-    pairs = Pair.objects.all() if dataset is None else Pair.objects.filter(dataset=dataset)
+    pairs = pairs_in(dataset)
     last_pk = 0
     if not retag:  # after an import, every pair before its first one is tagged: start there
         first = pairs.filter(phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()

@@ -80,6 +80,13 @@ def connection_of(study: Study) -> MarketConnection | None:
     return MarketConnection.objects.filter(study=study).first()
 
 
+def connected(study: Study) -> MarketConnection:
+    """The study's connection, which an action on the market needs."""
+    if (connection := connection_of(study)) is None:
+        raise ConnectionRefused("This study has no market connection.")
+    return connection
+
+
 # --- the connection --------------------------------------------------------------------------
 
 
@@ -254,9 +261,7 @@ def approve_sessions(
     """Approve completed sessions on the market in one action. Without ids: every completed, open,
     undecided session whose code is not held. A held code (the guesser test, or any check that
     holds it) is never approved automatically; a researcher may approve it by naming it."""
-    connection = connection_of(study)
-    if connection is None:
-        raise ConnectionRefused("This study has no market connection.")
+    connection = connected(study)
     sessions = StudySession.objects.filter(study=study, completed_at__isnull=False, closed_at__isnull=True)
     sessions = sessions.select_related("worker")
     if session_ids is None or automatic:
@@ -309,9 +314,7 @@ def reject_session(session: StudySession, reason: str, *, category: str = "OTHER
         raise ConnectionRefused("A rejection needs a reason: the participant reads it.")
     if category not in dict(REJECTION_CATEGORIES):
         raise ConnectionRefused("Choose one of Prolific's rejection categories.")
-    connection = connection_of(session.study)
-    if connection is None:
-        raise ConnectionRefused("This study has no market connection.")
+    connection = connected(session.study)
     taken, skipped = _take_for_review([session], ReviewDecision.REJECT, reason=reason, by=by, automatic=False)
     outcome = ReviewOutcome(skipped=skipped)
     if not taken:
@@ -394,6 +397,20 @@ def _release_payments(payment_ids: list[int], error: str) -> None:
     )
 
 
+def _pay_failed(outcome: PaymentOutcome, payment_ids: list[int], error: MarketError) -> bool:
+    """A pay call that failed. Refused outright (a 4xx other than the rate limit: the market paid
+    nothing) frees the rows, and answers True; anything else (a time-out, no connection, the
+    market's own error: it may have paid) leaves them sent until the market's record settles them."""
+    if error.status is not None and 400 <= error.status < 500 and error.status != 429:
+        _release_payments(payment_ids, str(error))
+        outcome.refused += len(payment_ids)
+        outcome.errors.append(str(error))
+        return True
+    BonusPayment.objects.filter(pk__in=payment_ids).update(last_error=str(error)[:300])
+    outcome.waiting += len(payment_ids)
+    return False
+
+
 def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
     """Take the study's unpaid earned bonuses that no payer holds, under the connection's row lock
     (payers of one study queue here for a moment; the market calls happen after the commit)."""
@@ -444,9 +461,7 @@ def pay_owed_bonuses(study: Study, *, by: Any = None) -> PaymentOutcome:
     """Pay the study's unpaid bonuses on its market: exactly what the ledger says is owed and no
     payer holds. Safe to press twice, from twenty tabs, after a time-out or a killed process:
     what an earlier attempt may have paid is first settled from the market's record."""
-    connection = connection_of(study)
-    if connection is None:
-        raise ConnectionRefused("This study has no market connection.")
+    connection = connected(study)
     outcome = reconcile_payments(connection, by=by)
     claimed = _claim_owed(connection)
     if not claimed:
@@ -531,21 +546,10 @@ def _pay_one_bulk(connection: MarketConnection, part: dict[str, list[BonusPaymen
         )
     try:
         client.pay_bonuses(locked.market_bulk_id)
-    except (MarketTimeout, MarketUnreachable) as error:
-        # Unreachable is as unsure as a time-out once a connection may have carried the request.
-        BonusPayment.objects.filter(pk__in=payment_ids).update(last_error=str(error)[:300])
-        outcome.waiting += len(payment_ids)
-        return outcome
     except MarketError as error:
-        if error.status is not None and 400 <= error.status < 500 and error.status != 429:
-            # Refused outright: Prolific paid nothing of this bulk bonus.
+        # A time-out, and no connection too (one may have carried the request), waits for the record.
+        if _pay_failed(outcome, payment_ids, error):  # refused outright: nothing of this bulk bonus was paid
             BonusBatch.objects.filter(pk=batch.pk).update(state=BatchState.ABANDONED)
-            _release_payments(payment_ids, str(error))
-            outcome.refused += len(payment_ids)
-            outcome.errors.append(str(error))
-        else:
-            BonusPayment.objects.filter(pk__in=payment_ids).update(last_error=str(error)[:300])
-            outcome.waiting += len(payment_ids)
         return outcome
     outcome.add(_confirm_batch(connection, batch.pk, by))
     return outcome
@@ -600,20 +604,13 @@ def _send_mturk_bonus(
             payment.request_token,
         )
     except (MarketTimeout, MarketUnreachable) as error:
-        BonusPayment.objects.filter(pk=payment.pk).update(last_error=str(error)[:300])
-        outcome.waiting += 1
+        _pay_failed(outcome, [payment.pk], error)  # waits: these have no status
         return outcome
     except MarketError as error:
         if "UniqueRequestToken" in str(error) or "already" in str(error).lower():
             # MTurk has this token: an earlier attempt went through. Its record decides.
             return _reconcile_mturk_payment(connection, client, payment, by, resend=False)
-        if error.status is not None and 400 <= error.status < 500 and error.status != 429:
-            _release_payments([payment.pk], str(error))
-            outcome.refused += 1
-            outcome.errors.append(str(error))
-        else:
-            BonusPayment.objects.filter(pk=payment.pk).update(last_error=str(error)[:300])
-            outcome.waiting += 1
+        _pay_failed(outcome, [payment.pk], error)
         return outcome
     return _confirm_payments(connection.study, [payment.pk], by)
 

@@ -1,12 +1,10 @@
-"""Reads of the adversarial rounds pages: the studies, a study's rounds and their figures
-(`adversarial.selectors`), the datasets a next round may collect into."""
-
-from typing import Any
+"""Reads of the adversarial rounds pages: the studies, a study's rounds, the datasets a next round
+may collect into (a round's figures are `adversarial.selectors`)."""
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
 
-from adversarial import rounds, selectors
+from adversarial import rounds
 from adversarial.models import Round, RoundStatus
 from corpus.models import Dataset
 from crowd.models import Study, TaskKind
@@ -18,10 +16,6 @@ def adversarial_studies() -> list[Study]:
 
 def adversarial_study(slug: str) -> Study:
     return get_object_or_404(Study, slug=slug, task_kind=TaskKind.ADVERSARIAL)
-
-
-def study_rounds(study: Study) -> list[dict[str, Any]]:
-    return selectors.study_rounds(study)
 
 
 def collected_datasets() -> list[Dataset]:

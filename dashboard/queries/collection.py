@@ -7,15 +7,15 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from collection.models import PremiseImport, WritingClaim
+from collection.models import WritingClaim
 from corpus import tallies
 from corpus.models import Dataset, LengthKind, PremiseStatus
 from corpus.selectors import pairs_in, premises_in
 from crowd.models import ClaimStatus
-from importers.models import CorpusImport
 from validation.models import ValidationClaim
 
 from ..figure_cache import cached, refreshable
+from .imports import recent_corpus_imports, recent_premise_imports
 
 HOURS_SHOWN = 48
 
@@ -82,8 +82,6 @@ def genre_split_rows(dataset: Dataset | None = None, split: str | None = None) -
 
 def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
     """The latest premise and corpus imports, newest first, with their progress (read fresh: they move)."""
-    premise_imports = PremiseImport.objects.select_related("dataset", "genre")[:limit]
-    corpus_imports = CorpusImport.objects.select_related("dataset")[:limit]
     rows: list[dict[str, Any]] = [
         {
             "kind": "premises",
@@ -95,7 +93,7 @@ def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
             "error": run.error,
             "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped",
         }
-        for run in premise_imports
+        for run in recent_premise_imports(limit)
     ] + [
         {
             "kind": "pairs",
@@ -108,7 +106,7 @@ def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
             "summary": f"{run.pairs_created:,} pairs and {run.labels_created:,} labels added, "
             f"{run.already_present:,} already present, {run.malformed_count:,} malformed lines",
         }
-        for run in corpus_imports
+        for run in recent_corpus_imports(limit)
     ]
     return sorted(rows, key=lambda row: row["started_at"], reverse=True)[:limit]
 

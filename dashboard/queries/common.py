@@ -2,7 +2,7 @@
 
 from django.db.models import QuerySet
 
-from corpus.models import Dataset, Genre, Worker
+from corpus.models import Dataset, Genre, Pair, Worker
 
 
 def ratio(part: float, whole: float | None) -> float | None:
@@ -22,3 +22,8 @@ def genres(order: str = "slug") -> QuerySet[Genre]:
 def workers() -> QuerySet[Worker]:
     """Every crowdworker (a lazy queryset, for a form field that takes a worker's id)."""
     return Worker.objects.all()
+
+
+def pair(pk: int | str) -> Pair | None:
+    """The pair a page names (any dataset), or None."""
+    return Pair.objects.select_related("premise__genre").filter(pk=pk).first()

@@ -24,7 +24,6 @@ from django.db.models import (
     F,
     IntegerField,
     Q,
-    QuerySet,
     Sum,
     Value,
 )
@@ -35,7 +34,6 @@ from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pa
 from crowd.models import Study, TaskKind
 from quality.models import BonusEntry, BonusKind
 from validation import credits
-from validation.models import ValidationClaim
 
 from ..figure_cache import cached, refreshable
 
@@ -164,11 +162,6 @@ def sum_of_amounts(which: Q) -> Coalesce:
     return Coalesce(Sum("amount", filter=which), zero)
 
 
-def _validation_labels(dataset: Dataset | None) -> QuerySet[ValidationClaim]:
-    """Submitted validation claims of study sessions that added a label (catch trials add none)."""
-    return credits.countable(dataset)
-
-
 def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
     """Statements 1 and 2: each study with its tasks done, and the ledger's bonuses by study and currency."""
     studies = Study.objects.select_related("dataset").annotate(tasks=Coalesce(Sum("sessions__tasks_done"), 0))
@@ -204,9 +197,10 @@ def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
 @refreshable("costs-rows")
 def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str, list[Row]]:
     """Statements 3 to 6: the grouped counts the page prices (independent of any study's payment)."""
-    # Statement 3: validation labels bought, by study, split and genre.
+    # Statement 3: validation labels bought, by study, split and genre: the submitted validation
+    # claims of study sessions that added a label (catch trials add none).
     bought: list[Row] = list(
-        _validation_labels(dataset)
+        credits.countable(dataset)
         .values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
         .annotate(n=Count("id"))
         .order_by()

@@ -1,4 +1,4 @@
-"""The researcher's labelling page and the bonus pages: the pair shown, its reference label, studies."""
+"""The researcher's labelling page and the bonus page: the pair's reference label, catch trials and pools."""
 
 from typing import Any
 
@@ -11,10 +11,6 @@ from validation.models import ValidationClaim
 CATCH_TRIALS_SHOWN = 20
 
 
-def pair_to_label(pair_pk: int | str) -> Pair | None:
-    return Pair.objects.select_related("premise__genre").filter(pk=pair_pk).first()
-
-
 def reference_label(pair: Pair | None) -> ReferenceLabel | None:
     return ReferenceLabel.objects.filter(pair=pair).first() if pair else None
 
@@ -23,10 +19,6 @@ def recent_catch_trials(*, limit: int = CATCH_TRIALS_SHOWN) -> list[ReferenceLab
     return list(
         ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair").order_by("-updated_at")[:limit]
     )
-
-
-def study(slug: str) -> Study | None:
-    return Study.objects.filter(slug=slug).first()
 
 
 def catch_pools_of_active_studies() -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
-"""The job pages (aggregation runs, snapshots, training runs): recent rows, rows by id for the
-progress polls, and one row for a detail page (None when there is no such row: the view says 404)."""
+"""The job pages (aggregation runs, snapshots, training runs): the rows newest first (a page shows
+the first SHOWN), rows by id for the progress polls, and one row for a detail page (None when
+there is no such row: the view says 404)."""
 
 from collections.abc import Iterable
 from typing import Any
@@ -12,20 +13,14 @@ from quality.models import AggregationRun, AggregationStatus
 SHOWN = 50
 
 
-def _aggregation_runs() -> QuerySet[AggregationRun]:
-    return AggregationRun.objects.select_related("dataset", "created_by")
-
-
-def recent_aggregation_runs(*, limit: int = SHOWN) -> QuerySet[AggregationRun]:
-    return _aggregation_runs()[:limit]
-
-
-def aggregation_runs_by_id(ids: Iterable[int]) -> QuerySet[AggregationRun]:
-    return _aggregation_runs().filter(pk__in=ids)
+def aggregation_runs(ids: Iterable[int] | None = None) -> QuerySet[AggregationRun]:
+    """Newest first; with `ids`, those runs only (a progress poll)."""
+    runs = AggregationRun.objects.select_related("dataset", "created_by")
+    return runs if ids is None else runs.filter(pk__in=ids)
 
 
 def aggregation_run(run_id: int) -> AggregationRun | None:
-    return _aggregation_runs().filter(pk=run_id).first()
+    return aggregation_runs([run_id]).first()
 
 
 def finished_aggregation_runs(*, limit: int = 20) -> QuerySet[AggregationRun]:
@@ -33,20 +28,14 @@ def finished_aggregation_runs(*, limit: int = 20) -> QuerySet[AggregationRun]:
     return AggregationRun.objects.filter(status=AggregationStatus.DONE).select_related("dataset")[:limit]
 
 
-def _snapshots() -> QuerySet[Snapshot]:
-    return Snapshot.objects.select_related("created_by").prefetch_related("files")
-
-
-def recent_snapshots(*, limit: int = SHOWN) -> QuerySet[Snapshot]:
-    return _snapshots()[:limit]
-
-
-def snapshots_by_id(ids: Iterable[int]) -> QuerySet[Snapshot]:
-    return _snapshots().filter(pk__in=ids)
+def snapshots(ids: Iterable[int] | None = None) -> QuerySet[Snapshot]:
+    """Newest first; with `ids`, those snapshots only (a progress poll)."""
+    rows = Snapshot.objects.select_related("created_by").prefetch_related("files")
+    return rows if ids is None else rows.filter(pk__in=ids)
 
 
 def snapshot(snapshot_id: int) -> Snapshot | None:
-    return _snapshots().filter(pk=snapshot_id).first()
+    return snapshots([snapshot_id]).first()
 
 
 def finished_snapshots(*, limit: int = SHOWN) -> QuerySet[Snapshot]:
@@ -54,16 +43,14 @@ def finished_snapshots(*, limit: int = SHOWN) -> QuerySet[Snapshot]:
     return Snapshot.objects.filter(status=JobStatus.DONE)[:limit]
 
 
-def recent_training_runs(*, limit: int = SHOWN) -> QuerySet[TrainingRun]:
-    return TrainingRun.objects.select_related("snapshot")[:limit]
-
-
-def training_runs_by_id(ids: Iterable[int]) -> QuerySet[TrainingRun]:
-    return TrainingRun.objects.filter(pk__in=ids).select_related("snapshot")
+def training_runs(ids: Iterable[int] | None = None) -> QuerySet[TrainingRun]:
+    """Newest first; with `ids`, those runs only (a progress poll)."""
+    runs = TrainingRun.objects.select_related("snapshot", "created_by")
+    return runs if ids is None else runs.filter(pk__in=ids)
 
 
 def training_run(run_id: int) -> TrainingRun | None:
-    return TrainingRun.objects.select_related("snapshot", "created_by").filter(pk=run_id).first()
+    return training_runs([run_id]).first()
 
 
 def embedded_queue() -> dict[str, Any] | None:

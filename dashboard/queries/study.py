@@ -177,18 +177,6 @@ class Spread:
         q1, median, q3 = statistics.quantiles(seconds, n=4, method="inclusive")
         return cls(len(seconds), median, q1, q3)
 
-    @property
-    def median_minutes(self) -> float | None:
-        return None if self.median is None else self.median / 60
-
-    @property
-    def q1_minutes(self) -> float | None:
-        return None if self.q1 is None else self.q1 / 60
-
-    @property
-    def q3_minutes(self) -> float | None:
-        return None if self.q3 is None else self.q3 / 60
-
 
 def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     if start is None or end is None:
@@ -282,11 +270,6 @@ class StudyCosts:
     @property
     def spent(self) -> Money:
         return self.task_money + self.bonuses_paid
-
-    @property
-    def committed(self) -> Money:
-        """Spent plus the bonuses owed: what the study costs once they are paid."""
-        return self.spent + self.bonuses_owed
 
 
 def costs(of_study: Study, tasks: int) -> StudyCosts:

@@ -3,7 +3,7 @@
 from typing import Any
 
 from corpus import tallies
-from corpus.agreement import adaptive_stopping_in_scope, agreement_stats, stopped_early_stats
+from corpus.agreement import agreement_stats, stopped_early_stats
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset
 from corpus.selectors import labels_scheme_of_scope
 
@@ -34,9 +34,3 @@ def _validation_overview(dataset: Dataset | None, split: str | None) -> dict[str
         "agreement": agreement_stats(dataset=dataset, split=split),
         "stopping": stopped_early_stats(dataset, split),
     }
-
-
-def adaptive_rules(dataset: Dataset | None = None, split: str | None = None) -> list[str]:
-    """The stopping rules other than fixed chosen in scope (one small read, not cached: a
-    researcher who changes the rule sees the page follow at once)."""
-    return adaptive_stopping_in_scope(dataset, split)

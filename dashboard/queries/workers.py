@@ -6,7 +6,6 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, F, Q
 
-from authorship.selectors import typing_flagged_share_by_study_day
 from collection.models import WritingClaim
 from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
 from corpus.selectors import pairs_in
@@ -126,8 +125,3 @@ def median_writing_seconds(dataset: Dataset | None = None, split: str | None = N
         f"JOIN {premises} p ON p.id = c.premise_id WHERE {' AND '.join(where)}",
         params,
     )
-
-
-def typing_flagged_over_time() -> list[dict[str, Any]]:
-    """Per study and day, the share of hypotheses whose typing is flagged (issue 40.4)."""
-    return typing_flagged_share_by_study_day()

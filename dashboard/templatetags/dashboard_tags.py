@@ -5,6 +5,7 @@ import json
 from django import template
 
 from corpus.selectors import genre_names
+from dashboard.queries.common import ratio
 
 register = template.Library()
 
@@ -24,6 +25,11 @@ def decimal(value, digits=3):
     if value is None or value == "":
         return MISSING
     return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def minutes(seconds):
+    return None if seconds is None else seconds / 60
 
 
 @register.filter
@@ -48,9 +54,7 @@ def get(mapping, key):
     return mapping.get(key)
 
 
-@register.filter
-def share(part, whole):
-    return part / whole if whole else None
+register.filter("share", ratio)
 
 
 @register.filter

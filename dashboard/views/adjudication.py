@@ -1,17 +1,15 @@
 """The adjudication queue (issue 42.2): pairs to settle, by filter, decided by keyboard or mouse."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from corpus.services import LabelRefused
-from dashboard.queries import adjudication as queries
+from dashboard.queries.common import pair as pair_named
 from validation import adjudication
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, redirect_back, render_page, researcher_required
 
 QUEUE_SHOWN = 50
 
@@ -25,21 +23,18 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     include_decided = request.GET.get("decided") == "1"
     pairs = adjudication.queue(scope.dataset, scope.split, slug, include_decided=include_decided)
     shown = list(pairs[:QUEUE_SHOWN])
-    return render(
+    return render_page(
         request,
         "dashboard/adjudication.html",
-        page_context(
-            request,
-            "adjudication",
-            scope,
-            filters=adjudication.FILTERS,
-            current=adjudication.FILTER_BY_SLUG[slug],
-            counts=adjudication.queue_counts(scope.dataset, scope.split),
-            pairs=shown,
-            include_decided=include_decided,
-            labels=adjudication.LABELS,
-            effect=adjudication.before_and_after(scope.dataset, scope.split),
-        ),
+        "adjudication",
+        scope,
+        filters=adjudication.FILTERS,
+        current=adjudication.FILTER_BY_SLUG[slug],
+        counts=adjudication.queue_counts(scope.dataset, scope.split),
+        pairs=shown,
+        include_decided=include_decided,
+        labels=adjudication.LABELS,
+        effect=adjudication.before_and_after(scope.dataset, scope.split),
     )
 
 
@@ -47,9 +42,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """One decision: a label, retire, or withdraw; with its reason and the researcher."""
-    pair = queries.pair_to_adjudicate(pair_id)
-    if pair is None:
-        raise Http404("No such pair.")
+    pair = found(pair_named(pair_id), "No such pair.")
     try:
         adjudication.decide(
             pair,
@@ -63,7 +56,4 @@ def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     else:
         shown = "retired" if pair.adjudicated_label == "-" else pair.gold_label
         messages.success(request, f"Pair {pair.pair_id}: gold label is now {shown}; its labels stay.")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        back = "dashboard:adjudication"
-    return redirect(back)
+    return redirect_back(request, "dashboard:adjudication")

@@ -30,7 +30,7 @@ def study_rounds(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = queries.adversarial_study(slug)
     context = {
         "study": study,
-        "rounds": queries.study_rounds(study),
+        "rounds": selectors.study_rounds(study),
         "datasets": queries.collected_datasets(),
         "splits": [Split.TRAIN, Split.DEV, Split.TEST],
         "advance_seconds": queries.advance_interval_seconds(),

@@ -4,9 +4,9 @@ the majority-vote gold disagree, and the workers ranked by estimated skill."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from dashboard.queries import runs as queries
@@ -14,7 +14,7 @@ from dashboard.queries.common import datasets as all_datasets
 from quality import aggregation_runs
 from quality.models import AggregationStatus
 
-from .common import page_context, polled_ids, progress_json, researcher_required
+from .common import found, polled_ids, progress_json, render_page, researcher_required
 
 RUNS_SHOWN = 50
 PAIRS_PER_PAGE = 50
@@ -41,27 +41,24 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
         run = queries.aggregation_run(run.pk) or run  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
-    runs = queries.recent_aggregation_runs(limit=RUNS_SHOWN)
-    return render(
+    runs = queries.aggregation_runs()[:RUNS_SHOWN]
+    return render_page(
         request,
         "dashboard/aggregation.html",
-        page_context(
-            request,
-            "aggregation",
-            datasets=datasets,
-            runs=runs,
-            methods=[
-                (method, METHOD_NAMES[method], method in aggregation_runs.DEFAULT_METHODS)
-                for method in aggregation_runs.METHODS
-            ],
-        ),
+        "aggregation",
+        datasets=datasets,
+        runs=runs,
+        methods=[
+            (method, METHOD_NAMES[method], method in aggregation_runs.DEFAULT_METHODS)
+            for method in aggregation_runs.METHODS
+        ],
     )
 
 
 @researcher_required
 @require_GET
 def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
-    runs = queries.aggregation_runs_by_id(polled_ids(request))
+    runs = queries.aggregation_runs(polled_ids(request))
     finished = (AggregationStatus.DONE, AggregationStatus.FAILED)
     return progress_json(request, runs, "dashboard/_aggregation_row.html", "run", finished)
 
@@ -69,9 +66,7 @@ def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def aggregation_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    run = queries.aggregation_run(run_id)
-    if run is None:
-        raise Http404("No such aggregation run.")
+    run = found(queries.aggregation_run(run_id), "No such aggregation run.")
     method = request.GET.get("method", "dawid_skene")
     if method not in run.methods:
         method = "dawid_skene"
@@ -79,19 +74,16 @@ def aggregation_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
     method_figures = [
         {"method": name, "name": METHOD_NAMES.get(name, name), **run.figures.get(name, {})} for name in run.methods
     ]
-    return render(
+    return render_page(
         request,
         "dashboard/aggregation_detail.html",
-        page_context(
-            request,
-            "aggregation",
-            run=run,
-            method=method,
-            method_name=METHOD_NAMES.get(method, method),
-            methods=[(name, METHOD_NAMES.get(name, name)) for name in run.methods],
-            method_figures=method_figures,
-            page=page,
-            workers=aggregation_runs.ranked_workers(run, method, limit=WORKERS_SHOWN),
-            skill_meaning=run.figures.get(method, {}).get("skill_meaning", ""),
-        ),
+        "aggregation",
+        run=run,
+        method=method,
+        method_name=METHOD_NAMES.get(method, method),
+        methods=[(name, METHOD_NAMES.get(name, name)) for name in run.methods],
+        method_figures=method_figures,
+        page=page,
+        workers=aggregation_runs.ranked_workers(run, method, limit=WORKERS_SHOWN),
+        skill_meaning=run.figures.get(method, {}).get("skill_meaning", ""),
     )

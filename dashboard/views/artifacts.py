@@ -3,7 +3,6 @@
 from django import forms
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 
 from artifacts import selectors
 from artifacts.monitoring import nudge_effect
@@ -11,7 +10,7 @@ from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from dashboard.queries import artifacts as queries
 from dashboard.queries.common import genres, workers
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, render_page, researcher_required
 
 
 class GiveawayForm(forms.Form):
@@ -38,16 +37,13 @@ def artifacts(request: HttpRequest) -> HttpResponseBase:
             min_count=data.get("min_count"),
             top=data.get("top"),
         )
-    return render(
+    return render_page(
         request,
         "dashboard/artifacts.html",
-        page_context(
-            request,
-            "artifacts",
-            scope,
-            form=form,
-            listing=listing,
-            jobs=selectors.latest_tagging_jobs(),
-            nudges=nudge_effect(scope.dataset),
-        ),
+        "artifacts",
+        scope,
+        form=form,
+        listing=listing,
+        jobs=selectors.latest_tagging_jobs(),
+        nudges=nudge_effect(scope.dataset),
     )

@@ -2,14 +2,16 @@
 
 from collections.abc import Callable, Collection, Iterable
 from functools import update_wrapper
-from typing import Any, Concatenate, ParamSpec, cast, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast, overload
 from urllib.parse import urlencode
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import is_researcher
@@ -17,6 +19,7 @@ from corpus.models import Split
 from dashboard.queries.common import datasets
 
 P = ParamSpec("P")
+T = TypeVar("T")
 View = Callable[Concatenate[HttpRequest, P], HttpResponseBase]
 # The view behind the check: only signed-in researchers reach it, so its request.user is an account.
 ResearcherView = Callable[Concatenate[AuthenticatedRequest, P], HttpResponseBase]
@@ -53,6 +56,21 @@ def researcher_required(
     return wrapped
 
 
+def found(row: T | None, missing: str) -> T:
+    """The row a page names, or the 404 that says what is missing."""
+    if row is None:
+        raise Http404(missing)
+    return row
+
+
+def redirect_back(request: HttpRequest, default: str) -> HttpResponseBase:
+    """Back to the page the form came from (its `next`, on this site only), else to `default`."""
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = default
+    return redirect(back)
+
+
 class Scope:
     """The dataset and split a page is narrowed to (?dataset=slug&split=dev); unknown values mean all."""
 
@@ -80,16 +98,14 @@ class Scope:
         return f"{dataset}, {self.split}" if self.split else dataset
 
 
-def page_context(request: HttpRequest, active: str, scope: Scope | None = None, **extra: object) -> dict[str, object]:
+def render_page(
+    request: HttpRequest, template: str, active: str, scope: Scope | None = None, *, status: int = 200, **extra: object
+) -> HttpResponse:
+    """A dashboard page: `template` with its sub-nav tab (`active`), its scope and `extra`."""
     # The dataset/split choice travels along the sub-nav, so moving between pages keeps it.
     kept = {key: request.GET[key] for key in ("dataset", "split") if request.GET.get(key)}
-    context: dict[str, object] = {
-        "active": active,
-        "scope": scope,
-        "scope_query": ("?" + urlencode(kept)) if kept else "",
-    }
-    context.update(extra)
-    return context
+    context = {"active": active, "scope": scope, "scope_query": ("?" + urlencode(kept)) if kept else "", **extra}
+    return render(request, template, context, status=status)
 
 
 def polled_ids(request: HttpRequest) -> list[int]:

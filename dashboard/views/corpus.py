@@ -1,11 +1,10 @@
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 
 from dashboard import charts
 from dashboard.queries import corpus as queries
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, render_page, researcher_required
 
 
 @researcher_required
@@ -29,16 +28,13 @@ def corpus(request: HttpRequest) -> HttpResponseBase:
         }
         for label, n in overview["gold"]
     ]
-    return render(
+    return render_page(
         request,
         "dashboard/corpus.html",
-        page_context(
-            request,
-            "corpus",
-            scope,
-            overview=overview,
-            labels=labels,
-            label_chart=charts.url("labels", [gold, author_counts], scope.query()),
-            length_chart=charts.url("lengths", lengths, scope.query()),
-        ),
+        "corpus",
+        scope,
+        overview=overview,
+        labels=labels,
+        label_chart=charts.url("labels", [gold, author_counts], scope.query()),
+        length_chart=charts.url("lengths", lengths, scope.query()),
     )

@@ -5,7 +5,7 @@ rules (all or nothing, malformed lines reported by number), with their progress 
 from django.contrib import messages
 from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import IMPORT_DATA
@@ -16,7 +16,7 @@ from dashboard.queries.common import datasets as all_datasets
 from dashboard.queries.common import genres as all_genres
 from importers.services import CorpusImportError, queue_pairs_upload
 
-from .common import page_context, polled_ids, progress_json, researcher_required
+from .common import polled_ids, progress_json, render_page, researcher_required
 
 ROW_TEMPLATES = {"premises": "dashboard/_premise_import_row.html", "pairs": "dashboard/_corpus_import_row.html"}
 
@@ -50,18 +50,15 @@ def imports(request: HttpRequest) -> HttpResponseBase:
         else:
             messages.success(request, f"{uploaded.name} is being imported; its progress is below.")
         return redirect("dashboard:imports")
-    return render(
+    return render_page(
         request,
         "dashboard/imports.html",
-        page_context(
-            request,
-            "imports",
-            genres=all_genres(),
-            datasets=all_datasets(),
-            splits=Split.values,
-            premise_imports=queries.recent_premise_imports(),
-            corpus_imports=queries.recent_corpus_imports(),
-        ),
+        "imports",
+        genres=all_genres(),
+        datasets=all_datasets(),
+        splits=Split.values,
+        premise_imports=queries.recent_premise_imports(),
+        corpus_imports=queries.recent_corpus_imports(),
     )
 
 

@@ -6,9 +6,9 @@ Thin: the rules are in `markets.services`, the reads in `markets.selectors`.
 from collections.abc import Callable
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -19,11 +19,12 @@ from markets.clients import MarketError
 from markets.models import MarketConnection
 from markets.sealing import SealingUnavailable
 
-from .common import page_context, researcher_required
+from .common import found, render_page, researcher_required
 from .study import study_or_404
 
 # What goes wrong talking to a market, said in one line on the page.
-MARKET_TROUBLE = (MarketError, SealingUnavailable, services.ConnectionRefused)
+Trouble = tuple[type[Exception], ...]
+MARKET_TROUBLE: Trouble = (MarketError, SealingUnavailable, services.ConnectionRefused)
 NOT_CONNECTED = "Connect the study to a market first."
 
 
@@ -31,25 +32,30 @@ def _back(study: Study) -> HttpResponseBase:
     return redirect(reverse("dashboard:markets") + f"?study={study.slug}")
 
 
-def _refused(request: HttpRequest, study: Study, refused: object) -> HttpResponseBase:
-    """Back to the study's panel, saying what stood in the way."""
-    messages.error(request, str(refused))
-    return _back(study)
-
-
-def _on_connection(request: HttpRequest, slug: str, act: Callable[[MarketConnection], str]) -> HttpResponseBase:
-    """Back to the study's panel after `act` on its market connection, saying what it did (or what
-    stood in the way: no connection, or the market)."""
+def _act(
+    request: HttpRequest, slug: str, act: Callable[[Study], tuple[bool, str]], trouble: Trouble = MARKET_TROUBLE
+) -> HttpResponseBase:
+    """Back to the study's panel after `act` on it, saying what it did (`act` answers whether all
+    went well, and one line) or what stood in the way (`trouble`)."""
     study = study_or_404(slug)
-    connection = services.connection_of(study)
-    if connection is None:
-        return _refused(request, study, NOT_CONNECTED)
     try:
-        line = act(connection)
-    except MARKET_TROUBLE as refused:
-        return _refused(request, study, refused)
-    messages.success(request, line)
+        ok, line = act(study)
+    except trouble as refused:
+        ok, line = False, str(refused)
+    (messages.success if ok else messages.error)(request, line)
     return _back(study)
+
+
+def _on_connection(
+    request: HttpRequest, slug: str, act: Callable[[MarketConnection], tuple[bool, str]]
+) -> HttpResponseBase:
+    """`_act` on the study's market connection; with none, the page says to connect first."""
+
+    def on_study(study: Study) -> tuple[bool, str]:
+        connection = services.connection_of(study)
+        return act(connection) if connection is not None else (False, NOT_CONNECTED)
+
+    return _act(request, slug, on_study)
 
 
 @researcher_required
@@ -62,28 +68,24 @@ def markets(request: HttpRequest) -> HttpResponseBase:
         if panel.get("connection")
         else ""
     )
-    return render(
+    return render_page(
         request,
         "dashboard/markets.html",
-        page_context(
-            request,
-            "markets",
-            None,
-            studies=studies,
-            study=study,
-            webhook_url=webhook_url,
-            categories=services.REJECTION_CATEGORIES,
-            **panel,
-        ),
+        "markets",
+        studies=studies,
+        study=study,
+        webhook_url=webhook_url,
+        categories=services.REJECTION_CATEGORIES,
+        **panel,
     )
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = study_or_404(slug)
     post = request.POST
-    try:
+
+    def save(study: Study) -> tuple[bool, str]:
         services.save_connection(
             study,
             market=post.get("market", ""),
@@ -98,73 +100,56 @@ def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
             qualified_list_id=post.get("qualified_list_id", ""),
             excluded_list_id=post.get("excluded_list_id", ""),
         )
-    except MARKET_TROUBLE as refused:
-        return _refused(request, study, refused)
-    messages.success(request, "Saved the market connection (credentials sealed). Test it with the button below.")
-    return _back(study)
+        return True, "Saved the market connection (credentials sealed). Test it with the button below."
+
+    return _act(request, slug, save)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_test(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = study_or_404(slug)
-    connection = services.connection_of(study)
-    if connection is None:
-        messages.error(request, NOT_CONNECTED)
-    else:
-        ok, line = services.test_connection(connection, by=request.user)
-        (messages.success if ok else messages.error)(request, line)
-    return _back(study)
+    return _on_connection(request, slug, lambda connection: services.test_connection(connection, by=request.user))
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_approve(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = study_or_404(slug)
-    chosen = request.POST.getlist("session")
-    try:
-        outcome = services.approve_sessions(study, chosen or None, by=request.user)
-    except (*MARKET_TROUBLE, ValueError) as refused:
-        return _refused(request, study, refused)
-    (messages.error if outcome.failed else messages.success)(request, outcome.line("Approved"))
-    return _back(study)
+    def approve(study: Study) -> tuple[bool, str]:
+        outcome = services.approve_sessions(study, request.POST.getlist("session") or None, by=request.user)
+        return not outcome.failed, outcome.line("Approved")
+
+    return _act(request, slug, approve, (*MARKET_TROUBLE, ValueError))
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_reject(request: HttpRequest, slug: str, session_id: int) -> HttpResponseBase:
-    study = study_or_404(slug)
-    session = selectors.session_of(study, session_id)
-    if session is None:
-        raise Http404("No such session in this study.")
-    try:
+    def reject(study: Study) -> tuple[bool, str]:
+        session = found(selectors.session_of(study, session_id), "No such session in this study.")
         outcome = services.reject_session(
             session, request.POST.get("reason", ""), category=request.POST.get("category", "OTHER"), by=request.user
         )
-    except MARKET_TROUBLE as refused:
-        return _refused(request, study, refused)
-    (messages.error if outcome.failed else messages.success)(request, outcome.line("Rejected"))
-    return _back(study)
+        return not outcome.failed, outcome.line("Rejected")
+
+    return _act(request, slug, reject)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_pay(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = study_or_404(slug)
-    try:
+    def pay(study: Study) -> tuple[bool, str]:
         outcome = services.pay_owed_bonuses(study, by=request.user)
-    except MARKET_TROUBLE as refused:
-        return _refused(request, study, refused)
-    (messages.error if outcome.refused else messages.success)(request, outcome.line(study.bonus_currency))
-    return _back(study)
+        return not outcome.refused, outcome.line(study.bonus_currency)
+
+    return _act(request, slug, pay)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
-    def reconcile(connection: MarketConnection) -> str:
+    def reconcile(connection: MarketConnection) -> tuple[bool, str]:
         outcome = services.reconcile_payments(connection, by=request.user, now_please=True)
-        return "Reconciled with the market's record. " + outcome.line(connection.study.bonus_currency)
+        return True, "Reconciled with the market's record. " + outcome.line(connection.study.bonus_currency)
 
     return _on_connection(request, slug, reconcile)
 
@@ -172,15 +157,12 @@ def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpResponseBase:
-    study = study_or_404(slug)
-    batch = selectors.batch_of(study, batch_id)
-    if batch is None:
-        raise Http404("No such bulk bonus in this study.")
-    freed = services.resolve_unpaid_batch(batch)
-    messages.success(
-        request, f"Bulk bonus {batch.market_bulk_id} marked as not paid: {freed} bonus(es) may be paid again."
-    )
-    return _back(study)
+    def unpaid(study: Study) -> tuple[bool, str]:
+        batch = found(selectors.batch_of(study, batch_id), "No such bulk bonus in this study.")
+        freed = services.resolve_unpaid_batch(batch)
+        return True, f"Bulk bonus {batch.market_bulk_id} marked as not paid: {freed} bonus(es) may be paid again."
+
+    return _act(request, slug, unpaid)
 
 
 @researcher_required(post_permission=PAY_BONUSES)
@@ -189,5 +171,5 @@ def market_lists(request: HttpRequest, slug: str) -> HttpResponseBase:
     return _on_connection(
         request,
         slug,
-        lambda connection: f"Lists sent to the market: {services.sync_lists(connection, by=request.user)}.",
+        lambda connection: (True, f"Lists sent to the market: {services.sync_lists(connection, by=request.user)}."),
     )

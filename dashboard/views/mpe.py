@@ -1,10 +1,8 @@
 """Multi-premise items (MPE): statistics per item set, the researcher's adjudication queue, word overlap."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from corpus.mpe_wording import ANSWER_FOR_LABEL
@@ -14,7 +12,7 @@ from dashboard.queries import mpe as queries
 from validation import adjudication
 from validation.premise_table import PAPER_CATEGORY_PERCENT, PAPER_HEURISTIC_PERCENT, PAPER_MAJORITY_PERCENT
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, redirect_back, render_page, researcher_required
 
 QUEUE_SHOWN = 50
 # MPE's own figures for its released data (../shared/data/README.md), shown beside ours.
@@ -52,17 +50,14 @@ def mpe(request: HttpRequest) -> HttpResponseBase:
                 "spe": queries.premise_labels(dataset, scope.split),
             }
         )
-    return render(
+    return render_page(
         request,
         "dashboard/mpe.html",
-        page_context(
-            request,
-            "mpe",
-            scope,
-            sets=sets,
-            answers=list(ANSWER_FOR_LABEL.items()),
-            spe_paper=SPE_PAPER,
-        ),
+        "mpe",
+        scope,
+        sets=sets,
+        answers=list(ANSWER_FOR_LABEL.items()),
+        spe_paper=SPE_PAPER,
     )
 
 
@@ -71,9 +66,7 @@ def mpe(request: HttpRequest) -> HttpResponseBase:
 def adjudicate_item(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """The researcher's label becomes the item's gold label; its five judgments stay. The same
     decision as the adjudication queue's (validation.adjudication), its reason the item's split."""
-    pair = queries.multi_premise_item(pair_id)
-    if pair is None:
-        raise Http404("No such multi-premise item.")
+    pair = found(queries.multi_premise_item(pair_id), "No such multi-premise item.")
     label = request.POST.get("label", "")
     try:
         if label not in adjudication.LABELS:
@@ -89,7 +82,4 @@ def adjudicate_item(request: HttpRequest, pair_id: int) -> HttpResponseBase:
         messages.error(request, f"Item {pair.pair_id} was not changed: {refused.message}")
     else:
         messages.success(request, f"Item {pair.pair_id}: gold label is now {pair.gold_label}; its judgments stay.")
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        back = "dashboard:mpe"
-    return redirect(back)
+    return redirect_back(request, "dashboard:mpe")

@@ -1,9 +1,9 @@
 """The pair browser and the queue of premises reported by writers."""
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from collection import services as collection_services
@@ -12,7 +12,7 @@ from dashboard.queries import pairs as queries
 from dashboard.queries.collection import held_premise_count
 from dashboard.queries.common import genres
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, render_page, researcher_required
 
 
 @researcher_required
@@ -21,40 +21,34 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
     filters = queries.PairFilters.from_query(request.GET)
     page, next_after = queries.find_pairs(scope.dataset, filters)
     kept = {key: value for key, value in request.GET.items() if key != "after"}
-    return render(
+    return render_page(
         request,
         "dashboard/pairs.html",
-        page_context(
-            request,
-            "pairs",
-            scope,
-            filters=filters,
-            pairs=page,
-            next_after=next_after,
-            kept=kept,
-            genres=genres("name"),
-            splits=Split.values,
-            labels=[*Label.values, "-"],
-            patterns=[(name, text) for name, (text, _) in queries.PATTERNS.items()],
-        ),
+        "pairs",
+        scope,
+        filters=filters,
+        pairs=page,
+        next_after=next_after,
+        kept=kept,
+        genres=genres("name"),
+        splits=Split.values,
+        labels=[*Label.values, "-"],
+        patterns=[(name, text) for name, (text, _) in queries.PATTERNS.items()],
     )
 
 
 @researcher_required
 def reports(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request, with_split=False)
-    return render(
+    return render_page(
         request,
         "dashboard/reports.html",
-        page_context(
-            request,
-            "reports",
-            scope,
-            premises=queries.reported_premises(scope.dataset),
-            # The collection page's held count, by the same definition (dashboard.queries.collection).
-            held_count=held_premise_count(scope.dataset),
-            reported_not_held=queries.reported_not_held_count(scope.dataset),
-        ),
+        "reports",
+        scope,
+        premises=queries.reported_premises(scope.dataset),
+        # The collection page's held count, by the same definition (dashboard.queries.collection).
+        held_count=held_premise_count(scope.dataset),
+        reported_not_held=queries.reported_not_held_count(scope.dataset),
     )
 
 
@@ -62,9 +56,7 @@ def reports(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def report_action(request: HttpRequest, premise_id: int) -> HttpResponseBase:
     """Release, edit or retire one reported premise; every action resolves its reports."""
-    premise = queries.premise(premise_id)
-    if premise is None:
-        raise Http404("No such premise.")
+    premise = found(queries.premise(premise_id), "No such premise.")
     action = request.POST.get("action")
     chosen = queries.just(premise)
     if action == "release":

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -18,10 +18,12 @@ from corpus.models import Pair
 from corpus.services import LabelRefused
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
+from dashboard.queries.common import pair as pair_named
 from quality import bonuses, selectors, services
 from validation.forms import CHOICES, KEYS
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, found, render_page, researcher_required
+from .study import study_or_404
 
 
 def _label_rows(pair: Pair, chosen: str) -> dict[str, Any]:
@@ -47,13 +49,10 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
     pair_pk = request.POST.get("pair") or request.GET.get("pair")
     if pair_pk and not str(pair_pk).isdigit():
         raise Http404("No such pair.")
-    pair = queries.pair_to_label(pair_pk) if pair_pk else None
-    if pair_pk and pair is None:
-        raise Http404("No such pair.")
+    pair = found(pair_named(pair_pk), "No such pair.") if pair_pk else None
     error = None
     if request.method == "POST":
-        if pair is None:
-            raise Http404("No such pair.")
+        pair = found(pair, "No such pair.")
         try:
             reference = services.set_reference_label(
                 pair,
@@ -74,24 +73,21 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
         pair = selectors.next_pair_to_label(scope.dataset)
     existing = queries.reference_label(pair)
     chosen = request.POST.get("label") or (existing.label if existing else "")
-    return render(
+    return render_page(
         request,
         "dashboard/label_pairs.html",
-        page_context(
-            request,
-            "label",
-            scope,
-            pair=pair,
-            row=_label_rows(pair, chosen) if pair else None,
-            existing=existing,
-            is_catch_trial=(request.POST.get("is_catch_trial") == "on")
-            if request.method == "POST"
-            else bool(existing and existing.is_catch_trial),
-            note=request.POST.get("note", existing.note if existing else ""),
-            error=error,
-            counts=selectors.reference_label_counts(scope.dataset),
-            catch_trials=queries.recent_catch_trials(),
-        ),
+        "label",
+        scope,
+        pair=pair,
+        row=_label_rows(pair, chosen) if pair else None,
+        existing=existing,
+        is_catch_trial=(request.POST.get("is_catch_trial") == "on")
+        if request.method == "POST"
+        else bool(existing and existing.is_catch_trial),
+        note=request.POST.get("note", existing.note if existing else ""),
+        error=error,
+        counts=selectors.reference_label_counts(scope.dataset),
+        catch_trials=queries.recent_catch_trials(),
         status=400 if error else 200,
     )
 
@@ -113,32 +109,26 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         entry.cause = bonuses.cause_of(entry.reason)  # type: ignore[attr-defined]
     for row in totals:
         row["marks"] = marks.get(row["id"], [])
-    return render(
+    return render_page(
         request,
         "dashboard/bonuses.html",
-        page_context(
-            request,
-            "bonuses",
-            None,
-            studies=studies,
-            study=study,
-            unpaid=unpaid,
-            unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
-            totals=totals,
-            # Each bonus by what it was for, and which market file pays it (or why none does).
-            unpaid_causes=bonuses.unpaid_by_cause(unpaid),
-            accounts=bonuses.market_accounts(unpaid),
-            # A dry pool serves no catch trial (never a repeat): the researcher is told here.
-            catch_pools=queries.catch_pools_of_active_studies(),
-        ),
+        "bonuses",
+        studies=studies,
+        study=study,
+        unpaid=unpaid,
+        unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
+        totals=totals,
+        # Each bonus by what it was for, and which market file pays it (or why none does).
+        unpaid_causes=bonuses.unpaid_by_cause(unpaid),
+        accounts=bonuses.market_accounts(unpaid),
+        # A dry pool serves no catch trial (never a repeat): the researcher is told here.
+        catch_pools=queries.catch_pools_of_active_studies(),
     )
 
 
 @researcher_required
 def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
-    study = queries.study(slug)
-    if study is None:
-        raise Http404("No such study.")
+    study = study_or_404(slug)
     entries = list(bonuses.unpaid(study))
     if market == "prolific":
         body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
@@ -156,9 +146,7 @@ def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
-    study = queries.study(slug)
-    if study is None:
-        raise Http404("No such study.")
+    study = study_or_404(slug)
     if request.POST.get("confirm") != "paid":
         messages.error(
             request,

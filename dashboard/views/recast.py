@@ -8,14 +8,14 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from corpus.models import Split
 from importers import recasting
 from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into, template_choices
 
-from .common import page_context, researcher_required
+from .common import render_page, researcher_required
 
 FORMATS = ("jsonl", "csv", "tsv")
 
@@ -72,19 +72,15 @@ def recast(request: HttpRequest) -> HttpResponseBase:
             error = str(refused)
             if request.POST.get("action") == "save" and "nothing was saved" not in error:
                 error += "; nothing was saved"
-    return render(
+    return render_page(
         request,
         "dashboard/recast.html",
-        page_context(
-            request,
-            "recast",
-            None,
-            form=form,
-            preview=preview,
-            error=error,
-            templates=list(template_choices()),
-            splits=Split.values,
-            formats=FORMATS,
-        ),
+        "recast",
+        form=form,
+        preview=preview,
+        error=error,
+        templates=list(template_choices()),
+        splits=Split.values,
+        formats=FORMATS,
         status=400 if error else 200,
     )

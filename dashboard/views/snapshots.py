@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation_site.permissions import CREATE_SNAPSHOTS
@@ -11,7 +11,7 @@ from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
 from modeling.snapshots.services import request_snapshot
 
-from .common import page_context, polled_ids, progress_json, researcher_required
+from .common import polled_ids, progress_json, render_page, researcher_required
 
 SNAPSHOTS_SHOWN = 50
 
@@ -42,20 +42,17 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
             )
         return redirect("dashboard:snapshots")
-    recent = queries.recent_snapshots(limit=SNAPSHOTS_SHOWN)
+    recent = queries.snapshots()[:SNAPSHOTS_SHOWN]
     aggregation_runs = queries.finished_aggregation_runs()
-    return render(
+    return render_page(
         request,
         "dashboard/snapshots.html",
-        page_context(
-            request,
-            "snapshots",
-            datasets=datasets,
-            snapshots=recent,
-            splits=Split.values,
-            aggregation_runs=aggregation_runs,
-            embedded_queue=queries.embedded_queue(),
-        ),
+        "snapshots",
+        datasets=datasets,
+        snapshots=recent,
+        splits=Split.values,
+        aggregation_runs=aggregation_runs,
+        embedded_queue=queries.embedded_queue(),
     )
 
 
@@ -63,5 +60,5 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
 @require_GET
 def snapshots_progress(request: HttpRequest) -> HttpResponseBase:
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
-    found = queries.snapshots_by_id(polled_ids(request))
+    found = queries.snapshots(polled_ids(request))
     return progress_json(request, found, "dashboard/_snapshot_row.html", "snapshot")

@@ -7,7 +7,7 @@ from typing import TypeVar
 from django.contrib import messages
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from corpus.models import Split, StoppingRule
@@ -15,7 +15,7 @@ from corpus.stopping_policies import PolicyRefused, set_stopping_policy
 from dashboard.queries import stopping as queries
 from dashboard.queries.common import datasets
 
-from .common import page_context, researcher_required
+from .common import render_page, researcher_required
 
 N = TypeVar("N", int, float)
 
@@ -72,17 +72,13 @@ def stopping(request: HttpRequest) -> HttpResponseBase:
     split = request.GET.get("split", Split.DEV)
     if dataset is not None and split in Split.values:
         preview = {"dataset": dataset, "split": split, **queries.replay_preview(dataset, split)}
-    return render(
+    return render_page(
         request,
         "dashboard/stopping.html",
-        page_context(
-            request,
-            "stopping",
-            None,
-            rows=queries.policy_rows(),
-            rules=StoppingRule.choices,
-            splits=Split.values,
-            datasets=list(known.values()),
-            preview=preview,
-        ),
+        "stopping",
+        rows=queries.policy_rows(),
+        rules=StoppingRule.choices,
+        splits=Split.values,
+        datasets=list(known.values()),
+        preview=preview,
     )

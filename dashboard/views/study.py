@@ -6,36 +6,28 @@ Thin: every figure is read in `dashboard.queries.study`."""
 import csv
 from collections.abc import Iterator
 
-from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 
 from crowd.models import Study
 from dashboard.queries import study as queries
 
-from .common import page_context, researcher_required
+from .common import found, render_page, researcher_required
 
 
 def study_or_404(slug: str) -> Study:
-    found = queries.study(slug)
-    if found is None:
-        raise Http404("No such study.")
-    return found
+    return found(queries.study(slug), "No such study.")
 
 
 @researcher_required
 def studies(request: HttpRequest) -> HttpResponseBase:
-    return render(
-        request, "dashboard/studies.html", page_context(request, "studies", None, studies=queries.studies_with_counts())
-    )
+    return render_page(request, "dashboard/studies.html", "studies", studies=queries.studies_with_counts())
 
 
 @researcher_required
 def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(slug)
-    return render(
-        request, "dashboard/study.html", page_context(request, "studies", None, study=study, **queries.overview(study))
-    )
+    return render_page(request, "dashboard/study.html", "studies", study=study, **queries.overview(study))
 
 
 class _Echo:

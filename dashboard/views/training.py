@@ -1,7 +1,7 @@
 from django.contrib import messages
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -11,7 +11,7 @@ from dashboard.queries import runs as queries
 from modeling.models import ModelKind, RunStatus, TrainingRun
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 
-from .common import page_context, researcher_required
+from .common import found, polled_ids, render_page, researcher_required
 
 RUNS_SHOWN = 50
 FINISHED = (RunStatus.DONE, RunStatus.FAILED)
@@ -19,15 +19,17 @@ FINISHED = (RunStatus.DONE, RunStatus.FAILED)
 FIELD_NAMES = {"snapshot": "Snapshot", "model": "Model", "config": "Options"}
 
 
-def training_form_context(
+def training_page(
     request: HttpRequest, form: dict[str, str] | None = None, errors: list[str] | None = None
-) -> dict[str, object]:
-    return page_context(
+) -> HttpResponseBase:
+    return render_page(
         request,
+        "dashboard/training.html",
         "training",
+        status=200 if errors is None else 400,
         snapshots=queries.finished_snapshots(limit=RUNS_SHOWN),
         models=ModelKind.choices,
-        runs=queries.recent_training_runs(limit=RUNS_SHOWN),
+        runs=queries.training_runs()[:RUNS_SHOWN],
         form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
         errors=errors or [],
         embedded_queue=queries.embedded_queue(),
@@ -38,7 +40,7 @@ def training_form_context(
 @require_http_methods(["GET", "POST"])
 def training(request: HttpRequest) -> HttpResponseBase:
     if request.method == "GET":
-        return render(request, "dashboard/training.html", training_form_context(request))
+        return training_page(request)
     form = {key: request.POST.get(key, "") for key in ("snapshot", "model", "options")}
     try:
         run = launch_training_run(form["snapshot"], form["model"], config=form["options"], user=request.user)
@@ -49,7 +51,7 @@ def training(request: HttpRequest) -> HttpResponseBase:
             for field, messages_ in refused.message_dict.items()
             for message in messages_
         ]
-        return render(request, "dashboard/training.html", training_form_context(request, form, errors), status=400)
+        return training_page(request, form, errors)
     run = queries.training_run(run.pk) or run  # in embedded mode the run has already finished by now
     messages.success(request, f"Training run {run.pk} ({run.get_model_display()}) is {run.status}.")
     return redirect("dashboard:training_detail", run.pk)
@@ -88,33 +90,27 @@ def run_payload(run: TrainingRun, request: HttpRequest, detail: bool = False) ->
 @researcher_required
 @require_GET
 def training_progress(request: HttpRequest) -> HttpResponseBase:
-    ids = [int(value) for value in request.GET.get("ids", "").split(",") if value.strip().isdigit()]
     detail = request.GET.get("view") == "detail"
-    runs = queries.training_runs_by_id(ids)
+    runs = queries.training_runs(polled_ids(request))
     return JsonResponse({"items": [run_payload(run, request, detail) for run in runs]})
 
 
 @researcher_required
 @require_GET
 def training_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    run = queries.training_run(run_id)
-    if run is None:
-        raise Http404("No such training run.")
+    run = found(queries.training_run(run_id), "No such training run.")
     report = results.run_report(run)
     figures = {}
     if report.genre_matrix:
         figures["genre_matrix"] = charts.url("genre-matrix", charts.genre_matrix(report), f"run={run.pk}")
     if report.confusion:
         figures["confusion"] = charts.url("confusion", charts.confusion(report), f"run={run.pk}")
-    return render(
+    return render_page(
         request,
         "dashboard/training_detail.html",
-        page_context(
-            request,
-            "training",
-            run=run,
-            report=report,
-            figures=figures,
-            embedded_queue=queries.embedded_queue(),
-        ),
+        "training",
+        run=run,
+        report=report,
+        figures=figures,
+        embedded_queue=queries.embedded_queue(),
     )

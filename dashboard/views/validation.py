@@ -1,13 +1,12 @@
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 
-from corpus.agreement import coverage_sentences
+from corpus.agreement import adaptive_stopping_in_scope, coverage_sentences
 from corpus.labels import LABELS_PER_PAIR
 from corpus.selectors import genre_names
 from dashboard.queries import validation as queries
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, render_page, researcher_required
 
 # MultiNLI Table 2 / SNLI Table 3, in the papers' order: (agreement_stats key, row heading).
 AGREEMENT_ROWS = [
@@ -72,7 +71,9 @@ def validation(request: HttpRequest) -> HttpResponseBase:
     # Under an adaptive stopping rule only contested pairs take five labels: κ over them is the
     # agreement of the hard pairs, so the page leads with α (docs/statistics.md, "α beside κ").
     stopping = overview.get("stopping") or {}
-    rules = queries.adaptive_rules(scope.dataset, scope.split)
+    # The rules other than fixed in scope: one small read, not cached, so a researcher who changes
+    # the rule sees the page follow at once.
+    rules = adaptive_stopping_in_scope(scope.dataset, scope.split)
     alpha = agreement.get("krippendorff_alpha") or {}
     alphas = [
         {
@@ -90,24 +91,21 @@ def validation(request: HttpRequest) -> HttpResponseBase:
         ((slug, names.get(slug, slug), figures) for slug, figures in (agreement.get("per_genre") or {}).items()),
         key=lambda row: row[1],
     )
-    return render(
+    return render_page(
         request,
         "dashboard/validation.html",
-        page_context(
-            request,
-            "validation",
-            scope,
-            agreement=agreement,
-            table=table,
-            kappas=kappas,
-            gold_counts=gold_counts,
-            per_genre=per_genre,
-            label_counts=label_counts,
-            short=short,
-            stopping=stopping,
-            alphas=alphas,
-            coverage=coverage_sentences(agreement) if agreement else {},
-            adaptive_rules=rules,
-            lead_with_alpha=bool(rules or stopping.get("stopped_early_pairs")),
-        ),
+        "validation",
+        scope,
+        agreement=agreement,
+        table=table,
+        kappas=kappas,
+        gold_counts=gold_counts,
+        per_genre=per_genre,
+        label_counts=label_counts,
+        short=short,
+        stopping=stopping,
+        alphas=alphas,
+        coverage=coverage_sentences(agreement) if agreement else {},
+        adaptive_rules=rules,
+        lead_with_alpha=bool(rules or stopping.get("stopped_early_pairs")),
     )

@@ -1,13 +1,12 @@
 from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import render
 
-from authorship.selectors import typing_flags_by_worker
+from authorship.selectors import typing_flagged_share_by_study_day, typing_flags_by_worker
 from dashboard.queries import workers as queries
 from quality.selectors import worker_quality
 
-from .common import Scope, page_context, researcher_required
+from .common import Scope, render_page, researcher_required
 
 WORKERS_PER_PAGE = 100
 
@@ -40,19 +39,16 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         }
         for key, (heading, numeric) in queries.WORKER_COLUMNS.items()
     ]
-    return render(
+    return render_page(
         request,
         "dashboard/workers.html",
-        page_context(
-            request,
-            "workers",
-            scope,
-            page=page,
-            columns=columns,
-            sort=sort,
-            worker_count=len(rows),
-            # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
-            quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
-            typing_over_time=queries.typing_flagged_over_time(),
-        ),
+        "workers",
+        scope,
+        page=page,
+        columns=columns,
+        sort=sort,
+        worker_count=len(rows),
+        # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
+        quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
+        typing_over_time=typing_flagged_share_by_study_day(),  # per study and day (issue 40.4)
     )

@@ -5,8 +5,9 @@ from django.core.management import CommandError, call_command
 
 from artifacts.models import PairTags
 from artifacts.phenomena import PHENOMENON_NAMES
-from artifacts.selectors import giveaway_words_for, pair_label, run_tag_accuracy, tag_figures
+from artifacts.selectors import giveaway_words_for, run_tag_accuracy, tag_figures
 from artifacts.services import store_tags, tag_columns
+from corpus.giveaways import counted_label
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Dataset, Pair, Split
 from corpus.services import add_label
@@ -165,9 +166,9 @@ def test_a_hypothesis_only_run_reports_the_majority_class_on_the_same_files():
 
 
 def test_the_label_a_hypothesis_counts_under():
-    assert pair_label("neutral", "entailment", 5) == "neutral"
-    assert pair_label("-", "entailment", 1) == "entailment"  # written, not validated yet
-    assert pair_label("-", "entailment", 5) == "-"  # validated without a majority
+    assert counted_label("neutral", "entailment", 5) == "neutral"
+    assert counted_label("-", "entailment", 1) == "entailment"  # written, not validated yet
+    assert counted_label("-", "entailment", 5) == "-"  # validated without a majority
 
 
 def plant(ds, author, n, word, label, genre="fiction"):

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from artifacts.parse_scoring import BracketScore, brackets, right_branching, score_strings
+from artifacts.parse_scoring import BracketScore, brackets, right_branching
 from artifacts.phenomena import normalise_text
 from artifacts.trees import DepToken, binary_parse, constituency_tree, parse_tree, parses_of_doc
 from tests.conftest import shared_file
@@ -98,7 +98,7 @@ def test_brackets_ignore_punctuation_and_tokenisation():
     stanford = "(ROOT (S (NP (PRP He)) (VP (VBZ does) (RB n't) (VP (VB know))) (. .)))"
     other = "(ROOT (S (NP (PRP He)) (VP (VBZ doesn) (RB 't) (VP (VB know)) (. .))))"
     assert brackets(parse_tree(stanford)) == brackets(parse_tree(other))
-    assert score_strings(other, stanford).f1 == 100.0
+    assert BracketScore().add(parse_tree(other), parse_tree(stanford)).f1 == 100.0
 
 
 def test_scores_count_labelled_brackets_and_identical_trees():
