@@ -6,7 +6,7 @@ from decimal import Decimal
 from corpus.models import Dataset, Genre, Pair
 from corpus.services import set_needs_validation
 from crowd.models import Study, TaskKind
-from importers.recast_service import recast_into, template_choices
+from importers.recast_service import recast_into
 
 DATASET = "demo-recast"
 STUDY = {
@@ -41,9 +41,7 @@ def ensure_recast_demo():
     # Filed under an existing demo genre (reviews are popular-culture writing, like Slate), so the
     # demo adds no genre without premises of its own.
     genre = Genre.objects.filter(slug=GENRE).first()
-    report = recast_into(
-        template_choices()["sentiment"], rows, DATASET, "dev", seed=1, source="demo reviews", genre=genre
-    )
+    report = recast_into("sentiment", rows, DATASET, "dev", seed=1, source="demo reviews", genre=genre)
     dataset = Dataset.objects.get(slug=DATASET)
     dataset.name = "Demo recast (DNC sentiment)"
     dataset.grammaticality_judgments = 3

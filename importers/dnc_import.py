@@ -31,7 +31,6 @@ from typing import Any
 
 from django.db import transaction
 
-from artifacts.services import pairs_arriving
 from corpus import labels as scheme_labels
 from corpus.models import (
     AUTHOR_POSITION,
@@ -44,17 +43,16 @@ from corpus.models import (
     PromptFamily,
     Split,
     ValidationLabel,
-    text_hash,
 )
-from corpus.services import create_pairs, create_premises, set_needs_validation
-from corpus.writings import count_writings_of_pairs
+from corpus.services import create_premises, set_needs_validation
 
 from . import dnc
+from .services import store_imported_pairs
 
 RECAST_FAMILY = "recast"
 PYTHON2, PYTHON3 = "python2", "python3"
 _STYLES = {PYTHON2: dnc.PYTHON2_STYLE, PYTHON3: dnc.PYTHON3_STYLE}
-_SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
+SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
 
 
 class DncImportError(Exception):
@@ -127,11 +125,6 @@ def _dataset_for(slug: str, scheme: str) -> Dataset:
     return dataset
 
 
-def _stored(scheme: str, label: object) -> tuple[str, int | None]:
-    """(core label, rating or None) of a DNC label under the dataset's scheme."""
-    return scheme_labels.to_stored(scheme, label)
-
-
 def import_dnc_file(
     data_path: str | Path, dataset: str | None = None, metadata_path: str | Path | None = None
 ) -> DncImportReport:
@@ -155,7 +148,7 @@ def import_dnc_file(
         raise DncImportError(
             f"{data_path}: split {', '.join(sorted(map(str, splits)))}; one of {', '.join(Split.values)} expected"
         )
-    scheme, split = _SCHEMES[schemes.pop()], splits.pop()
+    scheme, split = SCHEMES[schemes.pop()], splits.pop()
     slug = dataset or dataset_slug_for(data_path)
     report = DncImportReport(
         path=str(data_path),
@@ -204,7 +197,7 @@ def store_dnc_pairs(
     ordinals: list[list[int | None]] = []
     provenance: list[PairProvenance] = []
     for pair in new:
-        label, rating = _stored(scheme, pair.label)
+        label, rating = scheme_labels.to_stored(scheme, pair.label)
         rows.append(
             Pair(
                 premise_id=premises[pair.context],
@@ -216,18 +209,15 @@ def store_dnc_pairs(
         )
         label_lists.append([label])
         ordinals.append([rating])
-    created = create_pairs(
+    created = store_imported_pairs(
         dataset_obj, split, rows, label_lists, ordinals=ordinals if scheme == LabelScheme.ORDINAL else None
     )
     # The released label is DNC's gold: recast pairs are not queued for validation on import
     # (a researcher marks those to validate; until then `imported_gold` is the gold label).
     set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
-    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
     for pair, row in zip(new, created, strict=True):
         provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))
     PairProvenance.objects.bulk_create(provenance, batch_size=1000)
-    if created:
-        pairs_arriving(dataset_obj.pk)
     report.pairs_created = len(created)
     return report
 
@@ -252,7 +242,6 @@ def _premises(
                 genre=genre,
                 prompt_id=prompt_id,
                 text=context,
-                text_hash=text_hash(context),
                 split=split,
                 source=Path(path).name[:255],
             )

@@ -36,16 +36,19 @@ from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
 from corpus.services import create_pairs, create_premises
-from corpus.writings import count_writings_of_pairs
 
 from . import mpe
-from .formats import SNLI_GENRE, split_from_filename
+from .formats import MAX_ID_CHARS, SNLI_GENRE, split_from_filename
 from .models import CorpusImport
-from .services import CorpusImportError
+from .services import (
+    CHUNK_SIZE,
+    CorpusImportError,
+    present_pair_ids,
+    shown_problems,
+    start_import,
+    store_imported_pairs,
+)
 
-CHUNK_SIZE = 2000
-SHOWN_PROBLEMS = 20
-MAX_ID_CHARS = 64
 # {scene: [(caption number, caption text, [hypotheses written for it])]}
 Scenes = Mapping[str, list[tuple[int, str, list[str]]]]
 
@@ -83,11 +86,11 @@ class MpeImportReport:
             f"  malformed lines: {len(self.problems)} ({len(self.skipped)} skipped, "
             f"{len(self.problems) - len(self.skipped)} repaired)",
         ]
-        for line, reason, repaired in self.problems[:SHOWN_PROBLEMS]:
-            lines.append(f"    line {line}: {reason}{' (repaired: imported)' if repaired else ' (skipped)'}")
-        if len(self.problems) > SHOWN_PROBLEMS:
-            lines.append(f"    ... and {len(self.problems) - SHOWN_PROBLEMS} more")
-        return "\n".join(lines)
+        marked = [
+            (line, reason + (" (repaired: imported)" if repaired else " (skipped)"))
+            for line, reason, repaired in self.problems
+        ]
+        return "\n".join(lines + shown_problems(marked))
 
 
 def mpe_dataset(slug: Dataset | str, name: str | None = None) -> Dataset:
@@ -155,12 +158,11 @@ def import_mpe_file(
     except mpe.MpeFormatError as error:
         raise CorpusImportError(str(error)) from None
     dataset = mpe_dataset(dataset)
-    report = MpeImportReport(path=path, dataset=dataset.slug, split=split, items_read=len(parsed.items))
-    report.problems = [(problem.line, problem.reason, problem.repaired) for problem in parsed.problems]
-    record = CorpusImport.objects.create(
-        dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
+    record = start_import(dataset, path, split)
+    report = MpeImportReport(
+        path=path, dataset=dataset.slug, split=split, items_read=len(parsed.items), import_id=record.pk
     )
-    report.import_id = record.pk
+    report.problems = [(problem.line, problem.reason, problem.repaired) for problem in parsed.problems]
     items = _unique_items(parsed.items, report)
     try:
         with heartbeat(CorpusImport, record.pk):
@@ -214,11 +216,7 @@ def _unique_items(items: Iterable[mpe.MpeItem], report: MpeImportReport) -> list
 def _store_chunk(
     dataset: Dataset, split: str, genre: Genre, source: str, items: Sequence[mpe.MpeItem], report: MpeImportReport
 ) -> None:
-    present = set(
-        Pair.objects.filter(dataset=dataset, pair_id__in=[item.item_id for item in items]).values_list(
-            "pair_id", flat=True
-        )
-    )
+    present = present_pair_ids(dataset, (item.item_id for item in items))
     report.already_present += len(present)
     items = [item for item in items if item.item_id not in present]
     if not items:
@@ -242,7 +240,6 @@ def _store_chunk(
             genre=genre,
             prompt_id=prompt_id,
             text=text,
-            text_hash=text_hash(text),
             sentences=sentences,
             split=split,
             source=source,
@@ -284,7 +281,7 @@ def _store_chunk(
         )
         labels.append(item_labels)
         kept.append(item)
-    created = create_pairs(
+    created = store_imported_pairs(
         dataset,
         split,
         pairs,
@@ -293,12 +290,9 @@ def _store_chunk(
             mpe.adjudication_reason(item.judgments) or "gold differs from the majority" for item in kept
         ],
     )
-    if created:
-        pairs_arriving(dataset.pk)
     report.pairs_created += len(created)
     report.labels_created += sum(len(item_labels) for item_labels in labels)
     report.file_adjudications += sum(bool(pair.adjudicated_label) for pair in created)
-    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
 
 
 # --- export ----------------------------------------------------------------------------------
