@@ -5,8 +5,10 @@ from decimal import Decimal
 
 from corpus.models import Dataset, Genre, Pair
 from corpus.services import set_needs_validation
-from crowd.models import Study, TaskKind
+from crowd.models import TaskKind
 from importers.recast_service import recast_into
+
+from .content import ensure_study
 
 DATASET = "demo-recast"
 STUDY = {
@@ -48,6 +50,5 @@ def ensure_recast_demo():
     dataset.save(update_fields=["name", "grammaticality_judgments"])
     # Recast labels are the template's; here they are also sent to the two-way validation task.
     set_needs_validation(Pair.objects.filter(dataset=dataset), True)
-    fields = {key: value for key, value in STUDY.items() if key != "slug"}
-    Study.objects.get_or_create(slug=STUDY["slug"], defaults={**fields, "dataset": dataset})
+    ensure_study(STUDY, dataset)
     return dataset, report.pairs_created
