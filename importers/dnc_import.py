@@ -44,10 +44,10 @@ from corpus.models import (
     Split,
     ValidationLabel,
 )
-from corpus.services import create_premises, set_needs_validation
+from corpus.services import set_needs_validation
 
 from . import dnc
-from .services import store_imported_pairs
+from .services import ensure_premises, store_imported_pairs
 
 RECAST_FAMILY = "recast"
 PYTHON2, PYTHON3 = "python2", "python3"
@@ -228,29 +228,18 @@ def _premises(
     """context -> premise pk, creating the missing premises; a context never crosses splits."""
     # The exact text, not text_hash (which folds whitespace): DNC has contexts that differ only in spaces.
     ids = {pair.context: "ctx-" + hashlib.sha256(pair.context.encode("utf-8")).hexdigest()[:16] for pair in pairs}
-    known = dict(
-        Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "split")
-    )
-    crossing = sorted(prompt_id for prompt_id, premise_split in known.items() if premise_split != split)
+    wanted = {
+        prompt_id: Premise(
+            dataset=dataset, genre=genre, prompt_id=prompt_id, text=context, split=split, source=Path(path).name[:255]
+        )
+        for context, prompt_id in ids.items()
+    }
+    # The caller's transaction takes the premises just created back with the error.
+    known, report.premises_created = ensure_premises(dataset, wanted, "split")
+    crossing = sorted(prompt_id for prompt_id, (_, premise_split) in known.items() if premise_split != split)
     if crossing:
         raise DncImportError(f"{path}: context {crossing[0]} is already in another split of {dataset.slug}")
-    new: dict[str, Premise] = {}
-    for context, prompt_id in ids.items():
-        if prompt_id not in known and prompt_id not in new:
-            new[prompt_id] = Premise(
-                dataset=dataset,
-                genre=genre,
-                prompt_id=prompt_id,
-                text=context,
-                split=split,
-                source=Path(path).name[:255],
-            )
-    create_premises(new.values())
-    report.premises_created = len(new)
-    by_id = dict(
-        Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "pk")
-    )
-    return {context: by_id[prompt_id] for context, prompt_id in ids.items()}
+    return {context: known[prompt_id][0] for context, prompt_id in ids.items()}
 
 
 def _text(value: object) -> str:

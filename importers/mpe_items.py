@@ -35,7 +35,7 @@ from annotation_site.long_tasks import heartbeat
 from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
-from corpus.services import create_pairs, create_premises
+from corpus.services import create_pairs
 
 from . import mpe
 from .formats import MAX_ID_CHARS, SNLI_GENRE, split_from_filename
@@ -43,6 +43,7 @@ from .models import CorpusImport
 from .services import (
     CHUNK_SIZE,
     CorpusImportError,
+    ensure_premises,
     present_pair_ids,
     shown_problems,
     start_import,
@@ -222,34 +223,21 @@ def _store_chunk(
     if not items:
         return
     prompt_ids = {item.line: premise_prompt_id(item.premises) for item in items}
-    known = {
-        prompt_id: (pk, sentences, premise_split)
-        for prompt_id, pk, sentences, premise_split in Premise.objects.filter(
-            dataset=dataset, prompt_id__in=set(prompt_ids.values())
-        ).values_list("prompt_id", "pk", "sentences", "split")
-    }
-    new: dict[str, Premise] = {}
+    wanted: dict[str, Premise] = {}
     for item in items:
-        prompt_id = prompt_ids[item.line]
-        if prompt_id in known or prompt_id in new:
-            continue
-        sentences = sentences_of(item.premises)
-        text = joined_premise(sentence["text"] for sentence in sentences)
-        new[prompt_id] = Premise(
-            dataset=dataset,
-            genre=genre,
-            prompt_id=prompt_id,
-            text=text,
-            sentences=sentences,
-            split=split,
-            source=source,
-        )
-    create_premises(new.values())
-    report.premises_created += len(new)
-    for prompt_id, pk, sentences, premise_split in Premise.objects.filter(
-        dataset=dataset, prompt_id__in=list(new)
-    ).values_list("prompt_id", "pk", "sentences", "split"):
-        known[prompt_id] = (pk, sentences, premise_split)
+        if prompt_ids[item.line] not in wanted:  # the first line of a set of captions gives its premise
+            sentences = sentences_of(item.premises)
+            wanted[prompt_ids[item.line]] = Premise(
+                dataset=dataset,
+                genre=genre,
+                prompt_id=prompt_ids[item.line],
+                text=joined_premise(sentence["text"] for sentence in sentences),
+                sentences=sentences,
+                split=split,
+                source=source,
+            )
+    known, premises_created = ensure_premises(dataset, wanted, "sentences", "split")
+    report.premises_created += premises_created
 
     pairs: list[Pair] = []
     labels: list[list[str]] = []

@@ -341,36 +341,22 @@ def _premises_for(
 
     A premise never crosses splits: a row whose premise is already in another split is malformed.
     """
-    prompt_ids = {row.prompt_id for row in rows}
-    known = {
-        prompt_id: (pk, premise_split)
-        for prompt_id, pk, premise_split in Premise.objects.filter(
-            dataset=dataset, prompt_id__in=prompt_ids
-        ).values_list("prompt_id", "pk", "split")
-    }
-    new: dict[str, Premise] = {}
+    wanted: dict[str, Premise] = {}
     for row in rows:
-        if row.prompt_id in known or row.prompt_id in new:
-            continue
-        new[row.prompt_id] = Premise(
-            dataset=dataset,
-            genre=genres[row.genre],
-            prompt_id=row.prompt_id,
-            text=row.premise,
-            parse=row.premise_parse,
-            binary_parse=row.premise_binary_parse,
-            split=split,
-            source=Path(path).name[:255],
-        )
-    create_premises(new.values())
-    report.premises_created += len(new)
-
-    premises: dict[str, int] = {}
-    for prompt_id, pk, premise_split in Premise.objects.filter(dataset=dataset, prompt_id__in=prompt_ids).values_list(
-        "prompt_id", "pk", "split"
-    ):
-        premises[prompt_id] = pk
-        known.setdefault(prompt_id, (pk, premise_split))
+        if row.prompt_id not in wanted:  # the first row of a promptID gives its premise
+            wanted[row.prompt_id] = Premise(
+                dataset=dataset,
+                genre=genres[row.genre],
+                prompt_id=row.prompt_id,
+                text=row.premise,
+                parse=row.premise_parse,
+                binary_parse=row.premise_binary_parse,
+                split=split,
+                source=Path(path).name[:255],
+            )
+    known, created = ensure_premises(dataset, wanted, "split")
+    report.premises_created += created
+    premises = {prompt_id: pk for prompt_id, (pk, _) in known.items()}
     for row in rows:
         premise_split = known[row.prompt_id][1]
         if premise_split and premise_split != split:
@@ -379,6 +365,24 @@ def _premises_for(
             )
             premises.pop(row.prompt_id, None)
     return premises
+
+
+def ensure_premises(
+    dataset: Dataset, premises: Mapping[str, Premise], *fields: str
+) -> tuple[dict[str, tuple[Any, ...]], int]:
+    """{promptID: (pk, *fields)} of the dataset's premises with the promptIDs of `premises` (unsaved,
+    by promptID), those it lacks created from them first; and how many were created. The caller
+    judges the ones that were there already (a premise never crosses splits)."""
+
+    def read(prompt_ids: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        rows = Premise.objects.filter(dataset=dataset, prompt_id__in=list(prompt_ids))
+        return {row[0]: row[1:] for row in rows.values_list("prompt_id", "pk", *fields)}
+
+    known = read(premises)
+    new = [premise for prompt_id, premise in premises.items() if prompt_id not in known]
+    create_premises(new)
+    known.update(read(premise.prompt_id for premise in new))
+    return known, len(new)
 
 
 PAIRS_UPLOAD_TASK = "importers.import_uploaded_pairs"
