@@ -47,7 +47,7 @@ from corpus.models import (
 from corpus.services import set_needs_validation
 
 from . import dnc
-from .services import ensure_premises, store_imported_pairs
+from .services import ensure_premises, imported_dataset, store_imported_pairs
 
 RECAST_FAMILY = "recast"
 PYTHON2, PYTHON3 = "python2", "python3"
@@ -111,18 +111,11 @@ def _genre_for(slug: str, type_of_inference: str) -> Genre:
 
 
 def _dataset_for(slug: str, scheme: str) -> Dataset:
-    dataset, created = Dataset.objects.get_or_create(
-        slug=slug, defaults={"name": slug, "is_imported": True, "label_scheme": scheme}
+    refusal = (
+        f"dataset {{dataset.slug}} holds {{dataset.label_scheme}} labels; this file's are {scheme}: "
+        "import it into another dataset (--dataset)"
     )
-    if not created and dataset.label_scheme != scheme:
-        if dataset.pairs.exists():
-            raise DncImportError(
-                f"dataset {slug} holds {dataset.label_scheme} labels; this file's are {scheme}: "
-                "import it into another dataset (--dataset)"
-            )
-        dataset.label_scheme = scheme
-        dataset.save(update_fields=["label_scheme"])
-    return dataset
+    return imported_dataset(slug, DncImportError, refusal, label_scheme=scheme)
 
 
 def import_dnc_file(

@@ -44,6 +44,7 @@ from .services import (
     CHUNK_SIZE,
     CorpusImportError,
     ensure_premises,
+    imported_dataset,
     present_pair_ids,
     shown_problems,
     start_import,
@@ -94,25 +95,11 @@ class MpeImportReport:
         return "\n".join(lines + shown_problems(marked))
 
 
-def mpe_dataset(slug: Dataset | str, name: str | None = None) -> Dataset:
-    """The dataset `slug`, created as an imported multi-premise dataset if missing.
-
-    An existing single-premise dataset is refused: MPE items would join its validation batches.
-    """
-    if isinstance(slug, Dataset):
-        dataset = slug
-    else:
-        dataset, _ = Dataset.objects.get_or_create(
-            slug=slug, defaults={"name": name or slug, "is_imported": True, "item_kind": ItemKind.MULTI_PREMISE}
-        )
-    if dataset.item_kind != ItemKind.MULTI_PREMISE:
-        if dataset.pairs.exists():
-            raise CorpusImportError(
-                f"dataset {dataset.slug} holds single-premise pairs; import MPE into a dataset of its own"
-            )
-        dataset.item_kind = ItemKind.MULTI_PREMISE
-        dataset.save(update_fields=["item_kind"])
-    return dataset
+def mpe_dataset(dataset: Dataset | str) -> Dataset:
+    """The dataset, created as an imported multi-premise dataset if missing. One holding
+    single-premise pairs is refused: MPE items would join its validation batches."""
+    refusal = "dataset {dataset.slug} holds single-premise pairs; import MPE into a dataset of its own"
+    return imported_dataset(dataset, CorpusImportError, refusal, item_kind=ItemKind.MULTI_PREMISE)
 
 
 def premise_prompt_id(premises: Sequence[mpe.MpePremise]) -> str:

@@ -13,7 +13,7 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,11 +95,24 @@ def shown_problems(problems: Sequence[tuple[int, str]]) -> list[str]:
     return shown + ([f"    ... and {len(problems) - SHOWN_PROBLEMS} more"] if len(problems) > SHOWN_PROBLEMS else [])
 
 
-def _dataset_for(dataset: Dataset | str) -> Dataset:
-    if isinstance(dataset, Dataset):
-        return dataset
-    found, _ = Dataset.objects.get_or_create(slug=dataset, defaults={"name": dataset, "is_imported": True})
-    return found
+def imported_dataset(
+    dataset: Dataset | str, error: Callable[[str], Exception] = CorpusImportError, refusal: str = "", **kind: str
+) -> Dataset:
+    """The dataset, created as an imported one of this `kind` (item_kind, label_scheme) if missing.
+    One of another kind takes this one while it holds no pairs; holding pairs, it is refused with
+    `error(refusal)`, the message formatted with the `dataset`: its pairs would mix with the file's."""
+    if not isinstance(dataset, Dataset):
+        dataset, _ = Dataset.objects.get_or_create(
+            slug=dataset, defaults={"name": dataset, "is_imported": True, **kind}
+        )
+    changed = {name: value for name, value in kind.items() if getattr(dataset, name) != value}
+    if changed and dataset.pairs.exists():
+        raise error(refusal.format(dataset=dataset))
+    for name, value in changed.items():
+        setattr(dataset, name, value)
+    if changed:
+        dataset.save(update_fields=list(changed))
+    return dataset
 
 
 def _rows(path: str, report: ImportReport, progress: bool) -> Iterator[CorpusRow]:
@@ -162,7 +175,7 @@ def import_pairs_file(
     genres = {g.slug: g for g in Genre.objects.all()}
     if genre and genre not in genres:
         raise CorpusImportError(f"unknown genre {genre!r}; known: {', '.join(sorted(genres)) or 'none'}")
-    found = _dataset_for(dataset)
+    found = imported_dataset(dataset)
     record = start_import(found, path, split)
     report = ImportReport(path=path, dataset=found.slug, split=split, import_id=record.pk)
     # All or nothing: the chunks commit with the run, so an unexpected failure (a database error,
