@@ -47,6 +47,7 @@ from corpus.models import (
 from corpus.services import set_needs_validation
 
 from . import dnc
+from .formats import text_of
 from .services import ensure_premises, imported_dataset, store_imported_pairs
 
 RECAST_FAMILY = "recast"
@@ -235,10 +236,6 @@ def _premises(
     return {context: known[prompt_id][0] for context, prompt_id in ids.items()}
 
 
-def _text(value: object) -> str:
-    return "" if value is None else str(value)
-
-
 def _provenance_row(
     pair_row: Pair, pair: dnc.DncPair, path: str | Path, data_style: str, metadata_style: str
 ) -> PairProvenance:
@@ -248,10 +245,10 @@ def _provenance_row(
     meta = pair.provenance
     return PairProvenance(
         pair_id=pair_row.pk,
-        corpus=_text(meta and meta.corpus)[:200],
-        corpus_sent_id=_text(meta and meta.corpus_sent_id)[:300],
-        corpus_license=_text(meta and meta.corpus_license)[:300],
-        creation_approach=_text(meta and meta.creation_approach)[:50],
+        corpus=text_of(meta and meta.corpus)[:200],
+        corpus_sent_id=text_of(meta and meta.corpus_sent_id)[:300],
+        corpus_license=text_of(meta and meta.corpus_license)[:300],
+        creation_approach=text_of(meta and meta.creation_approach)[:50],
         type_of_inference=pair.type_of_inference[:100],
         source=str(Path(*Path(path).parts[-3:]))[:255],
         json_style=data_style + (f"/{metadata_style}" if metadata_style and metadata_style != data_style else ""),
