@@ -144,18 +144,10 @@ def import_dnc_file(
         )
     scheme, split = SCHEMES[schemes.pop()], splits.pop()
     slug = dataset or dataset_slug_for(data_path)
-    report = DncImportReport(
-        path=str(data_path),
-        dataset=slug,
-        split=split,
-        label_scheme=scheme,
-        labels=dict(Counter(pair.label for pair in source.pairs)),
-    )
     data_style = _style_name(source.data_style)
     metadata_style = _style_name(source.metadata_style) if source.metadata_style else ""
     with transaction.atomic():
-        store_dnc_pairs(source.pairs, slug, scheme, split, data_path, data_style, metadata_style, report)
-    return report
+        return store_dnc_pairs(source.pairs, slug, scheme, split, data_path, data_style, metadata_style)
 
 
 def store_dnc_pairs(
@@ -166,14 +158,13 @@ def store_dnc_pairs(
     source: str | Path,
     data_style: str = PYTHON2,
     metadata_style: str = "",
-    report: DncImportReport | None = None,
     genre: Genre | None = None,
 ) -> DncImportReport:
     """Save DncPairs (from a file or a recast) as premises, pairs, labels and provenance in the
     caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
 
     `genre`: an existing Genre for the premises; default one named after the dataset (family "recast")."""
-    report = report or DncImportReport(
+    report = DncImportReport(
         path=str(source),
         dataset=slug,
         split=split,
