@@ -592,20 +592,10 @@ def _render(value: object, values: Mapping[str, str]) -> object:
 
 
 def _provenance(template: RecastTemplate, values: Mapping[str, str]) -> dnc.Provenance:
-    rendered = {key: _render(value, values) for key, value in template.provenance}
-    known = {
-        "corpus": "corpus",
-        "corpus-sent-id": "corpus_sent_id",
-        "corpus-license": "corpus_license",
-        "creation-approach": "creation_approach",
-        "misc": "misc",
-    }
-    keys = tuple(sorted([*rendered, "pair-id"]))  # DNC's files list their fields sorted
-    fields: dict[str, Any] = {attribute: rendered.get(key) for key, attribute in known.items()}  # JSON values
-    return dnc.Provenance(
-        **fields,
-        extra={key: value for key, value in rendered.items() if key not in known},
-        keys=keys,
+    record = {key: _render(value, values) for key, value in template.provenance}
+    # As DNC's metadata record: its fields sorted, the pair-id among them (the pair gives its value).
+    return dnc.provenance_from_record(
+        dict(sorted({**record, "pair-id": None}.items())), f"{template.source}.provenance"
     )
 
 
