@@ -32,10 +32,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.long_tasks import heartbeat
-from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
-from corpus.services import create_pairs
 
 from . import mpe
 from .formats import MAX_ID_CHARS, SNLI_GENRE, split_from_filename
@@ -513,7 +511,6 @@ def build_items_from_scenes(
             )
             report.items.append((pair_id, overlap))
         # No author and no labels yet: five judgments come from the MPE task.
-        if create_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True):
-            pairs_arriving(target.pk)
+        store_imported_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True)
         report.kept = len(pairs)
     return report
