@@ -133,8 +133,6 @@ def enqueue_coalesced(task_name: str, *args: Any, seconds: float) -> Any:
 def wait_for_background_tasks(timeout=None):
     """Block until the embedded mode's queued jobs are done (for commands and tests), the jobs they
     queue in turn included (a finished training run queues its tag accuracy after the wait began)."""
-    import time
-
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         with _background_lock:
@@ -151,7 +149,6 @@ def health_check(model_label, pk):
 
     The model is named by its label ("app.Model") so that the base layer imports no app.
     """
-    import os
     import socket
 
     from django.apps import apps

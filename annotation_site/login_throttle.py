@@ -70,9 +70,9 @@ def _limits() -> dict:
     }
 
 
-def _take(key: str, timeout: int) -> int:
+def take_count(key: str, timeout: int | None) -> int:
     """Add one to the counter `key` and return the new count, atomically; a new counter lives
-    `timeout` seconds from its first count (incr never extends it)."""
+    `timeout` seconds from its first count (incr never extends it; None: for ever)."""
     for _ in range(3):
         cache.add(key, 0, timeout=timeout)
         try:
@@ -93,9 +93,7 @@ def account_epoch_key(username: str) -> str:
 
 def unlock_account(username: str) -> None:
     """Start the account's counts and pauses afresh, from every address (``unlock_login``)."""
-    key = account_epoch_key(username)
-    cache.add(key, 0, timeout=None)
-    cache.incr(key)
+    take_count(account_epoch_key(username), timeout=None)
 
 
 @dataclass
@@ -123,9 +121,7 @@ class LoginAttempt:
         }
 
     def refuse(self, seconds: int) -> "LoginAttempt":
-        for key in self.taken:
-            _give_back(key)
-        self.taken = []
+        self.not_checked()  # a refused try checks no password
         self.refused_for = max(1, math.ceil(seconds))
         return self
 
@@ -142,7 +138,7 @@ class LoginAttempt:
         if self.pair_count < self.pair_allowance:
             return
         keys = self._keys
-        strikes = _take(keys["strikes"], timeout=self.limits["max_delay"] * 2)
+        strikes = take_count(keys["strikes"], timeout=self.limits["max_delay"] * 2)
         delay = min(self.limits["first_delay"] * 2 ** (strikes - 1), self.limits["max_delay"])
         cache.set(keys["pause"], time.time() + delay, timeout=delay)
 
@@ -166,15 +162,15 @@ def begin_login(request: HttpRequest) -> LoginAttempt:
         return attempt.refuse(paused_until - time.time())
 
     attempt.taken.append(keys["address"])
-    if _take(keys["address"], limits["window"]) > limits["per_address"]:
+    if take_count(keys["address"], limits["window"]) > limits["per_address"]:
         return attempt.refuse(limits["window"])
 
     attempt.taken.append(keys["account"])
-    if _take(keys["account"], limits["window"]) > limits["per_account"] and not cache.get(keys["known"]):
+    if take_count(keys["account"], limits["window"]) > limits["per_account"] and not cache.get(keys["known"]):
         return attempt.refuse(limits["window"])
 
     attempt.taken.append(keys["pair"])
-    attempt.pair_count = _take(keys["pair"], limits["max_delay"] * 2)
+    attempt.pair_count = take_count(keys["pair"], limits["max_delay"] * 2)
     attempt.pair_allowance = limits["per_account_address"] + (cache.get(keys["strikes"]) or 0)
     if attempt.pair_count > attempt.pair_allowance:
         # Tries sent together past the limit, or while the last free try is still being checked.

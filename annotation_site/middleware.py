@@ -1,4 +1,3 @@
-import contextlib
 import json
 import re
 from urllib.parse import unquote
@@ -99,9 +98,7 @@ class FailedTokenThrottleMiddleware:
             return response
         response = self.get_response(request)
         if response.status_code == 401:
-            cache.add(key, 0, timeout=limits["WINDOW_SECONDS"])
-            with contextlib.suppress(ValueError):  # the window ended between add and incr
-                cache.incr(key)
+            login_throttle.take_count(key, timeout=limits["WINDOW_SECONDS"])
         return response
 
 

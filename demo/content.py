@@ -556,13 +556,10 @@ def ensure_accounts():
     return researcher, worker, authors, validators
 
 
-def ensure_studies(dataset):
-    studies = []
-    for spec in (WRITING_STUDY, VALIDATION_STUDY):
-        fields = {key: value for key, value in spec.items() if key != "slug"}
-        study, _ = Study.objects.get_or_create(slug=spec["slug"], defaults={**fields, "dataset": dataset})
-        studies.append(study)
-    return studies
+def ensure_study(spec, dataset):
+    """The demo study `spec` (Study fields, its slug among them) on `dataset`, created once: a rerun changes nothing."""
+    fields = {key: value for key, value in spec.items() if key != "slug"}
+    return Study.objects.get_or_create(slug=spec["slug"], defaults={**fields, "dataset": dataset})[0]
 
 
 def ensure_premises(dataset):
@@ -689,7 +686,8 @@ def load_demo():
     content_rows = install_prompt_content()
     dataset = ensure_dataset()
     _researcher, _worker, authors, _validators = ensure_accounts()
-    ensure_studies(dataset)
+    ensure_study(WRITING_STUDY, dataset)
+    ensure_study(VALIDATION_STUDY, dataset)
     premises_by_genre = ensure_premises(dataset)
     pairs_created = ensure_demo_pairs(dataset, premises_by_genre, authors)
     labels_added = add_demo_validation_labels(dataset)

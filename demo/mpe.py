@@ -13,6 +13,8 @@ from crowd.models import Study, TaskKind
 from importers import mpe
 from importers.mpe_items import build_items_from_scenes, import_mpe_file
 
+from .content import ensure_study
+
 DATASET = "mpe-demo"
 SCENE = "demo-1001.jpg"
 CAPTIONS = (
@@ -73,10 +75,9 @@ def ensure_mpe_demo():
         imported = import_mpe_file(path, DATASET)
     built = build_items_from_scenes(BUILD_SCENE, DATASET, origin="demo captions")
     queued = adjudication_queue(DATASET).count()
-    fields = {key: value for key, value in MPE_STUDY.items() if key != "slug"}
-    study = Study(slug=MPE_STUDY["slug"], dataset=Dataset.objects.get(slug=DATASET), **fields)
-    study.full_clean(validate_unique=False)  # an MPE study needs a multi-premise dataset
-    Study.objects.get_or_create(slug=study.slug, defaults={**fields, "dataset": study.dataset})
+    dataset = Dataset.objects.get(slug=DATASET)
+    Study(dataset=dataset, **MPE_STUDY).full_clean(validate_unique=False)  # an MPE study needs a multi-premise dataset
+    ensure_study(MPE_STUDY, dataset)
     return (
         f"MPE dataset '{DATASET}': {imported.pairs_created} judged items and {built.kept} built items created now "
         f"({built.rejected_overlap} candidate(s) rejected for word overlap > 0.5); "

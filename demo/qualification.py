@@ -11,9 +11,11 @@ Idempotent: a second run creates nothing.
 from django.contrib.auth import get_user_model
 
 from corpus.models import NO_GOLD, Pair
-from crowd.models import Study, StudyAccess, TaskKind
+from crowd.models import StudyAccess, TaskKind
 from quality.aggregation_runs import DEFAULT_METHODS, run_aggregation
 from quality.models import AggregationRun, AggregationStatus, QualificationTest, ReferenceLabel
+
+from .content import ensure_study
 
 QUALIFIED_STUDY = {
     "slug": "demo-qualified",
@@ -27,10 +29,7 @@ TEST_ITEMS = 5
 
 
 def ensure_qualified_study(dataset, researcher):
-    study, _ = Study.objects.get_or_create(
-        slug=QUALIFIED_STUDY["slug"],
-        defaults={**{key: value for key, value in QUALIFIED_STUDY.items() if key != "slug"}, "dataset": dataset},
-    )
+    study = ensure_study(QUALIFIED_STUDY, dataset)
     test, created = QualificationTest.objects.get_or_create(
         study=study,
         defaults={

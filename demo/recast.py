@@ -5,8 +5,10 @@ from decimal import Decimal
 
 from corpus.models import Dataset, Genre, Pair
 from corpus.services import set_needs_validation
-from crowd.models import Study, TaskKind
-from importers.recast_service import recast_into, template_choices
+from crowd.models import TaskKind
+from importers.recast_service import recast_into
+
+from .content import ensure_study
 
 DATASET = "demo-recast"
 STUDY = {
@@ -41,15 +43,12 @@ def ensure_recast_demo():
     # Filed under an existing demo genre (reviews are popular-culture writing, like Slate), so the
     # demo adds no genre without premises of its own.
     genre = Genre.objects.filter(slug=GENRE).first()
-    report = recast_into(
-        template_choices()["sentiment"], rows, DATASET, "dev", seed=1, source="demo reviews", genre=genre
-    )
+    report = recast_into("sentiment", rows, DATASET, "dev", seed=1, source="demo reviews", genre=genre)
     dataset = Dataset.objects.get(slug=DATASET)
     dataset.name = "Demo recast (DNC sentiment)"
     dataset.grammaticality_judgments = 3
     dataset.save(update_fields=["name", "grammaticality_judgments"])
     # Recast labels are the template's; here they are also sent to the two-way validation task.
     set_needs_validation(Pair.objects.filter(dataset=dataset), True)
-    fields = {key: value for key, value in STUDY.items() if key != "slug"}
-    Study.objects.get_or_create(slug=STUDY["slug"], defaults={**fields, "dataset": dataset})
+    ensure_study(STUDY, dataset)
     return dataset, report.pairs_created

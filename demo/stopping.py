@@ -6,18 +6,16 @@ early and the Costs page the study's labels saved and its cost per gold label.""
 
 from decimal import Decimal
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule, Worker
+from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule
 from corpus.services import add_label, create_pairs
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
-from crowd.services import worker_for_user
 from validation import credits
 from validation.models import ValidationClaim
 
-from .content import DEMO_AUTHORS, DEMO_VALIDATORS
+from .content import DEMO_AUTHORS, DEMO_VALIDATORS, ensure_worker
 
 DATASET = "demo-decided"
 STUDY = {
@@ -43,15 +41,6 @@ SEQUENCES = [
 PREMISE = "A man in a red jacket rides a bicycle past a market stall."
 
 
-def _validators() -> list[Worker]:
-    """The demo's authors and validators (load_demo made them; made here, without a password, if not)."""
-    workers = []
-    for name in sorted(DEMO_AUTHORS + DEMO_VALIDATORS):
-        user, _ = get_user_model().objects.get_or_create(username=name)
-        workers.append(worker_for_user(user))
-    return workers
-
-
 @transaction.atomic
 def ensure_stopping_demo():
     """Create the dataset once (idempotent); returns a line for the command's summary."""
@@ -72,7 +61,8 @@ def ensure_stopping_demo():
         ]
         created_pairs = create_pairs(dataset, Split.DEV, pairs, [s[:1] for s in SEQUENCES], needs_validation=True)
         study, _ = Study.objects.update_or_create(slug=STUDY["slug"], defaults={**STUDY, "dataset": dataset})
-        validators = _validators()
+        # The demo's authors and validators (load_demo made them; made here, without a password, if not).
+        validators = [ensure_worker(name) for name in sorted(DEMO_AUTHORS + DEMO_VALIDATORS)]
         sessions: dict[int, StudySession] = {}
         for pair, sequence in zip(created_pairs, SEQUENCES, strict=True):
             for validator, label in zip(validators, sequence[1:], strict=False):

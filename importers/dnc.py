@@ -76,10 +76,6 @@ class DncPair:
         return label_scheme(self.label)
 
     @property
-    def two_way_label(self) -> object:
-        return two_way_label(self.label)
-
-    @property
     def three_way_label(self) -> object:
         return three_way_label(self.label)
 
@@ -147,10 +143,6 @@ def three_way_label(label: object) -> object:
 def is_entailed(label: object) -> bool:
     """What DNC's binary-label says for this label."""
     return two_way_label(label) == ENTAILED
-
-
-def label_counts(pairs: Iterable[DncPair]) -> Counter[object]:
-    return Counter(pair.label for pair in pairs)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -350,14 +342,3 @@ def write_dnc(
         texts[Path(metadata_path)] = dumps_metadata(pair_list, metadata_style or style)
     for path, text in texts.items():  # both rendered before either is written
         path.write_text(text, encoding="utf-8")
-
-
-def write_dnc_file(dnc_file: DncFile, data_path: str | Path, metadata_path: str | Path | None = None) -> None:
-    """Write a DncFile back in the styles it was read with."""
-    write_dnc(
-        dnc_file.pairs,
-        data_path,
-        metadata_path if dnc_file.metadata_path else None,
-        dnc_file.data_style,
-        dnc_file.metadata_style,
-    )

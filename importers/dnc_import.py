@@ -31,7 +31,6 @@ from typing import Any
 
 from django.db import transaction
 
-from artifacts.services import pairs_arriving
 from corpus import labels as scheme_labels
 from corpus.models import (
     AUTHOR_POSITION,
@@ -44,17 +43,17 @@ from corpus.models import (
     PromptFamily,
     Split,
     ValidationLabel,
-    text_hash,
 )
-from corpus.services import create_pairs, create_premises, set_needs_validation
-from corpus.writings import count_writings_of_pairs
+from corpus.services import set_needs_validation
 
 from . import dnc
+from .formats import text_of
+from .services import ensure_premises, imported_dataset, store_imported_pairs
 
 RECAST_FAMILY = "recast"
 PYTHON2, PYTHON3 = "python2", "python3"
 _STYLES = {PYTHON2: dnc.PYTHON2_STYLE, PYTHON3: dnc.PYTHON3_STYLE}
-_SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
+SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
 
 
 class DncImportError(Exception):
@@ -113,23 +112,11 @@ def _genre_for(slug: str, type_of_inference: str) -> Genre:
 
 
 def _dataset_for(slug: str, scheme: str) -> Dataset:
-    dataset, created = Dataset.objects.get_or_create(
-        slug=slug, defaults={"name": slug, "is_imported": True, "label_scheme": scheme}
+    refusal = (
+        f"dataset {{dataset.slug}} holds {{dataset.label_scheme}} labels; this file's are {scheme}: "
+        "import it into another dataset (--dataset)"
     )
-    if not created and dataset.label_scheme != scheme:
-        if dataset.pairs.exists():
-            raise DncImportError(
-                f"dataset {slug} holds {dataset.label_scheme} labels; this file's are {scheme}: "
-                "import it into another dataset (--dataset)"
-            )
-        dataset.label_scheme = scheme
-        dataset.save(update_fields=["label_scheme"])
-    return dataset
-
-
-def _stored(scheme: str, label: object) -> tuple[str, int | None]:
-    """(core label, rating or None) of a DNC label under the dataset's scheme."""
-    return scheme_labels.to_stored(scheme, label)
+    return imported_dataset(slug, DncImportError, refusal, label_scheme=scheme)
 
 
 def import_dnc_file(
@@ -155,20 +142,12 @@ def import_dnc_file(
         raise DncImportError(
             f"{data_path}: split {', '.join(sorted(map(str, splits)))}; one of {', '.join(Split.values)} expected"
         )
-    scheme, split = _SCHEMES[schemes.pop()], splits.pop()
+    scheme, split = SCHEMES[schemes.pop()], splits.pop()
     slug = dataset or dataset_slug_for(data_path)
-    report = DncImportReport(
-        path=str(data_path),
-        dataset=slug,
-        split=split,
-        label_scheme=scheme,
-        labels=dict(Counter(pair.label for pair in source.pairs)),
-    )
     data_style = _style_name(source.data_style)
     metadata_style = _style_name(source.metadata_style) if source.metadata_style else ""
     with transaction.atomic():
-        store_dnc_pairs(source.pairs, slug, scheme, split, data_path, data_style, metadata_style, report)
-    return report
+        return store_dnc_pairs(source.pairs, slug, scheme, split, data_path, data_style, metadata_style)
 
 
 def store_dnc_pairs(
@@ -179,14 +158,13 @@ def store_dnc_pairs(
     source: str | Path,
     data_style: str = PYTHON2,
     metadata_style: str = "",
-    report: DncImportReport | None = None,
     genre: Genre | None = None,
 ) -> DncImportReport:
     """Save DncPairs (from a file or a recast) as premises, pairs, labels and provenance in the
     caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
 
     `genre`: an existing Genre for the premises; default one named after the dataset (family "recast")."""
-    report = report or DncImportReport(
+    report = DncImportReport(
         path=str(source),
         dataset=slug,
         split=split,
@@ -204,7 +182,7 @@ def store_dnc_pairs(
     ordinals: list[list[int | None]] = []
     provenance: list[PairProvenance] = []
     for pair in new:
-        label, rating = _stored(scheme, pair.label)
+        label, rating = scheme_labels.to_stored(scheme, pair.label)
         rows.append(
             Pair(
                 premise_id=premises[pair.context],
@@ -216,18 +194,15 @@ def store_dnc_pairs(
         )
         label_lists.append([label])
         ordinals.append([rating])
-    created = create_pairs(
+    created = store_imported_pairs(
         dataset_obj, split, rows, label_lists, ordinals=ordinals if scheme == LabelScheme.ORDINAL else None
     )
     # The released label is DNC's gold: recast pairs are not queued for validation on import
     # (a researcher marks those to validate; until then `imported_gold` is the gold label).
     set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
-    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
     for pair, row in zip(new, created, strict=True):
         provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))
     PairProvenance.objects.bulk_create(provenance, batch_size=1000)
-    if created:
-        pairs_arriving(dataset_obj.pk)
     report.pairs_created = len(created)
     return report
 
@@ -238,34 +213,18 @@ def _premises(
     """context -> premise pk, creating the missing premises; a context never crosses splits."""
     # The exact text, not text_hash (which folds whitespace): DNC has contexts that differ only in spaces.
     ids = {pair.context: "ctx-" + hashlib.sha256(pair.context.encode("utf-8")).hexdigest()[:16] for pair in pairs}
-    known = dict(
-        Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "split")
-    )
-    crossing = sorted(prompt_id for prompt_id, premise_split in known.items() if premise_split != split)
+    wanted = {
+        prompt_id: Premise(
+            dataset=dataset, genre=genre, prompt_id=prompt_id, text=context, split=split, source=Path(path).name[:255]
+        )
+        for context, prompt_id in ids.items()
+    }
+    # The caller's transaction takes the premises just created back with the error.
+    known, report.premises_created = ensure_premises(dataset, wanted, "split")
+    crossing = sorted(prompt_id for prompt_id, (_, premise_split) in known.items() if premise_split != split)
     if crossing:
         raise DncImportError(f"{path}: context {crossing[0]} is already in another split of {dataset.slug}")
-    new: dict[str, Premise] = {}
-    for context, prompt_id in ids.items():
-        if prompt_id not in known and prompt_id not in new:
-            new[prompt_id] = Premise(
-                dataset=dataset,
-                genre=genre,
-                prompt_id=prompt_id,
-                text=context,
-                text_hash=text_hash(context),
-                split=split,
-                source=Path(path).name[:255],
-            )
-    create_premises(new.values())
-    report.premises_created = len(new)
-    by_id = dict(
-        Premise.objects.filter(dataset=dataset, prompt_id__in=set(ids.values())).values_list("prompt_id", "pk")
-    )
-    return {context: by_id[prompt_id] for context, prompt_id in ids.items()}
-
-
-def _text(value: object) -> str:
-    return "" if value is None else str(value)
+    return {context: known[prompt_id][0] for context, prompt_id in ids.items()}
 
 
 def _provenance_row(
@@ -277,10 +236,10 @@ def _provenance_row(
     meta = pair.provenance
     return PairProvenance(
         pair_id=pair_row.pk,
-        corpus=_text(meta and meta.corpus)[:200],
-        corpus_sent_id=_text(meta and meta.corpus_sent_id)[:300],
-        corpus_license=_text(meta and meta.corpus_license)[:300],
-        creation_approach=_text(meta and meta.creation_approach)[:50],
+        corpus=text_of(meta and meta.corpus)[:200],
+        corpus_sent_id=text_of(meta and meta.corpus_sent_id)[:300],
+        corpus_license=text_of(meta and meta.corpus_license)[:300],
+        creation_approach=text_of(meta and meta.creation_approach)[:50],
         type_of_inference=pair.type_of_inference[:100],
         source=str(Path(*Path(path).parts[-3:]))[:255],
         json_style=data_style + (f"/{metadata_style}" if metadata_style and metadata_style != data_style else ""),

@@ -69,17 +69,18 @@ def is_tsv(path: str | os.PathLike[str]) -> bool:
     return Path(path).suffix.lower() in {".tsv", ".txt"}
 
 
-def _text(value: object) -> str:
+def text_of(value: object) -> str:
+    """A file's field as text: None (a missing field, JSON null) is empty."""
     return "" if value is None else str(value)
 
 
 def _row(line: int, record: Mapping[str, object], raw_labels: list[str]) -> CorpusRow:
     """Validate one record (a dict of the file's fields) and build the row."""
-    pair_id = _text(record.get("pairID")).strip()
-    prompt_id = _text(record.get("promptID") or record.get("captionID")).strip()
+    pair_id = text_of(record.get("pairID")).strip()
+    prompt_id = text_of(record.get("promptID") or record.get("captionID")).strip()
     # Sentences are kept verbatim (trailing spaces included) so that an export gives them back as read.
-    premise = _text(record.get("sentence1"))
-    hypothesis = _text(record.get("sentence2"))
+    premise = text_of(record.get("sentence1"))
+    hypothesis = text_of(record.get("sentence2"))
     missing = [
         name
         for name, value in (
@@ -99,7 +100,7 @@ def _row(line: int, record: Mapping[str, object], raw_labels: list[str]) -> Corp
     for name, value in (("sentence1", premise), ("sentence2", hypothesis)):
         if len(value) > MAX_SENTENCE_CHARS:
             raise MalformedRow(f"{name} is {len(value)} characters; at most {MAX_SENTENCE_CHARS}")
-    if len(_text(record.get("genre")).strip()) > MAX_GENRE_CHARS:
+    if len(text_of(record.get("genre")).strip()) > MAX_GENRE_CHARS:
         raise MalformedRow(f"genre is longer than {MAX_GENRE_CHARS} characters")
     if not raw_labels:
         raise MalformedRow("no labels (annotator_labels / label1 is empty)")
@@ -118,13 +119,13 @@ def _row(line: int, record: Mapping[str, object], raw_labels: list[str]) -> Corp
         author_label=author_label,
         labels=labels,
         skipped_labels=len(raw_labels) - len(labels),
-        genre=_text(record.get("genre")).strip(),
+        genre=text_of(record.get("genre")).strip(),
         is_caption=bool(record.get("captionID")) and not record.get("promptID"),
-        file_gold=_text(record.get("gold_label")).strip(),
-        premise_parse=_text(record.get("sentence1_parse")),
-        premise_binary_parse=_text(record.get("sentence1_binary_parse")),
-        hypothesis_parse=_text(record.get("sentence2_parse")),
-        hypothesis_binary_parse=_text(record.get("sentence2_binary_parse")),
+        file_gold=text_of(record.get("gold_label")).strip(),
+        premise_parse=text_of(record.get("sentence1_parse")),
+        premise_binary_parse=text_of(record.get("sentence1_binary_parse")),
+        hypothesis_parse=text_of(record.get("sentence2_parse")),
+        hypothesis_binary_parse=text_of(record.get("sentence2_binary_parse")),
     )
 
 
@@ -136,7 +137,7 @@ def _check_text_fields(record: Mapping[str, object]) -> None:
             continue
         if isinstance(value, (dict, list)):
             raise MalformedRow(f"{name} is not text")
-        if "\x00" in _text(value) or "\x00" in str(name):
+        if "\x00" in text_of(value) or "\x00" in str(name):
             raise MalformedRow(f"{str(name).replace(chr(0), '')} contains a NUL character")
 
 
@@ -156,7 +157,7 @@ def parse_jsonl_line(line_number: int, text: str) -> CorpusRow:
         raise MalformedRow("annotator_labels is not a list")
     if any(isinstance(label, (dict, list)) for label in raw_labels):
         raise MalformedRow("annotator_labels holds something other than labels")
-    raw_labels = [_text(label).strip() for label in raw_labels]
+    raw_labels = [text_of(label).strip() for label in raw_labels]
     return _row(line_number, record, raw_labels)
 
 

@@ -9,18 +9,11 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The task as the MPE annotators saw it (paper, Table 2) lives in the core (plain Python too), where
-# the judgment task reads it; the answers map onto the three labels.
+# The task as the MPE annotators saw it (paper, Table 2) lives in the core (corpus.mpe_wording),
+# where the judgment task reads it; so do the adjudication reasons (corpus.gold).
 from corpus import gold
 from corpus.giveaways import tokenize
-
-# Re-exported: the file rules' callers (and tests) read the reasons and the wording from here.
-from corpus.gold import ENTAILMENT_CONTRADICTION_3_2 as ENTAILMENT_CONTRADICTION_3_2
-from corpus.gold import TWO_TWO_ONE as TWO_TWO_ONE
 from corpus.gold import ItemSetStatistics, majority
-from corpus.mpe_wording import ANSWERS as ANSWERS
-from corpus.mpe_wording import INSTRUCTIONS as INSTRUCTIONS
-from corpus.mpe_wording import QUESTION as QUESTION
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 LABELS = (ENTAILMENT, NEUTRAL, CONTRADICTION)
@@ -458,16 +451,6 @@ def word_overlap(
     return sum(word in premise_words for word in content) / len(content)
 
 
-def passes_overlap_filter(
-    premises: Iterable[MpePremise | str],
-    hypothesis: str,
-    threshold: float = OVERLAP_THRESHOLD,
-    stop_words: Collection[str] = STOP_WORDS,
-) -> bool:
-    """MPE keeps a candidate item when its word overlap is at most the threshold (0.5)."""
-    return word_overlap(premises, hypothesis, stop_words) <= threshold
-
-
 def _premise_text(premise: MpePremise | str) -> str:
     return premise.text if isinstance(premise, MpePremise) else premise
 
@@ -485,10 +468,6 @@ def adjudication_reason(judgments: Judgments) -> str | None:
     return gold.adjudication_reason(judgments.as_dict())
 
 
-def needs_adjudication(judgments: Judgments) -> bool:
-    return adjudication_reason(judgments) is not None
-
-
 def adjudication_queue(items: Iterable[MpeItem]) -> list[tuple[MpeItem, str]]:
     """(item, reason) for every item a researcher must adjudicate, in the items' order."""
     return [(item, reason) for item in items if (reason := adjudication_reason(item.judgments))]
@@ -497,14 +476,12 @@ def adjudication_queue(items: Iterable[MpeItem]) -> list[tuple[MpeItem, str]]:
 # --- statistics ------------------------------------------------------------------------------
 
 
-MpeStatistics = ItemSetStatistics  # one class for a file's figures and the database's
-
-
 def mpe_statistics(items: Iterable[MpeItem]) -> ItemSetStatistics:
+    """A file's figures, in the class the database's figures use (corpus.selectors.mpe_statistics)."""
     items = list(items)
     majorities = [majority_label(item.judgments) for item in items]
     reasons = Counter(reason for item in items if (reason := adjudication_reason(item.judgments)) is not None)
-    return MpeStatistics(
+    return ItemSetStatistics(
         items=len(items),
         label_counts={label: sum(item.gold_label == label for item in items) for label in LABELS},
         unanimous=sum(item.judgments.split[0] == JUDGMENTS_PER_ITEM for item in items),

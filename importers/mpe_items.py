@@ -32,20 +32,23 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.long_tasks import heartbeat
-from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
-from corpus.services import create_pairs, create_premises
-from corpus.writings import count_writings_of_pairs
 
 from . import mpe
-from .formats import SNLI_GENRE, split_from_filename
+from .formats import MAX_ID_CHARS, SNLI_GENRE, split_from_filename
 from .models import CorpusImport
-from .services import CorpusImportError
+from .services import (
+    CHUNK_SIZE,
+    CorpusImportError,
+    ensure_premises,
+    imported_dataset,
+    present_pair_ids,
+    shown_problems,
+    start_import,
+    store_imported_pairs,
+)
 
-CHUNK_SIZE = 2000
-SHOWN_PROBLEMS = 20
-MAX_ID_CHARS = 64
 # {scene: [(caption number, caption text, [hypotheses written for it])]}
 Scenes = Mapping[str, list[tuple[int, str, list[str]]]]
 
@@ -83,32 +86,18 @@ class MpeImportReport:
             f"  malformed lines: {len(self.problems)} ({len(self.skipped)} skipped, "
             f"{len(self.problems) - len(self.skipped)} repaired)",
         ]
-        for line, reason, repaired in self.problems[:SHOWN_PROBLEMS]:
-            lines.append(f"    line {line}: {reason}{' (repaired: imported)' if repaired else ' (skipped)'}")
-        if len(self.problems) > SHOWN_PROBLEMS:
-            lines.append(f"    ... and {len(self.problems) - SHOWN_PROBLEMS} more")
-        return "\n".join(lines)
+        marked = [
+            (line, reason + (" (repaired: imported)" if repaired else " (skipped)"))
+            for line, reason, repaired in self.problems
+        ]
+        return "\n".join(lines + shown_problems(marked))
 
 
-def mpe_dataset(slug: Dataset | str, name: str | None = None) -> Dataset:
-    """The dataset `slug`, created as an imported multi-premise dataset if missing.
-
-    An existing single-premise dataset is refused: MPE items would join its validation batches.
-    """
-    if isinstance(slug, Dataset):
-        dataset = slug
-    else:
-        dataset, _ = Dataset.objects.get_or_create(
-            slug=slug, defaults={"name": name or slug, "is_imported": True, "item_kind": ItemKind.MULTI_PREMISE}
-        )
-    if dataset.item_kind != ItemKind.MULTI_PREMISE:
-        if dataset.pairs.exists():
-            raise CorpusImportError(
-                f"dataset {dataset.slug} holds single-premise pairs; import MPE into a dataset of its own"
-            )
-        dataset.item_kind = ItemKind.MULTI_PREMISE
-        dataset.save(update_fields=["item_kind"])
-    return dataset
+def mpe_dataset(dataset: Dataset | str) -> Dataset:
+    """The dataset, created as an imported multi-premise dataset if missing. One holding
+    single-premise pairs is refused: MPE items would join its validation batches."""
+    refusal = "dataset {dataset.slug} holds single-premise pairs; import MPE into a dataset of its own"
+    return imported_dataset(dataset, CorpusImportError, refusal, item_kind=ItemKind.MULTI_PREMISE)
 
 
 def premise_prompt_id(premises: Sequence[mpe.MpePremise]) -> str:
@@ -155,12 +144,11 @@ def import_mpe_file(
     except mpe.MpeFormatError as error:
         raise CorpusImportError(str(error)) from None
     dataset = mpe_dataset(dataset)
-    report = MpeImportReport(path=path, dataset=dataset.slug, split=split, items_read=len(parsed.items))
-    report.problems = [(problem.line, problem.reason, problem.repaired) for problem in parsed.problems]
-    record = CorpusImport.objects.create(
-        dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
+    record = start_import(dataset, path, split)
+    report = MpeImportReport(
+        path=path, dataset=dataset.slug, split=split, items_read=len(parsed.items), import_id=record.pk
     )
-    report.import_id = record.pk
+    report.problems = [(problem.line, problem.reason, problem.repaired) for problem in parsed.problems]
     items = _unique_items(parsed.items, report)
     try:
         with heartbeat(CorpusImport, record.pk):
@@ -214,45 +202,27 @@ def _unique_items(items: Iterable[mpe.MpeItem], report: MpeImportReport) -> list
 def _store_chunk(
     dataset: Dataset, split: str, genre: Genre, source: str, items: Sequence[mpe.MpeItem], report: MpeImportReport
 ) -> None:
-    present = set(
-        Pair.objects.filter(dataset=dataset, pair_id__in=[item.item_id for item in items]).values_list(
-            "pair_id", flat=True
-        )
-    )
+    present = present_pair_ids(dataset, (item.item_id for item in items))
     report.already_present += len(present)
     items = [item for item in items if item.item_id not in present]
     if not items:
         return
     prompt_ids = {item.line: premise_prompt_id(item.premises) for item in items}
-    known = {
-        prompt_id: (pk, sentences, premise_split)
-        for prompt_id, pk, sentences, premise_split in Premise.objects.filter(
-            dataset=dataset, prompt_id__in=set(prompt_ids.values())
-        ).values_list("prompt_id", "pk", "sentences", "split")
-    }
-    new: dict[str, Premise] = {}
+    wanted: dict[str, Premise] = {}
     for item in items:
-        prompt_id = prompt_ids[item.line]
-        if prompt_id in known or prompt_id in new:
-            continue
-        sentences = sentences_of(item.premises)
-        text = joined_premise(sentence["text"] for sentence in sentences)
-        new[prompt_id] = Premise(
-            dataset=dataset,
-            genre=genre,
-            prompt_id=prompt_id,
-            text=text,
-            text_hash=text_hash(text),
-            sentences=sentences,
-            split=split,
-            source=source,
-        )
-    create_premises(new.values())
-    report.premises_created += len(new)
-    for prompt_id, pk, sentences, premise_split in Premise.objects.filter(
-        dataset=dataset, prompt_id__in=list(new)
-    ).values_list("prompt_id", "pk", "sentences", "split"):
-        known[prompt_id] = (pk, sentences, premise_split)
+        if prompt_ids[item.line] not in wanted:  # the first line of a set of captions gives its premise
+            sentences = sentences_of(item.premises)
+            wanted[prompt_ids[item.line]] = Premise(
+                dataset=dataset,
+                genre=genre,
+                prompt_id=prompt_ids[item.line],
+                text=joined_premise(sentence["text"] for sentence in sentences),
+                sentences=sentences,
+                split=split,
+                source=source,
+            )
+    known, premises_created = ensure_premises(dataset, wanted, "sentences", "split")
+    report.premises_created += premises_created
 
     pairs: list[Pair] = []
     labels: list[list[str]] = []
@@ -284,7 +254,7 @@ def _store_chunk(
         )
         labels.append(item_labels)
         kept.append(item)
-    created = create_pairs(
+    created = store_imported_pairs(
         dataset,
         split,
         pairs,
@@ -293,12 +263,9 @@ def _store_chunk(
             mpe.adjudication_reason(item.judgments) or "gold differs from the majority" for item in kept
         ],
     )
-    if created:
-        pairs_arriving(dataset.pk)
     report.pairs_created += len(created)
     report.labels_created += sum(len(item_labels) for item_labels in labels)
     report.file_adjudications += sum(bool(pair.adjudicated_label) for pair in created)
-    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
 
 
 # --- export ----------------------------------------------------------------------------------
@@ -544,7 +511,6 @@ def build_items_from_scenes(
             )
             report.items.append((pair_id, overlap))
         # No author and no labels yet: five judgments come from the MPE task.
-        if create_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True):
-            pairs_arriving(target.pk)
+        store_imported_pairs(target, split, pairs, [[] for _ in pairs], needs_validation=True)
         report.kept = len(pairs)
     return report

@@ -14,13 +14,12 @@ from django.db import transaction
 from django.db.models import IntegerField
 from django.db.models.functions import Cast
 
-from corpus.models import Dataset, Genre, LabelScheme, Pair
+from corpus.models import Dataset, Genre, Pair
 
 from . import dnc, recasting
-from .dnc_import import DncImportError, DncImportReport, store_dnc_pairs
+from .dnc_import import SCHEMES, DncImportError, DncImportReport, store_dnc_pairs
 
 PREVIEW_PAIRS = 10
-_SCHEMES = {dnc.TWO_WAY: LabelScheme.TWO_WAY, dnc.ORDINAL: LabelScheme.ORDINAL, dnc.THREE_WAY: LabelScheme.THREE_WAY}
 
 
 class RecastRefused(Exception):
@@ -32,11 +31,6 @@ class RecastPreview:
     template: str
     pairs: list[dnc.DncPair]  # the first DncPairs, with provenance
     rows_read: int
-
-
-def template_choices() -> dict[str, Path]:
-    """{name: path} of the shipped templates (importers/templates/*.json)."""
-    return recasting.shipped_templates()
 
 
 def load(template: recasting.RecastTemplate | str | Path) -> recasting.RecastTemplate:
@@ -98,7 +92,7 @@ def recast_into(
     schemes = {pair.label_scheme for pair in pairs}
     if len(schemes) != 1:
         raise RecastRefused(f"the template gives labels of several schemes ({', '.join(sorted(schemes))})")
-    scheme = _SCHEMES[schemes.pop()]
+    scheme = SCHEMES[schemes.pop()]
     existing = Dataset.objects.filter(slug=dataset).values_list("label_scheme", flat=True).first()
     if existing and existing != scheme and Pair.objects.filter(dataset__slug=dataset).exists():
         raise RecastRefused(

@@ -9,7 +9,6 @@ import random
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -593,20 +592,10 @@ def _render(value: object, values: Mapping[str, str]) -> object:
 
 
 def _provenance(template: RecastTemplate, values: Mapping[str, str]) -> dnc.Provenance:
-    rendered = {key: _render(value, values) for key, value in template.provenance}
-    known = {
-        "corpus": "corpus",
-        "corpus-sent-id": "corpus_sent_id",
-        "corpus-license": "corpus_license",
-        "creation-approach": "creation_approach",
-        "misc": "misc",
-    }
-    keys = tuple(sorted([*rendered, "pair-id"]))  # DNC's files list their fields sorted
-    fields: dict[str, Any] = {attribute: rendered.get(key) for key, attribute in known.items()}  # JSON values
-    return dnc.Provenance(
-        **fields,
-        extra={key: value for key, value in rendered.items() if key not in known},
-        keys=keys,
+    record = {key: _render(value, values) for key, value in template.provenance}
+    # As DNC's metadata record: its fields sorted, the pair-id among them (the pair gives its value).
+    return dnc.provenance_from_record(
+        dict(sorted({**record, "pair-id": None}.items())), f"{template.source}.provenance"
     )
 
 
@@ -679,37 +668,6 @@ def recast(
                 provenance=_provenance(template, values),
             )
             pair_id += 1
-
-
-def dry_run(
-    template: RecastTemplate,
-    rows: Iterable[Row],
-    n: int = 10,
-    *,
-    split: str = "dev",
-    seed: int = 0,
-    first_pair_id: int = 1,
-    names: Iterable[str] | None = None,
-) -> list[dnc.DncPair]:
-    """The first n pairs a recast would make; reads only the rows it needs and writes nothing."""
-    return list(islice(recast(template, rows, split=split, seed=seed, first_pair_id=first_pair_id, names=names), n))
-
-
-def recast_to_files(
-    template: RecastTemplate,
-    rows: Iterable[Row],
-    data_path: str | Path,
-    metadata_path: str | Path | None,
-    *,
-    split: str,
-    seed: int = 0,
-    first_pair_id: int = 1,
-    style: dnc.JsonStyle = dnc.PYTHON2_STYLE,
-) -> int:
-    """Recast every row and write DNC's data and metadata files; returns the number of pairs."""
-    pairs = list(recast(template, rows, split=split, seed=seed, first_pair_id=first_pair_id))
-    dnc.write_dnc(pairs, data_path, metadata_path, style)
-    return len(pairs)
 
 
 # --- source rows -----------------------------------------------------------------------------

@@ -13,9 +13,10 @@ import contextlib
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, transaction
@@ -28,7 +29,7 @@ from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import store_upload
 from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
-from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, text_hash
+from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split
 from corpus.services import create_pairs, create_premises
 from corpus.writings import count_writings_of_pairs
 
@@ -85,18 +86,33 @@ class ImportReport:
             lines.append(
                 f"  validated pairs whose file gold_label differs from the 3-of-5 rule: {self.gold_differs_from_file}"
             )
-        for line, reason in self.malformed[:SHOWN_PROBLEMS]:
-            lines.append(f"    line {line}: {reason}")
-        if len(self.malformed) > SHOWN_PROBLEMS:
-            lines.append(f"    ... and {len(self.malformed) - SHOWN_PROBLEMS} more")
-        return "\n".join(lines)
+        return "\n".join(lines + shown_problems(self.malformed))
 
 
-def _dataset_for(dataset: Dataset | str) -> Dataset:
-    if isinstance(dataset, Dataset):
-        return dataset
-    found, _ = Dataset.objects.get_or_create(slug=dataset, defaults={"name": dataset, "is_imported": True})
-    return found
+def shown_problems(problems: Sequence[tuple[int, str]]) -> list[str]:
+    """A report's lines for its first malformed lines, "line N: reason", and how many more there are."""
+    shown = [f"    line {line}: {reason}" for line, reason in problems[:SHOWN_PROBLEMS]]
+    return shown + ([f"    ... and {len(problems) - SHOWN_PROBLEMS} more"] if len(problems) > SHOWN_PROBLEMS else [])
+
+
+def imported_dataset(
+    dataset: Dataset | str, error: Callable[[str], Exception] = CorpusImportError, refusal: str = "", **kind: str
+) -> Dataset:
+    """The dataset, created as an imported one of this `kind` (item_kind, label_scheme) if missing.
+    One of another kind takes this one while it holds no pairs; holding pairs, it is refused with
+    `error(refusal)`, the message formatted with the `dataset`: its pairs would mix with the file's."""
+    if not isinstance(dataset, Dataset):
+        dataset, _ = Dataset.objects.get_or_create(
+            slug=dataset, defaults={"name": dataset, "is_imported": True, **kind}
+        )
+    changed = {name: value for name, value in kind.items() if getattr(dataset, name) != value}
+    if changed and dataset.pairs.exists():
+        raise error(refusal.format(dataset=dataset))
+    for name, value in changed.items():
+        setattr(dataset, name, value)
+    if changed:
+        dataset.save(update_fields=list(changed))
+    return dataset
 
 
 def _rows(path: str, report: ImportReport, progress: bool) -> Iterator[CorpusRow]:
@@ -159,12 +175,9 @@ def import_pairs_file(
     genres = {g.slug: g for g in Genre.objects.all()}
     if genre and genre not in genres:
         raise CorpusImportError(f"unknown genre {genre!r}; known: {', '.join(sorted(genres)) or 'none'}")
-    found = _dataset_for(dataset)
-    report = ImportReport(path=path, dataset=found.slug, split=split)
-    record = CorpusImport.objects.create(
-        dataset=found, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
-    )
-    report.import_id = record.pk
+    found = imported_dataset(dataset)
+    record = start_import(found, path, split)
+    report = ImportReport(path=path, dataset=found.slug, split=split, import_id=record.pk)
     # All or nothing: the chunks commit with the run, so an unexpected failure (a database error,
     # a killed process) leaves no premise, pair or label of this run behind; malformed lines are
     # not failures (reported by line number and skipped). Progress figures are written outside
@@ -188,9 +201,32 @@ def import_pairs_file(
     report.malformed.sort()
     report.seconds = time.monotonic() - started
     _record(record, report, status=ImportStatus.DONE)
-    if report.pairs_created:
-        pairs_arriving(found.pk)
     return report
+
+
+def start_import(dataset: Dataset, path: str, split: str) -> CorpusImport:
+    """The CorpusImport row of a run that begins reading `path` (its progress and, at the end, its report)."""
+    return CorpusImport.objects.create(
+        dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
+    )
+
+
+def present_pair_ids(dataset: Dataset, pair_ids: Iterable[str]) -> set[str]:
+    """The pairIDs among `pair_ids` the dataset holds already: an import skips them."""
+    return set(Pair.objects.filter(dataset=dataset, pair_id__in=list(pair_ids)).values_list("pair_id", flat=True))
+
+
+def store_imported_pairs(
+    dataset: Dataset, split: str, pairs: list[Pair], labels: Sequence[Sequence[str]], **options: Any
+) -> list[Pair]:
+    """The one way an importer saves its pairs, in the caller's transaction: `create_pairs` (with its
+    options), the premises' writings counted (imported hypotheses are written), and the arrival of
+    new pairs announced (artifacts.services.pairs_arriving)."""
+    created = create_pairs(dataset, split, pairs, labels, **options)
+    count_writings_of_pairs({pair.premise_id for pair in created})
+    if created:
+        pairs_arriving(dataset.pk)
+    return created
 
 
 def _import_rows(
@@ -273,11 +309,7 @@ def _store_chunk(
     genres: Mapping[str, Genre],
     report: ImportReport,
 ) -> None:
-    present = set(
-        Pair.objects.filter(dataset=dataset, pair_id__in=[row.pair_id for row in rows]).values_list(
-            "pair_id", flat=True
-        )
-    )
+    present = present_pair_ids(dataset, (row.pair_id for row in rows))
     report.already_present += len(present)
     rows = [row for row in rows if row.pair_id not in present]
     if not rows:
@@ -299,7 +331,7 @@ def _store_chunk(
         )
         for row in rows
     ]
-    created: list[Pair] = create_pairs(dataset, split, pairs, [row.labels for row in rows])
+    created = store_imported_pairs(dataset, split, pairs, [row.labels for row in rows])
     for row, pair in zip(rows, created, strict=False):
         # An unvalidated training pair's file gold is its author's label by convention (MultiNLI
         # §2.2); the platform keeps '-' until it has a 3-of-5 majority, so only validated rows compare.
@@ -307,7 +339,6 @@ def _store_chunk(
             report.gold_differs_from_file += 1
         report.labels_skipped += row.skipped_labels
         report.labels_created += len(row.labels)
-    count_writings_of_pairs({pair.premise_id for pair in created})  # imported hypotheses are written
     report.pairs_created += len(created)
 
 
@@ -323,37 +354,22 @@ def _premises_for(
 
     A premise never crosses splits: a row whose premise is already in another split is malformed.
     """
-    prompt_ids = {row.prompt_id for row in rows}
-    known = {
-        prompt_id: (pk, premise_split)
-        for prompt_id, pk, premise_split in Premise.objects.filter(
-            dataset=dataset, prompt_id__in=prompt_ids
-        ).values_list("prompt_id", "pk", "split")
-    }
-    new: dict[str, Premise] = {}
+    wanted: dict[str, Premise] = {}
     for row in rows:
-        if row.prompt_id in known or row.prompt_id in new:
-            continue
-        new[row.prompt_id] = Premise(
-            dataset=dataset,
-            genre=genres[row.genre],
-            prompt_id=row.prompt_id,
-            text=row.premise,
-            text_hash=text_hash(row.premise),  # bulk_create skips save(), which sets it
-            parse=row.premise_parse,
-            binary_parse=row.premise_binary_parse,
-            split=split,
-            source=Path(path).name[:255],
-        )
-    create_premises(new.values())
-    report.premises_created += len(new)
-
-    premises: dict[str, int] = {}
-    for prompt_id, pk, premise_split in Premise.objects.filter(dataset=dataset, prompt_id__in=prompt_ids).values_list(
-        "prompt_id", "pk", "split"
-    ):
-        premises[prompt_id] = pk
-        known.setdefault(prompt_id, (pk, premise_split))
+        if row.prompt_id not in wanted:  # the first row of a promptID gives its premise
+            wanted[row.prompt_id] = Premise(
+                dataset=dataset,
+                genre=genres[row.genre],
+                prompt_id=row.prompt_id,
+                text=row.premise,
+                parse=row.premise_parse,
+                binary_parse=row.premise_binary_parse,
+                split=split,
+                source=Path(path).name[:255],
+            )
+    known, created = ensure_premises(dataset, wanted, "split")
+    report.premises_created += created
+    premises = {prompt_id: pk for prompt_id, (pk, _) in known.items()}
     for row in rows:
         premise_split = known[row.prompt_id][1]
         if premise_split and premise_split != split:
@@ -362,6 +378,24 @@ def _premises_for(
             )
             premises.pop(row.prompt_id, None)
     return premises
+
+
+def ensure_premises(
+    dataset: Dataset, premises: Mapping[str, Premise], *fields: str
+) -> tuple[dict[str, tuple[Any, ...]], int]:
+    """{promptID: (pk, *fields)} of the dataset's premises with the promptIDs of `premises` (unsaved,
+    by promptID), those it lacks created from them first; and how many were created. The caller
+    judges the ones that were there already (a premise never crosses splits)."""
+
+    def read(prompt_ids: Iterable[str]) -> dict[str, tuple[Any, ...]]:
+        rows = Premise.objects.filter(dataset=dataset, prompt_id__in=list(prompt_ids))
+        return {row[0]: row[1:] for row in rows.values_list("prompt_id", "pk", *fields)}
+
+    known = read(premises)
+    new = [premise for prompt_id, premise in premises.items() if prompt_id not in known]
+    create_premises(new)
+    known.update(read(premise.prompt_id for premise in new))
+    return known, len(new)
 
 
 PAIRS_UPLOAD_TASK = "importers.import_uploaded_pairs"

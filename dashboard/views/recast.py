@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from corpus.models import Split
 from importers import recasting
-from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into, template_choices
+from importers.recast_service import PREVIEW_PAIRS, RecastRefused, dry_run, recast_into
 
 from .common import render_page, researcher_required
 
@@ -44,7 +44,7 @@ def recast(request: HttpRequest) -> HttpResponseBase:
     }
     preview, error = None, None
     if request.method == "POST":
-        templates = template_choices()
+        templates = recasting.shipped_templates()
         try:
             if form["template"] not in templates:
                 raise RecastRefused(f"choose one of the templates: {', '.join(templates)}")
@@ -79,7 +79,7 @@ def recast(request: HttpRequest) -> HttpResponseBase:
         form=form,
         preview=preview,
         error=error,
-        templates=list(template_choices()),
+        templates=list(recasting.shipped_templates()),
         splits=Split.values,
         formats=FORMATS,
         status=400 if error else 200,

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from corpus import tallies
+from corpus.gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
 from corpus.recompute import recompute_gold
 from corpus.selectors import adjudication_queue, mpe_statistics
@@ -90,7 +91,7 @@ def test_adjudication_queue_holds_exactly_the_221_and_32_ec_items_of_dev():
     expected = {item.item_id: reason for item, reason in mpe.adjudication_queue(items)}
     queue = adjudication_queue(Dataset.objects.get(slug="mpe"))
     assert {pair.pair_id: pair.adjudication_reason for pair in queue} == expected
-    assert {pair.adjudication_reason for pair in queue} == {mpe.TWO_TWO_ONE, mpe.ENTAILMENT_CONTRADICTION_3_2}
+    assert {pair.adjudication_reason for pair in queue} == {TWO_TWO_ONE, ENTAILMENT_CONTRADICTION_3_2}
 
 
 def test_five_judgments_become_five_label_rows_in_fixed_order_and_file_gold_is_an_adjudication(tmp_path):
@@ -116,7 +117,7 @@ def test_five_judgments_become_five_label_rows_in_fixed_order_and_file_gold_is_a
     ]
     assert (pair.gold_label, pair.adjudicated_label, pair.author_label) == ("neutral", "neutral", "entailment")
     decision = Adjudication.objects.get(pair=pair)
-    assert (decision.source, decision.previous_gold, decision.reason) == (AdjudicationSource.FILE, "-", mpe.TWO_TWO_ONE)
+    assert (decision.source, decision.previous_gold, decision.reason) == (AdjudicationSource.FILE, "-", TWO_TWO_ONE)
     assert not Adjudication.objects.filter(pair__pair_id="2").exists()
     third = Pair.objects.get(pair_id="3")
     assert (third.gold_label, Adjudication.objects.get(pair=third).previous_gold) == ("contradiction", "entailment")

@@ -9,6 +9,7 @@ import copy
 import json
 import random
 import re
+from itertools import islice
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,11 @@ SENTIMENT_CONTEXT = re.compile(
 )
 PUN_CONTEXT = re.compile(r"(?P<name>\S+) heard that (?P<sentence>.*)", re.DOTALL)
 PUN_DATASETS = {"Yang et. al. 2015": "yang2015", "SemEval17-Task7": "semeval2017"}
+
+
+def first_pairs(template, rows, n=10, seed=0):
+    """The first n pairs a recast makes (what the dashboard's dry run shows)."""
+    return list(islice(recasting.recast(template, rows, split="dev", seed=seed), n))
 
 
 def dnc_dev(name):
@@ -145,7 +151,7 @@ def test_names_are_seeded_and_drawn_per_pair():
 def test_a_template_may_bring_its_own_names():
     spec = json.loads((recasting.TEMPLATES_DIR / "puns.json").read_text())
     spec["names"] = ["Kim"]
-    pairs = recasting.dry_run(recasting.parse_template(spec), SENTENCES, 4)
+    pairs = first_pairs(recasting.parse_template(spec), SENTENCES, 4)
     assert {name_of(pair) for pair in pairs} == {"Kim"}
 
 
@@ -167,24 +173,23 @@ def test_dry_run_has_no_side_effects(tmp_path, monkeypatch):
             consumed.append(row)
             yield row
 
-    preview = recasting.dry_run(template, counted(rows), 3, seed=5)
+    preview = first_pairs(template, counted(rows), 3, seed=5)
     assert len(preview) == 3
     assert len(consumed) == 2  # two pairs per row: the third pair needs only the second row
     assert rows == SENTENCES
     assert template == template_before
     assert random.getstate() == random_state
     assert list(tmp_path.iterdir()) == []
-    assert recasting.dry_run(template, rows, 3, seed=5) == preview
+    assert first_pairs(template, rows, 3, seed=5) == preview
     full = list(recasting.recast(template, rows, split="dev", seed=5))
     assert preview == full[:3]
 
 
-def test_recast_to_files_writes_dnc_json(tmp_path):
+def test_recast_pairs_write_as_dnc_json(tmp_path):
     template = recasting.load_template("puns")
-    count = recasting.recast_to_files(
-        template, SENTENCES, tmp_path / "p_data.json", tmp_path / "p_metadata.json", split="train", first_pair_id=100
-    )
-    assert count == 40
+    pairs = list(recasting.recast(template, SENTENCES, split="train", first_pair_id=100))
+    dnc.write_dnc(pairs, tmp_path / "p_data.json", tmp_path / "p_metadata.json")
+    assert len(pairs) == 40
     written = dnc.read_dnc(tmp_path / "p_data.json")
     assert [pair.pair_id for pair in written.pairs] == list(range(100, 140))
     assert present(written.pairs[0].provenance).corpus_license == "Yang 2015"
@@ -312,7 +317,7 @@ def test_a_row_the_template_cannot_recast_is_named():
     with pytest.raises(recasting.RecastError, match=r"row 1: lacks field\(s\) 'score'"):
         list(recasting.recast(template, [good, {"sentence": "x", "source": "s", "line": "2"}], split="dev"))
     with pytest.raises(recasting.RecastError, match=r"row 0: source='tweets.txt' has no case"):
-        recasting.dry_run(template, [dict(good, source="tweets.txt")])
+        first_pairs(template, [dict(good, source="tweets.txt")])
 
 
 # --- source rows -----------------------------------------------------------------------------
