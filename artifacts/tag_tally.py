@@ -2,15 +2,15 @@
 tag, so that the corpus page's tag figures sum a few hundred rows instead of joining every tag to
 its pair (seconds a render at MultiNLI scale, issue 28).
 
-Signed deltas, appended as corpus.tallies' are (and folded with them: `FOLDED`), by
+Signed deltas, appended as corpus.tallies' are (and folded with them: `TALLY`), by
   - the tagging pass (`artifacts.services.run_tagging_job`): +1 per new tag row under the pair's
     gold label as it stands under the pair's row lock, -1 per row a retag replaces;
   - `gold_moved` (corpus.signals): a pair's gold label changed (labels added, recompute's fix after
     an exclusion, adjudication): its rows move from the old gold label to the new, netted from a
     read of its tags, in the writer's transaction;
   - `pairs_moving_split` (corpus.signals): premises move to another split with their pairs.
-`check_and_rebuild` (`manage.py rebuild_tag_tally`) compares the tally with a count of the tags and
-rebuilds it. Deleting single pairs (the admin) shows as drift there; deleting a dataset drops its
+`corpus.tallies.check_and_rebuild` (`manage.py rebuild_tallies tag`) compares the tally with a count
+of the tags and rebuilds it. Deleting single pairs (the admin) shows as drift there; deleting a dataset drops its
 rows with it.
 """
 
@@ -130,22 +130,10 @@ def tag_counts(dataset: Dataset | None = None, split: str | None = None) -> list
 # --- check and rebuild -------------------------------------------------------------------------
 
 
-def _scoped(dataset: Dataset | None) -> tuple[QuerySet[TagTally], QuerySet[PairTags]]:
-    if dataset is None:
-        return TagTally.objects.all(), PairTags.objects.all()
-    return TagTally.objects.filter(dataset=dataset), PairTags.objects.filter(pair__dataset=dataset)
+def _counted(dataset: Dataset | None) -> tallies.Truth:
+    tags = PairTags.objects.all() if dataset is None else PairTags.objects.filter(pair__dataset=dataset)
+    return {TagTally: tag_rows(tags)}
 
 
-def check_and_rebuild(dataset: Dataset | None = None, repair: bool = True) -> tallies.Drift:
-    """The drift of the tally from a count of the tags, and (with `repair`) its rebuild from it.
-
-    corpus.tallies' `check_and_rebuild_tallies`: the count, the comparison and the deletion of the
-    deltas it saw are of one snapshot, and a delta committed meanwhile stays on top.
-    """
-    kept, tags = _scoped(dataset)
-    return tallies.check_and_rebuild_tallies(
-        [tallies.CheckedTally(TagTally, TAG_KEY, kept)],
-        lambda: {TagTally: tag_rows(tags)},
-        source="the phenomenon tags",
-        repair=repair,
-    )
+# Folded, checked and rebuilt with the corpus's tallies (registered in artifacts.apps).
+TALLY = tallies.Maintained("tag", ((TagTally, TAG_KEY),), _counted, "the phenomenon tags")

@@ -13,16 +13,17 @@ wait on a shared row), written in the writer's transaction:
     dataset's or a study's deletion takes its tally rows with it (foreign keys, CASCADE).
 
 A read is the SUM of `n` per key (`counts`). The table is folded with the core's tallies, by their
-one fold and lock (`corpus.tallies.FOLDED`, registered in collection.apps). Anything else that changes what is counted (a study session deleted, so its claims no longer
-name a study; a bulk load around the writers, e.g. bench/run.py's COPY) is repaired by `rebuild`
-(`manage.py rebuild_hypothesis_tally`), which compares the deltas with a fresh count.
+one fold and lock (`TALLY`, registered in collection.apps). Anything else that changes what is
+counted (a study session deleted, so its claims no longer name a study; a bulk load around the
+writers, e.g. bench/run.py's COPY) is repaired by their one check and rebuild
+(`manage.py rebuild_tallies hypothesis`), which compares the deltas with a fresh count.
 """
 
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, QuerySet, Sum
 
 from corpus import tallies
 from corpus.models import Dataset, Pair, Premise
@@ -124,20 +125,10 @@ def pair_deleting(sender: type[Pair], instance: Pair, origin: Any = None, **kwar
     _insert(deltas)
 
 
-# --- rebuilding ---------------------------------------------------------------------------------
-
-
-def rebuild(dataset: Dataset | None = None) -> int:
-    """Set the deltas (of a dataset, or all) to a fresh count; returns the keys that differed.
-
-    corpus.tallies' `check_and_rebuild_tallies` (under the tallies' fold lock): the fresh count, the
-    deltas read and the deltas deleted are of one snapshot, so a submit's delta committed meanwhile
-    is in none of them and stays on top of the rebuilt rows.
-    """
-    scoped = HypothesisTally.objects.filter(Q(dataset=dataset) if dataset is not None else Q())
-    report = tallies.check_and_rebuild_tallies(
-        [tallies.CheckedTally(HypothesisTally, KEY, scoped)],
-        lambda: {HypothesisTally: fresh_counts(dataset)},
-        source="the pairs and writing claims",
-    )
-    return report.keys
+# Folded, checked and rebuilt with the corpus's tallies (registered in collection.apps).
+TALLY = tallies.Maintained(
+    "hypothesis",
+    ((HypothesisTally, KEY),),
+    lambda dataset: {HypothesisTally: fresh_counts(dataset)},
+    "the pairs and writing claims",
+)

@@ -179,7 +179,7 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
         report.fixed = _fix_in_batches(disagreeing)
     # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
     # as every writer does, so what differs now is drift: a tally a writer missed).
-    report.tally_drift = tallies.check_and_rebuild(dataset, lengths=lengths, repair=fix)
+    report.tally_drift = tallies.check_and_rebuild(dataset, tallies.CORPUS if lengths else tallies.COUNTERS, repair=fix)
     if report.fixed:
         mark_figures_changed()
     return report
@@ -264,9 +264,3 @@ def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:
         .order_by("pk")
         .values_list(*RECOUNTED, *COUNTERS, *(f"r_{name}" for name in COUNTERS))
     )
-
-
-def rebuild_maintained() -> None:
-    """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
-    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s."""
-    tallies.check_and_rebuild(None, lengths=True, repair=True)
