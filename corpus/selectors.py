@@ -16,7 +16,7 @@ from .gold import (
     majority_expression,
 )
 from .labels import CONTRADICTION, ENTAILMENT, LABELS_PER_PAIR, NEUTRAL, THREE_WAY_SCHEME
-from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel, Worker
+from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel
 
 
 def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
@@ -82,12 +82,6 @@ def premises_in(dataset: Dataset | str | None = None, split: str | None = None) 
 def labels_that_count(prefix: str = "") -> Q:
     """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
     return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
-
-
-def excluded_workers() -> QuerySet[Any, Any]:
-    """The workers whose labels do not count, for statements written in SQL (their pks as a subquery):
-    a label counts when its worker is NULL or not among these."""
-    return Worker.objects.filter(is_excluded=True).order_by().values("pk")
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:
