@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet
 
 from corpus import tallies
 from corpus.models import Dataset, Pair
@@ -116,15 +116,9 @@ def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def tag_counts(dataset: Dataset | None = None, split: str | None = None) -> list[tuple[str, str, str, str, int]]:
+def tag_counts(dataset: Dataset | None = None, split: str | None = None) -> list[tallies.Key]:
     """[(genre slug, genre name, gold label, tag, pairs)] summed from the tally (TAGGED: tagged pairs)."""
-    rows = TagTally.objects.all()
-    if dataset is not None:
-        rows = rows.filter(dataset=dataset)
-    if split:
-        rows = rows.filter(split=split)
-    grouped = rows.order_by().values_list("genre__slug", "genre__name", "gold_label", "tag").annotate(total=Sum("n"))
-    return [tuple(row) for row in grouped if row[-1]]
+    return tallies.summed(tallies.scoped(TagTally, dataset, split), ("genre__slug", "genre__name", "gold_label", "tag"))
 
 
 # --- check and rebuild -------------------------------------------------------------------------

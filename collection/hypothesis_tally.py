@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, QuerySet
 
 from corpus import tallies
 from corpus.models import Dataset, Pair, Premise
@@ -79,11 +79,7 @@ def fresh_counts(dataset: Dataset | None = None, premises: QuerySet[Premise] | N
 
 def counts(dataset: Dataset | None = None) -> dict[Key, int]:
     """{KEY: hypotheses} from the maintained deltas (one grouped statement over a few rows)."""
-    tallies = HypothesisTally.objects.all()
-    if dataset is not None:
-        tallies = tallies.filter(dataset=dataset)
-    rows = tallies.values_list(*KEY).annotate(total=Sum("n")).order_by()
-    return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
+    return {row[:-1]: row[-1] for row in tallies.summed(tallies.scoped(HypothesisTally, dataset), KEY)}
 
 
 # --- writers other than the submits ------------------------------------------------------------

@@ -399,15 +399,21 @@ def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) ->
 # --- reading -------------------------------------------------------------------------------------
 
 
+def summed(tallies: QuerySet[Any], by: Sequence[str]) -> list[Key]:
+    """[(*by, n)] summed over tally rows (`scoped`), non-zero sums only: one grouped statement."""
+    rows = tallies.order_by().values_list(*by).annotate(total=Sum("n"))
+    return [tuple(row) for row in rows if row[-1]]
+
+
 def _read(tallies: QuerySet[Any], key_names: Sequence[str]) -> dict[Key, int]:
-    """{key: sum of n} over tally rows (non-zero sums only); one grouped statement."""
-    rows = tallies.order_by().values_list(*key_names).annotate(total=Sum("n"))
-    return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
+    """{key: sum of n} over tally rows (non-zero sums only)."""
+    return {row[:-1]: row[-1] for row in summed(tallies, key_names)}
 
 
-def _scoped(
+def scoped(
     model: type[Tally], dataset: Dataset | str | None = None, split: str | None = None, scheme: str | None = None
 ) -> QuerySet[Any]:
+    """A tally's rows of a dataset (or, with none and a `scheme`, the datasets of that label scheme) and split."""
     from .selectors import resolve_dataset
 
     tallies = model._default_manager.all()
@@ -437,27 +443,22 @@ def pair_counts(
 ) -> list[Key]:
     """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size (with no
     dataset and a `scheme`, of the datasets of that label scheme)."""
-    rows = _scoped(PairTally, dataset, split, scheme).order_by().values_list(*by).annotate(total=Sum("n"))
-    return [tuple(row) for row in rows if row[-1]]
+    return summed(scoped(PairTally, dataset, split, scheme), by)
 
 
 def length_counts(
     kind: str, dataset: Dataset | str | None = None, split: str | None = None, *, by: Sequence[str] = ("words",)
 ) -> list[Key]:
     """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
-    rows = _scoped(LengthTally, dataset, split).filter(kind=kind).order_by().values_list(*by).annotate(total=Sum("n"))
-    return [tuple(row) for row in rows if row[-1]]
+    return summed(scoped(LengthTally, dataset, split).filter(kind=kind), by)
 
 
 def word_counts(
     dataset: Dataset | str | None = None, split: str | None = None, *, genre_id: int | None = None
-) -> list[tuple[str, str, int]]:
+) -> list[Key]:
     """[(label, word, hypotheses)] summed from WordTally (word HYPOTHESES: hypotheses per label)."""
-    tallies = _scoped(WordTally, dataset, split)
-    if genre_id is not None:
-        tallies = tallies.filter(genre_id=genre_id)
-    rows = tallies.order_by().values_list("label", "word").annotate(total=Sum("n"))
-    return [(label, word, n) for label, word, n in rows if n]
+    tallies = scoped(WordTally, dataset, split)
+    return summed(tallies if genre_id is None else tallies.filter(genre_id=genre_id), ("label", "word"))
 
 
 # --- verification and repair ---------------------------------------------------------------------
@@ -553,7 +554,7 @@ def check_and_rebuild(
     with one_snapshot_without_folds():
         truth = maintained.truth(resolved)
         for model, key_names in maintained.tables:
-            rows = _scoped(model, resolved)
+            rows = scoped(model, resolved)
             kept, counted = _read(rows, key_names), truth[model]
             for key in sorted(set(kept) | set(counted), key=repr):
                 have, want = kept.get(key, 0), counted.get(key, 0)
