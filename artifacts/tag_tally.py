@@ -106,11 +106,7 @@ def _move_tagged(moves: Sequence[tuple[int, str, str]]) -> int:
 def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> None:
     """Premises move to `split` with these pairs (read before the update): their rows move too."""
     rows = tag_rows(PairTags.objects.filter(pair__in=pairs.values("pk")))
-    deltas: Counter[Key] = Counter()
-    for key, n in rows.items():
-        deltas[key] -= n
-        deltas[(key[0], split, *key[2:])] += n
-    tallies.insert_deltas(TagTally, TAG_KEY, deltas)
+    tallies.insert_deltas(TagTally, TAG_KEY, tallies.split_moved(rows, split))
 
 
 # --- reading -----------------------------------------------------------------------------------

@@ -88,12 +88,7 @@ def counts(dataset: Dataset | None = None) -> dict[Key, int]:
 def premises_moving(premises: QuerySet[Premise], split: str) -> int:
     """These premises are about to move to `split` (in the caller's transaction): their
     hypotheses move with them. One grouped read of their pairs and one INSERT."""
-    deltas: Counter[Key] = Counter()
-    for (study, dataset, old_split, genre), n in fresh_counts(premises=premises).items():
-        if old_split != split:
-            deltas[(study, dataset, old_split, genre)] -= n
-            deltas[(study, dataset, split, genre)] += n
-    return _insert(deltas)
+    return _insert(tallies.split_moved(fresh_counts(premises=premises), split, at=KEY.index("split")))
 
 
 def _deletes_pairs_alone(origin: Any) -> bool:

@@ -145,14 +145,15 @@ def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
 # --- writing deltas ------------------------------------------------------------------------------
 
 
-def _signed(rows: Rows, sign: int) -> Counter[Key]:
-    return Counter({key: sign * n for key, n in rows.items()})
-
-
-def _add(a: Rows, b: Rows) -> Counter[Key]:
-    total = Counter(a)
-    total.update(b)  # adds, negative and zero sums kept (unlike Counter's +)
-    return total
+def split_moved(rows: Rows, split: str, at: int = 1) -> Counter[Key]:
+    """The deltas that move these rows ({key: n}) to `split`, the key's value at `at`: keys from
+    several splits land on one key of `split` and add up (a dict built key by key kept only the
+    last, and assign_splits moving dev and test back drifted)."""
+    deltas: Counter[Key] = Counter()
+    for key, n in rows.items():
+        deltas[key] -= n
+        deltas[(*key[:at], split, *key[at + 1 :])] += n
+    return deltas
 
 
 def pair_key(pair: Pair, split: str, genre_id: int, state: Sequence[int] | None = None) -> Key:
@@ -292,28 +293,11 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
     premises = premises.exclude(split=split)
     _labels_first()
     pairs = Pair.objects.filter(premise__in=premises.values("pk"))
-
-    def moved(rows: Rows) -> Counter[Key]:
-        # Keys from several splits land on one key of `split`: they add up (a dict built key by
-        # key kept only the last, and assign_splits moving dev and test back drifted).
-        arriving: Counter[Key] = Counter()
-        for key, n in rows.items():
-            arriving[(key[0], split, *key[2:])] += n
-        return _add(_signed(rows, -1), arriving)
-
-    insert_deltas(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
-    insert_deltas(WordTally, WORD_KEY, moved(word_rows(pairs)))
-    from .signals import pairs_moving_split
-
-    pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
-    insert_deltas(
-        LengthTally,
-        LENGTH_KEY,
-        _add(
-            _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))),
-            moved(relation_rows(pairs)),
-        ),
-    )
+    insert_deltas(PairTally, PAIR_KEY, split_moved(pair_rows(pairs), split))
+    insert_deltas(WordTally, WORD_KEY, split_moved(word_rows(pairs), split))
+    signals.pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
+    lengths = {**premise_length_rows(premises), **hypothesis_length_rows(pairs), **relation_rows(pairs)}
+    insert_deltas(LengthTally, LENGTH_KEY, split_moved(lengths, split))  # the kinds' keys differ
 
 
 # --- folding -------------------------------------------------------------------------------------
