@@ -398,17 +398,9 @@ def scoped(
     model: type[Tally], dataset: Dataset | str | None = None, split: str | None = None, scheme: str | None = None
 ) -> QuerySet[Any]:
     """A tally's rows of a dataset (or, with none and a `scheme`, the datasets of that label scheme) and split."""
-    from .selectors import resolve_dataset
+    from .selectors import in_scope
 
-    tallies = model._default_manager.all()
-    resolved = resolve_dataset(dataset)
-    if resolved is not None:
-        tallies = tallies.filter(dataset=resolved)
-    elif scheme is not None:  # every dataset of one label scheme
-        tallies = tallies.filter(dataset__label_scheme=scheme)
-    if split:
-        tallies = tallies.filter(split=split)
-    return tallies
+    return in_scope(model._default_manager.all(), dataset, split, scheme=scheme)
 
 
 def pair_counts(
