@@ -21,7 +21,7 @@ from annotation_site.plain_rows import update_rows
 
 from . import tallies
 from .gold import COUNTERS, gold_expression
-from .gold_moves import labels_moved, mark_figures_changed, move_of
+from .gold_moves import labels_moved, mark_figures_changed
 from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
 from .selectors import in_gold, labels_that_count, pairs_in, replacement_labels_in_gold
 
@@ -250,7 +250,7 @@ def _fix_batch(batch: Sequence[int]) -> int:
                 )
             )
             facts = (dataset_id, split, genre_id, author_label, hypothesis)
-            moves.append(move_of(pk, facts, (stored[4], stored[0]), (recounted[4], recounted[0])))
+            moves.append(tallies.LabelMove(pk, *facts, stored[4], stored[0], recounted[4], recounted[0]))
         tallies.pairs_moved(keys)
         labels_moved(moves)
     return len(rows)
