@@ -31,7 +31,7 @@ from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Field, QuerySet, Sum, Value
+from django.db.models import Count, Field, Model, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 
 from annotation_site.plain_rows import insert_rows
@@ -334,7 +334,7 @@ def _fold() -> int:
                 if not (acquired and acquired[0]):
                     return 0
                 for model, key_names in _folded():
-                    table, names = model._meta.db_table, [_column(model, name) for name in key_names]
+                    table, names = model._meta.db_table, [column(model, name) for name in key_names]
                     columns = ", ".join(names)
                     same_key = " AND ".join(f"t.{name} = d.{name}" for name in names)
                     # Only the keys with more than one row are rewritten: a fold of every row reads
@@ -361,8 +361,9 @@ def _folded() -> list[tuple[type[Tally], Sequence[str]]]:
     return [table for maintained in MAINTAINED.values() for table in maintained.tables]
 
 
-def _column(model: type[Tally], key_name: str) -> str:
-    """The database column of a key field (`genre_id` names the `genre` foreign key)."""
+def column(model: type[Model], key_name: str) -> str:
+    """The database column of a concrete field (`genre_id` or `genre` names the `genre` foreign
+    key's), for statements of plain rows (`insert_deltas`, corpus.services' label INSERTs)."""
     model_field = model._meta.get_field(key_name.removesuffix("_id"))
     assert isinstance(model_field, Field) and model_field.column  # a concrete field with a column
     return model_field.column
@@ -375,7 +376,7 @@ def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) ->
     building a model object per row for bulk_create took as long as the batch's UPDATE of a
     thousand pairs (issue 28)."""
     rows = [(*key, n) for key, n in deltas.items() if n]
-    columns = [_column(model, name) for name in (*key_names, "n")]
+    columns = [column(model, name) for name in (*key_names, "n")]
     insert_rows(model._meta.db_table, columns, rows)
     return len(rows)
 
