@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from corpus import tallies
+from corpus import signals, tallies
 from corpus.models import Dataset, Pair
 
 from .models import PairTags, TagTally
@@ -126,4 +126,10 @@ def _counted(dataset: Dataset | None) -> tallies.Truth:
 
 
 # Folded, checked and rebuilt with the corpus's tallies (registered in artifacts.apps).
-TALLY = tallies.Maintained("tag", ((TagTally, TAG_KEY),), _counted, "the phenomenon tags")
+TALLY = tallies.Maintained(
+    "tag",
+    ((TagTally, TAG_KEY),),
+    _counted,
+    "the phenomenon tags",
+    receivers=((signals.gold_moved, gold_moved), (signals.pairs_moving_split, pairs_moving_split)),
+)

@@ -13,5 +13,5 @@ class CollectionConfig(AppConfig):
 
         # A written pair deleted on its own leaves the cost page's hypothesis count.
         pre_delete.connect(pair_deleting, sender=Pair, dispatch_uid="collection.hypothesis_tally")
-        # Folded with the corpus's tallies: one fold, one lock (corpus.tasks.fold_tallies on the beat).
+        # Follows split moves and is folded, checked and rebuilt with the corpus's tallies.
         TALLY.register()

@@ -8,7 +8,7 @@ wait on a shared row), written in the writer's transaction:
 
   - the writing submit (`collection.services.submit_hypotheses`): three pairs a submit;
   - the adversarial task's finish (`adversarial.services._finish`): one pair or none;
-  - split assignment (`collection.splits`): a premise's pairs move to their new split;
+  - split assignment (`corpus.signals.pairs_moving_split`): a premise's pairs move to their new split;
   - a pair or premise deleted on its own (the admin): its pairs leave (`pair_deleting`). A
     dataset's or a study's deletion takes its tally rows with it (foreign keys, CASCADE).
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from django.db.models import Count, F, QuerySet
 
-from corpus import tallies
+from corpus import signals, tallies
 from corpus.models import Dataset, Pair, Premise
 from crowd.models import ClaimStatus, StudySession
 
@@ -60,13 +60,13 @@ def _written_pairs() -> QuerySet[Pair]:
     )
 
 
-def fresh_counts(dataset: Dataset | None = None, premises: QuerySet[Premise] | None = None) -> dict[Key, int]:
-    """{KEY: hypotheses} counted from the pairs and claims (one grouped statement)."""
+def fresh_counts(dataset: Dataset | None = None, among: QuerySet[Pair] | None = None) -> dict[Key, int]:
+    """{KEY: hypotheses} counted from the pairs (of a dataset, among some) and claims (one grouped statement)."""
     pairs = _written_pairs()
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
-    if premises is not None:
-        pairs = pairs.filter(premise__in=premises.values("pk"))
+    if among is not None:
+        pairs = pairs.filter(pk__in=among.values("pk"))
     rows = (
         pairs.values_list(
             "premise__writing_claims__study_session__study_id", "dataset_id", "premise__split", "premise__genre_id"
@@ -85,10 +85,10 @@ def counts(dataset: Dataset | None = None) -> dict[Key, int]:
 # --- writers other than the submits ------------------------------------------------------------
 
 
-def premises_moving(premises: QuerySet[Premise], split: str) -> int:
-    """These premises are about to move to `split` (in the caller's transaction): their
-    hypotheses move with them. One grouped read of their pairs and one INSERT."""
-    return _insert(tallies.split_moved(fresh_counts(premises=premises), split, at=KEY.index("split")))
+def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> int:
+    """Premises move to `split` with these pairs (read before the update; corpus.signals): their
+    hypotheses move with them, in the mover's transaction. One grouped read and one INSERT."""
+    return _insert(tallies.split_moved(fresh_counts(among=pairs), split, at=KEY.index("split")))
 
 
 def _deletes_pairs_alone(origin: Any) -> bool:
@@ -122,4 +122,5 @@ TALLY = tallies.Maintained(
     ((HypothesisTally, KEY),),
     lambda dataset: {HypothesisTally: fresh_counts(dataset)},
     "the pairs and writing claims",
+    receivers=((signals.pairs_moving_split, pairs_moving_split),),
 )

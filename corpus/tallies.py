@@ -33,6 +33,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Count, Field, Model, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
+from django.dispatch import Signal
 
 from annotation_site.plain_rows import insert_rows
 
@@ -491,10 +492,14 @@ class Maintained:
     tables: tuple[tuple[type[Tally], Sequence[str]], ...]  # each table and its key
     truth: Callable[[Dataset | None], Truth]  # every table's rows counted afresh, of a dataset or all
     source: str  # what the truth is counted from
+    receivers: tuple[tuple[Signal, Callable[..., Any]], ...] = ()  # the corpus.signals these tables follow
 
     def register(self) -> None:
-        """Fold, check and rebuild these tables with the rest (other apps, in their AppConfig.ready)."""
+        """Fold, check and rebuild these tables with the rest, and connect their receivers (other
+        apps, in their AppConfig.ready)."""
         MAINTAINED[self.name] = self
+        for signal, receiver in self.receivers:
+            signal.connect(receiver, dispatch_uid=f"{self.name}-tally-{receiver.__name__}")
 
 
 CORPUS = Maintained(
