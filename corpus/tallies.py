@@ -103,10 +103,6 @@ def _length_rows(rows: QuerySet[Any], text: str, place: str, kind: LengthKind) -
     return {(d, s, g, kind.value, w): n for d, s, g, w, n in counted}
 
 
-def premise_length_rows(premises: QuerySet[Premise]) -> dict[Key, int]:
-    return _length_rows(premises, "text", "", LengthKind.PREMISE)
-
-
 def relation_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
     pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
@@ -139,8 +135,13 @@ def word_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     return dict(rows)
 
 
-def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
-    return _length_rows(pairs, "hypothesis", "premise__", LengthKind.HYPOTHESIS)
+def length_rows(premises: QuerySet[Premise], pairs: QuerySet[Pair]) -> dict[Key, int]:
+    """{LENGTH_KEY: n} of these premises' and pairs' lengths and the pairs' edit relations (the kinds' keys differ)."""
+    return {
+        **_length_rows(premises, "text", "", LengthKind.PREMISE),
+        **_length_rows(pairs, "hypothesis", "premise__", LengthKind.HYPOTHESIS),
+        **relation_rows(pairs),
+    }
 
 
 # --- writing deltas ------------------------------------------------------------------------------
@@ -297,8 +298,7 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
     insert_deltas(PairTally, PAIR_KEY, split_moved(pair_rows(pairs), split))
     insert_deltas(WordTally, WORD_KEY, split_moved(word_rows(pairs), split))
     signals.pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
-    lengths = {**premise_length_rows(premises), **hypothesis_length_rows(pairs), **relation_rows(pairs)}
-    insert_deltas(LengthTally, LENGTH_KEY, split_moved(lengths, split))  # the kinds' keys differ
+    insert_deltas(LengthTally, LENGTH_KEY, split_moved(length_rows(premises, pairs), split))
 
 
 # --- folding -------------------------------------------------------------------------------------
@@ -475,11 +475,7 @@ def grouped_truth(dataset: Dataset | None = None, *, lengths: bool = True) -> Tr
     truth: Truth = {PairTally: pair_rows(pairs)}
     if lengths:
         truth[WordTally] = word_rows(pairs)
-        truth[LengthTally] = {
-            **premise_length_rows(premises_in(dataset)),
-            **hypothesis_length_rows(pairs),
-            **relation_rows(pairs),
-        }
+        truth[LengthTally] = length_rows(premises_in(dataset), pairs)
     return truth
 
 
