@@ -179,7 +179,8 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
         report.fixed = _fix_in_batches(disagreeing)
     # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
     # as every writer does, so what differs now is drift: a tally a writer missed).
-    report.tally_drift = tallies.check_and_rebuild(dataset, tallies.CORPUS if lengths else tallies.COUNTERS, repair=fix)
+    checked = tallies.CORPUS if lengths else tallies.PAIRS_ONLY
+    report.tally_drift = tallies.check_and_rebuild(dataset, checked, repair=fix)
     if report.fixed:
         mark_figures_changed()
     return report

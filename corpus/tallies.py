@@ -505,7 +505,7 @@ CORPUS = Maintained(
     "the pairs and premises",
 )
 # The pair tally alone: recompute_gold after an exclusion (no label moves a sentence's length).
-COUNTERS = Maintained("counters", CORPUS.tables[:1], partial(grouped_truth, lengths=False), CORPUS.source)
+PAIRS_ONLY = Maintained("pairs", CORPUS.tables[:1], partial(grouped_truth, lengths=False), CORPUS.source)
 # Every maintained tally by name: the corpus's, and those other apps register (the artifacts
 # app's tag tally, the collection app's hypothesis tally).
 MAINTAINED: dict[str, Maintained] = {CORPUS.name: CORPUS}
