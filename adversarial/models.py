@@ -148,10 +148,6 @@ class AdversarialTask(models.Model):
     def __str__(self):
         return f"{self.target_label} task of worker {self.worker_id} in round {self.round_id}"
 
-    @property
-    def seconds_taken(self):
-        return (self.finished_at - self.created_at).total_seconds() if self.finished_at else None
-
 
 class Verification(models.TextChoices):
     NOT_ASKED = "", "not asked (the model was right)"

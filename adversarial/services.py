@@ -120,13 +120,6 @@ def task_for_worker(worker: Worker, token: uuid.UUID | str) -> AdversarialTask:
     ).get(writing_claim__token=token, worker=worker)
 
 
-def hypothesis_problem(premise_text: str, text: str, study_session: StudySession | None) -> str | None:
-    """The message for a hypothesis that breaks the writing rules, or None: collection's one check
-    (`collection.writing_rules.hypothesis_problem`) under the study's rules, so that the
-    adversarial page refuses what the writing page refuses, with the same words (issue 39)."""
-    return writing_rules.hypothesis_problem(premise_text, text, writing.task_rules(study_session=study_session))
-
-
 def _check_rate(session_key: str, per_minute: int) -> None:
     """At most `per_minute` model queries per browser session in each clock minute (shared cache)."""
     key = f"adversarial:tries:{session_key}:{int(timezone.now().timestamp() // 60)}"
@@ -177,8 +170,9 @@ def make_try(
         study_session = task.writing_claim.study_session
         # Nullable on writing claims in general; an adversarial task's claim is made in a study session.
         assert study_session is not None
-        problem = hypothesis_problem(premise.text, text, study_session)
-        if problem:
+        # Collection's one check under the study's rules: refused as the writing page refuses (issue 39).
+        rules = writing.task_rules(study_session=study_session)
+        if problem := writing_rules.hypothesis_problem(premise.text, text, rules):
             raise ValidationError({"hypothesis": problem})
         refused = refused_fields(study_session, typing_evidence, {"hypothesis": text})
         if refused:

@@ -131,17 +131,14 @@ def model_probabilities(model, pairs):
     """[{label: probability}] for [(premise, hypothesis)] with a LoadedModel (modeling.training.checkpoint)."""
     import torch
 
-    from modeling.training.data import example_from_row, make_batches
+    from modeling.training.data import encode_examples, example_from_row, make_batches
 
     labels = model.labels
     if model.kind == "majority":
         indexes = model.net.predict(len(pairs)).tolist()
         return [{label: float(i == index) for i, label in enumerate(labels)} for index in indexes]
     examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
-    max_len = model.config.get("max_len")
-    for ex in examples:
-        ex.premise_ids = model.vocab.encode(ex.premise, max_len)
-        ex.hypothesis_ids = model.vocab.encode(ex.hypothesis, max_len)
+    encode_examples(examples, model.vocab, model.config.get("max_len"))
     batch = make_batches(examples, len(examples), bucket=False)[0]
     with torch.no_grad():
         logits = model.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)

@@ -418,7 +418,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(os.environ.get("CLAIM_RELEASE_INTERVAL_SECONDS", "300")),
     },
     # Every maintained tally's deltas folded into one row per key (corpus/tasks.py), the
-    # hypothesis and tag tallies' included (corpus.tallies.FOLDED).
+    # hypothesis and tag tallies' included (corpus.tallies.MAINTAINED).
     "corpus-fold-tallies": {"task": "corpus.fold_tallies", "schedule": TALLY_FOLD_INTERVAL_SECONDS},
     # Crowd markets (docs/markets.md): MTurk assignments polled, checked sessions approved, payments
     # whose answer was lost reconciled against the market's record.

@@ -10,22 +10,16 @@ class ArtifactsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_save
 
-        from corpus import signals, tallies
+        from corpus import signals
         from crowd.models import Study
 
-        from . import tag_tally
-        from .models import TagTally
-
-        # The tag tally follows gold labels and splits (corpus sends, reads nothing back) and is
-        # folded with the corpus's tallies.
-        signals.gold_moved.connect(tag_tally.gold_moved, dispatch_uid="artifacts-tag-tally-gold")
-        signals.pairs_moving_split.connect(tag_tally.pairs_moving_split, dispatch_uid="artifacts-tag-tally-split")
         # After a fold, the give-away listings kept from the word tally are recomputed.
-        from . import listings
+        from . import listings, tag_tally
 
         signals.tallies_folded.connect(listings.tallies_folded, dispatch_uid="artifacts-giveaway-listings")
-        if (TagTally, tag_tally.TAG_KEY) not in tallies.FOLDED:
-            tallies.FOLDED.append((TagTally, tag_tally.TAG_KEY))
+        # The tag tally follows gold labels and splits (corpus sends, reads nothing back) and is
+        # folded, checked and rebuilt with the corpus's tallies.
+        tag_tally.TALLY.register()
 
         from .models import StudyNudge
         from .views import bump_nudge_version

@@ -47,7 +47,7 @@ class TagTally(Tally):
     every tag to its pair. Append-only deltas like corpus.tallies' (folded with them): the
     tagging pass adds its pairs' rows, a gold label's change (`corpus.signals.gold_moved`) and a
     premise's move to another split (`corpus.signals.pairs_moving_split`) move them, in the
-    writer's transaction; `manage.py rebuild_tag_tally` checks and rebuilds them."""
+    writer's transaction; `manage.py rebuild_tallies tag` checks and rebuilds them."""
 
     gold_label = models.CharField(max_length=20)
     tag = models.CharField(max_length=40, blank=True)

@@ -2,15 +2,15 @@
 tag, so that the corpus page's tag figures sum a few hundred rows instead of joining every tag to
 its pair (seconds a render at MultiNLI scale, issue 28).
 
-Signed deltas, appended as corpus.tallies' are (and folded with them: `FOLDED`), by
+Signed deltas, appended as corpus.tallies' are (and folded with them: `TALLY`), by
   - the tagging pass (`artifacts.services.run_tagging_job`): +1 per new tag row under the pair's
     gold label as it stands under the pair's row lock, -1 per row a retag replaces;
   - `gold_moved` (corpus.signals): a pair's gold label changed (labels added, recompute's fix after
     an exclusion, adjudication): its rows move from the old gold label to the new, netted from a
     read of its tags, in the writer's transaction;
   - `pairs_moving_split` (corpus.signals): premises move to another split with their pairs.
-`check_and_rebuild` (`manage.py rebuild_tag_tally`) compares the tally with a count of the tags and
-rebuilds it. Deleting single pairs (the admin) shows as drift there; deleting a dataset drops its
+`corpus.tallies.check_and_rebuild` (`manage.py rebuild_tallies tag`) compares the tally with a count
+of the tags and rebuilds it. Deleting single pairs (the admin) shows as drift there; deleting a dataset drops its
 rows with it.
 """
 
@@ -18,9 +18,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet
 
-from corpus import tallies
+from corpus import signals, tallies
 from corpus.models import Dataset, Pair
 
 from .models import PairTags, TagTally
@@ -106,46 +106,30 @@ def _move_tagged(moves: Sequence[tuple[int, str, str]]) -> int:
 def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> None:
     """Premises move to `split` with these pairs (read before the update): their rows move too."""
     rows = tag_rows(PairTags.objects.filter(pair__in=pairs.values("pk")))
-    deltas: Counter[Key] = Counter()
-    for key, n in rows.items():
-        deltas[key] -= n
-        deltas[(key[0], split, *key[2:])] += n
-    tallies.insert_deltas(TagTally, TAG_KEY, deltas)
+    tallies.insert_deltas(TagTally, TAG_KEY, tallies.split_moved(rows, split))
 
 
 # --- reading -----------------------------------------------------------------------------------
 
 
-def tag_counts(dataset: Dataset | None = None, split: str | None = None) -> list[tuple[str, str, str, str, int]]:
+def tag_counts(dataset: Dataset | None = None, split: str | None = None) -> list[tallies.Key]:
     """[(genre slug, genre name, gold label, tag, pairs)] summed from the tally (TAGGED: tagged pairs)."""
-    rows = TagTally.objects.all()
-    if dataset is not None:
-        rows = rows.filter(dataset=dataset)
-    if split:
-        rows = rows.filter(split=split)
-    grouped = rows.order_by().values_list("genre__slug", "genre__name", "gold_label", "tag").annotate(total=Sum("n"))
-    return [tuple(row) for row in grouped if row[-1]]
+    return tallies.summed(tallies.scoped(TagTally, dataset, split), ("genre__slug", "genre__name", "gold_label", "tag"))
 
 
 # --- check and rebuild -------------------------------------------------------------------------
 
 
-def _scoped(dataset: Dataset | None) -> tuple[QuerySet[TagTally], QuerySet[PairTags]]:
-    if dataset is None:
-        return TagTally.objects.all(), PairTags.objects.all()
-    return TagTally.objects.filter(dataset=dataset), PairTags.objects.filter(pair__dataset=dataset)
+def _counted(dataset: Dataset | None) -> tallies.Truth:
+    tags = PairTags.objects.all() if dataset is None else PairTags.objects.filter(pair__dataset=dataset)
+    return {TagTally: tag_rows(tags)}
 
 
-def check_and_rebuild(dataset: Dataset | None = None, repair: bool = True) -> tallies.Drift:
-    """The drift of the tally from a count of the tags, and (with `repair`) its rebuild from it.
-
-    corpus.tallies' `check_and_rebuild_tallies`: the count, the comparison and the deletion of the
-    deltas it saw are of one snapshot, and a delta committed meanwhile stays on top.
-    """
-    kept, tags = _scoped(dataset)
-    return tallies.check_and_rebuild_tallies(
-        [tallies.CheckedTally(TagTally, TAG_KEY, kept)],
-        lambda: {TagTally: tag_rows(tags)},
-        source="the phenomenon tags",
-        repair=repair,
-    )
+# Folded, checked and rebuilt with the corpus's tallies (registered in artifacts.apps).
+TALLY = tallies.Maintained(
+    "tag",
+    ((TagTally, TAG_KEY),),
+    _counted,
+    "the phenomenon tags",
+    receivers=((signals.gold_moved, gold_moved), (signals.pairs_moving_split, pairs_moving_split)),
+)

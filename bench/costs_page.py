@@ -134,8 +134,11 @@ def main():
     assign_workers()
     claims, written = add_studies()
     from collection import hypothesis_tally
+    from corpus import tallies
 
-    hypothesis_tally.rebuild()  # the claims above went around the writing submit, which keeps the count
+    tallies.check_and_rebuild(
+        None, hypothesis_tally.TALLY
+    )  # the claims above went around the writing submit, which keeps the count
     from validation import credits
 
     credits.rebuild()  # and the validation claims around the validation submit, which flags the credited claim

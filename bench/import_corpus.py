@@ -90,7 +90,7 @@ def empty_corpus():
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from corpus import recompute
+    from corpus import tallies
     from corpus.models import Dataset, Genre, PromptFamily
 
     call_command("migrate", verbosity=0)
@@ -115,7 +115,7 @@ def empty_corpus():
             Genre.objects.get_or_create(
                 slug=slug, defaults={"name": slug, "is_training": slug in TRAINING_GENRES, "family": family}
             )
-    recompute.rebuild_maintained()  # the aggregates of the truncated rows go too
+    tallies.check_and_rebuild()  # the aggregates of the truncated rows go too
 
 
 def tagger_alone(paths, sample=TAGGER_SAMPLE):

@@ -246,14 +246,11 @@ def generate(pairs_total, workers_needed, seed=2018):
 
 def _sync_maintained(dataset):
     """Counters and aggregates that the platform keeps beside the rows, set from what COPY wrote."""
-    from corpus.recompute import rebuild_maintained
+    from collection import hypothesis_tally
+    from corpus import tallies
 
-    rebuild_maintained()
-    try:  # the cost page's hypotheses per study (issue 24.3), where the branch has it
-        from collection import hypothesis_tally
-    except ImportError:
-        return
-    hypothesis_tally.rebuild()
+    tallies.check_and_rebuild()
+    tallies.check_and_rebuild(None, hypothesis_tally.TALLY)  # the cost page's hypotheses per study (issue 24.3)
 
 
 def _flush(cursor, premises, pairs, labels):

@@ -7,14 +7,11 @@ class CollectionConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from corpus import tallies
         from corpus.models import Pair
 
-        from .hypothesis_tally import KEY, pair_deleting
-        from .models import HypothesisTally
+        from .hypothesis_tally import TALLY, pair_deleting
 
         # A written pair deleted on its own leaves the cost page's hypothesis count.
         pre_delete.connect(pair_deleting, sender=Pair, dispatch_uid="collection.hypothesis_tally")
-        # Folded with the corpus's tallies: one fold, one lock (corpus.tasks.fold_tallies on the beat).
-        if (HypothesisTally, KEY) not in tallies.FOLDED:
-            tallies.FOLDED.append((HypothesisTally, KEY))
+        # Follows split moves and is folded, checked and rebuilt with the corpus's tallies.
+        TALLY.register()

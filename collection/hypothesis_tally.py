@@ -8,23 +8,24 @@ wait on a shared row), written in the writer's transaction:
 
   - the writing submit (`collection.services.submit_hypotheses`): three pairs a submit;
   - the adversarial task's finish (`adversarial.services._finish`): one pair or none;
-  - split assignment (`collection.splits`): a premise's pairs move to their new split;
+  - split assignment (`corpus.signals.pairs_moving_split`): a premise's pairs move to their new split;
   - a pair or premise deleted on its own (the admin): its pairs leave (`pair_deleting`). A
     dataset's or a study's deletion takes its tally rows with it (foreign keys, CASCADE).
 
 A read is the SUM of `n` per key (`counts`). The table is folded with the core's tallies, by their
-one fold and lock (`corpus.tallies.FOLDED`, registered in collection.apps). Anything else that changes what is counted (a study session deleted, so its claims no longer
-name a study; a bulk load around the writers, e.g. bench/run.py's COPY) is repaired by `rebuild`
-(`manage.py rebuild_hypothesis_tally`), which compares the deltas with a fresh count.
+one fold and lock (`TALLY`, registered in collection.apps). Anything else that changes what is
+counted (a study session deleted, so its claims no longer name a study; a bulk load around the
+writers, e.g. bench/run.py's COPY) is repaired by their one check and rebuild
+(`manage.py rebuild_tallies hypothesis`), which compares the deltas with a fresh count.
 """
 
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, QuerySet
 
-from corpus import tallies
+from corpus import signals, tallies
 from corpus.models import Dataset, Pair, Premise
 from crowd.models import ClaimStatus, StudySession
 
@@ -59,13 +60,13 @@ def _written_pairs() -> QuerySet[Pair]:
     )
 
 
-def fresh_counts(dataset: Dataset | None = None, premises: QuerySet[Premise] | None = None) -> dict[Key, int]:
-    """{KEY: hypotheses} counted from the pairs and claims (one grouped statement)."""
+def fresh_counts(dataset: Dataset | None = None, among: QuerySet[Pair] | None = None) -> dict[Key, int]:
+    """{KEY: hypotheses} counted from the pairs (of a dataset, among some) and claims (one grouped statement)."""
     pairs = _written_pairs()
     if dataset is not None:
         pairs = pairs.filter(dataset=dataset)
-    if premises is not None:
-        pairs = pairs.filter(premise__in=premises.values("pk"))
+    if among is not None:
+        pairs = pairs.filter(pk__in=among.values("pk"))
     rows = (
         pairs.values_list(
             "premise__writing_claims__study_session__study_id", "dataset_id", "premise__split", "premise__genre_id"
@@ -78,25 +79,16 @@ def fresh_counts(dataset: Dataset | None = None, premises: QuerySet[Premise] | N
 
 def counts(dataset: Dataset | None = None) -> dict[Key, int]:
     """{KEY: hypotheses} from the maintained deltas (one grouped statement over a few rows)."""
-    tallies = HypothesisTally.objects.all()
-    if dataset is not None:
-        tallies = tallies.filter(dataset=dataset)
-    rows = tallies.values_list(*KEY).annotate(total=Sum("n")).order_by()
-    return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
+    return {row[:-1]: row[-1] for row in tallies.summed(tallies.scoped(HypothesisTally, dataset), KEY)}
 
 
 # --- writers other than the submits ------------------------------------------------------------
 
 
-def premises_moving(premises: QuerySet[Premise], split: str) -> int:
-    """These premises are about to move to `split` (in the caller's transaction): their
-    hypotheses move with them. One grouped read of their pairs and one INSERT."""
-    deltas: Counter[Key] = Counter()
-    for (study, dataset, old_split, genre), n in fresh_counts(premises=premises).items():
-        if old_split != split:
-            deltas[(study, dataset, old_split, genre)] -= n
-            deltas[(study, dataset, split, genre)] += n
-    return _insert(deltas)
+def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs: Any) -> int:
+    """Premises move to `split` with these pairs (read before the update; corpus.signals): their
+    hypotheses move with them, in the mover's transaction. One grouped read and one INSERT."""
+    return _insert(tallies.split_moved(fresh_counts(among=pairs), split, at=KEY.index("split")))
 
 
 def _deletes_pairs_alone(origin: Any) -> bool:
@@ -124,20 +116,11 @@ def pair_deleting(sender: type[Pair], instance: Pair, origin: Any = None, **kwar
     _insert(deltas)
 
 
-# --- rebuilding ---------------------------------------------------------------------------------
-
-
-def rebuild(dataset: Dataset | None = None) -> int:
-    """Set the deltas (of a dataset, or all) to a fresh count; returns the keys that differed.
-
-    corpus.tallies' `check_and_rebuild_tallies` (under the tallies' fold lock): the fresh count, the
-    deltas read and the deltas deleted are of one snapshot, so a submit's delta committed meanwhile
-    is in none of them and stays on top of the rebuilt rows.
-    """
-    scoped = HypothesisTally.objects.filter(Q(dataset=dataset) if dataset is not None else Q())
-    report = tallies.check_and_rebuild_tallies(
-        [tallies.CheckedTally(HypothesisTally, KEY, scoped)],
-        lambda: {HypothesisTally: fresh_counts(dataset)},
-        source="the pairs and writing claims",
-    )
-    return report.keys
+# Folded, checked and rebuilt with the corpus's tallies (registered in collection.apps).
+TALLY = tallies.Maintained(
+    "hypothesis",
+    ((HypothesisTally, KEY),),
+    lambda dataset: {HypothesisTally: fresh_counts(dataset)},
+    "the pairs and writing claims",
+    receivers=((signals.pairs_moving_split, pairs_moving_split),),
+)

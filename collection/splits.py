@@ -20,7 +20,6 @@ from django.db.models import Count, Exists, OuterRef, Q
 from corpus import tallies
 from corpus.models import THREE_WAY, Dataset, Genre, Pair, Premise, PremiseStatus, Split
 
-from . import hypothesis_tally
 from .models import WritingClaim
 
 UNASSIGNED = ""
@@ -186,8 +185,7 @@ def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
     for split, ids in assignments.items():
         for start in range(0, len(ids), 900):  # under SQLite's 999 parameters a statement
             moving = Premise.objects.filter(pk__in=ids[start : start + 900]).exclude(split=split)
-            tallies.premises_moving(moving, split)  # counts per split follow, in this transaction
-            hypothesis_tally.premises_moving(moving, split)  # and the cost page's hypotheses
+            tallies.premises_moving(moving, split)  # counts per split follow (the cost page's too), in this transaction
             moving.update(split=split)
 
     for pk, split in premises.values_list("pk", "split"):

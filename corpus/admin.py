@@ -26,7 +26,7 @@ from django.utils.text import Truncator, smart_split, unescape_string_literal
 
 from annotation_site.permissions import EXCLUDE_WORKERS
 
-from . import recompute, services, stopping_policies
+from . import services, stopping_policies
 from .models import (
     AUTHOR_POSITION,
     LABELS_PER_PAIR,
@@ -254,9 +254,7 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
         outcome = services.set_workers_excluded(queryset, excluded)
         verb = "excluded" if excluded else "included again"
         if outcome.changed:
-            # ExclusionOutcome declares its report as `object`; a change always carries a RecomputeReport.
-            report = outcome.recompute_report
-            fixed = report.fixed if isinstance(report, recompute.RecomputeReport) else 0
+            fixed = outcome.recompute_report.fixed if outcome.recompute_report else 0  # a change has one
             self.message_user(
                 request,
                 f"{outcome.changed} worker(s) {verb}; gold labels recomputed ({fixed} pair(s) changed).",

@@ -30,7 +30,7 @@ from .models import (
     ValidationLabel,
     gold_source,
 )
-from .selectors import datasets_outside_scheme, in_gold, labels_scheme_of_scope, pairs_in, resolve_dataset
+from .selectors import datasets_outside_scheme, in_gold, in_scope, labels_scheme_of_scope, pairs_in, resolve_dataset
 
 THREE_WAY = list(VOTE_FIELD)
 FIVE = Q(label_count=LABELS_PER_PAIR)
@@ -461,12 +461,7 @@ def adaptive_stopping_in_scope(dataset: Dataset | str | None = None, split: str 
     """The stopping rules other than fixed that a researcher chose in scope (StoppingPolicy rows):
     under them only contested pairs reach five labels, so κ over five-label pairs is no longer
     the corpus's agreement (docs/statistics.md, "α beside κ")."""
-    policies = StoppingPolicy.objects.exclude(rule=StoppingRule.FIXED)
-    resolved = resolve_dataset(dataset)
-    if resolved is not None:
-        policies = policies.filter(dataset=resolved)
-    if split:
-        policies = policies.filter(split=split)
+    policies = in_scope(StoppingPolicy.objects.exclude(rule=StoppingRule.FIXED), dataset, split)
     return sorted(set(policies.values_list("rule", flat=True)))
 
 
@@ -475,7 +470,7 @@ def stopped_early_stats(dataset: Dataset | str | None = None, split: str | None 
     validation labels they saved. They are in no figure of `agreement_stats` (not five-label pairs),
     so they are counted apart: one statement on the partial index `pair_stopped_early`."""
     stopped = (
-        pairs_in(resolve_dataset(dataset), split)
+        pairs_in(dataset, split)
         .filter(stopped_early=True, label_count__lt=LABELS_PER_PAIR)
         .aggregate(n=Count("pk"), labels=Sum("label_count"))
     )

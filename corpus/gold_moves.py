@@ -7,7 +7,6 @@ change the maintained figures cannot follow marks the dashboard's cached figures
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from django.core.cache import cache
 from django.db import transaction
@@ -19,25 +18,7 @@ from .models import Pair
 def move(pair: Pair, old_gold: str, old_count: int) -> tallies.LabelMove:
     """The move of a locked pair (loaded with its premise) from (old_gold, old_count) to its fields now."""
     facts = (pair.dataset_id, pair.premise.split, pair.premise.genre_id, pair.author_label, pair.hypothesis)
-    return move_of(pair.pk, facts, (old_gold, old_count), (pair.gold_label, pair.label_count))
-
-
-def move_of(pair_id: int, facts: Sequence[Any], old: Sequence[Any], new: Sequence[Any]) -> tallies.LabelMove:
-    """A pair's LabelMove from its facts (dataset, split, genre, author label, hypothesis) and its
-    (gold label, label count) before and after."""
-    dataset_id, split, genre_id, author_label, hypothesis = facts
-    return tallies.LabelMove(
-        pair_id=pair_id,
-        dataset_id=dataset_id,
-        split=split,
-        genre_id=genre_id,
-        author_label=author_label,
-        hypothesis=hypothesis,
-        old_gold=old[0],
-        old_count=old[1],
-        new_gold=new[0],
-        new_count=new[1],
-    )
+    return tallies.LabelMove(pair.pk, *facts, old_gold, old_count, pair.gold_label, pair.label_count)
 
 
 def labels_moved(moves: Sequence[tallies.LabelMove]) -> None:

@@ -26,7 +26,6 @@ GOLD_MAJORITY = 3
 #              1-4 -> not-entailed (DNC footnote 12, Appendix B.4).
 # Everything shown or written (pages, statistics, snapshots, DNC export) speaks the scheme's words.
 THREE_WAY_SCHEME, TWO_WAY_SCHEME, ORDINAL_SCHEME = "three_way", "two_way", "ordinal"
-SCHEMES = (THREE_WAY_SCHEME, TWO_WAY_SCHEME, ORDINAL_SCHEME)
 ENTAILED, NOT_ENTAILED = "entailed", "not-entailed"
 TWO_WAY_LABELS = (ENTAILED, NOT_ENTAILED)
 ORDINAL_VALUES = (1, 2, 3, 4, 5)

@@ -57,18 +57,6 @@ def overlap(premise: Iterable[str], hypothesis: Iterable[str]) -> float:
     return len(premise_words & hypothesis_words) / larger if larger else 0.0
 
 
-def relation_counts(pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
-    """pairs: iterable of (premise text, hypothesis text) -> counts of each relation."""
-    counts = {"pairs": 0, "only_deletion": 0, "one_word_edit": 0, "high_overlap": 0}
-    for premise_text, hypothesis_text in pairs:
-        premise, hypothesis = tokens(premise_text), tokens(hypothesis_text)
-        counts["pairs"] += 1
-        counts["only_deletion"] += only_deletion(premise, hypothesis)
-        counts["one_word_edit"] += one_word_edit(premise, hypothesis)
-        counts["high_overlap"] += overlap(premise, hypothesis) > OVERLAP_THRESHOLD
-    return counts
-
-
 # A pair's relations as a bit mask: what the maintained aggregates count (corpus.tallies).
 ONLY_DELETION, ONE_WORD_EDIT, HIGH_OVERLAP = 1, 2, 4
 RELATION_BITS = {"only_deletion": ONLY_DELETION, "one_word_edit": ONE_WORD_EDIT, "high_overlap": HIGH_OVERLAP}

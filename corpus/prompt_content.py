@@ -540,11 +540,6 @@ GENRES: list[dict[str, Any]] = [
 ]
 
 
-def family_faq(family: dict[str, Any]) -> list[dict[str, str]]:
-    """A family's full FAQ: its own questions first, then the general ones."""
-    return list(family["faq"]) + GENERAL_FAQ
-
-
 def install_prompt_content(
     apps: Apps | None = None,
     families: list[dict[str, Any]] = FAMILIES,

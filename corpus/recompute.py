@@ -21,7 +21,7 @@ from annotation_site.plain_rows import update_rows
 
 from . import tallies
 from .gold import COUNTERS, gold_expression
-from .gold_moves import labels_moved, mark_figures_changed, move_of
+from .gold_moves import labels_moved, mark_figures_changed
 from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
 from .selectors import in_gold, labels_that_count, pairs_in, replacement_labels_in_gold
 
@@ -179,7 +179,8 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
         report.fixed = _fix_in_batches(disagreeing)
     # The maintained aggregates against the pairs' stored counters (the fix moved them with deltas,
     # as every writer does, so what differs now is drift: a tally a writer missed).
-    report.tally_drift = tallies.check_and_rebuild(dataset, lengths=lengths, repair=fix)
+    checked = tallies.CORPUS if lengths else tallies.PAIRS_ONLY
+    report.tally_drift = tallies.check_and_rebuild(dataset, checked, repair=fix)
     if report.fixed:
         mark_figures_changed()
     return report
@@ -250,7 +251,7 @@ def _fix_batch(batch: Sequence[int]) -> int:
                 )
             )
             facts = (dataset_id, split, genre_id, author_label, hypothesis)
-            moves.append(move_of(pk, facts, (stored[4], stored[0]), (recounted[4], recounted[0])))
+            moves.append(tallies.LabelMove(pk, *facts, stored[4], stored[0], recounted[4], recounted[0]))
         tallies.pairs_moved(keys)
         labels_moved(moves)
     return len(rows)
@@ -264,9 +265,3 @@ def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:
         .order_by("pk")
         .values_list(*RECOUNTED, *COUNTERS, *(f"r_{name}" for name in COUNTERS))
     )
-
-
-def rebuild_maintained() -> None:
-    """Set the maintained aggregates from the pairs and premises as they stand (after a bulk load
-    that went around the writers, e.g. COPY); the same rebuild as `recompute_gold`'s."""
-    tallies.check_and_rebuild(None, lengths=True, repair=True)

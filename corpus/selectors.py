@@ -1,10 +1,10 @@
 """Reads of the core that several apps share: which dataset a slug names, the pairs and premises in
 scope, and which labels count (`labels_that_count`, `in_gold`: every reader of labels asks here)."""
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Case, Count, Func, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Count, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
 from .gold import (
@@ -16,7 +16,9 @@ from .gold import (
     majority_expression,
 )
 from .labels import CONTRADICTION, ENTAILMENT, LABELS_PER_PAIR, NEUTRAL, THREE_WAY_SCHEME
-from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel, Worker
+from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel
+
+M = TypeVar("M", bound=Model)
 
 
 def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
@@ -26,20 +28,28 @@ def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
     return Dataset.objects.get(slug=dataset)
 
 
+def in_scope(
+    rows: QuerySet[M],
+    dataset: Dataset | str | None,
+    split: str | None = None,
+    *,
+    on: str = "",
+    scheme: str | None = None,
+) -> QuerySet[M]:
+    """Rows of a dataset (a Dataset or slug; None: all, or all of label scheme `scheme`) and split
+    (None: all), unordered; `on` prefixes the split ("premise__": a pair's is its premise's)."""
+    resolved = resolve_dataset(dataset)
+    if resolved is not None:
+        rows = rows.filter(dataset=resolved)
+    elif scheme is not None:
+        rows = rows.filter(dataset__label_scheme=scheme)
+    return rows.filter(**{f"{on}split": split}).order_by() if split else rows.order_by()
+
+
 def pairs_in(
     dataset: Dataset | str | None = None, split: str | None = None, *, scheme: str | None = None
 ) -> QuerySet[Pair]:
-    """Pairs of a dataset (a Dataset or slug; None: all, or all of label scheme `scheme`) and split
-    (None: all), unordered."""
-    pairs = Pair.objects.all()
-    dataset = resolve_dataset(dataset)
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
-    elif scheme is not None:
-        pairs = pairs.filter(dataset__label_scheme=scheme)
-    if split:
-        pairs = pairs.filter(premise__split=split)
-    return pairs.order_by()
+    return in_scope(Pair.objects.all(), dataset, split, on="premise__", scheme=scheme)
 
 
 def labels_scheme_of_scope(dataset: Dataset | str | None) -> str | None:
@@ -61,13 +71,7 @@ def datasets_outside_scheme(scheme: str) -> list[str]:
 
 
 def premises_in(dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Premise]:
-    premises = Premise.objects.all()
-    dataset = resolve_dataset(dataset)
-    if dataset is not None:
-        premises = premises.filter(dataset=dataset)
-    if split:
-        premises = premises.filter(split=split)
-    return premises.order_by()
+    return in_scope(Premise.objects.all(), dataset, split)
 
 
 # --- which labels count ---------------------------------------------------------------------------
@@ -82,12 +86,6 @@ def premises_in(dataset: Dataset | str | None = None, split: str | None = None) 
 def labels_that_count(prefix: str = "") -> Q:
     """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
     return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
-
-
-def excluded_workers() -> QuerySet[Any, Any]:
-    """The workers whose labels do not count, for statements written in SQL (their pks as a subquery):
-    a label counts when its worker is NULL or not among these."""
-    return Worker.objects.filter(is_excluded=True).order_by().values("pk")
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, F, Field, QuerySet, Value, When
+from django.db.models import BooleanField, Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from annotation_site.plain_rows import insert_rows, update_rows
@@ -330,7 +330,7 @@ def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
     (`annotation_site.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
     same one statement, but building it was the dearest part of a validator's submit in Python
     (issue 28)."""
-    columns = [_column(Pair._meta.get_field(name)) for name in fields]
+    columns = [tallies.column(Pair, name) for name in fields]
     update_rows(Pair._meta.db_table, columns, [(row.pk, *(getattr(row, name) for name in fields)) for row in rows])
 
 
@@ -430,12 +430,6 @@ def _set_ordinals(pairs: Sequence[Pair], ordinals: Sequence[Sequence[int | None]
         ValidationLabel.objects.filter(pair_id__in=pks, position=position).update(ordinal=value)
 
 
-def _column(model_field: Any) -> str:
-    """The database column of a concrete field (a foreign key's is its `_id` column)."""
-    assert isinstance(model_field, Field) and model_field.column
-    return str(model_field.column)
-
-
 def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
     """Insert (pair pk, position, label, worker id) rows as multi-row INSERTs.
 
@@ -443,10 +437,9 @@ def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
     per row for bulk_create took over half of an import's time, so they go in as plain rows.
     """
     created_at = connection.ops.adapt_datetimefield_value(timezone.now())
-    meta = ValidationLabel._meta
-    columns = [_column(meta.get_field(name)) for name in ("pair", "position", "label", "worker", "created_at")]
+    columns = [tallies.column(ValidationLabel, name) for name in ("pair", "position", "label", "worker", "created_at")]
     plain = [(*row, created_at) for row in rows]
-    insert_rows(meta.db_table, columns, plain)
+    insert_rows(ValidationLabel._meta.db_table, columns, plain)
     return len(plain)
 
 

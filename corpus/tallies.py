@@ -1,9 +1,9 @@
 """Maintained aggregates: the sums that statistics and dashboard figures need, kept per dataset ×
 split × genre so that no report or page scans the corpus.
 
-Three append-only delta tables (`PairTally`, `LengthTally`, `WordTally`; other apps keep theirs
-the same way and register them in `FOLDED`: the artifacts app's tag tally, the collection app's
-hypothesis tally). A writer that changes what they count INSERTs signed deltas in its own
+Three append-only delta tables (`PairTally`, `LengthTally`, `WordTally`: `CORPUS`; other apps keep
+theirs the same way and register them in `MAINTAINED`: the artifacts app's tag tally, the
+collection app's hypothesis tally). A writer that changes what they count INSERTs signed deltas in its own
 transaction (never an UPDATE of a shared row: no hot row, so concurrent validators do not
 serialise on a counter). A figure is the SUM of `n` over its key, folded rows and fresh deltas
 alike; `fold` replaces every delta by one row per key in a single statement now and then, so a
@@ -17,8 +17,8 @@ Who writes deltas (all through here):
     `pairs_moved`/`pairs_added`/`words_moved` (a hypothesis's words follow its counted label);
   - premise imports (`premises_added`) and split assignment (`premises_moving`);
   - `corpus.recompute.recompute_gold`, which moves them with the counters it fixes, compares them
-    with the truth grouped from the pairs and premises (`drift`) and rewrites them (`rebuild`),
-    as of one snapshot, without making writers wait (`check_and_rebuild`).
+    with the truth grouped from the pairs and premises and rewrites them, as of one snapshot,
+    without making writers wait (`check_and_rebuild`, every registered tally's check and rebuild).
 Anything else that changes a pair's counters, split, genre or texts, or deletes pairs outside a
 dataset's deletion, shows as drift in the next recompute, which repairs it.
 """
@@ -27,11 +27,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, Field, QuerySet, Sum, Value
+from django.db.models import Count, Field, Model, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
+from django.dispatch import Signal
 
 from annotation_site.plain_rows import insert_rows
 
@@ -62,17 +64,6 @@ HYPOTHESES = ""  # the word of a WordTally row that counts hypotheses, not a wor
 Key = tuple[Any, ...]
 Rows = Mapping[Key, int]
 Truth = dict[type[Tally], Rows]
-
-# Every table of signed deltas and its key. Tables other apps keep the same way append themselves
-# (in their AppConfig.ready: the artifacts app's tag tally, the collection app's hypothesis tally),
-# so that one fold folds them all.
-CORPUS_TALLIES: tuple[tuple[type[Tally], Sequence[str]], ...] = (
-    (PairTally, PAIR_KEY),
-    (LengthTally, LENGTH_KEY),
-    (WordTally, WORD_KEY),
-)
-FOLDED: list[tuple[type[Tally], Sequence[str]]] = list(CORPUS_TALLIES)
-
 
 # --- words, the same in SQL and in Python ------------------------------------------------------
 
@@ -112,10 +103,6 @@ def _length_rows(rows: QuerySet[Any], text: str, place: str, kind: LengthKind) -
     return {(d, s, g, kind.value, w): n for d, s, g, w, n in counted}
 
 
-def premise_length_rows(premises: QuerySet[Premise]) -> dict[Key, int]:
-    return _length_rows(premises, "text", "", LengthKind.PREMISE)
-
-
 def relation_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     """{LENGTH_KEY (kind relation, words = bit mask): n}: the words are compared in Python, one
     pass over the pairs' texts (the truth of the relation tallies; costly at corpus scale)."""
@@ -148,21 +135,27 @@ def word_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
     return dict(rows)
 
 
-def hypothesis_length_rows(pairs: QuerySet[Pair]) -> dict[Key, int]:
-    return _length_rows(pairs, "hypothesis", "premise__", LengthKind.HYPOTHESIS)
+def length_rows(premises: QuerySet[Premise], pairs: QuerySet[Pair]) -> dict[Key, int]:
+    """{LENGTH_KEY: n} of these premises' and pairs' lengths and the pairs' edit relations (the kinds' keys differ)."""
+    return {
+        **_length_rows(premises, "text", "", LengthKind.PREMISE),
+        **_length_rows(pairs, "hypothesis", "premise__", LengthKind.HYPOTHESIS),
+        **relation_rows(pairs),
+    }
 
 
 # --- writing deltas ------------------------------------------------------------------------------
 
 
-def _signed(rows: Rows, sign: int) -> Counter[Key]:
-    return Counter({key: sign * n for key, n in rows.items()})
-
-
-def _add(a: Rows, b: Rows) -> Counter[Key]:
-    total = Counter(a)
-    total.update(b)  # adds, negative and zero sums kept (unlike Counter's +)
-    return total
+def split_moved(rows: Rows, split: str, at: int = 1) -> Counter[Key]:
+    """The deltas that move these rows ({key: n}) to `split`, the key's value at `at`: keys from
+    several splits land on one key of `split` and add up (a dict built key by key kept only the
+    last, and assign_splits moving dev and test back drifted)."""
+    deltas: Counter[Key] = Counter()
+    for key, n in rows.items():
+        deltas[key] -= n
+        deltas[(*key[:at], split, *key[at + 1 :])] += n
+    return deltas
 
 
 def pair_key(pair: Pair, split: str, genre_id: int, state: Sequence[int] | None = None) -> Key:
@@ -302,28 +295,10 @@ def premises_moving(premises: QuerySet[Premise], split: str) -> None:
     premises = premises.exclude(split=split)
     _labels_first()
     pairs = Pair.objects.filter(premise__in=premises.values("pk"))
-
-    def moved(rows: Rows) -> Counter[Key]:
-        # Keys from several splits land on one key of `split`: they add up (a dict built key by
-        # key kept only the last, and assign_splits moving dev and test back drifted).
-        arriving: Counter[Key] = Counter()
-        for key, n in rows.items():
-            arriving[(key[0], split, *key[2:])] += n
-        return _add(_signed(rows, -1), arriving)
-
-    insert_deltas(PairTally, PAIR_KEY, moved(pair_rows(pairs)))
-    insert_deltas(WordTally, WORD_KEY, moved(word_rows(pairs)))
-    from .signals import pairs_moving_split
-
-    pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
-    insert_deltas(
-        LengthTally,
-        LENGTH_KEY,
-        _add(
-            _add(moved(premise_length_rows(premises)), moved(hypothesis_length_rows(pairs))),
-            moved(relation_rows(pairs)),
-        ),
-    )
+    insert_deltas(PairTally, PAIR_KEY, split_moved(pair_rows(pairs), split))
+    insert_deltas(WordTally, WORD_KEY, split_moved(word_rows(pairs), split))
+    signals.pairs_moving_split.send(sender=Pair, pairs=pairs, split=split)
+    insert_deltas(LengthTally, LENGTH_KEY, split_moved(length_rows(premises, pairs), split))
 
 
 # --- folding -------------------------------------------------------------------------------------
@@ -359,8 +334,8 @@ def _fold() -> int:
                 acquired = cursor.fetchone()
                 if not (acquired and acquired[0]):
                     return 0
-                for model, key_names in FOLDED:
-                    table, names = model._meta.db_table, [_column(model, name) for name in key_names]
+                for model, key_names in _folded():
+                    table, names = model._meta.db_table, [column(model, name) for name in key_names]
                     columns = ", ".join(names)
                     same_key = " AND ".join(f"t.{name} = d.{name}" for name in names)
                     # Only the keys with more than one row are rewritten: a fold of every row reads
@@ -376,28 +351,33 @@ def _fold() -> int:
                     folded += cursor.rowcount
             return folded
         # SQLite: writers are serialised, so read, delete and insert in one transaction is exact.
-        for model, key_names in FOLDED:
+        for model, key_names in _folded():
             sums = _read(model._default_manager.all(), key_names)
             model._default_manager.all().delete()
             folded += insert_deltas(model, key_names, sums)
     return folded
 
 
-def _column(model: type[Tally], key_name: str) -> str:
-    """The database column of a key field (`genre_id` names the `genre` foreign key)."""
+def _folded() -> list[tuple[type[Tally], Sequence[str]]]:
+    return [table for maintained in MAINTAINED.values() for table in maintained.tables]
+
+
+def column(model: type[Model], key_name: str) -> str:
+    """The database column of a concrete field (`genre_id` or `genre` names the `genre` foreign
+    key's), for statements of plain rows (`insert_deltas`, corpus.services' label INSERTs)."""
     model_field = model._meta.get_field(key_name.removesuffix("_id"))
     assert isinstance(model_field, Field) and model_field.column  # a concrete field with a column
     return model_field.column
 
 
 def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
-    """Append signed deltas (or a fold's sums) to a table of FOLDED, for this app's tallies and the
+    """Append signed deltas (or a fold's sums) to a table of MAINTAINED, for this app's tallies and the
     ones other apps keep this way: one row per non-zero delta, as multi-row INSERTs of plain values.
     Returns rows inserted. A fix of every pair appends thousands of word deltas a batch, and
     building a model object per row for bulk_create took as long as the batch's UPDATE of a
     thousand pairs (issue 28)."""
     rows = [(*key, n) for key, n in deltas.items() if n]
-    columns = [_column(model, name) for name in (*key_names, "n")]
+    columns = [column(model, name) for name in (*key_names, "n")]
     insert_rows(model._meta.db_table, columns, rows)
     return len(rows)
 
@@ -405,26 +385,24 @@ def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) ->
 # --- reading -------------------------------------------------------------------------------------
 
 
+def summed(tallies: QuerySet[Any], by: Sequence[str]) -> list[Key]:
+    """[(*by, n)] summed over tally rows (`scoped`), non-zero sums only: one grouped statement."""
+    rows = tallies.order_by().values_list(*by).annotate(total=Sum("n"))
+    return [tuple(row) for row in rows if row[-1]]
+
+
 def _read(tallies: QuerySet[Any], key_names: Sequence[str]) -> dict[Key, int]:
-    """{key: sum of n} over tally rows (non-zero sums only); one grouped statement."""
-    rows = tallies.order_by().values_list(*key_names).annotate(total=Sum("n"))
-    return {tuple(row[:-1]): row[-1] for row in rows if row[-1]}
+    """{key: sum of n} over tally rows (non-zero sums only)."""
+    return {row[:-1]: row[-1] for row in summed(tallies, key_names)}
 
 
-def _scoped(
+def scoped(
     model: type[Tally], dataset: Dataset | str | None = None, split: str | None = None, scheme: str | None = None
 ) -> QuerySet[Any]:
-    from .selectors import resolve_dataset
+    """A tally's rows of a dataset (or, with none and a `scheme`, the datasets of that label scheme) and split."""
+    from .selectors import in_scope
 
-    tallies = model._default_manager.all()
-    resolved = resolve_dataset(dataset)
-    if resolved is not None:
-        tallies = tallies.filter(dataset=resolved)
-    elif scheme is not None:  # every dataset of one label scheme
-        tallies = tallies.filter(dataset__label_scheme=scheme)
-    if split:
-        tallies = tallies.filter(split=split)
-    return tallies
+    return in_scope(model._default_manager.all(), dataset, split, scheme=scheme)
 
 
 def pair_counts(
@@ -443,27 +421,22 @@ def pair_counts(
 ) -> list[Key]:
     """[(*by, pairs)] summed from PairTally: a few hundred rows whatever the corpus's size (with no
     dataset and a `scheme`, of the datasets of that label scheme)."""
-    rows = _scoped(PairTally, dataset, split, scheme).order_by().values_list(*by).annotate(total=Sum("n"))
-    return [tuple(row) for row in rows if row[-1]]
+    return summed(scoped(PairTally, dataset, split, scheme), by)
 
 
 def length_counts(
     kind: str, dataset: Dataset | str | None = None, split: str | None = None, *, by: Sequence[str] = ("words",)
 ) -> list[Key]:
     """[(*by, rows)] of premises or pairs (kind) summed from LengthTally."""
-    rows = _scoped(LengthTally, dataset, split).filter(kind=kind).order_by().values_list(*by).annotate(total=Sum("n"))
-    return [tuple(row) for row in rows if row[-1]]
+    return summed(scoped(LengthTally, dataset, split).filter(kind=kind), by)
 
 
 def word_counts(
     dataset: Dataset | str | None = None, split: str | None = None, *, genre_id: int | None = None
-) -> list[tuple[str, str, int]]:
+) -> list[Key]:
     """[(label, word, hypotheses)] summed from WordTally (word HYPOTHESES: hypotheses per label)."""
-    tallies = _scoped(WordTally, dataset, split)
-    if genre_id is not None:
-        tallies = tallies.filter(genre_id=genre_id)
-    rows = tallies.order_by().values_list("label", "word").annotate(total=Sum("n"))
-    return [(label, word, n) for label, word, n in rows if n]
+    tallies = scoped(WordTally, dataset, split)
+    return summed(tallies if genre_id is None else tallies.filter(genre_id=genre_id), ("label", "word"))
 
 
 # --- verification and repair ---------------------------------------------------------------------
@@ -473,11 +446,11 @@ SHOWN_DRIFT = 10
 
 @dataclass
 class Drift:
+    source: str  # what the truth is counted from
     keys: int = 0  # keys whose maintained sum differs from the truth
     rows: int = 0  # Σ |maintained - truth| over those keys
     examples: list[tuple[str, Key, int, int]] = field(default_factory=list)
     rebuilt: bool = False
-    source: str = "the pairs and premises"  # what the truth is counted from
 
     def summary(self) -> str:
         lines = [f"maintained aggregates drifting from {self.source}: {self.keys} keys, {self.rows} rows"]
@@ -488,7 +461,7 @@ class Drift:
         return "\n".join(lines)
 
 
-def grouped_truth(dataset: Dataset | str | None = None, *, lengths: bool = True) -> Truth:
+def grouped_truth(dataset: Dataset | None = None, *, lengths: bool = True) -> Truth:
     """{PairTally: {key: n}, LengthTally: {key: n}, WordTally: {key: n}} grouped from the pairs
     and premises themselves.
 
@@ -502,109 +475,83 @@ def grouped_truth(dataset: Dataset | str | None = None, *, lengths: bool = True)
     truth: Truth = {PairTally: pair_rows(pairs)}
     if lengths:
         truth[WordTally] = word_rows(pairs)
-        truth[LengthTally] = {
-            **premise_length_rows(premises_in(dataset)),
-            **hypothesis_length_rows(pairs),
-            **relation_rows(pairs),
-        }
+        truth[LengthTally] = length_rows(premises_in(dataset), pairs)
     return truth
 
 
 @dataclass(frozen=True)
-class CheckedTally:
-    """A tally as a check sees it: its table, its key and its rows in scope (a rebuild replaces them)."""
+class Maintained:
+    """Tables of signed deltas and what their truth is counted from: folded by the one `fold`,
+    checked and rebuilt by the one `check_and_rebuild` (`manage.py rebuild_tallies NAME`)."""
 
-    model: type[Tally]
-    key_names: Sequence[str]
-    rows: QuerySet[Any]
+    name: str
+    tables: tuple[tuple[type[Tally], Sequence[str]], ...]  # each table and its key
+    truth: Callable[[Dataset | None], Truth]  # every table's rows counted afresh, of a dataset or all
+    source: str  # what the truth is counted from
+    receivers: tuple[tuple[Signal, Callable[..., Any]], ...] = ()  # the corpus.signals these tables follow
 
-
-def _corpus_tallies(dataset: Dataset | str | None) -> list[CheckedTally]:
-    return [CheckedTally(model, key_names, _scoped(model, dataset)) for model, key_names in CORPUS_TALLIES]
-
-
-def _drift_of(checked: Sequence[CheckedTally], truth: Truth, *, source: str) -> Drift:
-    """The maintained sums of these tallies against the truth (tables it lacks are not checked)."""
-    report = Drift(source=source)
-    for tally in checked:
-        if tally.model not in truth:
-            continue
-        maintained, counted = _read(tally.rows, tally.key_names), truth[tally.model]
-        for key in sorted(set(maintained) | set(counted), key=repr):
-            have, want = maintained.get(key, 0), counted.get(key, 0)
-            if have != want:
-                report.keys += 1
-                report.rows += abs(have - want)
-                if len(report.examples) < SHOWN_DRIFT:
-                    report.examples.append((tally.model.__name__, key, have, want))
-    return report
+    def register(self) -> None:
+        """Fold, check and rebuild these tables with the rest, and connect their receivers (other
+        apps, in their AppConfig.ready)."""
+        MAINTAINED[self.name] = self
+        for signal, receiver in self.receivers:
+            signal.connect(receiver, dispatch_uid=f"{self.name}-tally-{receiver.__name__}")
 
 
-def _rebuild_from(checked: Sequence[CheckedTally], truth: Truth) -> None:
-    """Replace these tallies' rows in scope by the truth: one row per key (tables it lacks stay)."""
-    for tally in checked:
-        if tally.model not in truth:
-            continue
-        tally.rows.delete()
-        insert_deltas(tally.model, tally.key_names, truth[tally.model])
+CORPUS = Maintained(
+    "corpus",
+    ((PairTally, PAIR_KEY), (LengthTally, LENGTH_KEY), (WordTally, WORD_KEY)),
+    grouped_truth,
+    "the pairs and premises",
+)
+# The pair tally alone: recompute_gold after an exclusion (no label moves a sentence's length).
+PAIRS_ONLY = Maintained("pairs", CORPUS.tables[:1], partial(grouped_truth, lengths=False), CORPUS.source)
+# Every maintained tally by name: the corpus's, and those other apps register (the artifacts
+# app's tag tally, the collection app's hypothesis tally).
+MAINTAINED: dict[str, Maintained] = {CORPUS.name: CORPUS}
 
 
-def drift(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> Drift:
-    """Compare the maintained sums with the truth grouped from pairs and premises."""
-    return _drift_of(_corpus_tallies(dataset), truth or grouped_truth(dataset), source=Drift.source)
+def check_and_rebuild(
+    dataset: Dataset | str | None = None, maintained: Maintained = CORPUS, *, repair: bool = True
+) -> Drift:
+    """The drift of these tallies (of a dataset, or all) from their truth, and (with `repair`)
+    their rebuild from it: one row per key, folded.
 
-
-def rebuild(dataset: Dataset | str | None = None, *, truth: Truth | None = None) -> None:
-    """Replace the tallies (of a dataset, or all) by the truth: one row per key, folded."""
-    _rebuild_from(_corpus_tallies(dataset), truth or grouped_truth(dataset))
-
-
-def check_and_rebuild(dataset: Dataset | str | None = None, *, lengths: bool = True, repair: bool = True) -> Drift:
-    """PostgreSQL: the drift of the maintained aggregates from the pairs and premises, and (with
-    `repair`) their rebuild from them, without keeping any writer waiting (`check_and_rebuild_tallies`).
+    One `one_snapshot_without_folds` transaction (PostgreSQL: REPEATABLE READ, under the folds'
+    lock): the truth is counted, the tallies read and the visible deltas deleted all as of one
+    snapshot, so a delta committed after it (a submit's, say) is neither in the truth nor deleted
+    and stays on top of the rebuilt rows, exactly as it should. The fold's lock keeps folds out
+    meanwhile (they skip a turn): a fold committed after the snapshot would have replaced deltas by
+    sums the rebuild cannot see. Writers only INSERT deltas, so nothing else touches the rows
+    deleted here. Inside a caller's transaction (tests), that transaction's isolation stays as it is.
     """
     from .selectors import resolve_dataset
 
     resolved = resolve_dataset(dataset)  # the Dataset row itself is no part of the snapshot
-    return check_and_rebuild_tallies(
-        _corpus_tallies(resolved), lambda: grouped_truth(resolved, lengths=lengths), repair=repair
-    )
-
-
-def check_and_rebuild_tallies(
-    checked: Sequence[CheckedTally],
-    count_truth: Callable[[], Truth],
-    *,
-    source: str = Drift.source,
-    repair: bool = True,
-    lock: int = FOLD_LOCK,
-) -> Drift:
-    """The drift of these tallies from the truth `count_truth` counts, and (with `repair`) their
-    rebuild from it: the check and rebuild of every maintained tally, this module's and other apps'.
-
-    One `one_snapshot_without_folds` transaction (PostgreSQL: REPEATABLE READ, `lock` the advisory
-    lock the tallies' folds take): the truth is counted, the tallies read and the visible deltas
-    deleted all as of one snapshot, so a delta committed after it (a submit's, say) is neither in
-    the truth nor deleted and stays on top of the rebuilt rows, exactly as it should. The fold's
-    lock keeps folds out meanwhile (they skip a turn): a fold committed after the snapshot would
-    have replaced deltas by sums the rebuild cannot see. Writers only INSERT deltas, so nothing else
-    touches the rows deleted here. Inside a caller's transaction (tests), that transaction's
-    isolation stays as it is. Tables the truth lacks are neither checked nor rebuilt.
-    """
-    with one_snapshot_without_folds(lock=lock):
-        truth = count_truth()
-        report = _drift_of(checked, truth, source=source)
-        if repair:
-            _rebuild_from(checked, truth)
-            report.rebuilt = True
+    report = Drift(source=maintained.source)
+    with one_snapshot_without_folds():
+        truth = maintained.truth(resolved)
+        for model, key_names in maintained.tables:
+            rows = scoped(model, resolved)
+            kept, counted = _read(rows, key_names), truth[model]
+            for key in sorted(set(kept) | set(counted), key=repr):
+                have, want = kept.get(key, 0), counted.get(key, 0)
+                if have != want:
+                    report.keys += 1
+                    report.rows += abs(have - want)
+                    if len(report.examples) < SHOWN_DRIFT:
+                        report.examples.append((model.__name__, key, have, want))
+            if repair:
+                rows.delete()
+                insert_deltas(model, key_names, counted)
+        report.rebuilt = repair
     return report
 
 
 @contextmanager
-def one_snapshot_without_folds(*, lock: int = FOLD_LOCK) -> Iterator[None]:
+def one_snapshot_without_folds() -> Iterator[None]:
     """A transaction in which a check reads a truth and a tally, and a rebuild deletes the deltas it
-    read, all as of one snapshot, with no fold running meanwhile: `lock` is the advisory lock the
-    tally's folds take (FOLD_LOCK for the ones folded here; a tally folded apart names its own).
+    read, all as of one snapshot, with no fold running meanwhile (FOLD_LOCK, the folds' lock held).
 
     PostgreSQL, outermost: the fold lock is taken first, as a session lock, and only then a
     REPEATABLE READ transaction begins: its first statement fixes the snapshot, so a fold that held
@@ -616,11 +563,11 @@ def one_snapshot_without_folds(*, lock: int = FOLD_LOCK) -> Iterator[None]:
         with transaction.atomic():
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [FOLD_LOCK])
             yield
         return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [lock])
+        cursor.execute("SELECT pg_advisory_lock(%s)", [FOLD_LOCK])
     try:
         with transaction.atomic():
             with connection.cursor() as cursor:
@@ -628,7 +575,7 @@ def one_snapshot_without_folds(*, lock: int = FOLD_LOCK) -> Iterator[None]:
             yield
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [FOLD_LOCK])
 
 
 def premise_saved(sender: type[Premise], instance: Premise, created: bool, raw: bool = False, **kwargs: Any) -> None:

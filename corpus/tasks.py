@@ -8,5 +8,5 @@ from . import tallies
 @shared_task(name="corpus.fold_tallies")
 def fold_tallies() -> int:
     """On the beat schedule (a worker's beat, or the embedded mode's): every tally's deltas folded
-    into one row per key (corpus.tallies.FOLDED), off every request's path. Returns the rows the fold wrote."""
+    into one row per key (corpus.tallies.MAINTAINED), off every request's path. Returns the rows the fold wrote."""
     return tallies.fold()

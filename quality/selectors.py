@@ -36,7 +36,7 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
-from corpus.selectors import in_gold
+from corpus.selectors import in_gold, labels_that_count
 from crowd.models import StudySession
 from crowd.selectors import shared_device_ids
 
@@ -400,7 +400,7 @@ def _others_answers(answers: QuerySet[Any], pair_ids: list[int], column: str) ->
         return found
     held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
     for pair, worker, answer in (
-        answers.filter(pair_id__in=list(set(pair_ids)), worker__isnull=False, worker__is_excluded=False)
+        answers.filter(labels_that_count(), pair_id__in=list(set(pair_ids)), worker__isnull=False)
         .exclude(worker_id__in=held)
         .values_list("pair_id", "worker_id", column)
         .order_by()

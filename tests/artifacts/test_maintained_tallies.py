@@ -17,9 +17,8 @@ from artifacts.selectors import giveaway_words_for, tag_figures
 from artifacts.services import run_tagging_job, start_tagging
 from corpus import tallies
 from corpus.adjudication import adjudicate
-from corpus.models import Label, Pair, Premise, Split, ValidationLabel, WordTally, Worker
-from corpus.recompute import rebuild_maintained, recompute_gold
-from corpus.selectors import pairs_in
+from corpus.models import Label, Pair, Premise, Split, ValidationLabel, Worker
+from corpus.recompute import recompute_gold
 from corpus.services import add_label, add_labels, create_pairs, set_workers_excluded
 from tests import factories
 from tests.present import present
@@ -38,17 +37,16 @@ HYPOTHESES = [
 
 
 def assert_tallies_equal_a_fresh_count(dataset):
-    tag_drift = tag_tally.check_and_rebuild(repair=False)
-    assert (tag_drift.keys, tag_drift.examples) == (0, [])
-    word_drift = tallies.drift(None, truth={WordTally: tallies.word_rows(pairs_in(None))})
-    assert (word_drift.keys, word_drift.examples) == (0, [])
+    for maintained in (tag_tally.TALLY, tallies.CORPUS):  # the tag tally, and the word tally with the corpus's
+        drift = tallies.check_and_rebuild(None, maintained, repair=False)
+        assert (drift.keys, drift.examples) == (0, [])
     for split in (None, Split.DEV, Split.TRAIN, Split.TEST):
         assert giveaway_words_for(dataset, split, min_count=1, top=None) == giveaway_words_for(
             dataset, split, min_count=1, top=None, recount=True
         )
     # The figure read from the tally is the one read from a tally rebuilt from the tags.
     before = tag_figures(dataset)
-    tag_tally.check_and_rebuild()
+    tallies.check_and_rebuild(None, tag_tally.TALLY)
     assert tag_figures(dataset) == before
 
 
@@ -140,12 +138,12 @@ def test_the_rebuild_command_reports_and_repairs_drift(loaded_tagger, capsys):
     dataset = factories.dataset("drifting")
     written(dataset, "fiction", Split.DEV, 0, [E, E, E])
     run_tagging_job(start_tagging(queue=False).pk, tagger=loaded_tagger)
-    call_command("rebuild_tag_tally", "--check")
+    call_command("rebuild_tallies", "tag", "--check")
     TagTally.objects.all().delete()  # a tally that lost its rows (a writer that went around it)
     with pytest.raises(CommandError, match="differs"):
-        call_command("rebuild_tag_tally", "--check")
-    call_command("rebuild_tag_tally", "--dataset", "drifting")
-    call_command("rebuild_tag_tally", "--check")
+        call_command("rebuild_tallies", "tag", "--check")
+    call_command("rebuild_tallies", "tag", "--dataset", "drifting")
+    call_command("rebuild_tallies", "tag", "--check")
     assert tag_figures(dataset)["tagged"] == 1
 
 
@@ -170,7 +168,7 @@ def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_t
     # Gold labels written around the counters (one author label decides nothing), then tagged
     # under them: the fix moves every pair's tags from "entailment" to no gold.
     Pair.objects.filter(dataset=dataset).update(gold_label=E)
-    rebuild_maintained()  # corpus's tallies count them under it too, as after a COPY
+    tallies.check_and_rebuild()  # corpus's tallies count them under it too, as after a COPY
     run_tagging_job(start_tagging(queue=False).pk, tagger=loaded_tagger)
     assert tag_figures(dataset)["tagged"] == count
 
@@ -184,15 +182,15 @@ def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_t
 def test_the_rebuild_command_reports_drift_and_rebuilds_the_tally_from_the_tags():
     dataset, genre = factories.dataset("tallied"), factories.genre("fiction")
     TagTally.objects.create(dataset=dataset, split=Split.DEV, genre=genre, gold_label=E, tag="negation", n=2)
-    with pytest.raises(CommandError, match="differs from the tags on 1 keys"):
-        call_command("rebuild_tag_tally", "--check", stdout=StringIO())
+    with pytest.raises(CommandError, match="the tag tally differs from the phenomenon tags on 1 keys"):
+        call_command("rebuild_tallies", "tag", "--check", stdout=StringIO())
     assert TagTally.objects.count() == 1  # a check changes nothing
     out = StringIO()
-    call_command("rebuild_tag_tally", "--dataset", dataset.slug, stdout=out)
+    call_command("rebuild_tallies", "tag", "--dataset", dataset.slug, stdout=out)
     assert "drifting from the phenomenon tags: 1 keys, 2 rows" in out.getvalue()
     assert (
         f"TagTally ({dataset.pk}, 'dev', {genre.pk}, 'entailment', 'negation'): maintained 2 truth 0" in out.getvalue()
     )
     assert "rebuilt from the phenomenon tags" in out.getvalue()
     assert not TagTally.objects.exists()
-    call_command("rebuild_tag_tally", "--check", stdout=StringIO())
+    call_command("rebuild_tallies", "tag", "--check", stdout=StringIO())

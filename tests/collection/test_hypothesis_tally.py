@@ -80,9 +80,9 @@ def test_deleting_pairs_and_premises_leaves_the_count_right(written):
 def test_a_premise_that_moves_split_moves_its_hypotheses(written):
     dataset, _, _ = written
     moving = Premise.objects.filter(pk__in=[p.pk for p in Premise.objects.filter(dataset=dataset, writings_done=1)[:3]])
-    hypotheses = sum(hypothesis_tally.fresh_counts(premises=moving).values())
+    hypotheses = sum(hypothesis_tally.fresh_counts(among=Pair.objects.filter(premise__in=moving)).values())
     assert hypotheses > 0
-    hypothesis_tally.premises_moving(moving, "test")
+    tallies.premises_moving(moving, "test")  # corpus.signals.pairs_moving_split: the hypotheses follow
     moving.update(split="test")
     counts = hypothesis_tally.counts()
     assert counts == hypothesis_tally.fresh_counts()
@@ -98,7 +98,7 @@ def test_fold_keeps_the_sums_and_rebuild_repairs_what_went_around_the_writers(wr
     # A bulk load around the submit (as bench/run.py's COPY): the count drifts until rebuilt.
     Pair.objects.filter(dataset=dataset, author__isnull=False).update(author=None)
     assert hypothesis_tally.counts() != hypothesis_tally.fresh_counts() == {}
-    assert hypothesis_tally.rebuild() == len(before)
+    assert tallies.check_and_rebuild(None, hypothesis_tally.TALLY).keys == len(before)
     assert hypothesis_tally.counts() == {}
 
 
@@ -110,8 +110,9 @@ def test_the_rebuild_command_recounts_one_dataset_and_leaves_the_others(written)
     Pair.objects.filter(dataset=dataset, author__isnull=False).update(author=None)  # around the submit
     drifting = len(hypothesis_tally.counts(dataset))
     out = StringIO()
-    call_command("rebuild_hypothesis_tally", "--dataset", dataset.slug, stdout=out)
-    assert out.getvalue().strip() == f"hypothesis tally rebuilt; {drifting} keys differed from a fresh count"
+    call_command("rebuild_tallies", "hypothesis", "--dataset", dataset.slug, stdout=out)
+    assert f"drifting from the pairs and writing claims: {drifting} keys" in out.getvalue()
+    assert "rebuilt from the pairs and writing claims" in out.getvalue()
     assert hypothesis_tally.counts(dataset) == {}
     assert hypothesis_tally.counts(other) == {(stray.study_id, other.pk, "", stray.genre_id): 5}
 

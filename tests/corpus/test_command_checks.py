@@ -18,7 +18,7 @@ def failing_url_check():
     checks.registry.registry.registered_checks.discard(broken_urls)
 
 
-@pytest.mark.parametrize("command", ["agreement_stats", "recompute_gold", "fold_tallies"])
+@pytest.mark.parametrize("command", ["agreement_stats", "recompute_gold", "fold_tallies", "rebuild_tallies"])
 def test_data_commands_skip_the_url_checks(failing_url_check, command, capsys):
     call_command(command, skip_checks=False)  # would raise SystemCheckError if the URL checks ran
     with pytest.raises(Exception, match="a URL check that always fails"):

@@ -138,7 +138,7 @@ def test_installed_rows_match_prompt_content():
             (e["label"], e["premise"], e["hypothesis"], e["explanation"]) for e in spec["examples"]
         }
         assert [(f.question, f.answer) for f in family.faq_entries.all()] == [
-            (f["question"], f["answer"]) for f in prompt_content.family_faq(spec)
+            (f["question"], f["answer"]) for f in [*spec["faq"], *prompt_content.GENERAL_FAQ]
         ]
     for spec in prompt_content.GENRES:
         genre = Genre.objects.get(slug=spec["slug"])

@@ -17,7 +17,7 @@ from corpus import recompute as recompute_module
 from corpus.models import Label, Pair, PairTally, Worker
 from corpus.recompute import recompute_gold
 from corpus.services import add_labels
-from corpus.tallies import drift, grouped_truth
+from corpus.tallies import PAIRS_ONLY, check_and_rebuild
 from tests.importers.helpers import make_dataset, make_labelled_pairs
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -66,7 +66,7 @@ def test_labels_submitted_while_every_pair_is_fixed_are_all_counted(monkeypatch)
     # Whatever the interleaving, every label counts once: the counters equal a count of the label
     # table, nothing is left to fix, and the maintained aggregates agree with the pairs.
     assert recompute_gold(fix=False).disagreements == 0
-    assert drift(truth=grouped_truth(lengths=False)).keys == 0  # the pair tallies (no label moves a length)
+    assert check_and_rebuild(None, PAIRS_ONLY, repair=False).keys == 0  # the pair tallies (no label moves a length)
     for pair in Pair.objects.filter(pk__in=[p.pk for p in pairs]):
         assert pair.label_count == pair.labels.count() == 2 + submitted.count(pair.pk)
         assert pair.contradiction_votes == submitted.count(pair.pk)
@@ -146,10 +146,10 @@ def test_a_check_that_waits_for_a_fold_in_progress_reads_after_it(monkeypatch):
     folding.wait(timeout=60)
     assert errors == []
     try:
-        report = tallies.check_and_rebuild(None, lengths=True, repair=True)
+        report = tallies.check_and_rebuild()
     finally:
         checked.set()
         thread.join(timeout=60)
     assert errors == []
     assert report.rebuilt
-    assert drift(None).keys == 0
+    assert check_and_rebuild(repair=False).keys == 0

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from collection import hypothesis_tally
 from collection.models import WritingClaim
+from corpus import tallies
 from corpus.models import Pair, StoppingRule
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.bonuses import mark_paid
@@ -117,7 +118,7 @@ def build(dataset_slug="costs", prefix=""):
     # The claims and pairs above were made around the writing submit, which keeps the cost page's
     # hypothesis count: recount it, as after any bulk load (tests/collection/test_hypothesis_tally.py
     # checks that the submits keep it).
-    hypothesis_tally.rebuild()
+    tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
     credits.rebuild()  # and the validation claims around the validation submit, which flags the credited claim
     for letter, pair_ in pairs.items():
         pair_.refresh_from_db()

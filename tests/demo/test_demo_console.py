@@ -25,6 +25,7 @@ from annotation_site.console import format_table
 from artifacts import tag_tally
 from artifacts.services import pairs_to_tag
 from collection import hypothesis_tally
+from corpus import tallies
 from corpus.models import Pair, Worker
 from corpus.recompute import recompute_gold
 from dashboard.results import matrix_file
@@ -254,7 +255,7 @@ def test_a_fresh_demo_has_no_drift_in_any_maintained_aggregate(whole_demo):
     assert check.pairs_checked == Pair.objects.count() > 0
     assert check.disagreements == 0
     assert check.tally_drift is not None and (check.tally_drift.keys, check.tally_drift.rows) == (0, 0)
-    assert tag_tally.check_and_rebuild(repair=False).keys == 0
+    assert tallies.check_and_rebuild(None, tag_tally.TALLY, repair=False).keys == 0
     assert hypothesis_tally.counts() == hypothesis_tally.fresh_counts() != {}
 
 
