@@ -88,7 +88,7 @@ def test_a_validation_study_whose_pool_is_spent_says_no_task_without_waiting_on_
         factories.pair(dataset, factories.premise(dataset, telephone), ["neutral"])
     study = study_of(dataset, TaskKind.VALIDATION, catch_trial_share=0)
     study.pool_genres.set([fiction])
-    waits = []
+    waits: list[float] = []
     monkeypatch.setattr("validation.services.time.sleep", waits.append)
     worker = make_worker()
     assert claim_validation_batch(worker, study_session=session_of(study, worker)) is None
