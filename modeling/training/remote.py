@@ -6,7 +6,6 @@ SnapshotCache, sends heartbeats, the checkpoint and the result or failure. Plain
 urllib, no Django, no torch).
 """
 
-import hashlib
 import http.client
 import json
 import logging
@@ -19,6 +18,8 @@ from collections.abc import Callable, Mapping
 from http.client import HTTPResponse
 from pathlib import Path
 from typing import IO, Any, TypeVar
+
+from modeling.snapshots.format import sha256_of_file
 
 from .runner import RunReporter, RunSpec
 from .snapshot_cache import SnapshotCache
@@ -212,7 +213,7 @@ class HttpReporter(RunReporter):
         return True
 
     def save_checkpoint(self, spec: RunSpec, path: str | Path) -> bool:
-        sha = _sha256(path)
+        sha = sha256_of_file(path)
         try:
             self.client.upload(
                 f"api/worker/runs/{spec.run_id}/checkpoint/",
@@ -269,11 +270,3 @@ class HttpReporter(RunReporter):
             return found
         except (NotHolder, PlatformError):
             return None
-
-
-def _sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
