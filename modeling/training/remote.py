@@ -225,24 +225,17 @@ class HttpReporter(RunReporter):
         return True
 
     def finish(self, spec: RunSpec, results: dict[str, Any]) -> bool:
-        _leases.pop((spec.run_id, spec.attempt), None)
-        try:
-            self.client.call(
-                "POST", f"api/worker/runs/{spec.run_id}/finish/", dict(self._held(spec), results=results), retries=8
-            )
-        except NotHolder as refused:
-            logger.warning("run %s: result not recorded: %s", spec.run_id, refused)
-            return False
-        return True
+        return self._end(spec, "finish", {"results": results}, "result")
 
     def fail(self, spec: RunSpec, error: object) -> bool:
+        return self._end(spec, "fail", {"error": error}, "failure")
+
+    def _end(self, spec: RunSpec, verb: str, body: dict[str, Any], what: str) -> bool:
         _leases.pop((spec.run_id, spec.attempt), None)
         try:
-            self.client.call(
-                "POST", f"api/worker/runs/{spec.run_id}/fail/", dict(self._held(spec), error=error), retries=8
-            )
+            self.client.call("POST", f"api/worker/runs/{spec.run_id}/{verb}/", {**self._held(spec), **body}, retries=8)
         except NotHolder as refused:
-            logger.warning("run %s: failure not recorded: %s", spec.run_id, refused)
+            logger.warning("run %s: %s not recorded: %s", spec.run_id, what, refused)
             return False
         return True
 

@@ -15,12 +15,11 @@ from django.utils import timezone
 
 from corpus.models import Dataset, Label, Pair
 from modeling.models import JobStatus, Snapshot, SnapshotFile
-from modeling.snapshots.format import JSONL_KEYS, TSV_COLUMNS
+from modeling.snapshots.format import JSONL_KEYS, TSV_COLUMNS, read_manifest
 from modeling.snapshots.services import (
     ExportRefused,
     create_snapshot,
     export_snapshot,
-    read_manifest,
 )
 from modeling.snapshots.tasks import export_snapshot_task
 from tests.conftest import shared_file
@@ -118,7 +117,7 @@ def test_manifest_hashes_match_files_and_content_hash_is_reproducible(small_corp
     first = export_snapshot(create_snapshot(None))
     second = export_snapshot(create_snapshot(None))
     assert first.content_hash == second.content_hash and len(first.content_hash) == 64
-    manifest = read_manifest(first)
+    manifest = read_manifest(first.directory)
     assert manifest["content_hash"] == first.content_hash and manifest["rows"] == 12
     for entry in manifest["files"]:
         data = exported(first, entry["name"]).read_bytes()

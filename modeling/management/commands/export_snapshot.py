@@ -7,13 +7,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from modeling.snapshots.services import (
-    ExportRefused,
-    create_snapshot,
-    export_snapshot,
-    read_manifest,
-    snapshot_directory,
-)
+from modeling.snapshots.format import read_manifest
+from modeling.snapshots.services import ExportRefused, create_snapshot, export_snapshot, snapshot_directory
 
 
 class Command(BaseCommand):
@@ -95,7 +90,7 @@ class Command(BaseCommand):
         finally:
             bar.close()
         shutil.copytree(snapshot_directory(snapshot), out, dirs_exist_ok=True)
-        manifest = read_manifest(snapshot)
+        manifest = read_manifest(snapshot_directory(snapshot))
         self.stdout.write(f"snapshot {snapshot.pk}: {manifest['rows']} pairs, content hash {manifest['content_hash']}")
         for entry in manifest["files"]:
             self.stdout.write(
