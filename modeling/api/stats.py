@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation_site.api_strict import StrictQueryParamsMixin
-from artifacts.api import ScopeQuery
+from artifacts.api import ScopeQuery, validated
 from corpus.agreement import agreement_stats
 
 
@@ -19,6 +19,4 @@ class AgreementStatsView(StrictQueryParamsMixin, APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request) -> Response:
-        query = ScopeQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        return Response(agreement_stats(**query.validated_data))
+        return Response(agreement_stats(**validated(ScopeQuery, request)))
