@@ -218,6 +218,24 @@ def test_export_snapshot_command_writes_out_dir(small_corpus, tmp_path, capsys):
     assert Snapshot.objects.get().status == JobStatus.DONE
 
 
+def test_export_snapshot_command_passes_each_filter_option(small_corpus, tmp_path):
+    options = ["--split", "dev", "--gold-only", "--min-labels", "1", "--unvalidated-gold", "-"]
+    options += ["--full-agreement", "--drop-ungrammatical", "--drop-test-fours", "--typing-flags"]
+    call_command("export_snapshot", *options, "--out", str(tmp_path / "out"))
+    assert Snapshot.objects.get().filters == {
+        "genres": [],
+        "splits": ["dev"],
+        "gold_only": True,
+        "min_labels": 1,
+        "unvalidated_gold": "-",
+        "full_agreement": True,
+        "drop_ungrammatical": True,
+        "drop_test_fours": True,
+        "typing_flags": True,
+        "label_rows": True,
+    }
+
+
 def test_snli_dev_round_trip(db, tmp_path):
     source = shared_file("snli_1.0_dev.jsonl")
     genre("captions")  # a training genre (get_or_create: seeded data may already have it)
