@@ -158,12 +158,6 @@ class HttpReporter(RunReporter):
         self.client = client
         self.cache = cache
 
-    @classmethod
-    def from_settings(
-        cls, platform_url: str, token: str, cache_dir: str | Path, cache_max_bytes: int
-    ) -> "HttpReporter":
-        return cls(PlatformClient(platform_url, token), SnapshotCache(cache_dir, cache_max_bytes))
-
     def lease(self, run_id: int, hostname: str, attempt: str | None) -> RunSpec | None:
         try:
             answer = self.client.call(

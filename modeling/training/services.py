@@ -455,11 +455,11 @@ class DatabaseReporter(RunReporter):
 def run_reporter() -> RunReporter:
     """The transport of this process: HTTP when it is a GPU node (PLATFORM_URL + NODE_TOKEN), else the database."""
     if settings.PLATFORM_URL and settings.NODE_TOKEN:
-        from .remote import HttpReporter
+        from .remote import HttpReporter, PlatformClient
+        from .snapshot_cache import SnapshotCache
 
-        return HttpReporter.from_settings(
-            settings.PLATFORM_URL, settings.NODE_TOKEN, settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES
-        )
+        cache = SnapshotCache(settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES)
+        return HttpReporter(PlatformClient(settings.PLATFORM_URL, settings.NODE_TOKEN), cache)
     return DatabaseReporter()
 
 

@@ -123,9 +123,6 @@ class SnapshotCache:
             found.append((used, size, folder.name))
         return sorted(found)
 
-    def size(self) -> int:
-        return sum(size for _, size, _ in self.entries())
-
     def evict(self, keep: str | None = None) -> list[str]:
         """Remove least recently used snapshots until the cache fits in max_bytes; their hashes."""
         entries = self.entries()
