@@ -31,8 +31,7 @@ TRAINING_CODE = [
 # Celery's and the standard library's own names.
 FOREIGN_WORKER_NAMES = {"worker_shutting_down", "reject_on_worker_lost", "max_workers"}
 # The node API's request fields are its JSON keys, which nodes already deployed send.
-# The training-run API's `worker_hostname` is an alias of `node_hostname` kept for its clients.
-WIRE_NAMES = {("modeling/api/node.py", "claim"), ("modeling/api/training_runs.py", "worker_hostname")}
+WIRE_NAMES = {("modeling/api/node.py", "claim")}
 
 PROSE = [
     "README.md",
@@ -108,7 +107,7 @@ def test_training_code_says_node_lease_and_checkpoint():
 
 def test_no_module_of_the_modeling_app_is_named_for_a_worker_a_claim_or_artifacts():
     names = [p.relative_to(ROOT) for p in (ROOT / "modeling").rglob("*.py") if "migrations" not in p.parts]
-    bad = [str(p) for p in names if re.search(r"worker|claim|artifact", p.stem) and p.stem != "create_worker_token"]
+    bad = [str(p) for p in names if re.search(r"worker|claim|artifact", p.stem)]
     assert not bad, bad
 
 

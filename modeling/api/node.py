@@ -50,9 +50,11 @@ class NodeView(StrictQueryParamsMixin, APIView):
     permission_classes = [IsGpuNode]
     parser_classes = [CheckedJSONParser]  # what modeling.training.remote sends; the schema lists JSON only
 
-    def not_holder(self, pk: int) -> Response:
+    def not_holder(self, pk: int, detail: str | None = None) -> Response:
         current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
-        return Response({"detail": NOT_HOLDER.format(pk=pk), "status": current}, status=status.HTTP_409_CONFLICT)
+        return Response(
+            {"detail": detail or NOT_HOLDER.format(pk=pk), "status": current}, status=status.HTTP_409_CONFLICT
+        )
 
     def incoming(self, serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
         incoming = serializer_class(data=request.data)
@@ -131,11 +133,7 @@ class NodeRunLease(NodeView):
         data = self.incoming(LeaseSerializer, request)
         run = lease_run(pk, data["hostname"], data["attempt"] or None, node_token=node_token_of(request))
         if run is None:
-            current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
-            return Response(
-                {"detail": f"Nothing to do for run {pk} under this attempt.", "status": current},
-                status=status.HTTP_409_CONFLICT,
-            )
+            return self.not_holder(pk, f"Nothing to do for run {pk} under this attempt.")
         return Response(
             {
                 "id": run.pk,

@@ -123,9 +123,8 @@ def _no_nul_in_strings(schema: object) -> None:
         schema.setdefault("propertyNames", {"pattern": NO_NUL})
         if schema.get("additionalProperties", True) in ({}, True) and schema.get("additionalProperties") is not False:
             schema["additionalProperties"] = _NUL_FREE_VALUE
-    for key in ("properties",):
-        for child in schema.get(key, {}).values():
-            _no_nul_in_strings(child)
+    for child in schema.get("properties", {}).values():
+        _no_nul_in_strings(child)
     for key in ("items", "additionalProperties"):
         _no_nul_in_strings(schema.get(key))
     for key in ("allOf", "oneOf", "anyOf"):
@@ -135,14 +134,13 @@ def _no_nul_in_strings(schema: object) -> None:
 
 def training_config_schema() -> dict[str, Any]:
     """`config` of a launch as modeling.training.config checks it: every key, its type and bounds."""
-    from modeling.training.config import _NULLABLE, _TYPES, BOUNDS, DEFAULTS, NAMED_EMBEDDINGS
+    from modeling.training.config import _NULLABLE, BOUNDS, DEFAULTS, NAMED_EMBEDDINGS, TYPES
 
     kinds = {int: "integer", float: "number", bool: "boolean"}
-    types = {**_TYPES, "max_len": int, "cpu_threads": int, "max_minutes": float}
     properties: dict[str, dict[str, object]] = {}
     for key in DEFAULTS:
-        if key in types:
-            prop: dict[str, object] = {"type": kinds[types[key]]}
+        if key in TYPES:
+            prop: dict[str, object] = {"type": kinds[TYPES[key]]}
             if key in BOUNDS:
                 prop["minimum"], prop["maximum"] = BOUNDS[key]
         elif key == "device":

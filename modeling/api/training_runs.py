@@ -39,10 +39,6 @@ class TrainingRunSerializer(serializers.ModelSerializer[TrainingRun]):
     progress = serializers.FloatField(read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
     checkpoint_url = serializers.SerializerMethodField()
-    # The key of node_hostname before GPU machines were called nodes throughout; kept for clients.
-    worker_hostname = serializers.CharField(
-        source="node_hostname", read_only=True, help_text="Deprecated: the same as node_hostname."
-    )
 
     def get_checkpoint_url(self, run: TrainingRun) -> str | None:
         if not run.checkpoint_name:
@@ -68,7 +64,6 @@ class TrainingRunSerializer(serializers.ModelSerializer[TrainingRun]):
             "duration_seconds",
             "heartbeat_at",
             "node_hostname",
-            "worker_hostname",
             "device",
             "celery_task_id",
             "epoch",

@@ -15,15 +15,10 @@ PAD_ID = 0  # modeling.training.data.Vocab puts <pad> first; every real token, <
 def padding_mask(tokens):
     """True on real tokens, read off the token ids themselves: no lengths need to reach the device.
 
-    The same mask as length_mask(lengths, width) (a sentence is never empty: Vocab.encode gives an
+    The same mask as one built from the lengths (a sentence is never empty: Vocab.encode gives an
     empty one <unk>), without the host-to-device copy of the lengths that synchronises a CUDA step.
     """
     return tokens.ne(PAD_ID)
-
-
-def length_mask(lengths, width, device=None):
-    positions = torch.arange(width, device=device)
-    return positions.unsqueeze(0) < lengths.to(device).unsqueeze(1)
 
 
 def masked_sum(x, mask):

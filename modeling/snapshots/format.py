@@ -1,6 +1,6 @@
 """The snapshot format, written once for the exporter and the training reader alike.
 
-A snapshot folder holds one `.jsonl` and one `.tsv` per split file (see SPLIT_FILES) and a
+A snapshot folder holds one `.jsonl` and one `.tsv` per split file (TRAIN_SPLIT, EVALUATION_SPLITS) and a
 `manifest.json` listing each file's rows, bytes and SHA-256, plus one content hash over them.
 Plain Python on purpose (no Django, no torch): a GPU node reads and verifies a snapshot with
 this module alone. Field-by-field decisions are in modeling/snapshots/README.md.
@@ -22,7 +22,6 @@ CONTENT_HASH_RULE = "sha256 over lines '<name>\\t<sha256>\\n' of the data files 
 TRAIN_SPLIT = "train"
 # Dev/test are split matched/mismatched when a dataset has held-out genres; plain otherwise (SNLI).
 EVALUATION_SPLITS = ("dev_matched", "dev_mismatched", "test_matched", "test_mismatched", "dev", "test")
-SPLIT_FILES = (TRAIN_SPLIT, *EVALUATION_SPLITS)
 TRAIN_FILE = f"{TRAIN_SPLIT}.jsonl"
 
 # MultiNLI 1.0's JSONL keys in its (alphabetical) order, then `dataset`, which MultiNLI does not have.

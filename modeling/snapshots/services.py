@@ -25,6 +25,7 @@ from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
 from modeling.models import JobStatus, Snapshot, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
+from modeling.snapshots.extra_files import ExtraFiles
 from quality.models import AggregatedLabel, AggregationRun
 
 from . import format as snapshot_format
@@ -60,10 +61,6 @@ UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
 STALE_RUNNING_AFTER = timedelta(hours=1)
 # What an export calls after every page: progress(rows_done, rows_total).
 Progress = Callable[[int, int], object]
-# A writer of files beside the pairs' that other apps keep (MPE's per-premise labels, in validation,
-# an app of this layer that modeling must not import), registered by the composition root
-# (modeling/snapshots/extra_files.py).
-ExtraFiles = registered_extra_files.ExtraFiles
 
 
 class ExportRefused(Exception):
@@ -401,7 +398,3 @@ def _report(snapshot: Snapshot, done: int, rows_total: int, progress: Progress |
     Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
     if progress is not None:
         progress(done, rows_total)
-
-
-def read_manifest(snapshot: Snapshot) -> dict[str, Any]:
-    return snapshot_format.read_manifest(snapshot_directory(snapshot))

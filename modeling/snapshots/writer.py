@@ -112,9 +112,7 @@ class HashingFile:
         self.rows = 0
 
     def write(self, text):
-        return self.write_bytes(text.encode("utf-8"))
-
-    def write_bytes(self, data):
+        data = text.encode("utf-8")
         self._sha.update(data)
         self.bytes += len(data)
         return self._file.write(data)

@@ -8,7 +8,6 @@
     loop.py            the training loop, seeds, early stopping on dev matched, AMP, checkpoints
     checkpoint.py      load a run's checkpoint and predict (no Django)
     evaluate.py        accuracy per split file, matched / mismatched, per genre, per label, confusion
-    giveaways.py       give-away words: p(label | word) over hypotheses (counted by corpus.giveaways)
     synthetic.py       synthetic MultiNLI-format rows for tests and bench/
     runner.py          the node's side of a run whatever carries its reports (RunReporter)
     remote.py          a GPU node's line to the platform: the node API over HTTP (HttpReporter)

@@ -26,7 +26,7 @@ import torch
 from modeling.nets import NETS, MajorityClass, build_net
 
 from .config import BOUNDS
-from .data import LABELS, Vocab, example_from_row, make_batches
+from .data import LABELS, Vocab, encode_examples, example_from_row, make_batches
 
 FORMAT = "nli-checkpoint/1"
 SUFFIX = ".safetensors"
@@ -88,10 +88,7 @@ class LoadedModel:
         examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
         if isinstance(self.net, MajorityClass):  # kind "majority"
             return [self.labels[int(i)] for i in self.net.predict(len(examples)).tolist()]
-        max_len = self.config.get("max_len")
-        for ex in examples:
-            ex.premise_ids = self.vocab.encode(ex.premise, max_len)
-            ex.hypothesis_ids = self.vocab.encode(ex.hypothesis, max_len)
+        encode_examples(examples, self.vocab, self.config.get("max_len"))
         self.net.eval()
         batch = make_batches(examples, len(examples), bucket=False)[0]
         logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
@@ -146,14 +143,13 @@ def _parse_header(read: Callable[[int], bytes], total: int) -> dict[str, Any]:
     if len(head) < 8:
         raise CheckpointInvalid("the file is too short to be a checkpoint")
     length = int.from_bytes(head, "little")
+    not_safetensors = OLD_FORMAT if _looks_pickled(head) else "the file is not a safetensors checkpoint"
     if length > HEADER_LIMIT or 8 + length > total:
-        raise CheckpointInvalid(OLD_FORMAT if _looks_pickled(head) else "the file is not a safetensors checkpoint")
+        raise CheckpointInvalid(not_safetensors)
     try:
         header = json.loads(read(length))
     except (UnicodeDecodeError, json.JSONDecodeError):
-        raise CheckpointInvalid(
-            OLD_FORMAT if _looks_pickled(head) else "the file is not a safetensors checkpoint"
-        ) from None
+        raise CheckpointInvalid(not_safetensors) from None
     if not isinstance(header, dict):
         raise CheckpointInvalid("the file is not a safetensors checkpoint (its header is not a JSON object)")
     return header

@@ -24,7 +24,7 @@ MODEL_NAMES = tuple(MODELS)
 
 # Defaults of MultiNLI §3 / Chen et al. 2017: 300-d embeddings and hidden states, Adam,
 # dropout 0.1 (CBOW, BiLSTM) and 0.5 (ESIM), lr 4e-4 for ESIM.
-# A config is a JSON object: values of several types, checked against _TYPES and BOUNDS below.
+# A config is a JSON object: values of several types, checked against TYPES and BOUNDS below.
 DEFAULTS: dict[str, Any] = {
     "embedding_dim": 300,
     "hidden_dim": 300,
@@ -88,6 +88,7 @@ _TYPES = {
     "bucket": bool,
     "amp": bool,
 }
+TYPES = {**_TYPES, "max_len": int, "cpu_threads": int, "max_minutes": float}  # with the nullable ones
 
 
 class ConfigError(ValueError):
@@ -103,8 +104,7 @@ def resolve_config(model: str, config: Mapping[str, Any] | None = None) -> dict[
     if unknown:
         raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
     resolved = {**DEFAULTS, **MODEL_DEFAULTS.get(model, {}), **config}
-    types = {**_TYPES, "max_len": int, "cpu_threads": int, "max_minutes": float}
-    for key, kind in types.items():
+    for key, kind in TYPES.items():
         if resolved[key] is None and key in _NULLABLE:
             continue
         resolved[key] = _typed(key, resolved[key], kind)

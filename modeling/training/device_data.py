@@ -119,9 +119,6 @@ class DeviceTrainSet:
     def __len__(self) -> int:
         return self.n_primary + self.n_secondary
 
-    def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in (self.premise, self.hypothesis, self.labels, self.sort_key))
-
     def epoch_rows(self, fraction: float, rng: random.Random) -> list[int]:
         """Row indices of one epoch before shuffling: data.epoch_train_set's draws, on indices."""
         rows = list(range(self.n_primary))

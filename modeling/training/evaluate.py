@@ -111,8 +111,6 @@ def summarize(predictions_by_split: Predictions, labels: Sequence[str] = LABELS)
                 pooled_pred += list(pred)
         if pooled_ex:
             results[phase] = accuracy_report(pooled_ex, pooled_pred, labels)
-    results["matched"] = {p: splits[f"{p}_matched"]["accuracy"] for p in ("dev", "test") if f"{p}_matched" in splits}
-    results["mismatched"] = {
-        p: splits[f"{p}_mismatched"]["accuracy"] for p in ("dev", "test") if f"{p}_mismatched" in splits
-    }
+    for kind in ("matched", "mismatched"):
+        results[kind] = {p: splits[f"{p}_{kind}"]["accuracy"] for p in ("dev", "test") if f"{p}_{kind}" in splits}
     return results

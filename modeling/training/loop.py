@@ -22,7 +22,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 from modeling.nets import build_net
 
-from .checkpoint import write_checkpoint
+from .checkpoint import HYPER_KEYS, write_checkpoint
 from .config import ConfigError
 from .config import resolve_config as resolve_config  # the tests and benches read it from here
 from .data import (
@@ -112,7 +112,7 @@ class Trainer:
         self.config = config
         self.vocab = vocab
         self.device = device or pick_device(config["device"])
-        hyper = {k: config[k] for k in ("embedding_dim", "hidden_dim", "dropout", "mlp_layers")}
+        hyper = {k: config[k] for k in HYPER_KEYS}  # what a checkpoint keeps to rebuild the net
         self.num_classes = num_classes
         self.labels: tuple[str, ...] | None = None  # set by train() from the data's classes
         # A torch net, or MajorityClass (`trainable` False): duck-typed, so Any.

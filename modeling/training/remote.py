@@ -6,7 +6,6 @@ SnapshotCache, sends heartbeats, the checkpoint and the result or failure. Plain
 urllib, no Django, no torch).
 """
 
-import hashlib
 import http.client
 import json
 import logging
@@ -19,6 +18,8 @@ from collections.abc import Callable, Mapping
 from http.client import HTTPResponse
 from pathlib import Path
 from typing import IO, Any, TypeVar
+
+from modeling.snapshots.format import sha256_of_file
 
 from .runner import RunReporter, RunSpec
 from .snapshot_cache import SnapshotCache
@@ -157,12 +158,6 @@ class HttpReporter(RunReporter):
         self.client = client
         self.cache = cache
 
-    @classmethod
-    def from_settings(
-        cls, platform_url: str, token: str, cache_dir: str | Path, cache_max_bytes: int
-    ) -> "HttpReporter":
-        return cls(PlatformClient(platform_url, token), SnapshotCache(cache_dir, cache_max_bytes))
-
     def lease(self, run_id: int, hostname: str, attempt: str | None) -> RunSpec | None:
         try:
             answer = self.client.call(
@@ -212,7 +207,7 @@ class HttpReporter(RunReporter):
         return True
 
     def save_checkpoint(self, spec: RunSpec, path: str | Path) -> bool:
-        sha = _sha256(path)
+        sha = sha256_of_file(path)
         try:
             self.client.upload(
                 f"api/worker/runs/{spec.run_id}/checkpoint/",
@@ -224,24 +219,17 @@ class HttpReporter(RunReporter):
         return True
 
     def finish(self, spec: RunSpec, results: dict[str, Any]) -> bool:
-        _leases.pop((spec.run_id, spec.attempt), None)
-        try:
-            self.client.call(
-                "POST", f"api/worker/runs/{spec.run_id}/finish/", dict(self._held(spec), results=results), retries=8
-            )
-        except NotHolder as refused:
-            logger.warning("run %s: result not recorded: %s", spec.run_id, refused)
-            return False
-        return True
+        return self._end(spec, "finish", {"results": results}, "result")
 
     def fail(self, spec: RunSpec, error: object) -> bool:
+        return self._end(spec, "fail", {"error": error}, "failure")
+
+    def _end(self, spec: RunSpec, verb: str, body: dict[str, Any], what: str) -> bool:
         _leases.pop((spec.run_id, spec.attempt), None)
         try:
-            self.client.call(
-                "POST", f"api/worker/runs/{spec.run_id}/fail/", dict(self._held(spec), error=error), retries=8
-            )
+            self.client.call("POST", f"api/worker/runs/{spec.run_id}/{verb}/", {**self._held(spec), **body}, retries=8)
         except NotHolder as refused:
-            logger.warning("run %s: failure not recorded: %s", spec.run_id, refused)
+            logger.warning("run %s: %s not recorded: %s", spec.run_id, what, refused)
             return False
         return True
 
@@ -269,11 +257,3 @@ class HttpReporter(RunReporter):
             return found
         except (NotHolder, PlatformError):
             return None
-
-
-def _sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

@@ -55,15 +55,15 @@ class LaunchRefused(ValidationError):
 
 
 def heartbeat_seconds() -> float:
-    return float(getattr(settings, "TRAINING_HEARTBEAT_SECONDS", 2.0))
+    return float(settings.TRAINING_HEARTBEAT_SECONDS)
 
 
 def stale_minutes() -> float:
-    return float(getattr(settings, "TRAINING_STALE_MINUTES", 10.0))
+    return float(settings.TRAINING_STALE_MINUTES)
 
 
 def max_restarts() -> int:
-    return int(getattr(settings, "TRAINING_MAX_RESTARTS", 2))
+    return int(settings.TRAINING_MAX_RESTARTS)
 
 
 def parse_config_text(text: str | None) -> dict[str, Any]:
@@ -454,12 +454,12 @@ class DatabaseReporter(RunReporter):
 
 def run_reporter() -> RunReporter:
     """The transport of this process: HTTP when it is a GPU node (PLATFORM_URL + NODE_TOKEN), else the database."""
-    if getattr(settings, "PLATFORM_URL", "") and getattr(settings, "NODE_TOKEN", ""):
-        from .remote import HttpReporter
+    if settings.PLATFORM_URL and settings.NODE_TOKEN:
+        from .remote import HttpReporter, PlatformClient
+        from .snapshot_cache import SnapshotCache
 
-        return HttpReporter.from_settings(
-            settings.PLATFORM_URL, settings.NODE_TOKEN, settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES
-        )
+        cache = SnapshotCache(settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES)
+        return HttpReporter(PlatformClient(settings.PLATFORM_URL, settings.NODE_TOKEN), cache)
     return DatabaseReporter()
 
 

@@ -11,7 +11,6 @@ holds more than `max_bytes` (never the one being used). Plain Python (no Django,
 """
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -25,6 +24,7 @@ from modeling.snapshots.format import (
     SnapshotError,
     content_hash,
     manifest_files,
+    sha256_of_file,
     training_files,
 )
 
@@ -87,17 +87,17 @@ class SnapshotCache:
             )
         for name, sha in sorted(training_files(manifest).items()):
             done = incoming / name
-            if done.exists() and _sha256(done) == sha:
+            if done.exists() and sha256_of_file(done) == sha:
                 continue
             part = incoming / f"{name}.part"
             resumed_from = part.stat().st_size if part.exists() else 0
             downloaded += fetch_file(name, part)
-            got = _sha256(part)
+            got = sha256_of_file(part)
             if got != sha and resumed_from:
                 # What an earlier try left was not a prefix of this file: start it over once.
                 part.unlink()
                 downloaded += fetch_file(name, part)
-                got = _sha256(part)
+                got = sha256_of_file(part)
             if got != sha:
                 part.unlink()
                 raise SnapshotError(
@@ -122,9 +122,6 @@ class SnapshotCache:
             size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
             found.append((used, size, folder.name))
         return sorted(found)
-
-    def size(self) -> int:
-        return sum(size for _, size, _ in self.entries())
 
     def evict(self, keep: str | None = None) -> list[str]:
         """Remove least recently used snapshots until the cache fits in max_bytes; their hashes."""
@@ -163,11 +160,3 @@ class SnapshotCache:
                 yield True
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _sha256(path: Path, block: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(block), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

@@ -141,13 +141,14 @@ def test_the_admin_shows_a_pairs_provenance(client, researcher):
 def test_kg_relations_exports_in_the_multinli_format_with_its_scheme_in_the_manifest():
     import json as json_module
 
-    from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
+    from modeling.snapshots.format import read_manifest
+    from modeling.snapshots.services import create_snapshot, export_snapshot
 
     import_dnc_file(shared_file("dnc/dev/recast_kg_relations_data.json"))
     snapshot = export_snapshot(
         create_snapshot(None, datasets=["dnc-kg-relations"], filters={"unvalidated_gold": "author-all"})
     )
-    manifest = read_manifest(snapshot)
+    manifest = read_manifest(snapshot.directory)
     assert manifest["label_scheme"] == "ordinal" and manifest["labels"] == ["entailed", "not-entailed"]
     rows = [json_module.loads(line) for line in (Path(snapshot.directory) / "dev.jsonl").read_text().splitlines()]
     # README: 5 -> 916 (entailed); 1-4 -> 870 + 449 + 160 + 71 = 1550 (not-entailed).

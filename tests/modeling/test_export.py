@@ -15,12 +15,11 @@ from django.utils import timezone
 
 from corpus.models import Dataset, Label, Pair
 from modeling.models import JobStatus, Snapshot, SnapshotFile
-from modeling.snapshots.format import JSONL_KEYS, TSV_COLUMNS
+from modeling.snapshots.format import JSONL_KEYS, TSV_COLUMNS, read_manifest
 from modeling.snapshots.services import (
     ExportRefused,
     create_snapshot,
     export_snapshot,
-    read_manifest,
 )
 from modeling.snapshots.tasks import export_snapshot_task
 from tests.conftest import shared_file
@@ -118,7 +117,7 @@ def test_manifest_hashes_match_files_and_content_hash_is_reproducible(small_corp
     first = export_snapshot(create_snapshot(None))
     second = export_snapshot(create_snapshot(None))
     assert first.content_hash == second.content_hash and len(first.content_hash) == 64
-    manifest = read_manifest(first)
+    manifest = read_manifest(first.directory)
     assert manifest["content_hash"] == first.content_hash and manifest["rows"] == 12
     for entry in manifest["files"]:
         data = exported(first, entry["name"]).read_bytes()
@@ -217,6 +216,24 @@ def test_export_snapshot_command_writes_out_dir(small_corpus, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert manifest["content_hash"] in printed and "dev.jsonl" in printed
     assert Snapshot.objects.get().status == JobStatus.DONE
+
+
+def test_export_snapshot_command_passes_each_filter_option(small_corpus, tmp_path):
+    options = ["--split", "dev", "--gold-only", "--min-labels", "1", "--unvalidated-gold", "-"]
+    options += ["--full-agreement", "--drop-ungrammatical", "--drop-test-fours", "--typing-flags"]
+    call_command("export_snapshot", *options, "--out", str(tmp_path / "out"))
+    assert Snapshot.objects.get().filters == {
+        "genres": [],
+        "splits": ["dev"],
+        "gold_only": True,
+        "min_labels": 1,
+        "unvalidated_gold": "-",
+        "full_agreement": True,
+        "drop_ungrammatical": True,
+        "drop_test_fours": True,
+        "typing_flags": True,
+        "label_rows": True,
+    }
 
 
 def test_snli_dev_round_trip(db, tmp_path):

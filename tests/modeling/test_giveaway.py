@@ -9,8 +9,8 @@ that the margins below are several standard errors wide.
 import pytest
 import torch
 
+from corpus.giveaways import giveaway_words, tokenize
 from modeling.training.data import SnapshotData, example_from_row
-from modeling.training.giveaways import giveaway_words
 from modeling.training.loop import train
 from modeling.training.synthetic import synthetic_rows
 
@@ -29,6 +29,10 @@ HYP_ONLY = {
 N_TRAIN, N_DEV, N_TEST = 900, 300, 900  # test: a standard error of ~1.6 points
 
 
+def labelled(rows):
+    return [(tokenize(row["sentence2"]), row["gold_label"]) for row in rows]
+
+
 def test_giveaway_words_lists_p_label_given_word_per_label():
     rows = [
         {"sentence2": "Nobody is never sleeping", "gold_label": "contradiction"},
@@ -38,14 +42,14 @@ def test_giveaway_words_lists_p_label_given_word_per_label():
         {"sentence2": "A man sleeps", "gold_label": "entailment"},
         {"sentence2": "A man is tall", "gold_label": "-"},  # no gold: not counted
     ]
-    listing = giveaway_words(rows, min_count=2, top=None)
+    listing = giveaway_words(labelled(rows), min_count=2, top=None)
     never = next(item for item in listing["contradiction"] if item["word"] == "never")
     assert never == {"word": "never", "p": 0.75, "count": 4, "label_count": 3}  # counted once per hypothesis
     assert listing["contradiction"][0]["word"] == "never"
     assert {item["word"] for item in listing["entailment"]} == {"a", "man", "sleeps"}
     assert all(item["count"] >= 2 for items in listing.values() for item in items)
     assert "tall" not in {item["word"] for items in listing.values() for item in items}
-    assert "nobody" not in {i["word"] for i in giveaway_words(rows, min_count=2)["contradiction"]}
+    assert "nobody" not in {i["word"] for i in giveaway_words(labelled(rows), min_count=2)["contradiction"]}
 
 
 def run_pair(giveaway):
@@ -72,5 +76,5 @@ def test_hypothesis_only_does_not_beat_majority_without_artifacts():
 
 def test_giveaway_words_find_the_planted_word_in_synthetic_data():
     rows = synthetic_rows(600, seed=9, giveaway="never")
-    top = giveaway_words(rows, min_count=20)["contradiction"][0]
+    top = giveaway_words(labelled(rows), min_count=20)["contradiction"][0]
     assert top["word"] == "never" and top["p"] == 1.0

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from modeling.nets import NETS, build_net
-from modeling.nets.layers import length_mask, masked_max, masked_mean, masked_softmax
+from modeling.nets.layers import masked_max, masked_mean, masked_softmax
 from modeling.training.data import (
     SnapshotData,
     Vocab,
@@ -84,7 +84,7 @@ def test_padding_never_changes_a_prediction(model):
 
 def test_masked_pooling_and_softmax_ignore_pads():
     x = torch.tensor([[[1.0], [3.0], [100.0]], [[-2.0], [-4.0], [-8.0]]])
-    mask = length_mask(torch.tensor([2, 3]), 3)
+    mask = torch.tensor([[True, True, False], [True, True, True]])  # lengths 2 and 3
     assert masked_mean(x, mask).squeeze(-1).tolist() == pytest.approx([2.0, -14 / 3])
     assert masked_max(x, mask).squeeze(-1).tolist() == [3.0, -2.0]
     weights = masked_softmax(torch.zeros(2, 3), mask)

@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, LabelScheme, Pair
 from corpus.services import add_label, create_pairs
-from modeling.snapshots.format import manifest_labels
-from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
+from modeling.snapshots.format import manifest_labels, read_manifest
+from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests.modeling.conftest import add_pair, add_premise, genre
 
 pytestmark = pytest.mark.django_db
@@ -39,7 +39,7 @@ def two_way_corpus():
 def test_two_way_snapshot_writes_entailed_and_not_entailed_and_states_the_scheme():
     two_way_corpus()
     snapshot = export_snapshot(create_snapshot(None, datasets=["recast"]))
-    manifest = read_manifest(snapshot)
+    manifest = read_manifest(snapshot.directory)
     assert manifest["label_scheme"] == "two_way"
     assert manifest_labels(manifest) == ("entailed", "not-entailed")
     train, dev = rows(snapshot, "train"), rows(snapshot, "dev")
@@ -58,7 +58,7 @@ def test_author_all_gives_unvalidated_recast_pairs_their_label_in_every_split():
 
 
 def test_three_way_manifest_keeps_its_old_form(small_corpus):
-    manifest = read_manifest(export_snapshot(create_snapshot(None, datasets=["mini"])))
+    manifest = read_manifest(export_snapshot(create_snapshot(None, datasets=["mini"])).directory)
     assert "label_scheme" not in manifest and manifest_labels(manifest) == ("entailment", "neutral", "contradiction")
 
 
@@ -96,7 +96,7 @@ def test_full_agreement_on_ordinal_data_needs_the_same_rating():
     dev = rows(snapshot, "dev")
     assert set(dev) == {"same"}  # "mixed" agrees on not-entailed but not on the rating
     assert dev["same"]["annotator_labels"] == ["5", "5", "5"] and dev["same"]["gold_label"] == "entailed"
-    assert read_manifest(snapshot)["label_scheme"] == "ordinal"
+    assert read_manifest(snapshot.directory)["label_scheme"] == "ordinal"
 
 
 def test_drop_ungrammatical_leaves_out_hypotheses_most_judges_found_badly_broken(make_worker):

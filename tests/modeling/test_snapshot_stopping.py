@@ -4,7 +4,8 @@ import pytest
 
 from corpus.models import Dataset, Split, StoppingPolicy, StoppingRule
 from corpus.services import add_label
-from modeling.snapshots.services import create_snapshot, export_snapshot, read_manifest
+from modeling.snapshots.format import read_manifest
+from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests.modeling.conftest import add_pair, add_premise, genre
 
 pytestmark = pytest.mark.django_db
@@ -25,14 +26,16 @@ def decided_corpus():
 
 def test_the_manifest_states_the_stopping_rules_and_min_labels_leaves_stopped_pairs_out():
     decided_corpus()
-    manifest = read_manifest(export_snapshot(create_snapshot(None, datasets=["decided"])))
+    manifest = read_manifest(export_snapshot(create_snapshot(None, datasets=["decided"])).directory)
     assert manifest["stopping_rules"] == {"decided": {"pairs": 2, "stopped_early": 1}}
     assert manifest["rows"] == 2
-    five = read_manifest(export_snapshot(create_snapshot(None, datasets=["decided"], filters={"min_labels": 5})))
+    five = read_manifest(
+        export_snapshot(create_snapshot(None, datasets=["decided"], filters={"min_labels": 5})).directory
+    )
     assert five["rows"] == 1
     assert five["stopping_rules"] == {"decided": {"pairs": 1, "stopped_early": 0}}
 
 
 def test_a_fixed_rule_manifest_keeps_its_old_form(small_corpus):
-    manifest = read_manifest(export_snapshot(create_snapshot(None, datasets=["mini"])))
+    manifest = read_manifest(export_snapshot(create_snapshot(None, datasets=["mini"])).directory)
     assert "stopping_rules" not in manifest

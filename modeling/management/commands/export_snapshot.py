@@ -7,11 +7,13 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from modeling.snapshots.format import read_manifest
 from modeling.snapshots.services import (
+    FILTER_KEYS,
+    UNVALIDATED_GOLD_CHOICES,
     ExportRefused,
     create_snapshot,
     export_snapshot,
-    read_manifest,
     snapshot_directory,
 )
 
@@ -27,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--min-labels", type=int, default=0, help="Keep pairs with at least this many labels.")
         parser.add_argument(
             "--unvalidated-gold",
-            choices=["author", "-", "author-all"],
+            choices=UNVALIDATED_GOLD_CHOICES,
             default="author",
             help="Gold label of train pairs never sent to validation (SNLI/MultiNLI: the author's); "
             "author-all: of such pairs in every split (recast data such as DNC).",
@@ -63,18 +65,9 @@ class Command(BaseCommand):
         out = Path(options["out"])
         if out.exists() and any(out.iterdir()):
             raise CommandError(f"{out} is not empty; choose a new folder so no older file is mixed in")
-        filters = {
-            "genres": options["genre"],
-            "splits": options["split"],
-            "gold_only": options["gold_only"],
-            "min_labels": options["min_labels"],
-            "unvalidated_gold": options["unvalidated_gold"],
-            "full_agreement": options["full_agreement"],
-            "drop_ungrammatical": options["drop_ungrammatical"],
-            "drop_test_fours": options["drop_test_fours"],
-            "label_rows": options["label_rows"],
-            "typing_flags": options["typing_flags"],
-        }
+        # Each filter option is named as its filter (--gold-only: gold_only), but for the plural lists.
+        filters = {"genres": options["genre"], "splits": options["split"]}
+        filters.update({key: options[key] for key in FILTER_KEYS if key in options})
         try:
             snapshot = create_snapshot(None, datasets=options["dataset"], filters=filters)
         except ValidationError as exc:
@@ -95,7 +88,7 @@ class Command(BaseCommand):
         finally:
             bar.close()
         shutil.copytree(snapshot_directory(snapshot), out, dirs_exist_ok=True)
-        manifest = read_manifest(snapshot)
+        manifest = read_manifest(snapshot_directory(snapshot))
         self.stdout.write(f"snapshot {snapshot.pk}: {manifest['rows']} pairs, content hash {manifest['content_hash']}")
         for entry in manifest["files"]:
             self.stdout.write(
