@@ -6,9 +6,10 @@
     python scripts/coverage_check.py [PASS] --raise    set PASS's floors to this run's figures where
                                                        they are higher (never lower); commit the file
 
-PASS is a key of coverage-floor.json: postgresql or sqlite, by default the one DATABASE_URL names
-(as the suite chooses its database). The figures come from the JSON report that `make test`
-writes (var/coverage/coverage.json, `coverage json`); docs/checks.md explains.
+PASS is a key of coverage-floor.json (CI measures and holds the sqlite pass; docs/checks.md), by
+default the one DATABASE_URL names (as the suite chooses its database). The figures come from the
+JSON report that `make test` writes (var/coverage/coverage.json, `coverage json`); docs/checks.md
+explains.
 """
 
 import argparse
@@ -92,10 +93,11 @@ def main(argv=None):
         return 2
     report = json.loads(args.report.read_text())
     floors = json.loads(args.floors.read_text())
-    if args.pass_name not in floors:
+    if args.pass_name not in floors and not args.summary:
         print(f"{args.floors.name} has no pass {args.pass_name!r} (it has {', '.join(floors)})", file=sys.stderr)
         return 2
-    current, floor = figures(report), floors[args.pass_name]
+    # A pass with no floor (CI measures coverage on the SQLite pass only) is still summarised.
+    current, floor = figures(report), floors.get(args.pass_name, {})
 
     print(f"coverage by app ({args.pass_name} pass):")
     for app, row in per_app(report).items():

@@ -57,8 +57,21 @@ def test_a_missing_report_or_pass_is_an_error_not_a_pass(tmp_path):
     assert run(write_report(tmp_path, 1, 1, 1, 1), floors) == 2
 
 
-def test_the_floor_file_names_both_ci_passes():
+def test_the_floor_file_names_the_pass_ci_measures_under_coverage():
     floors = json.loads((REPO_ROOT / "coverage-floor.json").read_text())
-    assert set(floors) == {"postgresql", "sqlite"}
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
+    assert set(floors) == {"sqlite"}
+    assert "COVERAGE_DIR=var/coverage-sqlite" in ci and ci.count("COVERAGE=0") == 1
     for floor in floors.values():
         assert set(floor) == {"line", "branch"} and all(0 < value <= 100 for value in floor.values())
+
+
+def test_a_pass_without_a_floor_is_summarised_but_cannot_be_checked(tmp_path, capsys):
+    floors = write_floors(tmp_path, sqlite={"line": 80.0, "branch": 70.0})
+    report = write_report(tmp_path, 90, 100, 80, 100)
+    summarised = coverage_check["main"](["postgresql", "--report", str(report), "--floors", str(floors), "--summary"])
+    assert summarised == 0
+    assert "coverage, postgresql pass: line 90.0% (floor 0.0%), branch 80.0%" in capsys.readouterr().out
+    checked = coverage_check["main"](["postgresql", "--report", str(report), "--floors", str(floors)])
+    assert checked == 2
+    assert "has no pass 'postgresql'" in capsys.readouterr().err
