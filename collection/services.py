@@ -80,14 +80,6 @@ class WritingSubmission:
 # --- claiming a premise ----------------------------------------------------------------------
 
 
-def _collected_dataset(dataset: Dataset | None) -> Dataset | None:
-    """The dataset a claim draws from: the given one, else the default collection, else None (any
-    dataset we collect ourselves, never an imported corpus)."""
-    if dataset is not None:
-        return dataset
-    return Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
-
-
 # A premise's live claims, in the writing claim's statements (the premise is `p`).
 _LIVE_CLAIMS = (
     "(SELECT COUNT(*) FROM collection_writingclaim c WHERE c.premise_id = p.id AND c.status = %s AND c.expires_at > %s)"
@@ -215,7 +207,6 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     say "no tasks" while work is left.
     """
     now = timezone.now()
-    dataset = _collected_dataset(dataset)
     pool = pool_limits(study_session.study) if study_session is not None else ([], [])  # genres, imports
     with transaction.atomic():
         own = _own_open_claim(worker, now)
@@ -319,10 +310,13 @@ def claim_next_premise(
 ) -> WritingClaim | None:
     """Hold the next premise for `worker` and return the WritingClaim, or None when none is left.
 
-    A study session's dataset wins over the default collection.
+    A study session's dataset wins over the default collection; without either, any dataset we
+    collect ourselves (never an imported corpus).
     """
     if dataset is None and study_session is not None:
         dataset = study_session.study.dataset
+    if dataset is None:
+        dataset = Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
     try:
         return _claim_once(worker, dataset, study_session)
     except IntegrityError:
@@ -445,8 +439,7 @@ def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label,
         )
         for label, pair_id in zip(HYPOTHESIS_FIELDS, pair_ids, strict=True)
     ]
-    created: list[Pair] = create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
-    return created
+    return create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
 
 
 def submit_hypotheses(
@@ -478,9 +471,8 @@ def submit_hypotheses(
     and WritingClaim.DoesNotExist when the token is not this worker's.
     """
     texts = {
-        Label.ENTAILMENT: visible_text(entailment),
-        Label.NEUTRAL: visible_text(neutral),
-        Label.CONTRADICTION: visible_text(contradiction),
+        label: visible_text(text)
+        for label, text in zip(HYPOTHESIS_FIELDS, (entailment, neutral, contradiction), strict=True)
     }
     report_text = visible_text(problem_report)
     with transaction.atomic():
