@@ -17,7 +17,7 @@ from annotation_site.permissions import is_researcher
 from corpus.models import Dataset, Worker
 
 from . import access, arrival, preview, selectors
-from .models import Study, StudyAccess, StudySession, TaskKind
+from .models import Study, StudySession, TaskKind
 from .registry import admission_refusal, next_task_url, registered, start_study_session
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
@@ -120,9 +120,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     # Checked before anything is created: a stranger to the list or a blocked worker leaves no
     # account or session behind.
     known = Worker.objects.filter(market=visit.market, external_id=visit.worker_id).first()
-    refusal = access.block_list_refusal(study, known)
-    if refusal is None and study.access == StudyAccess.CLOSED:
-        refusal = access.closed_list_refusal(study, known)
+    refusal = access.block_list_refusal(study, known) or access.closed_list_refusal(study, known)
     if refusal is not None:
         return _refused(request, refusal)
 
