@@ -169,13 +169,10 @@ def writing_task(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRespons
     else:
         form = _refused_form(request, claim.token, premise, form_rules) or WritingForm(premise=premise, **form_rules)
 
-    family = premise.genre.family
     context = {
+        **selectors.family_guide(premise.genre.family),
         "claim": claim,
         "premise": premise,
-        "family": family,
-        "instructions": [p.strip() for p in family.instructions.split("\n\n") if p.strip()],
-        "examples": selectors.family_examples(family),
         "form": form,
         "hypothesis_fields": [form[name] for name in services.HYPOTHESIS_FIELDS.values()],
         "hold": hold_view([claim], timezone.now(), minutes=holds.claim_minutes()),
@@ -214,10 +211,5 @@ def writing_renew(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRespon
 
 def faq(request: HttpRequest, slug: str) -> HttpResponse:
     family = selectors.family_with_faq(slug)
-    context = {
-        "family": family,
-        "instructions": [p.strip() for p in family.instructions.split("\n\n") if p.strip()],
-        "examples": selectors.family_examples(family),
-        "entries": family.faq_entries.all(),
-    }
+    context = {**selectors.family_guide(family), "entries": family.faq_entries.all()}
     return render(request, "collection/faq.html", context)
