@@ -18,7 +18,7 @@ from corpus.models import Dataset, Worker
 
 from . import access, arrival, preview, selectors
 from .models import Study, StudySession, TaskKind
-from .registry import admission_refusal, next_task_url, registered, start_study_session
+from .registry import admission_refusal, next_task_url, registered
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
 # Where each kind of study sends a worker, and who is admitted, are registered by the composition
@@ -135,7 +135,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
             # guessed link) does not make this browser that participant without asking.
             return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden, "elsewhere": True})
     try:
-        started = start_study_session(study, visit, device=device)
+        started = arrival.start_study_session(study, visit, claim_models=registered().claim_models, device=device)
     except arrival.ArrivalError as error:
         return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
     study_session = started.session
