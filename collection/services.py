@@ -51,8 +51,6 @@ FIELD_SHORT_NAMES = {
     Label.NEUTRAL: "might be correct",
     Label.CONTRADICTION: "definitely incorrect",
 }
-# MultiNLI's pairIDs are the promptID followed by the label's first letter (e.g. "31193n").
-PAIR_ID_LETTER = {Label.ENTAILMENT: "e", Label.NEUTRAL: "n", Label.CONTRADICTION: "c"}
 # How many locked candidates a claim re-checks before it gives up (each was full on a re-count).
 MAX_CANDIDATES_PER_CLAIM = 20
 
@@ -413,10 +411,11 @@ def hypothesis_errors(
 
 
 def _pair_id(premise: Premise, writing_number: int, label: Label) -> str:
-    # The first writing keeps MultiNLI's form ("31193n"); later writings of the same premise
-    # add their number ("31193n2"). `unused_pair_ids` keeps them off ids the dataset has already.
+    # The first writing keeps MultiNLI's form, the promptID and the label's first letter ("31193n");
+    # later writings of the same premise add their number ("31193n2"). `unused_pair_ids` keeps them
+    # off ids the dataset has already.
     suffix = "" if writing_number == 1 else str(writing_number)
-    return f"{premise.prompt_id}{PAIR_ID_LETTER[label]}{suffix}"
+    return f"{premise.prompt_id}{label.value[0]}{suffix}"
 
 
 def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label, str]) -> list[Pair]:
