@@ -45,6 +45,7 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
 
 
 ORPHAN_SENTENCES_KEY = "writing_orphan_sentences"
+TEXT_FIELDS = [*services.HYPOTHESIS_FIELDS.values(), "problem_report"]
 
 
 def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, str] | None = None) -> HttpResponse:
@@ -55,8 +56,7 @@ def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, st
         "collection/writing_expired.html",
         {
             "claim": claim,
-            "texts": [(name, texts.get(name, "")) for name in services.HYPOTHESIS_FIELDS.values()]
-            + [("problem_report", texts.get("problem_report", ""))],
+            "texts": [(name, texts.get(name, "")) for name in TEXT_FIELDS],
             "has_text": any(texts.values()),
         },
         status=409,
@@ -64,8 +64,7 @@ def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, st
 
 
 def _posted_texts(request: HttpRequest) -> dict[str, str]:
-    names = [*services.HYPOTHESIS_FIELDS.values(), "problem_report"]
-    return {name: request.POST.get(name, "") for name in names}
+    return {name: request.POST.get(name, "") for name in TEXT_FIELDS}
 
 
 @login_required
