@@ -33,7 +33,7 @@ from corpus.writings import unused_pair_ids
 from crowd.claiming import ClaimRule, claim_key, claim_rows, db_time, lock_clause, marks
 from crowd.models import ClaimStatus, StudySession
 from crowd.selectors import pool_limits
-from crowd.services import first_hold_reason, record_task_done
+from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
 
 from . import hypothesis_tally
@@ -557,7 +557,7 @@ def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[P
     claim.save(update_fields=["status", "submitted_at"])
     if pairs:
         pairs_arriving(premise.dataset_id)
-    record_task_done(claim.study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))
+    record_task_done(claim.study_session, hold_reasons=(hold_code_of_guesser, hold_code_of_typist))
 
 
 # --- the premise pool, for researchers ---------------------------------------------------------
