@@ -46,9 +46,7 @@ class PreviewMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         # Only a browser with a session can be previewing: other requests (API tokens, webhooks)
         # are left as they were.
-        if settings.SESSION_COOKIE_NAME not in request.COOKIES or request.session.get(preview.PREVIEW_KEY) is None:
-            return self.get_response(request)
-        session = preview.previewed_session(request)
+        session = preview.previewed_session(request) if settings.SESSION_COOKIE_NAME in request.COOKIES else None
         if session is None:
             return self.get_response(request)
         task_apps = registered()
