@@ -55,16 +55,12 @@ FIELD_SHORT_NAMES = {
 MAX_CANDIDATES_PER_CLAIM = 20
 
 
-class WritingTaskError(Exception):
-    """A submit that cannot be saved for a reason the worker should be told about."""
+class ClaimExpired(Exception):
+    """The task's time ran out before its submit: nothing was saved (the worker is told so)."""
 
 
-class ClaimExpired(WritingTaskError):
-    pass
-
-
-class ClaimAlreadySubmitted(WritingTaskError):
-    pass
+class ClaimAlreadySubmitted(Exception):
+    """The task was already saved (or released by a report): a second submit saves nothing."""
 
 
 @dataclass
