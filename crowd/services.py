@@ -3,8 +3,7 @@ browser a participant works in."""
 
 import re
 import secrets
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -62,7 +61,7 @@ def record_task_done(
             session.completion_code = session.expected_completion_code()
             fields += ["completion_code"]
         # The code is shown in the browser whose submit completed the session (StudySession.device).
-        browser = _REQUEST_BROWSER.get()
+        browser = REQUEST_BROWSER.get()
         device = browser() if browser is not None else ""
         if device:
             session.device = device
@@ -142,16 +141,7 @@ def device_of(request: HttpRequest) -> str:
 # The browser of the request being served, for `record_task_done` (which the task apps call deep
 # inside a submit, with no request): set around each request by `BrowserDeviceMiddleware`, read
 # only when a session completes (so no other request reads its session for it).
-_REQUEST_BROWSER: ContextVar[Callable[[], str] | None] = ContextVar("request_browser", default=None)
-
-
-@contextmanager
-def serving_browser(request: HttpRequest) -> Iterator[None]:
-    token = _REQUEST_BROWSER.set(lambda: browser_device(request))
-    try:
-        yield
-    finally:
-        _REQUEST_BROWSER.reset(token)
+REQUEST_BROWSER: ContextVar[Callable[[], str] | None] = ContextVar("request_browser", default=None)
 
 
 def note_device(request: HttpRequest, response: HttpResponse, worker: Worker) -> HttpResponse:
