@@ -24,9 +24,6 @@ class PremiseImport(ImportRun):
     dropped = models.PositiveIntegerField(default=0)
     drop_counts = models.JSONField(default=dict, blank=True, help_text="Sentences dropped, per reason.")
 
-    class Meta(ImportRun.Meta):
-        pass
-
     def __str__(self):
         return f"{self.source} -> {self.dataset.slug}/{self.genre.slug} ({self.status})"
 

@@ -279,13 +279,10 @@ class _Importer:
         return candidate
 
 
-def _positioned_blocks(reader):
-    for block in text_blocks(reader):
-        yield block, reader.bytes
-
-
 def _read_text(importer, reader, source, progress, jobs=1):
     segment = functools.partial(segment_block, max_premise_chars=_max_premise_chars())
+    # Each paragraph with how far the file was read when it ended (the progress figures).
+    positioned = ((block, reader.bytes) for block in text_blocks(reader))
     segmented: Iterator[tuple[Block, int, list[str] | None]]
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: child processes split
@@ -296,9 +293,9 @@ def _read_text(importer, reader, source, progress, jobs=1):
         # Django-free premise_text, so a fresh child imports no apps.
         context = multiprocessing.get_context("spawn")
         pool = context.Pool(jobs)
-        segmented = pool.imap(segment, _positioned_blocks(reader), chunksize=64)
+        segmented = pool.imap(segment, positioned, chunksize=64)
     else:
-        pool, segmented = None, map(segment, _positioned_blocks(reader))
+        pool, segmented = None, map(segment, positioned)
     try:
         for block, position, sentences in segmented:
             progress.advance(position)
@@ -356,12 +353,6 @@ def resolve_genre(slug: str) -> Genre:
         raise PremiseImportError(f"Unknown genre '{slug}'. Known genres: {known}") from None
 
 
-def get_or_create_dataset(slug: str | None = None) -> Dataset:
-    slug = slug or settings.NLI["DEFAULT_DATASET"]
-    dataset, _ = Dataset.objects.get_or_create(slug=slug, defaults={"name": slug})
-    return dataset
-
-
 def import_premises(
     paths: Iterable[str | Path],
     genre: Genre | str,
@@ -384,7 +375,8 @@ def import_premises(
     if not isinstance(genre, Genre):
         genre = resolve_genre(genre)
     if not isinstance(dataset, Dataset):
-        dataset = get_or_create_dataset(dataset)
+        slug = dataset or settings.NLI["DEFAULT_DATASET"]
+        dataset, _ = Dataset.objects.get_or_create(slug=slug, defaults={"name": slug})
     file_paths = [Path(path) for path in paths]
     if not file_paths:
         raise PremiseImportError("No files given.")

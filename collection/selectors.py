@@ -27,10 +27,15 @@ def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
     return claim
 
 
-def family_examples(family: PromptFamily) -> list[PromptExample]:
-    """The family's worked examples in label order (entailment, neutral, contradiction)."""
+def family_guide(family: PromptFamily) -> dict[str, object]:
+    """What the family's pages show of it: its instructions, a paragraph each, and its worked
+    examples in label order (entailment, neutral, contradiction)."""
     examples = {example.label: example for example in family.examples.all()}
-    return [examples[label] for label in THREE_WAY if label in examples]
+    return {
+        "family": family,
+        "instructions": [p.strip() for p in family.instructions.split("\n\n") if p.strip()],
+        "examples": [examples[label] for label in THREE_WAY if label in examples],
+    }
 
 
 def family_with_faq(slug: str) -> PromptFamily:

@@ -33,7 +33,7 @@ from corpus.writings import unused_pair_ids
 from crowd.claiming import ClaimRule, claim_key, claim_rows, db_time, lock_clause, marks
 from crowd.models import ClaimStatus, StudySession
 from crowd.selectors import pool_limits
-from crowd.services import first_hold_reason, record_task_done
+from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
 
 from . import hypothesis_tally
@@ -51,22 +51,16 @@ FIELD_SHORT_NAMES = {
     Label.NEUTRAL: "might be correct",
     Label.CONTRADICTION: "definitely incorrect",
 }
-# MultiNLI's pairIDs are the promptID followed by the label's first letter (e.g. "31193n").
-PAIR_ID_LETTER = {Label.ENTAILMENT: "e", Label.NEUTRAL: "n", Label.CONTRADICTION: "c"}
 # How many locked candidates a claim re-checks before it gives up (each was full on a re-count).
 MAX_CANDIDATES_PER_CLAIM = 20
 
 
-class WritingTaskError(Exception):
-    """A submit that cannot be saved for a reason the worker should be told about."""
+class ClaimExpired(Exception):
+    """The task's time ran out before its submit: nothing was saved (the worker is told so)."""
 
 
-class ClaimExpired(WritingTaskError):
-    pass
-
-
-class ClaimAlreadySubmitted(WritingTaskError):
-    pass
+class ClaimAlreadySubmitted(Exception):
+    """The task was already saved (or released by a report): a second submit saves nothing."""
 
 
 @dataclass
@@ -78,14 +72,6 @@ class WritingSubmission:
 
 
 # --- claiming a premise ----------------------------------------------------------------------
-
-
-def _collected_dataset(dataset: Dataset | None) -> Dataset | None:
-    """The dataset a claim draws from: the given one, else the default collection, else None (any
-    dataset we collect ourselves, never an imported corpus)."""
-    if dataset is not None:
-        return dataset
-    return Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
 
 
 # A premise's live claims, in the writing claim's statements (the premise is `p`).
@@ -215,7 +201,6 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     say "no tasks" while work is left.
     """
     now = timezone.now()
-    dataset = _collected_dataset(dataset)
     pool = pool_limits(study_session.study) if study_session is not None else ([], [])  # genres, imports
     with transaction.atomic():
         own = _own_open_claim(worker, now)
@@ -319,10 +304,13 @@ def claim_next_premise(
 ) -> WritingClaim | None:
     """Hold the next premise for `worker` and return the WritingClaim, or None when none is left.
 
-    A study session's dataset wins over the default collection.
+    A study session's dataset wins over the default collection; without either, any dataset we
+    collect ourselves (never an imported corpus).
     """
     if dataset is None and study_session is not None:
         dataset = study_session.study.dataset
+    if dataset is None:
+        dataset = Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
     try:
         return _claim_once(worker, dataset, study_session)
     except IntegrityError:
@@ -419,10 +407,11 @@ def hypothesis_errors(
 
 
 def _pair_id(premise: Premise, writing_number: int, label: Label) -> str:
-    # The first writing keeps MultiNLI's form ("31193n"); later writings of the same premise
-    # add their number ("31193n2"). `unused_pair_ids` keeps them off ids the dataset has already.
+    # The first writing keeps MultiNLI's form, the promptID and the label's first letter ("31193n");
+    # later writings of the same premise add their number ("31193n2"). `unused_pair_ids` keeps them
+    # off ids the dataset has already.
     suffix = "" if writing_number == 1 else str(writing_number)
-    return f"{premise.prompt_id}{PAIR_ID_LETTER[label]}{suffix}"
+    return f"{premise.prompt_id}{label.value[0]}{suffix}"
 
 
 def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label, str]) -> list[Pair]:
@@ -445,8 +434,7 @@ def create_written_pairs(premise: Premise, author: Worker, texts: Mapping[Label,
         )
         for label, pair_id in zip(HYPOTHESIS_FIELDS, pair_ids, strict=True)
     ]
-    created: list[Pair] = create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
-    return created
+    return create_pairs(premise.dataset, premise.split, pairs, [[label] for label in HYPOTHESIS_FIELDS])
 
 
 def submit_hypotheses(
@@ -478,9 +466,8 @@ def submit_hypotheses(
     and WritingClaim.DoesNotExist when the token is not this worker's.
     """
     texts = {
-        Label.ENTAILMENT: visible_text(entailment),
-        Label.NEUTRAL: visible_text(neutral),
-        Label.CONTRADICTION: visible_text(contradiction),
+        label: visible_text(text)
+        for label, text in zip(HYPOTHESIS_FIELDS, (entailment, neutral, contradiction), strict=True)
     }
     report_text = visible_text(problem_report)
     with transaction.atomic():
@@ -566,7 +553,7 @@ def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[P
     claim.save(update_fields=["status", "submitted_at"])
     if pairs:
         pairs_arriving(premise.dataset_id)
-    record_task_done(claim.study_session, hold_reason=first_hold_reason(hold_code_of_guesser, hold_code_of_typist))
+    record_task_done(claim.study_session, hold_reasons=(hold_code_of_guesser, hold_code_of_typist))
 
 
 # --- the premise pool, for researchers ---------------------------------------------------------

@@ -45,6 +45,7 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
 
 
 ORPHAN_SENTENCES_KEY = "writing_orphan_sentences"
+TEXT_FIELDS = [*services.HYPOTHESIS_FIELDS.values(), "problem_report"]
 
 
 def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, str] | None = None) -> HttpResponse:
@@ -55,8 +56,7 @@ def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, st
         "collection/writing_expired.html",
         {
             "claim": claim,
-            "texts": [(name, texts.get(name, "")) for name in services.HYPOTHESIS_FIELDS.values()]
-            + [("problem_report", texts.get("problem_report", ""))],
+            "texts": [(name, texts.get(name, "")) for name in TEXT_FIELDS],
             "has_text": any(texts.values()),
         },
         status=409,
@@ -64,8 +64,7 @@ def _expired_page(request: HttpRequest, claim: WritingClaim, texts: dict[str, st
 
 
 def _posted_texts(request: HttpRequest) -> dict[str, str]:
-    names = [*services.HYPOTHESIS_FIELDS.values(), "problem_report"]
-    return {name: request.POST.get(name, "") for name in names}
+    return {name: request.POST.get(name, "") for name in TEXT_FIELDS}
 
 
 @login_required
@@ -169,13 +168,10 @@ def writing_task(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRespons
     else:
         form = _refused_form(request, claim.token, premise, form_rules) or WritingForm(premise=premise, **form_rules)
 
-    family = premise.genre.family
     context = {
+        **selectors.family_guide(premise.genre.family),
         "claim": claim,
         "premise": premise,
-        "family": family,
-        "instructions": [p.strip() for p in family.instructions.split("\n\n") if p.strip()],
-        "examples": selectors.family_examples(family),
         "form": form,
         "hypothesis_fields": [form[name] for name in services.HYPOTHESIS_FIELDS.values()],
         "hold": hold_view([claim], timezone.now(), minutes=holds.claim_minutes()),
@@ -214,10 +210,5 @@ def writing_renew(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRespon
 
 def faq(request: HttpRequest, slug: str) -> HttpResponse:
     family = selectors.family_with_faq(slug)
-    context = {
-        "family": family,
-        "instructions": [p.strip() for p in family.instructions.split("\n\n") if p.strip()],
-        "examples": selectors.family_examples(family),
-        "entries": family.faq_entries.all(),
-    }
+    context = {**selectors.family_guide(family), "entries": family.faq_entries.all()}
     return render(request, "collection/faq.html", context)

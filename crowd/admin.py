@@ -227,7 +227,9 @@ class StudyAdmin(admin.ModelAdmin[Study]):
         response["Content-Disposition"] = f'attachment; filename="completed-sessions-{stamp}.csv"'
         writer = csv.writer(response)
         writer.writerow(selectors.COMPLETION_CSV_COLUMNS)
-        writer.writerows(registry.completion_rows(queryset.order_by("slug")))
+        writer.writerows(
+            selectors.completion_rows(queryset.order_by("slug"), flagged=registry.registered().worker_flags)
+        )
         return response
 
 

@@ -29,18 +29,11 @@ def completion_code(study_code: str, secret: str, study_id: int, session_id: int
     return f"{study_code}-{suffix}" if study_code else suffix
 
 
-def _same_text(given: str | None, expected: str) -> bool:
-    # compare_digest takes str only when it is ASCII (a TypeError, i.e. a 500, on `sig=é`): bytes.
-    return hmac.compare_digest((given or "").encode("utf-8", "surrogatepass"), expected.encode())
-
-
-def verify_completion_code(code: str | None, study_code: str, secret: str, study_id: int, session_id: int) -> bool:
-    return _same_text(code, completion_code(study_code, secret, study_id, session_id))
-
-
 def link_signature(secret: str, slug: str) -> str:
     return _mac(secret, f"link:{slug}")[:16].lower()
 
 
 def verify_link_signature(signature: str | None, secret: str, slug: str) -> bool:
-    return _same_text((signature or "").lower(), link_signature(secret, slug))
+    given = (signature or "").lower().encode("utf-8", "surrogatepass")
+    # compare_digest takes str only when it is ASCII (a TypeError, i.e. a 500, on `sig=é`): bytes.
+    return hmac.compare_digest(given, link_signature(secret, slug).encode())

@@ -3,7 +3,7 @@
 from django.http import HttpRequest
 from django.urls import reverse
 
-from .preview import PREVIEW_KEY, previewed_session
+from .preview import previewed_session
 from .services import take_saved_drafts
 
 
@@ -14,9 +14,7 @@ def saved_drafts(request: HttpRequest) -> dict[str, str]:
 
 def preview(request: HttpRequest) -> dict[str, object]:
     """The study a researcher is previewing (crowd.preview), for the banner every page shows then."""
-    if not hasattr(request, "session") or request.session.get(PREVIEW_KEY) is None:
-        return {}
-    session = previewed_session(request)
+    session = previewed_session(request) if hasattr(request, "session") else None
     if session is None:
         return {}
     # The URL too: base.html belongs to the base layer, which names no crowd URL.

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 
 from . import preview
 from .registry import registered
-from .services import saved_drafts_cookie, serving_browser
+from .services import REQUEST_BROWSER, browser_device, saved_drafts_cookie
 
 
 class SavedDraftsMiddleware:
@@ -28,8 +28,11 @@ class BrowserDeviceMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        with serving_browser(request):
+        token = REQUEST_BROWSER.set(lambda: browser_device(request))
+        try:
             return self.get_response(request)
+        finally:
+            REQUEST_BROWSER.reset(token)
 
 
 class PreviewMiddleware:
@@ -46,9 +49,7 @@ class PreviewMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         # Only a browser with a session can be previewing: other requests (API tokens, webhooks)
         # are left as they were.
-        if settings.SESSION_COOKIE_NAME not in request.COOKIES or request.session.get(preview.PREVIEW_KEY) is None:
-            return self.get_response(request)
-        session = preview.previewed_session(request)
+        session = preview.previewed_session(request) if settings.SESSION_COOKIE_NAME in request.COOKIES else None
         if session is None:
             return self.get_response(request)
         task_apps = registered()

@@ -12,9 +12,9 @@ A process that never registered the task apps (SiteConfig left out of INSTALLED_
 loudly at the first use rather than releasing no claims or paying flagged workers unseen.
 """
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -83,16 +83,6 @@ def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal
 def worker_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
     """{worker pk: [words]}: "excluded", and the registered flags, for a list a researcher pays from."""
     return selectors.worker_marks(worker_ids, flagged=registered().worker_flags)
-
-
-def completion_rows(studies: Iterable["Study"]) -> Iterator[list[Any]]:
-    """The completed sessions' CSV rows, their workers marked (`worker_marks`)."""
-    return selectors.completion_rows(studies, flagged=registered().worker_flags)
-
-
-def start_study_session(study: "Study", visit: arrival.Arrival, *, device: str = "") -> arrival.StartedSession:
-    """Create or resume the worker's StudySession, releasing their open claims of other sessions."""
-    return arrival.start_study_session(study, visit, claim_models=registered().claim_models, device=device)
 
 
 def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:

@@ -3,8 +3,7 @@ browser a participant works in."""
 
 import re
 import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -32,17 +31,17 @@ def worker_for_user(user: User) -> Worker:
 
 
 def record_task_done(
-    study_session: StudySession | None, *, hold_reason: Callable[[StudySession], str | None] | None = None
+    study_session: StudySession | None, *, hold_reasons: Iterable[Callable[[StudySession], str | None]] = ()
 ) -> StudySession | None:
     """Count one finished task; the session is complete once it reaches the study's batch size.
 
     Runs in the caller's transaction (the submit that finished the task), so a task is never
-    counted without its data, nor saved without being counted. When the session completes,
-    `hold_reason(session)` says why its code is held (words for researchers), or None: the caller,
-    a task app above the judgement floor, passes the judgement apps' answers, each of which reads
-    its own study setting (`quality.guessers.hold_code_of_guesser` for `Study.hold_code_at_chance`,
-    `authorship.services.hold_code_of_typist` for `Study.typing_evidence_action`), joined by
-    `first_hold_reason`; crowd imports no app above it.
+    counted without its data, nor saved without being counted. When the session completes, the
+    first of `hold_reasons` that answers `reason(session)` with words (for researchers) holds its
+    code: the caller, a task app above the judgement floor, passes the judgement apps' answers,
+    each of which reads its own study setting (`quality.guessers.hold_code_of_guesser` for
+    `Study.hold_code_at_chance`, `authorship.services.hold_code_of_typist` for
+    `Study.typing_evidence_action`); crowd imports no app above it.
     """
     if study_session is None:
         return None
@@ -54,7 +53,7 @@ def record_task_done(
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
         fields += ["completed_at"]
-        held = hold_reason(session) if hold_reason else None
+        held = next((said for reason in hold_reasons if (said := reason(session))), None)
         if held:
             session.code_held_reason = held[:300]
             fields += ["code_held_reason"]
@@ -62,7 +61,7 @@ def record_task_done(
             session.completion_code = session.expected_completion_code()
             fields += ["completion_code"]
         # The code is shown in the browser whose submit completed the session (StudySession.device).
-        browser = _REQUEST_BROWSER.get()
+        browser = REQUEST_BROWSER.get()
         device = browser() if browser is not None else ""
         if device:
             session.device = device
@@ -71,21 +70,6 @@ def record_task_done(
     for name in ("tasks_done", "completed_at", "completion_code", "code_held_reason", "device"):
         setattr(study_session, name, getattr(session, name))  # the caller's instance says it too
     return session
-
-
-def first_hold_reason(
-    *reasons: Callable[[StudySession], str | None],
-) -> Callable[[StudySession], str | None]:
-    """One hold answer from several (the guesser test, the typing evidence): the first reason given."""
-
-    def hold_reason(session: StudySession) -> str | None:
-        for reason in reasons:
-            held = reason(session)
-            if held:
-                return held
-        return None
-
-    return hold_reason
 
 
 # Which drafts the server saved reaches the next page in a cookie of its own, not the session: a
@@ -157,16 +141,7 @@ def device_of(request: HttpRequest) -> str:
 # The browser of the request being served, for `record_task_done` (which the task apps call deep
 # inside a submit, with no request): set around each request by `BrowserDeviceMiddleware`, read
 # only when a session completes (so no other request reads its session for it).
-_REQUEST_BROWSER: ContextVar[Callable[[], str] | None] = ContextVar("request_browser", default=None)
-
-
-@contextmanager
-def serving_browser(request: HttpRequest) -> Iterator[None]:
-    token = _REQUEST_BROWSER.set(lambda: browser_device(request))
-    try:
-        yield
-    finally:
-        _REQUEST_BROWSER.reset(token)
+REQUEST_BROWSER: ContextVar[Callable[[], str] | None] = ContextVar("request_browser", default=None)
 
 
 def note_device(request: HttpRequest, response: HttpResponse, worker: Worker) -> HttpResponse:

@@ -5,8 +5,6 @@ Views stay thin: arrival rules live in arrival.py, writes in services.py.
 
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,8 +15,8 @@ from annotation_site.permissions import is_researcher
 from corpus.models import Dataset, Worker
 
 from . import access, arrival, preview, selectors
-from .models import Study, StudyAccess, StudySession, TaskKind
-from .registry import admission_refusal, next_task_url, registered, start_study_session
+from .models import Study, StudySession, TaskKind
+from .registry import admission_refusal, next_task_url, registered
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
 # Where each kind of study sends a worker, and who is admitted, are registered by the composition
@@ -120,9 +118,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     # Checked before anything is created: a stranger to the list or a blocked worker leaves no
     # account or session behind.
     known = Worker.objects.filter(market=visit.market, external_id=visit.worker_id).first()
-    refusal = access.block_list_refusal(study, known)
-    if refusal is None and study.access == StudyAccess.CLOSED:
-        refusal = access.closed_list_refusal(study, known)
+    refusal = access.block_list_refusal(study, known) or access.closed_list_refusal(study, known)
     if refusal is not None:
         return _refused(request, refusal)
 
@@ -130,14 +126,16 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     device = device_of(request)
     if not switch_confirmed:
         hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
-        if request.user.is_authenticated and not _is_this_workers_account(request.user, visit):
+        # Signed in as another account than the link's worker: asked before switching.
+        link_worker = Worker.objects.filter(market=visit.market, external_id=visit.worker_id)
+        if request.user.is_authenticated and not link_worker.filter(user=request.user).exists():
             return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden})
         if not request.user.is_authenticated and arrival.seen_in_another_browser(visit, device):
             # A participant id opened in another browser before: the id alone (a shared or
             # guessed link) does not make this browser that participant without asking.
             return render(request, "crowd/study_switch.html", {"study": study, "hidden": hidden, "elsewhere": True})
     try:
-        started = start_study_session(study, visit, device=device)
+        started = arrival.start_study_session(study, visit, claim_models=registered().claim_models, device=device)
     except arrival.ArrivalError as error:
         return render(request, "crowd/study_error.html", {"study": study, "problem": str(error)}, status=400)
     study_session = started.session
@@ -198,13 +196,6 @@ def task_visit(request: HttpRequest, task_kind: str) -> tuple[StudySession | Non
     if study_session is not None and study_session.is_complete:
         return study_session, completion_page(request, study_session)
     return study_session, None
-
-
-def _is_this_workers_account(user: AbstractBaseUser | AnonymousUser, visit: arrival.Arrival) -> bool:
-    return (
-        user.pk is not None
-        and Worker.objects.filter(user_id=user.pk, market=visit.market, external_id=visit.worker_id).exists()
-    )
 
 
 @require_http_methods(["GET", "POST"])

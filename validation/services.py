@@ -547,7 +547,7 @@ def submit_validation_batch(
                 catch_labels=catch_labels,
                 seconds=per_pair,
             )
-        record_task_done(study_session, hold_reason=hold_code_of_guesser)
+        record_task_done(study_session, hold_reasons=[hold_code_of_guesser])
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 
 

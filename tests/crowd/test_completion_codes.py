@@ -54,15 +54,13 @@ def test_each_session_gets_its_own_code_verifiable_with_the_study_secret(client,
     assert first.completion_code and second.completion_code and first.completion_code != second.completion_code
     assert first.completion_code.startswith("STUDY-7-")
     for session in (first, second):
-        assert codes.verify_completion_code(
-            session.completion_code, study.completion_code, study.code_secret, study.pk, session.pk
+        assert session.completion_code == codes.completion_code(
+            study.completion_code, study.code_secret, study.pk, session.pk
         )
     # One session's code does not verify for another session, nor under another study's secret.
-    assert not codes.verify_completion_code(
-        first.completion_code, study.completion_code, study.code_secret, study.pk, second.pk
-    )
-    assert not codes.verify_completion_code(
-        first.completion_code, study.completion_code, codes.new_study_secret(), study.pk, first.pk
+    assert first.completion_code != codes.completion_code(study.completion_code, study.code_secret, study.pk, second.pk)
+    assert first.completion_code != codes.completion_code(
+        study.completion_code, codes.new_study_secret(), study.pk, first.pk
     )
 
 

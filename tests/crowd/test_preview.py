@@ -28,7 +28,8 @@ from corpus.recompute import recompute_gold
 from crowd.admin import StudyAdmin, StudyCounts
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from crowd.preview import PREVIEW_NOT_SAVED
-from crowd.registry import completion_rows
+from crowd.registry import registered
+from crowd.selectors import completion_rows
 from dashboard.queries.costs import cost_overview
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.bonuses import study_summaries, worker_totals
@@ -104,7 +105,7 @@ def figures():
         "bonuses": (repr(worker_totals()), repr(study_summaries())),
         "open_claims": sum(model._default_manager.filter(status=ClaimStatus.OPEN).count() for model in CLAIM_MODELS),
         "sessions": admin_counts,
-        "approval_list": list(completion_rows(Study.objects.order_by("slug"))),
+        "approval_list": list(completion_rows(Study.objects.order_by("slug"), flagged=registered().worker_flags)),
         "tasks_done": list(
             StudySession.objects.filter(is_preview=False)
             .order_by("pk")
