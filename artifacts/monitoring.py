@@ -199,14 +199,6 @@ def cached_scoring_model(dataset_id: int | None) -> tuple[int, ScoringModel] | t
     return refresh_id, model
 
 
-def forget_scoring_models() -> None:
-    """Drop this process's models and its memory of the latest refresh (tests: a rolled-back
-    database reuses ids)."""
-    with _lock:
-        _models.clear()
-        _checked.clear()
-
-
 def scoring_model(dataset: Dataset | None) -> tuple[MonitorRefresh | None, ScoringModel | None]:
     """(MonitorRefresh, ScoringModel) of the dataset's latest done refresh; (None, None) when
     there is none. For pages and figures; the scoring endpoint uses `cached_scoring_model`."""
