@@ -101,10 +101,6 @@ def _finish(refresh: MonitorRefresh, status: str, started: float, error: str = "
     return refresh
 
 
-def latest_refresh(dataset: Dataset | None = None) -> MonitorRefresh | None:
-    return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
-
-
 def refresh_if_due(dataset: Dataset, every: int | None = None) -> bool:
     """Queue a refresh when `every` (settings.ARTIFACTS_MONITOR_EVERY_PAIRS) pairs have come in
     since the last one; returns whether it did."""

@@ -15,7 +15,7 @@ from corpus.models import Dataset, Genre, Worker
 from corpus.selectors import pairs_in
 
 from . import tag_tally
-from .models import MonitorRefresh, PairTags, TaggingJob
+from .models import JobStatus, MonitorRefresh, PairTags, TaggingJob
 from .phenomena import PHENOMENA, PHENOMENON_NAMES
 
 ID_CHUNK = 5000
@@ -238,15 +238,16 @@ def giveaway_words_for(
 # --- the monitor -------------------------------------------------------------------------------
 
 
+def latest_refresh(dataset: Dataset | None = None) -> MonitorRefresh | None:
+    """The scope's latest done monitor refresh (None: all datasets together)."""
+    return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
+
+
 def monitor_overview(dataset: Dataset | None = None, *, trend_points: int = 20) -> dict[str, Any]:
     """The latest done refresh of the scope, its flagged writers (with names), and the trend:
     hypothesis-only accuracy against the majority class over the last refreshes, oldest first."""
-    from corpus.models import Worker
-
-    from .models import JobStatus
-
     refreshes = MonitorRefresh.objects.filter(dataset=dataset)
-    latest = refreshes.filter(status=JobStatus.DONE).order_by("-created_at").first()
+    latest = latest_refresh(dataset)
     trend = list(
         refreshes.filter(status=JobStatus.DONE)
         .order_by("-created_at")
