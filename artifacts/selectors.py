@@ -218,14 +218,12 @@ def giveaway_words_for(
 
         listing = giveaway_words(counted(), min_count=min_count, top=top)
     scheme = dataset.label_scheme if dataset is not None else None
-    if scheme_labels.stored_categories(scheme) != LABELS:
+    categories = scheme_labels.stored_categories(scheme)
+    if categories != LABELS:
         # Two-way (and ordinal) data in its own words: entailed / not-entailed, no contradiction.
         listing = {
-            scheme_labels.to_scheme(scheme, label): words
-            for label, words in listing.items()
-            if label in scheme_labels.stored_categories(scheme)
+            scheme_labels.to_scheme(scheme, label): words for label, words in listing.items() if label in categories
         }
-    categories = scheme_labels.stored_categories(scheme)
     return {
         "min_count": min_count,
         "top": top,
