@@ -44,7 +44,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
     by_gold: dict[str, dict[str, int]] = {}
     for slug, name, gold_label, tag, n in tag_tally.tag_counts(dataset, split):
         column = "pairs" if tag == tag_tally.TAGGED else tag
-        genre = genre_sums.setdefault(slug, {"pair__premise__genre__slug": slug, "pair__premise__genre__name": name})
+        genre = genre_sums.setdefault(slug, {"slug": slug, "name": name})
         gold = by_gold.setdefault(gold_label, {})
         overall[column] += n
         genre[column] = genre.get(column, 0) + n
@@ -55,10 +55,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
     per_genre = [genre_sums[slug] for slug in sorted(genre_sums)]
     in_scope = sum(n for _, n in tallies.pair_counts(dataset, split, by=("dataset_id",)))
     tagged = overall["pairs"]
-    genres = [
-        {"slug": row["pair__premise__genre__slug"], "name": row["pair__premise__genre__name"], "pairs": row["pairs"]}
-        for row in per_genre
-    ]
+    genres = [{"slug": row["slug"], "name": row["name"], "pairs": row["pairs"]} for row in per_genre]
     # A two-way or ordinal dataset's gold labels in its own words: entailed / not-entailed.
     scheme = dataset.label_scheme if dataset is not None else None
     categories = scheme_labels.stored_categories(scheme)
@@ -80,7 +77,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
                 "share": overall[name] / tagged if tagged else None,
                 "per_genre": [
                     {
-                        "genre": row["pair__premise__genre__slug"],
+                        "genre": row["slug"],
                         "pairs": row[name],
                         "share": row[name] / row["pairs"] if row["pairs"] else None,
                     }
