@@ -101,10 +101,6 @@ def _finish(refresh: MonitorRefresh, status: str, started: float, error: str = "
     return refresh
 
 
-def latest_refresh(dataset: Dataset | None = None) -> MonitorRefresh | None:
-    return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
-
-
 def refresh_if_due(dataset: Dataset, every: int | None = None) -> bool:
     """Queue a refresh when `every` (settings.ARTIFACTS_MONITOR_EVERY_PAIRS) pairs have come in
     since the last one; returns whether it did."""
@@ -197,14 +193,6 @@ def cached_scoring_model(dataset_id: int | None) -> tuple[int, ScoringModel] | t
             return None, None
         _models[dataset_id] = (refresh_id, model_file, model)
     return refresh_id, model
-
-
-def forget_scoring_models() -> None:
-    """Drop this process's models and its memory of the latest refresh (tests: a rolled-back
-    database reuses ids)."""
-    with _lock:
-        _models.clear()
-        _checked.clear()
 
 
 def scoring_model(dataset: Dataset | None) -> tuple[MonitorRefresh | None, ScoringModel | None]:

@@ -15,7 +15,7 @@ from corpus.models import Dataset, Genre, Worker
 from corpus.selectors import pairs_in
 
 from . import tag_tally
-from .models import MonitorRefresh, PairTags, TaggingJob
+from .models import JobStatus, MonitorRefresh, PairTags, TaggingJob
 from .phenomena import PHENOMENA, PHENOMENON_NAMES
 
 ID_CHUNK = 5000
@@ -44,7 +44,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
     by_gold: dict[str, dict[str, int]] = {}
     for slug, name, gold_label, tag, n in tag_tally.tag_counts(dataset, split):
         column = "pairs" if tag == tag_tally.TAGGED else tag
-        genre = genre_sums.setdefault(slug, {"pair__premise__genre__slug": slug, "pair__premise__genre__name": name})
+        genre = genre_sums.setdefault(slug, {"slug": slug, "name": name})
         gold = by_gold.setdefault(gold_label, {})
         overall[column] += n
         genre[column] = genre.get(column, 0) + n
@@ -55,10 +55,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
     per_genre = [genre_sums[slug] for slug in sorted(genre_sums)]
     in_scope = sum(n for _, n in tallies.pair_counts(dataset, split, by=("dataset_id",)))
     tagged = overall["pairs"]
-    genres = [
-        {"slug": row["pair__premise__genre__slug"], "name": row["pair__premise__genre__name"], "pairs": row["pairs"]}
-        for row in per_genre
-    ]
+    genres = [{"slug": row["slug"], "name": row["name"], "pairs": row["pairs"]} for row in per_genre]
     # A two-way or ordinal dataset's gold labels in its own words: entailed / not-entailed.
     scheme = dataset.label_scheme if dataset is not None else None
     categories = scheme_labels.stored_categories(scheme)
@@ -80,7 +77,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
                 "share": overall[name] / tagged if tagged else None,
                 "per_genre": [
                     {
-                        "genre": row["pair__premise__genre__slug"],
+                        "genre": row["slug"],
                         "pairs": row[name],
                         "share": row[name] / row["pairs"] if row["pairs"] else None,
                     }
@@ -218,14 +215,12 @@ def giveaway_words_for(
 
         listing = giveaway_words(counted(), min_count=min_count, top=top)
     scheme = dataset.label_scheme if dataset is not None else None
-    if scheme_labels.stored_categories(scheme) != LABELS:
+    categories = scheme_labels.stored_categories(scheme)
+    if categories != LABELS:
         # Two-way (and ordinal) data in its own words: entailed / not-entailed, no contradiction.
         listing = {
-            scheme_labels.to_scheme(scheme, label): words
-            for label, words in listing.items()
-            if label in scheme_labels.stored_categories(scheme)
+            scheme_labels.to_scheme(scheme, label): words for label, words in listing.items() if label in categories
         }
-    categories = scheme_labels.stored_categories(scheme)
     return {
         "min_count": min_count,
         "top": top,
@@ -238,15 +233,16 @@ def giveaway_words_for(
 # --- the monitor -------------------------------------------------------------------------------
 
 
+def latest_refresh(dataset: Dataset | None = None) -> MonitorRefresh | None:
+    """The scope's latest done monitor refresh (None: all datasets together)."""
+    return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
+
+
 def monitor_overview(dataset: Dataset | None = None, *, trend_points: int = 20) -> dict[str, Any]:
     """The latest done refresh of the scope, its flagged writers (with names), and the trend:
     hypothesis-only accuracy against the majority class over the last refreshes, oldest first."""
-    from corpus.models import Worker
-
-    from .models import JobStatus
-
     refreshes = MonitorRefresh.objects.filter(dataset=dataset)
-    latest = refreshes.filter(status=JobStatus.DONE).order_by("-created_at").first()
+    latest = latest_refresh(dataset)
     trend = list(
         refreshes.filter(status=JobStatus.DONE)
         .order_by("-created_at")

@@ -315,11 +315,7 @@ def pairs_arriving(dataset_id: int) -> None:
 def pairs_arrived(dataset_id: int | None = None) -> None:
     """New pairs were committed (`pairs_arriving` queued this by name): tag them in the background,
     and refresh the artifact monitor of a collected dataset every ARTIFACTS_MONITOR_EVERY_PAIRS pairs."""
-    dataset = None
-    if dataset_id is not None:
-        from corpus.models import Dataset
-
-        dataset = Dataset.objects.filter(pk=dataset_id).first()
+    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
     if pairs_to_tag(dataset).exists():
         start_tagging(dataset)
     if dataset is not None and not dataset.is_imported:

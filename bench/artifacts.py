@@ -175,7 +175,8 @@ def prepare_snli_monitor():
     django.setup()
     from django.core.management import call_command
 
-    from artifacts.monitoring import latest_refresh, refresh_monitor
+    from artifacts.monitoring import refresh_monitor
+    from artifacts.selectors import latest_refresh
     from corpus.models import Dataset
 
     call_command("migrate", verbosity=0)

@@ -36,8 +36,9 @@ THREE_WAY = list(VOTE_FIELD)
 FIVE = Q(label_count=LABELS_PER_PAIR)
 
 
-def _ratio(numerator: float, denominator: float) -> float | None:
-    return numerator / denominator if denominator else None
+def ratio(part: float, whole: float | None) -> float | None:
+    """part / whole, or None where whole is 0 or missing (a share of nothing is undefined, not 0)."""
+    return part / whole if whole else None
 
 
 def fleiss_kappa_from_sums(
@@ -397,12 +398,12 @@ def agreement_stats(
     result: dict[str, Any] = {
         "pairs": totals["pairs"],
         "five_label_pairs": five,
-        "unanimous": _ratio(totals["unanimous"], five),
-        "individual_eq_gold": _ratio(totals["individual_eq_gold"], five * LABELS_PER_PAIR),
-        "individual_eq_author": _ratio(totals["individual_eq_author"], five * (LABELS_PER_PAIR - 1)),
-        "gold_eq_author": _ratio(totals["gold_eq_author"], five),
-        "gold_ne_author": _ratio(totals["gold_ne_author"], five),
-        "no_gold": _ratio(totals["no_gold"], five),
+        "unanimous": ratio(totals["unanimous"], five),
+        "individual_eq_gold": ratio(totals["individual_eq_gold"], five * LABELS_PER_PAIR),
+        "individual_eq_author": ratio(totals["individual_eq_author"], five * (LABELS_PER_PAIR - 1)),
+        "gold_eq_author": ratio(totals["gold_eq_author"], five),
+        "gold_ne_author": ratio(totals["gold_ne_author"], five),
+        "no_gold": ratio(totals["no_gold"], five),
         # The count behind no_gold: five labels and no 3 agree (the dashboard's "no consensus" row).
         "no_consensus_pairs": totals["no_gold"],
         "fleiss_kappa": _kappas(five, sums, squares, categories, scheme),
@@ -411,7 +412,7 @@ def agreement_stats(
                 "pairs": genre["pairs"],
                 # The pairs the genre's agreement is over (MultiNLI Table 3 counts five-label pairs only).
                 "five_label_pairs": genre["five"],
-                "agreement": _ratio(genre["matching"], genre["five"] * LABELS_PER_PAIR),
+                "agreement": ratio(genre["matching"], genre["five"] * LABELS_PER_PAIR),
             }
             for slug, genre in sorted(genres.items())
         },

@@ -10,9 +10,10 @@ import random
 
 from django.db import transaction
 
-from artifacts.models import JobStatus, MonitorRefresh, StudyNudge
+from artifacts.models import StudyNudge
 from artifacts.monitoring import refresh_monitor, scoring_model
 from artifacts.phenomena import TaggerUnavailable
+from artifacts.selectors import latest_refresh
 from artifacts.services import get_tagger, pairs_to_tag, run_tagging_job, start_tagging
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split
@@ -104,7 +105,7 @@ def ensure_artifacts_demo(dataset, stdout=None):
     if study:
         StudyNudge.objects.get_or_create(study=study, defaults={"enabled": True, "threshold": DEMO_NUDGE_THRESHOLD})
     tag_untagged_pairs(stdout)
-    latest = MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
+    latest = latest_refresh(dataset)
     if latest is None or created or latest.pairs_total != Pair.objects.filter(dataset=dataset).count():
         say("Refreshing the artifact monitor (hypothesis-only accuracy, flagged writers)...")
         latest = refresh_monitor(dataset)

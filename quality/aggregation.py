@@ -10,7 +10,7 @@ four validators' (it is position 1 of the five in the corpus).
 - `mace`: per worker, the probability of answering competently rather than spamming (Hovy et al. 2013).
 
 The models are crowd-kit's; this module only feeds them, reads their fitted attributes back
-into one result shape (`AggregationResult`), and compares them with the majority vote.
+into one result shape (`AggregationResult`).
 """
 
 import warnings
@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 from crowdkit.aggregation import GLAD, MACE, DawidSkene
 from pandas.errors import Pandas4Warning
@@ -154,30 +153,6 @@ AGGREGATORS: dict[str, Callable[[pd.DataFrame], AggregationResult]] = {
     "glad": glad,
     "mace": mace,
 }
-
-
-def disagreements_with_majority(
-    majority: AggregationResult, other: AggregationResult, include_no_gold: bool = True
-) -> pd.DataFrame:
-    """Tasks where `other` does not give the majority-vote gold label, one row each.
-
-    Columns: task, majority_label, other_label, other_posterior, and `kind`:
-    "overrules" where the majority vote had a gold label and `other` picked another one,
-    "resolves" where the majority vote had none ("-") and `other` picked a label
-    (left out with include_no_gold=False). Sorted with the most confident disagreements first,
-    since those are the ones a researcher should read.
-    """
-    both = pd.DataFrame({"majority_label": majority.labels, "other_label": other.labels})
-    if both.isna().any().any():
-        raise ValueError("the two results do not cover the same tasks")
-    posterior = other.posterior if other.posterior is not None else pd.Series(np.nan, index=both.index)
-    both["other_posterior"] = posterior.reindex(both.index)
-    differ = both.loc[both["majority_label"] != both["other_label"]].copy()
-    differ["kind"] = np.where(differ["majority_label"] == NO_GOLD, "resolves", "overrules")
-    if not include_no_gold:
-        differ = differ.loc[differ["kind"] == "overrules"]
-    differ = differ.rename_axis("task").reset_index()
-    return differ.sort_values(["other_posterior", "task"], ascending=[False, True], ignore_index=True)
 
 
 @contextmanager

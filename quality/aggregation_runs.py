@@ -186,19 +186,17 @@ def _fit_claimed(run):
     except TakenOver as taken:
         logger.warning("%s; this process's results were dropped", taken)
         return None
-    except NothingToAggregate as problem:
-        # An answer for the researcher, not a crash: the run says why it has no results.
-        AggregationRun.objects.filter(held).update(
-            status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(), error=str(problem)
-        )
     except BaseException as exc:
+        # NothingToAggregate is an answer for the researcher, not a crash: the run says why it has no results.
+        answer = isinstance(exc, NothingToAggregate)
         AggregationRun.objects.filter(held).update(
             status=AggregationStatus.FAILED,
             stage="",
             finished_at=timezone.now(),
-            error=f"{type(exc).__name__}: {exc}"[:5000],
+            error=str(exc) if answer else f"{type(exc).__name__}: {exc}"[:5000],
         )
-        raise
+        if not answer:
+            raise
     run.refresh_from_db()
     if run.status == AggregationStatus.DONE:
         from .stopping import stop_confident_pairs

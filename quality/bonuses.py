@@ -34,8 +34,8 @@ from corpus.models import Market, Worker
 from crowd.models import Study
 
 from .flags import catch_only_flag
-from .models import BonusEntry, BonusKind, CatchTrialAnswer
-from .selectors import guesser_evidence_by_worker
+from .models import BonusEntry, BonusKind
+from .selectors import catch_figures, guesser_evidence_by_worker
 
 CENT = Decimal("0.01")
 
@@ -204,10 +204,8 @@ def _zero():
 def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
     """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid (two queries)."""
     entries = BonusEntry.objects.all()
-    answers = CatchTrialAnswer.objects.all()
     if study is not None:
         entries = entries.filter(study=study)
-        answers = answers.filter(study_session__study=study)
     money_rows = {
         row["worker_id"]: row
         for row in entries.values("worker_id")
@@ -217,21 +215,15 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
         )
         .order_by()
     }
-    seen_rows = {
-        row["worker_id"]: row
-        for row in answers.values("worker_id")
-        .annotate(seen=Count("id"), matched=Count("id", filter=Q(matched=True)))
-        .order_by()
-    }
+    seen_rows = catch_figures(study=study)
     ids = set(money_rows) | set(seen_rows)
     # Catch accuracy is judged beside the ordinary labels (issue 27): a worker right on the catch
     # trials and at chance elsewhere is marked and listed last, never ranked first.
     evidence = guesser_evidence_by_worker(ids, catch_trials=False)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
         m: Mapping[str, Any] = money_rows.get(worker.pk, {})
-        s: Mapping[str, Any] = seen_rows.get(worker.pk, {})
-        seen, matched = s.get("seen", 0), s.get("matched", 0)
+        seen, matched = seen_rows.get(worker.pk, (0, 0))
         earned = Decimal(m.get("earned", 0)).quantize(CENT)
         paid = Decimal(m.get("paid", 0)).quantize(CENT)
         rows.append(

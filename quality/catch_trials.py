@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, Pair, ValidationLabel, Worker
@@ -29,20 +29,6 @@ from crowd.models import Study, StudySession
 
 from .bonuses import record_catch_bonuses
 from .models import CatchTrialAnswer, ReferenceLabel
-
-
-def catch_trial_candidates(worker, dataset=None, seen=None):
-    """Catch-trial pairs this worker may be served."""
-    references = ReferenceLabel.objects.filter(is_catch_trial=True)
-    if dataset is not None:
-        references = references.filter(pair__dataset=dataset)
-    references = references.exclude(Q(pair__author=worker))
-    references = references.exclude(pair_id__in=ValidationLabel.objects.filter(worker=worker).values("pair_id"))
-    references = references.exclude(pair_id__in=CatchTrialAnswer.objects.filter(worker=worker).values("pair_id"))
-    if seen is not None:
-        references = references.exclude(pair_id__in=seen)
-    return references
-
 
 # An ordinary pair is labelled by its author and four validators: a catch pair is served to no more.
 MAX_SERVINGS = LABELS_PER_PAIR - AUTHOR_POSITION
@@ -78,7 +64,13 @@ def pick_catch_trials(
     """
     if count <= 0:
         return []
-    candidates = catch_trial_candidates(worker, dataset, seen).exclude(pair_id__in=list(taken))
+    candidates = ReferenceLabel.objects.filter(is_catch_trial=True)
+    if dataset is not None:
+        candidates = candidates.filter(pair__dataset=dataset)
+    candidates = candidates.exclude(pair__author=worker)
+    candidates = candidates.exclude(pair_id__in=ValidationLabel.objects.filter(worker=worker).values("pair_id"))
+    candidates = candidates.exclude(pair_id__in=CatchTrialAnswer.objects.filter(worker=worker).values("pair_id"))
+    candidates = candidates.exclude(pair_id__in=seen).exclude(pair_id__in=list(taken))
     candidates = candidates.exclude(pair__premise_id__in=Pair.objects.filter(pk__in=seen).values("premise_id"))
     if claims is not None:
         candidates = candidates.alias(served=servings(claims)).filter(served__lt=MAX_SERVINGS)

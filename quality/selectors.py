@@ -37,7 +37,7 @@ from corpus.models import (
     Worker,
 )
 from corpus.selectors import in_gold, labels_that_count
-from crowd.models import StudySession
+from crowd.models import Study, StudySession
 from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
@@ -189,11 +189,13 @@ def median_per_worker(sql: str, params: Sequence[Any]) -> dict[int, float]:
         return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
 
 
-def catch_figures(dataset: Dataset | None = None) -> dict[int, tuple[int, int]]:
-    """Statement 3: {worker id: (seen, matched)}."""
+def catch_figures(dataset: Dataset | None = None, study: Study | None = None) -> dict[int, tuple[int, int]]:
+    """Statement 3: {worker id: (seen, matched)} of the catch-trial answers (of a dataset, of a study)."""
     answers = CatchTrialAnswer.objects.all()
     if dataset is not None:
         answers = answers.filter(pair__dataset=dataset)
+    if study is not None:
+        answers = answers.filter(study_session__study=study)
     return {
         row["worker_id"]: (row["seen"], row["matched"])
         for row in answers.values("worker_id")

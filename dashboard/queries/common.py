@@ -5,10 +5,6 @@ from django.db.models import QuerySet
 from corpus.models import Dataset, Genre, Pair, Worker
 
 
-def ratio(part: float, whole: float | None) -> float | None:
-    return part / whole if whole else None
-
-
 def datasets() -> list[Dataset]:
     """Every dataset, by slug: the scope selector and the forms that pick datasets."""
     return list(Dataset.objects.order_by("slug"))

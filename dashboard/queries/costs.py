@@ -31,6 +31,7 @@ from django.db.models.functions import Coalesce
 
 from collection.models import HypothesisTally
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
+from corpus.tallies import scoped, summed
 from crowd.models import Study, TaskKind
 from quality.models import BonusEntry, BonusKind
 from validation import credits
@@ -207,9 +208,9 @@ def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str
     )
     # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker),
     # from the count the writing submit and the adversarial finish maintain (collection.hypothesis_tally).
-    tallies = HypothesisTally.objects.filter(dataset=dataset) if dataset else HypothesisTally.objects.all()
+    keys = ("study_id", "split", "genre__slug", "n")
     written: list[Row] = [
-        row for row in tallies.values("study_id", "split", "genre__slug").annotate(n=Sum("n")).order_by() if row["n"]
+        dict(zip(keys, row, strict=True)) for row in summed(scoped(HypothesisTally, dataset), keys[:-1])
     ]
     outcomes, pool = _outcome_rows(dataset), _pool_rows(dataset)
     return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}

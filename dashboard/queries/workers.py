@@ -7,13 +7,13 @@ from django.db import connection
 from django.db.models import Count, F, Q
 
 from collection.models import WritingClaim
+from corpus.agreement import ratio
 from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
 from corpus.selectors import pairs_in
 from crowd.models import ClaimStatus
 from quality.selectors import median_per_worker
 
 from ..figure_cache import cached, refreshable
-from .common import ratio
 
 WORKER_COLUMNS = {
     # sort key: (column heading, is numeric)

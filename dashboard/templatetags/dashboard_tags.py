@@ -4,8 +4,8 @@ import json
 
 from django import template
 
+from corpus.agreement import ratio
 from corpus.selectors import genre_names
-from dashboard.queries.common import ratio
 
 register = template.Library()
 

@@ -24,11 +24,16 @@ def loaded_tagger():
 def _forget_scoring_models():
     """The scoring endpoint keeps models and the latest refresh id in process memory; a test's
     rolled-back database reuses ids, so each test starts without them."""
-    from artifacts.monitoring import forget_scoring_models
+    from artifacts import monitoring
 
-    forget_scoring_models()
+    def forget() -> None:
+        with monitoring._lock:
+            monitoring._models.clear()
+            monitoring._checked.clear()
+
+    forget()
     yield
-    forget_scoring_models()
+    forget()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,6 @@ from corpus.labels import LABELS, NO_GOLD
 from quality.aggregation import (
     AggregationResult,
     dawid_skene,
-    disagreements_with_majority,
     glad,
     mace,
     majority_vote,
@@ -157,33 +156,6 @@ def test_models_rate_random_workers_below_honest_ones(random_crowd, method):
     random = [skill[worker] for worker, kind in kinds.items() if kind == "random"]
     assert max(random) < min(honest), result.skill_meaning
     assert accuracy(result, truth) >= accuracy(results["majority_vote"], truth)
-
-
-def test_disagreements_list_overruled_and_resolved_pairs_most_confident_first():
-    tasks = pd.Index(["a", "b", "c", "d"], name="task")
-    majority = AggregationResult("majority_vote", pd.Series([E, NO_GOLD, N, C], index=tasks))
-    other = AggregationResult(
-        "model",
-        pd.Series([E, N, C, C], index=tasks),
-        posterior=pd.Series([0.99, 0.6, 0.8, 0.9], index=tasks),
-    )
-    listed = disagreements_with_majority(majority, other)
-    assert listed[["task", "majority_label", "other_label", "kind"]].values.tolist() == [
-        ["c", N, C, "overrules"],
-        ["b", NO_GOLD, N, "resolves"],
-    ]
-    assert listed["other_posterior"].tolist() == [0.8, 0.6]
-    only_overruled = disagreements_with_majority(majority, other, include_no_gold=False)
-    assert only_overruled["task"].tolist() == ["c"]
-
-
-def test_disagreements_on_a_real_run_are_exactly_the_differing_labels(random_crowd):
-    _, _, _, results = random_crowd
-    majority, model = results["majority_vote"], results["dawid_skene"]
-    listed = disagreements_with_majority(majority, model)
-    differing = majority.labels.index[majority.labels != model.labels]
-    assert sorted(listed["task"]) == sorted(differing)
-    assert len(listed) > 0
 
 
 @pytest.mark.parametrize(
