@@ -35,8 +35,12 @@ from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
+PENDING = "pending"
 RUNNING = "running"
 FAILED = "failed"
+# A row running without a heartbeat (its process died before the first beat) is taken over once it
+# has run longer than any real export or fit takes (bench/export.py: a MultiNLI export is under a minute).
+STALE_RUNNING_AFTER = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,24 @@ def heartbeat(model: type[Model], pk: Any, *, seconds: float | None = None) -> I
     finally:
         stop.set()
         beater.join(timeout=seconds + 10)
+
+
+def take(model: type[Model], pk: Any, **fields: Any) -> bool:
+    """Move the row pending/failed -> running in one UPDATE, so two deliveries of one task never
+    both run (Celery redelivers with acks_late); a row left running by a process that died is taken
+    over once its heartbeat is stale, or, without one, after STALE_RUNNING_AFTER. `fields`: more to
+    set in the same UPDATE. False: the row was not takeable (done, or running and alive)."""
+    now = timezone.now()
+    takeable = (
+        Q(status__in=[PENDING, FAILED])
+        | Q(status=RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
+        | Q(status=RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
+    )
+    return bool(
+        model._default_manager.filter(takeable, pk=pk).update(
+            status=RUNNING, started_at=now, heartbeat_at=now, finished_at=None, progress=0.0, error="", **fields
+        )
+    )
 
 
 def silent_since(row: Model, kind: LongTaskKind) -> Any:

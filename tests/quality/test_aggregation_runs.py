@@ -129,12 +129,13 @@ def test_a_finished_run_is_not_run_twice(labelled, researcher, launch):
 def test_a_run_thought_dead_and_started_again_never_writes_over_its_restart(labelled, researcher):
     """A slow process whose run the reaper started again (annotation_site/long_tasks.py) finishes
     its fit, but keeps none of its results and leaves the run to its restart."""
-    from annotation_site.long_tasks import reap_stale_long_tasks
+    from annotation_site.long_tasks import reap_stale_long_tasks, take
     from annotation_site.wiring import long_task_kinds
 
     dataset, _, _ = labelled
     requested = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
-    slow = aggregation_runs._claim(requested.pk)  # what run_aggregation does first
+    assert take(AggregationRun, requested.pk)  # what run_aggregation does first
+    slow = AggregationRun.objects.get(pk=requested.pk)
     reap_stale_long_tasks(long_task_kinds(), stale=-60, enqueue=lambda *args: None)  # it looked dead
     assert aggregation_runs._fit_claimed(slow) is None  # the slow process's fit ends
     run = AggregationRun.objects.get(pk=requested.pk)
