@@ -3,7 +3,7 @@
 Shared by every app's API (modeling's /api/, validation's /api/validation/): apps of one layer never import
 each other, so the rules sit here, beneath them all."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -115,6 +115,14 @@ class StrictCursorPagination(CursorPagination):
 class NewestFirstCursorPagination(StrictCursorPagination):
     ordering = "-id"
     page_size = 50
+
+
+def validated(serializer_class: type[serializers.Serializer[Any]], data: Any) -> dict[str, Any]:
+    """`data` (a request's body or query) as the serializer makes it; 400 naming what is wrong."""
+    incoming = serializer_class(data=data)
+    incoming.is_valid(raise_exception=True)
+    checked: dict[str, Any] = incoming.validated_data
+    return checked
 
 
 class KnownFieldsSerializer(serializers.Serializer):
