@@ -30,14 +30,22 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Model, Q
+from django.db.models import Model, Q, TextChoices
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
-PENDING = "pending"
-RUNNING = "running"
-FAILED = "failed"
+
+class JobStatus(TextChoices):
+    """A snapshot export's and an aggregation run's status. The other long tasks name theirs
+    otherwise (queued, or more states) but share `running` and `failed`, which the reaper reads."""
+
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
 # A row running without a heartbeat (its process died before the first beat) is taken over once it
 # has run longer than any real export or fit takes (bench/export.py: a MultiNLI export is under a minute).
 STALE_RUNNING_AFTER = timedelta(hours=1)
@@ -82,7 +90,7 @@ def _beat_until(model: type[Model], pk: Any, seconds: float, stop: threading.Eve
     try:
         while not stop.wait(seconds):
             try:
-                model._default_manager.filter(pk=pk, status=RUNNING).update(heartbeat_at=timezone.now())
+                model._default_manager.filter(pk=pk, status=JobStatus.RUNNING).update(heartbeat_at=timezone.now())
             except DatabaseError as error:  # a missed beat is not a reason to stop the work
                 logger.warning("heartbeat of %s %s not written: %s", model._meta.label, pk, error)
     finally:
@@ -119,13 +127,19 @@ def take(model: type[Model], pk: Any, **fields: Any) -> bool:
     set in the same UPDATE. False: the row was not takeable (done, or running and alive)."""
     now = timezone.now()
     takeable = (
-        Q(status__in=[PENDING, FAILED])
-        | Q(status=RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
-        | Q(status=RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
+        Q(status__in=[JobStatus.PENDING, JobStatus.FAILED])
+        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
+        | Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
     )
     return bool(
         model._default_manager.filter(takeable, pk=pk).update(
-            status=RUNNING, started_at=now, heartbeat_at=now, finished_at=None, progress=0.0, error="", **fields
+            status=JobStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            finished_at=None,
+            progress=0.0,
+            error="",
+            **fields,
         )
     )
 
@@ -159,7 +173,7 @@ def reap_stale_long_tasks(
     for kind in kinds:
         with transaction.atomic():
             rows = kind.model._default_manager.select_for_update(skip_locked=True).filter(
-                _stale(kind, cutoff), status=RUNNING
+                _stale(kind, cutoff), status=JobStatus.RUNNING
             )
             for row in rows:
                 done.append(_reap(row, kind, now, restarts, enqueue))
@@ -176,7 +190,7 @@ def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callab
     # Compare and set: a row whose task beat or finished since it was read is left alone (SQLite
     # takes no row lock for select_for_update).
     unchanged = kind.model._default_manager.filter(
-        pk=row.pk, status=RUNNING, restarts=row.restarts, heartbeat_at=row.heartbeat_at
+        pk=row.pk, status=JobStatus.RUNNING, restarts=row.restarts, heartbeat_at=row.heartbeat_at
     )
     if kind.restarts and row.restarts < restarts:
         restart = row.restarts + 1
@@ -190,6 +204,6 @@ def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callab
         transaction.on_commit(functools.partial(enqueue, kind.task, row.pk))
         return f"{label} requeued (restart {restart} of {restarts})"
     tried = f" after {row.restarts} restart(s)" if row.restarts else ""
-    if not unchanged.update(status=FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
+    if not unchanged.update(status=JobStatus.FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
         return f"{label} left alone (it changed meanwhile)"
     return f"{label} failed{tried}"

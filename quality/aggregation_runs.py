@@ -24,12 +24,12 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from annotation_site.long_tasks import heartbeat, take
+from annotation_site.long_tasks import JobStatus, heartbeat, take
 from corpus.labels import NO_GOLD
 from corpus.models import Dataset, Pair, ValidationLabel
 from corpus.selectors import labels_that_count
 
-from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+from .models import AggregatedLabel, AggregationRun, WorkerEstimate
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def _fit_claimed(run):
 
     # Still this process's run: a restart by the reaper (annotation_site/long_tasks.py) counts up
     # `restarts`, and then this process's results and outcome are never written over the restart's.
-    held = Q(pk=run.pk, status=AggregationStatus.RUNNING, restarts=run.restarts)
+    held = Q(pk=run.pk, status=JobStatus.RUNNING, restarts=run.restarts)
     try:
         reading = time.perf_counter()
         data = counted_labels(run.dataset)
@@ -149,7 +149,7 @@ def _fit_claimed(run):
             timing["write_seconds"] = round(time.perf_counter() - saving, 2)
             figures["timing"] = timing
             marked = AggregationRun.objects.filter(held).update(
-                status=AggregationStatus.DONE,
+                status=JobStatus.DONE,
                 progress=1.0,
                 stage="",
                 finished_at=timezone.now(),
@@ -166,18 +166,18 @@ def _fit_claimed(run):
     except NothingToAggregate as problem:
         # An answer for the researcher, not a crash: the run says why it has no results.
         AggregationRun.objects.filter(held).update(
-            status=AggregationStatus.FAILED, stage="", finished_at=timezone.now(), error=str(problem)
+            status=JobStatus.FAILED, stage="", finished_at=timezone.now(), error=str(problem)
         )
     except BaseException as exc:
         AggregationRun.objects.filter(held).update(
-            status=AggregationStatus.FAILED,
+            status=JobStatus.FAILED,
             stage="",
             finished_at=timezone.now(),
             error=f"{type(exc).__name__}: {exc}"[:5000],
         )
         raise
     run.refresh_from_db()
-    if run.status == AggregationStatus.DONE:
+    if run.status == JobStatus.DONE:
         from .stopping import stop_confident_pairs
 
         # The confident stopping rule reads the posteriors this run just stored (issue 24).

@@ -26,10 +26,11 @@ from annotation_site.api_strict import (
     StrictQueryParamsMixin,
     validated,
 )
+from annotation_site.long_tasks import JobStatus
 from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
-from modeling.models import JobStatus, Snapshot, SnapshotFile
+from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots.format import MANIFEST_NAME
 from modeling.snapshots.services import (
     UNVALIDATED_GOLD_CHOICES,

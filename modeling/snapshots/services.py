@@ -19,10 +19,10 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from annotation_site.long_tasks import heartbeat, take
+from annotation_site.long_tasks import JobStatus, heartbeat, take
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
-from modeling.models import JobStatus, Snapshot, SnapshotFile
+from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
 from modeling.snapshots.extra_files import ExtraFiles
 from quality.models import AggregatedLabel, AggregationRun

@@ -30,9 +30,10 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import JobStatus
 from artifacts.selectors import run_tag_accuracy
 from corpus.models import Genre
-from modeling.models import JobStatus, NodeToken, RunStatus, Snapshot, TrainingRun
+from modeling.models import NodeToken, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import TRAIN_FILE
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
