@@ -74,18 +74,6 @@ class LongTaskKind:
         return bool(self.task and self.requeue_status)
 
 
-def heartbeat_seconds() -> float:
-    return float(settings.LONG_TASK_HEARTBEAT_SECONDS)
-
-
-def stale_seconds() -> float:
-    return float(settings.LONG_TASK_STALE_SECONDS)
-
-
-def max_restarts() -> int:
-    return int(settings.LONG_TASK_MAX_RESTARTS)
-
-
 def _beat_until(model: type[Model], pk: Any, seconds: float, stop: threading.Event) -> None:
     try:
         while not stop.wait(seconds):
@@ -103,7 +91,7 @@ def heartbeat(model: type[Model], pk: Any, *, seconds: float | None = None) -> I
 
     Inside a transaction already open (a caller's, a test's) only the first stamp is written: the
     thread's own connection could wait on that transaction's row lock until it ends."""
-    seconds = heartbeat_seconds() if seconds is None else seconds
+    seconds = float(settings.LONG_TASK_HEARTBEAT_SECONDS) if seconds is None else seconds
     model._default_manager.filter(pk=pk).update(heartbeat_at=timezone.now())
     if seconds <= 0 or connection.in_atomic_block:
         yield
@@ -128,7 +116,7 @@ def take(model: type[Model], pk: Any, **fields: Any) -> bool:
     now = timezone.now()
     takeable = (
         Q(status__in=[JobStatus.PENDING, JobStatus.FAILED])
-        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
+        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=settings.LONG_TASK_STALE_SECONDS))
         | Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
     )
     return bool(
@@ -142,10 +130,6 @@ def take(model: type[Model], pk: Any, **fields: Any) -> bool:
             **fields,
         )
     )
-
-
-def silent_since(row: Model, kind: LongTaskKind) -> Any:
-    return getattr(row, "heartbeat_at", None) or getattr(row, kind.started_field, None)
 
 
 def _stale(kind: LongTaskKind, cutoff: Any) -> Q:
@@ -165,8 +149,8 @@ def reap_stale_long_tasks(
         from annotation_site.celery import enqueue as queue_task
 
         enqueue = queue_task
-    stale = stale_seconds() if stale is None else stale
-    restarts = max_restarts() if restarts is None else restarts
+    stale = float(settings.LONG_TASK_STALE_SECONDS) if stale is None else stale
+    restarts = int(settings.LONG_TASK_MAX_RESTARTS) if restarts is None else restarts
     now = timezone.now()
     cutoff = now - timedelta(seconds=stale)
     done: list[str] = []
@@ -183,7 +167,7 @@ def reap_stale_long_tasks(
 
 
 def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callable[..., Any]) -> str:
-    last = silent_since(row, kind)
+    last = row.heartbeat_at or getattr(row, kind.started_field, None)
     when = f"{last:%Y-%m-%d %H:%M:%S} UTC" if last else "its start"
     lost = f"the process running {kind.lost} stopped (no heartbeat since {when})"
     label = f"{kind.model._meta.label} {row.pk}"
