@@ -16,8 +16,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import JobStatus
 from corpus.models import Dataset, Split
-from modeling.models import JobStatus, RunStatus
+from modeling.models import RunStatus
 from modeling.snapshots.services import request_snapshot
 from modeling.training.services import LaunchRefused, launch_training_run
 

@@ -3,10 +3,12 @@
 Shared by every app's API (modeling's /api/, validation's /api/validation/): apps of one layer never import
 each other, so the rules sit here, beneath them all."""
 
-from typing import TYPE_CHECKING
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import QueryDict
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import CursorPagination
@@ -57,17 +59,17 @@ class StrictQueryParamsMixin(_ViewBase):
                     for name in unknown
                 }
             )
-        # `?dataset=` is not "every dataset": an empty value is a mistake, said so (the schema
-        # gives every string parameter minLength 1).
-        empty = sorted(
-            name
-            for name, values in request.query_params.lists()
-            if name not in self.empty_query_params and any(v == "" for v in values)
+        refuse_empty(request.query_params, allowed=self.empty_query_params)
+
+
+def refuse_empty(params: QueryDict, *, allowed: Collection[str] = ()) -> None:
+    """`?dataset=` is not "every dataset": an empty value is a mistake, said so (the schema gives
+    every string parameter minLength 1). `allowed`: flags given without a value."""
+    empty = sorted(name for name, values in params.lists() if name not in allowed and "" in values)
+    if empty:
+        raise ValidationError(
+            {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty}
         )
-        if empty:
-            raise ValidationError(
-                {name: [f"'{name}' is empty: leave the parameter out or give it a value."] for name in empty}
-            )
 
 
 class _KnownObjectField(django_filters.fields.ModelChoiceField):
@@ -115,6 +117,14 @@ class StrictCursorPagination(CursorPagination):
 class NewestFirstCursorPagination(StrictCursorPagination):
     ordering = "-id"
     page_size = 50
+
+
+def validated(serializer_class: type[serializers.Serializer[Any]], data: Any) -> dict[str, Any]:
+    """`data` (a request's body or query) as the serializer makes it; 400 naming what is wrong."""
+    incoming = serializer_class(data=data)
+    incoming.is_valid(raise_exception=True)
+    checked: dict[str, Any] = incoming.validated_data
+    return checked
 
 
 class KnownFieldsSerializer(serializers.Serializer):

@@ -30,13 +30,25 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Model, Q
+from django.db.models import Model, Q, TextChoices
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
-RUNNING = "running"
-FAILED = "failed"
+
+class JobStatus(TextChoices):
+    """A snapshot export's and an aggregation run's status. The other long tasks name theirs
+    otherwise (queued, or more states) but share `running` and `failed`, which the reaper reads."""
+
+    PENDING = "pending", "pending"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+# A row running without a heartbeat (its process died before the first beat) is taken over once it
+# has run longer than any real export or fit takes (bench/export.py: a MultiNLI export is under a minute).
+STALE_RUNNING_AFTER = timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -62,23 +74,11 @@ class LongTaskKind:
         return bool(self.task and self.requeue_status)
 
 
-def heartbeat_seconds() -> float:
-    return float(settings.LONG_TASK_HEARTBEAT_SECONDS)
-
-
-def stale_seconds() -> float:
-    return float(settings.LONG_TASK_STALE_SECONDS)
-
-
-def max_restarts() -> int:
-    return int(settings.LONG_TASK_MAX_RESTARTS)
-
-
 def _beat_until(model: type[Model], pk: Any, seconds: float, stop: threading.Event) -> None:
     try:
         while not stop.wait(seconds):
             try:
-                model._default_manager.filter(pk=pk, status=RUNNING).update(heartbeat_at=timezone.now())
+                model._default_manager.filter(pk=pk, status=JobStatus.RUNNING).update(heartbeat_at=timezone.now())
             except DatabaseError as error:  # a missed beat is not a reason to stop the work
                 logger.warning("heartbeat of %s %s not written: %s", model._meta.label, pk, error)
     finally:
@@ -91,7 +91,7 @@ def heartbeat(model: type[Model], pk: Any, *, seconds: float | None = None) -> I
 
     Inside a transaction already open (a caller's, a test's) only the first stamp is written: the
     thread's own connection could wait on that transaction's row lock until it ends."""
-    seconds = heartbeat_seconds() if seconds is None else seconds
+    seconds = float(settings.LONG_TASK_HEARTBEAT_SECONDS) if seconds is None else seconds
     model._default_manager.filter(pk=pk).update(heartbeat_at=timezone.now())
     if seconds <= 0 or connection.in_atomic_block:
         yield
@@ -108,8 +108,28 @@ def heartbeat(model: type[Model], pk: Any, *, seconds: float | None = None) -> I
         beater.join(timeout=seconds + 10)
 
 
-def silent_since(row: Model, kind: LongTaskKind) -> Any:
-    return getattr(row, "heartbeat_at", None) or getattr(row, kind.started_field, None)
+def take(model: type[Model], pk: Any, **fields: Any) -> bool:
+    """Move the row pending/failed -> running in one UPDATE, so two deliveries of one task never
+    both run (Celery redelivers with acks_late); a row left running by a process that died is taken
+    over once its heartbeat is stale, or, without one, after STALE_RUNNING_AFTER. `fields`: more to
+    set in the same UPDATE. False: the row was not takeable (done, or running and alive)."""
+    now = timezone.now()
+    takeable = (
+        Q(status__in=[JobStatus.PENDING, JobStatus.FAILED])
+        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=settings.LONG_TASK_STALE_SECONDS))
+        | Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
+    )
+    return bool(
+        model._default_manager.filter(takeable, pk=pk).update(
+            status=JobStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            finished_at=None,
+            progress=0.0,
+            error="",
+            **fields,
+        )
+    )
 
 
 def _stale(kind: LongTaskKind, cutoff: Any) -> Q:
@@ -129,15 +149,15 @@ def reap_stale_long_tasks(
         from annotation_site.celery import enqueue as queue_task
 
         enqueue = queue_task
-    stale = stale_seconds() if stale is None else stale
-    restarts = max_restarts() if restarts is None else restarts
+    stale = float(settings.LONG_TASK_STALE_SECONDS) if stale is None else stale
+    restarts = int(settings.LONG_TASK_MAX_RESTARTS) if restarts is None else restarts
     now = timezone.now()
     cutoff = now - timedelta(seconds=stale)
     done: list[str] = []
     for kind in kinds:
         with transaction.atomic():
             rows = kind.model._default_manager.select_for_update(skip_locked=True).filter(
-                _stale(kind, cutoff), status=RUNNING
+                _stale(kind, cutoff), status=JobStatus.RUNNING
             )
             for row in rows:
                 done.append(_reap(row, kind, now, restarts, enqueue))
@@ -147,14 +167,14 @@ def reap_stale_long_tasks(
 
 
 def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callable[..., Any]) -> str:
-    last = silent_since(row, kind)
+    last = row.heartbeat_at or getattr(row, kind.started_field, None)
     when = f"{last:%Y-%m-%d %H:%M:%S} UTC" if last else "its start"
     lost = f"the process running {kind.lost} stopped (no heartbeat since {when})"
     label = f"{kind.model._meta.label} {row.pk}"
     # Compare and set: a row whose task beat or finished since it was read is left alone (SQLite
     # takes no row lock for select_for_update).
     unchanged = kind.model._default_manager.filter(
-        pk=row.pk, status=RUNNING, restarts=row.restarts, heartbeat_at=row.heartbeat_at
+        pk=row.pk, status=JobStatus.RUNNING, restarts=row.restarts, heartbeat_at=row.heartbeat_at
     )
     if kind.restarts and row.restarts < restarts:
         restart = row.restarts + 1
@@ -168,6 +188,6 @@ def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callab
         transaction.on_commit(functools.partial(enqueue, kind.task, row.pk))
         return f"{label} requeued (restart {restart} of {restarts})"
     tried = f" after {row.restarts} restart(s)" if row.restarts else ""
-    if not unchanged.update(status=FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
+    if not unchanged.update(status=JobStatus.FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
         return f"{label} left alone (it changed meanwhile)"
     return f"{label} failed{tried}"

@@ -28,7 +28,7 @@ from django.conf import settings
 
 from annotation_site.celery import app, load_for_enqueue
 from annotation_site.embedded_beat import start_embedded_beat
-from annotation_site.long_tasks import LongTaskKind, reap_stale_long_tasks
+from annotation_site.long_tasks import JobStatus, LongTaskKind, reap_stale_long_tasks
 from collection.models import WritingClaim
 from collection.writing_rules import load_word_list
 from crowd import registry as crowd_registry
@@ -92,8 +92,8 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
     from artifacts.models import MonitorRefresh, TaggingJob
     from collection.models import PremiseImport
     from importers.models import CorpusImport
-    from modeling.models import JobStatus, Snapshot
-    from quality.models import AggregationRun, AggregationStatus
+    from modeling.models import Snapshot
+    from quality.models import AggregationRun
 
     again_import = "Run the import again: what is already in the dataset is skipped."
     return (
@@ -110,7 +110,7 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
             lost="the aggregation run",
             again="Start a new run.",
             task="quality.aggregate_labels",
-            requeue_status=AggregationStatus.PENDING,
+            requeue_status=JobStatus.PENDING,
         ),
         # A tagging job tags the pairs still untagged, so a restart goes on where the dead one stopped.
         LongTaskKind(

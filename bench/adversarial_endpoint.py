@@ -91,9 +91,10 @@ def brief_esim(rows, vocab_size, train_pairs, folder):
 
 def setup_study(checkpoint, rows, premises):
     from adversarial.models import AdversarialStudy, Round
+    from annotation_site.long_tasks import JobStatus
     from corpus.models import Dataset, Genre, Premise, Split
     from crowd.models import Study, TaskKind
-    from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
+    from modeling.models import RunStatus, Snapshot, TrainingRun
 
     tag = f"bench-adv-{int(time.time())}"
     snapshot = Snapshot.objects.create(status=JobStatus.DONE, directory="", content_hash="bench")

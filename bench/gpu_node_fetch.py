@@ -141,7 +141,8 @@ def write_snapshot(folder, pairs, seed=0):
 
 
 SETUP = """
-from modeling.models import JobStatus, Snapshot, SnapshotFile, NodeToken
+from annotation_site.long_tasks import JobStatus
+from modeling.models import Snapshot, SnapshotFile, NodeToken
 import json, sys
 manifest = json.load(open(sys.argv[1]))
 snapshot = Snapshot.objects.create(pk=1, status=JobStatus.DONE, directory=sys.argv[2], datasets=["bench"],

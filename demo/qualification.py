@@ -10,10 +10,11 @@ Idempotent: a second run creates nothing.
 
 from django.contrib.auth import get_user_model
 
+from annotation_site.long_tasks import JobStatus
 from corpus.models import NO_GOLD, Pair
 from crowd.models import StudyAccess, TaskKind
 from quality.aggregation_runs import DEFAULT_METHODS, run_aggregation
-from quality.models import AggregationRun, AggregationStatus, QualificationTest, ReferenceLabel
+from quality.models import AggregationRun, QualificationTest, ReferenceLabel
 
 from .content import ensure_study
 
@@ -58,7 +59,7 @@ def ensure_qualified_study(dataset, researcher):
 
 
 def ensure_aggregation_run(dataset, researcher):
-    run = AggregationRun.objects.filter(dataset=dataset, status=AggregationStatus.DONE).order_by("pk").first()
+    run = AggregationRun.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("pk").first()
     if run is None:
         run = AggregationRun.objects.create(dataset=dataset, methods=list(DEFAULT_METHODS), created_by=researcher)
         run = run_aggregation(run.pk)  # seconds at demo size: in this process, as the embedded mode runs it

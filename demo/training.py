@@ -8,7 +8,8 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
+from annotation_site.long_tasks import JobStatus
+from modeling.models import RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from modeling.training.services import execute_training_run, launch_training_run
 

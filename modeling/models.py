@@ -13,14 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from annotation_site.long_tasks import JobStatus
 from modeling.training.config import MODELS
-
-
-class JobStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
 
 
 class Snapshot(models.Model):

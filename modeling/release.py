@@ -24,8 +24,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from annotation_site.long_tasks import JobStatus
+
 from .datasheet import datasheet_markdown, datasheet_records
-from .models import JobStatus, Snapshot
+from .models import Snapshot
 from .snapshots.format import LABELS_FILE, manifest_files, verify_snapshot
 
 PAIRS_CONFIG, LABELS_CONFIG = "pairs", "labels"

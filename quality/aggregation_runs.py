@@ -15,7 +15,6 @@ import io
 import logging
 import time
 from collections.abc import Iterable
-from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -25,12 +24,12 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from annotation_site.long_tasks import heartbeat, stale_seconds
+from annotation_site.long_tasks import JobStatus, heartbeat, take
 from corpus.labels import NO_GOLD
 from corpus.models import Dataset, Pair, ValidationLabel
 from corpus.selectors import labels_that_count
 
-from .models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+from .models import AggregatedLabel, AggregationRun, WorkerEstimate
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +38,6 @@ TASK_NAME = "quality.aggregate_labels"
 METHODS = ("dawid_skene", "mace", "glad")
 DEFAULT_METHODS = ("dawid_skene", "mace")
 MIN_LABELS_PER_PAIR = 2
-STALE_RUNNING_AFTER = timedelta(hours=1)
 # pandas and the label models (crowd-kit, which imports nltk) are imported where a run reads or
 # fits, not here: the URLconf and every Celery worker import this module, and those imports cost a
 # fresh process about a second.
@@ -102,35 +100,14 @@ def _stage(run, stage, progress):
     AggregationRun.objects.filter(pk=run.pk).update(stage=stage, progress=min(progress, 0.99))
 
 
-def _claim(run_id):
-    """pending/failed -> running in one UPDATE (two deliveries of one task never both run); a run
-    left running by a Celery worker that died (acks_late redelivers the task) is taken over once its
-    heartbeat is stale (annotation_site/long_tasks.py), or after an hour for a row without one."""
-    now = timezone.now()
-    claimable = (
-        Q(status__in=[AggregationStatus.PENDING, AggregationStatus.FAILED])
-        | Q(status=AggregationStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
-        | Q(status=AggregationStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
-    )
-    claimed = AggregationRun.objects.filter(claimable, pk=run_id).update(
-        status=AggregationStatus.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        finished_at=None,
-        progress=0.0,
-        error="",
-        stage="reading labels",
-    )
-    return AggregationRun.objects.get(pk=run_id) if claimed else None
-
-
 def run_aggregation(run_id: int) -> AggregationRun | None:
     """Fit the run's methods and store their results; on any failure the run is marked failed with
     the reason and keeps no results. Returns the run (None when it was done or running already, or
     when the reaper started it again meanwhile)."""
-    run = _claim(run_id)
-    if run is None:
+    # annotation_site.long_tasks.take: two deliveries of one task never both run; a dead worker's run is taken over.
+    if not take(AggregationRun, run_id, stage="reading labels"):
         return None
+    run = AggregationRun.objects.get(pk=run_id)
     with heartbeat(AggregationRun, run.pk):
         return _fit_claimed(run)
 
@@ -140,7 +117,7 @@ def _fit_claimed(run):
 
     # Still this process's run: a restart by the reaper (annotation_site/long_tasks.py) counts up
     # `restarts`, and then this process's results and outcome are never written over the restart's.
-    held = Q(pk=run.pk, status=AggregationStatus.RUNNING, restarts=run.restarts)
+    held = Q(pk=run.pk, status=JobStatus.RUNNING, restarts=run.restarts)
     try:
         reading = time.perf_counter()
         data = counted_labels(run.dataset)
@@ -172,7 +149,7 @@ def _fit_claimed(run):
             timing["write_seconds"] = round(time.perf_counter() - saving, 2)
             figures["timing"] = timing
             marked = AggregationRun.objects.filter(held).update(
-                status=AggregationStatus.DONE,
+                status=JobStatus.DONE,
                 progress=1.0,
                 stage="",
                 finished_at=timezone.now(),
@@ -190,7 +167,7 @@ def _fit_claimed(run):
         # NothingToAggregate is an answer for the researcher, not a crash: the run says why it has no results.
         answer = isinstance(exc, NothingToAggregate)
         AggregationRun.objects.filter(held).update(
-            status=AggregationStatus.FAILED,
+            status=JobStatus.FAILED,
             stage="",
             finished_at=timezone.now(),
             error=str(exc) if answer else f"{type(exc).__name__}: {exc}"[:5000],
@@ -198,7 +175,7 @@ def _fit_claimed(run):
         if not answer:
             raise
     run.refresh_from_db()
-    if run.status == AggregationStatus.DONE:
+    if run.status == JobStatus.DONE:
         from .stopping import stop_confident_pairs
 
         # The confident stopping rule reads the posteriors this run just stored (issue 24).

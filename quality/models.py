@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from annotation_site.long_tasks import JobStatus
 from corpus.models import Label
 
 
@@ -110,13 +111,6 @@ class QualificationAnswer(models.Model):
 # --- probabilistic aggregation (beyond the papers): runs, per-pair results, per-worker estimates ---
 
 
-class AggregationStatus(models.TextChoices):
-    PENDING = "pending", "pending"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-
-
 class AggregationRun(models.Model):
     """One fit of label models (Dawid–Skene, MACE, optionally GLAD) on a dataset's counted labels.
 
@@ -129,7 +123,7 @@ class AggregationRun(models.Model):
     methods = models.JSONField(default=list, help_text='e.g. ["dawid_skene", "mace"].')
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    status = models.CharField(max_length=10, choices=AggregationStatus.choices, default=AggregationStatus.PENDING)
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
     progress = models.FloatField(default=0.0, help_text="0–1 while running.")
     stage = models.CharField(max_length=100, blank=True, help_text="What the run is doing now.")
     error = models.TextField(blank=True)

@@ -8,19 +8,20 @@ queue through `corpus.stopping_policies.stop_pairs` (one UPDATE per split). Thei
 3-of-5 rule over the labels they have; the confident label is the run's (`AggregatedLabel`).
 """
 
+from annotation_site.long_tasks import JobStatus
 from corpus import stopping_policies
 from corpus.labels import LABELS_PER_PAIR
 from corpus.models import Pair, StoppingPolicy, StoppingRule
 from corpus.stopping import confident_stop
 
-from .models import AggregatedLabel, AggregationRun, AggregationStatus
+from .models import AggregatedLabel, AggregationRun
 
 METHOD = "dawid_skene"
 
 
 def stop_confident_pairs(run: AggregationRun) -> int:
     """Stop the run's dataset's confident-rule pairs its Dawid–Skene posteriors settle; returns how many."""
-    if run.status != AggregationStatus.DONE:
+    if run.status != JobStatus.DONE:
         return 0
     stopped = 0
     for policy in StoppingPolicy.objects.filter(dataset=run.dataset_id, rule=StoppingRule.CONFIDENT):

@@ -56,8 +56,9 @@ def test_a_worker_exports_with_the_files_the_composition_root_registered(
     annotation_site.wiring.register), as every process does: its snapshot of an MPE dataset holds
     validation's premise_labels.tsv, which modeling's export knows only through that registration
     (without it the export fails: modeling.snapshots.extra_files)."""
+    from annotation_site.long_tasks import JobStatus
     from corpus.models import Label
-    from modeling.models import JobStatus, Snapshot
+    from modeling.models import Snapshot
     from modeling.snapshots.services import request_snapshot
     from tests.conftest import wait_for
     from tests.validation.premise_helpers import make_items

@@ -11,15 +11,15 @@ import pytest
 from django.utils import timezone
 
 from annotation_site.celery import task_named
-from annotation_site.long_tasks import heartbeat, reap_stale_long_tasks
+from annotation_site.long_tasks import JobStatus, heartbeat, reap_stale_long_tasks
 from annotation_site.wiring import long_task_kinds, reap_long_tasks
 from artifacts.models import JobStatus as TaggingStatus
 from artifacts.models import MonitorRefresh, TaggingJob
 from corpus.models import Dataset, ImportStatus
 from importers.models import CorpusImport
-from modeling.models import JobStatus, Snapshot
+from modeling.models import Snapshot
 from modeling.snapshots.services import ExportRefused, create_snapshot, export_snapshot
-from quality.models import AggregationRun, AggregationStatus
+from quality.models import AggregationRun
 from tests.conftest import wait_for
 from tests.present import present
 
@@ -114,7 +114,7 @@ def test_an_export_thought_dead_never_marks_the_snapshot_done_over_its_restart(d
 def test_an_aggregation_run_and_a_tagging_job_are_queued_again(db, django_capture_on_commit_callbacks):
     dataset = Dataset.objects.create(slug="lost-work", name="lost work")
     run = AggregationRun.objects.create(
-        dataset=dataset, status=AggregationStatus.RUNNING, started_at=silent_for(20), heartbeat_at=silent_for(10)
+        dataset=dataset, status=JobStatus.RUNNING, started_at=silent_for(20), heartbeat_at=silent_for(10)
     )
     job = TaggingJob.objects.create(dataset=dataset, status=TaggingStatus.RUNNING, heartbeat_at=silent_for(10))
     sent = []
@@ -123,7 +123,7 @@ def test_an_aggregation_run_and_a_tagging_job_are_queued_again(db, django_captur
     assert sorted(sent) == sorted([("quality.aggregate_labels", run.pk), ("artifacts.tag_pairs", job.pk)])
     run.refresh_from_db()
     job.refresh_from_db()
-    assert (run.status, run.restarts) == (AggregationStatus.PENDING, 1)
+    assert (run.status, run.restarts) == (JobStatus.PENDING, 1)
     assert (job.status, job.restarts) == (TaggingStatus.QUEUED, 1)
 
 

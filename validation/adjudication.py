@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 
+from annotation_site.long_tasks import JobStatus
 from corpus.adjudication import adjudicate
 from corpus.agreement import agreement_stats
 from corpus.gold import TWO_TWO_ONE, adjudication_case
@@ -29,7 +30,7 @@ from corpus.models import (
 )
 from corpus.selectors import pairs_in, resolve_dataset
 from corpus.services import LabelRefused
-from quality.models import AggregatedLabel, AggregationRun, AggregationStatus
+from quality.models import AggregatedLabel, AggregationRun
 from quality.selectors import flag_marks
 
 AGGREGATION_METHOD = "dawid_skene"
@@ -58,7 +59,7 @@ DECISIONS = (*LABELS, RETIRE, WITHDRAW)
 
 def _latest_runs(dataset: Dataset | None) -> list[int]:
     """The latest finished aggregation run of each dataset in scope."""
-    runs = AggregationRun.objects.filter(status=AggregationStatus.DONE)
+    runs = AggregationRun.objects.filter(status=JobStatus.DONE)
     if dataset is not None:
         runs = runs.filter(dataset=dataset)
     latest: dict[int, int] = {}

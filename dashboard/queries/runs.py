@@ -7,8 +7,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
-from quality.models import AggregationRun, AggregationStatus
+from annotation_site.long_tasks import JobStatus
+from modeling.models import RunStatus, Snapshot, TrainingRun
+from quality.models import AggregationRun
 
 SHOWN = 50
 
@@ -25,7 +26,7 @@ def aggregation_run(run_id: int) -> AggregationRun | None:
 
 def finished_aggregation_runs(*, limit: int = 20) -> QuerySet[AggregationRun]:
     """Runs a snapshot can take its gold labels from."""
-    return AggregationRun.objects.filter(status=AggregationStatus.DONE).select_related("dataset")[:limit]
+    return AggregationRun.objects.filter(status=JobStatus.DONE).select_related("dataset")[:limit]
 
 
 def snapshots(ids: Iterable[int] | None = None) -> QuerySet[Snapshot]:
@@ -74,13 +75,13 @@ def embedded_queue() -> dict[str, Any] | None:
         ),
         *(
             f"aggregation run {pk}"
-            for pk in AggregationRun.objects.filter(status=AggregationStatus.RUNNING).values_list("pk", flat=True)
+            for pk in AggregationRun.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
         ),
     ]
     waiting = {
         "snapshot exports": Snapshot.objects.filter(status=JobStatus.PENDING).count(),
         "training runs": TrainingRun.objects.filter(status=RunStatus.QUEUED).count(),
-        "aggregation runs": AggregationRun.objects.filter(status=AggregationStatus.PENDING).count(),
+        "aggregation runs": AggregationRun.objects.filter(status=JobStatus.PENDING).count(),
     }
     return {
         "running": running,

@@ -9,10 +9,10 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
+from annotation_site.long_tasks import JobStatus
 from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
 from quality import aggregation_runs
-from quality.models import AggregationStatus
 
 from .common import found, polled_ids, progress_json, render_page, researcher_required
 
@@ -59,7 +59,7 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
 @require_GET
 def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
     runs = queries.aggregation_runs(polled_ids(request))
-    finished = (AggregationStatus.DONE, AggregationStatus.FAILED)
+    finished = (JobStatus.DONE, JobStatus.FAILED)
     return progress_json(request, runs, "dashboard/_aggregation_row.html", "run", finished)
 
 

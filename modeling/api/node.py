@@ -26,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin
+from annotation_site.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin, validated
 from annotation_site.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import (
@@ -55,12 +55,6 @@ class NodeView(StrictQueryParamsMixin, APIView):
         return Response(
             {"detail": detail or NOT_HOLDER.format(pk=pk), "status": current}, status=status.HTTP_409_CONFLICT
         )
-
-    def incoming(self, serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
-        incoming = serializer_class(data=request.data)
-        incoming.is_valid(raise_exception=True)
-        data: dict[str, Any] = incoming.validated_data
-        return data
 
 
 class HeldSerializer(KnownFieldsSerializer):
@@ -130,7 +124,7 @@ class NodeRunLease(NodeView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        data = self.incoming(LeaseSerializer, request)
+        data = validated(LeaseSerializer, request.data)
         run = lease_run(pk, data["hostname"], data["attempt"] or None, node_token=node_token_of(request))
         if run is None:
             return self.not_holder(pk, f"Nothing to do for run {pk} under this attempt.")
@@ -153,7 +147,7 @@ class NodeRunProgress(NodeView):
         request=ProgressSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
     def post(self, request: Request, pk: int) -> Response:
-        data = self.incoming(ProgressSerializer, request)
+        data = validated(ProgressSerializer, request.data)
         attempt, lease = data.pop("attempt"), data.pop("claim")
         if not record_progress(pk, attempt, lease, data, node_token=node_token_of(request)):
             return self.not_holder(pk)
@@ -204,7 +198,7 @@ class NodeRunFinish(NodeView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        data = self.incoming(FinishSerializer, request)
+        data = validated(FinishSerializer, request.data)
         try:
             finished = finish_run(
                 pk, data["attempt"], data["claim"], data["results"], node_token=node_token_of(request)
@@ -221,7 +215,7 @@ class NodeRunFail(NodeView):
         request=FailSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
     )
     def post(self, request: Request, pk: int) -> Response:
-        data = self.incoming(FailSerializer, request)
+        data = validated(FailSerializer, request.data)
         if not fail_run(pk, data["attempt"], data["claim"], data["error"], node_token=node_token_of(request)):
             return self.not_holder(pk)
         return Response({"id": pk, "status": RunStatus.FAILED})

@@ -20,11 +20,17 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation_site.api_strict import KnownFieldsSerializer, NewestFirstCursorPagination, StrictQueryParamsMixin
+from annotation_site.api_strict import (
+    KnownFieldsSerializer,
+    NewestFirstCursorPagination,
+    StrictQueryParamsMixin,
+    validated,
+)
+from annotation_site.long_tasks import JobStatus
 from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
-from modeling.models import JobStatus, Snapshot, SnapshotFile
+from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots.format import MANIFEST_NAME
 from modeling.snapshots.services import (
     UNVALIDATED_GOLD_CHOICES,
@@ -183,10 +189,9 @@ class SnapshotViewSet(
 
     @extend_schema(request=SnapshotRequestSchema, responses={202: SnapshotSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        incoming = SnapshotRequestSerializer(data=request.data)
-        incoming.is_valid(raise_exception=True)
+        incoming = validated(SnapshotRequestSerializer, request.data)
         try:
-            snapshot = create_snapshot(request.user, **incoming.validated_data)
+            snapshot = create_snapshot(request.user, **incoming)
         except DjangoValidationError as exc:
             if _only_unknown_names(exc.message_dict):  # well formed, but names what is not there
                 raise NotFound("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from exc

@@ -19,6 +19,7 @@ from annotation_site.api_strict import (
     KnownObjectFilter,
     NewestFirstCursorPagination,
     StrictQueryParamsMixin,
+    validated,
 )
 from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import LAUNCH_TRAINING, researcher_with
@@ -165,10 +166,9 @@ class TrainingRunViewSet(
         },
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        incoming = TrainingRunRequestSerializer(data=request.data)
-        incoming.is_valid(raise_exception=True)
+        incoming = validated(TrainingRunRequestSerializer, request.data)
         try:
-            run = launch_training_run(user=request.user, **incoming.validated_data)
+            run = launch_training_run(user=request.user, **incoming)
         except LaunchRefused as refused:
             answer = _not_a_bad_request(refused.message_dict)
             if answer is not None:

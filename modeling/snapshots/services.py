@@ -8,7 +8,6 @@ either done with all its files or failed with none; nothing is ever marked done 
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,10 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
-from annotation_site.long_tasks import heartbeat, stale_seconds
+from annotation_site.long_tasks import JobStatus, heartbeat, take
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
-from modeling.models import JobStatus, Snapshot, SnapshotFile
+from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
 from modeling.snapshots.extra_files import ExtraFiles
 from quality.models import AggregatedLabel, AggregationRun
@@ -57,8 +56,6 @@ OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "la
 AGGREGATION_METHOD = "dawid_skene"
 AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
-# A MultiNLI-size export takes well under a minute (bench/export.py); an hour means its Celery worker died.
-STALE_RUNNING_AFTER = timedelta(hours=1)
 # What an export calls after every page: progress(rows_done, rows_total).
 Progress = Callable[[int, int], object]
 
@@ -202,23 +199,12 @@ def snapshot_directory(snapshot: Snapshot) -> Path:
 
 
 def _take(snapshot: Snapshot) -> Q:
-    """Move pending/failed -> running in one UPDATE, so two exports of one snapshot never race.
-
-    A snapshot left running by a process that died (Celery redelivers the task: acks_late) is taken
-    over once its heartbeat is stale (annotation_site/long_tasks.py), or, for a row without one,
-    once it has been running longer than any real export takes. Returns what still says "this
-    export holds the row" (status and restart count): a restart by the reaper changes the count,
-    so an export that was thought dead never marks the snapshot done or failed over its successor.
+    """Take the snapshot's export (annotation_site.long_tasks.take: two exports of one snapshot never
+    race, a dead one's row is taken over). Returns what still says "this export holds the row"
+    (status and restart count): a restart by the reaper changes the count, so an export that was
+    thought dead never marks the snapshot done or failed over its successor.
     """
-    now = timezone.now()
-    takeable = (
-        Q(status__in=[JobStatus.PENDING, JobStatus.FAILED])
-        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=stale_seconds()))
-        | Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
-    )
-    taken = Snapshot.objects.filter(takeable, pk=snapshot.pk).update(
-        status=JobStatus.RUNNING, started_at=now, heartbeat_at=now, finished_at=None, progress=0.0, error=""
-    )
+    taken = take(Snapshot, snapshot.pk)
     snapshot.refresh_from_db()
     if not taken:
         if snapshot.status == JobStatus.DONE:

@@ -30,9 +30,10 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.long_tasks import JobStatus
 from artifacts.selectors import run_tag_accuracy
 from corpus.models import Genre
-from modeling.models import JobStatus, NodeToken, RunStatus, Snapshot, TrainingRun
+from modeling.models import NodeToken, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import TRAIN_FILE
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
@@ -52,18 +53,6 @@ logger = logging.getLogger(__name__)
 
 class LaunchRefused(ValidationError):
     """A training run that cannot be launched; `message_dict` names each bad field (snapshot, model, config)."""
-
-
-def heartbeat_seconds() -> float:
-    return float(settings.TRAINING_HEARTBEAT_SECONDS)
-
-
-def stale_minutes() -> float:
-    return float(settings.TRAINING_STALE_MINUTES)
-
-
-def max_restarts() -> int:
-    return int(settings.TRAINING_MAX_RESTARTS)
 
 
 def parse_config_text(text: str | None) -> dict[str, Any]:
@@ -236,7 +225,7 @@ def lease_run(
             return None
         restarts = int(run.results.get("restarts", 0)) + (1 if run.status == RunStatus.RUNNING else 0)
         now = timezone.now()
-        if restarts > max_restarts():
+        if restarts > int(settings.TRAINING_MAX_RESTARTS):
             run.status = RunStatus.FAILED
             run.error = f"node lost {restarts} times (last on {run.node_hostname}); not retrying"
             run.finished_at = now
@@ -475,7 +464,13 @@ def execute_training_run(
     hostname = hostname or f"in-process@{socket.gethostname()}"
     reporter = reporter or run_reporter()
     return execute_attempt(
-        reporter, run_id, hostname, task_id, heartbeat_seconds(), bar=bar, work_dir=Path(settings.DATA_DIR) / "work"
+        reporter,
+        run_id,
+        hostname,
+        task_id,
+        float(settings.TRAINING_HEARTBEAT_SECONDS),
+        bar=bar,
+        work_dir=Path(settings.DATA_DIR) / "work",
     )
 
 
@@ -528,7 +523,7 @@ def fail_running_runs(error: str, *, hostname: str | None = None, task_id: str |
 
 def reap_stale_runs(*, minutes: float | None = None, requeue: bool = False) -> list[int]:
     """Fail (or requeue) running runs whose node stopped sending heartbeats; return their ids."""
-    minutes = stale_minutes() if minutes is None else minutes
+    minutes = float(settings.TRAINING_STALE_MINUTES) if minutes is None else minutes
     cutoff = timezone.now() - timedelta(minutes=minutes)
     stale = (
         Q(heartbeat_at__lt=cutoff)

@@ -13,10 +13,11 @@ from django.urls import reverse
 
 from adversarial import rounds, selectors
 from adversarial.models import AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
+from annotation_site.long_tasks import JobStatus
 from corpus.models import Pair, Premise, Split
 from corpus.services import create_pairs
 from crowd.models import StudySession
-from modeling.models import JobStatus, RunStatus
+from modeling.models import RunStatus
 from modeling.snapshots.services import request_snapshot
 from modeling.training.services import launch_training_run
 from tests import factories

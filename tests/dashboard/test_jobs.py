@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
+from annotation_site.long_tasks import JobStatus
+from modeling.models import RunStatus, Snapshot, TrainingRun
 from tests.conftest import wait_for
 
 from . import factories

@@ -10,9 +10,10 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotation_site.long_tasks import JobStatus
 from corpus.agreement import agreement_stats
 from corpus.models import NO_GOLD, Pair
-from modeling.models import JobStatus, Snapshot
+from modeling.models import Snapshot
 from modeling.snapshots.services import create_snapshot, export_snapshot, snapshot_directory
 from modeling.snapshots.tasks import export_snapshot_task
 from tests.conftest import wait_for

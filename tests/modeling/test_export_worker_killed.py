@@ -21,11 +21,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation_site.long_tasks import reap_stale_long_tasks
+from annotation_site.long_tasks import JobStatus, reap_stale_long_tasks
 from annotation_site.wiring import long_task_kinds
 from corpus.models import ImportStatus, Pair
 from importers.models import CorpusImport
-from modeling.models import JobStatus, Snapshot
+from modeling.models import Snapshot
 from modeling.snapshots.services import request_snapshot
 from tests.conftest import (
     REPO_ROOT,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from annotation_site.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split, ValidationLabel, Worker
 from corpus.services import add_labels, set_workers_excluded
-from modeling.models import JobStatus
 from modeling.snapshots.format import read_manifest, verify_snapshot
 from modeling.snapshots.label_rows import LABEL_COLUMNS, LABELS_FILE
 from modeling.snapshots.services import create_snapshot, export_snapshot

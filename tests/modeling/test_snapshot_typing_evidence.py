@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from annotation_site.long_tasks import JobStatus
 from authorship.models import WritingEvidence
 from corpus.models import Dataset, Label, Split
 from corpus.services import add_labels
-from modeling.models import JobStatus
 from modeling.snapshots.format import read_manifest
 from modeling.snapshots.label_rows import LABELS_FILE, TYPING_FLAGS_COLUMN
 from modeling.snapshots.services import create_snapshot, export_snapshot

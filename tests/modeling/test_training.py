@@ -12,7 +12,8 @@ import torch
 from django.core.management import call_command
 from django.utils import timezone
 
-from modeling.models import JobStatus, RunStatus, Snapshot, TrainingRun
+from annotation_site.long_tasks import JobStatus
+from modeling.models import RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import SnapshotError
 from modeling.training.checkpoint import check_checkpoint
 from modeling.training.data import (

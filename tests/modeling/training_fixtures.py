@@ -34,7 +34,8 @@ def write_snapshot_files(directory, splits):
 
 
 def make_snapshot(directory, splits, user=None):
-    from modeling.models import JobStatus, Snapshot
+    from annotation_site.long_tasks import JobStatus
+    from modeling.models import Snapshot
 
     content_hash = write_snapshot_files(directory, splits)
     return Snapshot.objects.create(

@@ -6,9 +6,10 @@ import random
 import pytest
 from django.urls import reverse
 
+from annotation_site.long_tasks import JobStatus
 from corpus.models import Pair
 from quality import aggregation_runs
-from quality.models import AggregatedLabel, AggregationRun, AggregationStatus, WorkerEstimate
+from quality.models import AggregatedLabel, AggregationRun, WorkerEstimate
 from quality.tasks import aggregate_labels
 from tests import factories
 from tests.conftest import wait_for
@@ -74,7 +75,7 @@ def test_a_run_stores_labels_posteriors_and_worker_skills(labelled, researcher, 
     gold_before = dict(Pair.objects.values_list("pk", "gold_label"))
     run = launch(researcher, dataset, ["dawid_skene", "mace"])
     run.refresh_from_db()
-    assert run.status == AggregationStatus.DONE, run.error
+    assert run.status == JobStatus.DONE, run.error
     assert (run.pair_count, run.label_count, run.worker_count) == (25, 125, 10)
     for method in ("dawid_skene", "mace"):
         rows = AggregatedLabel.objects.filter(run=run, method=method)
@@ -107,7 +108,7 @@ def test_a_run_without_labels_fails_with_the_reason_and_keeps_nothing(db, resear
     dataset = factories.dataset("empty")
     launch(researcher, dataset)
     run = AggregationRun.objects.get()
-    assert run.status == AggregationStatus.FAILED and "no pairs with 2 or more counted labels" in run.error
+    assert run.status == JobStatus.FAILED and "no pairs with 2 or more counted labels" in run.error
     assert not AggregatedLabel.objects.exists()
 
 
@@ -129,19 +130,20 @@ def test_a_finished_run_is_not_run_twice(labelled, researcher, launch):
 def test_a_run_thought_dead_and_started_again_never_writes_over_its_restart(labelled, researcher):
     """A slow process whose run the reaper started again (annotation_site/long_tasks.py) finishes
     its fit, but keeps none of its results and leaves the run to its restart."""
-    from annotation_site.long_tasks import reap_stale_long_tasks
+    from annotation_site.long_tasks import reap_stale_long_tasks, take
     from annotation_site.wiring import long_task_kinds
 
     dataset, _, _ = labelled
     requested = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])
-    slow = aggregation_runs._claim(requested.pk)  # what run_aggregation does first
+    assert take(AggregationRun, requested.pk)  # what run_aggregation does first
+    slow = AggregationRun.objects.get(pk=requested.pk)
     reap_stale_long_tasks(long_task_kinds(), stale=-60, enqueue=lambda *args: None)  # it looked dead
     assert aggregation_runs._fit_claimed(slow) is None  # the slow process's fit ends
     run = AggregationRun.objects.get(pk=requested.pk)
-    assert (run.status, run.restarts) == (AggregationStatus.PENDING, 1)
+    assert (run.status, run.restarts) == (JobStatus.PENDING, 1)
     assert not AggregatedLabel.objects.filter(run=run).exists()
     done = present(aggregation_runs.run_aggregation(run.pk))  # the restart, as its queued task runs it
-    assert (done.status, done.restarts) == (AggregationStatus.DONE, 1)
+    assert (done.status, done.restarts) == (JobStatus.DONE, 1)
     assert AggregatedLabel.objects.filter(run=run).count() == 25
 
 
@@ -155,7 +157,7 @@ def test_researchers_launch_a_run_and_read_it_on_the_dashboard(labelled, client,
     response = post_now(reverse("dashboard:aggregation"), {"dataset": dataset.slug, "methods": ["dawid_skene", "mace"]})
     assert response.status_code == 302
     run = AggregationRun.objects.get()
-    assert run.status == AggregationStatus.DONE and run.methods == ["dawid_skene", "mace"]
+    assert run.status == JobStatus.DONE and run.methods == ["dawid_skene", "mace"]
     listing = client.get(reverse("dashboard:aggregation")).content.decode()
     assert f'id="aggregation-{run.pk}"' in listing
     progress = client.get(reverse("dashboard:aggregation_progress"), {"ids": str(run.pk)}).json()
@@ -201,7 +203,7 @@ def test_a_run_through_a_real_worker(celery_worker_process, client, make_worker,
         return current if current.status in ("done", "failed") else None
 
     run = wait_for(finished, timeout=120, message="the aggregation run")
-    assert run.status == AggregationStatus.DONE, run.error
+    assert run.status == JobStatus.DONE, run.error
     assert AggregatedLabel.objects.filter(run=run).count() == 12
     live = client.get(reverse("dashboard:aggregation_progress"), {"ids": run.pk}).json()["items"][0]
     assert live["finished"] and live["progress"] == 1.0

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from annotation_site.long_tasks import JobStatus
 from corpus.agreement import agreement_stats
 from corpus.models import Adjudication, Label, Pair, Split
 from corpus.services import LabelRefused, add_labels
 from modeling.snapshots.selectors import pairs_for_export
 from modeling.snapshots.services import create_snapshot, export_snapshot
-from quality.models import AggregatedLabel, AggregationRun, AggregationStatus
+from quality.models import AggregatedLabel, AggregationRun
 from tests import factories
 from validation import adjudication
 
@@ -38,7 +39,7 @@ def corpus(make_worker):
     fast = make_worker(username="speedy")
     rushed = [factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [E]) for _ in range(10)]
     add_labels([(pair, N) for pair in rushed], worker=fast, seconds=1.0)
-    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"], status=AggregationStatus.DONE)
+    run = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"], status=JobStatus.DONE)
     AggregatedLabel.objects.create(
         run=run, method="dawid_skene", pair=pairs["unanimous"], label=N, posterior=0.9, gold_label=E, differs=True
     )

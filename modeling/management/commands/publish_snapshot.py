@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from modeling.models import JobStatus, Snapshot
+from annotation_site.long_tasks import JobStatus
+from modeling.models import Snapshot
 from modeling.training.storage import publish_snapshot
 
 

@@ -1,8 +1,9 @@
 """Fail (or requeue) training runs whose node stopped sending heartbeats; cron-friendly."""
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from modeling.training.services import reap_stale_runs, stale_minutes
+from modeling.training.services import reap_stale_runs
 
 
 class Command(BaseCommand):
@@ -13,7 +14,7 @@ class Command(BaseCommand):
             "--minutes",
             type=float,
             default=None,
-            help=f"heartbeat age that counts as lost (default settings.TRAINING_STALE_MINUTES, {stale_minutes():g})",
+            help=f"heartbeat age that counts as lost (default settings.TRAINING_STALE_MINUTES, {float(settings.TRAINING_STALE_MINUTES):g})",
         )
         parser.add_argument("--requeue", action="store_true", help="send them to the gpu queue again instead")
 

@@ -34,7 +34,8 @@ def served_snapshot(splits, user=None, tsv=True):
 
     With `tsv`, each split also has a .tsv twin in the manifest, which a GPU node never needs to fetch.
     """
-    from modeling.models import JobStatus, Snapshot, SnapshotFile
+    from annotation_site.long_tasks import JobStatus
+    from modeling.models import Snapshot, SnapshotFile
     from modeling.snapshots.format import build_manifest, sha256_of_file, write_manifest
 
     snapshot = Snapshot.objects.create(status=JobStatus.PENDING, created_by=user)
