@@ -29,10 +29,9 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
-from annotation_site.uploads import discard_upload, store_upload
+from annotation_site.uploads import queue_upload
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 from corpus.services import create_premises
 
@@ -470,11 +469,6 @@ def queue_premise_upload(uploaded: UploadedFile, genre: str, dataset: str | None
     command's rules (collection.tasks). Raises PremiseImportError with the reason."""
     chosen = resolve_genre(genre)
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
-    path = store_upload(uploaded)
-    try:
-        check_files([path])
-    except PremiseImportError as error:
-        discard_upload(path)
-        raise PremiseImportError(str(error).replace(str(path), uploaded.name or "")) from None
-    transaction.on_commit(lambda: enqueue(PREMISE_UPLOAD_TASK, str(path), chosen.slug, dataset_slug, file_format))
-    return path
+    return queue_upload(
+        uploaded, PREMISE_UPLOAD_TASK, chosen.slug, dataset_slug, file_format, check=lambda path: check_files([path])
+    )
