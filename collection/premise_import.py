@@ -180,12 +180,6 @@ class _Progress:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def prompt_id_for(genre_slug, hash_hex):
-    # 64 bits of the text's hash: collisions stay negligible at millions of premises per genre,
-    # and the same sentence gets the same promptID in every database it is imported into.
-    return f"{genre_slug}-{hash_hex[:16]}"
-
-
 class _Importer:
     def __init__(self, dataset, genre, report, batch_size, on_batch=None):
         self.dataset, self.genre, self.report = dataset, genre, report
@@ -239,7 +233,9 @@ class _Importer:
                 if digest in existing:
                     self.report.drop(DropReason.DUPLICATE_EARLIER, text)
                     continue
-                wanted[digest] = (text, given_id or prompt_id_for(self.genre.slug, digest), given_id, source)
+                # 64 bits of the text's hash: collisions stay negligible at millions of premises per
+                # genre, and the same sentence gets the same promptID in every database it goes into.
+                wanted[digest] = (text, given_id or f"{self.genre.slug}-{digest[:16]}", given_id, source)
             taken = set(
                 Premise.objects.filter(dataset=self.dataset, prompt_id__in=[v[1] for v in wanted.values()]).values_list(
                     "prompt_id", flat=True
