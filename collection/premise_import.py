@@ -121,10 +121,6 @@ def is_jsonl(path):
     return False
 
 
-class _NotText(Exception):
-    pass
-
-
 def _max_premise_chars():
     return settings.NLI.get("MAX_PREMISE_CHARS", MAX_CHARS)
 
@@ -141,9 +137,8 @@ def check_files(paths):
                 for chunk in iter(lambda: handle.read(1 << 20), ""):
                     if "\x00" in chunk:
                         # Valid UTF-8 can still be binary (an image, a zip, a PDF's streams).
-                        raise _NotText
-        except _NotText:
-            problems.append(f"{path}: not a text file (it contains NUL bytes)")
+                        problems.append(f"{path}: not a text file (it contains NUL bytes)")
+                        break
         except UnicodeDecodeError as error:
             problems.append(f"{path}: not UTF-8 text (byte offset {error.start}: {error.reason})")
         except OSError as error:
