@@ -29,10 +29,9 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
-from annotation_site.uploads import discard_upload, store_upload
+from annotation_site.uploads import queue_upload
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
 from corpus.services import create_premises
 
@@ -122,10 +121,6 @@ def is_jsonl(path):
     return False
 
 
-class _NotText(Exception):
-    pass
-
-
 def _max_premise_chars():
     return settings.NLI.get("MAX_PREMISE_CHARS", MAX_CHARS)
 
@@ -142,9 +137,8 @@ def check_files(paths):
                 for chunk in iter(lambda: handle.read(1 << 20), ""):
                     if "\x00" in chunk:
                         # Valid UTF-8 can still be binary (an image, a zip, a PDF's streams).
-                        raise _NotText
-        except _NotText:
-            problems.append(f"{path}: not a text file (it contains NUL bytes)")
+                        problems.append(f"{path}: not a text file (it contains NUL bytes)")
+                        break
         except UnicodeDecodeError as error:
             problems.append(f"{path}: not UTF-8 text (byte offset {error.start}: {error.reason})")
         except OSError as error:
@@ -179,12 +173,6 @@ class _Progress:
 
 
 # --- writing ----------------------------------------------------------------------------------
-
-
-def prompt_id_for(genre_slug, hash_hex):
-    # 64 bits of the text's hash: collisions stay negligible at millions of premises per genre,
-    # and the same sentence gets the same promptID in every database it is imported into.
-    return f"{genre_slug}-{hash_hex[:16]}"
 
 
 class _Importer:
@@ -240,7 +228,9 @@ class _Importer:
                 if digest in existing:
                     self.report.drop(DropReason.DUPLICATE_EARLIER, text)
                     continue
-                wanted[digest] = (text, given_id or prompt_id_for(self.genre.slug, digest), given_id, source)
+                # 64 bits of the text's hash: collisions stay negligible at millions of premises per
+                # genre, and the same sentence gets the same promptID in every database it goes into.
+                wanted[digest] = (text, given_id or f"{self.genre.slug}-{digest[:16]}", given_id, source)
             taken = set(
                 Premise.objects.filter(dataset=self.dataset, prompt_id__in=[v[1] for v in wanted.values()]).values_list(
                     "prompt_id", flat=True
@@ -470,11 +460,6 @@ def queue_premise_upload(uploaded: UploadedFile, genre: str, dataset: str | None
     command's rules (collection.tasks). Raises PremiseImportError with the reason."""
     chosen = resolve_genre(genre)
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
-    path = store_upload(uploaded)
-    try:
-        check_files([path])
-    except PremiseImportError as error:
-        discard_upload(path)
-        raise PremiseImportError(str(error).replace(str(path), uploaded.name or "")) from None
-    transaction.on_commit(lambda: enqueue(PREMISE_UPLOAD_TASK, str(path), chosen.slug, dataset_slug, file_format))
-    return path
+    return queue_upload(
+        uploaded, PREMISE_UPLOAD_TASK, chosen.slug, dataset_slug, file_format, check=lambda path: check_files([path])
+    )

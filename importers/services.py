@@ -23,10 +23,9 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from annotation_site.celery import enqueue
 from annotation_site.long_tasks import heartbeat
 from annotation_site.progress import ProgressWriter
-from annotation_site.uploads import store_upload
+from annotation_site.uploads import queue_upload
 from artifacts.services import pairs_arriving
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split
@@ -421,6 +420,4 @@ def queue_pairs_upload(
         )
     if genre and not Genre.objects.filter(slug=genre).exists():
         raise CorpusImportError(f"Unknown genre {genre!r}.")
-    path = store_upload(uploaded)
-    transaction.on_commit(lambda: enqueue(PAIRS_UPLOAD_TASK, str(path), dataset, split, genre or ""))
-    return path
+    return queue_upload(uploaded, PAIRS_UPLOAD_TASK, dataset, split, genre or "")

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from annotation_site.uploads import discard_upload
+from annotation_site.uploads import import_upload
 
 from .services import PAIRS_UPLOAD_TASK, CorpusImportError, import_pairs_file
 
@@ -11,10 +11,5 @@ from .services import PAIRS_UPLOAD_TASK, CorpusImportError, import_pairs_file
 def import_uploaded_pairs(path: str, dataset: str, split: str | None = None, genre: str | None = None) -> int | None:
     """A corpus file (SNLI/MultiNLI JSONL or TSV) a researcher uploaded on the dashboard, imported
     as `import_pairs` does (all or nothing, progress and report on its CorpusImport row); the
-    upload is removed when it ends. Returns the import's id, or None if it could not start."""
-    try:
-        return import_pairs_file(path, dataset, split=split or None, genre=genre or None).import_id
-    except CorpusImportError:
-        return None
-    finally:
-        discard_upload(path)
+    upload is removed when it ends."""
+    return import_upload(path, lambda: import_pairs_file(path, dataset, split=split, genre=genre), CorpusImportError)
