@@ -31,10 +31,16 @@ def discard_upload(path: str | Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def queue_upload(uploaded: UploadedFile, task: str, *args: Any, check: Callable[[Path], object] | None = None) -> Path:
+def queue_upload(
+    uploaded: UploadedFile,
+    task: str,
+    *args: Any,
+    check: Callable[[Path], object] | None = None,
+    refusal: type[Exception] = Exception,
+) -> Path:
     """The upload saved in a folder of its own, keeping its name (imports read the split from it,
     e.g. *_dev.jsonl) but for characters other than letters, digits, dots, dashes and underscores;
-    then `check(path)`, whose refusal (an error of one message) removes it and is raised again
+    then `check(path)`, whose `refusal` (an error of one message) removes it and is raised again
     naming the file as uploaded; else the Celery `task` queued with its path and `args` after the
     caller's commit (the task imports it with `import_upload`)."""
     name = SAFE_NAME.sub("_", Path(uploaded.name or "upload").name).strip("._") or "upload"
@@ -47,9 +53,9 @@ def queue_upload(uploaded: UploadedFile, task: str, *args: Any, check: Callable[
     if check is not None:
         try:
             check(path)
-        except Exception as refused:
+        except refusal as refused:
             discard_upload(path)
-            raise type(refused)(str(refused).replace(str(path), uploaded.name or "")) from None
+            raise refusal(str(refused).replace(str(path), uploaded.name or "")) from None
     transaction.on_commit(lambda: enqueue(task, str(path), *args))
     return path
 

@@ -461,5 +461,11 @@ def queue_premise_upload(uploaded: UploadedFile, genre: str, dataset: str | None
     chosen = resolve_genre(genre)
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
     return queue_upload(
-        uploaded, PREMISE_UPLOAD_TASK, chosen.slug, dataset_slug, file_format, check=lambda path: check_files([path])
+        uploaded,
+        PREMISE_UPLOAD_TASK,
+        chosen.slug,
+        dataset_slug,
+        file_format,
+        check=lambda path: check_files([path]),
+        refusal=PremiseImportError,
     )
