@@ -273,8 +273,10 @@ MARKET_WEBHOOK_TOLERANCE_SECONDS = int(os.environ.get("MARKET_WEBHOOK_TOLERANCE_
 # How long a payer holds bonuses it is sending before another payer may look at them again.
 MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS", "120"))
 
-# Optional S3-compatible object storage for checkpoints and the snapshot files served to GPU
-# nodes (django-storages); unset: the local folders above.
+# Files that more than one host reads (uploads, snapshots, releases, checkpoints) go through
+# Django's storage API (annotation_site/file_storage.py). Unset: the local folders above (one host).
+# With an S3-compatible bucket (django-storages), each kind is a key prefix in it and no disk is
+# shared between web hosts, Celery workers and GPU nodes (docs/deployment.md).
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
 STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -290,11 +292,8 @@ if OBJECT_STORAGE_BUCKET:
         "default_acl": None,
         "file_overwrite": False,
     }
-    STORAGES["checkpoints"] = {
-        "BACKEND": "storages.backends.s3.S3Storage",
-        "OPTIONS": dict(_s3, location="checkpoints"),
-    }
-    STORAGES["snapshots"] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": dict(_s3, location="snapshots")}
+    for _kind in ("uploads", "snapshots", "releases", "checkpoints"):
+        STORAGES[_kind] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": dict(_s3, location=_kind)}
 
 
 # What a study may tune. The rules of the papers themselves (five labels a pair, gold at three

@@ -9,31 +9,20 @@ django-storages' S3 backend, and every reader and writer here goes through the s
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.core.files.storage import FileSystemStorage, Storage, storages
+from django.core.files.storage import FileSystemStorage, Storage
+
+from annotation_site.file_storage import file_storage, local_path  # noqa: F401 - local_path re-exported
 
 if TYPE_CHECKING:  # models import this module's package
     from modeling.models import Snapshot
 
 
 def checkpoint_storage() -> Storage:
-    if "checkpoints" in settings.STORAGES:
-        return storages["checkpoints"]
-    # Built per call: tests (and a changed setting) move CHECKPOINT_DIR.
-    return FileSystemStorage(location=settings.CHECKPOINT_DIR)
+    return file_storage("checkpoints")
 
 
 def snapshot_storage() -> Storage:
-    if "snapshots" in settings.STORAGES:
-        return storages["snapshots"]
-    return FileSystemStorage(location=settings.SNAPSHOT_DIR)
-
-
-def local_path(storage: Storage, name: str) -> str | None:
-    """The file's path on this server's disk, or None when the storage is remote (object storage)."""
-    try:
-        return storage.path(name)
-    except NotImplementedError:
-        return None
+    return file_storage("snapshots")
 
 
 def publish_snapshot(snapshot: "Snapshot") -> list[str]:
