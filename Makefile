@@ -69,6 +69,9 @@ else
 	exit $$status
 endif
 
+# Static files as production serves them (WhiteNoise): collected with their hashed, compressed
+# names (STATIC_MANIFEST=1, whatever DEBUG is; docs/deployment.md).
+serve: export STATIC_MANIFEST = 1
 serve: migrate
 	$(BIN)/python manage.py collectstatic --noinput >/dev/null
 	$(BIN)/gunicorn annotation_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT)

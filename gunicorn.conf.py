@@ -21,8 +21,11 @@ import os
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 # One process per core: the GIL lets one thread run Python at a time, so more processes than cores
-# only add memory; threads cover the time each request waits on the database.
-workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count()))
+# only add memory; threads cover the time each request waits on the database. The cores this
+# process may run on (a container limited by --cpuset-cpus sees its own), not the host's count;
+# an empty GUNICORN_WORKERS counts as unset (compose passes ${GUNICORN_WORKERS:-}).
+_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else multiprocessing.cpu_count()
+workers = int(os.environ.get("GUNICORN_WORKERS") or _cores)
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 # Import Django and the URLconf once, before forking: no process pays the imports on its first

@@ -121,6 +121,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the application itself (gunicorn serves nothing, the proxy only proxies):
+    # answered here, before sessions or the database are touched (docs/deployment.md).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "annotation_site.middleware.LoginThrottleMiddleware",
     "annotation_site.middleware.FailedTokenThrottleMiddleware",
     "annotation_site.middleware.BadInputMiddleware",
@@ -193,6 +196,15 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "var" / "static"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# How static files are served (WhiteNoise, by the application; docs/deployment.md), one rule:
+# STATIC_MANIFEST on (the default with DEBUG off, so in production): pages name compressed
+# files with a content hash (css/site.3f2a….css) that `collectstatic` wrote to STATIC_ROOT, and
+# those are served with a year's Cache-Control; a page whose file was never collected fails
+# loudly ("Missing staticfiles manifest entry"). Off (the default with DEBUG on: workstations, the
+# test suite): plain names, read from static/ as they are, no collectstatic needed.
+# The Dockerfile and `make serve` collect with it on, whatever DEBUG is.
+STATIC_MANIFEST = env_bool("STATIC_MANIFEST", default=not DEBUG)
+WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = not STATIC_MANIFEST
 
 # Failed logins on these pages are limited in the cache (annotation_site/login_throttle.py): per
 # account (its name as Django normalises it) from one address, FAILURES_PER_USERNAME free failures
@@ -280,7 +292,11 @@ MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS"
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
 STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
 }
 if OBJECT_STORAGE_BUCKET:
     _s3 = {

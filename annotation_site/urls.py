@@ -1,11 +1,14 @@
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
 from django.views.generic import RedirectView
 
 urlpatterns = [
-    # Browsers ask for /favicon.ico whatever the page says; send them to the real one.
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    # Browsers ask for /favicon.ico whatever the page says; send them to the real one. Its name is
+    # looked up on a request, not on import: with the production settings' manifest (hashed names)
+    # every command would otherwise need collectstatic first (docs/deployment.md).
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/artifacts/", include("artifacts.urls_api")),

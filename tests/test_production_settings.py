@@ -1,6 +1,7 @@
 """Production settings: DEBUG off unless asked, no weak SECRET_KEY, `check --deploy` clean with
 the compose environment, a content security policy, and friendly error pages."""
 
+import json
 import os
 import re
 import subprocess
@@ -152,3 +153,51 @@ def test_manage_py_without_debug_or_key_says_what_to_set_without_a_traceback():
 def test_manage_py_on_a_workstation_with_debug_asked_for_runs(tmp_path):
     result = run_manage({"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}, "check")
     assert result.returncode == 0, result.stderr
+
+
+STATIC_SETTINGS = (
+    "import json, django; django.setup(); from django.conf import settings; "
+    "print(json.dumps([settings.STORAGES['staticfiles']['BACKEND'], settings.MIDDLEWARE[:2], "
+    "settings.WHITENOISE_AUTOREFRESH, settings.WHITENOISE_USE_FINDERS]))"
+)
+
+
+def static_settings(**env_changes):
+    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "DJANGO_SETTINGS_MODULE", "STATIC_MANIFEST")}
+    env.update(DJANGO_SETTINGS_MODULE="annotation_site.settings", **env_changes)
+    done = subprocess.run([sys.executable, "-c", STATIC_SETTINGS], cwd=REPO, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_production_settings_serve_static_files_from_the_app_with_hashed_compressed_names():
+    """Nothing served /static/ with DEBUG off (issue 49.1): gunicorn serves no files and the proxy
+    only proxies. The production settings put WhiteNoise right after SecurityMiddleware and name
+    files from collectstatic's manifest (hashed, compressed, cached for a year)."""
+    backend, middleware, autorefresh, finders = static_settings(DEBUG="0", SECRET_KEY=GOOD_KEY)
+    assert backend == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    assert middleware == ["django.middleware.security.SecurityMiddleware", "whitenoise.middleware.WhiteNoiseMiddleware"]
+    assert autorefresh is False and finders is False  # only what collectstatic wrote, read once
+
+
+def test_with_debug_on_static_files_need_no_collectstatic_unless_the_manifest_is_asked_for():
+    # Workstations and the test suite render pages without collectstatic: plain names from static/.
+    backend, middleware, autorefresh, finders = static_settings(DEBUG="1")
+    assert backend == "django.contrib.staticfiles.storage.StaticFilesStorage"
+    assert middleware[1] == "whitenoise.middleware.WhiteNoiseMiddleware" and autorefresh and finders
+    # The Dockerfile's build and `make serve` collect with STATIC_MANIFEST=1 whatever DEBUG is.
+    backend, *_ = static_settings(DEBUG="1", STATIC_MANIFEST="1")
+    assert backend == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+
+
+def test_the_image_and_make_serve_collect_what_production_serves_and_compose_runs_the_shipped_gunicorn_config():
+    dockerfile = (REPO / "Dockerfile").read_text()
+    collect = next(line for line in dockerfile.splitlines() if "collectstatic" in line)
+    assert "STATIC_MANIFEST=1" in collect.split("python")[0]
+    assert 'CMD ["gunicorn", "annotation_site.wsgi", "-c", "gunicorn.conf.py"]' in dockerfile
+    assert "serve: export STATIC_MANIFEST = 1" in (REPO / "Makefile").read_text()
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    assert compose["services"]["web"]["command"] == ["gunicorn", "annotation_site.wsgi", "-c", "gunicorn.conf.py"]
+    # Caddy only proxies: no file server, no volume of static files beside it.
+    proxy = compose["services"]["proxy"]
+    assert proxy["command"][:2] == ["caddy", "reverse-proxy"] and proxy["volumes"] == ["caddy-data:/data"]
