@@ -68,10 +68,18 @@ class LongTaskKind:
     task: str | None = None
     requeue_status: str | None = None
     started_field: str = "started_at"
+    # Rows of a kind that restarts but only some of whose rows can (an import restarts when its
+    # file is in storage, not when it ran in a command's process): restarted where this says so.
+    restartable: Callable[[Any], bool] | None = None
+    # What a row failed for good leaves behind (an upload's stored file), cleared after the commit.
+    after_failure: Callable[[Any], None] | None = None
 
     @property
     def restarts(self) -> bool:
         return bool(self.task and self.requeue_status)
+
+    def restarts_row(self, row: Any) -> bool:
+        return self.restarts and (self.restartable is None or self.restartable(row))
 
 
 def _beat_until(model: type[Model], pk: Any, seconds: float, stop: threading.Event) -> None:
@@ -108,14 +116,19 @@ def heartbeat(model: type[Model], pk: Any, *, seconds: float | None = None) -> I
         beater.join(timeout=seconds + 10)
 
 
-def take(model: type[Model], pk: Any, **fields: Any) -> bool:
-    """Move the row pending/failed -> running in one UPDATE, so two deliveries of one task never
-    both run (Celery redelivers with acks_late); a row left running by a process that died is taken
-    over once its heartbeat is stale, or, without one, after STALE_RUNNING_AFTER. `fields`: more to
-    set in the same UPDATE. False: the row was not takeable (done, or running and alive)."""
+def take(
+    model: type[Model], pk: Any, *, waiting: Sequence[str] = (JobStatus.PENDING, JobStatus.FAILED), **fields: Any
+) -> bool:
+    """Move the row from a `waiting` status (pending/failed) -> running in one UPDATE, so two
+    deliveries of one task never both run (Celery redelivers with acks_late); a row left running by
+    a process that died is taken over once its heartbeat is stale, or, without one, after
+    STALE_RUNNING_AFTER. `fields`: more to set in the same UPDATE. False: the row was not takeable
+    (done, or running and alive)."""
     now = timezone.now()
+    if any(field.name == "progress" for field in model._meta.concrete_fields):
+        fields = {"progress": 0.0, **fields}
     takeable = (
-        Q(status__in=[JobStatus.PENDING, JobStatus.FAILED])
+        Q(status__in=list(waiting))
         | Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=settings.LONG_TASK_STALE_SECONDS))
         | Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)
     )
@@ -125,11 +138,26 @@ def take(model: type[Model], pk: Any, **fields: Any) -> bool:
             started_at=now,
             heartbeat_at=now,
             finished_at=None,
-            progress=0.0,
             error="",
             **fields,
         )
     )
+
+
+class TakenOver(Exception):
+    """The row was started again by the reaper while this run still worked (it was thought dead)."""
+
+
+def hold_as_taken(model: type[Model], pk: Any, restarts: int) -> None:
+    """At the end of a run's own transaction (an all-or-nothing import): lock the row and make sure
+    it is still this run's (running, not restarted since it was taken), so the run's rows commit
+    only if no restart will write them again. Raises TakenOver, which rolls the run back."""
+    still_ours = model._default_manager.select_for_update().filter(pk=pk, status=JobStatus.RUNNING, restarts=restarts)
+    if not list(still_ours.values_list("pk", flat=True)):
+        raise TakenOver(
+            f"{model._meta.verbose_name} {pk} was started again by the reaper while this run worked; "
+            "nothing of this run was kept (the restart imports it)"
+        )
 
 
 def _stale(kind: LongTaskKind, cutoff: Any) -> Q:
@@ -176,7 +204,7 @@ def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callab
     unchanged = kind.model._default_manager.filter(
         pk=row.pk, status=JobStatus.RUNNING, restarts=row.restarts, heartbeat_at=row.heartbeat_at
     )
-    if kind.restarts and row.restarts < restarts:
+    if kind.restarts_row(row) and row.restarts < restarts:
         restart = row.restarts + 1
         if not unchanged.update(
             restarts=restart,
@@ -190,4 +218,6 @@ def _reap(row: Any, kind: LongTaskKind, now: Any, restarts: int, enqueue: Callab
     tried = f" after {row.restarts} restart(s)" if row.restarts else ""
     if not unchanged.update(status=JobStatus.FAILED, error=f"{lost}{tried}: failed. {kind.again}", finished_at=now):
         return f"{label} left alone (it changed meanwhile)"
+    if kind.after_failure is not None:
+        transaction.on_commit(functools.partial(kind.after_failure, row))
     return f"{label} failed{tried}"

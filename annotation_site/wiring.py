@@ -29,10 +29,15 @@ from django.conf import settings
 from annotation_site.celery import app, load_for_enqueue
 from annotation_site.embedded_beat import start_embedded_beat
 from annotation_site.long_tasks import JobStatus, LongTaskKind, reap_stale_long_tasks
-from collection.models import WritingClaim
+from annotation_site.uploads import discard_upload
+from collection.models import PremiseImport, WritingClaim
+from collection.premise_import import PREMISE_UPLOAD_TASK
 from collection.writing_rules import load_word_list
+from corpus.models import ImportStatus
 from crowd import registry as crowd_registry
 from crowd.models import TaskClaim, TaskKind
+from importers.models import CorpusImport
+from importers.services import PAIRS_UPLOAD_TASK
 from modeling.snapshots import extra_files as snapshot_extra_files
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
@@ -90,8 +95,6 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
     services' own constants. Training runs have their own heartbeats and reaper (modeling.training)."""
     from artifacts.models import JobStatus as ArtifactsJobStatus
     from artifacts.models import MonitorRefresh, TaggingJob
-    from collection.models import PremiseImport
-    from importers.models import CorpusImport
     from modeling.models import Snapshot
     from quality.models import AggregationRun
 
@@ -128,10 +131,35 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
             again="The next refresh runs on schedule.",
             started_field="created_at",
         ),
-        # Imports run in a command's process, with the file on its machine: failed, not restarted.
-        LongTaskKind(CorpusImport, lost="the import", again=again_import),
-        LongTaskKind(PremiseImport, lost="the import", again=again_import),
+        # An uploaded file's import (all or nothing: a killed one kept nothing) starts again from
+        # its file in storage; one run by a command, with the file on that machine, is failed.
+        LongTaskKind(
+            CorpusImport,
+            lost="the import",
+            again=again_import,
+            task=PAIRS_UPLOAD_TASK,
+            requeue_status=ImportStatus.QUEUED,
+            restartable=_has_upload,
+            after_failure=_discard_upload_of,
+        ),
+        LongTaskKind(
+            PremiseImport,
+            lost="the import",
+            again=again_import,
+            task=PREMISE_UPLOAD_TASK,
+            requeue_status=ImportStatus.QUEUED,
+            restartable=_has_upload,
+            after_failure=_discard_upload_of,
+        ),
     )
+
+
+def _has_upload(row: CorpusImport | PremiseImport) -> bool:
+    return bool(row.upload)
+
+
+def _discard_upload_of(row: CorpusImport | PremiseImport) -> None:
+    discard_upload(row.upload)
 
 
 @app.task(name="annotation_site.reap_long_tasks", ignore_result=True)

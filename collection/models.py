@@ -23,6 +23,10 @@ class PremiseImport(ImportRun):
     kept = models.PositiveIntegerField(default=0)
     dropped = models.PositiveIntegerField(default=0)
     drop_counts = models.JSONField(default=dict, blank=True, help_text="Sentences dropped, per reason.")
+    # A dashboard upload's import (annotation_site/uploads.py): the file's name in the "uploads"
+    # storage until the import ends, and what the worker needs to run (or restart) it from the row.
+    upload = models.CharField(max_length=255, blank=True, help_text="The upload's name in storage, while it waits.")
+    file_format = models.CharField(max_length=5, default="auto", help_text="auto, text or jsonl.")
 
     def __str__(self):
         return f"{self.source} -> {self.dataset.slug}/{self.genre.slug} ({self.status})"

@@ -14,6 +14,7 @@ re-importing a file adds nothing. Progress figures are written outside that tran
 """
 
 import functools
+import itertools
 import json
 import multiprocessing
 import sys
@@ -29,7 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from annotation_site.long_tasks import heartbeat
+from annotation_site.long_tasks import TakenOver, heartbeat, hold_as_taken
 from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import queue_upload
 from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
@@ -38,8 +39,11 @@ from corpus.services import create_premises
 from .models import PremiseImport
 from .premise_text import (
     MAX_CHARS,
+    MAX_PARAGRAPH_FACTOR,
     Block,
     DropReason,
+    HeldText,
+    OverlongLine,
     normalize,
     segment_block,
     sentence_drop_reason,
@@ -71,6 +75,7 @@ class PremiseImportReport:
     examples: dict = field(default_factory=dict)  # reason -> the first few texts dropped for it
     seconds: float = 0.0
     import_id: int | None = None  # the PremiseImport row that followed this run
+    held: HeldText = field(default_factory=HeldText)  # the most plain text held at once while reading
 
     def drop(self, reason, text):
         self.dropped[reason] += 1
@@ -115,9 +120,10 @@ def is_jsonl(path):
     if path.suffix.lower() in {".txt", ".text", ".md"}:
         return False
     with open(path, encoding="utf-8-sig") as handle:
-        for line in handle:
-            if line.strip():
-                return line.lstrip().startswith("{")
+        # In pieces, not lines: a file that is one huge line is not read whole to see its first character.
+        for piece in iter(lambda: handle.read(1 << 16), ""):
+            if piece.strip():
+                return piece.lstrip().startswith("{")
     return False
 
 
@@ -148,15 +154,24 @@ def check_files(paths):
 
 
 class _CountingReader:
-    """A text file's lines, counting the bytes read so far (for the progress figures)."""
+    """A text file's lines, counting the bytes read so far (for the progress figures). A line
+    longer than `max_line_chars` is not held whole: its start comes as an OverlongLine and the rest
+    is read in pieces and counted, so a file that is one 500 MB line costs no more memory than any."""
 
-    def __init__(self, handle):
-        self.handle, self.bytes = handle, 0
+    def __init__(self, handle, max_line_chars):
+        self.handle, self.bytes, self.max_line_chars = handle, 0, max_line_chars
 
     def __iter__(self):
-        for line in self.handle:
+        while line := self.handle.readline(self.max_line_chars + 1):
             self.bytes += len(line.encode("utf-8"))
-            yield line
+            if len(line) <= self.max_line_chars or line.endswith("\n"):
+                yield line
+                continue
+            while rest := self.handle.readline(1 << 20):
+                self.bytes += len(rest.encode("utf-8"))
+                if rest.endswith("\n"):
+                    break
+            yield OverlongLine(line[: self.max_line_chars])
 
 
 class _Progress:
@@ -269,10 +284,17 @@ class _Importer:
         return candidate
 
 
-def _read_text(importer, reader, source, progress, jobs=1):
+def _windows(items, size):
+    iterator = iter(items)
+    while window := list(itertools.islice(iterator, size)):
+        yield window
+
+
+def _read_text(importer, reader, source, progress, jobs=1, held=None):
     segment = functools.partial(segment_block, max_premise_chars=_max_premise_chars())
     # Each paragraph with how far the file was read when it ended (the progress figures).
-    positioned = ((block, reader.bytes) for block in text_blocks(reader))
+    blocks = text_blocks(reader, max_chars=MAX_PARAGRAPH_FACTOR * _max_premise_chars(), held=held)
+    positioned = ((block, reader.bytes) for block in blocks)
     segmented: Iterator[tuple[Block, int, list[str] | None]]
     if jobs > 1:
         # Sentence splitting is most of the work and needs no database: child processes split
@@ -283,7 +305,12 @@ def _read_text(importer, reader, source, progress, jobs=1):
         # Django-free premise_text, so a fresh child imports no apps.
         context = multiprocessing.get_context("spawn")
         pool = context.Pool(jobs)
-        segmented = pool.imap(segment, positioned, chunksize=64)
+        # A window of paragraphs at a time: Pool.imap alone reads its whole input ahead.
+        segmented = (
+            result
+            for window in _windows(positioned, 64 * jobs * 4)
+            for result in pool.imap(segment, window, chunksize=64)
+        )
     else:
         pool, segmented = None, map(segment, positioned)
     try:
@@ -310,6 +337,9 @@ def _read_text(importer, reader, source, progress, jobs=1):
 def _read_jsonl(importer, reader, source, progress):
     for line_no, line in enumerate(reader, start=1):
         progress.advance(reader.bytes)
+        if isinstance(line, OverlongLine):
+            importer.report.malformed.append((source, line_no, f"over {reader.max_line_chars} characters"))
+            continue
         if not line.strip():
             continue
         try:
@@ -352,6 +382,7 @@ def import_premises(
     file_format: str = "auto",
     jobs: int = 1,
     on_batch: Callable[[PremiseImportReport], object] | None = None,
+    record: PremiseImport | None = None,
 ) -> PremiseImportReport:
     """Import premises of one genre from plain-text or JSONL files; returns a report.
 
@@ -359,7 +390,8 @@ def import_premises(
     splits plain text into sentences in that many processes; the result is the same.
     `on_batch(report)` is called after each committed batch and once at the end
     (report.bytes_read / bytes_total is the progress), e.g. to store a progress figure for the
-    dashboard.
+    dashboard. `record`: the run's row when it exists already, taken running (an upload's import,
+    annotation_site.uploads); else one is made.
     """
     started = time.monotonic()
     if not isinstance(genre, Genre):
@@ -377,12 +409,14 @@ def import_premises(
         files=[str(p) for p in file_paths],
         bytes_total=sum(path.stat().st_size for path in file_paths),
     )
-    record = PremiseImport.objects.create(
-        dataset=dataset,
-        genre=genre,
-        source=", ".join(path.name for path in file_paths)[:255],
-        bytes_total=report.bytes_total,
-    )
+    if record is None:
+        record = PremiseImport.objects.create(
+            dataset=dataset,
+            genre=genre,
+            source=", ".join(path.name for path in file_paths)[:255],
+            bytes_total=report.bytes_total,
+        )
+    taken_restarts = record.restarts
 
     writer = ProgressWriter()
 
@@ -406,6 +440,10 @@ def import_premises(
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
             _import_files(file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
+            # Committed only while the row is still this run's: a restart would import it again.
+            hold_as_taken(PremiseImport, record.pk, taken_restarts)
+    except TakenOver:
+        raise  # the row is its restart's now: nothing of this run is written on it
     except Exception as exc:
         PremiseImport.objects.filter(pk=record.pk).update(
             status=ImportStatus.FAILED,
@@ -442,11 +480,12 @@ def _import_files(paths, genre, dataset, report, progress, batch_size, file_form
                 leave=False,
             ) as bar,
         ):
-            reader, tracker = _CountingReader(handle), _Progress(report, bar, done_before)
+            reader = _CountingReader(handle, MAX_PARAGRAPH_FACTOR * _max_premise_chars())
+            tracker = _Progress(report, bar, done_before)
             if jsonl:
                 _read_jsonl(importer, reader, source, tracker)
             else:
-                _read_text(importer, reader, source, tracker, jobs=jobs)
+                _read_text(importer, reader, source, tracker, jobs=jobs, held=report.held)
             tracker.advance(path.stat().st_size)  # a BOM or trailing bytes are not lines
     importer.flush()
 
@@ -454,18 +493,39 @@ def _import_files(paths, genre, dataset, report, progress, batch_size, file_form
 PREMISE_UPLOAD_TASK = "collection.import_uploaded_premises"
 
 
-def queue_premise_upload(uploaded: UploadedFile, genre: str, dataset: str | None, file_format: str = "auto") -> Path:
-    """A premise file uploaded on the dashboard: checked here (genre, UTF-8 text) so a refusal is
-    said at once and nothing is queued, then imported by a Celery worker after the commit with the
-    command's rules (collection.tasks). Raises PremiseImportError with the reason."""
+def queue_premise_upload(
+    uploaded: UploadedFile, genre: str, dataset: str | None, file_format: str = "auto"
+) -> PremiseImport:
+    """A premise file uploaded on the dashboard: checked here (genre, format, UTF-8 text) so a
+    refusal is said at once and nothing is kept, then stored and its import row made queued,
+    imported by a Celery worker after the commit with the command's rules (collection.tasks).
+    Raises PremiseImportError with the reason."""
     chosen = resolve_genre(genre)
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
+    if file_format not in ("auto", "text", "jsonl"):
+        raise PremiseImportError(f"Unknown format {file_format!r}: one of auto, text, jsonl.")
+
+    def create_import(stored: str, size: int) -> PremiseImport:
+        found, _ = Dataset.objects.get_or_create(slug=dataset_slug, defaults={"name": dataset_slug})
+        return PremiseImport.objects.create(
+            dataset=found,
+            genre=chosen,
+            source=(uploaded.name or "upload")[:255],
+            bytes_total=size,
+            status=ImportStatus.QUEUED,
+            upload=stored,
+            file_format=file_format,
+        )
+
     return queue_upload(
         uploaded,
         PREMISE_UPLOAD_TASK,
-        chosen.slug,
-        dataset_slug,
-        file_format,
+        create_import,
         check=lambda path: check_files([path]),
         refusal=PremiseImportError,
     )
+
+
+def import_stored_premises(record: PremiseImport, path: Path) -> PremiseImportReport:
+    """An upload's import as its Celery task runs it (annotation_site.uploads.import_upload)."""
+    return import_premises([path], record.genre, record.dataset, file_format=record.file_format, record=record)

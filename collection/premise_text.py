@@ -179,6 +179,31 @@ class Block:
     drop_reason: str | None = None
 
 
+class OverlongLine(str):
+    """The start of a line longer than the reader holds (premise_import reads the rest without
+    keeping it): no premise, dropped whole as too long."""
+
+
+@dataclass
+class HeldText:
+    """The most `text_blocks` held at once while reading: lines and characters of one paragraph."""
+
+    most_lines: int = 0
+    most_chars: int = 0
+
+
+# A paragraph this many times longer than the longest premise is dropped whole.
+MAX_PARAGRAPH_FACTOR = 200
+# A paragraph of this many lines is cut at the next line that starts a sentence after one that
+# ends one, so text without blank lines (one sentence a line) is never held whole.
+PARAGRAPH_LINES = 100
+# Where a paragraph may be cut: a line that ends a sentence, then a line that starts one.
+_ENDS_SENTENCE_RE = re.compile(r"[.!?…][\"'”’)\]]*$")
+_STARTS_SENTENCE_RE = re.compile(r"^[\"'“‘(\[]*[A-Z0-9]")
+# What is kept of a paragraph dropped as too long (its report shows the first 100 characters).
+_TOO_LONG_KEPT = 1000
+
+
 def _is_heading_line(line):
     """A short line with no lowercase word and no sentence end: "CHAPTER ONE", "The Lost City".
     (Only asked where a sentence may start, so "New York City." wrapped mid-sentence is safe.)"""
@@ -199,30 +224,54 @@ def _join(lines):
     return text
 
 
-def text_blocks(lines):
+def text_blocks(lines, max_chars=MAX_PARAGRAPH_FACTOR * MAX_CHARS, held=None):
     """Paragraphs and non-narrative lines of plain text, in order.
 
     A line is judged on its own only where a new sentence may start (at a paragraph start or
     after a line that ends one), so a wrapped line that happens to begin "12. " or "- " or hold a
     row of figures in the middle of a sentence is not cut out of it. Indented lines continue a list
     item or reference; a reference line with no sentence end is continued by the next line.
+
+    What is held stays bounded whatever the text's shape: a paragraph of PARAGRAPH_LINES lines
+    ends at the next sentence boundary that falls at a line's end (blank lines are not needed), and
+    one that grows past `max_chars` without such a boundary is dropped whole as too long (as
+    segment_block would drop it) without holding the rest of it. `held` (a HeldText) records the
+    most lines and characters held at once.
     """
     paragraph: list[str] = []  # lines of the paragraph being read
+    chars = 0  # their length
+    overlong: Block | None = None  # a paragraph past max_chars, whose further lines are not kept
     item: tuple[str, list[str]] | None = None  # (reason, lines) of a list item or reference being read
     previous: str | None = None  # the last line read in this paragraph or item
 
     def flush():
-        nonlocal paragraph, item, previous
+        nonlocal paragraph, chars, overlong, item, previous
         if item is not None:
             yield Block(_join(item[1]), item[0])
+        if overlong is not None:
+            yield overlong
         if paragraph:
             yield Block(_join(paragraph))
-        paragraph, item, previous = [], None, None
+        paragraph, chars, overlong, item, previous = [], 0, None, None, None
 
     for raw in lines:
+        if isinstance(raw, OverlongLine):
+            yield from flush()
+            yield Block(raw.strip()[:_TOO_LONG_KEPT], DropReason.TOO_LONG)
+            continue
         line = raw.rstrip("\r\n")
         if not line.strip():
             yield from flush()
+            continue
+        if (
+            (overlong is not None or len(paragraph) >= PARAGRAPH_LINES)
+            and item is None
+            and _ENDS_SENTENCE_RE.search((previous or "").rstrip())
+            and _STARTS_SENTENCE_RE.match(line.lstrip())
+        ):
+            yield from flush()
+        if overlong is not None:
+            previous = line  # the rest of a paragraph already dropped as too long: not kept
             continue
         if (
             item is not None
@@ -255,7 +304,14 @@ def text_blocks(lines):
             # not one sentence with the next line, so it becomes a block (a fragment) of its own.
             yield from flush()
         paragraph.append(line)
+        chars += len(line)
         previous = line
+        if held is not None:
+            held.most_lines = max(held.most_lines, len(paragraph))
+            held.most_chars = max(held.most_chars, chars)
+        if chars > max_chars:
+            overlong = Block(_join(paragraph)[:_TOO_LONG_KEPT], DropReason.TOO_LONG)
+            paragraph, chars = [], 0
     yield from flush()
 
 
@@ -285,10 +341,6 @@ def split_sentences(paragraph: str) -> list[str]:
         elif sentence:
             sentences.append(sentence)
     return sentences
-
-
-# A paragraph this many times longer than the longest premise is dropped whole.
-MAX_PARAGRAPH_FACTOR = 200
 
 
 def segment_block(item, max_premise_chars):

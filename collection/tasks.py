@@ -4,13 +4,14 @@ from celery import shared_task
 
 from annotation_site.uploads import import_upload
 
-from .premise_import import PREMISE_UPLOAD_TASK, PremiseImportError, import_premises
+from .models import PremiseImport
+from .premise_import import PREMISE_UPLOAD_TASK, PremiseImportError, import_stored_premises
 
 
 @shared_task(name=PREMISE_UPLOAD_TASK)
-def import_uploaded_premises(path: str, genre: str, dataset: str, file_format: str = "auto") -> int | None:
-    """A premise file a researcher uploaded on the dashboard, imported as `import_premises` does
-    (all or nothing, progress on its PremiseImport row); the upload is removed when it ends."""
-    return import_upload(
-        path, lambda: import_premises([path], genre, dataset, file_format=file_format), PremiseImportError
-    )
+def import_uploaded_premises(import_id: int) -> int | None:
+    """A premise file a researcher uploaded on the dashboard (its queued PremiseImport row),
+    imported as `import_premises` does (all or nothing, progress on the row) from the uploads
+    storage; the stored file is removed when the import is done or failed for good. The reaper
+    queues it again when its worker died (annotation_site.wiring.long_task_kinds)."""
+    return import_upload(PremiseImport, import_id, import_stored_premises, PremiseImportError)

@@ -257,6 +257,8 @@ def joined_premise(sentences: Iterable[str]) -> str:
 
 
 class ImportStatus(models.TextChoices):
+    # A dashboard upload's import waits queued for a Celery worker (annotation_site/uploads.py).
+    QUEUED = "queued", "queued"
     RUNNING = "running", "running"
     DONE = "done", "done"
     FAILED = "failed", "failed"

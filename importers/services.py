@@ -23,7 +23,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from annotation_site.long_tasks import heartbeat
+from annotation_site.long_tasks import TakenOver, heartbeat, hold_as_taken
 from annotation_site.progress import ProgressWriter
 from annotation_site.uploads import queue_upload
 from artifacts.services import pairs_arriving
@@ -155,12 +155,15 @@ def import_pairs_file(
     split: str | None = None,
     progress: bool = False,
     chunk_size: int = CHUNK_SIZE,
+    record: CorpusImport | None = None,
 ) -> ImportReport:
     """Import one SNLI/MultiNLI JSONL or TSV file; returns an `ImportReport`.
 
     `genre` (a Genre slug) is used for rows without a genre field; SNLI rows fall back to
     "captions". `split` defaults to the one in the file name (*_dev*, *_test*, *_train*).
     Pairs whose pairID is already in the dataset are skipped, so re-importing changes nothing.
+    `record`: the run's row when it exists already, taken running (an upload's import,
+    annotation_site.uploads); else one is made.
     """
     started = time.monotonic()
     path = str(path)
@@ -175,7 +178,9 @@ def import_pairs_file(
     if genre and genre not in genres:
         raise CorpusImportError(f"unknown genre {genre!r}; known: {', '.join(sorted(genres)) or 'none'}")
     found = imported_dataset(dataset)
-    record = start_import(found, path, split)
+    if record is None:
+        record = start_import(found, path, split)
+    taken_restarts = record.restarts
     report = ImportReport(path=path, dataset=found.slug, split=split, import_id=record.pk)
     # All or nothing: the chunks commit with the run, so an unexpected failure (a database error,
     # a killed process) leaves no premise, pair or label of this run behind; malformed lines are
@@ -185,6 +190,10 @@ def import_pairs_file(
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(CorpusImport, record.pk), ProgressWriter() as writer, transaction.atomic():
             _import_rows(path, found, split, genre, genres, chunk_size, progress, report, record, writer)
+            # Committed only while the row is still this run's: a restart would import it again.
+            hold_as_taken(CorpusImport, record.pk, taken_restarts)
+    except TakenOver:
+        raise  # the row is its restart's now: nothing of this run is written on it
     except Exception as error:
         reason = str(error) or type(error).__name__
         report.pairs_created = report.premises_created = report.labels_created = 0
@@ -403,11 +412,12 @@ SLUG = re.compile(r"[-a-zA-Z0-9_]+")
 
 def queue_pairs_upload(
     uploaded: UploadedFile[bytes], dataset: str, *, split: str | None = None, genre: str | None = None
-) -> Path:
+) -> CorpusImport:
     """A corpus file uploaded on the dashboard: what the command would refuse before reading
-    (no dataset, a split it cannot tell, an unknown genre) is refused here at once and nothing is
-    queued; the file is then imported by a Celery worker after the commit with the command's rules
-    (importers.tasks). Raises CorpusImportError with the reason."""
+    (no dataset, a split it cannot tell, an unknown genre, a dataset of another kind) is refused
+    here at once and nothing is kept; the file is then stored and its import row made queued,
+    imported by a Celery worker after the commit with the command's rules (importers.tasks).
+    Raises CorpusImportError with the reason."""
     dataset = (dataset or "").strip()
     if not dataset or not SLUG.fullmatch(dataset):
         raise CorpusImportError(
@@ -420,4 +430,24 @@ def queue_pairs_upload(
         )
     if genre and not Genre.objects.filter(slug=genre).exists():
         raise CorpusImportError(f"Unknown genre {genre!r}.")
-    return queue_upload(uploaded, PAIRS_UPLOAD_TASK, dataset, split, genre or "")
+    chosen_split = split
+
+    def create_import(stored: str, size: int) -> CorpusImport:
+        return CorpusImport.objects.create(
+            dataset=imported_dataset(dataset),
+            source=(uploaded.name or "upload")[:255],
+            split=chosen_split,
+            bytes_total=size,
+            status=ImportStatus.QUEUED,
+            upload=stored,
+            default_genre=genre or "",
+        )
+
+    return queue_upload(uploaded, PAIRS_UPLOAD_TASK, create_import)
+
+
+def import_stored_pairs(record: CorpusImport, path: Path) -> ImportReport:
+    """An upload's import as its Celery task runs it (annotation_site.uploads.import_upload)."""
+    return import_pairs_file(
+        path, record.dataset, split=record.split, genre=record.default_genre or None, record=record
+    )

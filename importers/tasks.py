@@ -4,12 +4,14 @@ from celery import shared_task
 
 from annotation_site.uploads import import_upload
 
-from .services import PAIRS_UPLOAD_TASK, CorpusImportError, import_pairs_file
+from .models import CorpusImport
+from .services import PAIRS_UPLOAD_TASK, CorpusImportError, import_stored_pairs
 
 
 @shared_task(name=PAIRS_UPLOAD_TASK)
-def import_uploaded_pairs(path: str, dataset: str, split: str | None = None, genre: str | None = None) -> int | None:
-    """A corpus file (SNLI/MultiNLI JSONL or TSV) a researcher uploaded on the dashboard, imported
-    as `import_pairs` does (all or nothing, progress and report on its CorpusImport row); the
-    upload is removed when it ends."""
-    return import_upload(path, lambda: import_pairs_file(path, dataset, split=split, genre=genre), CorpusImportError)
+def import_uploaded_pairs(import_id: int) -> int | None:
+    """A corpus file (SNLI/MultiNLI JSONL or TSV) a researcher uploaded on the dashboard (its queued
+    CorpusImport row), imported as `import_pairs` does (all or nothing, progress and report on the
+    row) from the uploads storage; the stored file is removed when the import is done or failed for
+    good. The reaper queues it again when its worker died (annotation_site.wiring.long_task_kinds)."""
+    return import_upload(CorpusImport, import_id, import_stored_pairs, CorpusImportError)

@@ -128,8 +128,9 @@ def test_an_aggregation_run_and_a_tagging_job_are_queued_again(db, django_captur
 
 
 def test_an_import_and_a_monitor_refresh_are_failed_not_restarted(db):
-    """An import's file is on the machine of the command that died, and a refresh is made anew by
-    its next trigger: both end failed, saying what to do."""
+    """An import run by a command has its file on the machine of the command that died, and a
+    refresh is made anew by its next trigger: both end failed, saying what to do (an uploaded
+    file's import is restarted: below)."""
     dataset = Dataset.objects.create(slug="lost-import", name="lost import")
     record = CorpusImport.objects.create(dataset=dataset, source="big_dev.jsonl", split="dev", bytes_total=100)
     CorpusImport.objects.filter(pk=record.pk).update(started_at=silent_for(20), heartbeat_at=silent_for(10))
@@ -197,11 +198,16 @@ def test_the_kinds_name_the_tasks_their_services_queue():
     from quality.aggregation_runs import TASK_NAME
 
     app.loader.import_default_modules()
+    from collection.premise_import import PREMISE_UPLOAD_TASK
+    from importers.services import PAIRS_UPLOAD_TASK
+
     restarted = {kind.model._meta.label: kind.task for kind in long_task_kinds() if kind.restarts}
     assert restarted == {
         "modeling.Snapshot": EXPORT_TASK,
         "quality.AggregationRun": TASK_NAME,
         "artifacts.TaggingJob": TAG_TASK,
+        "importers.CorpusImport": PAIRS_UPLOAD_TASK,
+        "collection.PremiseImport": PREMISE_UPLOAD_TASK,
     }
     assert all(task in app.tasks for task in restarted.values())
     assert "annotation_site.reap_long_tasks" in app.tasks
@@ -221,3 +227,79 @@ def test_the_dashboard_shows_a_restart_beside_the_progress_and_the_failure_messa
     assert "the process running the export stopped (no heartbeat since" in row[: row.index("</tr>")]
     api = client.get(f"/api/snapshots/{restarted.pk}/").json()
     assert (api["status"], api["restarts"]) == ("running", 1)
+
+
+# --- an uploaded file's import: restarted from its stored file, then failed with the file removed ---
+
+UPLOADED_TEXT = (
+    b"The lighthouse keeper climbed the stairs every evening at dusk.\n\n"
+    b"Her sister kept the ledger of every ship that passed the point.\n"
+)
+
+
+def killed_upload_import(restarts=0):
+    """A premise upload whose worker took it and then died (SIGKILL: nothing marked it): running,
+    silent for ten minutes. tests/importers/test_upload_worker_killed.py kills a real worker."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from annotation_site.long_tasks import take
+    from collection.models import PremiseImport
+    from collection.premise_import import queue_premise_upload
+    from tests.importers.helpers import ensure_genres
+
+    ensure_genres("fiction")
+    run = queue_premise_upload(SimpleUploadedFile("keeper.txt", UPLOADED_TEXT), "fiction", "tales")
+    assert take(PremiseImport, run.pk, waiting=("queued",))
+    PremiseImport.objects.filter(pk=run.pk).update(heartbeat_at=silent_for(10), restarts=restarts)
+    return PremiseImport.objects.get(pk=run.pk)
+
+
+def test_an_uploaded_import_whose_worker_died_is_started_again_and_imports_once(db, django_capture_on_commit_callbacks):
+    from annotation_site.uploads import upload_storage
+    from corpus.models import Premise
+
+    run = killed_upload_import()
+
+    def run_here(task_name, *args):  # the registered task, in this process (a real worker: see above)
+        return task_named(task_name).apply(args=args)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        reaped = reap_stale_long_tasks(long_task_kinds(), enqueue=run_here)
+    assert reaped == [f"collection.PremiseImport {run.pk} requeued (restart 1 of 2)"]
+    run.refresh_from_db()
+    assert (run.status, run.restarts, run.kept, run.error) == (ImportStatus.DONE, 1, 2, "")
+    assert Premise.objects.filter(dataset__slug="tales").count() == 2  # once
+    assert not upload_storage().exists(run.upload)  # removed once done
+
+
+def test_an_uploaded_import_lost_past_the_bound_is_failed_and_its_file_removed(db, django_capture_on_commit_callbacks):
+    from annotation_site.uploads import upload_storage
+
+    run = killed_upload_import(restarts=2)
+    assert upload_storage().exists(run.upload)
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        reaped = reap_stale_long_tasks(long_task_kinds(), enqueue=lambda *args: pytest.fail(f"queued {args}"))
+    assert reaped == [f"collection.PremiseImport {run.pk} failed after 2 restart(s)"]
+    assert len(queued) == 1  # the file's removal, after the commit
+    run.refresh_from_db()
+    assert run.status == ImportStatus.FAILED and "after 2 restart(s): failed. Run the import again" in run.error
+    assert not upload_storage().exists(run.upload)
+
+
+def test_an_import_taken_over_by_its_restart_keeps_nothing_of_the_slow_run(db):
+    """A run the reaper thought dead (only slow) must not commit its rows under the restart that
+    owns the row now, nor mark the row or remove the file: the restart imports them, once."""
+    from annotation_site.long_tasks import TakenOver
+    from annotation_site.uploads import upload_path, upload_storage
+    from collection.models import PremiseImport
+    from collection.premise_import import import_premises
+    from corpus.models import Premise
+
+    slow = killed_upload_import()  # the slow run's row, as it took it
+    reap_stale_long_tasks(long_task_kinds(), enqueue=lambda *args: None)  # thought dead: restarted
+    with upload_path(slow.upload) as path, pytest.raises(TakenOver, match="started again by the reaper"):
+        import_premises([path], slow.genre, slow.dataset, record=slow)
+    assert not Premise.objects.exists()
+    row = PremiseImport.objects.get(pk=slow.pk)
+    assert (row.status, row.restarts) == ("queued", 1)  # the restart's, waiting for its worker
+    assert upload_storage().exists(row.upload)
