@@ -151,9 +151,11 @@ class BadInputMiddleware:
             except (RequestDataTooBig, TooManyFieldsSent) as error:
                 return str(error)
         elif (content_type == "application/json" or content_type.endswith("+json")) and not request.path.startswith(
-            "/api/"
+            ("/api/", "/markets/hooks/")
         ):
-            # The API checks JSON in its parser (annotation_site.parsers), after authentication.
+            # The API checks JSON in its parser (annotation_site.parsers), after authentication;
+            # market webhooks bound their raw body before reading it, then verify its signature
+            # (markets.views): reading it here would read a body of any size first.
             return self.json_problem(request.body)
         return None
 

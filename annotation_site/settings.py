@@ -282,6 +282,7 @@ MARKET_TIMEOUT_SECONDS = float(os.environ.get("MARKET_TIMEOUT_SECONDS", "20"))
 MARKET_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MARKET_RETRY_WAIT_MAX_SECONDS", "30"))
 # A webhook older (or newer) than this is refused as a possible replay.
 MARKET_WEBHOOK_TOLERANCE_SECONDS = int(os.environ.get("MARKET_WEBHOOK_TOLERANCE_SECONDS", "300"))
+MARKET_WEBHOOK_MAX_BYTES = int(os.environ.get("MARKET_WEBHOOK_MAX_BYTES", str(64 * 1024)))  # larger: 413, unread
 # How long a payer holds bonuses it is sending before another payer may look at them again.
 MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS", "120"))
 

@@ -735,10 +735,34 @@ def prolific_signature(secret: str, timestamp: str, body: bytes) -> str:
     return base64.b64encode(digest).decode()
 
 
+# Unix seconds have 10 digits until the year 2286; a longer "timestamp" is not one (and int() of
+# thousands of digits is refused by Python itself).
+WEBHOOK_TIMESTAMP_MAX_DIGITS = 12
+# A timestamp further from now than this is no clock's skew and no delayed delivery: malformed
+# input (400), not a replay to weigh against MARKET_WEBHOOK_TOLERANCE_SECONDS (403).
+WEBHOOK_TIMESTAMP_RANGE = timedelta(days=1)
+
+
+def _webhook_sent_at(timestamp: str) -> datetime:
+    """The moment a webhook's timestamp header names; WebhookRefused (400) for anything that is not a
+    Unix time in whole seconds within a day of now (exponents, signs, fractions, non-ASCII digits,
+    dates no clock sends)."""
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= WEBHOOK_TIMESTAMP_MAX_DIGITS):
+        raise WebhookRefused("The timestamp must be a Unix time in whole seconds (ASCII digits only).", status=400)
+    now = _now()
+    seconds = int(timestamp)
+    if abs(seconds - now.timestamp()) > WEBHOOK_TIMESTAMP_RANGE.total_seconds():
+        raise WebhookRefused(
+            f"The timestamp {timestamp} is out of range: more than a day from the server's clock.", status=400
+        )
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
 def receive_prolific_webhook(webhook_key: str, body: bytes, timestamp: str, signature: str) -> str:
     """Verify and act on one Prolific webhook; returns what was done, or raises WebhookRefused.
 
-    Refused: an unknown hook address, a missing or wrong signature, a timestamp outside
+    Refused: an unknown hook address, a missing or wrong signature (compared byte for byte), a
+    timestamp that is not a Unix time within a day of now (400), a timestamp outside
     MARKET_WEBHOOK_TOLERANCE_SECONDS, a signature seen before (a replay)."""
     connection = MarketConnection.objects.filter(webhook_key=webhook_key, market=ConnectedMarket.PROLIFIC).first()
     if connection is None:
@@ -749,17 +773,20 @@ def receive_prolific_webhook(webhook_key: str, body: bytes, timestamp: str, sign
         raise WebhookRefused("The webhook secret cannot be read.", status=503) from error
     if not secret:
         raise WebhookRefused("No webhook secret is set for this connection.")
-    if not (timestamp and timestamp.isdigit() and signature):
+    if not (timestamp and signature):
         raise WebhookRefused("Missing signature or timestamp.")
+    sent_at = _webhook_sent_at(timestamp)
     expected = prolific_signature(secret, timestamp, body)
-    if not hmac.compare_digest(expected.encode(), signature.strip().encode("utf-8", "surrogatepass")):
+    # Exactly the bytes that were signed: a header "normalised" first (stripped of a trailing
+    # no-break space, say) would be a second spelling of one signature, and the replay guard
+    # below remembers spellings.
+    if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "surrogatepass")):
         raise WebhookRefused("Bad signature.")
-    sent_at = datetime.fromtimestamp(int(timestamp), tz=UTC)
     if abs((_now() - sent_at).total_seconds()) > settings.MARKET_WEBHOOK_TOLERANCE_SECONDS:
         raise WebhookRefused("Stale timestamp: refused as a possible replay.")
     try:
         event = json.loads(body)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: arrays nested thousands deep
         raise WebhookRefused("The body is not JSON.", status=400) from error
     if not isinstance(event, dict):
         raise WebhookRefused("The body is not a JSON object.", status=400)
