@@ -239,6 +239,20 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_DIR = Path(os.environ.get("DATA_DIR", BASE_DIR / "var"))
 SNAPSHOT_DIR = Path(os.environ.get("SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 CHECKPOINT_DIR = Path(os.environ.get("CHECKPOINT_DIR", DATA_DIR / "checkpoints"))
+# Uploads (dashboard imports, annotation_site/uploads.py): a file over UPLOAD_MAX_BYTES is refused
+# while the request body streams (LimitedUploadHandler, first of the handlers), with a message
+# that names the limit and this setting; nothing of it is written. Below the limit, Django keeps
+# a file up to FILE_UPLOAD_MAX_MEMORY_SIZE in memory and writes a larger one to a temporary file
+# as it arrives; the form's other fields together may hold DATA_UPLOAD_MAX_MEMORY_SIZE (Django's
+# 2.5 MB defaults, stated here so no one raises them for a large file: they are not its limit).
+UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024**3)))
+FILE_UPLOAD_HANDLERS = [
+    "annotation_site.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 # A GloVe-format text file (word followed by its vector on each line), or empty for random embeddings.
 EMBEDDINGS_FILE = os.environ.get("EMBEDDINGS_FILE", "")
 # Training runs write progress every few seconds; one silent for TRAINING_STALE_MINUTES is "node lost".
