@@ -11,13 +11,41 @@ wrote: nothing but the database, the broker and this storage is shared (docs/dep
 """
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage, Storage, storages
 
 FileKind = Literal["uploads", "snapshots", "releases", "checkpoints"]
 FILE_KINDS: tuple[FileKind, ...] = ("uploads", "snapshots", "releases", "checkpoints")
+S3_BACKEND = "storages.backends.s3.S3Storage"
+
+
+def object_storage_aliases(
+    bucket: str,
+    *,
+    endpoint_url: str | None = None,
+    region: str | None = None,
+    access_key: str | None = None,
+    secret_key: str | None = None,
+) -> dict[str, dict[str, Any]]:
+    """settings.STORAGES entries for every kind in one S3-compatible bucket, each kind its key prefix.
+
+    One builder for the settings (OBJECT_STORAGE_* variables) and for tests that point a running
+    process at an S3 server, so both configure the very same backend. Empty values mean "not set"
+    (boto3's own defaults: the AWS endpoint, its credential chain).
+    """
+    options = {
+        "bucket_name": bucket,
+        "endpoint_url": endpoint_url or None,
+        "region_name": region or None,
+        "access_key": access_key or None,
+        "secret_key": secret_key or None,
+        "default_acl": None,
+        # A name already taken is never silently replaced: a done snapshot or checkpoint never changes.
+        "file_overwrite": False,
+    }
+    return {kind: {"BACKEND": S3_BACKEND, "OPTIONS": dict(options, location=kind)} for kind in FILE_KINDS}
 
 
 def local_folder(kind: FileKind) -> Path:

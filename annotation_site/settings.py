@@ -314,17 +314,17 @@ STORAGES: dict[str, dict[str, Any]] = {
     },
 }
 if OBJECT_STORAGE_BUCKET:
-    _s3 = {
-        "bucket_name": OBJECT_STORAGE_BUCKET,
-        "endpoint_url": os.environ.get("OBJECT_STORAGE_ENDPOINT_URL") or None,
-        "region_name": os.environ.get("OBJECT_STORAGE_REGION") or None,
-        "access_key": os.environ.get("OBJECT_STORAGE_ACCESS_KEY") or None,
-        "secret_key": os.environ.get("OBJECT_STORAGE_SECRET_KEY") or None,
-        "default_acl": None,
-        "file_overwrite": False,
-    }
-    for _kind in ("uploads", "snapshots", "releases", "checkpoints"):
-        STORAGES[_kind] = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": dict(_s3, location=_kind)}
+    from annotation_site.file_storage import object_storage_aliases
+
+    STORAGES.update(
+        object_storage_aliases(
+            OBJECT_STORAGE_BUCKET,
+            endpoint_url=os.environ.get("OBJECT_STORAGE_ENDPOINT_URL"),
+            region=os.environ.get("OBJECT_STORAGE_REGION"),
+            access_key=os.environ.get("OBJECT_STORAGE_ACCESS_KEY"),
+            secret_key=os.environ.get("OBJECT_STORAGE_SECRET_KEY"),
+        )
+    )
 
 
 # What a study may tune. The rules of the papers themselves (five labels a pair, gold at three

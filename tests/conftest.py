@@ -325,6 +325,7 @@ class CeleryWorkerProcess(subprocess.Popen[bytes]):
     log_path: Path
     log: IO[str]
     nodename: str
+    data_dir: Path
 
 
 def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, wait=True):
@@ -369,6 +370,7 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, w
         start_new_session=True,
     )
     process.log_path, process.log, process.nodename = log_path, log, nodename
+    process.data_dir = Path(env["DATA_DIR"])  # its disk: a test sharing it with the worker sets DATA_DIR to it
     return wait_until_answering(process) if wait else process
 
 
@@ -410,6 +412,132 @@ def wait_for(predicate, timeout=60.0, interval=0.25, message="condition"):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+# --- S3: a real S3-compatible server process (moto_server) -----------------------------------
+# Object storage is tested against a server, never an in-process mock: django-storages and boto3
+# speak HTTP to it exactly as they would to AWS S3 or MinIO, and subprocesses (gunicorn, Celery
+# workers) reach the same bucket through OBJECT_STORAGE_* variables.
+
+S3_REGION = "us-east-1"
+S3_KEY = "testing"  # moto accepts any credentials; boto3 only needs some
+
+
+class S3Server:
+    """A running moto_server: its endpoint, and buckets made on it."""
+
+    def __init__(self, process: subprocess.Popen[bytes], endpoint_url: str) -> None:
+        self.process = process
+        self.endpoint_url = endpoint_url
+
+    def client(self):
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint_url,
+            region_name=S3_REGION,
+            aws_access_key_id=S3_KEY,
+            aws_secret_access_key=S3_KEY,
+        )
+
+    def new_bucket(self) -> str:
+        import uuid
+
+        name = f"test-{uuid.uuid4().hex[:16]}"
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def environment(self, bucket: str) -> dict[str, str]:
+        """The OBJECT_STORAGE_* variables that point a subprocess's settings at `bucket` on this server."""
+        return {
+            "OBJECT_STORAGE_BUCKET": bucket,
+            "OBJECT_STORAGE_ENDPOINT_URL": self.endpoint_url,
+            "OBJECT_STORAGE_REGION": S3_REGION,
+            "OBJECT_STORAGE_ACCESS_KEY": S3_KEY,
+            "OBJECT_STORAGE_SECRET_KEY": S3_KEY,
+        }
+
+
+def start_s3_server(log_path: Path) -> S3Server:
+    """Start `moto_server` on a free 127.0.0.1 port and return it once it answers."""
+    import socket
+    import urllib.request
+
+    require_package("moto", "pip install -r requirements-dev.txt (moto[server])")
+    executable = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = open(log_path, "w")  # noqa: SIM115 - the server's output while it lives
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    process = subprocess.Popen(
+        [executable, "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"moto_server exited at start; see {log_path}")
+        try:
+            with urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1):
+                return S3Server(process, endpoint)
+        except OSError:
+            time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGTERM)
+    raise RuntimeError(f"moto_server did not answer within 60 s; see {log_path}")
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """One moto_server process for the session; tests take their own bucket (`s3_storage`)."""
+    server = start_s3_server(tmp_path_factory.mktemp("s3") / "moto_server.log")
+    yield server
+    os.killpg(server.process.pid, signal.SIGTERM)
+    server.process.wait(timeout=20)
+
+
+@pytest.fixture
+def s3_storage(s3_server, settings):
+    """This test's settings point every file kind at a fresh bucket on the S3 server, as
+    OBJECT_STORAGE_BUCKET does in production; yields the bucket's OBJECT_STORAGE_* variables
+    (for subprocesses) with `.server` and `.bucket`."""
+    from annotation_site.file_storage import object_storage_aliases
+
+    bucket = s3_server.new_bucket()
+    env = s3_server.environment(bucket)
+    settings.OBJECT_STORAGE_BUCKET = bucket
+    # Django's setting_changed receiver empties `storages`' cache of backends on this assignment
+    # and again when the fixture restores STORAGES, so no test sees another's bucket.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        **object_storage_aliases(
+            bucket,
+            endpoint_url=s3_server.endpoint_url,
+            region=S3_REGION,
+            access_key=S3_KEY,
+            secret_key=S3_KEY,
+        ),
+    }
+    yield S3Bucket(env, server=s3_server, bucket=bucket)
+
+
+class S3Bucket(dict[str, str]):
+    """A test's bucket: its OBJECT_STORAGE_* variables, and the server and name."""
+
+    def __init__(self, env: dict[str, str], *, server: S3Server, bucket: str) -> None:
+        super().__init__(env)
+        self.server = server
+        self.bucket = bucket
+
+    def keys_under(self, prefix: str) -> list[str]:
+        """The keys in the bucket that start with `prefix` (e.g. "snapshots/12/"), sorted."""
+        pages = self.server.client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+        return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
 
 
 # --- skip accounting for CI ------------------------------------------------------------------
