@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.files import File
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -31,14 +30,13 @@ from annotation_site.parsers import CheckedJSONParser
 from annotation_site.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
 from modeling.models import Snapshot, SnapshotFile
+from modeling.snapshots.files import missing_message, open_snapshot_file
 from modeling.snapshots.format import MANIFEST_NAME
 from modeling.snapshots.services import (
     UNVALIDATED_GOLD_CHOICES,
     create_snapshot,
-    snapshot_directory,
     start_export,
 )
-from modeling.training.storage import snapshot_storage
 
 from .node_auth import IsResearcherOrGpuNode, NodeTokenAuthentication
 
@@ -234,7 +232,7 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
             raise NotFound(f"Snapshot {snapshot.pk} has no file '{name}'.")
         handle = open_snapshot_file(snapshot, name)
         if handle is None:
-            raise NotFound(f"File '{name}' of snapshot {snapshot.pk} is missing on this server.")
+            raise NotFound(f"File '{name}': {missing_message(snapshot)}.")
         start, size = requested_start(request), handle.size
         if start is not None and start >= size > 0:
             handle.close()
@@ -269,15 +267,3 @@ def requested_start(request: Request) -> int | None:
     """N of a `Range: bytes=N-` header; None without one (other range forms are answered whole)."""
     match = re.fullmatch(r"\s*bytes=(\d+)-\s*", request.headers.get("Range", ""))
     return int(match.group(1)) if match else None
-
-
-def open_snapshot_file(snapshot: Snapshot, name: str) -> File[Any] | None:
-    """The file from the snapshot's folder on this server, else from the snapshot storage (object storage)."""
-    local = snapshot_directory(snapshot) / name
-    if local.is_file():
-        return File(open(local, "rb"), name=name)
-    storage = snapshot_storage()
-    stored = f"{snapshot.pk}/{name}"
-    if storage.exists(stored):
-        return storage.open(stored, "rb")
-    return None

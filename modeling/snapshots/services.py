@@ -1,8 +1,15 @@
 """Writes for snapshots: create one, export it once, never change it afterwards.
 
-An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR/<id>/ and
-renames it into place in the same transaction that marks the snapshot done, so a snapshot is
-either done with all its files or failed with none; nothing is ever marked done half-written.
+An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR/<id>/, then puts
+them where the snapshot storage keeps them (annotation_site/file_storage.py, `<id>/<file>`):
+
+- the local default (one host): the folder is renamed into SNAPSHOT_DIR/<id>/ in the same
+  transaction that marks the snapshot done;
+- object storage (OBJECT_STORAGE_BUCKET): every file is saved into the bucket before the
+  transaction that marks the snapshot done, so every host can read a done snapshot.
+
+Either way a snapshot is done with all its files or failed with none; a failed upload removes what
+it had saved, and a retry first removes what an earlier try left.
 """
 
 import shutil
@@ -19,11 +26,13 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
+from annotation_site.file_storage import is_shared
 from annotation_site.long_tasks import JobStatus, heartbeat, take
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
 from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
+from modeling.snapshots import files as stored_files
 from modeling.snapshots.extra_files import ExtraFiles
 from quality.models import AggregatedLabel, AggregationRun
 
@@ -195,6 +204,8 @@ def request_snapshot(
 
 
 def snapshot_directory(snapshot: Snapshot) -> Path:
+    """The snapshot's folder in the local default storage (SNAPSHOT_DIR/<id>/); with object storage,
+    read the files through modeling.snapshots.files instead."""
     return Path(settings.SNAPSHOT_DIR) / str(snapshot.pk)
 
 
@@ -238,6 +249,9 @@ def _export_taken(
     final_dir = snapshot_directory(snapshot)
     temp_dir = None
     renamed = False
+    # Read once: the files go to one place for the whole export.
+    shared = is_shared("snapshots")
+    stored = False
     try:
         root = Path(settings.SNAPSHOT_DIR)
         root.mkdir(parents=True, exist_ok=True)
@@ -267,29 +281,40 @@ def _export_taken(
             typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
         snapshot_format.write_manifest(temp_dir, manifest)
+        if shared:
+            # Before the snapshot is marked done: a done snapshot is readable from every host.
+            stored_files.store_snapshot_folder(snapshot.pk, temp_dir)
+            stored = True
         with transaction.atomic():
             marked = Snapshot.objects.filter(held).update(
                 status=JobStatus.DONE,
                 progress=1.0,
                 finished_at=timezone.now(),
-                directory=str(final_dir),
+                # The folder on this host's disk, when the files are there (the local default) only.
+                directory="" if shared else str(final_dir),
                 content_hash=manifest["content_hash"],
                 row_count=rows,
             )
             if not marked:
                 raise ExportRefused(f"snapshot {snapshot.pk} was taken over by a restarted export")
             SnapshotFile.objects.bulk_create(SnapshotFile(snapshot=snapshot, **f) for f in files)
-            # Last step inside the transaction: if the rename fails nothing is marked done.
-            temp_dir.rename(final_dir)
-            renamed = True
+            if not shared:
+                # Last step inside the transaction: if the rename fails nothing is marked done.
+                temp_dir.rename(final_dir)
+                renamed = True
+        if shared:
+            shutil.rmtree(temp_dir, ignore_errors=True)
     except BaseException as exc:
         if temp_dir is not None:
             shutil.rmtree(temp_dir, ignore_errors=True)
         if renamed:
             shutil.rmtree(final_dir, ignore_errors=True)
-        Snapshot.objects.filter(held).update(
+        still_held = Snapshot.objects.filter(held).update(
             status=JobStatus.FAILED, finished_at=timezone.now(), error=f"{type(exc).__name__}: {exc}"[:5000]
         )
+        if stored and still_held:
+            # Only while this export holds the row: a restarted export may be storing the same names.
+            stored_files.remove_stored_files(snapshot.pk)
         snapshot.refresh_from_db()
         raise
     snapshot.refresh_from_db()

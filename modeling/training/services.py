@@ -17,7 +17,7 @@ import mmap
 import socket
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,10 +34,12 @@ from annotation_site.long_tasks import JobStatus
 from artifacts.selectors import run_tag_accuracy
 from corpus.models import Genre
 from modeling.models import NodeToken, RunStatus, Snapshot, TrainingRun
-from modeling.snapshots.format import TRAIN_FILE
+from modeling.snapshots import files as snapshot_files
+from modeling.snapshots.format import MANIFEST_NAME, TRAIN_FILE
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
 from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
+from .snapshot_cache import SnapshotCache
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRead
@@ -82,11 +84,12 @@ def _snapshot_to_train_on(snapshot: Snapshot | int | str) -> tuple[Snapshot | No
         snapshot = found
     if snapshot.status != JobStatus.DONE:
         return None, f"Snapshot {snapshot.pk} is {snapshot.status}, not done; wait for its export to finish."
-    if not snapshot.directory:
-        return None, f"Snapshot {snapshot.pk} has no folder."
-    # Refused here, in words, rather than by a node after the queue with a path of the server in it.
-    train_file = Path(snapshot.directory) / TRAIN_FILE
-    if not train_file.is_file() or train_file.stat().st_size == 0:
+    # Refused here, in words, rather than by a node after the queue. The storage is asked, not a
+    # path of the exporting host: a done snapshot is readable from every host, all of it or none.
+    train_size = snapshot_files.snapshot_file_size(snapshot, TRAIN_FILE)
+    if train_size is None and not snapshot_files.snapshot_file_exists(snapshot, MANIFEST_NAME):
+        return None, f"Snapshot {snapshot.pk} cannot be trained on: {snapshot_files.missing_message(snapshot)}."
+    if not train_size:
         return None, (
             f"Snapshot {snapshot.pk} has no training pairs (no train split): make a snapshot whose "
             "splits include train to train on it."
@@ -104,10 +107,23 @@ def _train_genre_problem(snapshot: Snapshot, genre: str) -> str | None:
         return (
             f"snapshot {snapshot.pk} leaves out genre {genre!r} (its genres: {', '.join(snapshot.filters['genres'])})"
         )
-    train_file = Path(snapshot.directory) / TRAIN_FILE
-    if train_file.is_file() and not _file_mentions(train_file, json.dumps({"genre": genre})[1:-1].encode()):
+    needle = json.dumps({"genre": genre})[1:-1].encode()
+    folder = snapshot_files.local_snapshot_folder(snapshot)
+    if folder is not None and (folder / TRAIN_FILE).is_file():
+        mentioned = _file_mentions(folder / TRAIN_FILE, needle)
+    else:
+        handle = snapshot_files.open_snapshot_file(snapshot, TRAIN_FILE)
+        if handle is None:
+            return None  # no train file: _snapshot_to_train_on says so
+        with handle:
+            mentioned = _stream_mentions(handle.chunks(SEARCH_BLOCK), needle)
+    if not mentioned:
         return f"genre {known[genre]!r} has no training pairs in snapshot {snapshot.pk}"
     return None
+
+
+# Bytes read at a time when a train file is searched in object storage rather than on this disk.
+SEARCH_BLOCK = 8 << 20
 
 
 def _file_mentions(path: Path, needle: bytes) -> bool:
@@ -116,6 +132,17 @@ def _file_mentions(path: Path, needle: bytes) -> bool:
         return False
     with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         return mapped.find(needle) != -1
+
+
+def _stream_mentions(blocks: Iterable[bytes], needle: bytes) -> bool:
+    """Whether the bytes occur in a file read block by block (an occurrence across two blocks included)."""
+    tail = b""
+    for block in blocks:
+        window = tail + block
+        if needle in window:
+            return True
+        tail = window[-(len(needle) - 1) :] if len(needle) > 1 else b""
+    return False
 
 
 def validate_launch(
@@ -418,11 +445,23 @@ class DatabaseReporter(RunReporter):
             snapshot_id=snapshot.pk,
             snapshot_hash=run.snapshot_hash,
             restarts=run.results.get("restarts", 0),
-            snapshot_directory=snapshot.directory,
+            snapshot_directory=str(snapshot_files.local_snapshot_folder(snapshot) or ""),
         )
 
-    def snapshot_folder(self, spec: RunSpec) -> str:
-        return spec.snapshot_directory
+    def snapshot_folder(self, spec: RunSpec) -> str | Path:
+        # The files where this host has them on disk (the local default's folder); otherwise fetched
+        # from the snapshot storage into this host's cache, verified, as a GPU node fetches them.
+        if spec.snapshot_directory:
+            return spec.snapshot_directory
+        snapshot = Snapshot.objects.get(pk=spec.snapshot_id)
+        cache = SnapshotCache(settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES)
+        folder, report = cache.get(spec.snapshot_hash, functools.partial(_fetch_stored_file, snapshot))
+        spec.snapshot_source = report
+        return folder
+
+    def snapshot_rejected(self, spec: RunSpec) -> None:
+        if not spec.snapshot_directory:
+            SnapshotCache(settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES).discard(spec.snapshot_hash)
 
     def progress(self, spec: RunSpec, fields: Mapping[str, Any]) -> bool:
         return record_progress(spec.run_id, spec.attempt, spec.lease_id, fields)
@@ -441,11 +480,16 @@ class DatabaseReporter(RunReporter):
         return TrainingRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
 
 
+def _fetch_stored_file(snapshot: Snapshot, name: str, part_path: Path) -> int:
+    """SnapshotCache's fetch: the whole file from the snapshot storage into `part_path`; the bytes copied."""
+    with open(part_path, "wb") as part:
+        return snapshot_files.copy_snapshot_file(snapshot, name, part)
+
+
 def run_reporter() -> RunReporter:
     """The transport of this process: HTTP when it is a GPU node (PLATFORM_URL + NODE_TOKEN), else the database."""
     if settings.PLATFORM_URL and settings.NODE_TOKEN:
         from .remote import HttpReporter, PlatformClient
-        from .snapshot_cache import SnapshotCache
 
         cache = SnapshotCache(settings.SNAPSHOT_CACHE_DIR, settings.SNAPSHOT_CACHE_MAX_BYTES)
         return HttpReporter(PlatformClient(settings.PLATFORM_URL, settings.NODE_TOKEN), cache)

@@ -1,17 +1,20 @@
-"""Where checkpoints (and snapshot files served to GPU nodes) are stored: Django's storage API.
+"""Where checkpoints and snapshot files are stored: Django's storage API (annotation_site/file_storage.py).
 
 The embedded default is the local filesystem (settings.CHECKPOINT_DIR, settings.SNAPSHOT_DIR).
 A lab with an S3-compatible object store sets OBJECT_STORAGE_BUCKET (and friends, see
-docs/gpu-nodes.md); settings then define the storage aliases "checkpoints" and "snapshots" with
-django-storages' S3 backend, and every reader and writer here goes through the same calls.
+docs/deployment.md); settings then define the storage aliases with django-storages' S3 backend,
+and every reader and writer goes through the same calls. Snapshot files are read through
+modeling/snapshots/files.py.
 """
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from django.conf import settings
+from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage
 
-from annotation_site.file_storage import file_storage, local_path  # noqa: F401 - local_path re-exported
+from annotation_site.file_storage import file_storage
+from annotation_site.file_storage import local_path as local_path  # re-exported: callers read checkpoints by it
 
 if TYPE_CHECKING:  # models import this module's package
     from modeling.models import Snapshot
@@ -26,23 +29,28 @@ def snapshot_storage() -> Storage:
 
 
 def publish_snapshot(snapshot: "Snapshot") -> list[str]:
-    """Copy a done snapshot's files from this server's SNAPSHOT_DIR into the snapshot storage.
+    """Copy the files of a snapshot exported before exports went through the storage, from its
+    folder on this host (`Snapshot.directory`), into the snapshot storage; the names copied.
 
-    Only useful with object storage (OBJECT_STORAGE_BUCKET): the export writes locally, and the
-    file endpoint serves the local folder first, the store second. Files already in the store
-    are left as they are (a done snapshot never changes). Returns the names copied.
+    New exports store their files themselves. Files already in the store are left as they are
+    (a done snapshot never changes); the store being that very folder copies nothing.
     """
-    from pathlib import Path
+    from modeling.snapshots.files import stored_name
 
     storage = snapshot_storage()
-    folder = Path(snapshot.directory or Path(settings.SNAPSHOT_DIR) / str(snapshot.pk))
-    if isinstance(storage, FileSystemStorage) and Path(storage.location).resolve() == folder.parent.resolve():
-        return []  # the store is this very folder
+    if not snapshot.directory or not Path(snapshot.directory).is_dir():
+        return []  # stored by its export, or not on this host: the command says which
+    folder = Path(snapshot.directory)
+    if (
+        isinstance(storage, FileSystemStorage)
+        and (Path(storage.location) / str(snapshot.pk)).resolve() == folder.resolve()
+    ):
+        return []
     copied: list[str] = []
     for path in sorted(folder.iterdir()):
-        name = f"{snapshot.pk}/{path.name}"
+        name = stored_name(snapshot.pk, path.name)
         if path.is_file() and not storage.exists(name):
             with open(path, "rb") as handle:
-                storage.save(name, handle)
+                storage.save(name, File(handle, name=path.name))
             copied.append(path.name)
     return copied

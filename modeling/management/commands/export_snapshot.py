@@ -1,12 +1,12 @@
 """Export a snapshot synchronously: `python manage.py export_snapshot [--dataset NAME ...] --out DIR`."""
 
-import shutil
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from modeling.snapshots.files import copy_snapshot_files
 from modeling.snapshots.format import read_manifest
 from modeling.snapshots.services import (
     FILTER_KEYS,
@@ -14,7 +14,6 @@ from modeling.snapshots.services import (
     ExportRefused,
     create_snapshot,
     export_snapshot,
-    snapshot_directory,
 )
 
 
@@ -87,8 +86,8 @@ class Command(BaseCommand):
             raise CommandError(f"export failed, snapshot {snapshot.pk} marked failed: {exc}") from exc
         finally:
             bar.close()
-        shutil.copytree(snapshot_directory(snapshot), out, dirs_exist_ok=True)
-        manifest = read_manifest(snapshot_directory(snapshot))
+        copy_snapshot_files(snapshot, out)  # from the snapshot storage, wherever it keeps them
+        manifest = read_manifest(out)
         self.stdout.write(f"snapshot {snapshot.pk}: {manifest['rows']} pairs, content hash {manifest['content_hash']}")
         for entry in manifest["files"]:
             self.stdout.write(

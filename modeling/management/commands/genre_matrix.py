@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation_site.console import format_table
 from modeling.models import RunStatus, TrainingRun
+from modeling.snapshots.files import materialised_snapshot
 from modeling.training.data import load_snapshot
 from modeling.training.services import (
     LaunchRefused,
@@ -26,7 +27,8 @@ from .train import refusal, run_in_process, wait_for_runs
 
 
 def train_genres(snapshot):
-    data = load_snapshot(snapshot.directory, expected_hash=snapshot.content_hash)
+    with materialised_snapshot(snapshot) as folder:
+        data = load_snapshot(folder, expected_hash=snapshot.content_hash)
     return sorted({ex.genre for ex in data.train if ex.genre and ex.label >= 0})
 
 
