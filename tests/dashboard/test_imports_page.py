@@ -29,6 +29,15 @@ def leftover_uploads():
     return sorted(folder.iterdir()) if folder.exists() else []
 
 
+@pytest.fixture
+def on_the_workers_disk(settings, celery_worker_process):
+    """One host: the web side (this test) and the session's Celery worker share DATA_DIR, so the
+    worker finds the upload in the local "uploads" storage (no worker here: tasks run in-process)."""
+    if celery_worker_process is not None:
+        settings.DATA_DIR = celery_worker_process.data_dir
+    return celery_worker_process
+
+
 def snli_slice(lines=60):
     """The first lines of SNLI dev, with one line broken on purpose (line 7)."""
     with open(shared_file("snli_1.0_dev.jsonl"), encoding="utf-8") as handle:
@@ -39,7 +48,7 @@ def snli_slice(lines=60):
 
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
-def test_a_corpus_file_uploaded_is_imported_with_its_report_and_progress(celery_worker_process, client, researcher):
+def test_a_corpus_file_uploaded_is_imported_with_its_report_and_progress(on_the_workers_disk, client, researcher):
     ensure_genres("captions")
     before = leftover_uploads()
     client.force_login(researcher)
@@ -60,7 +69,7 @@ def test_a_corpus_file_uploaded_is_imported_with_its_report_and_progress(celery_
 
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
-def test_a_premise_file_uploaded_is_imported_into_its_genre(celery_worker_process, client, researcher):
+def test_a_premise_file_uploaded_is_imported_into_its_genre(on_the_workers_disk, client, researcher):
     ensure_genres("fiction")
     client.force_login(researcher)
     text = (
