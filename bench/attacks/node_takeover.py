@@ -5,6 +5,10 @@ broker URL, so it may see a run's attempt id. This attack tries, per try on a fr
 
   "empty attempt"     a run another node (the victim) leases: POST .../claim/ with attempt "";
   "made-up attempt"   the same with an attempt it invented;
+  "known attempt"     the same with the run's real attempt (the broker message gave it away), then,
+                      whatever the lease answered, a heartbeat and a failure sent with the victim's
+                      attempt and lease id: a run is its leaseholder's token's, and to any other
+                      token it answers as a run that does not exist (404);
   "planted upload"    a queued run whose real attempt it knows (a broker message gave it), leased
                       as a node would, then a "checkpoint" uploaded that is a torch.save pickle
                       whose __reduce__ opens a marker file for writing, and the run finished on it.
@@ -38,7 +42,7 @@ from pathlib import Path
 
 NAME = "node-takeover"
 CLAIM = "A node token takes over a run another node leases, or makes the platform unpickle code it uploaded."
-VARIANTS = ("empty attempt", "made-up attempt", "planted upload")
+VARIANTS = ("empty attempt", "made-up attempt", "known attempt", "planted upload")
 
 
 class _Planted:
@@ -188,7 +192,7 @@ def run(base_url, *, seed=0, tries=3):
             status, answer = _lease(base_url, victim, run_id, real_attempt, "victim@node")
             assert status == 200, (status, answer)
             victim_lease = answer["claim"]
-            tried_attempt = "" if variant == "empty attempt" else "made-up-attempt"
+            tried_attempt = {"empty attempt": "", "made-up attempt": "made-up-attempt"}.get(variant, real_attempt)
         else:
             tried_attempt = real_attempt
         status, answer = _lease(base_url, attacker, run_id, tried_attempt, "attacker@node")
@@ -200,6 +204,18 @@ def run(base_url, *, seed=0, tries=3):
             uploads += uploaded == 201
             if uploaded != 201:
                 notes.append(f"{variant}: upload {uploaded} ({detail[:80]}), finish {finished}")
+        if variant == "known attempt" and victim_lease is not None:
+            # The victim's own ids, from another token: only the victim's token may use them.
+            beat = _heartbeat(base_url, attacker, run_id, real_attempt, victim_lease)
+            failed = _call(
+                base_url,
+                attacker,
+                "POST",
+                f"/api/worker/runs/{run_id}/fail/",
+                {"attempt": real_attempt, "claim": victim_lease, "error": "taken"},
+            )[0]
+            took = took or beat == 200 or failed == 200
+            notes.append(f"{variant}: the victim's lease from another token: heartbeat {beat}, fail {failed}")
         reading = read_as_the_platform(run_id)
         if victim_lease is not None:
             victim_goes_on = _heartbeat(base_url, victim, run_id, real_attempt, victim_lease) == 200

@@ -14,7 +14,10 @@ calls, so the same rule holds: only the attempt and lease that hold the run may 
 with the node token that leased it; 409 tells a node that was taken over or reaped to stop. A node
 is untrusted (issue 39): a lease names the run's attempt (the Celery task id its broker message
 carried; empty or any other is 409), every later call names the attempt and the lease id, and a
-checkpoint is checked as data (safetensors, the net it names) before the run can finish on it.
+checkpoint is checked as data (safetensors, the net it names) and as the run's (the labels of its
+snapshot, the vocabulary its training pairs give) before the run can finish on it. A run is bound
+to the node token that leased it (issue 49): to every other token, whatever attempt or lease id it
+knows, a running or ended run answers 404, exactly as a run that does not exist.
 """
 
 from typing import Any
@@ -36,12 +39,15 @@ from modeling.training.services import (
     finish_run,
     lease_run,
     record_progress,
+    run_known_to_node,
     store_checkpoint,
 )
 
 from .node_auth import IsGpuNode, NodeTokenAuthentication, node_token_of
 
 NOT_HOLDER = "Run {pk} is no longer running under this attempt (it was reaped, taken over or has ended); stop."
+UNKNOWN_RUN = "No training run {pk}."
+UNKNOWN = OpenApiResponse(description="No such run for this node token: it does not exist, or another node leased it.")
 SHA256_CHARS = set("0123456789abcdef")
 
 
@@ -50,7 +56,21 @@ class NodeView(StrictQueryParamsMixin, APIView):
     permission_classes = [IsGpuNode]
     parser_classes = [CheckedJSONParser]  # what modeling.training.remote sends; the schema lists JSON only
 
-    def not_holder(self, pk: int, detail: str | None = None) -> Response:
+    def known(self, request: Request, pk: int) -> bool:
+        """Whether the run exists for this request's node token (services.run_known_to_node)."""
+        token = node_token_of(request)
+        run = TrainingRun.objects.filter(pk=pk).only("status", "node_token").first()
+        return run is not None and token is not None and run_known_to_node(run, token)
+
+    def unknown(self, pk: int) -> Response:
+        # One answer for a run that does not exist and a run another node holds: nothing tells
+        # a node which runs other nodes train.
+        return Response({"detail": UNKNOWN_RUN.format(pk=pk)}, status=status.HTTP_404_NOT_FOUND)
+
+    def refused(self, request: Request, pk: int, detail: str | None = None) -> Response:
+        """The answer to a call the service refused: 404 when the run is not this token's to know, else 409 (stop)."""
+        if not self.known(request, pk):
+            return self.unknown(pk)
         current = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
         return Response(
             {"detail": detail or NOT_HOLDER.format(pk=pk), "status": current}, status=status.HTTP_409_CONFLICT
@@ -100,14 +120,14 @@ class NodeRunStatus(NodeView):
         responses={
             200: inline_serializer(
                 "NodeRunStatus", {"id": serializers.IntegerField(), "status": serializers.CharField()}
-            )
+            ),
+            404: UNKNOWN,
         }
     )
     def get(self, request: Request, pk: int) -> Response:
-        found = TrainingRun.objects.filter(pk=pk).values_list("status", flat=True).first()
-        if found is None:
-            return Response({"detail": f"No training run {pk}."}, status=status.HTTP_404_NOT_FOUND)
-        return Response({"id": pk, "status": found})
+        if not self.known(request, pk):
+            return self.unknown(pk)
+        return Response({"id": pk, "status": TrainingRun.objects.filter(pk=pk).values_list("status", flat=True)[0]})
 
 
 class NodeRunLease(NodeView):
@@ -115,6 +135,7 @@ class NodeRunLease(NodeView):
         request=LeaseSerializer,
         responses={
             200: OpenApiTypes.OBJECT,
+            404: UNKNOWN,
             409: OpenApiResponse(
                 description=(
                     "Nothing to do for this attempt: the attempt is not the run's, the run has ended, "
@@ -124,10 +145,12 @@ class NodeRunLease(NodeView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
+        if not self.known(request, pk):
+            return self.unknown(pk)
         data = validated(LeaseSerializer, request.data)
         run = lease_run(pk, data["hostname"], data["attempt"] or None, node_token=node_token_of(request))
         if run is None:
-            return self.not_holder(pk, f"Nothing to do for run {pk} under this attempt.")
+            return self.refused(request, pk, f"Nothing to do for run {pk} under this attempt.")
         return Response(
             {
                 "id": run.pk,
@@ -144,13 +167,16 @@ class NodeRunLease(NodeView):
 
 class NodeRunProgress(NodeView):
     @extend_schema(
-        request=ProgressSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
+        request=ProgressSerializer,
+        responses={200: OpenApiTypes.OBJECT, 404: UNKNOWN, 409: OpenApiResponse(description=NOT_HOLDER)},
     )
     def post(self, request: Request, pk: int) -> Response:
+        if not self.known(request, pk):
+            return self.unknown(pk)
         data = validated(ProgressSerializer, request.data)
         attempt, lease = data.pop("attempt"), data.pop("claim")
         if not record_progress(pk, attempt, lease, data, node_token=node_token_of(request)):
-            return self.not_holder(pk)
+            return self.refused(request, pk)
         return Response({"id": pk, "status": RunStatus.RUNNING})
 
 
@@ -162,10 +188,13 @@ class NodeRunCheckpoint(NodeView):
             400: OpenApiResponse(
                 description="Missing headers, a damaged upload, or not a safetensors checkpoint that loads."
             ),
+            404: UNKNOWN,
             409: OpenApiResponse(description=NOT_HOLDER),
         },
     )
     def put(self, request: Request, pk: int) -> Response:
+        if not self.known(request, pk):  # before a byte of the body is read
+            return self.unknown(pk)
         attempt, lease = request.headers.get("X-Attempt", ""), request.headers.get("X-Claim", "")
         sha256 = request.headers.get("X-Content-SHA256", "").lower()
         if not attempt or not lease or len(sha256) != 64 or not set(sha256) <= SHA256_CHARS:
@@ -181,7 +210,7 @@ class NodeRunCheckpoint(NodeView):
         except CheckpointRejected as rejected:
             return Response({"detail": str(rejected)}, status=status.HTTP_400_BAD_REQUEST)
         if not stored:
-            return self.not_holder(pk)
+            return self.refused(request, pk)
         run = TrainingRun.objects.get(pk=pk)
         return Response(
             {"id": pk, "bytes": run.checkpoint_bytes, "sha256": run.checkpoint_sha256}, status=status.HTTP_201_CREATED
@@ -194,10 +223,13 @@ class NodeRunFinish(NodeView):
         responses={
             200: OpenApiTypes.OBJECT,
             400: OpenApiResponse(description="No checkpoint that passed the check was uploaded."),
+            404: UNKNOWN,
             409: OpenApiResponse(description=NOT_HOLDER),
         },
     )
     def post(self, request: Request, pk: int) -> Response:
+        if not self.known(request, pk):
+            return self.unknown(pk)
         data = validated(FinishSerializer, request.data)
         try:
             finished = finish_run(
@@ -206,16 +238,19 @@ class NodeRunFinish(NodeView):
         except FinishRefused as refused:
             return Response({"detail": str(refused)}, status=status.HTTP_400_BAD_REQUEST)
         if not finished:
-            return self.not_holder(pk)
+            return self.refused(request, pk)
         return Response({"id": pk, "status": RunStatus.DONE})
 
 
 class NodeRunFail(NodeView):
     @extend_schema(
-        request=FailSerializer, responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description=NOT_HOLDER)}
+        request=FailSerializer,
+        responses={200: OpenApiTypes.OBJECT, 404: UNKNOWN, 409: OpenApiResponse(description=NOT_HOLDER)},
     )
     def post(self, request: Request, pk: int) -> Response:
+        if not self.known(request, pk):
+            return self.unknown(pk)
         data = validated(FailSerializer, request.data)
         if not fail_run(pk, data["attempt"], data["claim"], data["error"], node_token=node_token_of(request)):
-            return self.not_holder(pk)
+            return self.refused(request, pk)
         return Response({"id": pk, "status": RunStatus.FAILED})

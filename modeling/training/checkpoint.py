@@ -14,9 +14,10 @@ Files written by torch.save (before this format) are refused with a message nami
 that converts them once: `python manage.py convert_checkpoints` (`convert_old_checkpoint`).
 """
 
+import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -26,7 +27,16 @@ import torch
 from modeling.nets import NETS, MajorityClass, build_net
 
 from .config import BOUNDS
-from .data import LABELS, Vocab, encode_examples, example_from_row, make_batches
+from .data import (
+    LABELS,
+    NO_LABEL,
+    Example,
+    Vocab,
+    encode_examples,
+    example_from_row,
+    label_index,
+    make_batches,
+)
 
 FORMAT = "nli-checkpoint/1"
 SUFFIX = ".safetensors"
@@ -255,6 +265,57 @@ def _compare(info: CheckpointInfo) -> None:
                 f"tensor {name!r} is {dtype} {shape}, a {info.kind} net with this vocabulary and config needs "
                 f"{want[0]} {want[1]}"
             )
+
+
+# --- belonging to a run --------------------------------------------------------------------------
+
+
+def run_vocabulary(train_lines: Iterable[bytes | str], labels: Sequence[str], config: Mapping[str, Any]) -> list[str]:
+    """The vocabulary (index -> word) the trainer builds for a run from its snapshot's train.jsonl.
+
+    loop.train builds it with Vocab.build over the gold-labelled train pairs that select_train
+    keeps (of `train_genre` alone when the config names one; mixing reorders nothing). Here the
+    lines are read one at a time, so the platform checks a node's checkpoint against its run
+    without holding the pairs in memory. `labels` is the snapshot's label scheme: a pair counts
+    when its gold label is one of them.
+    """
+    index = label_index(labels)
+    genre = config.get("train_genre")
+
+    def kept() -> Iterator[Example]:
+        for line in train_lines:
+            if not line.strip():
+                continue
+            example = example_from_row(json.loads(line), "train", index)
+            if example.label != NO_LABEL and (not genre or example.genre == genre):
+                yield example
+
+    return Vocab.build(kept()).itos
+
+
+def vocabulary_digest(words: Iterable[str]) -> str:
+    """SHA-256 of a vocabulary in index order: two vocabularies are equal exactly when these are."""
+    return hashlib.sha256(json.dumps(list(words), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def mismatch_with_run(info: CheckpointInfo, labels: Sequence[str], vocabulary_sha256: str) -> str | None:
+    """Why a checkpoint does not belong to a run with these labels and vocabulary, or None when it does.
+
+    A net whose classes are other labels (two-way, or words of its own) or whose embedding rows
+    are other words answers well-formed nonsense to every reader of the run, so both must equal
+    the run's, in order.
+    """
+    if tuple(info.labels) != tuple(labels):
+        return (
+            f"the checkpoint's labels are {', '.join(info.labels)}; the run's snapshot labels its pairs "
+            f"{', '.join(labels)} (in this class order)"
+        )
+    if vocabulary_digest(info.vocab) != vocabulary_sha256:
+        return (
+            f"the checkpoint's vocabulary ({len(info.vocab)} words) is not the one the run's training pairs give "
+            "(the trainer builds it from the snapshot's train.jsonl)"
+        )
+    return None
 
 
 def check_checkpoint(path: "str | os.PathLike[str]") -> CheckpointInfo:

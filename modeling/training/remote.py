@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 AUTH_SCHEME = "Worker"
+RUN_PATH = "api/worker/runs/"
 CHUNK = 1 << 20
 # What a flaky network may throw at us mid-transfer; anything else is a real error.
 TRANSIENT = (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError)
@@ -41,7 +42,7 @@ class PlatformError(Exception):
 
 
 class NotHolder(Exception):
-    """409: the run is no longer this attempt's."""
+    """409 (or 404 on a run): the run is no longer this attempt's."""
 
 
 class PlatformClient:
@@ -87,8 +88,11 @@ class PlatformClient:
             detail = json.loads(error.read() or b"{}")
         except (ValueError, OSError):
             detail = {}
-        if error.code == 409:
-            return NotHolder(detail.get("detail") or f"{path}: the run is no longer this attempt's")
+        # 404 on a run: the platform knows no such run for this node token (another node leased
+        # it after a requeue, or it is gone). Either way this node has nothing to do with it: stop.
+        if error.code == 409 or (error.code == 404 and path.startswith(RUN_PATH)):
+            message = detail.get("detail") if isinstance(detail, dict) else None
+            return NotHolder(message or f"{path}: the run is no longer this attempt's")
         if error.code >= 500:
             return urllib.error.URLError(f"{error.code} from the platform")  # transient: retried
         message = detail.get("detail") if isinstance(detail, dict) else None

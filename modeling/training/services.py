@@ -241,6 +241,12 @@ def lease_run(
             return None
         if run.status in (RunStatus.DONE, RunStatus.FAILED):
             return None
+        if node_token is not None and not run_known_to_node(run, node_token):
+            # A run is its leaseholder's: another node token that knows the attempt (a broker
+            # message gave it away) takes nothing over. A lost node's run comes back through the
+            # reaper (requeued under a new attempt, leasable by any node) or its own token.
+            logger.warning("run %s: a lease by node %s of a run another holds; refused", run_id, node_token.pk)
+            return None
         if node_token is not None and (not task_id or task_id != run.celery_task_id):
             # A node names the attempt its broker message carried. Without this, an empty or
             # invented attempt let any node token take over a run another node leases (issue 39).
@@ -277,6 +283,13 @@ def lease_run(
         return run
 
 
+def run_known_to_node(run: TrainingRun, node_token: NodeToken) -> bool:
+    """Whether a node token may know of this run at all: a queued run (any node that was handed its
+    attempt may lease it), or one this token leased. To any other token a run that is running or
+    ended under another holder answers as a run that does not exist (the node API's 404)."""
+    return run.status == RunStatus.QUEUED or run.node_token_id == node_token.pk
+
+
 def _held(
     run_id: int, attempt: str, lease_id: str | None, node_token: NodeToken | None = None
 ) -> QuerySet[TrainingRun]:
@@ -300,6 +313,44 @@ def record_progress(
     return bool(_held(run_id, attempt, lease_id, node_token).update(**values, heartbeat_at=timezone.now()))
 
 
+# The run's vocabulary takes a pass over its training pairs; each (snapshot, label set, genre) is
+# read once and its digest kept, so a takeover's second upload or a sibling run costs nothing.
+RUN_VOCABULARY_CACHE_SECONDS = 7 * 24 * 3600
+
+
+def run_labels_and_vocabulary(run: TrainingRun) -> tuple[tuple[str, ...], str]:
+    """(labels in class order, SHA-256 of the vocabulary) a checkpoint of this run must have: the
+    snapshot's label scheme (its manifest, as training reads it) and the vocabulary the trainer
+    builds from the snapshot's train.jsonl (checkpoint.run_vocabulary). CheckpointRejected when
+    this host cannot read the snapshot, so an unchecked checkpoint is never stored."""
+    from django.core.cache import cache
+
+    from modeling.snapshots.files import open_snapshot_file, read_manifest_of
+    from modeling.snapshots.format import SnapshotError, manifest_labels
+
+    from .checkpoint import run_vocabulary, vocabulary_digest
+
+    snapshot = run.snapshot
+    try:
+        labels = manifest_labels(read_manifest_of(snapshot))
+    except SnapshotError as error:
+        raise CheckpointRejected(f"the checkpoint cannot be checked against its run here: {error}") from None
+    genre = run.config.get("train_genre") or ""
+    key = f"run-vocabulary:{run.snapshot_hash}:{hashlib.sha256(json.dumps([labels, genre]).encode()).hexdigest()}"
+    digest = cache.get(key)
+    if digest is None:
+        handle = open_snapshot_file(snapshot, TRAIN_FILE)
+        if handle is None:
+            raise CheckpointRejected(
+                f"the checkpoint cannot be checked against its run here: snapshot {snapshot.pk}'s {TRAIN_FILE} "
+                "is not in the snapshot storage"
+            )
+        with handle:
+            digest = vocabulary_digest(run_vocabulary(handle, labels, run.config))
+        cache.set(key, digest, RUN_VOCABULARY_CACHE_SECONDS)
+    return labels, digest
+
+
 def store_checkpoint(
     run_id: int,
     attempt: str,
@@ -319,12 +370,13 @@ def store_checkpoint(
     """
     from django.core.files import File
 
-    from .checkpoint import SUFFIX, CheckpointInvalid, check_checkpoint
+    from .checkpoint import SUFFIX, CheckpointInvalid, check_checkpoint, mismatch_with_run
     from .storage import checkpoint_storage, local_path
 
-    model = _held(run_id, attempt, lease_id, node_token).values_list("model", flat=True).first()
-    if model is None:
+    held = _held(run_id, attempt, lease_id, node_token).select_related("snapshot").first()
+    if held is None:
         return False
+    model = held.model
     digest, size = hashlib.sha256(), 0
     with tempfile.NamedTemporaryFile(suffix=SUFFIX) as spool:
         for chunk in iter(lambda: source.read(1 << 20), b""):
@@ -343,6 +395,10 @@ def store_checkpoint(
             raise CheckpointRejected(f"the upload is not a checkpoint this platform loads: {invalid}") from None
         if info.kind != model:
             raise CheckpointRejected(f"the upload is a {info.kind} checkpoint; run {run_id} trains {model}")
+        labels, vocabulary_sha256 = run_labels_and_vocabulary(held)
+        mismatch = mismatch_with_run(info, labels, vocabulary_sha256)
+        if mismatch:
+            raise CheckpointRejected(f"the upload is not run {run_id}'s checkpoint: {mismatch}")
         spool.seek(0)
         storage = checkpoint_storage()
         name = storage.save(f"run-{run_id}-{lease_id[:12] if lease_id else uuid.uuid4().hex[:12]}{SUFFIX}", File(spool))

@@ -115,3 +115,40 @@ def checkpoint_bytes(tmp_path, model="cbow"):
         labels=["entailment", "neutral", "contradiction"],
         state_dict=net.state_dict(),
     ).read_bytes()
+
+
+def trainers_labels_and_vocabulary(run):
+    """(labels, vocabulary) the trainer gives a run (modeling.training.loop.train): the snapshot's
+    label scheme, and Vocab.build over the train pairs select_train keeps. Read the trainer's way,
+    from a copy of the snapshot's files, so a test never derives them as the platform's check does."""
+    import tempfile
+
+    from modeling.snapshots.files import copy_snapshot_files
+    from modeling.training.data import Vocab, load_snapshot
+    from modeling.training.loop import select_train
+
+    with tempfile.TemporaryDirectory() as scratch:
+        data = load_snapshot(copy_snapshot_files(run.snapshot, scratch))
+    primary, secondary = select_train(data.train, run.config)
+    return list(data.labels), Vocab.build(primary + secondary).itos
+
+
+def run_checkpoint_bytes(tmp_path, run, *, labels=None, vocab=None):
+    """A checkpoint of the run's net with the run's labels and vocabulary (either replaced when given)."""
+    from modeling.nets import build_net
+    from modeling.training.checkpoint import write_checkpoint
+
+    run_labels, run_vocab = trainers_labels_and_vocabulary(run)
+    labels, vocab = labels or run_labels, vocab or run_vocab
+    hyper = {"embedding_dim": 4, "hidden_dim": 4}
+    net = build_net(run.model, len(vocab), num_classes=len(labels), **hyper)
+    state = {"label": 0} if run.model == "majority" else net.state_dict()
+    return write_checkpoint(
+        tmp_path / f"run-{run.pk}-{len(labels)}-{len(vocab)}.safetensors",
+        model=run.model,
+        config=hyper,
+        epoch=1,
+        vocab=vocab,
+        labels=labels,
+        state_dict=state,
+    ).read_bytes()

@@ -12,7 +12,7 @@ from modeling.training.services import launch_training_run, reap_stale_runs
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
 from tests.present import present
 
-from .helpers import checkpoint_bytes, worker_client
+from .helpers import run_checkpoint_bytes, worker_client
 
 
 def lease(client, run, hostname="gpu-a@node"):
@@ -115,15 +115,15 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
     assert run.step == 4 and run.loss == 0.5 and run.device == "cpu (1 threads)"
 
     other = worker_client("node-b")
-    # Another node, even knowing the attempt and claim ids, cannot write this node's run.
-    assert progress(other, run, spec["claim"]).status_code == 409
+    # Another node, even knowing the attempt and lease ids, cannot write this node's run: to it the run does not exist.
+    assert progress(other, run, spec["claim"]).status_code == 404
     assert (
         other.post(
             f"/api/worker/runs/{run.pk}/fail/",
             {"attempt": run.celery_task_id, "claim": spec["claim"], "error": "x"},
             format="json",
         ).status_code
-        == 409
+        == 404
     )
     assert progress(node, run, "not-the-claim").status_code == 409
     run.refresh_from_db()
@@ -132,15 +132,16 @@ def test_claim_gives_the_spec_and_only_the_holder_writes_the_run(node, queued_ru
 
 def test_a_takeover_stops_the_worker_it_replaces(node, queued_run, tmp_path):
     first = lease(node, queued_run).json()
-    # The broker redelivers the message (the first worker looked lost) and another node claims it.
-    other = worker_client("node-b")
+    # The broker redelivers the message (the first Celery worker looked lost) to another worker of
+    # the same node, holding the same node token (another token would be told the run does not exist).
+    other = node
     second = lease(other, queued_run, hostname="gpu-b@node").json()
     assert second["restarts"] == 1 and second["claim"] != first["claim"]
     run = TrainingRun.objects.get(pk=queued_run.pk)
     stale = progress(node, run, first["claim"])
     assert stale.status_code == 409 and stale.json()["status"] == "running"
     assert progress(other, run, second["claim"]).status_code == 200
-    assert upload(other, run, second["claim"], checkpoint_bytes(tmp_path)).status_code == 201
+    assert upload(other, run, second["claim"], run_checkpoint_bytes(tmp_path, run)).status_code == 201
     finished = other.post(
         f"/api/worker/runs/{run.pk}/finish/",
         {
@@ -185,7 +186,7 @@ def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(
     node, queued_run, researcher_api, settings, tmp_path
 ):
     spec = lease(node, queued_run).json()
-    body = checkpoint_bytes(tmp_path)
+    body = run_checkpoint_bytes(tmp_path, queued_run)
     damaged = upload(node, queued_run, spec["claim"], body[:-10] + b"0" * 10, sha=hashlib.sha256(body).hexdigest())
     assert damaged.status_code == 400 and "damaged in transit" in damaged.json()["detail"]
     assert not settings.CHECKPOINT_DIR.exists() or not list(settings.CHECKPOINT_DIR.iterdir())

@@ -17,7 +17,7 @@ from modeling.models import NodeToken
 from modeling.training.services import launch_training_run, lease_run, store_checkpoint
 from tests.present import present
 
-from .helpers import checkpoint_bytes, learnable_splits, served_snapshot
+from .helpers import learnable_splits, run_checkpoint_bytes, served_snapshot
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_checkpoints_are_written_to_and_read_from_the_checkpoint_storage(
     snapshot = served_snapshot(learnable_splits(seed=10, n_train=20, n_eval=5), researcher)
     run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
     run = present(lease_run(run.pk, "host", run.celery_task_id))
-    body = checkpoint_bytes(tmp_path, "majority")
+    body = run_checkpoint_bytes(tmp_path, run)
     assert store_checkpoint(run.pk, run.celery_task_id, run.lease_id, io.BytesIO(body))
     run.refresh_from_db()
     stored = object_store / "checkpoints" / run.checkpoint_name

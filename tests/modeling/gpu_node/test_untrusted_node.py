@@ -23,7 +23,7 @@ from modeling.training.storage import checkpoint_storage, local_path
 from tests.adversarial.helpers import ContractModel, adversarial_study, arrive, hypothesis_for
 from tests.present import present
 
-from .helpers import checkpoint_bytes, worker_client
+from .helpers import checkpoint_bytes, run_checkpoint_bytes, worker_client
 from .test_node_api import lease, progress, upload
 
 LABELS3 = ["entailment", "neutral", "contradiction"]
@@ -120,8 +120,9 @@ def test_an_empty_or_made_up_attempt_takes_over_nothing_and_the_leaseholder_goes
         refused = attacker.post(
             f"/api/worker/runs/{queued_run.pk}/claim/", {"attempt": attempt, "hostname": "x@b"}, format="json"
         )
-        assert refused.status_code == 409, (attempt, refused.content)
-        assert "claim" not in refused.json() and queued_run.celery_task_id not in refused.content.decode()
+        # A run another node leased does not exist for this token (issue 49), whatever attempt it names.
+        assert refused.status_code == 404, (attempt, refused.content)
+        assert refused.json() == {"detail": f"No training run {queued_run.pk}."}
     run = TrainingRun.objects.get(pk=queued_run.pk)
     assert (
         present(run.node_token).name == "node-a"
@@ -137,21 +138,22 @@ def test_another_token_or_a_stale_lease_writes_nothing_and_the_leaseholder_goes_
     held = lease(node, queued_run).json()
     run = TrainingRun.objects.get(pk=queued_run.pk)
     attacker = worker_client("node-b")
-    body = safetensors_checkpoint(tmp_path)
+    body = run_checkpoint_bytes(tmp_path, run)
+    # Another token hears of no such run (404); the same node's stale lease is told to stop (409).
     calls = {
-        "another token": (attacker, held["claim"]),
-        "a stale lease": (node, first["claim"]),
+        "another token": (attacker, held["claim"], 404),
+        "a stale lease": (node, first["claim"], 409),
     }
-    for why, (client, lease_id) in calls.items():
-        assert progress(client, run, lease_id).status_code == 409, why
-        assert upload(client, run, lease_id, body).status_code == 409, why
-        assert finish(client, run, lease_id).status_code == 409, why
+    for why, (client, lease_id, answer) in calls.items():
+        assert progress(client, run, lease_id).status_code == answer, why
+        assert upload(client, run, lease_id, body).status_code == answer, why
+        assert finish(client, run, lease_id).status_code == answer, why
         failed = client.post(
             f"/api/worker/runs/{run.pk}/fail/",
             {"attempt": run.celery_task_id, "claim": lease_id, "error": "x"},
             format="json",
         )
-        assert failed.status_code == 409, why
+        assert failed.status_code == answer, why
     # A failure without the lease id is refused too (no more "whichever lease this attempt holds").
     no_lease = node.post(
         f"/api/worker/runs/{run.pk}/fail/", {"attempt": run.celery_task_id, "error": "x"}, format="json"
