@@ -1,33 +1,44 @@
-"""The datasheet of a release (issue 42.4; Gebru et al., "Datasheets for Datasets"), filled from the
-platform's own records rather than by hand: who wrote and validated the pairs and when, where the
-premises come from, how people were paid, who was excluded, the stopping rule, the agreement
-figures and the artifacts the monitor found. Only facts found in the data; no clock time, so the
-same data always gives the same card.
+"""The datasheet of a release (issue 42.4; Gebru et al., "Datasheets for Datasets"), read from the
+snapshot alone (issue 49.5): a release made today and one made next month from the same snapshot
+describe the same data, whatever happened to the database in between.
+
+Two sources, both the snapshot's:
+- its files: rows per split, genre, gold label and dataset, and the agreement figures, counted
+  from the pair files' `annotator_labels` (`SplitTally`);
+- its manifest: filters, file hashes, gold sources, stopping counts, typing evidence, and
+  `provenance`, the platform's records written there at export time (`snapshot_provenance`: the
+  datasets' and genres' names, payment, qualification, exclusions, stopping policies, the
+  artifact monitor). A snapshot exported before the manifest kept them gets a card that says so
+  rather than one filled from today's database.
+
+No clock time anywhere, so the same snapshot always gives the same card.
 """
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from statistics import median
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Q, QuerySet
 
 from artifacts.models import MonitorRefresh
-from corpus.agreement import agreement_stats, coverage_sentences
-from corpus.labels import AUTHOR_POSITION, LABELS_PER_PAIR
+from corpus.agreement import fleiss_kappa_from_sums
+from corpus.alpha import NOMINAL, ORDINAL, alpha_of_units
+from corpus.labels import AUTHOR_POSITION, LABELS_PER_PAIR, ORDINAL_SCHEME, ORDINAL_VALUES
 from corpus.models import Dataset, Genre, Pair, StoppingPolicy, ValidationLabel, Worker
 from crowd.models import Study
 from quality.models import QualificationTest
 
-from .models import Snapshot
+from .snapshots.format import manifest_labels
 from .snapshots.selectors import pairs_for_export
 
 BATCH_PAIRS = LABELS_PER_PAIR  # a validation batch holds five pairs (design card: "claims a batch of five")
+PROVENANCE_KEY = "provenance"
 
 
-def _date(value: Any) -> str | None:
-    return value.date().isoformat() if value is not None else None
+# --- At export time: the records the card needs that only the database holds ---------------------
 
 
 def _payment(studies: Sequence[Study], seconds_per_label: float | None) -> list[dict[str, Any]]:
@@ -48,195 +59,350 @@ def _payment(studies: Sequence[Study], seconds_per_label: float | None) -> list[
     return rows
 
 
-def datasheet_records(
-    snapshot: Snapshot, manifest: Mapping[str, Any], pair_rows: Mapping[str, Sequence[Mapping[str, Any]]]
+def snapshot_provenance(
+    datasets: Sequence[str], filters: Mapping[str, Any], *, upper_id: int | None = None
 ) -> dict[str, Any]:
-    """The facts of the card, read from the database for the snapshot's datasets and pairs."""
-    slugs = list(snapshot.datasets) or sorted(Dataset.objects.values_list("slug", flat=True))
-    datasets = list(Dataset.objects.filter(slug__in=slugs).order_by("slug"))
-    pairs = pairs_for_export(snapshot.datasets, snapshot.filters)
-    labels = ValidationLabel.objects.filter(pair__in=pairs.values("pk"))
-    dates = pairs.aggregate(first=Min("created_at"), last=Max("created_at"))
-    label_dates = labels.aggregate(first=Min("created_at"), last=Max("created_at"))
+    """The platform's records about a snapshot's pairs (ids up to `upper_id`), kept in its manifest
+    under PROVENANCE_KEY so that a release describes the data as it was exported. Only values that
+    the same data always gives (no dates: a row's creation time is not part of the data)."""
+    slugs = list(datasets) or sorted(Dataset.objects.values_list("slug", flat=True))
+    dataset_rows = list(Dataset.objects.filter(slug__in=slugs).order_by("slug"))
+    pairs: QuerySet[Pair] = pairs_for_export(datasets, filters)
+    pairs = pairs.filter(pk__lte=upper_id) if upper_id is not None else pairs.none()
+    pair_ids = pairs.values("pk")
+    labels = ValidationLabel.objects.filter(pair__in=pair_ids)
+    validator_labels = labels.filter(position__gt=AUTHOR_POSITION)
     seconds = sorted(
-        value
-        for value in labels.filter(position__gt=AUTHOR_POSITION, seconds__isnull=False).values_list(
-            "seconds", flat=True
-        )
-        if value is not None
+        value for value in validator_labels.filter(seconds__isnull=False).values_list("seconds", flat=True) if value
     )
-    genres_seen = Counter(row.get("genre", "") for rows in pair_rows.values() for row in rows)
+    seconds_per_label = median(seconds) if seconds else None
+    genre_ids = pairs.values("premise__genre_id").order_by().distinct()
     genres = {
         genre.slug: {"name": genre.name, "family": genre.family.name, "matched": genre.is_training}
-        for genre in Genre.objects.filter(slug__in=genres_seen).select_related("family").order_by("slug")
+        for genre in Genre.objects.filter(pk__in=genre_ids).select_related("family").order_by("slug")
     }
-    studies = list(Study.objects.filter(dataset__in=datasets).order_by("slug"))
-    workers_in = Worker.objects.filter(Q(labels__pair__in=pairs.values("pk")) | Q(pairs__in=pairs.values("pk")))
-    excluded = workers_in.filter(is_excluded=True).distinct()
+    studies = list(Study.objects.filter(dataset__in=dataset_rows).order_by("slug"))
+    workers_in = Worker.objects.filter(Q(labels__pair__in=pair_ids) | Q(pairs__in=pair_ids))
     monitor = {}
-    for dataset in datasets:
-        latest = MonitorRefresh.objects.filter(dataset=dataset, status="done").order_by("-created_at").first()
+    for dataset in dataset_rows:
+        latest = MonitorRefresh.objects.filter(dataset=dataset, status="done").order_by("-created_at", "-pk").first()
         if latest is not None:
-            monitor[dataset.slug] = {
-                "pairs": latest.pairs,
-                "overall": latest.overall,
-                "flagged_writers": latest.flagged,
-            }
-    agreement = {}
-    for dataset in datasets:
-        stats = agreement_stats(dataset)
-        alpha = stats["krippendorff_alpha"]["nominal"]
-        agreement[dataset.slug] = {
-            "pairs": stats["pairs"],
-            "five_label_pairs": stats["five_label_pairs"],
-            "fleiss_kappa": stats["fleiss_kappa"]["overall"],
-            "alpha": alpha["alpha"],
-            "alpha_pairs": alpha["pairs"],
-            "individual_eq_gold": stats["individual_eq_gold"],
-            "coverage": list(coverage_sentences(stats).values()),
-        }
+            accuracy = (latest.overall or {}).get("accuracy")
+            monitor[dataset.slug] = {"pairs": latest.pairs, "accuracy": accuracy, "flagged_writers": latest.flagged}
     return {
-        "title": ", ".join(dataset.name for dataset in datasets) or "NLI pairs",
         "datasets": [
             {"slug": d.slug, "name": d.name, "label_scheme": d.label_scheme, "imported": d.is_imported}
-            for d in datasets
+            for d in dataset_rows
         ],
-        "genres": {slug: {**facts, "pairs": genres_seen[slug]} for slug, facts in genres.items()},
-        "pairs_written": (_date(dates["first"]), _date(dates["last"])),
-        "labels_given": (_date(label_dates["first"]), _date(label_dates["last"])),
+        "genres": genres,
         "writers": pairs.exclude(author__isnull=True).aggregate(n=Count("author", distinct=True))["n"],
-        "validators": labels.filter(position__gt=AUTHOR_POSITION, worker__isnull=False).aggregate(
-            n=Count("worker", distinct=True)
-        )["n"],
-        "median_seconds_per_label": median(seconds) if seconds else None,
-        "payment": _payment(studies, median(seconds) if seconds else None),
+        "validators": validator_labels.filter(worker__isnull=False).aggregate(n=Count("worker", distinct=True))["n"],
+        "median_seconds_per_label": seconds_per_label,
+        "payment": _payment(studies, seconds_per_label),
         "qualification": [
             {"study": test.study.slug, "items": test.items.count(), "pass_mark": test.pass_mark}
             for test in QualificationTest.objects.filter(study__in=studies).select_related("study").order_by("pk")
         ],
-        "excluded_workers": excluded.count(),
+        "excluded_workers": workers_in.filter(is_excluded=True).distinct().count(),
         "excluded_labels": labels.filter(worker__is_excluded=True).count(),
-        "stopping_rules": [
-            (policy.dataset.slug, policy.split, policy.rule)
-            for policy in StoppingPolicy.objects.filter(dataset__in=datasets).select_related("dataset").order_by("pk")
+        "stopping_policies": [
+            [policy.dataset.slug, policy.split, policy.rule]
+            for policy in StoppingPolicy.objects.filter(dataset__in=dataset_rows)
+            .select_related("dataset")
+            .order_by("dataset__slug", "split", "pk")
         ],
-        "stopped_early": manifest.get("stopping_rules") or {},
-        "gold_sources": manifest.get("gold_sources") or {},
-        "retired_pairs": Pair.objects.filter(dataset__in=datasets, adjudicated_label="-").count(),
-        "agreement": agreement,
+        "retired_pairs": Pair.objects.filter(
+            dataset__in=dataset_rows, adjudicated_label="-", pk__lte=upper_id or 0
+        ).count(),
         "monitor": monitor,
     }
+
+
+# --- At release time: figures counted from the snapshot's pair files --------------------------------
+
+
+class SplitTally:
+    """Rows, genres, gold labels, datasets and agreement of one split file, counted row by row."""
+
+    def __init__(self, manifest: Mapping[str, Any]) -> None:
+        self.ordinal = manifest.get("label_scheme") == ORDINAL_SCHEME
+        # Ordinal rows carry the 1–5 ratings as their labels; the others the scheme's words.
+        self.categories = tuple(str(v) for v in ORDINAL_VALUES) if self.ordinal else manifest_labels(manifest)
+        self.rows = 0
+        self.genres: Counter[str] = Counter()
+        self.gold: Counter[str] = Counter()
+        self.datasets: Counter[str] = Counter()
+        self.units: list[tuple[str, ...]] = []
+        self.five_label_pairs = 0
+        self.category_sums = [0] * len(self.categories)
+        self.square_sums = [0] * len(self.categories)
+        self.labels_eq_gold = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.rows += 1
+        self.genres[row.get("genre") or ""] += 1
+        self.gold[row.get("gold_label") or "-"] += 1
+        self.datasets[row.get("dataset") or ""] += 1
+        labels = tuple(str(label) for label in row.get("annotator_labels") or ())
+        self.units.append(labels)
+        if len(labels) == LABELS_PER_PAIR:
+            self.five_label_pairs += 1
+            for index, category in enumerate(self.categories):
+                votes = labels.count(category)
+                self.category_sums[index] += votes
+                self.square_sums[index] += votes * votes
+            self.labels_eq_gold += labels.count(row.get("gold_label") or "-")
+
+    def figures(self) -> dict[str, Any]:
+        alpha = alpha_of_units(self.units, self.categories, ORDINAL if self.ordinal else NOMINAL)
+        kappa = fleiss_kappa_from_sums(self.five_label_pairs, LABELS_PER_PAIR, self.category_sums, self.square_sums)
+        eq_gold = None
+        if self.five_label_pairs and not self.ordinal:  # an ordinal row's gold is two-way, its labels ratings
+            eq_gold = self.labels_eq_gold / (LABELS_PER_PAIR * self.five_label_pairs)
+        return {
+            "rows": self.rows,
+            "genres": dict(sorted(self.genres.items())),
+            "gold": dict(sorted(self.gold.items())),
+            "datasets": dict(sorted(self.datasets.items())),
+            "five_label_pairs": self.five_label_pairs,
+            "fleiss_kappa": kappa,
+            "alpha": alpha.alpha,
+            "alpha_metric": ORDINAL if self.ordinal else NOMINAL,
+            "alpha_pairs": alpha.pairs,
+            "individual_eq_gold": eq_gold,
+        }
+
+
+# --- The card's text -----------------------------------------------------------------------------
 
 
 def _figure(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def card_title(manifest: Mapping[str, Any]) -> str:
+    provenance = manifest.get(PROVENANCE_KEY) or {}
+    names = [d["name"] for d in provenance.get("datasets") or []]
+    return ", ".join(names or manifest.get("datasets") or []) or "NLI pairs"
+
+
 def datasheet_markdown(
-    records: Mapping[str, Any], manifest: Mapping[str, Any], splits: Mapping[str, Mapping[str, int]]
+    manifest: Mapping[str, Any],
+    splits: Mapping[str, Mapping[str, int]],
+    figures: Mapping[str, Mapping[str, Any]],
+    file_hashes: Mapping[str, str],
+    *,
+    quality_flags: bool,
+    dropped_columns: Sequence[str],
 ) -> str:
-    """The card's text under the YAML header."""
-    r = records
-    lines = [f"# {r['title']}", ""]
+    """The card's text under the YAML header. `splits`: {config: {split: rows}}; `figures`: {split:
+    SplitTally.figures()}; `file_hashes`: {release file: sha256}; `quality_flags`: whether the
+    labels configuration keeps the per-annotator quality columns (`dropped_columns` when not)."""
+    provenance: Mapping[str, Any] = manifest.get(PROVENANCE_KEY) or {}
+    has_labels = "labels" in splits
+    lines = [f"# {card_title(manifest)}", ""]
     lines += [
         "Natural language inference pairs (premise, hypothesis, label) collected or imported on the NLI annotation "
-        "platform, exported from one snapshot and converted to Parquet. Every figure below is read from the "
-        "platform's records at release time.",
+        "platform, exported as one snapshot and converted to Parquet. Every figure below is read from that "
+        "snapshot (its manifest and its files), so this card describes exactly the files beside it.",
         "",
         "## Loading",
         "",
         "```python",
         "from datasets import load_dataset",
-        'pairs = load_dataset("parquet", data_dir="pairs")  # or, from the Hub: load_dataset("<owner>/<name>")',
-        *(['labels = load_dataset("<owner>/<name>", "labels")  # one row per label'] if "labels" in splits else []),
+        'pairs = load_dataset("path/to/this/folder")  # or, from the Hub: load_dataset("<owner>/<name>")',
+        *(['labels = load_dataset("path/to/this/folder", "labels")  # one row per label'] if has_labels else []),
         "```",
+        "",
+        f"Split names are the snapshot's files' ({', '.join(f'`{s}`' for s in splits.get('pairs', {}))}); "
+        "the configurations in the header name every file, so no split is renamed on loading.",
         "",
         "To publish: `huggingface-cli upload <owner>/<name> . --repo-type dataset` from this folder (nothing is "
         "uploaded by the platform).",
         "",
         "## Files and splits",
         "",
-        "| configuration | split | rows |",
-        "|---|---|---|",
+        "| configuration | split | rows | sha256 |",
+        "|---|---|---|---|",
     ]
     for config, counts in splits.items():
-        lines += [f"| {config} | {split} | {rows:,} |" for split, rows in counts.items()]
-    lines += ["", f"Snapshot content hash: `{manifest.get('content_hash', '')}`.", ""]
-    lines += ["## Composition", ""]
-    for dataset in r["datasets"]:
-        origin = "imported from its released files" if dataset["imported"] else "written and validated on the platform"
-        lines.append(f"- **{dataset['name']}** (`{dataset['slug']}`): {dataset['label_scheme']} labels, {origin}.")
-    lines += ["", "Premise sources (genres) and their prompt families:", ""]
-    lines += ["| genre | prompt family | matched (in train) | pairs |", "|---|---|---|---|"]
-    for slug, genre in r["genres"].items():
-        lines.append(
-            f"| {genre['name']} (`{slug}`) | {genre['family']} | {'yes' if genre['matched'] else 'no'} | {genre['pairs']:,} |"
-        )
+        for split, rows in counts.items():
+            sha = file_hashes.get(f"{config}/{split}.parquet", "")
+            lines.append(f"| {config} | {split} | {rows:,} | `{sha[:16]}` |")
     lines += [
         "",
-        f"Gold label sources: {', '.join(f'{k} {v:,}' for k, v in r['gold_sources'].items()) or 'n/a'}. "
-        f"Pairs retired by a researcher (left out): {r['retired_pairs']:,}.",
+        f"Snapshot content hash: `{manifest.get('content_hash', '')}` ({manifest.get('content_hash_rule', '')}); "
+        f"format {manifest.get('format', '')}.",
         "",
     ]
-    lines += ["## Collection process", ""]
-    lines.append(
-        f"- Pairs created: {r['pairs_written'][0] or 'n/a'} to {r['pairs_written'][1] or 'n/a'}; "
-        f"labels given: {r['labels_given'][0] or 'n/a'} to {r['labels_given'][1] or 'n/a'}."
-    )
-    lines.append(
-        f"- Writers (workers with a pair): {r['writers']:,}; validators (workers with a validation label): {r['validators']:,}."
-    )
-    lines.append(f"- Median seconds per validation label: {_figure(r['median_seconds_per_label'], 1)}.")
-    for row in r["payment"]:
-        hourly = (
-            f", median hourly pay {row['median_hourly_pay']} {row['currency']}" if "median_hourly_pay" in row else ""
-        )
+    lines += _filters(manifest)
+    lines += _composition(manifest, provenance, figures)
+    lines += _collection(manifest, provenance)
+    lines += _agreement(figures)
+    lines += _artifacts(provenance)
+    lines += _personal(has_labels, quality_flags, dropped_columns)
+    return "\n".join(lines)
+
+
+def _filters(manifest: Mapping[str, Any]) -> list[str]:
+    filters = manifest.get("filters") or {}
+    lines = ["## Filters of the snapshot", ""]
+    listed = [f"- `{key}`: `{json.dumps(value, ensure_ascii=False)}`" for key, value in sorted(filters.items())]
+    lines += listed or ["- none"]
+    return [*lines, ""]
+
+
+def _composition(
+    manifest: Mapping[str, Any], provenance: Mapping[str, Any], figures: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    lines = ["## Composition", ""]
+    described = provenance.get("datasets")
+    if described:
+        for dataset in described:
+            origin = (
+                "imported from its released files" if dataset["imported"] else "written and validated on the platform"
+            )
+            lines.append(f"- **{dataset['name']}** (`{dataset['slug']}`): {dataset['label_scheme']} labels, {origin}.")
+    else:
+        lines.append(f"- Datasets: {', '.join(f'`{s}`' for s in manifest.get('datasets') or []) or 'all'}.")
+    genres_known = provenance.get("genres") or {}
+    lines += ["", "Pairs per split and premise source (genre):", ""]
+    lines += ["| split | genre | prompt family | matched (a training genre) | pairs |", "|---|---|---|---|---|"]
+    for split, figure in figures.items():
+        for slug, rows in figure["genres"].items():
+            known = genres_known.get(slug)
+            name = f"{known['name']} (`{slug}`)" if known else f"`{slug}`"
+            family = known["family"] if known else "n/a"
+            matched = ("yes" if known["matched"] else "no") if known else "n/a"
+            lines.append(f"| {split} | {name} | {family} | {matched} | {rows:,} |")
+    lines += ["", "Gold labels per split (`-`: no label has a majority):", ""]
+    golds = sorted({label for figure in figures.values() for label in figure["gold"]})
+    lines += [f"| split | {' | '.join(golds)} |", "|---|" + "---|" * len(golds)]
+    for split, figure in figures.items():
+        lines.append(f"| {split} | " + " | ".join(f"{figure['gold'].get(label, 0):,}" for label in golds) + " |")
+    sources = manifest.get("gold_sources") or {}
+    lines += ["", f"Gold label sources: {', '.join(f'{k} {v:,}' for k, v in sources.items()) or 'n/a'}."]
+    if "retired_pairs" in provenance:
+        lines.append("")
+        lines.append(f"Pairs retired by a researcher (left out): {provenance['retired_pairs']:,}.")
+    return [*lines, ""]
+
+
+def _collection(manifest: Mapping[str, Any], provenance: Mapping[str, Any]) -> list[str]:
+    lines = ["## Collection process", ""]
+    if not provenance:
+        lines += [
+            "This snapshot was exported before its manifest kept the platform's records (names, payment, "
+            "qualification, exclusions, stopping policies, the artifact monitor); they are left out here "
+            "rather than read from a database that may have changed since.",
+            "",
+        ]
+    else:
         lines.append(
-            f"- Study `{row['study']}` ({row['task']}): {row['payment_per_task']} {row['currency']} per task{hourly}."
+            f"- Writers (workers with a pair): {provenance['writers']:,}; validators (workers with a validation "
+            f"label): {provenance['validators']:,}."
         )
-    if not r["payment"]:
-        lines.append("- No paid study on the platform for these datasets.")
-    for test in r["qualification"]:
+        lines.append(f"- Median seconds per validation label: {_figure(provenance['median_seconds_per_label'], 1)}.")
+        for row in provenance["payment"]:
+            hourly = (
+                f", median hourly pay {row['median_hourly_pay']} {row['currency']}"
+                if "median_hourly_pay" in row
+                else ""
+            )
+            lines.append(
+                f"- Study `{row['study']}` ({row['task']}): {row['payment_per_task']} {row['currency']} per task{hourly}."
+            )
+        if not provenance["payment"]:
+            lines.append("- No paid study on the platform for these datasets.")
+        for test in provenance["qualification"]:
+            lines.append(
+                f"- Qualification for `{test['study']}`: {test['items']} items, pass mark {test['pass_mark']:.0%}."
+            )
         lines.append(
-            f"- Qualification for `{test['study']}`: {test['items']} items, pass mark {test['pass_mark']:.0%}."
+            f"- Excluded workers: {provenance['excluded_workers']:,}; their labels ({provenance['excluded_labels']:,}) "
+            "count in no gold label and no figure."
         )
-    lines.append(
-        f"- Excluded workers: {r['excluded_workers']:,}; their labels ({r['excluded_labels']:,}) count in no gold "
-        "label and no figure (the labels configuration keeps them, marked `excluded`)."
-    )
-    rules = (
-        ", ".join(f"{slug} {split}: {rule}" for slug, split, rule in r["stopping_rules"])
-        or "fixed (five labels a pair)"
-    )
-    lines.append(f"- Stopping rule: {rules}.")
-    lines += ["", "## Agreement", ""]
+        rules = (
+            ", ".join(f"{slug} {split}: {rule}" for slug, split, rule in provenance["stopping_policies"])
+            or "fixed (five labels a pair)"
+        )
+        lines.append(f"- Stopping rule: {rules}.")
+    stopped = manifest.get("stopping_rules") or {}
+    for rule, counts in sorted(stopped.items()):
+        lines.append(
+            f"- Pairs on the {rule} rule: {counts.get('pairs', 0):,}, stopped early: {counts.get('stopped_early', 0):,}."
+        )
+    typing = manifest.get("typing_evidence")
+    if typing:
+        flags = ", ".join(f"{flag} {n:,}" for flag, n in sorted((typing.get("flags") or {}).items()))
+        lines.append(
+            f"- How hypotheses were written: {typing.get('recorded', 0):,} with a typing record, "
+            f"{typing.get('with_evidence', 0):,} with the browser's evidence, {typing.get('flagged', 0):,} flagged"
+            f"{f' ({flags})' if flags else ''}."
+        )
+    return [*lines, ""]
+
+
+def _agreement(figures: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    lines = ["## Agreement", ""]
     lines += [
-        "| dataset | pairs | five-label pairs | Fleiss κ | Krippendorff's α | α's pairs | individual = gold |",
+        "Counted from each row's `annotator_labels` in the files (the author's label first; excluded workers' "
+        "labels are not in them).",
+        "",
+        "| split | pairs | five-label pairs | Fleiss κ | Krippendorff's α | α's pairs | individual = gold |",
         "|---|---|---|---|---|---|---|",
     ]
-    for slug, a in r["agreement"].items():
+    for split, f in figures.items():
         lines.append(
-            f"| {slug} | {a['pairs']:,} | {a['five_label_pairs']:,} | {_figure(a['fleiss_kappa'])} | {_figure(a['alpha'])} "
-            f"| {a['alpha_pairs']:,} | {_figure(a['individual_eq_gold'])} |"
+            f"| {split} | {f['rows']:,} | {f['five_label_pairs']:,} | {_figure(f['fleiss_kappa'])} | "
+            f"{_figure(f['alpha'])} ({f['alpha_metric']}) | {f['alpha_pairs']:,} | {_figure(f['individual_eq_gold'])} |"
         )
-    for slug, a in r["agreement"].items():
-        lines += ["", f"{slug}: " + " ".join(a["coverage"])]
-    lines += ["", "## Known artifacts", ""]
-    for slug, m in r["monitor"].items():
-        overall = m["overall"] or {}
-        accuracy = overall.get("accuracy")
+    lines.append("")
+    for split, f in figures.items():
+        lines.append(
+            f"{split}: Fleiss κ and individual = gold cover the {f['five_label_pairs']:,} pairs with all five labels "
+            f"({_share(f['five_label_pairs'], f['rows'])}); Krippendorff's α ({f['alpha_metric']}) covers the "
+            f"{f['alpha_pairs']:,} pairs with at least two labels ({_share(f['alpha_pairs'], f['rows'])})."
+        )
+    return [*lines, ""]
+
+
+def _artifacts(provenance: Mapping[str, Any]) -> list[str]:
+    lines = ["## Known artifacts", ""]
+    monitor = provenance.get("monitor") or {}
+    for slug, m in monitor.items():
         lines.append(
             f"- {slug}: a hypothesis-only classifier (the platform's artifact monitor) on {m['pairs']:,} pairs: "
-            f"accuracy {_figure(accuracy)}; writers flagged: {m['flagged_writers']}."
+            f"accuracy {_figure(m['accuracy'])}; writers flagged: {m['flagged_writers']}."
         )
-    if not r["monitor"]:
-        lines.append("- The artifact monitor has not been run on these datasets.")
-    lines += [
-        "",
-        "## Personal information",
-        "",
+    if not monitor:
+        lines.append("- No artifact monitor result was recorded with this snapshot.")
+    return [*lines, ""]
+
+
+def _personal(has_labels: bool, quality_flags: bool, dropped_columns: Sequence[str]) -> list[str]:
+    lines = ["## Personal information", ""]
+    if not has_labels:
+        lines.append(
+            "No annotator appears in this release: it holds pairs only (the snapshot has no label-level file)."
+        )
+        return [*lines, ""]
+    lines.append(
         "Annotators appear only as pseudonyms (`a1`, `a2`, … in the labels configuration), stable within this "
-        "release and unrelated to any market's worker id.",
-        "",
-    ]
-    return "\n".join(lines)
+        "release and unrelated to any market's worker id. Labels of excluded workers are kept there, marked "
+        "`excluded`."
+    )
+    lines.append("")
+    if quality_flags:
+        lines.append(
+            "Per-annotator quality records (`flags`, `catch_trials_seen`, `catch_trials_matched`) are published, "
+            "pseudonymously, at the researcher's request."
+        )
+    else:
+        left = ", ".join(f"`{name}`" for name in dropped_columns) or "none"
+        lines.append(f"Per-annotator quality records are not published (the default); columns left out: {left}.")
+    return [*lines, ""]

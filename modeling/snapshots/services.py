@@ -30,6 +30,7 @@ from annotation_site.file_storage import is_shared
 from annotation_site.long_tasks import JobStatus, heartbeat, take
 from corpus import labels as scheme_labels
 from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
+from modeling.datasheet import PROVENANCE_KEY, snapshot_provenance
 from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
 from modeling.snapshots import files as stored_files
@@ -280,6 +281,8 @@ def _export_taken(
             stopping_rules=selectors.stopping_rule_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
             typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
+        # The records a release's card needs that only the database holds, kept as they are now (issue 49.5).
+        manifest[PROVENANCE_KEY] = snapshot_provenance(snapshot.datasets, snapshot.filters, upper_id=upper_id)
         snapshot_format.write_manifest(temp_dir, manifest)
         if shared:
             # Before the snapshot is marked done: a done snapshot is readable from every host.
