@@ -117,7 +117,8 @@ def run(base_url: str, *, seed: int = 0, tries: int = 3) -> dict:
         else:
             n += 1
             succeeded += stored == 201
-        notes.append(f"{variant}: {stored}{' ' + detail[:90] if detail else ''}")
+        why = detail.split(": ", 1)[-1]  # the reason, without the run's id, so equal refusals read once
+        notes.append(f"{variant}: {stored}{' ' + why[:110] if why else ''}")
     return {
         "attack": NAME,
         "tries": n,
