@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from authorship.models import WritingEvidence
@@ -74,7 +73,7 @@ def production_site(
         collected_static,
         DATABASE_URL=database["DATABASE_URL"],
         DATABASE_CONN_MAX_AGE="0",  # the suite flushes the tables between tests
-        DATA_DIR=str(settings.DATA_DIR),
+        DATA_DIR=str(celery_worker_process.data_dir),
         # One process of gunicorn.conf.py's threads: the pass drives one page at a time.
         GUNICORN_WORKERS="1",
         GUNICORN_ACCESSLOG=str(folder / "access.log"),
