@@ -224,6 +224,13 @@ class Study(models.Model):
             )
 
 
+class CodeHoldDecision(models.TextChoices):
+    """What a researcher decided about a held completion code."""
+
+    RELEASED = "released", "released: the code is given and its money is payable"
+    REFUSED = "refused", "refused: no code, and nothing of it is paid"
+
+
 class StudySession(models.Model):
     """One worker's visit to a study (a Prolific session or an MTurk assignment)."""
 
@@ -238,6 +245,13 @@ class StudySession(models.Model):
     completion_code = models.CharField(max_length=80, blank=True)
     # Why a complete session's code is held for a researcher (the study's hold_code_at_chance); blank: not held.
     code_held_reason = models.CharField(max_length=300, blank=True)
+    # A researcher's decision on a held code (crowd.holds.decide_code_holds): blank while it waits.
+    # The session's bonuses and payment follow it: payable once released, never once refused.
+    code_hold_decision = models.CharField(max_length=10, choices=CodeHoldDecision.choices, blank=True)
+    code_hold_decided_at = models.DateTimeField(null=True, blank=True)
+    code_hold_decided_by = models.ForeignKey(
+        "auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     # MTurk's turkSubmitTo (an allowed MTurk host), where the finished assignment is posted back.
     turk_submit_to = models.CharField(max_length=100, blank=True)
     # The browser (device cookie, crowd.services.device_of) that opened the session, then the one
@@ -265,6 +279,11 @@ class StudySession(models.Model):
     @property
     def is_complete(self) -> bool:
         return self.completed_at is not None
+
+    @property
+    def code_is_held(self) -> bool:
+        """Whether the session's code is withheld: held and not released (waiting, or refused)."""
+        return bool(self.code_held_reason) and self.code_hold_decision != CodeHoldDecision.RELEASED
 
     def code_shown_in(self, device: str) -> bool:
         """Whether the browser `device` may see this session's code: the one that did the work."""
