@@ -531,24 +531,25 @@ class Check:
     # --- release
 
     def release(self, snapshot: Any) -> None:
-        out = self.folder / "release"
-        with self.step("make_release of the snapshot", self.b.name) as outcome:
+        name = f"multi-host-{snapshot.pk}"
+        with self.step("make_release of the snapshot into the releases storage", self.b.name) as outcome:
             done = subprocess.run(
-                [sys.executable, "manage.py", "make_release", str(snapshot.pk), "--out", str(out)],
+                [sys.executable, "manage.py", "make_release", str(snapshot.pk), "--name", name],
                 cwd=REPO,
                 env=dict(self.env, DATA_DIR=str(self.b.data_dir)),
                 capture_output=True,
                 text=True,
                 check=False,
             )
-            if done.returncode == 0:
-                outcome["detail"] = f"{len(done.stdout.splitlines())} files written"
-            elif "finished snapshot" in done.stderr or "snapshot folder" in done.stderr or "missing" in done.stderr:
-                # modeling/release.py still reads the exporter's folder (Snapshot.directory).
-                outcome["status"] = NOT_YET
-                outcome["detail"] = done.stderr.strip().splitlines()[-1][:300]
-            else:
+            if done.returncode != 0:
                 raise StepFailed(done.stderr[-1500:])
+            outcome["detail"] = f"{len(done.stdout.splitlines())} lines of report"
+        with self.step("download the release's card", self.a.name) as outcome:
+            query = urllib.parse.urlencode({"release": name, "path": "README.md"})
+            status, _, body = self.researcher.get(self.a, f"/dashboard/releases/file/?{query}")
+            if status != 200 or b"configs:" not in body:
+                raise StepFailed(f"the release's README.md answered {status} on the host that did not make it")
+            outcome["detail"] = f"README.md, {len(body)} bytes, from the releases storage"
 
     # --- training → checkpoint
 

@@ -98,7 +98,9 @@ def post(base_url: str, path: str, body: bytes, timestamp: str, signature: str) 
 
 
 def event(index: int) -> bytes:
-    return json.dumps({"event_type": "study.status.change", "resource_id": f"attack-{index}", "status": "ACTIVE"}).encode()
+    return json.dumps(
+        {"event_type": "study.status.change", "resource_id": f"attack-{index}", "status": "ACTIVE"}
+    ).encode()
 
 
 def large_body_answered_before_sent(base_url: str, path: str) -> tuple[int | None, bool]:
