@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from authorship.services import evidence_of_pair, record_try_evidence, refused_fields
+from authorship.services import ClaimClock, evidence_of_pair, record_try_evidence, refused_fields
 from collection import services as writing
 from collection import writing_rules
 from collection.models import WritingClaim
@@ -174,10 +174,19 @@ def make_try(
         rules = writing.task_rules(study_session=study_session)
         if problem := writing_rules.hypothesis_problem(premise.text, text, rules):
             raise ValidationError({"hypothesis": problem})
-        refused = refused_fields(study_session, typing_evidence, {"hypothesis": text})
+        tries = list(task.tries.values_list("hypothesis", flat=True))
+        # Judged against the claim's own times; the page puts the last try back in the field.
+        clock = ClaimClock(served_at=task.writing_claim.created_at, submitted_at=timezone.now())
+        restorable = len(tries[-1]) if tries else 0
+        refused = refused_fields(
+            study_session,
+            typing_evidence,
+            {"hypothesis": text},
+            clock=clock,
+            restorable_chars={"hypothesis": restorable},
+        )
         if refused:
             raise ValidationError(refused)
-        tries = list(task.tries.values_list("hypothesis", flat=True))
         if any(writing_rules.normalised(text) == writing_rules.normalised(before) for before in tries):
             raise ValidationError({"hypothesis": "You tried this sentence already. Please change it."})
         settings = study_settings(study_session.study)
@@ -198,7 +207,9 @@ def make_try(
             probabilities=probabilities,
             model_fooled=fooled,
             model_seconds=seconds,
-            writing_evidence=record_try_evidence(worker, study_session, typing_evidence, "hypothesis", text),
+            writing_evidence=record_try_evidence(
+                worker, study_session, typing_evidence, "hypothesis", text, clock=clock, restorable_chars=restorable
+            ),
         )
         tries_left = settings.max_tries - attempt.number
         if fooled:

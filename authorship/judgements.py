@@ -13,7 +13,7 @@ make a person's intervals vary by tens of percent).
 import difflib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
 from .evidence import FieldEvidence, PageEvidence
@@ -29,6 +29,20 @@ FASTEST_HUMAN_MEAN_MS = 75.0
 MOST_EVEN_HUMAN_CV = 0.2
 # Near-copies of the writer's own earlier sentence (difflib's ratio of the normalised texts).
 NEAR_COPY_RATIO = 0.9
+# The server's clock (issue 50): the record's times are measured in the browser, the claim's lifetime
+# (served to submitted) by the server. A page opens after its claim was made and is sent before it
+# arrives, so an honest record's times fit inside the lifetime; the tolerance covers two hosts'
+# clocks a little apart (NTP keeps them within milliseconds) and a browser clock running fast.
+CLOCK_TOLERANCE_MS = 2000
+CLOCK_TOLERANCE_SHARE = 0.02
+# Characters a person can type per second, at most: 60 ms a character is 200 words a minute, beyond
+# the fastest typists' sustained pace (Dhakal et al.: about 120 ms between keys for fast typists).
+FASTEST_MS_PER_CHAR = 60
+# typing_evidence.js leaves gaps of 2 s or more out of the intervals (thinking, not typing).
+LONGEST_INTERVAL_MS = 2000
+# The mean interval is sent rounded to 0.1 ms and the typing time to 1 ms (kept across a reload):
+# typing time and intervals x mean may differ by this much and still be one record.
+INTERVAL_ROUNDING_MS = 0.1
 # A session is flagged (and, where the study says so, its code held) once this share of its
 # hypotheses is flagged: one prepared sentence in three is no accident of a stray paste.
 SESSION_FLAGGED_SHARE = 1 / 3
@@ -40,7 +54,14 @@ class Flag(StrEnum):
     MACHINE_CADENCE = "machine-cadence"  # keys faster or more even than people type
     PASTED_AFTER_AWAY = "pasted-after-away"  # written elsewhere (another tab had focus), then pasted
     REPEATED = "repeated"  # a near-copy of the writer's own sentence on another premise
-    NO_EVIDENCE = "no-evidence"  # the browser sent none (no script, old browser, broken value)
+    # No typing record: the browser sent none (no script, old browser, broken value, a bot). Its own
+    # flag since issue 50, which a study's refuse and hold settings act on.
+    NO_EVIDENCE = "no-evidence"
+    # The record's page time, first key or typing time is longer than the task had been open by
+    # the server's clock: a forged or replayed record.
+    TIMES_OUTSIDE_CLAIM = "times-outside-claim"
+    # The page's sentences arrived sooner after the task was served than their length takes to type.
+    TOO_FAST = "too-fast"
 
 
 def _most(chars: int, text_chars: int) -> bool:
@@ -66,11 +87,68 @@ def is_pasted(evidence: FieldEvidence, text_chars: int) -> bool:
     return _most(evidence.pasted + evidence.dropped, text_chars)
 
 
-def is_not_typed(evidence: FieldEvidence, text_chars: int) -> bool:
-    """Most of the text came from input no trusted keystroke produced: a script setting the value,
-    synthetic events, a program inserting text, or nothing the record explains."""
-    produced = evidence.untrusted + evidence.scripted + evidence.unkeyed + unexplained_chars(evidence, text_chars)
-    return _most(produced, text_chars)
+def has_typing_record(evidence: FieldEvidence) -> bool:
+    """The record's keys could have typed: intervals with a time, no more intervals than pairs of
+    keys, each interval under the pause the script leaves out, and a typing time that is the
+    intervals' sum. A record with no intervals, only zeros or figures that do not add up is not one."""
+    if evidence.intervals < 1 or evidence.typing_ms <= 0 or not evidence.interval_mean_ms:
+        return False
+    if evidence.intervals > evidence.keystrokes - 1:
+        return False
+    if evidence.typing_ms >= evidence.intervals * LONGEST_INTERVAL_MS:
+        return False
+    rounding = INTERVAL_ROUNDING_MS * evidence.intervals + 2
+    return abs(evidence.typing_ms - evidence.intervals * evidence.interval_mean_ms) <= rounding
+
+
+def unkeyed_typed_chars(evidence: FieldEvidence) -> int:
+    """Characters counted as typed that no recorded keystroke accounts for: all of them when the record has no
+    typing in it (more than one character typed with no interval, only zeros, figures that do not
+    add up), else those beyond one character per keystroke."""
+    if evidence.typed <= 1:
+        return 0
+    if not has_typing_record(evidence):
+        return evidence.typed
+    return max(0, evidence.typed - evidence.keystrokes)
+
+
+def not_typed_chars(evidence: FieldEvidence, text_chars: int, restorable_chars: int = 0) -> int:
+    """Characters of the text no trusted keystroke produced: set by a script, synthetic events, a
+    program inserting text, "typed" with no keystroke to show for it, nothing the record explains,
+    and text already in the field when the page opened beyond `restorable_chars` (the participant's
+    own text of this task that the server put back: an adversarial task's last try)."""
+    return (
+        evidence.untrusted
+        + evidence.scripted
+        + evidence.unkeyed
+        + unkeyed_typed_chars(evidence)
+        + max(0, evidence.prefilled - restorable_chars)
+        + unexplained_chars(evidence, text_chars)
+    )
+
+
+def is_not_typed(evidence: FieldEvidence, text_chars: int, restorable_chars: int = 0) -> bool:
+    """Most of the text came from input no trusted keystroke produced (`not_typed_chars`)."""
+    return _most(not_typed_chars(evidence, text_chars, restorable_chars), text_chars)
+
+
+def clock_allowance_ms(open_ms: int) -> float:
+    """How long a record may claim for a task open `open_ms` by the server's clock."""
+    return open_ms * (1 + CLOCK_TOLERANCE_SHARE) + CLOCK_TOLERANCE_MS
+
+
+def times_outside_claim(evidence: FieldEvidence, page_open_ms: int, claim_open_ms: int) -> bool:
+    """The page's open time, the field's first key, or its first key and typing time together, are
+    longer than the task had been open by the server's clock (every key comes after the page opened,
+    and every counted interval after the first key, across reloads too)."""
+    allowed = clock_allowance_ms(claim_open_ms)
+    first_key = evidence.first_key_ms or 0
+    return page_open_ms > allowed or first_key > allowed or first_key + evidence.typing_ms > allowed
+
+
+def too_fast(text_chars: int, claim_open_ms: int) -> bool:
+    """`text_chars` characters could not have been typed in the time the task was open."""
+    return text_chars * FASTEST_MS_PER_CHAR > clock_allowance_ms(claim_open_ms)
 
 
 def has_machine_cadence(evidence: FieldEvidence) -> bool:
@@ -88,7 +166,7 @@ def is_pasted_after_away(evidence: FieldEvidence, text_chars: int) -> bool:
     return _most(evidence.pasted_after_away, text_chars)
 
 
-def field_flags(evidence: FieldEvidence | None, text: str) -> list[Flag]:
+def field_flags(evidence: FieldEvidence | None, text: str, *, restorable_chars: int = 0) -> list[Flag]:
     """Every flag one field's evidence earns (an empty field earns none)."""
     text_chars = len(text)
     if not text_chars:
@@ -98,7 +176,7 @@ def field_flags(evidence: FieldEvidence | None, text: str) -> list[Flag]:
     flags = []
     if is_pasted(evidence, text_chars):
         flags.append(Flag.PASTED)
-    if is_not_typed(evidence, text_chars):
+    if is_not_typed(evidence, text_chars, restorable_chars):
         flags.append(Flag.NOT_TYPED)
     if has_machine_cadence(evidence):
         flags.append(Flag.MACHINE_CADENCE)
@@ -107,17 +185,57 @@ def field_flags(evidence: FieldEvidence | None, text: str) -> list[Flag]:
     return flags
 
 
-def page_field_flags(evidence: PageEvidence | None, texts: dict[str, str]) -> dict[str, list[Flag]]:
-    """Flags per field name of one page's texts."""
-    return {
-        name: field_flags(None if evidence is None else evidence.fields.get(name), text) for name, text in texts.items()
+def page_field_flags(
+    evidence: PageEvidence | None,
+    texts: dict[str, str],
+    *,
+    claim_open_ms: int | None = None,
+    restorable_chars: Mapping[str, int] | None = None,
+) -> dict[str, list[Flag]]:
+    """Flags per field name of one page's texts.
+
+    `claim_open_ms`: how long the task had been open by the server's clock when the page arrived
+    (served to submitted); the record's times must fit inside it, and the page's text must take at
+    least that long to type. None leaves the clock out (no claim to measure against).
+    `restorable_chars`: per field, text the server itself put back in it (`not_typed_chars`).
+    """
+    restorable = restorable_chars or {}
+    page_too_fast = claim_open_ms is not None and too_fast(sum(map(len, texts.values())), claim_open_ms)
+    flags = {}
+    for name, text in texts.items():
+        found = None if evidence is None else evidence.fields.get(name)
+        field = field_flags(found, text, restorable_chars=restorable.get(name, 0))
+        if text and claim_open_ms is not None:
+            if (
+                found is not None
+                and evidence is not None
+                and times_outside_claim(found, evidence.open_ms, claim_open_ms)
+            ):
+                field.append(Flag.TIMES_OUTSIDE_CLAIM)
+            if page_too_fast:
+                field.append(Flag.TOO_FAST)
+        flags[name] = field
+    return flags
+
+
+# Flags that say a sentence was not typed by the participant, or that nothing shows it was: a page
+# without a typing record is flagged too (issue 50), since a bot can always leave the record out.
+AUTHORSHIP_FLAGS = frozenset(
+    {
+        Flag.PASTED,
+        Flag.NOT_TYPED,
+        Flag.MACHINE_CADENCE,
+        Flag.PASTED_AFTER_AWAY,
+        Flag.REPEATED,
+        Flag.NO_EVIDENCE,
+        Flag.TIMES_OUTSIDE_CLAIM,
+        Flag.TOO_FAST,
     }
-
-
-# Flags that say a sentence was not typed by the participant (no evidence is no such sign).
-AUTHORSHIP_FLAGS = frozenset({Flag.PASTED, Flag.NOT_TYPED, Flag.MACHINE_CADENCE, Flag.PASTED_AFTER_AWAY, Flag.REPEATED})
+)
 # What a study that refuses pasted text refuses in the field (cadence is a weaker sign: recorded only).
-REFUSED_FLAGS = frozenset({Flag.PASTED, Flag.NOT_TYPED, Flag.PASTED_AFTER_AWAY})
+REFUSED_FLAGS = frozenset(
+    {Flag.PASTED, Flag.NOT_TYPED, Flag.PASTED_AFTER_AWAY, Flag.NO_EVIDENCE, Flag.TIMES_OUTSIDE_CLAIM, Flag.TOO_FAST}
+)
 
 
 def normalised_sentence(text: str) -> str:

@@ -3,10 +3,14 @@ pasted text, and the completion hold of a session whose sentences were not typed
 
 The task apps call these inside their submit's transaction: `refused_fields` before saving (its
 messages are keyed by form field), `record_writing_evidence` after the pairs exist, and pass
-`hold_code_of_typist` to `crowd.services.record_task_done`.
+`hold_code_of_typist` to `crowd.services.record_task_done`. Each passes its claim's `ClaimClock`
+(when the server handed the task out and when the page arrived): the record's times are judged
+against it (authorship.judgements, issue 50).
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from corpus.models import Pair, Worker
 from crowd.models import StudySession, TypingEvidenceAction
@@ -19,8 +23,29 @@ REFUSED_MESSAGE = (
     "This study asks you to type your own sentences: pasted or inserted text is not accepted here. "
     "Please type this sentence yourself."
 )
+NO_RECORD_MESSAGE = (
+    "This study records how sentences are typed, and this page sent no record of it: the page needs "
+    "JavaScript. Please turn JavaScript on, reload the page and type this sentence yourself."
+)
+CLOCK_MESSAGE = (
+    "This sentence arrived sooner than it can be typed since the task was handed out. "
+    "Please type this sentence yourself."
+)
 # Outside a study, repeats are looked for among the writer's latest hypotheses.
 EARLIER_HYPOTHESES_OUTSIDE_A_STUDY = 30
+
+
+@dataclass(frozen=True)
+class ClaimClock:
+    """The server's own times of one writing claim: when it was handed out and when this page
+    arrived. A claim taken back after it ran out keeps its first time (crowd.holds)."""
+
+    served_at: datetime
+    submitted_at: datetime
+
+    @property
+    def open_ms(self) -> int:
+        return max(0, int((self.submitted_at - self.served_at).total_seconds() * 1000))
 
 
 def study_action(study_session: StudySession | None) -> str:
@@ -29,19 +54,40 @@ def study_action(study_session: StudySession | None) -> str:
     return study_session.study.typing_evidence_action
 
 
-def refused_fields(study_session: StudySession | None, raw: str | None, texts: Mapping[str, str]) -> dict[str, str]:
+def _refusal(flags: list[judgements.Flag]) -> str | None:
+    found = judgements.REFUSED_FLAGS & set(flags)
+    if not found:
+        return None
+    if judgements.Flag.NO_EVIDENCE in found:
+        return NO_RECORD_MESSAGE
+    if found <= {judgements.Flag.TIMES_OUTSIDE_CLAIM, judgements.Flag.TOO_FAST}:
+        return CLOCK_MESSAGE
+    return REFUSED_MESSAGE
+
+
+def refused_fields(
+    study_session: StudySession | None,
+    raw: str | None,
+    texts: Mapping[str, str],
+    *,
+    clock: ClaimClock | None = None,
+    restorable_chars: Mapping[str, int] | None = None,
+) -> dict[str, str]:
     """{field name: message} for the fields a study that refuses pasted text refuses.
 
-    A page with no evidence is not refused: a participant without script can still take part
-    (researchers see "no evidence" instead).
+    A page without a typing record is refused too (issue 50: a bot leaves it out), with a message
+    that says the page needs script (the writing pages say so in a `<noscript>` line as well).
     """
     if study_action(study_session) != TypingEvidenceAction.REFUSE_PASTE:
         return {}
-    evidence = read_evidence(raw, texts)
-    if evidence is None:
-        return {}
-    flags = judgements.page_field_flags(evidence, dict(texts))
-    return {name: REFUSED_MESSAGE for name, found in flags.items() if judgements.REFUSED_FLAGS & set(found)}
+    flags = judgements.page_field_flags(
+        read_evidence(raw, texts),
+        dict(texts),
+        claim_open_ms=None if clock is None else clock.open_ms,
+        restorable_chars=restorable_chars,
+    )
+    refusals = {name: _refusal(found) for name, found in flags.items()}
+    return {name: message for name, message in refusals.items() if message}
 
 
 def _evidence_row(
@@ -93,8 +139,11 @@ def record_writing_evidence(
     study_session: StudySession | None,
     raw: str | None,
     written: Sequence[tuple[str, Pair]],
+    *,
+    clock: ClaimClock | None = None,
 ) -> list[WritingEvidence]:
-    """Store each new pair's evidence and flags, `written` being (form field name, pair) pairs.
+    """Store each new pair's evidence and flags, `written` being (form field name, pair) pairs,
+    judged against the claim's `clock` (the writing page's claim; None only outside a claim).
 
     Runs in the submit's transaction. A near-copy of the writer's own sentence on another premise
     (in this study session) is flagged as repeated, so a writer who pastes a few prepared sentences
@@ -105,10 +154,15 @@ def record_writing_evidence(
     repeats = judgements.repeated_sentences(
         _earlier_hypotheses(worker, study_session), [(pair.premise_id, pair.hypothesis) for _, pair in written]
     )
+    page_flags = judgements.page_field_flags(
+        evidence,
+        {name: pair.hypothesis for name, pair in written},
+        claim_open_ms=None if clock is None else clock.open_ms,
+    )
     rows = []
     for (name, pair), repeated in zip(written, repeats, strict=True):
         found = None if evidence is None else evidence.fields.get(name)
-        flags = judgements.field_flags(found, pair.hypothesis)
+        flags = page_flags[name]
         if repeated:
             flags.append(judgements.Flag.REPEATED)
         row = _evidence_row(worker, study_session, name, pair.hypothesis, found, away, flags)
@@ -118,13 +172,28 @@ def record_writing_evidence(
 
 
 def record_try_evidence(
-    worker: Worker, study_session: StudySession | None, raw: str | None, field_name: str, text: str
+    worker: Worker,
+    study_session: StudySession | None,
+    raw: str | None,
+    field_name: str,
+    text: str,
+    *,
+    clock: ClaimClock | None = None,
+    restorable_chars: int = 0,
 ) -> WritingEvidence:
-    """Store one adversarial try's evidence (a try has no pair until it fools the model)."""
+    """Store one adversarial try's evidence (a try has no pair until it fools the model), judged
+    against its claim's `clock`; `restorable_chars`: the length of the writer's last try, which the
+    page puts back in the field for them to change."""
     evidence = read_evidence(raw, [field_name])
     found = None if evidence is None else evidence.fields.get(field_name)
     away = (0, 0) if evidence is None else (evidence.away_count, evidence.away_ms)
-    row = _evidence_row(worker, study_session, field_name, text, found, away, judgements.field_flags(found, text))
+    flags = judgements.page_field_flags(
+        evidence,
+        {field_name: text},
+        claim_open_ms=None if clock is None else clock.open_ms,
+        restorable_chars={field_name: restorable_chars},
+    )[field_name]
+    row = _evidence_row(worker, study_session, field_name, text, found, away, flags)
     row.save()
     return row
 
@@ -145,4 +214,7 @@ def hold_code_of_typist(study_session: StudySession) -> str | None:
     flagged = rows.filter(flagged=True).count()
     if not judgements.session_is_flagged(flagged, hypotheses):
         return None
-    return f"Sentences not typed by the writer: {flagged} of {hypotheses} flagged (pasted, scripted or repeated)."
+    return (
+        f"Sentences not typed by the writer: {flagged} of {hypotheses} flagged (pasted, scripted, repeated, "
+        "without a typing record, or faster than the task's own time allows)."
+    )

@@ -26,7 +26,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from artifacts.services import pairs_arriving
-from authorship.services import hold_code_of_typist, record_writing_evidence, refused_fields
+from authorship.services import ClaimClock, hold_code_of_typist, record_writing_evidence, refused_fields
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from corpus.services import create_pairs
 from corpus.writings import unused_pair_ids
@@ -497,9 +497,14 @@ def submit_hypotheses(
         study_session = claim.study_session
         rules = task_rules(study_session=study_session)
         errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
+        # The typing record is judged against the claim's own times (served to this submit).
+        clock = ClaimClock(served_at=claim.created_at, submitted_at=now)
         errors.update(
             refused_fields(
-                study_session, typing_evidence, {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()}
+                study_session,
+                typing_evidence,
+                {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()},
+                clock=clock,
             )
         )
         if report_text:
@@ -527,7 +532,7 @@ def submit_hypotheses(
         if any(texts.values()):
             result.pairs = create_written_pairs(premise, worker, texts)
             written = [(HYPOTHESIS_FIELDS[Label(pair.author_label)], pair) for pair in result.pairs]
-            record_writing_evidence(worker, study_session, typing_evidence, written)
+            record_writing_evidence(worker, study_session, typing_evidence, written, clock=clock)
             finish_writing_task(claim, premise, result.pairs, now)
         else:
             # Only the report: the premise goes back to the pool (unless now held) and the task

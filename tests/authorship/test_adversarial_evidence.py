@@ -1,7 +1,5 @@
 """Adversarial tries carry their typing evidence too (authorship app through adversarial.services)."""
 
-import json
-
 import pytest
 from django.urls import reverse
 
@@ -11,6 +9,7 @@ from corpus.models import Split
 from crowd.models import TypingEvidenceAction
 from tests.adversarial.helpers import ContractModel, adversarial_study, hypothesis_for
 from tests.adversarial.test_task import send, start
+from tests.authorship import records
 from tests.present import present
 
 pytestmark = pytest.mark.django_db
@@ -24,10 +23,12 @@ def model():
 
 
 def record(way, text):
-    return json.dumps({"v": 1, "fields": {"hypothesis": {way: len(text), "k": len(text) if way == "t" else 0}}})
+    field = records.typed(text) if way == "t" else {way: len(text)}
+    return records.page({"hypothesis": field})
 
 
 def try_with(client, task, text, way):
+    records.age_claim(task.writing_claim.token)  # as old as typing the sentence takes
     return client.post(
         reverse("adversarial:try", args=[task.writing_claim.token]),
         {"hypothesis": text, "typing_evidence": record(way, text)},

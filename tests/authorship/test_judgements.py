@@ -15,6 +15,18 @@ TYPED = FieldEvidence(
 )
 
 
+def typed_fields(chars):
+    """A consistent typing record of `chars` typed characters (keys, intervals, time)."""
+    return {
+        "keystrokes": chars + 1,
+        "typed": chars,
+        "intervals": chars,
+        "interval_mean_ms": 240.0,
+        "interval_cv": 0.5,
+        "typing_ms": chars * 240,
+    }
+
+
 def test_a_typed_sentence_with_corrections_earns_no_flag():
     assert judgements.field_flags(TYPED, TEXT) == []
 
@@ -48,8 +60,17 @@ def test_text_the_record_does_not_explain_is_not_typed():
     assert judgements.is_not_typed(evidence, len(TEXT))
 
 
-def test_a_restored_draft_is_explained_and_not_flagged():
-    assert judgements.field_flags(FieldEvidence(prefilled=len(TEXT)), TEXT) == []
+def test_text_all_there_when_the_page_opened_is_not_typed():
+    """Issue 50: "every character prefilled" was explained, so unflagged; a draft restored by the
+    page keeps its own counts (typing_evidence.js), so prefilled text is text nobody typed here."""
+    assert judgements.field_flags(FieldEvidence(prefilled=len(TEXT)), TEXT) == [Flag.NOT_TYPED]
+
+
+def test_the_writers_own_text_the_server_put_back_is_not_flagged():
+    """An adversarial task puts the last try back in the field: that much prefilled text is theirs."""
+    evidence = FieldEvidence(prefilled=30, **typed_fields(7))
+    assert judgements.field_flags(evidence, TEXT, restorable_chars=30) == []
+    assert judgements.field_flags(evidence, TEXT) == [Flag.NOT_TYPED]
 
 
 @pytest.mark.parametrize(
@@ -80,9 +101,9 @@ def test_text_pasted_right_after_coming_back_from_another_tab_is_pasted_after_aw
     assert not judgements.is_pasted_after_away(FieldEvidence(pasted=len(TEXT)), len(TEXT))
 
 
-def test_no_evidence_is_its_own_flag_and_no_sign_of_pasting():
+def test_no_typing_record_is_its_own_flag_which_holds_and_refusals_act_on():
     assert judgements.field_flags(None, TEXT) == [Flag.NO_EVIDENCE]
-    assert Flag.NO_EVIDENCE not in judgements.AUTHORSHIP_FLAGS
+    assert Flag.NO_EVIDENCE in judgements.AUTHORSHIP_FLAGS and Flag.NO_EVIDENCE in judgements.REFUSED_FLAGS
     assert judgements.field_flags(None, "") == []
 
 

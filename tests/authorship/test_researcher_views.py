@@ -1,11 +1,10 @@
 """Researchers see the typing evidence: per writer on the workers page, per hypothesis in the admin."""
 
-import json
-
 from django.urls import reverse
 
 from authorship.models import WritingEvidence
 from collection import services
+from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
 
@@ -17,10 +16,11 @@ SENTENCES = {
 
 
 def write_with_one_pasted(worker):
-    fields = {name: {"k": len(text), "t": len(text), "n": 0} for name, text in SENTENCES.items()}
+    fields = {name: records.typed(text) for name, text in SENTENCES.items()}
     fields["neutral"] = {"p": len(SENTENCES["neutral"])}
     claim = present(services.claim_next_premise(worker))
-    services.submit_hypotheses(worker, claim.token, typing_evidence=json.dumps({"v": 1, "fields": fields}), **SENTENCES)
+    records.age_claim(claim.token)
+    services.submit_hypotheses(worker, claim.token, typing_evidence=records.page(fields), **SENTENCES)
 
 
 def test_the_workers_page_shows_each_writers_flagged_share(client, researcher, make_worker, settings):

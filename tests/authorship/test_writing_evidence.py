@@ -10,6 +10,7 @@ from authorship.models import WritingEvidence
 from collection import services
 from corpus.models import Pair
 from crowd.models import StudySession, TypingEvidenceAction
+from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.present import present
 
@@ -21,7 +22,7 @@ SENTENCES = {
 
 
 def typed(text):
-    return {"k": len(text) + 2, "d": 2, "t": len(text) + 2, "n": len(text), "m": 230.0, "cv": 0.5, "tt": 8000}
+    return records.typed(text)
 
 
 def pasted(text):
@@ -48,6 +49,7 @@ def session_of(dataset, worker, action, tasks=1):
 
 def write(worker, session, raw, texts=SENTENCES):
     claim = present(services.claim_next_premise(worker, study_session=session))
+    records.age_claim(claim.token)  # as old as typing three sentences takes
     return services.submit_hypotheses(worker, claim.token, typing_evidence=raw, **texts)
 
 
@@ -57,19 +59,20 @@ def test_each_hypothesis_gets_its_evidence_beside_it(writer):
     rows = {row.field_name: row for row in WritingEvidence.objects.select_related("pair")}
     assert {row.pair for row in rows.values()} == set(result.pairs)
     assert rows["entailment"].has_evidence and rows["entailment"].flags == [] and not rows["entailment"].flagged
-    assert rows["entailment"].keystrokes == len(SENTENCES["entailment"]) + 2
+    assert rows["entailment"].keystrokes == len(SENTENCES["entailment"]) + 4
     assert rows["contradiction"].flags == ["pasted"] and rows["contradiction"].flagged
     assert rows["contradiction"].pasted_chars == len(SENTENCES["contradiction"])
 
 
 @pytest.mark.parametrize("raw", [None, "", "garbage{", json.dumps({"v": 1, "fields": []})])
-def test_missing_or_malformed_evidence_is_stored_as_no_evidence(writer, raw):
+def test_missing_or_malformed_evidence_is_stored_flagged_as_no_typing_record(writer, raw):
+    """Issue 50: a page without a record is a flag of its own (a bot leaves it out), its text kept."""
     _, worker = writer
     write(worker, None, raw)
     assert Pair.objects.count() == 3
     rows = list(WritingEvidence.objects.all())
     assert len(rows) == 3
-    assert all(not row.has_evidence and row.flags == ["no-evidence"] and not row.flagged for row in rows)
+    assert all(not row.has_evidence and row.flags == ["no-evidence"] and row.flagged for row in rows)
 
 
 def test_a_study_that_refuses_pasted_text_refuses_the_field_and_saves_nothing(writer):
@@ -92,11 +95,25 @@ def test_other_settings_save_pasted_text_as_evidence(writer, action):
     assert Pair.objects.count() == 3 and WritingEvidence.objects.filter(flagged=True).count() == 3
 
 
-def test_a_study_that_refuses_pasted_text_accepts_a_page_without_script(writer):
+def test_a_study_that_refuses_pasted_text_refuses_a_page_without_a_typing_record(writer):
+    """Issue 50: without a record nothing shows the sentences were typed; the message says the page
+    needs script, every field keeps its text (nothing saved) and the participant can send again."""
     dataset, worker = writer
     session = session_of(dataset, worker, TypingEvidenceAction.REFUSE_PASTE)
+    with pytest.raises(ValidationError) as refused:
+        write(worker, session, None)
+    assert set(refused.value.message_dict) == set(SENTENCES)
+    assert all("needs JavaScript" in messages[0] for messages in refused.value.message_dict.values())
+    assert Pair.objects.count() == 0 and WritingEvidence.objects.count() == 0
+
+
+def test_a_study_that_holds_codes_holds_the_code_of_a_session_without_typing_records(writer):
+    dataset, worker = writer
+    session = session_of(dataset, worker, TypingEvidenceAction.HOLD_CODE, tasks=1)
     write(worker, session, None)
-    assert Pair.objects.count() == 3
+    session.refresh_from_db()
+    assert session.is_complete and session.completion_code == ""
+    assert session.code_held_reason.startswith("Sentences not typed by the writer: 3 of 3")
 
 
 def prepared_on_three_premises(worker, session):
