@@ -7,7 +7,9 @@ confusables data of the `confusable_homoglyphs` package), and must hold real Eng
 `wordfreq` package's English list, shipped with it: nothing is downloaded at run time).
 
 Each rule was checked against junk strategies (tests/collection/test_writing_rules.py) and against
-every hypothesis of the SNLI dev set (none refused; bench/RESULTS-input.md).
+every hypothesis of the SNLI dev set (none refused; bench/RESULTS-input.md). Last, a hypothesis
+must read as a sentence (`sentence_shape`: a spaCy parse; at most 0.5% of real hypotheses refused,
+bench/sentence_check.py).
 """
 
 import re
@@ -20,6 +22,7 @@ from functools import lru_cache
 from confusable_homoglyphs import confusables
 
 from .premise_text import split_sentences
+from .sentence_shape import load_sentence_model, shape_problem
 
 # A word is English when wordfreq puts it above this (3 = once per million words): keyboard mash
 # ("asdf" 1.7, "qwerty" 2.5) stays below, rare real words ("zebras" 2.8, "surfboard" 2.8) above.
@@ -69,10 +72,12 @@ def is_english_word(word: str) -> bool:
 
 
 def load_word_list() -> None:
-    """Load wordfreq's English list now instead of on the first check (a fresh process's first):
+    """Load wordfreq's English list and the sentence-shape parser (spaCy) now instead of on the
+    first check (a fresh process's first):
     a web server calls this at start (annotation_site/wsgi.py), so no worker's first submit in a
     process waits for it."""
     is_english_word("the")
+    load_sentence_model()
 
 
 def writing_problem(premise: str, hypothesis: str, *, others: Iterable[str] = ()) -> str | None:
@@ -201,4 +206,6 @@ def hypothesis_problem(
         return "This repeats the line above. Please write a new sentence."
     if named and key in named:
         return f"This is the same as your '{named[key]}' sentence. Each of the three must differ."
-    return writing_problem(premise_text, text, others=others)
+    # The parse last: it costs the most (a few milliseconds), and junk the cheaper rules name is
+    # better told by them.
+    return writing_problem(premise_text, text, others=others) or shape_problem(text)

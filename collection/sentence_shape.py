@@ -1,0 +1,234 @@
+"""Does a hypothesis read as a sentence? (issue 50 item 4) Shuffled common words ("Banana water
+purple under city simply chair.") are English words, one sentence, and passed every other writing
+rule; what they lack is the shape of English: a verb, determiners before nouns, adjectives and
+adverbs where English puts them.
+
+The check parses the hypothesis with the installed spaCy pipeline (en_core_web_sm, as artifacts/
+tags with; nothing is downloaded) and counts the kinds of shape a sentence breaks (`SHAPE_FAULTS`).
+One fault alone is ordinary in real writing: SNLI's caption-like hypotheses often have no verb
+("A man outside.") or no determiner ("dog in pool"), and the small parser misreads some real
+sentences. A hypothesis is refused when its faults weigh `REFUSE_AT` or more; the weights were set
+so that at most 0.5% of real hypotheses are refused (bench/sentence_check.py: SNLI dev 0.30%, MPE
+dev and train 0.3%) while most content-word salad is (three of four; a shuffle of a real sentence,
+which keeps its determiners and verb, mostly passes: a parse judges shape, not sense).
+
+Django-free; the model is loaded once per process (a web server loads it at start with the word
+list, `writing_rules.load_word_list`), or borrowed from artifacts' tagger when that one is loaded
+with its parser.
+"""
+
+import logging
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+# (name, weight, what the writer is told is wrong). The weights: a fault that real hypotheses show
+# in under 1% of cases while most salad shows it weighs 2; the others 1 (measured in bench/sentence_check.py).
+SHAPE_FAULTS: dict[str, tuple[int, str]] = {
+    "no_verb": (1, "it has no verb"),
+    "no_determiner": (2, "its nouns have no word such as 'a', 'the' or 'two' before them"),
+    "bare_noun": (1, "a noun that needs 'a' or 'the' has none"),
+    "odd_head": (2, "its main word is not a noun or a verb"),
+    "adverb_on_noun": (2, "an adverb such as 'simply' describes a noun"),
+    "adjective_as_noun": (1, "an adjective stands where a noun should"),
+    "modifier_after_noun": (1, "a describing word comes after its noun"),
+    "dangling_end": (1, "it ends on a word such as 'the', 'and' or 'under'"),
+    "lowercase_name": (1, "common words read as a name"),
+    "noun_pile": (1, "four or more nouns are piled up"),
+}
+REFUSE_AT = 3
+
+_DETERMINING = frozenset({"det", "poss", "nummod", "predet", "quantmod"})
+_BARE_ROLES = frozenset({"nsubj", "nsubjpass", "ROOT", "attr", "appos", "npadvmod"})
+_PREMODIFIERS = frozenset({"det", "poss", "amod", "nummod", "compound", "predet", "nmod"})
+_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+_DETERMINING_TAGS = frozenset({"PRP", "PRP$", "DT", "CD", "EX"})
+# "one another", "each other", "something else": real phrases the parser labels as misplaced words.
+_RECIPROCAL = frozenset({"another", "other", "else"})
+# Focus and degree adverbs do modify noun phrases: "only families", "nearly everyone".
+_NOUN_PHRASE_ADVERBS = frozenset(
+    [
+        "only",
+        "nearly",
+        "mostly",
+        "mainly",
+        "largely",
+        "merely",
+        "partly",
+        "early",
+        "really",
+        "exactly",
+        "fully",
+        "roughly",
+        "approximately",
+    ]
+)
+# Tagged NN by the parser, yet need no determiner.
+_PRONOUN_LIKE = frozenset(
+    [
+        "someone",
+        "something",
+        "somebody",
+        "anyone",
+        "anything",
+        "anybody",
+        "everyone",
+        "everything",
+        "everybody",
+        "noone",
+        "nobody",
+        "nothing",
+        "one",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    faults: tuple[str, ...]
+
+    @property
+    def weight(self) -> int:
+        return sum(SHAPE_FAULTS[name][0] for name in self.faults)
+
+    @property
+    def reads_as_sentence(self) -> bool:
+        return self.weight < REFUSE_AT
+
+
+def doc_faults(doc: Any) -> tuple[str, ...]:  # a spaCy Doc with tags and dependencies
+    """The kinds of sentence shape a parsed sentence breaks, each once, in `SHAPE_FAULTS` order."""
+    found: set[str] = set()
+    tokens = [token for token in doc if not token.is_space]
+    words = [token for token in tokens if not token.is_punct]
+    if not any(token.tag_.startswith("VB") or token.tag_ == "MD" for token in tokens):
+        found.add("no_verb")
+    determiners = sum(1 for t in tokens if t.dep_ in _DETERMINING or t.tag_ in _DETERMINING_TAGS)
+    unmodified_nouns = sum(1 for t in tokens if t.tag_ == "NN" and t.dep_ != "compound")
+    if determiners == 0 and unmodified_nouns >= 2:
+        found.add("no_determiner")
+    for token in tokens:
+        lower, head = token.lower_, token.head
+        if (
+            token.tag_ == "NN"
+            and token.dep_ in _BARE_ROLES
+            and token.i > 0  # headline style, "Woman pushing a bicycle.", starts on a bare noun
+            and lower not in _PRONOUN_LIKE
+            and not any(child.dep_ in _DETERMINING for child in token.children)
+        ):
+            found.add("bare_noun")
+        if token.dep_ in _PREMODIFIERS and head.i < token.i and lower not in _RECIPROCAL:
+            found.add("modifier_after_noun")
+        manner_adverb = lower.endswith("ly") and lower not in _NOUN_PHRASE_ADVERBS
+        if token.tag_ == "RB" and token.dep_ == "advmod" and head.tag_ in _NOUN_TAGS and manner_adverb:
+            found.add("adverb_on_noun")
+        adjective_role = token.dep_ in ("compound", "nmod", "npadvmod", "nsubj", "dobj")
+        if token.tag_.startswith("JJ") and adjective_role and lower not in _RECIPROCAL:
+            found.add("adjective_as_noun")
+        if token.tag_ in ("NNP", "NNPS") and token.text.islower():
+            found.add("lowercase_name")
+        if (
+            token.dep_ in ("compound", "nmod")
+            and head.dep_ in ("compound", "nmod")
+            and head.head.dep_ in ("compound", "nmod")
+        ):
+            found.add("noun_pile")
+    if words and words[-1].tag_ in ("DT", "CC", "IN", "TO", "PRP$") and words[-1].lower_ not in _RECIPROCAL:
+        found.add("dangling_end")
+    if tokens and doc[:].root.tag_ in ("JJ", "IN", "RB", "DT", "CC"):
+        found.add("odd_head")
+    return tuple(name for name in SHAPE_FAULTS if name in found)
+
+
+# --- the model ---------------------------------------------------------------------------------
+
+_UNUSED = ("ner", "lemmatizer", "senter", "attribute_ruler")
+_model: Any = None
+_model_lock = threading.Lock()  # one load per process; and spaCy's Language is not documented thread-safe
+_unavailable: str | None = None
+
+
+def _borrowed_model() -> Any:
+    """artifacts' tagger pipeline when this process has loaded it with its parser (never imports it)."""
+    services = sys.modules.get("artifacts.services")
+    tagger = getattr(services, "_tagger", None) if services else None
+    if tagger is not None and getattr(tagger, "parses", False):
+        return tagger.nlp
+    return None
+
+
+def _load_model() -> Any:
+    import spacy
+
+    from artifacts.phenomena import MODEL_PACKAGES, choose_model_package, installed_model_packages
+
+    name = choose_model_package(installed_model_packages(MODEL_PACKAGES), MODEL_PACKAGES)
+    return spacy.load(name, exclude=list(_UNUSED))
+
+
+def sentence_model() -> Any:
+    """The process's parsing pipeline (None, logged once, when spaCy or its model is missing: the
+    other writing rules still hold, and a missing model must not refuse every writer)."""
+    global _model, _unavailable
+    if _model is not None:
+        return _model
+    borrowed = _borrowed_model()
+    if borrowed is not None:
+        return borrowed
+    with _model_lock:
+        if _model is None and _unavailable is None:
+            try:
+                _model = _load_model()
+            except Exception as error:  # ImportError, TaggerUnavailable, OSError from spacy.load
+                _unavailable = str(error)
+                logger.error("The sentence-shape check is off: no spaCy pipeline (%s)", error)
+    return _model
+
+
+def load_sentence_model() -> None:
+    """Load the parser now (a web server's start) instead of on the first submit."""
+    sentence_model()
+
+
+def _prepared(text: str) -> str:
+    """Whitespace runs as one space (a parse reads a double space as a word); characters UTF-8
+    cannot hold (lone surrogates, which crash spaCy's tokenizer) as "?"."""
+    return " ".join(text.split()).encode("utf-8", "replace").decode("utf-8")
+
+
+def _parse(nlp: Any, text: str) -> Any:
+    with _model_lock:
+        return nlp(_prepared(text))
+
+
+def sentence_shape(text: str) -> Shape | None:
+    """The shape of one hypothesis; None when no model can be loaded here."""
+    nlp = sentence_model()
+    if nlp is None:
+        return None
+    return Shape(doc_faults(_parse(nlp, text)))
+
+
+def shapes(texts: Iterable[str], batch_size: int = 256) -> list[Shape]:
+    """The shapes of many texts in one `nlp.pipe` pass (bench/sentence_check.py)."""
+    nlp = sentence_model()
+    if nlp is None:
+        raise RuntimeError(f"no spaCy pipeline: {_unavailable}")
+    return [Shape(doc_faults(doc)) for doc in nlp.pipe(map(_prepared, texts), batch_size=batch_size)]
+
+
+def shape_problem(text: str) -> str | None:
+    """Why `text` does not read as a sentence (a message naming what is missing), or None."""
+    shape = sentence_shape(text)
+    if shape is None or shape.reads_as_sentence:
+        return None
+    reasons = [SHAPE_FAULTS[name][1] for name in shape.faults]
+    listed = reasons[0] if len(reasons) == 1 else ", ".join(reasons[:-1]) + " and " + reasons[-1]
+    return (
+        f"This does not read as an English sentence: {listed}. "
+        "Please write a sentence, such as 'A man is riding a bike down the street.'"
+    )
