@@ -26,7 +26,8 @@ QUALIFIED_STUDY = {
     "completion_code": "DEMO-QUAL-4321",
     "access": StudyAccess.QUALIFIED,
 }
-TEST_ITEMS = 5
+TEST_ITEMS = 10  # the pool: each try draws TRY_ITEMS of it (quality.models.POOL_PER_TRY)
+TRY_ITEMS = 5
 
 
 def ensure_qualified_study(dataset, researcher):
@@ -36,6 +37,7 @@ def ensure_qualified_study(dataset, researcher):
         defaults={
             "pass_mark": 0.8,
             "max_attempts": 2,
+            "items_per_try": TRY_ITEMS,
             "instructions": "Five pairs that our researchers judged; four matching answers let you in.",
         },
     )

@@ -1,18 +1,50 @@
 """Admin for qualification tests (researchers only). Imported by QualityConfig.ready, beside
 whatever `quality/admin.py` registers, so the two can grow apart without touching each other."""
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
 from corpus.admin import ReadOnlyInline, RecordAdmin
 
 from .models import QualificationAnswer, QualificationAttempt, QualificationTest
+from .qualification import pool_problem
+
+
+class QualificationTestForm(forms.ModelForm):
+    """Refuses a pool too small for the tries it serves (`qualification.pool_problem`), naming the sizes."""
+
+    class Meta:
+        model = QualificationTest
+        fields = [
+            "study",
+            "items",
+            "items_per_try",
+            "pass_mark",
+            "max_attempts",
+            "grants_trusted",
+            "instructions",
+            "show_wrong_items_after_last_try",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        items, per_try = cleaned.get("items"), cleaned.get("items_per_try")
+        if items is not None and per_try:
+            problem = pool_problem(len(items), per_try)
+            if problem:
+                self.add_error("items", problem)
+        return cleaned
 
 
 @admin.register(QualificationTest)
 class QualificationTestAdmin(admin.ModelAdmin):
+    form = QualificationTestForm
     list_display = [
         "study",
         "item_count",
+        "items_per_try",
         "pass_mark",
         "max_attempts",
         "grants_trusted",
@@ -27,7 +59,7 @@ class QualificationTestAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("items")
 
-    @admin.display(description="items")
+    @admin.display(description="pool")
     def item_count(self, test):
         return len(test.items.all())
 
@@ -49,7 +81,18 @@ class AnswerInline(ReadOnlyInline, admin.TabularInline):
 class QualificationAttemptAdmin(RecordAdmin):
     """Tries are records: readable, never edited (a wrong test is fixed by changing the test)."""
 
-    list_display = ["worker", "test", "number", "correct", "total", "score", "passed", "seconds", "finished_at"]
+    list_display = [
+        "worker",
+        "test",
+        "number",
+        "correct",
+        "total",
+        "score",
+        "passed",
+        "seconds",
+        "device",
+        "finished_at",
+    ]
     list_filter = ["passed", "test"]
     list_select_related = ["worker", "test__study"]
     search_fields = ["worker__external_id", "worker__user__username"]

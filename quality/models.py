@@ -39,6 +39,10 @@ class ReferenceLabel(models.Model):
 
 # --- qualification tests (feature 11: "a worker who reaches the study's pass mark joins the trusted pool") ---
 
+# The pool of a qualification test holds at least this many times a try's items (issue 50): with
+# one item set for all, answers learnt on throwaway ids passed on the next id at its first try.
+POOL_PER_TRY = 2
+
 
 class QualificationTest(models.Model):
     """What a worker answers before a study with access 'qualified' lets them work: a set of pairs
@@ -47,7 +51,15 @@ class QualificationTest(models.Model):
 
     study = models.OneToOneField("crowd.Study", on_delete=models.CASCADE, related_name="qualification_test")
     items = models.ManyToManyField(
-        ReferenceLabel, related_name="qualification_tests", help_text="The pairs asked, with their expected labels."
+        ReferenceLabel,
+        related_name="qualification_tests",
+        help_text="The pool of pairs, with their expected labels: each try draws its own items from it at random. "
+        f"It must hold at least {POOL_PER_TRY} times as many items as a try asks.",
+    )
+    items_per_try = models.PositiveSmallIntegerField(
+        default=5,
+        validators=[MinValueValidator(1)],
+        help_text="How many items of the pool one try asks (drawn at random per try, kept with the try).",
     )
     pass_mark = models.FloatField(
         default=0.8,
@@ -83,6 +95,9 @@ class QualificationAttempt(models.Model):
     score = models.FloatField()
     passed = models.BooleanField()
     seconds = models.FloatField(null=True, blank=True, help_text="From showing the items to sending the answers.")
+    # The browser that sent the try (crowd's device cookie): tries from one device count together,
+    # whatever participant id sent them (issue 50). Blank for tries from before, or without a cookie.
+    device = models.CharField(max_length=64, blank=True)
     finished_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -93,6 +108,54 @@ class QualificationAttempt(models.Model):
 
     def __str__(self):
         return f"{self.worker} try {self.number}: {self.correct}/{self.total}"
+
+
+class QualificationDraw(models.Model):
+    """One try's items, drawn at random from the test's pool when its page is first shown and kept
+    until the try is sent: a reload shows the same items, and the try is judged on them alone.
+
+    The form names the try by `token` and each item by its own token (QualificationDrawItem), never
+    by a database id, so a field name says nothing about the pair and is worth nothing in another
+    try or under another participant id. A worker has at most one open draw per test; sent, it
+    points at its attempt."""
+
+    test = models.ForeignKey(QualificationTest, on_delete=models.CASCADE, related_name="draws")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="qualification_draws")
+    token = models.CharField(max_length=64, unique=True)
+    device = models.CharField(max_length=64, blank=True, help_text="The browser the items were drawn for.")
+    drawn_at = models.DateTimeField(auto_now_add=True)
+    attempt = models.OneToOneField(
+        QualificationAttempt, on_delete=models.CASCADE, null=True, blank=True, related_name="draw"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["test", "worker"], condition=models.Q(attempt__isnull=True), name="one_open_draw_per_worker"
+            ),
+        ]
+
+    def __str__(self):
+        return f"draw {self.pk} of {self.worker_id} for test {self.test_id}"
+
+
+class QualificationDrawItem(models.Model):
+    """One item of a draw, in the order shown, with the token its answer field is named by."""
+
+    draw = models.ForeignKey(QualificationDraw, on_delete=models.CASCADE, related_name="items")
+    reference = models.ForeignKey(ReferenceLabel, on_delete=models.CASCADE, related_name="qualification_draw_items")
+    position = models.PositiveSmallIntegerField()
+    token = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["draw", "token"], name="one_token_per_draw_item"),
+            models.UniqueConstraint(fields=["draw", "reference"], name="one_reference_per_draw"),
+        ]
+
+    def __str__(self):
+        return f"item {self.position} of draw {self.draw_id}"
 
 
 class QualificationAnswer(models.Model):

@@ -1,36 +1,81 @@
-"""Qualification tests: who has passed, how many tries are left, and scoring a try.
+"""Qualification tests: who has passed, how many tries are left, drawing a try and scoring it.
 
 A study with access 'qualified' admits a worker once they reach the test's pass mark
-(`QualificationTest.pass_mark`, a share of its items answered as the researchers did). Tries are
-limited (`max_attempts`); a try is saved whole (the attempt and every answer) or not at all, and
-the worker's row lock makes two tries sent at once count one after the other, so no one gets a
+(`QualificationTest.pass_mark`, a share of a try's items answered as the researchers did). A try
+asks `items_per_try` items drawn at random from the test's pool (at least `POOL_PER_TRY` times as
+large) when its page is first shown; the draw is stored (`QualificationDraw`), so a reload shows the
+same items and the submit is judged on them alone. Its answer fields are named by tokens of that
+draw, never by a database id: a submit naming another try's fields (another id's, an earlier
+page's) is refused whole.
+
+Tries are limited (`max_attempts`) per person as far as the server can tell: the tries of every
+participant id seen in one browser (crowd's device cookie, `DeviceSighting`, the device of a study
+session or of a try) count together, so throwaway ids in one browser share the tries of the id
+they meant to qualify (issue 50). A try is saved whole (the attempt and every answer) or not at
+all, and the test's row lock makes tries sent at once count one after the other, so no one gets a
 try more than the test allows. The check that admits workers is registered with crowd
 (`crowd.access`, see apps.py): crowd, below this app, never imports it.
 """
 
-import random
+import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 from corpus.models import Label, Worker
 from crowd.access import Refusal
-from crowd.models import Study, StudyAccess
+from crowd.models import DeviceSighting, Study, StudyAccess, StudySession
 
-from .models import QualificationAnswer, QualificationAttempt, QualificationTest, ReferenceLabel
+from .models import (
+    POOL_PER_TRY,
+    QualificationAnswer,
+    QualificationAttempt,
+    QualificationDraw,
+    QualificationDrawItem,
+    QualificationTest,
+)
 
 LABELS = {Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value}
+NOT_READY_MESSAGE = (
+    "Thank you for your interest. This study asks for a qualification test that is not ready yet. "
+    "Please return the study on the crowd platform; you will not be penalised."
+)
+OTHER_TRY_MESSAGE = (
+    "These answers belong to another try of the test (an older page, another tab or another participant), "
+    "so they were not taken and nothing was saved. Please answer the pairs shown below."
+)
+_RANDOM = secrets.SystemRandom()
 
 
 class QualificationRefused(Exception):
     """A try that cannot be taken or saved; the message is fit to show the worker."""
 
-    def __init__(self, message: str, missing: Iterable[int] = ()) -> None:
+    def __init__(self, message: str, missing: Iterable[str] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.missing = list(missing)
+
+
+def pool_problem(pool_size: int, items_per_try: int) -> str | None:
+    """Why a pool of `pool_size` items cannot serve tries of `items_per_try`, or None when it can."""
+    wanted = POOL_PER_TRY * items_per_try
+    if pool_size >= wanted:
+        return None
+    return (
+        f"The pool holds {pool_size} item{'s' if pool_size != 1 else ''}; a try of {items_per_try} needs a pool of at "
+        f"least {wanted} ({POOL_PER_TRY} times the try), so that each try draws its own items and answers learnt on "
+        "one participant id are not the next id's test. Add items or ask fewer per try."
+    )
+
+
+def is_ready(test: QualificationTest) -> bool:
+    """Whether the test can be taken: a pool large enough for its tries."""
+    pool = test.items.count()
+    return pool > 0 and pool_problem(pool, test.items_per_try) is None
 
 
 def failed_message(test: QualificationTest, attempt: QualificationAttempt | None = None) -> str:
@@ -41,7 +86,7 @@ def failed_message(test: QualificationTest, attempt: QualificationAttempt | None
     items that were wrong are named after the last allowed try, when nothing can be retried.
     """
     lead = "Thank you for taking the qualification test. Your answers did not reach this study's pass mark."
-    left = attempts_left(test, attempt.worker if attempt is not None else None)
+    left = attempts_left(test, attempt.worker, attempt.device) if attempt is not None else test.max_attempts
     if left == 0:
         wrong = wrong_items(test, attempt) if attempt is not None and test.show_wrong_items_after_last_try else []
         if wrong:
@@ -57,8 +102,8 @@ def failed_message(test: QualificationTest, attempt: QualificationAttempt | None
 def wrong_items(test: QualificationTest, attempt: QualificationAttempt) -> list[int]:
     """The numbers (as shown on that try's page) of the items a try got wrong."""
     wrong = set(attempt.answers.filter(is_correct=False).values_list("reference_id", flat=True))
-    shown = items_for(test, attempt.worker, attempt.number)
-    return [number for number, item in enumerate(shown, 1) if item.pk in wrong]
+    shown = QualificationDrawItem.objects.filter(draw__attempt=attempt).order_by("position")
+    return [number for number, item in enumerate(shown, 1) if item.reference_id in wrong]
 
 
 def needed(test: QualificationTest, total: int) -> int:
@@ -69,6 +114,17 @@ def needed(test: QualificationTest, total: int) -> int:
     return total
 
 
+def last_attempt(test: QualificationTest, worker: Worker | None) -> QualificationAttempt | None:
+    """The worker's latest try, else the latest of an id linked to them (whose tries were counted)."""
+    if worker is None:
+        return None
+    own = QualificationAttempt.objects.filter(test=test, worker=worker).first()
+    if own is not None:
+        return own
+    workers, devices = linked(worker)
+    return QualificationAttempt.objects.filter(Q(worker_id__in=workers) | Q(device__in=devices), test=test).first()
+
+
 def test_for(study: Study) -> QualificationTest | None:
     return QualificationTest.objects.filter(study=study).first()
 
@@ -77,21 +133,61 @@ def has_passed(test: QualificationTest, worker: Worker | None) -> bool:
     return worker is not None and QualificationAttempt.objects.filter(test=test, worker=worker, passed=True).exists()
 
 
-def attempts_used(test: QualificationTest, worker: Worker | None) -> int:
+def linked(worker: Worker, device: str = "") -> tuple[set[int], set[str]]:
+    """(the worker ids, the devices) whose tries count as `worker`'s: the devices this worker was
+    seen on (study links, study sessions, tries) and `device`, and every id seen on one of them.
+
+    One step out, not the whole graph: enough for throwaway ids in one browser, without one shared
+    library computer joining every id that ever used it to every other browser of theirs."""
+    devices = {device} if device else set()
+    devices |= set(DeviceSighting.objects.filter(worker=worker).values_list("device", flat=True))
+    devices |= set(StudySession.objects.filter(worker=worker).exclude(device="").values_list("device", flat=True))
+    devices |= set(
+        QualificationAttempt.objects.filter(worker=worker).exclude(device="").values_list("device", flat=True)
+    )
+    workers = {worker.pk}
+    workers |= set(DeviceSighting.objects.filter(device__in=devices).values_list("worker_id", flat=True))
+    workers |= set(StudySession.objects.filter(device__in=devices).values_list("worker_id", flat=True))
+    return workers, devices
+
+
+def attempts_used(test: QualificationTest, worker: Worker | None, device: str = "") -> int:
+    """The tries of `worker` and of every id linked to it by a device (`linked`) at this test."""
     if worker is None:
         return 0
-    return QualificationAttempt.objects.filter(test=test, worker=worker).count()
+    workers, devices = linked(worker, device)
+    return QualificationAttempt.objects.filter(Q(worker_id__in=workers) | Q(device__in=devices), test=test).count()
 
 
-def attempts_left(test: QualificationTest, worker: Worker | None) -> int:
-    return max(0, test.max_attempts - attempts_used(test, worker))
+def attempts_left(test: QualificationTest, worker: Worker | None, device: str = "") -> int:
+    return max(0, test.max_attempts - attempts_used(test, worker, device))
 
 
-def items_for(test: QualificationTest, worker: Worker, attempt_number: int) -> list[ReferenceLabel]:
-    """The test's reference labels (with their pairs), in an order of this worker's and try's own."""
-    items = list(test.items.select_related("pair__premise").order_by("pk"))
-    random.Random(f"{test.pk}:{worker.pk}:{attempt_number}").shuffle(items)
-    return items
+def open_draw(test: QualificationTest, worker: Worker, device: str = "") -> QualificationDraw:
+    """The worker's try on screen: the open draw, or a new one drawn at random from the pool.
+
+    Drawn under the worker's row lock, so two page loads at once share one draw (the partial unique
+    constraint is the backstop). The caller checks first that the test is ready."""
+    with transaction.atomic():
+        Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+        draw = QualificationDraw.objects.filter(test=test, worker=worker, attempt__isnull=True).first()
+        if draw is not None:
+            return draw
+        pool = list(test.items.all())
+        chosen = _RANDOM.sample(pool, min(test.items_per_try, len(pool)))
+        draw = QualificationDraw.objects.create(
+            test=test, worker=worker, device=device, token=secrets.token_urlsafe(24)
+        )
+        QualificationDrawItem.objects.bulk_create(
+            QualificationDrawItem(draw=draw, reference=reference, position=position, token=secrets.token_urlsafe(12))
+            for position, reference in enumerate(chosen, 1)
+        )
+    return draw
+
+
+def draw_items(draw: QualificationDraw) -> list[QualificationDrawItem]:
+    """A draw's items in the order shown, with their pairs."""
+    return list(draw.items.select_related("reference__pair__premise").order_by("position"))
 
 
 @dataclass(frozen=True)
@@ -104,52 +200,69 @@ class TryResult:
 def submit_attempt(
     test: QualificationTest,
     worker: Worker,
-    answers: Mapping[int, str] | Mapping[str, str],
-    seconds: float | None = None,
+    draw_token: str,
+    answers: Mapping[str, str],
+    device: str = "",
 ) -> TryResult:
-    """Score one try (`answers`: pair pk -> label) and save it with its answers, or refuse it whole.
+    """Score one try (`answers`: item token of the draw named by `draw_token` -> label) and save it
+    with its answers, or refuse it whole.
 
-    Refused (QualificationRefused, nothing saved) when the worker has passed already, has no
-    tries left, left an item unanswered, or answered a pair that is not in the test.
+    Refused (QualificationRefused, nothing saved) when the worker has passed already, when they or
+    an id seen in their browser used every try, when the draw is not this worker's open draw of this
+    test, when an item is left unanswered, or when a field names no item of the draw.
     """
-    given = {int(pk): label for pk, label in answers.items() if label}
+    given = {token: label for token, label in answers.items() if label}
     with transaction.atomic():
-        worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
+        # One try at a time per test: tries of linked ids (other rows) count against one limit.
+        QualificationTest.objects.select_for_update(no_key=True).get(pk=test.pk)
         if has_passed(test, worker):
             raise QualificationRefused("You have passed this test already.")
-        used = attempts_used(test, worker)
+        used = attempts_used(test, worker, device)
         if used >= test.max_attempts:
             raise QualificationRefused("You have used every try this test allows.")
-        items = list(test.items.order_by("pk"))
-        if not items:
+        draw = QualificationDraw.objects.filter(
+            test=test, worker=worker, token=draw_token, attempt__isnull=True
+        ).first()
+        if not draw_token or draw is None:
+            raise QualificationRefused(OTHER_TRY_MESSAGE)
+        by_token = {item.token: item for item in draw.items.select_related("reference")}
+        if not by_token:
             raise QualificationRefused("This test has no items yet; please come back later.")
-        by_pair = {item.pair_id: item for item in items}
-        unknown = set(given) - set(by_pair)
-        if unknown:
-            raise QualificationRefused("Answers were sent for pairs that are not in this test; nothing was saved.")
-        bad = [pk for pk, label in given.items() if label not in LABELS]
-        missing = [pk for pk in by_pair if pk not in given] + bad
+        if set(given) - set(by_token):
+            raise QualificationRefused(
+                "Answers were sent for pairs that are not on this try's page; nothing was saved."
+            )
+        bad = [token for token, label in given.items() if label not in LABELS]
+        missing = [token for token in by_token if token not in given] + bad
         if missing:
             raise QualificationRefused(
                 "Please choose one of the three answers for every pair; nothing was saved yet.", missing=missing
             )
-        correct = sum(1 for pk, item in by_pair.items() if given[pk] == item.label)
-        score = correct / len(items)
+        correct = sum(1 for token, item in by_token.items() if given[token] == item.reference.label)
+        score = correct / len(by_token)
         passed = score >= test.pass_mark - 1e-9
         attempt = QualificationAttempt.objects.create(
             test=test,
             worker=worker,
             number=used + 1,
             correct=correct,
-            total=len(items),
+            total=len(by_token),
             score=score,
             passed=passed,
-            seconds=seconds,
+            seconds=(timezone.now() - draw.drawn_at).total_seconds(),
+            device=device,
         )
         QualificationAnswer.objects.bulk_create(
-            QualificationAnswer(attempt=attempt, reference=item, label=given[pk], is_correct=given[pk] == item.label)
-            for pk, item in by_pair.items()
+            QualificationAnswer(
+                attempt=attempt,
+                reference=item.reference,
+                label=given[token],
+                is_correct=given[token] == item.reference.label,
+            )
+            for token, item in by_token.items()
         )
+        draw.attempt = attempt
+        draw.save(update_fields=["attempt"])
         if passed and test.grants_trusted and not worker.is_trusted:
             Worker.objects.filter(pk=worker.pk).update(is_trusted=True)
     return TryResult(attempt=attempt, passed=passed, attempts_left=max(0, test.max_attempts - used - 1))
@@ -160,14 +273,10 @@ def admission_check(study: Study, worker: Worker | None) -> Refusal | None:
     if study.access != StudyAccess.QUALIFIED:
         return None
     test = test_for(study)
-    if test is None or not test.items.exists():
-        return Refusal(
-            "Thank you for your interest. This study asks for a qualification test that is not ready yet. "
-            "Please return the study on the crowd platform; you will not be penalised."
-        )
+    if test is None or not is_ready(test):
+        return Refusal(NOT_READY_MESSAGE)
     if has_passed(test, worker):
         return None
     if attempts_left(test, worker) == 0:
-        last = QualificationAttempt.objects.filter(test=test, worker=worker).first()
-        return Refusal(failed_message(test, last), title="Thank you for your time")
+        return Refusal(failed_message(test, last_attempt(test, worker)), title="Thank you for your time")
     return Refusal(url=reverse("qualification", args=[study.slug]))

@@ -3,8 +3,7 @@
 Thin: the rules (tries, scoring, who is admitted) live in qualification.py.
 """
 
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from django.contrib import messages
@@ -18,10 +17,10 @@ from crowd.access import Refusal
 from crowd.arrival import current_study_session
 from crowd.models import Study
 from crowd.registry import next_task_url
-from crowd.services import worker_for_user
+from crowd.services import browser_device, worker_for_user
 
 from . import qualification
-from .models import ReferenceLabel
+from .models import QualificationDrawItem
 from .qualification import QualificationRefused
 
 CHOICES = [
@@ -30,6 +29,9 @@ CHOICES = [
     ("contradiction", "Definitely incorrect"),
 ]
 KEYS = {value: str(number) for number, (value, _) in enumerate(CHOICES, 1)}
+# A try's form: the draw's token, and one field per item named by the item's token.
+TRY_FIELD = "try"
+ANSWER_PREFIX = "answer-"
 
 
 def _refused(
@@ -39,15 +41,16 @@ def _refused(
 
 
 def _rows(
-    items: Iterable[ReferenceLabel], chosen: Mapping[str, object], missing: Sequence[int]
+    items: Iterable[QualificationDrawItem], chosen: Mapping[str, object], missing: Collection[str]
 ) -> Iterator[dict[str, Any]]:
     for number, item in enumerate(items, 1):
-        name = f"label-{item.pair_id}"
+        name = f"{ANSWER_PREFIX}{item.token}"
         yield {
             "number": number,
-            "pair": item.pair,
+            "pair": item.reference.pair,
+            "token": item.token,
             "name": name,
-            "missing": item.pair_id in missing,
+            "missing": item.token in missing,
             "options": [
                 {
                     "value": value,
@@ -59,6 +62,11 @@ def _rows(
                 for value, text in CHOICES
             ],
         }
+
+
+def _answers(post: Mapping[str, str]) -> dict[str, str]:
+    """{item token: label} of a submitted try (fields named `answer-<token>`)."""
+    return {name[len(ANSWER_PREFIX) :]: value for name, value in post.items() if name.startswith(ANSWER_PREFIX)}
 
 
 @login_required
@@ -75,29 +83,25 @@ def qualification_page(request: AuthenticatedRequest, slug: str) -> HttpResponse
         )
     worker = worker_for_user(request.user)
     test = qualification.test_for(study)
-    if test is None or not test.items.exists():
+    if test is None or not qualification.is_ready(test):
         refusal = qualification.admission_check(study, worker)
         return _refused(request, refusal.message if refusal else "This study has no qualification test.")
     if qualification.has_passed(test, worker):
         return redirect(next_task_url(study.task_kind))
-    left = qualification.attempts_left(test, worker)
+    device = browser_device(request)
+    left = qualification.attempts_left(test, worker, device)
     if left == 0:
-        last = test.attempts.filter(worker=worker).first()
-        return _refused(request, qualification.failed_message(test, last))
+        return _refused(request, qualification.failed_message(test, qualification.last_attempt(test, worker)))
 
-    shown_key = f"qualification-shown-{test.pk}"
-    number = qualification.attempts_used(test, worker) + 1
-    items = qualification.items_for(test, worker, number)
     error: str | None = None
     chosen: Mapping[str, object] = {}
-    missing: Sequence[int] = ()
+    missing: Collection[str] = ()
     if request.method == "POST":
         chosen = request.POST
-        answers = {item.pair_id: request.POST.get(f"label-{item.pair_id}", "") for item in items}
-        shown = request.session.pop(shown_key, None)
-        seconds = time.time() - shown if isinstance(shown, (int, float)) else None
         try:
-            result = qualification.submit_attempt(test, worker, answers, seconds=seconds)
+            result = qualification.submit_attempt(
+                test, worker, request.POST.get(TRY_FIELD, ""), _answers(request.POST), device=device
+            )
         except QualificationRefused as refused:
             error, missing = refused.message, refused.missing
         else:
@@ -108,13 +112,16 @@ def qualification_page(request: AuthenticatedRequest, slug: str) -> HttpResponse
                 return _refused(request, qualification.failed_message(test, result.attempt), status=200)
             messages.info(request, qualification.failed_message(test, result.attempt))
             return redirect("qualification", slug=study.slug)
-    request.session.setdefault(shown_key, time.time())
+    draw = qualification.open_draw(test, worker, device)
+    items = qualification.draw_items(draw)
     context = {
         "study": study,
         "test": test,
+        "draw": draw,
+        "try_field": TRY_FIELD,
         "rows": list(_rows(items, chosen, missing)),
         "error": error,
-        "attempt_number": number,
+        "attempt_number": test.max_attempts - left + 1,
         "attempts_left": left,
         # The tries after this one (the page says "try 2 of 3", never a count that includes this try).
         "tries_after": left - 1,

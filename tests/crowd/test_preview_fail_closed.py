@@ -22,7 +22,7 @@ from tests.markets.conftest import arrive, connect_prolific, owe_bonuses
 from tests.markets.conftest import make_study as market_study
 from tests.markets.standin import MarketStandIn
 from tests.present import present
-from tests.quality.qualification_helpers import answers, qualified_study
+from tests.quality.qualification_helpers import form_data, qualified_study
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.crowd.unlisted_task_app")]
 
@@ -96,12 +96,12 @@ def test_a_task_app_nothing_lists_saves_nothing_in_a_preview(previewing):
 def test_the_qualification_test_of_a_previewed_study_saves_no_try(client, make_researcher):
     """An existing page the preview once did not list (quality's qualification test): a passing
     try in a preview is checked and scored as a worker's, and not kept."""
-    study, test = qualified_study()
+    study, _test = qualified_study()
     client.force_login(make_researcher("previewer"))
     client.post(reverse("study_preview_start", args=[study.slug]))
     url = reverse("qualification", args=[study.slug])
     assert BANNER in client.get(url).content.decode()
-    chosen = {f"label-{pair}": label for pair, label in answers(test, correct=4).items()}
+    chosen = form_data(client, study, correct=4)
     page = client.post(url, chosen, follow=True).content.decode()
     assert "You passed the qualification test" in page and PREVIEW_NOTHING_SAVED.replace("'", "&#x27;") in page
     assert not QualificationAttempt.objects.exists()

@@ -97,7 +97,7 @@ def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker(first_load):
 def test_the_demo_has_a_qualified_study_with_a_test_and_an_aggregation_run(client, first_load):
     output = first_load
     test = QualificationTest.objects.get(study__slug="demo-qualified")
-    assert test.study.access == StudyAccess.QUALIFIED and test.items.count() == 5
+    assert test.study.access == StudyAccess.QUALIFIED and test.items.count() == 10 and test.items_per_try == 5
     assert all(item.label == item.pair.gold_label for item in test.items.all())
     run = AggregationRun.objects.get()
     assert run.status == "done" and AggregatedLabel.objects.filter(run=run).exists()

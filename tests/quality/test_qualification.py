@@ -10,7 +10,14 @@ from crowd.models import StudyAccess, StudySession
 from quality import qualification
 from quality.models import QualificationAnswer, QualificationAttempt
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
-from tests.quality.qualification_helpers import PROLIFIC, answers, qualified_study, worker_of_prolific_id
+from tests.quality.qualification_helpers import (
+    PROLIFIC,
+    answers,
+    form_data,
+    qualified_study,
+    take_try,
+    worker_of_prolific_id,
+)
 
 
 def entry(study):
@@ -18,8 +25,7 @@ def entry(study):
 
 
 def post_answers(client, study, test, correct):
-    data = {f"label-{pk}": label for pk, label in answers(test, correct).items()}
-    return client.post(reverse("qualification", args=[study.slug]), data)
+    return client.post(reverse("qualification", args=[study.slug]), form_data(client, study, correct))
 
 
 @pytest.fixture
@@ -74,10 +80,11 @@ def test_failing_is_polite_and_retakes_are_limited(client, study_and_test):
     assert "no tries left" in text and "you will not be penalised" in text
     assert QualificationAttempt.objects.count() == 2 and not QualificationAttempt.objects.filter(passed=True).exists()
     # A third try is refused and saves nothing, through the page or the service.
-    third = post_answers(client, study, test, correct=4)
+    assert client.get(reverse("qualification", args=[study.slug])).status_code == 403
+    third = client.post(reverse("qualification", args=[study.slug]), {"try": "anything"})
     assert third.status_code == 403
     with pytest.raises(qualification.QualificationRefused):
-        qualification.submit_attempt(test, worker_of_prolific_id(), answers(test, 4))
+        take_try(test, worker_of_prolific_id(), correct=4)
     assert QualificationAttempt.objects.count() == 2
     # The study stays closed to them, politely, from the link and from the task pages.
     again = client.get(entry(study), {**PROLIFIC, "SESSION_ID": "sess-q3"})
@@ -87,9 +94,9 @@ def test_failing_is_polite_and_retakes_are_limited(client, study_and_test):
 
 
 def test_an_incomplete_try_saves_nothing_and_names_the_missing_pairs(client, study_and_test):
-    study, test = study_and_test
+    study, _test = study_and_test
     client.get(entry(study), PROLIFIC)
-    data = {f"label-{pk}": label for pk, label in list(answers(test, 4).items())[:3]}
+    data = dict(list(form_data(client, study, correct=4).items())[:4])  # the try field and three answers
     response = client.post(reverse("qualification", args=[study.slug]), data)
     assert response.status_code == 400
     assert "every pair" in response.content.decode()
@@ -100,9 +107,10 @@ def test_an_incomplete_try_saves_nothing_and_names_the_missing_pairs(client, stu
 def test_answers_for_pairs_outside_the_test_are_refused(study_and_test, make_worker):
     _, test = study_and_test
     worker = make_worker()
-    crafted = {**answers(test, 4), 999999: "entailment"}
+    draw = qualification.open_draw(test, worker)
+    crafted = {**answers(draw, 4), "not-a-token-of-this-try": "entailment"}
     with pytest.raises(qualification.QualificationRefused):
-        qualification.submit_attempt(test, worker, crafted)
+        qualification.submit_attempt(test, worker, draw.token, crafted)
     assert not QualificationAttempt.objects.exists()
 
 
@@ -144,12 +152,12 @@ def test_a_closed_study_admits_only_its_list(client, db, django_user_model):
 
 def test_researchers_manage_tests_in_the_admin_and_tries_are_read_only(client, study_and_test, researcher):
     _study, test = study_and_test
-    qualification.submit_attempt(
+    take_try(
         test,
         Worker.objects.create(
             user=type(researcher).objects.create(username="tried"), market=Market.PROLIFIC, external_id="TRIED01"
         ),
-        answers(test, 2),
+        correct=2,
     )
     client.force_login(researcher)
     for name in ("qualificationtest_changelist", "qualificationtest_add", "qualificationattempt_changelist"):

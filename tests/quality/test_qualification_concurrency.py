@@ -7,7 +7,7 @@ from corpus.models import Worker
 from quality import qualification
 from quality.models import QualificationAnswer, QualificationAttempt
 from tests.collection.test_writing_concurrency import at_once, new_workers
-from tests.quality.qualification_helpers import answers, qualified_study
+from tests.quality.qualification_helpers import qualified_study, take_try
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 def test_eight_tries_at_once_with_two_allowed_save_two():
     _, test = qualified_study(max_attempts=2)
     (worker,) = new_workers(1, "racer")
-    results = at_once([lambda: qualification.submit_attempt(test, worker, answers(test, 1)) for _ in range(8)])
+    results = at_once([lambda: take_try(test, worker, 1) for _ in range(8)])
     saved = [result for result in results if isinstance(result, qualification.TryResult)]
     refused = [result for result in results if isinstance(result, qualification.QualificationRefused)]
     assert len(saved) == 2 and len(refused) == 6, results
@@ -26,7 +26,7 @@ def test_eight_tries_at_once_with_two_allowed_save_two():
 def test_passing_tries_at_once_record_one_pass():
     _, test = qualified_study(max_attempts=5)
     (worker,) = new_workers(1, "passer")
-    results = at_once([lambda: qualification.submit_attempt(test, worker, answers(test, 4)) for _ in range(6)])
+    results = at_once([lambda: take_try(test, worker, 4) for _ in range(6)])
     assert sum(isinstance(result, qualification.TryResult) for result in results) == 1, results
     assert QualificationAttempt.objects.filter(passed=True).count() == 1
     assert Worker.objects.get(pk=worker.pk).is_trusted

@@ -14,14 +14,13 @@ from django.urls import reverse
 
 from quality.models import QualificationAttempt
 from tests.present import present
-from tests.quality.qualification_helpers import PROLIFIC, answers, qualified_study
+from tests.quality.qualification_helpers import PROLIFIC, form_data, qualified_study
 
 pytestmark = pytest.mark.django_db
 
 
 def try_with(client, study, test, correct):
-    data = {f"label-{pk}": label for pk, label in answers(test, correct).items()}
-    response = client.post(reverse("qualification", args=[study.slug]), data)
+    response = client.post(reverse("qualification", args=[study.slug]), form_data(client, study, correct))
     page = client.get(response["Location"]) if response.status_code == 302 else response
     return html.unescape(re.sub(r"\d+ tr(y|ies) left", "", page.content.decode()))
 
@@ -87,8 +86,7 @@ def test_the_page_states_the_rule_and_the_tries_the_way_they_are_applied(client,
         assert "in all" not in page
         if after:
             # One match fewer than stated: a fail, whose feedback counts the tries after it the same way.
-            data = {f"label-{pk}": label for pk, label in answers(test, 2).items()}
-            assert client.post(url, data).status_code == 302
+            assert client.post(url, form_data(client, study, 2)).status_code == 302
             page = html.unescape(client.get(url).content.decode())
             assert "did not reach this study's pass mark" in page
             assert f"You may take the test again: {after} tr{'y' if after == 1 else 'ies'} left." in page
