@@ -230,5 +230,5 @@ def shape_problem(text: str) -> str | None:
     listed = reasons[0] if len(reasons) == 1 else ", ".join(reasons[:-1]) + " and " + reasons[-1]
     return (
         f"This does not read as an English sentence: {listed}. "
-        "Please write a sentence, such as 'A man is riding a bike down the street.'"
+        "Please write a whole sentence such as 'A man is riding a bike down the street.'"
     )
