@@ -172,14 +172,14 @@ async def one(browser, way, text, seed):
         await page.route(URL, lambda route: route.fulfill(content_type="text/html", body=body))
         await page.route(SCRIPT_URL, lambda route: route.fulfill(content_type="text/javascript", path=SCRIPT))
         if CLOCK["virtual"]:
+            # Paused before the page loads: its script's start and every later reading are on one clock.
             await page.clock.install()
+            await page.clock.pause_at(int(time.time() * 1000) + 1000)
         await page.goto(URL)
-        if CLOCK["virtual"]:
-            await page.clock.pause_at(int(await page.evaluate("Date.now()")) + 1000)
-        # The server's clock (issue 50): the claim is served before its page loads, so timing it from
-        # the loaded page is the shortest lifetime the server could see (the page's own clock, held
-        # or real, stands for the server's).
-        served_ms = await page.evaluate("Date.now()")
+        # The server's clock (issue 50): the page's own clock (held or real) stands for it. A claim is
+        # served before its page loads; timing it from the loaded page (just after typing_evidence.js
+        # started) gives the shortest lifetime the server could see.
+        served_ms = await page.evaluate("performance.now()")
         await WAYS[way](page, text, random.Random(seed))
         value = await page.locator(FIELD).input_value()
         # The form's submit event writes the evidence (a script-set value is noticed then).
@@ -187,7 +187,7 @@ async def one(browser, way, text, seed):
             "() => { const form = document.forms[0]; form.dispatchEvent(new Event('submit', {cancelable: true}));"
             " return form.elements.typing_evidence.value; }"
         )
-        claim_open_ms = int(await page.evaluate("Date.now()")) - int(served_ms)
+        claim_open_ms = int(await page.evaluate("performance.now()") - served_ms)
     finally:
         await context.close()
     evidence = read_evidence(raw, ["entailment"])
