@@ -6,7 +6,7 @@ verifier sees a pair like any other). Its verdict, from the verifiers' labels in
 - they disagree: the third decides with the one it agrees with (no majority of three: discarded);
 - verified when the verifiers' majority is the writer's label, else discarded (kept out of dev/test).
 Verifiers are people other than the writer (issue 39): labels by the writer's own ids (seen on one
-of the writer's devices, `crowd.DeviceSighting`) and by excluded workers do not count, so the
+of the writer's devices, `crowd.DeviceSighting`, or linked by the market, `crowd.WorkerLink`) and by excluded workers do not count, so the
 example (and its bonus) waits for verifiers who are not linked to the writer. Such ids are not
 offered the writer's pairs in the first place (`validation.selectors.claimable_pairs`).
 Once decided the pair leaves the validation queue, so a third verifier is asked only on
@@ -24,7 +24,7 @@ from django.db import transaction
 from corpus.models import AUTHOR_POSITION, Pair, ValidationLabel
 from corpus.selectors import labels_that_count
 from corpus.services import set_needs_validation
-from crowd.selectors import shared_device_ids
+from crowd.selectors import linked_ids
 
 from .models import AdversarialTry, Verification
 
@@ -67,7 +67,7 @@ def settle(pair_ids):
         return []
     labels: dict[int | None, list[str]] = {}
     writers = {attempt.pair_id: attempt.task.worker_id for attempt in pending}
-    linked = shared_device_ids(worker_ids=set(writers.values()))
+    linked = linked_ids(worker_ids=set(writers.values()))
     for pair_id, label, verifier in (
         ValidationLabel.objects.filter(
             labels_that_count(), pair_id__in=[t.pair_id for t in pending], position__gt=AUTHOR_POSITION

@@ -455,6 +455,8 @@ CELERY_BEAT_SCHEDULE = {
     "markets-poll-mturk": {"task": "markets.poll_mturk_assignments", "schedule": 300.0},
     "markets-approve-checked": {"task": "markets.approve_checked_sessions", "schedule": 300.0},
     "markets-reconcile-payments": {"task": "markets.reconcile_bonus_payments", "schedule": 600.0},
+    # Arrivals the market has not answered for yet (down, or an MTurk assignment not yet submitted).
+    "markets-check-arrivals": {"task": "markets.check_pending_arrivals", "schedule": 300.0},
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
     # Exports, aggregation runs, tagging jobs, refreshes and imports whose process died: started

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 from django.http import HttpRequest
 from django.utils import timezone
 
 from corpus.models import Market, Worker
 
 from .codes import verify_link_signature
-from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskClaim
+from .models import ClaimStatus, DeviceSighting, LinkReason, MarketCheck, Study, StudySession, TaskClaim, WorkerLink
 
 MTURK_PREVIEW_ASSIGNMENT = "ASSIGNMENT_ID_NOT_AVAILABLE"
 # Where MTurk may ask a finished assignment to be posted (turkSubmitTo); any other value is
@@ -33,6 +34,11 @@ _MARKETS = [
     (Market.PROLIFIC, ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")),
     (Market.MTURK, ("workerId", "hitId", "assignmentId")),
 ]
+
+
+# Sent in the transaction that starts or resumes a study session whose ids no market vouched for
+# yet (`session`); its answers are never read (an event: the markets app receives it).
+session_arrived = Signal()
 
 
 class ArrivalError(Exception):
@@ -179,7 +185,48 @@ def start_study_session(
             session.turk_submit_to = arrival.turk_submit_to
             session.save(update_fields=["turk_submit_to"])
         released = release_open_claims(claim_models, worker__in=[session.worker.pk], exclude_session=session)
+        link_same_market_session(session)
+        if session.market_check in (MarketCheck.UNCHECKED, MarketCheck.PENDING):
+            # The markets app, where the study has a connection, marks the session as waiting for
+            # the market's word and asks it after this commit (markets.identity).
+            session_arrived.send(sender=StudySession, session=session)
     return StartedSession(session, released)
+
+
+def link_workers(one: int, other: int, reason: str) -> bool:
+    """Record that two worker ids are one person (both ways); False when they were linked already."""
+    if one == other:
+        return False
+    rows = [
+        WorkerLink(worker_id=one, linked_id=other, reason=reason),
+        WorkerLink(worker_id=other, linked_id=one, reason=reason),
+    ]
+    before = WorkerLink.objects.filter(worker_id=one, linked_id=other).exists()
+    WorkerLink.objects.bulk_create(rows, ignore_conflicts=True)
+    return not before
+
+
+def link_same_market_session(session: StudySession) -> int:
+    """Link the session's worker to every other id that presented the same market session (a
+    Prolific SESSION_ID, an MTurk assignmentId names one participant's visit: a second id on it is
+    the same person, or a forgery). Also links the ids whose visits the market's record gave to this
+    participant id. Returns how many new links."""
+    worker = session.worker
+    others = set(
+        StudySession.objects.filter(external_session_id=session.external_session_id, worker__market=worker.market)
+        .exclude(external_session_id="")
+        .exclude(worker_id=worker.pk)
+        .values_list("worker_id", flat=True)
+    )
+    added = sum(link_workers(worker.pk, other, LinkReason.SAME_MARKET_SESSION) for other in sorted(others))
+    if worker.external_id:
+        named_me = set(
+            StudySession.objects.filter(market_participant_id=worker.external_id, worker__market=worker.market)
+            .exclude(worker_id=worker.pk)
+            .values_list("worker_id", flat=True)
+        )
+        added += sum(link_workers(worker.pk, other, LinkReason.MARKET_RECORD) for other in sorted(named_me))
+    return added
 
 
 def seen_in_another_browser(arrival: Arrival, device: str) -> bool:

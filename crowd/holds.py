@@ -27,7 +27,9 @@ from typing import Any
 
 from django.conf import settings
 
-from .models import ClaimStatus, TaskClaim
+from corpus.models import Market
+
+from .models import ClaimStatus, MarketCheck, StudySession, TaskClaim
 
 
 class HoldRenewal(Enum):
@@ -141,3 +143,37 @@ def renew_hold(
         return HoldRenewal.TAKEN
     rows.update(status=ClaimStatus.OPEN, expires_at=new_end)
     return HoldRenewal.TAKEN_BACK
+
+
+# Held while the market has not vouched for the session's ids (markets.identity): the one reason a
+# later answer of the market lifts by itself, so it is asked after every other reason.
+UNVOUCHED_PREFIX = "Not vouched for by the market"
+
+
+def hold_code_of_unvouched(session: StudySession) -> str | None:
+    """Why the completing `session`'s code is held when its study's market has not vouched for its
+    ids: the market's record names someone else (or nothing), or its answer is still awaited. A
+    Prolific submission exists from the participant's start, so Prolific is waited for; an MTurk
+    assignment is listed only once it is submitted (after the code), so an MTurk session is held
+    only once MTurk's record contradicts it (markets.identity holds it then)."""
+    if session.market_check == MarketCheck.REFUSED:
+        return f"{UNVOUCHED_PREFIX}: {session.market_check_note or 'its record is not this participant’s.'}"
+    if session.market_check == MarketCheck.PENDING and session.worker.market == Market.PROLIFIC:
+        return f"{UNVOUCHED_PREFIX} yet: waiting for Prolific to confirm the submission (asked again until it answers)."
+    return None
+
+
+def release_vouched_hold(session: StudySession) -> bool:
+    """Give the code of a complete `session` (locked by the caller) held only because the market had
+    not vouched yet, now that it has; True when it was given. A hold for any other reason, or one a
+    researcher decided, stays as it is."""
+    if (
+        session.completed_at is None
+        or session.code_hold_decision
+        or not session.code_held_reason.startswith(UNVOUCHED_PREFIX)
+    ):
+        return False
+    session.code_held_reason = ""
+    session.completion_code = session.expected_completion_code()
+    session.save(update_fields=["code_held_reason", "completion_code"])
+    return True

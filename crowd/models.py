@@ -231,6 +231,15 @@ class CodeHoldDecision(models.TextChoices):
     REFUSED = "refused", "refused: no code, and nothing of it is paid"
 
 
+class MarketCheck(models.TextChoices):
+    """What the study's market said about a session's ids (markets.identity, issue 50.1)."""
+
+    UNCHECKED = "unchecked", "unchecked: the study has no market connection"
+    PENDING = "pending", "waiting for the market's answer"
+    VOUCHED = "vouched", "the market's record is this participant's, in this study"
+    REFUSED = "refused", "the market's record is someone else's, or there is none"
+
+
 class StudySession(models.Model):
     """One worker's visit to a study (a Prolific session or an MTurk assignment)."""
 
@@ -265,12 +274,28 @@ class StudySession(models.Model):
     # A researcher's walk through the study as a participant (crowd.preview): its work is never
     # saved (every submit is rolled back), so it never completes; readers that count sessions skip it.
     is_preview = models.BooleanField(default=False, editable=False)
+    # The market's own record of the visit (a Prolific submission, an MTurk assignment), asked once
+    # after arrival by markets.identity: the link's ids are believed only when the market vouches.
+    market_check = models.CharField(max_length=10, choices=MarketCheck.choices, default=MarketCheck.UNCHECKED)
+    market_check_note = models.CharField(max_length=300, blank=True)
+    market_checked_at = models.DateTimeField(null=True, blank=True)
+    market_check_tries = models.PositiveSmallIntegerField(default=0)
+    # Whose the market says the visit is (its participant / worker id), when it answered.
+    market_participant_id = models.CharField(max_length=128, blank=True)
 
     class Meta:
         db_table = "collection_studysession"
         ordering = ["-started_at"]
         constraints = [
             models.UniqueConstraint(fields=["study", "worker", "external_session_id"], name="unique_study_session")
+        ]
+        indexes = [
+            # The sweep that asks the market again reads only the sessions still waiting.
+            models.Index(
+                fields=["market_check"], condition=models.Q(market_check="pending"), name="session_market_pending"
+            ),
+            # Another id that presents the same market session is linked at arrival (crowd.arrival).
+            models.Index(fields=["external_session_id"], name="session_external_id"),
         ]
 
     def __str__(self) -> str:
@@ -309,3 +334,26 @@ class DeviceSighting(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker_id} on {self.device[:8]}"
+
+
+class LinkReason(models.TextChoices):
+    SAME_MARKET_SESSION = "session", "the same market session (SESSION_ID / assignmentId)"
+    MARKET_RECORD = "market", "the market's record names the other id"
+
+
+class WorkerLink(models.Model):
+    """Two participant ids known to be one person by something the server can check: the same
+    market session presented under both, or the market's record of one id's visit naming the other.
+    Stored both ways, so a claim reads one id's links by its index (validation.selectors). Shared
+    browsers are read from DeviceSighting directly."""
+
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    linked = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=10, choices=LinkReason.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "linked"], name="one_link_per_worker_pair")]
+
+    def __str__(self) -> str:
+        return f"{self.worker_id} is {self.linked_id} ({self.reason})"

@@ -10,7 +10,7 @@ from django.db.models import Q
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 
-from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskKind
+from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskKind, WorkerLink
 
 COMPLETION_CSV_COLUMNS = [
     "study",
@@ -155,6 +155,17 @@ def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, s
         if len(ids) > 1:
             for worker_id in ids:
                 linked.setdefault(worker_id, set()).update(ids - {worker_id})
+    return linked
+
+
+def linked_ids(*, worker_ids: Iterable[int]) -> dict[int, set[int]]:
+    """{worker id: the other ids known to be the same person}: seen on one of its devices
+    (`shared_device_ids`), or linked by the market (`WorkerLink`: the same market session, the
+    market's record of a visit). Whose work is never checked by themselves (issue 50.1)."""
+    ids = set(worker_ids)
+    linked = shared_device_ids(worker_ids=ids)
+    for worker_id, other in WorkerLink.objects.filter(worker_id__in=ids).values_list("worker_id", "linked_id"):
+        linked.setdefault(worker_id, set()).add(other)
     return linked
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from corpus.models import Market, Worker
 
+from .holds import hold_code_of_unvouched
 from .models import DeviceSighting, StudySession
 
 
@@ -53,7 +54,10 @@ def record_task_done(
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
         fields += ["completed_at"]
-        held = next((said for reason in hold_reasons if (said := reason(session))), None)
+        held = next((said for reason in hold_reasons if (said := reason(session))), None) or (
+            # Last: the one reason the market's later answer lifts by itself (crowd.holds).
+            hold_code_of_unvouched(session)
+        )
         if held:
             session.code_held_reason = held[:300]
             fields += ["code_held_reason"]

@@ -6,3 +6,7 @@ class MarketsConfig(AppConfig):
 
     name = "markets"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The arrival check's receiver (crowd.arrival.session_arrived), connected in every process.
+        from . import identity  # noqa: F401

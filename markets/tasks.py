@@ -2,15 +2,20 @@
 unsure payments reconciled. Each connection on its own: one market's failure stops no other."""
 
 import logging
+from typing import Any
 
 from celery import shared_task
 
-from . import services
+from . import identity, services
 from .clients import MarketError
 from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
 
 log = logging.getLogger(__name__)
+
+# A market that cannot be reached is asked again after 30 s, 1, 2, 4 ... minutes, up to an hour apart;
+# the beat's sweep asks after that.
+CHECK_RETRIES = 8
 
 
 @shared_task(name="markets.poll_mturk_assignments")
@@ -45,4 +50,27 @@ def reconcile_bonus_payments() -> list[str]:
             log.warning("reconciling payments of %s failed: %s", connection.study.slug, error)
             continue
         done.append(outcome.line(connection.study.bonus_currency))
+    return done
+
+
+@shared_task(name="markets.check_arrival", bind=True, max_retries=CHECK_RETRIES)
+def check_arrival(self: Any, session_id: int) -> str:
+    """Ask the market whether an arrival's ids are its record's (markets.identity), once; again
+    later while the market cannot answer."""
+    answer = identity.check_session(session_id)
+    if answer is None:
+        return "not waiting"
+    if answer.ask_again and not self.request.is_eager and self.request.retries < CHECK_RETRIES:
+        # In the embedded mode a retry would run at once, inside the caller: the sweep asks later.
+        raise self.retry(countdown=min(30 * 2**self.request.retries, 3600))
+    return answer.state
+
+
+@shared_task(name="markets.check_pending_arrivals")
+def check_pending_arrivals() -> list[str]:
+    """The beat's sweep: every session still waiting for its market's word is asked again."""
+    done = []
+    for session_id in identity.pending_sessions():
+        answer = identity.check_session(session_id)
+        done.append(f"{session_id}: {answer.state if answer else 'not waiting'}")
     return done

@@ -23,6 +23,7 @@ PERIODIC = {
     "markets.poll_mturk_assignments",
     "markets.approve_checked_sessions",
     "markets.reconcile_bonus_payments",
+    "markets.check_pending_arrivals",
 }
 
 

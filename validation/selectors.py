@@ -59,7 +59,8 @@ def candidate_statement(
 
     Steps of the policy, top to bottom: the pair needs validation; its labels plus the places
     held by live claims are under the target; the worker (or an id seen on one of their devices,
-    `crowd.models.DeviceSighting`) did not write it, the worker did not label it or hold a
+    `crowd.models.DeviceSighting`, or linked to them by the market, `crowd.models.WorkerLink`) did
+    not write it, the worker did not label it or hold a
     claim on it before; its premise is not held for a researcher; a trusted-only dataset is offered
     to trusted workers only. With `fresh_premises`, only pairs of premises the worker was never
     served (the claim's first look: a premise seen again in a later batch told ordinary pairs from
@@ -81,6 +82,9 @@ def candidate_statement(
         f"NOT ({author} = %s AND {author} IS NOT NULL)",
         f"NOT ({author} IN (SELECT s.worker_id FROM crowd_devicesighting s WHERE s.device IN"
         f" (SELECT m.device FROM crowd_devicesighting m WHERE m.worker_id = %s)) AND {author} IS NOT NULL)",
+        # Ids the server knows are the worker's (crowd.WorkerLink: the same market session, the
+        # market's record): one indexed lookup of the worker's links (one_link_per_worker_pair).
+        f"NOT ({author} IN (SELECT k.linked_id FROM crowd_workerlink k WHERE k.worker_id = %s) AND {author} IS NOT NULL)",
         "NOT (collection_pair.id IN (SELECT l.pair_id FROM validation_validationlabel l WHERE l.worker_id = %s))",
         "NOT (collection_pair.premise_id IN (SELECT v.premise_id FROM validation_validationclaim u"
         " INNER JOIN collection_pair v ON v.id = u.pair_id WHERE u.worker_id = %s))"
@@ -88,7 +92,7 @@ def candidate_statement(
         else "NOT (collection_pair.id IN (SELECT u.pair_id FROM validation_validationclaim u WHERE u.worker_id = %s))",
         "NOT (collection_premise.status = %s)",
     ]
-    params += [worker.pk, worker.pk, worker.pk, worker.pk, PremiseStatus.HELD]
+    params += [worker.pk, worker.pk, worker.pk, worker.pk, worker.pk, PremiseStatus.HELD]
     joins = " INNER JOIN collection_premise ON collection_premise.id = collection_pair.premise_id"
     if not worker.is_trusted:
         joins += " LEFT OUTER JOIN validation_validationpolicy t ON t.dataset_id = collection_pair.dataset_id"

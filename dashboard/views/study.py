@@ -11,6 +11,7 @@ from django.http.response import HttpResponseBase
 
 from crowd.models import Study
 from dashboard.queries import study as queries
+from markets.identity import arrival_checks
 
 from .common import found, render_page, researcher_required
 
@@ -27,7 +28,14 @@ def studies(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(slug)
-    return render_page(request, "dashboard/study.html", "studies", study=study, **queries.overview(study))
+    return render_page(
+        request,
+        "dashboard/study.html",
+        "studies",
+        study=study,
+        arrival_checks=arrival_checks(study),
+        **queries.overview(study),
+    )
 
 
 class _Echo:

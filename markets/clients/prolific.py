@@ -4,6 +4,7 @@ Requests carry `Authorization: Token <token>`. What this client uses, as documen
 - GET  users/me/                                  who the token belongs to (the connection test)
 - GET  studies/{id}/                              the study (the connection test)
 - GET  studies/{id}/submissions/                  its submissions (paged by `_links.next.href`)
+- GET  submissions/{id}/                          one submission (its participant_id and study_id)
 - POST submissions/bulk-approve/                  {"study_id", "participant_ids"}
 - POST submissions/{id}/transition/               {"action": "REJECT", "message", "rejection_category"}
 - POST submissions/bonus-payments/                {"study_id", "csv_bonuses": "pid,1.50\\n..."} -> {"id", ...}
@@ -118,6 +119,11 @@ class ProlificClient:
             following = ((body.get("_links") or {}).get("next") or {}).get("href")
             page = following if isinstance(following, str) and following else None
         return found
+
+    def submission(self, submission_id: str) -> dict[str, Any]:
+        """One submission as Prolific records it (whose it is: participant_id; where: study_id)."""
+        body = self.request("GET", f"submissions/{submission_id}/", "submission.get")
+        return body if isinstance(body, dict) else {}
 
     # --- writes ---
 

@@ -6,6 +6,7 @@ their answers and errors (docs/markets.md lists what it implements and what it a
 
 - Prolific API v1 under /api/v1/: `Authorization: Token <token>`; users/me/, studies/{id}/,
   studies/{id}/submissions/ (each with `bonus_payments`, the participant's bonuses in cents),
+  submissions/{id}/ (one submission: whose, which study),
   submissions/bulk-approve/, submissions/{id}/transition/, submissions/bonus-payments/ (step one:
   creates a bulk bonus, pays nothing), bulk-bonus-payments/{id}/pay/ (step two: pays, and, as
   Prolific warns, pays AGAIN if called again), participant-groups/{id}/participants/.
@@ -94,7 +95,7 @@ class MarketStandIn:
 
     # --- serving ---------------------------------------------------------------------------
 
-    def start(self) -> "MarketStandIn":
+    def start(self, port: int = 0) -> "MarketStandIn":
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -109,7 +110,7 @@ class MarketStandIn:
             def do_POST(self):
                 standin._handle(self, "POST")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
@@ -190,6 +191,7 @@ class MarketStandIn:
             ("GET", r"/api/v1/users/me/", lambda: (200, {"id": "standin-user", "email": "researcher@example.org"})),
             ("GET", r"/api/v1/studies/(?P<sid>[^/]+)/", self._study),
             ("GET", r"/api/v1/studies/(?P<sid>[^/]+)/submissions/", self._submissions),
+            ("GET", r"/api/v1/submissions/(?P<sub>[^/]+)/", self._submission),
             ("POST", r"/api/v1/submissions/bulk-approve/", lambda: self._bulk_approve(payload)),
             ("POST", r"/api/v1/submissions/(?P<sub>[^/]+)/transition/", lambda sub: self._transition(sub, payload)),
             ("POST", r"/api/v1/submissions/bonus-payments/", lambda: self._create_bonuses(payload)),
@@ -219,6 +221,12 @@ class MarketStandIn:
             return 404, {"error": {"detail": "Study not found."}}
         results = [{"id": key, "study_id": sid, **dict(row)} for key, row in self.submissions.items()]
         return 200, {"results": results, "_links": {"next": {"href": None}}}
+
+    def _submission(self, sub):
+        row = self.submissions.get(sub)
+        if row is None:
+            return 404, {"error": {"detail": "Submission not found."}}
+        return 200, {"id": sub, "study_id": self.study_id, **dict(row)}
 
     def _by_participant(self, participant_id):
         return next((row for row in self.submissions.values() if row["participant_id"] == participant_id), None)
@@ -370,6 +378,8 @@ def _prolific_operation(method: str, path: str) -> str:
         return "reject"
     if path.endswith("/submissions/"):
         return "submissions.list"
+    if method == "GET" and "/submissions/" in path:
+        return "submission.get"
     if "/participant-groups/" in path:
         return "list.add"
     return f"{method} {path}"

@@ -1,0 +1,241 @@
+"""An identity is real when the market says so (issue 50.1).
+
+A study link's PROLIFIC_PID / workerId is whatever the browser sends. Where the study has a market
+connection, each arrival is checked once against the market's own record of the visit, after the
+arrival's commit (`markets.check_arrival`, a Celery task; in this process in the embedded mode):
+
+- Prolific: the submission named by SESSION_ID (GET submissions/{id}/) is the participant's and
+  the connection's study's;
+- MTurk: the assignment (ListAssignmentsForHIT of the link's hitId) is the worker's. MTurk lists an
+  assignment only once it is submitted, so until then the session waits ("pending").
+
+The answer is stored on the session (`StudySession.market_check`, its note, whose the market says
+the visit is). While Prolific has not vouched, a completing session's code is held
+(`crowd.holds.hold_code_of_unvouched`) and given once it does (`release_vouched_hold`). A record
+that names someone else, or none at all, is refused: the session's code stays held, the two ids
+are linked (never validating each other's pairs, `validation.selectors.candidate_statement`) and
+the arriving id is excluded, which takes its labels out of gold as every exclusion does
+(`quality.services.set_excluded`). A market that cannot be reached leaves the session pending: the
+task retries, and the beat's sweep (`markets.check_pending_arrivals`) asks again.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count
+from django.dispatch import receiver
+from django.utils import timezone
+
+from annotation_site.celery import enqueue
+from corpus.models import Worker
+from crowd.arrival import link_workers, session_arrived
+from crowd.holds import UNVOUCHED_PREFIX, release_vouched_hold
+from crowd.models import LinkReason, MarketCheck, Study, StudySession
+from quality.services import set_excluded
+
+from .clients import MarketError
+from .clients.mturk import MTurkClient
+from .clients.prolific import ProlificClient
+from .models import MarketConnection
+from .sealing import SealingUnavailable
+from .services import client_for
+
+# Prolific's ids are 24 hex digits: anything else is not sent into a URL path.
+PROLIFIC_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A market status that says the request itself was refused, not that the market is unwell.
+_ANSWERED = range(400, 500)
+# The sweep asks again for sessions this young at most (an MTurk assignment submitted later).
+SWEEP_DAYS = 7
+
+
+@dataclass(frozen=True)
+class MarketAnswer:
+    state: str  # a MarketCheck
+    note: str
+    participant_id: str = ""
+    # True when the market could not answer (unreachable, its error, its rate limit): ask again.
+    ask_again: bool = False
+
+
+def _refused(error: MarketError) -> bool:
+    return error.status in _ANSWERED and error.status not in (401, 403, 429)
+
+
+def ask_prolific(client: ProlificClient, connection: MarketConnection, session: StudySession) -> MarketAnswer:
+    submission_id = session.external_session_id
+    if session.external_study_id != connection.market_study_id:
+        return MarketAnswer(
+            MarketCheck.REFUSED,
+            f"The link's STUDY_ID “{session.external_study_id}” is not this study's Prolific study.",
+        )
+    if not PROLIFIC_ID.fullmatch(submission_id):
+        return MarketAnswer(MarketCheck.REFUSED, f"“{submission_id}” is not a Prolific submission id.")
+    try:
+        row = client.submission(submission_id)
+    except MarketError as error:
+        if _refused(error):
+            return MarketAnswer(MarketCheck.REFUSED, f"Prolific has no submission {submission_id}: {error}")
+        return MarketAnswer(MarketCheck.PENDING, f"Prolific did not answer: {error}", ask_again=True)
+    owner = str(row.get("participant_id") or row.get("participant") or "")
+    study = str(row.get("study_id") or row.get("study") or "")
+    if study and study != connection.market_study_id:
+        return MarketAnswer(
+            MarketCheck.REFUSED, f"Prolific's submission {submission_id} is of another study ({study}).", owner
+        )
+    if owner != session.worker.external_id:
+        return MarketAnswer(
+            MarketCheck.REFUSED,
+            f"Prolific's submission {submission_id} is participant {owner or '(none)'}'s, "
+            f"not {session.worker.external_id}'s.",
+            owner,
+        )
+    return MarketAnswer(MarketCheck.VOUCHED, f"Prolific's submission {submission_id} is this participant's.", owner)
+
+
+def ask_mturk(client: MTurkClient, session: StudySession) -> MarketAnswer:
+    assignment_id, hit_id = session.external_session_id, session.external_study_id
+    try:
+        assignments = client.assignments_for_hit(hit_id)
+    except MarketError as error:
+        if _refused(error) and error.code not in ("ServiceUnavailable", "ServiceFault"):
+            return MarketAnswer(MarketCheck.REFUSED, f"MTurk does not know HIT {hit_id} for this account: {error}")
+        return MarketAnswer(MarketCheck.PENDING, f"MTurk did not answer: {error}", ask_again=True)
+    found = next((row for row in assignments if row.get("AssignmentId") == assignment_id), None)
+    if found is None:
+        # Accepted assignments are not listed until they are submitted: not a refusal.
+        return MarketAnswer(
+            MarketCheck.PENDING, f"MTurk lists no submitted assignment {assignment_id} of HIT {hit_id} yet."
+        )
+    owner = str(found.get("WorkerId") or "")
+    if owner != session.worker.external_id:
+        return MarketAnswer(
+            MarketCheck.REFUSED,
+            f"MTurk's assignment {assignment_id} is worker {owner or '(none)'}'s, not {session.worker.external_id}'s.",
+            owner,
+        )
+    return MarketAnswer(MarketCheck.VOUCHED, f"MTurk's assignment {assignment_id} is this worker's.", owner)
+
+
+def ask_market(session: StudySession) -> MarketAnswer:
+    """What the study's market says of the session's ids (no transaction is held across the call)."""
+    connection = MarketConnection.objects.filter(study_id=session.study_id).first()
+    if connection is None:
+        return MarketAnswer(MarketCheck.UNCHECKED, "The study has no market connection: its ids are unchecked.")
+    try:
+        client = client_for(connection)
+    except SealingUnavailable as error:
+        return MarketAnswer(
+            MarketCheck.PENDING, f"The connection's credentials cannot be read: {error}", ask_again=True
+        )
+    if isinstance(client, ProlificClient):
+        return ask_prolific(client, connection, session)
+    return ask_mturk(client, session)
+
+
+def check_session(session_id: int) -> MarketAnswer | None:
+    """Ask the market about a waiting session and store its answer; None when it waits no more
+    (answered already, gone, a researcher's preview)."""
+    session = (
+        StudySession.objects.select_related("worker")
+        .filter(pk=session_id, market_check=MarketCheck.PENDING, is_preview=False)
+        .first()
+    )
+    if session is None:
+        return None
+    answer = ask_market(session)
+    store_answer(session_id, answer)
+    return answer
+
+
+def store_answer(session_id: int, answer: MarketAnswer) -> None:
+    """Write the market's answer on the session, in one transaction with what follows from it: the
+    code given (vouched) or held, the ids linked and the arriving id excluded (refused)."""
+    with transaction.atomic():
+        session = (
+            StudySession.objects.select_for_update(of=("self",))
+            .select_related("study", "worker")
+            .filter(pk=session_id)
+            .first()
+        )
+        if session is None or session.market_check != MarketCheck.PENDING:
+            return
+        session.market_check = answer.state
+        session.market_check_note = answer.note[:300]
+        session.market_checked_at = timezone.now()
+        session.market_check_tries += 1
+        session.market_participant_id = answer.participant_id[:128]
+        session.save(
+            update_fields=[
+                "market_check",
+                "market_check_note",
+                "market_checked_at",
+                "market_check_tries",
+                "market_participant_id",
+            ]
+        )
+        if answer.state == MarketCheck.VOUCHED:
+            release_vouched_hold(session)
+        elif answer.state == MarketCheck.REFUSED:
+            _act_on_refusal(session, answer)
+
+
+def _act_on_refusal(session: StudySession, answer: MarketAnswer) -> None:
+    worker = session.worker
+    if answer.participant_id:
+        owner = Worker.objects.filter(market=worker.market, external_id=answer.participant_id).first()
+        if owner is not None:
+            link_workers(worker.pk, owner.pk, LinkReason.MARKET_RECORD)
+    if session.completed_at is not None and not session.code_hold_decision:
+        # A code given before the market answered (an MTurk session) stays shown, but its money is
+        # held with it (crowd.holds.money_may_go) until a researcher decides.
+        reason = f"{UNVOUCHED_PREFIX}: {answer.note}"
+        StudySession.objects.filter(pk=session.pk).update(code_held_reason=reason[:300])
+    if not worker.is_excluded:
+        set_excluded([worker.pk], True)
+
+
+def pending_sessions(now: datetime | None = None) -> list[int]:
+    """The waiting sessions the sweep asks about again (the partial index `session_market_pending`)."""
+    since = (now or timezone.now()) - timedelta(days=SWEEP_DAYS)
+    return list(
+        StudySession.objects.filter(market_check=MarketCheck.PENDING, started_at__gte=since, is_preview=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:500]
+    )
+
+
+@receiver(session_arrived, dispatch_uid="markets.identity.check_on_arrival")
+def check_on_arrival(sender: type[StudySession], session: StudySession, **kwargs: object) -> None:
+    """A session started in a study with a market connection waits for the market's word, asked
+    after the arrival's commit; the participant never waits on the market."""
+    if session.is_preview or not MarketConnection.objects.filter(study_id=session.study_id).exists():
+        return
+    if session.market_check != MarketCheck.PENDING:
+        StudySession.objects.filter(pk=session.pk).update(market_check=MarketCheck.PENDING)
+        session.market_check = MarketCheck.PENDING
+    session_pk = session.pk
+    transaction.on_commit(lambda: enqueue("markets.check_arrival", session_pk))
+
+
+@dataclass(frozen=True)
+class ArrivalChecks:
+    """What the study page shows of its arrivals' checks."""
+
+    market: str  # the connection's market's name, "" without a connection
+    counts: dict[str, int]
+    refused: list[StudySession]
+
+
+def arrival_checks(study: Study) -> ArrivalChecks:
+    """The study's sessions by market check, and the latest refused ones (with why), in three statements."""
+    connection = MarketConnection.objects.filter(study=study).first()
+    sessions = StudySession.objects.filter(study=study, is_preview=False)
+    counts = dict.fromkeys(MarketCheck.values, 0)
+    for state, n in sessions.order_by().values_list("market_check").annotate(n=Count("pk")):
+        counts[state] = n
+    refused = list(
+        sessions.filter(market_check=MarketCheck.REFUSED).select_related("worker").order_by("-market_checked_at")[:20]
+    )
+    return ArrivalChecks(connection.get_market_display() if connection else "", counts, refused)
