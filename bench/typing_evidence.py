@@ -174,7 +174,7 @@ async def one(browser, way, text, seed):
         if CLOCK["virtual"]:
             # Paused before the page loads: its script's start and every later reading are on one clock.
             await page.clock.install()
-            await page.clock.pause_at(int(time.time() * 1000) + 1000)
+            await page.clock.pause_at(time.time() + 1)  # seconds: Python's Playwright reads a number so
         await page.goto(URL)
         # The server's clock (issue 50): the page's own clock (held or real) stands for it. A claim is
         # served before its page loads; timing it from the loaded page (just after typing_evidence.js

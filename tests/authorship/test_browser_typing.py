@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from authorship.models import WritingEvidence
+from collection.models import WritingClaim
 from corpus.models import Dataset, Pair
-from crowd.models import Study, StudySession, TypingEvidenceAction
+from crowd.models import ClaimStatus, Study, StudySession, TypingEvidenceAction
+from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -32,6 +34,14 @@ def pause_the_clock(page):
         # page's clock some 50,000 years ahead, past every hold's end: static/js/hold.js).
         page.clock.pause_at((int(page.evaluate("Date.now()")) + 1000) / 1000)
         page.clock_paused = True  # held from here on, across the page's later loads too
+
+
+def submit(page):
+    """Send the page. Its clock is held and moved by the test, the server's is not: the open claims
+    are made as old as the page says it was open (the server judges the record against them)."""
+    for claim in WritingClaim.objects.filter(status=ClaimStatus.OPEN):
+        records.age_claim(claim.token, seconds=600)
+    page.click("#submit-hypotheses")
 
 
 def type_with_intervals(page, selector, keys, intervals):
@@ -140,7 +150,7 @@ def test_a_sentence_typed_with_human_delays_and_corrections_is_not_flagged(writi
     page = writing_page()
     type_like_a_person(page, "#id_entailment", SENTENCES["entailment"], seed=1)
     fill_the_others(page, {"entailment"})
-    page.click("#submit-hypotheses")
+    submit(page)
     page.locator(".message.success").wait_for()
     typed = evidence_of("entailment")
     assert typed.has_evidence and typed.flags == [] and not typed.flagged
@@ -163,7 +173,7 @@ def test_the_same_sentence_pasted_scripted_dropped_or_machine_typed_is_flagged(w
     page = writing_page()
     way(page, "#id_entailment", SENTENCES["entailment"])
     fill_the_others(page, {"entailment"})
-    page.click("#submit-hypotheses")
+    submit(page)
     page.locator(".message.success").wait_for()
     found = evidence_of("entailment")
     assert found.flagged and flag in found.flags
@@ -187,7 +197,7 @@ def test_a_study_that_only_records_says_nothing_and_gives_the_code(writing_page)
     for name, text in SENTENCES.items():
         paste(page, f"#id_{name}", text)
     assert page.locator(".typing-warning").count() == 0
-    page.click("#submit-hypotheses")
+    submit(page)
     page.wait_for_selector("#completion-code")
     assert WritingEvidence.objects.filter(flagged=True).count() == 3
 
@@ -200,7 +210,7 @@ def test_a_study_that_refuses_pasted_text_refuses_it_and_keeps_the_typed_sentenc
     type_like_a_person(page, "#id_entailment", SENTENCES["entailment"], seed=2)
     type_like_a_person(page, "#id_neutral", SENTENCES["neutral"], seed=3)
     set_by_script(page, "#id_contradiction", SENTENCES["contradiction"])  # and a script is refused by the server
-    page.click("#submit-hypotheses")
+    submit(page)
     errors = page.locator("#contradiction-errors")
     errors.wait_for()
     assert "type this sentence yourself" in errors.inner_text()
@@ -211,7 +221,7 @@ def test_a_study_that_refuses_pasted_text_refuses_it_and_keeps_the_typed_sentenc
     # Typed now, the refused sentence goes through with what the first page counted for the others.
     page.locator("#id_contradiction").fill("")
     type_like_a_person(page, "#id_contradiction", SENTENCES["contradiction"], seed=4)
-    page.click("#submit-hypotheses")
+    submit(page)
     page.wait_for_selector("#completion-code")
     assert Pair.objects.count() == 3
     assert not WritingEvidence.objects.filter(flagged=True).exists()
@@ -221,7 +231,7 @@ def test_a_study_that_holds_codes_holds_the_code_of_pasted_sentences(writing_pag
     page = writing_page(study_of(writing_page.dataset, TypingEvidenceAction.HOLD_CODE))
     for name, text in SENTENCES.items():
         paste(page, f"#id_{name}", text)
-    page.click("#submit-hypotheses")
+    submit(page)
     page.wait_for_selector("#completion-held")
     session = StudySession.objects.get()
     assert session.completion_code == "" and "3 of 3" in session.code_held_reason
@@ -231,7 +241,7 @@ def test_a_study_that_holds_codes_gives_the_code_to_a_typist(writing_page):
     page = writing_page(study_of(writing_page.dataset, TypingEvidenceAction.HOLD_CODE))
     for seed, (name, text) in enumerate(SENTENCES.items()):
         type_like_a_person(page, f"#id_{name}", text, seed=seed)
-    page.click("#submit-hypotheses")
+    submit(page)
     page.wait_for_selector("#completion-code")
     assert StudySession.objects.get().completion_code
 
@@ -243,7 +253,7 @@ def test_a_pasted_sentence_restored_after_a_reload_is_still_pasted(writing_page)
     page.locator("[data-draft-note]").wait_for()  # worker.js put the draft back
     assert page.locator("#id_entailment").input_value() == SENTENCES["entailment"]
     fill_the_others(page, {"entailment"})
-    page.click("#submit-hypotheses")
+    submit(page)
     page.locator(".message.success").wait_for()
     found = evidence_of("entailment")
     assert "pasted" in found.flags and found.prefilled_chars == 0
