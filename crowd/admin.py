@@ -23,8 +23,8 @@ from django_stubs_ext import WithAnnotations
 
 from corpus.models import Premise
 
-from . import registry, selectors
-from .models import Study, StudySession
+from . import holds, registry, selectors
+from .models import CodeHoldDecision, Study, StudySession
 
 
 class StudyCounts(TypedDict):
@@ -245,8 +245,10 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "completed_at",
         "worker_marks",
         "completion_code",
+        "code_held_reason",
+        "code_hold_decision",
     ]
-    list_filter = ["study", CompletedFilter, "worker__market", "is_preview"]
+    list_filter = ["study", CompletedFilter, "code_hold_decision", "worker__market", "is_preview"]
     list_select_related = ["study", "worker__user"]
     search_fields = [
         "external_session_id",
@@ -256,8 +258,34 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "completion_code",
     ]
     autocomplete_fields = ["study", "worker"]
-    readonly_fields = ["tasks_done", "started_at", "completed_at", "completion_code", "turk_submit_to"]
+    readonly_fields = [
+        "tasks_done",
+        "started_at",
+        "completed_at",
+        "completion_code",
+        "turk_submit_to",
+        "code_held_reason",
+        "code_hold_decision",
+        "code_hold_decided_at",
+        "code_hold_decided_by",
+    ]
     show_full_result_count = False
+    # A held code is decided as other holds are (premises): an action on the selected rows.
+    actions = ["release_held_codes", "refuse_held_codes"]
+
+    @admin.action(description="Release the held codes of the selected sessions (their bonuses become payable)")
+    def release_held_codes(self, request: HttpRequest, queryset: QuerySet[StudySession]) -> None:
+        decided = holds.decide_code_holds(
+            list(queryset.values_list("pk", flat=True)), CodeHoldDecision.RELEASED, by=getattr(request, "user", None)
+        )
+        self.message_user(request, f"{decided} held code(s) released: their bonuses may be paid now.")
+
+    @admin.action(description="Refuse the held codes of the selected sessions (their bonuses are never paid)")
+    def refuse_held_codes(self, request: HttpRequest, queryset: QuerySet[StudySession]) -> None:
+        decided = holds.decide_code_holds(
+            list(queryset.values_list("pk", flat=True)), CodeHoldDecision.REFUSED, by=getattr(request, "user", None)
+        )
+        self.message_user(request, f"{decided} held code(s) refused: their bonuses will not be paid.")
 
     def get_changelist_instance(self, request: HttpRequest) -> Any:
         # The page's sessions get their workers' marks in one pass (excluded, flagged: issue 27),

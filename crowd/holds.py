@@ -26,10 +26,14 @@ from enum import Enum
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from corpus.models import Market
 
-from .models import ClaimStatus, MarketCheck, StudySession, TaskClaim
+from .models import ClaimStatus, CodeHoldDecision, DeviceSighting, MarketCheck, StudySession, TaskClaim
 
 
 class HoldRenewal(Enum):
@@ -143,6 +147,94 @@ def renew_hold(
         return HoldRenewal.TAKEN
     rows.update(status=ClaimStatus.OPEN, expires_at=new_end)
     return HoldRenewal.TAKEN_BACK
+
+
+# --- held completion codes and the money that follows them (issue 50, items 1 and 6) -------------
+#
+# A completing session's code is held when a check answers with a reason (`record_task_done`); the
+# researcher then releases it (the code is given) or refuses it, by the admin's actions on study
+# sessions or by approving or rejecting the session on its market. The session's money follows: its
+# bonuses and payment are owed only when its code is not held or was released (`money_may_go`),
+# never while the hold waits, never once it was refused.
+
+
+class HoldDecisionRefused(ValueError):
+    """A decision on held codes was refused; the message is fit to show the researcher."""
+
+
+def money_may_go(prefix: str = "") -> Q:
+    """The sessions whose money may be paid, as a filter (`prefix` reaches them through a relation,
+    e.g. "study_session__"): their code was never held, or a researcher released it. The one rule
+    every payer asks through `quality.bonuses.payable`."""
+    return Q(**{f"{prefix}code_held_reason": ""}) | Q(**{f"{prefix}code_hold_decision": CodeHoldDecision.RELEASED})
+
+
+def hold_waits(prefix: str = "") -> Q:
+    """The sessions whose code is held and not decided yet: their money waits for the decision."""
+    return ~Q(**{f"{prefix}code_held_reason": ""}) & Q(**{f"{prefix}code_hold_decision": ""})
+
+
+def hold_refused(prefix: str = "") -> Q:
+    """The sessions whose held code a researcher refused: none of their money is owed."""
+    return ~Q(**{f"{prefix}code_held_reason": ""}) & Q(**{f"{prefix}code_hold_decision": CodeHoldDecision.REFUSED})
+
+
+def decide_code_holds(session_ids: Sequence[int], decision: str, *, by: User | None = None) -> int:
+    """Release or refuse the held codes of these sessions, in one transaction; returns how many were
+    decided now. A released session gets its completion code (its completion page shows it) and its
+    bonuses become payable; a refused one gets no code and its bonuses are never paid. Sessions
+    whose code is not held, or was decided already, are left alone (a second click changes nothing)."""
+    if decision not in CodeHoldDecision.values:
+        raise HoldDecisionRefused("Choose to release or to refuse the held codes.")
+    with transaction.atomic():
+        sessions = list(
+            StudySession.objects.select_for_update()
+            .select_related("study")
+            .filter(pk__in=list(session_ids), completed_at__isnull=False, code_hold_decision="")
+            .exclude(code_held_reason="")
+            .order_by("pk")
+        )
+        now = timezone.now()
+        for session in sessions:
+            session.code_hold_decision = decision
+            session.code_hold_decided_at = now
+            session.code_hold_decided_by = by if getattr(by, "pk", None) else None
+            fields = ["code_hold_decision", "code_hold_decided_at", "code_hold_decided_by"]
+            if decision == CodeHoldDecision.RELEASED:
+                session.completion_code = session.expected_completion_code()
+                fields.append("completion_code")
+            session.save(update_fields=fields)
+    return len(sessions)
+
+
+def _participant_name(session: StudySession) -> str:
+    worker = session.worker
+    return worker.external_id or worker.user.get_username()
+
+
+def hold_code_of_shared_browser(session: StudySession, *, browser: str = "") -> str | None:
+    """Why the completing `session`'s code is held when its browser (the one that opened it, the
+    one completing it: `browser`, and every browser its participant id was seen in) already came to
+    this study under another participant id: one person under several ids. The earliest id of a
+    browser in the study keeps its code; every later one is held, naming the earlier ids, and the
+    researcher decides. None when the session's browsers brought no other id here first."""
+    browsers = set(DeviceSighting.objects.filter(worker_id=session.worker_id).values_list("device", flat=True))
+    browsers.update(device for device in (session.device, browser) if device)
+    if not browsers:
+        return None
+    earlier = (
+        StudySession.objects.filter(study_id=session.study_id, pk__lt=session.pk, is_preview=False)
+        .filter(Q(device__in=browsers) | Q(worker__device_sightings__device__in=browsers))
+        .exclude(worker_id=session.worker_id)
+        .select_related("worker__user")
+        .order_by("pk")
+        .distinct()
+    )
+    names = list(dict.fromkeys(_participant_name(other) for other in earlier[:20]))
+    if not names:
+        return None
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"Same browser as participant {shown}, who came to this study earlier: one person under several ids?"
 
 
 # Held while the market has not vouched for the session's ids (markets.identity): the one reason a

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from corpus.models import Market, Worker
 
-from .holds import hold_code_of_unvouched
+from .holds import hold_code_of_shared_browser, hold_code_of_unvouched
 from .models import DeviceSighting, StudySession
 
 
@@ -54,9 +54,15 @@ def record_task_done(
     if session.completed_at is None and session.tasks_done >= session.study.tasks_per_batch:
         session.completed_at = timezone.now()
         fields += ["completed_at"]
-        held = next((said for reason in hold_reasons if (said := reason(session))), None) or (
+        browser = REQUEST_BROWSER.get()
+        device = browser() if browser is not None else ""
+        # Whatever the study's settings, a browser that brought another participant id to this
+        # study first holds this id's code (issue 50.1): the researcher decides (crowd.holds).
+        held = (
+            next((said for reason in hold_reasons if (said := reason(session))), None)
+            or hold_code_of_shared_browser(session, browser=device)
             # Last: the one reason the market's later answer lifts by itself (crowd.holds).
-            hold_code_of_unvouched(session)
+            or hold_code_of_unvouched(session)
         )
         if held:
             session.code_held_reason = held[:300]
@@ -65,8 +71,6 @@ def record_task_done(
             session.completion_code = session.expected_completion_code()
             fields += ["completion_code"]
         # The code is shown in the browser whose submit completed the session (StudySession.device).
-        browser = REQUEST_BROWSER.get()
-        device = browser() if browser is not None else ""
         if device:
             session.device = device
             fields += ["device"]

@@ -27,8 +27,8 @@ def completion_page(request: HttpRequest, study_session: StudySession) -> HttpRe
     """The page with the session's own completion code, once its tasks are done, in the browser
     that did the work (StudySession.device); the writing and validation views show it too. Where
     the market allows, it sends the participant back."""
-    if study_session.is_complete and study_session.code_held_reason:
-        # Held for a researcher (the study's hold_code_at_chance): a neutral word, never the reason.
+    if study_session.is_complete and study_session.code_is_held:
+        # Held for a researcher (until released): a neutral word, never the reason.
         return render(request, "crowd/completion_held.html", {"study": study_session.study})
     if not study_session.completion_code:
         # Never a code for unfinished work (the views call this only for complete sessions).

@@ -5,7 +5,9 @@ from typing import Any
 
 from django.db.models import Count, Q, Sum
 
+from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, StudySession
+from quality import bonuses
 from quality.models import BonusEntry, BonusKind
 
 from .models import BatchState, BonusBatch, MarketCall, MarketConnection, PaymentState, ReviewState
@@ -28,13 +30,17 @@ def panel(study: Study) -> dict[str, Any]:
     complete = StudySession.objects.filter(study=study, completed_at__isnull=False).select_related(
         "worker", "market_review"
     )
-    to_approve = list(complete.filter(code_held_reason="", closed_at__isnull=True, market_review__isnull=True)[:500])
-    held = list(complete.filter(~Q(code_held_reason=""), market_review__isnull=True)[:200])
+    # A held code a researcher released is approved as one never held; a refused one is not.
+    to_approve = list(complete.filter(money_may_go(), closed_at__isnull=True, market_review__isnull=True)[:500])
+    held = list(complete.filter(hold_waits(), market_review__isnull=True)[:200])
     decided = list(complete.filter(market_review__isnull=False).order_by("-market_review__updated_at")[:50])
     unsure_reviews = complete.filter(market_review__state=ReviewState.SENT).count()
     closed = list(StudySession.objects.filter(study=study, closed_at__isnull=False).select_related("worker")[:50])
     owed = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
-    free = owed.filter(Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED))
+    # What the payer would take: payable (no held code waits) and held by no payer.
+    free = owed.filter(bonuses.payable()).filter(
+        Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED)
+    )
     in_flight = owed.filter(market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT])
     money = {
         "owed": free.aggregate(n=Count("id"), total=Sum("amount")),

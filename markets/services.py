@@ -25,7 +25,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.models import Market, Worker
-from crowd.models import Study, StudySession
+from crowd.holds import decide_code_holds, money_may_go
+from crowd.models import CodeHoldDecision, Study, StudySession
 from crowd.registry import release_open_claims_of_session
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
@@ -253,6 +254,15 @@ def _take_for_review(
 
 def _finish_reviews(reviews: list[SessionReview], state: str, call: MarketCall | None) -> None:
     SessionReview.objects.filter(pk__in=[r.pk for r in reviews]).update(state=state, call=call, updated_at=_now())
+    if state == ReviewState.CONFIRMED:
+        # Approving or rejecting a held session on its market decides its hold: its bonuses follow.
+        for decision, verdict in (
+            (ReviewDecision.APPROVE, CodeHoldDecision.RELEASED),
+            (ReviewDecision.REJECT, CodeHoldDecision.REFUSED),
+        ):
+            decided = [r for r in reviews if r.decision == decision]
+            if decided:
+                decide_code_holds([r.study_session_id for r in decided], verdict, by=decided[0].decided_by)
 
 
 def approve_sessions(
@@ -265,7 +275,7 @@ def approve_sessions(
     sessions = StudySession.objects.filter(study=study, completed_at__isnull=False, closed_at__isnull=True)
     sessions = sessions.select_related("worker")
     if session_ids is None or automatic:
-        sessions = sessions.filter(code_held_reason="", market_review__isnull=True, worker__is_excluded=False)
+        sessions = sessions.filter(money_may_go(), market_review__isnull=True, worker__is_excluded=False)
     if session_ids is not None:
         sessions = sessions.filter(pk__in=[int(pk) for pk in session_ids])
     taken, skipped = _take_for_review(list(sessions), ReviewDecision.APPROVE, reason="", by=by, automatic=automatic)
@@ -384,7 +394,9 @@ def _confirm_payments(study: Study, payment_ids: list[int], by: Any = None) -> P
         BonusPayment.objects.filter(pk__in=[r.pk for r in rows]).update(
             state=PaymentState.PAID, confirmed_at=now, last_error=""
         )
-        result = bonuses.mark_paid(study, [r.earned_id for r in rows], by=by if getattr(by, "pk", None) else None)
+        result = bonuses.mark_paid(
+            study, [r.earned_id for r in rows], by=by if getattr(by, "pk", None) else None, confirmed_by_market=True
+        )
     outcome.paid = result["paid"]
     outcome.amount = result["amount"]
     return outcome
@@ -424,6 +436,8 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
         ).update(state=PaymentState.REFUSED, last_error="Its payer stopped before sending; nothing was sent.")
         owed = list(
             BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+            # A held session's bonuses wait for the hold's decision (the ledger's one rule).
+            .filter(bonuses.payable())
             .filter(Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED))
             .select_related("worker", "study_session")
             .order_by("pk")

@@ -9,7 +9,12 @@ verified example that fooled the model, or another), read from the start of its 
 two writers below (`record_catch_bonuses`, the adversarial app's `record_bonus`) begin with the
 cause's words.
 
-Exports list the UNPAID earned rows of one study:
+Money follows holds (issue 50.6): a bonus is payable only while its study session's completion code
+is not held, or once a researcher released the hold (`payable`, the one rule the files, the
+bonus page and the market payer all ask). A held session's bonuses wait, shown apart
+(`held_back`); a refused one's are never paid (`refused_with_hold`).
+
+Exports list the UNPAID, PAYABLE earned rows of one study:
 - Prolific bulk bonus: `participant_id,amount` lines, no header, the amount in the study's currency
   with two decimals (Prolific: Submissions -> Bulk bonus payments, one participant per line);
 - MTurk: a header `worker_id,assignment_id,amount,reason`, one line per worker and assignment
@@ -31,6 +36,7 @@ from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, 
 from django.db.models.functions import Coalesce
 
 from corpus.models import Market, Worker
+from crowd.holds import hold_refused, hold_waits, money_may_go
 from crowd.models import Study
 
 from .flags import catch_only_flag
@@ -143,8 +149,16 @@ def record_catch_bonuses(worker, study_session, matched_answers):
     )
 
 
-def unpaid(study: Study) -> QuerySet[BonusEntry]:
-    """The study's earned bonuses without a payment, oldest first."""
+def payable(prefix: str = "") -> Q:
+    """Which ledger rows' money may be paid, as a filter (`prefix` reaches the rows through a
+    relation, e.g. "bonus_entries__"): a bonus outside any study session, or one whose session's
+    completion code is not held or was released (crowd.holds.money_may_go). The one rule of every
+    payer: the market files, the bonus page's "mark paid" and the market payer
+    (markets.services._claim_owed)."""
+    return Q(**{f"{prefix}study_session__isnull": True}) | money_may_go(f"{prefix}study_session__")
+
+
+def _earned_unpaid(study: Study) -> QuerySet[BonusEntry]:
     return (
         BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
         .select_related("worker__user", "study_session", "pair")
@@ -152,13 +166,32 @@ def unpaid(study: Study) -> QuerySet[BonusEntry]:
     )
 
 
+def unpaid(study: Study) -> QuerySet[BonusEntry]:
+    """The study's earned bonuses without a payment that may be paid now (`payable`), oldest first."""
+    return _earned_unpaid(study).filter(payable())
+
+
+def held_back(study: Study) -> QuerySet[BonusEntry]:
+    """The study's unpaid bonuses whose session's code is held and not decided: they wait."""
+    return _earned_unpaid(study).filter(hold_waits("study_session__"))
+
+
+def refused_with_hold(study: Study) -> QuerySet[BonusEntry]:
+    """The study's unpaid bonuses whose session's held code was refused: never paid."""
+    return _earned_unpaid(study).filter(hold_refused("study_session__"))
+
+
 @transaction.atomic
-def mark_paid(study: Study, earned_ids: Iterable[int | str], by: User | None = None) -> dict[str, Any]:
+def mark_paid(
+    study: Study, earned_ids: Iterable[int | str], by: User | None = None, *, confirmed_by_market: bool = False
+) -> dict[str, Any]:
     """Record these earned bonuses of the study as paid: one `paid` row each, all in one transaction.
 
-    Refused as a whole (nothing written) when an id is not an earned bonus of this study; ids
-    already paid (another researcher was quicker) are skipped and counted. Returns
-    {"paid": n, "already_paid": m, "amount": total paid now}.
+    Refused as a whole (nothing written) when an id is not an earned bonus of this study, or is not
+    `payable` (its session's code is held, or the hold was refused); ids already paid (another
+    researcher was quicker) are skipped and counted. `confirmed_by_market`: the market confirmed it
+    paid them, so the ledger records what happened even if a hold came after the money was sent.
+    Returns {"paid": n, "already_paid": m, "amount": total paid now}.
     """
     ids = sorted({int(pk) for pk in earned_ids})
     if not ids:
@@ -169,6 +202,13 @@ def mark_paid(study: Study, earned_ids: Iterable[int | str], by: User | None = N
     )
     if len(earned) != len(ids):
         raise PaymentRefused("Some of these are not earned bonuses of this study; nothing was marked paid.")
+    if not confirmed_by_market:
+        waiting = len(ids) - BonusEntry.objects.filter(pk__in=ids).filter(payable()).count()
+        if waiting:
+            raise PaymentRefused(
+                f"{waiting} of these bonus(es) belong to sessions whose completion code is held or was refused: "
+                "nothing was marked paid. Release the hold first (admin: study sessions)."
+            )
     already = set(BonusEntry.objects.filter(pays__in=ids).values_list("pays_id", flat=True))
     payments = [
         BonusEntry(
@@ -201,6 +241,9 @@ def _zero():
     return Value(Decimal("0"), output_field=DecimalField(max_digits=12, decimal_places=2))
 
 
+_unpaid_earned = Q(kind=BonusKind.EARNED, payment__isnull=True)
+
+
 def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
     """Per worker: catch trials seen and matched, accuracy, bonus earned, paid and unpaid (two queries)."""
     entries = BonusEntry.objects.all()
@@ -212,6 +255,9 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
         .annotate(
             earned=Coalesce(Sum("amount", filter=Q(kind=BonusKind.EARNED)), _zero()),
             paid=Coalesce(Sum("amount", filter=Q(kind=BonusKind.PAID)), _zero()),
+            # Unpaid and not payable: waiting for a held code's decision, or refused with it.
+            held=Coalesce(Sum("amount", filter=_unpaid_earned & hold_waits("study_session__")), _zero()),
+            refused=Coalesce(Sum("amount", filter=_unpaid_earned & hold_refused("study_session__")), _zero()),
         )
         .order_by()
     }
@@ -226,6 +272,8 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
         seen, matched = seen_rows.get(worker.pk, (0, 0))
         earned = Decimal(m.get("earned", 0)).quantize(CENT)
         paid = Decimal(m.get("paid", 0)).quantize(CENT)
+        held = Decimal(m.get("held", 0)).quantize(CENT)
+        refused = Decimal(m.get("refused", 0)).quantize(CENT)
         rows.append(
             {
                 "worker": worker,
@@ -237,7 +285,9 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
                 "catch_accuracy": matched / seen if seen else None,
                 "earned": earned,
                 "paid": paid,
-                "unpaid": earned - paid,
+                "held": held,
+                "refused": refused,
+                "unpaid": earned - paid - held - refused,
                 "catch_only": catch_only_flag(worker.pk, seen, matched, evidence[worker.pk]),
             }
         )
@@ -246,21 +296,19 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
 
 
 def study_summaries() -> list[Study]:
-    """Per study with any bonus: unpaid count and amount, earned and paid totals (one query)."""
+    """Per study with any bonus: unpaid (payable) count and amount, held back (a held code waits)
+    count and amount, earned and paid totals (one query)."""
+    unpaid_earned = Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True)
+    owed = unpaid_earned & payable("bonus_entries__")
+    waits = unpaid_earned & hold_waits("bonus_entries__study_session__")
     return list(
         Study.objects.filter(bonus_entries__isnull=False)
         .distinct()
         .annotate(
-            unpaid_count=Count(
-                "bonus_entries", filter=Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True)
-            ),
-            unpaid_amount=Coalesce(
-                Sum(
-                    "bonus_entries__amount",
-                    filter=Q(bonus_entries__kind=BonusKind.EARNED, bonus_entries__payment__isnull=True),
-                ),
-                _zero(),
-            ),
+            unpaid_count=Count("bonus_entries", filter=owed),
+            unpaid_amount=Coalesce(Sum("bonus_entries__amount", filter=owed), _zero()),
+            held_count=Count("bonus_entries", filter=waits),
+            held_amount=Coalesce(Sum("bonus_entries__amount", filter=waits), _zero()),
             earned_amount=Coalesce(
                 Sum("bonus_entries__amount", filter=Q(bonus_entries__kind=BonusKind.EARNED)), _zero()
             ),

@@ -32,7 +32,9 @@ from django.db.models.functions import Coalesce
 from collection.models import HypothesisTally
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
 from corpus.tallies import scoped, summed
+from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, TaskKind
+from quality.bonuses import payable
 from quality.models import BonusEntry, BonusKind
 from validation import credits
 
@@ -96,11 +98,18 @@ class Money:
 
 @dataclass
 class StudyCost:
+    """One study's money. Tasks and bonuses of sessions whose completion code is held and not
+    decided are apart (`held_*`): not spent, not owed, until a researcher releases the hold; those
+    of a refused hold are in no figure (crowd.holds)."""
+
     study: Study
     tasks: int
     task_money: Money
     bonuses_paid: Money
     bonuses_owed: Money
+    held_tasks: int = 0
+    held_task_money: Money = field(default_factory=Money)
+    bonuses_held: Money = field(default_factory=Money)
     labels_bought: int = 0
     gold: int = 0
     saved: int = 0
@@ -124,6 +133,11 @@ class StudyCost:
     @property
     def spent(self) -> Money:
         return self.task_money + self.bonuses_paid
+
+    @property
+    def held(self) -> Money:
+        """What the study would pay if its held codes were released: their tasks and bonuses."""
+        return self.held_task_money + self.bonuses_held
 
     @property
     def cost_per_label(self) -> Money | None:
@@ -164,8 +178,12 @@ def sum_of_amounts(which: Q) -> Coalesce:
 
 
 def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
-    """Statements 1 and 2: each study with its tasks done, and the ledger's bonuses by study and currency."""
-    studies = Study.objects.select_related("dataset").annotate(tasks=Coalesce(Sum("sessions__tasks_done"), 0))
+    """Statements 1 and 2: each study with its tasks done (paid or payable apart from held), and the
+    ledger's bonuses by study and currency (paid, owed, held)."""
+    studies = Study.objects.select_related("dataset").annotate(
+        tasks=Coalesce(Sum("sessions__tasks_done", filter=money_may_go("sessions__")), 0),
+        held_tasks=Coalesce(Sum("sessions__tasks_done", filter=hold_waits("sessions__")), 0),
+    )
     entries = BonusEntry.objects.all()
     if dataset:
         studies = studies.filter(dataset=dataset)
@@ -174,15 +192,18 @@ def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
         entries.values("study_id", "currency")
         .annotate(
             paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
-            owed=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True)),
+            owed=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True) & payable()),
+            held=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True) & hold_waits("study_session__")),
         )
         .order_by()
     )
     paid: defaultdict[int, Money] = defaultdict(Money)
     owed: defaultdict[int, Money] = defaultdict(Money)
+    held: defaultdict[int, Money] = defaultdict(Money)
     for row in bonuses:
         paid[row["study_id"]] += Money.of(row["paid"], row["currency"])
         owed[row["study_id"]] += Money.of(row["owed"], row["currency"])
+        held[row["study_id"]] += Money.of(row["held"], row["currency"])
     return {
         study.pk: StudyCost(
             study=study,
@@ -190,6 +211,9 @@ def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
             task_money=Money.of(study.tasks * study.payment_per_task, study.bonus_currency),
             bonuses_paid=paid[study.pk],
             bonuses_owed=owed[study.pk],
+            held_tasks=study.held_tasks,
+            held_task_money=Money.of(study.held_tasks * study.payment_per_task, study.bonus_currency),
+            bonuses_held=held[study.pk],
         )
         for study in studies.order_by("slug")
     }
@@ -333,6 +357,8 @@ def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
             "task_money": sum((s.task_money for s in study_rows), Money()),
             "bonuses_paid": sum((s.bonuses_paid for s in study_rows), Money()),
             "bonuses_owed": sum((s.bonuses_owed for s in study_rows), Money()),
+            "held_tasks": sum(s.held_tasks for s in study_rows),
+            "held": sum((s.held for s in study_rows), Money()),
             "spent": spent,
             "validation_labels": sum(g.validation_labels for g in groups.values()),
             "hypotheses": sum(g.hypotheses for g in groups.values()),
@@ -352,6 +378,6 @@ def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
             "cost": cost_per_label.times(round(projected_labels, 4)) if cost_per_label else None,
         },
         "has_figures": bool(
-            any(s.tasks or not s.bonuses_paid.is_zero or s.labels_bought for s in study_rows) or groups
+            any(s.tasks or s.held_tasks or not s.bonuses_paid.is_zero or s.labels_bought for s in study_rows) or groups
         ),
     }

@@ -100,6 +100,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     studies = bonuses.study_summaries()
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
     unpaid = list(bonuses.unpaid(study)) if study else []
+    # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided.
+    held = list(bonuses.held_back(study)) if study else []
     totals = bonuses.worker_totals(study) if study else []
     # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27).
     marks = worker_marks([entry.worker_id for entry in unpaid] + [row["id"] for row in totals])
@@ -121,6 +123,9 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         # Each bonus by what it was for, and which market file pays it (or why none does).
         unpaid_causes=bonuses.unpaid_by_cause(unpaid),
         accounts=bonuses.market_accounts(unpaid),
+        held=held,
+        held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
+        held_sessions=len({entry.study_session_id for entry in held}),
         # A dry pool serves no catch trial (never a repeat): the researcher is told here.
         catch_pools=queries.catch_pools_of_active_studies(),
     )

@@ -66,7 +66,8 @@ def bonus(study_session, pair, reason, amount, *, paid=False):
         reason=reason,
     )
     if paid:
-        bonuses.mark_paid(study_session.study, [earned.pk])
+        # Paid on the market (its confirmation is recorded even for a session whose code is held now).
+        bonuses.mark_paid(study_session.study, [earned.pk], confirmed_by_market=True)
     return earned
 
 
