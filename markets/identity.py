@@ -145,14 +145,17 @@ def check_session(session_id: int) -> MarketAnswer | None:
     if session is None:
         return None
     answer = ask_market(session)
-    store_answer(session_id, answer)
+    store_answer(session_id, session.worker_id, answer)
     return answer
 
 
-def store_answer(session_id: int, answer: MarketAnswer) -> None:
+def store_answer(session_id: int, worker_id: int, answer: MarketAnswer) -> None:
     """Write the market's answer on the session, in one transaction with what follows from it: the
     code given (vouched) or held, the ids linked and the arriving id excluded (refused)."""
     with transaction.atomic():
+        # The worker's row first, then the session's: the order a claim and a submit lock them in
+        # (the other order deadlocked with a submit completing the same session).
+        Worker.objects.select_for_update(no_key=True).filter(pk=worker_id).first()
         session = (
             StudySession.objects.select_for_update(of=("self",))
             .select_related("study", "worker")

@@ -5,6 +5,7 @@ import logging
 from typing import Any
 
 from celery import shared_task
+from django.db import OperationalError
 
 from . import identity, services
 from .clients import MarketError
@@ -57,7 +58,13 @@ def reconcile_bonus_payments() -> list[str]:
 def check_arrival(self: Any, session_id: int) -> str:
     """Ask the market whether an arrival's ids are its record's (markets.identity), once; again
     later while the market cannot answer."""
-    answer = identity.check_session(session_id)
+    try:
+        answer = identity.check_session(session_id)
+    except OperationalError as error:
+        # A lock the participant's own submit held, or the database going away: nothing was stored.
+        if self.request.is_eager or self.request.retries >= CHECK_RETRIES:
+            raise
+        raise self.retry(countdown=5, exc=error) from error
     if answer is None:
         return "not waiting"
     if answer.ask_again and not self.request.is_eager and self.request.retries < CHECK_RETRIES:
