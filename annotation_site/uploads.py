@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from django.conf import settings
 from django.core.files.storage import Storage
@@ -39,6 +39,8 @@ SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 FORM_ALLOWANCE = 1 << 20
 # Read by the view after the body is parsed (upload_refusal): why the file was not taken.
 _REFUSAL_ATTRIBUTE = "upload_refusal"
+# The rest of a refused body is read and dropped in pieces of this size.
+_DRAIN_CHUNK = 1 << 16
 # The status names the import rows share (corpus.models.ImportStatus; this module names no app).
 QUEUED, RUNNING, FAILED = "queued", "running", "failed"
 
@@ -94,12 +96,28 @@ class LimitedUploadHandler(FileUploadHandler):
     A body whose length already says so is refused at the file's first byte (nothing of it is
     written); otherwise the file is refused at the chunk that crosses the limit. The form's fields
     before the file (the CSRF token, the kind of import) are parsed as usual, and the rest of the
-    body is read and discarded (not written), so the browser gets the page with the message
-    rather than a connection reset. The view asks `upload_refusal(request)`."""
+    body is read in fixed pieces and dropped (not written, not held), so the browser gets the page
+    with the message rather than a connection reset. (Django's own draining after StopUpload
+    reads the body line by line: a binary file without a newline would be one line, held whole.)
+    The view asks `upload_refusal(request)`."""
+
+    body: IO[bytes] | None = None
+    body_length: int | None = None
+
+    def handle_raw_input(
+        self,
+        input_data: IO[bytes],
+        META: dict[str, str],
+        content_length: int,
+        boundary: str,
+        encoding: str | None = None,
+    ) -> None:
+        self.body, self.body_length = input_data, content_length
+        return None  # the multipart parser goes on as usual
 
     def new_file(self, field_name: str, file_name: str, *args: Any, **kwargs: Any) -> None:
         super().new_file(field_name, file_name, *args, **kwargs)
-        if self.content_length is not None and self.content_length > int(settings.UPLOAD_MAX_BYTES) + FORM_ALLOWANCE:
+        if self.body_length is not None and self.body_length > int(settings.UPLOAD_MAX_BYTES) + FORM_ALLOWANCE:
             self._refuse()
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
@@ -113,7 +131,10 @@ class LimitedUploadHandler(FileUploadHandler):
     def _refuse(self) -> None:
         if self.request is not None:
             setattr(self.request, _REFUSAL_ATTRIBUTE, size_refusal(self.file_name or ""))
-        raise StopUpload(connection_reset=False)
+        if self.body is not None:
+            while self.body.read(_DRAIN_CHUNK):
+                pass
+        raise StopUpload(connection_reset=True)  # drained already: Django reads no further
 
 
 def upload_refusal(request: HttpRequest) -> str | None:
