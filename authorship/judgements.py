@@ -54,6 +54,9 @@ class Flag(StrEnum):
     MACHINE_CADENCE = "machine-cadence"  # keys faster or more even than people type
     PASTED_AFTER_AWAY = "pasted-after-away"  # written elsewhere (another tab had focus), then pasted
     REPEATED = "repeated"  # a near-copy of the writer's own sentence on another premise
+    # A near-copy of an earlier sentence on another premise by another writer, or by this writer in
+    # another session (authorship.copies, issue 50): a template farm, or one id over many visits.
+    COPY = "copy"
     # No typing record: the browser sent none (no script, old browser, broken value, a bot). Its own
     # flag since issue 50, which a study's refuse and hold settings act on.
     NO_EVIDENCE = "no-evidence"
@@ -227,6 +230,7 @@ AUTHORSHIP_FLAGS = frozenset(
         Flag.MACHINE_CADENCE,
         Flag.PASTED_AFTER_AWAY,
         Flag.REPEATED,
+        Flag.COPY,
         Flag.NO_EVIDENCE,
         Flag.TIMES_OUTSIDE_CLAIM,
         Flag.TOO_FAST,

@@ -50,3 +50,30 @@ class WritingEvidence(models.Model):
 
     def __str__(self) -> str:
         return f"{self.field_name}: {', '.join(self.flags) or 'no flags'}"
+
+
+class WrittenSentence(models.Model):
+    """A hypothesis written on the platform, by its normalised text (authorship.copies): the table a
+    new sentence is looked up in for near-copies of any earlier one, across writers, sessions and
+    studies. On PostgreSQL `normalised` has a trigram GIN index as well (migration 0002)."""
+
+    pair = models.OneToOneField("corpus.Pair", on_delete=models.CASCADE, related_name="written_sentence")
+    premise = models.ForeignKey("corpus.Premise", on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="written_sentences")
+    study_session = models.ForeignKey(
+        "crowd.StudySession", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    normalised = models.CharField(max_length=300, help_text="Case-folded words, one space apart (at most 300).")
+    copy_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="The earlier sentence."
+    )
+    copy_similarity = models.FloatField(null=True, blank=True)
+    # The first sentence of the copy's group: copies of copies share it, so a cluster is one grouping.
+    cluster_root = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["normalised"], name="written_sentence_normalised")]
+
+    def __str__(self) -> str:
+        return self.normalised

@@ -15,7 +15,7 @@ from datetime import datetime
 from corpus.models import Pair, Worker
 from crowd.models import StudySession, TypingEvidenceAction
 
-from . import judgements
+from . import copies, judgements
 from .evidence import FieldEvidence, read_evidence
 from .models import WritingEvidence
 
@@ -159,12 +159,18 @@ def record_writing_evidence(
         {name: pair.hypothesis for name, pair in written},
         claim_open_ms=None if clock is None else clock.open_ms,
     )
+    # Near-copies of any earlier sentence: other writers', or this writer's in other sessions.
+    pairs = [pair for _, pair in written]
+    found_copies = copies.copies_of(worker, study_session, pairs)
+    copies.record_written_sentences(worker, study_session, pairs, found_copies)
     rows = []
-    for (name, pair), repeated in zip(written, repeats, strict=True):
+    for (name, pair), repeated, copy in zip(written, repeats, found_copies, strict=True):
         found = None if evidence is None else evidence.fields.get(name)
         flags = page_flags[name]
         if repeated:
             flags.append(judgements.Flag.REPEATED)
+        if copy is not None:
+            flags.append(judgements.Flag.COPY)
         row = _evidence_row(worker, study_session, name, pair.hypothesis, found, away, flags)
         row.pair = pair
         rows.append(row)
@@ -215,6 +221,6 @@ def hold_code_of_typist(study_session: StudySession) -> str | None:
     if not judgements.session_is_flagged(flagged, hypotheses):
         return None
     return (
-        f"Sentences not typed by the writer: {flagged} of {hypotheses} flagged (pasted, scripted, repeated, "
+        f"Sentences not typed by the writer: {flagged} of {hypotheses} flagged (pasted, scripted, repeated, copied, "
         "without a typing record, or faster than the task's own time allows)."
     )
