@@ -1,15 +1,15 @@
-"""Reads of the authorship app: who writes like a machine (the workers page)."""
+"""Reads of the authorship app: who writes like a machine, and who copies whom (the workers page)."""
 
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, Q
-from django.db.models.functions import TruncDate
+from django.db.models import Count, F, Q
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from .judgements import Flag
-from .models import WritingEvidence
+from .models import WritingEvidence, WrittenSentence
 
 
 def typing_flags_by_worker(worker_ids: Iterable[int]) -> dict[int, dict[str, int]]:
@@ -96,4 +96,78 @@ def typing_flagged_share_by_study_day(*, days: int = SHARE_OVER_TIME_DAYS) -> li
             "share": row["flagged"] / row["written"] if row["written"] else None,
         }
         for row in rows
+    ]
+
+
+# The copies section shows the writers with most copies and the largest clusters, not every one.
+COPY_ROWS_SHOWN = 50
+
+
+def _writer_name(worker_id: int, external_id: str, username: str) -> str:
+    return external_id or username or f"worker {worker_id}"
+
+
+def copies_by_writer(*, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
+    """Writers with copies (authorship.copies), most first: their sentences, how many copy another
+    writer's, how many repeat their own from another session, and their sessions. One grouped read."""
+    rows = (
+        WrittenSentence.objects.values("worker_id", "worker__external_id", "worker__user__username")
+        .annotate(
+            written=Count("id"),
+            of_others=Count("id", filter=Q(copy_of__isnull=False) & ~Q(copy_of__worker_id=F("worker_id"))),
+            own_repeats=Count("id", filter=Q(copy_of__worker_id=F("worker_id"))),
+            sessions=Count("study_session", distinct=True),
+        )
+        .filter(Q(of_others__gt=0) | Q(own_repeats__gt=0))
+        .order_by("-of_others", "-own_repeats", "worker_id")[:limit]
+    )
+    return [
+        {
+            "worker_id": row["worker_id"],
+            "writer": _writer_name(row["worker_id"], row["worker__external_id"], row["worker__user__username"]),
+            "written": row["written"],
+            "of_others": row["of_others"],
+            "own_repeats": row["own_repeats"],
+            "sessions": row["sessions"],
+        }
+        for row in rows
+    ]
+
+
+def copy_clusters(*, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
+    """The largest groups of copies, each its first sentence and the ids that wrote it or a copy of
+    it (with how many times and in how many sessions), largest first."""
+    groups = list(
+        WrittenSentence.objects.filter(cluster_root__isnull=False)
+        .values("cluster_root")
+        .annotate(copies=Count("id"))
+        .order_by("-copies", "cluster_root")[:limit]
+    )
+    roots: list[int] = [group["cluster_root"] for group in groups if group["cluster_root"] is not None]
+    members = (
+        WrittenSentence.objects.filter(Q(pk__in=roots) | Q(cluster_root__in=roots))
+        .annotate(cluster=Coalesce("cluster_root", "id"))
+        .values("cluster", "worker_id", "worker__external_id", "worker__user__username")
+        .annotate(sentences=Count("id"), sessions=Count("study_session", distinct=True))
+        .order_by("cluster", "-sentences", "worker_id")
+    )
+    writers: dict[int, list[dict[str, Any]]] = {}
+    for row in members:
+        writers.setdefault(row["cluster"], []).append(
+            {
+                "worker_id": row["worker_id"],
+                "writer": _writer_name(row["worker_id"], row["worker__external_id"], row["worker__user__username"]),
+                "sentences": row["sentences"],
+                "sessions": row["sessions"],
+            }
+        )
+    texts = dict(WrittenSentence.objects.filter(pk__in=roots).values_list("pk", "pair__hypothesis"))
+    return [
+        {
+            "root": root,
+            "text": texts.get(root, ""),
+            "sentences": group["copies"] + 1,
+            "writers": writers.get(root, []),
+        }
+        for root, group in zip(roots, groups, strict=True)
     ]

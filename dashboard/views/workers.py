@@ -2,7 +2,12 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
-from authorship.selectors import typing_flagged_share_by_study_day, typing_flags_by_worker
+from authorship.selectors import (
+    copies_by_writer,
+    copy_clusters,
+    typing_flagged_share_by_study_day,
+    typing_flags_by_worker,
+)
 from dashboard.queries import workers as queries
 from quality.selectors import worker_quality
 
@@ -51,4 +56,7 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
         quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
         typing_over_time=typing_flagged_share_by_study_day(),  # per study and day (issue 40.4)
+        # Copies across writers, sessions and studies (issue 50.3): per writer, and who shares what.
+        copy_writers=copies_by_writer(),
+        copy_clusters=copy_clusters(),
     )

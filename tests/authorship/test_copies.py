@@ -193,3 +193,33 @@ def test_the_lookup_is_answered_by_the_trigram_index(dataset, make_worker):
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "written_sentence_normalised_trgm" in plan
+
+
+def test_the_workers_page_shows_copies_per_writer_and_which_ids_share_which_sentences(
+    dataset, make_worker, client, researcher
+):
+    from django.urls import reverse
+
+    study = holding_study(dataset, tasks=1)
+    farm = [make_worker(username=f"template-{n}") for n in range(3)]
+    for n, worker in enumerate(farm):
+        write(worker, visit(study, worker, f"farm-{n}"), TEMPLATES[0])
+    repeater = make_worker(username="repeater")
+    for n in range(2):
+        write(repeater, visit(study, repeater, f"again-{n}"), TEMPLATES[1])
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:workers")).content.decode()
+    writers = page.split('id="table-copy-writers">', 1)[1].split("</table>", 1)[0]
+
+    def stat(worker, name):
+        row = writers.split(f'<tr data-worker="{worker.pk}">', 1)[1]
+        return row.split(f'data-stat="{name}">', 1)[1].split("<", 1)[0]
+
+    assert [stat(worker, "copies_of_others") for worker in farm[1:]] == ["3", "3"]
+    assert stat(repeater, "own_repeats") == "3" and stat(repeater, "copies_of_others") == "0"
+    assert f'<tr data-worker="{farm[0].pk}">' not in writers  # the first to write it copied nobody
+    clusters = page.split('id="table-copy-clusters">', 1)[1].split("</table>", 1)[0]
+    first = clusters.split(TEMPLATES[0]["entailment"], 1)[1].split("</tr>", 1)[0]
+    assert all(f"template-{n}</span>" in first for n in range(3)) and "repeater" not in first
+    again = clusters.split(TEMPLATES[1]["neutral"], 1)[1].split("</tr>", 1)[0]
+    assert 'repeater</span> <span class="muted small">(2, 2)' in again
