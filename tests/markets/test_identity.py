@@ -23,6 +23,14 @@ from .conftest import connect_mturk, connect_prolific, make_study
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def checks_in_this_process(settings):
+    """The check runs in this process, as the embedded mode runs it, in the broker pass too (the
+    suite's Celery worker does not reach this test's stand-in market)."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.EMBEDDED_TASKS = "inline"
+
+
 def arrive_prolific(client, study, pid, session_id, study_id):
     return client.get(
         reverse("study_entry", args=[study.slug]),
