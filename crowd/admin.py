@@ -247,8 +247,9 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "completion_code",
         "code_held_reason",
         "code_hold_decision",
+        "market_check",
     ]
-    list_filter = ["study", CompletedFilter, "code_hold_decision", "worker__market", "is_preview"]
+    list_filter = ["study", CompletedFilter, "code_hold_decision", "market_check", "worker__market", "is_preview"]
     list_select_related = ["study", "worker__user"]
     search_fields = [
         "external_session_id",
@@ -268,6 +269,12 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "code_hold_decision",
         "code_hold_decided_at",
         "code_hold_decided_by",
+        # What the market said of the session's ids (markets.identity): never set by hand.
+        "market_check",
+        "market_check_note",
+        "market_participant_id",
+        "market_checked_at",
+        "market_check_tries",
     ]
     show_full_result_count = False
     # A held code is decided as other holds are (premises): an action on the selected rows.

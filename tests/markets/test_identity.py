@@ -207,3 +207,21 @@ def test_the_study_page_shows_why_a_session_was_refused(
     page = client.get(reverse("dashboard:study", args=[study.slug])).content.decode()
     assert 'data-check="refused"' in page
     assert "participant owner-7&#x27;s, not forger-7&#x27;s" in page or "participant owner-7's, not forger-7's" in page
+
+
+def test_the_sessions_admin_shows_the_market_check_and_why(
+    client, admin_user, standin, django_capture_on_commit_callbacks
+):
+    study = make_study()
+    connect_prolific(study, standin)
+    standin.add_submission("5f0000000000000000000008", "owner-8")
+    with django_capture_on_commit_callbacks(execute=True):
+        arrive_prolific(Client(), study, "forger-8", "5f0000000000000000000008", standin.study_id)
+    session = session_of("forger-8")
+    client.force_login(admin_user)
+    listing = client.get(reverse("admin:crowd_studysession_changelist"), {"market_check__exact": "refused"})
+    shown = listing.content.decode()
+    assert f'value="{session.pk}"' in shown  # the refused session, found by the filter
+    assert "the market&#x27;s record is someone else&#x27;s" in shown
+    page = client.get(reverse("admin:crowd_studysession_change", args=[session.pk])).content.decode()
+    assert "is participant owner-8" in page
