@@ -95,7 +95,8 @@ def test_one_id_repeating_its_sentences_over_new_sessions_is_held(dataset, make_
         assert flags_of(session) == [["copy"]] * 3
         assert session.completion_code == "" and "3 of 3" in session.code_held_reason
     copied = WrittenSentence.objects.filter(study_session=sessions[2]).select_related("copy_of")
-    assert {row.copy_of.worker_id for row in copied} == {worker.pk}
+    assert {row.copy_of.worker_id for row in copied if row.copy_of is not None} == {worker.pk}
+    assert all(row.copy_of is not None for row in copied)
 
 
 def test_repeats_inside_one_session_stay_repeated_not_copies(dataset, make_worker):
@@ -168,7 +169,7 @@ def test_a_near_copy_with_a_word_changed_is_a_copy_on_postgresql(dataset, make_w
     write(make_worker(), None, near_copies())
     rows = WrittenSentence.objects.filter(copy_of__isnull=False)
     assert rows.count() == 3
-    assert all(COPY_SIMILARITY <= row.copy_similarity < 1 for row in rows)
+    assert all(row.copy_similarity is not None and COPY_SIMILARITY <= row.copy_similarity < 1 for row in rows)
 
 
 def test_near_copies_are_found_where_the_trigram_index_is_and_only_the_same_words_elsewhere(dataset, make_worker):

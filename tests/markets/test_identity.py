@@ -8,6 +8,7 @@ for keeps its code held; a forged one is excluded, its labels out of gold, and l
 """
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
@@ -139,7 +140,7 @@ def test_a_hold_for_another_reason_stays_when_the_market_vouches(standin):
     connect_prolific(study, standin)
     standin.add_submission("5f0000000000000000000005", "pid-5")
     worker = Worker.objects.create(
-        user=Worker._meta.get_field("user").related_model.objects.create(username="p5"),
+        user=User.objects.create(username="p5"),
         market=Market.PROLIFIC,
         external_id="pid-5",
     )
