@@ -78,6 +78,8 @@ def test_postgres_has_the_trigram_indexes():
         "pair_search_pair_id_trgm",
         "premise_text_trgm",
         "premise_prompt_id_trgm",
+        # Near-copies of written hypotheses across writers (authorship.copies, issue 50).
+        "written_sentence_normalised_trgm",
     }
 
 

@@ -35,6 +35,11 @@ def session_worker_aside(transactional_db, celery_worker_process):
 
     assert celery_worker_process is not None, "the PostgreSQL pass runs a real worker (set CELERY_BROKER_URL)"
     app.control.cancel_consumer("default", destination=[celery_worker_process.nodename], reply=True, timeout=10)
+    # Tasks that earlier tests queued while the session's worker was busy (an arrival's tagging of
+    # their pairs) would reach the victim first and wait on the pair table's lock, leaving the
+    # import queued behind them: the queue starts empty, as on a worker that only imports.
+    with app.connection_for_write() as connection:
+        connection.default_channel.queue_purge("default")
     yield
     app.control.add_consumer("default", destination=[celery_worker_process.nodename], reply=True, timeout=10)
 
