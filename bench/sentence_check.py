@@ -25,7 +25,7 @@ from collection import writing_rules
 from collection.sentence_shape import REFUSE_AT, shapes
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-# Common words of the attack (bench/attacks/word_salad.py draws from the same list).
+# Common words of the attack (bench/attacks/word_salad.py sends salads of them, made by `salad`).
 SALAD_WORDS = [
     "banana",
     "water",

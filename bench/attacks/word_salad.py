@@ -7,7 +7,7 @@ completion codes?
 Every salad is English words in one sentence with a full stop, so it passes the rules on length,
 words and sentences; only a check of the sentence's shape (collection/sentence_shape.py) stops it.
 The salads are drawn as bench/sentence_check.py draws its "attack words" set (five to eight of
-`SALAD_WORDS` in random order; about three in four refused there).
+`SALAD_WORDS` (bench/sentence_check.py) in random order; about three in four refused there).
 
 The judge (Django against the server's database) builds two studies on premises of their own:
 - adversarial (as adversarial_junk: two tasks a visit, three tries a task) with round 1 on a
@@ -31,6 +31,9 @@ import time
 from bench.attacks._participant import Participant, django_ready, wilson
 from bench.attacks.adversarial_junk import _EntailingModel
 
+# The salads bench/sentence_check.py measures the check against: one list of the attack's words.
+from bench.sentence_check import salad
+
 NAME = "word_salad"
 CLAIM = (
     "Shuffled common words pass the writing rules, reach the adversarial model and earn codes on both writing tasks."
@@ -38,46 +41,8 @@ CLAIM = (
 IDS = 3
 TASKS = 2
 TRIES = 3
-# bench/sentence_check.py's SALAD_WORDS (that bench measures how many such salads the check refuses).
-SALAD_WORDS = [
-    "banana",
-    "water",
-    "purple",
-    "under",
-    "city",
-    "simply",
-    "chair",
-    "dog",
-    "happy",
-    "quickly",
-    "blue",
-    "over",
-    "table",
-    "house",
-    "green",
-    "slowly",
-    "red",
-    "car",
-    "tree",
-    "near",
-    "street",
-    "man",
-    "woman",
-    "big",
-    "small",
-    "run",
-    "eat",
-    "beside",
-    "window",
-    "yellow",
-]
 _WRITE_TOKEN = re.compile(r"/write/([0-9a-f-]{36})/")
 _ADV_TOKEN = re.compile(r"/adversarial/([0-9a-f-]{36})/")
-
-
-def salad(rng: random.Random) -> str:
-    text = " ".join(rng.sample(SALAD_WORDS, rng.choice((5, 6, 7, 8))))
-    return text[0].upper() + text[1:] + "."
 
 
 def _setup(nonce: str, endpoint: str):
