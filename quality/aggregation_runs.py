@@ -29,6 +29,7 @@ from corpus.labels import NO_GOLD
 from corpus.models import Dataset, Pair, ValidationLabel
 from corpus.selectors import labels_that_count
 
+from .correlated_runs import check_labels, save_check
 from .models import AggregatedLabel, AggregationRun, WorkerEstimate
 
 logger = logging.getLogger(__name__)
@@ -139,6 +140,9 @@ def _fit_claimed(run):
                 "seconds": round(time.perf_counter() - started, 2),
                 "skill_meaning": result.skill_meaning,
             }
+        # Correlated errors (issue 51): the same labels, read once; written with the run's results.
+        _stage(run, "checking correlated errors", 0.8)
+        correlated = check_labels(data)
         _stage(run, "saving results", 0.85)
         label_counts = data.groupby("worker").size()
         saving = time.perf_counter()
@@ -146,6 +150,7 @@ def _fit_claimed(run):
             for method, result in results.items():
                 figures[method].update(_save_pairs(run, method, result, gold))
                 _save_workers(run, method, result, label_counts)
+            figures["correlated"] = save_check(run, correlated)
             timing["write_seconds"] = round(time.perf_counter() - saving, 2)
             figures["timing"] = timing
             marked = AggregationRun.objects.filter(held).update(

@@ -257,6 +257,49 @@ class WorkerEstimate(models.Model):
         return f"{self.method} estimate of worker {self.worker_id}"
 
 
+# --- correlated errors (issue 51): groups of workers an aggregation run found, and the pairs whose gold rests on them ---
+
+
+class CorrelatedWorkerGroup(models.Model):
+    """Workers whose labels agree far beyond what their accuracy predicts (bots sharing a rule,
+    colluders, one person under several ids), found by `quality.correlated` in an aggregation run.
+    `evidence` holds the flagged pairs of members: shared tasks, disagreements against the
+    expectation for independent workers, co-errors (same wrong label) and the one-sided p-value."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="correlated_groups")
+    number = models.PositiveSmallIntegerField(help_text="1 for the largest group of the run.")
+    members = models.ManyToManyField("corpus.Worker", related_name="correlated_groups")
+    shared = models.PositiveIntegerField(help_text="Scored tasks shared by its flagged pairs of members, summed.")
+    disagreements = models.PositiveIntegerField()
+    expected_disagreements = models.FloatField(help_text="What independent workers of their accuracy would give.")
+    co_errors = models.PositiveIntegerField(help_text="Tasks where two members gave the same label, not the reference.")
+    evidence = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["run_id", "number"]
+        constraints = [models.UniqueConstraint(fields=["run", "number"], name="one_correlated_group_number_per_run")]
+
+    def __str__(self):
+        return f"correlated group {self.number} of aggregation run {self.run_id}"
+
+
+class GroupDecidedPair(models.Model):
+    """A pair whose gold label rests on a correlated group's votes (`quality.correlated.gold_at_risk`):
+    it waits in the adjudication queue `correlated` with the reason, until a researcher decides."""
+
+    run = models.ForeignKey(AggregationRun, on_delete=models.CASCADE, related_name="group_decided_pairs")
+    pair = models.ForeignKey("corpus.Pair", on_delete=models.CASCADE, related_name="group_decided")
+    group = models.ForeignKey(CorrelatedWorkerGroup, on_delete=models.CASCADE, related_name="decided_pairs")
+    gold_label = models.CharField(max_length=20, help_text="The 3-of-5 gold the run read.")
+    reason = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "pair"], name="one_group_decision_per_run_pair")]
+
+    def __str__(self):
+        return f"pair {self.pair_id}: {self.reason}"
+
+
 # --- catch trials and the bonus ledger (feature 10) ---
 
 

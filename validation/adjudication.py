@@ -30,7 +30,7 @@ from corpus.models import (
 )
 from corpus.selectors import pairs_in, resolve_dataset
 from corpus.services import LabelRefused
-from quality.models import AggregatedLabel, AggregationRun
+from quality.models import AggregatedLabel, AggregationRun, GroupDecidedPair
 from quality.selectors import flag_marks
 
 AGGREGATION_METHOD = "dawid_skene"
@@ -47,6 +47,7 @@ FILTERS = (
     QueueFilter("gold_ne_author", "gold label ≠ author's label"),
     QueueFilter("aggregation_ne_majority", "Dawid–Skene label ≠ majority gold (latest aggregation run)"),
     QueueFilter("flagged", "labelled by a worker the quality checks flag"),
+    QueueFilter("correlated", "gold rests on a correlated group's votes (latest aggregation run)"),
     QueueFilter("two_two_one", TWO_TWO_ONE),
     QueueFilter("mpe", "MPE: 2-2-1 or a 3-2 split between entailment and contradiction"),
 )
@@ -87,6 +88,9 @@ def _matching(pairs: QuerySet[Pair], slug: str, dataset: Dataset | None) -> Quer
     if slug == "flagged":
         by_flagged = ValidationLabel.objects.filter(worker_id__in=_flagged_workers()).values("pair_id")
         return pairs.filter(pk__in=by_flagged)
+    if slug == "correlated":
+        resting = GroupDecidedPair.objects.filter(run_id__in=_latest_runs(dataset)).values("pair_id")
+        return pairs.filter(pk__in=resting)
     two_two_one, torn = adjudication_case()
     if slug == "two_two_one":
         return pairs.filter(two_two_one, label_count=LABELS_PER_PAIR)
@@ -103,7 +107,8 @@ def queue(
     include_decided: bool = False,
 ) -> QuerySet[Pair]:
     """The pairs of a queue, oldest first, each with `aggregated_label` (the latest run's Dawid–Skene
-    label, '' without one) and `last_decision` (the latest researcher decision's action, if any)."""
+    label, '' without one), `correlated_reason` (why the latest run's correlated-error check sent it
+    here, if it did) and `last_decision` (the latest researcher decision's action, if any)."""
     dataset = resolve_dataset(dataset)
     pairs = _matching(pairs_in(dataset, split), slug, dataset)
     decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER)
@@ -111,13 +116,16 @@ def queue(
         # Decided: a researcher's decision stands (a withdrawn one puts the pair back in its queue;
         # a gold label taken from an imported file is not a decision and leaves the pair in).
         pairs = pairs.exclude(Q(pk__in=decided.values("pair_id")) & ~Q(adjudicated_label=""))
+    latest = _latest_runs(dataset)
     aggregated = AggregatedLabel.objects.filter(
-        pair=OuterRef("pk"), run_id__in=_latest_runs(dataset), method=AGGREGATION_METHOD
+        pair=OuterRef("pk"), run_id__in=latest, method=AGGREGATION_METHOD
     ).order_by("-run_id")
     last = decided.filter(pair=OuterRef("pk")).order_by("-pk")
+    resting = GroupDecidedPair.objects.filter(pair=OuterRef("pk"), run_id__in=latest).order_by("-run_id")
     return (
         pairs.annotate(
             aggregated_label=Subquery(aggregated.values("label")[:1]),
+            correlated_reason=Subquery(resting.values("reason")[:1]),
             last_decision=Subquery(last.values("action")[:1]),
             last_reason=Subquery(last.values("reason")[:1]),
         )

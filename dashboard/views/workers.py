@@ -9,6 +9,7 @@ from authorship.selectors import (
     typing_flags_by_worker,
 )
 from dashboard.queries import workers as queries
+from quality.correlated_runs import latest_groups
 from quality.selectors import worker_quality
 
 from .common import Scope, render_page, researcher_required
@@ -59,4 +60,6 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # Copies across writers, sessions and studies (issue 50.3): per writer, and who shares what.
         copy_writers=copies_by_writer(),
         copy_clusters=copy_clusters(),
+        # Correlated errors (issue 51): groups of the latest aggregation runs, members and evidence.
+        correlated_groups=latest_groups(scope.dataset),
     )

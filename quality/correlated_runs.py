@@ -1,0 +1,120 @@
+"""The correlated-error check inside an aggregation run (issue 51; docs/quality.md "Correlated errors").
+
+Every aggregation run (`quality.aggregation_runs`, the dashboard's Aggregation page or the workers
+page's button) reads the dataset's counted labels once; the same table goes to
+`quality.correlated.find_correlated_groups` and `gold_at_risk`, and what they find is written with
+the run's other results, in its transaction: one `CorrelatedWorkerGroup` per group (members and
+evidence) and one `GroupDecidedPair` per pair whose gold rests on a group's votes. Those pairs are
+the adjudication queue `correlated` (validation.adjudication) of the latest finished run of each
+dataset; a researcher's decision takes a pair out, as in every queue.
+"""
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count
+
+from corpus.models import Dataset, Worker
+
+from .models import AggregationRun, CorrelatedWorkerGroup, GroupDecidedPair
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .correlated import CorrelatedCheck
+
+WRITE_BATCH = 5000
+
+
+@dataclass(frozen=True)
+class CheckedLabels:
+    check: "CorrelatedCheck"
+    at_risk: "pd.DataFrame"  # gold_at_risk's rows (task = pair pk)
+    seconds: float
+
+
+def check_labels(data: "pd.DataFrame") -> CheckedLabels:
+    """The groups and the pairs at risk in a run's label table (crowd-kit layout, task = pair pk)."""
+    from . import correlated
+
+    started = time.perf_counter()
+    found = correlated.find_correlated_groups(data)
+    at_risk = correlated.gold_at_risk(data, found)
+    return CheckedLabels(check=found, at_risk=at_risk, seconds=round(time.perf_counter() - started, 2))
+
+
+def _worker_pk(name: str) -> int | None:
+    # Labels without a worker are one-label workers named "anon-<label pk>" and never reach a group.
+    return int(name) if name.isdigit() else None
+
+
+def save_check(run: AggregationRun, checked: CheckedLabels) -> dict[str, Any]:
+    """Write the groups and the pairs at risk for the run (inside the run's transaction); returns its figures."""
+    groups: dict[int, CorrelatedWorkerGroup] = {}
+    memberships: list[Any] = []
+    for group in checked.check.groups:
+        row = CorrelatedWorkerGroup.objects.create(
+            run=run,
+            number=group.number,
+            shared=group.shared,
+            disagreements=group.disagreements,
+            expected_disagreements=group.expected_disagreements,
+            co_errors=group.co_errors,
+            evidence=[edge.as_dict() for edge in group.edges],
+        )
+        groups[group.number] = row
+        memberships.extend(
+            CorrelatedWorkerGroup.members.through(correlatedworkergroup_id=row.pk, worker_id=pk)
+            for member in group.members
+            if (pk := _worker_pk(member)) is not None
+        )
+    CorrelatedWorkerGroup.members.through.objects.bulk_create(memberships, batch_size=WRITE_BATCH)
+    GroupDecidedPair.objects.bulk_create(
+        (
+            GroupDecidedPair(
+                run=run, pair_id=int(task), group=groups[int(number)], gold_label=gold, reason=str(reason)[:200]
+            )
+            for task, number, gold, reason in checked.at_risk[["task", "group", "gold", "reason"]].itertuples(
+                index=False
+            )
+        ),
+        batch_size=WRITE_BATCH,
+    )
+    return {**checked.check.figures(), "pairs_to_adjudicate": len(checked.at_risk), "seconds": checked.seconds}
+
+
+# --- reads for the pages -------------------------------------------------------------------------
+
+
+def latest_groups(dataset: Dataset | None = None) -> list[dict[str, Any]]:
+    """The groups of the latest finished aggregation run of each dataset in scope, each with its
+    members (id, name, labels read), evidence, pairs waiting in the adjudication queue and its run."""
+    from annotation_site.long_tasks import JobStatus
+
+    runs = AggregationRun.objects.filter(status=JobStatus.DONE)
+    if dataset is not None:
+        runs = runs.filter(dataset=dataset)
+    latest: dict[int, int] = {}
+    for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
+        latest[dataset_id] = run_id
+    groups = list(
+        CorrelatedWorkerGroup.objects.filter(run_id__in=latest.values())
+        .select_related("run__dataset")
+        .annotate(pairs=Count("decided_pairs"))
+        .order_by("run__dataset__slug", "number")
+    )
+    members: dict[int, list[Worker]] = {}
+    through = CorrelatedWorkerGroup.members.through.objects.filter(correlatedworkergroup_id__in=[g.pk for g in groups])
+    for link in through.select_related("worker__user").order_by("worker_id"):
+        members.setdefault(link.correlatedworkergroup_id, []).append(link.worker)
+    return [
+        {
+            "group": group,
+            "dataset": group.run.dataset,
+            "members": members.get(group.pk, []),
+            "evidence": group.evidence,
+            "pairs": group.pairs,
+        }
+        for group in groups
+    ]
