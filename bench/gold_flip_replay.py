@@ -1,6 +1,7 @@
 """Gold that flips silently under rule-based bots, before and after the correlated-error check (issue 51).
 
     .venv/bin/python bench/gold_flip_replay.py [FILE] [--rates 0.1 0.2 0.3] [--seeds 10] [--honest 100] [--bots 10]
+        [--uniform] [--copies 1]
 
 FILE: SNLI-style JSON lines with five `annotator_labels` per pair (default
 $NLI_SHARED_DATA/snli_1.0_dev.jsonl; pairs with fewer than five labels are left out). The file has
@@ -8,7 +9,8 @@ no worker ids, so each pair's five real labels are given to five distinct ids dr
 `--honest` honest workers. Then each validation label (positions 2-5; the author's stays the
 author's) is replaced, with probability `rate`, by a bot's label:
 `bench.attacks._rule_labeller.rule_label` on the pair, under an id drawn from `--bots` bot ids
-not already on the pair (every bot shares the rule). Per rate and seed:
+not already on the pair (every bot shares the rule; with `--uniform` each guesses uniformly at
+random instead: independent errors, the control). Per rate and seed:
 
 - gold changed: the 3-of-5 gold of the replayed labels differs from the real labels' gold;
 - silently switched: both are labels and differ ("-" shows itself);
@@ -65,6 +67,7 @@ class ReplayOutcome:
     bots_in_groups: int
     honest_in_groups: int
     calibration: float
+    check_seconds: float  # find_correlated_groups + gold_at_risk (Dawid–Skene included)
 
 
 def read_pairs(path: str | Path, limit: int | None = None) -> list[ReplayPair]:
@@ -83,8 +86,11 @@ def read_pairs(path: str | Path, limit: int | None = None) -> list[ReplayPair]:
     return pairs
 
 
-def label_table(pairs: Sequence[ReplayPair], rate: float, seed: int, honest: int, bots: int) -> pd.DataFrame:
-    """The replayed labels in crowd-kit's layout (task = pair id, worker, label)."""
+def label_table(
+    pairs: Sequence[ReplayPair], rate: float, seed: int, honest: int, bots: int, *, uniform: bool = False
+) -> pd.DataFrame:
+    """The replayed labels in crowd-kit's layout (task = pair id, worker, label); with `uniform`
+    the bots guess uniformly at random instead of sharing the rule (independent errors)."""
     rng = random.Random(seed)
     honest_ids = [f"{HONEST_PREFIX}{number}" for number in range(honest)]
     bot_ids = [f"{BOT_PREFIX}{number}" for number in range(bots)]
@@ -96,25 +102,33 @@ def label_table(pairs: Sequence[ReplayPair], rate: float, seed: int, honest: int
             # The first label is the author's: bots validate, they do not write the hypotheses.
             if position > 0 and free_bots and rng.random() < rate:
                 bot = free_bots.pop(rng.randrange(len(free_bots)))
-                rows.append((pair.pair_id, bot, pair.rule))
+                rows.append((pair.pair_id, bot, rng.choice(LABELS) if uniform else pair.rule))
             else:
                 rows.append((pair.pair_id, worker, label))
     return pd.DataFrame.from_records(rows, columns=["task", "worker", "label"])
 
 
 def replay(
-    pairs: Sequence[ReplayPair], rate: float, seed: int, *, honest: int = 100, bots: int = 10
+    pairs: Sequence[ReplayPair],
+    rate: float,
+    seed: int,
+    *,
+    honest: int = 100,
+    bots: int = 10,
+    uniform: bool = False,
 ) -> tuple[ReplayOutcome, pd.DataFrame]:
     """One replay; returns its outcome and the pairs routed to adjudication (gold_at_risk's rows)."""
-    data = label_table(pairs, rate, seed, honest, bots)
+    data = label_table(pairs, rate, seed, honest, bots, uniform=uniform)
     real_gold = pd.Series({pair.pair_id: gold_label(list(pair.labels)) for pair in pairs})
     replayed_gold = data.groupby("task")["label"].agg(lambda labels: gold_label(list(labels)))
     replayed_gold = replayed_gold.reindex(real_gold.index)
     changed = replayed_gold != real_gold
     # Switched to another label: "-" would show itself, and so does a pair that had none.
     silent = changed & (replayed_gold != NO_GOLD) & (real_gold != NO_GOLD)
+    checking = time.perf_counter()
     check = find_correlated_groups(data)
     routed = gold_at_risk(data, check)
+    check_seconds = time.perf_counter() - checking
     silent_after = silent & ~real_gold.index.isin(routed["task"])
     members = [member for group in check.groups for member in group.members]
     outcome = ReplayOutcome(
@@ -130,6 +144,7 @@ def replay(
         bots_in_groups=sum(member.startswith(BOT_PREFIX) for member in members),
         honest_in_groups=sum(member.startswith(HONEST_PREFIX) for member in members),
         calibration=check.calibration,
+        check_seconds=check_seconds,
     )
     return outcome, routed
 
@@ -169,20 +184,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--honest", type=int, default=100)
     parser.add_argument("--bots", type=int, default=10)
     parser.add_argument("--limit", type=int, default=None, help="only the first N five-label pairs")
+    parser.add_argument("--uniform", action="store_true", help="bots guess uniformly instead (independent errors)")
+    parser.add_argument("--copies", type=int, default=1, help="repeat the pairs (new ids) to time a larger table")
     args = parser.parse_args(argv)
-    pairs = read_pairs(args.file, args.limit)
-    print(f"{len(pairs)} five-label pairs; {args.honest} honest ids, {args.bots} bot ids sharing the rule")
+    read = read_pairs(args.file, args.limit)
+    pairs = [
+        ReplayPair(f"{pair.pair_id}/{copy}", pair.labels, pair.rule) for copy in range(args.copies) for pair in read
+    ]
+    kind = "guessing uniformly" if args.uniform else "sharing the rule"
+    print(f"{len(pairs)} five-label pairs; {args.honest} honest ids, {args.bots} bot ids {kind}")
     outcomes = []
     for rate in args.rates:
         for seed in range(args.seeds):
             started = time.perf_counter()
-            outcome, _ = replay(pairs, rate, seed, honest=args.honest, bots=args.bots)
+            outcome, _ = replay(pairs, rate, seed, honest=args.honest, bots=args.bots, uniform=args.uniform)
             outcomes.append(outcome)
             print(
                 f"rate {rate:.0%} seed {seed}: changed {outcome.changed}, silent {outcome.silent_before} -> "
                 f"{outcome.silent_after}, routed {outcome.routed}, groups {outcome.groups} "
                 f"(bots {outcome.bots_in_groups}, honest {outcome.honest_in_groups}), "
-                f"calibration {outcome.calibration:.2f}, {time.perf_counter() - started:.1f} s",
+                f"calibration {outcome.calibration:.2f}, check {outcome.check_seconds:.1f} s "
+                f"of {time.perf_counter() - started:.1f} s",
                 flush=True,
             )
     print(summary(outcomes))

@@ -200,6 +200,8 @@ def test_the_workers_page_shows_the_group_with_its_members_and_evidence(
     honest_ids = [worker.pk for name, worker in workers.items() if name.startswith(HONEST_PREFIX)]
     assert not any(f'data-worker="{pk}"' in section for pk in honest_ids)
     assert "same wrong" in section  # the evidence per pair of members
+    detail = client.get(reverse("dashboard:aggregation_detail", args=[run.pk])).content.decode()
+    assert f"Correlated errors: 1 group ({BOTS} workers" in detail
 
 
 def test_without_a_group_nothing_is_sent_and_the_page_says_so(
