@@ -12,23 +12,30 @@ to another real label without a "-" to show it.
 
 **The pair test.** For each pair of workers (a, b) and each task both labelled, the reference is
 the label with a strict majority of the *other* labels of the task ("gold without them", at least
-two other labels; tasks without one are not scored): neither a nor b can vouch for itself. A
-co-error is a task where a and b give the same label and it is not the reference. Under
-independent errors the chance of a co-error on a task with reference r is
-sum over k != r of pi_a(k | r) * pi_b(k | r), pi each worker's confusion matrix against their own
-leave-one-out reference (add-one smoothed). Honest workers' errors are not quite independent
-either (hard pairs are hard for everyone), so the expectation is scaled by `calibration`: the
-ratio observed / expected over every pair of workers not in a flagged edge, at least 1
-(estimated iteratively, so flagged workers do not inflate it). The observed count is compared
-with a Poisson of that mean (one-sided, larger); Bonferroni over the pairs of workers with at
-least `min_shared` scored tasks; an edge also needs `min_co_errors` co-errors and `min_ratio`
-times the expectation (an effect, not only a p-value). Groups are the connected components of
-the edges.
+two other labels; tasks without one are not scored): neither a nor b can vouch for itself. Each
+worker has a confusion matrix pi against their own leave-one-out reference (add-one smoothed), and
+independent workers of those accuracies would disagree on a task with reference r with probability
+1 - sum over k of pi_a(k | r) * pi_b(k | r). Honest workers disagree less than that (hard tasks are
+hard for everyone, easy ones easy), so the prediction is scaled by `calibration`: observed /
+predicted disagreements over every pair of workers neither of whom is linked (re-estimated until
+it settles, so linked workers do not pull it down). The observed disagreements are compared with a
+Poisson of the calibrated mean (one-sided, fewer; wider than the true spread, so conservative);
+Bonferroni over the pairs of workers with at least `min_shared` scored tasks; a link also needs at
+most `max_ratio` of the prediction and at least `min_co_errors` co-errors (the same label, not the
+reference): agreeing on right answers is no evidence, two careful workers do.
+
+**The clique stage.** Many ids that each label little share too few tasks for the pair test. k
+workers every pair of whom reaches p <= level (0.01, 0.001) would, for valid p-values and
+independent workers, number at most C(n, k) * level ** C(k, 2) on average among n tested workers;
+a clique where that is at most alpha (over the levels tried) is linked whole. Groups are the
+connected components of the links.
 
 **Gold that rests on a group** (`gold_at_risk`): a task with votes of a group's members is at
 risk when its 3-of-5 gold changes once the group counts as one vote (its plurality; a tie, no
-vote), or when Dawid–Skene, fitted with each group as one worker, gives a label other than the
-3-of-5 gold. Such tasks go to the researchers' adjudication queue with the reason.
+vote), when the labels from outside the groups do not put the gold first (tied, or another label
+first: a group's vote broke the tie), or when Dawid–Skene, fitted with each group as one worker,
+gives another label than the 3-of-5 gold. Such tasks go to the researchers' adjudication queue
+with the reason.
 """
 
 from collections.abc import Sequence
@@ -36,7 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, stats
+from scipy import sparse, special, stats
 
 from corpus.labels import GOLD_MAJORITY, NO_GOLD
 
@@ -47,6 +54,9 @@ ALPHA = 0.01  # family-wise, Bonferroni over the tested pairs of workers
 MIN_CO_ERRORS = 3  # same wrong label at least this often: agreeing on right answers is no evidence
 MAX_RATIO = 0.25  # disagreements at most this share of the calibrated expectation (an effect, not only a p-value)
 MIN_CALIBRATION = 0.1
+# The clique stage tries these per-pair levels (each one's bound gets alpha / their number).
+CLIQUE_LEVELS = (0.01, 0.001)
+PAIR_TEST, CLIQUE_TEST = "pair test", "clique"
 CALIBRATION_ROUNDS = 5
 GROUP_WORKER_PREFIX = "group-"
 
@@ -66,6 +76,7 @@ class PairEvidence:
     expected_disagreements: float  # what independent workers of their accuracy would give, calibrated
     co_errors: int  # same label, not the reference
     p_value: float  # one-sided (fewer disagreements), before the correction
+    linked_by: str = "pair test"  # PAIR_TEST, or CLIQUE_TEST: inside a clique too large for chance
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -76,6 +87,7 @@ class PairEvidence:
             "expected_disagreements": round(self.expected_disagreements, 2),
             "co_errors": self.co_errors,
             "p_value": float(f"{self.p_value:.3g}"),
+            "linked_by": self.linked_by,
         }
 
 
@@ -228,6 +240,13 @@ def find_correlated_groups(
             calibration = updated
             break
         calibration = updated
+    mean = calibration * expected
+    p_values = stats.poisson.cdf(observed, np.maximum(mean, 1e-12))
+    strict = tested & (p_values <= alpha / max(1, n_tested)) & (observed <= max_ratio * mean)
+    loose = tested & (observed <= max_ratio * mean)
+    workers_tested = len(set(per_pair.loc[tested, "worker_a"]) | set(per_pair.loc[tested, "worker_b"]))
+    in_clique = _significant_cliques(per_pair, p_values, loose, workers_tested, alpha)
+    linked = strict | in_clique
     edges = [
         PairEvidence(
             worker_a=str(row.worker_a),
@@ -237,8 +256,9 @@ def find_correlated_groups(
             expected_disagreements=float(row.expected_disagreements) * calibration,
             co_errors=int(row.co_errors),
             p_value=float(p_values[index]),
+            linked_by=PAIR_TEST if strict[index] else CLIQUE_TEST,
         )
-        for index, row in zip(np.flatnonzero(flagged), per_pair[flagged].itertuples(index=False), strict=True)
+        for index, row in zip(np.flatnonzero(linked), per_pair[linked].itertuples(index=False), strict=True)
     ]
     return CorrelatedCheck(
         groups=_components(edges),
@@ -247,6 +267,59 @@ def find_correlated_groups(
         alpha=alpha,
         flagged_pairs=tuple(edges),
     )
+
+
+def _significant_cliques(
+    per_pair: pd.DataFrame, p_values: np.ndarray, candidates: np.ndarray, workers: int, alpha: float
+) -> np.ndarray:
+    """Pairs of workers inside a clique too large for chance: k workers every pair of whom has
+    p <= level. With valid p-values and independent workers, such cliques number at most
+    C(workers, k) * level ** C(k, 2) on average; a clique is kept when that is at most alpha
+    (divided by the number of levels tried). Pools the evidence of ids that each share too few
+    pairs for the pair test alone (many bot ids, each labelling little)."""
+    kept = np.zeros(len(per_pair), dtype=bool)
+    index_of = {
+        (a, b): position for position, (a, b) in enumerate(zip(per_pair["worker_a"], per_pair["worker_b"], strict=True))
+    }
+    for level in CLIQUE_LEVELS:
+        chosen = np.flatnonzero(candidates & (p_values <= level))
+        neighbours: dict[str, set[str]] = {}
+        for row in chosen:
+            a, b = per_pair["worker_a"].iat[row], per_pair["worker_b"].iat[row]
+            neighbours.setdefault(a, set()).add(b)
+            neighbours.setdefault(b, set()).add(a)
+        for clique in _maximal_cliques(neighbours):
+            k = len(clique)
+            if k < 3:
+                continue
+            log_cliques_of_k = special.gammaln(workers + 1) - special.gammaln(k + 1) - special.gammaln(workers - k + 1)
+            log_bound = log_cliques_of_k + (k * (k - 1) / 2) * np.log(level)
+            if log_bound > np.log(alpha / len(CLIQUE_LEVELS)):
+                continue
+            for a in clique:
+                for b in clique:
+                    linked = index_of.get((a, b))
+                    if linked is not None:
+                        kept[linked] = True
+    return kept
+
+
+def _maximal_cliques(neighbours: dict[str, set[str]]) -> list[list[str]]:
+    """Bron–Kerbosch with a pivot, over a small sparse graph (the candidate links only)."""
+    found: list[list[str]] = []
+
+    def expand(clique: list[str], possible: set[str], excluded: set[str]) -> None:
+        if not possible and not excluded:
+            found.append(sorted(clique))
+            return
+        pivot = max(possible | excluded, key=lambda node: len(neighbours[node] & possible))
+        for node in sorted(possible - neighbours[pivot]):
+            expand([*clique, node], possible & neighbours[node], excluded & neighbours[node])
+            possible = possible - {node}
+            excluded = excluded | {node}
+
+    expand([], set(neighbours), set())
+    return found
 
 
 def _components(edges: Sequence[PairEvidence]) -> tuple[CorrelatedGroup, ...]:

@@ -46,7 +46,24 @@ def test_ids_sharing_a_rule_are_one_group_and_honest_workers_are_in_none(snli_pa
     assert set(check.groups[0].members) == {f"{BOT_PREFIX}{number}" for number in range(6)}
     for edge in check.groups[0].edges:
         assert edge.disagreements == 0 and edge.co_errors >= correlated.MIN_CO_ERRORS
-        assert edge.p_value * check.tested_pairs <= check.alpha
+        # Each link passed the pair test (Bonferroni) or lies in a clique too large for chance.
+        limit = (
+            check.alpha / check.tested_pairs
+            if edge.linked_by == correlated.PAIR_TEST
+            else max(correlated.CLIQUE_LEVELS)
+        )
+        assert edge.p_value <= limit
+
+
+def test_many_bot_ids_that_each_share_few_pairs_are_found_by_their_clique():
+    # 10% of SNLI dev's validation labels over 10 bot ids: two bots share about 13 pairs, too few for
+    # the pair test under Bonferroni; ten ids that all agree pairwise are too many for chance.
+    data = label_table(read_pairs(shared_file("snli_1.0_dev.jsonl")), rate=0.1, seed=0, honest=100, bots=10)
+    check = correlated.find_correlated_groups(data)
+    assert len(check.groups) == 1
+    found = set(check.groups[0].members)
+    assert found <= {f"{BOT_PREFIX}{number}" for number in range(10)} and len(found) >= 8
+    assert {edge.linked_by for edge in check.groups[0].edges} == {correlated.CLIQUE_TEST}
 
 
 def test_honest_workers_alone_form_no_group_however_often_they_share_pairs(snli_pairs):
