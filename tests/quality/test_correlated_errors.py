@@ -15,7 +15,7 @@ from corpus.labels import NO_GOLD
 from corpus.models import Label, Pair, ValidationLabel
 from corpus.services import create_pairs
 from quality import aggregation_runs, correlated
-from quality.models import CorrelatedWorkerGroup, GroupDecidedPair
+from quality.models import AggregationRun, CorrelatedWorkerGroup, GroupDecidedPair
 from quality.tasks import aggregate_labels
 from tests import factories
 from tests.conftest import shared_file
@@ -233,3 +233,11 @@ def test_without_a_group_nothing_is_sent_and_the_page_says_so(
     client.force_login(researcher)
     text = client.get(reverse("dashboard:workers"), {"dataset": dataset.slug}).content.decode()
     assert "No correlated group in the latest aggregation runs." in text
+    # The page's button asks for a Dawid–Skene aggregation run of the dataset, which checks it again.
+    form = text[text.index('id="correlated-check-form"') :]
+    assert f'name="dataset" value="{dataset.slug}"' in form[: form.index("</form>")]
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        response = client.post(reverse("dashboard:aggregation"), {"dataset": dataset.slug, "methods": "dawid_skene"})
+    assert response.status_code == 302 and len(queued) == 1
+    again = AggregationRun.objects.exclude(pk=run.pk).get()
+    assert again.methods == ["dawid_skene"] and again.dataset == dataset
