@@ -31,6 +31,9 @@ pytestmark = pytest.mark.django_db
 CLICKERS = 6
 # A bound on codes earned by chance is passed by chance this rarely (tests/validation/test_batch_order.py).
 P_FLOOR = 1e-4
+# A clicker is held by the chance test or, since issue 51, by the quality test (a uniform clicker is
+# far below a study's poor accuracy): either reason holds the code.
+HELD = ("Labels at chance so far", "below the study's acceptable accuracy")
 
 
 def study_of(dataset, kind, slug, tasks_per_batch=4, **options):
@@ -112,7 +115,7 @@ def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
     )
     assert bound < CLICKERS  # every clicker keeping the code (the old code) always fails
     assert codes <= bound
-    assert sum("Labels at chance so far" in session.code_held_reason for session in held) == CLICKERS - codes
+    assert sum(any(reason in session.code_held_reason for reason in HELD) for session in held) == CLICKERS - codes
     assert honest.completion_code and not honest.code_held_reason
 
 
