@@ -33,6 +33,10 @@ RANDOM_GUESSER = "random_guesser"
 SAME_LABEL = "same_label"
 TOO_FAST = "too_fast"
 FLAG_KINDS = (RANDOM_GUESSER, SAME_LABEL, TOO_FAST)
+# "Too fast": a median time per item below this over at least this many timed items (the workers
+# page's flag, and evidence of the quality test: `too_fast_log_ratio`).
+TOO_FAST_SECONDS = 4.0
+TOO_FAST_MIN_ITEMS = 10
 
 # A worker as the flags name them: a Worker pk from the database (`quality.selectors`), or an
 # annotator id string from an imported file (`Vote.worker`).
@@ -275,7 +279,10 @@ def same_label_flags(
 
 
 def too_fast_flags(
-    figures: Sequence[WorkerFigures], *, min_median_seconds: float = 4.0, min_items: int = 10
+    figures: Sequence[WorkerFigures],
+    *,
+    min_median_seconds: float = TOO_FAST_SECONDS,
+    min_items: int = TOO_FAST_MIN_ITEMS,
 ) -> list[WorkerFlag]:
     """Workers whose median time per item is below `min_median_seconds`.
 
@@ -314,8 +321,8 @@ def flag_workers(
     guesser_min_items: int = 30,
     max_label_share: float = 0.8,
     same_label_min_items: int = 20,
-    min_median_seconds: float = 4.0,
-    too_fast_min_items: int = 10,
+    min_median_seconds: float = TOO_FAST_SECONDS,
+    too_fast_min_items: int = TOO_FAST_MIN_ITEMS,
 ) -> list[WorkerFlag]:
     """All three flags, sorted by worker then kind; a worker can carry several."""
     flags = (
@@ -550,12 +557,11 @@ REFERENCE_ACCURACY = {
 # Reading a premise and a hypothesis takes longer; a few honest skimmers are that fast, most
 # workers who do not read are. A ratio of 4 moves even odds to 0.8, so a fast worker is held on
 # less agreement evidence than a careful one. Below half of it (2 s an item) nobody has read both
-# sentences, and the ratio is 16.
+# sentences: an honest worker that fast is a rare exception, a worker who does not read a common
+# case, and the ratio is 50 (it holds a bot at 70% agreement over 30 labels, not one at 77%).
 TOO_FAST_LIKELIHOOD_RATIO = 4.0
-TOO_FAST_SECONDS = 4.0
-FAR_TOO_FAST_LIKELIHOOD_RATIO = 16.0
-FAR_TOO_FAST_SECONDS = 2.0
-TOO_FAST_MIN_ITEMS = 10
+FAR_TOO_FAST_LIKELIHOOD_RATIO = 50.0
+FAR_TOO_FAST_SECONDS = TOO_FAST_SECONDS / 2
 POOR, ACCEPTABLE = "poor", "acceptable"
 HOLD_POSTERIOR_POOR = 0.9  # hold a completion code when "poor" is at least this probable
 

@@ -13,8 +13,11 @@ each batch's places are catch trials, 0.10 bonus a match, six batches of five a 
 chance (`hold_code_at_chance`; after issue 51 the study's quality levels apply too, at their
 defaults). Then 40 participants (in threads, at once) arrive by the study link and answer every
 batch by the rule, sleeping about 5 s an item before each submit (the server times an item from
-the claim to the submit). A participant "succeeds" when the page after the last batch shows a code;
-the detail gives the catch bonuses they earned (ledger rows) and the codes held with a reason.
+the claim to the submit); then each takes part, under the same id, in a second study built the
+same way from other SNLI premises (the tests weigh a worker's labels across studies). A session
+"succeeds" when the page after its last batch shows a code; the row counts both studies' sessions,
+the detail each study's codes, the catch bonuses earned (ledger rows) and the codes held with a
+reason.
 """
 
 import json
@@ -43,9 +46,9 @@ CATCH_SHARE = 0.1
 LABELS = set(_common.LABELS)
 
 
-def snli_premises(count: int, seed: int) -> list[list[dict]]:
+def snli_premises(count: int, seed: int, *, skip: int = 0) -> list[list[dict]]:
     """`count` SNLI dev premises with three labelled hypotheses each (one per written label), drawn
-    at random with `seed`."""
+    at random with `seed`, after the first `skip` of that draw (a second study gets other premises)."""
     by_premise: dict[str, list[dict]] = defaultdict(list)
     with SNLI_DEV.open() as lines:
         for line in lines:
@@ -53,11 +56,12 @@ def snli_premises(count: int, seed: int) -> list[list[dict]]:
             if row["gold_label"] in LABELS and row["annotator_labels"][0] in LABELS:
                 by_premise[row["sentence1"]].append(row)
     whole = [rows for rows in by_premise.values() if sorted(r["annotator_labels"][0] for r in rows) == sorted(LABELS)]
-    return random.Random(seed).sample(whole, count)
+    return random.Random(seed).sample(whole, skip + count)[skip:]
 
 
-def build_snli_study(tag: str, *, seed: int) -> str:
-    """A validation study of SNLI dev pairs for one run (above); its slug."""
+def build_snli_study(tag: str, *, seed: int, skip: int = 0) -> str:
+    """A validation study of SNLI dev pairs for one run (above); its slug. `skip`: premises of the
+    seed's draw left to an earlier study."""
     _common.django_ready()
     from django.db import transaction
 
@@ -67,7 +71,7 @@ def build_snli_study(tag: str, *, seed: int) -> str:
     from quality.services import set_reference_label
 
     slug = f"attack-{tag}-{seed}-{time.time_ns() % 10**10}"
-    chosen = snli_premises(PREMISES + CATCH_PREMISES, seed)
+    chosen = snli_premises(PREMISES + CATCH_PREMISES, seed, skip=skip)
     with transaction.atomic():
         family, _ = PromptFamily.objects.get_or_create(slug="attack-family", defaults={"name": "Attack family"})
         genre, _ = Genre.objects.get_or_create(
@@ -123,15 +127,19 @@ def labelling_by_rule(seconds_per_item: float, rng: random.Random):
     return answer
 
 
-def run_labellers(base_url: str, *, seed: int, tag: str, participants: int, seconds_per_item: float) -> dict:
-    """The attack of this module and of `fast_rule_labeller`: `participants` rule labellers at once."""
-    slug = build_snli_study(tag, seed=seed)
-    sessions: dict[str, _common.Session] = {}
+def run_labellers(
+    base_url: str, *, seed: int, tag: str, participants: int, seconds_per_item: float, studies: int = 2
+) -> dict:
+    """The attack of this module and of `fast_rule_labeller`: `participants` rule labellers at once,
+    each through `studies` studies in turn under one participant id."""
+    slugs = [build_snli_study(tag, seed=seed, skip=n * (PREMISES + CATCH_PREMISES)) for n in range(studies)]
+    sessions: dict[tuple[int, int], _common.Session] = {}
 
     def one(number: int) -> None:
-        participant_id = f"RULE{slug[-10:]}x{number}"
+        participant_id = f"RULE{slugs[0][-10:]}x{number}"
         answer = labelling_by_rule(seconds_per_item, random.Random(f"{seed}-{number}"))
-        sessions[participant_id] = _common.take_part(base_url, slug, participant_id, answer)
+        for index, slug in enumerate(slugs):
+            sessions[(index, number)] = _common.take_part(base_url, slug, participant_id, answer)
 
     threads = [threading.Thread(target=one, args=(number,)) for number in range(participants)]
     for thread in threads:
@@ -143,29 +151,34 @@ def run_labellers(base_url: str, *, seed: int, tag: str, participants: int, seco
     from crowd.models import Study, StudySession
     from quality.models import BonusEntry
 
-    study = Study.objects.get(slug=slug)
+    per_study, reasons = [], set()
+    earned_count, bonus_total, bonus_with_code = 0, Decimal("0"), Decimal("0")
+    for index, slug in enumerate(slugs):
+        study = Study.objects.get(slug=slug)
+        codes = sum(session.code is not None for (n, _), session in sessions.items() if n == index)
+        held = StudySession.objects.filter(study=study).exclude(code_held_reason="")
+        reasons |= {reason.split(":")[0] for reason in held.values_list("code_held_reason", flat=True)}
+        earned = BonusEntry.objects.filter(study=study, kind="earned")
+        paid_sessions = StudySession.objects.filter(study=study, code_held_reason="").exclude(completion_code="")
+        earned_count += earned.count()
+        bonus_total += sum((entry.amount for entry in earned), Decimal("0"))
+        bonus_with_code += sum((entry.amount for entry in earned.filter(study_session__in=paid_sessions)), Decimal("0"))
+        per_study.append(f"study {index + 1}: {codes} of {participants} codes, {held.count()} held")
     codes = sum(session.code is not None for session in sessions.values())
+    tries = participants * studies
     batches = [len(session.batches) for session in sessions.values()]
-    held = StudySession.objects.filter(study=study).exclude(code_held_reason="")
-    reasons = sorted({reason.split(":")[0] for reason in held.values_list("code_held_reason", flat=True)})
-    earned = BonusEntry.objects.filter(study=study, kind="earned")
-    bonus_total = sum((entry.amount for entry in earned), Decimal("0"))
-    paid_sessions = StudySession.objects.filter(study=study, code_held_reason="").exclude(completion_code="")
-    bonus_unheld = sum((entry.amount for entry in earned.filter(study_session__in=paid_sessions)), Decimal("0"))
-    share = codes / participants
     return {
         "attack": tag,
-        "tries": participants,
+        "tries": tries,
         "succeeded": codes,
         "measure": "share of rule-labeller sessions that earned a code",
-        "value": round(share, 4),
-        "interval": _common.wilson_interval(codes, participants),
-        "at_chance_or_refused": codes <= participants // 24,
+        "value": round(codes / tries, 4),
+        "interval": _common.wilson_interval(codes, tries),
+        "at_chance_or_refused": codes <= tries // 24,
         "detail": (
-            f"{codes} of {participants} codes, {held.count()} held ({'; '.join(reasons) or 'none'}); "
-            f"catch bonuses earned {earned.count()} ({bonus_total}), of which in sessions with a code "
-            f"{bonus_unheld}; batches done per session {min(batches)}-{max(batches)}; "
-            f"{seconds_per_item:.1f} s an item"
+            f"{'; '.join(per_study)} ({'; '.join(sorted(reasons)) or 'no hold'}); catch bonuses earned "
+            f"{earned_count} ({bonus_total}), of which in sessions with a code {bonus_with_code}; batches "
+            f"done per session {min(batches)}-{max(batches)}; {seconds_per_item:.1f} s an item"
         ),
     }
 
