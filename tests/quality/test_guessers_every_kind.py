@@ -22,6 +22,7 @@ from crowd.models import Study, StudySession, TaskKind
 from quality import flags as flag_rules
 from quality.models import ReferenceLabel
 from quality.selectors import guesser_evidence_by_worker, quality_evidence
+from tests.present import present
 from tests.validation.test_mpe_task import make_mpe_items
 from tests.validation.test_scheme_tasks import scheme_pairs
 from tests.validation.validation_factories import item_field
@@ -220,7 +221,7 @@ def test_per_premise_clickers_are_held_and_honest_judges_are_not(make_worker):
     def session_of(worker, answer):
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s-{worker.pk}")
         for _ in range(study.tasks_per_batch):
-            batch = claim_premise_batch(worker, study_session=session)
+            batch = present(claim_premise_batch(worker, study_session=session))
             claims = PremiseLabelClaim.objects.filter(batch=batch, worker=worker)
             submit_premise_batch(
                 worker, batch, {claim.premise_pair_id: answer(claim.premise_pair_id) for claim in claims}
