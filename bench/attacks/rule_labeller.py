@@ -70,7 +70,9 @@ def build_snli_study(tag: str, *, seed: int, skip: int = 0) -> str:
     from crowd.models import Study, TaskKind
     from quality.services import set_reference_label
 
-    slug = f"attack-{tag}-{seed}-{time.time_ns() % 10**10}"
+    # The study link's STUDY_ID is the slug's first 24 characters (`_common.Participant.arrive`):
+    # the study's number and the time come first, so two studies of one run are two market studies.
+    slug = f"attack-{skip // (PREMISES + CATCH_PREMISES)}-{time.time_ns() % 10**10}-{tag}-{seed}"
     chosen = snli_premises(PREMISES + CATCH_PREMISES, seed, skip=skip)
     with transaction.atomic():
         family, _ = PromptFamily.objects.get_or_create(slug="attack-family", defaults={"name": "Attack family"})
@@ -127,6 +129,22 @@ def labelling_by_rule(seconds_per_item: float, rng: random.Random):
     return answer
 
 
+def take_part_in(browser: _common.Participant, slug: str, participant_id: str, answer) -> _common.Session:
+    """`_common.take_part` in a browser kept from an earlier study (its cookies: the platform asks a
+    new browser to confirm an id it saw elsewhere)."""
+    browser.arrive(slug, participant_id)
+    done: list[_common.Batch] = []
+    code = None
+    for _ in range(50):
+        batch = browser.next_batch()
+        if isinstance(batch, str):
+            code = _common.completion_code(batch)
+            break
+        browser.submit(batch, answer(batch, done))
+        done.append(batch)
+    return _common.Session(done, code)
+
+
 def run_labellers(
     base_url: str, *, seed: int, tag: str, participants: int, seconds_per_item: float, studies: int = 2
 ) -> dict:
@@ -136,10 +154,11 @@ def run_labellers(
     sessions: dict[tuple[int, int], _common.Session] = {}
 
     def one(number: int) -> None:
-        participant_id = f"RULE{slugs[0][-10:]}x{number}"
+        participant_id = f"RULE{slugs[0].split('-')[2]}x{number}"  # the run's time: new ids each run
         answer = labelling_by_rule(seconds_per_item, random.Random(f"{seed}-{number}"))
+        browser = _common.Participant(base_url)  # one browser for both studies, as a person keeps theirs
         for index, slug in enumerate(slugs):
-            sessions[(index, number)] = _common.take_part(base_url, slug, participant_id, answer)
+            sessions[(index, number)] = take_part_in(browser, slug, participant_id, answer)
 
     threads = [threading.Thread(target=one, args=(number,)) for number in range(participants)]
     for thread in threads:
