@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import ItemKind
 
 from .codes import completion_code, link_signature, new_study_secret
@@ -135,7 +136,20 @@ class Study(models.Model):
     hold_code_at_chance = models.BooleanField(
         default=False,
         help_text="Hold the completion code of a session whose labels are at chance so far (the sequential "
-        "guesser test over all of the worker's labels): the participant sees a neutral message, researchers see why.",
+        "guesser test over all of the worker's labels), or probably at the study's poor accuracy rather than its "
+        "acceptable one (the quality test, levels below): the participant sees a neutral message, researchers see why.",
+    )
+    # The quality test's two levels (issue 51; quality.flags.sequential_quality_test, docs/quality.md):
+    # accuracy against the truth, each reference's own noise accounted for by the test.
+    acceptable_accuracy = models.FloatField(
+        default=0.75,
+        help_text="Quality test: the accuracy an honest worker of this study reaches (0.75: below the 85-89% "
+        "of SNLI and MultiNLI validators). A worker at this level is rarely held.",
+    )
+    poor_accuracy = models.FloatField(
+        default=0.55,
+        help_text="Quality test: an accuracy not worth paying for (0.55: about that of a rule-based labeller who "
+        "never reads). Between chance and the acceptable level; the closer the two, the more labels a decision takes.",
     )
     typing_evidence_action = models.CharField(
         max_length=8,
@@ -194,9 +208,30 @@ class Study(models.Model):
     def clean(self) -> None:
         super().clean()
         self.check_dataset_fits_task()
+        self.check_quality_levels()
         if not isinstance(self.pool_sources, list) or not all(isinstance(name, str) for name in self.pool_sources):
             raise ValidationError(
                 {"pool_sources": 'A list of file names, e.g. ["fiction.txt"], or [] for every premise.'}
+            )
+
+    def check_quality_levels(self) -> None:
+        """The quality test weighs "poor" against "acceptable": both must lie between chance (a third,
+        a half on a two-way dataset) and 1, poor below acceptable, or the test cannot tell them apart."""
+        two_way = self.dataset_id is not None and self.dataset.label_scheme != THREE_WAY_SCHEME
+        chance = 1 / 2 if two_way else 1 / 3
+        poor, acceptable = self.poor_accuracy, self.acceptable_accuracy
+        if poor is None or acceptable is None:
+            return  # the fields' own validation names the missing value
+        if not chance < acceptable < 1:
+            raise ValidationError(
+                {"acceptable_accuracy": f"Between chance ({chance:.2f}) and 1, e.g. 0.75; not {acceptable}."}
+            )
+        if not chance < poor < acceptable:
+            raise ValidationError(
+                {
+                    "poor_accuracy": f"Between chance ({chance:.2f}) and the acceptable level ({acceptable}), "
+                    f"e.g. 0.55; not {poor}."
+                }
             )
 
     def check_dataset_fits_task(self) -> None:

@@ -10,6 +10,10 @@ from crowd.admin import StudyAdmin
 from crowd.models import Study
 from modeling.admin import TrainingRunAdmin
 from modeling.models import TrainingRun
+from quality.flags import false_hold_rate
+
+# After how many labels the study form shows the quality test's false-hold rate.
+FALSE_HOLD_LABELS = (30, 60, 120)
 
 
 class TrainingRunWithResultsAdmin(TrainingRunAdmin):
@@ -25,9 +29,28 @@ admin.site.register(TrainingRun, TrainingRunWithResultsAdmin)
 
 
 class StudyWithPageAdmin(StudyAdmin):
-    """The study list links each study to its dashboard page (funnel, times, pay, costs)."""
+    """The study list links each study to its dashboard page (funnel, times, pay, costs); the study
+    form shows what its quality levels cost honest workers (issue 51)."""
 
     list_display = [*StudyAdmin.list_display, "study_page"]
+    readonly_fields = [*StudyAdmin.readonly_fields, "quality_test_false_holds"]
+
+    @admin.display(description="quality test: honest workers held")
+    def quality_test_false_holds(self, study):
+        """The share of honest workers exactly at the acceptable level whose code the quality test
+        holds after n labels (`quality.flags.false_hold_rate`); better workers are held less."""
+        if study.pk is None:
+            return "Save the study to see the false-hold rate its levels imply."
+        try:
+            rates = [false_hold_rate(study.poor_accuracy, study.acceptable_accuracy, n) for n in FALSE_HOLD_LABELS]
+        except ValueError as refused:
+            return str(refused)
+        shown = ", ".join(f"{rate:.1%} after {n} labels" for rate, n in zip(rates, FALSE_HOLD_LABELS, strict=True))
+        return (
+            f"An honest worker at exactly {study.acceptable_accuracy:.0%} is held {shown} "
+            f"(poor {study.poor_accuracy:.0%} against acceptable {study.acceptable_accuracy:.0%}, "
+            "against written labels; only with the hold on)."
+        )
 
     @admin.display(description="dashboard")
     def study_page(self, study):

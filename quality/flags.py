@@ -33,6 +33,10 @@ RANDOM_GUESSER = "random_guesser"
 SAME_LABEL = "same_label"
 TOO_FAST = "too_fast"
 FLAG_KINDS = (RANDOM_GUESSER, SAME_LABEL, TOO_FAST)
+# "Too fast": a median time per item below this over at least this many timed items (the workers
+# page's flag, and evidence of the quality test: `too_fast_log_ratio`).
+TOO_FAST_SECONDS = 4.0
+TOO_FAST_MIN_ITEMS = 10
 
 # A worker as the flags name them: a Worker pk from the database (`quality.selectors`), or an
 # annotator id string from an imported file (`Vote.worker`).
@@ -275,7 +279,10 @@ def same_label_flags(
 
 
 def too_fast_flags(
-    figures: Sequence[WorkerFigures], *, min_median_seconds: float = 4.0, min_items: int = 10
+    figures: Sequence[WorkerFigures],
+    *,
+    min_median_seconds: float = TOO_FAST_SECONDS,
+    min_items: int = TOO_FAST_MIN_ITEMS,
 ) -> list[WorkerFlag]:
     """Workers whose median time per item is below `min_median_seconds`.
 
@@ -314,8 +321,8 @@ def flag_workers(
     guesser_min_items: int = 30,
     max_label_share: float = 0.8,
     same_label_min_items: int = 20,
-    min_median_seconds: float = 4.0,
-    too_fast_min_items: int = 10,
+    min_median_seconds: float = TOO_FAST_SECONDS,
+    too_fast_min_items: int = TOO_FAST_MIN_ITEMS,
 ) -> list[WorkerFlag]:
     """All three flags, sorted by worker then kind; a worker can carry several."""
     flags = (
@@ -520,3 +527,202 @@ def many_ids_flag(worker: WorkerId, linked_ids: Iterable[int]) -> WorkerFlag | N
         reason=f"Shares a browser with {len(others)} other participant id(s): {', '.join(map(str, others))}.",
         figures={"linked_ids": len(others)},
     )
+
+
+# --- a quality test beside the chance test (issue 51) -------------------------------------------
+#
+# The chance test weighs "at chance" against "ordinary": a worker at 50-56% agreement gives it no
+# evidence either way, so a rule-based labeller (about half right, with no reading) was paid about
+# half the time. The quality test runs the same sequential machinery on two other hypotheses, the
+# study's own levels of accuracy: "poor" (H1, default 0.55) against "acceptable" (H0, default 0.75).
+# Accuracy is agreement with the truth; what is counted is agreement with a reference that is
+# itself right only so often, so each stratum turns both levels into the agreement expected against
+# its reference (`level_agreement`): a catch trial's researcher label is nearly the truth, the
+# written label is right about nine times in ten (SNLI: the author's label is the gold label for
+# 91.2% of pairs), one other judge only as often as an acceptable worker. A noisier reference brings
+# the two levels' agreements closer, so each of its labels weighs less.
+
+DEFAULT_ACCEPTABLE_ACCURACY = 0.75
+DEFAULT_POOR_ACCURACY = 0.55
+# How often each kind of reference is the true label (the weight of its labels follows from it).
+REFERENCE_ACCURACY = {
+    "catch": 0.95,  # a researcher's label on a pair they chose as a catch trial
+    "reference": 0.95,  # a researcher's reference label
+    "written": 0.9,  # the label the pair was written for
+    "agreeing": 0.9,  # the answer two or more other judges agree on
+    "one other": DEFAULT_ACCEPTABLE_ACCURACY,  # one other judge: as good as an acceptable worker, no better
+}
+# "Too fast" (median seconds per item below `too_fast_flags`' 4 s over 10 or more timed items) as
+# evidence: the likelihood ratio of being that fast for a poor worker against an acceptable one.
+# Reading a premise and a hypothesis takes longer; a few honest skimmers are that fast, most
+# workers who do not read are. A ratio of 4 moves even odds to 0.8, so a fast worker is held on
+# less agreement evidence than a careful one. Below half of it (2 s an item) nobody has read both
+# sentences: an honest worker that fast is a rare exception, a worker who does not read a common
+# case, and the ratio is 50 (it holds a bot at 70% agreement over 30 labels, not one at 77%).
+TOO_FAST_LIKELIHOOD_RATIO = 4.0
+FAR_TOO_FAST_LIKELIHOOD_RATIO = 50.0
+FAR_TOO_FAST_SECONDS = TOO_FAST_SECONDS / 2
+POOR, ACCEPTABLE = "poor", "acceptable"
+HOLD_POSTERIOR_POOR = 0.9  # hold a completion code when "poor" is at least this probable
+
+
+def expected_agreement(accuracy: float, reference_accuracy: float, labels: int = 3) -> float:
+    """How often a worker right with probability `accuracy` agrees with a reference right with
+    probability `reference_accuracy`, errors spread evenly over the other `labels - 1` labels:
+    both right, or both wrong the same way."""
+    return accuracy * reference_accuracy + (1 - accuracy) * (1 - reference_accuracy) / (labels - 1)
+
+
+def level_agreement(accuracy: float, reference_accuracy: float, chance: float, labels: int = 3) -> float:
+    """The agreement with a stratum's references expected of a worker at `accuracy`: its agreement
+    beyond chance on balanced labels (`expected_agreement`, as Cohen's kappa) carried over to the
+    chance the worker's own habits reach on this stratum. On three balanced labels that is
+    `expected_agreement` itself; on a two-way set where most references are one answer, a worker
+    who always gives it agrees often, and the levels rise with that chance."""
+    balanced = 1 / labels
+    kappa = (expected_agreement(accuracy, reference_accuracy, labels) - balanced) / (1 - balanced)
+    chance = balanced if math.isnan(chance) else min(max(chance, balanced), MAX_ORDINARY)
+    return chance + kappa * (1 - chance)
+
+
+@dataclass(frozen=True)
+class QualityStratum:
+    """One kind of reference a worker's answers were compared with: the worker's answers and the
+    references by answer (for the chance their habits reach), the agreements, how often that kind
+    of reference is right, and how many answers the task offers."""
+
+    own: Mapping[str, int]
+    reference: Mapping[str, int]
+    agreements: int
+    reference_accuracy: float
+    labels: int = 3
+
+    @property
+    def items(self) -> int:
+        return sum(self.own.values())
+
+
+@dataclass(frozen=True)
+class QualityResult:
+    """The quality test's state for one worker: counts, the evidence (log-likelihood ratio of poor to
+    acceptable, agreement and speed apart), the levels and the decision."""
+
+    items: int
+    agreements: int
+    poor: float
+    acceptable: float
+    agreement_log_ratio: float
+    speed_log_ratio: float
+    decision: str
+    median_seconds: float | None = None
+
+    @property
+    def log_ratio(self) -> float:
+        return self.agreement_log_ratio + self.speed_log_ratio
+
+    @property
+    def posterior_poor(self) -> float:
+        """P(accuracy at the poor level | answers and speed so far), even prior odds."""
+        return 1 / (1 + math.exp(-self.log_ratio))
+
+    @property
+    def holds_code(self) -> bool:
+        """Whether a study with the hold holds this worker's code: "poor" at least HOLD_POSTERIOR_POOR
+        probable. Speed alone holds nobody: there must be answers."""
+        return self.items > 0 and self.posterior_poor >= HOLD_POSTERIOR_POOR
+
+    @property
+    def reason(self) -> str:
+        if not self.items:
+            return "no answers yet"
+        fast = (
+            f"; median {self.median_seconds:.1f} s an item, too fast to read (counted as evidence)"
+            if self.speed_log_ratio
+            else ""
+        )
+        return (
+            f"{self.agreements} of {self.items} answers agree with their items' reference "
+            f"({self.agreements / self.items:.0%}){fast}; P(accuracy about {self.poor:.0%} rather than the "
+            f"study's acceptable {self.acceptable:.0%}) {self.posterior_poor:.2f}"
+        )
+
+
+def too_fast_log_ratio(timed_items: int, median_seconds: float | None) -> float:
+    """The speed evidence of the quality test: log TOO_FAST_LIKELIHOOD_RATIO when the worker's median
+    time per item is below what reading takes (the workers page's "too fast"), log
+    FAR_TOO_FAST_LIKELIHOOD_RATIO below half of that, else 0."""
+    if timed_items < TOO_FAST_MIN_ITEMS or median_seconds is None or median_seconds >= TOO_FAST_SECONDS:
+        return 0.0
+    if median_seconds < FAR_TOO_FAST_SECONDS:
+        return math.log(FAR_TOO_FAST_LIKELIHOOD_RATIO)
+    return math.log(TOO_FAST_LIKELIHOOD_RATIO)
+
+
+def stratum_log_ratio(stratum: QualityStratum, poor: float, acceptable: float) -> float:
+    """log P(answers | poor) / P(answers | acceptable) of one stratum."""
+    if not stratum.items:
+        return 0.0
+    chance = chance_agreement(stratum.own, stratum.reference)
+    low = level_agreement(poor, stratum.reference_accuracy, chance, stratum.labels)
+    high = level_agreement(acceptable, stratum.reference_accuracy, chance, stratum.labels)
+    disagreements = stratum.items - stratum.agreements
+    return stratum.agreements * math.log(low / high) + disagreements * math.log((1 - low) / (1 - high))
+
+
+def sequential_quality_test(
+    strata: Iterable[QualityStratum],
+    *,
+    poor: float = DEFAULT_POOR_ACCURACY,
+    acceptable: float = DEFAULT_ACCEPTABLE_ACCURACY,
+    timed_items: int = 0,
+    median_seconds: float | None = None,
+    alpha: float = SEQUENTIAL_ALPHA,
+    beta: float = SEQUENTIAL_BETA,
+) -> QualityResult:
+    """Wald's test of "accuracy at the poor level" (H1) against "at the acceptable level" (H0): every
+    stratum's log-likelihood ratio (each against its own kind of reference) plus the speed evidence,
+    added up; decided by Wald's bounds, held on the posterior (`QualityResult.holds_code`)."""
+    check_quality_levels(poor, acceptable)
+    kept = [stratum for stratum in strata if stratum.items]
+    agreement = sum(stratum_log_ratio(stratum, poor, acceptable) for stratum in kept)
+    speed = too_fast_log_ratio(timed_items, median_seconds)
+    decision = _wald_decision(agreement + speed, alpha, beta)
+    return QualityResult(
+        items=sum(stratum.items for stratum in kept),
+        agreements=sum(stratum.agreements for stratum in kept),
+        poor=poor,
+        acceptable=acceptable,
+        agreement_log_ratio=agreement,
+        speed_log_ratio=speed,
+        decision={AT_CHANCE: POOR, ORDINARY: ACCEPTABLE}.get(decision, UNDECIDED),
+        median_seconds=median_seconds,
+    )
+
+
+def check_quality_levels(poor: float, acceptable: float, labels: int = 3) -> None:
+    """Refuse levels the test cannot weigh: both above chance (1/labels) and below 1, poor below acceptable."""
+    chance = 1 / labels
+    if not (chance < poor < acceptable < 1):
+        raise ValueError(
+            f"The poor level ({poor}) must be below the acceptable level ({acceptable}), "
+            f"both above chance ({chance:.2f}) and below 1."
+        )
+
+
+def false_hold_rate(
+    poor: float, acceptable: float, labels: int, *, reference_accuracy: float = REFERENCE_ACCURACY["written"]
+) -> float:
+    """The share of honest workers exactly at the acceptable level whose code the quality test holds
+    after `labels` answers against written labels (three balanced answers, no speed evidence): the
+    exact binomial probability that their agreements fall where the posterior of "poor" reaches
+    HOLD_POSTERIOR_POOR. Workers better than the acceptable level are held less often."""
+    from scipy.stats import binom
+
+    check_quality_levels(poor, acceptable)
+    low = expected_agreement(poor, reference_accuracy)
+    high = expected_agreement(acceptable, reference_accuracy)
+    needed = math.log(HOLD_POSTERIOR_POOR / (1 - HOLD_POSTERIOR_POOR))
+    # The log ratio falls by a fixed step per agreement: held at `most` agreements or fewer.
+    per_agreement = math.log(low / high) - math.log((1 - low) / (1 - high))
+    most = math.floor((needed - labels * math.log((1 - low) / (1 - high))) / per_agreement)
+    return float(binom.cdf(most, labels, high)) if most >= 0 else 0.0

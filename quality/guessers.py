@@ -1,20 +1,49 @@
-"""Guessers in short sessions (issue 27 item 4): the sequential test's answer to a completing session.
+"""The completion hold of guessers and poor workers: the two sequential tests' answer to a completing session.
 
 A study with `hold_code_at_chance` asks before it hands out a completion code (the task apps pass
-`hold_code_of_guesser` to `crowd.services.record_task_done`); the code is held when the worker's labels, over every session and study so far,
-are probably at chance (`flags.SequentialResult.holds_code`: posterior at least 0.9 under the
-sequential test's two hypotheses). The reason is for researchers.
+`hold_code_of_guesser` to `crowd.services.record_task_done`); the code is held when the worker's
+answers, over every session and study so far, are probably at chance (issue 27 item 4: the chance
+test, `flags.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
+acceptable one (issue 51: the quality test, `flags.QualityResult.holds_code`, with the study's
+`poor_accuracy` and `acceptable_accuracy`; too fast to read counts as evidence). `hold_reason` is
+the one rule; the reason is for researchers.
 """
 
-from .selectors import sequential_evidence
+from collections.abc import Callable, Iterable
+
+from corpus.models import Worker
+
+from . import flags
+from .selectors import quality_evidence, sequential_evidence
 
 
-def hold_code_of_guesser(study_session):
+def hold_reason(worker, study, *, more: Iterable[flags.QualityStratum] = ()) -> str | None:
+    """Why this worker's code is held in this study, or None: at chance first (the stronger finding),
+    else probably poor. `more`: strata a task app adds to the quality test (MPE's per-premise labels)."""
+    chance = sequential_evidence(worker)
+    if chance.holds_code:
+        return f"Labels at chance so far: {chance.reason}."
+    quality = quality_evidence(worker, poor=study.poor_accuracy, acceptable=study.acceptable_accuracy, more=more)
+    if quality.holds_code:
+        return f"Labels probably below the study's acceptable accuracy: {quality.reason}."
+    return None
+
+
+def hold_code_of_guesser(study_session, *, more: Iterable[flags.QualityStratum] = ()) -> str | None:
     """The reason to hold this completing session's code, or None (always None unless its study
-    holds the codes of sessions at chance)."""
+    holds the codes of guessers and poor workers)."""
     if not study_session.study.hold_code_at_chance:
         return None
-    evidence = sequential_evidence(study_session.worker)
-    if not evidence.holds_code:
-        return None
-    return f"Labels at chance so far: {evidence.reason}."
+    return hold_reason(study_session.worker, study_session.study, more=more)
+
+
+def hold_code_with(more: Callable[[Worker], Iterable[flags.QualityStratum]]):
+    """`hold_code_of_guesser` with strata a task app computes for the session's worker (the app
+    above passes its own reader, e.g. per-premise labels): what `record_task_done` is given."""
+
+    def hold(study_session) -> str | None:
+        if not study_session.study.hold_code_at_chance:
+            return None
+        return hold_code_of_guesser(study_session, more=more(study_session.worker))
+
+    return hold

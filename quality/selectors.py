@@ -315,6 +315,26 @@ def guesser_evidence_by_worker(
     (`flags.chance_agreement`); the answers of excluded workers and of workers whose code was held
     for guessing are never a reference.
     """
+    return {
+        pk: flag_rules.combined_sequential_test(
+            flag_rules.Stratum(
+                own=counts.own,
+                reference=counts.reference,
+                agreements=counts.agreements,
+                kappa=_KAPPA.get(kind, flag_rules.ORDINARY_KAPPA),
+            )
+            for (_source, kind), counts in by_stratum.items()
+        )
+        for pk, by_stratum in _tallies_by_worker(worker_ids, catch_trials=catch_trials).items()
+    }
+
+
+def _tallies_by_worker(
+    worker_ids: Iterable[int], *, catch_trials: bool = True
+) -> dict[int, dict[tuple[str, str], "_Tally"]]:
+    """{worker pk: {(source, kind): tally}}: every answer against the best reference its item has
+    (`guesser_evidence_by_worker` says which); the chance test and the quality test weigh the same
+    tallies, each by its own hypotheses."""
     wanted = list(dict.fromkeys(worker_ids))
     strata: dict[int, dict[tuple[str, str], _Tally]] = {pk: {} for pk in wanted}
 
@@ -372,18 +392,75 @@ def guesser_evidence_by_worker(
     for worker, pair, judgment in judged:
         if (common := _most_common_of_others(grammar.get(pair, []), worker)) is not None:
             tally(worker, ("grammaticality", common[1]), judgment, common[0])
-    return {
-        pk: flag_rules.combined_sequential_test(
-            flag_rules.Stratum(
+    return strata
+
+
+def quality_evidence(
+    worker: Worker,
+    *,
+    poor: float = flag_rules.DEFAULT_POOR_ACCURACY,
+    acceptable: float = flag_rules.DEFAULT_ACCEPTABLE_ACCURACY,
+    more: Iterable[flag_rules.QualityStratum] = (),
+) -> flag_rules.QualityResult:
+    """The quality test (issue 51) over every judgment this worker ever gave: `quality_evidence_by_worker`."""
+    return quality_evidence_by_worker([worker.pk], poor=poor, acceptable=acceptable, more={worker.pk: list(more)})[
+        worker.pk
+    ]
+
+
+def quality_evidence_by_worker(
+    worker_ids: Iterable[int],
+    *,
+    poor: float = flag_rules.DEFAULT_POOR_ACCURACY,
+    acceptable: float = flag_rules.DEFAULT_ACCEPTABLE_ACCURACY,
+    more: dict[int, list[flag_rules.QualityStratum]] | None = None,
+) -> dict[int, flag_rules.QualityResult]:
+    """The quality test of "accuracy at the `poor` level" against "at the `acceptable` level", per
+    worker, over the strata of the guesser evidence (`guesser_evidence_by_worker`: the same answers,
+    the same references), each weighted by how often its kind of reference is right
+    (`flags.REFERENCE_ACCURACY`), plus the worker's speed (median seconds per validation item: too
+    fast to read is evidence of "poor") and `more` strata a task app adds (MPE's per-premise labels,
+    which this app cannot read: validation sits above it)."""
+    tallies = _tallies_by_worker(worker_ids)
+    speeds = _timing_by_worker(list(tallies))
+    results = {}
+    for pk, by_stratum in tallies.items():
+        strata = [
+            flag_rules.QualityStratum(
                 own=counts.own,
                 reference=counts.reference,
                 agreements=counts.agreements,
-                kappa=_KAPPA.get(kind, flag_rules.ORDINARY_KAPPA),
+                reference_accuracy=flag_rules.REFERENCE_ACCURACY[kind if source in _BY_OTHERS else source],
+                labels=2 if kind == "two" else 3,
             )
-            for (_source, kind), counts in by_stratum.items()
+            for (source, kind), counts in by_stratum.items()
+        ]
+        timed, median = speeds.get(pk, (0, None))
+        results[pk] = flag_rules.sequential_quality_test(
+            [*strata, *(more or {}).get(pk, [])],
+            poor=poor,
+            acceptable=acceptable,
+            timed_items=timed,
+            median_seconds=median,
         )
-        for pk, by_stratum in strata.items()
-    }
+    return results
+
+
+# Strata whose reference is other judges' answers: their reference accuracy is by kind (how many agree).
+_BY_OTHERS = ("others", "grammaticality")
+
+
+def _timing_by_worker(worker_ids: list[int]) -> dict[int, tuple[int, float | None]]:
+    """{worker pk: (timed validation items, median seconds per item)}: the speed evidence."""
+    if not worker_ids:
+        return {}
+    timed_labels = ValidationLabel.objects.filter(
+        worker_id__in=worker_ids, position__gt=AUTHOR_POSITION, seconds__isnull=False
+    )
+    counts = dict(timed_labels.values("worker_id").annotate(n=Count("id")).order_by().values_list("worker_id", "n"))
+    sql, params = timed_labels.values("worker_id", "seconds").query.sql_with_params()
+    medians = median_per_worker(sql, params)
+    return {pk: (counts[pk], medians.get(pk)) for pk in counts}
 
 
 @dataclass

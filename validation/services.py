@@ -46,10 +46,11 @@ from crowd.models import ClaimStatus, StudySession, TaskClaim
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
 from quality.catch_trials import pick_catch_trials, score_catch_trials
-from quality.guessers import hold_code_of_guesser
+from quality.guessers import hold_code_with
 
 from . import credits, selectors
 from .models import ValidationClaim
+from .premise_label_evidence import premise_label_strata
 from .signals import validation_labels_added
 
 
@@ -547,7 +548,7 @@ def submit_validation_batch(
                 catch_labels=catch_labels,
                 seconds=per_pair,
             )
-        record_task_done(study_session, hold_reasons=[hold_code_of_guesser])
+        record_task_done(study_session, hold_reasons=[hold_code_with(premise_label_strata)])
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 
 

@@ -5,13 +5,14 @@ sessions at chance (`Study.hold_code_at_chance`)?
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8830 --only guesser_kinds
 
 The judge (Django against the server's database) builds, per run, three studies with the hold on:
-- MPE: 120 multi-premise items built from captions (no written label), two earlier judges on each
+- MPE: 240 multi-premise items built from captions (no written label), two earlier judges on each
   (a collection in progress), 4 batches of 5 a visit;
-- recast: 150 two-way pairs, three in four "not-entailed" as DNC's recast sets lean, 6 batches a visit;
-- adversarial verification: 120 fooled-example pairs (the writer's target label written on each,
+- recast: 300 two-way pairs, three in four "not-entailed" as DNC's recast sets lean, 6 batches a visit;
+- adversarial verification: 240 fooled-example pairs (the writer's target label written on each,
   queued for verification through the validation task), 4 batches a visit.
-Per kind six participants arrive by the study link and answer every item at random (on recast,
-three toss a coin and three always answer "not-entailed": 75% agreement, all of it habit). A
+Per kind 24 participants (items enough for all: 20-30 answers each) arrive by the study link and
+answer every item at random (on recast, half toss a coin and half always answer "not-entailed":
+75% agreement, all of it habit). A
 participant "succeeds" when the page after the last batch shows a completion code. Grammaticality
 pages give no code (a validation study offers them beside its batches); their judgments feed the
 same evidence (tests/quality/test_guessers_every_kind.py).
@@ -24,7 +25,7 @@ from bench.attacks._participant import LABELS, Participant, django_ready, wilson
 
 NAME = "guesser_kinds"
 CLAIM = "Random clickers in MPE, recast two-way and adversarial verification studies earn completion codes."
-CLICKERS = 6
+CLICKERS = 24
 
 
 def _setup(nonce: str) -> dict:
@@ -84,7 +85,7 @@ def _setup(nonce: str) -> dict:
             author_label="",
             needs_validation=True,
         )
-        for n in range(120)
+        for n in range(240)
     )
     truth = {item.pk: rng.choice(LABELS) for item in items}
     for n in range(2):
@@ -113,9 +114,9 @@ def _setup(nonce: str) -> dict:
         return dataset
 
     recast = pairs_of(
-        f"atk-recast-{nonce}", LabelScheme.TWO_WAY, 150, lambda n: "entailment" if n % 4 == 0 else "neutral"
+        f"atk-recast-{nonce}", LabelScheme.TWO_WAY, 300, lambda n: "entailment" if n % 4 == 0 else "neutral"
     )
-    verification = pairs_of(f"atk-verify-{nonce}", LabelScheme.THREE_WAY, 120, lambda n: rng.choice(LABELS))
+    verification = pairs_of(f"atk-verify-{nonce}", LabelScheme.THREE_WAY, 240, lambda n: rng.choice(LABELS))
     return {
         "mpe": (study(mpe, TaskKind.MPE_JUDGMENT, 4), "/validate/mpe/next/"),
         "recast": (study(recast, TaskKind.VALIDATION, 6), "/validate/next/"),
@@ -154,7 +155,8 @@ def run(base_url: str, *, seed: int = 0) -> dict:
         "measure": "share of clicker sessions that earned a code",
         "value": round(share, 4),
         "interval": wilson(codes, tries),
-        # The hold asks at a posterior of 0.9 after 20-30 answers: a guesser in ten may still pass.
-        "at_chance_or_refused": share <= 0.15,
+        # Issue 51 item 6: at most one clicker in 24 keeps a code (the chance test alone let about
+        # one in ten through; the quality test, a clicker being far below a study's poor level, holds the rest).
+        "at_chance_or_refused": codes <= tries // 24,
         "detail": "; ".join(f"{kind}: {text}" for kind, text in per_kind.items()),
     }

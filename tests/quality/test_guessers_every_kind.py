@@ -6,6 +6,7 @@ one guesser evidence (`quality.selectors.guesser_evidence_by_worker`): the writt
 item has one (validation, recast two-way, adversarial verification), else a researcher's reference
 label or catch trial, else the other judges' answers (MPE, grammaticality)."""
 
+import itertools
 import random
 
 import pytest
@@ -20,17 +21,22 @@ from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
 from quality import flags as flag_rules
 from quality.models import ReferenceLabel
-from quality.selectors import guesser_evidence_by_worker
+from quality.selectors import guesser_evidence_by_worker, quality_evidence
+from tests.present import present
 from tests.validation.test_mpe_task import make_mpe_items
 from tests.validation.test_scheme_tasks import scheme_pairs
 from tests.validation.validation_factories import item_field
 from validation.models import ValidationClaim
+from validation.premise_label_evidence import premise_label_strata
 from validation.selectors import BATCH_SIZE
 
 pytestmark = pytest.mark.django_db
 CLICKERS = 6
 # A bound on codes earned by chance is passed by chance this rarely (tests/validation/test_batch_order.py).
 P_FLOOR = 1e-4
+# A clicker is held by the chance test or, since issue 51, by the quality test (a uniform clicker is
+# far below a study's poor accuracy): either reason holds the code.
+HELD = ("Labels at chance so far", "below the study's acceptable accuracy")
 
 
 def study_of(dataset, kind, slug, tasks_per_batch=4, **options):
@@ -112,7 +118,7 @@ def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
     )
     assert bound < CLICKERS  # every clicker keeping the code (the old code) always fails
     assert codes <= bound
-    assert sum("Labels at chance so far" in session.code_held_reason for session in held) == CLICKERS - codes
+    assert sum(any(reason in session.code_held_reason for reason in HELD) for session in held) == CLICKERS - codes
     assert honest.completion_code and not honest.code_held_reason
 
 
@@ -194,3 +200,46 @@ def test_grammaticality_judgments_feed_the_evidence_against_the_other_judges(mak
     evidence = guesser_evidence_by_worker([clicker.pk, judges[0].pk])
     assert evidence[clicker.pk].holds_code and evidence[clicker.pk].items == 40
     assert not evidence[judges[0].pk].holds_code
+
+
+def test_per_premise_clickers_are_held_and_honest_judges_are_not(make_worker):
+    """Issue 51 item 6: MPE's per-premise labels (§5.2) are evidence too. Before, a per-premise
+    study handed every clicker a code (no hold was asked); now each label is weighed against the
+    other judges' labels of its premise pair (`validation.premise_label_evidence`), and a uniform
+    clicker (a third right) is far below the study's poor accuracy."""
+    from tests.validation.premise_helpers import make_items
+    from validation.models import PremiseLabelClaim, PremisePair
+    from validation.premise_labels import add_premise_labels, claim_premise_batch, submit_premise_batch
+
+    dataset, _ = make_items(24, slug="spe-guessers")
+    pairs = list(PremisePair.objects.filter(item__dataset=dataset))
+    truth = {pair.pk: LABELS[(pair.pk * 7) % 3] for pair in pairs}
+    for n in range(2):
+        add_premise_labels(make_worker(username=f"spe-earlier-{n}"), truth)
+    study = study_of(dataset, TaskKind.PREMISE_LABELS, "spe-held", tasks_per_batch=4)
+
+    def session_of(worker, answer):
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s-{worker.pk}")
+        for _ in range(study.tasks_per_batch):
+            batch = present(claim_premise_batch(worker, study_session=session))
+            claims = PremiseLabelClaim.objects.filter(batch=batch, worker=worker)
+            submit_premise_batch(
+                worker, batch, {claim.premise_pair_id: answer(claim.premise_pair_id) for claim in claims}
+            )
+        session.refresh_from_db()
+        assert session.is_complete
+        return session
+
+    # Right every third answer, whatever order the batches come in: a uniform clicker's share.
+    turn = itertools.count()
+
+    def at_chance(pk):
+        right = LABELS.index(truth[pk])
+        return LABELS[right if next(turn) % 3 == 0 else (right + 1) % 3]
+
+    clicker = session_of(make_worker(username="spe-clicker"), at_chance)
+    honest = session_of(make_worker(username="spe-honest"), lambda pk: truth[pk])
+    assert not clicker.completion_code and "below the study's acceptable accuracy" in clicker.code_held_reason
+    assert not quality_evidence(clicker.worker).holds_code  # without the per-premise labels: no evidence
+    assert quality_evidence(clicker.worker, more=premise_label_strata(clicker.worker)).holds_code
+    assert honest.completion_code and not honest.code_held_reason

@@ -1,0 +1,190 @@
+"""Simulations of the quality test (issue 51): does it hold rule-based labellers within a few
+batches, and how often does it hold honest workers?
+
+    .venv/bin/python bench/quality_test.py [--workers 2000] [--seed 20261126]
+
+Items are real SNLI dev pairs (`/work/shared/data/snli_1.0_dev.jsonl`, or NLI_SHARED_DATA; those
+with a gold label); each is weighed, as the platform weighs a validation label, against the label
+its pair was written for (SNLI's first annotator, its author), and a catch trial (10% of places)
+against the gold label. A simulated honest worker at accuracy a gives the gold label with
+probability a, else one of the two others at random; the rule labeller gives
+`bench/attacks/_rule_labeller.rule_label` (0.515 against gold); a uniform clicker a random label.
+A session is six batches of five (the attack studies' size); a worker does up to four sessions,
+each on new pairs, and the study asks at each session's end (the completion hold), with the
+chance test and the quality test both as `quality.guessers.hold_code_of_guesser` applies them.
+"Fast" bots submit at 0.3 s an item (1.5 s a batch: far too fast to read), the "fast reader"
+honest worker at 3 s an item (too fast by the workers page's 4 s rule): the speed evidence counts.
+
+Printed: per kind of worker the share held at the end of the first session and within four, with
+95% Wilson intervals over the simulated workers, and for the held, the labels to the first batch
+after which the test would hold (the median, and the 90th percentile); then the false-hold rate
+the study form shows for the default levels (an honest worker exactly at 75%, no speed evidence).
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench.attacks._rule_labeller import rule_label  # noqa: E402
+from quality import flags  # noqa: E402
+
+DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
+LABELS = ("entailment", "neutral", "contradiction")
+BATCH, BATCHES, SESSIONS = 5, 6, 4
+CATCH_SHARE = 0.1
+SLOW_SECONDS = 6.0
+
+
+def snli_items() -> list[dict]:
+    items = []
+    with DATA.open() as lines:
+        for line in lines:
+            row = json.loads(line)
+            written = row["annotator_labels"][0]
+            if row["gold_label"] in LABELS and written in LABELS:
+                rule = rule_label(row["sentence1"], row["sentence2"])
+                items.append({"gold": row["gold_label"], "written": written, "rule": rule})
+    return items
+
+
+def answer(kind: str, accuracy: float, item: dict, rng: random.Random) -> str:
+    if kind == "rule":
+        return item["rule"]
+    if kind == "clicker":
+        return rng.choice(LABELS)
+    if rng.random() < accuracy:
+        return item["gold"]
+    return rng.choice([label for label in LABELS if label != item["gold"]])
+
+
+class Evidence:
+    """A worker's strata as `quality.selectors` tallies them: written labels and catch trials."""
+
+    def __init__(self) -> None:
+        self.tallies: dict[str, tuple[dict[str, int], dict[str, int], list[int]]] = {
+            "written": ({}, {}, [0]),
+            "catch": ({}, {}, [0]),
+        }
+        self.seconds: list[float] = []
+
+    def add(self, source: str, own: str, reference: str, seconds: float) -> None:
+        mine, theirs, agreements = self.tallies[source]
+        mine[own] = mine.get(own, 0) + 1
+        theirs[reference] = theirs.get(reference, 0) + 1
+        agreements[0] += own == reference
+        self.seconds.append(seconds)
+
+    def holds(self) -> tuple[bool, bool]:
+        """(held by the chance test, held by the quality test)."""
+        chance = flags.combined_sequential_test(
+            flags.Stratum(own=mine, reference=theirs, agreements=agreements[0])
+            for mine, theirs, agreements in self.tallies.values()
+        )
+        quality = flags.sequential_quality_test(
+            (
+                flags.QualityStratum(
+                    own=mine,
+                    reference=theirs,
+                    agreements=agreements[0],
+                    reference_accuracy=flags.REFERENCE_ACCURACY[source],
+                )
+                for source, (mine, theirs, agreements) in self.tallies.items()
+            ),
+            timed_items=len(self.seconds),
+            median_seconds=statistics.median(self.seconds) if self.seconds else None,
+        )
+        return chance.holds_code, quality.holds_code
+
+
+def simulate(kind: str, accuracy: float, seconds: float, items: list[dict], rng: random.Random) -> dict:
+    """One worker through up to SESSIONS sessions: held at which session's end (or never), and the
+    labels after which a hold would first have come (checked after every batch)."""
+    evidence = Evidence()
+    first_hold_labels = None
+    held_session = None
+    held_by = None
+    order = rng.sample(range(len(items)), SESSIONS * BATCHES * BATCH)
+    place = 0
+    for session in range(1, SESSIONS + 1):
+        for _ in range(BATCHES):
+            for _ in range(BATCH):
+                item = items[order[place]]
+                place += 1
+                own = answer(kind, accuracy, item, rng)
+                if rng.random() < CATCH_SHARE:
+                    evidence.add("catch", own, item["gold"], seconds)
+                else:
+                    evidence.add("written", own, item["written"], seconds)
+            if first_hold_labels is None and any(evidence.holds()):
+                first_hold_labels = place
+        chance, quality = evidence.holds()
+        if chance or quality:
+            held_session = session
+            held_by = "quality" if quality else "chance"
+            break
+    return {"held_session": held_session, "held_by": held_by, "first_hold_labels": first_hold_labels}
+
+
+def wilson(successes: int, tries: int, z: float = 1.96) -> str:
+    share = successes / tries
+    centre = (share + z * z / (2 * tries)) / (1 + z * z / tries)
+    half = z * (share * (1 - share) / tries + z * z / (4 * tries * tries)) ** 0.5 / (1 + z * z / tries)
+    return f"{share:.4f} [{max(0.0, centre - half):.4f}, {min(1.0, centre + half):.4f}]"
+
+
+KINDS = [
+    ("rule labeller, human pace", "rule", 0.0, SLOW_SECONDS),
+    ("rule labeller, 1.5 s a batch", "rule", 0.0, 0.3),
+    ("uniform clicker", "clicker", 1 / 3, SLOW_SECONDS),
+    ("honest 75%", "honest", 0.75, SLOW_SECONDS),
+    ("honest 80%", "honest", 0.80, SLOW_SECONDS),
+    ("honest 90%", "honest", 0.90, SLOW_SECONDS),
+    ("honest 75%, fast reader", "honest", 0.75, 3.0),
+    ("honest 80%, fast reader", "honest", 0.80, 3.0),
+]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=20261126)
+    args = parser.parse_args(argv)
+    items = snli_items()
+    rule_accuracy = sum(item["rule"] == item["gold"] for item in items) / len(items)
+    written_accuracy = sum(item["written"] == item["gold"] for item in items) / len(items)
+    print(
+        f"{len(items)} SNLI dev pairs; rule labeller right {rule_accuracy:.3f}; written label = gold {written_accuracy:.3f}"
+    )
+    print(
+        f"levels: poor {flags.DEFAULT_POOR_ACCURACY}, acceptable {flags.DEFAULT_ACCEPTABLE_ACCURACY}; "
+        f"sessions of {BATCHES}x{BATCH}; {args.workers} workers a kind; seed {args.seed}\n"
+    )
+    header = f"{'worker':30} {'held after session 1':28} {'held within 4 sessions':28} {'by quality':>10} {'labels to hold: median, p90':>28}"
+    print(header)
+    for name, kind, accuracy, seconds in KINDS:
+        rng = random.Random(f"{args.seed}-{name}")
+        runs = [simulate(kind, accuracy, seconds, items, rng) for _ in range(args.workers)]
+        first = sum(run["held_session"] == 1 for run in runs)
+        ever = sum(run["held_session"] is not None for run in runs)
+        by_quality = sum(run["held_by"] == "quality" for run in runs)
+        to_hold = sorted(run["first_hold_labels"] for run in runs if run["first_hold_labels"] is not None)
+        labels = f"{statistics.median(to_hold):.0f}, {to_hold[int(0.9 * (len(to_hold) - 1))]}" if to_hold else "-"
+        print(
+            f"{name:30} {wilson(first, args.workers):28} {wilson(ever, args.workers):28} {by_quality:>10} {labels:>28}"
+        )
+    print("\nfalse-hold rate of the default levels for an honest worker at exactly 75% (the study form's figure):")
+    for n in (30, 60, 120, 240):
+        rate = flags.false_hold_rate(flags.DEFAULT_POOR_ACCURACY, flags.DEFAULT_ACCEPTABLE_ACCURACY, n)
+        print(f"  after {n} labels: {rate:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""MPE's per-premise labels (Lai et al. 2017 §5.2) as evidence of the quality test (issue 51 item 6).
+
+A per-premise label is a judgment like any other: a clicker's are random. The quality app weighs
+answers against references but cannot read this app's table (it sits beneath validation), so
+validation reads the worker's per-premise labels here and hands them to the completion hold
+(`quality.guessers.hold_code_with`) as strata: each label against the other judges' most common
+label of its premise pair ("agreeing" when two or more gave it, else "one other"; ties and premise
+pairs nobody else judged are left out). Excluded workers and workers whose code was held are no
+reference, as in `quality.selectors`.
+"""
+
+from collections import Counter
+
+from corpus.models import Worker
+from crowd.models import StudySession
+from quality import flags
+
+from .models import PremiseLabel
+
+
+def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
+    """The worker's per-premise labels against the other judges', as the quality test's strata."""
+    mine = dict(PremiseLabel.objects.filter(worker=worker).values_list("premise_pair_id", "label"))
+    if not mine:
+        return []
+    held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
+    others: dict[int, Counter] = {}
+    for pair, label in (
+        PremiseLabel.objects.filter(premise_pair_id__in=list(mine), worker__isnull=False, worker__is_excluded=False)
+        .exclude(worker=worker)
+        .exclude(worker_id__in=held)
+        .values_list("premise_pair_id", "label")
+    ):
+        others.setdefault(pair, Counter())[label] += 1
+    tallies: dict[str, tuple[Counter, Counter, list[int]]] = {}
+    for pair, label in mine.items():
+        counted = others.get(pair, Counter()).most_common(2)
+        if not counted or (len(counted) == 2 and counted[0][1] == counted[1][1]):
+            continue
+        reference, votes = counted[0]
+        own, references, agreements = tallies.setdefault(
+            "agreeing" if votes >= 2 else "one other", (Counter(), Counter(), [0])
+        )
+        own[label] += 1
+        references[reference] += 1
+        agreements[0] += label == reference
+    return [
+        flags.QualityStratum(
+            own=dict(own),
+            reference=dict(references),
+            agreements=agreements[0],
+            reference_accuracy=flags.REFERENCE_ACCURACY[kind],
+        )
+        for kind, (own, references, agreements) in tallies.items()
+    ]
