@@ -81,7 +81,51 @@ def save_check(run: AggregationRun, checked: CheckedLabels) -> dict[str, Any]:
         ),
         batch_size=WRITE_BATCH,
     )
-    return {**checked.check.figures(), "pairs_to_adjudicate": len(checked.at_risk), "seconds": checked.seconds}
+    held = hold_money_of_members(run, list(groups.values()))
+    return {
+        **checked.check.figures(),
+        "pairs_to_adjudicate": len(checked.at_risk),
+        "sessions_held": held,
+        "seconds": checked.seconds,
+    }
+
+
+def group_reason(group: CorrelatedWorkerGroup) -> str:
+    return (
+        f"Labels agree with other ids far beyond their accuracy (correlated group {group.number} of "
+        f"aggregation run {group.run_id}: {group.co_errors} same wrong labels)."
+    )
+
+
+def hold_money_of_members(run: AggregationRun, groups: list[CorrelatedWorkerGroup]) -> int:
+    """Hold the completed, undecided sessions of each group's members in the run's dataset's studies
+    that hold codes (`hold_code_at_chance`): a group is found after its members finished, so the
+    hold keeps their bonuses and payment waiting for a researcher (crowd.holds.money_may_go), as a
+    hold at completion would have. Sessions held already, or decided, keep their reason. Returns
+    how many sessions were held now."""
+    from crowd.models import StudySession
+
+    held = 0
+    for group in groups:
+        held += StudySession.objects.filter(
+            worker__in=group.members.all(),
+            study__dataset_id=run.dataset_id,
+            study__hold_code_at_chance=True,
+            completed_at__isnull=False,
+            code_held_reason="",
+            code_hold_decision="",
+        ).update(code_held_reason=group_reason(group)[:300])
+    return held
+
+
+def correlated_group_of(worker: Worker, dataset_id: int) -> CorrelatedWorkerGroup | None:
+    """The group this worker belongs to in the latest finished aggregation run of the dataset, or None."""
+    from annotation_site.long_tasks import JobStatus
+
+    latest = (
+        AggregationRun.objects.filter(status=JobStatus.DONE, dataset_id=dataset_id).order_by("-pk").values("pk")[:1]
+    )
+    return CorrelatedWorkerGroup.objects.filter(run_id__in=latest, members=worker).select_related("run").first()
 
 
 # --- reads for the pages -------------------------------------------------------------------------

@@ -14,18 +14,23 @@ from collections.abc import Callable, Iterable
 from corpus.models import Worker
 
 from . import flags
+from .correlated_runs import correlated_group_of, group_reason
 from .selectors import quality_evidence, sequential_evidence
 
 
 def hold_reason(worker, study, *, more: Iterable[flags.QualityStratum] = ()) -> str | None:
     """Why this worker's code is held in this study, or None: at chance first (the stronger finding),
-    else probably poor. `more`: strata a task app adds to the quality test (MPE's per-premise labels)."""
+    else probably poor, else one of a correlated group (issue 51: ids that share their wrong answers,
+    found by the latest aggregation run of the study's dataset). `more`: strata a task app adds to the quality test (MPE's per-premise labels)."""
     chance = sequential_evidence(worker)
     if chance.holds_code:
         return f"Labels at chance so far: {chance.reason}."
     quality = quality_evidence(worker, poor=study.poor_accuracy, acceptable=study.acceptable_accuracy, more=more)
     if quality.holds_code:
         return f"Labels probably below the study's acceptable accuracy: {quality.reason}."
+    group = correlated_group_of(worker, study.dataset_id)
+    if group is not None:
+        return group_reason(group)
     return None
 
 

@@ -241,3 +241,47 @@ def test_without_a_group_nothing_is_sent_and_the_page_says_so(
     assert response.status_code == 302 and len(queued) == 1
     again = AggregationRun.objects.exclude(pk=run.pk).get()
     assert again.methods == ["dawid_skene"] and again.dataset == dataset
+
+
+def test_a_group_found_after_its_members_finished_holds_their_money_and_their_next_codes(
+    slice_in_database, researcher, django_capture_on_commit_callbacks
+):
+    from django.utils import timezone
+
+    from crowd.holds import money_may_go
+    from crowd.models import Study, StudySession, TaskKind
+    from quality.correlated_runs import correlated_group_of
+    from quality.guessers import hold_reason
+
+    _, _, dataset, _, workers = slice_in_database
+    study = Study.objects.create(
+        slug="correlated-hold",
+        name="correlated hold",
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        completion_code="DONE",
+        hold_code_at_chance=True,
+    )
+    bot, honest = workers[f"{BOT_PREFIX}0"], workers[f"{HONEST_PREFIX}0"]
+    finished = {
+        worker.pk: StudySession.objects.create(
+            study=study, worker=worker, external_session_id=f"s-{worker.pk}", completed_at=timezone.now()
+        )
+        for worker in (bot, honest)
+    }
+    assert correlated_group_of(bot, dataset.pk) is None  # no run yet: nothing links the bot to the others
+
+    run = run_check(dataset, researcher, django_capture_on_commit_callbacks)
+    assert run.figures["correlated"]["sessions_held"] == 1
+    for session in finished.values():
+        session.refresh_from_db()
+    assert "correlated group 1" in finished[bot.pk].code_held_reason
+    assert finished[honest.pk].code_held_reason == ""
+    payable = set(StudySession.objects.filter(money_may_go()).values_list("pk", flat=True))
+    assert finished[bot.pk].pk not in payable and finished[honest.pk].pk in payable
+    # The next session of a member is held when it completes (`hold_reason`, whose first finding on
+    # this slice's bots may be the chance test's); an honest worker's is not.
+    group = correlated_group_of(bot, dataset.pk)
+    assert group is not None and group.run_id == run.pk
+    assert correlated_group_of(honest, dataset.pk) is None
+    assert hold_reason(bot, study) is not None and hold_reason(honest, study) is None
