@@ -10,7 +10,10 @@ arrival's commit (`markets.check_arrival`, a Celery task; in this process in the
   assignment only once it is submitted, so until then the session waits ("pending").
 
 The answer is stored on the session (`StudySession.market_check`, its note, whose the market says
-the visit is). While Prolific has not vouched, a completing session's code is held
+the visit is). Labels written while the session waits count nowhere (`ValidationLabel.
+awaiting_market_session`), and count once the market vouches (`corpus.services.
+release_awaiting_labels`, in the answer's transaction); a refusal leaves them out for good.
+While the market has not vouched, a completing session's code is held
 (`crowd.holds.hold_code_of_unvouched`) and given once it does (`release_vouched_hold`). A record
 that names someone else, or none at all, is refused: the session's code stays held, the two ids
 are linked (never validating each other's pairs, `validation.selectors.candidate_statement`) and
@@ -30,6 +33,7 @@ from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from corpus.models import Worker
+from corpus.services import release_awaiting_labels
 from crowd.arrival import link_workers, session_arrived
 from crowd.holds import UNVOUCHED_PREFIX, release_vouched_hold
 from crowd.models import LinkReason, MarketCheck, Study, StudySession
@@ -180,6 +184,8 @@ def store_answer(session_id: int, worker_id: int, answer: MarketAnswer) -> None:
         )
         if answer.state == MarketCheck.VOUCHED:
             release_vouched_hold(session)
+            # The labels written while it waited count from now: their pairs are recounted here.
+            release_awaiting_labels(session.pk)
         elif answer.state == MarketCheck.REFUSED:
             _act_on_refusal(session, answer)
 
