@@ -26,7 +26,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.db.models import Count
 from django.dispatch import receiver
 from django.utils import timezone
@@ -42,7 +43,7 @@ from quality.services import set_excluded
 from .clients import MarketError
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
-from .models import MarketConnection
+from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
 from .services import client_for
 
@@ -122,13 +123,14 @@ def ask_mturk(client: MTurkClient, session: StudySession) -> MarketAnswer:
     return MarketAnswer(MarketCheck.VOUCHED, f"MTurk's assignment {assignment_id} is this worker's.", owner)
 
 
-def ask_market(session: StudySession) -> MarketAnswer:
-    """What the study's market says of the session's ids (no transaction is held across the call)."""
+def ask_market(session: StudySession, *, timeout: float | None = None, patient: bool = True) -> MarketAnswer:
+    """What the study's market says of the session's ids (no transaction is held across the call).
+    `timeout`, `patient`: as `client_for`'s, for a participant waiting at arrival."""
     connection = MarketConnection.objects.filter(study_id=session.study_id).first()
     if connection is None:
         return MarketAnswer(MarketCheck.UNCHECKED, "The study has no market connection: its ids are unchecked.")
     try:
-        client = client_for(connection)
+        client = client_for(connection, timeout=timeout, patient=patient)
     except SealingUnavailable as error:
         return MarketAnswer(
             MarketCheck.PENDING, f"The connection's credentials cannot be read: {error}", ask_again=True
@@ -138,7 +140,7 @@ def ask_market(session: StudySession) -> MarketAnswer:
     return ask_mturk(client, session)
 
 
-def check_session(session_id: int) -> MarketAnswer | None:
+def check_session(session_id: int, *, timeout: float | None = None, patient: bool = True) -> MarketAnswer | None:
     """Ask the market about a waiting session and store its answer; None when it waits no more
     (answered already, gone, a researcher's preview)."""
     session = (
@@ -148,7 +150,7 @@ def check_session(session_id: int) -> MarketAnswer | None:
     )
     if session is None:
         return None
-    answer = ask_market(session)
+    answer = ask_market(session, timeout=timeout, patient=patient)
     store_answer(session_id, session.worker_id, answer)
     return answer
 
@@ -218,14 +220,37 @@ def pending_sessions(now: datetime | None = None) -> list[int]:
 @receiver(session_arrived, dispatch_uid="markets.identity.check_on_arrival")
 def check_on_arrival(sender: type[StudySession], session: StudySession, **kwargs: object) -> None:
     """A session started in a study with a market connection waits for the market's word, asked
-    after the arrival's commit; the participant never waits on the market."""
-    if session.is_preview or not MarketConnection.objects.filter(study_id=session.study_id).exists():
+    after the arrival's commit: Prolific at once, before the first task is shown (`check_at_arrival`);
+    MTurk, which lists an assignment only once it is submitted, by the Celery task."""
+    if session.is_preview:
+        return
+    market = MarketConnection.objects.filter(study_id=session.study_id).values_list("market", flat=True).first()
+    if market is None:
         return
     if session.market_check != MarketCheck.PENDING:
         StudySession.objects.filter(pk=session.pk).update(market_check=MarketCheck.PENDING)
         session.market_check = MarketCheck.PENDING
     session_pk = session.pk
-    transaction.on_commit(lambda: enqueue("markets.check_arrival", session_pk))
+    if market == ConnectedMarket.PROLIFIC:
+        transaction.on_commit(lambda: check_at_arrival(session_pk))
+    else:
+        transaction.on_commit(lambda: enqueue("markets.check_arrival", session_pk))
+
+
+def check_at_arrival(session_id: int) -> MarketAnswer | None:
+    """Ask the market while the participant waits for their first task, at most
+    MARKET_ARRIVAL_TIMEOUT_SECONDS and never waiting out a rate limit: a made-up SESSION_ID is
+    refused before any task is shown. A market that does not answer in time leaves the session
+    waiting (its code held, its labels out of gold) for the Celery task and the beat's sweep."""
+    try:
+        answer = check_session(session_id, timeout=settings.MARKET_ARRIVAL_TIMEOUT_SECONDS, patient=False)
+    except DatabaseError:
+        # A lock the participant's own other request holds: nothing was stored; the task asks again.
+        answer = None
+        enqueue("markets.check_arrival", session_id)
+    if answer is not None and answer.state == MarketCheck.PENDING:
+        enqueue("markets.check_arrival", session_id)
+    return answer
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,8 @@ def test_a_market_that_is_down_holds_the_code_until_it_vouches(standin, django_c
     study = make_study()
     connect_prolific(study, standin)
     standin.add_submission("5f0000000000000000000004", "pid-4")
-    standin.fail("submission.get", "500")
+    # Down for the check at arrival and for the task's first try after it.
+    standin.fail("submission.get", "500", times=2)
     client = Client()
     with django_capture_on_commit_callbacks(execute=True):
         response = arrive_prolific(client, study, "pid-4", "5f0000000000000000000004", standin.study_id)
