@@ -1,8 +1,10 @@
 """An identity is real when the market says so (issue 50.1).
 
 A study link's PROLIFIC_PID / workerId is whatever the browser sends. Where the study has a market
-connection, each arrival is checked once against the market's own record of the visit, after the
-arrival's commit (`markets.check_arrival`, a Celery task; in this process in the embedded mode):
+connection, each arrival is checked against the market's own record of the visit, after the
+arrival's commit: Prolific's in the arrival request itself, before the first task is shown
+(`check_at_arrival`, MARKET_ARRIVAL_TIMEOUT_SECONDS), MTurk's and the ones not answered in time by
+`markets.check_arrival`, a Celery task (in this process in the embedded mode):
 
 - Prolific: the submission named by SESSION_ID (GET submissions/{id}/) is the participant's and
   the connection's study's;
