@@ -11,6 +11,7 @@ server) it counts and its pair's counters are recounted; after a refusal it neve
 import pytest
 from django.contrib.auth.models import User
 
+from corpus import tallies
 from corpus.labels import CONTRADICTION
 from corpus.models import Label, Market, Pair, ValidationLabel, Worker
 from corpus.recompute import find_disagreements
@@ -94,6 +95,8 @@ def test_labels_count_once_the_market_vouches_and_gold_is_recounted(standin, mak
     pair.refresh_from_db()
     assert (pair.label_count, pair.contradiction_votes, pair.gold_label) == (4, 3, CONTRADICTION)
     assert find_disagreements(study.dataset)[0] == 0
+    # The maintained aggregates (the dashboard's gold counts) moved with the recount.
+    assert tallies.check_and_rebuild(study.dataset, tallies.PAIRS_ONLY, repair=False).keys == 0
     # A label written after the vouching counts at once.
     second = an_undecided_pair(study, make_worker)
     later = label_in_session(worker, session, second)
