@@ -292,6 +292,9 @@ MARKET_CREDENTIALS_KEY = os.environ.get("MARKET_CREDENTIALS_KEY", "")
 PROLIFIC_API_URL = os.environ.get("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 MTURK_ENDPOINT_URL = os.environ.get("MTURK_ENDPOINT_URL", "")
 MARKET_TIMEOUT_SECONDS = float(os.environ.get("MARKET_TIMEOUT_SECONDS", "20"))
+# How long an arriving Prolific participant waits for the market's word on their ids before the
+# first task (markets.identity); no answer by then: the session waits (code held, labels out of gold).
+MARKET_ARRIVAL_TIMEOUT_SECONDS = float(os.environ.get("MARKET_ARRIVAL_TIMEOUT_SECONDS", "3"))
 # Longest wait a 429's Retry-After may ask before one retry; longer: the call fails and says so.
 MARKET_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MARKET_RETRY_WAIT_MAX_SECONDS", "30"))
 # A webhook older (or newer) than this is refused as a possible replay.

@@ -517,6 +517,13 @@ class ValidationLabel(models.Model):
         help_text="Ordinal datasets: the 1–5 rating as given; `label` holds its mapping (5 entailed, 1–4 not).",
     )
     seconds = models.FloatField(null=True, blank=True, help_text="Time the validator spent on the batch / 5.")
+    # The study session whose ids its market had not vouched for when the label was written (issue
+    # 50.1): the label counts nowhere until the market vouches (then this is emptied and the pair's
+    # counters healed) and never if it refuses. A plain number, not a foreign key: sessions are the
+    # crowd layer's, above this one, which empties it (markets.identity).
+    awaiting_market_session = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Study session whose market check this label waits for; empty: it may count."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -539,6 +546,12 @@ class ValidationLabel(models.Model):
             # The few replacement labels, found without scanning every label (`selectors.in_gold`).
             models.Index(
                 fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"
+            ),
+            # The few labels waiting for a market's word, found by their session when it answers.
+            models.Index(
+                fields=["awaiting_market_session"],
+                condition=Q(awaiting_market_session__isnull=False),
+                name="label_awaiting_market",
             ),
         ]
 

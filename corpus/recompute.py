@@ -186,6 +186,16 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     return report
 
 
+def heal_pairs(pair_pks: Sequence[int]) -> int:
+    """Recount these pairs' counters from the label table and write those that disagree (labels of
+    theirs began or stopped counting: a market vouched for their session); returns pairs fixed. In
+    the caller's transaction when there is one, as every fix batch is."""
+    fixed = _fix_in_batches(pair_pks)
+    if fixed:
+        mark_figures_changed()
+    return fixed
+
+
 def _fix_in_batches(pair_pks: Sequence[int]) -> int:
     """Fix these pairs' counters from the label table, FIX_BATCH pairs a transaction; returns pairs fixed.
 

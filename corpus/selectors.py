@@ -76,8 +76,9 @@ def premises_in(dataset: Dataset | str | None = None, split: str | None = None) 
 
 # --- which labels count ---------------------------------------------------------------------------
 # The one statement of the rule. Every label of a pair counts (the author's at AUTHOR_POSITION and
-# the validators' after it), except those of excluded workers (worker quality, SNLI §2.2); an
-# imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
+# the validators' after it), except those of excluded workers (worker quality, SNLI §2.2) and those
+# written in a study session its market has not vouched for (`awaiting_market_session`, issue 50.1:
+# until it vouches, or for good once it refuses); an imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
 # and exported labels take the earliest five by position (`in_gold`): a pair that lost a label to
 # an exclusion took a replacement after its last (6, 7, ...), and when the worker is included again
 # their label counts again and the latest replacement drops out.
@@ -85,7 +86,8 @@ def premises_in(dataset: Dataset | str | None = None, split: str | None = None) 
 
 def labels_that_count(prefix: str = "") -> Q:
     """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
-    return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+    by_whom = Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+    return by_whom & Q(**{f"{prefix}awaiting_market_session__isnull": True})
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:

@@ -48,7 +48,7 @@ from .models import (
     Worker,
     text_hash,
 )
-from .recompute import RecomputeReport, recompute_gold
+from .recompute import RecomputeReport, heal_pairs, recompute_gold
 from .selectors import labels_that_count
 from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
 
@@ -237,6 +237,7 @@ def add_labels(
     worker: Worker | None = None,
     seconds: float | None = None,
     releasing_places: bool = False,
+    awaiting_market_session: int | None = None,
 ) -> list[ValidationLabel]:
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
@@ -249,6 +250,10 @@ def add_labels(
     Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
     the database. `releasing_places`: each label comes from a claim that held a place on its pair
     (a validator's submit), so the pair's `held_places` drops by one in the same UPDATE.
+    `awaiting_market_session`: the labels were written in this study session, whose market has not
+    vouched for its ids yet: they are stored waiting (`labels_that_count` leaves them out) and move
+    no counter, so the pairs stay in the queue for other validators; `release_awaiting_labels`
+    counts them once the market vouches.
     """
     items: list[tuple[Pair, str, int | None]] = [
         (item[0], item[1], item[2] if len(item) > 2 else None)  # a 2- or 3-tuple
@@ -287,17 +292,25 @@ def add_labels(
                 break
             new_labels.append(
                 ValidationLabel(
-                    pair_id=row.pk, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
+                    pair_id=row.pk,
+                    worker=worker,
+                    position=position,
+                    label=label,
+                    seconds=seconds,
+                    ordinal=ordinal,
+                    awaiting_market_session=awaiting_market_session,
                 )
             )
+            if releasing_places:
+                row.held_places = max(0, row.held_places - 1)
+            if awaiting_market_session is not None:
+                continue  # counts nowhere yet: the pair's counters stay as they are
             vote_field = VOTE_FIELD[label]
             row.label_count += 1
             setattr(row, vote_field, getattr(row, vote_field) + 1)
             row.gold_label = row.adjudicated_label or gold_from_votes(
                 row.entailment_votes, row.neutral_votes, row.contradiction_votes, row.imported_gold
             )
-            if releasing_places:
-                row.held_places = max(0, row.held_places - 1)
             if stops_when_decided(row):
                 # The decided rule (corpus/stopping.py): the gold cannot change any more, so the
                 # pair leaves the claim indexes in the same UPDATE that moves its counters.
@@ -441,6 +454,31 @@ def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
     plain = [(*row, created_at) for row in rows]
     insert_rows(ValidationLabel._meta.db_table, columns, plain)
     return len(plain)
+
+
+# --- labels waiting for a market's word (issue 50.1) -------------------------------------------
+
+
+def release_awaiting_labels(session_id: int) -> list[int]:
+    """Count the labels written in study session `session_id` now that its market vouched for it:
+    they are no longer waiting, and their pairs' counters, gold labels and tallies are recounted from
+    the label table (`corpus.recompute`, the path an exclusion heals by), in the caller's transaction
+    when there is one. Returns the pks of the pairs recounted."""
+    with transaction.atomic():
+        waiting = ValidationLabel.objects.filter(awaiting_market_session=session_id)
+        pair_pks = sorted(set(waiting.values_list("pair_id", flat=True)))
+        if not pair_pks:
+            return []
+        # The pairs first, in pk order as every writer locks them; then the labels.
+        list(
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .filter(pk__in=pair_pks)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        ValidationLabel.objects.filter(awaiting_market_session=session_id).update(awaiting_market_session=None)
+        heal_pairs(pair_pks)
+    return pair_pks
 
 
 # --- excluding workers -------------------------------------------------------------------------

@@ -242,17 +242,34 @@ def hold_code_of_shared_browser(session: StudySession, *, browser: str = "") -> 
 UNVOUCHED_PREFIX = "Not vouched for by the market"
 
 
+UNVOUCHED_YET = f"{UNVOUCHED_PREFIX} yet"
+
+
 def hold_code_of_unvouched(session: StudySession) -> str | None:
     """Why the completing `session`'s code is held when its study's market has not vouched for its
-    ids: the market's record names someone else (or nothing), or its answer is still awaited. A
-    Prolific submission exists from the participant's start, so Prolific is waited for; an MTurk
-    assignment is listed only once it is submitted (after the code), so an MTurk session is held
-    only once MTurk's record contradicts it (markets.identity holds it then)."""
+    ids: the market's record names someone else (or nothing), or its answer is still awaited, on
+    either market. An MTurk assignment is listed only once it is submitted, so an MTurk session
+    waiting for its listing may still submit its assignment (`submits_while_held`): its code and
+    money wait until MTurk lists it under this worker."""
     if session.market_check == MarketCheck.REFUSED:
         return f"{UNVOUCHED_PREFIX}: {session.market_check_note or 'its record is not this participant’s.'}"
-    if session.market_check == MarketCheck.PENDING and session.worker.market == Market.PROLIFIC:
-        return f"{UNVOUCHED_PREFIX} yet: waiting for Prolific to confirm the submission (asked again until it answers)."
+    if session.market_check == MarketCheck.PENDING:
+        if session.worker.market == Market.MTURK:
+            return f"{UNVOUCHED_YET}: waiting for MTurk to list the submitted assignment (asked again until it does)."
+        return f"{UNVOUCHED_YET}: waiting for Prolific to confirm the submission (asked again until it answers)."
     return None
+
+
+def submits_while_held(session: StudySession) -> bool:
+    """Whether the held `session` is an MTurk assignment held only until MTurk lists it: MTurk lists
+    it once it is submitted, so its completion page submits it (without a code) to let the market
+    answer. Its money waits all the same (`money_may_go`)."""
+    return (
+        session.worker.market == Market.MTURK
+        and session.market_check == MarketCheck.PENDING
+        and not session.code_hold_decision
+        and session.code_held_reason.startswith(UNVOUCHED_YET)
+    )
 
 
 def release_vouched_hold(session: StudySession) -> bool:

@@ -341,6 +341,13 @@ class StudySession(models.Model):
         return self.completed_at is not None
 
     @property
+    def labels_await_market(self) -> bool:
+        """Whether labels written in this session wait for its market's word before they count
+        (issue 50.1): its check is pending or was refused. Unchecked (no connection) and vouched
+        sessions' labels count at once."""
+        return self.market_check in (MarketCheck.PENDING, MarketCheck.REFUSED)
+
+    @property
     def code_is_held(self) -> bool:
         """Whether the session's code is withheld: held and not released (waiting, or refused)."""
         return bool(self.code_held_reason) and self.code_hold_decision != CodeHoldDecision.RELEASED

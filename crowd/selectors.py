@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 
+from .holds import submits_while_held
 from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskKind, WorkerLink
 
 COMPLETION_CSV_COLUMNS = [
@@ -76,7 +77,12 @@ def task_description(study: Study) -> str:
 
 def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
     """How a finished participant goes back to their market: ("url", href) for a completion URL
-    (Prolific), ("mturk", (action, fields)) for MTurk's externalSubmit form, or (None, None)."""
+    (Prolific), ("mturk", (action, fields)) for MTurk's externalSubmit form, or (None, None). An
+    MTurk assignment held until MTurk lists it (`crowd.holds.submits_while_held`) is submitted
+    without its code, so that MTurk lists it and the check can vouch."""
+    if submits_while_held(study_session) and study_session.turk_submit_to:
+        fields = {"assignmentId": study_session.external_session_id}
+        return "mturk", (f"{study_session.turk_submit_to}/mturk/externalSubmit", fields)
     if not study_session.completion_code:
         return None, None
     study = study_session.study

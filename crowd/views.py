@@ -3,6 +3,8 @@
 Views stay thin: arrival rules live in arrival.py, writes in services.py.
 """
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth import login
 from django.core.exceptions import PermissionDenied
@@ -28,8 +30,13 @@ def completion_page(request: HttpRequest, study_session: StudySession) -> HttpRe
     that did the work (StudySession.device); the writing and validation views show it too. Where
     the market allows, it sends the participant back."""
     if study_session.is_complete and study_session.code_is_held:
-        # Held for a researcher (until released): a neutral word, never the reason.
-        return render(request, "crowd/completion_held.html", {"study": study_session.study})
+        # Held for a researcher (until released): a neutral word, never the reason. An MTurk
+        # assignment waiting for MTurk to list it is submitted all the same (without its code).
+        return_kind, return_to = selectors.completion_return(study_session)
+        held: dict[str, Any] = {"study": study_session.study}
+        if return_kind == "mturk" and study_session.code_shown_in(browser_device(request)):
+            held.update(mturk_action=return_to[0], mturk_fields=return_to[1])
+        return render(request, "crowd/completion_held.html", held)
     if not study_session.completion_code:
         # Never a code for unfinished work (the views call this only for complete sessions).
         return redirect(next_task_url(study_session.study.task_kind))

@@ -1,8 +1,10 @@
 """An identity is real when the market says so (issue 50.1).
 
 A study link's PROLIFIC_PID / workerId is whatever the browser sends. Where the study has a market
-connection, each arrival is checked once against the market's own record of the visit, after the
-arrival's commit (`markets.check_arrival`, a Celery task; in this process in the embedded mode):
+connection, each arrival is checked against the market's own record of the visit, after the
+arrival's commit: Prolific's in the arrival request itself, before the first task is shown
+(`check_at_arrival`, MARKET_ARRIVAL_TIMEOUT_SECONDS), MTurk's and the ones not answered in time by
+`markets.check_arrival`, a Celery task (in this process in the embedded mode):
 
 - Prolific: the submission named by SESSION_ID (GET submissions/{id}/) is the participant's and
   the connection's study's;
@@ -10,7 +12,10 @@ arrival's commit (`markets.check_arrival`, a Celery task; in this process in the
   assignment only once it is submitted, so until then the session waits ("pending").
 
 The answer is stored on the session (`StudySession.market_check`, its note, whose the market says
-the visit is). While Prolific has not vouched, a completing session's code is held
+the visit is). Labels written while the session waits count nowhere (`ValidationLabel.
+awaiting_market_session`), and count once the market vouches (`corpus.services.
+release_awaiting_labels`, in the answer's transaction); a refusal leaves them out for good.
+While the market has not vouched, a completing session's code is held
 (`crowd.holds.hold_code_of_unvouched`) and given once it does (`release_vouched_hold`). A record
 that names someone else, or none at all, is refused: the session's code stays held, the two ids
 are linked (never validating each other's pairs, `validation.selectors.candidate_statement`) and
@@ -23,13 +28,15 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, transaction
 from django.db.models import Count
 from django.dispatch import receiver
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
 from corpus.models import Worker
+from corpus.services import release_awaiting_labels
 from crowd.arrival import link_workers, session_arrived
 from crowd.holds import UNVOUCHED_PREFIX, release_vouched_hold
 from crowd.models import LinkReason, MarketCheck, Study, StudySession
@@ -38,7 +45,7 @@ from quality.services import set_excluded
 from .clients import MarketError
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
-from .models import MarketConnection
+from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
 from .services import client_for
 
@@ -118,13 +125,14 @@ def ask_mturk(client: MTurkClient, session: StudySession) -> MarketAnswer:
     return MarketAnswer(MarketCheck.VOUCHED, f"MTurk's assignment {assignment_id} is this worker's.", owner)
 
 
-def ask_market(session: StudySession) -> MarketAnswer:
-    """What the study's market says of the session's ids (no transaction is held across the call)."""
+def ask_market(session: StudySession, *, timeout: float | None = None, patient: bool = True) -> MarketAnswer:
+    """What the study's market says of the session's ids (no transaction is held across the call).
+    `timeout`, `patient`: as `client_for`'s, for a participant waiting at arrival."""
     connection = MarketConnection.objects.filter(study_id=session.study_id).first()
     if connection is None:
         return MarketAnswer(MarketCheck.UNCHECKED, "The study has no market connection: its ids are unchecked.")
     try:
-        client = client_for(connection)
+        client = client_for(connection, timeout=timeout, patient=patient)
     except SealingUnavailable as error:
         return MarketAnswer(
             MarketCheck.PENDING, f"The connection's credentials cannot be read: {error}", ask_again=True
@@ -134,7 +142,7 @@ def ask_market(session: StudySession) -> MarketAnswer:
     return ask_mturk(client, session)
 
 
-def check_session(session_id: int) -> MarketAnswer | None:
+def check_session(session_id: int, *, timeout: float | None = None, patient: bool = True) -> MarketAnswer | None:
     """Ask the market about a waiting session and store its answer; None when it waits no more
     (answered already, gone, a researcher's preview)."""
     session = (
@@ -144,7 +152,7 @@ def check_session(session_id: int) -> MarketAnswer | None:
     )
     if session is None:
         return None
-    answer = ask_market(session)
+    answer = ask_market(session, timeout=timeout, patient=patient)
     store_answer(session_id, session.worker_id, answer)
     return answer
 
@@ -180,6 +188,8 @@ def store_answer(session_id: int, worker_id: int, answer: MarketAnswer) -> None:
         )
         if answer.state == MarketCheck.VOUCHED:
             release_vouched_hold(session)
+            # The labels written while it waited count from now: their pairs are recounted here.
+            release_awaiting_labels(session.pk)
         elif answer.state == MarketCheck.REFUSED:
             _act_on_refusal(session, answer)
 
@@ -212,14 +222,37 @@ def pending_sessions(now: datetime | None = None) -> list[int]:
 @receiver(session_arrived, dispatch_uid="markets.identity.check_on_arrival")
 def check_on_arrival(sender: type[StudySession], session: StudySession, **kwargs: object) -> None:
     """A session started in a study with a market connection waits for the market's word, asked
-    after the arrival's commit; the participant never waits on the market."""
-    if session.is_preview or not MarketConnection.objects.filter(study_id=session.study_id).exists():
+    after the arrival's commit: Prolific at once, before the first task is shown (`check_at_arrival`);
+    MTurk, which lists an assignment only once it is submitted, by the Celery task."""
+    if session.is_preview:
+        return
+    market = MarketConnection.objects.filter(study_id=session.study_id).values_list("market", flat=True).first()
+    if market is None:
         return
     if session.market_check != MarketCheck.PENDING:
         StudySession.objects.filter(pk=session.pk).update(market_check=MarketCheck.PENDING)
         session.market_check = MarketCheck.PENDING
     session_pk = session.pk
-    transaction.on_commit(lambda: enqueue("markets.check_arrival", session_pk))
+    if market == ConnectedMarket.PROLIFIC:
+        transaction.on_commit(lambda: check_at_arrival(session_pk))
+    else:
+        transaction.on_commit(lambda: enqueue("markets.check_arrival", session_pk))
+
+
+def check_at_arrival(session_id: int) -> MarketAnswer | None:
+    """Ask the market while the participant waits for their first task, at most
+    MARKET_ARRIVAL_TIMEOUT_SECONDS and never waiting out a rate limit: a made-up SESSION_ID is
+    refused before any task is shown. A market that does not answer in time leaves the session
+    waiting (its code held, its labels out of gold) for the Celery task and the beat's sweep."""
+    try:
+        answer = check_session(session_id, timeout=settings.MARKET_ARRIVAL_TIMEOUT_SECONDS, patient=False)
+    except DatabaseError:
+        # A lock the participant's own other request holds: nothing was stored; the task asks again.
+        answer = None
+        enqueue("markets.check_arrival", session_id)
+    if answer is not None and answer.state == MarketCheck.PENDING:
+        enqueue("markets.check_arrival", session_id)
+    return answer
 
 
 @dataclass(frozen=True)

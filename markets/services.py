@@ -166,11 +166,19 @@ def _recorder(connection: MarketConnection, by: Any = None, calls: list[MarketCa
     return record
 
 
-def client_for(connection: MarketConnection, by: Any = None, calls: list[MarketCall] | None = None):
+def client_for(
+    connection: MarketConnection,
+    by: Any = None,
+    calls: list[MarketCall] | None = None,
+    *,
+    timeout: float | None = None,
+    patient: bool = True,
+):
+    """The connection's market client; `timeout` and `patient` (Prolific's): a participant waits on it."""
     credentials = unseal(connection.sealed_credentials)
     record = _recorder(connection, by, calls)
     if connection.market == ConnectedMarket.PROLIFIC:
-        return ProlificClient(credentials.get("token", ""), record=record)
+        return ProlificClient(credentials.get("token", ""), record=record, timeout=timeout, patient=patient)
     return MTurkClient(
         credentials.get("access_key_id", ""),
         credentials.get("secret_access_key", ""),

@@ -526,16 +526,20 @@ def submit_validation_batch(
             seconds = (now - min(claim.created_at for claim in claims)).total_seconds()
         per_pair = seconds / len(claims) if seconds is not None else None
         ordinary = [claim for claim in claims if not claim.is_catch_trial]
+        study_session = claims[0].study_session
+        # Read after the worker's lock, which the market's answer takes too (markets.identity): a
+        # session vouched for meanwhile is seen so, and labels of one not yet vouched for wait.
+        waits_for = study_session.pk if study_session is not None and study_session.labels_await_market else None
         saved = add_labels(
             [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
             worker=worker,
             seconds=per_pair,
             releasing_places=True,
+            awaiting_market_session=waits_for,
         )
         # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
         credits.submitted(claims, now)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[claim.pair_id for claim in ordinary])
-        study_session = claims[0].study_session
         # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
         catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
         if catch_labels:

@@ -9,8 +9,9 @@ says the submission is the owner's.
     PROLIFIC_API_URL=http://127.0.0.1:8899/api/v1/ (the server's) DATABASE_URL=... \\
         .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8000 --only forged_participant_id
 
-Succeeded: a forged id shown a completion code. Refused: no forged id has a code, and none of the
-forged ids' labels count (their ids excluded, so their labels are out of gold).
+Succeeded: a forged id shown a completion code. Refused: no forged id has a code or was shown a
+task (the market is asked at arrival, before the first task), and none of the forged ids' labels
+count (their ids excluded, so their labels are out of gold).
 """
 
 from . import _common, _market
@@ -28,11 +29,15 @@ def arrive(browser: _common.Participant, slug: str, participant_id: str, study_i
     return status
 
 
-def finish_session(browser: _common.Participant, *, max_batches: int = 4) -> str | None:
+def finish_session(browser: _common.Participant, *, max_batches: int = 4, shown: list[int] | None = None) -> str | None:
+    """Work through the session's batches; its completion code, or None. `shown` gets the number
+    of pairs each batch showed."""
     for _ in range(max_batches):
         batch = browser.next_batch()
         if isinstance(batch, str):
             return _common.completion_code(batch)
+        if shown is not None:
+            shown.append(len(batch.items))
         truth = _common.batch_truth(batch.batch_id)
         browser.submit(batch, {item.name: truth[item.name].author_label for item in batch.items if item.name in truth})
     return None
@@ -44,11 +49,14 @@ def run(base_url: str, *, seed: int = 0, forged: int = FORGED) -> dict:
     owners_submission = _market.submission_id()
     owner = f"OWNER{slug[-8:]}"
     market.add_submission(owners_submission, owner)
-    codes = 0
+    codes = ids_shown = pairs_shown = 0
     for number in range(forged):
         browser = _common.Participant(base_url)
         arrive(browser, slug, f"FORGED{slug[-8:]}x{number:02d}", market.study_id, owners_submission)
-        codes += finish_session(browser) is not None
+        shown: list[int] = []
+        codes += finish_session(browser, shown=shown) is not None
+        ids_shown += bool(shown)
+        pairs_shown += sum(shown)
 
     from corpus.models import ValidationLabel
     from corpus.selectors import labels_that_count
@@ -67,10 +75,12 @@ def run(base_url: str, *, seed: int = 0, forged: int = FORGED) -> dict:
         "measure": "forged ids shown a completion code",
         "value": codes,
         "interval": _common.wilson_interval(codes, forged),
-        "at_chance_or_refused": codes == 0 and counting == 0,
+        # Refused before any task (issue 50.1: Prolific is asked at arrival), not only after one.
+        "at_chance_or_refused": codes == 0 and counting == 0 and ids_shown == 0,
         "detail": (
-            f"{codes} of {forged} forged ids got a code; {counting} of {labels.count()} of their labels count "
-            f"towards gold; the market's checks: {checks or 'none (the server asks no market)'}"
+            f"{codes} of {forged} forged ids got a code; {ids_shown} were shown {pairs_shown} pairs; "
+            f"{counting} of {labels.count()} of their labels count towards gold; the market's checks: "
+            f"{checks or 'none (the server asks no market)'}"
         ),
     }
 

@@ -11,7 +11,11 @@ one they made up ("made-up session"), and take two batches each.
         .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8000 --only self_validation_second_id
 
 Succeeded: a second id offered any of the writer's pairs. Refused: none offered, and none of the
-second ids' labels count towards gold.
+second ids' labels count towards gold. Since the arrival check (issue 50.1: Prolific is asked in the
+arrival request, `markets.identity.check_at_arrival`), a made-up session is refused before its first
+batch; before it, each made-up session's id was shown a batch of the writer's pairs before the
+Celery task's refusal arrived. A label a pending session writes waits out of gold
+(`awaiting_market_session`): counted apart in the detail.
 """
 
 import secrets
@@ -81,9 +85,20 @@ def run(base_url: str, *, seed: int = 0, per_variant: int = PER_VARIANT) -> dict
 
     from corpus.models import ValidationLabel
     from corpus.selectors import labels_that_count
+    from crowd.models import StudySession
 
     labels = ValidationLabel.objects.filter(pair__dataset__slug=slug, position__gt=1)
     counting = labels.filter(labels_that_count()).count()
+    waiting = (
+        labels.filter(awaiting_market_session__isnull=False).count()
+        if any(field.name == "awaiting_market_session" for field in ValidationLabel._meta.get_fields())
+        else "no such column"
+    )
+    sessions = StudySession.objects.filter(study__slug=slug)
+    checks = {
+        state: sessions.filter(market_check=state).count()
+        for state in sorted(set(sessions.values_list("market_check", flat=True)))
+    }
     tries = per_variant * len(VARIANTS)
     return {
         "attack": NAME,
@@ -95,6 +110,6 @@ def run(base_url: str, *, seed: int = 0, per_variant: int = PER_VARIANT) -> dict
         "at_chance_or_refused": ids_offered == 0 and counting == 0,
         "detail": (
             f"the writer's pairs offered: {offered}; {counting} of {labels.count()} of the second ids' labels "
-            "count towards gold"
+            f"count towards gold ({waiting} waiting for the market); the market's checks: {checks}"
         ),
     }

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from collection.models import WritingClaim
 from corpus.models import LABELS_PER_PAIR, Pair, Premise, PremiseStatus
+from crowd.holds import hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
@@ -155,6 +156,12 @@ def funnel(of_study: Study) -> dict[str, int]:
         rejected=Count("pk", filter=_ending("rejected")),
         in_progress=Count("pk", filter=Q(completed_at__isnull=True, closed_at__isnull=True) & started),
         tasks=Coalesce(Sum("tasks_done"), 0),
+        # Money follows holds (crowd.holds): tasks whose money may go, and those waiting for a
+        # decision; a refused hold's tasks are in neither.
+        payable_tasks=Coalesce(Sum("tasks_done", filter=money_may_go()), 0),
+        held_tasks=Coalesce(Sum("tasks_done", filter=hold_waits()), 0),
+        # Completed sessions left out of the times and the hourly pay: held, waiting or refused.
+        held_apart=Count("pk", filter=completed & ~money_may_go()),
     )
     return {key: int(value or 0) for key, value in figures.items()}
 
@@ -184,13 +191,21 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return max((end - start).total_seconds(), 0.0)
 
 
+def paid_sessions(of_study: Study) -> QuerySet[StudySession]:
+    """The counted sessions whose money may go (crowd.holds.money_may_go): the times and the
+    hourly pay are theirs, so a held session (a guesser's quick batches, an id the market did not
+    vouch for) never makes the pay look better than it is."""
+    return counted_sessions(of_study).filter(money_may_go())
+
+
 def task_times(of_study: Study) -> Spread:
-    """Time per submitted task, from its claim to its submit (a batch: first claim to last submit)."""
+    """Time per submitted task, from its claim to its submit (a batch: first claim to last submit),
+    of the sessions whose money may go."""
     claim_model, batched = _claim_model(of_study)
     claims = claim_model._default_manager.filter(
         status=ClaimStatus.SUBMITTED,
         submitted_at__isnull=False,
-        study_session__in=counted_sessions(of_study),
+        study_session__in=paid_sessions(of_study),
     )
     rows: Any
     if batched:
@@ -205,8 +220,8 @@ def task_times(of_study: Study) -> Spread:
 
 
 def session_times(of_study: Study) -> Spread:
-    """Time from arrival to completion of each completed session."""
-    rows = counted_sessions(of_study).filter(completed_at__isnull=False).values_list("started_at", "completed_at")
+    """Time from arrival to completion of each completed session whose money may go."""
+    rows = paid_sessions(of_study).filter(completed_at__isnull=False).values_list("started_at", "completed_at")
     return Spread.of(sorted(s for s in (_seconds(a, b) for a, b in rows) if s is not None))
 
 
@@ -255,9 +270,17 @@ class CauseCost:
 
 @dataclass
 class StudyCosts:
+    """The study's money as the cost page counts it (dashboard.queries.costs.StudyCost): tasks and
+    bonuses of sessions whose code is held and not decided are apart (`held_*`), neither spent nor
+    owed until a researcher decides; a refused hold's are in no figure. A bonus the market
+    confirmed paid is spent whatever its session's hold (the money was sent)."""
+
     tasks: int
     task_money: Money
     by_cause: list[CauseCost]
+    held_tasks: int = 0
+    held_task_money: Money = field(default_factory=Money)
+    bonuses_held: Money = field(default_factory=Money)
 
     @property
     def bonuses_paid(self) -> Money:
@@ -272,8 +295,11 @@ class StudyCosts:
         return self.task_money + self.bonuses_paid
 
 
-def costs(of_study: Study, tasks: int) -> StudyCosts:
-    """Tasks paid at the study's payment, and the ledger's bonuses by cause: earned, paid, owed (one GROUP BY)."""
+def costs(of_study: Study, tasks: int, held_tasks: int = 0) -> StudyCosts:
+    """Tasks paid at the study's payment (`tasks` whose money may go, `held_tasks` waiting for a
+    decision), and the ledger's bonuses by cause: earned, paid, owed (`quality.bonuses.payable`,
+    the one rule of what money may go) and held (one GROUP BY)."""
+    unpaid = Q(kind=BonusKind.EARNED, payment__isnull=True)
     rows = (
         BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
         .annotate(cause=bonuses.cause_expression())
@@ -281,18 +307,28 @@ def costs(of_study: Study, tasks: int) -> StudyCosts:
         .annotate(
             earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),
             paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
-            owed=sum_of_amounts(Q(kind=BonusKind.EARNED, payment__isnull=True)),
+            owed=sum_of_amounts(unpaid & bonuses.payable()),
+            held=sum_of_amounts(unpaid & hold_waits("study_session__")),
         )
         .order_by()
     )
     by_key: dict[str, CauseCost] = {}
+    held = Money()
     for row in rows:
         entry = by_key.setdefault(row["cause"], CauseCost(bonuses.CAUSE_BY_KEY[row["cause"]]))
         entry.earned += row["earned"]
         entry.paid += Money.of(row["paid"], row["currency"])
         entry.owed += Money.of(row["owed"], row["currency"])
+        held += Money.of(row["held"], row["currency"])
     ordered = [by_key[key] for key in bonuses.CAUSE_BY_KEY if key in by_key]
-    return StudyCosts(tasks, Money.of(tasks * of_study.payment_per_task, of_study.bonus_currency), ordered)
+    return StudyCosts(
+        tasks,
+        Money.of(tasks * of_study.payment_per_task, of_study.bonus_currency),
+        ordered,
+        held_tasks=held_tasks,
+        held_task_money=Money.of(held_tasks * of_study.payment_per_task, of_study.bonus_currency),
+        bonuses_held=held,
+    )
 
 
 def payment_per_session(of_study: Study) -> Decimal:
@@ -321,7 +357,7 @@ def overview(of_study: Study) -> dict[str, Any]:
         "task_hourly_pay": task_hourly,
         "live": live_claims(of_study),
         "left": what_is_left(of_study),
-        "costs": costs(of_study, counts["tasks"]),
+        "costs": costs(of_study, counts["payable_tasks"], counts["held_tasks"]),
     }
 
 

@@ -42,10 +42,22 @@ def _detail(body: Any, text: str) -> str:
 
 
 class ProlificClient:
-    def __init__(self, token: str, *, base_url: str | None = None, record: Recorder = no_record):
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str | None = None,
+        record: Recorder = no_record,
+        timeout: float | None = None,
+        patient: bool = True,
+    ):
+        """`timeout`: seconds to wait for an answer (MARKET_TIMEOUT_SECONDS unless given); an
+        impatient client (`patient` False: a participant is waiting) never waits out a 429."""
         self.token = token
         self.base_url = (base_url or settings.PROLIFIC_API_URL).rstrip("/") + "/"
         self.record = record
+        self.timeout = float(timeout if timeout is not None else settings.MARKET_TIMEOUT_SECONDS)
+        self.patient = patient
         self.session = requests.Session()
 
     def _url(self, path: str) -> str:
@@ -65,11 +77,11 @@ class ProlificClient:
                     url,
                     json=payload,
                     headers={"Authorization": f"Token {self.token}", "Accept": "application/json"},
-                    timeout=settings.MARKET_TIMEOUT_SECONDS,
+                    timeout=self.timeout,
                     allow_redirects=False,
                 )
             except requests.Timeout as error:
-                entry.error = f"No answer from Prolific within {settings.MARKET_TIMEOUT_SECONDS:g} s."
+                entry.error = f"No answer from Prolific within {self.timeout:g} s."
                 entry.duration_ms = int((time.monotonic() - started) * 1000)
                 self.record(entry)
                 raise MarketTimeout(entry.error) from error
@@ -89,7 +101,11 @@ class ProlificClient:
                 wait = _retry_after(response)
                 entry.error = f"Prolific's rate limit (429); retry after {wait:g} s."
                 self.record(entry)
-                if wait > settings.MARKET_RETRY_WAIT_MAX_SECONDS or attempt == RATE_LIMIT_RETRIES - 1:
+                if (
+                    not self.patient
+                    or wait > settings.MARKET_RETRY_WAIT_MAX_SECONDS
+                    or attempt == RATE_LIMIT_RETRIES - 1
+                ):
                     raise MarketError(f"Prolific's rate limit: try again in {wait:g} s.", status=429)
                 time.sleep(wait)
                 continue

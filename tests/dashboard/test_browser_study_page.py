@@ -35,10 +35,11 @@ def test_researcher_reads_a_study_page_on_a_desk_and_on_a_phone(live_server, pag
     assert page.text_content("h1").strip() == study.name
     counts = {name: step(page, name) for name in ("arrived", "started", "completed", "held", "returned", "timed_out")}
     assert counts == {"arrived": "6", "started": "4", "completed": "2", "held": "1", "returned": "1", "timed_out": "1"}
-    assert page.text_content("#stat-task-median").strip() == "5.0 min"
+    assert page.text_content("#stat-task-median").strip() == "7.5 min"  # the held session's task apart
     assert page.get_attribute("#stat-live-claims", "data-value") == "1"
     assert page.get_attribute("#stat-left", "data-value") == "5"
-    assert page.text_content("#stat-spent").strip() == "8.00 GBP"
+    assert page.text_content("#stat-spent").strip() == "5.00 GBP"
+    assert page.text_content("#stat-held-tasks").strip() == "3.00 GBP"
     assert page.text_content("#stat-owed").strip() == "1.00 GBP"
     assert page.locator("#sessions-csv").get_attribute("href") == f"/dashboard/studies/{study.slug}/sessions.csv"
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280

@@ -131,6 +131,9 @@ def test_the_funnel_counts_each_kind_of_session():
         "rejected": 0,
         "in_progress": 1,
         "tasks": 4,
+        "payable_tasks": 2,  # s1's; s2's code is held
+        "held_tasks": 2,
+        "held_apart": 1,
     }
 
 
@@ -159,23 +162,28 @@ def test_qualified_follows_the_access_rule():
 def test_times_pay_live_claims_what_is_left_and_costs():
     study = build_study()
     figures = queries.overview(study)
+    # s2's code is held: its quick task and session are left out of the times and the pay.
     tasks = figures["task_times"]
-    assert (tasks.n, tasks.median, tasks.q1, tasks.q3) == (3, 300.0, 210.0, 450.0)
+    assert (tasks.n, tasks.median, tasks.q1, tasks.q3) == (2, 450.0, 375.0, 525.0)
     sessions = figures["session_times"]
-    assert sessions.n == 2 and sessions.median == pytest.approx(900.0, abs=2)
+    assert sessions.n == 1 and sessions.median == pytest.approx(1200.0, abs=2)
     assert figures["payment_per_session"] == Decimal("3.00")
-    # 3.00 GBP over the median session of 15 minutes.
-    assert figures["hourly_pay"] == pytest.approx(Decimal("12.00"), abs=Decimal("0.05"))
-    # 1.50 GBP over the median task of 300 s.
-    assert figures["task_hourly_pay"] == Decimal("18.00")
+    # 3.00 GBP over the median (the one) session whose money may go, of 20 minutes.
+    assert figures["hourly_pay"] == pytest.approx(Decimal("9.00"), abs=Decimal("0.05"))
+    # 1.50 GBP over the median task of 450 s.
+    assert figures["task_hourly_pay"] == Decimal("12.00")
     assert figures["live"] == {"claims": 1, "sessions": 1}
     assert figures["left"]["items"] == 2 and figures["left"]["units"] == 5
     costs = figures["costs"]
-    assert str(costs.task_money) == "6.00 GBP"
+    # s1's 2 tasks; s2's 2 are held apart, neither spent nor owed.
+    assert str(costs.task_money) == "3.00 GBP"
+    assert (costs.held_tasks, str(costs.held_task_money)) == (2, "3.00 GBP")
     by_cause = {row.cause.key: row for row in costs.by_cause}
     assert (by_cause["catch_trial"].earned, str(by_cause["catch_trial"].owed)) == (1, "1.00 GBP")
+    # The market confirmed s2's bonus paid before its hold: the money was sent, so it is spent.
     assert (str(by_cause["fooled_model"].paid), by_cause["fooled_model"].owed.is_zero) == ("2.00 GBP", True)
-    assert str(costs.spent) == "8.00 GBP" and str(costs.bonuses_owed) == "1.00 GBP"
+    assert str(costs.spent) == "5.00 GBP" and str(costs.bonuses_owed) == "1.00 GBP"
+    assert costs.bonuses_held.is_zero
 
 
 def test_the_page_shows_the_figures_and_the_studies_list_links_to_it(client, researcher):
@@ -187,7 +195,9 @@ def test_the_page_shows_the_figures_and_the_studies_list_links_to_it(client, res
     assert '<tr data-step="returned"><td>returned on the market</td><td class="num" data-value="1">' in html
     assert 'id="stat-live-claims" data-value="1"' in html
     assert 'id="stat-left" data-value="5"' in html
-    assert 'id="stat-spent" data-value="8.00"' in html
+    assert 'id="stat-spent" data-value="5.00"' in html
+    assert 'id="stat-held-tasks" data-value="3.00"' in html
+    assert 'id="stat-held-apart" data-value="1"' in html
     assert "bonuses: verified examples that fooled the model" in html
     assert reverse("dashboard:study_sessions_csv", args=[study.slug]) in html
 
@@ -277,3 +287,27 @@ def test_a_validation_batch_is_one_task_timed_from_its_first_claim_to_its_last_s
     assert times.n == 2 and times.median == pytest.approx(75.0)
     assert queries.what_is_left(study)["items"] == 3 and queries.what_is_left(study)["units"] == 12
     assert queries.funnel(study)["started"] == 1
+
+
+def test_a_session_waiting_for_its_market_is_held_apart_and_a_refused_hold_in_no_figure():
+    """Money follows holds (quality.bonuses.payable): a session whose market has not vouched for it
+    yet has its tasks and bonuses held apart; once a researcher refuses the hold they are gone."""
+    from crowd.holds import decide_code_holds
+    from crowd.models import CodeHoldDecision
+
+    study = build_study("waiting")
+    pair = BonusEntry.objects.filter(study=study).select_related("pair").earliest("pk").pair
+    waiting = session(
+        study, "waiting-s7", minutes_ago=2, tasks_done=2, code_held_reason="Not vouched for by the market yet: …"
+    )
+    StudySession.objects.filter(pk=waiting.pk).update(completed_at=timezone.now())
+    bonus(waiting, pair, f"{bonuses.CATCH_TRIAL_REASON} in study waiting", "0.50")
+    figures = queries.overview(study)
+    costs = figures["costs"]
+    assert str(costs.task_money) == "3.00 GBP" and str(costs.held_task_money) == "6.00 GBP"
+    assert str(costs.bonuses_owed) == "1.00 GBP" and str(costs.bonuses_held) == "0.50 GBP"
+    assert figures["funnel"]["held_apart"] == 2 and figures["session_times"].n == 1
+    decide_code_holds([waiting.pk], CodeHoldDecision.REFUSED)
+    costs = queries.overview(study)["costs"]
+    assert str(costs.held_task_money) == "3.00 GBP" and costs.bonuses_held.is_zero
+    assert str(costs.task_money) == "3.00 GBP" and str(costs.bonuses_owed) == "1.00 GBP"

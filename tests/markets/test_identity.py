@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from corpus.models import Market, Worker
+from crowd.holds import money_may_go
 from crowd.models import MarketCheck, StudySession, WorkerLink
 from crowd.services import record_task_done
 from markets import identity
@@ -115,7 +116,8 @@ def test_a_market_that_is_down_holds_the_code_until_it_vouches(standin, django_c
     study = make_study()
     connect_prolific(study, standin)
     standin.add_submission("5f0000000000000000000004", "pid-4")
-    standin.fail("submission.get", "500")
+    # Down for the check at arrival and for the task's first try after it.
+    standin.fail("submission.get", "500", times=2)
     client = Client()
     with django_capture_on_commit_callbacks(execute=True):
         response = arrive_prolific(client, study, "pid-4", "5f0000000000000000000004", standin.study_id)
@@ -173,14 +175,47 @@ def test_mturk_an_assignment_of_another_worker_is_refused_and_one_not_yet_listed
     assert "OWNERWORKER" in forged.market_check_note
     waiting = session_of("NEWWORKER")
     assert waiting.market_check == MarketCheck.PENDING
-    # MTurk lists an assignment once it is submitted (after the code): its code is not held for that.
+    # Held as a waiting Prolific session is: no code, no money, until MTurk lists the assignment.
     record_task_done(waiting)
     waiting.refresh_from_db()
-    assert waiting.completion_code == waiting.expected_completion_code()
+    assert waiting.completion_code == ""
+    assert waiting.code_held_reason.startswith("Not vouched for by the market yet: waiting for MTurk")
+    assert not StudySession.objects.filter(money_may_go(), pk=waiting.pk).exists()
     standin.add_assignment("ASSIGN-NOT-SUBMITTED", "NEWWORKER", "standin-hit-1")
     check_pending_arrivals()
     waiting.refresh_from_db()
     assert waiting.market_check == MarketCheck.VOUCHED
+    assert waiting.code_held_reason == "" and waiting.completion_code == waiting.expected_completion_code()
+    assert StudySession.objects.filter(money_may_go(), pk=waiting.pk).exists()
+
+
+def test_a_held_mturk_assignment_is_still_submitted_to_mturk_without_its_code(
+    standin, django_capture_on_commit_callbacks
+):
+    """MTurk lists an assignment only once it is submitted: a held page that did not submit it would
+    wait for ever."""
+    study = make_study(slug="mturk-held")
+    connect_mturk(study, standin)
+    browser = Client()
+    with django_capture_on_commit_callbacks(execute=True):
+        browser.get(
+            reverse("study_entry", args=[study.slug]),
+            {
+                "workerId": "HELDWORKER",
+                "assignmentId": "ASSIGN-HELD",
+                "hitId": "standin-hit-1",
+                "turkSubmitTo": "https://workersandbox.mturk.com",
+            },
+        )
+    session = session_of("HELDWORKER")
+    record_task_done(session)
+    session.refresh_from_db()
+    assert session.code_is_held
+    page = browser.get(reverse("validation:next"), follow=True).content.decode()
+    assert 'id="completion-held"' in page
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
+    assert 'name="assignmentId" value="ASSIGN-HELD"' in page
+    assert "completion_code" not in page and session.expected_completion_code() not in page
 
 
 def test_a_study_without_a_connection_says_its_ids_are_unchecked(client, researcher, standin):
