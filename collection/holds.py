@@ -1,6 +1,6 @@
 """ "More time" and "Get this line back" for a writing claim (the writing task, and the adversarial
 task that writes on one): `crowd.holds` decides; an expired line comes back through the writing
-task's own `services.renew_expired_claim` (the premise's lock and a fresh count of its places).
+task's own `services.take_back_line` (its bounds, the premise's lock and a fresh count of its places).
 """
 
 import uuid
@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import Worker
-from crowd.holds import HoldRenewal, has_run_out, renew_hold
+from crowd.holds import HoldRenewal, has_run_out, others_waiting, renew_hold
 from crowd.models import ClaimStatus
 
 from . import services
@@ -35,11 +35,17 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
             return HoldRenewal.GONE
         if not has_run_out([claim], now):
             # A live hold never asks whether its premise is free: it holds its place.
-            return renew_hold(WritingClaim, [claim], now, minutes=claim_minutes(), items_free=lambda: False)
-        if services.WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
-            return HoldRenewal.BUSY
+            live = services.WRITING_CLAIMS.live(now)
+            return renew_hold(
+                WritingClaim,
+                [claim],
+                now,
+                minutes=claim_minutes(),
+                items_free=lambda: False,
+                others_wait=lambda: others_waiting([claim], worker.pk, now, minutes=claim_minutes(), live=live),
+            )
         try:
-            renewed = services.renew_expired_claim(worker, claim.token)
+            _, outcome = services.take_back_line(worker, claim.token)
         except services.ClaimAlreadySubmitted:
             return HoldRenewal.GONE
-        return HoldRenewal.TAKEN_BACK if renewed is not None else HoldRenewal.TAKEN
+        return outcome

@@ -4,6 +4,8 @@ locks and counts the items' room with the task's own rule (`claiming.ClaimRule.r
 
 One transaction: the worker's row (it serialises their claims, submits and renewals, so a double
 click renews once), the batch's claims, then the items in pk order, as every writer of them locks.
+No time is given while another participant of the batch's study waits for work
+(`crowd.holds.others_waiting`, asked of this kind's live claims).
 """
 
 import uuid
@@ -18,7 +20,7 @@ from django.utils import timezone
 
 from corpus.models import Pair, Worker
 from crowd.claiming import ClaimRule
-from crowd.holds import HoldRenewal, renew_hold
+from crowd.holds import HoldRenewal, others_waiting, renew_hold
 from crowd.models import ClaimStatus
 
 from . import selectors
@@ -67,7 +69,12 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
             room = {pk: free for pk, free, _ in rule.room(locked, now)}
             return len(locked) == len(items) and all(room.get(pk, 0) >= 1 for pk in items)
 
-        outcome = renew_hold(model, claims, now, minutes=minutes, items_free=items_free, busy=busy)
+        def others_wait() -> bool:
+            return others_waiting(claims, worker.pk, now, minutes=minutes, live=rule.live(now))
+
+        outcome = renew_hold(
+            model, claims, now, minutes=minutes, items_free=items_free, busy=busy, others_wait=others_wait
+        )
         if outcome is HoldRenewal.TAKEN_BACK and model is ValidationClaim:
             # The pairs' count of held places (the claim index's hint) sees the claims again.
             held = Coalesce(selectors.open_claims_subquery(now), Value(0))

@@ -110,7 +110,7 @@ def test_pairs_taken_meanwhile_do_not_come_back_and_a_new_batch_is_offered(page,
     page.reload()
     assert page.locator("#hold-expired").is_visible() and page.locator("#submit-batch").is_disabled()
     page.click("#hold-take-back")
-    page.wait_for_url(re.compile(rf"/validate/batch/{batch}/\?taken=1$"))
+    page.wait_for_url(re.compile(rf"/validate/batch/{batch}/\?taken=taken$"))
     assert "went to other participants" in page.locator("#hold-expired").inner_text()
     assert not page.locator("#hold-take-back").count()
     page.click("#hold-new-batch")
