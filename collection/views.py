@@ -18,7 +18,15 @@ from django.views.decorators.http import require_http_methods
 from annotation_site.authenticated import AuthenticatedRequest
 from authorship.services import study_action
 from corpus.models import Premise
-from crowd.holds import REFUSED_BACK, HoldRenewal, hold_view, record_no_task, renewal_message
+from crowd.holds import (
+    REFUSED_BACK,
+    WAIT_YOUR_TURN,
+    HoldRenewal,
+    hold_view,
+    record_no_task,
+    renewal_message,
+    waits_its_turn,
+)
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_visit
@@ -36,9 +44,14 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
     study_session, instead = task_visit(request, TaskKind.WRITING)
     if instead is not None:
         return instead
-    claim = services.reopen_expired_line(worker, study_session=study_session) or services.claim_next_premise(
-        worker, study_session=study_session
-    )
+    claim = services.reopen_expired_line(worker, study_session=study_session)
+    if claim is None:
+        now = timezone.now()
+        live = services.WRITING_CLAIMS.live(now)
+        if waits_its_turn(worker.pk, study_session, now, minutes=holds.claim_minutes(), live=live):
+            turn = WAIT_YOUR_TURN.format(what="line")
+            return render(request, "collection/no_tasks.html", {"study_session": study_session, "turn": turn})
+        claim = services.claim_next_premise(worker, study_session=study_session)
     if claim is None:
         record_no_task(study_session)  # this visit now waits: no line of the study is renewed meanwhile
         return render(request, "collection/no_tasks.html", {"study_session": study_session})

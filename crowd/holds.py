@@ -130,6 +130,34 @@ def others_waiting(
     )
 
 
+def waits_its_turn(
+    worker_id: int, study_session: StudySession | None, now: datetime, *, minutes: float, live: QuerySet[Any]
+) -> bool:
+    """Whether the worker claims nothing new now: a hold of theirs in this study ran out unsent
+    within the last claim period (`minutes`), they hold no live claim of the kind (`live`), and
+    another participant of the study waits for work. Else a hold refused its take-back would come
+    back at once as a fresh claim of the same items (bench/attacks/hoarders.py, `reclaim`): the
+    waiting participant comes first, and the worker may claim again once the period has passed."""
+    if study_session is None or live.filter(worker_id=worker_id).exists():
+        return False
+    lapsed = list(
+        live.model._default_manager.filter(
+            worker_id=worker_id,
+            study_session__study_id=study_session.study_id,
+            status__in=(ClaimStatus.OPEN, ClaimStatus.EXPIRED),
+            expires_at__lte=now,
+            expires_at__gt=now - timedelta(minutes=minutes),
+        )[:1]
+    )
+    return bool(lapsed) and others_waiting(lapsed, worker_id, now, minutes=minutes, live=live)
+
+
+WAIT_YOUR_TURN = (
+    "Time ran out on your last {what} before you sent it, and other participants are waiting for work, so "
+    "they go first. Please look again in a few minutes."
+)
+
+
 @dataclass(frozen=True)
 class HoldView:
     """What a task page shows of its hold: the end, the seconds left, when to warn, whether "More

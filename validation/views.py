@@ -21,7 +21,15 @@ from corpus.models import Grammaticality, ItemKind
 from corpus.services import LabelRefused
 from crowd.arrival import current_study_session
 from crowd.claiming import ClaimRule
-from crowd.holds import REFUSED_BACK, HoldRenewal, hold_view, record_no_task, renewal_message
+from crowd.holds import (
+    REFUSED_BACK,
+    WAIT_YOUR_TURN,
+    HoldRenewal,
+    hold_view,
+    record_no_task,
+    renewal_message,
+    waits_its_turn,
+)
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_refusal_page, task_visit
@@ -74,6 +82,10 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
     study_session, instead = task_visit(request, task.task_kind)
     if instead is not None:
         return instead
+    minutes, live = holds.claim_minutes(), task.claim_rule.live(timezone.now())
+    if waits_its_turn(worker.pk, study_session, timezone.now(), minutes=minutes, live=live):
+        turn = WAIT_YOUR_TURN.format(what="batch")
+        return render(request, "validation/no_tasks.html", {"reason": None, "turn": turn, **task.no_tasks_context})
     try:
         batch = task.claim(worker, study_session=study_session)
     except services.NotAllowedToValidate as refused:

@@ -53,6 +53,7 @@ class Hoarder:
     extended: int = 0
     taken_back: int = 0
     refused: int = 0
+    reclaimed: int = 0
 
 
 def _tail(slug: str) -> tuple[object, list[int]]:
@@ -105,9 +106,14 @@ def _blocked(study, hoarder_pids: set[str]) -> tuple[bool, int]:
     return bool(needing) and needing <= held, len(needing)
 
 
-def _hoarder_step(hoarder: Hoarder) -> None:
-    """Read the batch page; take it back once it ran out, ask for more time in its warning minutes."""
+def _hoarder_step(hoarder: Hoarder, *, reclaim: bool) -> None:
+    """Read the batch page; take it back once it ran out, ask for more time in its warning minutes.
+    `reclaim`: a hoarder without a batch asks for a new one (/validate/next/), as an arrival does."""
     if not hoarder.batch_url:
+        if reclaim:
+            claimed = hoarder.participant.get("/validate/next/")
+            hoarder.batch_url = claimed.url if "/batch/" in claimed.url else ""
+            hoarder.reclaimed += bool(hoarder.batch_url)
         return
     page = hoarder.participant.get(hoarder.batch_url).text
     left, warn, renew = _EXPIRES_IN.search(page), _WARN_BEFORE.search(page), _RENEW.search(page)
@@ -158,7 +164,9 @@ def _honest_arrival(base_url: str, slug: str, pid: str, rng: random.Random, pair
     return sent, int(no_task and pairs_needing > 0 and sent == 0)
 
 
-def run(base_url: str, *, seed: int = 0, periods: int = PERIODS) -> dict:
+def run(base_url: str, *, seed: int = 0, periods: int = PERIODS, reclaim: bool = False) -> dict:
+    """The suite's row. `reclaim=True` measures a further hoarder: one that, refused, claims a new
+    batch at once (a fresh claim, not a renewal: see docs/holds.md)."""
     _common.django_ready()
     from django.conf import settings
 
@@ -180,7 +188,7 @@ def run(base_url: str, *, seed: int = 0, periods: int = PERIODS) -> dict:
     for number in range(periods * STEPS_PER_PERIOD):
         _advance_clock(study, step)
         for hoarder in hoarders:
-            _hoarder_step(hoarder)
+            _hoarder_step(hoarder, reclaim=reclaim)
         if rng.random() < ARRIVAL_CHANCE:
             arrivals += 1
             _, needing = _blocked(study, pids)
@@ -209,7 +217,8 @@ def run(base_url: str, *, seed: int = 0, periods: int = PERIODS) -> dict:
             f"{' (the whole run)' if longest >= periods * STEPS_PER_PERIOD else ''}; honest arrivals "
             f"{arrivals}, answered 'no task' while pairs needed labels {no_task}, batches they sent {sent}; "
             f"hoarders' More time given {sum(h.extended for h in hoarders)}, taken back "
-            f"{sum(h.taken_back for h in hoarders)}, refused {sum(h.refused for h in hoarders)}; "
+            f"{sum(h.taken_back for h in hoarders)}, refused {sum(h.refused for h in hoarders)}, new batches claimed "
+            f"{sum(h.reclaimed for h in hoarders)}{' (reclaiming)' if reclaim else ''}; "
             f"pairs still needing a label at the end {left}"
         ),
     }

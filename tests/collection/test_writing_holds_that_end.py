@@ -127,3 +127,18 @@ def test_the_writer_told_no_task_is_recorded_as_waiting(client, study, writer):
     # So the line does not come back to its writer once it runs out.
     run_out(claim)
     assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.BACK_WAITED_FOR
+
+
+def test_a_writer_refused_the_line_back_waits_its_turn_for_a_new_one(client, study, writer, make_worker):
+    worker, claim = writer
+    waiting(study, make_worker())
+    add_premises(study.dataset, claim.premise.genre, 1, start=1)
+    run_out(claim)
+    assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.BACK_WAITED_FOR
+    client.force_login(worker.user)
+    session = client.session
+    session["study_session_id"] = claim.study_session_id
+    session.save()
+    page = client.get(reverse("writing_next")).content.decode()
+    assert 'id="wait-turn"' in page and "other participants are waiting for work" in page
+    assert WritingClaim.objects.filter(worker=worker).count() == 1

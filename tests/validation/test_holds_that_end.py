@@ -206,3 +206,33 @@ def test_more_time_refused_says_why(client, study, holder, make_worker):
     client.force_login(worker.user)
     page = client.post(reverse("validation:batch-renew", kwargs={"batch": batch}), follow=True).content.decode()
     assert "Other participants are waiting for work" in page and "please send your work" in page
+
+
+def in_study(client, worker):
+    """The worker's browser, inside their study visit (as its link leaves it)."""
+    client.force_login(worker.user)
+    session = client.session
+    session["study_session_id"] = StudySession.objects.get(worker=worker).pk
+    session.save()
+
+
+def test_a_holder_refused_the_pairs_back_cannot_claim_them_anew_while_another_waits(client, study, holder, make_worker):
+    worker, batch = holder
+    waiting(study, make_worker())
+    run_out(batch)
+    assert renew(worker, batch) is HoldRenewal.BACK_WAITED_FOR
+    in_study(client, worker)
+    page = client.get(reverse("validation:next")).content.decode()
+    assert "Please wait your turn" in page and "other participants are waiting for work" in page
+    assert not ValidationClaim.objects.filter(worker=worker).exclude(batch=batch).exists()
+
+
+def test_a_holder_whose_batch_ran_out_claims_again_when_nobody_waits(client, study, holder):
+    worker, batch = holder
+    make_pair(study.dataset, label=Label.NEUTRAL)  # work the holder was never served
+    run_out(batch)
+    in_study(client, worker)
+    response = client.get(reverse("validation:next"))
+    assert response.status_code == 302, response.content.decode()[-1500:]
+    assert "/validate/batch/" in response["Location"]
+    assert str(batch) not in response["Location"]
