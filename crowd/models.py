@@ -46,7 +46,9 @@ class TaskClaim(models.Model):
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
     # How often its worker took it back after it ran out (crowd.holds: at most HOLD_TAKE_BACKS).
-    take_backs = models.PositiveSmallIntegerField(default=0)
+    # The database default serves INSERTs that do not name it (the release before during a deploy,
+    # bench/costs_page.py).
+    take_backs = models.PositiveSmallIntegerField(default=0, db_default=0)
 
     class Meta:
         abstract = True

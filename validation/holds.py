@@ -70,6 +70,8 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
             return len(locked) == len(items) and all(room.get(pk, 0) >= 1 for pk in items)
 
         def others_wait() -> bool:
+            if model is GrammaticalityClaim:
+                return False  # offered beside a study's batches, never answered "no task": nobody waits for it
             return others_waiting(claims, worker.pk, now, minutes=minutes, live=rule.live(now))
 
         outcome = renew_hold(
