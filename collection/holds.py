@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import Worker
-from crowd.holds import HoldRenewal, has_run_out, others_waiting, renew_hold
-from crowd.models import ClaimStatus
+from crowd.holds import HoldRenewal, has_run_out, others_waiting, renew_hold, waits_its_turn
+from crowd.models import ClaimStatus, StudySession
 
 from . import services
 from .models import WritingClaim
@@ -20,6 +20,15 @@ from .models import WritingClaim
 def claim_minutes() -> int:
     minutes: int = settings.NLI["WRITING_CLAIM_MINUTES"]
     return minutes
+
+
+def waits_its_turn_for(worker: Worker, study_session: StudySession | None) -> bool:
+    """Whether the worker's next line waits while others wait for work (`crowd.holds.waits_its_turn`:
+    a line of theirs ran out unsent lately)."""
+    now = timezone.now()
+    return waits_its_turn(
+        worker.pk, study_session, now, minutes=claim_minutes(), live=services.WRITING_CLAIMS.live(now)
+    )
 
 
 def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | None:

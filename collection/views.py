@@ -25,7 +25,6 @@ from crowd.holds import (
     hold_view,
     record_no_task,
     renewal_message,
-    waits_its_turn,
 )
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
@@ -46,9 +45,7 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
         return instead
     claim = services.reopen_expired_line(worker, study_session=study_session)
     if claim is None:
-        now = timezone.now()
-        live = services.WRITING_CLAIMS.live(now)
-        if waits_its_turn(worker.pk, study_session, now, minutes=holds.claim_minutes(), live=live):
+        if holds.waits_its_turn_for(worker, study_session):
             turn = WAIT_YOUR_TURN.format(what="line")
             return render(request, "collection/no_tasks.html", {"study_session": study_session, "turn": turn})
         claim = services.claim_next_premise(worker, study_session=study_session)

@@ -110,9 +110,9 @@ def record_no_task(study_session: StudySession | None, now: datetime | None = No
 def others_waiting(
     claims: Sequence[TaskClaim], holder: int, now: datetime, *, minutes: float, live: QuerySet[Any]
 ) -> bool:
-    """Whether another participant (than the `holder` worker's pk) of the hold's study waits for work: their visit was told "no
-    task" within the last claim period (`minutes`) and they hold none of the kind's `live` claims
-    since. A "no task" answer means every open item of the study was held then; so while anyone
+    """Whether a participant of the hold's study other than its `holder` (a worker's pk) waits for
+    work: their visit was told "no task" within the last claim period (`minutes`) and they hold none
+    of the kind's `live` claims since. A "no task" answer means every open item of the study was held then; so while anyone
     waits, the hold's items are what they wait for. Claims outside a study: nobody is known to wait."""
     visits = {claim.study_session_id for claim in claims if claim.study_session_id is not None}
     if not visits:

@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from corpus.models import Pair, Worker
 from crowd.claiming import ClaimRule
-from crowd.holds import HoldRenewal, others_waiting, renew_hold
-from crowd.models import ClaimStatus
+from crowd.holds import HoldRenewal, others_waiting, renew_hold, waits_its_turn
+from crowd.models import ClaimStatus, StudySession
 
 from . import selectors
 from .models import GrammaticalityClaim, ValidationClaim
@@ -83,6 +83,13 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
             Pair.objects.filter(pk__in=items).update(held_places=held)
         expires_at = model._default_manager.filter(pk__in=pks).order_by("expires_at")[0].expires_at
     return Renewed(outcome, expires_at)
+
+
+def waits_its_turn_for(worker: Worker, study_session: StudySession | None, rule: ClaimRule) -> bool:
+    """Whether the worker's next batch of `rule`'s task waits while others wait for work
+    (`crowd.holds.waits_its_turn`: a batch of theirs ran out unsent lately)."""
+    now = timezone.now()
+    return waits_its_turn(worker.pk, study_session, now, minutes=claim_minutes(), live=rule.live(now))
 
 
 def _is_catch_trial(claim: object) -> bool:

@@ -28,7 +28,6 @@ from crowd.holds import (
     hold_view,
     record_no_task,
     renewal_message,
-    waits_its_turn,
 )
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
@@ -82,8 +81,7 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
     study_session, instead = task_visit(request, task.task_kind)
     if instead is not None:
         return instead
-    minutes, live = holds.claim_minutes(), task.claim_rule.live(timezone.now())
-    if waits_its_turn(worker.pk, study_session, timezone.now(), minutes=minutes, live=live):
+    if holds.waits_its_turn_for(worker, study_session, task.claim_rule):
         turn = WAIT_YOUR_TURN.format(what="batch")
         return render(request, "validation/no_tasks.html", {"reason": None, "turn": turn, **task.no_tasks_context})
     try:

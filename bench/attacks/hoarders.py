@@ -21,6 +21,9 @@ Scored (the judge, after each step): the tail is blocked while some pair still n
 every such pair is held by a hoarder's live claim. The row: the longest run of blocked steps, in
 claim periods (refused when it is at most one: the hoarders' first claim, which nothing can
 refuse), and the detail the honest arrivals answered "no task" while pairs still needed labels.
+
+`run(..., reclaim=True)` (not the suite's row) measures a further hoarder: refused, it claims a new
+batch at once from /validate/next/, with any of its twenty ids. Figures: docs/holds.md.
 """
 
 import random
