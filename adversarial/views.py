@@ -21,7 +21,7 @@ from authorship.services import study_action
 from collection import holds as writing_holds
 from collection.views import renew_hold_then
 from corpus.labels import LABELS
-from crowd.holds import hold_view
+from crowd.holds import hold_view, record_no_task
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import worker_for_user
 from crowd.views import task_visit
@@ -59,6 +59,8 @@ def adversarial_next(request: AuthenticatedRequest) -> HttpResponse:
         # Between rounds (one closing: its data exported, the next model training) say so, not
         # "every line has been taken", so a participant knows the study goes on.
         closing = Round.objects.filter(study=study_session.study, status=RoundStatus.CLOSING).exists()
+        if not closing:
+            record_no_task(study_session)  # this visit now waits: no line of the study is renewed meanwhile
         return render(request, "collection/no_tasks.html", {"study_session": study_session, "between_rounds": closing})
     return redirect("adversarial:task", token=task.writing_claim.token)
 

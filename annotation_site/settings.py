@@ -341,8 +341,9 @@ class NliSettings(TypedDict):
     MAX_PREMISE_CHARS: int
     DEFAULT_DATASET: str
     MAX_REPORT_CHARS: NotRequired[int]  # collection.services reads it with a default of 500
-    HOLD_WARNING_MINUTES: NotRequired[float]  # crowd.holds reads these two with defaults of 3 and 2
+    HOLD_WARNING_MINUTES: NotRequired[float]  # crowd.holds reads these three with defaults of 3, 1 and 1
     HOLD_EXTENSIONS: NotRequired[int]
+    HOLD_TAKE_BACKS: NotRequired[int]
 
 
 NLI: NliSettings = {
@@ -350,9 +351,11 @@ NLI: NliSettings = {
     "VALIDATION_CLAIM_MINUTES": int(os.environ.get("VALIDATION_CLAIM_MINUTES", "20")),
     # A task page warns this long before its hold ends and offers "More time" (crowd.holds), which
     # a hold gets while it is younger than HOLD_EXTENSIONS claim periods (so it ends at most
-    # 1 + HOLD_EXTENSIONS periods after its claim; docs/holds.md).
+    # 1 + HOLD_EXTENSIONS periods after its claim); once it ran out it may be taken back
+    # HOLD_TAKE_BACKS times. Neither while another participant waits for work (docs/holds.md).
     "HOLD_WARNING_MINUTES": float(os.environ.get("HOLD_WARNING_MINUTES", "3")),
-    "HOLD_EXTENSIONS": int(os.environ.get("HOLD_EXTENSIONS", "2")),
+    "HOLD_EXTENSIONS": int(os.environ.get("HOLD_EXTENSIONS", "1")),
+    "HOLD_TAKE_BACKS": int(os.environ.get("HOLD_TAKE_BACKS", "1")),
     "MAX_HYPOTHESIS_CHARS": 500,
     # Longer "sentences" in an import are dropped with their reason (collection.premise_text).
     "MAX_PREMISE_CHARS": int(os.environ.get("MAX_PREMISE_CHARS", "1000")),

@@ -1,6 +1,6 @@
 """ "More time" and "Get this line back" for a writing claim (the writing task, and the adversarial
 task that writes on one): `crowd.holds` decides; an expired line comes back through the writing
-task's own `services.renew_expired_claim` (the premise's lock and a fresh count of its places).
+task's own `services.take_back_line` (its bounds, the premise's lock and a fresh count of its places).
 """
 
 import uuid
@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import Worker
-from crowd.holds import HoldRenewal, has_run_out, renew_hold
-from crowd.models import ClaimStatus
+from crowd.holds import HoldRenewal, has_run_out, others_waiting, renew_hold, waits_its_turn
+from crowd.models import ClaimStatus, StudySession
 
 from . import services
 from .models import WritingClaim
@@ -20,6 +20,15 @@ from .models import WritingClaim
 def claim_minutes() -> int:
     minutes: int = settings.NLI["WRITING_CLAIM_MINUTES"]
     return minutes
+
+
+def waits_its_turn_for(worker: Worker, study_session: StudySession | None) -> bool:
+    """Whether the worker's next line waits while others wait for work (`crowd.holds.waits_its_turn`:
+    a line of theirs ran out unsent lately)."""
+    now = timezone.now()
+    return waits_its_turn(
+        worker.pk, study_session, now, minutes=claim_minutes(), live=services.WRITING_CLAIMS.live(now)
+    )
 
 
 def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | None:
@@ -35,11 +44,17 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
             return HoldRenewal.GONE
         if not has_run_out([claim], now):
             # A live hold never asks whether its premise is free: it holds its place.
-            return renew_hold(WritingClaim, [claim], now, minutes=claim_minutes(), items_free=lambda: False)
-        if services.WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
-            return HoldRenewal.BUSY
+            live = services.WRITING_CLAIMS.live(now)
+            return renew_hold(
+                WritingClaim,
+                [claim],
+                now,
+                minutes=claim_minutes(),
+                items_free=lambda: False,
+                others_wait=lambda: others_waiting([claim], worker.pk, now, minutes=claim_minutes(), live=live),
+            )
         try:
-            renewed = services.renew_expired_claim(worker, claim.token)
+            _, outcome = services.take_back_line(worker, claim.token)
         except services.ClaimAlreadySubmitted:
             return HoldRenewal.GONE
-        return HoldRenewal.TAKEN_BACK if renewed is not None else HoldRenewal.TAKEN
+        return outcome

@@ -31,6 +31,7 @@ from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from corpus.services import create_pairs
 from corpus.writings import unused_pair_ids
 from crowd.claiming import ClaimRule, claim_key, claim_rows, db_time, lock_clause, marks
+from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
 from crowd.models import ClaimStatus, StudySession
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
@@ -245,29 +246,45 @@ def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> Writing
     """Hold an expired claim's premise for its worker again, if the premise is still free.
 
     For a worker whose time ran out while writing: their sentences can go to the same line.
-    Returns the open claim, or None when the premise has gone to others, was set aside, or the
-    worker holds another task now. Raises ClaimAlreadySubmitted for a claim already used.
+    Returns the open claim, or None when it may not come back (`take_back_line`). Raises
+    ClaimAlreadySubmitted for a claim already used.
     """
+    return take_back_line(worker, claim_token)[0]
+
+
+def take_back_line(worker: Worker, claim_token: uuid.UUID | str) -> tuple[WritingClaim | None, HoldRenewal]:
+    """`renew_expired_claim`, with what happened: the claim held again (TAKEN_BACK), a claim still
+    open (UNCHANGED), or None and why not: the worker holds another task (BUSY), the line was taken
+    back as often as a hold may be (BACK_AT_LIMIT), another participant of the study waits for work
+    (BACK_WAITED_FOR: crowd.holds.others_waiting), the premise has gone to others or was set aside
+    (TAKEN). Every way back to an expired line (the hold's button, a late send, the next visit to
+    the task) comes here, so its bounds hold for all of them."""
     now = timezone.now()
     with transaction.atomic():
         claim = WritingClaim.objects.select_for_update(of=("self",)).get(token=claim_token, worker=worker)
         if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
             raise ClaimAlreadySubmitted("These sentences were already saved.")
         if claim.status == ClaimStatus.OPEN and claim.expires_at > now:
-            return claim
+            return claim, HoldRenewal.UNCHANGED
         if WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
-            return None
+            return None, HoldRenewal.BUSY
+        claim.status = ClaimStatus.EXPIRED  # it holds no place, whatever comes of this
+        claim.save(update_fields=["status"])
+        if claim.take_backs >= take_backs_allowed():
+            return None, HoldRenewal.BACK_AT_LIMIT
+        minutes = settings.NLI["WRITING_CLAIM_MINUTES"]
+        if others_waiting([claim], worker.pk, now, minutes=minutes, live=WRITING_CLAIMS.live(now)):
+            return None, HoldRenewal.BACK_WAITED_FOR
         # The premise's row lock, as every claimer takes it, then a fresh count of its places.
         Premise.objects.select_for_update().filter(pk=claim.premise_id).first()
-        claim.status = ClaimStatus.EXPIRED  # it holds no place while its room is counted
-        claim.save(update_fields=["status"])
         if not any(free > 0 for _, free, _ in _room([claim.premise_id], now)):
-            return None
+            return None, HoldRenewal.TAKEN
         claim.status = ClaimStatus.OPEN
         claim.expires_at = WRITING_CLAIMS.expiry(now)
-        claim.save(update_fields=["status", "expires_at"])
+        claim.take_backs += 1
+        claim.save(update_fields=["status", "expires_at", "take_backs"])
         _count_claims([claim.premise_id], [claim.premise_id], now)
-        return claim
+        return claim, HoldRenewal.TAKEN_BACK
 
 
 REOPEN_EXPIRED_WITHIN = timedelta(hours=24)

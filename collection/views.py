@@ -18,7 +18,14 @@ from django.views.decorators.http import require_http_methods
 from annotation_site.authenticated import AuthenticatedRequest
 from authorship.services import study_action
 from corpus.models import Premise
-from crowd.holds import HoldRenewal, hold_view, renewal_message
+from crowd.holds import (
+    REFUSED_BACK,
+    WAIT_YOUR_TURN,
+    HoldRenewal,
+    hold_view,
+    record_no_task,
+    renewal_message,
+)
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_visit
@@ -36,10 +43,14 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
     study_session, instead = task_visit(request, TaskKind.WRITING)
     if instead is not None:
         return instead
-    claim = services.reopen_expired_line(worker, study_session=study_session) or services.claim_next_premise(
-        worker, study_session=study_session
-    )
+    claim = services.reopen_expired_line(worker, study_session=study_session)
     if claim is None:
+        if holds.waits_its_turn_for(worker, study_session):
+            turn = WAIT_YOUR_TURN.format(what="line")
+            return render(request, "collection/no_tasks.html", {"study_session": study_session, "turn": turn})
+        claim = services.claim_next_premise(worker, study_session=study_session)
+    if claim is None:
+        record_no_task(study_session)  # this visit now waits: no line of the study is renewed meanwhile
         return render(request, "collection/no_tasks.html", {"study_session": study_session})
     return redirect("writing_task", token=claim.token)
 
@@ -76,17 +87,18 @@ def writing_resubmit(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRes
     claim = selectors.claim_for_worker(worker, token)
     texts = _posted_texts(request)
     try:
-        renewed = services.renew_expired_claim(worker, claim.token)
+        renewed, outcome = services.take_back_line(worker, claim.token)
     except services.ClaimAlreadySubmitted:
         messages.info(request, "Your sentences for that line were already saved.")
         return redirect("writing_next")
     if renewed is None:
         request.session[ORPHAN_SENTENCES_KEY] = texts
-        messages.warning(
-            request,
-            "That line has gone to someone else meanwhile. Here is a new one; "
-            "your sentences are below it for copying if they fit.",
+        why = (
+            "That line has gone to someone else meanwhile."
+            if outcome is HoldRenewal.TAKEN
+            else renewal_message(outcome, what="that line")
         )
+        messages.warning(request, f"{why} Here is a new one; your sentences are below it for copying if they fit.")
         return redirect("writing_next")
     return writing_task(request, token)
 
@@ -192,10 +204,10 @@ def renew_hold_then(request: AuthenticatedRequest, token: uuid.UUID, back: dict[
     if renewed is None:
         raise Http404("No such task.")
     message = renewal_message(renewed, what="this line")
-    if renewed in (HoldRenewal.GONE, HoldRenewal.TAKEN):
+    if renewed in (HoldRenewal.GONE, *REFUSED_BACK):
         messages.info(request, f"{message} Here is a fresh task.")
         return redirect(back["next"])
-    if renewed in (HoldRenewal.AT_LIMIT, HoldRenewal.BUSY):
+    if renewed in (HoldRenewal.AT_LIMIT, HoldRenewal.WAITED_FOR, HoldRenewal.BUSY):
         messages.warning(request, message)
     else:
         messages.success(request, message)

@@ -10,12 +10,16 @@ A hold is the claims of one task page (a validation batch, a writing line). Its 
   task under the items' locks, as its claim counts): "taken back"; else nothing changes and the
   participant is told the items were taken.
 
-Bounds. "More time" is given while the hold is younger than `HOLD_EXTENSIONS` claim periods (from
-its claim), so it ends at most 1 + `HOLD_EXTENSIONS` periods after the claim: nobody keeps items out
-of the queue for long. Taking back an expired hold is not bounded: its items were back in the queue for
-anyone, and it keeps the claim's `created_at` (the seconds a label took count from the claim, so a
-batch sent just after it came back is not taken for a guesser's). A renewal while more than the
-warning time is left changes nothing (a double click extends once).
+Bounds (issue 51, item 5: twenty ids held a study's last 70 pairs for eight claim periods by
+renewing and taking back). "More time" is given while the hold is younger than `HOLD_EXTENSIONS`
+claim periods (from its claim), so it ends at most 1 + `HOLD_EXTENSIONS` periods after the claim;
+an expired hold is taken back at most `HOLD_TAKE_BACKS` times (the claims count it). Neither is
+given while another participant of the study waits for work (`others_waiting`: the study told them
+"no task" within the last claim period and they hold nothing since): then the study's open work
+is all held, and the hold's items are what they wait for. A taken-back hold keeps the claim's
+`created_at` (the seconds a label took count from the claim, so a batch sent just after it came
+back is not taken for a guesser's). A renewal while more than the warning time is left changes
+nothing (a double click extends once).
 """
 
 import math
@@ -28,7 +32,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from corpus.models import Market
@@ -44,6 +48,9 @@ class HoldRenewal(Enum):
     UNCHANGED = "unchanged"  # more than the warning time was left (a second click)
     TAKEN = "taken"  # the expired hold's items went to others meanwhile: nothing changed
     AT_LIMIT = "at_limit"  # the live hold had all the extra time it may get
+    WAITED_FOR = "waited_for"  # the live hold gets no more time: others wait for the study's held work
+    BACK_AT_LIMIT = "back_at_limit"  # the expired hold was taken back as often as a hold may be
+    BACK_WAITED_FOR = "back_waited_for"  # the expired hold's items go to the others who wait for work
     BUSY = "busy"  # the worker holds another page of the task now: one at a time
     GONE = "gone"  # sent already, or given back (another study visit, an exclusion)
 
@@ -56,6 +63,12 @@ MESSAGES = {
     HoldRenewal.TAKEN: "Time ran out, and {what} went to other participants meanwhile, so it cannot come back.",
     HoldRenewal.AT_LIMIT: "You cannot hold {what} longer: please send your work before the time runs out. "
     "If it does, you can take {what} back while nobody else has.",
+    HoldRenewal.WAITED_FOR: "Other participants are waiting for work, and the rest of this study is held, so "
+    "{what} cannot get more time: please send your work before the time runs out.",
+    HoldRenewal.BACK_AT_LIMIT: "Time ran out, and you took {what} back once already, so {what} went back to "
+    "other participants. Nothing was sent, and your work is still kept in this browser.",
+    HoldRenewal.BACK_WAITED_FOR: "Time ran out, and other participants are waiting for work that only {what} can "
+    "give them, so {what} went to them. Nothing was sent, and your work is still kept in this browser.",
     HoldRenewal.BUSY: "You hold another task of this kind now: please finish that one first.",
     HoldRenewal.GONE: "You no longer hold {what}.",
 }
@@ -72,22 +85,91 @@ def warning_seconds() -> int:
     return int(float(minutes) * 60)
 
 
+# The outcomes that leave the worker without the hold (its page offers other work instead).
+REFUSED_BACK = (HoldRenewal.TAKEN, HoldRenewal.BACK_AT_LIMIT, HoldRenewal.BACK_WAITED_FOR)
+
+
 def latest_extension(created_at: datetime, minutes: float) -> datetime:
     """The last moment "More time" is given to a hold claimed at `created_at`: given then, the hold
     ends 1 + HOLD_EXTENSIONS claim periods after its claim."""
-    return created_at + timedelta(minutes=minutes) * int(settings.NLI.get("HOLD_EXTENSIONS", 2))
+    return created_at + timedelta(minutes=minutes) * int(settings.NLI.get("HOLD_EXTENSIONS", 1))
+
+
+def take_backs_allowed() -> int:
+    """How often an expired hold may be taken back (HOLD_TAKE_BACKS)."""
+    return int(settings.NLI.get("HOLD_TAKE_BACKS", 1))
+
+
+def record_no_task(study_session: StudySession | None, now: datetime | None = None) -> None:
+    """The study told this visit there is no task: it waits for work (`others_waiting`) for a claim
+    period, or until it holds a task. Outside a study nobody is known to wait."""
+    if study_session is not None and study_session.pk is not None:
+        StudySession.objects.filter(pk=study_session.pk).update(no_task_at=now or timezone.now())
+
+
+def others_waiting(
+    claims: Sequence[TaskClaim], holder: int, now: datetime, *, minutes: float, live: QuerySet[Any]
+) -> bool:
+    """Whether a participant of the hold's study other than its `holder` (a worker's pk) waits for
+    work: their visit was told "no task" within the last claim period (`minutes`) and they hold none
+    of the kind's `live` claims since. A "no task" answer means every open item of the study was held then; so while anyone
+    waits, the hold's items are what they wait for. Claims outside a study: nobody is known to wait."""
+    visits = {claim.study_session_id for claim in claims if claim.study_session_id is not None}
+    if not visits:
+        return False
+    return (
+        StudySession.objects.filter(
+            study__in=StudySession.objects.filter(pk__in=visits).values("study"),
+            no_task_at__gt=now - timedelta(minutes=minutes),
+            completed_at__isnull=True,
+            closed_at__isnull=True,
+        )
+        .exclude(worker_id=holder)
+        .exclude(worker_id__in=live.values("worker_id"))
+        .exists()
+    )
+
+
+def waits_its_turn(
+    worker_id: int, study_session: StudySession | None, now: datetime, *, minutes: float, live: QuerySet[Any]
+) -> bool:
+    """Whether the worker claims nothing new now: a hold of theirs in this study ran out unsent
+    within the last claim period (`minutes`), they hold no live claim of the kind (`live`), and
+    another participant of the study waits for work. Else a hold refused its take-back would come
+    back at once as a fresh claim of the same items (bench/attacks/hoarders.py, `reclaim`): the
+    waiting participant comes first, and the worker may claim again once the period has passed."""
+    if study_session is None or live.filter(worker_id=worker_id).exists():
+        return False
+    lapsed = list(
+        live.model._default_manager.filter(
+            worker_id=worker_id,
+            study_session__study_id=study_session.study_id,
+            status__in=(ClaimStatus.OPEN, ClaimStatus.EXPIRED),
+            expires_at__lte=now,
+            expires_at__gt=now - timedelta(minutes=minutes),
+        )[:1]
+    )
+    return bool(lapsed) and others_waiting(lapsed, worker_id, now, minutes=minutes, live=live)
+
+
+WAIT_YOUR_TURN = (
+    "Time ran out on your last {what} before you sent it, and other participants are waiting for work, so "
+    "they go first. Please look again in a few minutes."
+)
 
 
 @dataclass(frozen=True)
 class HoldView:
     """What a task page shows of its hold: the end, the seconds left, when to warn, whether "More
-    time" may still be offered, and whether it has run out (server-side: the page is rendered so)."""
+    time" may still be offered, whether it has run out (server-side: the page is rendered so), and
+    whether it may still be taken back once it has (its take-backs not used up)."""
 
     expires_at: datetime
     seconds_left: int
     warn_seconds: int
     extendable: bool
     expired: bool
+    may_take_back: bool = True
 
 
 def has_run_out(claims: Sequence[TaskClaim], now: datetime) -> bool:
@@ -107,6 +189,7 @@ def hold_view(claims: Sequence[TaskClaim], now: datetime, *, minutes: float) -> 
         warn_seconds=warning_seconds(),
         extendable=not expired and now <= latest_extension(created_at, minutes),
         expired=expired,
+        may_take_back=max(claim.take_backs for claim in claims) < take_backs_allowed(),
     )
 
 
@@ -118,14 +201,17 @@ def renew_hold(
     minutes: float,
     items_free: Callable[[], bool],
     busy: Callable[[], bool] = lambda: False,
+    others_wait: Callable[[], bool] = lambda: False,
 ) -> HoldRenewal:
     """Renew the hold of these claims (one page's, already locked FOR UPDATE in the caller's
     transaction, with the worker's other claims of the task serialised by the caller's lock).
 
-    `busy()` and `items_free()` are asked only for a hold that ran out: `busy()`, whether the worker
-    holds another page of the task now (taken back, they would hold two); `items_free()`, after its claims were marked expired (so
-    they hold no place): it locks the items as the task's claim does and says whether every one
-    still has room. The caller recounts whatever it keeps of the items' held places.
+    `others_wait()` (`others_waiting` for the task's kind) is asked before any time is given. `busy()`
+    and `items_free()` are asked only for a hold that ran out: `busy()`, whether the worker holds
+    another page of the task now (taken back, they would hold two); `items_free()`, after its claims
+    were marked expired (so they hold no place): it locks the items as the task's claim does and
+    says whether every one still has room. The caller recounts whatever it keeps of the items' held
+    places.
     """
     if not claims or any(claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED) for claim in claims):
         return HoldRenewal.GONE
@@ -137,15 +223,21 @@ def renew_hold(
             return HoldRenewal.UNCHANGED
         if now > latest_extension(min(claim.created_at for claim in claims), minutes):
             return HoldRenewal.AT_LIMIT
+        if others_wait():
+            return HoldRenewal.WAITED_FOR
         rows.update(expires_at=new_end)
         return HoldRenewal.EXTENDED
     if busy():
         return HoldRenewal.BUSY
-    # Ran out: its claims hold no place while the items' room is counted.
+    # Ran out: its claims hold no place, whatever comes of the renewal (a refusal frees its items).
     rows.update(status=ClaimStatus.EXPIRED)
+    if max(claim.take_backs for claim in claims) >= take_backs_allowed():
+        return HoldRenewal.BACK_AT_LIMIT
+    if others_wait():
+        return HoldRenewal.BACK_WAITED_FOR
     if not items_free():
         return HoldRenewal.TAKEN
-    rows.update(status=ClaimStatus.OPEN, expires_at=new_end)
+    rows.update(status=ClaimStatus.OPEN, expires_at=new_end, take_backs=F("take_backs") + 1)
     return HoldRenewal.TAKEN_BACK
 
 

@@ -46,6 +46,10 @@ class TaskClaim(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # How often its worker took it back after it ran out (crowd.holds: at most HOLD_TAKE_BACKS).
+    # The database default serves INSERTs that do not name it (the release before during a deploy,
+    # bench/costs_page.py).
+    take_backs = models.PositiveSmallIntegerField(default=0, db_default=0)
 
     class Meta:
         abstract = True
@@ -285,6 +289,9 @@ class StudySession(models.Model):
     tasks_done = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # The last time this visit asked for a task and was told there was none: for a claim period
+    # it is waiting for work, and nobody keeps the study's last items from it (crowd.holds).
+    no_task_at = models.DateTimeField(null=True, blank=True)
     # Set in the transaction that completes the session, never before: the code proves the work.
     completion_code = models.CharField(max_length=80, blank=True)
     # Why a complete session's code is held for a researcher (the study's hold_code_at_chance); blank: not held.

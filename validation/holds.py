@@ -4,6 +4,8 @@ locks and counts the items' room with the task's own rule (`claiming.ClaimRule.r
 
 One transaction: the worker's row (it serialises their claims, submits and renewals, so a double
 click renews once), the batch's claims, then the items in pk order, as every writer of them locks.
+No time is given while another participant of the batch's study waits for work
+(`crowd.holds.others_waiting`, asked of this kind's live claims).
 """
 
 import uuid
@@ -18,8 +20,8 @@ from django.utils import timezone
 
 from corpus.models import Pair, Worker
 from crowd.claiming import ClaimRule
-from crowd.holds import HoldRenewal, renew_hold
-from crowd.models import ClaimStatus
+from crowd.holds import HoldRenewal, others_waiting, renew_hold, waits_its_turn
+from crowd.models import ClaimStatus, StudySession
 
 from . import selectors
 from .models import GrammaticalityClaim, ValidationClaim
@@ -67,13 +69,27 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
             room = {pk: free for pk, free, _ in rule.room(locked, now)}
             return len(locked) == len(items) and all(room.get(pk, 0) >= 1 for pk in items)
 
-        outcome = renew_hold(model, claims, now, minutes=minutes, items_free=items_free, busy=busy)
+        def others_wait() -> bool:
+            if model is GrammaticalityClaim:
+                return False  # offered beside a study's batches, never answered "no task": nobody waits for it
+            return others_waiting(claims, worker.pk, now, minutes=minutes, live=rule.live(now))
+
+        outcome = renew_hold(
+            model, claims, now, minutes=minutes, items_free=items_free, busy=busy, others_wait=others_wait
+        )
         if outcome is HoldRenewal.TAKEN_BACK and model is ValidationClaim:
             # The pairs' count of held places (the claim index's hint) sees the claims again.
             held = Coalesce(selectors.open_claims_subquery(now), Value(0))
             Pair.objects.filter(pk__in=items).update(held_places=held)
         expires_at = model._default_manager.filter(pk__in=pks).order_by("expires_at")[0].expires_at
     return Renewed(outcome, expires_at)
+
+
+def waits_its_turn_for(worker: Worker, study_session: StudySession | None, rule: ClaimRule) -> bool:
+    """Whether the worker's next batch of `rule`'s task waits while others wait for work
+    (`crowd.holds.waits_its_turn`: a batch of theirs ran out unsent lately)."""
+    now = timezone.now()
+    return waits_its_turn(worker.pk, study_session, now, minutes=claim_minutes(), live=rule.live(now))
 
 
 def _is_catch_trial(claim: object) -> bool:

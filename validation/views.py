@@ -21,7 +21,14 @@ from corpus.models import Grammaticality, ItemKind
 from corpus.services import LabelRefused
 from crowd.arrival import current_study_session
 from crowd.claiming import ClaimRule
-from crowd.holds import HoldRenewal, hold_view, renewal_message
+from crowd.holds import (
+    REFUSED_BACK,
+    WAIT_YOUR_TURN,
+    HoldRenewal,
+    hold_view,
+    record_no_task,
+    renewal_message,
+)
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_refusal_page, task_visit
@@ -74,6 +81,9 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
     study_session, instead = task_visit(request, task.task_kind)
     if instead is not None:
         return instead
+    if holds.waits_its_turn_for(worker, study_session, task.claim_rule):
+        turn = WAIT_YOUR_TURN.format(what="batch")
+        return render(request, "validation/no_tasks.html", {"reason": None, "turn": turn, **task.no_tasks_context})
     try:
         batch = task.claim(worker, study_session=study_session)
     except services.NotAllowedToValidate as refused:
@@ -81,6 +91,7 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
             request, "validation/no_tasks.html", {"reason": refused.message, **task.no_tasks_context}, status=403
         )
     if batch is None:
+        record_no_task(study_session)  # this visit now waits: no hold of the study is renewed meanwhile
         return render(request, "validation/no_tasks.html", {"reason": None, **task.no_tasks_context})
     return redirect(task.batch_url, batch=batch)
 
@@ -135,7 +146,7 @@ def batch_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> H
         "error": error,
         "hold": hold,
         "renew_url": reverse(task.renew_url, kwargs={"batch": batch}),
-        "taken": request.GET.get("taken") == "1",
+        "taken": refused_back_message(request, f"these {task.items_word}"),
         "items_word": task.items_word,
         "hold_what": f"these {task.items_word}",
         "next_href": reverse(task.next_url),
@@ -143,6 +154,13 @@ def batch_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> H
         **task.context(form, claims),
     }
     return render(request, task.template, context, status=400 if error else status)
+
+
+def refused_back_message(request: HttpRequest, what: str) -> str:
+    """Why an expired batch did not come back, from the renewal's redirect (`?taken=`): the message
+    its hold shows in place of "Get these back"; "" when it was not refused."""
+    outcome = next((outcome for outcome in REFUSED_BACK if outcome.value == request.GET.get("taken")), None)
+    return renewal_message(outcome, what=what) if outcome is not None else ""
 
 
 def renew_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> HttpResponseBase:
@@ -155,10 +173,10 @@ def renew_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> H
     if renewed.outcome is HoldRenewal.GONE:
         messages.info(request, message)
         return redirect(task.next_url)
-    if renewed.outcome is HoldRenewal.TAKEN:
-        # The batch's page says it (its hold's message) and offers a new batch.
-        return redirect(reverse(task.batch_url, kwargs={"batch": batch}) + "?taken=1")
-    if renewed.outcome in (HoldRenewal.AT_LIMIT, HoldRenewal.BUSY):
+    if renewed.outcome in REFUSED_BACK:
+        # The batch's page says why (its hold's message, in place of "Get these back") and offers a new batch.
+        return redirect(reverse(task.batch_url, kwargs={"batch": batch}) + f"?taken={renewed.outcome.value}")
+    if renewed.outcome in (HoldRenewal.AT_LIMIT, HoldRenewal.WAITED_FOR, HoldRenewal.BUSY):
         messages.warning(request, message)
     else:
         messages.success(request, message)
@@ -271,7 +289,7 @@ def grammaticality_renew(request: AuthenticatedRequest, batch: UUID) -> HttpResp
     if renewed is None:
         raise Http404("No such page.")
     message = renewal_message(renewed.outcome, what="these sentences")
-    if renewed.outcome in (HoldRenewal.TAKEN, HoldRenewal.GONE):
+    if renewed.outcome in (*REFUSED_BACK, HoldRenewal.GONE):
         message += " Here are other sentences."
     level = messages.success if renewed.outcome in (HoldRenewal.EXTENDED, HoldRenewal.TAKEN_BACK) else messages.info
     level(request, message)

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from corpus.models import Label, Pair
-from crowd.models import ClaimStatus, Study, TaskKind
+from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests.present import present
 from validation.models import ValidationClaim
 
@@ -110,10 +110,30 @@ def test_pairs_taken_meanwhile_do_not_come_back_and_a_new_batch_is_offered(page,
     page.reload()
     assert page.locator("#hold-expired").is_visible() and page.locator("#submit-batch").is_disabled()
     page.click("#hold-take-back")
-    page.wait_for_url(re.compile(rf"/validate/batch/{batch}/\?taken=1$"))
+    page.wait_for_url(re.compile(rf"/validate/batch/{batch}/\?taken=taken$"))
     assert "went to other participants" in page.locator("#hold-expired").inner_text()
     assert not page.locator("#hold-take-back").count()
     page.click("#hold-new-batch")
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     assert batch not in page.url
+    assert fits(page)
+
+
+def test_a_take_back_refused_while_another_waits_says_why_and_keeps_the_choices(page, live_server, make_worker):
+    batch = arrive(page, live_server)
+    for key in ("1", "3"):
+        page.keyboard.press(key)
+    # Another participant of the study was told "no task" a minute ago and holds nothing since.
+    study = Study.objects.get(slug="browser-holds")
+    waiter = StudySession.objects.create(study=study, worker=make_worker(), external_session_id="waiter")
+    StudySession.objects.filter(pk=waiter.pk).update(no_task_at=timezone.now() - timedelta(minutes=1))
+    hold_ends_in(batch, -timedelta(minutes=1))
+    page.reload()
+    page.click("#hold-take-back")
+    page.wait_for_url(re.compile(rf"/validate/batch/{batch}/\?taken=back_waited_for$"))
+    said = page.locator("#hold-not-back").inner_text()
+    assert "other participants are waiting for work" in said and "still kept in this browser" in said
+    assert not page.locator("#hold-take-back").count()
+    assert answered(page) == "2 of 5 answered"  # the browser's choices, still there
+    assert page.locator("#submit-batch").is_disabled()
     assert fits(page)

@@ -70,20 +70,28 @@ def test_a_double_click_extends_once(batch_of):
     assert second.expires_at == first.expires_at
 
 
-def test_a_second_extension_is_given_within_the_bound(batch_of):
+def test_an_extension_is_given_within_the_bound(batch_of):
     worker, batch = batch_of()
-    # Claimed 38 minutes ago and extended once: two periods' worth of extra time is the default.
-    set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=2 * CLAIM_MINUTES - 2))
+    # Claimed 18 minutes ago: one period's worth of extra time is the default.
+    set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=CLAIM_MINUTES - 2))
     assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.EXTENDED
 
 
 def test_more_time_is_bounded(batch_of):
     worker, batch = batch_of()
-    # Claimed almost three periods ago and extended twice (the default bound): no more time.
-    set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=3 * CLAIM_MINUTES - 2))
+    # Claimed almost two periods ago and extended once (the default bound): no more time.
+    set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=2 * CLAIM_MINUTES - 2))
     renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
     assert renewed.outcome is HoldRenewal.AT_LIMIT
     assert claims_of(batch)[0].expires_at < timezone.now() + timedelta(minutes=3)
+
+
+def test_a_second_extension_follows_the_setting(batch_of):
+    worker, batch = batch_of()
+    with override_settings(NLI={**settings.NLI, "HOLD_EXTENSIONS": 2}):
+        set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=2 * CLAIM_MINUTES - 2))
+        renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+    assert renewed.outcome is HoldRenewal.EXTENDED
 
 
 def test_no_extensions_when_the_settings_allow_none(batch_of):
