@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("crowd", "0020_market_check_and_links"),
+        ("crowd", "0021_quality_test_levels"),
     ]
 
     operations = [
