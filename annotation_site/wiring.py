@@ -11,8 +11,9 @@ every process that sets Django up has them: web servers, Celery workers, command
   (`CLAIM_MODELS`, whose open claims crowd releases when a worker starts another study session,
   is excluded or their submission ends on the market; tests/crowd/test_claim_wiring.py checks that
   none is missing), the quality app's qualification test for studies with access "qualified",
-  its worker flags for the approval and bonus lists, and the URL namespaces of the researchers'
-  pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`);
+  its worker flags for the approval and bonus lists, the URL namespaces of the researchers'
+  pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`), and the
+  check that a study's catch-trial share can be met (`validation.selectors.study_catch_shortfall`);
 - modeling (`modeling.snapshots.extra_files`): the files a snapshot holds beside the pairs' that
   other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`.
 
@@ -42,6 +43,7 @@ from modeling.snapshots import extra_files as snapshot_extra_files
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
+from validation.selectors import study_catch_shortfall
 from validation.snapshot_files import premise_label_snapshot_file
 
 NEXT_TASK_URL: dict[str, str] = {
@@ -71,6 +73,7 @@ def register() -> None:
             qualification_check=admission_check,
             worker_flags=flag_marks,
             researcher_namespaces=RESEARCHER_NAMESPACES,
+            catch_shortfall=study_catch_shortfall,
         )
     )
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)

@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from typing import Any, TypedDict
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -166,6 +166,10 @@ class StudyAdmin(admin.ModelAdmin[Study]):
         super().save_related(request, form, formsets, change)
         form.instance.allowed_workers.set(form.cleaned_data["allowed_ids"])
         form.instance.blocked_workers.set(form.cleaned_data["blocked_ids"])
+        # Saved all the same: a researcher may mark the catch pairs after setting the study up.
+        shortfall = registry.catch_shortfall(form.instance)
+        if shortfall:
+            messages.warning(request, shortfall)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
         return (

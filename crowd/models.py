@@ -104,6 +104,14 @@ class Study(models.Model):
     catch_trial_share = models.FloatField(
         default=0.01, help_text="Share (0–1) of validation items that are catch trials (MultiNLI: about 1%)."
     )
+    # With the share, how many catch servings the study needs: a pool too small for it is named when
+    # the study is saved and on its page (quality.catch_trials.catch_shortfall).
+    planned_sessions = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Participants you plan for (e.g. the market's places); with the catch-trial share it says "
+        "whether the catch pool is large enough. Blank: not checked.",
+    )
     bonus_per_catch_match = models.DecimalField(
         max_digits=6, decimal_places=2, default=1, help_text="Bonus paid for each catch trial a worker gets right."
     )

@@ -12,7 +12,7 @@ A process that never registered the task apps (SiteConfig left out of INSTALLED_
 loudly at the first use rather than releasing no claims or paying flagged workers unseen.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +38,9 @@ class TaskApps:
     - `qualification_check`: the check of studies with access "qualified" (`crowd.access`);
     - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show;
     - `researcher_namespaces`: the URL namespaces of the researchers' pages, whose writing requests
-      a browser previewing a study is refused (`crowd.preview`).
+      a browser previewing a study is refused (`crowd.preview`);
+    - `catch_shortfall`: why a study's catch-trial share cannot be met (no catch pairs, too few for
+      its planned sessions), in words, or None: the study form says it when the study is saved.
 
     No list of task pages: a researcher's preview serves every page with nothing saved, a task
     app's that nothing registers included (`crowd.preview`, fail-closed).
@@ -51,6 +53,7 @@ class TaskApps:
     worker_flags: selectors.MarkSource
     # Django's admin is every site's; the root adds its own researchers' pages.
     researcher_namespaces: frozenset[str] = frozenset({"admin"})
+    catch_shortfall: Callable[["Study"], str | None] = lambda study: None
 
 
 _registered: list[TaskApps] = []
@@ -94,3 +97,8 @@ def release_open_claims_of_session(session: "StudySession") -> int:
     """Release the open claims made in one study session (its submission was returned or timed out
     on the market), of every task app; returns how many."""
     return arrival.release_open_claims(registered().claim_models, worker__in=[session.worker_id], study_session=session)
+
+
+def catch_shortfall(study: "Study") -> str | None:
+    """Why the study's catch-trial share cannot be met, or None (the registered check)."""
+    return registered().catch_shortfall(study)

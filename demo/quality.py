@@ -16,6 +16,7 @@ import uuid
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from corpus.labels import LABELS, LABELS_PER_PAIR
 from corpus.models import Market, Pair, Premise, Split, Worker
@@ -63,15 +64,23 @@ def ensure_guesser_pairs(dataset):
 
 
 def catch_trial_pair(dataset):
-    """The demo's catch trial: an ordinary written demo pair whose five labels all agree with its author
-    (the kept reference label of an earlier load first, so a rerun keeps it)."""
+    """The demo's catch trial: an ordinary written demo pair whose five labels all agree with its author,
+    one of a premise with no pair left to validate first (a catch premise waits for its validation to
+    end: quality.catch_trials); the kept reference label of an earlier load first, so a rerun keeps it."""
     kept = ReferenceLabel.objects.filter(pair__dataset=dataset, is_catch_trial=True).select_related("pair").first()
     if kept is not None:
         return kept.pair
     candidates = (
         Pair.objects.filter(dataset=dataset, premise__source="demo", label_count=LABELS_PER_PAIR)
         .exclude(pair_id__startswith="quality-")
-        .order_by("pair_id")
+        .alias(
+            waiting=Exists(
+                Pair.objects.filter(
+                    premise_id=OuterRef("premise_id"), needs_validation=True, label_count__lt=LABELS_PER_PAIR
+                )
+            )
+        )
+        .order_by("waiting", "pair_id")
     )
     for pair in candidates:
         if pair.gold_label == pair.author_label and getattr(pair, f"{pair.author_label}_votes") == LABELS_PER_PAIR:

@@ -3,106 +3,221 @@
 The validation app, a layer above this one, calls `pick_catch_trials` when it claims a batch and
 `score_catch_trials` when the batch is submitted (plain calls: quality is on the judgement floor).
 
-The rules:
-- a catch trial is a pair with a `ReferenceLabel` marked `is_catch_trial`, in the batch's dataset,
-  that the worker did not write, did not label and was never served before;
-- a catch pair is served to at most `MAX_SERVINGS` participants, counting every claim on the pair
-  (as a catch trial or as an ordinary pair, submitted or not): no more than an ordinary pair's four
-  validators, so "seen by more than four" never singles one out (issue 27). When the pool has no
-  pair left to serve, the batch carries no catch trial rather than a repeat; the quality page says so
-  (`catch_pool_status`). The rule is documented in docs/quality.md;
-- the worker's label on it is stored as a `CatchTrialAnswer`, scored against the reference label
-  at submit time, and never added to the pair's labels: the pair's counters and gold stay as they are;
+The rules (docs/quality.md, "Catch trials and bonuses"):
+- a catch trial is served from a **catch premise**: a premise with a pair a researcher marked
+  (`ReferenceLabel.is_catch_trial`) in the batch's dataset, none of whose pairs still waits in the
+  validation queue (its ordinary servings would add to its catch servings and show it). Every pair
+  of a catch premise is served in the catch role, its unmarked siblings too, so that pooled pages
+  show a catch premise with as many hypotheses as an ordinary one (issue 51: a premise that only
+  ever came with one hypothesis was a catch trial). A sibling without a catch mark is answered and
+  not scored (`score_catch_trials`);
+- a pair is served as a catch trial to at most `MAX_SERVINGS` participants, counting its catch
+  servings only (ordinary claims on a pair that was validated before it was marked are its past,
+  not catch servings: counted, a five-label pair started used up), and they are drawn closest to
+  complete first, premise by premise, as the validation queue serves ordinary pairs: a catch pair
+  is served four times, by consecutive claimers, and its premise's pairs one after the other, as an
+  ordinary premise's are. When no pair is left to serve, the batch carries no catch trial rather
+  than a repeat; the quality page and the study's page say so (`catch_pool_status`);
+- never to the pair's writer, nor of a premise the worker wrote on, labelled or was served before
+  (a premise that came back told catch trials apart, issue 39), nor two of one premise in a batch;
+- the worker's label on a marked pair is stored as a `CatchTrialAnswer`, scored against the reference
+  label at submit time, and never added to the pair's labels: the pair's counters and gold stay as they are;
 - a match inside a study session earns the study's `bonus_per_catch_match` in its currency, as one
   `earned` row of the bonus ledger (`quality.bonuses`), in the submit's own transaction.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from math import comb
 from typing import Any
 
-from django.db import connection
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, Pair, ValidationLabel, Worker
-from crowd.models import Study, StudySession
+from crowd.claiming import lock_rows
+from crowd.models import Study, StudySession, TaskKind
 
 from .bonuses import record_catch_bonuses
 from .models import CatchTrialAnswer, ReferenceLabel
 
-# An ordinary pair is labelled by its author and four validators: a catch pair is served to no more.
+# An ordinary pair is labelled by its author and four validators: a pair is served as a catch trial to no more.
 MAX_SERVINGS = LABELS_PER_PAIR - AUTHOR_POSITION
 
+# The kinds of study whose batches carry catch trials (validation's claim serves them); a writing
+# study's catch share means nothing.
+CATCH_TASK_KINDS = frozenset({TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT})
 
-def servings(claims):
-    """How many participants were served each pair: an annotation over `claims` (every validation claim)."""
-    counted = claims.filter(pair_id=OuterRef("pair_id")).order_by().values("pair_id").annotate(n=Count("*")).values("n")
+
+def catch_servings(claims: QuerySet[Any], *, of: str = "pk", by: str = "pair_id") -> Coalesce:
+    """How many times each row's pair (or premise) was served as a catch trial: an annotation over
+    pairs (`of` the outer row's field, `by` the claim's), counting the catch claims among `claims`
+    (every validation claim, with `pair_id`) and nothing else."""
+    counted = (
+        claims.filter(is_catch_trial=True, **{by: OuterRef(of)})
+        .order_by()
+        .values(by)
+        .annotate(n=Count("*"))
+        .values("n")
+    )
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def _marked(dataset: Dataset | None) -> QuerySet[ReferenceLabel]:
+    marked = ReferenceLabel.objects.filter(is_catch_trial=True)
+    return marked if dataset is None else marked.filter(pair__dataset=dataset)
+
+
+def _still_in_validation() -> Exists:
+    """Whether a pair's premise (the outer row's `premise_id`) has a pair waiting in the validation queue."""
+    return Exists(
+        Pair.objects.filter(premise_id=OuterRef("premise_id"), needs_validation=True, label_count__lt=LABELS_PER_PAIR)
+    )
+
+
+def catch_role_pairs(dataset: Dataset | None) -> QuerySet[Pair]:
+    """Every pair that may be served as a catch trial: the pairs of the dataset's catch premises
+    (a marked pair's siblings too), leaving out premises with a pair still in the validation queue."""
+    pairs = Pair.objects.filter(premise_id__in=_marked(dataset).values("pair__premise_id"))
+    if dataset is not None:
+        pairs = pairs.filter(dataset=dataset)
+    return pairs.exclude(_still_in_validation())
+
+
+def premises_met(worker: Worker, seen: QuerySet[Any]) -> list[QuerySet[Any]]:
+    """The premises the worker met (pk subqueries): wrote on, labelled, answered as a catch trial,
+    or was served (`seen`: the pair pks of every claim of theirs)."""
+    return [
+        Pair.objects.filter(author=worker).values("premise_id"),
+        Pair.objects.filter(pk__in=ValidationLabel.objects.filter(worker=worker).values("pair_id")).values(
+            "premise_id"
+        ),
+        Pair.objects.filter(pk__in=CatchTrialAnswer.objects.filter(worker=worker).values("pair_id")).values(
+            "premise_id"
+        ),
+        Pair.objects.filter(pk__in=seen).values("premise_id"),
+    ]
 
 
 def pick_catch_trials(
     *,
     worker: Worker,
     dataset: Dataset | None,
-    count: int,
+    most: int,
+    per_batch: float,
     seen: QuerySet[Any],
     taken: Sequence[int] = (),
-    claims: QuerySet[Any] | None = None,
+    claims: QuerySet[Any],
     premise_of: dict[int, int] | None = None,
+    draw: Callable[[], float] = random.random,
 ) -> list[int]:
-    """Up to `count` random catch-trial pair pks for the worker's next validation batch, none of
-    them in `seen` (a queryset of the pair pks the worker was ever served) nor in `taken` (the
-    batch's ordinary pairs), nor written or labelled by the worker, each served to fewer than
-    `MAX_SERVINGS` participants so far (`claims`: every validation claim, with `pair_id`), no two of
-    one premise and none of a premise the worker was served before (issue 39: a batch shows one
-    pair per premise, and ordinary pairs come from premises the worker has not seen while there
-    are any; a catch trial whose premise came back stood out). `premise_of`, when given, gets each
-    picked pair's premise.
+    """The pair pks to serve as catch trials in the worker's next validation batch (the module's
+    rules), at most `most`, `per_batch` of them on average.
 
-    The reference rows are locked (skipping those another claimer holds) and the servings counted
+    **In runs, premise by premise**, as the validation queue serves ordinary premises: the batch
+    takes one pair of every open catch premise (one served before, with servings left) the worker
+    may take, most served first, and opens a new one, its pairs in random order, with the chance that
+    keeps the mean at `per_batch` (`opening_chance`). An open premise is served by the claims that
+    follow until its pairs are used up, so its servings gather as fast as an ordinary premise's,
+    whatever the share: drawn place by place, a catch premise's twelve servings took 1 / share times
+    longer to gather, and pooled pages told it by how long it stayed around (bench/attacks/catch_colluders.py).
+
+    None of a premise the worker met (`seen`: the pair pks of every claim of theirs), none in `taken`
+    (the batch's ordinary candidates), each served as a catch trial to fewer than `MAX_SERVINGS`
+    participants (`claims`: every validation claim), no two of one premise. `premise_of`, when
+    given, gets each picked pair's premise.
+
+    The pairs are locked (skipping those another claimer holds) and their catch servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
+    The statements are the same whether the batch gets a catch trial or not (issue 39).
     """
-    if count <= 0:
+    if most <= 0 or per_batch <= 0:
         return []
-    candidates = ReferenceLabel.objects.filter(is_catch_trial=True)
-    if dataset is not None:
-        candidates = candidates.filter(pair__dataset=dataset)
-    candidates = candidates.exclude(pair__author=worker)
-    candidates = candidates.exclude(pair_id__in=ValidationLabel.objects.filter(worker=worker).values("pair_id"))
-    candidates = candidates.exclude(pair_id__in=CatchTrialAnswer.objects.filter(worker=worker).values("pair_id"))
-    candidates = candidates.exclude(pair_id__in=seen).exclude(pair_id__in=list(taken))
-    candidates = candidates.exclude(pair__premise_id__in=Pair.objects.filter(pk__in=seen).values("premise_id"))
-    if claims is not None:
-        candidates = candidates.alias(served=servings(claims)).filter(served__lt=MAX_SERVINGS)
-    # Random order over the catch trials only (a researcher-labelled pool, not the corpus).
-    candidates = candidates.order_by("?")
-    if connection.features.has_select_for_update_skip_locked:
-        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-    premises = dict(candidates.values_list("pair_id", "pair__premise_id")[: count * 3])
-    locked = list(premises)
-    if claims is not None and locked:
-        served = dict(
-            ReferenceLabel.objects.filter(pair_id__in=locked)
-            .annotate(served=servings(claims))
-            .values_list("pair_id", "served")
+    candidates = catch_role_pairs(dataset)
+    for met in premises_met(worker, seen):
+        candidates = candidates.exclude(premise_id__in=met)
+    candidates = candidates.exclude(pk__in=list(taken))
+    candidates = (
+        candidates.annotate(
+            served=catch_servings(claims),
+            premise_served=catch_servings(claims, of="premise_id", by="pair__premise_id"),
+            premise_size=_pairs_of_premise(),
         )
-        locked = [pk for pk in locked if served.get(pk, MAX_SERVINGS) < MAX_SERVINGS]
+        .filter(served__lt=MAX_SERVINGS)
+        .order_by("-premise_served", "-served", "?")
+    )
+    # Open premises first, then new ones at random: four rows a place find the premises wanted.
+    rows = list(lock_rows(candidates).values_list("pk", "premise_id", "premise_served", "premise_size")[: most * 4])
+    if rows:
+        fresh = dict(
+            Pair.objects.filter(pk__in=[row[0] for row in rows])
+            .annotate(served=catch_servings(claims))
+            .values_list("pk", "served")
+        )
+        rows = [row for row in rows if fresh.get(row[0], MAX_SERVINGS) < MAX_SERVINGS]
     picked: list[int] = []
-    for pk in locked:
-        if len(picked) < count and premises[pk] not in {premises[other] for other in picked}:
-            picked.append(pk)
+    premises: dict[int, int] = {}
+    opening: int | None = None
+    for pk, premise, premise_served, premise_size in rows:
+        if len(picked) == most:
+            break
+        if premise in premises.values():
+            continue
+        if not premise_served:
+            if opening is None:
+                opening = whole_draws(opening_chance(per_batch, premise_size), draw)
+            if opening == 0:
+                break  # every open premise came first: the rest are new
+            opening -= 1
+        picked.append(pk)
+        premises[pk] = premise
     if premise_of is not None:
-        premise_of.update({pk: premises[pk] for pk in picked})
+        premise_of.update(premises)
     return picked
 
 
-def catch_pool_status(dataset, claims):
-    """The catch-trial pool of a dataset, for researchers: pairs in it, servings left under the rule,
-    and whether it has run dry (batches then carry no catch trial)."""
-    references = ReferenceLabel.objects.filter(is_catch_trial=True, pair__dataset=dataset)
-    served = list(references.annotate(served=servings(claims)).values_list("served", flat=True))
-    left = sum(max(0, MAX_SERVINGS - n) for n in served)
-    return {"pairs": len(served), "servings_left": left, "max_servings": MAX_SERVINGS, "dry": left == 0}
+def _pairs_of_premise() -> Subquery:
+    """The number of pairs of a pair's premise (the outer row's `premise_id`)."""
+    counted = (
+        Pair.objects.filter(premise_id=OuterRef("premise_id"))
+        .order_by()
+        .values("premise_id")
+        .annotate(n=Count("*"))
+        .values("n")
+    )
+    return Subquery(counted, output_field=IntegerField())
+
+
+def opening_chance(per_batch: float, premise_pairs: int) -> float:
+    """How many new catch premises a batch opens on average so that batches carry `per_batch` catch
+    trials: an open premise gives one to each batch that follows until its `premise_pairs` pairs
+    have had their `MAX_SERVINGS` servings, so each opening brings that many catch trials."""
+    return per_batch / (MAX_SERVINGS * max(1, premise_pairs))
+
+
+def whole_draws(mean: float, draw: Callable[[], float]) -> int:
+    """A whole number with this mean: its whole part, and one more with the chance of its fraction."""
+    whole = int(mean)
+    return whole + (1 if draw() < mean - whole else 0)
+
+
+def catch_pool_status(dataset: Dataset, claims: QuerySet[Any]) -> dict[str, Any]:
+    """The catch-trial pool of a dataset, for researchers: pairs marked, premises and pairs served in
+    the catch role, marked pairs waiting for their premise's validation to finish, catch servings
+    left under the rule, and whether it has run dry (batches then carry no catch trial)."""
+    role = catch_role_pairs(dataset).annotate(served=catch_servings(claims))
+    served = list(role.values_list("premise_id", "served"))
+    marked = _marked(dataset)
+    left = sum(max(0, MAX_SERVINGS - n) for _, n in served)
+    return {
+        "marked": marked.count(),
+        "waiting": marked.filter(pair__in=Pair.objects.filter(_still_in_validation())).count(),
+        "premises": len({premise for premise, _ in served}),
+        "pairs": len(served),
+        "servings_left": left,
+        "max_servings": MAX_SERVINGS,
+        "dry": left == 0,
+    }
 
 
 def score_catch_trials(
@@ -121,7 +236,8 @@ def score_catch_trials(
     """
     if not catch_labels:
         return []
-    expected = dict(ReferenceLabel.objects.filter(pair_id__in=list(catch_labels)).values_list("pair_id", "label"))
+    marked = ReferenceLabel.objects.filter(pair_id__in=list(catch_labels), is_catch_trial=True)
+    expected = dict(marked.values_list("pair_id", "label"))
     answers = [
         CatchTrialAnswer(
             worker=worker,
@@ -133,7 +249,8 @@ def score_catch_trials(
             matched=label == expected[pair_pk],
             seconds=seconds,
         )
-        # A reference label removed since the batch was served leaves nothing to score against.
+        # An unmarked sibling of a catch pair (served so that its premise looks like any other), or a
+        # pair whose mark was removed since the batch was served, has nothing to be scored against.
         for pair_pk, label in sorted(catch_labels.items())
         if pair_pk in expected
     ]
@@ -143,7 +260,61 @@ def score_catch_trials(
 
 
 def catch_pools(studies: Iterable[Study], claims: QuerySet[Any]) -> list[dict[str, Any]]:
-    """Per study that serves catch trials: its dataset's pool (`catch_pool_status`), for the quality pages."""
+    """Per study that serves catch trials (a validation or MPE judgment study with a catch share):
+    its dataset's pool (`catch_pool_status`), for the quality pages. A writing study's share serves
+    nothing and is not listed."""
     return [
-        {"study": study, **catch_pool_status(study.dataset, claims)} for study in studies if study.catch_trial_share > 0
+        {"study": study, **catch_pool_status(study.dataset, claims)}
+        for study in studies
+        if study.catch_trial_share > 0 and study.task_kind in CATCH_TASK_KINDS
     ]
+
+
+def catch_trials_per_batch(share: float, size: int) -> float:
+    """The mean number of catch trials a batch of `size` places carries at this share: each place is
+    one with probability `share`, at most `size - 1` (a batch keeps one ordinary pair)."""
+    return sum(min(k, size - 1) * comb(size, k) * share**k * (1 - share) ** (size - k) for k in range(size + 1))
+
+
+def catch_shortfall(study: Study, claims: QuerySet[Any], *, batch_size: int) -> str | None:
+    """Why the study's catch share cannot be met, in words for its researcher, or None when it can
+    (or it serves no catch trials). Asked when the study is saved and on its page.
+
+    Cannot be met: no pair of its dataset is marked a catch trial; every marked pair waits for its
+    premise's validation; the pool has no catch serving left; or, with `Study.planned_sessions`, the
+    servings left are fewer than its planned batches need (sessions × batches per code × the mean
+    catch trials per batch, `catch_trials_per_batch`)."""
+    share = study.catch_trial_share
+    if share <= 0 or study.task_kind not in CATCH_TASK_KINDS or study.dataset_id is None:
+        return None
+    pool = catch_pool_status(study.dataset, claims)
+    head = f"This study serves {share:.0%} of its batches' places as catch trials, but "
+    tail = " Its batches carry no catch trial then, and no catch bonus can be earned."
+    if pool["marked"] == 0:
+        return (
+            f"{head}no pair of its dataset “{study.dataset}” is marked as a catch trial.{tail} Mark pairs "
+            "on the Label pairs page (tick “catch trial”), or set the share to 0."
+        )
+    if pool["pairs"] == 0:
+        return (
+            f"{head}every one of the {pool['marked']} pairs marked as catch trials in “{study.dataset}” has a "
+            f"premise with pairs still waiting for validation: they are served once those are done.{tail}"
+        )
+    if pool["dry"]:
+        return (
+            f"{head}its pool of {pool['pairs']} pairs is used up (each is served to {MAX_SERVINGS} participants).{tail}"
+        )
+    planned = study.planned_sessions
+    if planned:
+        needed = round(planned * study.tasks_per_batch * catch_trials_per_batch(share, batch_size))
+        if needed > pool["servings_left"]:
+            per_premise = MAX_SERVINGS * max(1, round(pool["pairs"] / max(1, pool["premises"])))
+            more = -(-(needed - pool["servings_left"]) // per_premise)
+            return (
+                f"{head}its {planned} planned participants × {study.tasks_per_batch} batches need about {needed} "
+                f"catch trials and its pool has {pool['servings_left']} servings left ({pool['pairs']} pairs of "
+                f"{pool['premises']} catch premises, each pair served to at most {MAX_SERVINGS} participants). "
+                f"Batches past that carry no catch trial. Mark a pair of about {more} more premises as catch "
+                "trials, or lower the share."
+            )
+    return None

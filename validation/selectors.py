@@ -11,7 +11,8 @@ from django.db.models.expressions import RawSQL
 
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, PremiseStatus, Worker
 from crowd.claiming import claim_key, db_time, lock_clause, marks
-from crowd.models import ClaimStatus
+from crowd.models import ClaimStatus, Study
+from quality.catch_trials import catch_shortfall
 
 from .models import ValidationClaim
 
@@ -155,3 +156,10 @@ def batch_claims(worker: Worker, batch: uuid.UUID | str) -> list[ValidationClaim
         .select_related("pair", "pair__dataset", "pair__premise", "pair__premise__genre", "study_session__study")
         .order_by("id")
     )
+
+
+def study_catch_shortfall(study: Study) -> str | None:
+    """Why the study's catch-trial share cannot be met by its pool, in words, or None
+    (`quality.catch_trials.catch_shortfall` with validation's claims and batch size): the study
+    form says it when the study is saved, the study's page shows it."""
+    return catch_shortfall(study, ValidationClaim.objects.all(), batch_size=BATCH_SIZE)

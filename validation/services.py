@@ -45,7 +45,7 @@ from crowd.holds import has_run_out
 from crowd.models import ClaimStatus, StudySession, TaskClaim
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
-from quality.catch_trials import pick_catch_trials, score_catch_trials
+from quality.catch_trials import catch_trials_per_batch, pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_with
 
 from . import credits, selectors
@@ -405,11 +405,9 @@ def claim_mpe_batch(worker: Worker, *, study_session: StudySession | None = None
     return None
 
 
-def catch_trial_count(share: float, size: int, *, draw: Callable[[], float] = random.random) -> int:
-    """How many of a batch's `size` places are catch trials: each place is one with probability `share`."""
-    if share <= 0:
-        return 0
-    return sum(1 for _ in range(size) if draw() < share)
+# The chance draws of catch trials (`quality.catch_trials.pick_catch_trials`): a new catch premise
+# is opened when a draw falls under its chance.
+catch_draw: Callable[[], float] = random.random
 
 
 def _catch_trials(
@@ -421,33 +419,33 @@ def _catch_trials(
     taken: Sequence[int] = (),
     premise_of: dict[int, int] | None = None,
 ) -> list[int]:
-    """Pair pks to serve as catch trials in this batch (the study's share; none outside a study).
+    """Pair pks to serve as catch trials in this batch (the study's share on average; none outside a study).
 
-    The quality app picks them (`quality.catch_trials.pick_catch_trials`); a worker is never served a
-    pair they were served before (`seen`, backed by the claims' unique pair/worker constraint).
-    `premise_of` gets the picked pairs' premises.
+    The quality app picks them (`quality.catch_trials.pick_catch_trials`: in runs, premise by
+    premise); a worker is never served a pair they were served before (`seen`, backed by the claims'
+    unique pair/worker constraint). `premise_of` gets the picked pairs' premises.
 
-    In a study with catch trials, every claim draws as many as a batch could hold and keeps the
-    number this batch gets, none included: the statements (and their time) are the same whether
-    the batch holds a catch trial or not (issue 39: `/validate/next/` was slower when it did).
+    In a study with catch trials, every claim takes the same statements whether the batch gets a
+    catch trial or not (issue 39: `/validate/next/` was slower when it did).
     """
     if study_session is None or study_session.study.catch_trial_share <= 0:
         return []
     # At least one ordinary pair in every batch.
     most = size - 1
-    count = min(catch_trial_count(study_session.study.catch_trial_share, size), most)
     seen = ValidationClaim.objects.filter(worker=worker).values("pair_id")
     drawn: dict[int, int] = {}
     picked = pick_catch_trials(
         worker=worker,
         dataset=dataset,
-        count=most,
+        most=most,
+        per_batch=catch_trials_per_batch(study_session.study.catch_trial_share, size),
         seen=seen,
         taken=list(taken),
         claims=ValidationClaim.objects.all(),
         premise_of=drawn,
+        draw=catch_draw,
     )
-    kept = [pk for pk in dict.fromkeys(picked) if pk not in taken][:count]
+    kept = [pk for pk in dict.fromkeys(picked) if pk not in taken]
     if premise_of is not None:
         premise_of.update({pk: drawn[pk] for pk in kept})
     return kept

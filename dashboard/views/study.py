@@ -12,6 +12,7 @@ from django.http.response import HttpResponseBase
 from crowd.models import Study
 from dashboard.queries import study as queries
 from markets.identity import arrival_checks
+from validation.selectors import study_catch_shortfall
 
 from .common import found, render_page, researcher_required
 
@@ -34,6 +35,7 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
         "studies",
         study=study,
         arrival_checks=arrival_checks(study),
+        catch_shortfall=study_catch_shortfall(study),
         **queries.overview(study),
     )
 

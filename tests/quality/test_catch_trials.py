@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 
 from corpus.models import Label, Market, Pair, ValidationLabel
 from crowd.models import Study, StudySession, TaskKind
-from quality import bonuses
+from quality import bonuses, catch_trials
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer, LedgerIsAppendOnly
 from quality.services import set_reference_label
 from tests.validation.validation_factories import make_dataset, make_pair
@@ -53,11 +53,15 @@ def claims(batch):
     return list(ValidationClaim.objects.filter(batch=batch).order_by("id"))
 
 
-def test_catch_trial_count_follows_the_share():
-    draws = iter([0.5, 0.005, 0.2, 0.009, 0.9])
-    assert services.catch_trial_count(0.01, 5, draw=lambda: next(draws)) == 2
-    assert services.catch_trial_count(0.0, 5) == 0
-    assert services.catch_trial_count(1.0, 5) == 5
+def test_batches_carry_the_share_of_catch_trials_on_average():
+    # Each of five places is a catch trial with the share's chance, one place kept ordinary.
+    assert catch_trials.catch_trials_per_batch(0.01, 5) == pytest.approx(0.05)
+    assert catch_trials.catch_trials_per_batch(0.0, 5) == 0
+    assert catch_trials.catch_trials_per_batch(1.0, 5) == 4
+    # A premise of three pairs opened gives twelve catch trials: opened once in 240 batches at 1%.
+    assert catch_trials.opening_chance(0.05, 3) == pytest.approx(0.05 / 12)
+    draws = iter([0.3, 0.7])
+    assert [catch_trials.whole_draws(1.5, lambda: next(draws)) for _ in range(2)] == [2, 1]
 
 
 def test_a_batch_mixes_in_a_catch_trial_that_looks_like_any_pair(make_worker):

@@ -128,7 +128,9 @@ def session_for(study, worker):
 
 def test_a_catch_trial_is_placed_like_any_other_pair(dataset, make_worker):
     write_premises(dataset, 40)
-    study = catch_study(dataset, 0.2, catch_premises=25)
+    # Catch trials come in runs of a premise (a new one opened now and then): a share of 0.5 serves
+    # enough of them in forty batches to judge their places.
+    study = catch_study(dataset, 0.5, catch_premises=25)
     served = []
     for _ in range(40):
         worker = make_worker()
@@ -148,7 +150,10 @@ def test_a_catch_trial_is_placed_like_any_other_pair(dataset, make_worker):
 
 
 def _claim_statements(study, worker, catch_count, monkeypatch):
-    monkeypatch.setattr(services, "catch_trial_count", lambda share, size, **_: catch_count)
+    # No catch premise left open by an earlier claim: the draw alone decides whether this batch opens
+    # one (a draw of 0 always does, 1 never).
+    ValidationClaim.objects.filter(is_catch_trial=True).delete()
+    monkeypatch.setattr(services, "catch_draw", lambda: 0.0 if catch_count else 1.0)
     session = session_for(study, worker)
     with CaptureQueriesContext(connection) as queries:
         batch = present(services.claim_validation_batch(worker, study_session=session))
@@ -209,21 +214,20 @@ def test_a_worker_meets_a_premise_again_only_when_no_other_is_left(dataset, make
     assert served == 18
 
 
-def test_a_catch_trial_of_the_only_premise_left_never_empties_the_batch(dataset, make_worker, monkeypatch):
-    """Every pair left shares the catch trial's premise (MPE items of one scene, a dataset near its
-    end): the batch takes them after the other premises' pairs, never nothing (the claim left the
-    catch premise out entirely and said "no pairs" while twelve fresh pairs had room)."""
+def test_a_catch_premise_with_pairs_still_in_validation_waits_and_never_empties_the_batch(dataset, make_worker):
+    """Every pair left shares the catch pairs' premise (MPE items of one scene, a dataset near its
+    end): the premise still has pairs in the validation queue, so its catch pairs wait (served both
+    ways, the premise would show more servings than any other, issue 51), and the batch takes the
+    premise's ordinary pairs, never nothing."""
     premise = factories.premise(dataset)
     ordinary = [factories.pair(dataset, premise, [label], needs_validation=True) for label in THREE * 4]
     catch = [factories.pair(dataset, premise, [label], needs_validation=False) for label in THREE]
     for pair in catch:
         set_reference_label(pair, pair.author_label, is_catch_trial=True)
     study = catch_study(dataset, 0.5, catch_premises=0)
-    monkeypatch.setattr(services, "catch_trial_count", lambda share, size, **_: 1)
     worker = make_worker()
     batch = services.claim_validation_batch(worker, study_session=session_for(study, worker))
     assert batch is not None, "no pairs, though twelve fresh pairs had room"
     claims = ValidationClaim.objects.filter(batch=batch)
-    assert set(claims.filter(is_catch_trial=False).values_list("pair_id", flat=True)) <= {p.pk for p in ordinary}
-    assert claims.filter(is_catch_trial=False).count() == 4
-    assert claims.filter(is_catch_trial=True).count() == 1
+    assert set(claims.values_list("pair_id", flat=True)) <= {p.pk for p in ordinary}
+    assert claims.count() == 5 and not claims.filter(is_catch_trial=True).exists()
