@@ -84,10 +84,15 @@ def premises_in(dataset: Dataset | str | None = None, split: str | None = None) 
 # their label counts again and the latest replacement drops out.
 
 
+def answers_of_counted_workers(prefix: str = "") -> Q:
+    """Answers (labels, judgments) by no worker (imported) or by one not excluded: the worker half of
+    `labels_that_count`, for answer tables that keep no market wait of their own."""
+    return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+
+
 def labels_that_count(prefix: str = "") -> Q:
     """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
-    by_whom = Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
-    return by_whom & Q(**{f"{prefix}awaiting_market_session__isnull": True})
+    return answers_of_counted_workers(prefix) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:

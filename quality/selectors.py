@@ -36,7 +36,7 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
-from corpus.selectors import in_gold, labels_that_count
+from corpus.selectors import answers_of_counted_workers, in_gold, labels_that_count
 from crowd.models import Study, StudySession
 from crowd.selectors import shared_device_ids
 
@@ -478,8 +478,10 @@ def _others_answers(answers: QuerySet[Any], pair_ids: list[int], column: str) ->
     if not pair_ids:
         return found
     held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
+    # Validation labels also wait for a market's word (awaiting_market_session); other answer tables do not.
+    counted = labels_that_count() if answers.model is ValidationLabel else answers_of_counted_workers()
     for pair, worker, answer in (
-        answers.filter(labels_that_count(), pair_id__in=list(set(pair_ids)), worker__isnull=False)
+        answers.filter(counted, pair_id__in=list(set(pair_ids)), worker__isnull=False)
         .exclude(worker_id__in=held)
         .values_list("pair_id", "worker_id", column)
         .order_by()
