@@ -111,7 +111,7 @@ def save_connection(
     if market not in ConnectedMarket.values:
         raise ConnectionRefused("Choose Prolific or Mechanical Turk.")
     existing = connection_of(study)
-    old = unseal(existing.sealed_credentials) if existing and existing.market == market else {}
+    old = _stored_credentials(existing.sealed_credentials) if existing and existing.market == market else {}
     if market == ConnectedMarket.PROLIFIC:
         credentials = {"token": token.strip() or old.get("token", "")}
         if not credentials["token"]:
@@ -129,7 +129,10 @@ def save_connection(
             raise ConnectionRefused("MTurk needs the HIT type id the study's HITs share.")
     try:
         sealed = seal(credentials)
-        sealed_secret = seal_text(webhook_secret.strip()) if webhook_secret.strip() else None
+        # A blank secret keeps the stored one, sealed again under the first key: saving each
+        # connection is how a key is rotated, so nothing may stay sealed under the old key only.
+        kept_secret = _stored_secret(existing.sealed_webhook_secret) if existing else ""
+        sealed_secret = seal_text(webhook_secret.strip() or kept_secret)
     except SealingUnavailable as error:
         raise ConnectionRefused(str(error)) from error
     connection = existing or MarketConnection(study=study, webhook_key=secrets.token_urlsafe(24))
@@ -138,13 +141,28 @@ def save_connection(
     connection.hit_type_id = hit_type_id.strip()
     connection.mturk_live = mturk_live
     connection.sealed_credentials = sealed
-    if sealed_secret is not None:
-        connection.sealed_webhook_secret = sealed_secret
+    connection.sealed_webhook_secret = sealed_secret
     connection.approve_automatically = approve_automatically
     connection.qualified_list_id = qualified_list_id.strip()
     connection.excluded_list_id = excluded_list_id.strip()
     connection.save()
     return connection
+
+
+def _stored_credentials(sealed: str) -> dict[str, Any]:
+    """The stored credentials, or none when no key opens them any more (the key was lost): the form
+    must then give them again, and the checks of save_connection say which are missing."""
+    try:
+        return unseal(sealed)
+    except SealingUnavailable:
+        return {}
+
+
+def _stored_secret(sealed: str) -> str:
+    try:
+        return unseal_text(sealed)
+    except SealingUnavailable:
+        return ""
 
 
 def _recorder(connection: MarketConnection, by: Any = None, calls: list[MarketCall] | None = None):
@@ -476,6 +494,9 @@ def pay_owed_bonuses(study: Study, *, by: Any = None) -> PaymentOutcome:
     payer holds. Safe to press twice, from twenty tabs, after a time-out or a killed process:
     what an earlier attempt may have paid is first settled from the market's record."""
     connection = connected(study)
+    # Credentials that cannot be opened fail here, before any bonus is claimed for a payer that
+    # could never send it (SealingUnavailable, said on the page).
+    client_for(connection, by)
     outcome = reconcile_payments(connection, by=by)
     claimed = _claim_owed(connection)
     if not claimed:
