@@ -803,9 +803,16 @@ def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_plea
     return outcome
 
 
-def resolve_unpaid_batch(batch: BonusBatch) -> int:
-    """A researcher checked on Prolific that this bulk bonus was NOT paid: its rows may be paid again.
-    Returns how many rows were freed."""
+def resolve_unpaid_batch(batch: BonusBatch, *, by: Any = None) -> int:
+    """A researcher found on Prolific that this bulk bonus was NOT paid: its rows may be paid again.
+    Prolific's record is read first (the reconcile): a bulk bonus it shows paid is confirmed instead,
+    and nothing is freed while Prolific cannot be asked (ConnectionRefused). Returns how many rows
+    were freed."""
+    asked = reconcile_payments(batch.connection, by=by)
+    if asked.errors:
+        raise ConnectionRefused(
+            f"Prolific could not be asked whether it paid this bulk bonus ({asked.errors[0]}): nothing was freed."
+        )
     with transaction.atomic():
         locked = BonusBatch.objects.select_for_update().get(pk=batch.pk)
         if locked.state != BatchState.PAYING:

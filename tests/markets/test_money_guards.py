@@ -240,6 +240,44 @@ def test_a_bulk_bonus_marked_not_paid_is_paid_by_the_next_press_once(standin, dj
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
 
 
+def test_marking_not_paid_asks_prolific_first_and_confirms_a_bulk_bonus_it_shows_paid(
+    standin, django_user_model, make_researcher
+):
+    study = make_study()
+    connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.record_lags = True
+    standin.fail("bonus.pay", "slow-after")
+    services.pay_owed_bonuses(study)
+    standin.publish()  # Prolific's record now shows it; the researcher looked too early
+
+    answer = _press_unpaid(make_researcher, study, BonusBatch.objects.get().pk)
+
+    assert answer.status_code == 302
+    assert BonusBatch.objects.get().state == BatchState.PAID
+    assert services.pay_owed_bonuses(study).paid == 0
+    assert standin.bulk_pay_calls == ["bulk-1"]
+    assert ledger_paid(study).count() == 2
+
+
+def test_marking_not_paid_frees_nothing_while_prolific_cannot_be_asked(
+    standin, django_user_model, make_researcher, settings
+):
+    study = make_study()
+    connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 1)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.fail("bonus.pay", "slow-before")
+    services.pay_owed_bonuses(study)
+    settings.PROLIFIC_API_URL = "http://127.0.0.1:9/api/v1/"  # nothing listens there
+
+    _press_unpaid(make_researcher, study, BonusBatch.objects.get().pk)
+
+    assert BonusBatch.objects.get().state == BatchState.PAYING
+    assert BonusPayment.objects.get().state == PaymentState.SENT
+
+
 # --- item 5: bonuses the connected market cannot pay -----------------------------------------
 
 
