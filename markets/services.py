@@ -488,6 +488,20 @@ def _pay_failed(outcome: PaymentOutcome, payment_ids: list[int], error: MarketEr
     return False
 
 
+def _waiting_participants(connection: MarketConnection) -> set[int]:
+    """On Prolific, the workers (ids) whose new bonuses wait, for the API payer and the payment
+    files alike: those with a bonus held by a payer and not confirmed. The reconcile compares a
+    participant's bonus total on Prolific with what the ledger paid before one bulk bonus, so no
+    other money may reach them meanwhile. (MTurk names each bonus in its record: nobody waits.)"""
+    if connection.market != ConnectedMarket.PROLIFIC:
+        return set()
+    return set(
+        BonusPayment.objects.filter(
+            connection=connection, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
+        ).values_list("earned__worker_id", flat=True)
+    )
+
+
 def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
     """Take the study's unpaid earned bonuses that no payer holds, under the connection's row lock
     (payers of one study queue here for a moment; the market calls happen after the commit)."""
@@ -507,15 +521,8 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
         # The one 'owed' rule (a held session's bonuses wait for the hold's decision; a bonus a
         # payment file claimed is the researcher's to confirm or release).
         owed = list(selectors.owed_entries(study).order_by("pk"))
-        if connection.market == ConnectedMarket.PROLIFIC:
-            # A participant with a bulk bonus still unconfirmed waits: the reconcile compares their
-            # bonus total on Prolific with what the ledger paid before that one bulk bonus.
-            waiting = set(
-                BonusPayment.objects.filter(
-                    connection=connection, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
-                ).values_list("earned__worker_id", flat=True)
-            )
-            owed = [entry for entry in owed if entry.worker_id not in waiting]
+        waiting = _waiting_participants(connection)
+        owed = [entry for entry in owed if entry.worker_id not in waiting]
         claimed = []
         for entry in owed:
             payment, created = BonusPayment.objects.get_or_create(
@@ -854,8 +861,9 @@ def claim_for_file(study: Study, file: str) -> list[BonusEntry]:
         return [entry for entry in listed if bonuses.file_of(entry) == file]
     with transaction.atomic():
         _lock_payers(connection)
+        waiting = _waiting_participants(connection)
         for entry in selectors.owed_entries(study):
-            if bonuses.file_of(entry) != file:
+            if bonuses.file_of(entry) != file or entry.worker_id in waiting:
                 continue
             BonusPayment.objects.update_or_create(
                 earned=entry,

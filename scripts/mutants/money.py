@@ -228,6 +228,14 @@ MUTANTS = [
     ),
     Mutant(
         path=SERVICES,
+        old="if bonuses.file_of(entry) != file or entry.worker_id in waiting:",
+        new="if bonuses.file_of(entry) != file:",
+        tests=[OWED],
+        behaviour="52.1: a payment file pays a participant whose API bulk bonus is unsure (its reconcile then "
+        "counts the file's money as the bulk bonus's)",
+    ),
+    Mutant(
+        path=SERVICES,
         old="if _refused_outright(error) and len(part) > 1:",
         new="if False:",
         tests=[OWED],

@@ -80,6 +80,23 @@ def test_a_file_downloaded_while_the_api_pays_lists_none_of_it_and_stale_mark_pa
     assert BonusPayment.objects.get(earned=later).payer == Payer.FILE
 
 
+def test_a_participant_with_an_unsure_api_bulk_bonus_is_in_no_file_until_it_is_settled(
+    standin, django_user_model, make_researcher
+):
+    study = make_study()
+    connection = connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 1)
+    owe_bonuses(study, sessions, per_session=1)
+    standin.fail("bonus.pay", "slow-before")  # no answer, nothing paid: the bulk bonus stays unsure
+    services.pay_owed_bonuses(study)
+    owe_bonuses(study, sessions, per_session=1)
+    client = researcher_client(make_researcher)
+
+    # Paid on the website now, the new bonus would count as the unsure bulk bonus's on Prolific.
+    assert download(client, study) == ""
+    assert services.reconcile_payments(connection).paid == 0
+
+
 def test_a_downloaded_files_claim_holds_until_released(standin, django_user_model, make_researcher):
     study = make_study()
     connect_prolific(study, standin)
