@@ -929,6 +929,17 @@ def mark_paid_by_hand(study: Study, earned_ids: Iterable[int | str], *, by: Any 
     return result
 
 
+def release_set_aside(study: Study) -> int:
+    """The researcher fixed what the market refused (a participant id, say): the set-aside bonuses
+    are owed again and the next press tries them. Returns how many were released."""
+    connection = connected(study)
+    with transaction.atomic():
+        _lock_payers(connection)
+        return BonusPayment.objects.filter(connection=connection, state=PaymentState.ASIDE).update(
+            state=PaymentState.REFUSED, last_error="Released by a researcher to be tried again."
+        )
+
+
 def release_file_claims(study: Study) -> int:
     """A researcher did not pay the downloaded file: its bonuses are owed again (the API payer or a
     later file may take them). Returns how many were released."""

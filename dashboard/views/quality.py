@@ -188,14 +188,17 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_release(request: AuthenticatedRequest, slug: str) -> HttpResponse:
-    """The researcher did not pay the downloaded file: its bonuses are owed again."""
+    """The researcher did not pay the downloaded file (or fixed what the market refused in the
+    set-aside bonuses): those bonuses are owed again."""
     study = study_or_404(slug)
+    aside = request.POST.get("what") == "aside"
     try:
-        released = market_services.release_file_claims(study)
+        released = (market_services.release_set_aside if aside else market_services.release_file_claims)(study)
     except market_services.ConnectionRefused as refused:
         messages.error(request, str(refused))
     else:
-        messages.success(request, f"Released {released} bonus(es) of downloaded files: they are owed again.")
+        which = "set aside" if aside else "of downloaded files"
+        messages.success(request, f"Released {released} bonus(es) {which}: they are owed again.")
     return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
 
 

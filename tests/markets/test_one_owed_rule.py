@@ -136,8 +136,13 @@ def test_a_participant_prolific_refuses_is_set_aside_and_the_others_are_paid(
     created = len(standin.bulk_bonuses)
     assert services.pay_owed_bonuses(study).paid == 0
     assert len(standin.bulk_bonuses) == created, "a set-aside participant is not tried on every press"
-    page = researcher_client(make_researcher).get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
+    client = researcher_client(make_researcher)
+    page = client.get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
     assert 'id="set-aside"' in page and "Incorrect id" in page
+    standin.add_submission(sessions[2].external_session_id, sessions[2].worker.external_id)  # the id fixed
+    client.post(f"/dashboard/bonuses/{study.slug}/release/", {"what": "aside"})
+    assert services.pay_owed_bonuses(study).paid == 1
+    assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
 
 
 @pytest.mark.postgres
