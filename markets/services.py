@@ -619,7 +619,10 @@ def _pay_one_bulk(connection: MarketConnection, part: dict[str, list[BonusPaymen
         BonusBatch.objects.filter(pk=batch.pk).update(state=BatchState.ABANDONED)
         if _refused_outright(error) and len(part) > 1:
             # One participant the market refuses must not stop the others' bonuses: each half is
-            # created again (creating pays nothing) until the refused ones stand alone.
+            # created again (creating pays nothing) until the refused ones stand alone. Unbound
+            # from the abandoned batch, with a fresh lease, a payer that dies here leaves them to
+            # the lease's end (_claim_owed frees them).
+            BonusPayment.objects.filter(pk__in=payment_ids).update(batch=None, lease_until=_lease())
             names = sorted(part)
             for half in (names[: len(names) // 2], names[len(names) // 2 :]):
                 outcome.add(_pay_one_bulk(connection, {pid: part[pid] for pid in half}, by))
