@@ -35,6 +35,7 @@ urlpatterns = [
     path("bonuses/", quality.bonus_page, name="bonuses"),
     path("bonuses/<slug:slug>/pay/", quality.bonus_pay, name="bonus_pay"),
     path("bonuses/<slug:slug>/release/", quality.bonus_release, name="bonus_release"),
+    path("bonuses/<slug:slug>/give/", quality.bonus_give, name="bonus_give"),
     path("bonuses/<slug:slug>/<str:market>.csv", quality.bonus_export, name="bonus_export"),
     path("markets/", markets.markets, name="markets"),
     path("markets/<slug:slug>/connection/", markets.market_connection, name="market_connection"),

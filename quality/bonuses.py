@@ -472,6 +472,37 @@ def unpaid_by_cause(entries: Iterable[BonusEntry]) -> list[tuple[BonusCause, int
     return [(CAUSE_BY_KEY[key], *found[key]) for key in CAUSE_BY_KEY if key in found]
 
 
+DISCRETIONARY_REASON = "Discretionary bonus"
+
+
+def give_discretionary_bonus(
+    study_session: StudySession, amount: Decimal | str, reason: str, *, by: User | None = None
+) -> BonusEntry:
+    """A bonus a researcher gives at will (good work, a problem on our side), with its reason: one
+    `earned` row of the session's worker, in the study's currency, owed and paid as every other."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise PaymentRefused("A discretionary bonus needs a reason (the MTurk worker reads it; it is your record).")
+    try:
+        value = Decimal(str(amount)).quantize(CENT)
+    except ArithmeticError as error:
+        raise PaymentRefused("The amount must be a number, such as 1.50.") from error
+    if value <= 0:
+        raise PaymentRefused("The amount must be more than 0.")
+    study = study_session.study
+    return BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker_id=study_session.worker_id,
+        study=study,
+        study_session=study_session,
+        pair=None,
+        amount=value,
+        currency=study.bonus_currency,
+        reason=f"{DISCRETIONARY_REASON}: {reason}"[:200],
+        recorded_by=by,
+    )
+
+
 def record_bonus(
     worker: Worker, study_session: StudySession | None, pair: Pair, amount: Decimal | None, reason: str
 ) -> BonusEntry | None:

@@ -16,6 +16,7 @@ from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.models import Pair
 from corpus.services import LabelRefused
+from crowd.models import StudySession
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
@@ -182,6 +183,27 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
         if outcome["already_paid"]:
             text += f" {outcome['already_paid']} were already paid and were left alone."
         messages.success(request, text)
+    return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
+    """A discretionary bonus to one session's worker, with its reason."""
+    study = study_or_404(slug)
+    session_id = request.POST.get("session", "")
+    session = StudySession.objects.filter(study=study, pk=int(session_id)).first() if session_id.isdigit() else None
+    if session is None:
+        messages.error(request, "Choose a session of this study; no bonus was given.")
+        return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+    try:
+        entry = bonuses.give_discretionary_bonus(
+            session, request.POST.get("amount", ""), request.POST.get("reason", ""), by=request.user
+        )
+    except bonuses.PaymentRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"Gave {entry.worker} a bonus of {entry.amount} {entry.currency}: it is owed now.")
     return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
 
 

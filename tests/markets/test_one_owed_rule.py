@@ -196,3 +196,22 @@ def test_api_bulk_bonus_in_flight_beside_a_researchers_file_and_a_retried_press_
         **{s.worker.external_id: 100 for s in sessions[:4]},
         **{s.worker.external_id: 50 for s in sessions[4:]},
     }
+
+
+def test_a_discretionary_bonus_needs_a_reason_and_is_paid_as_any_other(standin, django_user_model, make_researcher):
+    study = make_study()
+    connect_prolific(study, standin)
+    sessions = arrive(study, standin, django_user_model, 2)
+    owe_bonuses(study, sessions[:1], per_session=1)  # the page lists studies with a bonus
+    client = researcher_client(make_researcher)
+    give = f"/dashboard/bonuses/{study.slug}/give/"
+
+    client.post(give, {"session": sessions[1].pk, "amount": "2.25", "reason": "  "})
+    assert not BonusEntry.objects.filter(study_session=sessions[1]).exists()
+    client.post(give, {"session": sessions[1].pk, "amount": "2.25", "reason": "Reported a broken item"})
+
+    (given,) = BonusEntry.objects.filter(study_session=sessions[1])
+    assert given.kind == BonusKind.EARNED and given.pair is None
+    assert given.reason == "Discretionary bonus: Reported a broken item"
+    assert services.pay_owed_bonuses(study).paid == 2
+    assert standin.prolific_paid_cents() == {sessions[0].worker.external_id: 50, sessions[1].worker.external_id: 225}
