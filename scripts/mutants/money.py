@@ -249,6 +249,13 @@ MUTANTS = [
         behaviour="52.1: a refused participant is not set aside but tried again on every press",
     ),
     Mutant(
+        path="quality/bonuses.py",
+        old='    if not reason:\n        raise PaymentRefused("A discretionary bonus needs a reason',
+        new='    if False:\n        raise PaymentRefused("A discretionary bonus needs a reason',
+        tests=[OWED],
+        behaviour="52.1: a discretionary bonus is given without a reason",
+    ),
+    Mutant(
         path=SERVICES,
         old="        if not _refused_outright(error):\n            # No connection",
         new="        if False:\n            # No connection",
