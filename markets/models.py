@@ -53,7 +53,7 @@ class MarketConnection(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.get_market_display()} for {self.study_id}"
 
 
@@ -75,7 +75,7 @@ class MarketCall(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["connection", "-created_at"], name="market_call_recent")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.action} {'ok' if self.ok else 'failed'}"
 
 
@@ -103,7 +103,7 @@ class SessionReview(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.decision} session {self.study_session_id}: {self.state}"
 
 
@@ -139,7 +139,7 @@ class BonusBatch(models.Model):
             )
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"bulk bonus {self.market_bulk_id or '(not created)'}: {self.state}"
 
 
@@ -147,7 +147,16 @@ class PaymentState(models.TextChoices):
     CLAIMED = "claimed", "held by a payer, nothing sent"
     SENT = "sent", "sent; paid once the market confirms"
     PAID = "paid", "paid (confirmed; the ledger has its paid row)"
-    REFUSED = "refused", "refused by the market; nothing paid"
+    REFUSED = "refused", "refused by the market or released; nothing paid, owed again"
+    ASIDE = "aside", "set aside: the market refused its participant; paid by hand or released"
+
+
+class Payer(models.TextChoices):
+    """Who holds a bonus on its way to the market: both go through the one 'owed' rule
+    (markets.services.owed_entries), so a bonus is never held by both."""
+
+    API = "api", "the market's API (the pay button)"
+    FILE = "file", "a payment file, paid on the market's website by a researcher"
 
 
 class BonusPayment(models.Model):
@@ -159,6 +168,8 @@ class BonusPayment(models.Model):
     connection = models.ForeignKey(MarketConnection, on_delete=models.PROTECT, related_name="bonus_payments")
     batch = models.ForeignKey(BonusBatch, on_delete=models.PROTECT, null=True, blank=True, related_name="payments")
     state = models.CharField(max_length=7, choices=PaymentState.choices, default=PaymentState.CLAIMED)
+    # A file claim has no lease: it holds its bonuses until the researcher confirms or releases it.
+    payer = models.CharField(max_length=4, choices=Payer.choices, default=Payer.API)
     request_token = models.CharField(max_length=64, unique=True)
     lease_until = models.DateTimeField()
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -170,7 +181,7 @@ class BonusPayment(models.Model):
     class Meta:
         indexes = [models.Index(fields=["connection", "state"], name="bonus_payment_state")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"payment of bonus {self.earned_id}: {self.state}"
 
 
@@ -189,7 +200,7 @@ class WebhookDelivery(models.Model):
     class Meta:
         verbose_name_plural = "webhook deliveries"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.event_type} {self.resource_id} {self.status}"
 
 
@@ -213,5 +224,5 @@ class ListEntry(models.Model):
             models.UniqueConstraint(fields=["connection", "worker", "kind"], name="one_list_entry_per_worker")
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.worker_id} on {self.kind}"

@@ -3,16 +3,67 @@
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, StudySession
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind
 
-from .models import BatchState, BonusBatch, MarketCall, MarketConnection, PaymentState, ReviewState
+from .models import BatchState, BonusBatch, MarketCall, MarketConnection, Payer, PaymentState, ReviewState
 
 RECENT_CALLS = 20
+
+
+# --- the one 'owed' rule -------------------------------------------------------------------------
+# Every payer asks it: the API payer (services._claim_owed), a payment file's download
+# (services.claim_for_file) and the bonus page. A bonus is owed when the ledger has it unpaid and
+# payable (quality.bonuses.unpaid) and no payer holds it: no BonusPayment, or one refused or
+# released. A bonus held by one payer is therefore never listed, sent or marked paid by another.
+
+
+def free_of_payers() -> Q:
+    return Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED)
+
+
+def owed_entries(study: Study) -> QuerySet[BonusEntry]:
+    """The study's bonuses owed and held by no payer, oldest first."""
+    return bonuses.unpaid(study).filter(free_of_payers())
+
+
+def held_by_files(study: Study) -> QuerySet[BonusEntry]:
+    """Bonuses a downloaded payment file claimed: the researcher confirms (mark paid) or releases them."""
+    return bonuses.unpaid(study).filter(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.CLAIMED)
+
+
+def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
+    """Bonuses the API payer holds: claimed, or sent and waiting for the market's confirmation."""
+    return bonuses.unpaid(study).filter(
+        market_payment__payer=Payer.API, market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT]
+    )
+
+
+def bonus_page_money(study: Study) -> dict[str, Any]:
+    """The bonus page's money by the one rule: what may be confirmed by hand (owed, or claimed by a
+    downloaded file), what the API payer holds, what files claimed, what was set aside."""
+    if not MarketConnection.objects.filter(study=study).exists():
+        return {"confirmable": bonuses.unpaid(study), "api": [], "files": [], "aside": []}
+    by_hand = (
+        free_of_payers()
+        | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.CLAIMED)
+        | Q(market_payment__state=PaymentState.ASIDE)
+    )
+    return {
+        "confirmable": bonuses.unpaid(study).filter(by_hand),
+        "api": list(held_by_the_api(study)),
+        "files": list(held_by_files(study)),
+        "aside": list(set_aside(study).select_related("market_payment")),
+    }
+
+
+def set_aside(study: Study) -> QuerySet[BonusEntry]:
+    """Bonuses whose participant the market refused: paid by hand, or released to be tried again."""
+    return bonuses.unpaid(study).filter(market_payment__state=PaymentState.ASIDE)
 
 
 def connected_studies() -> list[Study]:
@@ -38,9 +89,7 @@ def panel(study: Study) -> dict[str, Any]:
     closed = list(StudySession.objects.filter(study=study, closed_at__isnull=False).select_related("worker")[:50])
     owed = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
     # What the payer would take: payable (no held code waits) and held by no payer.
-    free = owed.filter(bonuses.payable()).filter(
-        Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED)
-    )
+    free = owed.filter(bonuses.payable()).filter(free_of_payers())
     in_flight = owed.filter(market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT])
     money = {
         "owed": free.aggregate(n=Count("id"), total=Sum("amount")),

@@ -31,6 +31,7 @@ from crowd.registry import release_open_claims_of_session
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
 
+from . import selectors
 from .clients import CallRecord, MarketError, MarketTimeout, MarketUnreachable
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
@@ -43,6 +44,7 @@ from .models import (
     ListKind,
     MarketCall,
     MarketConnection,
+    Payer,
     PaymentState,
     ReviewDecision,
     ReviewState,
@@ -111,7 +113,7 @@ def save_connection(
     if market not in ConnectedMarket.values:
         raise ConnectionRefused("Choose Prolific or Mechanical Turk.")
     existing = connection_of(study)
-    old = unseal(existing.sealed_credentials) if existing and existing.market == market else {}
+    old = _stored_credentials(existing.sealed_credentials) if existing and existing.market == market else {}
     if market == ConnectedMarket.PROLIFIC:
         credentials = {"token": token.strip() or old.get("token", "")}
         if not credentials["token"]:
@@ -129,7 +131,10 @@ def save_connection(
             raise ConnectionRefused("MTurk needs the HIT type id the study's HITs share.")
     try:
         sealed = seal(credentials)
-        sealed_secret = seal_text(webhook_secret.strip()) if webhook_secret.strip() else None
+        # A blank secret keeps the stored one, sealed again under the first key: saving each
+        # connection is how a key is rotated, so nothing may stay sealed under the old key only.
+        kept_secret = _stored_secret(existing.sealed_webhook_secret) if existing else ""
+        sealed_secret = seal_text(webhook_secret.strip() or kept_secret)
     except SealingUnavailable as error:
         raise ConnectionRefused(str(error)) from error
     connection = existing or MarketConnection(study=study, webhook_key=secrets.token_urlsafe(24))
@@ -138,8 +143,7 @@ def save_connection(
     connection.hit_type_id = hit_type_id.strip()
     connection.mturk_live = mturk_live
     connection.sealed_credentials = sealed
-    if sealed_secret is not None:
-        connection.sealed_webhook_secret = sealed_secret
+    connection.sealed_webhook_secret = sealed_secret
     connection.approve_automatically = approve_automatically
     connection.qualified_list_id = qualified_list_id.strip()
     connection.excluded_list_id = excluded_list_id.strip()
@@ -147,7 +151,25 @@ def save_connection(
     return connection
 
 
-def _recorder(connection: MarketConnection, by: Any = None, calls: list[MarketCall] | None = None):
+def _stored_credentials(sealed: str) -> dict[str, Any]:
+    """The stored credentials, or none when no key opens them any more (the key was lost): the form
+    must then give them again, and the checks of save_connection say which are missing."""
+    try:
+        return unseal(sealed)
+    except SealingUnavailable:
+        return {}
+
+
+def _stored_secret(sealed: str) -> str:
+    try:
+        return unseal_text(sealed)
+    except SealingUnavailable:
+        return ""
+
+
+def _recorder(
+    connection: MarketConnection, by: Any = None, calls: list[MarketCall] | None = None
+) -> Callable[[CallRecord], None]:
     def record(entry: CallRecord) -> None:
         call = MarketCall.objects.create(
             connection=connection,
@@ -173,7 +195,7 @@ def client_for(
     *,
     timeout: float | None = None,
     patient: bool = True,
-):
+) -> ProlificClient | MTurkClient:
     """The connection's market client; `timeout` and `patient` (Prolific's): a participant waits on it."""
     credentials = unseal(connection.sealed_credentials)
     record = _recorder(connection, by, calls)
@@ -283,7 +305,12 @@ def approve_sessions(
     sessions = StudySession.objects.filter(study=study, completed_at__isnull=False, closed_at__isnull=True)
     sessions = sessions.select_related("worker")
     if session_ids is None or automatic:
-        sessions = sessions.filter(money_may_go(), market_review__isnull=True, worker__is_excluded=False)
+        # Undecided, or an approval still queued (sent without the market's answer, or not sent for
+        # a network failure): approving twice is harmless on both markets.
+        queued = Q(market_review__decision=ReviewDecision.APPROVE, market_review__state=ReviewState.SENT)
+        sessions = sessions.filter(money_may_go(), worker__is_excluded=False).filter(
+            Q(market_review__isnull=True) | queued
+        )
     if session_ids is not None:
         sessions = sessions.filter(pk__in=[int(pk) for pk in session_ids])
     taken, skipped = _take_for_review(list(sessions), ReviewDecision.APPROVE, reason="", by=by, automatic=automatic)
@@ -317,12 +344,35 @@ def _send_reviews(
         outcome.unanswered += len(reviews)
         return
     except MarketError as error:
+        if not _refused_outright(error):
+            # No connection, the market's own error, its rate limit: nothing was refused. The
+            # reviews stay queued (sent) with the failed call as their reason, and the next
+            # approval or the beat (retry_queued_approvals) sends them again.
+            SessionReview.objects.filter(pk__in=[r.pk for r in reviews]).update(
+                call=calls[-1] if calls else None, updated_at=_now()
+            )
+            outcome.unanswered += len(reviews)
+            outcome.errors.append(str(error))
+            return
         _finish_reviews(reviews, ReviewState.FAILED, calls[-1] if calls else None)
         outcome.failed += len(reviews)
         outcome.errors.append(str(error))
         return
     _finish_reviews(reviews, ReviewState.CONFIRMED, calls[-1] if calls else None)
     outcome.confirmed += len(reviews)
+
+
+def retry_queued_approvals(connection: MarketConnection) -> ReviewOutcome:
+    """Send again the approvals that are queued: sent without the market's answer, or not sent for a
+    network failure (the beat's markets.approve_checked_sessions asks every connection)."""
+    queued = list(
+        SessionReview.objects.filter(
+            study_session__study=connection.study, decision=ReviewDecision.APPROVE, state=ReviewState.SENT
+        ).values_list("study_session_id", flat=True)
+    )
+    if not queued:
+        return ReviewOutcome()
+    return approve_sessions(connection.study, queued)
 
 
 def reject_session(session: StudySession, reason: str, *, category: str = "OTHER", by: Any = None) -> ReviewOutcome:
@@ -355,6 +405,7 @@ class PaymentOutcome:
     amount: Decimal = Decimal("0")
     waiting: int = 0
     refused: int = 0
+    set_aside: int = 0
     errors: list[str] = field(default_factory=list)
 
     def line(self, currency: str) -> str:
@@ -366,6 +417,11 @@ class PaymentOutcome:
             )
         if self.refused:
             text += f" {self.refused} refused: {self.errors[0] if self.errors else 'see the calls'}."
+        if self.set_aside:
+            text += (
+                f" {self.set_aside} set aside: the market refused their participant (the bonus page says why); "
+                "the others were paid."
+            )
         return text
 
     def add(self, other: "PaymentOutcome") -> None:
@@ -373,6 +429,7 @@ class PaymentOutcome:
         self.amount += other.amount
         self.waiting += other.waiting
         self.refused += other.refused
+        self.set_aside += other.set_aside
         self.errors += other.errors
 
 
@@ -417,10 +474,16 @@ def _release_payments(payment_ids: list[int], error: str) -> None:
     )
 
 
+def _refused_outright(error: MarketError) -> bool:
+    """A 4xx other than the rate limit: the market did nothing. A time-out, no connection or the
+    market's own error (5xx) may hide a payment made."""
+    return error.status is not None and 400 <= error.status < 500 and error.status != 429
+
+
 def _pay_failed(outcome: PaymentOutcome, payment_ids: list[int], error: MarketError) -> bool:
-    """A pay call that failed. Refused outright (a 4xx other than the rate limit: the market paid
-    nothing) frees the rows, and answers True; anything else (a time-out, no connection, the
-    market's own error: it may have paid) leaves them sent until the market's record settles them."""
+    """A pay call that failed. Refused outright (_refused_outright: the market paid nothing) frees
+    the rows, and answers True; anything else leaves them sent until the market's record settles
+    them."""
     if error.status is not None and 400 <= error.status < 500 and error.status != 429:
         _release_payments(payment_ids, str(error))
         outcome.refused += len(payment_ids)
@@ -431,34 +494,41 @@ def _pay_failed(outcome: PaymentOutcome, payment_ids: list[int], error: MarketEr
     return False
 
 
+def _waiting_participants(connection: MarketConnection) -> set[int]:
+    """On Prolific, the workers (ids) whose new bonuses wait, for the API payer and the payment
+    files alike: those with a bonus held by a payer and not confirmed. The reconcile compares a
+    participant's bonus total on Prolific with what the ledger paid before one bulk bonus, so no
+    other money may reach them meanwhile. (MTurk names each bonus in its record: nobody waits.)"""
+    if connection.market != ConnectedMarket.PROLIFIC:
+        return set()
+    return set(
+        BonusPayment.objects.filter(
+            connection=connection, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
+        ).values_list("earned__worker_id", flat=True)
+    )
+
+
 def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
     """Take the study's unpaid earned bonuses that no payer holds, under the connection's row lock
     (payers of one study queue here for a moment; the market calls happen after the commit)."""
     study = connection.study
     now = _now()
     with transaction.atomic():
-        MarketConnection.objects.select_for_update().get(pk=connection.pk)
-        # Rows whose earlier payer stopped before sending anything: free again.
+        _lock_payers(connection)
+        # Rows whose earlier API payer stopped before sending anything: free again. (A file's claim
+        # has no lease: it holds until the researcher confirms or releases it.)
         BonusPayment.objects.filter(
-            connection=connection, state=PaymentState.CLAIMED, lease_until__lt=now, batch__isnull=True
+            connection=connection,
+            payer=Payer.API,
+            state=PaymentState.CLAIMED,
+            lease_until__lt=now,
+            batch__isnull=True,
         ).update(state=PaymentState.REFUSED, last_error="Its payer stopped before sending; nothing was sent.")
-        owed = list(
-            BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
-            # A held session's bonuses wait for the hold's decision (the ledger's one rule).
-            .filter(bonuses.payable())
-            .filter(Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED))
-            .select_related("worker", "study_session")
-            .order_by("pk")
-        )
-        if connection.market == ConnectedMarket.PROLIFIC:
-            # A participant with a bulk bonus still unconfirmed waits: the reconcile compares their
-            # bonus total on Prolific with what the ledger paid before that one bulk bonus.
-            waiting = set(
-                BonusPayment.objects.filter(
-                    connection=connection, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
-                ).values_list("earned__worker_id", flat=True)
-            )
-            owed = [entry for entry in owed if entry.worker_id not in waiting]
+        # The one 'owed' rule (a held session's bonuses wait for the hold's decision; a bonus a
+        # payment file claimed is the researcher's to confirm or release).
+        owed = list(selectors.owed_entries(study).order_by("pk"))
+        waiting = _waiting_participants(connection)
+        owed = [entry for entry in owed if entry.worker_id not in waiting]
         claimed = []
         for entry in owed:
             payment, created = BonusPayment.objects.get_or_create(
@@ -471,9 +541,10 @@ def _claim_owed(connection: MarketConnection) -> list[BonusPayment]:
             )
             if not created:
                 payment.state = PaymentState.CLAIMED
+                payment.payer = Payer.API
                 payment.batch = None
                 payment.lease_until = _lease()
-                payment.save(update_fields=["state", "batch", "lease_until"])
+                payment.save(update_fields=["state", "payer", "batch", "lease_until"])
             payment.earned = entry
             claimed.append(payment)
     return claimed
@@ -484,6 +555,9 @@ def pay_owed_bonuses(study: Study, *, by: Any = None) -> PaymentOutcome:
     payer holds. Safe to press twice, from twenty tabs, after a time-out or a killed process:
     what an earlier attempt may have paid is first settled from the market's record."""
     connection = connected(study)
+    # Credentials that cannot be opened fail here, before any bonus is claimed for a payer that
+    # could never send it (SealingUnavailable, said on the page).
+    client_for(connection, by)
     outcome = reconcile_payments(connection, by=by)
     claimed = _claim_owed(connection)
     if not claimed:
@@ -549,6 +623,23 @@ def _pay_one_bulk(connection: MarketConnection, part: dict[str, list[BonusPaymen
     except MarketError as error:
         # Nothing is paid until step two: a bulk bonus created without our hearing of it is never paid.
         BonusBatch.objects.filter(pk=batch.pk).update(state=BatchState.ABANDONED)
+        if _refused_outright(error) and len(part) > 1:
+            # One participant the market refuses must not stop the others' bonuses: each half is
+            # created again (creating pays nothing) until the refused ones stand alone. Unbound
+            # from the abandoned batch, with a fresh lease, a payer that dies here leaves them to
+            # the lease's end (_claim_owed frees them).
+            BonusPayment.objects.filter(pk__in=payment_ids).update(batch=None, lease_until=_lease())
+            names = sorted(part)
+            for half in (names[: len(names) // 2], names[len(names) // 2 :]):
+                outcome.add(_pay_one_bulk(connection, {pid: part[pid] for pid in half}, by))
+            return outcome
+        if _refused_outright(error):
+            BonusPayment.objects.filter(pk__in=payment_ids).exclude(state=PaymentState.PAID).update(
+                state=PaymentState.ASIDE, last_error=str(error)[:300]
+            )
+            outcome.set_aside += len(payment_ids)
+            outcome.errors.append(str(error))
+            return outcome
         _release_payments(payment_ids, str(error))
         outcome.refused += len(payment_ids)
         outcome.errors.append(str(error))
@@ -687,8 +778,10 @@ def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_plea
         paying = list(BonusBatch.objects.filter(connection=connection, state=BatchState.PAYING))
         if not paying:
             return outcome
+        client = client_for(connection, by)
+        assert isinstance(client, ProlificClient)
         try:
-            submissions = client_for(connection, by).submissions(connection.market_study_id)
+            submissions = client.submissions(connection.market_study_id)
         except MarketError as error:
             outcome.waiting += sum(batch.payments.count() for batch in paying)
             outcome.errors.append(str(error))
@@ -726,9 +819,16 @@ def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_plea
     return outcome
 
 
-def resolve_unpaid_batch(batch: BonusBatch) -> int:
-    """A researcher checked on Prolific that this bulk bonus was NOT paid: its rows may be paid again.
-    Returns how many rows were freed."""
+def resolve_unpaid_batch(batch: BonusBatch, *, by: Any = None) -> int:
+    """A researcher found on Prolific that this bulk bonus was NOT paid: its rows may be paid again.
+    Prolific's record is read first (the reconcile): a bulk bonus it shows paid is confirmed instead,
+    and nothing is freed while Prolific cannot be asked (ConnectionRefused). Returns how many rows
+    were freed."""
+    asked = reconcile_payments(batch.connection, by=by)
+    if asked.errors:
+        raise ConnectionRefused(
+            f"Prolific could not be asked whether it paid this bulk bonus ({asked.errors[0]}): nothing was freed."
+        )
     with transaction.atomic():
         locked = BonusBatch.objects.select_for_update().get(pk=batch.pk)
         if locked.state != BatchState.PAYING:
@@ -738,6 +838,126 @@ def resolve_unpaid_batch(batch: BonusBatch) -> int:
         ids = list(locked.payments.exclude(state=PaymentState.PAID).values_list("pk", flat=True))
         _release_payments(ids, "A researcher found on Prolific that this bulk bonus was not paid.")
     return len(ids)
+
+
+# --- payers by hand: payment files paid on the market's website --------------------------------
+# A study with a connection has two payers, the API (the pay button) and a researcher paying a
+# file on the market's website; both take bonuses through the one 'owed' rule
+# (selectors.owed_entries) under the connection's row lock, so neither lists, sends or marks paid
+# a bonus the other holds. A study without a connection has no API payer: its files and its
+# "mark paid" are the ledger's alone.
+
+HAND_RELEASED = "Released by a researcher: the payment file was not paid."
+
+
+def _lock_payers(connection: MarketConnection) -> None:
+    """The lock every payer of one study queues on (in the caller's transaction)."""
+    MarketConnection.objects.select_for_update().get(pk=connection.pk)
+
+
+def claim_for_file(study: Study, file: str) -> list[BonusEntry]:
+    """The rows of one payment file ("prolific", "mturk" or "left-out", quality.bonuses.file_of).
+    With a connection, downloading the Prolific or MTurk file claims what it lists: the owed rows
+    for it, and the rows earlier downloads claimed and nobody confirmed or released (the same file
+    downloaded again lists them again). The API payer respects these claims until the researcher
+    confirms (mark_paid_by_hand) or releases them (release_file_claims). The left-out file lists
+    what no market file pays and claims nothing."""
+    if file not in bonuses.PAYMENT_FILES:
+        raise ValueError(f"Payment files: {', '.join(bonuses.PAYMENT_FILES)}.")
+    connection = connection_of(study)
+    if connection is None or file == "left-out":
+        listed = bonuses.unpaid(study) if connection is None else selectors.owed_entries(study)
+        return [entry for entry in listed if bonuses.file_of(entry) == file]
+    with transaction.atomic():
+        _lock_payers(connection)
+        waiting = _waiting_participants(connection)
+        for entry in selectors.owed_entries(study):
+            if bonuses.file_of(entry) != file or entry.worker_id in waiting:
+                continue
+            BonusPayment.objects.update_or_create(
+                earned=entry,
+                defaults={
+                    "connection": connection,
+                    "state": PaymentState.CLAIMED,
+                    "payer": Payer.FILE,
+                    "batch": None,
+                    "lease_until": _now(),
+                    "last_error": "",
+                },
+                create_defaults={
+                    "connection": connection,
+                    "state": PaymentState.CLAIMED,
+                    "payer": Payer.FILE,
+                    "request_token": f"nli-bonus-{entry.pk}",
+                    "lease_until": _now(),
+                },
+            )
+        return [entry for entry in selectors.held_by_files(study) if bonuses.file_of(entry) == file]
+
+
+def mark_paid_by_hand(study: Study, earned_ids: Iterable[int | str], *, by: Any = None) -> dict[str, Any]:
+    """A researcher paid these bonuses on the market's website: the ledger's paid rows and the
+    payers' record, in one transaction (quality.bonuses.mark_paid's checks and answer). Refused as
+    a whole (bonuses.PaymentRefused) when the API payer holds any of them: the market may be paying
+    them right now, and the page that listed them was older than that payment."""
+    connection = connection_of(study)
+    if connection is None:
+        return bonuses.mark_paid(study, earned_ids, by=by)
+    ids = sorted({int(pk) for pk in earned_ids})
+    with transaction.atomic():
+        _lock_payers(connection)
+        in_flight = BonusPayment.objects.filter(
+            earned_id__in=ids, payer=Payer.API, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
+        ).count()
+        if in_flight:
+            raise bonuses.PaymentRefused(
+                f"{in_flight} of these bonus(es) are being paid through the market's API: nothing was marked "
+                "paid. Reload the page: it lists only the bonuses no other payer holds."
+            )
+        result = bonuses.mark_paid(study, ids, by=by if getattr(by, "pk", None) else None)
+        now = _now()
+        existing = set(BonusPayment.objects.filter(earned_id__in=ids).values_list("earned_id", flat=True))
+        BonusPayment.objects.filter(earned_id__in=ids).exclude(state=PaymentState.PAID).update(
+            state=PaymentState.PAID, payer=Payer.FILE, confirmed_at=now, last_error=""
+        )
+        BonusPayment.objects.bulk_create(
+            [
+                BonusPayment(
+                    earned_id=pk,
+                    connection=connection,
+                    state=PaymentState.PAID,
+                    payer=Payer.FILE,
+                    request_token=f"nli-bonus-{pk}",
+                    lease_until=now,
+                    confirmed_at=now,
+                )
+                for pk in ids
+                if pk not in existing
+            ]
+        )
+    return result
+
+
+def release_set_aside(study: Study) -> int:
+    """The researcher fixed what the market refused (a participant id, say): the set-aside bonuses
+    are owed again and the next press tries them. Returns how many were released."""
+    connection = connected(study)
+    with transaction.atomic():
+        _lock_payers(connection)
+        return BonusPayment.objects.filter(connection=connection, state=PaymentState.ASIDE).update(
+            state=PaymentState.REFUSED, last_error="Released by a researcher to be tried again."
+        )
+
+
+def release_file_claims(study: Study) -> int:
+    """A researcher did not pay the downloaded file: its bonuses are owed again (the API payer or a
+    later file may take them). Returns how many were released."""
+    connection = connected(study)
+    with transaction.atomic():
+        _lock_payers(connection)
+        return BonusPayment.objects.filter(connection=connection, payer=Payer.FILE, state=PaymentState.CLAIMED).update(
+            state=PaymentState.REFUSED, last_error=HAND_RELEASED
+        )
 
 
 # --- events from the market ------------------------------------------------------------------

@@ -32,10 +32,15 @@ def poll_mturk_assignments() -> list[str]:
 
 @shared_task(name="markets.approve_checked_sessions")
 def approve_checked_sessions() -> list[str]:
+    """Approve checked sessions where that is automatic, and send again the approvals queued on
+    every connection (a network failure keeps a researcher's approval in the queue)."""
     done = []
-    for connection in MarketConnection.objects.filter(approve_automatically=True).select_related("study"):
+    for connection in MarketConnection.objects.select_related("study"):
         try:
-            done.append(services.approve_sessions(connection.study, automatic=True).line("Approved"))
+            if connection.approve_automatically:
+                done.append(services.approve_sessions(connection.study, automatic=True).line("Approved"))
+            else:
+                done.append(services.retry_queued_approvals(connection).line("Approved (queued)"))
         except (MarketError, SealingUnavailable) as error:
             log.warning("approving sessions of %s failed: %s", connection.study.slug, error)
     return done

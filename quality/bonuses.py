@@ -25,7 +25,7 @@ Exports list the UNPAID, PAYABLE earned rows of one study:
 
 import csv
 import io
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -35,9 +35,9 @@ from django.db import transaction
 from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Coalesce
 
-from corpus.models import Market, Worker
+from corpus.models import Market, Pair, Worker
 from crowd.holds import hold_refused, hold_waits, money_may_go
-from crowd.models import Study
+from crowd.models import Study, StudySession
 
 from .flags import catch_only_flag
 from .models import BonusEntry, BonusKind
@@ -125,7 +125,9 @@ def money(amount: Decimal | int | str) -> str:
     return f"{Decimal(amount).quantize(CENT)}"
 
 
-def record_catch_bonuses(worker, study_session, matched_answers):
+def record_catch_bonuses(
+    worker: Worker, study_session: StudySession | None, matched_answers: Sequence[Any]
+) -> list[BonusEntry]:
     """One `earned` row per matched catch trial, at the study's bonus, in the caller's transaction."""
     if study_session is None or not matched_answers:
         return []
@@ -237,7 +239,7 @@ def mark_paid(
 # --- reads -------------------------------------------------------------------------------------
 
 
-def _zero():
+def _zero() -> Value:
     return Value(Decimal("0"), output_field=DecimalField(max_digits=12, decimal_places=2))
 
 
@@ -321,21 +323,33 @@ def study_summaries() -> list[Study]:
 # --- the markets' lists ------------------------------------------------------------------------
 
 
-def _prolific_key(entry):
+def _prolific_key(entry: BonusEntry) -> str | None:
     """The Prolific file's line an unpaid bonus goes on (its participant id), or None."""
     if entry.worker.market == Market.PROLIFIC and entry.worker.external_id:
         return entry.worker.external_id
     return None
 
 
-def _mturk_key(entry):
+def _mturk_key(entry: BonusEntry) -> tuple[str, str] | None:
     """The MTurk file's line an unpaid bonus goes on (worker and assignment id), or None."""
     if entry.worker.market == Market.MTURK and entry.worker.external_id and entry.study_session.external_session_id:
         return (entry.worker.external_id, entry.study_session.external_session_id)
     return None
 
 
-def left_out_because(entry) -> str:
+PAYMENT_FILES = ("prolific", "mturk", "left-out")
+
+
+def file_of(entry: BonusEntry) -> str:
+    """The payment file that lists an unpaid bonus: "prolific", "mturk", or "left-out" (in neither)."""
+    if _prolific_key(entry) is not None:
+        return "prolific"
+    if _mturk_key(entry) is not None:
+        return "mturk"
+    return "left-out"
+
+
+def left_out_because(entry: BonusEntry) -> str:
     """Why an unpaid bonus is in neither market's file (for entries both keys refuse)."""
     worker = entry.worker
     if worker.market == Market.PROLIFIC:
@@ -389,11 +403,11 @@ class MarketAccount:
     """One file's share of a study's unpaid bonuses: its workers, bonuses and amount."""
 
     name: str
-    workers: set = field(default_factory=set)
+    workers: set[int] = field(default_factory=set)
     bonuses: int = 0
     amount: Decimal = Decimal("0")
 
-    def add(self, entry) -> None:
+    def add(self, entry: BonusEntry) -> None:
         self.workers.add(entry.worker_id)
         self.bonuses += 1
         self.amount += entry.amount
@@ -408,12 +422,9 @@ def market_accounts(entries: Iterable[BonusEntry]) -> dict[str, Any]:
     total = Decimal("0")
     for entry in entries:
         total += entry.amount
-        if _prolific_key(entry) is not None:
-            accounts["prolific"].add(entry)
-        elif _mturk_key(entry) is not None:
-            accounts["mturk"].add(entry)
-        else:
-            accounts["left_out"].add(entry)
+        account = file_of(entry).replace("-", "_")
+        accounts[account].add(entry)
+        if account == "left_out":
             why = left_out_because(entry)
             row = rows.setdefault(
                 (entry.worker_id, why),
@@ -461,7 +472,40 @@ def unpaid_by_cause(entries: Iterable[BonusEntry]) -> list[tuple[BonusCause, int
     return [(CAUSE_BY_KEY[key], *found[key]) for key in CAUSE_BY_KEY if key in found]
 
 
-def record_bonus(worker, study_session, pair, amount, reason):
+DISCRETIONARY_REASON = "Discretionary bonus"
+
+
+def give_discretionary_bonus(
+    study_session: StudySession, amount: Decimal | str, reason: str, *, by: User | None = None
+) -> BonusEntry:
+    """A bonus a researcher gives at will (good work, a problem on our side), with its reason: one
+    `earned` row of the session's worker, in the study's currency, owed and paid as every other."""
+    reason = " ".join((reason or "").split())
+    if not reason:
+        raise PaymentRefused("A discretionary bonus needs a reason (the MTurk worker reads it; it is your record).")
+    try:
+        value = Decimal(str(amount)).quantize(CENT)
+    except ArithmeticError as error:
+        raise PaymentRefused("The amount must be a number, such as 1.50.") from error
+    if value <= 0:
+        raise PaymentRefused("The amount must be more than 0.")
+    study = study_session.study
+    return BonusEntry.objects.create(
+        kind=BonusKind.EARNED,
+        worker_id=study_session.worker_id,
+        study=study,
+        study_session=study_session,
+        pair=None,
+        amount=value,
+        currency=study.bonus_currency,
+        reason=f"{DISCRETIONARY_REASON}: {reason}"[:200],
+        recorded_by=by,
+    )
+
+
+def record_bonus(
+    worker: Worker, study_session: StudySession | None, pair: Pair, amount: Decimal | None, reason: str
+) -> BonusEntry | None:
     """One `earned` row for `pair` in the study's currency, in the caller's transaction; None when
     there is nothing to pay (no study visit, no amount) or the row exists already (the ledger's
     unique worker + item + session keeps it counted once). For bonuses other than catch trials,

@@ -362,7 +362,12 @@ class BonusEntry(models.Model):
         help_text="The Prolific session / MTurk assignment the bonus belongs to.",
     )
     pair = models.ForeignKey(
-        "corpus.Pair", on_delete=models.PROTECT, related_name="bonus_entries", help_text="The catch item."
+        "corpus.Pair",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="bonus_entries",
+        help_text="The catch item (none for a discretionary bonus).",
     )
     amount = models.DecimalField(max_digits=8, decimal_places=2)
     currency = models.CharField(max_length=3)

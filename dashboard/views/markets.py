@@ -16,7 +16,7 @@ from annotation_site.permissions import PAY_BONUSES
 from crowd.models import Study
 from markets import selectors, services
 from markets.clients import MarketError
-from markets.models import MarketConnection
+from markets.models import BatchState, MarketConnection
 from markets.sealing import SealingUnavailable
 
 from .common import found, render_page, researcher_required
@@ -159,7 +159,10 @@ def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
 def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpResponseBase:
     def unpaid(study: Study) -> tuple[bool, str]:
         batch = found(selectors.batch_of(study, batch_id), "No such bulk bonus in this study.")
-        freed = services.resolve_unpaid_batch(batch)
+        freed = services.resolve_unpaid_batch(batch, by=request.user)
+        batch.refresh_from_db()
+        if batch.state == BatchState.PAID:
+            return False, f"Prolific's record shows bulk bonus {batch.market_bulk_id} paid: confirmed, nothing freed."
         return True, f"Bulk bonus {batch.market_bulk_id} marked as not paid: {freed} bonus(es) may be paid again."
 
     return _act(request, slug, unpaid)

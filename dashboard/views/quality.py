@@ -16,10 +16,14 @@ from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.models import Pair
 from corpus.services import LabelRefused
+from crowd.models import StudySession
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
+from markets import selectors as market_selectors
+from markets import services as market_services
 from quality import bonuses, selectors, services
+from quality.models import BonusEntry
 from validation.forms import CHOICES, KEYS
 
 from .common import Scope, found, render_page, researcher_required
@@ -99,7 +103,10 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
 def bonus_page(request: HttpRequest) -> HttpResponse:
     studies = bonuses.study_summaries()
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
-    unpaid = list(bonuses.unpaid(study)) if study else []
+    # The one 'owed' rule (markets.selectors): bonuses the market's API is paying are in flight,
+    # in no file and not on the "mark paid" form.
+    money = market_selectors.bonus_page_money(study) if study else {}
+    unpaid: list[BonusEntry] = list(money["confirmable"]) if study else []
     # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided.
     held = list(bonuses.held_back(study)) if study else []
     totals = bonuses.worker_totals(study) if study else []
@@ -123,6 +130,9 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         # Each bonus by what it was for, and which market file pays it (or why none does).
         unpaid_causes=bonuses.unpaid_by_cause(unpaid),
         accounts=bonuses.market_accounts(unpaid),
+        in_flight_api=money.get("api", []),
+        claimed_by_files=money.get("files", []),
+        set_aside=money.get("aside", []),
         held=held,
         held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
         held_sessions=len({entry.study_session_id for entry in held}),
@@ -134,7 +144,10 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
     study = study_or_404(slug)
-    entries = list(bonuses.unpaid(study))
+    if market not in bonuses.PAYMENT_FILES:
+        raise Http404("Exports: prolific, mturk or left-out.")
+    # Downloading a market's file claims its bonuses: the pay button leaves them to the researcher.
+    entries = market_services.claim_for_file(study, market)
     if market == "prolific":
         body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
     elif market == "mturk":
@@ -159,7 +172,7 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
         )
         return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
     try:
-        outcome = bonuses.mark_paid(study, request.POST.getlist("bonus"), by=request.user)
+        outcome = market_services.mark_paid_by_hand(study, request.POST.getlist("bonus"), by=request.user)
     except (bonuses.PaymentRefused, ValueError) as refused:
         messages.error(
             request,
@@ -170,6 +183,44 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
         if outcome["already_paid"]:
             text += f" {outcome['already_paid']} were already paid and were left alone."
         messages.success(request, text)
+    return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
+    """A discretionary bonus to one session's worker, with its reason."""
+    study = study_or_404(slug)
+    session_id = request.POST.get("session", "")
+    session = StudySession.objects.filter(study=study, pk=int(session_id)).first() if session_id.isdigit() else None
+    if session is None:
+        messages.error(request, "Choose a session of this study; no bonus was given.")
+        return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+    try:
+        entry = bonuses.give_discretionary_bonus(
+            session, request.POST.get("amount", ""), request.POST.get("reason", ""), by=request.user
+        )
+    except bonuses.PaymentRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"Gave {entry.worker} a bonus of {entry.amount} {entry.currency}: it is owed now.")
+    return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
+
+
+@researcher_required(post_permission=PAY_BONUSES)
+@require_POST
+def bonus_release(request: AuthenticatedRequest, slug: str) -> HttpResponse:
+    """The researcher did not pay the downloaded file (or fixed what the market refused in the
+    set-aside bonuses): those bonuses are owed again."""
+    study = study_or_404(slug)
+    aside = request.POST.get("what") == "aside"
+    try:
+        released = (market_services.release_set_aside if aside else market_services.release_file_claims)(study)
+    except market_services.ConnectionRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        which = "set aside" if aside else "of downloaded files"
+        messages.success(request, f"Released {released} bonus(es) {which}: they are owed again.")
     return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
 
 

@@ -16,8 +16,11 @@ their answers and errors (docs/markets.md lists what it implements and what it a
   ListBonusPayments, ListAssignmentsForHIT, AssociateQualificationWithWorker.
 
 Faults are queued per operation (`fail(operation, kind)`): "429" (a rate limit with Retry-After),
-"500", "slow-after" (do the operation, then answer after `slow_seconds`: the client times out
-though the market acted), "slow-before" (answer late without acting). `before_answer[operation]`
+"500", "500-after" (do the operation, then answer 500: the market acted and said it failed),
+"slow-after" (do the operation, then answer after `slow_seconds`: the client times out
+though the market acted), "slow-before" (answer late without acting). With `record_lags` set, money
+paid is not listed yet (Prolific's `bonus_payments`, MTurk's ListBonusPayments) until `publish()`:
+the markets pay "in the following minutes" and their records follow. `before_answer[operation]`
 is called after the operation is done and before the answer is written (the kill test holds a
 lock there).
 """
@@ -60,6 +63,9 @@ class MarketStandIn:
         self.bulk_bonuses: dict[str, dict[str, Any]] = {}
         self.bulk_pay_calls: list[str] = []
         self.groups: dict[str, set[str]] = defaultdict(set)
+        # Money paid but not in the market's record yet (record_lags): participant id -> [cents].
+        self.record_lags = False
+        self.unlisted_cents: dict[str, list[int]] = defaultdict(list)
         # MTurk
         self.assignments: dict[str, dict[str, Any]] = {}
         self.bonuses_sent: list[dict[str, Any]] = []
@@ -82,10 +88,22 @@ class MarketStandIn:
         self.faults[operation].extend([kind] * times)
 
     def prolific_paid_cents(self) -> dict[str, int]:
+        """What each participant was really paid, listed in the record or not yet."""
         totals: dict[str, int] = defaultdict(int)
         for row in self.submissions.values():
             totals[row["participant_id"]] += sum(row["bonus_payments"])
+        for pid, cents in self.unlisted_cents.items():
+            totals[pid] += sum(cents)
         return dict(totals)
+
+    def publish(self) -> None:
+        """The markets' records catch up with the money they paid."""
+        with self.lock:
+            for pid, cents in self.unlisted_cents.items():
+                self._by_participant(pid)["bonus_payments"].extend(cents)
+            self.unlisted_cents.clear()
+            for row in self.bonuses_sent:
+                row["Listed"] = True
 
     def mturk_paid(self) -> dict[str, Decimal]:
         totals: dict[str, Decimal] = defaultdict(Decimal)
@@ -169,6 +187,8 @@ class MarketStandIn:
             return 500, {"error": {"detail": "gave up"}}, {}
         with self.lock:
             status, body = action()
+        if fault == "500-after":
+            return 500, {"error": {"detail": "Internal error."}, "__type": "ServiceFault", "Message": "Internal"}, {}
         if operation in self.before_answer:
             self.before_answer[operation]()
         if fault == "slow-after":
@@ -278,7 +298,10 @@ class MarketStandIn:
         bonus["pay_calls"] += 1
         self.bulk_pay_calls.append(bulk)
         for pid, cents in bonus["lines"].items():
-            self._by_participant(pid)["bonus_payments"].append(cents)
+            if self.record_lags:
+                self.unlisted_cents[pid].append(cents)
+            else:
+                self._by_participant(pid)["bonus_payments"].append(cents)
         return 202, {}
 
     def _group(self, group, payload):
@@ -344,12 +367,17 @@ class MarketStandIn:
                 "BonusAmount": params["BonusAmount"],
                 "Reason": params["Reason"],
                 "GrantTime": time.time(),
+                "Listed": not self.record_lags,
             }
         )
         return 200, {}
 
     def _list_bonuses(self, params):
-        found = [row for row in self.bonuses_sent if row["AssignmentId"] == params.get("AssignmentId")]
+        found = [
+            {key: value for key, value in row.items() if key != "Listed"}
+            for row in self.bonuses_sent
+            if row["AssignmentId"] == params.get("AssignmentId") and row.get("Listed", True)
+        ]
         return 200, {"NumResults": len(found), "BonusPayments": found}
 
     def _list_assignments(self, params):

@@ -100,13 +100,15 @@ def test_a_rejection_needs_a_reason_and_records_the_markets_answer(standin, djan
     assert "FAILED_CHECK" in call.request_summary and standin.prolific_token not in call.request_summary
 
 
-def test_a_market_refusal_of_an_approval_is_recorded_and_may_be_sent_again(standin, django_user_model):
+def test_a_market_error_on_an_approval_is_recorded_and_it_stays_queued_to_be_sent_again(standin, django_user_model):
     study = make_study()
     connect_prolific(study, standin)
     session = arrive(study, standin, django_user_model, 1)[0]
     standin.fail("approve", "500")
     first = services.approve_sessions(study)
-    assert first.failed == 1 and "Prolific had an error (500)" in first.errors[0]
+    # A 5xx refused nothing: the approval stays queued (tests/markets/test_reviews_queue.py).
+    assert (first.failed, first.unanswered) == (0, 1) and "Prolific had an error (500)" in first.errors[0]
+    assert SessionReview.objects.get().state == ReviewState.SENT
     assert services.approve_sessions(study, [session.pk]).confirmed == 1
 
 

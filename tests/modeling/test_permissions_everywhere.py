@@ -134,6 +134,8 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         "mpe_adjudicate": {"pair_id": present(Pair.objects.first()).pk},
         "adjudicate": {"pair_id": present(Pair.objects.first()).pk},
         "bonus_pay": {"slug": "any-study"},
+        "bonus_release": {"slug": "any-study"},
+        "bonus_give": {"slug": "any-study"},
         "imports_progress": {"kind": "pairs"},
         "bonus_export": {"slug": "any-study", "market": "prolific"},
         "adversarial_rounds": {"slug": "any-study"},

@@ -1,0 +1,272 @@
+"""Mutants of the money path (issue 58): each is a bug a test must catch, by the behaviour it names.
+
+Read by the mutation pass (scripts/mutation_pass.py): each mutant replaces `old` (which occurs once
+in `path`) with `new` in a copy of the checkout and runs `tests`; a mutant the tests pass is a bug
+they would let through. Items 1-7 of issue 58 are marked in `behaviour`; the rest are other money
+behaviours (what is paid, how much, to whom, when).
+"""
+
+from scripts.mutation_pass import Mutant
+
+SERVICES = "markets/services.py"
+GUARDS = "tests/markets/test_money_guards.py"
+SECRETS = "tests/markets/test_secrets_guards.py"
+PAYMENTS = "tests/markets/test_payments.py"
+HOLDS = "tests/markets/test_payments_follow_holds.py"
+OWED = "tests/markets/test_one_owed_rule.py"
+REVIEWS = "tests/markets/test_reviews_queue.py"
+
+MUTANTS = [
+    # --- item 1: an outcome unknown, the market's record behind ---
+    Mutant(
+        path=SERVICES,
+        old="if error.status is not None and 400 <= error.status < 500 and error.status != 429:",
+        new="if error.status is None or (400 <= error.status < 500 and error.status != 429):",
+        tests=[GUARDS],
+        behaviour="58.1: a pay whose answer was lost frees its bonuses, so the next press pays them again",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="owed = [entry for entry in owed if entry.worker_id not in waiting]",
+        new="owed = list(owed)",
+        tests=[GUARDS],
+        behaviour="58.1: a participant's new bonus is paid beside an unsure bulk bonus of theirs (the reconcile's sum "
+        "becomes ambiguous)",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="on_market.get(pid, 0) >= int(batch.paid_before_cents.get(pid, 0)) + int(cents)",
+        new="True",
+        tests=[GUARDS],
+        behaviour="58.1: an unsure bulk bonus is confirmed paid without the market's record showing it",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="            payment.request_token,\n",
+        new="            secrets.token_hex(8),\n",
+        tests=[GUARDS, PAYMENTS],
+        behaviour="58.1: an MTurk bonus resent after a lost answer goes under a new token, so MTurk pays it twice",
+    ),
+    Mutant(
+        path=SERVICES,
+        old='if any(tag in str(row.get("Reason", "")) for row in listed):',
+        new="if False:",
+        tests=[PAYMENTS, GUARDS],
+        behaviour="MTurk's ListBonusPayments is ignored: a bonus MTurk paid is never confirmed",
+    ),
+    # --- item 2: a 5xx from the pay call ---
+    Mutant(
+        path=SERVICES,
+        old="if error.status is not None and 400 <= error.status < 500 and error.status != 429:",
+        new="if error.status is not None and 400 <= error.status and error.status != 429:",
+        tests=[GUARDS],
+        behaviour="58.2: a 5xx answer to the pay call frees the bonuses, so a bulk bonus Prolific paid is paid again",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="if _pay_failed(outcome, payment_ids, error):",
+        new="if _pay_failed(outcome, payment_ids, error) or True:",
+        tests=[GUARDS],
+        behaviour="58.2: a bulk bonus whose pay got a 5xx is given up, so it is never confirmed from the record",
+    ),
+    # --- item 3: a participant paid before ---
+    Mutant(
+        path=SERVICES,
+        old="on_market.get(pid, 0) >= int(batch.paid_before_cents.get(pid, 0)) + int(cents)",
+        new="on_market.get(pid, 0) >= int(cents)",
+        tests=[GUARDS],
+        behaviour="58.3: a participant's earlier bonuses make an unpaid bulk bonus look paid",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="study=study, kind=BonusKind.PAID, worker_id__in=list(worker_ids)",
+        new="study=study, worker_id__in=list(worker_ids)",
+        tests=[GUARDS],
+        behaviour="58.3: what the ledger paid before counts earned rows too, so a paid bulk bonus is never confirmed",
+    ),
+    # --- item 4: "Prolific shows it was not paid" ---
+    Mutant(
+        path=SERVICES,
+        old="if locked.state != BatchState.PAYING:",
+        new="if locked.state == BatchState.NEW:",
+        tests=[GUARDS],
+        behaviour="58.4: a confirmed (paid) bulk bonus can be marked not paid",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="    asked = reconcile_payments(batch.connection, by=by)\n",
+        new="    asked = PaymentOutcome()\n",
+        tests=[GUARDS],
+        behaviour="52.1/58.4: 'mark bulk bonus as not paid' frees a bulk bonus Prolific's record shows paid",
+    ),
+    Mutant(
+        path="markets/selectors.py",
+        old="BonusBatch.objects.filter(connection__study=study, pk=batch_id)",
+        new="BonusBatch.objects.filter(pk=batch_id)",
+        tests=[GUARDS],
+        behaviour="58.4: another study's bulk bonus can be marked not paid from this study's page",
+    ),
+    # --- item 5: bonuses the connected market cannot pay ---
+    Mutant(
+        path=SERVICES,
+        old='_release_payments(strangers, "Not a Prolific participant: pay this bonus by hand.")',
+        new="pass",
+        tests=[GUARDS],
+        behaviour="58.5: bonuses of workers who did not come from Prolific stay claimed instead of refused",
+    ),
+    Mutant(
+        path=SERVICES,
+        old='_release_payments([payment.pk], "Not an MTurk worker with an assignment: pay this bonus by hand.")',
+        new="pass",
+        tests=[GUARDS],
+        behaviour="58.5: bonuses of workers who did not come from MTurk stay claimed instead of refused",
+    ),
+    # --- item 6: the webhook's signature and timestamp ---
+    Mutant(
+        path=SERVICES,
+        old="hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256)",
+        new="hmac.new(secret.encode(), body, hashlib.sha256)",
+        tests=[SECRETS],
+        behaviour="58.6: a signature that leaves out the timestamp is accepted (a replay with a fresh timestamp)",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="if abs((_now() - sent_at).total_seconds()) > settings.MARKET_WEBHOOK_TOLERANCE_SECONDS:",
+        new="if (_now() - sent_at).total_seconds() > settings.MARKET_WEBHOOK_TOLERANCE_SECONDS:",
+        tests=[SECRETS],
+        behaviour="58.6: a webhook timestamped in the future is accepted",
+    ),
+    # --- item 7: the sealed credentials ---
+    Mutant(
+        path="markets/sealing.py",
+        old="return MultiFernet([Fernet(key) for key in raw])",
+        new="return MultiFernet([Fernet(raw[0])])",
+        tests=[SECRETS],
+        behaviour="58.7: after a rotation only the new key opens: credentials sealed under the old one are lost",
+    ),
+    Mutant(
+        path="markets/sealing.py",
+        old="return MultiFernet([Fernet(key) for key in raw])",
+        new="return MultiFernet([Fernet(key) for key in reversed(raw)])",
+        tests=[SECRETS],
+        behaviour="58.7: the last key seals, so a rotation never moves a credential to the new key",
+    ),
+    Mutant(
+        path="markets/sealing.py",
+        old="    except InvalidToken as error:\n        raise SealingUnavailable(",
+        new="    except InvalidToken as error:\n        return {}\n        raise SealingUnavailable(",
+        tests=[SECRETS],
+        behaviour="58.7: credentials sealed under another key open silently as {} (requests go out without them)",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="sealed_secret = seal_text(webhook_secret.strip() or kept_secret)",
+        new="sealed_secret = seal_text(webhook_secret.strip()) if webhook_secret.strip() else "
+        "(existing.sealed_webhook_secret if existing else '')",
+        tests=[SECRETS],
+        behaviour="58.7: saving a connection leaves its webhook secret sealed under the old key only",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="    client_for(connection, by)\n    outcome = reconcile_payments(connection, by=by)",
+        new="    outcome = reconcile_payments(connection, by=by)",
+        tests=[SECRETS],
+        behaviour="58.7: a payer whose credentials cannot be opened claims the owed bonuses and strands them",
+    ),
+    # --- other money behaviours ---
+    Mutant(
+        path=SERVICES,
+        old='f"{pid},{Decimal(cents) / CENTS:.2f}\\n"',
+        new='f"{pid},{Decimal(cents):.2f}\\n"',
+        tests=[PAYMENTS],
+        behaviour="Prolific's bulk bonus file names cents as pounds: every participant is paid 100 times over",
+    ),
+    Mutant(
+        path="markets/selectors.py",
+        old="return bonuses.unpaid(study).filter(free_of_payers())",
+        new="return BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)"
+        ".filter(free_of_payers())",
+        tests=[HOLDS],
+        behaviour="the one 'owed' rule forgets holds: the payer pays the bonuses of a session whose code is held",
+    ),
+    Mutant(
+        path=SERVICES,
+        old='    state=PaymentState.PAID, confirmed_at=now, last_error=""\n        )\n        result = bonuses.mark_paid(',
+        new='    state=PaymentState.PAID, confirmed_at=now, last_error=""\n        )\n        result = dict(paid=0, '
+        "amount=0) or bonuses.mark_paid(",
+        tests=[PAYMENTS],
+        behaviour="a confirmed payment writes no paid row in the ledger, so the bonus page still shows it owed",
+    ),
+    Mutant(
+        path="markets/selectors.py",
+        old="return Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED)",
+        new="return Q(market_payment__isnull=True) | ~Q(market_payment__state=PaymentState.PAID)",
+        tests=[OWED, GUARDS],
+        behaviour="52.1: a bonus another payer holds (sent by the API, claimed by a file) counts as owed again",
+    ),
+    # --- issue 52 item 1: one 'owed' rule for every payer ---
+    Mutant(
+        path="dashboard/views/quality.py",
+        old="entries = market_services.claim_for_file(study, market)",
+        new="entries = list(bonuses.unpaid(study))",
+        tests=[OWED],
+        behaviour="52.1: the payment file lists bonuses the API is paying and claims nothing (paid twice)",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="        if in_flight:\n            raise bonuses.PaymentRefused(",
+        new="        if False:\n            raise bonuses.PaymentRefused(",
+        tests=[OWED],
+        behaviour="52.1: 'mark paid' from a stale page marks bonuses the API is paying",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="            payer=Payer.API,\n            state=PaymentState.CLAIMED,\n",
+        new="            state=PaymentState.CLAIMED,\n",
+        tests=[OWED],
+        behaviour="52.1: a downloaded file's claim is reaped as a stale lease, so the pay button pays the file's bonuses",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="if bonuses.file_of(entry) != file or entry.worker_id in waiting:",
+        new="if bonuses.file_of(entry) != file:",
+        tests=[OWED],
+        behaviour="52.1: a payment file pays a participant whose API bulk bonus is unsure (its reconcile then "
+        "counts the file's money as the bulk bonus's)",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="if _refused_outright(error) and len(part) > 1:",
+        new="if False:",
+        tests=[OWED],
+        behaviour="52.1: one participant Prolific refuses sets every participant's bonus aside",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="                state=PaymentState.ASIDE, last_error=str(error)[:300]",
+        new="                state=PaymentState.REFUSED, last_error=str(error)[:300]",
+        tests=[OWED],
+        behaviour="52.1: a refused participant is not set aside but tried again on every press",
+    ),
+    Mutant(
+        path="quality/bonuses.py",
+        old='    if not reason:\n        raise PaymentRefused("A discretionary bonus needs a reason',
+        new='    if False:\n        raise PaymentRefused("A discretionary bonus needs a reason',
+        tests=[OWED],
+        behaviour="52.1: a discretionary bonus is given without a reason",
+    ),
+    Mutant(
+        path=SERVICES,
+        old="        if not _refused_outright(error):\n            # No connection",
+        new="        if False:\n            # No connection",
+        tests=[REVIEWS],
+        behaviour="52.1: an approval pressed during a network failure is marked refused by the market",
+    ),
+    Mutant(
+        path="markets/tasks.py",
+        old='done.append(services.retry_queued_approvals(connection).line("Approved (queued)"))',
+        new='done.append("")',
+        tests=[REVIEWS],
+        behaviour="52.1: nothing sends a queued approval again",
+    ),
+]
