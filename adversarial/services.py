@@ -169,6 +169,7 @@ def make_try(
     except ShapeRefused as refusal:
         # After the try's transaction rolled back: the refusal is the session's evidence (shape_holds).
         shape_holds.record_shape_refusals(refusal.study_session, [text])
+        withhold_examples_of_salad(refusal.study_session)
         raise ValidationError({"hypothesis": refusal.message}) from None
 
 
@@ -294,14 +295,20 @@ def _finish(task: AdversarialTask) -> None:
         evidence_of_pair(last.writing_evidence_id, pair)
     now = timezone.now()
     writing.finish_writing_task(claim, premise, created, now)
-    if shape_holds.writes_salad(claim.study_session):
-        # A session writing salad (collection.shape_holds) sends its fooled examples, this one and
-        # those queued before its refusals passed the threshold, to no verifier while its code's hold
-        # waits; releasing the hold queues them (`queue_released_examples`).
-        set_needs_validation(withheld_examples([claim.study_session_id], queued=True), False)
+    withhold_examples_of_salad(claim.study_session)
     task.state = TaskState.DONE
     task.finished_at = now
     task.save(update_fields=["state", "reason", "finished_at"])
+
+
+def withhold_examples_of_salad(study_session: StudySession | None) -> int:
+    """A session writing salad (collection.shape_holds) sends its fooled examples to no verifier while
+    its code's hold waits: those queued before its refusals passed the threshold leave the queue, at
+    the refusal that passed it or at a task's end; releasing the hold queues them again
+    (`queue_released_examples`). Returns how many left the queue."""
+    if study_session is None or not shape_holds.writes_salad(study_session):
+        return 0
+    return set_needs_validation(withheld_examples([study_session.pk], queued=True), False)
 
 
 def withheld_examples(session_ids: list[int | None], *, queued: bool = False) -> QuerySet[Pair]:

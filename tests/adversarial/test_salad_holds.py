@@ -85,3 +85,20 @@ def test_an_honest_adversarial_session_is_not_held(client, make_worker, model):
     session.refresh_from_db()
     assert session.completion_code and session.code_held_reason == ""
     assert Pair.objects.filter(pk__in=[pair.pk for pair in pairs], needs_validation=True).count() == 2
+
+
+def test_salad_sent_after_a_fooled_example_takes_it_out_of_the_queue_at_once(client, make_worker, model):
+    """The attack's bot: a task fooled, then salad refused on every try of the next, and the visit
+    left unfinished: its example must not wait in the queue for a code that is never asked for."""
+    study, _ = adversarial_study(target_endpoint=model.url, tasks_per_batch=3)
+    worker = make_worker()
+    arrive(client, worker, study)
+    example = fool_once(client, worker, [])
+    example.refresh_from_db()
+    assert example.needs_validation
+    assert client.get(reverse("adversarial:next")).status_code == 302
+    task = AdversarialTask.objects.get(worker=worker, state=TaskState.WRITING)
+    for salad in SALADS:
+        assert try_(client, task, salad).status_code == 400
+    example.refresh_from_db()
+    assert not example.needs_validation
