@@ -9,7 +9,15 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from annotation_site.long_tasks import STALE_RUNNING_AFTER, JobStatus, take
+from annotation_site.long_tasks import (
+    STALE_RUNNING_AFTER,
+    JobStatus,
+    TakenOver,
+    hold_as_taken,
+    reap_stale_long_tasks,
+    take,
+)
+from annotation_site.wiring import long_task_kinds
 from modeling.models import Snapshot
 from modeling.snapshots.services import create_snapshot
 from tests.present import present
@@ -64,3 +72,16 @@ def test_a_done_row_is_never_taken():
     pk = create_snapshot(None).pk
     Snapshot.objects.filter(pk=pk).update(status=JobStatus.DONE, heartbeat_at=timezone.now() - STALE * 10)
     assert take(Snapshot, pk) is False
+
+
+def test_a_slow_run_whose_row_its_restart_took_again_keeps_nothing():
+    """The reaper thought the run dead and requeued it; the restart took the row (running again,
+    with a fresh heartbeat). The slow run must not commit over it: the restart count tells them apart."""
+    pk = running(started_ago=STALE * 3, heartbeat_ago=STALE * 2)
+    assert reap_stale_long_tasks(long_task_kinds(), enqueue=lambda *args: None) == [
+        f"modeling.Snapshot {pk} requeued (restart 1 of 2)"
+    ]
+    assert take(Snapshot, pk) is True  # the restart's delivery
+    with pytest.raises(TakenOver, match="started again by the reaper"):
+        hold_as_taken(Snapshot, pk, restarts=0)  # the slow run, taken before the restart
+    hold_as_taken(Snapshot, pk, restarts=1)  # the restart's own run goes on

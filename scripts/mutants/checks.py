@@ -129,7 +129,10 @@ MUTANTS = [
         path="annotation_site/long_tasks.py",
         old="filter(pk=pk, status=JobStatus.RUNNING, restarts=restarts)",
         new="filter(pk=pk, status=JobStatus.RUNNING)",
-        tests=["tests/test_long_tasks.py::test_an_import_taken_over_by_its_restart_keeps_nothing_of_the_slow_run"],
+        tests=[
+            "tests/test_long_tasks.py::test_an_import_taken_over_by_its_restart_keeps_nothing_of_the_slow_run",
+            f"{TAKE}::test_a_slow_run_whose_row_its_restart_took_again_keeps_nothing",
+        ],
         behaviour="a run taken over by its restart keeps nothing (hold_as_taken checks the restart count)",
     ),
     Mutant(
