@@ -8,8 +8,11 @@ class AdversarialConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from crowd.holds import code_holds_decided
         from validation.signals import validation_labels_added
 
+        from .services import queue_released_examples
         from .verification import settle_after_labels
 
         validation_labels_added.connect(settle_after_labels, dispatch_uid="adversarial-settle-verifications")
+        code_holds_decided.connect(queue_released_examples, dispatch_uid="adversarial-queue-released-examples")

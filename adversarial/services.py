@@ -18,18 +18,19 @@ from time import monotonic
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from authorship.services import ClaimClock, evidence_of_pair, record_try_evidence, refused_fields
 from collection import services as writing
-from collection import writing_rules
+from collection import shape_holds, writing_rules
 from collection.models import WritingClaim
+from collection.sentence_shape import ShapeProblem
 from corpus.labels import LABELS
 from corpus.models import Pair, Premise, Split, Worker
-from corpus.services import create_pairs
+from corpus.services import create_pairs, set_needs_validation
 from corpus.writings import unused_pair_ids
-from crowd.models import ClaimStatus, Study, StudySession
+from crowd.models import ClaimStatus, CodeHoldDecision, Study, StudySession
 
 from . import targets
 from .models import AdversarialStudy, AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
@@ -163,6 +164,26 @@ def make_try(
     AdversarialTask.DoesNotExist for a token that is not the worker's.
     """
     text = writing_rules.visible_text(hypothesis)
+    try:
+        return _try_once(worker, token, text, session_key, typing_evidence)
+    except ShapeRefused as refusal:
+        # After the try's transaction rolled back: the refusal is the session's evidence (shape_holds).
+        shape_holds.record_shape_refusals(refusal.study_session, [text])
+        withhold_examples_of_salad(refusal.study_session)
+        raise ValidationError({"hypothesis": refusal.message}) from None
+
+
+class ShapeRefused(Exception):
+    """A try refused for its shape, raised out of the try's transaction so that it is recorded after."""
+
+    def __init__(self, study_session: StudySession, message: str) -> None:
+        super().__init__(message)
+        self.study_session, self.message = study_session, message
+
+
+def _try_once(
+    worker: Worker, token: uuid.UUID | str, text: str, session_key: str, typing_evidence: str | None
+) -> TryResult:
     with transaction.atomic():
         # The task's row lock: two tries of one task (a double press) are taken one after the other.
         task = _locked_open_task(worker, token)
@@ -173,6 +194,8 @@ def make_try(
         # Collection's one check under the study's rules: refused as the writing page refuses (issue 39).
         rules = writing.task_rules(study_session=study_session)
         if problem := writing_rules.hypothesis_problem(premise.text, text, rules):
+            if isinstance(problem, ShapeProblem):
+                raise ShapeRefused(study_session, problem)
             raise ValidationError({"hypothesis": problem})
         tries = list(task.tries.values_list("hypothesis", flat=True))
         # Judged against the claim's own times; the page puts the last try back in the field.
@@ -272,6 +295,35 @@ def _finish(task: AdversarialTask) -> None:
         evidence_of_pair(last.writing_evidence_id, pair)
     now = timezone.now()
     writing.finish_writing_task(claim, premise, created, now)
+    withhold_examples_of_salad(claim.study_session)
     task.state = TaskState.DONE
     task.finished_at = now
     task.save(update_fields=["state", "reason", "finished_at"])
+
+
+def withhold_examples_of_salad(study_session: StudySession | None) -> int:
+    """A session writing salad (collection.shape_holds) sends its fooled examples to no verifier while
+    its code's hold waits: those queued before its refusals passed the threshold leave the queue, at
+    the refusal that passed it or at a task's end; releasing the hold queues them again
+    (`queue_released_examples`). Returns how many left the queue."""
+    if study_session is None or not shape_holds.writes_salad(study_session):
+        return 0
+    return set_needs_validation(withheld_examples([study_session.pk], queued=True), False)
+
+
+def withheld_examples(session_ids: list[int | None], *, queued: bool = False) -> QuerySet[Pair]:
+    """The fooled examples of these study sessions still waiting for verifiers: those kept out of the
+    queue (or, `queued`, those in it)."""
+    return Pair.objects.filter(
+        adversarial_try__task__writing_claim__study_session_id__in=session_ids,
+        adversarial_try__verification=Verification.PENDING,
+        needs_validation=queued,
+    )
+
+
+def queue_released_examples(sender: object, *, sessions: list[StudySession], decision: str, **kwargs: object) -> int:
+    """A researcher released held codes (`crowd.holds.code_holds_decided`): the sessions' fooled
+    examples kept from verifiers go to them now. A refused hold keeps them out for good."""
+    if decision != CodeHoldDecision.RELEASED:
+        return 0
+    return set_needs_validation(withheld_examples([session.pk for session in sessions]), True)

@@ -53,6 +53,23 @@ class PremiseReport(models.Model):
         return f"report on premise {self.premise_id}"
 
 
+class ShapeRefusal(models.Model):
+    """A hypothesis of a study session refused because it did not read as a sentence
+    (collection/sentence_shape.py), each distinct text once a session: the evidence a session's
+    code is held on when it wrote salad (collection/shape_holds.py, issue 50 item 4). Written after
+    the refused submit's own transaction rolled back."""
+
+    study_session = models.ForeignKey("crowd.StudySession", on_delete=models.CASCADE, related_name="shape_refusals")
+    text = models.TextField(help_text="The refused hypothesis, as the writer sent it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self):
+        return f"shape refusal in study session {self.study_session_id}"
+
+
 class WritingClaim(TaskClaim):
     """A premise held for one worker until they submit or the claim expires.
 

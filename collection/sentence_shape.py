@@ -221,14 +221,35 @@ def shapes(texts: Iterable[str], batch_size: int = 256) -> list[Shape]:
     return [Shape(doc_faults(doc)) for doc in nlp.pipe(map(_prepared, texts), batch_size=batch_size)]
 
 
-def shape_problem(text: str) -> str | None:
+class ShapeProblem(str):
+    """The message of a hypothesis refused for its shape: a `str`, so every caller shows it as any
+    writing rule's message, and still known for what it is where the refusal is recorded as a
+    session's evidence (collection/shape_holds.py)."""
+
+
+def shape_problem(text: str) -> ShapeProblem | None:
     """Why `text` does not read as a sentence (a message naming what is missing), or None."""
     shape = sentence_shape(text)
     if shape is None or shape.reads_as_sentence:
         return None
     reasons = [SHAPE_FAULTS[name][1] for name in shape.faults]
     listed = reasons[0] if len(reasons) == 1 else ", ".join(reasons[:-1]) + " and " + reasons[-1]
-    return (
+    return ShapeProblem(
         f"This does not read as an English sentence: {listed}. "
         "Please write a whole sentence such as 'A man is riding a bike down the street.'"
     )
+
+
+# --- a session's refusals as evidence (collection/shape_holds.py holds the code) ----------------
+
+# An honest writer's hypothesis is refused 0.3% of the time, a salad three times in four. A session
+# is held when its refusals are at least this many and this share of what it sent (bench/shape_holds.py:
+# no simulated SNLI dev session of 1 to 50 tasks is held).
+SHAPE_HOLD_MIN_REFUSALS = 3
+SHAPE_HOLD_SHARE = 0.2
+
+
+def held_for_shape(refused: int, sent: int) -> bool:
+    """Whether a session that sent `sent` hypotheses, `refused` of them refused for their shape,
+    wrote salad rather than slipped: a few refusals at least, and a share no honest writer reaches."""
+    return refused >= SHAPE_HOLD_MIN_REFUSALS and refused >= SHAPE_HOLD_SHARE * sent

@@ -37,7 +37,7 @@ from crowd.selectors import pool_limits
 from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
 
-from . import hypothesis_tally
+from . import hypothesis_tally, shape_holds
 from .models import PremiseReport, WritingClaim
 from .writing_rules import TaskRules, hypothesis_problem, normalised, visible_text, word_characters
 
@@ -487,76 +487,86 @@ def submit_hypotheses(
         for label, text in zip(HYPOTHESIS_FIELDS, (entailment, neutral, contradiction), strict=True)
     }
     report_text = visible_text(problem_report)
-    with transaction.atomic():
-        # The row lock makes a second submit of the same token wait, then see "submitted".
-        token = claim_key(claim_token)
-        claim = (
-            None
-            if token is None
-            else WritingClaim.objects.select_for_update(of=("self",))
-            .select_related("premise__dataset", "study_session__study")
-            .filter(token=token, worker=worker)
-            .first()
-        )
-        if claim is None:
-            raise WritingClaim.DoesNotExist("No writing claim of this worker has this token.")
-        if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
-            raise ClaimAlreadySubmitted("These sentences were already saved.")
-        # The premise's row only: its dataset's row stays unlocked (the pairs' inserts take a key
-        # share lock on it, which a FOR UPDATE of it would make every writer of the dataset wait for).
-        premise = Premise.objects.select_for_update(of=("self",)).select_related("dataset").get(pk=claim.premise_id)
-        # The clock is read under the premise's lock: a claim that took this place after it
-        # expired committed before we got the lock, so this reading is past the expiry too.
-        now = timezone.now()
-        if claim.status == ClaimStatus.EXPIRED or claim.expires_at <= now:
-            # Left open here; the worker's next claim marks it expired (this transaction rolls back).
-            raise ClaimExpired("This task expired before it was sent.")
-        study_session = claim.study_session
-        rules = task_rules(study_session=study_session)
-        errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
-        # The typing record is judged against the claim's own times (served to this submit).
-        clock = ClaimClock(served_at=claim.created_at, submitted_at=now)
-        errors.update(
-            refused_fields(
-                study_session,
-                typing_evidence,
-                {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()},
-                clock=clock,
+    # Refused for shape: recorded once the refused submit's transaction has rolled back (shape_holds).
+    refused_for_shape: list[str] = []
+    study_session: StudySession | None = None
+    try:
+        with transaction.atomic():
+            # The row lock makes a second submit of the same token wait, then see "submitted".
+            token = claim_key(claim_token)
+            claim = (
+                None
+                if token is None
+                else WritingClaim.objects.select_for_update(of=("self",))
+                .select_related("premise__dataset", "study_session__study")
+                .filter(token=token, worker=worker)
+                .first()
             )
-        )
-        if report_text:
-            if study_session is not None:
-                # The visit's row lock: two reports of one visit are counted one after the other.
-                StudySession.objects.select_for_update().filter(pk=study_session.pk).first()
-            errors.update(report_errors(report_text, rules, reports_already=reports_sent(worker, study_session)))
-        if errors:
-            raise ValidationError(errors)
+            if claim is None:
+                raise WritingClaim.DoesNotExist("No writing claim of this worker has this token.")
+            if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+                raise ClaimAlreadySubmitted("These sentences were already saved.")
+            # The premise's row only: its dataset's row stays unlocked (the pairs' inserts take a key
+            # share lock on it, which a FOR UPDATE of it would make every writer of the dataset wait for).
+            premise = Premise.objects.select_for_update(of=("self",)).select_related("dataset").get(pk=claim.premise_id)
+            # The clock is read under the premise's lock: a claim that took this place after it
+            # expired committed before we got the lock, so this reading is past the expiry too.
+            now = timezone.now()
+            if claim.status == ClaimStatus.EXPIRED or claim.expires_at <= now:
+                # Left open here; the worker's next claim marks it expired (this transaction rolls back).
+                raise ClaimExpired("This task expired before it was sent.")
+            study_session = claim.study_session
+            rules = task_rules(study_session=study_session)
+            errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
+            # The typing record is judged against the claim's own times (served to this submit).
+            clock = ClaimClock(served_at=claim.created_at, submitted_at=now)
+            errors.update(
+                refused_fields(
+                    study_session,
+                    typing_evidence,
+                    {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()},
+                    clock=clock,
+                )
+            )
+            if report_text:
+                if study_session is not None:
+                    # The visit's row lock: two reports of one visit are counted one after the other.
+                    StudySession.objects.select_for_update().filter(pk=study_session.pk).first()
+                errors.update(report_errors(report_text, rules, reports_already=reports_sent(worker, study_session)))
+            refused_for_shape = shape_holds.shape_refused(
+                errors, {HYPOTHESIS_FIELDS[label]: text for label, text in texts.items()}
+            )
+            if errors:
+                raise ValidationError(errors)
 
-        result = WritingSubmission(claim=claim)
-        if report_text:
-            result.report = PremiseReport.objects.create(
-                premise=premise, worker=worker, message=report_text, study_session=study_session
-            )
-            reporters = (
-                PremiseReport.objects.filter(premise=premise, resolved=False, worker__isnull=False)
-                .values("worker_id")
-                .distinct()
-                .count()
-            )
-            if reporters >= rules.reports_to_hold_premise:
-                premise.status = PremiseStatus.HELD
-                result.held = True
-        if any(texts.values()):
-            result.pairs = create_written_pairs(premise, worker, texts)
-            written = [(HYPOTHESIS_FIELDS[Label(pair.author_label)], pair) for pair in result.pairs]
-            record_writing_evidence(worker, study_session, typing_evidence, written, clock=clock)
-            finish_writing_task(claim, premise, result.pairs, now)
-        else:
-            # Only the report: the premise goes back to the pool (unless now held) and the task
-            # does not count towards the completion code; the worker is offered another.
-            premise.save(update_fields=["status"])
-            claim.status, claim.submitted_at = ClaimStatus.RELEASED, now
-            claim.save(update_fields=["status", "submitted_at"])
+            result = WritingSubmission(claim=claim)
+            if report_text:
+                result.report = PremiseReport.objects.create(
+                    premise=premise, worker=worker, message=report_text, study_session=study_session
+                )
+                reporters = (
+                    PremiseReport.objects.filter(premise=premise, resolved=False, worker__isnull=False)
+                    .values("worker_id")
+                    .distinct()
+                    .count()
+                )
+                if reporters >= rules.reports_to_hold_premise:
+                    premise.status = PremiseStatus.HELD
+                    result.held = True
+            if any(texts.values()):
+                result.pairs = create_written_pairs(premise, worker, texts)
+                written = [(HYPOTHESIS_FIELDS[Label(pair.author_label)], pair) for pair in result.pairs]
+                record_writing_evidence(worker, study_session, typing_evidence, written, clock=clock)
+                finish_writing_task(claim, premise, result.pairs, now)
+            else:
+                # Only the report: the premise goes back to the pool (unless now held) and the task
+                # does not count towards the completion code; the worker is offered another.
+                premise.save(update_fields=["status"])
+                claim.status, claim.submitted_at = ClaimStatus.RELEASED, now
+                claim.save(update_fields=["status", "submitted_at"])
+    except ValidationError:
+        shape_holds.record_shape_refusals(study_session, refused_for_shape)
+        raise
     return result
 
 
@@ -575,7 +585,9 @@ def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[P
     claim.save(update_fields=["status", "submitted_at"])
     if pairs:
         pairs_arriving(premise.dataset_id)
-    record_task_done(claim.study_session, hold_reasons=(hold_code_of_guesser, hold_code_of_typist))
+    record_task_done(
+        claim.study_session, hold_reasons=(hold_code_of_guesser, hold_code_of_typist, shape_holds.hold_code_of_salad)
+    )
 
 
 # --- the premise pool, for researchers ---------------------------------------------------------

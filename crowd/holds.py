@@ -33,6 +33,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
+from django.dispatch import Signal
 from django.utils import timezone
 
 from corpus.models import Market
@@ -250,6 +251,11 @@ def renew_hold(
 # never while the hold waits, never once it was refused.
 
 
+# Sent in the decision's transaction with `sessions` (those decided now) and `decision` (a
+# CodeHoldDecision): the apps above crowd act on it (adversarial queues a released session's examples).
+code_holds_decided = Signal()
+
+
 class HoldDecisionRefused(ValueError):
     """A decision on held codes was refused; the message is fit to show the researcher."""
 
@@ -296,6 +302,8 @@ def decide_code_holds(session_ids: Sequence[int], decision: str, *, by: User | N
                 session.completion_code = session.expected_completion_code()
                 fields.append("completion_code")
             session.save(update_fields=fields)
+        if sessions:
+            code_holds_decided.send(StudySession, sessions=sessions, decision=decision)
     return len(sessions)
 
 

@@ -18,7 +18,9 @@ The judge (Django against the server's database) builds two studies on premises 
 - ordinary writing (two pages a visit, the study's typing evidence only recorded, so the sentence
   check is all that stands in the way): `IDS` ids post three salads a page, one retry of three new
   salads when refused, then give up the visit.
-Codes are read from the page after each visit. Bounded: at most IDS x TASKS x 3 tries on the
+Codes are read from the page after each visit; the judge also counts the codes the server held
+for researchers (collection/shape_holds.py: a session refused for shape again and again) and the
+fooled examples queued for verification. Bounded: at most IDS x TASKS x 3 tries on the
 adversarial page (a fooled task ends sooner) and IDS x TASKS pages of three salads on the writing
 page (a refused page is sent once more with new salads); at IDS=3, 24 to 36 salads when nothing is
 refused.
@@ -150,6 +152,7 @@ def run(base_url: str, *, seed: int = 0) -> dict:
     django_ready()
     from adversarial.models import AdversarialTry
     from corpus.models import Pair
+    from crowd.models import StudySession
 
     nonce = f"{seed}-{time.time_ns() % 10**9}"
     model = _EntailingModel()
@@ -173,6 +176,10 @@ def run(base_url: str, *, seed: int = 0) -> dict:
         model.close()
     adv_saved = AdversarialTry.objects.filter(round__study=adversarial).count()
     write_saved = Pair.objects.filter(premise__dataset=writing.dataset).count()
+    # What the server made of the ids that got through (collection/shape_holds.py): codes held for
+    # researchers, and fooled examples queued for verifiers (dev) all the same.
+    held = StudySession.objects.filter(study__in=[adversarial, writing]).exclude(code_held_reason="").count()
+    queued = Pair.objects.filter(premise__dataset=adversarial.dataset, needs_validation=True).count()
     sent, passed, codes = adv_sent + write_sent, adv_reached + write_saved, adv_codes + write_codes
     return {
         "attack": NAME,
@@ -186,6 +193,7 @@ def run(base_url: str, *, seed: int = 0) -> dict:
             f"adversarial: {adv_reached} of {adv_sent} salads reached the model (asked {model.asked} times, "
             f"{adv_saved} tries stored), {fooled} fooled it, {adv_codes} of {IDS} ids earned a code; "
             f"writing: {write_saved} of {write_sent} salads saved as hypotheses ({pages} pages), "
-            f"{write_codes} of {IDS} ids earned a code"
+            f"{write_codes} of {IDS} ids earned a code; {held} codes held for researchers; "
+            f"{queued} fooled examples queued for verification"
         ),
     }
