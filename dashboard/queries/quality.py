@@ -3,7 +3,7 @@
 from typing import Any
 
 from corpus.models import Pair
-from crowd.models import Study
+from crowd.models import Study, StudySession
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel
 from validation.models import ValidationClaim
@@ -24,3 +24,8 @@ def recent_catch_trials(*, limit: int = CATCH_TRIALS_SHOWN) -> list[ReferenceLab
 def catch_pools_of_active_studies() -> list[dict[str, Any]]:
     """Each active study's catch-trial pool: pairs and servings left (a dry pool serves none)."""
     return catch_pools(Study.objects.filter(is_active=True).select_related("dataset"), ValidationClaim.objects.all())
+
+
+def session_of_study(study: Study, session_id: int) -> StudySession | None:
+    """The study's session of that id (a discretionary bonus's recipient), or None."""
+    return StudySession.objects.filter(study=study, pk=session_id).first()

@@ -160,7 +160,7 @@ def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpR
     def unpaid(study: Study) -> tuple[bool, str]:
         batch = found(selectors.batch_of(study, batch_id), "No such bulk bonus in this study.")
         freed = services.resolve_unpaid_batch(batch, by=request.user)
-        batch.refresh_from_db()
+        batch = found(selectors.batch_of(study, batch_id), "No such bulk bonus in this study.")  # as resolved
         if batch.state == BatchState.PAID:
             return False, f"Prolific's record shows bulk bonus {batch.market_bulk_id} paid: confirmed, nothing freed."
         return True, f"Bulk bonus {batch.market_bulk_id} marked as not paid: {freed} bonus(es) may be paid again."

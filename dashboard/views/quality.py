@@ -16,7 +16,6 @@ from annotation_site.authenticated import AuthenticatedRequest
 from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.models import Pair
 from corpus.services import LabelRefused
-from crowd.models import StudySession
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
@@ -192,7 +191,7 @@ def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     """A discretionary bonus to one session's worker, with its reason."""
     study = study_or_404(slug)
     session_id = request.POST.get("session", "")
-    session = StudySession.objects.filter(study=study, pk=int(session_id)).first() if session_id.isdigit() else None
+    session = queries.session_of_study(study, int(session_id)) if session_id.isdigit() else None
     if session is None:
         messages.error(request, "Choose a session of this study; no bonus was given.")
         return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
