@@ -428,6 +428,9 @@ ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIR
 # without; a fold drawn by a writer's commit ran inside that writer's request (a fold reads every
 # tally table).
 TALLY_FOLD_INTERVAL_SECONDS = float(os.environ.get("TALLY_FOLD_INTERVAL_SECONDS", "60"))
+# How often the beat starts an aggregation run (and so the correlated-error check, issue 51) on each
+# dataset whose code-holding studies got labels since its last run (quality.aggregation_runs).
+CORRELATED_CHECK_INTERVAL_SECONDS = float(os.environ.get("CORRELATED_CHECK_INTERVAL_SECONDS", "900"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass
 # A tagging job this large tags in a spawned process of its own while the job's process reads and
 # stores (artifacts.services.run_tagging_job); below it, the spawned tagger's start costs more
@@ -447,6 +450,12 @@ CELERY_BEAT_SCHEDULE = {
     "artifacts-monitor": {"task": "artifacts.periodic_monitor", "schedule": 3600.0},
     # Flagged workers of studies that opted in to automatic exclusion (off by default).
     "quality-auto-exclude-flagged": {"task": "quality.auto_exclude_flagged", "schedule": 3600.0},
+    # Datasets of code-holding studies with labels since their last aggregation run: a run, so the
+    # correlated-error check finds rule-sharing ids and holds their money without a researcher's button.
+    "quality-aggregate-changed-datasets": {
+        "task": "quality.aggregate_changed_datasets",
+        "schedule": CORRELATED_CHECK_INTERVAL_SECONDS,
+    },
     # Expired validation, per-premise (MPE §5.2) and grammaticality claims marked expired, their
     # pairs' held places recounted (claims do it lazily too; validation/tasks.py).
     "validation-release-expired-claims": {

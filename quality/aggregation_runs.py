@@ -20,7 +20,8 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation_site.celery import enqueue
@@ -75,6 +76,41 @@ def request_aggregation(
         )
         transaction.on_commit(lambda: enqueue(TASK_NAME, run.pk))
     return run
+
+
+def datasets_due_for_aggregation() -> QuerySet[Dataset]:
+    """Datasets the beat aggregates now (issue 51): a study of theirs holds codes
+    (`hold_code_at_chance`), no run of theirs is pending or running, and a label was written after
+    their latest finished run started (that run read the labels there were then), or they have
+    labels and no finished run. One query: a dataset whose labels did not change is left out. A
+    failed run counts as finished, so a dataset with nothing to aggregate yet (author labels only)
+    is not tried again on every beat, only once labels arrive."""
+    read_from = Subquery(
+        AggregationRun.objects.filter(dataset=OuterRef("pk"), finished_at__isnull=False)
+        .annotate(read_from=Coalesce("started_at", "created_at"))
+        .order_by("-read_from", "-pk")
+        .values("read_from")[:1]
+    )
+    labels = ValidationLabel.objects.filter(pair__dataset=OuterRef("pk"))
+    return (
+        Dataset.objects.filter(pk__in=Dataset.objects.filter(studies__hold_code_at_chance=True).values("pk"))
+        .exclude(
+            Exists(
+                AggregationRun.objects.filter(dataset=OuterRef("pk"), status__in=[JobStatus.PENDING, JobStatus.RUNNING])
+            )
+        )
+        .annotate(read_from=read_from)
+        .filter(
+            (Q(read_from__isnull=True) & Exists(labels)) | Exists(labels.filter(created_at__gt=OuterRef("read_from")))
+        )
+        .order_by("pk")
+    )
+
+
+def aggregate_changed_datasets() -> list[AggregationRun]:
+    """Start an aggregation run (the button's default methods, the same queued task) on every
+    dataset `datasets_due_for_aggregation` names; the runs, one a dataset."""
+    return [request_aggregation(None, dataset) for dataset in datasets_due_for_aggregation()]
 
 
 def counted_labels(dataset):

@@ -1,7 +1,8 @@
 """The correlated-error check inside an aggregation run (issue 51; docs/quality.md "Correlated errors").
 
-Every aggregation run (`quality.aggregation_runs`, the dashboard's Aggregation page or the workers
-page's button) reads the dataset's counted labels once; the same table goes to
+Every aggregation run (`quality.aggregation_runs`: the dashboard's Aggregation page or the workers
+page's button, and the beat's `quality.aggregate_changed_datasets` on code-holding datasets with new
+labels) reads the dataset's counted labels once; the same table goes to
 `quality.correlated.find_correlated_groups` and `gold_at_risk`, and what they find is written with
 the run's other results, in its transaction: one `CorrelatedWorkerGroup` per group (members and
 evidence) and one `GroupDecidedPair` per pair whose gold rests on a group's votes. Those pairs are

@@ -12,6 +12,15 @@ def aggregate_labels(run_id: int) -> str | None:
     return None if run is None else run.status
 
 
+@shared_task(name="quality.aggregate_changed_datasets")
+def aggregate_changed_datasets() -> list[int]:
+    """On the beat schedule (CORRELATED_CHECK_INTERVAL_SECONDS): an aggregation run, and so the
+    correlated-error check, on each code-holding dataset with new labels (issue 51); the runs' ids."""
+    from .aggregation_runs import aggregate_changed_datasets as start_runs
+
+    return [run.pk for run in start_runs()]
+
+
 @shared_task(name="quality.auto_exclude_flagged")
 def auto_exclude_flagged() -> int:
     """On the beat schedule: exclude flagged workers of studies that opted in (`Study.auto_exclude_flagged`;

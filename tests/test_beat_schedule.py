@@ -16,6 +16,7 @@ PERIODIC = {
     "artifacts.periodic_monitor",
     "modeling.tasks.reap_training_runs",
     "quality.auto_exclude_flagged",
+    "quality.aggregate_changed_datasets",
     "adversarial.advance_rounds",
     "validation.release_expired_claims",
     "corpus.fold_tallies",

@@ -18,6 +18,12 @@ same way from other SNLI premises (the tests weigh a worker's labels across stud
 "succeeds" when the page after its last batch shows a code; the row counts both studies' sessions,
 the detail each study's codes, the catch bonuses earned (ledger rows) and the codes held with a
 reason.
+
+The beat's correlated-error check (issue 51, `quality.aggregate_changed_datasets`, every
+CORRELATED_CHECK_INTERVAL_SECONDS in production) runs in this judge's process every
+RULE_LABELLER_CHECK_SECONDS while the sessions run (unset or 0: never, the platform before the
+check ran by itself): the same task function the beat calls, its runs fitted here as a worker would.
+Run the judge without CELERY_BROKER_URL so that they are.
 """
 
 import json
@@ -44,6 +50,7 @@ SECONDS_PER_ITEM = 5.0
 TASKS_PER_BATCH = 6
 CATCH_SHARE = 0.1
 LABELS = set(_common.LABELS)
+CHECK_SECONDS = float(os.environ.get("RULE_LABELLER_CHECK_SECONDS", "0"))
 
 
 def snli_premises(count: int, seed: int, *, skip: int = 0) -> list[list[dict]]:
@@ -160,12 +167,31 @@ def run_labellers(
         for index, slug in enumerate(slugs):
             sessions[(index, number)] = take_part_in(browser, slug, participant_id, answer)
 
+    checks: list[int] = []
+    stop_checks = threading.Event()
+
+    def periodic_check() -> None:
+        # As the beat would: the task function on its interval, while the participants label.
+        from django.db import connections
+
+        from quality.tasks import aggregate_changed_datasets
+
+        while not stop_checks.wait(CHECK_SECONDS):
+            checks.extend(aggregate_changed_datasets())
+        connections.close_all()
+
+    checker = threading.Thread(target=periodic_check, daemon=True)
+    if CHECK_SECONDS > 0:
+        checker.start()
     threads = [threading.Thread(target=one, args=(number,)) for number in range(participants)]
     for thread in threads:
         thread.start()
         time.sleep(0.2)  # arrivals spread a little, as a study's participants arrive
     for thread in threads:
         thread.join()
+    stop_checks.set()
+    if CHECK_SECONDS > 0:
+        checker.join()
 
     from crowd.models import Study, StudySession
     from quality.models import BonusEntry
@@ -197,7 +223,8 @@ def run_labellers(
         "detail": (
             f"{'; '.join(per_study)} ({'; '.join(sorted(reasons)) or 'no hold'}); catch bonuses earned "
             f"{earned_count} ({bonus_total}), of which in sessions with a code {bonus_with_code}; batches "
-            f"done per session {min(batches)}-{max(batches)}; {seconds_per_item:.1f} s an item"
+            f"done per session {min(batches)}-{max(batches)}; {seconds_per_item:.1f} s an item; "
+            f"correlated check every {CHECK_SECONDS:g} s: {len(checks)} runs started"
         ),
     }
 

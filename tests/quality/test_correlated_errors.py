@@ -285,3 +285,85 @@ def test_a_group_found_after_its_members_finished_holds_their_money_and_their_ne
     assert group is not None and group.run_id == run.pk
     assert correlated_group_of(honest, dataset.pk) is None
     assert hold_reason(bot, study) is not None and hold_reason(honest, study) is None
+
+
+# --- the beat's periodic check (quality.aggregate_changed_datasets) ------------------------------------
+
+
+def code_holding_study(dataset, slug):
+    from crowd.models import Study, TaskKind
+
+    return Study.objects.create(
+        slug=slug,
+        name=slug,
+        dataset=dataset,
+        task_kind=TaskKind.VALIDATION,
+        completion_code="DONE",
+        hold_code_at_chance=True,
+    )
+
+
+def beat_tick(django_capture_on_commit_callbacks) -> list[int]:
+    """One run of the beat's task; the runs it queues are then fitted here, as a worker would."""
+    from quality.tasks import aggregate_changed_datasets
+
+    with django_capture_on_commit_callbacks(execute=False):
+        run_ids = aggregate_changed_datasets.apply().get()
+    for run_id in run_ids:
+        aggregate_labels.apply(args=(run_id,))
+    return run_ids
+
+
+def test_the_beat_starts_a_run_for_a_dataset_with_new_labels_and_none_for_an_unchanged_one(
+    slice_in_database, django_capture_on_commit_callbacks
+):
+    from django.utils import timezone
+
+    from crowd.models import StudySession
+
+    _, _, changed, _, workers = slice_in_database
+    study = code_holding_study(changed, "changed")
+    bot = workers[f"{BOT_PREFIX}0"]
+    session = StudySession.objects.create(
+        study=study, worker=bot, external_session_id="bot-session", completed_at=timezone.now()
+    )
+    # A code-holding dataset whose labels its latest run has read, and a dataset without a
+    # code-holding study: the beat leaves both alone.
+    unchanged = factories.dataset("unchanged")
+    factories.pair(unchanged, factories.premise(unchanged), ["neutral", "neutral", "entailment"])
+    code_holding_study(unchanged, "unchanged")
+    now = timezone.now()
+    AggregationRun.objects.create(dataset=unchanged, status=JobStatus.DONE, started_at=now, finished_at=now)
+    no_codes = factories.dataset("no-codes")
+    factories.pair(no_codes, factories.premise(no_codes), ["neutral", "neutral", "entailment"])
+
+    (run_id,) = beat_tick(django_capture_on_commit_callbacks)
+    run = AggregationRun.objects.get(pk=run_id)
+    assert run.dataset == changed and run.status == JobStatus.DONE, run.error
+    assert not AggregationRun.objects.filter(dataset__in=[no_codes]).exists()
+    assert AggregationRun.objects.filter(dataset=unchanged).count() == 1
+    # The run's group holds the bot's finished session: the money waits without a researcher's button.
+    session.refresh_from_db()
+    assert "correlated group 1" in session.code_held_reason
+
+    assert beat_tick(django_capture_on_commit_callbacks) == []  # nothing changed since that run
+    factories.pair(changed, factories.premise(changed), ["neutral", "contradiction"])
+    (again,) = beat_tick(django_capture_on_commit_callbacks)
+    assert AggregationRun.objects.get(pk=again).dataset == changed
+
+
+def test_the_beat_starts_no_second_run_while_one_is_pending(slice_in_database, django_capture_on_commit_callbacks):
+    _, _, dataset, _, _ = slice_in_database
+    code_holding_study(dataset, "pending")
+    AggregationRun.objects.create(dataset=dataset, status=JobStatus.PENDING)
+    assert beat_tick(django_capture_on_commit_callbacks) == []
+    assert AggregationRun.objects.filter(dataset=dataset).count() == 1
+
+
+def test_a_dataset_with_nothing_to_aggregate_is_tried_once_until_labels_arrive(db, django_capture_on_commit_callbacks):
+    dataset = factories.dataset("authors-only")
+    factories.pair(dataset, factories.premise(dataset), ["neutral"])
+    code_holding_study(dataset, "authors-only")
+    (failed,) = beat_tick(django_capture_on_commit_callbacks)
+    assert AggregationRun.objects.get(pk=failed).status == JobStatus.FAILED  # one label a pair: nothing to fit
+    assert beat_tick(django_capture_on_commit_callbacks) == []
