@@ -47,10 +47,11 @@ MAX_SERVINGS = LABELS_PER_PAIR - AUTHOR_POSITION
 # The chance that a batch which may take a pair of an open catch premise takes one. An ordinary
 # premise misses a batch now and then (more complete pairs of other premises fill it) and goes round
 # in 12 to 20 of the pool's batches; an open catch premise taken by every batch went round in exactly
-# 12, and pooled pages told it by that (bench/attacks/catch_colluders.py). Measured on that attack's
-# ordinary premises: a premise with servings still to come is served by KEEP_CHANCE of the batches
-# between its first and last serving (docs/quality.md, "Catch premises ...").
-KEEP_CHANCE = 0.93
+# 12, and pooled pages told it by that (bench/attacks/catch_colluders.py). Calibrated on that
+# attack: its ordinary premises were served by 0.93 to 0.96 of the pool's batches between their first
+# and last serving (0.94 over four runs), and an open catch premise drawn at 0.93 by 0.89 to 0.94
+# (it misses a few more than its draws), so 0.96 (docs/quality.md, "Catch premises ...").
+KEEP_CHANCE = 0.96
 
 # The kinds of study whose batches carry catch trials (validation's claim serves them); a writing
 # study's catch share means nothing.
