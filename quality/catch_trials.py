@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import comb
 from typing import Any
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset, Pair, ValidationLabel, Worker
@@ -43,6 +43,15 @@ from .models import CatchTrialAnswer, ReferenceLabel
 
 # An ordinary pair is labelled by its author and four validators: a pair is served as a catch trial to no more.
 MAX_SERVINGS = LABELS_PER_PAIR - AUTHOR_POSITION
+
+# The chance that a batch which may take a pair of an open catch premise takes one. An ordinary
+# premise misses a batch now and then (more complete pairs of other premises fill it) and goes round
+# in 12 to 20 of the pool's batches; an open catch premise taken by every batch went round in exactly
+# 12, and pooled pages told it by that (bench/attacks/catch_colluders.py). Calibrated on that
+# attack: its ordinary premises were served by 0.93 to 0.96 of the pool's batches between their first
+# and last serving (0.94 over four runs), and an open catch premise drawn at 0.93 by 0.89 to 0.94
+# (it misses a few more than its draws), so 0.96 (docs/quality.md, "Catch premises ...").
+KEEP_CHANCE = 0.96
 
 # The kinds of study whose batches carry catch trials (validation's claim serves them); a writing
 # study's catch share means nothing.
@@ -110,6 +119,8 @@ def pick_catch_trials(
     claims: QuerySet[Any],
     premise_of: dict[int, int] | None = None,
     draw: Callable[[], float] = random.random,
+    study_claims: QuerySet[Any] | None = None,
+    keep_draw: Callable[[], float] = random.random,
 ) -> list[int]:
     """The pair pks to serve as catch trials in the worker's next validation batch (the module's
     rules), at most `most`, `per_batch` of them on average.
@@ -126,6 +137,16 @@ def pick_catch_trials(
     (the batch's ordinary candidates), each served as a catch trial to fewer than `MAX_SERVINGS`
     participants (`claims`: every validation claim), no two of one premise. `premise_of`, when
     given, gets each picked pair's premise.
+
+    **Missing batches as an ordinary premise does**: an open premise is taken by a batch that may take
+    it with `KEEP_CHANCE` (`keep_draw`), so it goes round in as many batches as an ordinary premise.
+
+    **The share kept by the study's own count** (`study_claims`: the study's validation claims, when
+    given): the mean number of premises this batch opens is what the study owes, `per_batch` times
+    its batches with this one, less its catch trials served and the servings its open premises have
+    left, over the twelve servings a premise gives (`opening_mean`). Skipped batches, premises still
+    open when a study stops and the chance of the draws then even out instead of adding up. Without
+    `study_claims`, the fixed chance `opening_chance`.
 
     The pairs are locked (skipping those another claimer holds) and their catch servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
@@ -155,17 +176,23 @@ def pick_catch_trials(
             .values_list("pk", "served")
         )
         rows = [row for row in rows if fresh.get(row[0], MAX_SERVINGS) < MAX_SERVINGS]
+    owed = None if study_claims is None else _owed(dataset, study_claims, per_batch=per_batch, claims=claims)
     picked: list[int] = []
     premises: dict[int, int] = {}
+    skipped: set[int] = set()
     opening: int | None = None
     for pk, premise, premise_served, premise_size in rows:
         if len(picked) == most:
             break
-        if premise in premises.values():
+        if premise in premises.values() or premise in skipped:
+            continue
+        if premise_served and keep_draw() >= KEEP_CHANCE:
+            skipped.add(premise)  # this batch misses it, as ordinary premises miss some
             continue
         if not premise_served:
             if opening is None:
-                opening = whole_draws(opening_chance(per_batch, premise_size), draw)
+                mean = opening_chance(per_batch, premise_size) if owed is None else opening_mean(owed, premise_size)
+                opening = whole_draws(mean, draw)
             if opening == 0:
                 break  # every open premise came first: the rest are new
             opening -= 1
@@ -193,6 +220,33 @@ def opening_chance(per_batch: float, premise_pairs: int) -> float:
     trials: an open premise gives one to each batch that follows until its `premise_pairs` pairs
     have had their `MAX_SERVINGS` servings, so each opening brings that many catch trials."""
     return per_batch / (MAX_SERVINGS * max(1, premise_pairs))
+
+
+def _owed(dataset: Dataset | None, study_claims: QuerySet[Any], *, per_batch: float, claims: QuerySet[Any]) -> float:
+    """The catch trials a study owes before this batch is claimed: `per_batch` for each of its
+    batches with this one, less the catch trials it was served and the servings its dataset's open
+    catch premises have left (they come in the batches that follow, whatever opens now)."""
+    so_far = study_claims.aggregate(
+        batches=Count("batch", distinct=True), catch=Count("pk", filter=Q(is_catch_trial=True))
+    )
+    open_pairs = (
+        catch_role_pairs(dataset)
+        .annotate(
+            served=catch_servings(claims),
+            premise_served=catch_servings(claims, of="premise_id", by="pair__premise_id"),
+        )
+        .filter(premise_served__gt=0)
+        .values_list("served", flat=True)
+    )
+    left = sum(max(0, MAX_SERVINGS - served) for served in open_pairs)
+    return per_batch * (so_far["batches"] + 1) - so_far["catch"] - left
+
+
+def opening_mean(owed: float, premise_pairs: int) -> float:
+    """How many new catch premises a batch opens on average when the study owes `owed` catch trials:
+    that many over the `MAX_SERVINGS` servings of each of a premise's `premise_pairs` pairs, none
+    when it owes none. The study's count then follows its share whatever each premise's pace."""
+    return max(0.0, owed) / (MAX_SERVINGS * max(1, premise_pairs))
 
 
 def whole_draws(mean: float, draw: Callable[[], float]) -> int:

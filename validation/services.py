@@ -408,6 +408,9 @@ def claim_mpe_batch(worker: Worker, *, study_session: StudySession | None = None
 # The chance draws of catch trials (`quality.catch_trials.pick_catch_trials`): a new catch premise
 # is opened when a draw falls under its chance.
 catch_draw: Callable[[], float] = random.random
+# Whether a batch that may take a pair of an open catch premise takes one (under
+# `quality.catch_trials.KEEP_CHANCE`), so that the premise misses batches as ordinary ones do.
+catch_keep_draw: Callable[[], float] = random.random
 
 
 def _catch_trials(
@@ -444,6 +447,8 @@ def _catch_trials(
         claims=ValidationClaim.objects.all(),
         premise_of=drawn,
         draw=catch_draw,
+        study_claims=ValidationClaim.objects.filter(study_session__study_id=study_session.study_id),
+        keep_draw=catch_keep_draw,
     )
     kept = [pk for pk in dict.fromkeys(picked) if pk not in taken]
     if premise_of is not None:

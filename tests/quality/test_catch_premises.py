@@ -14,6 +14,7 @@ that a researcher can run.
 The colluders' attack itself runs over HTTP: bench/attacks/catch_colluders.py (docs/quality.md).
 """
 
+import random
 from decimal import Decimal
 
 import pytest
@@ -21,7 +22,7 @@ from django.urls import reverse
 
 from corpus.models import Label, Pair
 from crowd.models import Study, TaskKind
-from quality.catch_trials import MAX_SERVINGS, catch_pool_status, catch_pools
+from quality.catch_trials import MAX_SERVINGS, catch_pool_status, catch_pools, catch_trials_per_batch
 from quality.models import BonusEntry, CatchTrialAnswer
 from quality.services import set_reference_label
 from tests import factories
@@ -31,7 +32,7 @@ from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation import services
 from validation.models import ValidationClaim
-from validation.selectors import study_catch_shortfall
+from validation.selectors import BATCH_SIZE, study_catch_shortfall
 
 pytestmark = pytest.mark.django_db
 
@@ -74,6 +75,7 @@ def test_a_catch_premise_shows_every_hypothesis_and_only_the_marked_pair_is_scor
     (marked,), siblings = finished_premise(dataset)
     study = make_study(dataset, share=0.2)
     monkeypatch.setattr(services, "catch_draw", lambda: 0.0)  # every batch may open a premise
+    monkeypatch.setattr(services, "catch_keep_draw", lambda: 0.0)  # and misses none: the run alone
     served: dict[int, int] = {}
     for number in range(3 * MAX_SERVINGS + 1):
         worker = make_worker()
@@ -98,6 +100,7 @@ def test_an_open_catch_premise_is_served_in_a_run_before_another_is_opened(make_
     first, second = finished_premise(dataset), finished_premise(dataset)
     study = make_study(dataset, share=0.2)
     monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(services, "catch_keep_draw", lambda: 0.0)  # no missed batch: the run alone
     opener = make_worker()
     opened = catch_claims_of(claim_in_study(study, opener, "opener"))
     assert len(opened) == 1
@@ -134,6 +137,7 @@ def test_a_pair_validated_before_it_was_marked_starts_with_every_catch_serving(m
     study = make_study(dataset, share=0.2)
     assert catch_pool_status(dataset, ValidationClaim.objects.all())["servings_left"] == MAX_SERVINGS
     monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(services, "catch_keep_draw", lambda: 0.0)  # no missed batch
     served = [
         claim.pair_id
         for number in range(MAX_SERVINGS + 1)
@@ -228,3 +232,55 @@ def test_saving_a_study_without_catch_pairs_warns_and_its_page_says_so(admin_cli
     finished_premise(dataset)
     page = admin_client.get(reverse("dashboard:study", args=[study.slug])).content.decode()
     assert 'id="catch-shortfall"' not in page
+
+
+def test_an_open_catch_premise_misses_a_batch_when_its_keep_draw_fails(make_worker, monkeypatch):
+    """Taken by every batch that could, a catch premise went round in exactly twelve of the pool's
+    batches while an ordinary one misses some (issue 51): pooled pages told it by its lifetime."""
+    dataset = make_dataset()
+    ordinary_pairs(dataset, 30)
+    finished_premise(dataset)
+    study = make_study(dataset, share=0.2)
+    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
+    opened = catch_claims_of(claim_in_study(study, make_worker(), "opener"))
+    assert len(opened) == 1
+    monkeypatch.setattr(services, "catch_draw", lambda: 1.0)  # no other premise opens
+    # Every third batch draws over KEEP_CHANCE and misses the premise; the others take it.
+    keeps = iter([0.0, 0.0, 0.99] * 2 * MAX_SERVINGS)
+    monkeypatch.setattr(services, "catch_keep_draw", lambda: next(keeps))
+    carried = [
+        len(catch_claims_of(claim_in_study(study, make_worker(), number))) for number in range(3 * MAX_SERVINGS + 5)
+    ]
+    assert carried[:6] == [1, 1, 0, 1, 1, 0]
+    # It still gets its twelve servings, over more batches than twelve.
+    assert sum(carried) == 3 * MAX_SERVINGS - 1
+    last = max(number for number, count in enumerate(carried) if count)
+    assert last + 2 > 3 * MAX_SERVINGS
+
+
+def test_the_study_keeps_its_catch_share_whatever_the_premises_pace(make_worker, monkeypatch):
+    """Missed batches, and premises still open when the claims stop, are made up by the openings: the
+    study's catch trials served and still to come from its open premises stay within one premise
+    of its share, where a fixed opening chance drifts by several premises."""
+    dataset = make_dataset()
+    ordinary_pairs(dataset, 40)
+    for _ in range(8):
+        finished_premise(dataset)
+    study = make_study(dataset, share=0.2)
+    draws = random.Random(0)
+    monkeypatch.setattr(services, "catch_draw", draws.random)
+    monkeypatch.setattr(services, "catch_keep_draw", draws.random)
+    batches = 60
+    for number in range(batches):
+        worker = make_worker()
+        submit_all(worker, claim_in_study(study, worker, number))
+    claims = ValidationClaim.objects.all()
+    served = claims.filter(is_catch_trial=True).count()
+    open_premises = set(claims.filter(is_catch_trial=True).values_list("pair__premise_id", flat=True))
+    left = sum(
+        MAX_SERVINGS - claims.filter(pair=pair, is_catch_trial=True).count()
+        for pair in Pair.objects.filter(premise_id__in=open_premises)
+    )
+    owed = catch_trials_per_batch(0.2, BATCH_SIZE) * batches
+    assert served > 0
+    assert abs(served + left - owed) <= 3 * MAX_SERVINGS, (served, left, owed)
