@@ -9,7 +9,7 @@ import pytest
 from django.db import connection as db_connection
 from django.test import Client
 
-from markets import services
+from markets import selectors, services
 from markets.models import BonusPayment, Payer, PaymentState
 from quality.models import BonusEntry, BonusKind
 
@@ -106,12 +106,16 @@ def test_a_downloaded_files_claim_holds_until_released(standin, django_user_mode
 
     first = download(client, study)
     assert download(client, study) == first, "downloaded again, the file lists what it claimed"
+    # The one rule: what a file claimed is owed to no other payer until released.
+    assert not selectors.owed_entries(study).exists()
+    assert selectors.held_by_files(study).count() == 2
     assert services.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_bonuses == {}, "the pay button left the file's bonuses alone"
     page = client.get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
     assert 'id="claimed-by-files"' in page
 
     client.post(f"/dashboard/bonuses/{study.slug}/release/")
+    assert selectors.owed_entries(study).count() == 2
 
     assert services.pay_owed_bonuses(study).paid == 2
     assert_each_bonus_paid_once(study, standin, sessions, 50)
