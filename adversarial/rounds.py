@@ -15,8 +15,8 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
+from base.task_queue import enqueue
 from corpus.models import Dataset, Split
 from modeling.models import RunStatus
 from modeling.snapshots.services import request_snapshot

@@ -16,8 +16,8 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation_site.authenticated import AuthenticatedRequest
 from authorship.services import study_action
+from base.authenticated import AuthenticatedRequest
 from collection import holds as writing_holds
 from collection.views import renew_hold_then
 from corpus.labels import LABELS
@@ -111,7 +111,7 @@ def adversarial_task(
         "needs_reason": task.state == TaskState.REASON,
         "expired": claim.expires_at <= timezone.now() and task.state == TaskState.WRITING,
         # The line is held while the worker writes tries (a reason is taken after the time too).
-        "hold": hold_view([claim], timezone.now(), minutes=writing_holds.claim_minutes()),
+        "hold": hold_view([claim], timezone.now(), minutes=writing_holds.claim_minutes(claim.study_session)),
         "errors": errors or {},
         "text": text,
         "study_session": claim.study_session,

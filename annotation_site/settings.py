@@ -1,12 +1,14 @@
 """Settings for the NLI annotation platform.
 
 Everything comes from environment variables. With none set, the platform runs embedded:
-a SQLite file in the project folder and Celery tasks executed in-process.
+the embedded PostgreSQL cluster in var/postgres/ (scripts/with_database.py starts it) and Celery
+tasks executed in-process.
 """
 
 import os
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
+from urllib.parse import quote
 
 import dj_database_url
 import django_stubs_ext
@@ -102,6 +104,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     # Lowest layer first: the core, the crowd, the judgement floor, the feature apps, then what
     # sits on top of them (docs/architecture.md).
+    "base.apps.BaseConfig",
+    "teams",
+    "audit",
     "corpus",
     "crowd",
     "quality",
@@ -113,6 +118,7 @@ INSTALLED_APPS = [
     "modeling",
     "adversarial",
     "markets",
+    "model_annotators",
     "dashboard",
     "demo",
     # The composition root, last: its ready() registers the task apps into the layers beneath them.
@@ -124,9 +130,9 @@ MIDDLEWARE = [
     # Static files from the application itself (gunicorn serves nothing, the proxy only proxies):
     # answered here, before sessions or the database are touched (docs/deployment.md).
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "annotation_site.middleware.LoginThrottleMiddleware",
-    "annotation_site.middleware.FailedTokenThrottleMiddleware",
-    "annotation_site.middleware.BadInputMiddleware",
+    "base.middleware.LoginThrottleMiddleware",
+    "base.middleware.FailedTokenThrottleMiddleware",
+    "base.middleware.BadInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -136,7 +142,7 @@ MIDDLEWARE = [
     "crowd.middleware.BrowserDeviceMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
-    "annotation_site.middleware.ResearcherOnlyAdminMiddleware",
+    "base.middleware.ResearcherOnlyAdminMiddleware",
     "crowd.middleware.PreviewMiddleware",
 ]
 
@@ -161,21 +167,24 @@ TEMPLATES = [
 
 WSGI_APPLICATION = "annotation_site.wsgi.application"
 
+# PostgreSQL is the platform's one database (docs/deployment.md). DATABASE_URL names the server (CI,
+# production, a developer's own); without it, the embedded cluster that `make demo` and `make test`
+# start in var/postgres/ (scripts/with_database.py sets DATABASE_URL to it while it runs; this default
+# names the same cluster for a command run beside one, e.g. `manage.py shell` next to `make demo`).
+EMBEDDED_DATABASE_URL = f"postgres://postgres@{quote(str(BASE_DIR / 'var' / 'postgres'), safe='')}/nli"
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        os.environ.get("DATABASE_URL") or EMBEDDED_DATABASE_URL,
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Writers wait for each other instead of failing at once; SQLite serialises writes anyway.
-    DATABASES["default"].setdefault("OPTIONS", {})
-    DATABASES["default"]["OPTIONS"].update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    # The covering index (INCLUDE columns) of the word tallies is PostgreSQL's speed-up; SQLite
-    # builds it without them and works the same, so its warning is nothing a newcomer can act on.
-    SILENCED_SYSTEM_CHECKS = ["models.W040"]
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DATABASE_JIT"):
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        f"DATABASE_URL must name a PostgreSQL database (postgres://user:password@host:port/name), not "
+        f"{DATABASES['default']['ENGINE']!r}: PostgreSQL is the platform's only database. Leave DATABASE_URL "
+        "unset to use the embedded cluster that `make demo` and `make test` start (docs/deployment.md)."
+    )
+if not env_bool("DATABASE_JIT"):
     # PostgreSQL compiles any plan whose estimated cost passes jit_above_cost. The platform's
     # statements are short index walks whose estimates grow with the tables (and with stale
     # statistics) while their run time does not: compiling cost many times the statement itself
@@ -206,7 +215,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_MANIFEST = env_bool("STATIC_MANIFEST", default=not DEBUG)
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = not STATIC_MANIFEST
 
-# Failed logins on these pages are limited in the cache (annotation_site/login_throttle.py): per
+# Failed logins on these pages are limited in the cache (base/login_throttle.py): per
 # account (its name as Django normalises it) from one address, FAILURES_PER_USERNAME free failures
 # and then pauses from FIRST_DELAY_SECONDS doubling up to MAX_DELAY_SECONDS; per address across
 # accounts and per account across addresses (addresses it logged in from before are spared) within
@@ -239,7 +248,7 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_DIR = Path(os.environ.get("DATA_DIR", BASE_DIR / "var"))
 SNAPSHOT_DIR = Path(os.environ.get("SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 CHECKPOINT_DIR = Path(os.environ.get("CHECKPOINT_DIR", DATA_DIR / "checkpoints"))
-# Uploads (dashboard imports, annotation_site/uploads.py): a file over UPLOAD_MAX_BYTES is refused
+# Uploads (dashboard imports, base/uploads.py): a file over UPLOAD_MAX_BYTES is refused
 # while the request body streams (LimitedUploadHandler, first of the handlers), with a message
 # that names the limit and this setting; nothing of it is written. Below the limit, Django keeps
 # a file up to FILE_UPLOAD_MAX_MEMORY_SIZE in memory and writes a larger one to a temporary file
@@ -247,7 +256,7 @@ CHECKPOINT_DIR = Path(os.environ.get("CHECKPOINT_DIR", DATA_DIR / "checkpoints")
 # 2.5 MB defaults, stated here so no one raises them for a large file: they are not its limit).
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024**3)))
 FILE_UPLOAD_HANDLERS = [
-    "annotation_site.uploads.LimitedUploadHandler",
+    "base.uploads.LimitedUploadHandler",
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
@@ -264,7 +273,7 @@ TRAINING_MAX_RESTARTS = int(os.environ.get("TRAINING_MAX_RESTARTS", "2"))
 REAPER_INTERVAL_SECONDS = float(os.environ.get("REAPER_INTERVAL_SECONDS", "120"))
 TRAINING_REAP_REQUEUE = env_bool("TRAINING_REAP_REQUEUE", default=False)
 # Every other long task (exports, aggregation runs, tagging jobs, monitor refreshes, imports:
-# annotation_site/long_tasks.py): a heartbeat on its row every LONG_TASK_HEARTBEAT_SECONDS; one
+# base/long_tasks.py): a heartbeat on its row every LONG_TASK_HEARTBEAT_SECONDS; one
 # silent for LONG_TASK_STALE_SECONDS lost its process, and the reaper (every
 # LONG_TASK_REAPER_SECONDS) starts it again, up to LONG_TASK_MAX_RESTARTS times, or fails it.
 LONG_TASK_HEARTBEAT_SECONDS = float(os.environ.get("LONG_TASK_HEARTBEAT_SECONDS", "10"))
@@ -297,6 +306,8 @@ MARKET_TIMEOUT_SECONDS = float(os.environ.get("MARKET_TIMEOUT_SECONDS", "20"))
 MARKET_ARRIVAL_TIMEOUT_SECONDS = float(os.environ.get("MARKET_ARRIVAL_TIMEOUT_SECONDS", "3"))
 # Longest wait a 429's Retry-After may ask before one retry; longer: the call fails and says so.
 MARKET_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MARKET_RETRY_WAIT_MAX_SECONDS", "30"))
+# The longest wait before asking a model annotator's endpoint again after a 429 or 5xx (docs/model_annotators.md).
+MODEL_ANNOTATOR_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MODEL_ANNOTATOR_RETRY_WAIT_MAX_SECONDS", "30"))
 # A webhook older (or newer) than this is refused as a possible replay.
 MARKET_WEBHOOK_TOLERANCE_SECONDS = int(os.environ.get("MARKET_WEBHOOK_TOLERANCE_SECONDS", "300"))
 MARKET_WEBHOOK_MAX_BYTES = int(os.environ.get("MARKET_WEBHOOK_MAX_BYTES", str(64 * 1024)))  # larger: 413, unread
@@ -304,7 +315,7 @@ MARKET_WEBHOOK_MAX_BYTES = int(os.environ.get("MARKET_WEBHOOK_MAX_BYTES", str(64
 MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS", "120"))
 
 # Files that more than one host reads (uploads, snapshots, releases, checkpoints) go through
-# Django's storage API (annotation_site/file_storage.py). Unset: the local folders above (one host).
+# Django's storage API (base/file_storage.py). Unset: the local folders above (one host).
 # With an S3-compatible bucket (django-storages), each kind is a key prefix in it and no disk is
 # shared between web hosts, Celery workers and GPU nodes (docs/deployment.md).
 OBJECT_STORAGE_BUCKET = os.environ.get("OBJECT_STORAGE_BUCKET", "")
@@ -317,7 +328,7 @@ STORAGES: dict[str, dict[str, Any]] = {
     },
 }
 if OBJECT_STORAGE_BUCKET:
-    from annotation_site.file_storage import object_storage_aliases
+    from base.file_storage import object_storage_aliases
 
     STORAGES.update(
         object_storage_aliases(
@@ -408,7 +419,7 @@ CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ROUTES = {"modeling.tasks.run_training": {"queue": "gpu"}}
 # Task modules outside the apps' tasks.py: the long-task reaper lives in the composition root.
-CELERY_IMPORTS = ("annotation_site.wiring",)
+CELERY_IMPORTS = ("annotation_site.wiring", "base.task_queue")
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -419,7 +430,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
 # inside import_pairs, with no progress shown: the command tags with its own bar instead).
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
 # Writing submits queue the arrival task once per this many seconds per web process, to start
-# that much later (annotation_site.celery.enqueue_coalesced): tags come that much later, one task
+# that much later (base.task_queue.enqueue_coalesced): tags come that much later, one task
 # a window tags a burst's pairs together.
 ARTIFACTS_ARRIVAL_COALESCE_SECONDS = float(os.environ.get("ARTIFACTS_ARRIVAL_COALESCE_SECONDS", "5"))
 ARTIFACTS_NUDGE_OUTSIDE_STUDIES = env_bool("ARTIFACTS_NUDGE_OUTSIDE_STUDIES", default=True)  # studies: StudyNudge
@@ -475,7 +486,7 @@ CELERY_BEAT_SCHEDULE = {
     # Training runs whose whole Celery worker died: failed (or requeued) without a human.
     "modeling-reap-training-runs": {"task": "modeling.tasks.reap_training_runs", "schedule": REAPER_INTERVAL_SECONDS},
     # Exports, aggregation runs, tagging jobs, refreshes and imports whose process died: started
-    # again or failed within minutes (annotation_site/long_tasks.py), not after the broker's 6 h.
+    # again or failed within minutes (base/long_tasks.py), not after the broker's 6 h.
     "reap-long-tasks": {"task": "annotation_site.reap_long_tasks", "schedule": LONG_TASK_REAPER_SECONDS},
 }
 
@@ -484,14 +495,14 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["annotation_site.permissions.IsResearcher"],
+    "DEFAULT_PERMISSION_CLASSES": ["base.permissions.IsResearcher"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    # An unknown object named by a request is a 404, not a 400 (annotation_site/api_errors.py).
-    "EXCEPTION_HANDLER": "annotation_site.api_errors.exception_handler",
-    # JSON with NUL, too deep, or NaN/Infinity: 400 once the client is authenticated (annotation_site/parsers.py).
+    # An unknown object named by a request is a 404, not a 400 (base/api_errors.py).
+    "EXCEPTION_HANDLER": "base.api_errors.exception_handler",
+    # JSON with NUL, too deep, or NaN/Infinity: 400 once the client is authenticated (base/parsers.py).
     "DEFAULT_PARSER_CLASSES": [
-        "annotation_site.parsers.CheckedJSONParser",
+        "base.parsers.CheckedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

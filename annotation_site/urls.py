@@ -13,6 +13,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/artifacts/", include("artifacts.urls_api")),
     path("api/validation/", include("validation.urls_api")),
+    path("api/audit/", include("audit.urls_api")),
     path("api/", include("modeling.api.urls")),
     path("dashboard/", include("dashboard.urls")),
     path("artifacts/", include("artifacts.urls")),
@@ -24,5 +25,5 @@ urlpatterns = [
     path("", include("crowd.urls")),
 ]
 
-# JSON under /api/, the friendly page elsewhere (annotation_site/api_errors.py).
-handler404 = "annotation_site.api_errors.page_not_found"
+# JSON under /api/, the friendly page elsewhere (base/api_errors.py).
+handler404 = "base.api_errors.page_not_found"

@@ -15,22 +15,25 @@ every process that sets Django up has them: web servers, Celery workers, command
   pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`), and the
   check that a study's catch-trial share can be met (`validation.selectors.study_catch_shortfall`);
 - modeling (`modeling.snapshots.extra_files`): the files a snapshot holds beside the pairs' that
-  other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`.
+  other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`;
+- validation (`validation.claim_order`): a study's preference in the claim order, the model
+  annotators' triage (`model_annotators.triage.claim_preference`).
 
 Besides: `load_before_first_request()`, what the task apps load on first use and a web server
 loads at start instead (annotation_site/wsgi.py), and in the embedded mode the beat
-schedule's thread (annotation_site/embedded_beat.py); `long_task_kinds()` and the Celery task `reap_long_tasks()` (registered in every
+schedule's thread (base/embedded_beat.py); `long_task_kinds()` and the Celery task `reap_long_tasks()` (registered in every
 Celery worker by settings.CELERY_IMPORTS, on the beat of settings.CELERY_BEAT_SCHEDULE): every
 long task with a status row (exports, aggregation runs, tagging jobs, monitor refreshes, imports)
-and the one reaper that restarts or fails those whose process died (annotation_site/long_tasks.py).
+and the one reaper that restarts or fails those whose process died (base/long_tasks.py).
 """
 
 from django.conf import settings
 
-from annotation_site.celery import app, load_for_enqueue
-from annotation_site.embedded_beat import start_embedded_beat
-from annotation_site.long_tasks import JobStatus, LongTaskKind, reap_stale_long_tasks
-from annotation_site.uploads import discard_upload
+from annotation_site.celery import app
+from base.embedded_beat import start_embedded_beat
+from base.long_tasks import JobStatus, LongTaskKind, reap_stale_long_tasks
+from base.task_queue import load_for_enqueue
+from base.uploads import discard_upload
 from collection.models import PremiseImport, WritingClaim
 from collection.premise_import import PREMISE_UPLOAD_TASK
 from collection.writing_rules import load_word_list
@@ -39,9 +42,11 @@ from crowd import registry as crowd_registry
 from crowd.models import TaskClaim, TaskKind
 from importers.models import CorpusImport
 from importers.services import PAIRS_UPLOAD_TASK
+from model_annotators.triage import claim_preference as triage_claim_preference
 from modeling.snapshots import extra_files as snapshot_extra_files
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
+from validation import claim_order as validation_claim_order
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
 from validation.selectors import study_catch_shortfall
 from validation.snapshot_files import premise_label_snapshot_file
@@ -77,6 +82,7 @@ def register() -> None:
         )
     )
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)
+    validation_claim_order.register(triage_claim_preference)
 
 
 def load_before_first_request() -> None:
@@ -94,10 +100,10 @@ def load_before_first_request() -> None:
 
 def long_task_kinds() -> tuple[LongTaskKind, ...]:
     """Every long task with a status row, and what the reaper does when its process dies
-    (annotation_site/long_tasks.py); tests/test_long_tasks.py checks the task names against the
+    (base/long_tasks.py); tests/test_long_tasks.py checks the task names against the
     services' own constants. Training runs have their own heartbeats and reaper (modeling.training)."""
-    from artifacts.models import JobStatus as ArtifactsJobStatus
     from artifacts.models import MonitorRefresh, TaggingJob
+    from model_annotators.models import LabellingJob
     from modeling.models import Snapshot
     from quality.models import AggregationRun
 
@@ -118,13 +124,21 @@ def long_task_kinds() -> tuple[LongTaskKind, ...]:
             task="quality.aggregate_labels",
             requeue_status=JobStatus.PENDING,
         ),
+        # A model annotator's labelling job labels the pairs it has not labelled yet: a restart goes on.
+        LongTaskKind(
+            LabellingJob,
+            lost="the model's labelling",
+            again="Start the labelling again: pairs already labelled are kept.",
+            task="model_annotators.label_pairs",
+            requeue_status=JobStatus.PENDING,
+        ),
         # A tagging job tags the pairs still untagged, so a restart goes on where the dead one stopped.
         LongTaskKind(
             TaggingJob,
             lost="the tagging job",
             again="Start tagging again.",
             task="artifacts.tag_pairs",
-            requeue_status=ArtifactsJobStatus.QUEUED,
+            requeue_status=JobStatus.QUEUED,
             started_field="created_at",
         ),
         # A refresh is made anew by its next trigger (hourly, or new pairs): failed, not restarted.

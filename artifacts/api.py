@@ -8,25 +8,36 @@ Bad query values get a 400 naming the field; nothing here loads spaCy.
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site import api_strict
+from base import api_strict
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Split, Worker
+from corpus.selectors import figures_of
+from teams import access
 
 from . import selectors
 
 
+@extend_schema_field(OpenApiTypes.STR)  # a slug: the schema cannot read it from the queryset, made per request
+class TeamDatasetField(serializers.SlugRelatedField[Dataset]):
+    """A dataset slug among the requesting user's teams' datasets (teams.access): another team's
+    answers 404 as an unknown one does."""
+
+    def get_queryset(self) -> Any:
+        request = self.context.get("request")
+        return access.scoped(Dataset.objects.all(), request.user if request is not None else None)
+
+
 class ScopeQuery(serializers.Serializer[Any]):
-    dataset = serializers.SlugRelatedField(
+    dataset = TeamDatasetField(
         slug_field="slug",
-        queryset=Dataset.objects.all(),
         required=False,
-        help_text="Dataset slug (default: all datasets; unknown: 404).",
+        help_text="Dataset slug of one of your teams (default: every dataset of your teams; unknown: 404).",
     )
     split = serializers.ChoiceField(choices=Split.choices, required=False, help_text="Premise split (default: all).")
 
@@ -55,7 +66,14 @@ SCOPE_PARAMETERS = [ScopeQuery]
 
 def validated(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
     api_strict.refuse_empty(request.query_params)  # these views take no flags
-    return api_strict.validated(serializer_class, request.query_params)
+    return scoped_query(serializer_class, request)
+
+
+def scoped_query(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
+    """The query of a figure route (a `ScopeQuery`), its `dataset` one of the user's teams' (404
+    otherwise) or, with none named, every dataset of their teams (corpus.selectors.TeamDatasets)."""
+    query = api_strict.validated(serializer_class, request.query_params, context={"request": request})
+    return {**query, "dataset": figures_of(query.get("dataset"), access.figure_teams(request.user))}
 
 
 class TagFiguresView(APIView):

@@ -6,6 +6,7 @@ The column names are `artifacts.phenomena.PHENOMENON_NAMES` (a test keeps them e
 
 from django.db import models
 
+from base.long_tasks import JobStatus, LongTask
 from corpus.models import Dataset, Pair, Tally
 
 
@@ -60,14 +61,7 @@ class TagTally(Tally):
         return f"tag tally {self.pk} ({self.gold_label}: {self.tag or 'pairs'})"
 
 
-class JobStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-class TaggingJob(models.Model):
+class TaggingJob(LongTask):
     """One pass of the tagger over the untagged pairs of a dataset (or of all datasets)."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
@@ -76,13 +70,7 @@ class TaggingJob(models.Model):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     tagger = models.CharField(max_length=100, blank=True)
-    error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
-    )
-    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -99,7 +87,7 @@ class TaggingJob(models.Model):
         return self.done / self.total if self.total else 0.0
 
 
-class MonitorRefresh(models.Model):
+class MonitorRefresh(LongTask):
     """One fit of the artifact monitor (artifacts.monitor) over a dataset's hypotheses.
 
     The figures are stored as they were, so the list of refreshes is the trend over time; the
@@ -123,13 +111,7 @@ class MonitorRefresh(models.Model):
     writers = models.JSONField(default=list, blank=True, help_text="Per writer, flagged first.")
     flagged = models.PositiveIntegerField(default=0)
     model_file = models.CharField(max_length=500, blank=True)
-    error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
-    )
-    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
 
     class Meta:
         ordering = ["-created_at"]

@@ -18,13 +18,13 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
-from annotation_site.long_tasks import heartbeat
+from base.long_tasks import JobStatus, heartbeat
+from base.task_queue import enqueue
 from corpus.giveaways import counted_label
 from corpus.models import Dataset, Pair
-from corpus.selectors import pairs_in
+from corpus.selectors import TeamDatasets, in_datasets, one_dataset, pairs_in
 
-from .models import JobStatus, MonitorRefresh
+from .models import MonitorRefresh
 from .monitor import ScoringModel, monitor
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 REFRESH_TASK = "artifacts.refresh_monitor"
 
 
-def monitor_rows(dataset: Dataset | None = None) -> Iterator[dict[str, Any]]:
+def monitor_rows(dataset: Dataset | TeamDatasets | None = None) -> Iterator[dict[str, Any]]:
     values = (
         pairs_in(dataset)
         .values_list("hypothesis", "gold_label", "author_label", "label_count", "premise__genre__slug", "author_id")
@@ -209,7 +209,7 @@ def scoring_model(dataset: Dataset | None) -> tuple[MonitorRefresh | None, Scori
 GUESSABLE_P = 0.8
 
 
-def nudge_effect(dataset: Dataset | None = None) -> dict[str, Any]:
+def nudge_effect(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
     """Guessability of submitted hypotheses by arm, scored by the monitor's current model:
     written with the nudge off (the comparison arm), on without a note, and on with a note
     (and of those, how many the worker revised). Only records whose hypothesis became a pair
@@ -218,7 +218,8 @@ def nudge_effect(dataset: Dataset | None = None) -> dict[str, Any]:
 
     from .models import NudgeRecord
 
-    refresh, model = scoring_model(dataset)
+    # A team's datasets have no model of their own: the global one scores their records.
+    refresh, model = scoring_model(one_dataset(dataset))
     records = NudgeRecord.objects.filter(
         Exists(
             Pair.objects.filter(
@@ -226,8 +227,7 @@ def nudge_effect(dataset: Dataset | None = None) -> dict[str, Any]:
             )
         )
     )
-    if dataset is not None:
-        records = records.filter(dataset=dataset)
+    records = in_datasets(records, dataset)
     arms: dict[str, dict[str, Any]] = {
         name: {"n": 0, "p_sum": 0.0, "guessable": 0, "revised": 0} for name in ("off", "no_note", "shown")
     }

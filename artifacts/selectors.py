@@ -7,15 +7,18 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from django.db.models import QuerySet
+
+from base.long_tasks import JobStatus
 from corpus import labels as scheme_labels
 from corpus import tallies
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP, counted_label, giveaway_words, ranked, tokenize
 from corpus.labels import LABELS, NO_GOLD
 from corpus.models import Dataset, Genre, Worker
-from corpus.selectors import pairs_in
+from corpus.selectors import TeamDatasets, in_datasets, pairs_in
 
 from . import tag_tally
-from .models import JobStatus, MonitorRefresh, PairTags, TaggingJob
+from .models import MonitorRefresh, PairTags, TaggingJob
 from .phenomena import PHENOMENA, PHENOMENON_NAMES
 
 ID_CHUNK = 5000
@@ -29,7 +32,7 @@ class _Run(Protocol):
     snapshot: Any
 
 
-def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
+def tag_figures(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
     """Share of pairs with each tag, overall and per genre (Table 7), and per tag the count of
     each gold label with the most frequent one. Shares are over tagged pairs; `untagged` says how
     many pairs in scope still wait for the tagger.
@@ -57,7 +60,7 @@ def tag_figures(dataset: Dataset | None = None, split: str | None = None) -> dic
     tagged = overall["pairs"]
     genres = [{"slug": row["slug"], "name": row["name"], "pairs": row["pairs"]} for row in per_genre]
     # A two-way or ordinal dataset's gold labels in its own words: entailed / not-entailed.
-    scheme = dataset.label_scheme if dataset is not None else None
+    scheme = dataset.label_scheme if isinstance(dataset, Dataset) else None
     categories = scheme_labels.stored_categories(scheme)
     rows = []
     for phenomenon in PHENOMENA:
@@ -160,15 +163,19 @@ def run_tag_accuracy(run: _Run, *, split: str | None = None) -> dict[str, Any] |
     }
 
 
-def latest_tagging_jobs(*, limit: int = 5) -> list[TaggingJob]:
-    return list(TaggingJob.objects.select_related("dataset")[:limit])
+def latest_tagging_jobs(among: Dataset | TeamDatasets | None = None, *, limit: int = 5) -> list[TaggingJob]:
+    """The latest tagging jobs (of a team's datasets: `among`; None: every job)."""
+    jobs = TaggingJob.objects.select_related("dataset")
+    if isinstance(among, TeamDatasets):
+        jobs = in_datasets(jobs, among)
+    return list(jobs[:limit])
 
 
 # --- give-away words ---------------------------------------------------------------------------
 
 
 def giveaway_words_for(
-    dataset: Dataset | None = None,
+    dataset: Dataset | TeamDatasets | None = None,
     split: str | None = None,
     *,
     genre: Genre | None = None,
@@ -214,7 +221,7 @@ def giveaway_words_for(
                 yield tokenize(hypothesis), label
 
         listing = giveaway_words(counted(), min_count=min_count, top=top)
-    scheme = dataset.label_scheme if dataset is not None else None
+    scheme = dataset.label_scheme if isinstance(dataset, Dataset) else None
     categories = scheme_labels.stored_categories(scheme)
     if categories != LABELS:
         # Two-way (and ordinal) data in its own words: entailed / not-entailed, no contradiction.
@@ -233,15 +240,24 @@ def giveaway_words_for(
 # --- the monitor -------------------------------------------------------------------------------
 
 
-def latest_refresh(dataset: Dataset | None = None) -> MonitorRefresh | None:
+def latest_refresh(dataset: Dataset | TeamDatasets | None = None) -> MonitorRefresh | None:
     """The scope's latest done monitor refresh (None: all datasets together)."""
-    return MonitorRefresh.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("-created_at").first()
+    return _refreshes(dataset).filter(status=JobStatus.DONE).order_by("-created_at").first()
 
 
-def monitor_overview(dataset: Dataset | None = None, *, trend_points: int = 20) -> dict[str, Any]:
+def _refreshes(dataset: Dataset | TeamDatasets | None) -> QuerySet[MonitorRefresh]:
+    """The monitor's refreshes of a scope: one dataset's, or those over all datasets together
+    (None). A team's datasets have none of their own (a refresh over all datasets is other teams'
+    data too), so a team's scope shows none."""
+    if isinstance(dataset, TeamDatasets):
+        return MonitorRefresh.objects.none()
+    return MonitorRefresh.objects.filter(dataset=dataset)
+
+
+def monitor_overview(dataset: Dataset | TeamDatasets | None = None, *, trend_points: int = 20) -> dict[str, Any]:
     """The latest done refresh of the scope, its flagged writers (with names), and the trend:
     hypothesis-only accuracy against the majority class over the last refreshes, oldest first."""
-    refreshes = MonitorRefresh.objects.filter(dataset=dataset)
+    refreshes = _refreshes(dataset)
     latest = latest_refresh(dataset)
     trend = list(
         refreshes.filter(status=JobStatus.DONE)

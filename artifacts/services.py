@@ -14,14 +14,14 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation_site.celery import enqueue, enqueue_coalesced
-from annotation_site.long_tasks import heartbeat
-from annotation_site.plain_rows import insert_rows, update_rows
+from base.long_tasks import JobStatus, heartbeat
+from base.plain_rows import insert_rows, update_rows
+from base.task_queue import enqueue, enqueue_coalesced
 from corpus.models import Dataset, Pair, Premise
 from corpus.selectors import pairs_in
 
 from . import tag_tally
-from .models import JobStatus, PairTags, TaggingJob
+from .models import PairTags, TaggingJob
 from .phenomena import (
     MODEL_PACKAGES,
     PHENOMENON_NAMES,
@@ -276,8 +276,7 @@ def _parses_wanted(pair_ids: Sequence[int]) -> dict[int, tuple[str, int, str]]:
 def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:
     """Fill empty parse columns only: a parse written meanwhile (or an imported one) stays.
 
-    One plain UPDATE per row, sent as a batch (PostgreSQL: UPDATE ... FROM a VALUES list; SQLite:
-    executemany). `bulk_update`'s CASE WHEN per row and column cost the tagging job's process
+    Sent as a batch (UPDATE ... FROM a VALUES list). `bulk_update`'s CASE WHEN per row and column cost the tagging job's process
     more CPU than the tagging it waited for (bench/RESULTS-docstrings.md)."""
     rows = [(pk, tree, binary_tree) for pk, (tree, binary_tree) in parses.items()]
     update_rows(model._meta.db_table, ["parse", "binary_parse"], rows, only_where_empty="parse")  # Pair's or Premise's

@@ -22,6 +22,7 @@ from django.db.models import Count, Q, QuerySet
 
 from corpus import signals, tallies
 from corpus.models import Dataset, Pair
+from corpus.selectors import TeamDatasets
 
 from .models import PairTags, TagTally
 from .phenomena import PHENOMENON_NAMES
@@ -112,7 +113,7 @@ def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def tag_counts(dataset: Dataset | None = None, split: str | None = None) -> list[tallies.Key]:
+def tag_counts(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> list[tallies.Key]:
     """[(genre slug, genre name, gold label, tag, pairs)] summed from the tally (TAGGED: tagged pairs)."""
     return tallies.summed(tallies.scoped(TagTally, dataset, split), ("genre__slug", "genre__name", "gold_label", "tag"))
 

@@ -17,7 +17,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation_site.authenticated import AuthenticatedRequest, is_authenticated
+from base.authenticated import AuthenticatedRequest, is_authenticated
 from corpus.labels import LABELS
 from corpus.models import Dataset, Worker
 from crowd.arrival import SESSION_KEY, current_study_session

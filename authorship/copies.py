@@ -5,9 +5,8 @@ A new hypothesis is looked up, at submit, among every hypothesis written on the 
 another premise, written by another writer or by the same writer in another session, is a copy.
 Copies inside one session are `repeated` (authorship.judgements.repeated_sentences), as before.
 
-On PostgreSQL "near" is pg_trgm's trigram similarity of the normalised texts, answered by a GIN
-trigram index (`%` with the threshold set for the transaction), not a scan. On SQLite (the
-embedded mode) it is the same normalised text through an ordinary index: exact copies only.
+"Near" is pg_trgm's trigram similarity of the normalised texts, answered by a GIN trigram index
+(`%` with the threshold set for the transaction), not a scan.
 
 Thresholds, measured on SNLI dev's 10,000 hypotheses replayed as 1,107 writers of three premises
 each (bench/copy_check.py; docs/quality.md, "Copies across writers"): honest people write the same
@@ -106,28 +105,14 @@ def _nearest_on_postgresql(key: str, condition: str, params: list[int]) -> Copy 
     return None if row is None else Copy(row[0], row[1], row[2], float(row[3]))
 
 
-def _same_text(key: str, condition: str, params: list[int]) -> Copy | None:
-    table = WrittenSentence._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, worker_id, COALESCE(cluster_root_id, id) FROM {table} "
-            f"WHERE normalised = %s AND {condition} ORDER BY id LIMIT 1",
-            [key, *params],
-        )
-        row = cursor.fetchone()
-    return None if row is None else Copy(row[0], row[1], row[2], 1.0)
-
-
 def earlier_copy(worker: Worker, study_session: StudySession | None, premise_id: int, text: str) -> Copy | None:
     """The earlier written sentence `text` (written on `premise_id`) is a near-copy of, or None."""
     key = copy_key(text)
     if not can_be_a_copy(key):
         return None
     condition, params = _exclusions(worker, study_session, premise_id)
-    if connection.vendor == "postgresql":
-        with transaction.atomic():
-            return _nearest_on_postgresql(key, condition, params)
-    return _same_text(key, condition, params)
+    with transaction.atomic():
+        return _nearest_on_postgresql(key, condition, params)
 
 
 def copies_of(worker: Worker, study_session: StudySession | None, pairs: Sequence[Pair]) -> list[Copy | None]:

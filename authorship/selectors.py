@@ -4,18 +4,23 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
+
+from corpus.selectors import DatasetScope, in_datasets
 
 from .judgements import Flag
 from .models import WritingEvidence, WrittenSentence
 
 
-def typing_flags_by_worker(worker_ids: Iterable[int]) -> dict[int, dict[str, int]]:
-    """Per worker: hypotheses with a typing record, how many are flagged, how many came with no evidence."""
+def typing_flags_by_worker(worker_ids: Iterable[int], among: DatasetScope = None) -> dict[int, dict[str, int]]:
+    """Per worker: hypotheses with a typing record, how many are flagged, how many came with no
+    evidence (of the studies of `among`, a team's datasets: a worker shared by teams is seen by each
+    through its own studies only; None: every record)."""
+    evidence = _evidence(among)
     rows = (
-        WritingEvidence.objects.filter(worker_id__in=list(worker_ids))
+        evidence.filter(worker_id__in=list(worker_ids))
         .values("worker_id")
         .annotate(
             written=Count("id"),
@@ -75,12 +80,27 @@ def typing_flags_of_pairs(pair_ids: Any) -> dict[int, list[str]]:
 SHARE_OVER_TIME_DAYS = 30
 
 
-def typing_flagged_share_by_study_day(*, days: int = SHARE_OVER_TIME_DAYS) -> list[dict[str, Any]]:
+def _evidence(among: DatasetScope) -> QuerySet[WritingEvidence]:
+    """Typing records of the studies of `among` (every record for None)."""
+    if among is None:
+        return WritingEvidence.objects.all()
+    return in_datasets(WritingEvidence.objects.all(), among, via="study_session__study__dataset")
+
+
+def _sentences(among: DatasetScope) -> QuerySet[WrittenSentence]:
+    """Written sentences of the pairs of `among` (every one for None)."""
+    return in_datasets(WrittenSentence.objects.all(), among, via="pair__dataset")
+
+
+def typing_flagged_share_by_study_day(
+    among: DatasetScope = None, *, days: int = SHARE_OVER_TIME_DAYS
+) -> list[dict[str, Any]]:
     """Per study and day (UTC, the last `days` days, newest first): hypotheses with a typing record,
     how many are flagged and their share. One grouped read; records outside a study are left out."""
     since = timezone.now() - timedelta(days=days)
     rows = (
-        WritingEvidence.objects.filter(study_session__isnull=False, created_at__gte=since)
+        _evidence(among)
+        .filter(study_session__isnull=False, created_at__gte=since)
         .annotate(day=TruncDate("created_at"))
         .values("study_session__study__slug", "study_session__study__name", "day")
         .annotate(written=Count("id"), flagged=Count("id", filter=Q(flagged=True)))
@@ -107,11 +127,13 @@ def _writer_name(worker_id: int, external_id: str, username: str) -> str:
     return external_id or username or f"worker {worker_id}"
 
 
-def copies_by_writer(*, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
+def copies_by_writer(among: DatasetScope = None, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """Writers with copies (authorship.copies), most first: their sentences, how many copy another
-    writer's, how many repeat their own from another session, and their sessions. One grouped read."""
+    writer's, how many repeat their own from another session, and their sessions. One grouped read;
+    of the sentences of `among` (a team's datasets) when given."""
     rows = (
-        WrittenSentence.objects.values("worker_id", "worker__external_id", "worker__user__username")
+        _sentences(among)
+        .values("worker_id", "worker__external_id", "worker__user__username")
         .annotate(
             written=Count("id"),
             of_others=Count("id", filter=Q(copy_of__isnull=False) & ~Q(copy_of__worker_id=F("worker_id"))),
@@ -134,18 +156,21 @@ def copies_by_writer(*, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     ]
 
 
-def copy_clusters(*, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
+def copy_clusters(among: DatasetScope = None, *, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
     """The largest groups of copies, each its first sentence and the ids that wrote it or a copy of
-    it (with how many times and in how many sessions), largest first."""
+    it (with how many times and in how many sessions), largest first. With `among` (a team's
+    datasets) only its sentences count and show: a group's first sentence of another team's is
+    neither shown nor counted (its text is then the group's first of the team's)."""
+    sentences = _sentences(among)
     groups = list(
-        WrittenSentence.objects.filter(cluster_root__isnull=False)
+        sentences.filter(cluster_root__isnull=False)
         .values("cluster_root")
         .annotate(copies=Count("id"))
         .order_by("-copies", "cluster_root")[:limit]
     )
     roots: list[int] = [group["cluster_root"] for group in groups if group["cluster_root"] is not None]
     members = (
-        WrittenSentence.objects.filter(Q(pk__in=roots) | Q(cluster_root__in=roots))
+        sentences.filter(Q(pk__in=roots) | Q(cluster_root__in=roots))
         .annotate(cluster=Coalesce("cluster_root", "id"))
         .values("cluster", "worker_id", "worker__external_id", "worker__user__username")
         .annotate(sentences=Count("id"), sessions=Count("study_session", distinct=True))
@@ -161,7 +186,15 @@ def copy_clusters(*, limit: int = COPY_ROWS_SHOWN) -> list[dict[str, Any]]:
                 "sessions": row["sessions"],
             }
         )
-    texts = dict(WrittenSentence.objects.filter(pk__in=roots).values_list("pk", "pair__hypothesis"))
+    # Each group's first sentence of the scope: its root, or (a root of another team's) its earliest copy.
+    texts: dict[int, str] = {}
+    for cluster, text in (
+        sentences.filter(Q(pk__in=roots) | Q(cluster_root__in=roots))
+        .annotate(cluster=Coalesce("cluster_root", "id"))
+        .order_by("cluster", "pk")
+        .values_list("cluster", "pair__hypothesis")
+    ):
+        texts.setdefault(cluster, text)
     return [
         {
             "root": root,

@@ -91,7 +91,7 @@ def brief_esim(rows, vocab_size, train_pairs, folder):
 
 def setup_study(checkpoint, rows, premises):
     from adversarial.models import AdversarialStudy, Round
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
     from corpus.models import Dataset, Genre, Premise, Split
     from crowd.models import Study, TaskKind
     from modeling.models import RunStatus, Snapshot, TrainingRun

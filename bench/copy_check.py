@@ -253,11 +253,11 @@ def main() -> None:
     ready()
     from django.db import connection
 
-    report: dict[str, object] = {"database": connection.vendor}
+    report: dict[str, object] = {"database": connection.settings_dict["NAME"]}
     if not args.skip_replay:
         report["false_flags"] = false_flags()
         print(json.dumps(report["false_flags"], indent=2), flush=True)
-    if not args.skip_cost and connection.vendor == "postgresql":
+    if not args.skip_cost:
         report["lookup_cost"] = lookup_cost()
     print(json.dumps(report, indent=2))
 

@@ -148,7 +148,7 @@ def main():
 
     baseline = timed(anonymous, "/accounts/login/", args.repeat, cold=True)
     print(
-        f"database: {connection.vendor}, pairs: {pairs:,}, repeat: {args.repeat}, "
+        f"database: {connection.settings_dict['NAME']}, pairs: {pairs:,}, repeat: {args.repeat}, "
         f"cache: {getattr(settings, 'DASHBOARD_CACHE_SECONDS', 5)} s"
     )
     print(f"baseline (login page): {baseline:.1f} ms")

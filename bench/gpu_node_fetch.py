@@ -5,8 +5,9 @@
 1. Writes a synthetic MultiNLI-size snapshot (train + dev/test matched/mismatched, JSONL with
    parses as the export writes them, TSV twins, manifest) into a fresh platform DATA_DIR; the
    words follow a Zipf law over 150k word types, so the vocabulary is MultiNLI-like too.
-2. Serves it with gunicorn (2 workers) on a throwaway SQLite platform holding the snapshot's
-   rows and a node token.
+2. Serves it with gunicorn (2 workers) on a throwaway PostgreSQL database holding the snapshot's
+   rows and a node token (bench_gpu_node_fetch_<pid> on the server DATABASE_URL names, or the
+   embedded cluster under scripts/with_database.py; dropped at the end: bench/throwaway_database.py).
 3. As a GPU node (no Django: modeling/training/remote.py + snapshot_cache.py), fetches it into an
    empty cache (download + per-file SHA-256: what a first run does), then verifies the cached copy
    as a later run does before training. Baselines in the same run: copying the same files on this
@@ -20,6 +21,7 @@ import hashlib
 import json
 import os
 import random
+import secrets
 import shutil
 import socket
 import subprocess
@@ -31,6 +33,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.throwaway_database import require_server, throwaway_database  # noqa: E402
 from modeling.snapshots.format import (  # noqa: E402
     JSONL_KEYS,
     build_manifest,
@@ -141,7 +144,7 @@ def write_snapshot(folder, pairs, seed=0):
 
 
 SETUP = """
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from modeling.models import Snapshot, SnapshotFile, NodeToken
 import json, sys
 manifest = json.load(open(sys.argv[1]))
@@ -199,11 +202,10 @@ def main():
     parser.add_argument("--pairs", type=int, default=433_000)
     parser.add_argument("--no-checkpoints", action="store_true")
     args = parser.parse_args()
+    require_server()
     work = Path(tempfile.mkdtemp(prefix="gpu-node-bench-"))
-    gunicorn = None
     try:
-        platform_data, node_data = work / "platform", work / "node"
-        folder = platform_data / "snapshots" / "1"
+        folder = work / "platform" / "snapshots" / "1"
         manifest, seconds = timed(lambda: write_snapshot(folder, args.pairs))
         needed = training_files(manifest)
         jsonl_bytes = sum(f["bytes"] for f in manifest["files"] if f["name"] in needed)
@@ -212,20 +214,31 @@ def main():
             f"snapshot: {manifest['rows']:,} pairs, {all_bytes / 2**20:.0f} MiB in all, "
             f"{jsonl_bytes / 2**20:.0f} MiB of JSONL a node fetches (written in {seconds:.0f} s)"
         )
+        with throwaway_database("gpu_node_fetch") as database_url:
+            measure(args, work, folder, manifest, database_url)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
-        env = dict(
-            os.environ,
-            DATABASE_URL=f"sqlite:///{work / 'platform.sqlite3'}",
-            DATA_DIR=str(platform_data),
-            DJANGO_SETTINGS_MODULE="annotation_site.settings",
-            DEBUG="0",
-            SECRET_KEY="bench-" * 8,
-            ALLOWED_HOSTS="127.0.0.1",
-        )
-        for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "NODE_TOKEN"):
-            env.pop(key, None)
-        python = sys.executable
-        subprocess.run([python, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=env, check=True)
+
+def measure(args, work, folder, manifest, database_url):
+    """Steps 2 to 4: the platform on `database_url` (stopped before the database is dropped), the fetch, the checkpoints."""
+    platform_data, node_data = work / "platform", work / "node"
+    needed = training_files(manifest)
+    jsonl_bytes = sum(f["bytes"] for f in manifest["files"] if f["name"] in needed)
+    env = dict(
+        os.environ,
+        DATABASE_URL=database_url,
+        DATA_DIR=str(platform_data),
+        DJANGO_SETTINGS_MODULE="annotation_site.settings",
+        DEBUG="0",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="127.0.0.1",
+    )
+    for key in ("CELERY_BROKER_URL", "CACHE_URL", "PLATFORM_URL", "NODE_TOKEN"):
+        env.pop(key, None)
+    python = sys.executable
+    gunicorn = None
+    try:
         (work / "manifest.json").write_text(json.dumps(manifest))
         key = (
             subprocess.run(
@@ -276,7 +289,7 @@ def main():
         for _ in range(4):  # a warm server, as in production: both workers have answered once
             client.download("api/snapshots/1/files/manifest.json", work / "warm-up")
             (work / "warm-up").unlink()
-        print(f"platform: gunicorn, 2 workers, SQLite, 127.0.0.1:{port}")
+        print(f"platform: gunicorn, 2 workers, PostgreSQL, 127.0.0.1:{port}")
 
         cache = SnapshotCache(node_data / "snapshot-cache", 50 * 2**30)
 
@@ -324,7 +337,6 @@ def main():
         if gunicorn is not None:
             gunicorn.terminate()
             gunicorn.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

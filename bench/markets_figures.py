@@ -75,10 +75,10 @@ def main():
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from annotation_site.permissions import ensure_researcher_group
+    from base.permissions import ensure_researcher_group
     from corpus.models import Dataset, Market, Worker
     from crowd.models import ClaimStatus, Study, StudySession, TaskKind
-    from markets import services
+    from markets import connections, events, payments
     from quality.models import BonusEntry, BonusKind
     from tests.validation.validation_factories import make_pair
     from validation.models import ValidationClaim
@@ -90,7 +90,7 @@ def main():
     study = Study.objects.create(
         slug=slug, name=slug, dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="B", bonus_currency="GBP"
     )
-    connection = services.save_connection(
+    connection = connections.save_connection(
         study, market="prolific", market_study_id=standin.study_id, token=standin.prolific_token, webhook_secret="s"
     )
     User = get_user_model()
@@ -159,8 +159,8 @@ def main():
                 pair=make_pair(dataset), amount=Decimal("0.50"), currency="GBP", reason="bench retry",
             )  # fmt: skip
         standin.fail("bonus.pay", "slow-after")
-        first = services.pay_owed_bonuses(study)
-        retry = services.pay_owed_bonuses(study)
+        first = payments.pay_owed_bonuses(study)
+        retry = payments.pay_owed_bonuses(study)
         print(f"retry after a time-out: first press paid {first.paid} (waiting {first.waiting}), "
               f"retry paid {retry.paid}, bulk pays of that batch {standin.bulk_pay_calls.count(standin.bulk_pay_calls[-1])}")  # fmt: skip
 
@@ -186,12 +186,12 @@ def main():
                 return error.code
 
         sent = time.monotonic()
-        status = send(services.prolific_signature("s", stamp, body))
+        status = send(events.prolific_signature("s", stamp, body))
         while ValidationClaim.objects.filter(worker=holder.worker, status=ClaimStatus.OPEN).exists():
             time.sleep(0.01)
         free_after = time.monotonic() - sent
-        replay = send(services.prolific_signature("s", stamp, body))
-        forged = send(services.prolific_signature("guess", stamp, body))
+        replay = send(events.prolific_signature("s", stamp, body))
+        forged = send(events.prolific_signature("guess", stamp, body))
         print(f"RETURNED webhook: answered {status}, claims free {free_after:.3f} s after sending; "
               f"replay answered {replay}, forgery answered {forged}")  # fmt: skip
     finally:

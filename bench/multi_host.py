@@ -332,7 +332,7 @@ class Check:
     def people(self) -> None:
         from django.contrib.auth.models import User
 
-        from annotation_site.permissions import ensure_researcher_group
+        from base.permissions import ensure_researcher_group
         from corpus.models import Worker
 
         key = self.env["SECRET_KEY"]

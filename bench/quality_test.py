@@ -1,7 +1,7 @@
 """Simulations of the quality test (issue 51): does it hold rule-based labellers within a few
 batches, and how often does it hold honest workers?
 
-    .venv/bin/python bench/quality_test.py [--workers 2000] [--seed 20261126]
+    .venv/bin/python bench/quality_test.py [--workers 2000] [--seed 20261126] [--quiz 0 20 30]
 
 Items are real SNLI dev pairs (`/work/shared/data/snli_1.0_dev.jsonl`, or NLI_SHARED_DATA; those
 with a gold label); each is weighed, as the platform weighs a validation label, against the label
@@ -15,10 +15,22 @@ chance test and the quality test both as `quality.guessers.hold_code_of_guesser`
 "Fast" bots submit at 0.3 s an item (1.5 s a batch: far too fast to read), the "fast reader"
 honest worker at 3 s an item (too fast by the workers page's 4 s rule): the speed evidence counts.
 
+The pay rule has three outcomes (`flags.QualityResult.outcome`): poor (held), undecided leaning to
+poor (P(poor) at least `flags.PAY_POSTERIOR_POOR`: held for review, not paid) and acceptable (paid).
+`--sweep` prints the share held after session 1 at each threshold (0.9: held only when decided
+poor, the rule before).
+
 Printed: per kind of worker the share held at the end of the first session and within four, with
 95% Wilson intervals over the simulated workers, and for the held, the labels to the first batch
 after which the test would hold (the median, and the 90th percentile); then the false-hold rate
 the study form shows for the default levels (an honest worker exactly at 75%, no speed evidence).
+
+`--quiz N [N ...]`: the table once per quiz size, each worker first answering a qualification test of
+N items (further SNLI dev pairs, each weighed against its gold label as `quality.selectors` weighs a
+qualification answer against the researchers' label; no times, so no speed evidence) before the
+first batch. 0 is no qualification test. The pass mark is left out: every worker goes on to the
+study whatever their score, so the figures are the quiz's evidence alone (a pass mark of 0.8 would
+also keep most rule labellers, and many honest 75% workers, out of the study).
 """
 
 import argparse
@@ -72,15 +84,17 @@ class Evidence:
         self.tallies: dict[str, tuple[dict[str, int], dict[str, int], list[int]]] = {
             "written": ({}, {}, [0]),
             "catch": ({}, {}, [0]),
+            "qualification": ({}, {}, [0]),
         }
         self.seconds: list[float] = []
 
-    def add(self, source: str, own: str, reference: str, seconds: float) -> None:
+    def add(self, source: str, own: str, reference: str, seconds: float | None) -> None:
         mine, theirs, agreements = self.tallies[source]
         mine[own] = mine.get(own, 0) + 1
         theirs[reference] = theirs.get(reference, 0) + 1
         agreements[0] += own == reference
-        self.seconds.append(seconds)
+        if seconds is not None:
+            self.seconds.append(seconds)
 
     def holds(self) -> tuple[bool, bool]:
         """(held by the chance test, held by the quality test)."""
@@ -104,14 +118,18 @@ class Evidence:
         return chance.holds_code, quality.holds_code
 
 
-def simulate(kind: str, accuracy: float, seconds: float, items: list[dict], rng: random.Random) -> dict:
-    """One worker through up to SESSIONS sessions: held at which session's end (or never), and the
-    labels after which a hold would first have come (checked after every batch)."""
+def simulate(kind: str, accuracy: float, seconds: float, items: list[dict], rng: random.Random, quiz: int = 0) -> dict:
+    """One worker through a qualification test of `quiz` items, then up to SESSIONS sessions: held
+    at which session's end (or never), and the labels after which a hold would first have come
+    (checked after every batch; quiz answers not counted among the labels)."""
     evidence = Evidence()
     first_hold_labels = None
     held_session = None
     held_by = None
-    order = rng.sample(range(len(items)), SESSIONS * BATCHES * BATCH)
+    order = rng.sample(range(len(items)), quiz + SESSIONS * BATCHES * BATCH)
+    for place in order[:quiz]:
+        evidence.add("qualification", answer(kind, accuracy, items[place], rng), items[place]["gold"], None)
+    order = order[quiz:]
     place = 0
     for session in range(1, SESSIONS + 1):
         for _ in range(BATCHES):
@@ -149,13 +167,28 @@ KINDS = [
     ("honest 90%", "honest", 0.90, SLOW_SECONDS),
     ("honest 75%, fast reader", "honest", 0.75, 3.0),
     ("honest 80%, fast reader", "honest", 0.80, 3.0),
+    ("honest 75%, slow reader", "honest", 0.75, 15.0),
 ]
+# The pay rule's threshold swept (`flags.PAY_POSTERIOR_POOR`: a code is paid only while P(poor) is
+# below it); 0.9 is the rule before issue 51's second round (held only when decided poor).
+SWEEP = (0.9, 0.8, 0.7, 0.6, 0.5)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20261126)
+    parser.add_argument(
+        "--sweep", action="store_true", help="also the held share after session 1 at each pay threshold"
+    )
+    parser.add_argument(
+        "--quiz",
+        type=int,
+        nargs="+",
+        default=[0],
+        metavar="N",
+        help="qualification-test items answered before the first batch (one table per size; 0: none)",
+    )
     args = parser.parse_args(argv)
     items = snli_items()
     rule_accuracy = sum(item["rule"] == item["gold"] for item in items) / len(items)
@@ -167,23 +200,45 @@ def main(argv: list[str] | None = None) -> None:
         f"levels: poor {flags.DEFAULT_POOR_ACCURACY}, acceptable {flags.DEFAULT_ACCEPTABLE_ACCURACY}; "
         f"sessions of {BATCHES}x{BATCH}; {args.workers} workers a kind; seed {args.seed}\n"
     )
+    print(f"pay rule: paid while P(poor) < {flags.PAY_POSTERIOR_POOR}, held as poor from {flags.HOLD_POSTERIOR_POOR}\n")
     header = f"{'worker':30} {'held after session 1':28} {'held within 4 sessions':28} {'by quality':>10} {'labels to hold: median, p90':>28}"
-    print(header)
-    for name, kind, accuracy, seconds in KINDS:
-        rng = random.Random(f"{args.seed}-{name}")
-        runs = [simulate(kind, accuracy, seconds, items, rng) for _ in range(args.workers)]
-        first = sum(run["held_session"] == 1 for run in runs)
-        ever = sum(run["held_session"] is not None for run in runs)
-        by_quality = sum(run["held_by"] == "quality" for run in runs)
-        to_hold = sorted(run["first_hold_labels"] for run in runs if run["first_hold_labels"] is not None)
-        labels = f"{statistics.median(to_hold):.0f}, {to_hold[int(0.9 * (len(to_hold) - 1))]}" if to_hold else "-"
-        print(
-            f"{name:30} {wilson(first, args.workers):28} {wilson(ever, args.workers):28} {by_quality:>10} {labels:>28}"
-        )
+    for quiz in args.quiz:
+        print(f"qualification test of {quiz} items before the first batch" if quiz else "no qualification test")
+        print(header)
+        for name, kind, accuracy, seconds in KINDS:
+            rng = random.Random(f"{args.seed}-{name}")
+            runs = [simulate(kind, accuracy, seconds, items, rng, quiz) for _ in range(args.workers)]
+            first = sum(run["held_session"] == 1 for run in runs)
+            ever = sum(run["held_session"] is not None for run in runs)
+            by_quality = sum(run["held_by"] == "quality" for run in runs)
+            to_hold = sorted(run["first_hold_labels"] for run in runs if run["first_hold_labels"] is not None)
+            labels = f"{to_hold[(len(to_hold) - 1) // 2]}, {to_hold[int(0.9 * (len(to_hold) - 1))]}" if to_hold else "-"
+            print(
+                f"{name:30} {wilson(first, args.workers):28} {wilson(ever, args.workers):28} {by_quality:>10} {labels:>28}"
+            )
+        print()
+    if args.sweep:
+        sweep(args)
     print("\nfalse-hold rate of the default levels for an honest worker at exactly 75% (the study form's figure):")
     for n in (30, 60, 120, 240):
         rate = flags.false_hold_rate(flags.DEFAULT_POOR_ACCURACY, flags.DEFAULT_ACCEPTABLE_ACCURACY, n)
         print(f"  after {n} labels: {rate:.4f}")
+
+
+def sweep(args: argparse.Namespace) -> None:
+    """Held after session 1 at each pay threshold, every kind (the same seeds as the table)."""
+    items = snli_items()
+    shipped = flags.PAY_POSTERIOR_POOR
+    print("\nheld after session 1 by pay threshold (paid while P(poor) is below it):")
+    for threshold in SWEEP:
+        flags.PAY_POSTERIOR_POOR = threshold
+        for quiz in args.quiz:
+            for name, kind, accuracy, seconds in KINDS:
+                rng = random.Random(f"{args.seed}-{name}")
+                runs = [simulate(kind, accuracy, seconds, items, rng, quiz) for _ in range(args.workers)]
+                first = sum(run["held_session"] == 1 for run in runs)
+                print(f"  {threshold:.1f}  quiz {quiz:3}  {name:30} {wilson(first, args.workers)}")
+    flags.PAY_POSTERIOR_POOR = shipped
 
 
 if __name__ == "__main__":

@@ -873,7 +873,7 @@ def main():
 
     from corpus.models import Dataset, Worker
 
-    if connection.vendor != "postgresql" or "bench" not in connection.settings_dict["NAME"]:
+    if "bench" not in connection.settings_dict["NAME"]:
         sys.exit("bench/run.py needs a PostgreSQL database whose name contains 'bench'")
     settings.CONN_MAX_AGE = 0
     workers_needed = args.claims * args.repeat * (4 if args.processes else 2) + 50

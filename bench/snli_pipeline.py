@@ -1,18 +1,18 @@
 """Benchmark: import_pairs + recompute_gold + agreement_stats on SNLI 1.0 dev, on a fresh database.
 
-    .venv/bin/python bench/snli_pipeline.py                       # SQLite (a fresh file)
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_x .venv/bin/python bench/snli_pipeline.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/snli_pipeline.py
+    .venv/bin/python bench/snli_pipeline.py      # no DATABASE_URL: under scripts/with_database.py
 
-Creates a throw-away test database (test_<name>; a temporary file for SQLite), runs the three
-steps, prints wall times and, as ratios, how each compares with the baseline measured in the
-same run: reading the file and computing the same figures in plain Python (json + Counter).
+Creates a throwaway database on that PostgreSQL server (bench_snli_pipeline_<pid>, migrated,
+dropped at the end: bench/throwaway_database.py), runs the three steps, prints wall times and, as
+ratios, how each compares with the baseline measured in the same run: reading the file and
+computing the same figures in plain Python (json + Counter).
 """
 
 import json
 import os
 import secrets
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,10 +25,7 @@ os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 import django  # noqa: E402
 
-django.setup()
-
-from django.conf import settings  # noqa: E402
-from django.db import connection  # noqa: E402
+from bench.throwaway_database import require_server, throwaway_database  # noqa: E402
 
 SNLI_DEV = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
 
@@ -57,12 +54,10 @@ def timed(function, *args, **kwargs):
 def main():
     if not SNLI_DEV.exists():
         sys.exit(f"{SNLI_DEV} is not here")
-    vendor = connection.vendor
-    if vendor == "sqlite":
-        # A file, not :memory:, so that the figures are those of a real SQLite database.
-        settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.path.join(tempfile.mkdtemp(), "bench.sqlite3")
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    require_server()
+    with throwaway_database("snli_pipeline") as url:
+        os.environ["DATABASE_URL"] = url
+        django.setup()
         from corpus.agreement import agreement_stats
         from corpus.recompute import recompute_gold
         from importers.services import import_pairs_file
@@ -78,10 +73,8 @@ def main():
         Pair.objects.update(label_count=0, entailment_votes=0, neutral_votes=0, contradiction_votes=0, gold_label="-")
         fixed, t_fix = timed(recompute_gold, "snli")
         stats, t_stats = timed(agreement_stats, "snli")
-    finally:
-        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
 
-    print(f"SNLI 1.0 dev on {vendor}: {report.pairs_created} pairs, {report.labels_created} labels")
+    print(f"SNLI 1.0 dev on PostgreSQL: {report.pairs_created} pairs, {report.labels_created} labels")
     print(f"  baseline (plain Python read + figures) {base:7.2f} s  1.00x")
     for name, seconds in (
         ("import_pairs", t_import),

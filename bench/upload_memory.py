@@ -6,16 +6,20 @@ peak resident memory (ru_maxrss) is its own:
    reader (`_CountingReader` -> `premise_text.text_blocks`, every block consumed) at --text-mb
    (500 by default); the code before (premise_text as of ecc214a, from git) on --old-mb for
    comparison (it holds the file whole, so it is run on a smaller one). Then whole imports (reading,
-   sentence splitting, dedup, writing to a throwaway SQLite database) at --import-mb sizes, to show
-   what grows with the file besides the reader.
+   sentence splitting, dedup, writing to a throwaway PostgreSQL database, bench/throwaway_database.py)
+   at --import-mb sizes, to show what grows with the file besides the reader.
 2. **A 2 GB upload refused at the limit** through the real stack: Django's WSGI handler with the
    site's middleware (session, CSRF), the dashboard's imports view and
-   annotation_site.uploads.LimitedUploadHandler, the body streamed from a generator (never held),
+   base.uploads.LimitedUploadHandler, the body streamed from a generator (never held),
    UPLOAD_MAX_BYTES at its default (1 GiB). Reports the bytes the handler read from the body, the
    most bytes on disk at once under the temporary-upload folder and the uploads storage while it
    streamed, the answer and the time.
 
     .venv/bin/python bench/upload_memory.py [--text-mb 500] [--old-mb 50] [--import-mb 5 20] [--upload-gb 2]
+
+The imports and the refused upload each get a fresh database (bench_upload_memory_<pid>, migrated,
+dropped after) on the server DATABASE_URL names; without it the bench reruns under
+scripts/with_database.py (the embedded cluster in var/postgres/).
 
 Mind the disk (`df -h`): the text file is written once, to a temporary folder removed at the end.
 """
@@ -34,6 +38,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from bench.throwaway_database import require_server, throwaway_database  # noqa: E402
 
 SUBJECTS = ["The ferry", "A courier", "The old keeper", "Her sister", "The night train", "A fisherman", "The mayor"]
 VERBS = ["left", "reached", "passed", "crossed", "watched", "followed", "remembered"]
@@ -59,12 +65,12 @@ def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def django_setup(database: Path | None = None) -> None:
+def django_setup(database_url: str | None = None) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     os.environ.pop("CELERY_BROKER_URL", None)  # tasks in-process; nothing queued elsewhere
-    if database is not None:
-        os.environ["DATABASE_URL"] = f"sqlite:///{database}"
+    if database_url is not None:
+        os.environ["DATABASE_URL"] = database_url
     import django
 
     django.setup()
@@ -112,11 +118,8 @@ def read_blocks(path: str, old: bool) -> dict:
     return figures
 
 
-def whole_import(path: str, database: str) -> dict:
-    django_setup(Path(database))
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+def whole_import(path: str, database_url: str) -> dict:
+    django_setup(database_url)
     from collection.premise_import import import_premises
     from corpus.models import Genre
 
@@ -198,23 +201,21 @@ def _disk_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) if folder.exists() else 0
 
 
-def refused_upload(gigabytes: float, database: str, workdir: str) -> dict:
+def refused_upload(gigabytes: float, database_url: str, workdir: str) -> dict:
     temporary = Path(workdir) / "django-tmp"
     temporary.mkdir()
     os.environ["DATA_DIR"] = str(Path(workdir) / "data")
-    os.environ["DEBUG"] = "1"  # the SQLite throwaway database and no HTTPS redirect; the stack is the same
-    django_setup(Path(database))
+    os.environ["DEBUG"] = "1"  # no HTTPS redirect; the stack is the same
+    django_setup(database_url)
     from django.conf import settings
     from django.core.handlers.wsgi import WSGIHandler
-    from django.core.management import call_command
     from django.test import Client
 
     settings.FILE_UPLOAD_TEMP_DIR = str(temporary)
     settings.ALLOWED_HOSTS = ["*"]
-    call_command("migrate", verbosity=0)
     from django.contrib.auth import get_user_model
 
-    from annotation_site.file_storage import local_folder
+    from base.file_storage import local_folder
     from collection.models import PremiseImport
 
     get_user_model().objects.create_superuser("bench", password="bench-pass-1")
@@ -301,6 +302,8 @@ def main() -> None:
         }[kind]()
         print(json.dumps(figures))
         return
+    if options.import_mb or options.upload_gb:
+        require_server()  # the imports and the refused upload write to a database
     with tempfile.TemporaryDirectory(prefix="upload-bench-") as folder:
         work = Path(folder)
         text = work / "no_blank_lines.txt"
@@ -316,11 +319,10 @@ def main() -> None:
             text.unlink()
         for megabytes in options.import_mb:
             lines = write_text(text, megabytes)
-            database = work / f"import-{megabytes}.sqlite3"
-            print(f"whole import, {megabytes:.0f} MB ({lines} lines), SQLite:", flush=True)
-            print("  ", in_subprocess("import", str(text), str(database)), flush=True)
+            print(f"whole import, {megabytes:.0f} MB ({lines} lines), PostgreSQL:", flush=True)
+            with throwaway_database("upload_memory") as database_url:
+                print("  ", in_subprocess("import", str(text), database_url), flush=True)
             text.unlink()
-            database.unlink()
         if options.upload_gb:
             refuse = work / "refuse"
             refuse.mkdir()
@@ -328,7 +330,8 @@ def main() -> None:
                 f"{options.upload_gb:g} GB upload through the imports view, UPLOAD_MAX_BYTES at its default:",
                 flush=True,
             )
-            print("  ", in_subprocess("refuse", str(options.upload_gb), str(work / "refuse.sqlite3"), str(refuse)))
+            with throwaway_database("upload_memory") as database_url:
+                print("  ", in_subprocess("refuse", str(options.upload_gb), database_url, str(refuse)))
 
 
 if __name__ == "__main__":

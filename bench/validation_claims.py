@@ -1,7 +1,10 @@
 """Benchmark: claiming validation batches from a queue of 20,000 dev pairs, on a fresh database.
 
-    .venv/bin/python bench/validation_claims.py                       # SQLite (a fresh file)
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_x .venv/bin/python bench/validation_claims.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres .venv/bin/python bench/validation_claims.py
+    .venv/bin/python bench/validation_claims.py      # no DATABASE_URL: under scripts/with_database.py
+
+The fresh database is a throwaway one on that PostgreSQL server (bench_validation_claims_<pid>,
+migrated, dropped at the end: bench/throwaway_database.py); BENCH_PAIRS sets the queue's size.
 
 Baseline, measured in the same run: picking the candidates with one query ordered by
 (label_count DESC, id), which has to filter and sort the whole queue. The platform's claim asks
@@ -11,7 +14,6 @@ once per label count so the database can stop after a batch's worth of rows.
 import os
 import secrets
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,12 +24,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
 os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 
 import django  # noqa: E402
-
-django.setup()
-
-from django.conf import settings  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
+
+from bench.throwaway_database import require_server, throwaway_database  # noqa: E402
 
 PAIRS = int(os.environ.get("BENCH_PAIRS", "20000"))
 ROUNDS = 40
@@ -58,9 +58,8 @@ def fill_queue():
         )
         for p in premises
     )
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
     return [Worker.objects.create(user=User.objects.create(username=f"bench{i}")) for i in range(2 * ROUNDS)]
 
 
@@ -81,13 +80,13 @@ def timed_each(function, workers):
 
 
 def main():
-    from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch, submit_validation_batch
+    require_server()
+    with throwaway_database("validation_claims") as url:
+        os.environ["DATABASE_URL"] = url
+        django.setup()
+        from validation.models import ValidationClaim
+        from validation.services import claim_validation_batch, submit_validation_batch
 
-    if connection.vendor == "sqlite":
-        settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.path.join(tempfile.mkdtemp(), "bench.sqlite3")
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
         workers = fill_queue()
         base = timed_each(one_query_candidates, workers[:ROUNDS])
         claim = timed_each(claim_validation_batch, workers[:ROUNDS])
@@ -100,10 +99,8 @@ def main():
 
         submit_each = timed_each(submit, workers[:ROUNDS])
         both = timed_each(lambda w: (claim_validation_batch(w), submit(w)), workers[ROUNDS:])
-    finally:
-        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
 
-    print(f"validation claims on {connection.vendor}, {PAIRS} pairs in the queue, {ROUNDS} workers each")
+    print(f"validation claims on PostgreSQL, {PAIRS} pairs in the queue, {ROUNDS} workers each")
     print(f"  baseline: one ordered candidate query     {base * 1000:8.1f} ms  1.00x")
     for name, seconds in (
         ("claim_validation_batch", claim),

@@ -17,7 +17,11 @@ from . import services
 from .models import WritingClaim
 
 
-def claim_minutes() -> int:
+def claim_minutes(study_session: StudySession | None = None) -> int:
+    """How long a writing hold lasts: the study's own claim minutes when set, else the server's."""
+    study = study_session.study if study_session is not None else None
+    if study is not None and study.claim_minutes:
+        return int(study.claim_minutes)
     minutes: int = settings.NLI["WRITING_CLAIM_MINUTES"]
     return minutes
 
@@ -27,7 +31,7 @@ def waits_its_turn_for(worker: Worker, study_session: StudySession | None) -> bo
     a line of theirs ran out unsent lately)."""
     now = timezone.now()
     return waits_its_turn(
-        worker.pk, study_session, now, minutes=claim_minutes(), live=services.WRITING_CLAIMS.live(now)
+        worker.pk, study_session, now, minutes=claim_minutes(study_session), live=services.WRITING_CLAIMS.live(now)
     )
 
 
@@ -49,9 +53,11 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
                 WritingClaim,
                 [claim],
                 now,
-                minutes=claim_minutes(),
+                minutes=claim_minutes(claim.study_session),
                 items_free=lambda: False,
-                others_wait=lambda: others_waiting([claim], worker.pk, now, minutes=claim_minutes(), live=live),
+                others_wait=lambda: others_waiting(
+                    [claim], worker.pk, now, minutes=claim_minutes(claim.study_session), live=live
+                ),
             )
         try:
             _, outcome = services.take_back_line(worker, claim.token)

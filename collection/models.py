@@ -23,10 +23,20 @@ class PremiseImport(ImportRun):
     kept = models.PositiveIntegerField(default=0)
     dropped = models.PositiveIntegerField(default=0)
     drop_counts = models.JSONField(default=dict, blank=True, help_text="Sentences dropped, per reason.")
-    # A dashboard upload's import (annotation_site/uploads.py): the file's name in the "uploads"
+    # A dashboard upload's import (base/uploads.py): the file's name in the "uploads"
     # storage until the import ends, and what the worker needs to run (or restart) it from the row.
     upload = models.CharField(max_length=255, blank=True, help_text="The upload's name in storage, while it waits.")
     file_format = models.CharField(max_length=5, default="auto", help_text="auto, text or jsonl.")
+    # The split the run's new premises go into (issue 54, defect 1: a writing claim serves only
+    # premises with a split, so an import without one served nothing). Blank: left for
+    # `assign_splits` (the command, or "Assign splits" on the imports page).
+    split = models.CharField(
+        max_length=5, blank=True, default="", help_text="train, dev or test for the new premises; blank: none yet."
+    )
+    # What the command prints and the dashboard's row lacked (issue 54, defect 4): the malformed
+    # JSONL lines by number, and a few dropped sentences per reason.
+    malformed = models.JSONField(default=list, blank=True, help_text='Malformed lines: ["a.jsonl line 4: not JSON"].')
+    drop_examples = models.JSONField(default=dict, blank=True, help_text="A few dropped sentences per reason.")
 
     def __str__(self):
         return f"{self.source} -> {self.dataset.slug}/{self.genre.slug} ({self.status})"

@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -30,11 +31,13 @@ from django.db import transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from annotation_site.long_tasks import TakenOver, heartbeat, hold_as_taken
-from annotation_site.progress import ProgressWriter
-from annotation_site.uploads import queue_upload
-from corpus.models import Dataset, Genre, ImportStatus, Premise, text_hash
+from audit import services as audit
+from base.long_tasks import TakenOver, heartbeat, hold_as_taken
+from base.progress import ProgressWriter
+from base.uploads import queue_upload
+from corpus.models import Dataset, Genre, ImportStatus, Premise, Split, text_hash
 from corpus.services import create_premises
+from teams import access
 
 from .models import PremiseImport
 from .premise_text import (
@@ -51,6 +54,8 @@ from .premise_text import (
 )
 
 EXAMPLES_PER_REASON = 3
+# Malformed lines named on the import's row (the count is the list's length up to here, then "more").
+MALFORMED_KEPT = 200
 BATCH_SIZE = 1000
 JSONL_TEXT_KEYS = ("text", "sentence1", "premise")
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
@@ -191,8 +196,8 @@ class _Progress:
 
 
 class _Importer:
-    def __init__(self, dataset, genre, report, batch_size, on_batch=None):
-        self.dataset, self.genre, self.report = dataset, genre, report
+    def __init__(self, dataset, genre, report, batch_size, on_batch=None, split=""):
+        self.dataset, self.genre, self.report, self.split = dataset, genre, report, split
         self.batch_size, self.on_batch = batch_size, on_batch
         self.pending = []  # (normalised text, hash, promptID or None, file name)
         self.seen_hashes = set()
@@ -266,6 +271,7 @@ class _Importer:
                         text=text,
                         text_hash=digest,
                         source=source[:255],
+                        split=self.split,
                     )
                 )
                 self.report.per_file[source]["kept"] += 1
@@ -383,6 +389,7 @@ def import_premises(
     jobs: int = 1,
     on_batch: Callable[[PremiseImportReport], object] | None = None,
     record: PremiseImport | None = None,
+    split: str = "",
 ) -> PremiseImportReport:
     """Import premises of one genre from plain-text or JSONL files; returns a report.
 
@@ -391,9 +398,12 @@ def import_premises(
     `on_batch(report)` is called after each committed batch and once at the end
     (report.bytes_read / bytes_total is the progress), e.g. to store a progress figure for the
     dashboard. `record`: the run's row when it exists already, taken running (an upload's import,
-    annotation_site.uploads); else one is made.
+    base.uploads); else one is made. `split`: the split new premises go into (train,
+    dev or test); blank leaves them for `assign_splits`, and a writing study serves none of them
+    until then.
     """
     started = time.monotonic()
+    split = check_split(split)
     if not isinstance(genre, Genre):
         genre = resolve_genre(genre)
     if not isinstance(dataset, Dataset):
@@ -415,6 +425,7 @@ def import_premises(
             genre=genre,
             source=", ".join(path.name for path in file_paths)[:255],
             bytes_total=report.bytes_total,
+            split=split,
         )
     taken_restarts = record.restarts
 
@@ -435,11 +446,13 @@ def import_premises(
     # All or nothing: every batch commits with the run, so an unexpected failure (a database
     # error, a full disk, a killed process) leaves no premise of this run behind. Bad lines are
     # not failures: they are dropped with their reason and counted. The progress figures are
-    # written outside the transaction (annotation_site.progress), so the run shows how far it is.
+    # written outside the transaction (base.progress), so the run shows how far it is.
     try:
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
-            _import_files(file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress)
+            _import_files(
+                file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress, split
+            )
             # Committed only while the row is still this run's: a restart would import it again.
             hold_as_taken(PremiseImport, record.pk, taken_restarts)
     except TakenOver:
@@ -455,14 +468,18 @@ def import_premises(
     report.seconds = time.monotonic() - started
     record_progress(report)
     PremiseImport.objects.filter(pk=record.pk).update(
-        status=ImportStatus.DONE, drop_counts=dict(report.dropped), finished_at=timezone.now()
+        status=ImportStatus.DONE,
+        drop_counts=dict(report.dropped),
+        malformed=[f"{name} line {line_no}: {why}" for name, line_no, why in report.malformed[:MALFORMED_KEPT]],
+        drop_examples=report.examples,
+        finished_at=timezone.now(),
     )
     report.import_id = record.pk
     return report
 
 
-def _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, on_batch):
-    importer = _Importer(dataset, genre, report, batch_size, on_batch)
+def _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, on_batch, split=""):
+    importer = _Importer(dataset, genre, report, batch_size, on_batch, split)
     for path in paths:
         done_before = report.bytes_read
         source = path.name
@@ -493,8 +510,22 @@ def _import_files(paths, genre, dataset, report, progress, batch_size, file_form
 PREMISE_UPLOAD_TASK = "collection.import_uploaded_premises"
 
 
+def check_split(split: str | None) -> str:
+    """A premise import's split: train, dev, test, or blank (none yet); anything else is refused."""
+    split = (split or "").strip()
+    if split and split not in Split.values:
+        raise PremiseImportError(f"Unknown split {split!r}: one of {', '.join(Split.values)}, or none.")
+    return split
+
+
 def queue_premise_upload(
-    uploaded: UploadedFile, genre: str, dataset: str | None, file_format: str = "auto"
+    uploaded: UploadedFile,
+    genre: str,
+    dataset: str | None,
+    file_format: str = "auto",
+    split: str = "",
+    *,
+    user: Any = None,
 ) -> PremiseImport:
     """A premise file uploaded on the dashboard: checked here (genre, format, UTF-8 text) so a
     refusal is said at once and nothing is kept, then stored and its import row made queued,
@@ -504,9 +535,28 @@ def queue_premise_upload(
     dataset_slug = (dataset or "").strip() or settings.NLI["DEFAULT_DATASET"]
     if file_format not in ("auto", "text", "jsonl"):
         raise PremiseImportError(f"Unknown format {file_format!r}: one of auto, text, jsonl.")
+    split = check_split(split)
+
+    # The uploader's team (teams.access): another team's dataset is refused, a new one is theirs.
+    existing_team = Dataset.objects.filter(slug=dataset_slug).values_list("team_id", flat=True).first()
+    if refusal := access.dataset_name_refusal(user, existing_team):
+        raise PremiseImportError(refusal)
+    home = access.home_team_id(user) if user is not None else None
+    if user is not None and existing_team is None and home is None:
+        raise PremiseImportError("You are in no team where you may import data.")
 
     def create_import(stored: str, size: int) -> PremiseImport:
-        found, _ = Dataset.objects.get_or_create(slug=dataset_slug, defaults={"name": dataset_slug})
+        found, _ = Dataset.objects.get_or_create(
+            slug=dataset_slug, defaults={"name": dataset_slug, **({"team_id": home} if home else {})}
+        )
+        audit.record(
+            "import.queued",
+            actor=user,
+            subject=found,
+            team_id=found.team_id,
+            after={"file": uploaded.name or "upload", "genre": chosen.slug, "kind": "premises"},
+            datasets=[found.slug],
+        )
         return PremiseImport.objects.create(
             dataset=found,
             genre=chosen,
@@ -515,6 +565,7 @@ def queue_premise_upload(
             status=ImportStatus.QUEUED,
             upload=stored,
             file_format=file_format,
+            split=split,
         )
 
     return queue_upload(
@@ -527,5 +578,7 @@ def queue_premise_upload(
 
 
 def import_stored_premises(record: PremiseImport, path: Path) -> PremiseImportReport:
-    """An upload's import as its Celery task runs it (annotation_site.uploads.import_upload)."""
-    return import_premises([path], record.genre, record.dataset, file_format=record.file_format, record=record)
+    """An upload's import as its Celery task runs it (base.uploads.import_upload)."""
+    return import_premises(
+        [path], record.genre, record.dataset, file_format=record.file_format, record=record, split=record.split
+    )

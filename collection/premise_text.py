@@ -53,6 +53,8 @@ class DropReason:
 
 # --- what is not narrative ---------------------------------------------------------------------
 
+# A Markdown heading ("## Getting there"): a heading whatever its words, never glued to the next line.
+MARKDOWN_HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 BULLET_RE = re.compile(r"^\s*[-*•·‣◦▪▫●○■□➢➤►✓✔]\s+\S")
 # "1." "12)" "(3)" "a)" "(b)" "b." "iv." : numbered or lettered items. Years ("1990. ") are not.
 NUMBERED_RE = re.compile(r"^\s*(?:\(?\d{1,3}[.)]|\(\d{1,3}\)|\(?[a-z][.)]|\([a-zA-Z]\)|\(?[ivx]{1,5}[.)])\s+\S")
@@ -288,6 +290,12 @@ def text_blocks(lines, max_chars=MAX_PARAGRAPH_FACTOR * MAX_CHARS, held=None):
         reason = None
         if at_sentence_start and (BULLET_RE.match(line) or NUMBERED_RE.match(line)):
             reason = DropReason.LIST_ITEM
+        elif at_sentence_start and MARKDOWN_HEADING_RE.match(line):
+            reason = DropReason.HEADING
+        elif at_sentence_start and len(normalize(line)) < MIN_CHARS and not SENTENCE_END_RE.search(line.strip()):
+            # "Hi" on a line of its own: too short to be a premise (what the sentence rules would
+            # say), not a heading; counted as the line it is, never glued to the next one.
+            reason = DropReason.TOO_SHORT
         elif at_sentence_start:
             reason = line_drop_reason(line)
             if reason is None and _is_heading_line(line):

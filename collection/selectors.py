@@ -1,13 +1,17 @@
 """Reads for the writing pages: a worker's own claims, a family's worked examples and FAQ."""
 
+import hashlib
 import uuid
 
-from django.db.models import Prefetch
+from django.core.cache import cache
+from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from corpus.models import THREE_WAY, PromptExample, PromptFamily, Worker
+from corpus.models import THREE_WAY, Dataset, Premise, PremiseStatus, PromptExample, PromptFamily, Worker
 from crowd.claiming import claim_key
+from crowd.models import Study
+from crowd.selectors import pool_limits
 
 from .models import WritingClaim
 
@@ -43,3 +47,54 @@ def family_with_faq(slug: str) -> PromptFamily:
         PromptFamily.objects.prefetch_related("faq_entries", Prefetch("examples", PromptExample.objects.all())),
         slug=slug,
     )
+
+
+def pool_premises(dataset: Dataset, study: Study | None = None) -> QuerySet[Premise]:
+    """The available premises a writing study (or, without one, its dataset) may serve, splits aside:
+    the pool's genres and import files (`crowd.selectors.pool_limits`)."""
+    premises = Premise.objects.filter(dataset=dataset, status=PremiseStatus.AVAILABLE)
+    if study is not None:
+        genres, sources = pool_limits(study)
+        if genres:
+            premises = premises.filter(genre_id__in=genres)
+        if sources:
+            premises = premises.filter(source__in=sources)
+    return premises
+
+
+def premises_without_split(dataset: Dataset, study: Study | None = None) -> int:
+    """Available premises of the pool that have no split: a writing claim serves none of them
+    (issue 54, defect 1), so a study whose lines are all of these serves nothing."""
+    unassigned: int = pool_premises(dataset, study).filter(split="").count()
+    return unassigned
+
+
+# A pool's genres and files change only with an import: a balanced claim reads them from here.
+POOL_GROUPS_SECONDS = 60
+
+
+def pool_genres(dataset_id: int, sources: list[str]) -> list[int]:
+    """The genres of a dataset's premises with a split (within these files, if any), by pk; cached
+    a minute, as a balanced writing claim asks on each claim (collection.services.serving_of)."""
+    key = f"pool-genres:{dataset_id}:{hashlib.sha256(repr(sorted(sources)).encode()).hexdigest()[:16]}"
+    found = cache.get(key)
+    if found is None:
+        premises = Premise.objects.filter(dataset_id=dataset_id).exclude(split="")
+        if sources:
+            premises = premises.filter(source__in=sources)
+        found = sorted(set(premises.order_by().values_list("genre_id", flat=True).distinct()))
+        cache.set(key, found, POOL_GROUPS_SECONDS)
+    return list(found)
+
+
+def pool_sources(dataset_id: int, genres: list[int]) -> list[str]:
+    """The import files of a dataset's premises with a split (within these genres), cached as above."""
+    key = f"pool-sources:{dataset_id}:{','.join(map(str, sorted(genres)))}"
+    found = cache.get(key)
+    if found is None:
+        premises = Premise.objects.filter(dataset_id=dataset_id).exclude(split="").exclude(source="")
+        if genres:
+            premises = premises.filter(genre_id__in=genres)
+        found = sorted(set(premises.order_by().values_list("source", flat=True).distinct()))
+        cache.set(key, found, POOL_GROUPS_SECONDS)
+    return list(found)

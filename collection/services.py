@@ -7,12 +7,12 @@ The claim policy, top to bottom (see `claim_next_premise`):
   3. a candidate premise is available, has a split, still needs writings
      (writings done + open unexpired claims < dataset.writings_per_premise) and was never
      claimed by this worker; the least-written come first so work spreads evenly;
-  4. on PostgreSQL the candidate row is locked with SELECT ... FOR NO KEY UPDATE SKIP LOCKED, so
-     two workers asking at the same moment never wait on, or get, the same premise. SQLite
-     serialises writers (transaction_mode IMMEDIATE), which gives the same guarantee. The steps
+  4. the candidate row is locked with SELECT ... FOR NO KEY UPDATE SKIP LOCKED, so two workers
+     asking at the same moment never wait on, or get, the same premise. The steps
      are every task's (`crowd.claiming`, the writing task's rule `WRITING_CLAIMS`).
 """
 
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from artifacts.services import pairs_arriving
@@ -30,14 +30,14 @@ from authorship.services import ClaimClock, hold_code_of_typist, record_writing_
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from corpus.services import create_pairs
 from corpus.writings import unused_pair_ids
-from crowd.claiming import ClaimRule, claim_key, claim_rows, db_time, lock_clause, marks
+from crowd.claiming import ClaimRule, claim_key, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
 from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
-from crowd.models import ClaimStatus, StudySession
+from crowd.models import ClaimStatus, ServingOrder, Study, StudySession
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
 from quality.guessers import hold_code_of_guesser
 
-from . import hypothesis_tally, shape_holds
+from . import hypothesis_tally, selectors, shape_holds
 from .models import PremiseReport, WritingClaim
 from .writing_rules import TaskRules, hypothesis_problem, normalised, visible_text, word_characters
 
@@ -75,10 +75,8 @@ class WritingSubmission:
 # --- claiming a premise ----------------------------------------------------------------------
 
 
-# A premise's live claims, in the writing claim's statements (the premise is `p`).
-_LIVE_CLAIMS = (
-    "(SELECT COUNT(*) FROM collection_writingclaim c WHERE c.premise_id = p.id AND c.status = %s AND c.expires_at > %s)"
-)
+# A premise's live claims, in the writing claim's statements (the premise is `p`). Params: `live_params(now)`.
+_LIVE_CLAIMS = live_claims_sql("collection_writingclaim", "premise_id", "p.id")
 
 
 def candidate_statement(
@@ -90,6 +88,7 @@ def candidate_statement(
     tried: Sequence[int] = (),
     wanted: int = 1,
     wait: bool = False,
+    shuffle_seed: int | None = None,
 ) -> tuple[str, list[Any]]:
     """The writing claim's candidate lock: up to `wanted` premises this worker could be given now,
     least-written first, locked (`crowd.claiming.lock_clause`), leaving out those `tried`; `pool`, a
@@ -104,6 +103,10 @@ def candidate_statement(
     premise it passes (one index lookup each). A premise's `claims_made` grows with each claim, so
     the premises held by open claims sort after the unclaimed ones of the same writings_done and the
     walk seldom passes any: O(log n). Without a dataset: every dataset we collect ourselves.
+
+    `shuffle_seed` (a study served in random order) breaks the ties of writings done and claims
+    made by a permutation of the premise ids of its own instead of import order: integer arithmetic
+    both databases compute alike, at the cost of sorting the least-written premises on each claim.
     """
     params: list[Any] = [PremiseStatus.AVAILABLE]
     if dataset is not None:
@@ -112,7 +115,7 @@ def candidate_statement(
     else:
         joined = " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
         of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
-    params += [worker.pk, ClaimStatus.OPEN, db_time(now)]
+    params += [worker.pk, *live_params(now)]
     if dataset is not None:
         params.append(dataset.writings_per_premise)
     sql = (
@@ -130,8 +133,60 @@ def candidate_statement(
     if tried:
         sql += f" AND NOT (p.id IN ({marks(tried)}))"
         params += tried
-    sql += f" ORDER BY p.writings_done, p.claims_made, p.id LIMIT %s{lock_clause('p', wait=wait)}"
+    if shuffle_seed is None:
+        sql += " ORDER BY p.writings_done, p.claims_made, p.id"
+    else:
+        sql += " ORDER BY p.writings_done, p.claims_made, MOD(p.id * 2654435761 + %s, 4294967291), p.id"
+        params.append(shuffle_seed % 4294967291)
+    sql += f" LIMIT %s{lock_clause('p', wait=wait)}"
     return sql, [*params, wanted]
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How a study's claim walks its pool (`Study.serving_order`): the pool, each group it balances
+    (the pool narrowed to one genre or one file, least-served first), and the random order's seed."""
+
+    pool: tuple[list[int], list[str]] = ([], [])
+    groups: tuple[tuple[list[int], list[str]], ...] = ()
+    shuffle_seed: int | None = None
+
+
+def serving_of(study: Study | None) -> Serving:
+    """A study's serving (issue 54, item 2). Balanced: the pool's groups, genres when it holds two
+    or more, else its files, ordered by the study's claims in each so far (ties in random order),
+    so a pool of fiction and travel is written on half and half whatever the import order; each
+    group is tried in turn and the whole pool last. Random: a permutation of its own per study.
+    Import order: the least-written premises by id, as before."""
+    if study is None:
+        return Serving()
+    pool = pool_limits(study)
+    seed = int(hashlib.sha256(f"{study.pk}:{study.code_secret}".encode()).hexdigest()[:8], 16)
+    if study.serving_order == ServingOrder.IMPORTED:
+        return Serving(pool=pool)
+    if study.serving_order == ServingOrder.RANDOM:
+        return Serving(pool=pool, shuffle_seed=seed)
+    genres, sources = pool
+    served = WritingClaim.objects.filter(
+        study_session__study=study, status__in=(ClaimStatus.OPEN, ClaimStatus.SUBMITTED)
+    ).order_by()
+    in_groups: list[tuple[list[int], list[str]]]
+    group_genres = genres or selectors.pool_genres(study.dataset_id, sources)
+    if len(group_genres) > 1:
+        counts = dict(served.values_list("premise__genre_id").annotate(n=Count("id")))
+        key = {genre: counts.get(genre, 0) for genre in group_genres}
+        genre_order = sorted(group_genres, key=lambda g: (key[g], (g * 2654435761 + seed) % 4294967291))
+        in_groups = [([genre], sources) for genre in genre_order]
+    else:
+        group_sources = sources or selectors.pool_sources(study.dataset_id, genres)
+        if len(group_sources) < 2:
+            return Serving(pool=pool)
+        by_source = dict(served.values_list("premise__source").annotate(n=Count("id")))
+        source_order = sorted(
+            group_sources, key=lambda name: (by_source.get(name, 0), hashlib.sha256(f"{seed}{name}".encode()).digest())
+        )
+        in_groups = [(genres, [name]) for name in source_order]
+    return Serving(pool=pool, groups=tuple(in_groups))
 
 
 def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
@@ -152,7 +207,7 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
             "SELECT p.id, p.status, d.writings_per_premise, p.writings_done, "
             f"{_LIVE_CLAIMS} FROM collection_premise p INNER JOIN collection_dataset d ON d.id = p.dataset_id"
             f" WHERE p.id IN ({marks(locked)})",
-            [ClaimStatus.OPEN, db_time(now), *locked],
+            [*live_params(now), *locked],
         )
         counted = cursor.fetchall()
     return [
@@ -202,7 +257,7 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
     say "no tasks" while work is left.
     """
     now = timezone.now()
-    pool = pool_limits(study_session.study) if study_session is not None else ([], [])  # genres, imports
+    serving = serving_of(study_session.study if study_session is not None else None)
     with transaction.atomic():
         own = _own_open_claim(worker, now)
         if own is not None:
@@ -210,12 +265,24 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
         wait = {"for locked": False}
 
         def lock(wanted: int, tried: Sequence[int]) -> list[int]:
-            sql, params = candidate_statement(
-                worker, now, dataset=dataset, pool=pool, tried=tried, wanted=wanted, wait=wait["for locked"]
-            )
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                return [pk for (pk,) in cursor.fetchall()]
+            # A balanced study's least-served group first, the whole pool last (a group run dry).
+            for pool in (*serving.groups, serving.pool):
+                sql, params = candidate_statement(
+                    worker,
+                    now,
+                    dataset=dataset,
+                    pool=pool,
+                    tried=tried,
+                    wanted=wanted,
+                    wait=wait["for locked"],
+                    shuffle_seed=serving.shuffle_seed,
+                )
+                with connection.cursor() as cursor:
+                    cursor.execute(sql, params)
+                    locked = [pk for (pk,) in cursor.fetchall()]
+                if locked:
+                    return locked
+            return []
 
         def look_again(tried: list[int]) -> bool:
             if wait["for locked"]:
@@ -264,15 +331,18 @@ def take_back_line(worker: Worker, claim_token: uuid.UUID | str) -> tuple[Writin
         claim = WritingClaim.objects.select_for_update(of=("self",)).get(token=claim_token, worker=worker)
         if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
             raise ClaimAlreadySubmitted("These sentences were already saved.")
-        if claim.status == ClaimStatus.OPEN and claim.expires_at > now:
+        if is_live(claim, now):
             return claim, HoldRenewal.UNCHANGED
         if WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
             return None, HoldRenewal.BUSY
         claim.status = ClaimStatus.EXPIRED  # it holds no place, whatever comes of this
         claim.save(update_fields=["status"])
-        if claim.take_backs >= take_backs_allowed():
+        study = claim.study_session.study if claim.study_session else None
+        if claim.take_backs >= take_backs_allowed(study):
             return None, HoldRenewal.BACK_AT_LIMIT
-        minutes = settings.NLI["WRITING_CLAIM_MINUTES"]
+        minutes = (
+            study.claim_minutes if study is not None and study.claim_minutes else settings.NLI["WRITING_CLAIM_MINUTES"]
+        )
         if others_waiting([claim], worker.pk, now, minutes=minutes, live=WRITING_CLAIMS.live(now)):
             return None, HoldRenewal.BACK_WAITED_FOR
         # The premise's row lock, as every claimer takes it, then a fresh count of its places.
@@ -280,7 +350,7 @@ def take_back_line(worker: Worker, claim_token: uuid.UUID | str) -> tuple[Writin
         if not any(free > 0 for _, free, _ in _room([claim.premise_id], now)):
             return None, HoldRenewal.TAKEN
         claim.status = ClaimStatus.OPEN
-        claim.expires_at = WRITING_CLAIMS.expiry(now)
+        claim.expires_at = WRITING_CLAIMS.expiry(now, study)
         claim.take_backs += 1
         claim.save(update_fields=["status", "expires_at", "take_backs"])
         _count_claims([claim.premise_id], [claim.premise_id], now)
@@ -308,7 +378,7 @@ def reopen_expired_line(worker: Worker, *, study_session: StudySession | None = 
     )
     if latest is None or latest.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
         return None
-    if latest.status == ClaimStatus.OPEN and latest.expires_at > now:
+    if is_live(latest, now):
         return None  # still open: claim_next_premise returns it as it always has
     try:
         return renew_expired_claim(worker, latest.token)
@@ -512,7 +582,7 @@ def submit_hypotheses(
             # The clock is read under the premise's lock: a claim that took this place after it
             # expired committed before we got the lock, so this reading is past the expiry too.
             now = timezone.now()
-            if claim.status == ClaimStatus.EXPIRED or claim.expires_at <= now:
+            if not is_live(claim, now):
                 # Left open here; the worker's next claim marks it expired (this transaction rolls back).
                 raise ClaimExpired("This task expired before it was sent.")
             study_session = claim.study_session

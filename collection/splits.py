@@ -8,7 +8,7 @@ counts the pairs it has; one not yet written on counts the pairs it will get (th
 Splits hold premises rather than pairs, so no premise sentence occurs in more than one split.
 A premise somebody has already written on (or holds a writing claim for) keeps its split and
 counts toward the targets; everything else is drawn afresh, so the same seed on the same
-premises always gives the same splits, on SQLite and PostgreSQL alike.
+premises always gives the same splits, whatever the database's collation.
 """
 
 import random
@@ -54,7 +54,7 @@ class SplitReport:
     genres: list = field(default_factory=list)
     notes: list = field(default_factory=list)
 
-    def totals(self, unit="counts"):
+    def totals(self, unit: str = "counts") -> dict[str, int]:
         """Premises (unit "counts") or pairs (unit "pairs") per split over all genres."""
         totals = _per_split()
         for row in self.genres:
@@ -96,7 +96,7 @@ def written_on(queryset):
     )
 
 
-def assign_splits(dataset, dev=2000, test=2000, seed=0):
+def assign_splits(dataset: "Dataset | str", dev: int = 2000, test: int = 2000, seed: int = 0) -> "SplitReport":
     """Assign every premise of `dataset` (a slug or row) to a split; returns a SplitReport."""
     if dev < 0 or test < 0:
         raise SplitAssignmentError("--dev and --test must be 0 or more.")
@@ -171,8 +171,8 @@ def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
             retired.append(pk)
         else:
             candidates.append((prompt_id, pk))
-    # Sorting in Python, not in the database: PostgreSQL's collation and SQLite's byte order
-    # disagree, and the same seed must give the same splits on both.
+    # Sorting in Python, not in the database: collations differ between servers (and locales), and
+    # the same seed must give the same splits on every one.
     candidates.sort()
     random.Random(f"{seed}:{genre.slug}").shuffle(candidates)
     free = [pk for _, pk in candidates]

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from annotation_site.uploads import import_upload
+from base.uploads import import_upload
 
 from .models import PremiseImport
 from .premise_import import PREMISE_UPLOAD_TASK, PremiseImportError, import_stored_premises

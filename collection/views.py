@@ -15,8 +15,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from annotation_site.authenticated import AuthenticatedRequest
 from authorship.services import study_action
+from base.authenticated import AuthenticatedRequest
 from corpus.models import Premise
 from crowd.holds import (
     REFUSED_BACK,
@@ -26,7 +26,7 @@ from crowd.holds import (
     record_no_task,
     renewal_message,
 )
-from crowd.models import ClaimStatus, TaskKind
+from crowd.models import ClaimStatus, StudySession, TaskKind
 from crowd.services import drafts_saved, worker_for_user
 from crowd.views import task_visit
 
@@ -51,8 +51,23 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
         claim = services.claim_next_premise(worker, study_session=study_session)
     if claim is None:
         record_no_task(study_session)  # this visit now waits: no line of the study is renewed meanwhile
-        return render(request, "collection/no_tasks.html", {"study_session": study_session})
+        return render(request, "collection/no_tasks.html", _no_task_context(study_session))
     return redirect("writing_task", token=claim.token)
+
+
+def _no_task_context(study_session: StudySession | None) -> dict[str, Any]:
+    """What the no-task page says: "every line has been taken" only when that is true. Lines that
+    have no split yet are never served (issue 54, defect 1): a preview names them and the fix, a
+    participant is told the study is not ready rather than that its lines are gone."""
+    unassigned = 0
+    if study_session is not None:
+        study = study_session.study
+        unassigned = selectors.premises_without_split(study.dataset, study)
+    return {
+        "study_session": study_session,
+        "unassigned": unassigned,
+        "is_preview": study_session is not None and study_session.is_preview,
+    }
 
 
 ORPHAN_SENTENCES_KEY = "writing_orphan_sentences"
@@ -186,7 +201,7 @@ def writing_task(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRespons
         "premise": premise,
         "form": form,
         "hypothesis_fields": [form[name] for name in services.HYPOTHESIS_FIELDS.values()],
-        "hold": hold_view([claim], timezone.now(), minutes=holds.claim_minutes()),
+        "hold": hold_view([claim], timezone.now(), minutes=holds.claim_minutes(claim.study_session)),
         "renew_url": reverse("writing_renew", kwargs={"token": claim.token}),
         "next_href": reverse("writing_next"),
         "study_session": claim.study_session,

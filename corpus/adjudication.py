@@ -8,10 +8,12 @@ from typing import Any
 
 from django.db import transaction
 
+from audit import services as audit
+
+from .errors import LabelRefused
 from .gold import VOTE_FIELD, gold_from_votes
-from .gold_moves import labels_moved, mark_figures_changed, move
+from .gold_moves import gold_recounted, labels_moved, move
 from .models import RETIRED_LABEL, Adjudication, AdjudicationAction, AdjudicationSource, Pair
-from .services import LabelRefused
 
 
 def adjudicate(
@@ -37,7 +39,11 @@ def adjudicate(
     if action not in AdjudicationAction.values:
         raise LabelRefused(f"'{action}' is not a decision; choose one of {', '.join(AdjudicationAction.values)}.")
     with transaction.atomic():
-        locked = Pair.objects.select_for_update(no_key=True, of=("self",)).select_related("premise").get(pk=pair.pk)
+        locked = (
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("premise", "dataset")
+            .get(pk=pair.pk)
+        )
         was = (locked.gold_label, locked.label_count)
         if action == AdjudicationAction.RETIRE:
             label = adjudicated = gold = RETIRED_LABEL
@@ -59,8 +65,19 @@ def adjudicate(
             note=note,
         )
         Pair.objects.filter(pk=locked.pk).update(adjudicated_label=adjudicated, gold_label=gold)
+        audit.record(
+            f"adjudication.{action}",
+            actor=researcher,
+            subject=locked,
+            subject_label=locked.pair_id,
+            team_id=locked.dataset.team_id,
+            before={"gold_label": locked.gold_label},
+            after={"gold_label": gold, "adjudicated_label": adjudicated, "source": source},
+            reason=" — ".join(part for part in (reason[:100], note) if part),
+            datasets=[locked.dataset.slug],
+        )
         locked.adjudicated_label, locked.gold_label = adjudicated, gold
         labels_moved([move(locked, *was)])
-        mark_figures_changed()
+        gold_recounted()
     pair.adjudicated_label, pair.gold_label = adjudicated, gold
     return decision

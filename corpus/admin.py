@@ -24,7 +24,7 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
-from annotation_site.permissions import EXCLUDE_WORKERS
+from base.permissions import EXCLUDE_WORKERS
 
 from . import services, stopping_policies
 from .models import (
@@ -251,7 +251,7 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
         return request.user.has_perm(EXCLUDE_WORKERS)
 
     def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
-        outcome = services.set_workers_excluded(queryset, excluded)
+        outcome = services.set_workers_excluded(queryset, excluded, by=request.user, reason="the admin's action")
         verb = "excluded" if excluded else "included again"
         if outcome.changed:
             fixed = outcome.recompute_report.fixed if outcome.recompute_report else 0  # a change has one
@@ -520,14 +520,12 @@ class PairAdmin(admin.ModelAdmin[Pair]):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
     ) -> tuple[QuerySet[Pair], bool]:
-        """On PostgreSQL a rare word is matched through the trigram indexes (migrations
+        """A rare word is matched through the trigram indexes (migrations
         0007_trigram_search, 0018_pair_search_table): a UNION of pair ids whose hypothesis or
         pairID, or whose premise's text or promptID, contain it, so no search reads every pair. A common word ("dog", in a
         third of the pairs) would make that UNION hundreds of thousands of ids long: it is tested
         on each pair instead, newest first, which finds a page of matches after a few hundred
-        pairs (the count stops at SEARCH_COUNT_CAP). Elsewhere (SQLite), Django's own search."""
-        if connection.vendor != "postgresql":
-            return super().get_search_results(request, queryset, search_term)
+        pairs (the count stops at SEARCH_COUNT_CAP)."""
         for word in smart_split(search_term):
             word = unescape_string_literal(word) if word[:1] in ('"', "'") and word[-1:] == word[:1] else word
             if not word:

@@ -14,10 +14,19 @@ from typing import Any
 from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Sum, Value, When
 
+from base.subquery import sql_of
+
 from . import labels as scheme_labels
 from . import tallies
 from .alpha import NOMINAL, ORDINAL, Alpha, alpha_from_votes
-from .gold import VOTE_FIELD, gold_expression, gold_from_votes, gold_source_expression, majority_expression
+from .gold import (
+    VOTE_FIELD,
+    ItemSetStatistics,
+    gold_expression,
+    gold_from_votes,
+    gold_source_expression,
+    majority_expression,
+)
 from .models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -30,7 +39,16 @@ from .models import (
     ValidationLabel,
     gold_source,
 )
-from .selectors import datasets_outside_scheme, in_gold, in_scope, labels_scheme_of_scope, pairs_in, resolve_dataset
+from .selectors import (
+    TeamDatasets,
+    adjudication_queue,
+    datasets_outside_scheme,
+    in_gold,
+    in_scope,
+    labels_scheme_of_scope,
+    pairs_in,
+    resolve_dataset,
+)
 
 THREE_WAY = list(VOTE_FIELD)
 FIVE = Q(label_count=LABELS_PER_PAIR)
@@ -122,7 +140,7 @@ VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
 
 
 def _vote_histogram(
-    dataset: Dataset | None, split: str | None, source: str
+    dataset: Dataset | TeamDatasets | None, split: str | None, source: str
 ) -> list[tuple[str, str, Sequence[int], int]]:
     """[(split, genre slug, votes per label, pairs)]: one grouped read, over the maintained
     aggregates (they group pairs by their vote counters) or, with source="pairs", the pairs."""
@@ -141,7 +159,9 @@ def _vote_histogram(
     return [(row[0], row[1], tuple(row[2:-1]), row[-1]) for row in rows]
 
 
-def _ordinal_histogram(dataset: Dataset | None, split: str | None) -> list[tuple[str, str, Sequence[int], int]]:
+def _ordinal_histogram(
+    dataset: Dataset | TeamDatasets | None, split: str | None
+) -> list[tuple[str, str, Sequence[int], int]]:
     """[(split, genre slug, ratings 1..5 given, pairs)] of an ordinal dataset, from the label
     table (the counters hold the two-way mapping only): per pair its count of each rating, then
     pairs grouped by those counts, in one statement. The labels the counters count (`in_gold`)."""
@@ -152,7 +172,10 @@ def _ordinal_histogram(dataset: Dataset | None, split: str | None) -> list[tuple
         .annotate(**{f"r{value}": Count("pk", filter=Q(ordinal=value)) for value in scheme_labels.ORDINAL_VALUES})
         .order_by()
     )
-    inner, params = per_pair.query.sql_with_params()
+    found = sql_of(per_pair)
+    if found is None:  # a scope of no dataset: no pairs
+        return []
+    inner, params = found
     ratings = ", ".join(f"r{value}" for value in scheme_labels.ORDINAL_VALUES)
     sql = (
         f"SELECT unit_split, unit_genre, {ratings}, COUNT(*) FROM ({inner}) per_pair "  # the parameters stay parameters
@@ -188,7 +211,7 @@ def _alpha_figures(rows: Histogram, categories: int, metric: str, scope: Histogr
 
 
 def krippendorff_alpha(
-    dataset: Dataset | str | None = None,
+    dataset: Dataset | TeamDatasets | str | None = None,
     split: str | None = None,
     source: str = "tallies",
     *,
@@ -203,7 +226,7 @@ def krippendorff_alpha(
     `histogram` (split, genre, votes, pairs) is that read when the caller has made it already.
     """
     dataset = resolve_dataset(dataset)
-    scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
+    scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
     categories = scheme_labels.stored_categories(scheme)
     # The counters' columns in LABELS order; two-way schemes never vote contradiction.
     keep = [scheme_labels.LABELS.index(label) for label in categories]
@@ -277,7 +300,7 @@ def _tallied_counts(tally_rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, A
 
 
 def _adjudication_rows(
-    dataset: Dataset | None, split: str | None, *, adjudicated: bool, source: str
+    dataset: Dataset | TeamDatasets | None, split: str | None, *, adjudicated: bool, source: str
 ) -> list[dict[str, Any]]:
     """Rows that turn one reading of the gold labels into the other for the adjudicated pairs only
     (few; the partial index `pair_adjudicated`): the tallies know the rule's gold (votes), the pairs
@@ -316,8 +339,73 @@ def _adjudication_rows(
     return rows
 
 
+def count_gold(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """{gold label: pairs} summed over n-weighted rows (`_tallied_counts`, `_grouped_counts`, with
+    `_adjudication_rows`' corrections): every label and "-", 0 where none."""
+    counts = dict.fromkeys([*THREE_WAY, NO_GOLD], 0)
+    for row in rows:
+        counts[row["gold_label"]] = counts.get(row["gold_label"], 0) + row["n"]
+    return counts
+
+
+def gold_counts(
+    dataset: Dataset | TeamDatasets | str | None = None,
+    split: str | None = None,
+    *,
+    adjudicated: bool = True,
+    judged_only: bool = False,
+) -> dict[str, int]:
+    """{gold label: pairs} in scope, "-" included: the one reader of how many pairs have each gold
+    label, which every page that shows the figure reads (the corpus page's label table and chart,
+    the MPE page's judged items; `agreement_stats`, behind the validation and adjudication pages,
+    sums the same rows with `count_gold`). The rule's gold, summed from the maintained aggregates
+    (votes, and the imported gold where they have no majority), with the researchers' decisions put
+    in (`_adjudication_rows`: an adjudicated pair counts under its decision, a retired one under
+    "-"); `adjudicated=False`: the rule's gold before any decision. `judged_only`: the pairs with
+    all five labels (MPE's judged items). Stored labels: a two-way dataset's "not-entailed" is
+    neutral (`corpus.labels.to_scheme` names it); with no dataset, the three-way datasets only."""
+    dataset = resolve_dataset(dataset)
+    by = ("label_count", *VOTES, "imported_gold")
+    rows: list[Mapping[str, Any]] = [
+        {"gold_label": gold_from_votes(e, nu, c, imported), "is_five": int(count == LABELS_PER_PAIR), "n": n}
+        for count, e, nu, c, imported, n in tallies.pair_counts(
+            dataset, split, by=by, scheme=labels_scheme_of_scope(dataset)
+        )
+    ]
+    rows += _adjudication_rows(dataset, split, adjudicated=adjudicated, source="tallies")
+    return count_gold(row for row in rows if row["is_five"] or not judged_only)
+
+
+def mpe_statistics(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> ItemSetStatistics:
+    """Label distribution, unanimous share and share of gold equal to the judgments' majority, for
+    the judged (five-judgment) items of a dataset and split: one aggregate query, the gold labels
+    (`gold_counts`, the one reader) and the pending count (`adjudication_queue`)."""
+    pairs = pairs_in(dataset, split).filter(FIVE)
+    figures = pairs.aggregate(
+        items=Count("pk"),
+        unanimous=Count("pk", filter=Q(entailment_votes=5) | Q(neutral_votes=5) | Q(contradiction_votes=5)),
+        with_majority=Count("pk", filter=majority_expression()),
+        gold_equals_majority=Count("pk", filter=majority_expression() & Q(gold_label=gold_expression())),
+        adjudicated=Count("pk", filter=~Q(adjudicated_label="")),
+    )
+    golds = gold_counts(dataset, split, judged_only=True)
+    return ItemSetStatistics(
+        items=figures["items"],
+        label_counts={label: golds[label] for label in THREE_WAY},
+        unanimous=figures["unanimous"],
+        with_majority=figures["with_majority"],
+        gold_equals_majority=figures["gold_equals_majority"],
+        adjudicated=figures["adjudicated"],
+        pending=adjudication_queue(dataset, split).count(),
+    )
+
+
 def agreement_stats(
-    dataset: Dataset | str | None = None, split: str | None = None, source: str = "tallies", *, adjudicated: bool = True
+    dataset: Dataset | TeamDatasets | str | None = None,
+    split: str | None = None,
+    source: str = "tallies",
+    *,
+    adjudicated: bool = True,
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
@@ -329,7 +417,7 @@ def agreement_stats(
     its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
     """
     dataset = resolve_dataset(dataset)
-    scheme: str = dataset.label_scheme if dataset is not None else scheme_labels.THREE_WAY_SCHEME
+    scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
     # One read of the maintained aggregates serves α (the votes) and every other figure (the gold
     # follows from the votes and, where they have no majority, the imported gold the tallies key).
     # Every dataset: the three-way ones (`labels_scheme_of_scope`; `left_out` names the others).
@@ -337,7 +425,7 @@ def agreement_stats(
     tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme) if source == "tallies" else None
     histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[-1]) for row in tally_rows]
     alpha = krippendorff_alpha(dataset, split, source, histogram=histogram)
-    if dataset is not None and dataset.item_kind == ItemKind.MULTI_PREMISE:
+    if isinstance(dataset, Dataset) and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     rows: Iterable[Mapping[str, Any]] = (
         _tallied_counts(tally_rows or [])
@@ -360,7 +448,7 @@ def agreement_stats(
     sums = dict.fromkeys(THREE_WAY, 0)
     squares = dict.fromkeys(THREE_WAY, 0)
     genres: dict[str, dict[str, int]] = {}
-    gold_counts = dict.fromkeys([*THREE_WAY, NO_GOLD], 0)
+    golds = count_gold(rows)  # the gold labels as `gold_counts` reads them, from the same rows
     gold_sources = dict.fromkeys(GoldSource.values, 0)
     for row in rows:
         n = row["n"]
@@ -370,7 +458,6 @@ def agreement_stats(
         genre["pairs"] += counted_pairs
         totals["pairs"] += counted_pairs
         gold, author = row["gold_label"], row["author_label"]
-        gold_counts[gold] = gold_counts.get(gold, 0) + n
         gold_sources[row["source_of_gold"]] += n
         if not row["is_five"]:
             continue
@@ -416,20 +503,20 @@ def agreement_stats(
             }
             for slug, genre in sorted(genres.items())
         },
-        "gold_counts": gold_counts,
+        "gold_counts": golds,
         # Which gold labels are the crowd's (3 of 5), a source file's (not validated) or adjudicated.
         "gold_sources": gold_sources,
     }
     if scheme != scheme_labels.THREE_WAY_SCHEME:
         result["label_scheme"] = scheme
         result["gold_counts"] = {
-            scheme_labels.to_scheme(scheme, label): gold_counts.get(label, 0) for label in [*categories, NO_GOLD]
+            scheme_labels.to_scheme(scheme, label): golds.get(label, 0) for label in [*categories, NO_GOLD]
         }
         if scheme == scheme_labels.ORDINAL_SCHEME:
             result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
     result["krippendorff_alpha"] = alpha
     if in_scheme is not None:
-        result["left_out"] = datasets_outside_scheme(in_scheme)
+        result["left_out"] = datasets_outside_scheme(in_scheme, dataset)
     return result
 
 
@@ -458,7 +545,9 @@ def coverage_sentences(stats: Mapping[str, Any]) -> dict[str, str]:
     return sentences
 
 
-def adaptive_stopping_in_scope(dataset: Dataset | str | None = None, split: str | None = None) -> list[str]:
+def adaptive_stopping_in_scope(
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
+) -> list[str]:
     """The stopping rules other than fixed that a researcher chose in scope (StoppingPolicy rows):
     under them only contested pairs reach five labels, so κ over five-label pairs is no longer
     the corpus's agreement (docs/statistics.md, "α beside κ")."""
@@ -466,7 +555,9 @@ def adaptive_stopping_in_scope(dataset: Dataset | str | None = None, split: str 
     return sorted(set(policies.values_list("rule", flat=True)))
 
 
-def stopped_early_stats(dataset: Dataset | str | None = None, split: str | None = None) -> dict[str, int]:
+def stopped_early_stats(
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
+) -> dict[str, int]:
     """Pairs that stopped before five labels (issue 24's decided or confident rule) and the
     validation labels they saved. They are in no figure of `agreement_stats` (not five-label pairs),
     so they are counted apart: one statement on the partial index `pair_stopped_early`."""

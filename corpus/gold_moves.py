@@ -2,14 +2,10 @@
 
 Every writer of counters (`corpus.services`, `corpus.recompute`, `corpus.adjudication`) reports
 its moves here: the word tally and the receivers of `signals.gold_moved` follow them, and a
-change the maintained figures cannot follow marks the dashboard's cached figures out of date.
+change the maintained figures cannot follow is said to the receivers of `signals.gold_recounted`.
 """
 
-import time
 from collections.abc import Sequence
-
-from django.core.cache import cache
-from django.db import transaction
 
 from . import signals, tallies
 from .models import Pair
@@ -31,17 +27,8 @@ def labels_moved(moves: Sequence[tallies.LabelMove]) -> None:
         signals.gold_moved.send(sender=Pair, moves=golds)
 
 
-# When labels last changed in a way the maintained figures cannot follow (an exclusion, a repairing
-# recompute, an adjudication): figures cached before then are out of date (dashboard/figure_cache.py reads it).
-FIGURES_CHANGED_KEY = "corpus:figures-changed-at"
-
-
-def mark_figures_changed() -> None:
-    """Record that cached figures are out of date from now, and again once the change has committed
-    (a figure computed in between, from the data before the commit, is then out of date too)."""
-    cache.set(FIGURES_CHANGED_KEY, time.time(), None)
-    transaction.on_commit(lambda: cache.set(FIGURES_CHANGED_KEY, time.time(), None))
-
-
-def figures_changed_at() -> float:
-    return float(cache.get(FIGURES_CHANGED_KEY) or 0.0)
+def gold_recounted() -> None:
+    """Say that gold labels or counters moved in a way the maintained figures cannot follow (an
+    exclusion, a repairing recompute, an adjudication): the receivers of `signals.gold_recounted`
+    (the dashboard's figure cache) take their figures from before as out of date."""
+    signals.gold_recounted.send(sender=Pair)

@@ -17,11 +17,11 @@ from typing import Any
 from django.db import connection, connections, transaction
 from django.db.models import Case, Count, F, Q, QuerySet, When
 
-from annotation_site.plain_rows import update_rows
+from base.plain_rows import update_rows
 
 from . import tallies
 from .gold import COUNTERS, gold_expression
-from .gold_moves import labels_moved, mark_figures_changed
+from .gold_moves import gold_recounted, labels_moved
 from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
 from .selectors import in_gold, labels_that_count, pairs_in, replacement_labels_in_gold
 
@@ -155,9 +155,9 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     pairs it finds are written, FIX_BATCH pairs a transaction (`_fix_batch`): each batch locks its
     pairs, recounts them under the locks and writes those that still disagree. This is the one
     path on every database: a batch holds the row locks of its own pairs only, so validators'
-    submits go on meanwhile on PostgreSQL (a single UPDATE of every pair held the label table and
+    submits go on meanwhile (a single UPDATE of every pair held the label table and
     the tallies for the whole run, issue 28), and a submit is never lost or counted twice, since
-    the recount waits for the locks a submit holds; SQLite serialises writers anyway.
+    the recount waits for the locks a submit holds.
 
     Pairs holding more labels that count than five are reported (`surplus_labels`): their counters
     and gold label count the earliest five by position, as every pair's do, and the labels beyond
@@ -182,7 +182,7 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     checked = tallies.CORPUS if lengths else tallies.PAIRS_ONLY
     report.tally_drift = tallies.check_and_rebuild(dataset, checked, repair=fix)
     if report.fixed:
-        mark_figures_changed()
+        gold_recounted()
     return report
 
 
@@ -192,7 +192,7 @@ def heal_pairs(pair_pks: Sequence[int]) -> int:
     the caller's transaction when there is one, as every fix batch is."""
     fixed = _fix_in_batches(pair_pks)
     if fixed:
-        mark_figures_changed()
+        gold_recounted()
     return fixed
 
 
@@ -208,12 +208,7 @@ def _fix_in_batches(pair_pks: Sequence[int]) -> int:
     ordered = sorted(pair_pks)
     batches = [ordered[start : start + FIX_BATCH] for start in range(0, len(ordered), FIX_BATCH)]
     with tallies.folds_deferred():
-        if (
-            FIX_WORKERS > 1
-            and len(batches) > 1
-            and connection.features.has_select_for_update
-            and not connection.in_atomic_block
-        ):
+        if FIX_WORKERS > 1 and len(batches) > 1 and not connection.in_atomic_block:
             with ThreadPoolExecutor(max_workers=FIX_WORKERS) as pool:
                 # Each batch runs in a copy of this context (folds deferred, as here).
                 return sum(pool.map(lambda batch: copy_context().run(_fix_batch_on_own_connection, batch), batches))
@@ -239,11 +234,10 @@ def _fix_batch(batch: Sequence[int]) -> int:
     from each pair's old key to its new one, as for any writer of counters.
     """
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            # Not waiting for the WAL flush: a batch lost in a crash leaves its pairs as they were,
-            # for the next recompute to find (a flush a commit is most of a fix of every pair).
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        # Not waiting for the WAL flush: a batch lost in a crash leaves its pairs as they were,
+        # for the next recompute to find (a flush a commit is most of a fix of every pair).
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
         locked = Pair.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=batch).order_by("pk")
         list(locked.values_list("pk", flat=True))
         rows = _recount_locked(batch)

@@ -1,36 +1,90 @@
 """Reads of the core that several apps share: which dataset a slug names, the pairs and premises in
 scope, and which labels count (`labels_that_count`, `in_gold`: every reader of labels asks here)."""
 
+from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Case, Count, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
 from .gold import (
     ENTAILMENT_CONTRADICTION_3_2,
     TWO_TWO_ONE,
-    ItemSetStatistics,
     adjudication_case,
-    gold_expression,
-    majority_expression,
 )
-from .labels import CONTRADICTION, ENTAILMENT, LABELS_PER_PAIR, NEUTRAL, THREE_WAY_SCHEME
+from .labels import LABELS_PER_PAIR, THREE_WAY_SCHEME
 from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel
 
 M = TypeVar("M", bound=Model)
 
 
-def resolve_dataset(dataset: Dataset | str | None) -> Dataset | None:
-    """A Dataset from a Dataset, its slug or None (None stays None: every dataset)."""
-    if dataset is None or isinstance(dataset, Dataset):
+@dataclass(frozen=True)
+class TeamDatasets:
+    """Every dataset of some teams (a user's: `teams.access.figure_teams`): what a page's figures add
+    up when no one dataset is chosen. Every reader of a scope treats it as "every dataset" (the
+    three-way ones for labels), narrowed to these teams' datasets."""
+
+    teams: frozenset[int]
+
+    @property
+    def key(self) -> str:
+        """A name of the group for cache keys: the same teams, the same figures."""
+        return "teams-" + "-".join(str(team) for team in sorted(self.teams))
+
+    def datasets(self) -> QuerySet[Dataset]:
+        return Dataset.objects.filter(team_id__in=self.teams)
+
+
+# What figures are of: one dataset (or its slug), a team's datasets, or None (every dataset).
+DatasetScope = Dataset | TeamDatasets | None
+
+
+def figures_of(dataset: Dataset | None, teams: frozenset[int] | None) -> DatasetScope:
+    """What a user's figures add up: the dataset chosen (one of their teams', checked by the
+    caller), else every dataset of their teams (`teams.access.figure_teams`; None: every dataset)."""
+    if dataset is not None:
+        return dataset
+    return None if teams is None else TeamDatasets(teams)
+
+
+def dataset_sql(dataset: DatasetScope, column: str) -> tuple[str, list[Any]] | None:
+    """`in_datasets` for raw SQL: (condition on `column`, a dataset id column, and its parameters),
+    None for every dataset."""
+    if isinstance(dataset, TeamDatasets):
+        table = Dataset._meta.db_table
+        return f"{column} IN (SELECT id FROM {table} WHERE team_id = ANY(%s))", [sorted(dataset.teams)]
+    if dataset is not None:
+        return f"{column} = %s", [dataset.pk]
+    return None
+
+
+def resolve_dataset(dataset: Dataset | TeamDatasets | str | None) -> DatasetScope:
+    """A Dataset from a Dataset, its slug or None (None stays None: every dataset; a group of
+    datasets stays the group)."""
+    if dataset is None or isinstance(dataset, Dataset | TeamDatasets):
         return dataset
     return Dataset.objects.get(slug=dataset)
 
 
+def one_dataset(dataset: Dataset | TeamDatasets | str | None) -> Dataset | None:
+    """The one dataset a scope names (None: several, every one or a team's)."""
+    resolved = resolve_dataset(dataset)
+    return resolved if isinstance(resolved, Dataset) else None
+
+
+def in_datasets(rows: QuerySet[M], dataset: DatasetScope, via: str = "dataset") -> QuerySet[M]:
+    """`rows` (reaching their dataset by `via`) of a scope: one dataset, a team's, or all (None)."""
+    if isinstance(dataset, TeamDatasets):
+        return rows.filter(**{f"{via}__team_id__in": dataset.teams})
+    if dataset is not None:
+        return rows.filter(**{via: dataset})
+    return rows
+
+
 def in_scope(
     rows: QuerySet[M],
-    dataset: Dataset | str | None,
+    dataset: Dataset | TeamDatasets | str | None,
     split: str | None = None,
     *,
     on: str = "",
@@ -39,30 +93,31 @@ def in_scope(
     """Rows of a dataset (a Dataset or slug; None: all, or all of label scheme `scheme`) and split
     (None: all), unordered; `on` prefixes the split ("premise__": a pair's is its premise's)."""
     resolved = resolve_dataset(dataset)
-    if resolved is not None:
-        rows = rows.filter(dataset=resolved)
-    elif scheme is not None:
+    rows = in_datasets(rows, resolved)
+    if not isinstance(resolved, Dataset) and scheme is not None:
         rows = rows.filter(dataset__label_scheme=scheme)
     return rows.filter(**{f"{on}split": split}).order_by() if split else rows.order_by()
 
 
 def pairs_in(
-    dataset: Dataset | str | None = None, split: str | None = None, *, scheme: str | None = None
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, *, scheme: str | None = None
 ) -> QuerySet[Pair]:
     return in_scope(Pair.objects.all(), dataset, split, on="premise__", scheme=scheme)
 
 
-def labels_scheme_of_scope(dataset: Dataset | str | None) -> str | None:
+def labels_scheme_of_scope(dataset: Dataset | TeamDatasets | str | None) -> str | None:
     """The label scheme that figures of labels over every dataset keep to: three-way. A two-way
     dataset stores "not-entailed" as neutral, so summed with three-way ones it counted as neutral
     in gold counts and κ; its figures are on its own page. None for one dataset (its own scheme)."""
-    return THREE_WAY_SCHEME if resolve_dataset(dataset) is None else None
+    return THREE_WAY_SCHEME if one_dataset(dataset) is None else None
 
 
-def datasets_outside_scheme(scheme: str) -> list[str]:
-    """Slugs of the datasets with pairs whose labels are in another scheme (left out of "all datasets")."""
+def datasets_outside_scheme(scheme: str, among: DatasetScope = None) -> list[str]:
+    """Slugs of the datasets (of `among`: a team's, or every one) with pairs whose labels are in
+    another scheme (left out of "all datasets")."""
+    rows = among.datasets() if isinstance(among, TeamDatasets) else Dataset.objects.all()
     return list(
-        Dataset.objects.exclude(label_scheme=scheme)
+        rows.exclude(label_scheme=scheme)
         .filter(pairs__isnull=False)
         .distinct()
         .order_by("slug")
@@ -70,7 +125,7 @@ def datasets_outside_scheme(scheme: str) -> list[str]:
     )
 
 
-def premises_in(dataset: Dataset | str | None = None, split: str | None = None) -> QuerySet[Premise]:
+def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> QuerySet[Premise]:
     return in_scope(Premise.objects.all(), dataset, split)
 
 
@@ -145,6 +200,16 @@ def _judged(pairs: QuerySet[Pair]) -> QuerySet[Pair]:
     return pairs.filter(label_count=JUDGMENTS_PER_ITEM)
 
 
+def awaiting_decision() -> Q:
+    """The pairs whose adjudication is pending, as a filter on Pair: the one rule of every queue
+    (the MPE page's, the adjudication page's). No researcher's decision stands on the pair: none
+    was made, or the latest was a withdrawal (the gold is the rule's again, `adjudicated_label`
+    empty). A gold label taken from an imported file is not a researcher's decision: the pair
+    stays in to be checked."""
+    decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
+    return Q(adjudicated_label="") | ~Q(pk__in=decided)
+
+
 class AdjudicationReason(TypedDict):
     """What `adjudication_queue` annotates each pair with."""
 
@@ -152,19 +217,16 @@ class AdjudicationReason(TypedDict):
 
 
 def adjudication_queue(
-    dataset: Dataset | str | None = None, split: str | None = None, *, pending_only: bool = True
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, *, pending_only: bool = True
 ) -> "QuerySet[WithAnnotations[Pair, AdjudicationReason]]":
     """Judged items in an adjudication case, each annotated with `adjudication_reason`; oldest first.
 
-    `pending_only` leaves out the items a researcher has already decided (a gold label taken from
-    an imported file does not count as a researcher's decision: it stays in the queue to be checked).
+    `pending_only` keeps the items still awaiting a researcher's decision (`awaiting_decision`).
     """
     two_two_one, torn = adjudication_case()
     pairs = _judged(pairs_in(dataset, split)).filter(two_two_one | torn)
     if pending_only:
-        pairs = pairs.exclude(
-            pk__in=Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
-        )
+        pairs = pairs.filter(awaiting_decision())
     return (
         pairs.annotate(
             adjudication_reason=Case(
@@ -173,28 +235,4 @@ def adjudication_queue(
         )
         .select_related("premise")
         .order_by("pk")
-    )
-
-
-def mpe_statistics(dataset: Dataset | str | None = None, split: str | None = None) -> ItemSetStatistics:
-    """Label distribution, unanimous share and share of gold equal to the judgments' majority, for
-    the judged (five-judgment) items of a dataset and split; one aggregate query and one count."""
-    pairs = _judged(pairs_in(dataset, split))
-    votes = {ENTAILMENT: "entailment_votes", NEUTRAL: "neutral_votes", CONTRADICTION: "contradiction_votes"}
-    figures = pairs.aggregate(
-        items=Count("pk"),
-        unanimous=Count("pk", filter=Q(entailment_votes=5) | Q(neutral_votes=5) | Q(contradiction_votes=5)),
-        with_majority=Count("pk", filter=majority_expression()),
-        gold_equals_majority=Count("pk", filter=majority_expression() & Q(gold_label=gold_expression())),
-        adjudicated=Count("pk", filter=~Q(adjudicated_label="")),
-        **{f"gold_{label}": Count("pk", filter=Q(gold_label=label)) for label in votes},
-    )
-    return ItemSetStatistics(
-        items=figures["items"],
-        label_counts={label: figures[f"gold_{label}"] for label in votes},
-        unanimous=figures["unanimous"],
-        with_majority=figures["with_majority"],
-        gold_equals_majority=figures["gold_equals_majority"],
-        adjudicated=figures["adjudicated"],
-        pending=adjudication_queue(dataset, split).count(),
     )

@@ -2,8 +2,8 @@
 
 A pair carries counters (labels so far, votes per label, gold label) so that no page counts the
 label table. Every writer of labels goes through here, in the same transaction as its labels:
-  - `add_label`: one label at a time (researchers, tests), under the pair's row lock;
-  - `add_labels`: a validator's batch, one label on each of several pairs, under their row locks;
+  - `add_labels`: one label on each of several pairs (a validator's batch; `add_label`, a batch of
+    one, for the demo and tests), under their row locks: the one place a label's rules are applied;
   - `create_pairs`: new pairs with their labels in bulk (the writing task, corpus imports);
   - `set_workers_excluded`: a worker's labels leave (or rejoin) the counters, by a recompute.
 The recompute (`corpus.recompute`) checks and repairs the counters from the label table, a
@@ -23,22 +23,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, F, QuerySet, Value, When
+from django.db.models import BooleanField, Case, OuterRef, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
-from annotation_site.plain_rows import insert_rows, update_rows
+from audit import services as audit
+from base.plain_rows import insert_rows, update_rows
 
 from . import labels as scheme_labels
 from . import tallies
+from .errors import LabelRefused as LabelRefused  # re-exported: the callers import it from the services
 from .gold import COUNTERS, VOTE_FIELD, counters_from_labels, gold_from_votes
-from .gold_moves import labels_moved, mark_figures_changed, move
+from .gold_moves import gold_recounted, labels_moved, move
 from .models import (
     AUTHOR_POSITION,
     LABELS_PER_PAIR,
     NO_GOLD,
     Adjudication,
+    AdjudicationAction,
     AdjudicationSource,
     Dataset,
     Pair,
@@ -51,11 +53,6 @@ from .models import (
 from .recompute import RecomputeReport, heal_pairs, recompute_gold
 from .selectors import labels_that_count
 from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
-
-
-class LabelRefused(ValidationError):
-    """A label that cannot be added; the message is fit to show whoever gave it."""
-
 
 # --- which pairs need validation ---------------------------------------------------------------
 
@@ -86,58 +83,11 @@ _needs_validation = needs_validation  # create_pairs has an argument of the same
 
 
 def add_label(
-    pair: Pair,
-    label: str,
-    *,
-    worker: Worker | None = None,
-    position: int | None = None,
-    seconds: float | None = None,
-    ordinal: int | None = None,
+    pair: Pair, label: str, *, worker: Worker | None = None, seconds: float | None = None, ordinal: int | None = None
 ) -> ValidationLabel:
-    """Add one label to a pair and move its counters, in one transaction.
-
-    The only path that adds a label at run time. Refuses a sixth label, a second label by the
-    same worker, a validation label by the pair's author and a label by an excluded worker.
-    `label` is a core label; on a two-way or ordinal dataset only the scheme's core labels are
-    taken, and an ordinal rating must map to it (corpus.labels).
-    """
-    with transaction.atomic():
-        locked = (
-            Pair.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("premise", "dataset")
-            .get(pk=pair.pk)
-        )
-        before = tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id)
-        was = (locked.gold_label, locked.label_count)
-        existing = _labels_taken([locked.pk]).get(locked.pk, [])
-        if position is None:
-            position = _next_position(existing)
-        refusal = label_refusal(locked, locked.dataset.label_scheme, existing, worker, position, label, ordinal=ordinal)
-        if refusal:
-            raise LabelRefused(refusal)
-        created = ValidationLabel.objects.create(
-            pair=locked, worker=worker, position=position, label=label, seconds=seconds, ordinal=ordinal
-        )
-        vote_field = VOTE_FIELD[label]
-        Pair.objects.filter(pk=locked.pk).update(label_count=F("label_count") + 1, **{vote_field: F(vote_field) + 1})
-        locked.refresh_from_db(fields=["label_count", *VOTE_FIELD.values()])
-        gold = locked.adjudicated_label or gold_from_votes(
-            locked.entailment_votes, locked.neutral_votes, locked.contradiction_votes, locked.imported_gold
-        )
-        stops = stops_when_decided(locked)
-        if gold != locked.gold_label or stops:
-            moved: dict[str, Any] = {"gold_label": gold}
-            if stops:  # the decided rule: the gold cannot change, so the pair leaves the claim queue
-                moved.update(needs_validation=False, stopped_early=True)
-            Pair.objects.filter(pk=locked.pk).update(**moved)
-            for name, value in moved.items():
-                setattr(locked, name, value)
-        tallies.pairs_moved([(before, tallies.pair_key(locked, locked.premise.split, locked.premise.genre_id))])
-        labels_moved([move(locked, *was)])
-    # The caller's instance follows the database, so pages built from it are current.
-    for name in COUNTERS:
-        setattr(pair, name, getattr(locked, name))
-    return created
+    """One label on one pair: a batch of one through `add_labels`, the one writer of labels (the
+    demo and tests label one pair at a time; every rule is `add_labels`')."""
+    return add_labels([(pair, label, ordinal)], worker=worker, seconds=seconds)[0]
 
 
 def label_refusal(
@@ -150,13 +100,13 @@ def label_refusal(
     *,
     ordinal: int | None = None,
 ) -> str | None:
-    """Why `pair` cannot take this label, or None: the one statement of the rules that `add_label`
-    and `add_labels` (a validator's batch) both apply, under the pair's row lock.
+    """Why `pair` cannot take this label in `position` (the next after its labels), or None: the
+    one statement of the rules, which `add_labels` applies under the pair's row lock.
 
     `pair` is the locked row with its counters, `scheme` its dataset's label scheme, `taken` its
-    labels as (position, worker id, whether it counts), read under the lock. Refused: a label that is not a core label or not one of the
-    scheme's (with the rating an ordinal dataset needs, mapping to the label, and only there),
-    a sixth counted label, a position taken or before the author's, a label by an excluded worker,
+    labels as (position, worker id, whether it counts), read under the lock. Refused: a label that
+    is not a core label or not one of the scheme's (with the rating an ordinal dataset needs,
+    mapping to the label, and only there), a sixth counted label, a label by an excluded worker,
     an author validating their own pair and a second label by the same worker.
     """
     if label not in VOTE_FIELD:
@@ -173,10 +123,6 @@ def label_refusal(
     # went around this module) must not let a sixth label in; the recompute sets it right.
     if pair.label_count >= LABELS_PER_PAIR or sum(counts for *_, counts in taken) >= LABELS_PER_PAIR:
         return f"Pair {pair.pair_id} already has all {LABELS_PER_PAIR} labels."
-    if position < AUTHOR_POSITION:
-        return f"Label position must be {AUTHOR_POSITION} or more, not {position}."
-    if any(p == position for p, *_ in taken):
-        return f"Pair {pair.pair_id} already has a label in position {position}."
     if worker is not None:
         if worker.is_excluded:
             # Their labels are left out of gold labels; counting new ones here would disagree with a recompute.
@@ -238,13 +184,14 @@ def add_labels(
     seconds: float | None = None,
     releasing_places: bool = False,
     awaiting_market_session: int | None = None,
+    first_sends_count: bool = False,
 ) -> list[ValidationLabel]:
     """Add one label to each of several pairs and move their counters, set-based, in one transaction.
 
     `labelled` is a list of (pair, label) or (pair, label, ordinal), each pair at most once (the
-    caller maps a scheme's answers to core labels: corpus.labels.to_stored). The same guarantees as
-    `add_label` (never a sixth label, one label per worker per pair, an author never validates
-    their own pair, an excluded worker is refused), checked for the whole batch before anything
+    caller maps a scheme's answers to core labels: corpus.labels.to_stored). Never a sixth label,
+    one label per worker per pair, an author never validates their own pair, an excluded worker is
+    refused (`label_refusal`), checked for the whole batch before anything
     is written, in four statements whatever the batch's size: lock the pairs (in pk order, as
     every writer does), read their labels, insert the new labels, update the counters.
     Returns the new ValidationLabel rows in the order given; the caller's pair instances follow
@@ -254,6 +201,9 @@ def add_labels(
     vouched for its ids yet: they are stored waiting (`labels_that_count` leaves them out) and move
     no counter, so the pairs stay in the queue for other validators; `release_awaiting_labels`
     counts them once the market vouches.
+    `first_sends_count`: a pair that has its five labels already (another claimer of it sent first:
+    validation's backup claims) takes nothing from this batch instead of refusing the whole of it;
+    the others are labelled as usual.
     """
     items: list[tuple[Pair, str, int | None]] = [
         (item[0], item[1], item[2] if len(item) > 2 else None)  # a 2- or 3-tuple
@@ -286,6 +236,10 @@ def add_labels(
                 refusal = f"Pair {pair.pk} does not exist."
                 break
             taken = existing.get(pair.pk, [])
+            if first_sends_count and row.label_count >= LABELS_PER_PAIR:
+                if releasing_places:
+                    row.held_places = max(0, row.held_places - 1)
+                continue
             position = _next_position(taken)
             refusal = label_refusal(row, row.dataset.label_scheme, taken, worker, position, label, ordinal=ordinal)
             if refusal:
@@ -340,7 +294,7 @@ def add_labels(
 
 def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
     """Write these locked pairs' `fields` as they are in memory, in one statement on PostgreSQL
-    (`annotation_site.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
+    (`base.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
     same one statement, but building it was the dearest part of a validator's submit in Python
     (issue 28)."""
     columns = [tallies.column(Pair, name) for name in fields]
@@ -484,28 +438,83 @@ def release_awaiting_labels(session_id: int) -> list[int]:
 # --- excluding workers -------------------------------------------------------------------------
 
 
+def _withdraw_model_votes(pair_ids: list[int]) -> int:
+    """A model's vote stopped a pair on two human labels agreeing with it (issue 57); a requeued
+    pair lost one of them, so the vote's decision no longer stands: it is withdrawn (kept as
+    history) and the gold goes back to the rule, until the labels the pair takes settle it again.
+    Returns how many decisions were withdrawn."""
+    from .adjudication import adjudicate  # the adjudication writes audit and gold moves of its own
+
+    if not pair_ids:
+        return 0
+    latest = Adjudication.objects.filter(pair=OuterRef("pk")).order_by("-pk")
+    voted = (
+        Pair.objects.filter(pk__in=pair_ids)
+        .exclude(adjudicated_label="")
+        .annotate(standing=Subquery(latest.values("source")[:1]))
+        .filter(standing=AdjudicationSource.MODEL_VOTE)
+    )
+    withdrawn = 0
+    for pair in voted.order_by("pk"):
+        adjudicate(
+            pair,
+            "",
+            source=AdjudicationSource.MODEL_VOTE,
+            reason="a human label of the model's vote was excluded",
+            action=AdjudicationAction.WITHDRAW,
+        )
+        withdrawn += 1
+    return withdrawn
+
+
 @dataclass
 class ExclusionOutcome:
     changed: int
     recompute_report: "RecomputeReport | None" = None
 
 
-def set_workers_excluded(workers: QuerySet[Worker], excluded: bool) -> ExclusionOutcome:
+def set_workers_excluded(
+    workers: QuerySet[Worker], excluded: bool, *, by: Any = None, reason: str = ""
+) -> ExclusionOutcome:
     """Exclude (or include again) workers' labels; gold labels and counters follow by a recompute.
 
     The flag and the recompute are separate transactions on purpose: the recompute reads every
     label, and the flag must stand even if a researcher has to rerun the recompute later.
     """
     with transaction.atomic():
-        changed = (
-            Worker.objects.filter(pk__in=workers.values("pk"))
+        moving = list(
+            Worker.objects.select_for_update()
+            .filter(pk__in=workers.values("pk"))
             .exclude(is_excluded=excluded)
-            .update(is_excluded=excluded)
+            .values_list("pk", "external_id")
         )
+        changed = Worker.objects.filter(pk__in=[pk for pk, _ in moving]).update(is_excluded=excluded)
+        # The audit log (one entry per worker): a worker belongs to no team, so the entry names the
+        # datasets whose labels the decision moves, and every team sees it (team_id None).
+        touched = sorted(
+            set(
+                ValidationLabel.objects.filter(worker_id__in=[pk for pk, _ in moving]).values_list(
+                    "pair__dataset__slug", flat=True
+                )
+            )
+        )
+        for pk, external_id in moving:
+            audit.record(
+                "worker.excluded" if excluded else "worker.readmitted",
+                actor=by,
+                subject_type="corpus.worker",
+                subject_id=pk,
+                subject_label=external_id,
+                before={"is_excluded": not excluded},
+                after={"is_excluded": excluded},
+                reason=reason,
+                datasets=touched,
+            )
     if not changed:
         return ExclusionOutcome(changed=0)
     report = recompute_gold()
-    requeue_undecided_stopped()  # a stopped pair that lost a label may be undecided again
+    requeued = requeue_undecided_stopped()  # a stopped pair that lost a label may be undecided again
+    _withdraw_model_votes(requeued)
     # Every figure of the dashboard moves with the gold labels: none is shown from before (issue 27).
-    mark_figures_changed()
+    gold_recounted()
     return ExclusionOutcome(changed=changed, recompute_report=report)

@@ -2,7 +2,7 @@
 that follow the pairs (the artifacts app's tag tally), and the corpus must not know them
 (docs/architecture.md: a receiver imports the signal, which is the arrow the layering test sees).
 
-The first two are sent inside the writer's transaction, so a receiver's writes commit or roll
+The first three are sent inside the writer's transaction, so a receiver's writes commit or roll
 back with the change they follow.
 """
 
@@ -12,6 +12,12 @@ from django.dispatch import Signal
 # by every writer of gold labels: corpus.services (labels added), corpus.recompute (its fix) and
 # corpus.adjudication.
 gold_moved = Signal()
+
+# Gold labels or counters moved in a way the maintained aggregates do not follow: a researcher's
+# decision (corpus.adjudication), a recompute's fix (an exclusion, a market's word: corpus.recompute).
+# Sent inside the writer's transaction, with no arguments; figures kept from before are out of date
+# (the dashboard's figure cache keeps its own mark of when, dashboard.figure_cache).
+gold_recounted = Signal()
 
 # Premises move to another split with their pairs: `pairs`, a queryset of the pairs (read before
 # the update), and `split`, the split they move to (corpus.tallies.premises_moving).

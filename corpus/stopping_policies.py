@@ -120,11 +120,17 @@ def stop_pairs(pairs: QuerySet[Pair]) -> int:
     )
 
 
-def requeue_undecided_stopped() -> int:
+def requeue_undecided_stopped() -> list[int]:
     """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
-    label left their counters) take labels again. One UPDATE; returns how many."""
-    return (
-        Pair.objects.filter(stopped_early=True, stopping_rule=StoppingRule.DECIDED, label_count__lt=LABELS_PER_PAIR)
-        .exclude(decided_q())
-        .update(needs_validation=True, stopped_early=False)
-    )
+    label left their counters) take labels again. Returns their pks (the caller withdraws a model's
+    vote that stopped one: `corpus.services.set_workers_excluded`)."""
+    with transaction.atomic():
+        pks = list(
+            Pair.objects.select_for_update(no_key=True)
+            .filter(stopped_early=True, stopping_rule=StoppingRule.DECIDED, label_count__lt=LABELS_PER_PAIR)
+            .exclude(decided_q())
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        Pair.objects.filter(pk__in=pks).update(needs_validation=True, stopped_early=False)
+    return pks

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from corpus.models import Market, Worker
 
+from .claiming import live_claims
 from .codes import verify_link_signature
 from .models import ClaimStatus, DeviceSighting, LinkReason, MarketCheck, Study, StudySession, TaskClaim, WorkerLink
 
@@ -146,7 +147,7 @@ def release_open_claims(
     for model in claim_models:
         # Each concrete claim model has a `worker` besides TaskClaim's fields (the abstract model
         # cannot declare it), which `worker_filter` names.
-        claims = model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__gt=now, **worker_filter)
+        claims = model._default_manager.filter(live_claims(now), **worker_filter)
         if exclude_session is not None:
             claims = claims.exclude(study_session=exclude_session)
         released += claims.update(status=ClaimStatus.RELEASED)

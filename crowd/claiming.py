@@ -1,12 +1,12 @@
 """The one claim rule of every task kind (writing, adversarial writing, validation and MPE judgments,
 per-premise labels, grammaticality): lock candidates, count their room again under the lock, claim
-those with room. The same statements on PostgreSQL and SQLite; no task kind has a path of its own.
+those with room. No task kind has a path of its own.
 
 Each kind names its claim model (a `TaskClaim`), the row a claim holds and its room rule
 (`ClaimRule`); the steps are written once:
 
 1. `lock_candidates`: up to `wanted` claimable rows locked in one statement, FOR NO KEY UPDATE SKIP
-   LOCKED on PostgreSQL (SQLite serialises writers), rows another claimer holds skipped, rows this
+   LOCKED, rows another claimer holds skipped, rows this
    claim already `tried` left out;
 2. `rule.room`: the locked rows' free places counted in one fresh statement under the locks, so a
    claim committed just before ours is seen (every claimer holds the row's lock while inserting);
@@ -33,13 +33,13 @@ from typing import Any, Literal, TypeVar
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, IntegerField, Model, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Worker
 
-from .models import ClaimStatus, TaskClaim
+from .models import ClaimStatus, Study, TaskClaim
 
 # A claim looks again when its candidates were taken by claimers that committed meanwhile: each
 # look excludes the rows already tried, so a few are enough (issue 28: one claim in ~2,250 said
@@ -72,28 +72,15 @@ def claim_key(value: uuid.UUID | str) -> uuid.UUID | None:
 
 
 def lock_rows(queryset: QuerySet[RowT]) -> QuerySet[RowT]:
-    """FOR NO KEY UPDATE SKIP LOCKED where the database has row locks; SQLite serialises writers
-    instead. NO KEY: rows that reference the locked one (a premise's pairs) can still be inserted
-    meanwhile."""
-    if not connection.features.has_select_for_update:
-        return queryset
-    skip_locked = connection.features.has_select_for_update_skip_locked
-    return queryset.select_for_update(skip_locked=skip_locked, no_key=True, of=("self",))
+    """FOR NO KEY UPDATE SKIP LOCKED. NO KEY: rows that reference the locked one (a premise's pairs)
+    can still be inserted meanwhile."""
+    return queryset.select_for_update(skip_locked=True, no_key=True, of=("self",))
 
 
 def lock_clause(table: str, *, wait: bool = False) -> str:
     """The end of a claim statement written in SQL: what `lock_rows` adds to a queryset (FOR NO KEY
-    UPDATE OF `table`, SKIP LOCKED unless told to wait) where the database has row locks; nothing
-    on SQLite, which serialises writers."""
-    features = connection.features
-    if not features.has_select_for_update:
-        return ""
-    clause = " FOR NO KEY UPDATE" if features.has_select_for_no_key_update else " FOR UPDATE"
-    if features.has_select_for_update_of:
-        clause += f" OF {table}"
-    if not wait and features.has_select_for_update_skip_locked:
-        clause += " SKIP LOCKED"
-    return clause
+    UPDATE OF `table`, SKIP LOCKED unless told to wait)."""
+    return f" FOR NO KEY UPDATE OF {table}" + ("" if wait else " SKIP LOCKED")
 
 
 def marks(values: Sequence[object]) -> str:
@@ -104,6 +91,37 @@ def marks(values: Sequence[object]) -> str:
 def db_time(moment: datetime) -> Any:
     """A time as a statement written in SQL takes it: what the ORM sends for a DateTimeField."""
     return connection.ops.adapt_datetimefield_value(moment)
+
+
+# --- the live-claim rule: a claim holds its place while it is open and its time has not run out ---
+# The one statement of it, in its three forms: a filter (`live_claims`), a claim in hand
+# (`is_live`) and the statements written in SQL (`live_claims_sql` with `live_params`).
+
+
+def live_claims(now: datetime) -> Q:
+    """The claims that still hold their place at `now`, as a filter on any claim model."""
+    return Q(status=ClaimStatus.OPEN, expires_at__gt=now)
+
+
+def is_live(claim: TaskClaim, now: datetime) -> bool:
+    """Whether this claim still holds its place at `now` (`live_claims`, for a claim in hand)."""
+    return claim.status == ClaimStatus.OPEN and claim.expires_at > now
+
+
+# The rule on a claim table aliased `c`, in SQL; its parameters are `live_params(now)`.
+LIVE_SQL = "c.status = %s AND c.expires_at > %s"
+
+
+def live_claims_sql(table: str, target: str, row: str, *, also: str = "") -> str:
+    """How many live claims of `table` name the row `row` in their column `target`, as a subquery
+    of a statement written in SQL; `also`, a further condition on the claim `c`. Takes the
+    parameters `live_params(now)`."""
+    return f"(SELECT COUNT(*) FROM {table} c WHERE c.{target} = {row} AND {LIVE_SQL}{also})"
+
+
+def live_params(now: datetime) -> list[Any]:
+    """The parameters of `LIVE_SQL` (and so of `live_claims_sql`), in order."""
+    return [ClaimStatus.OPEN, db_time(now)]
 
 
 def lock_candidates(candidates: QuerySet[Any], wanted: int, *, tried: Sequence[int] = ()) -> list[int]:
@@ -145,17 +163,18 @@ class ClaimRule:
     minutes_setting: Literal["VALIDATION_CLAIM_MINUTES", "WRITING_CLAIM_MINUTES"] = "VALIDATION_CLAIM_MINUTES"
     batched: bool = True
 
-    def expiry(self, now: datetime) -> datetime:
-        """When a claim made now runs out (the rule's setting, an int of minutes in settings.NLI)."""
-        minutes = settings.NLI[self.minutes_setting]
+    def expiry(self, now: datetime, study: Study | None = None) -> datetime:
+        """When a claim made now runs out: the study's own claim minutes when it sets them (issue 54),
+        else the rule's setting (an int of minutes in settings.NLI), the server-wide default."""
+        minutes = (
+            study.claim_minutes if study is not None and study.claim_minutes else settings.NLI[self.minutes_setting]
+        )
         assert isinstance(minutes, int)
         return now + timedelta(minutes=minutes)
 
     def live(self, now: datetime) -> QuerySet[Any]:
-        """This kind's claims that still hold their place: open and not yet expired (validation's
-        statements written in SQL count a pair's with `validation.selectors.LIVE_CLAIMS_SQL`, where
-        a catch trial holds none)."""
-        return self.model._default_manager.filter(status=ClaimStatus.OPEN, expires_at__gt=now)
+        """This kind's claims that still hold their place (`live_claims`)."""
+        return self.model._default_manager.filter(live_claims(now))
 
     def held(self, now: datetime, *, exclude_worker: Worker | None = None) -> Coalesce:
         """The live claims on each row of a queryset of this kind's rows (0 for none), for `room`,
@@ -203,7 +222,9 @@ def insert_claims(
 ) -> list[TaskClaim]:
     """Claims on these rows ((pk, that claim's own fields)), one batch where the rule has batches,
     in one statement, in the order given (a page shows claim id order); the claims, with their pks."""
-    common: dict[str, Any] = {"worker": worker, "expires_at": rule.expiry(now), **fields}
+    session = fields.get("study_session")
+    study = session.study if session is not None else None
+    common: dict[str, Any] = {"worker": worker, "expires_at": rule.expiry(now, study), **fields}
     if rule.batched:
         common["batch"] = uuid.uuid4()
     created: list[TaskClaim] = rule.model._default_manager.bulk_create(

@@ -38,7 +38,8 @@ from django.utils import timezone
 
 from corpus.models import Market
 
-from .models import ClaimStatus, CodeHoldDecision, DeviceSighting, MarketCheck, StudySession, TaskClaim
+from .claiming import is_live
+from .models import ClaimStatus, CodeHoldDecision, DeviceSighting, MarketCheck, Study, StudySession, TaskClaim
 
 
 class HoldRenewal(Enum):
@@ -80,25 +81,48 @@ def renewal_message(outcome: HoldRenewal, *, what: str) -> str:
     return MESSAGES[outcome].format(what=what)
 
 
-def warning_seconds() -> int:
-    """How long before a hold ends its page warns and offers "More time" (HOLD_WARNING_MINUTES)."""
-    minutes = settings.NLI.get("HOLD_WARNING_MINUTES", 3)
-    return int(float(minutes) * 60)
+def server_hold_rules() -> dict[str, float]:
+    """The server-wide hold settings a study's own fields default to (the study form shows them)."""
+    return {
+        "hold_warning_minutes": float(settings.NLI.get("HOLD_WARNING_MINUTES", 3)),
+        "hold_extensions": int(settings.NLI.get("HOLD_EXTENSIONS", 1)),
+        "hold_take_backs": int(settings.NLI.get("HOLD_TAKE_BACKS", 1)),
+    }
+
+
+def _rule(study: Study | None, name: str) -> float:
+    """A hold rule of the study (issue 54: each study may set its own), else the server's."""
+    own = getattr(study, name, None) if study is not None else None
+    return own if own is not None else server_hold_rules()[name]
+
+
+def study_of(claims: Sequence[TaskClaim]) -> Study | None:
+    """The study the claims of one hold count for (None outside a study)."""
+    session_id = next((claim.study_session_id for claim in claims if claim.study_session_id is not None), None)
+    if session_id is None:
+        return None
+    return Study.objects.filter(sessions__pk=session_id).first()
+
+
+def warning_seconds(study: Study | None = None) -> int:
+    """How long before a hold ends its page warns and offers "More time" (the study's
+    hold_warning_minutes, else HOLD_WARNING_MINUTES)."""
+    return int(float(_rule(study, "hold_warning_minutes")) * 60)
 
 
 # The outcomes that leave the worker without the hold (its page offers other work instead).
 REFUSED_BACK = (HoldRenewal.TAKEN, HoldRenewal.BACK_AT_LIMIT, HoldRenewal.BACK_WAITED_FOR)
 
 
-def latest_extension(created_at: datetime, minutes: float) -> datetime:
+def latest_extension(created_at: datetime, minutes: float, study: Study | None = None) -> datetime:
     """The last moment "More time" is given to a hold claimed at `created_at`: given then, the hold
-    ends 1 + HOLD_EXTENSIONS claim periods after its claim."""
-    return created_at + timedelta(minutes=minutes) * int(settings.NLI.get("HOLD_EXTENSIONS", 1))
+    ends 1 + hold_extensions (the study's, else HOLD_EXTENSIONS) claim periods after its claim."""
+    return created_at + timedelta(minutes=minutes) * int(_rule(study, "hold_extensions"))
 
 
-def take_backs_allowed() -> int:
-    """How often an expired hold may be taken back (HOLD_TAKE_BACKS)."""
-    return int(settings.NLI.get("HOLD_TAKE_BACKS", 1))
+def take_backs_allowed(study: Study | None = None) -> int:
+    """How often an expired hold may be taken back (the study's hold_take_backs, else HOLD_TAKE_BACKS)."""
+    return int(_rule(study, "hold_take_backs"))
 
 
 def record_no_task(study_session: StudySession | None, now: datetime | None = None) -> None:
@@ -175,7 +199,7 @@ class HoldView:
 
 def has_run_out(claims: Sequence[TaskClaim], now: datetime) -> bool:
     """Whether the hold of these claims (one page's) has ended: expired, given back, or past its time."""
-    return any(claim.status != ClaimStatus.OPEN or claim.expires_at <= now for claim in claims)
+    return not all(is_live(claim, now) for claim in claims)
 
 
 def hold_view(claims: Sequence[TaskClaim], now: datetime, *, minutes: float) -> HoldView:
@@ -183,14 +207,15 @@ def hold_view(claims: Sequence[TaskClaim], now: datetime, *, minutes: float) -> 
     expires_at = min(claim.expires_at for claim in claims)
     created_at = min(claim.created_at for claim in claims)
     expired = has_run_out(claims, now)
+    study = study_of(claims)
     return HoldView(
         expires_at=expires_at,
         # Rounded up: the page's countdown never ends before the server's hold does.
         seconds_left=0 if expired else max(0, math.ceil((expires_at - now).total_seconds())),
-        warn_seconds=warning_seconds(),
-        extendable=not expired and now <= latest_extension(created_at, minutes),
+        warn_seconds=warning_seconds(study),
+        extendable=not expired and now <= latest_extension(created_at, minutes, study),
         expired=expired,
-        may_take_back=max(claim.take_backs for claim in claims) < take_backs_allowed(),
+        may_take_back=max(claim.take_backs for claim in claims) < take_backs_allowed(study),
     )
 
 
@@ -219,10 +244,11 @@ def renew_hold(
     pks = [claim.pk for claim in claims]
     rows = model._default_manager.filter(pk__in=pks)
     new_end = now + timedelta(minutes=minutes)
+    study = study_of(claims)
     if not has_run_out(claims, now):
-        if min(claim.expires_at for claim in claims) - now > timedelta(seconds=warning_seconds()):
+        if min(claim.expires_at for claim in claims) - now > timedelta(seconds=warning_seconds(study)):
             return HoldRenewal.UNCHANGED
-        if now > latest_extension(min(claim.created_at for claim in claims), minutes):
+        if now > latest_extension(min(claim.created_at for claim in claims), minutes, study):
             return HoldRenewal.AT_LIMIT
         if others_wait():
             return HoldRenewal.WAITED_FOR
@@ -232,7 +258,7 @@ def renew_hold(
         return HoldRenewal.BUSY
     # Ran out: its claims hold no place, whatever comes of the renewal (a refusal frees its items).
     rows.update(status=ClaimStatus.EXPIRED)
-    if max(claim.take_backs for claim in claims) >= take_backs_allowed():
+    if max(claim.take_backs for claim in claims) >= take_backs_allowed(study):
         return HoldRenewal.BACK_AT_LIMIT
     if others_wait():
         return HoldRenewal.BACK_WAITED_FOR

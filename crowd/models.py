@@ -13,6 +13,7 @@ from django.db import models
 
 from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import ItemKind
+from teams.models import default_team_id
 
 from .codes import completion_code, link_signature, new_study_secret
 
@@ -70,6 +71,15 @@ class TypingEvidenceAction(models.TextChoices):
     HOLD_CODE = "hold", "hold the completion code of a session with flagged sentences"
 
 
+class ServingOrder(models.TextChoices):
+    """In what order a writing study's pool is served (issue 54: a study pooled on fiction and travel
+    wrote 54 fiction pairs and no travel, premises going out in import order)."""
+
+    BALANCED = "balanced", "balanced across the pool's genres (or its files, with one genre)"
+    RANDOM = "random", "in random order"
+    IMPORTED = "imported", "in import order"
+
+
 class StudyAccess(models.TextChoices):
     OPEN = "open", "open to all"
     QUALIFIED = "qualified", "workers who passed the study's qualification test"
@@ -79,6 +89,8 @@ class StudyAccess(models.TextChoices):
 class Study(models.Model):
     """A crowd-market study: where its link sends workers and the completion code they get."""
 
+    # The team it belongs to (teams.access scopes every reader by it; docs/teams.md).
+    team = models.ForeignKey("teams.Team", on_delete=models.PROTECT, related_name="studies", default=default_team_id)
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)
     dataset = models.ForeignKey("corpus.Dataset", on_delete=models.PROTECT, related_name="studies")
@@ -113,7 +125,11 @@ class Study(models.Model):
         "whether the catch pool is large enough. Blank: not checked.",
     )
     bonus_per_catch_match = models.DecimalField(
-        max_digits=6, decimal_places=2, default=1, help_text="Bonus paid for each catch trial a worker gets right."
+        # 0 by default as the payment per task (defect 26): a study pays what its researcher sets.
+        max_digits=6,
+        decimal_places=2,
+        default=0,
+        help_text="Bonus paid for each catch trial a worker gets right (0: none).",
     )
     bonus_currency = models.CharField(
         max_length=3,
@@ -200,8 +216,48 @@ class Study(models.Model):
     pool_sources = models.JSONField(
         default=list,
         blank=True,
-        help_text="Serve only premises imported from these files (a premise import's files: the Source column "
+        help_text="Serve only premises imported from these files (a premise import's files: the file column "
         "of the imports page); empty: every premise of the dataset.",
+    )
+    serving_order = models.CharField(
+        max_length=8,
+        choices=ServingOrder.choices,
+        default=ServingOrder.BALANCED,
+        help_text="Writing: the order the pool's premises are served in (least-written first, always).",
+    )
+    # Per study (issue 54): blank keeps the server-wide WRITING_CLAIM_MINUTES / VALIDATION_CLAIM_MINUTES.
+    claim_minutes = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="How long a participant holds a task (a line, a batch) before it goes back to the pool; "
+        "blank: the server's default.",
+    )
+    # The hold's rules per study (issue 54): blank keeps the server-wide HOLD_* settings (crowd.holds).
+    hold_warning_minutes = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text='How long before a hold ends its page warns and offers "More time", in minutes; '
+        "blank: the server's default.",
+    )
+    hold_extensions = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text='How many claim periods a hold may get "More time" for (it ends at most 1 + this many '
+        "periods after its claim; 0: never); blank: the server's default.",
+    )
+    hold_take_backs = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="How often a participant may take back a hold that ran out (0: never); blank: the server's default.",
+    )
+    # What the market page of the study asks for (issue 54 item 1): the places and times it states.
+    estimated_minutes = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Minutes a participant takes for the whole study, as the market states it."
+    )
+    maximum_minutes = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="The market's time limit for the whole study, in minutes."
     )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -193,7 +193,7 @@ def serve_preview(
             response = get_response(request)
             current = _claims_of(models, session.worker_id, status=ClaimStatus.OPEN)
             _set_status(models, current, ClaimStatus.OPEN, ClaimStatus.RELEASED)
-        request.session[CURRENT_CLAIMS_KEY] = current
+        _keep_in_session(request, CURRENT_CLAIMS_KEY, current)
         return response
     with transaction.atomic():
         _set_status(models, current, ClaimStatus.RELEASED, ClaimStatus.OPEN)
@@ -202,15 +202,36 @@ def serve_preview(
         transaction.set_rollback(True)
     # Rolled back: the submitted claims are released rows again; they stay so until the preview
     # ends, so that the preview's next task is another item.
-    request.session[CURRENT_CLAIMS_KEY] = _without(current, submitted)
-    request.session[DONE_CLAIMS_KEY] = _joined(done, submitted)
+    _keep_in_session(request, CURRENT_CLAIMS_KEY, _without(current, submitted))
+    _keep_in_session(request, DONE_CLAIMS_KEY, _joined(done, submitted))
     if submitted:
+        _drop_success_messages(request)  # the view's "Saved, thank you." was rolled back with its work
         messages.info(request, PREVIEW_NOT_SAVED)
     elif isinstance(response, HttpResponseRedirectBase):
         # Only where the browser goes on to a page that shows messages: a JSON answer's would wait
         # for the next page, one per keystroke's request.
         messages.info(request, PREVIEW_NOTHING_SAVED)
     return response
+
+
+def _drop_success_messages(request: HttpRequest) -> None:
+    """Leave out the success messages the rolled-back view queued (issue 54, defect 18: "Saved, thank
+    you." stood above "Preview: … was not saved"); its errors and notes stay, they are still true."""
+    storage = messages.get_messages(request)
+    queued = getattr(storage, "_queued_messages", None)
+    if queued is not None:
+        setattr(storage, "_queued_messages", [m for m in queued if m.level != messages.SUCCESS])  # noqa: B010
+
+
+def _keep_in_session(request: HttpRequest, key: str, claims: ClaimIds) -> None:
+    """Store the preview's claims in the session only where they changed. A session is saved whole,
+    by the last request to finish: a page's background requests (a draft's score, each keystroke's)
+    are served while its submit is, and they wait for the submit's claim rows, so they loaded the
+    session before the submit saved its refusal (the errors the next page shows). Saving their
+    unchanged claims would save that old session over it, and the refused submit's page would come
+    back with the worker's text and no error."""
+    if request.session.get(key) != claims:
+        request.session[key] = claims
 
 
 def _claims_of(

@@ -144,15 +144,31 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
             ]
 
 
+# --- the shared-device rule: ids seen on one device are one person (issue 27) -------------------
+# The one statement of it, as a filter (`sightings_sharing_a_device`) and, for the validation
+# claim's candidates written in SQL, as `SHARED_DEVICE_SQL`.
+
+# The ids seen on any device the worker (the parameter) was seen on, the worker included.
+SHARED_DEVICE_SQL = (
+    "SELECT s.worker_id FROM crowd_devicesighting s WHERE s.device IN"
+    " (SELECT m.device FROM crowd_devicesighting m WHERE m.worker_id = %s)"
+)
+
+
+def sightings_sharing_a_device(worker_ids: Iterable[int] | None = None) -> Any:
+    """The sightings on the devices these workers were seen on (theirs included; every sighting
+    with None): the ids in them are one person with these workers (`SHARED_DEVICE_SQL` in SQL)."""
+    sightings = DeviceSighting.objects.all()
+    if worker_ids is None:
+        return sightings
+    return sightings.filter(device__in=DeviceSighting.objects.filter(worker_id__in=list(worker_ids)).values("device"))
+
+
 def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
     """{worker id: other worker ids seen on one of its devices}, for workers who share a device:
     one person under several participant ids (issue 27), whose work is never checked by themselves
-    (adversarial verification; a validation claim's candidates read the sightings in SQL,
-    `validation.selectors.candidate_statement`)."""
-    sightings = DeviceSighting.objects.all()
-    if worker_ids is not None:
-        devices = DeviceSighting.objects.filter(worker_id__in=list(worker_ids)).values("device")
-        sightings = sightings.filter(device__in=devices)
+    (adversarial verification; a validation claim's candidates, `SHARED_DEVICE_SQL`)."""
+    sightings = sightings_sharing_a_device(worker_ids)
     by_device: dict[str, set[int]] = {}
     for device, worker_id in sightings.values_list("device", "worker_id"):
         by_device.setdefault(device, set()).add(worker_id)

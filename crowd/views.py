@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotation_site.permissions import is_researcher
+from base.permissions import is_researcher
 from corpus.models import Dataset, Worker
 
 from . import access, arrival, preview, selectors

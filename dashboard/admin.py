@@ -3,14 +3,19 @@ results page, a study's row to its study page. The admin classes stay their apps
 extends them (an arrow down)."""
 
 from django.contrib import admin
+from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
+from audit import services as audit
 from crowd.admin import StudyAdmin
 from crowd.models import Study
 from modeling.admin import TrainingRunAdmin
 from modeling.models import TrainingRun
 from quality.flags import false_hold_rate
+from teams.models import Team
+
+from .admin_teams import TeamAdmin, scope_every_admin
 
 # After how many labels the study form shows the quality test's false-hold rate.
 FALSE_HOLD_LABELS = (30, 60, 120)
@@ -52,6 +57,27 @@ class StudyWithPageAdmin(StudyAdmin):
             "against written labels; only with the hold on)."
         )
 
+    def save_model(self, request, obj, form, change):
+        # A study's settings as they were and as they are now, in the audit log, in one transaction.
+        with transaction.atomic():
+            columns = {
+                field.name: field.attname for field in Study._meta.concrete_fields if field.name in form.changed_data
+            }
+            stored = Study.objects.filter(pk=obj.pk).values(*columns.values()).first() if change else None
+            before = {name: (stored or {}).get(attname) for name, attname in columns.items()} if change else {}
+            super().save_model(request, obj, form, change)
+            after = {name: getattr(obj, attname) for name, attname in columns.items()}
+            audit.record(
+                "study.settings" if change else "study.created",
+                actor=request.user,
+                subject=obj,
+                team_id=obj.team_id,
+                before=before,
+                after=after,
+                reason=request.POST.get("_change_reason", ""),
+                datasets=[obj.dataset.slug],
+            )
+
     @admin.display(description="dashboard")
     def study_page(self, study):
         return format_html('<a href="{}">study page</a>', reverse("dashboard:study", args=[study.slug]))
@@ -59,3 +85,8 @@ class StudyWithPageAdmin(StudyAdmin):
 
 admin.site.unregister(Study)
 admin.site.register(Study, StudyWithPageAdmin)
+
+
+# Teams: their admin, and every other admin narrowed to the user's teams (dashboard/admin_teams.py).
+admin.site.register(Team, TeamAdmin)
+TEAM_PATHS = scope_every_admin(admin.site)

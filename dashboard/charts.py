@@ -21,11 +21,12 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from corpus.models import Dataset, Split
-from corpus.selectors import genre_names
+from corpus.selectors import TeamDatasets, figures_of, genre_names
 from dashboard import plots, results
 from dashboard.queries import runs
 from dashboard.queries.collection import collection_overview
 from dashboard.queries.corpus import corpus_overview, labels_in_scheme
+from teams import access
 
 from .figure_cache import STALE_KEEP_SECONDS
 
@@ -37,25 +38,37 @@ class NoFigure(LookupError):
 
 
 @dataclass(frozen=True)
+class Viewer:
+    """Whose figure it is: the teams whose data it may draw (`teams.access.figure_teams`; None:
+    every team): a page's figures of their datasets, a run's of their runs."""
+
+    teams: frozenset[int] | None
+
+
+@dataclass(frozen=True)
 class Chart:
-    numbers: Callable[[Params], Any]  # what it draws for the address's parameters, JSON-able
+    numbers: Callable[[Params, Viewer], Any]  # what it draws for the address's parameters, JSON-able
     draw: Callable[[Any], str]  # numbers -> SVG
 
 
-def _scope(params: Params) -> tuple[Dataset | None, str | None]:
-    """The dataset and split of ?dataset=slug&split=dev as the pages read them (unknown: all)."""
-    dataset = Dataset.objects.filter(slug=params.get("dataset", "")).first() if params.get("dataset") else None
+def _scope(params: Params, viewer: Viewer) -> tuple[Dataset | TeamDatasets | None, str | None]:
+    """The dataset and split of ?dataset=slug&split=dev as the pages read them (unknown, or another
+    team's: all of the viewer's teams' datasets)."""
+    slug = params.get("dataset", "")
+    dataset = Dataset.objects.filter(slug=slug).first() if slug else None
+    if dataset is not None and viewer.teams is not None and dataset.team_id not in viewer.teams:
+        dataset = None
     split = params.get("split", "")
-    return dataset, split if split in Split.values else None
+    return figures_of(dataset, viewer.teams), split if split in Split.values else None
 
 
-def _lengths(params: Params) -> Any:
-    overview = corpus_overview(*_scope(params))
+def _lengths(params: Params, viewer: Viewer) -> Any:
+    overview = corpus_overview(*_scope(params, viewer))
     return [overview["premise_lengths"], overview["hypothesis_lengths"]]
 
 
-def _labels(params: Params) -> Any:
-    dataset, split = _scope(params)
+def _labels(params: Params, viewer: Viewer) -> Any:
+    dataset, split = _scope(params, viewer)
     return list(labels_in_scheme(dataset, corpus_overview(dataset, split)))
 
 
@@ -76,10 +89,12 @@ def confusion(report: results.Report) -> Any:
 
 def _of_run(
     numbers: Callable[[results.Report], Any], present: Callable[[results.Report], Any]
-) -> Callable[[Params], Any]:
-    def read(params: Params) -> Any:
+) -> Callable[[Params, Viewer], Any]:
+    def read(params: Params, viewer: Viewer) -> Any:
         run_id = params.get("run", "")
         run = runs.training_run(int(run_id)) if run_id.isdigit() else None
+        if run is not None and not access.in_teams([run], viewer.teams, attr="snapshot.team_id"):
+            run = None  # another team's run: as unknown as a missing one
         report = results.run_report(run) if run is not None else None
         if report is None or not present(report):
             raise NoFigure
@@ -100,7 +115,7 @@ def _confusion_heatmap(numbers: Any) -> str:
 
 
 CHARTS: dict[str, Chart] = {
-    "hourly": Chart(lambda params: collection_overview(*_scope(params))["hourly"], plots.hourly_bars),
+    "hourly": Chart(lambda params, viewer: collection_overview(*_scope(params, viewer))["hourly"], plots.hourly_bars),
     "lengths": Chart(_lengths, lambda lengths: plots.length_histogram(*lengths)),
     "labels": Chart(_labels, lambda labels: plots.label_bars(*labels)),
     "genre-matrix": Chart(_of_run(genre_matrix, lambda report: report.genre_matrix), _genre_heatmap),
@@ -120,11 +135,11 @@ def url(name: str, numbers: Any, query: str = "") -> str:
     return f"{reverse('dashboard:chart', args=[name])}?{query + '&' if query else ''}v={version(numbers)}"
 
 
-def svg(name: str, params: Params) -> tuple[str, str]:
-    """(SVG, version) of chart `name` for the address's parameters, drawn only when this version
-    has not been. KeyError: no such chart; NoFigure: nothing to draw."""
+def svg(name: str, params: Params, viewer: Viewer) -> tuple[str, str]:
+    """(SVG, version) of chart `name` for the address's parameters and the viewer's teams, drawn
+    only when this version has not been. KeyError: no such chart; NoFigure: nothing to draw."""
     chart = CHARTS[name]
-    numbers = chart.numbers(params)
+    numbers = chart.numbers(params, viewer)
     current = version(numbers)
     key = f"dashboard:chart:{name}:{current}"
     drawn = cache.get(key)

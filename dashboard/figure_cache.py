@@ -13,19 +13,38 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 
-from annotation_site.celery import enqueue
-from corpus.gold_moves import figures_changed_at
+from base.task_queue import enqueue
 from corpus.models import Dataset, Pair
+from corpus.selectors import TeamDatasets
 
 # Figures a task can recompute by name: name -> function(dataset, split).
-REFRESHABLE: dict[str, Callable[[Dataset | None, str | None], Any]] = {}
+REFRESHABLE: dict[str, Callable[[Dataset | TeamDatasets | None, str | None], Any]] = {}
 # How long a figure is kept to be shown while it is being recomputed.
 STALE_KEEP_SECONDS = 24 * 3600
 REFRESH_LOCK_SECONDS = 300
 
 T = TypeVar("T")
-F = TypeVar("F", bound=Callable[[Dataset | None, str | None], Any])
+F = TypeVar("F", bound=Callable[[Dataset | TeamDatasets | None, str | None], Any])
+
+
+# When gold labels last moved in a way the maintained figures cannot follow (an exclusion, a
+# repairing recompute, an adjudication: `corpus.signals.gold_recounted`): figures cached before
+# then are out of date. The dashboard's own mark, set by its receiver of the corpus's event.
+FIGURES_CHANGED_KEY = "dashboard:figures-changed-at"
+
+
+def gold_recounted(sender: Any, **kwargs: Any) -> None:
+    """Receiver of `corpus.signals.gold_recounted`: cached figures are out of date from now, and
+    again once the change has committed (a figure computed in between, from the data before the
+    commit, is then out of date too)."""
+    cache.set(FIGURES_CHANGED_KEY, time.time(), None)
+    transaction.on_commit(lambda: cache.set(FIGURES_CHANGED_KEY, time.time(), None))
+
+
+def figures_changed_at() -> float:
+    return float(cache.get(FIGURES_CHANGED_KEY) or 0.0)
 
 
 def cache_seconds() -> float:
@@ -40,8 +59,26 @@ def refreshable(name: str) -> Callable[[F], F]:
     return register
 
 
-def cache_key(name: str, dataset: Dataset | None, split: str | None) -> str:
-    return f"dashboard:{name}:{dataset.pk if dataset else 'all'}:{split or 'all'}"
+def cache_key(name: str, dataset: Dataset | TeamDatasets | None, split: str | None) -> str:
+    return f"dashboard:{name}:{scope_name(dataset) or 'all'}:{split or 'all'}"
+
+
+def scope_name(dataset: Dataset | TeamDatasets | None) -> str | None:
+    """What a figure is of, as the cache key and the refresh task name it: a dataset's id, a team
+    group's key ("teams-1-3"), None for every dataset."""
+    if isinstance(dataset, TeamDatasets):
+        return dataset.key
+    return str(dataset.pk) if dataset is not None else None
+
+
+def scope_named(name: str | int | None) -> Dataset | TeamDatasets | None:
+    """The scope `scope_name` named (a dataset gone since: None)."""
+    if name is None or name == "":
+        return None
+    text = str(name)
+    if text.startswith("teams-"):
+        return TeamDatasets(frozenset(int(team) for team in text.removeprefix("teams-").split("-") if team))
+    return Dataset.objects.filter(pk=int(text)).first()
 
 
 def corpus_is_large() -> bool:
@@ -54,7 +91,7 @@ def store(key: str, value: object) -> None:
     cache.set(key, {"value": value, "at": time.time()}, STALE_KEEP_SECONDS)
 
 
-def cached(name: str, dataset: Dataset | None, split: str | None, compute: Callable[[], T]) -> T:
+def cached(name: str, dataset: Dataset | TeamDatasets | None, split: str | None, compute: Callable[[], T]) -> T:
     """compute() once per few seconds per (figure, dataset, split); on a large corpus, refreshed by a task."""
     seconds = cache_seconds()
     if seconds <= 0:
@@ -76,14 +113,15 @@ def cached(name: str, dataset: Dataset | None, split: str | None, compute: Calla
     return computed
 
 
-def schedule_refresh(name: str, dataset: Dataset | None, split: str | None) -> None:
+def schedule_refresh(name: str, dataset: Dataset | TeamDatasets | None, split: str | None) -> None:
     """Queue one recompute of a figure; while one is pending, further requests queue nothing."""
     if cache.add(cache_key(name, dataset, split) + ":refreshing", 1, REFRESH_LOCK_SECONDS):
-        enqueue("dashboard.refresh_figure", name, dataset.pk if dataset else None, split or "")
+        enqueue("dashboard.refresh_figure", name, scope_name(dataset), split or "")
 
 
-def refresh_figure_now(name: str, dataset_id: int | None, split: str | None) -> None:
-    dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id else None
+def refresh_figure_now(name: str, scope: int | str | None, split: str | None) -> None:
+    """Recompute figure `name` of a scope (`scope_name`: a dataset's id, a team group's key, None)."""
+    dataset = scope_named(scope)
     key = cache_key(name, dataset, split)
     try:
         store(key, REFRESHABLE[name](dataset, split or None))

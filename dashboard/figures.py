@@ -3,8 +3,8 @@ prints at its end). Each comes from the selector its dashboard page uses and is 
 page's own filters, so the console says what the dashboard shows for the same database
 (tests/demo/test_demo_console.py compares them page by page)."""
 
-from annotation_site.console import format_table
 from artifacts.selectors import monitor_overview, tag_figures
+from base.console import format_table
 from dashboard.queries.collection import collection_overview
 from dashboard.queries.validation import validation_overview
 from dashboard.templatetags.dashboard_tags import pct, thousands

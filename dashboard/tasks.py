@@ -7,5 +7,5 @@ from .figure_cache import refresh_figure_now
 
 
 @shared_task(name="dashboard.refresh_figure")
-def refresh_figure(name: str, dataset_id: int | None, split: str | None) -> None:
-    refresh_figure_now(name, dataset_id, split)
+def refresh_figure(name: str, scope: int | str | None, split: str | None) -> None:
+    refresh_figure_now(name, scope, split)

@@ -10,7 +10,7 @@ Idempotent: a second run creates nothing.
 
 from django.contrib.auth import get_user_model
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import NO_GOLD, Pair
 from crowd.models import StudyAccess, TaskKind
 from quality.aggregation_runs import DEFAULT_METHODS, run_aggregation

@@ -13,6 +13,7 @@ Idempotent like the rest of the demo.
 """
 
 import uuid
+from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -20,7 +21,7 @@ from django.db.models import Exists, OuterRef
 
 from corpus.labels import LABELS, LABELS_PER_PAIR
 from corpus.models import Market, Pair, Premise, Split, Worker
-from corpus.services import add_label, create_pairs
+from corpus.services import add_labels, create_pairs
 from crowd.models import Study, StudySession
 from quality.catch_trials import score_catch_trials
 from quality.models import BonusEntry, CatchTrialAnswer, ReferenceLabel
@@ -32,6 +33,8 @@ GUESSER = "demo-guesser"
 CATCH_PARTICIPANT = "demo-pid-catch"
 GUESSER_PAIRS = 36
 DEMO_CATCH_SHARE = 0.2
+# The demo study's catch bonus: a new study's default is 0 (issue 54, defect 26).
+DEMO_CATCH_BONUS = Decimal("1.00")
 
 
 def ensure_guesser_pairs(dataset):
@@ -58,7 +61,7 @@ def ensure_guesser_pairs(dataset):
                     [[truth] * 4],
                 )
                 wrong = LABELS[(index + 1 + created // 3) % 3]
-                add_label(pair, wrong if wrong != truth else LABELS[(index + 2) % 3], worker=guesser, seconds=1.2)
+                add_labels([(pair, wrong if wrong != truth else LABELS[(index + 2) % 3])], worker=guesser, seconds=1.2)
                 created += 1
     return created
 
@@ -106,6 +109,10 @@ def ensure_quality_demo(dataset):
         )
     if study.catch_trial_share == Study._meta.get_field("catch_trial_share").default:
         Study.objects.filter(pk=study.pk).update(catch_trial_share=DEMO_CATCH_SHARE)
+    if not study.bonus_per_catch_match:
+        # A new study pays no catch bonus unless told (issue 54, defect 26); the demo's does, to show one.
+        study.bonus_per_catch_match = DEMO_CATCH_BONUS
+        Study.objects.filter(pk=study.pk).update(bonus_per_catch_match=DEMO_CATCH_BONUS)
     participant = ensure_worker(CATCH_PARTICIPANT)
     if participant.market != Market.PROLIFIC:
         Worker.objects.filter(pk=participant.pk).update(market=Market.PROLIFIC, external_id=CATCH_PARTICIPANT)

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule
-from corpus.services import add_label, create_pairs
+from corpus.services import add_labels, create_pairs
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from validation import credits
 from validation.models import ValidationClaim
@@ -74,7 +74,7 @@ def ensure_stopping_demo():
                     session = sessions[validator.pk] = StudySession.objects.create(
                         study=study, worker=validator, external_session_id=f"demo-decided-{validator.pk}"
                     )
-                add_label(pair, label, worker=validator)
+                add_labels([(pair, label)], worker=validator)
                 now = timezone.now()
                 ValidationClaim.objects.create(
                     worker=validator,

@@ -8,7 +8,7 @@ import json
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from modeling.models import RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from modeling.training.services import execute_training_run, launch_training_run

@@ -21,7 +21,7 @@ class CorpusImport(ImportRun):
     labels_skipped = models.PositiveIntegerField(default=0)
     malformed_count = models.PositiveIntegerField(default=0)
     problems = models.JSONField(default=list, blank=True, help_text="The first malformed lines: [line, reason].")
-    # A dashboard upload's import (annotation_site/uploads.py): the file's name in the "uploads"
+    # A dashboard upload's import (base/uploads.py): the file's name in the "uploads"
     # storage until the import ends, and what the worker needs to run (or restart) it from the row.
     upload = models.CharField(max_length=255, blank=True, help_text="The upload's name in storage, while it waits.")
     default_genre = models.CharField(max_length=64, blank=True, help_text="The genre of rows that name none.")

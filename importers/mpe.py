@@ -477,7 +477,7 @@ def adjudication_queue(items: Iterable[MpeItem]) -> list[tuple[MpeItem, str]]:
 
 
 def mpe_statistics(items: Iterable[MpeItem]) -> ItemSetStatistics:
-    """A file's figures, in the class the database's figures use (corpus.selectors.mpe_statistics)."""
+    """A file's figures, in the class the database's figures use (corpus.agreement.mpe_statistics)."""
     items = list(items)
     majorities = [majority_label(item.judgments) for item in items]
     reasons = Counter(reason for item in items if (reason := adjudication_reason(item.judgments)) is not None)

@@ -31,7 +31,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation_site.long_tasks import heartbeat
+from base.long_tasks import heartbeat
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
 

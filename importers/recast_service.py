@@ -9,12 +9,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from django.db import transaction
 from django.db.models import IntegerField
 from django.db.models.functions import Cast
 
+from audit import services as audit
 from corpus.models import Dataset, Genre, Pair
+from teams import access
 
 from . import dnc, recasting
 from .dnc_import import SCHEMES, DncImportError, DncImportReport, store_dnc_pairs
@@ -59,9 +62,13 @@ def dry_run(
     split: str = "dev",
     seed: int = 0,
     dataset: str | None = None,
+    user: Any = None,
 ) -> RecastPreview:
-    """The first n pairs the recast would make (reading only the rows it needs); nothing is written."""
+    """The first n pairs the recast would make (reading only the rows it needs); nothing is written.
+    With `user`, another team's `dataset` is refused (`home_team`)."""
     template = load(template)
+    if dataset:
+        home_team(dataset, user)
     counted = _Counting(rows)
     first = next_pair_id(dataset) if dataset else 1
     try:
@@ -79,9 +86,12 @@ def recast_into(
     seed: int = 0,
     source: str = "",
     genre: Genre | None = None,
+    user: Any = None,
 ) -> DncImportReport:
-    """Recast every row into `dataset` (created if missing) in one transaction; returns the DncImportReport."""
+    """Recast every row into `dataset` (created if missing: with `user`, in their team) in one
+    transaction; returns the DncImportReport. With `user`, another team's `dataset` is refused."""
     template = load(template)
+    home = home_team(dataset, user)
     first = next_pair_id(dataset)
     try:
         pairs = list(recasting.recast(template, rows, split=split, seed=seed, first_pair_id=first))
@@ -100,9 +110,42 @@ def recast_into(
         )
     try:
         with transaction.atomic():
-            return store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
+            if home is not None:
+                Dataset.objects.get_or_create(
+                    slug=dataset,
+                    defaults={"name": dataset, "is_imported": True, "team_id": home, "label_scheme": scheme},
+                )
+            report = store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
+            target = Dataset.objects.get(slug=dataset)
+            # In the same transaction: the pairs and the record of who recast them land together.
+            audit.record(
+                "import.recast",
+                actor=user,
+                subject=target,
+                team_id=target.team_id,
+                after={"template": template.name, "split": split, "seed": seed, "pairs": report.pairs_created},
+                datasets=[target.slug],
+            )
+            return report
     except DncImportError as error:
         raise RecastRefused(f"{error}; nothing was saved") from None
+
+
+def home_team(dataset: str, user: Any) -> int | None:
+    """The team a new `dataset` recast by `user` joins (their first research team; teams.access),
+    None when it exists or there is no user (the command). Another team's dataset is refused as
+    an upload into it is: the name is taken."""
+    if user is None:
+        return None
+    existing = Dataset.objects.filter(slug=dataset).values_list("team_id", flat=True).first()
+    if refusal := access.dataset_name_refusal(user, existing):
+        raise RecastRefused(refusal)
+    if existing is not None:
+        return None
+    home = access.home_team_id(user)
+    if home is None:
+        raise RecastRefused("you are in no team where you may import data")
+    return home
 
 
 class _Counting:

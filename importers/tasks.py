@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from annotation_site.uploads import import_upload
+from base.uploads import import_upload
 
 from .models import CorpusImport
 from .services import PAIRS_UPLOAD_TASK, CorpusImportError, import_stored_pairs

@@ -1,4 +1,6 @@
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 
 from .models import BonusBatch, BonusPayment, MarketCall, MarketConnection, SessionReview, WebhookDelivery
 
@@ -16,16 +18,16 @@ class MarketCallAdmin(admin.ModelAdmin[MarketCall]):
     list_display = ["created_at", "connection", "action", "status_code", "ok", "error"]
     list_filter = ["action", "ok"]
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
 @admin.register(BonusPayment)
 class BonusPaymentAdmin(admin.ModelAdmin[BonusPayment]):
-    list_display = ["earned", "state", "batch", "attempts", "last_error", "confirmed_at"]
+    list_display = ["earned", "payer", "state", "batch", "attempts", "last_error", "sent_at"]
     list_filter = ["state"]
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -33,7 +35,7 @@ class BonusPaymentAdmin(admin.ModelAdmin[BonusPayment]):
 class BonusBatchAdmin(admin.ModelAdmin[BonusBatch]):
     list_display = ["market_bulk_id", "connection", "state", "pay_sent_at", "confirmed_at"]
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

@@ -34,7 +34,7 @@ from django.db.models import Count
 from django.dispatch import receiver
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
+from base.task_queue import enqueue
 from corpus.models import Worker
 from corpus.services import release_awaiting_labels
 from crowd.arrival import link_workers, session_arrived
@@ -45,9 +45,9 @@ from quality.services import set_excluded
 from .clients import MarketError
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
+from .connections import client_for
 from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
-from .services import client_for
 
 # Prolific's ids are 24 hex digits: anything else is not sent into a URL path.
 PROLIFIC_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")

@@ -1,22 +1,35 @@
 """A study's connection to its crowd market and the record of everything said to the market.
 
 Credentials are never stored in plain text: `MarketConnection.sealed_credentials` holds a Fernet
-token made with a key from the environment (`markets.sealing`). Money moves through two tables:
-the quality app's append-only ledger decides what is owed and records what is paid
-(`quality.BonusEntry`); `BonusPayment` is one earned row's way to the market (a state machine,
-one row per earned row, so no two payers can hold the same bonus), and `BonusBatch` is one
-Prolific bulk bonus (the two-step create-then-pay). docs/markets.md explains the states.
+token made with a key from the environment (`markets.sealing`).
+
+Money is one state machine, owed -> claimed -> sent -> confirmed (markets.payments):
+- owed and confirmed are the quality app's append-only ledger (`quality.BonusEntry`): an earned
+  row without a `paid` row, and its `paid` row. The ledger is the ONE record of "paid";
+- claimed, sent, set aside and released are `BonusPayment`: one earned row on its way to the
+  market, held by one payer (unique per earned row, so no two payers hold one bonus). It lives
+  only while the bonus is in flight: the transaction that writes the ledger's paid row deletes it.
+`BonusBatch` is one Prolific bulk bonus (the two-step create-then-pay). docs/markets.md, "The
+payment machine".
 """
 
+from typing import Any
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from corpus.models import Market
+
+from .ids import connection_id_problems
 
 
 class ConnectedMarket(models.TextChoices):
     PROLIFIC = Market.PROLIFIC.value, "Prolific"
     MTURK = Market.MTURK.value, "Mechanical Turk"
+
+
+ID_FIELDS = {"market", "market_study_id", "hit_type_id", "qualified_list_id", "excluded_list_id"}
 
 
 class MarketConnection(models.Model):
@@ -56,6 +69,28 @@ class MarketConnection(models.Model):
     def __str__(self) -> str:
         return f"{self.get_market_display()} for {self.study_id}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # Every way in (the dashboard's form, the admin, a shell) stores only ids in the market's format.
+        fields = kwargs.get("update_fields")
+        if (fields is None or set(fields) & ID_FIELDS) and (problems := self.id_problems()):
+            raise ValidationError(problems)
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        super().clean()
+        if problems := self.id_problems():
+            raise ValidationError(problems)
+
+    def id_problems(self) -> dict[str, str]:
+        """The ids that are not in the market's format (markets.ids): data, never paths."""
+        return connection_id_problems(
+            self.market,
+            market_study_id=self.market_study_id,
+            hit_type_id=self.hit_type_id,
+            qualified_list_id=self.qualified_list_id,
+            excluded_list_id=self.excluded_list_id,
+        )
+
 
 class MarketCall(models.Model):
     """One request to a market and its answer, kept as the market gave it (data, never code)."""
@@ -85,7 +120,7 @@ class ReviewDecision(models.TextChoices):
 
 
 class ReviewState(models.TextChoices):
-    SENT = "sent", "sent, no answer yet"
+    SENT = "sent", "queued: sent without an answer, or not sent for a network failure (sent again)"
     CONFIRMED = "confirmed", "confirmed by the market"
     FAILED = "failed", "refused by the market"
 
@@ -96,7 +131,12 @@ class SessionReview(models.Model):
     study_session = models.OneToOneField("crowd.StudySession", on_delete=models.CASCADE, related_name="market_review")
     decision = models.CharField(max_length=7, choices=ReviewDecision.choices)
     reason = models.TextField(blank=True)
+    # Prolific's rejection category, kept so a queued rejection is sent again as it was pressed.
+    category = models.CharField(max_length=20, blank=True)
     state = models.CharField(max_length=9, choices=ReviewState.choices, default=ReviewState.SENT)
+    # Why a queued review is still queued (the failed call's error), or why the market refused it.
+    last_error = models.CharField(max_length=300, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
     automatic = models.BooleanField(default=False)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     call = models.ForeignKey(MarketCall, on_delete=models.SET_NULL, null=True, blank=True)
@@ -144,38 +184,43 @@ class BonusBatch(models.Model):
 
 
 class PaymentState(models.TextChoices):
-    CLAIMED = "claimed", "held by a payer, nothing sent"
-    SENT = "sent", "sent; paid once the market confirms"
-    PAID = "paid", "paid (confirmed; the ledger has its paid row)"
-    REFUSED = "refused", "refused by the market or released; nothing paid, owed again"
+    """A bonus in flight. Owed (no row, or RELEASED) and confirmed (the ledger's paid row; this row
+    is then deleted) are not stored here."""
+
+    CLAIMED = "claimed", "claimed by a payer, nothing sent"
+    SENT = (
+        "sent",
+        "sent (an API call, or a downloaded payment file): only the market's record or a researcher settles it",
+    )
     ASIDE = "aside", "set aside: the market refused its participant; paid by hand or released"
+    RELEASED = "released", "released: nothing was paid, owed again"
 
 
 class Payer(models.TextChoices):
-    """Who holds a bonus on its way to the market: both go through the one 'owed' rule
-    (markets.services.owed_entries), so a bonus is never held by both."""
+    """Who holds a bonus on its way to the market: every payer goes through the one 'owed' rule
+    (markets.selectors.owed_entries), so a bonus is never held by two."""
 
-    API = "api", "the market's API (the pay button)"
+    API = "api", "the market's API (the pay button: Prolific or MTurk)"
     FILE = "file", "a payment file, paid on the market's website by a researcher"
 
 
 class BonusPayment(models.Model):
-    """One earned ledger row on its way to the market. Unique per earned row: two payers never hold
-    the same bonus, and a row's money is sent under one request token for ever (MTurk's
-    UniqueRequestToken)."""
+    """One earned ledger row on its way to the market, while it is in flight. Unique per earned row:
+    two payers never hold the same bonus. Its request token is `nli-bonus-<earned id>`, the same for
+    ever (MTurk's UniqueRequestToken), so deleting the row at confirmation forgets nothing."""
 
     earned = models.OneToOneField("quality.BonusEntry", on_delete=models.PROTECT, related_name="market_payment")
     connection = models.ForeignKey(MarketConnection, on_delete=models.PROTECT, related_name="bonus_payments")
     batch = models.ForeignKey(BonusBatch, on_delete=models.PROTECT, null=True, blank=True, related_name="payments")
-    state = models.CharField(max_length=7, choices=PaymentState.choices, default=PaymentState.CLAIMED)
-    # A file claim has no lease: it holds its bonuses until the researcher confirms or releases it.
+    state = models.CharField(max_length=8, choices=PaymentState.choices, default=PaymentState.CLAIMED)
+    # A downloaded file's bonuses (sent) have no lease: they are held until the researcher confirms
+    # or releases them.
     payer = models.CharField(max_length=4, choices=Payer.choices, default=Payer.API)
     request_token = models.CharField(max_length=64, unique=True)
     lease_until = models.DateTimeField()
     attempts = models.PositiveSmallIntegerField(default=0)
     last_error = models.CharField(max_length=300, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
-    confirmed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

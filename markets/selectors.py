@@ -15,15 +15,16 @@ from .models import BatchState, BonusBatch, MarketCall, MarketConnection, Payer,
 RECENT_CALLS = 20
 
 
-# --- the one 'owed' rule -------------------------------------------------------------------------
-# Every payer asks it: the API payer (services._claim_owed), a payment file's download
-# (services.claim_for_file) and the bonus page. A bonus is owed when the ledger has it unpaid and
-# payable (quality.bonuses.unpaid) and no payer holds it: no BonusPayment, or one refused or
-# released. A bonus held by one payer is therefore never listed, sent or marked paid by another.
+# --- the one 'owed' rule and the payment machine's states -------------------------------------
+# Every payer asks it: the API payer (payments._claim_owed), a payment file's download
+# (payments.claim_for_file) and the bonus page. A bonus is owed when the ledger has it unpaid and
+# payable (quality.bonuses.unpaid) and no payer holds it: no BonusPayment, or one released. A
+# bonus held by one payer is therefore never listed, sent or marked paid by another. Confirmed is
+# the ledger's paid row, the one record of "paid".
 
 
 def free_of_payers() -> Q:
-    return Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED)
+    return Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.RELEASED)
 
 
 def owed_entries(study: Study) -> QuerySet[BonusEntry]:
@@ -32,8 +33,8 @@ def owed_entries(study: Study) -> QuerySet[BonusEntry]:
 
 
 def held_by_files(study: Study) -> QuerySet[BonusEntry]:
-    """Bonuses a downloaded payment file claimed: the researcher confirms (mark paid) or releases them."""
-    return bonuses.unpaid(study).filter(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.CLAIMED)
+    """Bonuses a downloaded payment file sent: the researcher confirms (mark paid) or releases them."""
+    return bonuses.unpaid(study).filter(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
 
 
 def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
@@ -43,14 +44,62 @@ def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
     )
 
 
-def bonus_page_money(study: Study) -> dict[str, Any]:
-    """The bonus page's money by the one rule: what may be confirmed by hand (owed, or claimed by a
-    downloaded file), what the API payer holds, what files claimed, what was set aside."""
+def set_aside(study: Study) -> QuerySet[BonusEntry]:
+    """Bonuses whose participant the market refused: paid by hand, or released to be tried again."""
+    return bonuses.unpaid(study).filter(market_payment__state=PaymentState.ASIDE)
+
+
+def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
+    """The study's bonuses claimed or sent by a payer (the API, or a downloaded file) and not yet
+    confirmed. Payable or not: a hold that came after the money left does not call it back."""
+    return BonusEntry.objects.filter(
+        study=study,
+        kind=BonusKind.EARNED,
+        payment__isnull=True,
+        market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT],
+    )
+
+
+def paid_entries(study: Study) -> QuerySet[BonusEntry]:
+    """The study's confirmed bonuses: the ledger's paid rows, whichever payer paid them."""
+    return BonusEntry.objects.filter(study=study, kind=BonusKind.PAID)
+
+
+def _figure(rows: QuerySet[BonusEntry]) -> dict[str, Any]:
+    row = rows.aggregate(n=Count("id"), total=Sum("amount"))
+    return {"n": row["n"], "total": row["total"] or Decimal("0")}
+
+
+def machine_figures(study: Study) -> dict[str, dict[str, Any]]:
+    """Count and amount of the study's bonuses in each state of the payment machine, by the one
+    rule: owed (no payer holds it), in flight (claimed or sent, by the API or a downloaded file),
+    set aside, paid (the ledger). A study without a connection has owed and paid only."""
     if not MarketConnection.objects.filter(study=study).exists():
-        return {"confirmable": bonuses.unpaid(study), "api": [], "files": [], "aside": []}
+        return {
+            "owed": _figure(bonuses.unpaid(study)),
+            "in_flight": _figure(BonusEntry.objects.none()),
+            "aside": _figure(BonusEntry.objects.none()),
+            "paid": _figure(paid_entries(study)),
+        }
+    in_flight = in_flight_entries(study)
+    return {
+        "owed": _figure(owed_entries(study)),
+        "in_flight": _figure(in_flight),
+        "aside": _figure(set_aside(study)),
+        "paid": _figure(paid_entries(study)),
+    }
+
+
+def bonus_page_money(study: Study) -> dict[str, Any]:
+    """The bonus page's money by the one rule: what may be confirmed by hand (owed, sent by a
+    downloaded file, or set aside), what the API payer holds, what files sent, what was set aside,
+    and the machine's figures (owed, in flight, set aside, paid)."""
+    figures = machine_figures(study)
+    if not MarketConnection.objects.filter(study=study).exists():
+        return {"confirmable": bonuses.unpaid(study), "api": [], "files": [], "aside": [], "figures": figures}
     by_hand = (
         free_of_payers()
-        | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.CLAIMED)
+        | Q(market_payment__payer=Payer.FILE, market_payment__state=PaymentState.SENT)
         | Q(market_payment__state=PaymentState.ASIDE)
     )
     return {
@@ -58,12 +107,8 @@ def bonus_page_money(study: Study) -> dict[str, Any]:
         "api": list(held_by_the_api(study)),
         "files": list(held_by_files(study)),
         "aside": list(set_aside(study).select_related("market_payment")),
+        "figures": figures,
     }
-
-
-def set_aside(study: Study) -> QuerySet[BonusEntry]:
-    """Bonuses whose participant the market refused: paid by hand, or released to be tried again."""
-    return bonuses.unpaid(study).filter(market_payment__state=PaymentState.ASIDE)
 
 
 def connected_studies() -> list[Study]:
@@ -87,19 +132,12 @@ def panel(study: Study) -> dict[str, Any]:
     decided = list(complete.filter(market_review__isnull=False).order_by("-market_review__updated_at")[:50])
     unsure_reviews = complete.filter(market_review__state=ReviewState.SENT).count()
     closed = list(StudySession.objects.filter(study=study, closed_at__isnull=False).select_related("worker")[:50])
-    owed = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
-    # What the payer would take: payable (no held code waits) and held by no payer.
-    free = owed.filter(bonuses.payable()).filter(free_of_payers())
-    in_flight = owed.filter(market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT])
+    # The machine's figures by the one rule: owed (what a payer would take), in flight, paid.
     money = {
-        "owed": free.aggregate(n=Count("id"), total=Sum("amount")),
-        "in_flight": in_flight.aggregate(n=Count("id"), total=Sum("amount")),
-        "paid_here": BonusEntry.objects.filter(
-            study=study, kind=BonusKind.PAID, pays__market_payment__state=PaymentState.PAID
-        ).aggregate(n=Count("id"), total=Sum("amount")),
+        "owed": _figure(owed_entries(study)),
+        "in_flight": _figure(in_flight_entries(study)),
+        "paid": _figure(paid_entries(study)),
     }
-    for row in money.values():
-        row["total"] = row["total"] or Decimal("0")
     return {
         "connection": connection,
         "to_approve": to_approve,
@@ -112,10 +150,11 @@ def panel(study: Study) -> dict[str, Any]:
         if connection
         else [],
         "calls": list(MarketCall.objects.filter(connection=connection)[:RECENT_CALLS]) if connection else [],
-        "refused": list(in_flight.none())
+        "refused": []
         if connection is None
         else list(
-            owed.filter(market_payment__state=PaymentState.REFUSED)
+            BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+            .filter(market_payment__state=PaymentState.RELEASED)
             .exclude(market_payment__last_error="")
             .values_list("market_payment__last_error", flat=True)
             .distinct()[:5]

@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 from django.db import OperationalError
 
-from . import identity, services
+from . import events, identity, payments, reviews
 from .clients import MarketError
 from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
@@ -24,7 +24,7 @@ def poll_mturk_assignments() -> list[str]:
     done = []
     for connection in MarketConnection.objects.filter(market=ConnectedMarket.MTURK).select_related("study"):
         try:
-            done.append(services.poll_mturk(connection))
+            done.append(events.poll_mturk(connection))
         except (MarketError, SealingUnavailable) as error:
             log.warning("polling MTurk for %s failed: %s", connection.study.slug, error)
     return done
@@ -32,15 +32,19 @@ def poll_mturk_assignments() -> list[str]:
 
 @shared_task(name="markets.approve_checked_sessions")
 def approve_checked_sessions() -> list[str]:
-    """Approve checked sessions where that is automatic, and send again the approvals queued on
-    every connection (a network failure keeps a researcher's approval in the queue)."""
+    """Approve checked sessions where that is automatic, and send again the reviews (approvals and
+    rejections) queued on every connection: a network failure keeps a researcher's decision in the
+    queue with its reason."""
     done = []
     for connection in MarketConnection.objects.select_related("study"):
         try:
             if connection.approve_automatically:
-                done.append(services.approve_sessions(connection.study, automatic=True).line("Approved"))
+                done.append(reviews.approve_sessions(connection.study, automatic=True).line("Approved"))
+                rejected = reviews.retry_queued_rejections(connection)
+                if rejected.confirmed or rejected.failed or rejected.unanswered:
+                    done.append(rejected.line("Rejected (queued)"))
             else:
-                done.append(services.retry_queued_approvals(connection).line("Approved (queued)"))
+                done.append(reviews.retry_queued_reviews(connection).line("Decided (queued)"))
         except (MarketError, SealingUnavailable) as error:
             log.warning("approving sessions of %s failed: %s", connection.study.slug, error)
     return done
@@ -51,7 +55,7 @@ def reconcile_bonus_payments() -> list[str]:
     done = []
     for connection in MarketConnection.objects.select_related("study"):
         try:
-            outcome = services.reconcile_payments(connection)
+            outcome = payments.reconcile_payments(connection)
         except (MarketError, SealingUnavailable) as error:
             log.warning("reconciling payments of %s failed: %s", connection.study.slug, error)
             continue

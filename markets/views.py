@@ -6,7 +6,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from . import services
+from . import events
 
 
 def _too_large(limit: int) -> JsonResponse:
@@ -33,12 +33,12 @@ def prolific_webhook(request: HttpRequest, key: str) -> JsonResponse:
     if len(body) > limit:
         return _too_large(limit)
     try:
-        outcome = services.receive_prolific_webhook(
+        outcome = events.receive_prolific_webhook(
             key,
             body,
             request.headers.get("X-Prolific-Request-Timestamp", ""),
             request.headers.get("X-Prolific-Request-Signature", ""),
         )
-    except services.WebhookRefused as refused:
+    except events.WebhookRefused as refused:
         return JsonResponse({"detail": str(refused)}, status=refused.status)
     return JsonResponse({"detail": outcome})

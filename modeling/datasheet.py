@@ -21,13 +21,22 @@ from decimal import Decimal
 from statistics import median
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from artifacts.models import MonitorRefresh
 from corpus.agreement import fleiss_kappa_from_sums
-from corpus.alpha import NOMINAL, ORDINAL, alpha_of_units
+from corpus.alpha import NOMINAL, ORDINAL, alpha_from_votes, votes_of
 from corpus.labels import AUTHOR_POSITION, LABELS_PER_PAIR, ORDINAL_SCHEME, ORDINAL_VALUES
-from corpus.models import Dataset, Genre, Pair, StoppingPolicy, ValidationLabel, Worker
+from corpus.models import (
+    Adjudication,
+    AdjudicationSource,
+    Dataset,
+    Genre,
+    Pair,
+    StoppingPolicy,
+    ValidationLabel,
+    Worker,
+)
 from crowd.models import Study
 from quality.models import QualificationTest
 
@@ -89,7 +98,7 @@ def snapshot_provenance(
         if latest is not None:
             accuracy = (latest.overall or {}).get("accuracy")
             monitor[dataset.slug] = {"pairs": latest.pairs, "accuracy": accuracy, "flagged_writers": latest.flagged}
-    return {
+    provenance: dict[str, Any] = {
         "datasets": [
             {"slug": d.slug, "name": d.name, "label_scheme": d.label_scheme, "imported": d.is_imported}
             for d in dataset_rows
@@ -116,13 +125,35 @@ def snapshot_provenance(
         ).count(),
         "monitor": monitor,
     }
+    # Pairs whose gold a model's vote decided (issue 57: a study turned it on, model_annotators.live_vote);
+    # the key only where there are some, so a snapshot without any keeps the manifest it had.
+    voted = sorted(model_vote_pair_ids(pairs))
+    if voted:
+        provenance["model_vote_pairs"] = voted
+    return provenance
+
+
+def model_vote_pair_ids(pairs: QuerySet[Pair]) -> list[str]:
+    """The pairIDs of these pairs whose gold stands as a model's vote set it (their latest
+    adjudication's source is model_vote and not withdrawn since)."""
+    latest = Adjudication.objects.filter(pair=OuterRef("pk")).order_by("-created_at", "-pk").values("source")[:1]
+    return list(
+        pairs.exclude(adjudicated_label="")
+        .annotate(decided_by=Subquery(latest))
+        .filter(decided_by=AdjudicationSource.MODEL_VOTE)
+        .values_list("pair_id", flat=True)
+    )
 
 
 # --- At release time: figures counted from the snapshot's pair files --------------------------------
 
 
 class SplitTally:
-    """Rows, genres, gold labels, datasets and agreement of one split file, counted row by row."""
+    """Rows, genres, gold labels, datasets and agreement of one split file, counted row by row.
+
+    A row only counts its (labels, gold) pattern; the agreement sums are made from the patterns
+    once, in `figures` (a split of 100k pairs has a few hundred patterns): the release reads every
+    row of a snapshot, so a row's share of it stays a few dictionary updates (issue 53.4)."""
 
     def __init__(self, manifest: Mapping[str, Any]) -> None:
         self.ordinal = manifest.get("label_scheme") == ORDINAL_SCHEME
@@ -132,39 +163,44 @@ class SplitTally:
         self.genres: Counter[str] = Counter()
         self.gold: Counter[str] = Counter()
         self.datasets: Counter[str] = Counter()
-        self.units: list[tuple[str, ...]] = []
-        self.five_label_pairs = 0
-        self.category_sums = [0] * len(self.categories)
-        self.square_sums = [0] * len(self.categories)
-        self.labels_eq_gold = 0
+        self.patterns: Counter[tuple[tuple[str, ...], str]] = Counter()
 
     def add(self, row: Mapping[str, Any]) -> None:
         self.rows += 1
+        gold = row.get("gold_label") or "-"
         self.genres[row.get("genre") or ""] += 1
-        self.gold[row.get("gold_label") or "-"] += 1
+        self.gold[gold] += 1
         self.datasets[row.get("dataset") or ""] += 1
-        labels = tuple(str(label) for label in row.get("annotator_labels") or ())
-        self.units.append(labels)
-        if len(labels) == LABELS_PER_PAIR:
-            self.five_label_pairs += 1
-            for index, category in enumerate(self.categories):
-                votes = labels.count(category)
-                self.category_sums[index] += votes
-                self.square_sums[index] += votes * votes
-            self.labels_eq_gold += labels.count(row.get("gold_label") or "-")
+        self.patterns[tuple(map(str, row.get("annotator_labels") or ())), gold] += 1
 
     def figures(self) -> dict[str, Any]:
-        alpha = alpha_of_units(self.units, self.categories, ORDINAL if self.ordinal else NOMINAL)
-        kappa = fleiss_kappa_from_sums(self.five_label_pairs, LABELS_PER_PAIR, self.category_sums, self.square_sums)
+        units: Counter[tuple[str, ...]] = Counter()
+        five_label_pairs = labels_eq_gold = 0
+        category_sums = [0] * len(self.categories)
+        square_sums = [0] * len(self.categories)
+        for (labels, gold), n in self.patterns.items():
+            units[labels] += n
+            if len(labels) == LABELS_PER_PAIR:
+                five_label_pairs += n
+                for index, category in enumerate(self.categories):
+                    votes = labels.count(category)
+                    category_sums[index] += votes * n
+                    square_sums[index] += votes * votes * n
+                labels_eq_gold += labels.count(gold) * n
+        histogram: Counter[tuple[int, ...]] = Counter()
+        for labels, n in units.items():
+            histogram[votes_of(labels, self.categories)] += n
+        alpha = alpha_from_votes(histogram.items(), len(self.categories), ORDINAL if self.ordinal else NOMINAL)
+        kappa = fleiss_kappa_from_sums(five_label_pairs, LABELS_PER_PAIR, category_sums, square_sums)
         eq_gold = None
-        if self.five_label_pairs and not self.ordinal:  # an ordinal row's gold is two-way, its labels ratings
-            eq_gold = self.labels_eq_gold / (LABELS_PER_PAIR * self.five_label_pairs)
+        if five_label_pairs and not self.ordinal:  # an ordinal row's gold is two-way, its labels ratings
+            eq_gold = labels_eq_gold / (LABELS_PER_PAIR * five_label_pairs)
         return {
             "rows": self.rows,
             "genres": dict(sorted(self.genres.items())),
             "gold": dict(sorted(self.gold.items())),
             "datasets": dict(sorted(self.datasets.items())),
-            "five_label_pairs": self.five_label_pairs,
+            "five_label_pairs": five_label_pairs,
             "fleiss_kappa": kappa,
             "alpha": alpha.alpha,
             "alpha_metric": ORDINAL if self.ordinal else NOMINAL,
@@ -289,6 +325,12 @@ def _composition(
     if "retired_pairs" in provenance:
         lines.append("")
         lines.append(f"Pairs retired by a researcher (left out): {provenance['retired_pairs']:,}.")
+    if provenance.get("model_vote_pairs"):
+        lines.append("")
+        lines.append(
+            f"Pairs whose gold label a model's vote decided (two human labels and a calibrated model agreeing; "
+            f"their pairIDs are in the manifest's provenance.model_vote_pairs): {len(provenance['model_vote_pairs']):,}."
+        )
     return [*lines, ""]
 
 

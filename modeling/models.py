@@ -13,27 +13,24 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus, LongTask
 from modeling.training.config import MODELS
+from teams.models import default_team_id
 
 
-class Snapshot(models.Model):
+class Snapshot(LongTask):
     """What was exported, by whom and when; once done, its files and hashes never change."""
 
+    # The team it belongs to (teams.access scopes every reader by it; docs/teams.md).
+    team = models.ForeignKey("teams.Team", on_delete=models.PROTECT, related_name="snapshots", default=default_team_id)
     datasets = models.JSONField(default=list, help_text="Dataset slugs included (empty: all).")
     filters = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
-    error = models.TextField(blank=True)
     progress = models.FloatField(default=0.0, help_text="0–1 while running.")
     started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     directory = models.CharField(max_length=500, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
-    )
-    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
     content_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the files' hashes.")
     row_count = models.PositiveIntegerField(default=0)
 
@@ -42,6 +39,22 @@ class Snapshot(models.Model):
 
     def __str__(self):
         return f"snapshot {self.pk} ({self.status})"
+
+
+class SnapshotExclusion(models.Model):
+    """A pair a researcher kept out of snapshots from the pair browser (issue 54): no snapshot
+    exported while the row stands takes it (`selectors.pairs_for_export`). Unlike retiring, the
+    pair keeps its gold label and stays in every statistic. Made in batches (`token`), so one
+    click lifts a batch again."""
+
+    pair = models.OneToOneField("corpus.Pair", on_delete=models.CASCADE, related_name="snapshot_exclusion")
+    token = models.CharField(max_length=12, db_index=True)
+    reason = models.CharField(max_length=100)
+    researcher = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.pair_id} kept out of snapshots ({self.reason})"
 
 
 class SnapshotFile(models.Model):

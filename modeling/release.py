@@ -27,15 +27,19 @@ import shutil
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from django.conf import settings
 from django.core.files import File
 
-from annotation_site.file_storage import file_storage
-from annotation_site.long_tasks import JobStatus
+from audit import services as audit
+from audit.selectors import summary_for_datasets, teams_of_named
+from base.file_storage import file_storage
+from base.long_tasks import JobStatus
+from corpus.models import Dataset
 
 from .datasheet import SplitTally, card_title, datasheet_markdown
 from .models import Snapshot
@@ -134,11 +138,17 @@ def _feature(name: str, spec: Any) -> dict[str, Any]:
     return {"name": name, "dtype": spec}
 
 
+ROWS_PER_DECODE = 10_000
+
+
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSONL file's rows; decoded `ROWS_PER_DECODE` lines at a time as one JSON array (one
+    decoder call per batch rather than per line: the release reads every row of a snapshot)."""
     with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+        while lines := list(islice(handle, ROWS_PER_DECODE)):
+            batch = [line for line in lines if line.strip()]
+            if batch:
+                yield from json.loads(f"[{','.join(batch)}]")
 
 
 def _verified(folder: Path, expected_hash: str) -> dict[str, Any]:
@@ -180,11 +190,34 @@ def _first_columns(path: Path) -> list[str] | None:
     return next((list(row) for row in _rows(path)), None)
 
 
-def _write_parquet(pa: Any, pq: Any, rows: Iterable[Mapping[str, Any]], schema: Any, path: Path) -> int:
+def _pair_table(pa: Any, path: Path, schema: Any) -> Any:
+    """A pair file as an Arrow table of `schema`, parsed by Arrow's own JSON reader (issue 53.4:
+    decoding every row in Python was most of a release). The same table `from_pylist` of the rows
+    gives: keys the schema lacks are left out, absent keys are null, one chunk per column."""
+    import pyarrow.json as pa_json
+
+    if path.stat().st_size == 0:
+        return pa.Table.from_pylist([], schema=schema)
+    options = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    table = pa_json.read_json(path, parse_options=options, read_options=pa_json.ReadOptions(block_size=1 << 24))
+    return table.select(schema.names).cast(schema).combine_chunks()
+
+
+def _tally_rows(table: Any) -> Iterator[dict[str, Any]]:
+    """The columns SplitTally counts, row by row, from a pair table."""
+    names = ("genre", "gold_label", "dataset", "annotator_labels")
+    columns = [table.column(name).to_pylist() if name in table.column_names else None for name in names]
+    filled = [column if column is not None else [None] * table.num_rows for column in columns]
+    for values in zip(*filled, strict=True):
+        yield dict(zip(names, values, strict=True))
+
+
+def _write_parquet(pa: Any, pq: Any, rows: Iterable[Mapping[str, Any]] | Any, schema: Any, path: Path) -> int:
     """One deterministic file: fixed compression, one row group, no pandas metadata, no clock.
-    Returns the table's Arrow size in bytes (the card's `num_bytes`)."""
+    `rows`: the rows, or already an Arrow table of `schema`. Returns the table's Arrow size in
+    bytes (the card's `num_bytes`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist(list(rows), schema=schema)
+    table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=schema)
     pq.write_table(
         table,
         path,
@@ -218,9 +251,27 @@ def make_release(
         with materialised_snapshot(snapshot) as folder:
             manifest = _verified(folder, snapshot.content_hash)
             out.mkdir(parents=True, exist_ok=True)
-            return _write_release(pa, pq, manifest, folder, out, license_id, quality_flags)
+            made = _write_release(pa, pq, manifest, folder, out, license_id, quality_flags)
+            with open(out / README, "a", encoding="utf-8", newline="\n") as readme:
+                readme.write(decisions_markdown(snapshot))
+            return made
     except SnapshotError as error:
         raise ReleaseError(f"snapshot {snapshot.pk}: {error}") from error
+
+
+def decisions_markdown(snapshot: Snapshot) -> str:
+    """The datasheet's summary of the audit log: what researchers decided about the snapshot's
+    datasets up to the moment it was finished (so the same snapshot always gives the same card)."""
+    slugs = snapshot.datasets or list(Dataset.objects.filter(team=snapshot.team).values_list("slug", flat=True))
+    rows = summary_for_datasets(slugs, until=snapshot.finished_at)
+    lines = ["", "## Researchers' decisions on this data (audit log)", ""]
+    if not rows:
+        lines.append("The audit log records no decision on these datasets before the snapshot was made.")
+    else:
+        lines += ["| decision | times | first | last |", "|---|---|---|---|"]
+        lines += [f"| {row['action']} | {row['count']} | {row['first'][:10]} | {row['last'][:10]} |" for row in rows]
+        lines += ["", "Each decision (who, when, before and after, why) is in the audit log of the team's dashboard."]
+    return "\n".join(lines) + "\n"
 
 
 def _write_release(
@@ -238,12 +289,11 @@ def _write_release(
     splits[PAIRS_CONFIG], sizes[PAIRS_CONFIG] = {}, {}
     for split, name in pair_files.items():  # one split in memory at a time
         tally = SplitTally(manifest)
-        rows = []
-        for row in _rows(folder / name):
+        table = _pair_table(pa, folder / name, pair_schema)
+        for row in _tally_rows(table):
             tally.add(row)
-            rows.append(row)
-        sizes[PAIRS_CONFIG][split] = _write_parquet(pa, pq, rows, pair_schema, out / PAIRS_CONFIG / f"{split}.parquet")
-        splits[PAIRS_CONFIG][split] = len(rows)
+        sizes[PAIRS_CONFIG][split] = _write_parquet(pa, pq, table, pair_schema, out / PAIRS_CONFIG / f"{split}.parquet")
+        splits[PAIRS_CONFIG][split] = table.num_rows
         figures[split] = tally.figures()
 
     dropped: list[str] = []
@@ -374,7 +424,12 @@ def _stored_names(name: str) -> list[str]:
 
 
 def publish_release(
-    snapshot: Snapshot, name: str, *, license_id: str = DEFAULT_LICENSE, quality_flags: bool = False
+    snapshot: Snapshot,
+    name: str,
+    *,
+    license_id: str = DEFAULT_LICENSE,
+    quality_flags: bool = False,
+    by: Any = None,
 ) -> dict[str, Any]:
     """Make the release of a done snapshot and store it in the releases storage under `<name>/`
     (a name already used is refused). The card is stored last, so a release is listed only once
@@ -401,6 +456,14 @@ def publish_release(
         raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    audit.record(
+        PUBLISHED,
+        actor=by,
+        subject=snapshot,
+        team_id=snapshot.team_id,
+        after={"name": name, "license": license_id, "quality_flags": quality_flags},
+        datasets=snapshot.datasets,
+    )
     return {**made, "name": name}
 
 
@@ -412,6 +475,35 @@ def release_names() -> list[str]:
     except FileNotFoundError:
         return []
     return sorted(name for name in folders if RELEASE_NAME.match(name) and storage.exists(f"{name}/{README}"))
+
+
+PUBLISHED = "release.published"  # the audit entry of a release: its name and its snapshot's team
+
+
+class Release(NamedTuple):
+    """A stored release by name, with its team (`release_teams`)."""
+
+    name: str
+    team_id: int | None
+
+
+def releases() -> list[Release]:
+    """The stored releases (`release_names`) with their teams: two reads whatever their number."""
+    names = release_names()
+    teams = release_teams(names)
+    return [Release(name, teams.get(name)) for name in names]
+
+
+def release_team(name: str) -> int | None:
+    """The team of one release (None: none recorded)."""
+    return release_teams([name]).get(name)
+
+
+def release_teams(names: Iterable[str]) -> dict[str, int | None]:
+    """{release name: the team of the snapshot it was made of}. A release is files in storage
+    with no row of its own; its audit entry (written by `publish_release`) names its team. A
+    release without one (put in storage by hand) is in no team: only a superuser sees it."""
+    return teams_of_named(PUBLISHED, names)
 
 
 def release_files(name: str) -> list[tuple[str, int]]:

@@ -49,3 +49,8 @@ class BonusEntryAdmin(ReadOnlyAdmin, admin.ModelAdmin):
     list_filter = ["kind", "study", "currency"]
     list_select_related = ["worker__user", "study", "study_session", "pair", "pays"]
     show_full_result_count = False
+
+
+# The qualification admins, registered with this module (admin autodiscovery, in INSTALLED_APPS
+# order) so that dashboard/admin.py, which comes later, narrows them to the user's teams.
+from . import admin_qualification  # noqa: E402, F401

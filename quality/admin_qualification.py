@@ -8,7 +8,7 @@ from django.contrib import admin
 
 from corpus.admin import ReadOnlyInline, RecordAdmin
 
-from .models import QualificationAnswer, QualificationAttempt, QualificationTest
+from .models import QualificationAnswer, QualificationAttempt, QualificationTest, ReferenceLabel
 from .qualification import pool_problem
 
 
@@ -58,6 +58,11 @@ class QualificationTestAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("items")
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "items":  # each option names its pair: read them in the one statement
+            kwargs["queryset"] = ReferenceLabel.objects.select_related("pair__dataset").order_by("pair__pair_id")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     @admin.display(description="pool")
     def item_count(self, test):

@@ -1,6 +1,6 @@
 """Aggregation runs: fit label models on a dataset's counted labels and store what they say.
 
-Queued by task name (`quality.aggregate_labels`, through annotation_site.celery.enqueue); the run
+Queued by task name (`quality.aggregate_labels`, through base.task_queue.enqueue); the run
 row carries status, stage and progress for the dashboard. The majority-vote gold stays the corpus
 label: a run writes only its own tables (AggregatedLabel per pair, WorkerEstimate per worker), all
 of a run's results in one transaction with its "done", so a run is never seen half-written.
@@ -24,8 +24,8 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
-from annotation_site.long_tasks import JobStatus, heartbeat, take
+from base.long_tasks import JobStatus, heartbeat, take
+from base.task_queue import enqueue
 from corpus.labels import NO_GOLD
 from corpus.models import Dataset, Pair, ValidationLabel
 from corpus.selectors import labels_that_count
@@ -141,7 +141,7 @@ def run_aggregation(run_id: int) -> AggregationRun | None:
     """Fit the run's methods and store their results; on any failure the run is marked failed with
     the reason and keeps no results. Returns the run (None when it was done or running already, or
     when the reaper started it again meanwhile)."""
-    # annotation_site.long_tasks.take: two deliveries of one task never both run; a dead worker's run is taken over.
+    # base.long_tasks.take: two deliveries of one task never both run; a dead worker's run is taken over.
     if not take(AggregationRun, run_id, stage="reading labels"):
         return None
     run = AggregationRun.objects.get(pk=run_id)
@@ -152,7 +152,7 @@ def run_aggregation(run_id: int) -> AggregationRun | None:
 def _fit_claimed(run):
     from . import aggregation
 
-    # Still this process's run: a restart by the reaper (annotation_site/long_tasks.py) counts up
+    # Still this process's run: a restart by the reaper (base/long_tasks.py) counts up
     # `restarts`, and then this process's results and outcome are never written over the restart's.
     held = Q(pk=run.pk, status=JobStatus.RUNNING, restarts=run.restarts)
     try:
@@ -258,36 +258,19 @@ def _save_pairs(run, method, result, gold):
 
 
 def _write_rows(run, method, rows):
-    if connection.vendor == "postgresql":
-        # COPY: several times the rows/s of INSERTs, in the caller's transaction like them.
-        buffer = io.StringIO()
-        for pair_id, label, posterior, gold_label, differs in rows:
-            buffer.write(
-                f"{run.pk}\t{method}\t{pair_id}\t{label}\t{posterior!r}\t{gold_label}\t{'t' if differs else 'f'}\n"
-            )
-        buffer.seek(0)
-        with connection.cursor() as cursor:
-            cursor.copy_expert(
-                f"COPY {AggregatedLabel._meta.db_table} (run_id, method, pair_id, label, posterior, gold_label, differs) "
-                "FROM STDIN",
-                buffer,
-            )
-        return
-    AggregatedLabel.objects.bulk_create(
-        (
-            AggregatedLabel(
-                run=run,
-                method=method,
-                pair_id=pair_id,
-                label=label,
-                posterior=posterior,
-                gold_label=gold_label,
-                differs=differs,
-            )
-            for pair_id, label, posterior, gold_label, differs in rows
-        ),
-        batch_size=WRITE_BATCH,
-    )
+    # COPY: several times the rows/s of INSERTs, in the caller's transaction like them.
+    buffer = io.StringIO()
+    for pair_id, label, posterior, gold_label, differs in rows:
+        buffer.write(
+            f"{run.pk}\t{method}\t{pair_id}\t{label}\t{posterior!r}\t{gold_label}\t{'t' if differs else 'f'}\n"
+        )
+    buffer.seek(0)
+    with connection.cursor() as cursor:
+        cursor.copy_expert(
+            f"COPY {AggregatedLabel._meta.db_table} (run_id, method, pair_id, label, posterior, gold_label, differs) "
+            "FROM STDIN",
+            buffer,
+        )
 
 
 def _confusion(result, worker):

@@ -7,7 +7,3 @@ class QualityConfig(AppConfig):
 
     name = "quality"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self):
-        # Studies with access "qualified" ask this app's check, registered by annotation_site/wiring.py.
-        from . import admin_qualification  # noqa: F401  (registers the qualification admin)

@@ -35,6 +35,7 @@ from django.db import transaction
 from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Coalesce
 
+from audit import services as audit
 from corpus.models import Market, Pair, Worker
 from crowd.holds import hold_refused, hold_waits, money_may_go
 from crowd.models import Study, StudySession
@@ -156,7 +157,7 @@ def payable(prefix: str = "") -> Q:
     relation, e.g. "bonus_entries__"): a bonus outside any study session, or one whose session's
     completion code is not held or was released (crowd.holds.money_may_go). The one rule of every
     payer: the market files, the bonus page's "mark paid" and the market payer
-    (markets.services._claim_owed)."""
+    (markets.payments._claim_owed)."""
     return Q(**{f"{prefix}study_session__isnull": True}) | money_may_go(f"{prefix}study_session__")
 
 
@@ -229,6 +230,18 @@ def mark_paid(
         if row.pk not in already
     ]
     BonusEntry.objects.bulk_create(payments)
+    if payments:
+        audit.record(
+            "payment.confirmed_by_market" if confirmed_by_market else "payment.marked_paid",
+            actor=by,
+            subject=study,
+            team_id=study.team_id,
+            after={
+                "bonuses": [row.pays_id for row in payments],
+                "amount": sum((row.amount for row in payments), Decimal("0")),
+                "currency": study.bonus_currency,
+            },
+        )
     return {
         "paid": len(payments),
         "already_paid": len(already),
@@ -490,17 +503,26 @@ def give_discretionary_bonus(
     if value <= 0:
         raise PaymentRefused("The amount must be more than 0.")
     study = study_session.study
-    return BonusEntry.objects.create(
-        kind=BonusKind.EARNED,
-        worker_id=study_session.worker_id,
-        study=study,
-        study_session=study_session,
-        pair=None,
-        amount=value,
-        currency=study.bonus_currency,
-        reason=f"{DISCRETIONARY_REASON}: {reason}"[:200],
-        recorded_by=by,
-    )
+    with transaction.atomic():
+        audit.record(
+            "payment.discretionary_bonus",
+            actor=by,
+            subject=study_session,
+            team_id=study.team_id,
+            after={"amount": value, "currency": study.bonus_currency, "worker": study_session.worker_id},
+            reason=reason,
+        )
+        return BonusEntry.objects.create(
+            kind=BonusKind.EARNED,
+            worker_id=study_session.worker_id,
+            study=study,
+            study_session=study_session,
+            pair=None,
+            amount=value,
+            currency=study.bonus_currency,
+            reason=f"{DISCRETIONARY_REASON}: {reason}"[:200],
+            recorded_by=by,
+        )
 
 
 def record_bonus(

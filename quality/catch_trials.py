@@ -259,19 +259,41 @@ def catch_pool_status(dataset: Dataset, claims: QuerySet[Any]) -> dict[str, Any]
     """The catch-trial pool of a dataset, for researchers: pairs marked, premises and pairs served in
     the catch role, marked pairs waiting for their premise's validation to finish, catch servings
     left under the rule, and whether it has run dry (batches then carry no catch trial)."""
-    role = catch_role_pairs(dataset).annotate(served=catch_servings(claims))
-    served = list(role.values_list("premise_id", "served"))
-    marked = _marked(dataset)
-    left = sum(max(0, MAX_SERVINGS - n) for _, n in served)
-    return {
-        "marked": marked.count(),
-        "waiting": marked.filter(pair__in=Pair.objects.filter(_still_in_validation())).count(),
-        "premises": len({premise for premise, _ in served}),
-        "pairs": len(served),
-        "servings_left": left,
-        "max_servings": MAX_SERVINGS,
-        "dry": left == 0,
+    return catch_pool_statuses([dataset.pk], claims)[dataset.pk]
+
+
+def catch_pool_statuses(dataset_ids: Iterable[int], claims: QuerySet[Any]) -> dict[int, dict[str, Any]]:
+    """`catch_pool_status` of each of these datasets, in two grouped statements whatever their
+    number (issue 53: the bonus page asked once per active study, the same statements each time)."""
+    wanted = sorted(set(dataset_ids))
+    statuses = {
+        pk: {"marked": 0, "waiting": 0, "premises": 0, "pairs": 0, "servings_left": 0, "max_servings": MAX_SERVINGS}
+        for pk in wanted
     }
+    if not wanted:
+        return statuses
+    role = catch_role_pairs(None).filter(dataset_id__in=wanted).annotate(served=catch_servings(claims))
+    premises: dict[int, set[int]] = {pk: set() for pk in wanted}
+    for dataset_id, premise_id, served in role.values_list("dataset_id", "premise_id", "served"):
+        status = statuses[dataset_id]
+        status["pairs"] += 1
+        status["servings_left"] += max(0, MAX_SERVINGS - served)
+        premises[dataset_id].add(premise_id)
+    marked = (
+        _marked(None)
+        .filter(pair__dataset_id__in=wanted)
+        .annotate(waiting=Exists(Pair.objects.filter(_still_in_validation(), pk=OuterRef("pair_id"))))
+        .order_by()
+        .values("pair__dataset_id")
+        .annotate(marked=Count("pk"), waiting_n=Count("pk", filter=Q(waiting=True)))
+        .values_list("pair__dataset_id", "marked", "waiting_n")
+    )
+    for dataset_id, count, waiting in marked:
+        statuses[dataset_id].update(marked=count, waiting=waiting)
+    for pk, status in statuses.items():
+        status["premises"] = len(premises[pk])
+        status["dry"] = status["servings_left"] == 0
+    return statuses
 
 
 def score_catch_trials(
@@ -315,13 +337,11 @@ def score_catch_trials(
 
 def catch_pools(studies: Iterable[Study], claims: QuerySet[Any]) -> list[dict[str, Any]]:
     """Per study that serves catch trials (a validation or MPE judgment study with a catch share):
-    its dataset's pool (`catch_pool_status`), for the quality pages. A writing study's share serves
-    nothing and is not listed."""
-    return [
-        {"study": study, **catch_pool_status(study.dataset, claims)}
-        for study in studies
-        if study.catch_trial_share > 0 and study.task_kind in CATCH_TASK_KINDS
-    ]
+    its dataset's pool (`catch_pool_status`), for the quality pages: each dataset's pool counted
+    once, for every study together. A writing study's share serves nothing and is not listed."""
+    serving = [study for study in studies if study.catch_trial_share > 0 and study.task_kind in CATCH_TASK_KINDS]
+    statuses = catch_pool_statuses((study.dataset_id for study in serving if study.dataset_id is not None), claims)
+    return [{"study": study, **statuses[study.dataset_id]} for study in serving if study.dataset_id is not None]
 
 
 def catch_trials_per_batch(share: float, size: int) -> float:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count
 
 from corpus.models import Dataset, Worker
+from corpus.selectors import TeamDatasets, in_datasets
 
 from .models import AggregationRun, CorrelatedWorkerGroup, GroupDecidedPair
 
@@ -121,7 +122,7 @@ def hold_money_of_members(run: AggregationRun, groups: list[CorrelatedWorkerGrou
 
 def correlated_group_of(worker: Worker, dataset_id: int) -> CorrelatedWorkerGroup | None:
     """The group this worker belongs to in the latest finished aggregation run of the dataset, or None."""
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
 
     latest = (
         AggregationRun.objects.filter(status=JobStatus.DONE, dataset_id=dataset_id).order_by("-pk").values("pk")[:1]
@@ -132,14 +133,13 @@ def correlated_group_of(worker: Worker, dataset_id: int) -> CorrelatedWorkerGrou
 # --- reads for the pages -------------------------------------------------------------------------
 
 
-def latest_groups(dataset: Dataset | None = None) -> list[dict[str, Any]]:
+def latest_groups(dataset: Dataset | TeamDatasets | None = None) -> list[dict[str, Any]]:
     """The groups of the latest finished aggregation run of each dataset in scope, each with its
     members (id, name, labels read), evidence, pairs waiting in the adjudication queue and its run."""
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
 
     runs = AggregationRun.objects.filter(status=JobStatus.DONE)
-    if dataset is not None:
-        runs = runs.filter(dataset=dataset)
+    runs = in_datasets(runs, dataset)
     latest: dict[int, int] = {}
     for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
         latest[dataset_id] = run_id

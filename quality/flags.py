@@ -548,6 +548,7 @@ DEFAULT_POOR_ACCURACY = 0.55
 REFERENCE_ACCURACY = {
     "catch": 0.95,  # a researcher's label on a pair they chose as a catch trial
     "reference": 0.95,  # a researcher's reference label
+    "qualification": 0.95,  # a researcher's label on a qualification-test item (quality.qualification)
     "written": 0.9,  # the label the pair was written for
     "agreeing": 0.9,  # the answer two or more other judges agree on
     "one other": DEFAULT_ACCEPTABLE_ACCURACY,  # one other judge: as good as an acceptable worker, no better
@@ -563,7 +564,16 @@ TOO_FAST_LIKELIHOOD_RATIO = 4.0
 FAR_TOO_FAST_LIKELIHOOD_RATIO = 50.0
 FAR_TOO_FAST_SECONDS = TOO_FAST_SECONDS / 2
 POOR, ACCEPTABLE = "poor", "acceptable"
-HOLD_POSTERIOR_POOR = 0.9  # hold a completion code when "poor" is at least this probable
+# Three outcomes at a completion (issue 51: "better than chance but worse than acceptable is not
+# paid"): "poor" at least HOLD_POSTERIOR_POOR probable is held as poor; "poor" at least
+# PAY_POSTERIOR_POOR probable on the answers alone (they lean to poor, not yet decided) is held for
+# review, not paid; below it the code is paid. A worker at the acceptable level is held far less often than one
+# at the poor level: 0.7 was chosen from bench/quality_test.py's sweep (docs/quality.md, "Paid only
+# on evidence"): over a 30-label first study it holds about 0.84 of slow rule labellers rather than
+# 0.61, at the cost of about 0.07 of honest workers exactly at 75% rather than 0.013.
+HOLD_POSTERIOR_POOR = 0.9
+PAY_POSTERIOR_POOR = 0.7
+UNDECIDED_HELD = "undecided"
 
 
 def expected_agreement(accuracy: float, reference_accuracy: float, labels: int = 3) -> float:
@@ -626,10 +636,24 @@ class QualityResult:
         return 1 / (1 + math.exp(-self.log_ratio))
 
     @property
+    def outcome(self) -> str:
+        """The test's answer at a completion: POOR (held as poor), UNDECIDED_HELD (the evidence leans
+        to poor: held for review, not paid) or ACCEPTABLE (paid). Speed alone holds nobody: there
+        must be answers."""
+        if not self.items:
+            return ACCEPTABLE
+        if self.posterior_poor >= HOLD_POSTERIOR_POOR:
+            return POOR
+        # Held for review on the answers alone: speed moves a worker to "poor", but an honest fast
+        # reader whose answers are merely not yet convincing is not held for their pace.
+        by_answers = 1 / (1 + math.exp(-self.agreement_log_ratio))
+        return UNDECIDED_HELD if by_answers >= PAY_POSTERIOR_POOR else ACCEPTABLE
+
+    @property
     def holds_code(self) -> bool:
-        """Whether a study with the hold holds this worker's code: "poor" at least HOLD_POSTERIOR_POOR
-        probable. Speed alone holds nobody: there must be answers."""
-        return self.items > 0 and self.posterior_poor >= HOLD_POSTERIOR_POOR
+        """Whether a study with the hold holds this worker's code: poor, or not yet shown acceptable
+        (`outcome`: "poor" at least PAY_POSTERIOR_POOR probable on the answers alone)."""
+        return self.outcome != ACCEPTABLE
 
     @property
     def reason(self) -> str:
@@ -715,13 +739,14 @@ def false_hold_rate(
     """The share of honest workers exactly at the acceptable level whose code the quality test holds
     after `labels` answers against written labels (three balanced answers, no speed evidence): the
     exact binomial probability that their agreements fall where the posterior of "poor" reaches
-    HOLD_POSTERIOR_POOR. Workers better than the acceptable level are held less often."""
+    PAY_POSTERIOR_POOR (held as poor or for review). Workers better than the acceptable level are
+    held less often."""
     from scipy.stats import binom
 
     check_quality_levels(poor, acceptable)
     low = expected_agreement(poor, reference_accuracy)
     high = expected_agreement(acceptable, reference_accuracy)
-    needed = math.log(HOLD_POSTERIOR_POOR / (1 - HOLD_POSTERIOR_POOR))
+    needed = math.log(PAY_POSTERIOR_POOR / (1 - PAY_POSTERIOR_POOR))
     # The log ratio falls by a fixed step per agreement: held at `most` agreements or fewer.
     per_agreement = math.log(low / high) - math.log((1 - low) / (1 - high))
     most = math.floor((needed - labels * math.log((1 - low) / (1 - high))) / per_agreement)

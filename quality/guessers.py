@@ -4,8 +4,9 @@ A study with `hold_code_at_chance` asks before it hands out a completion code (t
 `hold_code_of_guesser` to `crowd.services.record_task_done`); the code is held when the worker's
 answers, over every session and study so far, are probably at chance (issue 27 item 4: the chance
 test, `flags.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
-acceptable one (issue 51: the quality test, `flags.QualityResult.holds_code`, with the study's
-`poor_accuracy` and `acceptable_accuracy`; too fast to read counts as evidence). `hold_reason` is
+acceptable one, or not yet shown acceptable (issue 51: the quality test's three outcomes,
+`flags.QualityResult.outcome`, with the study's `poor_accuracy` and `acceptable_accuracy`; too fast
+to read counts as evidence; an undecided session leaning to poor is held for review, not paid). `hold_reason` is
 the one rule; the reason is for researchers.
 """
 
@@ -26,8 +27,11 @@ def hold_reason(worker, study, *, more: Iterable[flags.QualityStratum] = ()) -> 
     if chance.holds_code:
         return f"Labels at chance so far: {chance.reason}."
     quality = quality_evidence(worker, poor=study.poor_accuracy, acceptable=study.acceptable_accuracy, more=more)
-    if quality.holds_code:
+    if quality.outcome == flags.POOR:
         return f"Labels probably below the study's acceptable accuracy: {quality.reason}."
+    if quality.outcome == flags.UNDECIDED_HELD:
+        # Better than chance is not enough: a code is paid on evidence of acceptable work (issue 51).
+        return f"Labels not yet shown to reach the study's acceptable accuracy (held for review): {quality.reason}."
     group = correlated_group_of(worker, study.dataset_id)
     if group is not None:
         return group_reason(group)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus, LongTask
 from corpus.models import Label
 
 
@@ -34,7 +34,11 @@ class ReferenceLabel(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.pair_id}: {self.label}"
+        # Names the pair as a researcher finds it (issue 54, defect 15: "444: neutral" named nothing):
+        # its pairID, dataset and hypothesis. Lists of these select_related("pair__dataset").
+        pair = self.pair
+        hypothesis = pair.hypothesis if len(pair.hypothesis) <= 60 else pair.hypothesis[:59] + "…"
+        return f"{pair.pair_id} ({pair.dataset.slug}): “{hypothesis}” → {self.label}"
 
 
 # --- qualification tests (feature 11: "a worker who reaches the study's pass mark joins the trusted pool") ---
@@ -174,7 +178,7 @@ class QualificationAnswer(models.Model):
 # --- probabilistic aggregation (beyond the papers): runs, per-pair results, per-worker estimates ---
 
 
-class AggregationRun(models.Model):
+class AggregationRun(LongTask):
     """One fit of label models (Dawid–Skene, MACE, optionally GLAD) on a dataset's counted labels.
 
     The corpus label stays the majority-vote gold; a run only records what the models say beside
@@ -189,14 +193,8 @@ class AggregationRun(models.Model):
     status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
     progress = models.FloatField(default=0.0, help_text="0–1 while running.")
     stage = models.CharField(max_length=100, blank=True, help_text="What the run is doing now.")
-    error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     pair_count = models.PositiveIntegerField(default=0)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the process running it (annotation_site/long_tasks.py)."
-    )
-    restarts = models.PositiveSmallIntegerField(default=0, help_text="Times started again after its process died.")
     label_count = models.PositiveIntegerField(default=0)
     worker_count = models.PositiveIntegerField(default=0)
     figures = models.JSONField(default=dict, blank=True)

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
-from annotation_site.authenticated import AuthenticatedRequest
+from base.authenticated import AuthenticatedRequest
 from crowd.access import Refusal
 from crowd.arrival import current_study_session
 from crowd.models import Study

@@ -10,7 +10,7 @@ too fast) are computed from the same figures, with their reasons and numbers.
 The statements:
 1. validation labels grouped by worker, joined to their pair's counters: the leave-one-out gold
    is the pair's votes minus the worker's own vote when it counts (`corpus.selectors.in_gold`);
-2. the median seconds per item per worker (percentile_cont on PostgreSQL, window functions on SQLite);
+2. the median seconds per item per worker (percentile_cont);
 3. catch-trial answers grouped by worker;
 4. five-label pairs grouped by author.
 """
@@ -23,6 +23,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
 
+from base.subquery import sql_of
 from corpus.gold import gold_expression
 from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import (
@@ -36,12 +37,12 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
-from corpus.selectors import answers_of_counted_workers, in_gold, labels_that_count
+from corpus.selectors import TeamDatasets, answers_of_counted_workers, in_datasets, in_gold, labels_that_count
 from crowd.models import Study, StudySession
 from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
-from .models import CatchTrialAnswer, ReferenceLabel
+from .models import CatchTrialAnswer, QualificationAnswer, ReferenceLabel
 
 LABELS = [label.value for label in THREE_WAY]
 
@@ -100,10 +101,9 @@ class WorkerQuality:
         return flag_rules.WorkerFigures(worker=self.worker.pk, **taken)
 
 
-def _validation_labels(dataset: Dataset | None = None) -> QuerySet[ValidationLabel]:
+def _validation_labels(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[ValidationLabel]:
     labels = ValidationLabel.objects.filter(worker__isnull=False, position__gt=AUTHOR_POSITION)
-    if dataset is not None:
-        labels = labels.filter(pair__dataset=dataset)
+    labels = in_datasets(labels, dataset, via="pair__dataset")
     return labels
 
 
@@ -121,11 +121,11 @@ def _leave_one_out_gold() -> tuple[Case, dict[str, Any]]:
     }
 
 
-def label_figures(dataset: Dataset | None = None) -> dict[int, dict[str, int]]:
+def label_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, dict[str, int]]:
     """Statement 1: {worker id: counts} over validation labels (positions 2 on).
 
     The leave-one-out gold is computed once per label in a subquery and the outer query only
-    counts (Django's aggregates would repeat the CASE in each of the 13 counts). `count(*) FILTER (WHERE ...)` runs on PostgreSQL and SQLite >= 3.30.
+    counts (Django's aggregates would repeat the CASE in each of the 13 counts). The counts are `count(*) FILTER (WHERE ...)`.
     """
     loo, others = _leave_one_out_gold()
     inner = (
@@ -134,7 +134,10 @@ def label_figures(dataset: Dataset | None = None) -> dict[int, dict[str, int]]:
         .annotate(loo=loo, scheme=F("pair__dataset__label_scheme"))
         .values("worker_id", "label", "seconds", "loo", "scheme")
     )
-    sql, params = inner.query.sql_with_params()
+    found = sql_of(inner)
+    if found is None:  # a scope of no dataset (a researcher in no team yet): no labels
+        return {}
+    sql, params = found
     counts = {
         "n": "TRUE",
         "timed": "seconds IS NOT NULL",
@@ -161,39 +164,26 @@ def label_figures(dataset: Dataset | None = None) -> dict[int, dict[str, int]]:
         return {row[0]: dict(zip(names, row, strict=False)) for row in cursor.fetchall()}
 
 
-def median_seconds(dataset: Dataset | None = None) -> dict[int, float]:
+def median_seconds(dataset: Dataset | TeamDatasets | None = None) -> dict[int, float]:
     """Statement 2: {worker id: median seconds per validation item}, in SQL."""
-    sql, params = (
-        _validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds").query.sql_with_params()
-    )
-    return median_per_worker(sql, params)
+    found = sql_of(_validation_labels(dataset).filter(seconds__isnull=False).values("worker_id", "seconds"))
+    return median_per_worker(*found) if found else {}
 
 
 def median_per_worker(sql: str, params: Sequence[Any]) -> dict[int, float]:
-    """{worker id: median of `seconds`} over the rows (worker_id, seconds) of the query `sql`, in SQL.
-    No PERCENTILE_CONT but on PostgreSQL: elsewhere the middle row(s) of each worker's sorted
-    values, found with window functions (SQLite >= 3.25), still without leaving the database."""
-    if connection.vendor == "postgresql":
-        query = (
-            f"SELECT worker_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ({sql}) s GROUP BY worker_id"
-        )
-    else:
-        query = (
-            "SELECT worker_id, AVG(seconds) FROM ("
-            " SELECT worker_id, seconds, ROW_NUMBER() OVER (PARTITION BY worker_id ORDER BY seconds) AS position,"
-            f"  COUNT(*) OVER (PARTITION BY worker_id) AS total FROM ({sql}) s"
-            ") ranked WHERE position IN ((total + 1) / 2, (total + 2) / 2) GROUP BY worker_id"
-        )
+    """{worker id: median of `seconds`} over the rows (worker_id, seconds) of the query `sql`, in SQL."""
+    query = f"SELECT worker_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds) FROM ({sql}) s GROUP BY worker_id"
     with connection.cursor() as cursor:
         cursor.execute(query, params)
         return {worker_id: float(value) for worker_id, value in cursor.fetchall()}
 
 
-def catch_figures(dataset: Dataset | None = None, study: Study | None = None) -> dict[int, tuple[int, int]]:
+def catch_figures(
+    dataset: Dataset | TeamDatasets | None = None, study: Study | None = None
+) -> dict[int, tuple[int, int]]:
     """Statement 3: {worker id: (seen, matched)} of the catch-trial answers (of a dataset, of a study)."""
     answers = CatchTrialAnswer.objects.all()
-    if dataset is not None:
-        answers = answers.filter(pair__dataset=dataset)
+    answers = in_datasets(answers, dataset, via="pair__dataset")
     if study is not None:
         answers = answers.filter(study_session__study=study)
     return {
@@ -204,11 +194,10 @@ def catch_figures(dataset: Dataset | None = None, study: Study | None = None) ->
     }
 
 
-def writer_figures(dataset: Dataset | None = None) -> dict[int, tuple[int, int]]:
+def writer_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, tuple[int, int]]:
     """Statement 4: {author id: (five-label pairs, of which gold differs from the author's label)}."""
     pairs = Pair.objects.filter(author__isnull=False, label_count=LABELS_PER_PAIR)
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
+    pairs = in_datasets(pairs, dataset)
     return {
         row["author_id"]: (row["n"], row["differs"])
         for row in pairs.values("author_id")
@@ -217,7 +206,7 @@ def writer_figures(dataset: Dataset | None = None) -> dict[int, tuple[int, int]]
     }
 
 
-def worker_quality(dataset: Dataset | None = None, **flag_options: Any) -> list[WorkerQuality]:
+def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options: Any) -> list[WorkerQuality]:
     """Every worker with labels, catch trials or written pairs, with their figures and flags.
 
     `flag_options` go to `quality.flags.flag_workers` (alpha, minimum items, thresholds).
@@ -261,15 +250,17 @@ def worker_quality(dataset: Dataset | None = None, **flag_options: Any) -> list[
         caught = flag_rules.catch_only_flag(pk, catcher.catch_seen, catcher.catch_matched, evidence)
         if caught is not None:
             catcher.flags.append(caught)
-    # One person under many ids: participant ids seen in one browser (researchers only).
+    # One person under many ids: participant ids seen in one browser (researchers only), among the
+    # scope's workers: an id that did nothing on these datasets (another lab's) is neither named nor
+    # counted here.
     for pk, others in shared_device_ids(worker_ids=rows).items():
-        shared = flag_rules.many_ids_flag(pk, others) if pk in rows else None
+        shared = flag_rules.many_ids_flag(pk, others & rows.keys()) if pk in rows and others & rows.keys() else None
         if shared is not None:  # shared_device_ids lists only ids with others
             rows[pk].flags.append(shared)
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
 
 
-def next_pair_to_label(dataset: Dataset | None = None) -> Pair | None:
+def next_pair_to_label(dataset: Dataset | TeamDatasets | None = None) -> Pair | None:
     """The next pair for a researcher to label: no reference label yet, pairs with all five labels
     first (the best catch trials are pairs the crowd has judged), then the rest; oldest first.
 
@@ -277,16 +268,14 @@ def next_pair_to_label(dataset: Dataset | None = None) -> Pair | None:
     (`pair_five_labels`), the rest along the primary key. Ordering every pair by its label count
     read the whole pair table (issue 28)."""
     pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id")).select_related("premise__genre")
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
+    pairs = in_datasets(pairs, dataset)
     judged = pairs.filter(label_count__gte=LABELS_PER_PAIR).order_by("id").first()
     return judged or pairs.order_by("id").first()
 
 
-def reference_label_counts(dataset: Dataset | None = None) -> dict[str, int]:
+def reference_label_counts(dataset: Dataset | TeamDatasets | None = None) -> dict[str, int]:
     references = ReferenceLabel.objects.all()
-    if dataset is not None:
-        references = references.filter(pair__dataset=dataset)
+    references = in_datasets(references, dataset, via="pair__dataset")
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
 
 
@@ -308,8 +297,9 @@ def guesser_evidence_by_worker(
       even a first short session is weighed; two-way (recast) datasets are a stratum of their own;
     - validation labels on items without a written label (MPE items built from captions) against a
       researcher's reference label, else the other judges' most common label;
-    - catch-trial answers (validation, MPE, recast) against the researcher's label (`catch_trials`:
-      the catch-only flag leaves them out, since it asks about the *other* labels);
+    - catch-trial answers (validation, MPE, recast) and qualification-test answers (every try)
+      against the researcher's label (`catch_trials`: the catch-only flag and the catch bonus leave
+      both out, since they ask about the *other* labels);
     - grammaticality judgments against the other judges' most common judgment.
     Chance in each stratum is what the worker's own answer habits reach against those references
     (`flags.chance_agreement`); the answers of excluded workers and of workers whose code was held
@@ -385,6 +375,17 @@ def _tallies_by_worker(
             .values_list("worker_id", "label", "expected", "pair__dataset__label_scheme", "n")
         ):
             tally(worker, ("catch", "three" if scheme == THREE_WAY_SCHEME else "two"), label, expected, n)
+        # Qualification answers (every try, passed or not) against the researchers' labels: known
+        # answers the worker did not help make, weighed as catch trials are, so a study with a
+        # qualification test has evidence before its first batch (issue 51).
+        for worker, label, expected, n in (
+            QualificationAnswer.objects.filter(attempt__worker_id__in=wanted)
+            .values("attempt__worker_id", "label", "reference__label")
+            .annotate(n=Count("id"))
+            .order_by()
+            .values_list("attempt__worker_id", "label", "reference__label", "n")
+        ):
+            tally(worker, ("qualification", "three"), label, expected, n)
     judged = list(
         GrammaticalityJudgment.objects.filter(worker_id__in=wanted).values_list("worker_id", "pair_id", "judgment")
     )
@@ -458,8 +459,8 @@ def _timing_by_worker(worker_ids: list[int]) -> dict[int, tuple[int, float | Non
         worker_id__in=worker_ids, position__gt=AUTHOR_POSITION, seconds__isnull=False
     )
     counts = dict(timed_labels.values("worker_id").annotate(n=Count("id")).order_by().values_list("worker_id", "n"))
-    sql, params = timed_labels.values("worker_id", "seconds").query.sql_with_params()
-    medians = median_per_worker(sql, params)
+    found = sql_of(timed_labels.values("worker_id", "seconds"))
+    medians = median_per_worker(*found) if found else {}
     return {pk: (counts[pk], medians.get(pk)) for pk in counts}
 
 

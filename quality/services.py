@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from audit import services as audit
 from corpus.gold import VOTE_FIELD
 from corpus.models import Pair, Worker
 from corpus.services import ExclusionOutcome, LabelRefused, set_workers_excluded
@@ -32,19 +33,36 @@ def set_reference_label(
         raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(VOTE_FIELD)}.")
     if len(note) > 300:
         raise LabelRefused("The note is limited to 300 characters.")
-    reference, _ = ReferenceLabel.objects.update_or_create(
-        pair=pair, defaults={"label": label, "labelled_by": by, "is_catch_trial": bool(is_catch_trial), "note": note}
-    )
+    with transaction.atomic():
+        old = ReferenceLabel.objects.select_for_update().filter(pair=pair).first()
+        before = {"label": old.label, "is_catch_trial": old.is_catch_trial} if old else {}
+        reference, _ = ReferenceLabel.objects.update_or_create(
+            pair=pair,
+            defaults={"label": label, "labelled_by": by, "is_catch_trial": bool(is_catch_trial), "note": note},
+        )
+        audit.record(
+            "gold.reference_label",
+            actor=by,
+            subject=pair,
+            subject_label=pair.pair_id,
+            team_id=pair.dataset.team_id,
+            before=before,
+            after={"label": label, "is_catch_trial": bool(is_catch_trial)},
+            reason=note,
+            datasets=[pair.dataset.slug],
+        )
     return reference
 
 
-def set_excluded(worker_ids: Iterable[int | str], excluded: bool) -> ExclusionOutcome:
+def set_excluded(
+    worker_ids: Iterable[int | str], excluded: bool, *, by: Any = None, reason: str = ""
+) -> ExclusionOutcome:
     """Exclude (or include again) these workers; gold labels follow, and pairs that lost a
     validation label go back to the validation pool (`corpus.services`)."""
     ids = sorted({int(pk) for pk in worker_ids})
     if not ids:
         raise LabelRefused("Choose at least one worker.")
-    outcome = set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded)
+    outcome = set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded, by=by, reason=reason)
     if excluded:
         # An excluded worker's open claims would hold their pairs and premises until they expire.
         release_open_claims_of_workers(ids)

@@ -8,7 +8,7 @@ queue through `corpus.stopping_policies.stop_pairs` (one UPDATE per split). Thei
 3-of-5 rule over the labels they have; the confident label is the run's (`AggregatedLabel`).
 """
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus import stopping_policies
 from corpus.labels import LABELS_PER_PAIR
 from corpus.models import Pair, StoppingPolicy, StoppingRule

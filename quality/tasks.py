@@ -1,4 +1,4 @@
-"""Celery tasks of the quality app, queued by name through annotation_site.celery.enqueue."""
+"""Celery tasks of the quality app, queued by name through base.task_queue.enqueue."""
 
 from celery import shared_task
 

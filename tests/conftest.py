@@ -1,7 +1,8 @@
 """Fixtures shared by the whole suite.
 
-The suite runs twice in CI: on PostgreSQL with a real Celery worker on Redis
-(DATABASE_URL and CELERY_BROKER_URL set), and on SQLite with tasks run in-process.
+The suite runs on PostgreSQL: in CI on the server DATABASE_URL names, with a real Celery worker on
+Redis (CELERY_BROKER_URL); under `make test` without DATABASE_URL on the embedded cluster in
+var/postgres/ (scripts/with_database.py), with tasks run in-process.
 """
 
 import os
@@ -9,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,10 +17,6 @@ from typing import IO
 
 import pytest
 from django.conf import settings
-from django.core.servers.basehttp import ThreadedWSGIServer
-from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteDatabaseWrapper
-from django.test.testcases import LiveServerThread
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -29,30 +25,6 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # Playwright's sync API runs an event loop in the test thread; the ORM calls we make there are
 # ordinary blocking calls, so Django's async guard would only get in the way.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-class _OneRequestAtATimeServer(ThreadedWSGIServer):
-    """The live server on SQLite in memory serves one request at a time. pytest-django starts it
-    before the test database exists, so each request thread opens its own connection to the shared
-    in-memory database, and SQLite's shared cache answers "table is locked" at once to a second
-    writer instead of waiting: a writing page's side requests (the artifact nudge's score) beside
-    its submit failed one or the other. PostgreSQL waits for locks as production does: unchanged."""
-
-    _one_at_a_time = threading.Lock()
-
-    def set_app(self, application):
-        def one_at_a_time(environ, start_response):
-            # `connection` is a proxy of this thread's wrapper; isinstance needs the wrapper itself.
-            wrapper = connections[DEFAULT_DB_ALIAS]
-            if not (isinstance(wrapper, SQLiteDatabaseWrapper) and wrapper.is_in_memory_db()):
-                return application(environ, start_response)
-            with self._one_at_a_time:
-                return application(environ, start_response)
-
-        return super().set_app(one_at_a_time)
-
-
-LiveServerThread.server_class = _OneRequestAtATimeServer
 
 
 def in_ci():
@@ -86,10 +58,6 @@ def require_package(module, install_hint):
         skip_or_fail_in_ci(f"the optional package {module!r} is not installed ({error}); {install_hint}")
 
 
-def is_postgres():
-    return connection.vendor == "postgresql"
-
-
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     """The suite's own connections wait 5 s before they look for a deadlock; the Celery worker and
@@ -98,23 +66,15 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     task queued by its new pairs): in that deadlock the Celery worker's statement is the one cancelled,
     and the task fails on rows that are being wiped anyway, instead of the flush, which would
     leave them to the next test."""
-    database = settings.DATABASES["default"]
-    if database["ENGINE"].endswith("postgresql"):
-        options = database.setdefault("OPTIONS", {})
-        options["options"] = f"{options.get('options', '')} -c deadlock_timeout=5s".strip()
+    options = settings.DATABASES["default"].setdefault("OPTIONS", {})
+    options["options"] = f"{options.get('options', '')} -c deadlock_timeout=5s".strip()
 
 
 def pytest_collection_modifyitems(config, items):
-    using_postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
-    skip_pg = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL=postgres://...)")
     for item in items:
-        # The marker alone decides: a test id or folder that merely contains the word "postgres"
-        # is an ordinary test and must run on SQLite too.
         _markers_of[item.nodeid] = sorted(
-            {mark.name for mark in item.iter_markers()} & {"postgres", "browser", "celery_worker", "slow"}
+            {mark.name for mark in item.iter_markers()} & {"browser", "celery_worker", "slow"}
         )
-        if item.get_closest_marker("postgres") and not using_postgres:
-            item.add_marker(skip_pg)
 
 
 @pytest.fixture(autouse=True)
@@ -204,14 +164,14 @@ def _isolated_data_dirs(settings, tmp_path):
 @pytest.fixture
 def make_researcher(db, django_user_model):
     def make(username="researcher", password="research-pass-1"):
-        # A researcher as `manage.py grant_researcher` makes one: staff (for the admin) in the
-        # researcher group, not a superuser, so every test checks the group's permissions.
-        from annotation_site.permissions import ensure_researcher_group
+        # A researcher in the researcher group, staff (for the admin), and a superuser: a superuser
+        # sees every team's data, and these tests make their data in no team or several. (It was
+        # first made a superuser because the group's permissions went missing after flushes; that
+        # leak is found and fixed, see dashboard/migrations/0001_researcher_group.py.) The group's
+        # own permissions are tested with non-superusers in tests/dashboard/test_researcher_group.py,
+        # team scoping in tests/test_team_access.py.
+        from base.permissions import ensure_researcher_group
 
-        # Also a superuser: in the full suite's order, tests on a transactional database (live
-        # server, real worker) found the group's permissions missing after earlier tests' flushes,
-        # a cause not yet found (closing note of stop 31). The group's own permissions are tested
-        # on their own in tests/dashboard/test_researcher_group.py.
         user = django_user_model.objects.create_user(
             username=username, password=password, is_staff=True, is_superuser=True
         )
@@ -290,8 +250,21 @@ def page_on_phone_and_desktop(request, chromium_browser):
 # --- Celery ----------------------------------------------------------------------------------
 
 
+def xdist_suffix():
+    """ "-gw0", "-gw1", ... in a pytest-xdist worker process, else "": for files each process writes."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return f"-{worker}" if worker else ""
+
+
 def broker_url():
     return os.environ.get("CELERY_BROKER_URL", "")
+
+
+def needs_broker():
+    """A test of the real Celery worker on Redis: CI runs it (CELERY_BROKER_URL given); on the embedded
+    cluster alone, where tasks run in-process, it skips and says why."""
+    if not broker_url():
+        skip_or_fail_in_ci("needs a real Celery worker on a broker: set CELERY_BROKER_URL=redis://... (CI does)")
 
 
 @pytest.fixture(scope="session")
@@ -304,9 +277,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     if not broker_url():
         yield None
         return
-    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-        pytest.skip("a Celery worker subprocess cannot share SQLite's in-memory test database")
-    log_path = Path(os.environ.get("CELERY_TEST_LOG", "/tmp/nli-test-celery-worker.log"))
+    log_path = Path(os.environ.get("CELERY_TEST_LOG", f"/tmp/nli-test-celery-worker{xdist_suffix()}.log"))
     process = start_celery_worker(f"test-{os.getpid()}", "default,gpu", log_path)
     yield process
     stop_celery_worker(process)
@@ -314,9 +285,21 @@ def celery_worker_process(django_db_setup, django_db_blocker):
 
 def celery_subprocess_env(extra_env=None):
     """The environment of a Celery subprocess on the test database (plus `extra_env`)."""
+    return dict(os.environ, DATABASE_URL=subprocess_database_url(), DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
+
+
+def subprocess_database_url():
+    """The URL of the test database, for a subprocess (a Celery worker, gunicorn) to reach it: on the
+    server DATABASE_URL names, or on the embedded cluster's Unix socket (its folder as the host,
+    percent-encoded, as dj-database-url reads it)."""
+    from urllib.parse import quote
+
     db = settings.DATABASES["default"]
-    test_db_url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-    return dict(os.environ, DATABASE_URL=test_db_url, DATABASE_CONN_MAX_AGE="0", **(extra_env or {}))
+    user = quote(db.get("USER") or "postgres", safe="")
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    host = db.get("HOST") or "127.0.0.1"
+    where = quote(host, safe="") if host.startswith("/") else f"{host}:{db.get('PORT') or 5432}"
+    return f"postgres://{user}{password}@{where}/{db['NAME']}"
 
 
 class CeleryWorkerProcess(subprocess.Popen[bytes]):
@@ -339,6 +322,7 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, w
     """
     import socket
 
+    needs_broker()
     env = celery_subprocess_env(extra_env)
     env["DATA_DIR"] = str(Path(settings.DATA_DIR))
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
@@ -506,7 +490,7 @@ def s3_storage(s3_server, settings):
     """This test's settings point every file kind at a fresh bucket on the S3 server, as
     OBJECT_STORAGE_BUCKET does in production; yields the bucket's OBJECT_STORAGE_* variables
     (for subprocesses) with `.server` and `.bucket`."""
-    from annotation_site.file_storage import object_storage_aliases
+    from base.file_storage import object_storage_aliases
 
     bucket = s3_server.new_bucket()
     env = s3_server.environment(bucket)
@@ -550,9 +534,25 @@ _skipped: list[dict] = []
 _xfail: dict[str, list[dict[str, str]]] = {"xfailed": [], "xpassed": []}
 # nodeid -> the suite's markers on that test (from collection, never from its name)
 _markers_of: dict[str, list[str]] = {}
+# test process ("gw0", ... or "main") -> the test files it ran, in order; and each failure's process.
+# A test that fails only after others in its process (a leak between tests) is found from these.
+_files_of_process: dict[str, list[str]] = {}
+_failed: list[dict[str, str]] = []
+
+
+def _process_of(report) -> str:
+    gateway = getattr(getattr(report, "node", None), "gateway", None)  # set by pytest-xdist's controller
+    return getattr(gateway, "id", None) or os.environ.get("PYTEST_XDIST_WORKER") or "main"
 
 
 def pytest_runtest_logreport(report):
+    if report.when == "setup":
+        files = _files_of_process.setdefault(_process_of(report), [])
+        test_file = report.nodeid.split("::", 1)[0]
+        if not files or files[-1] != test_file:
+            files.append(test_file)
+    if report.failed:
+        _failed.append({"nodeid": report.nodeid, "when": report.when, "process": _process_of(report)})
     if hasattr(report, "wasxfail") and (report.skipped or (report.passed and report.when == "call")):
         # An expected failure hides a broken test as well as a skip does: CI lists both outcomes.
         outcome = "xfailed" if report.skipped else "xpassed"
@@ -561,7 +561,8 @@ def pytest_runtest_logreport(report):
     elif report.skipped:
         _outcomes["skipped"] += 1
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        markers = _markers_of.get(report.nodeid, [])
+        # Under pytest-xdist this process did not collect: the worker's report carries the keywords.
+        markers = _markers_of.get(report.nodeid) or sorted(set(report.keywords) & {"browser", "celery_worker", "slow"})
         _skipped.append({"nodeid": report.nodeid, "markers": markers, "reason": reason, "when": report.when})
     elif report.failed:
         _outcomes["failed" if report.when == "call" else "error"] += 1
@@ -571,7 +572,8 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("NLI_SKIP_REPORT")
-    if not path:
+    if not path or hasattr(session.config, "workerinput"):
+        # Under pytest-xdist the controller writes it: every test process's reports reach its hooks.
         return
     import json
 
@@ -585,5 +587,7 @@ def pytest_sessionfinish(session, exitstatus):
         "skipped": _skipped,
         "xfailed": _xfail["xfailed"],
         "xpassed": _xfail["xpassed"],
+        "failed": _failed,
+        "files_of_process": _files_of_process,
     }
     Path(path).write_text(json.dumps(report, indent=2) + "\n")

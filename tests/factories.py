@@ -1,8 +1,8 @@
 """Builders shared by the whole suite: prompt families, genres, datasets, premises and pairs.
 
 Pairs are made the way the platform makes them: through `corpus.services` (the author's label at
-position 1, counters set from the labels), and further labels through `add_label`, so a test
-never writes counters by hand.
+position 1, counters set from the labels), and further labels through `add_labels` (the one writer
+of labels; `add_label` is a batch of one), so a test never writes counters by hand.
 """
 
 import itertools

@@ -3,7 +3,7 @@ import os
 import pytest
 from django.db import connection
 
-from annotation_site.celery import enqueue_coalesced, health_check
+from base.task_queue import enqueue_coalesced, health_check
 
 
 @pytest.mark.celery_worker
@@ -35,16 +35,16 @@ def test_a_coalesced_task_queued_in_a_window_runs_after_it_and_sees_what_was_com
     from corpus.models import Dataset
 
     pk = Dataset.objects.create(slug="coalesced-probe", name="probe").pk + 1000
-    first = enqueue_coalesced("annotation_site.health_check", "corpus.Dataset", pk, seconds=2)
+    first = enqueue_coalesced("base.health_check", "corpus.Dataset", pk, seconds=2)
     Dataset.objects.create(pk=pk, slug="committed-in-the-window", name="late")
-    second = enqueue_coalesced("annotation_site.health_check", "corpus.Dataset", pk, seconds=2)
+    second = enqueue_coalesced("base.health_check", "corpus.Dataset", pk, seconds=2)
     if celery_worker_process is None:
         assert first.get()["found"] is False and second.get()["found"] is True
         return
     assert second is None
     assert first.get(timeout=30)["found"] is True
     # The window has passed: the next call queues a run of its own.
-    third = enqueue_coalesced("annotation_site.health_check", "corpus.Dataset", pk, seconds=0.1)
+    third = enqueue_coalesced("base.health_check", "corpus.Dataset", pk, seconds=0.1)
     assert third is not None and third.get(timeout=30)["found"] is True
 
 
@@ -56,7 +56,7 @@ def test_a_worker_exports_with_the_files_the_composition_root_registered(
     annotation_site.wiring.register), as every process does: its snapshot of an MPE dataset holds
     validation's premise_labels.tsv, which modeling's export knows only through that registration
     (without it the export fails: modeling.snapshots.extra_files)."""
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
     from corpus.models import Label
     from modeling.models import Snapshot
     from modeling.snapshots.services import request_snapshot

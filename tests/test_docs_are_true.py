@@ -85,6 +85,28 @@ def test_the_layer_diagram_names_every_app():
     assert not missing, f"apps missing from the layer diagram in docs/architecture.md: {', '.join(missing)}"
 
 
+def diagram_layers(diagram):
+    """{layer name: the apps the diagram puts in it}, read from the diagram's first two columns."""
+    layers: dict[str, set[str]] = {}
+    current = None
+    for line in diagram.splitlines():
+        match = re.match(r"^(\w+)?\s+(\w+)/\s", line + " ")
+        if not match:
+            continue
+        if match.group(1):
+            current = match.group(1)
+        if current is not None and (match.group(1) or line[:11].strip() == ""):
+            layers.setdefault(current, set()).add(match.group(2))
+    return layers
+
+
+def test_the_layer_diagram_is_the_layering_tests_picture():
+    """The picture in docs/architecture.md puts each app in the layer tests/test_layering.py checks it in."""
+    from tests.test_layering import LAYERS
+
+    assert diagram_layers(layer_diagram()) == {name: set(apps) for name, apps in LAYERS}
+
+
 def test_the_checks_find_what_they_look_for():
     """The helpers above can fail: a missing path, an app left out, a long docstring."""
     assert list(named_paths("the rule (`validation/gold.py`) and `corpus/gold.py`.")) == [

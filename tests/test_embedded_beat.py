@@ -7,12 +7,11 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
-from django.db import OperationalError
 from django.db.models import Count
 from django.test import override_settings
 
 from adversarial.models import RoundStatus
-from annotation_site.embedded_beat import EmbeddedBeat, interval_seconds
+from base.embedded_beat import EmbeddedBeat, interval_seconds
 from corpus.models import PairTally
 from modeling.models import Snapshot
 from tests import factories
@@ -20,17 +19,11 @@ from tests.adversarial.helpers import adversarial_study
 
 
 def wait_until(condition, seconds=60.0):
-    """Poll until `condition()` is true (the thread runs on its own clock); the test fails otherwise.
-    SQLite's shared in-memory test database locks a table while the beat's thread writes it (a
-    fold's delete and insert): this poll then reads again, as a page's next request would."""
+    """Poll until `condition()` is true (the thread runs on its own clock); the test fails otherwise."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            if condition():
-                return True
-        except OperationalError as error:
-            if "locked" not in str(error):
-                raise
+        if condition():
+            return True
         time.sleep(0.05)
     return False
 
@@ -96,7 +89,7 @@ def test_every_entry_of_the_one_schedule_runs_in_the_embedded_mode(db):
 def test_every_entry_of_the_schedule_runs_in_process_without_an_error(transactional_db, caplog):
     """Under `make demo` each entry runs in the web process: none may fail there (no broker, no market
     connected, an empty corpus), or the log fills with a traceback at every interval."""
-    from annotation_site.embedded_beat import run_entry
+    from base.embedded_beat import run_entry
 
     failed = [name for name, entry in settings.CELERY_BEAT_SCHEDULE.items() if not run_entry(name, entry)]
     assert failed == [], caplog.text

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotation_site.celery import app, enqueue, wait_for_background_tasks
+from annotation_site.celery import app
+from base.task_queue import enqueue, wait_for_background_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -17,8 +18,8 @@ QUEUE_ONE_TASK = """
 import django
 django.setup()
 from django.conf import settings
-from annotation_site.celery import enqueue
-result = enqueue("annotation_site.health_check", "corpus.Dataset", 1)
+from base.task_queue import enqueue
+result = enqueue("base.health_check", "corpus.Dataset", 1)
 print("eager", settings.CELERY_TASK_ALWAYS_EAGER, type(result).__name__)
 """
 
@@ -26,7 +27,7 @@ print("eager", settings.CELERY_TASK_ALWAYS_EAGER, type(result).__name__)
 def test_an_in_process_task_prints_no_broker_warning(tmp_path):
     env = {key: value for key, value in os.environ.items() if key not in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND")}
     env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}", DJANGO_SETTINGS_MODULE="annotation_site.settings"
+        DATABASE_URL="postgres://postgres@127.0.0.1:1/never_opened", DJANGO_SETTINGS_MODULE="annotation_site.settings"
     )
     done = subprocess.run(
         [sys.executable, "-c", QUEUE_ONE_TASK], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
@@ -118,7 +119,7 @@ def test_the_wsgi_application_loads_the_word_list_and_the_tasks_before_its_first
     env = {key: value for key, value in os.environ.items() if key != "EMBEDDED_TASKS"}
     show = (
         "import sys; from collection.writing_rules import is_english_word; "
-        "from annotation_site.celery import app; from artifacts.services import ARRIVAL_TASK; "
+        "from base.task_queue import app; from artifacts.services import ARRIVAL_TASK; "
         "print('wordfreq' in sys.modules, is_english_word.cache_info().currsize, ARRIVAL_TASK in app.tasks)"
     )
     for code, expected in (

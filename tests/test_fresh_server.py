@@ -16,7 +16,7 @@ import json, threading
 import django
 django.setup()
 from django.conf import settings
-from annotation_site.celery import task_named
+from base.task_queue import task_named
 
 barrier = threading.Barrier(16)
 errors = []

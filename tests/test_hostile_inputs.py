@@ -106,6 +106,7 @@ def parameter_names():
     field = re.compile(r"""name="([A-Za-z_][\w-]*)""")
     for app in (
         "annotation_site",
+        "base",
         "corpus",
         "crowd",
         "collection",

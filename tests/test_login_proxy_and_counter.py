@@ -13,7 +13,7 @@ import pytest
 from django.core.cache import cache
 from django.test import RequestFactory, override_settings
 
-from annotation_site.login_throttle import client_address, take_count
+from base.login_throttle import client_address, take_count
 
 LOGIN = "/accounts/login/"
 RIGHT = "research-pass-1"

@@ -9,7 +9,8 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from annotation_site.long_tasks import (
+from annotation_site.wiring import long_task_kinds
+from base.long_tasks import (
     STALE_RUNNING_AFTER,
     JobStatus,
     TakenOver,
@@ -17,7 +18,6 @@ from annotation_site.long_tasks import (
     reap_stale_long_tasks,
     take,
 )
-from annotation_site.wiring import long_task_kinds
 from modeling.models import Snapshot
 from modeling.snapshots.services import create_snapshot
 from tests.present import present

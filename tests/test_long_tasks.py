@@ -1,6 +1,6 @@
 """Long tasks survive a dead process (issue 39, item 8): a `running` row whose heartbeat stopped is
 started again (a bounded number of times) or failed with a message, by the one reaper
-(annotation_site/long_tasks.py), instead of staying `running` until the broker's visibility
+(base/long_tasks.py), instead of staying `running` until the broker's visibility
 timeout (6 h). Rows here are made stale by hand; tests/modeling/test_export_worker_killed.py kills
 a real Celery worker and an import's process on PostgreSQL."""
 
@@ -10,11 +10,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation_site.celery import task_named
-from annotation_site.long_tasks import JobStatus, heartbeat, reap_stale_long_tasks
 from annotation_site.wiring import long_task_kinds, reap_long_tasks
-from artifacts.models import JobStatus as TaggingStatus
 from artifacts.models import MonitorRefresh, TaggingJob
+from base.long_tasks import JobStatus, heartbeat, reap_stale_long_tasks
+from base.task_queue import task_named
 from corpus.models import Dataset, ImportStatus
 from importers.models import CorpusImport
 from modeling.models import Snapshot
@@ -116,7 +115,7 @@ def test_an_aggregation_run_and_a_tagging_job_are_queued_again(db, django_captur
     run = AggregationRun.objects.create(
         dataset=dataset, status=JobStatus.RUNNING, started_at=silent_for(20), heartbeat_at=silent_for(10)
     )
-    job = TaggingJob.objects.create(dataset=dataset, status=TaggingStatus.RUNNING, heartbeat_at=silent_for(10))
+    job = TaggingJob.objects.create(dataset=dataset, status=JobStatus.RUNNING, heartbeat_at=silent_for(10))
     sent = []
     with django_capture_on_commit_callbacks(execute=True):
         reap_stale_long_tasks(long_task_kinds(), enqueue=lambda *args: sent.append(args))
@@ -124,7 +123,7 @@ def test_an_aggregation_run_and_a_tagging_job_are_queued_again(db, django_captur
     run.refresh_from_db()
     job.refresh_from_db()
     assert (run.status, run.restarts) == (JobStatus.PENDING, 1)
-    assert (job.status, job.restarts) == (TaggingStatus.QUEUED, 1)
+    assert (job.status, job.restarts) == (JobStatus.QUEUED, 1)
 
 
 def test_an_import_and_a_monitor_refresh_are_failed_not_restarted(db):
@@ -140,7 +139,7 @@ def test_an_import_and_a_monitor_refresh_are_failed_not_restarted(db):
     refresh.refresh_from_db()
     assert record.status == ImportStatus.FAILED and record.finished_at is not None
     assert record.error.endswith("failed. Run the import again: what is already in the dataset is skipped.")
-    assert refresh.status == TaggingStatus.FAILED and "The next refresh runs on schedule." in refresh.error
+    assert refresh.status == JobStatus.FAILED and "The next refresh runs on schedule." in refresh.error
 
 
 def test_the_heartbeat_beats_from_its_own_thread_while_the_work_runs(transactional_db):
@@ -162,7 +161,7 @@ def test_the_heartbeat_beats_from_its_own_thread_while_the_work_runs(transaction
 
 def test_the_embedded_mode_which_has_no_beat_runs_the_reaper_in_a_thread_of_the_web_process(tmp_path):
     """A web process without a broker reaps what a crashed one left running (its beat thread runs the
-    schedule, annotation_site/embedded_beat.py); with a broker the beat does it, and a command
+    schedule, base/embedded_beat.py); with a broker the beat does it, and a command
     (inline tasks) starts no thread."""
     import os
     import subprocess
@@ -173,7 +172,7 @@ def test_the_embedded_mode_which_has_no_beat_runs_the_reaper_in_a_thread_of_the_
     show = "import threading; print(any(t.name == 'embedded-beat' for t in threading.enumerate()))"
     base = {key: value for key, value in os.environ.items() if key not in ("CELERY_BROKER_URL", "EMBEDDED_TASKS")}
     base.update(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'empty.sqlite3'}", DJANGO_SETTINGS_MODULE="annotation_site.settings"
+        DATABASE_URL="postgres://postgres@127.0.0.1:1/never_opened", DJANGO_SETTINGS_MODULE="annotation_site.settings"
     )
     for code, extra, expected in (
         ("import annotation_site.wsgi", {}, "True"),
@@ -200,6 +199,7 @@ def test_the_kinds_name_the_tasks_their_services_queue():
     app.loader.import_default_modules()
     from collection.premise_import import PREMISE_UPLOAD_TASK
     from importers.services import PAIRS_UPLOAD_TASK
+    from model_annotators.services import LABEL_TASK
 
     restarted = {kind.model._meta.label: kind.task for kind in long_task_kinds() if kind.restarts}
     assert restarted == {
@@ -208,6 +208,7 @@ def test_the_kinds_name_the_tasks_their_services_queue():
         "artifacts.TaggingJob": TAG_TASK,
         "importers.CorpusImport": PAIRS_UPLOAD_TASK,
         "collection.PremiseImport": PREMISE_UPLOAD_TASK,
+        "model_annotators.LabellingJob": LABEL_TASK,
     }
     assert all(task in app.tasks for task in restarted.values())
     assert "annotation_site.reap_long_tasks" in app.tasks
@@ -242,7 +243,7 @@ def killed_upload_import(restarts=0):
     silent for ten minutes. tests/importers/test_upload_worker_killed.py kills a real worker."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from annotation_site.long_tasks import take
+    from base.long_tasks import take
     from collection.models import PremiseImport
     from collection.premise_import import queue_premise_upload
     from tests.importers.helpers import ensure_genres
@@ -255,7 +256,7 @@ def killed_upload_import(restarts=0):
 
 
 def test_an_uploaded_import_whose_worker_died_is_started_again_and_imports_once(db, django_capture_on_commit_callbacks):
-    from annotation_site.uploads import upload_storage
+    from base.uploads import upload_storage
     from corpus.models import Premise
 
     run = killed_upload_import()
@@ -273,7 +274,7 @@ def test_an_uploaded_import_whose_worker_died_is_started_again_and_imports_once(
 
 
 def test_an_uploaded_import_lost_past_the_bound_is_failed_and_its_file_removed(db, django_capture_on_commit_callbacks):
-    from annotation_site.uploads import upload_storage
+    from base.uploads import upload_storage
 
     run = killed_upload_import(restarts=2)
     assert upload_storage().exists(run.upload)
@@ -289,8 +290,8 @@ def test_an_uploaded_import_lost_past_the_bound_is_failed_and_its_file_removed(d
 def test_an_import_taken_over_by_its_restart_keeps_nothing_of_the_slow_run(db):
     """A run the reaper thought dead (only slow) must not commit its rows under the restart that
     owns the row now, nor mark the row or remove the file: the restart imports them, once."""
-    from annotation_site.long_tasks import TakenOver
-    from annotation_site.uploads import upload_path, upload_storage
+    from base.long_tasks import TakenOver
+    from base.uploads import upload_path, upload_storage
     from collection.models import PremiseImport
     from collection.premise_import import import_premises
     from corpus.models import Premise

@@ -47,8 +47,8 @@ def run_manage(env_overrides, *args):
 
 def test_compose_environment_passes_check_deploy():
     env = compose_environment()
-    # check --deploy needs no database; the compose one is not reachable here.
-    env["DATABASE_URL"] = "sqlite:///:memory:"
+    # check --deploy needs no database; the compose one is not reachable here (nor is this one).
+    env["DATABASE_URL"] = "postgres://postgres@127.0.0.1:1/never_opened"
     result = run_manage(env, "check", "--deploy", "--fail-level", "WARNING")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -150,8 +150,8 @@ def test_manage_py_without_debug_or_key_says_what_to_set_without_a_traceback():
     assert "DEBUG=1 .venv/bin/python manage.py" in result.stderr
 
 
-def test_manage_py_on_a_workstation_with_debug_asked_for_runs(tmp_path):
-    result = run_manage({"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}, "check")
+def test_manage_py_on_a_workstation_with_debug_asked_for_runs():
+    result = run_manage({"DEBUG": "1", "DATABASE_URL": "postgres://postgres@127.0.0.1:1/never_opened"}, "check")
     assert result.returncode == 0, result.stderr
 
 

@@ -1,8 +1,9 @@
 """The two ways the platform runs, observed from a fresh process started with each environment.
 
-Embedded (no DATABASE_URL, no CELERY_BROKER_URL, no CACHE_URL): SQLite in the checkout, tasks run
-in the calling process, a per-process cache. With services: the database of DATABASE_URL answers
-the queries, a task goes to the broker's queue and not into the caller, the cache is Redis.
+Embedded (no DATABASE_URL, no CELERY_BROKER_URL, no CACHE_URL): the embedded PostgreSQL cluster in
+the checkout's var/postgres/, tasks run in the calling process, a per-process cache. With services:
+the database of DATABASE_URL answers the queries, a task goes to the broker's queue and not into
+the caller, the cache is Redis. Any other database is refused.
 """
 
 import json
@@ -15,7 +16,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from tests.conftest import REPO_ROOT, broker_url
+from tests.conftest import REPO_ROOT, broker_url, needs_broker, subprocess_database_url
 
 PROBE = r"""
 import json, os, sys
@@ -33,8 +34,9 @@ def where_am_i():
     return os.getpid()
 
 answer = {
-    "vendor": connection.vendor,
+    "engine": connection.settings_dict["ENGINE"],
     "name": str(connection.settings_dict["NAME"]),
+    "host": str(connection.settings_dict["HOST"]),
     "cache": settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1],
     "sessions": settings.SESSION_ENGINE.rsplit(".", 1)[-1],
     "pid": os.getpid(),
@@ -43,7 +45,7 @@ answer = {
 }
 if os.environ.get("PROBE_QUERY"):
     with connection.cursor() as cursor:
-        cursor.execute("SELECT sqlite_version()" if connection.vendor == "sqlite" else "SELECT version()")
+        cursor.execute("SELECT version()")
         answer["server"] = cursor.fetchone()[0]
 result = where_am_i.apply_async(queue=queue)
 answer["eager"] = type(result).__name__ == "EagerResult"
@@ -78,10 +80,11 @@ def probe(tmp_path, **env_changes):
     return json.loads(line[len("PROBE ") :])
 
 
-def test_embedded_mode_uses_sqlite_in_the_checkout_and_runs_tasks_in_process(tmp_path):
+def test_embedded_mode_uses_the_cluster_in_the_checkout_and_runs_tasks_in_process(tmp_path):
     answer = probe(tmp_path)
-    assert answer["vendor"] == "sqlite"
-    assert answer["name"] == str(REPO_ROOT / "db.sqlite3")
+    assert answer["engine"] == "django.db.backends.postgresql"
+    # The Unix socket of the cluster scripts/with_database.py starts in var/postgres/: no TCP port.
+    assert answer["host"] == str(REPO_ROOT / "var" / "postgres") and answer["name"] == "nli"
     assert answer["eager"] is True and answer["task_pid"] == answer["pid"]
     assert answer["cache"] == "LocMemCache"
     assert answer["sessions"] == "db"  # a process's own cache would serve another's stale session
@@ -90,27 +93,35 @@ def test_embedded_mode_uses_sqlite_in_the_checkout_and_runs_tasks_in_process(tmp
     assert answer["artifacts_on_arrival"] is False
 
 
-def test_a_sqlite_url_is_the_database_that_answers(tmp_path):
-    answer = probe(tmp_path, DATABASE_URL=f"sqlite:///{tmp_path / 'elsewhere.sqlite3'}", PROBE_QUERY="1")
-    assert answer["name"] == str(tmp_path / "elsewhere.sqlite3")
-    assert answer["server"].count(".") == 2  # sqlite_version(): "3.x.y"
-    assert (tmp_path / "elsewhere.sqlite3").exists()
+@pytest.mark.parametrize("url", ["sqlite:///elsewhere.sqlite3", "mysql://user@127.0.0.1/nli"])
+def test_a_database_that_is_not_postgresql_is_refused_with_a_clear_message(tmp_path, url):
+    env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CACHE_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="annotation_site.settings", DATA_DIR=str(tmp_path / "var"), DATABASE_URL=url)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "DATABASE_URL must name a PostgreSQL database" in done.stderr
+    assert not (REPO_ROOT / "elsewhere.sqlite3").exists()
 
 
-@pytest.mark.postgres
 def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into_the_caller(db, tmp_path):
-    if not broker_url():
-        pytest.fail("the PostgreSQL pass runs with a broker: set CELERY_BROKER_URL=redis://...")
+    needs_broker()
     db = connection.settings_dict
-    url = f"postgres://{db.get('USER') or 'postgres'}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
     answer = probe(
         tmp_path,
-        DATABASE_URL=url,
+        DATABASE_URL=subprocess_database_url(),
         CELERY_BROKER_URL=broker_url(),
         CACHE_URL="redis://127.0.0.1:6379/0",
         PROBE_QUERY="1",
     )
-    assert answer["vendor"] == "postgresql" and answer["name"] == db["NAME"]
+    assert answer["engine"] == "django.db.backends.postgresql" and answer["name"] == db["NAME"]
     assert answer["server"].startswith("PostgreSQL")
     assert answer["eager"] is False and answer["task_pid"] is None
     assert answer["queued_on_broker"] == 1  # the message waits on the broker for a worker
@@ -119,24 +130,3 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
     assert answer["training_queue"] == "gpu"
     assert answer["artifacts_on_arrival"] is True  # a worker tags new pairs
     assert settings.CELERY_TASK_ALWAYS_EAGER is False  # and this test process is in the same mode
-
-
-def test_migrating_a_fresh_sqlite_database_prints_no_warning_a_newcomer_cannot_act_on(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")}
-    env.update(
-        DJANGO_SETTINGS_MODULE="annotation_site.settings",
-        DEBUG="1",
-        DATA_DIR=str(tmp_path / "var"),
-        DATABASE_URL=f"sqlite:///{tmp_path / 'fresh.sqlite3'}",
-    )
-    done = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "WARNINGS" not in done.stdout + done.stderr

@@ -9,31 +9,40 @@ and the gold label it sets is the pair's gold everywhere gold is shown. MPE's 2-
 are the `mpe` queue.
 """
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db import transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from annotation_site.long_tasks import JobStatus
+from audit import services as audit
+from base.long_tasks import JobStatus
 from corpus.adjudication import adjudicate
 from corpus.agreement import agreement_stats
 from corpus.gold import TWO_TWO_ONE, adjudication_case
 from corpus.labels import LABELS, LABELS_PER_PAIR, NO_GOLD
 from corpus.models import (
+    RETIRED_LABEL,
     Adjudication,
     AdjudicationAction,
     AdjudicationSource,
     Dataset,
+    ItemKind,
     Pair,
     ValidationLabel,
-    Worker,
 )
-from corpus.selectors import pairs_in, resolve_dataset
+from corpus.selectors import TeamDatasets, awaiting_decision, in_datasets, pairs_in, resolve_dataset
 from corpus.services import LabelRefused
 from quality.models import AggregatedLabel, AggregationRun, GroupDecidedPair
-from quality.selectors import flag_marks
+from quality.selectors import worker_quality
+
+from .models import AdjudicationRequest
 
 AGGREGATION_METHOD = "dawid_skene"
+
+
+SENT_FILTER = "sent"
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,7 @@ FILTERS = (
     QueueFilter("correlated", "gold rests on a correlated group's votes (latest aggregation run)"),
     QueueFilter("two_two_one", TWO_TWO_ONE),
     QueueFilter("mpe", "MPE: 2-2-1 or a 3-2 split between entailment and contradiction"),
+    QueueFilter(SENT_FILTER, "sent here by a researcher from the pair browser"),
 )
 FILTER_BY_SLUG = {queue.slug: queue for queue in FILTERS}
 DEFAULT_FILTER = "no_gold"
@@ -58,65 +68,84 @@ RETIRE, WITHDRAW = AdjudicationAction.RETIRE.value, AdjudicationAction.WITHDRAW.
 DECISIONS = (*LABELS, RETIRE, WITHDRAW)
 
 
-def _latest_runs(dataset: Dataset | None) -> list[int]:
+def _latest_runs(dataset: Dataset | TeamDatasets | None) -> list[int]:
     """The latest finished aggregation run of each dataset in scope."""
     runs = AggregationRun.objects.filter(status=JobStatus.DONE)
-    if dataset is not None:
-        runs = runs.filter(dataset=dataset)
+    runs = in_datasets(runs, dataset)
     latest: dict[int, int] = {}
     for run_id, dataset_id in runs.order_by("pk").values_list("pk", "dataset_id"):
         latest[dataset_id] = run_id
     return sorted(latest.values())
 
 
-def _flagged_workers() -> list[int]:
-    """Workers the quality checks flag (the workers page's flags)."""
-    return sorted(flag_marks(Worker.objects.filter(labels__isnull=False).values_list("pk", flat=True).distinct()))
+def flagged_workers(dataset: Dataset | TeamDatasets | None = None) -> list[int]:
+    """Workers the quality checks flag on the labels of `dataset` (the workers page's flags of that
+    scope). One worker-quality read: a page asks once and hands the list to every queue it counts
+    or shows (issue 53: the flagged queue's count and its list each read the whole worker quality)."""
+    return sorted(row.worker.pk for row in worker_quality(dataset) if row.flags)
 
 
-def _matching(pairs: QuerySet[Pair], slug: str, dataset: Dataset | None) -> QuerySet[Pair]:
+def _condition(
+    slug: str, dataset: Dataset | TeamDatasets | None, flagged: list[int] | None, latest: list[int] | None
+) -> Q:
+    """The filter of a queue as one condition on the pairs (so that every queue's count is one
+    conditional count of one statement); `flagged` and `latest` are read when not given."""
     settled = Q(label_count__gte=LABELS_PER_PAIR) | Q(stopped_early=True)  # no label is coming that could change it
     if slug == "no_gold":
-        return pairs.filter(settled, gold_label=NO_GOLD, adjudicated_label="")
+        return settled & Q(gold_label=NO_GOLD, adjudicated_label="")
     if slug == "gold_ne_author":
-        return pairs.filter(label_count__gte=2).exclude(gold_label=NO_GOLD).exclude(gold_label=F("author_label"))
-    if slug == "aggregation_ne_majority":
-        differs = AggregatedLabel.objects.filter(
-            run_id__in=_latest_runs(dataset), method=AGGREGATION_METHOD, differs=True
-        ).values("pair_id")
-        return pairs.filter(pk__in=differs)
+        return Q(label_count__gte=2) & ~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label"))
+    if slug in ("aggregation_ne_majority", "correlated"):
+        runs = _latest_runs(dataset) if latest is None else latest
+        if slug == "correlated":
+            return Q(pk__in=GroupDecidedPair.objects.filter(run_id__in=runs).values("pair_id"))
+        differs = AggregatedLabel.objects.filter(run_id__in=runs, method=AGGREGATION_METHOD, differs=True)
+        return Q(pk__in=differs.values("pair_id"))
     if slug == "flagged":
-        by_flagged = ValidationLabel.objects.filter(worker_id__in=_flagged_workers()).values("pair_id")
-        return pairs.filter(pk__in=by_flagged)
-    if slug == "correlated":
-        resting = GroupDecidedPair.objects.filter(run_id__in=_latest_runs(dataset)).values("pair_id")
-        return pairs.filter(pk__in=resting)
+        workers = flagged_workers(dataset) if flagged is None else flagged
+        return Q(pk__in=ValidationLabel.objects.filter(worker_id__in=workers).values("pair_id"))
+    if slug == SENT_FILTER:
+        return Q(pk__in=AdjudicationRequest.objects.values("pair_id"))
     two_two_one, torn = adjudication_case()
     if slug == "two_two_one":
-        return pairs.filter(two_two_one, label_count=LABELS_PER_PAIR)
+        return two_two_one & Q(label_count=LABELS_PER_PAIR)
     if slug == "mpe":
-        return pairs.filter(two_two_one | torn, label_count=LABELS_PER_PAIR)
+        return (two_two_one | torn) & Q(label_count=LABELS_PER_PAIR)
     raise ValueError(f"unknown queue {slug!r}; choose one of {', '.join(FILTER_BY_SLUG)}")
 
 
+def matching(pairs: QuerySet[Pair], slug: str, dataset: Dataset | TeamDatasets | None) -> QuerySet[Pair]:
+    """`pairs` that a queue's rule would put in it (decided ones included): the pair browser's filter."""
+    return pairs.filter(_condition(slug, dataset, None, None))
+
+
+def _waiting(pairs: QuerySet[Pair], include_decided: bool) -> QuerySet[Pair]:
+    """Without the pairs a researcher decided (unless asked): a researcher's decision stands (a
+    withdrawn one puts the pair back in its queue; a gold label taken from an imported file is not
+    a decision and leaves the pair in)."""
+    if include_decided:
+        return pairs
+    return pairs.filter(awaiting_decision())  # the one rule of "pending", the MPE page's too
+
+
 def queue(
-    dataset: Dataset | str | None = None,
+    dataset: Dataset | TeamDatasets | str | None = None,
     split: str | None = None,
     slug: str = DEFAULT_FILTER,
     *,
     include_decided: bool = False,
+    flagged: list[int] | None = None,
 ) -> QuerySet[Pair]:
     """The pairs of a queue, oldest first, each with `aggregated_label` (the latest run's Dawid–Skene
     label, '' without one), `correlated_reason` (why the latest run's correlated-error check sent it
-    here, if it did) and `last_decision` (the latest researcher decision's action, if any)."""
+    here, if it did) and `last_decision` (the latest researcher decision's action, if any).
+    `flagged`: the flagged workers, when the caller has read them (`flagged_workers`)."""
+    if slug not in FILTER_BY_SLUG:
+        raise ValueError(f"unknown queue {slug!r}; choose one of {', '.join(FILTER_BY_SLUG)}")
     dataset = resolve_dataset(dataset)
-    pairs = _matching(pairs_in(dataset, split), slug, dataset)
-    decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER)
-    if not include_decided:
-        # Decided: a researcher's decision stands (a withdrawn one puts the pair back in its queue;
-        # a gold label taken from an imported file is not a decision and leaves the pair in).
-        pairs = pairs.exclude(Q(pk__in=decided.values("pair_id")) & ~Q(adjudicated_label=""))
     latest = _latest_runs(dataset)
+    pairs = _waiting(pairs_in(dataset, split).filter(_condition(slug, dataset, flagged, latest)), include_decided)
+    decided = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER)
     aggregated = AggregatedLabel.objects.filter(
         pair=OuterRef("pk"), run_id__in=latest, method=AGGREGATION_METHOD
     ).order_by("-run_id")
@@ -128,15 +157,89 @@ def queue(
             correlated_reason=Subquery(resting.values("reason")[:1]),
             last_decision=Subquery(last.values("action")[:1]),
             last_reason=Subquery(last.values("reason")[:1]),
+            sent_reason=Subquery(AdjudicationRequest.objects.filter(pair=OuterRef("pk")).values("reason")[:1]),
         )
         .select_related("premise", "dataset")
         .order_by("pk")
     )
 
 
-def queue_counts(dataset: Dataset | str | None = None, split: str | None = None) -> dict[str, int]:
-    """Pairs waiting in each queue (decided ones left out)."""
-    return {queue_filter.slug: queue(dataset, split, queue_filter.slug).count() for queue_filter in FILTERS}
+def queue_counts(
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, *, flagged: list[int] | None = None
+) -> dict[str, int]:
+    """Pairs waiting in each queue (decided ones left out): one statement, a conditional count per
+    queue over the scope's pairs that are in any queue (seven counts were seven reads of the pairs)."""
+    dataset = resolve_dataset(dataset)
+    latest = _latest_runs(dataset)
+    flagged = flagged_workers(dataset) if flagged is None else flagged
+    conditions = {
+        queue_filter.slug: _condition(queue_filter.slug, dataset, flagged, latest) for queue_filter in FILTERS
+    }
+    any_queue = Q()
+    for condition in conditions.values():
+        any_queue |= condition
+    pairs = _waiting(pairs_in(dataset, split).filter(any_queue), include_decided=False)
+    counts = pairs.aggregate(**{slug: Count("pk", filter=condition) for slug, condition in conditions.items()})
+    return {slug: counts[slug] or 0 for slug in conditions}
+
+
+MPE_FILTER = "mpe"
+
+
+def filters_for(dataset: Dataset | TeamDatasets | str | None = None) -> tuple[QueueFilter, ...]:
+    """The queues that apply (issue 54, defect 16): the MPE queue only on a multi-premise dataset, or
+    over every dataset when one of them is multi-premise."""
+    dataset = resolve_dataset(dataset)
+    if isinstance(dataset, Dataset):
+        has_mpe = dataset.item_kind == ItemKind.MULTI_PREMISE
+    else:
+        among = dataset.datasets() if isinstance(dataset, TeamDatasets) else Dataset.objects.all()
+        has_mpe = among.filter(item_kind=ItemKind.MULTI_PREMISE).exists()
+    return tuple(f for f in FILTERS if f.slug != MPE_FILTER or has_mpe)
+
+
+def recent_decisions(
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, limit: int = 30
+) -> list[Adjudication]:
+    """The scope's latest researcher decisions, newest first, with who and when (issue 54, item 4),
+    each with `undoable`: it is still the latest decision on its pair."""
+    dataset = resolve_dataset(dataset)
+    decisions = Adjudication.objects.filter(
+        source=AdjudicationSource.RESEARCHER, pair__in=pairs_in(dataset, split)
+    ).select_related("pair", "researcher")
+    later = Adjudication.objects.filter(pair=OuterRef("pair_id"), pk__gt=OuterRef("pk"))
+    rows: list[Adjudication] = list(decisions.annotate(superseded=Exists(later)).order_by("-pk")[:limit])
+    for row in rows:
+        row.undoable = not getattr(row, "superseded")  # type: ignore[attr-defined]  # noqa: B009
+    return rows
+
+
+def last_undoable(decisions: list[Adjudication], pk: int | None) -> Adjudication | None:
+    """The decision `pk` among `recent_decisions`, when it can still be undone (the page's undo)."""
+    return next((d for d in decisions if d.pk == pk and getattr(d, "undoable", False)), None)
+
+
+def decision(pk: int) -> Adjudication | None:
+    """A researcher's decision by id, with its pair."""
+    return Adjudication.objects.filter(pk=pk, source=AdjudicationSource.RESEARCHER).select_related("pair").first()
+
+
+def undo(decision: Adjudication, *, researcher: Any) -> Adjudication:
+    """Undo a researcher's decision: the pair goes back to where it stood before it (the decision
+    before it re-applied, or the rule's gold), as a new decision of its own, so the history keeps
+    both. Refused when a later decision was made on the pair (undo that one first)."""
+    if Adjudication.objects.filter(pair_id=decision.pair_id, pk__gt=decision.pk).exists():
+        raise LabelRefused("A later decision was made on this pair: undo that one first.")
+    before = (
+        Adjudication.objects.filter(pair_id=decision.pair_id, pk__lt=decision.pk, source=AdjudicationSource.RESEARCHER)
+        .order_by("-pk")
+        .first()
+    )
+    reason = f"undo of decision {decision.pk}"
+    if before is None or before.action == AdjudicationAction.WITHDRAW:
+        return decide(decision.pair, WITHDRAW, researcher=researcher, reason=reason)
+    again = RETIRE if before.action == AdjudicationAction.RETIRE else before.label
+    return decide(decision.pair, again, researcher=researcher, reason=reason)
 
 
 def decide(pair: Pair, decision: str, *, researcher: Any, reason: str, note: str = "") -> Adjudication:
@@ -162,7 +265,7 @@ def decide(pair: Pair, decision: str, *, researcher: Any, reason: str, note: str
 BEFORE_AFTER_KEYS = ("gold_eq_author", "gold_ne_author", "no_gold", "individual_eq_gold")
 
 
-def before_and_after(dataset: Dataset | str | None = None, split: str | None = None) -> dict[str, Any]:
+def before_and_after(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> dict[str, Any]:
     """The statistics as the rule gives them (before any decision) and as they stand (after), side
     by side: gold counts and the Table 2 rows that depend on the gold label."""
     before = agreement_stats(dataset, split, adjudicated=False)
@@ -176,3 +279,81 @@ def before_and_after(dataset: Dataset | str | None = None, split: str | None = N
         "adjudicated": after["gold_sources"].get("adjudicated", 0),
         "pairs": after["pairs"],
     }
+
+
+# The note a bulk decision carries: its batch's token, so the batch is undone as one (issue 54, item 3).
+BULK_NOTE = "bulk {token}"
+
+
+def retire_pairs(pairs: QuerySet[Pair], *, researcher: Any, reason: str) -> tuple[int, str]:
+    """Retire every pair of a selection (the pair browser's result; "all pairs of this writer") in
+    one transaction, each an `Adjudication` with the reason, tagged with one batch token: (pairs
+    retired, the token `undo_bulk` takes). Pairs already retired are left as they are."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise LabelRefused("Say why (a reason of up to 100 characters): the decisions are kept with it.")
+    token = uuid.uuid4().hex[:12]
+    retired = 0
+    with transaction.atomic():
+        for pair in pairs.exclude(adjudicated_label=RETIRED_LABEL).order_by("pk").iterator():
+            adjudicate(
+                pair,
+                "",
+                source=AdjudicationSource.RESEARCHER,
+                researcher=researcher,
+                reason=reason,
+                note=BULK_NOTE.format(token=token),
+                action=AdjudicationAction.RETIRE,
+            )
+            retired += 1
+    return retired, token
+
+
+def undo_bulk(token: str, *, researcher: Any) -> int:
+    """Undo a bulk decision's batch: each of its decisions still the latest on its pair is undone
+    (`undo`), in one transaction; the pairs decided again since keep that later decision. The count."""
+    undone = 0
+    with transaction.atomic():
+        batch = Adjudication.objects.filter(note=BULK_NOTE.format(token=token), source=AdjudicationSource.RESEARCHER)
+        for decision in batch.select_related("pair").order_by("pk"):
+            if Adjudication.objects.filter(pair_id=decision.pair_id, pk__gt=decision.pk).exists():
+                continue
+            undo(decision, researcher=researcher)
+            undone += 1
+    return undone
+
+
+def send_to_adjudication(pairs: QuerySet[Pair], *, researcher: Any, reason: str) -> tuple[int, int, str]:
+    """Send every pair of a selection (the pair browser's result) to the adjudication page's "sent"
+    queue, in one transaction with its audit entry: (pairs sent, pairs left as they were, the batch
+    token `unsend` takes). A pair a researcher's decision stands on, or one already sent, is left
+    as it is (its decision is undone on the adjudication page)."""
+    reason = (reason or "").strip()[:100]
+    if not reason:
+        raise LabelRefused("Say why (a reason of up to 100 characters): the adjudicator reads it.")
+    token = uuid.uuid4().hex[:12]
+    with transaction.atomic():
+        chosen = pairs.order_by()
+        total = chosen.count()
+        fresh = chosen.filter(awaiting_decision()).exclude(
+            Exists(AdjudicationRequest.objects.filter(pair=OuterRef("pk")))
+        )
+        ids = list(fresh.values_list("pk", flat=True))
+        AdjudicationRequest.objects.bulk_create(
+            [AdjudicationRequest(pair_id=pk, token=token, reason=reason, researcher=researcher) for pk in ids]
+        )
+        audit.record_batch(
+            "adjudication.sent", Pair.objects.filter(pk__in=ids), actor=researcher, reason=reason, token=token
+        )
+    return len(ids), total - len(ids), token
+
+
+def unsend(token: str, *, researcher: Any) -> int:
+    """Take a batch sent to adjudication back out of the "sent" queue (its pairs decided since keep
+    their decision): the count, in one transaction with its audit entry."""
+    with transaction.atomic():
+        batch = AdjudicationRequest.objects.filter(token=token)
+        pairs = Pair.objects.filter(pk__in=list(batch.values_list("pair_id", flat=True)))
+        audit.record_batch("adjudication.unsent", pairs, actor=researcher, reason="undo of a bulk send", token=token)
+        undone, _ = batch.delete()
+    return undone

@@ -1,6 +1,6 @@
 """/api/validation/: MPE's per-premise labels (Lai et al. 2017 §5.2), read-only, for researchers.
 
-In the style of modeling's /api/ (same rules from `annotation_site.api_strict`): cursor pagination by
+In the style of modeling's /api/ (same rules from `base.api_strict`): cursor pagination by
 id, filters checked (an unknown parameter or an empty value is a 400, an unknown dataset a 404),
 researchers only (the project's default permission), token or session auth. Worker identities stay
 out: a premise pair's judgments are listed in the order they came, without who gave them.
@@ -9,10 +9,17 @@ Mounted by the composition root (annotation_site/urls.py), as artifacts' API is.
 
 import django_filters
 from django.db.models import Prefetch, QuerySet
-from rest_framework import serializers, viewsets
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, views, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
 
-from annotation_site.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
+from artifacts.api import ScopeQuery, scoped_query
+from base.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
 from corpus.models import Dataset, ItemKind, Split
+from quality.agreement_tables import TABLES, agreement_tables
+from teams import access
 
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremisePair
 
@@ -21,7 +28,9 @@ class PremisePairFilter(django_filters.FilterSet):
     dataset = KnownObjectFilter(
         field_name="item__dataset",
         to_field_name="slug",
-        queryset=Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE),
+        queryset=lambda request: access.scoped(
+            Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE), request.user if request else None
+        ),
         help_text="Multi-premise (MPE) dataset slug.",
     )
     split = django_filters.ChoiceFilter(field_name="item__premise__split", choices=Split.choices)
@@ -99,3 +108,37 @@ class PremiseLabelViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet[
             queryset=PremiseLabel.objects.only("premise_pair_id", "label").order_by("created_at", "id"),
         )
     )
+
+    def get_queryset(self) -> QuerySet[PremisePair]:
+        return access.scoped(super().get_queryset(), self.request.user, access.EXPORT, via="item__dataset__team")
+
+
+class AgreementQuery(ScopeQuery):
+    table = serializers.ChoiceField(
+        choices=[(name, name) for name in TABLES], required=False, help_text="One table (default: all of them)."
+    )
+
+
+class AgreementView(StrictQueryParamsMixin, views.APIView):
+    """The agreement tables of a scope (issue 54, item 5; quality.agreement_tables): κ and α overall,
+    per genre, per label, per annotator pair and each worker against the rest. `dataset` (slug) and
+    `split` narrow it, `table` names one table (default: all); an unknown value is a 400, an unknown
+    dataset (another team's included: teams.access) a 404."""
+
+    extra_query_params = ("dataset", "split", "table")
+
+    @extend_schema(parameters=[AgreementQuery], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        # The user's teams' datasets only: another team's slug is unknown (404), and with none
+        # named the tables are of every dataset of their teams (teams.access.figure_teams).
+        query = scoped_query(AgreementQuery, request)
+        dataset = query["dataset"]
+        split = query.get("split")
+        tables = (query["table"],) if query.get("table") else TABLES
+        return Response(
+            {
+                "dataset": dataset.slug if isinstance(dataset, Dataset) else None,
+                "split": split,
+                "tables": agreement_tables(dataset, split, tables),
+            }
+        )

@@ -9,6 +9,7 @@ No time is given while another participant of the batch's study waits for work
 """
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,8 +21,8 @@ from django.utils import timezone
 
 from corpus.models import Pair, Worker
 from crowd.claiming import ClaimRule
-from crowd.holds import HoldRenewal, others_waiting, renew_hold, waits_its_turn
-from crowd.models import ClaimStatus, StudySession
+from crowd.holds import HoldRenewal, others_waiting, renew_hold, study_of, waits_its_turn
+from crowd.models import ClaimStatus, Study, StudySession, TaskClaim
 
 from . import selectors
 from .models import GrammaticalityClaim, ValidationClaim
@@ -34,16 +35,21 @@ class Renewed:
     expires_at: datetime | None  # the hold's end after the renewal (None: the worker holds nothing)
 
 
-def claim_minutes() -> float:
-    """A batch's hold, as the claim rule of this app's batches gives it to every claim."""
+def claim_minutes(study: Study | None = None) -> float:
+    """A batch's hold, as the claim rule of this app's batches gives it to a claim of the study: its
+    own claim minutes when set (issue 54), else the server's."""
     now = timezone.now()
-    return (VALIDATION_CLAIMS.expiry(now) - now).total_seconds() / 60
+    return (VALIDATION_CLAIMS.expiry(now, study) - now).total_seconds() / 60
+
+
+def claims_minutes(claims: Sequence[TaskClaim]) -> float:
+    """The hold of these claims (one page's): their study's claim minutes (`claim_minutes`)."""
+    return claim_minutes(study_of(claims))
 
 
 def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Renewed | None:
     """Renew the hold of the worker's batch of `rule`'s claims; None when the batch is not theirs."""
     now = timezone.now()
-    minutes = claim_minutes()
     model: Any = rule.model  # a concrete claim model (the rule names the abstract TaskClaim)
     with transaction.atomic():
         locked_worker = Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).first()
@@ -51,6 +57,7 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
         if locked_worker is None or not claims:
             return None
         pks = [claim.pk for claim in claims]
+        minutes = claims_minutes(claims)
         if locked_worker.is_excluded:
             return Renewed(HoldRenewal.GONE, None)
         items = sorted({getattr(claim, f"{rule.target}_id") for claim in claims if not _is_catch_trial(claim)})
@@ -89,7 +96,8 @@ def waits_its_turn_for(worker: Worker, study_session: StudySession | None, rule:
     """Whether the worker's next batch of `rule`'s task waits while others wait for work
     (`crowd.holds.waits_its_turn`: a batch of theirs ran out unsent lately)."""
     now = timezone.now()
-    return waits_its_turn(worker.pk, study_session, now, minutes=claim_minutes(), live=rule.live(now))
+    minutes = claim_minutes(study_session.study if study_session is not None else None)
+    return waits_its_turn(worker.pk, study_session, now, minutes=minutes, live=rule.live(now))
 
 
 def _is_catch_trial(claim: object) -> bool:

@@ -5,6 +5,7 @@ The labels themselves are the core's (`corpus.models.ValidationLabel`).
 
 import uuid
 
+from django.conf import settings
 from django.db import models
 
 from corpus.models import Dataset, Label, Pair, Worker
@@ -35,8 +36,18 @@ class ValidationClaim(TaskClaim):
         ]
         indexes = [
             models.Index(fields=["pair", "status", "expires_at"], name="valclaim_pair_open"),
-            # The beat's release of expired claims reads the open ones only, never the whole history.
-            models.Index(fields=["expires_at"], condition=models.Q(status="open"), name="valclaim_open_expiry"),
+            # The open claims, by pair: a pair's live claims (`validation.selectors.LIVE_CLAIMS_SQL`,
+            # counted for each candidate pair) and the beat's release of expired claims (all open
+            # claims, never the history). Led by the pair, so that no plan can count one pair's live
+            # claims by walking every open claim: an index on the expiry alone was that plan whenever
+            # the statistics were older than the open claims (issue 53: after a bulk import, before
+            # ANALYZE, the histogram ends before now and "expires after now" looks like no row).
+            models.Index(
+                fields=["pair", "expires_at"],
+                include=["is_catch_trial"],
+                condition=models.Q(status="open"),
+                name="valclaim_open",
+            ),
             # The cost page's credit read and the submit's clearing of a pair's earlier credit.
             models.Index(fields=["pair"], condition=models.Q(credited=True), name="valclaim_credited"),
         ]
@@ -142,3 +153,18 @@ class GrammaticalityClaim(TaskClaim):
             models.UniqueConstraint(fields=["pair", "worker"], name="one_grammaticality_claim_per_pair_worker"),
         ]
         indexes = [models.Index(fields=["pair", "status", "expires_at"], name="gramclaim_pair_open")]
+
+
+class AdjudicationRequest(models.Model):
+    """A pair a researcher sent to adjudication from the pair browser (issue 54): it waits in the
+    adjudication page's "sent" queue until a researcher decides it. Sent in batches (`token`), so
+    one click takes a batch back."""
+
+    pair = models.OneToOneField(Pair, on_delete=models.CASCADE, related_name="adjudication_request")
+    token = models.CharField(max_length=12, db_index=True)
+    reason = models.CharField(max_length=100)
+    researcher = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.pair_id} sent ({self.reason})"

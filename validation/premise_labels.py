@@ -3,8 +3,7 @@ premise-hypothesis pairs, and saving a worker's labels.
 
 Each premise sentence of a marked item, with the item's hypothesis, is a `PremisePair` that wants
 three single-premise judgments. Three things keep it at three under concurrency, as in validation:
-a claim locks the premise pairs it counts (SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite
-serialises writers) and counts their labels and live claims again under the lock; a submit locks its
+a claim locks the premise pairs it counts (SELECT … FOR UPDATE SKIP LOCKED) and counts their labels and live claims again under the lock; a submit locks its
 premise pairs (in pk order) and re-checks their counts before it writes; and the check constraint
 `premise_pair_at_most_three_labels` plus the unique (premise pair, worker) constraints refuse
 whatever slips past both.

@@ -10,8 +10,9 @@ from django.db.models import IntegerField
 from django.db.models.expressions import RawSQL
 
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, PremiseStatus, Worker
-from crowd.claiming import claim_key, db_time, lock_clause, marks
-from crowd.models import ClaimStatus, Study
+from crowd.claiming import LIVE_SQL, claim_key, live_claims_sql, live_params, lock_clause, marks
+from crowd.models import Study
+from crowd.selectors import SHARED_DEVICE_SQL
 from quality.catch_trials import catch_shortfall
 
 from .models import ValidationClaim
@@ -20,20 +21,19 @@ from .models import ValidationClaim
 BATCH_SIZE = 5
 
 
-# The validation claims that still hold a place on the pair `collection_pair`: open and not yet
-# expired, catch trials left out (they hold none). Params: the open status, now. The one expression
-# of the rule, in the claim's statements written in SQL (a claim's CPU went to the ORM building its
-# querysets, issue 44) and, as `open_claims_subquery`, in the ORM's readers.
-LIVE_CLAIMS_SQL = (
-    "(SELECT COUNT(*) FROM validation_validationclaim c WHERE c.pair_id = collection_pair.id"
-    " AND c.status = %s AND c.expires_at > %s AND NOT c.is_catch_trial)"
+# The validation claims that hold a place on the pair `collection_pair` (`crowd.claiming`'s
+# live-claim rule), catch trials left out (they hold none). Params: `live_params(now)`. In the
+# claim's statements written in SQL (a claim's CPU went to the ORM building its querysets, issue
+# 44) and, as `open_claims_subquery`, in the ORM's readers.
+LIVE_CLAIMS_SQL = live_claims_sql(
+    "validation_validationclaim", "pair_id", "collection_pair.id", also=" AND NOT c.is_catch_trial"
 )
 
 
 def open_claims_subquery(now: datetime) -> RawSQL:
     """`LIVE_CLAIMS_SQL` for a queryset or an update of pairs: the claim statements and the ORM's
     readers count a pair's live claims with the one expression."""
-    return RawSQL(LIVE_CLAIMS_SQL, (ClaimStatus.OPEN, db_time(now)), output_field=IntegerField())
+    return RawSQL(LIVE_CLAIMS_SQL, live_params(now), output_field=IntegerField())
 
 
 def candidate_statement(
@@ -47,6 +47,7 @@ def candidate_statement(
     tried: Sequence[int] = (),
     limit: int | None = None,
     lock: bool = False,
+    prefer: tuple[str, list[Any]] | None = None,
 ) -> tuple[str, list[Any]]:
     """The pairs this worker may be offered, closest to complete first: (pk, premise pk, label count)
     of each, up to `limit`, leaving out those `tried`; `pool`, a study's genres and import files
@@ -66,6 +67,11 @@ def candidate_statement(
     to trusted workers only. With `fresh_premises`, only pairs of premises the worker was never
     served (the claim's first look: a premise seen again in a later batch told ordinary pairs from
     catch trials, and hinted at the label, issue 39).
+
+    With `prefer`, a study's preference (`validation.claim_order`: an SQL boolean expression over
+    `collection_pair` and its params), the pairs it holds true for come first, then the rest, each
+    part closest to complete first (one statement of two parts, the second read only when the
+    first falls short); without it the statement is as it always was.
     """
     # The claim indexes' own condition first, so the walk reads `pair_claim_queue_free(_all)`: pairs
     # that labels and live claims fill (as last counted) are not in them, so a claim does not walk
@@ -81,8 +87,7 @@ def candidate_statement(
     author = "collection_pair.author_id"
     where += [
         f"NOT ({author} = %s AND {author} IS NOT NULL)",
-        f"NOT ({author} IN (SELECT s.worker_id FROM crowd_devicesighting s WHERE s.device IN"
-        f" (SELECT m.device FROM crowd_devicesighting m WHERE m.worker_id = %s)) AND {author} IS NOT NULL)",
+        f"NOT ({author} IN ({SHARED_DEVICE_SQL}) AND {author} IS NOT NULL)",
         # Ids the server knows are the worker's (crowd.WorkerLink: the same market session, the
         # market's record): one indexed lookup of the worker's links (one_link_per_worker_pair).
         f"NOT ({author} IN (SELECT k.linked_id FROM crowd_workerlink k WHERE k.worker_id = %s) AND {author} IS NOT NULL)",
@@ -99,7 +104,7 @@ def candidate_statement(
         joins += " LEFT OUTER JOIN validation_validationpolicy t ON t.dataset_id = collection_pair.dataset_id"
         where.append("NOT (t.trusted_only AND t.trusted_only IS NOT NULL)")
     where.append(f"collection_pair.label_count < (%s - {LIVE_CLAIMS_SQL})")
-    params += [LABELS_PER_PAIR, ClaimStatus.OPEN, db_time(now)]
+    params += [LABELS_PER_PAIR, *live_params(now)]
     genres, sources = pool
     if genres:
         where.append(f"collection_premise.genre_id IN ({marks(genres)})")
@@ -110,16 +115,31 @@ def candidate_statement(
     if tried:
         where.append(f"NOT (collection_pair.id IN ({marks(tried)}))")
         params += tried
+    select = "SELECT collection_pair.id, collection_pair.premise_id, collection_pair.label_count FROM collection_pair"
+    tail, tail_params = "", []
+    if limit is not None:
+        tail += " LIMIT %s"
+        tail_params.append(limit)
+    if lock:
+        tail += lock_clause("collection_pair")
+    order = " ORDER BY collection_pair.label_count DESC, collection_pair.id"
+    if prefer is None:
+        return f"{select}{joins} WHERE {' AND '.join(where)}{order}{tail}", params + tail_params
+    # The preferred pairs first, then the others, each walking the claim index in its order: two
+    # parts of one statement, the second read only when the first has fewer than `limit` (an
+    # ORDER BY over the preference would sort the whole queue and lock nothing until it had).
+    expression, prefer_params = prefer
+    parts = [
+        f"{select}{joins} WHERE {' AND '.join(where)} AND ({expression}){order}{tail}",
+        f"{select}{joins} WHERE {' AND '.join(where)} AND NOT ({expression}){order}{tail}",
+    ]
     sql = (
-        "SELECT collection_pair.id, collection_pair.premise_id, collection_pair.label_count FROM collection_pair"
-        f"{joins} WHERE {' AND '.join(where)} ORDER BY collection_pair.label_count DESC, collection_pair.id"
+        f"WITH preferred AS ({parts[0]}), others AS ({parts[1]}) SELECT * FROM preferred UNION ALL SELECT * FROM others"
     )
+    part_params = params + prefer_params + tail_params
     if limit is not None:
         sql += " LIMIT %s"
-        params.append(limit)
-    if lock:
-        sql += lock_clause("collection_pair")
-    return sql, params
+    return sql, part_params + part_params + ([limit] if limit is not None else [])
 
 
 def claimable_pairs(worker: Worker, now: datetime, **options: Any) -> list[int]:
@@ -138,9 +158,9 @@ def worker_open_batch(worker: Worker, now: datetime, *, item_kind: str = ItemKin
         cursor.execute(
             "SELECT c.batch FROM validation_validationclaim c"
             " INNER JOIN collection_pair p ON p.id = c.pair_id INNER JOIN collection_dataset d ON d.id = p.dataset_id"
-            " WHERE c.status = %s AND c.expires_at > %s AND c.worker_id = %s AND d.item_kind = %s"
+            f" WHERE {LIVE_SQL} AND c.worker_id = %s AND d.item_kind = %s"
             " ORDER BY c.created_at, c.id LIMIT 1",
-            [ClaimStatus.OPEN, db_time(now), worker.pk, item_kind],
+            [*live_params(now), worker.pk, item_kind],
         )
         row = cursor.fetchone()
     return claim_key(row[0]) if row else None

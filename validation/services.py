@@ -3,7 +3,7 @@
 Every pair ends with at most the author's label plus four validation labels (MultiNLI §2.1,
 SNLI §2.2): exactly four under the fixed stopping rule, fewer where its rule stops it early
 (`corpus.services`, docs/quality.md). Three things keep the bound under concurrency: claims lock the pair rows they count
-(SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL; SQLite serialises writers), the label insert
+(SELECT … FOR UPDATE SKIP LOCKED), the label insert
 re-checks the count under the pair's row lock, and the unique constraints on (pair, position)
 and (pair, worker) refuse whatever slips past both.
 """
@@ -23,6 +23,7 @@ from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from audit import services as audit
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
 from corpus.services import LabelRefused, add_labels, set_needs_validation
@@ -38,6 +39,7 @@ from crowd.claiming import (
     db_time,
     foreign_items,
     insert_claims,
+    live_params,
     lock_rows,
     marks,
 )
@@ -48,7 +50,8 @@ from crowd.services import record_task_done
 from quality.catch_trials import catch_trials_per_batch, pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_with
 
-from . import credits, selectors
+from . import claim_order, credits, selectors
+from .backup_claims import pick_backup_pairs
 from .models import ValidationClaim
 from .premise_label_evidence import premise_label_strata
 from .signals import validation_labels_added
@@ -99,12 +102,15 @@ def _claimable_locker(
     """Locks up to `wanted` claimable pairs, leaving out those `tried` (claim_batch's candidates).
     `facts` gets each locked pair's (premise pk, label count); `fresh["premises"]` says whether to
     offer only premises the worker was never served (the caller turns it off when none is left);
-    a study's genres and imports limit them (`crowd.selectors.pool_limits`, read at the first lock)."""
+    a study's genres and imports limit them (`crowd.selectors.pool_limits`, read at the first lock)
+    and its preference orders them (`validation.claim_order`, e.g. the model annotators' triage)."""
     pool: list[tuple[list[int], list[str]]] = []
+    prefer: list[claim_order.Preference | None] = []
 
     def lock(wanted: int, tried: Sequence[int]) -> list[int]:
         if not pool:
             pool.append(pool_limits(study_session.study) if study_session else ([], []))
+            prefer.append(claim_order.preference_for(study_session.study) if study_session else None)
         sql, params = selectors.candidate_statement(
             worker,
             now,
@@ -115,6 +121,7 @@ def _claimable_locker(
             tried=tried,
             limit=wanted,
             lock=True,
+            prefer=prefer[0],
         )
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
@@ -186,7 +193,7 @@ def _pair_room(target: int) -> RoomRule:
                 f"SELECT collection_pair.id, collection_pair.label_count, {selectors.LIVE_CLAIMS_SQL}, d.label_scheme"
                 " FROM collection_pair INNER JOIN collection_dataset d ON d.id = collection_pair.dataset_id"
                 f" WHERE collection_pair.id IN ({marks(locked)})",
-                [ClaimStatus.OPEN, db_time(now), *locked],
+                [*live_params(now), *locked],
             )
             fresh = cursor.fetchall()
         return [(pk, target - count - held, scheme) for pk, count, held, scheme in fresh]
@@ -203,7 +210,7 @@ def _recount_held(pairs: Sequence[int], now: datetime) -> int:
         cursor.execute(
             f"UPDATE collection_pair SET held_places = {live}"
             f" WHERE collection_pair.id IN ({marks(pairs)}) AND collection_pair.held_places <> {live}",
-            [ClaimStatus.OPEN, db_time(now), *pairs, ClaimStatus.OPEN, db_time(now)],
+            [*live_params(now), *pairs, *live_params(now)],
         )
         changed: int = cursor.rowcount
     return changed
@@ -313,7 +320,7 @@ def claim_validation_batch(
             return False
 
         # Over-fetch: a few candidates may turn out full once their rows are locked.
-        return claim_batch(
+        batch = claim_batch(
             VALIDATION_CLAIMS,
             worker,
             now,
@@ -332,6 +339,25 @@ def claim_validation_batch(
             look_again=look_again,
             open_batch=lambda: selectors.worker_open_batch(worker, now, item_kind=item_kind),
         )
+        if batch is None and study_session is not None:
+            # Every open pair is held: pairs whose claims no longer hold their place against an
+            # arrival (older than a claim period, or by an id that let a claim run out) are served
+            # again; the first sends count (`backup_claims`).
+            backups = _claim_backups(worker, study_session, now, size=size)
+            batch = backups[0].batch if backups else None
+        return batch
+
+
+def _claim_backups(worker: Worker, study_session: StudySession, now: datetime, *, size: int) -> list[Any]:
+    """Claims on the pairs `backup_claims.pick_backup_pairs` picks, in page order, in the claim's
+    transaction; the locked pairs' held places recounted (they see the new claims)."""
+    chosen, locked = pick_backup_pairs(worker, study_session, now, size=size)
+    if not chosen:
+        return []
+    items: list[tuple[int, dict[str, Any]]] = [(pk, {}) for pk in page_order(list(chosen), chosen)]
+    claims = insert_claims(VALIDATION_CLAIMS, worker, now, items, study_session=study_session)
+    _recount_held(locked, now)
+    return claims
 
 
 def _take_candidates(
@@ -539,10 +565,13 @@ def submit_validation_batch(
             seconds=per_pair,
             releasing_places=True,
             awaiting_market_session=waits_for,
+            # A pair that has its five labels by now (a backup claimer sent first, `backup_claims`)
+            # keeps nothing of this batch; the rest is saved and the batch counts as done.
+            first_sends_count=True,
         )
         # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
         credits.submitted(claims, now)
-        validation_labels_added.send(sender=ValidationClaim, pair_ids=[claim.pair_id for claim in ordinary])
+        validation_labels_added.send(sender=ValidationClaim, pair_ids=[label.pair_id for label in saved])
         # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
         catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
         if catch_labels:
@@ -564,7 +593,7 @@ def release_expired_claims(*, now: datetime | None = None) -> int:
 
     The beat's (tasks.py), not a claim's: a claim marks only the worker's own and its candidates'
     expired claims. A sweep on every claim would read the claim table, which grows with every batch
-    ever submitted; this statement reads the partial index of open claims (`valclaim_open_expiry`),
+    ever submitted; this statement reads the partial index of open claims (`valclaim_open`),
     which holds only the claims still open. Meanwhile a pair whose claims ran out waits outside the
     claim index with its stale count, unless a claim finds no free pair and recounts every held
     pair (`_recount_every_held_pair`)."""
@@ -620,6 +649,51 @@ def sample_train_for_validation(
             Pair.objects.filter(pk__in=chunk).update(needs_validation=True)
         record_stopping_rules(train.filter(needs_validation=True))
     return {"train_pairs": total, "wanted": wanted, "already_marked": already, "newly_marked": len(chosen)}
+
+
+def mark_dataset_for_validation(
+    dataset: Dataset,
+    *,
+    fraction: float | None = None,
+    count: int | None = None,
+    seed: int = 0,
+    dev_test: bool = True,
+    actor: Any = None,
+) -> dict[str, int]:
+    """`manage.py mark_for_validation` from the dashboard (issue 54): dev and test pairs (unless
+    `dev_test` is false) and a share of train pairs, given as a `fraction` of every train pair or as
+    `count` more train pairs, marked in one transaction with its audit entry. The counts of
+    `sample_train_for_validation`, with `dev_test` (dev/test pairs newly marked) and `share_pct`."""
+    train = Pair.objects.filter(dataset=dataset, premise__split=Split.TRAIN)
+    if count is not None:
+        if count < 0:
+            raise ValidationRefused(f"The number of train pairs to add is 0 or more, not {count}.")
+        total = train.count()
+        already = train.filter(needs_validation=True).count()
+        fraction = min(1.0, (already + count) / total) if total else 0.0
+    if fraction is None:
+        fraction = dataset.train_validation_fraction
+    if not 0.0 <= fraction <= 1.0:
+        raise ValidationRefused(f"The train share must be between 0 and 1 (0–100 %), not {fraction}.")
+    was = dataset.train_validation_fraction
+    with transaction.atomic():
+        marked_dev_test = mark_dev_test_for_validation(dataset) if dev_test else 0
+        report = sample_train_for_validation(dataset, fraction, seed=seed)
+        audit.record(
+            "validation.marked",
+            actor=actor,
+            subject=dataset,
+            team_id=dataset.team_id,
+            before={"train_validation_fraction": was},
+            after={
+                "train_validation_fraction": fraction,
+                "train_newly_marked": report["newly_marked"],
+                "dev_test_newly_marked": marked_dev_test,
+                "seed": seed,
+            },
+            datasets=[dataset.slug],
+        )
+    return {**report, "dev_test": marked_dev_test, "share_pct": round(100 * fraction)}
 
 
 def mark_dev_test_for_validation(dataset: Dataset) -> int:

@@ -15,7 +15,7 @@ def release_expired() -> dict[str, int]:
     marks only the worker's own and its candidates' expired claims, so this is the one sweep: it
     keeps what a claim says honest and puts the pairs whose `held_places` went stale (validation
     batches) back into the claim index. Of validation claims it reads the open ones only (the
-    partial index `valclaim_open_expiry`), never the history of submitted ones.
+    partial index `valclaim_open`), never the history of submitted ones.
     """
     return {
         "validation": release_expired_claims(),

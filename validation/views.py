@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
-from annotation_site.authenticated import AuthenticatedRequest
+from base.authenticated import AuthenticatedRequest
 from corpus.models import Grammaticality, ItemKind
 from corpus.services import LabelRefused
 from crowd.arrival import current_study_session
@@ -136,7 +136,7 @@ def batch_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> H
             return redirect(task.next_url)
     elif request.method == "POST":
         error = task.unanswered(form)
-    hold = hold_view(claims, timezone.now(), minutes=holds.claim_minutes())
+    hold = hold_view(claims, timezone.now(), minutes=holds.claims_minutes(claims))
     if hold.expired:
         error = None  # one message: the hold's, which offers the items back
         status = 409 if request.method == "POST" else status
@@ -273,7 +273,7 @@ def grammaticality(request: AuthenticatedRequest) -> HttpResponseBase:
     if page_claims:
         batch = page_claims[0].batch
         context |= {
-            "hold": hold_view(page_claims, timezone.now(), minutes=holds.claim_minutes()),
+            "hold": hold_view(page_claims, timezone.now(), minutes=holds.claims_minutes(page_claims)),
             "renew_url": reverse("validation:grammaticality-renew", kwargs={"batch": batch}),
             "next_href": reverse("validation:grammaticality"),
             "draft_key": f"grammar-{batch}",

@@ -34,10 +34,10 @@ def connected_study(slug: str):
     """Connect the study `slug` to the stand-in's Prolific study; returns the stand-in."""
     django_ready()
     from crowd.models import Study
-    from markets import services
+    from markets import connections
 
     market = standin()
-    services.save_connection(
+    connections.save_connection(
         Study.objects.get(slug=slug),
         market="prolific",
         market_study_id=market.study_id,

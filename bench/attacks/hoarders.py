@@ -17,8 +17,9 @@ the run goes step by step, `STEPS_PER_PERIOD` steps a claim period, for `PERIODS
 - an honest arrival comes with `ARRIVAL_CHANCE` (a new id by the study link): it labels every batch
   it is given and sends it at once, until the study answers "no task".
 
-Scored (the judge, after each step): the tail is blocked while some pair still needs a label and
-every such pair is held by a hoarder's live claim. The row: the longest run of blocked steps, in
+Scored (the judge, after each step): the tail is blocked while some pair still needs a label,
+every such pair is held by a hoarder's live claim, and none has a place an arrival could take as a
+backup claim (`validation.backup_claims`, issue 51; on a server without backups, held is blocked). The row: the longest run of blocked steps, in
 claim periods (refused when it is at most one: the hoarders' first claim, which nothing can
 refuse), and the detail the honest arrivals answered "no task" while pairs still needed labels.
 
@@ -86,18 +87,29 @@ def _advance_clock(study, step: timedelta) -> None:
 
 
 def _blocked(study, hoarder_pids: set[str]) -> tuple[bool, int]:
-    """(whether every pair still needing a label is held by a hoarder, how many need one)."""
+    """(whether the tail is closed to an arrival, how many pairs need a label). Closed: every pair
+    still needing a label is held by a hoarder's live claim and, where the server serves backups
+    (`validation.backup_claims`, issue 51), none of them has a place an arrival could take as one."""
     from django.utils import timezone
 
     from corpus.models import LABELS_PER_PAIR, Pair
     from crowd.models import ClaimStatus
     from validation.models import ValidationClaim
 
-    needing = set(
-        Pair.objects.filter(
-            premise__dataset=study.dataset, needs_validation=True, label_count__lt=LABELS_PER_PAIR
-        ).values_list("pk", flat=True)
-    )
+    pairs = Pair.objects.filter(premise__dataset=study.dataset, needs_validation=True, label_count__lt=LABELS_PER_PAIR)
+    needing = set(pairs.values_list("pk", flat=True))
+    try:
+        from django.db.models import F
+
+        from validation.backup_claims import BACKUP_PLACES, places_held_against_arrivals
+    except ImportError:  # a server without backups: held is closed
+        open_to_arrivals = False
+    else:
+        open_to_arrivals = (
+            pairs.alias(holding=places_held_against_arrivals(study.pk, timezone.now()))
+            .filter(label_count__lt=LABELS_PER_PAIR + BACKUP_PLACES - F("holding"))
+            .exists()
+        )
     held = set(
         ValidationClaim.objects.filter(
             pair_id__in=needing,
@@ -106,7 +118,7 @@ def _blocked(study, hoarder_pids: set[str]) -> tuple[bool, int]:
             worker__external_id__in=hoarder_pids,
         ).values_list("pair_id", flat=True)
     )
-    return bool(needing) and needing <= held, len(needing)
+    return bool(needing) and needing <= held and not open_to_arrivals, len(needing)
 
 
 def _hoarder_step(hoarder: Hoarder, *, reclaim: bool) -> None:

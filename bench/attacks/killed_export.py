@@ -56,7 +56,7 @@ def setup_researcher_token() -> str:
     from django.contrib.auth.models import User
     from rest_framework.authtoken.models import Token
 
-    from annotation_site.permissions import ensure_researcher_group
+    from base.permissions import ensure_researcher_group
 
     user, _ = User.objects.get_or_create(username=USERNAME, defaults={"is_staff": True, "is_superuser": True})
     user.groups.add(ensure_researcher_group())

@@ -53,7 +53,7 @@ def setup(seed: int) -> dict[str, str]:
     """A study with a Prolific connection and a webhook secret; returns its hook path and secret."""
     django_ready()
     from crowd.models import Study, TaskKind
-    from markets import services
+    from markets import connections
     from tests.validation.validation_factories import make_dataset
 
     tag = f"{seed}-{secrets.token_hex(4)}"
@@ -66,14 +66,14 @@ def setup(seed: int) -> dict[str, str]:
         completion_code="DONE",
     )
     secret = secrets.token_urlsafe(24)
-    connection = services.save_connection(
-        study, market="prolific", market_study_id=f"study-{tag}", token="not-used", webhook_secret=secret
+    connection = connections.save_connection(
+        study, market="prolific", market_study_id=secrets.token_hex(12), token="not-used", webhook_secret=secret
     )
     return {"path": f"/markets/hooks/prolific/{connection.webhook_key}/", "secret": secret}
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:
-    from markets.services import prolific_signature
+    from markets.events import prolific_signature
 
     return prolific_signature(secret, timestamp, body)
 

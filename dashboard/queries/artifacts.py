@@ -6,12 +6,13 @@ from artifacts import listings, selectors
 from authorship.selectors import typing_flags_by_worker
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Worker
+from corpus.selectors import TeamDatasets
 
 from ..figure_cache import cached, refreshable
 
 
 def giveaway_words(
-    dataset: Dataset | None = None,
+    dataset: Dataset | TeamDatasets | None = None,
     split: str | None = None,
     *,
     genre: Genre | None = None,
@@ -21,22 +22,23 @@ def giveaway_words(
 ) -> dict[str, Any]:
     """The listing a researcher asked for, summed from the maintained word tally (a writer's
     listing tokenises that writer's hypotheses). The default one (no genre, no writer, default
-    counts), which every arrival on the page shows, is kept in the figure cache as well, and a
-    dataset's (all splits) in the database while its word tally stands still (artifacts.listings)."""
+    counts), which every arrival on the page shows, is kept once: a dataset's (all splits) in the
+    database while its word tally stands still (artifacts.listings), any other scope's in the
+    figure cache."""
     counts, shown = min_count or DEFAULT_MIN_COUNT, top or DEFAULT_TOP
     if genre is None and worker is None and (counts, shown) == (DEFAULT_MIN_COUNT, DEFAULT_TOP):
+        if isinstance(dataset, Dataset) and split is None:  # a dataset's page as it opens
+            return listings.default_listing(dataset)
         return cached("giveaways", dataset, split, lambda: _default_listing(dataset, split))
     return selectors.giveaway_words_for(dataset, split, genre=genre, worker=worker, min_count=counts, top=shown)
 
 
 @refreshable("giveaways")
-def _default_listing(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
-    if dataset is not None and split is None:  # a dataset's page as it opens: kept in the database
-        return listings.default_listing(dataset)
+def _default_listing(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
     return selectors.giveaway_words_for(dataset, split)
 
 
-def monitor_overview(dataset: Dataset | None = None) -> dict[str, Any]:
+def monitor_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
     """The artifact monitor's latest figures (artifacts.selectors.monitor_overview), each flagged
     writer given the share of their hypotheses whose typing record is flagged (issue 40.4), so one
     table answers "who writes like a machine": one grouped read for all of them."""

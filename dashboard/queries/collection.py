@@ -10,8 +10,8 @@ from django.utils import timezone
 from collection.models import WritingClaim
 from corpus import tallies
 from corpus.models import Dataset, LengthKind, PremiseStatus
-from corpus.selectors import pairs_in, premises_in
-from crowd.models import ClaimStatus
+from corpus.selectors import DatasetScope, TeamDatasets, pairs_in, premises_in
+from crowd.claiming import live_claims
 from validation.models import ValidationClaim
 
 from ..figure_cache import cached, refreshable
@@ -20,22 +20,22 @@ from .imports import recent_corpus_imports, recent_premise_imports
 HOURS_SHOWN = 48
 
 
-def collection_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
+def collection_overview(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
     overview = cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
     # Counted live, never from the cache: the reports page shows the same count (issue 27).
     return {**overview, "held_premises": held_premise_count(dataset, split)}
 
 
 @refreshable("collection")
-def _collection_overview(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
+def _collection_overview(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
     now = timezone.now()
     rows = genre_split_rows(dataset, split)
     totals = {"premises": sum(row["premises"] for row in rows), "pairs": sum(row["pairs"] for row in rows)}
 
     # The live claims first, from the claim tables' indexes of open claims, then their own premises
     # and pairs by pk: a join of the claims with their dataset's premises read every premise.
-    writing = WritingClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now).values_list("premise_id")
-    validation = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=now).values_list("pair_id")
+    writing = WritingClaim.objects.filter(live_claims(now)).values_list("premise_id")
+    validation = ValidationClaim.objects.filter(live_claims(now)).values_list("pair_id")
     writing_items = [row[0] for row in writing]
     validation_items = [row[0] for row in validation]
     if dataset is not None or split:
@@ -57,7 +57,7 @@ def _among(items: list[int], scope: QuerySet[Any]) -> list[int]:
     return [item for item in items if item in kept]
 
 
-def held_premise_count(dataset: Dataset | None = None, split: str | None = None) -> int:
+def held_premise_count(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> int:
     """Premises held for a researcher (status held: nobody is asked to write on them). The one
     definition the collection page's tile and the reports page both show (issue 27)."""
     return premises_in(dataset, split).filter(status=PremiseStatus.HELD).count()
@@ -66,7 +66,7 @@ def held_premise_count(dataset: Dataset | None = None, split: str | None = None)
 GENRE_SPLIT = ("genre__slug", "genre__name", "genre__is_training", "split")
 
 
-def genre_split_rows(dataset: Dataset | None = None, split: str | None = None) -> list[dict[str, Any]]:
+def genre_split_rows(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> list[dict[str, Any]]:
     """Premises and pairs per genre and split, from the maintained aggregates (corpus.tallies):
     two grouped reads of a few hundred rows, not a join of every premise with its pairs."""
     rows: dict[tuple[Any, ...], dict[str, int]] = {}
@@ -80,7 +80,7 @@ def genre_split_rows(dataset: Dataset | None = None, split: str | None = None) -
     ]
 
 
-def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
+def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str, Any]]:
     """The latest premise and corpus imports, newest first, with their progress (read fresh: they move)."""
     rows: list[dict[str, Any]] = [
         {
@@ -93,7 +93,7 @@ def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
             "error": run.error,
             "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped",
         }
-        for run in recent_premise_imports(limit)
+        for run in recent_premise_imports(limit, among)
     ] + [
         {
             "kind": "pairs",
@@ -106,13 +106,13 @@ def recent_imports(limit: int = 10) -> list[dict[str, Any]]:
             "summary": f"{run.pairs_created:,} pairs and {run.labels_created:,} labels added, "
             f"{run.already_present:,} already present, {run.malformed_count:,} malformed lines",
         }
-        for run in recent_corpus_imports(limit)
+        for run in recent_corpus_imports(limit, among)
     ]
     return sorted(rows, key=lambda row: row["started_at"], reverse=True)[:limit]
 
 
 def pairs_per_hour(
-    dataset: Dataset | None = None,
+    dataset: Dataset | TeamDatasets | None = None,
     split: str | None = None,
     *,
     now: datetime | None = None,

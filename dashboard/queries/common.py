@@ -10,6 +10,11 @@ def datasets() -> list[Dataset]:
     return list(Dataset.objects.order_by("slug"))
 
 
+def dataset(slug: str) -> Dataset | None:
+    """The dataset named `slug`, or None."""
+    return Dataset.objects.filter(slug=slug).first()
+
+
 def genres(order: str = "slug") -> QuerySet[Genre]:
     """Every genre (a lazy queryset: a form's choices are read when it renders)."""
     return Genre.objects.order_by(order)

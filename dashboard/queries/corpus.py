@@ -8,24 +8,24 @@ from django.db.models import Count, QuerySet
 from artifacts import selectors as artifact_selectors
 from corpus import labels as scheme_labels
 from corpus import overlap, tallies
-from corpus.gold import gold_from_votes
-from corpus.models import NO_GOLD, THREE_WAY, Dataset, LengthKind
-from corpus.selectors import datasets_outside_scheme, labels_scheme_of_scope
+from corpus.agreement import gold_counts
+from corpus.models import THREE_WAY, Dataset, LengthKind
+from corpus.selectors import TeamDatasets, datasets_outside_scheme, labels_scheme_of_scope
 from corpus.tallies import spaced_word_count_sql
 
 from ..figure_cache import cached, refreshable
 
 
-def corpus_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
+def corpus_overview(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
     return cached("corpus", dataset, split, lambda: _corpus_overview(dataset, split))
 
 
 def labels_in_scheme(
-    dataset: Dataset | None, overview: dict[str, Any]
+    dataset: Dataset | TeamDatasets | None, overview: dict[str, Any]
 ) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """(gold, author) [(label, n)] of `corpus_overview` in the dataset's own words: a two-way (or
     ordinal) dataset's entailed / not-entailed, without the labels it has none of."""
-    scheme = dataset.label_scheme if dataset is not None else None
+    scheme = dataset.label_scheme if isinstance(dataset, Dataset) else None
     return _in_scheme(scheme, overview["gold"]), _in_scheme(scheme, overview["author"])
 
 
@@ -52,7 +52,7 @@ def histogram_summary(histogram: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def edit_relations(dataset: Dataset | None = None, split: str | None = None) -> dict[str, int]:
+def edit_relations(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, int]:
     """Hypothesis–premise relations (corpus.overlap) of every pair in scope, from the maintained
     aggregates: each writer tallies its pairs' relations as it inserts them (kind relation, the
     bit mask of corpus.overlap), so the page compares no words and reads no pair."""
@@ -67,10 +67,11 @@ def edit_relations(dataset: Dataset | None = None, split: str | None = None) -> 
 
 
 @refreshable("corpus")
-def _corpus_overview(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
+def _corpus_overview(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
     """No scan: every figure is summed from the maintained aggregates (corpus.tallies), premises
-    by (genre, length), pairs by length, by (gold, author label) and by edit relations.
-    """
+    by (genre, length), pairs by length, by author label and by edit relations; the gold labels
+    are `corpus.agreement.gold_counts`, the one reader of them (the tallies and the few
+    adjudicated pairs)."""
     labels = [label.value for label in THREE_WAY]
     premise_rows = tallies.length_counts(LengthKind.PREMISE, dataset, split, by=("genre__slug", "genre__name", "words"))
     premise_lengths: dict[int, int] = {}
@@ -82,18 +83,17 @@ def _corpus_overview(dataset: Dataset | None, split: str | None) -> dict[str, An
         genre["words"] += words * n
     per_genre = [{**genre, "mean_words": genre["words"] / genre["premises"]} for _, genre in sorted(genres.items())]
     hypothesis_lengths: dict[int, int] = dict(tallies.length_counts(LengthKind.HYPOTHESIS, dataset, split))
-    gold, author = dict.fromkeys([*labels, NO_GOLD], 0), dict.fromkeys(labels, 0)
-    by = ("author_label", "entailment_votes", "neutral_votes", "contradiction_votes", "imported_gold")
+    # The gold labels as every page shows them, researchers' decisions and retired pairs included.
+    gold = gold_counts(dataset, split)
+    author = dict.fromkeys(labels, 0)
     # Every dataset: the three-way ones; a two-way dataset's "not-entailed" is stored as neutral.
     in_scheme = labels_scheme_of_scope(dataset)
-    for author_label, e, nu, c, imported_gold, n in tallies.pair_counts(dataset, split, by=by, scheme=in_scheme):
-        gold_label = gold_from_votes(e, nu, c, imported_gold)
-        gold[gold_label] = gold.get(gold_label, 0) + n
+    for author_label, n in tallies.pair_counts(dataset, split, by=("author_label",), scheme=in_scheme):
         author[author_label] = author.get(author_label, 0) + n
     return {
         "gold": list(gold.items()),
         "author": list(author.items()),
-        "labels_left_out": datasets_outside_scheme(in_scheme) if in_scheme else [],
+        "labels_left_out": datasets_outside_scheme(in_scheme, dataset) if in_scheme else [],
         "per_genre": per_genre,
         "premise_lengths": premise_lengths,
         "hypothesis_lengths": hypothesis_lengths,
@@ -103,12 +103,12 @@ def _corpus_overview(dataset: Dataset | None, split: str | None) -> dict[str, An
     }
 
 
-def phenomenon_tags(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
+def phenomenon_tags(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
     """The phenomenon-tag figures of the corpus page (artifacts.selectors.tag_figures: summed from
     the maintained tag tally, no tag is read), through the figure cache as the other figures."""
     return cached("tags", dataset, split, lambda: _phenomenon_tags(dataset, split))
 
 
 @refreshable("tags")
-def _phenomenon_tags(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
+def _phenomenon_tags(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
     return artifact_selectors.tag_figures(dataset, split)

@@ -31,6 +31,7 @@ from django.db.models.functions import Coalesce
 
 from collection.models import HypothesisTally
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
+from corpus.selectors import TeamDatasets, in_datasets
 from corpus.tallies import scoped, summed
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, TaskKind
@@ -177,7 +178,7 @@ def sum_of_amounts(which: Q) -> Coalesce:
     return Coalesce(Sum("amount", filter=which), zero)
 
 
-def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
+def _studies(dataset: Dataset | TeamDatasets | None) -> dict[int, StudyCost]:
     """Statements 1 and 2: each study with its tasks done (paid or payable apart from held), and the
     ledger's bonuses by study and currency (paid, owed, held)."""
     studies = Study.objects.select_related("dataset").annotate(
@@ -185,9 +186,8 @@ def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
         held_tasks=Coalesce(Sum("sessions__tasks_done", filter=hold_waits("sessions__")), 0),
     )
     entries = BonusEntry.objects.all()
-    if dataset:
-        studies = studies.filter(dataset=dataset)
-        entries = entries.filter(study__dataset=dataset)
+    studies = in_datasets(studies, dataset)
+    entries = in_datasets(entries, dataset, via="study__dataset")
     bonuses = (
         entries.values("study_id", "currency")
         .annotate(
@@ -220,7 +220,7 @@ def _studies(dataset: Dataset | None) -> dict[int, StudyCost]:
 
 
 @refreshable("costs-rows")
-def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str, list[Row]]:
+def _grouped_rows(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> dict[str, list[Row]]:
     """Statements 3 to 6: the grouped counts the page prices (independent of any study's payment)."""
     # Statement 3: validation labels bought, by study, split and genre: the submitted validation
     # claims of study sessions that added a label (catch trials add none).
@@ -240,7 +240,7 @@ def _grouped_rows(dataset: Dataset | None, split: str | None = None) -> dict[str
     return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}
 
 
-def _outcome_rows(dataset: Dataset | None) -> list[Row]:
+def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
     """Statement 5: pairs validated in a study, credited to the study of their latest label, by
     study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
 
@@ -274,15 +274,14 @@ def _outcome_rows(dataset: Dataset | None) -> list[Row]:
     ]
 
 
-def _pool_rows(dataset: Dataset | None) -> list[Row]:
+def _pool_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
     """Statement 6: the pool still to validate, by split, genre and labels so far."""
     pool = Pair.objects.filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
-    if dataset:
-        pool = pool.filter(dataset=dataset)
+    pool = in_datasets(pool, dataset)
     return list(pool.values("premise__split", "premise__genre__slug", "label_count").annotate(n=Count("id")).order_by())
 
 
-def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
+def cost_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
     """Everything the cost page shows, for one dataset or all (six statements; four cached)."""
     studies = _studies(dataset)
     groups: dict[tuple[str, str], GroupCost] = {}
@@ -340,6 +339,9 @@ def cost_overview(dataset: Dataset | None = None) -> dict[str, Any]:
     validation_labels_bought = sum(s.labels_bought for s in validation_studies)
     cost_per_label = validation_spent.per(validation_labels_bought)
     for entry in groups.values():
+        # In label-count order, whatever order the pool's rows came in: the same figures print the
+        # same, and their float sum is the same to the last digit.
+        entry.remaining_by_count = dict(sorted(entry.remaining_by_count.items()))
         entry.projected_labels = sum(
             n * max(expected - (count - AUTHOR_POSITION), 0.0) for count, n in entry.remaining_by_count.items()
         )

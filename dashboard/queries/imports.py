@@ -4,14 +4,16 @@ queued one waits for."""
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from django.db.models import Model
+from django.db.models import Count, Model, Q
 
 from artifacts.models import TaggingJob
 from collection.models import PremiseImport
-from corpus.models import ImportStatus
+from corpus.models import Dataset, ImportStatus, Pair, PremiseStatus, Split
+from corpus.selectors import DatasetScope, TeamDatasets, in_datasets
 from importers.models import CorpusImport
 from modeling.models import Snapshot
 from quality.models import AggregationRun
+from teams import access
 
 IMPORTS_SHOWN = 30
 # Running jobs named beside a queued import (the rest counted).
@@ -20,27 +22,77 @@ RUNNING_NAMED = 3
 Run = TypeVar("Run", PremiseImport, CorpusImport)
 
 
-def recent_premise_imports(limit: int = IMPORTS_SHOWN) -> list[PremiseImport]:
-    runs = list(PremiseImport.objects.select_related("dataset", "genre").order_by("-started_at", "-pk")[:limit])
-    return with_waiting(runs)
+def datasets_with_unassigned(among: DatasetScope = None) -> list[Dataset]:
+    """The datasets of `among` (a team's; None: every dataset), by slug, each with `unassigned`:
+    its available premises that have no split yet (a writing study serves none of them; the
+    imports page's "Assign splits" gives them one)."""
+    waiting = Count("premises", filter=Q(premises__split="", premises__status=PremiseStatus.AVAILABLE))
+    rows = among.datasets() if isinstance(among, TeamDatasets) else Dataset.objects.all()
+    if isinstance(among, Dataset):
+        rows = rows.filter(pk=among.pk)
+    return list(rows.annotate(unassigned=waiting).order_by("slug"))
 
 
-def recent_corpus_imports(limit: int = IMPORTS_SHOWN) -> list[CorpusImport]:
-    runs = list(CorpusImport.objects.select_related("dataset").order_by("-started_at", "-pk")[:limit])
-    return with_waiting(runs)
+def validation_marking(user: Any) -> list[dict[str, Any]]:
+    """Per dataset of the user's teams where they may do research (teams.access): its train pairs and those marked for
+    validation, its dev/test pairs and those marked, and the share kept on the dataset; one grouped
+    statement (the imports page's "Mark for validation" shows what it would change)."""
+    datasets = access.scoped(Dataset.objects.all(), user, access.RESEARCH)
+    train, dev_test = Q(premise__split=Split.TRAIN), Q(premise__split__in=[Split.DEV, Split.TEST])
+    counts: dict[int, dict[str, int]] = {
+        row["dataset_id"]: {key: row[key] for key in ("train", "train_marked", "dev_test", "dev_test_marked")}
+        for row in Pair.objects.filter(dataset__in=datasets)
+        .values("dataset_id")
+        .annotate(
+            train=Count("pk", filter=train),
+            train_marked=Count("pk", filter=train & Q(needs_validation=True)),
+            dev_test=Count("pk", filter=dev_test),
+            dev_test_marked=Count("pk", filter=dev_test & Q(needs_validation=True)),
+        )
+        .order_by()
+    }
+    empty = {"train": 0, "train_marked": 0, "dev_test": 0, "dev_test_marked": 0}
+    return [
+        {
+            "slug": dataset.slug,
+            "share_pct": round(100 * dataset.train_validation_fraction),
+            **{key: counts.get(dataset.pk, empty)[key] for key in empty},
+        }
+        for dataset in datasets.order_by("slug")
+    ]
 
 
-def imports_by_id(kind: str, ids: list[int]) -> list[PremiseImport] | list[CorpusImport]:
+def recent_premise_imports(limit: int = IMPORTS_SHOWN, among: DatasetScope = None) -> list[PremiseImport]:
+    """The latest premise imports (into the datasets of `among`, a team's; None: every import)."""
+    imports = in_datasets(PremiseImport.objects.all(), among)
+    runs = list(imports.select_related("dataset", "genre").order_by("-started_at", "-pk")[:limit])
+    return with_waiting(runs, among)
+
+
+def recent_corpus_imports(limit: int = IMPORTS_SHOWN, among: DatasetScope = None) -> list[CorpusImport]:
+    """The latest pair imports (into the datasets of `among`, a team's; None: every import)."""
+    imports = in_datasets(CorpusImport.objects.all(), among)
+    runs = list(imports.select_related("dataset").order_by("-started_at", "-pk")[:limit])
+    return with_waiting(runs, among)
+
+
+def imports_by_id(kind: str, ids: list[int], among: DatasetScope = None) -> list[PremiseImport] | list[CorpusImport]:
+    """The imports named by id that went into the datasets of `among` (a team's; None: every
+    import): another team's id is left out as an unknown one."""
     if kind == "premises":
-        return with_waiting(list(PremiseImport.objects.filter(pk__in=ids).select_related("dataset", "genre")))
-    return with_waiting(list(CorpusImport.objects.filter(pk__in=ids).select_related("dataset")))
+        premises = in_datasets(PremiseImport.objects.filter(pk__in=ids), among)
+        return with_waiting(list(premises.select_related("dataset", "genre")), among)
+    corpus = in_datasets(CorpusImport.objects.filter(pk__in=ids), among)
+    return with_waiting(list(corpus.select_related("dataset")), among)
 
 
-def running_jobs() -> list[str]:
-    """The long tasks the Celery workers are running now, oldest first, as a researcher names them."""
+def running_jobs(among: DatasetScope = None) -> list[str]:
+    """The long tasks the Celery workers are running now, oldest first, as a researcher names them
+    (an import's file named only when it goes into a dataset of `among`, the user's teams': None,
+    every dataset; another team's import is named by its number alone)."""
     jobs = [
-        *((run.started_at, f"premise import #{run.pk} ({run.source})") for run in _running(PremiseImport)),
-        *((run.started_at, f"corpus import #{run.pk} ({run.source})") for run in _running(CorpusImport)),
+        *((run.started_at, _import_name("premise", run, among)) for run in _running(PremiseImport, "dataset")),
+        *((run.started_at, _import_name("corpus", run, among)) for run in _running(CorpusImport, "dataset")),
         *((row.started_at, f"snapshot #{row.pk} (export)") for row in _running(Snapshot)),
         *((row.started_at, f"aggregation run #{row.pk}") for row in _running(AggregationRun)),
         *((row.created_at, f"tagging job #{row.pk}") for row in _running(TaggingJob)),
@@ -48,8 +100,23 @@ def running_jobs() -> list[str]:
     return [name for _, name in sorted(jobs, key=lambda job: (job[0] is None, job[0] or 0))]
 
 
+def _import_name(kind: str, run: PremiseImport | CorpusImport, among: DatasetScope) -> str:
+    if isinstance(among, TeamDatasets):
+        shown = run.dataset.team_id in among.teams
+    else:
+        shown = among is None or run.dataset_id == among.pk
+    return f"{kind} import #{run.pk} ({run.source})" if shown else f"{kind} import #{run.pk}"
+
+
 def waiting_text(running: Sequence[str]) -> str:
-    """What a queued import waits for: the jobs running before it, or a worker to take it."""
+    """What a queued job waits for: the jobs running before it, or a worker to take it (in the
+    embedded mode: this process's one background queue)."""
+    from django.conf import settings
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        if not running:
+            return "it starts in a moment in this web process (embedded mode)"
+        return f"it waits behind the running job{'s' if len(running) > 1 else ''} ({', '.join(running[:RUNNING_NAMED])}) in this web process's one queue (embedded mode)"
     if not running:
         return "waiting for a Celery worker to take it"
     named = ", ".join(running[:RUNNING_NAMED])
@@ -57,15 +124,17 @@ def waiting_text(running: Sequence[str]) -> str:
     return f"waiting for a Celery worker; running now: {named}{more}"
 
 
-def with_waiting(runs: list[Run]) -> list[Run]:
-    """`runs`, each queued one with `waiting` (what it waits for); read once for the whole list."""
+def with_waiting(runs: list[Run], among: DatasetScope = None) -> list[Run]:
+    """`runs`, each queued one with `waiting` (what it waits for; other teams' imports than those
+    of `among` by number only); read once for the whole list."""
     queued = [run for run in runs if run.status == ImportStatus.QUEUED]
     if queued:
-        text = waiting_text(running_jobs())
+        text = waiting_text(running_jobs(among))
         for run in queued:
             run.waiting = text  # type: ignore[attr-defined]
     return runs
 
 
-def _running(model: type[Model]) -> list[Any]:
-    return list(model._default_manager.filter(status="running").order_by("pk")[: RUNNING_NAMED + 1])
+def _running(model: type[Model], *related: str) -> list[Any]:
+    rows = model._default_manager.filter(status="running").select_related(*related)
+    return list(rows.order_by("pk")[: RUNNING_NAMED + 1])

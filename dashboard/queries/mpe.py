@@ -3,16 +3,18 @@
 from typing import Any
 
 from corpus.models import Dataset, ItemKind, Pair
-from corpus.selectors import adjudication_queue
+from corpus.selectors import TeamDatasets, adjudication_queue
 
 OVERLAP_SHOWN = 20
 
 
-def multi_premise_datasets(chosen: Dataset | None = None) -> list[Dataset]:
-    """The chosen dataset when it holds multi-premise items, else every such dataset."""
-    if chosen is not None:
+def multi_premise_datasets(chosen: Dataset | TeamDatasets | None = None) -> list[Dataset]:
+    """The chosen dataset when it holds multi-premise items, else every such dataset (of the teams
+    of a `TeamDatasets`)."""
+    if isinstance(chosen, Dataset):
         return [chosen] if chosen.item_kind == ItemKind.MULTI_PREMISE else []
-    return list(Dataset.objects.filter(item_kind=ItemKind.MULTI_PREMISE))
+    among = chosen.datasets() if chosen is not None else Dataset.objects.all()
+    return list(among.filter(item_kind=ItemKind.MULTI_PREMISE))
 
 
 def highest_overlap(dataset: Dataset, *, limit: int = OVERLAP_SHOWN) -> list[Pair]:

@@ -12,7 +12,8 @@ from typing import Self
 
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
-from collection.models import PremiseReport
+from authorship.models import WritingEvidence, WrittenSentence
+from collection.models import PremiseReport, WritingClaim
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -25,9 +26,17 @@ from corpus.models import (
     Split,
     ValidationLabel,
 )
-from corpus.selectors import pairs_in
+from corpus.selectors import TeamDatasets, in_datasets, pairs_in
+from crowd.models import Study
+from validation.adjudication import matching
 
 PAGE_SIZE = 50
+# The browser's flag filter (issue 54, item 3): name -> what the researcher reads.
+FLAGS = {
+    "typing": "typing evidence: not typed by its writer",
+    "copy": "a near-copy of an earlier sentence",
+    "guesser": "labelled by a worker the quality checks flag",
+}
 VOTES = ("entailment_votes", "neutral_votes", "contradiction_votes")
 
 
@@ -70,16 +79,36 @@ class PairFilters:
     genre: str = ""
     split: str = ""
     worker: str = ""
+    writer: str = ""
+    study: str = ""
+    flag: str = ""
     gold: str = ""
     pattern: str = ""
     after: int = 0
     unknown: tuple[str, ...] = ()
 
+    @property
+    def narrows(self) -> bool:
+        """Whether any filter is set: a bulk action never acts on every pair by an empty form."""
+        return any(
+            (
+                self.text,
+                self.genre,
+                self.split,
+                self.worker,
+                self.writer,
+                self.study,
+                self.flag,
+                self.gold,
+                self.pattern,
+            )
+        )
+
     @classmethod
     def from_query(cls, params: Mapping[str, str]) -> Self:
         values = {
             name: (params.get(name) or "").strip()[:200]
-            for name in ("text", "genre", "split", "worker", "gold", "pattern")
+            for name in ("text", "genre", "split", "worker", "writer", "study", "flag", "gold", "pattern")
         }
         unknown = []
         if values["genre"] and not Genre.objects.filter(slug=values["genre"]).exists():
@@ -90,6 +119,10 @@ class PairFilters:
             unknown.append(values.pop("gold"))
         if values["pattern"] and values["pattern"] not in PATTERNS:
             unknown.append(values.pop("pattern"))
+        if values["flag"] and values["flag"] not in FLAGS:
+            unknown.append(values.pop("flag"))
+        if values["study"] and not Study.objects.filter(slug=values["study"]).exists():
+            unknown.append(values.pop("study"))
         after = params.get("after", "")
         return cls(**values, after=int(after) if after.isdigit() else 0, unknown=tuple(unknown))
 
@@ -102,10 +135,30 @@ def _by_worker(pairs: QuerySet[Pair], name: str) -> QuerySet[Pair]:
     return pairs.filter(Q(author__external_id=name) | Q(author__user__username=name) | Exists(labelled))
 
 
-def find_pairs(
-    dataset: Dataset | None = None, filters: PairFilters | None = None, *, page_size: int = PAGE_SIZE
-) -> tuple[list[Pair], int | None]:
-    """(pairs on this page with premise, genre and labels by position, the id to continue after or None)."""
+def _by_writer(pairs: QuerySet[Pair], name: str) -> QuerySet[Pair]:
+    """Pairs the worker wrote (not labelled); `name` is a market id or a username."""
+    return pairs.filter(Q(author__external_id=name) | Q(author__user__username=name))
+
+
+def _by_flag(pairs: QuerySet[Pair], flag: str) -> QuerySet[Pair]:
+    if flag == "typing":  # the typing evidence says the hypothesis was not typed by its writer
+        return pairs.filter(Exists(WritingEvidence.objects.filter(pair=OuterRef("pk"), flagged=True)))
+    if flag == "copy":  # a near-copy of an earlier sentence (authorship.copies)
+        return pairs.filter(Exists(WrittenSentence.objects.filter(pair=OuterRef("pk"), copy_of__isnull=False)))
+    # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged")
+    return matching(pairs, "flagged", None)
+
+
+def _by_study(pairs: QuerySet[Pair], slug: str) -> QuerySet[Pair]:
+    """Pairs written in the study: its writing claims' premise and writer."""
+    claims = WritingClaim.objects.filter(
+        study_session__study__slug=slug, premise_id=OuterRef("premise_id"), worker_id=OuterRef("author_id")
+    )
+    return pairs.filter(Exists(claims))
+
+
+def matching_pairs(dataset: Dataset | TeamDatasets | None = None, filters: PairFilters | None = None) -> QuerySet[Pair]:
+    """Every pair the filters select (the browser pages through it; its bulk actions act on all of it)."""
     filters = filters or PairFilters()
     pairs = pairs_in(dataset, filters.split or None)
     if filters.genre:
@@ -120,6 +173,21 @@ def find_pairs(
         )
     if filters.worker:
         pairs = _by_worker(pairs, filters.worker)
+    if filters.writer:
+        pairs = _by_writer(pairs, filters.writer)
+    if filters.study:
+        pairs = _by_study(pairs, filters.study)
+    if filters.flag:
+        pairs = _by_flag(pairs, filters.flag)
+    return pairs
+
+
+def find_pairs(
+    dataset: Dataset | TeamDatasets | None = None, filters: PairFilters | None = None, *, page_size: int = PAGE_SIZE
+) -> tuple[list[Pair], int | None]:
+    """(pairs on this page with premise, genre and labels by position, the id to continue after or None)."""
+    filters = filters or PairFilters()
+    pairs = matching_pairs(dataset, filters)
     labels = ValidationLabel.objects.select_related("worker__user").order_by("position")
     page = list(
         pairs.filter(pk__gt=filters.after)
@@ -132,6 +200,11 @@ def find_pairs(
     return page, (page[-1].pk if more else None)
 
 
+def studies() -> list[Study]:
+    """The writing studies, for the browser's study filter."""
+    return list(Study.objects.filter(task_kind__in=("writing", "adversarial")).order_by("slug"))
+
+
 def premise(premise_id: int | str) -> Premise | None:
     """One premise (None when there is none), and the queryset of it that the services take."""
     return Premise.objects.filter(pk=premise_id).first()
@@ -141,7 +214,7 @@ def just(premise: Premise) -> QuerySet[Premise]:
     return Premise.objects.filter(pk=premise.pk)
 
 
-def reported_premises(dataset: Dataset | None = None, *, limit: int = 200) -> list[Premise]:
+def reported_premises(dataset: Dataset | TeamDatasets | None = None, *, limit: int = 200) -> list[Premise]:
     """Premises held or with open reports, each with its open reports: every premise the
     collection page counts as held is here to act on, and reported ones not held yet too.
 
@@ -151,9 +224,8 @@ def reported_premises(dataset: Dataset | None = None, *, limit: int = 200) -> li
     open_reports = PremiseReport.objects.filter(resolved=False).select_related("worker__user").order_by("created_at")
     held = Premise.objects.filter(status=PremiseStatus.HELD)
     reported = PremiseReport.objects.filter(resolved=False)
-    if dataset is not None:
-        held = held.filter(dataset=dataset)
-        reported = reported.filter(premise__dataset=dataset)
+    held = in_datasets(held, dataset)
+    reported = in_datasets(reported, dataset, via="premise__dataset")
     ids = {*held.values_list("pk", flat=True), *reported.values_list("premise_id", flat=True)}
     return list(
         Premise.objects.filter(pk__in=ids)
@@ -163,9 +235,8 @@ def reported_premises(dataset: Dataset | None = None, *, limit: int = 200) -> li
     )
 
 
-def reported_not_held_count(dataset: Dataset | None = None) -> int:
+def reported_not_held_count(dataset: Dataset | TeamDatasets | None = None) -> int:
     """Premises with open reports that are not held (fewer reports than the hold takes): still served."""
     reported = PremiseReport.objects.filter(resolved=False).exclude(premise__status=PremiseStatus.HELD)
-    if dataset is not None:
-        reported = reported.filter(premise__dataset=dataset)
+    reported = in_datasets(reported, dataset, via="premise__dataset")
     return reported.values("premise_id").distinct().count()

@@ -2,11 +2,16 @@
 
 from typing import Any
 
-from corpus.models import Pair
+from corpus.models import Dataset, Pair
+from corpus.selectors import TeamDatasets, in_datasets
 from crowd.models import Study, StudySession
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel
+from quality.selectors import WorkerQuality, worker_quality
+from teams.access import scoped
 from validation.models import ValidationClaim
+
+from ..figure_cache import cached, refreshable
 
 CATCH_TRIALS_SHOWN = 20
 
@@ -15,15 +20,39 @@ def reference_label(pair: Pair | None) -> ReferenceLabel | None:
     return ReferenceLabel.objects.filter(pair=pair).first() if pair else None
 
 
-def recent_catch_trials(*, limit: int = CATCH_TRIALS_SHOWN) -> list[ReferenceLabel]:
-    return list(
-        ReferenceLabel.objects.filter(is_catch_trial=True).select_related("pair").order_by("-updated_at")[:limit]
-    )
+def recent_catch_trials(
+    among: Dataset | TeamDatasets | None = None, *, limit: int = CATCH_TRIALS_SHOWN
+) -> list[ReferenceLabel]:
+    """The latest catch trials (of the pairs of `among`, a team's datasets; None: every one)."""
+    catch_trials = in_datasets(ReferenceLabel.objects.filter(is_catch_trial=True), among, via="pair__dataset")
+    return list(catch_trials.select_related("pair").order_by("-updated_at")[:limit])
 
 
-def catch_pools_of_active_studies() -> list[dict[str, Any]]:
-    """Each active study's catch-trial pool: pairs and servings left (a dry pool serves none)."""
-    return catch_pools(Study.objects.filter(is_active=True).select_related("dataset"), ValidationClaim.objects.all())
+@refreshable("worker-quality")
+def _worker_quality(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> list[WorkerQuality]:
+    return worker_quality(dataset)
+
+
+def worker_quality_rows(dataset: Dataset | TeamDatasets | None = None) -> list[WorkerQuality]:
+    """`quality.selectors.worker_quality` through the figure cache: the workers page and the
+    adjudication page's flagged queue share one computation a few seconds (issue 53: it is the
+    most of both pages at MultiNLI scale, and grows with the crowd's labels; on a large corpus a
+    task recomputes it while the last one is shown). An exclusion makes it out of date at once."""
+    return cached("worker-quality", dataset, None, lambda: _worker_quality(dataset))
+
+
+def flagged_workers(datasets: Dataset | TeamDatasets | None = None) -> list[int]:
+    """The workers the quality checks flag on the labels of `datasets` (a user's teams' datasets;
+    None: every dataset), as the workers page of the same scope shows them: another team's labels
+    never flag a worker on this team's pages."""
+    return sorted(row.worker.pk for row in worker_quality_rows(datasets) if row.flags)
+
+
+def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:
+    """Each active study of the teams where the user may do `action` (teams.access): its
+    catch-trial pool, pairs and servings left (a dry pool serves none)."""
+    studies = scoped(Study.objects.filter(is_active=True), user, action).select_related("dataset")
+    return catch_pools(studies, ValidationClaim.objects.all())
 
 
 def session_of_study(study: Study, session_id: int) -> StudySession | None:

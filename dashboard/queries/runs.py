@@ -7,7 +7,11 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from annotation_site.long_tasks import JobStatus
+from artifacts.models import TaggingJob
+from base.long_tasks import JobStatus
+from collection.models import PremiseImport
+from corpus.models import ImportStatus
+from importers.models import CorpusImport
 from modeling.models import RunStatus, Snapshot, TrainingRun
 from quality.models import AggregationRun
 
@@ -77,11 +81,26 @@ def embedded_queue() -> dict[str, Any] | None:
             f"aggregation run {pk}"
             for pk in AggregationRun.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
         ),
+        *(
+            f"tagging job #{pk}"
+            for pk in TaggingJob.objects.filter(status=JobStatus.RUNNING).values_list("pk", flat=True)
+        ),
+        *(
+            f"premise import #{pk}"
+            for pk in PremiseImport.objects.filter(status=ImportStatus.RUNNING).values_list("pk", flat=True)
+        ),
+        *(
+            f"corpus import #{pk}"
+            for pk in CorpusImport.objects.filter(status=ImportStatus.RUNNING).values_list("pk", flat=True)
+        ),
     ]
     waiting = {
         "snapshot exports": Snapshot.objects.filter(status=JobStatus.PENDING).count(),
         "training runs": TrainingRun.objects.filter(status=RunStatus.QUEUED).count(),
         "aggregation runs": AggregationRun.objects.filter(status=JobStatus.PENDING).count(),
+        "tagging jobs": TaggingJob.objects.filter(status=JobStatus.QUEUED).count(),
+        "imports": PremiseImport.objects.filter(status=ImportStatus.QUEUED).count()
+        + CorpusImport.objects.filter(status=ImportStatus.QUEUED).count(),
     }
     return {
         "running": running,

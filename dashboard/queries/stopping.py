@@ -13,19 +13,21 @@ from corpus.stopping import CONFIDENT, DECIDED, FIXED, replay
 PREVIEW_PAIRS = 5000  # five-label pairs a preview replays (the first by id): a page, not a bench
 
 
-def policy_rows() -> list[dict[str, Any]]:
-    """One row per dataset and split: its rule (fixed where none was chosen) and what stopped early."""
-    policies = {(p.dataset_id, p.split): p for p in StoppingPolicy.objects.all()}
+def policy_rows(datasets: Sequence[Dataset]) -> list[dict[str, Any]]:
+    """One row per dataset (of `datasets`, by slug: a user's teams') and split: its rule (fixed
+    where none was chosen) and what stopped early."""
+    ids = [dataset.pk for dataset in datasets]
+    policies = {(p.dataset_id, p.split): p for p in StoppingPolicy.objects.filter(dataset_id__in=ids)}
     # `label_sum`, not `labels`: Pair.labels is the reverse relation to the labels.
     stopped: dict[tuple[int, str], Mapping[str, Any]] = {
         (row["dataset_id"], row["premise__split"]): row
-        for row in Pair.objects.filter(stopped_early=True, label_count__lt=LABELS_PER_PAIR)
+        for row in Pair.objects.filter(dataset_id__in=ids, stopped_early=True, label_count__lt=LABELS_PER_PAIR)
         .values("dataset_id", "premise__split")
         .annotate(n=Count("pk"), label_sum=Sum("label_count"))
         .order_by()
     }
     rows = []
-    for dataset in Dataset.objects.order_by("slug"):
+    for dataset in sorted(datasets, key=lambda dataset: dataset.slug):
         for split in Split.values:
             policy = policies.get((dataset.pk, split))
             done = stopped.get((dataset.pk, split)) or {"n": 0, "label_sum": 0}

@@ -37,10 +37,12 @@ from django.utils import timezone
 
 from collection.models import WritingClaim
 from corpus.models import LABELS_PER_PAIR, Pair, Premise, PremiseStatus
+from crowd import claiming
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
+from teams.access import scoped
 from validation.models import PremiseLabelClaim, ValidationClaim
 
 from .costs import Money, sum_of_amounts
@@ -76,11 +78,12 @@ def study(slug: str) -> Study | None:
     return Study.objects.select_related("dataset").filter(slug=slug).first()
 
 
-def studies_with_counts() -> list[Study]:
-    """Every study with its sessions, completed and in-progress counts (one statement)."""
+def studies_with_counts(user: Any) -> list[Study]:
+    """Every study of the user's teams with its sessions, completed and in-progress counts (one statement)."""
     counted = counted_sessions_filter("sessions__")
     return list(
-        Study.objects.select_related("dataset")
+        scoped(Study.objects.all(), user)
+        .select_related("dataset")
         .annotate(
             n_sessions=Count("sessions", filter=counted & Q(sessions__pk__isnull=False)),
             n_completed=Count("sessions", filter=counted & Q(sessions__completed_at__isnull=False)),
@@ -134,7 +137,7 @@ def _claimed(of_study: Study) -> Exists:
 
 
 def _ending(word: str) -> Q:
-    """Closed by the market with this ending (markets.services.close_session: 'returned on Prolific')."""
+    """Closed by the market with this ending (markets.events.close_session: 'returned on Prolific')."""
     return Q(closed_at__isnull=False, closed_reason__startswith=word)
 
 
@@ -229,7 +232,7 @@ def live_claims(of_study: Study) -> dict[str, int]:
     """Open, unexpired claims of the study's sessions and the workers holding them (one aggregate)."""
     claim_model, _ = _claim_model(of_study)
     figures = claim_model._default_manager.filter(
-        status=ClaimStatus.OPEN, expires_at__gt=timezone.now(), study_session__in=counted_sessions(of_study)
+        claiming.live_claims(timezone.now()), study_session__in=counted_sessions(of_study)
     ).aggregate(claims=Count("pk"), sessions=Count("study_session", distinct=True))
     return {key: int(value or 0) for key, value in figures.items()}
 

@@ -5,12 +5,14 @@ from typing import Any
 from corpus import tallies
 from corpus.agreement import agreement_stats, stopped_early_stats
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, Dataset
-from corpus.selectors import labels_scheme_of_scope
+from corpus.selectors import TeamDatasets, labels_scheme_of_scope
 
 from ..figure_cache import cached, refreshable
 
 
-def label_count_distribution(dataset: Dataset | None = None, split: str | None = None) -> list[tuple[int, int]]:
+def label_count_distribution(
+    dataset: Dataset | TeamDatasets | None = None, split: str | None = None
+) -> list[tuple[int, int]]:
     """Pairs by labels so far (1–5), summed from the maintained aggregates (corpus.tallies keeps
     pairs by label_count): a few hundred rows, not a scan of the pairs."""
     counts: dict[int, int] = {}
@@ -23,12 +25,12 @@ def label_count_distribution(dataset: Dataset | None = None, split: str | None =
     return [(labels, counts.get(labels, 0)) for labels in range(first, LABELS_PER_PAIR + 1)]
 
 
-def validation_overview(dataset: Dataset | None = None, split: str | None = None) -> dict[str, Any]:
+def validation_overview(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
     return cached("validation", dataset, split, lambda: _validation_overview(dataset, split))
 
 
 @refreshable("validation")
-def _validation_overview(dataset: Dataset | None, split: str | None) -> dict[str, Any]:
+def _validation_overview(dataset: Dataset | TeamDatasets | None, split: str | None) -> dict[str, Any]:
     return {
         "label_counts": label_count_distribution(dataset, split),
         "agreement": agreement_stats(dataset=dataset, split=split),

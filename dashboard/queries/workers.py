@@ -3,13 +3,12 @@
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, F, Q
 
 from collection.models import WritingClaim
 from corpus.agreement import ratio
 from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
-from corpus.selectors import pairs_in
+from corpus.selectors import TeamDatasets, dataset_sql, in_datasets, pairs_in
 from crowd.models import ClaimStatus
 from quality.selectors import median_per_worker
 
@@ -28,7 +27,7 @@ WORKER_COLUMNS = {
 
 
 def workers_overview(
-    dataset: Dataset | None = None, split: str | None = None, *, sort: str = "-pairs_written"
+    dataset: Dataset | TeamDatasets | None = None, split: str | None = None, *, sort: str = "-pairs_written"
 ) -> tuple[list[dict[str, Any]], str]:
     rows = cached("workers", dataset, split, lambda: _worker_rows(dataset, split))
     return sort_rows(rows, sort)
@@ -52,7 +51,7 @@ def sort_rows(rows: list[dict[str, Any]], sort: str) -> tuple[list[dict[str, Any
 
 
 @refreshable("workers")
-def _worker_rows(dataset: Dataset | None, split: str | None) -> list[dict[str, Any]]:
+def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> list[dict[str, Any]]:
     pairs = pairs_in(dataset, split).filter(author__isnull=False)
     written: dict[int, Mapping[str, Any]] = {
         row["author_id"]: row
@@ -65,8 +64,7 @@ def _worker_rows(dataset: Dataset | None, split: str | None) -> list[dict[str, A
         .order_by()
     }
     labels = ValidationLabel.objects.filter(position__gt=AUTHOR_POSITION, worker__isnull=False)
-    if dataset is not None:
-        labels = labels.filter(pair__dataset=dataset)
+    labels = in_datasets(labels, dataset, via="pair__dataset")
     if split:
         labels = labels.filter(pair__premise__split=split)
     given: dict[int, Mapping[str, Any]] = {
@@ -103,23 +101,19 @@ def _worker_rows(dataset: Dataset | None, split: str | None) -> list[dict[str, A
     return rows
 
 
-def median_writing_seconds(dataset: Dataset | None = None, split: str | None = None) -> dict[int, float]:
+def median_writing_seconds(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[int, float]:
     """{worker id: median seconds from claiming a premise to submitting it}, computed in SQL."""
     claims = WritingClaim._meta.db_table
     premises = Premise._meta.db_table
     where = ["c.status = %s", "c.submitted_at IS NOT NULL"]
-    params: list[int | str] = [ClaimStatus.SUBMITTED.value]
-    if dataset is not None:
-        where.append("p.dataset_id = %s")
-        params.append(dataset.pk)
+    params: list[Any] = [ClaimStatus.SUBMITTED.value]
+    if (condition := dataset_sql(dataset, "p.dataset_id")) is not None:
+        where.append(condition[0])
+        params.extend(condition[1])
     if split:
         where.append("p.split = %s")
         params.append(split)
-    seconds = (
-        "EXTRACT(EPOCH FROM (c.submitted_at - c.created_at))"
-        if connection.vendor == "postgresql"
-        else "(julianday(c.submitted_at) - julianday(c.created_at)) * 86400.0"
-    )
+    seconds = "EXTRACT(EPOCH FROM (c.submitted_at - c.created_at))"
     return median_per_worker(
         f"SELECT c.worker_id AS worker_id, {seconds} AS seconds FROM {claims} c "
         f"JOIN {premises} p ON p.id = c.premise_id WHERE {' AND '.join(where)}",

@@ -15,7 +15,7 @@ register = template.Library()
 @register.inclusion_tag("artifacts/_tags_section.html")
 def phenomenon_tags_section(scope):
     return {
-        "figures": corpus_queries.phenomenon_tags(scope.dataset if scope else None, scope.split if scope else None),
+        "figures": corpus_queries.phenomenon_tags(scope.within if scope else None, scope.split if scope else None),
         "scope": scope,
     }
 
@@ -43,4 +43,4 @@ def run_artifacts_section(run):
 
 @register.inclusion_tag("artifacts/_monitor_section.html")
 def artifact_monitor_section(scope):
-    return {"monitor": artifact_queries.monitor_overview(scope.dataset if scope else None), "scope": scope}
+    return {"monitor": artifact_queries.monitor_overview(scope.within if scope else None), "scope": scope}

@@ -7,34 +7,45 @@ from django.views.decorators.http import require_POST
 
 from corpus.services import LabelRefused
 from dashboard.queries.common import pair as pair_named
+from dashboard.queries.quality import flagged_workers
+from teams import access
 from validation import adjudication
 
-from .common import Scope, found, redirect_back, render_page, researcher_required
+from .common import Scope, redirect_back, render_page, researcher_required
 
 QUEUE_SHOWN = 50
+# The session key of this researcher's last decision: the page's undo (the u key and its link).
+LAST_DECISION = "adjudication_last_decision"
 
 
 @researcher_required
 def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
+    filters = adjudication.filters_for(scope.within)
     slug = request.GET.get("queue", adjudication.DEFAULT_FILTER)
-    if slug not in adjudication.FILTER_BY_SLUG:
+    if slug not in {f.slug for f in filters}:
         slug = adjudication.DEFAULT_FILTER
     include_decided = request.GET.get("decided") == "1"
-    pairs = adjudication.queue(scope.dataset, scope.split, slug, include_decided=include_decided)
+    flagged = flagged_workers(
+        scope.teams_within
+    )  # the teams' labels only; read once (and kept a few seconds), for the queue and every count
+    pairs = adjudication.queue(scope.within, scope.split, slug, include_decided=include_decided, flagged=flagged)
+    decisions = adjudication.recent_decisions(scope.within, scope.split)
     shown = list(pairs[:QUEUE_SHOWN])
     return render_page(
         request,
         "dashboard/adjudication.html",
         "adjudication",
         scope,
-        filters=adjudication.FILTERS,
+        filters=filters,
         current=adjudication.FILTER_BY_SLUG[slug],
-        counts=adjudication.queue_counts(scope.dataset, scope.split),
+        counts=adjudication.queue_counts(scope.within, scope.split, flagged=flagged),
         pairs=shown,
         include_decided=include_decided,
         labels=adjudication.LABELS,
-        effect=adjudication.before_and_after(scope.dataset, scope.split),
+        effect=adjudication.before_and_after(scope.within, scope.split),
+        decisions=decisions,
+        last_decision=adjudication.last_undoable(decisions, request.session.get(LAST_DECISION)),
     )
 
 
@@ -42,9 +53,9 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """One decision: a label, retire, or withdraw; with its reason and the researcher."""
-    pair = found(pair_named(pair_id), "No such pair.")
+    pair = access.checked(pair_named(pair_id), request.user, access.LABEL, via="dataset__team", missing="No such pair.")
     try:
-        adjudication.decide(
+        decision = adjudication.decide(
             pair,
             request.POST.get("decision", ""),
             researcher=request.user,
@@ -54,6 +65,33 @@ def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     except LabelRefused as refused:
         messages.error(request, f"Pair {pair.pair_id} was not changed: {refused.message}")
     else:
+        request.session[LAST_DECISION] = decision.pk  # the page's undo (the u key) acts on it
         shown = "retired" if pair.adjudicated_label == "-" else pair.gold_label
-        messages.success(request, f"Pair {pair.pair_id}: gold label is now {shown}; its labels stay.")
+        messages.success(
+            request,
+            f"Pair {pair.pair_id}: gold label is now {shown}; its labels stay. Undo: the u key or the link above.",
+        )
+    return redirect_back(request, "dashboard:adjudication")
+
+
+@researcher_required
+@require_POST
+def adjudication_undo(request: HttpRequest, decision_id: int) -> HttpResponseBase:
+    """Undo one decision (issue 54, item 4): the pair back where it stood before it."""
+    decision = access.checked(
+        adjudication.decision(decision_id),
+        request.user,
+        access.LABEL,
+        via="pair__dataset__team",
+        missing="No such decision.",
+    )
+    try:
+        adjudication.undo(decision, researcher=request.user)  # sets the pair's gold on decision.pair
+    except LabelRefused as refused:
+        messages.error(request, f"Pair {decision.pair.pair_id} was not changed: {refused.message}")
+    else:
+        request.session.pop(LAST_DECISION, None)
+        pair = decision.pair
+        shown = "retired" if pair.adjudicated_label == "-" else pair.gold_label
+        messages.success(request, f"Decision on pair {pair.pair_id} undone: gold label is {shown} again.")
     return redirect_back(request, "dashboard:adjudication")

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from adversarial import rounds, selectors
 from corpus.models import Split
 from dashboard.queries import adversarial as queries
+from teams import access
 
 from .common import researcher_required
 
@@ -21,17 +22,19 @@ from .common import researcher_required
 @researcher_required
 def rounds_index(request: HttpRequest) -> HttpResponseBase:
     return render(
-        request, "dashboard/adversarial.html", {"studies": queries.adversarial_studies(), "active": "adversarial"}
+        request,
+        "dashboard/adversarial.html",
+        {"studies": queries.adversarial_studies(request.user), "active": "adversarial"},
     )
 
 
 @researcher_required
 def study_rounds(request: HttpRequest, slug: str) -> HttpResponseBase:
-    study = queries.adversarial_study(slug)
+    study = access.checked(queries.adversarial_study(slug), request.user, missing="No Study matches the given query.")
     context = {
         "study": study,
         "rounds": selectors.study_rounds(study),
-        "datasets": queries.collected_datasets(),
+        "datasets": access.kept(queries.collected_datasets(), request.user, access.RESEARCH),
         "splits": [Split.TRAIN, Split.DEV, Split.TEST],
         "advance_seconds": queries.advance_interval_seconds(),
         "embedded": settings.CELERY_TASK_ALWAYS_EAGER,
@@ -43,11 +46,17 @@ def study_rounds(request: HttpRequest, slug: str) -> HttpResponseBase:
 @researcher_required
 @require_POST
 def close(request: HttpRequest, slug: str, number: int) -> HttpResponseBase:
-    round_ = queries.round_of(slug, number)
+    round_ = access.checked(
+        queries.round_of(slug, number),
+        request.user,
+        access.RESEARCH,
+        "study__team",
+        "No Round matches the given query.",
+    )
     next_dataset = None
     if request.POST.get("next_dataset"):
         next_dataset = queries.dataset_named(request.POST["next_dataset"])
-        if next_dataset is None:
+        if next_dataset is None or not access.may(request.user, next_dataset.team_id, access.RESEARCH):
             messages.error(request, f"Unknown dataset {request.POST['next_dataset']!r}; nothing was changed.")
             return redirect("dashboard:adversarial_rounds", slug=slug)
     try:
@@ -71,6 +80,9 @@ def close(request: HttpRequest, slug: str, number: int) -> HttpResponseBase:
 @researcher_required
 @require_POST
 def advance(request: HttpRequest, slug: str) -> HttpResponseBase:
+    access.checked(
+        queries.adversarial_study(slug), request.user, access.RESEARCH, missing="No Study matches the given query."
+    )
     for round_ in queries.closing_rounds(slug):
         rounds.advance_round(round_, user=request.user)
     return redirect("dashboard:adversarial_rounds", slug=slug)
@@ -78,7 +90,9 @@ def advance(request: HttpRequest, slug: str) -> HttpResponseBase:
 
 @researcher_required
 def export(request: HttpRequest, slug: str, number: int) -> HttpResponseBase:
-    round_ = queries.round_of(slug, number)
+    round_ = access.checked(
+        queries.round_of(slug, number), request.user, access.EXPORT, "study__team", "No Round matches the given query."
+    )
     split = request.GET.get("split") or None
     if split is not None and split not in Split.values:
         raise Http404(f"Unknown split {split!r}; one of {', '.join(Split.values)}.")

@@ -9,12 +9,13 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
 from quality import aggregation_runs
+from teams import access
 
-from .common import found, polled_ids, progress_json, render_page, researcher_required
+from .common import polled_ids, progress_json, render_page, researcher_required
 
 RUNS_SHOWN = 50
 PAIRS_PER_PAGE = 50
@@ -41,7 +42,7 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
         run = queries.aggregation_run(run.pk) or run  # in the embedded mode it has run already
         messages.success(request, f"Aggregation run {run.pk} of {dataset.slug} is {run.status}.")
         return redirect("dashboard:aggregation")
-    runs = queries.aggregation_runs()[:RUNS_SHOWN]
+    runs = access.scoped(queries.aggregation_runs(), request.user, via="dataset__team")[:RUNS_SHOWN]
     return render_page(
         request,
         "dashboard/aggregation.html",
@@ -58,7 +59,7 @@ def aggregation(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
-    runs = queries.aggregation_runs(polled_ids(request))
+    runs = access.scoped(queries.aggregation_runs(polled_ids(request)), request.user, via="dataset__team")
     finished = (JobStatus.DONE, JobStatus.FAILED)
     return progress_json(request, runs, "dashboard/_aggregation_row.html", "run", finished)
 
@@ -66,7 +67,9 @@ def aggregation_progress(request: HttpRequest) -> HttpResponseBase:
 @researcher_required
 @require_GET
 def aggregation_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    run = found(queries.aggregation_run(run_id), "No such aggregation run.")
+    run = access.checked(
+        queries.aggregation_run(run_id), request.user, via="dataset__team", missing="No such aggregation run."
+    )
     method = request.GET.get("method", "dawid_skene")
     if method not in run.methods:
         method = "dawid_skene"

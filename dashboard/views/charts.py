@@ -6,6 +6,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control
 from django.views.decorators.http import require_GET
 
 from dashboard import charts
+from teams import access
 
 from .common import researcher_required
 
@@ -19,7 +20,8 @@ def chart(request: HttpRequest, name: str) -> HttpResponseBase:
     if name not in charts.CHARTS:
         raise Http404("No such figure.")
     try:
-        drawn, version = charts.svg(name, request.GET)
+        viewer = charts.Viewer(access.figure_teams(request.user))
+        drawn, version = charts.svg(name, request.GET, viewer)
     except charts.NoFigure:
         raise Http404("Nothing to draw here.") from None
     etag = f'"{version}"'

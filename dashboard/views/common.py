@@ -13,10 +13,12 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from annotation_site.authenticated import AuthenticatedRequest
-from annotation_site.permissions import is_researcher
+from base.authenticated import AuthenticatedRequest
+from base.permissions import is_researcher
 from corpus.models import Split
+from corpus.selectors import figures_of
 from dashboard.queries.common import datasets
+from teams import access
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -75,9 +77,16 @@ class Scope:
     """The dataset and split a page is narrowed to (?dataset=slug&split=dev); unknown values mean all."""
 
     def __init__(self, request: HttpRequest, with_split: bool = True) -> None:
-        self.datasets = datasets()
+        # The user's teams' datasets only (teams.access): another team's slug is as unknown as a typo.
+        self.teams = access.figure_teams(request.user)
+        self.datasets = access.in_teams(datasets(), self.teams)
         slug = request.GET.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
+        # What the page's figures add up: the dataset chosen, else every dataset of the user's teams.
+        self.within = figures_of(self.dataset, self.teams)
+        # Every dataset of the user's teams, a dataset chosen or not: figures of shared workers
+        # that are not kept per dataset (typing, copies) are of the teams' studies and pairs.
+        self.teams_within = figures_of(None, self.teams)
         split = request.GET.get("split", "")
         self.with_split = with_split
         self.splits = [choice.value for choice in Split]

@@ -13,4 +13,4 @@ from .common import Scope, render_page, researcher_required
 @researcher_required
 def costs(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request, with_split=False)
-    return render_page(request, "dashboard/costs.html", "costs", scope, **queries.cost_overview(scope.dataset))
+    return render_page(request, "dashboard/costs.html", "costs", scope, **queries.cost_overview(scope.within))

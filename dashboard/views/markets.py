@@ -1,6 +1,6 @@
 """A study's crowd market panel: the connection, approvals and rejections, paying bonuses, lists.
 
-Thin: the rules are in `markets.services`, the reads in `markets.selectors`.
+Thin: the rules are in `markets.connections`, `reviews`, `payments`, `lists`, the reads in `markets.selectors`.
 """
 
 from collections.abc import Callable
@@ -12,19 +12,20 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation_site.permissions import PAY_BONUSES
+from base.permissions import PAY_BONUSES
 from crowd.models import Study
-from markets import selectors, services
+from markets import connections, lists, payments, reviews, selectors
 from markets.clients import MarketError
 from markets.models import BatchState, MarketConnection
 from markets.sealing import SealingUnavailable
+from teams import access
 
 from .common import found, render_page, researcher_required
 from .study import study_or_404
 
 # What goes wrong talking to a market, said in one line on the page.
 Trouble = tuple[type[Exception], ...]
-MARKET_TROUBLE: Trouble = (MarketError, SealingUnavailable, services.ConnectionRefused)
+MARKET_TROUBLE: Trouble = (MarketError, SealingUnavailable, connections.ConnectionRefused)
 NOT_CONNECTED = "Connect the study to a market first."
 
 
@@ -37,7 +38,7 @@ def _act(
 ) -> HttpResponseBase:
     """Back to the study's panel after `act` on it, saying what it did (`act` answers whether all
     went well, and one line) or what stood in the way (`trouble`)."""
-    study = study_or_404(slug)
+    study = study_or_404(request, slug, access.MONEY)
     try:
         ok, line = act(study)
     except trouble as refused:
@@ -52,7 +53,7 @@ def _on_connection(
     """`_act` on the study's market connection; with none, the page says to connect first."""
 
     def on_study(study: Study) -> tuple[bool, str]:
-        connection = services.connection_of(study)
+        connection = connections.connection_of(study)
         return act(connection) if connection is not None else (False, NOT_CONNECTED)
 
     return _act(request, slug, on_study)
@@ -60,7 +61,7 @@ def _on_connection(
 
 @researcher_required
 def markets(request: HttpRequest) -> HttpResponseBase:
-    studies = selectors.connected_studies()
+    studies = access.kept(selectors.connected_studies(), request.user, access.MONEY)
     study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
     panel = selectors.panel(study) if study else {}
     webhook_url = (
@@ -75,7 +76,7 @@ def markets(request: HttpRequest) -> HttpResponseBase:
         studies=studies,
         study=study,
         webhook_url=webhook_url,
-        categories=services.REJECTION_CATEGORIES,
+        categories=reviews.REJECTION_CATEGORIES,
         **panel,
     )
 
@@ -86,7 +87,7 @@ def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
     post = request.POST
 
     def save(study: Study) -> tuple[bool, str]:
-        services.save_connection(
+        connections.save_connection(
             study,
             market=post.get("market", ""),
             market_study_id=post.get("market_study_id", ""),
@@ -99,6 +100,7 @@ def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
             approve_automatically=post.get("approve_automatically") == "on",
             qualified_list_id=post.get("qualified_list_id", ""),
             excluded_list_id=post.get("excluded_list_id", ""),
+            by=request.user,
         )
         return True, "Saved the market connection (credentials sealed). Test it with the button below."
 
@@ -108,14 +110,14 @@ def market_connection(request: HttpRequest, slug: str) -> HttpResponseBase:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_test(request: HttpRequest, slug: str) -> HttpResponseBase:
-    return _on_connection(request, slug, lambda connection: services.test_connection(connection, by=request.user))
+    return _on_connection(request, slug, lambda connection: connections.test_connection(connection, by=request.user))
 
 
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def market_approve(request: HttpRequest, slug: str) -> HttpResponseBase:
     def approve(study: Study) -> tuple[bool, str]:
-        outcome = services.approve_sessions(study, request.POST.getlist("session") or None, by=request.user)
+        outcome = reviews.approve_sessions(study, request.POST.getlist("session") or None, by=request.user)
         return not outcome.failed, outcome.line("Approved")
 
     return _act(request, slug, approve, (*MARKET_TROUBLE, ValueError))
@@ -126,7 +128,7 @@ def market_approve(request: HttpRequest, slug: str) -> HttpResponseBase:
 def market_reject(request: HttpRequest, slug: str, session_id: int) -> HttpResponseBase:
     def reject(study: Study) -> tuple[bool, str]:
         session = found(selectors.session_of(study, session_id), "No such session in this study.")
-        outcome = services.reject_session(
+        outcome = reviews.reject_session(
             session, request.POST.get("reason", ""), category=request.POST.get("category", "OTHER"), by=request.user
         )
         return not outcome.failed, outcome.line("Rejected")
@@ -138,7 +140,7 @@ def market_reject(request: HttpRequest, slug: str, session_id: int) -> HttpRespo
 @require_POST
 def market_pay(request: HttpRequest, slug: str) -> HttpResponseBase:
     def pay(study: Study) -> tuple[bool, str]:
-        outcome = services.pay_owed_bonuses(study, by=request.user)
+        outcome = payments.pay_owed_bonuses(study, by=request.user)
         return not outcome.refused, outcome.line(study.bonus_currency)
 
     return _act(request, slug, pay)
@@ -148,7 +150,7 @@ def market_pay(request: HttpRequest, slug: str) -> HttpResponseBase:
 @require_POST
 def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
     def reconcile(connection: MarketConnection) -> tuple[bool, str]:
-        outcome = services.reconcile_payments(connection, by=request.user, now_please=True)
+        outcome = payments.reconcile_payments(connection, by=request.user, now_please=True)
         return True, "Reconciled with the market's record. " + outcome.line(connection.study.bonus_currency)
 
     return _on_connection(request, slug, reconcile)
@@ -159,7 +161,7 @@ def market_reconcile(request: HttpRequest, slug: str) -> HttpResponseBase:
 def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpResponseBase:
     def unpaid(study: Study) -> tuple[bool, str]:
         batch = found(selectors.batch_of(study, batch_id), "No such bulk bonus in this study.")
-        freed = services.resolve_unpaid_batch(batch, by=request.user)
+        freed = payments.resolve_unpaid_batch(batch, by=request.user)
         batch = found(selectors.batch_of(study, batch_id), "No such bulk bonus in this study.")  # as resolved
         if batch.state == BatchState.PAID:
             return False, f"Prolific's record shows bulk bonus {batch.market_bulk_id} paid: confirmed, nothing freed."
@@ -174,5 +176,5 @@ def market_lists(request: HttpRequest, slug: str) -> HttpResponseBase:
     return _on_connection(
         request,
         slug,
-        lambda connection: (True, f"Lists sent to the market: {services.sync_lists(connection, by=request.user)}."),
+        lambda connection: (True, f"Lists sent to the market: {lists.sync_lists(connection, by=request.user)}."),
     )

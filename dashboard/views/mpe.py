@@ -5,14 +5,16 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_POST
 
+from corpus.agreement import mpe_statistics
 from corpus.mpe_wording import ANSWER_FOR_LABEL
-from corpus.selectors import adjudication_queue, mpe_statistics
+from corpus.selectors import adjudication_queue
 from corpus.services import LabelRefused
 from dashboard.queries import mpe as queries
+from teams import access
 from validation import adjudication
 from validation.premise_table import PAPER_CATEGORY_PERCENT, PAPER_HEURISTIC_PERCENT, PAPER_MAJORITY_PERCENT
 
-from .common import Scope, found, redirect_back, render_page, researcher_required
+from .common import Scope, redirect_back, render_page, researcher_required
 
 QUEUE_SHOWN = 50
 # MPE's own figures for its released data (../shared/data/README.md), shown beside ours.
@@ -36,7 +38,7 @@ PAPER_FIGURES = {
 def mpe(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
     sets = []
-    for dataset in queries.multi_premise_datasets(scope.dataset):
+    for dataset in queries.multi_premise_datasets(scope.within):
         stats = mpe_statistics(dataset, scope.split)
         queue = list(adjudication_queue(dataset, scope.split)[:QUEUE_SHOWN])
         overlap = queries.highest_overlap(dataset)
@@ -66,7 +68,13 @@ def mpe(request: HttpRequest) -> HttpResponseBase:
 def adjudicate_item(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     """The researcher's label becomes the item's gold label; its five judgments stay. The same
     decision as the adjudication queue's (validation.adjudication), its reason the item's split."""
-    pair = found(queries.multi_premise_item(pair_id), "No such multi-premise item.")
+    pair = access.checked(
+        queries.multi_premise_item(pair_id),
+        request.user,
+        access.LABEL,
+        via="dataset__team",
+        missing="No such multi-premise item.",
+    )
     label = request.POST.get("label", "")
     try:
         if label not in adjudication.LABELS:

@@ -12,17 +12,19 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation_site.authenticated import AuthenticatedRequest
-from annotation_site.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
+from base.authenticated import AuthenticatedRequest
+from base.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.models import Pair
 from corpus.services import LabelRefused
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
+from markets import connections as market_connections
+from markets import payments as market_payments
 from markets import selectors as market_selectors
-from markets import services as market_services
 from quality import bonuses, selectors, services
 from quality.models import BonusEntry
+from teams import access
 from validation.forms import CHOICES, KEYS
 
 from .common import Scope, found, render_page, researcher_required
@@ -52,7 +54,11 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
     pair_pk = request.POST.get("pair") or request.GET.get("pair")
     if pair_pk and not str(pair_pk).isdigit():
         raise Http404("No such pair.")
-    pair = found(pair_named(pair_pk), "No such pair.") if pair_pk else None
+    pair = (
+        access.checked(pair_named(pair_pk), request.user, access.LABEL, via="dataset__team", missing="No such pair.")
+        if pair_pk
+        else None
+    )
     error = None
     if request.method == "POST":
         pair = found(pair, "No such pair.")
@@ -73,7 +79,7 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
                 reverse("dashboard:label_pairs") + (f"?dataset={scope.dataset.slug}" if scope.dataset else "")
             )
     if pair is None:
-        pair = selectors.next_pair_to_label(scope.dataset)
+        pair = selectors.next_pair_to_label(scope.within)
     existing = queries.reference_label(pair)
     chosen = request.POST.get("label") or (existing.label if existing else "")
     return render_page(
@@ -89,8 +95,8 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
         else bool(existing and existing.is_catch_trial),
         note=request.POST.get("note", existing.note if existing else ""),
         error=error,
-        counts=selectors.reference_label_counts(scope.dataset),
-        catch_trials=queries.recent_catch_trials(),
+        counts=selectors.reference_label_counts(scope.within),
+        catch_trials=queries.recent_catch_trials(scope.teams_within),
         status=400 if error else 200,
     )
 
@@ -100,8 +106,11 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
 
 @researcher_required
 def bonus_page(request: HttpRequest) -> HttpResponse:
-    studies = bonuses.study_summaries()
-    study = next((s for s in studies if s.slug == request.GET.get("study")), studies[0] if studies else None)
+    studies = access.kept(bonuses.study_summaries(), request.user, access.MONEY)
+    asked = request.GET.get("study")
+    # A study asked for by name shows its own bonuses or says it has none: never another study's
+    # list and its "mark paid" button (issue 54, defect 8).
+    study = next((s for s in studies if s.slug == asked), None if asked else (studies[0] if studies else None))
     # The one 'owed' rule (markets.selectors): bonuses the market's API is paying are in flight,
     # in no file and not on the "mark paid" form.
     money = market_selectors.bonus_page_money(study) if study else {}
@@ -123,6 +132,7 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         "bonuses",
         studies=studies,
         study=study,
+        asked_without_bonuses=asked if asked and study is None else "",
         unpaid=unpaid,
         unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
         totals=totals,
@@ -132,21 +142,22 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         in_flight_api=money.get("api", []),
         claimed_by_files=money.get("files", []),
         set_aside=money.get("aside", []),
+        figures=money.get("figures"),
         held=held,
         held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
         held_sessions=len({entry.study_session_id for entry in held}),
         # A dry pool serves no catch trial (never a repeat): the researcher is told here.
-        catch_pools=queries.catch_pools_of_active_studies(),
+        catch_pools=queries.catch_pools_of_active_studies(request.user, access.MONEY),
     )
 
 
 @researcher_required
 def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
-    study = study_or_404(slug)
+    study = study_or_404(request, slug, access.MONEY)
     if market not in bonuses.PAYMENT_FILES:
         raise Http404("Exports: prolific, mturk or left-out.")
     # Downloading a market's file claims its bonuses: the pay button leaves them to the researcher.
-    entries = market_services.claim_for_file(study, market)
+    entries = market_payments.claim_for_file(study, market)
     if market == "prolific":
         body, name = bonuses.prolific_bulk_bonus_csv(entries), f"{slug}-prolific-bulk-bonus.csv"
     elif market == "mturk":
@@ -163,7 +174,7 @@ def bonus_export(request: HttpRequest, slug: str, market: str) -> HttpResponse:
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
-    study = study_or_404(slug)
+    study = study_or_404(request, slug, access.MONEY)
     if request.POST.get("confirm") != "paid":
         messages.error(
             request,
@@ -171,7 +182,7 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
         )
         return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
     try:
-        outcome = market_services.mark_paid_by_hand(study, request.POST.getlist("bonus"), by=request.user)
+        outcome = market_payments.mark_paid_by_hand(study, request.POST.getlist("bonus"), by=request.user)
     except (bonuses.PaymentRefused, ValueError) as refused:
         messages.error(
             request,
@@ -189,7 +200,7 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
 @require_POST
 def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     """A discretionary bonus to one session's worker, with its reason."""
-    study = study_or_404(slug)
+    study = study_or_404(request, slug, access.MONEY)
     session_id = request.POST.get("session", "")
     session = queries.session_of_study(study, int(session_id)) if session_id.isdigit() else None
     if session is None:
@@ -211,11 +222,11 @@ def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
 def bonus_release(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     """The researcher did not pay the downloaded file (or fixed what the market refused in the
     set-aside bonuses): those bonuses are owed again."""
-    study = study_or_404(slug)
+    study = study_or_404(request, slug, access.MONEY)
     aside = request.POST.get("what") == "aside"
     try:
-        released = (market_services.release_set_aside if aside else market_services.release_file_claims)(study)
-    except market_services.ConnectionRefused as refused:
+        released = (market_payments.release_set_aside if aside else market_payments.release_file_claims)(study)
+    except market_connections.ConnectionRefused as refused:
         messages.error(request, str(refused))
     else:
         which = "set aside" if aside else "of downloaded files"
@@ -234,7 +245,12 @@ def worker_exclusion(request: HttpRequest) -> HttpResponse:
         messages.error(request, "Choose exclude or include.")
         return redirect("dashboard:workers")
     try:
-        outcome = services.set_excluded(request.POST.getlist("worker"), action == "exclude")
+        outcome = services.set_excluded(
+            request.POST.getlist("worker"),
+            action == "exclude",
+            by=request.user,
+            reason=request.POST.get("reason", "").strip()[:500],
+        )
     except (LabelRefused, ValueError) as refused:
         messages.error(
             request, refused.message if isinstance(refused, LabelRefused) else "Bad worker ids; nothing changed."

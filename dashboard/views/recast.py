@@ -62,11 +62,18 @@ def recast(request: HttpRequest) -> HttpResponseBase:
                     form["split"],
                     seed,
                     source=f"dashboard: template {form['template']}",
+                    user=request.user,
                 )
                 messages.success(request, f"Saved {report.pairs_created} pairs in {report.dataset} ({report.split}).")
                 return redirect("dashboard:recast")
             preview = dry_run(
-                templates[form["template"]], rows, PREVIEW_PAIRS, form["split"], seed, dataset=form["dataset"]
+                templates[form["template"]],
+                rows,
+                PREVIEW_PAIRS,
+                form["split"],
+                seed,
+                dataset=form["dataset"],
+                user=request.user,
             )
         except (RecastRefused, recasting.RecastError, ValueError) as refused:
             error = str(refused)

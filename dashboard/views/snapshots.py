@@ -8,7 +8,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation_site.permissions import CREATE_SNAPSHOTS
+from base.permissions import CREATE_SNAPSHOTS
 from corpus.models import Split
 from dashboard.queries import runs as queries
 from dashboard.queries.common import datasets as all_datasets
@@ -19,9 +19,11 @@ from modeling.release import (
     open_release_file,
     publish_release,
     release_files,
-    release_names,
+    release_team,
+    releases,
 )
 from modeling.snapshots.services import request_snapshot
+from teams import access
 
 from .common import polled_ids, progress_json, render_page, researcher_required
 
@@ -34,7 +36,7 @@ TICKED_OPTIONS = ("label_rows", "typing_flags")
 @researcher_required(post_permission=CREATE_SNAPSHOTS)
 @require_http_methods(["GET", "POST"])
 def snapshots(request: HttpRequest) -> HttpResponseBase:
-    datasets = all_datasets()
+    datasets = access.kept(all_datasets(), request.user, access.RESEARCH)
     if request.method == "POST":
         chosen = request.POST.getlist("datasets")
         filters = {
@@ -58,8 +60,8 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
                 f"Snapshot {snapshot.pk} of {', '.join(chosen) or 'all datasets'} is {snapshot.status}.",
             )
         return redirect("dashboard:snapshots")
-    recent = queries.snapshots()[:SNAPSHOTS_SHOWN]
-    aggregation_runs = queries.finished_aggregation_runs()
+    recent = access.scoped(queries.snapshots(), request.user)[:SNAPSHOTS_SHOWN]
+    aggregation_runs = access.kept(queries.finished_aggregation_runs(), request.user, attr="dataset.team_id")
     return render_page(
         request,
         "dashboard/snapshots.html",
@@ -69,8 +71,12 @@ def snapshots(request: HttpRequest) -> HttpResponseBase:
         splits=Split.values,
         aggregation_runs=aggregation_runs,
         embedded_queue=queries.embedded_queue(),
-        finished_snapshots=queries.finished_snapshots(),
-        releases=[(name, release_files(name)) for name in release_names()[-RELEASES_SHOWN:]],
+        finished_snapshots=access.kept(queries.finished_snapshots(), request.user, access.RESEARCH),
+        # The releases of the user's teams (a release's team: its snapshot's, teams.access).
+        releases=[
+            (release.name, release_files(release.name))
+            for release in access.kept(releases(), request.user)[-RELEASES_SHOWN:]
+        ],
         default_license=DEFAULT_LICENSE,
     )
 
@@ -81,7 +87,7 @@ def release(request: HttpRequest) -> HttpResponseBase:
     """Make a release of a done snapshot into the releases storage (modeling.release.publish_release)."""
     chosen = request.POST.get("snapshot", "")
     snapshot = queries.snapshot(int(chosen)) if chosen.isdigit() else None
-    if snapshot is None:
+    if snapshot is None or not access.may(request.user, snapshot.team_id, access.RESEARCH):
         messages.error(request, f"No release was made: there is no snapshot {chosen!r}.")
         return redirect("dashboard:snapshots")
     name = request.POST.get("name", "").strip() or default_release_name(snapshot)
@@ -92,6 +98,7 @@ def release(request: HttpRequest) -> HttpResponseBase:
             name,
             license_id=request.POST.get("license", "").strip() or DEFAULT_LICENSE,
             quality_flags=quality_flags,
+            by=request.user,
         )
     except ReleaseError as error:
         messages.error(request, f"No release was made: {error}")
@@ -110,12 +117,15 @@ def release(request: HttpRequest) -> HttpResponseBase:
 def release_file(request: HttpRequest) -> HttpResponseBase:
     """A release's file, read from the releases storage (whichever host made it): ?release=NAME&path=PATH."""
     name, path = request.GET.get("release", ""), request.GET.get("path", "")
+    missing = f"no file {path!r} in a release named {name!r}"
     try:
+        # Another team's release is as unknown as a missing one (its team: its snapshot's).
+        access.require(request.user, release_team(name), access.EXPORT, missing)
         opened = open_release_file(name, path)
     except ReleaseError:
         opened = None
     if opened is None:
-        raise Http404(f"no file {path!r} in a release named {name!r}")
+        raise Http404(missing)
     return FileResponse(opened, as_attachment=True, filename=f"{name}-{'-'.join(PurePosixPath(path).parts)}")
 
 
@@ -123,5 +133,5 @@ def release_file(request: HttpRequest) -> HttpResponseBase:
 @require_GET
 def snapshots_progress(request: HttpRequest) -> HttpResponseBase:
     """Live progress for the snapshot list: status, progress and the row re-rendered."""
-    found = queries.snapshots(polled_ids(request))
+    found = access.scoped(queries.snapshots(polled_ids(request)), request.user)
     return progress_json(request, found, "dashboard/_snapshot_row.html", "snapshot")

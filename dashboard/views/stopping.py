@@ -14,6 +14,7 @@ from corpus.models import Split, StoppingRule
 from corpus.stopping_policies import PolicyRefused, set_stopping_policy
 from dashboard.queries import stopping as queries
 from dashboard.queries.common import datasets
+from teams import access
 
 from .common import render_page, researcher_required
 
@@ -30,7 +31,8 @@ def _number(text: str | None, kind: Callable[[str], N]) -> N | None:
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def stopping(request: HttpRequest) -> HttpResponseBase:
-    known = {dataset.slug: dataset for dataset in datasets()}
+    # The user's teams' datasets only (teams.access): another team's slug is as unknown as a typo.
+    known = {dataset.slug: dataset for dataset in access.kept(datasets(), request.user)}
     if request.method == "POST":
         dataset = known.get(request.POST.get("dataset", ""))
         split, rule = request.POST.get("split", ""), request.POST.get("rule", "")
@@ -76,7 +78,7 @@ def stopping(request: HttpRequest) -> HttpResponseBase:
         request,
         "dashboard/stopping.html",
         "stopping",
-        rows=queries.policy_rows(),
+        rows=queries.policy_rows(list(known.values())),
         rules=StoppingRule.choices,
         splits=Split.values,
         datasets=list(known.values()),

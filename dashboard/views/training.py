@@ -5,13 +5,14 @@ from django.shortcuts import redirect
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation_site.permissions import LAUNCH_TRAINING
+from base.permissions import LAUNCH_TRAINING
 from dashboard import charts, results
 from dashboard.queries import runs as queries
 from modeling.models import ModelKind, RunStatus, TrainingRun
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
+from teams import access
 
-from .common import found, polled_ids, render_page, researcher_required
+from .common import polled_ids, render_page, researcher_required
 
 RUNS_SHOWN = 50
 FINISHED = (RunStatus.DONE, RunStatus.FAILED)
@@ -27,9 +28,9 @@ def training_page(
         "dashboard/training.html",
         "training",
         status=200 if errors is None else 400,
-        snapshots=queries.finished_snapshots(limit=RUNS_SHOWN),
+        snapshots=access.kept(queries.finished_snapshots(limit=RUNS_SHOWN), request.user, access.RESEARCH),
         models=ModelKind.choices,
-        runs=queries.training_runs()[:RUNS_SHOWN],
+        runs=access.scoped(queries.training_runs(), request.user, via="snapshot__team")[:RUNS_SHOWN],
         form=form or {"snapshot": "", "model": ModelKind.MAJORITY, "options": ""},
         errors=errors or [],
         embedded_queue=queries.embedded_queue(),
@@ -61,6 +62,9 @@ def training(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def training_cancel(request: HttpRequest, run_id: int) -> HttpResponseBase:
     """Cancel a queued or running run (modeling.training.services.cancel_training_run)."""
+    access.checked(
+        queries.training_run(run_id), request.user, access.RESEARCH, "snapshot__team", "No such training run."
+    )
     try:
         run = cancel_training_run(run_id, user=request.user)
     except CancelRefused as refused:
@@ -91,14 +95,16 @@ def run_payload(run: TrainingRun, request: HttpRequest, detail: bool = False) ->
 @require_GET
 def training_progress(request: HttpRequest) -> HttpResponseBase:
     detail = request.GET.get("view") == "detail"
-    runs = queries.training_runs(polled_ids(request))
+    runs = access.scoped(queries.training_runs(polled_ids(request)), request.user, via="snapshot__team")
     return JsonResponse({"items": [run_payload(run, request, detail) for run in runs]})
 
 
 @researcher_required
 @require_GET
 def training_detail(request: HttpRequest, run_id: int) -> HttpResponseBase:
-    run = found(queries.training_run(run_id), "No such training run.")
+    run = access.checked(
+        queries.training_run(run_id), request.user, via="snapshot__team", missing="No such training run."
+    )
     report = results.run_report(run)
     figures = {}
     if report.genre_matrix:

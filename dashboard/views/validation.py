@@ -1,10 +1,13 @@
-from django.http import HttpRequest
+import csv
+
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
 from corpus.agreement import adaptive_stopping_in_scope, coverage_sentences
 from corpus.labels import LABELS_PER_PAIR
 from corpus.selectors import genre_names
 from dashboard.queries import validation as queries
+from quality.agreement_tables import TABLES, agreement_tables
 
 from .common import Scope, render_page, researcher_required
 
@@ -33,7 +36,7 @@ SNLI_KAPPA = {"entailment": 0.72, "neutral": 0.60, "contradiction": 0.77, "overa
 @researcher_required
 def validation(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    overview = queries.validation_overview(scope.dataset, scope.split)
+    overview = queries.validation_overview(scope.within, scope.split)
     agreement = overview["agreement"]
     table = [
         {"key": key, "heading": heading, "value": agreement.get(key), "paper": PAPER_FIGURES.get(key)}
@@ -73,7 +76,7 @@ def validation(request: HttpRequest) -> HttpResponseBase:
     stopping = overview.get("stopping") or {}
     # The rules other than fixed in scope: one small read, not cached, so a researcher who changes
     # the rule sees the page follow at once.
-    rules = adaptive_stopping_in_scope(scope.dataset, scope.split)
+    rules = adaptive_stopping_in_scope(scope.within, scope.split)
     alpha = agreement.get("krippendorff_alpha") or {}
     alphas = [
         {
@@ -97,6 +100,7 @@ def validation(request: HttpRequest) -> HttpResponseBase:
         "validation",
         scope,
         agreement=agreement,
+        agreement_tables=TABLES,
         table=table,
         kappas=kappas,
         gold_counts=gold_counts,
@@ -109,3 +113,30 @@ def validation(request: HttpRequest) -> HttpResponseBase:
         adaptive_rules=rules,
         lead_with_alpha=bool(rules or stopping.get("stopped_early_pairs")),
     )
+
+
+@researcher_required
+def agreement_csv(request: HttpRequest, table: str) -> HttpResponseBase:
+    """One agreement table of the page's scope as CSV (issue 54, item 5): the same figures as
+    /api/validation/agreement/."""
+    if table not in TABLES:
+        raise Http404(f"No table {table!r}; one of {', '.join(TABLES)}.")
+    scope = Scope(request)
+    rows = agreement_tables(scope.within, scope.split, (table,))[table]
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    name = "-".join(part for part in (scope.dataset.slug if scope.dataset else "all", scope.split, table) if part)
+    response["Content-Disposition"] = f'attachment; filename="agreement-{name}.csv"'
+    writer = csv.DictWriter(response, fieldnames=list(rows[0]) if rows else TABLE_COLUMNS[table])
+    writer.writeheader()
+    writer.writerows(rows)
+    return response
+
+
+# A table's columns when it has no row yet (the CSV still says what it would hold).
+TABLE_COLUMNS = {
+    "overall": ["figure", "value"],
+    "per_genre": ["genre", "pairs", "five_label_pairs", "agreement", "krippendorff_alpha"],
+    "per_label": ["label", "fleiss_kappa", "gold_pairs"],
+    "annotator_pairs": ["worker_a", "worker_b", "shared_pairs", "agreement"],
+    "worker_vs_rest": ["worker", "labels", "pairs_with_others_gold", "agreement_with_rest"],
+}

@@ -9,8 +9,8 @@ from authorship.selectors import (
     typing_flags_by_worker,
 )
 from dashboard.queries import workers as queries
+from dashboard.queries.quality import worker_quality_rows
 from quality.correlated_runs import latest_groups
-from quality.selectors import worker_quality
 
 from .common import Scope, render_page, researcher_required
 
@@ -29,11 +29,12 @@ def next_sort(current: str, key: str, numeric: bool) -> str:
 @researcher_required
 def workers(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request)
-    rows, sort = queries.workers_overview(scope.dataset, scope.split, sort=request.GET.get("sort", "-pairs_written"))
+    rows, sort = queries.workers_overview(scope.within, scope.split, sort=request.GET.get("sort", "-pairs_written"))
     page = Paginator(rows, WORKERS_PER_PAGE).get_page(request.GET.get("page"))
     # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
-    typing = typing_flags_by_worker(row["id"] for row in page.object_list)
+    typing = typing_flags_by_worker((row["id"] for row in page.object_list), scope.teams_within)
     page.object_list = [{**row, "typing": typing.get(row["id"])} for row in page.object_list]
+    quality_page = Paginator(worker_quality_rows(scope.within), WORKERS_PER_PAGE).get_page(request.GET.get("qpage"))
     columns = [
         {
             "key": key,
@@ -54,12 +55,13 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         columns=columns,
         sort=sort,
         worker_count=len(rows),
-        # Worker quality (quality/selectors.py): flagged workers first, then by labels given.
-        quality=worker_quality(scope.dataset)[:WORKERS_PER_PAGE],
-        typing_over_time=typing_flagged_share_by_study_day(),  # per study and day (issue 40.4)
+        # Worker quality (quality/selectors.py): flagged workers first, then by labels given; a page
+        # of them (its own `qpage`), so the page's size does not grow with the crowd.
+        quality=quality_page,
+        typing_over_time=typing_flagged_share_by_study_day(scope.teams_within),  # per study and day (issue 40.4)
         # Copies across writers, sessions and studies (issue 50.3): per writer, and who shares what.
-        copy_writers=copies_by_writer(),
-        copy_clusters=copy_clusters(),
+        copy_writers=copies_by_writer(scope.teams_within),
+        copy_clusters=copy_clusters(scope.teams_within),
         # Correlated errors (issue 51): groups of the latest aggregation runs, members and evidence.
-        correlated_groups=latest_groups(scope.dataset),
+        correlated_groups=latest_groups(scope.within),
     )

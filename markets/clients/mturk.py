@@ -24,6 +24,7 @@ from botocore.exceptions import (
 )
 from django.conf import settings
 
+from ..ids import BadMarketId, mturk_type_id, participant_id
 from . import ANSWER_KEPT_CHARS, CallRecord, MarketError, MarketTimeout, MarketUnreachable, Recorder, no_record
 
 SANDBOX_URL = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
@@ -50,6 +51,7 @@ class MTurkClient:
         )
 
     def call(self, operation: str, action: str, **params: Any) -> dict[str, Any]:
+        _check_ids(params)
         summary = f"{operation} {json.dumps(params, default=str)[:1500]}"
         for attempt in range(RATE_LIMIT_RETRIES):
             entry = CallRecord(action=action, request_summary=summary)
@@ -94,7 +96,7 @@ class MTurkClient:
             entry.answer = json.dumps(shown, default=str)[:ANSWER_KEPT_CHARS]
             entry.ok = True
             self.record(entry)
-            return answer
+            return dict(answer)
         raise MarketError("MTurk's rate limit: try again later.", status=429)  # pragma: no cover
 
     def balance(self) -> dict[str, Any]:
@@ -155,6 +157,21 @@ class MTurkClient:
             IntegerValue=1,
             SendNotification=False,
         )
+
+
+def _check_ids(params: dict[str, Any]) -> None:
+    """Every id sent to MTurk in its format (markets.ids), before the request: a qualification
+    type as MTurk hands them out, a HIT, assignment or worker id as an arrival link may carry it."""
+    for name, value in params.items():
+        if not name.endswith("Id"):
+            continue
+        try:
+            if name == "QualificationTypeId":
+                mturk_type_id(value, "The qualification type id")
+            else:
+                participant_id(value, f"The {name}")
+        except BadMarketId as error:
+            raise MarketError(str(error)) from error
 
 
 def _snake(operation: str) -> str:

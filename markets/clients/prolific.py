@@ -21,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 from django.conf import settings
 
+from ..ids import BadMarketId, participant_id, path_token, prolific_id
 from . import ANSWER_KEPT_CHARS, CallRecord, MarketError, MarketTimeout, MarketUnreachable, Recorder, no_record
 
 RATE_LIMIT_RETRIES = 3
@@ -120,15 +121,17 @@ class ProlificClient:
 
     # --- reads ---
 
+    # Every id is checked before it is put in a request (markets.ids): an id is data, never a path.
+
     def me(self) -> dict[str, Any]:
         return self.request("GET", "users/me/", "test.me") or {}
 
     def study(self, study_id: str) -> dict[str, Any]:
-        return self.request("GET", f"studies/{study_id}/", "test.study") or {}
+        return self.request("GET", f"studies/{_study(study_id)}/", "test.study") or {}
 
     def submissions(self, study_id: str) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
-        page: str | None = f"studies/{study_id}/submissions/"
+        page: str | None = f"studies/{_study(study_id)}/submissions/"
         while page:
             body = self.request("GET", page, "submissions.list") or {}
             found.extend(row for row in body.get("results", []) if isinstance(row, dict))
@@ -138,7 +141,7 @@ class ProlificClient:
 
     def submission(self, submission_id: str) -> dict[str, Any]:
         """One submission as Prolific records it (whose it is: participant_id; where: study_id)."""
-        body = self.request("GET", f"submissions/{submission_id}/", "submission.get")
+        body = self.request("GET", f"submissions/{_token(submission_id, 'The submission id')}/", "submission.get")
         return body if isinstance(body, dict) else {}
 
     # --- writes ---
@@ -148,35 +151,57 @@ class ProlificClient:
             "POST",
             "submissions/bulk-approve/",
             "approve",
-            {"study_id": study_id, "participant_ids": participant_ids},
+            {"study_id": _study(study_id), "participant_ids": _participants(participant_ids)},
         )
 
     def reject(self, submission_id: str, message: str, category: str) -> Any:
         return self.request(
             "POST",
-            f"submissions/{submission_id}/transition/",
+            f"submissions/{_token(submission_id, 'The submission id')}/transition/",
             "reject",
             {"action": "REJECT", "message": message, "rejection_category": category},
         )
 
     def create_bonuses(self, study_id: str, csv_bonuses: str) -> dict[str, Any]:
         body = self.request(
-            "POST", "submissions/bonus-payments/", "bonus.create", {"study_id": study_id, "csv_bonuses": csv_bonuses}
+            "POST",
+            "submissions/bonus-payments/",
+            "bonus.create",
+            {"study_id": _study(study_id), "csv_bonuses": csv_bonuses},
         )
         if not isinstance(body, dict) or not body.get("id"):
             raise MarketError("Prolific created no bulk bonus (its answer has no id).")
         return body
 
     def pay_bonuses(self, bulk_id: str) -> Any:
-        return self.request("POST", f"bulk-bonus-payments/{bulk_id}/pay/", "bonus.pay")
+        return self.request("POST", f"bulk-bonus-payments/{_token(bulk_id, 'The bulk bonus id')}/pay/", "bonus.pay")
 
     def add_to_group(self, group_id: str, participant_ids: list[str]) -> Any:
         return self.request(
             "POST",
-            f"participant-groups/{group_id}/participants/",
+            f"participant-groups/{_checked(prolific_id, group_id, 'The participant group id')}/participants/",
             "list.add",
-            {"participant_ids": participant_ids},
+            {"participant_ids": _participants(participant_ids)},
         )
+
+
+def _checked(check: Any, value: str, what: str) -> str:
+    try:
+        return str(check(value, what))
+    except BadMarketId as error:
+        raise MarketError(str(error)) from error
+
+
+def _study(study_id: str) -> str:
+    return _checked(prolific_id, study_id, "The Prolific study id")
+
+
+def _token(value: str, what: str) -> str:
+    return _checked(path_token, value, what)
+
+
+def _participants(ids: list[str]) -> list[str]:
+    return [_checked(participant_id, value, "The participant's id") for value in ids]
 
 
 def _retry_after(response: requests.Response) -> float:

@@ -29,8 +29,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin, validated
-from annotation_site.parsers import CheckedJSONParser
+from base.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin, validated
+from base.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.services import (
     CheckpointRejected,

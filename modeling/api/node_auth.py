@@ -16,7 +16,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from annotation_site.permissions import is_researcher
+from base.permissions import is_researcher
 from modeling.models import NodeToken, hash_node_key
 
 SCHEME = "Worker"

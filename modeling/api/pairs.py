@@ -5,7 +5,7 @@ from django import forms
 from django.db.models import Prefetch, Q, QuerySet
 from rest_framework import serializers, viewsets
 
-from annotation_site.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
+from base.api_strict import KnownObjectFilter, StrictCursorPagination, StrictQueryParamsMixin
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -17,6 +17,7 @@ from corpus.models import (
     ValidationLabel,
 )
 from corpus.selectors import in_gold
+from teams import access
 
 
 class IntegerFilter(django_filters.NumberFilter):
@@ -25,7 +26,11 @@ class IntegerFilter(django_filters.NumberFilter):
 
 class PairFilter(django_filters.FilterSet):
     dataset = KnownObjectFilter(
-        field_name="dataset", to_field_name="slug", queryset=Dataset.objects.all(), help_text="Dataset slug."
+        field_name="dataset",
+        to_field_name="slug",
+        # Another team's slug is refused as an unknown one (404), never an empty page that says it exists.
+        queryset=lambda request: access.scoped(Dataset.objects.all(), request.user if request else None),
+        help_text="Dataset slug.",
     )
     genre = KnownObjectFilter(
         field_name="premise__genre", to_field_name="slug", queryset=Genre.objects.all(), help_text="Genre slug."
@@ -108,3 +113,7 @@ class PairViewSet(StrictQueryParamsMixin, viewsets.ReadOnlyModelViewSet[Pair]):
             to_attr="kept_labels",
         )
     )
+
+    def get_queryset(self) -> QuerySet[Pair]:
+        # The data of the user's teams where their role may export it (teams.access).
+        return access.scoped(super().get_queryset(), self.request.user, access.EXPORT, via="dataset__team")

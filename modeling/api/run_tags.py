@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from artifacts.selectors import run_tag_accuracy
 from modeling.models import TrainingRun
+from teams import access
 
 
 class RunTagAccuracyView(APIView):
@@ -23,6 +24,7 @@ class RunTagAccuracyView(APIView):
     )
     def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(TrainingRun.objects.select_related("snapshot"), pk=run_id)
+        access.checked(run, request.user, via="snapshot__team", missing="No TrainingRun matches the given query.")
         figures = run_tag_accuracy(run)
         if figures is None:
             return Response({"detail": "This run holds no per-pair predictions of tagged pairs."}, status=404)

@@ -4,8 +4,8 @@ from typing import Any
 
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from annotation_site.api_strict import StrictQueryParamsMixin
-from annotation_site.permissions import IsResearcher
+from base.api_strict import StrictQueryParamsMixin
+from base.permissions import IsResearcher
 from corpus.models import LABELS_PER_PAIR
 
 
@@ -40,7 +40,7 @@ def document_real_responses(result: dict[str, Any], generator: Any, request: Any
     """drf-spectacular postprocessing hook: the responses the API really gives (every error
     status with its {"detail": ...} body, the download's content types) and page_size's bounds,
     so that a schema-driven client (schemathesis --checks all) meets no undocumented answer."""
-    from annotation_site.api_strict import StrictCursorPagination
+    from base.api_strict import StrictCursorPagination
 
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():

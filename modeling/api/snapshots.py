@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from django.http import FileResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -19,17 +20,17 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from annotation_site.api_strict import (
+from base.api_strict import (
     KnownFieldsSerializer,
     NewestFirstCursorPagination,
     StrictQueryParamsMixin,
     validated,
 )
-from annotation_site.long_tasks import JobStatus
-from annotation_site.parsers import CheckedJSONParser
-from annotation_site.permissions import CREATE_SNAPSHOTS, researcher_with
+from base.long_tasks import JobStatus
+from base.parsers import CheckedJSONParser
+from base.permissions import CREATE_SNAPSHOTS, researcher_with
 from corpus.models import LABELS_PER_PAIR, Split
-from modeling.models import Snapshot, SnapshotFile
+from modeling.models import NodeToken, Snapshot, SnapshotFile
 from modeling.snapshots.files import missing_message, open_snapshot_file
 from modeling.snapshots.format import MANIFEST_NAME
 from modeling.snapshots.services import (
@@ -37,6 +38,7 @@ from modeling.snapshots.services import (
     create_snapshot,
     start_export,
 )
+from teams import access
 
 from .node_auth import IsResearcherOrGpuNode, NodeTokenAuthentication
 
@@ -179,6 +181,10 @@ class SnapshotViewSet(
     filterset_class = SnapshotFilter
     parser_classes = [CheckedJSONParser]  # `filters` is an object: JSON only (the schema says so)
 
+    def get_queryset(self) -> QuerySet[Snapshot]:
+        # A snapshot's files are its team's data: the team's exporting roles only (teams.access).
+        return access.scoped(super().get_queryset(), self.request.user, access.EXPORT)
+
     def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
         # Reading is for any researcher; starting one needs its own permission.
         if self.action == "create":
@@ -220,6 +226,8 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
     )
     def get(self, request: Request, pk: int, name: str) -> Response | FileResponse:
         snapshot = get_object_or_404(Snapshot, pk=pk)
+        if not isinstance(request.auth, NodeToken):  # a GPU node reaches the snapshots of its runs
+            access.checked(snapshot, request.user, access.EXPORT, missing="No Snapshot matches the given query.")
         if snapshot.status != JobStatus.DONE:
             return Response(
                 {

@@ -6,8 +6,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation_site.api_strict import StrictQueryParamsMixin, validated
-from artifacts.api import ScopeQuery
+from artifacts.api import ScopeQuery, scoped_query
+from base.api_strict import StrictQueryParamsMixin
 from corpus.agreement import agreement_stats
 
 
@@ -19,4 +19,4 @@ class AgreementStatsView(StrictQueryParamsMixin, APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request) -> Response:
-        return Response(agreement_stats(**validated(ScopeQuery, request.query_params)))
+        return Response(agreement_stats(**scoped_query(ScopeQuery, request)))

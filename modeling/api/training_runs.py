@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 
 import django_filters
 from django.core.files import File
+from django.db.models import QuerySet
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -14,19 +15,20 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation_site.api_strict import (
+from base.api_strict import (
     KnownFieldsSerializer,
     KnownObjectFilter,
     NewestFirstCursorPagination,
     StrictQueryParamsMixin,
     validated,
 )
-from annotation_site.parsers import CheckedJSONParser
-from annotation_site.permissions import LAUNCH_TRAINING, researcher_with
+from base.parsers import CheckedJSONParser
+from base.permissions import LAUNCH_TRAINING, researcher_with
 from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
 from modeling.training.config import BOUNDS
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 from modeling.training.storage import checkpoint_storage
+from teams import access
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -130,7 +132,10 @@ def _not_a_bad_request(errors: dict[str, list[str]]) -> Response | None:
 
 
 class TrainingRunFilter(django_filters.FilterSet):
-    snapshot = KnownObjectFilter(queryset=Snapshot.objects.all(), help_text="Snapshot id.")
+    snapshot = KnownObjectFilter(
+        queryset=lambda request: access.scoped(Snapshot.objects.all(), request.user if request else None),
+        help_text="Snapshot id.",
+    )
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     model = django_filters.ChoiceFilter(choices=ModelKind.choices)
 
@@ -151,6 +156,10 @@ class TrainingRunViewSet(
     pagination_class = NewestFirstCursorPagination
     filterset_class = TrainingRunFilter
     parser_classes = [CheckedJSONParser]  # `config` is an object: JSON only (the schema says so)
+
+    def get_queryset(self) -> QuerySet[TrainingRun]:
+        action = access.RESEARCH if self.action == "cancel" else access.VIEW
+        return access.scoped(super().get_queryset(), self.request.user, action, via="snapshot__team")
 
     def get_permissions(self) -> Sequence["_SupportsHasPermission"]:
         # Reading is for any researcher; starting one needs its own permission.

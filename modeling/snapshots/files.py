@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import Storage
 
-from annotation_site.file_storage import file_storage, is_shared, local_path
+from base.file_storage import file_storage, is_shared, local_path
 from modeling.models import Snapshot
 from modeling.snapshots.format import MANIFEST_NAME, SnapshotError, manifest_files, sha256_of_file
 

@@ -20,7 +20,6 @@ flags of the hypothesis (authorship.judgements.Flag names, e.g. "pasted"; [] whe
 on a validator's row, [] (a validator wrote nothing).
 """
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from quality.selectors import catch_figures, flag_marks
 
 from .format import LABELS_FILE, file_split
 from .selectors import datasets_with_held_out_genres, pairs_for_export
-from .writer import HashingFile
+from .writer import HashingFile, encode_json
 
 LABEL_ROWS_FILTER = "label_rows"
 LABEL_COLUMNS = (
@@ -147,7 +146,7 @@ def write_label_rows(
     sink = HashingFile(directory / LABELS_FILE)
     try:
         for row in label_rows(datasets, filters, scheme):
-            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.write(encode_json(row) + "\n")
             sink.rows += 1
     finally:
         sink.close()

@@ -1,7 +1,7 @@
 """Writes for snapshots: create one, export it once, never change it afterwards.
 
 An export writes every file into a temporary folder beside settings.SNAPSHOT_DIR/<id>/, then puts
-them where the snapshot storage keeps them (annotation_site/file_storage.py, `<id>/<file>`):
+them where the snapshot storage keeps them (base/file_storage.py, `<id>/<file>`):
 
 - the local default (one host): the folder is renamed into SNAPSHOT_DIR/<id>/ in the same
   transaction that marks the snapshot done;
@@ -14,6 +14,7 @@ it had saved, and a retry first removes what an earlier try left.
 
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,20 +23,23 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
-from annotation_site.file_storage import is_shared
-from annotation_site.long_tasks import JobStatus, heartbeat, take
+from audit import services as audit
+from base.file_storage import is_shared
+from base.long_tasks import JobStatus, heartbeat, take
+from base.task_queue import enqueue
 from corpus import labels as scheme_labels
-from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Split
+from corpus.models import LABELS_PER_PAIR, Dataset, Genre, Pair, Split
 from modeling.datasheet import PROVENANCE_KEY, snapshot_provenance
-from modeling.models import Snapshot, SnapshotFile
+from modeling.models import Snapshot, SnapshotExclusion, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
 from modeling.snapshots import files as stored_files
 from modeling.snapshots.extra_files import ExtraFiles
 from quality.models import AggregatedLabel, AggregationRun
+from teams import access
+from teams.models import default_team_id
 
 from . import format as snapshot_format
 from . import selectors
@@ -170,13 +174,59 @@ def create_snapshot(
     datasets: Sequence[str] | None = None,
     filters: Mapping[str, Any] | None = None,
 ) -> Snapshot:
-    """A pending snapshot of these datasets (all when empty) and filters; export it next."""
+    """A pending snapshot of these datasets (all of the team's when empty) and filters; export it next.
+
+    The snapshot belongs to its datasets' team (teams.access): a dataset of a team where the user
+    may not research is as unknown as a missing one, and "all" means all of that team's datasets.
+    """
     datasets, filters = normalize_request(datasets, filters)
-    return Snapshot.objects.create(
-        created_by=user if user is not None and user.is_authenticated else None,
-        datasets=datasets,
-        filters=filters,
-    )
+    team_id, datasets = _team_of_request(user, datasets)
+    with transaction.atomic():
+        snapshot = Snapshot.objects.create(
+            created_by=user if user is not None and user.is_authenticated else None,
+            datasets=datasets,
+            filters=filters,
+            team_id=team_id,
+        )
+        audit.record(
+            "snapshot.created",
+            actor=user,
+            subject=snapshot,
+            team_id=team_id,
+            after={"datasets": datasets, "filters": filters},
+            datasets=datasets or Dataset.objects.filter(team_id=team_id).values_list("slug", flat=True),
+        )
+    return snapshot
+
+
+def _team_of_request(user: Any, datasets: list[str]) -> tuple[int, list[str]]:
+    """The team a snapshot of `datasets` belongs to, and its datasets as stored (empty stays empty
+    while the team holds every dataset: one team, as before teams)."""
+    if user is None or not user.is_authenticated:  # a command run by the operator: every dataset
+        teams_of_datasets = set(Dataset.objects.filter(slug__in=datasets).values_list("team_id", flat=True))
+        team_id = teams_of_datasets.pop() if len(teams_of_datasets) == 1 else default_team_id()
+        if teams_of_datasets:
+            raise ValidationError({"datasets": "datasets of several teams: one snapshot holds one team's data"})
+    else:
+        mine = access.scoped(Dataset.objects.all(), user, access.RESEARCH)
+        if datasets:
+            found = dict(mine.filter(slug__in=datasets).values_list("slug", "team_id"))
+            unknown = sorted(set(datasets) - set(found))
+            if unknown:
+                raise ValidationError({"datasets": f"unknown dataset(s): {', '.join(unknown)}"})
+            if len(set(found.values())) > 1:
+                raise ValidationError({"datasets": "datasets of several teams: one snapshot holds one team's data"})
+            team_id = next(iter(found.values()))
+        else:
+            teams = sorted(set(mine.values_list("team_id", flat=True)))
+            if len(teams) > 1:
+                raise ValidationError({"datasets": "name the datasets: you are in several teams"})
+            if not teams:
+                raise ValidationError({"datasets": "unknown dataset(s): your teams have none"})
+            team_id = teams[0]
+    if not datasets and Dataset.objects.exclude(team_id=team_id).exists():
+        datasets = sorted(Dataset.objects.filter(team_id=team_id).values_list("slug", flat=True))
+    return team_id, datasets
 
 
 EXPORT_TASK = "modeling.tasks.export_snapshot_task"
@@ -211,7 +261,7 @@ def snapshot_directory(snapshot: Snapshot) -> Path:
 
 
 def _take(snapshot: Snapshot) -> Q:
-    """Take the snapshot's export (annotation_site.long_tasks.take: two exports of one snapshot never
+    """Take the snapshot's export (base.long_tasks.take: two exports of one snapshot never
     race, a dead one's row is taken over). Returns what still says "this export holds the row"
     (status and restart count): a restart by the reaper changes the count, so an export that was
     thought dead never marks the snapshot done or failed over its successor.
@@ -372,9 +422,8 @@ def _write_files(
     done = 0
     try:
         if upper_id is not None:
-            paged = selectors.pairs_for_export(snapshot.datasets, snapshot.filters, premise_per_row=True)
             held_out_datasets = selectors.datasets_with_held_out_genres(snapshot.datasets)
-            for values, counted in selectors.rows_for_export(paged, page_size=page_size, upper_id=upper_id):
+            for values, counted in selectors.export_rows(pairs, page_size=page_size, upper_id=upper_id):
                 labels = selectors.labels_in_scheme(scheme, counted)
                 record = export_record(values, labels, unvalidated_gold, scheme)
                 if aggregated is not None:
@@ -412,3 +461,38 @@ def _report(snapshot: Snapshot, done: int, rows_total: int, progress: Progress |
     Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
     if progress is not None:
         progress(done, rows_total)
+
+
+def exclude_from_snapshots(pairs: QuerySet[Pair], *, researcher: Any, reason: str) -> tuple[int, int, str]:
+    """Keep every pair of a selection (the pair browser's result) out of the snapshots exported from
+    now on (issue 54), in one transaction with its audit entry: (pairs excluded, pairs already
+    excluded, the batch token `include_again` takes). The pairs keep their gold labels."""
+    reason = (reason or "").strip()[:100]
+    if not reason:
+        raise ValidationError("Say why (a reason of up to 100 characters): the exclusion is kept with it.")
+    token = uuid.uuid4().hex[:12]
+    with transaction.atomic():
+        chosen = pairs.order_by()
+        total = chosen.count()
+        ids = list(
+            chosen.exclude(Exists(SnapshotExclusion.objects.filter(pair=OuterRef("pk")))).values_list("pk", flat=True)
+        )
+        SnapshotExclusion.objects.bulk_create(
+            [SnapshotExclusion(pair_id=pk, token=token, reason=reason, researcher=researcher) for pk in ids]
+        )
+        audit.record_batch(
+            "snapshot.pairs_excluded", Pair.objects.filter(pk__in=ids), actor=researcher, reason=reason, token=token
+        )
+    return len(ids), total - len(ids), token
+
+
+def include_again(token: str, *, researcher: Any) -> int:
+    """Lift a batch of `exclude_from_snapshots`: its pairs are in the next snapshots again. The count."""
+    with transaction.atomic():
+        batch = SnapshotExclusion.objects.filter(token=token)
+        pairs = Pair.objects.filter(pk__in=list(batch.values_list("pair_id", flat=True)))
+        audit.record_batch(
+            "snapshot.pairs_included", pairs, actor=researcher, reason="undo of a bulk exclusion", token=token
+        )
+        undone, _ = batch.delete()
+    return undone

@@ -100,24 +100,43 @@ def tsv_row(record, labels):
     ]
 
 
+# One encoder for every line (json.dumps with options builds a new one per call); same output.
+encode_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
 class HashingFile:
-    """A UTF-8 text sink that counts bytes and hashes them as they are written."""
+    """A UTF-8 text sink that counts bytes and hashes them as they are written.
+
+    Text is kept until `BATCH` writes have come and then encoded, hashed and written at once:
+    per line those three steps cost the export more than reading its rows (issue 53.4). The
+    bytes, hash and file are the same as line by line; `bytes` and `sha256` are final after close()."""
+
+    BATCH = 2000
 
     def __init__(self, path):
         self.path = path
         # Closed by close(): SplitWriter owns the file for the length of an export.
         self._file = open(path, "wb", buffering=1 << 20)  # noqa: SIM115
         self._sha = hashlib.sha256()
+        self._pending: list[str] = []
         self.bytes = 0
         self.rows = 0
 
     def write(self, text):
-        data = text.encode("utf-8")
+        self._pending.append(text)
+        if len(self._pending) >= self.BATCH:
+            self._flush()
+        return len(text)
+
+    def _flush(self):
+        data = "".join(self._pending).encode("utf-8")
+        self._pending.clear()
         self._sha.update(data)
         self.bytes += len(data)
-        return self._file.write(data)
+        self._file.write(data)
 
     def close(self):
+        self._flush()
         self._file.flush()
         self._file.close()
 
@@ -140,7 +159,7 @@ class SplitWriter:
         self._tsv_writer.writerow((*TSV_COLUMNS, *self.extra_columns))
 
     def write(self, record: dict[str, Any], labels: Sequence[tuple[int, str]]) -> None:
-        self.jsonl.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.jsonl.write(encode_json(record) + "\n")
         self.jsonl.rows += 1
         row = tsv_row(record, labels)
         if self.extra_columns:

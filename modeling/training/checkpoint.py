@@ -107,6 +107,20 @@ class LoadedModel:
     def predict(self, premise: str, hypothesis: str) -> str:
         return self.predict_many([(premise, hypothesis)])[0]
 
+    @torch.no_grad()
+    def predict_many_with_probability(self, pairs: Iterable[tuple[str, str]]) -> list[tuple[str, float]]:
+        """(label, the softmax probability the model gives it) for [(premise, hypothesis), ...], in
+        order; the majority baseline is sure of its one label (1.0)."""
+        examples = [example_from_row({"sentence1": p, "sentence2": h}) for p, h in pairs]
+        if isinstance(self.net, MajorityClass):
+            return [(self.labels[int(i)], 1.0) for i in self.net.predict(len(examples)).tolist()]
+        encode_examples(examples, self.vocab, self.config.get("max_len"))
+        self.net.eval()
+        batch = make_batches(examples, len(examples), bucket=False)[0]
+        logits = self.net(batch.premise, batch.premise_lengths, batch.hypothesis, batch.hypothesis_lengths)
+        probabilities, indexes = torch.softmax(logits.float(), dim=-1).max(dim=-1)
+        return [(self.labels[i], float(p)) for i, p in zip(indexes.tolist(), probabilities.tolist(), strict=True)]
+
 
 # --- writing -----------------------------------------------------------------------------------
 

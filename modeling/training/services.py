@@ -29,13 +29,14 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from annotation_site.celery import enqueue
-from annotation_site.long_tasks import JobStatus
 from artifacts.selectors import run_tag_accuracy
+from base.long_tasks import JobStatus
+from base.task_queue import enqueue
 from corpus.models import Genre
 from modeling.models import NodeToken, RunStatus, Snapshot, TrainingRun
 from modeling.snapshots import files as snapshot_files
 from modeling.snapshots.format import MANIFEST_NAME, TRAIN_FILE
+from teams import access
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
 from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
@@ -194,6 +195,13 @@ def launch_training_run(
     `enqueue=False` leaves it queued for the caller to run in-process (`train --in-process`).
     Raises LaunchRefused naming each bad field.
     """
+    if user is not None and user.is_authenticated:
+        # Another team's snapshot is as unknown as a missing one (teams.access), said in the same words.
+        named = snapshot if isinstance(snapshot, Snapshot) else None
+        if named is None and str(snapshot).strip().isdigit():
+            named = Snapshot.objects.filter(pk=int(str(snapshot).strip())).first()
+        if named is not None and not access.may(user, named.team_id, access.RESEARCH):
+            raise LaunchRefused({"snapshot": f"Snapshot {snapshot} does not exist."})
     found, resolved = validate_launch(snapshot, model, config=config)
     reap_stale_runs()
     with transaction.atomic():

@@ -1,4 +1,4 @@
-"""Where checkpoints and snapshot files are stored: Django's storage API (annotation_site/file_storage.py).
+"""Where checkpoints and snapshot files are stored: Django's storage API (base/file_storage.py).
 
 The embedded default is the local filesystem (settings.CHECKPOINT_DIR, settings.SNAPSHOT_DIR).
 A lab with an S3-compatible object store sets OBJECT_STORAGE_BUCKET (and friends, see
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage
 
-from annotation_site.file_storage import file_storage
-from annotation_site.file_storage import local_path as local_path  # re-exported: callers read checkpoints by it
+from base.file_storage import file_storage
+from base.file_storage import local_path as local_path  # re-exported: callers read checkpoints by it
 
 if TYPE_CHECKING:  # models import this module's package
     from modeling.models import Snapshot

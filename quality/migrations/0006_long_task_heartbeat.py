@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             name="heartbeat_at",
             field=models.DateTimeField(
                 blank=True,
-                help_text="Last sign of life of the process running it (annotation_site/long_tasks.py).",
+                help_text="Last sign of life of the process running it (base/long_tasks.py).",
                 null=True,
             ),
         ),

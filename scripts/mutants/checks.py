@@ -20,14 +20,14 @@ SHAPE_HOLDS = "tests/collection/test_shape_holds.py"
 MUTANTS = [
     # --- item 8: the client's address behind a proxy
     Mutant(
-        path="annotation_site/login_throttle.py",
+        path="base/login_throttle.py",
         old='return address.split(",")[-1].strip()[:64]',
         new='return address.split(",")[0].strip()[:64]',
         tests=[LOGIN_PROXY],
         behaviour="the client's address is the last X-Forwarded-For entry, not the forgeable first",
     ),
     Mutant(
-        path="annotation_site/login_throttle.py",
+        path="base/login_throttle.py",
         old='address = request.META.get(header, "") or request.META.get("REMOTE_ADDR", "")',
         new='address = request.META.get("REMOTE_ADDR", "")',
         tests=[LOGIN_PROXY],
@@ -35,7 +35,7 @@ MUTANTS = [
     ),
     # --- item 9: the login counter is one atomic increment
     Mutant(
-        path="annotation_site/login_throttle.py",
+        path="base/login_throttle.py",
         old="            return cache.incr(key)\n",
         new="            count = cache.get(key) + 1\n            cache.set(key, count, timeout=timeout)\n"
         "            return count\n",
@@ -89,14 +89,14 @@ MUTANTS = [
     ),
     # --- item 13: long_tasks.take on running rows
     Mutant(
-        path="annotation_site/long_tasks.py",
+        path="base/long_tasks.py",
         old="| Q(status=JobStatus.RUNNING, heartbeat_at__lt=now - timedelta(seconds=settings.LONG_TASK_STALE_SECONDS))",
         new="| Q(status=JobStatus.RUNNING)",
         tests=[TAKE],
         behaviour="a running row with a fresh heartbeat is not taken (no second run of a redelivered task)",
     ),
     Mutant(
-        path="annotation_site/long_tasks.py",
+        path="base/long_tasks.py",
         old="| Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True, started_at__lt=now - STALE_RUNNING_AFTER)",
         new="| Q(status=JobStatus.RUNNING, heartbeat_at__isnull=True)",
         tests=[TAKE],
@@ -119,14 +119,14 @@ MUTANTS = [
         behaviour="catch_only needs 80% of the catch trials right",
     ),
     Mutant(
-        path="annotation_site/long_tasks.py",
+        path="base/long_tasks.py",
         old='return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, **{f"{kind.started_field}__lt": cutoff})',
         new="return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)",
         tests=["tests/test_long_tasks.py::test_a_row_that_never_beat_is_judged_by_when_it_started"],
         behaviour="the reaper judges a row that never beat by when it started",
     ),
     Mutant(
-        path="annotation_site/long_tasks.py",
+        path="base/long_tasks.py",
         old="filter(pk=pk, status=JobStatus.RUNNING, restarts=restarts)",
         new="filter(pk=pk, status=JobStatus.RUNNING)",
         tests=[
@@ -136,7 +136,7 @@ MUTANTS = [
         behaviour="a run taken over by its restart keeps nothing (hold_as_taken checks the restart count)",
     ),
     Mutant(
-        path="annotation_site/login_throttle.py",
+        path="base/login_throttle.py",
         old='> limits["per_account"] and not cache.get(keys["known"]):',
         new='> limits["per_account"]:',
         tests=[

@@ -8,25 +8,29 @@ behaviours (what is paid, how much, to whom, when).
 
 from scripts.mutation_pass import Mutant
 
-SERVICES = "markets/services.py"
+PAYMENTS_PY = "markets/payments.py"
+REVIEWS_PY = "markets/reviews.py"
+EVENTS_PY = "markets/events.py"
+CONNECTIONS_PY = "markets/connections.py"
 GUARDS = "tests/markets/test_money_guards.py"
 SECRETS = "tests/markets/test_secrets_guards.py"
 PAYMENTS = "tests/markets/test_payments.py"
 HOLDS = "tests/markets/test_payments_follow_holds.py"
 OWED = "tests/markets/test_one_owed_rule.py"
 REVIEWS = "tests/markets/test_reviews_queue.py"
+MACHINE = "tests/markets/test_payment_machine.py"
 
 MUTANTS = [
     # --- item 1: an outcome unknown, the market's record behind ---
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="if error.status is not None and 400 <= error.status < 500 and error.status != 429:",
         new="if error.status is None or (400 <= error.status < 500 and error.status != 429):",
         tests=[GUARDS],
         behaviour="58.1: a pay whose answer was lost frees its bonuses, so the next press pays them again",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="owed = [entry for entry in owed if entry.worker_id not in waiting]",
         new="owed = list(owed)",
         tests=[GUARDS],
@@ -34,21 +38,21 @@ MUTANTS = [
         "becomes ambiguous)",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="on_market.get(pid, 0) >= int(batch.paid_before_cents.get(pid, 0)) + int(cents)",
         new="True",
         tests=[GUARDS],
         behaviour="58.1: an unsure bulk bonus is confirmed paid without the market's record showing it",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="            payment.request_token,\n",
         new="            secrets.token_hex(8),\n",
         tests=[GUARDS, PAYMENTS],
         behaviour="58.1: an MTurk bonus resent after a lost answer goes under a new token, so MTurk pays it twice",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old='if any(tag in str(row.get("Reason", "")) for row in listed):',
         new="if False:",
         tests=[PAYMENTS, GUARDS],
@@ -56,14 +60,14 @@ MUTANTS = [
     ),
     # --- item 2: a 5xx from the pay call ---
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="if error.status is not None and 400 <= error.status < 500 and error.status != 429:",
         new="if error.status is not None and 400 <= error.status and error.status != 429:",
         tests=[GUARDS],
         behaviour="58.2: a 5xx answer to the pay call frees the bonuses, so a bulk bonus Prolific paid is paid again",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="if _pay_failed(outcome, payment_ids, error):",
         new="if _pay_failed(outcome, payment_ids, error) or True:",
         tests=[GUARDS],
@@ -71,14 +75,14 @@ MUTANTS = [
     ),
     # --- item 3: a participant paid before ---
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="on_market.get(pid, 0) >= int(batch.paid_before_cents.get(pid, 0)) + int(cents)",
         new="on_market.get(pid, 0) >= int(cents)",
         tests=[GUARDS],
         behaviour="58.3: a participant's earlier bonuses make an unpaid bulk bonus look paid",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="study=study, kind=BonusKind.PAID, worker_id__in=list(worker_ids)",
         new="study=study, worker_id__in=list(worker_ids)",
         tests=[GUARDS],
@@ -86,14 +90,14 @@ MUTANTS = [
     ),
     # --- item 4: "Prolific shows it was not paid" ---
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="if locked.state != BatchState.PAYING:",
         new="if locked.state == BatchState.NEW:",
         tests=[GUARDS],
         behaviour="58.4: a confirmed (paid) bulk bonus can be marked not paid",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="    asked = reconcile_payments(batch.connection, by=by)\n",
         new="    asked = PaymentOutcome()\n",
         tests=[GUARDS],
@@ -108,14 +112,14 @@ MUTANTS = [
     ),
     # --- item 5: bonuses the connected market cannot pay ---
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old='_release_payments(strangers, "Not a Prolific participant: pay this bonus by hand.")',
         new="pass",
         tests=[GUARDS],
         behaviour="58.5: bonuses of workers who did not come from Prolific stay claimed instead of refused",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old='_release_payments([payment.pk], "Not an MTurk worker with an assignment: pay this bonus by hand.")',
         new="pass",
         tests=[GUARDS],
@@ -123,14 +127,14 @@ MUTANTS = [
     ),
     # --- item 6: the webhook's signature and timestamp ---
     Mutant(
-        path=SERVICES,
+        path=EVENTS_PY,
         old="hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256)",
         new="hmac.new(secret.encode(), body, hashlib.sha256)",
         tests=[SECRETS],
         behaviour="58.6: a signature that leaves out the timestamp is accepted (a replay with a fresh timestamp)",
     ),
     Mutant(
-        path=SERVICES,
+        path=EVENTS_PY,
         old="if abs((_now() - sent_at).total_seconds()) > settings.MARKET_WEBHOOK_TOLERANCE_SECONDS:",
         new="if (_now() - sent_at).total_seconds() > settings.MARKET_WEBHOOK_TOLERANCE_SECONDS:",
         tests=[SECRETS],
@@ -159,7 +163,7 @@ MUTANTS = [
         behaviour="58.7: credentials sealed under another key open silently as {} (requests go out without them)",
     ),
     Mutant(
-        path=SERVICES,
+        path=CONNECTIONS_PY,
         old="sealed_secret = seal_text(webhook_secret.strip() or kept_secret)",
         new="sealed_secret = seal_text(webhook_secret.strip()) if webhook_secret.strip() else "
         "(existing.sealed_webhook_secret if existing else '')",
@@ -167,7 +171,7 @@ MUTANTS = [
         behaviour="58.7: saving a connection leaves its webhook secret sealed under the old key only",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="    client_for(connection, by)\n    outcome = reconcile_payments(connection, by=by)",
         new="    outcome = reconcile_payments(connection, by=by)",
         tests=[SECRETS],
@@ -175,7 +179,7 @@ MUTANTS = [
     ),
     # --- other money behaviours ---
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old='f"{pid},{Decimal(cents) / CENTS:.2f}\\n"',
         new='f"{pid},{Decimal(cents):.2f}\\n"',
         tests=[PAYMENTS],
@@ -190,44 +194,43 @@ MUTANTS = [
         behaviour="the one 'owed' rule forgets holds: the payer pays the bonuses of a session whose code is held",
     ),
     Mutant(
-        path=SERVICES,
-        old='    state=PaymentState.PAID, confirmed_at=now, last_error=""\n        )\n        result = bonuses.mark_paid(',
-        new='    state=PaymentState.PAID, confirmed_at=now, last_error=""\n        )\n        result = dict(paid=0, '
-        "amount=0) or bonuses.mark_paid(",
+        path=PAYMENTS_PY,
+        old="    result = bonuses.mark_paid(\n        study, earned_ids,",
+        new="    result = dict(paid=0, amount=0) or bonuses.mark_paid(\n        study, earned_ids,",
         tests=[PAYMENTS],
         behaviour="a confirmed payment writes no paid row in the ledger, so the bonus page still shows it owed",
     ),
     Mutant(
         path="markets/selectors.py",
-        old="return Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.REFUSED)",
-        new="return Q(market_payment__isnull=True) | ~Q(market_payment__state=PaymentState.PAID)",
+        old="return Q(market_payment__isnull=True) | Q(market_payment__state=PaymentState.RELEASED)",
+        new="return Q(market_payment__isnull=True) | ~Q(market_payment__state=PaymentState.ASIDE)",
         tests=[OWED, GUARDS],
         behaviour="52.1: a bonus another payer holds (sent by the API, claimed by a file) counts as owed again",
     ),
     # --- issue 52 item 1: one 'owed' rule for every payer ---
     Mutant(
         path="dashboard/views/quality.py",
-        old="entries = market_services.claim_for_file(study, market)",
+        old="entries = market_payments.claim_for_file(study, market)",
         new="entries = list(bonuses.unpaid(study))",
         tests=[OWED],
         behaviour="52.1: the payment file lists bonuses the API is paying and claims nothing (paid twice)",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="        if in_flight:\n            raise bonuses.PaymentRefused(",
         new="        if False:\n            raise bonuses.PaymentRefused(",
         tests=[OWED],
         behaviour="52.1: 'mark paid' from a stale page marks bonuses the API is paying",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="            payer=Payer.API,\n            state=PaymentState.CLAIMED,\n",
         new="            state=PaymentState.CLAIMED,\n",
         tests=[OWED],
         behaviour="52.1: a downloaded file's claim is reaped as a stale lease, so the pay button pays the file's bonuses",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="if bonuses.file_of(entry) != file or entry.worker_id in waiting:",
         new="if bonuses.file_of(entry) != file:",
         tests=[OWED],
@@ -235,16 +238,16 @@ MUTANTS = [
         "counts the file's money as the bulk bonus's)",
     ),
     Mutant(
-        path=SERVICES,
-        old="if _refused_outright(error) and len(part) > 1:",
+        path=PAYMENTS_PY,
+        old="if refused_outright(error) and len(part) > 1:",
         new="if False:",
         tests=[OWED],
         behaviour="52.1: one participant Prolific refuses sets every participant's bonus aside",
     ),
     Mutant(
-        path=SERVICES,
+        path=PAYMENTS_PY,
         old="                state=PaymentState.ASIDE, last_error=str(error)[:300]",
-        new="                state=PaymentState.REFUSED, last_error=str(error)[:300]",
+        new="                state=PaymentState.RELEASED, last_error=str(error)[:300]",
         tests=[OWED],
         behaviour="52.1: a refused participant is not set aside but tried again on every press",
     ),
@@ -256,17 +259,53 @@ MUTANTS = [
         behaviour="52.1: a discretionary bonus is given without a reason",
     ),
     Mutant(
-        path=SERVICES,
-        old="        if not _refused_outright(error):\n            # No connection",
-        new="        if False:\n            # No connection",
+        path=REVIEWS_PY,
+        old="        if isinstance(error, MarketTimeout) or not refused_outright(error):",
+        new="        if isinstance(error, MarketTimeout):",
         tests=[REVIEWS],
         behaviour="52.1: an approval pressed during a network failure is marked refused by the market",
     ),
     Mutant(
         path="markets/tasks.py",
-        old='done.append(services.retry_queued_approvals(connection).line("Approved (queued)"))',
+        old='done.append(reviews.retry_queued_reviews(connection).line("Decided (queued)"))',
         new='done.append("")',
         tests=[REVIEWS],
         behaviour="52.1: nothing sends a queued approval again",
+    ),
+    # --- issue 52 item 1: the one payment machine ---
+    Mutant(
+        path=PAYMENTS_PY,
+        old="connection=connection, payer=Payer.API, state=PaymentState.SENT, lease_until__lt=mturk_before",
+        new="connection=connection, state=PaymentState.SENT, lease_until__lt=mturk_before",
+        tests=[MACHINE],
+        behaviour="52.1: MTurk's reconcile sends again a downloaded file's bonuses the researcher paid on the website",
+    ),
+    Mutant(
+        path=PAYMENTS_PY,
+        old="        if error.code == MTURK_REFUSED_REQUEST:",
+        new="        if False:",
+        tests=[MACHINE],
+        behaviour="52.1: a bonus MTurk refuses is not set aside but tried again on every press",
+    ),
+    Mutant(
+        path=PAYMENTS_PY,
+        old="    BonusPayment.objects.filter(earned_id__in=earned_ids).delete()",
+        new="    pass",
+        tests=[MACHINE],
+        behaviour="52.1: 'paid' is stored twice again (a payment row outlives its ledger row)",
+    ),
+    Mutant(
+        path=REVIEWS_PY,
+        old="        if review.attempts:",
+        new="        if False:",
+        tests=[MACHINE],
+        behaviour="52.1: a queued rejection whose answer was lost is sent twice",
+    ),
+    Mutant(
+        path=REVIEWS_PY,
+        old="    outcome.add(retry_queued_rejections(connection))",
+        new="    pass",
+        tests=[MACHINE],
+        behaviour="52.1: a rejection not sent for a network failure is never sent again",
     ),
 ]

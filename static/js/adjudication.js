@@ -1,9 +1,21 @@
 // The adjudication queue by keyboard (issue 42.2): j/k or arrows move between pairs, 1-3 give a
-// label, r retires, u undoes (back to the rule's gold), / edits the reason. Keys typed into the
+// label, r retires, w withdraws (back to the rule's gold), u undoes the last decision (the page's own
+// undo form: the decided pair has left the queue), / edits the reason. Keys typed into the
 // reason box are text, not commands. Without this script every button still works by Tab and Enter.
 (function () {
   "use strict";
   var items = Array.prototype.slice.call(document.querySelectorAll("article.adjudication"));
+  var undoLast = document.querySelector('#undo-last button[data-key="u"]');
+  if (undoLast) {
+    document.addEventListener("keydown", function (event) {
+      var target = event.target;
+      if (event.key !== "u" || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.tagName === "SELECT")) return;
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      undoLast.click();
+    }, true);
+  }
   if (!items.length) return;
   var current = 0;
 

@@ -77,6 +77,8 @@
     if (corpusImports) { poll(corpusImports, "corpus-import-"); }
     var runs = document.getElementById("table-runs");
     if (runs) { poll(runs, "run-"); }
+    var labellingJobs = document.getElementById("table-labelling-jobs");
+    if (labellingJobs) { poll(labellingJobs, "labelling-job-"); }
     var live = document.getElementById("run-live");
     if (live) { poll(live, "run-"); }
   }

@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from adversarial import rounds, selectors
 from adversarial.models import AdversarialTask, AdversarialTry, Round, RoundStatus, TaskState, Verification
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import Pair, Premise, Split
 from corpus.services import create_pairs
 from crowd.models import StudySession

@@ -78,3 +78,17 @@ def test_the_artifacts_page_opens_on_the_kept_listing(client, researcher, settin
     page = client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
     assert GiveawayListing.objects.filter(dataset=dataset).exists()
     assert "nobody" in page
+
+
+def test_a_datasets_listing_is_kept_once_so_the_page_follows_the_tally_at_once(client, researcher, settings):
+    """Kept in the database only, not in the figure cache as well (issue 52.4): a page opened
+    right after the word tally moved shows the new words, not the figure cache's copy."""
+    settings.DASHBOARD_CACHE_SECONDS = 60
+    dataset = factories.dataset("kept-once")
+    corpus_of(dataset)
+    client.force_login(researcher)
+    assert "walrus" not in client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
+    for _ in range(6):
+        written(dataset, "A walrus is sleeping.", E)
+    assert "walrus" in client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
+    assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(dataset)

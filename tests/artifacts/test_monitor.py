@@ -6,9 +6,10 @@ import random
 import pytest
 from django.core.management import CommandError, call_command
 
-from artifacts.models import JobStatus, MonitorRefresh
+from artifacts.models import MonitorRefresh
 from artifacts.monitor import ScoringModel, monitor, wilson
 from artifacts.monitoring import refresh_if_due, refresh_monitor, scoring_model
+from base.long_tasks import JobStatus
 from corpus.models import Pair, Split
 from corpus.services import create_pairs
 from tests import factories

@@ -6,10 +6,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation_site.permissions import ensure_researcher_group
 from artifacts.models import NudgeRecord, StudyNudge
 from artifacts.monitoring import nudge_effect, refresh_monitor
+from base.permissions import ensure_researcher_group
 from corpus.models import Pair
+from teams.services import join
 from tests.artifacts.test_monitor import planted_corpus
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.conftest import wait_for
@@ -152,6 +153,7 @@ def test_records_and_the_nudged_versus_unnudged_figure(client, monitored, make_w
     researcher.is_staff = True
     researcher.save()
     researcher.groups.add(ensure_researcher_group())  # staff alone is no researcher
+    join(researcher)  # of the default team, whose dataset the page shows (teams.access)
     client.force_login(researcher)
     page = client.get(reverse("dashboard:artifacts"), {"dataset": "collected"}).content.decode()
     assert 'id="table-nudge-effect"' in page

@@ -6,10 +6,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import Count, Q
 
-from annotation_site.celery import wait_for_background_tasks as wait_background_tasks
-from artifacts.models import JobStatus, PairTags, TaggingJob
+from artifacts.models import PairTags, TaggingJob
 from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.services import pairs_to_tag, run_tagging_job, start_tagging
+from base.long_tasks import JobStatus
+from base.task_queue import wait_for_background_tasks as wait_background_tasks
 from collection.services import claim_next_premise, submit_hypotheses
 from corpus.models import Pair
 from importers.services import import_pairs_file

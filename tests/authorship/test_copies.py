@@ -163,7 +163,6 @@ def near_copies():
     return {name: text.replace("The ", "A ", 1) for name, text in TEMPLATES[0].items()}
 
 
-@pytest.mark.postgres
 def test_a_near_copy_with_a_word_changed_is_a_copy_on_postgresql(dataset, make_worker):
     write(make_worker(), None, TEMPLATES[0])
     write(make_worker(), None, near_copies())
@@ -172,15 +171,14 @@ def test_a_near_copy_with_a_word_changed_is_a_copy_on_postgresql(dataset, make_w
     assert all(row.copy_similarity is not None and COPY_SIMILARITY <= row.copy_similarity < 1 for row in rows)
 
 
-def test_near_copies_are_found_where_the_trigram_index_is_and_only_the_same_words_elsewhere(dataset, make_worker):
-    """The embedded mode (SQLite) has no trigram index: exact copies only (docs/quality.md says so)."""
+def test_near_copies_are_found_through_the_trigram_index(dataset, make_worker):
+    """The embedded cluster has pg_trgm as a server has: near copies, not only the same words."""
     write(make_worker(), None, TEMPLATES[0])
     write(make_worker(), None, near_copies())
     found = WrittenSentence.objects.filter(copy_of__isnull=False).count()
-    assert found == (3 if connection.vendor == "postgresql" else 0)
+    assert found == 3
 
 
-@pytest.mark.postgres
 def test_the_lookup_is_answered_by_the_trigram_index(dataset, make_worker):
     write(make_worker(), None, TEMPLATES[0])
     with connection.cursor() as cursor:

@@ -76,3 +76,20 @@ def test_a_worker_reports_a_broken_line_and_gets_another(page, live_server, make
     first.refresh_from_db()
     assert first.status == PremiseStatus.AVAILABLE  # one reporter: back in the pool (2 distinct hold it)
     assert first.reports.get().worker == worker
+
+
+def test_the_line_is_in_the_first_screen_of_the_first_task(page_on_phone_and_desktop, live_server):
+    """Issue 54, defect 24: on a phone the open instructions put the line two screens down; the line
+    comes first now, the instructions (open on the first task) under it, and nothing is wider than
+    the screen."""
+    page = page_on_phone_and_desktop
+    dataset, genre = writing_setup(slug="browser-collection")
+    (premise,) = add_premises(dataset, genre, 1, split="dev")
+    study = make_study(dataset, slug="phone-study", tasks_per_batch=2, completion_code="PHONE-CODE")
+    page.goto(f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=phone0writer&STUDY_ID=s1&SESSION_ID=phone-1")
+    assert page.locator("#premise").inner_text() == premise.text
+    assert page.locator("details.instructions").evaluate("el => el.open")  # the first task: open
+    bottom = page.locator("#premise").evaluate("el => el.getBoundingClientRect().bottom")
+    height = page.evaluate("window.innerHeight")
+    assert bottom <= height, f"the line ends {bottom} px down a {height} px screen"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")

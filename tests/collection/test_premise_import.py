@@ -319,7 +319,6 @@ def test_sentence_splitting_in_worker_processes_gives_the_same_result(tmp_path, 
     )
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_imports_of_one_file_at_once_insert_each_sentence_once(tmp_path):
     import threading

@@ -9,7 +9,7 @@ from django.utils import timezone
 from collection import services
 from tests.collection.writing_helpers import add_premises, writing_setup
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+pytestmark = pytest.mark.django_db
 
 
 def test_the_candidate_lock_reads_the_claim_order_index(make_worker):

@@ -18,7 +18,7 @@ from crowd.models import ClaimStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 GOOD = {
     "entailment": "A boat departed early in the morning.",

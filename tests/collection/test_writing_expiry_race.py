@@ -25,7 +25,7 @@ from tests.collection.test_writing_concurrency import GOOD
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 T = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 from collection import holds, services
 from collection.models import WritingClaim
 from corpus.models import Pair
+from crowd import holds as crowd_holds
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, writing_setup
@@ -142,3 +143,23 @@ def test_a_writer_refused_the_line_back_waits_its_turn_for_a_new_one(client, stu
     page = client.get(reverse("writing_next")).content.decode()
     assert 'id="wait-turn"' in page and "other participants are waiting for work" in page
     assert WritingClaim.objects.filter(worker=worker).count() == 1
+
+
+def test_a_study_sets_its_own_take_backs_warning_and_more_time(study, writer, settings):
+    """Issue 54: the hold's rules are the study's when it sets them (the server's otherwise)."""
+    worker, claim = writer
+    settings.NLI = {**settings.NLI, "HOLD_TAKE_BACKS": 5, "HOLD_WARNING_MINUTES": 3, "HOLD_EXTENSIONS": 1}
+    Study.objects.filter(pk=study.pk).update(hold_take_backs=0, hold_warning_minutes=10, hold_extensions=0)
+    claim.refresh_from_db()
+    # Ten minutes before its end the page warns (the study's), and no more time is given (0 extensions).
+    WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() + timedelta(minutes=8))
+    claim.refresh_from_db()
+    view = crowd_holds.hold_view([claim], timezone.now(), minutes=holds.claim_minutes(claim.study_session))
+    assert (view.warn_seconds, view.extendable, view.may_take_back) == (600, False, False)
+    assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.AT_LIMIT
+    run_out(claim)
+    assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.BACK_AT_LIMIT  # never taken back
+    # Blank again: the server's rules (five take-backs).
+    Study.objects.filter(pk=study.pk).update(hold_take_backs=None, hold_warning_minutes=None, hold_extensions=None)
+    assert crowd_holds.take_backs_allowed(Study.objects.get(pk=study.pk)) == 5
+    assert crowd_holds.warning_seconds(Study.objects.get(pk=study.pk)) == 180

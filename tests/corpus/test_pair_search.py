@@ -1,6 +1,6 @@
 """The admin's pair search: by hypothesis, pairID, premise text or promptID, word by word;
-through trigram indexes on PostgreSQL (migrations 0007_trigram_search and 0018_pair_search_table:
-the pairs' search text in a table of its own, kept by triggers), Django's own on SQLite."""
+through trigram indexes (migrations 0007_trigram_search and 0018_pair_search_table: the pairs'
+search text in a table of its own, kept by triggers)."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,8 +29,8 @@ class Search:
 
 @pytest.fixture(params=[False, True], ids=["trigram-union", "pair-by-pair"])
 def found(client, researcher, monkeypatch, request):
-    # Both ways a word is matched on PostgreSQL (a rare word through the trigram indexes, a common
-    # one pair by pair) find the same pairs; SQLite has Django's own search either way.
+    # Both ways a word is matched (a rare word through the trigram indexes, a common one pair by
+    # pair) find the same pairs.
     monkeypatch.setattr(corpus_admin, "is_common_word", lambda like: request.param)
     dataset = factories.dataset("searched")
     dog = factories.premise(dataset, text="A brown dog sleeps under 100% of the table.")
@@ -68,7 +68,6 @@ def test_pair_and_prompt_ids_match(found):
     assert found(found.pairs["dog"].premise.prompt_id) == {"dog"}
 
 
-@pytest.mark.postgres
 def test_postgres_has_the_trigram_indexes():
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE %s", ["%_trgm"])
@@ -89,7 +88,6 @@ def _pair_table_indexes():
         return dict(cursor.fetchall())
 
 
-@pytest.mark.postgres
 def test_no_index_of_the_pair_table_holds_its_texts_and_the_queue_and_author_indexes_are_partial():
     # Every counter move writes an entry into every index of the pair table (issue 28): the
     # trigram indexes live on the search table, and two indexes cover only the rows read by them.
@@ -111,7 +109,6 @@ def _search_row(pair):
         return cursor.fetchone()
 
 
-@pytest.mark.postgres
 def test_the_search_table_follows_inserts_edits_and_deletes_but_not_counter_moves(client, researcher):
     dataset = factories.dataset("searched")
     premise = factories.premise(dataset)
@@ -149,7 +146,6 @@ def test_the_search_table_follows_inserts_edits_and_deletes_but_not_counter_move
         assert cursor.fetchone()[0] == 0
 
 
-@pytest.mark.postgres
 def test_a_word_in_most_pairs_is_matched_pair_by_pair_and_counted_only_up_to_the_cap(client, researcher, monkeypatch):
     monkeypatch.setattr(corpus_admin, "SEARCH_COUNT_CAP", 5)
     monkeypatch.setattr(corpus_admin.PairAdmin, "list_per_page", 2)

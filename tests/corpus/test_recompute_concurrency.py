@@ -20,7 +20,7 @@ from corpus.services import add_labels
 from corpus.tallies import PAIRS_ONLY, check_and_rebuild
 from tests.importers.helpers import make_dataset, make_labelled_pairs
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 PAIRS = 120
 

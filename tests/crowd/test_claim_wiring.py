@@ -66,7 +66,7 @@ def test_a_process_without_the_registration_fails_loudly():
 def test_an_export_without_the_registration_fails_with_its_reason(settings, tmp_path):
     """A snapshot exported where the root registered no writers is failed, saying why, not left
     pending nor done without validation's files."""
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
     from modeling.snapshots.services import create_snapshot, export_snapshot
 
     settings.SNAPSHOT_DIR = str(tmp_path)

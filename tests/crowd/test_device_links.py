@@ -64,3 +64,34 @@ def test_ids_that_share_a_browser_are_flagged_for_researchers_only(client, resea
     client.force_login(researcher)
     page = client.get(reverse("dashboard:workers")).content.decode()
     assert page.count('data-flag="many_ids"') == 3
+
+
+def test_an_id_seen_in_the_browser_of_another_labs_worker_is_not_named_on_this_labs_pages(make_worker):
+    """The many-ids flag of a team's workers page counts only ids that worked on that team's
+    datasets: one browser used for lab A's study by pid-a and for lab B's by pid-b flags neither on
+    lab A's page (pid-b is no id of lab A's), and both where every dataset is read."""
+    from corpus.models import Label, Split
+    from corpus.selectors import TeamDatasets
+    from corpus.services import add_labels
+    from teams.models import Team
+    from tests import factories
+
+    workers = {}
+    for pid, lab in (("pid-a", "lab-a"), ("pid-b", "lab-b")):
+        team = Team.objects.create(slug=lab, name=lab)
+        dataset = factories.dataset(f"data-{lab}", team=team)
+        pairs = [
+            factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [Label.ENTAILMENT]) for _ in range(3)
+        ]
+        workers[pid] = make_worker(username=pid, external_id=pid)
+        add_labels([(pair, Label.ENTAILMENT) for pair in pairs], worker=workers[pid], seconds=12.0)
+        DeviceSighting.objects.create(device="one-browser", worker=workers[pid])
+
+    def many_ids(scope):
+        return {
+            row.worker.external_id for row in worker_quality(scope) if any(f.kind == flags.MANY_IDS for f in row.flags)
+        }
+
+    lab_a = TeamDatasets(frozenset(Team.objects.filter(slug="lab-a").values_list("pk", flat=True)))
+    assert many_ids(lab_a) == set()
+    assert many_ids(None) == {"pid-a", "pid-b"}

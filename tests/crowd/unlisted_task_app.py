@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import include, path
 
-from annotation_site.authenticated import AuthenticatedRequest
+from base.authenticated import AuthenticatedRequest
 from collection.models import WritingClaim
 from collection.services import claim_next_premise, create_written_pairs
 from corpus.models import Dataset, Label, Premise

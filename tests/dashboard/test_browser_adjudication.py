@@ -1,5 +1,7 @@
 """The adjudication queue by keyboard (issue 42.2), at desktop and phone width: j moves to the next
-pair, 2 makes neutral its gold, the statistics before/after follow, u undoes it."""
+pair, 2 makes neutral its gold, the statistics before/after follow, u undoes the decision just made
+(issue 54, defect 6: the decided pair had left the queue and u acted on the next one), the decided
+pairs are listed with who and when, and w withdraws a decision from the decided view."""
 
 import re
 
@@ -53,6 +55,20 @@ def test_researcher_settles_and_undoes_a_pair_by_keyboard(live_server, page, mak
     assert after_gold(page, N) == neutral_before + 1
     assert int(page.locator('[data-stat="before-gold-neutral"]').get_attribute("data-value")) == neutral_before
 
+    # u undoes the decision just made, not the pair now first in the queue.
+    assert page.locator("#table-decisions tr[data-decision]").first.inner_text().count("ada") == 1
+    with page.expect_navigation():
+        page.keyboard.press("u")
+    assert "undone: gold label is - again" in page.content()
+    assert Pair.objects.get(pk=second.pk).gold_label == "-" and Pair.objects.get(pk=first.pk).gold_label == "-"
+    assert Adjudication.objects.filter(pair=first).count() == 0
+    assert page.locator("article.adjudication").count() == 2  # back in its queue
+    assert page.locator("#undo-last").count() == 0  # nothing left to undo
+    page.keyboard.press("j")
+    with page.expect_navigation():
+        page.keyboard.press("2")  # decided again
+
+    assert "decided=1" in page.locator("#show-decided").get_attribute("href")  # decided pairs, linked
     page.goto(f"{live_server.url}{queue_url.replace('no_gold', 'two_two_one')}&decided=1")
     target = page.locator(f'article.adjudication[data-pair="{second.pk}"]')
     assert target.locator('[data-stat="gold"]').inner_text() == N
@@ -60,14 +76,13 @@ def test_researcher_settles_and_undoes_a_pair_by_keyboard(live_server, page, mak
         page.keyboard.press("ArrowDown")
     page.keyboard.press("/")  # the reason box takes typed keys as text
     page.keyboard.press("Control+a")
-    page.keyboard.type("undo: u and 2 are text here")
+    page.keyboard.type("undo: u, w and 2 are text here")
     page.keyboard.press("Escape")
     with page.expect_navigation():
-        page.keyboard.press("u")
+        page.keyboard.press("w")
     assert Pair.objects.get(pk=second.pk).gold_label == "-"
-    assert list(Adjudication.objects.filter(pair=second).values_list("action", "reason")) == [
-        ("label", "no gold label: every label in, no 3 agree"),
-        ("withdraw", "undo: u and 2 are text here"),
-    ]
+    actions = list(Adjudication.objects.filter(pair=second).values_list("action", "reason"))
+    assert [action for action, _ in actions] == ["label", "withdraw", "label", "withdraw"]
+    assert actions[1][1].startswith("undo of decision") and actions[3][1] == "undo: u, w and 2 are text here"
     assert after_gold(page, N) == neutral_before
     assert Pair.objects.get(pk=first.pk).gold_label == "-"

@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from dashboard import charts
 from modeling.models import Snapshot, TrainingRun
+from teams import access
 
 from . import factories
 
@@ -66,7 +67,8 @@ def test_a_figure_is_drawn_once_per_version_of_its_numbers(client, researcher):
     assert cache.get(f"dashboard:chart:hourly:{version}") is None  # the page draws nothing
     drawn = client.get(address).content.decode()
     assert cache.get(f"dashboard:chart:hourly:{version}") == drawn
-    assert charts.version(charts.CHARTS["hourly"].numbers({})) == version
+    viewer = charts.Viewer(access.figure_teams(researcher))
+    assert charts.version(charts.CHARTS["hourly"].numbers({}, viewer)) == version
 
 
 def test_training_run_figures_are_images_of_the_run(client, researcher):

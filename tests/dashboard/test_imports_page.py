@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation_site.uploads import upload_folder
+from base.uploads import upload_folder
 from collection.models import PremiseImport
 from corpus.models import Pair, Premise
 from importers.models import CorpusImport
@@ -93,8 +93,13 @@ def test_a_premise_file_uploaded_is_imported_into_its_genre(on_the_workers_disk,
 @pytest.mark.parametrize(
     "form, name, content, said",
     [
-        ({"kind": "premises", "genre": "fiction"}, "photo.txt", b"GIF89a\x00\x00binary", "not a text file"),
-        ({"kind": "premises", "genre": "no-such-genre"}, "a.txt", b"A sentence here.", "genre"),
+        (
+            {"kind": "premises", "genre": "fiction", "dataset": "up"},
+            "photo.txt",
+            b"GIF89a\x00\x00binary",
+            "not a text file",
+        ),
+        ({"kind": "premises", "genre": "no-such-genre", "dataset": "up"}, "a.txt", b"A sentence here.", "genre"),
         ({"kind": "pairs", "dataset": "up"}, "pairs.jsonl", b"{}", "Cannot tell the split of pairs.jsonl"),
         ({"kind": "pairs", "dataset": "no spaces!"}, "x_dev.jsonl", b"{}", "Name the dataset"),
         ({"kind": "pairs", "dataset": "up", "genre": "nope"}, "x_dev.jsonl", b"{}", "Unknown genre"),

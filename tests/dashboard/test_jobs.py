@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from modeling.models import RunStatus, Snapshot, TrainingRun
 from tests.conftest import wait_for
 

@@ -64,7 +64,7 @@ def test_researchers_see_every_page(client, researcher, run):
 def test_inactive_staff_are_not_researchers(rf, researcher):
     """The rule itself, not Django's logout of an inactive session (which answers a 302 anyway):
     a request that carries an inactive researcher, as a token or a custom backend could, is refused."""
-    from annotation_site.permissions import is_researcher
+    from base.permissions import is_researcher
     from dashboard.views.collection import collection
 
     assert is_researcher(researcher)

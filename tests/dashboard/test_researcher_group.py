@@ -1,4 +1,4 @@
-"""Researchers are the `researchers` group's members (annotation_site/permissions.py): a staff flag
+"""Researchers are the `researchers` group's members (base/permissions.py): a staff flag
 alone grants nothing, and each action that pays, excludes, labels or launches needs its permission."""
 
 import importlib
@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotation_site.permissions import (
+from base.permissions import (
     EXCLUDE_WORKERS,
     LABEL_REFERENCE_PAIRS,
     LAUNCH_TRAINING,
@@ -23,6 +23,8 @@ from annotation_site.permissions import (
 from corpus.models import Label, Market
 from modeling.models import Snapshot, TrainingRun
 from quality.models import BonusEntry, BonusKind, ReferenceLabel
+from teams.models import Role
+from teams.services import join
 from tests.quality.test_catch_trials import catch_pair, earn, make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
 
@@ -126,6 +128,8 @@ def test_the_group_grants_each_action(client, django_user_model, attack_targets)
     # A member of the group and nothing else (the suite's `researcher` fixture is also a superuser).
     researcher = django_user_model.objects.create_user(username="member", password="member-pass-1", is_staff=True)
     researcher.groups.add(ensure_researcher_group())
+    # and an owner of the default team, where the targets are, as `grant_researcher` makes one (docs/teams.md)
+    join(researcher, role=Role.OWNER)
     assert not researcher.is_superuser and is_researcher(researcher)
     for name in (EXCLUDE_WORKERS, PAY_BONUSES, LABEL_REFERENCE_PAIRS, LAUNCH_TRAINING):
         assert researcher.has_perm(name), name
@@ -147,6 +151,19 @@ def test_the_data_migration_creates_the_group_with_its_permissions():
     assert {RESEARCH_ACCESS, EXCLUDE_WORKERS, PAY_BONUSES, LABEL_REFERENCE_PAIRS, LAUNCH_TRAINING} <= granted
     assert not {name for name in granted if name.startswith("auth.")}, "members must not be able to grant rights"
     assert ensure_researcher_group() == group  # idempotent
+
+
+def test_the_data_migration_run_on_the_real_registry_leaves_permissions_makeable(django_user_model):
+    """Run with the real app registry (as the test above does), the migration once left every app
+    without a models module: from then on post_migrate after a flush, and ensure_researcher_group,
+    made no content type or permission, and later tests in the process found researchers refused."""
+    migration = importlib.import_module("dashboard.migrations.0001_researcher_group")
+    migration.create_researcher_group(django_apps, None)
+    assert all(config.models_module is not None for config in django_apps.get_app_configs() if config.models)
+    Permission.objects.filter(content_type__app_label="corpus").delete()  # as a flush leaves them
+    user = django_user_model.objects.create_user(username="after-migration", is_staff=True)
+    user.groups.add(ensure_researcher_group())
+    assert is_researcher(django_user_model.objects.get(pk=user.pk))
 
 
 def test_grant_researcher_makes_and_unmakes_a_researcher(django_user_model, make_worker):

@@ -21,9 +21,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotation_site.console import format_table
 from artifacts import tag_tally
 from artifacts.services import pairs_to_tag
+from base.console import format_table
 from collection import hypothesis_tally
 from corpus import tallies
 from corpus.models import Pair, Worker

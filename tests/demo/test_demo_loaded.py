@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.test import override_settings
 
-from annotation_site.permissions import is_researcher
+from base.permissions import is_researcher
 from corpus.gold import gold_from_votes
 from corpus.models import NO_GOLD, Dataset, Genre, Label, Pair, Premise, ValidationLabel, Worker
 from corpus.prompt_content import install_prompt_content
@@ -57,7 +57,7 @@ def test_load_demo_creates_accounts_and_studies_and_prints_where_to_go(client, d
     # The printed logins work.
     User = get_user_model()
     researcher = User.objects.get(username="researcher")
-    # A researcher by the group's permissions, not a superuser (annotation_site/permissions.py).
+    # A researcher by the group's permissions, not a superuser (base/permissions.py).
     assert researcher.is_staff and not researcher.is_superuser
     assert researcher.groups.filter(name="researchers").exists() and is_researcher(researcher)
     assert client.login(username="researcher", password="researcher-demo")

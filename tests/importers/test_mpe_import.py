@@ -7,10 +7,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from corpus import tallies
+from corpus.agreement import mpe_statistics
 from corpus.gold import ENTAILMENT_CONTRADICTION_3_2, TWO_TWO_ONE
 from corpus.models import Adjudication, AdjudicationSource, Dataset, ItemKind, Pair, Premise, ValidationLabel
 from corpus.recompute import recompute_gold
-from corpus.selectors import adjudication_queue, mpe_statistics
+from corpus.selectors import adjudication_queue
 from importers import mpe
 from importers.models import CorpusImport
 from importers.mpe_items import (

@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation_site.file_storage import is_shared
+from base.file_storage import is_shared
 from collection.models import PremiseImport
 from collection.tasks import import_uploaded_premises
 from corpus.models import ImportStatus, Premise
@@ -46,7 +46,6 @@ def test_an_upload_stored_on_one_host_is_imported_by_a_worker_with_another_data_
     assert not (tmp_path / "web-host" / "uploads").exists() and not (tmp_path / "worker-host" / "uploads").exists()
 
 
-@pytest.mark.postgres
 @pytest.mark.celery_worker
 @pytest.mark.slow
 def test_a_real_worker_on_another_disk_imports_an_upload_made_through_the_page(

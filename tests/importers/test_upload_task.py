@@ -1,4 +1,4 @@
-"""A dashboard upload through storage (annotation_site.uploads, issue 49 items 2 and 4): stored in
+"""A dashboard upload through storage (base.uploads, issue 49 items 2 and 4): stored in
 the "uploads" storage, its import row queued in the transaction that queues its task, read by the
 worker from storage (not from the web host's disk), the stored file removed once the import is
 done or failed for good."""
@@ -6,7 +6,7 @@ done or failed for good."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation_site.uploads import upload_storage
+from base.uploads import upload_storage
 from corpus.models import Genre, ImportStatus, Pair
 from importers.models import CorpusImport
 from importers.services import PAIRS_UPLOAD_TASK, queue_pairs_upload

@@ -7,7 +7,7 @@ import pytest
 
 from corpus.models import Market, Worker
 from crowd.models import Study, StudySession, TaskKind
-from markets import services
+from markets import connections
 from quality.models import BonusEntry, BonusKind
 from tests.validation.validation_factories import make_dataset, make_pair
 
@@ -39,7 +39,7 @@ def make_study(slug="market-study", task_kind=TaskKind.VALIDATION):
 
 
 def connect_prolific(study, standin, **fields):
-    return services.save_connection(
+    return connections.save_connection(
         study,
         market="prolific",
         market_study_id=standin.study_id,
@@ -50,10 +50,10 @@ def connect_prolific(study, standin, **fields):
 
 
 def connect_mturk(study, standin, **fields):
-    return services.save_connection(
+    return connections.save_connection(
         study,
         market="mturk",
-        hit_type_id="standin-hit-type",
+        hit_type_id="3STANDINHITTYPE000000000000001",
         access_key_id=standin.mturk_key,
         secret_access_key="standin-secret",
         **fields,

@@ -49,7 +49,7 @@ class MarketStandIn:
         *,
         prolific_token="standin-prolific-token",
         mturk_key="AKIASTANDIN",
-        study_id="standin-study-1",
+        study_id="5fa0000000000000000000a1",
         slow_seconds=3.0,
     ):
         self.prolific_token = prolific_token

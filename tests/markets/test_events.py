@@ -11,7 +11,7 @@ from django.urls import reverse
 from corpus.models import Market
 from crowd.arrival import SESSION_KEY
 from crowd.models import ClaimStatus
-from markets import services, tasks
+from markets import events, tasks
 from markets.models import WebhookDelivery
 from tests.validation.validation_factories import make_pair
 from validation.models import ValidationClaim
@@ -27,7 +27,7 @@ SECRET = "standin-webhook-secret"
 def post_hook(connection, event, *, secret=SECRET, timestamp=None, signature=None, client=None):
     body = json.dumps(event).encode()
     timestamp = str(int(time.time())) if timestamp is None else timestamp
-    signature = services.prolific_signature(secret, timestamp, body) if signature is None else signature
+    signature = events.prolific_signature(secret, timestamp, body) if signature is None else signature
     return (client or Client()).post(
         f"/markets/hooks/prolific/{connection.webhook_key}/",
         data=body,

@@ -20,7 +20,7 @@ from markets import identity
 
 from .conftest import make_study
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def wait_until_someone_waits_on_a_lock() -> None:

@@ -10,7 +10,7 @@ from django.test import Client
 
 from corpus.models import Market, Worker
 from crowd.models import StudySession
-from markets import services
+from markets import payments
 from markets.models import BatchState, BonusBatch, BonusPayment, PaymentState
 
 from .conftest import arrive, connect_mturk, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -29,18 +29,18 @@ def test_a_lost_answer_while_prolifics_record_lags_is_never_paid_again(standin, 
     standin.record_lags = True  # Prolific paid, its submissions do not list it yet
     standin.fail("bonus.pay", "slow-after")
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
     assert (first.paid, first.waiting) == (0, 3)
     for _ in range(2):
-        again = services.pay_owed_bonuses(study)
+        again = payments.pay_owed_bonuses(study)
         assert (again.paid, again.waiting) == (0, 3)
-    assert services.reconcile_payments(connection, now_please=True).paid == 0
+    assert payments.reconcile_payments(connection, now_please=True).paid == 0
 
     assert standin.bulk_pay_calls == ["bulk-1"], "the unsure bulk bonus was never paid again"
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
     assert ledger_paid(study).count() == 0
     standin.publish()
-    settled = services.pay_owed_bonuses(study)
+    settled = payments.pay_owed_bonuses(study)
     assert settled.paid == 3
     assert standin.bulk_pay_calls == ["bulk-1"]
     assert ledger_paid(study).count() == 3
@@ -53,17 +53,17 @@ def test_a_new_bonus_of_a_participant_with_an_unsure_bulk_bonus_waits_for_it(sta
     owe_bonuses(study, sessions, per_session=1)
     standin.record_lags = True
     standin.fail("bonus.pay", "slow-after")
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     (later,) = owe_bonuses(study, sessions[:1], per_session=1)
 
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
 
     # Paying it now would make the participant's total on Prolific ambiguous for the reconcile.
     assert not BonusPayment.objects.filter(earned=later).exists()
     assert standin.bulk_pay_calls == ["bulk-1"]
     standin.publish()
-    services.pay_owed_bonuses(study)  # confirms bulk-1 first, then pays the new bonus
-    assert services.pay_owed_bonuses(study).paid == 0
+    payments.pay_owed_bonuses(study)  # confirms bulk-1 first, then pays the new bonus
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.prolific_paid_cents() == {sessions[0].worker.external_id: 100, sessions[1].worker.external_id: 50}
     assert ledger_paid(study).count() == 3
 
@@ -76,15 +76,15 @@ def test_an_mturk_bonus_whose_answer_was_lost_is_not_paid_again_while_the_listin
     standin.record_lags = True
     standin.fail("SendBonus", "slow-after")
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
     assert (first.paid, first.waiting) == (0, 1)
     for _ in range(2):
-        assert services.reconcile_payments(connection, now_please=True).paid == 0
-        assert services.pay_owed_bonuses(study).paid == 0
+        assert payments.reconcile_payments(connection, now_please=True).paid == 0
+        assert payments.pay_owed_bonuses(study).paid == 0
 
     assert standin.mturk_paid() == {sessions[0].worker.external_id: Decimal("0.50")}
     standin.publish()
-    assert services.reconcile_payments(connection, now_please=True).paid == 1
+    assert payments.reconcile_payments(connection, now_please=True).paid == 1
     assert standin.mturk_paid() == {sessions[0].worker.external_id: Decimal("0.50")}
     assert ledger_paid(study).count() == 1
 
@@ -100,15 +100,15 @@ def test_a_5xx_from_prolifics_pay_keeps_the_bulk_bonus_unsure_and_never_pays_it_
     standin.record_lags = True
     standin.fail("bonus.pay", "500-after")  # Prolific paid, then answered 500
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
 
     assert (first.paid, first.refused, first.waiting) == (0, 0, 2)
     assert BonusBatch.objects.get().state == BatchState.PAYING
     assert set(BonusPayment.objects.values_list("state", flat=True)) == {PaymentState.SENT}
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_pay_calls == ["bulk-1"]
     standin.publish()
-    assert services.pay_owed_bonuses(study).paid == 2
+    assert payments.pay_owed_bonuses(study).paid == 2
     assert standin.bulk_pay_calls == ["bulk-1"]
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
 
@@ -120,11 +120,11 @@ def test_a_5xx_from_mturks_send_bonus_is_settled_from_the_listing(standin, djang
     owe_bonuses(study, sessions, per_session=1)
     standin.fail("SendBonus", "500-after")
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
 
     assert (first.paid, first.refused, first.waiting) == (0, 0, 1)
     assert BonusPayment.objects.get().state == PaymentState.SENT
-    assert services.reconcile_payments(connection, now_please=True).paid == 1
+    assert payments.reconcile_payments(connection, now_please=True).paid == 1
     assert len(standin.bonuses_sent) == 1
     assert ledger_paid(study).count() == 1
 
@@ -136,7 +136,7 @@ def _paid_once_then_owed_again(study, standin, django_user_model):
     connection = connect_prolific(study, standin)
     sessions = arrive(study, standin, django_user_model, 2)
     owe_bonuses(study, sessions, per_session=1)
-    assert services.pay_owed_bonuses(study).paid == 2
+    assert payments.pay_owed_bonuses(study).paid == 2
     owe_bonuses(study, sessions, per_session=1)
     return connection, sessions
 
@@ -146,9 +146,9 @@ def test_earlier_bonuses_on_prolific_never_make_an_unpaid_bulk_bonus_look_paid(s
     connection, sessions = _paid_once_then_owed_again(study, standin, django_user_model)
     standin.fail("bonus.pay", "slow-before")  # no answer in time, and nothing paid
 
-    second = services.pay_owed_bonuses(study)
+    second = payments.pay_owed_bonuses(study)
     assert second.waiting == 2
-    outcome = services.reconcile_payments(connection, now_please=True)
+    outcome = payments.reconcile_payments(connection, now_please=True)
 
     assert (outcome.paid, outcome.waiting) == (0, 2)
     assert BonusBatch.objects.get(market_bulk_id="bulk-2").state == BatchState.PAYING
@@ -161,8 +161,8 @@ def test_a_participant_paid_before_is_confirmed_when_the_new_bulk_bonus_shows(st
     connection, sessions = _paid_once_then_owed_again(study, standin, django_user_model)
     standin.fail("bonus.pay", "slow-after")
 
-    assert services.pay_owed_bonuses(study).waiting == 2
-    outcome = services.reconcile_payments(connection)
+    assert payments.pay_owed_bonuses(study).waiting == 2
+    outcome = payments.reconcile_payments(connection)
 
     assert outcome.paid == 2
     assert BonusBatch.objects.get(market_bulk_id="bulk-2").paid_before_cents == {
@@ -188,7 +188,7 @@ def test_marking_a_paid_bulk_bonus_not_paid_frees_nothing(standin, django_user_m
     connect_prolific(study, standin)
     sessions = arrive(study, standin, django_user_model, 2)
     owe_bonuses(study, sessions, per_session=1)
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     batch = BonusBatch.objects.get()
 
     answer = _press_unpaid(make_researcher, study, batch.pk)
@@ -196,8 +196,8 @@ def test_marking_a_paid_bulk_bonus_not_paid_frees_nothing(standin, django_user_m
     assert answer.status_code == 302
     batch.refresh_from_db()
     assert batch.state == BatchState.PAID
-    assert set(BonusPayment.objects.values_list("state", flat=True)) == {PaymentState.PAID}
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert not BonusPayment.objects.exists(), "confirmed: the ledger holds them, no payment row is left"
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_pay_calls == ["bulk-1"]
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
 
@@ -210,7 +210,7 @@ def test_another_studys_bulk_bonus_cannot_be_marked_not_paid_from_this_study(
     sessions = arrive(paying, standin, django_user_model, 1)
     owe_bonuses(paying, sessions, per_session=1)
     standin.fail("bonus.pay", "slow-after")
-    services.pay_owed_bonuses(paying)
+    payments.pay_owed_bonuses(paying)
     batch = BonusBatch.objects.get()
     other = make_study(slug="other-study")
 
@@ -228,14 +228,14 @@ def test_a_bulk_bonus_marked_not_paid_is_paid_by_the_next_press_once(standin, dj
     sessions = arrive(study, standin, django_user_model, 2)
     owe_bonuses(study, sessions, per_session=1)
     standin.fail("bonus.pay", "slow-before")  # nothing paid, no answer in time
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     batch = BonusBatch.objects.get()
 
     _press_unpaid(make_researcher, study, batch.pk)
 
     batch.refresh_from_db()
     assert batch.state == BatchState.ABANDONED
-    assert services.pay_owed_bonuses(study).paid == 2
+    assert payments.pay_owed_bonuses(study).paid == 2
     assert standin.bulk_pay_calls == ["bulk-2"]
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
 
@@ -249,14 +249,14 @@ def test_marking_not_paid_asks_prolific_first_and_confirms_a_bulk_bonus_it_shows
     owe_bonuses(study, sessions, per_session=1)
     standin.record_lags = True
     standin.fail("bonus.pay", "slow-after")
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     standin.publish()  # Prolific's record now shows it; the researcher looked too early
 
     answer = _press_unpaid(make_researcher, study, BonusBatch.objects.get().pk)
 
     assert answer.status_code == 302
     assert BonusBatch.objects.get().state == BatchState.PAID
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_pay_calls == ["bulk-1"]
     assert ledger_paid(study).count() == 2
 
@@ -269,7 +269,7 @@ def test_marking_not_paid_frees_nothing_while_prolific_cannot_be_asked(
     sessions = arrive(study, standin, django_user_model, 1)
     owe_bonuses(study, sessions, per_session=1)
     standin.fail("bonus.pay", "slow-before")
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     settings.PROLIFIC_API_URL = "http://127.0.0.1:9/api/v1/"  # nothing listens there
 
     _press_unpaid(make_researcher, study, BonusBatch.objects.get().pk)
@@ -287,7 +287,7 @@ def _stranger(study, django_user_model, market, external_id):
     return StudySession.objects.create(study=study, worker=worker, external_session_id=f"{market}-visit")
 
 
-def test_bonuses_of_workers_not_from_prolific_are_released_as_refused_not_left_claimed(standin, django_user_model):
+def test_bonuses_of_workers_not_from_prolific_are_released_not_left_claimed(standin, django_user_model):
     study = make_study()
     connect_prolific(study, standin)
     sessions = arrive(study, standin, django_user_model, 1)
@@ -297,24 +297,24 @@ def test_bonuses_of_workers_not_from_prolific_are_released_as_refused_not_left_c
     ]
     owe_bonuses(study, sessions + strangers, per_session=1)
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert (outcome.paid, outcome.refused) == (1, 2)
     left = BonusPayment.objects.filter(earned__study_session__in=strangers)
-    assert [p.state for p in left] == [PaymentState.REFUSED] * 2
+    assert [p.state for p in left] == [PaymentState.RELEASED] * 2
     assert all("Not a Prolific participant" in p.last_error for p in left)
     assert standin.prolific_paid_cents() == {sessions[0].worker.external_id: 50}
 
 
-def test_bonuses_of_workers_not_from_mturk_are_released_as_refused(standin, django_user_model):
+def test_bonuses_of_workers_not_from_mturk_are_released(standin, django_user_model):
     study = make_study()
     connect_mturk(study, standin)
     sessions = arrive(study, standin, django_user_model, 1, market=Market.MTURK)
     stranger = _stranger(study, django_user_model, Market.PROLIFIC, "prolific-someone")
     owe_bonuses(study, [*sessions, stranger], per_session=1)
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert (outcome.paid, outcome.refused) == (1, 1)
-    assert BonusPayment.objects.get(earned__study_session=stranger).state == PaymentState.REFUSED
+    assert BonusPayment.objects.get(earned__study_session=stranger).state == PaymentState.RELEASED
     assert len(standin.bonuses_sent) == 1

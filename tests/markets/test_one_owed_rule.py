@@ -9,8 +9,8 @@ import pytest
 from django.db import connection as db_connection
 from django.test import Client
 
-from markets import selectors, services
-from markets.models import BonusPayment, Payer, PaymentState
+from markets import payments, selectors
+from markets.models import BonusPayment, PaymentState
 from quality.models import BonusEntry, BonusKind
 
 from .conftest import arrive, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -62,7 +62,7 @@ def test_a_file_downloaded_while_the_api_pays_lists_none_of_it_and_stale_mark_pa
     page_before = [row.pk for row in paid_by_api]  # what the bonus page listed before the press
     standin.record_lags = True
     standin.fail("bonus.pay", "slow-after")
-    assert services.pay_owed_bonuses(study).waiting == 3  # in flight: paid, not confirmed
+    assert payments.pay_owed_bonuses(study).waiting == 3  # in flight: paid, not confirmed
     (later,) = owe_bonuses(study, sessions[3:], per_session=1)
 
     csv_bonuses = download(client, study)
@@ -73,11 +73,11 @@ def test_a_file_downloaded_while_the_api_pays_lists_none_of_it_and_stale_mark_pa
     assert ledger_paid(study).count() == 0
     pay_on_the_website(standin, csv_bonuses)
     assert mark_paid(client, study, [later.pk]).status_code == 200
-    assert services.pay_owed_bonuses(study).paid == 0, "the file's bonus is paid; the API's still unsure"
+    assert payments.pay_owed_bonuses(study).paid == 0, "the file's bonus is paid; the API's still unsure"
     standin.publish()
-    assert services.pay_owed_bonuses(study).paid == 3
+    assert payments.pay_owed_bonuses(study).paid == 3
     assert_each_bonus_paid_once(study, standin, sessions, 50)
-    assert BonusPayment.objects.get(earned=later).payer == Payer.FILE
+    assert BonusEntry.objects.get(pays=later).recorded_by is not None, "confirmed by the researcher, in the ledger"
 
 
 def test_a_participant_with_an_unsure_api_bulk_bonus_is_in_no_file_until_it_is_settled(
@@ -88,13 +88,13 @@ def test_a_participant_with_an_unsure_api_bulk_bonus_is_in_no_file_until_it_is_s
     sessions = arrive(study, standin, django_user_model, 1)
     owe_bonuses(study, sessions, per_session=1)
     standin.fail("bonus.pay", "slow-before")  # no answer, nothing paid: the bulk bonus stays unsure
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     owe_bonuses(study, sessions, per_session=1)
     client = researcher_client(make_researcher)
 
     # Paid on the website now, the new bonus would count as the unsure bulk bonus's on Prolific.
     assert download(client, study) == ""
-    assert services.reconcile_payments(connection).paid == 0
+    assert payments.reconcile_payments(connection).paid == 0
 
 
 def test_a_downloaded_files_claim_holds_until_released(standin, django_user_model, make_researcher):
@@ -109,7 +109,7 @@ def test_a_downloaded_files_claim_holds_until_released(standin, django_user_mode
     # The one rule: what a file claimed is owed to no other payer until released.
     assert not selectors.owed_entries(study).exists()
     assert selectors.held_by_files(study).count() == 2
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_bonuses == {}, "the pay button left the file's bonuses alone"
     page = client.get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
     assert 'id="claimed-by-files"' in page
@@ -117,7 +117,7 @@ def test_a_downloaded_files_claim_holds_until_released(standin, django_user_mode
     client.post(f"/dashboard/bonuses/{study.slug}/release/")
     assert selectors.owed_entries(study).count() == 2
 
-    assert services.pay_owed_bonuses(study).paid == 2
+    assert payments.pay_owed_bonuses(study).paid == 2
     assert_each_bonus_paid_once(study, standin, sessions, 50)
 
 
@@ -130,7 +130,7 @@ def test_a_participant_prolific_refuses_is_set_aside_and_the_others_are_paid(
     standin.submissions.pop(sessions[2].external_session_id)  # Prolific does not know this participant
     owe_bonuses(study, sessions, per_session=1)
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert (outcome.paid, outcome.set_aside) == (4, 1)
     aside = BonusPayment.objects.get(earned__worker=sessions[2].worker)
@@ -138,18 +138,17 @@ def test_a_participant_prolific_refuses_is_set_aside_and_the_others_are_paid(
     paid = [s for i, s in enumerate(sessions) if i != 2]
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in paid}
     created = len(standin.bulk_bonuses)
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert len(standin.bulk_bonuses) == created, "a set-aside participant is not tried on every press"
     client = researcher_client(make_researcher)
     page = client.get(f"/dashboard/bonuses/?study={study.slug}").content.decode()
     assert 'id="set-aside"' in page and "Incorrect id" in page
     standin.add_submission(sessions[2].external_session_id, sessions[2].worker.external_id)  # the id fixed
     client.post(f"/dashboard/bonuses/{study.slug}/release/", {"what": "aside"})
-    assert services.pay_owed_bonuses(study).paid == 1
+    assert payments.pay_owed_bonuses(study).paid == 1
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_api_bulk_bonus_in_flight_beside_a_researchers_file_and_a_retried_press_pay_each_bonus_once(
     standin, django_user_model, make_researcher
@@ -172,7 +171,7 @@ def test_api_bulk_bonus_in_flight_beside_a_researchers_file_and_a_retried_press_
     outcomes = []
 
     def press():
-        outcomes.append(services.pay_owed_bonuses(study))
+        outcomes.append(payments.pay_owed_bonuses(study))
         db_connection.close()
 
     payer = threading.Thread(target=press)
@@ -186,20 +185,24 @@ def test_api_bulk_bonus_in_flight_beside_a_researchers_file_and_a_retried_press_
     researcher_done.set()
     payer.join(60)
     del standin.before_answer["bonus.pay"]
-    retry = services.pay_owed_bonuses(study)
+    retry = payments.pay_owed_bonuses(study)
 
     assert sorted(csv_bonuses.splitlines()) == sorted(f"{s.worker.external_id},0.50" for s in sessions[4:])
     assert "being paid through the market" in stale.content.decode()
     assert "Marked 2 bonus(es) paid" in fresh.content.decode()
     assert outcomes[0].paid + retry.paid == 8
     assert standin.bulk_pay_calls == ["bulk-1", "bulk-2"]  # the API's once, the website's once
-    assert BonusPayment.objects.filter(state=PaymentState.PAID).count() == 10
+    assert not BonusPayment.objects.exists(), "paid is stored once: in the ledger"
     earned = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED)
     assert ledger_paid(study).values("pays").distinct().count() == ledger_paid(study).count() == earned.count()
     assert standin.prolific_paid_cents() == {
         **{s.worker.external_id: 100 for s in sessions[:4]},
         **{s.worker.external_id: 50 for s in sessions[4:]},
     }
+    ledger_cents: dict[str, int] = {}
+    for row in ledger_paid(study).select_related("worker"):
+        ledger_cents[row.worker.external_id] = ledger_cents.get(row.worker.external_id, 0) + int(row.amount * 100)
+    assert ledger_cents == standin.prolific_paid_cents(), "the ledger is the market's record"
 
 
 def test_a_discretionary_bonus_needs_a_reason_and_is_paid_as_any_other(standin, django_user_model, make_researcher):
@@ -217,5 +220,5 @@ def test_a_discretionary_bonus_needs_a_reason_and_is_paid_as_any_other(standin, 
     (given,) = BonusEntry.objects.filter(study_session=sessions[1])
     assert given.kind == BonusKind.EARNED and given.pair is None
     assert given.reason == "Discretionary bonus: Reported a broken item"
-    assert services.pay_owed_bonuses(study).paid == 2
+    assert payments.pay_owed_bonuses(study).paid == 2
     assert standin.prolific_paid_cents() == {sessions[0].worker.external_id: 50, sessions[1].worker.external_id: 225}

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from corpus.models import Market
-from markets import services
+from markets import payments
 from markets.models import BatchState, BonusBatch, BonusPayment, MarketCall, PaymentState
 
 from .conftest import arrive, connect_mturk, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -22,7 +22,7 @@ def test_one_action_pays_what_the_ledger_owes_on_prolific_in_two_steps(standin, 
     sessions = arrive(study, standin, django_user_model, 3)
     owe_bonuses(study, sessions, per_session=2)
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert (outcome.paid, outcome.amount, outcome.waiting, outcome.refused) == (6, Decimal("3.00"), 0, 0)
     assert standin.prolific_paid_cents() == {s.worker.external_id: 100 for s in sessions}
@@ -33,7 +33,7 @@ def test_one_action_pays_what_the_ledger_owes_on_prolific_in_two_steps(standin, 
     actions = list(MarketCall.objects.order_by("id").values_list("action", "ok"))
     assert ("bonus.create", True) in actions and ("bonus.pay", True) in actions
     # Pressing again pays nothing: nothing is owed.
-    again = services.pay_owed_bonuses(study)
+    again = payments.pay_owed_bonuses(study)
     assert again.paid == 0 and len(standin.bulk_pay_calls) == 1
 
 
@@ -45,7 +45,7 @@ def test_a_rate_limit_is_waited_out_and_a_refusal_frees_the_bonuses(standin, dja
     standin.fail("bonus.create", "429")
     standin.fail("bonus.pay", "429")
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert outcome.paid == 2
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
@@ -59,19 +59,19 @@ def test_a_pay_that_timed_out_is_confirmed_from_prolifics_record_and_never_sent_
     owe_bonuses(study, sessions, per_session=1)
     standin.fail("bonus.pay", "slow-after")  # Prolific pays, its answer comes after our time-out
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
 
     assert (first.paid, first.waiting) == (0, 4)
     assert ledger_paid(study).count() == 0
     assert BonusPayment.objects.filter(state=PaymentState.SENT).count() == 4
 
-    retry = services.pay_owed_bonuses(study)
+    retry = payments.pay_owed_bonuses(study)
 
     assert retry.paid == 4
     assert len(standin.bulk_pay_calls) == 1, "the bulk bonus was paid once"
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
     assert ledger_paid(study).count() == 4
-    assert services.reconcile_payments(connection).paid == 0
+    assert payments.reconcile_payments(connection).paid == 0
 
 
 def test_a_create_that_timed_out_frees_the_bonuses_for_the_next_press(standin, django_user_model):
@@ -81,9 +81,9 @@ def test_a_create_that_timed_out_frees_the_bonuses_for_the_next_press(standin, d
     owe_bonuses(study, sessions, per_session=1)
     standin.fail("bonus.create", "slow-after")
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
     assert first.paid == 0 and first.refused == 2
-    second = services.pay_owed_bonuses(study)
+    second = payments.pay_owed_bonuses(study)
 
     assert second.paid == 2
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}
@@ -96,7 +96,7 @@ def test_mturk_sends_one_bonus_per_ledger_row_under_its_own_token(standin, djang
     sessions = arrive(study, standin, django_user_model, 2, market=Market.MTURK)
     owed = owe_bonuses(study, sessions, per_session=2)
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert outcome.paid == 4
     assert len(standin.bonuses_sent) == 4
@@ -111,10 +111,10 @@ def test_mturk_retry_after_a_timeout_pays_nothing_twice(standin, django_user_mod
     owe_bonuses(study, sessions, per_session=2)
     standin.fail("SendBonus", "slow-after")
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
     assert (first.paid, first.waiting) == (1, 1)
 
-    outcome = services.reconcile_payments(connection, now_please=True)
+    outcome = payments.reconcile_payments(connection, now_please=True)
 
     assert outcome.paid == 1
     assert len(standin.bonuses_sent) == 2
@@ -144,16 +144,16 @@ def test_an_mturk_bonus_sent_by_a_payer_that_died_is_confirmed_from_the_listing_
                 "WorkerId": row.worker.external_id,
                 "AssignmentId": row.study_session.external_session_id,
                 "BonusAmount": "0.50",
-                "Reason": services._mturk_reason(payment),
+                "Reason": payments._mturk_reason(payment),
                 "UniqueRequestToken": payment.request_token,
             }
         )
 
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert outcome.paid == 2
     assert len(standin.bonuses_sent) == 2, "nothing sent again"
-    assert BonusPayment.objects.filter(state=PaymentState.PAID).count() == 2
+    assert not BonusPayment.objects.exists(), "paid is stored once: in the ledger"
     assert ledger_paid(study).count() == 2
 
 
@@ -166,11 +166,11 @@ def test_a_pay_prolific_refuses_frees_the_bonuses_and_pays_nothing(standin, djan
     original = standin._pay_bonuses
     standin._pay_bonuses = lambda bulk: (400, {"error": {"detail": "Insufficient balance."}})
 
-    first = services.pay_owed_bonuses(study)
+    first = payments.pay_owed_bonuses(study)
 
     assert first.refused == 2 and "Insufficient balance" in first.errors[0]
     assert BatchState.ABANDONED in BonusBatch.objects.values_list("state", flat=True)
     standin._pay_bonuses = original
-    second = services.pay_owed_bonuses(study)
+    second = payments.pay_owed_bonuses(study)
     assert second.paid == 2
     assert standin.prolific_paid_cents() == {s.worker.external_id: 50 for s in sessions}

@@ -7,7 +7,7 @@ import pytest
 
 from crowd.holds import decide_code_holds
 from crowd.models import CodeHoldDecision, StudySession
-from markets import selectors, services
+from markets import payments, reviews, selectors
 from markets.models import BonusPayment
 
 from .conftest import arrive, connect_mturk, connect_prolific, ledger_paid, make_study, owe_bonuses
@@ -35,10 +35,10 @@ def test_the_payers_selection_takes_no_held_sessions_bonus_until_its_hold_is_rel
     owe_bonuses(study, [free, held], per_session=2)
     assert selectors.panel(study)["money"]["owed"]["n"] == 2, "the panel's owed is what the payer takes"
 
-    assert [payment.earned.study_session_id for payment in services._claim_owed(connection)] == [free.pk] * 2
+    assert [payment.earned.study_session_id for payment in payments._claim_owed(connection)] == [free.pk] * 2
 
     decide_code_holds([held.pk], CodeHoldDecision.RELEASED)
-    assert [payment.earned.study_session_id for payment in services._claim_owed(connection)] == [held.pk] * 2
+    assert [payment.earned.study_session_id for payment in payments._claim_owed(connection)] == [held.pk] * 2
 
 
 def test_the_payer_pays_a_held_sessions_bonus_only_after_its_release(standin, django_user_model):
@@ -48,11 +48,11 @@ def test_the_payer_pays_a_held_sessions_bonus_only_after_its_release(standin, dj
     hold(held)
     owe_bonuses(study, [free, held], per_session=2)
 
-    services.pay_owed_bonuses(study)
+    payments.pay_owed_bonuses(study)
     assert paid_cents(standin) == {free.worker.external_id: 100}
 
     decide_code_holds([held.pk], CodeHoldDecision.RELEASED)
-    outcome = services.pay_owed_bonuses(study)
+    outcome = payments.pay_owed_bonuses(study)
 
     assert outcome.paid == 2
     assert paid_cents(standin) == {free.worker.external_id: 100, held.worker.external_id: 100}
@@ -65,13 +65,13 @@ def test_approving_a_held_session_on_the_market_releases_its_bonuses(standin, dj
     (held,) = arrive(study, standin, django_user_model, 1)
     hold(held)
     owe_bonuses(study, [held], per_session=1)
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert payments.pay_owed_bonuses(study).paid == 0
 
-    services.approve_sessions(study, [held.pk])
+    reviews.approve_sessions(study, [held.pk])
 
     held.refresh_from_db()
     assert held.code_hold_decision == CodeHoldDecision.RELEASED and held.completion_code
-    assert services.pay_owed_bonuses(study).paid == 1
+    assert payments.pay_owed_bonuses(study).paid == 1
 
 
 def test_rejecting_a_held_session_on_the_market_refuses_its_bonuses(standin, django_user_model):
@@ -81,9 +81,9 @@ def test_rejecting_a_held_session_on_the_market_refuses_its_bonuses(standin, dja
     hold(held)
     owe_bonuses(study, [held], per_session=2)
 
-    services.reject_session(held, "The same person under several ids.")
+    reviews.reject_session(held, "The same person under several ids.")
 
     held.refresh_from_db()
     assert held.code_hold_decision == CodeHoldDecision.REFUSED and held.completion_code == ""
-    assert services.pay_owed_bonuses(study).paid == 0
+    assert payments.pay_owed_bonuses(study).paid == 0
     assert not BonusPayment.objects.exists()

@@ -4,7 +4,7 @@ market's own refusal (a 4xx) marks it refused (against the market STAND-IN)."""
 
 import pytest
 
-from markets import services, tasks
+from markets import reviews, tasks
 from markets.models import ReviewState, SessionReview
 
 from .conftest import arrive, connect_prolific, make_study
@@ -20,12 +20,12 @@ def test_an_approval_pressed_during_a_network_failure_stays_queued_and_the_beat_
     sessions = arrive(study, standin, django_user_model, 2)
     settings.PROLIFIC_API_URL = "http://127.0.0.1:9/api/v1/"  # nothing listens there: no connection
 
-    outcome = services.approve_sessions(study)
+    outcome = reviews.approve_sessions(study)
 
     assert (outcome.confirmed, outcome.failed, outcome.unanswered) == (0, 0, 2)
-    reviews = SessionReview.objects.select_related("call")
-    assert [r.state for r in reviews] == [ReviewState.SENT] * 2
-    assert all(r.call is not None and "could not be reached" in r.call.error for r in reviews), "the queue says why"
+    queued = SessionReview.objects.select_related("call")
+    assert [r.state for r in queued] == [ReviewState.SENT] * 2
+    assert all(r.call is not None and "could not be reached" in r.call.error for r in queued), "the queue says why"
     settings.PROLIFIC_API_URL = f"{standin.url}/api/v1/"
     tasks.approve_checked_sessions()
 
@@ -39,8 +39,8 @@ def test_an_approval_that_met_a_5xx_is_sent_again_by_the_next_press(standin, dja
     arrive(study, standin, django_user_model, 1)
     standin.fail("approve", "500")
 
-    first = services.approve_sessions(study)
-    second = services.approve_sessions(study)
+    first = reviews.approve_sessions(study)
+    second = reviews.approve_sessions(study)
 
     assert (first.unanswered, first.failed) == (1, 0)
     assert second.confirmed == 1
@@ -53,7 +53,7 @@ def test_an_approval_the_market_refuses_is_marked_refused(standin, django_user_m
     (session,) = arrive(study, standin, django_user_model, 1)
     standin.submissions.pop(session.external_session_id)  # Prolific does not know the participant: 400
 
-    outcome = services.approve_sessions(study)
+    outcome = reviews.approve_sessions(study)
 
     assert outcome.failed == 1
     assert SessionReview.objects.get().state == ReviewState.FAILED

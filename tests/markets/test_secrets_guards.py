@@ -13,7 +13,7 @@ import pytest
 from cryptography.fernet import Fernet
 from django.test import Client
 
-from markets import services
+from markets import connections, events, payments
 from markets.models import BonusPayment, MarketCall, WebhookDelivery
 from markets.sealing import SealingUnavailable, seal, unseal, unseal_text
 
@@ -47,8 +47,8 @@ def post_signed(connection, body: bytes, timestamp: str, signature: str):
 
 def test_the_signature_is_prolifics_documented_recipe():
     assert documented_signature(SECRET, VECTOR_TIMESTAMP, VECTOR_BODY) == VECTOR_SIGNATURE
-    assert services.prolific_signature(SECRET, VECTOR_TIMESTAMP, VECTOR_BODY) == VECTOR_SIGNATURE
-    assert services.prolific_signature(SECRET, "1767225601", VECTOR_BODY) != VECTOR_SIGNATURE
+    assert events.prolific_signature(SECRET, VECTOR_TIMESTAMP, VECTOR_BODY) == VECTOR_SIGNATURE
+    assert events.prolific_signature(SECRET, "1767225601", VECTOR_BODY) != VECTOR_SIGNATURE
 
 
 @pytest.fixture
@@ -121,12 +121,12 @@ def test_saving_a_connection_after_rotation_reseals_its_credentials_under_the_ne
     connect_prolific(study, standin)
 
     settings.MARKET_CREDENTIALS_KEY = f"{new},{old}"
-    connection = services.save_connection(study, market="prolific", market_study_id=standin.study_id)  # blank: kept
+    connection = connections.save_connection(study, market="prolific", market_study_id=standin.study_id)  # blank: kept
     settings.MARKET_CREDENTIALS_KEY = new
 
     assert unseal(connection.sealed_credentials) == {"token": standin.prolific_token}
     assert unseal_text(connection.sealed_webhook_secret) == SECRET
-    assert services.test_connection(connection)[0]
+    assert connections.test_connection(connection)[0]
 
 
 def test_credentials_sealed_under_another_key_fail_loudly_and_nothing_is_sent(standin, django_user_model, settings):
@@ -139,7 +139,7 @@ def test_credentials_sealed_under_another_key_fail_loudly_and_nothing_is_sent(st
     with pytest.raises(SealingUnavailable):
         unseal(connection.sealed_credentials)
     with pytest.raises(SealingUnavailable):
-        services.pay_owed_bonuses(study)
+        payments.pay_owed_bonuses(study)
     assert not MarketCall.objects.exists(), "no request went out with empty credentials"
     assert not BonusPayment.objects.exists(), "no bonus was claimed by a payer that cannot pay"
     assert standin.requests == []
@@ -151,9 +151,9 @@ def test_after_a_lost_key_the_credentials_entered_again_are_saved(standin, setti
     connect_prolific(study, standin)
     settings.MARKET_CREDENTIALS_KEY = Fernet.generate_key().decode()  # the old key is gone
 
-    with pytest.raises(services.ConnectionRefused, match="needs an API token"):
-        services.save_connection(study, market="prolific", market_study_id=standin.study_id)
+    with pytest.raises(connections.ConnectionRefused, match="needs an API token"):
+        connections.save_connection(study, market="prolific", market_study_id=standin.study_id)
     connection = connect_prolific(study, standin)  # the token and the webhook secret entered again
 
-    assert services.test_connection(connection)[0]
+    assert connections.test_connection(connection)[0]
     assert unseal_text(connection.sealed_webhook_secret) == SECRET

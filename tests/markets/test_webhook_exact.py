@@ -9,7 +9,7 @@ import time
 import pytest
 from django.test import Client
 
-from markets import services
+from markets import events
 from markets.models import WebhookDelivery
 
 from .conftest import connect_prolific, make_study
@@ -28,7 +28,7 @@ def connection(standin):
 @pytest.mark.parametrize("tail", ["\u00a0", "\u0085", " ", "\t"], ids=["nbsp", "nel", "space", "tab"])
 def test_a_signature_with_anything_after_it_is_refused_and_no_second_delivery(connection, tail):
     timestamp = str(int(time.time()))
-    signature = services.prolific_signature(SECRET, timestamp, json.dumps(EVENT).encode())
+    signature = events.prolific_signature(SECRET, timestamp, json.dumps(EVENT).encode())
     assert post_hook(connection, EVENT, timestamp=timestamp, signature=signature).status_code == 200
 
     again = post_hook(connection, EVENT, timestamp=timestamp, signature=signature + tail)
@@ -54,7 +54,7 @@ def test_a_signature_with_anything_after_it_is_refused_and_no_second_delivery(co
 def test_a_timestamp_out_of_range_is_a_400_in_words_and_stores_nothing(connection, timestamp):
     if timestamp == "far future":
         timestamp = str(int(time.time()) + 2 * 24 * 3600)
-    signature = services.prolific_signature(SECRET, timestamp, json.dumps(EVENT).encode())
+    signature = events.prolific_signature(SECRET, timestamp, json.dumps(EVENT).encode())
 
     answer = post_hook(connection, EVENT, timestamp=timestamp, signature=signature)
 
@@ -78,7 +78,7 @@ def test_an_oversized_body_is_413_naming_the_setting_and_logs_no_traceback(conne
             data=body,
             content_type="application/json",
             HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
-            HTTP_X_PROLIFIC_REQUEST_SIGNATURE=services.prolific_signature(SECRET, timestamp, body),
+            HTTP_X_PROLIFIC_REQUEST_SIGNATURE=events.prolific_signature(SECRET, timestamp, body),
         )
     assert answer.status_code == 413 and "MARKET_WEBHOOK_MAX_BYTES" in answer.json()["detail"]
     assert [record.getMessage() for record in caplog.records if record.exc_info] == []

@@ -10,7 +10,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.agreement import agreement_stats
 from corpus.models import NO_GOLD, Pair
 from modeling.models import Snapshot

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split
 from modeling.models import Snapshot
 from modeling.release import ReleaseError, make_release

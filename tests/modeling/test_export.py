@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Pair
 from modeling.models import Snapshot, SnapshotFile
 from modeling.snapshots.format import JSONL_KEYS, TSV_COLUMNS, read_manifest

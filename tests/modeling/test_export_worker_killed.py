@@ -21,8 +21,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation_site.long_tasks import JobStatus, reap_stale_long_tasks
 from annotation_site.wiring import long_task_kinds
+from base.long_tasks import JobStatus, reap_stale_long_tasks
 from corpus.models import ImportStatus, Pair
 from importers.models import CorpusImport
 from modeling.models import Snapshot
@@ -30,6 +30,7 @@ from modeling.snapshots.services import request_snapshot
 from tests.conftest import (
     REPO_ROOT,
     celery_subprocess_env,
+    needs_broker,
     start_celery_worker,
     stop_celery_worker,
     wait_for,
@@ -39,7 +40,7 @@ from tests.importers.helpers import E, N, ensure_genres, make_labelled_pairs, sn
 
 from .test_reaper_whole_worker_killed import running_members
 
-pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker, pytest.mark.slow]
+pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
 
 STALE_SECONDS = 2.0  # the reaper's bound in these tests; the work beats every BEAT_SECONDS
 BEAT = {"LONG_TASK_HEARTBEAT_SECONDS": "0.5"}
@@ -50,7 +51,8 @@ def session_worker(transactional_db, celery_worker_process):
     """The session's worker stops taking default-queue tasks while the test's own workers run."""
     from annotation_site.celery import app
 
-    assert celery_worker_process is not None, "the PostgreSQL pass runs a real worker (set CELERY_BROKER_URL)"
+    if celery_worker_process is None:
+        needs_broker()
     app.control.cancel_consumer("default", destination=[celery_worker_process.nodename], reply=True, timeout=10)
     yield celery_worker_process
     app.control.add_consumer("default", destination=[celery_worker_process.nodename], reply=True, timeout=10)

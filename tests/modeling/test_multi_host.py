@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT, broker_url, celery_subprocess_env, skip_or_fail_in_ci
 
-pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker, pytest.mark.slow]
+pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
 
 
 def multi_host_module():

@@ -1,11 +1,11 @@
-"""A GPU node's node token is no researcher (annotation_site/permissions.py): the rule itself
+"""A GPU node's node token is no researcher (base/permissions.py): the rule itself
 refuses its principal, and so does every researcher endpoint, even one that accepts node tokens."""
 
 import pytest
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
 
-from annotation_site.permissions import (
+from base.permissions import (
     EXCLUDE_WORKERS,
     LAUNCH_TRAINING,
     PAY_BONUSES,

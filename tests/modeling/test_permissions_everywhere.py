@@ -1,6 +1,6 @@
 """Researchers only, on every API endpoint and every method, and on every dashboard form.
 
-What "researcher" means (annotation_site/permissions.py): an active staff account with the
+What "researcher" means (base/permissions.py): an active staff account with the
 researcher permission (the `researchers` group). The rule is one for the dashboard, the API and the
 admin; neither `is_staff` nor `is_superuser` alone makes a researcher, and crowdworkers' accounts
 are never staff. A staff account in the group, without the superuser flag, is a researcher.
@@ -147,6 +147,11 @@ def test_anonymous_posts_to_every_dashboard_page_go_to_login_and_change_nothing(
         **{name: {"slug": "any-study"} for name in MARKET_ACTIONS},
         "market_reject": {"slug": "any-study", "session_id": 1},
         "market_batch_unpaid": {"slug": "any-study", "batch_id": 1},
+        "study_settings": {"slug": "any-study"},
+        "adjudication_undo": {"decision_id": 1},
+        "agreement_csv": {"table": "overall"},
+        "model_annotator_label": {"annotator_id": 1},
+        "model_uses": {"slug": "any-study"},
     }
     forms["report_action"] = {"action": "retire"}
     forms["mpe_adjudicate"] = {"label": "entailment"}
@@ -172,11 +177,14 @@ MARKET_ACTIONS = [
 
 @pytest.fixture
 def staff_only(django_user_model):
-    """Staff in the researcher group, not superuser: the least account the rule makes a researcher."""
-    from annotation_site.permissions import ensure_researcher_group
+    """Staff in the researcher group, not superuser: the least account the rule makes a researcher
+    (a researcher of the default team, where the objects are: docs/teams.md)."""
+    from base.permissions import ensure_researcher_group
+    from teams.services import join
 
     user = django_user_model.objects.create_user("staff-only", password="staff-pass-1", is_staff=True)
     user.groups.add(ensure_researcher_group())
+    join(user)
     return user
 
 
@@ -217,7 +225,7 @@ def test_accounts_the_rule_does_not_make_researchers_are_refused(objects, client
 
 
 def test_the_demo_researcher_is_a_researcher_and_its_worker_is_not(db):
-    from annotation_site.permissions import is_researcher
+    from base.permissions import is_researcher
     from demo.content import ensure_accounts
 
     researcher, worker, authors, validators = ensure_accounts()

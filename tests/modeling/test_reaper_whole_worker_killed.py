@@ -32,7 +32,7 @@ from tests.conftest import (
 
 from .test_reaper_live_worker import LONG, running_on_the_worker, snapshot, worker  # noqa: F401 - fixtures
 
-pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker, pytest.mark.slow]
+pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
 
 STALE_MINUTES = 0.1  # 6 s without a heartbeat (one every TRAINING_HEARTBEAT_SECONDS=2) is "lost"
 INTERVAL_SECONDS = 2

@@ -15,8 +15,8 @@ import yaml
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation_site.file_storage import file_storage, local_path, object_storage_aliases
 from authorship.models import WritingEvidence
+from base.file_storage import file_storage, local_path, object_storage_aliases
 from corpus.models import Dataset, Label, Split, ValidationLabel
 from corpus.services import add_labels
 from crowd.models import Study

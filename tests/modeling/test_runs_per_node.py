@@ -86,7 +86,6 @@ def reap_only(run_id):
     raise AssertionError(f"run {run_id} was never reaped")
 
 
-@pytest.mark.postgres
 @pytest.mark.celery_worker
 def test_two_runs_on_one_node_train_at_once_and_the_reaper_takes_one_while_the_other_finishes(
     worker,  # noqa: F811

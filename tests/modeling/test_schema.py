@@ -12,6 +12,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+from rest_framework.throttling import SimpleRateThrottle
 from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
@@ -89,12 +90,19 @@ ALL_CHECKS = [
 ]
 
 
-def test_schemathesis_with_all_checks_finds_nothing(small_corpus, token):
+def test_schemathesis_with_all_checks_finds_nothing(small_corpus, token, monkeypatch, settings):
     """A bounded run of `--checks all` over every operation, schema-valid and schema-violating
     requests both: no server error, every answer documented and conformant, valid requests
     accepted (2xx/404/409), invalid ones refused. Launches and exports made here are never queued:
     the test's transaction never commits, and they are sent on commit."""
     export_snapshot(create_snapshot(None))  # so that snapshot ids and file names can be real
+    # About a thousand requests in a few seconds, one token's and anonymous ones: the rates would
+    # answer 429 to the last operations, whose answers this test is about (tests/crowd/
+    # test_links_and_logins.py tests the throttle itself).
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"user": "100000/minute", "anon": "100000/minute"})
+    # The `ignored_auth` check and negative cases send bad tokens from one address; past the limit
+    # every token request would get 429 (tests/crowd/test_links_and_logins.py tests that limit).
+    settings.API_FAILED_TOKENS = {**settings.API_FAILED_TOKENS, "PER_ADDRESS": 100000}
     headers = {"Authorization": f"Token {token}"}
     # As Django's test client does: the test's transaction must survive the start and end of each WSGI request.
     request_started.disconnect(close_old_connections)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split, ValidationLabel, Worker
 from corpus.services import add_labels, set_workers_excluded
 from modeling.snapshots.format import read_manifest, verify_snapshot

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split
 from modeling.models import SnapshotFile
 from modeling.snapshots.format import content_hash, read_manifest, verify_snapshot

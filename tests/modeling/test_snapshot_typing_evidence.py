@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from annotation_site.long_tasks import JobStatus
 from authorship.models import WritingEvidence
+from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split
 from corpus.services import add_labels
 from modeling.snapshots.format import read_manifest

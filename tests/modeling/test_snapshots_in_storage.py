@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from modeling.models import RunStatus, Snapshot
 from modeling.snapshots import files as snapshot_files
 from modeling.snapshots.format import MANIFEST_NAME, SnapshotError

@@ -12,7 +12,7 @@ import torch
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from modeling.models import RunStatus, Snapshot, TrainingRun
 from modeling.snapshots.format import SnapshotError
 from modeling.training.checkpoint import check_checkpoint

@@ -34,7 +34,7 @@ def write_snapshot_files(directory, splits):
 
 
 def make_snapshot(directory, splits, user=None):
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
     from modeling.models import Snapshot
 
     content_hash = write_snapshot_files(directory, splits)

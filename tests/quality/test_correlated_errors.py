@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from django.urls import reverse
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from bench.gold_flip_replay import BOT_PREFIX, HONEST_PREFIX, label_table, read_pairs, replay
 from corpus.labels import NO_GOLD
 from corpus.models import Label, Pair, ValidationLabel

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from corpus.models import Worker
+from corpus.models import ValidationLabel, Worker
 from corpus.recompute import recompute_gold
 from crowd.models import Study, StudyAccess, StudySession
 from quality import flags
@@ -66,10 +66,21 @@ def test_demo_has_a_catch_trial_a_flagged_guesser_and_an_unpaid_bonus(client, fi
         client.get(reverse("dashboard:bonus_export", args=["demo-validation", "prolific"])).content
         == b"demo-pid-catch,1.00\n"
     )
-    # Again: nothing new.
-    counts = (ReferenceLabel.objects.count(), CatchTrialAnswer.objects.count(), BonusEntry.objects.count())
-    load()
-    assert (ReferenceLabel.objects.count(), CatchTrialAnswer.objects.count(), BonusEntry.objects.count()) == counts
+
+    # Again: nothing new, and no validation label either (the guesser's pairs, added after the
+    # demo's labels, once shifted which demo pairs the second load labelled).
+    def counts():
+        return (
+            ReferenceLabel.objects.count(),
+            CatchTrialAnswer.objects.count(),
+            BonusEntry.objects.count(),
+            ValidationLabel.objects.count(),
+        )
+
+    before = counts()
+    again = load()
+    assert counts() == before
+    assert "already loaded: nothing created." in again
 
 
 def test_demo_catch_trial_is_an_ordinary_demo_pair_without_a_marker(first_load):

@@ -3,7 +3,8 @@
 The chance test weighs "at chance" against "ordinary" and a worker at 50-56% agreement gives it no
 evidence either way: rule-based labellers were paid about half the time. The quality test weighs the
 study's "poor" accuracy (0.55) against its "acceptable" one (0.75), each reference weighted by how
-often it is right, speed counted as evidence, and holds the code of a worker who is probably poor.
+often it is right, speed counted as evidence, and holds the code of a worker who is probably poor,
+or (held for review) whose answers lean to poor without deciding.
 Figures over many simulated workers: bench/quality_test.py (docs/quality.md)."""
 
 import itertools
@@ -83,8 +84,11 @@ def test_too_fast_is_evidence_of_poor():
     answers = [written_stratum(10, 20)]
     careful = flags.sequential_quality_test(answers, timed_items=20, median_seconds=6.0)
     fast = flags.sequential_quality_test(answers, timed_items=20, median_seconds=3.0)
-    assert not careful.holds_code and careful.speed_log_ratio == 0
-    assert fast.holds_code and fast.speed_log_ratio == pytest.approx(math.log(flags.TOO_FAST_LIKELIHOOD_RATIO))
+    # Half agreeing at a reading pace leans to poor, undecided: held for review, not as poor.
+    assert careful.outcome == flags.UNDECIDED_HELD and careful.speed_log_ratio == 0
+    assert fast.outcome == flags.POOR and fast.speed_log_ratio == pytest.approx(
+        math.log(flags.TOO_FAST_LIKELIHOOD_RATIO)
+    )
     assert "too fast to read" in fast.reason
     better = [written_stratum(18, 30)]
     assert not flags.sequential_quality_test(better, timed_items=30, median_seconds=3.0).holds_code
@@ -108,7 +112,8 @@ def test_the_false_hold_rate_is_the_share_of_honest_workers_the_test_holds():
         )
         assert flags.false_hold_rate(0.55, 0.75, labels) == pytest.approx(held)
     rates = [flags.false_hold_rate(0.55, 0.75, n) for n in (30, 120, 480)]
-    assert rates == sorted(rates, reverse=True) and rates[0] < 0.05
+    # At the pay rule's 0.7 an honest worker exactly at 75% is held (for review) 5.5% of the time after 30 labels.
+    assert rates == sorted(rates, reverse=True) and rates[0] < 0.06 and rates[1] < 0.02
 
 
 @pytest.mark.parametrize("poor, acceptable", [(0.75, 0.75), (0.8, 0.7), (0.3, 0.75), (0.55, 1.0)])
@@ -203,8 +208,19 @@ def _session(study: Study, worker, agrees, seconds_per_batch: float) -> StudySes
 RULE_LIKE = lambda k: k % 15 < 8  # noqa: E731
 
 
+def test_three_outcomes_better_than_chance_is_not_paid_until_shown_acceptable():
+    """Issue 51: "better than chance but worse than acceptable is not paid". Over 30 answers against
+    written labels: 12 agreeing is poor, 16 (53%, a rule labeller's) leans to poor and is held for
+    review, 17 (57%) is not held, 20 (an honest worker at 75% expects 20.6) is paid."""
+    outcomes = {k: flags.sequential_quality_test([written_stratum(k, 30)]).outcome for k in (12, 16, 17, 20)}
+    assert outcomes == {12: flags.POOR, 16: flags.UNDECIDED_HELD, 17: flags.ACCEPTABLE, 20: flags.ACCEPTABLE}
+    # The chance test has no word for 16 of 30; the quality test holds it, for review.
+    assert not flags.sequential_guesser_test(16, 30, 1 / 3, flags.ORDINARY_AGREEMENT).holds_code
+    assert flags.sequential_quality_test([written_stratum(16, 30)]).holds_code
+
+
 @pytest.mark.django_db
-def test_a_fast_rule_like_worker_is_held_with_the_reason_and_a_careful_one_keeps_the_code(make_worker):
+def test_a_fast_rule_like_worker_is_held_as_poor_and_a_careful_one_for_review(make_worker):
     study = _study("quality-hold")
     fast = _session(study, make_worker(username="fast"), RULE_LIKE, seconds_per_batch=1.5)
     assert not sequential_evidence(fast.worker).holds_code  # not the chance test's finding
@@ -216,7 +232,13 @@ def test_a_fast_rule_like_worker_is_held_with_the_reason_and_a_careful_one_keeps
     assert "too fast to read" in fast.code_held_reason
     careful = _session(study, make_worker(username="careful"), RULE_LIKE, seconds_per_batch=40)
     assert quality_evidence(careful.worker).speed_log_ratio == 0
-    assert careful.completion_code == careful.expected_completion_code() and careful.code_held_reason == ""
+    # At a reading pace the same answers lean to poor without deciding: not paid, held for review.
+    assert careful.completion_code == "" and careful.code_held_reason.startswith(
+        "Labels not yet shown to reach the study's acceptable accuracy (held for review): 16 of 30 answers"
+    )
+    # Two answers in three agreeing (the written label is right nine times in ten) keeps the code.
+    decent = _session(study, make_worker(username="decent"), lambda k: k % 3 != 0, seconds_per_batch=40)
+    assert decent.completion_code == decent.expected_completion_code() and decent.code_held_reason == ""
 
 
 @pytest.mark.django_db

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from corpus.agreement import agreement_stats
 from corpus.models import Adjudication, Label, Pair, Split
 from corpus.services import LabelRefused, add_labels
@@ -128,3 +128,22 @@ def test_a_decision_without_a_reason_or_outside_the_choices_is_refused_and_chang
     with pytest.raises(LabelRefused, match=says):
         adjudication.decide(pair, decision, researcher=researcher, reason=reason)
     assert not Adjudication.objects.exists() and Pair.objects.get(pk=pair.pk).gold_label == "-"
+
+
+def test_a_worker_flagged_on_one_teams_labels_is_not_flagged_on_anothers(make_worker):
+    """The flagged queue of a team's pages reads the quality checks on that team's labels only: a
+    worker who rushed team A's pairs is flagged for team A and not for team B, whose pairs they
+    labelled at an ordinary pace (another lab's data never shows on this lab's pages)."""
+    from corpus.selectors import TeamDatasets
+    from teams.models import Team
+
+    team_a, team_b = (Team.objects.create(slug=slug, name=slug) for slug in ("lab-a", "lab-b"))
+    worker = make_worker(username="two-labs")
+    for team, seconds in ((team_a, 1.0), (team_b, 14.0)):
+        dataset = factories.dataset(f"data-of-{team.slug}", team=team)
+        pairs = [factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [E]) for _ in range(10)]
+        add_labels([(pair, E) for pair in pairs], worker=worker, seconds=seconds)
+    assert worker.pk in adjudication.flagged_workers(TeamDatasets(frozenset({team_a.pk})))
+    assert worker.pk not in adjudication.flagged_workers(TeamDatasets(frozenset({team_b.pk})))
+    team_b_queue = adjudication.queue_counts(TeamDatasets(frozenset({team_b.pk})))
+    assert team_b_queue["flagged"] == 0

@@ -7,6 +7,7 @@ import pytest
 from corpus.models import Label, ValidationLabel
 from corpus.recompute import recompute_gold
 from corpus.services import LabelRefused, add_label, add_labels
+from model_annotators.live_vote import votes_on
 from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
@@ -69,6 +70,9 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
     # label to no gold), the adversarial verification's one lookup of pending fooled examples among
     # these pairs, and the savepoint pair of the submit's transaction (the test runs in one). A
     # batch that moves gold labels adds one more: the tag tally's INSERT ... SELECT (artifacts).
+    # Whether any study has a model's vote is kept in the cache (model_annotators.live_vote): the
+    # first submit of a process asks once a minute, the others not at all.
+    votes_on()
     with django_assert_max_num_queries(12):
         services.submit_validation_batch(worker, batch, dict.fromkeys(pairs, Label.CONTRADICTION))
     assert ValidationLabel.objects.filter(worker=worker).count() == 5

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.db.models import Count
 from django.utils import timezone
 
-from corpus.models import Label, Pair, PremiseStatus, Split
+from corpus.models import Label, Pair, PremiseStatus, Split, ValidationLabel
 from corpus.services import add_label
 from crowd.models import ClaimStatus
 from tests.present import present
@@ -195,13 +195,11 @@ def test_sixth_label_duplicate_and_own_pair_are_refused(dataset, make_worker):
     assert pair.neutral_votes == 4 and pair.gold_label == "neutral"
 
 
-def test_imported_labels_keep_their_position(dataset):
+def test_a_label_takes_the_position_after_the_highest(dataset):
     pair = make_pair(dataset)
-    add_label(pair, Label.NEUTRAL, position=3)
-    add_label(pair, Label.NEUTRAL)  # next free after the highest
-    assert list(pair.labels.values_list("position", "worker")) == [(1, None), (3, None), (4, None)]
-    with pytest.raises(ValidationError, match="position 3"):
-        add_label(pair, Label.NEUTRAL, position=3)
+    ValidationLabel.objects.create(pair=pair, position=3, label=Label.NEUTRAL)  # an imported file's gap
+    add_label(pair, Label.NEUTRAL)
+    assert list(pair.labels.order_by("position").values_list("position", "worker")) == [(1, None), (3, None), (4, None)]
 
 
 # --- which pairs need validation ---------------------------------------------------------------

@@ -22,7 +22,7 @@ from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 CLAIMERS = 24
 ROUNDS = 3

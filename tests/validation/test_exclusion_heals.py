@@ -126,7 +126,6 @@ def test_a_sixth_counted_label_is_still_refused(dataset, make_worker):
     assert Pair.objects.get(pk=pair.pk).label_count == 5
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_heal_end_to_end_on_postgres_with_the_set_based_recompute(make_worker):
     """The PostgreSQL form of the recompute (UPDATE ... FROM) applies the same earliest-five rule."""

@@ -24,7 +24,7 @@ from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 T = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -96,7 +96,6 @@ def judge_until_done(worker, seed, start, errors, deadline):
         connection.close()
 
 
-@pytest.mark.postgres
 def test_judges_at_once_leave_exactly_the_judgments_wanted_and_lose_none(transactional_db, make_worker):
     hypotheses("gram-many", 12, wanted=2)
     judges = [make_worker() for _ in range(8)]

@@ -15,7 +15,6 @@ from validation.models import GrammaticalityClaim
 from .concurrent_submits import submit_at_once
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_judges_at_once_never_add_a_judgment_more_than_wanted(make_worker):
     dataset = factories.dataset("gram-race")

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
 
-import pytest
 from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
@@ -47,7 +46,6 @@ def at_once(calls):
     return results
 
 
-@pytest.mark.postgres
 def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transactional_db, make_worker):
     dataset = make_dataset("holds-race")
     for _ in range(5):
@@ -80,7 +78,6 @@ def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transact
             assert not live.filter(worker=owner).exists()
 
 
-@pytest.mark.postgres
 def test_a_waiting_participant_gets_the_pairs_whoever_commits_first(transactional_db, make_worker):
     """The holder asks for their expired batch back at the moment the participant told "no task"
     claims again: whichever commits first, the waiter gets every pair and the holder none."""

@@ -167,12 +167,15 @@ def arrive(client, study, pid):
     return client.get(reverse("study_entry", args=[study.slug]), {**PROLIFIC, "PROLIFIC_PID": pid, "SESSION_ID": pid})
 
 
-def test_an_arrival_told_no_task_waits_and_the_holder_cannot_take_the_pairs_back(client, study, holder):
+def test_an_arrival_told_no_task_waits_and_the_holder_cannot_take_the_pairs_back(client, study, holder, make_worker):
     worker, batch = holder
+    # Another participant works beside the holder (a backup claim, docs/holds.md): the arrival finds nothing.
+    backup = make_worker()
+    present(services.claim_validation_batch(backup, study_session=visit(study, backup)))
     arrive(client, study, "5a1b2c3d4e5f6a7b8c9d0e1f")
     page = client.get(reverse("validation:next"))
     assert "No pairs to validate right now" in page.content.decode()
-    assert StudySession.objects.exclude(worker=worker).get().no_task_at is not None
+    assert StudySession.objects.exclude(worker__in=[worker, backup]).get().no_task_at is not None
 
     run_out(batch)
     client.force_login(worker.user)

@@ -5,10 +5,11 @@ import pytest
 from django.urls import reverse
 
 from corpus.adjudication import adjudicate
+from corpus.agreement import mpe_statistics
 from corpus.models import Adjudication, AdjudicationSource, ItemKind, Label, Pair, Premise, Split, ValidationLabel
 from corpus.mpe_wording import QUESTION
 from corpus.recompute import recompute_gold
-from corpus.selectors import adjudication_queue, mpe_statistics
+from corpus.selectors import adjudication_queue
 from corpus.services import add_labels
 from tests import factories
 from tests.present import present

@@ -48,7 +48,6 @@ def label_until_done(worker, seed, start, errors, deadline):
         connection.close()
 
 
-@pytest.mark.postgres
 def test_concurrent_workers_leave_exactly_three_judgments_per_premise_pair(transactional_db, make_worker):
     make_items(ITEMS)
     workers = [make_worker() for _ in range(WORKERS)]
@@ -70,7 +69,6 @@ def test_concurrent_workers_leave_exactly_three_judgments_per_premise_pair(trans
     assert stale_premise_pairs() == 0
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_submits_for_the_last_place_at_once_save_one(make_worker):
     make_items(1)

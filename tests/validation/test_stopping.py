@@ -15,6 +15,7 @@ from corpus.models import Label, Pair, Split, StoppingPolicy, StoppingRule, Vali
 from corpus.services import add_label, set_workers_excluded
 from corpus.stopping import gold_is_decided, majority_gold
 from crowd.models import ClaimStatus
+from model_annotators.live_vote import votes_on
 from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
@@ -148,6 +149,7 @@ def statements(callable_):
 def test_claims_and_submits_take_the_same_statements_under_either_rule(make_worker):
     """The decided rule rides in the submit's counter UPDATE and the claim's index: no statement more."""
     counts = {}
+    votes_on()  # whether a study gives a model a vote: cached, read once a minute (model_annotators.live_vote)
     for rule in (StoppingRule.FIXED, StoppingRule.DECIDED):
         dataset = make_dataset(f"count-{rule}")
         StoppingPolicy.objects.create(dataset=dataset, split=Split.DEV, rule=rule)
@@ -199,7 +201,6 @@ def validate_until_none_left(worker, seed, start, errors, deadline):
         connection.close()
 
 
-@pytest.mark.postgres
 def test_concurrent_validators_are_never_served_a_stopped_pair(transactional_db, make_worker):
     dataset = decided_dataset()
     authors = [make_worker() for _ in range(3)]

@@ -5,7 +5,6 @@ import threading
 import time
 import uuid
 
-import pytest
 from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -55,7 +54,6 @@ def validate_until_done(worker, seed, start, errors, stats, deadline):
         connection.close()
 
 
-@pytest.mark.postgres
 def test_concurrent_validators_leave_exactly_five_labels(transactional_db, make_worker):
     dataset = make_dataset()
     authors = [make_worker() for _ in range(3)]

@@ -6,8 +6,8 @@ from typing import Any, TypeVar
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Model
 
-from annotation_site.console import format_table
 from artifacts.selectors import giveaway_words_for
+from base.console import format_table
 from corpus.giveaways import DEFAULT_MIN_COUNT, DEFAULT_TOP
 from corpus.models import Dataset, Genre, Split, Worker
 

@@ -5,9 +5,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation_site.console import format_table
-from artifacts.models import JobStatus
 from artifacts.monitoring import refresh_monitor
+from base.console import format_table
+from base.long_tasks import JobStatus
 from corpus.models import Dataset
 
 

@@ -32,6 +32,12 @@ class Command(BaseCommand):
             default="auto",
             help="auto: .jsonl/.ndjson files and files whose first line is a JSON object are JSONL.",
         )
+        parser.add_argument(
+            "--split",
+            choices=["", "train", "dev", "test"],
+            default="",
+            help="Put the new premises in this split (default: none; assign_splits gives them one later).",
+        )
         parser.add_argument("--batch-size", type=int, default=1000, help="Premises written per transaction.")
         parser.add_argument(
             "--jobs",
@@ -46,7 +52,7 @@ class Command(BaseCommand):
             help="Show a progress bar (default: when stderr is a terminal).",
         )
 
-    def handle(self, *args, files, genre, dataset, file_format, batch_size, jobs, progress, **options):
+    def handle(self, *args, files, genre, dataset, file_format, split, batch_size, jobs, progress, **options):
         if batch_size < 1 or jobs < 1:
             raise CommandError("--batch-size and --jobs must be at least 1.")
         if progress is None:
@@ -60,6 +66,7 @@ class Command(BaseCommand):
                 batch_size=batch_size,
                 file_format=file_format,
                 jobs=jobs,
+                split=split,
             )
         except PremiseImportError as error:
             raise CommandError(str(error)) from None

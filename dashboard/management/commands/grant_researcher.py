@@ -1,10 +1,13 @@
-"""python manage.py grant_researcher USERNAME [--create] [--revoke]"""
+"""python manage.py grant_researcher USERNAME [--create] [--revoke] [--team SLUG] [--role ROLE]"""
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from annotation_site.permissions import RESEARCHER_GROUP, ensure_researcher_group
+from audit import services as audit
+from base.permissions import RESEARCHER_GROUP, ensure_researcher_group
+from teams.models import Role, Team, default_team
+from teams.services import join
 
 
 class Command(BaseCommand):
@@ -21,9 +24,13 @@ class Command(BaseCommand):
             help="create the account (asks for no password: set one with changepassword)",
         )
         parser.add_argument("--revoke", action="store_true", help="remove the account from the group and from staff")
+        parser.add_argument("--team", default="", help="the team to join (default: the default team)")
+        parser.add_argument(
+            "--role", default=Role.OWNER, choices=Role.values, help="their role in the team (default: owner)"
+        )
 
     @transaction.atomic
-    def handle(self, *args, username, create, revoke, **options):
+    def handle(self, *args, username, create, revoke, team="", role=Role.OWNER, **options):
         User = get_user_model()
         user = User.objects.filter(username=username).first()
         if user is None and create and not revoke:
@@ -42,4 +49,11 @@ class Command(BaseCommand):
         user.groups.add(group)
         user.is_staff = True
         user.save(update_fields=["is_staff"])
-        self.stdout.write(f"'{username}' is a researcher (group '{RESEARCHER_GROUP}', staff).")
+        chosen = Team.objects.filter(slug=team).first() if team else default_team()
+        if chosen is None:
+            raise CommandError(f"No team '{team}'.")
+        membership = join(user, chosen, role)
+        audit.record("team.member_added", subject=membership, team_id=chosen.pk, after={"user": username, "role": role})
+        self.stdout.write(
+            f"'{username}' is a researcher (group '{RESEARCHER_GROUP}', staff), {role} of '{chosen.slug}'."
+        )

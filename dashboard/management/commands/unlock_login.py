@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.login_throttle import unlock_account
+from base.login_throttle import unlock_account
 
 
 class Command(BaseCommand):

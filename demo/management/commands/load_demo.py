@@ -6,7 +6,7 @@ Safe to run again: rows are keyed by stable ids, so a second run creates nothing
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
-from annotation_site.console import format_table
+from base.console import format_table
 from demo.adversarial import STUDY as ADVERSARIAL_STUDY
 from demo.adversarial import ensure_adversarial_demo
 from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo, tag_untagged_pairs

@@ -12,7 +12,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.console import format_table
+from base.console import format_table
 from modeling.models import RunStatus, TrainingRun
 from modeling.snapshots.files import materialised_snapshot
 from modeling.training.data import load_snapshot

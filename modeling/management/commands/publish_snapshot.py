@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation_site.long_tasks import JobStatus
+from base.long_tasks import JobStatus
 from modeling.models import Snapshot
 from modeling.snapshots.files import SnapshotFilesMissing, snapshot_file_names, snapshot_storage, stored_name
 from modeling.snapshots.format import MANIFEST_NAME

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, broker_url
+from tests.conftest import REPO_ROOT, broker_url, xdist_suffix
 
 
 class GpuNodeProcess(subprocess.Popen[bytes]):
@@ -65,7 +65,7 @@ def gpu_node_worker(live_server, gpu_node_data_dir):
         yield None
         return
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
-    log_path = Path(os.environ.get("GPU_NODE_TEST_LOG", "/tmp/nli-test-gpu-node-worker.log"))
+    log_path = Path(os.environ.get("GPU_NODE_TEST_LOG", f"/tmp/nli-test-gpu-node-worker{xdist_suffix()}.log"))
     with open(log_path, "w") as log:
         process = GpuNodeProcess(
             [
@@ -127,7 +127,7 @@ def gpu_node(gpu_node_worker, gpu_node_data_dir, live_server, node_token, settin
     if gpu_node_worker is not None:
 
         def send_to_gpu_node(run_id, task_id):
-            app.loader.import_default_modules()  # as annotation_site.celery.enqueue does in a web process
+            app.loader.import_default_modules()  # as base.task_queue.enqueue does in a web process
             app.tasks[services.TRAINING_TASK].apply_async(args=(run_id,), task_id=task_id, queue=REMOTE_QUEUE)
 
         monkeypatch.setattr(services, "_enqueue", send_to_gpu_node)

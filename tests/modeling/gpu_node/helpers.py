@@ -34,7 +34,7 @@ def served_snapshot(splits, user=None, tsv=True):
 
     With `tsv`, each split also has a .tsv twin in the manifest, which a GPU node never needs to fetch.
     """
-    from annotation_site.long_tasks import JobStatus
+    from base.long_tasks import JobStatus
     from modeling.models import Snapshot, SnapshotFile
     from modeling.snapshots.format import build_manifest, sha256_of_file, write_manifest
 

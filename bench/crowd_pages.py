@@ -1,0 +1,225 @@
+"""Issue 53: the researcher pages a lab opens while a study runs, on a MultiNLI-shaped corpus with a
+crowd on it, cold, against the login page measured in the same run.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_crowd_bench .venv/bin/python bench/crowd_pages.py \\
+        [--pairs 433000] [--studies 12] [--repeat 3] [--slow-ms 100]
+
+The corpus is bench/run.py's (COPY, MultiNLI's shape scaled to --pairs) with bench/worker_quality.py's
+1,000 workers and bench/costs_page.py's writing and validation studies (every validation label a
+submitted claim of its validator's session). On top, the crowd of issue 53: --studies active
+validation studies in all that serve catch trials (20% of places) from a pool of marked pairs
+(`quality.services.set_reference_label`, the label page's writer), and a catch bonus for each of
+the first 98 matched catch answers (`quality.bonuses.record_catch_bonuses`, the submit's writer).
+
+Printed per page (adjudication with each of its queues, workers, costs, bonuses): best of --repeat
+cold requests (figure cache emptied), its ratio to the login page, its statements, the ratio of one
+warm request (the figure cache as the cold one left it), and EXPLAIN
+ANALYZE of every statement slower than --slow-ms, once with the statistics as the build left them
+and once after ANALYZE (the build ends with VACUUM ANALYZE; --stale skips it, to see a plan made on
+older statistics). Loads data into the database it is pointed at: use one of its own.
+"""
+
+import argparse
+import os
+import secrets
+import sys
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+os.environ.setdefault("DEBUG", "1")  # the statements' times (CaptureQueriesContext)
+if "bench" not in os.environ.get("DATABASE_URL", ""):
+    os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/nli_crowd_bench"
+
+CATCH_PAIRS = 300
+BONUSES = 98
+
+
+def add_studies():
+    """A writing and a validation study, a session of each worker in the study of their work (the
+    site's models), and a submitted claim of every validation label (set-based SQL); returns the
+    number of claims. bench/costs_page.py's, with the sessions through the ORM (its raw INSERT
+    names no column added since, such as the session's device)."""
+    from django.db import connection
+
+    from corpus.models import Dataset, Pair, ValidationLabel
+    from crowd.models import Study, StudySession, TaskKind
+
+    dataset = Dataset.objects.get(slug="bench")
+    Study.objects.filter(slug__in=["bench-writing", "bench-validation"]).delete()
+    studies = {
+        kind: Study.objects.create(
+            slug=f"bench-{kind.value}",
+            name=f"Bench {kind.value}",
+            dataset=dataset,
+            task_kind=kind,
+            completion_code=kind.value[:1].upper(),
+            payment_per_task="0.50",
+            bonus_currency="GBP",
+        )
+        for kind in (TaskKind.WRITING, TaskKind.VALIDATION)
+    }
+    validators = set(ValidationLabel.objects.filter(position__gt=1).values_list("worker_id", flat=True).distinct())
+    writers = set(Pair.objects.filter(author__isnull=False).values_list("author_id", flat=True).distinct())
+    for kind, workers in ((TaskKind.VALIDATION, validators), (TaskKind.WRITING, writers)):
+        StudySession.objects.bulk_create(
+            StudySession(study=studies[kind], worker_id=pk, external_session_id=f"bench-{kind.value}-{pk}")
+            for pk in sorted(workers)
+            if pk is not None
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO validation_validationclaim (batch, worker_id, pair_id, is_catch_trial, study_session_id, "
+            "status, created_at, expires_at, submitted_at) "
+            "SELECT gen_random_uuid(), l.worker_id, l.pair_id, false, s.id, 'submitted', now(), now(), now() "
+            "FROM validation_validationlabel l JOIN collection_studysession s "
+            "ON s.worker_id = l.worker_id AND s.study_id = %s WHERE l.position > 1",
+            [studies[TaskKind.VALIDATION].pk],
+        )
+        claims = cursor.rowcount
+        cursor.execute(
+            "UPDATE collection_studysession s SET tasks_done = c.tasks FROM (SELECT study_session_id, "
+            "ceil(count(*) / 5.0) AS tasks FROM validation_validationclaim GROUP BY study_session_id) c "
+            "WHERE c.study_session_id = s.id"
+        )
+    return claims
+
+
+def add_crowd(studies):
+    """The active validation studies serving catch trials, the catch pool and the bonuses."""
+    from decimal import Decimal
+
+    from django.contrib.auth.models import User
+
+    from corpus.models import Dataset, Pair, Worker
+    from crowd.models import Study, StudySession, TaskKind
+    from quality.bonuses import record_catch_bonuses
+    from quality.models import CatchTrialAnswer
+    from quality.services import set_reference_label
+
+    dataset = Dataset.objects.get(slug="bench")
+    Study.objects.filter(slug__startswith="bench-crowd-").delete()
+    Study.objects.filter(slug="bench-validation").update(catch_trial_share=0.2, bonus_per_catch_match=Decimal("0.10"))
+    for index in range(studies - 1):
+        Study.objects.create(
+            slug=f"bench-crowd-{index}", name=f"Bench crowd {index}", dataset=dataset,
+            task_kind=TaskKind.VALIDATION, completion_code=f"C{index}", payment_per_task="0.50",
+            bonus_currency="GBP", catch_trial_share=0.2, bonus_per_catch_match=Decimal("0.10"),
+        )  # fmt: skip
+    researcher = User.objects.filter(is_superuser=True).first() or User.objects.create_superuser(
+        f"bench-crowd-{time.time_ns()}", password="x"
+    )
+    marked = list(Pair.objects.filter(dataset=dataset, label_count=5).order_by("id")[:CATCH_PAIRS])
+    for pair in marked:
+        set_reference_label(
+            pair, pair.gold_label if pair.gold_label != "-" else "neutral", by=researcher, is_catch_trial=True
+        )
+    validation = Study.objects.get(slug="bench-validation")
+    sessions = list(StudySession.objects.filter(study=validation).select_related("worker", "study")[:BONUSES])
+    for session, pair in zip(sessions, marked, strict=False):
+        answer = CatchTrialAnswer.objects.create(
+            worker=session.worker, pair=pair, study_session=session, label=pair.gold_label,
+            expected=pair.gold_label, matched=True, batch=uuid.uuid4(),
+        )  # fmt: skip
+        record_catch_bonuses(session.worker, session, [answer])
+    return Worker.objects.count()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=433_000)
+    parser.add_argument("--studies", type=int, default=12)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--slow-ms", type=float, default=100.0)
+    parser.add_argument("--keep", action="store_true", help="measure the corpus and crowd already there")
+    args = parser.parse_args()
+
+    from bench.run import ensure_database, generate
+
+    ensure_database()
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.db import connection, reset_queries
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext, setup_test_environment
+
+    from bench.worker_quality import VALIDATORS, WRITERS, assign_workers
+    from validation import adjudication
+
+    call_command("migrate", verbosity=0)
+    if not args.keep:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE collection_pair ALTER COLUMN held_places SET DEFAULT 0")
+        seconds, labels = generate(args.pairs, VALIDATORS + WRITERS)
+        assign_workers()
+        claims = add_studies()
+        workers = add_crowd(args.studies)
+        from collection import hypothesis_tally
+        from corpus import tallies
+        from validation import credits
+
+        tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
+        credits.rebuild()
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+        print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, "
+              f"{workers} workers, {args.studies} studies; built in {seconds:.1f} s + crowd")  # fmt: skip
+
+    setup_test_environment()
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS = ["*"]
+    client = Client()
+    client.force_login(User.objects.create_superuser(f"bench-crowd-{time.time_ns()}", password="x"))
+    pages = [("login (baseline)", "/accounts/login/", False)]
+    pages += [
+        (f"adjudication {f.slug}", f"/dashboard/adjudication/?queue={f.slug}", True) for f in adjudication.FILTERS
+    ]
+    pages += [("workers", "/dashboard/workers/", True), ("costs", "/dashboard/costs/", True)]
+    pages += [("bonuses", "/dashboard/bonuses/", True)]
+    slow = []
+    baseline = None
+    print(f"{'page':<40} {'best ms':>9} {'x login':>8} {'statements':>10} {'warm x':>8}")
+    for name, url, logged_in in pages:
+        browser = client if logged_in else Client()
+        times = []
+        for _ in range(args.repeat):
+            cache.clear()
+            reset_queries()  # a request resets the log: counted from an empty one
+            with CaptureQueriesContext(connection) as captured:
+                started = time.perf_counter()
+                response = browser.get(url)
+                times.append(time.perf_counter() - started)
+            assert response.status_code == 200, (url, response.status_code)
+        best = min(times)
+        started = time.perf_counter()
+        browser.get(url)  # warm: the figure cache as the cold request left it
+        warm = time.perf_counter() - started
+        baseline = baseline or best
+        print(f"{name:<40} {best * 1000:9.1f} {best / baseline:8.1f} {len(captured):10d} {warm / baseline:8.1f}")
+        slow += [
+            (name, q["sql"], float(q["time"]))
+            for q in captured.captured_queries
+            if float(q["time"]) * 1000 > args.slow_ms
+        ]
+    seen = set()
+    for name, sql, seconds in slow:
+        if sql in seen:
+            continue
+        seen.add(sql)
+        print(f"\n--- {name}: {seconds * 1000:.0f} ms\n{sql[:600]}")
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")
+            print("\n".join(row[0] for row in cursor.fetchall()))
+
+
+if __name__ == "__main__":
+    main()

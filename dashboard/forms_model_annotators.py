@@ -1,0 +1,103 @@
+"""The dashboard's forms of the model annotators (issue 57): register one, start its labelling or
+writing-check job, set a study's uses. Their choices are the user's teams' objects only
+(teams/access.py): a foreign dataset, study, run or annotator is not among them, so it is refused as
+an unknown one would be. The writes are model_annotators.services' (audited there)."""
+
+from typing import Any
+
+from django import forms
+
+from corpus.models import Dataset
+from crowd.models import Study
+from model_annotators.models import AnnotatorKind, JobTask, ModelAnnotator, ModelUse
+from modeling.models import RunStatus, TrainingRun
+from teams import access
+
+
+class RegisterAnnotatorForm(forms.Form):
+    kind = forms.ChoiceField(choices=AnnotatorKind.choices)
+    name = forms.CharField(max_length=100, required=False, help_text="Empty: named after the run or the model.")
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), to_field_name="slug")
+    study = forms.ModelChoiceField(queryset=Study.objects.none(), to_field_name="slug", required=False)
+    training_run = forms.ModelChoiceField(queryset=TrainingRun.objects.none(), required=False)
+    base_url = forms.CharField(max_length=500, required=False, help_text="e.g. http://gpu-node:8000/v1")
+    model_name = forms.CharField(max_length=200, required=False)
+    temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=0.0, required=False)
+    api_key = forms.CharField(
+        required=False, widget=forms.PasswordInput, help_text="Sealed on save; never shown again, never logged."
+    )
+    requests_per_minute = forms.IntegerField(min_value=1, max_value=100000, initial=60, required=False)
+    prompt_system = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="Empty: the default prompt (version 1)."
+    )
+    prompt_template = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="With {premise} and {hypothesis}; given, it is version 2 of the dataset's task kind.",
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        fields: Any = self.fields
+        fields["dataset"].queryset = access.scoped(Dataset.objects.order_by("slug"), user, access.RESEARCH)
+        fields["study"].queryset = access.scoped(Study.objects.order_by("slug"), user, access.RESEARCH)
+        fields["training_run"].queryset = access.scoped(
+            TrainingRun.objects.filter(status=RunStatus.DONE).exclude(checkpoint_name="").order_by("-pk"),
+            user,
+            access.RESEARCH,
+            via="snapshot__team",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean() or {}
+        if data.get("kind") == AnnotatorKind.RUN and not data.get("training_run"):
+            self.add_error("training_run", "Choose a finished training run.")
+        if data.get("kind") == AnnotatorKind.ENDPOINT:
+            for field in ("base_url", "model_name"):
+                if not data.get(field):
+                    self.add_error(field, "An endpoint needs this.")
+            if data.get("prompt_system") and not data.get("prompt_template"):
+                self.add_error("prompt_template", "A custom prompt needs its template too.")
+            if not data.get("name"):
+                data["name"] = data.get("model_name") or "endpoint"
+        return data
+
+
+class StartJobForm(forms.Form):
+    task = forms.ChoiceField(choices=JobTask.choices, initial=JobTask.LABELS)
+    scope = forms.ChoiceField(choices=[("calibration", "the calibration split"), ("all", "every pair")])
+    limit = forms.IntegerField(min_value=1, required=False, help_text="At most this many pairs (empty: all).")
+
+
+class ModelUseForm(forms.ModelForm[ModelUse]):
+    """A study's uses, each off by default; the models offered annotate the study's dataset."""
+
+    reason = forms.CharField(max_length=200, required=False, help_text="Kept in the audit log.")
+
+    class Meta:
+        model = ModelUse
+        fields = [
+            "triage_annotator",
+            "vote_annotator",
+            "vote_min_accuracy",
+            "vote_min_calibration_pairs",
+            "adjudication_help",
+            "writing_checks_annotator",
+        ]
+        labels = {
+            "triage_annotator": "Triage: validate first the pairs this model disputes",
+            "vote_annotator": "Vote: this model's label counts beside two humans'",
+            "vote_min_accuracy": "Vote: calibration accuracy at least",
+            "vote_min_calibration_pairs": "Vote: calibrated on at least this many gold pairs",
+            "adjudication_help": "Adjudication help: show the models' labels and reasons on the queue",
+            "writing_checks_annotator": "Writing checks: this model judges each written hypothesis",
+        }
+
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        annotators = ModelAnnotator.objects.filter(dataset_id=study.dataset_id).order_by("name", "pk")
+        fields: Any = self.fields
+        for name in ("triage_annotator", "vote_annotator", "writing_checks_annotator"):
+            fields[name].queryset = annotators
+            fields[name].required = False
+            fields[name].empty_label = "off"

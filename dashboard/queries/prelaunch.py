@@ -1,0 +1,152 @@
+"""A study's pre-launch check (issue 54, item 1): in words, what would make it serve nothing or mislead
+once its link is on a market. Read-only: nothing here calls the market (its last answer is read; the
+markets page's "Test" asks it again).
+
+Each finding is a `Finding`: "block" (participants would find no task, or the study cannot be paid
+through its market) or "warn" (it serves, but not as the researcher expects)."""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.conf import settings
+from django.db.models import Count, F, IntegerField, Q, Sum, Value
+from django.db.models.functions import Coalesce
+
+from collection.selectors import pool_premises
+from corpus.models import LABELS_PER_PAIR, Pair
+from crowd.models import Study, StudyAccess, TaskKind
+from markets.models import MarketConnection
+from quality.models import QualificationTest
+from validation.selectors import BATCH_SIZE, study_catch_shortfall
+
+BLOCK, WARN = "block", "warn"
+WRITING_KINDS = (TaskKind.WRITING, TaskKind.ADVERSARIAL)
+LABELLING_KINDS = (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT)
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # BLOCK or WARN
+    what: str  # one sentence a researcher acts on
+
+
+def _writing_pool(study: Study) -> list[Finding]:
+    findings: list[Finding] = []
+    per_premise = study.dataset.writings_per_premise
+    wanting = Q(writings_done__lt=per_premise) & ~Q(split="")
+    # One statement: the pool's premises, those without a split, and the writings the rest still want.
+    figures = pool_premises(study.dataset, study).aggregate(
+        total=Count("pk"),
+        unassigned=Count("pk", filter=Q(split="")),
+        room=Coalesce(Sum(Value(per_premise) - F("writings_done"), filter=wanting, output_field=IntegerField()), 0),
+    )
+    total, unassigned, room = figures["total"], figures["unassigned"], figures["room"]
+    if total == 0:
+        findings.append(
+            Finding(
+                BLOCK, f"The pool holds no available premise of “{study.dataset}”: import premises on the imports page."
+            )
+        )
+    elif unassigned == total:
+        findings.append(
+            Finding(
+                BLOCK,
+                f"None of the pool's {total} premises has a split, and a writing study serves only premises with one: "
+                "participants would read “no task”. Assign splits on the imports page.",
+            )
+        )
+    elif unassigned:
+        findings.append(
+            Finding(WARN, f"{unassigned} of the pool's {total} premises have no split and are never served.")
+        )
+    if total and room == 0 and unassigned < total:
+        findings.append(Finding(BLOCK, "Every premise of the pool is written on already: the study serves nothing."))
+    elif study.planned_sessions and room < study.planned_sessions * study.tasks_per_batch:
+        findings.append(
+            Finding(
+                WARN,
+                f"The pool cannot fill the places: {study.planned_sessions} participants × {study.tasks_per_batch} "
+                f"lines need {study.planned_sessions * study.tasks_per_batch} writings, and the pool has room for "
+                f"{room}. Later participants would read “no task”.",
+            )
+        )
+    return findings
+
+
+def _labelling_pool(study: Study, catch_shortfall: str | None) -> list[Finding]:
+    findings: list[Finding] = []
+    missing = Pair.objects.filter(
+        dataset_id=study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
+    ).aggregate(n=Coalesce(Sum(Value(LABELS_PER_PAIR) - F("label_count"), output_field=IntegerField()), 0))["n"]
+    if missing == 0:
+        findings.append(
+            Finding(BLOCK, f"No pair of “{study.dataset}” waits for validation labels: the study serves nothing.")
+        )
+    elif study.planned_sessions and missing < study.planned_sessions * study.tasks_per_batch * BATCH_SIZE:
+        needed = study.planned_sessions * study.tasks_per_batch * BATCH_SIZE
+        findings.append(
+            Finding(
+                WARN,
+                f"The pool cannot fill the places: {study.planned_sessions} participants × {study.tasks_per_batch} "
+                f"batches of {BATCH_SIZE} need {needed} labels, and {missing} are wanted.",
+            )
+        )
+    if catch_shortfall:
+        findings.append(Finding(WARN, catch_shortfall))
+    return findings
+
+
+def _market(study: Study) -> list[Finding]:
+    connection = MarketConnection.objects.filter(study=study).first()
+    if connection is None:
+        return [
+            Finding(
+                WARN,
+                "No market is connected: sessions are approved and bonuses paid by hand or from the bonus files "
+                "(connect it on the markets page).",
+            )
+        ]
+    findings: list[Finding] = []
+    if not (settings.MARKET_CREDENTIALS_KEY or "").strip():
+        findings.append(
+            Finding(
+                BLOCK,
+                "No market key: MARKET_CREDENTIALS_KEY is not set, so the server cannot read the market's "
+                "credentials (nothing can be approved or paid through it).",
+            )
+        )
+    if connection.last_checked_at is None:
+        findings.append(Finding(WARN, "The market connection was never tested: test it on the markets page."))
+    elif not connection.last_check.startswith("Connected"):
+        findings.append(Finding(BLOCK, f"The market could not be reached when last tested: {connection.last_check}"))
+    return findings
+
+
+def launch_check(study: Study, catch_shortfall: str | Literal[False] | None = False) -> list[Finding]:
+    """What would make `study` serve nothing or mislead, blocking findings first; empty: ready.
+    `catch_shortfall`: the study page's own reading of it (False: read it here)."""
+    findings: list[Finding] = []
+    if not study.is_active:
+        findings.append(Finding(BLOCK, "The study is inactive: its link refuses every participant."))
+    if study.access == StudyAccess.QUALIFIED and not QualificationTest.objects.filter(study=study).exists():
+        findings.append(
+            Finding(
+                BLOCK,
+                "Access is for workers who passed the qualification test, and the study has none: nobody could "
+                "qualify. Add its test in the admin (Qualification tests), or open the study to all.",
+            )
+        )
+    if study.task_kind in WRITING_KINDS:
+        findings += _writing_pool(study)
+    elif study.task_kind in LABELLING_KINDS:
+        if catch_shortfall is False:
+            catch_shortfall = study_catch_shortfall(study)
+        findings += _labelling_pool(study, catch_shortfall)
+    if not study.completion_url:
+        findings.append(
+            Finding(
+                WARN, "No completion URL: finished participants are shown their code but not sent back to the market."
+            )
+        )
+    findings += _market(study)
+    return sorted(findings, key=lambda finding: finding.level != BLOCK)

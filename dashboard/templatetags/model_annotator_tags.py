@@ -1,0 +1,52 @@
+"""Sections of the model annotators app on existing dashboard pages (workers, adjudication).
+
+Inclusion and simple tags, so those pages' views stay as they are: a page adds a line to its template.
+"""
+
+from typing import Any
+
+from django import template
+
+from model_annotators import selectors, writing_checks
+
+register = template.Library()
+
+
+@register.inclusion_tag("model_annotators/_workers_section.html")
+def model_annotators_section(scope: Any) -> dict[str, Any]:
+    return {"rows": selectors.calibration_rows(scope.within if scope else None)}
+
+
+@register.simple_tag
+def attach_model_hints(pairs: Any) -> str:
+    """Give each pair of the adjudication queue its `model_hints` (one query for the page)."""
+    hints = selectors.adjudication_hints(pairs)
+    for pair in pairs:
+        pair.model_hints = hints.get(pair.pk, [])
+    return ""
+
+
+@register.simple_tag
+def attach_writing_checks(pairs: Any) -> str:
+    """Give each pair of the pairs browser its model `writing_checks` (where a study turned them on)
+    and its hypothesis's `typing_flags`, shown side by side: evidence on the writing, for researchers
+    only (one query each for the page)."""
+    from authorship.selectors import typing_flags_of_pairs
+
+    pairs = list(pairs)
+    checks = writing_checks.checks_of(pairs)
+    typing = typing_flags_of_pairs([pair.pk for pair in pairs])
+    for pair in pairs:
+        pair.model_writing_checks = checks.get(pair.pk, [])
+        pair.typing_flags = typing.get(pair.pk, [])
+    return ""
+
+
+@register.simple_tag
+def attach_writing_checks_by_writer(rows: Any) -> str:
+    """Give each row of the workers page its `writing_checks` ({checked, flagged}), beside its typing flags."""
+    rows = list(rows)
+    counts = writing_checks.checks_by_writer(row["id"] for row in rows)
+    for row in rows:
+        row["writing_checks"] = counts.get(row["id"])
+    return ""

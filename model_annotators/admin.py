@@ -1,0 +1,124 @@
+"""The admin's pages of the model annotators: register one (its API key sealed on save, never shown),
+start a labelling job, read its labels and calibrations, set a study's uses."""
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from markets.sealing import seal_text
+
+from . import services
+from .models import Calibration, LabellingJob, ModelAnnotator, ModelLabel, ModelUse, PromptVersion
+from .prompts import DEFAULT_PROMPTS
+
+
+class ModelAnnotatorForm(forms.ModelForm[ModelAnnotator]):
+    api_key = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput,
+        help_text="Sealed on save (MARKET_CREDENTIALS_KEY); leave empty to keep the stored key.",
+    )
+
+    def clean_base_url(self) -> str:
+        base_url: str = self.cleaned_data.get("base_url", "")
+        if base_url and not base_url.startswith(("http://", "https://")):
+            raise forms.ValidationError("The endpoint's base URL must start with http:// or https://.")
+        return base_url
+
+    class Meta:
+        model = ModelAnnotator
+        fields = [
+            "name",
+            "dataset",
+            "study",
+            "kind",
+            "training_run",
+            "base_url",
+            "model_name",
+            "temperature",
+            "requests_per_minute",
+            "max_retries",
+            "timeout_seconds",
+            "price_per_million_input_tokens",
+            "price_per_million_output_tokens",
+            "currency",
+        ]
+
+
+class PromptInline(admin.TabularInline[PromptVersion, ModelAnnotator]):
+    model = PromptVersion
+    extra = 0
+    readonly_fields = ["task_kind", "version", "system", "template", "created_at"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a new version: model_annotators.services.new_prompt_version
+
+
+@admin.register(ModelAnnotator)
+class ModelAnnotatorAdmin(admin.ModelAdmin[ModelAnnotator]):
+    form = ModelAnnotatorForm
+    list_display = ["name", "kind", "dataset", "model_name", "training_run", "created_at"]
+    list_filter = ["kind"]
+    inlines = [PromptInline]
+    actions = ["label_calibration_split"]
+
+    def save_model(self, request: HttpRequest, obj: ModelAnnotator, form: Any, change: bool) -> None:
+        key = form.cleaned_data.get("api_key")
+        if key:
+            obj.sealed_api_key = seal_text(key)
+        if not change and request.user.is_authenticated:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+        if not change and obj.kind == "endpoint":
+            for task_kind, (system, template) in DEFAULT_PROMPTS.items():
+                PromptVersion.objects.get_or_create(
+                    annotator=obj, task_kind=task_kind, version=1, defaults={"system": system, "template": template}
+                )
+
+    @admin.action(description="Label the calibration split (in the background)")
+    def label_calibration_split(self, request: HttpRequest, queryset: QuerySet[ModelAnnotator]) -> None:
+        for annotator in queryset:
+            services.start_labelling(annotator, user=request.user)
+        messages.success(request, f"{queryset.count()} labelling job(s) queued.")
+
+
+class ReadOnly(admin.ModelAdmin[Any]):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(LabellingJob)
+class LabellingJobAdmin(ReadOnly):
+    list_display = ["pk", "annotator", "scope", "status", "progress", "pairs_done", "pairs_total", "created_at"]
+    list_filter = ["status"]
+
+
+@admin.register(ModelLabel)
+class ModelLabelAdmin(ReadOnly):
+    list_display = ["annotator", "pair", "asked_with", "outcome", "label", "attempts", "latency_ms"]
+    list_filter = ["outcome"]
+    raw_id_fields = ["pair"]
+
+
+@admin.register(Calibration)
+class CalibrationAdmin(ReadOnly):
+    list_display = ["annotator", "asked_with", "pairs", "accuracy", "created_at"]
+
+
+@admin.register(ModelUse)
+class ModelUseAdmin(admin.ModelAdmin[ModelUse]):
+    list_display = [
+        "study",
+        "triage_annotator",
+        "vote_annotator",
+        "vote_min_accuracy",
+        "adjudication_help",
+        "writing_checks_annotator",
+    ]

@@ -1,0 +1,59 @@
+"""What a model annotator's jobs are asked through: an endpoint's client (its key unsealed for the
+job's process only), a training run's checkpoint from this platform's storage (its SHA-256 checked),
+and the reading of a run's label words. Shared by the labelling (labelling.py) and the writing checks
+(writing_checks.py)."""
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from corpus.labels import LABELS, TWO_WAY_LABELS, TWO_WAY_SCHEME, to_stored
+from markets.sealing import unseal_text
+
+from .endpoint import ChatEndpoint, Pacer
+from .models import ModelAnnotator
+from .scope import CannotLabel
+
+RAW_CHARS = 2000
+
+
+def endpoint_of(annotator: ModelAnnotator) -> ChatEndpoint:
+    """The annotator's endpoint client, its key unsealed for the job's process only."""
+    return ChatEndpoint(
+        base_url=annotator.base_url,
+        model=annotator.model_name,
+        temperature=annotator.temperature,
+        api_key=unseal_text(annotator.sealed_api_key),
+        timeout=annotator.timeout_seconds,
+        max_retries=annotator.max_retries,
+        retry_wait_max=float(settings.MODEL_ANNOTATOR_RETRY_WAIT_MAX_SECONDS),
+        pacer=Pacer(annotator.requests_per_minute),
+    )
+
+
+def stored_label(word: str) -> str:
+    if word in LABELS:
+        return word
+    if word in TWO_WAY_LABELS:
+        return to_stored(TWO_WAY_SCHEME, word)[0]
+    return ""
+
+
+def load_run_checkpoint(run: Any) -> Any:
+    """The run's LoadedModel, from its checkpoint in this platform's storage, its SHA-256 checked."""
+    from modeling.training.checkpoint import load_checkpoint
+    from modeling.training.storage import checkpoint_storage
+
+    path = Path(run.checkpoint_path) if run.checkpoint_path else None
+    if path is not None and path.is_file():
+        data = path.read_bytes()
+    else:
+        with checkpoint_storage().open(run.checkpoint_name, "rb") as handle:
+            data = handle.read()
+    actual = hashlib.sha256(data).hexdigest()
+    if run.checkpoint_sha256 and actual != run.checkpoint_sha256:
+        raise CannotLabel(f"the checkpoint of run {run.pk} is not the one recorded (SHA-256 {actual[:12]}…)")
+    model = load_checkpoint(data)
+    return model

@@ -1,0 +1,117 @@
+"""The prompts an endpoint annotator is asked with, and the strict reading of its answers.
+
+An answer must be one JSON object and nothing else, `{"label": "<word>", "reason": "<one
+sentence>"}`, with the label one of the task kind's words exactly. Anything else (prose around the
+object, a label in other words, a missing label) is recorded as unparseable: never guessed.
+"""
+
+import json
+from dataclasses import dataclass
+
+from corpus.labels import LABELS, THREE_WAY_SCHEME, TWO_WAY_LABELS, TWO_WAY_SCHEME, to_stored
+
+from .models import TaskKind
+
+REASON_CHARS = 300
+
+_ANSWER_FORMAT = 'Answer with one JSON object and nothing else: {{"label": "<{words}>", "reason": "<one sentence>"}}.'
+
+DEFAULT_PROMPTS: dict[str, tuple[str, str]] = {
+    TaskKind.VALIDATION: (
+        "You label pairs of sentences for a natural language inference corpus. "
+        + _ANSWER_FORMAT.format(words="|".join(LABELS)),
+        "Premise: {premise}\nHypothesis: {hypothesis}\n"
+        "Is the hypothesis definitely true (entailment), might it be true (neutral), or is it definitely false "
+        "(contradiction), given the premise?",
+    ),
+    TaskKind.MPE: (
+        "You label a hypothesis against several premises that describe one scene. "
+        + _ANSWER_FORMAT.format(words="|".join(LABELS)),
+        "Premises: {premise}\nHypothesis: {hypothesis}\n"
+        "Taken together, do the premises make the hypothesis definitely true (entailment), possibly true "
+        "(neutral), or definitely false (contradiction)?",
+    ),
+    TaskKind.TWO_WAY: (
+        "You judge whether a first sentence makes a second one true. "
+        + _ANSWER_FORMAT.format(words="|".join(TWO_WAY_LABELS)),
+        "Premise: {premise}\nHypothesis: {hypothesis}\n"
+        "Does the premise make the hypothesis true (entailed) or not (not-entailed)?",
+    ),
+}
+
+
+# The writing check (a use of its own, model_annotators.writing_checks): not a label, a verdict on
+# what the writer wrote. {label} is the writer's intended label, in the dataset's words.
+VERDICT_WORDS = ("fits", "does-not-fit", "nonsense")
+DEFAULT_PROMPTS[TaskKind.WRITING] = (
+    "You check hypotheses that crowd workers wrote for a natural language inference corpus. Each writer was "
+    "given a premise and a label, and asked to write a hypothesis that the premise makes it. "
+    'Answer with one JSON object and nothing else: {"verdict": "<fits|does-not-fit|nonsense>", '
+    '"reason": "<one sentence>"}. nonsense: the hypothesis is not a sensible English sentence. '
+    "does-not-fit: it is sensible, but the label is wrong for it given the premise. fits: otherwise.",
+    "Premise: {premise}\nIntended label: {label}\nHypothesis: {hypothesis}\n"
+    "Is the hypothesis nonsense, does it not fit its intended label, or does it fit?",
+)
+
+
+def words_of(task_kind: str) -> tuple[str, ...]:
+    return TWO_WAY_LABELS if task_kind == TaskKind.TWO_WAY else LABELS
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A read answer: `label` (a core label, corpus.labels) and `reason`, or `why` it was not read."""
+
+    label: str = ""
+    reason: str = ""
+    why: str = ""
+
+
+def parse_answer(text: str, task_kind: str) -> Parsed:
+    """The strict reading of a chat completion's content (module docstring)."""
+    stripped = (text or "").strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return Parsed(why="the answer is not one JSON object")
+    try:
+        answer = json.loads(stripped)
+    except json.JSONDecodeError:
+        return Parsed(why="the answer is not valid JSON")
+    if not isinstance(answer, dict):
+        return Parsed(why="the answer is not a JSON object")
+    word = answer.get("label")
+    words = words_of(task_kind)
+    if not isinstance(word, str) or word not in words:
+        return Parsed(why=f"the label {str(word)[:40]!r} is not one of {', '.join(words)}")
+    reason = answer.get("reason", "")
+    if not isinstance(reason, str):
+        return Parsed(why="the reason is not text")
+    scheme = TWO_WAY_SCHEME if task_kind == TaskKind.TWO_WAY else THREE_WAY_SCHEME
+    label, _ = to_stored(scheme, word)
+    return Parsed(label=label, reason=" ".join(reason.split())[:REASON_CHARS])
+
+
+def parse_verdict(text: str) -> Parsed:
+    """The strict reading of a writing check's answer: one JSON object, `{"verdict": "<fits|
+    does-not-fit|nonsense>", "reason": "..."}`; `label` holds the stored verdict (models.Verdict)."""
+    stripped = (text or "").strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return Parsed(why="the answer is not one JSON object")
+    try:
+        answer = json.loads(stripped)
+    except json.JSONDecodeError:
+        return Parsed(why="the answer is not valid JSON")
+    if not isinstance(answer, dict):
+        return Parsed(why="the answer is not a JSON object")
+    word = answer.get("verdict")
+    if not isinstance(word, str) or word not in VERDICT_WORDS:
+        return Parsed(why=f"the verdict {str(word)[:40]!r} is not one of {', '.join(VERDICT_WORDS)}")
+    reason = answer.get("reason", "")
+    if not isinstance(reason, str):
+        return Parsed(why="the reason is not text")
+    return Parsed(label=word.replace("-", "_"), reason=" ".join(reason.split())[:REASON_CHARS])
+
+
+def fill(template: str, premise: str, hypothesis: str, label: str = "") -> str:
+    # str.replace, not str.format: a premise with braces must not be read as a field. The
+    # hypothesis last: a writer's text with "{label}" in it stays as written.
+    return template.replace("{premise}", premise).replace("{label}", label).replace("{hypothesis}", hypothesis)

@@ -1,0 +1,169 @@
+"""Writing checks (issue 57), a use of its own, off by default: a model judges each written pair,
+is the hypothesis nonsense, does it fit the writer's intended label? The judgement is stored per
+pair (`WritingCheck`), never as a label: it moves no gold and no count. Researchers read it beside
+the typing evidence (`checks_of`, for the pairs page's detail); participants never see it.
+
+- An endpoint annotator is asked the versioned prompt of task kind "writing" (prompts.py,
+  `DEFAULT_PROMPTS[TaskKind.WRITING]`), premise, intended label (in the dataset's words) and
+  hypothesis, and must answer one JSON object `{"verdict": "fits|does-not-fit|nonsense",
+  "reason": ...}`, read strictly (`parse_verdict`): anything else is unparseable, never guessed.
+- A finished training run cannot say "nonsense": its "does not fit" is its label differing from the
+  intended label, with the probability it gives its own label (`model_label`, `probability`).
+
+The checks are made by a labelling job whose task is "writing" (`services.start_labelling`).
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from corpus.labels import to_scheme
+from corpus.models import Pair
+
+from .clients import RAW_CHARS, endpoint_of, load_run_checkpoint, stored_label
+from .models import AnnotatorKind, ModelAnnotator, ModelUse, Outcome, TaskKind, Verdict, WritingCheck
+from .prompts import fill, parse_verdict
+from .scope import CannotLabel, current_prompt
+
+
+def writing_checker(annotator: ModelAnnotator) -> Any:
+    """A callable (pairs, asked-with key) -> unsaved WritingCheck rows."""
+    if annotator.kind == AnnotatorKind.RUN:
+        return _RunChecker(annotator)
+    return _EndpointChecker(annotator)
+
+
+class _EndpointChecker:
+    def __init__(self, annotator: ModelAnnotator) -> None:
+        prompt = current_prompt(annotator, TaskKind.WRITING)
+        if prompt is None:
+            raise CannotLabel("the annotator has no writing prompt")
+        self.prompt = prompt
+        self.annotator = annotator
+        self.endpoint = endpoint_of(annotator)
+
+    def __call__(self, pairs: Sequence[Pair], key: str) -> list[WritingCheck]:
+        rows = []
+        for pair in pairs:
+            intended = to_scheme(pair.dataset.label_scheme, pair.author_label)
+            answer = self.endpoint.ask(
+                self.prompt.system, fill(self.prompt.template, pair.premise.text, pair.hypothesis, intended)
+            )
+            row = WritingCheck(
+                annotator=self.annotator,
+                pair=pair,
+                asked_with=key,
+                intended_label=pair.author_label,
+                attempts=answer.attempts,
+                latency_ms=answer.latency_ms,
+                input_tokens=answer.input_tokens,
+                output_tokens=answer.output_tokens,
+            )
+            if answer.content is None:
+                row.outcome, row.error = Outcome.FAILED, answer.error[:300]
+            else:
+                row.raw_answer = answer.content[:RAW_CHARS]
+                parsed = parse_verdict(answer.content)
+                if parsed.label:
+                    row.outcome, row.verdict, row.reason = Outcome.LABELLED, parsed.label, parsed.reason
+                else:
+                    row.outcome, row.error = Outcome.UNPARSEABLE, parsed.why[:300]
+            rows.append(row)
+        return rows
+
+
+class _RunChecker:
+    def __init__(self, annotator: ModelAnnotator) -> None:
+        run = annotator.training_run
+        assert run is not None  # the kind's constraint
+        self.annotator = annotator
+        self.model = load_run_checkpoint(run)
+
+    def __call__(self, pairs: Sequence[Pair], key: str) -> list[WritingCheck]:
+        predicted = self.model.predict_many_with_probability([(pair.premise.text, pair.hypothesis) for pair in pairs])
+        rows = []
+        for pair, (word, probability) in zip(pairs, predicted, strict=True):
+            label = stored_label(word)
+            row = WritingCheck(
+                annotator=self.annotator,
+                pair=pair,
+                asked_with=key,
+                intended_label=pair.author_label,
+                model_label=label,
+                probability=round(probability, 4),
+                raw_answer=word,
+            )
+            if label:
+                row.outcome = Outcome.LABELLED
+                row.verdict = Verdict.FITS if label == pair.author_label else Verdict.DOES_NOT_FIT
+            else:
+                row.outcome = Outcome.UNPARSEABLE
+            rows.append(row)
+        return rows
+
+
+def checks_of(pairs: Iterable[Pair]) -> dict[int, list[dict[str, Any]]]:
+    """{pair pk: [check]} of the pairs whose study turned writing checks on with this annotator:
+    the latest check of each pair by that annotator (a researcher's page only)."""
+    pairs = list(pairs)
+    chosen = dict(
+        ModelUse.objects.filter(
+            writing_checks_annotator__isnull=False, study__dataset_id__in={p.dataset_id for p in pairs}
+        ).values_list("study__dataset_id", "writing_checks_annotator_id")
+    )
+    wanted = [p.pk for p in pairs if p.dataset_id in chosen]
+    annotators = set(chosen.values())
+    rows = (
+        WritingCheck.objects.filter(pair_id__in=wanted, annotator_id__in=annotators)
+        .order_by("pair_id", "annotator_id", "-created_at", "-pk")
+        .values(
+            "pair_id",
+            "annotator_id",
+            "annotator__name",
+            "outcome",
+            "verdict",
+            "reason",
+            "model_label",
+            "probability",
+            "asked_with",
+        )
+    )
+    checks: dict[int, list[dict[str, Any]]] = {}
+    seen: set[tuple[int, int]] = set()
+    for row in rows:
+        key = (row["pair_id"], row["annotator_id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        checks.setdefault(row["pair_id"], []).append(
+            {
+                "model": row["annotator__name"],
+                "outcome": row["outcome"],
+                "verdict": row["verdict"],
+                "verdict_words": Verdict(row["verdict"]).label if row["verdict"] else "",
+                "reason": row["reason"],
+                "model_label": row["model_label"],
+                "probability": row["probability"],
+                "asked_with": row["asked_with"],
+            }
+        )
+    return checks
+
+
+def checks_by_writer(worker_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """{writer pk: {"checked": pairs checked, "flagged": of them judged nonsense or not fitting}} by
+    the annotators a study chose for writing checks (the workers page, beside the typing flags)."""
+    from django.db.models import Count, Q
+
+    chosen = ModelUse.objects.filter(writing_checks_annotator__isnull=False).values("writing_checks_annotator_id")
+    rows = (
+        WritingCheck.objects.filter(
+            pair__author_id__in=list(worker_ids), annotator_id__in=chosen, outcome=Outcome.LABELLED
+        )
+        .values("pair__author_id")
+        .annotate(
+            checked=Count("pair", distinct=True),
+            flagged=Count("pair", filter=~Q(verdict=Verdict.FITS), distinct=True),
+        )
+        .order_by()
+    )
+    return {row["pair__author_id"]: {"checked": row["checked"], "flagged": row["flagged"]} for row in rows}

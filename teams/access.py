@@ -1,0 +1,159 @@
+"""The one place that says which teams' objects a user reaches and what a role may do there.
+
+Every researcher page, CSV, API route and admin list narrows its rows here:
+
+    scoped(Study.objects.all(), user)                    # the rows of the user's teams
+    scoped(Pair.objects.all(), user, via="dataset__team")  # rows that hang from a root
+    study = get_or_404(Study.objects.all(), user, "research", slug=slug)
+
+A row of another team answers exactly as an unknown id does (404): a foreign id tells nothing.
+A row of the user's own team that the role may not act on answers 403 (the page exists for them).
+Superusers reach every team with every action, as in Django.
+"""
+
+from collections.abc import Collection, Iterable
+from typing import Any, TypeVar
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.http import Http404
+
+from .models import Membership, Role, default_team_id
+
+M = TypeVar("M", bound=Model)
+T = TypeVar("T")
+
+VIEW = "view"  # the team's pages and figures
+LABEL = "label"  # reference labels, adjudication, MPE decisions
+RESEARCH = "research"  # studies, data, imports, snapshots, training, exclusions, gold
+EXPORT = "export"  # CSV downloads, snapshot files, the data of the API
+MONEY = "money"  # market connections, approvals, rejections, payments
+MEMBERS = "members"  # who is in the team, in which role
+ACTIONS = (VIEW, LABEL, RESEARCH, EXPORT, MONEY, MEMBERS)
+
+ROLE_ACTIONS: dict[str, frozenset[str]] = {
+    Role.OWNER: frozenset(ACTIONS),
+    Role.RESEARCHER: frozenset({VIEW, LABEL, RESEARCH, EXPORT}),
+    Role.ANNOTATOR: frozenset({VIEW, LABEL}),
+}
+
+
+def may_role(role: str, action: str) -> bool:
+    return action in ROLE_ACTIONS.get(role, frozenset())
+
+
+def _everything(user: Any) -> bool:
+    return bool(user and user.is_authenticated and user.is_active and user.is_superuser)
+
+
+def team_ids(user: Any, action: str = VIEW) -> set[int] | None:
+    """The ids of the teams where `user` may do `action`; None means every team (a superuser)."""
+    if _everything(user):
+        return None
+    if not (user and user.is_authenticated and user.is_active):
+        return set()
+    roles = Membership.objects.filter(user=user).values_list("team_id", "role")
+    return {team for team, role in roles if may_role(role, action)}
+
+
+def role_in(user: Any, team_id: int | None) -> str | None:
+    """The user's role in the team (owner for a superuser), or None."""
+    if _everything(user):
+        return Role.OWNER
+    if team_id is None or not (user and user.is_authenticated):
+        return None
+    return Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
+
+
+def may(user: Any, team_id: int | None, action: str) -> bool:
+    role = role_in(user, team_id)
+    return role is not None and may_role(role, action)
+
+
+def scoped(queryset: QuerySet[M], user: Any, action: str = VIEW, via: str = "team") -> QuerySet[M]:
+    """The rows of `queryset` whose team (reached by `via`, a lookup path ending at the team) is one
+    where `user` may do `action`."""
+    teams = team_ids(user, action)
+    if teams is None:
+        return queryset
+    return queryset.filter(**{f"{via}__in": teams})
+
+
+def kept(rows: Iterable[T], user: Any, action: str = VIEW, attr: str = "team_id") -> list[T]:
+    """The rows of a list already read (each naming its team by `attr`) in the user's teams."""
+    return in_teams(rows, team_ids(user, action), attr)
+
+
+def in_teams(rows: Iterable[T], teams: Collection[int] | None, attr: str = "team_id") -> list[T]:
+    """The rows (each naming its team by `attr`) of `teams` (None: every team), for a page that
+    has read the user's teams once (`figure_teams`) and narrows several lists by them."""
+    return [row for row in rows if teams is None or _attr(row, attr) in teams]
+
+
+def figure_teams(user: Any) -> frozenset[int] | None:
+    """The teams whose data every figure a user sees adds up: the dashboard's figure pages, their
+    CSVs and images, and the API's figure routes (corpus.selectors.TeamDatasets narrows the
+    figures to these teams' datasets). None: every team (a superuser)."""
+    teams = team_ids(user, VIEW)
+    return None if teams is None else frozenset(teams)
+
+
+def _attr(row: Any, attr: str) -> Any:
+    for part in attr.split("."):
+        row = getattr(row, part)
+    return row
+
+
+def home_team_id(user: Any, action: str = RESEARCH) -> int | None:
+    """The team a user's new object goes to: their first team where they may do `action` (the
+    default team for a superuser in none); None when they have none."""
+    teams = team_ids(user, action)
+    if teams is None:
+        mine = sorted(team_ids_of_member(user))
+        return mine[0] if mine else default_team_id()
+    return min(teams) if teams else None
+
+
+def team_ids_of_member(user: Any) -> set[int]:
+    return set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+
+
+def dataset_name_refusal(user: Any, team_id: int | None) -> str:
+    """Why `user` may not put data into an existing dataset of `team_id` by naming it ("" when they
+    may). Dataset names are one namespace for every team, so a taken name must be refused."""
+    if team_id is None or user is None or may(user, team_id, RESEARCH):
+        return ""
+    return "That dataset name is taken: choose another name."
+
+
+def require(user: Any, team_id: int | None, action: str, missing: str = "Not found.") -> None:
+    """404 unless `user` is in the team (a foreign row is as unknown as a missing one: the same
+    `missing` message); 403 unless the user's role there may do `action`."""
+    role = role_in(user, team_id)
+    if role is None:
+        raise Http404(missing)
+    if not may_role(role, action):
+        raise PermissionDenied(f"Your role in this team ({role}) may not do this ({action}).")
+
+
+def get_or_404(queryset: QuerySet[M], user: Any, action: str = VIEW, via: str = "team", **lookup: Any) -> M:
+    """The one row `lookup` names among the user's teams' rows (404 otherwise, foreign or unknown
+    alike), after `require` of `action` on its team."""
+    return checked(scoped(queryset, user, VIEW, via).filter(**lookup).first(), user, action, via)
+
+
+def checked(row: M | None, user: Any, action: str = VIEW, via: str = "team", missing: str = "Not found.") -> M:
+    """`row` (found by whatever lookup a page makes) when it is of one of the user's teams and their
+    role may do `action`: 404 with `missing` when it is None or foreign, 403 for a weaker role."""
+    if row is None:
+        raise Http404(missing)
+    require(user, _team_id(row, via), action, missing)
+    return row
+
+
+def _team_id(row: Model, via: str) -> int:
+    value: Any = row
+    parts = via.split("__")
+    for part in parts[:-1]:
+        value = getattr(value, part)
+    return int(getattr(value, f"{parts[-1]}_id"))

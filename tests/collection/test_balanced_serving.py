@@ -1,0 +1,92 @@
+"""A writing study's pool served balanced, at random or in import order (issue 54, item 2 and defect
+7: a study pooled on fiction and travel wrote 54 fiction pairs and no travel, because premises went
+out in import order). Measured on a two-genre pool imported fiction first: the writers' first
+lines per genre under each order. Also the study's own claim minutes (issue 54, item 1)."""
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+
+from collection.services import claim_next_premise
+from corpus.models import Premise
+from crowd.models import ServingOrder, Study, StudySession, TaskKind
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+WRITERS = 20
+
+
+def two_genre_pool(premises_per_genre=30):
+    dataset = factories.dataset("pooled", writings_per_premise=1)
+    fiction, travel = factories.genre("fiction"), factories.genre("travel")
+    for genre in (fiction, travel):  # every fiction premise imported before any travel one
+        for _ in range(premises_per_genre):
+            factories.premise(dataset, genre, split="train")
+    return dataset, fiction, travel
+
+
+def genres_served(dataset, order, make_worker, pool_genres=(), writers=WRITERS):
+    study = Study.objects.create(
+        slug=f"pooled-{order}",
+        name="Pooled",
+        dataset=dataset,
+        task_kind=TaskKind.WRITING,
+        completion_code="C",
+        serving_order=order,
+    )
+    study.pool_genres.set(pool_genres)
+    served: Counter[str] = Counter()
+    for n in range(writers):
+        worker = make_worker()
+        session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"{order}-{n}")
+        claim = claim_next_premise(worker, study_session=session)
+        assert claim is not None
+        served[claim.premise.genre.slug] += 1
+    return served
+
+
+def test_a_balanced_study_serves_both_genres_of_its_pool_half_and_half(make_worker):
+    dataset, fiction, travel = two_genre_pool()
+    assert genres_served(dataset, ServingOrder.BALANCED, make_worker, [fiction, travel]) == {
+        "fiction": 10,
+        "travel": 10,
+    }
+
+
+def test_a_balanced_study_without_a_genre_limit_balances_its_datasets_genres(make_worker):
+    dataset, _, _ = two_genre_pool()
+    assert genres_served(dataset, ServingOrder.BALANCED, make_worker) == {"fiction": 10, "travel": 10}
+
+
+def test_import_order_serves_the_first_imported_genre_only_as_before(make_worker):
+    dataset, fiction, travel = two_genre_pool()
+    assert genres_served(dataset, ServingOrder.IMPORTED, make_worker, [fiction, travel]) == {"fiction": WRITERS}
+
+
+def test_a_random_study_serves_both_genres_in_an_order_of_its_own(make_worker):
+    dataset, fiction, travel = two_genre_pool()
+    served = genres_served(dataset, ServingOrder.RANDOM, make_worker, [fiction, travel])
+    assert served["fiction"] > 0 and served["travel"] > 0
+
+
+def test_a_balanced_study_goes_on_with_the_other_genre_when_one_runs_dry(make_worker):
+    dataset, fiction, travel = two_genre_pool(premises_per_genre=5)
+    Premise.objects.filter(genre=travel).exclude(pk__in=Premise.objects.filter(genre=travel)[:2]).delete()
+    served = genres_served(dataset, ServingOrder.BALANCED, make_worker, [fiction, travel], writers=7)
+    assert served == {"fiction": 5, "travel": 2}
+
+
+def test_a_study_with_its_own_claim_minutes_holds_lines_that_long(make_worker, settings):
+    settings.NLI = {**settings.NLI, "WRITING_CLAIM_MINUTES": 30}
+    dataset, _, _ = two_genre_pool(premises_per_genre=1)
+    study = Study.objects.create(
+        slug="short", name="Short", dataset=dataset, task_kind=TaskKind.WRITING, completion_code="C", claim_minutes=7
+    )
+    worker = make_worker()
+    session = StudySession.objects.create(study=study, worker=worker, external_session_id="s")
+    claim = claim_next_premise(worker, study_session=session)
+    assert claim is not None
+    held = claim.expires_at - claim.created_at
+    assert timedelta(minutes=6) < held <= timedelta(minutes=7)

@@ -1,0 +1,80 @@
+"""Issue 53 item 1: the researcher pages a lab opens most while a study runs (adjudication with each
+of its queues, workers, costs, bonuses) read as many statements with three times the studies,
+workers, pairs, catch pools and bonuses as with one: nothing is read once per study, worker or pair.
+
+The crowd is `cost_factories.build` (two studies, five workers, six pairs, claims, bonuses), with a
+catch trial marked in each dataset and catch trials served by each validation study, built once and
+then twice more in datasets of their own."""
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from crowd.models import Study
+from quality.models import ReferenceLabel
+from validation import adjudication
+
+from . import cost_factories
+
+pytestmark = pytest.mark.django_db
+
+
+def crowd(copy):
+    """One copy of the crowd: its own dataset, studies and workers; its validation study serves
+    catch trials from a marked pair of its dataset."""
+    prefix = f"c{copy}-"
+    ds, _writing, validation, pairs = cost_factories.build(f"crowd-{copy}", prefix=prefix)
+    ReferenceLabel.objects.create(pair=pairs["A"], label=cost_factories.E, is_catch_trial=True)
+    Study.objects.filter(pk=validation.pk).update(catch_trial_share=0.2, is_active=True)
+    return ds
+
+
+def statements(client, url):
+    cache.clear()  # cold: every figure read afresh
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200, url
+    return len(captured)
+
+
+def pages():
+    yield reverse("dashboard:workers")
+    yield reverse("dashboard:costs")
+    yield reverse("dashboard:bonuses")
+    for queue in adjudication.FILTERS:
+        yield f"{reverse('dashboard:adjudication')}?queue={queue.slug}"
+
+
+def test_the_pages_read_as_many_statements_for_three_times_the_crowd(client, researcher):
+    client.force_login(researcher)
+    crowd(1)
+    small = {url: statements(client, url) for url in pages()}
+    crowd(2)
+    crowd(3)
+    large = {url: statements(client, url) for url in pages()}
+    grew = {url: (small[url], large[url]) for url in small if small[url] != large[url]}
+    assert not grew, grew
+    # The adjudication page counts its seven queues in one statement and reads the flagged workers
+    # once (it read them for the count and again for the list: 30 and 36 statements before).
+    adjudication_pages = [url for url in large if "adjudication" in url]
+    # 22 since the merge of issues 54, 55 and 57: the latest decisions (undo), whether the scope has
+    # an MPE dataset, the user's teams, and the model's hints; none grows with the crowd.
+    assert max(large[url] for url in adjudication_pages) <= 24, large
+    assert max(large.values()) <= 25, large
+
+
+def test_the_worker_quality_table_is_paged(client, researcher, monkeypatch):
+    from dashboard.views import workers as workers_view
+
+    monkeypatch.setattr(workers_view, "WORKERS_PER_PAGE", 2)
+    client.force_login(researcher)
+    crowd(1)
+    url = reverse("dashboard:workers")
+    first = client.get(url).context["quality"]
+    second = client.get(f"{url}?qpage=2").context["quality"]
+    assert len(first.object_list) == len(second.object_list) == 2
+    assert first.paginator.count == 5  # the four validators and the writer
+    assert {row.worker.pk for row in first}.isdisjoint({row.worker.pk for row in second})
+    assert "qpage=2" in client.get(url).content.decode()

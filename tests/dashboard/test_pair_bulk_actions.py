@@ -1,0 +1,152 @@
+"""The pair browser's filters and bulk actions (issue 54, item 3 and defect 12): pairs found by writer,
+study and flag, "retire all pairs of this writer" in one step with its count, and its undo; a
+bulk action never takes every pair by an empty form."""
+
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from audit.models import AuditEntry
+from authorship.models import WritingEvidence
+from collection.models import WritingClaim
+from corpus.models import Adjudication, Label, Pair, Split
+from crowd.models import Study, StudySession, TaskKind
+from dashboard.queries.pairs import PairFilters, matching_pairs
+from modeling.models import SnapshotExclusion
+from modeling.snapshots.selectors import pairs_for_export
+from modeling.snapshots.services import create_snapshot, export_snapshot
+from tests import factories
+from validation import adjudication
+from validation.models import AdjudicationRequest
+
+pytestmark = pytest.mark.django_db
+E, N, C = Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value
+
+
+@pytest.fixture
+def two_writers(make_worker):
+    dataset = factories.dataset("bulk")
+    paster, honest = make_worker(external_id="PASTER1"), make_worker(external_id="HONEST1")
+    study = Study.objects.create(slug="ws", name="WS", dataset=dataset, task_kind=TaskKind.WRITING, completion_code="C")
+    pasted = []
+    for writer in (paster, honest):
+        session = StudySession.objects.create(study=study, worker=writer, external_session_id=f"s-{writer.pk}")
+        for _ in range(3):
+            premise = factories.premise(dataset, split=Split.TRAIN)
+            WritingClaim.objects.create(
+                worker=writer,
+                premise=premise,
+                study_session=session,
+                status="submitted",
+                expires_at="2030-01-01T00:00Z",
+            )
+            pair = factories.pair(dataset, premise, [E], author=writer)
+            if writer == paster:
+                WritingEvidence.objects.create(pair=pair, worker=writer, field_name="entailment", flagged=True)
+                pasted.append(pair)
+    factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [N])  # written outside the study
+    return dataset, paster, honest, pasted
+
+
+def test_the_browser_finds_pairs_by_writer_study_and_typing_flag(two_writers):
+    dataset, _, _, pasted = two_writers
+    assert matching_pairs(dataset, PairFilters(writer="PASTER1")).count() == 3
+    assert matching_pairs(dataset, PairFilters(study="ws")).count() == 6
+    assert set(matching_pairs(dataset, PairFilters(flag="typing"))) == set(pasted)
+
+
+def test_retire_all_pairs_of_a_writer_in_one_step_with_its_count_and_undo(client, researcher, two_writers):
+    _, _, _, pasted = two_writers
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:pairs"), {"dataset": "bulk", "writer": "PASTER1"}).content.decode()
+    assert "Retire all 3 pairs of writer PASTER1" in page
+    response = client.post(
+        reverse("dashboard:pairs_bulk"),
+        {"dataset": "bulk", "writer": "PASTER1", "action": "retire", "reason": "pasted hypotheses"},
+        follow=True,
+    )
+    assert "3 pairs of writer PASTER1 are retired" in response.content.decode()
+    assert set(Pair.objects.filter(gold_label="-", adjudicated_label="-")) == set(pasted)
+    assert Adjudication.objects.filter(reason="pasted hypotheses").count() == 3
+    assert 'id="bulk-undo"' in response.content.decode()
+    token = client.session["pairs_last_bulk"]["token"]
+    response = client.post(reverse("dashboard:pairs_bulk_undo"), {"token": token}, follow=True)
+    assert "Undone: 3 pairs" in response.content.decode()
+    assert not Pair.objects.filter(adjudicated_label="-").exists()
+
+
+def test_a_bulk_action_without_a_filter_changes_nothing(client, researcher, two_writers):
+    client.force_login(researcher)
+    response = client.post(reverse("dashboard:pairs_bulk"), {"action": "retire", "reason": "all"}, follow=True)
+    assert "Choose the pairs with the filters first" in response.content.decode()
+    assert not Adjudication.objects.exists()
+
+
+def test_send_the_filtered_pairs_to_adjudication_with_their_count_an_audit_entry_and_undo(
+    client, researcher, two_writers
+):
+    dataset, _, _, pasted = two_writers
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:pairs"), {"dataset": "bulk", "flag": "typing"}).content.decode()
+    assert "Send 3 pairs to adjudication" in page
+    response = client.post(
+        reverse("dashboard:pairs_bulk"),
+        {"dataset": "bulk", "flag": "typing", "action": "adjudicate", "reason": "typed elsewhere?"},
+        follow=True,
+    )
+    assert "3 pairs matching the filters are sent to adjudication" in response.content.decode()
+    sent = adjudication.queue(dataset, None, adjudication.SENT_FILTER)
+    assert set(sent) == set(pasted)
+    assert adjudication.queue_counts(dataset)[adjudication.SENT_FILTER] == 3
+    entry = AuditEntry.objects.get(action="adjudication.sent")
+    assert (entry.after["rows"], entry.reason, entry.dataset_slugs) == (3, "typed elsewhere?", ["bulk"])
+    # The adjudication page offers the queue, with the reason a researcher gave.
+    queue_page = client.get(reverse("dashboard:adjudication"), {"dataset": "bulk", "queue": "sent"}).content.decode()
+    assert pasted[0].pair_id in queue_page
+    assert queue_page.count("Sent from the pair browser: “typed elsewhere?”") == 3
+    # A decided pair leaves the queue; sending again leaves the decided and already-sent pairs alone.
+    adjudication.decide(pasted[0], E, researcher=researcher, reason="fine")
+    assert adjudication.queue(dataset, None, adjudication.SENT_FILTER).count() == 2
+    token = client.session["pairs_last_bulk"]["token"]
+    response = client.post(reverse("dashboard:pairs_bulk_undo"), {"token": token}, follow=True)
+    assert "Undone: 3 pairs are out of the" in response.content.decode()
+    assert not adjudication.queue(dataset, None, adjudication.SENT_FILTER).exists()
+    assert AuditEntry.objects.filter(action="adjudication.unsent").count() == 1
+
+
+def test_keep_the_filtered_pairs_out_of_the_next_snapshot_and_undo(client, researcher, two_writers, settings, tmp_path):
+    _, _, _, pasted = two_writers
+    settings.SNAPSHOT_DIR = tmp_path / "snapshots"
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:pairs"), {"dataset": "bulk", "writer": "PASTER1"}).content.decode()
+    assert "Keep 3 pairs out of the next snapshots" in page
+    response = client.post(
+        reverse("dashboard:pairs_bulk"),
+        {"dataset": "bulk", "writer": "PASTER1", "action": "exclude", "reason": "pasted"},
+        follow=True,
+    )
+    assert "3 pairs of writer PASTER1 are kept out of the snapshots" in response.content.decode()
+    assert AuditEntry.objects.get(action="snapshot.pairs_excluded").after["rows"] == 3
+    # The pairs keep their gold; the export leaves them out (the files, not only the queryset).
+    assert all(pair.gold_label == Pair.objects.get(pk=pair.pk).gold_label for pair in pasted)
+    snapshot = export_snapshot(create_snapshot(None, datasets=["bulk"], filters={"splits": ["train"]}))
+    exported = (Path(snapshot.directory) / "train.jsonl").read_text(encoding="utf-8")
+    assert exported.count("\n") == 4
+    assert not any(pair.pair_id in exported for pair in pasted)
+    token = client.session["pairs_last_bulk"]["token"]
+    response = client.post(reverse("dashboard:pairs_bulk_undo"), {"token": token}, follow=True)
+    assert "Undone: 3 pairs are in the next snapshots again" in response.content.decode()
+    assert pairs_for_export(["bulk"], {"splits": ["train"]}).count() == 7
+
+
+@pytest.mark.parametrize("action", ["retire", "adjudicate", "exclude"])
+def test_a_bulk_action_without_a_reason_changes_nothing_and_says_why(client, researcher, two_writers, action):
+    client.force_login(researcher)
+    response = client.post(
+        reverse("dashboard:pairs_bulk"), {"writer": "PASTER1", "action": action, "reason": "  "}, follow=True
+    )
+    text = response.content.decode()
+    assert "Nothing was changed: Say why" in text
+    assert not Adjudication.objects.exists() and not AuditEntry.objects.exists()
+    assert not SnapshotExclusion.objects.exists() and not AdjudicationRequest.objects.exists()

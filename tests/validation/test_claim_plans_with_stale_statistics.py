@@ -1,0 +1,56 @@
+"""Issue 53 item 2: the validation claim's plan holds whatever the statistics say.
+
+The statistics of the claim table are taken while every claim is history (submitted, expired
+long ago), then the crowd's open claims arrive and nothing analyses the table again (autovacuum off,
+as after a bulk import): the histogram of `expires_at` ends before now, and "open and expiring after
+now" looks like no row at all. An index on the expiry alone was then the cheapest way to count a
+candidate pair's live claims, and it walked every open claim for every candidate. Every index of
+open claims is led by the pair (`valclaim_open`), so each count is one pair's lookup."""
+
+import json
+
+from django.db import connection
+from django.utils import timezone
+
+from validation.models import ValidationClaim
+from validation.selectors import candidate_statement
+
+from .validation_factories import make_pair
+
+HISTORY, OPEN = 6000, 3000
+
+
+def claim_scans(plan):
+    """Every plan node that reads the claim table under the live-claims alias `c`."""
+    if plan.get("Relation Name") == ValidationClaim._meta.db_table and plan.get("Alias") == "c":
+        yield plan
+    for child in plan.get("Plans", []):
+        yield from claim_scans(child)
+
+
+def test_live_claims_are_counted_by_pair_with_stale_statistics(dataset, make_worker):
+    pairs = [make_pair(dataset) for _ in range(3)]
+    worker, claimer = make_worker(), make_worker()
+    table = ValidationClaim._meta.db_table
+    with connection.cursor() as cursor:
+        # Many claims of one pair and worker (the one-claim-per-pair-and-worker rule set aside in
+        # this test's transaction, so that the table can be filled in two statements).
+        cursor.execute(f"ALTER TABLE {table} DROP CONSTRAINT one_validation_claim_per_pair_worker")
+        fill = (
+            f"INSERT INTO {table} (pair_id, worker_id, status, expires_at, created_at, is_catch_trial, credited, batch)"
+            " SELECT %s, %s, %s, now() + make_interval(mins => %s), now(), false, false, gen_random_uuid()"
+            " FROM generate_series(1, %s)"
+        )
+        cursor.execute(fill, [pairs[0].pk, claimer.pk, "submitted", -3000, HISTORY])
+        cursor.execute(f"ANALYZE {table}")  # the statistics of a table of history
+        cursor.execute(fill, [pairs[1].pk, claimer.pk, "open", 20, OPEN])  # the crowd arrives
+        sql, params = candidate_statement(worker, timezone.now(), dataset=dataset, limit=15)
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+        explained = cursor.fetchone()[0]
+    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
+    scans = list(claim_scans(plan["Plan"]))
+    assert scans, plan
+    for scan in scans:
+        assert "pair_id" in scan.get("Index Cond", ""), scan
+        # One pair's open claims read, never the OPEN open claims of other pairs.
+        assert scan.get("Rows Removed by Filter", 0) + scan.get("Rows Removed by Index Recheck", 0) == 0, scan
