@@ -138,9 +138,18 @@ class LoginAttempt:
         if self.pair_count < self.pair_allowance:
             return
         keys = self._keys
-        strikes = take_count(keys["strikes"], timeout=self.limits["max_delay"] * 2)
-        delay = min(self.limits["first_delay"] * 2 ** (strikes - 1), self.limits["max_delay"])
+        # The pause is set before the strike that raises the allowance is counted, and
+        # begin_login reads them in the other order: a try that sees the raised allowance
+        # also sees the pause. (Only the try that used the last free place gets here, so
+        # the strike read now is the one counted next.)
+        delay = self._delay(strikes=(cache.get(keys["strikes"]) or 0) + 1)
         cache.set(keys["pause"], time.time() + delay, timeout=delay)
+        strikes = take_count(keys["strikes"], timeout=self.limits["max_delay"] * 2)
+        if self._delay(strikes) != delay:
+            cache.set(keys["pause"], time.time() + self._delay(strikes), timeout=self._delay(strikes))
+
+    def _delay(self, strikes: int) -> int:
+        return int(min(self.limits["first_delay"] * 2 ** (strikes - 1), self.limits["max_delay"]))
 
     def not_checked(self) -> None:
         """The request never reached a password check (a CSRF failure, an error): give the counts back."""
@@ -175,4 +184,9 @@ def begin_login(request: HttpRequest) -> LoginAttempt:
     if attempt.pair_count > attempt.pair_allowance:
         # Tries sent together past the limit, or while the last free try is still being checked.
         return attempt.refuse(limits["first_delay"])
+    # Read again after the strikes: a pause that began while this try took its counts holds it
+    # (the allowance it just read may be the one that pause's strike raised).
+    paused_until = cache.get(keys["pause"])
+    if paused_until is not None:
+        return attempt.refuse(paused_until - time.time())
     return attempt
