@@ -110,13 +110,15 @@ def recast_into(
         )
     try:
         with transaction.atomic():
+            target = None
             if home is not None:
-                Dataset.objects.get_or_create(
+                target, _ = Dataset.objects.get_or_create(
                     slug=dataset,
                     defaults={"name": dataset, "is_imported": True, "team_id": home, "label_scheme": scheme},
                 )
             report = store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
-            target = Dataset.objects.get(slug=dataset)
+            if target is None:  # store_dnc_pairs made it (a recast with no home team)
+                target = Dataset.objects.get(slug=dataset)
             # In the same transaction: the pairs and the record of who recast them land together.
             audit.record(
                 "import.recast",

@@ -254,10 +254,17 @@ def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options
     # scope's workers: an id that did nothing on these datasets (another lab's) is neither named nor
     # counted here.
     for pk, others in shared_device_ids(worker_ids=rows).items():
-        shared = flag_rules.many_ids_flag(pk, others & rows.keys()) if pk in rows and others & rows.keys() else None
+        others_in_scope = others & rows.keys()
+        shared = flag_rules.many_ids_flag(pk, others_in_scope) if pk in rows and others_in_scope else None
         if shared is not None:  # shared_device_ids lists only ids with others
             rows[pk].flags.append(shared)
     return sorted(rows.values(), key=lambda row: (not row.flags, -row.labels_given, row.worker.pk))
+
+
+def flagged_worker_ids(rows: list[WorkerQuality]) -> list[int]:
+    """The workers of `worker_quality` rows that a check flags: the one rule for the flagged
+    adjudication queue and its count, however the rows were read (cached or not)."""
+    return sorted(row.worker.pk for row in rows if row.flags)
 
 
 def next_pair_to_label(dataset: Dataset | TeamDatasets | None = None) -> Pair | None:

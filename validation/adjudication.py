@@ -35,7 +35,7 @@ from corpus.models import (
 from corpus.selectors import TeamDatasets, awaiting_decision, in_datasets, pairs_in, resolve_dataset
 from corpus.services import LabelRefused
 from quality.models import AggregatedLabel, AggregationRun, GroupDecidedPair
-from quality.selectors import worker_quality
+from quality.selectors import flagged_worker_ids, worker_quality
 
 from .models import AdjudicationRequest
 
@@ -82,7 +82,7 @@ def flagged_workers(dataset: Dataset | TeamDatasets | None = None) -> list[int]:
     """Workers the quality checks flag on the labels of `dataset` (the workers page's flags of that
     scope). One worker-quality read: a page asks once and hands the list to every queue it counts
     or shows (issue 53: the flagged queue's count and its list each read the whole worker quality)."""
-    return sorted(row.worker.pk for row in worker_quality(dataset) if row.flags)
+    return flagged_worker_ids(worker_quality(dataset))
 
 
 def _condition(

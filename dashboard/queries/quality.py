@@ -7,7 +7,7 @@ from corpus.selectors import TeamDatasets, in_datasets
 from crowd.models import Study, StudySession
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel
-from quality.selectors import WorkerQuality, worker_quality
+from quality.selectors import WorkerQuality, flagged_worker_ids, worker_quality
 from teams.access import scoped
 from validation.models import ValidationClaim
 
@@ -45,7 +45,7 @@ def flagged_workers(datasets: Dataset | TeamDatasets | None = None) -> list[int]
     """The workers the quality checks flag on the labels of `datasets` (a user's teams' datasets;
     None: every dataset), as the workers page of the same scope shows them: another team's labels
     never flag a worker on this team's pages."""
-    return sorted(row.worker.pk for row in worker_quality_rows(datasets) if row.flags)
+    return flagged_worker_ids(worker_quality_rows(datasets))
 
 
 def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:

@@ -26,9 +26,8 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
     if slug not in {f.slug for f in filters}:
         slug = adjudication.DEFAULT_FILTER
     include_decided = request.GET.get("decided") == "1"
-    flagged = flagged_workers(
-        scope.teams_within
-    )  # the teams' labels only; read once (and kept a few seconds), for the queue and every count
+    # The teams' labels only; read once (and kept a few seconds), for the queue and every count.
+    flagged = flagged_workers(scope.teams_within)
     pairs = adjudication.queue(scope.within, scope.split, slug, include_decided=include_decided, flagged=flagged)
     decisions = adjudication.recent_decisions(scope.within, scope.split)
     shown = list(pairs[:QUEUE_SHOWN])

@@ -8,7 +8,9 @@ from datetime import timedelta
 from django.db import connection
 from django.utils import timezone
 
-from corpus.models import Label, Pair
+from corpus.models import Label, Pair, Split
+from corpus.services import create_pairs
+from tests import factories
 from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
@@ -81,9 +83,25 @@ def test_the_claim_walks_the_index_of_pairs_with_free_places(dataset, make_worke
     """The candidate query reads the partial index that leaves fully held pairs out."""
     from validation.selectors import candidate_statement
 
-    make_pair(dataset)
+    # Many pairs outside the queue and a few in it, with statistics: with one pair and none, the
+    # planner's choice among the indexes is a coin toss (it walked another index on PostgreSQL 18).
+    premise = factories.premise(dataset, factories.genre("fiction"), Split.DEV)
+    outside = [
+        Pair(
+            premise=premise,
+            pair_id=f"{premise.prompt_id}-x{n}",
+            hypothesis=f"Claim number {n}.",
+            author_label="entailment",
+        )
+        for n in range(2000)
+    ]
+    made = create_pairs(dataset, premise.split, outside, [["entailment"]] * len(outside))
+    Pair.objects.filter(pk__in=[pair.pk for pair in made]).update(needs_validation=False)
+    for _ in range(3):
+        make_pair(dataset)
     sql, params = candidate_statement(make_worker(), timezone.now(), dataset=dataset, limit=15)
     with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {Pair._meta.db_table}")
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(f"EXPLAIN {sql}", params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
