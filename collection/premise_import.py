@@ -419,14 +419,22 @@ def import_premises(
         files=[str(p) for p in file_paths],
         bytes_total=sum(path.stat().st_size for path in file_paths),
     )
-    if record is None:
-        record = PremiseImport.objects.create(
-            dataset=dataset,
-            genre=genre,
-            source=", ".join(path.name for path in file_paths)[:255],
-            bytes_total=report.bytes_total,
-            split=split,
-        )
+    if record is None:  # a run no upload queued (`manage.py import_premises`, a script)
+        with transaction.atomic():
+            record = PremiseImport.objects.create(
+                dataset=dataset,
+                genre=genre,
+                source=", ".join(path.name for path in file_paths)[:255],
+                bytes_total=report.bytes_total,
+                split=split,
+            )
+            audit.record(
+                "import.started",
+                subject=dataset,
+                team_id=dataset.team_id,
+                after={"file": record.source, "genre": genre.slug, "kind": "premises", "import": record.pk},
+                datasets=[dataset.slug],
+            )
     taken_restarts = record.restarts
 
     writer = ProgressWriter()

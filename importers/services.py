@@ -244,10 +244,21 @@ def analyze_filled_tables() -> None:
 
 
 def start_import(dataset: Dataset, path: str, split: str) -> CorpusImport:
-    """The CorpusImport row of a run that begins reading `path` (its progress and, at the end, its report)."""
-    return CorpusImport.objects.create(
-        dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
-    )
+    """The CorpusImport row of a run that no upload queued (`manage.py import_pairs`, a script): its
+    progress and, at the end, its report; and its `import.started` audit entry, with it (an upload
+    recorded `import.queued` when it was queued)."""
+    with transaction.atomic():
+        record = CorpusImport.objects.create(
+            dataset=dataset, source=Path(path).name[:255], split=split, bytes_total=os.path.getsize(path)
+        )
+        audit.record(
+            "import.started",
+            subject=dataset,
+            team_id=dataset.team_id,
+            after={"file": record.source, "split": split, "kind": "pairs", "import": record.pk},
+            datasets=[dataset.slug],
+        )
+    return record
 
 
 def present_pair_ids(dataset: Dataset, pair_ids: Iterable[str]) -> set[str]:

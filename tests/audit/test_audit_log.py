@@ -177,3 +177,27 @@ def test_the_audit_page_csv_and_api_show_the_users_teams_only(client, django_use
     assert [row["reason"] for row in api] == ["why-ours"]
     audit.record("worker.readmitted", subject_label="shared", reason="why-shared")  # no team: every team's
     assert "why-shared" in client.get(reverse("dashboard:audit")).content.decode()
+
+
+def test_command_line_imports_of_pairs_and_premises_are_recorded_for_the_datasets_team(tmp_path):
+    from corpus.models import Dataset
+    from tests.importers.helpers import E, ensure_genres, snli_record, write_jsonl
+
+    ensure_genres("captions", "fiction")
+    lab = Team.objects.create(slug="lab-c", name="Lab C")
+    Dataset.objects.create(slug="labs-data", name="labs-data", team=lab)
+    write_jsonl(tmp_path / "snli_1.0_dev.jsonl", [snli_record("1.jpg#0r1e", [E])])
+    premises = tmp_path / "stories.txt"
+    premises.write_text("The old lighthouse keeper rowed out to the island before the storm came in.\n")
+
+    call_command(
+        "import_pairs", str(tmp_path / "snli_1.0_dev.jsonl"), "--dataset", "labs-data", "--no-progress", "--no-tag"
+    )
+    call_command("import_premises", str(premises), "--genre", "fiction", "--dataset", "labs-data", "--no-progress")
+
+    started = {entry.after["kind"]: entry for entry in entries("import.started")}
+    assert set(started) == {"pairs", "premises"}
+    assert started["pairs"].after["file"] == "snli_1.0_dev.jsonl" and started["pairs"].after["split"] == "dev"
+    assert started["premises"].after["file"] == "stories.txt" and started["premises"].after["genre"] == "fiction"
+    for entry in started.values():
+        assert (entry.team_id, entry.dataset_slugs, entry.actor) == (lab.pk, ["labs-data"], "")
