@@ -236,7 +236,7 @@ def analyze_filled_tables() -> None:
     """ANALYZE what an import filled, once it has committed (issue 53): planned on the statistics of
     the empty or smaller tables, the claim statements walked every open claim until autovacuum's
     next pass; a few seconds here (a sample of each table) instead of a plan left to luck."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
+    if connection.in_atomic_block:
         return  # inside a caller's transaction (tests) the rows are not committed yet
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
