@@ -179,17 +179,24 @@ def main():
     settings.ALLOWED_HOSTS = ["*"]
     client = Client()
     client.force_login(User.objects.create_superuser(f"bench-crowd-{time.time_ns()}", password="x"))
-    pages = [("login (baseline)", "/accounts/login/", False)]
-    pages += [
-        (f"adjudication {f.slug}", f"/dashboard/adjudication/?queue={f.slug}", True) for f in adjudication.FILTERS
+    # A researcher of the corpus's team too: their figure readers join each row to its dataset's
+    # team (teams.access), the superuser's read every team's rows without that join.
+    member = Client()
+    member.force_login(team_researcher())
+    dashboard = [
+        *((f"adjudication {f.slug}", f"/dashboard/adjudication/?queue={f.slug}") for f in adjudication.FILTERS),
+        ("workers", "/dashboard/workers/"),
+        ("costs", "/dashboard/costs/"),
+        ("bonuses", "/dashboard/bonuses/"),
     ]
-    pages += [("workers", "/dashboard/workers/", True), ("costs", "/dashboard/costs/", True)]
-    pages += [("bonuses", "/dashboard/bonuses/", True)]
+    pages: list[tuple[str, str, Client | None]] = [("login (baseline)", "/accounts/login/", None)]
+    pages += [(name, url, client) for name, url in dashboard]
+    pages += [(f"{name} (team researcher)", url, member) for name, url in dashboard]
     slow = []
     baseline = None
     print(f"{'page':<40} {'best ms':>9} {'x login':>8} {'statements':>10} {'warm x':>8}")
     for name, url, logged_in in pages:
-        browser = client if logged_in else Client()
+        browser = logged_in or Client()
         times = []
         for _ in range(args.repeat):
             cache.clear()
@@ -219,6 +226,25 @@ def main():
         with connection.cursor() as cursor:
             cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}")
             print("\n".join(row[0] for row in cursor.fetchall()))
+
+
+def team_researcher():
+    """A researcher (the role, not a superuser) of the bench dataset's team."""
+    from django.contrib.auth.models import User
+
+    from base.permissions import ensure_researcher_group
+    from corpus.models import Dataset
+    from teams.models import Role, default_team
+    from teams.services import join
+
+    dataset = Dataset.objects.get(slug="bench")
+    if dataset.team_id is None:
+        dataset.team = default_team()
+        dataset.save(update_fields=["team"])
+    user = User.objects.create_user(f"bench-member-{time.time_ns()}", password="x", is_staff=True)
+    user.groups.add(ensure_researcher_group())
+    join(user, dataset.team, Role.RESEARCHER)
+    return user
 
 
 if __name__ == "__main__":
