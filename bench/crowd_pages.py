@@ -234,6 +234,7 @@ def team_researcher():
 
     from base.permissions import ensure_researcher_group
     from corpus.models import Dataset
+    from crowd.models import Study
     from teams.models import Role, default_team
     from teams.services import join
 
@@ -241,6 +242,8 @@ def team_researcher():
     if dataset.team_id is None:
         dataset.team = default_team()
         dataset.save(update_fields=["team"])
+    # The bench's studies were made in no team: the team's researcher sees them once they are its.
+    Study.objects.filter(dataset=dataset, team__isnull=True).update(team=dataset.team)
     user = User.objects.create_user(f"bench-member-{time.time_ns()}", password="x", is_staff=True)
     user.groups.add(ensure_researcher_group())
     join(user, dataset.team, Role.RESEARCHER)
