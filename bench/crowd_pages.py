@@ -179,7 +179,7 @@ def main():
     settings.ALLOWED_HOSTS = ["*"]
     client = Client()
     client.force_login(User.objects.create_superuser(f"bench-crowd-{time.time_ns()}", password="x"))
-    # A researcher of the corpus's team too: their figure readers join each row to its dataset's
+    # A member of the corpus's team too (its owner): their figure readers join each row to its dataset's
     # team (teams.access), the superuser's read every team's rows without that join.
     member = Client()
     member.force_login(team_researcher())
@@ -191,7 +191,7 @@ def main():
     ]
     pages: list[tuple[str, str, Client | None]] = [("login (baseline)", "/accounts/login/", None)]
     pages += [(name, url, client) for name, url in dashboard]
-    pages += [(f"{name} (team researcher)", url, member) for name, url in dashboard]
+    pages += [(f"{name} (team owner)", url, member) for name, url in dashboard]
     slow = []
     baseline = None
     print(f"{'page':<40} {'best ms':>9} {'x login':>8} {'statements':>10} {'warm x':>8}")
@@ -229,7 +229,7 @@ def main():
 
 
 def team_researcher():
-    """A researcher (the role, not a superuser) of the bench dataset's team."""
+    """A member of the bench dataset's team (its owner: the role that also pays), not a superuser."""
     from django.contrib.auth.models import User
 
     from base.permissions import ensure_researcher_group
@@ -246,7 +246,7 @@ def team_researcher():
     Study.objects.filter(dataset=dataset, team__isnull=True).update(team=dataset.team)
     user = User.objects.create_user(f"bench-member-{time.time_ns()}", password="x", is_staff=True)
     user.groups.add(ensure_researcher_group())
-    join(user, dataset.team, Role.RESEARCHER)
+    join(user, dataset.team, Role.OWNER)  # the owner: the bonus page is the money role's
     return user
 
 
