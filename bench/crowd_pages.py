@@ -182,7 +182,7 @@ def main():
     # A member of the corpus's team too (its owner): their figure readers join each row to its dataset's
     # team (teams.access), the superuser's read every team's rows without that join.
     member = Client()
-    member.force_login(team_researcher())
+    member.force_login(team_member())
     dashboard = [
         *((f"adjudication {f.slug}", f"/dashboard/adjudication/?queue={f.slug}") for f in adjudication.FILTERS),
         ("workers", "/dashboard/workers/"),
@@ -228,7 +228,7 @@ def main():
             print("\n".join(row[0] for row in cursor.fetchall()))
 
 
-def team_researcher():
+def team_member():
     """A member of the bench dataset's team (its owner: the role that also pays), not a superuser."""
     from django.contrib.auth.models import User
 
