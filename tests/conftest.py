@@ -71,6 +71,37 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     options["options"] = f"{options.get('options', '')} -c deadlock_timeout=5s".strip()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _flush_by_delete():
+    """A transactional test's flush empties every table with DELETE, in one transaction that turns
+    off triggers and foreign-key checks (`session_replication_role = replica`; the suite's role is
+    a superuser on CI's server and the embedded cluster), instead of Django's TRUNCATE. On tables of
+    a few rows TRUNCATE costs far more: it gives each table and index a new file (about 0.5 s for
+    the 98 tables, against about 0.05 s). Every table of the schema is emptied but the migration
+    record, as TRUNCATE and its trigger (which empties the pair search table) leave them."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncating = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        with self.connection.cursor() as cursor:
+            cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            (superuser,) = cursor.fetchone()
+            cursor.execute(
+                "SELECT quote_ident(tablename) FROM pg_tables "
+                "WHERE schemaname = current_schema() AND tablename <> 'django_migrations'"
+            )
+            every = [name for (name,) in cursor.fetchall()]
+        if reset_sequences or not tables or not superuser:
+            return truncating(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
+        return ["SET LOCAL session_replication_role = replica", *(f"DELETE FROM {name}" for name in every)]
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(DatabaseOperations, "sql_flush", sql_flush)
+    yield
+    patch.undo()
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         _markers_of[item.nodeid] = sorted(
