@@ -62,8 +62,8 @@ def require_package(module, install_hint):
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     """The suite's own connections wait 5 s before they look for a deadlock; the Celery worker and
-    gunicorn subprocesses keep PostgreSQL's 1 s. A transactional test's teardown TRUNCATEs every
-    table while the session's real Celery worker may still be reading rows that test committed (a tagging
+    gunicorn subprocesses keep PostgreSQL's 1 s. A transactional test's teardown empties every
+    table (`_flush_by_delete`) while the session's real Celery worker may still be reading rows that test committed (a tagging
     task queued by its new pairs): in that deadlock the Celery worker's statement is the one cancelled,
     and the task fails on rows that are being wiped anyway, instead of the flush, which would
     leave them to the next test."""
