@@ -70,6 +70,9 @@ def test_a_real_worker_on_another_disk_imports_an_upload_made_through_the_page(
             timeout=90,
             message="the worker's import",
         )
+        # The task removes the stored file just after it marks the row done: a worker stopped the
+        # moment the row says so could be killed between the two (CI saw it once).
+        wait_for(lambda: s3_storage.keys_under("uploads/") == [], timeout=30, message="the stored upload's removal")
     finally:
         stop_celery_worker(worker)
     run.refresh_from_db()
