@@ -4,6 +4,7 @@ and the reading of a run's label words. Shared by the labelling (labelling.py) a
 (writing_checks.py)."""
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,30 @@ from django.conf import settings
 from corpus.labels import LABELS, TWO_WAY_LABELS, TWO_WAY_SCHEME, to_stored
 from markets.sealing import unseal_text
 
-from .endpoint import ChatEndpoint, Pacer
-from .models import ModelAnnotator
+from .endpoint import ChatAnswer, ChatEndpoint, Pacer
+from .models import ModelAnnotator, Outcome
+from .prompts import Parsed
 from .scope import CannotLabel
 
 RAW_CHARS = 2000
+
+
+def read_answer(row: Any, answer: ChatAnswer, parse: Callable[[str], Parsed]) -> str:
+    """Fill `row` (a ModelLabel or a WritingCheck) from an endpoint's `answer`: its costs, the raw
+    text, and the outcome (failed: no answer; unparseable: why; labelled: the reason). Returns the
+    label `parse` read, or "" when there is none; the caller stores it in its own field."""
+    row.attempts, row.latency_ms = answer.attempts, answer.latency_ms
+    row.input_tokens, row.output_tokens = answer.input_tokens, answer.output_tokens
+    if answer.content is None:
+        row.outcome, row.error = Outcome.FAILED, answer.error[:300]
+        return ""
+    row.raw_answer = answer.content[:RAW_CHARS]
+    parsed = parse(answer.content)
+    if not parsed.label:
+        row.outcome, row.error = Outcome.UNPARSEABLE, parsed.why[:300]
+        return ""
+    row.outcome, row.reason = Outcome.LABELLED, parsed.reason
+    return parsed.label
 
 
 def endpoint_of(annotator: ModelAnnotator) -> ChatEndpoint:

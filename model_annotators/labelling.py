@@ -19,7 +19,7 @@ from base.long_tasks import JobStatus, heartbeat, take
 from corpus.models import Pair
 
 from .calibration import calibrate
-from .clients import RAW_CHARS, endpoint_of, load_run_checkpoint, stored_label
+from .clients import endpoint_of, load_run_checkpoint, read_answer, stored_label
 from .models import AnnotatorKind, JobTask, LabellingJob, ModelAnnotator, ModelLabel, Outcome, TaskKind, WritingCheck
 from .prompts import fill, parse_answer
 from .scope import CannotLabel, asked_with, calibration_pairs, current_prompt, task_kind_of
@@ -113,20 +113,8 @@ class _EndpointLabeller:
                 annotator=self.annotator,
                 pair=pair,
                 asked_with=key,
-                attempts=answer.attempts,
-                latency_ms=answer.latency_ms,
-                input_tokens=answer.input_tokens,
-                output_tokens=answer.output_tokens,
             )
-            if answer.content is None:
-                row.outcome, row.error = Outcome.FAILED, answer.error[:300]
-            else:
-                row.raw_answer = answer.content[:RAW_CHARS]
-                parsed = parse_answer(answer.content, self.prompt.task_kind)
-                if parsed.label:
-                    row.outcome, row.label, row.reason = Outcome.LABELLED, parsed.label, parsed.reason
-                else:
-                    row.outcome, row.error = Outcome.UNPARSEABLE, parsed.why[:300]
+            row.label = read_answer(row, answer, lambda text: parse_answer(text, self.prompt.task_kind))
             rows.append(row)
         return rows
 

@@ -19,7 +19,7 @@ from typing import Any
 from corpus.labels import to_scheme
 from corpus.models import Pair
 
-from .clients import RAW_CHARS, endpoint_of, load_run_checkpoint, stored_label
+from .clients import endpoint_of, load_run_checkpoint, read_answer, stored_label
 from .models import AnnotatorKind, ModelAnnotator, ModelUse, Outcome, TaskKind, Verdict, WritingCheck
 from .prompts import fill, parse_verdict
 from .scope import CannotLabel, current_prompt
@@ -53,20 +53,8 @@ class _EndpointChecker:
                 pair=pair,
                 asked_with=key,
                 intended_label=pair.author_label,
-                attempts=answer.attempts,
-                latency_ms=answer.latency_ms,
-                input_tokens=answer.input_tokens,
-                output_tokens=answer.output_tokens,
             )
-            if answer.content is None:
-                row.outcome, row.error = Outcome.FAILED, answer.error[:300]
-            else:
-                row.raw_answer = answer.content[:RAW_CHARS]
-                parsed = parse_verdict(answer.content)
-                if parsed.label:
-                    row.outcome, row.verdict, row.reason = Outcome.LABELLED, parsed.label, parsed.reason
-                else:
-                    row.outcome, row.error = Outcome.UNPARSEABLE, parsed.why[:300]
+            row.verdict = read_answer(row, answer, parse_verdict)
             rows.append(row)
         return rows
 
