@@ -7,6 +7,7 @@ object, a label in other words, a missing label) is recorded as unparseable: nev
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from corpus.labels import LABELS, THREE_WAY_SCHEME, TWO_WAY_LABELS, TWO_WAY_SCHEME, to_stored
 
@@ -67,8 +68,8 @@ class Parsed:
     why: str = ""
 
 
-def parse_answer(text: str, task_kind: str) -> Parsed:
-    """The strict reading of a chat completion's content (module docstring)."""
+def _one_object(text: str) -> dict[str, Any] | Parsed:
+    """The answer as one JSON object, or the Parsed that says why it is not one."""
     stripped = (text or "").strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
         return Parsed(why="the answer is not one JSON object")
@@ -78,6 +79,14 @@ def parse_answer(text: str, task_kind: str) -> Parsed:
         return Parsed(why="the answer is not valid JSON")
     if not isinstance(answer, dict):
         return Parsed(why="the answer is not a JSON object")
+    return answer
+
+
+def parse_answer(text: str, task_kind: str) -> Parsed:
+    """The strict reading of a chat completion's content (module docstring)."""
+    answer = _one_object(text)
+    if isinstance(answer, Parsed):
+        return answer
     word = answer.get("label")
     words = words_of(task_kind)
     if not isinstance(word, str) or word not in words:
@@ -93,15 +102,9 @@ def parse_answer(text: str, task_kind: str) -> Parsed:
 def parse_verdict(text: str) -> Parsed:
     """The strict reading of a writing check's answer: one JSON object, `{"verdict": "<fits|
     does-not-fit|nonsense>", "reason": "..."}`; `label` holds the stored verdict (models.Verdict)."""
-    stripped = (text or "").strip()
-    if not (stripped.startswith("{") and stripped.endswith("}")):
-        return Parsed(why="the answer is not one JSON object")
-    try:
-        answer = json.loads(stripped)
-    except json.JSONDecodeError:
-        return Parsed(why="the answer is not valid JSON")
-    if not isinstance(answer, dict):
-        return Parsed(why="the answer is not a JSON object")
+    answer = _one_object(text)
+    if isinstance(answer, Parsed):
+        return answer
     word = answer.get("verdict")
     if not isinstance(word, str) or word not in VERDICT_WORDS:
         return Parsed(why=f"the verdict {str(word)[:40]!r} is not one of {', '.join(VERDICT_WORDS)}")
