@@ -38,3 +38,8 @@ max_requests_jitter = 500
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 keepalive = 5
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
+# gunicorn 27's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): a second
+# gunicorn on the host (a second site, a blue-green deploy, the suite's servers side by side) takes
+# the path over, and a master whose socket was taken waits its whole graceful timeout (30 s) on a
+# quick stop. Nothing here uses `gunicornc`, so there is no socket.
+control_socket_disable = True

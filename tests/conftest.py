@@ -71,17 +71,138 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     options["options"] = f"{options.get('options', '')} -c deadlock_timeout=5s".strip()
 
 
+# --- one migrated test database, cloned for each pytest-xdist process ----------------------------
+# Migrating a database from nothing is about 17 s of Python (some 40 s with coverage on a busy
+# machine); under pytest-xdist each process did it, side by side on the same cores. Instead the
+# controller migrates one test database before it starts the processes, and each process clones
+# it (`CREATE DATABASE ... TEMPLATE`, under a second), as Django's own parallel runner does.
+# With --reuse-db (and no --create-db) each process keeps its own database as pytest-django does.
+
+TEMPLATE_KEY = "nli_test_database_template"
+_template_made = pytest.StashKey[str]()
+
+
+def _clones_a_template(config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not (
+        config.getvalue("reuse_db") and not config.getvalue("create_db")
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the controller, before each test process starts: the template's name."""
+    config = node.config
+    if not _clones_a_template(config):
+        return
+    if _template_made not in config.stash:
+        from django.db import connection
+        from pytest_django.plugin import blocking_manager_key
+
+        with config.stash[blocking_manager_key].unblock():
+            original = connection.settings_dict["NAME"]
+            name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+            connection.close()
+        config.stash[_template_made] = name
+
+        def drop_the_template():
+            with config.stash[blocking_manager_key].unblock():
+                connection.creation.destroy_test_db(original, verbosity=0)
+
+        config.add_cleanup(drop_the_template)
+    node.workerinput[TEMPLATE_KEY] = config.stash[_template_made]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request,
+    django_test_environment,
+    django_db_blocker,
+    django_db_keepdb,
+    django_db_createdb,
+    django_db_modify_db_settings,
+):
+    """The test database: a clone of the controller's migrated template in a pytest-xdist process
+    (`pytest_configure_node`), else made as pytest-django makes it."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    template = getattr(request.config, "workerinput", {}).get(TEMPLATE_KEY)
+    if not template:
+        with django_db_blocker.unblock():
+            made = setup_databases(
+                verbosity=request.config.option.verbose,
+                interactive=False,
+                keepdb=django_db_keepdb and not django_db_createdb,
+            )
+            _copy_reference_rows()
+        yield
+        if not django_db_keepdb:
+            with django_db_blocker.unblock():
+                teardown_databases(made, verbosity=request.config.option.verbose)
+        return
+    creation = connection.creation
+    original = connection.settings_dict["NAME"]
+    clone = creation._get_test_db_name()  # the test name with this process's suffix (test_x_gw0)
+    quote = connection.ops.quote_name
+    with django_db_blocker.unblock():
+        with creation._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {quote(clone)} WITH (FORCE)")
+            cursor.execute(f"CREATE DATABASE {quote(clone)} TEMPLATE {quote(template)}")
+        connection.close()
+        settings.DATABASES[connection.alias]["NAME"] = clone
+        connection.settings_dict["NAME"] = clone
+        _copy_reference_rows()
+    yield
+    with django_db_blocker.unblock():
+        creation.destroy_test_db(original, verbosity=0)
+
+
+# The rows a migrated database holds that a flush must give back: what post_migrate makes (content
+# types, permissions) and the reference data of the data migrations that `_reference_data_after_a_flush`
+# puts back (genres, prompt families and their examples, the FAQ).
+REFERENCE_TABLES = (
+    "django_content_type",
+    "auth_permission",
+    "collection_genre",
+    "collection_promptfamily",
+    "collection_promptexample",
+    "collection_faqentry",
+)
+REFERENCE_SCHEMA = "nli_test_reference"
+_reference_copy = {"made": False}
+
+
+def _copy_reference_rows():
+    """A copy of REFERENCE_TABLES, as the freshly made test database holds them, in a schema of its
+    own (a test that empties `public`, as the migration test does, leaves it), for the flush."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {REFERENCE_SCHEMA} CASCADE; CREATE SCHEMA {REFERENCE_SCHEMA}")
+        for table in REFERENCE_TABLES:
+            cursor.execute(f"CREATE TABLE {REFERENCE_SCHEMA}.{table} AS TABLE public.{table}")
+    _reference_copy["made"] = True
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _flush_by_delete():
-    """A transactional test's flush empties every table with DELETE, in one transaction that turns
-    off triggers and foreign-key checks (`session_replication_role = replica`; the suite's role is
-    a superuser on CI's server and the embedded cluster), instead of Django's TRUNCATE. On tables of
-    a few rows TRUNCATE costs far more: it gives each table and index a new file (about 0.5 s for
-    the 98 tables, against about 0.05 s). Every table of the schema is emptied but the migration
-    record, as TRUNCATE and its trigger (which empties the pair search table) leave them."""
+    """A transactional test's flush empties every table with DELETE and puts the reference rows back
+    from their copy (`_copy_reference_rows`), in one transaction that turns off triggers and
+    foreign-key checks (`session_replication_role = replica`; the suite's role is a superuser on
+    CI's server and the embedded cluster), instead of Django's TRUNCATE followed by post_migrate.
+
+    On tables of a few rows TRUNCATE costs far more: it gives each table and index a new file
+    (about 0.5 s for the 98 tables, against about 0.05 s); and post_migrate, which made the content
+    types, permissions and reference data again through the ORM, some 300 statements, was about
+    0.25 s of every transactional test's teardown. The reference rows come back as they were made,
+    ids included. Every table of the schema is emptied but the migration record, as TRUNCATE and
+    its trigger (which empties the pair search table) leave them."""
+    from django.core.management.commands import flush
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncating = DatabaseOperations.sql_flush
+    emit_post_migrate = flush.emit_post_migrate_signal
+    restored = {"now": False}
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
         with self.connection.cursor() as cursor:
@@ -92,12 +213,30 @@ def _flush_by_delete():
                 "WHERE schemaname = current_schema() AND tablename <> 'django_migrations'"
             )
             every = [name for (name,) in cursor.fetchall()]
-        if reset_sequences or not tables or not superuser:
+        if reset_sequences or not tables or not superuser or not _reference_copy["made"]:
             return truncating(self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade)
-        return ["SET LOCAL session_replication_role = replica", *(f"DELETE FROM {name}" for name in every)]
+        restored["now"] = True
+        return [
+            "SET LOCAL session_replication_role = replica",
+            *(f"DELETE FROM {name}" for name in every),
+            *(f"INSERT INTO public.{table} SELECT * FROM {REFERENCE_SCHEMA}.{table}" for table in REFERENCE_TABLES),
+            # The copy's ids are below what the sequences hand out, unless the schema was made anew.
+            *(
+                f"SELECT setval(pg_get_serial_sequence('public.{table}', 'id'), "
+                f"greatest((SELECT max(id) FROM public.{table}), 1))"
+                for table in REFERENCE_TABLES
+            ),
+        ]
+
+    def post_migrate_unless_restored(*args, **kwargs):
+        if restored["now"]:
+            restored["now"] = False
+            return None
+        return emit_post_migrate(*args, **kwargs)
 
     patch = pytest.MonkeyPatch()
     patch.setattr(DatabaseOperations, "sql_flush", sql_flush)
+    patch.setattr(flush, "emit_post_migrate_signal", post_migrate_unless_restored)
     yield
     patch.undo()
 

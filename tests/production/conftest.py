@@ -138,9 +138,15 @@ def gunicorn_server(env: dict[str, str], log_path: Path) -> Iterator[Gunicorn]:
         if process.poll() is None:
             # A quick stop (SIGINT): nothing is in flight once the tests that used it have ended.
             os.killpg(process.pid, signal.SIGINT)
+        stopped_by_itself = True
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
+            stopped_by_itself = False
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
         log.close()
+        # A deploy stops gunicorn the same way: a master that outlives its quick stop (gunicorn 27's
+        # shared control socket did, when two ran on one host) makes every restart wait.
+        assert stopped_by_itself, f"gunicorn did not stop on SIGINT within 30 s:\n{log_path.read_text()[-3000:]}"
+
