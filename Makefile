@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 export DEBUG ?= 1
 WITH_DB := $(BIN)/python scripts/with_database.py
 
-.PHONY: demo test check install serve worker beat gpu-worker migrate browser clean
+.PHONY: demo test check lint types install serve worker beat gpu-worker migrate browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,10 +47,15 @@ demo: install
 browser:
 	@bash scripts/ensure_chromium.sh
 
-# The checks CI runs before the suite (and .pre-commit-config.yaml before a commit).
-check: install
+# The checks CI runs (and .pre-commit-config.yaml before a commit): `lint` (ruff, seconds) and
+# `types` (mypy, a few minutes of one core from a fresh clone); .ci/run runs `types` beside the suite.
+check: lint types
+
+lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+types: install
 	$(BIN)/mypy .
 
 # In CI (CI=true) a browser that cannot be installed stops the run here; on a workstation the

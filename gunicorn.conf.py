@@ -40,6 +40,12 @@ keepalive = 5
 accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
 # gunicorn 27's control socket defaults to one path per user (~/.gunicorn/gunicorn.ctl): a second
 # gunicorn on the host (a second site, a blue-green deploy, the suite's servers side by side) takes
-# the path over, and a master whose socket was taken waits its whole graceful timeout (30 s) on a
-# quick stop. Nothing here uses `gunicornc`, so there is no socket.
+# the path over from the first. Nothing here uses `gunicornc`, so there is no socket.
 control_socket_disable = True
+
+
+def post_worker_init(worker):
+    """Logged once a worker has its own signal handlers: a stop signal that reaches a worker before
+    this moment (in its first second) is lost, and the master then waits its whole graceful timeout
+    (30 s) for it; whoever stops a fresh server (the suite) waits for these lines first."""
+    worker.log.info("Worker ready (pid: %s)", worker.pid)

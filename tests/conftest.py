@@ -74,12 +74,13 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
 # --- one migrated test database, cloned for each pytest-xdist process ----------------------------
 # Migrating a database from nothing is about 17 s of Python (some 40 s with coverage on a busy
 # machine); under pytest-xdist each process did it, side by side on the same cores. Instead the
-# controller migrates one test database before it starts the processes, and each process clones
-# it (`CREATE DATABASE ... TEMPLATE`, under a second), as Django's own parallel runner does.
-# With --reuse-db (and no --create-db) each process keeps its own database as pytest-django does.
+# controller migrates one test database, in a thread, while the test processes start and collect
+# (about 20 s of their own), and each process clones it (`CREATE DATABASE ... TEMPLATE`, under a
+# second) once the controller says it is ready, as Django's own parallel runner does. With
+# --reuse-db (and no --create-db) each process keeps its own database as pytest-django does.
 
 TEMPLATE_KEY = "nli_test_database_template"
-_template_made = pytest.StashKey[str]()
+_template = pytest.StashKey[dict]()
 
 
 def _clones_a_template(config) -> bool:
@@ -88,28 +89,66 @@ def _clones_a_template(config) -> bool:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """The controller of a pytest-xdist run starts migrating the template (`_clones_a_template`),
+    before pytest-xdist starts the test processes (and after pytest-django's last `block()`)."""
+    config = session.config
+    if hasattr(config, "workerinput") or not _clones_a_template(config):
+        return
+    import tempfile
+    import threading
+
+    from django.db import connection
+    from pytest_django.plugin import blocking_manager_key
+
+    blocker = config.stash[blocking_manager_key]
+    original = connection.settings_dict["NAME"]
+    ready = Path(tempfile.mkdtemp(prefix="nli-test-template-")) / "ready"
+    made = {"name": connection.creation._get_test_db_name(), "ready": str(ready), "original": original}
+
+    def migrate_the_template():
+        from django.db import connection as own  # this thread's connection
+
+        try:
+            with blocker.unblock():
+                own.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+                own.close()
+            ready.write_text("ok")
+        except BaseException as error:  # the test processes report it instead of waiting for ever
+            ready.write_text(f"the controller could not make the test database: {error!r}")
+            raise
+
+    thread = threading.Thread(target=migrate_the_template, name="test-database-template", daemon=True)
+    thread.start()
+    config.stash[_template] = made
+
+    def drop_the_template():
+        thread.join()
+        with blocker.unblock():
+            connection.settings_dict["NAME"] = made["name"]
+            connection.creation.destroy_test_db(original, verbosity=0)
+
+    config.add_cleanup(drop_the_template)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """pytest-xdist, in the controller, before each test process starts: the template's name."""
-    config = node.config
-    if not _clones_a_template(config):
-        return
-    if _template_made not in config.stash:
-        from django.db import connection
-        from pytest_django.plugin import blocking_manager_key
+    """pytest-xdist, in the controller, before each test process starts: where the template is."""
+    if _template in node.config.stash:
+        node.workerinput[TEMPLATE_KEY] = node.config.stash[_template]
 
-        with config.stash[blocking_manager_key].unblock():
-            original = connection.settings_dict["NAME"]
-            name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-            connection.close()
-        config.stash[_template_made] = name
 
-        def drop_the_template():
-            with config.stash[blocking_manager_key].unblock():
-                connection.creation.destroy_test_db(original, verbosity=0)
-
-        config.add_cleanup(drop_the_template)
-    node.workerinput[TEMPLATE_KEY] = config.stash[_template_made]
+def _wait_for_the_template(template) -> str:
+    ready = Path(template["ready"])
+    deadline = time.monotonic() + 900
+    while not ready.exists() or not ready.read_text():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the controller did not make the test database within 15 minutes")
+        time.sleep(0.2)
+    if ready.read_text() != "ok":
+        raise RuntimeError(ready.read_text())
+    return template["name"]
 
 
 @pytest.fixture(scope="session")
@@ -145,9 +184,10 @@ def django_db_setup(
     clone = creation._get_test_db_name()  # the test name with this process's suffix (test_x_gw0)
     quote = connection.ops.quote_name
     with django_db_blocker.unblock():
+        name = _wait_for_the_template(template)
         with creation._nodb_cursor() as cursor:
             cursor.execute(f"DROP DATABASE IF EXISTS {quote(clone)} WITH (FORCE)")
-            cursor.execute(f"CREATE DATABASE {quote(clone)} TEMPLATE {quote(template)}")
+            cursor.execute(f"CREATE DATABASE {quote(clone)} TEMPLATE {quote(name)}")
         connection.close()
         settings.DATABASES[connection.alias]["NAME"] = clone
         connection.settings_dict["NAME"] = clone

@@ -48,6 +48,11 @@ class ValidationClaim(TaskClaim):
                 condition=models.Q(status="open"),
                 name="valclaim_open",
             ),
+            # A pair's catch servings (`quality.catch_trials.catch_servings`, counted for every
+            # candidate of a claim that may carry a catch trial, and for each pair of its premise):
+            # the catch claims are a few among all claims, and with no index of their own each count
+            # walked every claim of the pair or, with stale statistics, every catch claim.
+            models.Index(fields=["pair"], condition=models.Q(is_catch_trial=True), name="valclaim_catch"),
             # The cost page's credit read and the submit's clearing of a pair's earlier credit.
             models.Index(fields=["pair"], condition=models.Q(credited=True), name="valclaim_credited"),
         ]
