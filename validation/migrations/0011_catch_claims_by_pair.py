@@ -4,16 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('corpus', '0028_dataset_team'),
-        ('crowd', '0026_study_hold_rules'),
-        ('validation', '0010_adjudication_request'),
+        ("corpus", "0028_dataset_team"),
+        ("crowd", "0026_study_hold_rules"),
+        ("validation", "0010_adjudication_request"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='validationclaim',
-            index=models.Index(condition=models.Q(('is_catch_trial', True)), fields=['pair'], name='valclaim_catch'),
+            model_name="validationclaim",
+            index=models.Index(condition=models.Q(("is_catch_trial", True)), fields=["pair"], name="valclaim_catch"),
         ),
     ]
