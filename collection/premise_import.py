@@ -459,8 +459,8 @@ def import_premises(
     try:
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
-            # Its length deltas netted per key, and the premises and tallies analysed once it
-            # commits (issue 53: the writing claim was planned on a table without these premises).
+            # Its length deltas netted per key, and the premises and tallies vacuumed and analysed once
+            # it commits (issue 53: the writing claim was planned on a table without these premises).
             with bulk_import(Premise):
                 _import_files(
                     file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress, split

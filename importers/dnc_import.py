@@ -165,8 +165,8 @@ def store_dnc_pairs(
     caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
 
     `genre`: an existing Genre for the premises; default one named after the dataset (family "recast")."""
-    # One import in the caller's transaction: tally deltas netted per key, the tables analysed once
-    # it commits (corpus.bulk).
+    # One import in the caller's transaction: tally deltas netted per key, the tables vacuumed and
+    # analysed once it commits (corpus.bulk).
     with bulk.bulk_import(Premise, Pair, ValidationLabel, PairProvenance, tables=[PAIR_SEARCH_TABLE]):
         report = DncImportReport(
             path=str(source),

@@ -154,10 +154,10 @@ def import_mpe_file(
     report.problems = [(problem.line, problem.reason, problem.repaired) for problem in parsed.problems]
     items = _unique_items(parsed.items, report)
     try:
-        # The tables analysed once the last chunk has committed (corpus.bulk).
+        # The tables vacuumed and analysed once the last chunk has committed (corpus.bulk).
         with (
             heartbeat(CorpusImport, record.pk),
-            bulk.analyzed_when_committed(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE]),
+            bulk.refreshed_when_committed(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE]),
         ):
             for start in range(0, len(items), CHUNK_SIZE):
                 # Each chunk's premises, items, judgments and file adjudications commit together,

@@ -48,7 +48,7 @@ from .models import CorpusImport
 
 # The pairs' search rows, kept by triggers on the pair table (corpus/migrations/0018_pair_search_table.py).
 PAIR_SEARCH_TABLE = "collection_pair_search"
-# What a corpus import writes rows into, besides those and the tallies.
+# What a corpus import writes rows into, besides the pairs' search rows and the tallies.
 FILLED_MODELS = (Premise, Pair, ValidationLabel)
 
 CHUNK_SIZE = 2000
@@ -199,7 +199,7 @@ def import_pairs_file(
         with heartbeat(CorpusImport, record.pk), ProgressWriter() as writer, transaction.atomic():
             # The run's tally deltas netted per key as it goes (one row per word it touches, not
             # one per word of every hypothesis: issue 53), written before it commits; the tables it
-            # filled analysed once it has.
+            # filled vacuumed and analysed once it has.
             with bulk.bulk_import(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE]):
                 _import_rows(path, found, split, genre, genres, chunk_size, progress, report, record, writer)
             # Committed only while the row is still this run's: a restart would import it again.
@@ -226,7 +226,7 @@ def import_pairs_file(
 
 def filled_tables() -> list[str]:
     """The tables a corpus import fills (`FILLED_MODELS`, the pairs' search rows and every
-    maintained tally): analysed once the import commits (`corpus.bulk`)."""
+    maintained tally): vacuumed and analysed once the import commits, those it changed (`corpus.bulk`)."""
     return bulk.tables_of(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE])
 
 
