@@ -103,6 +103,60 @@ def analyze_held_back():
             setattr(module, name, original)
 
 
+class _Notices:
+    """psycopg2 keeps the last 50 notices of a connection in a list; this keeps them all."""
+
+    def __init__(self):
+        self.texts = []
+
+    def append(self, text):
+        self.texts.append(text)
+
+
+@contextlib.contextmanager
+def slow_statements(title, over_ms, shown=3, lines=30):
+    """EXPLAIN ANALYZE, as it ran, of every statement of this connection over `over_ms` inside the
+    block (auto_explain, its plans sent as notices): their count and time, and the slowest `shown`."""
+    from django.db import connection
+
+    connection.ensure_connection()
+    raw = connection.connection
+    notices, raw.notices = _Notices(), _Notices()
+    settings = {
+        "auto_explain.log_min_duration": str(int(over_ms)),
+        "auto_explain.log_analyze": "on",
+        "auto_explain.log_buffers": "on",
+        "auto_explain.log_nested_statements": "on",
+        "auto_explain.log_level": "notice",
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("LOAD 'auto_explain'")
+        for name, value in settings.items():
+            cursor.execute("SELECT set_config(%s, %s, false)", [name, value])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('auto_explain.log_min_duration', '-1', false)")
+        notices = raw.notices
+        raw.notices = []
+    plans = []
+    for text in notices.texts:
+        if "duration:" in text:
+            milliseconds = float(text.split("duration:")[1].split("ms")[0])
+            plans.append((milliseconds, text.strip()))
+    plans.sort(reverse=True)
+    print(
+        f"  statements over {over_ms:.0f} ms in {title}: {len(plans)}, {sum(ms for ms, _ in plans) / 1000:.1f} s in all"
+    )
+    for milliseconds, text in plans[:shown]:
+        print(f"    -- {milliseconds:,.0f} ms:")
+        body = text.splitlines()
+        print("\n".join(f"      {line}" for line in body[:lines]))
+        if len(body) > lines:
+            print(f"      ... ({len(body) - lines} more lines)")
+
+
 def write_premises(path, count, seed=53):
     """JSONL premises of English words (the premise import drops text that is mostly symbols)."""
     import random
@@ -165,7 +219,7 @@ def claims(args, title):
     claim_plans(args.slow_ms)
 
 
-def fold_against_group_by(title):
+def fold_against_group_by(title, slow_ms):
     """The fold's statements (tallies._fold, without its receivers) against a GROUP BY of each
     table's rows into a table, measured right before it."""
     from django.db import connection
@@ -185,7 +239,8 @@ def fold_against_group_by(title):
                 grouped += time.perf_counter() - started
                 cursor.execute("DROP TABLE grouped")
     started = time.perf_counter()
-    result = tallies._fold()  # its statements, committed
+    with slow_statements("the fold", slow_ms, shown=len(tally_tables()), lines=60):
+        result = tallies._fold()  # its statements, committed
     fold = time.perf_counter() - started
     folded, replaced = result if isinstance(result, tuple) else (result, None)  # ef71907: rows only
     started = time.perf_counter()
@@ -314,7 +369,7 @@ def main():
         print(f"\n  the imports' {done}: {time.perf_counter() - started:.1f} s")
         if not args.skip_claims:
             claims(args, "after ANALYZE (fresh)")
-        fold_against_group_by("after the imports")
+        fold_against_group_by("after the imports", args.slow_ms)
         second = Path(directory) / "second"
         second.mkdir()
         # Its train file holds about a quarter of --pairs; the vocabulary is the first import's.
@@ -330,7 +385,7 @@ def main():
                 target.write(json.dumps(record) + "\n")
         importing.import_pairs_file(renamed, "bench", split="train")
         print(f"\n  a second train import into bench: {time.perf_counter() - started:.1f} s")
-        fold_against_group_by("after a second train import into the same dataset")
+        fold_against_group_by("after a second train import into the same dataset", args.slow_ms)
         newer_probe(paths, args.slow_ms)
     with connection.cursor() as cursor:
         for name in dict.fromkeys(tally_tables()):
