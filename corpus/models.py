@@ -757,3 +757,62 @@ class LengthTally(Tally):
 
     def __str__(self) -> str:
         return f"length tally {self.pk} ({self.kind}: {self.words} words)"
+
+
+class WorkerLabelTally(Tally):
+    """Validation labels (positions 2 on, each by a worker) per dataset × split × worker × label ×
+    leave-one-out gold × the pair's gold label × the label its author wrote the pair for: the
+    workers page's figures and flags (`quality.selectors.worker_quality`) and the written stratum of
+    the guesser evidence, summed instead of grouping every label with its pair's other labels
+    (issue 53). Moved by `corpus.worker_tally`, the one place that says how."""
+
+    genre = None  # no genre: a worker's figures are never read per genre, and it would multiply the rows
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    label = models.CharField(max_length=20)
+    # The gold label of the pair's OTHER counted labels (3 votes among them), '-' when they have none.
+    loo_gold = models.CharField(max_length=20)
+    gold_label = models.CharField(max_length=20)
+    author_label = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        db_table = "corpus_workerlabeltally"
+        verbose_name_plural = "worker label tallies"
+
+    def __str__(self) -> str:
+        return f"worker label tally {self.pk} (worker {self.worker_id}: {self.label})"
+
+
+class WorkerSecondsTally(Tally):
+    """Timed validation labels (positions 2 on) per dataset × split × worker × seconds bucket
+    (`corpus.worker_tally.BUCKETS`: the bucket's lower bound in tenths of a second): a histogram,
+    since a median cannot be summed; the median of the too-fast flag is read from it."""
+
+    genre = None
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    tenths = models.IntegerField()
+
+    class Meta:
+        db_table = "corpus_workersecondstally"
+        verbose_name_plural = "worker seconds tallies"
+
+    def __str__(self) -> str:
+        return f"worker seconds tally {self.pk} (worker {self.worker_id}: from {self.tenths / 10} s)"
+
+
+class WriterTally(Tally):
+    """Pairs with an author per dataset × split × author × the label they wrote for × gold label ×
+    whether all five labels are in: the writers' figures of the workers page (author = gold, gold
+    differs on five-label pairs), summed instead of grouping the pairs (issue 53)."""
+
+    genre = None
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    author_label = models.CharField(max_length=20)
+    gold_label = models.CharField(max_length=20)
+    five_labels = models.BooleanField()
+
+    class Meta:
+        db_table = "corpus_writertally"
+        verbose_name_plural = "writer tallies"
+
+    def __str__(self) -> str:
+        return f"writer tally {self.pk} (worker {self.worker_id}: {self.author_label} -> {self.gold_label})"
