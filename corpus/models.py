@@ -330,7 +330,12 @@ class Worker(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.external_id or self.user.get_username()
+        return self.named(self.external_id, self.user.get_username())
+
+    @staticmethod
+    def named(external_id: str, username: str) -> str:
+        """How a worker is named (`str`), from the two columns: for pages that read plain rows."""
+        return external_id or username
 
 
 # --- pairs and their labels ------------------------------------------------------------------------
@@ -784,19 +789,19 @@ class WorkerLabelTally(Tally):
 
 class WorkerSecondsTally(Tally):
     """Timed validation labels (positions 2 on) per dataset × split × worker × seconds bucket
-    (`corpus.worker_tally.BUCKETS`: the bucket's lower bound in tenths of a second): a histogram,
-    since a median cannot be summed; the median of the too-fast flag is read from it."""
+    (`corpus.worker_tally.bucket_sql`: buckets 9% wide on a log scale): a histogram, since a median
+    cannot be summed; the median of the workers page and of the too-fast flag is read from it."""
 
     genre = None
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
-    tenths = models.IntegerField()
+    bucket = models.SmallIntegerField()
 
     class Meta:
         db_table = "corpus_workersecondstally"
         verbose_name_plural = "worker seconds tallies"
 
     def __str__(self) -> str:
-        return f"worker seconds tally {self.pk} (worker {self.worker_id}: from {self.tenths / 10} s)"
+        return f"worker seconds tally {self.pk} (worker {self.worker_id}: bucket {self.bucket})"
 
 
 class WriterTally(Tally):

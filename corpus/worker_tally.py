@@ -8,7 +8,7 @@ transaction; folded by `corpus.tallies.fold`, checked and rebuilt by `check_and_
 its datasets):
   - `WorkerLabelTally`: scored labels (`scored_labels`) per worker × label × leave-one-out gold
     (`leave_one_out_gold`) × the pair's gold label × the label the pair was written for;
-  - `WorkerSecondsTally`: their seconds per worker, a histogram (`BUCKETS`);
+  - `WorkerSecondsTally`: their seconds per worker, a histogram (`bucket_sql`: 9% wide, on a log scale);
   - `WriterTally`: pairs with an author per author × written label × gold label × five labels in.
 
 The truth (`truth`) is those rows grouped from the labels and pairs, with the rule of which labels
@@ -22,6 +22,7 @@ released by a market, exclusions: the workers' pairs locked), `corpus.adjudicati
 maintained tally", says what the histogram's median is worth and why no row is hot.
 """
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Case, F, FloatField, IntegerField, Q, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast, Floor
+from django.db.models.functions import Cast, Floor, Greatest, Least, Ln
 
 from base.subquery import sql_of
 
@@ -40,7 +41,7 @@ from .models import Dataset, Pair, ValidationLabel, WorkerLabelTally, WorkerSeco
 from .selectors import DatasetScope, dataset_sql, in_gold
 
 LABEL_KEY = ("dataset_id", "split", "worker_id", "label", "loo_gold", "gold_label", "author_label")
-SECONDS_KEY = ("dataset_id", "split", "worker_id", "tenths")
+SECONDS_KEY = ("dataset_id", "split", "worker_id", "bucket")
 WRITER_KEY = ("dataset_id", "split", "worker_id", "author_label", "gold_label", "five_labels")
 TABLES = ((WorkerLabelTally, LABEL_KEY), (WorkerSecondsTally, SECONDS_KEY), (WriterTally, WRITER_KEY))
 
@@ -73,32 +74,36 @@ def leave_one_out_gold() -> tuple[Case, dict[str, Any]]:
 
 # --- the seconds histogram -------------------------------------------------------------------------
 
-# (upper end in seconds, bucket width in tenths of a second), in order; above the last, one bucket.
-BUCKETS = ((10, 1), (60, 10), (600, 100))
-OVERFLOW_TENTHS = BUCKETS[-1][0] * 10  # the bucket of every label of 600 s or more
+# Buckets of seconds on a log scale, BUCKETS_PER_DOUBLING to each doubling: bucket k holds the
+# seconds in [ANCHOR_SECONDS * 2^(k/8), ANCHOR_SECONDS * 2^((k+1)/8)), each 9% wider than the last,
+# so a worker's labels fill as many buckets as the spread of their pace, however many labels they
+# give (0.1 s buckets below 10 s filled about 60 a worker at 250 labels each). The anchor is the
+# too-fast flag's threshold (quality.flags.TOO_FAST_SECONDS, and half of it FAR_TOO_FAST_SECONDS):
+# a bound, so the flag seldom needs the exact median. The first and last buckets are open-ended.
+ANCHOR_SECONDS = 4.0
+BUCKETS_PER_DOUBLING = 8
+LOWEST_BUCKET, HIGHEST_BUCKET = -6 * BUCKETS_PER_DOUBLING, 12 * BUCKETS_PER_DOUBLING  # 1/16 s, 16,384 s
 
 
 def bucket_sql() -> Case:
-    """A label's bucket, the lower bound of its seconds in tenths (`BUCKETS`), as SQL: the only place
-    a label's bucket is computed (the deltas are read back from SQL too)."""
+    """A label's bucket (`ANCHOR_SECONDS`) as SQL, NULL without seconds: the only place a label's
+    bucket is computed (the writers' deltas are read back from SQL too)."""
     seconds = Cast(F("seconds"), FloatField())
+    steps = Floor(Ln(seconds / ANCHOR_SECONDS) * BUCKETS_PER_DOUBLING / Ln(Value(2.0)))
     return Case(
         When(seconds__isnull=True, then=Value(None)),
-        *(
-            When(seconds__lt=upper, then=Cast(Floor(seconds * 10 / width) * width, IntegerField()))
-            for upper, width in BUCKETS
-        ),
-        default=Value(OVERFLOW_TENTHS),
+        When(seconds__lte=0, then=Value(LOWEST_BUCKET)),
+        default=Cast(Greatest(Least(steps, Value(HIGHEST_BUCKET)), Value(LOWEST_BUCKET)), IntegerField()),
         output_field=IntegerField(),
     )
 
 
-def bucket_bounds(tenths: int) -> tuple[float, float]:
-    """(lowest, highest) seconds of a bucket: its labels lie in [lowest, highest)."""
-    for upper, width in BUCKETS:
-        if tenths < upper * 10:
-            return tenths / 10, (tenths + width) / 10
-    return tenths / 10, float("inf")
+def bucket_bounds(bucket: int) -> tuple[float, float]:
+    """(lowest, highest) seconds of a bucket: its labels lie in [lowest, highest) (up to a rounding
+    of the logarithm on a bound)."""
+    lowest = -math.inf if bucket <= LOWEST_BUCKET else ANCHOR_SECONDS * 2 ** (bucket / BUCKETS_PER_DOUBLING)
+    highest = math.inf if bucket >= HIGHEST_BUCKET else ANCHOR_SECONDS * 2 ** ((bucket + 1) / BUCKETS_PER_DOUBLING)
+    return lowest, highest
 
 
 # --- a pair's rows, and the writers' deltas --------------------------------------------------------
@@ -298,7 +303,8 @@ def worker_sums(
     split_sql, split_params = _split_condition(split)
     figures, params = [], []
     for name, condition, values in _FIGURES:
-        figures.append(f"coalesce(sum(n) FILTER (WHERE {condition}), 0)::bigint AS {name}")
+        # n::integer: a sum of integers is a bigint, of bigints a numeric (several times slower).
+        figures.append(f"coalesce(sum(n::integer) FILTER (WHERE {condition}), 0) AS {name}")
         params += values
     labels = WorkerLabelTally._meta.db_table
     sql = f"""
@@ -306,33 +312,51 @@ def worker_sums(
             SELECT worker_id, {", ".join(figures)}
             FROM (SELECT t.*, d.label_scheme AS scheme FROM {labels} t JOIN {Dataset._meta.db_table} d
                   ON d.id = t.dataset_id WHERE {scope} AND {split_sql}) AS rows
-            GROUP BY worker_id HAVING sum(n) <> 0
+            GROUP BY worker_id HAVING sum(n::integer) <> 0
         )"""
     params += [*scope_params, *split_params]
     if medians:
+        # Each worker's histogram as two arrays in bucket order: the middle buckets are found in
+        # Python (a running sum over SQL windows cost twice as much).
         sql += f""", buckets AS (
-            SELECT worker_id, tenths, sum(n) AS n FROM {WorkerSecondsTally._meta.db_table} t
-            WHERE {scope} AND {split_sql} GROUP BY worker_id, tenths HAVING sum(n) <> 0
-        ), running AS (
-            SELECT worker_id, tenths,
-                   sum(n) OVER (PARTITION BY worker_id ORDER BY tenths) AS upto,
-                   sum(n) OVER (PARTITION BY worker_id) AS timed
-            FROM buckets
-        ), middles AS (
-            SELECT worker_id, max(timed)::bigint AS timed,
-                   min(tenths) FILTER (WHERE upto >= floor((timed + 1) / 2)) AS lower_middle,
-                   min(tenths) FILTER (WHERE upto >= floor(timed / 2) + 1) AS upper_middle
-            FROM running GROUP BY worker_id
+            SELECT worker_id, bucket, sum(n::integer) AS n FROM {WorkerSecondsTally._meta.db_table} t
+            WHERE {scope} AND {split_sql} GROUP BY worker_id, bucket HAVING sum(n::integer) <> 0
+        ), histograms AS (
+            SELECT worker_id, array_agg(bucket ORDER BY bucket) AS buckets, array_agg(n ORDER BY bucket) AS counts
+            FROM buckets GROUP BY worker_id
         )
-        SELECT figures.*, coalesce(middles.timed, 0), middles.lower_middle, middles.upper_middle
-        FROM figures LEFT JOIN middles USING (worker_id)"""
+        SELECT figures.*, histograms.buckets, histograms.counts FROM figures LEFT JOIN histograms USING (worker_id)"""
         params += [*scope_params, *split_params]
     else:
-        sql += " SELECT figures.*, NULL, NULL, NULL FROM figures"
-    names = ("worker_id", *FIGURE_NAMES, *MIDDLE_NAMES)
+        sql += " SELECT figures.*, NULL, NULL FROM figures"
+    names = ("worker_id", *FIGURE_NAMES)
+    sums = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return {row[0]: dict(zip(names, row, strict=True)) for row in cursor.fetchall()}
+        for *row, buckets, counts in cursor.fetchall():
+            sums[row[0]] = dict(zip(names, row, strict=True)) | dict(
+                zip(MIDDLE_NAMES, _middles(buckets, counts), strict=True)
+            )
+    return sums
+
+
+def _middles(buckets: list[int] | None, counts: list[int] | None) -> tuple[int, int | None, int | None]:
+    """(timed labels, the bucket of the lower middle one, of the upper middle one) of a histogram
+    (its buckets in order, and their labels); for an odd number the two middles are one label."""
+    if not buckets or not counts:
+        return 0, None, None
+    timed = sum(counts)
+    lower_rank, upper_rank = (timed + 1) // 2, timed // 2 + 1
+    lower = upper = None
+    upto = 0
+    for bucket, n in zip(buckets, counts, strict=True):
+        upto += n
+        if lower is None and upto >= lower_rank:
+            lower = bucket
+        if upto >= upper_rank:
+            upper = bucket
+            break
+    return timed, lower, upper
 
 
 def writer_sums(dataset: DatasetScope = None, split: str | None = None) -> dict[int, dict[str, int]]:
@@ -342,12 +366,13 @@ def writer_sums(dataset: DatasetScope = None, split: str | None = None) -> dict[
     scope, scope_params = _scope_condition(dataset)
     split_sql, split_params = _split_condition(split)
     sql = (
-        "SELECT worker_id, sum(n)::bigint,"
-        " coalesce(sum(n) FILTER (WHERE gold_label <> %s), 0)::bigint,"
-        " coalesce(sum(n) FILTER (WHERE gold_label = author_label), 0)::bigint,"
-        " coalesce(sum(n) FILTER (WHERE five_labels), 0)::bigint,"
-        " coalesce(sum(n) FILTER (WHERE five_labels AND gold_label <> author_label), 0)::bigint"
-        f" FROM {WriterTally._meta.db_table} WHERE {scope} AND {split_sql} GROUP BY worker_id HAVING sum(n) <> 0"
+        "SELECT worker_id, sum(n::integer),"
+        " coalesce(sum(n::integer) FILTER (WHERE gold_label <> %s), 0),"
+        " coalesce(sum(n::integer) FILTER (WHERE gold_label = author_label), 0),"
+        " coalesce(sum(n::integer) FILTER (WHERE five_labels), 0),"
+        " coalesce(sum(n::integer) FILTER (WHERE five_labels AND gold_label <> author_label), 0)"
+        f" FROM {WriterTally._meta.db_table} WHERE {scope} AND {split_sql}"
+        " GROUP BY worker_id HAVING sum(n::integer) <> 0"
     )
     names = ("n", "with_gold", "author_is_gold", "five", "five_differs")
     with connection.cursor() as cursor:
@@ -362,10 +387,10 @@ def written_label_counts(worker_ids: Sequence[int]) -> list[tuple[int, str, str,
     if not worker_ids:
         return []
     sql = (
-        f"SELECT t.worker_id, t.label, t.author_label, d.label_scheme, sum(t.n)::bigint"
+        f"SELECT t.worker_id, t.label, t.author_label, d.label_scheme, sum(t.n::integer)"
         f" FROM {WorkerLabelTally._meta.db_table} t JOIN {Dataset._meta.db_table} d ON d.id = t.dataset_id"
         " WHERE t.worker_id = ANY(%s) AND t.author_label = ANY(%s)"
-        " GROUP BY 1, 2, 3, 4 HAVING sum(t.n) <> 0"
+        " GROUP BY 1, 2, 3, 4 HAVING sum(t.n::integer) <> 0"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [list(worker_ids), list(LABELS)])

@@ -216,8 +216,8 @@ def histogram_medians(
     min_items: int = flag_rules.TOO_FAST_MIN_ITEMS,
 ) -> dict[int, float]:
     """{worker id: median seconds per item} from the histogram of `corpus.worker_tally.worker_sums`
-    rows: the middle of the bounds the two middle labels' buckets put on the median (within half a
-    bucket of it). Where the bounds leave open whether the median is below `threshold` (the
+    rows: the middle of the bounds the two middle labels' buckets put on the median (within 4.6%
+    of it). Where the bounds leave open whether the median is below `threshold` (the
     too-fast flag's, for a worker with at least `min_items` timed labels), the exact median read
     from the labels of those workers (one statement, none when no worker is open): so the flag
     decides exactly as on the exact medians."""
@@ -252,7 +252,7 @@ def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options
     Returns a list of WorkerQuality, flagged workers first, then by labels given.
     The figures are the maintained tally's (`corpus.worker_tally`): a few statements whatever the
     number of workers and labels; the median seconds per item is the histogram's
-    (`histogram_medians`: within half a bucket, exact where the too-fast flag needs it).
+    (`histogram_medians`: within 4.6%, exact where the too-fast flag needs it).
     """
     labels = worker_sums(dataset)
     medians = histogram_medians(

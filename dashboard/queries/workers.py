@@ -58,22 +58,26 @@ def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> l
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
     rows: list[dict[str, Any]] = []
-    for worker in Worker.objects.filter(pk__in=active).select_related("user"):
-        wrote = written.get(worker.pk, {})
-        gave = given.get(worker.pk, {})
+    # Plain rows, not Worker objects: a thousand of them with their users cost more than the figures.
+    people = Worker.objects.filter(pk__in=active).values_list(
+        "pk", "external_id", "user__username", "market", "is_trusted", "is_excluded"
+    )
+    for pk, external_id, username, market, is_trusted, is_excluded in people:
+        wrote = written.get(pk, {})
+        gave = given.get(pk, {})
         rows.append(
             {
-                "id": worker.pk,
-                "worker": str(worker),
-                "username": worker.user.get_username(),
-                "market": worker.market,
-                "is_trusted": worker.is_trusted,
-                "is_excluded": worker.is_excluded,
+                "id": pk,
+                "worker": Worker.named(external_id, username),
+                "username": username,
+                "market": market,
+                "is_trusted": is_trusted,
+                "is_excluded": is_excluded,
                 "pairs_written": wrote.get("n", 0),
                 "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
                 "labels_given": gave.get("n", 0),
                 "gold_agreement": ratio(gave.get("gold_agreements", 0), gave.get("with_gold", 0)),
-                "median_writing_seconds": medians.get(worker.pk),
+                "median_writing_seconds": medians.get(pk),
             }
         )
     return rows

@@ -299,8 +299,8 @@ def test_the_too_fast_flag_is_the_exact_medians_where_the_histogram_leaves_it_op
     premise = factories.premise(dataset)
     just_below, just_above, clear = workers(3)
     helper = workers(1, prefix="h")[0]
-    # Ten timed labels each, five either side of 4 s: the histogram's buckets [3.9, 4.0) and
-    # [4.0, 4.1) cannot tell whether the median is under 4 s; the exact medians are 3.995 and 4.005.
+    # Ten timed labels each, five either side of 4 s: the histogram's buckets either side of 4 s
+    # cannot tell whether the median is under 4 s; the exact medians are 3.995 and 4.005.
     for number in range(10):
         pair = factories.pair(dataset, premise, [E])
         add_label(pair, E, worker=just_below, seconds=3.95 if number < 5 else 4.04)
@@ -313,7 +313,8 @@ def test_the_too_fast_flag_is_the_exact_medians_where_the_histogram_leaves_it_op
     assert flag_rules.TOO_FAST not in kinds[just_above.pk]
     assert rows[just_below.pk].median_seconds == pytest.approx(3.995)  # read exactly, being open
     assert rows[just_above.pk].median_seconds == pytest.approx(4.005)
-    assert rows[clear.pk].median_seconds == pytest.approx(12.34, abs=0.5)  # the histogram's: [12, 13)
+    assert rows[clear.pk].median_seconds != 12.34  # the histogram's: the middle of its bucket,
+    assert rows[clear.pk].median_seconds == pytest.approx(12.34, rel=0.046)  # within 4.6%
     assert flags_from_the_tally(dataset) == flags_from_the_truth(dataset)
 
 
@@ -341,3 +342,15 @@ def test_worker_quality_reads_no_label_and_as_many_statements_for_three_times_th
     # The figures are the tally's: no statement groups the labels (the exact median of an open
     # worker aside, none here) or the pairs.
     assert not [sql for sql in large if "validation_validationlabel" in sql or 'FROM "collection_pair"' in sql]
+
+
+def test_the_flags_thresholds_are_bounds_of_the_seconds_buckets():
+    """The too-fast flag's threshold and the quality test's far-too-fast one fall on bucket bounds,
+    so a median in a bucket either side of them is decided by the histogram alone."""
+    lower_bounds = {worker_tally.bucket_bounds(bucket)[0] for bucket in range(-48, 96)}
+    assert flag_rules.TOO_FAST_SECONDS in lower_bounds
+    assert flag_rules.FAR_TOO_FAST_SECONDS in lower_bounds
+    for bucket in range(-47, 95):
+        low, high = worker_tally.bucket_bounds(bucket)
+        assert low < high == worker_tally.bucket_bounds(bucket + 1)[0]
+        assert (high - low) / 2 < 0.046 * low  # the middle of a bucket is within 4.6% of its seconds
