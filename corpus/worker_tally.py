@@ -35,7 +35,7 @@ from django.db.models.functions import Cast, Floor, Greatest, Least, Ln
 from base.subquery import sql_of
 
 from . import signals, tallies
-from .gold import gold_expression
+from .gold import gold_expression, gold_from_votes
 from .labels import AUTHOR_POSITION, LABELS, LABELS_PER_PAIR, NO_GOLD, THREE_WAY_SCHEME
 from .models import Dataset, Pair, ValidationLabel, WorkerLabelTally, WorkerSecondsTally, WriterTally
 from .selectors import DatasetScope, dataset_sql, in_gold
@@ -110,23 +110,41 @@ def bucket_bounds(bucket: int) -> tuple[float, float]:
 
 
 def _label_rows(labels: QuerySet[ValidationLabel]) -> tuple[str, tuple[Any, ...]] | None:
-    """One row per scored label: (dataset, split, worker, label, leave-one-out gold, gold, author
-    label, bucket or NULL), as SQL to group."""
-    loo, others = leave_one_out_gold()
-    rows = (
-        scored_labels(labels)
-        .alias(**others)
-        .annotate(
-            loo=loo,
-            in_dataset=F("pair__dataset_id"),
-            in_split=F("pair__premise__split"),
-            gold=F("pair__gold_label"),
-            written=F("pair__author_label"),
-            bucket=bucket_sql(),
-        )
-        .values("in_dataset", "in_split", "worker_id", "label", "loo", "gold", "written", "bucket")
+    """One row per scored label: (dataset, split, worker, label, whether it counts towards its pair's
+    gold (`in_gold`), the pair's three votes, gold label and written label, bucket or NULL), as SQL
+    to group. The leave-one-out gold follows in Python (`others_gold`): the rule of which labels count
+    is evaluated once a label here, where the SQL form (`leave_one_out_gold`) evaluates it once per
+    label of the scheme, three subplans for the planner in every submit."""
+    rows = scored_labels(labels).annotate(
+        own=Case(When(in_gold(), then=Value(1)), default=Value(0), output_field=IntegerField()),
+        in_dataset=F("pair__dataset_id"),
+        in_split=F("pair__premise__split"),
+        **{f"votes_{label}": F(f"pair__{label}_votes") for label in LABELS},
+        gold=F("pair__gold_label"),
+        written=F("pair__author_label"),
+        bucket=bucket_sql(),
     )
-    return sql_of(rows)
+    return sql_of(
+        rows.values(
+            "in_dataset",
+            "in_split",
+            "worker_id",
+            "label",
+            "own",
+            *(f"votes_{label}" for label in LABELS),
+            "gold",
+            "written",
+            "bucket",
+        )
+    )
+
+
+def others_gold(label: str, own: int, votes: Sequence[int]) -> str:
+    """`leave_one_out_gold` in Python: the gold rule (`gold_from_votes`, no imported gold) over the
+    pair's votes (in LABELS order) without this label's own vote when it counts (`own` 1)."""
+    return gold_from_votes(
+        *(count - (own if other == label else 0) for other, count in zip(LABELS, votes, strict=True))
+    )
 
 
 def _writer_rows(pairs: QuerySet[Pair]) -> tuple[str, tuple[Any, ...]] | None:
@@ -142,19 +160,22 @@ def _writer_rows(pairs: QuerySet[Pair]) -> tuple[str, tuple[Any, ...]] | None:
     return sql_of(rows)
 
 
+_VOTES = ", ".join(f"votes_{label}" for label in LABELS)
+
+
 def _statement(labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair]) -> tuple[str, list[Any]] | None:
     """The statement of every table's rows of these labels and pairs, grouped (None: no row)."""
     parts, params = [], []
     if (found := _label_rows(labels)) is not None:
         parts.append(
-            "SELECT 'label', in_dataset, in_split, worker_id, label, loo, gold, written, bucket, NULL::boolean,"
-            f" count(*) FROM ({found[0]}) AS labels GROUP BY 2, 3, 4, 5, 6, 7, 8, 9"
+            f"SELECT 'label', in_dataset, in_split, worker_id, label, own, {_VOTES}, gold, written, bucket,"
+            f" NULL::boolean, count(*) FROM ({found[0]}) AS labels GROUP BY 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12"
         )
         params += found[1]
     if (found := _writer_rows(pairs)) is not None:
         parts.append(
-            "SELECT 'writer', dataset_id, in_split, author_id, '', '', gold_label, author_label, NULL::integer, five,"
-            f" count(*) FROM ({found[0]}) AS pairs GROUP BY 2, 3, 4, 7, 8, 10"
+            "SELECT 'writer', dataset_id, in_split, author_id, NULL, NULL, NULL, NULL, NULL, gold_label,"
+            f" author_label, NULL, five, count(*) FROM ({found[0]}) AS pairs GROUP BY 2, 3, 4, 10, 11, 13"
         )
         params += found[1]
     return (" UNION ALL ".join(parts), params) if parts else None
@@ -167,10 +188,11 @@ def _rows_of(statement: tuple[str, Sequence[Any]] | None) -> tallies.Truth:
         return truth
     with connection.cursor() as cursor:
         cursor.execute(*statement)
-        for kind, dataset_id, split, worker_id, label, loo, gold, written, bucket, five, n in cursor.fetchall():
+        for kind, dataset_id, split, worker_id, label, own, *votes, gold, written, bucket, five, n in cursor.fetchall():
             if kind == "writer":
                 truth[WriterTally][(dataset_id, split, worker_id, written, gold, five)] += n
                 continue
+            loo = others_gold(label, own, votes)
             truth[WorkerLabelTally][(dataset_id, split, worker_id, label, loo, gold, written)] += n
             if bucket is not None:
                 truth[WorkerSecondsTally][(dataset_id, split, worker_id, bucket)] += n
