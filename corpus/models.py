@@ -481,6 +481,10 @@ class Pair(models.Model):
             models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
             # Adjudicated pairs (few): the statistics' correction for decisions, the retired pairs.
             models.Index(fields=["dataset"], condition=~Q(adjudicated_label=""), name="pair_adjudicated"),
+            # Pairs written for no label (MPE items, none in a corpus of written pairs): the guesser
+            # evidence reads the judgments on them from here, not from every label of the crowd
+            # joined to its pair (quality.selectors, issue 53). A written pair has no entry.
+            models.Index(fields=["id"], condition=~Q(author_label__in=labels.LABELS), name="pair_unwritten"),
         ]
 
     def __str__(self) -> str:

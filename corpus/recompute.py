@@ -169,8 +169,8 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     it takes one, only a writer that went around it, or a worker included again after a replacement
     label healed their exclusion, leaves such a pair.
 
-    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) are checked
-    and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
+    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) and the workers'
+    figures (`corpus.worker_tally`) are checked and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
     does; an exclusion's recompute does not: no label moves a sentence's length).
     """
     pairs = pairs_in(dataset)

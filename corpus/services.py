@@ -9,7 +9,8 @@ label table. Every writer of labels goes through here, in the same transaction a
 The recompute (`corpus.recompute`) checks and repairs the counters from the label table, a
 researcher's adjudication (`corpus.adjudication`) overrides a pair's votes, and the stopping
 rules (`corpus.stopping_policies`) take pairs out of the claim queue. Each writer appends deltas
-to the maintained aggregates (`corpus.tallies`) in the same transaction, after its labels.
+to the maintained aggregates (`corpus.tallies`, and the workers' figures: `corpus.worker_tally`) in
+the same transaction, after its labels.
 A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
 Which labels count is `corpus.selectors.labels_that_count` (and `in_gold`, the earliest five of
 them). A pair takes a label only while fewer than five of its labels count, counted in the label

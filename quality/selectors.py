@@ -28,7 +28,6 @@ from django.db import connection
 from django.db.models import Count, F, Q, QuerySet
 
 from base.subquery import sql_of
-from corpus import tallies
 from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import (
     AUTHOR_POSITION,
@@ -396,16 +395,11 @@ def _tallies_by_worker(
     for worker, label, written, scheme, n in written_label_counts(wanted):
         tally(worker, ("written", "two" if scheme != THREE_WAY_SCHEME else "three"), label, written, n)
     # Items without a written label (no author either: their first judgment takes position 1): a
-    # researcher's label, else the other judges'. Only datasets that have such pairs are read (the
-    # pair tally says which): on a corpus of written pairs, none, where reading every label of the
-    # workers joined to its pair grew with the crowd (issue 53).
-    unwritten_datasets = {
-        dataset_id
-        for dataset_id, author_label, n in tallies.pair_counts(by=("dataset_id", "author_label"))
-        if author_label not in LABELS and n
-    }
+    # researcher's label, else the other judges'. Read from those pairs (the partial index
+    # `pair_unwritten`), not from every label of the workers joined to its pair: on a corpus of
+    # written pairs there are none, and the read grew with the crowd's labels (issue 53).
     unwritten = list(
-        ValidationLabel.objects.filter(worker_id__in=wanted, pair__dataset_id__in=unwritten_datasets)
+        ValidationLabel.objects.filter(worker_id__in=wanted)
         .exclude(pair__author_label__in=LABELS)
         .values_list("worker_id", "pair_id", "label", "pair__reference_label__label")
     )
