@@ -315,16 +315,22 @@ MIDDLE_NAMES = ("timed", "lower_middle", "upper_middle")
 
 
 def worker_sums(
-    dataset: DatasetScope = None, split: str | None = None, *, medians: bool = True
+    dataset: DatasetScope = None,
+    split: str | None = None,
+    *,
+    medians: bool = True,
+    only: Sequence[str] = FIGURE_NAMES,
 ) -> dict[int, dict[str, Any]]:
     """{worker id: figures} of the scope's scored labels, summed from the tally in one statement:
-    the counts of `FIGURE_NAMES`, and (with `medians`) of the timed labels `timed` with the buckets
-    of the lower and upper middle ones (`lower_middle`, `upper_middle`: the median lies within
-    their bounds; None without timed labels). Workers whose labels sum to none are left out."""
+    the counts of `FIGURE_NAMES` (or of those in `only`), and (with `medians`) of the timed labels
+    `timed` with the buckets of the lower and upper middle ones (`lower_middle`, `upper_middle`: the
+    median lies within their bounds; None without timed labels). Workers whose labels sum to none
+    are left out."""
     scope, scope_params = _scope_condition(dataset, "t.dataset_id")
     split_sql, split_params = _split_condition(split)
     figures, params = [], []
-    for name, condition, values in _FIGURES:
+    wanted = [figure for figure in _FIGURES if figure[0] in only]
+    for name, condition, values in wanted:
         # n::integer: a sum of integers is a bigint, of bigints a numeric (several times slower).
         figures.append(f"coalesce(sum(n::integer) FILTER (WHERE {condition}), 0) AS {name}")
         params += values
@@ -351,7 +357,7 @@ def worker_sums(
         params += [*scope_params, *split_params]
     else:
         sql += " SELECT figures.*, NULL, NULL FROM figures"
-    names = ("worker_id", *FIGURE_NAMES)
+    names = ("worker_id", *(name for name, _, _ in wanted))
     sums = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -54,7 +54,7 @@ def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> l
     from the maintained worker tallies (`corpus.worker_tally`: one statement each, whatever the
     numbers of workers, pairs and labels), and the median writing seconds."""
     written = writer_sums(dataset, split)
-    given = worker_sums(dataset, split, medians=False)
+    given = worker_sums(dataset, split, medians=False, only=("n", "with_gold", "gold_agreements"))
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
     rows: list[dict[str, Any]] = []
