@@ -776,7 +776,10 @@ class WorkerLabelTally(Tally):
     (issue 53). Moved by `corpus.worker_tally`, the one place that says how."""
 
     genre = None  # no genre: a worker's figures are never read per genre, and it would multiply the rows
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    # No foreign-key constraint in the database (Django still deletes the rows with their worker): a
+    # submit's deltas name the other workers of its pairs, and checking each of them at commit took a
+    # share lock on their rows, which hundreds of concurrent submits would share (issue 53).
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     label = models.CharField(max_length=20)
     # The gold label of the pair's OTHER counted labels (3 votes among them), '-' when they have none.
     loo_gold = models.CharField(max_length=20)
@@ -797,7 +800,7 @@ class WorkerSecondsTally(Tally):
     cannot be summed; the median of the workers page and of the too-fast flag is read from it."""
 
     genre = None
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     bucket = models.SmallIntegerField()
 
     class Meta:
@@ -814,7 +817,7 @@ class WriterTally(Tally):
     differs on five-label pairs), summed instead of grouping the pairs (issue 53)."""
 
     genre = None
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     author_label = models.CharField(max_length=20)
     gold_label = models.CharField(max_length=20)
     five_labels = models.BooleanField()

@@ -494,7 +494,11 @@ def set_workers_excluded(
     """
     with transaction.atomic():
         moving = list(
-            Worker.objects.select_for_update()
+            # NO KEY UPDATE, as a submit locks its worker: a FOR UPDATE would wait for the foreign-key
+            # checks of the worker tally's deltas that name this worker (a submit on a pair they
+            # labelled moves their leave-one-out gold), which commit holding the pairs' locks it
+            # waits for next: a deadlock.
+            Worker.objects.select_for_update(no_key=True)
             .filter(pk__in=workers.values("pk"))
             .exclude(is_excluded=excluded)
             .values_list("pk", "external_id")

@@ -29,7 +29,10 @@ class Migration(migrations.Migration):
                 (
                     "worker",
                     models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.worker"
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.worker",
                     ),
                 ),
             ],
@@ -54,7 +57,10 @@ class Migration(migrations.Migration):
                 (
                     "worker",
                     models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.worker"
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.worker",
                     ),
                 ),
             ],
@@ -81,7 +87,10 @@ class Migration(migrations.Migration):
                 (
                     "worker",
                     models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="corpus.worker"
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="corpus.worker",
                     ),
                 ),
             ],

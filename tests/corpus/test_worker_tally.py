@@ -354,3 +354,16 @@ def test_the_flags_thresholds_are_bounds_of_the_seconds_buckets():
         low, high = worker_tally.bucket_bounds(bucket)
         assert low < high == worker_tally.bucket_bounds(bucket + 1)[0]
         assert (high - low) / 2 < 0.046 * low  # the middle of a bucket is within 4.6% of its seconds
+
+
+def test_a_deleted_workers_rows_go_with_them():
+    """The tally names workers without a database constraint (no share lock on their rows at each
+    submit's commit); Django deletes a worker's rows with the worker all the same."""
+    _, pairs = corpus(pairs=4, writers=1)
+    leaving, staying = workers(2)
+    for worker in (leaving, staying):
+        add_labels([(pair, E) for pair in pairs], worker=worker, seconds=5.0)
+    Worker.objects.filter(pk=leaving.pk).delete()
+    for model, _ in worker_tally.TABLES:
+        assert not model.objects.filter(worker_id=leaving.pk).exists()
+    assert WorkerLabelTally.objects.filter(worker_id=staying.pk).exists()
