@@ -775,7 +775,7 @@ class WorkerLabelTally(Tally):
     the guesser evidence, summed instead of grouping every label with its pair's other labels
     (issue 53). Moved by `corpus.worker_tally`, the one place that says how."""
 
-    genre = None  # no genre: a worker's figures are never read per genre, and it would multiply the rows
+    genre = None  # type: ignore[assignment]  # no genre: never read per genre, and it would multiply the rows
     # No foreign-key constraint in the database (Django still deletes the rows with their worker): a
     # submit's deltas name the other workers of its pairs, and checking each of them at commit took a
     # share lock on their rows, which hundreds of concurrent submits would share (issue 53).
@@ -799,7 +799,7 @@ class WorkerSecondsTally(Tally):
     (`corpus.worker_tally.bucket_sql`: buckets 9% wide on a log scale): a histogram, since a median
     cannot be summed; the median of the workers page and of the too-fast flag is read from it."""
 
-    genre = None
+    genre = None  # type: ignore[assignment]
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     bucket = models.SmallIntegerField()
 
@@ -816,7 +816,7 @@ class WriterTally(Tally):
     whether all five labels are in: the writers' figures of the workers page (author = gold, gold
     differs on five-label pairs), summed instead of grouping the pairs (issue 53)."""
 
-    genre = None
+    genre = None  # type: ignore[assignment]
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     author_label = models.CharField(max_length=20)
     gold_label = models.CharField(max_length=20)

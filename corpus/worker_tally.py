@@ -25,10 +25,10 @@ maintained tally", says what the histogram's median is worth and why no row is h
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
-from django.db.models import Case, F, FloatField, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, F, FloatField, IntegerField, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Floor, Greatest, Least, Ln
 
@@ -37,7 +37,7 @@ from base.subquery import sql_of
 from . import signals, tallies
 from .gold import gold_expression, gold_from_votes
 from .labels import AUTHOR_POSITION, LABELS, LABELS_PER_PAIR, NO_GOLD, THREE_WAY_SCHEME
-from .models import Dataset, Pair, ValidationLabel, WorkerLabelTally, WorkerSecondsTally, WriterTally
+from .models import Dataset, Pair, Tally, ValidationLabel, WorkerLabelTally, WorkerSecondsTally, WriterTally
 from .selectors import DatasetScope, dataset_sql, in_gold
 
 LABEL_KEY = ("dataset_id", "split", "worker_id", "label", "loo_gold", "gold_label", "author_label")
@@ -142,9 +142,10 @@ def _label_rows(labels: QuerySet[ValidationLabel]) -> tuple[str, tuple[Any, ...]
 def others_gold(label: str, own: int, votes: Sequence[int]) -> str:
     """`leave_one_out_gold` in Python: the gold rule (`gold_from_votes`, no imported gold) over the
     pair's votes (in LABELS order) without this label's own vote when it counts (`own` 1)."""
-    return gold_from_votes(
-        *(count - (own if other == label else 0) for other, count in zip(LABELS, votes, strict=True))
+    entailment, neutral, contradiction = (
+        count - (own if other == label else 0) for other, count in zip(LABELS, votes, strict=True)
     )
+    return gold_from_votes(entailment, neutral, contradiction)
 
 
 def _writer_rows(pairs: QuerySet[Pair]) -> tuple[str, tuple[Any, ...]] | None:
@@ -165,7 +166,8 @@ _VOTES = ", ".join(f"votes_{label}" for label in LABELS)
 
 def _statement(labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair]) -> tuple[str, list[Any]] | None:
     """The statement of every table's rows of these labels and pairs, grouped (None: no row)."""
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[Any] = []
     if (found := _label_rows(labels)) is not None:
         parts.append(
             f"SELECT 'label', in_dataset, in_split, worker_id, label, own, {_VOTES}, gold, written, bucket,"
@@ -183,9 +185,9 @@ def _statement(labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair]) -> tupl
 
 def _rows_of(statement: tuple[str, Sequence[Any]] | None) -> tallies.Truth:
     """Run a `_statement`: {table: {key: n}}."""
-    truth: dict[Any, Counter[Key]] = {model: Counter() for model, _ in TABLES}
+    truth: dict[type[Tally], Counter[Key]] = {model: Counter() for model, _ in TABLES}
     if statement is None:
-        return truth
+        return cast(tallies.Truth, truth)
     with connection.cursor() as cursor:
         cursor.execute(*statement)
         for kind, dataset_id, split, worker_id, label, own, *votes, gold, written, bucket, five, n in cursor.fetchall():
@@ -196,7 +198,7 @@ def _rows_of(statement: tuple[str, Sequence[Any]] | None) -> tallies.Truth:
             truth[WorkerLabelTally][(dataset_id, split, worker_id, label, loo, gold, written)] += n
             if bucket is not None:
                 truth[WorkerSecondsTally][(dataset_id, split, worker_id, bucket)] += n
-    return truth
+    return cast(tallies.Truth, truth)  # the counters are the rows
 
 
 def _rows(labels: QuerySet[ValidationLabel], pairs: QuerySet[Pair]) -> tallies.Truth:
@@ -231,11 +233,11 @@ PAIRS_PER_READ = 5_000  # pairs whose rows one statement reads (an exclusion's p
 def read(pair_pks: Iterable[int]) -> tallies.Truth:
     """The rows of these pairs as they stand (under their row locks: the writer's "before")."""
     pks = sorted(set(pair_pks))
-    summed: dict[Any, Counter[Key]] = {model: Counter() for model, _ in TABLES}
+    summed: dict[type[Tally], Counter[Key]] = {model: Counter() for model, _ in TABLES}
     for start in range(0, len(pks), PAIRS_PER_READ):
         for model, counted in _rows_of(_of_pairs(pks[start : start + PAIRS_PER_READ])).items():
             summed[model].update(counted)
-    return summed
+    return cast(tallies.Truth, summed)
 
 
 def moved(before: tallies.Truth, pair_pks: Iterable[int]) -> int:
@@ -422,13 +424,4 @@ def written_label_counts(worker_ids: Sequence[int]) -> list[tuple[int, str, str,
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [list(worker_ids), list(LABELS)])
-        return [tuple(row) for row in cursor.fetchall()]  # type: ignore[misc]
-
-
-def label_condition(dataset: DatasetScope) -> Q:
-    """The scored labels of a scope, as a filter on ValidationLabel (for the exact reads)."""
-    if dataset is None:
-        return Q()
-    if isinstance(dataset, Dataset):
-        return Q(pair__dataset=dataset)
-    return Q(pair__dataset__team_id__in=dataset.teams)
+        return [tuple(row) for row in cursor.fetchall()]
