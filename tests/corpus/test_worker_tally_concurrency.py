@@ -19,6 +19,7 @@ from corpus import tallies, worker_tally
 from corpus.models import Pair, Worker
 from corpus.services import LabelRefused, add_labels, set_workers_excluded
 from tests import factories
+from tests.present import present
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -52,7 +53,7 @@ def test_submits_beside_exclusions_leave_the_worker_tally_equal_to_the_truth():
             start.wait()
             for excluding in (True, False, True):
                 outcome = set_workers_excluded(Worker.objects.filter(pk=excluded.pk), excluding)
-                reports.append(outcome.recompute_report.worker_tally_drift)
+                reports.append(present(present(outcome.recompute_report).worker_tally_drift))
         except Exception as error:
             errors.append(repr(error))
         finally:
