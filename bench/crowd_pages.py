@@ -2,7 +2,7 @@
 crowd on it, cold, against the login page measured in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_crowd_bench .venv/bin/python bench/crowd_pages.py \\
-        [--pairs 433000] [--studies 12] [--repeat 3] [--slow-ms 100]
+        [--pairs 433000] [--studies 12] [--repeat 3] [--slow-ms 100] [--keep] [--only workers,flagged] [--tally]
 
 The corpus is bench/run.py's (COPY, MultiNLI's shape scaled to --pairs) with bench/worker_quality.py's
 1,000 workers and bench/costs_page.py's writing and validation studies (every validation label a
@@ -16,7 +16,10 @@ cold requests (figure cache emptied), its ratio to the login page, its statement
 warm request (the figure cache as the cold one left it), and EXPLAIN
 ANALYZE of every statement slower than --slow-ms, once with the statistics as the build left them
 and once after ANALYZE (the build ends with VACUUM ANALYZE; --stale skips it, to see a plan made on
-older statistics). Loads data into the database it is pointed at: use one of its own.
+older statistics). --only measures the pages whose name holds one of its words (and the login page);
+--tally times the worker tally's rebuild, validators' batches and decisions written through the
+site's writers, and a fold of the worker tally alone (issue 53). Validation seconds are a crowd's
+(`realistic_seconds`). Loads data into the database it is pointed at: use one of its own.
 """
 
 import argparse
@@ -129,6 +132,67 @@ def add_crowd(studies):
     return Worker.objects.count()
 
 
+def realistic_seconds():
+    """Seconds per item as a crowd's are (bench/worker_quality.py gives every label one of 16 whole
+    seconds): each validator reads at a pace of their own, 2 to 20 s an item, and each batch of
+    theirs varies around it (a factor of about e^±0.4), so the worker tally's seconds histogram
+    has the buckets a real crowd fills, and a few validators sit near the too-fast flag's 4 s."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT setseed(0.53)")
+        cursor.execute(
+            "UPDATE validation_validationlabel SET seconds = round(((2 + (worker_id * 7) %% 19)"
+            " * exp(0.4 * (random() + random() + random() + random() - 2)))::numeric, 3) WHERE position > 1",
+            [],
+        )
+
+
+def worker_tally_figures():
+    """The worker tally (issue 53) after the build: its rebuild from the labels (the build wrote them
+    around the writers), its rows, and a fold of its tables alone after validators' batches and
+    researchers' decisions written through the site's writers (`corpus.services.add_labels`,
+    `corpus.adjudication.adjudicate`)."""
+    import random
+    from unittest import mock
+
+    from corpus import tallies, worker_tally
+    from corpus.adjudication import adjudicate
+    from corpus.models import Pair, Worker
+    from corpus.services import LabelRefused, add_labels
+
+    started = time.perf_counter()
+    tallies.check_and_rebuild(None, worker_tally.TALLY)
+    rebuilt = time.perf_counter() - started
+    rows = {model.__name__: model.objects.count() for model, _ in worker_tally.TABLES}
+    print(f"worker tally rebuilt from the labels in {rebuilt * 1000:.0f} ms: {rows}")
+    rng = random.Random(53)
+    open_pairs = list(Pair.objects.filter(label_count__lt=5).order_by("id").values_list("id", flat=True)[:2000])
+    validators = list(Worker.objects.filter(labels__position__gt=1).distinct().values_list("pk", flat=True)[:200])
+    started, batches = time.perf_counter(), 0
+    for start in range(0, len(open_pairs), 5):
+        pairs = list(Pair.objects.filter(pk__in=open_pairs[start : start + 5]))
+        try:
+            add_labels([(pair, rng.choice(["entailment", "neutral", "contradiction"])) for pair in pairs],
+                       worker=Worker.objects.get(pk=rng.choice(validators)), seconds=rng.uniform(2, 30))  # fmt: skip
+            batches += 1
+        except LabelRefused:
+            pass
+    labelled = time.perf_counter() - started
+    decided = list(Pair.objects.filter(label_count=5).order_by("id")[:200])
+    for pair in decided:
+        adjudicate(pair, rng.choice(["entailment", "neutral", "contradiction"]))
+    deltas = {model.__name__: model.objects.count() - rows[model.__name__] for model, _ in worker_tally.TABLES}
+    print(f"{batches} batches of 5 labels in {labelled:.1f} s and {len(decided)} decisions wrote delta rows {deltas}")
+    with mock.patch.dict(tallies.MAINTAINED, {"worker": worker_tally.TALLY}, clear=True):
+        started = time.perf_counter()
+        folded = tallies.fold()
+        print(f"fold of the worker tally alone: {folded} rows in {(time.perf_counter() - started) * 1000:.0f} ms")
+        started = time.perf_counter()
+        tallies.fold()
+        print(f"fold again, nothing to fold: {(time.perf_counter() - started) * 1000:.0f} ms")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=433_000)
@@ -136,6 +200,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--slow-ms", type=float, default=100.0)
     parser.add_argument("--keep", action="store_true", help="measure the corpus and crowd already there")
+    parser.add_argument("--only", default="", help="measure only the pages whose name holds one of these (a,b)")
+    parser.add_argument("--tally", action="store_true", help="the worker tally's rebuild, writes and fold (issue 53)")
     args = parser.parse_args()
 
     from bench.run import ensure_database, generate
@@ -160,19 +226,23 @@ def main():
             cursor.execute("ALTER TABLE collection_pair ALTER COLUMN held_places SET DEFAULT 0")
         seconds, labels = generate(args.pairs, VALIDATORS + WRITERS)
         assign_workers()
+        realistic_seconds()
         claims = add_studies()
         workers = add_crowd(args.studies)
         from collection import hypothesis_tally
-        from corpus import tallies
+        from corpus import tallies, worker_tally
         from validation import credits
 
         tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
+        tallies.check_and_rebuild(None, worker_tally.TALLY)  # the labels' workers were set around the writers
         credits.rebuild()
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, "
               f"{workers} workers, {args.studies} studies; built in {seconds:.1f} s + crowd")  # fmt: skip
 
+    if args.tally:
+        worker_tally_figures()
     setup_test_environment()
     from django.conf import settings
 
@@ -192,6 +262,9 @@ def main():
     pages: list[tuple[str, str, Client | None]] = [("login (baseline)", "/accounts/login/", None)]
     pages += [(name, url, client) for name, url in dashboard]
     pages += [(f"{name} (team owner)", url, member) for name, url in dashboard]
+    if args.only:
+        wanted = args.only.split(",")
+        pages = [page for page in pages if page[2] is None or any(part in page[0] for part in wanted)]
     slow = []
     baseline = None
     print(f"{'page':<40} {'best ms':>9} {'x login':>8} {'statements':>10} {'warm x':>8}")

@@ -54,9 +54,10 @@ def label_figures_in_django_aggregates(dataset=None):
     """Statement 1 written as Django aggregates (the first form): the CASE is repeated in each count."""
     from django.db.models import Count, F, Q
 
+    from corpus.worker_tally import leave_one_out_gold
     from quality import selectors
 
-    loo, others = selectors._leave_one_out_gold()
+    loo, others = leave_one_out_gold()
     rows = (
         selectors._validation_labels(dataset)
         .alias(**others)
@@ -101,11 +102,14 @@ def main():
     django.setup()
     from django.db import connection
 
+    from corpus import tallies, worker_tally
+    from corpus.worker_tally import leave_one_out_gold
     from quality import selectors
 
     print(f"load average before: {os.getloadavg()}")
     seconds, labels = generate(args.pairs, VALIDATORS + WRITERS)
     assign_workers()
+    tallies.check_and_rebuild(None, worker_tally.TALLY)  # the labels' workers were set around the writers
     print(f"corpus: {args.pairs} pairs, {labels} label rows, built in {seconds:.1f} s")
 
     def baseline():
@@ -123,6 +127,7 @@ def main():
         ("2 median seconds", selectors.median_seconds),
         ("3 catch-trial figures", selectors.catch_figures),
         ("4 writer figures", selectors.writer_figures),
+        ("the same from the worker tally (issue 53)", worker_tally.worker_sums),
         ("worker_quality() with flags", selectors.worker_quality),
     ]
     base = None
@@ -138,7 +143,7 @@ def main():
         # The plan of statement 1, the one that reads every validation label.
         from django.db.models import Count, F, Q
 
-        loo, others = selectors._leave_one_out_gold()
+        loo, others = leave_one_out_gold()
         queryset = (
             selectors._validation_labels()
             .alias(**others)

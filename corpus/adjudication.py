@@ -10,6 +10,7 @@ from django.db import transaction
 
 from audit import services as audit
 
+from . import worker_tally
 from .errors import LabelRefused
 from .gold import VOTE_FIELD, gold_from_votes
 from .gold_moves import gold_recounted, labels_moved, move
@@ -45,6 +46,7 @@ def adjudicate(
             .get(pk=pair.pk)
         )
         was = (locked.gold_label, locked.label_count)
+        worker_rows = worker_tally.read([locked.pk])  # the pair's gold is in its labels' worker figures
         if action == AdjudicationAction.RETIRE:
             label = adjudicated = gold = RETIRED_LABEL
         elif action == AdjudicationAction.WITHDRAW:
@@ -78,6 +80,7 @@ def adjudicate(
         )
         locked.adjudicated_label, locked.gold_label = adjudicated, gold
         labels_moved([move(locked, *was)])
+        worker_tally.moved(worker_rows, [locked.pk])
         gold_recounted()
     pair.adjudicated_label, pair.gold_label = adjudicated, gold
     return decision

@@ -9,7 +9,8 @@ class CorpusConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import tallies
+        from . import tallies, worker_tally
         from .models import Premise
 
         post_save.connect(tallies.premise_saved, sender=Premise, dispatch_uid="corpus.tallies.premise_saved")
+        worker_tally.TALLY.register()  # folded, checked and rebuilt with the corpus's tallies

@@ -330,7 +330,12 @@ class Worker(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.external_id or self.user.get_username()
+        return self.named(self.external_id, self.user.get_username())
+
+    @staticmethod
+    def named(external_id: str, username: str) -> str:
+        """How a worker is named (`str`), from the two columns: for pages that read plain rows."""
+        return external_id or username
 
 
 # --- pairs and their labels ------------------------------------------------------------------------
@@ -476,6 +481,10 @@ class Pair(models.Model):
             models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
             # Adjudicated pairs (few): the statistics' correction for decisions, the retired pairs.
             models.Index(fields=["dataset"], condition=~Q(adjudicated_label=""), name="pair_adjudicated"),
+            # Pairs written for no label (MPE items, none in a corpus of written pairs): the guesser
+            # evidence reads the judgments on them from here, not from every label of the crowd
+            # joined to its pair (quality.selectors, issue 53). A written pair has no entry.
+            models.Index(fields=["id"], condition=~Q(author_label__in=labels.LABELS), name="pair_unwritten"),
         ]
 
     def __str__(self) -> str:
@@ -757,3 +766,65 @@ class LengthTally(Tally):
 
     def __str__(self) -> str:
         return f"length tally {self.pk} ({self.kind}: {self.words} words)"
+
+
+class WorkerLabelTally(Tally):
+    """Validation labels (positions 2 on, each by a worker) per dataset × split × worker × label ×
+    leave-one-out gold × the pair's gold label × the label its author wrote the pair for: the
+    workers page's figures and flags (`quality.selectors.worker_quality`) and the written stratum of
+    the guesser evidence, summed instead of grouping every label with its pair's other labels
+    (issue 53). Moved by `corpus.worker_tally`, the one place that says how."""
+
+    genre = None  # type: ignore[assignment]  # no genre: never read per genre, and it would multiply the rows
+    # No foreign-key constraint in the database (Django still deletes the rows with their worker): a
+    # submit's deltas name the other workers of its pairs, and checking each of them at commit took a
+    # share lock on their rows, which hundreds of concurrent submits would share (issue 53).
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    label = models.CharField(max_length=20)
+    # The gold label of the pair's OTHER counted labels (3 votes among them), '-' when they have none.
+    loo_gold = models.CharField(max_length=20)
+    gold_label = models.CharField(max_length=20)
+    author_label = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        db_table = "corpus_workerlabeltally"
+        verbose_name_plural = "worker label tallies"
+
+    def __str__(self) -> str:
+        return f"worker label tally {self.pk} (worker {self.worker_id}: {self.label})"
+
+
+class WorkerSecondsTally(Tally):
+    """Timed validation labels (positions 2 on) per dataset × split × worker × seconds bucket
+    (`corpus.worker_tally.bucket_sql`: buckets 9% wide on a log scale): a histogram, since a median
+    cannot be summed; the median of the workers page and of the too-fast flag is read from it."""
+
+    genre = None  # type: ignore[assignment]
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    bucket = models.SmallIntegerField()
+
+    class Meta:
+        db_table = "corpus_workersecondstally"
+        verbose_name_plural = "worker seconds tallies"
+
+    def __str__(self) -> str:
+        return f"worker seconds tally {self.pk} (worker {self.worker_id}: bucket {self.bucket})"
+
+
+class WriterTally(Tally):
+    """Pairs with an author per dataset × split × author × the label they wrote for × gold label ×
+    whether all five labels are in: the writers' figures of the workers page (author = gold, gold
+    differs on five-label pairs), summed instead of grouping the pairs (issue 53)."""
+
+    genre = None  # type: ignore[assignment]
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    author_label = models.CharField(max_length=20)
+    gold_label = models.CharField(max_length=20)
+    five_labels = models.BooleanField()
+
+    class Meta:
+        db_table = "corpus_writertally"
+        verbose_name_plural = "writer tallies"
+
+    def __str__(self) -> str:
+        return f"writer tally {self.pk} (worker {self.worker_id}: {self.author_label} -> {self.gold_label})"

@@ -19,7 +19,7 @@ from django.db.models import Case, Count, F, Q, QuerySet, When
 
 from base.plain_rows import update_rows
 
-from . import tallies
+from . import tallies, worker_tally
 from .gold import COUNTERS, gold_expression
 from .gold_moves import gold_recounted, labels_moved
 from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
@@ -35,6 +35,7 @@ class RecomputeReport:
     fixed: int = 0
     examples: list[dict[str, Any]] = field(default_factory=list)  # dicts: pair_id, stored, recomputed
     tally_drift: tallies.Drift | None = None  # corpus.tallies.Drift: maintained aggregates vs the stored counters
+    worker_tally_drift: tallies.Drift | None = None  # the worker figures (corpus.worker_tally) vs the labels
     # Pairs holding labels that count beyond their earliest five (`surplus_labels`), and how many.
     overfull_pairs: int = 0
     surplus_labels: int = 0
@@ -65,6 +66,8 @@ class RecomputeReport:
             lines.append(f"    ... and {self.overfull_pairs - len(self.overfull_examples)} more")
         if self.tally_drift is not None:
             lines.append(self.tally_drift.summary())
+        if self.worker_tally_drift is not None:
+            lines.append(self.worker_tally_drift.summary())
         return "\n".join(lines)
 
 
@@ -166,8 +169,8 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     it takes one, only a writer that went around it, or a worker included again after a replacement
     label healed their exclusion, leaves such a pair.
 
-    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) are checked
-    and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
+    The maintained aggregates of the pairs' counters (`corpus.tallies.PairTally`) and the workers'
+    figures (`corpus.worker_tally`) are checked and rebuilt every time; with `lengths` the premise and hypothesis lengths too (the command
     does; an exclusion's recompute does not: no label moves a sentence's length).
     """
     pairs = pairs_in(dataset)
@@ -181,6 +184,8 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
     # as every writer does, so what differs now is drift: a tally a writer missed).
     checked = tallies.CORPUS if lengths else tallies.PAIRS_ONLY
     report.tally_drift = tallies.check_and_rebuild(dataset, checked, repair=fix)
+    # The worker figures too: they follow the labels' workers and the counters (`corpus.worker_tally`).
+    report.worker_tally_drift = tallies.check_and_rebuild(dataset, worker_tally.TALLY, repair=fix)
     if report.fixed:
         gold_recounted()
     return report
@@ -241,6 +246,8 @@ def _fix_batch(batch: Sequence[int]) -> int:
         locked = Pair.objects.select_for_update(no_key=True, of=("self",)).filter(pk__in=batch).order_by("pk")
         list(locked.values_list("pk", flat=True))
         rows = _recount_locked(batch)
+        fixed = [row[0] for row in rows]
+        worker_rows = worker_tally.read(fixed)  # the worker figures follow the counters (leave-one-out gold)
         update_rows(Pair._meta.db_table, list(COUNTERS), [(row[0], *row[-5:]) for row in rows])
         keys, moves = [], []
         for row in rows:
@@ -258,6 +265,7 @@ def _fix_batch(batch: Sequence[int]) -> int:
             moves.append(tallies.LabelMove(pk, *facts, stored[4], stored[0], recounted[4], recounted[0]))
         tallies.pairs_moved(keys)
         labels_moved(moves)
+        worker_tally.moved(worker_rows, fixed)
     return len(rows)
 
 

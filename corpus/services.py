@@ -9,7 +9,8 @@ label table. Every writer of labels goes through here, in the same transaction a
 The recompute (`corpus.recompute`) checks and repairs the counters from the label table, a
 researcher's adjudication (`corpus.adjudication`) overrides a pair's votes, and the stopping
 rules (`corpus.stopping_policies`) take pairs out of the claim queue. Each writer appends deltas
-to the maintained aggregates (`corpus.tallies`) in the same transaction, after its labels.
+to the maintained aggregates (`corpus.tallies`, and the workers' figures: `corpus.worker_tally`) in
+the same transaction, after its labels.
 A pair's gold label is its `adjudicated_label` when it has one, else the 3-of-5 rule over its votes.
 Which labels count is `corpus.selectors.labels_that_count` (and `in_gold`, the earliest five of
 them). A pair takes a label only while fewer than five of its labels count, counted in the label
@@ -31,7 +32,7 @@ from audit import services as audit
 from base.plain_rows import insert_rows, update_rows
 
 from . import labels as scheme_labels
-from . import tallies
+from . import tallies, worker_tally
 from .errors import LabelRefused as LabelRefused  # re-exported: the callers import it from the services
 from .gold import COUNTERS, VOTE_FIELD, counters_from_labels, gold_from_votes
 from .gold_moves import gold_recounted, labels_moved, move
@@ -270,6 +271,9 @@ def add_labels(
                 # pair leaves the claim indexes in the same UPDATE that moves its counters.
                 row.needs_validation, row.stopped_early, stopping_now = False, True, True
         if refusal is None:
+            # The worker figures of the pairs' labels as they stand: a label in moves the leave-one-out
+            # gold of the others (`corpus.worker_tally`), so the pairs' rows are read before and after.
+            worker_rows = worker_tally.read(locked)
             created = ValidationLabel.objects.bulk_create(new_labels)
             # Absolute values are safe: the rows are locked since they were read.
             fields = [*COUNTERS, "held_places"] if releasing_places else list(COUNTERS)
@@ -284,6 +288,7 @@ def add_labels(
                 ]
             )
             labels_moved([move(row, *was[pk]) for pk, row in locked.items()])
+            worker_tally.moved(worker_rows, locked)
     if refusal is not None:
         raise LabelRefused(refusal)
     for pair, _, _ in items:
@@ -383,6 +388,8 @@ def create_pairs(
         _set_ordinals(created, ordinals)
     # After the labels (the order `recompute_gold` relies on): counts and lengths of the new pairs.
     tallies.pairs_added(created)
+    if written := [pair.pk for pair in created if pair.author_id is not None]:
+        worker_tally.pairs_added(written)  # the writers' figures (imported validators' labels name no worker)
     return created
 
 
@@ -430,7 +437,11 @@ def release_awaiting_labels(session_id: int) -> list[int]:
             .order_by("pk")
             .values_list("pk", flat=True)
         )
+        worker_rows = worker_tally.read(pair_pks)
         ValidationLabel.objects.filter(awaiting_market_session=session_id).update(awaiting_market_session=None)
+        # The labels count now: their leave-one-out gold and the others' move before the counters do
+        # (the fix that follows moves the figures with the counters, as every fix does).
+        worker_tally.moved(worker_rows, pair_pks)
         heal_pairs(pair_pks)
     return pair_pks
 
@@ -483,12 +494,32 @@ def set_workers_excluded(
     """
     with transaction.atomic():
         moving = list(
-            Worker.objects.select_for_update()
+            # NO KEY UPDATE, as a submit locks its worker: a FOR UPDATE would wait for the foreign-key
+            # checks of the worker tally's deltas that name this worker (a submit on a pair they
+            # labelled moves their leave-one-out gold), which commit holding the pairs' locks it
+            # waits for next: a deadlock.
+            Worker.objects.select_for_update(no_key=True)
             .filter(pk__in=workers.values("pk"))
             .exclude(is_excluded=excluded)
             .values_list("pk", "external_id")
         )
+        # Their labels start or stop counting on every pair they labelled: those pairs' worker figures
+        # move (`corpus.worker_tally`), read before and after under the pairs' row locks, taken in pk
+        # order as every writer takes them (the workers' locks first, as a validator's submit).
+        touched_pairs = sorted(
+            set(
+                ValidationLabel.objects.filter(worker_id__in=[pk for pk, _ in moving]).values_list("pair_id", flat=True)
+            )
+        )
+        list(
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .filter(pk__in=touched_pairs)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        worker_rows = worker_tally.read(touched_pairs)
         changed = Worker.objects.filter(pk__in=[pk for pk, _ in moving]).update(is_excluded=excluded)
+        worker_tally.moved(worker_rows, touched_pairs)
         # The audit log (one entry per worker): a worker belongs to no team, so the entry names the
         # datasets whose labels the decision moves, and every team sees it (team_id None).
         touched = sorted(

@@ -5,7 +5,7 @@ dict with the same keys (its columns): "overall" (Table 2's rows, κ and α), "p
 labelled) and "worker_vs_rest" (each worker against the gold of the others' labels, leave-one-out).
 
 Read-only; every figure comes from the one place that computes it (corpus.agreement,
-quality.selectors.label_figures); the annotator pairs are one grouped self-join of the labels."""
+the worker tally corpus.worker_tally); the annotator pairs are one grouped self-join of the labels."""
 
 from typing import Any
 
@@ -14,8 +14,7 @@ from django.db import connection
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Pair, Premise, ValidationLabel, Worker
 from corpus.selectors import TeamDatasets, dataset_sql, resolve_dataset
-
-from .selectors import label_figures
+from corpus.worker_tally import worker_sums
 
 TABLES = ("overall", "per_genre", "per_label", "annotator_pairs", "worker_vs_rest")
 OVERALL_KEYS = (
@@ -101,8 +100,9 @@ def annotator_pairs(
 
 def worker_vs_rest(dataset: Dataset | TeamDatasets | None) -> list[dict[str, Any]]:
     """Each validator against the rest: the share of their labels that match the gold label of the
-    other labels of the pair (leave-one-out, the workers page's figure), over the pairs that have one."""
-    figures = label_figures(dataset)
+    other labels of the pair (leave-one-out, the workers page's figure), over the pairs that have one:
+    summed from the worker tally (`corpus.worker_tally`), as the workers page does."""
+    figures = worker_sums(dataset, medians=False, only=("n", "loo_items", "loo_agreements"))
     names = _worker_names(set(figures))
     rows = [
         {

@@ -188,6 +188,20 @@ def better_than_chance_p_value(agreements: int, items: int, chance: float) -> fl
     return binomtest(agreements, items, chance, alternative="greater").pvalue
 
 
+def better_than_chance_p_values(tested: Sequence[tuple[int, int, float]]) -> list[float]:
+    """`better_than_chance_p_value` of each (agreements, items, chance), in one vectorised call:
+    binomtest's "greater" p-value is min(1, P(X >= agreements)), the binomial survival function at
+    agreements - 1, which scipy computes element by element the same way for an array. One call
+    per worker cost about 0.15 ms each: 150 ms of the workers page for a crowd of 1,000 (issue 53)."""
+    if not tested:
+        return []
+    import numpy as np
+    from scipy.stats import binom
+
+    agreements, items, chance = (np.asarray(column) for column in zip(*tested, strict=True))
+    return [min(1.0, float(value)) for value in np.atleast_1d(binom.sf(agreements - 1, items, chance))]
+
+
 def random_guesser_flags(
     figures: Sequence[WorkerFigures], *, alpha: float = 0.05, min_items: int = 30
 ) -> list[WorkerFlag]:
@@ -209,10 +223,9 @@ def random_guesser_flags(
     tested = [worker for worker in figures if worker.loo_items >= min_items]
     if not tested:
         return []
-    p_values = [
-        better_than_chance_p_value(worker.loo_agreements, worker.loo_items, worker.chance_agreement)
-        for worker in tested
-    ]
+    p_values = better_than_chance_p_values(
+        [(worker.loo_agreements, worker.loo_items, worker.chance_agreement) for worker in tested]
+    )
     from scipy.stats import false_discovery_control
 
     adjusted = false_discovery_control(p_values, method="bh")

@@ -1,4 +1,4 @@
-"""Worker quality from SQL (issue 10 item 2): per worker, in a few set-based statements.
+"""Worker quality (issue 10 item 2): per worker, in a few statements whatever the crowd's size.
 
 For every worker: validation labels given, their label distribution, leave-one-out agreement
 (the gold label of the pair's OTHER counted labels: 3 votes among them, else no gold and the
@@ -7,7 +7,11 @@ their five-label pairs whose gold label differs from the label they wrote for. T
 `quality.flags` (random guesser: one-sided binomial test with Benjamini–Hochberg; same label;
 too fast) are computed from the same figures, with their reasons and numbers.
 
-The statements:
+`worker_quality` reads the figures from the maintained per-worker tally (`corpus.worker_tally`,
+issue 53): one statement for the label figures and the seconds histogram, one for the writers',
+one for the catch trials, and the exact median of the few workers whose histogram leaves the
+too-fast comparison open. The same figures grouped from the labels themselves, the truth the tally
+is checked against, are `label_figures`, `median_seconds` and `writer_figures`:
 1. validation labels grouped by worker, joined to their pair's counters: the leave-one-out gold
    is the pair's votes minus the worker's own vote when it counts (`corpus.selectors.in_gold`);
 2. the median seconds per item per worker (percentile_cont);
@@ -21,10 +25,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, F, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Count, F, Q, QuerySet
 
 from base.subquery import sql_of
-from corpus.gold import gold_expression
 from corpus.labels import THREE_WAY_SCHEME
 from corpus.models import (
     AUTHOR_POSITION,
@@ -37,7 +40,15 @@ from corpus.models import (
     ValidationLabel,
     Worker,
 )
-from corpus.selectors import TeamDatasets, answers_of_counted_workers, in_datasets, in_gold, labels_that_count
+from corpus.selectors import TeamDatasets, answers_of_counted_workers, in_datasets, labels_that_count
+from corpus.worker_tally import (
+    bucket_bounds,
+    leave_one_out_gold,
+    scored_labels,
+    worker_sums,
+    writer_sums,
+    written_label_counts,
+)
 from crowd.models import Study, StudySession
 from crowd.selectors import shared_device_ids
 
@@ -102,32 +113,17 @@ class WorkerQuality:
 
 
 def _validation_labels(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[ValidationLabel]:
-    labels = ValidationLabel.objects.filter(worker__isnull=False, position__gt=AUTHOR_POSITION)
-    labels = in_datasets(labels, dataset, via="pair__dataset")
-    return labels
-
-
-def _leave_one_out_gold() -> tuple[Case, dict[str, Any]]:
-    """The pair's gold label without this label: its counted votes minus this one (if it counts)."""
-    own_counts = Case(When(in_gold(), then=Value(1)), default=Value(0), output_field=IntegerField())
-
-    def others(label: str) -> Any:
-        return F(f"pair__{label}_votes") - Case(
-            When(label=label, then=own_counts), default=Value(0), output_field=IntegerField()
-        )
-
-    return gold_expression(*(F(f"others_{label}") for label in LABELS)), {
-        f"others_{label}": others(label) for label in LABELS
-    }
+    return in_datasets(scored_labels(), dataset, via="pair__dataset")
 
 
 def label_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, dict[str, int]]:
-    """Statement 1: {worker id: counts} over validation labels (positions 2 on).
+    """Statement 1: {worker id: counts} over validation labels (positions 2 on), grouped from the
+    labels: the truth of the tally's figures (`worker_quality` reads the tally).
 
     The leave-one-out gold is computed once per label in a subquery and the outer query only
     counts (Django's aggregates would repeat the CASE in each of the 13 counts). The counts are `count(*) FILTER (WHERE ...)`.
     """
-    loo, others = _leave_one_out_gold()
+    loo, others = leave_one_out_gold()
     inner = (
         _validation_labels(dataset)
         .alias(**others)
@@ -206,21 +202,72 @@ def writer_figures(dataset: Dataset | TeamDatasets | None = None) -> dict[int, t
     }
 
 
+# Slack of the histogram's comparison with the too-fast threshold: a bucket's bounds are sums of
+# floats, and a label exactly on a bound must not be decided by a rounding.
+_BOUND_SLACK = 1e-9
+
+
+def histogram_medians(
+    sums: dict[int, dict[str, Any]],
+    dataset: Dataset | TeamDatasets | None = None,
+    *,
+    threshold: float = flag_rules.TOO_FAST_SECONDS,
+    min_items: int = flag_rules.TOO_FAST_MIN_ITEMS,
+) -> dict[int, float]:
+    """{worker id: median seconds per item} from the histogram of `corpus.worker_tally.worker_sums`
+    rows: the middle of the bounds the two middle labels' buckets put on the median (within 4.6%
+    of it). Where the bounds leave open whether the median is below `threshold` (the
+    too-fast flag's, for a worker with at least `min_items` timed labels), the exact median read
+    from the labels of those workers (one statement, none when no worker is open): so the flag
+    decides exactly as on the exact medians."""
+    medians: dict[int, float] = {}
+    open_workers = []
+    for pk, row in sums.items():
+        if not row["timed"]:
+            continue
+        (lower_low, lower_high), (upper_low, upper_high) = (
+            bucket_bounds(row["lower_middle"]),
+            bucket_bounds(row["upper_middle"]),
+        )
+        lowest, highest = (
+            (lower_low + upper_low) / 2,
+            (lower_high + upper_high) / 2,
+        )  # the median is in [lowest, highest)
+        medians[pk] = lowest if highest == float("inf") else (lowest + highest) / 2
+        decided = highest + _BOUND_SLACK <= threshold or lowest - _BOUND_SLACK >= threshold
+        if row["timed"] >= min_items and not decided:
+            open_workers.append(pk)
+    if open_workers:
+        timed = _validation_labels(dataset).filter(seconds__isnull=False, worker_id__in=open_workers)
+        if (found := sql_of(timed.values("worker_id", "seconds"))) is not None:
+            medians.update(median_per_worker(*found))
+    return medians
+
+
 def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options: Any) -> list[WorkerQuality]:
     """Every worker with labels, catch trials or written pairs, with their figures and flags.
 
     `flag_options` go to `quality.flags.flag_workers` (alpha, minimum items, thresholds).
     Returns a list of WorkerQuality, flagged workers first, then by labels given.
+    The figures are the maintained tally's (`corpus.worker_tally`): a few statements whatever the
+    number of workers and labels; the median seconds per item is the histogram's
+    (`histogram_medians`: within 4.6%, exact where the too-fast flag needs it).
     """
-    labels, medians, catches, writers = (
-        label_figures(dataset),
-        median_seconds(dataset),
-        catch_figures(dataset),
-        writer_figures(dataset),
+    labels = worker_sums(dataset)
+    medians = histogram_medians(
+        labels,
+        dataset,
+        threshold=flag_options.get("min_median_seconds", flag_rules.TOO_FAST_SECONDS),
+        min_items=flag_options.get("too_fast_min_items", flag_rules.TOO_FAST_MIN_ITEMS),
     )
+    catches = catch_figures(dataset)
+    writers = {pk: (row["five"], row["five_differs"]) for pk, row in writer_sums(dataset).items() if row["five"]}
     ids = set(labels) | set(catches) | set(writers)
     rows: dict[int, WorkerQuality] = {}
-    for worker in Worker.objects.filter(pk__in=ids).select_related("user"):
+    # The columns the rows' readers use (the name, the exclusion): the rows are kept in the figure
+    # cache, and a thousand whole workers and users took twice as long to pickle (issue 53).
+    named = ("id", "user_id", "market", "external_id", "is_trusted", "is_excluded", "user__id", "user__username")
+    for worker in Worker.objects.filter(pk__in=ids).select_related("user").only(*named):
         row = labels.get(worker.pk, {})
         seen, matched = catches.get(worker.pk, (0, 0))
         written, differs = writers.get(worker.pk, (0, 0))
@@ -343,23 +390,14 @@ def _tallies_by_worker(
 
     if not wanted:
         return {}
-    mine = ValidationLabel.objects.filter(worker_id__in=wanted, position__gt=AUTHOR_POSITION)
-    for row in (
-        mine.filter(pair__author_label__in=LABELS)
-        .values("worker_id", "label", "pair__author_label", "pair__dataset__label_scheme")
-        .annotate(n=Count("id"))
-        .order_by()
-    ):
-        two_way = row["pair__dataset__label_scheme"] != THREE_WAY_SCHEME
-        tally(
-            row["worker_id"],
-            ("written", "two" if two_way else "three"),
-            row["label"],
-            row["pair__author_label"],
-            row["n"],
-        )
+    # Validation labels (positions 2 on) on pairs written for a label: summed from the maintained
+    # worker tally (`corpus.worker_tally`), which keeps each label's pair's written label.
+    for worker, label, written, scheme, n in written_label_counts(wanted):
+        tally(worker, ("written", "two" if scheme != THREE_WAY_SCHEME else "three"), label, written, n)
     # Items without a written label (no author either: their first judgment takes position 1): a
-    # researcher's label, else the other judges'.
+    # researcher's label, else the other judges'. Read from those pairs (the partial index
+    # `pair_unwritten`), not from every label of the workers joined to its pair: on a corpus of
+    # written pairs there are none, and the read grew with the crowd's labels (issue 53).
     unwritten = list(
         ValidationLabel.objects.filter(worker_id__in=wanted)
         .exclude(pair__author_label__in=LABELS)

@@ -1,14 +1,12 @@
 """The workers page: each worker's output, agreement with gold and median seconds per writing task."""
 
-from collections.abc import Mapping
 from typing import Any
-
-from django.db.models import Count, F, Q
 
 from collection.models import WritingClaim
 from corpus.agreement import ratio
-from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
-from corpus.selectors import TeamDatasets, dataset_sql, in_datasets, pairs_in
+from corpus.models import Dataset, Premise, Worker
+from corpus.selectors import TeamDatasets, dataset_sql
+from corpus.worker_tally import worker_sums, writer_sums
 from crowd.models import ClaimStatus
 from quality.selectors import median_per_worker
 
@@ -52,50 +50,34 @@ def sort_rows(rows: list[dict[str, Any]], sort: str) -> tuple[list[dict[str, Any
 
 @refreshable("workers")
 def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> list[dict[str, Any]]:
-    pairs = pairs_in(dataset, split).filter(author__isnull=False)
-    written: dict[int, Mapping[str, Any]] = {
-        row["author_id"]: row
-        for row in pairs.values("author_id")
-        .annotate(
-            n=Count("id"),
-            with_gold=Count("id", filter=~Q(gold_label=NO_GOLD)),
-            author_is_gold=Count("id", filter=Q(author_label=F("gold_label"))),
-        )
-        .order_by()
-    }
-    labels = ValidationLabel.objects.filter(position__gt=AUTHOR_POSITION, worker__isnull=False)
-    labels = in_datasets(labels, dataset, via="pair__dataset")
-    if split:
-        labels = labels.filter(pair__premise__split=split)
-    given: dict[int, Mapping[str, Any]] = {
-        row["worker_id"]: row
-        for row in labels.values("worker_id")
-        .annotate(
-            n=Count("id"),
-            with_gold=Count("id", filter=~Q(pair__gold_label=NO_GOLD)),
-            agree=Count("id", filter=Q(label=F("pair__gold_label"))),
-        )
-        .order_by()
-    }
+    """Each worker's row: pairs written and labels given with their agreement with gold, summed
+    from the maintained worker tallies (`corpus.worker_tally`: one statement each, whatever the
+    numbers of workers, pairs and labels), and the median writing seconds."""
+    written = writer_sums(dataset, split)
+    given = worker_sums(dataset, split, medians=False, only=("n", "with_gold", "gold_agreements"))
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
     rows: list[dict[str, Any]] = []
-    for worker in Worker.objects.filter(pk__in=active).select_related("user"):
-        wrote = written.get(worker.pk, {})
-        gave = given.get(worker.pk, {})
+    # Plain rows, not Worker objects: a thousand of them with their users cost more than the figures.
+    people = Worker.objects.filter(pk__in=active).values_list(
+        "pk", "external_id", "user__username", "market", "is_trusted", "is_excluded"
+    )
+    for pk, external_id, username, market, is_trusted, is_excluded in people:
+        wrote = written.get(pk, {})
+        gave = given.get(pk, {})
         rows.append(
             {
-                "id": worker.pk,
-                "worker": str(worker),
-                "username": worker.user.get_username(),
-                "market": worker.market,
-                "is_trusted": worker.is_trusted,
-                "is_excluded": worker.is_excluded,
+                "id": pk,
+                "worker": Worker.named(external_id, username),
+                "username": username,
+                "market": market,
+                "is_trusted": is_trusted,
+                "is_excluded": is_excluded,
                 "pairs_written": wrote.get("n", 0),
                 "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
                 "labels_given": gave.get("n", 0),
-                "gold_agreement": ratio(gave.get("agree", 0), gave.get("with_gold", 0)),
-                "median_writing_seconds": medians.get(worker.pk),
+                "gold_agreement": ratio(gave.get("gold_agreements", 0), gave.get("with_gold", 0)),
+                "median_writing_seconds": medians.get(pk),
             }
         )
     return rows

@@ -78,3 +78,19 @@ def test_the_worker_quality_table_is_paged(client, researcher, monkeypatch):
     assert first.paginator.count == 5  # the four validators and the writer
     assert {row.worker.pk for row in first}.isdisjoint({row.worker.pk for row in second})
     assert "qpage=2" in client.get(url).content.decode()
+
+
+def test_the_workers_page_sums_the_worker_tally_and_groups_no_label_or_pair(client, researcher):
+    """The worker figures (issue 53) are the maintained tally's (corpus.worker_tally): no statement of
+    the page reads the label table, or groups the pairs by worker, however large the crowd."""
+    client.force_login(researcher)
+    for copy in (1, 2, 3):
+        crowd(copy)
+    cache.clear()
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(reverse("dashboard:workers"))
+    assert response.status_code == 200
+    statements = [query["sql"] for query in captured.captured_queries]
+    assert not [sql for sql in statements if "validation_validationlabel" in sql], statements
+    assert not [sql for sql in statements if "GROUP BY" in sql and 'FROM "collection_pair"' in sql], statements
+    assert any("corpus_workerlabeltally" in sql for sql in statements)

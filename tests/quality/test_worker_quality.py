@@ -55,7 +55,9 @@ def test_sql_figures_equal_the_pure_leave_one_out_figures(make_worker):
         assert row.loo_own_label_counts == want.loo_own_label_counts
         assert row.loo_gold_counts == want.loo_gold_counts
         assert row.timed_items == want.timed_items
-        assert row.median_seconds == pytest.approx(want.median_seconds)
+        # The median is the seconds histogram's (corpus.worker_tally): within 4.6% (half a bucket on
+        # its log scale); tests/corpus/test_worker_tally.py checks where the flags need it exact.
+        assert row.median_seconds == pytest.approx(want.median_seconds, rel=0.046)
 
 
 def test_leave_one_out_uses_three_of_the_other_four(make_worker):

@@ -1,0 +1,72 @@
+"""The worker tally beside validators who keep submitting (PostgreSQL, real concurrent transactions).
+
+Every writer reads a pair's worker figures before and after its change under the pair's row lock
+and appends the difference (corpus.worker_tally): validators labelling the same pairs at once wait
+only for each other's pair locks, and an exclusion, which locks every pair its worker labelled
+(after the worker's row, as a submit locks them), moves those pairs' figures in between. Whatever
+the interleaving, the tally equals the truth grouped from the labels.
+"""
+
+import contextlib
+import random
+import threading
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connections
+
+from corpus import tallies, worker_tally
+from corpus.models import Pair, Worker
+from corpus.services import LabelRefused, add_labels, set_workers_excluded
+from tests import factories
+from tests.present import present
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+LABELS = ["entailment", "neutral", "contradiction"]
+
+
+def test_submits_beside_exclusions_leave_the_worker_tally_equal_to_the_truth():
+    dataset = factories.dataset("tally-race")
+    premise = factories.premise(dataset)
+    pairs = [factories.pair(dataset, premise, [LABELS[number % 3]]) for number in range(40)]
+    crowd = [Worker.objects.create(user=User.objects.create(username=f"race{n}")) for n in range(5)]
+    excluded = crowd[0]
+    add_labels([(pair, LABELS[pair.pk % 3]) for pair in pairs], worker=excluded, seconds=3.0)
+    start, errors, reports = threading.Barrier(len(crowd)), [], []
+
+    def submit(worker, seed):
+        rng = random.Random(seed)
+        try:
+            start.wait()
+            for _ in range(12):
+                batch = [Pair.objects.get(pk=pair.pk) for pair in rng.sample(pairs, 4)]
+                with contextlib.suppress(LabelRefused):
+                    add_labels([(pair, rng.choice(LABELS)) for pair in batch], worker=worker, seconds=rng.uniform(2, 9))
+        except Exception as error:
+            errors.append(repr(error))
+        finally:
+            connections.close_all()
+
+    def exclude_and_readmit():
+        try:
+            start.wait()
+            for excluding in (True, False, True):
+                outcome = set_workers_excluded(Worker.objects.filter(pk=excluded.pk), excluding)
+                reports.append(present(present(outcome.recompute_report).worker_tally_drift))
+        except Exception as error:
+            errors.append(repr(error))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit, args=(worker, n)) for n, worker in enumerate(crowd[1:])]
+    threads.append(threading.Thread(target=exclude_and_readmit))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert errors == []
+    # Each exclusion's recompute checked the tally before rebuilding it: the writers had kept it.
+    assert [report.keys for report in reports] == [0, 0, 0]
+    final = tallies.check_and_rebuild(None, worker_tally.TALLY, repair=False)
+    assert (final.keys, final.examples) == (0, [])
