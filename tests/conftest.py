@@ -126,9 +126,9 @@ def pytest_sessionstart(session):
 
     def drop_the_template():
         thread.join()
-        with blocker.unblock():
-            connection.settings_dict["NAME"] = made["name"]
-            connection.creation.destroy_test_db(original, verbosity=0)
+        with blocker.unblock(), creation._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(made['name'])} WITH (FORCE)")
+        connection.settings_dict["NAME"] = original
 
     config.add_cleanup(drop_the_template)
 
@@ -194,8 +194,12 @@ def django_db_setup(
         connection.settings_dict["NAME"] = clone
         _copy_reference_rows()
     yield
-    with django_db_blocker.unblock():
-        creation.destroy_test_db(original, verbosity=0)
+    # FORCE: a connection some thread of the run still holds (the embedded mode's in-process tasks,
+    # a live server's) would otherwise keep the clone, and with it the next run's name.
+    connection.close()
+    with django_db_blocker.unblock(), creation._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {quote(clone)} WITH (FORCE)")
+    settings.DATABASES[connection.alias]["NAME"] = connection.settings_dict["NAME"] = original
 
 
 # The rows a migrated database holds that a flush must give back: what post_migrate makes (content
