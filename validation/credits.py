@@ -24,7 +24,7 @@ from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from corpus.models import Dataset, Pair
 from corpus.selectors import TeamDatasets, in_datasets
-from crowd.models import ClaimStatus
+from crowd.models import ClaimStatus, StudySession
 
 from .models import ValidationClaim
 
@@ -37,10 +37,12 @@ def countable(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[Validat
     return in_datasets(claims, dataset, via="pair__dataset")
 
 
-def submitted(claims: Collection[ValidationClaim], now: datetime) -> int:
+def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, int | None]:
     """Mark a batch's claims submitted at `now`, moving the credit of their pairs to the batch's
     ordinary claims when it is in a study session: one UPDATE (the submit's own), in the caller's
-    transaction, after the pairs are locked (so submits on one pair take turns).
+    transaction, after the pairs are locked (so submits on one pair take turns). Returns, for each
+    pair whose credit moved here, the study whose claim held it before (None: no claim did), for
+    the cost page's tallies (`validation.cost_tally`).
 
     Written as its SQL: the same statement as a queryset's update() with a CASE per column, whose
     building cost a validator's submit more than PostgreSQL ran it (issue 28)."""
@@ -51,29 +53,37 @@ def submitted(claims: Collection[ValidationClaim], now: datetime) -> int:
     submitted_at = connection.ops.adapt_datetimefield_value(now)
     in_batch = f"id IN ({', '.join(['%s'] * len(batch))})"
     if not credit:
-        sql = f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}"
-        params = [ClaimStatus.SUBMITTED.value, submitted_at, *batch]
-    else:
-        credited = ", ".join(["%s"] * len(credit))
-        sql = (
-            f"UPDATE {table} SET status = CASE WHEN {in_batch} THEN %s ELSE status END,"
-            f" submitted_at = CASE WHEN {in_batch} THEN %s ELSE submitted_at END,"
-            f" credited = id IN ({credited})"
-            f" WHERE {in_batch} OR (credited AND pair_id IN ({credited}))"
-        )
-        params = [
-            *batch,
-            ClaimStatus.SUBMITTED.value,
-            *batch,
-            submitted_at,
-            *(claim.pk for claim in credit),
-            *batch,
-            *(claim.pair_id for claim in credit),
-        ]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}",
+                [ClaimStatus.SUBMITTED.value, submitted_at, *batch],
+            )
+        return {}
+    credited = ", ".join(["%s"] * len(credit))
+    sessions = quote(StudySession._meta.db_table)
+    # The earlier claims whose credit is cleared name the study that held it (their session's).
+    sql = (
+        f"UPDATE {table} SET status = CASE WHEN {in_batch} THEN %s ELSE status END,"
+        f" submitted_at = CASE WHEN {in_batch} THEN %s ELSE submitted_at END,"
+        f" credited = id IN ({credited})"
+        f" WHERE {in_batch} OR (credited AND pair_id IN ({credited}))"
+        f" RETURNING pair_id, NOT ({in_batch}),"
+        f" (SELECT study_id FROM {sessions} WHERE {sessions}.id = {table}.study_session_id)"
+    )
+    params = [
+        *batch,
+        ClaimStatus.SUBMITTED.value,
+        *batch,
+        submitted_at,
+        *(claim.pk for claim in credit),
+        *batch,
+        *(claim.pair_id for claim in credit),
+        *batch,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        updated: int = cursor.rowcount
-    return updated
+        cleared = {pair_id: study_id for pair_id, earlier, study_id in cursor.fetchall() if earlier}
+    return {claim.pair_id: cleared.get(claim.pair_id) for claim in credit}
 
 
 def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:
@@ -89,11 +99,17 @@ def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:
 
 
 def rebuild(dataset: Dataset | None = None) -> int:
-    """Set the flags (of a dataset's claims, or all) from a fresh computation; returns how many
-    claims changed. Two UPDATEs in one transaction."""
+    """Set the flags (of a dataset's claims, or all) from a fresh computation, and the cost page's
+    tallies that follow them (`validation.cost_tally`); returns how many claims changed. Two
+    UPDATEs in one transaction, then the tallies' check and rebuild."""
+    from corpus import tallies
+
+    from .cost_tally import TALLY  # it reads the flags: imported here, below them
+
     scope = ValidationClaim.objects.all() if dataset is None else ValidationClaim.objects.filter(pair__dataset=dataset)
     with transaction.atomic():
         truth = fresh_credited_ids(dataset)
         cleared: int = scope.filter(credited=True).exclude(pk__in=truth).update(credited=False)
         set_: int = scope.filter(credited=False, pk__in=truth).update(credited=True)
+    tallies.check_and_rebuild(dataset, TALLY)
     return cleared + set_

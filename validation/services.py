@@ -24,10 +24,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import services as audit
+from corpus import tallies
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
 from corpus.services import LabelRefused, add_labels, set_needs_validation
 from corpus.stopping_policies import record_stopping_rules
+from corpus.validation_flags import set_validation_flags
 from crowd.claiming import (
     FOREIGN_ITEMS_MESSAGE,
     ClaimRule,
@@ -50,7 +52,7 @@ from crowd.services import record_task_done
 from quality.catch_trials import catch_trials_per_batch, pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_with
 
-from . import claim_order, credits, selectors
+from . import claim_order, cost_tally, credits, selectors
 from .backup_claims import pick_backup_pairs
 from .models import ValidationClaim
 from .premise_label_evidence import premise_label_strata
@@ -536,7 +538,15 @@ def submit_validation_batch(
         _check_may_validate(worker, None)
         # The pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
         claims = claims_to_submit(
-            VALIDATION_CLAIMS, worker, batch, now, "pair", "pair__dataset", "study_session__study", others="validators"
+            VALIDATION_CLAIMS,
+            worker,
+            batch,
+            now,
+            "pair",
+            "pair__dataset",
+            "pair__premise",
+            "study_session__study",
+            others="validators",
         )
         stored = {}
         for claim in claims:
@@ -570,7 +580,8 @@ def submit_validation_batch(
             first_sends_count=True,
         )
         # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
-        credits.submitted(claims, now)
+        earlier = credits.submitted(claims, now)
+        _cost_tallies_moved(ordinary, earlier)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[label.pair_id for label in saved])
         # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
         catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
@@ -586,6 +597,21 @@ def submit_validation_batch(
             )
         record_task_done(study_session, hold_reasons=[hold_code_with(premise_label_strata)])
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
+
+
+def _cost_tallies_moved(ordinary: Sequence[ValidationClaim], earlier: Mapping[int, int | None]) -> None:
+    """The cost page's tallies of a submit (`validation.cost_tally`): its claims in a study session
+    are labels bought, and the credit of their pairs (`earlier`: the study that held it before, as
+    `credits.submitted` moved it) goes to their study, at each pair's key as the labels left it."""
+    counted = [claim for claim in ordinary if claim.study_session_id is not None]
+    keys = {
+        claim.pair_id: tallies.pair_key(claim.pair, claim.pair.premise.split, claim.pair.premise.genre_id)
+        for claim in counted
+    }
+    cost_tally.submitted(
+        [(claim.study_session.study_id, keys[claim.pair_id]) for claim in counted],
+        [(earlier[claim.pair_id], claim.study_session.study_id, keys[claim.pair_id]) for claim in counted],
+    )
 
 
 def release_expired_claims(*, now: datetime | None = None) -> int:
@@ -646,7 +672,7 @@ def sample_train_for_validation(
         dataset.train_validation_fraction = fraction
         dataset.save(update_fields=["train_validation_fraction"])
         for chunk in chunks:
-            Pair.objects.filter(pk__in=chunk).update(needs_validation=True)
+            set_validation_flags(Pair.objects.filter(pk__in=chunk), needs_validation=True)
         record_stopping_rules(train.filter(needs_validation=True))
     return {"train_pairs": total, "wanted": wanted, "already_marked": already, "newly_marked": len(chosen)}
 

@@ -12,6 +12,7 @@ from django.db.models import Count, Exists, ExpressionWrapper, F, IntegerField, 
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Label, Pair
+from corpus.validation_flags import set_validation_flags
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
@@ -77,6 +78,10 @@ def validate(worker, label, session=None):
 
 @pytest.fixture
 def validated(dataset, make_worker):
+    return validated_in_two_studies(dataset, make_worker)
+
+
+def validated_in_two_studies(dataset, make_worker):
     """Five pairs validated by two workers of study one, then one of study two (their latest labels
     in a study), then one outside any study (whose claims no study is credited with)."""
     for _ in range(5):
@@ -109,7 +114,8 @@ def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
     _, _, _, workers = validated
     before = _outcome_rows(None)
     set_excluded([workers[0].pk, workers[1].pk], True)  # their labels leave every pair's gold
-    Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk).update(stopped_early=True)
+    # Stopped by the flags' one writer (the stopping rules' and the markings'), which the tallies follow.
+    set_validation_flags(Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk), stopped_early=True)
     assert_credits_are_fresh()
     assert _outcome_rows(None) != before
 
