@@ -406,6 +406,7 @@ def agreement_stats(
     source: str = "tallies",
     *,
     adjudicated: bool = True,
+    table_only: bool = False,
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
@@ -415,6 +416,8 @@ def agreement_stats(
     labels are named in the scheme's words (`label_scheme` says which); without a dataset, or for
     a three-way one, the figures are as they always were. A multi-premise (MPE) dataset is read from
     its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
+    `table_only`: without Krippendorff's α and the datasets left out (`krippendorff_alpha` is None),
+    for a page that shows the table's figures only (the adjudication page's before and after).
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
@@ -424,7 +427,7 @@ def agreement_stats(
     in_scheme = labels_scheme_of_scope(dataset)
     tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme) if source == "tallies" else None
     histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[-1]) for row in tally_rows]
-    alpha = krippendorff_alpha(dataset, split, source, histogram=histogram)
+    alpha = None if table_only else krippendorff_alpha(dataset, split, source, histogram=histogram)
     if isinstance(dataset, Dataset) and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     rows: Iterable[Mapping[str, Any]] = (
@@ -515,7 +518,7 @@ def agreement_stats(
         if scheme == scheme_labels.ORDINAL_SCHEME:
             result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
     result["krippendorff_alpha"] = alpha
-    if in_scheme is not None:
+    if in_scheme is not None and not table_only:
         result["left_out"] = datasets_outside_scheme(in_scheme, dataset)
     return result
 
