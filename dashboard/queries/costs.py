@@ -26,7 +26,7 @@ from django.db.models.functions import Coalesce
 from collection.models import HypothesisTally
 from corpus.gold import gold_from_votes
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair, PairTally
-from corpus.selectors import TeamDatasets, in_datasets
+from corpus.selectors import TeamDatasets, genre_names, in_datasets
 from corpus.tallies import scoped, summed
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, TaskKind
@@ -151,6 +151,7 @@ class GroupCost:
 
     split: str
     genre: str
+    genre_name: str = ""  # as pages show it (`corpus.selectors.genre_names`)
     validation_labels: int = 0
     hypotheses: int = 0
     money: Money = field(default_factory=Money)
@@ -306,10 +307,13 @@ def cost_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, An
     studies = _studies(dataset)
     groups: dict[tuple[str, str], GroupCost] = {}
 
+    # Read once for every row (the page's genre_name filter asked the cache once a row).
+    names = genre_names()
+
     def group(split: str | None, genre: str | None) -> GroupCost:
         key = (split or "", genre or "")
         if key not in groups:
-            groups[key] = GroupCost(split=key[0], genre=key[1])
+            groups[key] = GroupCost(split=key[0], genre=key[1], genre_name=names.get(key[1], key[1]))
         return groups[key]
 
     rows = cached("costs-rows", dataset, None, lambda: _grouped_rows(dataset))
