@@ -31,7 +31,6 @@ from validation.forms import CHOICES, KEYS
 from .common import Scope, found, render_page, researcher_required
 from .study import study_or_404
 
-
 # Rows of the unpaid list and of the per-worker list shown at once (issue 53: both grow with the
 # crowd; the pay form still lists every unpaid bonus, so "mark paid" pays what the files pay).
 BONUS_ROWS_PER_PAGE = 25
