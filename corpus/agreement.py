@@ -407,6 +407,7 @@ def agreement_stats(
     *,
     adjudicated: bool = True,
     table_only: bool = False,
+    tally_rows: list[tallies.Key] | None = None,
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
@@ -417,7 +418,9 @@ def agreement_stats(
     a three-way one, the figures are as they always were. A multi-premise (MPE) dataset is read from
     its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
     `table_only`: without Krippendorff's α and the datasets left out (`krippendorff_alpha` is None),
-    for a page that shows the table's figures only (the adjudication page's before and after).
+    for a page that shows the table's figures only (the adjudication page's before and after);
+    `tally_rows`: the maintained aggregates' rows by TALLY_KEY when the caller read them already
+    (`before_and_after_adjudication`).
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
@@ -425,7 +428,10 @@ def agreement_stats(
     # follows from the votes and, where they have no majority, the imported gold the tallies key).
     # Every dataset: the three-way ones (`labels_scheme_of_scope`; `left_out` names the others).
     in_scheme = labels_scheme_of_scope(dataset)
-    tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme) if source == "tallies" else None
+    if source == "tallies" and tally_rows is None:
+        tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme)
+    elif source != "tallies":
+        tally_rows = None
     histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[-1]) for row in tally_rows]
     alpha = None if table_only else krippendorff_alpha(dataset, split, source, histogram=histogram)
     if isinstance(dataset, Dataset) and dataset.item_kind == ItemKind.MULTI_PREMISE:
@@ -521,6 +527,18 @@ def agreement_stats(
     if in_scheme is not None and not table_only:
         result["left_out"] = datasets_outside_scheme(in_scheme, dataset)
     return result
+
+
+def before_and_after_adjudication(
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The table's figures (`agreement_stats(..., table_only=True)`) as the rule alone gives them and
+    as they stand, researchers' decisions included: one read of the maintained aggregates for both
+    (the adjudication page shows them side by side)."""
+    dataset = resolve_dataset(dataset)
+    rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=labels_scheme_of_scope(dataset))
+    before = agreement_stats(dataset, split, adjudicated=False, table_only=True, tally_rows=rows)
+    return before, agreement_stats(dataset, split, table_only=True, tally_rows=rows)
 
 
 def _share(part: int, whole: int) -> str:

@@ -36,7 +36,7 @@ from django.db.models import Count, Field, Model, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 from django.dispatch import Signal
 
-from base.plain_rows import insert_rows
+from base.plain_rows import insert_rows, insert_rows_together
 
 from . import signals
 from .giveaways import counted_label, tokenize, words_of
@@ -463,6 +463,26 @@ def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) ->
     columns = [column(model, name) for name in (*key_names, "n")]
     insert_rows(model._meta.db_table, columns, rows)
     return len(rows)
+
+
+def insert_deltas_together(parts: Sequence[tuple[type[Tally], Sequence[str], Rows]]) -> None:
+    """`insert_deltas` of several tables, each (model, key names, deltas), in one statement
+    (`base.plain_rows.insert_rows_together`): a hot writer's deltas to two tallies. Inside a
+    `deltas_gathered` block they are held as `insert_deltas` holds them."""
+    if _blocks.open:
+        for model, key_names, deltas in parts:
+            insert_deltas(model, key_names, deltas)
+        return
+    insert_rows_together(
+        [
+            (
+                model._meta.db_table,
+                [column(model, name) for name in (*key_names, "n")],
+                [(*key, n) for key, n in deltas.items() if n],
+            )
+            for model, key_names, deltas in parts
+        ]
+    )
 
 
 # --- reading -------------------------------------------------------------------------------------

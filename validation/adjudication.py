@@ -22,7 +22,7 @@ from base.long_tasks import JobStatus
 from base.subquery import EqualsAny
 from corpus import tallies
 from corpus.adjudication import adjudicate
-from corpus.agreement import agreement_stats
+from corpus.agreement import before_and_after_adjudication
 from corpus.gold import TWO_TWO_ONE, VOTE_FIELD, adjudication_case, gold_from_votes
 from corpus.labels import GOLD_MAJORITY, LABELS, LABELS_PER_PAIR, NO_GOLD
 from corpus.models import (
@@ -214,7 +214,8 @@ def queue_counts(
     """Pairs waiting in each queue (decided ones left out), whatever the corpus's size (issue 53:
     one conditional count over every pair read 433k pairs, 170–320 ms): the queues of the counters
     from the pair tally and the adjudicated pairs (`_vote_queue_counts`, two statements), each other
-    queue from the set of pairs it is (one statement each, over that set's rows only)."""
+    queue from the set of pairs it is (one statement each, over that set's pairs only: as conditional
+    counts of one statement, each row was compared with every id of every set)."""
     dataset = resolve_dataset(dataset)
     latest = _latest_runs(dataset)
     flagged = flagged_workers(dataset) if flagged is None else flagged
@@ -353,8 +354,7 @@ BEFORE_AFTER_KEYS = ("gold_eq_author", "gold_ne_author", "no_gold", "individual_
 def before_and_after(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> dict[str, Any]:
     """The statistics as the rule gives them (before any decision) and as they stand (after), side
     by side: gold counts and the Table 2 rows that depend on the gold label."""
-    before = agreement_stats(dataset, split, adjudicated=False, table_only=True)
-    after = agreement_stats(dataset, split, table_only=True)
+    before, after = before_and_after_adjudication(dataset, split)
     rows = [(key, before[key], after[key]) for key in BEFORE_AFTER_KEYS]
     labels = list(after["gold_counts"])
     counts = [(label, before["gold_counts"].get(label, 0), after["gold_counts"].get(label, 0)) for label in labels]

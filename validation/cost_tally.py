@@ -13,7 +13,9 @@ Written in the writer's transaction:
 
   - the validation submit (`services.submit_validation_batch`, through `submitted`): its countable
     claims are bought, and the credit of their pairs moves to its study (the claims' UPDATE says
-    which study held it before: `credits.submitted`);
+    which study held it before: `credits.submitted`), from each pair's key before its labels to
+    its key after them, in one INSERT (`submit_moves` keeps the pairs' old keys, so no statement
+    reads the credited claims);
   - a pair's counters moving (labels added, a recompute's fix: `corpus.signals.pairs_moved`) and its
     validation flags (stopped, reopened: `corpus.signals.pairs_flagging`): a credited pair's row
     moves with it;
@@ -25,8 +27,10 @@ written around the submit, as bench/run.py's COPY; `credits.rebuild`) is repaire
 and rebuild (`manage.py rebuild_tallies validation`), which compares the deltas with a fresh count.
 """
 
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -53,26 +57,54 @@ def credited_key(study_id: int, pair_key: Key) -> Key:
 
 
 def _insert(bought: Mapping[Key, int], credited: Mapping[Key, int]) -> None:
-    tallies.insert_deltas(BoughtLabelTally, BOUGHT_KEY, bought)
-    tallies.insert_deltas(CreditedPairTally, CREDITED_KEY, credited)
+    """Both tallies' deltas, in one statement when both have some."""
+    tallies.insert_deltas_together(
+        [(BoughtLabelTally, BOUGHT_KEY, bought), (CreditedPairTally, CREDITED_KEY, credited)]
+    )
 
 
 # --- the validation submit --------------------------------------------------------------------
 
 
-def submitted(bought: Iterable[tuple[int, Key]], credit_moves: Iterable[tuple[int | None, int, Key]]) -> None:
-    """A validation submit's deltas, in its transaction: `bought`, (study, pair key) of each countable
-    claim; `credit_moves`, (study that held the pair's credit or None, study that holds it now, the
-    pair's key now) of each pair whose credit moved to this submit's claims. The pairs' counters
-    moved before (by `pairs_moved`, under the study that held the credit then)."""
+class _Submit(threading.local):
+    """The pairs of the validation submit under way in this thread (`submit_moves`) and the key each
+    had before its counters moved."""
+
+    def __init__(self) -> None:
+        self.pairs: set[int] = set()
+        self.old_keys: dict[int, Key] = {}
+
+
+_submit = _Submit()
+
+
+@contextmanager
+def submit_moves(pair_ids: Iterable[int]) -> Iterator[dict[int, Key]]:
+    """While a submit adds the labels of these pairs: their counters' moves are kept (pair pk: old
+    PAIR_KEY), not read against the credited claims; the submit writes their credit with its own
+    (`submitted`), knowing from its claims' UPDATE which study held it."""
+    _submit.pairs, _submit.old_keys = set(pair_ids), {}
+    try:
+        yield _submit.old_keys
+    finally:
+        _submit.pairs = set()
+
+
+def submitted(bought: Iterable[tuple[int, Key]], credit: Iterable[tuple[int | None, int | None, Key, Key]]) -> None:
+    """A validation submit's deltas, in its transaction, in one INSERT: `bought`, (study, the pair's
+    key) of each of its claims in a study session (a label bought); `credit`, per pair of its
+    ordinary claims (the study that held the pair's credit before or None, the study that holds it
+    now or None, the pair's key before its labels, its key now): the pair's row leaves the old
+    study at its old key and joins the new one at its new."""
     bought_deltas: Counter[Key] = Counter()
     for study_id, pair_key in bought:
         bought_deltas[credited_key(study_id, pair_key)[: len(BOUGHT_KEY)]] += 1
     credited: Counter[Key] = Counter()
-    for old_study, new_study, pair_key in credit_moves:
+    for old_study, new_study, old_key, new_key in credit:
         if old_study is not None:
-            credited[credited_key(old_study, pair_key)] -= 1
-        credited[credited_key(new_study, pair_key)] += 1
+            credited[credited_key(old_study, old_key)] -= 1
+        if new_study is not None:
+            credited[credited_key(new_study, new_key)] += 1
     _insert(bought_deltas, credited)
 
 
@@ -82,7 +114,17 @@ def submitted(bought: Iterable[tuple[int, Key]], credit_moves: Iterable[tuple[in
 def pairs_moved(sender: Any, moves: Sequence[tuple[int, Key, Key]], **kwargs: Any) -> None:
     """Pairs' counters moved (corpus.signals.pairs_moved): each credited one's row moves from its
     old key to its new, under the study that holds its credit. One read of the credited claims of
-    these pairs (the partial index `valclaim_credited`) and one INSERT."""
+    these pairs (the partial index `valclaim_credited`) and one INSERT; a submit's own pairs are
+    kept for it instead (`submit_moves`)."""
+    others = []
+    for pk, old, new in moves:
+        if pk in _submit.pairs:
+            _submit.old_keys.setdefault(pk, old)
+        else:
+            others.append((pk, old, new))
+    if not others:
+        return
+    moves = others
     studies = dict(
         credits.countable()
         .filter(credited=True, pair_id__in=[pk for pk, _, _ in moves])

@@ -37,53 +37,51 @@ def countable(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[Validat
     return in_datasets(claims, dataset, via="pair__dataset")
 
 
-def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, int | None]:
+def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, int]:
     """Mark a batch's claims submitted at `now`, moving the credit of their pairs to the batch's
-    ordinary claims when it is in a study session: one UPDATE (the submit's own), in the caller's
+    ordinary claims when it is in a study session: one statement (the submit's own), in the caller's
     transaction, after the pairs are locked (so submits on one pair take turns). Returns, for each
-    pair whose credit moved here, the study whose claim held it before (None: no claim did), for
-    the cost page's tallies (`validation.cost_tally`).
+    pair of the batch that had a credited claim before, the study of that claim (the pair's credit
+    before this submit), for the cost page's tallies (`validation.cost_tally`): the statement reads
+    them as of its start, before its UPDATE (a data-modifying WITH).
 
-    Written as its SQL: the same statement as a queryset's update() with a CASE per column, whose
+    Written as its SQL: the same UPDATE as a queryset's update() with a CASE per column, whose
     building cost a validator's submit more than PostgreSQL ran it (issue 28)."""
     batch = [claim.pk for claim in claims]
     credit = [claim for claim in claims if not claim.is_catch_trial and claim.study_session_id is not None]
     quote = connection.ops.quote_name
     table = quote(ValidationClaim._meta.db_table)
+    sessions = quote(StudySession._meta.db_table)
     submitted_at = connection.ops.adapt_datetimefield_value(now)
     in_batch = f"id IN ({', '.join(['%s'] * len(batch))})"
-    if not credit:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}",
-                [ClaimStatus.SUBMITTED.value, submitted_at, *batch],
-            )
-        return {}
-    credited = ", ".join(["%s"] * len(credit))
-    sessions = quote(StudySession._meta.db_table)
-    # The earlier claims whose credit is cleared name the study that held it (their session's).
-    sql = (
-        f"UPDATE {table} SET status = CASE WHEN {in_batch} THEN %s ELSE status END,"
-        f" submitted_at = CASE WHEN {in_batch} THEN %s ELSE submitted_at END,"
-        f" credited = id IN ({credited})"
-        f" WHERE {in_batch} OR (credited AND pair_id IN ({credited}))"
-        f" RETURNING pair_id, NOT ({in_batch}),"
-        f" (SELECT study_id FROM {sessions} WHERE {sessions}.id = {table}.study_session_id)"
+    pairs = sorted({claim.pair_id for claim in claims})
+    earlier = (
+        f"SELECT c.pair_id, s.study_id FROM {table} c JOIN {sessions} s ON s.id = c.study_session_id"
+        f" WHERE c.credited AND c.pair_id IN ({', '.join(['%s'] * len(pairs))})"
     )
-    params = [
-        *batch,
-        ClaimStatus.SUBMITTED.value,
-        *batch,
-        submitted_at,
-        *(claim.pk for claim in credit),
-        *batch,
-        *(claim.pair_id for claim in credit),
-        *batch,
-    ]
+    if not credit:
+        update = f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}"
+        params = [ClaimStatus.SUBMITTED.value, submitted_at, *batch]
+    else:
+        credited = ", ".join(["%s"] * len(credit))
+        update = (
+            f"UPDATE {table} SET status = CASE WHEN {in_batch} THEN %s ELSE status END,"
+            f" submitted_at = CASE WHEN {in_batch} THEN %s ELSE submitted_at END,"
+            f" credited = id IN ({credited})"
+            f" WHERE {in_batch} OR (credited AND pair_id IN ({credited}))"
+        )
+        params = [
+            *batch,
+            ClaimStatus.SUBMITTED.value,
+            *batch,
+            submitted_at,
+            *(claim.pk for claim in credit),
+            *batch,
+            *(claim.pair_id for claim in credit),
+        ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        cleared = {pair_id: study_id for pair_id, earlier, study_id in cursor.fetchall() if earlier}
-    return {claim.pair_id: cleared.get(claim.pair_id) for claim in credit}
+        cursor.execute(f"WITH earlier AS ({earlier}), done AS ({update}) SELECT * FROM earlier", [*pairs, *params])
+        return dict(cursor.fetchall())
 
 
 def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:

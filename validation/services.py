@@ -569,19 +569,21 @@ def submit_validation_batch(
         # Read after the worker's lock, which the market's answer takes too (markets.identity): a
         # session vouched for meanwhile is seen so, and labels of one not yet vouched for wait.
         waits_for = study_session.pk if study_session is not None and study_session.labels_await_market else None
-        saved = add_labels(
-            [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
-            worker=worker,
-            seconds=per_pair,
-            releasing_places=True,
-            awaiting_market_session=waits_for,
-            # A pair that has its five labels by now (a backup claimer sent first, `backup_claims`)
-            # keeps nothing of this batch; the rest is saved and the batch counts as done.
-            first_sends_count=True,
-        )
+        # The cost page's tallies move with the credit (below), from the keys the labels leave.
+        with cost_tally.submit_moves(claim.pair_id for claim in ordinary) as old_keys:
+            saved = add_labels(
+                [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
+                worker=worker,
+                seconds=per_pair,
+                releasing_places=True,
+                awaiting_market_session=waits_for,
+                # A pair that has its five labels by now (a backup claimer sent first, `backup_claims`)
+                # keeps nothing of this batch; the rest is saved and the batch counts as done.
+                first_sends_count=True,
+            )
         # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
         earlier = credits.submitted(claims, now)
-        _cost_tallies_moved(ordinary, earlier)
+        _cost_tallies_moved(ordinary, earlier, old_keys)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[label.pair_id for label in saved])
         # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
         catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
@@ -599,19 +601,24 @@ def submit_validation_batch(
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 
 
-def _cost_tallies_moved(ordinary: Sequence[ValidationClaim], earlier: Mapping[int, int | None]) -> None:
+def _cost_tallies_moved(
+    ordinary: Sequence[ValidationClaim], earlier: Mapping[int, int], old_keys: Mapping[int, tallies.Key]
+) -> None:
     """The cost page's tallies of a submit (`validation.cost_tally`): its claims in a study session
-    are labels bought, and the credit of their pairs (`earlier`: the study that held it before, as
-    `credits.submitted` moved it) goes to their study, at each pair's key as the labels left it."""
-    counted = [claim for claim in ordinary if claim.study_session_id is not None]
-    keys = {
-        claim.pair_id: tallies.pair_key(claim.pair, claim.pair.premise.split, claim.pair.premise.genre_id)
-        for claim in counted
-    }
-    cost_tally.submitted(
-        [(claim.study_session.study_id, keys[claim.pair_id]) for claim in counted],
-        [(earlier[claim.pair_id], claim.study_session.study_id, keys[claim.pair_id]) for claim in counted],
-    )
+    are labels bought and take their pairs' credit (`earlier`: the study that held it, as
+    `credits.submitted` read it); a claim outside any leaves the credit where it was. Each pair's
+    row moves from its key before the labels (`old_keys`, where they moved it) to its key now."""
+    bought, credit = [], []
+    for claim in ordinary:
+        pair = claim.pair
+        new_key = tallies.pair_key(pair, pair.premise.split, pair.premise.genre_id)
+        old_study = earlier.get(claim.pair_id)
+        new_study = old_study
+        if claim.study_session_id is not None:
+            new_study = claim.study_session.study_id
+            bought.append((new_study, new_key))
+        credit.append((old_study, new_study, old_keys.get(claim.pair_id, new_key), new_key))
+    cost_tally.submitted(bought, credit)
 
 
 def release_expired_claims(*, now: datetime | None = None) -> int:
