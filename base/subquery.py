@@ -30,7 +30,7 @@ class EqualsAny(Lookup[Any]):
 
     lookup_name = "equals_any"
 
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
-        return f"{lhs} = ANY({rhs})", [*lhs_params, *rhs_params]
+        return f"{lhs} = ANY({rhs})", (*lhs_params, *rhs_params)

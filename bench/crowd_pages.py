@@ -181,6 +181,7 @@ def add_typing_evidence(rows=TYPING_EVIDENCE):
             raw = json.dumps({"v": 1, "open": 120_000, "away": 0, "awayMs": 0, "fields": fields})
             clock = ClaimClock(served_at=now - timedelta(minutes=2), submitted_at=now)
             author = page[0].author
+            assert author is not None  # written pairs only
             rows_made = record_writing_evidence(
                 author, sessions.get(author.pk), raw, [(pair.author_label, pair) for pair in page], clock=clock
             )

@@ -80,10 +80,10 @@ def apply_stopping_policy(dataset: Dataset, split: str) -> tuple[int, int]:
     Returns (pairs whose rule changed, pairs stopped now)."""
     rule = stopping_rule_for(dataset, split)
     if rule == StoppingRule.FIXED:
-        stopped = Pair.objects.filter(
+        reopening = Pair.objects.filter(
             dataset=dataset, premise__split=split, stopped_early=True, label_count__lt=LABELS_PER_PAIR
         )
-        set_validation_flags(stopped, needs_validation=True, stopped_early=False)
+        set_validation_flags(reopening, needs_validation=True, stopped_early=False)
     open_pairs = Pair.objects.filter(
         dataset=dataset, premise__split=split, stopped_early=False, label_count__lt=LABELS_PER_PAIR
     )

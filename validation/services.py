@@ -614,7 +614,7 @@ def _cost_tallies_moved(
         new_key = tallies.pair_key(pair, pair.premise.split, pair.premise.genre_id)
         old_study = earlier.get(claim.pair_id)
         new_study = old_study
-        if claim.study_session_id is not None:
+        if claim.study_session is not None:
             new_study = claim.study_session.study_id
             bought.append((new_study, new_key))
         credit.append((old_study, new_study, old_keys.get(claim.pair_id, new_key), new_key))

@@ -14,6 +14,7 @@ from corpus.validation_flags import set_validation_flags
 from crowd.models import StudySession
 from dashboard.queries.costs import _grouped_rows
 from quality.services import set_excluded
+from tests.present import present
 from validation import adjudication, cost_tally, credits
 from validation.models import CreditedPairTally, ValidationClaim
 
@@ -72,7 +73,7 @@ def test_submits_exclusions_stops_split_moves_and_decisions_keep_the_tallies_tru
     assert not Pair.objects.filter(stopped_early=True).exists()
     assert_tallies_are_true()
 
-    pair = Pair.objects.order_by("pk").first()
+    pair = present(Pair.objects.order_by("pk").first())
     set_validation_flags(Pair.objects.filter(pk=pair.pk), stopped_early=True, needs_validation=False)
     adjudication.decide(pair, adjudication.RETIRE, researcher=researcher, reason="broken")  # gold "-" now
     assert_tallies_are_true()
