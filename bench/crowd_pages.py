@@ -225,10 +225,10 @@ def main():
         typing = add_typing_evidence()
         from collection import hypothesis_tally
         from corpus import tallies
-        from validation import credits
+        from validation import cost_tally
 
         tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
-        credits.rebuild()
+        cost_tally.rebuild_with_credits()
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, "

@@ -24,7 +24,8 @@ Written in the writer's transaction:
 A study's or dataset's deletion takes its rows with it (foreign keys, CASCADE). Anything else that
 changes what is counted (a study session or worker deleted, so claims no longer count; claims
 written around the submit, as bench/run.py's COPY; `credits.rebuild`) is repaired by the one check
-and rebuild (`manage.py rebuild_tallies validation`), which compares the deltas with a fresh count.
+and rebuild (`manage.py rebuild_tallies validation`), which compares the deltas with a fresh count;
+`rebuild_with_credits` (`manage.py rebuild_validation_credits`) sets the credit flags first.
 """
 
 import threading
@@ -162,6 +163,15 @@ def pairs_moving_split(sender: Any, pairs: QuerySet[Pair], split: str, **kwargs:
 
 
 # --- the fresh counts (what the cost page used to run) ------------------------------------------
+
+
+def rebuild_with_credits(dataset: Dataset | None = None) -> int:
+    """The credit flags set from a fresh computation (`credits.rebuild`), then these tallies checked
+    and rebuilt (they follow the flags): after claims written around the validation submit or a
+    study session deleted. Returns how many claims' flags changed."""
+    changed = credits.rebuild(dataset)
+    tallies.check_and_rebuild(dataset, TALLY)
+    return changed
 
 
 def _countable(dataset: Dataset | None, among: QuerySet[Pair] | None) -> QuerySet[ValidationClaim]:

@@ -97,17 +97,12 @@ def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:
 
 
 def rebuild(dataset: Dataset | None = None) -> int:
-    """Set the flags (of a dataset's claims, or all) from a fresh computation, and the cost page's
-    tallies that follow them (`validation.cost_tally`); returns how many claims changed. Two
-    UPDATEs in one transaction, then the tallies' check and rebuild."""
-    from corpus import tallies
-
-    from .cost_tally import TALLY  # it reads the flags: imported here, below them
-
+    """Set the flags (of a dataset's claims, or all) from a fresh computation; returns how many
+    claims changed. Two UPDATEs in one transaction. The cost page's tallies follow the flags:
+    `validation.cost_tally.rebuild_with_credits` rebuilds both."""
     scope = ValidationClaim.objects.all() if dataset is None else ValidationClaim.objects.filter(pair__dataset=dataset)
     with transaction.atomic():
         truth = fresh_credited_ids(dataset)
         cleared: int = scope.filter(credited=True).exclude(pk__in=truth).update(credited=False)
         set_: int = scope.filter(credited=False, pk__in=truth).update(credited=True)
-    tallies.check_and_rebuild(dataset, TALLY)
     return cleared + set_

@@ -25,7 +25,7 @@ from corpus.validation_flags import set_validation_flags
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.bonuses import mark_paid
 from quality.models import BonusEntry, BonusKind
-from validation import credits
+from validation import cost_tally
 from validation.models import ValidationClaim
 
 from . import factories
@@ -122,7 +122,7 @@ def build(dataset_slug="costs", prefix=""):
     tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
     # And the validation claims around the validation submit, which flags the credited claim and
     # keeps the cost page's validation tallies (rebuilt with the flags).
-    credits.rebuild()
+    cost_tally.rebuild_with_credits()
     for letter, pair_ in pairs.items():
         pair_.refresh_from_db()
         pairs[letter] = pair_

@@ -90,11 +90,11 @@ def test_a_write_around_the_writers_is_drift_and_the_check_repairs_it(validated)
     StudySession.objects.filter(study=two).delete()  # its claims name no session: no label was bought
     report = tallies.check_and_rebuild(None, cost_tally.TALLY, repair=False)
     assert report.keys > 0 and report.rows >= 5
-    credits.rebuild()  # the credit moves back to study one's claims; the tallies are rebuilt with it
+    cost_tally.rebuild_with_credits()  # the credit moves back to study one's claims; the tallies with it
     assert_tallies_are_true()
     ValidationClaim.objects.filter(credited=True).update(credited=False)  # a load around the submit
     assert tallies.check_and_rebuild(dataset, cost_tally.TALLY).keys > 0
-    credits.rebuild(dataset)
+    cost_tally.rebuild_with_credits(dataset)
     assert_tallies_are_true(dataset)
 
 

@@ -17,7 +17,7 @@ from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
 from tests.present import present
-from validation import credits, services
+from validation import cost_tally, credits, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_pair
@@ -123,7 +123,8 @@ def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
 def test_a_deleted_session_is_repaired_by_a_rebuild(validated):
     dataset, one, two, _ = validated
     StudySession.objects.filter(study=two).delete()  # its claims name no session: study one's are latest
-    assert credits.rebuild() > 0
+    # The flags, and the cost page's tallies that follow them (validation.cost_tally).
+    assert cost_tally.rebuild_with_credits() > 0
     assert_credits_are_fresh()
     assert {row["credited_to"] for row in _outcome_rows(None)} == {one.pk}
     ValidationClaim.objects.update(credited=False)  # as after a bulk load around the submit
