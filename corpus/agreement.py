@@ -310,32 +310,34 @@ def _adjudication_rows(
     wanted_after = adjudicated
     if (source == "tallies") != wanted_after:
         return []  # the source already reads the gold this way
-    # The rule's gold, as both sources read it: votes, then the imported gold where they have no majority.
-    sources = [
-        When(majority_expression(), then=Value(GoldSource.CROWD.value)),
-        When(~Q(imported_gold=""), then=Value(GoldSource.IMPORTED.value)),
-    ]
     groups = (
         pairs_in(dataset, split, scheme=labels_scheme_of_scope(dataset))
         .exclude(adjudicated_label="")
-        .values("premise__genre__slug", "author_label", "adjudicated_label")
-        .annotate(
-            rule_gold=gold_expression(imported_gold=F("imported_gold")),
-            rule_source=Case(*sources, default=Value(GoldSource.NONE.value)),
-            **_five_votes(),
+        .values_list(
+            "premise__genre__slug", "author_label", "adjudicated_label", "label_count", *VOTES, "imported_gold"
         )
-        .values("premise__genre__slug", "author_label", "adjudicated_label", "rule_gold", "rule_source", *FIVE_VOTES)
         .annotate(n=Count("pk"))
         .order_by()
     )
     rows = []
-    for group in groups:
-        common = {key: group[key] for key in ("premise__genre__slug", "author_label", *FIVE_VOTES)}
-        rule = {**common, "gold_label": group["rule_gold"], "source_of_gold": group["rule_source"]}
-        decided = {**common, "gold_label": group["adjudicated_label"], "source_of_gold": GoldSource.ADJUDICATED.value}
+    # The rule's gold, as both sources read it (`_tallied_counts`): votes, then the imported gold
+    # where they have no majority; worked out here, as for the tallies' rows, not in SQL.
+    for slug, author, decided_gold, label_count, e, nu, c, imported_gold, n in groups:
+        five = label_count == LABELS_PER_PAIR
+        common = {
+            "premise__genre__slug": slug,
+            "author_label": author,
+            "is_five": int(five),
+            "e": e if five else None,
+            "nu": nu if five else None,
+            "c": c if five else None,
+        }
+        rule_gold = gold_from_votes(e, nu, c, imported_gold)
+        rule = {**common, "gold_label": rule_gold, "source_of_gold": gold_source(rule_gold, "", e, nu, c)}
+        decided = {**common, "gold_label": decided_gold, "source_of_gold": GoldSource.ADJUDICATED.value}
         given_away, put_in = (rule, decided) if wanted_after else (decided, rule)
-        rows.append({**given_away, "n": -group["n"], "correction": True})
-        rows.append({**put_in, "n": group["n"], "correction": True})
+        rows.append({**given_away, "n": -n, "correction": True})
+        rows.append({**put_in, "n": n, "correction": True})
     return rows
 
 

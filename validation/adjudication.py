@@ -220,6 +220,8 @@ def queue_counts(
     latest = _latest_runs(dataset)
     flagged = flagged_workers(dataset) if flagged is None else flagged
     counts = _vote_queue_counts(dataset, split)
+    if split is None and _holds_every_dataset(dataset):
+        counts["flagged"] = _flagged_everywhere(flagged)
     for queue_filter in FILTERS:
         if queue_filter.slug not in counts:
             # Each pair of the set looked up by its key (`id = ANY(ARRAY(...))`): as `id IN (...)`
@@ -228,6 +230,31 @@ def queue_counts(
             chosen = pairs_in(dataset, split).filter(EqualsAny(F("pk"), ArraySubquery(pair_set)))
             counts[queue_filter.slug] = _waiting(chosen, include_decided=False).count()
     return {queue_filter.slug: counts[queue_filter.slug] for queue_filter in FILTERS}
+
+
+def _holds_every_dataset(dataset: Dataset | TeamDatasets | None) -> bool:
+    """Whether a scope holds every dataset there is (every dataset, or a team's when its datasets
+    are all of them): its pairs are every pair, and no count of it needs to look a pair up."""
+    if dataset is None:
+        return True
+    others = Dataset.objects.exclude(team_id__in=dataset.teams) if isinstance(dataset, TeamDatasets) else None
+    return not (others if others is not None else Dataset.objects.exclude(pk=dataset.pk)).exists()
+
+
+def _flagged_everywhere(flagged: list[int]) -> int:
+    """The flagged queue's length over every pair: the pairs the flagged workers labelled, counted
+    from their labels alone (issue 53: looking each pair up was 60–110 ms for their 20,000 labels at
+    433k pairs), less those a researcher's decision stands on (few: `pair_adjudicated`)."""
+    labelled = ValidationLabel.objects.filter(worker_id__in=flagged)
+    pairs = labelled.order_by().values("pair_id").distinct().count()
+    researched = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
+    decided = (
+        Pair.objects.exclude(adjudicated_label="")
+        .filter(pk__in=researched)
+        .filter(Exists(labelled.filter(pair=OuterRef("pk"))))
+        .count()
+    )
+    return pairs - decided
 
 
 TALLY_BY = ("author_label", "label_count", *VOTE_FIELD.values(), "imported_gold", "stopped_early")
