@@ -94,17 +94,14 @@ def flagged_workers(dataset: Dataset | TeamDatasets | None = None) -> list[int]:
 VOTE_QUEUES = ("no_gold", "gold_ne_author", "two_two_one", "mpe")
 
 
-def _vote_condition(slug: str, gold: str = "gold_label") -> Q:
-    """The rule of a queue of VOTE_QUEUES as a condition on the pairs, with the gold label read from
-    the field `gold` (the stored one, or an annotation of the rule's gold: `_vote_queue_counts`).
-    `_in_vote_queue` is the same rule over a tally row's key."""
+def _vote_condition(slug: str) -> Q:
+    """The rule of a queue of VOTE_QUEUES as a condition on the pairs (the queue's list);
+    `_in_vote_queue` is the same rule over a pair tally row's key (the queue's count)."""
     settled = Q(label_count__gte=LABELS_PER_PAIR) | Q(stopped_early=True)  # no label is coming that could change it
     if slug == "no_gold":
-        no_gold = settled & Q(**{gold: NO_GOLD})
-        # A retired pair's stored gold is "-" too, by a decision; the rule's gold knows no decision.
-        return no_gold & Q(adjudicated_label="") if gold == "gold_label" else no_gold
+        return settled & Q(gold_label=NO_GOLD, adjudicated_label="")
     if slug == "gold_ne_author":
-        return Q(label_count__gte=2) & ~Q(**{gold: NO_GOLD}) & ~Q(**{gold: F("author_label")})
+        return Q(label_count__gte=2) & ~Q(gold_label=NO_GOLD) & ~Q(gold_label=F("author_label"))
     two_two_one, torn = adjudication_case()
     if slug == "two_two_one":
         return two_two_one & Q(label_count=LABELS_PER_PAIR)
