@@ -139,7 +139,7 @@ def main():
     tallies.check_and_rebuild(
         None, hypothesis_tally.TALLY
     )  # the claims above went around the writing submit, which keeps the count
-    from validation import cost_tally
+    from validation import cost_tally, credits
 
     # And the validation claims around the validation submit, which flags the credited claim and keeps
     # the cost page's validation tallies.

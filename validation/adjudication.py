@@ -234,8 +234,9 @@ def _holds_every_dataset(dataset: Dataset | TeamDatasets | None) -> bool:
     are all of them): its pairs are every pair, and no count of it needs to look a pair up."""
     if dataset is None:
         return True
-    others = Dataset.objects.exclude(team_id__in=dataset.teams) if isinstance(dataset, TeamDatasets) else None
-    return not (others if others is not None else Dataset.objects.exclude(pk=dataset.pk)).exists()
+    if isinstance(dataset, TeamDatasets):
+        return not Dataset.objects.exclude(team_id__in=dataset.teams).exists()
+    return not Dataset.objects.exclude(pk=dataset.pk).exists()
 
 
 def _flagged_everywhere(flagged: list[int]) -> int:

@@ -276,7 +276,9 @@ def _adjudicated_gold(dataset: Dataset | TeamDatasets | None) -> dict[tuple[Any,
     """{(study, split, genre): gold labels gained} of the credited pairs a decision gave a gold the
     rule did not (or took one away, negative): statement 6, over the adjudicated pairs only, each
     with the study its credited claim names."""
-    credited = credits.countable().filter(credited=True, pair=OuterRef("pk")).order_by().values("study_session__study_id")
+    credited = (
+        credits.countable().filter(credited=True, pair=OuterRef("pk")).order_by().values("study_session__study_id")
+    )
     adjudicated = (
         in_datasets(Pair.objects.exclude(adjudicated_label=""), dataset)
         .annotate(study_id=Subquery(credited[:1]))

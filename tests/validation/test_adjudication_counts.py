@@ -10,6 +10,7 @@ from corpus.selectors import TeamDatasets
 from corpus.services import add_labels, create_pairs, set_workers_excluded
 from corpus.stopping_policies import stop_pairs
 from tests import factories
+from tests.present import present
 from validation import adjudication
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +88,7 @@ def test_the_counts_equal_the_queues_through_decisions_imports_stops_and_exclusi
     adjudication.decide(pair["against_author"], adjudication.RETIRE, researcher=researcher, reason="broken")
     undone = adjudication.decide(pair["torn"], C, researcher=researcher, reason="reads as C")
     adjudication.decide(pair["stopped"], E, researcher=researcher, reason="clearly E")
-    rushed_pair = Pair.objects.filter(labels__worker=rushed).order_by("pk").first()
+    rushed_pair = present(Pair.objects.filter(labels__worker=rushed).order_by("pk").first())
     adjudication.decide(rushed_pair, N, researcher=researcher, reason="checked by hand")  # leaves the flagged queue
     assert adjudication.queue_counts(dataset)["flagged"] == 9
     assert_counts_are_the_queues(dataset)
