@@ -30,9 +30,9 @@ def count_tallies(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("corpus", "0029_pair_tally_validation_flags"),
+        ("corpus", "0031_pair_tally_validation_flags"),
         ("crowd", "0026_study_hold_rules"),
-        ("validation", "0010_adjudication_request"),
+        ("validation", "0011_catch_claims_by_pair"),
     ]
 
     operations = [

@@ -35,7 +35,7 @@ def rebuild_pair_tally(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("corpus", "0028_dataset_team")]
+    dependencies = [("corpus", "0030_pair_unwritten_index")]
 
     operations = [
         migrations.AddField(
