@@ -32,6 +32,27 @@ def insert_rows(
             )
 
 
+def insert_rows_together(parts: Sequence[tuple[str, Sequence[str], Sequence[Sequence[Any]]]]) -> None:
+    """INSERT the rows of several tables, each (table, columns, rows), in one statement (each table's
+    INSERT but the last a data-modifying WITH) when they are few: a hot writer's deltas to two
+    tallies cost one round trip, not two. Many rows: `insert_rows` per table."""
+    parts = [part for part in parts if part[2]]
+    if len(parts) < 2 or sum(len(rows) for _, _, rows in parts) > ROWS_PER_STATEMENT:
+        for table, columns, rows in parts:
+            insert_rows(table, columns, rows)
+        return
+    quote = connection.ops.quote_name
+    inserts, params = [], []
+    for table, columns, rows in parts:
+        row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
+        names = ", ".join(quote(column) for column in columns)
+        inserts.append(f"INSERT INTO {quote(table)} ({names}) VALUES {', '.join([row_sql] * len(rows))}")
+        params += [value for row in rows for value in row]
+    ahead = ", ".join(f"w{index} AS ({sql})" for index, sql in enumerate(inserts[:-1]))
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {ahead} {inserts[-1]}", params)
+
+
 def update_rows(
     table: str,
     columns: Sequence[str],

@@ -9,7 +9,7 @@ asks here first, and answers "nothing" for such a scope instead of failing the p
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
-from django.db.models import QuerySet
+from django.db.models import Lookup, QuerySet
 
 
 def sql_of(queryset: QuerySet[Any]) -> tuple[str, tuple[Any, ...]] | None:
@@ -19,3 +19,18 @@ def sql_of(queryset: QuerySet[Any]) -> tuple[str, tuple[Any, ...]] | None:
     except EmptyResultSet:
         return None
     return sql, tuple(params)
+
+
+class EqualsAny(Lookup[Any]):
+    """`column = ANY(array)`: with an `ArraySubquery` on the right, the planner looks each id of the
+    subquery up by the column's index. `column IN (subquery)` lets it hash the subquery and read
+    every row of the table against it instead, which at corpus scale is a scan of every pair for a
+    set of a few thousand (issue 53: the adjudication page's flagged queue). An empty subquery
+    (no row can match) is NULL: nothing matches."""
+
+    lookup_name = "equals_any"
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        return f"{lhs} = ANY({rhs})", (*lhs_params, *rhs_params)

@@ -139,9 +139,11 @@ def main():
     tallies.check_and_rebuild(
         None, hypothesis_tally.TALLY
     )  # the claims above went around the writing submit, which keeps the count
-    from validation import credits
+    from validation import cost_tally, credits
 
-    credits.rebuild()  # and the validation claims around the validation submit, which flags the credited claim
+    # And the validation claims around the validation submit, which flags the credited claim and keeps
+    # the cost page's validation tallies.
+    cost_tally.rebuild_with_credits()
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE validation_validationclaim")  # the flags set after add_studies' VACUUM ANALYZE
     print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, {written} writing claims; "

@@ -8,8 +8,11 @@ The corpus is bench/run.py's (COPY, MultiNLI's shape scaled to --pairs) with ben
 1,000 workers and bench/costs_page.py's writing and validation studies (every validation label a
 submitted claim of its validator's session). On top, the crowd of issue 53: --studies active
 validation studies in all that serve catch trials (20% of places) from a pool of marked pairs
-(`quality.services.set_reference_label`, the label page's writer), and a catch bonus for each of
-the first 98 matched catch answers (`quality.bonuses.record_catch_bonuses`, the submit's writer).
+(`quality.services.set_reference_label`, the label page's writer), a catch bonus for each of
+the first 98 matched catch answers (`quality.bonuses.record_catch_bonuses`, the submit's writer),
+and the typing evidence of 1,293 written hypotheses in their writers' study sessions, a tenth of
+them pasted (`authorship.services.record_writing_evidence`, the writing submit's writer; issue 53
+item 5).
 
 Printed per page (adjudication with each of its queues, workers, costs, bonuses): best of --repeat
 cold requests (figure cache emptied), its ratio to the login page, its statements, the ratio of one
@@ -40,6 +43,7 @@ if "bench" not in os.environ.get("DATABASE_URL", ""):
 
 CATCH_PAIRS = 300
 BONUSES = 98
+TYPING_EVIDENCE = 1293
 
 
 def add_studies():
@@ -193,6 +197,62 @@ def worker_tally_figures():
         print(f"fold again, nothing to fold: {(time.perf_counter() - started) * 1000:.0f} ms")
 
 
+def add_typing_evidence(rows=TYPING_EVIDENCE):
+    """The typing evidence of the first `rows` written pairs, through the writing submit's writer:
+    a page's record per writer and premise (the hypotheses written together), each typed key by key
+    at a person's pace, every tenth page pasted; judged against a claim handed out two minutes
+    before. Returns the rows written."""
+    import json
+    from datetime import timedelta
+    from itertools import groupby
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from authorship.services import ClaimClock, record_writing_evidence
+    from corpus.models import Pair
+    from crowd.models import StudySession
+
+    sessions = {
+        s.worker_id: s for s in StudySession.objects.filter(study__slug="bench-writing").select_related("study")
+    }
+    pairs = Pair.objects.filter(author__isnull=False).select_related("author").order_by("premise_id", "author_id", "pk")
+    written = 0
+    now = timezone.now()
+    chosen = list(pairs[:rows])
+    with transaction.atomic():
+        for index, ((_, _), group) in enumerate(groupby(chosen, key=lambda pair: (pair.premise_id, pair.author_id))):
+            page = list(group)
+            pasted = index % 10 == 9
+            fields = {
+                pair.author_label: (
+                    {"k": 2, "p": len(pair.hypothesis), "len": len(pair.hypothesis), "fk": 900}
+                    if pasted
+                    else {
+                        "k": len(pair.hypothesis) + 4,
+                        "d": 2,
+                        "t": len(pair.hypothesis),
+                        "fk": 3000,
+                        "n": len(pair.hypothesis) + 1,
+                        "m": 230.0,
+                        "cv": 0.5,
+                        "tt": round((len(pair.hypothesis) + 1) * 230.0),
+                        "len": len(pair.hypothesis),
+                    }
+                )
+                for pair in page
+            }
+            raw = json.dumps({"v": 1, "open": 120_000, "away": 0, "awayMs": 0, "fields": fields})
+            clock = ClaimClock(served_at=now - timedelta(minutes=2), submitted_at=now)
+            author = page[0].author
+            assert author is not None  # written pairs only
+            rows_made = record_writing_evidence(
+                author, sessions.get(author.pk), raw, [(pair.author_label, pair) for pair in page], clock=clock
+            )
+            written += len(rows_made)
+    return written
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=433_000)
@@ -229,6 +289,7 @@ def main():
         realistic_seconds()
         claims = add_studies()
         workers = add_crowd(args.studies)
+        typing = add_typing_evidence()
         from collection import hypothesis_tally
         from corpus import tallies, worker_tally
         from validation import credits
@@ -236,10 +297,17 @@ def main():
         tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
         tallies.check_and_rebuild(None, worker_tally.TALLY)  # the labels' workers were set around the writers
         credits.rebuild()
+
+        from corpus import tallies
+        from validation import cost_tally
+
+        tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
+        cost_tally.rebuild_with_credits()
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, "
-              f"{workers} workers, {args.studies} studies; built in {seconds:.1f} s + crowd")  # fmt: skip
+              f"{workers} workers, {args.studies} studies, {typing} typing-evidence rows; "
+              f"built in {seconds:.1f} s + crowd")  # fmt: skip
 
     if args.tally:
         worker_tally_figures()

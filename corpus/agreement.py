@@ -310,32 +310,34 @@ def _adjudication_rows(
     wanted_after = adjudicated
     if (source == "tallies") != wanted_after:
         return []  # the source already reads the gold this way
-    # The rule's gold, as both sources read it: votes, then the imported gold where they have no majority.
-    sources = [
-        When(majority_expression(), then=Value(GoldSource.CROWD.value)),
-        When(~Q(imported_gold=""), then=Value(GoldSource.IMPORTED.value)),
-    ]
     groups = (
         pairs_in(dataset, split, scheme=labels_scheme_of_scope(dataset))
         .exclude(adjudicated_label="")
-        .values("premise__genre__slug", "author_label", "adjudicated_label")
-        .annotate(
-            rule_gold=gold_expression(imported_gold=F("imported_gold")),
-            rule_source=Case(*sources, default=Value(GoldSource.NONE.value)),
-            **_five_votes(),
+        .values_list(
+            "premise__genre__slug", "author_label", "adjudicated_label", "label_count", *VOTES, "imported_gold"
         )
-        .values("premise__genre__slug", "author_label", "adjudicated_label", "rule_gold", "rule_source", *FIVE_VOTES)
         .annotate(n=Count("pk"))
         .order_by()
     )
     rows = []
-    for group in groups:
-        common = {key: group[key] for key in ("premise__genre__slug", "author_label", *FIVE_VOTES)}
-        rule = {**common, "gold_label": group["rule_gold"], "source_of_gold": group["rule_source"]}
-        decided = {**common, "gold_label": group["adjudicated_label"], "source_of_gold": GoldSource.ADJUDICATED.value}
+    # The rule's gold, as both sources read it (`_tallied_counts`): votes, then the imported gold
+    # where they have no majority; worked out here, as for the tallies' rows, not in SQL.
+    for slug, author, decided_gold, label_count, e, nu, c, imported_gold, n in groups:
+        five = label_count == LABELS_PER_PAIR
+        common = {
+            "premise__genre__slug": slug,
+            "author_label": author,
+            "is_five": int(five),
+            "e": e if five else None,
+            "nu": nu if five else None,
+            "c": c if five else None,
+        }
+        rule_gold = gold_from_votes(e, nu, c, imported_gold)
+        rule = {**common, "gold_label": rule_gold, "source_of_gold": gold_source(rule_gold, "", e, nu, c)}
+        decided = {**common, "gold_label": decided_gold, "source_of_gold": GoldSource.ADJUDICATED.value}
         given_away, put_in = (rule, decided) if wanted_after else (decided, rule)
-        rows.append({**given_away, "n": -group["n"], "correction": True})
-        rows.append({**put_in, "n": group["n"], "correction": True})
+        rows.append({**given_away, "n": -n, "correction": True})
+        rows.append({**put_in, "n": n, "correction": True})
     return rows
 
 
@@ -406,6 +408,8 @@ def agreement_stats(
     source: str = "tallies",
     *,
     adjudicated: bool = True,
+    table_only: bool = False,
+    tally_rows: list[tallies.Key] | None = None,
 ) -> dict[str, Any]:
     """The validation statistics of MultiNLI Table 2 / SNLI Table 3 plus per-genre agreement.
 
@@ -415,6 +419,10 @@ def agreement_stats(
     labels are named in the scheme's words (`label_scheme` says which); without a dataset, or for
     a three-way one, the figures are as they always were. A multi-premise (MPE) dataset is read from
     its pairs: an adjudicated gold label lives on the pair, not in the tallies' votes.
+    `table_only`: without Krippendorff's α and the datasets left out (`krippendorff_alpha` is None),
+    for a page that shows the table's figures only (the adjudication page's before and after);
+    `tally_rows`: the maintained aggregates' rows by TALLY_KEY when the caller read them already
+    (`before_and_after_adjudication`).
     """
     dataset = resolve_dataset(dataset)
     scheme: str = dataset.label_scheme if isinstance(dataset, Dataset) else scheme_labels.THREE_WAY_SCHEME
@@ -422,9 +430,12 @@ def agreement_stats(
     # follows from the votes and, where they have no majority, the imported gold the tallies key).
     # Every dataset: the three-way ones (`labels_scheme_of_scope`; `left_out` names the others).
     in_scheme = labels_scheme_of_scope(dataset)
-    tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme) if source == "tallies" else None
+    if source == "tallies" and tally_rows is None:
+        tally_rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=in_scheme)
+    elif source != "tallies":
+        tally_rows = None
     histogram = None if tally_rows is None else [(row[0], row[1], tuple(row[4:7]), row[-1]) for row in tally_rows]
-    alpha = krippendorff_alpha(dataset, split, source, histogram=histogram)
+    alpha = None if table_only else krippendorff_alpha(dataset, split, source, histogram=histogram)
     if isinstance(dataset, Dataset) and dataset.item_kind == ItemKind.MULTI_PREMISE:
         source = "pairs"
     rows: Iterable[Mapping[str, Any]] = (
@@ -515,9 +526,21 @@ def agreement_stats(
         if scheme == scheme_labels.ORDINAL_SCHEME:
             result["fleiss_kappa"]["ordinal"] = ordinal_kappa(pairs_in(dataset, split))
     result["krippendorff_alpha"] = alpha
-    if in_scheme is not None:
+    if in_scheme is not None and not table_only:
         result["left_out"] = datasets_outside_scheme(in_scheme, dataset)
     return result
+
+
+def before_and_after_adjudication(
+    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The table's figures (`agreement_stats(..., table_only=True)`) as the rule alone gives them and
+    as they stand, researchers' decisions included: one read of the maintained aggregates for both
+    (the adjudication page shows them side by side)."""
+    dataset = resolve_dataset(dataset)
+    rows = tallies.pair_counts(dataset, split, by=TALLY_KEY, scheme=labels_scheme_of_scope(dataset))
+    before = agreement_stats(dataset, split, adjudicated=False, table_only=True, tally_rows=rows)
+    return before, agreement_stats(dataset, split, table_only=True, tally_rows=rows)
 
 
 def _share(part: int, whole: int) -> str:

@@ -699,7 +699,10 @@ class PairTally(Tally):
     label) × imported gold (a source file's label, the fallback where the votes have no majority;
     '' for pairs written here): the gold label follows from them by the one rule
     (`corpus.gold.gold_from_votes`). The agreement report, per-genre agreement, Fleiss κ, gold and
-    label counts and pair counts are sums over these rows, for imported corpora as for our own."""
+    label counts and pair counts are sums over these rows, for imported corpora as for our own.
+    The validation queue's two flags are keyed too (issue 53): the cost page's pool still to
+    validate (queued, not stopped, fewer than five labels) and the adjudication page's settled
+    pairs (five labels, or stopped early) are sums of these rows, not scans of the pairs."""
 
     author_label = models.CharField(max_length=20)
     label_count = models.SmallIntegerField()
@@ -707,6 +710,8 @@ class PairTally(Tally):
     neutral_votes = models.SmallIntegerField()
     contradiction_votes = models.SmallIntegerField()
     imported_gold = models.CharField(max_length=20, blank=True, default="")
+    needs_validation = models.BooleanField(default=False)
+    stopped_early = models.BooleanField(default=False)
 
     class Meta:
         db_table = "corpus_pairtally"

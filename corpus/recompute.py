@@ -227,7 +227,17 @@ def _fix_batch_on_own_connection(batch: Sequence[int]) -> int:
         connections.close_all()  # this thread's connections only
 
 
-RECOUNTED = ("pk", "dataset_id", "premise__split", "premise__genre_id", "author_label", "hypothesis", "imported_gold")
+RECOUNTED = (
+    "pk",
+    "dataset_id",
+    "premise__split",
+    "premise__genre_id",
+    "author_label",
+    "hypothesis",
+    "imported_gold",
+    "needs_validation",
+    "stopped_early",
+)
 
 
 def _fix_batch(batch: Sequence[int]) -> int:
@@ -251,12 +261,22 @@ def _fix_batch(batch: Sequence[int]) -> int:
         update_rows(Pair._meta.db_table, list(COUNTERS), [(row[0], *row[-5:]) for row in rows])
         keys, moves = [], []
         for row in rows:
-            pk, dataset_id, split, genre_id, author_label, hypothesis, imported_gold = row[: len(RECOUNTED)]
+            pk, dataset_id, split, genre_id, author_label, hypothesis, imported_gold, queued, stopped = row[
+                : len(RECOUNTED)
+            ]
             stored, recounted = row[len(RECOUNTED) : -5], row[-5:]
             # The key of the pair's tally row, as the tallies build it from a pair's fields.
-            pair = Pair(pk=pk, dataset_id=dataset_id, author_label=author_label, imported_gold=imported_gold)
+            pair = Pair(
+                pk=pk,
+                dataset_id=dataset_id,
+                author_label=author_label,
+                imported_gold=imported_gold,
+                needs_validation=queued,
+                stopped_early=stopped,
+            )
             keys.append(
                 (
+                    pk,
                     tallies.pair_key(pair, split, genre_id, state=stored[:4]),
                     tallies.pair_key(pair, split, genre_id, state=recounted[:4]),
                 )

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Case, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Exists, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
 from .gold import (
@@ -116,13 +116,9 @@ def datasets_outside_scheme(scheme: str, among: DatasetScope = None) -> list[str
     """Slugs of the datasets (of `among`: a team's, or every one) with pairs whose labels are in
     another scheme (left out of "all datasets")."""
     rows = among.datasets() if isinstance(among, TeamDatasets) else Dataset.objects.all()
-    return list(
-        rows.exclude(label_scheme=scheme)
-        .filter(pairs__isnull=False)
-        .distinct()
-        .order_by("slug")
-        .values_list("slug", flat=True)
-    )
+    # One probe of a pair per dataset (`unique_pair_id` leads with the dataset), not a join of every pair.
+    with_pairs = Exists(Pair.objects.filter(dataset=OuterRef("pk")))
+    return list(rows.exclude(label_scheme=scheme).filter(with_pairs).order_by("slug").values_list("slug", flat=True))
 
 
 def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None) -> QuerySet[Premise]:

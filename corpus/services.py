@@ -54,6 +54,7 @@ from .models import (
 from .recompute import RecomputeReport, heal_pairs, recompute_gold
 from .selectors import labels_that_count
 from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
+from .validation_flags import set_validation_flags
 
 # --- which pairs need validation ---------------------------------------------------------------
 
@@ -74,7 +75,7 @@ def set_needs_validation(pairs: QuerySet[Pair], flag: bool) -> int:
     chosen = Pair.objects.filter(pk__in=pairs.values("pk")).exclude(needs_validation=flag)
     if flag:
         chosen = chosen.filter(stopped_early=False)
-    return chosen.update(needs_validation=flag)
+    return set_validation_flags(chosen, needs_validation=flag)
 
 
 _needs_validation = needs_validation  # create_pairs has an argument of the same name
@@ -283,7 +284,7 @@ def add_labels(
             # The maintained aggregates move in the same transaction: one INSERT of deltas.
             tallies.pairs_moved(
                 [
-                    (before[pk], tallies.pair_key(row, row.premise.split, row.premise.genre_id))
+                    (pk, before[pk], tallies.pair_key(row, row.premise.split, row.premise.genre_id))
                     for pk, row in locked.items()
                 ]
             )
@@ -292,7 +293,7 @@ def add_labels(
     if refusal is not None:
         raise LabelRefused(refusal)
     for pair, _, _ in items:
-        for name in COUNTERS:
+        for name in (*COUNTERS, *tallies.FLAGS):
             setattr(pair, name, getattr(locked[pair.pk], name))
     return created
 

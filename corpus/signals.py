@@ -2,7 +2,7 @@
 that follow the pairs (the artifacts app's tag tally), and the corpus must not know them
 (docs/architecture.md: a receiver imports the signal, which is the arrow the layering test sees).
 
-The first three are sent inside the writer's transaction, so a receiver's writes commit or roll
+All but the last are sent inside the writer's transaction, so a receiver's writes commit or roll
 back with the change they follow.
 """
 
@@ -18,6 +18,16 @@ gold_moved = Signal()
 # Sent inside the writer's transaction, with no arguments; figures kept from before are out of date
 # (the dashboard's figure cache keeps its own mark of when, dashboard.figure_cache).
 gold_recounted = Signal()
+
+# Pairs' counters moved (labels added, a recompute's fix): `moves`, a list of (pair pk, old
+# PAIR_KEY, new PAIR_KEY) of `corpus.tallies`, sent by `corpus.tallies.pairs_moved` inside the
+# writer's transaction with the pairs locked (the validation app's credited pairs follow them).
+pairs_moved = Signal()
+
+# Pairs' validation flags are about to be set (`corpus.validation_flags`, their one writer apart
+# from the label writers): `pairs`, a queryset of the pairs that change (locked, read before the
+# update), and `values`, {"needs_validation" or "stopped_early": the value they take}.
+pairs_flagging = Signal()
 
 # Premises move to another split with their pairs: `pairs`, a queryset of the pairs (read before
 # the update), and `split`, the split they move to (corpus.tallies.premises_moving).

@@ -14,6 +14,7 @@ from django.db.models import F, Q, QuerySet
 from . import stopping
 from .gold import VOTE_FIELD
 from .models import GOLD_MAJORITY, LABELS_PER_PAIR, Dataset, Pair, StoppingPolicy, StoppingRule
+from .validation_flags import set_validation_flags
 
 
 def stopping_rule_for(dataset: Dataset, split: str) -> str:
@@ -79,9 +80,10 @@ def apply_stopping_policy(dataset: Dataset, split: str) -> tuple[int, int]:
     Returns (pairs whose rule changed, pairs stopped now)."""
     rule = stopping_rule_for(dataset, split)
     if rule == StoppingRule.FIXED:
-        Pair.objects.filter(
+        reopening = Pair.objects.filter(
             dataset=dataset, premise__split=split, stopped_early=True, label_count__lt=LABELS_PER_PAIR
-        ).update(needs_validation=True, stopped_early=False)
+        )
+        set_validation_flags(reopening, needs_validation=True, stopped_early=False)
     open_pairs = Pair.objects.filter(
         dataset=dataset, premise__split=split, stopped_early=False, label_count__lt=LABELS_PER_PAIR
     )
@@ -113,11 +115,10 @@ def stop_pairs(pairs: QuerySet[Pair]) -> int:
     claim indexes (partial on needs_validation) in one UPDATE. Live claims others hold on them stay
     good: their labels are taken and counted when submitted (a pair never exceeds five), and no
     claim serves the pair again. Returns how many stopped."""
-    return (
-        Pair.objects.filter(pk__in=pairs.values("pk"))
-        .filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
-        .update(needs_validation=False, stopped_early=True)
+    open_pairs = Pair.objects.filter(pk__in=pairs.values("pk")).filter(
+        needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
     )
+    return set_validation_flags(open_pairs, needs_validation=False, stopped_early=True)
 
 
 def requeue_undecided_stopped() -> list[int]:
@@ -132,5 +133,5 @@ def requeue_undecided_stopped() -> list[int]:
             .order_by("pk")
             .values_list("pk", flat=True)
         )
-        Pair.objects.filter(pk__in=pks).update(needs_validation=True, stopped_early=False)
+        set_validation_flags(Pair.objects.filter(pk__in=pks), needs_validation=True, stopped_early=False)
     return pks

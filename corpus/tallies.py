@@ -38,7 +38,7 @@ from django.db.models import Count, Field, Model, QuerySet, Sum, Value
 from django.db.models.functions import Length, Replace, Trim
 from django.dispatch import Signal
 
-from base.plain_rows import insert_rows
+from base.plain_rows import insert_rows, insert_rows_together
 
 from . import signals
 from .giveaways import counted_label, tokenize, words_of
@@ -61,7 +61,12 @@ PAIR_KEY = (
     "neutral_votes",
     "contradiction_votes",
     "imported_gold",
+    "needs_validation",
+    "stopped_early",
 )
+# The validation queue's flags, last in PAIR_KEY: moved by `corpus.validation_flags`, the one
+# writer of them apart from the label writers (which move them with the counters).
+FLAGS = PAIR_KEY[-2:]
 LENGTH_KEY = ("dataset_id", "split", "genre_id", "kind", "words")
 WORD_KEY = ("dataset_id", "split", "genre_id", "label", "word")
 HYPOTHESES = ""  # the word of a WordTally row that counts hypotheses, not a word in them
@@ -167,18 +172,35 @@ def split_moved(rows: Rows, split: str, at: int = 1) -> Counter[Key]:
 def pair_key(pair: Pair, split: str, genre_id: int, state: Sequence[int] | None = None) -> Key:
     """A pair's PAIR_KEY from its fields (or `state`: label_count and the three vote counts)."""
     state = state or (pair.label_count, pair.entailment_votes, pair.neutral_votes, pair.contradiction_votes)
-    return (pair.dataset_id, split, genre_id, pair.author_label, *state, pair.imported_gold)
+    flags = (pair.needs_validation, pair.stopped_early)
+    return (pair.dataset_id, split, genre_id, pair.author_label, *state, pair.imported_gold, *flags)
 
 
-def pairs_moved(moves: Iterable[tuple[Key, Key]]) -> int:
-    """Record pairs whose counters changed: `moves` is a list of (old PAIR_KEY, new PAIR_KEY).
-    One INSERT of at most two rows per move, netted (a batch's pairs often share keys)."""
+def pairs_moved(moves: Iterable[tuple[int, Key, Key]]) -> int:
+    """Record pairs whose counters changed: `moves` is a list of (pair pk, old PAIR_KEY, new
+    PAIR_KEY). One INSERT of at most two rows per move, netted (a batch's pairs often share keys);
+    the moves are told to the apps that keep figures of their own by pair (`corpus.signals.pairs_moved`)."""
     deltas: Counter[Key] = Counter()
-    for old, new in moves:
+    moved = []
+    for pk, old, new in moves:
         if old != new:
             deltas[old] -= 1
             deltas[new] += 1
+            moved.append((pk, old, new))
+    if moved:
+        signals.pairs_moved.send(sender=Pair, moves=moved)
     return insert_deltas(PairTally, PAIR_KEY, deltas)
+
+
+def flags_moved(rows: Rows, values: Mapping[str, bool]) -> Counter[Key]:
+    """The deltas that set the flags named in `values` on pairs of these rows ({PAIR_KEY: n})."""
+    deltas: Counter[Key] = Counter()
+    for key, n in rows.items():
+        new = tuple(values.get(name, value) for name, value in zip(PAIR_KEY, key, strict=True))
+        if new != key:
+            deltas[key] -= n
+            deltas[new] += n
+    return deltas
 
 
 @dataclass(frozen=True)
@@ -531,6 +553,26 @@ def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
     columns = [column(model, name) for name in (*key_names, "n")]
     insert_rows(model._meta.db_table, columns, rows)
     return len(rows)
+
+
+def insert_deltas_together(parts: Sequence[tuple[type[Tally], Sequence[str], Rows]]) -> None:
+    """`insert_deltas` of several tables, each (model, key names, deltas), in one statement
+    (`base.plain_rows.insert_rows_together`): a hot writer's deltas to two tallies. Inside a
+    `deltas_gathered` block they are held as `insert_deltas` holds them."""
+    if _blocks.open:
+        for model, key_names, deltas in parts:
+            insert_deltas(model, key_names, deltas)
+        return
+    insert_rows_together(
+        [
+            (
+                model._meta.db_table,
+                [column(model, name) for name in (*key_names, "n")],
+                [(*key, n) for key, n in deltas.items() if n],
+            )
+            for model, key_names, deltas in parts
+        ]
+    )
 
 
 # --- reading -------------------------------------------------------------------------------------

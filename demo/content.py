@@ -32,7 +32,7 @@ from corpus.services import add_labels
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from teams.models import Role
 from teams.services import join
-from validation import credits
+from validation import cost_tally
 from validation.models import ValidationClaim
 from validation.selectors import BATCH_SIZE
 
@@ -686,7 +686,7 @@ def ensure_demo_study_sessions(dataset):
         attached += labels
     # The claims were attached here, not submitted through the task: credit each pair's latest as
     # the submit would (the cost page reads the flag).
-    credits.rebuild(dataset)
+    cost_tally.rebuild_with_credits(dataset)  # and the cost page's tallies that follow the flags
     return attached
 
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from corpus.models import Dataset, Genre, Pair, Premise, Split, StoppingPolicy, StoppingRule
 from corpus.services import add_labels, create_pairs
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
-from validation import credits
+from validation import cost_tally
 from validation.models import ValidationClaim
 
 from .content import DEMO_AUTHORS, DEMO_VALIDATORS, ensure_worker
@@ -92,7 +92,7 @@ def ensure_stopping_demo():
             session.completion_code = session.expected_completion_code()
             session.save(update_fields=["tasks_done", "completed_at", "completion_code"])
         # Claims made here, not through the task's submit: credit each pair's latest as it would.
-        credits.rebuild(dataset)
+        cost_tally.rebuild_with_credits(dataset)  # and the cost page's tallies that follow the flags
     stopped = Pair.objects.filter(dataset=dataset, stopped_early=True)
     saved = sum(5 - n for n in stopped.values_list("label_count", flat=True))
     return (

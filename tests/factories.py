@@ -9,6 +9,7 @@ import itertools
 
 from corpus.models import Dataset, Genre, Label, Pair, Premise, PromptFamily, Split
 from corpus.services import add_label, create_pairs
+from corpus.validation_flags import set_validation_flags
 
 _ids = itertools.count(1)
 
@@ -67,7 +68,8 @@ def pair(ds, premise_, labels, hypothesis=None, author=None, validators=(), need
         [labels[:1]],
     )
     if needs_validation is not None:
-        Pair.objects.filter(pk=new.pk).update(needs_validation=needs_validation)
+        # The flags' one writer: the pair tally keys them (the cost page's pool sums it).
+        set_validation_flags(Pair.objects.filter(pk=new.pk), needs_validation=needs_validation)
     for index, label in enumerate(labels[1:]):
         add_label(new, label, worker=validators[index] if index < len(validators) else None)
     new.refresh_from_db()

@@ -24,7 +24,7 @@ from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from corpus.models import Dataset, Pair
 from corpus.selectors import TeamDatasets, in_datasets
-from crowd.models import ClaimStatus
+from crowd.models import ClaimStatus, StudySession
 
 from .models import ValidationClaim
 
@@ -37,25 +37,34 @@ def countable(dataset: Dataset | TeamDatasets | None = None) -> QuerySet[Validat
     return in_datasets(claims, dataset, via="pair__dataset")
 
 
-def submitted(claims: Collection[ValidationClaim], now: datetime) -> int:
+def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, int]:
     """Mark a batch's claims submitted at `now`, moving the credit of their pairs to the batch's
-    ordinary claims when it is in a study session: one UPDATE (the submit's own), in the caller's
-    transaction, after the pairs are locked (so submits on one pair take turns).
+    ordinary claims when it is in a study session: one statement (the submit's own), in the caller's
+    transaction, after the pairs are locked (so submits on one pair take turns). Returns, for each
+    pair of the batch that had a credited claim before, the study of that claim (the pair's credit
+    before this submit), for the cost page's tallies (`validation.cost_tally`): the statement reads
+    them as of its start, before its UPDATE (a data-modifying WITH).
 
-    Written as its SQL: the same statement as a queryset's update() with a CASE per column, whose
+    Written as its SQL: the same UPDATE as a queryset's update() with a CASE per column, whose
     building cost a validator's submit more than PostgreSQL ran it (issue 28)."""
     batch = [claim.pk for claim in claims]
     credit = [claim for claim in claims if not claim.is_catch_trial and claim.study_session_id is not None]
     quote = connection.ops.quote_name
     table = quote(ValidationClaim._meta.db_table)
+    sessions = quote(StudySession._meta.db_table)
     submitted_at = connection.ops.adapt_datetimefield_value(now)
     in_batch = f"id IN ({', '.join(['%s'] * len(batch))})"
+    pairs = sorted({claim.pair_id for claim in claims})
+    earlier = (
+        f"SELECT c.pair_id, s.study_id FROM {table} c JOIN {sessions} s ON s.id = c.study_session_id"
+        f" WHERE c.credited AND c.pair_id IN ({', '.join(['%s'] * len(pairs))})"
+    )
     if not credit:
-        sql = f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}"
+        update = f"UPDATE {table} SET status = %s, submitted_at = %s WHERE {in_batch}"
         params = [ClaimStatus.SUBMITTED.value, submitted_at, *batch]
     else:
         credited = ", ".join(["%s"] * len(credit))
-        sql = (
+        update = (
             f"UPDATE {table} SET status = CASE WHEN {in_batch} THEN %s ELSE status END,"
             f" submitted_at = CASE WHEN {in_batch} THEN %s ELSE submitted_at END,"
             f" credited = id IN ({credited})"
@@ -71,9 +80,8 @@ def submitted(claims: Collection[ValidationClaim], now: datetime) -> int:
             *(claim.pair_id for claim in credit),
         ]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        updated: int = cursor.rowcount
-    return updated
+        cursor.execute(f"WITH earlier AS ({earlier}), done AS ({update}) SELECT * FROM earlier", [*pairs, *params])
+        return dict(cursor.fetchall())
 
 
 def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:
@@ -90,7 +98,8 @@ def fresh_credited_ids(dataset: Dataset | None = None) -> QuerySet[Pair, Any]:
 
 def rebuild(dataset: Dataset | None = None) -> int:
     """Set the flags (of a dataset's claims, or all) from a fresh computation; returns how many
-    claims changed. Two UPDATEs in one transaction."""
+    claims changed. Two UPDATEs in one transaction. The cost page's tallies follow the flags:
+    `validation.cost_tally.rebuild_with_credits` rebuilds both."""
     scope = ValidationClaim.objects.all() if dataset is None else ValidationClaim.objects.filter(pair__dataset=dataset)
     with transaction.atomic():
         truth = fresh_credited_ids(dataset)

@@ -8,7 +8,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from corpus.models import Dataset, Label, Pair, Worker
+from corpus.models import Dataset, Label, Pair, Tally, Worker
 from crowd.models import TaskClaim
 
 
@@ -56,6 +56,37 @@ class ValidationClaim(TaskClaim):
             # The cost page's credit read and the submit's clearing of a pair's earlier credit.
             models.Index(fields=["pair"], condition=models.Q(credited=True), name="valclaim_credited"),
         ]
+
+
+class BoughtLabelTally(Tally):
+    """Validation labels bought per study × dataset × split × genre: the submitted, ordinary claims
+    of study sessions (`validation.credits.countable`), as signed deltas in the core's pattern
+    (`corpus.models.Tally`), written by the validation submit (`validation.cost_tally`). The cost
+    page sums them instead of joining every claim to its pair and premise (issue 53)."""
+
+    study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
+
+    class Meta(Tally.Meta):
+        verbose_name_plural = "bought label tallies"
+
+
+class CreditedPairTally(Tally):
+    """Pairs credited to a study (their latest countable claim's, `ValidationClaim.credited`) per
+    study × dataset × split × genre × the pair's counters, imported gold and early stop: the cost
+    page's gold labels, labels saved and finished pairs per study are sums of these rows (the gold
+    by the rule, `corpus.gold.gold_from_votes`; adjudicated pairs set right when read). Moved by the
+    validation submit and by every writer of the pairs' counters and flags (`validation.cost_tally`)."""
+
+    study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
+    label_count = models.SmallIntegerField()
+    entailment_votes = models.SmallIntegerField()
+    neutral_votes = models.SmallIntegerField()
+    contradiction_votes = models.SmallIntegerField()
+    imported_gold = models.CharField(max_length=20, blank=True, default="")
+    stopped_early = models.BooleanField(default=False)
+
+    class Meta(Tally.Meta):
+        verbose_name_plural = "credited pair tallies"
 
 
 class ValidationPolicy(models.Model):

@@ -24,10 +24,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit import services as audit
+from corpus import tallies
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
 from corpus.services import LabelRefused, add_labels, set_needs_validation
 from corpus.stopping_policies import record_stopping_rules
+from corpus.validation_flags import set_validation_flags
 from crowd.claiming import (
     FOREIGN_ITEMS_MESSAGE,
     ClaimRule,
@@ -50,7 +52,7 @@ from crowd.services import record_task_done
 from quality.catch_trials import catch_trials_per_batch, pick_catch_trials, score_catch_trials
 from quality.guessers import hold_code_with
 
-from . import claim_order, credits, selectors
+from . import claim_order, cost_tally, credits, selectors
 from .backup_claims import pick_backup_pairs
 from .models import ValidationClaim
 from .premise_label_evidence import premise_label_strata
@@ -536,7 +538,15 @@ def submit_validation_batch(
         _check_may_validate(worker, None)
         # The pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
         claims = claims_to_submit(
-            VALIDATION_CLAIMS, worker, batch, now, "pair", "pair__dataset", "study_session__study", others="validators"
+            VALIDATION_CLAIMS,
+            worker,
+            batch,
+            now,
+            "pair",
+            "pair__dataset",
+            "pair__premise",
+            "study_session__study",
+            others="validators",
         )
         stored = {}
         for claim in claims:
@@ -559,18 +569,21 @@ def submit_validation_batch(
         # Read after the worker's lock, which the market's answer takes too (markets.identity): a
         # session vouched for meanwhile is seen so, and labels of one not yet vouched for wait.
         waits_for = study_session.pk if study_session is not None and study_session.labels_await_market else None
-        saved = add_labels(
-            [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
-            worker=worker,
-            seconds=per_pair,
-            releasing_places=True,
-            awaiting_market_session=waits_for,
-            # A pair that has its five labels by now (a backup claimer sent first, `backup_claims`)
-            # keeps nothing of this batch; the rest is saved and the batch counts as done.
-            first_sends_count=True,
-        )
+        # The cost page's tallies move with the credit (below), from the keys the labels leave.
+        with cost_tally.submit_moves(claim.pair_id for claim in ordinary) as old_keys:
+            saved = add_labels(
+                [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
+                worker=worker,
+                seconds=per_pair,
+                releasing_places=True,
+                awaiting_market_session=waits_for,
+                # A pair that has its five labels by now (a backup claimer sent first, `backup_claims`)
+                # keeps nothing of this batch; the rest is saved and the batch counts as done.
+                first_sends_count=True,
+            )
         # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
-        credits.submitted(claims, now)
+        earlier = credits.submitted(claims, now)
+        _cost_tallies_moved(ordinary, earlier, old_keys)
         validation_labels_added.send(sender=ValidationClaim, pair_ids=[label.pair_id for label in saved])
         # In the core's labels, as the reference label is (a recast catch trial's "entailed" is "entailment").
         catch_labels = {claim.pair_id: stored[claim.pair_id][0] for claim in claims if claim.is_catch_trial}
@@ -586,6 +599,26 @@ def submit_validation_batch(
             )
         record_task_done(study_session, hold_reasons=[hold_code_with(premise_label_strata)])
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
+
+
+def _cost_tallies_moved(
+    ordinary: Sequence[ValidationClaim], earlier: Mapping[int, int], old_keys: Mapping[int, tallies.Key]
+) -> None:
+    """The cost page's tallies of a submit (`validation.cost_tally`): its claims in a study session
+    are labels bought and take their pairs' credit (`earlier`: the study that held it, as
+    `credits.submitted` read it); a claim outside any leaves the credit where it was. Each pair's
+    row moves from its key before the labels (`old_keys`, where they moved it) to its key now."""
+    bought, credit = [], []
+    for claim in ordinary:
+        pair = claim.pair
+        new_key = tallies.pair_key(pair, pair.premise.split, pair.premise.genre_id)
+        old_study = earlier.get(claim.pair_id)
+        new_study = old_study
+        if claim.study_session is not None:
+            new_study = claim.study_session.study_id
+            bought.append((new_study, new_key))
+        credit.append((old_study, new_study, old_keys.get(claim.pair_id, new_key), new_key))
+    cost_tally.submitted(bought, credit)
 
 
 def release_expired_claims(*, now: datetime | None = None) -> int:
@@ -646,7 +679,7 @@ def sample_train_for_validation(
         dataset.train_validation_fraction = fraction
         dataset.save(update_fields=["train_validation_fraction"])
         for chunk in chunks:
-            Pair.objects.filter(pk__in=chunk).update(needs_validation=True)
+            set_validation_flags(Pair.objects.filter(pk__in=chunk), needs_validation=True)
         record_stopping_rules(train.filter(needs_validation=True))
     return {"train_pairs": total, "wanted": wanted, "already_marked": already, "newly_marked": len(chosen)}
 

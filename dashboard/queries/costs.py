@@ -2,42 +2,38 @@
 a gold label, per study and per split and genre, with what the rest of the validation pool will
 cost at the current rate. What each figure counts: docs/dashboard.md, *Costs*.
 
-Every figure is a GROUP BY over the scope (six statements, whatever the corpus holds); Python
-only combines the grouped rows (a few per study, split, genre and label count), never pairs.
+Every figure is a GROUP BY over the scope (seven statements, whatever the corpus holds); Python
+only combines the grouped rows (a few per study, split, genre and label count), never pairs. The
+counts of labels, pairs and claims are sums of maintained tallies (issue 53: the claims by study
+and the pool by label count were scans of every claim and pair, 100–250 ms each at MultiNLI
+scale): the pair tally, the hypothesis tally and the validation app's (`validation.cost_tally`).
 
-The four grouped reads over claims and pairs (statements 3 to 6, `_grouped_rows`) go through the
-figure cache (`costs-rows`, refreshed by a task on a large corpus as the other pages' figures);
-the studies and the bonus ledger (statements 1 and 2, one row per study and currency) are read on
-every request, so a payment edit or a new bonus shows at once, priced over the cached counts.
+The five grouped reads of counts (statements 3 to 7, `_grouped_rows`) go through the figure cache
+(`costs-rows`, refreshed by a task on a large corpus as the other pages' figures); the studies and
+the bonus ledger (statements 1 and 2, one row per study and currency) are read on every request,
+so a payment edit or a new bonus shows at once, priced over the cached counts.
 """
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import (
-    Count,
-    DecimalField,
-    ExpressionWrapper,
-    F,
-    IntegerField,
-    Q,
-    Sum,
-    Value,
-)
+from django.db.models import Count, DecimalField, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from collection.models import HypothesisTally
-from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair
-from corpus.selectors import TeamDatasets, in_datasets
+from corpus.gold import gold_from_votes
+from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Dataset, Pair, PairTally
+from corpus.selectors import TeamDatasets, genre_names, in_datasets
 from corpus.tallies import scoped, summed
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import Study, TaskKind
 from quality.bonuses import payable
 from quality.models import BonusEntry, BonusKind
-from validation import credits
+from validation import cost_tally, credits
+from validation.models import BoughtLabelTally, CreditedPairTally
 
 from ..figure_cache import cached, refreshable
 
@@ -155,6 +151,7 @@ class GroupCost:
 
     split: str
     genre: str
+    genre_name: str = ""  # as pages show it (`corpus.selectors.genre_names`)
     validation_labels: int = 0
     hypotheses: int = 0
     money: Money = field(default_factory=Money)
@@ -221,15 +218,17 @@ def _studies(dataset: Dataset | TeamDatasets | None) -> dict[int, StudyCost]:
 
 @refreshable("costs-rows")
 def _grouped_rows(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> dict[str, list[Row]]:
-    """Statements 3 to 6: the grouped counts the page prices (independent of any study's payment)."""
+    """Statements 3 to 7: the grouped counts the page prices (independent of any study's payment),
+    each a sum of maintained tally rows (a few hundred whatever the corpus's size) but for the
+    adjudicated pairs' correction, which reads those pairs only."""
     # Statement 3: validation labels bought, by study, split and genre: the submitted validation
-    # claims of study sessions that added a label (catch trials add none).
-    bought: list[Row] = list(
-        credits.countable(dataset)
-        .values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
+    # claims of study sessions (catch trials add no label), as the validation submit counts them
+    # (validation.cost_tally).
+    keys = ("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug", "n")
+    bought: list[Row] = [
+        dict(zip(keys, row, strict=True))
+        for row in summed(scoped(BoughtLabelTally, dataset), ("study_id", "split", "genre__slug"))
+    ]
     # Statement 4: hypotheses written in a study (a submitted writing claim's pairs by its worker),
     # from the count the writing submit and the adversarial finish maintain (collection.hypothesis_tally).
     keys = ("study_id", "split", "genre__slug", "n")
@@ -240,45 +239,69 @@ def _grouped_rows(dataset: Dataset | TeamDatasets | None, split: str | None = No
     return {"bought": bought, "written": written, "outcomes": outcomes, "pool": pool}
 
 
-def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
-    """Statement 5: pairs validated in a study, credited to the study of their latest label, by
-    study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
+CREDITED_BY = ("study_id", "split", "genre__slug", *cost_tally.STATE)
+OUTCOMES = ("gold", "saved", "finished", "finished_labels")
 
-    The latest label's claim is the one the validation submit flags as credited (validation.credits),
-    so this is one grouped join of those claims to their pairs, not a subquery per pair."""
-    credited = credits.countable(dataset).filter(credited=True)
-    finished = Q(pair__stopped_early=True) | Q(pair__label_count__gte=LABELS_PER_PAIR)
-    validation_labels = ExpressionWrapper(F("pair__label_count") - AUTHOR_POSITION, output_field=IntegerField())
-    saved_labels = ExpressionWrapper(LABELS_PER_PAIR - F("pair__label_count"), output_field=IntegerField())
-    rows = (
-        credited.values("study_session__study_id", "pair__premise__split", "pair__premise__genre__slug")
-        .annotate(
-            gold=Count("id", filter=~Q(pair__gold_label=NO_GOLD)),
-            saved=Coalesce(
-                Sum(saved_labels, filter=Q(pair__stopped_early=True, pair__label_count__lt=LABELS_PER_PAIR)), 0
-            ),
-            finished=Count("id", filter=finished),
-            finished_labels=Coalesce(Sum(validation_labels, filter=finished), 0),
-        )
-        .order_by()
-    )
+
+def _outcome_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
+    """Statements 5 and 6: pairs validated in a study, credited to the study of their latest label,
+    by study, split and genre: gold labels, labels saved by stopping, finished pairs and their labels.
+
+    The credited pairs by study and state are maintained (validation.cost_tally: the submit moves
+    the credit, the pairs' writers their state), the gold follows from the votes and imported gold
+    by the rule (`gold_from_votes`); the adjudicated pairs among them (few: `pair_adjudicated`)
+    count under their decided gold instead (`_adjudicated_gold`)."""
+    rows: dict[tuple[Any, ...], dict[str, int]] = {}
+    for study_id, split, genre, count, e, nu, c, imported, stopped, n in summed(
+        scoped(CreditedPairTally, dataset), CREDITED_BY
+    ):
+        row = rows.setdefault((study_id, split, genre), dict.fromkeys(OUTCOMES, 0))
+        if gold_from_votes(e, nu, c, imported) != NO_GOLD:
+            row["gold"] += n
+        if stopped and count < LABELS_PER_PAIR:
+            row["saved"] += (LABELS_PER_PAIR - count) * n
+        if stopped or count >= LABELS_PER_PAIR:
+            row["finished"] += n
+            row["finished_labels"] += (count - AUTHOR_POSITION) * n
+    for key, moved in _adjudicated_gold(dataset).items():
+        rows.setdefault(key, dict.fromkeys(OUTCOMES, 0))["gold"] += moved
     # The rows keep the shape the figure cache has always held.
     return [
-        {
-            "credited_to": row["study_session__study_id"],
-            "premise__split": row["pair__premise__split"],
-            "premise__genre__slug": row["pair__premise__genre__slug"],
-            **{name: row[name] for name in ("gold", "saved", "finished", "finished_labels")},
-        }
-        for row in rows
+        {"credited_to": study_id, "premise__split": split, "premise__genre__slug": genre, **figures}
+        for (study_id, split, genre), figures in rows.items()
     ]
 
 
+def _adjudicated_gold(dataset: Dataset | TeamDatasets | None) -> dict[tuple[Any, ...], int]:
+    """{(study, split, genre): gold labels gained} of the credited pairs a decision gave a gold the
+    rule did not (or took one away, negative): statement 6, over the adjudicated pairs only, each
+    with the study its credited claim names."""
+    credited = (
+        credits.countable().filter(credited=True, pair=OuterRef("pk")).order_by().values("study_session__study_id")
+    )
+    adjudicated = (
+        in_datasets(Pair.objects.exclude(adjudicated_label=""), dataset)
+        .annotate(study_id=Subquery(credited[:1]))
+        .filter(study_id__isnull=False)
+        .values_list("study_id", "premise__split", "premise__genre__slug", "gold_label", *cost_tally.STATE[1:5])
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    moved: Counter[tuple[Any, ...]] = Counter()
+    for study_id, split, genre, gold, e, nu, c, imported, n in adjudicated:
+        has_gold, had_gold = gold != NO_GOLD, gold_from_votes(e, nu, c, imported) != NO_GOLD
+        moved[(study_id, split, genre)] += (int(has_gold) - int(had_gold)) * n
+    return moved
+
+
 def _pool_rows(dataset: Dataset | TeamDatasets | None) -> list[Row]:
-    """Statement 6: the pool still to validate, by split, genre and labels so far."""
-    pool = Pair.objects.filter(needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR)
-    pool = in_datasets(pool, dataset)
-    return list(pool.values("premise__split", "premise__genre__slug", "label_count").annotate(n=Count("id")).order_by())
+    """Statement 7: the pool still to validate, by split, genre and labels so far: the pair tally's
+    queued pairs (`needs_validation`, not stopped) with fewer than five labels."""
+    pool = scoped(PairTally, dataset).filter(
+        needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
+    )
+    keys = ("premise__split", "premise__genre__slug", "label_count", "n")
+    return [dict(zip(keys, row, strict=True)) for row in summed(pool, ("split", "genre__slug", "label_count"))]
 
 
 def cost_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
@@ -286,10 +309,13 @@ def cost_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, An
     studies = _studies(dataset)
     groups: dict[tuple[str, str], GroupCost] = {}
 
+    # Read once for every row (the page's genre_name filter asked the cache once a row).
+    names = genre_names()
+
     def group(split: str | None, genre: str | None) -> GroupCost:
         key = (split or "", genre or "")
         if key not in groups:
-            groups[key] = GroupCost(split=key[0], genre=key[1])
+            groups[key] = GroupCost(split=key[0], genre=key[1], genre_name=names.get(key[1], key[1]))
         return groups[key]
 
     rows = cached("costs-rows", dataset, None, lambda: _grouped_rows(dataset))

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -29,6 +30,10 @@ from validation.forms import CHOICES, KEYS
 
 from .common import Scope, found, render_page, researcher_required
 from .study import study_or_404
+
+# Rows of the unpaid list and of the per-worker list shown at once (issue 53: both grow with the
+# crowd; the pay form still lists every unpaid bonus, so "mark paid" pays what the files pay).
+BONUS_ROWS_PER_PAGE = 25
 
 
 def _label_rows(pair: Pair, chosen: str) -> dict[str, Any]:
@@ -126,6 +131,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         entry.cause = bonuses.cause_of(entry.reason)  # type: ignore[attr-defined]
     for row in totals:
         row["marks"] = marks.get(row["id"], [])
+    unpaid_page = Paginator(unpaid, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))
+    totals_page = Paginator(totals, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("wpage"))
     return render_page(
         request,
         "dashboard/bonuses.html",
@@ -134,8 +141,10 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         study=study,
         asked_without_bonuses=asked if asked and study is None else "",
         unpaid=unpaid,
+        unpaid_page=unpaid_page,
         unpaid_total=bonuses.money(sum((entry.amount for entry in unpaid), Decimal(0))),
         totals=totals,
+        totals_page=totals_page,
         # Each bonus by what it was for, and which market file pays it (or why none does).
         unpaid_causes=bonuses.unpaid_by_cause(unpaid),
         accounts=bonuses.market_accounts(unpaid),

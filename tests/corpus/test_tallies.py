@@ -258,3 +258,35 @@ def test_a_fold_leaves_room_for_the_next_deltas_not_a_larger_table():
         with connection.cursor() as cursor:
             cursor.execute(f"ALTER TABLE {table} RESET (autovacuum_enabled)")
     assert sum(WordTally.objects.filter(dataset=dataset).values_list("n", flat=True)) == 4 * 40 * 100
+
+
+def test_the_validation_flags_move_the_pair_tally_with_every_writer_of_them():
+    """Issue 53: the pair tally keys `needs_validation` and `stopped_early` (the cost page's pool,
+    the adjudication page's settled pairs), so marking pairs for validation, a train sample, a
+    stopping rule's stops and the fixed rule's reopening all move it: no drift after each."""
+    from corpus.models import StoppingRule
+    from corpus.services import set_needs_validation
+    from corpus.stopping_policies import set_stopping_policy
+    from validation.services import sample_train_for_validation
+
+    dataset = factories.dataset("flagged")
+    workers = validators(4)
+    dev = [factories.pair(dataset, factories.premise(dataset, split=Split.DEV), ["entailment"]) for _ in range(6)]
+    train = [factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), ["neutral"]) for _ in range(8)]
+    for pair in dev[:4]:
+        add_labels([(pair, "entailment")], worker=workers[0])
+        add_labels([(pair, "entailment")], worker=workers[1])  # three agree: settled under the decided rule
+    assert_no_drift()
+    assert set_needs_validation(Pair.objects.filter(pk__in=[p.pk for p in train[:3]]), True) == 3
+    assert_no_drift()
+    _, _, stopped = set_stopping_policy(dataset, Split.DEV, StoppingRule.DECIDED)
+    assert stopped == 4
+    assert_no_drift()
+    set_stopping_policy(dataset, Split.DEV, StoppingRule.FIXED)  # reopens them
+    assert not Pair.objects.filter(stopped_early=True).exists()
+    assert_no_drift()
+    assert set_needs_validation(Pair.objects.filter(pk__in=[p.pk for p in dev[4:]]), False) == 2
+    sample_train_for_validation(dataset, 0.75, seed=3)
+    assert_no_drift()
+    queued = tallies.pair_counts(dataset, by=("needs_validation", "stopped_early"))
+    assert {(q, s): n for q, s, n in queued} == {(True, False): 4 + 6, (False, False): 4}

@@ -21,10 +21,11 @@ from collection import hypothesis_tally
 from collection.models import WritingClaim
 from corpus import tallies
 from corpus.models import Pair, StoppingRule
+from corpus.validation_flags import set_validation_flags
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.bonuses import mark_paid
 from quality.models import BonusEntry, BonusKind
-from validation import credits
+from validation import cost_tally
 from validation.models import ValidationClaim
 
 from . import factories
@@ -86,12 +87,12 @@ def build(dataset_slug="costs", prefix=""):
         "E": factories.pair(ds, p2, "A friend wrote a letter.", [N, N], author=alice, validators=everyone),
         "F": factories.pair(ds, p2, "Nobody wrote.", [C], author=alice),
     }
+    # The flags through their one writer, which moves the pair tally the pool is summed from.
     for letter in ("C", "F"):
-        Pair.objects.filter(pk=pairs[letter].pk).update(needs_validation=True)
+        set_validation_flags(Pair.objects.filter(pk=pairs[letter].pk), needs_validation=True)
     # B stopped once its gold was decided (what the stopping rule records).
-    Pair.objects.filter(pk=pairs["B"].pk).update(
-        stopped_early=True, needs_validation=False, stopping_rule=StoppingRule.DECIDED
-    )
+    Pair.objects.filter(pk=pairs["B"].pk).update(stopping_rule=StoppingRule.DECIDED)
+    set_validation_flags(Pair.objects.filter(pk=pairs["B"].pk), stopped_early=True, needs_validation=False)
     sessions = {bob.pk: session(validation, bob, 2), carol.pk: session(validation, carol, 1)}
     sessions[dan.pk] = session(validation, dan, 0)
     sessions[erin.pk] = session(validation, erin, 0)
@@ -119,7 +120,9 @@ def build(dataset_slug="costs", prefix=""):
     # hypothesis count: recount it, as after any bulk load (tests/collection/test_hypothesis_tally.py
     # checks that the submits keep it).
     tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
-    credits.rebuild()  # and the validation claims around the validation submit, which flags the credited claim
+    # And the validation claims around the validation submit, which flags the credited claim and
+    # keeps the cost page's validation tallies (rebuilt with the flags).
+    cost_tally.rebuild_with_credits()
     for letter, pair_ in pairs.items():
         pair_.refresh_from_db()
         pairs[letter] = pair_

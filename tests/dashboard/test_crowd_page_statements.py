@@ -94,3 +94,47 @@ def test_the_workers_page_sums_the_worker_tally_and_groups_no_label_or_pair(clie
     assert not [sql for sql in statements if "validation_validationlabel" in sql], statements
     assert not [sql for sql in statements if "GROUP BY" in sql and 'FROM "collection_pair"' in sql], statements
     assert any("corpus_workerlabeltally" in sql for sql in statements)
+
+
+def test_the_adjudication_queue_and_the_bonus_lists_are_paged(client, researcher, monkeypatch):
+    """Issue 53: the lists that grow with the crowd are shown a page at a time; the pay form still
+    lists every unpaid bonus, so "mark paid" pays exactly what the market files pay."""
+    from decimal import Decimal
+
+    from corpus.models import Pair
+    from dashboard.views import adjudication as adjudication_view
+    from dashboard.views import quality as quality_view
+    from quality.models import BonusEntry, BonusKind
+
+    monkeypatch.setattr(adjudication_view, "QUEUE_SHOWN", 2)
+    monkeypatch.setattr(quality_view, "BONUS_ROWS_PER_PAGE", 2)
+    client.force_login(researcher)
+    crowd(1)
+    sent, kept, _ = adjudication.send_to_adjudication(Pair.objects.all(), researcher=researcher, reason="a look")
+    assert (sent, kept) == (6, 0), (sent, kept)
+    url = f"{reverse('dashboard:adjudication')}?queue=sent"
+    pages = [client.get(f"{url}&page={page}").context for page in (1, 2, 3, 4)]
+    shown = [[pair.pk for pair in context["pairs"]] for context in pages]
+    assert [len(pks) for pks in shown] == [2, 2, 2, 0]  # six pairs sent, two a page
+    assert sorted(pk for pks in shown for pk in pks) == sorted(Pair.objects.values_list("pk", flat=True))
+    assert pages[0]["next_page"] == 2 and pages[2]["next_page"] is None
+
+    earned = BonusEntry.objects.get(kind=BonusKind.EARNED, payment__isnull=True)
+    for _ in range(3):  # four unpaid bonuses of one worker's session in all
+        BonusEntry.objects.create(
+            kind=BonusKind.EARNED,
+            worker=earned.worker,
+            study=earned.study,
+            study_session=earned.study_session,
+            amount=Decimal("0.50"),
+            currency=earned.currency,
+            reason="a discretionary bonus",
+        )
+    study = earned.study
+    first = client.get(reverse("dashboard:bonuses"), {"study": study.slug})
+    second = client.get(reverse("dashboard:bonuses"), {"study": study.slug, "upage": 2})
+    assert [len(first.context["unpaid_page"]), len(second.context["unpaid_page"])] == [2, 2]
+    form = first.content.decode().split('id="pay-form"', 1)[1].split("</form>", 1)[0]
+    unpaid = BonusEntry.objects.filter(study=study, kind=BonusKind.EARNED, payment__isnull=True)
+    assert {f'name="bonus" value="{pk}"' in form for pk in unpaid.values_list("pk", flat=True)} == {True}
+    assert unpaid.count() == 4

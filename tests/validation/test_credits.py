@@ -12,11 +12,12 @@ from django.db.models import Count, Exists, ExpressionWrapper, F, IntegerField, 
 from django.db.models.functions import Coalesce
 
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Label, Pair
+from corpus.validation_flags import set_validation_flags
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
 from tests.present import present
-from validation import credits, services
+from validation import cost_tally, credits, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_pair
@@ -77,6 +78,10 @@ def validate(worker, label, session=None):
 
 @pytest.fixture
 def validated(dataset, make_worker):
+    return validated_in_two_studies(dataset, make_worker)
+
+
+def validated_in_two_studies(dataset, make_worker):
     """Five pairs validated by two workers of study one, then one of study two (their latest labels
     in a study), then one outside any study (whose claims no study is credited with)."""
     for _ in range(5):
@@ -109,7 +114,8 @@ def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
     _, _, _, workers = validated
     before = _outcome_rows(None)
     set_excluded([workers[0].pk, workers[1].pk], True)  # their labels leave every pair's gold
-    Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk).update(stopped_early=True)
+    # Stopped by the flags' one writer (the stopping rules' and the markings'), which the tallies follow.
+    set_validation_flags(Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk), stopped_early=True)
     assert_credits_are_fresh()
     assert _outcome_rows(None) != before
 
@@ -117,7 +123,8 @@ def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
 def test_a_deleted_session_is_repaired_by_a_rebuild(validated):
     dataset, one, two, _ = validated
     StudySession.objects.filter(study=two).delete()  # its claims name no session: study one's are latest
-    assert credits.rebuild() > 0
+    # The flags, and the cost page's tallies that follow them (validation.cost_tally).
+    assert cost_tally.rebuild_with_credits() > 0
     assert_credits_are_fresh()
     assert {row["credited_to"] for row in _outcome_rows(None)} == {one.pk}
     ValidationClaim.objects.update(credited=False)  # as after a bulk load around the submit

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset
-from validation.credits import rebuild
+from validation.cost_tally import rebuild_with_credits
 
 
 class Command(BaseCommand):
@@ -12,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Recompute which claim each validated pair is credited to (its latest submitted claim in a study "
         "session; validation.credits) and set the claims' flags to it (after a bulk load that went around "
-        "the validation submit, or a study session deleted)."
+        "the validation submit, or a study session deleted), then the cost page's validation tallies that "
+        "follow them (validation.cost_tally)."
     )
 
     def add_arguments(self, parser):
@@ -20,5 +21,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, dataset, **options):
         scope = Dataset.objects.get(slug=dataset) if dataset else None
-        changed = rebuild(scope)
+        changed = rebuild_with_credits(scope)
         self.stdout.write(f"validation credits rebuilt; {changed} claims changed")
