@@ -173,6 +173,21 @@ class SplitTally:
         self.datasets[row.get("dataset") or ""] += 1
         self.patterns[tuple(map(str, row.get("annotator_labels") or ())), gold] += 1
 
+    def add_counts(
+        self,
+        rows: int,
+        genres: Mapping[str, int],
+        gold: Mapping[str, int],
+        datasets: Mapping[str, int],
+        patterns: Mapping[tuple[tuple[str, ...], str], int],
+    ) -> None:
+        """What `add` counts, already counted for many rows (the release counts a file's rows in Arrow)."""
+        self.rows += rows
+        self.genres.update(genres)
+        self.gold.update(gold)
+        self.datasets.update(datasets)
+        self.patterns.update(patterns)
+
     def figures(self) -> dict[str, Any]:
         units: Counter[tuple[str, ...]] = Counter()
         five_label_pairs = labels_eq_gold = 0
