@@ -152,12 +152,14 @@ class ExportCounts(NamedTuple):
     gold_sources: dict[str, int] | None
     # {rule: {"pairs": n, "stopped_early": m}}, or None where every pair is on the fixed rule.
     stopping_rules: dict[str, dict[str, int]] | None
+    # The genres the rows' premises have (the provenance's genres).
+    genre_ids: frozenset[int]
 
 
 def export_counts(
     datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
 ) -> ExportCounts:
-    """The rows of a snapshot (ids up to `upper_id`), by gold source and by stopping rule, in one pass.
+    """The rows of a snapshot (ids up to `upper_id`), by gold source, by stopping rule and by genre, in one pass.
 
     Gold sources: as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
     author's label by the unvalidated_gold filter (as `writer.export_record` decides). Stopping
@@ -167,7 +169,7 @@ def export_counts(
     with_sources = not filters.get("aggregation_run")
     sources = dict.fromkeys([*GoldSource.values, AUTHOR_GOLD], 0)
     if upper_id is None:
-        return ExportCounts(0, sources if with_sources else None, None)
+        return ExportCounts(0, sources if with_sources else None, None, frozenset())
     unvalidated_gold = filters.get("unvalidated_gold", "author")
     author = Q(gold_label=NO_GOLD, needs_validation=False, label_count__lte=1)
     if unvalidated_gold == "author":
@@ -175,7 +177,7 @@ def export_counts(
     source = gold_source_expression()
     if unvalidated_gold in ("author", "author-all"):
         source = Case(When(author, then=Value(AUTHOR_GOLD)), default=source)
-    groups = ["stopping_rule", "stopped_early", *(["source"] if with_sources else [])]
+    groups = ["stopping_rule", "stopped_early", "premise__genre_id", *(["source"] if with_sources else [])]
     rows = (
         pairs_for_export(datasets, filters)
         .filter(pk__lte=upper_id)
@@ -186,8 +188,10 @@ def export_counts(
     )
     total = 0
     rules: dict[str, dict[str, int]] = {}
+    genres: set[int] = set()
     for row in rows:
         total += row["n"]
+        genres.add(row["premise__genre_id"])
         if with_sources:
             sources[row["source"]] += row["n"]
         entry = rules.setdefault(row["stopping_rule"], {"pairs": 0, "stopped_early": 0})
@@ -195,7 +199,7 @@ def export_counts(
         if row["stopped_early"]:
             entry["stopped_early"] += row["n"]
     fixed_only = set(rules) <= {StoppingRule.FIXED} and not any(entry["stopped_early"] for entry in rules.values())
-    return ExportCounts(total, sources if with_sources else None, None if fixed_only else rules)
+    return ExportCounts(total, sources if with_sources else None, None if fixed_only else rules, frozenset(genres))
 
 
 def aggregated_labels(run_id: int | None) -> dict[int, tuple[str, float]] | None:

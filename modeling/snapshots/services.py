@@ -338,7 +338,9 @@ def _export_taken(
             typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
         # The records a release's card needs that only the database holds, kept as they are now (issue 49.5).
-        manifest[PROVENANCE_KEY] = snapshot_provenance(snapshot.datasets, snapshot.filters, upper_id=upper_id)
+        manifest[PROVENANCE_KEY] = snapshot_provenance(
+            snapshot.datasets, snapshot.filters, upper_id=upper_id, genre_ids=counts.genre_ids
+        )
         snapshot_format.write_manifest(temp_dir, manifest)
         if shared:
             # Before the snapshot is marked done: a done snapshot is readable from every host.
