@@ -139,6 +139,14 @@ class HashingBytes:
     def _joined(self) -> bytes:
         return b"".join(self._pending)
 
+    def put(self, data: bytes, rows: int) -> None:
+        """Bytes already joined (a page of `rows` lines), hashed and written now."""
+        self._flush()
+        self._sha.update(data)
+        self.bytes += len(data)
+        self.rows += rows
+        self._file.write(data)
+
     def _flush(self) -> None:
         data = self._joined()
         self._pending.clear()
@@ -183,8 +191,9 @@ class ExportFiles:
     calls `write` with each row the database sends (one COPY message is one row). A row is
     `file<DELIMITER><QUOTE>JSONL line<QUOTE><DELIMITER><QUOTE>TSV line<QUOTE>\n`, the TSV line's
     quote characters doubled; the lines go to `<file>.jsonl` and `<file>.tsv` (opened at their first
-    row, the TSV with its header) as the bytes the database made. `on_rows(rows)` is called every
-    `every` rows (the export's progress)."""
+    row, the TSV with its header) as the bytes the database made, a page of `every` rows at a time
+    (kept, joined, hashed and written: per row that was most of the writer's time), and
+    `on_rows(rows)` is called after every page (the export's progress)."""
 
     def __init__(
         self,
@@ -198,38 +207,54 @@ class ExportFiles:
         self.on_rows = on_rows
         self.every = every
         self.rows = 0
-        self._files: dict[bytes, tuple[HashingBytes, HashingBytes]] = {}
+        self._sinks: dict[bytes, tuple[HashingBytes, HashingBytes]] = {}
+        # Per file, the page's lines: JSONL and TSV line of each row in turn.
+        self._page: dict[bytes, list[bytes]] = {}
 
     def write(self, row: bytes) -> None:
         name_end = row.find(_NAME_END)
         jsonl_end = row.find(COPY_QUOTE, name_end + 2)
-        if name_end <= 0 or row[jsonl_end : jsonl_end + 3] != _BETWEEN_LINES or not row.endswith(_ROW_END):
+        if name_end <= 0 or row[jsonl_end : jsonl_end + 3] != _BETWEEN_LINES or row[-2:] != _ROW_END:
             raise ExportStreamError(f"an export row the writer cannot read: {bytes(row[:80])!r}…")
         name = row[:name_end]
-        jsonl, tsv = self._files.get(name) or self._open(name)
-        jsonl.write(row[name_end + 2 : jsonl_end])
-        tsv.write(row[jsonl_end + 3 : -2].replace(_DOUBLED_QUOTE, COPY_QUOTE))
-        jsonl.rows += 1
+        lines = self._page.get(name)
+        if lines is None:
+            lines = self._open(name)
+        lines.append(row[name_end + 2 : jsonl_end])
+        lines.append(row[jsonl_end + 3 : -2].replace(_DOUBLED_QUOTE, COPY_QUOTE))
         self.rows += 1
-        if self.on_rows is not None and self.rows % self.every == 0:
-            self.on_rows(self.rows)
+        if self.rows % self.every == 0:
+            self._write_page()
+            if self.on_rows is not None:
+                self.on_rows(self.rows)
 
-    def _open(self, name: bytes) -> tuple[HashingBytes, HashingBytes]:
+    def _open(self, name: bytes) -> list[bytes]:
         split = name.decode("ascii", "replace")
         if split not in SPLIT_FILES:
             raise ExportStreamError(f"an export row names no split file: {split!r}")
         jsonl, tsv = HashingBytes(self.directory / f"{split}.jsonl"), HashingBytes(self.directory / f"{split}.tsv")
-        tsv.write(self.header)
-        self._files[name] = (jsonl, tsv)
-        return jsonl, tsv
+        tsv.put(self.header, rows=0)
+        self._sinks[name] = (jsonl, tsv)
+        lines = self._page[name] = []
+        return lines
+
+    def _write_page(self) -> None:
+        for name, lines in self._page.items():
+            if lines:
+                jsonl, tsv = self._sinks[name]
+                jsonl.put(b"".join(lines[0::2]), rows=len(lines) // 2)
+                tsv.put(b"".join(lines[1::2]), rows=len(lines) // 2)
+                lines.clear()
 
     def close(self) -> None:
-        for jsonl, tsv in self._files.values():
-            tsv.rows = jsonl.rows
-            jsonl.close()
-            tsv.close()
+        try:
+            self._write_page()
+        finally:
+            for jsonl, tsv in self._sinks.values():
+                jsonl.close()
+                tsv.close()
 
     def entries(self) -> list[dict[str, Any]]:
         """The files' manifest entries, by split name (JSONL then TSV)."""
-        by_split = {name.decode("ascii"): files for name, files in self._files.items()}
+        by_split = {name.decode("ascii"): sinks for name, sinks in self._sinks.items()}
         return [sink.entry(split) for split in sorted(by_split) for sink in by_split[split]]
