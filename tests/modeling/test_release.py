@@ -4,6 +4,7 @@ card carries the Hub's YAML header and the datasheet; two releases of the same d
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -143,7 +144,7 @@ def test_the_arrow_tally_of_a_pair_table_counts_what_the_row_by_row_tally_counts
     from modeling.datasheet import SplitTally
     from modeling.release import tally_table
 
-    rows = [
+    rows: list[dict[str, Any]] = [
         {"annotator_labels": [E, E, E, N, E], "genre": "fiction", "gold_label": E, "dataset": "a"},
         {"annotator_labels": [E, E, E, N, E], "genre": "fiction", "gold_label": E, "dataset": "a"},
         {"annotator_labels": [N, C], "genre": "", "gold_label": "", "dataset": None},
