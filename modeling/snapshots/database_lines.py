@@ -207,9 +207,9 @@ def export_lines_sql(
         )
     inner, params = pairs.order_by("pk").values(**values).query.sql_with_params()
     json_values = {
-        "annotator_labels": "'[' || coalesce(r.pair_labels[1], '') || ']'",
-        "gold_label": json_text(gold_sql(unvalidated_gold, scheme)),
-        **{key: json_text(column) for key, column in _RECORD.items()},
+        "annotator_labels": ["'['", "r.pair_labels[1]", "']'"],
+        "gold_label": [json_text(gold_sql(unvalidated_gold, scheme))],
+        **{key: [json_text(column)] for key, column in _RECORD.items()},
     }
     if set(json_values) != set(JSONL_KEYS):
         raise RuntimeError("the SQL lines do not write format.JSONL_KEYS; say how each key is made")
@@ -217,17 +217,19 @@ def export_lines_sql(
     tsv = [_tsv_column(column, unvalidated_gold, scheme) for column in TSV_COLUMNS if column not in LABEL_COLUMNS[1:]]
     if aggregated:
         fields += [
-            ("aggregated_label", json_text("coalesce(r.pair_aggregated[1], '')")),
-            ("aggregated_posterior", "coalesce(r.pair_aggregated[2], 'null')"),
+            ("aggregated_label", [json_text("coalesce(r.pair_aggregated[1], '')")]),
+            ("aggregated_posterior", ["coalesce(r.pair_aggregated[2], 'null')"]),
         ]
-        tsv += [tsv_field("coalesce(r.pair_aggregated[1], '')"), "coalesce(r.pair_aggregated[3], '')"]
-    jsonl = " || ".join(
-        f"{literal(('{' if index == 0 else ', ') + json.dumps(key) + ': ')} || {value}"
-        for index, (key, value) in enumerate(fields)
-    )
+        tsv += [tsv_field("coalesce(r.pair_aggregated[1], '')"), "r.pair_aggregated[3]"]
+    jsonl: list[str] = []
+    for index, (key, value) in enumerate(fields):
+        jsonl += [literal(("{" if index == 0 else ", ") + json.dumps(key) + ": "), *value]
+    tsv_parts = [part for field in tsv for part in (_TAB, field)][1:]
     sql = (
-        f"SELECT {file_sql(held_out_dataset_ids)}, {jsonl} || {literal(chr(125) + chr(10))}, "
-        f"{f' || {_TAB} || '.join(tsv)} || {literal(chr(10))} "
+        # concat(), not a chain of ||: one string built per line, not one per piece (and NULL is
+        # the empty string, as csv writes None).
+        f"SELECT {file_sql(held_out_dataset_ids)}, concat({', '.join([*jsonl, literal(chr(125) + chr(10))])}), "
+        f"concat({', '.join([*tsv_parts, literal(chr(10))])}) "
         # OFFSET 0 keeps the pairs a subquery of their own, so its label subquery runs once per pair
         # however often the lines name its result (pulled up, it would be copied into each use).
         f"FROM ({inner} OFFSET 0) AS r ORDER BY r.pair_pk"
