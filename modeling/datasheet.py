@@ -88,7 +88,9 @@ def snapshot_provenance(
     labels = ValidationLabel.objects.filter(pair__in=pair_ids)
     validator_labels = labels.filter(position__gt=AUTHOR_POSITION)
     seconds = sorted(
-        value for value in validator_labels.filter(seconds__isnull=False).values_list("seconds", flat=True) if value
+        value
+        for value in validator_labels.filter(seconds__isnull=False).order_by().values_list("seconds", flat=True)
+        if value
     )
     seconds_per_label = median(seconds) if seconds else None
     of_pairs: Any = genre_ids if genre_ids is not None else pairs.values("premise__genre_id").order_by().distinct()
