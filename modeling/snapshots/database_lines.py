@@ -40,6 +40,8 @@ AGGREGATED_COLUMNS = ("pair_id", "label", "posterior_json", "posterior_tsv")
 
 def literal(text: str) -> str:
     """A SQL string literal of `text` (the statement's own constants, never user input)."""
+    if "%" in text:  # the statement goes through parameter formatting, where % starts a parameter
+        raise ValueError(f"a literal of the export's statement may not hold %: {text!r}")
     if all(" " <= character <= "~" and character != "\\" for character in text):
         return "'" + text.replace("'", "''") + "'"
     return "E'" + "".join(_escaped(character) for character in text) + "'"
