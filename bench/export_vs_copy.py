@@ -6,19 +6,23 @@
 1. Builds (unless --reuse) a corpus the way a researcher loads one: MultiNLI JSONL files through
    `import_pairs` (bench/import_corpus.py's files, but every pair with five labels, spread over
    dev/test of ten genres, five held out).
-2. In one process, best of `--rounds`: `COPY (SELECT <the export's pair columns>, <labels
-   aggregated>) TO STDOUT` into a file (the database's own speed for those rows); the export with
-   the reader it had before (the ORM join, one Python row per label: `selectors.rows_for_export`)
-   and with the one it has now (`selectors.export_rows`: labels aggregated in SQL, one row per pair,
-   raw cursor); the release (`modeling.release.make_release`) of the snapshot. Prints each and
-   its ratio to the COPY, and checks both exports give the same content hash.
+2. In one process, `--rounds` times: `COPY (SELECT <the export's pair columns>, <labels
+   aggregated>) TO STDOUT` into a file (the database's own speed for those rows), the export
+   (`export_snapshot`, manifest and all) and the release (`modeling.release.make_release`) of that
+   snapshot. Prints each round's seconds and ratios to that round's COPY, then the best of the
+   rounds (each figure's best over the best COPY) and the worst round's ratio; checks every round
+   wrote the same content hash and the same release bytes (digest printed, to compare two versions
+   of the code on one corpus: copy this file into the other checkout's bench/ and run it there).
+   pyarrow is imported before the first round: a process imports it once, not once per release.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import random
 import secrets
+import shutil
 import sys
 import tempfile
 import time
@@ -127,24 +131,26 @@ def copy_seconds(out_path):
     return time.perf_counter() - started
 
 
-def export_seconds(snapshot_dir, reader=None):
-    """(seconds, snapshot) of one export; `reader` replaces the export's row reader (the old one)."""
+def export_seconds(snapshot_dir):
+    """(seconds, snapshot) of one export."""
     from django.conf import settings
 
-    from modeling.snapshots import selectors
     from modeling.snapshots.services import create_snapshot, export_snapshot
 
     settings.SNAPSHOT_DIR = Path(snapshot_dir)
-    kept = selectors.export_rows
-    if reader is not None:
-        setattr(selectors, "export_rows", reader)  # noqa: B010 (the services read it through the module)
-    try:
-        snapshot = create_snapshot(None, datasets=[DATASET])
-        started = time.perf_counter()
-        export_snapshot(snapshot, progress=lambda done, total: None, extra_files=())
-        return time.perf_counter() - started, snapshot
-    finally:
-        setattr(selectors, "export_rows", kept)  # noqa: B010
+    snapshot = create_snapshot(None, datasets=[DATASET])
+    started = time.perf_counter()
+    export_snapshot(snapshot, progress=lambda done, total: None, extra_files=())
+    return time.perf_counter() - started, snapshot
+
+
+def release_digest(folder):
+    """One digest of every file a release wrote (Parquet files and card), by name."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file():
+            digest.update(f"{path.relative_to(folder)}\t".encode() + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def release_seconds(snapshot, out):
@@ -163,37 +169,34 @@ def main():
     args = parser.parse_args()
     if not args.reuse:
         print(f"built {args.pairs} pairs with five labels through import_pairs in {build(args.pairs):.1f} s")
+    import pyarrow  # noqa: F401  (once per process, as in a worker that makes releases)
 
-    from modeling.snapshots import selectors
-    from modeling.snapshots.services import normalize_request
-
-    datasets, filters = normalize_request([DATASET])
-
-    def old_reader(pairs, **paging):
-        """The export's reader before issue 53.4: pages of the ORM join, premises probed per pair."""
-        paged = selectors.pairs_for_export(datasets, filters, premise_per_row=True)
-        return selectors.rows_for_export(paged, **paging)
-
-    best: dict[str, float] = {}
-    hashes: dict[str, str] = {}
+    rounds = []
+    hashes, digests = set(), set()
     with tempfile.TemporaryDirectory(prefix="nli-bench-export-") as tmp:
         for round_ in range(args.rounds):
-            figures = {"copy": copy_seconds(Path(tmp) / f"copy{round_}.tsv")}
-            for name, reader in (("export before (ORM rows)", old_reader), ("export now", None)):
-                figures[name], snapshot = export_seconds(Path(tmp) / f"snap-{round_}-{len(hashes)}", reader)
-                hashes[name] = snapshot.content_hash
-                if name == "export now":
-                    figures["release"] = release_seconds(snapshot, Path(tmp) / f"release{round_}")
-            for name, seconds in figures.items():
-                best[name] = min(best.get(name, seconds), seconds)
-            print(f"round {round_ + 1}: " + ", ".join(f"{name} {seconds:.2f} s" for name, seconds in figures.items()))
+            copy = copy_seconds(Path(tmp) / f"copy{round_}.tsv")
+            export, snapshot = export_seconds(Path(tmp) / f"snap-{round_}")
+            release = release_seconds(snapshot, Path(tmp) / f"release{round_}")
+            hashes.add(snapshot.content_hash)
+            digests.add(release_digest(Path(tmp) / f"release{round_}"))
+            rounds.append({"copy": copy, "export": export, "release": release})
+            print(
+                f"round {round_ + 1}: COPY {copy:.2f} s, export {export:.2f} s ({export / copy:.2f}x), "
+                f"release {release:.2f} s ({release / copy:.2f}x)",
+                flush=True,
+            )
+            shutil.rmtree(Path(tmp) / f"snap-{round_}", ignore_errors=True)
+    best = {name: min(figures[name] for figures in rounds) for name in ("copy", "export", "release")}
     print(f"best of {args.rounds}:")
     for name, seconds in best.items():
-        print(f"  {name:<26} {seconds:6.2f} s  = {seconds / best['copy']:.2f}x COPY")
-    same = len(set(hashes.values())) == 1
-    print(f"content hashes {'equal' if same else 'DIFFER'}: {hashes}")
-    if not same:
-        sys.exit(1)
+        print(f"  {name:<8} {seconds:6.2f} s  = {seconds / best['copy']:.2f}x COPY")
+    for name in ("export", "release"):
+        worst = max(figures[name] / figures["copy"] for figures in rounds)
+        print(f"  worst round's {name}/COPY: {worst:.2f}x")
+    print(f"content hash: {', '.join(sorted(hashes))}; release digest: {', '.join(sorted(digests))}")
+    if len(hashes) != 1 or len(digests) != 1:
+        sys.exit("the rounds wrote different files")
 
 
 if __name__ == "__main__":

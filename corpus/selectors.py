@@ -14,7 +14,7 @@ from .gold import (
     adjudication_case,
 )
 from .labels import LABELS_PER_PAIR, THREE_WAY_SCHEME
-from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel
+from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel, Worker
 
 M = TypeVar("M", bound=Model)
 
@@ -141,9 +141,18 @@ def answers_of_counted_workers(prefix: str = "") -> Q:
     return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
 
 
-def labels_that_count(prefix: str = "") -> Q:
-    """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
-    return answers_of_counted_workers(prefix) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
+def labels_that_count(prefix: str = "", *, excluded_as_set: bool = False) -> Q:
+    """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair).
+
+    `excluded_as_set`: the same rule with the excluded workers read once, as a set each label's
+    worker is looked up in (a hashed NOT IN), instead of a join to the worker per label: for a
+    statement that reads every label of a corpus (the snapshot export), where the join was a
+    quarter of its time (issue 53.4)."""
+    waiting = Q(**{f"{prefix}awaiting_market_session__isnull": True})
+    if not excluded_as_set:
+        return answers_of_counted_workers(prefix) & waiting
+    excluded = Worker.objects.filter(is_excluded=True).values("pk")
+    return (Q(**{f"{prefix}worker__isnull": True}) | ~Q(**{f"{prefix}worker_id__in": excluded})) & waiting
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:

@@ -16,7 +16,7 @@ No clock time anywhere, so the same snapshot always gives the same card.
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from decimal import Decimal
 from statistics import median
 from typing import Any
@@ -69,11 +69,17 @@ def _payment(studies: Sequence[Study], seconds_per_label: float | None) -> list[
 
 
 def snapshot_provenance(
-    datasets: Sequence[str], filters: Mapping[str, Any], *, upper_id: int | None = None
+    datasets: Sequence[str],
+    filters: Mapping[str, Any],
+    *,
+    upper_id: int | None = None,
+    genre_ids: Collection[int] | None = None,
 ) -> dict[str, Any]:
     """The platform's records about a snapshot's pairs (ids up to `upper_id`), kept in its manifest
     under PROVENANCE_KEY so that a release describes the data as it was exported. Only values that
-    the same data always gives (no dates: a row's creation time is not part of the data)."""
+    the same data always gives (no dates: a row's creation time is not part of the data).
+    `genre_ids`: the genres of those pairs when the caller has counted them already (the export's
+    `selectors.export_counts`), else read here."""
     slugs = list(datasets) or sorted(Dataset.objects.values_list("slug", flat=True))
     dataset_rows = list(Dataset.objects.filter(slug__in=slugs).order_by("slug"))
     pairs: QuerySet[Pair] = pairs_for_export(datasets, filters)
@@ -82,13 +88,15 @@ def snapshot_provenance(
     labels = ValidationLabel.objects.filter(pair__in=pair_ids)
     validator_labels = labels.filter(position__gt=AUTHOR_POSITION)
     seconds = sorted(
-        value for value in validator_labels.filter(seconds__isnull=False).values_list("seconds", flat=True) if value
+        value
+        for value in validator_labels.filter(seconds__isnull=False).order_by().values_list("seconds", flat=True)
+        if value
     )
     seconds_per_label = median(seconds) if seconds else None
-    genre_ids = pairs.values("premise__genre_id").order_by().distinct()
+    of_pairs: Any = genre_ids if genre_ids is not None else pairs.values("premise__genre_id").order_by().distinct()
     genres = {
         genre.slug: {"name": genre.name, "family": genre.family.name, "matched": genre.is_training}
-        for genre in Genre.objects.filter(pk__in=genre_ids).select_related("family").order_by("slug")
+        for genre in Genre.objects.filter(pk__in=of_pairs).select_related("family").order_by("slug")
     }
     studies = list(Study.objects.filter(dataset__in=dataset_rows).order_by("slug"))
     workers_in = Worker.objects.filter(Q(labels__pair__in=pair_ids) | Q(pairs__in=pair_ids))
@@ -172,6 +180,21 @@ class SplitTally:
         self.gold[gold] += 1
         self.datasets[row.get("dataset") or ""] += 1
         self.patterns[tuple(map(str, row.get("annotator_labels") or ())), gold] += 1
+
+    def add_counts(
+        self,
+        rows: int,
+        genres: Mapping[str, int],
+        gold: Mapping[str, int],
+        datasets: Mapping[str, int],
+        patterns: Mapping[tuple[tuple[str, ...], str], int],
+    ) -> None:
+        """What `add` counts, already counted for many rows (the release counts a file's rows in Arrow)."""
+        self.rows += rows
+        self.genres.update(genres)
+        self.gold.update(gold)
+        self.datasets.update(datasets)
+        self.patterns.update(patterns)
 
     def figures(self) -> dict[str, Any]:
         units: Counter[tuple[str, ...]] = Counter()

@@ -25,7 +25,7 @@ import json
 import re
 import shutil
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
@@ -187,7 +187,12 @@ def _pair_files(manifest: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _first_columns(path: Path) -> list[str] | None:
-    return next((list(row) for row in _rows(path)), None)
+    """The keys of the file's first row (its first line that is not blank), None for none."""
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                return list(json.loads(line))
+    return None
 
 
 def _pair_table(pa: Any, path: Path, schema: Any) -> Any:
@@ -203,13 +208,49 @@ def _pair_table(pa: Any, path: Path, schema: Any) -> Any:
     return table.select(schema.names).cast(schema).combine_chunks()
 
 
-def _tally_rows(table: Any) -> Iterator[dict[str, Any]]:
-    """The columns SplitTally counts, row by row, from a pair table."""
-    names = ("genre", "gold_label", "dataset", "annotator_labels")
-    columns = [table.column(name).to_pylist() if name in table.column_names else None for name in names]
-    filled = [column if column is not None else [None] * table.num_rows for column in columns]
-    for values in zip(*filled, strict=True):
-        yield dict(zip(names, values, strict=True))
+def tally_table(pa: Any, table: Any, tally: SplitTally) -> None:
+    """Count a pair table's rows into `tally` as `SplitTally.add` would row by row, grouped by Arrow
+    (issue 53.4: a Python dict per row was a third of a release). A label list is grouped by its
+    length and each of its places, so every pattern comes back exactly, whatever its words."""
+    import pyarrow.compute as pc
+
+    rows = table.num_rows
+    if not rows:
+        return
+
+    def column(name: str, empty: str) -> Any:
+        """The column with None and "" as `SplitTally.add` reads them (`or empty`)."""
+        if name not in table.column_names:
+            return pa.array([empty] * rows, pa.string())
+        values = pc.fill_null(table.column(name).combine_chunks(), "")
+        return values if empty == "" else pc.if_else(pc.equal(values, ""), pa.scalar(empty), values)
+
+    keys = {"genre": column("genre", ""), "gold": column("gold_label", "-"), "dataset": column("dataset", "")}
+    places = 0
+    if "annotator_labels" in table.column_names:
+        labels = table.column("annotator_labels").combine_chunks()
+        lengths = pc.fill_null(pc.list_value_length(labels), 0)
+        places = int(pc.max(lengths).as_py() or 0)
+        words = pc.fill_null(labels.flatten(), "None")  # str(None), as add's map(str, ...) writes it
+        starts = pc.subtract(labels.offsets[:-1], labels.offsets[0])
+        keys["length"] = lengths
+        for place in range(places):
+            at = pc.if_else(pc.greater(lengths, place), pc.add(starts, place), pa.scalar(None, pa.int32()))
+            keys[f"label{place}"] = pc.take(words, at)
+    else:
+        keys["length"] = pa.array([0] * rows, pa.int32())
+    grouped = pa.table(keys).group_by(list(keys)).aggregate([([], "count_all")]).to_pylist()
+    genres: Counter[str] = Counter()
+    gold: Counter[str] = Counter()
+    datasets: Counter[str] = Counter()
+    patterns: Counter[tuple[tuple[str, ...], str]] = Counter()
+    for group in grouped:
+        n = group["count_all"]
+        genres[group["genre"]] += n
+        gold[group["gold"]] += n
+        datasets[group["dataset"]] += n
+        patterns[tuple(group[f"label{place}"] for place in range(group["length"])), group["gold"]] += n
+    tally.add_counts(rows, genres, gold, datasets, patterns)
 
 
 def _write_parquet(pa: Any, pq: Any, rows: Iterable[Mapping[str, Any]] | Any, schema: Any, path: Path) -> int:
@@ -290,8 +331,7 @@ def _write_release(
     for split, name in pair_files.items():  # one split in memory at a time
         tally = SplitTally(manifest)
         table = _pair_table(pa, folder / name, pair_schema)
-        for row in _tally_rows(table):
-            tally.add(row)
+        tally_table(pa, table, tally)
         sizes[PAIRS_CONFIG][split] = _write_parquet(pa, pq, table, pair_schema, out / PAIRS_CONFIG / f"{split}.parquet")
         splits[PAIRS_CONFIG][split] = table.num_rows
         figures[split] = tally.figures()

@@ -6,7 +6,9 @@ Plain Python on purpose (no Django, no torch): a GPU node reads and verifies a s
 this module alone. Field-by-field decisions are in modeling/snapshots/README.md.
 """
 
+import csv
 import hashlib
+import io
 import json
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -56,6 +58,45 @@ TSV_COLUMNS = (
     "label3",
     "label4",
     "label5",
+)
+
+
+# One line of a split file. JSONL: json.dumps with ensure_ascii=False (the text as written) and its
+# default separators. TSV: csv.writer, tab-separated, QUOTE_MINIMAL (a field holding a tab, newline or
+# quote is quoted, its quotes doubled), lines ending in "\n" on every platform. The export's database
+# lines (database_lines.py) are generated from these and pinned equal to them by tests.
+TSV_DELIMITER, TSV_QUOTE = "\t", '"'
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode  # one encoder: json.dumps builds one per call
+
+
+def jsonl_line(record: Mapping[str, Any]) -> str:
+    """A record as its JSONL line, newline included."""
+    return _encode_json(record) + "\n"
+
+
+def json_value(value: Any) -> str:
+    """One value as jsonl_line writes it inside a record."""
+    return _encode_json(value)
+
+
+def tsv_line(fields: Sequence[Any]) -> str:
+    """Fields as their TSV line, newline included (None is an empty field)."""
+    buffer = io.StringIO()
+    csv.writer(
+        buffer, delimiter=TSV_DELIMITER, quotechar=TSV_QUOTE, quoting=csv.QUOTE_MINIMAL, lineterminator="\n"
+    ).writerow(fields)
+    return buffer.getvalue()
+
+
+def tsv_value(value: Any) -> str:
+    """One value as tsv_line writes it inside a line (a float: its repr)."""
+    return tsv_line([value, ""])[: -len(TSV_DELIMITER + "\n")]
+
+
+# The characters that make csv.writer quote a field, asked of this Python's csv (versions differ on
+# a lone carriage return): what the database's lines must quote too.
+TSV_QUOTED_CHARACTERS = frozenset(
+    character for character in map(chr, range(1, 128)) if tsv_line([f"a{character}b", ""]).startswith(TSV_QUOTE)
 )
 
 

@@ -32,9 +32,9 @@ from corpus.models import ValidationLabel
 from corpus.selectors import in_gold
 from quality.selectors import catch_figures, flag_marks
 
-from .format import LABELS_FILE, file_split
+from .format import LABELS_FILE, file_split, jsonl_line
 from .selectors import datasets_with_held_out_genres, pairs_for_export
-from .writer import HashingFile, encode_json
+from .writer import HashingFile
 
 LABEL_ROWS_FILTER = "label_rows"
 LABEL_COLUMNS = (
@@ -146,7 +146,7 @@ def write_label_rows(
     sink = HashingFile(directory / LABELS_FILE)
     try:
         for row in label_rows(datasets, filters, scheme):
-            sink.write(encode_json(row) + "\n")
+            sink.write(jsonl_line(row))
             sink.rows += 1
     finally:
         sink.close()

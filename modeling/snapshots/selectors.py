@@ -1,16 +1,14 @@
-"""Reads for snapshots: which pairs an export takes, with their labels.
+"""Reads for snapshots: which pairs an export takes, with their labels, and what its manifest counts.
 
-The export reads its pairs with ONE statement (`export_rows`: one row per pair, its counted labels
-aggregated in SQL, fetched a page at a time from a server-side cursor), so the whole export is one
-consistent view even while validators keep labelling, and memory stays flat whatever the corpus
-size. `rows_for_export` (keyset pages over the pair id, never OFFSET, one LEFT JOIN row per label)
-is the reader it replaced (issue 53.4), kept as the reference the tests compare it with.
+The export's lines are read by ONE statement (database_lines.export_lines_sql, over
+`pairs_for_export`), so the whole export is one consistent view even while validators keep
+labelling. `rows_for_export` (keyset pages over the pair id, never OFFSET, one LEFT JOIN row per
+label, regrouped in Python) is the reference reader the tests compare the database's lines with.
 """
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import Case, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from authorship.selectors import typing_evidence_counts
@@ -34,10 +32,13 @@ from corpus.models import (
 )
 from corpus.selectors import in_gold, labels_that_count
 from modeling.models import SnapshotExclusion
+from quality.models import AggregatedLabel
 
 PAGE_SIZE = 5000
+# The aggregation run's method whose label and posterior the snapshot option adds (services.AGGREGATION_FIELDS).
+AGGREGATION_METHOD = "dawid_skene"
 LIKELY_RATING = 4  # "likely" on the ordinal scale: not-entailed, yet "arguably" entailed (DNC App. B.4)
-AUTHOR_GOLD = "author"  # gold_source_counts: an unvalidated pair's author label, by the unvalidated_gold filter
+AUTHOR_GOLD = "author"  # export_counts: an unvalidated pair's author label, by the unvalidated_gold filter
 
 # The order of these tuples is what `rows_for_export` yields; the writer relies on it.
 PAIR_COLUMNS = (
@@ -142,18 +143,33 @@ def export_scope(
     return dataset_ids, list(filters.get("splits") or Split.values), genre_ids
 
 
-def gold_source_counts(
+class ExportCounts(NamedTuple):
+    """What a snapshot's manifest counts of its pairs, read in one grouped statement (`export_counts`)."""
+
+    rows: int
+    # {source: pairs}: where each row's gold_label comes from (None with an aggregation run, whose
+    # labels are the gold there: AGGREGATION_FIELDS say whose).
+    gold_sources: dict[str, int] | None
+    # {rule: {"pairs": n, "stopped_early": m}}, or None where every pair is on the fixed rule.
+    stopping_rules: dict[str, dict[str, int]] | None
+    # The genres the rows' premises have (the provenance's genres).
+    genre_ids: frozenset[int]
+
+
+def export_counts(
     datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
-) -> dict[str, int] | None:
-    """{source: pairs} of a snapshot's pairs (ids up to `upper_id`): where each row's gold_label
-    comes from, as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
-    author's label by the unvalidated_gold filter (as `writer.export_record` decides)."""
+) -> ExportCounts:
+    """The rows of a snapshot (ids up to `upper_id`), by gold source, by stopping rule and by genre, in one pass.
+
+    Gold sources: as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
+    author's label by the unvalidated_gold filter (as `writer.export_record` decides). Stopping
+    rules (issue 24): None where every pair is on the fixed rule (five labels a pair), so that
+    manifests of fixed-rule data read as they always did."""
     filters = filters or {}
-    if filters.get("aggregation_run"):
-        return None  # the aggregated labels are the gold there (AGGREGATION_FIELDS say whose)
-    counts = dict.fromkeys([*GoldSource.values, AUTHOR_GOLD], 0)
+    with_sources = not filters.get("aggregation_run")
+    sources = dict.fromkeys([*GoldSource.values, AUTHOR_GOLD], 0)
     if upper_id is None:
-        return counts
+        return ExportCounts(0, sources if with_sources else None, None, frozenset())
     unvalidated_gold = filters.get("unvalidated_gold", "author")
     author = Q(gold_label=NO_GOLD, needs_validation=False, label_count__lte=1)
     if unvalidated_gold == "author":
@@ -161,17 +177,41 @@ def gold_source_counts(
     source = gold_source_expression()
     if unvalidated_gold in ("author", "author-all"):
         source = Case(When(author, then=Value(AUTHOR_GOLD)), default=source)
+    groups = ["stopping_rule", "stopped_early", "premise__genre_id", *(["source"] if with_sources else [])]
     rows = (
         pairs_for_export(datasets, filters)
         .filter(pk__lte=upper_id)
         .annotate(source=source)
-        .values("source")
+        .values(*groups)
         .annotate(n=Count("pk"))
         .order_by()
     )
+    total = 0
+    rules: dict[str, dict[str, int]] = {}
+    genres: set[int] = set()
     for row in rows:
-        counts[row["source"]] += row["n"]
-    return counts
+        total += row["n"]
+        genres.add(row["premise__genre_id"])
+        if with_sources:
+            sources[row["source"]] += row["n"]
+        entry = rules.setdefault(row["stopping_rule"], {"pairs": 0, "stopped_early": 0})
+        entry["pairs"] += row["n"]
+        if row["stopped_early"]:
+            entry["stopped_early"] += row["n"]
+    fixed_only = set(rules) <= {StoppingRule.FIXED} and not any(entry["stopped_early"] for entry in rules.values())
+    return ExportCounts(total, sources if with_sources else None, None if fixed_only else rules, frozenset(genres))
+
+
+def aggregated_labels(run_id: int | None) -> dict[int, tuple[str, float]] | None:
+    """pair pk -> (label, posterior rounded to 6 places) of an aggregation run's Dawid–Skene results,
+    what the snapshot option adds to each row; None when the option is off."""
+    if run_id is None:
+        return None
+    rows = AggregatedLabel.objects.filter(run_id=run_id, method=AGGREGATION_METHOD)
+    return {
+        pair_id: (label, round(posterior, 6))
+        for pair_id, label, posterior in rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)
+    }
 
 
 def typing_evidence_of(
@@ -182,32 +222,6 @@ def typing_evidence_of(
     pairs = pairs_for_export(datasets, filters)
     pairs = pairs.filter(pk__lte=upper_id) if upper_id is not None else pairs.none()
     return typing_evidence_counts(pairs.values("pk"))
-
-
-def stopping_rule_counts(
-    datasets: Sequence[str] | None = None, filters: Filters | None = None, *, upper_id: int | None = None
-) -> dict[str, dict[str, int]] | None:
-    """{rule: {"pairs": n, "stopped_early": m}} of a snapshot's pairs (ids up to `upper_id`), or
-    None where every one is on the fixed rule (five labels a pair; issue 24), so that manifests of
-    fixed-rule data read as they always did."""
-    if upper_id is None:
-        return None
-    rows = (
-        pairs_for_export(datasets, filters)
-        .filter(pk__lte=upper_id)
-        .values("stopping_rule", "stopped_early")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    counts: dict[str, dict[str, int]] = {}
-    for row in rows:
-        entry = counts.setdefault(row["stopping_rule"], {"pairs": 0, "stopped_early": 0})
-        entry["pairs"] += row["n"]
-        if row["stopped_early"]:
-            entry["stopped_early"] += row["n"]
-    if set(counts) <= {StoppingRule.FIXED} and not any(entry["stopped_early"] for entry in counts.values()):
-        return None
-    return counts
 
 
 def pairs_for_export(
@@ -273,10 +287,19 @@ def labels_in_scheme(scheme: str | None, labels: Sequence[CountedLabel]) -> list
 
 def datasets_with_held_out_genres(dataset_slugs: Sequence[str] | None = None) -> set[str]:
     """Slugs of datasets with at least one non-training genre: their dev/test are split matched/mismatched."""
+    return set(_with_held_out_genres(dataset_slugs).values_list("slug", flat=True))
+
+
+def held_out_dataset_ids(dataset_slugs: Sequence[str] | None = None) -> set[int]:
+    """Ids of the datasets `datasets_with_held_out_genres` names."""
+    return set(_with_held_out_genres(dataset_slugs).values_list("pk", flat=True))
+
+
+def _with_held_out_genres(dataset_slugs: Sequence[str] | None) -> QuerySet[Dataset]:
     datasets = Dataset.objects.filter(premises__genre__is_training=False).distinct()
     if dataset_slugs:
         datasets = datasets.filter(slug__in=dataset_slugs)
-    return set(datasets.values_list("slug", flat=True))
+    return datasets
 
 
 def keyset_pages(
@@ -342,38 +365,3 @@ def counted_label_slots(labels: Sequence[CountedLabel]) -> list[CountedLabel]:
     if any(position > LABELS_PER_PAIR for position, *_ in earliest):
         return [(slot, label, rating) for slot, (_, label, rating) in enumerate(earliest, start=1)]
     return earliest
-
-
-def export_rows(
-    pairs: QuerySet[Pair], *, page_size: int = PAGE_SIZE, upper_id: int | None = None
-) -> Iterator[tuple[PairValues, list[CountedLabel]]]:
-    """What `rows_for_export` yields, read the way the database hands rows out fastest (issue 53.4):
-    ONE statement for the whole export, one row per pair with its counted labels aggregated in SQL
-    (three arrays in position order), fetched `page_size` rows at a time from a server-side cursor.
-    No Python row per label, no regrouping, no statement per page: one statement is one consistent
-    view of the data (as a page was), memory stays flat, and the export is bound by writing its
-    files, not by reading. `pairs` is best the joined form (`pairs_for_export` without
-    `premise_per_row`): a single statement over all pairs wants hash joins, not a probe per pair.
-
-    `rows_for_export` (one joined row per label, a statement per page) is the reference; tests pin
-    the two equal.
-    """
-    if upper_id is None:
-        upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
-        if upper_id is None:
-            return
-    counted = ValidationLabel.objects.filter(labels_that_count(), pair=OuterRef("pk")).order_by("position")
-    rows = (
-        pairs.filter(pk__lte=upper_id)
-        .annotate(
-            counted_positions=ArraySubquery(counted.values("position")),
-            counted_labels=ArraySubquery(counted.values("label")),
-            counted_ratings=ArraySubquery(counted.values("ordinal")),
-        )
-        .order_by("pk")
-        .values_list(*PAIR_COLUMNS, "counted_positions", "counted_labels", "counted_ratings")
-    )
-    width = len(PAIR_COLUMNS)
-    for row in rows.iterator(chunk_size=page_size):
-        positions, labels, ratings = row[width:]
-        yield row[:width], counted_label_slots(list(zip(positions, labels, ratings, strict=True)))

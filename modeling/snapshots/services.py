@@ -12,18 +12,22 @@ Either way a snapshot is done with all its files or failed with none; a failed u
 it had saved, and a retry first removes what an earlier try left.
 """
 
+import csv
+import io
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg2
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Exists, Max, OuterRef, Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from audit import services as audit
@@ -37,14 +41,14 @@ from modeling.models import Snapshot, SnapshotExclusion, SnapshotFile
 from modeling.snapshots import extra_files as registered_extra_files
 from modeling.snapshots import files as stored_files
 from modeling.snapshots.extra_files import ExtraFiles
-from quality.models import AggregatedLabel, AggregationRun
+from quality.models import AggregationRun
 from teams import access
 from teams.models import default_team_id
 
+from . import database_lines, selectors
 from . import format as snapshot_format
-from . import selectors
 from .label_rows import LABEL_ROWS_FILTER, write_label_rows
-from .writer import SplitWriter, export_record, record_file
+from .writer import ExportFiles
 
 # What a researcher may ask an export to keep (all optional); anything else is refused.
 FILTER_KEYS = (
@@ -67,7 +71,6 @@ OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "la
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
 # judgement floor beneath this one.
-AGGREGATION_METHOD = "dawid_skene"
 AGGREGATION_FIELDS = ("aggregated_label", "aggregated_posterior")
 UNVALIDATED_GOLD_CHOICES = ("author", "-", "author-all")
 # What an export calls after every page: progress(rows_done, rows_total).
@@ -313,8 +316,11 @@ def _export_taken(
             shutil.rmtree(leftover, ignore_errors=True)  # temp folders of an export whose process died
         temp_dir = Path(tempfile.mkdtemp(prefix=f".{snapshot.pk}-", dir=root))
         scheme = _scheme_of(snapshot)
-        upper_id = selectors.pairs_for_export(snapshot.datasets, snapshot.filters).aggregate(top=Max("pk"))["top"]
-        files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme)
+        pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
+        # The pairs that exist now are the snapshot's: rows written meanwhile are not read.
+        upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
+        counts = selectors.export_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id)
+        files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme, upper_id, counts.rows)
         if snapshot.filters.get(LABEL_ROWS_FILTER):
             files.append(write_label_rows(snapshot.datasets, snapshot.filters, scheme, temp_dir))
         # Asked here, so that a process without the root's registration fails the export with its message.
@@ -327,12 +333,14 @@ def _export_taken(
             rows,
             files,
             label_scheme=scheme,
-            gold_sources=selectors.gold_source_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
-            stopping_rules=selectors.stopping_rule_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id),
+            gold_sources=counts.gold_sources,
+            stopping_rules=counts.stopping_rules,
             typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
         # The records a release's card needs that only the database holds, kept as they are now (issue 49.5).
-        manifest[PROVENANCE_KEY] = snapshot_provenance(snapshot.datasets, snapshot.filters, upper_id=upper_id)
+        manifest[PROVENANCE_KEY] = snapshot_provenance(
+            snapshot.datasets, snapshot.filters, upper_id=upper_id, genre_ids=counts.genre_ids
+        )
         snapshot_format.write_manifest(temp_dir, manifest)
         if shared:
             # Before the snapshot is marked done: a done snapshot is readable from every host.
@@ -410,55 +418,106 @@ def _write_files(
     directory: Path,
     progress: Progress | None,
     page_size: int,
-    scheme: str = scheme_labels.THREE_WAY_SCHEME,
+    scheme: str,
+    upper_id: int | None,
+    rows_total: int,
 ) -> tuple[list[dict[str, Any]], int]:
+    """Write the split files of the pairs up to `upper_id`: the lines PostgreSQL builds
+    (database_lines), streamed by one COPY into `writer.ExportFiles`, hashed as they pass.
+    Progress moves every `page_size` rows."""
     pairs = selectors.pairs_for_export(snapshot.datasets, snapshot.filters)
-    upper_id = pairs.order_by("-pk").values_list("pk", flat=True).first()
-    rows_total = pairs.filter(pk__lte=upper_id).count() if upper_id else 0
-    unvalidated_gold = snapshot.filters.get("unvalidated_gold", "author")
-    aggregated = _aggregated_labels(snapshot.filters.get("aggregation_run"))
-    extra = AGGREGATION_FIELDS if aggregated is not None else ()
-    writers: dict[str, SplitWriter] = {}
-    done = 0
+    run_id = snapshot.filters.get("aggregation_run")
+    # Inside a transaction already open the COPY holds this connection: progress is saved at the end.
+    save = not connection.in_atomic_block
+    files = ExportFiles(
+        directory,
+        extra_columns=AGGREGATION_FIELDS if run_id is not None else (),
+        on_rows=lambda done: _report(snapshot, done, rows_total, progress, save=save),
+        every=page_size,
+    )
     try:
         if upper_id is not None:
-            held_out_datasets = selectors.datasets_with_held_out_genres(snapshot.datasets)
-            for values, counted in selectors.export_rows(pairs, page_size=page_size, upper_id=upper_id):
-                labels = selectors.labels_in_scheme(scheme, counted)
-                record = export_record(values, labels, unvalidated_gold, scheme)
+            sql, params = database_lines.export_lines_sql(
+                pairs.filter(pk__lte=upper_id),
+                scheme=scheme,
+                unvalidated_gold=snapshot.filters.get("unvalidated_gold", "author"),
+                held_out_dataset_ids=selectors.held_out_dataset_ids(snapshot.datasets),
+                aggregated=run_id is not None,
+            )
+            aggregated = selectors.aggregated_labels(run_id)
+            with _export_cursor() as cursor, _progress_commits_unwaited():
                 if aggregated is not None:
-                    record["aggregated_label"], record["aggregated_posterior"] = aggregated.get(values[0], ("", None))
-                split = record_file(values, held_out_datasets)
-                writer = writers.get(split)
-                if writer is None:
-                    writer = writers[split] = SplitWriter(directory, split, extra_columns=extra)
-                writer.write(record, labels)
-                done += 1
-                if done % page_size == 0:
-                    _report(snapshot, done, rows_total, progress)
-        _report(snapshot, done, rows_total, progress)
+                    _fill_aggregated(cursor, aggregated)
+                statement = cursor.mogrify(sql, params).decode()
+                cursor.copy_expert(f"COPY ({statement}) TO STDOUT ({database_lines.COPY_OPTIONS})", files)
+                if aggregated is not None:
+                    cursor.execute(f"DROP TABLE pg_temp.{database_lines.AGGREGATED_TABLE}")
+        _report(snapshot, files.rows, rows_total, progress)
     finally:
-        for writer in writers.values():
-            writer.close()
-    files = [f for split in sorted(writers) for f in writers[split].files()]
-    return files, done
+        files.close()
+    return files.entries(), files.rows
 
 
-def _aggregated_labels(run_id: int | None) -> dict[int, tuple[str, float]] | None:
-    """pair pk -> (label, posterior) of the run's Dawid–Skene results, or None when the option is off."""
-    if run_id is None:
-        return None
-    rows = AggregatedLabel.objects.filter(run_id=run_id, method=AGGREGATION_METHOD)
-    return {
-        pair_id: (label, round(posterior, 6))
-        for pair_id, label, posterior in rows.values_list("pair_id", "label", "posterior").iterator(chunk_size=20000)
-    }
+@contextmanager
+def _export_cursor() -> Iterator[Any]:
+    """A psycopg2 cursor for the export's COPY: on a connection of its own, so that the default one
+    stays free to save the progress while the lines stream, and is closed (ending the statement)
+    however the export ends. Inside a transaction already open (a caller's, a test's) another
+    connection would not see what it wrote: the COPY then runs on the transaction's own."""
+    if connection.in_atomic_block:
+        with connection.cursor() as wrapper:
+            yield wrapper.cursor
+        return
+    raw = psycopg2.connect(**connection.get_connection_params())
+    try:
+        raw.autocommit = True
+        with raw.cursor() as cursor:
+            yield cursor
+    finally:
+        raw.close()
 
 
-def _report(snapshot: Snapshot, done: int, rows_total: int, progress: Progress | None) -> None:
+@contextmanager
+def _progress_commits_unwaited() -> Iterator[None]:
+    """While the lines stream, the progress saved after every page commits without waiting for the
+    disk (a progress lost in a crash is a bar a little behind): the wait was about a tenth of an
+    export (issue 53.4). Everything after, the snapshot marked done included, waits again."""
+    if connection.in_atomic_block:  # nothing is saved while the COPY holds this connection
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit = off")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET synchronous_commit")
+
+
+def _fill_aggregated(cursor: Any, aggregated: Mapping[int, tuple[str, float]]) -> None:
+    """The aggregation run's fields, formatted by Python (the posterior a float's JSON and csv text,
+    which SQL would round and print otherwise), into the temporary table the lines read."""
+    table = database_lines.AGGREGATED_TABLE
+    cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{table}")
+    cursor.execute(
+        f"CREATE TEMPORARY TABLE {table} (pair_id bigint PRIMARY KEY, label text NOT NULL, "
+        "posterior_json text NOT NULL, posterior_tsv text NOT NULL)"
+    )
+    buffer = io.StringIO()
+    rows = csv.writer(buffer, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    for pair_pk, (label, posterior) in aggregated.items():
+        rows.writerow((pair_pk, label, snapshot_format.json_value(posterior), snapshot_format.tsv_value(posterior)))
+    buffer.seek(0)
+    cursor.copy_expert(
+        f"COPY pg_temp.{table} ({', '.join(database_lines.AGGREGATED_COLUMNS)}) FROM STDIN (FORMAT csv)", buffer
+    )
+
+
+def _report(snapshot: Snapshot, done: int, rows_total: int, progress: Progress | None, *, save: bool = True) -> None:
     fraction = done / rows_total if rows_total else 1.0
-    # Never 1.0 before the files are in place: "done" is the status, not the progress bar.
-    Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
+    if save:
+        # Never 1.0 before the files are in place: "done" is the status, not the progress bar.
+        Snapshot.objects.filter(pk=snapshot.pk).update(progress=min(fraction, 0.99))
     if progress is not None:
         progress(done, rows_total)
 

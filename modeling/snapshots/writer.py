@@ -1,4 +1,8 @@
-"""The MultiNLI file format: one pair as a JSONL object and as a TSV row.
+"""The MultiNLI file format: one pair as a JSONL object and as a TSV row, and the export's files.
+
+`export_record` and `tsv_row` say in Python what each line holds (`record_lines` makes the lines
+with format.jsonl_line / tsv_line); the export itself writes the lines PostgreSQL builds by the
+same rules (database_lines.py), which tests pin equal to these. `ExportFiles` writes them.
 
 Format decisions (see also modeling/snapshots/README.md):
 - JSONL keys are those of the MultiNLI 1.0 files, in the same (alphabetical) order, followed by one
@@ -19,17 +23,16 @@ Format decisions (see also modeling/snapshots/README.md):
   test labels are the released ones (imported once, not queued for validation).
 """
 
-import csv
 import hashlib
-import json
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from typing import Any
 
 from corpus.labels import to_scheme
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Split
 
-from .format import TSV_COLUMNS, file_split
+from .database_lines import COPY_DELIMITER, COPY_QUOTE
+from .format import EVALUATION_SPLITS, TRAIN_SPLIT, TSV_COLUMNS, file_split, jsonl_line, tsv_line
 from .selectors import PAIR_COLUMNS
 
 _COL = {name: index for index, name in enumerate(PAIR_COLUMNS)}
@@ -83,7 +86,8 @@ def export_record(
     return record
 
 
-def tsv_row(record, labels):
+def tsv_row(record: dict[str, Any], labels: Sequence[tuple[int, str]], extra_columns: Sequence[str] = ()) -> list[Any]:
+    """The TSV fields of a record: label1..5 by slot (empty where none), then `extra_columns`' values."""
     by_position = dict(labels)
     return [
         record["gold_label"],
@@ -97,82 +101,160 @@ def tsv_row(record, labels):
         record["pairID"],
         record["genre"],
         *(by_position.get(position, "") for position in range(AUTHOR_POSITION, LABELS_PER_PAIR + 1)),
+        *("" if record.get(name) is None else record[name] for name in extra_columns),
     ]
 
 
-# One encoder for every line (json.dumps with options builds a new one per call); same output.
-encode_json = json.JSONEncoder(ensure_ascii=False).encode
+def record_lines(
+    record: dict[str, Any], labels: Sequence[tuple[int, str]], extra_columns: Sequence[str] = ()
+) -> tuple[str, str]:
+    """(JSONL line, TSV line) of a record, as format.py writes them."""
+    return jsonl_line(record), tsv_line(tsv_row(record, labels, extra_columns))
 
 
-class HashingFile:
-    """A UTF-8 text sink that counts bytes and hashes them as they are written.
+class HashingBytes:
+    """A binary sink that counts bytes and hashes them as they are written.
 
-    Text is kept until `BATCH` writes have come and then encoded, hashed and written at once:
-    per line those three steps cost the export more than reading its rows (issue 53.4). The
-    bytes, hash and file are the same as line by line; `bytes` and `sha256` are final after close()."""
+    Writes are kept until `BATCH` have come and then joined, hashed and written at once: per line
+    those steps cost an export more than making its lines (issue 53.4). The bytes, hash and file
+    are the same as line by line; `bytes` and `sha256` are final after close()."""
 
     BATCH = 2000
 
-    def __init__(self, path):
+    def __init__(self, path: Path) -> None:
         self.path = path
-        # Closed by close(): SplitWriter owns the file for the length of an export.
+        # Closed by close(): the export owns the file for its whole length.
         self._file = open(path, "wb", buffering=1 << 20)  # noqa: SIM115
         self._sha = hashlib.sha256()
-        self._pending: list[str] = []
+        self._pending: list[Any] = []
         self.bytes = 0
         self.rows = 0
 
-    def write(self, text):
-        self._pending.append(text)
+    def write(self, data: Any) -> int:
+        self._pending.append(data)
         if len(self._pending) >= self.BATCH:
             self._flush()
-        return len(text)
+        return len(data)
 
-    def _flush(self):
-        data = "".join(self._pending).encode("utf-8")
+    def _joined(self) -> bytes:
+        return b"".join(self._pending)
+
+    def put(self, data: bytes, rows: int) -> None:
+        """Bytes already joined (a page of `rows` lines), hashed and written now."""
+        self._flush()
+        self._sha.update(data)
+        self.bytes += len(data)
+        self.rows += rows
+        self._file.write(data)
+
+    def _flush(self) -> None:
+        data = self._joined()
         self._pending.clear()
         self._sha.update(data)
         self.bytes += len(data)
         self._file.write(data)
 
-    def close(self):
+    def close(self) -> None:
         self._flush()
         self._file.flush()
         self._file.close()
 
     @property
-    def sha256(self):
+    def sha256(self) -> str:
         return self._sha.hexdigest()
 
+    def entry(self, split: str) -> dict[str, Any]:
+        """The file's manifest entry."""
+        return {"name": self.path.name, "split": split, "rows": self.rows, "bytes": self.bytes, "sha256": self.sha256}
 
-class SplitWriter:
-    """The JSONL and TSV file of one split, written side by side."""
 
-    def __init__(self, directory: Path, split: str, extra_columns: Iterable[str] = ()) -> None:
-        self.split = split
-        self.jsonl = HashingFile(directory / f"{split}.jsonl")
-        self.tsv = HashingFile(directory / f"{split}.tsv")
-        # Optional fields after MultiNLI's (the aggregation option): record keys, TSV columns at the end.
-        self.extra_columns = tuple(extra_columns)
-        # lineterminator "\n": the files are byte-identical across platforms.
-        self._tsv_writer = csv.writer(self.tsv, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
-        self._tsv_writer.writerow((*TSV_COLUMNS, *self.extra_columns))
+class HashingFile(HashingBytes):
+    """HashingBytes for text, encoded as UTF-8 a batch at a time."""
 
-    def write(self, record: dict[str, Any], labels: Sequence[tuple[int, str]]) -> None:
-        self.jsonl.write(encode_json(record) + "\n")
-        self.jsonl.rows += 1
-        row = tsv_row(record, labels)
-        if self.extra_columns:
-            row += ["" if record.get(name) is None else record[name] for name in self.extra_columns]
-        self._tsv_writer.writerow(row)
-        self.tsv.rows += 1
+    def _joined(self) -> bytes:
+        return "".join(self._pending).encode("utf-8")
+
+
+class ExportStreamError(RuntimeError):
+    """A row of the export's COPY that is not (file, JSONL line, TSV line) as database_lines frames it."""
+
+
+SPLIT_FILES = frozenset((TRAIN_SPLIT, *EVALUATION_SPLITS))
+_NAME_END = COPY_DELIMITER + COPY_QUOTE
+_BETWEEN_LINES = COPY_QUOTE + COPY_DELIMITER + COPY_QUOTE
+_ROW_END = COPY_QUOTE + b"\n"
+_DOUBLED_QUOTE = COPY_QUOTE * 2
+
+
+class ExportFiles:
+    """The split files of an export, written from the rows of its COPY (database_lines): psycopg2
+    calls `write` with each row the database sends (one COPY message is one row). A row is
+    `file<DELIMITER><QUOTE>JSONL line<QUOTE><DELIMITER><QUOTE>TSV line<QUOTE>\n`, the TSV line's
+    quote characters doubled; the lines go to `<file>.jsonl` and `<file>.tsv` (opened at their first
+    row, the TSV with its header) as the bytes the database made, a page of `every` rows at a time
+    (kept, joined, hashed and written: per row that was most of the writer's time), and
+    `on_rows(rows)` is called after every page (the export's progress)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        extra_columns: Sequence[str] = (),
+        on_rows: Callable[[int], object] | None = None,
+        every: int = 5000,
+    ) -> None:
+        self.directory = directory
+        self.header = tsv_line((*TSV_COLUMNS, *extra_columns)).encode("utf-8")
+        self.on_rows = on_rows
+        self.every = every
+        self.rows = 0
+        self._sinks: dict[bytes, tuple[HashingBytes, HashingBytes]] = {}
+        # Per file, the page's lines: JSONL and TSV line of each row in turn.
+        self._page: dict[bytes, list[bytes]] = {}
+
+    def write(self, row: bytes) -> None:
+        name_end = row.find(_NAME_END)
+        jsonl_end = row.find(COPY_QUOTE, name_end + 2)
+        if name_end <= 0 or row[jsonl_end : jsonl_end + 3] != _BETWEEN_LINES or row[-2:] != _ROW_END:
+            raise ExportStreamError(f"an export row the writer cannot read: {bytes(row[:80])!r}…")
+        name = row[:name_end]
+        lines = self._page.get(name)
+        if lines is None:
+            lines = self._open(name)
+        lines.append(row[name_end + 2 : jsonl_end])
+        lines.append(row[jsonl_end + 3 : -2].replace(_DOUBLED_QUOTE, COPY_QUOTE))
+        self.rows += 1
+        if self.rows % self.every == 0:
+            self._write_page()
+            if self.on_rows is not None:
+                self.on_rows(self.rows)
+
+    def _open(self, name: bytes) -> list[bytes]:
+        split = name.decode("ascii", "replace")
+        if split not in SPLIT_FILES:
+            raise ExportStreamError(f"an export row names no split file: {split!r}")
+        jsonl, tsv = HashingBytes(self.directory / f"{split}.jsonl"), HashingBytes(self.directory / f"{split}.tsv")
+        tsv.put(self.header, rows=0)
+        self._sinks[name] = (jsonl, tsv)
+        lines = self._page[name] = []
+        return lines
+
+    def _write_page(self) -> None:
+        for name, lines in self._page.items():
+            if lines:
+                jsonl, tsv = self._sinks[name]
+                jsonl.put(b"".join(lines[0::2]), rows=len(lines) // 2)
+                tsv.put(b"".join(lines[1::2]), rows=len(lines) // 2)
+                lines.clear()
 
     def close(self) -> None:
-        self.jsonl.close()
-        self.tsv.close()
+        try:
+            self._write_page()
+        finally:
+            for jsonl, tsv in self._sinks.values():
+                jsonl.close()
+                tsv.close()
 
-    def files(self) -> list[dict[str, Any]]:
-        return [
-            {"name": sink.path.name, "split": self.split, "rows": sink.rows, "bytes": sink.bytes, "sha256": sink.sha256}
-            for sink in (self.jsonl, self.tsv)
-        ]
+    def entries(self) -> list[dict[str, Any]]:
+        """The files' manifest entries, by split name (JSONL then TSV)."""
+        by_split = {name.decode("ascii"): sinks for name, sinks in self._sinks.items()}
+        return [sink.entry(split) for split in sorted(by_split) for sink in by_split[split]]

@@ -1,15 +1,17 @@
-"""The export's reader (issue 53.4): `selectors.export_rows` (one statement, labels aggregated in SQL)
-gives exactly the rows of `selectors.rows_for_export` (pages of the ORM join, one row per label), the
-reader it replaced, on the edge cases the label rules have: excluded workers, labels awaiting a
-market's word, a healed pair (a replacement label beyond position five), adjudicated and retired
-pairs, unvalidated pairs, ratings, and every filter that changes which pairs are read."""
+"""The export's reading (issue 53.4): the lines the database builds in one statement
+(database_lines) hold exactly the rows of `selectors.rows_for_export` (pages of the ORM join, one
+row per label: the reference reader), on the edge cases the label rules have: excluded workers,
+labels awaiting a market's word, a healed pair (a replacement label beyond position five),
+adjudicated and retired pairs, unvalidated pairs, ratings, and every filter that changes which
+pairs are read."""
 
 import pytest
 
 from corpus.models import RETIRED_LABEL, Label, Pair, ValidationLabel
 from modeling.snapshots import selectors
-from modeling.snapshots.services import create_snapshot, export_snapshot, normalize_request
+from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests.modeling.conftest import FIVE_C, FIVE_E, add_pair, add_premise, genre
+from tests.modeling.test_export_sql_lines import assert_same_files
 
 L = Label
 
@@ -50,22 +52,14 @@ FILTER_SETS = [
 
 @pytest.mark.parametrize("filters", FILTER_SETS, ids=lambda f: ",".join(f) or "no-filters")
 @pytest.mark.parametrize("page_size", [2, 5000])
-def test_the_aggregated_reader_gives_the_rows_of_the_joined_one(edge_corpus, filters, page_size):
-    datasets, clean = normalize_request([], filters)
-    joined = selectors.pairs_for_export(datasets, clean)
-    upper_id = joined.order_by("-pk").values_list("pk", flat=True).first()
-    before = list(
-        selectors.rows_for_export(
-            selectors.pairs_for_export(datasets, clean, premise_per_row=True), page_size=page_size, upper_id=upper_id
-        )
-    )
-    now = list(selectors.export_rows(joined, page_size=page_size, upper_id=upper_id))
-    assert now == before
-    assert before, "the filters left rows to compare"
+def test_the_database_lines_hold_the_rows_of_the_reference_reader(edge_corpus, filters, page_size):
+    snapshot = export_snapshot(create_snapshot(None, filters=filters), page_size=page_size)
+    assert_same_files(snapshot)
+    assert snapshot.row_count, "the filters left rows to compare"
 
 
 def test_the_edge_cases_are_read_as_the_label_rules_say(edge_corpus):
-    rows = {values[0]: labels for values, labels in selectors.export_rows(selectors.pairs_for_export())}
+    rows = {values[0]: labels for values, labels in selectors.rows_for_export(selectors.pairs_for_export())}
     assert edge_corpus["retired"].pk not in rows
     # Healed: the excluded worker's label is out, the replacement fills the fifth slot.
     assert [slot for slot, *_ in rows[edge_corpus["healed"].pk]] == [1, 2, 3, 4, 5]
@@ -77,7 +71,7 @@ def test_the_edge_cases_are_read_as_the_label_rules_say(edge_corpus):
 def test_rows_added_after_the_cap_are_not_read(edge_corpus):
     pairs = selectors.pairs_for_export()
     upper_id = edge_corpus["waiting"].pk
-    assert max(values[0] for values, _ in selectors.export_rows(pairs, upper_id=upper_id)) == upper_id
+    assert max(values[0] for values, _ in selectors.rows_for_export(pairs, upper_id=upper_id)) == upper_id
 
 
 def test_an_export_of_the_edge_cases_keeps_its_progress_and_counts(edge_corpus):

@@ -4,6 +4,7 @@ card carries the Hub's YAML header and the datasheet; two releases of the same d
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -133,3 +134,32 @@ def test_make_release_command_writes_the_files(corpus, tmp_path, capsys):
     call_command("make_release", str(snap.pk), "--out", str(tmp_path / "cmd"))
     printed = capsys.readouterr().out
     assert "README.md" in printed and "pairs/train.parquet" in printed
+
+
+@pytest.mark.parametrize("with_dataset", [True, False])
+def test_the_arrow_tally_of_a_pair_table_counts_what_the_row_by_row_tally_counts(with_dataset):
+    """The release counts a split's genres, gold labels, datasets and label patterns with Arrow
+    (issue 53.4); `SplitTally.add`, row by row, says what they are, whatever the rows hold."""
+    pa = pytest.importorskip("pyarrow")
+    from modeling.datasheet import SplitTally
+    from modeling.release import tally_table
+
+    rows: list[dict[str, Any]] = [
+        {"annotator_labels": [E, E, E, N, E], "genre": "fiction", "gold_label": E, "dataset": "a"},
+        {"annotator_labels": [E, E, E, N, E], "genre": "fiction", "gold_label": E, "dataset": "a"},
+        {"annotator_labels": [N, C], "genre": "", "gold_label": "", "dataset": None},
+        {"annotator_labels": [], "genre": None, "gold_label": None, "dataset": "b"},
+        {"annotator_labels": None, "genre": "travel", "gold_label": "-", "dataset": ""},
+        {"annotator_labels": ["", "a\x1fb", None], "genre": "travel", "gold_label": C, "dataset": "b"},
+        {"annotator_labels": [C] * 6, "genre": "travel", "gold_label": C, "dataset": "b"},
+        {"annotator_labels": [""], "genre": "travel", "gold_label": C, "dataset": "b"},
+    ]
+    if not with_dataset:
+        rows = [{key: value for key, value in row.items() if key != "dataset"} for row in rows]
+    table = pa.Table.from_pylist(rows)
+    by_row, by_table = SplitTally({}), SplitTally({})
+    for row in rows:
+        by_row.add(row)
+    tally_table(pa, table, by_table)
+    assert by_table.patterns == by_row.patterns and len(by_row.patterns) == 6
+    assert by_table.figures() == by_row.figures()

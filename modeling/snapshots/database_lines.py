@@ -1,0 +1,250 @@
+"""The export's file lines built by PostgreSQL and streamed by one `COPY … TO STDOUT` (issue 53.4).
+
+`export_lines_sql` is ONE statement over the pairs `selectors.pairs_for_export` chooses (the ORM's
+filters, compiled, not written again) giving, per pair in pair order, its file name, its JSONL line
+and its TSV line, each ending in a newline: byte for byte what `format.jsonl_line` and
+`format.tsv_line` make of `writer.export_record`'s record (tests/modeling/test_export_sql_lines.py
+pins the two on awkward text, every scheme, the filters and the aggregation option). The SQL is
+generated from the Python definitions wherever one exists: the JSONL keys and TSV columns
+(format.JSONL_KEYS, TSV_COLUMNS), the characters csv.writer quotes (format.TSV_QUOTED_CHARACTERS,
+asked of this Python's csv module), the scheme's words (corpus.labels.to_scheme) and the labels
+that count (corpus.selectors.labels_that_count). JSON strings are `to_json`, which escapes exactly
+as json.dumps(ensure_ascii=False) does. `writer.ExportFiles` routes the rows to their files.
+"""
+
+import json
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import Case, F, OuterRef, QuerySet, Subquery, TextField, Value, When
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
+
+from corpus import labels as scheme_labels
+from corpus.models import LABELS_PER_PAIR, NO_GOLD, Pair, Split, ValidationLabel
+from corpus.selectors import labels_that_count
+
+from .format import JSONL_KEYS, TRAIN_SPLIT, TSV_COLUMNS, TSV_QUOTE, TSV_QUOTED_CHARACTERS
+
+# The COPY's own framing: CSV with two control characters as delimiter and quote. A JSONL line
+# never holds either (JSON escapes every control character); each line ends in a newline, so the
+# COPY quotes it, doubling any quote character a TSV line holds (writer.ExportFiles undoes both).
+COPY_DELIMITER, COPY_QUOTE = b"\x01", b"\x02"
+COPY_OPTIONS = "FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02'"
+# Filled before the COPY when a snapshot has an aggregation run (services): pair id, the run's
+# label, and the posterior as JSON and as a TSV field, both formatted by Python (a float's repr).
+AGGREGATED_TABLE = "snapshot_export_aggregated"
+AGGREGATED_COLUMNS = ("pair_id", "label", "posterior_json", "posterior_tsv")
+
+
+def literal(text: str) -> str:
+    """A SQL string literal of `text` (the statement's own constants, never user input)."""
+    if "%" in text:  # the statement goes through parameter formatting, where % starts a parameter
+        raise ValueError(f"a literal of the export's statement may not hold %: {text!r}")
+    if all(" " <= character <= "~" and character != "\\" for character in text):
+        return "'" + text.replace("'", "''") + "'"
+    return "E'" + "".join(_escaped(character) for character in text) + "'"
+
+
+def _escaped(character: str) -> str:
+    if " " <= character <= "~" and character not in "\\'":
+        return character
+    return f"\\x{ord(character):02x}" if ord(character) < 0x80 else character
+
+
+def json_text(expression: str) -> str:
+    """The JSON of a text value, null for NULL (json.dumps of a str or None)."""
+    return f"coalesce(to_json(({expression})::text)::text, 'null')"
+
+
+def tsv_field(expression: str) -> str:
+    """A TSV field as csv.writer(QUOTE_MINIMAL) writes it: quoted, its quotes doubled, when it holds
+    a character this Python's csv quotes for; NULL is the empty field (csv writes None as "")."""
+    value = f"({expression})::text"
+    holds = " OR ".join(f"strpos({value}, {literal(c)}) > 0" for c in sorted(TSV_QUOTED_CHARACTERS))
+    quote = literal(TSV_QUOTE)
+    doubled = f"{quote} || replace({value}, {quote}, {literal(TSV_QUOTE * 2)}) || {quote}"
+    return f"coalesce(CASE WHEN {holds} THEN {doubled} ELSE {value} END, '')"
+
+
+def in_scheme(expression: str, scheme: str | None) -> str:
+    """A stored core label (or '-') in the scheme's words, as corpus.labels.to_scheme says."""
+    renamed = _renamed(scheme)
+    if not renamed:
+        return expression
+    cases = " ".join(f"WHEN {literal(stored)} THEN {literal(word)}" for stored, word in renamed.items())
+    return f"CASE {expression} {cases} ELSE {expression} END"
+
+
+def _renamed(scheme: str | None) -> dict[str, str]:
+    return {
+        stored: word for stored in scheme_labels.LABELS if (word := scheme_labels.to_scheme(scheme, stored)) != stored
+    }
+
+
+def _scheme_word(scheme: str | None) -> Any:
+    """A label row's word in the scheme (selectors.labels_in_scheme): ordinal datasets write the rating."""
+    renamed = [When(label=stored, then=Value(word)) for stored, word in _renamed(scheme).items()]
+    word = Case(*renamed, default=F("label"), output_field=TextField()) if renamed else Cast("label", TextField())
+    if scheme == scheme_labels.ORDINAL_SCHEME:
+        return Case(When(ordinal__isnull=False, then=Cast("ordinal", TextField())), default=word)
+    return word
+
+
+_TAB = "E'\\t'"
+_SLOTS = f" || {_TAB} || ".join(
+    f"coalesce((array_agg({tsv_field('counted.word')}))[array_position(array_agg(counted.slot), {slot}::smallint)], '')"
+    for slot in range(1, LABELS_PER_PAIR + 1)
+)
+
+
+class CountedLabels(Subquery):
+    """[the JSON list's items, the five TSV label fields] of a pair's counted labels: the earliest
+    five that count, by position (selectors.counted_label_slots). A label's TSV slot is its position,
+    so an excluded worker's stays blank; where the five are contiguous from 1, or a replacement
+    beyond position 5 is among them (a healed pair), they fill the slots in order. Each aggregate
+    reads the subquery's rows in its order (ORDER BY position LIMIT 5)."""
+
+    template = (
+        f"(SELECT ARRAY[string_agg({json_text('counted.word')}, ', '), CASE "
+        f"WHEN count(*) = 0 THEN {literal(chr(9) * (LABELS_PER_PAIR - 1))} "
+        f"WHEN max(counted.slot) = count(*) OR max(counted.slot) > {LABELS_PER_PAIR} "
+        f"THEN array_to_string(array_agg({tsv_field('counted.word')}), {_TAB}) "
+        f"|| repeat({_TAB}, {LABELS_PER_PAIR} - count(*)::int) "
+        f"ELSE {_SLOTS} END] FROM (%(subquery)s) AS counted)"
+    )
+    output_field = ArrayField(TextField())
+
+    def __init__(self, scheme: str | None) -> None:
+        counted = (
+            ValidationLabel.objects.filter(labels_that_count(excluded_as_set=True), pair=OuterRef("pk"))
+            .order_by("position")
+            .values(word=_scheme_word(scheme), slot=F("position"))[:LABELS_PER_PAIR]
+        )
+        super().__init__(counted)
+
+
+# The pair's values the lines are made of, by the name the statement gives them.
+_VALUES = {
+    "pair_pk": F("pk"),
+    "pair_dataset_id": F("dataset_id"),
+    "pair_dataset": F("dataset__slug"),
+    "pair_name": F("pair_id"),
+    "pair_hypothesis": F("hypothesis"),
+    "pair_parse": F("parse"),
+    "pair_binary_parse": F("binary_parse"),
+    "pair_author_label": F("author_label"),
+    "pair_needs_validation": F("needs_validation"),
+    "pair_label_count": F("label_count"),
+    "pair_gold": F("gold_label"),
+    "premise_prompt_id": F("premise__prompt_id"),
+    "premise_text": F("premise__text"),
+    "premise_parse": F("premise__parse"),
+    "premise_binary_parse": F("premise__binary_parse"),
+    "premise_split": F("premise__split"),
+    "premise_genre": F("premise__genre__slug"),
+    "premise_genre_is_training": F("premise__genre__is_training"),
+}
+# The record's fields (writer.export_record) as columns of the statement, "labels" aside.
+_RECORD = {
+    "genre": "r.premise_genre",
+    "pairID": "r.pair_name",
+    "promptID": "r.premise_prompt_id",
+    "sentence1": "r.premise_text",
+    "sentence1_binary_parse": "r.premise_binary_parse",
+    "sentence1_parse": "r.premise_parse",
+    "sentence2": "r.pair_hypothesis",
+    "sentence2_binary_parse": "r.pair_binary_parse",
+    "sentence2_parse": "r.pair_parse",
+    "dataset": "r.pair_dataset",
+}
+LABEL_COLUMNS = tuple(f"label{slot}" for slot in range(1, LABELS_PER_PAIR + 1))
+
+
+def gold_sql(unvalidated_gold: str, scheme: str | None) -> str:
+    """The row's gold label in the scheme's words, with the unvalidated_gold convention applied as
+    writer.export_record applies it."""
+    gold = "r.pair_gold"
+    if unvalidated_gold in ("author", "author-all"):
+        condition = f"r.pair_gold = {literal(NO_GOLD)} AND NOT r.pair_needs_validation AND r.pair_label_count <= 1"
+        if unvalidated_gold == "author":
+            condition += f" AND r.premise_split = {literal(Split.TRAIN)}"
+        gold = f"CASE WHEN {condition} THEN r.pair_author_label ELSE r.pair_gold END"
+    return in_scheme(f"({gold})::text", scheme)
+
+
+def file_sql(held_out_dataset_ids: Collection[int]) -> str:
+    """The row's file (format.file_split): dev/test of a dataset with held-out genres are matched or
+    mismatched by the genre."""
+    if not held_out_dataset_ids:
+        return "r.premise_split::text"
+    ids = ", ".join(str(int(pk)) for pk in sorted(held_out_dataset_ids))
+    plain = f"r.premise_split = {literal(TRAIN_SPLIT)} OR r.pair_dataset_id NOT IN ({ids})"
+    return (
+        f"CASE WHEN {plain} THEN r.premise_split::text "
+        f"WHEN r.premise_genre_is_training THEN r.premise_split || {literal('_matched')} "
+        f"ELSE r.premise_split || {literal('_mismatched')} END"
+    )
+
+
+def export_lines_sql(
+    pairs: QuerySet[Pair],
+    *,
+    scheme: str | None,
+    unvalidated_gold: str,
+    held_out_dataset_ids: Collection[int],
+    aggregated: bool = False,
+) -> tuple[str, Sequence[Any]]:
+    """(sql, params) of the SELECT of (file, JSONL line, TSV line) of every pair of `pairs` (a
+    `pairs_for_export` queryset, already capped at the export's highest id), in pair order.
+    `aggregated`: the rows gain the aggregation run's two fields from AGGREGATED_TABLE."""
+    values = dict(_VALUES, pair_labels=CountedLabels(scheme))
+    if aggregated:
+        values["pair_aggregated"] = RawSQL(
+            f"SELECT ARRAY[a.label, a.posterior_json, a.posterior_tsv] FROM pg_temp.{AGGREGATED_TABLE} AS a "
+            f'WHERE a.pair_id = "{Pair._meta.db_table}"."id"',
+            (),
+            output_field=ArrayField(TextField()),
+        )
+    inner, params = pairs.order_by("pk").values(**values).query.sql_with_params()
+    json_values = {
+        "annotator_labels": ["'['", "r.pair_labels[1]", "']'"],
+        "gold_label": [json_text(gold_sql(unvalidated_gold, scheme))],
+        **{key: [json_text(column)] for key, column in _RECORD.items()},
+    }
+    if set(json_values) != set(JSONL_KEYS):
+        raise RuntimeError("the SQL lines do not write format.JSONL_KEYS; say how each key is made")
+    fields = [(key, json_values[key]) for key in JSONL_KEYS]
+    tsv = [_tsv_column(column, unvalidated_gold, scheme) for column in TSV_COLUMNS if column not in LABEL_COLUMNS[1:]]
+    if aggregated:
+        fields += [
+            ("aggregated_label", [json_text("coalesce(r.pair_aggregated[1], '')")]),
+            ("aggregated_posterior", ["coalesce(r.pair_aggregated[2], 'null')"]),
+        ]
+        tsv += [tsv_field("coalesce(r.pair_aggregated[1], '')"), "r.pair_aggregated[3]"]
+    jsonl: list[str] = []
+    for index, (key, value) in enumerate(fields):
+        jsonl += [literal(("{" if index == 0 else ", ") + json.dumps(key) + ": "), *value]
+    tsv_parts = [part for field in tsv for part in (_TAB, field)][1:]
+    sql = (
+        # concat(), not a chain of ||: one string built per line, not one per piece (and NULL is
+        # the empty string, as csv writes None).
+        f"SELECT {file_sql(held_out_dataset_ids)}, concat({', '.join([*jsonl, literal(chr(125) + chr(10))])}), "
+        f"concat({', '.join([*tsv_parts, literal(chr(10))])}) "
+        # OFFSET 0 keeps the pairs a subquery of their own, so its label subquery runs once per pair
+        # however often the lines name its result (pulled up, it would be copied into each use).
+        f"FROM ({inner} OFFSET 0) AS r ORDER BY r.pair_pk"
+    )
+    return sql, params
+
+
+def _tsv_column(column: str, unvalidated_gold: str, scheme: str | None) -> str:
+    """One TSV column of format.TSV_COLUMNS as SQL; label1 stands for the five label fields."""
+    if column == "gold_label":
+        return tsv_field(gold_sql(unvalidated_gold, scheme))
+    if column in _RECORD:
+        return tsv_field(_RECORD[column])
+    if column == LABEL_COLUMNS[0] and TSV_COLUMNS[-LABELS_PER_PAIR:] == LABEL_COLUMNS:
+        return "r.pair_labels[2]"
+    raise RuntimeError(f"the SQL lines do not write the TSV column {column!r}; say how it is made")
