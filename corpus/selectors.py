@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict, TypeVar
 
 from django.core.cache import cache
-from django.db.models import Case, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Case, Exists, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
 from .gold import (
@@ -14,7 +14,17 @@ from .gold import (
     adjudication_case,
 )
 from .labels import LABELS_PER_PAIR, THREE_WAY_SCHEME
-from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel
+from .models import (
+    Adjudication,
+    AdjudicationSource,
+    Dataset,
+    Genre,
+    Pair,
+    Premise,
+    ValidationLabel,
+    Worker,
+    WorkerExclusion,
+)
 
 M = TypeVar("M", bound=Model)
 
@@ -131,7 +141,8 @@ def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str 
 
 # --- which labels count ---------------------------------------------------------------------------
 # The one statement of the rule. Every label of a pair counts (the author's at AUTHOR_POSITION and
-# the validators' after it), except those of excluded workers (worker quality, SNLI §2.2) and those
+# the validators' after it), except those of workers excluded in the team of the pair's dataset
+# (worker quality, SNLI §2.2; `ValidationLabel.excluded`, kept by `corpus.services`) and those
 # written in a study session its market has not vouched for (`awaiting_market_session`, issue 50.1:
 # until it vouches, or for good once it refuses); an imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
 # and exported labels take the earliest five by position (`in_gold`): a pair that lost a label to
@@ -139,15 +150,52 @@ def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str 
 # their label counts again and the latest replacement drops out.
 
 
-def answers_of_counted_workers(prefix: str = "") -> Q:
-    """Answers (labels, judgments) by no worker (imported) or by one not excluded: the worker half of
-    `labels_that_count`, for answer tables that keep no market wait of their own."""
-    return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+def answers_of_counted_workers(prefix: str = "", *, dataset: str = "pair__dataset") -> Q:
+    """Answers (judgments, per-premise labels) by no worker (imported) or by one not excluded in the
+    team of the answer's dataset (`dataset`: the path from the answer to it): the worker half of the
+    rule, for answer tables that keep no mark of their own (labels keep `excluded`)."""
+    excluded = WorkerExclusion.objects.filter(
+        worker_id=OuterRef(f"{prefix}worker_id"), team_id=OuterRef(f"{prefix}{dataset}__team_id")
+    )
+    return Q(**{f"{prefix}worker__isnull": True}) | ~Exists(excluded)
 
 
 def labels_that_count(prefix: str = "") -> Q:
     """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair)."""
-    return answers_of_counted_workers(prefix) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
+    return Q(**{f"{prefix}excluded": False}) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
+
+
+def excluded_team_ids(worker: Worker) -> set[int]:
+    """The teams that excluded this worker."""
+    return set(WorkerExclusion.objects.filter(worker=worker).values_list("team_id", flat=True))
+
+
+def is_excluded_in(worker: Worker, team_id: int | None) -> bool:
+    """Whether the team excluded this worker (their tasks there end; they take no new ones)."""
+    return team_id is not None and WorkerExclusion.objects.filter(worker=worker, team_id=team_id).exists()
+
+
+def datasets_excluding(worker: Worker) -> QuerySet[Dataset]:
+    """The datasets of the teams that excluded this worker (a subquery: `dataset__in=`): what no
+    task offers them."""
+    return Dataset.objects.filter(team__worker_exclusions__worker=worker).values("pk")
+
+
+def excluded_workers(dataset: "DatasetScope | str") -> set[int]:
+    """The workers excluded in the teams of a scope: one dataset's team, a group's teams, or any team
+    (None): what a page that shows a worker's standing marks "excluded"."""
+    exclusions = WorkerExclusion.objects.all()
+    dataset = resolve_dataset(dataset)
+    if isinstance(dataset, TeamDatasets):
+        exclusions = exclusions.filter(team_id__in=dataset.teams)
+    elif dataset is not None:
+        exclusions = exclusions.filter(team_id=dataset.team_id)
+    return set(exclusions.values_list("worker_id", flat=True))
+
+
+def excluded_in(team_ids: Any) -> QuerySet[WorkerExclusion]:
+    """The exclusions of these teams (a list or a subquery of team ids)."""
+    return WorkerExclusion.objects.filter(team_id__in=team_ids)
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:

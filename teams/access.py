@@ -18,7 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import Http404
 
-from .models import Membership, Role, default_team_id
+from .models import Membership, Role, Team, default_team_id
 
 M = TypeVar("M", bound=Model)
 T = TypeVar("T")
@@ -54,6 +54,13 @@ def team_ids(user: Any, action: str = VIEW) -> set[int] | None:
         return set()
     roles = Membership.objects.filter(user=user).values_list("team_id", "role")
     return {team for team, role in roles if may_role(role, action)}
+
+
+def teams_acted_on(user: Any, action: str) -> list[int]:
+    """The ids of every team where `user` may do `action`, a superuser's being every team: what an
+    action on shared rows (excluding a worker) acts in."""
+    teams = team_ids(user, action)
+    return sorted(Team.objects.values_list("pk", flat=True)) if teams is None else sorted(teams)
 
 
 def role_in(user: Any, team_id: int | None) -> str | None:

@@ -26,6 +26,7 @@ from django.utils import timezone
 from audit import services as audit
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
+from corpus.selectors import is_excluded_in
 from corpus.services import LabelRefused, add_labels, set_needs_validation
 from corpus.stopping_policies import record_stopping_rules
 from crowd.claiming import (
@@ -240,7 +241,8 @@ def _trusted_only(dataset: Dataset) -> bool:
 
 
 def _check_may_validate(worker: Worker, dataset: Dataset | None) -> None:
-    if worker.is_excluded:
+    # Without a dataset the candidates leave out the datasets of teams that excluded the worker.
+    if dataset is not None and is_excluded_in(worker, dataset.team_id):
         raise NotAllowedToValidate(
             "Your account is not taking part in validation at the moment. "
             "If you think this is a mistake, please contact the researchers."

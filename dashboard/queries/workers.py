@@ -8,7 +8,7 @@ from django.db.models import Count, F, Q
 from collection.models import WritingClaim
 from corpus.agreement import ratio
 from corpus.models import AUTHOR_POSITION, NO_GOLD, Dataset, Premise, ValidationLabel, Worker
-from corpus.selectors import TeamDatasets, dataset_sql, in_datasets, pairs_in
+from corpus.selectors import TeamDatasets, dataset_sql, excluded_workers, in_datasets, pairs_in
 from crowd.models import ClaimStatus
 from quality.selectors import median_per_worker
 
@@ -79,6 +79,7 @@ def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> l
     }
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
+    excluded = excluded_workers(dataset)  # in the scope's teams: another team's decision is its own
     rows: list[dict[str, Any]] = []
     for worker in Worker.objects.filter(pk__in=active).select_related("user"):
         wrote = written.get(worker.pk, {})
@@ -90,7 +91,7 @@ def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> l
                 "username": worker.user.get_username(),
                 "market": worker.market,
                 "is_trusted": worker.is_trusted,
-                "is_excluded": worker.is_excluded,
+                "is_excluded": worker.pk in excluded,
                 "pairs_written": wrote.get("n", 0),
                 "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
                 "labels_given": gave.get("n", 0),

@@ -15,6 +15,7 @@ from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Label, Pair
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
+from teams.models import default_team_id
 from tests.present import present
 from validation import credits, services
 from validation.models import ValidationClaim
@@ -108,7 +109,9 @@ def test_submits_credit_each_pair_to_its_latest_study(validated):
 def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
     _, _, _, workers = validated
     before = _outcome_rows(None)
-    set_excluded([workers[0].pk, workers[1].pk], True)  # their labels leave every pair's gold
+    set_excluded(
+        [workers[0].pk, workers[1].pk], True, teams=[default_team_id()]
+    )  # their labels leave every pair's gold
     Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk).update(stopped_early=True)
     assert_credits_are_fresh()
     assert _outcome_rows(None) != before
