@@ -8,6 +8,9 @@ from django.core.cache import cache
 from django.db.models import Case, Exists, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
+from teams import access
+from teams.models import DEFAULT_TEAM_SLUG, Team
+
 from .gold import (
     ENTAILMENT_CONTRADICTION_3_2,
     TWO_TWO_ONE,
@@ -67,6 +70,62 @@ def dataset_sql(dataset: DatasetScope, column: str) -> tuple[str, list[Any]] | N
     if dataset is not None:
         return f"{column} = %s", [dataset.pk]
     return None
+
+
+# --- the names researchers give datasets ------------------------------------------------------
+# Dataset names are per team: a new dataset of a team other than the default one has the slug
+# `<team slug>--<name>` (the default team's, a fresh install's and the demo's, the bare name), so a
+# name another team uses is neither taken from anyone nor said to exist (issue 55).
+TEAM_SEPARATOR = "--"
+
+
+class DatasetNameRefused(ValueError):
+    """A name that cannot name a new dataset (it has the team separator)."""
+
+
+@dataclass(frozen=True)
+class NamedDataset:
+    slug: str  # what the name stands for in the user's namespace
+    exists: bool
+    team_id: int | None  # the team of a new dataset of that slug (None: it exists, or no team was given)
+
+
+def dataset_named(name: str, *, teams: "frozenset[int] | set[int] | None", home: int | None) -> NamedDataset:
+    """What a dataset name a researcher typed means: one of their teams' datasets of that slug (`teams`:
+    where they may add data; None: every team, a superuser or a command), or a new dataset of their
+    team `home` (the default team when None), whose slug carries that team's prefix. Another
+    team's dataset of the same slug is treated as if it did not exist."""
+    mine = Dataset.objects.filter(slug=name)
+    if teams is not None:
+        mine = mine.filter(team_id__in=teams)
+    if mine.exists():
+        return NamedDataset(slug=name, exists=True, team_id=None)
+    if TEAM_SEPARATOR in name:
+        raise DatasetNameRefused(f"A new dataset's name may not contain '{TEAM_SEPARATOR}'.")
+    team = Team.objects.filter(pk=home).first() if home is not None else None
+    for slug in (_slug_in_team(name, team), f"{team.slug if team else DEFAULT_TEAM_SLUG}{TEAM_SEPARATOR}{name}"):
+        found = Dataset.objects.filter(slug=slug).values_list("team_id", flat=True).first()
+        if found is None:
+            return NamedDataset(slug=slug, exists=False, team_id=home)
+        if found == home or (home is None and teams is None):
+            return NamedDataset(slug=slug, exists=True, team_id=None)
+    # A legacy dataset of another team holds both forms (made before names were per team).
+    raise DatasetNameRefused("Choose another name for the new dataset.")
+
+
+def dataset_named_by(name: str, user: Any) -> NamedDataset:
+    """The dataset a researcher's upload or recast names (`dataset_named`), in the teams where they
+    may import (every team for no user: a command); DatasetNameRefused when they may not."""
+    teams = access.team_ids(user, access.RESEARCH) if user is not None else None
+    home = access.home_team_id(user) if user is not None else None
+    named = dataset_named(name, teams=teams, home=home)
+    if user is not None and not named.exists and home is None:
+        raise DatasetNameRefused("You are in no team where you may import data.")
+    return named
+
+
+def _slug_in_team(name: str, team: "Team | None") -> str:
+    return name if team is None or team.slug == DEFAULT_TEAM_SLUG else f"{team.slug}{TEAM_SEPARATOR}{name}"
 
 
 def resolve_dataset(dataset: Dataset | TeamDatasets | str | None) -> DatasetScope:

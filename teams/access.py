@@ -125,14 +125,6 @@ def team_ids_of_member(user: Any) -> set[int]:
     return set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
 
 
-def dataset_name_refusal(user: Any, team_id: int | None) -> str:
-    """Why `user` may not put data into an existing dataset of `team_id` by naming it ("" when they
-    may). Dataset names are one namespace for every team, so a taken name must be refused."""
-    if team_id is None or user is None or may(user, team_id, RESEARCH):
-        return ""
-    return "That dataset name is taken: choose another name."
-
-
 def require(user: Any, team_id: int | None, action: str, missing: str = "Not found.") -> None:
     """404 unless `user` is in the team (a foreign row is as unknown as a missing one: the same
     `missing` message); 403 unless the user's role there may do `action`."""
