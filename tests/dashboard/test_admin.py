@@ -198,7 +198,7 @@ def test_trust_and_exclude_workers_recomputes_gold(client, researcher, make_work
     assert v1.exclusions.exists()
     # Without v1's entailment, 2 entailment vs 2 neutral: no gold label any more.
     assert (pair.label_count, pair.gold_label) == (4, "-")
-    assert "gold labels recomputed" in response.content.decode()
+    assert "gold labels recounted" in response.content.decode()
     action(client, "corpus_worker", "include_workers", [v1.pk])
     pair.refresh_from_db()
     assert (pair.label_count, pair.gold_label) == (5, "entailment")
