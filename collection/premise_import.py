@@ -35,6 +35,7 @@ from audit import services as audit
 from base.long_tasks import TakenOver, heartbeat, hold_as_taken
 from base.progress import ProgressWriter
 from base.uploads import queue_upload
+from corpus.bulk import bulk_import
 from corpus.models import Dataset, Genre, ImportStatus, Premise, Split, text_hash
 from corpus.selectors import DatasetNameRefused, dataset_named_by
 from corpus.services import create_premises
@@ -458,9 +459,12 @@ def import_premises(
     try:
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
-            _import_files(
-                file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress, split
-            )
+            # Its length deltas netted per key, and the premises and tallies vacuumed and analysed once
+            # it commits (issue 53: the writing claim was planned on a table without these premises).
+            with bulk_import(Premise):
+                _import_files(
+                    file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress, split
+                )
             # Committed only while the row is still this run's: a restart would import it again.
             hold_as_taken(PremiseImport, record.pk, taken_restarts)
     except TakenOver:

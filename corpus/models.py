@@ -751,9 +751,9 @@ class WordTally(Tally):
         # A dataset's give-away listing sums its rows by (label, word): read in that order from this
         # index, with the sums beside the keys, so no row is hashed (issue 28: the artifacts page
         # cold at 433k pairs, 212,869 rows).
-        # And "has the dataset a row newer than the listing's mark" (artifacts.listings) walks
-        # `word_tally_newer` from the mark up: along the primary key it read every newer row of
-        # every other dataset first (issue 53: 1.2M rows, 463-516 ms, after another import).
+        # And "has the dataset a row newer than the listing's mark" (artifacts.listings) reads the
+        # one entry of `word_tally_newer` after (dataset, mark): along the primary key it read every
+        # newer row of every other dataset first (issue 53: 1.2M rows, 463-516 ms, after another import).
         indexes = [
             models.Index(fields=["dataset", "label", "word"], include=["n"], name="word_tally_listing"),
             models.Index(fields=["dataset", "id"], name="word_tally_newer"),

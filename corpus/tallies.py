@@ -7,10 +7,12 @@ collection app's hypothesis tally). A writer that changes what they count INSERT
 transaction (never an UPDATE of a shared row: no hot row, so concurrent validators do not
 serialise on a counter). A figure is the SUM of `n` over its key, folded rows and fresh deltas
 alike; `fold` replaces every delta by one row per key in a single statement now and then, so a
-read stays a few hundred rows: the one fold of every tally, with one lock. It runs on the beat
-schedule (`corpus.fold_tallies`, a worker's beat or the embedded mode's), after a long writer
-(`folds_deferred`: recompute_gold's fix) and by the `fold_tallies` command; never inside a
-writer's request (a fold reads every tally table).
+read stays a few hundred rows: the one fold of every tally, with one lock, after which it vacuums
+what it folded (the table keeps room for the next deltas instead of growing with every fold). The
+fold runs on the beat schedule (`corpus.fold_tallies`, a worker's beat or the embedded mode's),
+after a long writer (`folds_deferred`: recompute_gold's fix) and by the `fold_tallies` command;
+never inside a writer's request (a fold reads every tally table). An import nets its own deltas as
+it goes (`deltas_gathered`): it adds one row per key it touched, however long it is.
 
 Who writes deltas (all through here):
   - `corpus.services` (labels added, pairs created), `corpus.adjudication` (gold adjudicated) with
@@ -318,39 +320,76 @@ def folds_deferred() -> Iterator[None]:
 def fold() -> int:
     """Replace every delta by one row per key (sum of n, zero sums dropped); returns rows folded.
 
-    PostgreSQL: one statement, `WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n)
+    PostgreSQL: one statement a table, `WITH gone AS (DELETE ... RETURNING) INSERT ... SELECT sum(n)
     FROM gone GROUP BY key`, so exactly the rows deleted are summed; deltas of transactions not
     yet committed are not visible to it and stay as they are. A concurrent fold is skipped.
+    Outside a transaction, the tables it folded are then vacuumed (`_vacuum`).
     """
-    folded = _fold()
+    folded, tables = _fold()
     if folded:
         signals.tallies_folded.send(sender=fold)
+    _vacuum(tables)
     return folded
 
 
-def _fold() -> int:
-    folded = 0
+# The memory a fold's grouping may take (its transaction only): the keys of a MultiNLI-scale word
+# tally hashed at once, not in batches spilled to disk (the server's default is a few MB).
+FOLD_WORK_MEM = "64MB"
+
+
+def _grouped(model: type[Tally], name: str) -> str:
+    """A key column as a fold groups and compares it: text in the "C" collation, bytes compared,
+    the same groups as the database's own (deterministic) collation gives, without its cost: a plan
+    that sorts the rows instead of hashing them (the statistics decide) sorted them by locale, 3 s
+    for 367k word rows."""
+    name = column(model, name)
+    text = model._meta.get_field(name.removesuffix("_id")).get_internal_type() in ("CharField", "TextField")
+    return f'{name} COLLATE "C"' if text else name
+
+
+def _fold() -> tuple[int, list[str]]:
+    """The fold's statements, in one transaction under the folds' lock: (rows written, the tables
+    whose rows it replaced)."""
+    folded, replaced = 0, []
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [FOLD_LOCK])
         acquired = cursor.fetchone()
         if not (acquired and acquired[0]):
-            return 0
+            return 0, []
+        cursor.execute("SELECT set_config('work_mem', %s, true)", [FOLD_WORK_MEM])
         for model, key_names in _folded():
             table, names = model._meta.db_table, [column(model, name) for name in key_names]
             columns = ", ".join(names)
-            same_key = " AND ".join(f"t.{name} = d.{name}" for name in names)
+            keys = ", ".join(f"{_grouped(model, name)} AS {column(model, name)}" for name in key_names)
+            same_key = " AND ".join(f"t.{_grouped(model, name)} = d.{column(model, name)}" for name in key_names)
+            positions = ", ".join(str(position) for position in range(1, len(names) + 1))
             # Only the keys with more than one row are rewritten: a fold of every row reads
             # and rewrites every word row at MultiNLI scale; one grouped read finds the few
             # keys deltas have touched.
             cursor.execute(
-                f"WITH d AS (SELECT {columns} FROM {table} GROUP BY {columns} HAVING count(*) > 1), "
+                f"WITH d AS (SELECT {keys} FROM {table} GROUP BY {positions} HAVING count(*) > 1), "
                 f"gone AS (DELETE FROM {table} AS t USING d WHERE {same_key} "
                 f"RETURNING {', '.join(f't.{name}' for name in names)}, t.n) "
                 f"INSERT INTO {table} ({columns}, n) "
-                f"SELECT {columns}, sum(n) FROM gone GROUP BY {columns} HAVING sum(n) <> 0"
+                f"SELECT {keys}, sum(n) FROM gone GROUP BY {positions} HAVING sum(n) <> 0"
             )
-            folded += cursor.rowcount
-    return folded
+            if cursor.rowcount:
+                folded += cursor.rowcount
+                replaced.append(table)
+    return folded, replaced
+
+
+def _vacuum(tables: Sequence[str]) -> None:
+    """VACUUM the tables a fold replaced rows of, once it has committed: the rows it deleted become
+    room for the next deltas and folds. Autovacuum would (after its threshold of dead rows, where
+    it runs at all: it is off on some servers): without it every fold left its deleted rows in the
+    table and the indexes, and each fold grew them by the rows it wrote (issue 53). Not inside a
+    caller's transaction, where VACUUM cannot run (tests): the rows wait for a later fold's."""
+    if not tables or connection.in_atomic_block or connection.vendor != "postgresql":
+        return
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(f"VACUUM {', '.join(quote(table) for table in tables)}")
 
 
 def _folded() -> list[tuple[type[Tally], Sequence[str]]]:
@@ -367,15 +406,17 @@ def column(model: type[Model], key_name: str) -> str:
 
 @dataclass
 class _Gathered:
-    """The deltas of a `deltas_gathered` block not yet written: {(table, key names): {key: n}}."""
+    """The deltas of a `deltas_gathered` block not yet written: {(table, key names): {key: n}}, and
+    the tables whose deltas it staged already (`_stage`)."""
 
     deltas: dict[tuple[type[Tally], tuple[str, ...]], Counter[Key]] = field(default_factory=dict)
     keys: int = 0
+    staged: set[tuple[type[Tally], tuple[str, ...]]] = field(default_factory=set)
 
 
 class _Blocks(threading.local):
-    """The open `deltas_gathered` blocks of this thread, innermost last (a thread's own: a request
-    served beside an import in the embedded mode writes its deltas in its own transaction)."""
+    """The open `deltas_gathered` block of this thread, if any (a thread's own: a request served
+    beside an import in the embedded mode writes its deltas in its own transaction)."""
 
     def __init__(self) -> None:
         self.open: list[_Gathered] = []
@@ -383,22 +424,28 @@ class _Blocks(threading.local):
 
 _blocks = _Blocks()
 
-# A gathered block writes what it holds once it holds this many keys: memory stays bounded (a few
-# hundred bytes a key) and a 433k-pair import writes a few times the keys it touches, not a row per
-# word of every hypothesis.
+# A gathered block moves what it holds in memory to its staging tables once it holds this many
+# keys (a few hundred bytes a key): memory stays bounded, and the tally still gains one row per key
+# the block touched, whatever its size.
 GATHERED_KEYS_WRITTEN_AT = 400_000
 
 
 @contextmanager
 def deltas_gathered() -> Iterator[None]:
     """A long writer in ONE transaction (a corpus import): every delta its block appends is netted
-    per key in memory and written when the block ends (or every `GATHERED_KEYS_WRITTEN_AT` keys),
-    so the tables gain one row per key touched, not one per delta (issue 53: importing 433k pairs
-    appended 4.40M word deltas, 378 MB plus 404 MB of indexes, and the fold after it took 127 s).
+    per key, and written when the block ends as one row per key touched, not one per delta (issue
+    53: importing 433k pairs appended 4.40M word deltas, 378 MB plus 404 MB of indexes, and the fold
+    after it took 127 s). The import folds its own deltas as it goes: in memory, and beyond
+    `GATHERED_KEYS_WRITTEN_AT` keys in a temporary table of the transaction (`_stage`), summed per key
+    into the tally at the end. However long the import, the tally gains at most one row per key.
 
     Only for a block whose own transaction does not read the tallies it writes before the block
     ends (the sums would miss what is held): other transactions see nothing of it before it
-    commits either way. Deltas of other threads are their own (`_Blocks`)."""
+    commits either way. A block inside another is part of it. Deltas of other threads are their own
+    (`_Blocks`)."""
+    if _blocks.open:
+        yield
+        return
     gathered = _Gathered()
     _blocks.open.append(gathered)
     try:
@@ -408,11 +455,51 @@ def deltas_gathered() -> Iterator[None]:
     _write_gathered(gathered)  # not on an error: the transaction rolls back anyway
 
 
-def _write_gathered(gathered: _Gathered) -> None:
+def _staging_table(model: type[Tally]) -> str:
+    return f"{model._meta.db_table}_gathered"
+
+
+def _stage(gathered: _Gathered) -> None:
+    """Move the held deltas to a temporary table per tally (dropped at the latest when the
+    transaction ends): appended as they are, summed per key once, when the block ends."""
+    quote = connection.ops.quote_name
     for (model, key_names), deltas in gathered.deltas.items():
-        insert_deltas(model, key_names, deltas)
+        columns = [column(model, name) for name in (*key_names, "n")]
+        if (model, key_names) not in gathered.staged:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"CREATE TEMPORARY TABLE IF NOT EXISTS {quote(_staging_table(model))} ON COMMIT DROP AS"
+                    f" SELECT {', '.join(quote(name) for name in columns)} FROM {quote(model._meta.db_table)}"
+                    " WHERE false"
+                )
+            gathered.staged.add((model, key_names))
+        insert_rows(_staging_table(model), columns, [(*key, n) for key, n in deltas.items() if n])
     gathered.deltas.clear()
     gathered.keys = 0
+
+
+def _write_held(gathered: _Gathered) -> None:
+    for (model, key_names), deltas in gathered.deltas.items():
+        _insert(model, key_names, deltas)
+    gathered.deltas.clear()
+    gathered.keys = 0
+
+
+def _write_gathered(gathered: _Gathered) -> None:
+    if gathered.staged:
+        _stage(gathered)  # what is still held joins what was staged
+    _write_held(gathered)
+    quote = connection.ops.quote_name
+    for model, key_names in sorted(gathered.staged, key=lambda staged: staged[0]._meta.db_table):
+        names = ", ".join(quote(column(model, name)) for name in key_names)
+        staging = quote(_staging_table(model))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {quote(model._meta.db_table)} ({names}, n)"
+                f" SELECT {names}, SUM(n) FROM {staging} GROUP BY {names} HAVING SUM(n) <> 0"
+            )
+            cursor.execute(f"DROP TABLE {staging}")
+    gathered.staged.clear()
 
 
 def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
@@ -431,12 +518,15 @@ def insert_deltas(model: type[Tally], key_names: Sequence[str], deltas: Rows) ->
                 held[key] += n
         gathered.keys += len(held) - before
         if gathered.keys >= GATHERED_KEYS_WRITTEN_AT:
-            _blocks.open.pop()  # written for real, not held again
-            try:
-                _write_gathered(gathered)
-            finally:
-                _blocks.open.append(gathered)
+            if connection.in_atomic_block:
+                _stage(gathered)
+            else:  # no transaction to hold a staging table: written as they are
+                _write_held(gathered)
         return sum(1 for n in deltas.values() if n)
+    return _insert(model, key_names, deltas)
+
+
+def _insert(model: type[Tally], key_names: Sequence[str], deltas: Rows) -> int:
     rows = [(*key, n) for key, n in deltas.items() if n]
     columns = [column(model, name) for name in (*key_names, "n")]
     insert_rows(model._meta.db_table, columns, rows)

@@ -31,6 +31,7 @@ from typing import Any
 
 from django.db import transaction
 
+from corpus import bulk
 from corpus import labels as scheme_labels
 from corpus.models import (
     AUTHOR_POSITION,
@@ -48,7 +49,7 @@ from corpus.services import set_needs_validation
 
 from . import dnc
 from .formats import text_of
-from .services import ensure_premises, imported_dataset, store_imported_pairs
+from .services import PAIR_SEARCH_TABLE, ensure_premises, imported_dataset, store_imported_pairs
 
 RECAST_FAMILY = "recast"
 PYTHON2, PYTHON3 = "python2", "python3"
@@ -164,46 +165,49 @@ def store_dnc_pairs(
     caller's transaction; pairs whose pair-id is already in the dataset are skipped. Returns the report.
 
     `genre`: an existing Genre for the premises; default one named after the dataset (family "recast")."""
-    report = DncImportReport(
-        path=str(source),
-        dataset=slug,
-        split=split,
-        label_scheme=scheme,
-        labels=dict(Counter(pair.label for pair in pairs)),
-    )
-    dataset_obj = _dataset_for(slug, scheme)
-    genre = genre or _genre_for(slug, pairs[0].type_of_inference if pairs else "")
-    present = set(Pair.objects.filter(dataset=dataset_obj).values_list("pair_id", flat=True))
-    new = [pair for pair in pairs if str(pair.pair_id) not in present]
-    report.already_present = len(pairs) - len(new)
-    premises = _premises(dataset_obj, genre, split, new, source, report)
-    rows: list[Pair] = []
-    label_lists: list[list[str]] = []
-    ordinals: list[list[int | None]] = []
-    provenance: list[PairProvenance] = []
-    for pair in new:
-        label, rating = scheme_labels.to_stored(scheme, pair.label)
-        rows.append(
-            Pair(
-                premise_id=premises[pair.context],
-                pair_id=str(pair.pair_id),
-                hypothesis=pair.hypothesis,
-                author_label=label,
-                imported_gold=label,  # DNC's label is its gold until validation decides
-            )
+    # One import in the caller's transaction: tally deltas netted per key, the tables vacuumed and
+    # analysed once it commits (corpus.bulk).
+    with bulk.bulk_import(Premise, Pair, ValidationLabel, PairProvenance, tables=[PAIR_SEARCH_TABLE]):
+        report = DncImportReport(
+            path=str(source),
+            dataset=slug,
+            split=split,
+            label_scheme=scheme,
+            labels=dict(Counter(pair.label for pair in pairs)),
         )
-        label_lists.append([label])
-        ordinals.append([rating])
-    created = store_imported_pairs(
-        dataset_obj, split, rows, label_lists, ordinals=ordinals if scheme == LabelScheme.ORDINAL else None
-    )
-    # The released label is DNC's gold: recast pairs are not queued for validation on import
-    # (a researcher marks those to validate; until then `imported_gold` is the gold label).
-    set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
-    for pair, row in zip(new, created, strict=True):
-        provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))
-    PairProvenance.objects.bulk_create(provenance, batch_size=1000)
-    report.pairs_created = len(created)
+        dataset_obj = _dataset_for(slug, scheme)
+        genre = genre or _genre_for(slug, pairs[0].type_of_inference if pairs else "")
+        present = set(Pair.objects.filter(dataset=dataset_obj).values_list("pair_id", flat=True))
+        new = [pair for pair in pairs if str(pair.pair_id) not in present]
+        report.already_present = len(pairs) - len(new)
+        premises = _premises(dataset_obj, genre, split, new, source, report)
+        rows: list[Pair] = []
+        label_lists: list[list[str]] = []
+        ordinals: list[list[int | None]] = []
+        provenance: list[PairProvenance] = []
+        for pair in new:
+            label, rating = scheme_labels.to_stored(scheme, pair.label)
+            rows.append(
+                Pair(
+                    premise_id=premises[pair.context],
+                    pair_id=str(pair.pair_id),
+                    hypothesis=pair.hypothesis,
+                    author_label=label,
+                    imported_gold=label,  # DNC's label is its gold until validation decides
+                )
+            )
+            label_lists.append([label])
+            ordinals.append([rating])
+        created = store_imported_pairs(
+            dataset_obj, split, rows, label_lists, ordinals=ordinals if scheme == LabelScheme.ORDINAL else None
+        )
+        # The released label is DNC's gold: recast pairs are not queued for validation on import
+        # (a researcher marks those to validate; until then `imported_gold` is the gold label).
+        set_needs_validation(Pair.objects.filter(pk__in=[pair.pk for pair in created]), False)
+        for pair, row in zip(new, created, strict=True):
+            provenance.append(_provenance_row(row, pair, source, data_style, metadata_style))
+        PairProvenance.objects.bulk_create(provenance, batch_size=1000)
+        report.pairs_created = len(created)
     return report
 
 

@@ -32,6 +32,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from base.long_tasks import heartbeat
+from corpus import bulk, tallies
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, ItemKind, Pair, Premise, Split, joined_premise, text_hash
 
@@ -40,6 +41,8 @@ from .formats import MAX_ID_CHARS, SNLI_GENRE, split_from_filename
 from .models import CorpusImport
 from .services import (
     CHUNK_SIZE,
+    FILLED_MODELS,
+    PAIR_SEARCH_TABLE,
     CorpusImportError,
     ensure_premises,
     imported_dataset,
@@ -151,10 +154,15 @@ def import_mpe_file(
     report.problems = [(problem.line, problem.reason, problem.repaired) for problem in parsed.problems]
     items = _unique_items(parsed.items, report)
     try:
-        with heartbeat(CorpusImport, record.pk):
+        # The tables vacuumed and analysed once the last chunk has committed (corpus.bulk).
+        with (
+            heartbeat(CorpusImport, record.pk),
+            bulk.refreshed_when_committed(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE]),
+        ):
             for start in range(0, len(items), CHUNK_SIZE):
-                # Each chunk's premises, items, judgments and file adjudications commit together.
-                with transaction.atomic():
+                # Each chunk's premises, items, judgments and file adjudications commit together,
+                # its tally deltas netted per key.
+                with transaction.atomic(), tallies.deltas_gathered():
                     _store_chunk(
                         dataset, split, genre_obj, Path(path).name[:255], items[start : start + CHUNK_SIZE], report
                     )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.files.uploadedfile import UploadedFile
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -28,7 +28,7 @@ from audit import services as audit
 from base.long_tasks import TakenOver, heartbeat, hold_as_taken
 from base.progress import ProgressWriter
 from base.uploads import queue_upload
-from corpus import tallies
+from corpus import bulk
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, ValidationLabel
 from corpus.selectors import DatasetNameRefused, dataset_named_by
@@ -48,6 +48,8 @@ from .models import CorpusImport
 
 # The pairs' search rows, kept by triggers on the pair table (corpus/migrations/0018_pair_search_table.py).
 PAIR_SEARCH_TABLE = "collection_pair_search"
+# What a corpus import writes rows into, besides the pairs' search rows and the tallies.
+FILLED_MODELS = (Premise, Pair, ValidationLabel)
 
 CHUNK_SIZE = 2000
 SHOWN_PROBLEMS = 20
@@ -196,8 +198,9 @@ def import_pairs_file(
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(CorpusImport, record.pk), ProgressWriter() as writer, transaction.atomic():
             # The run's tally deltas netted per key as it goes (one row per word it touches, not
-            # one per word of every hypothesis: issue 53), written before it commits.
-            with tallies.deltas_gathered():
+            # one per word of every hypothesis: issue 53), written before it commits; the tables it
+            # filled vacuumed and analysed once it has.
+            with bulk.bulk_import(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE]):
                 _import_rows(path, found, split, genre, genres, chunk_size, progress, report, record, writer)
             # Committed only while the row is still this run's: a restart would import it again.
             hold_as_taken(CorpusImport, record.pk, taken_restarts)
@@ -216,31 +219,15 @@ def import_pairs_file(
             )
         raise error
     report.malformed.sort()
-    if report.pairs_created or report.premises_created:
-        analyze_filled_tables()
     report.seconds = time.monotonic() - started
     _record(record, report, status=ImportStatus.DONE)
     return report
 
 
 def filled_tables() -> list[str]:
-    """The tables a corpus import fills: premises, pairs, labels, the pairs' search rows and every
-    maintained tally (corpus.tallies.MAINTAINED)."""
-    names = [model._meta.db_table for model in (Premise, Pair, ValidationLabel)]
-    names += [model._meta.db_table for maintained in tallies.MAINTAINED.values() for model, _ in maintained.tables]
-    names.append(PAIR_SEARCH_TABLE)
-    return list(dict.fromkeys(names))
-
-
-def analyze_filled_tables() -> None:
-    """ANALYZE what an import filled, once it has committed (issue 53): planned on the statistics of
-    the empty or smaller tables, the claim statements walked every open claim until autovacuum's
-    next pass; a few seconds here (a sample of each table) instead of a plan left to luck."""
-    if connection.in_atomic_block:
-        return  # inside a caller's transaction (tests) the rows are not committed yet
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {', '.join(quote(name) for name in filled_tables())}")
+    """The tables a corpus import fills (`FILLED_MODELS`, the pairs' search rows and every
+    maintained tally): vacuumed and analysed once the import commits, those it changed (`corpus.bulk`)."""
+    return bulk.tables_of(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE])
 
 
 def start_import(dataset: Dataset, path: str, split: str) -> CorpusImport:

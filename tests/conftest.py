@@ -13,7 +13,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pytest
 from django.conf import settings
@@ -105,7 +105,8 @@ def pytest_sessionstart(session):
     blocker = config.stash[blocking_manager_key]
     original = connection.settings_dict["NAME"]
     ready = Path(tempfile.mkdtemp(prefix="nli-test-template-")) / "ready"
-    made = {"name": connection.creation._get_test_db_name(), "ready": str(ready), "original": original}
+    creation: Any = connection.creation  # Django's private helpers, which its own parallel runner uses
+    made = {"name": creation._get_test_db_name(), "ready": str(ready), "original": original}
 
     def migrate_the_template():
         from django.db import connection as own  # this thread's connection
@@ -179,7 +180,7 @@ def django_db_setup(
             with django_db_blocker.unblock():
                 teardown_databases(made, verbosity=request.config.option.verbose)
         return
-    creation = connection.creation
+    creation: Any = connection.creation  # Django's private helpers, which its own parallel runner uses
     original = connection.settings_dict["NAME"]
     clone = creation._get_test_db_name()  # the test name with this process's suffix (test_x_gw0)
     quote = connection.ops.quote_name
@@ -241,7 +242,8 @@ def _flush_by_delete():
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     truncating = DatabaseOperations.sql_flush
-    emit_post_migrate = flush.emit_post_migrate_signal
+    flush_module: Any = flush  # the command's module names the signal's sender it imported
+    emit_post_migrate = flush_module.emit_post_migrate_signal
     restored = {"now": False}
 
     def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):

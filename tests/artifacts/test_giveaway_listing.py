@@ -1,6 +1,8 @@
 """A dataset's default give-away listing is kept (artifacts.listings): read as kept while the word
 tally stands still, recomputed once the tally moves, and recomputed after a fold, off the page."""
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -92,3 +94,42 @@ def test_a_datasets_listing_is_kept_once_so_the_page_follows_the_tally_at_once(c
         written(dataset, "A walrus is sleeping.", E)
     assert "walrus" in client.get(reverse("dashboard:artifacts"), {"dataset": dataset.slug}).content.decode()
     assert GiveawayListing.objects.get(dataset=dataset).listing == giveaway_words_for(dataset)
+
+
+def scans_of(plan, table):
+    """Every node of an EXPLAIN (FORMAT JSON) plan that reads `table`."""
+    if plan.get("Relation Name") == table:
+        yield plan
+    for child in plan.get("Plans", []):
+        yield from scans_of(child, table)
+
+
+def test_the_newer_row_probe_reads_one_index_entry_whatever_the_other_datasets_wrote():
+    """Issue 53: "has the dataset a word tally row newer than its listing" read every newer row of
+    the other datasets (1.2M rows after another import), because the planner guessed that among
+    so many rows above the mark one was the dataset's. With the statistics of a table where half
+    the rows are the dataset's and half, all newer, another's, it reads one index entry."""
+    dataset, other = factories.dataset("probed"), factories.dataset("busy")
+    genre = factories.genre("fiction")
+    table = WordTally._meta.db_table
+    fill = (
+        f"INSERT INTO {table} (dataset_id, split, genre_id, label, word, n)"
+        " SELECT %s, 'train', %s, 'neutral', 'w' || g, 1 FROM generate_series(1, 10000) g"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(fill, [dataset.pk, genre.pk])
+        mark = WordTally.objects.filter(dataset=dataset).order_by("-pk").values_list("pk", flat=True)[0]
+        cursor.execute(fill, [other.pk, genre.pk])  # all newer than the mark
+        cursor.execute(f"ANALYZE {table}")
+    with CaptureQueriesContext(connection) as asked:
+        assert not listings._changed_since(dataset, mark)
+    (probe,) = asked.captured_queries
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {probe['sql']}")
+        explained = cursor.fetchone()[0]
+    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
+    scans = list(scans_of(plan, table))
+    assert scans, plan
+    read = sum(scan["Actual Rows"] + scan.get("Rows Removed by Filter", 0) for scan in scans)
+    assert read <= 1, plan  # the next dataset's first row at most, never the newer rows
+    assert listings._changed_since(other, mark)

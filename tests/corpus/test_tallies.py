@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from collection.splits import assign_splits
 from corpus import tallies
 from corpus.agreement import agreement_stats
-from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Split, Worker
+from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Split, WordTally, Worker
 from corpus.recompute import recompute_gold
 from corpus.services import LabelRefused, add_label, add_labels, set_workers_excluded
 from importers.services import import_pairs_file
@@ -220,3 +220,42 @@ def test_no_commit_folds_and_the_beat_task_does(settings, django_capture_on_comm
     fold_tallies.apply().get()
     assert PairTally.objects.count() < rows_after_commits
     assert_no_drift()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fold_leaves_room_for_the_next_deltas_not_a_larger_table():
+    """Issue 53: with autovacuum off (or behind), the rows a fold deleted stayed in the table and
+    each fold grew it by the rows it wrote. A fold vacuums what it folded: the next deltas and the
+    next fold fit in the room the last one left."""
+    from django.db import connection
+
+    dataset, genre = factories.dataset("roomy"), factories.genre("fiction")
+    table = WordTally._meta.db_table
+
+    def deltas_folded():
+        for _ in range(40):  # 40 transactions of deltas on the same 100 keys
+            tallies.insert_deltas(
+                WordTally,
+                tallies.WORD_KEY,
+                {(dataset.pk, "train", genre.pk, "neutral", f"w{i}"): 1 for i in range(100)},
+            )
+        tallies.fold()
+        assert WordTally.objects.filter(dataset=dataset).count() == 100
+
+    def size():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_relation_size(%s)", [table])
+            return cursor.fetchone()[0]
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+    try:
+        deltas_folded()
+        after_one = size()
+        for _ in range(3):
+            deltas_folded()
+        assert size() <= after_one + 2 * 8192, (after_one, size())  # 4,000 more rows a round without the room
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"ALTER TABLE {table} RESET (autovacuum_enabled)")
+    assert sum(WordTally.objects.filter(dataset=dataset).values_list("n", flat=True)) == 4 * 40 * 100
