@@ -28,7 +28,7 @@ def the_flag_from_exclusions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("corpus", "0028_dataset_team"),
+        ("corpus", "0031_pair_tally_validation_flags"),
         ("teams", "0002_default_team"),
     ]
 

@@ -5,6 +5,6 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-    dependencies = [("corpus", "0029_workers_excluded_by_team")]
+    dependencies = [("corpus", "0032_workers_excluded_by_team")]
 
     operations = [migrations.RemoveField(model_name="worker", name="is_excluded")]
