@@ -83,7 +83,10 @@ def claim_adversarial_task(worker: Worker, study_session: StudySession) -> Adver
     round_ = open_round(study_session.study)
     if round_ is None:
         return None
-    claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+    try:
+        claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+    except writing.NotAllowedToWrite:
+        return None  # the round's team excluded the worker: no task for them
     if claim is not None and _release_if_round_closed(claim, round_):
         claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
     if claim is None:

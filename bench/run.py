@@ -622,13 +622,12 @@ def section_export(table, args):
     COPY (
       SELECT p.gold_label, pr.binary_parse, p.binary_parse, pr.parse, p.parse, pr.text, p.hypothesis,
              pr.prompt_id, p.pair_id, g.slug,
-             string_agg(l.label, ',' ORDER BY l.position) FILTER (WHERE w.is_excluded IS NOT TRUE)
+             string_agg(l.label, ',' ORDER BY l.position) FILTER (WHERE l.excluded IS NOT TRUE)
       FROM collection_pair p
       JOIN collection_premise pr ON pr.id = p.premise_id
       JOIN collection_genre g ON g.id = pr.genre_id
       LEFT JOIN validation_validationlabel l ON l.pair_id = p.id
-      LEFT JOIN collection_worker w ON w.id = l.worker_id
-      WHERE p.dataset_id = (SELECT id FROM collection_dataset WHERE slug = %s)
+          WHERE p.dataset_id = (SELECT id FROM collection_dataset WHERE slug = %s)
       GROUP BY p.id, pr.id, g.id
       ORDER BY p.id
     ) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\t', HEADER)

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from corpus.models import Worker
+from crowd.claiming import excluded_from_claim
 from crowd.holds import HoldRenewal, has_run_out, others_waiting, renew_hold, waits_its_turn
 from crowd.models import ClaimStatus, StudySession
 
@@ -44,7 +45,7 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
         claim = WritingClaim.objects.select_for_update(of=("self",)).filter(token=token, worker=worker).first()
         if locked_worker is None or claim is None:
             return None
-        if locked_worker.is_excluded or claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+        if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED) or excluded_from_claim(locked_worker, claim):
             return HoldRenewal.GONE
         if not has_run_out([claim], now):
             # A live hold never asks whether its premise is free: it holds its place.

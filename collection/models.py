@@ -86,6 +86,8 @@ class WritingClaim(TaskClaim):
     Its pairs are the premise's pairs by the same worker (a worker never gets a premise twice).
     """
 
+    DATASET_PATH = "premise__dataset"
+
     token = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="writing_claims")
     premise = models.ForeignKey(Premise, on_delete=models.CASCADE, related_name="writing_claims")

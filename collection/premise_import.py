@@ -37,8 +37,8 @@ from base.progress import ProgressWriter
 from base.uploads import queue_upload
 from corpus.bulk import bulk_import
 from corpus.models import Dataset, Genre, ImportStatus, Premise, Split, text_hash
+from corpus.selectors import DatasetNameRefused, dataset_named_by
 from corpus.services import create_premises
-from teams import access
 
 from .models import PremiseImport
 from .premise_text import (
@@ -549,17 +549,16 @@ def queue_premise_upload(
         raise PremiseImportError(f"Unknown format {file_format!r}: one of auto, text, jsonl.")
     split = check_split(split)
 
-    # The uploader's team (teams.access): another team's dataset is refused, a new one is theirs.
-    existing_team = Dataset.objects.filter(slug=dataset_slug).values_list("team_id", flat=True).first()
-    if refusal := access.dataset_name_refusal(user, existing_team):
-        raise PremiseImportError(refusal)
-    home = access.home_team_id(user) if user is not None else None
-    if user is not None and existing_team is None and home is None:
-        raise PremiseImportError("You are in no team where you may import data.")
+    # The name in the uploader's teams (corpus.selectors.dataset_named): one of their datasets, or a
+    # new one of their team; another team's dataset of that name is neither reached nor named.
+    try:
+        named = dataset_named_by(dataset_slug, user)
+    except DatasetNameRefused as refused:
+        raise PremiseImportError(str(refused)) from None
 
     def create_import(stored: str, size: int) -> PremiseImport:
         found, _ = Dataset.objects.get_or_create(
-            slug=dataset_slug, defaults={"name": dataset_slug, **({"team_id": home} if home else {})}
+            slug=named.slug, defaults={"name": dataset_slug, **({"team_id": named.team_id} if named.team_id else {})}
         )
         audit.record(
             "import.queued",

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, QuerySet
 from django.utils import timezone
@@ -28,6 +28,7 @@ from django.utils import timezone
 from artifacts.services import pairs_arriving
 from authorship.services import ClaimClock, hold_code_of_typist, record_writing_evidence, refused_fields
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
+from corpus.selectors import is_excluded_in
 from corpus.services import create_pairs
 from corpus.writings import unused_pair_ids
 from crowd.claiming import ClaimRule, claim_key, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
@@ -62,6 +63,18 @@ class ClaimExpired(Exception):
 
 class ClaimAlreadySubmitted(Exception):
     """The task was already saved (or released by a report): a second submit saves nothing."""
+
+
+NOT_TAKING_PART = (
+    "Your account is not taking part in this task at the moment. "
+    "If you think this is a mistake, please contact the researchers."
+)
+
+
+class NotAllowedToWrite(Exception):
+    """The team of the dataset excluded the worker: no premise is held for them."""
+
+    message = NOT_TAKING_PART
 
 
 @dataclass
@@ -398,6 +411,8 @@ def claim_next_premise(
         dataset = study_session.study.dataset
     if dataset is None:
         dataset = Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
+    if dataset is not None and is_excluded_in(worker, dataset.team_id):
+        raise NotAllowedToWrite(NOT_TAKING_PART)
     try:
         return _claim_once(worker, dataset, study_session)
     except IntegrityError:
@@ -586,6 +601,8 @@ def submit_hypotheses(
                 # Left open here; the worker's next claim marks it expired (this transaction rolls back).
                 raise ClaimExpired("This task expired before it was sent.")
             study_session = claim.study_session
+            if is_excluded_in(worker, premise.dataset.team_id):  # excluded while the line was theirs
+                raise ValidationError({NON_FIELD_ERRORS: [NOT_TAKING_PART]})
             rules = task_rules(study_session=study_session)
             errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
             # The typing record is judged against the claim's own times (served to this submit).

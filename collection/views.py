@@ -48,7 +48,15 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
         if holds.waits_its_turn_for(worker, study_session):
             turn = WAIT_YOUR_TURN.format(what="line")
             return render(request, "collection/no_tasks.html", {"study_session": study_session, "turn": turn})
-        claim = services.claim_next_premise(worker, study_session=study_session)
+        try:
+            claim = services.claim_next_premise(worker, study_session=study_session)
+        except services.NotAllowedToWrite as refused:
+            return render(
+                request,
+                "collection/no_tasks.html",
+                {**_no_task_context(study_session), "reason": refused.message},
+                status=403,
+            )
     if claim is None:
         record_no_task(study_session)  # this visit now waits: no line of the study is renewed meanwhile
         return render(request, "collection/no_tasks.html", _no_task_context(study_session))

@@ -15,16 +15,18 @@ from typing import Any, TypeVar
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import flatten
+from django.contrib.postgres.aggregates import StringAgg
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Model, Q, QuerySet
+from django.db.models import Model, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
 from base.permissions import EXCLUDE_WORKERS
+from teams import access
 
 from . import services, stopping_policies
 from .models import (
@@ -47,6 +49,7 @@ from .models import (
     StoppingPolicy,
     ValidationLabel,
     Worker,
+    WorkerExclusion,
 )
 
 
@@ -180,6 +183,12 @@ class DatasetAdmin(admin.ModelAdmin[Dataset]):
     def pair_count(self, dataset: Dataset) -> int:
         return dataset.pairs.count() if dataset.pk else 0
 
+    def save_model(self, request: HttpRequest, obj: Dataset, form: Any, change: bool) -> None:
+        moved = change and "team" in form.changed_data
+        super().save_model(request, obj, form, change)
+        if moved:  # its labels follow the new team's exclusions, not the old one's
+            services.follow_team_exclusions(obj)
+
 
 @admin.register(StoppingPolicy)
 class StoppingPolicyAdmin(admin.ModelAdmin[StoppingPolicy]):
@@ -207,8 +216,8 @@ class StoppingPolicyAdmin(admin.ModelAdmin[StoppingPolicy]):
 
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin[Worker]):
-    list_display = ["__str__", "username", "market", "external_id", "is_trusted", "is_excluded", "created_at"]
-    list_filter = ["market", "is_trusted", "is_excluded"]
+    list_display = ["__str__", "username", "market", "external_id", "is_trusted", "excluded_in", "created_at"]
+    list_filter = ["market", "is_trusted"]
     list_select_related = ["user"]
     search_fields = ["external_id", "user__username"]
     autocomplete_fields = ["user"]
@@ -218,6 +227,22 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
     @admin.display(description="username", ordering="user__username")
     def username(self, worker: Worker) -> str:
         return worker.user.get_username()
+
+    @admin.display(description="excluded in (your teams)")
+    def excluded_in(self, worker: Worker) -> str:
+        return getattr(worker, "excluded_in_teams", None) or ""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Worker]:
+        """Each worker with the user's teams that excluded them (another team's decision is its own)."""
+        teams = access.teams_acted_on(request.user, access.VIEW)
+        slugs = (
+            WorkerExclusion.objects.filter(worker=OuterRef("pk"), team_id__in=teams)
+            .order_by()
+            .values("worker")
+            .annotate(slugs=StringAgg("team__slug", ", ", order_by="team__slug"))
+            .values("slugs")
+        )
+        return super().get_queryset(request).annotate(excluded_in_teams=Subquery(slugs))
 
     @admin.display(description="pairs written")
     def pairs_written(self, worker: Worker) -> int:
@@ -238,12 +263,13 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
         )
 
     @admin.action(
-        description="Exclude selected workers' labels (gold labels need a recompute)", permissions=["exclude"]
+        description="Exclude selected workers in your teams (their labels leave your datasets' gold labels)",
+        permissions=["exclude"],
     )
     def exclude_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         self._set_excluded(request, queryset, excluded=True)
 
-    @admin.action(description="Include selected workers' labels again", permissions=["exclude"])
+    @admin.action(description="Include selected workers again in your teams", permissions=["exclude"])
     def include_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
         self._set_excluded(request, queryset, excluded=False)
 
@@ -251,13 +277,16 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
         return request.user.has_perm(EXCLUDE_WORKERS)
 
     def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
-        outcome = services.set_workers_excluded(queryset, excluded, by=request.user, reason="the admin's action")
+        teams = access.teams_acted_on(request.user, access.RESEARCH)
+        outcome = services.set_workers_excluded(
+            queryset, excluded, teams=teams, by=request.user, reason="the admin's action"
+        )
         verb = "excluded" if excluded else "included again"
         if outcome.changed:
-            fixed = outcome.recompute_report.fixed if outcome.recompute_report else 0  # a change has one
             self.message_user(
                 request,
-                f"{outcome.changed} worker(s) {verb}; gold labels recomputed ({fixed} pair(s) changed).",
+                f"{outcome.changed} worker(s) {verb} in {len(teams)} team(s); "
+                f"gold labels recounted ({outcome.pairs_fixed} pair(s) changed).",
                 messages.SUCCESS,
             )
         else:
@@ -611,7 +640,7 @@ class PairGoldFilter(GoldLabelFilter):
 @admin.register(ValidationLabel)
 class ValidationLabelAdmin(ReadOnlyAdmin[ValidationLabel]):
     list_display = ["pair_link", "position", "label", "gold_label", "worker", "seconds", "created_at"]
-    list_filter = ["label", PositionFilter, PairGoldFilter, "pair__dataset", "worker__is_excluded"]
+    list_filter = ["label", PositionFilter, PairGoldFilter, "pair__dataset", "excluded"]
     list_select_related = ["pair", "worker__user"]
     search_fields = ["pair__pair_id", "pair__premise__prompt_id", "worker__external_id", "worker__user__username"]
     show_full_result_count = False

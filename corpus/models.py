@@ -303,14 +303,14 @@ class Worker(models.Model):
     """Whoever writes or labels pairs. Every worker has a Django user; market arrivals have no usable password.
 
     The row lives in the core because every pair and label names its worker, and whether a
-    worker's labels count (`is_excluded`) is part of the gold rule; how workers arrive is `crowd`'s.
+    worker's labels count (`WorkerExclusion`, a team's decision) is part of the gold rule; how
+    workers arrive is `crowd`'s. Workers are shared by the teams: a person may work for several labs.
     """
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker")
     market = models.CharField(max_length=10, choices=Market.choices, default=Market.LOCAL)
     external_id = models.CharField(max_length=128, blank=True, help_text="PROLIFIC_PID or MTurk workerId.")
     is_trusted = models.BooleanField(default=False, help_text="In the closed pool of trusted validators.")
-    is_excluded = models.BooleanField(default=False, help_text="Labels left out of gold labels and statistics.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -339,6 +339,24 @@ class Worker(models.Model):
 
 
 # --- pairs and their labels ------------------------------------------------------------------------
+
+
+class WorkerExclusion(models.Model):
+    """A team's decision that a worker's answers on its datasets count nowhere (worker quality, SNLI
+    §2.2): their labels there leave gold labels, statistics and snapshots (`ValidationLabel.excluded`
+    follows it, `corpus.services.set_workers_excluded`), and they take no more of its tasks. Another
+    team's data is not touched: a worker excluded by one lab may go on labelling for another."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="exclusions")
+    team = models.ForeignKey("teams.Team", on_delete=models.CASCADE, related_name="worker_exclusions")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "team"], name="one_exclusion_per_worker_team")]
+        indexes = [models.Index(fields=["team", "worker"], name="exclusion_team_worker")]
+
+    def __str__(self) -> str:
+        return f"{self.worker} excluded in team {self.team_id}"
 
 
 class StoppingRule(models.TextChoices):
@@ -532,6 +550,14 @@ class ValidationLabel(models.Model):
     # crowd layer's, above this one, which empties it (markets.identity).
     awaiting_market_session = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Study session whose market check this label waits for; empty: it may count."
+    )
+    # Its worker is excluded in the team of its pair's dataset (`WorkerExclusion`): the label counts
+    # nowhere (`corpus.selectors.labels_that_count`). Kept on the label, so that the rule every
+    # reader of labels applies is a column of the label itself, and another team's labels by the
+    # same worker are not touched; written only by `corpus.services` (exclusions, moves of a
+    # dataset between teams).
+    excluded = models.BooleanField(
+        default=False, db_default=False, help_text="Its worker is excluded in this dataset's team: it counts nowhere."
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

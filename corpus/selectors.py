@@ -8,13 +8,26 @@ from django.core.cache import cache
 from django.db.models import Case, Exists, Func, IntegerField, Model, OuterRef, Q, QuerySet, Subquery, Value, When
 from django_stubs_ext import WithAnnotations
 
+from teams import access
+from teams.models import DEFAULT_TEAM_SLUG, Team
+
 from .gold import (
     ENTAILMENT_CONTRADICTION_3_2,
     TWO_TWO_ONE,
     adjudication_case,
 )
 from .labels import LABELS_PER_PAIR, THREE_WAY_SCHEME
-from .models import Adjudication, AdjudicationSource, Dataset, Genre, Pair, Premise, ValidationLabel, Worker
+from .models import (
+    Adjudication,
+    AdjudicationSource,
+    Dataset,
+    Genre,
+    Pair,
+    Premise,
+    ValidationLabel,
+    Worker,
+    WorkerExclusion,
+)
 
 M = TypeVar("M", bound=Model)
 
@@ -57,6 +70,62 @@ def dataset_sql(dataset: DatasetScope, column: str) -> tuple[str, list[Any]] | N
     if dataset is not None:
         return f"{column} = %s", [dataset.pk]
     return None
+
+
+# --- the names researchers give datasets ------------------------------------------------------
+# Dataset names are per team: a new dataset of a team other than the default one has the slug
+# `<team slug>--<name>` (the default team's, a fresh install's and the demo's, the bare name), so a
+# name another team uses is neither taken from anyone nor said to exist (issue 55).
+TEAM_SEPARATOR = "--"
+
+
+class DatasetNameRefused(ValueError):
+    """A name that cannot name a new dataset (it has the team separator)."""
+
+
+@dataclass(frozen=True)
+class NamedDataset:
+    slug: str  # what the name stands for in the user's namespace
+    exists: bool
+    team_id: int | None  # the team of a new dataset of that slug (None: it exists, or no team was given)
+
+
+def dataset_named(name: str, *, teams: "frozenset[int] | set[int] | None", home: int | None) -> NamedDataset:
+    """What a dataset name a researcher typed means: one of their teams' datasets of that slug (`teams`:
+    where they may add data; None: every team, a superuser or a command), or a new dataset of their
+    team `home` (the default team when None), whose slug carries that team's prefix. Another
+    team's dataset of the same slug is treated as if it did not exist."""
+    mine = Dataset.objects.filter(slug=name)
+    if teams is not None:
+        mine = mine.filter(team_id__in=teams)
+    if mine.exists():
+        return NamedDataset(slug=name, exists=True, team_id=None)
+    if TEAM_SEPARATOR in name:
+        raise DatasetNameRefused(f"A new dataset's name may not contain '{TEAM_SEPARATOR}'.")
+    team = Team.objects.filter(pk=home).first() if home is not None else None
+    for slug in (_slug_in_team(name, team), f"{team.slug if team else DEFAULT_TEAM_SLUG}{TEAM_SEPARATOR}{name}"):
+        found = Dataset.objects.filter(slug=slug).values_list("team_id", flat=True).first()
+        if found is None:
+            return NamedDataset(slug=slug, exists=False, team_id=home)
+        if found == home or (home is None and teams is None):
+            return NamedDataset(slug=slug, exists=True, team_id=None)
+    # A legacy dataset of another team holds both forms (made before names were per team).
+    raise DatasetNameRefused("Choose another name for the new dataset.")
+
+
+def dataset_named_by(name: str, user: Any) -> NamedDataset:
+    """The dataset a researcher's upload or recast names (`dataset_named`), in the teams where they
+    may import (every team for no user: a command); DatasetNameRefused when they may not."""
+    teams = access.team_ids(user, access.RESEARCH) if user is not None else None
+    home = access.home_team_id(user) if user is not None else None
+    named = dataset_named(name, teams=teams, home=home)
+    if user is not None and not named.exists and home is None:
+        raise DatasetNameRefused("You are in no team where you may import data.")
+    return named
+
+
+def _slug_in_team(name: str, team: "Team | None") -> str:
+    return name if team is None or team.slug == DEFAULT_TEAM_SLUG else f"{team.slug}{TEAM_SEPARATOR}{name}"
 
 
 def resolve_dataset(dataset: Dataset | TeamDatasets | str | None) -> DatasetScope:
@@ -127,7 +196,8 @@ def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str 
 
 # --- which labels count ---------------------------------------------------------------------------
 # The one statement of the rule. Every label of a pair counts (the author's at AUTHOR_POSITION and
-# the validators' after it), except those of excluded workers (worker quality, SNLI §2.2) and those
+# the validators' after it), except those of workers excluded in the team of the pair's dataset
+# (worker quality, SNLI §2.2; `ValidationLabel.excluded`, kept by `corpus.services`) and those
 # written in a study session its market has not vouched for (`awaiting_market_session`, issue 50.1:
 # until it vouches, or for good once it refuses); an imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
 # and exported labels take the earliest five by position (`in_gold`): a pair that lost a label to
@@ -135,24 +205,54 @@ def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str 
 # their label counts again and the latest replacement drops out.
 
 
-def answers_of_counted_workers(prefix: str = "") -> Q:
-    """Answers (labels, judgments) by no worker (imported) or by one not excluded: the worker half of
-    `labels_that_count`, for answer tables that keep no market wait of their own."""
-    return Q(**{f"{prefix}worker__isnull": True}) | Q(**{f"{prefix}worker__is_excluded": False})
+def answers_of_counted_workers(prefix: str = "", *, dataset: str = "pair__dataset") -> Q:
+    """Answers (judgments, per-premise labels) by no worker (imported) or by one not excluded in the
+    team of the answer's dataset (`dataset`: the path from the answer to it): the worker half of the
+    rule, for answer tables that keep no mark of their own (labels keep `excluded`)."""
+    excluded = WorkerExclusion.objects.filter(
+        worker_id=OuterRef(f"{prefix}worker_id"), team_id=OuterRef(f"{prefix}{dataset}__team_id")
+    )
+    return Q(**{f"{prefix}worker__isnull": True}) | ~Exists(excluded)
 
 
-def labels_that_count(prefix: str = "", *, excluded_as_set: bool = False) -> Q:
-    """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair).
+def labels_that_count(prefix: str = "") -> Q:
+    """The labels that count, as a filter on ValidationLabel (`prefix` "labels__" from a Pair): two
+    columns of the label itself, so a statement that reads every label of a corpus (the snapshot
+    export) joins no worker row per label."""
+    return Q(**{f"{prefix}excluded": False}) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
 
-    `excluded_as_set`: the same rule with the excluded workers read once, as a set each label's
-    worker is looked up in (a hashed NOT IN), instead of a join to the worker per label: for a
-    statement that reads every label of a corpus (the snapshot export), where the join was a
-    quarter of its time (issue 53.4)."""
-    waiting = Q(**{f"{prefix}awaiting_market_session__isnull": True})
-    if not excluded_as_set:
-        return answers_of_counted_workers(prefix) & waiting
-    excluded = Worker.objects.filter(is_excluded=True).values("pk")
-    return (Q(**{f"{prefix}worker__isnull": True}) | ~Q(**{f"{prefix}worker_id__in": excluded})) & waiting
+
+def excluded_team_ids(worker: Worker) -> set[int]:
+    """The teams that excluded this worker."""
+    return set(WorkerExclusion.objects.filter(worker=worker).values_list("team_id", flat=True))
+
+
+def is_excluded_in(worker: Worker, team_id: int | None) -> bool:
+    """Whether the team excluded this worker (their tasks there end; they take no new ones)."""
+    return team_id is not None and WorkerExclusion.objects.filter(worker=worker, team_id=team_id).exists()
+
+
+def datasets_excluding(worker: Worker) -> QuerySet[Dataset]:
+    """The datasets of the teams that excluded this worker (a subquery: `dataset__in=`): what no
+    task offers them."""
+    return Dataset.objects.filter(team__worker_exclusions__worker=worker).values("pk")
+
+
+def excluded_workers(dataset: "DatasetScope | str") -> set[int]:
+    """The workers excluded in the teams of a scope: one dataset's team, a group's teams, or any team
+    (None): what a page that shows a worker's standing marks "excluded"."""
+    exclusions = WorkerExclusion.objects.all()
+    dataset = resolve_dataset(dataset)
+    if isinstance(dataset, TeamDatasets):
+        exclusions = exclusions.filter(team_id__in=dataset.teams)
+    elif dataset is not None:
+        exclusions = exclusions.filter(team_id=dataset.team_id)
+    return set(exclusions.values_list("worker_id", flat=True))
+
+
+def excluded_in(team_ids: Any) -> QuerySet[WorkerExclusion]:
+    """The exclusions of these teams (a list or a subquery of team ids)."""
+    return WorkerExclusion.objects.filter(team_id__in=team_ids)
 
 
 def replacement_labels_in_gold() -> QuerySet[Any, Any]:

@@ -5,7 +5,8 @@ label table. Every writer of labels goes through here, in the same transaction a
   - `add_labels`: one label on each of several pairs (a validator's batch; `add_label`, a batch of
     one, for the demo and tests), under their row locks: the one place a label's rules are applied;
   - `create_pairs`: new pairs with their labels in bulk (the writing task, corpus imports);
-  - `set_workers_excluded`: a worker's labels leave (or rejoin) the counters, by a recompute.
+  - `set_workers_excluded`: a team's exclusion of workers: their labels on its datasets leave (or
+    rejoin) the counters of those pairs.
 The recompute (`corpus.recompute`) checks and repairs the counters from the label table, a
 researcher's adjudication (`corpus.adjudication`) overrides a pair's votes, and the stopping
 rules (`corpus.stopping_policies`) take pairs out of the claim queue. Each writer appends deltas
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import BooleanField, Case, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models import BooleanField, Case, Exists, OuterRef, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
 from audit import services as audit
@@ -49,9 +50,10 @@ from .models import (
     Split,
     ValidationLabel,
     Worker,
+    WorkerExclusion,
     text_hash,
 )
-from .recompute import RecomputeReport, heal_pairs, recompute_gold
+from .recompute import heal_pairs
 from .selectors import labels_that_count
 from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
 from .validation_flags import set_validation_flags
@@ -101,12 +103,14 @@ def label_refusal(
     label: str,
     *,
     ordinal: int | None = None,
+    worker_excluded: bool = False,
 ) -> str | None:
     """Why `pair` cannot take this label in `position` (the next after its labels), or None: the
     one statement of the rules, which `add_labels` applies under the pair's row lock.
 
     `pair` is the locked row with its counters, `scheme` its dataset's label scheme, `taken` its
-    labels as (position, worker id, whether it counts), read under the lock. Refused: a label that
+    labels as (position, worker id, whether it counts), read under the lock, `worker_excluded`
+    whether the worker is excluded in the team of the pair's dataset. Refused: a label that
     is not a core label or not one of the scheme's (with the rating an ordinal dataset needs,
     mapping to the label, and only there), a sixth counted label, a label by an excluded worker,
     an author validating their own pair and a second label by the same worker.
@@ -126,8 +130,9 @@ def label_refusal(
     if pair.label_count >= LABELS_PER_PAIR or sum(counts for *_, counts in taken) >= LABELS_PER_PAIR:
         return f"Pair {pair.pair_id} already has all {LABELS_PER_PAIR} labels."
     if worker is not None:
-        if worker.is_excluded:
-            # Their labels are left out of gold labels; counting new ones here would disagree with a recompute.
+        if worker_excluded:
+            # Their labels are left out of this team's gold labels; counting new ones here would
+            # disagree with a recompute.
             return "Labels from excluded workers are not taken."
         if pair.author_id == worker.pk and position != AUTHOR_POSITION:
             return "Authors do not validate their own pairs."
@@ -220,14 +225,20 @@ def add_labels(
     # write, and a refusal is raised after the block, so a caller's transaction stays usable.
     refusal = None
     with transaction.atomic(savepoint=False):
-        locked = {
-            pair.pk: pair
-            for pair in Pair.objects.select_for_update(no_key=True, of=("self",))
+        lock = (
+            Pair.objects.select_for_update(no_key=True, of=("self",))
             .select_related("premise", "dataset")
             .filter(pk__in=ids)
             .order_by("pk")
             .only(*LOCKED_COLUMNS)
-        }
+        )
+        if worker is not None:  # whether the pair's team excluded the worker, in the same statement
+            lock = lock.annotate(
+                worker_excluded=Exists(
+                    WorkerExclusion.objects.filter(worker_id=worker.pk, team_id=OuterRef("dataset__team_id"))
+                )
+            )
+        locked = {pair.pk: pair for pair in lock}
         before = {pk: tallies.pair_key(row, row.premise.split, row.premise.genre_id) for pk, row in locked.items()}
         was = {pk: (row.gold_label, row.label_count) for pk, row in locked.items()}
         existing = _labels_taken(ids)
@@ -243,7 +254,16 @@ def add_labels(
                     row.held_places = max(0, row.held_places - 1)
                 continue
             position = _next_position(taken)
-            refusal = label_refusal(row, row.dataset.label_scheme, taken, worker, position, label, ordinal=ordinal)
+            refusal = label_refusal(
+                row,
+                row.dataset.label_scheme,
+                taken,
+                worker,
+                position,
+                label,
+                ordinal=ordinal,
+                worker_excluded=getattr(row, "worker_excluded", False),
+            )
             if refusal:
                 break
             new_labels.append(
@@ -479,74 +499,111 @@ def _withdraw_model_votes(pair_ids: list[int]) -> int:
     return withdrawn
 
 
+def follow_team_exclusions(dataset: Dataset) -> int:
+    """After a dataset moved to another team: its labels marked as that team's exclusions say (the
+    old team's decisions leave with it), its pairs recounted. Returns the pairs whose counters moved."""
+    excluded = WorkerExclusion.objects.filter(team_id=dataset.team_id).values("worker_id")
+    labels = ValidationLabel.objects.filter(pair__dataset=dataset, worker__isnull=False)
+    marking = labels.filter(worker_id__in=excluded, excluded=False)
+    clearing = labels.filter(excluded=True).exclude(worker_id__in=excluded)
+    with transaction.atomic():
+        touched = set(marking.values_list("pair_id", flat=True)) | set(clearing.values_list("pair_id", flat=True))
+        marking.update(excluded=True)
+        clearing.update(excluded=False)
+    if not touched:
+        return 0
+    fixed = heal_pairs(sorted(touched))
+    _withdraw_model_votes(requeue_undecided_stopped(sorted(touched)))
+    gold_recounted()
+    return fixed
+
+
 @dataclass
 class ExclusionOutcome:
-    changed: int
-    recompute_report: "RecomputeReport | None" = None
+    changed: int  # workers whose standing in one of the teams changed
+    pairs_fixed: int = 0  # pairs whose counters or gold label moved with it
+    teams: tuple[int, ...] = ()
 
 
 def set_workers_excluded(
-    workers: QuerySet[Worker], excluded: bool, *, by: Any = None, reason: str = ""
+    workers: QuerySet[Worker], excluded: bool, *, teams: Iterable[int], by: Any = None, reason: str = ""
 ) -> ExclusionOutcome:
-    """Exclude (or include again) workers' labels; gold labels and counters follow by a recompute.
+    """Exclude (or include again) workers in these teams: their labels on the teams' datasets leave
+    (or rejoin) gold labels, statistics and snapshots, and the pairs they labelled there are
+    recounted; their labels on other teams' datasets stay as they are.
 
-    The flag and the recompute are separate transactions on purpose: the recompute reads every
-    label, and the flag must stand even if a researcher has to rerun the recompute later.
+    The exclusion, its marks on the labels and its audit entries are one transaction; the pairs are
+    recounted after it, a batch of them under their row locks at a time (`corpus.recompute.heal_pairs`),
+    so validators' submits go on meanwhile, and a recount that stopped half-way is finished by the
+    next recompute. Pairs stopped early whose gold is no longer decided go back to the queue.
     """
+    team_ids = sorted(set(teams))
+    if not team_ids:
+        return ExclusionOutcome(changed=0)
     with transaction.atomic():
-        moving = list(
+        workers_named = dict(
             # NO KEY UPDATE, as a submit locks its worker: a FOR UPDATE would wait for the foreign-key
             # checks of the worker tally's deltas that name this worker (a submit on a pair they
             # labelled moves their leave-one-out gold), which commit holding the pairs' locks it
             # waits for next: a deadlock.
             Worker.objects.select_for_update(no_key=True)
             .filter(pk__in=workers.values("pk"))
-            .exclude(is_excluded=excluded)
             .values_list("pk", "external_id")
         )
-        # Their labels start or stop counting on every pair they labelled: those pairs' worker figures
-        # move (`corpus.worker_tally`), read before and after under the pairs' row locks, taken in pk
-        # order as every writer takes them (the workers' locks first, as a validator's submit).
-        touched_pairs = sorted(
-            set(
-                ValidationLabel.objects.filter(worker_id__in=[pk for pk, _ in moving]).values_list("pair_id", flat=True)
+        standing = set(
+            WorkerExclusion.objects.filter(worker_id__in=workers_named, team_id__in=team_ids).values_list(
+                "worker_id", "team_id"
             )
+        )
+        if excluded:
+            moving = sorted((pk, team) for pk in workers_named for team in team_ids if (pk, team) not in standing)
+            WorkerExclusion.objects.bulk_create(WorkerExclusion(worker_id=pk, team_id=team) for pk, team in moving)
+        else:
+            moving = sorted(standing)
+            for pk, team in moving:
+                WorkerExclusion.objects.filter(worker_id=pk, team_id=team).delete()
+        labels_of = {
+            (pk, team): ValidationLabel.objects.filter(worker_id=pk, pair__dataset__team_id=team) for pk, team in moving
+        }
+        # Their labels on the teams' datasets start or stop counting: those pairs' worker figures move
+        # (`corpus.worker_tally`), read before and after under the pairs' row locks, taken in pk
+        # order as every writer takes them (the workers' locks first, as a validator's submit).
+        touched = sorted(
+            {
+                pair
+                for labels in labels_of.values()
+                for pair in labels.exclude(excluded=excluded).values_list("pair_id", flat=True)
+            }
         )
         list(
             Pair.objects.select_for_update(no_key=True, of=("self",))
-            .filter(pk__in=touched_pairs)
+            .filter(pk__in=touched)
             .order_by("pk")
             .values_list("pk", flat=True)
         )
-        worker_rows = worker_tally.read(touched_pairs)
-        changed = Worker.objects.filter(pk__in=[pk for pk, _ in moving]).update(is_excluded=excluded)
-        worker_tally.moved(worker_rows, touched_pairs)
-        # The audit log (one entry per worker): a worker belongs to no team, so the entry names the
-        # datasets whose labels the decision moves, and every team sees it (team_id None).
-        touched = sorted(
-            set(
-                ValidationLabel.objects.filter(worker_id__in=[pk for pk, _ in moving]).values_list(
-                    "pair__dataset__slug", flat=True
-                )
-            )
-        )
-        for pk, external_id in moving:
+        worker_rows = worker_tally.read(touched)
+        for (pk, team), labels in labels_of.items():
+            datasets = sorted(set(labels.values_list("pair__dataset__slug", flat=True)))
+            labels.exclude(excluded=excluded).update(excluded=excluded)
+            # In the team's own log, naming the team's datasets whose labels it moves.
             audit.record(
                 "worker.excluded" if excluded else "worker.readmitted",
                 actor=by,
+                team_id=team,
                 subject_type="corpus.worker",
                 subject_id=pk,
-                subject_label=external_id,
-                before={"is_excluded": not excluded},
-                after={"is_excluded": excluded},
+                subject_label=workers_named[pk],
+                before={"excluded": not excluded},
+                after={"excluded": excluded},
                 reason=reason,
-                datasets=touched,
+                datasets=datasets,
             )
-    if not changed:
-        return ExclusionOutcome(changed=0)
-    report = recompute_gold()
-    requeued = requeue_undecided_stopped()  # a stopped pair that lost a label may be undecided again
+        worker_tally.moved(worker_rows, touched)
+    if not moving:
+        return ExclusionOutcome(changed=0, teams=tuple(team_ids))
+    fixed = heal_pairs(touched)
+    requeued = requeue_undecided_stopped(touched)  # a stopped pair that lost a label may be undecided again
     _withdraw_model_votes(requeued)
     # Every figure of the dashboard moves with the gold labels: none is shown from before (issue 27).
     gold_recounted()
-    return ExclusionOutcome(changed=changed, recompute_report=report)
+    return ExclusionOutcome(changed=len({pk for pk, _ in moving}), pairs_fixed=fixed, teams=tuple(team_ids))

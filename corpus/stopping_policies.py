@@ -7,6 +7,8 @@ A researcher chooses a rule per split (`StoppingPolicy`); each pair still taking
 its counters (`stops_when_decided`); everything else that stops or reopens pairs is here.
 """
 
+from collections.abc import Sequence
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Q, QuerySet
@@ -121,13 +123,14 @@ def stop_pairs(pairs: QuerySet[Pair]) -> int:
     return set_validation_flags(open_pairs, needs_validation=False, stopped_early=True)
 
 
-def requeue_undecided_stopped() -> list[int]:
+def requeue_undecided_stopped(among: Sequence[int] | None = None) -> list[int]:
     """Pairs stopped under the decided rule whose gold is no longer decided (an excluded worker's
-    label left their counters) take labels again. Returns their pks (the caller withdraws a model's
-    vote that stopped one: `corpus.services.set_workers_excluded`)."""
+    label left their counters) take labels again: of `among` (pks), or of every pair. Returns their
+    pks (the caller withdraws a model's vote that stopped one: `corpus.services.set_workers_excluded`)."""
+    pairs = Pair.objects.all() if among is None else Pair.objects.filter(pk__in=list(among))
     with transaction.atomic():
         pks = list(
-            Pair.objects.select_for_update(no_key=True)
+            pairs.select_for_update(no_key=True)
             .filter(stopped_early=True, stopping_rule=StoppingRule.DECIDED, label_count__lt=LABELS_PER_PAIR)
             .exclude(decided_q())
             .order_by("pk")

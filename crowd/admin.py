@@ -254,7 +254,7 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "market_check",
     ]
     list_filter = ["study", CompletedFilter, "code_hold_decision", "market_check", "worker__market", "is_preview"]
-    list_select_related = ["study", "worker__user"]
+    list_select_related = ["study__dataset", "worker__user"]
     search_fields = [
         "external_session_id",
         "external_study_id",
@@ -302,14 +302,20 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         # The page's sessions get their workers' marks in one pass (excluded, flagged: issue 27),
         # so a researcher approving from this list sees them beside the codes.
         changelist = super().get_changelist_instance(request)
-        marks = registry.worker_marks(session.worker_id for session in changelist.result_list)
+        by_team: dict[int, list[StudySession]] = {}
         for session in changelist.result_list:
-            session.marks = marks.get(session.worker_id, [])
+            by_team.setdefault(session.study.dataset.team_id, []).append(session)
+        for team_id, sessions in by_team.items():  # an exclusion is its team's: marks per team
+            marks = registry.worker_marks((session.worker_id for session in sessions), team_id=team_id)
+            for session in sessions:
+                session.marks = marks.get(session.worker_id, [])
         return changelist
 
     @admin.display(description="worker marks")
     def worker_marks(self, session: StudySession) -> str:
         marks = getattr(session, "marks", None)
         if marks is None:
-            marks = registry.worker_marks([session.worker_id]).get(session.worker_id, [])
+            marks = registry.worker_marks([session.worker_id], team_id=session.study.dataset.team_id).get(
+                session.worker_id, []
+            )
         return format_html('<span class="worker-marks">{}</span>', "; ".join(marks)) if marks else "—"

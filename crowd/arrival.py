@@ -137,17 +137,23 @@ ClaimModels = Sequence[type[TaskClaim]]
 
 
 def release_open_claims(
-    claim_models: ClaimModels, *, exclude_session: StudySession | None = None, **worker_filter: object
+    claim_models: ClaimModels,
+    *,
+    exclude_session: StudySession | None = None,
+    on_teams: Sequence[int] | None = None,
+    **worker_filter: object,
 ) -> int:
     """Release the open claims of every claim model that `worker_filter` names (their tasks go back
     to the pool at once, instead of staying held until the claims expire), but those of
-    `exclude_session`; returns how many."""
+    `exclude_session`; with `on_teams`, only the claims on those teams' datasets. Returns how many."""
     released = 0
     now = timezone.now()
     for model in claim_models:
         # Each concrete claim model has a `worker` besides TaskClaim's fields (the abstract model
-        # cannot declare it), which `worker_filter` names.
+        # cannot declare it), which `worker_filter` names, and the path to its dataset.
         claims = model._default_manager.filter(live_claims(now), **worker_filter)
+        if on_teams is not None:
+            claims = claims.filter(**{f"{model.DATASET_PATH}__team_id__in": on_teams})
         if exclude_session is not None:
             claims = claims.exclude(study_session=exclude_session)
         released += claims.update(status=ClaimStatus.RELEASED)

@@ -38,6 +38,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Worker
+from corpus.selectors import is_excluded_in
 
 from .models import ClaimStatus, Study, TaskClaim
 
@@ -96,6 +97,15 @@ def db_time(moment: datetime) -> Any:
 # --- the live-claim rule: a claim holds its place while it is open and its time has not run out ---
 # The one statement of it, in its three forms: a filter (`live_claims`), a claim in hand
 # (`is_live`) and the statements written in SQL (`live_claims_sql` with `live_params`).
+
+
+def excluded_from_claim(worker: Worker, claim: TaskClaim) -> bool:
+    """Whether the team of the claim's dataset excluded the worker (the claim's task ends for them)."""
+    model = type(claim)
+    team_id = (
+        model._default_manager.filter(pk=claim.pk).values_list(f"{model.DATASET_PATH}__team_id", flat=True).first()
+    )
+    return is_excluded_in(worker, team_id)
 
 
 def live_claims(now: datetime) -> Q:

@@ -6,6 +6,7 @@ completion code. The tables keep the names they had in `collection` (`db_table`)
 """
 
 from decimal import Decimal
+from typing import ClassVar
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
@@ -51,6 +52,9 @@ class TaskClaim(models.Model):
     # The database default serves INSERTs that do not name it (the release before during a deploy,
     # bench/costs_page.py).
     take_backs = models.PositiveSmallIntegerField(default=0, db_default=0)
+    # The path from a claim to its dataset, which each task app's claim names: a team's exclusion
+    # releases the excluded workers' open claims on that team's datasets, and no other team's.
+    DATASET_PATH: ClassVar[str] = ""
 
     class Meta:
         abstract = True

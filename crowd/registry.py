@@ -83,14 +83,18 @@ def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal
     return access.admission_refusal(study, worker, qualification_check=registered().qualification_check)
 
 
-def worker_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
-    """{worker pk: [words]}: "excluded", and the registered flags, for a list a researcher pays from."""
-    return selectors.worker_marks(worker_ids, flagged=registered().worker_flags)
+def worker_marks(worker_ids: Iterable[int], *, team_id: int) -> dict[int, list[str]]:
+    """{worker pk: [words]}: "excluded" (in the team `team_id`), and the registered flags, for a list
+    of a study of that team a researcher pays from."""
+    return selectors.worker_marks(worker_ids, team_id=team_id, flagged=registered().worker_flags)
 
 
-def release_open_claims_of_workers(worker_ids: Iterable[int]) -> int:
-    """Release every open claim of these workers (excluded ones), of every task app; returns how many."""
-    return arrival.release_open_claims(registered().claim_models, worker__in=list(worker_ids))
+def release_open_claims_of_workers(worker_ids: Iterable[int], team_ids: Iterable[int]) -> int:
+    """Release every open claim of these workers (excluded ones) on the datasets of these teams (the
+    teams that excluded them), of every task app; returns how many."""
+    return arrival.release_open_claims(
+        registered().claim_models, worker__in=list(worker_ids), on_teams=sorted(set(team_ids))
+    )
 
 
 def release_open_claims_of_session(session: "StudySession") -> int:

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from django.db.models import Q
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
+from corpus.selectors import excluded_in
 
 from .holds import submits_while_held
 from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskKind, WorkerLink
@@ -101,15 +102,16 @@ def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
 MarkSource = Callable[[list[int]], dict[int, list[str]]]
 
 
-def worker_marks(worker_ids: Iterable[int], *, flagged: MarkSource | None = None) -> dict[int, list[str]]:
-    """{worker pk: [words]} for the workers of a list a researcher approves or pays from: "excluded"
-    (their labels are left out), and what `flagged` adds (the caller passes the quality app's flags:
-    `crowd.registry.worker_marks`); workers with no mark are absent."""
+def worker_marks(worker_ids: Iterable[int], *, team_id: int, flagged: MarkSource | None = None) -> dict[int, list[str]]:
+    """{worker pk: [words]} for the workers of a list a researcher approves or pays from, of one
+    study of the team `team_id`: "excluded" (the team excluded them: their labels are left out),
+    and what `flagged` adds (the caller passes the quality app's flags: `crowd.registry.worker_marks`);
+    workers with no mark are absent."""
     ids = sorted(set(worker_ids))
     marks: dict[int, list[str]] = {}
     if not ids:
         return marks
-    for pk in Worker.objects.filter(pk__in=ids, is_excluded=True).values_list("pk", flat=True):
+    for pk in excluded_in([team_id]).filter(worker_id__in=ids).values_list("worker_id", flat=True):
         marks.setdefault(pk, []).append(EXCLUDED_MARK)
     if flagged is not None:
         for pk, words in flagged(ids).items():
@@ -128,7 +130,9 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
             .select_related("worker__user")
             .order_by("completed_at", "pk")
         )
-        marks = worker_marks((session.worker_id for session in sessions), flagged=flagged)
+        marks = worker_marks(
+            (session.worker_id for session in sessions), team_id=study.dataset.team_id, flagged=flagged
+        )
         for session in sessions:
             yield [
                 study.slug,

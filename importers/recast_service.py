@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 
 from audit import services as audit
 from corpus.models import Dataset, Genre, Pair
-from teams import access
+from corpus.selectors import DatasetNameRefused, NamedDataset, dataset_named_by
 
 from . import dnc, recasting
 from .dnc_import import SCHEMES, DncImportError, DncImportReport, store_dnc_pairs
@@ -68,7 +68,7 @@ def dry_run(
     With `user`, another team's `dataset` is refused (`home_team`)."""
     template = load(template)
     if dataset:
-        home_team(dataset, user)
+        dataset = named(dataset, user).slug
     counted = _Counting(rows)
     first = next_pair_id(dataset) if dataset else 1
     try:
@@ -91,7 +91,8 @@ def recast_into(
     """Recast every row into `dataset` (created if missing: with `user`, in their team) in one
     transaction; returns the DncImportReport. With `user`, another team's `dataset` is refused."""
     template = load(template)
-    home = home_team(dataset, user)
+    name, chosen = dataset, named(dataset, user)
+    dataset, home = chosen.slug, chosen.team_id
     first = next_pair_id(dataset)
     try:
         pairs = list(recasting.recast(template, rows, split=split, seed=seed, first_pair_id=first))
@@ -114,7 +115,7 @@ def recast_into(
             if home is not None:
                 target, _ = Dataset.objects.get_or_create(
                     slug=dataset,
-                    defaults={"name": dataset, "is_imported": True, "team_id": home, "label_scheme": scheme},
+                    defaults={"name": name, "is_imported": True, "team_id": home, "label_scheme": scheme},
                 )
             report = store_dnc_pairs(pairs, dataset, scheme, split, source or f"template {template.name}", genre=genre)
             if target is None:  # store_dnc_pairs made it (a recast with no home team)
@@ -133,21 +134,16 @@ def recast_into(
         raise RecastRefused(f"{error}; nothing was saved") from None
 
 
-def home_team(dataset: str, user: Any) -> int | None:
-    """The team a new `dataset` recast by `user` joins (their first research team; teams.access),
-    None when it exists or there is no user (the command). Another team's dataset is refused as
-    an upload into it is: the name is taken."""
+def named(dataset: str, user: Any) -> NamedDataset:
+    """The dataset a recast by `user` names (corpus.selectors.dataset_named): one of their teams'
+    datasets, or a new one of their team; another team's dataset of that name is neither reached
+    nor named. Without a user (the command) the name is the slug."""
     if user is None:
-        return None
-    existing = Dataset.objects.filter(slug=dataset).values_list("team_id", flat=True).first()
-    if refusal := access.dataset_name_refusal(user, existing):
-        raise RecastRefused(refusal)
-    if existing is not None:
-        return None
-    home = access.home_team_id(user)
-    if home is None:
-        raise RecastRefused("you are in no team where you may import data")
-    return home
+        return NamedDataset(slug=dataset, exists=Dataset.objects.filter(slug=dataset).exists(), team_id=None)
+    try:
+        return dataset_named_by(dataset, user)
+    except DatasetNameRefused as refused:
+        raise RecastRefused(str(refused)) from None
 
 
 class _Counting:

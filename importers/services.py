@@ -31,9 +31,9 @@ from base.uploads import queue_upload
 from corpus import bulk
 from corpus.gold import VOTE_FIELD
 from corpus.models import Dataset, Genre, ImportStatus, Pair, Premise, Split, ValidationLabel
+from corpus.selectors import DatasetNameRefused, dataset_named_by
 from corpus.services import create_pairs, create_premises
 from corpus.writings import count_writings_of_pairs
-from teams import access
 
 from .formats import (
     SNLI_GENRE,
@@ -465,20 +465,19 @@ def queue_pairs_upload(
     if genre and not Genre.objects.filter(slug=genre).exists():
         raise CorpusImportError(f"Unknown genre {genre!r}.")
     chosen_split = split
-    # The uploader's team (teams.access): another team's dataset is refused, a new one is theirs.
-    existing_team = Dataset.objects.filter(slug=dataset).values_list("team_id", flat=True).first()
-    if refusal := access.dataset_name_refusal(user, existing_team):
-        raise CorpusImportError(refusal)
-    home = access.home_team_id(user) if user is not None else None
-    if user is not None and existing_team is None and home is None:
-        raise CorpusImportError("You are in no team where you may import data.")
+    # The name in the uploader's teams (corpus.selectors.dataset_named): one of their datasets, or a
+    # new one of their team; another team's dataset of that name is neither reached nor named.
+    try:
+        named = dataset_named_by(dataset, user)
+    except DatasetNameRefused as refused:
+        raise CorpusImportError(str(refused)) from None
 
     def create_import(stored: str, size: int) -> CorpusImport:
-        if home is not None:
+        if named.team_id is not None:
             Dataset.objects.get_or_create(
-                slug=dataset, defaults={"name": dataset, "is_imported": True, "team_id": home}
+                slug=named.slug, defaults={"name": dataset, "is_imported": True, "team_id": named.team_id}
             )
-        target = imported_dataset(dataset)
+        target = imported_dataset(named.slug)
         audit.record(
             "import.queued",
             actor=user,

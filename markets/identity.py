@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from base.task_queue import enqueue
 from corpus.models import Worker
+from corpus.selectors import is_excluded_in
 from corpus.services import release_awaiting_labels
 from crowd.arrival import link_workers, session_arrived
 from crowd.holds import UNVOUCHED_PREFIX, release_vouched_hold
@@ -205,8 +206,9 @@ def _act_on_refusal(session: StudySession, answer: MarketAnswer) -> None:
         # held with it (crowd.holds.money_may_go) until a researcher decides.
         reason = f"{UNVOUCHED_PREFIX}: {answer.note}"
         StudySession.objects.filter(pk=session.pk).update(code_held_reason=reason[:300])
-    if not worker.is_excluded:
-        set_excluded([worker.pk], True)
+    team_id = session.study.dataset.team_id
+    if not is_excluded_in(worker, team_id):  # in the team whose study the market refused the ids of
+        set_excluded([worker.pk], True, teams=[team_id], reason=f"{UNVOUCHED_PREFIX}: {answer.note}"[:300])
 
 
 def pending_sessions(now: datetime | None = None) -> list[int]:

@@ -7,6 +7,7 @@ from typing import Any
 from django.utils import timezone
 
 from corpus.models import Market, Worker
+from corpus.selectors import excluded_in
 from quality.models import QualificationAttempt
 
 from .clients import MarketError
@@ -33,17 +34,17 @@ def sync_lists(connection: MarketConnection, *, by: Any = None) -> str:
     each: the market then keeps them in or out of later studies."""
     study = connection.study
     market = Market.PROLIFIC if connection.market == ConnectedMarket.PROLIFIC else Market.MTURK
+    excluded = excluded_in([study.dataset.team_id])  # the study's team's exclusions, no other team's
     wanted = {
         ListKind.QUALIFIED: (
             connection.qualified_list_id,
             Worker.objects.filter(
-                pk__in=QualificationAttempt.objects.filter(test__study=study, passed=True).values("worker_id"),
-                is_excluded=False,
-            ),
+                pk__in=QualificationAttempt.objects.filter(test__study=study, passed=True).values("worker_id")
+            ).exclude(pk__in=excluded.values("worker_id")),
         ),
         ListKind.EXCLUDED: (
             connection.excluded_list_id,
-            Worker.objects.filter(is_excluded=True, study_sessions__study=study),
+            Worker.objects.filter(pk__in=excluded.values("worker_id"), study_sessions__study=study),
         ),
     }
     client = client_for(connection, by)

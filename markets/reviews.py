@@ -17,6 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from audit import services as audit
+from corpus.selectors import excluded_in
 from crowd.holds import decide_code_holds, money_may_go
 from crowd.models import CodeHoldDecision, Study, StudySession
 
@@ -141,8 +142,11 @@ def approve_sessions(
         # Undecided, or an approval still queued (sent without the market's answer, or not sent for
         # a network failure): approving twice is harmless on both markets.
         queued = Q(market_review__decision=ReviewDecision.APPROVE, market_review__state=ReviewState.SENT)
-        sessions = sessions.filter(money_may_go(), worker__is_excluded=False).filter(
-            Q(market_review__isnull=True) | queued
+        excluded = excluded_in([study.dataset.team_id])  # the study's team's exclusions
+        sessions = (
+            sessions.filter(money_may_go())
+            .exclude(worker_id__in=excluded.values("worker_id"))
+            .filter(Q(market_review__isnull=True) | queued)
         )
     if session_ids is not None:
         sessions = sessions.filter(pk__in=[int(pk) for pk in session_ids])

@@ -21,7 +21,7 @@ from decimal import Decimal
 from statistics import median
 from typing import Any
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 
 from artifacts.models import MonitorRefresh
 from corpus.agreement import fleiss_kappa_from_sums
@@ -35,7 +35,6 @@ from corpus.models import (
     Pair,
     StoppingPolicy,
     ValidationLabel,
-    Worker,
 )
 from crowd.models import Study
 from quality.models import QualificationTest
@@ -99,7 +98,6 @@ def snapshot_provenance(
         for genre in Genre.objects.filter(pk__in=of_pairs).select_related("family").order_by("slug")
     }
     studies = list(Study.objects.filter(dataset__in=dataset_rows).order_by("slug"))
-    workers_in = Worker.objects.filter(Q(labels__pair__in=pair_ids) | Q(pairs__in=pair_ids))
     monitor = {}
     for dataset in dataset_rows:
         latest = MonitorRefresh.objects.filter(dataset=dataset, status="done").order_by("-created_at", "-pk").first()
@@ -120,8 +118,8 @@ def snapshot_provenance(
             {"study": test.study.slug, "items": test.items.count(), "pass_mark": test.pass_mark}
             for test in QualificationTest.objects.filter(study__in=studies).select_related("study").order_by("pk")
         ],
-        "excluded_workers": workers_in.filter(is_excluded=True).distinct().count(),
-        "excluded_labels": labels.filter(worker__is_excluded=True).count(),
+        "excluded_workers": labels.filter(excluded=True).values("worker_id").distinct().count(),
+        "excluded_labels": labels.filter(excluded=True).count(),
         "stopping_policies": [
             [policy.dataset.slug, policy.split, policy.rule]
             for policy in StoppingPolicy.objects.filter(dataset__in=dataset_rows)

@@ -266,7 +266,7 @@ def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options
     rows: dict[int, WorkerQuality] = {}
     # The columns the rows' readers use (the name, the exclusion): the rows are kept in the figure
     # cache, and a thousand whole workers and users took twice as long to pickle (issue 53).
-    named = ("id", "user_id", "market", "external_id", "is_trusted", "is_excluded", "user__id", "user__username")
+    named = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
     for worker in Worker.objects.filter(pk__in=ids).select_related("user").only(*named):
         row = labels.get(worker.pk, {})
         seen, matched = catches.get(worker.pk, (0, 0))

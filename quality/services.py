@@ -12,6 +12,7 @@ from django.db import transaction
 from audit import services as audit
 from corpus.gold import VOTE_FIELD
 from corpus.models import Pair, Worker
+from corpus.selectors import TeamDatasets, excluded_in
 from corpus.services import ExclusionOutcome, LabelRefused, set_workers_excluded
 from crowd.models import StudySession
 from crowd.registry import release_open_claims_of_workers
@@ -55,34 +56,44 @@ def set_reference_label(
 
 
 def set_excluded(
-    worker_ids: Iterable[int | str], excluded: bool, *, by: Any = None, reason: str = ""
+    worker_ids: Iterable[int | str], excluded: bool, *, teams: Iterable[int], by: Any = None, reason: str = ""
 ) -> ExclusionOutcome:
-    """Exclude (or include again) these workers; gold labels follow, and pairs that lost a
-    validation label go back to the validation pool (`corpus.services`)."""
+    """Exclude (or include again) these workers in these teams; the teams' gold labels follow, and
+    their pairs that lost a validation label go back to the validation pool (`corpus.services`)."""
     ids = sorted({int(pk) for pk in worker_ids})
+    team_ids = sorted(set(teams))
     if not ids:
         raise LabelRefused("Choose at least one worker.")
-    outcome = set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded, by=by, reason=reason)
+    if not team_ids:
+        raise LabelRefused("Choose a team to exclude them in.")
+    outcome = set_workers_excluded(Worker.objects.filter(pk__in=ids), excluded, teams=team_ids, by=by, reason=reason)
     if excluded:
-        # An excluded worker's open claims would hold their pairs and premises until they expire.
-        release_open_claims_of_workers(ids)
+        # An excluded worker's open claims on the teams' data would hold their pairs and premises
+        # until they expire.
+        release_open_claims_of_workers(ids, team_ids)
     return outcome
 
 
-def auto_exclude_flagged(**flag_options: Any) -> ExclusionOutcome | None:
-    """Exclude flagged workers who took part in a study that opted in (`Study.auto_exclude_flagged`).
+def auto_exclude_flagged(**flag_options: Any) -> list[ExclusionOutcome]:
+    """Exclude flagged workers who took part in a study that opted in (`Study.auto_exclude_flagged`),
+    in the team of that study's dataset, on the flags of that team's labels.
 
     Nothing is excluded automatically otherwise; a researcher reviews the flags on the dashboard's
-    workers page. Returns the ExclusionOutcome (None when nobody was excluded).
+    workers page. Returns one ExclusionOutcome per team that excluded someone.
     """
-    opted_in = set(StudySession.objects.filter(study__auto_exclude_flagged=True).values_list("worker_id", flat=True))
-    if not opted_in:
-        return None
-    flagged = [
-        row.worker.pk
-        for row in worker_quality(**flag_options)
-        if row.flags and row.worker.pk in opted_in and not row.worker.is_excluded
-    ]
-    if not flagged:
-        return None
-    return set_excluded(flagged, True)
+    opted_in: dict[int, set[int]] = {}
+    for worker_id, team_id in StudySession.objects.filter(study__auto_exclude_flagged=True).values_list(
+        "worker_id", "study__dataset__team_id"
+    ):
+        opted_in.setdefault(team_id, set()).add(worker_id)
+    outcomes = []
+    for team_id, workers in sorted(opted_in.items()):
+        excluded_already = set(excluded_in([team_id]).values_list("worker_id", flat=True))
+        flagged = [
+            row.worker.pk
+            for row in worker_quality(TeamDatasets(frozenset({team_id})), **flag_options)
+            if row.flags and row.worker.pk in workers and row.worker.pk not in excluded_already
+        ]
+        if flagged:
+            outcomes.append(set_excluded(flagged, True, teams=[team_id]))
+    return outcomes

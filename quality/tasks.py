@@ -27,5 +27,4 @@ def auto_exclude_flagged() -> int:
     off by default, so nobody is excluded without a researcher unless a study asks for it)."""
     from .services import auto_exclude_flagged as exclude
 
-    outcome = exclude()
-    return 0 if outcome is None else outcome.changed
+    return sum(outcome.changed for outcome in exclude())

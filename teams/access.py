@@ -18,7 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import Http404
 
-from .models import Membership, Role, default_team_id
+from .models import Membership, Role, Team, default_team_id
 
 M = TypeVar("M", bound=Model)
 T = TypeVar("T")
@@ -54,6 +54,13 @@ def team_ids(user: Any, action: str = VIEW) -> set[int] | None:
         return set()
     roles = Membership.objects.filter(user=user).values_list("team_id", "role")
     return {team for team, role in roles if may_role(role, action)}
+
+
+def teams_acted_on(user: Any, action: str) -> list[int]:
+    """The ids of every team where `user` may do `action`, a superuser's being every team: what an
+    action on shared rows (excluding a worker) acts in."""
+    teams = team_ids(user, action)
+    return sorted(Team.objects.values_list("pk", flat=True)) if teams is None else sorted(teams)
 
 
 def role_in(user: Any, team_id: int | None) -> str | None:
@@ -116,14 +123,6 @@ def home_team_id(user: Any, action: str = RESEARCH) -> int | None:
 
 def team_ids_of_member(user: Any) -> set[int]:
     return set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
-
-
-def dataset_name_refusal(user: Any, team_id: int | None) -> str:
-    """Why `user` may not put data into an existing dataset of `team_id` by naming it ("" when they
-    may). Dataset names are one namespace for every team, so a taken name must be refused."""
-    if team_id is None or user is None or may(user, team_id, RESEARCH):
-        return ""
-    return "That dataset name is taken: choose another name."
 
 
 def require(user: Any, team_id: int | None, action: str, missing: str = "Not found.") -> None:

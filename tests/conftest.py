@@ -424,11 +424,19 @@ def make_worker(db, django_user_model):
 
     counter = {"n": 0}
 
-    def make(username=None, password="worker-pass-1", **fields):
+    def make(username=None, password="worker-pass-1", is_excluded=False, **fields):
+        """`is_excluded`: excluded in the default team, where the suite's data lives (an exclusion
+        is a team's: corpus.models.WorkerExclusion)."""
+        from corpus.models import WorkerExclusion
+        from teams.models import default_team_id
+
         counter["n"] += 1
         username = username or f"worker{counter['n']}"
         user = django_user_model.objects.create_user(username=username, password=password)
-        return Worker.objects.create(user=user, **fields)
+        worker = Worker.objects.create(user=user, **fields)
+        if is_excluded:
+            WorkerExclusion.objects.create(worker=worker, team_id=default_team_id())
+        return worker
 
     return make
 

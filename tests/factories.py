@@ -74,3 +74,17 @@ def pair(ds, premise_, labels, hypothesis=None, author=None, validators=(), need
         add_label(new, label, worker=validators[index] if index < len(validators) else None)
     new.refresh_from_db()
     return new
+
+
+def exclude(workers, excluded=True, *, teams=None):
+    """Exclude (or include again) workers, the way a researcher does (`set_workers_excluded`), in
+    `teams` (ids; the default team's, where the suite's data lives, unless named). `workers`: a
+    Worker, a list of them or a queryset."""
+    from corpus.models import Worker
+    from corpus.services import set_workers_excluded
+    from teams.models import default_team_id
+
+    if isinstance(workers, Worker):
+        workers = [workers]
+    chosen = workers if hasattr(workers, "values") else Worker.objects.filter(pk__in=[w.pk for w in workers])
+    return set_workers_excluded(chosen, excluded, teams=teams or [default_team_id()])

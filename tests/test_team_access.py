@@ -448,36 +448,40 @@ def test_a_queued_import_names_another_teams_running_import_by_number_only(clien
     )
 
 
-def test_a_recast_into_another_teams_dataset_is_refused(client, world):
-    """The recast page previews and saves into the user's teams' datasets only: another team's is
-    refused as a taken name (no preview of its pair ids, nothing saved); a new dataset is the user's team's."""
+def test_a_recast_named_like_another_teams_dataset_makes_the_users_own(client, world):
+    """The recast page previews and saves into the user's teams' datasets only. A name another team
+    uses is neither reached nor named: it makes a new dataset of the user's team, as an unknown name
+    does (no preview of the other team's pair ids, nothing of theirs changed); a team other than the
+    default one keeps its new datasets under its own prefix (`<team>--<name>`, docs/teams.md)."""
     url = reverse("dashboard:recast")
     rows = "".join(json.dumps(row) + "\n" for row in SENTENCES[:3])
     form = {"template": "puns", "dataset": "dataset-a", "split": "dev", "format": "jsonl", "rows": rows, "seed": "0"}
-    pairs = Pair.objects.count()
+    theirs = list(Pair.objects.filter(dataset__slug="dataset-a").values_list("pk", "pair_id", "hypothesis"))
     client.force_login(world["users"]["other_team"])
-    for action in ("preview", "save"):
-        refused = client.post(url, {**form, "action": action})
-        assert refused.status_code == 400 and "That dataset name is taken" in refused.content.decode(), action
-        assert 'class="recast-pair"' not in refused.content.decode()
-    assert Pair.objects.count() == pairs
-    saved = client.post(url, {**form, "dataset": "recast-b", "action": "save"})
-    assert saved.status_code == 302
-    assert Dataset.objects.get(slug="recast-b").team.slug == "team-b"
+    as_foreign = client.post(url, {**form, "action": "preview"})
+    as_unknown = client.post(url, {**form, "dataset": "never-named", "action": "preview"})
+    assert as_foreign.status_code == as_unknown.status_code == 200
+    ids = re.compile(r'class="recast-pair"[^>]*>\s*<td>([^<]*)<')
+    assert ids.findall(as_foreign.content.decode()) == ids.findall(as_unknown.content.decode())
+    assert "That dataset name is taken" not in as_foreign.content.decode()
+    assert client.post(url, {**form, "action": "save"}).status_code == 302
+    mine = Dataset.objects.get(slug="team-b--dataset-a")
+    assert (mine.team.slug, mine.name, mine.pairs.count()) == ("team-b", "dataset-a", 6)
+    assert list(Pair.objects.filter(dataset__slug="dataset-a").values_list("pk", "pair_id", "hypothesis")) == theirs
     client.force_login(world["users"][Role.RESEARCHER])
     preview = client.post(url, {**form, "action": "preview"})
     assert preview.status_code == 200 and preview.content.decode().count('class="recast-pair"') == 6
     assert client.post(url, {**form, "dataset": "recast-a", "action": "save"}).status_code == 302
-    assert Dataset.objects.get(slug="recast-a").team.slug == "team-a"
-    assert Pair.objects.filter(dataset__slug="recast-a").count() == 6
+    made = Dataset.objects.get(name="recast-a")
+    assert (made.slug, made.team.slug, made.pairs.count()) == ("team-a--recast-a", "team-a", 6)
     # Each save is in the audit log of its dataset's team, with who did it and what it made.
     from audit.models import AuditEntry
 
     entries = {entry.subject: entry for entry in AuditEntry.objects.filter(action="import.recast")}
-    assert set(entries) == {"recast-a", "recast-b"}, entries
-    assert entries["recast-a"].team_id == Dataset.objects.get(slug="recast-a").team_id
-    assert entries["recast-a"].after["pairs"] == 6
-    assert entries["recast-b"].actor == world["users"]["other_team"].username
+    assert set(entries) == {"team-a--recast-a", "team-b--dataset-a"}, entries
+    assert entries["team-a--recast-a"].team_id == made.team_id
+    assert entries["team-a--recast-a"].after["pairs"] == 6
+    assert entries["team-b--dataset-a"].actor == world["users"]["other_team"].username
 
 
 def test_tagging_and_the_monitor_refresh_with_no_dataset_act_on_the_users_teams_datasets(

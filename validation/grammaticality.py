@@ -23,6 +23,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Dataset, Grammaticality, GrammaticalityJudgment, Pair, Worker
+from corpus.selectors import datasets_excluding, is_excluded_in
 from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, claim_batch, foreign_items
 from crowd.models import ClaimStatus
 
@@ -45,6 +46,7 @@ def _claimable(worker: Worker, now: datetime, dataset: Dataset | None = None) ->
         pairs = pairs.filter(dataset=dataset)
     return (
         pairs.exclude(author=worker)
+        .exclude(dataset__in=datasets_excluding(worker))
         .exclude(pk__in=GrammaticalityJudgment.objects.filter(worker=worker).values("pair_id"))
         .exclude(pk__in=GrammaticalityClaim.objects.filter(worker=worker).values("pair_id"))
         .alias(judged=_judged_subquery(), held=GRAMMATICALITY_CLAIMS.held(now))
@@ -96,7 +98,7 @@ def claim_page(worker: Worker, *, dataset: Dataset | None = None, size: int = PA
 def hypotheses_to_judge(worker: Worker, *, dataset: Dataset | None = None, size: int = PAGE_SIZE) -> list[Pair]:
     """The pairs of the worker's open page (claimed now if they have none), fewest judgments first;
     [] when nothing is left for them."""
-    if worker.is_excluded:
+    if dataset is not None and is_excluded_in(worker, dataset.team_id):
         return []
     batch = claim_page(worker, dataset=dataset, size=size)
     if batch is None:
@@ -113,7 +115,7 @@ def submit_judgments(
     `shown`: the pair pks of the page that was answered; a page with any of them unanswered is
     refused whole (JudgmentsIncomplete), never saved in part (issue 27).
     """
-    if worker.is_excluded:
+    if Pair.objects.filter(pk__in=list(judgments), dataset__in=datasets_excluding(worker)).exists():
         raise ValidationRefused("Your account is not taking part in this task at the moment.")
     if shown:
         missing = [pk for pk in shown if not judgments.get(pk)]

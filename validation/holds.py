@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Pair, Worker
-from crowd.claiming import ClaimRule
+from crowd.claiming import ClaimRule, excluded_from_claim
 from crowd.holds import HoldRenewal, others_waiting, renew_hold, study_of, waits_its_turn
 from crowd.models import ClaimStatus, Study, StudySession, TaskClaim
 
@@ -58,7 +58,7 @@ def renew_batch(worker: Worker, batch: uuid.UUID | str, rule: ClaimRule) -> Rene
             return None
         pks = [claim.pk for claim in claims]
         minutes = claims_minutes(claims)
-        if locked_worker.is_excluded:
+        if excluded_from_claim(locked_worker, claims[0]):
             return Renewed(HoldRenewal.GONE, None)
         items = sorted({getattr(claim, f"{rule.target}_id") for claim in claims if not _is_catch_trial(claim)})
 

@@ -15,6 +15,8 @@ from crowd.models import TaskClaim
 class ValidationClaim(TaskClaim):
     """One pair of a validator's batch of five, held until they submit or it expires."""
 
+    DATASET_PATH = "pair__dataset"
+
     batch = models.UUIDField(default=uuid.uuid4, db_index=True)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="validation_claims")
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="validation_claims")
@@ -143,6 +145,8 @@ class PremisePair(models.Model):
 class PremiseLabelClaim(TaskClaim):
     """One premise-hypothesis pair of a worker's batch, held until they submit or it expires."""
 
+    DATASET_PATH = "premise_pair__item__dataset"
+
     batch = models.UUIDField(default=uuid.uuid4, db_index=True)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="premise_label_claims")
     premise_pair = models.ForeignKey(PremisePair, on_delete=models.CASCADE, related_name="claims")
@@ -178,6 +182,8 @@ class PremiseLabel(models.Model):
 class GrammaticalityClaim(TaskClaim):
     """One hypothesis of a judge's page of the grammaticality task (DNC App. B.4), held until they
     submit or it expires, so that two judges at once are never offered its last place."""
+
+    DATASET_PATH = "pair__dataset"
 
     batch = models.UUIDField(default=uuid.uuid4, db_index=True)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="grammaticality_claims")

@@ -12,6 +12,7 @@ reference, as in `quality.selectors`.
 from collections import Counter
 
 from corpus.models import Worker
+from corpus.selectors import answers_of_counted_workers
 from crowd.models import StudySession
 from quality import flags
 
@@ -26,7 +27,8 @@ def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
     held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
     others: dict[int, Counter] = {}
     for pair, label in (
-        PremiseLabel.objects.filter(premise_pair_id__in=list(mine), worker__isnull=False, worker__is_excluded=False)
+        PremiseLabel.objects.filter(premise_pair_id__in=list(mine), worker__isnull=False)
+        .filter(answers_of_counted_workers(dataset="premise_pair__item__dataset"))
         .exclude(worker=worker)
         .exclude(worker_id__in=held)
         .values_list("premise_pair_id", "label")

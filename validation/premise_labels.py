@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL
 from corpus.models import Dataset, ItemKind, Pair, Worker
+from corpus.selectors import datasets_excluding, is_excluded_in
 from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, Grouping, claim_batch, foreign_items
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
@@ -103,6 +104,7 @@ def claimable_premise_pairs(worker: Worker, now: datetime, *, dataset: Dataset |
     pairs = PremisePair.objects.filter(label_count__lt=PREMISE_LABELS_PER_PAIR)
     if dataset is not None:
         pairs = pairs.filter(item__dataset=dataset)
+    pairs = pairs.exclude(item__dataset__in=datasets_excluding(worker))
     pairs = pairs.exclude(item__author=worker)
     pairs = pairs.exclude(pk__in=PremiseLabelClaim.objects.filter(worker=worker).values("premise_pair_id"))
     pairs = pairs.exclude(pk__in=PremiseLabel.objects.filter(worker=worker).values("premise_pair_id"))
@@ -126,13 +128,13 @@ def claim_premise_batch(
     claims counted again under the lock (a claim committed just before ours is seen), and claims
     are made on those with room, one premise per item (`crowd.claiming.claim_batch`).
     """
-    if worker.is_excluded:
+    if dataset is None and study_session is not None:
+        dataset = study_session.study.dataset
+    if dataset is not None and is_excluded_in(worker, dataset.team_id):
         raise NotAllowedToLabelPremises(
             "Your account is not taking part in this task at the moment. "
             "If you think this is a mistake, please contact the researchers."
         )
-    if dataset is None and study_session is not None:
-        dataset = study_session.study.dataset
     now = timezone.now()
     with transaction.atomic():
         return claim_batch(
@@ -240,9 +242,11 @@ def submit_premise_batch(
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
         worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
-        if worker.is_excluded:
-            raise PremiseLabelRefused("Your account is not taking part in this task at the moment.")
         claims = claims_to_submit(PREMISE_CLAIMS, worker, batch, now, others="workers")
+        if PremisePair.objects.filter(
+            pk__in=[claim.premise_pair_id for claim in claims], item__dataset__in=datasets_excluding(worker)
+        ).exists():
+            raise PremiseLabelRefused("Your account is not taking part in this task at the moment.")
         missing = [claim.premise_pair_id for claim in claims if labels.get(claim.premise_pair_id) not in LABELS]
         if missing:
             numbers = [str(n) for n, claim in enumerate(claims, 1) if claim.premise_pair_id in missing]

@@ -81,6 +81,12 @@ def candidate_statement(
     if dataset is not None:
         where.append("collection_pair.dataset_id = %s")
         params.append(dataset.pk)
+    else:  # no team that excluded the worker offers them its pairs (a study's team refuses them first)
+        where.append(
+            "NOT (collection_pair.dataset_id IN (SELECT k.id FROM collection_dataset k INNER JOIN "
+            "corpus_workerexclusion x ON x.team_id = k.team_id WHERE x.worker_id = %s))"
+        )
+        params.append(worker.pk)
     kind = "collection_pair.dataset_id IN (SELECT k.id FROM collection_dataset k WHERE k.item_kind = %s)"
     where.append(kind if item_kind == ItemKind.MULTI_PREMISE else f"NOT ({kind})")
     params.append(ItemKind.MULTI_PREMISE)

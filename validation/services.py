@@ -27,6 +27,7 @@ from audit import services as audit
 from corpus import tallies
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
+from corpus.selectors import excluded_in
 from corpus.services import LabelRefused, add_labels, set_needs_validation
 from corpus.stopping_policies import record_stopping_rules
 from corpus.validation_flags import set_validation_flags
@@ -232,22 +233,33 @@ VALIDATION_CLAIMS = ClaimRule(
 )
 
 
-def _trusted_only(dataset: Dataset) -> bool:
-    """Whether the dataset's validation is open to trusted workers only (`ValidationPolicy`)."""
+NOT_TAKING_PART = (
+    "Your account is not taking part in validation at the moment. "
+    "If you think this is a mistake, please contact the researchers."
+)
+
+
+def _standing(worker: Worker, dataset: Dataset) -> tuple[bool, bool]:
+    """(whether the dataset's team excluded the worker, whether its validation is open to trusted
+    workers only: `ValidationPolicy`), in one statement."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT 1 FROM validation_validationpolicy WHERE dataset_id = %s AND trusted_only LIMIT 1", [dataset.pk]
+            "SELECT EXISTS (SELECT 1 FROM corpus_workerexclusion x WHERE x.worker_id = %s AND x.team_id = %s), "
+            "EXISTS (SELECT 1 FROM validation_validationpolicy WHERE dataset_id = %s AND trusted_only)",
+            [worker.pk, dataset.team_id, dataset.pk],
         )
-        return cursor.fetchone() is not None
+        excluded, trusted_only = cursor.fetchone()
+    return bool(excluded), bool(trusted_only)
 
 
 def _check_may_validate(worker: Worker, dataset: Dataset | None) -> None:
-    if worker.is_excluded:
-        raise NotAllowedToValidate(
-            "Your account is not taking part in validation at the moment. "
-            "If you think this is a mistake, please contact the researchers."
-        )
-    if dataset is not None and not worker.is_trusted and _trusted_only(dataset):
+    # Without a dataset the candidates leave out the datasets of teams that excluded the worker.
+    if dataset is None:
+        return
+    excluded, trusted_only = _standing(worker, dataset)
+    if excluded:
+        raise NotAllowedToValidate(NOT_TAKING_PART)
+    if trusted_only and not worker.is_trusted:
         raise NotAllowedToValidate(
             "Validation of this data set is open only to our pool of trusted validators, "
             "and your account is not in it yet."
@@ -535,7 +547,6 @@ def submit_validation_batch(
     labels = {int(pk): value for pk, value in labels.items() if value}
     with transaction.atomic():
         worker = Worker.objects.select_for_update(no_key=True).get(pk=worker.pk)
-        _check_may_validate(worker, None)
         # The pairs are locked next, in pk order, by `add_labels`, as every writer of labels does.
         claims = claims_to_submit(
             VALIDATION_CLAIMS,
@@ -548,6 +559,8 @@ def submit_validation_batch(
             "study_session__study",
             others="validators",
         )
+        if excluded_in({claim.pair.dataset.team_id for claim in claims}).filter(worker=worker).exists():
+            raise NotAllowedToValidate(NOT_TAKING_PART)  # excluded by the team while the batch was theirs
         stored = {}
         for claim in claims:
             with contextlib.suppress(ValueError):  # named as missing below

@@ -5,7 +5,7 @@ from typing import Any
 from collection.models import WritingClaim
 from corpus.agreement import ratio
 from corpus.models import Dataset, Premise, Worker
-from corpus.selectors import TeamDatasets, dataset_sql
+from corpus.selectors import TeamDatasets, dataset_sql, excluded_workers
 from corpus.worker_tally import worker_sums, writer_sums
 from crowd.models import ClaimStatus
 from quality.selectors import median_per_worker
@@ -57,12 +57,13 @@ def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> l
     given = worker_sums(dataset, split, medians=False, only=("n", "with_gold", "gold_agreements"))
     medians = median_writing_seconds(dataset, split)
     active = set(written) | set(given) | set(medians)
+    excluded = excluded_workers(dataset)  # in the scope's teams: another team's decision is its own
     rows: list[dict[str, Any]] = []
     # Plain rows, not Worker objects: a thousand of them with their users cost more than the figures.
     people = Worker.objects.filter(pk__in=active).values_list(
-        "pk", "external_id", "user__username", "market", "is_trusted", "is_excluded"
+        "pk", "external_id", "user__username", "market", "is_trusted"
     )
-    for pk, external_id, username, market, is_trusted, is_excluded in people:
+    for pk, external_id, username, market, is_trusted in people:
         wrote = written.get(pk, {})
         gave = given.get(pk, {})
         rows.append(
@@ -72,7 +73,7 @@ def _worker_rows(dataset: Dataset | TeamDatasets | None, split: str | None) -> l
                 "username": username,
                 "market": market,
                 "is_trusted": is_trusted,
-                "is_excluded": is_excluded,
+                "is_excluded": pk in excluded,
                 "pairs_written": wrote.get("n", 0),
                 "author_gold": ratio(wrote.get("author_is_gold", 0), wrote.get("with_gold", 0)),
                 "labels_given": gave.get("n", 0),

@@ -124,7 +124,13 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     held = list(bonuses.held_back(study)) if study else []
     totals = bonuses.worker_totals(study) if study else []
     # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27).
-    marks = worker_marks([entry.worker_id for entry in unpaid] + [row["id"] for row in totals])
+    marks = (
+        worker_marks(
+            [entry.worker_id for entry in unpaid] + [row["id"] for row in totals], team_id=study.dataset.team_id
+        )
+        if study
+        else {}
+    )
     for entry in unpaid:
         # The page's own attributes on the row, read by its template (as markets.selectors does).
         entry.marks = marks.get(entry.worker_id, [])  # type: ignore[attr-defined]
@@ -253,10 +259,18 @@ def worker_exclusion(request: HttpRequest) -> HttpResponse:
     if action not in ("exclude", "include"):
         messages.error(request, "Choose exclude or include.")
         return redirect("dashboard:workers")
+    # An exclusion is a team's: the one the form names, or the user's only research team.
+    teams = access.teams_acted_on(request.user, access.RESEARCH)
+    chosen = request.POST.get("team", "")
+    if chosen:
+        teams = [team for team in teams if str(team) == chosen]  # another team's id: none, as unknown
     try:
+        if len(teams) != 1:
+            raise LabelRefused("Choose the team whose data they leave; nothing changed.")
         outcome = services.set_excluded(
             request.POST.getlist("worker"),
             action == "exclude",
+            teams=teams,
             by=request.user,
             reason=request.POST.get("reason", "").strip()[:500],
         )
@@ -265,11 +279,10 @@ def worker_exclusion(request: HttpRequest) -> HttpResponse:
             request, refused.message if isinstance(refused, LabelRefused) else "Bad worker ids; nothing changed."
         )
     else:
-        report = outcome.recompute_report
         verb = "Excluded" if action == "exclude" else "Included again"
         text = f"{verb}: {outcome.changed} worker(s)."
-        if report is not None:
-            text += f" Gold labels recomputed: {report.fixed} pair(s) changed."
+        if outcome.changed:
+            text += f" Gold labels recounted: {outcome.pairs_fixed} pair(s) changed."
             if action == "exclude":
                 text += " Pairs that lost a validation label are back in the validation pool."
         messages.success(request, text)

@@ -118,7 +118,7 @@ class CountedLabels(Subquery):
 
     def __init__(self, scheme: str | None) -> None:
         counted = (
-            ValidationLabel.objects.filter(labels_that_count(excluded_as_set=True), pair=OuterRef("pk"))
+            ValidationLabel.objects.filter(labels_that_count(), pair=OuterRef("pk"))
             .order_by("position")
             .values(word=_scheme_word(scheme), slot=F("position"))[:LABELS_PER_PAIR]
         )

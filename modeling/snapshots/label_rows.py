@@ -68,7 +68,7 @@ _FIELDS = (
     "label",
     "ordinal",
     "seconds",
-    "worker__is_excluded",
+    "excluded",
     "in_gold",
 )
 

@@ -11,6 +11,7 @@ from corpus.models import Worker
 from corpus.services import add_labels, set_workers_excluded
 from crowd.models import DeviceSighting
 from quality.models import BonusEntry
+from teams.models import default_team_id
 from validation.services import claim_validation_batch
 
 from . import test_verification
@@ -56,7 +57,7 @@ def test_an_excluded_workers_label_does_not_verify(fooled_pair, make_worker):
     writer, _, attempt = fooled_pair
     cheat = make_worker()
     verify(cheat, attempt, writer_label(attempt))
-    set_workers_excluded(Worker.objects.filter(pk=cheat.pk), True)
+    set_workers_excluded(Worker.objects.filter(pk=cheat.pk), True, teams=[default_team_id()])
     verify(make_worker(), attempt, writer_label(attempt))
     attempt.refresh_from_db()
     assert attempt.verification == Verification.PENDING and not BonusEntry.objects.exists()

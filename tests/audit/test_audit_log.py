@@ -23,7 +23,7 @@ from modeling.snapshots.services import create_snapshot
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind
 from quality.services import set_excluded, set_reference_label
-from teams.models import Membership, Role, Team, default_team
+from teams.models import Membership, Role, Team, default_team, default_team_id
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -55,18 +55,18 @@ def test_exclusions_and_readmissions_say_who_why_and_which_data(researcher, make
     ds = factories.dataset("excl")
     worker = make_worker(external_id="w-excl")
     factories.pair(ds, factories.premise(ds), ["entailment", "neutral"], validators=[worker])
-    set_excluded([worker.pk], True, by=researcher, reason="random guesser")
-    set_excluded([worker.pk], False, by=researcher, reason="appeal upheld")
+    set_excluded([worker.pk], True, teams=[default_team_id()], by=researcher, reason="random guesser")
+    set_excluded([worker.pk], False, teams=[default_team_id()], by=researcher, reason="appeal upheld")
     (out,) = entries("worker.excluded")
     (back,) = entries("worker.readmitted")
     assert (out.actor, out.reason, out.before, out.after) == (
         researcher.username,
         "random guesser",
-        {"is_excluded": False},
-        {"is_excluded": True},
+        {"excluded": False},
+        {"excluded": True},
     )
     assert out.subject == "w-excl" and out.dataset_slugs == ["excl"]
-    assert back.reason == "appeal upheld" and back.after == {"is_excluded": False}
+    assert back.reason == "appeal upheld" and back.after == {"excluded": False}
 
 
 def test_adjudications_and_withdrawals_and_gold_changes(researcher):

@@ -18,6 +18,7 @@ from corpus.models import LengthKind, LengthTally, Pair, PairTally, Premise, Spl
 from corpus.recompute import recompute_gold
 from corpus.services import LabelRefused, add_label, add_labels, set_workers_excluded
 from importers.services import import_pairs_file
+from teams.models import default_team_id
 from tests import factories
 from tests.present import present
 
@@ -97,7 +98,7 @@ def test_a_random_mix_of_writes_leaves_the_tallies_equal_to_the_truth(tmp_path):
                 pass
         elif action < 0.88:
             chosen = Worker.objects.filter(pk=rng.choice(workers).pk)
-            set_workers_excluded(chosen, excluded=rng.random() < 0.6)
+            set_workers_excluded(chosen, rng.random() < 0.6, teams=[default_team_id()])
         elif action < 0.93:
             import_pairs_file(
                 write_jsonl(tmp_path / f"import{step}.jsonl", corpus_rows(6, step)), dataset, split=Split.TEST

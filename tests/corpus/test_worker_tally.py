@@ -158,16 +158,15 @@ def test_an_exclusion_and_a_readmission_with_their_recompute_leave_no_drift():
         for worker in crowd[:4]:
             add_label(pair, LABELS[(number + worker.pk) % 3], worker=worker, seconds=4.0 + worker.pk % 3)
     # The excluded worker's labels stop counting: replacements come in after them (positions 6 on).
-    outcome = set_workers_excluded(Worker.objects.filter(pk=crowd[0].pk), True)
-    report = present(outcome.recompute_report)
-    assert present(report.worker_tally_drift).keys == 0  # checked before its rebuild: the writers kept it
-    assert_no_drift()
+    outcome = set_workers_excluded(Worker.objects.filter(pk=crowd[0].pk), True, teams=[dataset.team_id])
+    assert outcome.changed == 1
+    assert_no_drift()  # checked, not rebuilt: the exclusion and its recount kept it
     for pair in pairs:
         with contextlib.suppress(LabelRefused):
             add_label(pair, E, worker=fresh(crowd[4]), seconds=7.0)
     assert_no_drift()
-    outcome = set_workers_excluded(Worker.objects.filter(pk=crowd[0].pk), False)
-    assert present(present(outcome.recompute_report).worker_tally_drift).keys == 0
+    outcome = set_workers_excluded(Worker.objects.filter(pk=crowd[0].pk), False, teams=[dataset.team_id])
+    assert outcome.changed == 1
     assert_no_drift()
     # The tally's figures are label_figures' (the excluded worker's own labels scored against all counted).
     sums = worker_tally.worker_sums(dataset, medians=False)
@@ -274,7 +273,9 @@ def test_a_random_mix_of_writes_leaves_the_tally_equal_to_the_truth_and_the_same
             elif action < 0.72 and session:
                 release_awaiting_labels(rng.randint(1, session))
             elif action < 0.8:
-                set_workers_excluded(Worker.objects.filter(pk=rng.choice(crowd).pk), excluded=rng.random() < 0.6)
+                set_workers_excluded(
+                    Worker.objects.filter(pk=rng.choice(crowd).pk), rng.random() < 0.6, teams=[dataset.team_id]
+                )
             elif action < 0.88:
                 decision = rng.choice(list(AdjudicationAction))
                 label = rng.choice(LABELS) if decision == AdjudicationAction.LABEL else ""

@@ -52,7 +52,7 @@ def test_a_process_without_the_registration_fails_loudly():
     extra_files._registered.clear()
     try:
         with pytest.raises(ImproperlyConfigured, match="SiteConfig"):
-            registry.release_open_claims_of_workers([1])
+            registry.release_open_claims_of_workers([1], [1])
         with pytest.raises(ImproperlyConfigured, match="SiteConfig"):
             registry.next_task_url(TaskKind.WRITING)
         with pytest.raises(ImproperlyConfigured, match="SiteConfig"):

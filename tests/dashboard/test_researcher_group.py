@@ -75,7 +75,7 @@ def attempt_every_action(client, targets):
 def nothing_happened(targets):
     targets["worker"].refresh_from_db()
     return (
-        not targets["worker"].is_excluded
+        not targets["worker"].exclusions.exists()
         and not BonusEntry.objects.filter(kind=BonusKind.PAID).exists()
         and not ReferenceLabel.objects.filter(pair=targets["pair"]).exists()
         and not TrainingRun.objects.exists()
@@ -137,7 +137,7 @@ def test_the_group_grants_each_action(client, django_user_model, attack_targets)
     answers = attempt_every_action(client, attack_targets)
     assert answers["exclude"] == answers["pay"] == answers["catch trial"] == 302, answers
     attack_targets["worker"].refresh_from_db()
-    assert attack_targets["worker"].is_excluded
+    assert attack_targets["worker"].exclusions.exists()
     assert BonusEntry.objects.filter(kind=BonusKind.PAID).count() == 1
     assert ReferenceLabel.objects.get(pair=attack_targets["pair"]).is_catch_trial
 

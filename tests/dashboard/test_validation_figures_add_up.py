@@ -16,6 +16,7 @@ from collection.services import hold_premises
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Premise, PremiseStatus, ValidationLabel, Worker
 from quality.services import set_excluded
+from teams.models import default_team_id
 from tests.conftest import rows_for_the_module
 from tests.present import present
 
@@ -94,7 +95,7 @@ def test_figures_change_right_after_an_exclusion(client, demo, settings):
         .values_list("worker", flat=True)
         .first()
     )
-    set_excluded([validator], True)
+    set_excluded([validator], True, teams=[default_team_id()])
     _page, after = page_figures(client, demo)
     assert after["stat-five_label_pairs"] < before["stat-five_label_pairs"]
     assert after["stat-five_label_pairs"] == agreement_stats(dataset=demo)["five_label_pairs"]

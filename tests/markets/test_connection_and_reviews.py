@@ -4,7 +4,7 @@ and the market's lists (against the market STAND-IN, tests/markets/standin.py)."
 import pytest
 from django.db import connection as db
 
-from corpus.models import Market
+from corpus.models import Market, WorkerExclusion
 from markets import connections, lists, reviews, tasks
 from markets.models import ListEntry, MarketCall, MarketConnection, ReviewState, SessionReview
 from quality.models import QualificationAttempt, QualificationTest
@@ -141,8 +141,7 @@ def test_qualified_and_excluded_workers_go_to_the_markets_lists_once(standin, dj
     QualificationAttempt.objects.create(
         test=test, worker=failed.worker, number=1, correct=1, total=5, score=0.2, passed=False
     )
-    excluded.worker.is_excluded = True
-    excluded.worker.save()
+    WorkerExclusion.objects.create(worker=excluded.worker, team_id=study.dataset.team_id)
 
     line = lists.sync_lists(connection)
 

@@ -82,7 +82,7 @@ def test_a_forged_participant_id_is_refused_linked_to_the_owner_and_excluded(
     assert session.market_participant_id == "owner-pid"
     forger = session.worker
     forger.refresh_from_db()
-    assert forger.is_excluded  # its labels leave gold as every excluded worker's do
+    assert forger.exclusions.exists()  # its labels leave gold as every excluded worker's do
     assert WorkerLink.objects.filter(worker=forger, linked=owner).exists()
     assert WorkerLink.objects.filter(worker=owner, linked=forger).exists()
     record_task_done(session)

@@ -76,4 +76,4 @@ def test_a_refusal_stored_while_the_participants_submit_holds_their_worker_does_
     assert session.market_check == MarketCheck.REFUSED
     assert session.completed_at is not None and session.completion_code == ""
     assert session.code_held_reason.startswith("Not vouched for by the market")
-    assert forger.is_excluded
+    assert forger.exclusions.exists()

@@ -19,6 +19,7 @@ from corpus.selectors import in_gold, labels_that_count
 from corpus.services import add_labels, set_workers_excluded
 from crowd.models import MarketCheck, StudySession
 from markets import identity
+from teams.models import default_team_id
 from tests.validation.validation_factories import make_pair
 from validation.selectors import claimable_pairs
 from validation.services import claim_validation_batch, submit_validation_batch
@@ -134,7 +135,7 @@ def test_a_refused_sessions_labels_never_count(standin, make_worker):
     answer = identity.check_session(session.pk)
     assert answer is not None and answer.state == MarketCheck.REFUSED
     # Even a researcher including the id again does not bring the label back.
-    set_workers_excluded(Worker.objects.filter(pk=worker.pk), False)
+    set_workers_excluded(Worker.objects.filter(pk=worker.pk), False, teams=[default_team_id()])
     label.refresh_from_db()
     assert label.awaiting_market_session == session.pk and not counts(label)
     pair.refresh_from_db()

@@ -8,6 +8,7 @@ from crowd.models import Study, TaskKind
 from model_annotators import services
 from model_annotators.models import AnnotatorKind, Calibration, ModelAnnotator, ModelLabel, PromptVersion
 from modeling.datasheet import datasheet_markdown, snapshot_provenance
+from teams.models import default_team_id
 from tests.validation.test_stopping import claim_and_submit
 from tests.validation.validation_factories import make_dataset, make_pair
 
@@ -104,7 +105,7 @@ def test_a_pair_the_vote_stopped_takes_labels_again_when_one_of_its_human_labels
     pair.refresh_from_db()
     assert (pair.stopped_early, pair.needs_validation, pair.gold_label) == (True, False, E)
 
-    set_workers_excluded(Worker.objects.filter(pk=agreeing.pk), True)
+    set_workers_excluded(Worker.objects.filter(pk=agreeing.pk), True, teams=[default_team_id()])
 
     # One human label is left beside the model's: the vote no longer stands, the pair needs labels
     # again, and its gold is the rule's again ("-": one label of five).

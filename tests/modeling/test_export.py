@@ -270,7 +270,7 @@ def test_snli_dev_round_trip(db, tmp_path):
 def test_labels_of_excluded_workers_are_left_out(small_corpus, make_worker):
     excluded = make_worker(is_excluded=True)
     pair = Pair.objects.get(hypothesis="There is a café.")
-    pair.labels.filter(position=3).update(worker=excluded)
+    pair.labels.filter(position=3).update(worker=excluded, excluded=True)  # the mark the service sets
     snapshot = export_snapshot(create_snapshot(None, datasets=["mini"], filters={"splits": ["dev"]}))
     row = next(r for r in read_jsonl(exported(snapshot, "dev_matched.jsonl")) if r["pairID"] == pair.pair_id)
     assert row["annotator_labels"] == [Label.ENTAILMENT] * 3 + [Label.NEUTRAL]

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from corpus.models import Dataset, Label, Pair, ValidationLabel, Worker
+from corpus.models import Dataset, Label, Pair, ValidationLabel, Worker, WorkerExclusion
 from corpus.services import add_label, set_workers_excluded
 from modeling.snapshots.services import create_snapshot, export_snapshot
+from teams.models import default_team_id
 from tests.modeling.conftest import FIVE_E, add_pair, add_premise, genre
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +58,7 @@ def test_awkward_text_reads_back_unchanged_from_both_files(small_corpus, make_wo
     # A validator whose labels leave the files once they are excluded.
     excluded = make_worker()
     add_label(pair, Label.ENTAILMENT, worker=excluded)
-    set_workers_excluded(Worker.objects.filter(pk=excluded.pk), True)
+    set_workers_excluded(Worker.objects.filter(pk=excluded.pk), True, teams=[default_team_id()])
 
     snapshot = export_snapshot(create_snapshot(None, filters={"unvalidated_gold": unvalidated_gold}))
     records, rows = read_back(snapshot)
@@ -114,7 +115,7 @@ def test_healed_pairs_and_filters_write_the_same_bytes_in_pages_of_any_size(
         if index in (1, 4):
             add_label(pair, Label.CONTRADICTION, worker=guesser)
             healed.append(pair)
-    set_workers_excluded(Worker.objects.filter(pk=guesser.pk), True)
+    set_workers_excluded(Worker.objects.filter(pk=guesser.pk), True, teams=[default_team_id()])
     for pair in healed:
         add_label(pair, Label.NEUTRAL, worker=make_worker())  # position 6, a replacement
     assert ValidationLabel.objects.filter(position__gt=5).count() == 2
@@ -152,7 +153,7 @@ def committed_corpus(make_worker):
     corpus = Dataset.objects.create(slug="committed", name="committed")
     fiction, letters = genre("fiction"), genre("letters", is_training=False)
     excluded = make_worker()
-    Worker.objects.filter(pk=excluded.pk).update(is_excluded=True)
+    WorkerExclusion.objects.create(worker=excluded, team_id=corpus.team_id)  # with its labels' marks below
     validators = [make_worker() for _ in range(5)]
     labels = []
     for index, text in enumerate(AWKWARD + [f"plain premise {n}" for n in range(6)]):
@@ -180,6 +181,7 @@ def committed_corpus(make_worker):
                         position=position,
                         worker=worker,
                         label=[Label.ENTAILMENT, Label.CONTRADICTION][position % 2],
+                        excluded=worker == excluded,
                     )
                 )
     ValidationLabel.objects.bulk_create(labels)

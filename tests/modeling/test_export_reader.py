@@ -24,7 +24,8 @@ def edge_corpus(small_corpus, make_worker):
     premise = add_premise(mini, fiction, "dev", "Edge cases live here.", prompt_id="edge")
     # An excluded worker's label at position 2 and a healing replacement at position 6.
     healed = add_pair(mini, premise, "Healed pair.", [*FIVE_E, L.CONTRADICTION], pair_id="edge-healed")
-    ValidationLabel.objects.filter(pair=healed, position=2).update(worker=excluded)
+    # Written straight to the table: the label carries its exclusion's mark, as the service sets it.
+    ValidationLabel.objects.filter(pair=healed, position=2).update(worker=excluded, excluded=True)
     # A label awaiting the market's word (does not count) and one by a counted worker.
     waiting = add_pair(mini, premise, "Waiting label.", FIVE_C, pair_id="edge-waiting")
     ValidationLabel.objects.filter(pair=waiting, position=4).update(worker=counted, awaiting_market_session=7)

@@ -15,6 +15,7 @@ from modeling.snapshots.format import read_manifest, verify_snapshot
 from modeling.snapshots.label_rows import LABEL_COLUMNS, LABELS_FILE
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.models import CatchTrialAnswer
+from teams.models import default_team_id
 from tests.modeling.conftest import add_pair, add_premise, genre
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +39,7 @@ def labelled(make_worker):
     add_labels([(pair, E) for pair in pairs], worker=fast, seconds=1.0)
     add_labels([(pair, N) for pair in pairs[:6]], worker=careful, seconds=20.0)
     add_labels([(pair, C) for pair in pairs[6:]], worker=gone, seconds=12.5)
-    set_workers_excluded(Worker.objects.filter(pk=gone.pk), True)
+    set_workers_excluded(Worker.objects.filter(pk=gone.pk), True, teams=[default_team_id()])
     CatchTrialAnswer.objects.create(
         worker=careful, pair=pairs[0], batch=uuid.uuid4(), label=E, expected=E, matched=True, seconds=9.0
     )

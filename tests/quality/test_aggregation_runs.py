@@ -95,9 +95,7 @@ def test_a_run_stores_labels_posteriors_and_worker_skills(labelled, researcher, 
 
 def test_excluded_workers_labels_are_not_read(labelled, researcher, launch):
     dataset, _, lazy = labelled
-    for worker in lazy:
-        worker.is_excluded = True
-        worker.save()
+    factories.exclude(lazy)
     run = launch(researcher, dataset)
     run.refresh_from_db()
     assert run.worker_count == 8 and run.label_count == 125 - 25

@@ -31,6 +31,7 @@ from quality.models import (
     ReferenceLabel,
 )
 from quality.services import set_excluded
+from teams.models import default_team_id
 from tests.conftest import rows_for_the_module
 from tests.present import present
 
@@ -176,7 +177,7 @@ def test_bonus_and_approval_lists_mark_excluded_and_flagged_workers(client, demo
     approvals = approval_csv(client, study)
     assert approvals["demo-pid-catch"] == "" and approvals["demo-guesser"].startswith("flagged: random guesser")
 
-    set_excluded([catcher.pk], True)
+    set_excluded([catcher.pk], True, teams=[default_team_id()])
     unpaid, totals, html = marks_on_bonus_page(client, study)
     assert unpaid[str(catcher)] == ["excluded"] == totals[str(catcher)]
     assert 'data-mark="excluded"' in html

@@ -169,13 +169,13 @@ def test_workers_page_shows_flags_and_excludes_then_includes_in_bulk(client, res
         reverse("dashboard:worker_exclusion"), {"action": "exclude", "worker": [guesser.pk]}, follow=True
     )
     assert b"Excluded: 1 worker(s)" in response.content
-    assert Worker.objects.get(pk=guesser.pk).is_excluded
+    assert Worker.objects.get(pk=guesser.pk).exclusions.exists()
     assert set(Pair.objects.values_list("label_count", flat=True)) == {4}
     client.post(reverse("dashboard:worker_exclusion"), {"action": "include", "worker": [guesser.pk]})
-    assert not Worker.objects.get(pk=guesser.pk).is_excluded
+    assert not Worker.objects.get(pk=guesser.pk).exclusions.exists()
     assert set(Pair.objects.values_list("label_count", flat=True)) == {5}
     assert client.post(reverse("dashboard:worker_exclusion"), {"action": "exclude"}, follow=True).status_code == 200
-    assert not Worker.objects.filter(is_excluded=True).exists()
+    assert not Worker.objects.filter(exclusions__isnull=False).distinct().exists()
 
 
 def faq_for(client, worker, study=None):

@@ -10,7 +10,7 @@ from quality import flags as flag_rules
 from quality.models import CatchTrialAnswer
 from quality.selectors import worker_quality
 from quality.services import auto_exclude_flagged
-from tests.present import present
+from teams.models import default_team_id
 from tests.validation.validation_factories import make_dataset, make_pair
 
 E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
@@ -84,7 +84,7 @@ def test_an_excluded_workers_label_is_scored_against_all_counted_labels(make_wor
     pair = make_pair(dataset, label=E)
     for worker, label in ((me, C), (a, E), (b, E), (c, N)):
         add_label(pair, label, worker=worker)
-    set_workers_excluded(Worker.objects.filter(pk=me.pk), True)
+    set_workers_excluded(Worker.objects.filter(pk=me.pk), True, teams=[default_team_id()])
     # Counted: E, E, E, N (4 labels, gold E); my C is not among them, so nothing is subtracted.
     row = by_worker(worker_quality(dataset))[me.pk]
     assert (row.loo_items, row.loo_agreements) == (1, 0)
@@ -168,13 +168,13 @@ def test_nothing_is_excluded_automatically_unless_a_study_opts_in(make_worker):
     )
     for worker in [*honest, guesser]:
         StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
-    assert auto_exclude_flagged() is None
-    assert not Worker.objects.filter(is_excluded=True).exists()
+    assert auto_exclude_flagged() == []
+    assert not Worker.objects.filter(exclusions__isnull=False).distinct().exists()
     study.auto_exclude_flagged = True
     study.save()
-    outcome = present(auto_exclude_flagged())
+    (outcome,) = auto_exclude_flagged()
     assert outcome.changed == 1
-    assert list(Worker.objects.filter(is_excluded=True).values_list("pk", flat=True)) == [guesser.pk]
+    assert list(Worker.objects.filter(exclusions__isnull=False).distinct().values_list("pk", flat=True)) == [guesser.pk]
     # The guesser's labels left gold: every pair is one label short and back in the pool.
     assert set(Pair.objects.values_list("label_count", flat=True)) == {4}
 
@@ -189,10 +189,10 @@ def test_the_scheduled_task_excludes_flagged_workers_only_of_studies_that_opted_
     )
     for worker in [*honest, guesser]:
         StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
-    assert scheduled.apply().get() == 0 and not Worker.objects.filter(is_excluded=True).exists()
+    assert scheduled.apply().get() == 0 and not Worker.objects.filter(exclusions__isnull=False).distinct().exists()
     Study.objects.filter(pk=study.pk).update(auto_exclude_flagged=True)
     assert scheduled.apply().get() == 1
-    assert list(Worker.objects.filter(is_excluded=True).values_list("pk", flat=True)) == [guesser.pk]
+    assert list(Worker.objects.filter(exclusions__isnull=False).distinct().values_list("pk", flat=True)) == [guesser.pk]
 
 
 def test_the_command_lists_flags_and_excludes_only_where_a_study_opted_in(make_worker):
@@ -207,7 +207,7 @@ def test_the_command_lists_flags_and_excludes_only_where_a_study_opted_in(make_w
     call_command("worker_flags", "--auto-exclude", stdout=out)
     text = out.getvalue()
     assert "1 flagged" in text and "random_guesser: agreement with leave-one-out gold 0/36" in text
-    assert "Nobody excluded" in text and not Worker.objects.filter(is_excluded=True).exists()
+    assert "Nobody excluded" in text and not Worker.objects.filter(exclusions__isnull=False).distinct().exists()
     study = Study.objects.create(
         slug="opt",
         name="opt",
@@ -218,4 +218,4 @@ def test_the_command_lists_flags_and_excludes_only_where_a_study_opted_in(make_w
     )
     StudySession.objects.create(study=study, worker=guesser, external_session_id="g")
     call_command("worker_flags", "--auto-exclude", stdout=StringIO())
-    assert list(Worker.objects.filter(is_excluded=True)) == [guesser]
+    assert list(Worker.objects.filter(exclusions__isnull=False).distinct()) == [guesser]

@@ -9,6 +9,7 @@ from corpus.models import Dataset, Label, Pair, Split, Worker
 from corpus.selectors import TeamDatasets
 from corpus.services import add_labels, create_pairs, set_workers_excluded
 from corpus.stopping_policies import stop_pairs
+from teams.models import default_team_id
 from tests import factories
 from tests.present import present
 from validation import adjudication
@@ -97,7 +98,7 @@ def test_the_counts_equal_the_queues_through_decisions_imports_stops_and_exclusi
     assert_counts_are_the_queues(dataset)
 
     # Their labels leave the counters: five-label pairs are four-label ones again.
-    set_workers_excluded(Worker.objects.filter(pk__in=[validator.pk, rushed.pk]), True)
+    set_workers_excluded(Worker.objects.filter(pk__in=[validator.pk, rushed.pk]), True, teams=[default_team_id()])
     assert adjudication.queue_counts(dataset)["two_two_one"] == 1  # the file's item only
     assert_counts_are_the_queues(dataset)
 

@@ -8,6 +8,7 @@ from corpus.models import Label, ValidationLabel
 from corpus.recompute import recompute_gold
 from corpus.services import LabelRefused, add_label, add_labels
 from model_annotators.live_vote import votes_on
+from tests import factories
 from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
@@ -44,8 +45,7 @@ def test_one_refused_pair_saves_nothing_for_the_batch(dataset, make_worker, prob
     elif problem == "author":
         validator = author
     elif problem == "excluded":
-        validator.is_excluded = True
-        validator.save()
+        factories.exclude(validator)
     else:
         label = "maybe"
     before = ValidationLabel.objects.count()

@@ -139,9 +139,10 @@ def test_dataset_filter(dataset, make_worker):
 
 def test_excluded_worker_gets_no_tasks(dataset, make_worker):
     make_pair(dataset)
-    worker = make_worker(is_excluded=True)
+    worker = make_worker(is_excluded=True)  # by the team of the dataset
     with pytest.raises(services.NotAllowedToValidate, match="not taking part"):
-        services.claim_validation_batch(worker)
+        services.claim_validation_batch(worker, dataset=dataset)
+    assert services.claim_validation_batch(worker) is None  # outside a study: none of the team's pairs
     assert not ValidationClaim.objects.exists()
 
 

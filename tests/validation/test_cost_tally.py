@@ -14,6 +14,7 @@ from corpus.validation_flags import set_validation_flags
 from crowd.models import StudySession
 from dashboard.queries.costs import _grouped_rows
 from quality.services import set_excluded
+from teams.models import default_team_id
 from tests.present import present
 from validation import adjudication, cost_tally, credits
 from validation.models import CreditedPairTally, ValidationClaim
@@ -64,7 +65,9 @@ def test_submits_exclusions_stops_split_moves_and_decisions_keep_the_tallies_tru
     bought = {row["study_session__study_id"]: row["n"] for row in _grouped_rows(None)["bought"]}
     assert bought == {one.pk: 10, two.pk: 5}  # two validators of study one and one of study two, five pairs each
 
-    set_excluded([workers[2].pk], True)  # their labels leave every pair: four left, three of them N
+    set_excluded(
+        [workers[2].pk], True, teams=[default_team_id()]
+    )  # their labels leave every pair: four left, three of them N
     assert_tallies_are_true(dataset)
     set_stopping_policy(dataset, "dev", StoppingRule.DECIDED)  # stops the pairs whose gold is settled
     assert Pair.objects.filter(stopped_early=True).exists()

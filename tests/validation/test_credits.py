@@ -16,6 +16,7 @@ from corpus.validation_flags import set_validation_flags
 from crowd.models import Study, StudySession, TaskKind
 from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
+from teams.models import default_team_id
 from tests.present import present
 from validation import cost_tally, credits, services
 from validation.models import ValidationClaim
@@ -113,7 +114,7 @@ def test_submits_credit_each_pair_to_its_latest_study(validated):
 def test_an_exclusion_and_a_stop_change_the_figures_not_the_credit(validated):
     _, _, _, workers = validated
     before = _outcome_rows(None)
-    set_excluded([workers[0].pk, workers[1].pk], True)  # their labels leave every pair's gold
+    set_excluded([workers[0].pk, workers[1].pk], True, teams=[default_team_id()])  # their labels leave the pairs' gold
     # Stopped by the flags' one writer (the stopping rules' and the markings'), which the tallies follow.
     set_validation_flags(Pair.objects.filter(pk=present(Pair.objects.order_by("pk").first()).pk), stopped_early=True)
     assert_credits_are_fresh()

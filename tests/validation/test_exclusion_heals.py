@@ -6,6 +6,7 @@ import pytest
 from corpus.models import Label, Pair, ValidationLabel, Worker
 from corpus.recompute import find_disagreements, recompute_gold
 from corpus.services import LabelRefused, add_label, set_workers_excluded
+from teams.models import default_team_id
 from validation import services
 
 from .validation_factories import make_pair
@@ -28,7 +29,9 @@ def full_pair(dataset, make_worker, labels=(E, E, E, N)):
 
 
 def exclude(*workers, excluded=True):
-    return set_workers_excluded(Worker.objects.filter(pk__in=[w.pk for w in workers]), excluded)
+    return set_workers_excluded(
+        Worker.objects.filter(pk__in=[w.pk for w in workers]), excluded, teams=[default_team_id()]
+    )
 
 
 def validate_everything(worker, label):
@@ -194,7 +197,7 @@ def test_excluding_a_worker_releases_their_open_claims_at_once(dataset, make_wor
     waiting = make_worker()
     assert services.claim_validation_batch(waiting) is None  # every pair is held four times over
 
-    set_excluded([cheat.pk], True)
+    set_excluded([cheat.pk], True, teams=[default_team_id()])
 
     assert not ValidationClaim.objects.filter(worker=cheat, status=ClaimStatus.OPEN).exists()
     batch = services.claim_validation_batch(waiting)

@@ -14,6 +14,7 @@ from django.utils import timezone
 from corpus.models import Label, Pair
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus
+from tests import factories
 from tests.present import present
 from validation import holds, premise_labels, services
 from validation.models import PremiseLabelClaim, ValidationClaim
@@ -154,8 +155,7 @@ def test_an_expired_batch_stays_out_while_the_worker_holds_another(batch_of):
 def test_an_excluded_worker_gets_nothing_back(batch_of):
     worker, batch = batch_of()
     set_hold(batch, left=-timedelta(minutes=1))
-    worker.is_excluded = True
-    worker.save(update_fields=["is_excluded"])
+    factories.exclude(worker)
     assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.GONE
 
 

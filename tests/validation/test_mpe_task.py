@@ -201,9 +201,11 @@ def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(mak
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
         p.pk for p in closed_items
     }
+    # Excluded by the datasets' team: none of its items is offered, and its study refuses them.
     excluded = make_worker("excluded", is_excluded=True)
+    assert services.claim_mpe_batch(excluded) is None
     with pytest.raises(services.NotAllowedToValidate):
-        services.claim_mpe_batch(excluded)
+        services.claim_validation_batch(excluded, dataset=open_items[0].dataset, item_kind=ItemKind.MULTI_PREMISE)
 
 
 def test_a_worker_sees_only_their_own_mpe_batch(client, make_worker):

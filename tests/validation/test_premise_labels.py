@@ -176,9 +176,11 @@ def test_an_incomplete_or_expired_batch_saves_nothing(make_worker):
 
 
 def test_an_excluded_worker_is_refused(make_worker):
-    make_items(1)
+    dataset, _ = make_items(1)
+    excluded = make_worker(is_excluded=True)  # by the team of the items' dataset
     with pytest.raises(services.PremiseLabelRefused, match="not taking part"):
-        services.claim_premise_batch(make_worker(is_excluded=True))
+        services.claim_premise_batch(excluded, dataset=dataset)
+    assert services.claim_premise_batch(excluded) is None  # outside a study: none of the team's items
 
 
 # --- the page ------------------------------------------------------------------------------------

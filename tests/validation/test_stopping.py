@@ -16,6 +16,7 @@ from corpus.services import add_label, set_workers_excluded
 from corpus.stopping import gold_is_decided, majority_gold
 from crowd.models import ClaimStatus
 from model_annotators.live_vote import votes_on
+from teams.models import default_team_id
 from tests.present import present
 from validation import services
 from validation.models import ValidationClaim
@@ -134,7 +135,7 @@ def test_an_exclusion_that_undecides_a_stopped_pair_queues_it_again(make_worker)
         claim_and_submit(worker, E)
     pair.refresh_from_db()
     assert pair.stopped_early
-    set_workers_excluded(type(validators[0]).objects.filter(pk=validators[0].pk), True)
+    set_workers_excluded(type(validators[0]).objects.filter(pk=validators[0].pk), True, teams=[default_team_id()])
     pair.refresh_from_db()
     assert (pair.label_count, pair.stopped_early, pair.needs_validation) == (2, False, True)
 

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from audit import services as audit
 from corpus.models import Dataset
+from corpus.services import follow_team_exclusions
 from crowd.models import Study
 from modeling.models import Snapshot
 from teams.models import Team
@@ -66,4 +67,6 @@ class Command(BaseCommand):
                     datasets=[row.slug] if isinstance(row, Dataset) else [],
                 )
             moved += 1
+        for dataset_row in datasets:  # the new team's decisions on workers, not the old one's
+            follow_team_exclusions(dataset_row)
         self.stdout.write(f"Moved {moved} object(s) to team '{target.slug}'.")

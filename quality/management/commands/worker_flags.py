@@ -7,7 +7,7 @@ Prints every flagged worker with each flag's reason and figures (quality/selecto
 
 from django.core.management.base import BaseCommand, CommandError
 
-from corpus.models import Dataset
+from corpus.models import Dataset, WorkerExclusion
 from quality.selectors import worker_quality
 from quality.services import auto_exclude_flagged
 
@@ -30,20 +30,21 @@ class Command(BaseCommand):
         rows = worker_quality(scope)
         flagged = [row for row in rows if row.flags]
         self.stdout.write(f"{len(rows)} workers, {len(flagged)} flagged")
+        excluded_somewhere = set(WorkerExclusion.objects.values_list("worker_id", flat=True))
         for row in flagged:
-            state = " (excluded)" if row.worker.is_excluded else ""
+            state = " (excluded in a team)" if row.worker.pk in excluded_somewhere else ""
             self.stdout.write(f"{row.worker} [id {row.worker.pk}]{state}: {row.labels_given} labels")
             for flag in row.flags:
                 self.stdout.write(f"    {flag.kind}: {flag.reason}")
         if auto_exclude:
-            outcome = auto_exclude_flagged()
-            if outcome is None:
+            outcomes = auto_exclude_flagged()
+            if not outcomes:
                 self.stdout.write("Nobody excluded: no flagged worker took part in a study that opted in.")
-            else:
-                report = outcome.recompute_report  # None when nobody changed
+            for outcome in outcomes:
                 self.stdout.write(
                     self.style.WARNING(
-                        f"Excluded {outcome.changed} worker(s); gold labels recomputed "
-                        f"({report.fixed if report else 0} pairs changed); their pairs are back in the validation pool."
+                        f"Excluded {outcome.changed} worker(s) in team {', '.join(map(str, outcome.teams))}; "
+                        f"gold labels recounted ({outcome.pairs_fixed} pairs changed); "
+                        "their pairs are back in the validation pool."
                     )
                 )
