@@ -94,6 +94,14 @@ def add_label(
     return add_labels([(pair, label, ordinal)], worker=worker, seconds=seconds)[0]
 
 
+EXCLUDED_REFUSAL = "Labels from workers excluded by this dataset's team are not taken."
+
+
+class WorkerExcluded(LabelRefused):
+    """`add_labels` refused a batch because the team of a pair's dataset excluded the worker (the
+    task apps tell the worker they are not taking part)."""
+
+
 def label_refusal(
     pair: Pair,
     scheme: str,
@@ -133,7 +141,7 @@ def label_refusal(
         if worker_excluded:
             # Their labels are left out of this team's gold labels; counting new ones here would
             # disagree with a recompute.
-            return "Labels from excluded workers are not taken."
+            return EXCLUDED_REFUSAL
         if pair.author_id == worker.pk and position != AUTHOR_POSITION:
             return "Authors do not validate their own pairs."
         if any(w == worker.pk for _, w, _ in taken):
@@ -311,7 +319,7 @@ def add_labels(
             labels_moved([move(row, *was[pk]) for pk, row in locked.items()])
             worker_tally.moved(worker_rows, locked)
     if refusal is not None:
-        raise LabelRefused(refusal)
+        raise (WorkerExcluded if refusal == EXCLUDED_REFUSAL else LabelRefused)(refusal)
     for pair, _, _ in items:
         for name in (*COUNTERS, *tallies.FLAGS):
             setattr(pair, name, getattr(locked[pair.pk], name))

@@ -63,6 +63,17 @@ def teams_acted_on(user: Any, action: str) -> list[int]:
     return sorted(Team.objects.values_list("pk", flat=True)) if teams is None else sorted(teams)
 
 
+def teams_to_choose(user: Any, action: str) -> QuerySet[Team]:
+    """The teams where `user` may do `action`, by name, in one statement: the choice a form offers
+    for an action on shared rows (which team's data an excluded worker leaves)."""
+    if _everything(user):
+        return Team.objects.order_by("name")
+    if not (user and user.is_authenticated and user.is_active):
+        return Team.objects.none()
+    roles = [role for role in ROLE_ACTIONS if may_role(role, action)]
+    return Team.objects.filter(memberships__user=user, memberships__role__in=roles).order_by("name").distinct()
+
+
 def role_in(user: Any, team_id: int | None) -> str | None:
     """The user's role in the team (owner for a superuser), or None."""
     if _everything(user):

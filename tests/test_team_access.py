@@ -661,7 +661,8 @@ def figures(world):
     pair = world["pair"]
     Pair.objects.filter(pk=pair.pk).update(author=Worker.objects.get(external_id="w-a"), needs_validation=True)
     StudySession.objects.filter(study__slug="study-a").update(tasks_done=3)
-    tallies.check_and_rebuild()  # the maintained figures of the pairs the fixture made
+    for maintained in tallies.MAINTAINED.values():  # the maintained figures of the pairs the fixture made
+        tallies.check_and_rebuild(None, maintained)
     CorpusImport.objects.create(dataset=pair.dataset, source="import-a-marker", split="dev")
     TaggingJob.objects.create(dataset=pair.dataset, error="tagging-a-marker")
     return world

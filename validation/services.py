@@ -27,8 +27,7 @@ from audit import services as audit
 from corpus import tallies
 from corpus.labels import to_stored
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, Pair, Split, ValidationLabel, Worker
-from corpus.selectors import excluded_in
-from corpus.services import LabelRefused, add_labels, set_needs_validation
+from corpus.services import LabelRefused, WorkerExcluded, add_labels, set_needs_validation
 from corpus.stopping_policies import record_stopping_rules
 from corpus.validation_flags import set_validation_flags
 from crowd.claiming import (
@@ -559,8 +558,6 @@ def submit_validation_batch(
             "study_session__study",
             others="validators",
         )
-        if excluded_in({claim.pair.dataset.team_id for claim in claims}).filter(worker=worker).exists():
-            raise NotAllowedToValidate(NOT_TAKING_PART)  # excluded by the team while the batch was theirs
         stored = {}
         for claim in claims:
             with contextlib.suppress(ValueError):  # named as missing below
@@ -583,17 +580,21 @@ def submit_validation_batch(
         # session vouched for meanwhile is seen so, and labels of one not yet vouched for wait.
         waits_for = study_session.pk if study_session is not None and study_session.labels_await_market else None
         # The cost page's tallies move with the credit (below), from the keys the labels leave.
-        with cost_tally.submit_moves(claim.pair_id for claim in ordinary) as old_keys:
-            saved = add_labels(
-                [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
-                worker=worker,
-                seconds=per_pair,
-                releasing_places=True,
-                awaiting_market_session=waits_for,
-                # A pair that has its five labels by now (a backup claimer sent first, `backup_claims`)
-                # keeps nothing of this batch; the rest is saved and the batch counts as done.
-                first_sends_count=True,
-            )
+        try:
+            with cost_tally.submit_moves(claim.pair_id for claim in ordinary) as old_keys:
+                saved = add_labels(
+                    [(claim.pair, *stored[claim.pair_id]) for claim in ordinary],
+                    worker=worker,
+                    seconds=per_pair,
+                    releasing_places=True,
+                    awaiting_market_session=waits_for,
+                    # A pair that has its five labels by now (a backup claimer sent first,
+                    # `backup_claims`) keeps nothing of this batch; the rest is saved and the batch
+                    # counts as done.
+                    first_sends_count=True,
+                )
+        except WorkerExcluded:  # by the team while the batch was theirs: refused under the pairs' locks
+            raise NotAllowedToValidate(NOT_TAKING_PART) from None
         # The claims' UPDATE also moves the credit of their pairs (for the cost page) to this batch.
         earlier = credits.submitted(claims, now)
         _cost_tallies_moved(ordinary, earlier, old_keys)

@@ -13,7 +13,6 @@ from dashboard.queries import workers as queries
 from dashboard.queries.quality import worker_quality_rows
 from quality.correlated_runs import latest_groups
 from teams import access
-from teams.models import Team
 
 from .common import Scope, render_page, researcher_required
 
@@ -63,7 +62,7 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         quality=quality_page,
         # Excluded in the scope's teams (an exclusion is a team's); the teams the form acts in.
         excluded=excluded_workers(scope.within),
-        exclusion_teams=Team.objects.filter(pk__in=access.teams_acted_on(request.user, access.RESEARCH)),
+        exclusion_teams=access.teams_to_choose(request.user, access.RESEARCH),
         typing_over_time=typing_flagged_share_by_study_day(scope.teams_within),  # per study and day (issue 40.4)
         # Copies across writers, sessions and studies (issue 50.3): per writer, and who shares what.
         copy_writers=copies_by_writer(scope.teams_within),
