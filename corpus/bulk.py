@@ -61,13 +61,13 @@ def changed(tables: Sequence[str]) -> list[str]:
 
 def refresh(tables: Sequence[str]) -> None:
     """VACUUM (ANALYZE) those of `tables` an import has changed (`changed`), in one statement
-    (PostgreSQL; inside a transaction, where VACUUM cannot run and the transaction's writes are not
+    (inside a transaction, where VACUUM cannot run and the transaction's writes are not
     counted yet, ANALYZE of them all). The ANALYZE gives the planner the rows the import added; the
     VACUUM removes the row versions the import left behind (every imported premise's count of
     writings is raised after its pairs: 145k dead premise rows after 433k pairs, still in the
     claim index, and the first writing claim after the import walked them, 2.65 s) and marks the
     pages all-visible."""
-    if not tables or connection.vendor != "postgresql":
+    if not tables:
         return
     inside = connection.in_atomic_block
     stale = list(tables) if inside else changed(tables)

@@ -407,7 +407,7 @@ def _vacuum(tables: Sequence[str]) -> None:
     it runs at all: it is off on some servers): without it every fold left its deleted rows in the
     table and the indexes, and each fold grew them by the rows it wrote (issue 53). Not inside a
     caller's transaction, where VACUUM cannot run (tests): the rows wait for a later fold's."""
-    if not tables or connection.in_atomic_block or connection.vendor != "postgresql":
+    if not tables or connection.in_atomic_block:
         return
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:

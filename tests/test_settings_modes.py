@@ -130,3 +130,37 @@ def test_with_services_postgresql_answers_and_a_task_goes_to_the_broker_not_into
     assert answer["training_queue"] == "gpu"
     assert answer["artifacts_on_arrival"] is True  # a worker tags new pairs
     assert settings.CELERY_TASK_ALWAYS_EAGER is False  # and this test process is in the same mode
+
+
+def vendor_branches(source):
+    """(line, source) of every comparison with a connection's `vendor` (a code path for one
+    database and another for the rest)."""
+    import ast
+
+    tree = ast.parse(source)
+    return [
+        (node.lineno, ast.unparse(node))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(isinstance(side, ast.Attribute) and side.attr == "vendor" for side in (node.left, *node.comparators))
+    ]
+
+
+def test_the_vendor_check_sees_a_branch():
+    assert vendor_branches('if connection.vendor != "postgresql":\n    pass\n') == [
+        (1, "connection.vendor != 'postgresql'")
+    ]
+    assert vendor_branches('answer = {"database": connection.vendor}\n') == []
+
+
+def test_no_code_outside_migrations_branches_on_the_database_vendor():
+    """PostgreSQL is the only database (settings refuse the rest): a branch on the vendor is a
+    second path nothing runs (issue 56)."""
+    skipped = {".venv", "var", "migrations", "tests", "node_modules"}
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: {text}"
+        for path in sorted(REPO_ROOT.rglob("*.py"))
+        if not skipped & set(path.relative_to(REPO_ROOT).parts)
+        for line, text in vendor_branches(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
