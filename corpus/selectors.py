@@ -212,7 +212,7 @@ def answers_of_counted_workers(prefix: str = "", *, dataset: str = "pair__datase
     excluded = WorkerExclusion.objects.filter(
         worker_id=OuterRef(f"{prefix}worker_id"), team_id=OuterRef(f"{prefix}{dataset}__team_id")
     )
-    return Q(**{f"{prefix}worker__isnull": True}) | ~Exists(excluded)
+    return Q(**{f"{prefix}worker__isnull": True}) | Q(~Exists(excluded))
 
 
 def labels_that_count(prefix: str = "") -> Q:
@@ -232,7 +232,7 @@ def is_excluded_in(worker: Worker, team_id: int | None) -> bool:
     return team_id is not None and WorkerExclusion.objects.filter(worker=worker, team_id=team_id).exists()
 
 
-def datasets_excluding(worker: Worker) -> QuerySet[Dataset]:
+def datasets_excluding(worker: Worker) -> QuerySet[Dataset, Any]:
     """The datasets of the teams that excluded this worker (a subquery: `dataset__in=`): what no
     task offers them."""
     return Dataset.objects.filter(team__worker_exclusions__worker=worker).values("pk")
@@ -246,7 +246,7 @@ def excluded_workers(dataset: "DatasetScope | str") -> set[int]:
     if isinstance(dataset, TeamDatasets):
         exclusions = exclusions.filter(team_id__in=dataset.teams)
     elif dataset is not None:
-        exclusions = exclusions.filter(team_id=dataset.team_id)
+        exclusions = excluded_in([dataset.team_id])
     return set(exclusions.values_list("worker_id", flat=True))
 
 

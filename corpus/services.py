@@ -54,7 +54,7 @@ from .models import (
     text_hash,
 )
 from .recompute import heal_pairs
-from .selectors import labels_that_count
+from .selectors import excluded_in, labels_that_count
 from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
 from .validation_flags import set_validation_flags
 
@@ -510,7 +510,7 @@ def _withdraw_model_votes(pair_ids: list[int]) -> int:
 def follow_team_exclusions(dataset: Dataset) -> int:
     """After a dataset moved to another team: its labels marked as that team's exclusions say (the
     old team's decisions leave with it), its pairs recounted. Returns the pairs whose counters moved."""
-    excluded = WorkerExclusion.objects.filter(team_id=dataset.team_id).values("worker_id")
+    excluded = excluded_in([dataset.team_id]).values("worker_id")
     labels = ValidationLabel.objects.filter(pair__dataset=dataset, worker__isnull=False)
     marking = labels.filter(worker_id__in=excluded, excluded=False)
     clearing = labels.filter(excluded=True).exclude(worker_id__in=excluded)

@@ -302,13 +302,13 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         # The page's sessions get their workers' marks in one pass (excluded, flagged: issue 27),
         # so a researcher approving from this list sees them beside the codes.
         changelist = super().get_changelist_instance(request)
-        by_team: dict[int, list[StudySession]] = {}
+        by_team: dict[int | None, list[StudySession]] = {}
         for session in changelist.result_list:
             by_team.setdefault(session.study.dataset.team_id, []).append(session)
         for team_id, sessions in by_team.items():  # an exclusion is its team's: marks per team
             marks = registry.worker_marks((session.worker_id for session in sessions), team_id=team_id)
             for session in sessions:
-                session.marks = marks.get(session.worker_id, [])
+                session.marks = marks.get(session.worker_id, [])  # type: ignore[attr-defined]  # read below
         return changelist
 
     @admin.display(description="worker marks")

@@ -83,7 +83,7 @@ def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal
     return access.admission_refusal(study, worker, qualification_check=registered().qualification_check)
 
 
-def worker_marks(worker_ids: Iterable[int], *, team_id: int) -> dict[int, list[str]]:
+def worker_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, list[str]]:
     """{worker pk: [words]}: "excluded" (in the team `team_id`), and the registered flags, for a list
     of a study of that team a researcher pays from."""
     return selectors.worker_marks(worker_ids, team_id=team_id, flagged=registered().worker_flags)

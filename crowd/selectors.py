@@ -102,7 +102,9 @@ def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
 MarkSource = Callable[[list[int]], dict[int, list[str]]]
 
 
-def worker_marks(worker_ids: Iterable[int], *, team_id: int, flagged: MarkSource | None = None) -> dict[int, list[str]]:
+def worker_marks(
+    worker_ids: Iterable[int], *, team_id: int | None, flagged: MarkSource | None = None
+) -> dict[int, list[str]]:
     """{worker pk: [words]} for the workers of a list a researcher approves or pays from, of one
     study of the team `team_id`: "excluded" (the team excluded them: their labels are left out),
     and what `flagged` adds (the caller passes the quality app's flags: `crowd.registry.worker_marks`);
@@ -111,7 +113,8 @@ def worker_marks(worker_ids: Iterable[int], *, team_id: int, flagged: MarkSource
     marks: dict[int, list[str]] = {}
     if not ids:
         return marks
-    for pk in excluded_in([team_id]).filter(worker_id__in=ids).values_list("worker_id", flat=True):
+    teams = [] if team_id is None else [team_id]
+    for pk in excluded_in(teams).filter(worker_id__in=ids).values_list("worker_id", flat=True):
         marks.setdefault(pk, []).append(EXCLUDED_MARK)
     if flagged is not None:
         for pk, words in flagged(ids).items():

@@ -207,7 +207,8 @@ def _act_on_refusal(session: StudySession, answer: MarketAnswer) -> None:
         reason = f"{UNVOUCHED_PREFIX}: {answer.note}"
         StudySession.objects.filter(pk=session.pk).update(code_held_reason=reason[:300])
     team_id = session.study.dataset.team_id
-    if not is_excluded_in(worker, team_id):  # in the team whose study the market refused the ids of
+    # Excluded in the team whose study the market refused the ids of.
+    if team_id is not None and not is_excluded_in(worker, team_id):
         set_excluded([worker.pk], True, teams=[team_id], reason=f"{UNVOUCHED_PREFIX}: {answer.note}"[:300])
 
 

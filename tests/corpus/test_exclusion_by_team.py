@@ -9,10 +9,11 @@ from audit.models import AuditEntry
 from base.permissions import ensure_researcher_group
 from corpus.models import Label, Pair, ValidationLabel, WorkerExclusion
 from corpus.selectors import excluded_workers
-from corpus.services import add_label, set_workers_excluded
+from corpus.services import LabelRefused, add_label, set_workers_excluded
 from teams.models import Role, Team
 from teams.services import join
 from tests import factories
+from tests.present import present
 from validation import services as validation
 from validation.models import ValidationClaim
 
@@ -73,11 +74,11 @@ def test_an_excluded_worker_takes_no_more_of_the_teams_tasks_and_goes_on_with_th
     # In lab A's dataset (a study's): refused; anywhere: only lab B's pairs are offered.
     with pytest.raises(validation.NotAllowedToValidate):
         validation.claim_validation_batch(shared, dataset=pairs["a"].dataset)
-    batch = validation.claim_validation_batch(shared)
+    batch = present(validation.claim_validation_batch(shared))
     offered = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert offered == {fresh["b"].pk}
     # A label on lab A's pair, however it arrives, is refused.
-    with pytest.raises(validation.LabelRefused, match="excluded"):
+    with pytest.raises(LabelRefused, match="excluded"):
         add_label(Pair.objects.get(pk=fresh["a"].pk), E, worker=shared)
 
 

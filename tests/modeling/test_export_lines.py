@@ -153,7 +153,7 @@ def committed_corpus(make_worker):
     corpus = Dataset.objects.create(slug="committed", name="committed")
     fiction, letters = genre("fiction"), genre("letters", is_training=False)
     excluded = make_worker()
-    WorkerExclusion.objects.create(worker=excluded, team_id=corpus.team_id)  # with its labels' marks below
+    WorkerExclusion.objects.create(worker=excluded, team=corpus.team)  # with its labels' marks below
     validators = [make_worker() for _ in range(5)]
     labels = []
     for index, text in enumerate(AWKWARD + [f"plain premise {n}" for n in range(6)]):

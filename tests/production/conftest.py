@@ -144,8 +144,11 @@ def gunicorn_server(env: dict[str, str], log_path: Path) -> Iterator[Gunicorn]:
         yield server
     finally:
         if process.poll() is None:
-            # A quick stop (SIGINT): nothing is in flight once the tests that used it have ended.
-            os.killpg(process.pid, signal.SIGINT)
+            # A quick stop (SIGINT) to the master alone, which passes it on (SIGQUIT) to each worker:
+            # a worker that got both (the group's SIGINT and the master's SIGQUIT) ran its handler
+            # inside itself and hung on the thread pool's shutdown lock until the master's
+            # graceful_timeout (30 s) ran out and it was killed.
+            os.kill(process.pid, signal.SIGINT)
         asked = time.monotonic()
         stopped_by_itself = True
         try:
