@@ -547,17 +547,21 @@ def needs_broker():
 
 
 @pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker):
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real `celery worker` subprocess on the test database, when a broker is configured.
 
     Without a broker, tasks run in-process and this yields None. Tests that use it need
-    `transactional_db` so the worker sees their rows.
+    `transactional_db` so the worker sees their rows. Its data folder (snapshots, checkpoints) is
+    its pytest process's own: the test databases of two pytest-xdist processes are clones of one
+    template, so their ids run alike, and two workers writing the checkout's var/snapshots/<id>/
+    overwrote each other's snapshot of the same id (a training run then failed on the hash).
     """
     if not broker_url():
         yield None
         return
     log_path = Path(os.environ.get("CELERY_TEST_LOG", f"/tmp/nli-test-celery-worker{xdist_suffix()}.log"))
-    process = start_celery_worker(f"test-{os.getpid()}", "default,gpu", log_path)
+    data_dir = tmp_path_factory.mktemp("celery-worker-data")
+    process = start_celery_worker(f"test-{os.getpid()}", "default,gpu", log_path, {"DATA_DIR": str(data_dir)})
     yield process
     stop_celery_worker(process)
 
@@ -603,7 +607,7 @@ def start_celery_worker(name, queues, log_path, extra_env=None, concurrency=1, w
 
     needs_broker()
     env = celery_subprocess_env(extra_env)
-    env["DATA_DIR"] = str(Path(settings.DATA_DIR))
+    env["DATA_DIR"] = str(Path((extra_env or {}).get("DATA_DIR") or settings.DATA_DIR))
     celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
     log = open(log_path, "w")  # noqa: SIM115 - closed by stop_celery_worker
     nodename = f"{name}@{socket.gethostname()}"
@@ -857,9 +861,11 @@ def pytest_sessionfinish(session, exitstatus):
     import json
 
     recorded = os.environ.get("NLI_RECORD_DURATIONS")
-    if recorded and not hasattr(session.config, "workerinput") and exitstatus == 0:
-        seconds = {name: round(value, 1) for name, value in sorted(_seconds_of_file.items())}
-        Path(recorded).write_text(json.dumps(seconds, indent=0) + "\n", encoding="utf-8")
+    if recorded and not hasattr(session.config, "workerinput"):
+        # The files this run ran replace their old figures; the others keep theirs (a partial run).
+        known = json.loads(Path(recorded).read_text(encoding="utf-8")) if Path(recorded).exists() else {}
+        known.update({name: round(value, 1) for name, value in _seconds_of_file.items()})
+        Path(recorded).write_text(json.dumps(dict(sorted(known.items())), indent=0) + "\n", encoding="utf-8")
     path = os.environ.get("NLI_SKIP_REPORT")
     if not path or hasattr(session.config, "workerinput"):
         # Under pytest-xdist the controller writes it: every test process's reports reach its hooks.
