@@ -66,13 +66,15 @@ types: install
 # checks (.ci/run runs them first, on their own). Without DATABASE_URL the suite runs on the
 # embedded cluster (its test database beside the demo's) with Celery tasks in-process.
 # The suite runs in TEST_PROCESSES processes side by side (pytest-xdist; a file's tests stay in one
-# process, so its module fixtures are made once): by default one per CPU, at most 4. Each has its
-# own test database (pytest-django's _gw0, _gw1 suffixes) and its own Redis databases
-# (annotation_site/test_settings.py). TEST_PROCESSES=0 runs it in this process alone.
+# process, so its module fixtures are made once): by default one more than the CPUs, at most 4. A
+# process spends part of its time waiting on browsers, servers and workers it started: on two cores,
+# two processes left the CPUs idle a third of the time, and three took 720 s where two took 802 s
+# (docs/checks.md). Each has its own test database (pytest-django's _gw0, _gw1 suffixes) and its own
+# Redis databases (annotation_site/test_settings.py). TEST_PROCESSES=0 runs it in this process alone.
 COVERAGE_DIR ?= var/coverage
 COVERAGE ?= 1
 CHECKS ?= check
-TEST_PROCESSES ?= $(shell $(PYTHON) -c "import os; print(min(os.cpu_count() or 1, 4))")
+TEST_PROCESSES ?= $(shell $(PYTHON) -c "import os; print(min((os.cpu_count() or 1) + 1, 4))")
 XDIST := $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
 test: install $(CHECKS)
 	@bash scripts/ensure_chromium.sh || { [ "$${CI:-}" != true ] && echo "(outside CI: browser tests will skip)"; }

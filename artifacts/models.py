@@ -70,6 +70,8 @@ class TaggingJob(LongTask):
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     tagger = models.CharField(max_length=100, blank=True)
+    # The highest pair the job read: the next job of its scope starts after it (`services.walked_to`).
+    walked_to = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -26,6 +26,7 @@ from corpus.selectors import TeamDatasets, in_datasets, one_dataset, pairs_in
 
 from .models import MonitorRefresh
 from .monitor import ScoringModel, monitor
+from .tag_tally import tally_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def refresh_if_due(dataset: Dataset, every: int | None = None) -> bool:
         MonitorRefresh.objects.filter(dataset=dataset).exclude(status=JobStatus.FAILED).order_by("-created_at").first()
     )
     seen = last.pairs_total if last else 0
-    if Pair.objects.filter(dataset=dataset).count() - seen < every:
+    if tally_pairs(dataset) - seen < every:  # a sum of tally rows: a count of the pairs read them all (issue 53)
         return False
     transaction.on_commit(lambda: enqueue(REFRESH_TASK, dataset.pk, MonitorRefresh.Trigger.NEW_PAIRS))
     return True

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
 from base.long_tasks import JobStatus, heartbeat
@@ -68,7 +68,9 @@ def start_tagging(dataset: Dataset | None = None, *, retag: bool = False, queue:
         )
         if job is not None:
             return job
-        job = TaggingJob.objects.create(dataset=dataset, retag=retag, total=pairs_to_tag(dataset, retag=retag).count())
+        job = TaggingJob.objects.create(
+            dataset=dataset, retag=retag, total=tag_tally.untagged_pairs(dataset, retag=retag)
+        )
         if queue:
             transaction.on_commit(lambda: enqueue(TAG_TASK, job.pk))
     return job
@@ -107,9 +109,9 @@ def run_tagging_job(
         tagger = tagger or get_tagger()
     except TaggerUnavailable as error:
         return _finish(job, JobStatus.FAILED, error=str(error))
-    pairs = pairs_to_tag(job.dataset, retag=job.retag)
     version = tagger.model_version
-    job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, version, pairs.count(), 0
+    total = tag_tally.untagged_pairs(job.dataset, retag=job.retag)
+    job.status, job.tagger, job.total, job.done = JobStatus.RUNNING, version, total, 0
     job.heartbeat_at = timezone.now()
     job.save(update_fields=["status", "tagger", "total", "done", "heartbeat_at"])
     if processes is None:
@@ -118,9 +120,13 @@ def run_tagging_job(
     # tagger, in order: its results come back in the same order.
     sent: deque[tuple[int, tuple[str, int, str] | None]] = deque()
 
+    after = 0 if job.retag else walked_to(job.dataset)
+    job.walked_to = after
+
     def items() -> Iterator[tuple[str, str, bool]]:
-        for batch in untagged_batches(job.dataset, job.retag, batch_size):
+        for batch in untagged_batches(job.dataset, job.retag, batch_size, after=after, expected=total):
             wanted = _parses_wanted([pk for pk, _, _ in batch]) if tagger.parses else {}
+            job.walked_to = max(job.walked_to, batch[-1][0]) if batch else job.walked_to
             for pk, premise, hypothesis in batch:
                 sent.append((pk, wanted.get(pk)))
                 yield premise, hypothesis, pk in wanted
@@ -224,18 +230,49 @@ def _insert_tags(rows: Sequence[PairTags]) -> None:
     )
 
 
-def untagged_batches(dataset: Dataset | None, retag: bool, batch_size: int) -> Iterator[list[tuple[int, str, str]]]:
-    """Lists of (pk, premise text, hypothesis) still to tag, in pk order.
+def walked_to(dataset: Dataset | None) -> int:
+    """The highest pair a finished tagging job of this scope (or a sweep of every dataset) read:
+    the next job starts after it."""
+    scope = Q(dataset=None) if dataset is None else Q(dataset=dataset) | Q(dataset=None)  # a sweep reads every dataset
+    done = TaggingJob.objects.filter(scope, retag=False, status=JobStatus.DONE)
+    return done.aggregate(mark=Max("walked_to"))["mark"] or 0
 
-    Each read is a range of the pair table's primary key (then the tags of just those pairs):
+
+def untagged_batches(
+    dataset: Dataset | None, retag: bool, batch_size: int, *, after: int = 0, expected: int | None = None
+) -> Iterator[list[tuple[int, str, str]]]:
+    """Lists of (pk, premise text, hypothesis) still to tag, in pk order, of the pairs after pk
+    `after` (the scope's last job's mark, `walked_to`).
+
+    When those are fewer than the `expected` untagged pairs (the tallies' count), the pairs up to
+    the mark are walked too: a transaction that committed its pairs after a later one's were
+    tagged, or drift. Without the mark, finding the first untagged pair is an anti-join of every
+    pair of the dataset against every tag, 545 ms at 433k pairs (issue 53), on every job.
+    """
+    found = 0
+    for batch in _untagged_between(dataset, retag, batch_size, after, None):
+        found += len(batch)
+        yield batch
+    if after and not retag and expected is not None and found < expected:
+        yield from _untagged_between(dataset, retag, batch_size, 0, after)
+
+
+def _untagged_between(
+    dataset: Dataset | None, retag: bool, batch_size: int, after: int, through: int | None
+) -> Iterator[list[tuple[int, str, str]]]:
+    """Each read is a range of the pair table's primary key (then the tags of just those pairs):
     asking the database for "the next untagged pairs" instead is an anti-join whose plan on a
     large corpus scans the tags table for every batch, which made the import's tagging run at a
     fraction of the tagger's speed.
     """
     pairs = pairs_in(dataset)
-    last_pk = 0
+    if through is not None:
+        pairs = pairs.filter(pk__lte=through)
+    last_pk = after
     if not retag:  # after an import, every pair before its first one is tagged: start there
-        first = pairs.filter(phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()
+        first = (
+            pairs.filter(pk__gt=after, phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()
+        )
         if first is None:
             return
         last_pk = first - 1
@@ -284,7 +321,7 @@ def _write_parses(model: type[Pair] | type[Premise], parses: Parses) -> None:
 
 def _finish(job: TaggingJob, status: str, error: str = "") -> TaggingJob:
     job.status, job.error, job.finished_at = status, error, timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+    job.save(update_fields=["status", "error", "finished_at", *(["walked_to"] if status == JobStatus.DONE else [])])
     if error:
         logger.warning("tagging job %s failed: %s", job.pk, error)
     return job
@@ -315,7 +352,7 @@ def pairs_arrived(dataset_id: int | None = None) -> None:
     """New pairs were committed (`pairs_arriving` queued this by name): tag them in the background,
     and refresh the artifact monitor of a collected dataset every ARTIFACTS_MONITOR_EVERY_PAIRS pairs."""
     dataset = Dataset.objects.filter(pk=dataset_id).first() if dataset_id is not None else None
-    if pairs_to_tag(dataset).exists():
+    if tag_tally.untagged_pairs(dataset):
         start_tagging(dataset)
     if dataset is not None and not dataset.is_imported:
         from .monitoring import refresh_if_due

@@ -69,9 +69,10 @@ class Step:
     host: str
     status: str
     detail: str = ""
+    seconds: float = 0.0
 
     def line(self, number: int) -> str:
-        return f"[{number:>2}] {self.name:<44} on {self.host:<12} {self.status}" + (
+        return f"[{number:>2}] {self.name:<44} on {self.host:<12} {self.seconds:5.1f} s {self.status}" + (
             f": {self.detail}" if self.detail else ""
         )
 
@@ -310,8 +311,8 @@ class Check:
         self.steps: list[Step] = []
         self.notes: dict[str, Any] = {}
 
-    def record(self, name: str, host: str, status: str, detail: str = "") -> None:
-        step = Step(name, host, status, detail)
+    def record(self, name: str, host: str, status: str, detail: str = "", seconds: float = 0.0) -> None:
+        step = Step(name, host, status, detail, seconds)
         self.steps.append(step)
         self.report(step.line(len(self.steps)))
 
@@ -319,15 +320,16 @@ class Check:
     def step(self, name: str, host: str) -> Iterator[dict[str, str]]:
         """Run a step; what it puts in the yielded dict ("detail", "status") is reported with it."""
         outcome: dict[str, str] = {}
+        started = time.monotonic()
         try:
             yield outcome
         except StepFailed as failure:
-            self.record(name, host, FAILED, str(failure))
+            self.record(name, host, FAILED, str(failure), time.monotonic() - started)
             raise
         except Exception as error:
-            self.record(name, host, FAILED, f"{type(error).__name__}: {error}")
+            self.record(name, host, FAILED, f"{type(error).__name__}: {error}", time.monotonic() - started)
             raise StepFailed(str(error)) from error
-        self.record(name, host, outcome.get("status", PASSED), outcome.get("detail", ""))
+        self.record(name, host, outcome.get("status", PASSED), outcome.get("detail", ""), time.monotonic() - started)
 
     def people(self) -> None:
         from django.contrib.auth.models import User

@@ -4,11 +4,15 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.db.models import Count, Q
+from django.test.utils import CaptureQueriesContext
 
+from artifacts import tag_tally
 from artifacts.models import PairTags, TaggingJob
 from artifacts.phenomena import PHENOMENON_NAMES
 from artifacts.services import pairs_to_tag, run_tagging_job, start_tagging
+from artifacts.tag_tally import untagged_pairs
 from base.long_tasks import JobStatus
 from base.task_queue import wait_for_background_tasks as wait_background_tasks
 from collection.services import claim_next_premise, submit_hypotheses
@@ -74,6 +78,38 @@ def test_a_second_job_tags_only_new_pairs_and_retag_redoes_all(loaded_tagger):
     assert not PairTags.objects.get(pair=pairs[0]).negation
     redo = run_tagging_job(start_tagging(ds, retag=True, queue=False).pk, tagger=loaded_tagger)
     assert redo.done == 4 and PairTags.objects.get(pair=pairs[0]).negation
+
+
+def test_the_next_job_reads_only_the_pairs_after_the_last_ones_mark(loaded_tagger):
+    ds, pairs = make_pairs()
+    first = run_tagging_job(start_tagging(ds, queue=False).pk, tagger=loaded_tagger)
+    assert first.walked_to == max(pair.pk for pair in pairs)
+    newer = [factories.pair(ds, pairs[0].premise, ["neutral"], hypothesis=f"A man sleeps {n}.") for n in range(2)]
+    job = start_tagging(ds, queue=False)
+    assert job.total == untagged_pairs(ds) == 2
+    with CaptureQueriesContext(connection) as statements:
+        job = run_tagging_job(job.pk, tagger=loaded_tagger)
+    assert (job.done, job.walked_to) == (2, newer[-1].pk)
+    untagged_reads = [q["sql"] for q in statements if f'LEFT OUTER JOIN "{PairTags._meta.db_table}"' in q["sql"]]
+    after_the_mark = f'"{Pair._meta.db_table}"."id" > {first.walked_to}'
+    assert untagged_reads and all(after_the_mark in sql for sql in untagged_reads), untagged_reads
+    assert untagged_pairs(ds) == 0 and not pairs_to_tag(ds).exists()
+
+
+def test_an_untagged_pair_below_the_mark_is_found_by_a_second_walk(loaded_tagger):
+    """A transaction that commits its pairs after a later one's were tagged leaves them below the
+    mark: the tallies still count them untagged, so the job walks the pairs up to the mark too."""
+    ds, pairs = make_pairs()
+    run_tagging_job(start_tagging(ds, queue=False).pk, tagger=loaded_tagger)
+    late = PairTags.objects.get(pair=pairs[0])
+    tag_tally.tags_counted(
+        [((ds.pk, pairs[0].premise.split, pairs[0].premise.genre_id, pairs[0].gold_label), late.tag_names())], sign=-1
+    )
+    late.delete()  # as if pairs[0] had committed after the others were tagged
+    assert untagged_pairs(ds) == 1
+    job = run_tagging_job(start_tagging(ds, queue=False).pk, tagger=loaded_tagger)
+    assert job.done == 1 and PairTags.objects.filter(pair=pairs[0]).exists()
+    assert untagged_pairs(ds) == 0 and not pairs_to_tag(ds).exists()
 
 
 def test_without_the_model_package_the_job_fails_with_what_to_install(settings):
