@@ -120,7 +120,9 @@ def run_tagging_job(
     # tagger, in order: its results come back in the same order.
     sent: deque[tuple[int, tuple[str, int, str] | None]] = deque()
 
-    after = 0 if job.retag else walked_to(job.dataset)
+    # A job the tallies see nothing for was started by someone who asked the tables (the hourly
+    # sweep, the command): the tallies have drifted (tags deleted behind them), so it walks every pair.
+    after = walked_to(job.dataset) if total and not job.retag else 0
     job.walked_to = after
 
     def items() -> Iterator[tuple[str, str, bool]]:

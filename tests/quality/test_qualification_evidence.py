@@ -40,9 +40,14 @@ def test_a_rule_labeller_on_the_quiz_is_held_at_the_first_completion(make_worker
     assert before.holds_code  # the quiz alone already leans to poor, before any batch
     session = _session(study, worker, RULE_LIKE, seconds_per_batch=40)
     # Without the quiz these 16 of 30 are only held for review (test_quality_test); with it the
-    # quality test finds them poor. 10 of 20 right on researchers' labels is also far below an
-    # ordinary judge, so the chance test (asked first) holds them too, and gives its reason.
-    assert session.completion_code == "" and session.code_held_reason.startswith("Labels at chance so far: 26 of 50")
+    # quality test finds them poor. The chance test, asked first, may hold them too: 10 of 20 on
+    # researchers' labels is far below an ordinary judge, but its chance is the worker's own answer
+    # habits, which depend on which items the shuffled batches gave the rule's other answers (it
+    # did not hold them in one of three whole runs here). Either finding holds the code, with its reason.
+    assert session.completion_code == ""
+    assert session.code_held_reason.startswith(
+        ("Labels at chance so far: 26 of 50", "Labels probably below the study's acceptable accuracy: 26 of 50")
+    ), session.code_held_reason
     after = quality_evidence(worker)
     assert (after.items, after.agreements, after.outcome) == (50, 26, flags.POOR)
 
