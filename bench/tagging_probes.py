@@ -98,7 +98,7 @@ def fill(slug, pairs, genre, stamp):
     )
     label = ValidationLabel.objects.get(pair=pair)
     labels = ValidationLabel._meta.db_table
-    columns = [f.column for f in ValidationLabel._meta.concrete_fields if not f.primary_key]
+    columns = [str(f.column) for f in ValidationLabel._meta.concrete_fields if not f.primary_key]
     values = [{"pair_id": "p.id", "created_at": "%s"}.get(column, f'l."{column}"') for column in columns]
     with connection.cursor() as cursor:
         cursor.execute(
@@ -164,7 +164,7 @@ def run(args) -> None:
     print(f"tallies rebuilt and every pair tagged in {time.perf_counter() - started:.1f} s", flush=True)
 
     # Arrivals: a writing round's pairs (untagged), and labels on them (new, after the last run).
-    premise = Pair.objects.filter(dataset=bench).order_by("-pk").first().premise
+    premise = Pair.objects.filter(dataset=bench).order_by("-pk")[0].premise
     arrived = create_pairs(
         bench,
         Split.TRAIN,
