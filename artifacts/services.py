@@ -271,10 +271,11 @@ def _untagged_between(
     if through is not None:
         pairs = pairs.filter(pk__lte=through)
     last_pk = after
-    if not retag:  # after an import, every pair before its first one is tagged: start there
-        first = (
-            pairs.filter(pk__gt=after, phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()
-        )
+    # From the first pair, jump to the first untagged one (after an import, every pair before its
+    # first is tagged). After a mark there is nothing to jump: the anti-join would read the tags of
+    # every pair from the first (a merge anti-join's scan of the whole tag index, 49 ms at 433k).
+    if not retag and not after:
+        first = pairs.filter(phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()
         if first is None:
             return
         last_pk = first - 1

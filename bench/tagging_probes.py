@@ -13,11 +13,10 @@ through the services and the tables are ANALYZEd. Each probe, old statement and 
 
 - the arrival task's "anything untagged?" (`artifacts.services.pairs_arrived`): the anti-join of
   the pairs against the tags, and the tallies' two sums (`artifacts.tag_tally.untagged_pairs`);
-- a tagging job's first untagged pair: from the first pair, and after the last job's mark;
+- a tagging job's first batch: from the first untagged pair (an anti-join to find it), and from
+  the last job's mark (a range of the pairs' primary key, then the tags of that range);
 - the monitor's "enough new pairs?" (`artifacts.monitoring.refresh_if_due`): a count of the
-  dataset's pairs, and the pair tally's sum;
-- the aggregation beat's "a label newer than the last run" (`quality.aggregation_runs`), without
-  and with the index on the labels' time (`label_time`).
+  dataset's pairs, and the pair tally's sum.
 """
 
 import argparse
@@ -135,10 +134,10 @@ def run(args) -> None:
 
     from artifacts import tag_tally
     from artifacts.models import PairTags, TaggingJob
-    from artifacts.services import pairs_to_tag, walked_to
+    from artifacts.services import pairs_to_tag, untagged_batches, walked_to
     from base.long_tasks import JobStatus
     from corpus import tallies
-    from corpus.models import Genre, Pair, Split, ValidationLabel
+    from corpus.models import Genre, Pair, Split
     from corpus.services import add_labels, create_pairs
 
     started = time.perf_counter()
@@ -180,7 +179,6 @@ def run(args) -> None:
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     mark = walked_to(bench)
-    last_run = long_ago + timedelta(hours=1)
 
     probes = [
         (
@@ -198,11 +196,11 @@ def run(args) -> None:
             None,
         ),
         (
-            "tagging job: first untagged pair",
-            lambda: pairs_to_tag(bench).order_by("pk").values_list("pk", flat=True).first(),
+            "tagging job: its first batch of untagged pairs",
+            lambda: next(untagged_batches(bench, False, 500)),
             pairs_to_tag(bench).order_by("pk").values_list("pk", flat=True)[:1],
-            lambda: pairs_to_tag(bench).filter(pk__gt=mark).order_by("pk").values_list("pk", flat=True).first(),
-            pairs_to_tag(bench).filter(pk__gt=mark).order_by("pk").values_list("pk", flat=True)[:1],
+            lambda: next(untagged_batches(bench, False, 500, after=mark, expected=300)),
+            Pair.objects.filter(dataset=bench, pk__gt=mark).order_by("pk").values_list("pk", flat=True)[:2000],
         ),
         (
             "monitor: pairs of the dataset",
@@ -224,20 +222,6 @@ def run(args) -> None:
                 sql, params = query.query.sql_with_params()
                 print(f"### {label}\n{explained(sql, params)}")
 
-    newer = ValidationLabel.objects.filter(pair__dataset=bench, created_at__gt=last_run)
-    sql, params = newer.order_by()[:1].query.sql_with_params()
-    with_index = best_ms(newer.exists, args.repeat)
-    plan_with = explained(sql, params)
-    with connection.cursor() as cursor:
-        cursor.execute("BEGIN")
-        cursor.execute("DROP INDEX label_time")
-        without_index = best_ms(newer.exists, args.repeat)
-        plan_without = explained(sql, params)
-        cursor.execute("ROLLBACK")
-    name = "aggregation beat: a label newer than the last run"
-    results.append({"probe": name, "before_ms": round(without_index, 2), "after_ms": round(with_index, 2)})
-    print(f"\n## {name}: {without_index:,.2f} ms -> {with_index:,.2f} ms")
-    print(f"### before (no label_time)\n{plan_without}\n### after\n{plan_with}")
     print("\n| probe | before ms | after ms |\n|---|---|---|")
     for row in results:
         print(f"| {row['probe']} | {row['before_ms']:,.2f} | {row['after_ms']:,.2f} |")

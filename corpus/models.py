@@ -578,9 +578,6 @@ class ValidationLabel(models.Model):
         ]
         indexes = [
             models.Index(fields=["worker", "created_at"], name="label_worker_time"),
-            # "A label written after the latest aggregation run" (quality.aggregation_runs, every beat)
-            # reads the labels of the last minutes, not every label (issue 53).
-            models.Index(fields=["created_at"], name="label_time"),
             # The few replacement labels, found without scanning every label (`selectors.in_gold`).
             models.Index(
                 fields=["pair", "position"], condition=Q(position__gt=LABELS_PER_PAIR), name="replacement_labels"
