@@ -119,7 +119,7 @@ def pick_catch_trials(
     claims: QuerySet[Any],
     premise_of: dict[int, int] | None = None,
     draw: Callable[[], float] = random.random,
-    study_claims: QuerySet[Any] | None = None,
+    study_served: tuple[int, int] | None = None,
     keep_draw: Callable[[], float] = random.random,
 ) -> list[int]:
     """The pair pks to serve as catch trials in the worker's next validation batch (the module's
@@ -141,12 +141,13 @@ def pick_catch_trials(
     **Missing batches as an ordinary premise does**: an open premise is taken by a batch that may take
     it with `KEEP_CHANCE` (`keep_draw`), so it goes round in as many batches as an ordinary premise.
 
-    **The share kept by the study's own count** (`study_claims`: the study's validation claims, when
-    given): the mean number of premises this batch opens is what the study owes, `per_batch` times
-    its batches with this one, less its catch trials served and the servings its open premises have
-    left, over the twelve servings a premise gives (`opening_mean`). Skipped batches, premises still
-    open when a study stops and the chance of the draws then even out instead of adding up. Without
-    `study_claims`, the fixed chance `opening_chance`.
+    **The share kept by the study's own count** (`study_served`: the study's (batches, catch trials)
+    served so far, when given; `validation.selectors.study_served`): the mean number of premises this
+    batch opens is what the study owes, `per_batch` times its batches with this one, less its catch
+    trials served and the servings its open premises have left, over the twelve servings a premise
+    gives (`opening_mean`). Skipped batches, premises still open when a study stops and the chance of
+    the draws then even out instead of adding up. Without `study_served`, the fixed chance
+    `opening_chance`.
 
     The pairs are locked (skipping those another claimer holds) and their catch servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
@@ -176,7 +177,7 @@ def pick_catch_trials(
             .values_list("pk", "served")
         )
         rows = [row for row in rows if fresh.get(row[0], MAX_SERVINGS) < MAX_SERVINGS]
-    owed = None if study_claims is None else _owed(dataset, study_claims, per_batch=per_batch, claims=claims)
+    owed = None if study_served is None else _owed(dataset, study_served, per_batch=per_batch, claims=claims)
     picked: list[int] = []
     premises: dict[int, int] = {}
     skipped: set[int] = set()
@@ -222,13 +223,11 @@ def opening_chance(per_batch: float, premise_pairs: int) -> float:
     return per_batch / (MAX_SERVINGS * max(1, premise_pairs))
 
 
-def _owed(dataset: Dataset | None, study_claims: QuerySet[Any], *, per_batch: float, claims: QuerySet[Any]) -> float:
+def _owed(dataset: Dataset | None, study_served: tuple[int, int], *, per_batch: float, claims: QuerySet[Any]) -> float:
     """The catch trials a study owes before this batch is claimed: `per_batch` for each of its
     batches with this one, less the catch trials it was served and the servings its dataset's open
     catch premises have left (they come in the batches that follow, whatever opens now)."""
-    so_far = study_claims.aggregate(
-        batches=Count("batch", distinct=True), catch=Count("pk", filter=Q(is_catch_trial=True))
-    )
+    batches, catch = study_served
     open_pairs = (
         catch_role_pairs(dataset)
         .annotate(
@@ -239,7 +238,7 @@ def _owed(dataset: Dataset | None, study_claims: QuerySet[Any], *, per_batch: fl
         .values_list("served", flat=True)
     )
     left = sum(max(0, MAX_SERVINGS - served) for served in open_pairs)
-    return per_batch * (so_far["batches"] + 1) - so_far["catch"] - left
+    return per_batch * (batches + 1) - catch - left
 
 
 def opening_mean(owed: float, premise_pairs: int) -> float:

@@ -60,6 +60,24 @@ class ValidationClaim(TaskClaim):
         ]
 
 
+class SessionServed(models.Model):
+    """The validation batches and catch trials one study session was served: what a claim in a
+    study with catch trials reads, summed over the study's sessions, to keep the study's share
+    (`quality.catch_trials._owed`). Counting the study's claims instead read every claim it ever
+    made on every claim (654 ms at 160k claims, issue 53). One row a session, so the claims of
+    different workers never wait on each other's row; added to in the claim's transaction
+    (`validation.services._count_served`). A claim deleted with its pair stays counted."""
+
+    study_session = models.OneToOneField(
+        "crowd.StudySession", on_delete=models.CASCADE, primary_key=True, related_name="validation_served"
+    )
+    batches = models.PositiveIntegerField(default=0)
+    catch_trials = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"session {self.study_session_id}: {self.batches} batches, {self.catch_trials} catch trials"
+
+
 class BoughtLabelTally(Tally):
     """Validation labels bought per study × dataset × split × genre: the submitted, ordinary claims
     of study sessions (`validation.credits.countable`), as signed deltas in the core's pattern

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import IntegerField
+from django.db.models import IntegerField, Sum
 from django.db.models.expressions import RawSQL
 
 from corpus.models import LABELS_PER_PAIR, Dataset, ItemKind, PremiseStatus, Worker
@@ -15,7 +15,7 @@ from crowd.models import Study
 from crowd.selectors import SHARED_DEVICE_SQL
 from quality.catch_trials import catch_shortfall
 
-from .models import ValidationClaim
+from .models import SessionServed, ValidationClaim
 
 # Pairs come in batches of five (MultiNLI §2.1).
 BATCH_SIZE = 5
@@ -189,3 +189,12 @@ def study_catch_shortfall(study: Study) -> str | None:
     (`quality.catch_trials.catch_shortfall` with validation's claims and batch size): the study
     form says it when the study is saved, the study's page shows it."""
     return catch_shortfall(study, ValidationClaim.objects.all(), batch_size=BATCH_SIZE)
+
+
+def study_served(study_id: int) -> tuple[int, int]:
+    """(validation batches, catch trials) the study's sessions were served, previews aside: a sum of
+    one row a session (`SessionServed`), not a count of the study's claims."""
+    totals = SessionServed.objects.filter(study_session__study_id=study_id, study_session__is_preview=False).aggregate(
+        batches=Sum("batches"), catch=Sum("catch_trials")
+    )
+    return totals["batches"] or 0, totals["catch"] or 0

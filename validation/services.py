@@ -54,7 +54,7 @@ from quality.guessers import hold_code_with
 
 from . import claim_order, cost_tally, credits, selectors
 from .backup_claims import pick_backup_pairs
-from .models import ValidationClaim
+from .models import SessionServed, ValidationClaim
 from .premise_label_evidence import premise_label_strata
 from .signals import validation_labels_added
 
@@ -368,7 +368,7 @@ def _claim_backups(worker: Worker, study_session: StudySession, now: datetime, *
     if not chosen:
         return []
     items: list[tuple[int, dict[str, Any]]] = [(pk, {}) for pk in page_order(list(chosen), chosen)]
-    claims = insert_claims(VALIDATION_CLAIMS, worker, now, items, study_session=study_session)
+    claims = _insert_batch(worker, now, items, study_session)
     _recount_held(locked, now)
     return claims
 
@@ -407,7 +407,36 @@ def _take_candidates(
         return []
     # The page shows a batch in claim id order: the claims go in shuffled, catch trials among them.
     items = [(pk, {"is_catch_trial": pk in catch}) for pk in page_order(ordinary + catch, premise_of)]
-    return insert_claims(VALIDATION_CLAIMS, worker, now, items, study_session=study_session)
+    return _insert_batch(worker, now, items, study_session)
+
+
+def _insert_batch(
+    worker: Worker, now: datetime, items: list[tuple[int, dict[str, Any]]], study_session: StudySession | None
+) -> list[TaskClaim]:
+    """A validation batch's claims, ordinary and backup batches alike: the only door by which a
+    claim of a study session is made, so the session's served counts (`_count_served`) never miss
+    a batch."""
+    claims = insert_claims(VALIDATION_CLAIMS, worker, now, items, study_session=study_session)
+    if claims:
+        _count_served(study_session, sum(1 for _, fields in items if fields.get("is_catch_trial")))
+    return claims
+
+
+def _count_served(study_session: StudySession | None, catch_trials: int) -> None:
+    """One more batch (with `catch_trials` catch trials) for the session, in the claim's transaction,
+    where its study keeps a catch share (`selectors.study_served` reads them): a study owes catch
+    trials for the batches served since it kept a share. A preview leaves no row: its batches are
+    not the study's, and a preview changes no figure."""
+    if study_session is None or study_session.is_preview or study_session.study.catch_trial_share <= 0:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {SessionServed._meta.db_table} (study_session_id, batches, catch_trials) VALUES (%s, 1, %s)"
+            " ON CONFLICT (study_session_id) DO UPDATE SET batches = "
+            f"{SessionServed._meta.db_table}.batches + 1, catch_trials = {SessionServed._meta.db_table}.catch_trials"
+            " + EXCLUDED.catch_trials",
+            [study_session.pk, catch_trials],
+        )
 
 
 def _recount_every_held_pair(now: datetime) -> int:
@@ -486,7 +515,7 @@ def _catch_trials(
         claims=ValidationClaim.objects.all(),
         premise_of=drawn,
         draw=catch_draw,
-        study_claims=ValidationClaim.objects.filter(study_session__study_id=study_session.study_id),
+        study_served=selectors.study_served(study_session.study_id),
         keep_draw=catch_keep_draw,
     )
     kept = [pk for pk in dict.fromkeys(picked) if pk not in taken]

@@ -284,3 +284,41 @@ def test_the_study_keeps_its_catch_share_whatever_the_premises_pace(make_worker,
     owed = catch_trials_per_batch(0.2, BATCH_SIZE) * batches
     assert served > 0
     assert abs(served + left - owed) <= 3 * MAX_SERVINGS, (served, left, owed)
+
+
+def test_a_claim_reads_what_the_study_was_served_from_its_sessions_not_its_claims(make_worker, monkeypatch):
+    """Issue 53: the study's served batches and catch trials, which a claim needs to keep its share,
+    are one row a session (`SessionServed`), equal to what its claims count; a claim no longer
+    counts the study's claims (654 ms at 160k claims), and a preview's batches are not the study's."""
+    from django.db import connection
+    from django.db.models import Count, Q
+    from django.test.utils import CaptureQueriesContext
+
+    from validation.models import SessionServed
+    from validation.selectors import study_served
+
+    dataset = make_dataset()
+    ordinary_pairs(dataset, 12)
+    for _ in range(4):
+        finished_premise(dataset)
+    study = make_study(dataset, share=0.3)
+    draws = random.Random(1)
+    monkeypatch.setattr(services, "catch_draw", draws.random)
+    monkeypatch.setattr(services, "catch_keep_draw", draws.random)
+    for number in range(6):
+        worker = make_worker()
+        with CaptureQueriesContext(connection) as statements:
+            batch = claim_in_study(study, worker, number)
+        assert not [q["sql"] for q in statements if "COUNT(DISTINCT" in q["sql"].upper()]
+        submit_all(worker, batch)
+    counted = ValidationClaim.objects.filter(study_session__study=study).aggregate(
+        batches=Count("batch", distinct=True), catch=Count("pk", filter=Q(is_catch_trial=True))
+    )
+    assert study_served(study.pk) == (counted["batches"], counted["catch"]) == (6, counted["catch"])
+    assert counted["catch"] > 0 and SessionServed.objects.count() == 6
+    preview = session_for(study, make_worker(), "preview")
+    preview.is_preview = True
+    preview.save(update_fields=["is_preview"])
+    present(services.claim_validation_batch(preview.worker, study_session=preview))
+    assert study_served(study.pk) == (6, counted["catch"])  # the preview's batch is not the study's
+    assert not SessionServed.objects.filter(study_session=preview).exists()

@@ -126,3 +126,23 @@ def test_a_late_send_keeps_its_labels_on_pairs_that_still_need_them(study, holde
     late = services.submit_validation_batch(worker, batch, answers(batch))
     assert {label.pair_id for label in late.labels} == pairs_of(batch) - {first}
     assert Pair.objects.get(pk=first).label_count == LABELS_PER_PAIR
+
+
+def test_a_backup_batch_counts_in_what_the_study_was_served(study, make_worker):
+    """Issue 53: a claim in a study with catch trials reads the batches its sessions were served
+    (`selectors.study_served`), and a backup batch is one of them, as the claims count it (a CI run
+    found backups missed when only the ordinary door counted)."""
+    from django.db.models import Count
+
+    from validation.selectors import study_served
+
+    Study.objects.filter(pk=study.pk).update(catch_trial_share=0.2)
+    study.refresh_from_db()
+    worker = make_worker()
+    batch = present(claim(study, worker))
+    backup = present(claim(study, make_worker()))
+    assert pairs_of(backup) == pairs_of(batch)
+    counted = ValidationClaim.objects.filter(study_session__study=study).aggregate(
+        batches=Count("batch", distinct=True)
+    )
+    assert study_served(study.pk) == (counted["batches"], 0) == (2, 0)
