@@ -219,6 +219,31 @@ def claims(args, title):
     claim_plans(args.slow_ms)
 
 
+@contextlib.contextmanager
+def merges_timed():
+    """Seconds of each `corpus.tallies._merge` inside the block (none where the code has no merge)."""
+    from corpus import tallies
+
+    merge = getattr(tallies, "_merge", None)
+    seconds = []
+    if merge is None:
+        yield seconds
+        return
+
+    def timed(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return merge(*args, **kwargs)
+        finally:
+            seconds.append(time.perf_counter() - started)
+
+    tallies._merge = timed
+    try:
+        yield seconds
+    finally:
+        tallies._merge = merge
+
+
 def fold_against_group_by(title, slow_ms):
     """The fold's statements (tallies._fold, without its receivers) against a GROUP BY of each
     table's rows into a table, measured right before it."""
@@ -383,8 +408,13 @@ def main():
                 record["pairID"] += "-2"
                 record["promptID"] += "-2"
                 target.write(json.dumps(record) + "\n")
-        importing.import_pairs_file(renamed, "bench", split="train")
+        with merges_timed() as merged:
+            importing.import_pairs_file(renamed, "bench", split="train")
         print(f"\n  a second train import into bench: {time.perf_counter() - started:.1f} s")
+        if merged:  # imports that add their sums to the rows their keys have (corpus.tallies._merge)
+            print(
+                f"    of which its sums added to the tallies' rows: {sum(merged) * 1000:,.0f} ms ({len(merged)} tables)"
+            )
         fold_against_group_by("after a second train import into the same dataset", args.slow_ms)
         newer_probe(paths, args.slow_ms)
     with connection.cursor() as cursor:

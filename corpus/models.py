@@ -709,7 +709,8 @@ class Tally(models.Model):
     """An append-only delta of a maintained aggregate: `n` (signed) rows of the table it counts
     have the key of this row. A figure is the sum of `n` over its key; `corpus.tallies.fold`
     replaces the deltas by one row per key now and then. Writers only ever INSERT, so no row is
-    hot and concurrent validators never wait for each other here."""
+    hot and concurrent validators never wait for each other here; an import alone adds its sums
+    to the rows its keys have, under the folds' lock, when it ends (`corpus.tallies._merge`)."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     split = models.CharField(max_length=5, blank=True)
