@@ -91,12 +91,15 @@ def test_an_upload_whose_worker_is_killed_is_imported_once_by_the_restart(sessio
             timeout=120,
             message="the restarted import to end",
         )
+        run.refresh_from_db()
+        assert (run.status, run.restarts, run.pairs_created) == (ImportStatus.DONE, 1, PAIRS), run.error
+        # The file goes once the row says done (base.uploads.import_upload, after the import's commit):
+        # waited for before the worker is stopped, which would end the task between the two (a CI run
+        # on a slow machine failed so).
+        wait_for(lambda: not upload_storage().exists(run.upload), timeout=60, message="the upload to be removed")
     finally:
         stop_celery_worker(rescuer)
-    run.refresh_from_db()
-    assert (run.status, run.restarts, run.pairs_created) == (ImportStatus.DONE, 1, PAIRS), run.error
     assert Pair.objects.filter(dataset__slug="killed-upload").count() == PAIRS  # once
-    assert not upload_storage().exists(run.upload)
 
 
 def test_an_upload_killed_past_the_bound_is_failed_and_its_file_removed(session_worker_aside, tmp_path):
