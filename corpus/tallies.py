@@ -757,7 +757,8 @@ def check_and_rebuild(
     and stays on top of the rebuilt rows, exactly as it should. The fold's lock keeps folds out
     meanwhile (they skip a turn): a fold committed after the snapshot would have replaced deltas by
     sums the rebuild cannot see. Writers only INSERT deltas, and an import's merge takes the
-    folds' lock too, so nothing else touches the rows deleted here. Inside a caller's transaction (tests), that transaction's isolation stays as it is.
+    folds' lock too, so nothing else touches the rows deleted here. Inside a caller's transaction
+    (tests), that transaction's isolation stays as it is.
     """
     from .selectors import one_dataset
 
