@@ -225,7 +225,7 @@ def merges_timed():
     from corpus import tallies
 
     merge = getattr(tallies, "_merge", None)
-    seconds = []
+    seconds: list[float] = []
     if merge is None:
         yield seconds
         return
