@@ -17,7 +17,6 @@ ANALYZE. Best of --repeat, with EXPLAIN ANALYZE:
 
 import argparse
 import importlib
-import os
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.tagging_probes import best_ms, explained, fill
-from bench.throwaway_database import require_server, throwaway_database
+from bench.throwaway_database import run_with_django
 
 
 def main() -> None:
@@ -35,15 +34,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=40_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    require_server()
-    with throwaway_database("study_served") as url:
-        os.environ["DATABASE_URL"] = url
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
-        os.environ.setdefault("DEBUG", "1")
-        import django
-
-        django.setup()
-        run(args)
+    run_with_django("study_served", lambda: run(args))
 
 
 def run(args: argparse.Namespace) -> None:

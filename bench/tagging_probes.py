@@ -21,14 +21,13 @@ through the services and the tables are ANALYZEd. Each probe, old statement and 
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.throwaway_database import require_server, throwaway_database
+from bench.throwaway_database import run_with_django
 
 
 def best_ms(run, repeat):
@@ -115,15 +114,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, help="write the figures here too")
     args = parser.parse_args()
-    require_server()
-    with throwaway_database("tagging_probes") as url:
-        os.environ["DATABASE_URL"] = url
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
-        os.environ.setdefault("DEBUG", "1")
-        import django
-
-        django.setup()
-        run(args)
+    run_with_django("tagging_probes", lambda: run(args))
 
 
 def run(args) -> None:

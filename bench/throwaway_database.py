@@ -20,7 +20,7 @@ import re
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -98,3 +98,17 @@ def throwaway_database(label: str, *, migrated: bool = True) -> Iterator[str]:
     finally:
         _close_django_connections()
         admin_sql(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def run_with_django(label: str, run: Callable[[], None]) -> None:
+    """`run()` with Django set up on a throwaway database (`throwaway_database(label)`), for a bench
+    that measures statements on data of its own making."""
+    require_server()
+    with throwaway_database(label) as url:
+        os.environ["DATABASE_URL"] = url
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+        os.environ.setdefault("DEBUG", "1")
+        import django
+
+        django.setup()
+        run()

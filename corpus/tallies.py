@@ -540,13 +540,13 @@ def _merge(model: type[Tally], key_names: Sequence[str], staging: str) -> None:
     keys = ", ".join(f"{_grouped(model, name)} AS {name}" for name in names)
     same_key = " AND ".join(f"t.{_grouped(model, name)} = s.{name}" for name in names)
     kept_key = " AND ".join(f"k.{name} = s.{name}" for name in names)
+    summed_key = ", ".join(f"s.{name}" for name in names)
     positions = ", ".join(str(position) for position in range(1, len(names) + 1))
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH s AS (SELECT {keys}, SUM(n) AS n FROM {quote(staging)} GROUP BY {positions} HAVING SUM(n) <> 0), "
-            f"k AS (SELECT DISTINCT ON ({', '.join(f's.{name}' for name in names)}) t.id, "
-            f"{', '.join(f's.{name}' for name in names)}, s.n FROM {table} AS t JOIN s ON {same_key} "
-            f"ORDER BY {', '.join(f's.{name}' for name in names)}, t.id DESC), "
+            f"k AS (SELECT DISTINCT ON ({summed_key}) t.id, {summed_key}, s.n FROM {table} AS t JOIN s ON {same_key} "
+            f"ORDER BY {summed_key}, t.id DESC), "
             f"added AS (INSERT INTO {table} ({columns}, n) SELECT {columns}, n FROM s "
             f"WHERE NOT EXISTS (SELECT 1 FROM k WHERE {kept_key})), "
             f"moved AS (UPDATE {table} AS t SET n = t.n + k.n, id = DEFAULT FROM k WHERE t.id = k.id RETURNING t.id, t.n) "

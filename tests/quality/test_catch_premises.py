@@ -258,6 +258,13 @@ def test_an_open_catch_premise_misses_a_batch_when_its_keep_draw_fails(make_work
     assert last + 2 > 3 * MAX_SERVINGS
 
 
+def seeded_draws(monkeypatch, seed):
+    """The catch draws (opening a premise, keeping a batch) from one seeded generator."""
+    draws = random.Random(seed)
+    monkeypatch.setattr(services, "catch_draw", draws.random)
+    monkeypatch.setattr(services, "catch_keep_draw", draws.random)
+
+
 def test_the_study_keeps_its_catch_share_whatever_the_premises_pace(make_worker, monkeypatch):
     """Missed batches, and premises still open when the claims stop, are made up by the openings: the
     study's catch trials served and still to come from its open premises stay within one premise
@@ -267,9 +274,7 @@ def test_the_study_keeps_its_catch_share_whatever_the_premises_pace(make_worker,
     for _ in range(8):
         finished_premise(dataset)
     study = make_study(dataset, share=0.2)
-    draws = random.Random(0)
-    monkeypatch.setattr(services, "catch_draw", draws.random)
-    monkeypatch.setattr(services, "catch_keep_draw", draws.random)
+    seeded_draws(monkeypatch, 0)
     batches = 60
     for number in range(batches):
         worker = make_worker()
@@ -302,9 +307,7 @@ def test_a_claim_reads_what_the_study_was_served_from_its_sessions_not_its_claim
     for _ in range(4):
         finished_premise(dataset)
     study = make_study(dataset, share=0.3)
-    draws = random.Random(1)
-    monkeypatch.setattr(services, "catch_draw", draws.random)
-    monkeypatch.setattr(services, "catch_keep_draw", draws.random)
+    seeded_draws(monkeypatch, 1)
     for number in range(6):
         worker = make_worker()
         with CaptureQueriesContext(connection) as statements:
