@@ -13,11 +13,14 @@ import importlib.util
 import multiprocessing
 import os
 import re
+import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from multiprocessing.pool import AsyncResult
+from types import ModuleType
 from typing import Any, TypeVar, cast
 
 from artifacts import phenomena_words as words
@@ -316,6 +319,43 @@ def choose_model_package(installed: Iterable[str], preferred: Sequence[str] = MO
     )
 
 
+class _NoTorchInThisThread:
+    """A finder that answers `import torch` with ImportError in one thread (the one importing spaCy)."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if (name == "torch" or name.startswith("torch.")) and threading.get_ident() == self.thread:
+            raise ModuleNotFoundError(f"torch is not imported for spaCy ({name})", name=name)
+        return None
+
+
+def import_spacy() -> ModuleType:
+    """spaCy, imported without torch where torch is not imported yet.
+
+    spaCy's machine-learning layer, thinc, imports torch when it finds it, to offer its PyTorch
+    wrappers. The pipelines loaded here (en_core_web_sm's tagger and parser) are thinc's own numpy
+    layers and never use it, yet the import cost every process that tags or checks a sentence
+    1.3-1.6 s of its start and torch's memory (the web processes, the tagging processes, the
+    Celery workers of the default queue). Only this thread is refused torch, for the time of the
+    import: another thread (an embedded training job) imports it as usual, and torch imported later
+    in this process works as before (thinc then just offers no PyTorch wrappers). A process that
+    has torch already (a training worker) imports spaCy as it is.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules or "thinc" in sys.modules:
+        import spacy
+
+        return spacy
+    refusal = _NoTorchInThisThread()
+    sys.meta_path.insert(0, refusal)
+    try:
+        import spacy
+    finally:
+        sys.meta_path.remove(refusal)
+    return spacy
+
+
 def load_tagger(packages: Sequence[str] = MODEL_PACKAGES, parse: bool = False) -> "PhenomenonTagger":
     """A PhenomenonTagger on the first installed package of ``packages``, with only its tagger on
     (and its dependency parser with ``parse``, for the trees of ``tag_and_parse_pairs``).
@@ -324,7 +364,7 @@ def load_tagger(packages: Sequence[str] = MODEL_PACKAGES, parse: bool = False) -
     """
     name = choose_model_package(installed_model_packages(packages), packages)
     try:
-        import spacy
+        spacy = import_spacy()
     except ImportError as error:
         raise TaggerUnavailable(f"spaCy is not installed: pip install -r requirements.txt ({error})") from error
     nlp = spacy.load(

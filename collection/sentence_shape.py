@@ -162,9 +162,9 @@ def _borrowed_model() -> Any:
 
 
 def _load_model() -> Any:
-    import spacy
+    from artifacts.phenomena import MODEL_PACKAGES, choose_model_package, import_spacy, installed_model_packages
 
-    from artifacts.phenomena import MODEL_PACKAGES, choose_model_package, installed_model_packages
+    spacy = import_spacy()
 
     name = choose_model_package(installed_model_packages(MODEL_PACKAGES), MODEL_PACKAGES)
     return spacy.load(name, exclude=list(_UNUSED))

@@ -116,6 +116,20 @@ def test_the_module_needs_neither_django_nor_spacy_to_import():
     assert result.stdout.strip() == "[]"
 
 
+def test_a_process_that_loads_the_tagger_imports_no_torch_and_can_import_it_after():
+    """thinc, under spaCy, imports torch when it can: 1.3-1.6 s and torch's memory in every process
+    that tags or parses, though the pipelines never use it (phenomena.import_spacy)."""
+    code = (
+        "import sys; from artifacts.phenomena import load_tagger; tagger = load_tagger(); "
+        "print('torch' in sys.modules, tagger.analyse('Nobody has ever seen a purple cow.').tenses); "
+        "import torch; print(int(torch.ones(3).sum()))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    no_torch, tagged = result.stdout.splitlines()[0].split(" ", 1)
+    assert no_torch == "False" and tagged != "set()"
+    assert result.stdout.splitlines()[1] == "3"
+
+
 # --- pure helpers ------------------------------------------------------------------------------
 
 
