@@ -43,6 +43,22 @@ def may(user: Any, permission: str) -> bool:
     return is_researcher(user) and user.has_perm(permission)
 
 
+def _model_permissions_missing(permission_model: Any) -> bool:
+    """Whether a model's permission row, or its content type, is missing: each model's default
+    permissions (its Meta.default_permissions) and its own (Meta.permissions), as post_migrate's
+    create_permissions makes them."""
+    from django.apps import apps
+
+    have = set(permission_model.objects.values_list("content_type__app_label", "content_type__model", "codename"))
+    for model in apps.get_models():
+        meta = model._meta
+        codenames = [f"{action}_{meta.model_name}" for action in meta.default_permissions]
+        codenames += [codename for codename, _ in meta.permissions]
+        if any((meta.app_label, meta.model_name, codename) not in have for codename in codenames):
+            return True
+    return False
+
+
 def ensure_researcher_group(group_model=None, permission_model=None):
     """The researcher group with its permissions (idempotent). A migration passes its historical models."""
     from django.db.models import Q
@@ -55,11 +71,13 @@ def ensure_researcher_group(group_model=None, permission_model=None):
         from django.contrib.contenttypes.models import ContentType
 
         # The permission rows `migrate` leaves (post_migrate): made here if they are missing (a
-        # flushed test database, a model added since), so the group never lacks one. Cheap when
-        # they are all there.
-        ContentType.objects.clear_cache()
-        for app_config in apps.get_app_configs():
-            create_permissions(app_config, verbosity=0)
+        # flushed test database, a model added since), so the group never lacks one. Looked for
+        # first in one query: create_permissions asks two or more per app (some 60 in all), which
+        # every researcher made paid.
+        if _model_permissions_missing(permission_model):
+            ContentType.objects.clear_cache()
+            for app_config in apps.get_app_configs():
+                create_permissions(app_config, verbosity=0)
     group, _ = group_model.objects.get_or_create(name=RESEARCHER_GROUP)
     wanted = Q(content_type__app_label__in=PROJECT_APPS)
     for name in RESEARCHER_ACTIONS:

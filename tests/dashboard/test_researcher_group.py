@@ -166,6 +166,19 @@ def test_the_data_migration_run_on_the_real_registry_leaves_permissions_makeable
     assert is_researcher(django_user_model.objects.get(pk=user.pk))
 
 
+def test_the_group_is_made_in_a_few_queries_when_every_permission_is_there_and_one_missing_is_made(
+    django_assert_max_num_queries,
+):
+    """Every researcher made asked create_permissions' two or more queries per app (some 60): the rows
+    are looked for in one query first, and made only when one is missing."""
+    ensure_researcher_group()
+    with django_assert_max_num_queries(8):
+        group = ensure_researcher_group()
+    Permission.objects.filter(codename="change_study").delete()
+    assert ensure_researcher_group() == group
+    assert group.permissions.filter(content_type__app_label="crowd", codename="change_study").exists()
+
+
 def test_grant_researcher_makes_and_unmakes_a_researcher(django_user_model, make_worker):
     call_command("grant_researcher", "newcomer", "--create")
     user = django_user_model.objects.get(username="newcomer")
