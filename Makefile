@@ -76,6 +76,12 @@ COVERAGE ?= 1
 CHECKS ?= check
 TEST_PROCESSES ?= $(shell $(PYTHON) -c "import os; print(min((os.cpu_count() or 1) + 1, 4))")
 XDIST := $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
+# Where PYTHONDONTWRITEBYTECODE is set (as on the machines here), each of the suite's Python
+# processes (the pytest processes, Celery workers, gunicorn, tagging processes, manage.py commands)
+# compiled every module of the checkout again, and each pytest process rewrote and compiled every
+# test file: the test run writes bytecode caches (__pycache__/, git-ignored), Python's default.
+# Collecting the suite took 15-17 s of CPU in a pytest process without them, 8-9 s with them.
+test: export PYTHONDONTWRITEBYTECODE =
 test: install $(CHECKS)
 	@bash scripts/ensure_chromium.sh || { [ "$${CI:-}" != true ] && echo "(outside CI: browser tests will skip)"; }
 ifeq ($(COVERAGE),0)
