@@ -43,20 +43,17 @@ def may(user: Any, permission: str) -> bool:
     return is_researcher(user) and user.has_perm(permission)
 
 
-def _model_permissions_missing(permission_model: Any) -> bool:
-    """Whether a model's permission row, or its content type, is missing: each model's default
-    permissions (its Meta.default_permissions) and its own (Meta.permissions), as post_migrate's
-    create_permissions makes them."""
-    from django.apps import apps
+# The permission rows last found complete in this process, as (rows, highest id) of the permission
+# and content type tables: rows deleted or added since change one of the four (ids are never reused).
+_complete_permission_rows: tuple[Any, ...] | None = None
 
-    have = set(permission_model.objects.values_list("content_type__app_label", "content_type__model", "codename"))
-    for model in apps.get_models():
-        meta = model._meta
-        codenames = [f"{action}_{meta.model_name}" for action in meta.default_permissions]
-        codenames += [codename for codename, _ in meta.permissions]
-        if any((meta.app_label, meta.model_name, codename) not in have for codename in codenames):
-            return True
-    return False
+
+def _permission_rows(permission_model: Any, content_type_model: Any) -> tuple[Any, ...]:
+    from django.db.models import Count, Max
+
+    permissions = permission_model.objects.aggregate(rows=Count("id"), last=Max("id"))
+    content_types = content_type_model.objects.aggregate(rows=Count("id"), last=Max("id"))
+    return (permissions["rows"], permissions["last"], content_types["rows"], content_types["last"])
 
 
 def ensure_researcher_group(group_model=None, permission_model=None):
@@ -71,13 +68,15 @@ def ensure_researcher_group(group_model=None, permission_model=None):
         from django.contrib.contenttypes.models import ContentType
 
         # The permission rows `migrate` leaves (post_migrate): made here if they are missing (a
-        # flushed test database, a model added since), so the group never lacks one. Looked for
-        # first in one query: create_permissions asks two or more per app (some 60 in all), which
-        # every researcher made paid.
-        if _model_permissions_missing(permission_model):
+        # flushed test database, a model added since), so the group never lacks one. Checked once
+        # for the rows as they are: create_permissions asks a query per model (some 60 in all),
+        # which every researcher made paid; the tables' counts are two.
+        global _complete_permission_rows
+        if _permission_rows(permission_model, ContentType) != _complete_permission_rows:
             ContentType.objects.clear_cache()
             for app_config in apps.get_app_configs():
                 create_permissions(app_config, verbosity=0)
+            _complete_permission_rows = _permission_rows(permission_model, ContentType)
     group, _ = group_model.objects.get_or_create(name=RESEARCHER_GROUP)
     wanted = Q(content_type__app_label__in=PROJECT_APPS)
     for name in RESEARCHER_ACTIONS:

@@ -169,8 +169,8 @@ def test_the_data_migration_run_on_the_real_registry_leaves_permissions_makeable
 def test_the_group_is_made_in_a_few_queries_when_every_permission_is_there_and_one_missing_is_made(
     django_assert_max_num_queries,
 ):
-    """Every researcher made asked create_permissions' two or more queries per app (some 60): the rows
-    are looked for in one query first, and made only when one is missing."""
+    """Every researcher made asked create_permissions' query per model (some 60): it runs once for the
+    permission rows as they are, and again when rows were deleted or added since."""
     ensure_researcher_group()
     with django_assert_max_num_queries(8):
         group = ensure_researcher_group()
