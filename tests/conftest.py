@@ -344,6 +344,17 @@ def pytest_collection_modifyitems(config, items):
         items[:] = heaviest_files_first(items, json.loads(FILE_SECONDS.read_text(encoding="utf-8")))
 
 
+def pytest_collection_finish(session):
+    """What collection loaded (Django, torch, the apps, every test module: some 450,000 objects)
+    lives until the process ends: frozen, the garbage collector no longer walks it. Each full
+    collection walked all of it, some 0.2 s apiece; in a 356-test run, full collections took 12.5 s
+    before and 5.5 s after, and the process 8% less CPU (docs/checks.md)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def _reference_data_after_a_flush(sender, app_config=None, **kwargs):
     """Genres and prompt families put back after each flush (a transactional test's end; post_migrate
     follows a flush as it follows `migrate`), committed. Without this, every test after the first
