@@ -196,26 +196,28 @@ def django_db_setup(
         _commits_without_waiting_for_the_disk()
         _copy_reference_rows()
     yield
-    # FORCE: a connection some thread of the run still holds (the embedded mode's in-process tasks,
-    # a live server's) would otherwise keep the clone, and with it the next run's name.
-    connection.close()
-    with django_db_blocker.unblock(), creation._nodb_cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS {quote(clone)} WITH (FORCE)")
-    settings.DATABASES[connection.alias]["NAME"] = connection.settings_dict["NAME"] = original
+    with django_db_blocker.unblock():
+        _drop_test_database(connection, original)
 
 
 def _drop_test_databases(made):
-    """`teardown_databases` with FORCE, as the clones are dropped: Django's plain DROP DATABASE failed
-    the run's last test ("database ... is being accessed by other users") whenever a connection of
-    the session's Celery worker or a server's thread was still open at the end."""
+    """`teardown_databases`, each database dropped as `_drop_test_database` drops it."""
     for connection, old_name, destroy in made:
-        if not destroy:
-            continue
-        test_name = connection.settings_dict["NAME"]
-        connection.close()
-        connection.settings_dict["NAME"] = old_name
-        with connection.creation._nodb_cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(test_name)} WITH (FORCE)")
+        if destroy:
+            _drop_test_database(connection, old_name)
+
+
+def _drop_test_database(connection, original_name):
+    """Drop the test database `connection` is on, WITH (FORCE), and point the connection back at
+    `original_name`. FORCE: a connection some thread or process of the run still holds (the embedded
+    mode's in-process tasks, a live server's thread, the session's Celery worker) would otherwise
+    keep it ("database ... is being accessed by other users": Django's plain DROP DATABASE failed a
+    single-process run's last test so), and with it the next run's name."""
+    test_name = connection.settings_dict["NAME"]
+    connection.close()
+    with connection.creation._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(test_name)} WITH (FORCE)")
+    settings.DATABASES[connection.alias]["NAME"] = connection.settings_dict["NAME"] = original_name
 
 
 def _commits_without_waiting_for_the_disk():
