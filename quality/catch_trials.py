@@ -72,9 +72,14 @@ def catch_servings(claims: QuerySet[Any], *, of: str = "pk", by: str = "pair_id"
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _marked(dataset: Dataset | None) -> QuerySet[ReferenceLabel]:
+def _marked(dataset_ids: Sequence[int] | None) -> QuerySet[ReferenceLabel]:
+    """The pairs marked as catch trials, in these datasets (every dataset: None)."""
     marked = ReferenceLabel.objects.filter(is_catch_trial=True)
-    return marked if dataset is None else marked.filter(pair__dataset=dataset)
+    return marked if dataset_ids is None else marked.filter(pair__dataset_id__in=dataset_ids)
+
+
+def _ids(dataset: Dataset | None) -> list[int] | None:
+    return None if dataset is None else [dataset.pk]
 
 
 def _still_in_validation() -> Exists:
@@ -84,12 +89,22 @@ def _still_in_validation() -> Exists:
     )
 
 
-def catch_role_pairs(dataset: Dataset | None) -> QuerySet[Pair]:
-    """Every pair that may be served as a catch trial: the pairs of the dataset's catch premises
-    (a marked pair's siblings too), leaving out premises with a pair still in the validation queue."""
-    pairs = Pair.objects.filter(premise_id__in=_marked(dataset).values("pair__premise_id"))
-    if dataset is not None:
-        pairs = pairs.filter(dataset=dataset)
+def catch_premises(dataset_ids: Sequence[int] | None) -> list[int]:
+    """The catch premises of these datasets (every dataset: None), read in a statement of their own
+    (the marked pairs' partial index). The statements that use them get them as a list, not as a
+    subquery: between an import and autovacuum's next ANALYZE the planner believes a new dataset
+    holds next to no pair, and joined the subquery with a nested loop that walked the dataset's
+    pairs once for every candidate (bench/catch_pick.py)."""
+    return sorted(set(_marked(dataset_ids).values_list("pair__premise_id", flat=True)))
+
+
+def catch_role_pairs(dataset_ids: Sequence[int] | None) -> QuerySet[Pair]:
+    """Every pair that may be served as a catch trial: the pairs of these datasets' catch premises
+    (a marked pair's siblings too; a premise is a catch premise of the dataset its mark is in),
+    leaving out premises with a pair still in the validation queue."""
+    pairs = Pair.objects.filter(premise_id__in=catch_premises(dataset_ids))
+    if dataset_ids is not None:
+        pairs = pairs.filter(dataset_id__in=dataset_ids)
     return pairs.exclude(_still_in_validation())
 
 
@@ -155,7 +170,7 @@ def pick_catch_trials(
     """
     if most <= 0 or per_batch <= 0:
         return []
-    candidates = catch_role_pairs(dataset)
+    candidates = catch_role_pairs(_ids(dataset))
     for met in premises_met(worker, seen):
         candidates = candidates.exclude(premise_id__in=met)
     candidates = candidates.exclude(pk__in=list(taken))
@@ -229,7 +244,7 @@ def _owed(dataset: Dataset | None, study_served: tuple[int, int], *, per_batch: 
     catch premises have left (they come in the batches that follow, whatever opens now)."""
     batches, catch = study_served
     open_pairs = (
-        catch_role_pairs(dataset)
+        catch_role_pairs(_ids(dataset))
         .annotate(
             served=catch_servings(claims),
             premise_served=catch_servings(claims, of="premise_id", by="pair__premise_id"),
@@ -271,7 +286,7 @@ def catch_pool_statuses(dataset_ids: Iterable[int], claims: QuerySet[Any]) -> di
     }
     if not wanted:
         return statuses
-    role = catch_role_pairs(None).filter(dataset_id__in=wanted).annotate(served=catch_servings(claims))
+    role = catch_role_pairs(wanted).annotate(served=catch_servings(claims))
     premises: dict[int, set[int]] = {pk: set() for pk in wanted}
     for dataset_id, premise_id, served in role.values_list("dataset_id", "premise_id", "served"):
         status = statuses[dataset_id]
@@ -279,8 +294,7 @@ def catch_pool_statuses(dataset_ids: Iterable[int], claims: QuerySet[Any]) -> di
         status["servings_left"] += max(0, MAX_SERVINGS - served)
         premises[dataset_id].add(premise_id)
     marked = (
-        _marked(None)
-        .filter(pair__dataset_id__in=wanted)
+        _marked(wanted)
         .annotate(waiting=Exists(Pair.objects.filter(_still_in_validation(), pk=OuterRef("pair_id"))))
         .order_by()
         .values("pair__dataset_id")
