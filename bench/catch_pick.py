@@ -10,7 +10,8 @@ waits in the queue), of which --marked are marked as catch trials, and a validat
 some of them. The statistics are now stale, as they are between a researcher's import and
 autovacuum's next ANALYZE: the planner believes the new dataset has next to no pair.
 
-Timed, best of --repeat, with the statistics stale and again after ANALYZE:
+Timed, best of --repeat, with the statistics stale and again after ANALYZE; the pick's slowest
+statement, before and after, is printed with EXPLAIN ANALYZE (stale statistics):
 
 - before: the catch premises as a subquery of the candidates' statement (`premise_id IN (SELECT
   ... FROM reference labels JOIN pairs WHERE dataset = ...)`), as `catch_role_pairs` read them
@@ -28,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.tagging_probes import best_ms, fill
+from bench.tagging_probes import best_ms, explained, fill
 from bench.throwaway_database import run_with_django
 
 
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> None:
 
     from django.contrib.auth.models import User
     from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
     from corpus.models import Genre, Pair, ValidationLabel, Worker
@@ -95,8 +97,13 @@ def run(args: argparse.Namespace) -> None:
             role = role.filter(dataset_id__in=dataset_ids)
         return role.exclude(catch_trials._still_in_validation())
 
+    def slowest_statement() -> str:
+        with CaptureQueriesContext(connection) as captured:
+            pick()
+        return max(captured.captured_queries, key=lambda query: float(query["time"]))["sql"]
+
     after = catch_trials.catch_role_pairs
-    rows = []
+    rows, plans = [], {}
     for statistics in ("stale", "analysed"):
         if statistics == "analysed":
             with connection.cursor() as cursor:
@@ -107,12 +114,17 @@ def run(args: argparse.Namespace) -> None:
             try:
                 assert pick(), "no catch trial picked"
                 timings[label] = best_ms(pick, args.repeat)
+                if statistics == "stale":
+                    with transaction.atomic():
+                        plans[label] = explained(slowest_statement(), [])
             finally:
                 catch_trials.catch_role_pairs = after
         rows.append((statistics, timings["before"], timings["after"]))
     print("\n| statistics | before (ms) | after (ms) | before / after |\n|---|---|---|---|")
     for statistics, before, after_ms in rows:
         print(f"| {statistics} | {before:,.1f} | {after_ms:,.1f} | {before / after_ms:,.0f}x |")
+    for label, plan in plans.items():
+        print(f"\n### {label}: the pick's slowest statement, stale statistics\n{plan}")
 
 
 if __name__ == "__main__":

@@ -170,7 +170,8 @@ def pick_catch_trials(
     """
     if most <= 0 or per_batch <= 0:
         return []
-    candidates = catch_role_pairs(_ids(dataset))
+    role = catch_role_pairs(_ids(dataset))  # its catch premises read once, for the pick and the count
+    candidates = role
     for met in premises_met(worker, seen):
         candidates = candidates.exclude(premise_id__in=met)
     candidates = candidates.exclude(pk__in=list(taken))
@@ -192,7 +193,7 @@ def pick_catch_trials(
             .values_list("pk", "served")
         )
         rows = [row for row in rows if fresh.get(row[0], MAX_SERVINGS) < MAX_SERVINGS]
-    owed = None if study_served is None else _owed(dataset, study_served, per_batch=per_batch, claims=claims)
+    owed = None if study_served is None else _owed(role, study_served, per_batch=per_batch, claims=claims)
     picked: list[int] = []
     premises: dict[int, int] = {}
     skipped: set[int] = set()
@@ -238,14 +239,14 @@ def opening_chance(per_batch: float, premise_pairs: int) -> float:
     return per_batch / (MAX_SERVINGS * max(1, premise_pairs))
 
 
-def _owed(dataset: Dataset | None, study_served: tuple[int, int], *, per_batch: float, claims: QuerySet[Any]) -> float:
+def _owed(role: QuerySet[Pair], study_served: tuple[int, int], *, per_batch: float, claims: QuerySet[Any]) -> float:
     """The catch trials a study owes before this batch is claimed: `per_batch` for each of its
     batches with this one, less the catch trials it was served and the servings its dataset's open
-    catch premises have left (they come in the batches that follow, whatever opens now)."""
+    catch premises (among `role`, its `catch_role_pairs`) have left (they come in the batches that
+    follow, whatever opens now)."""
     batches, catch = study_served
     open_pairs = (
-        catch_role_pairs(_ids(dataset))
-        .annotate(
+        role.annotate(
             served=catch_servings(claims),
             premise_served=catch_servings(claims, of="premise_id", by="pair__premise_id"),
         )
