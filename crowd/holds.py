@@ -312,7 +312,7 @@ def decide_code_holds(session_ids: Sequence[int], decision: str, *, by: User | N
         raise HoldDecisionRefused("Choose to release or to refuse the held codes.")
     with transaction.atomic():
         sessions = list(
-            StudySession.objects.select_for_update()
+            StudySession.objects.select_for_update(of=("self",))
             .select_related("study")
             .filter(pk__in=list(session_ids), completed_at__isnull=False, code_hold_decision="")
             .exclude(code_held_reason="")

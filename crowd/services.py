@@ -46,7 +46,12 @@ def record_task_done(
     """
     if study_session is None:
         return None
-    session = StudySession.objects.select_for_update().select_related("study").filter(pk=study_session.pk).first()
+    session = (
+        StudySession.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("study")
+        .filter(pk=study_session.pk)
+        .first()
+    )
     if session is None:
         raise StudySession.DoesNotExist("This study session no longer exists.")
     session.tasks_done += 1

@@ -664,7 +664,7 @@ def record_run_tag_accuracy(run_id: int) -> dict[str, Any] | None:
     pairs and the accuracy) in its results as `tag_accuracy`, where the run page and the run's API
     read it. Nothing is stored when the run has no per-pair predictions of tagged pairs."""
     with transaction.atomic():
-        run = TrainingRun.objects.select_for_update().select_related("snapshot").filter(pk=run_id).first()
+        run = TrainingRun.objects.select_for_update(of=("self",)).select_related("snapshot").filter(pk=run_id).first()
         if run is None or run.status != "done":
             return None
         figures = run_tag_accuracy(run)
