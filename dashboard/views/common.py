@@ -91,7 +91,9 @@ class Scope:
         self.with_split = with_split
         self.splits = [choice.value for choice in Split]
         self.split = split if with_split and split in self.splits else None
-        self.unknown = [value for value, known in ((slug, self.dataset), (split, self.split)) if value and not known]
+        # A page whose scope has no split reads `split` as a filter of its own, and says what it ignores.
+        checked = ((slug, self.dataset), (split, self.split)) if with_split else ((slug, self.dataset),)
+        self.unknown = [value for value, known in checked if value and not known]
 
     def query(self) -> str:
         parts: list[str] = []

@@ -74,6 +74,14 @@ def test_unknown_filter_values_are_said_not_applied(client, researcher, browsed)
     assert html.count('<tr data-pair="') == 4
 
 
+def test_a_known_split_is_applied_and_not_called_unknown(client, researcher, browsed):
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard:pairs"), {"split": "test"}).content.decode()
+    assert "Unknown filter value" not in html
+    html = client.get(reverse("dashboard:pairs"), {"split": "someday"}).content.decode()
+    assert "Unknown filter value(s) ignored: someday." in html
+
+
 @pytest.fixture
 def reported(make_worker):
     ds = factories.dataset()
