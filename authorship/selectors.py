@@ -35,15 +35,9 @@ def typing_flags_by_worker(worker_ids: Iterable[int], among: DatasetScope = None
     }
 
 
-# The judgements a snapshot's manifest counts, in the order it lists them (no-evidence is counted
-# apart, as the pairs without a record).
-COUNTED_FLAGS = (
-    Flag.PASTED,
-    Flag.NOT_TYPED,
-    Flag.MACHINE_CADENCE,
-    Flag.PASTED_AFTER_AWAY,
-    Flag.REPEATED,
-)
+# The judgements a snapshot's manifest counts: every flag a record can carry, so a manifest's
+# `flagged` is always explained by its breakdown.
+COUNTED_FLAGS = tuple(Flag)
 
 
 def typing_evidence_counts(pair_ids: Any) -> dict[str, Any]:

@@ -63,7 +63,29 @@ def test_the_manifest_counts_the_pairs_with_typing_evidence_and_each_judgements_
         "recorded": 5,
         "with_evidence": 4,
         "flagged": 2,
-        "flags": {"pasted": 2, "not-typed": 0, "machine-cadence": 0, "pasted-after-away": 1, "repeated": 1},
+        "flags": {
+            "pasted": 2,
+            "not-typed": 0,
+            "machine-cadence": 0,
+            "pasted-after-away": 1,
+            "repeated": 1,
+            "copy": 0,
+            "no-evidence": 1,
+            "times-outside-claim": 0,
+            "too-fast": 0,
+        },
+    }
+
+
+def test_every_flag_a_record_carries_is_in_the_manifests_breakdown(written, make_worker):
+    WritingEvidence.objects.filter(pair=written[0]).update(flags=["copy", "too-fast"], flagged=True)
+    WritingEvidence.objects.filter(pair=written[1]).update(flags=["times-outside-claim"], flagged=True)
+    counts = read_manifest(export())["typing_evidence"]
+    assert counts["flagged"] == 4
+    assert {flag: counts["flags"][flag] for flag in ("copy", "too-fast", "times-outside-claim")} == {
+        "copy": 1,
+        "too-fast": 1,
+        "times-outside-claim": 1,
     }
 
 
