@@ -5,6 +5,7 @@ from the imports; the model's own clean: the dataset fits the task, the quality 
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.db import transaction
 
 from audit import services as audit
@@ -64,6 +65,10 @@ class StudySetupForm(StudyForm):
             self.fields[name].help_text += f" The server's: {value:g}."
             if not self.instance.pk and not self.is_bound:
                 self.initial.setdefault(name, value)
+        self.fields["claim_minutes"].help_text += (
+            f" The server's: {settings.NLI['WRITING_CLAIM_MINUTES']} minutes for writing,"
+            f" {settings.NLI['VALIDATION_CLAIM_MINUTES']} for validation."
+        )
 
     def save(self, commit: bool = True) -> Study:
         """The study, its pool and its worker lists, in the caller's transaction (the view's)."""

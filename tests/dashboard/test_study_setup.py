@@ -174,7 +174,14 @@ def test_the_check_blocks_a_qualified_study_without_a_test():
 def test_a_study_owns_its_hold_rules_starting_from_the_servers(client, researcher, settings):
     """Issue 54: "More time", its warning and take-backs are set per study; a new study's form starts
     from the server's values, and a blank one follows them."""
-    settings.NLI = {**settings.NLI, "HOLD_WARNING_MINUTES": 3, "HOLD_EXTENSIONS": 1, "HOLD_TAKE_BACKS": 2}
+    settings.NLI = {
+        **settings.NLI,
+        "HOLD_WARNING_MINUTES": 3,
+        "HOLD_EXTENSIONS": 1,
+        "HOLD_TAKE_BACKS": 2,
+        "WRITING_CLAIM_MINUTES": 30,
+        "VALIDATION_CLAIM_MINUTES": 20,
+    }
     dataset = factories.dataset("ours")
     client.force_login(researcher)
     form = html.unescape(client.get(reverse("dashboard:study_new"), {"task_kind": "writing"}).content.decode())
@@ -182,6 +189,8 @@ def test_a_study_owns_its_hold_rules_starting_from_the_servers(client, researche
         assert f'id="field-{name}"' in form, name
         assert f'name="{name}" value="{value}"' in form.replace('step="any" ', ""), name
     assert "The server's: 2." in form
+    claim = form[form.index('id="field-claim_minutes"') :]
+    assert "The server's: 30 minutes for writing, 20 for validation." in claim[: claim.index("</div>")]
     client.post(
         reverse("dashboard:study_new"),
         setup_post(dataset, hold_warning_minutes="5", hold_extensions="0", hold_take_backs=""),
