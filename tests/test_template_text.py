@@ -1,5 +1,6 @@
-"""No page shows a template's comment as text: Django's `{# ... #}` is a comment on one line only,
-and one that spans lines is rendered to the participant as it was typed."""
+"""What no page shows as text: a template comment (Django's `{# ... #}` is a comment on one line
+only, and one that spans lines is rendered to the participant as it was typed), or words about a
+database the platform does not run on."""
 
 from pathlib import Path
 
@@ -38,3 +39,9 @@ def test_no_template_renders_a_comment_as_text():
         if (lines := comment_marks_in_text(path.read_text(encoding="utf-8")))
     }
     assert not shown, f"template comments rendered as text (use {{% comment %}} across lines): {shown}"
+
+
+def test_no_page_speaks_of_a_database_the_platform_does_not_run_on():
+    """PostgreSQL is the only database: a page that says what happens "on SQLite" is out of date."""
+    said = [str(path.relative_to(REPO)) for path in template_files() if "sqlite" in path.read_text().lower()]
+    assert not said, said
