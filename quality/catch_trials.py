@@ -307,7 +307,25 @@ def catch_pool_statuses(dataset_ids: Iterable[int], claims: QuerySet[Any]) -> di
     for pk, status in statuses.items():
         status["premises"] = len(premises[pk])
         status["dry"] = status["servings_left"] == 0
+        status["state"] = pool_state(status)
     return statuses
+
+
+class PoolState:
+    """Why a pool serves or not, as the quality pages name it."""
+
+    UNMARKED = "unmarked"  # no pair of the dataset is marked as a catch trial
+    WAITING = "waiting"  # marked pairs wait for their premise's other pairs' validation
+    USED_UP = "used up"  # every catch pair has been served to its last participant
+    SERVING = "serving"
+
+
+def pool_state(status: Mapping[str, Any]) -> str:
+    if status["marked"] == 0:
+        return PoolState.UNMARKED
+    if status["pairs"] == 0:
+        return PoolState.WAITING
+    return PoolState.USED_UP if status["dry"] else PoolState.SERVING
 
 
 def score_catch_trials(

@@ -32,3 +32,13 @@ def test_a_catch_pair_is_served_four_times_at_most_and_a_dry_pool_serves_none(cl
     client.force_login(researcher)
     page = client.get(reverse("dashboard:bonuses")).content.decode()
     assert 'data-pool="dry"' in page and "batches carry no catch trials" in page
+
+
+def test_a_study_with_no_catch_pair_marked_is_not_called_used_up(client, researcher):
+    dataset = make_dataset()
+    make_pair(dataset)
+    make_study(dataset, share=0.2)
+    client.force_login(researcher)
+    page = client.get(reverse("dashboard:bonuses")).content.decode()
+    assert 'data-pool="unmarked"' in page and "no pair marked as a catch trial" in page
+    assert 'data-pool="dry"' not in page and "used up" not in page
