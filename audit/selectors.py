@@ -1,6 +1,5 @@
 """Reading the audit log: filtered, for the dashboard page, its CSV and the API."""
 
-import csv
 import io
 from collections import Counter
 from collections.abc import Iterable
@@ -8,6 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Q, QuerySet
+
+from base import spreadsheet_safe
 
 from .models import AuditEntry
 
@@ -42,8 +43,9 @@ def entries(
 
 
 def as_csv(rows: Iterable[AuditEntry]) -> str:
+    """The entries as CSV; a reason or subject typed as a formula stays text in a spreadsheet."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = spreadsheet_safe.writer(out)
     writer.writerow(CSV_COLUMNS)
     for row in rows:
         writer.writerow([row.at.isoformat() if col == "at" else getattr(row, col) for col in CSV_COLUMNS])

@@ -4,7 +4,7 @@ of the action they record, so an action and its entry are stored together or not
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import models
+from django.db import connection, models, transaction
 
 from .models import AuditEntry
 
@@ -94,3 +94,59 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> tuple[dict[str, Any], d
     """The fields whose values differ, as (before, after)."""
     keys = [key for key in new if _plain(old.get(key)) != _plain(new.get(key))]
     return {key: old.get(key) for key in keys}, {key: new.get(key) for key in keys}
+
+
+REDACTED = "[redacted]"
+# The fields a redaction may rewrite: what an entry says. Which entry it is (id, time, team, action,
+# subject type and id) the database keeps as it was (the trigger of migration 0002).
+REDACTABLE_TEXT = ("actor", "subject", "reason")
+REDACTABLE_JSON = ("before", "after")
+
+
+def _without(value: Any, words: list[str]) -> Any:
+    if isinstance(value, str):
+        for word in words:
+            value = value.replace(word, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {_without(key, words): _without(item, words) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without(item, words) for item in value]
+    return value
+
+
+def redact(rows: models.QuerySet[AuditEntry], words: Iterable[str], *, actor: Any, reason: str) -> int:
+    """Blank `words` (a person's name, id or email) wherever `rows` say them, for erasure of
+    personal data; the entries stay, saying "[redacted]" where the words were. The one door through
+    the log's append-only trigger: it opens it for this transaction's own statements only
+    (`SET LOCAL audit.allow_redaction`) and shuts it again before returning. The redaction itself
+    is recorded (how many entries, and why; not the words). Returns how many entries changed."""
+    blanked = sorted({word for word in words if word.strip()}, key=len, reverse=True)
+    if not blanked:
+        raise ValueError("Name at least one word to redact.")
+    if not reason.strip():
+        raise ValueError("Say why the entries are redacted (e.g. the erasure request it answers).")
+    changed = 0
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL audit.allow_redaction = on")
+        for entry in rows.select_for_update():
+            fields = {name: _without(getattr(entry, name), blanked) for name in REDACTABLE_TEXT + REDACTABLE_JSON}
+            if any(fields[name] != getattr(entry, name) for name in fields):
+                if fields["actor"] != entry.actor:
+                    fields["actor_id"] = None
+                AuditEntry.objects.filter(pk=entry.pk).update(**fields)
+                changed += 1
+        # Shut again for the rest of an enclosing transaction (a failure above needs nothing: the
+        # rollback of this block undoes the SET LOCAL with the rest).
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL audit.allow_redaction = off")
+        record(
+            "audit.redacted",
+            actor=actor,
+            subject_type="audit.auditentry",
+            subject_label=f"{changed} entries",
+            after={"entries": changed},
+            reason=reason,
+        )
+    return changed

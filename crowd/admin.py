@@ -7,7 +7,6 @@ per line or comma-separated), never a multi-select of every worker: a pasted id 
 is reported by name and nothing is saved.
 """
 
-import csv
 from contextvars import ContextVar
 from typing import Any, TypedDict
 
@@ -21,6 +20,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django_stubs_ext import WithAnnotations
 
+from base import spreadsheet_safe
 from corpus.models import Premise
 
 from . import holds, registry, selectors
@@ -229,7 +229,7 @@ class StudyAdmin(admin.ModelAdmin[Study]):
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         response["Content-Disposition"] = f'attachment; filename="completed-sessions-{stamp}.csv"'
-        writer = csv.writer(response)
+        writer = spreadsheet_safe.writer(response)
         writer.writerow(selectors.COMPLETION_CSV_COLUMNS)
         writer.writerows(
             selectors.completion_rows(queryset.order_by("slug"), flagged=registry.registered().worker_flags)

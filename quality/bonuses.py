@@ -23,7 +23,6 @@ Exports list the UNPAID, PAYABLE earned rows of one study:
   exactly one of the three, so the files add up to what the study owes.
 """
 
-import csv
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from django.db.models import Case, CharField, Count, DecimalField, Q, QuerySet, 
 from django.db.models.functions import Coalesce
 
 from audit import services as audit
+from base import spreadsheet_safe
 from corpus.models import Market, Pair, Worker
 from crowd.holds import hold_refused, hold_waits, money_may_go
 from crowd.models import Study, StudySession
@@ -397,7 +397,7 @@ def mturk_bonus_csv(entries: Iterable[BonusEntry]) -> str:
             cause = cause_of(entry.reason).key
             counts[cause] = counts.get(cause, 0) + 1
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = spreadsheet_safe.writer(out, lineterminator="\n")
     writer.writerow(["worker_id", "assignment_id", "amount", "reason"])
     for (worker_id, assignment_id), amount in sorted(totals.items()):
         writer.writerow(
@@ -466,7 +466,7 @@ LEFT_OUT_COLUMNS = ["worker", "market", "bonuses", "amount", "for", "why_left_ou
 def left_out_csv(entries: Iterable[BonusEntry]) -> str:
     """The unpaid bonuses no market file pays, one line per worker and reason, with a header."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = spreadsheet_safe.writer(out, lineterminator="\n")
     writer.writerow(LEFT_OUT_COLUMNS)
     for row in market_accounts(entries)["left_out_rows"]:
         worker = row["worker"]

@@ -3,7 +3,6 @@ its funnel, times, pay, live claims, what is left and costs; the sessions as a C
 
 Thin: every figure is read in `dashboard.queries.study`."""
 
-import csv
 from collections.abc import Iterator
 
 from django.contrib import messages
@@ -12,6 +11,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
+from base import spreadsheet_safe
 from base.permissions import CHANGE_STUDY
 from crowd.models import Study, TaskKind
 from dashboard.forms import StudySetupForm, save_study
@@ -85,7 +85,7 @@ class _Echo:
 @researcher_required
 def study_sessions_csv(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(request, slug, access.EXPORT)
-    writer = csv.writer(_Echo())
+    writer = spreadsheet_safe.writer(_Echo())
 
     def lines() -> Iterator[str]:
         yield writer.writerow(queries.SESSION_CSV_COLUMNS)

@@ -1,8 +1,7 @@
-import csv
-
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
+from base import spreadsheet_safe
 from corpus.agreement import adaptive_stopping_in_scope, coverage_sentences
 from corpus.labels import LABELS_PER_PAIR
 from corpus.selectors import genre_names
@@ -126,7 +125,7 @@ def agreement_csv(request: HttpRequest, table: str) -> HttpResponseBase:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     name = "-".join(part for part in (scope.dataset.slug if scope.dataset else "all", scope.split, table) if part)
     response["Content-Disposition"] = f'attachment; filename="agreement-{name}.csv"'
-    writer = csv.DictWriter(response, fieldnames=list(rows[0]) if rows else TABLE_COLUMNS[table])
+    writer = spreadsheet_safe.dict_writer(response, fieldnames=list(rows[0]) if rows else TABLE_COLUMNS[table])
     writer.writeheader()
     writer.writerows(rows)
     return response
