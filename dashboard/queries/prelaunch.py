@@ -13,11 +13,13 @@ from django.db.models import Count, F, IntegerField, Q, Sum, Value
 from django.db.models.functions import Coalesce
 
 from collection.selectors import pool_premises
-from corpus.models import LABELS_PER_PAIR, Pair
+from corpus.models import LABELS_PER_PAIR
 from crowd.models import Study, StudyAccess, TaskKind
 from markets.models import MarketConnection
 from quality.models import QualificationTest
 from validation.selectors import BATCH_SIZE, study_catch_shortfall
+
+from .study import pairs_wanting_labels
 
 BLOCK, WARN = "block", "warn"
 WRITING_KINDS = (TaskKind.WRITING, TaskKind.ADVERSARIAL)
@@ -75,9 +77,9 @@ def _writing_pool(study: Study) -> list[Finding]:
 
 def _labelling_pool(study: Study, catch_shortfall: str | None) -> list[Finding]:
     findings: list[Finding] = []
-    missing = Pair.objects.filter(
-        dataset_id=study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
-    ).aggregate(n=Coalesce(Sum(Value(LABELS_PER_PAIR) - F("label_count"), output_field=IntegerField()), 0))["n"]
+    missing = pairs_wanting_labels(study).aggregate(
+        n=Coalesce(Sum(Value(LABELS_PER_PAIR) - F("label_count"), output_field=IntegerField()), 0)
+    )["n"]
     if missing == 0:
         findings.append(
             Finding(BLOCK, f"No pair of “{study.dataset}” waits for validation labels: the study serves nothing.")

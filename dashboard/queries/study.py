@@ -36,10 +36,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from collection.models import WritingClaim
-from corpus.models import LABELS_PER_PAIR, Pair, Premise, PremiseStatus
+from collection.selectors import pool_premises
+from corpus.models import LABELS_PER_PAIR, Pair
 from crowd import claiming
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
+from crowd.selectors import pool_limits
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
 from teams.access import scoped
@@ -237,22 +239,36 @@ def live_claims(of_study: Study) -> dict[str, int]:
     return {key: int(value or 0) for key, value in figures.items()}
 
 
+def pairs_wanting_labels(of_study: Study) -> QuerySet[Pair]:
+    """The pairs of the study's pool (its dataset, genres and import files: crowd.selectors.pool_limits,
+    as the validation claim serves them) still short of their labels."""
+    pairs = Pair.objects.filter(
+        dataset_id=of_study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
+    )
+    genres, sources = pool_limits(of_study)
+    if genres:
+        pairs = pairs.filter(premise__genre_id__in=genres)
+    if sources:
+        pairs = pairs.filter(premise__source__in=sources)
+    return pairs
+
+
 def what_is_left(of_study: Study) -> dict[str, Any]:
-    """The work the study's dataset still needs: pairs and labels to validate, or premises and
-    writings to write (one aggregate); None figures for a kind not counted here."""
+    """The work the study's pool still needs: pairs and labels to validate, or premises and
+    writings to write (one aggregate, the pool the pre-launch check counts); None figures for a
+    kind not counted here."""
     kind = of_study.task_kind
     if kind in (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT):
         missing = LABELS_PER_PAIR - F("label_count")
-        figures = Pair.objects.filter(
-            dataset_id=of_study.dataset_id, needs_validation=True, stopped_early=False, label_count__lt=LABELS_PER_PAIR
-        ).aggregate(items=Count("pk"), units=Coalesce(Sum(missing, output_field=IntegerField()), 0))
+        figures = pairs_wanting_labels(of_study).aggregate(
+            items=Count("pk"), units=Coalesce(Sum(missing, output_field=IntegerField()), 0)
+        )
         return {**figures, "items_word": "pairs", "units_word": "labels"}
     if kind in (TaskKind.WRITING, TaskKind.ADVERSARIAL):
         per_premise = of_study.dataset.writings_per_premise
         figures = (
-            Premise.objects.filter(
-                dataset_id=of_study.dataset_id, status=PremiseStatus.AVAILABLE, writings_done__lt=per_premise
-            )
+            pool_premises(of_study.dataset, of_study)
+            .filter(writings_done__lt=per_premise)
             .exclude(split="")
             .aggregate(
                 items=Count("pk"),

@@ -246,7 +246,7 @@ def test_the_statements_do_not_grow_with_the_sessions(client, researcher):
     for name in ("dashboard:study", "dashboard:study_sessions_csv"):
         counts = [statements(client, reverse(name, args=[s.slug])) for s in (small, large)]
         assert counts[0] == counts[1], (name, counts)
-        assert counts[0] <= 15, (name, counts)
+        assert counts[0] <= 16, (name, counts)  # 16: the pool's genres, read once for "still wanted"
     assert queries.funnel(large)["arrived"] == 18
 
 

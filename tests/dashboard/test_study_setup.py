@@ -197,3 +197,26 @@ def test_a_study_owns_its_hold_rules_starting_from_the_servers(client, researche
     )
     study = Study.objects.get()
     assert (study.hold_warning_minutes, study.hold_extensions, study.hold_take_backs) == (5.0, 0, None)
+
+
+def test_the_study_page_counts_what_is_left_in_the_pool_the_check_counts():
+    """A study whose pool is one genre of its dataset: "still wanted" and the pre-launch check count
+    the same premises (pairs), not the whole dataset's."""
+    from dashboard.queries.study import what_is_left
+
+    dataset = factories.dataset("ours", writings_per_premise=1)
+    fiction, travel = factories.genre("fiction"), factories.genre("travel")
+    for genre, count in ((fiction, 3), (travel, 2)):
+        for _ in range(count):
+            factories.premise(dataset, genre, split="train")
+    study = writing_study(dataset, planned_sessions=6, tasks_per_batch=1)
+    study.pool_genres.set([fiction])
+    assert (what_is_left(study)["items"], what_is_left(study)["units"]) == (3, 3)
+    assert any("room for 3" in what for what in levels(study, WARN))
+    validation = Study.objects.create(
+        slug="v", name="V", dataset=dataset, task_kind=TaskKind.VALIDATION, completion_code="C", catch_trial_share=0
+    )
+    validation.pool_genres.set([travel])
+    for premise in dataset.premises.all():
+        factories.pair(dataset, premise, ["entailment"], needs_validation=True)
+    assert (what_is_left(validation)["items"], what_is_left(validation)["units"]) == (2, 8)
