@@ -276,11 +276,17 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
     def has_exclude_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(EXCLUDE_WORKERS)
 
+    def set_workers_excluded(
+        self, request: HttpRequest, workers: QuerySet[Worker], excluded: bool, teams: list[int]
+    ) -> services.ExclusionOutcome:
+        """The exclusion itself (the apps above add what follows it: their claims released)."""
+        return services.set_workers_excluded(
+            workers, excluded, teams=teams, by=request.user, reason="the admin's action"
+        )
+
     def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
         teams = access.teams_acted_on(request.user, access.RESEARCH)
-        outcome = services.set_workers_excluded(
-            queryset, excluded, teams=teams, by=request.user, reason="the admin's action"
-        )
+        outcome = self.set_workers_excluded(request, queryset, excluded, teams)
         verb = "excluded" if excluded else "included again"
         if outcome.changed:
             self.message_user(

@@ -4,18 +4,24 @@ extends them (an arrow down)."""
 
 from django.contrib import admin
 from django.db import transaction
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from audit import services as audit
+from corpus.admin import WorkerAdmin
+from corpus.models import Worker
+from corpus.services import ExclusionOutcome
 from crowd.admin import StudyAdmin
 from crowd.models import Study
 from modeling.admin import TrainingRunAdmin
 from modeling.models import TrainingRun
+from quality import services as quality_services
 from quality.flags import false_hold_rate
 from teams.models import Team
 
-from .admin_teams import TeamAdmin, scope_every_admin
+from .admin_teams import TeamAdmin, guard_every_admin
 
 # After how many labels the study form shows the quality test's false-hold rate.
 FALSE_HOLD_LABELS = (30, 60, 120)
@@ -38,6 +44,7 @@ class StudyWithPageAdmin(StudyAdmin):
     form shows what its quality levels cost honest workers (issue 51)."""
 
     list_display = [*StudyAdmin.list_display, "study_page"]
+    audits_itself = frozenset({"save"})  # study.created / study.settings, below
     readonly_fields = [*StudyAdmin.readonly_fields, "quality_test_false_holds"]
 
     @admin.display(description="quality test: honest workers held")
@@ -87,6 +94,25 @@ admin.site.unregister(Study)
 admin.site.register(Study, StudyWithPageAdmin)
 
 
-# Teams: their admin, and every other admin narrowed to the user's teams (dashboard/admin_teams.py).
+class WorkerReleasingClaimsAdmin(WorkerAdmin):
+    """The worker admin's exclusion does what the workers page's does (`quality.services.set_excluded`):
+    an excluded worker's open claims on the teams' data are released, not left to expire."""
+
+    def set_workers_excluded(
+        self, request: HttpRequest, workers: QuerySet[Worker], excluded: bool, teams: list[int]
+    ) -> ExclusionOutcome:
+        chosen = list(workers.values_list("pk", flat=True))
+        if not chosen or not teams:
+            return ExclusionOutcome(changed=0)
+        return quality_services.set_excluded(
+            chosen, excluded, teams=teams, by=request.user, reason="the admin's action"
+        )
+
+
+admin.site.unregister(Worker)
+admin.site.register(Worker, WorkerReleasingClaimsAdmin)
+
+
+# Teams: their admin; and every admin behind the common door (dashboard/admin_teams.py).
 admin.site.register(Team, TeamAdmin)
-TEAM_PATHS = scope_every_admin(admin.site)
+TEAM_PATHS = guard_every_admin(admin.site)

@@ -1,24 +1,40 @@
-"""The admin, narrowed to the user's teams (teams.access), and the teams' own admin.
+"""The admin is a door that checks: every registered admin answers to the user's teams and roles.
 
 The admin classes stay their apps'; at start this module (the dashboard sits above every app, so
-it may name their models) gives each registered admin whose model hangs from a team root (a
-dataset, a study, a snapshot) a queryset and foreign-key choices of the user's teams only. A
-model that hangs from no root is listed in GLOBAL_MODELS with why; tests/test_team_access.py
-fails on a registered model that is in neither, so a new admin cannot escape.
+it may name their models) puts the common base `TeamDoor` in front of each registered admin's
+class (`guard_every_admin`). For a model that hangs from a team root (a dataset, a study, a
+snapshot) the door
 
-Membership changes made here are recorded in the audit log (audit.record).
+- lists and opens only the rows of the user's teams (`teams.access`, "view"), and offers in forms
+  and list filters only their rows;
+- lets a user add, change, delete or run an action only with the role's right in the row's team:
+  "research" for data, "money" for markets, payments and held codes, "label" for reference labels
+  and adjudications, "members" for a team (an annotator changes nothing here, as on the dashboard);
+- writes every save, delete and action to the audit log (`audit.services.record`) in the same
+  transaction, with the changed fields before and after.
+
+A model that hangs from no root is listed in GLOBAL_MODELS with why: shared by every team, so only
+superusers change it. Crowd workers are shared too but are listed to a team only when they worked
+for it (a session in its studies, a pair or label in its datasets), and the fields payments follow
+(market, market id, account) and the trust flag (the closed pool of every team) are read-only for
+everyone but superusers; excluding a worker is a team's own decision and stays open to researchers.
+tests/test_admin_access.py fails on a registered admin without the door.
 """
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.filters import RelatedFieldListFilter
+from django.core.exceptions import PermissionDenied
 from django.db import models, transaction
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from audit import services as audit
-from corpus.models import Dataset
-from crowd.models import Study
+from corpus.models import Dataset, Pair, ValidationLabel, Worker
+from crowd.models import Study, StudySession
 from modeling.models import Snapshot
 from teams import access
 from teams.models import Membership, Team
@@ -32,10 +48,24 @@ GLOBAL_MODELS = {
     "authtoken.tokenproxy": "API tokens: a token carries its owner's teams and roles",
     "corpus.genre": "the papers' genres, shared",
     "corpus.promptfamily": "the genres' prompt families, shared",
-    "corpus.worker": "a crowd worker may work for several teams",
+    "corpus.worker": "a crowd worker may work for several teams: listed to the teams they worked for",
     "audit.auditentry": "scoped by its own admin (team_id)",
     "teams.team": "scoped below (the user's teams)",
 }
+# The right a role needs in a row's team to change it, where it is not "research".
+WRITE_ACTION = {
+    "teams.team": access.MEMBERS,
+    "crowd.studysession": access.MONEY,  # releasing a held code makes its bonus payable
+    "quality.bonusentry": access.MONEY,
+    "quality.referencelabel": access.LABEL,
+    "corpus.adjudication": access.LABEL,
+}
+WRITE_ACTION_OF_APP = {"markets": access.MONEY}
+# Actions on shared rows that act only in the user's own teams (the service takes the teams), so a
+# researcher may run them: the worker's exclusion is the team's own decision.
+TEAM_ACTIONS_ON_SHARED_ROWS = {"corpus.worker": frozenset({"exclude_workers", "include_workers"})}
+# Actions whose service writes its own audit entries (or whose deletes `delete_queryset` records).
+SELF_RECORDING_ACTIONS = frozenset({"delete_selected", "exclude_workers", "include_workers"})
 
 
 def team_path(model: type[models.Model], depth: int = 4) -> str | None:
@@ -63,48 +93,259 @@ def team_path(model: type[models.Model], depth: int = 4) -> str | None:
     return None
 
 
-def _scope(model_admin: admin.ModelAdmin[Any], path: str) -> None:
-    original_queryset = model_admin.get_queryset
-    original_fk = model_admin.formfield_for_foreignkey
-    original_m2m = model_admin.formfield_for_manytomany
+def path_to_team(model: type[models.Model]) -> str | None:
+    """`team_path`, and "pk" for a team itself."""
+    return "pk" if model is Team else team_path(model)
 
-    def get_queryset(request: HttpRequest) -> Any:
-        return access.scoped(original_queryset(request), request.user, access.VIEW, via=path)
 
-    def formfield_for_foreignkey(db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        field = original_fk(db_field, request, **kwargs)
-        target = db_field.related_model
+def write_action(model: type[models.Model]) -> str:
+    label = model._meta.label_lower
+    return WRITE_ACTION.get(label) or WRITE_ACTION_OF_APP.get(model._meta.app_label, access.RESEARCH)
+
+
+def workers_of_teams(workers: QuerySet[Worker], teams: set[int]) -> QuerySet[Worker]:
+    """The workers who worked for these teams: a session in their studies, a pair written or a
+    label given on their datasets. A worker who never did is none of the team's business."""
+    return workers.filter(
+        Q(pk__in=StudySession.objects.filter(study__team__in=teams).values("worker_id"))
+        | Q(pk__in=ValidationLabel.objects.filter(pair__dataset__team__in=teams).values("worker_id"))
+        | Q(pk__in=Pair.objects.filter(dataset__team__in=teams).values("author_id"))
+    )
+
+
+def _is_superuser(user: Any) -> bool:
+    return access.team_ids(user, access.VIEW) is None
+
+
+class TeamRelatedFieldListFilter(RelatedFieldListFilter):
+    """A list filter on a foreign key offers only the user's teams' rows (a dataset's name is its
+    team's): every filter on a relation to a team's model is this one (registered below)."""
+
+    def field_choices(self, field: Any, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> Any:
+        path = path_to_team(field.related_model)
+        teams = access.team_ids(request.user, access.VIEW)
+        if path is None or teams is None:
+            return super().field_choices(field, request, model_admin)
+        ordering = self.field_admin_ordering(field, request, model_admin)
+        return field.get_choices(include_blank=False, limit_choices_to=Q(**{f"{path}__in": teams}), ordering=ordering)
+
+
+def _relates_to_a_team(field: Any) -> bool:
+    target = field.related_model if field.remote_field else None
+    return isinstance(target, type) and path_to_team(target) is not None
+
+
+admin.FieldListFilter.register(
+    _relates_to_a_team,
+    TeamRelatedFieldListFilter,
+    take_priority=True,
+)
+
+
+class TeamDoor(admin.ModelAdmin[Any]):
+    """The common base of every registered admin (put in front of its class at start): rows,
+    choices and rights of the user's teams and roles, and every write in the audit log."""
+
+    door_path: str | None = None  # the lookup path to the row's team; None for a shared model
+    door_action: str = access.RESEARCH  # the right a write needs in that team
+    # What the admin records itself ("save": its save_model, "formsets": its save_formset).
+    audits_itself: frozenset[str] = frozenset()
+
+    # --- what the user sees ---------------------------------------------------------------------
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        rows = super().get_queryset(request)
+        teams = access.team_ids(request.user, access.VIEW)
+        if teams is None:
+            return rows
+        if self.door_path is not None:
+            return rows.filter(**{f"{self.door_path}__in": teams})
+        if self.model is Worker:
+            return workers_of_teams(rows, teams)
+        return rows
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        return self._narrowed_choices(field, db_field, request)
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        # A many-to-many field too (a qualification test's items are reference labels): another
+        # team's rows are never offered, so never shown by their text.
+        field = super().formfield_for_manytomany(db_field, request, **kwargs)
+        return self._narrowed_choices(field, db_field, request)
+
+    def _narrowed_choices(self, field: Any, db_field: Any, request: HttpRequest) -> Any:
         rows = getattr(field, "queryset", None)
-        if field is None or rows is None:
+        path = path_to_team(db_field.related_model)
+        if field is None or rows is None or path is None:
             return field
-        if target is Team:
-            field.queryset = access.scoped(rows, request.user, access.RESEARCH, via="pk")
-        elif (target_path := team_path(target)) is not None:
-            field.queryset = access.scoped(rows, request.user, access.VIEW, via=target_path)
+        # A new row may hang only from a row of a team where the user may write it.
+        field.queryset = access.scoped(rows, request.user, self.door_action, via=path)
         return field
 
-    def formfield_for_manytomany(db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        # The choices of a many-to-many field too (a qualification test's items are reference
-        # labels): another team's rows are never offered, so never shown by their text.
-        field = original_m2m(db_field, request, **kwargs)
-        rows = getattr(field, "queryset", None)
-        if field is not None and rows is not None and (target_path := team_path(db_field.related_model)) is not None:
-            field.queryset = access.scoped(rows, request.user, access.VIEW, via=target_path)
-        return field
+    # --- what the user may do ---------------------------------------------------------------------
 
-    model_admin.get_queryset = get_queryset  # type: ignore[method-assign]
-    model_admin.formfield_for_foreignkey = formfield_for_foreignkey  # type: ignore[method-assign]
-    model_admin.formfield_for_manytomany = formfield_for_manytomany  # type: ignore[method-assign]
+    def may_write(self, request: HttpRequest, obj: Any = None) -> bool:
+        """Whether the user's role may change `obj` (None: some row of this admin)."""
+        user = request.user
+        if _is_superuser(user):
+            return True
+        if self.door_path is None:
+            return False  # a shared row: another team's work depends on it
+        if obj is None:
+            return bool(access.team_ids(user, self.door_action))
+        return access.may(user, access.team_of(obj, self.door_path), self.door_action)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        path = self.door_path
+        if obj is not None and path is not None and not _is_superuser(request.user):
+            return access.may(request.user, access.team_of(obj, path), access.VIEW) and super().has_view_permission(
+                request, obj
+            )
+        return super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.may_write(request) and super().has_add_permission(request, *args)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.may_write(request, obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.may_write(request, obj) and super().has_delete_permission(request, obj)
+
+    def require_write(self, request: HttpRequest, obj: Any) -> None:
+        if not self.may_write(request, obj):
+            raise PermissionDenied(f"Your role may not change this ({self.door_action} in its team).")
+
+    def require_write_all(self, request: HttpRequest, rows: QuerySet[Any]) -> None:
+        """Every row of `rows` is one the user may change: a selection is acted on whole or not at all."""
+        if _is_superuser(request.user):
+            return
+        if (
+            self.door_path is None
+            or rows.exclude(
+                **{f"{self.door_path}__in": access.team_ids(request.user, self.door_action) or set()}
+            ).exists()
+        ):
+            raise PermissionDenied(f"Your role may not change every selected row ({self.door_action}).")
+
+    def get_actions(self, request: HttpRequest) -> Any:
+        actions: dict[str, Any] = super().get_actions(request) or {}
+        shared_ok = TEAM_ACTIONS_ON_SHARED_ROWS.get(self.model._meta.label_lower, frozenset())
+        kept = {}
+        for name, (func, action_name, description) in actions.items():
+            on_own_teams = name in shared_ok and bool(access.team_ids(request.user, access.RESEARCH))
+            if self.may_write(request) or on_own_teams:
+                kept[name] = (self._guarded(func, name, checks_rows=not on_own_teams), action_name, description)
+        return kept
+
+    def _guarded(self, func: Callable[..., Any], name: str, *, checks_rows: bool) -> Callable[..., Any]:
+        def guarded(model_admin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
+            with transaction.atomic():
+                if checks_rows:
+                    self.require_write_all(request, queryset)
+                if name in SELF_RECORDING_ACTIONS:
+                    return func(model_admin, request, queryset)
+                chosen = list(queryset.values_list("pk", flat=True))
+                response = func(model_admin, request, queryset)
+                self._record_rows(request, f"admin.action.{name}", chosen)
+                return response
+
+        guarded.__name__ = name
+        return guarded
+
+    # --- what the audit log keeps ---------------------------------------------------------------------
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        self.require_write(request, obj)  # the row's team as the form left it (a move: the new team)
+        model = type(obj)
+        columns = {f.name: f.attname for f in model._meta.concrete_fields if f.name in form.changed_data}
+        stored = model._default_manager.filter(pk=obj.pk).first() if change else None
+        if stored is not None:
+            self.require_write(request, stored)  # and the team it leaves
+        super().save_model(request, obj, form, change)
+        if "save" in self.audits_itself:
+            return
+        audit.record(
+            "admin.changed" if change else "admin.added",
+            actor=request.user,
+            subject=obj,
+            team_id=self._team_of(obj),
+            before={name: getattr(stored, attname) for name, attname in columns.items()} if stored else {},
+            after={name: getattr(obj, attname) for name, attname in columns.items()},
+        )
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        super().save_formset(request, form, formset, change)
+        if "formsets" in self.audits_itself:
+            return
+        added = [row.pk for row in getattr(formset, "new_objects", [])]
+        changed = {str(row.pk): fields for row, fields in getattr(formset, "changed_objects", [])}
+        deleted = [str(row) for row in getattr(formset, "deleted_objects", [])]
+        if added or changed or deleted:
+            audit.record(
+                "admin.inline_changed",
+                actor=request.user,
+                subject=form.instance,
+                team_id=self._team_of(form.instance),
+                after={"rows": formset.model._meta.label_lower, "added": added, "changed": changed, "deleted": deleted},
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.require_write(request, obj)
+        audit.record(
+            "admin.deleted",
+            actor=request.user,
+            subject=obj,
+            team_id=self._team_of(obj),
+            before={f.name: getattr(obj, f.attname) for f in obj._meta.concrete_fields},
+        )
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        self.require_write_all(request, queryset)
+        self._record_rows(request, "admin.deleted", list(queryset.values_list("pk", flat=True)))
+        super().delete_queryset(request, queryset)
+
+    def _record_rows(self, request: HttpRequest, action: str, pks: list[Any]) -> None:
+        """One entry per team of the rows: which rows the user acted on."""
+        rows = self.model._default_manager.filter(pk__in=pks)
+        if self.door_path is None:
+            by_team: dict[int | None, list[Any]] = {None: pks}
+        else:
+            by_team = {}
+            for pk, team_id in rows.values_list("pk", self.door_path):
+                by_team.setdefault(team_id, []).append(pk)
+        for team_id, team_pks in sorted(by_team.items(), key=lambda item: item[0] or 0):
+            audit.record(
+                action,
+                actor=request.user,
+                subject_type=self.model._meta.label_lower,
+                subject_id=",".join(str(pk) for pk in team_pks),
+                subject_label=f"{len(team_pks)} {self.model._meta.verbose_name_plural}",
+                team_id=team_id,
+                after={"rows": team_pks},
+            )
+
+    def _team_of(self, obj: Any) -> int | None:
+        return None if self.door_path is None else access.team_of(obj, self.door_path)
 
 
-def scope_every_admin(site: admin.AdminSite) -> dict[str, str]:
-    """Narrow every registered admin with a path to a team; the paths, by model label."""
+def guard_every_admin(site: admin.AdminSite) -> dict[str, str]:
+    """Put `TeamDoor` in front of every registered admin's class; the team paths, by model label."""
     paths: dict[str, str] = {}
     for model, model_admin in site._registry.items():
-        path = team_path(model)
-        if path is not None:
-            _scope(model_admin, path)
+        path = path_to_team(model)
+        if path is not None and path != "pk":
             paths[model._meta.label_lower] = path
+        if isinstance(model_admin, TeamDoor):
+            continue
+        cls = type(model_admin)
+        model_admin.__class__ = type(
+            cls.__name__,
+            (TeamDoor, cls),
+            {"__module__": cls.__module__, "door_path": path, "door_action": write_action(model)},
+        )
     return paths
 
 
@@ -115,6 +356,8 @@ class MembershipInline(admin.TabularInline[Membership, Team]):
 
 class TeamAdmin(admin.ModelAdmin[Team]):
     """Teams and their members; only a team's owners (and superusers) change who is in it."""
+
+    audits_itself = frozenset({"formsets"})  # each membership change is its own entry
 
     list_display = ["slug", "name", "created_at"]
     inlines = [MembershipInline]

@@ -161,6 +161,21 @@ def checked(row: M | None, user: Any, action: str = VIEW, via: str = "team", mis
     return row
 
 
+def team_of(row: Model, via: str = "team") -> int | None:
+    """The id of the team `row` belongs to, reached by `via` (a lookup path ending at the team, or
+    "pk" for a team itself); None when the path stops at an empty foreign key."""
+    if via == "pk":
+        return int(row.pk) if row.pk is not None else None
+    value: Any = row
+    parts = via.split("__")
+    for part in parts[:-1]:
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    team_id = getattr(value, f"{parts[-1]}_id", None)
+    return None if team_id is None else int(team_id)
+
+
 def _team_id(row: Model, via: str) -> int:
     value: Any = row
     parts = via.split("__")
