@@ -1,6 +1,6 @@
 """What every dashboard page shares: researcher-only access and the dataset/split selector."""
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import update_wrapper
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast, overload
 from urllib.parse import urlencode
@@ -76,18 +76,20 @@ def redirect_back(request: HttpRequest, default: str) -> HttpResponseBase:
 class Scope:
     """The dataset and split a page is narrowed to (?dataset=slug&split=dev); unknown values mean all."""
 
-    def __init__(self, request: HttpRequest, with_split: bool = True) -> None:
+    def __init__(self, request: HttpRequest, with_split: bool = True, params: Mapping[str, str] | None = None) -> None:
+        # `params`: where the choice is read from (a form's POST carries the page's), else the query string.
+        params = request.GET if params is None else params
         # The user's teams' datasets only (teams.access): another team's slug is as unknown as a typo.
         self.teams = access.figure_teams(request.user)
         self.datasets = access.in_teams(datasets(), self.teams)
-        slug = request.GET.get("dataset", "")
+        slug = params.get("dataset", "")
         self.dataset = next((d for d in self.datasets if d.slug == slug), None)
         # What the page's figures add up: the dataset chosen, else every dataset of the user's teams.
         self.within = figures_of(self.dataset, self.teams)
         # Every dataset of the user's teams, a dataset chosen or not: figures of shared workers
         # that are not kept per dataset (typing, copies) are of the teams' studies and pairs.
         self.teams_within = figures_of(None, self.teams)
-        split = request.GET.get("split", "")
+        split = params.get("split", "")
         self.with_split = with_split
         self.splits = [choice.value for choice in Split]
         self.split = split if with_split and split in self.splits else None

@@ -4,7 +4,6 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect
@@ -12,14 +11,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from collection import services as collection_services
-from corpus.models import Label, Pair, Split
+from corpus.models import Label, Split
 from corpus.services import LabelRefused
+from dashboard import bulk
+from dashboard.models import PairBulkAction
 from dashboard.queries import pairs as queries
 from dashboard.queries.collection import held_premise_count
 from dashboard.queries.common import genres
-from modeling.snapshots import services as snapshot_services
 from teams import access
-from validation import adjudication
 
 from .common import Scope, render_page, researcher_required
 
@@ -31,7 +30,6 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
     page, next_after = queries.find_pairs(scope.within, filters)
     kept = {key: value for key, value in request.GET.items() if key != "after"}
     matched = queries.matching_pairs(scope.within, filters).count() if filters.narrows else None
-    last_bulk = request.session.get(LAST_BULK)
     return render_page(
         request,
         "dashboard/pairs.html",
@@ -48,13 +46,10 @@ def pairs(request: HttpRequest) -> HttpResponseBase:
         flags=list(queries.FLAGS.items()),
         studies=access.in_teams(queries.studies(), scope.teams),
         matched=matched,
-        last_bulk=last_bulk,
-        last_bulk_done=BULK_ACTIONS.get(last_bulk.get("action", "retire"), ("",))[0].split(":")[0] if last_bulk else "",
+        bulk_history=bulk.bulk_history(request.user),
     )
 
 
-# The session's last bulk action: {"token", "count", "what", "action"}, for its undo on the page.
-LAST_BULK = "pairs_last_bulk"
 # The bulk actions on the browser's result: name -> (what the done message says, what its undo says).
 BULK_ACTIONS = {
     "retire": ("are retired: they leave snapshots and releases", "are back as they were"),
@@ -63,71 +58,72 @@ BULK_ACTIONS = {
 }
 
 
-def _act(action: str, pairs: QuerySet[Pair], request: HttpRequest) -> tuple[int, int, str]:
-    """(pairs changed, pairs left as they were, the batch token) of one bulk action."""
-    reason = request.POST.get("reason", "")[:100]
-    if action == "retire":
-        count, token = adjudication.retire_pairs(pairs, researcher=request.user, reason=reason)
-        return count, 0, token
-    if action == "adjudicate":
-        return adjudication.send_to_adjudication(pairs, researcher=request.user, reason=reason)
-    return snapshot_services.exclude_from_snapshots(pairs, researcher=request.user, reason=reason)
-
-
 @researcher_required
 @require_POST
 def pairs_bulk(request: HttpRequest) -> HttpResponseBase:
-    """Act on every pair the browser's filters select (issue 54): retire them (each an adjudication
-    decision with the reason), send them to adjudication, or keep them out of snapshots; each as one
-    batch in one transaction with its audit entry, that one click undoes."""
-    scope = Scope(request, with_split=False)
+    """Act on exactly the pairs the page counted with its filters and dataset (the form carries
+    both, and the count): retire them (each an adjudication decision with the reason), send them to
+    adjudication, or keep them out of snapshots; each as one batch in one transaction with its
+    audit entry and its record in the history, whose every entry one click undoes."""
+    scope = Scope(request, with_split=False, params=request.POST)
     filters = queries.PairFilters.from_query(request.POST)
     back = f"{reverse('dashboard:pairs')}?{urlencode({k: v for k, v in request.POST.items() if k in KEPT})}"
-    if not filters.narrows or filters.unknown:
+    if not filters.narrows or filters.unknown or scope.unknown:
         messages.error(request, "Choose the pairs with the filters first (a bulk action never takes every pair).")
         return redirect(back)
     action = request.POST.get("action", "")
     if action not in BULK_ACTIONS:
         messages.error(request, "Choose an action; nothing was changed.")
         return redirect(back)
-    # Only pairs of the user's teams where they may do research (teams.access).
+    expected = request.POST.get("expected", "")
+    if not expected.isdigit():
+        messages.error(request, "The page's count of the pairs is missing: reload the page; nothing was changed.")
+        return redirect(back)
+    # Only pairs of the user's teams where they may do research (teams.access), in the page's scope.
     chosen = access.scoped(
-        queries.matching_pairs(scope.dataset, filters), request.user, access.RESEARCH, via="dataset__team"
+        queries.matching_pairs(scope.within, filters), request.user, access.RESEARCH, via="dataset__team"
     )
+    what = f"of writer {filters.writer}" if filters.writer else "matching the filters"
+    described = f"{scope.label}: {what}"
     try:
-        count, unchanged, token = _act(action, chosen, request)
+        done = bulk.act_on_pairs(
+            action,
+            chosen,
+            expected=int(expected),
+            actor=request.user,
+            reason=request.POST.get("reason", "")[:100],
+            described=described,
+        )
     except (LabelRefused, ValidationError) as refused:
         messages.error(request, f"Nothing was changed: {' '.join(getattr(refused, 'messages', [str(refused)]))}")
         return redirect(back)
-    what = f"of writer {filters.writer}" if filters.writer else "matching the filters"
-    request.session[LAST_BULK] = {"token": token, "count": count, "what": what, "action": action}
-    left = f" ({unchanged} already were, or a decision stands on them: left as they were)" if unchanged else ""
-    messages.success(request, f"{count} pairs {what} {BULK_ACTIONS[action][0]}{left}. Undo it below if it was a slip.")
+    except bulk.BulkActionRefused as refused:
+        messages.error(request, str(refused))
+        return redirect(back)
+    left = (
+        f" ({done.unchanged} already were, or a decision stands on them: left as they were)" if done.unchanged else ""
+    )
+    messages.success(
+        request,
+        f"{done.action.changed} pairs {what} {BULK_ACTIONS[action][0]}{left}. Undo it in the history below if it was a slip.",
+    )
     return redirect(back)
 
 
 @researcher_required
 @require_POST
 def pairs_bulk_undo(request: HttpRequest) -> HttpResponseBase:
-    last = request.session.get(LAST_BULK)
-    token = request.POST.get("token", "")
-    if not last or last.get("token") != token:
-        messages.error(request, "That bulk action is not this session's last one; nothing was changed.")
+    """Undo one bulk action of the history (any of them, not only the last)."""
+    try:
+        record = PairBulkAction.objects.filter(token=request.POST.get("token", "")).first()
+        undone = bulk.undo_bulk_action(request.POST.get("token", ""), actor=request.user)
+    except bulk.BulkActionRefused as refused:
+        messages.error(request, str(refused))
     else:
-        action = last.get("action", "retire")
-        if action == "adjudicate":
-            undone = adjudication.unsend(token, researcher=request.user)
-        elif action == "exclude":
-            undone = snapshot_services.include_again(token, researcher=request.user)
-        else:
-            undone = adjudication.undo_bulk(token, researcher=request.user)
-        request.session.pop(LAST_BULK, None)
-        messages.success(
-            request,
-            f"Undone: {undone} pairs {BULK_ACTIONS.get(action, BULK_ACTIONS['retire'])[1]}"
-            " (pairs decided since keep that decision).",
-        )
-    return redirect(request.POST.get("next") or reverse("dashboard:pairs"))
+        said = BULK_ACTIONS[record.kind][1] if record else "are back as they were"
+        messages.success(request, f"Undone: {undone} pairs {said} (pairs decided since keep that decision).")
+    back = request.POST.get("next", "")
+    return redirect(back if back.startswith("/") and not back.startswith("//") else reverse("dashboard:pairs"))
 
 
 KEPT = ("dataset", "text", "genre", "split", "worker", "writer", "study", "flag", "gold", "pattern")
@@ -158,14 +154,14 @@ def report_action(request: HttpRequest, premise_id: int) -> HttpResponseBase:
     action = request.POST.get("action")
     chosen = queries.just(premise)
     if action == "release":
-        collection_services.release_premises(chosen)
+        collection_services.release_premises(chosen, actor=request.user)
         messages.success(request, f"Premise {premise.prompt_id} is back in the writing pool.")
     elif action == "retire":
-        collection_services.retire_premises(chosen)
+        collection_services.retire_premises(chosen, actor=request.user)
         messages.success(request, f"Premise {premise.prompt_id} is retired: nobody will be asked to write on it.")
     elif action == "edit":
         try:
-            collection_services.edit_premise_text(premise, request.POST.get("text", ""))
+            collection_services.edit_premise_text(premise, request.POST.get("text", ""), actor=request.user)
         except collection_services.PremiseEditRefused as refused:
             messages.error(request, f"Premise {premise.prompt_id} was not changed: {refused.message_dict['text'][0]}")
         else:

@@ -50,7 +50,7 @@ def test_a_writers_pairs_sent_to_adjudication_undone_settled_and_kept_out(
     assert "3 pairs of writer PASTER9 are sent to adjudication" in page.content()
     assert AdjudicationRequest.objects.count() == 3
     with page.expect_navigation():
-        page.click("#bulk-undo button")
+        page.click("#bulk-history button[data-undo]")
     assert "Undone: 3 pairs" in page.content() and not AdjudicationRequest.objects.exists()
 
     page.fill("#bulk-reason", "pasted sentences?")

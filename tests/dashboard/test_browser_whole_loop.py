@@ -123,7 +123,7 @@ def test_a_study_set_up_run_and_cleaned_from_the_dashboard(
         page.click("#bulk-retire")
     assert Pair.objects.filter(dataset=dataset, adjudicated_label="-").count() == 3
     with page.expect_navigation():
-        page.click("#bulk-undo button")
+        page.click("#bulk-history button[data-undo]")
     assert not Pair.objects.filter(dataset=dataset, adjudicated_label="-").exists()
 
     # 5. Every train pair marked for validation; a validation study's check passes.
