@@ -8,6 +8,7 @@ tables (db_table), so the database did not change (migration 0003 is state-only)
 
 import hashlib
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -85,6 +86,12 @@ class RunStatus(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+# How far a node's dev accuracy may lie from the platform's own measurement before the run is
+# flagged: both score the same checkpoint on the same file, so only float rounding and a GPU's
+# nondeterministic kernels separate honest figures.
+REMEASURE_TOLERANCE = 0.01
+
+
 class TrainingRun(models.Model):
     snapshot = models.ForeignKey(Snapshot, on_delete=models.PROTECT, related_name="training_runs")
     snapshot_hash = models.CharField(max_length=64)
@@ -138,6 +145,13 @@ class TrainingRun(models.Model):
         blank=True,
         help_text="accuracy per evaluated split, matched/mismatched, per genre, per label, confusion matrix",
     )
+    # The platform's own score of the checkpoint on the snapshot's dev split. A GPU node is
+    # untrusted, so its figures are claims until this is set (modeling.training.remeasure); only
+    # the platform writes these fields, never a node's report.
+    remeasured_accuracy = models.FloatField(null=True, blank=True)
+    remeasured_split = models.CharField(max_length=20, blank=True)
+    remeasured_at = models.DateTimeField(null=True, blank=True)
+    remeasure_error = models.TextField(blank=True, help_text="Why the platform could not score the checkpoint.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -150,6 +164,37 @@ class TrainingRun(models.Model):
         if not self.total_steps:
             return 1.0 if self.status == RunStatus.DONE else 0.0
         return min(1.0, self.step / self.total_steps)
+
+    @property
+    def accuracy_check(self) -> dict[str, Any]:
+        """The run's dev accuracy as the pages and the API show it: the node's figure, the platform's
+        (modeling.training.remeasure), and what to say of them.
+
+        `state`: "not_remeasured" (a GPU node's figure: the platform has not scored the checkpoint
+        yet), "platform" (a run this platform's own processes train, still going), "confirmed" (the
+        platform's measurement agrees within REMEASURE_TOLERANCE, or the platform trained the run
+        itself), "mismatch" (it does not agree), "failed" (the platform could not score the
+        checkpoint; `error` says why).
+        """
+        reported, measured = self.dev_accuracy, self.remeasured_accuracy
+        if self.remeasure_error:
+            state = "failed"
+        elif measured is None:
+            state = "not_remeasured" if self.node_token_id else "platform"
+        elif reported is None or abs(reported - measured) <= REMEASURE_TOLERANCE:
+            state = "confirmed"
+        else:
+            state = "mismatch"
+        return {
+            "state": state,
+            "reported": reported,
+            "remeasured": measured,
+            "split": self.remeasured_split or None,
+            "at": self.remeasured_at,
+            "error": self.remeasure_error or None,
+            "tolerance": REMEASURE_TOLERANCE,
+            "by_node": self.node_token_id is not None,
+        }
 
     @property
     def duration_seconds(self):

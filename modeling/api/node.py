@@ -8,7 +8,11 @@ holding a node token may do, and nothing else.
     POST /api/worker/runs/{id}/finish/      the results: the run is done
     POST /api/worker/runs/{id}/fail/        the error: the run failed
 
-Snapshot files come from the researchers' download endpoint, which accepts node tokens too.
+Snapshot files come from the researchers' download endpoint, which accepts a node token only for
+the snapshot of a run it holds a live lease on (any other snapshot answers 404, as an unknown one).
+A node's results are checked (the metrics the trainer reports, in range, one prediction per pair of
+the snapshot; results_check) and its dev accuracy stays a claim until the platform scores the
+checkpoint itself (modeling.training.remeasure).
 Every write goes through modeling.training.services, the same functions the database reporter
 calls, so the same rule holds: only the attempt and lease that hold the run may write it, and only
 with the node token that leased it; 409 tells a node that was taken over or reaped to stop. A node
@@ -32,9 +36,11 @@ from rest_framework.views import APIView
 from base.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin, validated
 from base.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
+from modeling.training.results_check import MAX_METRICS_BYTES, finish_body_limit, history_problems
 from modeling.training.services import (
     CheckpointRejected,
     FinishRefused,
+    evaluation_rows,
     fail_run,
     finish_run,
     lease_run,
@@ -96,19 +102,21 @@ class ProgressSerializer(HeldSerializer):
     total_epochs = serializers.IntegerField(min_value=0)
     step = serializers.IntegerField(min_value=0)
     total_steps = serializers.IntegerField(min_value=0)
-    loss = serializers.FloatField(allow_null=True)
+    loss = serializers.FloatField(allow_null=True, min_value=0.0)
     dev_accuracy = serializers.FloatField(allow_null=True, min_value=0.0, max_value=1.0)
-    history = serializers.ListField(child=serializers.DictField(), max_length=10_000)
+    history = serializers.ListField(child=serializers.DictField(), max_length=1_000)
     device = serializers.CharField(max_length=100, allow_blank=True)
+
+    def validate_history(self, history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        problems = history_problems(history)
+        if problems:
+            raise serializers.ValidationError("; ".join(problems[:10]))
+        return history
 
 
 class FinishSerializer(HeldSerializer):
+    # Checked in full by the service (results_check), against the run's snapshot.
     results = serializers.DictField()
-
-    def validate_results(self, results: dict[str, Any]) -> dict[str, Any]:
-        if not isinstance(results.get("accuracy"), dict):
-            raise serializers.ValidationError("results need an 'accuracy' object (split file -> accuracy).")
-        return results
 
 
 class FailSerializer(HeldSerializer):
@@ -222,14 +230,21 @@ class NodeRunFinish(NodeView):
         request=FinishSerializer,
         responses={
             200: OpenApiTypes.OBJECT,
-            400: OpenApiResponse(description="No checkpoint that passed the check was uploaded."),
+            400: OpenApiResponse(
+                description="No checkpoint that passed the check was uploaded, or the results hold unknown "
+                "metrics, figures out of range or predictions that are not the snapshot's pairs."
+            ),
             404: UNKNOWN,
             409: OpenApiResponse(description=NOT_HOLDER),
+            413: OpenApiResponse(description="The results are larger than a run's metrics and predictions take."),
         },
     )
     def post(self, request: Request, pk: int) -> Response:
         if not self.known(request, pk):
             return self.unknown(pk)
+        too_large = self.oversized(request, pk)  # before a byte of the body is parsed
+        if too_large is not None:
+            return too_large
         data = validated(FinishSerializer, request.data)
         try:
             finished = finish_run(
@@ -240,6 +255,24 @@ class NodeRunFinish(NodeView):
         if not finished:
             return self.refused(request, pk)
         return Response({"id": pk, "status": RunStatus.DONE})
+
+    def oversized(self, request: Request, pk: int) -> Response | None:
+        """413 for a body larger than the run's metrics and its snapshot's predictions can take."""
+        snapshot_id = TrainingRun.objects.filter(pk=pk).values_list("snapshot_id", flat=True).first()
+        limit = finish_body_limit(sum((evaluation_rows(snapshot_id) or {}).values()) if snapshot_id else 0)
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = limit + 1
+        if length <= limit:
+            return None
+        return Response(
+            {
+                "detail": f"The results take {length} bytes; run {pk}'s metrics and predictions take at most {limit}. "
+                f"Send the metrics the trainer computes (at most {MAX_METRICS_BYTES} bytes) and one prediction per pair."
+            },
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
 
 
 class NodeRunFail(NodeView):

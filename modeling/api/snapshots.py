@@ -38,6 +38,7 @@ from modeling.snapshots.services import (
     create_snapshot,
     start_export,
 )
+from modeling.training.selectors import node_may_read_snapshot
 from teams import access
 
 from .node_auth import IsResearcherOrGpuNode, NodeTokenAuthentication
@@ -226,7 +227,12 @@ class SnapshotFileDownload(StrictQueryParamsMixin, APIView):
     )
     def get(self, request: Request, pk: int, name: str) -> Response | FileResponse:
         snapshot = get_object_or_404(Snapshot, pk=pk)
-        if not isinstance(request.auth, NodeToken):  # a GPU node reaches the snapshots of its runs
+        if isinstance(request.auth, NodeToken):
+            # A node reads the snapshot of a run it holds a live lease on, and nothing else: any
+            # other snapshot answers as one that does not exist (a node token is no team's member).
+            if not node_may_read_snapshot(request.auth, snapshot.pk):
+                raise NotFound("No Snapshot matches the given query.")
+        else:
             access.checked(snapshot, request.user, access.EXPORT, missing="No Snapshot matches the given query.")
         if snapshot.status != JobStatus.DONE:
             return Response(

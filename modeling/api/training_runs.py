@@ -26,6 +26,7 @@ from base.parsers import CheckedJSONParser
 from base.permissions import LAUNCH_TRAINING, researcher_with
 from modeling.models import ModelKind, RunStatus, Snapshot, TrainingRun
 from modeling.training.config import BOUNDS
+from modeling.training.selectors import accuracy_check
 from modeling.training.services import CancelRefused, LaunchRefused, cancel_training_run, launch_training_run
 from modeling.training.storage import checkpoint_storage
 from teams import access
@@ -42,6 +43,14 @@ class TrainingRunSerializer(serializers.ModelSerializer[TrainingRun]):
     progress = serializers.FloatField(read_only=True)
     duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
     checkpoint_url = serializers.SerializerMethodField()
+    accuracy_check = serializers.SerializerMethodField(
+        help_text="dev_accuracy beside the platform's own measurement of the checkpoint: state (not_remeasured: "
+        "a GPU node's claim; confirmed; mismatch; failed; platform: trained here, still going), reported, "
+        "remeasured, split, at, error, tolerance, by_node."
+    )
+
+    def get_accuracy_check(self, run: TrainingRun) -> dict[str, Any]:
+        return accuracy_check(run)
 
     def get_checkpoint_url(self, run: TrainingRun) -> str | None:
         if not run.checkpoint_name:
@@ -76,6 +85,7 @@ class TrainingRunSerializer(serializers.ModelSerializer[TrainingRun]):
             "progress",
             "loss",
             "dev_accuracy",
+            "accuracy_check",
             "history",
             "results",
             "checkpoint_path",

@@ -30,15 +30,17 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from artifacts.selectors import run_tag_accuracy
+from audit import services as audit
 from base.long_tasks import JobStatus
 from base.task_queue import enqueue
 from corpus.models import Genre
-from modeling.models import NodeToken, RunStatus, Snapshot, TrainingRun
+from modeling.models import NodeToken, RunStatus, Snapshot, SnapshotFile, TrainingRun
 from modeling.snapshots import files as snapshot_files
-from modeling.snapshots.format import MANIFEST_NAME, TRAIN_FILE
+from modeling.snapshots.format import EVALUATION_SPLITS, MANIFEST_NAME, TRAIN_FILE
 from teams import access
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
+from .results_check import node_results_problems
 from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
 from .snapshot_cache import SnapshotCache
 
@@ -215,6 +217,13 @@ def launch_training_run(
             total_epochs=resolved["epochs"] if model != "majority" else 0,
             celery_task_id=str(uuid.uuid4()),
         )
+        audit.record(
+            "training.launched",
+            actor=user,
+            subject=run,
+            team_id=found.team_id,
+            after={"snapshot": found.pk, "model": model, "config": resolved},
+        )
         if enqueue:
             transaction.on_commit(lambda: _enqueue(run.pk, run.celery_task_id))
     return run
@@ -235,7 +244,8 @@ class CheckpointRejected(ValueError):
 
 
 class FinishRefused(ValueError):
-    """A node's results refused: the run has no checkpoint that passed the check."""
+    """A node's results refused: the run has no checkpoint that passed the check, or the results
+    hold what the trainer never reports (results_check names each problem)."""
 
 
 def lease_run(
@@ -441,14 +451,23 @@ def finish_run(
     ran: dict[str, Any] = {"total_steps": F("step")}
     if "epochs_run" in results:
         ran.update(epoch=results["epochs_run"], total_epochs=results["epochs_run"])
+    dev_accuracy = accuracy.get(dev_split) if dev_split else None
     if node_token is not None:
-        held = _held(run_id, attempt, lease_id, node_token).values_list("checkpoint_sha256", flat=True).first()
+        held = _held(run_id, attempt, lease_id, node_token).values_list("checkpoint_sha256", "snapshot_id").first()
         if held is None:
             return False
-        if not held:
+        problems = node_results_problems(results, split_rows=evaluation_rows(held[1]))
+        if problems:
+            raise FinishRefused(f"run {run_id}'s results were refused: {'; '.join(problems[:10])}")
+        if not held[0]:
             raise FinishRefused(
                 f"run {run_id} has no checkpoint that passed the check; upload it (PUT .../checkpoint/) before the results"
             )
+        # The node's figures are its claim until the platform scores the checkpoint (remeasure.py).
+        measured: dict[str, Any] = {"remeasured_accuracy": None, "remeasured_split": "", "remeasured_at": None}
+    else:
+        # This process trained the run and scored it on the dev split itself: its figure is the platform's.
+        measured = {"remeasured_accuracy": dev_accuracy, "remeasured_split": dev_split or "", "remeasured_at": now}
     finished = bool(
         _held(run_id, attempt, lease_id, node_token).update(
             status=RunStatus.DONE,
@@ -456,14 +475,24 @@ def finish_run(
             finished_at=now,
             heartbeat_at=now,
             results=results,
-            dev_accuracy=accuracy.get(dev_split) if dev_split else None,
+            dev_accuracy=dev_accuracy,
+            remeasure_error="",
+            **measured,
             **ran,
         )
     )
     if finished:
-        # Accuracy per phenomenon tag (artifacts.selectors.run_tag_accuracy) joins the results.
+        # The platform's own score of a node's checkpoint, then accuracy per phenomenon tag
+        # (artifacts.selectors.run_tag_accuracy), join the run.
         transaction.on_commit(lambda: enqueue(RUN_FINISHED_TASK, run_id))
     return finished
+
+
+def evaluation_rows(snapshot_id: int) -> dict[str, int] | None:
+    """Rows per evaluation split file of the snapshot (None when its files were not recorded)."""
+    names = {f"{split}.jsonl": split for split in EVALUATION_SPLITS}
+    rows = dict(SnapshotFile.objects.filter(snapshot_id=snapshot_id, name__in=names).values_list("name", "rows"))
+    return {names[name]: count for name, count in rows.items()} or None
 
 
 def fail_run(
@@ -616,6 +645,14 @@ def cancel_training_run(run_id: int, *, user: User | AnonymousUser | None = None
         run.finished_at = timezone.now()
         run.results = {**(run.results or {}), "cancelled": {"by": who, "while": was}}
         run.save(update_fields=["status", "error", "finished_at", "results"])
+        audit.record(
+            "training.cancelled",
+            actor=user,
+            subject=run,
+            team_id=Snapshot.objects.filter(pk=run.snapshot_id).values_list("team_id", flat=True).first(),
+            before={"status": was},
+            after={"status": RunStatus.FAILED},
+        )
     return run
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from celery import Task, shared_task
 from celery.signals import task_failure, worker_shutting_down
 
+from .remeasure import remeasure_run
 from .services import (
     REAPER_TASK,
     RUN_FINISHED_TASK,
@@ -84,7 +85,9 @@ def _fail_attempt(
 
 @shared_task(name=RUN_FINISHED_TASK)
 def run_finished(run_id: int) -> dict[str, int]:
-    """A training run is done (default queue): its accuracy per phenomenon tag goes into its results."""
+    """A training run is done (default queue): the platform scores a node's checkpoint on the
+    snapshot's dev split (remeasure.py), and its accuracy per phenomenon tag goes into its results."""
+    remeasure_run(run_id)
     figures = record_run_tag_accuracy(run_id)
     return {"run": run_id, "tagged": figures["tagged"] if figures else 0}
 

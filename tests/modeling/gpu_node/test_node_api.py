@@ -55,6 +55,7 @@ def test_a_worker_token_reads_snapshot_files_and_nothing_else(node, snapshot, re
     premise = add_premise(snapshot_dataset(), genre("fiction"), "train", "A premise.")
     pair = add_pair(premise.dataset, premise, "A hypothesis.", FIVE_E)
     run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
+    assert lease(node, run).status_code == 200  # a node reads the snapshot of a run it holds
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/train.jsonl").status_code == 200
     assert node.get(f"/api/snapshots/{snapshot.pk}/files/manifest.json").status_code == 200
     refused = [
@@ -208,7 +209,8 @@ def test_a_checkpoint_upload_is_checked_recorded_and_downloaded_by_researchers(
     )
 
 
-def test_snapshot_files_resume_from_a_byte_offset(node, snapshot):
+def test_snapshot_files_resume_from_a_byte_offset(node, queued_run, snapshot):
+    assert lease(node, queued_run).status_code == 200  # a node reads the snapshot of a run it holds
     url = f"/api/snapshots/{snapshot.pk}/files/train.jsonl"
     whole = b"".join(node.get(url).streaming_content)
     rest = node.get(url, HTTP_RANGE="bytes=100-")

@@ -41,9 +41,12 @@ def test_snapshot_files_are_served_from_the_snapshot_storage_when_not_on_this_di
     snapshot = served_snapshot(learnable_splits(seed=9, n_train=30, n_eval=5), researcher)
     # The files live only in the store now, under snapshots/<id>/<name>.
     shutil.move(snapshot.directory, object_store / "snapshots" / str(snapshot.pk))
-    _, key = NodeToken.issue("node")
+    token, key = NodeToken.issue("node")
     node = APIClient()
     node.credentials(HTTP_AUTHORIZATION=f"Worker {key}")
+    # A node reads the snapshot of a run it holds a live lease on.
+    run = launch_training_run(snapshot, "majority", config={}, enqueue=False)
+    assert lease_run(run.pk, "node@host", run.celery_task_id, node_token=token) is not None
     url = f"/api/snapshots/{snapshot.pk}/files/train.jsonl"
     # djangorestframework-stubs type APIClient's responses as DRF Responses; a file comes as Django's FileResponse.
     whole = b"".join(node.get(url).streaming_content)  # type: ignore[attr-defined]
