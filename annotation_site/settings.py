@@ -308,6 +308,9 @@ MARKET_ARRIVAL_TIMEOUT_SECONDS = float(os.environ.get("MARKET_ARRIVAL_TIMEOUT_SE
 MARKET_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MARKET_RETRY_WAIT_MAX_SECONDS", "30"))
 # The longest wait before asking a model annotator's endpoint again after a 429 or 5xx (docs/model_annotators.md).
 MODEL_ANNOTATOR_RETRY_WAIT_MAX_SECONDS = float(os.environ.get("MODEL_ANNOTATOR_RETRY_WAIT_MAX_SECONDS", "30"))
+# Networks a researcher's URL (a model endpoint) may reach though not public, e.g. a lab's GPU node:
+# "10.20.0.0/16,192.168.5.7/32". Empty: public addresses only (base/outbound.py, docs/outbound.md).
+OUTBOUND_ALLOWED_NETWORKS = env_list("OUTBOUND_ALLOWED_NETWORKS", [])
 # A webhook older (or newer) than this is refused as a possible replay.
 MARKET_WEBHOOK_TOLERANCE_SECONDS = int(os.environ.get("MARKET_WEBHOOK_TOLERANCE_SECONDS", "300"))
 MARKET_WEBHOOK_MAX_BYTES = int(os.environ.get("MARKET_WEBHOOK_MAX_BYTES", str(64 * 1024)))  # larger: 413, unread

@@ -7,7 +7,7 @@ Prints `listening on http://127.0.0.1:<port>/v1` on its first line, then serves,
 request, until killed. POST /v1/chat/completions answers as the OpenAI chat API does
 (`choices[0].message.content`, `usage.prompt_tokens` / `completion_tokens`); with `--api-key` a
 request without `Authorization: Bearer <KEY>` gets 401. The answer is looked up by the text after
-"Hypothesis: " in the last user message, in the answers file (a JSON object):
+"Hypothesis: " in the last user message (a JSON string there is decoded first), in the answers file (a JSON object):
 
   "<hypothesis>": "<content>"                              that content, verbatim;
   "<hypothesis>": {"status": 429, "times": 2, "then": "<content>"}
@@ -44,7 +44,14 @@ def _hypothesis(messages: list[dict[str, Any]]) -> str:
     text = user[-1] if user else ""
     if "Hypothesis: " not in text:
         return ""
-    return text.split("Hypothesis: ", 1)[1].split("\n", 1)[0]
+    line = text.split("Hypothesis: ", 1)[1].split("\n", 1)[0]
+    if line.startswith('"'):  # the platform quotes the crowd's text as a JSON string
+        try:
+            decoded = json.loads(line)
+        except ValueError:
+            return line
+        return decoded if isinstance(decoded, str) else line
+    return line
 
 
 def _default(messages: list[dict[str, Any]]) -> str:

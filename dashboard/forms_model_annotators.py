@@ -6,11 +6,14 @@ an unknown one would be. The writes are model_annotators.services' (audited ther
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from corpus.models import Dataset
 from crowd.models import Study
+from model_annotators import services
 from model_annotators.models import AnnotatorKind, JobTask, ModelAnnotator, ModelUse
-from modeling.models import RunStatus, TrainingRun
+from modeling.models import TrainingRun
+from modeling.training.selectors import runs_fit_to_label
 from teams import access
 
 
@@ -42,11 +45,21 @@ class RegisterAnnotatorForm(forms.Form):
         fields["dataset"].queryset = access.scoped(Dataset.objects.order_by("slug"), user, access.RESEARCH)
         fields["study"].queryset = access.scoped(Study.objects.order_by("slug"), user, access.RESEARCH)
         fields["training_run"].queryset = access.scoped(
-            TrainingRun.objects.filter(status=RunStatus.DONE).exclude(checkpoint_name="").order_by("-pk"),
+            runs_fit_to_label().order_by("-pk"),
             user,
             access.RESEARCH,
             via="snapshot__team",
         )
+
+    def clean_base_url(self) -> str:
+        """Checked here for the field's own message; services.register_endpoint checks it again."""
+        base_url: str = self.cleaned_data.get("base_url", "").strip()
+        if base_url and self.data.get("kind") == AnnotatorKind.ENDPOINT:
+            try:
+                services.check_endpoint_url(base_url)
+            except ValidationError as error:
+                raise forms.ValidationError(error.message_dict.get("base_url", error.messages)) from error
+        return base_url
 
     def clean(self) -> dict[str, Any]:
         data: dict[str, Any] = super().clean() or {}

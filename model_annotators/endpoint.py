@@ -1,6 +1,9 @@
 """A client of the OpenAI-compatible chat API (POST {base_url}/chat/completions), as vLLM, Ollama
 and hosted services serve it: one request per pair, paced to the annotator's requests per minute,
 retried on a rate limit (429, honouring Retry-After up to a cap), a server error or a timeout.
+Every request goes through base/outbound.py: the URL is checked again when asked (never an inward
+address), no redirect is followed, one deadline covers an attempt, and an answer past
+ANSWER_MAX_BYTES is cut.
 
 No Django models here: `ChatEndpoint` is built from an annotator by model_annotators.labelling.
 """
@@ -10,10 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import requests
+from base import outbound
 
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_TOKENS = 120
+# A completion of MAX_TOKENS tokens in its envelope is a few kilobytes; far more is not an answer.
+ANSWER_MAX_BYTES = 256 * 1024
 
 
 @dataclass
@@ -57,7 +62,6 @@ class ChatEndpoint:
     max_retries: int = 3
     retry_wait_max: float = 30.0
     pacer: Pacer = field(default_factory=lambda: Pacer(60))
-    session: requests.Session = field(default_factory=requests.Session)
 
     def ask(self, system: str, user: str) -> ChatAnswer:
         body: dict[str, Any] = {
@@ -74,17 +78,21 @@ class ChatEndpoint:
             self.pacer.wait()
             wait = min(self.retry_wait_max, 0.5 * 2 ** (attempt - 1))
             try:
-                response = self.session.post(url, json=body, headers=headers, timeout=self.timeout)
-            except requests.RequestException as failure:
-                error = f"no answer from the endpoint: {type(failure).__name__}"
+                response = outbound.post_json(
+                    url, body, headers=headers, deadline_seconds=self.timeout, max_bytes=ANSWER_MAX_BYTES
+                )
+            except outbound.OutboundError as failure:
+                error = f"no answer from the endpoint: {failure}"
+                if not failure.retry:
+                    break  # a refused address, a redirect or an oversized answer is the same next time
             else:
-                if response.status_code == 200:
+                if response.status == 200:
                     answer = _read_completion(response)
                     answer.attempts = attempt
                     answer.latency_ms = int((time.monotonic() - started) * 1000)
                     return answer
-                error = f"the endpoint answered HTTP {response.status_code}"
-                if response.status_code not in RETRIED_STATUSES:
+                error = f"the endpoint answered HTTP {response.status}"
+                if response.status not in RETRIED_STATUSES:
                     break  # a refusal (401, 404, 400) is not cured by asking again
                 wait = min(self.retry_wait_max, _retry_after(response) or wait)
             if attempt <= self.max_retries:
@@ -97,14 +105,14 @@ class ChatEndpoint:
         )
 
 
-def _retry_after(response: requests.Response) -> float | None:
+def _retry_after(response: outbound.Answer) -> float | None:
     try:
-        return max(0.0, float(response.headers.get("Retry-After", "")))
+        return max(0.0, float(response.headers.get("retry-after", "")))
     except ValueError:
         return None
 
 
-def _read_completion(response: requests.Response) -> ChatAnswer:
+def _read_completion(response: outbound.Answer) -> ChatAnswer:
     try:
         data: Any = response.json()
         content = data["choices"][0]["message"]["content"]

@@ -21,7 +21,7 @@ from corpus.models import Pair
 from .calibration import calibrate
 from .clients import endpoint_of, load_run_checkpoint, read_answer, stored_label
 from .models import AnnotatorKind, JobTask, LabellingJob, ModelAnnotator, ModelLabel, Outcome, TaskKind, WritingCheck
-from .prompts import fill, parse_answer
+from .prompts import fill, parse_answer, with_data_notice
 from .scope import CannotLabel, asked_with, calibration_pairs, current_prompt, task_kind_of
 from .writing_checks import writing_checker
 
@@ -107,7 +107,7 @@ class _EndpointLabeller:
         rows = []
         for pair in pairs:
             answer = self.endpoint.ask(
-                self.prompt.system, fill(self.prompt.template, pair.premise.text, pair.hypothesis)
+                with_data_notice(self.prompt.system), fill(self.prompt.template, pair.premise.text, pair.hypothesis)
             )
             row = ModelLabel(
                 annotator=self.annotator,

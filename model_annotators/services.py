@@ -10,11 +10,13 @@ from django.db import transaction
 from django.db.models import Max
 
 from audit import services as audit
+from base import outbound
 from base.task_queue import enqueue
 from corpus.models import Dataset
 from crowd.models import Study
 from markets.sealing import seal_text
-from modeling.models import RunStatus, TrainingRun
+from modeling.models import TrainingRun
+from modeling.training.selectors import runs_fit_to_label
 
 from .models import AnnotatorKind, JobTask, LabellingJob, ModelAnnotator, ModelUse, PromptVersion, TaskKind
 from .prompts import DEFAULT_PROMPTS
@@ -31,8 +33,10 @@ def register_run(
 ) -> ModelAnnotator:
     """A finished training run of the platform as an annotator of the dataset. The run must be
     done and have a checkpoint in the platform's storage: nothing is downloaded from elsewhere."""
-    if run.status != RunStatus.DONE or not run.checkpoint_name:
-        raise ValidationError("Only a finished training run with a stored checkpoint can label pairs.")
+    if not runs_fit_to_label().filter(pk=run.pk).exists():
+        raise ValidationError(
+            "Only a finished training run with a stored checkpoint the platform has re-measured can label pairs."
+        )
     _check_study(dataset, study)
     with transaction.atomic():
         annotator = ModelAnnotator.objects.create(
@@ -76,8 +80,7 @@ def register_endpoint(
 ) -> ModelAnnotator:
     """An OpenAI-compatible chat endpoint as an annotator, its key sealed (markets.sealing), with
     version 1 of the default prompt of every task kind."""
-    if not base_url.startswith(("http://", "https://")):
-        raise ValidationError({"base_url": "The endpoint's base URL must start with http:// or https://."})
+    check_endpoint_url(base_url)
     if not model_name.strip():
         raise ValidationError({"model_name": "Name the model the endpoint serves."})
     if not 0.0 <= temperature <= 2.0:
@@ -115,6 +118,20 @@ def register_endpoint(
             },
         )
     return annotator
+
+
+def check_endpoint_url(base_url: str) -> None:
+    """An endpoint's base URL, as every door that stores one checks it (the dashboard's form, the
+    admin, this module): http(s), a host that resolves to addresses the platform may reach
+    (base/outbound.py), and no query, fragment or credentials: the platform appends the path it asks."""
+    if not base_url.startswith(("http://", "https://")):
+        raise ValidationError({"base_url": "The endpoint's base URL must start with http:// or https://."})
+    if "?" in base_url or "#" in base_url:
+        raise ValidationError({"base_url": "A base URL ends at its path (e.g. http://gpu-node:8000/v1): no ? or #."})
+    try:
+        outbound.check_url(base_url)
+    except outbound.RefusedDestination as error:
+        raise ValidationError({"base_url": str(error)}) from error
 
 
 def _check_study(dataset: Dataset, study: Study | None) -> None:

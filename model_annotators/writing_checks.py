@@ -21,7 +21,7 @@ from corpus.models import Pair
 
 from .clients import endpoint_of, load_run_checkpoint, read_answer, stored_label
 from .models import AnnotatorKind, ModelAnnotator, ModelUse, Outcome, TaskKind, Verdict, WritingCheck
-from .prompts import fill, parse_verdict
+from .prompts import fill, parse_verdict, with_data_notice
 from .scope import CannotLabel, current_prompt
 
 
@@ -46,7 +46,8 @@ class _EndpointChecker:
         for pair in pairs:
             intended = to_scheme(pair.dataset.label_scheme, pair.author_label)
             answer = self.endpoint.ask(
-                self.prompt.system, fill(self.prompt.template, pair.premise.text, pair.hypothesis, intended)
+                with_data_notice(self.prompt.system),
+                fill(self.prompt.template, pair.premise.text, pair.hypothesis, intended),
             )
             row = WritingCheck(
                 annotator=self.annotator,

@@ -37,6 +37,17 @@ def _labelling_inline(settings, monkeypatch):
     settings.EMBEDDED_TASKS = "inline"
 
 
+LOOPBACK = ["127.0.0.0/8", "::1/128"]
+
+
+@pytest.fixture(autouse=True)
+def _loopback_allowed(settings):
+    """The stand-in listens on loopback, which the platform refuses to reach unless the deployment
+    allow-lists it (base/outbound.py): these tests allow-list it, as a lab allow-lists its GPU node.
+    The tests of the refusal (test_outbound.py) set their own allow-list."""
+    settings.OUTBOUND_ALLOWED_NETWORKS = LOOPBACK
+
+
 @pytest.fixture
 def stand_in(tmp_path):
     """Start the stand-in with `answers` ({hypothesis: canned answer}); stopped after the test."""

@@ -118,7 +118,12 @@ def test_a_finished_run_is_registered_from_the_form(client, researcher):
     dataset = factories.dataset("dash-run")
     snapshot = Snapshot.objects.create(datasets=[dataset.slug])
     run = TrainingRun.objects.create(
-        snapshot=snapshot, snapshot_hash="h", model="cbow", status=RunStatus.DONE, checkpoint_name="cbow-1.safetensors"
+        snapshot=snapshot,
+        snapshot_hash="h",
+        model="cbow",
+        status=RunStatus.DONE,
+        checkpoint_name="cbow-1.safetensors",
+        remeasured_accuracy=0.6,  # only runs the platform scored itself may label (runs_fit_to_label)
     )
     unfinished = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash="h", model="cbow")
     client.force_login(researcher)
