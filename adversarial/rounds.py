@@ -15,6 +15,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from base import outbound
 from base.long_tasks import JobStatus
 from base.task_queue import enqueue
 from corpus.models import Dataset, Split
@@ -196,6 +197,11 @@ def open_first_round(study, dataset, target_run=None, target_endpoint="", next_m
         raise RoundRefused(f"Training run {target_run.pk} has no finished, verified checkpoint.")
     if (target_run is None) == (not target_endpoint):
         raise RoundRefused("Name one target: a finished training run or an endpoint URL.")
+    if target_endpoint:
+        try:
+            outbound.check_url(target_endpoint)
+        except outbound.RefusedDestination as refused:
+            raise RoundRefused(f"The endpoint cannot be used: {refused}") from refused
     number = (Round.objects.filter(study=study).order_by("-number").values_list("number", flat=True).first() or 0) + 1
     return Round.objects.create(
         study=study,

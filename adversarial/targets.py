@@ -21,14 +21,13 @@ import json
 import logging
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 
+from base import outbound
 from corpus.labels import LABELS
 
 if TYPE_CHECKING:
@@ -38,6 +37,8 @@ logger = logging.getLogger(__name__)
 
 ENDPOINT_TIMEOUT_SECONDS = 3.0
 ENDPOINT_RETRIES = 2
+# An answer is three probabilities: anything longer is not the contract's.
+ENDPOINT_MAX_ANSWER_BYTES = 64 * 1024
 
 
 class TargetUnavailable(Exception):
@@ -150,17 +151,28 @@ def model_probabilities(model, pairs):
 
 
 def endpoint_probabilities(url, premise, hypothesis, timeout=None, retries=None):
-    """POST the pair to an external model; {label: probability}, or TargetUnavailable after the retries."""
+    """POST the pair to an external model; {label: probability}, or TargetUnavailable after the retries.
+
+    The URL is a researcher's: it goes out through base.outbound (no inward address, no redirect,
+    one deadline, a byte cap). A refused address, a redirect or an oversized answer is not retried."""
     timeout = timeout if timeout is not None else _setting("ADVERSARIAL_ENDPOINT_TIMEOUT", ENDPOINT_TIMEOUT_SECONDS)
     retries = retries if retries is not None else _setting("ADVERSARIAL_ENDPOINT_RETRIES", ENDPOINT_RETRIES)
-    body = json.dumps({"premise": premise, "hypothesis": hypothesis}).encode()
-    problem = None
+    problem: Exception | None = None
     for attempt in range(retries + 1):
-        request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return parse_endpoint_answer(json.loads(response.read().decode()))
-        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+            answer = outbound.post_json(
+                url,
+                {"premise": premise, "hypothesis": hypothesis},
+                deadline_seconds=timeout,
+                max_bytes=ENDPOINT_MAX_ANSWER_BYTES,
+            )
+            if answer.status != 200:
+                raise ValueError(f"HTTP {answer.status}")
+            return parse_endpoint_answer(json.loads(answer.body.decode()))
+        except (outbound.RefusedDestination, outbound.RedirectRefused, outbound.AnswerTooLarge) as error:
+            problem = error
+            break
+        except (outbound.OutboundError, ValueError) as error:
             problem = error
             if attempt < retries:
                 time.sleep(0.2 * (attempt + 1))

@@ -6,6 +6,8 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from django.test import override_settings
+
 from adversarial.models import AdversarialStudy, Round
 from corpus.models import Split
 from crowd import arrival
@@ -44,6 +46,10 @@ class ContractModel:
             def log_message(self, *args):
                 pass
 
+        # The platform reaches a loopback address only where the deployment allow-lists it
+        # (base.outbound), as a lab allow-lists its own model server.
+        self.allowed = override_settings(OUTBOUND_ALLOWED_NETWORKS=["127.0.0.0/8", "::1/128"])
+        self.allowed.enable()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/predict"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -52,6 +58,7 @@ class ContractModel:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+        self.allowed.disable()
 
 
 def adversarial_study(slug="adv", target_endpoint="", target_run=None, premises=4, split=Split.DEV, **settings):

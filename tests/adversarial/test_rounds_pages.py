@@ -4,6 +4,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import override_settings
 from django.urls import reverse
 
 from adversarial.models import Round, RoundStatus
@@ -24,11 +25,20 @@ def test_round_one_opens_only_on_a_target_that_can_serve(researcher):
     queued = TrainingRun.objects.create(snapshot=snapshot, snapshot_hash="h", model="esim", status=RunStatus.QUEUED)
     with pytest.raises(CommandError, match="no finished, verified checkpoint"):
         call_command("open_adversarial_round", study=study.slug, dataset=round1.dataset.slug, run=queued.pk)
+    with pytest.raises(CommandError, match=r"The endpoint cannot be used: .*loopback"):
+        call_command(
+            "open_adversarial_round", study=study.slug, dataset=round1.dataset.slug, endpoint="http://127.0.0.1:9/"
+        )
     out = StringIO()
-    call_command(
-        "open_adversarial_round", study=study.slug, dataset=round1.dataset.slug, endpoint="http://m/", stdout=out
-    )
-    assert "Round 1 of adv is open on http://m/" in out.getvalue()
+    with override_settings(OUTBOUND_ALLOWED_NETWORKS=["127.0.0.0/8"]):
+        call_command(
+            "open_adversarial_round",
+            study=study.slug,
+            dataset=round1.dataset.slug,
+            endpoint="http://127.0.0.1:9/",
+            stdout=out,
+        )
+    assert "Round 1 of adv is open on http://127.0.0.1:9/" in out.getvalue()
 
 
 def test_the_rounds_page_is_for_researchers_and_closing_requests_the_snapshots(client, researcher, make_worker):
