@@ -15,6 +15,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from audit import services as audit
 from base import outbound
 from base.long_tasks import JobStatus
 from base.task_queue import enqueue
@@ -80,7 +81,11 @@ def close_round(
     whose fooled examples still wait for verifiers unless `confirm_unverified` (the researcher saw
     how many and closes anyway)."""
     with transaction.atomic():
-        round_ = Round.objects.select_for_update(of=("self",)).select_related("target_run__snapshot").get(pk=round_.pk)
+        round_ = (
+            Round.objects.select_for_update(of=("self",))
+            .select_related("target_run__snapshot", "study", "dataset")
+            .get(pk=round_.pk)
+        )
         if round_.status != RoundStatus.OPEN:
             raise RoundRefused(f"Round {round_.number} is {round_.status}, not open.")
         pending = unverified_fooled(round_)
@@ -96,6 +101,21 @@ def close_round(
         if next_config is not None:
             round_.next_config = next_config
         round_.save()
+        audit.record(
+            "adversarial.round_closed",
+            actor=user,
+            subject=round_,
+            subject_label=f"{round_.study.slug} round {round_.number}",
+            team_id=round_.study.team_id,
+            after={
+                "round_snapshot": round_.round_snapshot.pk,
+                "training_snapshot": round_.training_snapshot.pk,
+                "next_dataset": round_.next_dataset.slug if round_.next_dataset else None,
+                "next_model": round_.next_model,
+                "unverified_fooled": pending,
+            },
+            datasets=[round_.dataset.slug],
+        )
         transaction.on_commit(lambda: enqueue(ADVANCE_TASK))
     return round_
 
@@ -105,7 +125,7 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
     with transaction.atomic():
         round_ = (
             Round.objects.select_for_update(of=("self",))
-            .select_related("round_snapshot", "training_snapshot", "next_run")
+            .select_related("round_snapshot", "training_snapshot", "next_run", "study", "dataset")
             .get(pk=round_.pk)
         )
         if round_.status != RoundStatus.CLOSING:
@@ -127,6 +147,7 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
                 return _stuck(round_, f"the next target cannot be trained: {refused.message_dict}")
             round_.error = ""
             round_.save(update_fields=["next_run", "error"])
+            _record_advance(round_, user, {"step": "next target training", "training_run": round_.next_run.pk})
             return round_
         run = round_.next_run
         if run.status == RunStatus.FAILED:
@@ -141,7 +162,7 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
         round_.status = RoundStatus.CLOSED
         round_.error = ""
         round_.save(update_fields=["next_test_accuracy", "next_test_examples", "status", "error"])
-        return Round.objects.create(
+        opened = Round.objects.create(
             study=round_.study,
             number=round_.number + 1,
             dataset=round_.next_dataset or round_.dataset,
@@ -149,6 +170,34 @@ def advance_round(round_: Round, user: User | AnonymousUser | None = None) -> Ro
             next_model=round_.next_model,
             next_config=round_.next_config,
         )
+        _record_advance(
+            round_,
+            user,
+            {
+                "step": "closed, next round opened",
+                "next_round": opened.number,
+                "target_run": run.pk,
+                "test_accuracy": accuracy,
+                "test_examples": n,
+            },
+            datasets=[round_.dataset.slug, opened.dataset.slug],
+        )
+        return opened
+
+
+def _record_advance(round_: Round, user: Any, after: dict[str, Any], datasets: list[str] | None = None) -> None:
+    """The round's step in its study's team's audit log, in the step's transaction: by the
+    researcher who pressed "advance", or by nobody (None) when the beat moved it. Only steps
+    that changed something: the beat asks every minute, and a waiting round changes nothing."""
+    audit.record(
+        "adversarial.round_advanced",
+        actor=user,
+        subject=round_,
+        subject_label=f"{round_.study.slug} round {round_.number}",
+        team_id=round_.study.team_id,
+        after=after,
+        datasets=datasets or [round_.dataset.slug],
+    )
 
 
 def _stuck(round_, error):

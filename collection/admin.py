@@ -29,12 +29,12 @@ class PremiseAdmin(admin.ModelAdmin):
 
     @admin.action(description="Hold selected premises (no new writing tasks)")
     def hold_premises(self, request, queryset):
-        held = services.hold_premises(queryset)
+        held = services.hold_premises(queryset, actor=request.user)
         self.message_user(request, f"{held} premise(s) held.", messages.SUCCESS)
 
     @admin.action(description="Release selected premises (and resolve their reports)")
     def release_premises(self, request, queryset):
-        released, resolved = services.release_premises(queryset)
+        released, resolved = services.release_premises(queryset, actor=request.user)
         self.message_user(request, f"{released} premise(s) released; {resolved} report(s) resolved.", messages.SUCCESS)
 
 
@@ -78,7 +78,7 @@ class PremiseReportAdmin(admin.ModelAdmin):
     @admin.action(description="Resolve selected reports and release their premises")
     def resolve_and_release(self, request, queryset):
         premises = Premise.objects.filter(pk__in=queryset.values("premise_id"), status=PremiseStatus.HELD)
-        released, resolved = services.release_premises(premises)
+        released, resolved = services.release_premises(premises, actor=request.user)
         resolved += queryset.filter(resolved=False).update(resolved=True)
         self.message_user(request, f"{resolved} report(s) resolved; {released} premise(s) released.", messages.SUCCESS)
 

@@ -3,9 +3,9 @@
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 
-from . import preview
+from . import preview, selectors
 from .registry import registered
 from .services import REQUEST_BROWSER, browser_device, saved_drafts_cookie
 
@@ -56,6 +56,11 @@ class PreviewMiddleware:
         serving = preview.serving_in_preview(request, researcher_namespaces=task_apps.researcher_namespaces)
         if serving is preview.Serving.AS_EVER:
             return self.get_response(request)
+        if not selectors.may_go_on_previewing(request.user, session.study):
+            # Checked on every request, not only at the start: a preview begun before the user
+            # left the team (or the study moved) would go on serving the other team's pairs.
+            preview.end_preview(request, claim_models=task_apps.claim_models)
+            raise Http404(selectors.NO_SUCH_STUDY)
         if serving is preview.Serving.REFUSED:
             return preview.refusal_in_preview(request, session)
         return preview.serve_preview(request, self.get_response, session, claim_models=task_apps.claim_models)

@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from corpus.models import AUTHOR_POSITION, LabelScheme, Market, Worker
 from corpus.selectors import excluded_in
+from teams import access
 
 from .holds import submits_while_held
 from .models import ClaimStatus, DeviceSighting, Study, StudySession, TaskKind, WorkerLink
@@ -27,6 +28,23 @@ COMPLETION_CSV_COLUMNS = [
     "completion_code",
 ]
 EXCLUDED_MARK = "excluded"
+
+
+NO_SUCH_STUDY = "No Study matches the given query."
+
+
+def previewable_study(user: Any, slug: str) -> Study:
+    """The study named `slug` that `user` may preview: one of their teams' (a preview serves the
+    study's premises and pairs, which are its team's). Another team's study answers 404 exactly as
+    an unknown slug does, so a foreign slug tells nothing."""
+    study = Study.objects.select_related("dataset").filter(slug=slug).first()
+    return access.checked(study, user, access.VIEW, missing=NO_SUCH_STUDY)
+
+
+def may_go_on_previewing(user: Any, study: Study) -> bool:
+    """Whether a preview under way may serve its next page: the study is still of one of the
+    user's teams (a membership ended or the study moved to another team since it began)."""
+    return access.may(user, study.team_id, access.VIEW)
 
 
 def pool_limits(study: Study) -> tuple[list[int], list[str]]:

@@ -213,7 +213,8 @@ def preview_start(request: HttpRequest, slug: str) -> HttpResponse:
         if not request.user.is_authenticated:
             return redirect(f"{reverse('login')}?next={request.path}")
         raise PermissionDenied("Only researchers can preview a study.")
-    study = get_object_or_404(Study.objects.select_related("dataset"), slug=slug)
+    # Another team's study answers as an unknown slug does: its pairs and premises are its team's.
+    study = selectors.previewable_study(request.user, slug)
     if request.method == "GET":
         return render(request, "crowd/researcher_preview.html", {"study": study})
     preview.start_preview(request, study, claim_models=registered().claim_models)

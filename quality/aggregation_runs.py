@@ -24,6 +24,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from audit import services as audit
 from base.long_tasks import JobStatus, heartbeat, take
 from base.task_queue import enqueue
 from corpus.labels import NO_GOLD
@@ -68,12 +69,22 @@ def normalize_methods(methods):
 def request_aggregation(
     user: User | AnonymousUser | None, dataset: Dataset, methods: Iterable[str] | None = None
 ) -> AggregationRun:
-    """A pending run of these methods on the dataset, queued once the row is committed."""
+    """A pending run of these methods on the dataset, queued once the row is committed. A run a
+    researcher starts is in the dataset's team's audit log; the beat's (no user) is not a decision."""
     methods = normalize_methods(methods)
+    starter = user if user is not None and user.is_authenticated else None
     with transaction.atomic():
-        run = AggregationRun.objects.create(
-            dataset=dataset, methods=methods, created_by=user if user is not None and user.is_authenticated else None
-        )
+        run = AggregationRun.objects.create(dataset=dataset, methods=methods, created_by=starter)
+        if starter is not None:
+            audit.record(
+                "aggregation.started",
+                actor=starter,
+                subject=run,
+                subject_label=f"aggregation run {run.pk} of {dataset.slug}",
+                team_id=dataset.team_id,
+                after={"methods": methods},
+                datasets=[dataset.slug],
+            )
         transaction.on_commit(lambda: enqueue(TASK_NAME, run.pk))
     return run
 

@@ -27,11 +27,13 @@ METHOD_NAMES = {"dawid_skene": "Dawid–Skene", "mace": "MACE", "glad": "GLAD"}
 @researcher_required
 @require_http_methods(["GET", "POST"])
 def aggregation(request: HttpRequest) -> HttpResponseBase:
-    datasets = all_datasets()
+    # Only the datasets of the teams where the user may research: another team's slug in a POST is
+    # as unknown as a made-up one, and the form never lists it.
+    datasets = access.kept(all_datasets(), request.user, access.RESEARCH)
     if request.method == "POST":
         dataset = next((d for d in datasets if d.slug == request.POST.get("dataset")), None)
         if dataset is None:
-            messages.error(request, "Nothing was started: choose a dataset.")
+            messages.error(request, "Nothing was started: choose one of your teams' datasets.")
             return redirect("dashboard:aggregation")
         try:
             run = aggregation_runs.request_aggregation(request.user, dataset, request.POST.getlist("methods"))

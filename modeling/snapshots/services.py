@@ -82,9 +82,15 @@ class ExportRefused(Exception):
 
 
 def normalize_request(
-    datasets: Sequence[str] | None = None, filters: Mapping[str, Any] | None = None
+    datasets: Sequence[str] | None = None,
+    filters: Mapping[str, Any] | None = None,
+    user: User | AnonymousUser | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Check a snapshot request and give it one canonical form (sorted, defaults filled in).
+
+    The checks across datasets (one label scheme, the aggregation run's dataset) read the datasets
+    the snapshot takes: those named, or "all" of the user's team (`_team_of_request`), never
+    another team's, whose data the snapshot would not hold.
 
     Raises ValidationError naming every bad field, so the API and the command can say what to fix.
     """
@@ -98,6 +104,12 @@ def normalize_request(
     unknown = sorted(set(datasets) - set(Dataset.objects.filter(slug__in=datasets).values_list("slug", flat=True)))
     if unknown:
         errors["datasets"] = f"unknown dataset(s): {', '.join(unknown)}"
+    taken = datasets  # empty: every dataset there is, all of them the team's
+    if not errors.get("datasets"):
+        try:
+            _, taken = _team_of_request(user, datasets)
+        except ValidationError as refused:
+            errors["datasets"] = "; ".join(refused.message_dict["datasets"])
 
     if not isinstance(filters, dict):
         errors["filters"] = "an object"
@@ -141,14 +153,14 @@ def normalize_request(
     if run_id is not None:
         run = None
         if isinstance(run_id, int) and not isinstance(run_id, bool):
-            run = AggregationRun.objects.filter(pk=run_id).first()
+            run = _aggregation_runs_reached(user).filter(pk=run_id).first()
         if not isinstance(run_id, int) or isinstance(run_id, bool):
             errors["filters.aggregation_run"] = "the id of a finished aggregation run"
         elif run is None:
             errors["filters.aggregation_run"] = f"unknown aggregation run {run_id}"
         elif run.status != "done":
             errors["filters.aggregation_run"] = f"aggregation run {run_id} is {run.status}, not done"
-        elif datasets and run.dataset.slug not in datasets:
+        elif taken and run.dataset.slug not in taken:
             errors["filters.aggregation_run"] = f"run {run_id} is of dataset {run.dataset.slug}, not in this snapshot"
         else:
             clean["aggregation_run"] = run_id
@@ -161,9 +173,10 @@ def normalize_request(
     if clean.get("typing_flags"):
         # A column of labels.jsonl: asking for it asks for the file (any schema-valid request is taken).
         clean["label_rows"] = True
-    if not errors.get("datasets") and len(selectors.label_schemes(datasets)) > 1:
+    schemes = [] if errors.get("datasets") else selectors.label_schemes(taken)
+    if len(schemes) > 1:
         errors["datasets"] = (
-            f"these datasets use different label schemes ({', '.join(selectors.label_schemes(datasets))}); "
+            f"these datasets use different label schemes ({', '.join(schemes)}); "
             "a snapshot holds one scheme: name datasets of one scheme"
         )
     if errors:
@@ -182,7 +195,7 @@ def create_snapshot(
     The snapshot belongs to its datasets' team (teams.access): a dataset of a team where the user
     may not research is as unknown as a missing one, and "all" means all of that team's datasets.
     """
-    datasets, filters = normalize_request(datasets, filters)
+    datasets, filters = normalize_request(datasets, filters, user)
     team_id, datasets = _team_of_request(user, datasets)
     with transaction.atomic():
         snapshot = Snapshot.objects.create(
@@ -200,6 +213,14 @@ def create_snapshot(
             datasets=datasets or Dataset.objects.filter(team_id=team_id).values_list("slug", flat=True),
         )
     return snapshot
+
+
+def _aggregation_runs_reached(user: Any) -> QuerySet[AggregationRun]:
+    """The aggregation runs a snapshot request may name: the user's research teams' (another team's
+    run is as unknown as a missing one); every run for a command run by the operator."""
+    if user is None or not user.is_authenticated:
+        return AggregationRun.objects.all()
+    return access.scoped(AggregationRun.objects.all(), user, access.RESEARCH, via="dataset__team")
 
 
 def _team_of_request(user: Any, datasets: list[str]) -> tuple[int, list[str]]:
