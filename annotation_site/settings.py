@@ -316,6 +316,9 @@ MARKET_WEBHOOK_TOLERANCE_SECONDS = int(os.environ.get("MARKET_WEBHOOK_TOLERANCE_
 MARKET_WEBHOOK_MAX_BYTES = int(os.environ.get("MARKET_WEBHOOK_MAX_BYTES", str(64 * 1024)))  # larger: 413, unread
 # How long a payer holds bonuses it is sending before another payer may look at them again.
 MARKET_PAYMENT_LEASE_SECONDS = int(os.environ.get("MARKET_PAYMENT_LEASE_SECONDS", "120"))
+# How long a market's own record may lag behind the money it paid: a read of it says "not paid"
+# for a pay whose answer proved nothing only when made this long after the pay (markets.answers).
+MARKET_RECORD_SETTLE_SECONDS = int(os.environ.get("MARKET_RECORD_SETTLE_SECONDS", "900"))
 
 # Files that more than one host reads (uploads, snapshots, releases, checkpoints) go through
 # Django's storage API (base/file_storage.py). Unset: the local folders above (one host).

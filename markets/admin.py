@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import Model
 from django.http import HttpRequest
@@ -22,21 +24,29 @@ class MarketCallAdmin(admin.ModelAdmin[MarketCall]):
         return False
 
 
-@admin.register(BonusPayment)
-class BonusPaymentAdmin(admin.ModelAdmin[BonusPayment]):
-    list_display = ["earned", "payer", "state", "batch", "attempts", "last_error", "sent_at"]
-    list_filter = ["state"]
+class ReadOnlyMoneyAdmin(admin.ModelAdmin[Any]):
+    """Money in flight is moved only by markets.payments: deleting a payment row would make its
+    bonus owed again while the market may have paid it (an unsettled "not paid")."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
     def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return False
+
+
+@admin.register(BonusPayment)
+class BonusPaymentAdmin(ReadOnlyMoneyAdmin):
+    list_display = ["earned", "payer", "state", "batch", "attempts", "last_error", "sent_at", "record_read_at"]
+    list_filter = ["state"]
 
 
 @admin.register(BonusBatch)
-class BonusBatchAdmin(admin.ModelAdmin[BonusBatch]):
-    list_display = ["market_bulk_id", "connection", "state", "pay_sent_at", "confirmed_at"]
-
-    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
-        return False
+class BonusBatchAdmin(ReadOnlyMoneyAdmin):
+    list_display = ["market_bulk_id", "connection", "state", "pay_sent_at", "record_read_at", "confirmed_at"]
 
 
 admin.site.register(SessionReview)

@@ -169,6 +169,10 @@ class BonusBatch(models.Model):
     lease_until = models.DateTimeField()
     pay_sent_at = models.DateTimeField(null=True, blank=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
+    # When the last read of Prolific's record (the participants' bonuses) that could settle this
+    # batch was made, by the server's clock. "Not paid" is believed only from a read made after the
+    # pay was sent and the market's record had time to follow (markets.answers).
+    record_read_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -192,8 +196,17 @@ class PaymentState(models.TextChoices):
         "sent",
         "sent (an API call, or a downloaded payment file): only the market's record or a researcher settles it",
     )
+    UNKNOWN = (
+        "unknown",
+        "sent, and the market's answer did not prove whether it paid: settled only by its own record, "
+        "read after the last attempt",
+    )
     ASIDE = "aside", "set aside: the market refused its participant; paid by hand or released"
     RELEASED = "released", "released: nothing was paid, owed again"
+
+
+# A payer holds these bonuses: nobody else may list, send or mark them paid.
+IN_FLIGHT = (PaymentState.CLAIMED, PaymentState.SENT, PaymentState.UNKNOWN)
 
 
 class Payer(models.TextChoices):
@@ -220,7 +233,10 @@ class BonusPayment(models.Model):
     lease_until = models.DateTimeField()
     attempts = models.PositiveSmallIntegerField(default=0)
     last_error = models.CharField(max_length=300, blank=True)
+    # The last attempt to pay it (every send and resend), and the last read of the market's record
+    # for it (MTurk's ListBonusPayments), both by the server's clock.
     sent_at = models.DateTimeField(null=True, blank=True)
+    record_read_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -16,20 +16,23 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from corpus.models import Market
 from crowd.models import Study
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind
 
 from . import selectors
+from .answers import nothing_was_paid, read_settles, settled_after
 from .clients import MarketError, MarketTimeout, MarketUnreachable
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
 from .connections import PROLIFIC_BULK_MAX, ConnectionRefused, client_for, connected, connection_of, refused_outright
 from .models import (
+    IN_FLIGHT,
     BatchState,
     BonusBatch,
     BonusPayment,
@@ -40,6 +43,9 @@ from .models import (
 )
 
 CENTS = Decimal("100")
+# The API's sends the reconcile settles from the market's record: sent without an answer yet (a
+# payer killed mid-call), or answered with something that proved nothing (answers).
+UNSETTLED_SENDS = (PaymentState.SENT, PaymentState.UNKNOWN)
 
 
 def _now() -> datetime:
@@ -122,16 +128,22 @@ def _release_payments(payment_ids: list[int], error: str) -> None:
     BonusPayment.objects.filter(pk__in=payment_ids).update(state=PaymentState.RELEASED, last_error=error[:300])
 
 
-def _pay_failed(outcome: PaymentOutcome, payment_ids: list[int], error: MarketError) -> bool:
-    """A pay call that failed. Refused outright (refused_outright: the market paid nothing) frees
-    the rows, and answers True; anything else leaves them sent until the market's record settles
-    them."""
-    if error.status is not None and 400 <= error.status < 500 and error.status != 429:
+class NotPaidRefused(ValueError):
+    """A "not paid" that the market's record cannot back yet; the message says when it can."""
+
+
+def _pay_failed(
+    outcome: PaymentOutcome, connection: MarketConnection, payment_ids: list[int], error: MarketError
+) -> bool:
+    """A pay call that failed. Only the market's documented "nothing was done" answers
+    (answers.nothing_was_paid) free the rows, and answer True; any other answer may hide money
+    moved, so the rows are `unknown` until the market's record settles them."""
+    if nothing_was_paid(connection.market, error):
         _release_payments(payment_ids, str(error))
         outcome.refused += len(payment_ids)
         outcome.errors.append(str(error))
         return True
-    BonusPayment.objects.filter(pk__in=payment_ids).update(last_error=str(error)[:300])
+    BonusPayment.objects.filter(pk__in=payment_ids).update(state=PaymentState.UNKNOWN, last_error=str(error)[:300])
     outcome.waiting += len(payment_ids)
     return False
 
@@ -144,9 +156,9 @@ def _waiting_participants(connection: MarketConnection) -> set[int]:
     if connection.market != ConnectedMarket.PROLIFIC:
         return set()
     return set(
-        BonusPayment.objects.filter(
-            connection=connection, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
-        ).values_list("earned__worker_id", flat=True)
+        BonusPayment.objects.filter(connection=connection, state__in=IN_FLIGHT).values_list(
+            "earned__worker_id", flat=True
+        )
     )
 
 
@@ -303,7 +315,7 @@ def _pay_one_bulk(connection: MarketConnection, part: dict[str, list[BonusPaymen
         client.pay_bonuses(locked.market_bulk_id)
     except MarketError as error:
         # A time-out, and no connection too (one may have carried the request), waits for the record.
-        if _pay_failed(outcome, payment_ids, error):  # refused outright: nothing of this bulk bonus was paid
+        if _pay_failed(outcome, connection, payment_ids, error):  # documented: nothing of it was paid
             BonusBatch.objects.filter(pk=batch.pk).update(state=BatchState.ABANDONED)
         return outcome
     outcome.add(_confirm_batch(connection, batch.pk, by))
@@ -343,8 +355,9 @@ def _pay_on_mturk(connection: MarketConnection, claimed: list[BonusPayment], by:
             outcome.refused += 1
             outcome.errors.append("some bonuses are for workers who did not come from MTurk")
             continue
+        payment.attempts += 1
         BonusPayment.objects.filter(pk=payment.pk).update(
-            state=PaymentState.SENT, sent_at=_now(), attempts=payment.attempts + 1, lease_until=_lease()
+            state=PaymentState.SENT, sent_at=_now(), attempts=payment.attempts, lease_until=_lease()
         )
         outcome.add(_send_mturk_bonus(connection, client, payment, by))
     return outcome
@@ -364,7 +377,7 @@ def _send_mturk_bonus(
             payment.request_token,
         )
     except (MarketTimeout, MarketUnreachable) as error:
-        _pay_failed(outcome, [payment.pk], error)  # waits: these have no status
+        _pay_failed(outcome, connection, [payment.pk], error)  # unknown: these have no status
         return outcome
     except MarketError as error:
         if "UniqueRequestToken" in str(error) or "already" in str(error).lower():
@@ -377,7 +390,7 @@ def _send_mturk_bonus(
             outcome.set_aside += 1
             outcome.errors.append(str(error))
             return outcome
-        _pay_failed(outcome, [payment.pk], error)
+        _pay_failed(outcome, connection, [payment.pk], error)
         return outcome
     return _confirm_payments(connection.study, [payment.pk], by)
 
@@ -389,18 +402,23 @@ def _reconcile_mturk_payment(
     sent again (MTurk pays one bonus per UniqueRequestToken)."""
     outcome = PaymentOutcome()
     tag = f"[bonus {payment.earned_id}]"
+    read_at = _now()
     try:
         listed = client.bonus_payments(payment.earned.study_session.external_session_id)
     except MarketError as error:
         BonusPayment.objects.filter(pk=payment.pk).update(last_error=str(error)[:300])
         outcome.waiting += 1
         return outcome
+    BonusPayment.objects.filter(pk=payment.pk).update(record_read_at=read_at)
     if any(tag in str(row.get("Reason", "")) for row in listed):
         return _confirm_payments(connection.study, [payment.pk], by)
     if not resend:
         outcome.waiting += 1
         return outcome
-    BonusPayment.objects.filter(pk=payment.pk).update(attempts=payment.attempts + 1, lease_until=_lease())
+    # Sent again under the same UniqueRequestToken, MTurk's documented retry for an answer lost: it
+    # pays one bonus per token, so a first send the listing does not show yet is not paid twice.
+    payment.attempts += 1
+    BonusPayment.objects.filter(pk=payment.pk).update(attempts=payment.attempts, sent_at=_now(), lease_until=_lease())
     return _send_mturk_bonus(connection, client, payment, by)
 
 
@@ -434,12 +452,17 @@ def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_plea
             return outcome
         client = client_for(connection, by)
         assert isinstance(client, ProlificClient)
+        # The read's time is when it was asked for: what the record shows was there by then.
+        read_at = _now()
         try:
             submissions = client.submissions(connection.market_study_id)
         except MarketError as error:
             outcome.waiting += sum(batch.payments.count() for batch in paying)
             outcome.errors.append(str(error))
             return outcome
+        BonusBatch.objects.filter(pk__in=[batch.pk for batch in paying], state=BatchState.PAYING).filter(
+            models.Q(record_read_at__isnull=True) | models.Q(record_read_at__lt=read_at)
+        ).update(record_read_at=read_at)
         on_market: dict[str, int] = defaultdict(int)
         for submission in submissions:
             paid = submission.get("bonus_payments") or []
@@ -458,7 +481,7 @@ def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_plea
     unsure = list(
         # The API's sends only: a downloaded file's bonuses are the researcher's to settle.
         BonusPayment.objects.filter(
-            connection=connection, payer=Payer.API, state=PaymentState.SENT, lease_until__lt=mturk_before
+            connection=connection, payer=Payer.API, state__in=UNSETTLED_SENDS, lease_until__lt=mturk_before
         )
         .select_related("earned__worker", "earned__study_session")
         .order_by("pk")
@@ -479,22 +502,54 @@ def reconcile_payments(connection: MarketConnection, *, by: Any = None, now_plea
 def resolve_unpaid_batch(batch: BonusBatch, *, by: Any = None) -> int:
     """A researcher found on Prolific that this bulk bonus was NOT paid: its rows may be paid again.
     Prolific's record is read first (the reconcile): a bulk bonus it shows paid is confirmed instead,
-    and nothing is freed while Prolific cannot be asked (ConnectionRefused). Returns how many rows
-    were freed."""
+    and nothing is freed while Prolific cannot be asked (ConnectionRefused), nor while no read of
+    its record made after the pay, once the record could follow it, shows it unpaid
+    (NotPaidRefused: the market pays first and lists the payment later). The release and its audit
+    entry are one transaction. Returns how many rows were freed."""
     asked = reconcile_payments(batch.connection, by=by)
     if asked.errors:
         raise ConnectionRefused(
             f"Prolific could not be asked whether it paid this bulk bonus ({asked.errors[0]}): nothing was freed."
         )
     with transaction.atomic():
-        locked = BonusBatch.objects.select_for_update().get(pk=batch.pk)
+        locked = BonusBatch.objects.select_for_update().select_related("connection__study").get(pk=batch.pk)
         if locked.state != BatchState.PAYING:
             return 0
+        if not read_settles(locked.pay_sent_at, locked.record_read_at):
+            raise NotPaidRefused(_too_early(locked))
         locked.state = BatchState.ABANDONED
         locked.save(update_fields=["state"])
         ids = list(locked.payments.values_list("pk", flat=True))
         _release_payments(ids, "A researcher found on Prolific that this bulk bonus was not paid.")
+        audit.record(
+            "payment.market_not_paid",
+            actor=by,
+            subject=locked,
+            team_id=locked.connection.study.team_id,
+            before={"state": BatchState.PAYING.value},
+            after={
+                "state": BatchState.ABANDONED.value,
+                "released_bonuses": len(ids),
+                "amounts_cents": locked.amounts_cents,
+                "pay_sent_at": _stamp(locked.pay_sent_at),
+                "record_read_at": _stamp(locked.record_read_at),
+            },
+            reason="Prolific's record, read after the pay, shows it was not paid.",
+        )
     return len(ids)
+
+
+def _stamp(moment: datetime | None) -> str:
+    return moment.isoformat() if moment else ""
+
+
+def _too_early(batch: BonusBatch) -> str:
+    when = f"{settled_after(batch.pay_sent_at):%Y-%m-%d %H:%M:%S} UTC" if batch.pay_sent_at else "later"
+    return (
+        f"Nothing was freed: bulk bonus {batch.market_bulk_id} may still be paid. Prolific pays first and lists "
+        "the payment in its record afterwards, so its record is believed to say 'not paid' only when read "
+        f"after {when}; press again then (the record is read again on each press)."
+    )
 
 
 # --- payers by hand: payment files paid on the market's website --------------------------------
@@ -555,9 +610,7 @@ def mark_paid_by_hand(study: Study, earned_ids: Iterable[int | str], *, by: Any 
     ids = sorted({int(pk) for pk in earned_ids})
     with transaction.atomic():
         _lock_payers(connection)
-        in_flight = BonusPayment.objects.filter(
-            earned_id__in=ids, payer=Payer.API, state__in=[PaymentState.CLAIMED, PaymentState.SENT]
-        ).count()
+        in_flight = BonusPayment.objects.filter(earned_id__in=ids, payer=Payer.API, state__in=IN_FLIGHT).count()
         if in_flight:
             raise bonuses.PaymentRefused(
                 f"{in_flight} of these bonus(es) are being paid through the market's API: nothing was marked "

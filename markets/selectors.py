@@ -10,7 +10,17 @@ from crowd.models import Study, StudySession
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind
 
-from .models import BatchState, BonusBatch, MarketCall, MarketConnection, Payer, PaymentState, ReviewState
+from .answers import settled_after
+from .models import (
+    IN_FLIGHT,
+    BatchState,
+    BonusBatch,
+    MarketCall,
+    MarketConnection,
+    Payer,
+    PaymentState,
+    ReviewState,
+)
 
 RECENT_CALLS = 20
 
@@ -38,10 +48,9 @@ def held_by_files(study: Study) -> QuerySet[BonusEntry]:
 
 
 def held_by_the_api(study: Study) -> QuerySet[BonusEntry]:
-    """Bonuses the API payer holds: claimed, or sent and waiting for the market's confirmation."""
-    return bonuses.unpaid(study).filter(
-        market_payment__payer=Payer.API, market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT]
-    )
+    """Bonuses the API payer holds: claimed, or sent and waiting for the market's confirmation
+    (its answer lost, or one that proved nothing: unknown)."""
+    return bonuses.unpaid(study).filter(market_payment__payer=Payer.API, market_payment__state__in=IN_FLIGHT)
 
 
 def set_aside(study: Study) -> QuerySet[BonusEntry]:
@@ -56,7 +65,7 @@ def in_flight_entries(study: Study) -> QuerySet[BonusEntry]:
         study=study,
         kind=BonusKind.EARNED,
         payment__isnull=True,
-        market_payment__state__in=[PaymentState.CLAIMED, PaymentState.SENT],
+        market_payment__state__in=IN_FLIGHT,
     )
 
 
@@ -146,9 +155,7 @@ def panel(study: Study) -> dict[str, Any]:
         "unsure_reviews": unsure_reviews,
         "closed": closed,
         "money": money,
-        "unsure_batches": list(BonusBatch.objects.filter(connection=connection, state=BatchState.PAYING))
-        if connection
-        else [],
+        "unsure_batches": unsure_batches(connection) if connection else [],
         "calls": list(MarketCall.objects.filter(connection=connection)[:RECENT_CALLS]) if connection else [],
         "refused": []
         if connection is None
@@ -160,6 +167,15 @@ def panel(study: Study) -> dict[str, Any]:
             .distinct()[:5]
         ),
     }
+
+
+def unsure_batches(connection: MarketConnection) -> list[BonusBatch]:
+    """Bulk bonuses whose pay was sent without Prolific's confirmation, each with `not_paid_from`:
+    the time from which a read of Prolific's record may say it was not paid (answers.read_settles)."""
+    batches = list(BonusBatch.objects.filter(connection=connection, state=BatchState.PAYING).order_by("pk"))
+    for batch in batches:
+        batch.not_paid_from = settled_after(batch.pay_sent_at) if batch.pay_sent_at else None  # type: ignore[attr-defined]
+    return batches
 
 
 def session_of(study: Study, session_id: int) -> StudySession | None:

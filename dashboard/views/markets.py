@@ -167,7 +167,7 @@ def market_batch_unpaid(request: HttpRequest, slug: str, batch_id: int) -> HttpR
             return False, f"Prolific's record shows bulk bonus {batch.market_bulk_id} paid: confirmed, nothing freed."
         return True, f"Bulk bonus {batch.market_bulk_id} marked as not paid: {freed} bonus(es) may be paid again."
 
-    return _act(request, slug, unpaid)
+    return _act(request, slug, unpaid, (*MARKET_TROUBLE, payments.NotPaidRefused))
 
 
 @researcher_required(post_permission=PAY_BONUSES)

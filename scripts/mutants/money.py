@@ -19,14 +19,16 @@ HOLDS = "tests/markets/test_payments_follow_holds.py"
 OWED = "tests/markets/test_one_owed_rule.py"
 REVIEWS = "tests/markets/test_reviews_queue.py"
 MACHINE = "tests/markets/test_payment_machine.py"
+AMBIGUOUS = "tests/markets/test_ambiguous_answers.py"
+ANSWERS_PY = "markets/answers.py"
 
 MUTANTS = [
     # --- item 1: an outcome unknown, the market's record behind ---
     Mutant(
-        path=PAYMENTS_PY,
-        old="if error.status is not None and 400 <= error.status < 500 and error.status != 429:",
-        new="if error.status is None or (400 <= error.status < 500 and error.status != 429):",
-        tests=[GUARDS],
+        path=ANSWERS_PY,
+        old="    if error.status is None:\n        return False\n",
+        new="    if error.status is None:\n        return True\n",
+        tests=[GUARDS, AMBIGUOUS],
         behaviour="58.1: a pay whose answer was lost frees its bonuses, so the next press pays them again",
     ),
     Mutant(
@@ -60,16 +62,16 @@ MUTANTS = [
     ),
     # --- item 2: a 5xx from the pay call ---
     Mutant(
-        path=PAYMENTS_PY,
-        old="if error.status is not None and 400 <= error.status < 500 and error.status != 429:",
-        new="if error.status is not None and 400 <= error.status and error.status != 429:",
-        tests=[GUARDS],
+        path=ANSWERS_PY,
+        old="        return error.status in PROLIFIC_NOTHING_DONE\n",
+        new="        return error.status in PROLIFIC_NOTHING_DONE or error.status >= 500\n",
+        tests=[GUARDS, AMBIGUOUS],
         behaviour="58.2: a 5xx answer to the pay call frees the bonuses, so a bulk bonus Prolific paid is paid again",
     ),
     Mutant(
         path=PAYMENTS_PY,
-        old="if _pay_failed(outcome, payment_ids, error):",
-        new="if _pay_failed(outcome, payment_ids, error) or True:",
+        old="if _pay_failed(outcome, connection, payment_ids, error):",
+        new="if _pay_failed(outcome, connection, payment_ids, error) or True:",
         tests=[GUARDS],
         behaviour="58.2: a bulk bonus whose pay got a 5xx is given up, so it is never confirmed from the record",
     ),
@@ -272,11 +274,33 @@ MUTANTS = [
         tests=[REVIEWS],
         behaviour="52.1: nothing sends a queued approval again",
     ),
+    # --- issue 70: money never pays twice on an ambiguous answer ---
+    Mutant(
+        path=ANSWERS_PY,
+        old="        return error.status in PROLIFIC_NOTHING_DONE\n",
+        new="        return error.status in PROLIFIC_NOTHING_DONE or 400 <= error.status < 500\n",
+        tests=[AMBIGUOUS],
+        behaviour="70.5: a 409 after Prolific paid frees the bulk bonus's bonuses, so the next press pays them again",
+    ),
+    Mutant(
+        path=PAYMENTS_PY,
+        old="        if not read_settles(locked.pay_sent_at, locked.record_read_at):",
+        new="        if False:",
+        tests=[AMBIGUOUS],
+        behaviour="70.5: 'Prolific shows it was not paid' is believed while Prolific's record lags behind the pay",
+    ),
+    Mutant(
+        path=ANSWERS_PY,
+        old="    return record_read_at is not None and record_read_at >= settled_after(last_attempt)",
+        new="    return record_read_at is not None and record_read_at >= last_attempt",
+        tests=[AMBIGUOUS],
+        behaviour="70.5: a read of the record made just after the pay, before it could show, says 'not paid'",
+    ),
     # --- issue 52 item 1: the one payment machine ---
     Mutant(
         path=PAYMENTS_PY,
-        old="connection=connection, payer=Payer.API, state=PaymentState.SENT, lease_until__lt=mturk_before",
-        new="connection=connection, state=PaymentState.SENT, lease_until__lt=mturk_before",
+        old="connection=connection, payer=Payer.API, state__in=UNSETTLED_SENDS, lease_until__lt=mturk_before",
+        new="connection=connection, state__in=UNSETTLED_SENDS, lease_until__lt=mturk_before",
         tests=[MACHINE],
         behaviour="52.1: MTurk's reconcile sends again a downloaded file's bonuses the researcher paid on the website",
     ),

@@ -16,9 +16,12 @@ their answers and errors (docs/markets.md lists what it implements and what it a
   ListBonusPayments, ListAssignmentsForHIT, AssociateQualificationWithWorker.
 
 Faults are queued per operation (`fail(operation, kind)`): "429" (a rate limit with Retry-After),
+"400" (a validation error naming a field, nothing done: Prolific's 400, MTurk's RequestError),
 "500", "500-after" (do the operation, then answer 500: the market acted and said it failed),
-"slow-after" (do the operation, then answer after `slow_seconds`: the client times out
-though the market acted), "slow-before" (answer late without acting). With `record_lags` set, money
+"409-after" (do the operation, then answer 409 Conflict), "reset-after" (do the operation, then
+drop the connection without an answer), "slow-after" (do the operation, then answer after
+`slow_seconds`: the client times out though the market acted), "slow-before" (answer late
+without acting). With `record_lags` set, money
 paid is not listed yet (Prolific's `bonus_payments`, MTurk's ListBonusPayments) until `publish()`:
 the markets pay "in the following minutes" and their records follow. `before_answer[operation]`
 is called after the operation is done and before the answer is written (the kill test holds a
@@ -39,6 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MTURK_TARGET = "MTurkRequesterServiceV20170117."
+# The status `_run` gives a request whose connection is dropped without an answer ("reset-after").
+DROPPED = 0
 
 
 class MarketStandIn:
@@ -61,6 +66,9 @@ class MarketStandIn:
         # Prolific: submission id -> {"participant_id", "status", "bonus_payments": [cents]}
         self.submissions: dict[str, dict[str, Any]] = {}
         self.bulk_bonuses: dict[str, dict[str, Any]] = {}
+        # Bulk bonus ids are `<bulk_prefix><n>`: a stand-in started again on a database that keeps
+        # the earlier one's ids (the attack suite's) gives itself a prefix of its own.
+        self.bulk_prefix = "bulk-"
         self.bulk_pay_calls: list[str] = []
         self.groups: dict[str, set[str]] = defaultdict(set)
         # Money paid but not in the market's record yet (record_lags): participant id -> [cents].
@@ -153,6 +161,9 @@ class MarketStandIn:
         else:
             operation, status, body, headers = self._prolific(handler, method, raw)
             content_type = "application/json"
+        if status == DROPPED:
+            handler.close_connection = True
+            return
         data = json.dumps(body).encode() if body is not None else b""
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
@@ -182,6 +193,13 @@ class MarketStandIn:
             )
         if fault == "500":
             return 500, {"error": {"detail": "Internal error."}, "__type": "ServiceFault", "Message": "Internal"}, {}
+        if fault == "400":
+            body = {
+                "error": {"status": 400, "title": "Invalid request", "detail": {"amount": ["Insufficient balance."]}},
+                "__type": "RequestError",
+                "Message": "BonusAmount is out of bounds.",
+            }
+            return 400, body, {}
         if fault == "slow-before":
             time.sleep(self.slow_seconds)
             return 500, {"error": {"detail": "gave up"}}, {}
@@ -189,6 +207,10 @@ class MarketStandIn:
             status, body = action()
         if fault == "500-after":
             return 500, {"error": {"detail": "Internal error."}, "__type": "ServiceFault", "Message": "Internal"}, {}
+        if fault == "409-after":
+            return 409, {"error": {"detail": "Conflict."}, "__type": "ConflictException", "Message": "Conflict"}, {}
+        if fault == "reset-after":
+            return DROPPED, None, {}
         if operation in self.before_answer:
             self.before_answer[operation]()
         if fault == "slow-after":
@@ -285,7 +307,7 @@ class MarketStandIn:
             if len(row) != 2 or self._by_participant(row[0]) is None:
                 return 400, {"error": {"detail": f"Incorrect id in csv_bonuses: {row[0] if row else ''}"}}
             lines[row[0]] = int(Decimal(row[1]) * 100)
-        bulk_id = f"bulk-{len(self.bulk_bonuses) + 1}"
+        bulk_id = f"{self.bulk_prefix}{len(self.bulk_bonuses) + 1}"
         self.bulk_bonuses[bulk_id] = {"lines": lines, "pay_calls": 0}
         total = sum(lines.values())
         return 201, {"id": bulk_id, "study": self.study_id, "amount": total, "fees": 0, "total_amount": total}
@@ -331,6 +353,8 @@ class MarketStandIn:
         if operation not in actions:
             return 400, {"__type": "UnknownOperationException", "Message": operation}, {}
         status, body, headers = self._run(operation, actions[operation])
+        if status in (DROPPED, 400, 409):
+            return status, body, headers
         if status == 429:
             return 400, {"__type": "ThrottlingException", "Message": "Rate exceeded"}, {}
         if status == 500:

@@ -104,7 +104,7 @@ def test_a_5xx_from_prolifics_pay_keeps_the_bulk_bonus_unsure_and_never_pays_it_
 
     assert (first.paid, first.refused, first.waiting) == (0, 0, 2)
     assert BonusBatch.objects.get().state == BatchState.PAYING
-    assert set(BonusPayment.objects.values_list("state", flat=True)) == {PaymentState.SENT}
+    assert set(BonusPayment.objects.values_list("state", flat=True)) == {PaymentState.UNKNOWN}
     assert payments.pay_owed_bonuses(study).paid == 0
     assert standin.bulk_pay_calls == ["bulk-1"]
     standin.publish()
@@ -123,7 +123,7 @@ def test_a_5xx_from_mturks_send_bonus_is_settled_from_the_listing(standin, djang
     first = payments.pay_owed_bonuses(study)
 
     assert (first.paid, first.refused, first.waiting) == (0, 0, 1)
-    assert BonusPayment.objects.get().state == PaymentState.SENT
+    assert BonusPayment.objects.get().state == PaymentState.UNKNOWN
     assert payments.reconcile_payments(connection, now_please=True).paid == 1
     assert len(standin.bonuses_sent) == 1
     assert ledger_paid(study).count() == 1
@@ -219,10 +219,13 @@ def test_another_studys_bulk_bonus_cannot_be_marked_not_paid_from_this_study(
     assert answer.status_code == 404
     batch.refresh_from_db()
     assert batch.state == BatchState.PAYING
-    assert BonusPayment.objects.get().state == PaymentState.SENT
+    assert BonusPayment.objects.get().state == PaymentState.UNKNOWN
 
 
-def test_a_bulk_bonus_marked_not_paid_is_paid_by_the_next_press_once(standin, django_user_model, make_researcher):
+def test_a_bulk_bonus_marked_not_paid_is_paid_by_the_next_press_once(
+    standin, django_user_model, make_researcher, settings
+):
+    settings.MARKET_RECORD_SETTLE_SECONDS = 0  # a record that shows a payment as soon as it is made
     study = make_study()
     connect_prolific(study, standin)
     sessions = arrive(study, standin, django_user_model, 2)
@@ -275,7 +278,7 @@ def test_marking_not_paid_frees_nothing_while_prolific_cannot_be_asked(
     _press_unpaid(make_researcher, study, BonusBatch.objects.get().pk)
 
     assert BonusBatch.objects.get().state == BatchState.PAYING
-    assert BonusPayment.objects.get().state == PaymentState.SENT
+    assert BonusPayment.objects.get().state == PaymentState.UNKNOWN
 
 
 # --- item 5: bonuses the connected market cannot pay -----------------------------------------

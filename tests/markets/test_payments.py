@@ -63,7 +63,7 @@ def test_a_pay_that_timed_out_is_confirmed_from_prolifics_record_and_never_sent_
 
     assert (first.paid, first.waiting) == (0, 4)
     assert ledger_paid(study).count() == 0
-    assert BonusPayment.objects.filter(state=PaymentState.SENT).count() == 4
+    assert BonusPayment.objects.filter(state=PaymentState.UNKNOWN).count() == 4
 
     retry = payments.pay_owed_bonuses(study)
 
