@@ -281,7 +281,7 @@ def catch_pool_statuses(dataset_ids: Iterable[int], claims: QuerySet[Any]) -> di
     """`catch_pool_status` of each of these datasets, in two grouped statements whatever their
     number (issue 53: the bonus page asked once per active study, the same statements each time)."""
     wanted = sorted(set(dataset_ids))
-    statuses = {
+    statuses: dict[int, dict[str, Any]] = {
         pk: {"marked": 0, "waiting": 0, "premises": 0, "pairs": 0, "servings_left": 0, "max_servings": MAX_SERVINGS}
         for pk in wanted
     }
