@@ -109,6 +109,7 @@ INSTALLED_APPS = [
     "audit",
     "corpus",
     "crowd",
+    "consent",
     "quality",
     "artifacts",
     "authorship",
@@ -119,6 +120,7 @@ INSTALLED_APPS = [
     "adversarial",
     "markets",
     "model_annotators",
+    "privacy",
     "dashboard",
     "demo",
     # The composition root, last: its ready() registers the task apps into the layers beneath them.
@@ -160,6 +162,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "crowd.context_processors.saved_drafts",
                 "crowd.context_processors.preview",
+                "consent.context_processors.withdraw_link",
             ],
         },
     },
@@ -494,6 +497,8 @@ CELERY_BEAT_SCHEDULE = {
     # Exports, aggregation runs, tagging jobs, refreshes and imports whose process died: started
     # again or failed within minutes (base/long_tasks.py), not after the broker's 6 h.
     "reap-long-tasks": {"task": "annotation_site.reap_long_tasks", "schedule": LONG_TASK_REAPER_SECONDS},
+    # Personal data past its study's retention pseudonymised (privacy/services.py, docs/privacy.md).
+    "privacy-apply-retention": {"task": "privacy.apply_retention", "schedule": 86400.0},
 }
 
 REST_FRAMEWORK = {
@@ -538,9 +543,13 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # The handler has the level too: records of Django's loggers reach the root's handler by
+    # propagation, which skips the root's level, so runserver's INFO lines ("Watching for file
+    # changes") were printed twice, once by Django's own console handler and once here.
+    "handlers": {"console": {"class": "logging.StreamHandler", "level": LOG_LEVEL}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

@@ -20,6 +20,7 @@ urlpatterns = [
     path("validate/", include("validation.urls")),
     path("adversarial/", include("adversarial.urls")),
     path("markets/hooks/", include("markets.urls")),
+    path("", include("consent.urls")),
     path("", include("quality.qualification_urls")),
     path("", include("collection.urls")),
     path("", include("crowd.urls")),

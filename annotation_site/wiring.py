@@ -10,7 +10,8 @@ every process that sets Django up has them: web servers, Celery workers, command
   (`NEXT_TASK_URL`), DNC's grammaticality task, every concrete `crowd.TaskClaim` of the task apps
   (`CLAIM_MODELS`, whose open claims crowd releases when a worker starts another study session,
   is excluded or their submission ends on the market; tests/crowd/test_claim_wiring.py checks that
-  none is missing), the quality app's qualification test for studies with access "qualified",
+  none is missing), the quality app's qualification test for studies with access "qualified", the
+  consent app's check that a visit agreed to its study's information sheet (`consent.selectors.consent_refusal`),
   its worker flags for the approval and bonus lists, the URL namespaces of the researchers'
   pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`), and the
   check that a study's catch-trial share can be met (`validation.selectors.study_catch_shortfall`);
@@ -37,13 +38,16 @@ from base.uploads import discard_upload
 from collection.models import PremiseImport, WritingClaim
 from collection.premise_import import PREMISE_UPLOAD_TASK
 from collection.writing_rules import load_word_list
+from consent import registry as consent_registry
+from consent.selectors import consent_refusal
 from corpus.models import ImportStatus
 from crowd import registry as crowd_registry
-from crowd.models import TaskClaim, TaskKind
+from crowd.models import StudySession, TaskClaim, TaskKind
 from importers.models import CorpusImport
 from importers.services import PAIRS_UPLOAD_TASK
 from model_annotators.triage import claim_preference as triage_claim_preference
 from modeling.snapshots import extra_files as snapshot_extra_files
+from privacy.services import remove_contributions
 from quality.qualification import admission_check
 from quality.selectors import flag_marks
 from validation import claim_order as validation_claim_order
@@ -76,6 +80,7 @@ def register() -> None:
             grammaticality_url=GRAMMATICALITY_URL,
             claim_models=CLAIM_MODELS,
             qualification_check=admission_check,
+            consent_check=consent_refusal,
             worker_flags=flag_marks,
             researcher_namespaces=RESEARCHER_NAMESPACES,
             catch_shortfall=study_catch_shortfall,
@@ -83,6 +88,18 @@ def register() -> None:
     )
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)
     validation_claim_order.register(triage_claim_preference)
+    consent_registry.register_contribution_remover(remove_withdrawn_visit)
+
+
+def remove_withdrawn_visit(study_session: StudySession) -> str:
+    """A withdrawal from a study that deletes contributions: the participant's labels and writings on
+    the study's dataset leave the corpus, and every figure that counted them is recomputed, in the
+    withdrawal's transaction (privacy.services.remove_contributions, the erasure's engine)."""
+    study = study_session.study
+    removed = remove_contributions(study_session.worker, studies=[study], policy=study.contributions_on_withdrawal)
+    return ", ".join(f"{count} {what.replace('_', ' ')}" for what, count in removed.as_dict().items() if count) or (
+        "nothing to remove"
+    )
 
 
 def load_before_first_request() -> None:

@@ -32,6 +32,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from audit import services as audit
+from base.json_errors import json_error_text
 from base.long_tasks import TakenOver, heartbeat, hold_as_taken
 from base.progress import ProgressWriter
 from base.uploads import queue_upload
@@ -352,7 +353,7 @@ def _read_jsonl(importer, reader, source, progress):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            importer.report.malformed.append((source, line_no, f"not JSON ({error.msg})"))
+            importer.report.malformed.append((source, line_no, f"not JSON ({json_error_text(error, with_line=False)})"))
             continue
         if not isinstance(record, dict):
             importer.report.malformed.append((source, line_no, "not a JSON object"))

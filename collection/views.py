@@ -28,6 +28,7 @@ from crowd.holds import (
 )
 from crowd.models import ClaimStatus, StudySession, TaskKind
 from crowd.services import drafts_saved, worker_for_user
+from crowd.stranding import strand
 from crowd.views import task_visit
 
 from . import holds, selectors, services
@@ -59,7 +60,10 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
             )
     if claim is None:
         record_no_task(study_session)  # this visit now waits: no line of the study is renewed meanwhile
-        return render(request, "collection/no_tasks.html", _no_task_context(study_session))
+        # A visit that did some tasks and finds none left cannot finish: it is told its way out.
+        return render(
+            request, "collection/no_tasks.html", {**_no_task_context(study_session), "stranded": strand(study_session)}
+        )
     return redirect("writing_task", token=claim.token)
 
 

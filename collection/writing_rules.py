@@ -197,7 +197,8 @@ def hypothesis_problem(
     if MARKUP.search(text):
         return "Please write plain words: markup such as HTML tags, links or code is not taken."
     if lettered_word_count(text) < rules.min_hypothesis_words:
-        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} words."
+        words = "word" if rules.min_hypothesis_words == 1 else "words"
+        return f"Please write a whole sentence of at least {rules.min_hypothesis_words} {words}."
     sentences = len(split_sentences(text))
     if sentences > rules.max_hypothesis_sentences:
         most = "one sentence" if rules.max_hypothesis_sentences == 1 else f"{rules.max_hypothesis_sentences} sentences"

@@ -615,3 +615,17 @@ def set_workers_excluded(
     # Every figure of the dashboard moves with the gold labels: none is shown from before (issue 27).
     gold_recounted()
     return ExclusionOutcome(changed=len({pk for pk, _ in moving}), pairs_fixed=fixed, teams=tuple(team_ids))
+
+
+def labels_left(pair_pks: Sequence[int]) -> int:
+    """After labels of these pairs were deleted (a participant's erasure, privacy.services): the
+    pairs recounted from the label table, stopped pairs no longer decided requeued and the model
+    votes they rested on withdrawn, every figure told, as after an exclusion. Returns pairs fixed;
+    in the caller's transaction when there is one."""
+    touched = sorted(pair_pks)
+    if not touched:
+        return 0
+    fixed = heal_pairs(touched)
+    _withdraw_model_votes(requeue_undecided_stopped(touched))
+    gold_recounted()
+    return fixed

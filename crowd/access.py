@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from .models import StudyAccess, TaskKind
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest
+
     from corpus.models import Worker
 
     from .models import Study, StudySession
@@ -32,6 +34,9 @@ class Refusal:
 
 
 AdmissionCheck = Callable[["Study", "Worker | None"], Refusal | None]
+# Whether a visit answered its study's information sheet (the consent app, above this one): None
+# when it may be given a task, else the Refusal to follow (the sheet) or show (it withdrew).
+ConsentCheck = Callable[["HttpRequest", "StudySession"], Refusal | None]
 
 CLOSED_MESSAGE = (
     "Thank you for your interest. This study is open only to a list of invited participants, and your "

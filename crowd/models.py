@@ -90,6 +90,13 @@ class StudyAccess(models.TextChoices):
     CLOSED = "closed", "a closed list of workers"
 
 
+class ContributionsOnWithdrawal(models.TextChoices):
+    """A study's policy for the contributions of a participant who withdraws or is erased."""
+
+    KEEP = "keep", "keep pseudonymous contributions"
+    DELETE = "delete", "delete contributions"
+
+
 class Study(models.Model):
     """A crowd-market study: where its link sends workers and the completion code they get."""
 
@@ -109,6 +116,23 @@ class Study(models.Model):
         max_length=500,
         help_text="Optional: where a finished participant is sent back (e.g. "
         "https://app.prolific.com/submissions/complete?cc={code}); {code} becomes the session's code.",
+    )
+    # Prolific's completion code for "no consent": a participant who declines the information sheet
+    # (consent app) is told to return the study with it, so the market records why they left.
+    no_consent_code = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Optional: the code a participant who does not consent enters on the market "
+        '(Prolific\'s "no consent" code); blank: they are asked to return the study (MTurk: the HIT).',
+    )
+    # A participant who did some tasks and finds none left (the pool ran out mid-visit) cannot
+    # earn the completion code: the study's choice of what they are told to do (crowd.stranding).
+    partial_completion_code = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Optional: the code a participant enters when the pool runs out before their last task "
+        "(on Prolific, a completion code whose action pays part or asks you to review); blank: they are "
+        "asked to return the study (MTurk: the HIT) and are paid nothing by the market.",
     )
     require_signed_link = models.BooleanField(
         default=False,
@@ -263,6 +287,23 @@ class Study(models.Model):
     maximum_minutes = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="The market's time limit for the whole study, in minutes."
     )
+    # What happens to a participant's labels and writings when they withdraw or ask for erasure
+    # (privacy.services.remove_contributions): kept without their identity, or taken out of every figure.
+    contributions_on_withdrawal = models.CharField(
+        max_length=6,
+        choices=ContributionsOnWithdrawal.choices,
+        default=ContributionsOnWithdrawal.KEEP,
+        help_text="When a participant withdraws or asks for erasure: keep their labels and writings without "
+        "their identity, or delete them from the corpus and every figure (docs/privacy.md).",
+    )
+    # How long a session's market and device ids and typing records live once the study is inactive
+    # and the session ended (privacy.services.apply_retention, on the beat).
+    personal_data_retention_days = models.PositiveIntegerField(
+        default=90,
+        validators=[MinValueValidator(1)],
+        help_text="Days a participant's market ids, device ids and typing records are kept after their visit "
+        "ended, once the study is inactive; then they are pseudonymised (docs/privacy.md).",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -360,6 +401,9 @@ class StudySession(models.Model):
     # The last time this visit asked for a task and was told there was none: for a claim period
     # it is waiting for work, and nobody keeps the study's last items from it (crowd.holds).
     no_task_at = models.DateTimeField(null=True, blank=True)
+    # The first time this visit, having done some tasks, was told none are left and given the
+    # study's partial-completion path (crowd.stranding): stranded until it completes after all.
+    stranded_at = models.DateTimeField(null=True, blank=True)
     # Set in the transaction that completes the session, never before: the code proves the work.
     completion_code = models.CharField(max_length=80, blank=True)
     # Why a complete session's code is held for a researcher (the study's hold_code_at_chance); blank: not held.

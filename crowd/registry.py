@@ -22,6 +22,8 @@ from . import access, arrival, selectors
 from .models import TaskClaim
 
 if TYPE_CHECKING:
+    from django.http import HttpRequest
+
     from corpus.models import Worker
 
     from .models import Study, StudySession
@@ -36,6 +38,8 @@ class TaskApps:
     - `claim_models`: every concrete `TaskClaim`, whose open claims the crowd layer releases when a
       worker starts another study session, is excluded or their submission ends on the market;
     - `qualification_check`: the check of studies with access "qualified" (`crowd.access`);
+    - `consent_check`: whether a visit agreed to its study's information sheet (the consent app):
+      every task door asks it (`consent_refusal`), the qualification test included;
     - `worker_flags`: {worker pk: [words]} of the flags the approval and bonus lists show;
     - `researcher_namespaces`: the URL namespaces of the researchers' pages, whose writing requests
       a browser previewing a study is refused (`crowd.preview`);
@@ -50,6 +54,7 @@ class TaskApps:
     grammaticality_url: str
     claim_models: tuple[type[TaskClaim], ...]
     qualification_check: access.AdmissionCheck
+    consent_check: access.ConsentCheck
     worker_flags: selectors.MarkSource
     # Django's admin is every site's; the root adds its own researchers' pages.
     researcher_namespaces: frozenset[str] = frozenset({"admin"})
@@ -81,6 +86,12 @@ def admission_refusal(study: "Study", worker: "Worker | None") -> access.Refusal
     """None when `worker` may work on `study` now, else the crowd.access.Refusal to show (or follow):
     crowd's own rules (open, closed list) and, for studies with access "qualified", the registered check."""
     return access.admission_refusal(study, worker, qualification_check=registered().qualification_check)
+
+
+def consent_refusal(request: "HttpRequest", study_session: "StudySession") -> access.Refusal | None:
+    """None when the visit may be given a task as far as its study's information sheet goes, else
+    the Refusal to follow (the sheet, the page for those who declined) or show (it withdrew)."""
+    return registered().consent_check(request, study_session)
 
 
 def worker_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, list[str]]:

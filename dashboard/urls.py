@@ -15,6 +15,7 @@ from .views import (
     model_annotators,
     mpe,
     pairs,
+    privacy,
     quality,
     recast,
     snapshots,
@@ -96,4 +97,7 @@ urlpatterns = [
     path("stopping/", stopping.stopping, name="stopping"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit/log.csv", audit.audit_csv, name="audit_csv"),
+    path("privacy/", privacy.privacy_page, name="privacy"),
+    path("privacy/download.json", privacy.participant_download, name="privacy_download"),
+    path("privacy/erase", privacy.participant_erase, name="privacy_erase"),
 ]

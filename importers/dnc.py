@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from base.json_errors import json_error_text
+
 ENTAILED, NOT_ENTAILED = "entailed", "not-entailed"
 ENTAILMENT, NEUTRAL, CONTRADICTION = "entailment", "neutral", "contradiction"
 TWO_WAY_LABELS = (ENTAILED, NOT_ENTAILED)
@@ -167,7 +169,7 @@ def read_json_records(path: str | Path) -> tuple[list[dict[str, Any]], JsonStyle
     try:
         records = json.loads(text)
     except json.JSONDecodeError as error:
-        raise DncFormatError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+        raise DncFormatError(f"{path}: not valid JSON ({json_error_text(error)})") from None
     if not isinstance(records, list) or not all(isinstance(record, dict) for record in records):
         raise DncFormatError(f"{path}: a JSON array of objects was expected")
     return records, detect_style(text)

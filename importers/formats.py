@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from base.json_errors import json_error_text
 from corpus.models import LABELS_PER_PAIR, Label, Split
 
 LABELS = frozenset(label.value for label in Label)
@@ -145,7 +146,7 @@ def parse_jsonl_line(line_number: int, text: str) -> CorpusRow:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as error:
-        raise MalformedRow(f"not valid JSON ({error.msg} at column {error.colno})") from None
+        raise MalformedRow(f"not valid JSON ({json_error_text(error, with_line=False)})") from None
     if not isinstance(record, dict):
         raise MalformedRow("a JSON object was expected")
     raw_labels = record.get("annotator_labels")

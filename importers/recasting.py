@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from base.json_errors import json_error_text
 from importers import dnc
 
 TEMPLATE_FORMAT = "nli-recast-template/1"
@@ -560,9 +561,7 @@ def load_template(path: str | Path) -> RecastTemplate:
     except FileNotFoundError:
         raise TemplateError(f"{path}: no such template file") from None
     except json.JSONDecodeError as error:
-        raise TemplateError(
-            f"{path}: not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
-        ) from None
+        raise TemplateError(f"{path}: not valid JSON ({json_error_text(error)})") from None
     return parse_template(spec, source=str(path))
 
 
@@ -728,7 +727,9 @@ def _jsonl_rows(path: Path, fieldnames: Sequence[str] | None) -> Iterator[dict[s
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise RecastError(f"{path} line {line_number}: not valid JSON ({error.msg})") from None
+                raise RecastError(
+                    f"{path} line {line_number}: not valid JSON ({json_error_text(error, with_line=False)})"
+                ) from None
             if not isinstance(record, dict):
                 raise RecastError(f"{path} line {line_number}: a JSON object was expected")
             yield record

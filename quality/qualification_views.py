@@ -16,7 +16,7 @@ from base.authenticated import AuthenticatedRequest
 from crowd.access import Refusal
 from crowd.arrival import current_study_session
 from crowd.models import Study
-from crowd.registry import next_task_url
+from crowd.registry import consent_refusal, next_task_url
 from crowd.services import browser_device, worker_for_user
 
 from . import qualification
@@ -81,6 +81,10 @@ def qualification_page(request: AuthenticatedRequest, slug: str) -> HttpResponse
             title="Open the study from its link",
             status=400,
         )
+    # The test is a task too: no try before the visit agreed to the study's information sheet.
+    refusal = consent_refusal(request, study_session)
+    if refusal is not None:
+        return redirect(refusal.url) if refusal.url else _refused(request, refusal.message, title=refusal.title)
     worker = worker_for_user(request.user)
     test = qualification.test_for(study)
     if test is None or not qualification.is_ready(test):

@@ -66,6 +66,18 @@ def _study_form(world: dict[str, Any]) -> dict[str, Any]:
     return setup_post(world["pair"].dataset, slug="door-study", name="door study")
 
 
+def _member_post(name: str, role: str, data: dict[str, Any]) -> Exercise:
+    """A POST about the team A member of `role` (the owner's own membership is the last owner's)."""
+
+    def exercise(world: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        from teams.models import Membership
+
+        membership = Membership.objects.get(team__slug="team-a", user=world["users"][role])
+        return reverse(f"dashboard:{name}", args=["team-a", membership.pk]), dict(data)
+
+    return exercise
+
+
 DASHBOARD_DOORS = {
     "worker_exclusion": Door(
         "worker.excluded",
@@ -109,6 +121,14 @@ DASHBOARD_DOORS = {
     # here has no round to advance, so the door is listed, not exercised.
     "adversarial_advance": Door("adversarial."),
     "adversarial_close": Door("adversarial."),
+    "team_invite": Door(
+        "team.member_added",
+        _post("team_invite", {"username": "door-invitee", "role": Role.RESEARCHER, "new_account": "on"}),
+    ),
+    "team_member_role": Door(
+        "team.member_role", _member_post("team_member_role", Role.RESEARCHER, {"role": Role.ANNOTATOR})
+    ),
+    "team_member_remove": Door("team.member_removed", _member_post("team_member_remove", Role.ANNOTATOR, {})),
 }
 
 # Doors that accept POST and rightly record nothing.
@@ -167,6 +187,7 @@ API_EXEMPT = {
 COMMAND_DOORS = {
     "grant_researcher": Door("team.member_added"),
     "move_to_team": Door("team.moved"),
+    "create_team": Door("team."),
     "import_pairs": Door("import."),
     "import_premises": Door("import."),
     "recast": Door("import.recast"),
@@ -336,3 +357,9 @@ def test_the_team_commands_record_their_action(owner_world, django_user_model):
     assert AuditEntry.objects.filter(action=COMMAND_DOORS["grant_researcher"].action, after__user="door-newcomer")
     call_command("move_to_team", "team-b", "--study", "study-a", "--reason", "door walk")
     assert AuditEntry.objects.filter(action=COMMAND_DOORS["move_to_team"].action, reason="door walk").exists()
+    call_command("create_team", "lab-c", "--name", "Lab C", "--owner", "door-founder", "--create-owner")
+    from teams.models import Team
+
+    lab_c = Team.objects.get(slug="lab-c")
+    made = AuditEntry.objects.filter(action__startswith=COMMAND_DOORS["create_team"].action, team_id=lab_c.pk)
+    assert set(made.values_list("action", flat=True)) == {"team.created", "team.member_added"}

@@ -25,6 +25,7 @@ PERIODIC = {
     "markets.approve_checked_sessions",
     "markets.reconcile_bonus_payments",
     "markets.check_pending_arrivals",
+    "privacy.apply_retention",
 }
 
 

@@ -55,9 +55,11 @@ LAYERS = [
     ("audit", {"audit"}),
     ("core", {"corpus"}),
     ("crowd", {"crowd"}),
+    ("consent", {"consent"}),
     ("judgement", {"quality", "artifacts", "authorship"}),
     ("features", {"collection", "validation", "importers", "modeling", "markets"}),
     ("loops", {"adversarial", "model_annotators"}),
+    ("privacy", {"privacy"}),
     ("top", {"dashboard", "demo"}),
     ("root", {ROOT}),
 ]

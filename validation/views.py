@@ -31,6 +31,7 @@ from crowd.holds import (
 )
 from crowd.models import ClaimStatus, TaskKind
 from crowd.services import drafts_saved, worker_for_user
+from crowd.stranding import strand
 from crowd.views import task_refusal_page, task_visit
 
 from . import grammaticality as grammar
@@ -92,7 +93,9 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
         )
     if batch is None:
         record_no_task(study_session)  # this visit now waits: no hold of the study is renewed meanwhile
-        return render(request, "validation/no_tasks.html", {"reason": None, **task.no_tasks_context})
+        # A visit that did some batches and finds none left cannot finish: it is told its way out.
+        context = {"reason": None, "stranded": strand(study_session), **task.no_tasks_context}
+        return render(request, "validation/no_tasks.html", context)
     return redirect(task.batch_url, batch=batch)
 
 

@@ -80,8 +80,13 @@ def genre_split_rows(dataset: Dataset | TeamDatasets | None = None, split: str |
     ]
 
 
+# The malformed lines each import row lists: the imports page keeps the rest.
+MALFORMED_LINES_SHOWN = 5
+
+
 def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str, Any]]:
-    """The latest premise and corpus imports, newest first, with their progress (read fresh: they move)."""
+    """The latest premise and corpus imports, newest first, with their progress (read fresh: they
+    move) and their first malformed lines, by number and why."""
     rows: list[dict[str, Any]] = [
         {
             "kind": "premises",
@@ -91,7 +96,10 @@ def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str
             "progress": run.progress,
             "started_at": run.started_at,
             "error": run.error,
-            "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped",
+            "summary": f"{run.kept:,} kept of {run.sentences_read:,} sentences, {run.dropped:,} dropped, "
+            f"{len(run.malformed):,} malformed lines",
+            "malformed": run.malformed[:MALFORMED_LINES_SHOWN],
+            "malformed_count": len(run.malformed),
         }
         for run in recent_premise_imports(limit, among)
     ] + [
@@ -105,6 +113,8 @@ def recent_imports(limit: int = 10, among: DatasetScope = None) -> list[dict[str
             "error": run.error,
             "summary": f"{run.pairs_created:,} pairs and {run.labels_created:,} labels added, "
             f"{run.already_present:,} already present, {run.malformed_count:,} malformed lines",
+            "malformed": [f"line {line}: {why}" for line, why in run.problems[:MALFORMED_LINES_SHOWN]],
+            "malformed_count": run.malformed_count,
         }
         for run in recent_corpus_imports(limit, among)
     ]

@@ -8,10 +8,13 @@ condition on the vote counters, never a scan of the label table), and pages go b
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from typing import Self
 
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
+from authorship.judgements import TYPING_FLAGS, Flag
 from authorship.models import WritingEvidence, WrittenSentence
 from collection.models import PremiseReport, WritingClaim
 from corpus.models import (
@@ -34,6 +37,7 @@ PAGE_SIZE = 50
 # The browser's flag filter (issue 54, item 3): name -> what the researcher reads.
 FLAGS = {
     "typing": "typing evidence: not typed by its writer",
+    "repeated": "repeated: a near-copy of its writer's own sentence on another premise",
     "copy": "a near-copy of an earlier sentence",
     "guesser": "labelled by a worker the quality checks flag",
 }
@@ -141,8 +145,12 @@ def _by_writer(pairs: QuerySet[Pair], name: str) -> QuerySet[Pair]:
 
 
 def _by_flag(pairs: QuerySet[Pair], flag: str) -> QuerySet[Pair]:
-    if flag == "typing":  # the typing evidence says the hypothesis was not typed by its writer
-        return pairs.filter(Exists(WritingEvidence.objects.filter(pair=OuterRef("pk"), flagged=True)))
+    if flag in ("typing", "repeated"):
+        # The typing record's own flags, or the writer's reuse of a sentence: `flagged` holds both,
+        # so the filter reads the flags themselves.
+        wanted = sorted(TYPING_FLAGS) if flag == "typing" else [Flag.REPEATED]
+        raised = reduce(or_, (Q(flags__contains=[str(name)]) for name in wanted))
+        return pairs.filter(Exists(WritingEvidence.objects.filter(raised, pair=OuterRef("pk"))))
     if flag == "copy":  # a near-copy of an earlier sentence (authorship.copies)
         return pairs.filter(Exists(WrittenSentence.objects.filter(pair=OuterRef("pk"), copy_of__isnull=False)))
     # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged")

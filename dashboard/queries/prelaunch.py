@@ -13,6 +13,9 @@ from django.db.models import Count, F, IntegerField, Q, Sum, Value
 from django.db.models.functions import Coalesce
 
 from collection.selectors import pool_premises
+from consent.defaults import placeholders_left
+from consent.models import InformationSheet
+from consent.selectors import current_sheet
 from corpus.models import LABELS_PER_PAIR
 from crowd.models import Study, StudyAccess, TaskKind
 from markets.models import MarketConnection
@@ -22,13 +25,15 @@ from validation.selectors import BATCH_SIZE, study_catch_shortfall
 from .study import pairs_wanting_labels
 
 BLOCK, WARN = "block", "warn"
+# A line the researcher should know before launch, not a problem (the retention the sheet promises).
+INFO = "info"
 WRITING_KINDS = (TaskKind.WRITING, TaskKind.ADVERSARIAL)
 LABELLING_KINDS = (TaskKind.VALIDATION, TaskKind.MPE_JUDGMENT)
 
 
 @dataclass(frozen=True)
 class Finding:
-    level: str  # BLOCK or WARN
+    level: str  # BLOCK, WARN or INFO
     what: str  # one sentence a researcher acts on
 
 
@@ -124,9 +129,24 @@ def _market(study: Study) -> list[Finding]:
     return findings
 
 
-def launch_check(study: Study, catch_shortfall: str | Literal[False] | None = False) -> list[Finding]:
+def _retention_line(study: Study) -> str:
+    """Said for every study, so the information sheet can promise what the beat does (docs/privacy.md)."""
+    return (
+        f"Personal data (market and device ids, typing records) is pseudonymised {study.personal_data_retention_days} "
+        "days after a visit ends once the study is inactive; contributions on withdrawal or erasure: "
+        f"{study.get_contributions_on_withdrawal_display()}."
+    )
+
+
+def launch_check(
+    study: Study,
+    catch_shortfall: str | Literal[False] | None = False,
+    *,
+    sheet: InformationSheet | Literal[False] | None = False,
+) -> list[Finding]:
     """What would make `study` serve nothing or mislead, blocking findings first; empty: ready.
-    `catch_shortfall`: the study page's own reading of it (False: read it here)."""
+    `catch_shortfall` and `sheet` (its current information sheet): the study page's own readings
+    of them (False: read here)."""
     findings: list[Finding] = []
     if not study.is_active:
         findings.append(Finding(BLOCK, "The study is inactive: its link refuses every participant."))
@@ -150,5 +170,24 @@ def launch_check(study: Study, catch_shortfall: str | Literal[False] | None = Fa
                 WARN, "No completion URL: finished participants are shown their code but not sent back to the market."
             )
         )
+    if sheet is False:
+        sheet = current_sheet(study)
+    if sheet is None:
+        findings.append(
+            Finding(
+                WARN,
+                "No information sheet: participants are given tasks without reading what the study records or "
+                "agreeing to it. Write the sheet and its consent statements in the study's settings.",
+            )
+        )
+    elif left := placeholders_left(sheet.text):
+        findings.append(
+            Finding(
+                WARN,
+                f"The information sheet still holds {len(left)} of the template's places to fill in "
+                f"(e.g. “{' '.join(left[0].split())}”): participants would read them as they are.",
+            )
+        )
     findings += _market(study)
-    return sorted(findings, key=lambda finding: finding.level != BLOCK)
+    findings.append(Finding(INFO, _retention_line(study)))
+    return sorted(findings, key=lambda finding: (finding.level != BLOCK, finding.level == INFO))

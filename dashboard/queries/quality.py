@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from django.db.models import Q
+
 from corpus.models import Dataset, Pair
 from corpus.selectors import TeamDatasets, in_datasets
 from crowd.models import Study, StudySession
@@ -55,6 +57,31 @@ def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]
     return catch_pools(studies, ValidationClaim.objects.all())
 
 
+def bonus_recipients(study: Study) -> list[StudySession]:
+    """The study's sessions a discretionary bonus may go to, as the bonus form lists them: each
+    named by its participant and market session (the ids the pages show), never a preview."""
+    return list(
+        StudySession.objects.filter(study=study, is_preview=False)
+        .select_related("worker__user")
+        .order_by("worker__external_id", "worker__user__username", "started_at")
+    )
+
+
 def session_of_study(study: Study, session_id: int) -> StudySession | None:
     """The study's session of that id (a discretionary bonus's recipient), or None."""
-    return StudySession.objects.filter(study=study, pk=session_id).first()
+    return StudySession.objects.filter(study=study, pk=session_id, is_preview=False).first()
+
+
+def sessions_shown_as(study: Study, shown_id: str) -> list[StudySession]:
+    """The study's sessions a typed id names, as the pages show it: the participant's id (the
+    market's PROLIFIC_PID / workerId, else the account name) or the market's session id
+    (SESSION_ID / assignmentId). Several when a participant came more than once."""
+    shown_id = shown_id.strip()
+    if not shown_id:
+        return []
+    named = (
+        Q(external_session_id=shown_id)
+        | Q(worker__external_id=shown_id)
+        | Q(worker__external_id="", worker__user__username=shown_id)
+    )
+    return list(StudySession.objects.filter(named, study=study, is_preview=False).select_related("worker__user"))

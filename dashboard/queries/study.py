@@ -42,6 +42,8 @@ from crowd import claiming
 from crowd.holds import hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from crowd.selectors import pool_limits
+from crowd.stranding import stranded_filter
+from markets.models import IN_FLIGHT, ReviewDecision, ReviewState
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, QualificationAttempt
 from teams.access import scoped
@@ -145,9 +147,12 @@ def _ending(word: str) -> Q:
 
 def funnel(of_study: Study) -> dict[str, int]:
     """Arrived, qualified (admitted by the access rule), started (a task claimed), completed, held,
-    returned, timed out, rejected, in progress; one aggregate."""
+    returned, timed out, rejected, stranded (crowd.stranding), in progress, the tasks by where their
+    money stands, and whether a market is connected; one aggregate."""
     admission, admitted = _admission(of_study)
     sessions = counted_sessions(of_study).annotate(claimed=_claimed(of_study), **admission)
+    # Told the pool ran out before their last task (crowd.stranding): apart from those in progress.
+    stranded = stranded_filter()
     started = Q(claimed=True) | Q(tasks_done__gt=0)
     completed = Q(completed_at__isnull=False)
     figures = sessions.aggregate(
@@ -159,16 +164,46 @@ def funnel(of_study: Study) -> dict[str, int]:
         returned=Count("pk", filter=_ending("returned")),
         timed_out=Count("pk", filter=_ending("timed out")),
         rejected=Count("pk", filter=_ending("rejected")),
-        in_progress=Count("pk", filter=Q(completed_at__isnull=True, closed_at__isnull=True) & started),
+        in_progress=Count("pk", filter=Q(completed_at__isnull=True, closed_at__isnull=True) & started & ~stranded),
+        stranded=Count("pk", filter=stranded),
+        market_connected=Count("study__market_connection"),
         tasks=Coalesce(Sum("tasks_done"), 0),
         # Money follows holds (crowd.holds): tasks whose money may go, and those waiting for a
         # decision; a refused hold's tasks are in neither.
         payable_tasks=Coalesce(Sum("tasks_done", filter=money_may_go()), 0),
+        # What is owed, approved and paid for tasks are three figures (task_payment_states): only
+        # a market's confirmed approval is money paid, and running sessions owe nothing yet.
+        **{
+            f"tasks_{state}": Coalesce(Sum("tasks_done", filter=among), 0)
+            for state, among in task_payment_states(of_study).items()
+        },
         held_tasks=Coalesce(Sum("tasks_done", filter=hold_waits()), 0),
         # Completed sessions left out of the times and the hourly pay: held, waiting or refused.
         held_apart=Count("pk", filter=completed & ~money_may_go()),
     )
     return {key: int(value or 0) for key, value in figures.items()}
+
+
+def task_payment_states(of_study: Study) -> dict[str, Q]:
+    """Where the money of a session's tasks stands, as filters over sessions: running (no code
+    yet, so nothing owed), stranded (the pool ran out before their last task: crowd.stranding),
+    owed (complete, or stranded with the study's partial-completion code, and not decided on the
+    market), approved (the approval sent to the market, not confirmed), paid (the market confirmed
+    the approval, which pays the reward). A market's rejection, a refused hold, a session closed
+    unfinished and a stranded one asked to return owe nothing; a held code's tasks wait apart
+    (`hold_waits`)."""
+    stranded = stranded_filter()
+    complete = Q(completed_at__isnull=False) & money_may_go()
+    if of_study.partial_completion_code:
+        complete |= stranded
+    approve = Q(market_review__decision=ReviewDecision.APPROVE)
+    return {
+        "running": Q(completed_at__isnull=True, closed_at__isnull=True) & ~stranded,
+        "stranded": stranded,
+        "owed": complete & (Q(market_review__isnull=True) | Q(market_review__state=ReviewState.FAILED)),
+        "approved": complete & approve & Q(market_review__state=ReviewState.SENT),
+        "paid": complete & approve & Q(market_review__state=ReviewState.CONFIRMED),
+    }
 
 
 @dataclass
@@ -281,10 +316,14 @@ def what_is_left(of_study: Study) -> dict[str, Any]:
 
 @dataclass
 class CauseCost:
+    """One cause's bonuses: owed (no payer holds them), approved (sent to the market by its API or
+    a downloaded file, not confirmed) and paid (confirmed: the ledger's paid rows)."""
+
     cause: bonuses.BonusCause
     earned: int = 0
     paid: Money = field(default_factory=Money)
     owed: Money = field(default_factory=Money)
+    approved: Money = field(default_factory=Money)
 
 
 @dataclass
@@ -300,6 +339,19 @@ class StudyCosts:
     held_tasks: int = 0
     held_task_money: Money = field(default_factory=Money)
     bonuses_held: Money = field(default_factory=Money)
+    # `tasks` split by where their money stands (task_payment_states), and the tasks of sessions
+    # still running, which owe nothing until their code.
+    task_counts: dict[str, int] = field(default_factory=dict)
+    task_amounts: dict[str, Money] = field(default_factory=dict)
+
+    @property
+    def tasks_running(self) -> int:
+        return self.task_counts.get("running", 0)
+
+    @property
+    def tasks_complete(self) -> int:
+        """Tasks of completed sessions whose money may go: owed, approved or paid."""
+        return sum(self.task_counts.get(state, 0) for state in ("owed", "approved", "paid"))
 
     @property
     def bonuses_paid(self) -> Money:
@@ -310,15 +362,30 @@ class StudyCosts:
         return sum((row.owed for row in self.by_cause), Money())
 
     @property
+    def bonuses_approved(self) -> Money:
+        return sum((row.approved for row in self.by_cause), Money())
+
+    @property
+    def owed(self) -> Money:
+        return self.task_amounts.get("owed", Money()) + self.bonuses_owed
+
+    @property
+    def approved(self) -> Money:
+        return self.task_amounts.get("approved", Money()) + self.bonuses_approved
+
+    @property
     def spent(self) -> Money:
-        return self.task_money + self.bonuses_paid
+        """Money the market confirmed sent: approved tasks it paid and bonuses it paid."""
+        return self.task_amounts.get("paid", Money()) + self.bonuses_paid
 
 
-def costs(of_study: Study, tasks: int, held_tasks: int = 0) -> StudyCosts:
-    """Tasks paid at the study's payment (`tasks` whose money may go, `held_tasks` waiting for a
-    decision), and the ledger's bonuses by cause: earned, paid, owed (`quality.bonuses.payable`,
-    the one rule of what money may go) and held (one GROUP BY)."""
+def costs(of_study: Study, tasks: int, held_tasks: int = 0, task_counts: Mapping[str, int] | None = None) -> StudyCosts:
+    """Tasks at the study's payment (`tasks` whose money may go, `held_tasks` waiting for a
+    decision, `task_counts` by task_payment_states), and the ledger's bonuses by cause: earned,
+    owed (`quality.bonuses.payable`, the one rule of what money may go, and held by no payer),
+    approved (sent to the market, not confirmed), paid and held (one GROUP BY)."""
     unpaid = Q(kind=BonusKind.EARNED, payment__isnull=True)
+    sent = Q(market_payment__state__in=IN_FLIGHT)
     rows = (
         BonusEntry.objects.filter(study=of_study, study_session__in=counted_sessions(of_study))
         .annotate(cause=bonuses.cause_expression())
@@ -326,7 +393,8 @@ def costs(of_study: Study, tasks: int, held_tasks: int = 0) -> StudyCosts:
         .annotate(
             earned=Count("pk", filter=Q(kind=BonusKind.EARNED)),
             paid=sum_of_amounts(Q(kind=BonusKind.PAID)),
-            owed=sum_of_amounts(unpaid & bonuses.payable()),
+            owed=sum_of_amounts(unpaid & bonuses.payable() & ~sent),
+            approved=sum_of_amounts(unpaid & sent),
             held=sum_of_amounts(unpaid & hold_waits("study_session__")),
         )
         .order_by()
@@ -338,6 +406,7 @@ def costs(of_study: Study, tasks: int, held_tasks: int = 0) -> StudyCosts:
         entry.earned += row["earned"]
         entry.paid += Money.of(row["paid"], row["currency"])
         entry.owed += Money.of(row["owed"], row["currency"])
+        entry.approved += Money.of(row["approved"], row["currency"])
         held += Money.of(row["held"], row["currency"])
     ordered = [by_key[key] for key in bonuses.CAUSE_BY_KEY if key in by_key]
     return StudyCosts(
@@ -347,6 +416,11 @@ def costs(of_study: Study, tasks: int, held_tasks: int = 0) -> StudyCosts:
         held_tasks=held_tasks,
         held_task_money=Money.of(held_tasks * of_study.payment_per_task, of_study.bonus_currency),
         bonuses_held=held,
+        task_counts=dict(task_counts or {}),
+        task_amounts={
+            state: Money.of(count * of_study.payment_per_task, of_study.bonus_currency)
+            for state, count in (task_counts or {}).items()
+        },
     )
 
 
@@ -376,7 +450,15 @@ def overview(of_study: Study) -> dict[str, Any]:
         "task_hourly_pay": task_hourly,
         "live": live_claims(of_study),
         "left": what_is_left(of_study),
-        "costs": costs(of_study, counts["payable_tasks"], counts["held_tasks"]),
+        # Without a connection the server never hears that anything was paid: the page says so
+        # (read with the funnel: a study without sessions has no money to speak of).
+        "has_market_connection": counts.pop("market_connected") > 0,
+        "costs": costs(
+            of_study,
+            counts["payable_tasks"],
+            counts["held_tasks"],
+            {state: counts[f"tasks_{state}"] for state in task_payment_states(of_study)},
+        ),
     }
 
 
@@ -390,6 +472,8 @@ def session_status(row: Mapping[str, Any]) -> str:
             if reason.startswith(word):
                 return word
         return "closed"
+    if row.get("stranded_at") is not None:
+        return "stranded"
     return "in progress" if row["tasks_done"] or row["claimed"] else "arrived"
 
 
@@ -411,6 +495,7 @@ def session_rows(of_study: Study) -> Iterator[list[Any]]:
             "closed_reason",
             "code_held_reason",
             "tasks_done",
+            "stranded_at",
         )
     )
     pseudonyms: dict[int, str] = {}

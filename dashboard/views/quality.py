@@ -17,6 +17,7 @@ from base.authenticated import AuthenticatedRequest
 from base.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.models import Pair
 from corpus.services import LabelRefused
+from crowd.models import Study, StudySession
 from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
@@ -161,6 +162,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         held=held,
         held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
         held_sessions=len({entry.study_session_id for entry in held}),
+        # A discretionary bonus goes to a participant chosen by the ids the pages show.
+        bonus_recipients=queries.bonus_recipients(study) if study else [],
         # A dry pool serves no catch trial (never a repeat): the researcher is told here.
         catch_pools=queries.catch_pools_of_active_studies(request.user, access.MONEY),
     )
@@ -211,15 +214,32 @@ def bonus_pay(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
 
 
+def _bonus_recipient(study: Study, chosen: str, typed: str) -> tuple[StudySession | None, str]:
+    """The session the give form names: chosen from the study's list (its own value), or typed as
+    the pages show it (a participant id or a market session id); else None and what to do."""
+    if chosen:
+        session = queries.session_of_study(study, int(chosen)) if chosen.isdigit() else None
+        return session, "" if session else "That session is not one of this study's: choose one from the list."
+    if not typed.strip():
+        return None, "Choose a participant from the list, or type their participant id or session id."
+    found_sessions = queries.sessions_shown_as(study, typed)
+    if len(found_sessions) == 1:
+        return found_sessions[0], ""
+    if not found_sessions:
+        return None, f"No session of this study has the participant id or session id “{typed.strip()}”."
+    return None, (
+        f"“{typed.strip()}” came to this study {len(found_sessions)} times: choose the session from the list."
+    )
+
+
 @researcher_required(post_permission=PAY_BONUSES)
 @require_POST
 def bonus_give(request: AuthenticatedRequest, slug: str) -> HttpResponse:
     """A discretionary bonus to one session's worker, with its reason."""
     study = study_or_404(request, slug, access.MONEY)
-    session_id = request.POST.get("session", "")
-    session = queries.session_of_study(study, int(session_id)) if session_id.isdigit() else None
+    session, problem = _bonus_recipient(study, request.POST.get("session", ""), request.POST.get("participant", ""))
     if session is None:
-        messages.error(request, "Choose a session of this study; no bonus was given.")
+        messages.error(request, f"{problem} No bonus was given.")
         return redirect(reverse("dashboard:bonuses") + f"?study={study.slug}")
     try:
         entry = bonuses.give_discretionary_bonus(

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from base import spreadsheet_safe
 from base.permissions import CHANGE_STUDY
+from consent import selectors as consent_selectors
 from crowd.models import Study, TaskKind
 from dashboard.forms import StudySetupForm, save_study
 from dashboard.queries import study as queries
@@ -63,6 +64,7 @@ def study_setup(request: HttpRequest, slug: str | None = None) -> HttpResponseBa
 def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
     study = study_or_404(request, slug)
     shortfall = study_catch_shortfall(study)
+    consent = consent_selectors.study_overview(study)
     return render_page(
         request,
         "dashboard/study.html",
@@ -70,7 +72,8 @@ def study_page(request: HttpRequest, slug: str) -> HttpResponseBase:
         study=study,
         arrival_checks=arrival_checks(study),
         catch_shortfall=shortfall,
-        launch_check=launch_check(study, shortfall),
+        launch_check=launch_check(study, shortfall, sheet=consent.sheet),
+        consent=consent,
         **queries.overview(study),
     )
 

@@ -38,9 +38,10 @@ def test_researcher_reads_a_study_page_on_a_desk_and_on_a_phone(live_server, pag
     assert page.text_content("#stat-task-median").strip() == "7.5 min"  # the held session's task apart
     assert page.get_attribute("#stat-live-claims", "data-value") == "1"
     assert page.get_attribute("#stat-left", "data-value") == "5"
-    assert page.text_content("#stat-spent").strip() == "5.00 GBP"
+    # Spent is what a market confirmed paid (the fooled bonus); s1's tasks are owed.
+    assert page.text_content("#stat-spent").strip() == "2.00 GBP"
     assert page.text_content("#stat-held-tasks").strip() == "3.00 GBP"
-    assert page.text_content("#stat-owed").strip() == "1.00 GBP"
+    assert page.text_content("#stat-owed").strip() == "4.00 GBP"
     assert page.locator("#sessions-csv").get_attribute("href") == f"/dashboard/studies/{study.slug}/sessions.csv"
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     shot(page, "study-1-desk")

@@ -45,7 +45,9 @@ def two_writers(make_worker):
             )
             pair = factories.pair(dataset, premise, [E], author=writer)
             if writer == paster:
-                WritingEvidence.objects.create(pair=pair, worker=writer, field_name="entailment", flagged=True)
+                WritingEvidence.objects.create(
+                    pair=pair, worker=writer, field_name="entailment", flags=["pasted"], flagged=True
+                )
                 pasted.append(pair)
     factories.pair(dataset, factories.premise(dataset, split=Split.TRAIN), [N])  # written outside the study
     return dataset, paster, honest, pasted
@@ -163,7 +165,9 @@ def test_a_bulk_action_takes_only_the_dataset_the_page_shows(client, researcher,
     _, _, _, pasted = two_writers
     other = factories.dataset("other")
     elsewhere = factories.pair(other, factories.premise(other, split=Split.TRAIN), [E])
-    WritingEvidence.objects.create(pair=elsewhere, worker=pasted[0].author, field_name="entailment", flagged=True)
+    WritingEvidence.objects.create(
+        pair=elsewhere, worker=pasted[0].author, field_name="entailment", flags=["pasted"], flagged=True
+    )
     client.force_login(researcher)
     page = client.get(reverse("dashboard:pairs"), {"dataset": "bulk", "flag": "typing"}).content.decode()
     assert "Keep 3 pairs out of the next snapshots" in page

@@ -266,3 +266,10 @@ def test_every_demo_pair_is_tagged_and_every_written_pair_parsed(whole_demo):
     assert not pairs_to_tag().exists()
     written = Pair.objects.filter(author__isnull=False, dataset__slug="collected")
     assert written.exists() and not written.filter(parse="").exists()
+
+
+def test_the_demo_writes_no_progress_bars_when_its_output_is_not_a_terminal(whole_demo):
+    """make demo's console (its output a file or a pipe): the training bars redrawn many times a
+    run were hundreds of lines before the addresses; off a terminal they are not drawn at all."""
+    assert whole_demo.stderr.strip() == "", whole_demo.stderr[:500]
+    assert len(whole_demo.output.splitlines()) < 120

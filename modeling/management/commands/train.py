@@ -40,7 +40,11 @@ def wait_for_runs(run_ids, poll=1.0, stream=None):
 
 
 def run_in_process(run, desc=None):
-    with tqdm(total=run.total_steps or None, unit="step", desc=desc or f"run {run.pk} {run.model}") as bar:
+    # disable=None: one bar redrawn in place on a terminal, nothing when the output is a file or a
+    # pipe (make demo's log read as hundreds of lines of bars before the addresses).
+    with tqdm(
+        total=run.total_steps or None, unit="step", desc=desc or f"run {run.pk} {run.model}", disable=None
+    ) as bar:
         execute_training_run(run.pk, bar=bar)
         run.refresh_from_db()
         finish_bar(bar, run)

@@ -1,0 +1,478 @@
+"""Erasure and retention of participants' personal data, driven by the register (`privacy.register`).
+
+`remove_contributions` is the engine a withdrawal and an erasure share: a participant's labels and
+written pairs leave the corpus, and every figure that counted them (counters and gold labels,
+agreement, the maintained tallies, the worker figures, the figure cache) moves in the same
+transaction through the corpus's own writers (`corpus.services.labels_left`, `corpus.tallies`,
+`corpus.worker_tally`): there is no second recompute here.
+"""
+
+import hashlib
+import hmac
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.apps import apps
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import Q
+from django.db.models.functions import Cast, Coalesce
+from django.utils import timezone
+
+from audit import services as audit
+from audit.models import AuditEntry
+from corpus import tallies, worker_tally
+from corpus.models import LengthTally, Pair, PairTally, Premise, ValidationLabel, WordTally, Worker
+from corpus.services import labels_left
+from corpus.tallies import LENGTH_KEY, PAIR_KEY, WORD_KEY
+from crowd.models import ContributionsOnWithdrawal, Study, StudySession
+from crowd.registry import release_open_claims_of_session
+from quality.models import BonusEntry
+
+from .models import ErasureRecord
+from .register import REGISTER, Action, Kind, PersonalField
+from .selectors import datasets_of_team, participant_in_team
+
+PSEUDONYM_PREFIX = "p~"
+ERASED_TEXT = "[erased]"
+# Why a visit closed when its participant was erased (StudySession.closed_reason).
+ERASED_REASON = "erased at the participant's request"
+
+
+class ParticipantNotFound(LookupError):
+    """No participant with this id among the team's: nothing was changed."""
+
+
+def _key() -> bytes:
+    # A key of its own, derived from SECRET_KEY: the hash names nobody without the server's secret.
+    return hashlib.sha256(b"privacy.pseudonym:" + settings.SECRET_KEY.encode()).digest()
+
+
+def pseudonym(value: str) -> str:
+    """The keyed hash that replaces an id: the same id always gives the same pseudonym (a worker's
+    rows stay linked to each other), and a pseudonym is left as it is (retention runs again)."""
+    if not value or value.startswith(PSEUDONYM_PREFIX):
+        return value
+    return PSEUDONYM_PREFIX + hmac.new(_key(), value.encode(), hashlib.sha256).hexdigest()[:40]
+
+
+def _model(entry: PersonalField) -> type[models.Model]:
+    return apps.get_model(entry.model)
+
+
+def _in_team(entry: PersonalField, team_id: int) -> Q:
+    condition = Q()
+    for path in entry.team_paths:
+        condition |= Q(**{path: team_id})
+    return condition
+
+
+def _of_worker(entry: PersonalField, worker_pk: int) -> Q:
+    return Q(**{entry.worker_path: worker_pk})
+
+
+# --- contributions ------------------------------------------------------------------------------
+
+
+def _pairs_leave_tallies(pairs: models.QuerySet[Pair]) -> None:
+    """The corpus tallies' rows of these pairs, taken out before the pairs are deleted (the
+    collection and artifacts tallies follow by their own delete receivers)."""
+    for model, key, rows in (
+        (PairTally, PAIR_KEY, tallies.pair_rows(pairs)),
+        (LengthTally, LENGTH_KEY, tallies.length_rows(Premise.objects.none(), pairs)),
+        (WordTally, WORD_KEY, tallies.word_rows(pairs)),
+    ):
+        tallies.insert_deltas(model, key, {row: -n for row, n in rows.items()})
+
+
+@dataclass
+class Removed:
+    labels: int = 0
+    pairs: int = 0
+    others_labels_on_pairs: int = 0
+    judgments: int = 0
+    adversarial_tries: int = 0
+    pairs_recounted: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "labels": self.labels,
+            "pairs": self.pairs,
+            "others_labels_on_pairs": self.others_labels_on_pairs,
+            "judgments": self.judgments,
+            "adversarial_tries": self.adversarial_tries,
+            "pairs_recounted": self.pairs_recounted,
+        }
+
+
+def remove_contributions(
+    worker: Worker,
+    *,
+    studies: Iterable[Study] | None = None,
+    team: int | None = None,
+    policy: str,
+) -> Removed:
+    """Take `worker`'s labels and written pairs on the datasets of `studies` (or of team `team`)
+    out of the corpus when `policy` is "delete"; with "keep" they stay and count, their author
+    pseudonymous once the erasure hashes the ids. Everything that counted them moves in this
+    transaction: the pairs they labelled are recounted (gold, votes, stopping, model votes) and
+    every tally and worker figure takes the difference, as an exclusion does; a written pair leaves
+    with the other workers' labels on it. A submit of the same worker waits for the worker's lock
+    taken first here, so it lands wholly before or wholly after."""
+    if policy not in ContributionsOnWithdrawal.values:
+        raise ValueError(f"Unknown policy {policy!r}: keep or delete.")
+    removed = Removed()
+    if policy == ContributionsOnWithdrawal.KEEP:
+        return removed
+    if studies is not None:
+        datasets = sorted({study.dataset_id for study in studies})
+    elif team is not None:
+        datasets = list(datasets_of_team(team))
+    else:
+        raise ValueError("Name the studies or the team whose contributions leave.")
+    if not datasets:
+        return removed
+    # Imported only where used: the writers of these rows sit in the apps above the corpus.
+    from adversarial.models import AdversarialTry
+    from corpus.models import GrammaticalityJudgment
+    from validation.models import PremiseLabel
+
+    with transaction.atomic():
+        # NO KEY UPDATE, as a submit and an exclusion lock the worker (corpus.services).
+        list(Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("pk", flat=True))
+        authored = Pair.objects.filter(author=worker, dataset_id__in=datasets)
+        authored_pks = sorted(authored.values_list("pk", flat=True))
+        labels = ValidationLabel.objects.filter(worker=worker, pair__dataset_id__in=datasets).exclude(
+            pair_id__in=authored_pks
+        )
+        labelled = sorted(set(labels.values_list("pair_id", flat=True)))
+        touched = sorted(set(labelled) | set(authored_pks))
+        # Pairs in pk order, as every writer locks them.
+        list(
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .filter(pk__in=touched)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        worker_rows = worker_tally.read(touched)
+        removed.labels = labels.count()
+        removed.others_labels_on_pairs = (
+            ValidationLabel.objects.filter(pair_id__in=authored_pks).exclude(worker=worker).count()
+        )
+        labels.delete()
+        removed.judgments = GrammaticalityJudgment.objects.filter(
+            worker=worker, pair__dataset_id__in=datasets
+        ).delete()[0]
+        removed.judgments += PremiseLabel.objects.filter(
+            worker=worker, premise_pair__item__dataset_id__in=datasets
+        ).delete()[0]
+        removed.adversarial_tries = AdversarialTry.objects.filter(
+            task__worker=worker, round__study__dataset_id__in=datasets
+        ).delete()[0]
+        if authored_pks:
+            leaving = Pair.objects.filter(pk__in=authored_pks)
+            _pairs_leave_tallies(leaving)
+            # The ledger keeps the money: a bonus earned on a pair outlives the pair.
+            BonusEntry.objects.filter(pair_id__in=authored_pks).update(pair=None)
+            removed.pairs = len(authored_pks)
+            for pair in leaving.order_by("pk"):
+                pair.delete()  # one at a time: the delete receivers of the other tallies see each pair
+        worker_tally.moved(worker_rows, touched)
+        removed.pairs_recounted = labels_left(labelled)
+    return removed
+
+
+# --- erasure ------------------------------------------------------------------------------------
+
+
+def _words_of(worker: Worker, sessions: models.QuerySet[StudySession]) -> list[str]:
+    """The person's ids as they appear in text: market id, user name, session and participant ids."""
+    words = {worker.external_id, worker.user.get_username()}
+    for session_id, participant in sessions.values_list("external_session_id", "market_participant_id"):
+        words |= {session_id, participant}
+    return sorted(word for word in words if word and not word.startswith(PSEUDONYM_PREFIX) and len(word) >= 4)
+
+
+def _apply(entry: PersonalField, rows: models.QuerySet[Any], action: str, words: Sequence[str]) -> int:
+    """Do `action` to the field of `entry` on `rows`; returns rows changed."""
+    if action == Action.DELETE_ROW:
+        return rows.delete()[0]
+    if action == Action.BLANK:
+        empty = ERASED_TEXT if entry.kind == Kind.FREE_TEXT else ""
+        return rows.exclude(**{entry.field: empty}).exclude(**{entry.field: ""}).update(**{entry.field: empty})
+    if action == Action.REDUCE_TO_FLAGS:
+        model = rows.model
+        cleared = {name: (None if model._meta.get_field(name).null else 0) for name in entry.measurements}
+        not_yet = Q()
+        for name, value in cleared.items():
+            not_yet |= Q(**{f"{name}__isnull": False}) if value is None else ~Q(**{name: 0})
+        return rows.filter(not_yet).update(**cleared)
+    if action == Action.PSEUDONYMISE:
+        changed = 0
+        pending = rows.exclude(**{entry.field: ""}).exclude(**{f"{entry.field}__startswith": PSEUDONYM_PREFIX})
+        for pk, value in pending.values_list("pk", entry.field):
+            changed += rows.model._default_manager.filter(pk=pk).update(**{entry.field: pseudonym(value)})
+        return changed
+    if action == Action.REPLACE_ID_IN_TEXT:
+        changed = 0
+        containing = Q()
+        for word in words:
+            containing |= Q(**{f"{entry.field}__contains": word})
+        if not words:
+            return 0
+        for pk, text in rows.filter(containing).values_list("pk", entry.field):
+            for word in words:
+                text = text.replace(word, pseudonym(word))
+            changed += rows.model._default_manager.filter(pk=pk).update(**{entry.field: text})
+        return changed
+    return 0
+
+
+def _redact_audit(team_id: int, worker: Worker, words: Sequence[str], by: Any) -> int:
+    if not words:
+        return 0
+    names = Q(subject_type="corpus.worker", subject_id=str(worker.pk))
+    for word in words:
+        names |= Q(subject__contains=word) | Q(reason__contains=word)
+        names |= Q(before_text__contains=word) | Q(after_text__contains=word)
+    rows = AuditEntry.objects.filter(Q(team_id=team_id) | Q(team_id__isnull=True)).annotate(
+        before_text=Cast("before", models.TextField()), after_text=Cast("after", models.TextField())
+    )
+    matching = AuditEntry.objects.filter(pk__in=rows.filter(names).values("pk"))
+    if not matching.exists():
+        return 0
+    return audit.redact(matching, words, actor=by, reason="erasure of a participant's personal data")
+
+
+def _elsewhere(worker: Worker, team_id: int) -> bool:
+    """Whether the person took part in another team's studies or datasets: their account and
+    market id are then that team's to erase too, and stay."""
+    return (
+        StudySession.objects.filter(worker=worker).exclude(study__team_id=team_id).exists()
+        or ValidationLabel.objects.filter(worker=worker).exclude(pair__dataset__team_id=team_id).exists()
+        or Pair.objects.filter(author=worker).exclude(dataset__team_id=team_id).exists()
+    )
+
+
+def erase_participant(worker: Worker, *, team_id: int, by: Any = None, reason: str = "") -> ErasureRecord:
+    """Erase what team `team_id` holds about `worker`, as the register says: ids pseudonymised,
+    devices, links and free text deleted or blanked, typing records reduced to their flags, the
+    person's ids blanked in the audit log and in the market's records, and their contributions
+    kept pseudonymous or deleted as each study's policy says (`remove_contributions`, figures
+    recomputed). One transaction: all of it, or (on any failure) none. The person's account and
+    market id are hashed too unless they also took part in another team's work."""
+    if not participant_in_team(worker, team_id):
+        raise ParticipantNotFound("No participant with this id took part in this team's studies.")
+    with transaction.atomic():
+        list(Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("pk", flat=True))
+        worker = Worker.objects.select_related("user").get(pk=worker.pk)
+        sessions = StudySession.objects.filter(worker=worker, study__team_id=team_id)
+        # An open browser must not add to what is being erased: the team's visits close and their
+        # held tasks go back to the pool first.
+        for open_visit in sessions.filter(closed_at__isnull=True):
+            release_open_claims_of_session(open_visit)
+        sessions.filter(closed_at__isnull=True).update(closed_at=timezone.now(), closed_reason=ERASED_REASON)
+        words = _words_of(worker, sessions)
+        subject_hash = pseudonym(worker.external_id or worker.user.get_username())
+        studies = list(Study.objects.filter(team_id=team_id, sessions__worker=worker).distinct())
+        deleting = [study for study in studies if study.contributions_on_withdrawal == ContributionsOnWithdrawal.DELETE]
+        policy = ContributionsOnWithdrawal.DELETE if deleting else ContributionsOnWithdrawal.KEEP
+        counts: Counter[str] = Counter()
+        removed = remove_contributions(worker, studies=deleting, policy=ContributionsOnWithdrawal.DELETE)
+        counts.update({f"contributions.{name}": n for name, n in removed.as_dict().items() if n})
+        keeps_identity = _elsewhere(worker, team_id)
+        # Texts naming the ids first, then the ids themselves (the texts are found by the ids).
+        ordered = sorted(REGISTER, key=lambda entry: entry.erasure != Action.REPLACE_ID_IN_TEXT)
+        for entry in ordered:
+            if entry.erasure in (Action.KEEP, Action.BY_POLICY, Action.REDACT):
+                continue
+            if not entry.team_paths and keeps_identity:
+                continue
+            rows = _model(entry)._default_manager.all()
+            if entry.worker_path:
+                rows = rows.filter(_of_worker(entry, worker.pk))
+                if entry.model == "crowd.WorkerLink":
+                    rows = _model(entry)._default_manager.filter(Q(worker=worker) | Q(linked=worker))
+            if entry.team_paths:
+                rows = rows.filter(_in_team(entry, team_id)).distinct()
+                rows = _model(entry)._default_manager.filter(pk__in=list(rows.values_list("pk", flat=True)))
+            changed = _apply(entry, rows, entry.erasure, words)
+            if changed:
+                counts[f"{entry.model}.{entry.field}"] += changed
+        redacted = _redact_audit(team_id, worker, words, by)
+        if redacted:
+            counts["audit.AuditEntry"] += redacted
+        record = ErasureRecord.objects.create(
+            team_id=team_id, subject_hash=subject_hash, policy=policy, counts=dict(counts), erased_by=by
+        )
+        audit.record(
+            "participant.erased",
+            actor=by,
+            team_id=team_id,
+            subject_type="corpus.worker",
+            subject_id=worker.pk,
+            subject_label=subject_hash,
+            after={"policy": policy, **counts},
+            reason=reason,
+        )
+    return record
+
+
+def erase_by_market_id(market_id: str, *, team_id: int, by: Any = None, reason: str = "") -> ErasureRecord:
+    """`erase_participant` of the team's participant with this market id (or user name);
+    ParticipantNotFound, with nothing changed, when the team has none."""
+    candidates = Worker.objects.filter(Q(external_id=market_id) | Q(user__username=market_id))
+    for worker in candidates.order_by("pk"):
+        if participant_in_team(worker, team_id):
+            return erase_participant(worker, team_id=team_id, by=by, reason=reason)
+    raise ParticipantNotFound(f"No participant with the id {market_id!r} took part in this team's studies.")
+
+
+# --- retention ----------------------------------------------------------------------------------
+
+RETENTION_BATCH = 200  # workers (or sessions) one retention transaction rewrites
+
+
+def _session_end() -> Coalesce:
+    return Coalesce("completed_at", "closed_at", "started_at")
+
+
+def expired_sessions(now: datetime | None = None) -> models.QuerySet[StudySession]:
+    """Sessions whose personal data outlived their study's retention: the study is inactive and
+    the visit ended more than `personal_data_retention_days` ago."""
+    now = now or timezone.now()
+    expired = Q(pk__in=[])
+    for study_pk, days in Study.objects.filter(is_active=False).values_list("pk", "personal_data_retention_days"):
+        expired |= Q(study_id=study_pk, ended__lt=now - timedelta(days=days))
+    return StudySession.objects.annotate(ended=_session_end()).filter(expired)
+
+
+@dataclass
+class RetentionReport:
+    dry_run: bool
+    changed: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        verb = "would change" if self.dry_run else "changed"
+        if not self.changed:
+            return "Nothing has expired." if not self.dry_run else "Nothing would change: nothing has expired."
+        return "\n".join(f"{name}: {verb} {n}" for name, n in sorted(self.changed.items()))
+
+
+def _pending(entry: PersonalField, rows: models.QuerySet[Any]) -> models.QuerySet[Any]:
+    """The rows that retention's action on `entry` would still change (its runs are idempotent)."""
+    if entry.retention == Action.PSEUDONYMISE:
+        return rows.exclude(**{entry.field: ""}).exclude(**{f"{entry.field}__startswith": PSEUDONYM_PREFIX})
+    if entry.retention == Action.REDUCE_TO_FLAGS:
+        not_yet = Q()
+        for name in entry.measurements:
+            if rows.model._meta.get_field(name).null:
+                not_yet |= Q(**{f"{name}__isnull": False})
+            else:
+                not_yet |= ~Q(**{name: 0})
+        return rows.filter(not_yet)
+    if entry.retention == Action.BLANK:
+        return rows.exclude(**{entry.field: ""})
+    return rows
+
+
+def apply_retention(*, now: datetime | None = None, dry_run: bool = False) -> RetentionReport:
+    """Pseudonymise what outlived its study's retention, as the register's retention column says:
+    the expired sessions' market and device ids hashed and their typing records reduced to flags;
+    a person's own ids (account, market id, devices) once every visit of theirs expired. Each batch
+    is a transaction of its own and only rows not yet done are read, so a run killed half-way and
+    run again finishes the rest without doing anything twice. `dry_run` counts and writes nothing."""
+    report = RetentionReport(dry_run=dry_run)
+    expired = expired_sessions(now)
+    session_pks = list(expired.order_by("pk").values_list("pk", flat=True))
+    # The visits' own rows: reached through their session.
+    for entry in REGISTER:
+        if entry.retention in (Action.KEEP, Action.REPLACE_ID_IN_TEXT) or not entry.team_paths:
+            continue
+        through = _session_path(entry)
+        if through is None:
+            continue
+        for start in range(0, len(session_pks), RETENTION_BATCH):
+            batch = session_pks[start : start + RETENTION_BATCH]
+            rows = _pending(entry, _model(entry)._default_manager.filter(**{f"{through}__in": batch}))
+            with transaction.atomic():
+                changed = rows.count() if dry_run else _apply(entry, rows, entry.retention, ())
+            if changed:
+                report.changed[f"{entry.model}.{entry.field}"] += changed
+    # The person's own ids: once none of their visits is still within its retention.
+    live = StudySession.objects.exclude(pk__in=expired.values("pk")).values("worker_id")
+    workers = list(
+        Worker.objects.filter(study_sessions__pk__in=session_pks)
+        .exclude(pk__in=live)
+        .exclude(external_id__startswith=PSEUDONYM_PREFIX)
+        .distinct()
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for start in range(0, len(workers), RETENTION_BATCH):
+        batch = workers[start : start + RETENTION_BATCH]
+        if dry_run:
+            report.changed["corpus.Worker.external_id"] += len(batch)
+            continue
+        with transaction.atomic():
+            for worker in Worker.objects.select_related("user").filter(pk__in=batch).order_by("pk"):
+                for name, n in _retire_identity(worker).items():
+                    report.changed[name] += n
+    return report
+
+
+def _session_path(entry: PersonalField) -> str | None:
+    """The lookup from an entry's rows to their study session's pk, or None when they have none."""
+    if entry.model == "crowd.StudySession":
+        return "pk"
+    for path in entry.team_paths:
+        if path.startswith("study_session__"):
+            return "study_session"
+    return None
+
+
+def _retire_identity(worker: Worker) -> Counter[str]:
+    """Retention of one person whose visits all expired: their ids in the market's records, then
+    the ids themselves (account, market id, devices), each to its keyed hash."""
+    changed: Counter[str] = Counter()
+    words = _words_of(worker, StudySession.objects.filter(worker=worker))
+    ordered = sorted(REGISTER, key=lambda entry: entry.retention != Action.REPLACE_ID_IN_TEXT)
+    for entry in ordered:
+        if entry.retention == Action.KEEP or _session_path(entry) is not None:
+            continue
+        rows = _model(entry)._default_manager.all()
+        if entry.retention == Action.REPLACE_ID_IN_TEXT:
+            studies = Study.objects.filter(sessions__worker=worker).values("team_id")
+            rows = rows.filter(Q(**{f"{entry.team_paths[0]}__in": studies}))
+        elif entry.worker_path:
+            rows = rows.filter(_of_worker(entry, worker.pk))
+        else:
+            continue
+        n = _apply(entry, _pending(entry, rows), entry.retention, words)
+        if n:
+            changed[f"{entry.model}.{entry.field}"] += n
+    return changed
+
+
+def download_participant_data(worker: Worker, *, team_id: int, by: Any = None) -> dict[str, Any]:
+    """The access download (`privacy.selectors.participant_data`), recorded in the team's audit log."""
+    from .selectors import participant_data
+
+    if not participant_in_team(worker, team_id):
+        raise ParticipantNotFound("No participant with this id took part in this team's studies.")
+    with transaction.atomic():
+        data = participant_data(worker, team_id)
+        audit.record(
+            "participant.data_downloaded",
+            actor=by,
+            team_id=team_id,
+            subject_type="corpus.worker",
+            subject_id=worker.pk,
+            subject_label=pseudonym(worker.external_id or worker.user.get_username()),
+            after={"sections": len(data)},
+        )
+    return data
