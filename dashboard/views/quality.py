@@ -102,7 +102,7 @@ def label_pairs(request: AuthenticatedRequest) -> HttpResponse:
         note=request.POST.get("note", existing.note if existing else ""),
         error=error,
         counts=selectors.reference_label_counts(scope.within),
-        catch_trials=queries.recent_catch_trials(scope.teams_within),
+        catch_trials=queries.recent_catch_trials(scope.within),
         status=400 if error else 200,
     )
 

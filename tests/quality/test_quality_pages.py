@@ -204,3 +204,13 @@ def test_labelling_page_answers_404_for_a_pair_that_is_not_there(client, researc
     assert client.get(reverse("dashboard:label_pairs") + "?pair=abc").status_code == 404
     assert client.get(reverse("dashboard:label_pairs") + "?pair=99999").status_code == 404
     assert client.post(reverse("dashboard:label_pairs"), {"pair": "1; drop", "label": "neutral"}).status_code == 404
+
+
+def test_the_latest_catch_trials_are_of_the_dataset_chosen(client, researcher):
+    ours, theirs = make_dataset("ours"), make_dataset("theirs")
+    mine, other = catch_pair(ours), catch_pair(theirs)
+    client.force_login(researcher)
+    shown = client.get(reverse("dashboard:label_pairs"), {"dataset": "ours"}).context["catch_trials"]
+    assert [reference.pair_id for reference in shown] == [mine.pk]
+    every = client.get(reverse("dashboard:label_pairs")).context["catch_trials"]
+    assert {reference.pair_id for reference in every} == {mine.pk, other.pk}
