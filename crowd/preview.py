@@ -31,6 +31,7 @@ The crowd layer names no task app: the composition root passes the claim models 
 
 import enum
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.contrib.auth.models import User
@@ -39,6 +40,7 @@ from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseRedirectBase
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from .access import Refusal
 from .arrival import SESSION_KEY, ClaimModels, release_open_claims
@@ -51,6 +53,9 @@ from .services import worker_for_user
 PREVIEW_KEY = "preview_session_id"
 CURRENT_CLAIMS_KEY = "preview_claims"
 DONE_CLAIMS_KEY = "preview_claims_done"
+# The researchers' page the preview was started from (the dashboard's study page, the admin's),
+# where ending it brings the researcher back.
+STARTED_FROM_KEY = "preview_started_from"
 # The market session id of a researcher's preview of a study (one preview session per study and researcher).
 PREVIEW_SESSION_ID = "researcher-preview"
 
@@ -86,10 +91,14 @@ COMMITTING_URL_NAMES = frozenset(
 )
 
 
-def start_preview(request: HttpRequest, study: Study, *, claim_models: ClaimModels) -> StudySession:
+def start_preview(
+    request: HttpRequest, study: Study, *, claim_models: ClaimModels, started_from: str | None = None
+) -> StudySession:
     """Make this browser a participant of `study` in the researcher's preview session. Claims of an
     earlier preview are deleted and the researcher's open claims released (as a new study visit
-    releases them), so every open claim the researcher's worker holds from now on is the preview's."""
+    releases them), so every open claim the researcher's worker holds from now on is the preview's.
+    `started_from`, the page the researcher came from, is where ending the preview goes back to
+    (`preview_started_from`) when it is a path of this site."""
     user = request.user
     assert isinstance(user, User)
     worker = worker_for_user(user)
@@ -104,7 +113,22 @@ def start_preview(request: HttpRequest, study: Study, *, claim_models: ClaimMode
     request.session[PREVIEW_KEY] = session.pk
     request.session[CURRENT_CLAIMS_KEY] = {}
     request.session[DONE_CLAIMS_KEY] = {}
+    request.session[STARTED_FROM_KEY] = started_from if is_a_page_of_this_site(request, started_from) else None
     return session
+
+
+def is_a_page_of_this_site(request: HttpRequest, url: str | None) -> bool:
+    """Only a path on this host: the address arrives in a link's query string, which anyone can
+    write, and ending a preview must not send the researcher to another site."""
+    if not url or not url.startswith("/") or url.startswith("//"):
+        return False
+    return url_has_allowed_host_and_scheme(url, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+
+
+def preview_started_from(request: HttpRequest) -> str | None:
+    """The page this browser's preview was started from (checked when it started), or None."""
+    started_from = request.session.get(STARTED_FROM_KEY)
+    return started_from if isinstance(started_from, str) else None
 
 
 def end_preview(request: HttpRequest, *, claim_models: ClaimModels) -> Study | None:
@@ -113,7 +137,7 @@ def end_preview(request: HttpRequest, *, claim_models: ClaimModels) -> Study | N
     if session is not None:
         with transaction.atomic():
             _delete_preview_claims(request, session.worker_id, claim_models)
-    for key in (PREVIEW_KEY, CURRENT_CLAIMS_KEY, DONE_CLAIMS_KEY):
+    for key in (PREVIEW_KEY, CURRENT_CLAIMS_KEY, DONE_CLAIMS_KEY, STARTED_FROM_KEY):
         request.session.pop(key, None)
     if request.session.get(SESSION_KEY) == (session.pk if session else None):
         request.session.pop(SESSION_KEY, None)
@@ -207,11 +231,28 @@ def serve_preview(
     if submitted:
         _drop_success_messages(request)  # the view's "Saved, thank you." was rolled back with its work
         messages.info(request, PREVIEW_NOT_SAVED)
-    elif isinstance(response, HttpResponseRedirectBase):
+    elif isinstance(response, HttpResponseRedirectBase) and not _refused_back_to_its_page(request, response):
         # Only where the browser goes on to a page that shows messages: a JSON answer's would wait
         # for the next page, one per keystroke's request.
         messages.info(request, PREVIEW_NOTHING_SAVED)
     return response
+
+
+def _refused_back_to_its_page(request: HttpRequest, response: HttpResponseRedirectBase) -> bool:
+    """Whether the view sent the browser back to the page the form came from with nothing to
+    celebrate: a task that refused a submit (post/redirect/get), whose page then says itself that
+    nothing was saved and why. A note of the preview's above it said the same thing in other words
+    ("nothing of that was saved" above "nothing was saved yet"); the banner already says that
+    nothing of a preview is saved. A success message queued means the page would say "saved": the
+    note stays then."""
+    target = urlsplit(response.url)
+    if target.netloc and target.netloc != request.get_host():
+        return False
+    if target.path != request.path:
+        return False
+    storage = messages.get_messages(request)
+    queued = getattr(storage, "_queued_messages", [])
+    return not any(message.level == messages.SUCCESS for message in queued)
 
 
 def _drop_success_messages(request: HttpRequest) -> None:

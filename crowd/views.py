@@ -224,9 +224,7 @@ def preview_start(request: HttpRequest, slug: str) -> HttpResponse:
         back = request.GET.get("back", "")
         back = back if preview.is_a_page_of_this_site(request, back) else ""
         return render(request, "crowd/researcher_preview.html", {"study": study, "back": back})
-    preview.start_preview(
-        request, study, claim_models=registered().claim_models, started_from=request.POST.get("back")
-    )
+    preview.start_preview(request, study, claim_models=registered().claim_models, started_from=request.POST.get("back"))
     return redirect(next_task_url(study.task_kind))
 
 
@@ -238,5 +236,5 @@ def preview_end(request: HttpRequest) -> HttpResponse:
     study = preview.end_preview(request, claim_models=registered().claim_models)
     if study is not None and is_researcher(request.user):
         messages.info(request, f"Preview of “{study.name}” ended: nothing of it was saved.")
-        return redirect(reverse("admin:crowd_study_change", args=[study.pk]))  # TEMP-REVERT-H12
+        return redirect(started_from or reverse("admin:crowd_study_change", args=[study.pk]))
     return redirect("home")

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from corpus.models import Dataset
 from crowd.models import Study
@@ -17,12 +18,45 @@ from modeling.training.selectors import runs_fit_to_label
 from teams import access
 
 
+class FinishedRunChoiceField(forms.ModelChoiceField[TrainingRun]):
+    """A finished run named by what tells it apart from the lab's other runs of one model on one
+    snapshot (its id, its dev accuracy, when it finished): "cbow on snapshot 1 (done)" seven times
+    over lets a researcher pick none of them knowingly."""
+
+    def label_from_instance(self, obj: TrainingRun) -> str:
+        return run_label(obj)
+
+
+def run_label(run: TrainingRun) -> str:
+    """The accuracy named is the platform's own where it scored the checkpoint (a GPU node's figure
+    is a claim until then, modeling.training.remeasure); the node's is said beside it only where it
+    disagrees, so the choice is not made on a figure the platform did not bear out."""
+    check = run.accuracy_check
+    if check["remeasured"] is not None:
+        accuracy = f"dev accuracy {_percent(check['remeasured'])} (re-measured by the platform"
+        if check["state"] == "mismatch":
+            accuracy += f"; the node reported {_percent(check['reported'])}"
+        accuracy += ")"
+    elif check["reported"] is not None:
+        accuracy = f"dev accuracy {_percent(check['reported'])} (reported, not re-measured)"
+    else:
+        accuracy = "no dev accuracy"
+    finished = (
+        f"finished {timezone.localtime(run.finished_at):%Y-%m-%d %H:%M %Z}" if run.finished_at else "not finished"
+    )
+    return f"run {run.pk}: {run.model} on snapshot {run.snapshot_id}, {accuracy}, {finished}"
+
+
+def _percent(fraction: float) -> str:
+    return f"{100 * fraction:.1f}%"
+
+
 class RegisterAnnotatorForm(forms.Form):
     kind = forms.ChoiceField(choices=AnnotatorKind.choices)
     name = forms.CharField(max_length=100, required=False, help_text="Empty: named after the run or the model.")
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), to_field_name="slug")
     study = forms.ModelChoiceField(queryset=Study.objects.none(), to_field_name="slug", required=False)
-    training_run = forms.ModelChoiceField(queryset=TrainingRun.objects.none(), required=False)
+    training_run = FinishedRunChoiceField(queryset=TrainingRun.objects.none(), required=False)
     base_url = forms.CharField(max_length=500, required=False, help_text="e.g. http://gpu-node:8000/v1")
     model_name = forms.CharField(max_length=200, required=False)
     temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=0.0, required=False)
