@@ -27,9 +27,10 @@ from typing import Any
 
 from django.contrib import admin
 from django.contrib.admin.filters import RelatedFieldListFilter
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models, transaction
 from django.db.models import Q, QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from audit import services as audit
@@ -37,7 +38,7 @@ from corpus.models import Dataset, Pair, ValidationLabel, Worker
 from crowd.models import Study, StudySession
 from modeling.models import Snapshot
 from teams import access
-from teams.models import Membership, Team
+from teams.models import Membership, Role, Team
 
 ROOTS: tuple[type[models.Model], ...] = (Dataset, Study, Snapshot)
 # Shared by every team, on purpose: the crowd's workers (one person may work for several labs)
@@ -349,8 +350,25 @@ def guard_every_admin(site: admin.AdminSite) -> dict[str, str]:
     return paths
 
 
+class MembershipFormSet(BaseInlineFormSet):
+    """The team's members as the admin edits them: a team that has an owner keeps one (as on the
+    dashboard's Team page, teams.services.keep_an_owner)."""
+
+    def clean(self) -> None:
+        super().clean()
+        had_owner = Membership.objects.filter(team_id=self.instance.pk, role=Role.OWNER).exists()
+        kept = [
+            form
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE") and form.cleaned_data.get("role") == Role.OWNER
+        ]
+        if had_owner and not kept:
+            raise ValidationError("A team keeps an owner: make another member owner before this one leaves.")
+
+
 class MembershipInline(admin.TabularInline[Membership, Team]):
     model = Membership
+    formset = MembershipFormSet
     extra = 1
 
 

@@ -1,10 +1,17 @@
-"""Joining a team. (Membership changes made in the admin are recorded in the audit log by the
-admin that makes them, dashboard/admin.py; moving objects between teams is the command
-`move_to_team`, dashboard/management/commands.)"""
+"""Joining a team, and the rule every change of members keeps: a team always has an owner.
+
+The audited membership changes (the dashboard's team page, `manage.py create_team`, the team
+admin) are `dashboard.team_members`': the audit log sits above this app, so the entries are
+written there, in the transaction of the change. Moving objects between teams is the command
+`move_to_team` (dashboard/management/commands)."""
 
 from typing import Any
 
 from .models import Membership, Role, Team, default_team
+
+
+class LastOwnerError(ValueError):
+    """A change that would leave a team with no owner: nobody could manage its members again."""
 
 
 def join(user: Any, team: Team | None = None, role: str = Role.RESEARCHER) -> Membership:
@@ -15,3 +22,22 @@ def join(user: Any, team: Team | None = None, role: str = Role.RESEARCHER) -> Me
         membership.role = role
         membership.save(update_fields=["role"])
     return membership
+
+
+def lock_team(team_id: int) -> Team:
+    """The team's row, locked until the transaction ends: two owners demoting each other at once
+    are decided one after the other, so the second sees the first's change and the last owner stays."""
+    return Team.objects.select_for_update().get(pk=team_id)
+
+
+def keep_an_owner(membership: Membership, new_role: str | None) -> None:
+    """Refuse taking `membership` out of the owners (`new_role` another role, or None: removed)
+    when it is the team's last owner. Call it inside a transaction that has locked the team."""
+    if membership.role != Role.OWNER or new_role == Role.OWNER:
+        return
+    others = Membership.objects.filter(team_id=membership.team_id, role=Role.OWNER).exclude(pk=membership.pk)
+    if not others.exists():
+        change = "removed" if new_role is None else f"made {new_role}"
+        raise LastOwnerError(
+            f"{membership.user} is the team's last owner and cannot be {change}: make another member owner first."
+        )

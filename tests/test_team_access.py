@@ -28,6 +28,7 @@ from tests.importers.test_recasting import SENTENCES
 pytestmark = pytest.mark.django_db
 
 MONEY, VIEW, LABEL, RESEARCH, EXPORT = access.MONEY, access.VIEW, access.LABEL, access.RESEARCH, access.EXPORT
+MEMBERS = access.MEMBERS
 ROLES = ["anonymous", "participant", "other_team", Role.OWNER, Role.RESEARCHER, Role.ANNOTATOR, "superuser"]
 
 # Dashboard URLs that name one object of a team: (method, what the role must be allowed).
@@ -63,6 +64,10 @@ DASHBOARD_OBJECT_URLS = {
     "model_annotator_label": ("POST", RESEARCH),
     "model_uses": ("GET", RESEARCH),
     "mark_validation": ("POST", RESEARCH),
+    "team_members": ("GET", MEMBERS),
+    "team_invite": ("POST", MEMBERS),
+    "team_member_role": ("POST", MEMBERS),
+    "team_member_remove": ("POST", MEMBERS),
 }
 # Object URLs whose answer to an unknown id is a message on the page they return to (not a 404):
 # a foreign id, or one the role may not act on, gets the same message.
@@ -80,6 +85,7 @@ DASHBOARD_SCOPED_LISTS = {
     "model_annotators": "annotator-a-marker",
     "imports": "premises-a-marker.txt",
     "adversarial": "adv-a",
+    "teams": "Team A",
 }
 # Figure pages, their CSV and images: every figure is of the user's teams' datasets (all of them
 # unless one is chosen; another team's dataset is as unknown as a typo). Checked below with what
@@ -115,7 +121,10 @@ DASHBOARD_NOT_SCOPED_YET = {
     "audit_csv": "scoped (EXPORT roles' teams); a file, checked below",
     "study_new": "a form: its datasets are the user's teams' (RESEARCH), and the study joins its dataset's team",
     "pairs_bulk": "acts only on pairs of the user's teams where they may do research (checked below)",
-    "pairs_bulk_undo": "undoes only this session's own last bulk action",
+    "pairs_bulk_undo": "undoes only a bulk action of the user's research teams (tests/dashboard/test_pair_bulk_actions.py)",
+    "privacy": "finds participants of the user's research teams only; another team's id is unknown (tests/privacy)",
+    "privacy_download": "the same search: another team's participant is answered as unknown (tests/privacy)",
+    "privacy_erase": "the same search: another team's participant is answered as unknown, nothing changes (tests/privacy)",
     "start_tagging": "the dataset chosen, else one job per dataset of the user's teams (checked below)",
     "refresh_monitor": "the dataset chosen, else one refit per dataset of the user's teams (checked below)",
 }
@@ -140,6 +149,64 @@ API_NOT_SCOPED_YET = {
     "api-docs": "the schema's page",
 }
 API_NODE_ROUTES_PREFIX = "worker-"  # GPU nodes with a node token (modeling/api/node.py), not researchers
+# Pages outside the dashboard, the admin and the API that a researcher opens on one team's object,
+# and what the role must be allowed: the study preview (its GET asks, its POST starts it) serves
+# the study's premises and pairs.
+SITE_RESEARCHER_OBJECT_URLS = {"study_preview_start": VIEW}
+# Every other page outside the dashboard, the admin and the API, and why it names no team's object.
+SITE_NO_TEAMS_OBJECT = {
+    **dict.fromkeys(
+        [
+            "login",
+            "logout",
+            "password_change",
+            "password_change_done",
+            "password_reset",
+            "password_reset_done",
+            "password_reset_confirm",
+            "password_reset_complete",
+        ],
+        "the visitor's own account",
+    ),
+    "home": "the visitor's own page",
+    "study_entry": "a participant's arrival by a study link (workers are shared by teams)",
+    "preview_end": "ends this browser's own preview",
+    "qualification": "the test of the browser's own study session (a preview's only after its start)",
+    "faq": "a task's help page, no team's data",
+    **dict.fromkeys(
+        [
+            "writing_next",
+            "writing_task",
+            "writing_resubmit",
+            "writing_renew",
+            "validation:next",
+            "validation:batch",
+            "validation:batch-renew",
+            "validation:faq",
+            "validation:mpe-next",
+            "validation:mpe-batch",
+            "validation:mpe-batch-renew",
+            "validation:premise-next",
+            "validation:premise-batch",
+            "validation:premise-batch-renew",
+            "validation:grammaticality",
+            "validation:grammaticality-renew",
+            "adversarial:next",
+            "adversarial:task",
+            "adversarial:try",
+            "adversarial:renew",
+            "adversarial:reason",
+            "artifacts:score",
+            "artifacts:record_nudges",
+        ],
+        "a task of the visitor's own claim or study session (a preview's: served by crowd.preview)",
+    ),
+    "markets:prolific_webhook": "the market's call, checked by its connection's secret key",
+    **dict.fromkeys(
+        ["consent:sheet", "consent:declined", "consent:withdraw"],
+        "the participant's own consent to the study of their own study session",
+    ),
+}
 
 
 def _names(patterns, prefix=""):
@@ -164,6 +231,15 @@ def api_names():
     return {name.split(":")[-1] for route, name in _urlconf() if route.startswith("api/")}
 
 
+def site_names():
+    """Every URL name outside the dashboard, the admin and the API (a namespaced one whole)."""
+    return {
+        name
+        for route, name in _urlconf()
+        if not route.startswith("api/") and name.split(":", 1)[0] not in ("dashboard", "admin")
+    }
+
+
 def test_every_url_is_in_the_matrix():
     classified = set(DASHBOARD_OBJECT_URLS) | set(DASHBOARD_SCOPED_LISTS) | DASHBOARD_FIGURES
     classified |= {*DASHBOARD_NOT_SCOPED_YET, DASHBOARD_RELEASE_FILE}
@@ -174,6 +250,9 @@ def test_every_url_is_in_the_matrix():
     api = {name.removesuffix("-format") for name in api}
     known = set(API_OBJECT_ROUTES) | API_SCOPED_LISTS | API_FIGURE_ROUTES | set(API_NOT_SCOPED_YET)
     assert api - known == set(), "new API route(s): put them in the matrix"
+    site = set(SITE_RESEARCHER_OBJECT_URLS) | set(SITE_NO_TEAMS_OBJECT)
+    assert site_names() - site == set(), "new page(s) outside the dashboard: put them in the matrix"
+    assert site - site_names() == set()
 
 
 def test_every_admin_is_narrowed_to_teams_or_said_to_be_shared():
@@ -299,6 +378,12 @@ def world(django_user_model):
         "model_annotator_label": [annotator.pk],
         "model_uses": ["study-a"],
         "mark_validation": [],
+        # The owner's own membership: as the team's only owner it is neither removed nor demoted,
+        # so every role's POST leaves the team as it was.
+        "team_members": ["team-a"],
+        "team_invite": ["team-a"],
+        "team_member_role": ["team-a", Membership.objects.get(team=team_a, role=Role.OWNER).pk],
+        "team_member_remove": ["team-a", Membership.objects.get(team=team_a, role=Role.OWNER).pk],
     }
     post = {
         "snapshot_release": {"snapshot": str(snapshot.pk)},
@@ -370,6 +455,22 @@ def test_dashboard_object_urls(client, world, role):
         if got != expected:
             wrong.append((name, got, expected))
     assert wrong == []
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_site_object_urls(client, world, role):
+    """The study preview, asked (GET) and started (POST): another team's study is unknown (404)."""
+    client = _client(client, world, role)
+    wrong = []
+    for name, action in SITE_RESEARCHER_OBJECT_URLS.items():
+        url = reverse(name, args=["study-a"])
+        for call in (client.get, client.post):
+            got, expected = _seen(call(url)), _expected_dashboard(role, action)
+            if got != expected:
+                wrong.append((name, call.__name__, got, expected))
+    assert wrong == []
+    started = StudySession.objects.filter(study__slug="study-a", is_preview=True).exists()
+    assert started == (_expected_dashboard(role, VIEW) == "ok")
 
 
 def test_a_foreign_id_answers_as_an_unknown_one(client, world):
@@ -531,7 +632,7 @@ def test_a_bulk_action_reaches_only_the_users_teams_pairs(client, world, action)
     from validation.models import AdjudicationRequest
 
     pair = world["pair"]
-    form = {"text": "man rests", "action": action, "reason": "bulk"}
+    form = {"text": "man rests", "action": action, "reason": "bulk", "expected": "1"}
 
     def changed():
         pair.refresh_from_db()

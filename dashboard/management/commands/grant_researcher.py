@@ -6,8 +6,8 @@ from django.db import transaction
 
 from audit import services as audit
 from base.permissions import RESEARCHER_GROUP, ensure_researcher_group
-from teams.models import Role, Team, default_team
-from teams.services import join
+from teams.models import Membership, Role, Team, default_team
+from teams.services import LastOwnerError, join, keep_an_owner
 
 
 class Command(BaseCommand):
@@ -52,6 +52,12 @@ class Command(BaseCommand):
         chosen = Team.objects.filter(slug=team).first() if team else default_team()
         if chosen is None:
             raise CommandError(f"No team '{team}'.")
+        current = Membership.objects.filter(team=chosen, user=user).first()
+        if current is not None:
+            try:
+                keep_an_owner(current, role)
+            except LastOwnerError as error:
+                raise CommandError(str(error)) from error
         membership = join(user, chosen, role)
         audit.record("team.member_added", subject=membership, team_id=chosen.pk, after={"user": username, "role": role})
         self.stdout.write(
