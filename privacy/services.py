@@ -401,6 +401,8 @@ def apply_retention(*, now: datetime | None = None, dry_run: bool = False) -> Re
             rows = _pending(entry, _model(entry)._default_manager.filter(**{f"{through}__in": batch}))
             with transaction.atomic():
                 changed = rows.count() if dry_run else _apply(entry, rows, entry.retention, ())
+                if changed and not dry_run:
+                    _record_retention({f"{entry.model}.{entry.field}": changed})
             if changed:
                 report.changed[f"{entry.model}.{entry.field}"] += changed
     # The person's own ids: once none of their visits is still within its retention.
@@ -419,10 +421,25 @@ def apply_retention(*, now: datetime | None = None, dry_run: bool = False) -> Re
             report.changed["corpus.Worker.external_id"] += len(batch)
             continue
         with transaction.atomic():
+            retired: Counter[str] = Counter()
             for worker in Worker.objects.select_related("user").filter(pk__in=batch).order_by("pk"):
-                for name, n in _retire_identity(worker).items():
-                    report.changed[name] += n
+                retired.update(_retire_identity(worker))
+            if retired:
+                _record_retention(dict(retired))
+            report.changed.update(retired)
     return report
+
+
+def _record_retention(changed: dict[str, int]) -> None:
+    """The system's own entry for one retention batch, in the batch's transaction (no actor, no team:
+    a batch spans the teams whose studies expired)."""
+    audit.record(
+        "privacy.retention_applied",
+        subject_type="privacy.retention",
+        subject_label=f"{sum(changed.values())} fields pseudonymised",
+        after=changed,
+        reason="personal data past its study's retention",
+    )
 
 
 def _session_path(entry: PersonalField) -> str | None:

@@ -89,6 +89,10 @@ DASHBOARD_DOORS = {
     "mark_validation": Door("validation.marked", _post("mark_validation", {"dataset": "dataset-a", "share": "50"})),
     "snapshots": Door("snapshot.created", _post("snapshots", {"datasets": ["dataset-a"]})),
     "study_new": Door("study.created", _post("study_new", _study_form)),
+    "privacy_erase": Door(
+        "participant.erased",
+        _post("privacy_erase", {"market_id": "w-a", "confirm": "w-a", "reason": "the participant asked"}),
+    ),
     "study_settings": Door("study.settings"),
     # Not exercised here: registering needs an endpoint address the form accepts, and the form now
     # refuses internal ones (the loopback this suite may reach); tests/model_annotators covers it.
@@ -188,6 +192,9 @@ COMMAND_DOORS = {
     "grant_researcher": Door("team.member_added"),
     "move_to_team": Door("team.moved"),
     "create_team": Door("team."),
+    "erase_participant": Door("participant.erased"),
+    "participant_data": Door("participant.data_downloaded"),
+    "retention": Door("privacy.retention_applied"),
     "import_pairs": Door("import."),
     "import_premises": Door("import."),
     "recast": Door("import.recast"),
@@ -295,7 +302,7 @@ def team_a_world(django_user_model):
     """Team A's rows and users, as the access matrix makes them (tests/test_team_access.py)."""
     from tests import test_team_access
 
-    return test_team_access.world.__wrapped__(django_user_model)
+    return test_team_access.build_world(django_user_model)
 
 
 @pytest.fixture

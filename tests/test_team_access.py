@@ -269,6 +269,12 @@ def test_every_admin_is_narrowed_to_teams_or_said_to_be_shared():
 
 @pytest.fixture
 def world(django_user_model):
+    return build_world(django_user_model)
+
+
+def build_world(django_user_model):
+    """Two teams and team A's rows and users, in every role (the access matrix's world; the
+    audit-doors test builds the same)."""
     team_a = Team.objects.create(slug="team-a", name="Team A")
     team_b = Team.objects.create(slug="team-b", name="Team B")
     genre = Genre.objects.get(slug="fiction")

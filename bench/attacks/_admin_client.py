@@ -19,7 +19,7 @@ class AdminBrowser:
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
 
     def _token(self) -> str:
-        return next((cookie.value for cookie in self.cookies if cookie.name == "csrftoken"), "")
+        return next((cookie.value or "" for cookie in self.cookies if cookie.name == "csrftoken"), "")
 
     def get(self, path: str) -> tuple[int, str]:
         return self._open(urllib.request.Request(self.base_url + path))

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from audit.models import AuditEntry
 from authorship.models import WritingEvidence
 from corpus.models import Worker
 from crowd.models import DeviceSighting, Study, StudySession
@@ -48,6 +49,7 @@ def expired(make_worker):
 def test_a_dry_run_says_what_it_would_change_and_changes_nothing(expired):
     report = apply_retention(dry_run=True)
     assert report.changed["corpus.Worker.external_id"] == 3
+    assert not AuditEntry.objects.filter(action="privacy.retention_applied").exists()
     assert report.changed["crowd.StudySession.device"] == 3
     assert Worker.objects.filter(external_id__startswith=PSEUDONYM_PREFIX).count() == 0
     call_command("retention", "--dry-run")
@@ -65,6 +67,8 @@ def test_expired_ids_are_hashed_and_typing_reduced_to_flags(expired):
         (0, 0, True, ("pasted",))
     }
     assert apply_retention().changed == {}  # nothing left: a second run does nothing
+    entries = AuditEntry.objects.filter(action="privacy.retention_applied")
+    assert entries.exists() and sum(sum(entry.after.values()) for entry in entries) >= 6
 
 
 def test_a_study_still_running_or_within_its_days_keeps_everything(expired):
