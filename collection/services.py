@@ -121,6 +121,12 @@ def candidate_statement(
     `shuffle_seed` (a study served in random order) breaks the ties of writings done and claims
     made by a permutation of the premise ids of its own instead of import order: integer arithmetic
     both databases compute alike, at the cost of sorting the least-written premises on each claim.
+
+    With a dataset, the statement also reads `writings_done < writings_per_premise`, the end of the
+    index range; and a pool of one genre (a balanced study's group) reads `genre_id = %s`, which
+    with the dataset leads the partial index `premise_genre_claim_order` (collection migration
+    0015). A genre with nothing left is then an empty range, read in a few index pages, not a walk
+    of every premise of the dataset.
     """
     params: list[Any] = [PremiseStatus.AVAILABLE]
     if dataset is not None:
@@ -129,6 +135,16 @@ def candidate_statement(
     else:
         joined = " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
         of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
+    genres, sources = pool
+    if dataset is not None and len(genres) == 1:
+        # Dataset and genre lead `premise_genre_claim_order`: the walk stays inside the genre.
+        of_dataset += " AND p.genre_id = %s"
+        params.append(genres[0])
+    if dataset is not None:
+        # The range's end: only premises still wanting writings are read, so a pool with none
+        # left is an empty index range, not a walk of its written premises.
+        of_dataset += " AND p.writings_done < %s"
+        params.append(dataset.writings_per_premise)
     params += [worker.pk, *live_params(now)]
     if dataset is not None:
         params.append(dataset.writings_per_premise)
@@ -137,8 +153,7 @@ def candidate_statement(
         " AND NOT (p.id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
         f" AND p.writings_done + {_LIVE_CLAIMS} < {limit}"
     )
-    genres, sources = pool
-    if genres:
+    if genres and not (dataset is not None and len(genres) == 1):
         sql += f" AND p.genre_id IN ({marks(genres)})"
         params += genres
     if sources:
@@ -164,6 +179,9 @@ class Serving:
     pool: tuple[list[int], list[str]] = ([], [])
     groups: tuple[tuple[list[int], list[str]], ...] = ()
     shuffle_seed: int | None = None
+    # The groups are the pool's own genres or files, so together they are the pool: when every
+    # group has nothing left, asking the whole pool would only walk the premises outside it.
+    groups_cover_pool: bool = False
 
 
 def serving_of(study: Study | None) -> Serving:
@@ -191,6 +209,8 @@ def serving_of(study: Study | None) -> Serving:
         key = {genre: counts.get(genre, 0) for genre in group_genres}
         genre_order = sorted(group_genres, key=lambda g: (key[g], (g * 2654435761 + seed) % 4294967291))
         in_groups = [([genre], sources) for genre in genre_order]
+        if genres:
+            return Serving(pool=pool, groups=tuple(in_groups), groups_cover_pool=True)
     else:
         group_sources = sources or selectors.pool_sources(study.dataset_id, genres)
         if len(group_sources) < 2:
@@ -200,6 +220,8 @@ def serving_of(study: Study | None) -> Serving:
             group_sources, key=lambda name: (by_source.get(name, 0), hashlib.sha256(f"{seed}{name}".encode()).digest())
         )
         in_groups = [(genres, [name]) for name in source_order]
+        if sources:
+            return Serving(pool=pool, groups=tuple(in_groups), groups_cover_pool=True)
     return Serving(pool=pool, groups=tuple(in_groups))
 
 
@@ -279,8 +301,10 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
         wait = {"for locked": False}
 
         def lock(wanted: int, tried: Sequence[int]) -> list[int]:
-            # A balanced study's least-served group first, the whole pool last (a group run dry).
-            for pool in (*serving.groups, serving.pool):
+            # A balanced study's least-served group first, the whole pool last (a group run dry),
+            # unless the groups are the whole pool.
+            pools = serving.groups if serving.groups_cover_pool else (*serving.groups, serving.pool)
+            for pool in pools:
                 sql, params = candidate_statement(
                     worker,
                     now,

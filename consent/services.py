@@ -83,7 +83,11 @@ def withdraw(study_session: StudySession) -> Withdrawal:
     their contributions are kept or removed as the study's policy says. A second call returns the
     first withdrawal."""
     with transaction.atomic():
-        locked = StudySession.objects.select_for_update().select_related("study", "worker").get(pk=study_session.pk)
+        locked = (
+            StudySession.objects.select_for_update(of=("self",))
+            .select_related("study", "worker")
+            .get(pk=study_session.pk)
+        )
         earlier = Withdrawal.objects.filter(study_session=locked).first()
         if earlier is not None:
             return earlier

@@ -31,6 +31,19 @@ def worker_for_user(user: User) -> Worker:
         return Worker.objects.get(user=user)
 
 
+# The order in which a participant's claim or submit takes its row locks, written down once (docs/
+# architecture.md, "Lock order"): a transaction that takes two of these takes them top to bottom,
+# so no two submits wait for each other in a circle. `record_task_done` takes the last.
+LOCK_ORDER = (
+    "the worker (FOR NO KEY UPDATE): a validation or per-premise label submit, a hold, an exclusion",
+    "the task's own claims (FOR UPDATE): a batch's claims, a writing claim",
+    "the claimed rows: pairs in pk order (FOR NO KEY UPDATE), or the one premise (FOR UPDATE OF it)",
+    "the study session (FOR NO KEY UPDATE of its row alone), counting the task",
+)
+# Never locked by a claim or submit: the study and the dataset rows, which every participant's rows
+# reference (their inserts key-share them), and the tallies, which take append-only inserts.
+
+
 def record_task_done(
     study_session: StudySession | None, *, hold_reasons: Iterable[Callable[[StudySession], str | None]] = ()
 ) -> StudySession | None:

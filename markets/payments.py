@@ -512,7 +512,7 @@ def resolve_unpaid_batch(batch: BonusBatch, *, by: Any = None) -> int:
             f"Prolific could not be asked whether it paid this bulk bonus ({asked.errors[0]}): nothing was freed."
         )
     with transaction.atomic():
-        locked = BonusBatch.objects.select_for_update().select_related("connection__study").get(pk=batch.pk)
+        locked = BonusBatch.objects.select_for_update(of=("self",)).select_related("connection__study").get(pk=batch.pk)
         if locked.state != BatchState.PAYING:
             return 0
         if not read_settles(locked.pay_sent_at, locked.record_read_at):

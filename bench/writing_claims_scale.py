@@ -1,0 +1,251 @@
+"""Writing claims at MultiNLI scale when a genre of the study's pool has nothing left (issue 76, item 4).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_h1 \\
+        nice -n 10 .venv/bin/python bench/writing_claims_scale.py [--premises 433000] [--claims 150]
+
+Builds, in a throwaway database, one dataset of `--premises` premises in MultiNLI's five training
+genres (one writing a premise). Fiction is written out (every premise has its writing); half of
+each other genre is written. A balanced study pools all five genres: its claims never served
+fiction, so fiction is the least-served group and every claim asks it first, the case where a
+claim walked the whole dataset to learn that fiction had nothing left.
+
+Two phases, stale statistics first (the premise and claim tables analysed while they held a
+thousand premises, autovacuum off, as after a bulk import), then fresh ones (ANALYZE). Each prints
+writing claims per second from `--concurrency` threads (fresh workers, each in a study session of
+their own) as a ratio to one-row SELECT ... FOR UPDATE transactions at the same concurrency in the
+same phase (best of 3 rounds each; the goal is 0.5x), the claim's median and p99 latency, and
+EXPLAIN (ANALYZE, BUFFERS) of the candidate statement for the written-out genre and for a genre
+with work. The machine is shared: the load average is printed with each figure.
+"""
+
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+GENRES = ("fiction", "government", "slate", "telephone", "travel")
+WRITTEN_OUT = "fiction"
+STALE_AT = 1000
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
+def run_threads(count, items, function):
+    """function(item) for every item from `count` threads; (calls, seconds, latencies, errors)."""
+    from django.db import connections
+
+    errors, latencies, lock = [], [], threading.Lock()
+
+    def body(share):
+        try:
+            for item in share:
+                started = time.perf_counter()
+                try:
+                    function(item)
+                except Exception as error:
+                    errors.append(repr(error))
+                    continue
+                with lock:
+                    latencies.append(time.perf_counter() - started)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=body, args=(items[i::count],)) for i in range(count)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return len(latencies), time.perf_counter() - started, latencies, errors
+
+
+def add_premises(dataset_id, genre_ids, first, last):
+    """Premises numbered first..last-1, genre by number; fiction's written out, half of the others'."""
+    from django.db import connection
+
+    fiction = genre_ids[0]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO collection_premise (dataset_id, genre_id, prompt_id, text, text_hash, parse, binary_parse,"
+            " split, status, writings_done, claims_made, source, created_at)"
+            " SELECT %s, (%s::int[])[1 + n %% 5], 'p' || n, 'A premise numbered ' || n || '.', md5(n::text), '', '',"
+            " 'train', 'available', CASE WHEN (%s::int[])[1 + n %% 5] = %s OR n %% 2 = 0 THEN 1 ELSE 0 END, 0,"
+            " 'mnli.jsonl', now() FROM generate_series(%s, %s) n",
+            [dataset_id, genre_ids, genre_ids, fiction, first, last - 1],
+        )
+
+
+def build(premises):
+    from django.contrib.auth.models import User
+    from django.db import connection
+
+    from corpus.models import Dataset, Genre, PromptFamily
+    from crowd.models import ServingOrder, Study, TaskKind
+
+    family, _ = PromptFamily.objects.get_or_create(
+        slug="bench-mnli", defaults={"name": "MultiNLI", "instructions": "Write three sentences.",
+        "entailment_prompt": "Definitely correct", "neutral_prompt": "Might be correct",
+        "contradiction_prompt": "Definitely incorrect"},
+    )  # fmt: skip
+    # MultiNLI's genres may be there already (a data migration adds them).
+    genres = [
+        Genre.objects.get_or_create(slug=slug, defaults={"name": slug.title(), "is_training": True, "family": family})[
+            0
+        ]
+        for slug in GENRES
+    ]
+    dataset = Dataset.objects.create(slug="mnli-scale", name="MultiNLI scale", writings_per_premise=1)
+    study = Study.objects.create(
+        slug="mnli-writing", name="Writing", dataset=dataset, task_kind=TaskKind.WRITING, completion_code="C",
+        serving_order=ServingOrder.BALANCED,
+    )  # fmt: skip
+    study.pool_genres.set(genres)
+    with connection.cursor() as cursor:
+        for table in ("collection_premise", "collection_writingclaim"):
+            cursor.execute(f"ALTER TABLE {table} SET (autovacuum_enabled = false)")
+    genre_ids = [genre.pk for genre in genres]
+    add_premises(dataset.pk, genre_ids, 0, STALE_AT)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE collection_premise")
+        cursor.execute("ANALYZE collection_writingclaim")
+    add_premises(dataset.pk, genre_ids, STALE_AT, premises)
+    users = User.objects.bulk_create(User(username=f"writer{i}") for i in range(4000))
+    from corpus.models import Worker
+
+    Worker.objects.bulk_create(Worker(user=user) for user in users)
+    return dataset, study, genres
+
+
+def reset_claims():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE collection_writingclaim CASCADE")
+        cursor.execute("UPDATE collection_premise SET claims_made = 0 WHERE claims_made <> 0")
+    from crowd.models import StudySession
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {StudySession._meta.db_table}")
+
+
+def explain(dataset, genre, label):
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from collection.services import candidate_statement
+    from corpus.models import Worker
+
+    worker = Worker.objects.order_by("-pk")[0]
+    sql, params = candidate_statement(worker, timezone.now(), dataset=dataset, pool=([genre.pk], []))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+        plan = [row[0] for row in cursor.fetchall()]
+        transaction.set_rollback(True)
+    print(f"    EXPLAIN ANALYZE, candidate statement, {label} ({genre.slug}):")
+    for line in plan:
+        print("      " + line)
+
+
+def phase(name, args, dataset, study, genres, workers, rng):
+    from django.db import connection, transaction
+
+    from collection.services import claim_next_premise
+    from crowd.models import StudySession
+
+    def one_row_for_update(pk):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM collection_premise WHERE id = %s FOR UPDATE", [pk])
+            cursor.fetchone()
+
+    premise_ids = [rng.randrange(1, args.premises) for _ in range(args.claims)]
+    base = max(
+        calls / seconds
+        for calls, seconds, _, _ in (run_threads(args.concurrency, premise_ids, one_row_for_update) for _ in range(3))
+    )
+    print(f"  {name}: one-row FOR UPDATE txn {base:,.0f}/s  {load()}")
+    served = {"fiction": 0, "other": 0, "none": 0}
+
+    def claim(session):
+        # Only the claim is timed: each participant's session was made when they arrived.
+        found = claim_next_premise(session.worker, study_session=session)
+        if found is None:
+            served["none"] += 1
+
+    best, latencies_of_best = 0.0, []
+    for round_number in range(3):
+        batch = StudySession.objects.bulk_create(
+            StudySession(study=study, worker=worker, external_session_id=f"s{worker.pk}")
+            for worker in (next(workers) for _ in range(args.claims))
+        )
+        for session in batch:
+            session.study = study  # as the task view has it, read with the session
+        calls, seconds, latencies, errors = run_threads(args.concurrency, batch, claim)
+        rate = calls / seconds
+        print(
+            f"    round {round_number + 1}: {rate:,.1f} writing claims/s = {rate / base:.2f}x, median "
+            f"{statistics.median(latencies) * 1000:.1f} ms, errors {len(errors)} {errors[:1]}  {load()}"
+        )
+        if rate > best:
+            best, latencies_of_best = rate, sorted(latencies)
+    p99 = latencies_of_best[int(len(latencies_of_best) * 0.99) - 1] * 1000
+    print(
+        f"  {name}: best {best:,.1f} claims/s = {best / base:.2f}x a one-row FOR UPDATE (goal 0.5x); p99 {p99:.1f} ms"
+    )
+    from collection.models import WritingClaim
+
+    claims = WritingClaim.objects.filter(study_session__study=study)
+    served["fiction"] = claims.filter(premise__genre=genres[0]).count()
+    served["other"] = claims.exclude(premise__genre=genres[0]).count()
+    print(f"    served: {served}")
+    explain(dataset, genres[0], "written out")
+    explain(dataset, genres[1], "with work")
+
+
+def main():
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--premises", type=int, default=433000)
+    parser.add_argument("--claims", type=int, default=150, help="claims a round (each a fresh worker)")
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--phases", default="stale,fresh", help="stale statistics, fresh, or both (the default)")
+    args = parser.parse_args()
+
+    from bench.throwaway_database import run_with_django
+
+    def body():
+        from django.conf import settings
+
+        settings.CONN_MAX_AGE = 0
+        started = time.perf_counter()
+        dataset, study, genres = build(args.premises)
+        print(f"built {args.premises:,} premises in {time.perf_counter() - started:.0f} s; {load()}")
+        from corpus.models import Worker
+
+        workers = iter(list(Worker.objects.order_by("pk")))
+        rng = random.Random(76)
+        phases = args.phases.split(",")
+        if "stale" in phases:
+            phase("stale statistics", args, dataset, study, genres, workers, rng)
+            reset_claims()
+        if "fresh" in phases:
+            from django.db import connection
+
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE collection_premise")
+                cursor.execute("ANALYZE collection_writingclaim")
+            phase("fresh statistics", args, dataset, study, genres, workers, rng)
+
+    run_with_django("writing_claims_scale", body)
+
+
+if __name__ == "__main__":
+    main()
