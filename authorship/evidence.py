@@ -2,7 +2,7 @@
 
 The page sends one compact JSON object in a hidden field: per text field the counts of keystrokes,
 deletions and characters by the way they arrived, the time to the first key, the time spent
-typing, and the mean and coefficient of variation of the intervals between keys; per page the
+typing, and the mean, coefficient of variation and skewness of the intervals between keys; per page the
 times the participant left it (another tab or window) and for how long. Never a key or a text.
 
 Anything else (no script, an old browser, a forged or broken value) is "no evidence": `read_evidence`
@@ -20,6 +20,8 @@ MAX_EVIDENCE_CHARS = 8000  # a page's JSON: a few fields of a dozen numbers each
 MAX_COUNT = 100_000  # keystrokes, characters, events: far above any sentence's
 MAX_MS = 24 * 3600 * 1000  # a day: no task stays open longer
 MAX_CV = 100.0
+# A sample's skewness is at most about its size's square root in either direction: far inside this.
+MAX_SKEW = 1000.0
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class FieldEvidence:
     intervals: int = 0
     interval_mean_ms: float | None = None
     interval_cv: float | None = None
+    interval_skew: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,13 @@ def _bounded_float(value: Any, bound: float) -> float | None:
     return float(min(value, bound))
 
 
+def _signed_bounded_float(value: Any, bound: float) -> float | None:
+    """A number within +-`bound`, or None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(max(-bound, min(value, bound)))
+
+
 def _bounded_int(value: Any, bound: int) -> int | None:
     """`_bounded_float`, whole (a fraction cut off)."""
     bounded = _bounded_float(value, bound)
@@ -107,12 +117,14 @@ def read_field(raw: Any) -> FieldEvidence | None:
     first_key = _bounded_int(raw.get("fk"), MAX_MS)
     mean = _bounded_float(raw.get("m"), MAX_MS) if counts["intervals"] else None
     cv = _bounded_float(raw.get("cv"), MAX_CV) if counts["intervals"] >= 2 else None
+    skew = _signed_bounded_float(raw.get("sk"), MAX_SKEW) if counts["intervals"] >= 3 else None
     return FieldEvidence(
         **counts,
         first_key_ms=first_key,
         typing_ms=_bounded_int(raw.get("tt", 0), MAX_MS) or 0,
         interval_mean_ms=mean,
         interval_cv=cv,
+        interval_skew=skew,
     )
 
 

@@ -2,12 +2,18 @@
 on its own (tests/authorship/test_judgements.py). Their thresholds and the false-flag rates measured
 by bench/typing_evidence.py are in docs/quality.md, "How hypotheses were written".
 
-Human cadence (Dhakal, Feit, Kristensson and Oulasvirta 2018, "Observations on Typing from 136
-Million Keystrokes", CHI '18; 168,000 typists): the mean inter-key interval is about 239 ms
-(SD about 112 ms between typists); the fastest typists keep about 120 ms. A program that types
-fires keys at one even pace: intervals far below any typist's, or intervals whose coefficient of
-variation is far below the spread of a person's (letter pairs, word boundaries and corrections
-make a person's intervals vary by tens of percent).
+Human pace (Dhakal, Feit, Kristensson and Oulasvirta 2018, "Observations on Typing from 136
+Million Keystrokes", CHI '18, Table 1; 168,000 typists transcribing sentences): 51.56 words a
+minute on average, SD 20.20 between typists; the mean inter-key interval about 239 ms. A word is
+five characters, so a pace of W words a minute is 12,000 / W ms a character. The floors below are
+upper percentiles of that distribution (taken as normal), never a fraction of the mean: a page is
+too fast when even the 99.9th-percentile typist, transcribing without a pause, could not have
+typed it in the time the server saw it open.
+
+Shape: a person's intervals have a long right tail (a pause before a word, a hard letter pair, a
+correction), so their skewness is positive; a program that spreads an even pace by a uniform or
+normal jitter has a symmetric spread (skewness about 0) whatever its width, which the spread (CV)
+alone cannot tell from a person's.
 """
 
 import difflib
@@ -22,9 +28,17 @@ from .evidence import FieldEvidence, PageEvidence
 MOST_OF_THE_TEXT = 0.5
 # Cadence: judged only with enough intervals to have a spread (a short sentence's ten keys).
 MIN_INTERVALS_FOR_CADENCE = 10
-# Faster than people sustain: a mean interval under 75 ms is 160 words a minute (12,000 / ms), beyond all
-# but champion typists; Dhakal et al. report ~120 ms for fast typists.
-FASTEST_HUMAN_MEAN_MS = 75.0
+# Dhakal et al. 2018, Table 1: words a minute over 168,000 typists (mean, SD between typists).
+HUMAN_WPM_MEAN, HUMAN_WPM_SD = 51.56, 20.20
+MS_PER_CHAR_AT_ONE_WPM = 12_000  # five characters a word, 60,000 ms a minute
+# z of the normal's 99.9th and 99.99th percentiles.
+Z_999, Z_9999 = 3.090, 3.719
+# A page's pace floor: the 99.9th-percentile typist (114 words a minute), 105 ms a character.
+FASTEST_MS_PER_CHAR = MS_PER_CHAR_AT_ONE_WPM / (HUMAN_WPM_MEAN + Z_999 * HUMAN_WPM_SD)
+# One sentence's mean interval: the 99.99th percentile (127 words a minute), 95 ms. Further out than
+# the page's floor because one sentence is a small sample and its mean leaves out the pauses over
+# 2 s that a typist's test pace includes.
+FASTEST_HUMAN_MEAN_MS = MS_PER_CHAR_AT_ONE_WPM / (HUMAN_WPM_MEAN + Z_9999 * HUMAN_WPM_SD)
 # More even than people type: a coefficient of variation of the intervals under this.
 MOST_EVEN_HUMAN_CV = 0.2
 # Near-copies of the writer's own earlier sentence (difflib's ratio of the normalised texts).
@@ -35,9 +49,13 @@ NEAR_COPY_RATIO = 0.9
 # clocks a little apart (NTP keeps them within milliseconds) and a browser clock running fast.
 CLOCK_TOLERANCE_MS = 2000
 CLOCK_TOLERANCE_SHARE = 0.02
-# Characters a person can type per second, at most: 60 ms a character is 200 words a minute, beyond
-# the fastest typists' sustained pace (Dhakal et al.: about 120 ms between keys for fast typists).
-FASTEST_MS_PER_CHAR = 60
+# The shape of a page's intervals: the skewness of each field's, weighted by its intervals, judged
+# with at least this many intervals on the page (a page of three sentences has 100 or more). Below
+# LEAST_HUMAN_SKEW the spread is symmetric: simulated pages of bench/typing_evidence.py's typist
+# (lognormal intervals, CV 0.35-0.7, 2% pauses) stay above it, a uniform jitter's centre on 0
+# (docs/quality.md gives the figures).
+MIN_INTERVALS_FOR_SHAPE = 60
+LEAST_HUMAN_SKEW = 0.1
 # typing_evidence.js leaves gaps of 2 s or more out of the intervals (thinking, not typing).
 LONGEST_INTERVAL_MS = 2000
 # The mean interval is sent rounded to 0.1 ms and the typing time to 1 ms (kept across a reload):
@@ -149,6 +167,18 @@ def times_outside_claim(evidence: FieldEvidence, page_open_ms: int, claim_open_m
     return page_open_ms > allowed or first_key > allowed or first_key + evidence.typing_ms > allowed
 
 
+def page_typing_outside_claim(fields: Sequence[FieldEvidence], claim_open_ms: int) -> bool:
+    """The page's fields claim more typing, together, than the task had been open by the server's
+    clock. One person types into one field at a time, so the fields' typing times add up, and none
+    of it comes before the page's first key: each field fitting on its own is not enough (three
+    fields can each claim the same seconds)."""
+    typed = [field for field in fields if field.typing_ms > 0]
+    if not typed:
+        return False
+    first_key = min(field.first_key_ms or 0 for field in typed)
+    return first_key + sum(field.typing_ms for field in typed) > clock_allowance_ms(claim_open_ms)
+
+
 def too_fast(text_chars: int, claim_open_ms: int) -> bool:
     """`text_chars` characters could not have been typed in the time the task was open."""
     return text_chars * FASTEST_MS_PER_CHAR > clock_allowance_ms(claim_open_ms)
@@ -161,6 +191,19 @@ def has_machine_cadence(evidence: FieldEvidence) -> bool:
     if evidence.interval_mean_ms < FASTEST_HUMAN_MEAN_MS:
         return True
     return evidence.interval_cv is not None and evidence.interval_cv < MOST_EVEN_HUMAN_CV
+
+
+def has_machine_shape(fields: Sequence[FieldEvidence]) -> bool:
+    """The page's intervals, with enough of them to tell, are spread symmetrically (their skewness,
+    weighted by each field's intervals, under LEAST_HUMAN_SKEW): an even pace with a jitter, not a
+    person's long-tailed one. A field whose record leaves the skewness out counts as symmetric: the
+    page's script always sends it."""
+    judged = [field for field in fields if field.intervals >= 3]
+    intervals = sum(field.intervals for field in judged)
+    if intervals < MIN_INTERVALS_FOR_SHAPE:
+        return False
+    weighted = sum(field.intervals * (field.interval_skew or 0.0) for field in judged)
+    return weighted / intervals < LEAST_HUMAN_SKEW
 
 
 def is_pasted_after_away(evidence: FieldEvidence, text_chars: int) -> bool:
@@ -198,21 +241,34 @@ def page_field_flags(
     """Flags per field name of one page's texts.
 
     `claim_open_ms`: how long the task had been open by the server's clock when the page arrived
-    (served to submitted); the record's times must fit inside it, and the page's text must take at
-    least that long to type. None leaves the clock out (no claim to measure against).
+    (served to submitted); the record's times, each field's and all the fields' together, must fit
+    inside it, and the page's text must take at least that long to type. None leaves the clock out
+    (no claim to measure against).
     `restorable_chars`: per field, text the server itself put back in it (`not_typed_chars`).
+    The cadence's shape is judged over the page's fields together (one sentence is too small a sample).
     """
     restorable = restorable_chars or {}
+    recorded = [] if evidence is None else [evidence.fields[name] for name in texts if name in evidence.fields]
     page_too_fast = claim_open_ms is not None and too_fast(sum(map(len, texts.values())), claim_open_ms)
+    page_outside = claim_open_ms is not None and page_typing_outside_claim(recorded, claim_open_ms)
+    machine_shape = has_machine_shape(recorded)
     flags = {}
     for name, text in texts.items():
         found = None if evidence is None else evidence.fields.get(name)
         field = field_flags(found, text, restorable_chars=restorable.get(name, 0))
+        if (
+            text
+            and machine_shape
+            and found is not None
+            and found.intervals >= MIN_INTERVALS_FOR_CADENCE
+            and Flag.MACHINE_CADENCE not in field
+        ):
+            field.append(Flag.MACHINE_CADENCE)
         if text and claim_open_ms is not None:
             if (
                 found is not None
                 and evidence is not None
-                and times_outside_claim(found, evidence.open_ms, claim_open_ms)
+                and (page_outside or times_outside_claim(found, evidence.open_ms, claim_open_ms))
             ):
                 field.append(Flag.TIMES_OUTSIDE_CLAIM)
             if page_too_fast:
@@ -236,6 +292,10 @@ AUTHORSHIP_FLAGS = frozenset(
         Flag.TOO_FAST,
     }
 )
+# The flags the typing record itself raises (how the sentence arrived in the field), apart from
+# the ones that compare its text with other sentences (`REPEATED`, `COPY`): a hand-typed sentence
+# its writer reused is repeated, not untyped.
+TYPING_FLAGS = AUTHORSHIP_FLAGS - {Flag.REPEATED, Flag.COPY}
 # What a study that refuses pasted text refuses in the field (cadence is a weaker sign: recorded only).
 REFUSED_FLAGS = frozenset(
     {Flag.PASTED, Flag.NOT_TYPED, Flag.PASTED_AFTER_AWAY, Flag.NO_EVIDENCE, Flag.TIMES_OUTSIDE_CLAIM, Flag.TOO_FAST}

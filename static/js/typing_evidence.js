@@ -2,8 +2,8 @@
 // <form data-typing-evidence="record|warn|refuse|hold"> with <input type=hidden name=typing_evidence>:
 // for every text field of the form this counts keystrokes, deletions and, of the text that is
 // sent, the characters that arrived by typing, paste, drop, untrusted (synthetic) events, a script
-// setting the value, or trusted input with no keystroke; the time to the first key, the time spent typing and the mean
-// and coefficient of variation of the intervals between keys; and, for the page, how often and
+// setting the value, or trusted input with no keystroke; the time to the first key, the time spent typing and the mean,
+// coefficient of variation and skewness of the intervals between keys; and, for the page, how often and
 // how long the participant was in another tab or window. Never a key or a text: only numbers,
 // posted with the form. "warn" tells the participant at once; "refuse" also stops pastes and drops.
 (function () {
@@ -119,7 +119,7 @@
       var stored = kept[field.name];
       if (!old && stored && typeof stored === "object" && stored.h === textHash(field.value)) { old = stored; }
       var state = {
-        k: 0, d: 0, rp: 0, fk: null, tt: 0, n: 0, sum: 0, sq: 0,
+        k: 0, d: 0, rp: 0, fk: null, tt: 0, n: 0, sum: 0, sq: 0, cube: 0,
         lastKey: null, keyPending: false, composing: false, value: field.value, seenReturns: page.returns,
         origin: tagsFrom({}, field.value.length)
       };
@@ -129,6 +129,11 @@
         var mean = old.m || 0;
         state.sum = mean * state.n;
         state.sq = state.n > 1 ? Math.pow((old.cv || 0) * mean, 2) * (state.n - 1) + state.n * mean * mean : state.sum * mean;
+        // The sum of cubes back from the skewness (sk = third central moment / sd^3, population form).
+        var popVar = state.n > 0 ? state.sq / state.n - mean * mean : 0;
+        var third = (old.sk || 0) * Math.pow(Math.max(0, popVar), 1.5);
+        state.cube = state.n * (third + 3 * mean * (popVar + mean * mean) - 2 * Math.pow(mean, 3));
+        if (!isFinite(state.cube)) { state.cube = state.n * Math.pow(mean, 3); }
         state.origin = tagsFrom(old, field.value.length);
       }
       return state;
@@ -155,11 +160,19 @@
         });
         var mean = state.n ? state.sum / state.n : null;
         var variance = state.n > 1 ? Math.max(0, (state.sq - state.n * mean * mean) / (state.n - 1)) : null;
+        // The intervals' skewness (the shape of their spread: people's have a long right tail).
+        var skew = null;
+        if (state.n > 2) {
+          var popVariance = state.sq / state.n - mean * mean;
+          var thirdMoment = state.cube / state.n - 3 * mean * state.sq / state.n + 2 * Math.pow(mean, 3);
+          if (popVariance > 0) { skew = Math.round(1000 * thirdMoment / Math.pow(popVariance, 1.5)) / 1000; }
+        }
         fields[name] = {
           k: state.k, d: state.d, t: counts.t, p: counts.p, dr: counts.dr, u: counts.u, s: counts.s, nk: counts.nk,
           pre: counts.pre, ap: counts.ap, rp: state.rp, fk: state.fk, tt: Math.round(state.tt), n: state.n,
           m: mean === null ? null : Math.round(mean * 10) / 10,
           cv: variance === null || !mean ? null : Math.round(1000 * Math.sqrt(variance) / mean) / 1000,
+          sk: skew,
           len: field ? field.value.length : 0
         };
       });
@@ -185,7 +198,7 @@
         if (state.fk === null) { state.fk = at - openedAt; }
         if (state.lastKey !== null && at - state.lastKey < PAUSE_MS) {
           var gap = at - state.lastKey;
-          state.n++; state.sum += gap; state.sq += gap * gap; state.tt += gap;
+          state.n++; state.sum += gap; state.sq += gap * gap; state.cube += gap * gap * gap; state.tt += gap;
         }
         state.lastKey = at;
         state.keyPending = true;

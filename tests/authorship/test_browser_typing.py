@@ -2,6 +2,7 @@
 a sentence typed with human delays and corrections is not flagged; the same text pasted, set by
 script, dropped or typed at a machine's even pace is; each study setting acts as said."""
 
+import json
 import random
 import re
 from collections.abc import Callable
@@ -257,3 +258,46 @@ def test_a_pasted_sentence_restored_after_a_reload_is_still_pasted(writing_page)
     page.locator(".message.success").wait_for()
     found = evidence_of("entailment")
     assert "pasted" in found.flags and found.prefilled_chars == 0
+
+
+def population_skewness(gaps):
+    mean = sum(gaps) / len(gaps)
+    second = sum((gap - mean) ** 2 for gap in gaps) / len(gaps)
+    return sum((gap - mean) ** 3 for gap in gaps) / len(gaps) / second**1.5
+
+
+def test_the_page_sends_the_skewness_of_its_intervals(writing_page):
+    """typing_evidence.js's running sums give the skewness of the intervals the keys had (issue 72)."""
+    page = writing_page()
+    pause_the_clock(page)
+    text = SENTENCES["entailment"]
+    rng = random.Random(4)
+    gaps = [round(200 * rng.lognormvariate(0, 0.6)) for _ in text]
+    gaps = [max(20, min(gap, 1900)) for gap in gaps]
+    type_with_intervals(page, "#id_entailment", list(text), gaps)
+    page.locator("#id_entailment").evaluate(
+        "field => field.form.dispatchEvent(new Event('submit', {cancelable: true}))"
+    )
+    sent = json.loads(page.locator("input[name=typing_evidence]").input_value())["fields"]["entailment"]
+    assert sent["sk"] == pytest.approx(population_skewness(gaps[1:]), abs=0.002)
+
+
+def test_three_sentences_typed_at_an_even_pace_with_a_uniform_jitter_are_a_machines(writing_page):
+    """The issue's Playwright bot: each gap 240 ms +-60% (a CV of 0.35, as wide as a person's)."""
+    page = writing_page()
+    pause_the_clock(page)
+    rng = random.Random(7)
+    for name, text in SENTENCES.items():
+        type_with_intervals(page, f"#id_{name}", list(text), [240 * (1 + rng.uniform(-0.6, 0.6)) for _ in text])
+    submit(page)
+    page.locator(".message.success").wait_for()
+    assert all("machine-cadence" in evidence_of(name).flags for name in SENTENCES)
+
+
+def test_three_sentences_typed_like_a_person_are_not(writing_page):
+    page = writing_page()
+    for seed, name in enumerate(SENTENCES):
+        type_like_a_person(page, f"#id_{name}", SENTENCES[name], seed=seed)
+    submit(page)
+    page.locator(".message.success").wait_for()
+    assert all(evidence_of(name).flags == [] for name in SENTENCES)

@@ -40,6 +40,7 @@ def evidence_of(field: dict) -> FieldEvidence:
         intervals=field.get("n", 0),
         interval_mean_ms=field.get("m"),
         interval_cv=field.get("cv"),
+        interval_skew=field.get("sk"),
     )
 
 
