@@ -12,6 +12,17 @@ Thresholds, measured on SNLI dev's 10,000 hypotheses replayed as 1,107 writers o
 each (bench/copy_check.py; docs/quality.md, "Copies across writers"): honest people write the same
 short sentence ("a man is outside", "the woman is running") often, so sentences under five words
 are never copies, and a similarity of 0.85 keeps honest writers' flagged sessions far under 1%.
+
+Paraphrases (issue 72, item 3): a template with one word changed is 0.49-0.74 apart by trigrams,
+and a farm of sentences of four words or fewer was never compared. Each sentence is stored with
+its template signature too (authorship.paraphrase: rough lemmas, the premise's content words
+slotted out, and the content words it did not take from its premise). When the trigram rule finds
+nothing, the earlier sentences sharing at least two of those own words are candidates (a GIN index
+on them answers); a candidate is a paraphrase when both signatures have six words or more, at most
+two words apart, sharing three own words, or both have four words or fewer and are the same.
+Honest writers build their sentence from their premise, so what is left after slotting is mostly
+function words; a template's own words stay. Measured on SNLI dev (bench/copy_check.py;
+docs/quality.md).
 """
 
 from collections.abc import Iterator, Sequence
@@ -24,6 +35,7 @@ from django.db import connection, transaction
 from corpus.models import Pair, Worker
 from crowd.models import StudySession
 
+from . import paraphrase
 from .judgements import normalised_sentence
 from .models import WrittenSentence
 
@@ -35,6 +47,20 @@ COPY_SIMILARITY = 0.85
 MIN_COPY_WORDS = 5
 # The stored key: enough of a sentence to tell it apart (hypotheses are at most 500 characters).
 MAX_KEY_CHARS = 300
+# Paraphrases of a template: signatures (premise words slotted out) of at least this many words,
+# at most this many words inserted, deleted or replaced apart (two ids each changing another word
+# of one template are two apart), sharing at least PARAPHRASE_SHARED_OWN_WORDS words not from
+# either premise. Two shared words flagged 1.6% of SNLI dev's honest writers ("X is talking on the
+# phone"); three keep it near the trigram rule's (docs/quality.md).
+PARAPHRASE_MIN_WORDS = 6
+PARAPHRASE_MAX_EDITS = 2
+PARAPHRASE_SHARED_OWN_WORDS = 3
+# Short sentences: the same signature, both of at most this many words. Honest short twins are
+# almost all made of their premises' words ("a man is outside" about a man), which slot out.
+SHORT_MAX_WORDS = 4
+MIN_SHARED_OWN_WORDS = 2
+# Candidates looked at, those sharing most own words first: a farm's template shares all but one.
+PARAPHRASE_CANDIDATES = 100
 
 
 def copy_key(text: str) -> str:
@@ -49,12 +75,14 @@ def can_be_a_copy(key: str) -> bool:
 
 @dataclass(frozen=True)
 class Copy:
-    """The earlier sentence a new one copies, and how alike they are (1.0: the same words)."""
+    """The earlier sentence a new one copies, and how alike they are (1.0: the same words): by
+    trigrams for a near-copy, by words (1 - word edits / words) for a paraphrase."""
 
     sentence_id: int
     worker_id: int
     cluster_root_id: int
     similarity: float
+    paraphrase: bool = False
 
     def own(self, worker: Worker) -> bool:
         """A repeat of the writer's own sentence from another session."""
@@ -105,19 +133,66 @@ def _nearest_on_postgresql(key: str, condition: str, params: list[int]) -> Copy 
     return None if row is None else Copy(row[0], row[1], row[2], float(row[3]))
 
 
-def earlier_copy(worker: Worker, study_session: StudySession | None, premise_id: int, text: str) -> Copy | None:
-    """The earlier written sentence `text` (written on `premise_id`) is a near-copy of, or None."""
-    key = copy_key(text)
-    if not can_be_a_copy(key):
+def is_paraphrase(signature: Sequence[str], earlier: Sequence[str], shared_own_words: int) -> bool:
+    """Whether two signatures (authorship.paraphrase) are one template written twice."""
+    if shared_own_words < MIN_SHARED_OWN_WORDS:
+        return False
+    if min(len(signature), len(earlier)) >= PARAPHRASE_MIN_WORDS:
+        close = paraphrase.word_edits(signature, earlier) <= PARAPHRASE_MAX_EDITS
+        return close and shared_own_words >= PARAPHRASE_SHARED_OWN_WORDS
+    if max(len(signature), len(earlier)) <= SHORT_MAX_WORDS:
+        return tuple(signature) == tuple(earlier)
+    return False
+
+
+def paraphrase_sql(table: str, condition: str) -> str:
+    """Candidates sharing at least MIN_SHARED_OWN_WORDS own words, most shared first (parameters:
+    the own words three times, then the condition's)."""
+    shared = "cardinality(ARRAY(SELECT unnest(own_words) INTERSECT SELECT unnest(%s::varchar[])))"
+    return (
+        f"SELECT id, worker_id, COALESCE(cluster_root_id, id), signature, {shared} AS shared "
+        f"FROM {table} WHERE own_words && %s::varchar[] AND {shared} >= {MIN_SHARED_OWN_WORDS} AND {condition} "
+        f"ORDER BY shared DESC, id LIMIT {PARAPHRASE_CANDIDATES}"
+    )
+
+
+def _earlier_paraphrase(signature: str, own_words: list[str], condition: str, params: list[int]) -> Copy | None:
+    if len(own_words) < MIN_SHARED_OWN_WORDS:
         return None
+    words = signature.split()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            paraphrase_sql(WrittenSentence._meta.db_table, condition), [own_words, own_words, own_words, *params]
+        )
+        candidates = cursor.fetchall()
+    for sentence_id, worker_id, cluster_root_id, earlier, shared in candidates:
+        earlier_words = earlier.split()
+        if is_paraphrase(words, earlier_words, shared):
+            edits = paraphrase.word_edits(words, earlier_words)
+            similarity = 1 - edits / max(len(words), len(earlier_words))
+            return Copy(sentence_id, worker_id, cluster_root_id, similarity, paraphrase=True)
+    return None
+
+
+def earlier_copy(
+    worker: Worker, study_session: StudySession | None, premise_id: int, text: str, premise_text: str = ""
+) -> Copy | None:
+    """The earlier written sentence `text` (written on `premise_id`, which says `premise_text`) is a
+    near-copy or a paraphrase of, or None."""
+    key = copy_key(text)
     condition, params = _exclusions(worker, study_session, premise_id)
     with transaction.atomic():
-        return _nearest_on_postgresql(key, condition, params)
+        if can_be_a_copy(key):
+            found = _nearest_on_postgresql(key, condition, params)
+            if found is not None:
+                return found
+        signature, own_words = paraphrase.stored_signature(text, premise_text)
+        return _earlier_paraphrase(signature, own_words, condition, params)
 
 
 def copies_of(worker: Worker, study_session: StudySession | None, pairs: Sequence[Pair]) -> list[Copy | None]:
     """For each new pair, before it is recorded: the earlier sentence its hypothesis copies, or None."""
-    return [earlier_copy(worker, study_session, pair.premise_id, pair.hypothesis) for pair in pairs]
+    return [earlier_copy(worker, study_session, pair.premise_id, pair.hypothesis, pair.premise.text) for pair in pairs]
 
 
 def record_written_sentences(
@@ -131,9 +206,12 @@ def record_written_sentences(
             worker=worker,
             study_session=study_session,
             normalised=copy_key(pair.hypothesis),
+            signature=signature,
+            own_words=own_words,
             copy_of_id=None if copy is None else copy.sentence_id,
             copy_similarity=None if copy is None else copy.similarity,
             cluster_root_id=None if copy is None else copy.cluster_root_id,
         )
         for pair, copy in zip(pairs, copies, strict=True)
+        for signature, own_words in [paraphrase.stored_signature(pair.hypothesis, pair.premise.text)]
     )

@@ -1,6 +1,8 @@
 """What the browser reported about how one sentence was written, beside the sentence, and the flags
 judged from it (authorship.judgements). Evidence, never a verdict: nothing here changes a label."""
 
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 
@@ -70,10 +72,17 @@ class WrittenSentence(models.Model):
     copy_similarity = models.FloatField(null=True, blank=True)
     # The first sentence of the copy's group: copies of copies share it, so a cluster is one grouping.
     cluster_root = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # What survives a paraphrase (authorship.paraphrase): the sentence's rough lemmas with its
+    # premise's content words slotted out, and the content words it did not take from its premise.
+    signature = models.CharField(max_length=300, blank=True, default="", help_text="Lemmas; premise words as _.")
+    own_words = ArrayField(models.CharField(max_length=40), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["normalised"], name="written_sentence_normalised")]
+        indexes = [
+            models.Index(fields=["normalised"], name="written_sentence_normalised"),
+            GinIndex(fields=["own_words"], name="written_sentence_own_words"),
+        ]
 
     def __str__(self) -> str:
         return self.normalised

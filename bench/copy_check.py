@@ -5,8 +5,9 @@
 1. False flags: SNLI dev's real hypotheses (../shared/data/snli_1.0_dev.jsonl), each caption's
    writing a premise, replayed in file order as distinct writers of three premises each, each in a
    study session of its own, through the server's own lookup and record (authorship.copies), as
-   the submit runs them. Counted: hypotheses flagged `copy`, and writers whose session would be
-   flagged (a third of its hypotheses, judgements.session_is_flagged).
+   the submit runs them. Counted: hypotheses flagged `copy` (those found as paraphrases apart), and
+   writers whose session would be flagged (a third of its hypotheses, judgements.session_is_flagged),
+   with the trigram rule's flags alone too.
 2. Cost (PostgreSQL only): the submit's lookup (copies.nearest_sql inside copies.trigram_lookup)
    explained with ANALYZE on a table of the same shape and indexes holding every distinct real
    sentence here (SNLI dev, MPE, DNC: about 72k) twice, 143k rows: never analysed, then right after
@@ -60,6 +61,7 @@ def false_flags() -> dict[str, object]:
     from django.db import transaction
 
     from authorship import copies, judgements
+    from authorship.models import WrittenSentence
     from bench.attacks._participant import wilson
     from corpus.models import Dataset, Genre, Label, Pair, Premise, PromptFamily, Split, Worker
     from corpus.services import create_pairs
@@ -82,7 +84,8 @@ def false_flags() -> dict[str, object]:
     dataset = Dataset.objects.create(slug=f"bench-copies-{nonce}", name="bench copies")
     study = Study.objects.create(slug=f"bench-copies-{nonce}", name="bench", dataset=dataset, completion_code="B")
     writings = snli_writings()
-    hypotheses = flagged_hypotheses = writers = flagged_writers = 0
+    hypotheses = flagged_hypotheses = writers = flagged_writers = paraphrases = 0
+    writers_flagged_without_paraphrases = 0
     started = time.monotonic()
     lookup_seconds = 0.0
     examples: list[str] = []
@@ -90,7 +93,7 @@ def false_flags() -> dict[str, object]:
         user = get_user_model().objects.create(username=f"bench-copies-{nonce}-{first}")
         worker = Worker.objects.create(user=user)
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"{nonce}-{first}")
-        copied = written = 0
+        copied = written = copied_by_trigrams = 0
         for number, writing in enumerate(writings[first : first + WRITINGS_PER_WRITER]):
             with transaction.atomic():
                 premise = Premise.objects.create(
@@ -122,13 +125,18 @@ def false_flags() -> dict[str, object]:
                 copies.record_written_sentences(worker, session, pairs, found)
             written += len(pairs)
             copied += sum(copy is not None for copy in found)
+            copied_by_trigrams += sum(copy is not None and not copy.paraphrase for copy in found)
+            paraphrases += sum(copy is not None and copy.paraphrase for copy in found)
             for pair, copy in zip(pairs, found, strict=True):
-                if copy is not None and len(examples) < 12:
-                    examples.append(f"{pair.hypothesis!r} ~ {copy.similarity:.2f}")
+                if copy is not None and len(examples) < 24:
+                    earlier = WrittenSentence.objects.get(pk=copy.sentence_id).pair.hypothesis
+                    kind = "paraphrase" if copy.paraphrase else "trigram"
+                    examples.append(f"{pair.hypothesis!r} ~ {earlier!r} ({kind} {copy.similarity:.2f})")
         hypotheses += written
         flagged_hypotheses += copied
         writers += 1
         flagged_writers += judgements.session_is_flagged(copied, written)
+        writers_flagged_without_paraphrases += judgements.session_is_flagged(copied_by_trigrams, written)
     return {
         "hypotheses": hypotheses,
         "flagged_hypotheses": flagged_hypotheses,
@@ -138,6 +146,8 @@ def false_flags() -> dict[str, object]:
         "flagged_writers": flagged_writers,
         "writer_rate": round(flagged_writers / writers, 4),
         "writer_interval": wilson(flagged_writers, writers),
+        "paraphrases": paraphrases,
+        "writers_flagged_by_the_trigram_rule_alone": writers_flagged_without_paraphrases,
         "mean_lookup_ms_per_submit": round(1000 * lookup_seconds / len(writings), 2),
         "seconds": round(time.monotonic() - started, 1),
         "examples": examples,

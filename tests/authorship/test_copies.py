@@ -111,8 +111,13 @@ def test_repeats_inside_one_session_stay_repeated_not_copies(dataset, make_worke
 
 
 def test_honest_writers_sharing_a_short_sentence_are_not_copies(dataset, make_worker):
-    """Short sentences coincide among honest writers (2% of SNLI dev's 3-4-word hypotheses)."""
-    short = {"entailment": "A man is outside.", "neutral": "The man is tired.", "contradiction": "Nobody is there."}
+    """Short sentences coincide among honest writers (2% of SNLI dev's 3-4-word hypotheses), built
+    of their premise's words ("the boat left the harbour at dawn") and function words."""
+    short = {
+        "entailment": "A boat left.",
+        "neutral": "The harbour is busy.",
+        "contradiction": "Nobody left the harbour.",
+    }
     study = holding_study(dataset, tasks=1)
     for n in range(2):
         worker = make_worker(username=f"honest-{n}")
@@ -222,3 +227,74 @@ def test_the_workers_page_shows_copies_per_writer_and_which_ids_share_which_sent
     assert all(f"template-{n}</span>" in first for n in range(3)) and "repeater" not in first
     again = clusters.split(TEMPLATES[1]["neutral"], 1)[1].split("</tr>", 1)[0]
     assert 'repeater</span> <span class="muted small">(2, 2)' in again
+
+
+# Paraphrases (issue 72, item 3): each id changes another word of each template sentence.
+WORD_CHANGES = [
+    {"crowd": "audience", "album": "record", "silent": "quiet"},
+    {"band": "group", "songs": "tunes", "empty": "deserted"},
+    {"square": "plaza", "first": "latest", "completely": "totally"},
+    {"listens": "dances", "plays": "performs", "square": "park"},
+]
+
+
+def paraphrased(texts, changes):
+    def one_word_changed(text):
+        for old, new in changes.items():
+            if old in text:
+                return text.replace(old, new, 1)
+        raise AssertionError(f"no word of {changes} in {text!r}")
+
+    return {name: one_word_changed(text) for name, text in texts.items()}
+
+
+def test_ids_writing_one_template_with_a_word_changed_have_their_codes_held(dataset, make_worker):
+    """Trigrams put one changed word of six to eight at 0.49-0.74: below 0.85, nothing was flagged.
+    The first id writes the template as it is, each later id changes another word of it."""
+    study = holding_study(dataset, tasks=1)
+    sessions = []
+    for n, changes in enumerate([{}, *WORD_CHANGES[1:]]):
+        worker = make_worker(username=f"paraphraser-{n}")
+        session = visit(study, worker, f"paraphrase-{n}")
+        write(worker, session, paraphrased(TEMPLATES[0], changes) if changes else TEMPLATES[0])
+        session.refresh_from_db()
+        sessions.append(session)
+    first, *later = sessions
+    assert first.completion_code and flags_of(first) == [[], [], []]
+    for session in later:
+        assert flags_of(session) == [["copy"]] * 3
+        assert session.completion_code == "" and "3 of 3" in session.code_held_reason
+    rows = WrittenSentence.objects.filter(study_session__in=later)
+    assert all(row.copy_of is not None and row.copy_similarity < 1 for row in rows)
+
+
+# A farm of sentences of four words or fewer, none of them from the premise (a boat at dawn).
+SHORT_FARM = {
+    "entailment": "Musicians perform music.",
+    "neutral": "Tourists enjoy concerts.",
+    "contradiction": "Everyone stays asleep.",
+}
+
+
+def test_ids_writing_one_list_of_short_sentences_have_their_codes_held(dataset, make_worker):
+    """Sentences under five words were never compared: the farm's 4-word list passed untouched."""
+    study = holding_study(dataset, tasks=1)
+    sessions = []
+    for n in range(3):
+        worker = make_worker(username=f"short-farm-{n}")
+        session = visit(study, worker, f"short-farm-{n}")
+        write(worker, session, SHORT_FARM)
+        session.refresh_from_db()
+        sessions.append(session)
+    assert sessions[0].completion_code
+    for session in sessions[1:]:
+        assert flags_of(session) == [["copy"]] * 3
+        assert session.completion_code == ""
+
+
+def test_written_sentences_keep_their_template_signature(dataset, make_worker):
+    write(make_worker(), None, {**TEMPLATES[0], "contradiction": "The boat never left the harbour."})
+    row = WrittenSentence.objects.get(normalised="the boat never left the harbour")
+    # The premise says "the boat left the harbour at dawn": its words are slots.
+    assert row.signature == "the _ never _ the _"
+    assert row.own_words == ["never"]
