@@ -25,4 +25,3 @@ def test_a_loopback_target_is_refused_without_a_request_and_not_retried(model):
     with override_settings(OUTBOUND_ALLOWED_NETWORKS=[]), pytest.raises(targets.TargetUnavailable):
         targets.endpoint_probabilities(model.url, "A man sleeps.", "Nobody sleeps.", retries=2)
     assert model.requests == 0
-
