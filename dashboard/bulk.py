@@ -56,9 +56,10 @@ def act_on_pairs(
     return BulkDone(record, unchanged)
 
 
-def undo_bulk_action(token: str, *, actor: Any) -> int:
-    """Undo one bulk action of the history (the pairs decided since keep that decision): the count.
-    An action of a team where the actor may not do research, or one undone already, is refused."""
+def undo_bulk_action(token: str, *, actor: Any) -> PairBulkAction:
+    """Undo one bulk action of the history (the pairs decided since keep that decision): its record,
+    with how many were undone. An action of a team where the actor may not do research, or one
+    undone already, is refused."""
     with transaction.atomic():
         record = PairBulkAction.objects.select_for_update().filter(token=token).first()
         teams = list(record.teams.values_list("pk", flat=True)) if record else []
@@ -74,7 +75,7 @@ def undo_bulk_action(token: str, *, actor: Any) -> int:
             undone = adjudication.undo_bulk(token, researcher=actor)
         record.undone_at, record.undone_by, record.undone_count = timezone.now(), actor, undone
         record.save(update_fields=["undone_at", "undone_by", "undone_count"])
-    return undone
+    return record
 
 
 def bulk_history(user: Any, limit: int = 20) -> list[PairBulkAction]:

@@ -39,5 +39,12 @@ def ensure_demo_snapshot_and_runs(dataset, researcher_username, stdout=None):
             execute_training_run(run.pk)
             made.append(run.pk)
     if not TrainingRun.objects.filter(snapshot=snapshot, results__has_key="genre_matrix_file").exists():
-        call_command("genre_matrix", snapshot=snapshot.pk, model="cbow", config=json.dumps(DEMO_CONFIG), stdout=stdout)
+        call_command(
+            "genre_matrix",
+            snapshot=snapshot.pk,
+            model="cbow",
+            config=json.dumps(DEMO_CONFIG),
+            bars_on_a_terminal_only=True,
+            stdout=stdout,
+        )
     return snapshot, made

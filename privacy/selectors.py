@@ -120,3 +120,16 @@ def erasures_since(team_ids: set[int] | None, since: Any) -> QuerySet[ErasureRec
     if team_ids is not None:
         rows = rows.filter(team_id__in=team_ids)
     return rows
+
+
+def erasures_since_each_snapshot(team_ids: set[int] | None, shown: int) -> list[tuple[Any, int]]:
+    """The latest `shown` snapshots of these teams (None: every team's), each with how many
+    erasures its team recorded since it was made: a released snapshot keeps the people erased
+    after it, the next one leaves them out."""
+    from modeling.models import Snapshot
+
+    snapshots = Snapshot.objects.all() if team_ids is None else Snapshot.objects.filter(team_id__in=team_ids)
+    return [
+        (snapshot, erasures_since({snapshot.team_id or 0}, snapshot.created_at).count())
+        for snapshot in snapshots.order_by("-created_at")[:shown]
+    ]

@@ -35,3 +35,11 @@ def teams_of(user: Any) -> list[tuple[Team, str]]:
 
 def owner_count(team_id: int) -> int:
     return Membership.objects.filter(team_id=team_id, role=Role.OWNER).count()
+
+
+def team_named(slug: str) -> Team | None:
+    return Team.objects.filter(slug=slug).first()
+
+
+def membership_in(team: Team, membership_id: int) -> Membership | None:
+    return Membership.objects.filter(team=team, pk=membership_id).select_related("user").first()

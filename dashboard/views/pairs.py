@@ -14,7 +14,6 @@ from collection import services as collection_services
 from corpus.models import Label, Split
 from corpus.services import LabelRefused
 from dashboard import bulk
-from dashboard.models import PairBulkAction
 from dashboard.queries import pairs as queries
 from dashboard.queries.collection import held_premise_count
 from dashboard.queries.common import genres
@@ -115,13 +114,14 @@ def pairs_bulk(request: HttpRequest) -> HttpResponseBase:
 def pairs_bulk_undo(request: HttpRequest) -> HttpResponseBase:
     """Undo one bulk action of the history (any of them, not only the last)."""
     try:
-        record = PairBulkAction.objects.filter(token=request.POST.get("token", "")).first()
-        undone = bulk.undo_bulk_action(request.POST.get("token", ""), actor=request.user)
+        record = bulk.undo_bulk_action(request.POST.get("token", ""), actor=request.user)
     except bulk.BulkActionRefused as refused:
         messages.error(request, str(refused))
     else:
-        said = BULK_ACTIONS[record.kind][1] if record else "are back as they were"
-        messages.success(request, f"Undone: {undone} pairs {said} (pairs decided since keep that decision).")
+        messages.success(
+            request,
+            f"Undone: {record.undone_count} pairs {BULK_ACTIONS[record.kind][1]} (pairs decided since keep that decision).",
+        )
     back = request.POST.get("next", "")
     return redirect(back if back.startswith("/") and not back.startswith("//") else reverse("dashboard:pairs"))
 

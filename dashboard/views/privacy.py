@@ -12,8 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from corpus.models import Worker
-from modeling.models import Snapshot
-from privacy.selectors import erasures_since, find_participant
+from privacy.selectors import erasures_since, erasures_since_each_snapshot, find_participant
 from privacy.services import ParticipantNotFound, download_participant_data, erase_participant
 from teams import access
 
@@ -32,11 +31,7 @@ def privacy_page(request: HttpRequest) -> HttpResponseBase:
     market_id = request.GET.get("market_id", "").strip()
     found = _found(request, market_id, access.RESEARCH) if market_id else None
     teams = access.team_ids(request.user)
-    snapshots = Snapshot.objects.all() if teams is None else Snapshot.objects.filter(team_id__in=teams)
-    since_each = [
-        (snapshot, erasures_since({snapshot.team_id or 0}, snapshot.created_at).count())
-        for snapshot in snapshots.order_by("-created_at")[:SNAPSHOTS_SHOWN]
-    ]
+    since_each = erasures_since_each_snapshot(teams, SNAPSHOTS_SHOWN)
     recent = erasures_since(teams, None)[:50]
     return render_page(
         request,

@@ -22,16 +22,13 @@ MISSING_TEAM = "No such team."
 def _team(request: AuthenticatedRequest, slug: str) -> Team:
     """The team named, when the user may manage its members: another team's answers as an unknown
     slug does (404), a researcher's or annotator's own team 403."""
-    team = found(Team.objects.filter(slug=slug).first(), MISSING_TEAM)
+    team = found(selectors.team_named(slug), MISSING_TEAM)
     access.require(request.user, team.pk, access.MEMBERS, missing=MISSING_TEAM)
     return team
 
 
 def _membership(team: Team, membership_id: int) -> Membership:
-    return found(
-        Membership.objects.filter(team=team, pk=membership_id).select_related("user").first(),
-        "No such member in this team.",
-    )
+    return found(selectors.membership_in(team, membership_id), "No such member in this team.")
 
 
 def _members_page(request: AuthenticatedRequest, team: Team, *, status: int = 200, **extra: Any) -> HttpResponseBase:

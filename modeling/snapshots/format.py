@@ -24,6 +24,8 @@ CONTENT_HASH_RULE = "sha256 over lines '<name>\\t<sha256>\\n' of the data files 
 TRAIN_SPLIT = "train"
 # Dev/test are split matched/mismatched when a dataset has held-out genres; plain otherwise (SNLI).
 EVALUATION_SPLITS = ("dev_matched", "dev_mismatched", "test_matched", "test_mismatched", "dev", "test")
+# The splits a run stops early on, the first a snapshot has (the training data and a node's results agree).
+DEV_SPLITS_FOR_EARLY_STOPPING = ("dev_matched", "dev")
 TRAIN_FILE = f"{TRAIN_SPLIT}.jsonl"
 
 # MultiNLI 1.0's JSONL keys in its (alphabetical) order, then `dataset`, which MultiNLI does not have.

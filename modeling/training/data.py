@@ -19,6 +19,7 @@ from corpus.giveaways import tokenize as tokenize  # the one tokenizer, shared w
 from corpus.labels import LABELS as LABELS  # the training modules read them from here
 from corpus.labels import NO_GOLD as NO_GOLD
 from modeling.snapshots.format import (
+    DEV_SPLITS_FOR_EARLY_STOPPING,
     EVALUATION_SPLITS,
     TRAIN_FILE,
     SnapshotError,
@@ -31,7 +32,6 @@ from modeling.snapshots.format import (
 LABEL_INDEX = {label: i for i, label in enumerate(LABELS)}
 NO_LABEL = -1
 
-DEV_SPLITS_FOR_EARLY_STOPPING = ("dev_matched", "dev")
 
 PAD, UNK = "<pad>", "<unk>"
 

@@ -11,9 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from modeling.snapshots.format import EVALUATION_SPLITS
-
-from .data import DEV_SPLITS_FOR_EARLY_STOPPING
+from modeling.snapshots.format import DEV_SPLITS_FOR_EARLY_STOPPING, EVALUATION_SPLITS
 
 # The metrics without the per-pair predictions: a MultiNLI run's are under 20 KiB.
 MAX_METRICS_BYTES = 64 * 1024

@@ -95,6 +95,10 @@ def test_a_study_set_up_run_and_cleaned_from_the_dashboard(
     with page.expect_navigation():
         page.click("form button[type=submit]:has-text('Start the preview')")
     assert "nothing you do here is saved" in page.content()
+    # A new study has the lab's information sheet: the preview reads it as a participant would.
+    assert page.locator("#information-sheet").count() == 1
+    with page.expect_navigation():
+        page.click("#consent-agree")
     assert page.locator("#premise").inner_text() in PREMISES
     with page.expect_navigation():
         page.click("button:has-text('End preview')")
@@ -103,6 +107,8 @@ def test_a_study_set_up_run_and_cleaned_from_the_dashboard(
     # 3. A participant writes through the study link.
     participant = chromium_browser.new_context(viewport={"width": 390, "height": 844}).new_page()
     participant.goto(f"{url}/study/harbour-writing/?PROLIFIC_PID=LOOPWRITER1&STUDY_ID=s&SESSION_ID=loop-1")
+    with participant.expect_navigation():
+        participant.click("#consent-agree")  # the information sheet comes before the first task
     family = genre.family
     prompts = {
         "entailment": family.entailment_prompt,

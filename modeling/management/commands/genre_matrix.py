@@ -72,6 +72,11 @@ class Command(BaseCommand):
         parser.add_argument("--config", default="{}", help="JSON; dropout defaults to 0.2 as in MultiNLI's Table 5")
         parser.add_argument("--genres", default="", help="comma-separated training genres (default: all in train)")
         parser.add_argument("--queue", action="store_true", help="send the runs to GPU nodes and wait for them")
+        parser.add_argument(
+            "--bars-on-a-terminal-only",
+            action="store_true",
+            help="draw the training progress bars only when the output is a terminal (the demo's log)",
+        )
 
     def handle(self, *args, snapshot, model, config, genres, queue, **options):
         try:
@@ -89,7 +94,14 @@ class Command(BaseCommand):
         if queue:
             runs = sorted(wait_for_runs([r.pk for r in runs]), key=lambda r: genres.index(r.config["train_genre"]))
         else:
-            runs = [run_in_process(r, desc=f"{model} on {r.config['train_genre']}") for r in runs]
+            runs = [
+                run_in_process(
+                    r,
+                    desc=f"{model} on {r.config['train_genre']}",
+                    bar_off_a_terminal=not options["bars_on_a_terminal_only"],
+                )
+                for r in runs
+            ]
         failed = [r for r in runs if r.status != RunStatus.DONE]
         if failed:
             raise CommandError("; ".join(f"run {r.pk} ({r.config['train_genre']}): {r.error}" for r in failed))

@@ -39,11 +39,14 @@ def wait_for_runs(run_ids, poll=1.0, stream=None):
             time.sleep(poll)
 
 
-def run_in_process(run, desc=None):
-    # disable=None: one bar redrawn in place on a terminal, nothing when the output is a file or a
-    # pipe (make demo's log read as hundreds of lines of bars before the addresses).
+def run_in_process(run, desc=None, bar_off_a_terminal=True):
+    """Train `run` here with a progress bar; `bar_off_a_terminal=False` draws it only on a terminal
+    (tqdm's disable=None): the demo's log, a file, read as hundreds of lines of bars."""
     with tqdm(
-        total=run.total_steps or None, unit="step", desc=desc or f"run {run.pk} {run.model}", disable=None
+        total=run.total_steps or None,
+        unit="step",
+        desc=desc or f"run {run.pk} {run.model}",
+        disable=False if bar_off_a_terminal else None,
     ) as bar:
         execute_training_run(run.pk, bar=bar)
         run.refresh_from_db()
