@@ -98,6 +98,7 @@ def erasure() -> float:
     from privacy.services import erase_by_market_id
 
     team_id = Dataset.objects.get(slug="bench").team_id
+    assert team_id is not None
     started = time.perf_counter()
     if os.environ.get("BENCH_PROFILE"):
         import cProfile

@@ -15,7 +15,7 @@ def numeric_defaults_in_settings(source: str) -> dict[str, str]:
 
 def defaults_in_readme(readme: str) -> dict[str, str]:
     """Variable -> default, from the table rows that name as many variables as they give defaults."""
-    found = {}
+    found: dict[str, str] = {}
     for line in readme.splitlines():
         if not line.startswith("| `"):
             continue

@@ -3,20 +3,22 @@ only, and one that spans lines is rendered to the participant as it was typed), 
 database the platform does not run on."""
 
 from pathlib import Path
+from typing import cast
 
 from django.template import engines
+from django.template.backends.django import DjangoTemplates
 from django.template.base import Lexer, TokenType
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def template_files():
-    folders = [Path(folder) for folder in engines["django"].engine.dirs]
+    folders = [Path(folder) for folder in cast(DjangoTemplates, engines["django"]).engine.dirs]
     folders += [path for path in REPO.glob("*/templates") if ".venv" not in path.parts]
     return sorted({path for folder in folders for path in folder.rglob("*.html")})
 
 
-def comment_marks_in_text(source: str) -> list[int]:
+def comment_marks_in_text(source: str) -> list[int | None]:
     """The lines of text tokens (what a page renders as typed) that carry a comment's marks."""
     return [
         token.lineno

@@ -71,7 +71,7 @@ def run(base_url, *, seed=0):
     known = setup(seed)
     browser = AdminBrowser(base_url)
     assert browser.login(*known["login"]), "the annotator could not log in to the admin"
-    by_variant = {variant: [] for variant in VARIANTS}
+    by_variant: dict[str, list[bool]] = {variant: [] for variant in VARIANTS}
     for pair in known["pairs"]:
         change = f"/admin/corpus/pair/{pair}/change/"
         before = _pair(pair)

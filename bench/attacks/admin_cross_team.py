@@ -80,7 +80,7 @@ def run(base_url, *, seed=0):
     assert browser.login(*known["login"]), "B's owner could not log in to the admin"
     pid, worker = known["external_id"], known["worker"]
     change = f"/admin/corpus/worker/{worker}/change/"
-    by_variant = {variant: [] for variant in VARIANTS}
+    by_variant: dict[str, list[bool]] = {variant: [] for variant in VARIANTS}
     for _ in range(ROUNDS):
         by_variant["list workers"].append(
             f">{pid}<" in browser.get(f"/admin/corpus/worker/?q={pid}")[1]

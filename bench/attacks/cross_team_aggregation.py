@@ -51,6 +51,7 @@ def setup(seed=0):
     team_a = Team.objects.create(slug=f"aggr-a-{tag}", name=f"Aggregation A {tag}")
     team_b = Team.objects.create(slug=f"aggr-b-{tag}", name=f"Aggregation B {tag}")
     genre = Genre.objects.order_by("pk").first()
+    assert genre is not None
     datasets = {
         "a": Dataset.objects.create(slug=f"aggr-a-data-{tag}", name=f"aggr-a-data-{tag}", team=team_a),
         "a-two-way": Dataset.objects.create(
@@ -104,7 +105,7 @@ def run(base_url, *, seed=0):
     browser = AdminBrowser(base_url)
     assert browser.login(*known["login"]), "B's owner could not log in"
     slug_a = known["dataset_a"]
-    by_variant = {variant: [] for variant in VARIANTS}
+    by_variant: dict[str, list[bool]] = {variant: [] for variant in VARIANTS}
     for _ in range(ROUNDS):
         by_variant["form lists A"].append(slug_a in browser.get("/dashboard/aggregation/")[1])
         before = _runs_on(slug_a)

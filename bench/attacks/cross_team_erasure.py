@@ -50,9 +50,9 @@ def setup(seed=0):
     team_a = Team.objects.create(slug=f"erase-a-{tag}", name=f"Erasure A {tag}")
     team_b = Team.objects.create(slug=f"erase-b-{tag}", name=f"Erasure B {tag}")
     dataset = Dataset.objects.create(slug=f"erase-a-data-{tag}", name=f"erase-a-data-{tag}", team=team_a)
-    premise = Premise.objects.create(
-        dataset=dataset, genre=Genre.objects.order_by("pk").first(), split=Split.DEV, prompt_id=tag, text="A dog runs."
-    )
+    genre = Genre.objects.order_by("pk").first()
+    assert genre is not None
+    premise = Premise.objects.create(dataset=dataset, genre=genre, split=Split.DEV, prompt_id=tag, text="A dog runs.")
     (pair,) = create_pairs(
         dataset,
         Split.DEV,
@@ -98,7 +98,7 @@ def run(base_url, *, seed=0):
     assert browser.login(*known["login"]), "B's owner could not log in"
     market_id = known["market_id"]
     quoted = urllib.parse.quote(market_id)
-    by_variant = {variant: [] for variant in VARIANTS}
+    by_variant: dict[str, list[bool]] = {variant: [] for variant in VARIANTS}
     for _ in range(ROUNDS):
         status, page = browser.get(f"/dashboard/privacy/?market_id={quoted}")
         by_variant["found"].append(status == 200 and "Found participant" in page)

@@ -46,6 +46,7 @@ def setup(seed=0):
     team_b = Team.objects.create(slug=f"preview-b-{tag}", name=f"Preview B {tag}")
     dataset = Dataset.objects.create(slug=f"preview-data-{tag}", name=f"preview-data-{tag}", team=team_a)
     genre = Genre.objects.order_by("pk").first()
+    assert genre is not None
     marker = f"Secret{uuid.uuid4().hex[:10]}"
     for number in range(6):
         premise = Premise.objects.create(
@@ -92,7 +93,7 @@ def run(base_url, *, seed=0):
     known = setup(seed)
     browser = AdminBrowser(base_url)
     assert browser.login(*known["login"]), "B's owner could not log in"
-    by_variant = {variant: [] for variant in VARIANTS}
+    by_variant: dict[str, list[bool]] = {variant: [] for variant in VARIANTS}
     for _ in range(ROUNDS):
         for slug in known["studies"]:
             url = f"/study/{slug}/preview/"

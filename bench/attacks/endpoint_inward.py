@@ -30,6 +30,7 @@ import secrets
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
 from ._admin_client import AdminBrowser, form_fields
@@ -49,7 +50,7 @@ class Listener:
     """A loopback HTTP server answering as `behaviour` says; it counts requests and bytes sent."""
 
     def __init__(self, behaviour, host="127.0.0.1", location=""):
-        self.requests = []
+        self.requests: list[dict[str, Any]] = []
         self.sent = 0
         self.done = threading.Event()
         listener = self

@@ -55,6 +55,7 @@ def setup(seed=0):
     team = Team.objects.create(slug=f"preview-back-{tag}", name=f"Preview back {tag}")
     dataset = Dataset.objects.create(slug=f"preview-back-{tag}", name=f"preview-back-{tag}", team=team)
     genre = Genre.objects.order_by("pk").first()
+    assert genre is not None
     for number in range(4):
         Premise.objects.create(
             dataset=dataset, genre=genre, split=Split.TRAIN, prompt_id=f"{tag}-{number}", text=f"A boat {number} sails."
@@ -114,7 +115,7 @@ def run(base_url, *, seed=0):
     browser = AdminBrowser(base_url)
     assert browser.login(*known["login"]), "the researcher could not log in"
     start = f"/study/{known['study']}/preview/"
-    by_how = {how: [] for how in HOW}
+    by_how: dict[str, list[bool]] = {how: [] for how in HOW}
     for _ in range(ROUNDS):
         for address in ELSEWHERE:
             for how in HOW:

@@ -4,6 +4,8 @@ DELETE and TRUNCATE whoever asks, but for the one redaction door (audit.services
 
 import csv
 import io
+from collections.abc import Callable
+from typing import Any, cast
 
 import pytest
 from django.contrib.admin.sites import site
@@ -70,7 +72,7 @@ def test_a_participants_typed_session_id_leaves_the_completions_csv_as_text(rese
     )
     request = RequestFactory().post("/")
     request.user = researcher
-    response = site._registry[Study].export_completions(request, Study.objects.filter(pk=study.pk))
+    response = cast(Any, site._registry[Study]).export_completions(request, Study.objects.filter(pk=study.pk))
     cells = csv_cells(response.content.decode())
     assert "'" + FORMULA in cells and "'+CMD|' /C calc'!A0" in cells
     assert not [cell for cell in cells if cell.startswith(FORMULA_STARTS)]
@@ -78,7 +80,7 @@ def test_a_participants_typed_session_id_leaves_the_completions_csv_as_text(rese
 
 def test_an_entry_is_refused_update_delete_and_truncate_through_the_orm_and_raw_sql():
     entry = audit.record("study.settings", subject_type="crowd.study", subject_id=1, reason="kept")
-    attempts = [
+    attempts: list[Callable[[], object] | str] = [
         lambda: AuditEntry.objects.filter(pk=entry.pk).update(reason="rewritten"),
         lambda: AuditEntry.objects.filter(pk=entry.pk).delete(),
         "UPDATE audit_auditentry SET reason = 'rewritten'",

@@ -265,7 +265,7 @@ def test_ids_writing_one_template_with_a_word_changed_have_their_codes_held(data
         assert flags_of(session) == [["copy"]] * 3
         assert session.completion_code == "" and "3 of 3" in session.code_held_reason
     rows = WrittenSentence.objects.filter(study_session__in=later)
-    assert all(row.copy_of is not None and row.copy_similarity < 1 for row in rows)
+    assert all(row.copy_of is not None and row.copy_similarity is not None and row.copy_similarity < 1 for row in rows)
 
 
 # A farm of sentences of four words or fewer, none of them from the premise (a boat at dawn).

@@ -8,6 +8,7 @@
 
 import html
 import re
+from typing import Any
 
 import pytest
 from django.contrib import messages
@@ -71,7 +72,7 @@ def test_a_refused_submit_in_a_preview_says_once_that_nothing_was_saved(research
 
 def serve_in_preview(researcher, session, path, view):
     """Serve a POST to `path` by `view` as the preview serves it; the messages it leaves."""
-    request = RequestFactory().post(path)
+    request: Any = RequestFactory().post(path)
     request.user = researcher
     request.session = SessionStore()
     request._messages = FallbackStorage(request)

@@ -109,9 +109,15 @@ def _locks_over_joins(path: Path):
             methods.append(chain)
             chain = chain.func.value
         locks = [
-            c for c in methods if c.func.attr == "select_for_update" and not any(k.arg == "of" for k in c.keywords)
+            c
+            for c in methods
+            if isinstance(c.func, ast.Attribute)
+            and c.func.attr == "select_for_update"
+            and not any(k.arg == "of" for k in c.keywords)
         ]
-        if locks and any(c.func.attr == "select_related" and c.args for c in methods):
+        if locks and any(
+            isinstance(c.func, ast.Attribute) and c.func.attr == "select_related" and c.args for c in methods
+        ):
             yield f"{path.relative_to(REPO)}:{locks[0].lineno}"
 
 

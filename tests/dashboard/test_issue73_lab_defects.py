@@ -326,6 +326,7 @@ def test_a_validator_whose_pool_ran_out_after_2_of_4_batches_is_told_so_with_the
 def handlers_printing(record):
     """The handlers `logging` hands the record to, as Logger.callHandlers walks them: the logger's
     and its ancestors' (until one does not propagate), each taking it by its level and filters."""
+    logger: logging.Logger | None
     logger, taking = logging.getLogger(record.name), []
     while logger:
         taking += [h for h in logger.handlers if record.levelno >= h.level and h.filter(record)]

@@ -35,6 +35,7 @@ def no_drift(slug):
     """A recompute from scratch finds nothing to set right: counters, tallies and worker figures."""
     report = recompute_gold(slug, fix=False)
     assert report.disagreements == 0 and report.overfull_pairs == 0
+    assert report.tally_drift is not None and report.worker_tally_drift is not None
     assert report.tally_drift.keys == 0, report.tally_drift.summary()
     assert report.worker_tally_drift.keys == 0, report.worker_tally_drift.summary()
     lengths_and_words = tallies.check_and_rebuild(slug, tallies.CORPUS, repair=False)

@@ -44,6 +44,7 @@ def test_erasing_a_validator_of_snli_dev_leaves_every_statistic_equal_to_a_fresh
     StudySession.objects.create(study=study, worker=validator, external_session_id="SESSION-V1")
     before = statistics()
 
+    assert dataset.team_id is not None
     record = erase_by_market_id("VALIDATOR1", team_id=dataset.team_id)
     assert record.counts["contributions.labels"] == VALIDATOR_PAIRS
     assert not ValidationLabel.objects.filter(worker=validator).exists()
@@ -54,6 +55,7 @@ def test_erasing_a_validator_of_snli_dev_leaves_every_statistic_equal_to_a_fresh
     # From scratch: nothing disagrees, and rebuilding every tally from the labels changes no figure.
     report = recompute_gold("snli", fix=False)
     assert report.disagreements == 0
+    assert report.tally_drift is not None and report.worker_tally_drift is not None
     assert report.tally_drift.keys == 0 and report.worker_tally_drift.keys == 0
     tallies.check_and_rebuild("snli", tallies.CORPUS, repair=True)
     tallies.check_and_rebuild("snli", worker_tally.TALLY, repair=True)
