@@ -41,7 +41,10 @@
 
   function hide(field) { noteFor(field).hidden = true; }
 
+  var submitting = false;
+
   function score(field) {
+    if (submitting) return;  // the task is being sent: its claim will be closed before the answer comes
     var s = state[field.name];
     var text = field.value;
     var asked = ++s.asked;
@@ -73,6 +76,10 @@
     // side, the two requests would race, and the record could be lost with the page.
     event.preventDefault();
     recorded = true;
+    // A draft typed just before the submit must not be scored after it: the claim is closed then,
+    // and the server refuses a note on a task nobody holds (a 403 in the console).
+    submitting = true;
+    Object.keys(state).forEach(function (label) { clearTimeout(state[label].timer); });
     var records = Object.keys(state).map(function (label) {
       var field = form.querySelector("[name=" + label + "]"), s = state[label];
       return {label: label, text: field.value, shown: s.shown, words: s.words,
