@@ -23,6 +23,7 @@ that checks the script, not the hardware. Results of a GPU run go in the closing
 """
 
 import argparse
+import json
 import math
 import multiprocessing
 import os
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,9 +40,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from modeling.training.data import Vocab, encode_examples, example_from_row, make_batches
+from modeling.training.data import SnapshotData, Vocab, encode_examples, example_from_row, make_batches
 from modeling.training.device_data import DeviceTrainSet, padded_ids
-from modeling.training.loop import Trainer, describe_device, resolve_config, seed_everything, sort_by, sort_length
+from modeling.training.graphed import GraphedStep
+from modeling.training.loop import (
+    Trainer,
+    describe_device,
+    resolve_config,
+    seed_everything,
+    sort_by,
+    sort_length,
+    train,
+)
+from modeling.training.packed import train_packed
 from modeling.training.synthetic import synthetic_rows
 
 MATRIX_GENRES = 11
@@ -124,6 +136,67 @@ class NewLoop:
         return pairs
 
 
+class GraphedLoop:
+    """modeling/training/graphed.py: fixed shapes, each shape's step a CUDA graph (eager on a CPU).
+
+    `compiled`: the same fixed-shape step without hand capture, the net under
+    torch.compile(mode="reduce-overhead"), which captures CUDA graphs itself."""
+
+    def __init__(self, model, config, examples, vocab, device, compiled=False):
+        self.trainer = Trainer(model, config, vocab, device=device)
+        self.config = config
+        train_set = DeviceTrainSet(examples, [], device, sort_by=sort_by(model))
+        capture = device.type == "cuda" and not compiled and self.trainer.amp_dtype != torch.float16
+        self.step = GraphedStep(self.trainer, train_set, config["batch_size"], graphs=capture)
+        if compiled:
+            self.step.net = torch.compile(self.trainer.net, mode="reduce-overhead", dynamic=False)
+        self.rng = random.Random(0)
+
+    def batches(self):
+        while True:
+            yield from self.step.epoch(self.rng)
+
+    def run(self, steps, batches):
+        pairs = sum(next(batches) for _ in range(steps))
+        self.step.take_totals()  # read once, as the loop does when it reports
+        return pairs
+
+
+LOOPS = {"old": OldLoop, "new": NewLoop, "graphed": GraphedLoop}
+
+
+class Report:
+    """Each figure printed as soon as it is measured and kept in a JSON file rewritten after every row,
+    so a call cut off by its time limit still returns what it finished."""
+
+    def __init__(self, path, device):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.data: dict[str, Any] = {
+            "device": describe_device(device),
+            "torch": torch.__version__,
+            "rows": [],
+            "matrix": [],
+        }
+        self.save()
+
+    def add(self, section, row):
+        self.data[section].append(row)
+        self.save()
+
+    def save(self):
+        self.path.write_text(json.dumps(self.data, indent=1))
+
+
+def default_json_path():
+    out = os.environ.get("OUT")
+    return (
+        str(Path(out) / "gpu_train.json")
+        if out
+        else str(Path(__file__).resolve().parent.parent / "var" / "gpu_train.json")
+    )
+
+
 def measure(loop, steps, device, profile=False):
     """(pairs/s, GPU busy share or None, peak GiB or None) over `steps` steps after a warm-up."""
     batches = loop.batches()
@@ -167,42 +240,70 @@ def busy_share(loop, batches, steps, device):
     return min(1.0, busy_us / 1e6 / wall)
 
 
-def per_model(args, device):
+def per_model(args, device, report, deadline):
     rows = synthetic_rows(args.pairs, seed=0)
     examples = [example_from_row(row) for row in rows]
     vocab = Vocab.build(examples)
     encode_examples(examples, vocab)
+    loops = args.loops.split(",")
+    models = args.models.split(",")
     print(
         f"\n1-3. per model: {len(examples)} synthetic MultiNLI-shaped pairs (vocabulary {len(vocab)}), "
-        f"{args.dim}-d, {args.steps} timed steps per figure, dropout and lr as the papers"
+        f"{args.dim}-d, dropout and lr as the papers; loops: {', '.join(loops)}",
+        flush=True,
     )
-    header = f"{'model':<16}{'batch':>6}{'old pairs/s':>13}{'new pairs/s':>13}{'new÷old':>9}"
-    header += f"{'busy old':>10}{'busy new':>10}{'peak GiB new':>14}"
-    print(header)
-    print("-" * len(header))
-    for model in args.models.split(","):
+    print(
+        f"{'model':<16}{'batch':>6}{'loop':>10}{'pairs/s':>10}{'÷ old':>8}{'busy':>7}{'peak GiB':>10}{'steps':>7}",
+        flush=True,
+    )
+    measurements = len(models) * 2 * len(loops)
+    for model in models:
         for batch_size in (32, args.large_batch):
             config = resolve_config(
                 model,
                 {"embedding_dim": args.dim, "hidden_dim": args.dim, "batch_size": batch_size, "device": str(device)},
             )
-            figures = {}
-            for name, kind in (("old", OldLoop), ("new", NewLoop)):
+            rates = {}
+            for name in loops:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    print(f"{model:<16}{batch_size:>6}{name:>10}  (out of budget)", flush=True)
+                    continue
                 seed_everything(config["seed"])
-                loop = kind(model, config, examples, vocab, device)
-                figures[name] = measure(loop, args.steps, device, profile=True)
+                try:
+                    kind = LOOPS["graphed"] if name == "compiled" else LOOPS[name]
+                    extra = {"compiled": True} if name == "compiled" else {}
+                    loop = kind(model, config, examples, vocab, device, **extra)
+                    steps = args.steps
+                    if args.budget:  # a share of what is left, from a short probe of this loop's step time
+                        probe_rate, _, _ = measure(loop, 5, device)
+                        share = left * 0.45 / max(1, measurements)
+                        steps = max(5, min(args.steps, int(share * probe_rate / batch_size)))
+                    rate, busy, peak = measure(loop, steps, device, profile=True)
+                except Exception as error:  # a path that fails on this card is a finding, not the end of the run
+                    print(
+                        f"{model:<16}{batch_size:>6}{name:>10}  failed: {type(error).__name__}: {error}"[:300],
+                        flush=True,
+                    )
+                    report.add("rows", {"model": model, "batch": batch_size, "loop": name, "error": str(error)[:500]})
+                    continue
+                finally:
+                    measurements -= 1
+                rates[name] = rate
+                ratio = rate / rates["old"] if "old" in rates else None
+                print(
+                    f"{model:<16}{batch_size:>6}{name:>10}{rate:>10.0f}{(f'{ratio:.2f}×' if ratio else '—'):>8}"
+                    f"{(f'{busy:.0%}' if busy is not None else 'n/a'):>7}{(f'{peak:.2f}' if peak else 'n/a'):>10}{steps:>7}",
+                    flush=True,
+                )
+                report.add(
+                    "rows",
+                    {"model": model, "batch": batch_size, "loop": name, "pairs_per_s": rate, "gpu_busy": busy,
+                     "peak_gib": peak, "steps": steps},
+                )  # fmt: skip
                 del loop
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
-            (old, old_busy, _), (new, new_busy, new_peak) = figures["old"], figures["new"]
-
-            def share(value):
-                return f"{value:.0%}" if value is not None else "n/a"
-
-            print(
-                f"{model:<16}{batch_size:>6}{old:>13.0f}{new:>13.0f}{new / old:>8.2f}×"
-                f"{share(old_busy):>10}{share(new_busy):>10}{(f'{new_peak:.2f}' if new_peak else 'n/a'):>14}"
-            )
 
 
 def synthetic_matrix(pairs, genres, vocab_size, seed=0):
@@ -322,6 +423,66 @@ def genre_matrix(args, device):
         print(f"{'':<4}target (issue 23): packed ≤ 0.25 × sequential")
 
 
+def vmap_matrix(args, device, report, deadline):
+    """The genre matrix as one job: every run's ESIM stacked and trained by one vmap'd step
+    (modeling/training/packed.py), against the same runs one after another with the graphed step."""
+    genres = [f"genre{g}" for g in range(MATRIX_GENRES)]
+    left = deadline - time.monotonic()
+    pairs = args.matrix_pairs
+    esim = [
+        row
+        for row in report.data["rows"]
+        if row.get("model") == "esim" and row.get("batch") == 32 and "pairs_per_s" in row
+    ]
+    if args.budget and esim:  # sequential + packed each train the matrix once (2x its pairs: the mixed run)
+        rate = max(row["pairs_per_s"] for row in esim)
+        pairs = max(MATRIX_GENRES * 64, min(pairs, int(left * 0.35 * rate / 4)))
+    if left <= 0:
+        print("\n4. genre matrix: out of budget", flush=True)
+        return
+    train_rows = synthetic_rows(pairs, seed=0, genres=genres)
+    dev_rows = synthetic_rows(max(300, pairs // 100), seed=1, genres=genres)
+    data = SnapshotData(
+        train=[example_from_row(row, "train") for row in train_rows],
+        evals={"dev_matched": [example_from_row(row, "dev_matched") for row in dev_rows]},
+        manifest={},
+    )
+    base = {"embedding_dim": args.dim, "hidden_dim": args.dim, "device": str(device), "epochs": 1, "step": "graphed"}
+    configs = [dict(base, train_genre=genre) for genre in genres] + [dict(base)]
+    print(
+        f"\n4. genre matrix: {len(genres)} genres + mixed = {len(configs)} ESIM runs, 1 epoch each, {pairs} pairs "
+        f"(budget-sized; MultiNLI's is {MULTINLI_TRAIN_PAIRS}), {args.dim}-d, batch 32",
+        flush=True,
+    )
+    started = time.perf_counter()
+    sequential_results = [train(data, "esim", config)[0] for config in configs]
+    synchronize(device)
+    sequential = time.perf_counter() - started
+    print(f"    sequential (graphed step, one run after another): {sequential:.1f} s", flush=True)
+    report.add("matrix", {"way": "sequential graphed", "pairs": pairs, "seconds": sequential})
+    started = time.perf_counter()
+    packed_results = train_packed([data] * len(configs), "esim", configs)
+    synchronize(device)
+    packed = time.perf_counter() - started
+    scale = MULTINLI_TRAIN_PAIRS / pairs
+    gaps = [
+        abs(a["accuracy"]["dev_matched"] - b["accuracy"]["dev_matched"])
+        for a, b in zip(sequential_results, packed_results, strict=True)
+    ]
+    print(
+        f"    packed (one vmap'd step for all {len(configs)}): {packed:.1f} s = {packed / sequential:.2f}× sequential; "
+        f"at MultiNLI size (×{scale:.1f}, from these measured times): sequential {sequential * scale / 60:.1f} min, "
+        f"packed {packed * scale / 60:.1f} min; largest dev accuracy gap packed vs alone {max(gaps) * 100:.2f} points",
+        flush=True,
+    )
+    report.add(
+        "matrix",
+        {"way": "packed vmap", "pairs": pairs, "seconds": packed, "ratio": packed / sequential,
+         "multinli_minutes_sequential": sequential * scale / 60, "multinli_minutes_packed": packed * scale / 60,
+         "largest_accuracy_gap_points": max(gaps) * 100},
+    )  # fmt: skip
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tiny", action="store_true", help="the CPU-sized version even with a GPU")
@@ -333,12 +494,18 @@ def main():
     parser.add_argument("--matrix-pairs", type=int, default=MULTINLI_TRAIN_PAIRS)
     parser.add_argument("--matrix-vocab", type=int, default=100_000)
     parser.add_argument("--no-matrix", action="store_true")
+    parser.add_argument("--process-matrix", action="store_true", help="also the matrix as 12 processes (the older way)")
+    parser.add_argument("--loops", default="old,new,graphed,compiled", help="which training steps to compare")
+    parser.add_argument("--budget", type=float, default=0, help="seconds for the whole run: steps and matrix fit it")
+    parser.add_argument("--json", default=default_json_path(), help="figures as JSON, rewritten after every row")
     args = parser.parse_args()
+    deadline = time.monotonic() + (args.budget or 10**9)
 
     device = torch.device("cuda" if torch.cuda.is_available() and not args.tiny else "cpu")
     if device.type == "cpu":
         args.dim, args.pairs, args.steps, args.large_batch = 32, 600, 12, 128
         args.matrix_pairs, args.matrix_vocab = 2400, 2000
+        args.loops = args.loops.replace(",compiled", "")  # inductor's CPU build would time the compiler
         torch.set_num_threads(1)
         print(
             "TINY VERSION ON THE CPU (no CUDA device, or --tiny): 32-d, 12 steps per figure, a 2,400-pair "
@@ -347,9 +514,13 @@ def main():
     print(f"device: {describe_device(device)}; torch {torch.__version__}")
     if device.type == "cuda":
         print(f"bf16: {torch.cuda.is_bf16_supported()}; cuDNN {torch.backends.cudnn.version()}")
-    per_model(args, device)
+    report = Report(args.json, device)
+    per_model(args, device, report, deadline - (args.budget * 0.4 if args.budget else 0))
     if not args.no_matrix:
+        vmap_matrix(args, device, report, deadline)
+    if args.process_matrix:
         genre_matrix(args, device)
+    print(f"figures: {args.json}", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,5 +5,6 @@ from .layers import SentenceEncoderNet, masked_mean, padding_mask
 
 class BiLSTM(SentenceEncoderNet):
     def encode(self, tokens, lengths):
-        states = self.encoder(self.dropout(self.embedding(tokens)), lengths)
-        return masked_mean(states, padding_mask(tokens))
+        mask = padding_mask(tokens)
+        states = self.encoder(self.dropout(self.embedding(tokens)), lengths, mask)
+        return masked_mean(states, mask)

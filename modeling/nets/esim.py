@@ -53,15 +53,15 @@ class ESIM(nn.Module):
         a_mask = padding_mask(premise)
         b_mask = padding_mask(hypothesis)
 
-        a_bar = self.input_encoding(self.dropout(self.embedding(premise)), premise_lengths)
-        b_bar = self.input_encoding(self.dropout(self.embedding(hypothesis)), hypothesis_lengths)
+        a_bar = self.input_encoding(self.dropout(self.embedding(premise)), premise_lengths, a_mask)
+        b_bar = self.input_encoding(self.dropout(self.embedding(hypothesis)), hypothesis_lengths, b_mask)
 
         a_tilde, b_tilde = self.local_inference(a_bar, a_mask, b_bar, b_mask)
         m_a = self.enhancement(a_bar, a_tilde)
         m_b = self.enhancement(b_bar, b_tilde)
 
-        v_a = self.composition(self.dropout(self.projection(m_a)), premise_lengths)
-        v_b = self.composition(self.dropout(self.projection(m_b)), hypothesis_lengths)
+        v_a = self.composition(self.dropout(self.projection(m_a)), premise_lengths, a_mask)
+        v_b = self.composition(self.dropout(self.projection(m_b)), hypothesis_lengths, b_mask)
 
         v = torch.cat(
             [masked_mean(v_a, a_mask), masked_max(v_a, a_mask), masked_mean(v_b, b_mask), masked_max(v_b, b_mask)],

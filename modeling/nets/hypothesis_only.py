@@ -9,8 +9,9 @@ class HypothesisOnly(SentenceEncoderNet):
     pair_input = False
 
     def encode(self, tokens, lengths):
-        states = self.encoder(self.dropout(self.embedding(tokens)), lengths)
-        return masked_max(states, padding_mask(tokens))
+        mask = padding_mask(tokens)
+        states = self.encoder(self.dropout(self.embedding(tokens)), lengths, mask)
+        return masked_max(states, mask)
 
     def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
         return self.classifier(self.encode(hypothesis, hypothesis_lengths))

@@ -40,21 +40,101 @@ def masked_softmax(scores, mask):
     return torch.softmax(scores, dim=-1)
 
 
+# How a SeqEncoder runs its LSTM (`set_lstm_path`):
+#   packed    pack_padded_sequence with the lengths from the host: cuDNN skips the pads (the default);
+#   static    the padded batch as it is, one cuDNN call per direction, the backward direction on each
+#             sentence reversed within its length (a gather): no host value, no data-dependent shape,
+#             so a whole training step can be captured as a CUDA graph (training/graphed.py);
+#   unrolled  the same sums written out step by step, which torch.func.vmap can batch over several
+#             models' stacked weights (training/packed.py); aten's fused LSTM has no batching rule.
+# All three give the same outputs on real tokens (tests/modeling/test_lstm_paths.py) and zeros on pads.
+LSTM_PATHS = ("packed", "static", "unrolled")
+
+
+def set_lstm_path(net: nn.Module, path: str) -> nn.Module:
+    """Switch every SeqEncoder of `net` to one of LSTM_PATHS; returns `net`."""
+    if path not in LSTM_PATHS:
+        raise ValueError(f"lstm path must be one of {', '.join(LSTM_PATHS)}, not {path!r}")
+    for module in net.modules():
+        if isinstance(module, SeqEncoder):
+            module.path = path
+    return net
+
+
+def reversed_within_length(mask):
+    """(batch, width) gather indices that reverse each row's real tokens and leave its pads in place.
+
+    The map is its own inverse: gathering a reversed sequence with it puts every position back.
+    """
+    width = mask.size(1)
+    positions = torch.arange(width, device=mask.device).unsqueeze(0)
+    lengths = mask.sum(dim=1, keepdim=True)
+    return torch.where(mask, lengths - 1 - positions, positions)
+
+
+def gather_steps(x, index):
+    return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.size(-1)))
+
+
+def unrolled_lstm(x, weight_ih, weight_hh, bias_ih, bias_hh):
+    """One direction of an LSTM over (batch, width, input): torch's gate order (input, forget, cell, output)."""
+    batch, width = x.size(0), x.size(1)
+    hidden = weight_hh.size(1)
+    inputs = x @ weight_ih.t() + bias_ih + bias_hh  # every step's input projection in one product
+    h = x.new_zeros(batch, hidden)
+    c = x.new_zeros(batch, hidden)
+    outputs = []
+    for t in range(width):
+        gates = inputs[:, t] + h @ weight_hh.t()
+        i, f, g, o = gates.chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outputs.append(h)
+    return torch.stack(outputs, dim=1)
+
+
 class SeqEncoder(nn.Module):
-    """A (bi)LSTM run over packed sequences, so cuDNN skips the pads; returns (batch, width, 2h)."""
+    """A (bi)LSTM over a padded batch; returns (batch, width, 2h), zeros on pads. How it runs: `path`."""
 
     def __init__(self, input_dim, hidden_dim, bidirectional=True, num_layers=1):
         super().__init__()
         self.lstm = nn.LSTM(input_dim, hidden_dim, num_layers=num_layers, batch_first=True, bidirectional=bidirectional)
         self.output_dim = hidden_dim * (2 if bidirectional else 1)
+        self.path = "packed"
 
-    def forward(self, x, lengths):
+    def forward(self, x, lengths, mask=None):
+        if self.path == "packed":
+            return self._packed(x, lengths)
+        if mask is None:
+            raise ValueError(f"the {self.path} LSTM path needs the padding mask")
+        if self.lstm.num_layers != 1:
+            raise ValueError(f"the {self.path} LSTM path runs one layer; this encoder has {self.lstm.num_layers}")
+        keep = mask.unsqueeze(-1).to(x.dtype)
+        outputs = [self._direction(x, "")]
+        if self.lstm.bidirectional:
+            index = reversed_within_length(mask)
+            outputs.append(gather_steps(self._direction(gather_steps(x, index), "_reverse"), index))
+        return torch.cat(outputs, dim=-1) * keep
+
+    def _packed(self, x, lengths):
         width = x.size(1)
         # The lengths come from the host (collate, or the device data path's epoch plan), so packing
         # them reads no device memory; a CUDA tensor here would cost a synchronisation per call.
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, _ = self.lstm(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=width)
+        return out
+
+    def _direction(self, x, suffix):
+        """One direction run forward over the padded batch: outputs past a row's length are garbage, masked later."""
+        weights = [
+            getattr(self.lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
+        ]
+        if self.path == "unrolled":
+            return unrolled_lstm(x, *weights)
+        hidden = self.lstm.hidden_size
+        zeros = x.new_zeros(1, x.size(0), hidden)
+        out, _, _ = torch.lstm(x, (zeros, zeros), weights, True, 1, 0.0, self.training, False, True)
         return out
 
 

@@ -47,7 +47,12 @@ DEFAULTS: dict[str, Any] = {
     "amp": True,  # mixed precision, used only on CUDA
     "train_eval_limit": 5000,  # train accuracy is measured on at most this many train pairs
     "cpu_threads": None,  # torch threads on a CPU node (None: torch's default); 1 on a busy machine
+    # "eager": today's step (packed LSTMs, a batch as wide as its longest sentence); "graphed": fixed
+    # shapes, the whole step captured as a CUDA graph per shape on a GPU (graphed.py), run eagerly on
+    # a CPU. Eager stays the default until a GPU run has measured the graphed step's accuracy.
+    "step": "eager",
 }
+STEPS = ("eager", "graphed")
 MODEL_DEFAULTS: dict[str, dict[str, Any]] = {
     "esim": {"dropout": 0.5, "lr": 4e-4},
     "majority": {"epochs": 0},
@@ -119,6 +124,8 @@ def resolve_config(model: str, config: Mapping[str, Any] | None = None) -> dict[
     if not isinstance(device, str) or (device != "auto" and not re.fullmatch(r"cpu|cuda(:\d{1,2})?", device)):
         raise ConfigError(f"config device must be auto, cpu, cuda or cuda:N, not {device!r}")
     resolved["device"] = device
+    if resolved["step"] not in STEPS:
+        raise ConfigError(f"config step must be one of {', '.join(STEPS)}, not {resolved['step']!r}")
     for key in ("train_genre", "mix_dataset", "embeddings"):
         value = resolved[key]
         if value is None:

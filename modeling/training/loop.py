@@ -42,6 +42,7 @@ from .data import (
 from .device_data import DeviceBatch, DeviceTrainSet
 from .embeddings import load_embeddings
 from .evaluate import accuracy_report, majority_baseline, summarize
+from .graphed import GraphedStep
 
 # How often, at most, a step's progress (and so its loss, which waits for the device) is read.
 PROGRESS_SECONDS = 0.25
@@ -304,10 +305,19 @@ def train(
     train_set = None
     if trainer.trainable and data_path == "device":
         train_set = DeviceTrainSet(primary, secondary, trainer.device, sort_by=sort_by(model))
+    graphed = None
+    if trainer.trainable and config["step"] == "graphed":
+        if train_set is None:
+            raise ConfigError("the graphed step trains from the device data path (data_path='device')")
+        capture = trainer.device.type == "cuda" and trainer.amp_dtype != torch.float16
+        graphed = GraphedStep(trainer, train_set, config["batch_size"], graphs=capture)
     for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
         epoch_started = time.monotonic()
         batches: Iterable[Batch | DeviceBatch]
-        if train_set is not None:
+        if graphed is not None and train_set is not None:
+            epoch_pairs = train_set.pairs_per_epoch(config["mix_fraction"])
+            epoch_loss = graphed_epoch(graphed, rng, config, epoch, progress, report)
+        elif train_set is not None:
             epoch_pairs = train_set.pairs_per_epoch(config["mix_fraction"])
             batches = train_set.epoch(config["batch_size"], rng, config["mix_fraction"], bucket=config["bucket"])
         else:  # the host path: every batch collated in Python and copied over (what ran before)
@@ -316,23 +326,24 @@ def train(
             batches = make_batches(
                 epoch_rows, config["batch_size"], rng=rng, bucket=config["bucket"], length=sort_length(model)
             )
-        # Losses are summed on the device and read only when progress is reported (at most every
-        # PROGRESS_SECONDS) and at the epoch's end: reading one forces the host to wait for the GPU.
-        loss_sum = torch.zeros((), device=trainer.device)
-        window_sum, window_pairs, last_report = torch.zeros((), device=trainer.device), 0, time.monotonic()
-        for batch in batches:
-            loss = trainer.train_step(batch) * len(batch)
-            loss_sum += loss
-            window_sum += loss
-            window_pairs += len(batch)
-            progress.update(epoch=epoch, step=progress["step"] + 1)
-            now = time.monotonic()
-            if now - last_report >= PROGRESS_SECONDS:
-                progress["loss"] = finite_loss(float(window_sum) / window_pairs, epoch, config)
-                window_sum.zero_()
-                window_pairs, last_report = 0, now
-                report("step")
-        epoch_loss = finite_loss(float(loss_sum) / max(1, epoch_pairs), epoch, config)
+        if graphed is None:
+            # Losses are summed on the device and read only when progress is reported (at most every
+            # PROGRESS_SECONDS) and at the epoch's end: reading one forces the host to wait for the GPU.
+            loss_sum = torch.zeros((), device=trainer.device)
+            window_sum, window_pairs, last_report = torch.zeros((), device=trainer.device), 0, time.monotonic()
+            for batch in batches:
+                loss = trainer.train_step(batch) * len(batch)
+                loss_sum += loss
+                window_sum += loss
+                window_pairs += len(batch)
+                progress.update(epoch=epoch, step=progress["step"] + 1)
+                now = time.monotonic()
+                if now - last_report >= PROGRESS_SECONDS:
+                    progress["loss"] = finite_loss(float(window_sum) / window_pairs, epoch, config)
+                    window_sum.zero_()
+                    window_pairs, last_report = 0, now
+                    report("step")
+            epoch_loss = finite_loss(float(loss_sum) / max(1, epoch_pairs), epoch, config)
         dev_accuracy = trainer.accuracy(dev) if dev else None
         history.append(
             {
@@ -392,6 +403,31 @@ def train(
     if labels != tuple(LABELS):
         results["labels"] = list(labels)  # two-way runs name their classes; three-way results read as before
     return results, trainer
+
+
+def graphed_epoch(
+    graphed: GraphedStep,
+    rng: random.Random,
+    config: Mapping[str, Any],
+    epoch: int,
+    progress: dict[str, Any],
+    report: Callable[[str], None],
+) -> float:
+    """One epoch of the graphed step; the mean loss. The device is read only to report progress."""
+    loss_total, pairs, window_pairs, last_report = 0.0, 0, 0, time.monotonic()
+    for size in graphed.epoch(rng, config["mix_fraction"], bucket=config["bucket"]):
+        pairs += size
+        window_pairs += size
+        progress.update(epoch=epoch, step=progress["step"] + 1)
+        now = time.monotonic()
+        if now - last_report >= PROGRESS_SECONDS:
+            window_loss, _ = graphed.take_totals()
+            loss_total += window_loss
+            progress["loss"] = finite_loss(window_loss / window_pairs, epoch, config)
+            window_pairs, last_report = 0, now
+            report("step")
+    rest, _ = graphed.take_totals()
+    return finite_loss((loss_total + rest) / max(1, pairs), epoch, config)
 
 
 def save_checkpoint(path: str | Path, trainer: Trainer, model: str, config: Mapping[str, Any], epoch: int) -> None:
