@@ -8,6 +8,8 @@ from .esim import ESIM
 from .hypothesis_only import HypothesisOnly
 from .majority import MajorityClass
 
+__all__ = ["CBOW", "ESIM", "NETS", "BiLSTM", "HypothesisOnly", "MajorityClass", "build_net"]
+
 NETS = {
     "majority": MajorityClass,
     "cbow": CBOW,

@@ -9,8 +9,10 @@ Names follow the paper's equations (as coetaur0/ESIM does):
   prediction       MLP with one tanh hidden layer → 3
 """
 
+from typing import Any
+
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from .layers import (
     SeqEncoder,
@@ -23,7 +25,16 @@ from .layers import (
 
 
 class ESIM(nn.Module):
-    def __init__(self, vocab_size, embedding_dim=300, hidden_dim=300, dropout=0.5, embeddings=None, num_classes=3, **_):
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_dim: int = 300,
+        hidden_dim: int = 300,
+        dropout: float = 0.5,
+        embeddings: Any = None,
+        num_classes: int = 3,
+        **_: Any,
+    ) -> None:
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
         self.dropout = nn.Dropout(dropout)
@@ -39,17 +50,19 @@ class ESIM(nn.Module):
         )
 
     @staticmethod
-    def local_inference(a_bar, a_mask, b_bar, b_mask):
+    def local_inference(a_bar: Tensor, a_mask: Tensor, b_bar: Tensor, b_mask: Tensor) -> tuple[Tensor, Tensor]:
         e = torch.bmm(a_bar, b_bar.transpose(1, 2))  # (B, La, Lb)
         a_tilde = torch.bmm(masked_softmax(e, b_mask.unsqueeze(1)), b_bar)
         b_tilde = torch.bmm(masked_softmax(e.transpose(1, 2), a_mask.unsqueeze(1)), a_bar)
         return a_tilde, b_tilde
 
     @staticmethod
-    def enhancement(x_bar, x_tilde):
+    def enhancement(x_bar: Tensor, x_tilde: Tensor) -> Tensor:
         return torch.cat([x_bar, x_tilde, x_bar - x_tilde, x_bar * x_tilde], dim=-1)
 
-    def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
+    def forward(
+        self, premise: Tensor, premise_lengths: Tensor | None, hypothesis: Tensor, hypothesis_lengths: Tensor | None
+    ) -> Tensor:
         a_mask = padding_mask(premise)
         b_mask = padding_mask(hypothesis)
 
@@ -67,4 +80,5 @@ class ESIM(nn.Module):
             [masked_mean(v_a, a_mask), masked_max(v_a, a_mask), masked_mean(v_b, b_mask), masked_max(v_b, b_mask)],
             dim=-1,
         )
-        return self.classification(v)
+        logits: Tensor = self.classification(v)
+        return logits

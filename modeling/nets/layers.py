@@ -5,14 +5,16 @@ an attention weight or an LSTM state: outputs for a sentence do not depend on ho
 its batch happened to need (tests/modeling/test_nets.py checks this).
 """
 
+from typing import Any
+
 import torch
-from torch import nn
+from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 PAD_ID = 0  # modeling.training.data.Vocab puts <pad> first; every real token, <unk> included, is > 0
 
 
-def padding_mask(tokens):
+def padding_mask(tokens: Tensor) -> Tensor:
     """True on real tokens, read off the token ids themselves: no lengths need to reach the device.
 
     The same mask as one built from the lengths (a sentence is never empty: Vocab.encode gives an
@@ -21,20 +23,20 @@ def padding_mask(tokens):
     return tokens.ne(PAD_ID)
 
 
-def masked_sum(x, mask):
+def masked_sum(x: Tensor, mask: Tensor) -> Tensor:
     return (x * mask.unsqueeze(-1).to(x.dtype)).sum(dim=1)
 
 
-def masked_mean(x, mask):
+def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     counts = mask.sum(dim=1, keepdim=True).clamp(min=1).to(x.dtype)
     return masked_sum(x, mask) / counts
 
 
-def masked_max(x, mask):
+def masked_max(x: Tensor, mask: Tensor) -> Tensor:
     return x.masked_fill(~mask.unsqueeze(-1), torch.finfo(x.dtype).min).max(dim=1).values
 
 
-def masked_softmax(scores, mask):
+def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
     """Softmax over the last axis, ignoring positions where `mask` (broadcast) is False."""
     scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     return torch.softmax(scores, dim=-1)
@@ -61,7 +63,7 @@ def set_lstm_path(net: nn.Module, path: str) -> nn.Module:
     return net
 
 
-def reversed_within_length(mask):
+def reversed_within_length(mask: Tensor) -> Tensor:
     """(batch, width) gather indices that reverse each row's real tokens and leave its pads in place.
 
     The map is its own inverse: gathering a reversed sequence with it puts every position back.
@@ -72,11 +74,11 @@ def reversed_within_length(mask):
     return torch.where(mask, lengths - 1 - positions, positions)
 
 
-def gather_steps(x, index):
+def gather_steps(x: Tensor, index: Tensor) -> Tensor:
     return x.gather(1, index.unsqueeze(-1).expand(-1, -1, x.size(-1)))
 
 
-def unrolled_lstm(x, weight_ih, weight_hh, bias_ih, bias_hh):
+def unrolled_lstm(x: Tensor, weight_ih: Tensor, weight_hh: Tensor, bias_ih: Tensor, bias_hh: Tensor) -> Tensor:
     """One direction of an LSTM over (batch, width, input): torch's gate order (input, forget, cell, output)."""
     batch, width = x.size(0), x.size(1)
     hidden = weight_hh.size(1)
@@ -96,13 +98,13 @@ def unrolled_lstm(x, weight_ih, weight_hh, bias_ih, bias_hh):
 class SeqEncoder(nn.Module):
     """A (bi)LSTM over a padded batch; returns (batch, width, 2h), zeros on pads. How it runs: `path`."""
 
-    def __init__(self, input_dim, hidden_dim, bidirectional=True, num_layers=1):
+    def __init__(self, input_dim: int, hidden_dim: int, bidirectional: bool = True, num_layers: int = 1) -> None:
         super().__init__()
         self.lstm = nn.LSTM(input_dim, hidden_dim, num_layers=num_layers, batch_first=True, bidirectional=bidirectional)
         self.output_dim = hidden_dim * (2 if bidirectional else 1)
         self.path = "packed"
 
-    def forward(self, x, lengths, mask=None):
+    def forward(self, x: Tensor, lengths: Tensor | None, mask: Tensor | None = None) -> Tensor:
         if self.path == "packed":
             return self._packed(x, lengths)
         if mask is None:
@@ -116,7 +118,9 @@ class SeqEncoder(nn.Module):
             outputs.append(gather_steps(self._direction(gather_steps(x, index), "_reverse"), index))
         return torch.cat(outputs, dim=-1) * keep
 
-    def _packed(self, x, lengths):
+    def _packed(self, x: Tensor, lengths: Tensor | None) -> Tensor:
+        if lengths is None:
+            raise ValueError("the packed LSTM path needs the lengths on the host")
         width = x.size(1)
         # The lengths come from the host (collate, or the device data path's epoch plan), so packing
         # them reads no device memory; a CUDA tensor here would cost a synchronisation per call.
@@ -125,7 +129,7 @@ class SeqEncoder(nn.Module):
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=width)
         return out
 
-    def _direction(self, x, suffix):
+    def _direction(self, x: Tensor, suffix: str) -> Tensor:
         """One direction run forward over the padded batch: outputs past a row's length are garbage, masked later."""
         weights = [
             getattr(self.lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -138,12 +142,12 @@ class SeqEncoder(nn.Module):
         return out
 
 
-def pair_features(u, v):
+def pair_features(u: Tensor, v: Tensor) -> Tensor:
     """[u; v; u − v; u ∗ v] (Mou et al. 2016), the sentence-encoder models' matching layer."""
     return torch.cat([u, v, u - v, u * v], dim=-1)
 
 
-def make_embedding(vocab_size, dim, weights=None, padding_idx=0):
+def make_embedding(vocab_size: int, dim: int, weights: Any = None, padding_idx: int = 0) -> nn.Embedding:
     embedding = nn.Embedding(vocab_size, dim, padding_idx=padding_idx)
     if weights is not None:
         embedding.weight.data.copy_(torch.as_tensor(weights, dtype=torch.float32))
@@ -154,7 +158,9 @@ def make_embedding(vocab_size, dim, weights=None, padding_idx=0):
 class TanhClassifier(nn.Sequential):
     """Dropout → tanh layer(s) → 3 logits (the softmax lives in the loss)."""
 
-    def __init__(self, input_dim, hidden_dim, num_classes=3, dropout=0.1, layers=1):
+    def __init__(
+        self, input_dim: int, hidden_dim: int, num_classes: int = 3, dropout: float = 0.1, layers: int = 1
+    ) -> None:
         modules = []
         dim = input_dim
         for _ in range(layers):
@@ -175,15 +181,15 @@ class SentenceEncoderNet(nn.Module):
 
     def __init__(
         self,
-        vocab_size,
-        embedding_dim=300,
-        hidden_dim=300,
-        dropout=0.1,
-        embeddings=None,
-        mlp_layers=1,
-        num_classes=3,
-        **_,
-    ):
+        vocab_size: int,
+        embedding_dim: int = 300,
+        hidden_dim: int = 300,
+        dropout: float = 0.1,
+        embeddings: Any = None,
+        mlp_layers: int = 1,
+        num_classes: int = 3,
+        **_: Any,
+    ) -> None:
         super().__init__()
         self.embedding = make_embedding(vocab_size, embedding_dim, embeddings)
         width = embedding_dim
@@ -199,10 +205,13 @@ class SentenceEncoderNet(nn.Module):
             num_classes=num_classes,
         )
 
-    def encode(self, tokens, lengths):
+    def encode(self, tokens: Tensor, lengths: Tensor | None) -> Tensor:
         raise NotImplementedError
 
-    def forward(self, premise, premise_lengths, hypothesis, hypothesis_lengths):
+    def forward(
+        self, premise: Tensor, premise_lengths: Tensor | None, hypothesis: Tensor, hypothesis_lengths: Tensor | None
+    ) -> Tensor:
         u = self.encode(premise, premise_lengths)
         v = self.encode(hypothesis, hypothesis_lengths)
-        return self.classifier(pair_features(u, v))
+        logits: Tensor = self.classifier(pair_features(u, v))
+        return logits
