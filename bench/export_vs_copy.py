@@ -1,4 +1,5 @@
-"""Benchmark (issue 53.4): the snapshot export and the release step against a `COPY` of the same columns.
+"""Benchmark (issues 53.4, 76.3): the snapshot export, its label-level file and the release step
+against a `COPY` of the same rows.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/nli_bench_x .venv/bin/python bench/export_vs_copy.py \\
         --pairs 100000 [--reuse]
@@ -14,6 +15,11 @@
    wrote the same content hash and the same release bytes (digest printed, to compare two versions
    of the code on one corpus: copy this file into the other checkout's bench/ and run it there).
    pyarrow is imported before the first round: a process imports it once, not once per release.
+3. Label rows (`--label-rows`): `COPY` of the label table's columns for the same pairs, the
+   label-level file as the export writes it (`label_rows.write_label_rows`, the database's lines
+   by one COPY), the same file by the Python definition (`label_rows.label_rows`, each row through
+   format.jsonl_line and a hashing file: the writer the export used before), and the whole export
+   with `label_rows` against the two COPYs together. Checks the two label files are the same bytes.
 """
 
 import argparse
@@ -58,6 +64,22 @@ COPY (
   JOIN collection_dataset d ON d.id = p.dataset_id
   WHERE d.slug = %s
   ORDER BY p.id
+) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\t', HEADER)
+"""
+
+
+# The label table's columns the label-level file is made of, one row per label, for the same pairs.
+LABEL_COPY_SQL = """
+COPY (
+  SELECT l.pair_id, p.pair_id, pr.split, g.is_training, l.position, l.worker_id, l.label, l.ordinal,
+         l.seconds, l.excluded
+  FROM validation_validationlabel l
+  JOIN collection_pair p ON p.id = l.pair_id
+  JOIN collection_premise pr ON pr.id = p.premise_id
+  JOIN collection_genre g ON g.id = pr.genre_id
+  JOIN collection_dataset d ON d.id = p.dataset_id
+  WHERE d.slug = %s
+  ORDER BY l.pair_id, l.position
 ) TO STDOUT WITH (FORMAT csv, DELIMITER E'\\t', HEADER)
 """
 
@@ -122,23 +144,50 @@ def build(pairs_total):
     return time.perf_counter() - started
 
 
-def copy_seconds(out_path):
+def copy_seconds(out_path, sql=COPY_SQL):
     from django.db import connection
 
     started = time.perf_counter()
     with open(out_path, "wb", buffering=1 << 20) as out, connection.cursor() as cursor:
-        cursor.copy_expert(cursor.mogrify(COPY_SQL, [DATASET]).decode(), out)
+        cursor.copy_expert(cursor.mogrify(sql, [DATASET]).decode(), out)
     return time.perf_counter() - started
 
 
-def export_seconds(snapshot_dir):
+def label_file_seconds(folder):
+    """(seconds, sha256) of the label-level file as the export writes it (the database's lines)."""
+    from modeling.snapshots.label_rows import write_label_rows
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    entry = write_label_rows([DATASET], {"label_rows": True}, "three_way", Path(folder))
+    return time.perf_counter() - started, entry["sha256"]
+
+
+def python_label_file_seconds(folder):
+    """(seconds, sha256) of the same file by the Python definition, as the export wrote it before."""
+    from modeling.snapshots.format import LABELS_FILE, jsonl_line
+    from modeling.snapshots.label_rows import label_rows
+    from modeling.snapshots.writer import HashingFile
+
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    sink = HashingFile(Path(folder) / LABELS_FILE)
+    try:
+        for row in label_rows([DATASET], {"label_rows": True}, "three_way"):
+            sink.write(jsonl_line(row))
+    finally:
+        sink.close()
+    return time.perf_counter() - started, sink.sha256
+
+
+def export_seconds(snapshot_dir, filters=None):
     """(seconds, snapshot) of one export."""
     from django.conf import settings
 
     from modeling.snapshots.services import create_snapshot, export_snapshot
 
     settings.SNAPSHOT_DIR = Path(snapshot_dir)
-    snapshot = create_snapshot(None, datasets=[DATASET])
+    snapshot = create_snapshot(None, datasets=[DATASET], filters=filters)
     started = time.perf_counter()
     export_snapshot(snapshot, progress=lambda done, total: None, extra_files=())
     return time.perf_counter() - started, snapshot
@@ -166,36 +215,82 @@ def main():
     parser.add_argument("--pairs", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--reuse", action="store_true", help="Keep the corpus already in the database.")
+    parser.add_argument("--no-release", action="store_true", help="Leave out the release step.")
+    parser.add_argument("--label-rows", action="store_true", help="Time the label-level file too.")
+    parser.add_argument(
+        "--python-label-rows", action="store_true", help="With --label-rows: the Python writer too (slow)."
+    )
     args = parser.parse_args()
     if not args.reuse:
         print(f"built {args.pairs} pairs with five labels through import_pairs in {build(args.pairs):.1f} s")
     import pyarrow  # noqa: F401  (once per process, as in a worker that makes releases)
 
     rounds = []
-    hashes, digests = set(), set()
+    hashes, digests, label_hashes = set(), set(), set()
     with tempfile.TemporaryDirectory(prefix="nli-bench-export-") as tmp:
         for round_ in range(args.rounds):
-            copy = copy_seconds(Path(tmp) / f"copy{round_}.tsv")
-            export, snapshot = export_seconds(Path(tmp) / f"snap-{round_}")
-            release = release_seconds(snapshot, Path(tmp) / f"release{round_}")
+            figures = {"copy": copy_seconds(Path(tmp) / f"copy{round_}.tsv")}
+            figures["export"], snapshot = export_seconds(Path(tmp) / f"snap-{round_}")
             hashes.add(snapshot.content_hash)
-            digests.add(release_digest(Path(tmp) / f"release{round_}"))
-            rounds.append({"copy": copy, "export": export, "release": release})
-            print(
-                f"round {round_ + 1}: COPY {copy:.2f} s, export {export:.2f} s ({export / copy:.2f}x), "
-                f"release {release:.2f} s ({release / copy:.2f}x)",
-                flush=True,
-            )
+            line = f"round {round_ + 1}: COPY {figures['copy']:.2f} s, export {figures['export']:.2f} s"
+            line += f" ({figures['export'] / figures['copy']:.2f}x)"
+            if not args.no_release:
+                figures["release"] = release_seconds(snapshot, Path(tmp) / f"release{round_}")
+                digests.add(release_digest(Path(tmp) / f"release{round_}"))
+                line += f", release {figures['release']:.2f} s ({figures['release'] / figures['copy']:.2f}x)"
             shutil.rmtree(Path(tmp) / f"snap-{round_}", ignore_errors=True)
-    best = {name: min(figures[name] for figures in rounds) for name in ("copy", "export", "release")}
+            if args.label_rows:
+                figures["label copy"] = copy_seconds(Path(tmp) / f"labels{round_}.tsv", LABEL_COPY_SQL)
+                figures["label file"], sha = label_file_seconds(Path(tmp) / f"labels-{round_}")
+                label_hashes.add(sha)
+                line += (
+                    f"; label COPY {figures['label copy']:.2f} s, label file {figures['label file']:.2f} s "
+                    f"({figures['label file'] / figures['label copy']:.2f}x)"
+                )
+                if args.python_label_rows:
+                    figures["label file, Python"], sha = python_label_file_seconds(Path(tmp) / f"py-labels-{round_}")
+                    label_hashes.add(sha)
+                    line += (
+                        f", Python label file {figures['label file, Python']:.2f} s "
+                        f"({figures['label file, Python'] / figures['label copy']:.2f}x)"
+                    )
+                figures["both copies"] = figures["copy"] + figures["label copy"]
+                figures["export with labels"], _ = export_seconds(
+                    Path(tmp) / f"snap-labels-{round_}", filters={"label_rows": True}
+                )
+                line += (
+                    f"; export with label rows {figures['export with labels']:.2f} s "
+                    f"({figures['export with labels'] / figures['both copies']:.2f}x both COPYs)"
+                )
+                shutil.rmtree(Path(tmp) / f"snap-labels-{round_}", ignore_errors=True)
+                shutil.rmtree(Path(tmp) / f"labels-{round_}", ignore_errors=True)
+                shutil.rmtree(Path(tmp) / f"py-labels-{round_}", ignore_errors=True)
+            rounds.append(figures)
+            print(line, flush=True)
+    # Each figure over the COPY of the same rows.
+    baseline = {
+        "copy": "copy",
+        "export": "copy",
+        "release": "copy",
+        "label copy": "label copy",
+        "label file": "label copy",
+        "label file, Python": "label copy",
+        "both copies": "both copies",
+        "export with labels": "both copies",
+    }
+    best = {name: min(figures[name] for figures in rounds) for name in rounds[0]}
     print(f"best of {args.rounds}:")
     for name, seconds in best.items():
-        print(f"  {name:<8} {seconds:6.2f} s  = {seconds / best['copy']:.2f}x COPY")
-    for name in ("export", "release"):
-        worst = max(figures[name] / figures["copy"] for figures in rounds)
-        print(f"  worst round's {name}/COPY: {worst:.2f}x")
-    print(f"content hash: {', '.join(sorted(hashes))}; release digest: {', '.join(sorted(digests))}")
-    if len(hashes) != 1 or len(digests) != 1:
+        base = baseline[name]
+        print(f"  {name:<20} {seconds:6.2f} s  = {seconds / best[base]:.2f}x {base}")
+    for name in best:
+        if baseline[name] != name:
+            worst = max(figures[name] / figures[baseline[name]] for figures in rounds)
+            print(f"  worst round's {name} / {baseline[name]}: {worst:.2f}x")
+    print(f"content hash: {', '.join(sorted(hashes))}; release digest: {', '.join(sorted(digests)) or '-'}")
+    if label_hashes:
+        print(f"label file sha256: {', '.join(sorted(label_hashes))}")
+    if len(hashes) != 1 or len(digests) > 1 or len(label_hashes) > 1:
         sys.exit("the rounds wrote different files")
 
 

@@ -58,6 +58,46 @@ def json_text(expression: str) -> str:
     return f"coalesce(to_json(({expression})::text)::text, 'null')"
 
 
+def json_float(expression: str) -> str:
+    """The JSON of a float8 value as json.dumps writes a Python float (its repr), null for NULL.
+
+    PostgreSQL's float8 text (extra_float_digits 1, the default) has the same shortest digits and
+    the same exponent form as repr; they differ where repr writes fixed notation and PostgreSQL
+    does not (from 1e15 to 1e16) and in repr's ".0" after a whole number. NaN and the infinities
+    print as json.dumps writes them."""
+    value = f"({expression})::float8"
+    text = f"{value}::text"
+    # From 1e15 to 1e16 PostgreSQL writes d.ddde+15: the digits, with the point moved 15 places.
+    digits = f"replace(split_part(ltrim({text}, '-'), 'e', 1), '.', '')"
+    sign = f"CASE WHEN {value} < 0 THEN '-' ELSE '' END"
+    e15 = (
+        f"{sign} || CASE WHEN length({digits}) <= 16 THEN rpad({digits}, 16, '0') || '.0' "
+        f"ELSE left({digits}, 16) || '.' || substr({digits}, 17) END"
+    )
+    # From 1e16 on (whole numbers all) PostgreSQL may write more digits than the fewest that read
+    # back as the same value (every digit of an integer below 2**64; 9.999999999999999e+22 for
+    # 1e+23), where repr writes the fewest: found by rounding, in a subquery only such values run.
+    whole = f"trunc(abs({text}::numeric))"
+    candidates = f"SELECT k, round({whole}, k - length({whole}::text)) AS c FROM generate_series(1, 17) AS k"
+    # The fewest digits, in repr's exponent form (d.ddde+XX). A candidate past the largest float8
+    # would be an error, not a value that reads back.
+    large = (
+        f"{sign} || (SELECT left(t, 1) || CASE WHEN length(rtrim(t, '0')) > 1 THEN '.' || substr(rtrim(t, '0'), 2) "
+        f"ELSE '' END || 'e+' || CASE WHEN length(t) <= 10 THEN '0' ELSE '' END || (length(t) - 1)::text "
+        f"FROM (SELECT c::text AS t FROM ({candidates}) AS candidates "
+        f"WHERE c <= 1.7976931348623157e308 AND c::float8 = abs({value}) ORDER BY k LIMIT 1) AS fewest)"
+    )
+    return (
+        f"CASE WHEN {value} IS NULL THEN 'null' "
+        f"WHEN {value} IN ('NaN', 'Infinity', '-Infinity') THEN {text} "
+        f"WHEN abs({value}) >= 1e16 THEN {large} "
+        f"WHEN abs({value}) < 1e-4 AND {value} <> 0 THEN {text} "
+        f"WHEN abs({value}) >= 1e15 THEN {e15} "
+        f"WHEN {value} = trunc({value}) THEN {text} || '.0' "
+        f"ELSE {text} END"
+    )
+
+
 def tsv_field(expression: str) -> str:
     """A TSV field as csv.writer(QUOTE_MINIMAL) writes it: quoted, its quotes doubled, when it holds
     a character this Python's csv quotes for; NULL is the empty field (csv writes None as "")."""

@@ -18,23 +18,33 @@ Columns, in file order:
 With the filter `typing_flags: true` one more column, `typing_flags`: on the author's row, the typing
 flags of the hypothesis (authorship.judgements.Flag names, e.g. "pasted"; [] when none or no record);
 on a validator's row, [] (a validator wrote nothing).
+
+`label_rows` defines the file in Python; the export writes the lines PostgreSQL builds by the same
+rules (`label_lines_sql`, streamed by one COPY and hashed as they pass: `write_label_rows`), which
+tests/modeling/test_export_label_lines.py pins to it byte for byte.
 """
 
+import csv
+import io
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from django.db.models import BooleanField, Case, Value, When
+from django.db import connection
+from django.db.models import BooleanField, Case, F, Min, QuerySet, Value, When
 
 from authorship.selectors import typing_flags_of_pairs
-from corpus.labels import AUTHOR_POSITION, to_scheme
+from corpus.labels import AUTHOR_POSITION, NO_GOLD, to_scheme
+from corpus.labels import LABELS as SCHEME_STORED_LABELS
 from corpus.models import ValidationLabel
 from corpus.selectors import in_gold
 from quality.selectors import catch_figures, flag_marks
 
-from .format import LABELS_FILE, file_split, jsonl_line
-from .selectors import datasets_with_held_out_genres, pairs_for_export
-from .writer import HashingFile
+from .database_lines import COPY_OPTIONS, file_sql, in_scheme, json_float, json_text, literal
+from .format import LABELS_FILE, file_split, json_value
+from .selectors import datasets_with_held_out_genres, held_out_dataset_ids, pairs_for_export
+from .writer import HashingBytes
 
 LABEL_ROWS_FILTER = "label_rows"
 LABEL_COLUMNS = (
@@ -73,13 +83,22 @@ _FIELDS = (
 )
 
 
-def _labels(datasets: Sequence[str], filters: Mapping[str, Any]) -> Any:
-    pairs = pairs_for_export(datasets, filters).values("pk")
+def _snapshot_labels(
+    datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None
+) -> QuerySet[ValidationLabel]:
+    """The labels of the snapshot's pairs (those up to `upper_id`)."""
+    pairs = pairs_for_export(datasets, filters)
+    if upper_id is not None:
+        pairs = pairs.filter(pk__lte=upper_id)
+    return ValidationLabel.objects.filter(pair__in=pairs.values("pk"))
+
+
+def _labels(datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None = None) -> Any:
+    """The snapshot's labels in file order, with `in_gold`."""
     return (
-        ValidationLabel.objects.filter(pair__in=pairs)
+        _snapshot_labels(datasets, filters, upper_id)
         .annotate(in_gold=Case(When(in_gold(), then=Value(True)), default=Value(False), output_field=BooleanField()))
         .order_by("pair_id", "position")
-        .values_list(*_FIELDS)
     )
 
 
@@ -89,13 +108,16 @@ def label_rows(
     scheme: str | None,
     *,
     flagged: Callable[[Iterable[int]], Mapping[int, list[str]]] = flag_marks,
+    upper_id: int | None = None,
 ) -> Iterable[dict[str, Any]]:
-    """The rows of `labels.jsonl` in file order (streamed: labels are read in chunks)."""
-    labels = _labels(datasets, filters)
+    """The rows of `labels.jsonl` in file order, made in Python (streamed: labels are read in
+    chunks): the definition of the file, which the lines PostgreSQL builds for the export
+    (`label_lines_sql`) are pinned to by tests."""
+    labels = _labels(datasets, filters, upper_id).values_list(*_FIELDS)
     typing: Mapping[int, list[str]] | None = None
     if filters.get(TYPING_FLAGS_FILTER):
         # One read of the records that carry a flag (a share of the pairs), not one per row.
-        typing = typing_flags_of_pairs(pairs_for_export(datasets, filters).values("pk"))
+        typing = _typing_flags(datasets, filters, upper_id)
     workers = set(labels.exclude(worker__isnull=True).values_list("worker_id", flat=True).distinct().order_by())
     flags = {pk: sorted(mark.removeprefix(FLAG_PREFIX) for mark in marks) for pk, marks in flagged(workers).items()}
     catch = catch_figures()
@@ -139,15 +161,248 @@ def label_rows(
         yield row
 
 
+def _typing_flags(datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> dict[int, list[str]]:
+    pairs = pairs_for_export(datasets, filters)
+    if upper_id is not None:
+        pairs = pairs.filter(pk__lte=upper_id)
+    return typing_flags_of_pairs(pairs.values("pk"))
+
+
+# The database's lines are framed as the split files' (database_lines.COPY_OPTIONS): CSV with two
+# control characters as delimiter and quote. A JSON line holds neither, nor a raw newline, so the
+# COPY never quotes it: each row arrives as its line and "\n", byte for byte, nothing to undo.
+LINE_COPY_OPTIONS = COPY_OPTIONS
+# Filled before the COPY (pg_temp, dropped after): per annotator of the file, the pseudonym and
+# the catch-trial and flag figures; per pair with typing flags, the flags. Python formats them
+# (a few rows per worker or flagged pair), the database every line.
+WORKERS_TABLE = "snapshot_label_workers"
+TYPING_TABLE = "snapshot_label_typing"
+
+
+def pseudonyms(labels: QuerySet[ValidationLabel]) -> dict[int, str]:
+    """{worker id: `a<n>`}, n the rank of the worker's first label in file order (pair, position),
+    as `label_rows` gives them in turn: one grouped read, not a walk of the labels."""
+    first_pairs = dict(
+        labels.exclude(worker__isnull=True)
+        .order_by()
+        .values("worker_id")
+        .annotate(first=Min("pair_id"))
+        .values_list("worker_id", "first")
+    )
+    first_positions: dict[int, int] = {}
+    for worker, pair, position in (
+        ValidationLabel.objects.filter(pair_id__in=set(first_pairs.values()), worker_id__in=first_pairs)
+        .order_by()
+        .values_list("worker_id", "pair_id", "position")
+    ):
+        if first_pairs[worker] == pair:
+            first_positions[worker] = min(position, first_positions.get(worker, position))
+    order = sorted(first_pairs, key=lambda worker: (first_pairs[worker], first_positions[worker]))
+    return {worker: f"a{rank}" for rank, worker in enumerate(order, start=1)}
+
+
+def _fill_worker_facts(cursor: Any, datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> None:
+    """WORKERS_TABLE: the file's annotators' pseudonyms, catch-trial figures and flags, as JSON."""
+    names = pseudonyms(_snapshot_labels(datasets, filters, upper_id))
+    flags = {pk: sorted(mark.removeprefix(FLAG_PREFIX) for mark in marks) for pk, marks in flag_marks(names).items()}
+    catch = catch_figures()
+    rows = []
+    for worker, name in names.items():
+        seen, matched = catch.get(worker, (0, 0))
+        # From the catch trials' value on (the line's keys in order, as jsonl_line writes them).
+        tail = f"{seen}, {json.dumps('catch_trials_matched')}: {matched}, {json.dumps('flags')}: "
+        rows.append((worker, json_value(name), tail + json_value(flags.get(worker, []))))
+    _fill(cursor, WORKERS_TABLE, "worker_id bigint PRIMARY KEY, annotator text, tail text", rows)
+
+
+def _fill_typing_flags(cursor: Any, datasets: Sequence[str], filters: Mapping[str, Any], upper_id: int | None) -> None:
+    """TYPING_TABLE: the typing flags, as JSON, of the snapshot's pairs that have some."""
+    rows = ((pair, json_value(flags)) for pair, flags in _typing_flags(datasets, filters, upper_id).items())
+    _fill(cursor, TYPING_TABLE, "pair_id bigint PRIMARY KEY, flags text", rows)
+
+
+def _fill(cursor: Any, table: str, columns: str, rows: Iterable[Sequence[Any]]) -> None:
+    cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{table}")
+    cursor.execute(f"CREATE TEMPORARY TABLE {table} ({columns})")
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    buffer.seek(0)
+    cursor.copy_expert(f"COPY pg_temp.{table} FROM STDIN (FORMAT csv)", buffer)
+    cursor.execute(f"ANALYZE pg_temp.{table}")
+
+
+def _key(key: str, first: bool = False) -> str:
+    """The text jsonl_line writes before a key's value."""
+    return ("{" if first else ", ") + json.dumps(key) + ": "
+
+
+def _case(cases: Sequence[tuple[str, str]], default: str) -> str:
+    """CASE over (condition, literal text) pairs; `default` is SQL."""
+    whens = " ".join(f"WHEN {condition} THEN {literal(text)}" for condition, text in cases)
+    return f"CASE {whens} ELSE {default} END"
+
+
+# The keys in the order `label_lines_sql` writes them; it refuses to run if LABEL_COLUMNS says
+# otherwise (the statement must then be told how to write the new order).
+_LINE_ORDER = (
+    "pairID",
+    "split",
+    "position",
+    "role",
+    "annotator",
+    "label",
+    "rating",
+    "seconds",
+    "excluded",
+    "counted",
+    "catch_trials_seen",
+    "catch_trials_matched",
+    "flags",
+)
+
+
+def label_lines_sql(
+    datasets: Sequence[str],
+    filters: Mapping[str, Any],
+    scheme: str | None,
+    *,
+    upper_id: int | None = None,
+    typing_flags: bool = False,
+) -> tuple[str, Sequence[Any]]:
+    """(sql, params) of the SELECT of every line of `labels.jsonl` (without its newline), in file
+    order: `jsonl_line` of each row `label_rows` gives, made by PostgreSQL from the labels and the
+    tables `_fill_worker_facts` / `_fill_typing_flags` filled.
+
+    A line's cost is mostly its pieces (each argument of concat() is a call), so the statement
+    writes few: the pair's part (pairID, split) once per pair, not once per label; the worker's
+    part (catch trials, flags) formatted once per worker by Python; the rest fused into one CASE
+    per pair of neighbouring keys where the values are few (role, label words, the two booleans)."""
+    if LABEL_COLUMNS != _LINE_ORDER:
+        raise RuntimeError("the SQL label lines do not write LABEL_COLUMNS in order; say how each key is made")
+    pairs = pairs_for_export(datasets, filters)
+    if upper_id is not None:
+        pairs = pairs.filter(pk__lte=upper_id)
+    pairs_sql, pairs_params = (
+        pairs.order_by("pk")
+        .values(
+            pair_pk=F("pk"),
+            pair_name=F("pair_id"),
+            premise_split=F("premise__split"),
+            premise_genre_is_training=F("premise__genre__is_training"),
+            pair_dataset_id=F("dataset_id"),
+        )
+        .query.sql_with_params()
+    )
+    labels_sql, labels_params = (
+        ValidationLabel.objects.annotate(
+            in_gold=Case(When(in_gold(), then=Value(True)), default=Value(False), output_field=BooleanField())
+        )
+        .order_by("pair_id", "position")
+        .values(
+            label_pair=F("pair_id"),
+            label_position=F("position"),
+            label_worker=F("worker_id"),
+            label_word=F("label"),
+            label_rating=F("ordinal"),
+            label_seconds=F("seconds"),
+            label_excluded=F("excluded"),
+            label_counted=F("in_gold"),
+        )
+        .query.sql_with_params()
+    )
+    pair_part = (
+        f"concat({literal(_key('pairID', first=True))}, {json_text('r.pair_name')}, {literal(_key('split'))}, "
+        f"{json_text(file_sql(held_out_dataset_ids(datasets)))}, {literal(_key('position'))})"
+    )
+    author = f"l.label_position = {AUTHOR_POSITION}"
+    role = (  # position, role and the annotator key
+        f"CASE WHEN {author} THEN {literal(str(AUTHOR_POSITION) + _key('role') + json.dumps('author') + _key('annotator'))} "
+        f"ELSE l.label_position::text || {literal(_key('role') + json.dumps('validator') + _key('annotator'))} END"
+    )
+    words = {stored: to_scheme(scheme, stored) for stored in (*SCHEME_STORED_LABELS, NO_GOLD)}
+    word = _case(  # the label key, the word and the rating key
+        [
+            (f"l.label_word = {literal(stored)}", _key("label") + json.dumps(word) + _key("rating"))
+            for stored, word in words.items()
+        ],
+        f"{literal(_key('label'))} || {json_text(in_scheme('l.label_word::text', scheme))} || {literal(_key('rating'))}",
+    )
+    seconds = f"CASE WHEN l.label_seconds IS NULL THEN {literal(_key('seconds') + 'null' + _key('excluded'))} ELSE {literal(_key('seconds'))} || {json_float('l.label_seconds')} || {literal(_key('excluded'))} END"
+    flags = _case(  # excluded, counted and the catch-trials key
+        [
+            (
+                f"{'' if excluded else 'NOT '}l.label_excluded AND {'' if counted else 'NOT '}l.label_counted",
+                json.dumps(excluded) + _key("counted") + json.dumps(counted) + _key("catch_trials_seen"),
+            )
+            for excluded in (False, True)
+            for counted in (False, True)
+        ],
+        "NULL",
+    )
+    no_worker = "0" + _key("catch_trials_matched") + "0" + _key("flags") + "[]"
+    parts = [
+        "p.pair_part",
+        role,
+        "coalesce(w.annotator, 'null')",
+        word,
+        "coalesce(l.label_rating::text, 'null')",
+        seconds,
+        flags,
+        f"coalesce(w.tail, {literal(no_worker)})",
+    ]
+    joins = f"LEFT JOIN pg_temp.{WORKERS_TABLE} AS w ON w.worker_id = l.label_worker"
+    if typing_flags:
+        parts.append(
+            f"CASE WHEN {author} THEN {literal(_key(TYPING_FLAGS_COLUMN))} || coalesce(t.flags, '[]') "
+            f"ELSE {literal(_key(TYPING_FLAGS_COLUMN) + '[]')} END"
+        )
+        joins += f" LEFT JOIN pg_temp.{TYPING_TABLE} AS t ON t.pair_id = l.label_pair"
+    # OFFSET 0 keeps each a subquery of its own, in its order: the pairs' part is made once per
+    # pair, and the labels (every label of the table) are joined to the snapshot's pairs by id.
+    sql = (
+        f"SELECT concat({', '.join([*parts, literal(chr(125))])}) "
+        f"FROM ({labels_sql} OFFSET 0) AS l "
+        f"JOIN (SELECT r.pair_pk, {pair_part} AS pair_part FROM ({pairs_sql} OFFSET 0) AS r) AS p "
+        f"ON p.pair_pk = l.label_pair {joins} ORDER BY l.label_pair, l.label_position"
+    )
+    return sql, (*labels_params, *pairs_params)
+
+
+class RowSink(HashingBytes):
+    """HashingBytes that counts a row for every write: a COPY writes one row at a time."""
+
+    def write(self, data: Any) -> int:
+        self.rows += 1
+        return super().write(data)
+
+
 def write_label_rows(
-    datasets: Sequence[str], filters: Mapping[str, Any], scheme: str | None, directory: Path
+    datasets: Sequence[str],
+    filters: Mapping[str, Any],
+    scheme: str | None,
+    directory: Path,
+    *,
+    cursor: Any = None,
+    upper_id: int | None = None,
 ) -> dict[str, Any]:
-    """Write `labels.jsonl` into the snapshot's folder; its manifest entry (name, rows, bytes, sha256)."""
-    sink = HashingFile(directory / LABELS_FILE)
+    """Write `labels.jsonl` into the snapshot's folder; its manifest entry (name, rows, bytes, sha256).
+
+    The lines are the ones PostgreSQL builds (`label_lines_sql`), streamed by one `COPY … TO STDOUT`
+    on `cursor` (a psycopg2 cursor; the default connection's when None) and hashed as they pass:
+    byte for byte what `jsonl_line` makes of `label_rows` (tests pin the two). `upper_id`: the
+    highest pair id of the snapshot (the pairs written since are not its)."""
+    if cursor is None:
+        with connection.cursor() as wrapper:
+            return write_label_rows(datasets, filters, scheme, directory, cursor=wrapper.cursor, upper_id=upper_id)
+    _fill_worker_facts(cursor, datasets, filters, upper_id)
+    typing = filters.get(TYPING_FLAGS_FILTER)
+    if typing:
+        _fill_typing_flags(cursor, datasets, filters, upper_id)
+    sql, params = label_lines_sql(datasets, filters, scheme, upper_id=upper_id, typing_flags=bool(typing))
+    sink = RowSink(directory / LABELS_FILE)
     try:
-        for row in label_rows(datasets, filters, scheme):
-            sink.write(jsonl_line(row))
-            sink.rows += 1
+        cursor.copy_expert(f"COPY ({cursor.mogrify(sql, params).decode()}) TO STDOUT ({LINE_COPY_OPTIONS})", sink)
     finally:
         sink.close()
-    return {"name": LABELS_FILE, "split": "", "rows": sink.rows, "bytes": sink.bytes, "sha256": sink.sha256}
+    cursor.execute(f"DROP TABLE IF EXISTS pg_temp.{WORKERS_TABLE}, pg_temp.{TYPING_TABLE}")
+    return sink.entry("")

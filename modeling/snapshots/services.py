@@ -343,7 +343,12 @@ def _export_taken(
         counts = selectors.export_counts(snapshot.datasets, snapshot.filters, upper_id=upper_id)
         files, rows = _write_files(snapshot, temp_dir, progress, page_size, scheme, upper_id, counts.rows)
         if snapshot.filters.get(LABEL_ROWS_FILTER):
-            files.append(write_label_rows(snapshot.datasets, snapshot.filters, scheme, temp_dir))
+            with _export_cursor() as cursor:
+                files.append(
+                    write_label_rows(
+                        snapshot.datasets, snapshot.filters, scheme, temp_dir, cursor=cursor, upper_id=upper_id
+                    )
+                )
         # Asked here, so that a process without the root's registration fails the export with its message.
         writers = registered_extra_files.registered() if extra_files is None else extra_files
         files += _write_extra_files(snapshot, temp_dir, writers, taken={f["name"] for f in files})
