@@ -262,6 +262,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="measure the corpus and crowd already there")
     parser.add_argument("--only", default="", help="measure only the pages whose name holds one of these (a,b)")
     parser.add_argument("--tally", action="store_true", help="the worker tally's rebuild, writes and fold (issue 53)")
+    parser.add_argument("--stale", action="store_true", help="leave the build's statistics unanalyzed")
+    parser.add_argument("--fresh-too", action="store_true", help="after measuring, ANALYZE and measure again")
     args = parser.parse_args()
 
     from bench.run import ensure_database, generate
@@ -271,11 +273,10 @@ def main():
 
     django.setup()
     from django.contrib.auth.models import User
-    from django.core.cache import cache
     from django.core.management import call_command
-    from django.db import connection, reset_queries
+    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext, setup_test_environment
+    from django.test.utils import setup_test_environment
 
     from bench.worker_quality import VALIDATORS, WRITERS, assign_workers
     from validation import adjudication
@@ -303,8 +304,9 @@ def main():
 
         tallies.check_and_rebuild(None, hypothesis_tally.TALLY)
         cost_tally.rebuild_with_credits()
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
+        if not args.stale:
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE")
         print(f"corpus: {args.pairs} pairs, {labels} label rows, {claims} validation claims, "
               f"{workers} workers, {args.studies} studies, {typing} typing-evidence rows; "
               f"built in {seconds:.1f} s + crowd")  # fmt: skip
@@ -326,6 +328,8 @@ def main():
         ("workers", "/dashboard/workers/"),
         ("costs", "/dashboard/costs/"),
         ("bonuses", "/dashboard/bonuses/"),
+        ("imports", "/dashboard/imports/"),
+        ("study page", "/dashboard/studies/bench-validation/"),
     ]
     pages: list[tuple[str, str, Client | None]] = [("login (baseline)", "/accounts/login/", None)]
     pages += [(name, url, client) for name, url in dashboard]
@@ -333,6 +337,21 @@ def main():
     if args.only:
         wanted = args.only.split(",")
         pages = [page for page in pages if page[2] is None or any(part in page[0] for part in wanted)]
+    measure(pages, args)
+    if args.fresh_too:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        print("\nafter ANALYZE (fresh statistics):")
+        measure(pages, args)
+
+
+def measure(pages, args):
+    """Each page cold and warm against the login page, then EXPLAIN ANALYZE of its slow statements."""
+    from django.core.cache import cache
+    from django.db import connection, reset_queries
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
     slow = []
     baseline = None
     print(f"{'page':<40} {'best ms':>9} {'x login':>8} {'statements':>10} {'warm x':>8}")

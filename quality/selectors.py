@@ -555,8 +555,9 @@ def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
     wanted = set(worker_ids)
     if not wanted:
         return {}
-    return {
-        row.worker.pk: [f"flagged: {flag.kind.replace('_', ' ')}" for flag in row.flags]
-        for row in worker_quality()
-        if row.worker.pk in wanted and row.flags
-    }
+    return {row.worker.pk: flag_words(row) for row in worker_quality() if row.worker.pk in wanted and row.flags}
+
+
+def flag_words(row: WorkerQuality) -> list[str]:
+    """A flagged worker's marks on the approval and bonus lists: "flagged: <flag>" per flag."""
+    return [f"flagged: {flag.kind.replace('_', ' ')}" for flag in row.flags]

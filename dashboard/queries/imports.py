@@ -4,11 +4,13 @@ queued one waits for."""
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from django.db.models import Count, Model, Q
+from django.db.models import Count, Model, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from artifacts.models import TaggingJob
 from collection.models import PremiseImport
-from corpus.models import Dataset, ImportStatus, Pair, PremiseStatus, Split
+from corpus import tallies
+from corpus.models import Dataset, ImportStatus, PairTally, Premise, PremiseStatus, Split
 from corpus.selectors import DatasetScope, TeamDatasets, in_datasets
 from importers.models import CorpusImport
 from modeling.models import Snapshot
@@ -25,40 +27,43 @@ Run = TypeVar("Run", PremiseImport, CorpusImport)
 def datasets_with_unassigned(among: DatasetScope = None) -> list[Dataset]:
     """The datasets of `among` (a team's; None: every dataset), by slug, each with `unassigned`:
     its available premises that have no split yet (a writing study serves none of them; the
-    imports page's "Assign splits" gives them one)."""
-    waiting = Count("premises", filter=Q(premises__split="", premises__status=PremiseStatus.AVAILABLE))
+    imports page's "Assign splits" gives them one). One statement: each dataset's count is read
+    from the index `premise_claimable` (dataset, status, split), sized by the premises waiting,
+    not by the dataset's premises."""
+    waiting = (
+        Premise.objects.filter(dataset=OuterRef("pk"), status=PremiseStatus.AVAILABLE, split="")
+        .order_by()
+        .values("dataset")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     rows = among.datasets() if isinstance(among, TeamDatasets) else Dataset.objects.all()
     if isinstance(among, Dataset):
         rows = rows.filter(pk=among.pk)
-    return list(rows.annotate(unassigned=waiting).order_by("slug"))
+    return list(rows.annotate(unassigned=Coalesce(Subquery(waiting), 0)).order_by("slug"))
 
 
 def validation_marking(user: Any) -> list[dict[str, Any]]:
     """Per dataset of the user's teams where they may do research (teams.access): its train pairs and those marked for
-    validation, its dev/test pairs and those marked, and the share kept on the dataset; one grouped
-    statement (the imports page's "Mark for validation" shows what it would change)."""
-    datasets = access.scoped(Dataset.objects.all(), user, access.RESEARCH)
-    train, dev_test = Q(premise__split=Split.TRAIN), Q(premise__split__in=[Split.DEV, Split.TEST])
-    counts: dict[int, dict[str, int]] = {
-        row["dataset_id"]: {key: row[key] for key in ("train", "train_marked", "dev_test", "dev_test_marked")}
-        for row in Pair.objects.filter(dataset__in=datasets)
-        .values("dataset_id")
-        .annotate(
-            train=Count("pk", filter=train),
-            train_marked=Count("pk", filter=train & Q(needs_validation=True)),
-            dev_test=Count("pk", filter=dev_test),
-            dev_test_marked=Count("pk", filter=dev_test & Q(needs_validation=True)),
-        )
-        .order_by()
-    }
+    validation, its dev/test pairs and those marked, and the share kept on the dataset (the imports
+    page's "Mark for validation" shows what it would change). Summed from the maintained pair tally
+    (`corpus.tallies`, which keys split and `needs_validation`): one statement of a few hundred rows
+    per dataset, whatever its number of pairs."""
+    datasets = list(access.scoped(Dataset.objects.all(), user, access.RESEARCH).order_by("slug"))
     empty = {"train": 0, "train_marked": 0, "dev_test": 0, "dev_test_marked": 0}
+    counts: dict[int, dict[str, int]] = {dataset.pk: dict(empty) for dataset in datasets}
+    rows = tallies.summed(
+        PairTally.objects.filter(dataset_id__in=list(counts), split__in=[Split.TRAIN, Split.DEV, Split.TEST]),
+        ("dataset_id", "split", "needs_validation"),
+    )
+    for dataset_id, split, marked, n in rows:
+        kind = "train" if split == Split.TRAIN else "dev_test"
+        counts[dataset_id][kind] += n
+        if marked:
+            counts[dataset_id][f"{kind}_marked"] += n
     return [
-        {
-            "slug": dataset.slug,
-            "share_pct": round(100 * dataset.train_validation_fraction),
-            **{key: counts.get(dataset.pk, empty)[key] for key in empty},
-        }
-        for dataset in datasets.order_by("slug")
+        {"slug": dataset.slug, "share_pct": round(100 * dataset.train_validation_fraction), **counts[dataset.pk]}
+        for dataset in datasets
     ]
 
 

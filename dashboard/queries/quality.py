@@ -1,15 +1,17 @@
 """The researcher's labelling page and the bonus page: the pair's reference label, catch trials and pools."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Q
 
-from corpus.models import Dataset, Pair
+from corpus.models import Dataset, Pair, Worker
 from corpus.selectors import TeamDatasets, in_datasets
 from crowd.models import Study, StudySession
+from crowd.selectors import worker_marks
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel
-from quality.selectors import WorkerQuality, flagged_worker_ids, worker_quality
+from quality.selectors import WorkerQuality, flag_words, flagged_worker_ids, worker_quality
 from teams.access import scoped
 from validation.models import ValidationClaim
 
@@ -46,8 +48,27 @@ def worker_quality_rows(dataset: Dataset | TeamDatasets | None = None) -> list[W
 def flagged_workers(datasets: Dataset | TeamDatasets | None = None) -> list[int]:
     """The workers the quality checks flag on the labels of `datasets` (a user's teams' datasets;
     None: every dataset), as the workers page of the same scope shows them: another team's labels
-    never flag a worker on this team's pages."""
-    return flagged_worker_ids(worker_quality_rows(datasets))
+    never flag a worker on this team's pages. Kept in the figure cache as the ids alone: a page
+    that needs only who is flagged does not unpickle every worker's row."""
+    return cached("worker-quality-flagged", datasets, None, lambda: flagged_worker_ids(worker_quality_rows(datasets)))
+
+
+def bonus_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, list[str]]:
+    """`crowd.registry.worker_marks` of the bonus page's workers ("excluded", and the quality
+    flags), the flags read from the rows the workers page of every dataset shows (the figure
+    cache's: one computation shared with the workers and adjudication pages, dropped at an
+    exclusion), not computed afresh for each bonus page."""
+
+    def flagged(ids: list[int]) -> dict[int, list[str]]:
+        marks = cached("worker-flag-marks", None, None, _flag_marks)
+        return {pk: marks[pk] for pk in ids if pk in marks}
+
+    return worker_marks(worker_ids, team_id=team_id, flagged=flagged)
+
+
+def _flag_marks() -> dict[int, list[str]]:
+    """{worker pk: marks} of every flagged worker, from the shared worker-quality rows."""
+    return {row.worker.pk: flag_words(row) for row in worker_quality_rows(None) if row.flags}
 
 
 def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:
@@ -57,14 +78,29 @@ def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]
     return catch_pools(studies, ValidationClaim.objects.all())
 
 
-def bonus_recipients(study: Study) -> list[StudySession]:
+def bonus_recipients(study: Study) -> list[dict[str, Any]]:
     """The study's sessions a discretionary bonus may go to, as the bonus form lists them: each
-    named by its participant and market session (the ids the pages show), never a preview."""
-    return list(
+    named by its participant and market session (the ids the pages show), never a preview. Plain
+    rows of the columns the form shows (`worker`: the participant as the pages name them): the
+    form lists every participant of a study, and whole sessions with their workers and users
+    cost most of the bonus page."""
+    rows = (
         StudySession.objects.filter(study=study, is_preview=False)
-        .select_related("worker__user")
         .order_by("worker__external_id", "worker__user__username", "started_at")
+        .values_list(
+            "pk", "worker__external_id", "worker__user__username", "external_session_id", "tasks_done", "completed_at"
+        )
     )
+    return [
+        {
+            "pk": pk,
+            "worker": Worker.named(external_id, username),
+            "external_session_id": session_id,
+            "tasks_done": tasks_done,
+            "completed_at": completed_at,
+        }
+        for pk, external_id, username, session_id, tasks_done, completed_at in rows
+    ]
 
 
 def session_of_study(study: Study, session_id: int) -> StudySession | None:

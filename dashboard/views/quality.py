@@ -18,7 +18,6 @@ from base.permissions import EXCLUDE_WORKERS, LABEL_REFERENCE_PAIRS, PAY_BONUSES
 from corpus.models import Pair
 from corpus.services import LabelRefused
 from crowd.models import Study, StudySession
-from crowd.registry import worker_marks
 from dashboard.queries import quality as queries
 from dashboard.queries.common import pair as pair_named
 from markets import connections as market_connections
@@ -126,7 +125,7 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     totals = bonuses.worker_totals(study) if study else []
     # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27).
     marks = (
-        worker_marks(
+        queries.bonus_marks(
             [entry.worker_id for entry in unpaid] + [row["id"] for row in totals], team_id=study.dataset.team_id
         )
         if study
