@@ -18,6 +18,7 @@ being faster for the crowdworker, are in bench/RESULTS-issue12.md.
 
 import multiprocessing
 import os
+from typing import Any
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 # One process per core: the GIL lets one thread run Python at a time, so more processes than cores
@@ -44,7 +45,7 @@ accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
 control_socket_disable = True
 
 
-def post_worker_init(worker):
+def post_worker_init(worker: Any) -> None:
     """Logged once a worker has its own signal handlers: a stop signal that reaches a worker before
     this moment (in its first second) is lost, and the master then waits its whole graceful timeout
     (30 s) for it; whoever stops a fresh server (the suite) waits for these lines first."""

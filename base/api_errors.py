@@ -8,7 +8,10 @@
   fields; `KnownObjectFilter` below for django-filter).
 """
 
-from django.http import JsonResponse
+from collections.abc import Iterator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from rest_framework import status
 from rest_framework.exceptions import ErrorDetail, ValidationError
@@ -18,14 +21,14 @@ from rest_framework.views import exception_handler as drf_exception_handler
 MISSING = "does_not_exist"
 
 
-def page_not_found(request, exception=None):
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """handler404: JSON under /api/, the friendly page elsewhere."""
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "Not found: no API endpoint or object at this address."}, status=404)
     return render(request, "404.html", status=404)
 
 
-def _codes(detail):
+def _codes(detail: object) -> Iterator[str | None]:
     if isinstance(detail, dict):
         for value in detail.values():
             yield from _codes(value)
@@ -38,7 +41,7 @@ def _codes(detail):
         yield None
 
 
-def _messages(detail, prefix=""):
+def _messages(detail: object, prefix: str = "") -> Iterator[str]:
     if isinstance(detail, dict):
         for key, value in detail.items():
             yield from _messages(value, f"{prefix}{key}: ")
@@ -49,7 +52,7 @@ def _messages(detail, prefix=""):
         yield f"{prefix}{detail}"
 
 
-def exception_handler(exc, context):
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, except that a 400 made only of "no such object" errors becomes a 404."""
     if isinstance(exc, ValidationError):
         codes = set(_codes(exc.detail))

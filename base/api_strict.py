@@ -37,7 +37,7 @@ class StrictQueryParamsMixin(_ViewBase):
     extra_query_params: tuple[str, ...] = ()
     empty_query_params: tuple[str, ...] = ()  # flags given without a value (Swagger's `?script=`)
 
-    def allowed_query_params(self):
+    def allowed_query_params(self) -> set[str]:
         allowed = set(COMMON_PARAMS) | set(self.extra_query_params)
         filterset_class = getattr(self, "filterset_class", None)
         if filterset_class is not None:
@@ -46,7 +46,7 @@ class StrictQueryParamsMixin(_ViewBase):
             allowed |= PAGINATION_PARAMS
         return allowed
 
-    def initial(self, request, *args, **kwargs):
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         if request.method not in ("GET", "HEAD"):
             return
@@ -73,7 +73,7 @@ def refuse_empty(params: QueryDict, *, allowed: Collection[str] = ()) -> None:
 
 
 class _KnownObjectField(django_filters.fields.ModelChoiceField):
-    def to_python(self, value):
+    def to_python(self, value: Any) -> Any:
         try:
             return super().to_python(value)
         except DjangoValidationError as error:
@@ -101,7 +101,7 @@ class StrictCursorPagination(CursorPagination):
     page_size_query_param = "page_size"
     max_page_size = 1000
 
-    def get_page_size(self, request):
+    def get_page_size(self, request: Any) -> int:
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
@@ -130,12 +130,12 @@ def validated(
     return checked
 
 
-class KnownFieldsSerializer(serializers.Serializer):
+class KnownFieldsSerializer(serializers.Serializer[Any]):
     """A request body whose unknown fields are refused by name, not ignored (a typo such as
     `filter` for `filters` would otherwise be silently dropped). The schema says
     additionalProperties: false for request bodies (modeling.api.schema)."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:

@@ -30,6 +30,7 @@ import math
 import time
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -50,14 +51,14 @@ def client_address(request: HttpRequest) -> str:
     (LOGIN_CLIENT_IP_HEADER: the one the proxy added, which a client cannot forge)."""
     header = str(settings.LOGIN_THROTTLE["CLIENT_IP_HEADER"])
     address = request.META.get(header, "") or request.META.get("REMOTE_ADDR", "")
-    return address.split(",")[-1].strip()[:64]
+    return str(address).split(",")[-1].strip()[:64]
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def _limits() -> dict:
+def _limits() -> dict[str, Any]:
     limits = settings.LOGIN_THROTTLE
     return {
         "per_account_address": limits["FAILURES_PER_USERNAME"],
@@ -102,7 +103,7 @@ class LoginAttempt:
 
     account: str
     address: str
-    limits: dict
+    limits: dict[str, Any]
     taken: list[str]
     refused_for: int = 0  # seconds until a try may come again; 0: the password may be checked
     pair_count: int = 0

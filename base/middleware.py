@@ -1,5 +1,7 @@
 import json
 import re
+from collections.abc import Callable
+from typing import NoReturn
 from urllib.parse import unquote
 
 from django.conf import settings
@@ -11,20 +13,23 @@ from django.core.exceptions import (
     RequestDataTooBig,
     TooManyFieldsSent,
 )
-from django.http import JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from . import login_throttle
 from .permissions import is_researcher
 
+GetResponse = Callable[[HttpRequest], HttpResponseBase]
+
 
 class ResearcherOnlyAdminMiddleware:
     """Crowdworkers who are logged in never see the admin, not even its login page."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if request.path.startswith("/admin/") and request.user.is_authenticated and not is_researcher(request.user):
             # Django's handler turns this into templates/403.html, the participants' page.
             raise PermissionDenied("This area is for researchers.")
@@ -43,10 +48,10 @@ class LoginThrottleMiddleware:
     the one the proxy added).
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         paths = settings.LOGIN_THROTTLE["PATHS"]
         if not isinstance(paths, tuple | list):
             raise ImproperlyConfigured("LOGIN_THROTTLE['PATHS'] is a tuple of paths")
@@ -65,7 +70,7 @@ class LoginThrottleMiddleware:
         return response
 
 
-def too_many_tries(request, seconds):
+def too_many_tries(request: HttpRequest, seconds: int) -> HttpResponse:
     minutes = max(1, -(-seconds // 60))
     response = render(request, "429.html", {"minutes": minutes}, status=429)
     response["Retry-After"] = str(seconds)
@@ -81,21 +86,21 @@ class FailedTokenThrottleMiddleware:
     see a bad token: this runs first.
     """
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         if not request.path.startswith("/api/") or "HTTP_AUTHORIZATION" not in request.META:
             return self.get_response(request)
         limits = settings.API_FAILED_TOKENS
         key = f"api-bad-token:{login_throttle.client_address(request)}"
         if (cache.get(key) or 0) >= limits["PER_ADDRESS"]:
-            response = JsonResponse(
+            refusal = JsonResponse(
                 {"detail": "Too many failed authentications from this address; please wait before trying again."},
                 status=429,
             )
-            response["Retry-After"] = str(limits["WINDOW_SECONDS"])
-            return response
+            refusal["Retry-After"] = str(limits["WINDOW_SECONDS"])
+            return refusal
         response = self.get_response(request)
         if response.status_code == 401:
             login_throttle.take_count(key, timeout=limits["WINDOW_SECONDS"])
@@ -113,27 +118,27 @@ class BadInputMiddleware:
     MAX_JSON_DEPTH = 64
     _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: GetResponse) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
         problem = self.problem(request)
         if problem:
             return self.bad_request(request, problem)
         return self.get_response(request)
 
-    def process_exception(self, request, exception):
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, BadRequest):
             return self.bad_request(request, str(exception) or "This request is not valid.")
         return None
 
     @staticmethod
-    def bad_request(request, message):
+    def bad_request(request: HttpRequest, message: str) -> HttpResponse:
         if request.path.startswith("/api/"):
             return JsonResponse({"detail": message}, status=400)
         return render(request, "400.html", {"message": message}, status=400)
 
-    def problem(self, request):
+    def problem(self, request: HttpRequest) -> str | None:
         raw_path = request.META.get("PATH_INFO", "") + request.META.get("QUERY_STRING", "")
         if "\x00" in raw_path or "%00" in raw_path or "\x00" in unquote(raw_path):
             return "The address contains a NUL character (%00)."
@@ -145,8 +150,8 @@ class BadInputMiddleware:
                 for name, values in request.POST.lists():
                     if "\x00" in name or any("\x00" in value for value in values):
                         return f"The form field {name.replace(chr(0), '')!r} contains a NUL character."
-                for upload in request.FILES.values():
-                    if "\x00" in (upload.name or ""):
+                for uploads in request.FILES.lists():
+                    if any("\x00" in (upload.name or "") for upload in uploads[1]):
                         return "An uploaded file name contains a NUL character."
             except (RequestDataTooBig, TooManyFieldsSent) as error:
                 return str(error)
@@ -159,7 +164,7 @@ class BadInputMiddleware:
             return self.json_problem(request.body)
         return None
 
-    def json_problem(self, body):
+    def json_problem(self, body: bytes) -> str | None:
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError:
@@ -190,11 +195,11 @@ class _NonFiniteNumber(ValueError):
     pass
 
 
-def _refuse_constant(name):
+def _refuse_constant(name: str) -> NoReturn:
     raise _NonFiniteNumber(f"The JSON body contains {name}; numbers must be finite.")
 
 
-def _contains_nul(data):
+def _contains_nul(data: object) -> bool:
     if isinstance(data, str):
         return "\x00" in data
     if isinstance(data, dict):

@@ -56,7 +56,7 @@ def _permission_rows(permission_model: Any, content_type_model: Any) -> tuple[An
     return (permissions["rows"], permissions["last"], content_types["rows"], content_types["last"])
 
 
-def ensure_researcher_group(group_model=None, permission_model=None):
+def ensure_researcher_group(group_model: Any = None, permission_model: Any = None) -> Any:
     """The researcher group with its permissions (idempotent). A migration passes its historical models."""
     from django.db.models import Q
 

@@ -16,7 +16,7 @@ _background_lock = threading.Lock()
 _pending = 0  # jobs submitted to the background thread and not finished yet
 
 
-def _run_in_background(task, args, task_id):
+def _run_in_background(task: Any, args: tuple[Any, ...], task_id: str | None) -> Any:
     """The embedded mode's stand-in for a Celery worker: one thread, jobs one after another, like a
     Celery worker with concurrency 1, so a request never waits for an export or a training run."""
     global _background, _pending
@@ -27,7 +27,7 @@ def _run_in_background(task, args, task_id):
         return _background.submit(_apply_and_close, task, args, task_id)
 
 
-def _apply_and_close(task, args, task_id):
+def _apply_and_close(task: Any, args: tuple[Any, ...], task_id: str | None) -> Any:
     global _pending
     from django.db import connections
 
@@ -42,7 +42,7 @@ def _apply_and_close(task, args, task_id):
 _lookup_lock = threading.Lock()
 
 
-def task_named(task_name):
+def task_named(task_name: str) -> Any:
     """The registered task `task_name`, importing the task modules on first use. One thread at a
     time imports them: threads of a fresh web process that looked at once used to find the
     registry half filled and answer 500 ("never registered") after their request's data was saved."""
@@ -126,7 +126,7 @@ def enqueue_coalesced(task_name: str, *args: Any, seconds: float) -> Any:
     return task_named(task_name).apply_async(args=args, countdown=seconds)
 
 
-def wait_for_background_tasks(timeout=None):
+def wait_for_background_tasks(timeout: float | None = None) -> None:
     """Block until the embedded mode's queued jobs are done (for commands and tests), the jobs they
     queue in turn included (a finished training run queues its tag accuracy after the wait began)."""
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -140,7 +140,7 @@ def wait_for_background_tasks(timeout=None):
 
 
 @shared_task(name="base.health_check")
-def health_check(model_label, pk):
+def health_check(model_label: str, pk: Any) -> dict[str, Any]:
     """What a Celery worker sees: its database, and whether the row `model_label` #pk is there (for tests and ops).
 
     The model is named by its label ("app.Model") so that the base layer imports no app.

@@ -143,7 +143,7 @@ def upload_refusal(request: HttpRequest) -> str | None:
     return getattr(request, _REFUSAL_ATTRIBUTE, None)
 
 
-def stored_name(uploaded: UploadedFile) -> str:
+def stored_name(uploaded: UploadedFile[Any]) -> str:
     """A folder of its own, keeping the file's name (imports read the split from it, e.g. *_dev.jsonl)
     but for characters other than letters, digits, dots, dashes and underscores."""
     name = SAFE_NAME.sub("_", Path(uploaded.name or "upload").name).strip("._") or "upload"
@@ -151,7 +151,7 @@ def stored_name(uploaded: UploadedFile) -> str:
 
 
 @contextmanager
-def _local_copy(uploaded: UploadedFile) -> Iterator[Path]:
+def _local_copy(uploaded: UploadedFile[Any]) -> Iterator[Path]:
     """The uploaded file as a path on this host: Django's temporary file, or a small upload written out."""
     temporary = getattr(uploaded, "temporary_file_path", None)
     if temporary is not None:
@@ -166,7 +166,7 @@ def _local_copy(uploaded: UploadedFile) -> Iterator[Path]:
 
 
 def queue_upload(
-    uploaded: UploadedFile,
+    uploaded: UploadedFile[Any],
     task: str,
     create_import: Callable[[str, int], Row],
     *,

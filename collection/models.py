@@ -5,6 +5,7 @@ writing task adds around them.
 """
 
 import uuid
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
@@ -38,7 +39,7 @@ class PremiseImport(ImportRun):
     malformed = models.JSONField(default=list, blank=True, help_text='Malformed lines: ["a.jsonl line 4: not JSON"].')
     drop_examples = models.JSONField(default=dict, blank=True, help_text="A few dropped sentences per reason.")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.source} -> {self.dataset.slug}/{self.genre.slug} ({self.status})"
 
 
@@ -59,7 +60,7 @@ class PremiseReport(models.Model):
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["premise", "resolved"], name="premisereport_open")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"report on premise {self.premise_id}"
 
 
@@ -76,7 +77,7 @@ class ShapeRefusal(models.Model):
     class Meta:
         ordering = ["created_at"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"shape refusal in study session {self.study_session_id}"
 
 
@@ -104,7 +105,7 @@ class WritingClaim(TaskClaim):
         indexes = [models.Index(fields=["premise", "status"], name="writingclaim_premise_status")]
 
     @property
-    def pairs(self):
+    def pairs(self) -> "models.QuerySet[Any]":
         return self.premise.pairs.filter(author=self.worker)
 
 

@@ -350,7 +350,7 @@ def guard_every_admin(site: admin.AdminSite) -> dict[str, str]:
     return paths
 
 
-class MembershipFormSet(BaseInlineFormSet):
+class MembershipFormSet(BaseInlineFormSet[Any, Any, Any]):
     """The team's members as the admin edits them: a team that has an owner keeps one (as on the
     dashboard's Team page, teams.services.keep_an_owner)."""
 

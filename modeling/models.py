@@ -38,7 +38,7 @@ class Snapshot(LongTask):
     class Meta:
         ordering = ["-created_at"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"snapshot {self.pk} ({self.status})"
 
 
@@ -70,7 +70,7 @@ class SnapshotFile(models.Model):
         ordering = ["snapshot", "name"]
         constraints = [models.UniqueConstraint(fields=["snapshot", "name"], name="unique_snapshot_file")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
 
@@ -156,11 +156,11 @@ class TrainingRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.model} on snapshot {self.snapshot_id} ({self.status})"
 
     @property
-    def progress(self):
+    def progress(self) -> float:
         if not self.total_steps:
             return 1.0 if self.status == RunStatus.DONE else 0.0
         return min(1.0, self.step / self.total_steps)
@@ -197,7 +197,7 @@ class TrainingRun(models.Model):
         }
 
     @property
-    def duration_seconds(self):
+    def duration_seconds(self) -> float | None:
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
@@ -227,20 +227,20 @@ class NodeToken(models.Model):
         ordering = ["name"]
         db_table = "modeling_workertoken"  # its name before the rename (migration 0003)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"node token {self.name}{' (revoked)' if self.revoked_at else ''}"
 
     @classmethod
-    def issue(cls, name, created_by=None):
+    def issue(cls, name: str, created_by: Any = None) -> tuple["NodeToken", str]:
         """A new token and its key (the only time the key is known)."""
         key = cls.KEY_PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(name=name, key_hash=hash_node_key(key), created_by=created_by)
         return token, key
 
     @property
-    def is_active(self):
+    def is_active(self) -> bool:
         return self.revoked_at is None
 
-    def revoke(self):
+    def revoke(self) -> None:
         self.revoked_at = timezone.now()
         self.save(update_fields=["revoked_at"])

@@ -120,7 +120,7 @@ class ValidationPolicy(models.Model):
     class Meta:
         verbose_name_plural = "validation policies"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.dataset}: {'trusted workers only' if self.trusted_only else 'open to all'}"
 
 
@@ -156,7 +156,7 @@ class PremisePair(models.Model):
         ]
         indexes = [models.Index(fields=["label_count", "id"], name="premise_pair_queue")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.item.pair_id} premise {self.index}"
 
 
@@ -193,7 +193,7 @@ class PremiseLabel(models.Model):
             models.UniqueConstraint(fields=["premise_pair", "worker"], name="one_premise_label_per_pair_worker"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.premise_pair}: {self.label}"
 
 

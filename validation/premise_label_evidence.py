@@ -25,7 +25,7 @@ def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
     if not mine:
         return []
     held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
-    others: dict[int, Counter] = {}
+    others: dict[int, Counter[str]] = {}
     for pair, label in (
         PremiseLabel.objects.filter(premise_pair_id__in=list(mine), worker__isnull=False)
         .filter(answers_of_counted_workers(dataset="premise_pair__item__dataset"))
@@ -34,7 +34,7 @@ def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
         .values_list("premise_pair_id", "label")
     ):
         others.setdefault(pair, Counter())[label] += 1
-    tallies: dict[str, tuple[Counter, Counter, list[int]]] = {}
+    tallies: dict[str, tuple[Counter[str], Counter[str], list[int]]] = {}
     for pair, label in mine.items():
         counted = others.get(pair, Counter()).most_common(2)
         if not counted or (len(counted) == 2 and counted[0][1] == counted[1][1]):

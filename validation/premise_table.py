@@ -21,6 +21,7 @@ import csv
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from corpus.labels import CONTRADICTION, ENTAILMENT, LABELS, NEUTRAL, NO_GOLD
 
@@ -92,7 +93,7 @@ class Table4:
     def lines(self) -> list[str]:
         """The table as text (the export command prints it), with the paper's dev figures beside."""
 
-        def pct(value):
+        def pct(value: float | None) -> str:
             return "-" if value is None else f"{100 * value:.1f}%"
 
         out = [f"Table 4 (MPE §5.2) over {self.items} items with four consensus labels:"]
@@ -162,7 +163,7 @@ def _clean(text: str) -> str:
     return " ".join(str(text).split("\t")).replace("\r", " ").replace("\n", " ")
 
 
-def write_rows(rows: Iterable[PremiseLabelRow], stream) -> int:
+def write_rows(rows: Iterable[PremiseLabelRow], stream: TextIO) -> int:
     """Write the header and one tab-separated line per row; returns the rows written."""
     stream.write("\t".join(COLUMNS) + "\n")
     written = 0
@@ -185,7 +186,7 @@ def write_rows(rows: Iterable[PremiseLabelRow], stream) -> int:
     return written
 
 
-def read_rows(stream) -> list[PremiseLabelRow]:
+def read_rows(stream: Iterable[str]) -> list[PremiseLabelRow]:
     """The rows of a file `write_rows` wrote; FormatError names the line of a malformed one."""
     reader = csv.reader(stream, delimiter="\t", quoting=csv.QUOTE_NONE)
     header = next(reader, None)

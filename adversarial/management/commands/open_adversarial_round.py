@@ -1,6 +1,8 @@
 """Open round 1 of an adversarial study on a finished run's checkpoint or an external endpoint."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
 from crowd.models import Study, TaskKind
@@ -13,7 +15,7 @@ from ...services import study_settings
 class Command(BaseCommand):
     help = "Open the first round of an adversarial writing study (docs/adversarial.md)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--study", required=True, help="slug of a study of kind 'adversarial'")
         parser.add_argument("--dataset", required=True, help="slug of the dataset holding the round's premises")
         target = parser.add_mutually_exclusive_group(required=True)
@@ -21,7 +23,16 @@ class Command(BaseCommand):
         target.add_argument("--endpoint", help="URL of an external model (the JSON contract)")
         parser.add_argument("--next-model", default="esim", help="model the next targets are trained as")
 
-    def handle(self, *args, study, dataset, run=None, endpoint=None, next_model="esim", **options):
+    def handle(
+        self,
+        *args: Any,
+        study: Any,
+        dataset: Any,
+        run: Any = None,
+        endpoint: Any = None,
+        next_model: Any = "esim",
+        **options: Any,
+    ) -> None:
         found = Study.objects.filter(slug=study, task_kind=TaskKind.ADVERSARIAL).first()
         if found is None:
             raise CommandError(f"No adversarial study {study!r}.")

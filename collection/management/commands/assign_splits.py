@@ -1,7 +1,9 @@
 """python manage.py assign_splits --dev 2000 --test 2000 [--seed 0] [--dataset collected]  (pairs per genre)"""
 
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from collection.splits import SplitAssignmentError, assign_splits
 from corpus.management import DATA_COMMAND_CHECKS
@@ -16,13 +18,13 @@ class Command(BaseCommand):
         "same splits. One transaction."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dev", type=int, default=2000, help="Dev pairs per genre (MultiNLI: 2000).")
         parser.add_argument("--test", type=int, default=2000, help="Test pairs per genre (MultiNLI: 2000).")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--dataset", default=None, help="Dataset slug (default: settings.NLI['DEFAULT_DATASET']).")
 
-    def handle(self, *args, dev, test, seed, dataset, **options):
+    def handle(self, *args: Any, dev: Any, test: Any, seed: Any, dataset: Any, **options: Any) -> None:
         try:
             report = assign_splits(dataset or settings.NLI["DEFAULT_DATASET"], dev=dev, test=test, seed=seed)
         except SplitAssignmentError as error:

@@ -2,8 +2,9 @@
 
 import argparse
 import sys
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from collection.premise_import import PremiseImportError, import_premises
 from corpus.management import DATA_COMMAND_CHECKS
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         "Drops duplicates, short and non-narrative sentences and reports why."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE")
         parser.add_argument("--genre", required=True, help="Genre slug, e.g. fiction.")
         parser.add_argument(
@@ -52,7 +53,19 @@ class Command(BaseCommand):
             help="Show a progress bar (default: when stderr is a terminal).",
         )
 
-    def handle(self, *args, files, genre, dataset, file_format, split, batch_size, jobs, progress, **options):
+    def handle(
+        self,
+        *args: Any,
+        files: Any,
+        genre: Any,
+        dataset: Any,
+        file_format: Any,
+        split: Any,
+        batch_size: Any,
+        jobs: Any,
+        progress: Any,
+        **options: Any,
+    ) -> None:
         if batch_size < 1 or jobs < 1:
             raise CommandError("--batch-size and --jobs must be at least 1.")
         if progress is None:

@@ -1,6 +1,8 @@
 """python manage.py create_team SLUG --name NAME --owner USERNAME [--create-owner]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dashboard.team_members import MembershipRefusedError, create_team
 
@@ -11,7 +13,7 @@ class Command(BaseCommand):
         "members from the dashboard's Team page (docs/teams.md, 'A second lab')."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug", help="the team's short name in URLs and dataset names (letters, digits, hyphens)")
         parser.add_argument("--name", required=True, help="the team's name as pages show it")
         parser.add_argument("--owner", required=True, help="the username of the team's first owner")
@@ -21,7 +23,7 @@ class Command(BaseCommand):
             help="create the owner's account (prints a one-time link where its password is set)",
         )
 
-    def handle(self, *args, slug, name, owner, create_owner, **options):
+    def handle(self, *args: Any, slug: Any, name: Any, owner: Any, create_owner: Any, **options: Any) -> None:
         try:
             team, invitation = create_team(slug, name=name, owner=owner, create_owner=create_owner)
         except MembershipRefusedError as error:

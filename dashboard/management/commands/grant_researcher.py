@@ -1,7 +1,9 @@
 """python manage.py grant_researcher USERNAME [--create] [--revoke] [--team SLUG] [--role ROLE]"""
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from audit import services as audit
@@ -16,7 +18,7 @@ class Command(BaseCommand):
         "whose permissions are what a researcher may do. --revoke takes both away."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument(
             "--create",
@@ -30,7 +32,16 @@ class Command(BaseCommand):
         )
 
     @transaction.atomic
-    def handle(self, *args, username, create, revoke, team="", role=Role.OWNER, **options):
+    def handle(
+        self,
+        *args: Any,
+        username: Any,
+        create: Any,
+        revoke: Any,
+        team: Any = "",
+        role: Any = Role.OWNER,
+        **options: Any,
+    ) -> None:
         User = get_user_model()
         user = User.objects.filter(username=username).first()
         if user is None and create and not revoke:

@@ -6,7 +6,9 @@ audit log. A study moves with its dataset unless told otherwise, so a team never
 on data it cannot see. The admin moves one object by changing its team field.
 """
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from audit import services as audit
@@ -20,7 +22,7 @@ from teams.models import Team
 class Command(BaseCommand):
     help = "Move studies, datasets and snapshots to another team (recorded in the audit log)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("team", help="the slug of the team they move to")
         parser.add_argument("--study", action="append", default=[], help="a study's slug (repeatable)")
         parser.add_argument("--dataset", action="append", default=[], help="a dataset's slug (repeatable)")
@@ -30,7 +32,18 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="", help="why (kept in the audit log)")
 
     @transaction.atomic
-    def handle(self, *args, team, study, dataset, snapshot, create, study_only, reason, **options):
+    def handle(
+        self,
+        *args: Any,
+        team: Any,
+        study: Any,
+        dataset: Any,
+        snapshot: Any,
+        create: Any,
+        study_only: Any,
+        reason: Any,
+        **options: Any,
+    ) -> None:
         target = Team.objects.filter(slug=team).first()
         if target is None and create:
             target = Team.objects.create(slug=team, name=team)

@@ -1,7 +1,9 @@
 """python manage.py unlock_login USERNAME"""
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from base.login_throttle import unlock_account
 
@@ -12,10 +14,10 @@ class Command(BaseCommand):
         "address (the owner's way back after someone else's failures; docs/quality.md, 'Logins')."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
 
-    def handle(self, *args, username, **options):
+    def handle(self, *args: Any, username: Any, **options: Any) -> None:
         User = get_user_model()
         # As the login form looks the account up (NFKC).
         username = User.normalize_username(username)

@@ -3,8 +3,10 @@
 Safe to run again: rows are keyed by stable ids, so a second run creates nothing.
 """
 
+from typing import Any
+
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from base.console import format_table
 from demo.adversarial import STUDY as ADVERSARIAL_STUDY
@@ -31,7 +33,7 @@ def prolific_ids(n: int) -> str:
 class Command(BaseCommand):
     help = "Load demo premises (every genre), accounts, Prolific studies and written pairs. Idempotent."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--no-training", action="store_true", help="skip the demo snapshot and its small baseline runs"
         )
@@ -65,16 +67,16 @@ class Command(BaseCommand):
 
     def handle(
         self,
-        *args,
-        no_training=False,
-        no_artifacts=False,
-        no_quality=False,
-        no_recast=False,
-        no_adversarial=False,
-        site=DEFAULT_SITE,
-        serving=False,
-        **options,
-    ):
+        *args: Any,
+        no_training: bool = False,
+        no_artifacts: bool = False,
+        no_quality: bool = False,
+        no_recast: bool = False,
+        no_adversarial: bool = False,
+        site: str = DEFAULT_SITE,
+        serving: bool = False,
+        **options: Any,
+    ) -> None:
         site = site.rstrip("/")
         self.stdout.write(
             "Loading the demo: premises for every genre, accounts, studies, written and validated pairs..."

@@ -2,8 +2,9 @@
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from modeling.models import TrainingRun
@@ -21,11 +22,11 @@ class Command(BaseCommand):
         "are left alone. With --file: files of your own, each written beside it as <name>.safetensors."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--run", type=int, action="append", dest="runs", help="only this run (repeatable)")
         parser.add_argument("--file", action="append", dest="files", help="an old checkpoint file (repeatable)")
 
-    def handle(self, *args, runs=None, files=None, verbosity=1, **options):
+    def handle(self, *args: Any, runs: Any = None, files: Any = None, verbosity: Any = 1, **options: Any) -> None:
         if files:
             for name in files:
                 self.convert_file(Path(name))
@@ -41,7 +42,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"run {run_id}: {outcome}")
         self.stdout.write(", ".join(f"{count} {what}" for what, count in sorted(outcomes.items())) or "no checkpoints")
 
-    def convert_file(self, path):
+    def convert_file(self, path: Path) -> None:
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         destination = path.with_suffix(SUFFIX)

@@ -1,6 +1,8 @@
 """Issue (or revoke) the token a GPU node uses to reach the platform: `Authorization: Worker <key>`."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from modeling.models import NodeToken
 
@@ -8,11 +10,11 @@ from modeling.models import NodeToken
 class Command(BaseCommand):
     help = "Make a node token for a GPU node (prints the key once) or revoke one with --revoke."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="which node or cluster holds it, e.g. gpu-node-1")
         parser.add_argument("--revoke", action="store_true", help="revoke the token of this name")
 
-    def handle(self, *args, name, revoke, **options):
+    def handle(self, *args: Any, name: Any, revoke: Any, **options: Any) -> None:
         if revoke:
             token = NodeToken.objects.filter(name=name, revoked_at__isnull=True).first()
             if token is None:

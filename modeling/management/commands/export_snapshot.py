@@ -1,9 +1,10 @@
 """Export a snapshot synchronously: `python manage.py export_snapshot [--dataset NAME ...] --out DIR`."""
 
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from modeling.snapshots.files import copy_snapshot_files
@@ -20,7 +21,7 @@ from modeling.snapshots.services import (
 class Command(BaseCommand):
     help = "Create a snapshot, export it in the MultiNLI format (JSONL + TSV per split) and copy it to --out."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", action="append", default=[], help="Dataset slug (repeatable; default all).")
         parser.add_argument("--genre", action="append", default=[], help="Genre slug to keep (repeatable).")
         parser.add_argument("--split", action="append", default=[], choices=["train", "dev", "test"])
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         out = Path(options["out"])
         if out.exists() and any(out.iterdir()):
             raise CommandError(f"{out} is not empty; choose a new folder so no older file is mixed in")
@@ -73,7 +74,7 @@ class Command(BaseCommand):
             raise CommandError("; ".join(f"{k}: {', '.join(v)}" for k, v in exc.message_dict.items())) from exc
         bar = tqdm(total=None, unit="pair", desc=f"snapshot {snapshot.pk}", disable=options["verbosity"] == 0)
 
-        def progress(done, total):
+        def progress(done: int, total: int) -> None:
             bar.total = total
             bar.n = done
             bar.refresh()

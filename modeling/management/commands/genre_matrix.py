@@ -8,9 +8,10 @@ results["genre_matrix_file"] names that file, so the dashboard finds it from any
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from base.console import format_table
 from modeling.models import RunStatus, TrainingRun
@@ -26,13 +27,13 @@ from modeling.training.services import (
 from .train import refusal, run_in_process, wait_for_runs
 
 
-def train_genres(snapshot):
+def train_genres(snapshot: Any) -> list[str]:
     with materialised_snapshot(snapshot) as folder:
         data = load_snapshot(folder, expected_hash=snapshot.content_hash)
     return sorted({ex.genre for ex in data.train if ex.genre and ex.label >= 0})
 
 
-def build_matrix(runs):
+def build_matrix(runs: list[Any]) -> dict[str, Any]:
     phase = "test" if all("test" in r.results for r in runs) else "dev"
     test_genres = sorted({g for r in runs for g in r.results.get(phase, {}).get("per_genre", {})})
     accuracy = {
@@ -50,7 +51,7 @@ def build_matrix(runs):
     }
 
 
-def format_matrix(table):
+def format_matrix(table: dict[str, Any]) -> str:
     """The table as text, every column as wide as its longest cell (genre slugs are never cut)."""
     rows = [
         [genre]
@@ -66,7 +67,7 @@ def format_matrix(table):
 class Command(BaseCommand):
     help = "Train one model per training genre and print the genre × genre accuracy table (MultiNLI Table 5)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--snapshot", type=int, required=True)
         parser.add_argument("--model", default="cbow")
         parser.add_argument("--config", default="{}", help="JSON; dropout defaults to 0.2 as in MultiNLI's Table 5")
@@ -78,7 +79,9 @@ class Command(BaseCommand):
             help="draw the training progress bars only when the output is a terminal (the demo's log)",
         )
 
-    def handle(self, *args, snapshot, model, config, genres, queue, **options):
+    def handle(
+        self, *args: Any, snapshot: Any, model: Any, config: Any, genres: Any, queue: Any, **options: Any
+    ) -> None:
         try:
             config = {"dropout": 0.2, **parse_config_text(config)}
             snapshot, _ = validate_launch(snapshot, model, config=config)

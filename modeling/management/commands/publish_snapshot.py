@@ -1,6 +1,8 @@
 """Copy a done snapshot's files into the snapshot storage, for a snapshot exported before exports stored them there."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from base.long_tasks import JobStatus
 from modeling.models import Snapshot
@@ -15,10 +17,10 @@ class Command(BaseCommand):
         "(object storage). Exports store their files themselves; this is for snapshots made before they did."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("snapshot", type=int)
 
-    def handle(self, *args, snapshot, **options):
+    def handle(self, *args: Any, snapshot: Any, **options: Any) -> None:
         found = Snapshot.objects.filter(pk=snapshot).first()
         if found is None or found.status != JobStatus.DONE:
             raise CommandError(f"snapshot {snapshot} does not exist or is not done")

@@ -1,7 +1,9 @@
 """Fail (or requeue) training runs whose node stopped sending heartbeats; cron-friendly."""
 
+from typing import Any
+
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from modeling.training.services import reap_stale_runs
 
@@ -9,7 +11,7 @@ from modeling.training.services import reap_stale_runs
 class Command(BaseCommand):
     help = "Mark running training runs without a recent heartbeat as failed ('node lost'), or requeue them."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--minutes",
             type=float,
@@ -18,7 +20,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--requeue", action="store_true", help="send them to the gpu queue again instead")
 
-    def handle(self, *args, minutes, requeue, **options):
+    def handle(self, *args: Any, minutes: Any, requeue: Any, **options: Any) -> None:
         reaped = reap_stale_runs(minutes=minutes, requeue=requeue)
         verb = "requeued" if requeue else "failed"
         for pk in reaped:

@@ -1,8 +1,10 @@
 """Train a baseline on a snapshot: queued for a GPU node (the `gpu` queue), or here with a progress bar."""
 
 import time
+from typing import Any, TextIO
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from modeling.models import ModelKind, RunStatus, TrainingRun
@@ -13,7 +15,7 @@ from modeling.training.services import (
 )
 
 
-def refusal(refused):
+def refusal(refused: ValidationError) -> CommandError:
     """A LaunchRefused as the command's error, one field per clause."""
     options = {"snapshot": "--snapshot", "model": "--model", "config": "--config"}
     return CommandError(
@@ -25,7 +27,7 @@ def refusal(refused):
     )
 
 
-def wait_for_runs(run_ids, poll=1.0, stream=None):
+def wait_for_runs(run_ids: list[int], poll: float = 1.0, stream: TextIO | None = None) -> list[TrainingRun]:
     """Follow queued runs in the database with one tqdm bar until all are done or failed."""
     with tqdm(total=None, unit="step", desc="training", file=stream) as bar:
         while True:
@@ -39,7 +41,7 @@ def wait_for_runs(run_ids, poll=1.0, stream=None):
             time.sleep(poll)
 
 
-def run_in_process(run, desc=None, bar_off_a_terminal=True):
+def run_in_process(run: TrainingRun, desc: str | None = None, bar_off_a_terminal: bool = True) -> TrainingRun:
     """Train `run` here with a progress bar; `bar_off_a_terminal=False` draws it only on a terminal
     (tqdm's disable=None): the demo's log, a file, read as hundreds of lines of bars."""
     with tqdm(
@@ -54,7 +56,7 @@ def run_in_process(run, desc=None, bar_off_a_terminal=True):
     return run
 
 
-def finish_bar(bar, run):
+def finish_bar(bar: Any, run: TrainingRun) -> None:
     """A run stopped before its planned steps (early stopping, max_minutes) ends its bar at what
     really ran, as the run page reads, instead of stopping short of 100%."""
     stopped_by = (run.results or {}).get("stopped_by")
@@ -65,7 +67,7 @@ def finish_bar(bar, run):
         bar.refresh()
 
 
-def summary(run):
+def summary(run: TrainingRun) -> str:
     if run.status == RunStatus.FAILED:
         return f"run {run.pk}: failed: {run.error}"
     if run.status != RunStatus.DONE:
@@ -83,14 +85,16 @@ def summary(run):
 class Command(BaseCommand):
     help = "Train a baseline (majority, cbow, bilstm, esim, hypothesis_only) on a done snapshot."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--snapshot", type=int, required=True)
         parser.add_argument("--model", required=True, choices=ModelKind.values)
         parser.add_argument("--config", default="{}", help='JSON, e.g. \'{"epochs": 3, "hidden_dim": 100}\'')
         parser.add_argument("--wait", action="store_true", help="follow the queued run until it ends")
         parser.add_argument("--in-process", action="store_true", help="train here instead of on a GPU node")
 
-    def handle(self, *args, snapshot, model, config, wait, in_process, **options):
+    def handle(
+        self, *args: Any, snapshot: Any, model: Any, config: Any, wait: Any, in_process: Any, **options: Any
+    ) -> None:
         try:
             run = launch_training_run(snapshot, model, config=config, enqueue=not in_process)
         except LaunchRefused as refused:

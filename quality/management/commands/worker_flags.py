@@ -5,7 +5,9 @@ Prints every flagged worker with each flag's reason and figures (quality/selecto
 (`Study.auto_exclude_flagged`); nobody else is ever excluded without a researcher.
 """
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset, WorkerExclusion
 from quality.selectors import worker_quality
@@ -15,13 +17,13 @@ from quality.services import auto_exclude_flagged
 class Command(BaseCommand):
     help = "List workers flagged by the quality checks; optionally exclude those in opted-in studies."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", help="slug of one dataset (default: all)")
         parser.add_argument(
             "--auto-exclude", action="store_true", help="exclude flagged workers of studies with auto_exclude_flagged"
         )
 
-    def handle(self, *args, dataset=None, auto_exclude=False, **options):
+    def handle(self, *args: Any, dataset: Any = None, auto_exclude: Any = False, **options: Any) -> None:
         scope = None
         if dataset:
             scope = Dataset.objects.filter(slug=dataset).first()

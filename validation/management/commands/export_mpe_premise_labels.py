@@ -1,6 +1,8 @@
 """python manage.py export_mpe_premise_labels --dataset NAME [--split dev] OUT"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from corpus.management import DATA_COMMAND_CHECKS
@@ -17,13 +19,13 @@ class Command(BaseCommand):
         "print MPE's Table 4 over the items whose four premises have three judgments."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("out")
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--split", choices=Split.values)
         parser.add_argument("--no-progress", action="store_true", help="No progress bar.")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         dataset = Dataset.objects.filter(slug=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset {options['dataset']!r}")

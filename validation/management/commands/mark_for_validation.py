@@ -1,6 +1,8 @@
 """Choose which pairs get four validation labels: all of dev/test, and a share of train."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset
@@ -14,7 +16,7 @@ class Command(BaseCommand):
         "as needing four validation labels."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True, help="Dataset slug.")
         parser.add_argument(
             "--train-fraction",
@@ -25,7 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="Seed of the train sample (default 0).")
         parser.add_argument("--no-dev-test", action="store_true", help="Leave dev and test pairs as they are.")
 
-    def handle(self, *args, dataset, train_fraction, seed, no_dev_test, **options):
+    def handle(
+        self, *args: Any, dataset: Any, train_fraction: Any, seed: Any, no_dev_test: Any, **options: Any
+    ) -> None:
         try:
             dataset = Dataset.objects.get(slug=dataset)
         except Dataset.DoesNotExist:

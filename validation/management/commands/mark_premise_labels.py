@@ -1,6 +1,8 @@
 """python manage.py mark_premise_labels --dataset NAME [--split dev]"""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset, Split
@@ -14,11 +16,11 @@ class Command(BaseCommand):
         "items, or of one split (MPE §5.2 did this for dev). Marking twice adds nothing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--split", choices=Split.values)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         dataset = Dataset.objects.filter(slug=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset {options['dataset']!r}")

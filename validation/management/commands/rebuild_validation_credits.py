@@ -1,6 +1,8 @@
 """python manage.py rebuild_validation_credits [--dataset slug]: the cost page's credit of each validated pair, recomputed."""
 
-from django.core.management.base import BaseCommand
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
 
 from corpus.management import DATA_COMMAND_CHECKS
 from corpus.models import Dataset
@@ -16,10 +18,10 @@ class Command(BaseCommand):
         "follow them (validation.cost_tally)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", default=None, help="Dataset slug (default: every dataset).")
 
-    def handle(self, *args, dataset, **options):
+    def handle(self, *args: Any, dataset: Any, **options: Any) -> None:
         scope = Dataset.objects.get(slug=dataset) if dataset else None
         changed = rebuild_with_credits(scope)
         self.stdout.write(f"validation credits rebuilt; {changed} claims changed")
