@@ -14,7 +14,8 @@ every process that sets Django up has them: web servers, Celery workers, command
   consent app's check that a visit agreed to its study's information sheet (`consent.selectors.consent_refusal`),
   its worker flags for the approval and bonus lists, the URL namespaces of the researchers'
   pages, whose forms a browser previewing a study is refused (`RESEARCHER_NAMESPACES`), and the
-  check that a study's catch-trial share can be met (`validation.selectors.study_catch_shortfall`);
+  check that a study's catch-trial share can be met (`validation.selectors.study_catch_shortfall`)
+  and whether its market confirms each participant id (`markets.identity.confirms_each_participant`);
 - modeling (`modeling.snapshots.extra_files`): the files a snapshot holds beside the pairs' that
   other apps of modeling's layer keep: MPE's per-premise labels (validation), `premise_labels.tsv`;
 - validation (`validation.claim_order`): a study's preference in the claim order, the model
@@ -45,6 +46,7 @@ from crowd import registry as crowd_registry
 from crowd.models import StudySession, TaskClaim, TaskKind
 from importers.models import CorpusImport
 from importers.services import PAIRS_UPLOAD_TASK
+from markets.identity import confirms_each_participant
 from model_annotators.triage import claim_preference as triage_claim_preference
 from modeling.snapshots import extra_files as snapshot_extra_files
 from privacy.services import remove_contributions
@@ -84,6 +86,7 @@ def register() -> None:
             worker_flags=flag_marks,
             researcher_namespaces=RESEARCHER_NAMESPACES,
             catch_shortfall=study_catch_shortfall,
+            market_confirms=confirms_each_participant,
         )
     )
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)

@@ -248,6 +248,67 @@ def seen_in_another_browser(arrival: Arrival, device: str) -> bool:
     return sightings.exists() or worker.study_sessions.exists()
 
 
+def is_paid(study: Study) -> bool:
+    """Whether the study pays its participants: a payment per task or a bonus per catch trial."""
+    return (study.payment_per_task or 0) > 0 or (study.bonus_per_catch_match or 0) > 0
+
+
+def ids_verified(study: Study, *, market_confirms: bool) -> bool:
+    """Whether an id costs more than typing it: the market confirms each participant
+    (`market_confirms`: the study's connection, `crowd.registry.market_confirms`) or the study takes
+    only links carrying its signature."""
+    return market_confirms or study.require_signed_link
+
+
+LAUNCH_REFUSED = (
+    "This study pays its participants, and its participant ids are not verified: anyone can type an id "
+    "into its link, and a fresh browser per id earns the pay and bonuses many times. Verify its ids in one "
+    "of two ways: connect the study to its market (the markets page; the market then confirms each "
+    "participant), or require signed links (the study's settings). Or tick “Open link: ids are unverified, "
+    "no bonuses” in its settings: its bonuses are then never paid."
+)
+
+
+def launch_refusal(study: Study, *, market_confirms: bool) -> str | None:
+    """Why the study may not take participants, for the researcher (the pre-launch check shows it;
+    its link refuses every participant meanwhile), or None: unpaid, its ids verified, or opened as
+    an unverified link on purpose (`Study.open_link_unverified`)."""
+    if not is_paid(study) or study.open_link_unverified or ids_verified(study, market_confirms=market_confirms):
+        return None
+    return LAUNCH_REFUSED
+
+
+def first_device(worker: Worker) -> str:
+    """The browser the participant id first came from (its earliest sighting, else its earliest
+    session's), or "" when none is known."""
+    sighting = (
+        DeviceSighting.objects.filter(worker=worker).order_by("first_seen", "pk").values_list("device", flat=True)
+    )
+    found = sighting.first()
+    if found:
+        return found
+    session = (
+        StudySession.objects.filter(worker=worker)
+        .exclude(device="")
+        .order_by("started_at", "pk")
+        .values_list("device", flat=True)
+    )
+    return session.first() or ""
+
+
+def bound_to_another_browser(study: Study, arrival: Arrival, device: str) -> bool:
+    """On an open-link study (`Study.open_link_unverified`: nobody confirms its ids), whether the
+    link's participant id first came from another browser than this one (`device`): then it is
+    refused, not asked, since the id alone is all that says who the participant is."""
+    if not study.open_link_unverified:
+        return False
+    worker = Worker.objects.filter(market=arrival.market, external_id=arrival.worker_id).first()
+    if worker is None:
+        return False
+    first = first_device(worker)
+    return bool(first) and first != device
+
+
 def check_link_signature(study: Study, params: Mapping[str, str]) -> None:
     """Raise ArrivalError unless the study takes unsigned links or `sig` is the study's signature."""
     if study.require_signed_link and not verify_link_signature(params.get("sig"), study.code_secret, study.slug):

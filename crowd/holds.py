@@ -293,6 +293,18 @@ def money_may_go(prefix: str = "") -> Q:
     return Q(**{f"{prefix}code_held_reason": ""}) | Q(**{f"{prefix}code_hold_decision": CodeHoldDecision.RELEASED})
 
 
+# Why an open-link study's bonuses are recorded and never paid (Study.open_link_unverified).
+OPEN_LINK_NO_BONUS = "not payable: the study's link is open, so its participant ids are unverified"
+
+
+def bonus_may_go(prefix: str = "") -> Q:
+    """The sessions whose bonuses may be paid, as a filter (`prefix` as `money_may_go`'s): their
+    money may go, and their study's ids are verified. An open-link study
+    (`Study.open_link_unverified`) pays the pay its researcher sends, never a bonus: a fresh browser
+    per typed id would earn it again each time. Asked through `quality.bonuses.payable`."""
+    return money_may_go(prefix) & Q(**{f"{prefix}study__open_link_unverified": False})
+
+
 def hold_waits(prefix: str = "") -> Q:
     """The sessions whose code is held and not decided yet: their money waits for the decision."""
     return ~Q(**{f"{prefix}code_held_reason": ""}) & Q(**{f"{prefix}code_hold_decision": ""})

@@ -138,6 +138,14 @@ class Study(models.Model):
         default=False,
         help_text="Only accept links that carry the study's signature (sig=…; see the signed link below).",
     )
+    # A paid study launches only with verified ids (crowd.arrival.launch_refusal): its market confirms
+    # each participant, or its links are signed; else the researcher ticks this, and pays no bonus.
+    open_link_unverified = models.BooleanField(
+        default=False,
+        help_text="Open link: ids are unverified, no bonuses. A paid study without a market connection or "
+        "signed links opens only with this ticked; its bonuses are recorded but never paid, and each "
+        "participant id is kept to the browser it first came from.",
+    )
     # Signs each session's completion code (and the study link); never shown to participants.
     code_secret = models.CharField(max_length=64, default=new_study_secret, editable=False)
     # Quality control (MultiNLI §2.1, SNLI §2.2): catch trials, bonuses, who may take part.
@@ -232,6 +240,25 @@ class Study(models.Model):
         default=3,
         validators=[MinValueValidator(1)],
         help_text="Words a hypothesis needs (invisible and control characters removed).",
+    )
+    # The sentence-shape check of every hypothesis (collection.sentence_shape.ShapeRules).
+    shape_check = models.CharField(
+        max_length=8,
+        choices=[
+            ("refuse", "Refuse clear non-sentences, warn about doubtful ones"),
+            ("warn", "Only warn (the writer may send it again unchanged)"),
+            ("off", "Off"),
+        ],
+        default="refuse",
+        help_text="Whether a hypothesis must read as an English sentence (a parse: verb, determiners, word "
+        "order). A warning is overridden by sending the same sentence again; refusals and warnings both count "
+        "towards holding a session that keeps sending word salad. Default: 0.07% of SNLI dev refused, 0.21% warned.",
+    )
+    shape_refuse_at = models.PositiveSmallIntegerField(
+        default=4,
+        validators=[MinValueValidator(3)],
+        help_text="Shape faults' weight from which a hypothesis is refused outright (3 is warned; 4: SNLI dev "
+        "0.07% refused, salad 57%; 3: SNLI dev 0.28%, salad 76%).",
     )
     # The study's pool within its dataset (crowd.selectors.pool_limits): a 'fiction' study served
     # telephone transcripts when the dataset held both.

@@ -45,6 +45,9 @@ class TaskApps:
       a browser previewing a study is refused (`crowd.preview`);
     - `catch_shortfall`: why a study's catch-trial share cannot be met (no catch pairs, too few for
       its planned sessions), in words, or None: the study form says it when the study is saved.
+    - `market_confirms`: whether the study's market confirms each participant id (the markets app's
+      connection, `markets.identity.confirms_each_participant`): a paid study launches only with it or
+      signed links (`crowd.arrival.launch_refusal`). Unregistered: no market confirms anyone.
 
     No list of task pages: a researcher's preview serves every page with nothing saved, a task
     app's that nothing registers included (`crowd.preview`, fail-closed).
@@ -59,6 +62,7 @@ class TaskApps:
     # Django's admin is every site's; the root adds its own researchers' pages.
     researcher_namespaces: frozenset[str] = frozenset({"admin"})
     catch_shortfall: Callable[["Study"], str | None] = lambda study: None
+    market_confirms: Callable[["Study"], bool] = lambda study: False
 
 
 _registered: list[TaskApps] = []
@@ -117,3 +121,13 @@ def release_open_claims_of_session(session: "StudySession") -> int:
 def catch_shortfall(study: "Study") -> str | None:
     """Why the study's catch-trial share cannot be met, or None (the registered check)."""
     return registered().catch_shortfall(study)
+
+
+def market_confirms(study: "Study") -> bool:
+    """Whether the study's market confirms each participant id (the registered check)."""
+    return registered().market_confirms(study)
+
+
+def launch_refusal(study: "Study") -> str | None:
+    """Why the paid `study` may not take participants (its ids unverified, no open-link choice), or None."""
+    return arrival.launch_refusal(study, market_confirms=market_confirms(study))

@@ -18,7 +18,7 @@ from corpus.models import Dataset, Worker
 
 from . import access, arrival, preview, selectors
 from .models import Study, StudySession, TaskKind
-from .registry import admission_refusal, consent_refusal, next_task_url, registered
+from .registry import admission_refusal, consent_refusal, launch_refusal, next_task_url, registered
 from .services import DEVICE_SESSION_KEY, browser_device, device_of, note_device
 
 # Where each kind of study sends a worker, and who is admitted, are registered by the composition
@@ -111,6 +111,9 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     if not study.is_active:
         return render(request, "crowd/study_closed.html", {"study": study}, status=410)
+    if launch_refusal(study) is not None:
+        # A paid study whose ids nobody verifies takes nobody (its pre-launch check says why).
+        return render(request, "crowd/study_not_open.html", {"study": study}, status=403)
     params = request.POST if request.method == "POST" else request.GET
     if arrival.is_mturk_preview(params):
         return render(
@@ -131,6 +134,9 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
 
     switch_confirmed = request.method == "POST" and request.POST.get("switch") == "yes"
     device = device_of(request)
+    if arrival.bound_to_another_browser(study, visit, device):
+        # An open link: the id is kept to its first browser, with or without a confirmed switch.
+        return render(request, "crowd/study_other_browser.html", {"study": study}, status=403)
     if not switch_confirmed:
         hidden = {name: value for name, value in params.items() if name not in ("csrfmiddlewaretoken", "switch")}
         # Signed in as another account than the link's worker: asked before switching.

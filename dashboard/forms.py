@@ -47,10 +47,14 @@ SETUP_FIELDS = [
     "max_hypothesis_sentences",
     "reports_to_hold_premise",
     "max_reports_per_batch",
+    "shape_check",
+    "shape_refuse_at",
     "auto_exclude_flagged",
     "catch_trial_share",
     "bonus_per_catch_match",
     "hold_code_at_chance",
+    "require_signed_link",
+    "open_link_unverified",
     "access",
     "is_active",
 ]
@@ -62,6 +66,7 @@ WRITING_RULE_NUMBERS = (
     "max_hypothesis_sentences",
     "reports_to_hold_premise",
     "max_reports_per_batch",
+    "shape_refuse_at",
 )
 
 
@@ -98,6 +103,11 @@ class StudySetupForm(StudyForm):
     clean_max_hypothesis_sentences = _kept_when_blank("max_hypothesis_sentences")
     clean_reports_to_hold_premise = _kept_when_blank("reports_to_hold_premise")
     clean_max_reports_per_batch = _kept_when_blank("max_reports_per_batch")
+    clean_shape_refuse_at = _kept_when_blank("shape_refuse_at")
+
+    def clean_shape_check(self) -> str:
+        # Blank (a form that does not show it) keeps the study's: a new one's default.
+        return self.cleaned_data.get("shape_check") or self.instance.shape_check
 
     class Meta:
         model = Study
@@ -130,6 +140,7 @@ class StudySetupForm(StudyForm):
             # A new study starts from the template the lab edits (its [places] to fill in).
             self.initial.setdefault("information_sheet", DEFAULT_SHEET)
             self.initial.setdefault("consent_statements", "\n".join(DEFAULT_STATEMENTS))
+        self.fields["shape_check"].required = False
         for name in WRITING_RULE_NUMBERS:
             self.fields[name].required = False
             self.fields[name].help_text += f" Blank keeps the study's ({getattr(self.instance, name)})."

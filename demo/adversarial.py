@@ -7,6 +7,7 @@ model decides which of their tries fool it. Closing the round trains the next CB
 """
 
 from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth import get_user_model
 
@@ -55,7 +56,7 @@ WRITERS = ("adv-writer-1", "adv-writer-2", "adv-writer-3")
 VERIFIERS = ("adv-verifier-1", "adv-verifier-2", "adv-verifier-3")
 
 
-def _first_target(researcher):
+def _first_target(researcher: Any) -> Any:
     return (
         TrainingRun.objects.filter(model="cbow", status=RunStatus.DONE, created_by=researcher)
         .exclude(checkpoint_sha256="")
@@ -65,7 +66,7 @@ def _first_target(researcher):
     )
 
 
-def ensure_adversarial_demo(researcher_username):
+def ensure_adversarial_demo(researcher_username: str) -> str:
     """The adversarial study with round 1 closed and round 2 open; returns a line for the console."""
     researcher = get_user_model().objects.get(username=researcher_username)
     study = Study.objects.filter(slug=STUDY["slug"]).first()
@@ -85,6 +86,8 @@ def ensure_adversarial_demo(researcher_username):
             "tasks_per_batch": 4,
             "completion_code": "DEMO-ADV",
             "payment_per_task": Decimal("1.00"),
+            # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+            "open_link_unverified": True,
         },
     )
     AdversarialStudy.objects.get_or_create(
@@ -105,7 +108,7 @@ def ensure_adversarial_demo(researcher_username):
     return _summary(study)
 
 
-def _dataset(slug, name, premises, prefix):
+def _dataset(slug: str, name: str, premises: Any, prefix: str) -> Any:
     dataset, _ = Dataset.objects.get_or_create(slug=slug, defaults={"name": name})
     genre = Genre.objects.order_by("slug").first()
     if genre is None:
@@ -117,7 +120,7 @@ def _dataset(slug, name, premises, prefix):
     return dataset
 
 
-def _write(study, round_):
+def _write(study: Any, round_: Any) -> None:
     for name in WRITERS:
         writer = ensure_worker(name)
         session, _ = StudySession.objects.get_or_create(study=study, worker=writer, external_session_id=f"demo-{name}")
@@ -135,7 +138,7 @@ def _write(study, round_):
             session.refresh_from_db()
 
 
-def _verify(dataset):
+def _verify(dataset: Any) -> None:
     verifiers = [ensure_worker(name) for name in VERIFIERS]
     for index, verifier in enumerate(verifiers):
         while (batch := claim_validation_batch(verifier, dataset=dataset)) is not None:
@@ -149,7 +152,7 @@ def _verify(dataset):
             submit_validation_batch(verifier, batch, labels)
 
 
-def _summary(study):
+def _summary(study: Any) -> str:
     parts = []
     for round_ in Round.objects.filter(study=study).order_by("number"):
         tries = AdversarialTry.objects.filter(round=round_)

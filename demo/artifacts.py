@@ -7,6 +7,7 @@ demo worker still finds every premise to write on.
 """
 
 import random
+from typing import Any
 
 from django.db import transaction
 
@@ -43,13 +44,13 @@ PLACES = [
 ]
 
 
-def _sentence(rng, negate=False):
+def _sentence(rng: random.Random, negate: bool = False) -> str:
     subject = rng.choice(SUBJECTS)
     verb = "are" if subject in ("The people", "Two friends", "The workers") else "is"
     return f"{subject} {verb} {'not ' if negate else ''}{rng.choice(ACTIONS)} {rng.choice(PLACES)}."
 
 
-def ensure_artifact_pairs(dataset):
+def ensure_artifact_pairs(dataset: Any) -> int:
     """The crowd's and the guessable writer's pairs; returns how many were created now."""
     premises = list(Premise.objects.filter(dataset=dataset, split=Split.TRAIN).order_by("pk")[:PREMISES_PER_WRITER])
     created = 0
@@ -74,7 +75,7 @@ def ensure_artifact_pairs(dataset):
     return created
 
 
-def tag_untagged_pairs(stdout=None):
+def tag_untagged_pairs(stdout: Any = None) -> None:
     """Phenomenon tags and parse trees of every demo pair that has none, in this process (the
     embedded mode tags nothing on arrival): run after each part of the demo that adds pairs, so
     that the snapshot and the pages see every pair tagged and parsed."""
@@ -91,12 +92,12 @@ def tag_untagged_pairs(stdout=None):
     run_tagging_job(start_tagging(queue=False).pk, tagger=tagger)
 
 
-def ensure_artifacts_demo(dataset, stdout=None):
+def ensure_artifacts_demo(dataset: Any, stdout: Any = None) -> dict[str, Any]:
     """Pairs, tags, a monitor refresh and the nudge: {"created": pairs added now, "refresh": the
     latest monitor refresh, "draft": DEMO_DRAFT's p(contradiction) by the monitor's model, or None}.
     Progress goes to `stdout`; the figures are `demo.figures`' (the dashboard's)."""
 
-    def say(line):
+    def say(line: str) -> None:
         if stdout:
             stdout.write(line)
 

@@ -7,7 +7,9 @@ twice changes nothing.
 
 import math
 import random
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -49,6 +51,8 @@ WRITING_STUDY = {
     "tasks_per_batch": 3,
     "completion_code": "DEMO-WRITE-1234",
     "payment_per_task": Decimal("1.20"),
+    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+    "open_link_unverified": True,
     # As a Prolific study has it; the completion page offers the way back with the session's code.
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
@@ -59,6 +63,8 @@ VALIDATION_STUDY = {
     "tasks_per_batch": 2,
     "completion_code": "DEMO-VALID-5678",
     "payment_per_task": Decimal("0.40"),
+    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+    "open_link_unverified": True,
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
 
@@ -68,7 +74,7 @@ HELD_OUT_SPLITS = [Split.DEV, Split.TEST]
 WRITTEN_PREMISES_PER_GENRE = 4  # the first four premises of each genre come with three written hypotheses
 
 # genre slug -> premises; the first four are followed by their (entailment, neutral, contradiction) hypotheses.
-PREMISES = {
+PREMISES: dict[str, list[Any]] = {
     "fiction": [
         (
             "Marta pushed the cellar door open with her shoulder and waited until her eyes could make out the shapes of the barrels.",
@@ -500,28 +506,29 @@ PREMISES = {
 }
 
 
-def prompt_id(genre_slug, number):
+def prompt_id(genre_slug: str, number: int) -> str:
     return f"{genre_slug}-demo-{number}"
 
 
-def demo_split(genre, index):
+def demo_split(genre: Genre, index: int) -> str:
     pattern = TRAINING_SPLITS if genre.is_training else HELD_OUT_SPLITS
     return pattern[index % len(pattern)]
 
 
-def premise_entries(genre_slug):
+def premise_entries(genre_slug: str) -> Iterator[tuple[str, Sequence[str] | None]]:
     """(text, hypotheses or None) for each demo premise of a genre."""
     for entry in PREMISES[genre_slug]:
         if isinstance(entry, str):
             yield entry, None
         else:
-            yield entry
+            text, hypotheses = entry
+            yield str(text), tuple(hypotheses)
 
 
 # --- loading ---------------------------------------------------------------------------------
 
 
-def ensure_dataset():
+def ensure_dataset() -> Dataset:
     dataset, _ = Dataset.objects.get_or_create(
         slug=settings.NLI["DEFAULT_DATASET"],
         defaults={"name": "Collected pairs", "train_validation_fraction": 0.1},
@@ -529,7 +536,7 @@ def ensure_dataset():
     return dataset
 
 
-def ensure_user(username, password=None, **flags):
+def ensure_user(username: str, password: str | None = None, **flags: Any) -> Any:
     """A user with this name; the password is set only when the user is created (a rerun changes nothing)."""
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults=flags)
@@ -542,13 +549,13 @@ def ensure_user(username, password=None, **flags):
     return user
 
 
-def ensure_worker(username, password=None):
+def ensure_worker(username: str, password: str | None = None) -> Worker:
     user = ensure_user(username, password)
     worker, _ = Worker.objects.get_or_create(user=user, defaults={"market": Market.LOCAL})
     return worker
 
 
-def ensure_accounts():
+def ensure_accounts() -> tuple[Any, Worker, list[Worker], list[Worker]]:
     researcher = ensure_user(RESEARCHER[0], RESEARCHER[1], is_staff=True)
     researcher.groups.add(ensure_researcher_group())
     join(researcher, role=Role.OWNER)  # the default team: the demo needs no word about teams
@@ -558,15 +565,15 @@ def ensure_accounts():
     return researcher, worker, authors, validators
 
 
-def ensure_study(spec, dataset):
+def ensure_study(spec: dict[str, Any], dataset: Dataset) -> Study:
     """The demo study `spec` (Study fields, its slug among them) on `dataset`, created once: a rerun changes nothing."""
     fields = {key: value for key, value in spec.items() if key != "slug"}
     return Study.objects.get_or_create(slug=spec["slug"], defaults={**fields, "dataset": dataset})[0]
 
 
-def ensure_premises(dataset):
+def ensure_premises(dataset: Dataset) -> dict[str, list[Premise]]:
     """Create the demo premises that are missing; return {genre slug: [premise, ...]} in demo order."""
-    by_genre = {}
+    by_genre: dict[str, list[Premise]] = {}
     for genre in Genre.objects.filter(slug__in=PREMISES):
         premises = []
         for index, (text, _) in enumerate(premise_entries(genre.slug)):
@@ -580,7 +587,7 @@ def ensure_premises(dataset):
     return by_genre
 
 
-def write_demo_pairs(premise, author, hypotheses, dataset):
+def write_demo_pairs(premise: Premise, author: Worker, hypotheses: Sequence[str], dataset: Dataset) -> list[Pair]:
     """The author's three pairs for one premise, with their position-1 labels, in one transaction."""
     with transaction.atomic():
         pairs = create_written_pairs(premise, author, dict(zip(THREE_WAY, hypotheses, strict=False)))
@@ -589,7 +596,7 @@ def write_demo_pairs(premise, author, hypotheses, dataset):
     return pairs
 
 
-def ensure_demo_pairs(dataset, premises_by_genre, authors):
+def ensure_demo_pairs(dataset: Dataset, premises_by_genre: dict[str, list[Premise]], authors: list[Worker]) -> int:
     created = 0
     for genre_index, (genre_slug, premises) in enumerate(sorted(premises_by_genre.items())):
         entries = list(premise_entries(genre_slug))
@@ -610,7 +617,7 @@ DEMO_VALIDATION_COUNTS = [4, 3, 4, 2, 0, 4, 1, 3]
 DISAGREEMENT_RATE = 0.15
 
 
-def add_demo_validation_labels(dataset):
+def add_demo_validation_labels(dataset: Dataset) -> int:
     """Give demo dev/test pairs validation labels from demo workers who are not the author.
 
     Labels mostly agree with the author; a seeded draw disagrees now and then, so some pairs end
@@ -671,7 +678,7 @@ def add_demo_validation_labels(dataset):
     return added
 
 
-def ensure_demo_study_sessions(dataset):
+def ensure_demo_study_sessions(dataset: Dataset) -> int:
     """Count the demo validators' labels as work in the demo validation study, so the cost page has
     figures: one session per validator, the labels' claims attached to it, a task per batch of five
     labels (rounded up). Claims already in a session are left alone (a rerun changes nothing)."""
@@ -706,7 +713,7 @@ def ensure_demo_study_sessions(dataset):
 
 
 @transaction.atomic
-def load_demo():
+def load_demo() -> dict[str, Any]:
     """Load everything in one transaction; returns what was created, for the command's summary."""
     content_rows = install_prompt_content()
     dataset = ensure_dataset()

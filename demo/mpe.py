@@ -57,12 +57,14 @@ MPE_STUDY: dict[str, Any] = {  # Study fields
     "tasks_per_batch": 1,
     "completion_code": "DEMO-MPE-2468",
     "payment_per_task": Decimal("0.40"),
+    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+    "open_link_unverified": True,
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
     "catch_trial_share": 0,
 }
 
 
-def ensure_mpe_demo():
+def ensure_mpe_demo() -> str:
     """Idempotent: a second run adds nothing. Returns a line for the command's output."""
     premises = tuple(mpe.MpePremise(SCENE, number, text) for number, text in enumerate(CAPTIONS))
     items = [

@@ -8,6 +8,8 @@
 Idempotent: a second run creates nothing.
 """
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 
 from base.long_tasks import JobStatus
@@ -30,7 +32,7 @@ TEST_ITEMS = 10  # the pool: each try draws TRY_ITEMS of it (quality.models.POOL
 TRY_ITEMS = 5
 
 
-def ensure_qualified_study(dataset, researcher):
+def ensure_qualified_study(dataset: Any, researcher: Any) -> tuple[Any, Any]:
     study = ensure_study(QUALIFIED_STUDY, dataset)
     test, created = QualificationTest.objects.get_or_create(
         study=study,
@@ -60,7 +62,7 @@ def ensure_qualified_study(dataset, researcher):
     return study, test
 
 
-def ensure_aggregation_run(dataset, researcher):
+def ensure_aggregation_run(dataset: Any, researcher: Any) -> Any:
     run = AggregationRun.objects.filter(dataset=dataset, status=JobStatus.DONE).order_by("pk").first()
     if run is None:
         run = AggregationRun.objects.create(dataset=dataset, methods=list(DEFAULT_METHODS), created_by=researcher)
@@ -68,7 +70,7 @@ def ensure_aggregation_run(dataset, researcher):
     return run
 
 
-def ensure_qualification_demo(dataset, researcher_username):
+def ensure_qualification_demo(dataset: Any, researcher_username: str) -> tuple[Any, Any, Any]:
     researcher = get_user_model().objects.get(username=researcher_username)
     study, test = ensure_qualified_study(dataset, researcher)
     run = ensure_aggregation_run(dataset, researcher)

@@ -14,6 +14,7 @@ Idempotent like the rest of the demo.
 
 import uuid
 from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -37,7 +38,7 @@ DEMO_CATCH_SHARE = 0.2
 DEMO_CATCH_BONUS = Decimal("1.00")
 
 
-def ensure_guesser_pairs(dataset):
+def ensure_guesser_pairs(dataset: Any) -> int:
     premises = list(Premise.objects.filter(dataset=dataset, split=Split.DEV).order_by("pk")[: GUESSER_PAIRS // 3])
     guesser = ensure_worker(GUESSER)
     created = 0
@@ -66,7 +67,7 @@ def ensure_guesser_pairs(dataset):
     return created
 
 
-def catch_trial_pair(dataset):
+def catch_trial_pair(dataset: Any) -> Any:
     """The demo's catch trial: an ordinary written demo pair whose five labels all agree with its author,
     one of a premise with no pair left to validate first (a catch premise waits for its validation to
     end: quality.catch_trials); the kept reference label of an earlier load first, so a rerun keeps it."""
@@ -91,7 +92,7 @@ def catch_trial_pair(dataset):
     return None
 
 
-def ensure_quality_demo(dataset):
+def ensure_quality_demo(dataset: Any) -> str:
     """Returns a one-line summary."""
     created = ensure_guesser_pairs(dataset)
     trap = catch_trial_pair(dataset)

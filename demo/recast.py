@@ -18,6 +18,8 @@ STUDY = {
     "tasks_per_batch": 1,
     "completion_code": "DEMO-RECAST-2468",
     "payment_per_task": Decimal("0.30"),
+    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+    "open_link_unverified": True,
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
 GENRE = "slate"
@@ -31,7 +33,7 @@ REVIEWS = [
 ]
 
 
-def ensure_recast_demo():
+def ensure_recast_demo() -> tuple[Dataset, int]:
     """Recast the demo reviews once and open a two-way validation study on them (idempotent);
     returns (dataset, pairs created now)."""
     if Pair.objects.filter(dataset__slug=DATASET).exists():

@@ -25,6 +25,8 @@ STUDY = {
     "tasks_per_batch": 1,
     "completion_code": "DEMO-DECIDED-4321",
     "payment_per_task": Decimal("0.40"),
+    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
+    "open_link_unverified": True,
 }
 GENRE = "captions"
 # Label sequences (the author's first) in the shapes SNLI dev has: unanimous, 4-1, 3-2, no gold.
@@ -42,7 +44,7 @@ PREMISE = "A man in a red jacket rides a bicycle past a market stall."
 
 
 @transaction.atomic
-def ensure_stopping_demo():
+def ensure_stopping_demo() -> str:
     """Create the dataset once (idempotent); returns a line for the command's summary."""
     dataset, created = Dataset.objects.get_or_create(slug=DATASET, defaults={"name": "Demo: decided stopping rule"})
     if created or not dataset.pairs.exists():

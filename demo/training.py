@@ -4,6 +4,7 @@ Small models (50-d, a few epochs) trained in-process on the demo's own pairs: se
 """
 
 import json
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -17,7 +18,7 @@ DEMO_MODELS = ("majority", "hypothesis_only", "cbow")
 DEMO_CONFIG = {"embedding_dim": 50, "hidden_dim": 50, "epochs": 4, "patience": 2, "batch_size": 16}
 
 
-def ensure_demo_snapshot_and_runs(dataset, researcher_username, stdout=None):
+def ensure_demo_snapshot_and_runs(dataset: Any, researcher_username: str, stdout: Any = None) -> tuple[Any, list[int]]:
     """A done snapshot of the demo dataset and one done run per demo model plus a genre matrix; idempotent."""
     researcher = get_user_model().objects.get(username=researcher_username)
     snapshot = (

@@ -258,6 +258,14 @@ def check_at_arrival(session_id: int) -> MarketAnswer | None:
     return answer
 
 
+def confirms_each_participant(study: Study) -> bool:
+    """Whether the study's ids are the market's: a connection asks the market of every arrival
+    (`check_on_arrival`), so an id costs a market account and a submission. Registered into the
+    crowd layer (`crowd.registry.market_confirms`): a paid study launches only with it, or signed
+    links, or the researcher's open-link choice (`crowd.arrival.launch_refusal`)."""
+    return MarketConnection.objects.filter(study=study).exists()
+
+
 @dataclass(frozen=True)
 class ArrivalChecks:
     """What the study page shows of its arrivals' checks."""

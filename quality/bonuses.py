@@ -12,7 +12,9 @@ cause's words.
 Money follows holds (issue 50.6): a bonus is payable only while its study session's completion code
 is not held, or once a researcher released the hold (`payable`, the one rule the files, the
 bonus page and the market payer all ask). A held session's bonuses wait, shown apart
-(`held_back`); a refused one's are never paid (`refused_with_hold`).
+(`held_back`); a refused one's are never paid (`refused_with_hold`), nor is any bonus of a study
+opened as an unverified link (`Study.open_link_unverified`): its rows are recorded with the reason
+(`with_open_link_note`) and listed apart (`not_payable_open_link`).
 
 Exports list the UNPAID, PAYABLE earned rows of one study:
 - Prolific bulk bonus: `participant_id,amount` lines, no header, the amount in the study's currency
@@ -37,7 +39,7 @@ from django.db.models.functions import Coalesce
 from audit import services as audit
 from base import spreadsheet_safe
 from corpus.models import Market, Pair, Worker
-from crowd.holds import hold_refused, hold_waits, money_may_go
+from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
 
 from .flags import catch_only_flag
@@ -145,7 +147,7 @@ def record_catch_bonuses(
                 pair_id=answer.pair_id,
                 amount=study.bonus_per_catch_match,
                 currency=study.bonus_currency,
-                reason=f"{CATCH_TRIAL_REASON} in study {study.slug}",
+                reason=with_open_link_note(study, f"{CATCH_TRIAL_REASON} in study {study.slug}"),
             )
             for answer in matched_answers
         ]
@@ -155,10 +157,25 @@ def record_catch_bonuses(
 def payable(prefix: str = "") -> Q:
     """Which ledger rows' money may be paid, as a filter (`prefix` reaches the rows through a
     relation, e.g. "bonus_entries__"): a bonus outside any study session, or one whose session's
-    completion code is not held or was released (crowd.holds.money_may_go). The one rule of every
+    completion code is not held or was released, on a study whose ids are verified
+    (crowd.holds.bonus_may_go: an open-link study's bonuses are never paid). The one rule of every
     payer: the market files, the bonus page's "mark paid" and the market payer
     (markets.payments._claim_owed)."""
-    return Q(**{f"{prefix}study_session__isnull": True}) | money_may_go(f"{prefix}study_session__")
+    return Q(**{f"{prefix}study_session__isnull": True}) | bonus_may_go(f"{prefix}study_session__")
+
+
+def with_open_link_note(study: Study, reason: str) -> str:
+    """A bonus's reason, with why it is never paid where the study's link is open (its cause, read
+    from the reason's start, stays)."""
+    if not study.open_link_unverified:
+        return reason[:200]
+    note = f" ({OPEN_LINK_NO_BONUS})"
+    return reason[: 200 - len(note)] + note
+
+
+def not_payable_open_link(study: Study) -> QuerySet[BonusEntry]:
+    """The study's unpaid bonuses that are never paid because its link is open (ids unverified)."""
+    return _earned_unpaid(study).filter(study_session__study__open_link_unverified=True)
 
 
 def _earned_unpaid(study: Study) -> QuerySet[BonusEntry]:
@@ -206,6 +223,11 @@ def mark_paid(
     if len(earned) != len(ids):
         raise PaymentRefused("Some of these are not earned bonuses of this study; nothing was marked paid.")
     if not confirmed_by_market:
+        if study.open_link_unverified:
+            raise PaymentRefused(
+                "This study's link is open (its participant ids are unverified), so its bonuses are never paid: "
+                "nothing was marked paid."
+            )
         waiting = len(ids) - BonusEntry.objects.filter(pk__in=ids).filter(payable()).count()
         if waiting:
             raise PaymentRefused(
@@ -520,7 +542,7 @@ def give_discretionary_bonus(
             pair=None,
             amount=value,
             currency=study.bonus_currency,
-            reason=f"{DISCRETIONARY_REASON}: {reason}"[:200],
+            reason=with_open_link_note(study, f"{DISCRETIONARY_REASON}: {reason}"),
             recorded_by=by,
         )
 
@@ -544,5 +566,5 @@ def record_bonus(
         pair=pair,
         amount=amount,
         currency=study_session.study.bonus_currency,
-        reason=reason[:200],
+        reason=with_open_link_note(study_session.study, reason),
     )

@@ -13,7 +13,12 @@ participant id seen in one browser (crowd's device cookie, `DeviceSighting`, the
 session or of a try) count together, so throwaway ids in one browser share the tries of the id
 they meant to qualify (issue 50). A try is saved whole (the attempt and every answer) or not at
 all, and the test's row lock makes tries sent at once count one after the other, so no one gets a
-try more than the test allows. The check that admits workers is registered with crowd
+try more than the test allows. The budget is the id's and the browser's alike: a browser that used
+`max_attempts` tries (under any ids) gets no more, nor does an id (from any browser); over it, a
+refusal page and no task. Each try draws items this id and this browser were not shown before
+(`draw_fresh`), and says pass or fail only (`failed_message`). A fresh browser per throwaway id
+escapes both budgets, so a pass makes a worker trusted only where the study's ids are verified
+(`grants_trust`). The check that admits workers is registered with crowd
 (`crowd.access`, see apps.py): crowd, below this app, never imports it.
 """
 
@@ -28,7 +33,9 @@ from django.utils import timezone
 
 from corpus.models import Label, Worker
 from crowd.access import Refusal
+from crowd.arrival import ids_verified
 from crowd.models import DeviceSighting, Study, StudyAccess, StudySession
+from crowd.registry import market_confirms
 
 from .models import (
     POOL_PER_TRY,
@@ -37,6 +44,7 @@ from .models import (
     QualificationDraw,
     QualificationDrawItem,
     QualificationTest,
+    ReferenceLabel,
 )
 
 LABELS = {Label.ENTAILMENT.value, Label.NEUTRAL.value, Label.CONTRADICTION.value}
@@ -81,29 +89,19 @@ def is_ready(test: QualificationTest) -> bool:
 def failed_message(test: QualificationTest, attempt: QualificationAttempt | None = None) -> str:
     """The polite words for a try below the pass mark (with or without tries left).
 
-    Pass or fail only: how many answers matched is never said, since a count per try lets a worker
-    (or a few ids of one person) work the answers out (issue 27). Where the test allows it, the
-    items that were wrong are named after the last allowed try, when nothing can be retried.
+    Pass or fail only, after every try, the last included: neither how many answers matched nor
+    which items differed, since a count or a list lets a worker (or throwaway ids of one person,
+    each in a fresh browser) work the answers out; the next try's items are other ones anyway
+    (`open_draw`). `QualificationTest.show_wrong_items_after_last_try` is no longer honoured.
     """
     lead = "Thank you for taking the qualification test. Your answers did not reach this study's pass mark."
     left = attempts_left(test, attempt.worker, attempt.device) if attempt is not None else test.max_attempts
     if left == 0:
-        wrong = wrong_items(test, attempt) if attempt is not None and test.show_wrong_items_after_last_try else []
-        if wrong:
-            lead += f" On your last try, {'pair' if len(wrong) == 1 else 'pairs'} {', '.join(map(str, wrong))} differed"
-            lead += " from the researchers' answers."
         return (
             f"{lead} You have no tries left, so we cannot offer you this study's tasks this time. Please "
             "return the study on the crowd platform; you will not be penalised, and we are grateful for your time."
         )
     return f"{lead} You may take the test again: {left} tr{'y' if left == 1 else 'ies'} left."
-
-
-def wrong_items(test: QualificationTest, attempt: QualificationAttempt) -> list[int]:
-    """The numbers (as shown on that try's page) of the items a try got wrong."""
-    wrong = set(attempt.answers.filter(is_correct=False).values_list("reference_id", flat=True))
-    shown = QualificationDrawItem.objects.filter(draw__attempt=attempt).order_by("position")
-    return [number for number, item in enumerate(shown, 1) if item.reference_id in wrong]
 
 
 def needed(test: QualificationTest, total: int) -> int:
@@ -173,8 +171,7 @@ def open_draw(test: QualificationTest, worker: Worker, device: str = "") -> Qual
         draw = QualificationDraw.objects.filter(test=test, worker=worker, attempt__isnull=True).first()
         if draw is not None:
             return draw
-        pool = list(test.items.all())
-        chosen = _RANDOM.sample(pool, min(test.items_per_try, len(pool)))
+        chosen = draw_fresh(test, worker, device)
         draw = QualificationDraw.objects.create(
             test=test, worker=worker, device=device, token=secrets.token_urlsafe(24)
         )
@@ -183,6 +180,26 @@ def open_draw(test: QualificationTest, worker: Worker, device: str = "") -> Qual
             for position, reference in enumerate(chosen, 1)
         )
     return draw
+
+
+def seen_items(test: QualificationTest, worker: Worker, device: str = "") -> set[int]:
+    """The pool's items (ReferenceLabel pks) already drawn for this participant id or this browser."""
+    shown_to = Q(draw__worker=worker) | Q(draw__device=device) if device else Q(draw__worker=worker)
+    return set(QualificationDrawItem.objects.filter(shown_to, draw__test=test).values_list("reference_id", flat=True))
+
+
+def draw_fresh(test: QualificationTest, worker: Worker, device: str = "") -> list[ReferenceLabel]:
+    """A try's items at random from the pool, none this id or this browser was shown before where
+    the pool has enough (then topped up at random from those seen): a second try answers other
+    pairs than the first, so a fail says nothing the next try can reuse."""
+    pool = list(test.items.all())
+    seen = seen_items(test, worker, device)
+    fresh = [item for item in pool if item.pk not in seen]
+    wanted = min(test.items_per_try, len(pool))
+    chosen = _RANDOM.sample(fresh, min(wanted, len(fresh)))
+    if len(chosen) < wanted:
+        chosen += _RANDOM.sample([item for item in pool if item.pk in seen], wanted - len(chosen))
+    return chosen
 
 
 def draw_items(draw: QualificationDraw) -> list[QualificationDrawItem]:
@@ -263,9 +280,19 @@ def submit_attempt(
         )
         draw.attempt = attempt
         draw.save(update_fields=["attempt"])
-        if passed and test.grants_trusted and not worker.is_trusted:
+        if passed and test.grants_trusted and not worker.is_trusted and grants_trust(test.study):
             Worker.objects.filter(pk=worker.pk).update(is_trusted=True)
     return TryResult(attempt=attempt, passed=passed, attempts_left=max(0, test.max_attempts - used - 1))
+
+
+def grants_trust(study: Study) -> bool:
+    """Whether passing this study's test may make a worker trusted (the pool that trusted-only
+    datasets are open to): only where the study's ids cost more than typing them (its market
+    confirms each participant, or signed links; never an open link). Else throwaway ids, each in a
+    fresh browser, learn the test from pass and fail and the last one is trusted everywhere."""
+    if study.open_link_unverified:
+        return False
+    return ids_verified(study, market_confirms=market_confirms(study))
 
 
 def admission_check(study: Study, worker: Worker | None) -> Refusal | None:

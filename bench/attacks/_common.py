@@ -178,6 +178,8 @@ def build_validation_study(
             completion_code=f"CODE-{tag.upper()}",
             catch_trial_share=share,
             bonus_per_catch_match=Decimal("0.10"),
+            # No market here: a paid study opens only as an unverified link (crowd.arrival.launch_refusal).
+            open_link_unverified=True,
             hold_code_at_chance=True,
         )
     return slug

@@ -97,6 +97,8 @@ def build_study(tag: str, *, seed: int, premises: int = 120, catch_premises: int
             completion_code=f"CODE-{tag.upper()}",
             catch_trial_share=share,
             bonus_per_catch_match=Decimal("0.10"),
+            # No market here: a paid study opens only as an unverified link (crowd.arrival.launch_refusal).
+            open_link_unverified=True,
         )
     return slug
 

@@ -1,6 +1,7 @@
-"""Qualification learnt by throwaway ids (issue 50, item 5): one browser arrives at a qualified study
-as twenty participant ids in turn, learns the test's answers from the pass-or-fail of their tries,
-then arrives as the attacker's "real" id and answers what it learnt.
+"""Qualification learnt by throwaway ids: one person arrives at a qualified study as forty participant
+ids in turn, learns the test's answers from the pass-or-fail of their tries, then arrives as the
+attacker's "real" id, answers what it learnt and hopes to be trusted (the pool that trusted-only
+datasets are open to).
 
     DATABASE_URL=postgres://... .venv/bin/python bench/attacks/run.py --base-url http://127.0.0.1:8000 \\
         --only qualification_throwaway_ids
@@ -12,11 +13,12 @@ The attacker speaks HTTP only and sees what a browser sees: the test page's sent
 fields, and where each submit sends it (on to the task: passed; back to the test or a refusal:
 failed). It keeps what it saw by the sentences' text, not by field names, and guesses like a
 Mastermind player: each try answers a labelling of the pool that agrees with every pass and fail so
-far; a passing try's answers are replayed where its sentences come again. A round succeeds when the
-real id, in the same browser, passes at its first try (and so becomes trusted).
-
-The detail also gives the same attack with a fresh browser (cookie jar) for every id, real id
-included: what per-device counting cannot stop (docs/quality.md, "What qualification trusts").
+far; a passing try's answers are replayed where its sentences come again. Each try draws items
+its id and its browser were not shown before, and says pass or fail only. A round succeeds when the
+real id passes at its first try and becomes trusted: in one browser (the device's try budget), or
+with a fresh browser (cookie jar) for every id, real id included, which no device count can stop:
+there the study's ids are unverified (no market connection, no signed links), so a pass admits the
+id to this study and trusts it nowhere (`quality.qualification.grants_trust`).
 """
 
 import html
@@ -28,9 +30,12 @@ import time
 from bench.attacks._participant import Participant, django_ready, radio_fields, wilson
 
 NAME = "qualification_throwaway_ids"
-CLAIM = "Throwaway ids from one browser learn the qualification answers; the real id then passes at its first try."
+CLAIM = (
+    "Throwaway ids (one browser, or a fresh browser each) learn the qualification answers; the real id then "
+    "passes at its first try and is trusted."
+)
 ROUNDS = 3
-THROWAWAY_IDS = 20
+THROWAWAY_IDS = 40
 POOL = 6
 TRY_SIZE = 3
 PASS_MARK = 2 / 3
@@ -176,13 +181,21 @@ def _hidden(page: str) -> dict[str, str]:
     }
 
 
-def _round(base_url: str, nonce: str, rng: random.Random, *, one_browser: bool) -> tuple[bool, int, int]:
-    """(the real id passed at its first try, throwaway tries taken, throwaway ids that passed)."""
+def _trusted(pid: str) -> bool:
+    from corpus.models import Worker
+
+    return Worker.objects.filter(external_id=pid, is_trusted=True).exists()
+
+
+def _round(
+    base_url: str, nonce: str, rng: random.Random, *, one_browser: bool, ids: int = THROWAWAY_IDS
+) -> tuple[bool, int, int, bool]:
+    """(the real id passed at its first try, throwaway tries taken, throwaway ids that passed, the real id is trusted)."""
     slug = _setup(nonce)
     learner = Learner(rng)
     shared = Browser(base_url, "")
     tries = passes = 0
-    for number in range(THROWAWAY_IDS):
+    for number in range(ids):
         browser = shared if one_browser else Browser(base_url, "")
         browser.arrive_as(slug, f"{nonce}-throwaway-{number}")
         for _ in range(MAX_ATTEMPTS):
@@ -195,29 +208,31 @@ def _round(base_url: str, nonce: str, rng: random.Random, *, one_browser: bool) 
                 break
     real = shared if one_browser else Browser(base_url, "")
     real.arrive_as(slug, f"{nonce}-real")
-    return real.take_try(slug, learner) is True, tries, passes
+    passed = real.take_try(slug, learner) is True
+    return passed, tries, passes, _trusted(f"{nonce}-real")
 
 
-def run(base_url: str, *, seed: int = 0) -> dict:
+def run(base_url: str, *, seed: int = 0, ids: int = THROWAWAY_IDS, rounds: int = ROUNDS) -> dict:
     django_ready()
     rng = random.Random(seed)
     nonce = f"{seed}-{time.time_ns() % 10**9}"
-    one_browser = [_round(base_url, f"{nonce}-b{n}", rng, one_browser=True) for n in range(ROUNDS)]
-    fresh = [_round(base_url, f"{nonce}-f{n}", rng, one_browser=False) for n in range(ROUNDS)]
-    succeeded = sum(passed for passed, _, _ in one_browser)
+    one_browser = [_round(base_url, f"{nonce}-b{n}", rng, one_browser=True, ids=ids) for n in range(rounds)]
+    fresh = [_round(base_url, f"{nonce}-f{n}", rng, one_browser=False, ids=ids) for n in range(rounds)]
+    tried = one_browser + fresh
+    succeeded = sum(passed and trusted for passed, _, _, trusted in tried)
     return {
         "attack": NAME,
-        "tries": ROUNDS,
+        "tries": len(tried),
         "succeeded": succeeded,
-        "measure": "real ids passing at their first try after throwaway ids in one browser",
-        "value": round(succeeded / ROUNDS, 4),
-        "interval": wilson(succeeded, ROUNDS),
+        "measure": "real ids passing at their first try and trusted, after throwaway ids (one browser or fresh ones)",
+        "value": round(succeeded / len(tried), 4),
+        "interval": wilson(succeeded, len(tried)),
         "at_chance_or_refused": succeeded == 0,
         "detail": (
-            f"one browser: throwaway tries taken {[tries for _, tries, _ in one_browser]} "
-            f"(passes {[passes for _, _, passes in one_browser]}), real id passed at first try "
-            f"{succeeded} of {ROUNDS}; a fresh browser per id (what device counting cannot stop): "
-            f"throwaway tries {[tries for _, tries, _ in fresh]}, real id passed "
-            f"{sum(passed for passed, _, _ in fresh)} of {ROUNDS}"
+            f"one browser: throwaway tries taken {[r[1] for r in one_browser]} (passes {[r[2] for r in one_browser]}), "
+            f"real id passed at first try {sum(r[0] for r in one_browser)} of {rounds}, trusted "
+            f"{sum(r[3] for r in one_browser)}; a fresh browser per id (what device counting cannot stop): "
+            f"throwaway tries {[r[1] for r in fresh]} (passes {[r[2] for r in fresh]}), real id passed "
+            f"{sum(r[0] for r in fresh)} of {rounds}, trusted {sum(r[3] for r in fresh)}"
         ),
     }

@@ -120,6 +120,8 @@ def build_snli_study(tag: str, *, seed: int, skip: int = 0) -> str:
             completion_code=f"CODE-{tag.upper()}",
             catch_trial_share=CATCH_SHARE,
             bonus_per_catch_match=Decimal("0.10"),
+            # No market here: a paid study opens only as an unverified link (crowd.arrival.launch_refusal).
+            open_link_unverified=True,
             hold_code_at_chance=True,
         )
     return slug

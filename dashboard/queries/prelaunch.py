@@ -3,7 +3,9 @@ once its link is on a market. Read-only: nothing here calls the market (its last
 markets page's "Test" asks it again).
 
 Each finding is a `Finding`: "block" (participants would find no task, or the study cannot be paid
-through its market) or "warn" (it serves, but not as the researcher expects)."""
+through its market, or it pays ids nobody verifies), "unverified" (a paid study opened as an
+unverified link on purpose: no bonuses, shown in red) or "warn" (it serves, but not as the
+researcher expects)."""
 
 from dataclasses import dataclass
 from typing import Literal
@@ -17,7 +19,9 @@ from consent.defaults import placeholders_left
 from consent.models import InformationSheet
 from consent.selectors import current_sheet
 from corpus.models import LABELS_PER_PAIR
+from crowd.arrival import is_paid, launch_refusal
 from crowd.models import Study, StudyAccess, TaskKind
+from markets.identity import confirms_each_participant
 from markets.models import MarketConnection
 from quality.models import QualificationTest
 from validation.selectors import BATCH_SIZE, study_catch_shortfall
@@ -25,6 +29,8 @@ from validation.selectors import BATCH_SIZE, study_catch_shortfall
 from .study import pairs_wanting_labels
 
 BLOCK, WARN = "block", "warn"
+# The researcher opened a paid study without verified ids on purpose: it serves, shown in red.
+UNVERIFIED = "unverified"
 # A line the researcher should know before launch, not a problem (the retention the sheet promises).
 INFO = "info"
 WRITING_KINDS = (TaskKind.WRITING, TaskKind.ADVERSARIAL)
@@ -129,6 +135,25 @@ def _market(study: Study) -> list[Finding]:
     return findings
 
 
+def _identity(study: Study) -> list[Finding]:
+    """A paid study's ids: verified (its market confirms each participant, or signed links), else
+    refused at its link (crowd.arrival.launch_refusal), or opened as unverified on purpose."""
+    refusal = launch_refusal(study, market_confirms=confirms_each_participant(study))
+    if refusal is not None:
+        return [Finding(BLOCK, refusal)]
+    if study.open_link_unverified:
+        paid = "It pays participants, but" if is_paid(study) else "Its"
+        return [
+            Finding(
+                UNVERIFIED,
+                f"Open link: {paid} participant ids are unverified (anyone may type one into its link), so no "
+                "bonus is ever paid and each id is kept to the browser it first came from. Connect the market or "
+                "require signed links to pay bonuses.",
+            )
+        ]
+    return []
+
+
 def _retention_line(study: Study) -> str:
     """Said for every study, so the information sheet can promise what the beat does (docs/privacy.md)."""
     return (
@@ -188,6 +213,7 @@ def launch_check(
                 f"(e.g. “{' '.join(left[0].split())}”): participants would read them as they are.",
             )
         )
+    findings += _identity(study)
     findings += _market(study)
     findings.append(Finding(INFO, _retention_line(study)))
     return sorted(findings, key=lambda finding: (finding.level != BLOCK, finding.level == INFO))

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from corpus.models import Market, Worker
 from crowd.holds import money_may_go
-from crowd.models import MarketCheck, StudySession, WorkerLink
+from crowd.models import MarketCheck, Study, StudySession, WorkerLink
 from crowd.services import record_task_done
 from markets import identity
 from markets.models import MarketCall
@@ -220,6 +220,8 @@ def test_a_held_mturk_assignment_is_still_submitted_to_mturk_without_its_code(
 
 def test_a_study_without_a_connection_says_its_ids_are_unchecked(client, researcher, standin):
     plain = make_study(slug="no-market")
+    # Paid and unconnected: it takes participants only as an open link (crowd.arrival.launch_refusal).
+    Study.objects.filter(pk=plain.pk).update(open_link_unverified=True)
     connected = make_study(slug="with-market")
     connect_prolific(connected, standin)
     arrive_prolific(Client(), plain, "pid-plain", "5f0000000000000000000006", "x")

@@ -39,10 +39,12 @@ def test_worker_meets_a_catch_trial_and_a_researcher_pays_the_bonus(
         catch_trial_share=1.0,
         bonus_per_catch_match=Decimal("1.00"),
         bonus_currency="GBP",
+        # A paid study takes participants only with verified ids (crowd.arrival.launch_refusal).
+        require_signed_link=True,
     )
     page.goto(
         f"{live_server.url}/study/{study.slug}/?PROLIFIC_PID=5f0c0ffee0c0ffee0c0ffee0"
-        "&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=catch-session-1"
+        f"&STUDY_ID=61aa11bb22cc33dd44ee55ff&SESSION_ID=catch-session-1&sig={study.link_signature()}"
     )
     page.wait_for_url(re.compile(r"/validate/batch/[0-9a-f-]+/$"))
     fieldsets = page.locator("fieldset.validation-pair")

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from collection.models import WritingClaim
 from corpus.models import Market, Worker
-from crowd.models import StudyAccess, StudySession
+from crowd.models import Study, StudyAccess, StudySession
 from quality import qualification
 from quality.models import QualificationAnswer, QualificationAttempt
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
@@ -53,6 +53,8 @@ def test_the_task_pages_send_an_unqualified_worker_to_the_test(client, study_and
 def test_passing_admits_the_worker_and_joins_the_trusted_pool(client, study_and_test):
     study, test = study_and_test
     client.get(entry(study), PROLIFIC)
+    # Trust follows verified ids only (quality.qualification.grants_trust): the study's links are signed.
+    Study.objects.filter(pk=study.pk).update(require_signed_link=True)
     response = post_answers(client, study, test, correct=3)  # 3 of 4 = 0.75, the pass mark
     assert response.status_code == 302 and response["Location"] == reverse("writing_next")
     worker = worker_of_prolific_id()
@@ -64,7 +66,8 @@ def test_passing_admits_the_worker_and_joins_the_trusted_pool(client, study_and_
     assert client.get(reverse("writing_next")).status_code == 302
     assert WritingClaim.objects.filter(worker=worker).exists()
     # Coming back later: straight to the tasks, and the test page sends them on.
-    assert client.get(entry(study), {**PROLIFIC, "SESSION_ID": "sess-q2"})["Location"] == reverse("writing_next")
+    again = {**PROLIFIC, "SESSION_ID": "sess-q2", "sig": Study.objects.get(pk=study.pk).link_signature()}
+    assert client.get(entry(study), again)["Location"] == reverse("writing_next")
 
 
 def test_failing_is_polite_and_retakes_are_limited(client, study_and_test):

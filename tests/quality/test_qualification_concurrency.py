@@ -4,6 +4,7 @@ the test allows, and a pass is recorded once."""
 import pytest
 
 from corpus.models import Worker
+from crowd.models import Study
 from quality import qualification
 from quality.models import QualificationAnswer, QualificationAttempt
 from tests.collection.test_writing_concurrency import at_once, new_workers
@@ -26,7 +27,9 @@ def test_eight_tries_at_once_with_two_allowed_save_at_most_two():
 
 
 def test_passing_tries_at_once_record_one_pass():
-    _, test = qualified_study(max_attempts=5)
+    study, test = qualified_study(max_attempts=5)
+    Study.objects.filter(pk=study.pk).update(require_signed_link=True)  # trust follows verified ids only
+    test.refresh_from_db()
     (worker,) = new_workers(1, "passer")
     results = at_once([lambda: take_try(test, worker, 4) for _ in range(6)])
     assert sum(isinstance(result, qualification.TryResult) for result in results) == 1, results
