@@ -196,7 +196,8 @@ def _try_once(
         assert study_session is not None
         # Collection's one check under the study's rules: refused as the writing page refuses (issue 39).
         rules = writing.task_rules(study_session=study_session)
-        if problem := writing_rules.hypothesis_problem(premise.text, text, rules):
+        confirmed = shape_holds.confirmed_texts(study_session)  # a shape warning sent again is overridden
+        if problem := writing_rules.hypothesis_problem(premise.text, text, rules, confirmed=confirmed):
             if isinstance(problem, ShapeProblem):
                 raise ShapeRefused(study_session, problem)
             raise ValidationError({"hypothesis": problem})

@@ -1,7 +1,7 @@
 """Gold that flips silently under rule-based bots, before and after the correlated-error check (issue 51).
 
     .venv/bin/python bench/gold_flip_replay.py [FILE] [--rates 0.1 0.2 0.3] [--seeds 10] [--honest 100] [--bots 10]
-        [--uniform] [--copies 1]
+        [--uniform] [--noise 0.3] [--copies 1]
 
 FILE: SNLI-style JSON lines with five `annotator_labels` per pair (default
 $NLI_SHARED_DATA/snli_1.0_dev.jsonl; pairs with fewer than five labels are left out). The file has
@@ -10,7 +10,8 @@ no worker ids, so each pair's five real labels are given to five distinct ids dr
 author's) is replaced, with probability `rate`, by a bot's label:
 `bench.attacks._rule_labeller.rule_label` on the pair, under an id drawn from `--bots` bot ids
 not already on the pair (every bot shares the rule; with `--uniform` each guesses uniformly at
-random instead: independent errors, the control). Per rate and seed:
+random instead: independent errors, the control; with `--noise P` each bot label is a uniform guess
+with probability P, the rule's otherwise: noise that hides the shared rule). Per rate and seed:
 
 - gold changed: the 3-of-5 gold of the replayed labels differs from the real labels' gold;
 - silently switched: both are labels and differ ("-" shows itself);
@@ -87,7 +88,14 @@ def read_pairs(path: str | Path, limit: int | None = None) -> list[ReplayPair]:
 
 
 def label_table(
-    pairs: Sequence[ReplayPair], rate: float, seed: int, honest: int, bots: int, *, uniform: bool = False
+    pairs: Sequence[ReplayPair],
+    rate: float,
+    seed: int,
+    honest: int,
+    bots: int,
+    *,
+    uniform: bool = False,
+    noise: float = 0.0,
 ) -> pd.DataFrame:
     """The replayed labels in crowd-kit's layout (task = pair id, worker, label); with `uniform`
     the bots guess uniformly at random instead of sharing the rule (independent errors)."""
@@ -102,7 +110,8 @@ def label_table(
             # The first label is the author's: bots validate, they do not write the hypotheses.
             if position > 0 and free_bots and rng.random() < rate:
                 bot = free_bots.pop(rng.randrange(len(free_bots)))
-                rows.append((pair.pair_id, bot, rng.choice(LABELS) if uniform else pair.rule))
+                guess = uniform or (noise > 0 and rng.random() < noise)
+                rows.append((pair.pair_id, bot, rng.choice(LABELS) if guess else pair.rule))
             else:
                 rows.append((pair.pair_id, worker, label))
     return pd.DataFrame.from_records(rows, columns=["task", "worker", "label"])
@@ -116,9 +125,10 @@ def replay(
     honest: int = 100,
     bots: int = 10,
     uniform: bool = False,
+    noise: float = 0.0,
 ) -> tuple[ReplayOutcome, pd.DataFrame]:
     """One replay; returns its outcome and the pairs routed to adjudication (gold_at_risk's rows)."""
-    data = label_table(pairs, rate, seed, honest, bots, uniform=uniform)
+    data = label_table(pairs, rate, seed, honest, bots, uniform=uniform, noise=noise)
     real_gold = pd.Series({pair.pair_id: gold_label(list(pair.labels)) for pair in pairs})
     replayed_gold = data.groupby("task")["label"].agg(lambda labels: gold_label(list(labels)))
     replayed_gold = replayed_gold.reindex(real_gold.index)
@@ -185,6 +195,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bots", type=int, default=10)
     parser.add_argument("--limit", type=int, default=None, help="only the first N five-label pairs")
     parser.add_argument("--uniform", action="store_true", help="bots guess uniformly instead (independent errors)")
+    parser.add_argument("--noise", type=float, default=0.0, help="share of each bot's labels guessed uniformly")
     parser.add_argument("--copies", type=int, default=1, help="repeat the pairs (new ids) to time a larger table")
     args = parser.parse_args(argv)
     read = read_pairs(args.file, args.limit)
@@ -192,12 +203,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         ReplayPair(f"{pair.pair_id}/{copy}", pair.labels, pair.rule) for copy in range(args.copies) for pair in read
     ]
     kind = "guessing uniformly" if args.uniform else "sharing the rule"
+    if args.noise and not args.uniform:
+        kind += f", {args.noise:.0%} of their labels guessed"
     print(f"{len(pairs)} five-label pairs; {args.honest} honest ids, {args.bots} bot ids {kind}")
     outcomes = []
     for rate in args.rates:
         for seed in range(args.seeds):
             started = time.perf_counter()
-            outcome, _ = replay(pairs, rate, seed, honest=args.honest, bots=args.bots, uniform=args.uniform)
+            outcome, _ = replay(
+                pairs, rate, seed, honest=args.honest, bots=args.bots, uniform=args.uniform, noise=args.noise
+            )
             outcomes.append(outcome)
             print(
                 f"rate {rate:.0%} seed {seed}: changed {outcome.changed}, silent {outcome.silent_before} -> "

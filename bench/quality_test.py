@@ -48,7 +48,7 @@ if str(REPO) not in sys.path:
 from bench.attacks._rule_labeller import rule_label  # noqa: E402
 from quality import flags  # noqa: E402
 
-DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
+DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
 LABELS = ("entailment", "neutral", "contradiction")
 BATCH, BATCHES, SESSIONS = 5, 6, 4
 CATCH_SHARE = 0.1
@@ -67,9 +67,19 @@ def snli_items() -> list[dict]:
     return items
 
 
+# The first session's own test (`guessers.FIRST_SESSION_LEVELS`): a reader of a third of the items
+# (about 62% right) against an honest validator (85-89%).
+FIRST_LEVELS = (0.65, 0.85)
+READER_ACCURACY = 0.86  # what a reader answers on the items they read (SNLI's validators: 85-89%)
+
+
 def answer(kind: str, accuracy: float, item: dict, rng: random.Random) -> str:
     if kind == "rule":
         return item["rule"]
+    if kind == "reader":  # reads `accuracy` of the items (answering as an honest validator), rules the rest
+        if rng.random() >= accuracy:
+            return item["rule"]
+        kind, accuracy = "honest", READER_ACCURACY
     if kind == "clicker":
         return rng.choice(LABELS)
     if rng.random() < accuracy:
@@ -96,8 +106,9 @@ class Evidence:
         if seconds is not None:
             self.seconds.append(seconds)
 
-    def holds(self) -> tuple[bool, bool]:
-        """(held by the chance test, held by the quality test)."""
+    def holds(self, first_pay_below: float | None = None) -> tuple[bool, bool]:
+        """(held by the chance test, held by the quality test); `first_pay_below`: the first session's
+        rule (`guessers.FIRST_SESSION_PAY_BELOW`), paid only while P(poor) is below it, else deferred."""
         chance = flags.combined_sequential_test(
             flags.Stratum(own=mine, reference=theirs, agreements=agreements[0])
             for mine, theirs, agreements in self.tallies.values()
@@ -115,14 +126,40 @@ class Evidence:
             timed_items=len(self.seconds),
             median_seconds=statistics.median(self.seconds) if self.seconds else None,
         )
+        if first_pay_below is not None:
+            first = flags.sequential_quality_test(
+                (
+                    flags.QualityStratum(
+                        own=mine,
+                        reference=theirs,
+                        agreements=agreements[0],
+                        reference_accuracy=flags.REFERENCE_ACCURACY[source],
+                    )
+                    for source, (mine, theirs, agreements) in self.tallies.items()
+                ),
+                poor=FIRST_LEVELS[0],
+                acceptable=FIRST_LEVELS[1],
+                timed_items=len(self.seconds),
+                median_seconds=statistics.median(self.seconds) if self.seconds else None,
+            )
+            return chance.holds_code, quality.holds_code or first.posterior_poor >= first_pay_below
         return chance.holds_code, quality.holds_code
 
 
-def simulate(kind: str, accuracy: float, seconds: float, items: list[dict], rng: random.Random, quiz: int = 0) -> dict:
+def simulate(
+    kind: str,
+    accuracy: float,
+    seconds: float,
+    items: list[dict],
+    rng: random.Random,
+    quiz: int = 0,
+    first_pay_below: float | None = None,
+) -> dict:
     """One worker through a qualification test of `quiz` items, then up to SESSIONS sessions: held
     at which session's end (or never), and the labels after which a hold would first have come
     (checked after every batch; quiz answers not counted among the labels)."""
     evidence = Evidence()
+    first_deferred = False
     first_hold_labels = None
     held_session = None
     held_by = None
@@ -143,12 +180,23 @@ def simulate(kind: str, accuracy: float, seconds: float, items: list[dict], rng:
                     evidence.add("written", own, item["written"], seconds)
             if first_hold_labels is None and any(evidence.holds()):
                 first_hold_labels = place
-        chance, quality = evidence.holds()
+        chance, quality = evidence.holds(first_pay_below if session == 1 else None)
+        if session == 1 and first_pay_below is not None:
+            deferred = chance or quality
+            if deferred and not any(evidence.holds()):
+                # Deferred, not decided: the second session's evidence decides under the usual rule.
+                first_deferred = True
+                continue
         if chance or quality:
             held_session = session
             held_by = "quality" if quality else "chance"
             break
-    return {"held_session": held_session, "held_by": held_by, "first_hold_labels": first_hold_labels}
+    return {
+        "held_session": held_session,
+        "first_deferred": first_deferred,
+        "held_by": held_by,
+        "first_hold_labels": first_hold_labels,
+    }
 
 
 def wilson(successes: int, tries: int, z: float = 1.96) -> str:
@@ -168,6 +216,10 @@ KINDS = [
     ("honest 75%, fast reader", "honest", 0.75, 3.0),
     ("honest 80%, fast reader", "honest", 0.80, 3.0),
     ("honest 75%, slow reader", "honest", 0.75, 15.0),
+    ("honest 85%", "honest", 0.85, SLOW_SECONDS),
+    ("honest 87%", "honest", 0.87, SLOW_SECONDS),
+    ("reads 30%, rule the rest", "reader", 0.30, SLOW_SECONDS),
+    ("reads 50%, rule the rest", "reader", 0.50, SLOW_SECONDS),
 ]
 # The pay rule's threshold swept (`flags.PAY_POSTERIOR_POOR`: a code is paid only while P(poor) is
 # below it); 0.9 is the rule before issue 51's second round (held only when decided poor).
@@ -188,6 +240,14 @@ def main(argv: list[str] | None = None) -> None:
         default=[0],
         metavar="N",
         help="qualification-test items answered before the first batch (one table per size; 0: none)",
+    )
+    parser.add_argument(
+        "--first-pay",
+        type=float,
+        nargs="+",
+        default=[],
+        metavar="P",
+        help="also the first session paid only while P(poor) < P, else deferred to the second (one table each)",
     )
     args = parser.parse_args(argv)
     items = snli_items()
@@ -217,12 +277,31 @@ def main(argv: list[str] | None = None) -> None:
                 f"{name:30} {wilson(first, args.workers):28} {wilson(ever, args.workers):28} {by_quality:>10} {labels:>28}"
             )
         print()
+    for below in args.first_pay:
+        first_session_table(args, items, below)
     if args.sweep:
         sweep(args)
     print("\nfalse-hold rate of the default levels for an honest worker at exactly 75% (the study form's figure):")
     for n in (30, 60, 120, 240):
         rate = flags.false_hold_rate(flags.DEFAULT_POOR_ACCURACY, flags.DEFAULT_ACCEPTABLE_ACCURACY, n)
         print(f"  after {n} labels: {rate:.4f}")
+
+
+def first_session_table(args: argparse.Namespace, items: list[dict], below: float) -> None:
+    """Unpaid at the first session's end (held, or deferred: P(poor) at least `below`), decided held
+    within four sessions (the deferral resolved by the usual rule from the second session on), and
+    deferred then paid."""
+    for quiz in args.quiz:
+        print(f"first session paid only while P(poor) < {below}; quiz of {quiz} items")
+        print(f"{'worker':30} {'unpaid after session 1':28} {'held within 4 sessions':28} {'deferred, then paid':>20}")
+        for name, kind, accuracy, seconds in KINDS:
+            rng = random.Random(f"{args.seed}-{name}")
+            runs = [simulate(kind, accuracy, seconds, items, rng, quiz, below) for _ in range(args.workers)]
+            unpaid = sum(run["held_session"] == 1 or run["first_deferred"] for run in runs)
+            ever = sum(run["held_session"] is not None for run in runs)
+            deferred_paid = sum(run["first_deferred"] and run["held_session"] is None for run in runs)
+            print(f"{name:30} {wilson(unpaid, args.workers):28} {wilson(ever, args.workers):28} {deferred_paid:>20}")
+        print()
 
 
 def sweep(args: argparse.Namespace) -> None:

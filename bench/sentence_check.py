@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from collection import writing_rules
-from collection.sentence_shape import REFUSE_AT, shapes
+from collection.sentence_shape import REFUSE_AT, REFUSED, WARN_AT, WARNED, shapes, verdict
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 # Common words of the attack (bench/attacks/word_salad.py sends salads of them, made by `salad`).
@@ -91,7 +91,7 @@ def per_submit_ms(texts: list[str], premise: str) -> tuple[list[float], list[flo
     rules, before, after = writing_rules.TaskRules(), [], []
     real_shape_problem = writing_rules.shape_problem
     for text in texts:
-        writing_rules.shape_problem = lambda text: None
+        writing_rules.shape_problem = lambda text, *rules, **confirmed: None
         start = time.perf_counter()
         writing_rules.hypothesis_problem(premise, text, rules)
         before.append((time.perf_counter() - start) * 1000)
@@ -110,25 +110,35 @@ def main() -> None:
 
     rng = random.Random(50)
     sets = real_sets(args.data)
-    print(f"Refused when the faults weigh {REFUSE_AT} or more.\n")
-    print(f"{'set':<26}{'hypotheses':>11}{'refused':>9}{'rate':>9}")
+    print(
+        f"Refused when the faults weigh {REFUSE_AT} or more, warned from {WARN_AT} (refused from {WARN_AT} before).\n"
+    )
+    print(f"{'set':<26}{'hypotheses':>11}{'refused':>9}{'rate':>9}{'warned':>9}{'rate':>9}{'before':>9}")
     refused_lists = {}
     for name, texts in sets.items():
+        parsed = shapes(texts)
+        verdicts = [verdict(shape) for shape in parsed]
         refused = [
-            (text, shape.faults)
-            for text, shape in zip(texts, shapes(texts), strict=True)
-            if not shape.reads_as_sentence
+            (text, shape.faults) for text, shape, found in zip(texts, parsed, verdicts, strict=True) if found == REFUSED
         ]
+        warned = verdicts.count(WARNED)
         refused_lists[name] = refused
-        print(f"{name:<26}{len(texts):>11}{len(refused):>9}{len(refused) / len(texts):>9.2%}")
+        n = len(texts)
+        print(
+            f"{name:<26}{n:>11}{len(refused):>9}{len(refused) / n:>9.2%}{warned:>9}{warned / n:>9.2%}"
+            f"{(len(refused) + warned) / n:>9.2%}"
+        )
     attacks = {
         "salad (attack words)": [salad(rng) for _ in range(1000)],
         "SNLI dev, words shuffled": [shuffled(text, rng) for text in sets["SNLI dev"]],
     }
     print()
     for name, texts in attacks.items():
-        stopped = sum(1 for shape in shapes(texts) if not shape.reads_as_sentence)
-        print(f"{name:<26}{len(texts):>11}{stopped:>9}{stopped / len(texts):>9.2%}  refused")
+        verdicts = [verdict(shape) for shape in shapes(texts)]
+        stopped, warned = verdicts.count(REFUSED), verdicts.count(WARNED)
+        print(
+            f"{name:<26}{len(texts):>11}{stopped:>9}{stopped / len(texts):>9.2%}{warned:>9}{warned / len(texts):>9.2%}"
+        )
 
     sample = rng.sample(sets["SNLI dev"], 500)
     writing_rules.hypothesis_problem("A man rides a bike.", "A warm-up sentence.", writing_rules.TaskRules())

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collection.sentence_shape import SHAPE_HOLD_MIN_REFUSALS, SHAPE_HOLD_SHARE, held_for_shape, shapes
+from collection.sentence_shape import SHAPE_HOLD_MIN_REFUSALS, SHAPE_HOLD_SHARE, held_for_shape, shapes, verdict
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -37,7 +37,8 @@ SESSION_TASKS = (1, 2, 5, 10, 20, 50)
 def snli_tasks(data: Path) -> list[list[bool]]:
     """One list per caption (a writing task): whether each of its hypotheses is refused for shape."""
     rows = [json.loads(line) for line in (data / "snli_1.0_dev.jsonl").open(encoding="utf-8")]
-    refused = [not shape.reads_as_sentence for shape in shapes([row["sentence2"] for row in rows])]
+    # A warning counts as a refusal does: both are the session's shape flags.
+    refused = [verdict(shape) is not None for shape in shapes([row["sentence2"] for row in rows])]
     return [
         [refused[index] for index, _ in group]
         for _, group in groupby(enumerate(rows), key=lambda pair: pair[1]["captionID"])
@@ -82,10 +83,10 @@ def main() -> None:
         print(f"{per_session:>16}{sessions:>10}{held:>6}{held / sessions:>9.3%}   {spread}")
 
     print("\nDNC recast hypotheses (each distinct hypothesis once; MultiNLI is not on this machine):")
-    print(f"{'file':<48}{'hypotheses':>11}{'refused':>9}{'rate':>9}")
+    print(f"{'file':<48}{'hypotheses':>11}{'flagged':>9}{'rate':>9}")  # refused or warned
     total = total_refused = 0
     for name, texts in dnc_sets(args.data).items():
-        stopped = sum(1 for shape in shapes(texts) if not shape.reads_as_sentence)
+        stopped = sum(1 for shape in shapes(texts) if verdict(shape) is not None)
         total, total_refused = total + len(texts), total_refused + stopped
         print(f"{name:<48}{len(texts):>11}{stopped:>9}{stopped / len(texts):>9.2%}")
     print(f"{'all':<48}{total:>11}{total_refused:>9}{total_refused / total:>9.2%}")

@@ -1,9 +1,11 @@
+from dataclasses import replace
 from typing import Any
 
 from django import forms
 
 from corpus.models import Premise
 
+from .sentence_shape import SHAPE_OFF
 from .services import (
     HYPOTHESIS_FIELDS,
     hypothesis_errors,
@@ -68,7 +70,10 @@ class WritingForm(forms.Form):
         data = self.cleaned_data  # what Form.clean returns
         hypotheses = {label: data.get(name, "") for label, name in HYPOTHESIS_FIELDS.items()}
         report = data.get("problem_report", "")
-        errors = hypothesis_errors(self.premise.text, hypotheses, problem_report=report, rules=self.rules)
+        # The shape check is the submit's alone: there its refusals and warnings are recorded as the
+        # session's evidence (collection/shape_holds.py) and a warning can be overridden.
+        unshaped = replace(self.rules, shape_check=SHAPE_OFF)
+        errors = hypothesis_errors(self.premise.text, hypotheses, problem_report=report, rules=unshaped)
         errors.update(report_errors(visible_text(report), self.rules, reports_already=self.reports_sent))
         for name, message in errors.items():
             self.add_error(name, message)

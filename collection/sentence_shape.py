@@ -7,10 +7,14 @@ The check parses the hypothesis with the installed spaCy pipeline (en_core_web_s
 tags with; nothing is downloaded) and counts the kinds of shape a sentence breaks (`SHAPE_FAULTS`).
 One fault alone is ordinary in real writing: SNLI's caption-like hypotheses often have no verb
 ("A man outside.") or no determiner ("dog in pool"), and the small parser misreads some real
-sentences. A hypothesis is refused when its faults weigh `REFUSE_AT` or more; the weights were set
-so that at most 0.5% of real hypotheses are refused (bench/sentence_check.py: SNLI dev 0.30%, MPE
-dev and train 0.3%) while most content-word salad is (three of four; a shuffle of a real sentence,
-which keeps its determiners and verb, mostly passes: a parse judges shape, not sense).
+sentences. A hypothesis is refused when its faults weigh `REFUSE_AT` or more (SNLI dev 0.07%, at
+most 0.1% of real hypotheses: bench/sentence_check.py) and the writer is warned when they weigh
+`WARN_AT` (another 0.21% of SNLI dev): a warning is a refusal the writer overrides by sending the
+same sentence again, and both count as the session's shape flags (collection/shape_holds.py). Most
+content-word salad is refused (57%) or warned (another 19%); a shuffle of a real sentence, which
+keeps its determiners and verb, mostly passes: a parse judges shape, not sense.
+
+A study sets the check (`ShapeRules`: refuse and warn, warn only, or off; the weight refused from).
 
 Django-free; the model is loaded once per process (a web server loads it at start with the word
 list, `writing_rules.load_word_list`), or borrowed from artifacts' tagger when that one is loaded
@@ -40,7 +44,12 @@ SHAPE_FAULTS: dict[str, tuple[int, str]] = {
     "lowercase_name": (1, "common words read as a name"),
     "noun_pile": (1, "four or more nouns are piled up"),
 }
-REFUSE_AT = 3
+REFUSE_AT = 4  # refused outright: 7 of SNLI dev's 10,000 hypotheses
+WARN_AT = 3  # warned, the writer may send it again unchanged: 21 more of SNLI dev's
+
+# What a study does with a hypothesis's shape (Study.shape_check).
+SHAPE_REFUSE, SHAPE_WARN, SHAPE_OFF = "refuse", "warn", "off"
+SHAPE_CHECKS = (SHAPE_REFUSE, SHAPE_WARN, SHAPE_OFF)
 
 _DETERMINING = frozenset({"det", "poss", "nummod", "predet", "quantmod"})
 _BARE_ROLES = frozenset({"nsubj", "nsubjpass", "ROOT", "attr", "appos", "npadvmod"})
@@ -97,7 +106,33 @@ class Shape:
 
     @property
     def reads_as_sentence(self) -> bool:
+        """Not refused outright under the default rules (a warning may still be due)."""
         return self.weight < REFUSE_AT
+
+
+@dataclass(frozen=True)
+class ShapeRules:
+    """A study's shape check: `check` is SHAPE_REFUSE (refused from `refuse_at`, warned from
+    WARN_AT below it), SHAPE_WARN (warned from the lower of the two, never refused) or SHAPE_OFF."""
+
+    check: str = SHAPE_REFUSE
+    refuse_at: int = REFUSE_AT
+
+    @property
+    def warn_at(self) -> int:
+        return min(WARN_AT, self.refuse_at)
+
+
+REFUSED, WARNED = "refused", "warned"
+
+
+def verdict(shape: Shape | None, rules: ShapeRules = ShapeRules()) -> str | None:
+    """REFUSED, WARNED or None (passes) for a parsed hypothesis under a study's shape rules."""
+    if shape is None or rules.check == SHAPE_OFF or shape.weight < rules.warn_at:
+        return None
+    if rules.check == SHAPE_REFUSE and shape.weight >= rules.refuse_at:
+        return REFUSED
+    return WARNED
 
 
 def doc_faults(doc: Any) -> tuple[str, ...]:  # a spaCy Doc with tags and dependencies
@@ -227,13 +262,31 @@ class ShapeProblem(str):
     session's evidence (collection/shape_holds.py)."""
 
 
-def shape_problem(text: str) -> ShapeProblem | None:
-    """Why `text` does not read as a sentence (a message naming what is missing), or None."""
+class ShapeWarning(ShapeProblem):
+    """A shape refusal the writer may override by sending the same sentence again: recorded as a
+    shape flag like a refusal."""
+
+
+def shape_problem(
+    text: str, rules: ShapeRules = ShapeRules(), *, confirmed: bool | None = False
+) -> ShapeProblem | None:
+    """Why `text` does not read as a sentence (a message naming what is missing), or None.
+
+    `confirmed`: the writer was warned about this sentence already and sent it again (the warning
+    is overridden); None when no warning can be recorded (outside a study session): warnings pass."""
+    if rules.check == SHAPE_OFF:
+        return None
     shape = sentence_shape(text)
-    if shape is None or shape.reads_as_sentence:
+    found = verdict(shape, rules)
+    if found is None or shape is None or (found == WARNED and confirmed is not False):
         return None
     reasons = [SHAPE_FAULTS[name][1] for name in shape.faults]
     listed = reasons[0] if len(reasons) == 1 else ", ".join(reasons[:-1]) + " and " + reasons[-1]
+    if found == WARNED:
+        return ShapeWarning(
+            f"This may not read as an English sentence: {listed}. If it says what you mean, send it again "
+            "unchanged; else please write a whole sentence such as 'A man is riding a bike down the street.'"
+        )
     return ShapeProblem(
         f"This does not read as an English sentence: {listed}. "
         "Please write a whole sentence such as 'A man is riding a bike down the street.'"
@@ -242,7 +295,7 @@ def shape_problem(text: str) -> ShapeProblem | None:
 
 # --- a session's refusals as evidence (collection/shape_holds.py holds the code) ----------------
 
-# An honest writer's hypothesis is refused 0.3% of the time, a salad three times in four. A session
+# An honest writer's hypothesis is refused or warned 0.3% of the time, a salad three times in four. A session
 # is held when its refusals are at least this many and this share of what it sent (bench/shape_holds.py:
 # no simulated SNLI dev session of 1 to 50 tasks is held).
 SHAPE_HOLD_MIN_REFUSALS = 3

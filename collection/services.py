@@ -14,7 +14,7 @@ The claim policy, top to bottom (see `claim_next_premise`):
 
 import hashlib
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, F, QuerySet
 from django.utils import timezone
 
 from artifacts.services import pairs_arriving
@@ -455,13 +455,17 @@ def task_rules(*, study_session: StudySession | None = None) -> TaskRules:
         "max_report_chars": settings.NLI.get("MAX_REPORT_CHARS", 500),
     }
     if study_session is None:
-        return TaskRules(**limits)
+        return TaskRules(
+            max_hypothesis_chars=limits["max_hypothesis_chars"], max_report_chars=limits["max_report_chars"]
+        )
     study = study_session.study
     return TaskRules(
         reports_to_hold_premise=max(1, study.reports_to_hold_premise),
         max_reports_per_batch=study.max_reports_per_batch,
         min_hypothesis_words=max(1, study.min_hypothesis_words),
         max_hypothesis_sentences=max(1, study.max_hypothesis_sentences),
+        shape_check=study.shape_check,
+        shape_refuse_at=study.shape_refuse_at,
         **limits,
     )
 
@@ -509,11 +513,13 @@ def hypothesis_errors(
     *,
     problem_report: str | None = "",
     rules: TaskRules | None = None,
+    confirmed: Collection[str] | None = None,
 ) -> dict[str, str]:
     """Field name -> message for every rule the three hypotheses break (empty dict when fine).
 
     `hypotheses` maps Label -> text; texts are judged as `visible_text` leaves them (what the
-    reader sees). A worker who only reports a problem (all three empty, report filled in)
+    reader sees). `confirmed`: the texts the writer was warned about for their shape already
+    (`shape_holds.confirmed_texts`; None outside a study session: no warnings). A worker who only reports a problem (all three empty, report filled in)
     breaks no hypothesis rule; the report's own rules are `report_errors`.
     """
     rules = rules or task_rules()
@@ -525,7 +531,7 @@ def hypothesis_errors(
     written: list[str] = []  # the hypotheses before this one, for the look-alike comparison
     for label, name in HYPOTHESIS_FIELDS.items():
         text = texts[label]
-        if problem := hypothesis_problem(premise_text, text, rules, others=written, named=seen):
+        if problem := hypothesis_problem(premise_text, text, rules, others=written, named=seen, confirmed=confirmed):
             errors[name] = problem
         else:
             seen[normalised(text)] = FIELD_SHORT_NAMES[label]
@@ -629,7 +635,13 @@ def submit_hypotheses(
             if is_excluded_in(worker, premise.dataset.team_id):  # excluded while the line was theirs
                 raise ValidationError({NON_FIELD_ERRORS: [NOT_TAKING_PART]})
             rules = task_rules(study_session=study_session)
-            errors = hypothesis_errors(premise.text, texts, problem_report=report_text, rules=rules)
+            errors = hypothesis_errors(
+                premise.text,
+                texts,
+                problem_report=report_text,
+                rules=rules,
+                confirmed=shape_holds.confirmed_texts(study_session),
+            )
             # The typing record is judged against the claim's own times (served to this submit).
             clock = ClaimClock(served_at=claim.created_at, submitted_at=now)
             errors.update(
@@ -700,6 +712,21 @@ def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[P
     record_task_done(
         claim.study_session, hold_reasons=(hold_code_of_guesser, hold_code_of_typist, shape_holds.hold_code_of_salad)
     )
+
+
+def writings_left(worker: Worker, premise_ids: Collection[int]) -> int:
+    """A person's written pairs on these premises left the corpus (a withdrawal or an erasure that
+    deletes contributions, privacy.services): each premise counts one writing fewer, the one their
+    submitted claim added (`finish_writing_task`; a worker writes a premise once), so the writing
+    claim serves it again. In the caller's transaction, one UPDATE under the premises' row locks (a
+    submit's `writings_done += 1` waits for it, or it for the submit); returns premises moved.
+    Called once for the pairs that leave, so a second withdrawal or erasure moves nothing."""
+    if not premise_ids:
+        return 0
+    written = WritingClaim.objects.filter(
+        worker=worker, premise_id__in=sorted(premise_ids), status=ClaimStatus.SUBMITTED
+    ).values("premise_id")
+    return Premise.objects.filter(pk__in=written, writings_done__gt=0).update(writings_done=F("writings_done") - 1)
 
 
 # --- the premise pool, for researchers ---------------------------------------------------------

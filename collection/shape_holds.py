@@ -1,7 +1,9 @@
 """A session's shape refusals as evidence (issue 50 item 4, the rest): word salad is refused three
 times in four (collection/sentence_shape.py), so a bot that keeps sending it still gets one salad
 through now and then. What no honest writer does is be refused for shape again and again: 0.3% of
-real hypotheses are. So every refusal of a study session is recorded (`ShapeRefusal`, outside the
+real hypotheses are refused or warned. A warning (`sentence_shape.ShapeWarning`) is recorded here as a
+refusal is: the writer overrides it by sending the same sentence again (`confirmed_texts`), and it
+still counts as one of the session's shape flags. So every refusal of a study session is recorded (`ShapeRefusal`, outside the
 refused submit's rolled-back transaction), and a session whose refusals pass
 `sentence_shape.held_for_shape` has its completion code held with a reason researchers see
 (`hold_code_of_salad`, passed to `crowd.services.record_task_done` by the writing task's finish,
@@ -48,6 +50,18 @@ def record_shape_refusals(study_session: StudySession | None, texts: Iterable[st
     return len(new)
 
 
+def confirmed_texts(study_session: StudySession | None) -> frozenset[str] | None:
+    """The `normalised` texts this session was refused or warned about for their shape: a warned one
+    sent again is the writer's override. None outside a study session (nothing is recorded there,
+    so no warning is given)."""
+    if study_session is None:
+        return None
+    return frozenset(
+        normalised(text)
+        for text in ShapeRefusal.objects.filter(study_session=study_session).values_list("text", flat=True)
+    )
+
+
 def shape_counts(study_session: StudySession) -> tuple[int, int]:
     """(hypotheses refused for their shape, hypotheses sent: those refused and those accepted, each
     accepted one having its typing-evidence row) of a study session."""
@@ -69,5 +83,5 @@ def hold_code_of_salad(study_session: StudySession) -> str | None:
         return None
     return (
         f"{SALAD_HOLD_PREFIX}: {refused} of the {sent} hypotheses sent were refused for their shape "
-        "(word salad?); an honest writer's are refused 0.3% of the time."
+        "(word salad?); an honest writer's are refused or warned 0.3% of the time."
     )

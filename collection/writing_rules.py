@@ -8,21 +8,21 @@ confusables data of the `confusable_homoglyphs` package), and must hold real Eng
 
 Each rule was checked against junk strategies (tests/collection/test_writing_rules.py) and against
 every hypothesis of the SNLI dev set (none refused; bench/RESULTS-input.md). Last, a hypothesis
-must read as a sentence (`sentence_shape`: a spaCy parse; at most 0.5% of real hypotheses refused,
-bench/sentence_check.py).
+must read as a sentence (`sentence_shape`: a spaCy parse; at most 0.1% of real hypotheses refused,
+another 0.2% warned, bench/sentence_check.py), as the study's `shape_check` says.
 """
 
 import re
 import string
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
 from confusable_homoglyphs import confusables
 
 from .premise_text import split_sentences
-from .sentence_shape import load_sentence_model, shape_problem
+from .sentence_shape import REFUSE_AT, SHAPE_REFUSE, ShapeRules, load_sentence_model, shape_problem
 
 # A word is English when wordfreq puts it above this (3 = once per million words): keyboard mash
 # ("asdf" 1.7, "qwerty" 2.5) stays below, rare real words ("zebras" 2.8, "surfboard" 2.8) above.
@@ -117,6 +117,7 @@ class TaskRules:
         unresolved reports at a time).
     min_hypothesis_words: words (runs of word characters with a letter) a hypothesis needs.
     max_hypothesis_chars / max_report_chars: length limits, shown with a live counter.
+    shape_check / shape_refuse_at: the sentence-shape check (`sentence_shape.ShapeRules`).
     """
 
     reports_to_hold_premise: int = 2
@@ -125,6 +126,12 @@ class TaskRules:
     max_hypothesis_sentences: int = 1
     max_hypothesis_chars: int = 500
     max_report_chars: int = 500
+    shape_check: str = SHAPE_REFUSE
+    shape_refuse_at: int = REFUSE_AT
+
+    @property
+    def shape(self) -> ShapeRules:
+        return ShapeRules(check=self.shape_check, refuse_at=self.shape_refuse_at)
 
 
 # Characters a reader cannot see: zero-width spaces and joiners, bidi marks, soft hyphens (Unicode
@@ -180,13 +187,16 @@ def hypothesis_problem(
     *,
     others: Iterable[str] = (),
     named: Mapping[str, str] | None = None,
+    confirmed: Collection[str] | None = None,
 ) -> str | None:
     """Why one hypothesis (as `visible_text` leaves it) is not writing (a message for the worker), or
     None. These are the writing rules of every task that creates a hypothesis (the writing task's
     three boxes, each adversarial try): what one task refuses, no other task takes (issue 39).
 
     `others`: the worker's other sentences this one must differ from; `named`: those of them by
-    their `normalised` text, with the name the message gives them."""
+    their `normalised` text, with the name the message gives them; `confirmed`: the `normalised`
+    texts the writer was already warned about for their shape (sent again, the warning is
+    overridden), None where no warning can be recorded (warnings pass)."""
     key = normalised(text)
     if not text:
         return "Please write a sentence here."
@@ -209,4 +219,6 @@ def hypothesis_problem(
         return f"This is the same as your '{named[key]}' sentence. Each of the three must differ."
     # The parse last: it costs the most (a few milliseconds), and junk the cheaper rules name is
     # better told by them.
-    return writing_problem(premise_text, text, others=others) or shape_problem(text)
+    if problem := writing_problem(premise_text, text, others=others):
+        return problem
+    return shape_problem(text, rules.shape, confirmed=None if confirmed is None else key in confirmed)

@@ -1,9 +1,8 @@
 """Correlated errors (issue 51): workers who agree on wrong answers far beyond what their accuracy
 predicts, and the pairs whose gold label rests on such a group's votes.
 
-Pure pandas/numpy/scipy over crowd-kit's label layout (`task`, `worker`, `label`), like
-`quality.aggregation`: the platform (`quality.correlated_runs`, inside an aggregation run) and the
-replay (`bench/gold_flip_replay.py`) call the same functions on the same kind of table.
+Pure pandas/numpy/scipy over crowd-kit's label layout (`task`, `worker`, `label`): the platform
+(`quality.correlated_runs`) and the replay (`bench/gold_flip_replay.py`) call the same functions.
 
 The 3-of-5 rule counts five votes as five independent opinions. Bots sharing one rule, colluders,
 or one person under several ids give the *same* wrong label together, so two or three of them
@@ -28,7 +27,7 @@ reference): agreeing on right answers is no evidence, two careful workers do.
 workers every pair of whom reaches p <= level (0.01, 0.001) would, for valid p-values and
 independent workers, number at most C(n, k) * level ** C(k, 2) on average among n tested workers;
 a clique where that is at most alpha (over the levels tried) is linked whole. Groups are the
-connected components of the links.
+connected components of the links (with those of the shared-errors stage, `shared_error_links`).
 
 **Gold that rests on a group** (`gold_at_risk`): a task with votes of a group's members is at
 risk when its 3-of-5 gold changes once the group counts as one vote (its plurality; a tie, no
@@ -49,14 +48,17 @@ from corpus.labels import GOLD_MAJORITY, NO_GOLD
 
 from .aggregation import dawid_skene, validate_labels
 
-MIN_SHARED = 10  # scored tasks a pair of workers needs before it is tested
+MIN_SHARED = 10  # scored tasks a pair of workers needs before it is tested, at most (scaled_min_shared)
+MIN_SHARED_FLOOR = 3  # ... and at least: fewer shared tasks cannot reach the corrected level anyway
 ALPHA = 0.01  # family-wise, Bonferroni over the tested pairs of workers
 MIN_CO_ERRORS = 3  # same wrong label at least this often: agreeing on right answers is no evidence
 MAX_RATIO = 0.25  # disagreements at most this share of the calibrated expectation (an effect, not only a p-value)
 MIN_CALIBRATION = 0.1
 # The clique stage tries these per-pair levels (each one's bound gets alpha / their number).
 CLIQUE_LEVELS = (0.01, 0.001)
-PAIR_TEST, CLIQUE_TEST = "pair test", "clique"
+PAIR_TEST, CLIQUE_TEST, SHARED_ERRORS = "pair test", "clique", "shared errors"
+SEED_LEVEL = 0.05  # a seed of the shared-errors stage: agreement below the pooled one at this level
+SET_RATIO = 1.25  # the seeds' pairs share errors at least this many times as often as the others
 CALIBRATION_ROUNDS = 5
 GROUP_WORKER_PREFIX = "group-"
 
@@ -76,7 +78,7 @@ class PairEvidence:
     expected_disagreements: float  # what independent workers of their accuracy would give, calibrated
     co_errors: int  # same label, not the reference
     p_value: float  # one-sided (fewer disagreements), before the correction
-    linked_by: str = "pair test"  # PAIR_TEST, or CLIQUE_TEST: inside a clique too large for chance
+    linked_by: str = "pair test"  # PAIR_TEST, CLIQUE_TEST (a clique too large for chance) or SHARED_ERRORS
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -189,6 +191,7 @@ def pair_statistics(data: pd.DataFrame) -> pd.DataFrame:
     scored = reference >= 0
     a, b, label_a, label_b, reference = a[scored], b[scored], label_a[scored], label_b[scored], reference[scored]
     co_error = (label_a == label_b) & (label_a != reference)
+    either_errs = (label_a != reference) | (label_b != reference)
     both = pi[a, reference, :] * pi[b, reference, :]
     agree_chance = both.sum(axis=1)
     both[np.arange(len(reference)), reference] = 0.0
@@ -201,25 +204,111 @@ def pair_statistics(data: pd.DataFrame) -> pd.DataFrame:
             "expected_disagreements": 1.0 - agree_chance,
             "co_errors": co_error.astype(np.int64),
             "expected_co_errors": both.sum(axis=1),
+            "error_events": either_errs.astype(np.int64),
         }
     )
     per_pair = frame.groupby(["a", "b"], sort=True).sum().reset_index()
     per_pair["worker_a"] = worker_names[per_pair["a"].to_numpy()].astype(str)
     per_pair["worker_b"] = worker_names[per_pair["b"].to_numpy()].astype(str)
     return per_pair[
-        ["worker_a", "worker_b", "shared", "disagreements", "expected_disagreements", "co_errors", "expected_co_errors"]
+        [
+            "worker_a",
+            "worker_b",
+            "shared",
+            "disagreements",
+            "expected_disagreements",
+            "co_errors",
+            "expected_co_errors",
+            "error_events",
+        ]
     ]
+
+
+def scaled_min_shared(data: pd.DataFrame) -> int:
+    """The shared scored tasks a pair of workers needs before the pair test, scaled to the study's
+    overlap: half of what two workers of the median number of labels would share if each task's
+    labels came from workers drawn at random (n * n * (k - 1) / (k * T) for n labels each, k labels
+    a task, T tasks), between MIN_SHARED_FLOOR and MIN_SHARED."""
+    data = validate_labels(data)
+    if data.empty:
+        return MIN_SHARED
+    per_worker = data.groupby("worker").size()
+    per_task = data.groupby("task").size()
+    n, k, tasks = float(per_worker.median()), float(per_task.mean()), len(per_task)
+    expected = n * n * max(0.0, k - 1) / (k * tasks)
+    return int(min(MIN_SHARED, max(MIN_SHARED_FLOOR, round(expected / 2))))
+
+
+def worker_agreement(data: pd.DataFrame) -> pd.DataFrame:
+    """Per worker: `scored` labels (a strict majority of the task's other labels exists) and how many
+    `agree` with it (the leave-one-out reference)."""
+    data = validate_labels(data)
+    tasks, workers, labels, _, worker_names, label_names = _codes(data)
+    n_tasks, n_labels = int(tasks.max(initial=-1)) + 1, len(label_names)
+    votes = _votes(tasks, labels, n_tasks, n_labels)
+    reference = _strict_majority(votes[tasks] - np.eye(n_labels, dtype=np.int64)[labels])
+    scored = reference >= 0
+    count = len(worker_names)
+    return pd.DataFrame(
+        {
+            "scored": np.bincount(workers[scored], minlength=count),
+            "agree": np.bincount(workers[scored], weights=labels[scored] == reference[scored], minlength=count),
+        },
+        index=pd.Index(worker_names.astype(str)),
+    )
+
+
+def shared_error_links(data: pd.DataFrame, per_pair: pd.DataFrame, alpha: float = ALPHA) -> np.ndarray:
+    """The pairs (rows of `pair_statistics`) the shared-errors stage links (see the module's docstring)."""
+    linked = np.zeros(len(per_pair), dtype=bool)
+    agreement = worker_agreement(data)
+    if agreement.empty or agreement["scored"].sum() == 0:
+        return linked
+    pooled = float(agreement["agree"].sum() / agreement["scored"].sum())
+    seed_p = stats.binom.cdf(agreement["agree"], agreement["scored"], pooled)
+    seeds = set(agreement.index[(agreement["scored"] > 0) & (seed_p <= SEED_LEVEL)])
+    if len(seeds) < 2:
+        return linked
+    in_a = per_pair["worker_a"].isin(seeds).to_numpy()
+    in_b = per_pair["worker_b"].isin(seeds).to_numpy()
+    inside, outside = in_a & in_b, ~(in_a | in_b)
+    events, co_errors = per_pair["error_events"].to_numpy(), per_pair["co_errors"].to_numpy()
+    outside_events = int(events[outside].sum())
+    if outside_events == 0:
+        return linked
+    q0 = min(0.999, max(1e-6, float(co_errors[outside].sum() / outside_events)))
+    set_events, set_co_errors = int(events[inside].sum()), int(co_errors[inside].sum())
+    if set_events == 0 or set_co_errors < SET_RATIO * q0 * set_events:
+        return linked
+    if stats.binom.sf(set_co_errors - 1, set_events, q0) > alpha:
+        return linked
+    # Each seed: its errors with the other seeds, shared beyond q0.
+    rows = per_pair[inside]
+    own = pd.concat(
+        [
+            rows[["worker_a", "error_events", "co_errors"]].rename(columns={"worker_a": "worker"}),
+            rows[["worker_b", "error_events", "co_errors"]].rename(columns={"worker_b": "worker"}),
+        ]
+    )
+    per_seed = own.groupby("worker")[["error_events", "co_errors"]].sum()
+    seed_p_shared = stats.binom.sf(per_seed["co_errors"] - 1, per_seed["error_events"], q0)
+    kept = set(per_seed.index[(per_seed["co_errors"] >= MIN_CO_ERRORS) & (seed_p_shared <= SEED_LEVEL)])
+    both_kept = per_pair["worker_a"].isin(kept).to_numpy() & per_pair["worker_b"].isin(kept).to_numpy()
+    return both_kept & (co_errors > 0)
 
 
 def find_correlated_groups(
     data: pd.DataFrame,
     *,
-    min_shared: int = MIN_SHARED,
+    min_shared: int | None = None,
     alpha: float = ALPHA,
     min_co_errors: int = MIN_CO_ERRORS,
     max_ratio: float = MAX_RATIO,
 ) -> CorrelatedCheck:
-    """The groups of workers whose labels agree beyond chance (see the module's docstring)."""
+    """The groups of workers whose labels agree beyond chance (see the module's docstring);
+    `min_shared` None: `scaled_min_shared` of the table."""
+    if min_shared is None:
+        min_shared = scaled_min_shared(data)
     per_pair = pair_statistics(data)
     observed = per_pair["disagreements"].to_numpy()
     expected = per_pair["expected_disagreements"].to_numpy()
@@ -246,7 +335,8 @@ def find_correlated_groups(
     loose = tested & (observed <= max_ratio * mean)
     workers_tested = len(set(per_pair.loc[tested, "worker_a"]) | set(per_pair.loc[tested, "worker_b"]))
     in_clique = _significant_cliques(per_pair, p_values, loose, workers_tested, alpha)
-    linked = strict | in_clique
+    shared_errors = shared_error_links(data, per_pair, alpha)
+    linked = strict | in_clique | shared_errors
     edges = [
         PairEvidence(
             worker_a=str(row.worker_a),
@@ -256,7 +346,7 @@ def find_correlated_groups(
             expected_disagreements=float(row.expected_disagreements) * calibration,
             co_errors=int(row.co_errors),
             p_value=float(p_values[index]),
-            linked_by=PAIR_TEST if strict[index] else CLIQUE_TEST,
+            linked_by=PAIR_TEST if strict[index] else CLIQUE_TEST if in_clique[index] else SHARED_ERRORS,
         )
         for index, row in zip(np.flatnonzero(linked), per_pair[linked].itertuples(index=False), strict=True)
     ]

@@ -117,7 +117,7 @@ def test_snli_dev_hypotheses_are_one_sentence_of_plain_words_but_one(monkeypatch
     from collection import writing_rules
     from collection.writing_rules import TaskRules, hypothesis_problem
 
-    monkeypatch.setattr(writing_rules, "shape_problem", lambda text: None)
+    monkeypatch.setattr(writing_rules, "shape_problem", lambda text, *rules, **confirmed: None)
 
     rules, refused = TaskRules(min_hypothesis_words=1), []
     for line in shared_file("snli_1.0_dev.jsonl").read_text(encoding="utf-8").splitlines():

@@ -63,7 +63,8 @@ def test_many_bot_ids_that_each_share_few_pairs_are_found_by_their_clique():
     assert len(check.groups) == 1
     found = set(check.groups[0].members)
     assert found <= {f"{BOT_PREFIX}{number}" for number in range(10)} and len(found) >= 8
-    assert {edge.linked_by for edge in check.groups[0].edges} == {correlated.CLIQUE_TEST}
+    # The clique stage links them (the shared-errors stage may too).
+    assert correlated.CLIQUE_TEST in {edge.linked_by for edge in check.groups[0].edges}
 
 
 def test_honest_workers_alone_form_no_group_however_often_they_share_pairs(snli_pairs):
