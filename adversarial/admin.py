@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import AdversarialStudy, AdversarialTry, Round
+from .models import AdversarialStudy, AdversarialTry, Round, VerifierTie
 
 
 @admin.register(AdversarialStudy)
@@ -15,8 +15,22 @@ class RoundAdmin(admin.ModelAdmin):
     readonly_fields = ("round_snapshot", "training_snapshot", "next_run", "next_test_accuracy", "next_test_examples")
 
 
+class VerifierTieInline(admin.TabularInline):
+    """Verifiers whose labels were not counted for the try, and whom they were tied to (verification.Ties)."""
+
+    model = VerifierTie
+    fields = ("verifier", "tied_to", "kind", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(AdversarialTry)
 class AdversarialTryAdmin(admin.ModelAdmin):
+    inlines = (VerifierTieInline,)
     list_display = ("task", "number", "round", "predicted_label", "model_fooled", "verification", "created_at")
     list_filter = ("model_fooled", "verification", "round")
     search_fields = ("hypothesis",)

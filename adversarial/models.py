@@ -192,3 +192,28 @@ class AdversarialTry(models.Model):
 
     def __str__(self):
         return f"try {self.number} of task {self.task_id}: {'fooled' if self.model_fooled else 'not fooled'}"
+
+
+class TieKind(models.TextChoices):
+    WRITER = "writer", "linked to the writer (device, market, network group or correlated group)"
+    DEVICE = "device", "the same device or market link as an earlier verifier"
+    NETWORK = "network", "the same network group (/24 or /48) as an earlier verifier"
+    CORRELATED = "correlated", "in the same correlated-error group as an earlier verifier"
+
+
+class VerifierTie(models.Model):
+    """Why a verifier's label was not counted for a fooled example (adversarial.verification): the
+    verifier was tied to the writer or to a verifier counted before them. The example waits for
+    verifiers tied to nobody; researchers read the ties on its try."""
+
+    attempt = models.ForeignKey(AdversarialTry, on_delete=models.CASCADE, related_name="verifier_ties")
+    verifier = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    tied_to = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=12, choices=TieKind.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["attempt", "verifier"], name="one_tie_per_try_verifier")]
+
+    def __str__(self) -> str:
+        return f"verifier {self.verifier_id} of try {self.attempt_id}: {self.kind} with {self.tied_to_id}"

@@ -9,6 +9,13 @@ Verifiers are people other than the writer (issue 39): labels by the writer's ow
 of the writer's devices, `crowd.DeviceSighting`, or linked by the market, `crowd.WorkerLink`) and by excluded workers do not count, so the
 example (and its bonus) waits for verifiers who are not linked to the writer. Such ids are not
 offered the writer's pairs in the first place (`validation.selectors.claimable_pairs`).
+Verifiers are also kept apart from each other and from the writer by more than the device cookie
+(`Ties`): a verifier tied to the writer, or to a verifier counted before them, by a shared device
+or market link, by one small network group (`authorship.networks`: the same /24 or /48 as the
+server saw them) or by one correlated-error group of the dataset's latest aggregation run
+(`quality.correlated`) is not counted: a `VerifierTie` records whom and how, and the example stays
+pending until verifiers tied to nobody decide it. Two colluders in fresh browsers on one network
+verify nothing.
 Once decided the pair leaves the validation queue, so a third verifier is asked only on
 disagreement. Labels claimed before the verdict may still arrive; they never change it.
 
@@ -18,15 +25,20 @@ later label makes three votes.
 """
 
 from collections import Counter
+from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Max
 
+from authorship.networks import ids_sharing_a_network
+from base.long_tasks import JobStatus
 from corpus.models import AUTHOR_POSITION, Pair, ValidationLabel
 from corpus.selectors import labels_that_count
 from corpus.services import set_needs_validation
 from crowd.selectors import linked_ids
+from quality.models import AggregationRun, CorrelatedWorkerGroup
 
-from .models import AdversarialTry, Verification
+from .models import AdversarialTry, TieKind, Verification, VerifierTie
 
 VERIFIERS_FIRST = 2
 VERIFIERS_AT_MOST = 3
@@ -47,6 +59,63 @@ def verdict(writer_label, verifier_labels):
     return Verification.VERIFIED if majority == writer_label else Verification.DISCARDED
 
 
+@dataclass(frozen=True)
+class Ties:
+    """What ties people together, read once for the people of a settle: ids of one person (a shared
+    device, a market link), ids of one small network group, members of one correlated-error group
+    of the dataset's latest aggregation run."""
+
+    linked: dict[int, set[int]]
+    network: dict[int, set[int]]
+    correlated: dict[int, set[int]]
+
+    @classmethod
+    def of(cls, people: set[int], dataset_ids: set[int]) -> "Ties":
+        return cls(linked_ids(worker_ids=people), ids_sharing_a_network(people), correlated_peers(people, dataset_ids))
+
+    def kind(self, one: int, other: int) -> str | None:
+        if other in self.linked.get(one, ()) or one in self.linked.get(other, ()):
+            return TieKind.DEVICE
+        if other in self.network.get(one, ()):
+            return TieKind.NETWORK
+        if other in self.correlated.get(one, ()):
+            return TieKind.CORRELATED
+        return None
+
+    def tie(self, verifier: int, writer: int, counted: list[int]) -> tuple[int, str] | None:
+        """(whom, how) the verifier is tied to: the writer first, then the verifiers counted before."""
+        if self.kind(verifier, writer) is not None:
+            return writer, TieKind.WRITER
+        for earlier in counted:
+            kind = self.kind(verifier, earlier)
+            if kind is not None:
+                return earlier, kind
+        return None
+
+
+def correlated_peers(people: set[int], dataset_ids: set[int]) -> dict[int, set[int]]:
+    """{worker id: the other members of a correlated-error group it is in}, of the groups of each
+    dataset's latest finished aggregation run (quality.correlated)."""
+    latest = (
+        AggregationRun.objects.filter(status=JobStatus.DONE, dataset_id__in=dataset_ids)
+        .order_by()
+        .values("dataset_id")
+        .annotate(last=Max("pk"))
+        .values_list("last", flat=True)
+    )
+    groups = CorrelatedWorkerGroup.objects.filter(run_id__in=list(latest), members__in=people).distinct()
+    members: dict[int, set[int]] = {}
+    for group_id, worker_id in CorrelatedWorkerGroup.members.through.objects.filter(
+        correlatedworkergroup_id__in=groups.values("pk")
+    ).values_list("correlatedworkergroup_id", "worker_id"):
+        members.setdefault(group_id, set()).add(worker_id)
+    peers: dict[int, set[int]] = {}
+    for group in members.values():
+        for worker_id in group & people:
+            peers.setdefault(worker_id, set()).update(group - {worker_id})
+    return peers
+
+
 def settle(pair_ids):
     """Decide every pending fooled try among these pairs that has its verifiers; returns the tries decided.
 
@@ -65,20 +134,34 @@ def settle(pair_ids):
     )
     if not pending:
         return []
-    labels: dict[int | None, list[str]] = {}
     writers = {attempt.pair_id: attempt.task.worker_id for attempt in pending}
-    linked = linked_ids(worker_ids=set(writers.values()))
-    for pair_id, label, verifier in (
+    rows = list(
         ValidationLabel.objects.filter(
             labels_that_count(), pair_id__in=[t.pair_id for t in pending], position__gt=AUTHOR_POSITION
         )
         .order_by("pair_id", "position")
         .values_list("pair_id", "label", "worker_id")
-    ):
+    )
+    people = set(writers.values()) | {verifier for _, _, verifier in rows if verifier is not None}
+    ties = Ties.of(people, {attempt.pair.dataset_id for attempt in pending if attempt.pair is not None})
+    attempts = {attempt.pair_id: attempt for attempt in pending}
+    labels: dict[int | None, list[str]] = {}
+    counted: dict[int | None, list[int]] = {}
+    found: list[VerifierTie] = []
+    for pair_id, label, verifier in rows:
         writer = writers[pair_id]
-        if verifier == writer or verifier in linked.get(writer, ()):
-            continue  # never the writer's own ids (nor an excluded worker's): the example waits for others
+        if verifier == writer:
+            continue  # never the writer's own label
+        if verifier is not None:
+            tie = ties.tie(verifier, writer, counted.get(pair_id, []))
+            if tie is not None:  # the example waits for verifiers tied to nobody
+                found.append(
+                    VerifierTie(attempt=attempts[pair_id], verifier_id=verifier, tied_to_id=tie[0], kind=tie[1])
+                )
+                continue
+            counted.setdefault(pair_id, []).append(verifier)
         labels.setdefault(pair_id, []).append(label)
+    VerifierTie.objects.bulk_create(found, ignore_conflicts=True)
     decided = []
     for attempt in pending:
         result = verdict(attempt.task.target_label, labels.get(attempt.pair_id, []))

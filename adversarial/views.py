@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from authorship.networks import note_network
 from authorship.services import study_action
 from base.authenticated import AuthenticatedRequest
 from collection import holds as writing_holds
@@ -134,6 +135,7 @@ def adversarial_renew(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRe
 @require_POST
 def adversarial_try(request: AuthenticatedRequest, token: uuid.UUID) -> HttpResponse:
     worker = worker_for_user(request.user)
+    note_network(request, worker)  # the example's verifiers are kept apart from it (verification.Ties)
     text = request.POST.get("hypothesis", "")
     if not request.session.session_key:
         request.session.save()

@@ -86,3 +86,41 @@ class WrittenSentence(models.Model):
 
     def __str__(self) -> str:
         return self.normalised
+
+
+class SenseScore(models.Model):
+    """How much a written hypothesis has to do with its premise (authorship.sense): the cosine of
+    their sentence embeddings, scored in the background after the submit. A signal for researchers
+    and the writer's figures, never a refusal: honest contradictions can be far from the premise."""
+
+    pair = models.OneToOneField("corpus.Pair", on_delete=models.CASCADE, related_name="sense_score")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="sense_scores")
+    similarity = models.FloatField(help_text="Cosine of the premise's and the hypothesis's embeddings.")
+    known_word_share = models.FloatField(help_text="Share of the hypothesis's words that English word lists know.")
+    low_sense = models.BooleanField(default=False, help_text="Below the calibrated threshold (docs/quality.md).")
+    method = models.CharField(max_length=60, help_text="The scorer and its threshold.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["worker", "low_sense"], name="sense_worker_low")]
+
+    def __str__(self) -> str:
+        return f"sense {self.similarity:.2f} of pair {self.pair_id}"
+
+
+class NetworkSighting(models.Model):
+    """A participant id seen from one network group: the client's address (as `base.login_throttle`
+    reads it, behind a trusted proxy its header) cut to its /24 (IPv4) or /48 (IPv6). Ids in one
+    small group are likely one household or one person; verifiers of one adversarial example are
+    kept apart by it (adversarial.verification)."""
+
+    network = models.CharField(max_length=64)
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="network_sightings")
+    first_seen = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["network", "worker"], name="one_sighting_per_network_worker")]
+        indexes = [models.Index(fields=["network"], name="network_sighting_network")]
+
+    def __str__(self) -> str:
+        return f"{self.worker_id} from {self.network}"

@@ -11,16 +11,18 @@ from django.utils import timezone
 from corpus.selectors import DatasetScope, in_datasets
 
 from .judgements import Flag
-from .models import WritingEvidence, WrittenSentence
+from .models import SenseScore, WritingEvidence, WrittenSentence
+from .sense import writer_low_sense
 
 
 def typing_flags_by_worker(worker_ids: Iterable[int], among: DatasetScope = None) -> dict[int, dict[str, int]]:
     """Per worker: hypotheses with a typing record, how many are flagged, how many came with no
-    evidence (of the studies of `among`, a team's datasets: a worker shared by teams is seen by each
+    evidence, and the sense of their hypotheses (`sense_by_worker`) (of the studies of `among`, a team's datasets: a worker shared by teams is seen by each
     through its own studies only; None: every record)."""
     evidence = _evidence(among)
+    worker_ids_list = list(worker_ids)
     rows = (
-        evidence.filter(worker_id__in=list(worker_ids))
+        evidence.filter(worker_id__in=worker_ids_list)
         .values("worker_id")
         .annotate(
             written=Count("id"),
@@ -29,10 +31,38 @@ def typing_flags_by_worker(worker_ids: Iterable[int], among: DatasetScope = None
         )
         .order_by()
     )
-    return {
+    figures: dict[int, dict[str, int]] = {
         row["worker_id"]: {"written": row["written"], "flagged": row["flagged"], "no_evidence": row["no_evidence"]}
         for row in rows
     }
+    # The sense of their hypotheses (authorship.sense), beside how they were typed: scored, low,
+    # and the writer-level judgement (1 when more are low than honest writing gives by chance).
+    for worker_id, sense in sense_by_worker(worker_ids_list, among).items():
+        figures.setdefault(worker_id, {"written": 0, "flagged": 0, "no_evidence": 0}).update(sense)
+    return figures
+
+
+def sense_by_worker(worker_ids: Iterable[int], among: DatasetScope = None) -> dict[int, dict[str, int]]:
+    """Per writer: hypotheses with a sense score, how many are low, and `low_sense_writer` (1 when
+    `authorship.sense.writer_low_sense` judges the count beyond honest writing's chance), of the
+    pairs of `among` (None: every score)."""
+    scores = SenseScore.objects.filter(worker_id__in=list(worker_ids))
+    if among is not None:
+        scores = in_datasets(scores, among, via="pair__dataset")
+    rows = scores.values("worker_id").annotate(scored=Count("id"), low=Count("id", filter=Q(low_sense=True))).order_by()
+    return {
+        row["worker_id"]: {
+            "sense_scored": row["scored"],
+            "low_sense": row["low"],
+            "low_sense_writer": int(writer_low_sense(row["low"], row["scored"])),
+        }
+        for row in rows
+    }
+
+
+def sense_of_pairs(pair_ids: Any) -> dict[int, SenseScore]:
+    """{pair id: its sense score}, for the pairs (ids, or a query of them) that have one."""
+    return {score.pair_id: score for score in SenseScore.objects.filter(pair_id__in=pair_ids)}
 
 
 # The judgements a snapshot's manifest counts: every flag a record can carry, so a manifest's

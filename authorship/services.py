@@ -15,7 +15,7 @@ from datetime import datetime
 from corpus.models import Pair, Worker
 from crowd.models import StudySession, TypingEvidenceAction
 
-from . import copies, judgements
+from . import copies, judgements, sense
 from .evidence import FieldEvidence, read_evidence
 from .models import WritingEvidence
 
@@ -174,6 +174,7 @@ def record_writing_evidence(
         row = _evidence_row(worker, study_session, name, pair.hypothesis, found, away, flags)
         row.pair = pair
         rows.append(row)
+    sense.sense_arriving()  # scored once the submit commits (authorship.sense), off the request path
     return WritingEvidence.objects.bulk_create(rows)
 
 
@@ -208,6 +209,7 @@ def evidence_of_pair(evidence_id: int | None, pair: Pair) -> None:
     """An adversarial try that became a pair: its evidence is the pair's too."""
     if evidence_id is not None:
         WritingEvidence.objects.filter(pk=evidence_id).update(pair=pair)
+    sense.sense_arriving()
 
 
 def hold_code_of_typist(study_session: StudySession) -> str | None:

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
+from authorship.networks import note_network
 from base.authenticated import AuthenticatedRequest
 from corpus.models import Grammaticality, ItemKind
 from corpus.services import LabelRefused
@@ -82,6 +83,7 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
     study_session, instead = task_visit(request, task.task_kind)
     if instead is not None:
         return instead
+    note_network(request, worker)  # verifiers of one example are kept apart by it (adversarial.verification)
     if holds.waits_its_turn_for(worker, study_session, task.claim_rule):
         turn = WAIT_YOUR_TURN.format(what="batch")
         return render(request, "validation/no_tasks.html", {"reason": None, "turn": turn, **task.no_tasks_context})

@@ -31,14 +31,16 @@ def attach_writing_checks(pairs: Any) -> str:
     """Give each pair of the pairs browser its model `writing_checks` (where a study turned them on)
     and its hypothesis's `typing_flags`, shown side by side: evidence on the writing, for researchers
     only (one query each for the page)."""
-    from authorship.selectors import typing_flags_of_pairs
+    from authorship.selectors import sense_of_pairs, typing_flags_of_pairs
 
     pairs = list(pairs)
     checks = writing_checks.checks_of(pairs)
     typing = typing_flags_of_pairs([pair.pk for pair in pairs])
+    sense = sense_of_pairs([pair.pk for pair in pairs])  # authorship.sense: a signal, never a refusal
     for pair in pairs:
         pair.model_writing_checks = checks.get(pair.pk, [])
         pair.typing_flags = typing.get(pair.pk, [])
+        pair.sense = sense.get(pair.pk)
     return ""
 
 
