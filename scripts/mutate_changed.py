@@ -1,0 +1,419 @@
+"""Mutants from a library (mutmut) on the modules a branch changed: do the tests that run a function
+fail when one of its operators is flipped?
+
+    .venv/bin/python scripts/mutate_changed.py [--base main] [--modules markets/payments.py ...]
+        [--tests tests/markets/test_payments.py ...] [--max-children 1] [--keep] [--list]
+
+Which modules: those `git diff --name-only <base>...HEAD` names, plus the uncommitted and untracked
+ones (`git status`), that are Python source of an app package (not under tests/, bench/ or a
+migrations folder); `--modules` names them instead.
+
+Which tests: for each module, the test files that import it by name (`markets.payments`, `from
+markets import payments`), plus any `--tests`. mutmut runs them once on the unmutated code recording
+which test called which function (its trampolines), and then runs each mutant of a function only on
+the tests that called that function, stopping at the first failure (`pytest -x`). A function no
+test called gives "no tests" mutants: they count as not killed. `--tests` names the test files (or
+node ids) instead: for a module whose importers are many, the ones that guard it.
+
+The working tree is never edited: the files git lists (tracked, and untracked but not ignored) are
+copied into a temporary directory, and mutmut writes its mutated copy (`mutants/`) inside that one.
+The tests run with this process's environment (DATABASE_URL, CELERY_BROKER_URL, CACHE_URL): give the
+run a database of its own. `--reuse-db` (from `[tool.mutmut]` in pyproject.toml) keeps the migrated
+test database from one mutant's pytest session to the next.
+
+Output: the survivors with file:line and the diff of the mutation, a per-module score (killed of
+killed, survived and no-tests; a time-out counts as killed), and a JSON and a Markdown report under
+var/mutation/. Exit status 1 when a mutant was not killed.
+"""
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SKIPPED_TOP = {"tests", "bench", "scripts"}
+KILLED_STATUSES = {"killed", "timeout", "caught by type check", "segfault"}
+NOT_KILLED_STATUSES = {"survived", "no tests"}
+# mutmut's stats.status_by_exit_code, the part a run can produce (its module imports its whole CLI).
+STATUS_BY_EXIT_CODE = {
+    1: "killed",
+    3: "killed",
+    0: "survived",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    36: "timeout",
+    37: "caught by type check",
+    -24: "timeout",
+    24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    -11: "segfault",
+    -9: "segfault",
+}
+
+
+@dataclass(frozen=True)
+class MutantResult:
+    name: str  # mutmut's key: markets.answers.x_read_settles__mutmut_2
+    module: str  # markets/answers.py
+    function: str  # read_settles, or Class.method
+    status: str
+    line: int | None = None
+    diff: str = ""
+
+
+def git_lines(repo: Path, *args: str) -> list[str]:
+    out = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def is_source_module(repo: Path, path: str) -> bool:
+    """A Python file of an app package (its top folder has an __init__.py): not a test, a benchmark,
+    a script or a migration, and still in the working tree."""
+    parts = Path(path).parts
+    return (
+        path.endswith(".py")
+        and len(parts) >= 2
+        and parts[0] not in SKIPPED_TOP
+        and "migrations" not in parts
+        and (repo / parts[0] / "__init__.py").is_file()
+        and (repo / path).is_file()
+    )
+
+
+def changed_modules(repo: Path = REPO, base: str = "main") -> list[str]:
+    """The source modules the branch changed against `base`, committed or not (untracked included)."""
+    names = set(git_lines(repo, "diff", "--name-only", f"{base}...HEAD"))
+    names |= set(git_lines(repo, "diff", "--name-only", "HEAD"))
+    names |= set(git_lines(repo, "ls-files", "--others", "--exclude-standard"))
+    return sorted(name for name in names if is_source_module(repo, name))
+
+
+def dotted(module: str) -> str:
+    return module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def candidate_tests(repo: Path, module: str) -> list[str]:
+    """Test files that import `module` by its name (`a.b`, `from a import b`, `from a.b import x`)."""
+    name = dotted(module)
+    package, _, leaf = name.rpartition(".")
+    patterns = [re.compile(rf"^\s*(from|import)\s+{re.escape(name)}\b", re.M)]
+    if package:
+        patterns.append(re.compile(rf"^\s*from\s+{re.escape(package)}\s+import\s+[^\n]*\b{re.escape(leaf)}\b", re.M))
+    found = []
+    for path in sorted((repo / "tests").rglob("test*.py")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if any(pattern.search(text) for pattern in patterns):
+            found.append(path.relative_to(repo).as_posix())
+    return found
+
+
+def copy_worktree(repo: Path, dest: Path) -> int:
+    """Copy what git lists in `repo` (tracked, and untracked but not ignored) into `dest`."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    ).stdout
+    count = 0
+    for name in filter(None, listed.decode("utf-8").split("\0")):
+        source = repo / name
+        if not source.is_file():  # deleted in the working tree, or a submodule
+            continue
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        count += 1
+    return count
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    raise TypeError(f"[tool.mutmut] holds a value this script cannot write: {value!r}")
+
+
+def mutmut_config(root: Path, modules: Sequence[str], tests: Sequence[str]) -> dict[str, object]:
+    """`[tool.mutmut]` of `root`'s pyproject.toml, with what to copy, mutate and run filled in.
+    mutmut runs the tests inside its `mutants/` copy, so every package goes there (`source_paths`),
+    everything else at the top beside it (`also_copy`), and only `modules` are mutated."""
+    pyproject = root / "pyproject.toml"
+    data = tomllib.loads(pyproject.read_text(encoding="utf-8")) if pyproject.is_file() else {}
+    config: dict[str, object] = dict(data.get("tool", {}).get("mutmut", {}))
+    top = sorted(p for p in root.iterdir() if not p.name.startswith(".") and p.name not in {"mutants", "tests"})
+    packages = [p.name for p in top if p.is_dir() and (p / "__init__.py").is_file()]
+    config["source_paths"] = packages
+    config["also_copy"] = [p.name for p in top if p.name not in packages]
+    config["only_mutate"] = list(modules)
+    config["pytest_add_cli_args_test_selection"] = list(tests)
+    return config
+
+
+def write_mutmut_config(root: Path, config: dict[str, object]) -> None:
+    """Replace `[tool.mutmut]` in `root`'s pyproject.toml (a copy) with `config`."""
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8") if pyproject.is_file() else ""
+    text = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[|\Z)", "", text)
+    body = "".join(f"{key} = {toml_value(value)}\n" for key, value in config.items())
+    pyproject.write_text(text.rstrip("\n") + "\n\n[tool.mutmut]\n" + body, encoding="utf-8")
+
+
+def mutant_function(name: str, module: str) -> str:
+    """`read_settles` from `markets.answers.x_read_settles__mutmut_2`; `Class.method` from mutmut's
+    `markets.payments.xǁClassǁmethod__mutmut_3`."""
+    local = name.removeprefix(dotted(module) + ".").rsplit("__mutmut_", 1)[0]
+    if local.startswith("xǁ"):
+        return ".".join(part for part in local.removeprefix("xǁ").split("ǁ") if part)
+    return local.removeprefix("x_")
+
+
+def function_span(source: str, function: str) -> tuple[int, int] | None:
+    """First and last line of `function` (`name` or `Class.name`) in `source`, decorators included."""
+    scopes: list[tuple[list[str], ast.AST]] = [([], ast.parse(source))]
+    while scopes:
+        prefix, node = scopes.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qualified = [*prefix, child.name]
+                if ".".join(qualified) == function and not isinstance(child, ast.ClassDef):
+                    first = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    return first, child.end_lineno or child.lineno
+                scopes.append((qualified, child))
+    return None
+
+
+def mutated_line(source: str, function: str, diff: str) -> int | None:
+    """The file line of the diff's first removed line, looked for inside the function."""
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    span = function_span(source, function)
+    if not removed or span is None:
+        return span[0] if span else None
+    lines = source.splitlines()
+    for number in range(span[0], span[1] + 1):
+        if lines[number - 1].strip() == removed[0].strip():
+            return number
+    return span[0]
+
+
+DIFFS_SNIPPET = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+names = json.load(sys.stdin)
+print(json.dumps({name: get_diff_for_mutant(name) for name in names}))
+"""
+
+
+def collect(root: Path, modules: Sequence[str], python: str) -> list[MutantResult]:
+    """Each mutant's status from mutmut's `mutants/<module>.meta`, with file:line and diff for those
+    not killed."""
+    raw: list[tuple[str, str, str]] = []
+    for module in modules:
+        meta = root / "mutants" / f"{module}.meta"
+        if not meta.is_file():
+            continue
+        codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        for name, code in codes.items():
+            status = "not checked" if code is None else STATUS_BY_EXIT_CODE.get(code, "suspicious")
+            raw.append((name, module, status))
+    wanted = [name for name, _, status in raw if status not in KILLED_STATUSES | {"not checked"}]
+    diffs: dict[str, str] = {}
+    if wanted:
+        shown = subprocess.run(
+            [python, "-c", DIFFS_SNIPPET], cwd=root, input=json.dumps(wanted), capture_output=True, text=True
+        )
+        if shown.returncode == 0:
+            diffs = json.loads(shown.stdout.strip().splitlines()[-1])
+    results = []
+    for name, module, status in raw:
+        function = mutant_function(name, module)
+        diff = diffs.get(name, "")
+        line = mutated_line((root / module).read_text(encoding="utf-8"), function, diff) if diff else None
+        results.append(MutantResult(name, module, function, status, line, diff))
+    return sorted(results, key=lambda r: (r.module, r.line or 0, r.name))
+
+
+def score(results: Iterable[MutantResult]) -> tuple[int, int]:
+    """(killed, killed + not killed): skipped or unchecked mutants count in neither."""
+    counts = Counter(
+        "killed" if r.status in KILLED_STATUSES else "not" if r.status in NOT_KILLED_STATUSES else "other"
+        for r in results
+    )
+    return counts["killed"], counts["killed"] + counts["not"]
+
+
+def per_module(results: Sequence[MutantResult], modules: Sequence[str]) -> dict[str, dict[str, object]]:
+    table: dict[str, dict[str, object]] = {}
+    for module in modules:
+        mine = [r for r in results if r.module == module]
+        killed, counted = score(mine)
+        table[module] = {
+            "mutants": len(mine),
+            "killed": killed,
+            "counted": counted,
+            "score": round(100 * killed / counted, 1) if counted else None,
+            "statuses": dict(Counter(r.status for r in mine)),
+        }
+    return table
+
+
+def markdown(results: Sequence[MutantResult], table: dict[str, dict[str, object]], meta: dict[str, object]) -> str:
+    out = ["# Mutation report (mutmut)", "", f"{meta['when']}, {meta['seconds']} s, tests: {meta['tests']}", ""]
+    out += ["| module | mutants | killed | score |", "|---|---:|---:|---:|"]
+    for module, row in table.items():
+        shown = "-" if row["score"] is None else f"{row['score']}%"
+        out.append(f"| {module} | {row['mutants']} | {row['killed']} of {row['counted']} | {shown} |")
+    out += ["", "## Not killed", ""]
+    for r in results:
+        if r.status not in KILLED_STATUSES | {"not checked"}:
+            out += [f"### {r.module}:{r.line} {r.function} ({r.status}) `{r.name}`", "", "```diff", r.diff, "```", ""]
+    return "\n".join(out) + "\n"
+
+
+def run_mutmut(root: Path, python: str, max_children: int, log: Path, time_limit: float | None = None) -> int:
+    """mutmut's exit status; past `time_limit` seconds its process group is stopped and the mutants
+    checked so far stand (mutmut records each verdict as it goes), the rest "not checked"."""
+    with log.open("w", encoding="utf-8") as out:
+        run = subprocess.Popen(
+            [python, "-m", "mutmut", "run", "--max-children", str(max_children)],
+            cwd=root,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its forked test processes stop with it
+        )
+        try:
+            return run.wait(timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(run.pid, signal.SIGTERM)
+            try:
+                return run.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(run.pid, signal.SIGKILL)
+                return run.wait()
+
+
+def mutate(
+    modules: Sequence[str],
+    *,
+    repo: Path = REPO,
+    tests: Sequence[str] = (),
+    python: str | None = None,
+    max_children: int = 1,
+    report_dir: Path | None = None,
+    keep: bool = False,
+    time_limit: float | None = None,
+    say: Callable[[str], None] = print,
+) -> tuple[list[MutantResult], dict[str, dict[str, object]], Path]:
+    """Run mutmut on `modules` in a copy of `repo`; the results, the per-module table and the JSON
+    report's path."""
+    python = python or default_python(repo)
+    tests = list(tests) if tests else sorted({t for m in modules for t in candidate_tests(repo, m)})
+    report_dir = report_dir or repo / "var" / "mutation"
+    report_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    started = time.monotonic()
+    root = Path(tempfile.mkdtemp(prefix="mutate-changed-"))
+    try:
+        copy_worktree(repo, root)
+        write_mutmut_config(root, mutmut_config(root, modules, tests))
+        say(f"mutating {', '.join(modules)} in {root}; tests: {', '.join(tests) or 'none found'}")
+        log = report_dir / f"mutmut-{stamp}.log"
+        code = run_mutmut(root, python, max_children, log, time_limit)
+        results = collect(root, modules, python)
+        if code != 0 and all(r.status == "not checked" for r in results):
+            # The tests failed on the unmutated code (or mutmut could not run them): no verdict.
+            raise RuntimeError(f"mutmut exited {code} before any mutant was checked; its output: {log}")
+    finally:
+        if keep:
+            say(f"kept the copy: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    table = per_module(results, modules)
+    meta: dict[str, object] = {
+        "when": stamp,
+        "seconds": round(time.monotonic() - started),
+        "tests": tests,
+        "modules": list(modules),
+    }
+    report = report_dir / f"mutation-{stamp}.json"
+    report.write_text(
+        json.dumps({**meta, "per_module": table, "mutants": [asdict(r) for r in results]}, indent=1), encoding="utf-8"
+    )
+    report.with_suffix(".md").write_text(markdown(results, table, meta), encoding="utf-8")
+    return results, table, report
+
+
+def default_python(repo: Path = REPO) -> str:
+    venv = repo / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base", default="main", help="the branch to diff against (default main)")
+    parser.add_argument("--modules", nargs="+", help="mutate these source modules instead of the changed ones")
+    parser.add_argument(
+        "--tests", nargs="+", default=[], help="run these test files or node ids instead of those found"
+    )
+    parser.add_argument("--max-children", type=int, default=1, help="mutants at once (each needs its own database)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary copy (mutmut browse works there)")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        help="stop after this long and report the mutants checked by then (the rest: not checked)",
+    )
+    parser.add_argument("--list", action="store_true", help="only print the modules and their tests")
+    args = parser.parse_args(argv)
+    modules = args.modules or changed_modules(REPO, args.base)
+    for module in modules:
+        if not is_source_module(REPO, module):
+            parser.error(f"{module} is not a source module of an app package")
+    if not modules:
+        print(f"no source module changed against {args.base}")
+        return 0
+    if args.list:
+        for module in modules:
+            print(module, *candidate_tests(REPO, module), sep="\n    ")
+        return 0
+    results, table, report = mutate(
+        modules,
+        tests=args.tests,
+        max_children=args.max_children,
+        keep=args.keep,
+        time_limit=args.minutes * 60 if args.minutes else None,
+    )
+    for r in results:
+        if r.status not in KILLED_STATUSES | {"not checked"}:
+            print(f"\n{r.module}:{r.line} {r.function}: {r.status} ({r.name})\n{r.diff}")
+    print()
+    for module, row in table.items():
+        shown = "-" if row["score"] is None else f"{row['score']}%"
+        print(f"{module}: {row['killed']} of {row['counted']} killed ({shown}); {row['statuses']}")
+    print(f"report: {report} and {report.with_suffix('.md')}")
+    return 0 if all(r.status in KILLED_STATUSES for r in results) else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""crowd/holds.py at the edges mutmut found unguarded: a study's own hold rules reach the page's
+warning, "More time" and take-backs; the money filters tell waiting, released and refused holds
+apart from their default prefix; and only another participant still in the study counts as waiting."""
+
+from datetime import datetime, timedelta
+
+import pytest
+from django.conf import settings
+from django.test import override_settings
+from django.utils import timezone
+
+from crowd.holds import (
+    bonus_may_go,
+    hold_refused,
+    hold_view,
+    hold_waits,
+    latest_extension,
+    money_may_go,
+    others_waiting,
+    record_no_task,
+    server_hold_rules,
+    take_backs_allowed,
+    warning_seconds,
+)
+from crowd.models import ClaimStatus, CodeHoldDecision, Study, StudySession
+from tests.quality.test_catch_trials import make_study, session_for
+from tests.validation.validation_factories import make_dataset
+from validation.models import ValidationClaim
+
+pytestmark = pytest.mark.django_db
+
+
+def own_rules_study() -> Study:
+    study = make_study(make_dataset())
+    # Not the server's defaults (3 minutes, 1 extension, 1 take-back): each rule is visibly the study's.
+    study.hold_warning_minutes = 2
+    study.hold_extensions = 3
+    study.hold_take_backs = 4
+    study.save()
+    return study
+
+
+def test_a_studys_own_hold_rules_set_the_warning_the_last_extension_and_the_take_backs():
+    study = own_rules_study()
+    start = datetime(2026, 1, 1, tzinfo=timezone.get_current_timezone())
+    assert warning_seconds(study) == 120
+    assert latest_extension(start, 10, study) == start + timedelta(minutes=30)
+    assert take_backs_allowed(study) == 4
+
+
+def test_a_pages_hold_view_follows_its_studys_rules_and_counts_down_to_its_end(make_worker):
+    study = own_rules_study()
+    session = session_for(study, make_worker())
+    now = timezone.now()
+    claim = ValidationClaim(
+        study_session_id=session.pk,
+        status=ClaimStatus.OPEN,
+        created_at=now - timedelta(minutes=29),
+        expires_at=now + timedelta(seconds=90, milliseconds=1),
+        take_backs=3,
+    )
+    view = hold_view([claim], now, minutes=10)
+    assert view.expires_at == claim.expires_at
+    assert view.seconds_left == 91  # rounded up
+    assert view.warn_seconds == 120
+    # Claimed 29 minutes ago, three extensions of 10 minutes: "More time" still until minute 30.
+    assert view.extendable and not view.expired
+    assert view.may_take_back  # 3 of the study's 4 take-backs used
+    assert hold_view([claim], claim.created_at + timedelta(minutes=30), minutes=10).extendable
+    claim.take_backs = 4
+    assert not hold_view([claim], now, minutes=10).may_take_back
+    over = hold_view([claim], claim.expires_at, minutes=10)
+    assert over.expired and over.seconds_left == 0 and not over.extendable
+    # Given back before its time: over at once, no countdown left and no "More time" to offer.
+    claim.status = ClaimStatus.RELEASED
+    given_back = hold_view([claim], now, minutes=10)
+    assert given_back.expired and given_back.seconds_left == 0 and not given_back.extendable
+
+
+def test_a_visit_outside_a_study_records_no_wait():
+    record_no_task(None)  # nobody is known to wait outside a study: nothing to write, no error
+
+
+def test_the_money_filters_tell_waiting_released_and_refused_holds_apart(make_worker):
+    study = make_study(make_dataset())
+    sessions = {}
+    for name, reason, decision in (
+        ("free", "", ""),
+        ("waiting", "Same browser", ""),
+        ("released", "Same browser", CodeHoldDecision.RELEASED),
+        ("refused", "Same browser", CodeHoldDecision.REFUSED),
+    ):
+        session = session_for(study, make_worker(), name)
+        session.code_held_reason, session.code_hold_decision = reason, decision
+        session.save()
+        sessions[name] = session.pk
+
+    def names(rule):
+        pks = set(StudySession.objects.filter(rule).values_list("pk", flat=True))
+        return {name for name, pk in sessions.items() if pk in pks}
+
+    assert names(hold_waits()) == {"waiting"}
+    assert names(hold_refused()) == {"refused"}
+    assert names(money_may_go()) == names(bonus_may_go()) == {"free", "released"}
+
+
+def test_only_another_participant_still_in_the_study_counts_as_waiting(make_worker):
+    study = make_study(make_dataset())
+    now = timezone.now()
+    holder = session_for(study, make_worker(), "holder")
+    holder.no_task_at = now  # the holder's own "no task" is not someone waiting
+    holder.save()
+    claim = ValidationClaim(study_session_id=holder.pk, expires_at=now)
+    live = ValidationClaim.objects.filter(status=ClaimStatus.OPEN)
+
+    def waiting() -> bool:
+        return others_waiting([claim], holder.worker_id, now, minutes=10, live=live)
+
+    assert not waiting()
+    done = session_for(study, make_worker(), "done")
+    done.no_task_at, done.completed_at = now, now
+    done.save()
+    assert not waiting()
+    gone = session_for(study, make_worker(), "gone")
+    gone.no_task_at, gone.closed_at = now, now
+    gone.save()
+    assert not waiting()
+    other = session_for(study, make_worker(), "other")
+    other.no_task_at = now - timedelta(minutes=1)
+    other.save()
+    assert waiting()
+
+
+def test_the_servers_hold_settings_are_read_and_default_when_unset():
+    own = {"HOLD_WARNING_MINUTES": 5, "HOLD_EXTENSIONS": 2, "HOLD_TAKE_BACKS": 0}
+    with override_settings(NLI={**settings.NLI, **own}):
+        assert server_hold_rules() == {"hold_warning_minutes": 5.0, "hold_extensions": 2, "hold_take_backs": 0}
+    unset = {key: value for key, value in settings.NLI.items() if key not in own}
+    with override_settings(NLI=unset):
+        assert server_hold_rules() == {"hold_warning_minutes": 3.0, "hold_extensions": 1, "hold_take_backs": 1}

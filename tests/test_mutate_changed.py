@@ -1,0 +1,95 @@
+"""scripts/mutate_changed.py on a throwaway repository: it finds the source modules a branch changed
+(committed, uncommitted and untracked; not tests, benchmarks or migrations), and mutmut's run on a
+module reports the mutant its test cannot see, with file:line, and not the ones its test kills,
+leaving the working tree as it was."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scripts.mutate_changed import candidate_tests, changed_modules, mutate
+
+CALC = """def is_adult(age):
+    return age >= 18
+
+
+def greeting(name):
+    return "hello " + name
+"""
+TEST = """from pkg.calc import greeting, is_adult
+
+
+def test_eighteen_is_adult():
+    assert is_adult(18) and not is_adult(17)
+
+
+def test_greeting_names_the_person():
+    assert greeting("ann").endswith("ann")
+"""
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True
+    )
+
+
+def write(root: Path, name: str, text: str = "") -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("pkg/__init__.py", "tests/__init__.py", "pkg/other.py", "pkg/migrations/__init__.py"):
+        write(root, name)
+    write(root, "pkg/calc.py", CALC)
+    write(root, "tests/test_calc.py", TEST)
+    write(root, "pytest.ini", "[pytest]\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "start")
+    return root
+
+
+def test_the_changed_source_modules_are_found_and_tests_benchmarks_and_migrations_are_not(repo: Path):
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, "pkg/calc.py", CALC + "\n\ndef committed():\n    return 1\n")
+    write(repo, "tests/test_calc.py", TEST + "\n")
+    write(repo, "pkg/migrations/0002_more.py", "x = 1\n")
+    git(repo, "commit", "-q", "-am", "branch work")
+    git(repo, "add", "pkg/migrations/0002_more.py")
+    git(repo, "commit", "-q", "-m", "a migration")
+    write(repo, "pkg/other.py", "y = 2\n")  # uncommitted
+    write(repo, "pkg/new.py", "z = 3\n")  # untracked
+    write(repo, "bench/pkg_speed.py", "w = 4\n")
+    write(repo, "tests/test_new.py", "")
+    write(repo, "notes.py", "")  # not in an app package
+    assert changed_modules(repo, "main") == ["pkg/calc.py", "pkg/new.py", "pkg/other.py"]
+    assert candidate_tests(repo, "pkg/calc.py") == ["tests/test_calc.py"]
+
+
+def test_a_surviving_mutant_is_reported_at_its_line_and_a_killed_one_is_not(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # The throwaway repository's pytest loads no plugin (this suite's Django settings are not there).
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
+    results, table, report = mutate(
+        ["pkg/calc.py"], repo=repo, python=sys.executable, report_dir=tmp_path / "out", say=lambda line: None
+    )
+    survived = [r for r in results if r.status == "survived"]
+    killed = [r for r in results if r.status == "killed"]
+    assert survived and {r.function for r in survived} == {"greeting"}
+    assert all(r.line == 6 and 'return "hello " + name' in r.diff for r in survived)
+    assert killed and {r.function for r in killed} >= {"is_adult"}
+    row = table["pkg/calc.py"]
+    assert row["killed"] == len(killed) and row["counted"] == len(killed) + len(survived)
+    assert report.is_file() and "pkg/calc.py:6 greeting (survived)" in report.with_suffix(".md").read_text()
+    assert (repo / "pkg/calc.py").read_text() == CALC
+    assert not (repo / "mutants").exists()
