@@ -43,6 +43,12 @@ def the_writer_and_their_pairs(make_worker, n=5):
     return dataset, writer, pairs
 
 
+def open_link(study):
+    """The paid test study opened without a market connection: its ids are the links' own claims."""
+    study.open_link_unverified = True
+    study.save(update_fields=["open_link_unverified"])
+
+
 def offered(worker, dataset):
     batch = claim_validation_batch(worker, dataset=dataset)
     return set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) if batch else set()
@@ -52,6 +58,7 @@ def test_a_second_id_on_the_writers_market_session_is_never_offered_their_pairs(
     dataset, writer, pairs = the_writer_and_their_pairs(make_worker)
     strangers_pair = make_pair(dataset, author=make_worker())
     validation = make_study(dataset, share=0.0, slug="validation-study")
+    open_link(validation)
     fresh_browser = Client()
     fresh_browser.get(
         reverse("study_entry", args=[validation.slug]),
@@ -75,6 +82,7 @@ def test_ids_the_server_linked_are_never_offered_each_others_pairs(make_worker):
 def test_the_owner_arriving_after_a_forger_of_their_session_is_linked_to_them(make_worker):
     forger = make_worker(market=Market.PROLIFIC, external_id="forger-pid")
     study = make_study(make_dataset(), share=0.0, slug="val")
+    open_link(study)
     StudySession.objects.create(
         study=study, worker=forger, external_session_id="5f00000000000000000000bb", market_participant_id="owner-pid"
     )
