@@ -10,13 +10,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import reduce
 from operator import or_
-from typing import Self
+from typing import Any, Self
 
-from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.contrib.postgres.expressions import ArraySubquery
+from django.contrib.postgres.fields import ArrayField
+from django.db import connection
+from django.db.models import BigIntegerField, Count, F, Prefetch, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from authorship.judgements import TYPING_FLAGS, Flag
 from authorship.models import WritingEvidence, WrittenSentence
-from collection.models import PremiseReport, WritingClaim
+from base.subquery import EqualsAny
+from collection.models import PremiseReport
+from corpus import tallies
+from corpus.gold import gold_from_votes
 from corpus.models import (
     LABELS_PER_PAIR,
     NO_GOLD,
@@ -28,10 +35,12 @@ from corpus.models import (
     PremiseStatus,
     Split,
     ValidationLabel,
+    Worker,
 )
-from corpus.selectors import TeamDatasets, in_datasets, pairs_in
+from corpus.selectors import TeamDatasets, in_datasets, pairs_in, premises_in
 from crowd.models import Study
-from validation.adjudication import matching
+
+from .quality import flagged_workers
 
 PAGE_SIZE = 50
 # The browser's flag filter (issue 54, item 3): name -> what the researcher reads.
@@ -131,77 +140,291 @@ class PairFilters:
         return cls(**values, after=int(after) if after.isdigit() else 0, unknown=tuple(unknown))
 
 
-def _by_worker(pairs: QuerySet[Pair], name: str) -> QuerySet[Pair]:
-    """Pairs the worker wrote or labelled; `name` is a market id or a username."""
-    labelled = ValidationLabel.objects.filter(pair=OuterRef("pk")).filter(
-        Q(worker__external_id=name) | Q(worker__user__username=name)
-    )
-    return pairs.filter(Q(author__external_id=name) | Q(author__user__username=name) | Exists(labelled))
+def _workers_named(name: str) -> list[int]:
+    """The workers a market id or a username names (a few: the worker table, not the pairs)."""
+    return list(Worker.objects.filter(Q(external_id=name) | Q(user__username=name)).values_list("pk", flat=True))
 
 
-def _by_writer(pairs: QuerySet[Pair], name: str) -> QuerySet[Pair]:
-    """Pairs the worker wrote (not labelled); `name` is a market id or a username."""
-    return pairs.filter(Q(author__external_id=name) | Q(author__user__username=name))
+def _by_worker(workers: list[int]) -> QuerySet[Any]:
+    """The ids of the pairs the workers wrote (`pair_author`) or labelled (`label_worker_time`)."""
+    written = Pair.objects.filter(author_id__in=workers).order_by().values("pk")
+    labelled = ValidationLabel.objects.filter(worker_id__in=workers).order_by().values("pair_id")
+    return written.union(labelled, all=True)
 
 
-def _by_flag(pairs: QuerySet[Pair], flag: str) -> QuerySet[Pair]:
+def _by_flag(flag: str) -> QuerySet[Any]:
+    """The ids of the pairs a flag is raised on, from the rows that hold it (sized by the flagged)."""
     if flag in ("typing", "repeated"):
         # The typing record's own flags, or the writer's reuse of a sentence: `flagged` holds both,
         # so the filter reads the flags themselves.
         wanted = sorted(TYPING_FLAGS) if flag == "typing" else [Flag.REPEATED]
         raised = reduce(or_, (Q(flags__contains=[str(name)]) for name in wanted))
-        return pairs.filter(Exists(WritingEvidence.objects.filter(raised, pair=OuterRef("pk"))))
+        return WritingEvidence.objects.filter(raised).order_by().values("pair_id")
     if flag == "copy":  # a near-copy of an earlier sentence (authorship.copies)
-        return pairs.filter(Exists(WrittenSentence.objects.filter(pair=OuterRef("pk"), copy_of__isnull=False)))
-    # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged")
-    return matching(pairs, "flagged", None)
+        return WrittenSentence.objects.filter(copy_of__isnull=False).order_by().values("pair_id")
+    # "guesser": labelled by a worker the quality checks flag (the adjudication queue's "flagged"),
+    # the flagged workers as the figure cache keeps them, their labels by `label_worker_time`.
+    return ValidationLabel.objects.filter(worker_id__in=flagged_workers(None)).order_by().values("pair_id")
 
 
-def _by_study(pairs: QuerySet[Pair], slug: str) -> QuerySet[Pair]:
-    """Pairs written in the study: its writing claims' premise and writer."""
-    claims = WritingClaim.objects.filter(
-        study_session__study__slug=slug, premise_id=OuterRef("premise_id"), worker_id=OuterRef("author_id")
+def _by_study(slug: str) -> QuerySet[Any]:
+    """The ids of the pairs written in the study: its writing claims' premise and writer, each
+    claim's pairs looked up by their premise (the claims drive, not the pairs)."""
+    return (
+        Pair.objects.filter(
+            premise__writing_claims__study_session__study__slug=slug,
+            premise__writing_claims__worker_id=F("author_id"),
+        )
+        .order_by()
+        .values("pk")
     )
-    return pairs.filter(Exists(claims))
 
 
-def matching_pairs(dataset: Dataset | TeamDatasets | None = None, filters: PairFilters | None = None) -> QuerySet[Pair]:
-    """Every pair the filters select (the browser pages through it; its bulk actions act on all of it)."""
+@dataclass(frozen=True)
+class TextMatch:
+    """The pairs holding a text: their ids when few (`ids`), else None (a common word, matched pair
+    by pair in id order, which finds a page of matches among the first few thousand pairs)."""
+
+    ids: list[int] | None
+
+
+# A text whose hypotheses or premises' pairs are more than this is matched pair by pair: gathering
+# every match of a common word from the trigram indexes costs more than the page it shows.
+TEXT_IDS_CAP = 2_000
+TEXT_IDS_SQL = """
+    WITH hypotheses AS (
+        SELECT pair_pk AS id FROM collection_pair_search WHERE upper(hypothesis) LIKE upper(%(like)s) LIMIT %(over)s
+    ), premises AS (
+        SELECT id FROM collection_premise WHERE upper(text) LIKE upper(%(like)s) LIMIT %(over)s
+    ), of_premises AS (
+        SELECT id FROM collection_pair WHERE premise_id IN (SELECT id FROM premises) LIMIT %(over)s
+    )
+    SELECT 'hypothesis', id FROM hypotheses
+    UNION ALL SELECT 'premise', id FROM premises
+    UNION ALL SELECT 'pair', id FROM of_premises
+    UNION ALL SELECT 'pair_id', pair_pk FROM collection_pair_search
+        WHERE upper(pair_id) LIKE upper(%(exact)s) AND pair_id = %(text)s
+"""
+
+
+def _like(text: str, *, around: str = "%") -> str:
+    """`text` as a LIKE pattern that matches it literally (`around`: the wildcard either side)."""
+    return around + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + around
+
+
+def text_match(text: str) -> TextMatch:
+    """Where the pairs holding `text` (in the hypothesis or the premise, or as the pairID) come from:
+    one statement over the trigram indexes (`collection_pair_search`, `premise_text_trgm`), each
+    part stopping after TEXT_IDS_CAP matches, so a common word costs what a rare one does. A text
+    of fewer than three characters has no trigram to look up: matched pair by pair."""
+    if connection.vendor != "postgresql" or len(text) < 3:
+        return TextMatch(None)
+    params: dict[str, str | int] = {
+        "like": _like(text),
+        "exact": _like(text, around=""),
+        "text": text,
+        "over": TEXT_IDS_CAP + 1,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(TEXT_IDS_SQL, params)
+        rows = cursor.fetchall()
+    found: dict[str, list[int]] = {"hypothesis": [], "premise": [], "pair": [], "pair_id": []}
+    for part, pk in rows:
+        found[part].append(pk)
+    if any(len(found[part]) > TEXT_IDS_CAP for part in ("hypothesis", "premise", "pair")):
+        return TextMatch(None)
+    return TextMatch(sorted({*found["hypothesis"], *found["pair"], *found["pair_id"]}))
+
+
+def _text_condition(text: str) -> Q:
+    """The text filter's rule, pair by pair: the hypothesis or the premise holds it, or it is the pairID."""
+    return Q(hypothesis__icontains=text) | Q(premise__text__icontains=text) | Q(pair_id=text)
+
+
+def _in(ids: QuerySet[Any] | list[int], *, read: bool = False) -> Any:
+    """`pk = ANY(ids)`: each id looked up by the primary key, in id order, so a page stops after
+    its pairs (as `IN (subquery)` the planner may hash the ids and read every pair against them).
+    `read`: the queryset's ids are read now (one statement over the rows that hold them), so the
+    page and its count take them as one array instead of each reading them again."""
+    if isinstance(ids, list) or read:
+        listed = ids if isinstance(ids, list) else sorted({pk for row in ids for pk in row.values() if pk is not None})
+        # One array literal behind a subquery: as ARRAY[...] of 20,000 ids (a flag's) the server
+        # parsed and the planner weighed each id, longer than the page took to run.
+        literal = "{" + ",".join(str(pk) for pk in listed) + "}"
+        array = RawSQL("ARRAY(SELECT unnest(%s::bigint[]))", (literal,), output_field=ArrayField(BigIntegerField()))
+        return EqualsAny(F("pk"), array)
+    return EqualsAny(F("pk"), ArraySubquery(ids))
+
+
+# A genre (with the split) of more pairs than this is walked in id order, the genre a condition:
+# every few pairs are of it. Of fewer, its pairs are found from its premises.
+GENRE_WALK_FROM = 20_000
+
+
+def _genre_pairs(dataset: Dataset | TeamDatasets | None, filters: PairFilters) -> int:
+    """The pairs of the filters' genre and split, from the pair tally (one small statement)."""
+    rows = tallies.pair_counts(dataset, filters.split or None, by=("genre__slug",))
+    return sum(n for genre, n in rows if genre == filters.genre)
+
+
+def matching_pairs(
+    dataset: Dataset | TeamDatasets | None = None,
+    filters: PairFilters | None = None,
+    *,
+    text: TextMatch | None = None,
+    read_ids: bool = False,
+) -> QuerySet[Pair]:
+    """Every pair the filters select (the browser pages through it; its bulk actions act on all of
+    it). Each filter of a few pairs (a worker's, a study's, a flag's, a rare word's) is the set of
+    their ids, read from its own rows and looked up by primary key; genre, split, gold label and
+    pattern are conditions on the pair and its premise. `text`: `text_match(filters.text)`, when
+    the caller has it. `read_ids`: those sets (and a rare word's pairs, from the trigram indexes)
+    are read now, once, into the queryset (the page's reads); without, they are subqueries and
+    conditions, read when the queryset is (a bulk action's, in its transaction)."""
     filters = filters or PairFilters()
     pairs = pairs_in(dataset, filters.split or None)
     if filters.genre:
         pairs = pairs.filter(premise__genre__slug=filters.genre)
+        if _genre_pairs(dataset, filters) <= GENRE_WALK_FROM:
+            # A small genre's pairs found from its premises (`premise_genre_text`): walked in id
+            # order, a genre with a few thousand pairs read every pair before them.
+            premises = premises_in(dataset, filters.split or None).filter(genre__slug=filters.genre)
+            pairs = pairs.filter(EqualsAny(F("premise_id"), ArraySubquery(premises.order_by().values("pk"))))
     if filters.gold:
         pairs = pairs.filter(gold_label=filters.gold)
     if filters.pattern:
         pairs = pairs.filter(PATTERNS[filters.pattern][1])
     if filters.text:
-        pairs = pairs.filter(
-            Q(hypothesis__icontains=filters.text) | Q(premise__text__icontains=filters.text) | Q(pair_id=filters.text)
-        )
+        # A bulk action (no `read_ids`) tests the text pair by pair inside its transaction.
+        found = text or (text_match(filters.text) if read_ids else TextMatch(None))
+        pairs = pairs.filter(_text_condition(filters.text) if found.ids is None else _in(found.ids))
     if filters.worker:
-        pairs = _by_worker(pairs, filters.worker)
+        pairs = pairs.filter(_in(_by_worker(_workers_named(filters.worker)), read=read_ids))
     if filters.writer:
-        pairs = _by_writer(pairs, filters.writer)
+        pairs = pairs.filter(author_id__in=_workers_named(filters.writer))
     if filters.study:
-        pairs = _by_study(pairs, filters.study)
+        pairs = pairs.filter(_in(_by_study(filters.study), read=read_ids))
     if filters.flag:
-        pairs = _by_flag(pairs, filters.flag)
+        pairs = pairs.filter(_in(_by_flag(filters.flag), read=read_ids))
     return pairs
 
 
+# Counted exactly up to this many; beyond, the page says "more than" (a bulk action then asks for
+# the exact count first).
+COUNT_CAP = 10_000
+
+
+@dataclass(frozen=True)
+class Matched:
+    """How many pairs the filters match: `exact`, or at least `count` (a bounded count stopped)."""
+
+    count: int
+    exact: bool
+
+
+def _in_pattern(
+    pattern: str, author: str, label_count: int, votes: tuple[int, int, int], gold: str, queued: bool
+) -> bool:
+    """PATTERNS' rule over a pair's counters (a pair tally row's key), the same as its condition."""
+    five = label_count == LABELS_PER_PAIR
+    if pattern == "unanimous":
+        return five and max(votes) == LABELS_PER_PAIR
+    if pattern == "no_gold":
+        return five and gold == NO_GOLD
+    if pattern == "split_221":
+        return five and sorted(votes) == [1, 2, 2]
+    if pattern == "gold_ne_author":
+        return gold not in (NO_GOLD, author)
+    return queued and label_count < LABELS_PER_PAIR  # in_validation
+
+
+def _tallied(filters: PairFilters) -> bool:
+    """Whether the filters are all keys of the pair tally (dataset, split, genre, gold, pattern)."""
+    return not any((filters.text, filters.worker, filters.writer, filters.study, filters.flag))
+
+
+def _tally_count(dataset: Dataset | TeamDatasets | None, filters: PairFilters) -> int:
+    """The pairs that tally-keyed filters match, from the pair tally (a few hundred rows, the gold
+    label from the votes and the imported gold) with the adjudicated pairs (few, `pair_adjudicated`)
+    moved from their rule's gold to their decided one, as the adjudication page counts its queues."""
+    by = ("genre__slug", "author_label", "label_count", *VOTES, "imported_gold", "needs_validation")
+
+    def counted(
+        genre: str | None, author: str, label_count: int, votes: tuple[int, int, int], gold: str, queued: bool
+    ) -> bool:
+        return (
+            (not filters.genre or genre == filters.genre)
+            and (not filters.gold or gold == filters.gold)
+            and (not filters.pattern or _in_pattern(filters.pattern, author, label_count, votes, gold, queued))
+        )
+
+    total = 0
+    for genre, author, label_count, e, nu, c, imported, queued, n in tallies.pair_counts(
+        dataset, filters.split or None, by=by
+    ):
+        if counted(genre, author, label_count, (e, nu, c), gold_from_votes(e, nu, c, imported), queued):
+            total += n
+    adjudicated = pairs_in(dataset, filters.split or None).exclude(adjudicated_label="")
+    if filters.genre:
+        adjudicated = adjudicated.filter(premise__genre__slug=filters.genre)
+    fields = ("author_label", "label_count", *VOTES, "imported_gold", "needs_validation", "gold_label")
+    for author, label_count, e, nu, c, imported, queued, gold, n in adjudicated.values_list(*fields).annotate(
+        n=Count("pk")
+    ):
+        votes = (e, nu, c)
+        total -= n * counted(
+            filters.genre or None, author, label_count, votes, gold_from_votes(*votes, imported), queued
+        )
+        total += n * counted(filters.genre or None, author, label_count, votes, gold, queued)
+    return total
+
+
+def count_matching(
+    dataset: Dataset | TeamDatasets | None,
+    filters: PairFilters,
+    *,
+    text: TextMatch | None = None,
+    exact: bool = False,
+    pairs: QuerySet[Pair] | None = None,
+) -> Matched:
+    """How many pairs the filters match, in a time set by the answer, not the corpus: filters that
+    are all keys of the pair tally from the tally (exact); any other from their pairs, counted up
+    to COUNT_CAP (over a common word's pairs, up to a page's worth: `more than`). `exact`: count
+    every match whatever it costs (a bulk action's count). `pairs`: `matching_pairs`' queryset,
+    when the caller has it."""
+    pairs = matching_pairs(dataset, filters, text=text) if pairs is None else pairs
+    if exact:
+        return Matched(pairs.count(), True)
+    if _tallied(filters):
+        return Matched(_tally_count(dataset, filters), True)
+    common_word = filters.text and (text or text_match(filters.text)).ids is None
+    cap = PAGE_SIZE if common_word else COUNT_CAP
+    found = pairs.order_by()[: cap + 1].count()
+    return Matched(min(found, cap), found <= cap)
+
+
 def find_pairs(
-    dataset: Dataset | TeamDatasets | None = None, filters: PairFilters | None = None, *, page_size: int = PAGE_SIZE
+    dataset: Dataset | TeamDatasets | None = None,
+    filters: PairFilters | None = None,
+    *,
+    page_size: int = PAGE_SIZE,
+    text: TextMatch | None = None,
+    pairs: QuerySet[Pair] | None = None,
 ) -> tuple[list[Pair], int | None]:
-    """(pairs on this page with premise, genre and labels by position, the id to continue after or None)."""
+    """(pairs on this page with premise, genre and labels by position, the id to continue after or
+    None). `pairs`: `matching_pairs`' queryset, when the caller has it."""
     filters = filters or PairFilters()
-    pairs = matching_pairs(dataset, filters)
+    pairs = matching_pairs(dataset, filters, text=text) if pairs is None else pairs
+    # The page's ids in a subquery of their own, its pairs then joined to what they show: joined
+    # to their writers and genres while they were found, a misestimate of the matches made the
+    # planner join every match to every worker before it sorted them.
+    ids = pairs.filter(pk__gt=filters.after).order_by("pk").values("pk")[: page_size + 1]
     labels = ValidationLabel.objects.select_related("worker__user").order_by("position")
     page = list(
-        pairs.filter(pk__gt=filters.after)
+        Pair.objects.filter(pk__in=ids)
         .select_related("premise__genre", "dataset", "author__user")
         .prefetch_related(Prefetch("labels", queryset=labels))
-        .order_by("pk")[: page_size + 1]
+        .order_by("pk")
     )
     more = len(page) > page_size
     page = page[:page_size]

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from collection import services as collection_services
-from corpus.models import Label, Split
+from corpus.models import Label, Pair, Split
 from corpus.services import LabelRefused
 from dashboard import bulk
 from dashboard.queries import pairs as queries
@@ -26,9 +26,23 @@ from .common import Scope, render_page, researcher_required
 def pairs(request: HttpRequest) -> HttpResponseBase:
     scope = Scope(request, with_split=False)
     filters = queries.PairFilters.from_query(request.GET)
-    page, next_after = queries.find_pairs(scope.within, filters)
-    kept = {key: value for key, value in request.GET.items() if key != "after"}
-    matched = queries.matching_pairs(scope.within, filters).count() if filters.narrows else None
+    # Where the text's pairs come from, read once for the page and its count.
+    text = queries.text_match(filters.text) if filters.text else None
+    kept = {key: value for key, value in request.GET.items() if key not in ("after", "count")}
+    # A count that stopped ("more than") is made exact on request: a bulk action takes the number
+    # the page showed, so it is offered only beside an exact one.
+    exact = request.GET.get("count") == "exact"
+    # The filters' sets of pairs (a worker's, a flag's, a study's) read once for the count and the page.
+    chosen = queries.matching_pairs(scope.within, filters, text=text, read_ids=True)
+    matched = (
+        queries.count_matching(scope.within, filters, text=text, exact=exact, pairs=chosen) if filters.narrows else None
+    )
+    page: list[Pair]
+    next_after: int | None
+    if matched is not None and matched.exact and matched.count == 0:
+        page, next_after = [], None  # nothing to look for: a walk would read every pair to find no match
+    else:
+        page, next_after = queries.find_pairs(scope.within, filters, text=text, pairs=chosen)
     return render_page(
         request,
         "dashboard/pairs.html",

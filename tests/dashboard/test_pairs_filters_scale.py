@@ -1,0 +1,176 @@
+"""The Pairs page at any filter costs what its answer does, not what the corpus holds: a fixed
+number of statements whatever the pairs, counts from the pair tally or stopped at a cap (and then
+said to be "more than", with the exact count on request before a bulk action), the text filter
+through the trigram indexes."""
+
+import itertools
+import json
+import re
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from corpus.adjudication import adjudicate
+from corpus.models import Label, Pair, Split
+from dashboard.queries import pairs as queries
+from dashboard.queries.pairs import PairFilters, count_matching, matching_pairs, text_match
+
+from . import factories
+from .factories import C, E, N
+
+pytestmark = pytest.mark.django_db
+
+LABEL_SETS = ([E, E, E, E, E], [N, C, C, C, N], [C, E, N, C, E], [E, N, C, N, E], [E, E, N], [C], [N, N, N, E, N])
+
+
+def grow(ds, workers, rounds):
+    """`rounds` more of every kind of pair: each label set in two genres and two splits, written by
+    alice and validated by the others, with a rare and a common word."""
+    fiction, letters = factories.genre("fiction"), factories.genre("letters", is_training=False)
+    validators = [workers[name] for name in ("bob", "carol", "dan", "erin")]
+    for number, (genre, split, labels) in enumerate(
+        itertools.product((fiction, letters), (Split.DEV, Split.TRAIN), LABEL_SETS * rounds)
+    ):
+        premise = factories.premise(ds, genre, split, f"The premise {number} of {genre.slug}.")
+        word = "quokka" if number % 9 == 0 else "plain"
+        factories.pair(ds, premise, f"A {word} hypothesis {number}.", labels, workers["alice"], validators)
+
+
+@pytest.fixture
+def corpus():
+    ds, workers = factories.worker_corpus()
+    return ds, workers
+
+
+QUERIES = [
+    {"text": "quokka"},
+    {"text": "hypothesis"},
+    {"text": "qu"},
+    {"worker": "erin"},
+    {"writer": "alice"},
+    {"worker": "carol", "gold": E},
+    {"flag": "typing"},
+    {"flag": "copy"},
+    {"flag": "guesser"},
+    {"genre": "fiction"},
+    {"split": "dev"},
+    {"gold": "-"},
+    {"genre": "letters", "split": "train", "gold": C},
+    *({"pattern": name} for name in queries.PATTERNS),
+    {"text": "quokka", "genre": "letters", "pattern": "split_221"},
+]
+
+
+def statements(client, query):
+    cache.clear()  # each page as a cold one: the figure cache's state is no filter's
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(reverse("dashboard:pairs"), query)
+    assert response.status_code == 200
+    return [entry["sql"] for entry in captured.captured_queries]
+
+
+def test_each_filter_takes_as_many_statements_at_twice_the_pairs(client, researcher, corpus):
+    ds, workers = corpus
+    client.force_login(researcher)
+    grow(ds, workers, 1)
+    # The guesser flag reads the flagged workers through the figure cache, whose statements are the
+    # worker quality's (quality.selectors, counted there); its bounded count is checked below.
+    sized = [query for query in QUERIES if query.get("flag") != "guesser"]
+    before = {json.dumps(query): statements(client, query) for query in sized}
+    grow(ds, workers, 1)
+    after = {json.dumps(query): statements(client, query) for query in sized}
+    for query, sqls in after.items():
+        assert len(sqls) == len(before[query]), (query, sqls, before[query])
+    assert max(len(sqls) for sqls in after.values()) <= 16
+
+
+def counted_pairs(sql):
+    """Whether a statement counts pairs without a bound: COUNT over the pair table with no LIMIT
+    (the adjudicated pairs, few and indexed by `pair_adjudicated`, apart)."""
+    bounded = "LIMIT" in sql.upper() or """NOT ("collection_pair"."adjudicated_label" = '')""" in sql
+    return "COUNT(" in sql.upper() and '"collection_pair"' in sql and not bounded
+
+
+def test_no_filter_counts_every_matching_pair(client, researcher, corpus):
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    client.force_login(researcher)
+    for query in QUERIES:
+        unbounded = [sql for sql in statements(client, query) if counted_pairs(sql)]
+        assert unbounded == [], query
+
+
+def test_the_tally_counts_every_genre_split_gold_and_pattern_as_the_pairs_do(corpus):
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    # Decisions move a pair's gold away from its votes' (and a retired pair's to "-").
+    pairs = list(Pair.objects.filter(label_count=5).order_by("pk")[:4])
+    adjudicate(pairs[0], C, reason="decided")
+    adjudicate(pairs[1], N, reason="decided")
+    adjudicate(pairs[2], E, reason="decided")
+    adjudicate(pairs[3], "", action="retire", reason="retired")
+    golds = ["", *Label.values, "-"]
+    for genre, split, gold, pattern in itertools.product(
+        ("", "fiction", "letters"), ("", "dev", "train"), golds, ["", *queries.PATTERNS]
+    ):
+        filters = PairFilters(genre=genre, split=split, gold=gold, pattern=pattern)
+        expected = matching_pairs(ds, filters).count()
+        assert count_matching(ds, filters) == queries.Matched(expected, True), filters
+
+
+def test_a_count_over_the_cap_says_more_than_and_the_bulk_action_waits_for_the_exact_one(
+    client, researcher, corpus, monkeypatch
+):
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    monkeypatch.setattr(queries, "COUNT_CAP", 5)
+    client.force_login(researcher)
+    html = client.get(reverse("dashboard:pairs"), {"worker": "erin"}).content.decode()
+    assert 'data-exact="false"' in html and "more than 5" in html and "about" in html
+    assert 'name="expected"' not in html and 'id="count-exactly"' in html
+    exact = matching_pairs(ds, PairFilters(worker="erin")).count()
+    html = client.get(reverse("dashboard:pairs"), {"worker": "erin", "count": "exact"}).content.decode()
+    assert f'name="expected" value="{exact}"' in html and 'data-exact="true"' in html
+
+
+def test_a_rare_word_is_looked_up_and_a_common_one_matched_pair_by_pair(corpus, monkeypatch):
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    rare = text_match("quokka")
+    assert rare.ids is not None
+    assert set(rare.ids) == set(matching_pairs(ds, PairFilters(text="quokka")).values_list("pk", flat=True))
+    assert rare.ids == sorted(Pair.objects.filter(hypothesis__icontains="quokka").values_list("pk", flat=True))
+    premise_word = text_match("letters")  # in premises only: their pairs
+    assert premise_word.ids == sorted(
+        Pair.objects.filter(premise__text__icontains="letters").values_list("pk", flat=True)
+    )
+    pair_id = Pair.objects.order_by("pk").first()
+    assert pair_id is not None and pair_id.pk in (text_match(pair_id.pair_id).ids or [])
+    monkeypatch.setattr(queries, "TEXT_IDS_CAP", 3)
+    assert text_match("hypothesis").ids is None  # more than the cap: a common word
+    # Either way the filter takes the same pairs.
+    assert set(matching_pairs(ds, PairFilters(text="hypothesis"))) == set(
+        Pair.objects.filter(hypothesis__icontains="hypothesis")
+    )
+
+
+def test_the_text_filter_can_read_the_trigram_indexes(corpus):
+    """With sequential scans priced out (as on a corpus too large to read), the text lookup's plan
+    reads the hypotheses' and the premises' trigram indexes, not every row."""
+    ds, workers = corpus
+    grow(ds, workers, 1)
+    params: dict[str, str | int] = {
+        "like": "%quokka%",
+        "exact": "quokka",
+        "text": "quokka",
+        "over": queries.TEXT_IDS_CAP + 1,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + queries.TEXT_IDS_SQL, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "pair_search_hypothesis_trgm" in plan and "premise_text_trgm" in plan
+    assert not re.search(r"Seq Scan on collection_pair\b", plan)
