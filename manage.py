@@ -1,16 +1,17 @@
 #!/usr/bin/env python
 import os
 import sys
+from collections.abc import MutableMapping
 
 
-def choose_embedded_tasks(argv, environ):
+def choose_embedded_tasks(argv: list[str], environ: MutableMapping[str, str]) -> None:
     """Without a broker, the development server runs jobs in a background thread (a page must never
     wait for an export or a training run); other commands run them inline and print their outcome."""
     if argv[1:2] == ["runserver"]:
         environ.setdefault("EMBEDDED_TASKS", "background")
 
 
-def main():
+def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     choose_embedded_tasks(sys.argv, os.environ)
     from django.core.exceptions import ImproperlyConfigured

@@ -7,7 +7,7 @@ class AdversarialConfig(AppConfig):
     name = "adversarial"
     default_auto_field = "django.db.models.BigAutoField"
 
-    def ready(self):
+    def ready(self) -> None:
         from crowd.holds import code_holds_decided
         from validation.signals import validation_labels_added
 

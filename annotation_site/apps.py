@@ -9,7 +9,7 @@ class SiteConfig(AppConfig):
     name = "annotation_site"
     verbose_name = "Site (composition root)"
 
-    def ready(self):
+    def ready(self) -> None:
         from annotation_site import wiring
 
         wiring.register()

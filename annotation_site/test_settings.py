@@ -10,7 +10,7 @@ os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("MARKET_CREDENTIALS_KEY", "dGVzdC1vbmx5LW1hcmtldC1rZXktMzItYnl0ZXMhIT0=")
 
 
-def _redis_database_of_xdist_process(url, number_of_process):
+def _redis_database_of_xdist_process(url: str, number_of_process: int) -> str:
     """The same Redis, `2 × number_of_process` databases below the given one: under pytest-xdist
     each test process has its own Celery broker and cache (two databases apart, so a broker and a
     cache given side by side, as CI's 14 and 15, never meet another process's)."""

@@ -1,8 +1,11 @@
 """Admin of the writing side (researchers only): the premise pool, premise imports, reports, claims."""
 
 from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from corpus.admin import ImportRunAdmin, PairInline, short
 from corpus.models import Premise, PremiseStatus
@@ -12,7 +15,7 @@ from .models import PremiseImport, PremiseReport, WritingClaim
 
 
 @admin.register(Premise)
-class PremiseAdmin(admin.ModelAdmin):
+class PremiseAdmin(admin.ModelAdmin[Premise]):
     list_display = ["prompt_id", "short_text", "dataset", "genre", "split", "status", "writings_done"]
     list_filter = ["dataset", "genre", "split", "status"]
     list_select_related = ["dataset", "genre"]
@@ -24,22 +27,22 @@ class PremiseAdmin(admin.ModelAdmin):
     inlines = [PairInline]
 
     @admin.display(description="text")
-    def short_text(self, premise):
+    def short_text(self, premise: Premise) -> str:
         return short(premise.text)
 
     @admin.action(description="Hold selected premises (no new writing tasks)")
-    def hold_premises(self, request, queryset):
+    def hold_premises(self, request: HttpRequest, queryset: QuerySet[Premise]) -> None:
         held = services.hold_premises(queryset, actor=request.user)
         self.message_user(request, f"{held} premise(s) held.", messages.SUCCESS)
 
     @admin.action(description="Release selected premises (and resolve their reports)")
-    def release_premises(self, request, queryset):
+    def release_premises(self, request: HttpRequest, queryset: QuerySet[Premise]) -> None:
         released, resolved = services.release_premises(queryset, actor=request.user)
         self.message_user(request, f"{released} premise(s) released; {resolved} report(s) resolved.", messages.SUCCESS)
 
 
 @admin.register(PremiseImport)
-class PremiseImportAdmin(ImportRunAdmin):
+class PremiseImportAdmin(ImportRunAdmin[PremiseImport]):
     list_display = (
         "source",
         "dataset",
@@ -57,7 +60,7 @@ class PremiseImportAdmin(ImportRunAdmin):
 
 
 @admin.register(PremiseReport)
-class PremiseReportAdmin(admin.ModelAdmin):
+class PremiseReportAdmin(admin.ModelAdmin[PremiseReport]):
     list_display = ["created_at", "premise_link", "worker", "short_message", "resolved"]
     list_filter = ["resolved", "premise__dataset", "premise__genre"]
     list_select_related = ["premise", "worker__user"]
@@ -67,16 +70,16 @@ class PremiseReportAdmin(admin.ModelAdmin):
     actions = ["resolve_and_release"]
 
     @admin.display(description="premise")
-    def premise_link(self, report):
+    def premise_link(self, report: PremiseReport) -> SafeString:
         url = reverse("admin:corpus_premise_change", args=[report.premise_id])
         return format_html('<a href="{}">{}</a>', url, short(report.premise.text, words=10))
 
     @admin.display(description="message")
-    def short_message(self, report):
+    def short_message(self, report: PremiseReport) -> str:
         return short(report.message)
 
     @admin.action(description="Resolve selected reports and release their premises")
-    def resolve_and_release(self, request, queryset):
+    def resolve_and_release(self, request: HttpRequest, queryset: QuerySet[PremiseReport]) -> None:
         premises = Premise.objects.filter(pk__in=queryset.values("premise_id"), status=PremiseStatus.HELD)
         released, resolved = services.release_premises(premises, actor=request.user)
         resolved += queryset.filter(resolved=False).update(resolved=True)
@@ -84,7 +87,7 @@ class PremiseReportAdmin(admin.ModelAdmin):
 
 
 @admin.register(WritingClaim)
-class WritingClaimAdmin(admin.ModelAdmin):
+class WritingClaimAdmin(admin.ModelAdmin[WritingClaim]):
     list_display = ["token", "worker", "premise", "status", "created_at", "expires_at", "submitted_at", "seconds"]
     list_filter = ["status", "premise__dataset", "premise__genre"]
     list_select_related = ["worker__user", "premise"]
@@ -94,6 +97,6 @@ class WritingClaimAdmin(admin.ModelAdmin):
     show_full_result_count = False
 
     @admin.display(description="seconds taken")
-    def seconds(self, claim):
+    def seconds(self, claim: WritingClaim) -> int | None:
         taken = claim.seconds_taken
         return None if taken is None else round(taken)

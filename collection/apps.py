@@ -6,7 +6,7 @@ class CollectionConfig(AppConfig):
     name = "collection"
     default_auto_field = "django.db.models.BigAutoField"
 
-    def ready(self):
+    def ready(self) -> None:
         from corpus.models import Pair
 
         from .hypothesis_tally import TALLY, pair_deleting

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, TypeVar
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -62,6 +62,8 @@ BATCH_SIZE = 1000
 JSONL_TEXT_KEYS = ("text", "sentence1", "premise")
 JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 
+_Item = TypeVar("_Item")
+
 
 class PremiseImportError(Exception):
     """Input the import cannot start on: unknown genre, missing or unreadable file."""
@@ -71,20 +73,20 @@ class PremiseImportError(Exception):
 class PremiseImportReport:
     dataset: str
     genre: str
-    files: list = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
     read: int = 0
     kept: int = 0
-    dropped: Counter = field(default_factory=Counter)
-    per_file: dict = field(default_factory=dict)  # file name -> {"read": n, "kept": n}
-    malformed: list = field(default_factory=list)  # (file name, line number, why)
+    dropped: Counter[str] = field(default_factory=Counter)
+    per_file: dict[str, dict[str, int]] = field(default_factory=dict)  # file name -> {"read": n, "kept": n}
+    malformed: list[tuple[str, int, str]] = field(default_factory=list)  # (file name, line number, why)
     bytes_total: int = 0  # size of all files
     bytes_read: int = 0  # of which processed so far: progress is bytes_read / bytes_total
-    examples: dict = field(default_factory=dict)  # reason -> the first few texts dropped for it
+    examples: dict[str, list[str]] = field(default_factory=dict)  # reason -> the first few texts dropped for it
     seconds: float = 0.0
     import_id: int | None = None  # the PremiseImport row that followed this run
     held: HeldText = field(default_factory=HeldText)  # the most plain text held at once while reading
 
-    def drop(self, reason, text):
+    def drop(self, reason: str, text: str) -> None:
         self.dropped[reason] += 1
         examples = self.examples.setdefault(reason, [])
         # Examples are stored (JSON in PostgreSQL, which refuses NUL): short and printable.
@@ -94,10 +96,10 @@ class PremiseImportReport:
             examples.append(text)
 
     @property
-    def dropped_total(self):
+    def dropped_total(self) -> int:
         return sum(self.dropped.values())
 
-    def lines(self):
+    def lines(self) -> list[str]:
         out = [
             f"Premises for genre '{self.genre}' in dataset '{self.dataset}' "
             f"from {len(self.files)} file(s) in {self.seconds:.1f} s",
@@ -121,7 +123,7 @@ class PremiseImportReport:
         return out
 
 
-def is_jsonl(path):
+def is_jsonl(path: Path) -> bool:
     if path.suffix.lower() in JSONL_SUFFIXES:
         return True
     if path.suffix.lower() in {".txt", ".text", ".md"}:
@@ -134,11 +136,12 @@ def is_jsonl(path):
     return False
 
 
-def _max_premise_chars():
-    return settings.NLI.get("MAX_PREMISE_CHARS", MAX_CHARS)
+def _max_premise_chars() -> int:
+    chars: int = settings.NLI.get("MAX_PREMISE_CHARS", MAX_CHARS)
+    return chars
 
 
-def check_files(paths):
+def check_files(paths: Iterable[Path]) -> None:
     """Every file exists and is UTF-8 text; checked before anything is written."""
     problems = []
     for path in paths:
@@ -165,10 +168,10 @@ class _CountingReader:
     longer than `max_line_chars` is not held whole: its start comes as an OverlongLine and the rest
     is read in pieces and counted, so a file that is one 500 MB line costs no more memory than any."""
 
-    def __init__(self, handle, max_line_chars):
+    def __init__(self, handle: TextIO, max_line_chars: int) -> None:
         self.handle, self.bytes, self.max_line_chars = handle, 0, max_line_chars
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         while line := self.handle.readline(self.max_line_chars + 1):
             self.bytes += len(line.encode("utf-8"))
             if len(line) <= self.max_line_chars or line.endswith("\n"):
@@ -185,10 +188,10 @@ class _Progress:
     """Moves the tqdm bar and the report's byte counts as lines are *processed* (with --jobs the
     file is read ahead of the work, so the reader's own count would run early)."""
 
-    def __init__(self, report, bar, done_before):
+    def __init__(self, report: PremiseImportReport, bar: tqdm, done_before: int) -> None:
         self.report, self.bar, self.done_before = report, bar, done_before
 
-    def advance(self, position):
+    def advance(self, position: int) -> None:
         if position > self.bar.n:
             self.bar.update(position - self.bar.n)
         self.report.bytes_read = self.done_before + position
@@ -198,14 +201,24 @@ class _Progress:
 
 
 class _Importer:
-    def __init__(self, dataset, genre, report, batch_size, on_batch=None, split=""):
+    def __init__(
+        self,
+        dataset: Dataset,
+        genre: Genre,
+        report: PremiseImportReport,
+        batch_size: int,
+        on_batch: Callable[[PremiseImportReport], object] | None = None,
+        split: str = "",
+    ) -> None:
         self.dataset, self.genre, self.report, self.split = dataset, genre, report, split
         self.batch_size, self.on_batch = batch_size, on_batch
-        self.pending = []  # (normalised text, hash, promptID or None, file name)
-        self.seen_hashes = set()
-        self.seen_prompt_ids = set()
+        self.pending: list[
+            tuple[str, str, str | None, str]
+        ] = []  # (normalised text, hash, promptID or None, file name)
+        self.seen_hashes: set[str] = set()
+        self.seen_prompt_ids: set[str] = set()
 
-    def offer(self, sentence, source, prompt_id=None):
+    def offer(self, sentence: str, source: str, prompt_id: str | None = None) -> None:
         self.report.read += 1
         self.report.per_file[source]["read"] += 1
         text = normalize(sentence)
@@ -226,12 +239,12 @@ class _Importer:
         if len(self.pending) >= self.batch_size:
             self.flush()
 
-    def drop_whole(self, reason, text, source):
+    def drop_whole(self, reason: str, text: str, source: str) -> None:
         self.report.read += 1
         self.report.per_file[source]["read"] += 1
         self.report.drop(reason, text)
 
-    def flush(self):
+    def flush(self) -> None:
         if not self.pending:
             return
         batch, self.pending = self.pending, []
@@ -245,7 +258,7 @@ class _Importer:
                     "text_hash", flat=True
                 )
             )
-            wanted = {}
+            wanted: dict[str, tuple[str, str, str | None, str]] = {}
             for text, digest, given_id, source in batch:
                 if digest in existing:
                     self.report.drop(DropReason.DUPLICATE_EARLIER, text)
@@ -258,7 +271,7 @@ class _Importer:
                     "prompt_id", flat=True
                 )
             )
-            rows = []
+            rows: list[Premise] = []
             for digest, (text, prompt_id, given_id, source) in wanted.items():
                 if prompt_id in taken:
                     if given_id is not None:
@@ -282,7 +295,7 @@ class _Importer:
         if self.on_batch is not None:
             self.on_batch(self.report)
 
-    def _free_prompt_id(self, digest):
+    def _free_prompt_id(self, digest: str) -> str:
         # Only when another premise of the dataset already holds our 16-character id
         # (e.g. an imported corpus with its own ids): fall back to the whole hash, then a suffix.
         candidate, n = f"{self.genre.slug}-{digest}"[:64], 1
@@ -292,13 +305,20 @@ class _Importer:
         return candidate
 
 
-def _windows(items, size):
+def _windows(items: Iterable[_Item], size: int) -> Iterator[list[_Item]]:
     iterator = iter(items)
     while window := list(itertools.islice(iterator, size)):
         yield window
 
 
-def _read_text(importer, reader, source, progress, jobs=1, held=None):
+def _read_text(
+    importer: _Importer,
+    reader: _CountingReader,
+    source: str,
+    progress: _Progress,
+    jobs: int = 1,
+    held: HeldText | None = None,
+) -> None:
     segment = functools.partial(segment_block, max_premise_chars=_max_premise_chars())
     # Each paragraph with how far the file was read when it ended (the progress figures).
     blocks = text_blocks(reader, max_chars=MAX_PARAGRAPH_FACTOR * _max_premise_chars(), held=held)
@@ -325,6 +345,7 @@ def _read_text(importer, reader, source, progress, jobs=1, held=None):
         for block, position, sentences in segmented:
             progress.advance(position)
             if sentences is None:
+                assert block.drop_reason is not None  # segment_block gives no sentences only with a reason
                 importer.drop_whole(block.drop_reason, block.text, source)
                 continue
             for sentence in sentences:
@@ -342,7 +363,7 @@ def _read_text(importer, reader, source, progress, jobs=1, held=None):
         pool.join()
 
 
-def _read_jsonl(importer, reader, source, progress):
+def _read_jsonl(importer: _Importer, reader: _CountingReader, source: str, progress: _Progress) -> None:
     for line_no, line in enumerate(reader, start=1):
         progress.advance(reader.bytes)
         if isinstance(line, OverlongLine):
@@ -441,7 +462,7 @@ def import_premises(
 
     writer = ProgressWriter()
 
-    def record_progress(report):
+    def record_progress(report: PremiseImportReport) -> None:
         writer.update(
             PremiseImport,
             record.pk,
@@ -491,7 +512,18 @@ def import_premises(
     return report
 
 
-def _import_files(paths, genre, dataset, report, progress, batch_size, file_format, jobs, on_batch, split=""):
+def _import_files(
+    paths: list[Path],
+    genre: Genre,
+    dataset: Dataset,
+    report: PremiseImportReport,
+    progress: bool,
+    batch_size: int,
+    file_format: str,
+    jobs: int,
+    on_batch: Callable[[PremiseImportReport], object] | None,
+    split: str = "",
+) -> None:
     importer = _Importer(dataset, genre, report, batch_size, on_batch, split)
     for path in paths:
         done_before = report.bytes_read
@@ -532,7 +564,7 @@ def check_split(split: str | None) -> str:
 
 
 def queue_premise_upload(
-    uploaded: UploadedFile,
+    uploaded: UploadedFile[Any],
     genre: str,
     dataset: str | None,
     file_format: str = "auto",

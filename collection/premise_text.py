@@ -11,7 +11,9 @@ whole lines before they can be glued to their neighbours, and dropped whole.
 
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 MIN_CHARS = 8
 # A premise is one sentence; anything longer is not one (a 10 MB line with no sentence end, a
@@ -36,7 +38,7 @@ class DropReason:
     TOO_LONG = "too_long"
     CONTROL_CHARACTERS = "control_characters"
 
-    LABELS = {
+    LABELS: dict[str, str] = {
         DUPLICATE_IN_IMPORT: "duplicate within this import",
         DUPLICATE_EARLIER: "duplicate of an earlier import",
         TOO_SHORT: f"too short (under {MIN_CHARS} characters)",
@@ -76,11 +78,11 @@ PURE_MATH_CHARS = set("≤≥≠≈≡∝±×÷∑∏∫√∂∞∈∉⊂⊆∪
 WORD_RE = re.compile(r"[^\W\d_]+")
 
 
-def is_reference(text):
+def is_reference(text: str) -> bool:
     return any(pattern.search(text) for pattern in REFERENCE_RES)
 
 
-def _is_mathy(token):
+def _is_mathy(token: str) -> bool:
     """A token that reads as mathematics: a number, an operator, a lone variable, '3y', 'f(x)'."""
     stripped = token.strip(".,;:()[]{}")
     if not stripped:
@@ -90,7 +92,7 @@ def _is_mathy(token):
     return len(stripped) == 1 and stripped not in {"a", "A", "I"}
 
 
-def is_formula(text):
+def is_formula(text: str) -> bool:
     if any(ch in PURE_MATH_CHARS for ch in text):
         return True
     tokens = text.split()
@@ -106,7 +108,7 @@ def is_formula(text):
     return operators >= 3 and mathy >= 0.6
 
 
-def is_mostly_symbols(text):
+def is_mostly_symbols(text: str) -> bool:
     """Rows of figures, rules of dashes, page numbers: fewer letters than other characters."""
     visible = [ch for ch in text if not ch.isspace()]
     if not visible:
@@ -115,11 +117,11 @@ def is_mostly_symbols(text):
     return letters < 0.5 * len(visible)
 
 
-def lowercase_word_count(text):
+def lowercase_word_count(text: str) -> int:
     return sum(word[0].islower() for word in WORD_RE.findall(text))
 
 
-def has_lowercase_word(text):
+def has_lowercase_word(text: str) -> bool:
     """Why headings go: a sentence of eight characters or more nearly always has a lowercase
     word ("the", "of", a verb), while chapter headings, running heads, titles, bylines and lists
     of names have none. The cost is the odd all-capitals shout ("GET OUT!"), which the report
@@ -127,7 +129,7 @@ def has_lowercase_word(text):
     return lowercase_word_count(text) > 0
 
 
-def line_drop_reason(line):
+def line_drop_reason(line: str) -> str | None:
     """Why a whole raw line is not narrative, or None. Checked before lines are joined."""
     if is_reference(line):
         return DropReason.REFERENCE
@@ -140,7 +142,7 @@ def line_drop_reason(line):
     return None
 
 
-def sentence_drop_reason(sentence, max_chars=MAX_CHARS):
+def sentence_drop_reason(sentence: str, max_chars: int = MAX_CHARS) -> str | None:
     """Why one (whitespace-normalised) sentence is not a premise, or None."""
     if _CONTROL_RE.search(sentence):
         return DropReason.CONTROL_CHARACTERS
@@ -160,7 +162,7 @@ def sentence_drop_reason(sentence, max_chars=MAX_CHARS):
     return None
 
 
-def normalize(text):
+def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split())
 
 
@@ -206,14 +208,14 @@ _STARTS_SENTENCE_RE = re.compile(r"^[\"'“‘(\[]*[A-Z0-9]")
 _TOO_LONG_KEPT = 1000
 
 
-def _is_heading_line(line):
+def _is_heading_line(line: str) -> bool:
     """A short line with no lowercase word and no sentence end: "CHAPTER ONE", "The Lost City".
     (Only asked where a sentence may start, so "New York City." wrapped mid-sentence is safe.)"""
     stripped = line.strip()
     return not (has_lowercase_word(stripped) or SENTENCE_END_RE.search(stripped) or len(stripped.split()) > 12)
 
 
-def _join(lines):
+def _join(lines: Iterable[str]) -> str:
     text = ""
     for line in lines:
         line = line.strip()
@@ -226,7 +228,9 @@ def _join(lines):
     return text
 
 
-def text_blocks(lines, max_chars=MAX_PARAGRAPH_FACTOR * MAX_CHARS, held=None):
+def text_blocks(
+    lines: Iterable[str], max_chars: int = MAX_PARAGRAPH_FACTOR * MAX_CHARS, held: HeldText | None = None
+) -> Iterator[Block]:
     """Paragraphs and non-narrative lines of plain text, in order.
 
     A line is judged on its own only where a new sentence may start (at a paragraph start or
@@ -246,7 +250,7 @@ def text_blocks(lines, max_chars=MAX_PARAGRAPH_FACTOR * MAX_CHARS, held=None):
     item: tuple[str, list[str]] | None = None  # (reason, lines) of a list item or reference being read
     previous: str | None = None  # the last line read in this paragraph or item
 
-    def flush():
+    def flush() -> Iterator[Block]:
         nonlocal paragraph, chars, overlong, item, previous
         if item is not None:
             yield Block(_join(item[1]), item[0])
@@ -323,7 +327,7 @@ def text_blocks(lines, max_chars=MAX_PARAGRAPH_FACTOR * MAX_CHARS, held=None):
     yield from flush()
 
 
-_segmenter = None
+_segmenter: Any = None  # pysbd.Segmenter, imported on first use; pysbd ships no types
 
 
 def split_sentences(paragraph: str) -> list[str]:
@@ -351,7 +355,7 @@ def split_sentences(paragraph: str) -> list[str]:
     return sentences
 
 
-def segment_block(item, max_premise_chars):
+def segment_block(item: tuple[Block, int], max_premise_chars: int) -> tuple[Block, int, list[str] | None]:
     """(block, position) -> (block, position, its sentences, or None when the block is dropped).
 
     Here, without Django, so that worker processes of a fresh interpreter can run it."""

@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from corpus import tallies
 from corpus.models import THREE_WAY, Dataset, Genre, Pair, Premise, PremiseStatus, Split
@@ -32,7 +32,7 @@ class SplitAssignmentError(Exception):
     pass
 
 
-def _per_split():
+def _per_split() -> dict[str, int]:
     return dict.fromkeys(SPLITS, 0)
 
 
@@ -40,8 +40,8 @@ def _per_split():
 class GenreSplit:
     genre: str
     is_training: bool
-    counts: dict = field(default_factory=_per_split)  # premises per split
-    pairs: dict = field(default_factory=_per_split)  # pairs per split, those still to be written included
+    counts: dict[str, int] = field(default_factory=_per_split)  # premises per split
+    pairs: dict[str, int] = field(default_factory=_per_split)  # pairs per split, those still to be written included
     kept: int = 0  # premises already written on, whose split did not move
 
 
@@ -51,18 +51,19 @@ class SplitReport:
     seed: int
     dev_target: int
     test_target: int
-    genres: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
+    genres: list[GenreSplit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def totals(self, unit: str = "counts") -> dict[str, int]:
         """Premises (unit "counts") or pairs (unit "pairs") per split over all genres."""
         totals = _per_split()
         for row in self.genres:
-            for split, n in getattr(row, unit).items():
+            per_split: dict[str, int] = getattr(row, unit)
+            for split, n in per_split.items():
                 totals[split] += n
         return totals
 
-    def lines(self):
+    def lines(self) -> list[str]:
         columns = "".join(f" {name:>17}" for name in ("train", "dev", "test", "unassigned"))
         header = f"{'genre':<16} {'kind':<9}{columns} {'kept':>6}"
         out = [
@@ -73,7 +74,7 @@ class SplitReport:
             "-" * len(header),
         ]
 
-        def cells(pairs, premises):
+        def cells(pairs: dict[str, int], premises: dict[str, int]) -> str:
             return "".join(f" {f'{pairs[split]:,} / {premises[split]:,}':>17}" for split in SPLITS)
 
         for row in self.genres:
@@ -87,7 +88,7 @@ class SplitReport:
         return out
 
 
-def written_on(queryset):
+def written_on(queryset: QuerySet[Premise]) -> QuerySet[Premise]:
     """Premises somebody has written on or holds a claim for: their split must not move."""
     return queryset.filter(
         Q(writings_done__gt=0)
@@ -123,7 +124,7 @@ def assign_splits(dataset: "Dataset | str", dev: int = 2000, test: int = 2000, s
     return report
 
 
-def sentences_in_two_splits(dataset):
+def sentences_in_two_splits(dataset: Dataset) -> int:
     """Texts that occur in more than one split: only possible when one sentence was imported
     into two genres (import keeps sentences unique within a genre, not across genres)."""
     return (
@@ -136,9 +137,10 @@ def sentences_in_two_splits(dataset):
     )
 
 
-def _take(free, weights, target):
+def _take(free: list[int], weights: dict[int, int], target: int) -> list[int]:
     """The first premises of `free` whose pairs reach `target` (the last one may pass it)."""
-    taken, pairs = [], 0
+    taken: list[int] = []
+    pairs = 0
     for pk in free:
         if pairs >= target:
             break
@@ -147,7 +149,9 @@ def _take(free, weights, target):
     return taken
 
 
-def _assign_genre(dataset, genre, dev_target, test_target, seed, notes):
+def _assign_genre(
+    dataset: Dataset, genre: Genre, dev_target: int, test_target: int, seed: int, notes: list[str]
+) -> GenreSplit:
     premises = Premise.objects.filter(dataset=dataset, genre=genre)
     # Row locks (PostgreSQL) keep a worker from claiming a premise while its split moves.
     # Ordering by pk in Python only fixes the locking order; the draw is ordered by promptID.

@@ -2,12 +2,15 @@
 results page, a study's row to its study page. The admin classes stay their apps'; the dashboard
 extends them (an arrow down)."""
 
+from typing import Any
+
 from django.contrib import admin
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from audit import services as audit
 from corpus.admin import WorkerAdmin
@@ -31,7 +34,7 @@ class TrainingRunWithResultsAdmin(TrainingRunAdmin):
     list_display = [*TrainingRunAdmin.list_display, "results_page"]
 
     @admin.display(description="results")
-    def results_page(self, run):
+    def results_page(self, run: TrainingRun) -> SafeString:
         return format_html('<a href="{}">dashboard</a>', reverse("dashboard:training_detail", args=[run.pk]))
 
 
@@ -48,7 +51,7 @@ class StudyWithPageAdmin(StudyAdmin):
     readonly_fields = [*StudyAdmin.readonly_fields, "quality_test_false_holds"]
 
     @admin.display(description="quality test: honest workers held")
-    def quality_test_false_holds(self, study):
+    def quality_test_false_holds(self, study: Study) -> str:
         """The share of honest workers exactly at the acceptable level whose code the quality test
         holds after n labels (`quality.flags.false_hold_rate`); better workers are held less."""
         if study.pk is None:
@@ -64,7 +67,7 @@ class StudyWithPageAdmin(StudyAdmin):
             "against written labels; only with the hold on)."
         )
 
-    def save_model(self, request, obj, form, change):
+    def save_model(self, request: HttpRequest, obj: Study, form: Any, change: bool) -> None:
         # A study's settings as they were and as they are now, in the audit log, in one transaction.
         with transaction.atomic():
             columns = {
@@ -86,7 +89,7 @@ class StudyWithPageAdmin(StudyAdmin):
             )
 
     @admin.display(description="dashboard")
-    def study_page(self, study):
+    def study_page(self, study: Study) -> SafeString:
         return format_html('<a href="{}">study page</a>', reverse("dashboard:study", args=[study.slug]))
 
 

@@ -5,13 +5,14 @@ page's own filters, so the console says what the dashboard shows for the same da
 
 from artifacts.selectors import monitor_overview, tag_figures
 from base.console import format_table
+from corpus.models import Dataset
 from dashboard.queries.collection import collection_overview
 from dashboard.queries.validation import validation_overview
 from dashboard.templatetags.dashboard_tags import pct, thousands
 from modeling.models import RunStatus, Snapshot, TrainingRun
 
 
-def dataset_figures(dataset, site=""):
+def dataset_figures(dataset: Dataset, site: str = "") -> list[tuple[str, str, str]]:
     """[(page, figures, address)] for the dataset: the rows of the console table. Snapshots and
     training: the dataset's first done snapshot of it alone, and its runs on all genres."""
     scope = f"?dataset={dataset.slug}"
@@ -67,5 +68,5 @@ def dataset_figures(dataset, site=""):
     return rows
 
 
-def figures_table(dataset, site=""):
+def figures_table(dataset: Dataset, site: str = "") -> str:
     return format_table(["page", "figures", "address"], dataset_figures(dataset, site), align="<<<")

@@ -5,13 +5,21 @@ a restart, and nothing is shared between requests or threads.
 """
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.patches import PathPatch
 
 
 @cache
-def _matplotlib():
+def _matplotlib() -> tuple[ModuleType, type["Figure"]]:
     """matplotlib and its Figure, imported on the first figure drawn: the URLconf imports this
     module, and a worker page must not pay matplotlib's import on a process's first request."""
     import matplotlib
@@ -36,7 +44,7 @@ _RC = {
 }
 
 
-def to_svg(figure, title, margins=None):
+def to_svg(figure: "Figure", title: str, margins: dict[str, float] | None = None) -> str:
     # Fixed margins instead of bbox_inches="tight": one draw pass instead of two.
     figure.subplots_adjust(**(margins or {"left": 0.07, "right": 0.99, "top": 0.95, "bottom": 0.2}))
     buffer = io.StringIO()
@@ -48,7 +56,7 @@ def to_svg(figure, title, margins=None):
     return svg.replace("<svg", f'<svg role="img" aria-label="{title}" class="plot"', 1)
 
 
-def new_figure(width, height):
+def new_figure(width: float, height: float) -> tuple["Figure", "Axes"]:
     matplotlib, Figure = _matplotlib()
     with matplotlib.rc_context(_RC):
         figure = Figure(figsize=(width, height))
@@ -56,7 +64,7 @@ def new_figure(width, height):
     return figure, axes
 
 
-def bars(axes, centres, heights, width, **style):
+def bars(axes: "Axes", centres: Sequence[float], heights: Sequence[float], width: float, **style: Any) -> "PathPatch":
     """Bars as one patch, a compound path of their rectangles. `axes.bar` makes an artist per bar,
     and drawing 120 of them was most of a cold corpus page (issue 28); one patch
     draws once and looks the same. Returns the patch (a legend handle, with `label=`)."""
@@ -64,7 +72,8 @@ def bars(axes, centres, heights, width, **style):
     from matplotlib.patches import PathPatch
     from matplotlib.path import Path
 
-    vertices, codes = [], []
+    vertices: list[tuple[float, float]] = []
+    codes: list[np.uint8] = []
     for centre, height in zip(centres, heights, strict=True):
         left, right = centre - width / 2, centre + width / 2
         vertices += [(left, 0), (right, 0), (right, height), (left, height), (left, 0)]
@@ -93,7 +102,7 @@ def hourly_bars(hourly: Sequence[tuple[datetime, int]], title: str = "Pairs writ
         return to_svg(figure, title, {"left": 0.06, "right": 0.99, "top": 0.95, "bottom": 0.14})
 
 
-def binned(histogram, cap):
+def binned(histogram: Mapping[int, int], cap: int) -> list[int]:
     """Counts for lengths 1..cap, everything longer in the last bin."""
     counts = [0] * cap
     for words, n in histogram.items():
@@ -102,8 +111,8 @@ def binned(histogram, cap):
 
 
 def length_histogram(
-    premise_lengths: Iterable[int],
-    hypothesis_lengths: Iterable[int],
+    premise_lengths: Mapping[int, int],
+    hypothesis_lengths: Mapping[int, int],
     cap: int | None = None,
     title: str = "Sentence length (words) of premises and hypotheses",
 ) -> str:

@@ -18,17 +18,17 @@ PHASES = ("dev", "test")
 
 @dataclass
 class Report:
-    splits: list = field(default_factory=list)  # [{split, n, accuracy, excluded}]
-    matched: list = field(default_factory=list)  # [{phase, matched, mismatched}]
-    genres: list = field(default_factory=list)  # [{genre, phases: {phase: {n, accuracy}}}]
-    labels: list = field(default_factory=list)  # [{label, phases: {phase: {n, accuracy}}}]
-    phases: list = field(default_factory=list)  # phases present, in order
-    confusion: dict | None = None  # {rows, columns, values, phase}
-    genre_matrix: dict | None = None  # {rows, columns, values}
-    facts: list = field(default_factory=list)  # [(name, value)]
+    splits: list[dict[str, Any]] = field(default_factory=list)  # [{split, n, accuracy, excluded}]
+    matched: list[dict[str, Any]] = field(default_factory=list)  # [{phase, matched, mismatched}]
+    genres: list[dict[str, Any]] = field(default_factory=list)  # [{genre, phases: {phase: {n, accuracy}}}]
+    labels: list[dict[str, Any]] = field(default_factory=list)  # [{label, phases: {phase: {n, accuracy}}}]
+    phases: list[str] = field(default_factory=list)  # phases present, in order
+    confusion: dict[str, Any] | None = None  # {rows, columns, values, phase}
+    genre_matrix: dict[str, Any] | None = None  # {rows, columns, values}
+    facts: list[tuple[str, Any]] = field(default_factory=list)  # [(name, value)]
 
     @property
-    def empty(self):
+    def empty(self) -> bool:
         return not (self.splits or self.matched or self.genres)
 
 
@@ -55,7 +55,7 @@ def read(results: dict[str, Any] | None) -> Report:
         {"genre": genre, "phases": {p: (results[p].get("per_genre") or {}).get(genre) for p in report.phases}}
         for genre in genre_names
     ]
-    label_names = []
+    label_names: list[str] = []
     for phase in report.phases:
         for label in results[phase].get("per_label") or {}:
             if label not in label_names:
@@ -95,7 +95,7 @@ def read(results: dict[str, Any] | None) -> Report:
     return report
 
 
-def stored_genre_matrix(matrix):
+def stored_genre_matrix(matrix: Any) -> dict[str, Any] | None:
     """A matrix stored by the training side: {rows, columns, values|matrix} or {train: {eval: acc}}."""
     if not matrix:
         return None
@@ -116,7 +116,7 @@ def stored_genre_matrix(matrix):
     return None
 
 
-def matrix_file(path):
+def matrix_file(path: str | None) -> dict[str, Any] | None:
     """The table `manage.py genre_matrix` writes (train_genres, test_genres, accuracy[train][test], phase)."""
     if not path:
         return None
@@ -151,7 +151,7 @@ def genre_matrix_across_runs(run: TrainingRun) -> dict[str, Any] | None:
     if len(single_genre) < 2:
         return None
     phase = "test" if all("test" in (other.results or {}) for other in single_genre) else "dev"
-    by_genre = {}
+    by_genre: dict[str, dict[str, Any]] = {}
     for other in single_genre:
         per_genre = ((other.results or {}).get(phase) or {}).get("per_genre")
         if per_genre:

@@ -7,23 +7,24 @@ the link to a run's results page (dashboard/admin.py).
 
 from django.contrib import admin
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 from corpus.admin import ReadOnlyInline, RecordAdmin
 
 from .models import Snapshot, SnapshotFile, TrainingRun
 
 
-class SnapshotFileInline(ReadOnlyInline, admin.TabularInline):
+class SnapshotFileInline(ReadOnlyInline[SnapshotFile, Snapshot], admin.TabularInline[SnapshotFile, Snapshot]):
     model = SnapshotFile
     fields = ("name", "split", "rows", "bytes", "sha256", "download")
 
     @admin.display(description="download")
-    def download(self, file):
+    def download(self, file: SnapshotFile) -> SafeString:
         return format_html('<a href="/api/snapshots/{}/files/{}">{}</a>', file.snapshot_id, file.name, file.name)
 
 
 @admin.register(Snapshot)
-class SnapshotAdmin(RecordAdmin):
+class SnapshotAdmin(RecordAdmin[Snapshot]):
     list_display = [
         "id",
         "created_at",
@@ -40,16 +41,16 @@ class SnapshotAdmin(RecordAdmin):
     inlines = [SnapshotFileInline]
 
     @admin.display(description="progress")
-    def progress_percent(self, snapshot):
+    def progress_percent(self, snapshot: Snapshot) -> str:
         return f"{snapshot.progress * 100:.0f}%"
 
     @admin.display(description="content hash")
-    def short_hash(self, snapshot):
+    def short_hash(self, snapshot: Snapshot) -> str:
         return snapshot.content_hash[:12]
 
 
 @admin.register(TrainingRun)
-class TrainingRunAdmin(RecordAdmin):
+class TrainingRunAdmin(RecordAdmin[TrainingRun]):
     list_display = [
         "id",
         "model",

@@ -5,6 +5,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import ManyToManyField, QuerySet
+from django.http import HttpRequest
 
 from corpus.admin import ReadOnlyInline, RecordAdmin
 
@@ -12,7 +14,7 @@ from .models import QualificationAnswer, QualificationAttempt, QualificationTest
 from .qualification import pool_problem
 
 
-class QualificationTestForm(forms.ModelForm):
+class QualificationTestForm(forms.ModelForm[QualificationTest]):
     """Refuses a pool too small for the tries it serves (`qualification.pool_problem`), naming the sizes."""
 
     class Meta:
@@ -39,7 +41,7 @@ class QualificationTestForm(forms.ModelForm):
 
 
 @admin.register(QualificationTest)
-class QualificationTestAdmin(admin.ModelAdmin):
+class QualificationTestAdmin(admin.ModelAdmin[QualificationTest]):
     form = QualificationTestForm
     list_display = [
         "study",
@@ -56,34 +58,39 @@ class QualificationTestAdmin(admin.ModelAdmin):
     filter_horizontal = ["items"]
     search_fields = ["study__slug", "study__name"]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[QualificationTest]:
         return super().get_queryset(request).prefetch_related("items")
 
-    def formfield_for_manytomany(self, db_field, request, **kwargs):
+    def formfield_for_manytomany(
+        self, db_field: ManyToManyField[Any, Any], request: HttpRequest, **kwargs: Any
+    ) -> forms.ModelMultipleChoiceField[Any] | None:
         if db_field.name == "items":  # each option names its pair: read them in the one statement
             kwargs["queryset"] = ReferenceLabel.objects.select_related("pair__dataset").order_by("pair__pair_id")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     @admin.display(description="pool")
-    def item_count(self, test):
+    def item_count(self, test: QualificationTest) -> int:
         return len(test.items.all())
 
     @admin.display(description="tries")
-    def attempt_count(self, test):
+    def attempt_count(self, test: QualificationTest) -> int:
         return test.attempts.count()
 
     @admin.display(description="passed")
-    def passed_count(self, test):
+    def passed_count(self, test: QualificationTest) -> int:
         return test.attempts.filter(passed=True).values("worker").distinct().count()
 
 
-class AnswerInline(ReadOnlyInline, admin.TabularInline):
+class AnswerInline(
+    ReadOnlyInline[QualificationAnswer, QualificationAttempt],
+    admin.TabularInline[QualificationAnswer, QualificationAttempt],
+):
     model = QualificationAnswer
     fields = ("reference", "label", "is_correct")
 
 
 @admin.register(QualificationAttempt)
-class QualificationAttemptAdmin(RecordAdmin):
+class QualificationAttemptAdmin(RecordAdmin[QualificationAttempt]):
     """Tries are records: readable, never edited (a wrong test is fixed by changing the test)."""
 
     list_display = [

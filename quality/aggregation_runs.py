@@ -15,7 +15,7 @@ import io
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
@@ -33,6 +33,11 @@ from corpus.selectors import labels_that_count
 
 from .correlated_runs import check_labels, save_check
 from .models import AggregatedLabel, AggregationRun, WorkerEstimate
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .aggregation import AggregationResult
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +61,7 @@ class TakenOver(Exception):
     """The reaper started the run again while this process, thought dead, was still fitting it."""
 
 
-def normalize_methods(methods):
+def normalize_methods(methods: Iterable[str] | None) -> list[str]:
     methods = list(dict.fromkeys(methods or DEFAULT_METHODS))
     unknown = [method for method in methods if method not in METHODS]
     if unknown:
@@ -124,7 +129,7 @@ def aggregate_changed_datasets() -> list[AggregationRun]:
     return [request_aggregation(None, dataset) for dataset in datasets_due_for_aggregation()]
 
 
-def counted_labels(dataset):
+def counted_labels(dataset: Dataset) -> "pd.DataFrame":
     """The dataset's counted labels in crowd-kit's layout (task = pair pk, worker, label)."""
     import pandas as pd
 
@@ -144,7 +149,7 @@ def counted_labels(dataset):
     return data.loc[sizes >= MIN_LABELS_PER_PAIR, ["task", "worker", "label"]].reset_index(drop=True)
 
 
-def _stage(run, stage, progress):
+def _stage(run: AggregationRun, stage: str, progress: float) -> None:
     AggregationRun.objects.filter(pk=run.pk).update(stage=stage, progress=min(progress, 0.99))
 
 
@@ -160,7 +165,7 @@ def run_aggregation(run_id: int) -> AggregationRun | None:
         return _fit_claimed(run)
 
 
-def _fit_claimed(run):
+def _fit_claimed(run: AggregationRun) -> AggregationRun | None:
     from . import aggregation
 
     # Still this process's run: a restart by the reaper (base/long_tasks.py) counts up
@@ -176,7 +181,7 @@ def _fit_claimed(run):
         # The corpus gold as the run reads it (majority vote; it stays the corpus label).
         gold = dict(Pair.objects.filter(dataset=run.dataset).values_list("pk", "gold_label").iterator(chunk_size=20000))
         timing = {"read_seconds": round(time.perf_counter() - reading, 2)}
-        results = {}
+        results: dict[str, AggregationResult] = {}
         figures: dict[str, Any] = {}
         for index, method in enumerate(run.methods):
             _stage(run, f"fitting {method}", 0.1 + 0.7 * index / len(run.methods))
@@ -238,7 +243,7 @@ def _fit_claimed(run):
     return run
 
 
-def _save_pairs(run, method, result, gold):
+def _save_pairs(run: AggregationRun, method: str, result: "AggregationResult", gold: dict[int, str]) -> dict[str, int]:
     """One AggregatedLabel row per scored pair (COPY on PostgreSQL, bulk INSERTs elsewhere)."""
     import pandas as pd
 
@@ -268,7 +273,7 @@ def _save_pairs(run, method, result, gold):
     }
 
 
-def _write_rows(run, method, rows):
+def _write_rows(run: AggregationRun, method: str, rows: Iterable[tuple[int, str, float, str, bool]]) -> None:
     # COPY: several times the rows/s of INSERTs, in the caller's transaction like them.
     buffer = io.StringIO()
     for pair_id, label, posterior, gold_label, differs in rows:
@@ -284,14 +289,14 @@ def _write_rows(run, method, rows):
         )
 
 
-def _confusion(result, worker):
+def _confusion(result: "AggregationResult", worker: str) -> dict[str, dict[str, float]] | None:
     if result.worker_confusion is None:
         return None
     table = result.worker_confusion.loc[worker]  # given x true
     return {true: {given: round(float(table.loc[given, true]), 4) for given in table.index} for true in table.columns}
 
 
-def _save_workers(run, method, result, label_counts):
+def _save_workers(run: AggregationRun, method: str, result: "AggregationResult", label_counts: "pd.Series") -> None:
     if result.worker_skill is None:
         return
     WorkerEstimate.objects.bulk_create(

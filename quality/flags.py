@@ -127,10 +127,10 @@ def worker_figures(
     pairs: Iterable[PairVotes], min_votes: int = GOLD_MAJORITY, include_author_votes: bool = False
 ) -> list[WorkerFigures]:
     """Per-worker figures from the labelled pairs, sorted by worker."""
-    label_counts: dict[str, Counter] = defaultdict(Counter)
-    own_on_loo: dict[str, Counter] = defaultdict(Counter)
-    gold_on_loo: dict[str, Counter] = defaultdict(Counter)
-    agreements: Counter = Counter()
+    label_counts: dict[str, Counter[str]] = defaultdict(Counter)
+    own_on_loo: dict[str, Counter[str]] = defaultdict(Counter)
+    gold_on_loo: dict[str, Counter[str]] = defaultdict(Counter)
+    agreements: Counter[str] = Counter()
     seconds: dict[str, list[float]] = defaultdict(list)
 
     for pair in pairs:
@@ -185,7 +185,8 @@ def better_than_chance_p_value(agreements: int, items: int, chance: float) -> fl
     # Imported here: scipy.stats is slow to import, and every process imports this module.
     from scipy.stats import binomtest
 
-    return binomtest(agreements, items, chance, alternative="greater").pvalue
+    p_value: float = binomtest(agreements, items, chance, alternative="greater").pvalue
+    return p_value
 
 
 def better_than_chance_p_values(tested: Sequence[tuple[int, int, float]]) -> list[float]:

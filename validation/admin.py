@@ -8,7 +8,7 @@ from .models import PremiseLabel, PremisePair, ValidationClaim, ValidationPolicy
 
 
 @admin.register(ValidationClaim)
-class ValidationClaimAdmin(admin.ModelAdmin):
+class ValidationClaimAdmin(admin.ModelAdmin[ValidationClaim]):
     list_display = ["id", "batch", "worker", "pair_id_text", "status", "created_at", "expires_at", "submitted_at"]
     list_filter = ["status", "pair__dataset"]
     list_select_related = ["pair", "worker__user"]
@@ -18,12 +18,12 @@ class ValidationClaimAdmin(admin.ModelAdmin):
     show_full_result_count = False
 
     @admin.display(description="pair", ordering="pair__pair_id")
-    def pair_id_text(self, claim):
+    def pair_id_text(self, claim: ValidationClaim) -> str:
         return f"{claim.pair.pair_id}: {short(claim.pair.hypothesis, words=8)}"
 
 
 @admin.register(ValidationPolicy)
-class ValidationPolicyAdmin(admin.ModelAdmin):
+class ValidationPolicyAdmin(admin.ModelAdmin[ValidationPolicy]):
     list_display = ["dataset", "trusted_only"]
     list_filter = ["trusted_only"]
     list_select_related = ["dataset"]
@@ -31,7 +31,7 @@ class ValidationPolicyAdmin(admin.ModelAdmin):
 
 
 @admin.register(PremisePair)
-class PremisePairAdmin(admin.ModelAdmin):
+class PremisePairAdmin(admin.ModelAdmin[PremisePair]):
     """MPE's per-premise pairs: marked with `manage.py mark_premise_labels`; counts moved by labels only."""
 
     list_display = ["id", "item", "index", "label_count", "consensus"]
@@ -52,7 +52,7 @@ class PremisePairAdmin(admin.ModelAdmin):
 
 
 @admin.register(PremiseLabel)
-class PremiseLabelAdmin(admin.ModelAdmin):
+class PremiseLabelAdmin(admin.ModelAdmin[PremiseLabel]):
     list_display = ["id", "premise_pair", "worker", "label", "created_at"]
     list_filter = ["label", "premise_pair__item__dataset"]
     list_select_related = ["premise_pair__item", "worker__user"]

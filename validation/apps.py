@@ -5,7 +5,7 @@ class ValidationConfig(AppConfig):
     name = "validation"
     default_auto_field = "django.db.models.BigAutoField"
 
-    def ready(self):
+    def ready(self) -> None:
         from .cost_tally import TALLY
 
         # The cost page's tallies follow the pairs' counters, flags and split moves, and are

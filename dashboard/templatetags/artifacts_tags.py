@@ -3,17 +3,23 @@
 Inclusion tags, so those pages' views stay as they are: a page adds one line to its template.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from django import template
 
 from artifacts import selectors
 from dashboard.queries import artifacts as artifact_queries
 from dashboard.queries import corpus as corpus_queries
 
+if TYPE_CHECKING:
+    from dashboard.views.common import Scope
+    from modeling.models import TrainingRun
+
 register = template.Library()
 
 
 @register.inclusion_tag("artifacts/_tags_section.html")
-def phenomenon_tags_section(scope):
+def phenomenon_tags_section(scope: "Scope | None") -> dict[str, Any]:
     return {
         "figures": corpus_queries.phenomenon_tags(scope.within if scope else None, scope.split if scope else None),
         "scope": scope,
@@ -21,7 +27,7 @@ def phenomenon_tags_section(scope):
 
 
 @register.inclusion_tag("artifacts/_run_section.html")
-def run_artifacts_section(run):
+def run_artifacts_section(run: "TrainingRun") -> dict[str, Any]:
     results = run.results or {}
     baseline = results.get("majority_baseline")
     beside = None
@@ -42,5 +48,5 @@ def run_artifacts_section(run):
 
 
 @register.inclusion_tag("artifacts/_monitor_section.html")
-def artifact_monitor_section(scope):
+def artifact_monitor_section(scope: "Scope | None") -> dict[str, Any]:
     return {"monitor": artifact_queries.monitor_overview(scope.within if scope else None), "scope": scope}

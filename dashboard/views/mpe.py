@@ -6,6 +6,7 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_POST
 
 from corpus.agreement import mpe_statistics
+from corpus.labels import LABELS
 from corpus.mpe_wording import ANSWER_FOR_LABEL
 from corpus.selectors import adjudication_queue
 from corpus.services import LabelRefused
@@ -77,8 +78,8 @@ def adjudicate_item(request: HttpRequest, pair_id: int) -> HttpResponseBase:
     )
     label = request.POST.get("label", "")
     try:
-        if label not in adjudication.LABELS:
-            raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(adjudication.LABELS)}.")
+        if label not in LABELS:
+            raise LabelRefused(f"'{label}' is not a label; choose one of {', '.join(LABELS)}.")
         adjudication.decide(
             pair,
             label,

@@ -219,7 +219,7 @@ def test_every_number_the_demo_prints_is_the_dashboards(client, whole_demo):
     printed = output.split("per training genre; written to ")[1].split("\n")
     header, body = printed[1].split()[3:], printed[2:]
     run = present(TrainingRun.objects.exclude(config__train_genre=None).first())
-    matrix = matrix_file(run.results["genre_matrix_file"])
+    matrix = present(matrix_file(run.results["genre_matrix_file"]))
     assert header == matrix["columns"]
     for genre, values in zip(matrix["rows"], matrix["values"], strict=True):
         line = next(line for line in body if line.split()[0] == genre)
