@@ -8,11 +8,12 @@ and rebuilds the maintained aggregates (`corpus.tallies`). `python manage.py rec
 it; excluding a worker (`corpus.services.set_workers_excluded`) too.
 """
 
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection, connections, transaction
 from django.db.models import Case, Count, F, Q, QuerySet, When
@@ -22,7 +23,7 @@ from base.plain_rows import update_rows
 from . import tallies, worker_tally
 from .gold import COUNTERS, gold_expression
 from .gold_moves import gold_recounted, labels_moved
-from .models import LABELS_PER_PAIR, Dataset, Label, Pair, ValidationLabel
+from .models import LABELS_PER_PAIR, Dataset, Label, Pair, Tally, ValidationLabel
 from .selectors import in_gold, labels_that_count, pairs_in, replacement_labels_in_gold
 
 SHOWN_DISAGREEMENTS = 20
@@ -258,35 +259,92 @@ def _fix_batch(batch: Sequence[int]) -> int:
         rows = _recount_locked(batch)
         fixed = [row[0] for row in rows]
         worker_rows = worker_tally.read(fixed)  # the worker figures follow the counters (leave-one-out gold)
-        update_rows(Pair._meta.db_table, list(COUNTERS), [(row[0], *row[-5:]) for row in rows])
-        keys, moves = [], []
-        for row in rows:
-            pk, dataset_id, split, genre_id, author_label, hypothesis, imported_gold, queued, stopped = row[
-                : len(RECOUNTED)
-            ]
-            stored, recounted = row[len(RECOUNTED) : -5], row[-5:]
-            # The key of the pair's tally row, as the tallies build it from a pair's fields.
-            pair = Pair(
-                pk=pk,
-                dataset_id=dataset_id,
-                author_label=author_label,
-                imported_gold=imported_gold,
-                needs_validation=queued,
-                stopped_early=stopped,
-            )
-            keys.append(
-                (
-                    pk,
-                    tallies.pair_key(pair, split, genre_id, state=stored[:4]),
-                    tallies.pair_key(pair, split, genre_id, state=recounted[:4]),
-                )
-            )
-            facts = (dataset_id, split, genre_id, author_label, hypothesis)
-            moves.append(tallies.LabelMove(pk, *facts, stored[4], stored[0], recounted[4], recounted[0]))
-        tallies.pairs_moved(keys)
-        labels_moved(moves)
+        _write_recounted(rows)
         worker_tally.moved(worker_rows, fixed)
     return len(rows)
+
+
+# Pairs one statement of `recount_locked` reads or writes: few enough that the planner looks each
+# pair, its premise and its labels up by index; thousands at once, it read every pair and every
+# label of the corpus (a hash join estimated the set a large part of the table).
+RECOUNT_CHUNK = 500
+
+
+def recount_locked(pair_pks: Sequence[int]) -> int:
+    """Recount these pairs, which the caller holds locked in its transaction, from the label table,
+    set by set: a read of the pairs that disagree with their labels and a write of their counters
+    per RECOUNT_CHUNK pairs, then one INSERT a tally (the pairs' and the words') for all of them,
+    so the cost follows the pairs named, not the corpus. The worker figures are the caller's: it
+    reads them (`worker_rows`) before it changed the labels and appends the difference after this
+    (`worker_rows_moved`), once for both changes. No fold: the deltas wait for the beat's.
+    Returns pairs written."""
+    ordered = sorted(pair_pks)
+    rows: list[tuple[Any, ...]] = []
+    for start in range(0, len(ordered), RECOUNT_CHUNK):
+        rows += _recount_locked(ordered[start : start + RECOUNT_CHUNK])
+    _write_recounted(rows)
+    return len(rows)
+
+
+def worker_rows(pair_pks: Sequence[int]) -> tallies.Truth:
+    """`worker_tally.read` of these pairs, RECOUNT_CHUNK pairs a statement (read by index)."""
+    ordered = sorted(set(pair_pks))
+    summed: dict[type[Tally], Counter[tallies.Key]] = {model: Counter() for model, _ in worker_tally.TABLES}
+    for start in range(0, len(ordered), RECOUNT_CHUNK):
+        for model, counted in worker_tally.read(ordered[start : start + RECOUNT_CHUNK]).items():
+            summed[model].update(counted)
+    return cast(tallies.Truth, summed)
+
+
+def worker_rows_moved(before: tallies.Truth, pair_pks: Sequence[int]) -> int:
+    """`worker_tally.moved` read as `worker_rows` reads: the difference between these pairs' worker
+    rows now and `before`, one INSERT a table. Returns the delta rows written."""
+    after = worker_rows(pair_pks)
+    written = 0
+    for model, key in worker_tally.TABLES:
+        deltas: Counter[tallies.Key] = Counter(after.get(model, {}))
+        deltas.subtract(before.get(model, {}))
+        written += tallies.insert_deltas(model, key, deltas)
+    return written
+
+
+def _write_recounted(rows: Sequence[tuple[Any, ...]]) -> None:
+    """Write the recounted counters of `_recount_locked`'s rows and move the pair and word tallies
+    from each pair's old key to its new one, as for any writer of counters."""
+    if not rows:
+        return
+    update_rows(Pair._meta.db_table, list(COUNTERS), [(row[0], *row[-5:]) for row in rows])
+    keys, moves = [], []
+    for row in rows:
+        pk, dataset_id, split, genre_id, author_label, hypothesis, imported_gold, queued, stopped = row[
+            : len(RECOUNTED)
+        ]
+        stored, recounted = row[len(RECOUNTED) : -5], row[-5:]
+        # The key of the pair's tally row, as the tallies build it from a pair's fields (the few it
+        # reads: a model instance a row cost as much as the recount's statement).
+        pair = cast(Pair, _KeyFields(dataset_id, author_label, imported_gold, queued, stopped))
+        keys.append(
+            (
+                pk,
+                tallies.pair_key(pair, split, genre_id, state=stored[:4]),
+                tallies.pair_key(pair, split, genre_id, state=recounted[:4]),
+            )
+        )
+        facts = (dataset_id, split, genre_id, author_label, hypothesis)
+        moves.append(tallies.LabelMove(pk, *facts, stored[4], stored[0], recounted[4], recounted[0]))
+    tallies.pairs_moved(keys)
+    labels_moved(moves)
+
+
+@dataclass(frozen=True)
+class _KeyFields:
+    """The fields of a pair that `tallies.pair_key` reads besides its counters."""
+
+    dataset_id: int
+    author_label: str
+    imported_gold: str
+    needs_validation: bool
+    stopped_early: bool
 
 
 def _recount_locked(batch: Sequence[int]) -> list[tuple[Any, ...]]:

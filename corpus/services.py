@@ -53,7 +53,7 @@ from .models import (
     WorkerExclusion,
     text_hash,
 )
-from .recompute import heal_pairs
+from .recompute import RECOUNT_CHUNK, heal_pairs, recount_locked, worker_rows_moved
 from .selectors import excluded_in, labels_that_count
 from .stopping_policies import requeue_undecided_stopped, stopping_rule_for, stops_when_decided
 from .validation_flags import set_validation_flags
@@ -617,15 +617,21 @@ def set_workers_excluded(
     return ExclusionOutcome(changed=len({pk for pk, _ in moving}), pairs_fixed=fixed, teams=tuple(team_ids))
 
 
-def labels_left(pair_pks: Sequence[int]) -> int:
-    """After labels of these pairs were deleted (a participant's erasure, privacy.services): the
-    pairs recounted from the label table, stopped pairs no longer decided requeued and the model
-    votes they rested on withdrawn, every figure told, as after an exclusion. Returns pairs fixed;
-    in the caller's transaction when there is one."""
+def labels_left(pair_pks: Sequence[int], *, worker_rows: tallies.Truth, read_of: Sequence[int]) -> int:
+    """After labels of these pairs were deleted (a participant's erasure, privacy.services), in the
+    caller's transaction, the pairs locked by it: the pairs recounted from the label table set by
+    set (`corpus.recompute.recount_locked`: a few statements per 500 pairs, whatever the corpus's
+    size), the worker figures moved from `worker_rows` (`corpus.recompute.worker_rows` of the
+    pairs `read_of`, taken under their locks before anything was deleted) to what they are now,
+    stopped pairs no longer decided requeued and the model votes they rested on withdrawn, every
+    figure told, as after an exclusion. Returns pairs recounted."""
     touched = sorted(pair_pks)
-    if not touched:
-        return 0
-    fixed = heal_pairs(touched)
-    _withdraw_model_votes(requeue_undecided_stopped(touched))
+    fixed = recount_locked(touched)
+    # After the recount: a label's worker figures read its pair's counters (leave-one-out gold).
+    worker_rows_moved(worker_rows, read_of)
+    requeued: list[int] = []
+    for start in range(0, len(touched), RECOUNT_CHUNK):  # a chunk a statement, looked up by index
+        requeued += requeue_undecided_stopped(touched[start : start + RECOUNT_CHUNK])
+    _withdraw_model_votes(requeued)
     gold_recounted()
     return fixed

@@ -24,13 +24,15 @@ from django.utils import timezone
 
 from audit import services as audit
 from audit.models import AuditEntry
-from corpus import tallies, worker_tally
-from corpus.models import LengthTally, Pair, PairTally, Premise, ValidationLabel, WordTally, Worker
+from base.long_tasks import JobStatus
+from corpus import recompute, tallies
+from corpus.models import Dataset, LengthTally, Pair, PairTally, Premise, ValidationLabel, WordTally, Worker
 from corpus.services import labels_left
 from corpus.tallies import LENGTH_KEY, PAIR_KEY, WORD_KEY
 from crowd.models import ContributionsOnWithdrawal, Study, StudySession
 from crowd.registry import release_open_claims_of_session
-from quality.models import BonusEntry
+from quality.aggregation_runs import request_aggregation
+from quality.models import AggregationRun, BonusEntry
 
 from .models import ErasureRecord
 from .register import REGISTER, Action, Kind, PersonalField
@@ -92,6 +94,8 @@ def _pairs_leave_tallies(pairs: models.QuerySet[Pair]) -> None:
 class Removed:
     labels: int = 0
     pairs: int = 0
+    writings: int = 0
+    aggregation_reruns: int = 0
     others_labels_on_pairs: int = 0
     judgments: int = 0
     adversarial_tries: int = 0
@@ -102,10 +106,12 @@ class Removed:
         return {
             "labels": self.labels,
             "pairs": self.pairs,
+            "writings": self.writings,
             "others_labels_on_pairs": self.others_labels_on_pairs,
             "judgments": self.judgments,
             "adversarial_tries": self.adversarial_tries,
             "pairs_recounted": self.pairs_recounted,
+            "aggregation_reruns": self.aggregation_reruns,
         }
 
 
@@ -138,6 +144,7 @@ def remove_contributions(
         return removed
     # Imported only where used: the writers of these rows sit in the apps above the corpus.
     from adversarial.models import AdversarialTry
+    from collection.services import writings_left
     from corpus.models import GrammaticalityJudgment
     from validation.models import PremiseLabel
 
@@ -151,14 +158,15 @@ def remove_contributions(
         )
         labelled = sorted(set(labels.values_list("pair_id", flat=True)))
         touched = sorted(set(labelled) | set(authored_pks))
-        # Pairs in pk order, as every writer locks them.
-        list(
-            Pair.objects.select_for_update(no_key=True, of=("self",))
-            .filter(pk__in=touched)
-            .order_by("pk")
-            .values_list("pk", flat=True)
-        )
-        worker_rows = worker_tally.read(touched)
+        # Pairs in pk order, as every writer locks them, a chunk a statement (looked up by index).
+        for start in range(0, len(touched), recompute.RECOUNT_CHUNK):
+            list(
+                Pair.objects.select_for_update(no_key=True, of=("self",))
+                .filter(pk__in=touched[start : start + recompute.RECOUNT_CHUNK])
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+        worker_rows = recompute.worker_rows(touched)  # the worker figures before, read by index
         removed.labels = labels.count()
         removed.others_labels_on_pairs = (
             ValidationLabel.objects.filter(pair_id__in=authored_pks).exclude(worker=worker).count()
@@ -179,11 +187,33 @@ def remove_contributions(
             # The ledger keeps the money: a bonus earned on a pair outlives the pair.
             BonusEntry.objects.filter(pair_id__in=authored_pks).update(pair=None)
             removed.pairs = len(authored_pks)
+            premises = set(leaving.values_list("premise_id", flat=True))
             for pair in leaving.order_by("pk"):
                 pair.delete()  # one at a time: the delete receivers of the other tallies see each pair
-        worker_tally.moved(worker_rows, touched)
-        removed.pairs_recounted = labels_left(labelled)
+            # Their premises can be written again: each counts the person's writing no more.
+            removed.writings = writings_left(worker, premises)
+        removed.pairs_recounted = labels_left(labelled, worker_rows=worker_rows, read_of=touched)
+        if removed.labels or removed.pairs:
+            removed.aggregation_reruns = _rerun_aggregations(datasets)
     return removed
+
+
+def _rerun_aggregations(datasets: Sequence[int]) -> int:
+    """The stored aggregation runs (Dawid-Skene, MACE) of these datasets counted labels that just
+    left: each dataset with a run done or running gets a new run of the latest one's methods, the
+    request the dashboard's aggregation form makes (queued once this transaction commits), so its
+    pages show the fit without them once it ends and, until then, a run pending. A dataset whose
+    run is pending already is left to it: that run reads the labels as they are when it starts.
+    Returns runs requested."""
+    runs = AggregationRun.objects.filter(dataset_id__in=datasets)
+    waiting = runs.filter(status=JobStatus.PENDING).values("dataset_id")
+    latest: dict[int, list[str]] = {}
+    counted = runs.filter(status__in=[JobStatus.DONE, JobStatus.RUNNING]).exclude(dataset_id__in=waiting)
+    for dataset_id, methods in counted.order_by("created_at", "pk").values_list("dataset_id", "methods"):
+        latest[dataset_id] = methods  # the latest run's methods win
+    for dataset in Dataset.objects.filter(pk__in=sorted(latest)).order_by("pk"):
+        request_aggregation(None, dataset, latest[dataset.pk])
+    return len(latest)
 
 
 # --- erasure ------------------------------------------------------------------------------------

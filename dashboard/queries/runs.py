@@ -13,6 +13,7 @@ from collection.models import PremiseImport
 from corpus.models import ImportStatus
 from importers.models import CorpusImport
 from modeling.models import RunStatus, Snapshot, TrainingRun
+from privacy.selectors import erasures_after_snapshot
 from quality.models import AggregationRun
 
 SHOWN = 50
@@ -34,8 +35,13 @@ def finished_aggregation_runs(*, limit: int = 20) -> QuerySet[AggregationRun]:
 
 
 def snapshots(ids: Iterable[int] | None = None) -> QuerySet[Snapshot]:
-    """Newest first; with `ids`, those snapshots only (a progress poll)."""
-    rows = Snapshot.objects.select_related("created_by").prefetch_related("files")
+    """Newest first; with `ids`, those snapshots only (a progress poll). Each with `erasures_since`:
+    its team's erasures after it was made (privacy.selectors.erasures_after_snapshot)."""
+    rows = (
+        Snapshot.objects.select_related("created_by")
+        .prefetch_related("files")
+        .annotate(erasures_since=erasures_after_snapshot())
+    )
     return rows if ids is None else rows.filter(pk__in=ids)
 
 
