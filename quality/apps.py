@@ -7,3 +7,12 @@ class QualityConfig(AppConfig):
 
     name = "quality"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The worker-flag rows follow new labels: a coalesced refresh after each label write.
+        from corpus.signals import gold_recounted, pairs_moved
+
+        from .flag_rows import labels_moved
+
+        pairs_moved.connect(labels_moved, dispatch_uid="quality-worker-flags-pairs-moved")
+        gold_recounted.connect(labels_moved, dispatch_uid="quality-worker-flags-gold-recounted")

@@ -4,6 +4,8 @@ and qualification tests are scored against).
 The pure statistics (flags, aggregation) stay free of Django in `flags.py` and `aggregation.py`.
 """
 
+from typing import Any, NoReturn
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -33,7 +35,7 @@ class ReferenceLabel(models.Model):
             models.Index(fields=["pair"], condition=models.Q(is_catch_trial=True), name="catch_trial_pairs"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         # Names the pair as a researcher finds it (issue 54, defect 15: "444: neutral" named nothing):
         # its pairID, dataset and hypothesis. Lists of these select_related("pair__dataset").
         pair = self.pair
@@ -84,7 +86,7 @@ class QualificationTest(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"qualification test of {self.study}"
 
 
@@ -110,7 +112,7 @@ class QualificationAttempt(models.Model):
             models.UniqueConstraint(fields=["test", "worker", "number"], name="one_attempt_per_number"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.worker} try {self.number}: {self.correct}/{self.total}"
 
 
@@ -139,7 +141,7 @@ class QualificationDraw(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"draw {self.pk} of {self.worker_id} for test {self.test_id}"
 
 
@@ -158,7 +160,7 @@ class QualificationDrawItem(models.Model):
             models.UniqueConstraint(fields=["draw", "reference"], name="one_reference_per_draw"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"item {self.position} of draw {self.draw_id}"
 
 
@@ -171,7 +173,7 @@ class QualificationAnswer(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "reference"], name="one_answer_per_item")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"answer {self.label} in attempt {self.attempt_id}"
 
 
@@ -202,7 +204,7 @@ class AggregationRun(LongTask):
     class Meta:
         ordering = ["-created_at", "-id"]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"aggregation {self.pk} of {self.dataset_id} ({self.status})"
 
 
@@ -229,7 +231,7 @@ class AggregatedLabel(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.method} label of pair {self.pair_id}: {self.label}"
 
 
@@ -251,7 +253,7 @@ class WorkerEstimate(models.Model):
         ]
         indexes = [models.Index(fields=["run", "method", "-skill"], name="worker_estimate_rank")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.method} estimate of worker {self.worker_id}"
 
 
@@ -277,7 +279,7 @@ class CorrelatedWorkerGroup(models.Model):
         ordering = ["run_id", "number"]
         constraints = [models.UniqueConstraint(fields=["run", "number"], name="one_correlated_group_number_per_run")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"correlated group {self.number} of aggregation run {self.run_id}"
 
 
@@ -294,7 +296,7 @@ class GroupDecidedPair(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "pair"], name="one_group_decision_per_run_pair")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"pair {self.pair_id}: {self.reason}"
 
 
@@ -328,7 +330,7 @@ class CatchTrialAnswer(models.Model):
             models.UniqueConstraint(fields=["worker", "pair"], name="one_catch_answer_per_worker_pair"),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.worker_id} on {self.pair_id}: {self.label} ({'match' if self.matched else 'no match'})"
 
 
@@ -398,13 +400,58 @@ class BonusEntry(models.Model):
         ]
         indexes = [models.Index(fields=["study", "kind"], name="bonus_study_kind")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.kind} {self.amount} {self.currency} to {self.worker_id}"
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:
             raise LedgerIsAppendOnly("Bonus ledger rows are never edited; add a row instead.")
         super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):
+    def delete(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise LedgerIsAppendOnly("Bonus ledger rows are never deleted.")
+
+
+class WorkerFlagScope(models.Model):
+    """When the workers' figures and flags of one scope (`quality.flag_rows.scope_key`: every
+    dataset, one dataset, a group of teams' datasets) were last computed: the pages say "flags as
+    of" this time. Its `WorkerFlagRow`s are written with it, in one transaction."""
+
+    key = models.CharField(max_length=200, unique=True)
+    computed_at = models.DateTimeField()
+    # The workers the checks flag, in `worker_quality`'s order: a page that needs only who is
+    # flagged (the adjudication queue, the bonus marks) reads this one row.
+    flagged = models.JSONField(default=list)
+    # The pairs those workers labelled (the flagged adjudication queue's count over every dataset,
+    # less the pairs decided since, read without grouping their labels on each page): counted by the
+    # first adjudication page after the rows were computed (None until then; the workers page never
+    # reads the labels).
+    flagged_pairs = models.PositiveIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"worker flags of {self.key} as of {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class WorkerFlagRow(models.Model):
+    """One worker's row of `quality.selectors.worker_quality` for a scope, as computed at its
+    scope's `computed_at`: the figures the workers page shows and the flags with their reasons,
+    kept so a page reads the rows it shows instead of computing every worker's (the flags'
+    Benjamini–Hochberg correction runs over every validator, so no page of rows flags itself)."""
+
+    scope = models.ForeignKey(WorkerFlagScope, on_delete=models.CASCADE, related_name="rows")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    # The row's place in `worker_quality`'s order (flagged first, then by labels given).
+    position = models.PositiveIntegerField()
+    # WorkerQuality's figures by field name (`quality.flag_rows.FIGURE_FIELDS`).
+    figures = models.JSONField(default=dict)
+    # [{"kind", "reason", "figures"}] as `quality.flags.WorkerFlag` has them; [] when not flagged.
+    flags = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scope", "position"], name="one_worker_flag_row_per_place"),
+            models.UniqueConstraint(fields=["scope", "worker"], name="one_worker_flag_row_per_worker"),
+        ]
+
+    def __str__(self) -> str:
+        return f"worker {self.worker_id} in {self.scope_id}: {len(self.flags)} flag(s)"

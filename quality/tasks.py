@@ -28,3 +28,12 @@ def auto_exclude_flagged() -> int:
     from .services import auto_exclude_flagged as exclude
 
     return sum(outcome.changed for outcome in exclude())
+
+
+@shared_task(name="quality.refresh_worker_flags")
+def refresh_worker_flags() -> list[str]:
+    """Queued (coalesced) after label writes: recompute the maintained worker-flag rows of every
+    scope the pages have asked for (`quality.flag_rows`); the scopes' keys."""
+    from .flag_rows import refresh_every_scope
+
+    return refresh_every_scope()

@@ -37,6 +37,7 @@ from corpus.models import (
 )
 from corpus.selectors import TeamDatasets, awaiting_decision, in_datasets, pairs_in, resolve_dataset
 from corpus.services import LabelRefused
+from quality.flag_rows import pairs_labelled_by
 from quality.models import AggregatedLabel, AggregationRun, GroupDecidedPair
 from quality.selectors import flagged_worker_ids, worker_quality
 
@@ -206,19 +207,25 @@ def queue(
 
 
 def queue_counts(
-    dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, *, flagged: list[int] | None = None
+    dataset: Dataset | TeamDatasets | str | None = None,
+    split: str | None = None,
+    *,
+    flagged: list[int] | None = None,
+    flagged_pairs: int | None = None,
 ) -> dict[str, int]:
     """Pairs waiting in each queue (decided ones left out), whatever the corpus's size (issue 53:
     one conditional count over every pair read 433k pairs, 170–320 ms): the queues of the counters
     from the pair tally and the adjudicated pairs (`_vote_queue_counts`, two statements), each other
     queue from the set of pairs it is (one statement each, over that set's pairs only: as conditional
-    counts of one statement, each row was compared with every id of every set)."""
+    counts of one statement, each row was compared with every id of every set).
+    `flagged_pairs`: the pairs the flagged workers had labelled when they were flagged (kept with
+    the flags: `quality.flag_rows`), given by a caller that read them with `flagged`."""
     dataset = resolve_dataset(dataset)
     latest = _latest_runs(dataset)
     flagged = flagged_workers(dataset) if flagged is None else flagged
     counts = _vote_queue_counts(dataset, split)
     if split is None and _holds_every_dataset(dataset):
-        counts["flagged"] = _flagged_everywhere(flagged)
+        counts["flagged"] = _flagged_everywhere(flagged, flagged_pairs)
     for queue_filter in FILTERS:
         if queue_filter.slug not in counts:
             # Each pair of the set looked up by its key (`id = ANY(ARRAY(...))`): as `id IN (...)`
@@ -239,12 +246,14 @@ def _holds_every_dataset(dataset: Dataset | TeamDatasets | None) -> bool:
     return not Dataset.objects.exclude(pk=dataset.pk).exists()
 
 
-def _flagged_everywhere(flagged: list[int]) -> int:
+def _flagged_everywhere(flagged: list[int], labelled_pairs: int | None = None) -> int:
     """The flagged queue's length over every pair: the pairs the flagged workers labelled, counted
     from their labels alone (issue 53: looking each pair up was 60–110 ms for their 20,000 labels at
-    433k pairs), less those a researcher's decision stands on (few: `pair_adjudicated`)."""
+    433k pairs), or as counted when they were flagged (`labelled_pairs`, kept with the flags: grouping
+    their labels was still most of the adjudication page), less those a researcher's decision stands
+    on (few: `pair_adjudicated`)."""
     labelled = ValidationLabel.objects.filter(worker_id__in=flagged)
-    pairs = labelled.order_by().values("pair_id").distinct().count()
+    pairs = pairs_labelled_by(flagged) if labelled_pairs is None else labelled_pairs
     researched = Adjudication.objects.filter(source=AdjudicationSource.RESEARCHER).values("pair_id")
     decided = (
         Pair.objects.exclude(adjudicated_label="")
@@ -252,7 +261,7 @@ def _flagged_everywhere(flagged: list[int]) -> int:
         .filter(Exists(labelled.filter(pair=OuterRef("pk"))))
         .count()
     )
-    return pairs - decided
+    return max(pairs - decided, 0)  # a pair labelled and decided since the count is counted out only
 
 
 TALLY_BY = ("author_label", "label_count", *VOTE_FIELD.values(), "imported_gold", "stopped_early")

@@ -1,21 +1,25 @@
 """The researcher's labelling page and the bonus page: the pair's reference label, catch trials and pools."""
 
+import time
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Q
 
 from corpus.models import Dataset, Pair, Worker
 from corpus.selectors import TeamDatasets, in_datasets
 from crowd.models import Study, StudySession
 from crowd.selectors import worker_marks
+from quality import flag_rows
 from quality.catch_trials import catch_pools
 from quality.models import ReferenceLabel
-from quality.selectors import WorkerQuality, flag_words, flagged_worker_ids, worker_quality
+from quality.selectors import WorkerQuality
 from teams.access import scoped
 from validation.models import ValidationClaim
 
-from ..figure_cache import cached, refreshable
+from ..figure_cache import cache_seconds, corpus_is_large, figures_changed_at, refreshable, schedule_refresh
 
 CATCH_TRIALS_SHOWN = 20
 
@@ -32,43 +36,71 @@ def recent_catch_trials(
     return list(catch_trials.select_related("pair").order_by("-updated_at")[:limit])
 
 
-@refreshable("worker-quality")
-def _worker_quality(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> list[WorkerQuality]:
-    return worker_quality(dataset)
+@refreshable("worker-flag-rows")
+def _recompute_flag_rows(dataset: Dataset | TeamDatasets | None, split: str | None = None) -> datetime:
+    return flag_rows.recompute(dataset)
 
 
-def worker_quality_rows(dataset: Dataset | TeamDatasets | None = None) -> list[WorkerQuality]:
-    """`quality.selectors.worker_quality` through the figure cache: the workers page and the
-    adjudication page's flagged queue share one computation a few seconds (issue 53: it is the
-    most of both pages at MultiNLI scale, and grows with the crowd's labels; on a large corpus a
-    task recomputes it while the last one is shown). An exclusion makes it out of date at once."""
-    return cached("worker-quality", dataset, None, lambda: _worker_quality(dataset))
+def worker_flags_as_of(dataset: Dataset | TeamDatasets | None) -> datetime:
+    """When the maintained worker-flag rows of the scope (`quality.flag_rows`) were computed, after
+    making sure they are there: a scope never computed is computed now, once; rows older than the
+    figure cache's interval, or than an exclusion or a decision (`figure_cache.figures_changed_at`),
+    are recomputed now on a small corpus and by a task on a large one (the page shows them, and
+    how old they are, meanwhile). New labels queue their own refresh (`flag_rows.labels_moved`)."""
+    at = flag_rows.computed_at(dataset)
+    if at is not None and at.timestamp() >= figures_changed_at() and time.time() - at.timestamp() < cache_seconds():
+        return at
+    # Asked on a first load too, so it reads the statements a later one does.
+    large = corpus_is_large()
+    if at is not None and large:
+        schedule_refresh("worker-flag-rows", dataset, None)
+        return at
+    return flag_rows.recompute(dataset)
+
+
+def worker_quality_page(
+    dataset: Dataset | TeamDatasets | None, number: str | int | None, per_page: int
+) -> tuple[Page[WorkerQuality], datetime]:
+    """One page of `worker_quality`'s rows (flagged first, then by labels given) from the
+    maintained rows: the page's rows and their count, whatever the crowd's size; and when they
+    were computed."""
+    as_of = worker_flags_as_of(dataset)
+    page: Page[Any] = Paginator(flag_rows.rows_of(dataset), per_page).get_page(number)
+    page.object_list = flag_rows.as_quality(page.object_list)  # the slice read, as the rows it was
+    return page, as_of
 
 
 def flagged_workers(datasets: Dataset | TeamDatasets | None = None) -> list[int]:
     """The workers the quality checks flag on the labels of `datasets` (a user's teams' datasets;
     None: every dataset), as the workers page of the same scope shows them: another team's labels
-    never flag a worker on this team's pages. Kept in the figure cache as the ids alone: a page
-    that needs only who is flagged does not unpickle every worker's row."""
-    return cached("worker-quality-flagged", datasets, None, lambda: flagged_worker_ids(worker_quality_rows(datasets)))
+    never flag a worker on this team's pages. Read from the scope's maintained row of flagged ids."""
+    return flagged_workers_as_of(datasets)[0]
+
+
+def flagged_workers_as_of(datasets: Dataset | TeamDatasets | None = None) -> tuple[list[int], datetime, int]:
+    """`flagged_workers`, when they were computed (the page says so) and how many pairs they had
+    labelled then (`quality.flag_rows.pairs_labelled_by`: the flagged queue's count before decisions)."""
+    as_of = worker_flags_as_of(datasets)
+    flagged, pairs = flag_rows.flagged_with_pairs(datasets) or ([], None)
+    if pairs is None:  # the first page since the rows were computed counts them, once
+        pairs = flag_rows.count_flagged_pairs(datasets, flagged, as_of)
+    return flagged, as_of, pairs
 
 
 def bonus_marks(worker_ids: Iterable[int], *, team_id: int | None) -> dict[int, list[str]]:
     """`crowd.registry.worker_marks` of the bonus page's workers ("excluded", and the quality
-    flags), the flags read from the rows the workers page of every dataset shows (the figure
-    cache's: one computation shared with the workers and adjudication pages, dropped at an
-    exclusion), not computed afresh for each bonus page."""
+    flags), the flags read from the maintained rows of every dataset (the workers page's) for
+    these workers only, not computed afresh for each bonus page."""
 
     def flagged(ids: list[int]) -> dict[int, list[str]]:
-        marks = cached("worker-flag-marks", None, None, _flag_marks)
-        return {pk: marks[pk] for pk in ids if pk in marks}
+        return flag_rows.flag_marks_of(ids, None)
 
     return worker_marks(worker_ids, team_id=team_id, flagged=flagged)
 
 
-def _flag_marks() -> dict[int, list[str]]:
-    """{worker pk: marks} of every flagged worker, from the shared worker-quality rows."""
-    return {row.worker.pk: flag_words(row) for row in worker_quality_rows(None) if row.flags}
+def bonus_flags_as_of() -> datetime:
+    """When the flags the bonus page marks were computed (every dataset's rows), made sure of."""
+    return worker_flags_as_of(None)
 
 
 def catch_pools_of_active_studies(user: Any, action: str) -> list[dict[str, Any]]:

@@ -13,12 +13,13 @@ claims, costs, CSV) starts from it.
 """
 
 import statistics
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
 from django.db.models import (
     Count,
@@ -36,7 +37,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from base.subquery import sql_of
+from base.subquery import EqualsAny, sql_of
 from collection.models import WritingClaim
 from collection.selectors import pool_premises
 from corpus.models import LABELS_PER_PAIR, Pair
@@ -216,6 +217,8 @@ class Spread:
     median: float | None = None
     q1: float | None = None
     q3: float | None = None
+    # When the figures are of a sample: of the latest this many sessions only (the page says "about").
+    sample_sessions: int = 0
 
     @classmethod
     def of(cls, seconds: list[float]) -> "Spread":
@@ -240,14 +243,24 @@ def paid_sessions(of_study: Study) -> QuerySet[StudySession]:
     return counted_sessions(of_study).filter(money_may_go())
 
 
-def task_times(of_study: Study) -> Spread:
+# Time per task is read from the claims of at most this many sessions (the latest whose money may
+# go): a study of hundreds of sessions has hundreds of thousands of claims, and their quartiles
+# move little past a few thousand tasks.
+TASK_TIME_SESSIONS = 40
+
+
+def task_times(of_study: Study, *, sessions: int = TASK_TIME_SESSIONS) -> Spread:
     """Time per submitted task, from its claim to its submit (a batch: first claim to last submit),
-    of the sessions whose money may go."""
+    of the sessions whose money may go: of the latest `sessions` of them when there are more (the
+    Spread says so: `sample_sessions`), so the statement is sized by that sample, not the study."""
     claim_model, batched = _claim_model(of_study)
+    latest = paid_sessions(of_study).order_by("-pk").values("pk")
     claims = claim_model._default_manager.filter(
+        # Each sampled session's claims by its key (`= ANY(ARRAY(...))`): as `IN (subquery)` the
+        # planner hashed the sample and read every claim of the study against it.
+        EqualsAny(F("study_session_id"), ArraySubquery(latest[:sessions])),
         status=ClaimStatus.SUBMITTED,
         submitted_at__isnull=False,
-        study_session__in=paid_sessions(of_study),
     )
     rows: Any
     if batched:
@@ -258,28 +271,38 @@ def task_times(of_study: Study) -> Spread:
         )
     else:
         rows = claims.values_list("created_at", "submitted_at")
-    return spread_in_sql(rows)
+    # Whether the study has more sessions than the sample, asked in the same statement.
+    more = sql_of(latest[sessions : sessions + 1])
+    spread = spread_in_sql(rows, more_than_sampled=more)
+    if spread.sample_sessions:
+        spread.sample_sessions = sessions
+    return spread
 
 
-def spread_in_sql(rows: QuerySet[Any]) -> Spread:
+def spread_in_sql(rows: QuerySet[Any], *, more_than_sampled: tuple[str, Sequence[Any]] | None = None) -> Spread:
     """`Spread.of` the seconds from each row's first column to its second (none below 0), computed
     in the database: one row comes back however many tasks the study has (percentile_cont
-    interpolates as `statistics.quantiles(method="inclusive")` does)."""
+    interpolates as `statistics.quantiles(method="inclusive")` does). `more_than_sampled`: a
+    statement whose rows, if any, say the rows are a sample (`sample_sessions` is then set to 1;
+    the caller names the sample)."""
     found = sql_of(rows)
     if found is None:
         return Spread()
     sql, params = found
+    sampled, sampled_params = ("false", ()) if more_than_sampled is None else more_than_sampled
+    if more_than_sampled is not None:
+        sampled = f"EXISTS ({sampled})"
     query = (
-        "SELECT count(*), percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY seconds) FROM "
+        f"SELECT count(*), percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY seconds), {sampled} FROM "
         f"(SELECT greatest(extract(epoch FROM (t.e - t.s)), 0)::float AS seconds FROM ({sql}) AS t(s, e)) AS d"
     )
     with connection.cursor() as cursor:
-        cursor.execute(query, params)
-        n, quartiles = cursor.fetchone()
+        cursor.execute(query, [*sampled_params, *params])
+        n, quartiles, is_sample = cursor.fetchone()
     if not n:
-        return Spread()
+        return Spread(sample_sessions=int(bool(is_sample)))
     q1, median, q3 = (float(value) for value in quartiles)
-    return Spread(n, median, q1, q3)
+    return Spread(n, median, q1, q3, sample_sessions=int(bool(is_sample)))
 
 
 def session_times(of_study: Study) -> Spread:

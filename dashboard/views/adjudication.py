@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 
 from corpus.services import LabelRefused
 from dashboard.queries.common import pair as pair_named
-from dashboard.queries.quality import flagged_workers
+from dashboard.queries.quality import flagged_workers_as_of
 from teams import access
 from validation import adjudication
 
@@ -29,7 +29,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         slug = adjudication.DEFAULT_FILTER
     include_decided = request.GET.get("decided") == "1"
     # The teams' labels only; read once (and kept a few seconds), for the queue and every count.
-    flagged = flagged_workers(scope.teams_within)
+    flagged, flags_as_of, flagged_pairs = flagged_workers_as_of(scope.teams_within)
     pairs = adjudication.queue(scope.within, scope.split, slug, include_decided=include_decided, flagged=flagged)
     decisions = adjudication.recent_decisions(scope.within, scope.split)
     page = int(request.GET["page"]) if request.GET.get("page", "").isdigit() and int(request.GET["page"]) > 0 else 1
@@ -42,13 +42,14 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         scope,
         filters=filters,
         current=adjudication.FILTER_BY_SLUG[slug],
-        counts=adjudication.queue_counts(scope.within, scope.split, flagged=flagged),
+        counts=adjudication.queue_counts(scope.within, scope.split, flagged=flagged, flagged_pairs=flagged_pairs),
         pairs=shown[:QUEUE_SHOWN],
         page=page,
         first_shown=first + 1,
         last_shown=first + len(shown[:QUEUE_SHOWN]),
         next_page=page + 1 if len(shown) > QUEUE_SHOWN else None,
         include_decided=include_decided,
+        flags_as_of=flags_as_of,  # when the flagged workers were computed (the maintained rows)
         labels=adjudication.LABELS,
         effect=adjudication.before_and_after(scope.within, scope.split),
         decisions=decisions,

@@ -123,7 +123,9 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided.
     held = list(bonuses.held_back(study)) if study else []
     totals = bonuses.worker_totals(study) if study else []
-    # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27).
+    # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27); the
+    # flags are the maintained rows' (made sure of first), and the page says when they were computed.
+    flags_as_of = queries.bonus_flags_as_of() if study else None
     marks = (
         queries.bonus_marks(
             [entry.worker_id for entry in unpaid] + [row["id"] for row in totals], team_id=study.dataset.team_id
@@ -159,6 +161,7 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         set_aside=money.get("aside", []),
         figures=money.get("figures"),
         held=held,
+        flags_as_of=flags_as_of,
         held_total=bonuses.money(sum((entry.amount for entry in held), Decimal(0))),
         held_sessions=len({entry.study_session_id for entry in held}),
         # A discretionary bonus goes to a participant chosen by the ids the pages show.

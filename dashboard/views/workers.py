@@ -10,7 +10,7 @@ from authorship.selectors import (
 )
 from corpus.selectors import excluded_workers
 from dashboard.queries import workers as queries
-from dashboard.queries.quality import worker_quality_rows
+from dashboard.queries.quality import worker_quality_page
 from quality.correlated_runs import latest_groups
 from teams import access
 
@@ -36,7 +36,7 @@ def workers(request: HttpRequest) -> HttpResponseBase:
     # How each writer's hypotheses were typed (authorship app): flagged of those with a record.
     typing = typing_flags_by_worker((row["id"] for row in page.object_list), scope.teams_within)
     page.object_list = [{**row, "typing": typing.get(row["id"])} for row in page.object_list]
-    quality_page = Paginator(worker_quality_rows(scope.within), WORKERS_PER_PAGE).get_page(request.GET.get("qpage"))
+    quality_page, flags_as_of = worker_quality_page(scope.within, request.GET.get("qpage"), WORKERS_PER_PAGE)
     columns = [
         {
             "key": key,
@@ -60,6 +60,7 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # Worker quality (quality/selectors.py): flagged workers first, then by labels given; a page
         # of them (its own `qpage`), so the page's size does not grow with the crowd.
         quality=quality_page,
+        flags_as_of=flags_as_of,  # the maintained rows' time: the figures may be a little older than the page
         # Excluded in the scope's teams (an exclusion is a team's); the teams the form acts in.
         excluded=excluded_workers(scope.within),
         exclusion_teams=access.teams_to_choose(request.user, access.RESEARCH),

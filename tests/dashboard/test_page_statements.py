@@ -17,7 +17,7 @@ from corpus.models import Pair, Split
 from corpus.validation_flags import set_validation_flags
 from crowd.models import Study
 from importers.models import CorpusImport
-from quality.models import ReferenceLabel
+from quality.models import ReferenceLabel, WorkerFlagScope
 from validation import adjudication
 
 from . import cost_factories, factories
@@ -67,9 +67,14 @@ def crowd():
     return ds, writing, validation, pairs
 
 
-def test_each_page_reads_as_many_statements_on_a_larger_corpus(client, researcher, crowd):
+def test_each_page_reads_as_many_statements_on_a_larger_corpus(client, researcher, crowd, settings):
     ds, writing, validation, pairs = crowd
     client.force_login(researcher)
+    # The maintained worker-flag rows computed once (a first load computes them), then read as kept:
+    # the pages read the rows they show (`test_the_first_load_computes_the_flag_rows_once` below).
+    settings.DASHBOARD_CACHE_SECONDS = 600
+    for url in pages(writing, validation):
+        client.get(url)
     small = {url: statements(client, url) for url in pages(writing, validation)}
     workers = [
         pairs["A"].author,
@@ -117,3 +122,39 @@ def test_the_bonus_page_reads_the_flags_the_workers_page_computed(client, resear
     assert response.status_code == 200 and response.context["totals"], "a study with bonuses and workers"
     read = [query["sql"] for query in captured.captured_queries]
     assert not [sql for sql in read if "corpus_workersecondstally" in sql], read
+
+
+def test_the_first_load_computes_the_flag_rows_once(client, researcher, crowd, settings):
+    """A scope whose worker-flag rows were never computed computes them on its first page (as many
+    statements on a larger corpus); the next cold page reads the kept rows and groups no worker
+    tally and no flagged worker's labels, and each page says when the flags were computed."""
+    ds, _writing, _validation, pairs = crowd
+    settings.DASHBOARD_CACHE_SECONDS = 600
+    client.force_login(researcher)
+    flagged_pages = [
+        reverse("dashboard:workers"),
+        reverse("dashboard:bonuses"),
+        f"{reverse('dashboard:adjudication')}?queue=flagged",
+    ]
+
+    def first_load(url):
+        WorkerFlagScope.objects.all().delete()
+        return statements(client, url)
+
+    small = {url: first_load(url) for url in flagged_pages}
+    for url in flagged_pages:
+        assert [sql for sql in small[url] if "corpus_workersecondstally" in sql], (url, small[url])
+        kept = statements(client, url)
+        assert not [sql for sql in kept if "corpus_workersecondstally" in sql], (url, kept)
+        # The flagged queue's count is the one kept with the flags (counted by the first adjudication
+        # page), not a grouping of their labels on each page; the workers page never counts it.
+        counting = [sql for sql in small[url] if "count(DISTINCT pair_id)" in sql]
+        assert bool(counting) == ("adjudication" in url), (url, small[url])
+        assert not [sql for sql in kept if "count(DISTINCT pair_id)" in sql], kept
+        assert 'id="flags-as-of"' in client.get(url).content.decode(), url
+    grown = [pairs["A"].author, *(label.worker for label in pairs["A"].labels.filter(position__gt=1))]
+    for copy in range(3):
+        grow(ds, copy, grown)
+    large = {url: first_load(url) for url in flagged_pages}
+    grew = {url: (len(small[url]), len(large[url])) for url in small if len(small[url]) != len(large[url])}
+    assert not grew, grew

@@ -1,0 +1,208 @@
+"""The maintained worker-flag table: `worker_quality`'s rows of a scope, kept for the pages.
+
+`worker_quality` computes every worker's figures and flags in Python (the random-guesser flag's
+Benjamini–Hochberg correction runs over every validator tested, so a page of rows cannot be
+flagged from its own rows). `recompute` runs it once and writes the rows
+(`WorkerFlagScope`, `WorkerFlagRow`) in one transaction; the pages read the rows they show
+(`page_rows`), who is flagged (`flagged_ids`, `flag_marks_of`) and when it was computed
+(`computed_at`), and say how old the figures are.
+
+Written by the task `quality.refresh_worker_flags` (queued, coalesced, after label writes: the
+receiver `labels_moved`) and by the dashboard's figure refresh when a page finds the rows older
+than its interval.
+"""
+
+import json
+from collections.abc import Iterable
+from dataclasses import fields
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from base.task_queue import enqueue_coalesced
+from corpus.models import Dataset, ValidationLabel
+from corpus.selectors import TeamDatasets
+
+from . import flags as flag_rules
+from .models import WorkerFlagRow, WorkerFlagScope
+from .selectors import WorkerQuality, flag_words, worker_quality
+
+REFRESH_TASK = "quality.refresh_worker_flags"
+EAGER_REFRESH_KEY = "quality:worker-flags:refreshed-eagerly"
+EVERY_DATASET = "all"
+# The figures of a WorkerQuality row kept in `WorkerFlagRow.figures` (all but the worker and flags).
+FIGURE_FIELDS = tuple(each.name for each in fields(WorkerQuality) if each.name not in ("worker", "flags"))
+# The columns of a worker the rows' readers use (its name, its market, whether trusted).
+WORKER_COLUMNS = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
+
+
+def scope_key(dataset: Dataset | TeamDatasets | None) -> str:
+    """The table's name of a scope: "all", a dataset's id, a team group's key ("teams-1-3")."""
+    if isinstance(dataset, TeamDatasets):
+        return dataset.key
+    return str(dataset.pk) if dataset is not None else EVERY_DATASET
+
+
+def scope_of(key: str) -> tuple[bool, Dataset | TeamDatasets | None]:
+    """(whether it is still there, the scope a key names): a dataset may be gone."""
+    if key == EVERY_DATASET:
+        return True, None
+    if key.startswith("teams-"):
+        return True, TeamDatasets(frozenset(int(team) for team in key.removeprefix("teams-").split("-") if team))
+    dataset = Dataset.objects.filter(pk=int(key)).first()
+    return dataset is not None, dataset
+
+
+def recompute(dataset: Dataset | TeamDatasets | None) -> datetime:
+    """Compute `worker_quality(dataset)` and replace the scope's rows with it; when it was computed."""
+    rows = worker_quality(dataset)
+    key = scope_key(dataset)
+    with transaction.atomic():
+        # One writer of a scope at a time (a task and a page may both refresh it).
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"worker-flags:{key}"])
+        now = timezone.now()
+        flagged = [row.worker.pk for row in rows if row.flags]
+        # One statement whether the scope is new or not (an upsert), so a page's first load reads
+        # as many statements as its later ones; the flagged workers' pairs are counted when asked.
+        table = WorkerFlagScope._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (key, computed_at, flagged, flagged_pairs) VALUES (%s, %s, %s, NULL) "
+                "ON CONFLICT (key) DO UPDATE SET computed_at = EXCLUDED.computed_at, flagged = EXCLUDED.flagged, "
+                "flagged_pairs = NULL RETURNING id",
+                [key, now, json.dumps(flagged)],
+            )
+            scope_id = cursor.fetchone()[0]
+        WorkerFlagRow.objects.filter(scope_id=scope_id).delete()
+        WorkerFlagRow.objects.bulk_create(
+            [
+                WorkerFlagRow(
+                    scope_id=scope_id,
+                    worker_id=row.worker.pk,
+                    position=position,
+                    figures={name: getattr(row, name) for name in FIGURE_FIELDS},
+                    flags=[
+                        {"kind": flag.kind, "reason": flag.reason, "figures": dict(flag.figures)} for flag in row.flags
+                    ],
+                )
+                for position, row in enumerate(rows)
+            ],
+            batch_size=1000,
+        )
+    return now
+
+
+def pairs_labelled_by(worker_ids: list[int]) -> int:
+    """How many pairs these workers labelled (the flagged queue's pairs before decisions): one
+    statement, none flagged or many, looked up by the labels' worker index."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(DISTINCT pair_id) FROM {ValidationLabel._meta.db_table} WHERE worker_id = ANY(%s)",
+            [list(worker_ids)],
+        )
+        return int(cursor.fetchone()[0])
+
+
+def count_flagged_pairs(dataset: Dataset | TeamDatasets | None, flagged: list[int], computed_at: datetime) -> int:
+    """`pairs_labelled_by` the scope's flagged workers, kept on its row unless the rows were
+    recomputed meanwhile (the next page counts again)."""
+    pairs = pairs_labelled_by(flagged)
+    WorkerFlagScope.objects.filter(key=scope_key(dataset), computed_at=computed_at).update(flagged_pairs=pairs)
+    return pairs
+
+
+def refresh_every_scope() -> list[str]:
+    """Recompute every scope the table holds (the task after label writes); the keys refreshed.
+    A scope whose dataset is gone loses its rows."""
+    refreshed = []
+    for key in WorkerFlagScope.objects.order_by("key").values_list("key", flat=True):
+        there, dataset = scope_of(key)
+        if not there:
+            WorkerFlagScope.objects.filter(key=key).delete()
+            continue
+        recompute(dataset)
+        refreshed.append(key)
+    return refreshed
+
+
+def computed_at(dataset: Dataset | TeamDatasets | None) -> datetime | None:
+    """When the scope's rows were computed; None when they never were."""
+    return WorkerFlagScope.objects.filter(key=scope_key(dataset)).values_list("computed_at", flat=True).first()
+
+
+def rows_of(dataset: Dataset | TeamDatasets | None) -> QuerySet[WorkerFlagRow]:
+    """The scope's rows in `worker_quality`'s order, with the worker's shown columns: slice it for a
+    page (LIMIT/OFFSET on the (scope, position) key) and turn the slice to rows with `as_quality`."""
+    return (
+        WorkerFlagRow.objects.filter(scope__key=scope_key(dataset))
+        .select_related("worker__user")
+        .only("position", "figures", "flags", *(f"worker__{column}" for column in WORKER_COLUMNS))
+        .order_by("position")
+    )
+
+
+def as_quality(rows: Iterable[WorkerFlagRow]) -> list[WorkerQuality]:
+    """The stored rows as the WorkerQuality rows `worker_quality` returned when they were computed."""
+    return [
+        WorkerQuality(
+            worker=row.worker,
+            **{name: row.figures[name] for name in FIGURE_FIELDS if name in row.figures},
+            flags=[
+                flag_rules.WorkerFlag(
+                    worker=row.worker_id, kind=flag["kind"], reason=flag["reason"], figures=flag["figures"]
+                )
+                for flag in row.flags
+            ],
+        )
+        for row in rows
+    ]
+
+
+def flagged_ids(dataset: Dataset | TeamDatasets | None) -> list[int] | None:
+    """The workers the checks flag in the scope, sorted; None when the scope was never computed."""
+    found = flagged_with_pairs(dataset)
+    return None if found is None else found[0]
+
+
+def flagged_with_pairs(dataset: Dataset | TeamDatasets | None) -> tuple[list[int], int | None] | None:
+    """`flagged_ids` and the kept count of their pairs (None: not counted yet) in one read; None
+    when the scope was never computed."""
+    found = WorkerFlagScope.objects.filter(key=scope_key(dataset)).values_list("flagged", "flagged_pairs").first()
+    return None if found is None else (sorted(found[0]), found[1])
+
+
+def flag_marks_of(worker_ids: Iterable[int], dataset: Dataset | TeamDatasets | None = None) -> dict[int, list[str]]:
+    """{worker pk: ["flagged: <flag>", ...]} of those of these workers the stored rows flag
+    (`quality.selectors.flag_words`), read for these workers only."""
+    ids = sorted(set(worker_ids))
+    if not ids:
+        return {}
+    rows = WorkerFlagRow.objects.filter(scope__key=scope_key(dataset), worker_id__in=ids).exclude(flags=[])
+    return {row.worker_id: flag_words(quality) for row, quality in _with_quality(rows.select_related("worker"))}
+
+
+def _with_quality(rows: QuerySet[WorkerFlagRow]) -> list[tuple[WorkerFlagRow, WorkerQuality]]:
+    listed = list(rows)
+    return list(zip(listed, as_quality(listed), strict=True))
+
+
+def labels_moved(sender: Any = None, **kwargs: Any) -> None:
+    """Receiver of the corpus's label events (`corpus.signals.pairs_moved`, `gold_recounted`): once
+    the writer has committed, queue one refresh of the table (coalesced: a burst of submits costs
+    one run a window). The run refreshes the scopes the table holds (none before a page asked)."""
+    seconds = getattr(settings, "WORKER_FLAGS_COALESCE_SECONDS", 30.0)
+    transaction.on_commit(lambda: _queue_refresh(seconds))
+
+
+def _queue_refresh(seconds: float) -> None:
+    # Without a broker the task runs at once (in the caller or the embedded thread): at most one
+    # run a window, so a burst of writes (an import, a crowd's submits) does not recompute per commit.
+    if settings.CELERY_TASK_ALWAYS_EAGER and not cache.add(EAGER_REFRESH_KEY, 1, seconds):
+        return
+    enqueue_coalesced(REFRESH_TASK, seconds=seconds)
