@@ -13,6 +13,7 @@ than its interval.
 """
 
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import fields
 from datetime import datetime
@@ -86,9 +87,10 @@ def recompute(dataset: Dataset | TeamDatasets | None) -> datetime:
                     scope_id=scope_id,
                     worker_id=row.worker.pk,
                     position=position,
-                    figures={name: getattr(row, name) for name in FIGURE_FIELDS},
+                    figures=stored({name: getattr(row, name) for name in FIGURE_FIELDS}),
                     flags=[
-                        {"kind": flag.kind, "reason": flag.reason, "figures": dict(flag.figures)} for flag in row.flags
+                        {"kind": flag.kind, "reason": flag.reason, "figures": stored(dict(flag.figures))}
+                        for flag in row.flags
                     ],
                 )
                 for position, row in enumerate(rows)
@@ -152,10 +154,10 @@ def as_quality(rows: Iterable[WorkerFlagRow]) -> list[WorkerQuality]:
     return [
         WorkerQuality(
             worker=row.worker,
-            **{name: row.figures[name] for name in FIGURE_FIELDS if name in row.figures},
+            **{name: read(row.figures[name]) for name in FIGURE_FIELDS if name in row.figures},
             flags=[
                 flag_rules.WorkerFlag(
-                    worker=row.worker_id, kind=flag["kind"], reason=flag["reason"], figures=flag["figures"]
+                    worker=row.worker_id, kind=flag["kind"], reason=flag["reason"], figures=read(flag["figures"])
                 )
                 for flag in row.flags
             ],
@@ -206,3 +208,30 @@ def _queue_refresh(seconds: float) -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER and not cache.add(EAGER_REFRESH_KEY, 1, seconds):
         return
     enqueue_coalesced(REFRESH_TASK, seconds=seconds)
+
+
+# PostgreSQL's JSON has no NaN or infinities (a median of no timed items is -inf): stored as
+# {NON_FINITE: "-inf"} and read back as the float.
+NON_FINITE = "__float__"
+
+
+def stored(value: Any) -> Any:
+    """`value` with every non-finite float replaced by its JSON-safe stand-in, at any depth."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {NON_FINITE: repr(value)}
+    if isinstance(value, dict):
+        return {key: stored(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [stored(item) for item in value]
+    return value
+
+
+def read(value: Any) -> Any:
+    """What `stored` kept, as it was (tuples come back as lists)."""
+    if isinstance(value, dict):
+        if set(value) == {NON_FINITE}:
+            return float(value[NON_FINITE])
+        return {key: read(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [read(item) for item in value]
+    return value

@@ -1,6 +1,7 @@
 """The maintained worker-flag rows (`quality.flag_rows`): what `worker_quality` computes, kept per
 scope, followed by new labels once the queued task has run, read by the pages a page of rows at a time."""
 
+import json
 from dataclasses import asdict
 
 import pytest
@@ -91,3 +92,13 @@ def test_the_workers_page_reads_the_rows_it_shows_and_says_when_they_were_comput
     as_of = WorkerFlagScope.objects.get().computed_at
     assert page.context["flags_as_of"] == as_of
     assert 'id="flags-as-of"' in page.content.decode()
+
+
+def test_non_finite_figures_are_kept_and_read_back():
+    """A median of no timed items is -inf: PostgreSQL's JSON refuses it, the table keeps it."""
+    from quality.flag_rows import read, stored
+
+    figures = {"median_seconds": float("-inf"), "nested": [{"rate": float("inf")}, 0.5], "n": 3}
+    kept = stored(figures)
+    assert json.loads(json.dumps(kept, allow_nan=False)) == kept
+    assert read(kept) == figures
