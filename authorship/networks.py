@@ -15,6 +15,7 @@ from django.http import HttpRequest
 
 from base.login_throttle import client_address
 from corpus.models import Worker
+from crowd.preview import previewed_session
 
 from .models import NetworkSighting
 
@@ -37,7 +38,10 @@ def network_group(address: str) -> str:
 
 
 def note_network(request: HttpRequest, worker: Worker) -> None:
-    """Record that `worker` reached the server from this request's network group."""
+    """Record that `worker` reached the server from this request's network group (never in a preview,
+    which changes no record of the study's)."""
+    if previewed_session(request) is not None:
+        return
     network = network_group(client_address(request))
     if network:
         NetworkSighting.objects.get_or_create(network=network, worker=worker)
