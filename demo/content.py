@@ -63,8 +63,9 @@ VALIDATION_STUDY = {
     "tasks_per_batch": 2,
     "completion_code": "DEMO-VALID-5678",
     "payment_per_task": Decimal("0.40"),
-    # The demo has no market and its ids are made up: an open link (crowd.arrival.launch_refusal).
-    "open_link_unverified": True,
+    # Signed links (the link load_demo prints carries `sig`): its ids count as verified, so the catch
+    # bonuses of the quality demo are payable and the bonus page has something to pay.
+    "require_signed_link": True,
     "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
 }
 

@@ -75,11 +75,16 @@ def follow(client, url):
 def worker_pages(client):
     """(url, html) of every page a worker meets in the demo."""
     pages = []
-    for number, slug in enumerate(Study.objects.order_by("slug").values_list("slug", flat=True)):
-        # A participant arriving from Prolific at each demo study (their own browser).
+    for number, study in enumerate(Study.objects.order_by("slug")):
+        # A participant arriving from Prolific at each demo study (their own browser), by the link
+        # the market shows (signed where the study asks for it).
         arrival = Client()
+        signed = f"&sig={study.link_signature()}" if study.require_signed_link else ""
         pages.append(
-            follow(arrival, f"/study/{slug}/?PROLIFIC_PID=label-words-{number}&STUDY_ID=s&SESSION_ID=s-{number}")
+            follow(
+                arrival,
+                f"/study/{study.slug}/?PROLIFIC_PID=label-words-{number}&STUDY_ID=s&SESSION_ID=s-{number}{signed}",
+            )
         )
         pages.append(follow(arrival, reverse("home")))
     client.force_login(get_user_model().objects.get(username="worker"))

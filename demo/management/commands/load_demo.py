@@ -9,6 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from base.console import format_table
+from crowd.models import Study
 from demo.adversarial import STUDY as ADVERSARIAL_STUDY
 from demo.adversarial import ensure_adversarial_demo
 from demo.artifacts import DEMO_DRAFT, ensure_artifacts_demo, tag_untagged_pairs
@@ -122,12 +123,14 @@ class Command(BaseCommand):
                 f"The nudge is on for the study '{WRITING_STUDY['slug']}': the draft \"{DEMO_DRAFT}\" "
                 f"written as a contradiction scores p={draft:.2f} (/artifacts/score/)."
             )
+        validation = Study.objects.get(slug=VALIDATION_STUDY["slug"])
+        signed = f"&sig={validation.link_signature()}" if validation.require_signed_link else ""
         links = [
             ("site", f"{site}/"),
             ("researcher login", f"{RESEARCHER[0]} / {RESEARCHER[1]}"),
             ("worker login", f"{WORKER[0]} / {WORKER[1]}"),
             ("Prolific writing study", f"{site}/study/{WRITING_STUDY['slug']}/?{prolific_ids(1)}"),
-            ("Prolific validation study", f"{site}/study/{VALIDATION_STUDY['slug']}/?{prolific_ids(2)}"),
+            ("Prolific validation study", f"{site}/study/{VALIDATION_STUDY['slug']}/?{prolific_ids(2)}{signed}"),
             ("dashboard (researcher)", f"{site}/dashboard/"),
             ("artifacts (researcher)", f"{site}/dashboard/artifacts/?dataset={dataset.slug}"),
             ("flagged writers", f"{site}/dashboard/workers/?dataset={dataset.slug}"),
