@@ -38,7 +38,8 @@ pytestmark = pytest.mark.django_db
 
 
 def written(author, hypotheses):
-    dataset = factories.dataset()
+    # A dataset of the test's own: the pairs page lists it whatever other tests left committed.
+    dataset = factories.dataset("sense-scored")
     return [
         factories.pair(dataset, factories.premise(dataset, text=PREMISE), [label], hypothesis=text, author=author)
         for label, text in hypotheses
@@ -80,6 +81,7 @@ def test_researchers_see_the_score_on_the_pairs_page(client, researcher, make_wo
     sense.score_unscored()
     client.force_login(researcher)
     page = client.get(reverse("dashboard:pairs"), {"dataset": pair.dataset.slug}).content.decode()
+    assert pair.hypothesis in page
     assert 'data-stat="sense" data-low="1"' in page
 
 

@@ -43,6 +43,7 @@ def test_ids_that_share_a_browser_are_flagged_for_researchers_only(client, resea
         make_pair(dataset)
     study = make_study(dataset, share=0.0)
     study.tasks_per_batch = 5
+    study.open_link_unverified = True  # paid, no market connection: an open link
     study.save()
     one_browser = Client()
     for pid in ("pid-a", "pid-b", "pid-c"):

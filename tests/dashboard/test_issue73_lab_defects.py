@@ -244,7 +244,10 @@ def stranded_visit(client, **study_fields):
     participant writes both, then asks for a third."""
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 2)
-    study = make_study(dataset, tasks_per_batch=4, payment_per_task=Decimal("0.50"), **study_fields)
+    # Paid, without a market connection: an open link (crowd.arrival refuses a paid study's unverified ids).
+    study = make_study(
+        dataset, tasks_per_batch=4, payment_per_task=Decimal("0.50"), open_link_unverified=True, **study_fields
+    )
     client.get(reverse("study_entry", args=[study.slug]), PROLIFIC_VISIT)
     for _ in range(2):
         task_url = client.get(reverse("writing_next"))["Location"]
