@@ -5,6 +5,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_POST
 
+from corpus.labels import LABELS
 from corpus.services import LabelRefused
 from dashboard.queries.common import pair as pair_named
 from dashboard.queries.quality import flagged_workers_as_of
@@ -50,7 +51,7 @@ def adjudication_queue(request: HttpRequest) -> HttpResponseBase:
         next_page=page + 1 if len(shown) > QUEUE_SHOWN else None,
         include_decided=include_decided,
         flags_as_of=flags_as_of,  # when the flagged workers were computed (the maintained rows)
-        labels=adjudication.LABELS,
+        labels=LABELS,
         effect=adjudication.before_and_after(scope.within, scope.split),
         decisions=decisions,
         last_decision=adjudication.last_undoable(decisions, request.session.get(LAST_DECISION)),

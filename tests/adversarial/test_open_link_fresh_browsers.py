@@ -20,4 +20,5 @@ def test_fresh_browsers_get_no_task_on_an_unverified_paid_study_and_no_bonus_on_
     # The open link did serve (codes) and the catch trials earned bonuses: recorded, never owed.
     assert StudySession.objects.filter(study__open_link_unverified=True, completed_at__isnull=False).count() == 3
     earned = BonusEntry.objects.filter(study__open_link_unverified=True)
-    assert earned.exists() and all("never" in entry.reason or "not payable" in entry.reason for entry in earned)
+    assert earned.exists(), result["detail"]
+    assert all("never" in entry.reason or "not payable" in entry.reason for entry in earned), result["detail"]

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from adversarial.models import AdversarialTry
-from authorship import judgements
+from authorship import evidence, judgements
 from authorship.evidence import FieldEvidence
 from authorship.judgements import Flag
 from authorship.models import WritingEvidence
@@ -49,7 +49,7 @@ def evidence_of(field: dict) -> FieldEvidence:
 
 def test_an_honest_record_inside_a_two_minute_claim_earns_no_flag():
     flags = judgements.page_field_flags(
-        judgements.PageEvidence(fields={"h": evidence_of(records.typed(TEXT))}, open_ms=60_000),
+        evidence.PageEvidence(fields={"h": evidence_of(records.typed(TEXT))}, open_ms=60_000),
         {"h": TEXT},
         claim_open_ms=120_000,
     )
@@ -65,7 +65,7 @@ def test_an_honest_record_inside_a_two_minute_claim_earns_no_flag():
     ],
 )
 def test_times_longer_than_the_claim_has_been_open_are_flagged(what, field, open_ms):
-    page = judgements.PageEvidence(fields={"h": evidence_of(field)}, open_ms=open_ms)
+    page = evidence.PageEvidence(fields={"h": evidence_of(field)}, open_ms=open_ms)
     flags = judgements.page_field_flags(page, {"h": TEXT}, claim_open_ms=1100)["h"]
     assert Flag.TIMES_OUTSIDE_CLAIM in flags, what
 
@@ -74,7 +74,7 @@ def test_a_sentence_sent_sooner_than_its_length_takes_to_type_is_flagged():
     """45 characters take at least 2.7 s at 60 ms a character, more than half a second and the 2 s
     tolerance; the record (no time claimed) does not matter."""
     field = {**records.typed(TEXT), "fk": 0, "tt": 46 * 20, "m": 20.0}
-    page = judgements.PageEvidence(fields={"h": evidence_of(field)}, open_ms=0)
+    page = evidence.PageEvidence(fields={"h": evidence_of(field)}, open_ms=0)
     assert Flag.TOO_FAST in judgements.page_field_flags(page, {"h": TEXT}, claim_open_ms=500)["h"]
     assert Flag.TOO_FAST not in judgements.page_field_flags(page, {"h": TEXT}, claim_open_ms=5000)["h"]
 

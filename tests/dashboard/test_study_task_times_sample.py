@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from collection.models import Premise
+from corpus.models import Premise
 from dashboard.queries import study as queries
 from tests.dashboard.test_study_page import build_study, claim, session
 

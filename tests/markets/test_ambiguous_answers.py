@@ -8,6 +8,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
@@ -139,7 +140,7 @@ def test_not_paid_after_the_record_had_time_to_follow_frees_the_bonuses_once_wit
     payments.pay_owed_bonuses(study)
     batch = BonusBatch.objects.get()
     # The server's clock, the settle time later: the press reads Prolific's record again then.
-    later = timezone.now() + timedelta(seconds=answers.settings.MARKET_RECORD_SETTLE_SECONDS + 1)
+    later = timezone.now() + timedelta(seconds=settings.MARKET_RECORD_SETTLE_SECONDS + 1)
     monkeypatch.setattr(payments, "_now", lambda: later)
 
     answer = _press_unpaid(make_researcher, study, batch.pk)

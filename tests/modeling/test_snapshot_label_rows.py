@@ -11,8 +11,8 @@ import pytest
 from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split, ValidationLabel, Worker
 from corpus.services import add_labels, set_workers_excluded
-from modeling.snapshots.format import read_manifest, verify_snapshot
-from modeling.snapshots.label_rows import LABEL_COLUMNS, LABELS_FILE
+from modeling.snapshots.format import LABELS_FILE, read_manifest, verify_snapshot
+from modeling.snapshots.label_rows import LABEL_COLUMNS
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from quality.models import CatchTrialAnswer
 from teams.models import default_team_id

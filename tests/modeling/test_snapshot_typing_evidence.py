@@ -11,8 +11,8 @@ from authorship.models import WritingEvidence
 from base.long_tasks import JobStatus
 from corpus.models import Dataset, Label, Split
 from corpus.services import add_labels
-from modeling.snapshots.format import read_manifest
-from modeling.snapshots.label_rows import LABELS_FILE, TYPING_FLAGS_COLUMN
+from modeling.snapshots.format import LABELS_FILE, read_manifest
+from modeling.snapshots.label_rows import TYPING_FLAGS_COLUMN
 from modeling.snapshots.services import create_snapshot, export_snapshot
 from tests.modeling.conftest import add_pair, add_premise, genre
 
