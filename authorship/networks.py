@@ -40,7 +40,7 @@ def network_group(address: str) -> str:
 def note_network(request: HttpRequest, worker: Worker) -> None:
     """Record that `worker` reached the server from this request's network group (never in a preview,
     which changes no record of the study's)."""
-    if previewed_session(request) is not None:
+    if hasattr(request, "session") and previewed_session(request) is not None:
         return
     network = network_group(client_address(request))
     if network:

@@ -217,7 +217,7 @@ def text_match(text: str) -> TextMatch:
     one statement over the trigram indexes (`collection_pair_search`, `premise_text_trgm`), each
     part stopping after TEXT_IDS_CAP matches, so a common word costs what a rare one does. A text
     of fewer than three characters has no trigram to look up: matched pair by pair."""
-    if connection.vendor != "postgresql" or len(text) < 3:
+    if len(text) < 3:
         return TextMatch(None)
     params: dict[str, str | int] = {
         "like": _like(text),
