@@ -32,8 +32,10 @@ CLAIM = (
 IDS = 15
 
 
-def _study(tag: str, *, seed: int, open_link: bool) -> str:
-    slug = _common.build_validation_study(tag, seed=seed, premises=40, catch_premises=10, share=0.2, tasks_per_batch=2)
+def _study(tag: str, *, seed: int, open_link: bool, share: float) -> str:
+    slug = _common.build_validation_study(
+        tag, seed=seed, premises=40, catch_premises=10, share=share, tasks_per_batch=2
+    )
     from decimal import Decimal
 
     from crowd.models import Study
@@ -57,10 +59,12 @@ def owed(slug: str) -> tuple[int, int, int]:
     return earned, len(payable), in_file
 
 
-def run(base_url: str, *, seed: int = 0, ids: int = IDS) -> dict[str, Any]:
+def run(base_url: str, *, seed: int = 0, ids: int = IDS, share: float = 0.2) -> dict[str, Any]:
+    """`share`: the studies' catch-trial share; catch trials are drawn at random, so a run of few
+    ids needs a high share for any of them to meet one."""
     _common.django_ready()
-    refused_slug = _study("olfb-shut", seed=seed, open_link=False)
-    open_slug = _study("olfb-open", seed=seed, open_link=True)
+    refused_slug = _study("olfb-shut", seed=seed, open_link=False, share=share)
+    open_slug = _study("olfb-open", seed=seed, open_link=True, share=share)
     admitted = 0
     for number in range(ids):
         browser = _common.Participant(base_url)
