@@ -21,7 +21,8 @@ import dataclasses
 import math
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -36,7 +37,17 @@ from .device_data import DeviceTrainSet
 from .embeddings import load_embeddings
 from .evaluate import summarize
 from .graphed import EpochPlan, epoch_plan
-from .loop import Trainer, describe_device, finite_loss, resolve_config, seed_everything, select_train, sort_by
+from .loop import (
+    PROGRESS_SECONDS,
+    Trainer,
+    describe_device,
+    finite_loss,
+    resolve_config,
+    save_checkpoint,
+    seed_everything,
+    select_train,
+    sort_by,
+)
 
 ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8  # torch.optim.Adam's defaults, which a lone run uses
@@ -52,6 +63,12 @@ class PackedRun:
     train_set: DeviceTrainSet
     rng: random.Random
     dev: list[Example]
+    train_rows: list[Example]
+    model: str = ""
+    covered: int = 0
+    on_progress: Callable[[dict[str, Any]], object] | None = None
+    checkpoint_path: str | Path | None = None
+    progress: dict[str, Any] = dataclasses.field(default_factory=dict)
     history: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     best_state: dict[str, Any] | None = None
     best_score: float = -math.inf
@@ -76,24 +93,54 @@ def prepare(data: SnapshotData, model: str, config: Mapping[str, Any] | None) ->
     vocab = Vocab.build(primary + secondary)
     for examples in [primary, secondary, *own.evals.values()]:
         encode_examples(examples, vocab, resolved["max_len"])
-    embeddings, _ = load_embeddings(vocab, resolved["embedding_dim"], resolved["embeddings"], resolved["seed"])
+    embeddings, covered = load_embeddings(vocab, resolved["embedding_dim"], resolved["embeddings"], resolved["seed"])
     labels = tuple(own.labels or LABELS)
     trainer = Trainer(model, resolved, vocab, embeddings, num_classes=len(labels))
     trainer.labels = labels
     dev_split = own.dev_split
     dev = [ex for ex in own.evals.get(dev_split, []) if ex.label != NO_LABEL] if dev_split else []
     train_set = DeviceTrainSet(primary, secondary, trainer.device, sort_by=sort_by(model))
-    return PackedRun(resolved, own, trainer, train_set, rng, dev)
+    run = PackedRun(resolved, own, trainer, train_set, rng, dev, primary + secondary, model=model, covered=covered)
+    steps_per_epoch = math.ceil(train_set.pairs_per_epoch(resolved["mix_fraction"]) / resolved["batch_size"])
+    run.progress = {
+        "epoch": 0,
+        "total_epochs": resolved["epochs"],
+        "step": 0,
+        "total_steps": steps_per_epoch * resolved["epochs"],
+        "loss": None,
+        "dev_accuracy": None,
+        "history": run.history,
+        "device": describe_device(trainer.device),
+    }
+    return run
+
+
+def _report(run: PackedRun, kind: str) -> None:
+    """loop.train's progress event for one run of the pack (its heartbeat and its bar)."""
+    if run.on_progress is not None:
+        run.on_progress(dict(run.progress, kind=kind))
 
 
 def train_packed(
-    datasets: Sequence[SnapshotData], model: str, configs: Sequence[Mapping[str, Any] | None]
+    datasets: Sequence[SnapshotData],
+    model: str,
+    configs: Sequence[Mapping[str, Any] | None],
+    on_progress: Sequence[Callable[[dict[str, Any]], object] | None] | None = None,
+    checkpoint_paths: Sequence[str | Path | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Train one run per (data, config) at once; each run's results as loop.train reports its core figures."""
+    """Train one run per (data, config) at once; each run's results as loop.train reports them.
+
+    `on_progress[i]` gets run i's events as loop.train's `on_progress` does (start, a step at most
+    every PROGRESS_SECONDS, each epoch, evaluate); `checkpoint_paths[i]` gets its best epoch's
+    checkpoint, as loop.train writes it."""
     if model == "majority":
         raise ValueError("the majority baseline has nothing to train; run it alone")
     started = time.monotonic()
     runs = [prepare(data, model, config) for data, config in zip(datasets, configs, strict=True)]
+    for index, run in enumerate(runs):
+        run.on_progress = on_progress[index] if on_progress else None
+        run.checkpoint_path = checkpoint_paths[index] if checkpoint_paths else None
+        _report(run, "start")
     shared = {key: runs[0].config[key] for key in (*HYPER_KEYS, "batch_size", "epochs", "lr", "grad_clip", "device")}
     for run in runs[1:]:
         differing = sorted(key for key, value in shared.items() if run.config[key] != value)
@@ -129,8 +176,18 @@ def train_packed(
         ]
         loss_totals = torch.zeros(len(runs), device=device)
         template.train()
+        last_report = time.monotonic()
         for step in range(max(len(plan) for plan in plans if plan is not None)):
             live = [plan is not None and step < len(plan) for plan in plans]
+            for index, run in enumerate(runs):
+                if live[index]:
+                    run.progress.update(epoch=epoch, step=run.progress["step"] + 1)
+            if time.monotonic() - last_report >= PROGRESS_SECONDS:
+                # Steps only: a loss read here would make the host wait for the device.
+                last_report = time.monotonic()
+                for index, run in enumerate(runs):
+                    if live[index]:
+                        _report(run, "step")
             premise, hypothesis, labels, weights = _stacked_batch(runs, plans, live, step, shared["batch_size"], device)
             logits = batched_forward(params, buffers, premise, hypothesis)
             losses = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), reduction="none").view_as(weights)
@@ -269,8 +326,12 @@ def _record_epoch(run: PackedRun, epoch: int, loss: float, pairs: int, epoch_sta
     score = dev_accuracy if dev_accuracy is not None else -loss
     if run.best_state is None or score > run.best_score:
         run.best_state, run.best_score, run.best_epoch, run.bad_epochs = run.trainer.state(), score, epoch, 0
+        if run.checkpoint_path:
+            save_checkpoint(run.checkpoint_path, run.trainer, run.model, run.config, epoch)
     else:
         run.bad_epochs += 1
+    run.progress.update(loss=loss, dev_accuracy=dev_accuracy)
+    _report(run, "epoch")
     if run.dev and run.bad_epochs >= run.config["patience"]:
         run.active, run.stopped_by = False, "early stopping"
 
@@ -280,19 +341,29 @@ def _results(run: PackedRun, started: float) -> dict[str, Any]:
     if run.best_state is not None:
         trainer.net.load_state_dict(run.best_state)
     set_lstm_path(trainer.net, "static")
+    _report(run, "evaluate")
     predictions = {split: (examples, trainer.predict(examples)) for split, examples in run.data.evals.items()}
-    results = summarize(predictions, trainer.labels or LABELS)
+    labels = trainer.labels or LABELS
+    results = summarize(predictions, labels)
     results.update(
         {
+            "train_accuracy": trainer.accuracy(run.train_rows[: run.config["train_eval_limit"]]),
+            "train_pairs": len(run.train_rows),
+            "train_pairs_per_epoch": run.train_set.pairs_per_epoch(run.config["mix_fraction"]),
+            "vocab_size": len(trainer.vocab),
+            "embeddings_covered": run.covered,
             "dev_split": run.data.dev_split,
             "best_epoch": run.best_epoch,
             "epochs_run": len(run.history),
             "stopped_by": run.stopped_by,
             "history": run.history,
             "device": describe_device(trainer.device),
-            "packed": True,
+            "amp": trainer.use_amp,
+            "amp_dtype": str(trainer.amp_dtype).removeprefix("torch.") if trainer.use_amp else None,
             "seconds": round(time.monotonic() - started, 3),
             "config": run.config,
         }
     )
+    if tuple(labels) != tuple(LABELS):
+        results["labels"] = list(labels)
     return results

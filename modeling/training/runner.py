@@ -168,6 +168,114 @@ def execute_attempt(
     return {"run": run_id, "status": "done"}
 
 
+class _PackMember:
+    """One packed run's heartbeat: a run taken from this attempt (reaped, cancelled, taken over) is
+    noted and left to its new holder while the rest of the pack trains on; the pack does not stop
+    for it, and its results are never sent."""
+
+    def __init__(self, heartbeat: Heartbeat, abandoned: set[int]) -> None:
+        self.heartbeat = heartbeat
+        self.abandoned = abandoned
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        run_id = self.heartbeat.spec.run_id
+        if run_id in self.abandoned:
+            return
+        try:
+            self.heartbeat(event)
+        except RunAbandoned as exc:
+            logger.warning("%s", exc)
+            self.abandoned.add(run_id)
+
+
+def execute_packed_attempts(
+    reporter: RunReporter,
+    run_ids: list[int],
+    hostname: str,
+    attempt: str | None,
+    heartbeat_seconds: float,
+    bars: list[Any] | None = None,
+    work_dir: str | Path | None = None,
+) -> list[dict[str, Any]]:
+    """Lease several runs of one model and shape and train them at once (packed.train_packed): each
+    run keeps its own heartbeat, checkpoint, results and failure, as `execute_attempt` gives one run.
+
+    One {"run", "status"} per run id, in order. A failure of the pack (a snapshot that fails its
+    check, runs that cannot share a step) fails every run leased for it, with the reason.
+    """
+    outcomes: dict[int, dict[str, Any]] = {}
+    specs: list[RunSpec] = []
+    for run_id in run_ids:
+        spec = reporter.lease(run_id, hostname, attempt)
+        if spec is None:
+            outcomes[run_id] = {"run": run_id, "status": reporter.status(run_id)}
+        else:
+            specs.append(spec)
+    abandoned: set[int] = set()
+    results: list[dict[str, Any]] | None = None
+    error = ""
+    with tempfile.TemporaryDirectory(prefix="pack-", dir=_existing(work_dir)) as scratch:
+        checkpoints = [Path(scratch) / f"run-{spec.run_id}.safetensors" for spec in specs]
+        try:
+            if specs:
+                results = _train_pack(reporter, specs, checkpoints, heartbeat_seconds, bars, abandoned)
+        except SnapshotError as exc:
+            logger.error("packed runs %s: %s", [spec.run_id for spec in specs], exc)
+            for spec in specs:
+                reporter.snapshot_rejected(spec)
+            error = f"{type(exc).__name__}: {exc}"[:5000]
+        except Exception as exc:
+            logger.exception("packed runs %s failed", [spec.run_id for spec in specs])
+            error = f"{type(exc).__name__}: {exc}"[:5000]
+        for index, spec in enumerate(specs):
+            if spec.run_id in abandoned:
+                outcomes[spec.run_id] = {"run": spec.run_id, "status": "abandoned"}
+            elif results is None:
+                reporter.fail(spec, error)
+                outcomes[spec.run_id] = {"run": spec.run_id, "status": "failed"}
+            elif not reporter.save_checkpoint(spec, checkpoints[index]) or not reporter.finish(
+                spec, dict(results[index], restarts=spec.restarts)
+            ):
+                outcomes[spec.run_id] = {"run": spec.run_id, "status": "abandoned"}
+            else:
+                outcomes[spec.run_id] = {"run": spec.run_id, "status": "done"}
+    return [outcomes[run_id] for run_id in run_ids]
+
+
+def _train_pack(
+    reporter: RunReporter,
+    specs: list[RunSpec],
+    checkpoints: list[Path],
+    heartbeat_seconds: float,
+    bars: list[Any] | None,
+    abandoned: set[int],
+) -> list[dict[str, Any]]:
+    from .data import load_snapshot
+    from .packed import train_packed
+
+    models = sorted({spec.model for spec in specs})
+    if len(models) > 1:
+        raise ValueError(f"packed runs train one model; these are {', '.join(models)}")
+    loaded: dict[str, Any] = {}  # one load per snapshot: the genre matrix's runs share theirs
+    for spec in specs:
+        if spec.snapshot_hash not in loaded:
+            folder = reporter.snapshot_folder(spec)
+            loaded[spec.snapshot_hash] = load_snapshot(
+                folder, expected_hash=spec.snapshot_hash, verify=not spec.snapshot_source.get("verified")
+            )
+    heartbeats = [
+        _PackMember(Heartbeat(reporter, spec, heartbeat_seconds, bar=bars[index] if bars else None), abandoned)
+        for index, spec in enumerate(specs)
+    ]
+    return train_packed(
+        [loaded[spec.snapshot_hash] for spec in specs],
+        models[0],
+        [spec.config for spec in specs],
+        on_progress=heartbeats,
+        checkpoint_paths=checkpoints,
+    )
+
+
 def _existing(folder: str | Path | None) -> str | None:
     if folder is None:
         return None

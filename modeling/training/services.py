@@ -41,7 +41,7 @@ from teams import access
 
 from .config import MODEL_NAMES, ConfigError, resolve_config
 from .results_check import node_results_problems
-from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt  # noqa: F401 (RunAbandoned re-exported)
+from .runner import RunAbandoned, RunReporter, RunSpec, execute_attempt, execute_packed_attempts  # noqa: F401 (RunAbandoned re-exported)
 from .snapshot_cache import SnapshotCache
 
 if TYPE_CHECKING:
@@ -267,7 +267,7 @@ def lease_run(
             return None
         if node_token is not None and (not task_id or task_id != run.celery_task_id):
             # A node names the attempt its broker message carried. Without this, an empty or
-            # invented attempt let any node token take over a run another node leases (issue 39).
+            # invented attempt let any node token take over a run another node leases.
             logger.warning("run %s: a lease by node %s without the run's attempt; refused", run_id, node_token.pk)
             return None
         if task_id and run.celery_task_id and task_id != run.celery_task_id:
@@ -607,6 +607,20 @@ def execute_training_run(
         task_id,
         float(settings.TRAINING_HEARTBEAT_SECONDS),
         bar=bar,
+        work_dir=Path(settings.DATA_DIR) / "work",
+    )
+
+
+def execute_packed_training_runs(run_ids: list[int], *, bars: list[Any] | None = None) -> list[dict[str, Any]]:
+    """Runs of one model and shape trained together in this process (runner.execute_packed_attempts):
+    each with its own progress on its run page, checkpoint and results."""
+    return execute_packed_attempts(
+        run_reporter(),
+        run_ids,
+        f"in-process@{socket.gethostname()}",
+        None,
+        float(settings.TRAINING_HEARTBEAT_SECONDS),
+        bars=bars,
         work_dir=Path(settings.DATA_DIR) / "work",
     )
 

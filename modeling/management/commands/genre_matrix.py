@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from base.console import format_table
 from modeling.models import RunStatus, TrainingRun
@@ -19,12 +20,13 @@ from modeling.snapshots.files import materialised_snapshot
 from modeling.training.data import load_snapshot
 from modeling.training.services import (
     LaunchRefused,
+    execute_packed_training_runs,
     launch_training_run,
     parse_config_text,
     validate_launch,
 )
 
-from .train import refusal, run_in_process, wait_for_runs
+from .train import finish_bar, refusal, run_in_process, wait_for_runs
 
 
 def train_genres(snapshot: Any) -> list[str]:
@@ -64,6 +66,29 @@ def format_matrix(table: dict[str, Any]) -> str:
     return format_table(["train \\ test", *table["test_genres"]], rows)
 
 
+def train_packed_here(runs: list[Any], model: str, *, bar_off_a_terminal: bool) -> list[Any]:
+    """The runs trained at once in this process, a progress bar per run."""
+    bars = [
+        tqdm(
+            total=run.total_steps or None,
+            unit="step",
+            desc=f"{model} on {run.config['train_genre']}",
+            position=index,
+            disable=False if bar_off_a_terminal else None,
+        )
+        for index, run in enumerate(runs)
+    ]
+    try:
+        execute_packed_training_runs([run.pk for run in runs], bars=bars)
+    finally:
+        for bar in bars:
+            bar.close()
+    for run, bar in zip(runs, bars, strict=True):
+        run.refresh_from_db()
+        finish_bar(bar, run)
+    return runs
+
+
 class Command(BaseCommand):
     help = "Train one model per training genre and print the genre × genre accuracy table (MultiNLI Table 5)."
 
@@ -74,6 +99,12 @@ class Command(BaseCommand):
         parser.add_argument("--genres", default="", help="comma-separated training genres (default: all in train)")
         parser.add_argument("--queue", action="store_true", help="send the runs to GPU nodes and wait for them")
         parser.add_argument(
+            "--packed",
+            action="store_true",
+            help="train the genres' runs at once in this process, one step for all (a GPU's way; each run "
+            "keeps its own progress, checkpoint and results)",
+        )
+        parser.add_argument(
             "--bars-on-a-terminal-only",
             action="store_true",
             help="draw the training progress bars only when the output is a terminal (the demo's log)",
@@ -82,6 +113,10 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, snapshot: Any, model: Any, config: Any, genres: Any, queue: Any, **options: Any
     ) -> None:
+        if options["packed"] and queue:
+            raise CommandError("--packed trains in this process; a GPU node takes its runs one by one (--queue)")
+        if options["packed"] and model == "majority":
+            raise CommandError("the majority baseline has nothing to train together; leave out --packed")
         try:
             config = {"dropout": 0.2, **parse_config_text(config)}
             snapshot, _ = validate_launch(snapshot, model, config=config)
@@ -96,6 +131,8 @@ class Command(BaseCommand):
             raise refusal(refused) from refused
         if queue:
             runs = sorted(wait_for_runs([r.pk for r in runs]), key=lambda r: genres.index(r.config["train_genre"]))
+        elif options["packed"]:
+            runs = train_packed_here(runs, model, bar_off_a_terminal=not options["bars_on_a_terminal_only"])
         else:
             runs = [
                 run_in_process(
