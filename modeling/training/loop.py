@@ -40,6 +40,7 @@ from .data import (
     split_for_mixing,
 )
 from .device_data import DeviceBatch, DeviceTrainSet
+from .device_eval import DeviceEvalSet
 from .embeddings import load_embeddings
 from .evaluate import accuracy_report, majority_baseline, summarize
 from .graphed import GraphedStep
@@ -306,11 +307,15 @@ def train(
     if trainer.trainable and data_path == "device":
         train_set = DeviceTrainSet(primary, secondary, trainer.device, sort_by=sort_by(model))
     graphed = None
+    dev_eval: DeviceEvalSet | None = None
     if trainer.trainable and config["step"] == "graphed":
         if train_set is None:
             raise ConfigError("the graphed step trains from the device data path (data_path='device')")
         capture = trainer.device.type == "cuda" and trainer.amp_dtype != torch.float16
         graphed = GraphedStep(trainer, train_set, config["batch_size"], graphs=capture)
+        if dev:
+            # The dev pass after each epoch at fixed shapes too, or the GPU waits on its collation.
+            dev_eval = DeviceEvalSet(trainer, dev, max(64, config["batch_size"]), graphs=capture)
     for epoch in range(1, config["epochs"] + 1 if trainer.trainable else 1):
         epoch_started = time.monotonic()
         batches: Iterable[Batch | DeviceBatch]
@@ -344,7 +349,7 @@ def train(
                     window_pairs, last_report = 0, now
                     report("step")
             epoch_loss = finite_loss(float(loss_sum) / max(1, epoch_pairs), epoch, config)
-        dev_accuracy = trainer.accuracy(dev) if dev else None
+        dev_accuracy = (dev_eval.accuracy(dev) if dev_eval is not None else trainer.accuracy(dev)) if dev else None
         history.append(
             {
                 "epoch": epoch,

@@ -34,6 +34,7 @@ from modeling.nets.layers import set_lstm_path
 from .checkpoint import HYPER_KEYS
 from .data import LABELS, NO_LABEL, Example, SnapshotData, Vocab, encode_examples
 from .device_data import DeviceTrainSet
+from .device_eval import DeviceEvalSet
 from .embeddings import load_embeddings
 from .evaluate import summarize
 from .graphed import EpochPlan, epoch_plan
@@ -66,6 +67,7 @@ class PackedRun:
     train_rows: list[Example]
     model: str = ""
     covered: int = 0
+    dev_eval: DeviceEvalSet | None = None
     on_progress: Callable[[dict[str, Any]], object] | None = None
     checkpoint_path: str | Path | None = None
     progress: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -101,6 +103,8 @@ def prepare(data: SnapshotData, model: str, config: Mapping[str, Any] | None) ->
     dev = [ex for ex in own.evals.get(dev_split, []) if ex.label != NO_LABEL] if dev_split else []
     train_set = DeviceTrainSet(primary, secondary, trainer.device, sort_by=sort_by(model))
     run = PackedRun(resolved, own, trainer, train_set, rng, dev, primary + secondary, model=model, covered=covered)
+    # Evaluated at fixed shapes after each epoch, as the graphed step's lone run is.
+    run.dev_eval = DeviceEvalSet(trainer, dev, max(64, resolved["batch_size"])) if dev else None
     steps_per_epoch = math.ceil(train_set.pairs_per_epoch(resolved["mix_fraction"]) / resolved["batch_size"])
     run.progress = {
         "epoch": 0,
@@ -312,7 +316,7 @@ def _load_run(run: PackedRun, params: dict[str, torch.Tensor], index: int) -> No
 def _record_epoch(run: PackedRun, epoch: int, loss: float, pairs: int, epoch_started: float) -> None:
     """loop.train's end of an epoch for one run: dev accuracy, best state, early stopping."""
     set_lstm_path(run.trainer.net, "static")  # evaluation needs no vmap: the fused LSTM, same sums
-    dev_accuracy = run.trainer.accuracy(run.dev) if run.dev else None
+    dev_accuracy = run.dev_eval.accuracy(run.dev) if run.dev_eval is not None else None
     set_lstm_path(run.trainer.net, "unrolled")
     run.history.append(
         {
