@@ -34,7 +34,7 @@ migrate: install
 	$(WITH_DB) $(BIN)/python manage.py migrate --noinput
 
 # The demo keeps a market key of its own (.demo-market-key, made once), so a market can be connected
-# in the demo without a restart (issue 54, defect 25); a MARKET_CREDENTIALS_KEY already set wins.
+# in the demo without a restart; a MARKET_CREDENTIALS_KEY already set wins.
 DEMO_KEY = MARKET_CREDENTIALS_KEY="$${MARKET_CREDENTIALS_KEY:-$$(cat .demo-market-key)}"
 # One WITH_DB around the three steps: the embedded cluster starts once and stops when the server does.
 demo: install

@@ -4,16 +4,9 @@ each process serves several requests at once with threads instead of one at a ti
 
     gunicorn annotation_site.wsgi -c gunicorn.conf.py     # GUNICORN_* variables override
 
-Measured with bench/gunicorn_pages.py on the 433k bench corpus, 50 clients asking without
-pause (a saturation test, clients on the same 2 shared cores, load ~10), requests/s per page:
-    sync,    3 processes x  1 thread     8.3/s   validation page p50 3953 ms  p99 6116 ms
-    gthread, 2 processes x  8 threads   22.1/s   validation page p50 1281 ms  p99 2310 ms
-    gthread, 2 processes x 16 threads   21.2/s   validation page p50  943 ms  p99 2798 ms
-Threads give 2.7x the throughput of the old sync setting; past 8 threads a process nothing more.
-At human pace (bench/human_pace.py: 200 workers thinking 20-60 s, 433k corpus, load ~10) this
-setting's server-side p50 is 80-90 ms for arrivals and task pages and 240-300 ms for submits
-(p99 0.4-2 s); the figures, and why gunicorn's sync setting's server-side times read lower without
-being faster for the crowdworker, are in bench/RESULTS-issue12.md.
+Under a saturating load (bench/gunicorn_pages.py) threads serve more than twice the requests of
+one-request processes, and past 8 threads a process gains nothing more. The figures, and those
+at human pace (bench/human_pace.py), are in bench/RESULTS-gunicorn.md and bench/RESULTS-issue12.md.
 """
 
 import multiprocessing

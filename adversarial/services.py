@@ -1,7 +1,7 @@
 """Writes of the adversarial writing task: claiming a premise with a target label, one try at the
 model, the fooled writer's reason, and the end of a task (its pairs, its count for the study).
 
-Safety for a paid crowd (issue 25 §4), all enforced here rather than in the view:
+Safety for a paid crowd, all enforced here rather than in the view:
 - a try is taken only on the worker's own open, unexpired claim in an open round (no free oracle);
 - the hypothesis is checked first (collection's writing rules) and a failing one never reaches the
   model, so no prediction is returned for it;
@@ -194,7 +194,8 @@ def _try_once(
         study_session = task.writing_claim.study_session
         # Nullable on writing claims in general; an adversarial task's claim is made in a study session.
         assert study_session is not None
-        # Collection's one check under the study's rules: refused as the writing page refuses (issue 39).
+        # Collection's one check under the study's rules: refused as the writing page refuses, so
+        # no task takes a hypothesis another task would refuse.
         rules = writing.task_rules(study_session=study_session)
         confirmed = shape_holds.confirmed_texts(study_session)  # a shape warning sent again is overridden
         if problem := writing_rules.hypothesis_problem(premise.text, text, rules, confirmed=confirmed):

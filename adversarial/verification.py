@@ -5,7 +5,7 @@ verifier sees a pair like any other). Its verdict, from the verifiers' labels in
 - the first two agree: they decide;
 - they disagree: the third decides with the one it agrees with (no majority of three: discarded);
 - verified when the verifiers' majority is the writer's label, else discarded (kept out of dev/test).
-Verifiers are people other than the writer (issue 39): labels by the writer's own ids (seen on one
+Verifiers are people other than the writer (a writer must not verify their own bonus): labels by the writer's own ids (seen on one
 of the writer's devices, `crowd.DeviceSighting`, or linked by the market, `crowd.WorkerLink`) and by excluded workers do not count, so the
 example (and its bonus) waits for verifiers who are not linked to the writer. Such ids are not
 offered the writer's pairs in the first place (`validation.selectors.claimable_pairs`).

@@ -434,7 +434,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
-# Artifacts (issue 14): new pairs are tagged (and the monitor refreshed) by a Celery worker after their
+# Artifacts: new pairs are tagged (and the monitor refreshed) by a Celery worker after their
 # transaction commits; off in the embedded mode, where the task would run inside the request (or
 # inside import_pairs, with no progress shown: the command tags with its own bar instead).
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=HAS_BROKER)
@@ -448,7 +448,7 @@ ARTIFACTS_MONITOR_EVERY_PAIRS = int(os.environ.get("ARTIFACTS_MONITOR_EVERY_PAIR
 # without; a fold drawn by a writer's commit ran inside that writer's request (a fold reads every
 # tally table).
 TALLY_FOLD_INTERVAL_SECONDS = float(os.environ.get("TALLY_FOLD_INTERVAL_SECONDS", "60"))
-# How often the beat starts an aggregation run (and so the correlated-error check, issue 51) on each
+# How often the beat starts an aggregation run (and so the correlated-error check) on each
 # dataset whose code-holding studies got labels since its last run (quality.aggregation_runs).
 CORRELATED_CHECK_INTERVAL_SECONDS = float(os.environ.get("CORRELATED_CHECK_INTERVAL_SECONDS", "900"))
 ARTIFACTS_PARSE_TREES = env_bool("ARTIFACTS_PARSE_TREES", default=True)  # Penn trees of written pairs, same spaCy pass

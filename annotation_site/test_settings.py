@@ -40,6 +40,6 @@ from .settings import *  # noqa: E402, F403
 # New pairs are not tagged in the background unless a test asks (tests/artifacts turn it on): with
 # a broker (CI) every test that committed an import queued a tagging of its pairs on the session's
 # Celery worker, which tagged 10,000 SNLI pairs beside the suite after the test had ended, and the
-# test's flush waited for its locks (20-27 s of a teardown). Production's default is unchanged
+# test's flush waited for its locks (seconds of every such teardown). Production's default is unchanged
 # (settings.ARTIFACTS_ON_ARRIVAL: on with a broker).
 ARTIFACTS_ON_ARRIVAL = env_bool("ARTIFACTS_ON_ARRIVAL", default=False)  # noqa: F405

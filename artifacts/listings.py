@@ -27,7 +27,7 @@ def _changed_since(dataset: Dataset, mark: int) -> bool:
     # order, so the plan cannot change with the statistics. Asked as "a row of the dataset above the
     # mark" (LIMIT 1), the planner walked the primary key or the whole table whenever the rows above
     # the mark were many (another dataset's) and it guessed one was the dataset's: every newer row
-    # read to find none (issue 53: 1.2M rows, 463-516 ms on the artifacts page).
+    # read to find none, a scan of the tally table on the artifacts page.
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT dataset_id FROM {WordTally._meta.db_table} WHERE (dataset_id, id) > (%s, %s)"

@@ -110,7 +110,7 @@ def refresh_if_due(dataset: Dataset, every: int | None = None) -> bool:
         MonitorRefresh.objects.filter(dataset=dataset).exclude(status=JobStatus.FAILED).order_by("-created_at").first()
     )
     seen = last.pairs_total if last else 0
-    if tally_pairs(dataset) - seen < every:  # a sum of tally rows: a count of the pairs read them all (issue 53)
+    if tally_pairs(dataset) - seen < every:  # a sum of tally rows: a count of the pairs would read them all
         return False
     transaction.on_commit(lambda: enqueue(REFRESH_TASK, dataset.pk, MonitorRefresh.Trigger.NEW_PAIRS))
     return True

@@ -337,7 +337,7 @@ def import_spacy() -> ModuleType:
     spaCy's machine-learning layer, thinc, imports torch when it finds it, to offer its PyTorch
     wrappers. The pipelines loaded here (en_core_web_sm's tagger and parser) are thinc's own numpy
     layers and never use it, yet the import cost every process that tags or checks a sentence
-    1.3-1.6 s of its start and torch's memory (the web processes, the tagging processes, the
+    over a second of its start and torch's memory (the web processes, the tagging processes, the
     Celery workers of the default queue). Only this thread is refused torch, for the time of the
     import: another thread (an embedded training job) imports it as usual, and torch imported later
     in this process works as before (thinc then just offers no PyTorch wrappers). A process that

@@ -123,7 +123,7 @@ def run_tag_accuracy(run: _Run, *, split: str | None = None) -> dict[str, Any] |
     slugs = list(run.snapshot.datasets or [])
     ids = list(predicted)
     columns: list[tuple[Any, ...]] = []
-    for start in range(0, len(ids), ID_CHUNK):  # SQLite caps the parameters of one statement
+    for start in range(0, len(ids), ID_CHUNK):  # a statement takes at most 65,535 parameters
         tags = PairTags.objects.filter(pair__pair_id__in=ids[start : start + ID_CHUNK])
         if slugs:
             tags = tags.filter(pair__dataset__slug__in=slugs)

@@ -92,7 +92,7 @@ def run_tagging_job(
 
     ``processes`` tagging processes (spawned) tag while this process reads the next pairs and
     stores the last batch's tags, so a large job runs at the tagger's own speed instead of the
-    tagger's plus the database's (issue 28). 0
+    tagger's plus the database's. 0
     tags in this process; None: as `job_processes` chooses.
 
     A tagger loaded with its parser (the default, settings.ARTIFACTS_PARSE_TREES) also writes
@@ -223,7 +223,7 @@ def store_tags(rows: list[PairTags], *, retag: bool = False) -> int:
 def _insert_tags(rows: Sequence[PairTags]) -> None:
     """Insert tag rows as multi-row INSERTs of plain values: a large job stores a batch while its
     tagging process tags the next, and building bulk_create's statement (sixteen prepared fields
-    a row) was half of this process's time (issue 28)."""
+    a row) cost more than running it."""
     tagged_at = connection.ops.adapt_datetimefield_value(timezone.now())
     insert_rows(
         PairTags._meta.db_table,
@@ -249,7 +249,7 @@ def untagged_batches(
     When those are fewer than the `expected` untagged pairs (the tallies' count), the pairs up to
     the mark are walked too: a transaction that committed its pairs after a later one's were
     tagged, or drift. Without the mark, finding the first untagged pair is an anti-join of every
-    pair of the dataset against every tag, 545 ms at 433k pairs (issue 53), on every job.
+    pair of the dataset against every tag, on every job.
     """
     found = 0
     for batch in _untagged_between(dataset, retag, batch_size, after, None):
@@ -273,7 +273,7 @@ def _untagged_between(
     last_pk = after
     # From the first pair, jump to the first untagged one (after an import, every pair before its
     # first is tagged). After a mark there is nothing to jump: the anti-join would read the tags of
-    # every pair from the first (a merge anti-join's scan of the whole tag index, 49 ms at 433k).
+    # every pair from the first (a merge anti-join's scan of the whole tag index).
     if not retag and not after:
         first = pairs.filter(phenomenon_tags__isnull=True).order_by("pk").values_list("pk", flat=True).first()
         if first is None:

@@ -1,6 +1,6 @@
 """The maintained tag tally (`TagTally`): tagged pairs per dataset × split × genre × gold label ×
 tag, so that the corpus page's tag figures sum a few hundred rows instead of joining every tag to
-its pair (seconds a render at MultiNLI scale, issue 28).
+its pair (seconds a render at MultiNLI scale).
 
 Signed deltas, appended as corpus.tallies' are (and folded with them: `TALLY`), by
   - the tagging pass (`artifacts.services.run_tagging_job`): +1 per new tag row under the pair's
@@ -67,7 +67,7 @@ def tags_counted(rows: Iterable[tuple[Key, Iterable[str]]], sign: int = 1) -> in
 # --- receivers of corpus.signals ---------------------------------------------------------------
 
 
-MOVES_PER_READ = 1_000  # pairs whose tags one read fetches (within SQLite's 32,766 variables)
+MOVES_PER_READ = 1_000  # pairs whose tags one read fetches (a bounded statement whatever the move)
 
 
 def gold_moved(sender: Any, moves: Sequence[tuple[int, str, str]], **kwargs: Any) -> None:
@@ -81,8 +81,8 @@ def gold_moved(sender: Any, moves: Sequence[tuple[int, str, str]], **kwargs: Any
 
 def _move_tagged(moves: Sequence[tuple[int, str, str]]) -> int:
     """The deltas are netted here, from the pairs' tag flags: one INSERT ... SELECT that crossed
-    each moved pair with every tag name and tested each flag was slow in the fix of every pair
-    (issue 28), and an UNION ALL of a SELECT per pair before it slower still to plan."""
+    each moved pair with every tag name and tested each flag was slow when every pair moved,
+    and an UNION ALL of a SELECT per pair before it slower still to plan."""
     if not moves:
         return 0
     found = PairTags.objects.filter(pair_id__in=[pk for pk, _, _ in moves]).values_list(
@@ -121,7 +121,7 @@ def tally_pairs(dataset: Dataset | None = None) -> int:
 def untagged_pairs(dataset: Dataset | None = None, *, retag: bool = False) -> int:
     """Pairs of the dataset (None: of all) a tagging job has to tag, from the tallies: the pairs
     less the tagged ones (every pair with `retag`). Two sums of a few hundred tally rows; asking
-    the tables is an anti-join of every pair against every tag (522 ms at 433k pairs, issue 53).
+    the tables is an anti-join of every pair against every tag.
     Drift in a tally (a pair deleted in the admin) can miscount a few: the hourly sweep
     (`artifacts.tag_untagged`) asks the tables."""
     pairs = tally_pairs(dataset)

@@ -30,7 +30,7 @@ from .monitoring import cached_scoring_model
 MAX_DRAFT = 1000
 DEFAULT_THRESHOLD = 0.8
 # Drafts scored per writing claim: three sentences revised many times over, not a labelling service
-# (issue 27: the endpoint answered anyone, and its top label matched gold on 77% of pairs).
+# (answering anyone without a limit, the model's top label would label other people's pairs).
 SCORES_PER_CLAIM = 90
 
 
@@ -129,7 +129,7 @@ def score_draft(request: HttpRequest) -> JsonResponse:
 
     Answers only a writer holding the live writing claim `claim` (the page's token), at most
     SCORES_PER_CLAIM times per claim, and never the model's probability: it is a nudge for the
-    writer's own draft, not an oracle for labelling someone else's pair (issue 27).
+    writer's own draft, not an oracle for labelling someone else's pair.
     """
     if not is_authenticated(request):
         return _error("Log in to write.", status=403)

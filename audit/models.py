@@ -1,4 +1,4 @@
-"""The audit log: one append-only row per researcher decision (issue 55, docs/teams.md).
+"""The audit log: one append-only row per researcher decision (docs/teams.md).
 
 An entry names its team, actor and subject by id and by a label copied at the time, never by a
 foreign key: deleting a study, a user or a team changes nothing here, and no cascade or SET NULL

@@ -1,2 +1,2 @@
-"""How hypotheses were written (issue 40): typing evidence from the browser, judgements from it, and
+"""How hypotheses were written: typing evidence from the browser, judgements from it, and
 what a study does with them (docs/quality.md, "How hypotheses were written")."""

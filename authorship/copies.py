@@ -1,4 +1,4 @@
-"""Copies across writers, sessions and studies (issue 50, item 3).
+"""Copies across writers, sessions and studies.
 
 A new hypothesis is looked up, at submit, among every hypothesis written on the platform before it
 (`WrittenSentence`: one row per written pair, by its normalised text): a near-copy of a sentence on
@@ -13,7 +13,7 @@ each (bench/copy_check.py; docs/quality.md, "Copies across writers"): honest peo
 short sentence ("a man is outside", "the woman is running") often, so sentences under five words
 are never copies, and a similarity of 0.85 keeps honest writers' flagged sessions far under 1%.
 
-Paraphrases (issue 72, item 3): a template with one word changed is 0.49-0.74 apart by trigrams,
+Paraphrases: a template with one word changed is 0.49-0.74 apart by trigrams,
 and a farm of sentences of four words or fewer was never compared. Each sentence is stored with
 its template signature too (authorship.paraphrase: rough lemmas, the premise's content words
 slotted out, and the content words it did not take from its premise). When the trigram rule finds
@@ -115,7 +115,7 @@ def trigram_lookup(cursor: Any) -> Iterator[None]:
     """Around the lookup, in a transaction: `%` reads its threshold from pg_trgm.similarity_threshold,
     set for this transaction only. Sequential scans are off for the lookup alone (and put back as
     they were): the planner prices similarity() like an addition, so on a table of some thousand
-    rows it scans (73 ms measured at 10,000 rows) where the trigram index answers in 14 ms."""
+    rows it scans, several times slower than the trigram index answers."""
     cursor.execute("SELECT set_config('pg_trgm.similarity_threshold', %s, true)", [str(COPY_SIMILARITY)])
     cursor.execute("SELECT current_setting('enable_seqscan')")
     (seqscan,) = cursor.fetchone()

@@ -43,7 +43,7 @@ FASTEST_HUMAN_MEAN_MS = MS_PER_CHAR_AT_ONE_WPM / (HUMAN_WPM_MEAN + Z_9999 * HUMA
 MOST_EVEN_HUMAN_CV = 0.2
 # Near-copies of the writer's own earlier sentence (difflib's ratio of the normalised texts).
 NEAR_COPY_RATIO = 0.9
-# The server's clock (issue 50): the record's times are measured in the browser, the claim's lifetime
+# The server's clock: the record's times are measured in the browser, the claim's lifetime
 # (served to submitted) by the server. A page opens after its claim was made and is sent before it
 # arrives, so an honest record's times fit inside the lifetime; the tolerance covers two hosts'
 # clocks a little apart (NTP keeps them within milliseconds) and a browser clock running fast.
@@ -73,10 +73,10 @@ class Flag(StrEnum):
     PASTED_AFTER_AWAY = "pasted-after-away"  # written elsewhere (another tab had focus), then pasted
     REPEATED = "repeated"  # a near-copy of the writer's own sentence on another premise
     # A near-copy of an earlier sentence on another premise by another writer, or by this writer in
-    # another session (authorship.copies, issue 50): a template farm, or one id over many visits.
+    # another session (authorship.copies): a template farm, or one id over many visits.
     COPY = "copy"
     # No typing record: the browser sent none (no script, old browser, broken value, a bot). Its own
-    # flag since issue 50, which a study's refuse and hold settings act on.
+    # flag, which a study's refuse and hold settings act on.
     NO_EVIDENCE = "no-evidence"
     # The record's page time, first key or typing time is longer than the task had been open by
     # the server's clock: a forged or replayed record.
@@ -278,7 +278,7 @@ def page_field_flags(
 
 
 # Flags that say a sentence was not typed by the participant, or that nothing shows it was: a page
-# without a typing record is flagged too (issue 50), since a bot can always leave the record out.
+# without a typing record is flagged too, since a bot can always leave the record out.
 AUTHORSHIP_FLAGS = frozenset(
     {
         Flag.PASTED,

@@ -1,4 +1,4 @@
-"""How many passwords a client may try, and when (issue 39, attack 6).
+"""How many passwords a client may try, and when (a guessed password is the cheapest way in).
 
 Failed logins are counted in the shared cache, keyed on the account *as Django looks it up*: the
 login form normalises a username with NFKC (``UsernameField``), so ``ｒｅｓｅａｒｃｈｅｒ``

@@ -13,7 +13,7 @@ restart from scratch, up to LONG_TASK_MAX_RESTARTS times) or marks it failed wit
 that says what happened and what to do.
 
 Without that, a Celery worker killed mid-export left the snapshot `running` until the broker's
-visibility timeout (6 h) redelivered the message (issue 39). Training runs keep their own
+visibility timeout (6 h) redelivered the message. Training runs keep their own
 heartbeats and reaper (modeling.training: node leases, attempts, GPU nodes on other machines).
 
 This module names no app: the composition root lists the kinds (annotation_site.wiring.long_task_kinds).

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.exceptions import ImproperlyConfigured
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -198,14 +198,6 @@ def check_url(url: str) -> Destination:
     if not addresses:
         raise RefusedDestination(f"The host {host!r} does not resolve from the platform.")
     return Destination(scheme=scheme, host=host, port=port, target=target, addresses=tuple(addresses))
-
-
-def validate_url(url: str) -> None:
-    """check_url for a form or a service: a ValidationError with the reason."""
-    try:
-        check_url(url)
-    except RefusedDestination as error:
-        raise ValidationError(str(error)) from error
 
 
 class _PinnedConnection(http.client.HTTPConnection):

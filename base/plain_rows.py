@@ -1,7 +1,7 @@
 """Many rows written as plain parameters: multi-row INSERTs, and UPDATEs from a list of values.
 
 Django's `bulk_create` builds a model object and prepares every field of every row, and
-`bulk_update` writes a CASE WHEN per row and column; on the hot writers of issue 28 (tally deltas,
+`bulk_update` writes a CASE WHEN per row and column; on the hot writers (tally deltas,
 a tagging job's tags and parse trees, a validator's counters) building those statements cost more
 than running them. These take each value as its column stores it (the caller adapts datetimes:
 `connection.ops.adapt_datetimefield_value`) and write it as a parameter, on the default connection

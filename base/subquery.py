@@ -25,7 +25,7 @@ class EqualsAny(Lookup[Any]):
     """`column = ANY(array)`: with an `ArraySubquery` on the right, the planner looks each id of the
     subquery up by the column's index. `column IN (subquery)` lets it hash the subquery and read
     every row of the table against it instead, which at corpus scale is a scan of every pair for a
-    set of a few thousand (issue 53: the adjudication page's flagged queue). An empty subquery
+    set of a few thousand (the adjudication page's flagged queue). An empty subquery
     (no row can match) is NULL: nothing matches."""
 
     lookup_name = "equals_any"

@@ -109,8 +109,8 @@ def enqueue_coalesced(task_name: str, *args: Any, seconds: float) -> Any:
 
     For a task that does whatever is left to do when it runs ("tag the dataset's untagged pairs"),
     called after the caller's commit: the queued run starts after the commit, so it sees the rows.
-    A burst of calls costs one message a window per web process instead of one a call (a writing
-    submit's publish was a tenth of the submit, issue 28). Without a broker the task runs now as
+    A burst of calls costs one message a window per web process instead of one a call (publishing on
+    every writing submit was a tenth of the submit's time). Without a broker the task runs now as
     `enqueue` runs it: an eager run has no later start to cover anything with.
     """
     from django.conf import settings

@@ -1,4 +1,4 @@
-"""Replay full label sequences under each stopping rule (issue 24; docs/quality.md "Stopping rules").
+"""Replay full label sequences under each stopping rule (docs/quality.md "Stopping rules").
 
     .venv/bin/python bench/replay_stopping.py [FILE ...] [--shuffles 3] [--seed 0] [--thresholds 0.95 0.99] [--json]
 
@@ -21,21 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from corpus.stopping import CONFIDENT, DECIDED, FIXED, format_results, replay  # noqa: E402
-
-LABEL_NAMES = {"entailment", "neutral", "contradiction"}
-
-
-def read_sequences(path):
-    sequences = []
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            labels = row.get("annotator_labels") or row.get("label_sequence") or []
-            sequences.append([label for label in labels if label in LABEL_NAMES])
-    return sequences
+from corpus.stopping import CONFIDENT, DECIDED, FIXED, format_results, read_label_sequences, replay  # noqa: E402
 
 
 def statsmodels_kappa(rows):
@@ -62,7 +48,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rules = [(FIXED, None), (DECIDED, None), *((CONFIDENT, t) for t in args.thresholds)]
     for path in args.files:
-        sequences = read_sequences(path)
+        sequences = read_label_sequences(path)
         results = replay(sequences, rules=rules, shuffles=args.shuffles, seed=args.seed)
         for result in results:
             check = statsmodels_kappa(result.full_label_rows)

@@ -1,4 +1,4 @@
-"""Hypotheses written per study × dataset × split × genre, maintained (issue 24.3: the cost page).
+"""Hypotheses written per study × dataset × split × genre, maintained for the cost page.
 
 The cost page counts "hypotheses" as a submitted writing claim's pairs by its own worker, in a
 study session. Counting that at read time joins every pair of the corpus to its premise's writing

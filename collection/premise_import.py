@@ -358,7 +358,7 @@ def _read_text(
     if pool is not None:
         # Every paragraph is back: the workers are let go and exit on their own. terminate()
         # sends SIGTERM, and a worker whose handler (coverage's, in the suite) then waits on a lock
-        # never exits, so join() waited for ever (CI's SQLite pass, twice).
+        # never exits, so join() would wait for ever.
         pool.close()
         pool.join()
 
@@ -482,7 +482,7 @@ def import_premises(
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(PremiseImport, record.pk), writer, transaction.atomic():
             # Its length deltas netted per key, and the premises and tallies vacuumed and analysed once
-            # it commits (issue 53: the writing claim was planned on a table without these premises).
+            # it commits: otherwise the writing claim is planned on statistics without these premises.
             with bulk_import(Premise):
                 _import_files(
                     file_paths, genre, dataset, report, progress, batch_size, file_format, jobs, record_progress, split

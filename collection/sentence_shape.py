@@ -1,4 +1,4 @@
-"""Does a hypothesis read as a sentence? (issue 50 item 4) Shuffled common words ("Banana water
+"""Does a hypothesis read as a sentence? Shuffled common words ("Banana water
 purple under city simply chair.") are English words, one sentence, and passed every other writing
 rule; what they lack is the shape of English: a verb, determiners before nouns, adjectives and
 adverbs where English puts them.

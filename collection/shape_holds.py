@@ -1,4 +1,4 @@
-"""A session's shape refusals as evidence (issue 50 item 4, the rest): word salad is refused three
+"""A session's shape refusals as evidence: word salad is refused three
 times in four (collection/sentence_shape.py), so a bot that keeps sending it still gets one salad
 through now and then. What no honest writer does is be refused for shape again and again: 0.3% of
 real hypotheses are refused or warned. A warning (`sentence_shape.ShapeWarning`) is recorded here as a
@@ -6,8 +6,8 @@ refusal is: the writer overrides it by sending the same sentence again (`confirm
 still counts as one of the session's shape flags. So every refusal of a study session is recorded (`ShapeRefusal`, outside the
 refused submit's rolled-back transaction), and a session whose refusals pass
 `sentence_shape.held_for_shape` has its completion code held with a reason researchers see
-(`hold_code_of_salad`, passed to `crowd.services.record_task_done` by the writing task's finish,
-which the adversarial task shares). The adversarial task keeps such a session's fooled examples out
+(`hold_code_of_salad`, the check of the SALAD hold kind registered at start, crowd.hold_kinds:
+asked of every completing session; only writing and adversarial sessions have shape refusals). The adversarial task keeps such a session's fooled examples out
 of verification while the hold waits (`adversarial.services`).
 
 The rule is always on (no study setting): bench/shape_holds.py simulates honest writers by SNLI
@@ -17,6 +17,7 @@ dev's real hypotheses, and none of its sessions, of 1 to 50 tasks, is held.
 from collections.abc import Iterable
 
 from authorship.models import WritingEvidence
+from crowd import hold_kinds
 from crowd.models import StudySession
 
 from .models import ShapeRefusal
@@ -24,6 +25,7 @@ from .sentence_shape import SHAPE_HOLD_MIN_REFUSALS, ShapeProblem, held_for_shap
 from .writing_rules import normalised
 
 SALAD_HOLD_PREFIX = "Sentences that do not read as English"
+SALAD = "word_salad"
 
 
 def shape_refused(errors: dict[str, str], texts: dict[str, str]) -> list[str]:
@@ -85,3 +87,8 @@ def hold_code_of_salad(study_session: StudySession) -> str | None:
         f"{SALAD_HOLD_PREFIX}: {refused} of the {sent} hypotheses sent were refused for their shape "
         "(word salad?); an honest writer's are refused or warned 0.3% of the time."
     )
+
+
+def register_salad_hold_kind() -> None:
+    """The word-salad kind and its check (CollectionConfig.ready)."""
+    hold_kinds.register(hold_kinds.HoldKind(SALAD, "sentences refused for their shape", check=hold_code_of_salad))

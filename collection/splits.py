@@ -187,7 +187,7 @@ def _assign_genre(
     assignments = {Split.DEV: dev, Split.TEST: test, Split.TRAIN: [], UNASSIGNED: list(retired)}
     assignments[Split.TRAIN if genre.is_training else UNASSIGNED].extend(rest)
     for split, ids in assignments.items():
-        for start in range(0, len(ids), 900):  # under SQLite's 999 parameters a statement
+        for start in range(0, len(ids), 900):  # bounded statements: a genre may have any number of premises
             moving = Premise.objects.filter(pk__in=ids[start : start + 900]).exclude(split=split)
             tallies.premises_moving(moving, split)  # counts per split follow (the cost page's too), in this transaction
             moving.update(split=split)

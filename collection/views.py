@@ -69,7 +69,7 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
 
 def _no_task_context(study_session: StudySession | None) -> dict[str, Any]:
     """What the no-task page says: "every line has been taken" only when that is true. Lines that
-    have no split yet are never served (issue 54, defect 1): a preview names them and the fix, a
+    have no split yet are never served: a preview names them and the fix, a
     participant is told the study is not ready rather than that its lines are gone."""
     unassigned = 0
     if study_session is not None:

@@ -191,7 +191,8 @@ def hypothesis_problem(
 ) -> str | None:
     """Why one hypothesis (as `visible_text` leaves it) is not writing (a message for the worker), or
     None. These are the writing rules of every task that creates a hypothesis (the writing task's
-    three boxes, each adversarial try): what one task refuses, no other task takes (issue 39).
+    three boxes, each adversarial try): what one task refuses, no other task takes (else a refused
+    writer would send the same sentence through another task).
 
     `others`: the worker's other sentences this one must differ from; `named`: those of them by
     their `normalised` text, with the name the message gives them; `confirmed`: the `normalised`

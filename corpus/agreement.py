@@ -581,7 +581,7 @@ def adaptive_stopping_in_scope(
 def stopped_early_stats(
     dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None
 ) -> dict[str, int]:
-    """Pairs that stopped before five labels (issue 24's decided or confident rule) and the
+    """Pairs that stopped before five labels (the decided or confident stopping rule) and the
     validation labels they saved. They are in no figure of `agreement_stats` (not five-label pairs),
     so they are counted apart: one statement on the partial index `pair_stopped_early`."""
     stopped = (

@@ -1,5 +1,6 @@
 """Bulk writes: what every import of many rows does so that it leaves behind neither a pile of tally
-deltas nor the planner's statistics of the tables before it (issue 53).
+deltas nor the planner's statistics of the tables before it (stale statistics plan the next
+statements as if the import had not happened).
 
 `bulk_import(*models)`, around an import's writes inside its one transaction: every tally delta is
 netted per key as it goes (`corpus.tallies.deltas_gathered`), and once the transaction commits the
@@ -64,8 +65,8 @@ def refresh(tables: Sequence[str]) -> None:
     (inside a transaction, where VACUUM cannot run and the transaction's writes are not
     counted yet, ANALYZE of them all). The ANALYZE gives the planner the rows the import added; the
     VACUUM removes the row versions the import left behind (every imported premise's count of
-    writings is raised after its pairs: 145k dead premise rows after 433k pairs, still in the
-    claim index, and the first writing claim after the import walked them, 2.65 s) and marks the
+    writings is raised after its pairs: a dead premise row per imported premise, still in the
+    claim index, which the first writing claim after the import would walk) and marks the
     pages all-visible."""
     if not tables:
         return

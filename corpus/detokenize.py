@@ -1,7 +1,7 @@
 """Tokenised text (DNC's recast contexts and hypotheses, PTB-style imports) as a reader writes it; pure Python.
 
 Recast data keeps the tokeniser's spaces: "I did n't know what I was missing .", "Italy 's",
-"i ' m", "said , 'Love". Workers read the text with those spaces closed (issue 27); the stored
+"i ' m", "said , 'Love". Workers read the text with those spaces closed (a stray space reads as an error); the stored
 text stays as imported, so a DNC export is still byte-exact (docs/dnc.md).
 
 A handful of fixed rules, each of which leaves ordinary written text as it is (nobody writes a space

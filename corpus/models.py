@@ -360,7 +360,7 @@ class WorkerExclusion(models.Model):
 
 
 class StoppingRule(models.TextChoices):
-    """When a pair stops taking validation labels (issue 24; docs/quality.md)."""
+    """When a pair stops taking validation labels (docs/quality.md)."""
 
     FIXED = "fixed", "Fixed: four validation labels, five in all"
     DECIDED = "decided", "Decided: stop once the 3-of-5 gold cannot change"
@@ -368,7 +368,7 @@ class StoppingRule(models.TextChoices):
 
 
 class StoppingPolicy(models.Model):
-    """The stopping rule a researcher chose for one split of a dataset (issue 24; docs/quality.md).
+    """The stopping rule a researcher chose for one split of a dataset (docs/quality.md).
 
     A split without a row is on the fixed rule (five labels a pair): dev and test stay there unless
     a researcher says otherwise, because the papers' agreement figures and Fleiss κ need five
@@ -432,7 +432,7 @@ class Pair(models.Model):
     # Places held by live validation claims, as last counted by whoever locked the pair (claims,
     # submits, the sweep of expired claims: `validation.services`). Only a hint that keeps fully
     # held pairs out of the claim indexes, so a claim does not walk past every pair that live
-    # claims hold (issue 28); a claim always counts a pair's live claims afresh before taking it.
+    # claims hold; a claim always counts a pair's live claims afresh before taking it.
     held_places = models.PositiveSmallIntegerField(default=0, editable=False)
     # A researcher's (or the source file's) decision that overrides the 3-of-5 rule (MPE §4.2).
     # Blank: the gold label follows the votes. Moved only by `corpus.adjudication.adjudicate`.
@@ -495,13 +495,13 @@ class Pair(models.Model):
             models.Index(
                 fields=["dataset", "id"], condition=Q(label_count__gte=LABELS_PER_PAIR), name="pair_five_labels"
             ),
-            # Pairs that stopped before five labels (issue 24): counted apart by the statistics.
+            # Pairs that stopped before five labels: counted apart by the statistics.
             models.Index(fields=["dataset"], condition=Q(stopped_early=True), name="pair_stopped_early"),
             # Adjudicated pairs (few): the statistics' correction for decisions, the retired pairs.
             models.Index(fields=["dataset"], condition=~Q(adjudicated_label=""), name="pair_adjudicated"),
             # Pairs written for no label (MPE items, none in a corpus of written pairs): the guesser
             # evidence reads the judgments on them from here, not from every label of the crowd
-            # joined to its pair (quality.selectors, issue 53). A written pair has no entry.
+            # joined to its pair (quality.selectors). A written pair has no entry.
             models.Index(fields=["id"], condition=~Q(author_label__in=labels.LABELS), name="pair_unwritten"),
         ]
 
@@ -727,7 +727,7 @@ class PairTally(Tally):
     '' for pairs written here): the gold label follows from them by the one rule
     (`corpus.gold.gold_from_votes`). The agreement report, per-genre agreement, Fleiss κ, gold and
     label counts and pair counts are sums over these rows, for imported corpora as for our own.
-    The validation queue's two flags are keyed too (issue 53): the cost page's pool still to
+    The validation queue's two flags are keyed too: the cost page's pool still to
     validate (queued, not stopped, fewer than five labels) and the adjudication page's settled
     pairs (five labels, or stopped early) are sums of these rows, not scans of the pairs."""
 
@@ -764,11 +764,11 @@ class WordTally(Tally):
         db_table = "corpus_wordtally"
         verbose_name_plural = "word tallies"
         # A dataset's give-away listing sums its rows by (label, word): read in that order from this
-        # index, with the sums beside the keys, so no row is hashed (issue 28: the artifacts page
-        # cold at 433k pairs, 212,869 rows).
+        # index, with the sums beside the keys, so no row is hashed (a cold artifacts page reads
+        # every row of a large dataset's tally).
         # And "has the dataset a row newer than the listing's mark" (artifacts.listings) reads the
         # one entry of `word_tally_newer` after (dataset, mark): along the primary key it read every
-        # newer row of every other dataset first (issue 53: 1.2M rows, 463-516 ms, after another import).
+        # newer row of every other dataset first (after another dataset's import, most of the table).
         indexes = [
             models.Index(fields=["dataset", "label", "word"], include=["n"], name="word_tally_listing"),
             models.Index(fields=["dataset", "id"], name="word_tally_newer"),
@@ -805,12 +805,12 @@ class WorkerLabelTally(Tally):
     leave-one-out gold × the pair's gold label × the label its author wrote the pair for: the
     workers page's figures and flags (`quality.selectors.worker_quality`) and the written stratum of
     the guesser evidence, summed instead of grouping every label with its pair's other labels
-    (issue 53). Moved by `corpus.worker_tally`, the one place that says how."""
+    (a scan of every label at corpus scale). Moved by `corpus.worker_tally`, the one place that says how."""
 
     genre = None  # type: ignore[assignment]  # no genre: never read per genre, and it would multiply the rows
     # No foreign-key constraint in the database (Django still deletes the rows with their worker): a
     # submit's deltas name the other workers of its pairs, and checking each of them at commit took a
-    # share lock on their rows, which hundreds of concurrent submits would share (issue 53).
+    # share lock on their rows, which hundreds of concurrent submits would share.
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     label = models.CharField(max_length=20)
     # The gold label of the pair's OTHER counted labels (3 votes among them), '-' when they have none.
@@ -846,7 +846,7 @@ class WorkerSecondsTally(Tally):
 class WriterTally(Tally):
     """Pairs with an author per dataset × split × author × the label they wrote for × gold label ×
     whether all five labels are in: the writers' figures of the workers page (author = gold, gold
-    differs on five-label pairs), summed instead of grouping the pairs (issue 53)."""
+    differs on five-label pairs), summed instead of grouping the pairs."""
 
     genre = None  # type: ignore[assignment]
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+", db_constraint=False)

@@ -75,7 +75,7 @@ def dataset_sql(dataset: DatasetScope, column: str) -> tuple[str, list[Any]] | N
 # --- the names researchers give datasets ------------------------------------------------------
 # Dataset names are per team: a new dataset of a team other than the default one has the slug
 # `<team slug>--<name>` (the default team's, a fresh install's and the demo's, the bare name), so a
-# name another team uses is neither taken from anyone nor said to exist (issue 55).
+# name another team uses is neither taken from anyone nor said to exist (which would leak it).
 TEAM_SEPARATOR = "--"
 
 
@@ -198,7 +198,7 @@ def premises_in(dataset: Dataset | TeamDatasets | str | None = None, split: str 
 # The one statement of the rule. Every label of a pair counts (the author's at AUTHOR_POSITION and
 # the validators' after it), except those of workers excluded in the team of the pair's dataset
 # (worker quality, SNLI §2.2; `ValidationLabel.excluded`, kept by `corpus.services`) and those
-# written in a study session its market has not vouched for (`awaiting_market_session`, issue 50.1:
+# written in a study session its market has not vouched for (`awaiting_market_session`:
 # until it vouches, or for good once it refuses); an imported label (no worker) always counts. Of the labels that count, a pair's counters, gold label
 # and exported labels take the earliest five by position (`in_gold`): a pair that lost a label to
 # an exclusion took a replacement after its last (6, 7, ...), and when the worker is included again
@@ -220,11 +220,6 @@ def labels_that_count(prefix: str = "") -> Q:
     columns of the label itself, so a statement that reads every label of a corpus (the snapshot
     export) joins no worker row per label."""
     return Q(**{f"{prefix}excluded": False}) & Q(**{f"{prefix}awaiting_market_session__isnull": True})
-
-
-def excluded_team_ids(worker: Worker) -> set[int]:
-    """The teams that excluded this worker."""
-    return set(WorkerExclusion.objects.filter(worker=worker).values_list("team_id", flat=True))
 
 
 def is_excluded_in(worker: Worker, team_id: int | None) -> bool:

@@ -1,4 +1,4 @@
-"""Stopping rules for validation labels (issue 24), in plain Python (no Django: the replay reads it).
+"""Stopping rules for validation labels, in plain Python (no Django: the replay reads it).
 
 A pair's gold label is the label chosen by 3 of its 5 labels, the author's included (corpus/gold.py).
 Once three labels agree, the remaining ones cannot change it; once no label can still reach three,
@@ -16,7 +16,9 @@ the pair is `-` (or its imported gold) whatever comes. The rules:
 order and in shuffled orders, and says what each saves and what it changes.
 """
 
+import json
 import math
+import os
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -168,7 +170,7 @@ class ReplayResult:
     stopped_early: int = 0
     gold_changed: int = 0
     full_label_rows: list[list[str]] = field(default_factory=list, repr=False)
-    # Every replayed pair's labels up to its stop (issue 42: α reads them all, κ the full rows only).
+    # Every replayed pair's labels up to its stop (α reads them all, κ the full rows only).
     used_label_rows: list[list[str]] = field(default_factory=list, repr=False)
 
     @property
@@ -218,6 +220,21 @@ class ReplayResult:
             "alpha_all": self.alpha_all,
             "alpha_full": self.alpha_full,
         }
+
+
+def read_label_sequences(path: str | os.PathLike[str]) -> list[list[str]]:
+    """Each pair's label sequence, in the file's order, from SNLI / MultiNLI / ChaosNLI-style JSON
+    lines (`annotator_labels`, or `label_sequence`): what `replay` takes. A label outside the three
+    (an empty one, in SNLI's files) is left out of its sequence; a blank line is no pair."""
+    sequences = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            labels = row.get("annotator_labels") or row.get("label_sequence") or []
+            sequences.append([label for label in labels if label in LABELS])
+    return sequences
 
 
 def replay_sequence(

@@ -1,4 +1,4 @@
-"""A split's stopping rule and the pairs it stops (issue 24; `corpus.stopping` holds the rules
+"""A split's stopping rule and the pairs it stops (`corpus.stopping` holds the rules
 themselves, Django-free).
 
 A researcher chooses a rule per split (`StoppingPolicy`); each pair still taking labels records it

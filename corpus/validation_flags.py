@@ -1,7 +1,7 @@
 """The one writer of a pair's validation flags, `needs_validation` and `stopped_early`, apart from
 the label writers (`corpus.services`, which move them with the counters in one UPDATE).
 
-The pair tally keys both flags (issue 53: the cost page's pool and the adjudication page's settled
+The pair tally keys both flags (the cost page's pool and the adjudication page's settled
 pairs are sums of it), so whatever sets them moves the tally in the same transaction: marking pairs
 for validation (`corpus.services.set_needs_validation`, the train sample), stopping them early and
 reopening them (`corpus.stopping_policies`). The pairs are locked first, in pk order as every

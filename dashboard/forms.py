@@ -1,4 +1,4 @@
-"""The dashboard's study setup form (issue 54, item 1): what a crowd market asks a study for, on one
+"""The dashboard's study setup form: what a crowd market asks a study for, on one
 page, with the admin's rules (crowd.admin.StudyForm: pasted worker lists, the pool's files offered
 from the imports; the model's own clean: the dataset fits the task, the quality levels)."""
 
@@ -122,7 +122,7 @@ class StudySetupForm(StudyForm):
         if self.instance.pk:
             # The link a market already holds must not move under it.
             self.fields["slug"].disabled = True
-        # The hold's rules a study owns (issue 54): a new study starts from the server's values; blank
+        # The hold's rules a study owns: a new study starts from the server's values; blank
         # keeps following them.
         for name, value in server_hold_rules().items():
             self.fields[name].help_text += f" The server's: {value:g}."

@@ -1,4 +1,4 @@
-"""The dashboard's forms of the model annotators (issue 57): register one, start its labelling or
+"""The dashboard's forms of the model annotators: register one, start its labelling or
 writing-check job, set a study's uses. Their choices are the user's teams' objects only
 (teams/access.py): a foreign dataset, study, run or annotator is not among them, so it is refused as
 an unknown one would be. The writes are model_annotators.services' (audited there)."""

@@ -66,7 +66,7 @@ def new_figure(width: float, height: float) -> tuple["Figure", "Axes"]:
 
 def bars(axes: "Axes", centres: Sequence[float], heights: Sequence[float], width: float, **style: Any) -> "PathPatch":
     """Bars as one patch, a compound path of their rectangles. `axes.bar` makes an artist per bar,
-    and drawing 120 of them was most of a cold corpus page (issue 28); one patch
+    and drawing a hundred of them was most of a cold corpus page; one patch
     draws once and looks the same. Returns the patch (a legend handle, with `label=`)."""
     _matplotlib()
     from matplotlib.patches import PathPatch

@@ -1,4 +1,4 @@
-"""The demo's adversarial study (issue 25): round 1 finished (tries, fooled examples, verifiers, the
+"""The demo's adversarial study: round 1 finished (tries, fooled examples, verifiers, the
 next target trained on it) and round 2 open on the new checkpoint, for `make demo`.
 
 Round 1's target is the demo's small CBOW run (demo/training.py); the writers are scripted, so the

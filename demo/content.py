@@ -640,7 +640,7 @@ def add_demo_validation_labels(dataset: Dataset) -> int:
     )
     # Drawn pair by pair, written label place by label place: the k-th labels of every pair go in
     # one batch per validator (a pair's labels keep the order drawn), a few dozen writes, not one
-    # per label (each with its counters' and tallies' statements: 5.5 s of every demo load).
+    # per label (each with its counters' and tallies' statements, most of a demo load).
     places: list[dict[int, tuple[Worker, list[tuple[Pair, str]]]]] = []
     claimed_by: dict[int, set[int]] = {}
     for worker_id, pair_id in ValidationClaim.objects.filter(pair__in=pairs).values_list("worker_id", "pair_id"):

@@ -1,4 +1,4 @@
-"""The demo's qualification test and aggregation run (issue 10, items 4 and 6).
+"""The demo's qualification test and aggregation run.
 
 - `demo-qualified`: a writing study with access "qualified": a worker arriving by its link takes
   a five-item test first (pass mark 80%, two tries); the items are demo pairs with a gold label,

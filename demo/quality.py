@@ -6,7 +6,7 @@
 - the researcher's reference label on an ordinary demo pair whose five labels agree, marked as a
   catch trial (the labelling page and the admin list it), and a catch-trial share of 20% on the demo
   validation study, so a visitor to that study soon meets one; a catch trial is a real-looking pair,
-  never one of the guesser pairs above, whose hypotheses are marked and would give it away (issue 27);
+  never one of the guesser pairs above, whose hypotheses are marked and would give it away;
 - a Prolific participant (`demo-pid-catch`) of the demo validation study who answered that catch
   trial as the researcher did: one unpaid bonus on the bonus page, ready to export and mark paid.
 Idempotent like the rest of the demo.
@@ -34,7 +34,7 @@ GUESSER = "demo-guesser"
 CATCH_PARTICIPANT = "demo-pid-catch"
 GUESSER_PAIRS = 36
 DEMO_CATCH_SHARE = 0.2
-# The demo study's catch bonus: a new study's default is 0 (issue 54, defect 26).
+# The demo study's catch bonus: a new study's default is 0.
 DEMO_CATCH_BONUS = Decimal("1.00")
 
 
@@ -111,7 +111,7 @@ def ensure_quality_demo(dataset: Any) -> str:
     if study.catch_trial_share == Study._meta.get_field("catch_trial_share").default:
         Study.objects.filter(pk=study.pk).update(catch_trial_share=DEMO_CATCH_SHARE)
     if not study.bonus_per_catch_match:
-        # A new study pays no catch bonus unless told (issue 54, defect 26); the demo's does, to show one.
+        # A new study pays no catch bonus unless told; the demo's does, to show one.
         study.bonus_per_catch_match = DEMO_CATCH_BONUS
         Study.objects.filter(pk=study.pk).update(bonus_per_catch_match=DEMO_CATCH_BONUS)
     participant = ensure_worker(CATCH_PARTICIPANT)

@@ -1,4 +1,4 @@
-"""Demo of the decided stopping rule (issue 24): a small dataset whose dev split is on the decided
+"""Demo of the decided stopping rule: a small dataset whose dev split is on the decided
 rule, validated in a finished study (`demo-decided-validation`): its pairs labelled one label at a
 time through `corpus.services` by the demo's validators, each label a submitted claim in their study
 session, so the dashboard's validation page (?dataset=demo-decided) shows the pairs that stopped

@@ -198,7 +198,7 @@ def import_pairs_file(
         # The heartbeat first: it writes from a thread of its own only outside a transaction.
         with heartbeat(CorpusImport, record.pk), ProgressWriter() as writer, transaction.atomic():
             # The run's tally deltas netted per key as it goes (one row per word it touches, not
-            # one per word of every hypothesis: issue 53), written before it commits; the tables it
+            # one per word of every hypothesis), written before it commits; the tables it
             # filled vacuumed and analysed once it has.
             with bulk.bulk_import(*FILLED_MODELS, tables=[PAIR_SEARCH_TABLE]):
                 _import_rows(path, found, split, genre, genres, chunk_size, progress, report, record, writer)

@@ -1,5 +1,5 @@
 """The markets' ids are data, never paths: each is checked against its market's format before it
-is stored on a connection and again before a client puts it in a request (issue 55).
+is stored on a connection and again before a client puts it in a request.
 
 A researcher types a connection's ids (study, HIT type, participant groups, qualification types),
 and a client joins ids into the URL it asks the market with its stored token. An id such as

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class ModelAnnotatorsConfig(AppConfig):
-    """A model as an annotator (issue 57): a finished training run or an OpenAI-compatible chat
+    """A model as an annotator: a finished training run or an OpenAI-compatible chat
     endpoint labels pairs beside the crowd, in a table of its own, and is measured like a person."""
 
     name = "model_annotators"

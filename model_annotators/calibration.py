@@ -1,4 +1,4 @@
-"""The annotator measured like a person (issue 57), on its calibration split
+"""The annotator measured like a person, on its calibration split
 (model_annotators.scope.calibration_pairs): with the crowd's own statistics, the catch trials,
 the leave-one-out agreement (quality.flags.worker_figures) and Dawid–Skene confusions
 (quality.aggregation.dawid_skene, fitted on the humans' counted labels with the model's beside

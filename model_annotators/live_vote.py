@@ -1,4 +1,4 @@
-"""The model's vote, live (issue 57; the plain rule is model_annotators.vote): when validation
+"""The model's vote, live (the plain rule is model_annotators.vote): when validation
 labels are added to pairs (`validation.signals.validation_labels_added`, in the submit's
 transaction), a pair on the decided rule whose gold three humans have not settled yet stops once
 two of its human labels agree with the label of the study's vote model, if that model's

@@ -1,4 +1,4 @@
-"""Model annotators (issue 57): who the model is, what it was asked, what it answered.
+"""Model annotators: who the model is, what it was asked, what it answered.
 
 A model annotator is never a `corpus.Worker`: it has no crowd id, is never paid, and its labels
 live in `ModelLabel`, never in `corpus.ValidationLabel`, so gold labels, κ, α and releases stay
@@ -222,7 +222,7 @@ class ModelUse(models.Model):
 
 
 class WritingCheck(models.Model):
-    """A model's judgement of one written pair (issue 57, writing checks): is the hypothesis
+    """A model's judgement of one written pair (a writing check): is the hypothesis
     nonsense, does it fit the writer's intended label? Never a label of the pair: it moves no gold,
     no count, and only researchers see it (beside the typing evidence), never participants.
 

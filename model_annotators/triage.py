@@ -1,4 +1,4 @@
-"""Triage in the validation claim's order (issue 57), off unless a study names a triage model
+"""Triage in the validation claim's order, off unless a study names a triage model
 (`ModelUse.triage_annotator`): the study's pairs whose model label, under the model's current
 prompt, differs from the writer's intended label are claimed first.
 

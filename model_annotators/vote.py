@@ -1,4 +1,4 @@
-"""The model's vote in the stopping rule (issue 57), off by default: a study may let a model whose
+"""The model's vote in the stopping rule, off by default: a study may let a model whose
 calibration accuracy passes the study's threshold stop a pair once two human labels (the
 writer's included) agree with the model's label, "two humans and the model agree". Without the
 vote the decided rule (corpus.stopping) needs three human labels to agree.

@@ -1,4 +1,4 @@
-"""Writing checks (issue 57), a use of its own, off by default: a model judges each written pair,
+"""Writing checks, a use of its own, off by default: a model judges each written pair,
 is the hypothesis nonsense, does it fit the writer's intended label? The judgement is stored per
 pair (`WritingCheck`), never as a label: it moves no gold and no count. Researchers read it beside
 the typing evidence (`checks_of`, for the pairs page's detail); participants never see it.

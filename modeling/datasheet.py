@@ -1,5 +1,5 @@
-"""The datasheet of a release (issue 42.4; Gebru et al., "Datasheets for Datasets"), read from the
-snapshot alone (issue 49.5): a release made today and one made next month from the same snapshot
+"""The datasheet of a release (Gebru et al., "Datasheets for Datasets"), read from the
+snapshot alone: a release made today and one made next month from the same snapshot
 describe the same data, whatever happened to the database in between.
 
 Two sources, both the snapshot's:
@@ -131,7 +131,7 @@ def snapshot_provenance(
         ).count(),
         "monitor": monitor,
     }
-    # Pairs whose gold a model's vote decided (issue 57: a study turned it on, model_annotators.live_vote);
+    # Pairs whose gold a model's vote decided (a study turned it on, model_annotators.live_vote);
     # the key only where there are some, so a snapshot without any keeps the manifest it had.
     voted = sorted(model_vote_pair_ids(pairs))
     if voted:
@@ -159,7 +159,7 @@ class SplitTally:
 
     A row only counts its (labels, gold) pattern; the agreement sums are made from the patterns
     once, in `figures` (a split of 100k pairs has a few hundred patterns): the release reads every
-    row of a snapshot, so a row's share of it stays a few dictionary updates (issue 53.4)."""
+    row of a snapshot, so a row's share of it stays a few dictionary updates."""
 
     def __init__(self, manifest: Mapping[str, Any]) -> None:
         self.ordinal = manifest.get("label_scheme") == ORDINAL_SCHEME

@@ -43,7 +43,7 @@ class Snapshot(LongTask):
 
 
 class SnapshotExclusion(models.Model):
-    """A pair a researcher kept out of snapshots from the pair browser (issue 54): no snapshot
+    """A pair a researcher kept out of snapshots from the pair browser: no snapshot
     exported while the row stands takes it (`selectors.pairs_for_export`). Unlike retiring, the
     pair keeps its gold label and stays in every statistic. Made in batches (`token`), so one
     click lifts a batch again."""

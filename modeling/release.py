@@ -91,7 +91,7 @@ LABEL_TYPES: dict[str, Any] = {
     "flags": ["string"],
     "typing_flags": ["string"],
 }
-# The per-annotator quality record: published only when the researcher asks (issue 49.5).
+# The per-annotator quality record: published only when the researcher asks (it describes people).
 QUALITY_COLUMNS = ("flags", "catch_trials_seen", "catch_trials_matched")
 RELEASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 LICENSE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]{0,63}$")
@@ -196,8 +196,8 @@ def _first_columns(path: Path) -> list[str] | None:
 
 
 def _pair_table(pa: Any, path: Path, schema: Any) -> Any:
-    """A pair file as an Arrow table of `schema`, parsed by Arrow's own JSON reader (issue 53.4:
-    decoding every row in Python was most of a release). The same table `from_pylist` of the rows
+    """A pair file as an Arrow table of `schema`, parsed by Arrow's own JSON reader (decoding
+    every row in Python would be most of a release). The same table `from_pylist` of the rows
     gives: keys the schema lacks are left out, absent keys are null, one chunk per column."""
     import pyarrow.json as pa_json
 
@@ -210,7 +210,7 @@ def _pair_table(pa: Any, path: Path, schema: Any) -> Any:
 
 def tally_table(pa: Any, table: Any, tally: SplitTally) -> None:
     """Count a pair table's rows into `tally` as `SplitTally.add` would row by row, grouped by Arrow
-    (issue 53.4: a Python dict per row was a third of a release). A label list is grouped by its
+    (a Python dict per row would be a large share of a release). A label list is grouped by its
     length and each of its places, so every pattern comes back exactly, whatever its words."""
     import pyarrow.compute as pc
 

@@ -95,7 +95,7 @@ def request_aggregation(
 
 
 def datasets_due_for_aggregation() -> QuerySet[Dataset]:
-    """Datasets the beat aggregates now (issue 51): a study of theirs holds codes
+    """Datasets the beat aggregates now: a study of theirs holds codes
     (`hold_code_at_chance`), no run of theirs is pending or running, and a label was written after
     their latest finished run started (that run read the labels there were then), or they have
     labels and no finished run. One query: a dataset whose labels did not change is left out. A
@@ -192,7 +192,7 @@ def _fit_claimed(run: AggregationRun) -> AggregationRun | None:
                 "seconds": round(time.perf_counter() - started, 2),
                 "skill_meaning": result.skill_meaning,
             }
-        # Correlated errors (issue 51): the same labels, read once; written with the run's results.
+        # Correlated errors: the same labels, read once; written with the run's results.
         _stage(run, "checking correlated errors", 0.8)
         correlated = check_labels(data)
         _stage(run, "saving results", 0.85)
@@ -235,7 +235,7 @@ def _fit_claimed(run: AggregationRun) -> AggregationRun | None:
     if run.status == JobStatus.DONE:
         from .stopping import stop_confident_pairs
 
-        # The confident stopping rule reads the posteriors this run just stored (issue 24).
+        # The confident stopping rule reads the posteriors this run just stored.
         figures = dict(run.figures or {})
         figures["stopped_confident"] = stop_confident_pairs(run)
         AggregationRun.objects.filter(pk=run.pk).update(figures=figures)

@@ -1,4 +1,4 @@
-"""Agreement as data (issue 54, item 5): the validation page's agreement figures as flat tables, for the
+"""Agreement as data: the validation page's agreement figures as flat tables, for the
 CSV downloads beside the page and /api/validation/agreement/. Each table is a list of rows, each a
 dict with the same keys (its columns): "overall" (Table 2's rows, κ and α), "per_genre", "per_label"
 (κ per label and the gold counts), "annotator_pairs" (each two annotators over the pairs both

@@ -8,8 +8,8 @@ The rules (docs/quality.md, "Catch trials and bonuses"):
   (`ReferenceLabel.is_catch_trial`) in the batch's dataset, none of whose pairs still waits in the
   validation queue (its ordinary servings would add to its catch servings and show it). Every pair
   of a catch premise is served in the catch role, its unmarked siblings too, so that pooled pages
-  show a catch premise with as many hypotheses as an ordinary one (issue 51: a premise that only
-  ever came with one hypothesis was a catch trial). A sibling without a catch mark is answered and
+  show a catch premise with as many hypotheses as an ordinary one (a premise that only
+  ever came with one hypothesis would be known for a catch trial). A sibling without a catch mark is answered and
   not scored (`score_catch_trials`);
 - a pair is served as a catch trial to at most `MAX_SERVINGS` participants, counting its catch
   servings only (ordinary claims on a pair that was validated before it was marked are its past,
@@ -19,7 +19,7 @@ The rules (docs/quality.md, "Catch trials and bonuses"):
   ordinary premise's are. When no pair is left to serve, the batch carries no catch trial rather
   than a repeat; the quality page and the study's page say so (`catch_pool_status`);
 - never to the pair's writer, nor of a premise the worker wrote on, labelled or was served before
-  (a premise that came back told catch trials apart, issue 39), nor two of one premise in a batch;
+  (a premise that came back would tell catch trials apart), nor two of one premise in a batch;
 - the worker's label on a marked pair is stored as a `CatchTrialAnswer`, scored against the reference
   label at submit time, and never added to the pair's labels: the pair's counters and gold stay as they are;
 - a match inside a study session earns the study's `bonus_per_catch_match` in its currency, as one
@@ -166,7 +166,8 @@ def pick_catch_trials(
 
     The pairs are locked (skipping those another claimer holds) and their catch servings counted
     again afterwards, in a fresh statement, so two claimers never both take a pair's last serving.
-    The statements are the same whether the batch gets a catch trial or not (issue 39).
+    The statements are the same whether the batch gets a catch trial or not (nothing in how a batch
+    is claimed may tell a worker it holds one).
     """
     if most <= 0 or per_batch <= 0:
         return []
@@ -279,7 +280,7 @@ def catch_pool_status(dataset: Dataset, claims: QuerySet[Any]) -> dict[str, Any]
 
 def catch_pool_statuses(dataset_ids: Iterable[int], claims: QuerySet[Any]) -> dict[int, dict[str, Any]]:
     """`catch_pool_status` of each of these datasets, in two grouped statements whatever their
-    number (issue 53: the bonus page asked once per active study, the same statements each time)."""
+    number (a page that asked once per active study would repeat the same statements)."""
     wanted = sorted(set(dataset_ids))
     statuses: dict[int, dict[str, Any]] = {
         pk: {"marked": 0, "waiting": 0, "premises": 0, "pairs": 0, "servings_left": 0, "max_servings": MAX_SERVINGS}

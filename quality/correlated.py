@@ -1,4 +1,4 @@
-"""Correlated errors (issue 51): workers who agree on wrong answers far beyond what their accuracy
+"""Correlated errors: workers who agree on wrong answers far beyond what their accuracy
 predicts, and the pairs whose gold label rests on such a group's votes.
 
 Pure pandas/numpy/scipy over crowd-kit's label layout (`task`, `worker`, `label`): the platform

@@ -193,7 +193,7 @@ def better_than_chance_p_values(tested: Sequence[tuple[int, int, float]]) -> lis
     """`better_than_chance_p_value` of each (agreements, items, chance), in one vectorised call:
     binomtest's "greater" p-value is min(1, P(X >= agreements)), the binomial survival function at
     agreements - 1, which scipy computes element by element the same way for an array. One call
-    per worker cost about 0.15 ms each: 150 ms of the workers page for a crowd of 1,000 (issue 53)."""
+    per worker would be a noticeable share of the workers page for a large crowd."""
     if not tested:
         return []
     import numpy as np
@@ -347,7 +347,7 @@ def flag_workers(
     return sorted(flags, key=lambda flag: (flag.worker, FLAG_KINDS.index(flag.kind)))
 
 
-# --- a sequential test for short sessions (issue 27 item 4) ------------------------------------
+# --- a sequential test for short sessions ------------------------------------------------------
 #
 # The binomial flag above waits for a minimum number of items, so a guesser doing one short
 # session escapes it. Wald's sequential probability ratio test weighs every label as it comes, and
@@ -426,7 +426,7 @@ def _wald_decision(log_ratio: float, alpha: float, beta: float) -> str:
     return UNDECIDED
 
 
-# --- one evidence over every task kind that collects judgments (issue 39) ----------------------
+# --- one evidence over every task kind that collects judgments ---------------------------------
 #
 # Validation, recast (two-way) and adversarial verification labels have the label their pair was
 # written for; MPE items built from captions have none, grammaticality judgments have no reference
@@ -493,7 +493,7 @@ def combined_sequential_test(strata: Iterable[Stratum]) -> SequentialResult:
     return SequentialResult(items, agreements, chance, log_ratio, decision)
 
 
-# --- catch trials right, ordinary labels at chance (issue 27 item 1) ----------------------------
+# --- catch trials right, ordinary labels at chance ---------------------------------------------
 
 CATCH_ONLY = "catch_only"
 CATCH_ONLY_MIN_SEEN = 3
@@ -543,7 +543,7 @@ def many_ids_flag(worker: WorkerId, linked_ids: Iterable[int]) -> WorkerFlag | N
     )
 
 
-# --- a quality test beside the chance test (issue 51) -------------------------------------------
+# --- a quality test beside the chance test -----------------------------------------------------
 #
 # The chance test weighs "at chance" against "ordinary": a worker at 50-56% agreement gives it no
 # evidence either way, so a rule-based labeller (about half right, with no reading) was paid about
@@ -578,8 +578,8 @@ TOO_FAST_LIKELIHOOD_RATIO = 4.0
 FAR_TOO_FAST_LIKELIHOOD_RATIO = 50.0
 FAR_TOO_FAST_SECONDS = TOO_FAST_SECONDS / 2
 POOR, ACCEPTABLE = "poor", "acceptable"
-# Three outcomes at a completion (issue 51: "better than chance but worse than acceptable is not
-# paid"): "poor" at least HOLD_POSTERIOR_POOR probable is held as poor; "poor" at least
+# Three outcomes at a completion (better than chance but worse than acceptable is not
+# paid): "poor" at least HOLD_POSTERIOR_POOR probable is held as poor; "poor" at least
 # PAY_POSTERIOR_POOR probable on the answers alone (they lean to poor, not yet decided) is held for
 # review, not paid; below it the code is paid. A worker at the acceptable level is held far less often than one
 # at the poor level: 0.7 was chosen from bench/quality_test.py's sweep (docs/quality.md, "Paid only

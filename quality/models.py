@@ -36,16 +36,16 @@ class ReferenceLabel(models.Model):
         ]
 
     def __str__(self) -> str:
-        # Names the pair as a researcher finds it (issue 54, defect 15: "444: neutral" named nothing):
+        # Names the pair as a researcher finds it ("444: neutral" would name nothing):
         # its pairID, dataset and hypothesis. Lists of these select_related("pair__dataset").
         pair = self.pair
         hypothesis = pair.hypothesis if len(pair.hypothesis) <= 60 else pair.hypothesis[:59] + "…"
         return f"{pair.pair_id} ({pair.dataset.slug}): “{hypothesis}” → {self.label}"
 
 
-# --- qualification tests (feature 11: "a worker who reaches the study's pass mark joins the trusted pool") ---
+# --- qualification tests: a worker who reaches the study's pass mark joins the trusted pool ---
 
-# The pool of a qualification test holds at least this many times a try's items (issue 50): with
+# The pool of a qualification test holds at least this many times a try's items: with
 # one item set for all, answers learnt on throwaway ids passed on the next id at its first try.
 POOL_PER_TRY = 2
 
@@ -102,7 +102,7 @@ class QualificationAttempt(models.Model):
     passed = models.BooleanField()
     seconds = models.FloatField(null=True, blank=True, help_text="From showing the items to sending the answers.")
     # The browser that sent the try (crowd's device cookie): tries from one device count together,
-    # whatever participant id sent them (issue 50). Blank for tries from before, or without a cookie.
+    # whatever participant id sent them. Blank for tries from before, or without a cookie.
     device = models.CharField(max_length=64, blank=True)
     finished_at = models.DateTimeField(auto_now_add=True)
 
@@ -257,7 +257,7 @@ class WorkerEstimate(models.Model):
         return f"{self.method} estimate of worker {self.worker_id}"
 
 
-# --- correlated errors (issue 51): groups of workers an aggregation run found, and the pairs whose gold rests on them ---
+# --- correlated errors: groups of workers an aggregation run found, and the pairs whose gold rests on them ---
 
 
 class CorrelatedWorkerGroup(models.Model):
@@ -300,7 +300,7 @@ class GroupDecidedPair(models.Model):
         return f"pair {self.pair_id}: {self.reason}"
 
 
-# --- catch trials and the bonus ledger (feature 10) ---
+# --- catch trials and the bonus ledger ---
 
 
 class CatchTrialAnswer(models.Model):

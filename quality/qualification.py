@@ -11,7 +11,7 @@ page's) is refused whole.
 Tries are limited (`max_attempts`) per person as far as the server can tell: the tries of every
 participant id seen in one browser (crowd's device cookie, `DeviceSighting`, the device of a study
 session or of a try) count together, so throwaway ids in one browser share the tries of the id
-they meant to qualify (issue 50). A try is saved whole (the attempt and every answer) or not at
+they meant to qualify. A try is saved whole (the attempt and every answer) or not at
 all, and the test's row lock makes tries sent at once count one after the other, so no one gets a
 try more than the test allows. The budget is the id's and the browser's alike: a browser that used
 `max_attempts` tries (under any ids) gets no more, nor does an id (from any browser); over it, a

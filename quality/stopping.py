@@ -1,4 +1,4 @@
-"""The confident stopping rule (issue 24; docs/quality.md "Stopping rules"), run after an aggregation run.
+"""The confident stopping rule (docs/quality.md "Stopping rules"), run after an aggregation run.
 
 A split on the confident rule (`corpus.StoppingPolicy`) stops a pair taking labels once the
 Dawid–Skene posterior of its leading label, with the worker confusion matrices the run just fitted,

@@ -15,7 +15,7 @@ def aggregate_labels(run_id: int) -> str | None:
 @shared_task(name="quality.aggregate_changed_datasets")
 def aggregate_changed_datasets() -> list[int]:
     """On the beat schedule (CORRELATED_CHECK_INTERVAL_SECONDS): an aggregation run, and so the
-    correlated-error check, on each code-holding dataset with new labels (issue 51); the runs' ids."""
+    correlated-error check, on each code-holding dataset with new labels; the runs' ids."""
     from .aggregation_runs import aggregate_changed_datasets as start_runs
 
     return [run.pk for run in start_runs()]

@@ -1,4 +1,4 @@
-"""Teams (a lab's workspace) and who belongs to them in which role (issue 55, docs/teams.md).
+"""Teams (a lab's workspace) and who belongs to them in which role (docs/teams.md).
 
 Every study, dataset and snapshot names its team (a foreign key on the roots); what hangs from
 them (sessions, market connections, imports, training runs, releases, labels) belongs to the

@@ -33,10 +33,6 @@ def teams_of(user: Any) -> list[tuple[Team, str]]:
     return [(membership.team, membership.role) for membership in rows]
 
 
-def owner_count(team_id: int) -> int:
-    return Membership.objects.filter(team_id=team_id, role=Role.OWNER).count()
-
-
 def team_named(slug: str) -> Team | None:
     return Team.objects.filter(slug=slug).first()
 

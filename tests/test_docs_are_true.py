@@ -135,3 +135,24 @@ def test_no_module_docstring_is_40_lines_or_more():
         if (lines := docstring_lines(path.read_text(encoding="utf-8"))) > LONGEST_MODULE_DOCSTRING
     ]
     assert not long, "module docstrings of 40 lines or more (move them to docs/):\n" + "\n".join(long)
+
+
+def ownership_table_apps():
+    """The apps named in the first column of the table under "What each app owns" in docs/architecture.md."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## What each app owns", 1)[1].split("\n## ", 1)[0]
+    return {match.group(1) for match in re.finditer(r"^\| (\w+) \|", section, re.MULTILINE)} - {"app"}
+
+
+def project_apps():
+    """This project's apps in INSTALLED_APPS (Django's and third parties' left out), by package name."""
+    from django.conf import settings
+
+    packages = (entry.split(".")[0] for entry in settings.INSTALLED_APPS)
+    return {package for package in packages if (REPO / package / "apps.py").exists()}
+
+
+def test_the_ownership_table_lists_every_installed_app():
+    missing = sorted(project_apps() - ownership_table_apps())
+    assert not missing, f"apps missing from 'What each app owns' in docs/architecture.md: {', '.join(missing)}"
+    assert ownership_table_apps() <= set(APPS), "the ownership table names an app that does not exist"

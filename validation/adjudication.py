@@ -1,4 +1,4 @@
-"""Adjudication for every dataset (issue 42.2): the queues of pairs a researcher should settle, and
+"""Adjudication for every dataset: the queues of pairs a researcher should settle, and
 their decisions.
 
 A queue is the pairs of a scope (dataset, split) that match one filter, oldest first, without those
@@ -85,7 +85,7 @@ def _latest_runs(dataset: Dataset | TeamDatasets | None) -> list[int]:
 def flagged_workers(dataset: Dataset | TeamDatasets | None = None) -> list[int]:
     """Workers the quality checks flag on the labels of `dataset` (the workers page's flags of that
     scope). One worker-quality read: a page asks once and hands the list to every queue it counts
-    or shows (issue 53: the flagged queue's count and its list each read the whole worker quality)."""
+    or shows (worker quality is read from every label, so it is read once, not once per queue)."""
     return flagged_worker_ids(worker_quality(dataset))
 
 
@@ -213,8 +213,8 @@ def queue_counts(
     flagged: list[int] | None = None,
     flagged_pairs: int | None = None,
 ) -> dict[str, int]:
-    """Pairs waiting in each queue (decided ones left out), whatever the corpus's size (issue 53:
-    one conditional count over every pair read 433k pairs, 170–320 ms): the queues of the counters
+    """Pairs waiting in each queue (decided ones left out), whatever the corpus's size (a
+    conditional count over every pair would read the whole corpus): the queues of the counters
     from the pair tally and the adjudicated pairs (`_vote_queue_counts`, two statements), each other
     queue from the set of pairs it is (one statement each, over that set's pairs only: as conditional
     counts of one statement, each row was compared with every id of every set).
@@ -248,8 +248,8 @@ def _holds_every_dataset(dataset: Dataset | TeamDatasets | None) -> bool:
 
 def _flagged_everywhere(flagged: list[int], labelled_pairs: int | None = None) -> int:
     """The flagged queue's length over every pair: the pairs the flagged workers labelled, counted
-    from their labels alone (issue 53: looking each pair up was 60–110 ms for their 20,000 labels at
-    433k pairs), or as counted when they were flagged (`labelled_pairs`, kept with the flags: grouping
+    from their labels alone (looking each pair up is slow for many labels at corpus scale),
+    or as counted when they were flagged (`labelled_pairs`, kept with the flags: grouping
     their labels was still most of the adjudication page), less those a researcher's decision stands
     on (few: `pair_adjudicated`)."""
     labelled = ValidationLabel.objects.filter(worker_id__in=flagged)
@@ -307,7 +307,7 @@ MPE_FILTER = "mpe"
 
 
 def filters_for(dataset: Dataset | TeamDatasets | str | None = None) -> tuple[QueueFilter, ...]:
-    """The queues that apply (issue 54, defect 16): the MPE queue only on a multi-premise dataset, or
+    """The queues that apply: the MPE queue only on a multi-premise dataset, or
     over every dataset when one of them is multi-premise."""
     dataset = resolve_dataset(dataset)
     if isinstance(dataset, Dataset):
@@ -321,7 +321,7 @@ def filters_for(dataset: Dataset | TeamDatasets | str | None = None) -> tuple[Qu
 def recent_decisions(
     dataset: Dataset | TeamDatasets | str | None = None, split: str | None = None, limit: int = 30
 ) -> list[Adjudication]:
-    """The scope's latest researcher decisions, newest first, with who and when (issue 54, item 4),
+    """The scope's latest researcher decisions, newest first, with who and when,
     each with `undoable`: it is still the latest decision on its pair."""
     dataset = resolve_dataset(dataset)
     decisions = Adjudication.objects.filter(
@@ -400,7 +400,7 @@ def before_and_after(dataset: Dataset | TeamDatasets | str | None = None, split:
     }
 
 
-# The note a bulk decision carries: its batch's token, so the batch is undone as one (issue 54, item 3).
+# The note a bulk decision carries: its batch's token, so the batch is undone as one.
 BULK_NOTE = "bulk {token}"
 
 

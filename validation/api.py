@@ -120,7 +120,7 @@ class AgreementQuery(ScopeQuery):
 
 
 class AgreementView(StrictQueryParamsMixin, views.APIView):
-    """The agreement tables of a scope (issue 54, item 5; quality.agreement_tables): κ and α overall,
+    """The agreement tables of a scope (quality.agreement_tables): κ and α overall,
     per genre, per label, per annotator pair and each worker against the rest. `dataset` (slug) and
     `split` narrow it, `table` names one table (default: all); an unknown value is a 400, an unknown
     dataset (another team's included: teams.access) a 404."""

@@ -1,4 +1,4 @@
-"""Backup claims: work for an arrival while every open pair of the study is held (issue 51, item 5).
+"""Backup claims: work for an arrival while every open pair of the study is held.
 
 Twenty hoarding ids with spare ids kept a study's last pairs held for 8.8 claim periods: a refused
 take-back came back as a fresh claim by another of the ids. The tail is not closed by refusing ids

@@ -2,7 +2,7 @@
 
 The candidate statement (`validation.selectors.candidate_statement`) orders pairs closest to
 complete first. An app above validation may put some pairs of a study before the others: the
-model annotators' triage (issue 57) puts first the pairs whose model label differs from the
+model annotators' triage puts first the pairs whose model label differs from the
 writer's. Validation must not name that app, so it declares what it calls (`ClaimPreference`: called
 with the study, it answers an SQL boolean expression over `collection_pair` and its params, or
 None for no preference), and the composition root (`annotation_site.wiring.register`) registers it.

@@ -1,5 +1,5 @@
-"""The cost page's validation figures per study, maintained (issue 53: two grouped reads over every
-claim, joined to its pair and premise, were 100–250 ms of a cold cost page at MultiNLI scale).
+"""The cost page's validation figures per study, maintained (two grouped reads over every
+claim, joined to its pair and premise, would be most of a cold cost page at MultiNLI scale).
 
 Two tallies in the core's pattern (`corpus.tallies`: append-only signed deltas, summed when read,
 folded, checked and rebuilt by the core's one fold and check, `TALLY` registered in validation.apps):

@@ -1,4 +1,4 @@
-"""Which claim a validated pair's outcome is credited to, maintained (issue 28: the cost page).
+"""Which claim a validated pair's outcome is credited to, maintained for the cost page.
 
 The cost page credits each validated pair (its gold label, the labels its stopping saved) to the
 study of its latest label: the pair's latest submitted, ordinary (not catch-trial) claim in a
@@ -46,7 +46,7 @@ def submitted(claims: Collection[ValidationClaim], now: datetime) -> dict[int, i
     them as of its start, before its UPDATE (a data-modifying WITH).
 
     Written as its SQL: the same UPDATE as a queryset's update() with a CASE per column, whose
-    building cost a validator's submit more than PostgreSQL ran it (issue 28)."""
+    building cost a validator's submit more than PostgreSQL ran it."""
     batch = [claim.pk for claim in claims]
     credit = [claim for claim in claims if not claim.is_catch_trial and claim.study_session_id is not None]
     quote = connection.ops.quote_name

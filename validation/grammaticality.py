@@ -113,7 +113,7 @@ def submit_judgments(
     """Save {pair pk: "none" | "minor" | "major"} for one worker: all of them or none, with a message.
 
     `shown`: the pair pks of the page that was answered; a page with any of them unanswered is
-    refused whole (JudgmentsIncomplete), never saved in part (issue 27).
+    refused whole (JudgmentsIncomplete), never saved in part.
     """
     if Pair.objects.filter(pk__in=list(judgments), dataset__in=datasets_excluding(worker)).exists():
         raise ValidationRefused("Your account is not taking part in this task at the moment.")

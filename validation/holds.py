@@ -37,7 +37,7 @@ class Renewed:
 
 def claim_minutes(study: Study | None = None) -> float:
     """A batch's hold, as the claim rule of this app's batches gives it to a claim of the study: its
-    own claim minutes when set (issue 54), else the server's."""
+    own claim minutes when set, else the server's."""
     now = timezone.now()
     return (VALIDATION_CLAIMS.expiry(now, study) - now).total_seconds() / 60
 

@@ -42,7 +42,7 @@ class ValidationClaim(TaskClaim):
             # counted for each candidate pair) and the beat's release of expired claims (all open
             # claims, never the history). Led by the pair, so that no plan can count one pair's live
             # claims by walking every open claim: an index on the expiry alone was that plan whenever
-            # the statistics were older than the open claims (issue 53: after a bulk import, before
+            # the statistics were older than the open claims (after a bulk import, before
             # ANALYZE, the histogram ends before now and "expires after now" looks like no row).
             models.Index(
                 fields=["pair", "expires_at"],
@@ -64,7 +64,7 @@ class SessionServed(models.Model):
     """The validation batches and catch trials one study session was served: what a claim in a
     study with catch trials reads, summed over the study's sessions, to keep the study's share
     (`quality.catch_trials._owed`). Counting the study's claims instead read every claim it ever
-    made on every claim (654 ms at 160k claims, issue 53). One row a session, so the claims of
+    made on every claim. One row a session, so the claims of
     different workers never wait on each other's row; added to in the claim's transaction
     (`validation.services._count_served`). A claim deleted with its pair stays counted."""
 
@@ -82,7 +82,7 @@ class BoughtLabelTally(Tally):
     """Validation labels bought per study × dataset × split × genre: the submitted, ordinary claims
     of study sessions (`validation.credits.countable`), as signed deltas in the core's pattern
     (`corpus.models.Tally`), written by the validation submit (`validation.cost_tally`). The cost
-    page sums them instead of joining every claim to its pair and premise (issue 53)."""
+    page sums them instead of joining every claim to its pair and premise."""
 
     study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
 
@@ -216,7 +216,7 @@ class GrammaticalityClaim(TaskClaim):
 
 
 class AdjudicationRequest(models.Model):
-    """A pair a researcher sent to adjudication from the pair browser (issue 54): it waits in the
+    """A pair a researcher sent to adjudication from the pair browser: it waits in the
     adjudication page's "sent" queue until a researcher decides it. Sent in batches (`token`), so
     one click takes a batch back."""
 

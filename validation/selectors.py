@@ -53,7 +53,7 @@ def candidate_statement(
     of each, up to `limit`, leaving out those `tried`; `pool`, a study's genres and import files
     (`crowd.selectors.pool_limits`); with `lock`, locked as a claim locks its candidates
     (`crowd.claiming.lock_clause`). Written in SQL, the one statement of the rule: built by the ORM it
-    cost a claim more CPU than the database spent on all the claim's statements (issue 44 note).
+    cost a claim more CPU than the database spent on all the claim's statements.
 
     Items of one kind only: the MultiNLI validation batches take single-premise pairs, the MPE
     judgment task multi-premise items (five judgments each, the same target as a pair's five labels);
@@ -66,7 +66,7 @@ def candidate_statement(
     claim on it before; its premise is not held for a researcher; a trusted-only dataset is offered
     to trusted workers only. With `fresh_premises`, only pairs of premises the worker was never
     served (the claim's first look: a premise seen again in a later batch told ordinary pairs from
-    catch trials, and hinted at the label, issue 39).
+    catch trials, and hinted at the label).
 
     With `prefer`, a study's preference (`validation.claim_order`: an SQL boolean expression over
     `collection_pair` and its params), the pairs it holds true for come first, then the rest, each
@@ -75,7 +75,7 @@ def candidate_statement(
     """
     # The claim indexes' own condition first, so the walk reads `pair_claim_queue_free(_all)`: pairs
     # that labels and live claims fill (as last counted) are not in them, so a claim does not walk
-    # past them however many claims are live (issue 28). The live claims are counted below anyway.
+    # past them however many claims are live. The live claims are counted below anyway.
     where = ["collection_pair.label_count < (%s - collection_pair.held_places)", "collection_pair.needs_validation"]
     params: list[Any] = [LABELS_PER_PAIR]
     if dataset is not None:

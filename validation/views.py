@@ -225,8 +225,8 @@ def grammaticality(request: AuthenticatedRequest) -> HttpResponseBase:
     """DNC's grammaticality task: up to five hypotheses, each none / minor / major issues, sent together.
 
     Offered beside a validation study's batches, so it asks what they ask: inside a study visit, the
-    study's own admission (closed list, qualification test) and kind of task (issue 39: it was open
-    to anyone logged in)."""
+    study's own admission (closed list, qualification test) and kind of task (else it
+    would be open to anyone logged in)."""
     refused = task_refusal_page(request, current_study_session(request), TaskKind.VALIDATION)
     if refused is not None:
         return refused

@@ -1,4 +1,4 @@
-"""The adjudication queue (issue 42.2): pairs to settle, by filter, decided by keyboard or mouse."""
+"""The adjudication queue: pairs to settle, by filter, decided by keyboard or mouse."""
 
 from django.contrib import messages
 from django.http import HttpRequest
@@ -14,8 +14,8 @@ from validation import adjudication
 
 from .common import Scope, redirect_back, render_page, researcher_required
 
-# Pairs of a queue shown at once, oldest first; later ones a page further (issue 53: each pair is
-# a form of its own, and rendering them was a third of a cold page).
+# Pairs of a queue shown at once, oldest first; later ones a page further (each pair is
+# a form of its own, and rendering them all would be most of a cold page).
 QUEUE_SHOWN = 25
 # The session key of this researcher's last decision: the page's undo (the u key and its link).
 LAST_DECISION = "adjudication_last_decision"
@@ -86,7 +86,7 @@ def adjudicate(request: HttpRequest, pair_id: int) -> HttpResponseBase:
 @researcher_required
 @require_POST
 def adjudication_undo(request: HttpRequest, decision_id: int) -> HttpResponseBase:
-    """Undo one decision (issue 54, item 4): the pair back where it stood before it."""
+    """Undo one decision: the pair back where it stood before it."""
     decision = access.checked(
         adjudication.decision(decision_id),
         request.user,

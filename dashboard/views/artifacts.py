@@ -75,7 +75,7 @@ def datasets_acted_on(scope: Scope) -> list[Dataset | None]:
 @researcher_required
 @require_POST
 def start_tagging_job(request: HttpRequest) -> HttpResponseBase:
-    """Tag the scope's untagged pairs (`manage.py tag_pairs` from the page; issue 54, defect 13)."""
+    """Tag the scope's untagged pairs (`manage.py tag_pairs` from the page)."""
     scope = Scope(request)
     targets = datasets_acted_on(scope)
     if not targets:
@@ -95,7 +95,7 @@ def start_tagging_job(request: HttpRequest) -> HttpResponseBase:
 @require_POST
 def refresh_artifact_monitor(request: HttpRequest) -> HttpResponseBase:
     """Refit the artifact monitor on the scope (`manage.py refresh_monitor` from the page): the
-    writing page's nudge has a model from the first few hundred pairs (issue 54, defect 13)."""
+    writing page's nudge has a model from the first few hundred pairs."""
     scope = Scope(request)
     targets = datasets_acted_on(scope)
     if not targets:

@@ -1,4 +1,4 @@
-"""The cost page (issue 24.3): what the studies spent, what it bought, and what the rest will cost.
+"""The cost page: what the studies spent, what it bought, and what the rest will cost.
 
 Thin: every figure is read in `dashboard.queries.costs`."""
 

@@ -1,4 +1,4 @@
-"""Imports from the dashboard (issue 41): premise files of one genre and corpus files (SNLI,
+"""Imports from the dashboard: premise files of one genre and corpus files (SNLI,
 MultiNLI, GLUE MNLI) uploaded, checked at once, imported by a Celery worker with the commands'
 rules (all or nothing, malformed lines reported by number), with their progress while they run."""
 
@@ -30,7 +30,7 @@ from validation import services as validation_services
 
 from .common import polled_ids, progress_json, render_page, researcher_required
 
-# The premise form's choices: a writing study serves only premises with a split (issue 54, defect 1).
+# The premise form's choices: a writing study serves only premises with a split.
 PREMISE_SPLITS = [
     ("train", "train"),
     ("dev", "dev"),
@@ -119,7 +119,7 @@ def _teams_datasets(request: HttpRequest) -> DatasetScope:
 
 
 def _last_choices(request: HttpRequest) -> dict[str, str]:
-    """The premise form's last choices (issue 54, defect 14: the form reset after each upload)."""
+    """The premise form's last choices, so that the form is not reset after each upload."""
     last = {name: request.GET.get(name, "") for name in PREMISE_CHOICES}
     if "split" not in request.GET:
         last["split"] = "train"
@@ -160,7 +160,7 @@ def assign_dataset_splits(request: HttpRequest) -> HttpResponseBase:
 @researcher_required(post_permission=IMPORT_DATA)
 @require_POST
 def mark_validation(request: HttpRequest) -> HttpResponseBase:
-    """`manage.py mark_for_validation` from the imports page (issue 54): dev and test pairs and a
+    """`manage.py mark_for_validation` from the imports page: dev and test pairs and a
     share (percent of train pairs) or a number of more train pairs, marked for validation labels."""
     slug = request.POST.get("dataset", "")
     # The user's team's dataset only (teams.access): another team's answers as an unknown one.

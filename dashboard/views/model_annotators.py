@@ -1,4 +1,4 @@
-"""Model annotators on the dashboard (issue 57): register one (a finished training run, or an
+"""Model annotators on the dashboard: register one (a finished training run, or an
 OpenAI-compatible endpoint), start its labelling or writing-check job and follow it, and set a
 study's uses. Every row is the user's teams' (teams/access.py: foreign ids answer 404); the writes
 are model_annotators.services', audited there."""

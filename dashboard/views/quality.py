@@ -24,14 +24,14 @@ from markets import connections as market_connections
 from markets import payments as market_payments
 from markets import selectors as market_selectors
 from quality import bonuses, selectors, services
-from quality.models import BonusEntry
+from quality.bonus_lines import UnpaidLine, unpaid_lines
 from teams import access
 from validation.forms import CHOICES, KEYS
 
 from .common import Scope, found, render_page, researcher_required
 from .study import study_or_404
 
-# Rows of the unpaid list and of the per-worker list shown at once (issue 53: both grow with the
+# Rows of the unpaid list and of the per-worker list shown at once (both grow with the
 # crowd; the pay form still lists every unpaid bonus, so "mark paid" pays what the files pay).
 BONUS_ROWS_PER_PAGE = 25
 
@@ -114,16 +114,17 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
     studies = access.kept(bonuses.study_summaries(), request.user, access.MONEY)
     asked = request.GET.get("study")
     # A study asked for by name shows its own bonuses or says it has none: never another study's
-    # list and its "mark paid" button (issue 54, defect 8).
+    # list and its "mark paid" button.
     study = next((s for s in studies if s.slug == asked), None if asked else (studies[0] if studies else None))
     # The one 'owed' rule (markets.selectors): bonuses the market's API is paying are in flight,
     # in no file and not on the "mark paid" form.
     money = market_selectors.bonus_page_money(study) if study else {}
-    unpaid: list[BonusEntry] = list(money["confirmable"]) if study else []
+    # Plain rows of the columns shown (quality.bonus_lines): the pay form lists every unpaid bonus.
+    unpaid: list[UnpaidLine] = unpaid_lines(money["confirmable"]) if study else []
     # Bonuses of sessions whose code is held wait apart, in no file, until the hold is decided.
     held = list(bonuses.held_back(study)) if study else []
     totals = bonuses.worker_totals(study) if study else []
-    # Excluded and flagged workers are marked on both lists, so none is paid unseen (issue 27); the
+    # Excluded and flagged workers are marked on both lists, so none is paid unseen; the
     # flags are the maintained rows' (made sure of first), and the page says when they were computed.
     flags_as_of = queries.bonus_flags_as_of() if study else None
     marks = (
@@ -134,9 +135,8 @@ def bonus_page(request: HttpRequest) -> HttpResponse:
         else {}
     )
     for entry in unpaid:
-        # The page's own attributes on the row, read by its template (as markets.selectors does).
-        entry.marks = marks.get(entry.worker_id, [])  # type: ignore[attr-defined]
-        entry.cause = bonuses.cause_of(entry.reason)  # type: ignore[attr-defined]
+        entry.marks = marks.get(entry.worker_id, [])
+        entry.cause = bonuses.cause_of(entry.reason)
     for row in totals:
         row["marks"] = marks.get(row["id"], [])
     unpaid_page = Paginator(unpaid, BONUS_ROWS_PER_PAGE).get_page(request.GET.get("upage"))

@@ -1,4 +1,4 @@
-"""Stopping rules per dataset split (issue 24; docs/quality.md "Stopping rules"): choose one, and
+"""Stopping rules per dataset split (docs/quality.md "Stopping rules"): choose one, and
 preview what each rule would have saved on a split's stored label sequences."""
 
 from collections.abc import Callable

@@ -1,4 +1,4 @@
-"""The study pages (issue 41 item 2): every study with its sessions, and one page per study with
+"""The study pages: every study with its sessions, and one page per study with
 its funnel, times, pay, live claims, what is left and costs; the sessions as a CSV.
 
 Thin: every figure is read in `dashboard.queries.study`."""
@@ -45,7 +45,7 @@ def studies(request: HttpRequest) -> HttpResponseBase:
 @researcher_required(post_permission=CHANGE_STUDY)
 @require_http_methods(["GET", "POST"])
 def study_setup(request: HttpRequest, slug: str | None = None) -> HttpResponseBase:
-    """A new study (`slug` None) or a study's settings, on the dashboard (issue 54, item 1): the
+    """A new study (`slug` None) or a study's settings, on the dashboard: the
     admin's form rules; saved, the study's page opens on its pre-launch check."""
     study = None if slug is None else study_or_404(request, slug, access.RESEARCH)
     if request.method == "POST":

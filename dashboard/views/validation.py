@@ -50,7 +50,7 @@ def validation(request: HttpRequest) -> HttpResponseBase:
         for key in kappa_rows
     ]
     counts = agreement.get("gold_counts") or {}
-    # Each figure defined once, so the page adds up (issue 27): every pair is in one gold row, and
+    # Each figure defined once, so the page adds up: every pair is in one gold row, and
     # "-" holds two kinds of pair, five labels without a majority and pairs still short of five.
     # A pair short of five labels may already have a gold label (3 agree, or an imported one).
     no_consensus = agreement.get("no_consensus_pairs") or 0
@@ -116,7 +116,7 @@ def validation(request: HttpRequest) -> HttpResponseBase:
 
 @researcher_required
 def agreement_csv(request: HttpRequest, table: str) -> HttpResponseBase:
-    """One agreement table of the page's scope as CSV (issue 54, item 5): the same figures as
+    """One agreement table of the page's scope as CSV: the same figures as
     /api/validation/agreement/."""
     if table not in TABLES:
         raise Http404(f"No table {table!r}; one of {', '.join(TABLES)}.")

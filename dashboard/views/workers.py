@@ -64,10 +64,10 @@ def workers(request: HttpRequest) -> HttpResponseBase:
         # Excluded in the scope's teams (an exclusion is a team's); the teams the form acts in.
         excluded=excluded_workers(scope.within),
         exclusion_teams=access.teams_to_choose(request.user, access.RESEARCH),
-        typing_over_time=typing_flagged_share_by_study_day(scope.teams_within),  # per study and day (issue 40.4)
-        # Copies across writers, sessions and studies (issue 50.3): per writer, and who shares what.
+        typing_over_time=typing_flagged_share_by_study_day(scope.teams_within),  # per study and day
+        # Copies across writers, sessions and studies: per writer, and who shares what.
         copy_writers=copies_by_writer(scope.teams_within),
         copy_clusters=copy_clusters(scope.teams_within),
-        # Correlated errors (issue 51): groups of the latest aggregation runs, members and evidence.
+        # Correlated errors: groups of the latest aggregation runs, members and evidence.
         correlated_groups=latest_groups(scope.within),
     )

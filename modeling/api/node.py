@@ -16,11 +16,11 @@ checkpoint itself (modeling.training.remeasure).
 Every write goes through modeling.training.services, the same functions the database reporter
 calls, so the same rule holds: only the attempt and lease that hold the run may write it, and only
 with the node token that leased it; 409 tells a node that was taken over or reaped to stop. A node
-is untrusted (issue 39): a lease names the run's attempt (the Celery task id its broker message
+is untrusted (it runs on a machine the platform does not control): a lease names the run's attempt (the Celery task id its broker message
 carried; empty or any other is 409), every later call names the attempt and the lease id, and a
 checkpoint is checked as data (safetensors, the net it names) and as the run's (the labels of its
 snapshot, the vocabulary its training pairs give) before the run can finish on it. A run is bound
-to the node token that leased it (issue 49): to every other token, whatever attempt or lease id it
+to the node token that leased it: to every other token, whatever attempt or lease id it
 knows, a running or ended run answers 404, exactly as a run that does not exist.
 """
 

@@ -1,4 +1,5 @@
-"""The export's file lines built by PostgreSQL and streamed by one `COPY … TO STDOUT` (issue 53.4).
+"""The export's file lines built by PostgreSQL and streamed by one `COPY … TO STDOUT`
+(building them in Python was most of an export).
 
 `export_lines_sql` is ONE statement over the pairs `selectors.pairs_for_export` chooses (the ORM's
 filters, compiled, not written again) giving, per pair in pair order, its file name, its JSONL line

@@ -149,10 +149,10 @@ def build_manifest(
     as every snapshot made before schemes existed), and names the labels training predicts.
     `gold_sources` counts the rows by where their gold_label comes from: crowd (3 of 5), imported
     (the source file's, not validated), adjudicated, author (an unvalidated pair's author label by
-    the unvalidated_gold convention) and none ('-'). `stopping_rules` ({rule: {"pairs", "stopped_early"}},
-    issue 24) is written where some pair is not on the fixed rule; absent: five labels a pair.
+    the unvalidated_gold convention) and none ('-'). `stopping_rules` ({rule: {"pairs", "stopped_early"}})
+    is written where some pair is not on the fixed rule; absent: five labels a pair.
     A pair stopped early has fewer than five labels, so `min_labels` 5 leaves it out.
-    `typing_evidence` (issue 40) counts the pairs whose hypothesis has a typing record ("recorded"),
+    `typing_evidence` counts the pairs whose hypothesis has a typing record ("recorded"),
     those with the browser's evidence in it, the flagged ones and each judgement's flag
     (authorship.selectors.typing_evidence_counts); evidence, never a filter."""
     manifest = {

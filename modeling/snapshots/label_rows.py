@@ -1,4 +1,4 @@
-"""The label-level file of a snapshot (issue 42.3): one row per label of the snapshot's pairs.
+"""The label-level file of a snapshot: one row per label of the snapshot's pairs.
 
 Asked for with the filter `label_rows: true`; written as `labels.jsonl`, hashed and listed in the
 manifest like the split files. Research on label variation (ChaosNLI, learning from crowds) needs

@@ -163,7 +163,7 @@ def export_counts(
 
     Gold sources: as `corpus.gold.gold_source` says, and "author" for an unvalidated pair given its
     author's label by the unvalidated_gold filter (as `writer.export_record` decides). Stopping
-    rules (issue 24): None where every pair is on the fixed rule (five labels a pair), so that
+    rules: None where every pair is on the fixed rule (five labels a pair), so that
     manifests of fixed-rule data read as they always did."""
     filters = filters or {}
     with_sources = not filters.get("aggregation_run")

@@ -66,7 +66,7 @@ FILTER_KEYS = (
 )
 # Kept in a snapshot's canonical filters only when true, so older snapshots' filters read as before.
 # label_rows adds the label-level file (modeling/snapshots/label_rows.py); it filters no pair.
-# typing_flags adds the author's typing flags (issue 40) to labels.jsonl, and so turns on label_rows.
+# typing_flags adds the author's typing flags to labels.jsonl, and so turns on label_rows.
 OPTIONAL_FLAGS = ("full_agreement", "drop_ungrammatical", "drop_test_fours", "label_rows", "typing_flags")
 # The option that adds a probabilistic aggregation run's label and posterior to every row (off when
 # absent, and then the files are exactly MultiNLI's). The run lives in the quality app, on the
@@ -363,7 +363,8 @@ def _export_taken(
             stopping_rules=counts.stopping_rules,
             typing_evidence=selectors.typing_evidence_of(snapshot.datasets, snapshot.filters, upper_id=upper_id),
         )
-        # The records a release's card needs that only the database holds, kept as they are now (issue 49.5).
+        # The records a release's card needs that only the database holds, kept as they are now, so a
+        # release made later from this snapshot describes the same data.
         manifest[PROVENANCE_KEY] = snapshot_provenance(
             snapshot.datasets, snapshot.filters, upper_id=upper_id, genre_ids=counts.genre_ids
         )
@@ -506,8 +507,8 @@ def _export_cursor() -> Iterator[Any]:
 @contextmanager
 def _progress_commits_unwaited() -> Iterator[None]:
     """While the lines stream, the progress saved after every page commits without waiting for the
-    disk (a progress lost in a crash is a bar a little behind): the wait was about a tenth of an
-    export (issue 53.4). Everything after, the snapshot marked done included, waits again."""
+    disk (a progress lost in a crash is a bar a little behind): waiting would be a noticeable share
+    of an export. Everything after, the snapshot marked done included, waits again."""
     if connection.in_atomic_block:  # nothing is saved while the COPY holds this connection
         yield
         return
@@ -550,7 +551,7 @@ def _report(snapshot: Snapshot, done: int, rows_total: int, progress: Progress |
 
 def exclude_from_snapshots(pairs: QuerySet[Pair], *, researcher: Any, reason: str) -> tuple[int, int, str]:
     """Keep every pair of a selection (the pair browser's result) out of the snapshots exported from
-    now on (issue 54), in one transaction with its audit entry: (pairs excluded, pairs already
+    now on, in one transaction with its audit entry: (pairs excluded, pairs already
     excluded, the batch token `include_again` takes). The pairs keep their gold labels."""
     reason = (reason or "").strip()[:100]
     if not reason:

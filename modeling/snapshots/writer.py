@@ -116,7 +116,7 @@ class HashingBytes:
     """A binary sink that counts bytes and hashes them as they are written.
 
     Writes are kept until `BATCH` have come and then joined, hashed and written at once: per line
-    those steps cost an export more than making its lines (issue 53.4). The bytes, hash and file
+    those steps cost an export more than making its lines. The bytes, hash and file
     are the same as line by line; `bytes` and `sha256` are final after close()."""
 
     BATCH = 2000

@@ -4,7 +4,7 @@ A checkpoint is one safetensors file (https://huggingface.co/docs/safetensors): 
 tensors, and in its header, as JSON text, the model name, its resolved config, the vocabulary
 (index -> word), the labels (class index -> label) and the epoch. Reading one parses JSON and
 copies tensor bytes; nothing in it can run. The platform never unpickles a checkpoint: a GPU node
-is untrusted, and a pickle is a program (issue 39).
+is untrusted, and a pickle is a program.
 
     from modeling.training.checkpoint import load_checkpoint
     model = load_checkpoint("run-12-cbow.safetensors")

@@ -1,4 +1,4 @@
-// The adjudication queue by keyboard (issue 42.2): j/k or arrows move between pairs, 1-3 give a
+// The adjudication queue by keyboard: j/k or arrows move between pairs, 1-3 give a
 // label, r retires, w withdraws (back to the rule's gold), u undoes the last decision (the page's own
 // undo form: the decided pair has left the queue), / edits the reason. Keys typed into the
 // reason box are text, not commands. Without this script every button still works by Tab and Enter.

@@ -1,4 +1,4 @@
-// How each sentence was written (issue 40; docs/quality.md, "How hypotheses were written").
+// How each sentence was written (docs/quality.md, "How hypotheses were written").
 // <form data-typing-evidence="record|warn|refuse|hold"> with <input type=hidden name=typing_evidence>:
 // for every text field of the form this counts keystrokes, deletions and, of the text that is
 // sent, the characters that arrived by typing, paste, drop, untrusted (synthetic) events, a script

@@ -18,7 +18,7 @@
 
   // `stay`: focus without scrolling. A page opened afresh stays at its top, where the instructions
   // and the labels' definitions are: on a phone the first pair sits ~865 px down, and scrolling to
-  // it hid them from a first-time participant (issue 41).
+  // it would hide them from a first-time participant.
   function focusPair(pair, stay) {
     pairs.forEach(function (p) { p.classList.remove("current"); });
     if (pair) {

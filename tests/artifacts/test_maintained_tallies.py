@@ -150,8 +150,8 @@ def test_the_rebuild_command_reports_and_repairs_drift(loaded_tagger, capsys):
 def test_a_fix_that_moves_more_tagged_pairs_than_one_statement_takes_keeps_the_tally(loaded_tagger):
     """A recompute whose fix moves the gold label of more tagged pairs than one read of their tags
     takes (tag_tally.MOVES_PER_READ; the fix of every pair at MultiNLI scale): the tag tally
-    still equals a fresh count. A single statement of them once broke SQLite's limit of 500
-    SELECTs in a UNION ALL and took PostgreSQL seconds to plan."""
+    still equals a fresh count. A single statement of them all would take PostgreSQL seconds
+    to plan."""
     dataset = factories.dataset("moved-in-bulk")
     premise = factories.premise(dataset, factories.genre("fiction"), split=Split.DEV)
     count = tag_tally.MOVES_PER_READ + 50

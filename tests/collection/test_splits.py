@@ -69,8 +69,8 @@ def test_same_seed_same_splits_different_seed_different(corpus):
 
 
 def test_the_draw_is_promptid_order_shuffled_by_seed_and_genre(corpus):
-    """The documented draw, independent of how the database collates promptIDs, so SQLite and
-    PostgreSQL give the same splits for the same seed."""
+    """The documented draw, independent of how the database collates promptIDs, so every
+    collation gives the same splits for the same seed."""
     assign_splits("collected", dev=9, test=9, seed=11)
     order = sorted(Premise.objects.filter(genre__slug="fiction").values_list("prompt_id", flat=True))
     random.Random("11:fiction").shuffle(order)

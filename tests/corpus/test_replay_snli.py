@@ -1,15 +1,30 @@
-"""The replay of SNLI dev's own label sequences (bench/replay_stopping.py; docs/quality.md figures)."""
+"""The replay of SNLI dev's own label sequences (as bench/replay_stopping.py runs it; docs/quality.md figures)."""
 
-import runpy
-
-from corpus.stopping import CONFIDENT, DECIDED, FIXED, replay
-from tests.conftest import REPO_ROOT, shared_file
+from corpus.stopping import CONFIDENT, DECIDED, FIXED, read_label_sequences, replay
+from tests.conftest import shared_file
 from tests.present import present
 
 
+def statsmodels_kappa(rows):
+    """Fleiss κ of five-label rows as statsmodels computes it, the check the bench runs too."""
+    import numpy as np
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    index = {"entailment": 0, "neutral": 1, "contradiction": 2}
+    table, _ = aggregate_raters(np.array([[index[label] for label in row] for row in rows]), n_cat=3)
+    return float(fleiss_kappa(table))
+
+
+def test_label_sequences_are_read_as_the_replay_takes_them(tmp_path):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(
+        '{"annotator_labels": ["neutral", "", "entailment"]}\n\n{"label_sequence": ["contradiction"]}\n{"gold_label": "-"}\n'
+    )
+    assert read_label_sequences(path) == [["neutral", "entailment"], ["contradiction"], []]
+
+
 def test_snli_dev_replayed_under_each_rule():
-    bench = runpy.run_path(str(REPO_ROOT / "bench" / "replay_stopping.py"))
-    sequences = bench["read_sequences"](shared_file("snli_1.0_dev.jsonl"))
+    sequences = read_label_sequences(shared_file("snli_1.0_dev.jsonl"))
     assert len(sequences) == 10000
     results = {
         (r.rule, r.threshold, r.order): r
@@ -19,23 +34,22 @@ def test_snli_dev_replayed_under_each_rule():
     decided = results[(DECIDED, None, "file")]
     assert (fixed.pairs, fixed.validation_labels_full, fixed.labels_saved) == (9986, 39944, 0)
     assert round(present(fixed.kappa_full), 3) == 0.670
-    # The issue's 39%: every saved label is one that could not change the gold label.
+    # 39.6% saved: every saved label is one that could not change the gold label.
     assert (decided.labels_saved, decided.gold_changed, decided.stopped_early) == (15827, 0, 8946)
     assert round(100 * decided.saved_share, 1) == 39.6
     confident = results[(CONFIDENT, 0.95, "file")], results[(CONFIDENT, 0.99, "file")]
     assert [(r.labels_saved, r.gold_changed) for r in confident] == [(25549, 174), (17942, 17)]
     # The statsmodels check the bench runs agrees with the replay's own κ.
-    assert abs(bench["statsmodels_kappa"](fixed.full_label_rows) - fixed.kappa_full) < 1e-9
+    assert abs(statsmodels_kappa(fixed.full_label_rows) - present(fixed.kappa_full)) < 1e-9
 
 
 def test_snli_dev_alpha_under_the_decided_rule_covers_every_pair_kappa_does_not():
-    """Issue 42: under *decided* κ over the pairs still taking five labels collapses; α over every
+    """Under *decided* κ over the pairs still taking five labels collapses; α over every
     pair (labels up to its stop) stays the corpus's agreement, and equals the package's."""
     import krippendorff
     import numpy as np
 
-    bench = runpy.run_path(str(REPO_ROOT / "bench" / "replay_stopping.py"))
-    sequences = bench["read_sequences"](shared_file("snli_1.0_dev.jsonl"))
+    sequences = read_label_sequences(shared_file("snli_1.0_dev.jsonl"))
     fixed, decided = replay(sequences, rules=((FIXED, None), (DECIDED, None)))
     index = {"entailment": 0, "neutral": 1, "contradiction": 2}
     data = np.full((5, len(decided.used_label_rows)), np.nan)

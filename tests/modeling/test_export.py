@@ -241,7 +241,7 @@ def test_snli_dev_round_trip(db, tmp_path):
     source = shared_file("snli_1.0_dev.jsonl")
     genre("captions")  # a training genre (get_or_create: seeded data may already have it)
     # --no-tag: without a broker the command would tag the 10,000 pairs inline (spaCy, most of this
-    # test's time on SQLite) and nothing here reads tags; the inline tagging has its own test
+    # test's time) and nothing here reads tags; the inline tagging has its own test
     # (tests/artifacts/test_tagging_jobs.py), and with a broker the import queues it either way.
     call_command("import_pairs", str(source), "--dataset", "snli", "--no-tag")
     dataset = Dataset.objects.get(slug="snli")

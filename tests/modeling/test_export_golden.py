@@ -1,6 +1,6 @@
 """A fixed small corpus exported and compared with reviewed files in tests/golden/export/.
 
-The same bytes must come out on SQLite and on PostgreSQL (CI runs this in both passes), so any
+The same bytes must come out on every run, so any
 change to the export's format, order, escaping or hashing shows up here as a diff to review.
 The manifest is compared whole except its "snapshot" id, which is the database's row id.
 

@@ -1,4 +1,4 @@
-"""The lines the export writes (writer.py, the one path on SQLite and PostgreSQL): awkward text
+"""The lines the export writes (writer.py): awkward text
 reads back unchanged from both files, pages of any size write the same bytes, progress moves per
 page and is saved for the dashboard while an export runs outside a transaction."""
 

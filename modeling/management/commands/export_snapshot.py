@@ -57,7 +57,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--typing-flags",
             action="store_true",
-            help="Add the typing flags of the author's hypothesis to labels.jsonl (turns on --label-rows; issue 40).",
+            help="Add the typing flags of the author's hypothesis to labels.jsonl (turns on --label-rows).",
         )
         parser.add_argument("--out", required=True, help="Folder to copy the files into (created; must be empty).")
 

@@ -4,7 +4,7 @@
 (settings fall back to Django's dummy backend, so any ORM use on it fails), its own empty
 DATA_DIR, PLATFORM_URL pointing at pytest-django's live server, and a node token. It consumes
 a queue of its own, so the suite's ordinary worker (tests/conftest.py) never takes its runs.
-Without a broker (the SQLite pass) it yields None and the tests run the same HTTP transport
+Without a broker it yields None and the tests run the same HTTP transport
 in-process against the live server.
 """
 
