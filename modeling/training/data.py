@@ -195,6 +195,11 @@ def hypothesis_length(ex: Example) -> int:
     return len(ex.hypothesis_ids)
 
 
+def sort_length(model: str) -> Callable[[Example], tuple[int, int] | int]:
+    """What bucketing sorts by: the hypothesis-only model never reads the premise."""
+    return hypothesis_length if model == "hypothesis_only" else pair_length
+
+
 def make_batches(
     examples: Iterable[Example],
     batch_size: int,

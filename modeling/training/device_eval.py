@@ -17,8 +17,9 @@ from typing import Any
 
 import torch
 
-from .data import Example
+from .data import Example, sort_length
 from .device_data import padded_ids
+from .evaluate import accuracy_report
 from .graphed import static_width
 
 
@@ -26,8 +27,6 @@ class DeviceEvalSet:
     """`examples` on `trainer`'s device, in `Trainer.predict`'s order; `predict()` their labels."""
 
     def __init__(self, trainer: Any, examples: Sequence[Example], batch_size: int, graphs: bool = False) -> None:
-        from .loop import sort_length
-
         self.trainer = trainer
         self.device = trainer.device
         self.batch_size = batch_size
@@ -79,8 +78,6 @@ class DeviceEvalSet:
 
     def accuracy(self, examples: Sequence[Example]) -> float:
         """The share of `examples` (these, with gold labels) predicted right: Trainer.accuracy's figure."""
-        from .evaluate import accuracy_report
-
         accuracy: float = accuracy_report(examples, self.predict())["accuracy"]
         return accuracy
 

@@ -34,9 +34,8 @@ from .data import (
     Vocab,
     encode_examples,
     epoch_train_set,
-    hypothesis_length,
     make_batches,
-    pair_length,
+    sort_length,
     split_for_mixing,
 )
 from .device_data import DeviceBatch, DeviceTrainSet
@@ -210,11 +209,6 @@ def finite_loss(loss: float, epoch: int, config: Mapping[str, Any]) -> float:
 def sort_by(model: str) -> str:
     """device_data's name for sort_length(model)."""
     return "hypothesis" if model == "hypothesis_only" else "pair"
-
-
-def sort_length(model: str) -> Callable[[Example], tuple[int, int] | int]:
-    """What bucketing sorts by: the hypothesis-only model never reads the premise."""
-    return hypothesis_length if model == "hypothesis_only" else pair_length
 
 
 def select_train(train: Iterable[Example], config: Mapping[str, Any]) -> tuple[list[Example], list[Example]]:
