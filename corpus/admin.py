@@ -25,7 +25,6 @@ from django.http import HttpRequest
 from django.utils.functional import cached_property
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
-from base.permissions import EXCLUDE_WORKERS
 from teams import access
 
 from . import services, stopping_policies
@@ -222,7 +221,8 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
     search_fields = ["external_id", "user__username"]
     autocomplete_fields = ["user"]
     readonly_fields = ["created_at", "pairs_written", "labels_given"]
-    actions = ["trust_workers", "untrust_workers", "exclude_workers", "include_workers"]
+    # Excluding a worker is the top floor's action (dashboard/admin.py): it releases their claims too.
+    actions = ["trust_workers", "untrust_workers"]
 
     @admin.display(description="username", ordering="user__username")
     def username(self, worker: Worker) -> str:
@@ -261,42 +261,6 @@ class WorkerAdmin(admin.ModelAdmin[Worker]):
         self.message_user(
             request, f"{queryset.update(is_trusted=False)} worker(s) no longer trusted.", messages.SUCCESS
         )
-
-    @admin.action(
-        description="Exclude selected workers in your teams (their labels leave your datasets' gold labels)",
-        permissions=["exclude"],
-    )
-    def exclude_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
-        self._set_excluded(request, queryset, excluded=True)
-
-    @admin.action(description="Include selected workers again in your teams", permissions=["exclude"])
-    def include_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
-        self._set_excluded(request, queryset, excluded=False)
-
-    def has_exclude_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm(EXCLUDE_WORKERS)
-
-    def set_workers_excluded(
-        self, request: HttpRequest, workers: QuerySet[Worker], excluded: bool, teams: list[int]
-    ) -> services.ExclusionOutcome:
-        """The exclusion itself (the apps above add what follows it: their claims released)."""
-        return services.set_workers_excluded(
-            workers, excluded, teams=teams, by=request.user, reason="the admin's action"
-        )
-
-    def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
-        teams = access.teams_acted_on(request.user, access.RESEARCH)
-        outcome = self.set_workers_excluded(request, queryset, excluded, teams)
-        verb = "excluded" if excluded else "included again"
-        if outcome.changed:
-            self.message_user(
-                request,
-                f"{outcome.changed} worker(s) {verb} in {len(teams)} team(s); "
-                f"gold labels recounted ({outcome.pairs_fixed} pair(s) changed).",
-                messages.SUCCESS,
-            )
-        else:
-            self.message_user(request, f"No worker changed: all were already {verb}.", messages.INFO)
 
 
 # --- pairs and labels -----------------------------------------------------------------------------
@@ -541,7 +505,7 @@ class PairAdmin(admin.ModelAdmin[Pair]):
     show_full_result_count = False
     list_per_page = 50
     inlines = [ValidationLabelInline, AdjudicationInline, PairProvenanceInline]
-    actions = ["mark_for_validation", "unmark_for_validation"]
+    # Marking pairs for validation is the top floor's action (dashboard/admin.py): validation's service.
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # A pair is born with its author's label row and counters (writing task or import), never by hand.
@@ -611,17 +575,6 @@ class PairAdmin(admin.ModelAdmin[Pair]):
         if pair.premise.sentences:  # a multi-premise item: its sentences in order, with their provenance
             return " | ".join(f"[{s.get('source', '')}] {s['text']}" for s in pair.premise.sentences)
         return pair.premise.text
-
-    @admin.action(description="Mark selected pairs for validation")
-    def mark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
-        changed = services.set_needs_validation(queryset, True)
-        stopping_policies.record_stopping_rules(queryset)  # the split's stopping rule, as every marking records
-        self.message_user(request, f"{changed} pair(s) now need validation.", messages.SUCCESS)
-
-    @admin.action(description="Unmark selected pairs for validation")
-    def unmark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
-        changed = services.set_needs_validation(queryset, False)
-        self.message_user(request, f"{changed} pair(s) no longer need validation.", messages.SUCCESS)
 
 
 class PositionFilter(admin.SimpleListFilter):

@@ -1,10 +1,14 @@
 """The dashboard's links in the admin of the apps below it: a training run's row links to its
 results page, a study's row to its study page. The admin classes stay their apps'; the dashboard
-extends them (an arrow down)."""
+extends them (an arrow down).
+
+The admin actions whose whole write is a service above the model's app stand here too, calling
+the service the dashboard's pages call: excluding workers, marking pairs for validation
+(tests/test_admin_layering.py keeps them off the floors below)."""
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -13,8 +17,10 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from audit import services as audit
-from corpus.admin import WorkerAdmin
-from corpus.models import Worker
+from base.permissions import EXCLUDE_WORKERS
+from corpus import services as corpus_services
+from corpus.admin import PairAdmin, WorkerAdmin
+from corpus.models import Pair, Worker
 from corpus.services import ExclusionOutcome
 from crowd.admin import StudyAdmin
 from crowd.models import Study
@@ -22,7 +28,9 @@ from modeling.admin import TrainingRunAdmin
 from modeling.models import TrainingRun
 from quality import services as quality_services
 from quality.flags import false_hold_rate
+from teams import access
 from teams.models import Team
+from validation import services as validation_services
 
 from .admin_teams import TeamAdmin, guard_every_admin
 
@@ -97,23 +105,70 @@ admin.site.unregister(Study)
 admin.site.register(Study, StudyWithPageAdmin)
 
 
-class WorkerReleasingClaimsAdmin(WorkerAdmin):
-    """The worker admin's exclusion does what the workers page's does (`quality.services.set_excluded`):
-    an excluded worker's open claims on the teams' data are released, not left to expire."""
+class WorkerExclusionAdmin(WorkerAdmin):
+    """The worker admin's exclusion is the workers page's (`quality.services.set_excluded`): the
+    workers' labels leave the teams' gold labels and their open claims on the teams' data are
+    released, not left to expire. It stands here because only the top floor sees that service."""
 
-    def set_workers_excluded(
-        self, request: HttpRequest, workers: QuerySet[Worker], excluded: bool, teams: list[int]
-    ) -> ExclusionOutcome:
-        chosen = list(workers.values_list("pk", flat=True))
-        if not chosen or not teams:
-            return ExclusionOutcome(changed=0)
-        return quality_services.set_excluded(
-            chosen, excluded, teams=teams, by=request.user, reason="the admin's action"
+    actions = [*WorkerAdmin.actions, "exclude_workers", "include_workers"]
+
+    @admin.action(
+        description="Exclude selected workers in your teams (their labels leave your datasets' gold labels)",
+        permissions=["exclude"],
+    )
+    def exclude_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
+        self._set_excluded(request, queryset, excluded=True)
+
+    @admin.action(description="Include selected workers again in your teams", permissions=["exclude"])
+    def include_workers(self, request: HttpRequest, queryset: QuerySet[Worker]) -> None:
+        self._set_excluded(request, queryset, excluded=False)
+
+    def has_exclude_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(EXCLUDE_WORKERS)
+
+    def _set_excluded(self, request: HttpRequest, queryset: QuerySet[Worker], *, excluded: bool) -> None:
+        teams = access.teams_acted_on(request.user, access.RESEARCH)
+        chosen = list(queryset.values_list("pk", flat=True))
+        outcome = (
+            quality_services.set_excluded(chosen, excluded, teams=teams, by=request.user, reason="the admin's action")
+            if chosen and teams
+            else ExclusionOutcome(changed=0)
         )
+        verb = "excluded" if excluded else "included again"
+        if outcome.changed:
+            self.message_user(
+                request,
+                f"{outcome.changed} worker(s) {verb} in {len(teams)} team(s); "
+                f"gold labels recounted ({outcome.pairs_fixed} pair(s) changed).",
+                messages.SUCCESS,
+            )
+        else:
+            self.message_user(request, f"No worker changed: all were already {verb}.", messages.INFO)
 
 
 admin.site.unregister(Worker)
-admin.site.register(Worker, WorkerReleasingClaimsAdmin)
+admin.site.register(Worker, WorkerExclusionAdmin)
+
+
+class PairMarkingAdmin(PairAdmin):
+    """Marking pairs for validation is validation's service (`validation.services.mark_for_validation`):
+    the flag and the split's stopping rule in one transaction, as the dashboard's marking does."""
+
+    actions = ["mark_for_validation", "unmark_for_validation"]
+
+    @admin.action(description="Mark selected pairs for validation")
+    def mark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
+        changed = validation_services.mark_for_validation(queryset)
+        self.message_user(request, f"{changed} pair(s) now need validation.", messages.SUCCESS)
+
+    @admin.action(description="Unmark selected pairs for validation")
+    def unmark_for_validation(self, request: HttpRequest, queryset: QuerySet[Pair]) -> None:
+        changed = corpus_services.set_needs_validation(queryset, False)
+        self.message_user(request, f"{changed} pair(s) no longer need validation.", messages.SUCCESS)
+
+
+admin.site.unregister(Pair)
+admin.site.register(Pair, PairMarkingAdmin)
 
 
 # Teams: their admin; and every admin behind the common door (dashboard/admin_teams.py).

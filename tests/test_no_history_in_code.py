@@ -19,8 +19,6 @@ NOT_YET_SWEPT = {
     "corpus/admin.py",
     "corpus/recompute.py",
     "corpus/services.py",
-    "corpus/tallies.py",
-    "corpus/worker_tally.py",
     "crowd/admin.py",
     "crowd/claiming.py",
     "crowd/holds.py",

@@ -147,7 +147,7 @@ def test_a_long_import_folds_its_deltas_as_it_goes(tmp_path, monkeypatch):
     keys it touched, as many for a file four times as long (issue 53: written each time the
     limit was reached, the tally gained a row per key each time, and a fold of millions of rows
     waited after the import)."""
-    monkeypatch.setattr(tallies, "GATHERED_KEYS_WRITTEN_AT", 20)  # staged after every chunk or two
+    monkeypatch.setattr(tallies.engine, "GATHERED_KEYS_WRITTEN_AT", 20)  # staged after every chunk or two
     factories.genre("fiction"), factories.genre("travel")
     added = {}
     for count in (120, 480):
