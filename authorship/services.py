@@ -2,8 +2,8 @@
 pasted text, and the completion hold of a session whose sentences were not typed.
 
 The task apps call these inside their submit's transaction: `refused_fields` before saving (its
-messages are keyed by form field), `record_writing_evidence` after the pairs exist, and pass
-`hold_code_of_typist` to `crowd.services.record_task_done`. Each passes its claim's `ClaimClock`
+messages are keyed by form field) and `record_writing_evidence` after the pairs exist;
+`hold_code_of_typist` is the TYPIST hold kind's check, registered at start (crowd.hold_kinds). Each passes its claim's `ClaimClock`
 (when the server handed the task out and when the page arrived): the record's times are judged
 against it (authorship.judgements, issue 50).
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from corpus.models import Pair, Worker
+from crowd import hold_kinds
 from crowd.models import StudySession, TypingEvidenceAction
 
 from . import copies, judgements, sense
@@ -226,3 +227,11 @@ def hold_code_of_typist(study_session: StudySession) -> str | None:
         f"Sentences not typed by the writer: {flagged} of {hypotheses} flagged (pasted, scripted, repeated, copied, "
         "without a typing record, or faster than the task's own time allows)."
     )
+
+
+TYPIST = "typist"
+
+
+def register_typist_hold_kind() -> None:
+    """The typing-evidence kind and its check (AuthorshipConfig.ready)."""
+    hold_kinds.register(hold_kinds.HoldKind(TYPIST, "sentences not typed by the writer", check=hold_code_of_typist))

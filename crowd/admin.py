@@ -24,7 +24,7 @@ from base import spreadsheet_safe
 from corpus.models import Premise
 
 from . import holds, registry, selectors
-from .models import CodeHoldDecision, Study, StudySession
+from .models import CodeHold, CodeHoldDecision, Study, StudySession
 
 
 class StudyCounts(TypedDict):
@@ -66,6 +66,34 @@ class CompletedFilter(admin.SimpleListFilter):
         if self.value() == "no":
             return queryset.filter(completed_at__isnull=True)
         return queryset
+
+
+class CodeHoldFilter(admin.SimpleListFilter):
+    """The sessions by where their holds stand (crowd.holds): the bonus page links to "waiting"."""
+
+    title = "code hold"
+    parameter_name = "hold"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> list[tuple[str, str]]:
+        return [("waiting", "waiting for a decision"), ("refused", "refused"), ("paid", "not held or released")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        rule = {"waiting": holds.hold_waits, "refused": holds.hold_refused, "paid": holds.money_may_go}
+        chosen = rule.get(self.value() or "")
+        return queryset.filter(chosen()) if chosen is not None else queryset
+
+
+class CodeHoldInline(admin.TabularInline[CodeHold, StudySession]):
+    """The session's holds, one reason a row, as the checks and findings wrote them: never by hand."""
+
+    model = CodeHold
+    extra = 0
+    can_delete = False
+    fields = ("kind", "text", "found_at", "decision", "decided_at", "decided_by")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 UNKNOWN_IDS_SHOWN = 20
@@ -250,10 +278,9 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "worker_marks",
         "completion_code",
         "code_held_reason",
-        "code_hold_decision",
         "market_check",
     ]
-    list_filter = ["study", CompletedFilter, "code_hold_decision", "market_check", "worker__market", "is_preview"]
+    list_filter = ["study", CompletedFilter, CodeHoldFilter, "market_check", "worker__market", "is_preview"]
     list_select_related = ["study__dataset", "worker__user"]
     search_fields = [
         "external_session_id",
@@ -270,9 +297,6 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         "completion_code",
         "turk_submit_to",
         "code_held_reason",
-        "code_hold_decision",
-        "code_hold_decided_at",
-        "code_hold_decided_by",
         # What the market said of the session's ids (markets.identity): never set by hand.
         "market_check",
         "market_check_note",
@@ -283,6 +307,7 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
     show_full_result_count = False
     # A held code is decided as other holds are (premises): an action on the selected rows.
     actions = ["release_held_codes", "refuse_held_codes"]
+    inlines = [CodeHoldInline]
 
     @admin.action(description="Release the held codes of the selected sessions (their bonuses become payable)")
     def release_held_codes(self, request: HttpRequest, queryset: QuerySet[StudySession]) -> None:

@@ -6,3 +6,8 @@ class CrowdConfig(AppConfig):
 
     name = "crowd"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from .holds import register_crowd_hold_kinds
+
+        register_crowd_hold_kinds()

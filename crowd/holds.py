@@ -24,6 +24,7 @@ nothing (a double click extends once).
 
 import math
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
@@ -31,15 +32,17 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.contrib.postgres.aggregates import StringAgg
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import CharField, F, OuterRef, Q, QuerySet, Subquery
 from django.dispatch import Signal
 from django.utils import timezone
 
 from corpus.models import Market
 
+from . import hold_kinds
 from .claiming import is_live
-from .models import ClaimStatus, CodeHoldDecision, DeviceSighting, MarketCheck, Study, StudySession, TaskClaim
+from .models import ClaimStatus, CodeHold, CodeHoldDecision, DeviceSighting, MarketCheck, Study, StudySession, TaskClaim
 
 
 class HoldRenewal(Enum):
@@ -270,11 +273,12 @@ def renew_hold(
 
 # --- held completion codes and the money that follows them (issue 50, items 1 and 6) -------------
 #
-# A completing session's code is held when a check answers with a reason (`record_task_done`); the
-# researcher then releases it (the code is given) or refuses it, by the admin's actions on study
-# sessions or by approving or rejecting the session on its market. The session's money follows: its
-# bonuses and payment are owed only when its code is not held or was released (`money_may_go`),
-# never while the hold waits, never once it was refused.
+# A completing session's code is held when a check answers with a reason (`record_task_done` asks
+# every registered check, crowd.hold_kinds), or later when a finding holds it (`hold`): one
+# `CodeHold` per reason. The researcher then releases the session's waiting holds (the code is
+# given) or refuses them, by the admin's actions on study sessions or by approving or rejecting the
+# session on its market. The session's money follows: its bonuses and payment are owed only when
+# no hold of it waits and none was refused (`money_may_go`).
 
 
 # Sent in the decision's transaction with `sessions` (those decided now) and `decision` (a
@@ -286,11 +290,68 @@ class HoldDecisionRefused(ValueError):
     """A decision on held codes was refused; the message is fit to show the researcher."""
 
 
+def _joined_texts(session_id: int) -> str:
+    """The session's hold texts, oldest first, as its one-line `code_held_reason`."""
+    texts = CodeHold.objects.filter(session_id=session_id).order_by("found_at", "pk").values_list("text", flat=True)
+    return "; ".join(texts)[:300]
+
+
+def _rewrite_reason(session: StudySession) -> None:
+    session.code_held_reason = _joined_texts(session.pk)
+    StudySession.objects.filter(pk=session.pk).update(code_held_reason=session.code_held_reason)
+
+
+def hold(session: StudySession, kind: str, text: str, *, replacing: bool = False) -> CodeHold | None:
+    """Hold `session`'s code for a reason of a registered `kind` (crowd.hold_kinds): the one writer of
+    holds. A reason recorded already is not recorded twice (None then); `replacing`: the kind's
+    waiting holds of the session give way to this one (the market's answer after its silence). The
+    session's code stays given if it was (a later finding holds its money, not the code shown)."""
+    hold_kinds.kind(kind)
+    text = text[:300]
+    if replacing:
+        CodeHold.objects.filter(session_id=session.pk, kind=kind, decision="").exclude(text=text).delete()
+    if CodeHold.objects.filter(session_id=session.pk, kind=kind, text=text).exists():
+        return None
+    record = CodeHold.objects.create(session_id=session.pk, kind=kind, text=text)
+    _rewrite_reason(session)
+    return record
+
+
+def lift(session: StudySession, kind: str) -> int:
+    """Lift the waiting holds of this `kind` of `session` (their reason is gone: the market vouched, a
+    later session paid a deferred first one); returns how many. The code is given once no hold of
+    the session waits or was refused. Holds a researcher decided stay as they are."""
+    lifted, _ = CodeHold.objects.filter(session_id=session.pk, kind=kind, decision="").delete()
+    if not lifted:
+        return 0
+    _rewrite_reason(session)
+    if session.completed_at is not None and not session.completion_code and not _withheld(session.pk):
+        session.completion_code = session.expected_completion_code()
+        StudySession.objects.filter(pk=session.pk).update(completion_code=session.completion_code)
+    return lifted
+
+
+def has_decided_hold(session: StudySession) -> bool:
+    """Whether a researcher decided a hold of `session` (a later finding then leaves it as decided)."""
+    return CodeHold.objects.filter(session_id=session.pk).exclude(decision="").exists()
+
+
+def _withheld(session_id: int) -> bool:
+    return CodeHold.objects.filter(session_id=session_id).exclude(decision=CodeHoldDecision.RELEASED).exists()
+
+
+def _holds_of(prefix: str, **condition: Any) -> Q:
+    """Whether the session reached through `prefix` (e.g. "study_session__") has a hold of `condition`.
+    A semi-join on the holds' session ids, not an Exists: an OuterRef loses its table inside an
+    aggregate's filter once Django wraps the aggregate as a subquery (the study page's funnel)."""
+    return Q(**{f"{prefix}pk__in": CodeHold.objects.filter(**condition).values("session_id")})
+
+
 def money_may_go(prefix: str = "") -> Q:
     """The sessions whose money may be paid, as a filter (`prefix` reaches them through a relation,
-    e.g. "study_session__"): their code was never held, or a researcher released it. The one rule
-    every payer asks through `quality.bonuses.payable`."""
-    return Q(**{f"{prefix}code_held_reason": ""}) | Q(**{f"{prefix}code_hold_decision": CodeHoldDecision.RELEASED})
+    e.g. "study_session__"): no hold of theirs waits for a researcher, and none was refused. The
+    one rule every payer asks through `quality.bonuses.payable`."""
+    return ~_holds_of(prefix, decision__in=("", CodeHoldDecision.REFUSED))
 
 
 # Why an open-link study's bonuses are recorded and never paid (Study.open_link_unverified).
@@ -306,40 +367,56 @@ def bonus_may_go(prefix: str = "") -> Q:
 
 
 def hold_waits(prefix: str = "") -> Q:
-    """The sessions whose code is held and not decided yet: their money waits for the decision."""
-    return ~Q(**{f"{prefix}code_held_reason": ""}) & Q(**{f"{prefix}code_hold_decision": ""})
+    """The sessions with a hold not decided yet: their money waits for the decision."""
+    return _holds_of(prefix, decision="")
 
 
 def hold_refused(prefix: str = "") -> Q:
-    """The sessions whose held code a researcher refused: none of their money is owed."""
-    return ~Q(**{f"{prefix}code_held_reason": ""}) & Q(**{f"{prefix}code_hold_decision": CodeHoldDecision.REFUSED})
+    """The sessions with a hold a researcher refused (and none waiting): none of their money is owed."""
+    return _holds_of(prefix, decision=CodeHoldDecision.REFUSED) & ~hold_waits(prefix)
+
+
+def ever_held(prefix: str = "") -> Q:
+    """The sessions with a hold, whatever was decided of it (a lifted one is gone)."""
+    return _holds_of(prefix)
+
+
+def hold_texts() -> Subquery:
+    """The session's hold texts, oldest first and joined by "; ", as an annotation ("" when none)."""
+    joined = (
+        CodeHold.objects.filter(session_id=OuterRef("pk"))
+        .order_by()
+        .values("session_id")
+        .annotate(texts=StringAgg("text", "; ", order_by=("found_at", "pk")))
+        .values("texts")
+    )
+    return Subquery(joined, output_field=CharField())
 
 
 def decide_code_holds(session_ids: Sequence[int], decision: str, *, by: User | None = None) -> int:
-    """Release or refuse the held codes of these sessions, in one transaction; returns how many were
-    decided now. A released session gets its completion code (its completion page shows it) and its
-    bonuses become payable; a refused one gets no code and its bonuses are never paid. Sessions
-    whose code is not held, or was decided already, are left alone (a second click changes nothing)."""
+    """Release or refuse the waiting holds of these sessions, in one transaction; returns how many
+    sessions were decided now. A released session gets its completion code (its completion page
+    shows it) and its bonuses become payable, unless a hold of it was refused before; a refused one
+    gets no code and its bonuses are never paid. Sessions with no waiting hold are left alone (a
+    second click changes nothing)."""
     if decision not in CodeHoldDecision.values:
         raise HoldDecisionRefused("Choose to release or to refuse the held codes.")
     with transaction.atomic():
         sessions = list(
             StudySession.objects.select_for_update(of=("self",))
             .select_related("study")
-            .filter(pk__in=list(session_ids), completed_at__isnull=False, code_hold_decision="")
-            .exclude(code_held_reason="")
+            .filter(pk__in=list(session_ids), completed_at__isnull=False)
+            .filter(hold_waits())
             .order_by("pk")
         )
-        now = timezone.now()
+        decider = by if getattr(by, "pk", None) else None
+        CodeHold.objects.filter(session__in=sessions, decision="").update(
+            decision=decision, decided_at=timezone.now(), decided_by=decider
+        )
         for session in sessions:
-            session.code_hold_decision = decision
-            session.code_hold_decided_at = now
-            session.code_hold_decided_by = by if getattr(by, "pk", None) else None
-            fields = ["code_hold_decision", "code_hold_decided_at", "code_hold_decided_by"]
-            if decision == CodeHoldDecision.RELEASED:
+            if decision == CodeHoldDecision.RELEASED and not _withheld(session.pk):
                 session.completion_code = session.expected_completion_code()
-                fields.append("completion_code")
-            session.save(update_fields=fields)
+                session.save(update_fields=["completion_code"])
         if sessions:
             code_holds_decided.send(StudySession, sessions=sessions, decision=decision)
     return len(sessions)
@@ -348,6 +425,12 @@ def decide_code_holds(session_ids: Sequence[int], decision: str, *, by: User | N
 def _participant_name(session: StudySession) -> str:
     worker = session.worker
     return worker.external_id or worker.user.get_username()
+
+
+SHARED_BROWSER = "shared_browser"
+# The browser whose submit completes the session, while `record_task_done` asks the checks (the
+# session's own `device` is still the one that opened it then).
+COMPLETING_BROWSER: ContextVar[str] = ContextVar("completing_browser", default="")
 
 
 def hold_code_of_shared_browser(session: StudySession, *, browser: str = "") -> str | None:
@@ -375,12 +458,9 @@ def hold_code_of_shared_browser(session: StudySession, *, browser: str = "") -> 
     return f"Same browser as participant {shown}, who came to this study earlier: one person under several ids?"
 
 
-# Held while the market has not vouched for the session's ids (markets.identity): the one reason a
-# later answer of the market lifts by itself, so it is asked after every other reason.
-UNVOUCHED_PREFIX = "Not vouched for by the market"
-
-
-UNVOUCHED_YET = f"{UNVOUCHED_PREFIX} yet"
+# Held while the market has not vouched for the session's ids (markets.identity): the one kind a
+# later answer of the market lifts by itself (`release_vouched_hold`), so it is asked last.
+UNVOUCHED = "unvouched"
 
 
 def hold_code_of_unvouched(session: StudySession) -> str | None:
@@ -390,37 +470,43 @@ def hold_code_of_unvouched(session: StudySession) -> str | None:
     waiting for its listing may still submit its assignment (`submits_while_held`): its code and
     money wait until MTurk lists it under this worker."""
     if session.market_check == MarketCheck.REFUSED:
-        return f"{UNVOUCHED_PREFIX}: {session.market_check_note or 'its record is not this participant’s.'}"
+        return f"Not vouched for by the market: {session.market_check_note or 'its record is not this participant’s.'}"
     if session.market_check == MarketCheck.PENDING:
         if session.worker.market == Market.MTURK:
-            return f"{UNVOUCHED_YET}: waiting for MTurk to list the submitted assignment (asked again until it does)."
-        return f"{UNVOUCHED_YET}: waiting for Prolific to confirm the submission (asked again until it answers)."
+            return "Not vouched for by the market yet: waiting for MTurk to list the submitted assignment (asked again until it does)."
+        return "Not vouched for by the market yet: waiting for Prolific to confirm the submission (asked again until it answers)."
     return None
+
+
+def register_crowd_hold_kinds() -> None:
+    """Crowd's own kinds (CrowdConfig.ready): another id's browser, and the market's silence (last)."""
+    hold_kinds.register(
+        hold_kinds.HoldKind(
+            SHARED_BROWSER,
+            "same browser as an earlier participant id",
+            check=lambda session: hold_code_of_shared_browser(session, browser=COMPLETING_BROWSER.get()),
+        )
+    )
+    hold_kinds.register(
+        hold_kinds.HoldKind(UNVOUCHED, "not vouched for by the market", check=hold_code_of_unvouched, last=True)
+    )
 
 
 def submits_while_held(session: StudySession) -> bool:
     """Whether the held `session` is an MTurk assignment held only until MTurk lists it: MTurk lists
     it once it is submitted, so its completion page submits it (without a code) to let the market
     answer. Its money waits all the same (`money_may_go`)."""
-    return (
-        session.worker.market == Market.MTURK
-        and session.market_check == MarketCheck.PENDING
-        and not session.code_hold_decision
-        and session.code_held_reason.startswith(UNVOUCHED_YET)
-    )
+    if session.worker.market != Market.MTURK or session.market_check != MarketCheck.PENDING:
+        return False
+    waiting = set(session.code_holds.filter(decision="").values_list("kind", flat=True))
+    return waiting == {UNVOUCHED} and not session.code_holds.filter(decision=CodeHoldDecision.REFUSED).exists()
 
 
 def release_vouched_hold(session: StudySession) -> bool:
-    """Give the code of a complete `session` (locked by the caller) held only because the market had
-    not vouched yet, now that it has; True when it was given. A hold for any other reason, or one a
-    researcher decided, stays as it is."""
-    if (
-        session.completed_at is None
-        or session.code_hold_decision
-        or not session.code_held_reason.startswith(UNVOUCHED_PREFIX)
-    ):
+    """Lift the waiting market hold of a complete `session` (locked by the caller) now that the market
+    vouched; True when its code is given now. A hold for any other reason, or one a researcher
+    decided, stays as it is (and keeps the code)."""
+    if session.completed_at is None:
         return False
-    session.code_held_reason = ""
-    session.completion_code = session.expected_completion_code()
-    session.save(update_fields=["code_held_reason", "completion_code"])
-    return True
+    had_code = bool(session.completion_code)
+    return bool(lift(session, UNVOUCHED)) and not had_code and bool(session.completion_code)

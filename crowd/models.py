@@ -433,15 +433,9 @@ class StudySession(models.Model):
     stranded_at = models.DateTimeField(null=True, blank=True)
     # Set in the transaction that completes the session, never before: the code proves the work.
     completion_code = models.CharField(max_length=80, blank=True)
-    # Why a complete session's code is held for a researcher (the study's hold_code_at_chance); blank: not held.
-    code_held_reason = models.CharField(max_length=300, blank=True)
-    # A researcher's decision on a held code (crowd.holds.decide_code_holds): blank while it waits.
-    # The session's bonuses and payment follow it: payable once released, never once refused.
-    code_hold_decision = models.CharField(max_length=10, choices=CodeHoldDecision.choices, blank=True)
-    code_hold_decided_at = models.DateTimeField(null=True, blank=True)
-    code_hold_decided_by = models.ForeignKey(
-        "auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    # The texts of the session's holds (`CodeHold`), joined: written by crowd.holds.hold alone, for the
+    # admin's list and the files that show one line a session. Blank: never held (or lifted).
+    code_held_reason = models.CharField(max_length=300, blank=True, editable=False)
     # MTurk's turkSubmitTo (an allowed MTurk host), where the finished assignment is posted back.
     turk_submit_to = models.CharField(max_length=100, blank=True)
     # The browser (device cookie, crowd.services.device_of) that opened the session, then the one
@@ -495,8 +489,8 @@ class StudySession(models.Model):
 
     @property
     def code_is_held(self) -> bool:
-        """Whether the session's code is withheld: held and not released (waiting, or refused)."""
-        return bool(self.code_held_reason) and self.code_hold_decision != CodeHoldDecision.RELEASED
+        """Whether the session's code is withheld: a hold of it waits for a researcher, or was refused."""
+        return self.code_holds.exclude(decision=CodeHoldDecision.RELEASED).exists()
 
     def code_shown_in(self, device: str) -> bool:
         """Whether the browser `device` may see this session's code: the one that did the work."""
@@ -505,6 +499,36 @@ class StudySession(models.Model):
     def expected_completion_code(self) -> str:
         study = self.study
         return completion_code(study.completion_code, study.code_secret, study.pk, self.pk)
+
+
+class CodeHold(models.Model):
+    """One reason to hold a complete session's code (crowd.holds.hold writes it): found by a check at
+    completion or by a later finding, each of a kind registered by the app that owns it
+    (crowd.hold_kinds). The researcher decides the session's waiting holds together
+    (crowd.holds.decide_code_holds); its money goes only when none waits and none was refused."""
+
+    session = models.ForeignKey(StudySession, on_delete=models.CASCADE, related_name="code_holds")
+    kind = models.CharField(max_length=40)
+    text = models.CharField(max_length=300)
+    found_at = models.DateTimeField(auto_now_add=True)
+    # Blank while the hold waits for a researcher.
+    decision = models.CharField(max_length=10, choices=CodeHoldDecision.choices, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey("auth.User", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["found_at", "pk"]
+        constraints = [
+            # A check asked again (a correlated run redone) finds the same reason: one record of it.
+            models.UniqueConstraint(fields=["session", "kind", "text"], name="code_hold_once")
+        ]
+        indexes = [
+            # Every payer asks whether a session has a hold that waits or was refused.
+            models.Index(fields=["session"], condition=~models.Q(decision="released"), name="code_hold_withheld"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} hold of session {self.session_id}"
 
 
 class DeviceSighting(models.Model):

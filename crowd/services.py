@@ -3,7 +3,7 @@ browser a participant works in."""
 
 import re
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextvars import ContextVar
 
 from django.conf import settings
@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from corpus.models import Market, Worker
 
-from .holds import hold_code_of_shared_browser, hold_code_of_unvouched
+from . import hold_kinds
+from .holds import COMPLETING_BROWSER, hold
 from .models import DeviceSighting, StudySession
 
 
@@ -39,23 +40,20 @@ LOCK_ORDER = (
     "the task's own claims (FOR UPDATE): a batch's claims, a writing claim",
     "the claimed rows: pairs in pk order (FOR NO KEY UPDATE), or the one premise (FOR UPDATE OF it)",
     "the study session (FOR NO KEY UPDATE of its row alone), counting the task",
+    "a writing claim's count in its study (an upsert of one `collection.models.StudyServed` shard, its last statement)",
 )
 # Never locked by a claim or submit: the study and the dataset rows, which every participant's rows
 # reference (their inserts key-share them), and the tallies, which take append-only inserts.
 
 
-def record_task_done(
-    study_session: StudySession | None, *, hold_reasons: Iterable[Callable[[StudySession], str | None]] = ()
-) -> StudySession | None:
+def record_task_done(study_session: StudySession | None) -> StudySession | None:
     """Count one finished task; the session is complete once it reaches the study's batch size.
 
     Runs in the caller's transaction (the submit that finished the task), so a task is never
-    counted without its data, nor saved without being counted. When the session completes, the
-    first of `hold_reasons` that answers `reason(session)` with words (for researchers) holds its
-    code: the caller, a task app above the judgement floor, passes the judgement apps' answers,
-    each of which reads its own study setting (`quality.guessers.hold_code_of_guesser` for
-    `Study.hold_code_at_chance`, `authorship.services.hold_code_of_typist` for
-    `Study.typing_evidence_action`); crowd imports no app above it.
+    counted without its data, nor saved without being counted. When the session completes, every
+    registered hold check (crowd.hold_kinds: each app registers its own, reading its own study
+    setting) is asked, and each reason found holds its code (`crowd.holds.hold`); crowd imports no
+    app above it.
     """
     if study_session is None:
         return None
@@ -74,18 +72,14 @@ def record_task_done(
         fields += ["completed_at"]
         browser = REQUEST_BROWSER.get()
         device = browser() if browser is not None else ""
-        # Whatever the study's settings, a browser that brought another participant id to this
-        # study first holds this id's code (issue 50.1): the researcher decides (crowd.holds).
-        held = (
-            next((said for reason in hold_reasons if (said := reason(session))), None)
-            or hold_code_of_shared_browser(session, browser=device)
-            # Last: the one reason the market's later answer lifts by itself (crowd.holds).
-            or hold_code_of_unvouched(session)
-        )
-        if held:
-            session.code_held_reason = held[:300]
-            fields += ["code_held_reason"]
-        else:
+        asking = COMPLETING_BROWSER.set(device)
+        try:
+            found = hold_kinds.findings(session)
+        finally:
+            COMPLETING_BROWSER.reset(asking)
+        for reason in found:
+            hold(session, reason.kind, reason.text)
+        if not found:
             session.completion_code = session.expected_completion_code()
             fields += ["completion_code"]
         # The code is shown in the browser whose submit completed the session (StudySession.device).

@@ -39,7 +39,7 @@ from corpus.models import Worker
 from corpus.selectors import is_excluded_in
 from corpus.services import release_awaiting_labels
 from crowd.arrival import link_workers, session_arrived
-from crowd.holds import UNVOUCHED_PREFIX, release_vouched_hold
+from crowd.holds import UNVOUCHED, has_decided_hold, hold, release_vouched_hold
 from crowd.models import LinkReason, MarketCheck, Study, StudySession
 from quality.services import set_excluded
 
@@ -49,6 +49,9 @@ from .clients.prolific import ProlificClient
 from .connections import client_for
 from .models import ConnectedMarket, MarketConnection
 from .sealing import SealingUnavailable
+
+# The words of a refusal: the market's record is not this participant's.
+UNVOUCHED_REFUSED = "Not vouched for by the market"
 
 # Prolific's ids are 24 hex digits: anything else is not sent into a URL path.
 PROLIFIC_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -201,15 +204,15 @@ def _act_on_refusal(session: StudySession, answer: MarketAnswer) -> None:
         owner = Worker.objects.filter(market=worker.market, external_id=answer.participant_id).first()
         if owner is not None:
             link_workers(worker.pk, owner.pk, LinkReason.MARKET_RECORD)
-    if session.completed_at is not None and not session.code_hold_decision:
+    if session.completed_at is not None and not has_decided_hold(session):
         # A code given before the market answered (an MTurk session) stays shown, but its money is
-        # held with it (crowd.holds.money_may_go) until a researcher decides.
-        reason = f"{UNVOUCHED_PREFIX}: {answer.note}"
-        StudySession.objects.filter(pk=session.pk).update(code_held_reason=reason[:300])
+        # held with it (crowd.holds.money_may_go) until a researcher decides. The refusal takes the
+        # place of the market's silence; every other reason stays beside it.
+        hold(session, UNVOUCHED, f"{UNVOUCHED_REFUSED}: {answer.note}", replacing=True)
     team_id = session.study.dataset.team_id
     # Excluded in the team whose study the market refused the ids of.
     if team_id is not None and not is_excluded_in(worker, team_id):
-        set_excluded([worker.pk], True, teams=[team_id], reason=f"{UNVOUCHED_PREFIX}: {answer.note}"[:300])
+        set_excluded([worker.pk], True, teams=[team_id], reason=f"{UNVOUCHED_REFUSED}: {answer.note}"[:300])
 
 
 def pending_sessions(now: datetime | None = None) -> list[int]:

@@ -137,7 +137,7 @@ def panel(study: Study) -> dict[str, Any]:
     )
     # A held code a researcher released is approved as one never held; a refused one is not.
     to_approve = list(complete.filter(money_may_go(), closed_at__isnull=True, market_review__isnull=True)[:500])
-    held = list(complete.filter(hold_waits(), market_review__isnull=True)[:200])
+    held = list(complete.filter(hold_waits(), market_review__isnull=True).prefetch_related("code_holds")[:200])
     decided = list(complete.filter(market_review__isnull=False).order_by("-market_review__updated_at")[:50])
     unsure_reviews = complete.filter(market_review__state=ReviewState.SENT).count()
     closed = list(StudySession.objects.filter(study=study, closed_at__isnull=False).select_related("worker")[:50])

@@ -367,7 +367,9 @@ REGISTER: tuple[PersonalField, ...] = (
 NOT_PERSONAL: dict[str, str] = {
     "crowd.StudySession.external_study_id": "the study's id on its market (STUDY_ID, hitId), the same for everyone",
     "crowd.StudySession.turk_submit_to": "an MTurk host the assignment is posted back to, the same for everyone",
-    "crowd.StudySession.code_held_reason": "the server's reason for holding a code, written by the server",
+    "crowd.StudySession.code_held_reason": "the texts of the session's code holds, joined, written by the server",
+    "crowd.CodeHold.text": "the server's reason for holding a code, written by the server",
+    "crowd.CodeHold.kind": "which check held the code (a registered kind)",
     "crowd.StudySession.closed_reason": "the market's event that closed the visit (returned, timed out)",
     "crowd.WorkerLink.reason": "which rule linked the ids (a choice)",
     "markets.SessionReview.reason": "a researcher's reason for approving or rejecting",

@@ -24,7 +24,6 @@ CONTEXT: dict[str, tuple[str, ...]] = {
         "tasks_done",
         "completion_code",
         "code_held_reason",
-        "code_hold_decision",
     ),
     "corpus.ValidationLabel": ("pair__pair_id", "pair__dataset__slug", "position", "seconds", "excluded", "created_at"),
     "corpus.Pair": ("pair_id", "dataset__slug", "author_label", "gold_label", "created_at"),

@@ -13,6 +13,8 @@ class QualityConfig(AppConfig):
         from corpus.signals import gold_recounted, pairs_moved
 
         from .flag_rows import labels_moved
+        from .guessers import register_quality_hold_kinds
 
         pairs_moved.connect(labels_moved, dispatch_uid="quality-worker-flags-pairs-moved")
         gold_recounted.connect(labels_moved, dispatch_uid="quality-worker-flags-gold-recounted")
+        register_quality_hold_kinds()

@@ -42,6 +42,7 @@ from corpus.models import Market, Pair, Worker
 from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_waits
 from crowd.models import Study, StudySession
 
+from .bonus_lines import UnpaidLine
 from .flags import catch_only_flag
 from .models import BonusEntry, BonusKind
 from .selectors import catch_figures, guesser_evidence_by_worker
@@ -193,7 +194,7 @@ def unpaid(study: Study) -> QuerySet[BonusEntry]:
 
 def held_back(study: Study) -> QuerySet[BonusEntry]:
     """The study's unpaid bonuses whose session's code is held and not decided: they wait."""
-    return _earned_unpaid(study).filter(hold_waits("study_session__"))
+    return _earned_unpaid(study).filter(hold_waits("study_session__")).prefetch_related("study_session__code_holds")
 
 
 def refused_with_hold(study: Study) -> QuerySet[BonusEntry]:
@@ -358,14 +359,14 @@ def study_summaries() -> list[Study]:
 # --- the markets' lists ------------------------------------------------------------------------
 
 
-def _prolific_key(entry: BonusEntry) -> str | None:
+def _prolific_key(entry: BonusEntry | UnpaidLine) -> str | None:
     """The Prolific file's line an unpaid bonus goes on (its participant id), or None."""
     if entry.worker.market == Market.PROLIFIC and entry.worker.external_id:
         return entry.worker.external_id
     return None
 
 
-def _mturk_key(entry: BonusEntry) -> tuple[str, str] | None:
+def _mturk_key(entry: BonusEntry | UnpaidLine) -> tuple[str, str] | None:
     """The MTurk file's line an unpaid bonus goes on (worker and assignment id), or None."""
     if entry.worker.market == Market.MTURK and entry.worker.external_id and entry.study_session.external_session_id:
         return (entry.worker.external_id, entry.study_session.external_session_id)
@@ -375,7 +376,7 @@ def _mturk_key(entry: BonusEntry) -> tuple[str, str] | None:
 PAYMENT_FILES = ("prolific", "mturk", "left-out")
 
 
-def file_of(entry: BonusEntry) -> str:
+def file_of(entry: BonusEntry | UnpaidLine) -> str:
     """The payment file that lists an unpaid bonus: "prolific", "mturk", or "left-out" (in neither)."""
     if _prolific_key(entry) is not None:
         return "prolific"
@@ -384,7 +385,7 @@ def file_of(entry: BonusEntry) -> str:
     return "left-out"
 
 
-def left_out_because(entry: BonusEntry) -> str:
+def left_out_because(entry: BonusEntry | UnpaidLine) -> str:
     """Why an unpaid bonus is in neither market's file (for entries both keys refuse)."""
     worker = entry.worker
     if worker.market == Market.PROLIFIC:
@@ -442,13 +443,13 @@ class MarketAccount:
     bonuses: int = 0
     amount: Decimal = Decimal("0")
 
-    def add(self, entry: BonusEntry) -> None:
+    def add(self, entry: BonusEntry | UnpaidLine) -> None:
         self.workers.add(entry.worker_id)
         self.bonuses += 1
         self.amount += entry.amount
 
 
-def market_accounts(entries: Iterable[BonusEntry]) -> dict[str, Any]:
+def market_accounts(entries: Iterable[BonusEntry | UnpaidLine]) -> dict[str, Any]:
     """Where each unpaid bonus goes: {"prolific": MarketAccount, "mturk": ..., "left_out": ...,
     "left_out_rows": [per worker and reason: worker, market, bonuses, amount, why, causes],
     "total": every bonus's amount}. Every entry is in exactly one account, so the three add up."""
@@ -497,7 +498,7 @@ def left_out_csv(entries: Iterable[BonusEntry]) -> str:
     return out.getvalue()
 
 
-def unpaid_by_cause(entries: Iterable[BonusEntry]) -> list[tuple[BonusCause, int, Decimal]]:
+def unpaid_by_cause(entries: Iterable[BonusEntry | UnpaidLine]) -> list[tuple[BonusCause, int, Decimal]]:
     """[(cause, bonuses, amount)] of these unpaid bonuses, causes in CAUSES order, empty ones left out."""
     found: dict[str, tuple[int, Decimal]] = {}
     for entry in entries:

@@ -92,6 +92,10 @@ def save_check(run: AggregationRun, checked: CheckedLabels) -> dict[str, Any]:
     }
 
 
+# The hold kind of a correlated group's members (registered by quality.guessers with the others).
+CORRELATED = "correlated"
+
+
 def group_reason(group: CorrelatedWorkerGroup) -> str:
     return (
         f"Labels agree with other ids far beyond their accuracy (correlated group {group.number} of "
@@ -103,20 +107,20 @@ def hold_money_of_members(run: AggregationRun, groups: list[CorrelatedWorkerGrou
     """Hold the completed, undecided sessions of each group's members in the run's dataset's studies
     that hold codes (`hold_code_at_chance`): a group is found after its members finished, so the
     hold keeps their bonuses and payment waiting for a researcher (crowd.holds.money_may_go), as a
-    hold at completion would have. Sessions held already, or decided, keep their reason. Returns
-    how many sessions were held now."""
-    from crowd.models import StudySession
+    hold at completion would have. Sessions held already add the group's reason to theirs; those a
+    researcher decided are left as decided. Returns how many sessions were held now."""
+    from crowd.holds import hold
+    from crowd.models import CodeHold, StudySession
 
     held = 0
     for group in groups:
-        held += StudySession.objects.filter(
+        for session in StudySession.objects.filter(
             worker__in=group.members.all(),
             study__dataset_id=run.dataset_id,
             study__hold_code_at_chance=True,
             completed_at__isnull=False,
-            code_held_reason="",
-            code_hold_decision="",
-        ).update(code_held_reason=group_reason(group)[:300])
+        ).exclude(pk__in=CodeHold.objects.exclude(decision="").values("session_id")):
+            held += hold(session, CORRELATED, group_reason(group)) is not None
     return held
 
 

@@ -1,12 +1,12 @@
 """The completion hold of guessers and poor workers: the two sequential tests' answer to a completing session.
 
-A study with `hold_code_at_chance` asks before it hands out a completion code (the task apps pass
-`hold_code_of_guesser` to `crowd.services.record_task_done`); the code is held when the worker's
+A study with `hold_code_at_chance` asks before it hands out a completion code (the quality app registers
+`hold_code_of_guesser` as a hold check, crowd.hold_kinds); the code is held when the worker's
 answers, over every session and study so far, are probably at chance (issue 27 item 4: the chance
 test, `flags.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
 acceptable one, or not yet shown acceptable (issue 51: the quality test's three outcomes,
 `flags.QualityResult.outcome`, with the study's `poor_accuracy` and `acceptable_accuracy`; too fast
-to read counts as evidence; an undecided session leaning to poor is held for review, not paid). `hold_reason` is
+to read counts as evidence; an undecided session leaning to poor is held for review, not paid). `hold_findings` is
 the one rule; the reason is for researchers.
 
 The first session is paid on positive evidence only: one estimate over the qualification test, the
@@ -14,7 +14,7 @@ catch trials and the agreement with each item's reference (`selectors.quality_ev
 stratum with its reference's own accuracy), tested between `FIRST_SESSION_LEVELS` (a reader of a
 third of the items against a validator), must favour the validator (P(lower) below
 `FIRST_SESSION_PAY_BELOW`), else the code is deferred to a second batch of evidence
-(`DEFERRED_PREFIX`), decided there by the study's own levels (a study whose acceptable level is at
+(`DEFERRED`), decided there by the study's own levels (a study whose acceptable level is at
 or below the lower one, 65%, is paid by its own levels from the first session). About 30 labels and a 20-item
 qualification test cannot tell a worker who reads 30% of the items (about 62% right) from an honest
 one at 75%: deferring costs such an honest worker a wait, not a false hold (bench/
@@ -25,10 +25,13 @@ codes are given (`release_deferred_codes`); one never followed by a session wait
 from collections.abc import Callable, Iterable
 
 from corpus.models import Worker
-from crowd.models import StudySession
+from crowd import hold_kinds
+from crowd.hold_kinds import Found, HoldKind
+from crowd.holds import lift
+from crowd.models import CodeHold, StudySession
 
 from . import flags
-from .correlated_runs import correlated_group_of, group_reason
+from .correlated_runs import CORRELATED, correlated_group_of, group_reason
 from .selectors import quality_evidence, sequential_evidence
 
 # The first session's own test: a worker who reads a third of the items (about 62% right) against an
@@ -36,32 +39,59 @@ from .selectors import quality_evidence, sequential_evidence
 # below FIRST_SESSION_PAY_BELOW (bench/quality_test.py --first-pay).
 FIRST_SESSION_LEVELS = (0.65, 0.85)
 FIRST_SESSION_PAY_BELOW = 0.5
-DEFERRED_PREFIX = "Deferred to a second batch"
+DEFERRED_WORDS = "Deferred to a second batch"
+
+
+GUESSER = "guesser"
+DEFERRED = "deferred"
+
+# The task apps' own evidence for the quality test (validation's per-premise labels), registered at
+# their start: quality names no app above it.
+_more_strata: list[Callable[[Worker], Iterable[flags.QualityStratum]]] = []
+
+
+def add_strata(source: Callable[[Worker], Iterable[flags.QualityStratum]]) -> None:
+    """Add a task app's strata to every quality test of a completing session (its ready())."""
+    if source not in _more_strata:
+        _more_strata.append(source)
+
+
+def hold_findings(
+    worker, study, *, more: Iterable[flags.QualityStratum] = (), first_session: bool = False
+) -> list[Found]:
+    """Why this worker's code is held in this study: at chance (the stronger finding), else probably
+    poor, else not yet shown acceptable (one GUESSER finding); one of a correlated group (ids
+    that share their wrong answers, found by the latest aggregation run of the study's dataset);
+    else, for a first session short of a validator's evidence, DEFERRED. `more`: strata a task app
+    adds to the quality test (MPE's per-premise labels)."""
+    found: list[Found] = []
+    chance = sequential_evidence(worker)
+    quality = quality_evidence(worker, poor=study.poor_accuracy, acceptable=study.acceptable_accuracy, more=more)
+    if chance.holds_code:
+        found.append(Found(GUESSER, f"Labels at chance so far: {chance.reason}."))
+    elif quality.outcome == flags.POOR:
+        found.append(Found(GUESSER, f"Labels probably below the study's acceptable accuracy: {quality.reason}."))
+    elif quality.outcome == flags.UNDECIDED_HELD:
+        # Better than chance is not enough: a code is paid on evidence of acceptable work.
+        text = f"Labels not yet shown to reach the study's acceptable accuracy (held for review): {quality.reason}."
+        found.append(Found(GUESSER, text))
+    group = correlated_group_of(worker, study.dataset_id)
+    if group is not None:
+        found.append(Found(CORRELATED, group_reason(group)))
+    poor, acceptable = FIRST_SESSION_LEVELS
+    # A study whose acceptable level is at or below a partial reader's accuracy wants them paid.
+    if not found and first_session and quality.items and study.acceptable_accuracy > poor:
+        first = quality_evidence(worker, poor=poor, acceptable=acceptable, more=more)
+        if first.posterior_poor >= FIRST_SESSION_PAY_BELOW:
+            text = f"{DEFERRED_WORDS} (a first session is paid on evidence of a validator's accuracy): {first.reason}."
+            found.append(Found(DEFERRED, text))
+    return found
 
 
 def hold_reason(worker, study, *, more: Iterable[flags.QualityStratum] = (), first_session: bool = False) -> str | None:
-    """Why this worker's code is held in this study, or None: at chance first (the stronger finding),
-    else probably poor, else one of a correlated group (issue 51: ids that share their wrong answers,
-    found by the latest aggregation run of the study's dataset). `more`: strata a task app adds to the quality test (MPE's per-premise labels)."""
-    chance = sequential_evidence(worker)
-    if chance.holds_code:
-        return f"Labels at chance so far: {chance.reason}."
-    quality = quality_evidence(worker, poor=study.poor_accuracy, acceptable=study.acceptable_accuracy, more=more)
-    if quality.outcome == flags.POOR:
-        return f"Labels probably below the study's acceptable accuracy: {quality.reason}."
-    if quality.outcome == flags.UNDECIDED_HELD:
-        # Better than chance is not enough: a code is paid on evidence of acceptable work (issue 51).
-        return f"Labels not yet shown to reach the study's acceptable accuracy (held for review): {quality.reason}."
-    group = correlated_group_of(worker, study.dataset_id)
-    if group is not None:
-        return group_reason(group)
-    poor, acceptable = FIRST_SESSION_LEVELS
-    # A study whose acceptable level is at or below a partial reader's accuracy wants them paid.
-    if first_session and quality.items and study.acceptable_accuracy > poor:
-        first = quality_evidence(worker, poor=poor, acceptable=acceptable, more=more)
-        if first.posterior_poor >= FIRST_SESSION_PAY_BELOW:
-            return f"{DEFERRED_PREFIX} (a first session is paid on evidence of a validator's accuracy): {first.reason}."
-    return None
+    """The first of `hold_findings`' texts, or None."""
+    found = hold_findings(worker, study, more=more, first_session=first_session)
+    return found[0].text if found else None
 
 
 def is_first_session(study_session) -> bool:
@@ -76,9 +106,9 @@ def is_first_session(study_session) -> bool:
 
 
 def release_deferred_codes(study_session) -> int:
-    """Give the codes of the worker's earlier sessions in this study that were deferred to a second
-    batch (and not decided by a researcher): this session's evidence was enough to pay. Returns how
-    many were given."""
+    """Lift the deferred holds of the worker's earlier sessions in this study (those no researcher
+    decided): this session's evidence was enough to pay. Their codes are given unless another hold
+    keeps them. Returns how many sessions' deferred holds were lifted."""
     released = 0
     for earlier in (
         StudySession.objects.select_for_update()
@@ -86,38 +116,32 @@ def release_deferred_codes(study_session) -> int:
             study_id=study_session.study_id,
             worker_id=study_session.worker_id,
             completed_at__isnull=False,
-            code_held_reason__startswith=DEFERRED_PREFIX,
-            code_hold_decision="",
+            pk__in=CodeHold.objects.filter(kind=DEFERRED, decision="").values("session_id"),
         )
         .exclude(pk=study_session.pk)
     ):
-        earlier.code_held_reason = ""
-        earlier.completion_code = earlier.expected_completion_code()
-        earlier.save(update_fields=["code_held_reason", "completion_code"])
-        released += 1
+        released += bool(lift(earlier, DEFERRED))
     return released
 
 
-def hold_code_of_guesser(study_session, *, more: Iterable[flags.QualityStratum] = ()) -> str | None:
-    """The reason to hold this completing session's code, or None (always None unless its study
-    holds the codes of guessers and poor workers)."""
+def hold_code_of_guesser(study_session, *, more: Iterable[flags.QualityStratum] = ()) -> list[Found]:
+    """The reasons to hold this completing session's code (none unless its study holds the codes of
+    guessers and poor workers), with every task app's registered strata beside `more`. A session
+    paid on its evidence gives the worker's deferred codes in the study."""
     if not study_session.study.hold_code_at_chance:
-        return None
-    reason = hold_reason(
-        study_session.worker, study_session.study, more=more, first_session=is_first_session(study_session)
+        return []
+    strata = [*more, *(stratum for source in _more_strata for stratum in source(study_session.worker))]
+    found = hold_findings(
+        study_session.worker, study_session.study, more=strata, first_session=is_first_session(study_session)
     )
-    if reason is None:
+    if not found:
         release_deferred_codes(study_session)
-    return reason
+    return found
 
 
-def hold_code_with(more: Callable[[Worker], Iterable[flags.QualityStratum]]):
-    """`hold_code_of_guesser` with strata a task app computes for the session's worker (the app
-    above passes its own reader, e.g. per-premise labels): what `record_task_done` is given."""
-
-    def hold(study_session) -> str | None:
-        if not study_session.study.hold_code_at_chance:
-            return None
-        return hold_code_of_guesser(study_session, more=more(study_session.worker))
-
-    return hold
+def register_quality_hold_kinds() -> None:
+    """The quality test's kinds (QualityConfig.ready): one check finds all three; a correlated group
+    found after completion holds the sessions then (`correlated_runs.hold_money_of_members`)."""
+    hold_kinds.register(HoldKind(GUESSER, "labels at chance or below the study's level", check=hold_code_of_guesser))
+    hold_kinds.register(HoldKind(CORRELATED, "labels correlated with other ids"))
+    hold_kinds.register(HoldKind(DEFERRED, "first session deferred to a second batch"))

@@ -49,7 +49,7 @@ from corpus.worker_tally import (
     writer_sums,
     written_label_counts,
 )
-from crowd.models import Study, StudySession
+from crowd.models import CodeHold, Study
 from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
@@ -523,7 +523,7 @@ def _others_answers(answers: QuerySet[Any], pair_ids: list[int], column: str) ->
     found: dict[int, list[tuple[int, str]]] = {}
     if not pair_ids:
         return found
-    held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
+    held = CodeHold.objects.values("session__worker_id")
     # Validation labels also wait for a market's word (awaiting_market_session); other answer tables do not.
     counted = labels_that_count() if answers.model is ValidationLabel else answers_of_counted_workers()
     for pair, worker, answer in (

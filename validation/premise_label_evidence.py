@@ -2,8 +2,8 @@
 
 A per-premise label is a judgment like any other: a clicker's are random. The quality app weighs
 answers against references but cannot read this app's table (it sits beneath validation), so
-validation reads the worker's per-premise labels here and hands them to the completion hold
-(`quality.guessers.hold_code_with`) as strata: each label against the other judges' most common
+validation reads the worker's per-premise labels here and adds them to the completion hold at
+start (`quality.guessers.add_strata`) as strata: each label against the other judges' most common
 label of its premise pair ("agreeing" when two or more gave it, else "one other"; ties and premise
 pairs nobody else judged are left out). Excluded workers and workers whose code was held are no
 reference, as in `quality.selectors`.
@@ -13,7 +13,7 @@ from collections import Counter
 
 from corpus.models import Worker
 from corpus.selectors import answers_of_counted_workers
-from crowd.models import StudySession
+from crowd.models import CodeHold
 from quality import flags
 
 from .models import PremiseLabel
@@ -24,7 +24,7 @@ def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
     mine = dict(PremiseLabel.objects.filter(worker=worker).values_list("premise_pair_id", "label"))
     if not mine:
         return []
-    held = StudySession.objects.exclude(code_held_reason="").values("worker_id")
+    held = CodeHold.objects.values("session__worker_id")
     others: dict[int, Counter[str]] = {}
     for pair, label in (
         PremiseLabel.objects.filter(premise_pair_id__in=list(mine), worker__isnull=False)

@@ -29,10 +29,8 @@ from corpus.selectors import datasets_excluding, is_excluded_in
 from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, Grouping, claim_batch, foreign_items
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
-from quality.guessers import hold_code_with
 
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
-from .premise_label_evidence import premise_label_strata
 from .premise_table import consensus
 from .services import BatchIncomplete, NotAllowedToValidate, ValidationRefused, claims_to_submit
 
@@ -269,5 +267,5 @@ def submit_premise_batch(
         )
         # A study's batch counts towards its code; the per-premise labels are the quality test's
         # evidence too (issue 51 item 6: a clicker here kept every code).
-        record_task_done(claims[0].study_session, hold_reasons=[hold_code_with(premise_label_strata)])
+        record_task_done(claims[0].study_session)
     return SubmittedPremiseBatch(batch=batch, labels=saved)

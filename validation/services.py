@@ -50,12 +50,10 @@ from crowd.models import ClaimStatus, StudySession, TaskClaim
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
 from quality.catch_trials import catch_trials_per_batch, pick_catch_trials, score_catch_trials
-from quality.guessers import hold_code_with
 
 from . import claim_order, cost_tally, credits, selectors
 from .backup_claims import pick_backup_pairs
 from .models import SessionServed, ValidationClaim
-from .premise_label_evidence import premise_label_strata
 from .signals import validation_labels_added
 
 
@@ -640,7 +638,7 @@ def submit_validation_batch(
                 catch_labels=catch_labels,
                 seconds=per_pair,
             )
-        record_task_done(study_session, hold_reasons=[hold_code_with(premise_label_strata)])
+        record_task_done(study_session)
     return SubmittedBatch(batch=batch, labels=saved, study_session=study_session)
 
 

@@ -143,7 +143,7 @@ def run(base_url: str, *, seed: int = 0) -> dict:
             earned += study.completion_code in page
         from crowd.models import StudySession
 
-        held = StudySession.objects.filter(study=study).exclude(code_held_reason="").count()
+        held = StudySession.objects.filter(study=study, code_holds__isnull=False).distinct().count()
         per_kind[kind] = f"{earned} of {CLICKERS} codes earned, {held} held"
         tries += CLICKERS
         codes += earned

@@ -83,7 +83,7 @@ def run(base_url: str, *, seed: int = 0, ids: int = IDS) -> dict:
     from quality.models import BonusEntry, BonusKind
 
     sessions = StudySession.objects.filter(study__slug=slug)
-    held = sessions.exclude(code_held_reason="").count()
+    held = sessions.filter(code_holds__isnull=False).distinct().count()
     earned = BonusEntry.objects.filter(study__slug=slug, kind=BonusKind.EARNED).count()
     extra_codes = sum(codes[1:])
     return {

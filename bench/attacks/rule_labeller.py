@@ -195,7 +195,7 @@ def run_labellers(
     if CHECK_SECONDS > 0:
         checker.join()
 
-    from crowd.models import Study, StudySession
+    from crowd.models import CodeHold, Study, StudySession
     from quality.models import BonusEntry
 
     per_study, reasons = [], set()
@@ -203,10 +203,10 @@ def run_labellers(
     for index, slug in enumerate(slugs):
         study = Study.objects.get(slug=slug)
         codes = sum(session.code is not None for (n, _), session in sessions.items() if n == index)
-        held = StudySession.objects.filter(study=study).exclude(code_held_reason="")
-        reasons |= {reason.split(":")[0] for reason in held.values_list("code_held_reason", flat=True)}
+        held = CodeHold.objects.filter(session__study=study)
+        reasons |= {text.split(":")[0] for text in held.values_list("text", flat=True)}
         earned = BonusEntry.objects.filter(study=study, kind="earned")
-        paid_sessions = StudySession.objects.filter(study=study, code_held_reason="").exclude(completion_code="")
+        paid_sessions = StudySession.objects.filter(study=study, code_holds__isnull=True).exclude(completion_code="")
         earned_count += earned.count()
         bonus_total += sum((entry.amount for entry in earned), Decimal("0"))
         bonus_with_code += sum((entry.amount for entry in earned.filter(study_session__in=paid_sessions)), Decimal("0"))

@@ -178,7 +178,7 @@ def run(base_url: str, *, seed: int = 0) -> dict:
     write_saved = Pair.objects.filter(premise__dataset=writing.dataset).count()
     # What the server made of the ids that got through (collection/shape_holds.py): codes held for
     # researchers, and fooled examples queued for verifiers (dev) all the same.
-    held = StudySession.objects.filter(study__in=[adversarial, writing]).exclude(code_held_reason="").count()
+    held = StudySession.objects.filter(study__in=[adversarial, writing], code_holds__isnull=False).distinct().count()
     queued = Pair.objects.filter(premise__dataset=adversarial.dataset, needs_validation=True).count()
     sent, passed, codes = adv_sent + write_sent, adv_reached + write_saved, adv_codes + write_codes
     return {

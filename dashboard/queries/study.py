@@ -42,7 +42,7 @@ from collection.models import WritingClaim
 from collection.selectors import pool_premises
 from corpus.models import LABELS_PER_PAIR, Pair
 from crowd import claiming
-from crowd.holds import hold_waits, money_may_go
+from crowd.holds import ever_held, hold_texts, hold_waits, money_may_go
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskClaim, TaskKind
 from crowd.selectors import pool_limits
 from crowd.stranding import stranded_filter
@@ -163,7 +163,7 @@ def funnel(of_study: Study) -> dict[str, int]:
         qualified=Count("pk", filter=admitted),
         started=Count("pk", filter=started),
         completed=Count("pk", filter=completed),
-        held=Count("pk", filter=completed & ~Q(code_held_reason="")),
+        held=Count("pk", filter=completed & ever_held()),
         returned=Count("pk", filter=_ending("returned")),
         timed_out=Count("pk", filter=_ending("timed out")),
         rejected=Count("pk", filter=_ending("rejected")),
@@ -511,7 +511,7 @@ def overview(of_study: Study) -> dict[str, Any]:
 def session_status(row: Mapping[str, Any]) -> str:
     """One word for where a session stands, in the funnel's terms."""
     if row["completed_at"] is not None:
-        return "held" if row["code_held_reason"] else "completed"
+        return "held" if row["hold_texts"] else "completed"
     reason = row["closed_reason"] or ""
     if row["closed_at"] is not None:
         for word in ("returned", "timed out", "rejected"):
@@ -529,7 +529,7 @@ def session_rows(of_study: Study) -> Iterator[list[Any]]:
     names no market id, so it can travel with the data."""
     rows = (
         counted_sessions(of_study)
-        .annotate(claimed=_claimed(of_study))
+        .annotate(claimed=_claimed(of_study), hold_texts=hold_texts())
         .order_by("started_at", "pk")
         .values(
             "claimed",
@@ -539,7 +539,7 @@ def session_rows(of_study: Study) -> Iterator[list[Any]]:
             "completed_at",
             "closed_at",
             "closed_reason",
-            "code_held_reason",
+            "hold_texts",
             "tasks_done",
             "stranded_at",
         )
@@ -558,6 +558,6 @@ def session_rows(of_study: Study) -> Iterator[list[Any]]:
             session_status(row),
             row["tasks_done"],
             f"{seconds / 60:.1f}" if seconds is not None else "",
-            row["code_held_reason"],
+            row["hold_texts"] or "",
             row["closed_reason"],
         ]

@@ -153,9 +153,9 @@ MUTANTS = [
         behaviour="a shape hold needs a share of the hypotheses sent, not only a count",
     ),
     Mutant(
-        path="collection/services.py",
-        old="hold_reasons=(hold_code_of_guesser, hold_code_of_typist, shape_holds.hold_code_of_salad)",
-        new="hold_reasons=(hold_code_of_guesser, hold_code_of_typist)",
+        path="collection/shape_holds.py",
+        old='"sentences refused for their shape", check=hold_code_of_salad)',
+        new='"sentences refused for their shape")',
         tests=[f"{SHAPE_HOLDS}::test_a_session_refused_for_salad_again_and_again_has_its_code_held_with_the_reason"],
         behaviour="a session refused for salad again and again has its code held",
     ),

@@ -10,7 +10,9 @@ from django.test import override_settings
 from django.utils import timezone
 
 from crowd.holds import (
+    SHARED_BROWSER,
     bonus_may_go,
+    hold,
     hold_refused,
     hold_view,
     hold_waits,
@@ -22,7 +24,7 @@ from crowd.holds import (
     take_backs_allowed,
     warning_seconds,
 )
-from crowd.models import ClaimStatus, CodeHoldDecision, Study, StudySession
+from crowd.models import ClaimStatus, CodeHold, CodeHoldDecision, Study, StudySession
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset
 from validation.models import ValidationClaim
@@ -84,22 +86,27 @@ def test_a_visit_outside_a_study_records_no_wait():
 def test_the_money_filters_tell_waiting_released_and_refused_holds_apart(make_worker):
     study = make_study(make_dataset())
     sessions = {}
-    for name, reason, decision in (
-        ("free", "", ""),
-        ("waiting", "Same browser", ""),
-        ("released", "Same browser", CodeHoldDecision.RELEASED),
-        ("refused", "Same browser", CodeHoldDecision.REFUSED),
+    for name, decisions in (
+        ("free", ()),
+        ("waiting", ("",)),
+        ("released", (CodeHoldDecision.RELEASED,)),
+        ("refused", (CodeHoldDecision.REFUSED,)),
+        # Released once, then held again by a later finding: its money waits for the new hold.
+        ("released then held", (CodeHoldDecision.RELEASED, "")),
+        ("refused then held", (CodeHoldDecision.REFUSED, "")),
     ):
         session = session_for(study, make_worker(), name)
-        session.code_held_reason, session.code_hold_decision = reason, decision
-        session.save()
+        for number, decision in enumerate(decisions):
+            record = hold(session, SHARED_BROWSER, f"Same browser ({number})")
+            assert record is not None
+            CodeHold.objects.filter(pk=record.pk).update(decision=decision)
         sessions[name] = session.pk
 
     def names(rule):
         pks = set(StudySession.objects.filter(rule).values_list("pk", flat=True))
         return {name for name, pk in sessions.items() if pk in pks}
 
-    assert names(hold_waits()) == {"waiting"}
+    assert names(hold_waits()) == {"waiting", "released then held", "refused then held"}
     assert names(hold_refused()) == {"refused"}
     assert names(money_may_go()) == names(bonus_may_go()) == {"free", "released"}
 

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from crowd.holds import decide_code_holds
+from crowd.holds import SHARED_BROWSER, decide_code_holds
 from crowd.models import CodeHoldDecision, StudySession
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
 from tests.crowd.test_completion_codes import PROLIFIC, arrive, finish
@@ -51,12 +51,14 @@ def test_the_second_id_from_one_browser_has_its_code_held_and_the_first_keeps_it
     finish(elsewhere, study)
 
     first, second, third, other = (StudySession.objects.get(pk=s.pk) for s in (first, second, third, other))
-    assert first.completion_code and not first.code_held_reason
-    assert other.completion_code and not other.code_held_reason, "another browser is another person"
+    assert first.completion_code and not first.code_holds.exists()
+    assert other.completion_code and not other.code_holds.exists(), "another browser is another person"
     for extra in (second, third):
         assert extra.is_complete and extra.completion_code == ""
-        assert extra.code_held_reason.startswith("Same browser as participant pid-first")
-    assert "pid-second" in third.code_held_reason
+        (held,) = extra.code_holds.all()
+        assert held.kind == SHARED_BROWSER and held.text.startswith("Same browser as participant pid-first")
+        assert extra.code_held_reason == held.text
+    assert "pid-second" in third.code_holds.get().text
     # The participant sees the neutral held page, never the reason nor a code.
     page = completion(one_browser)
     assert 'id="completion-held"' in page and "Same browser" not in page and "STUDY-50" not in page
@@ -81,7 +83,7 @@ def test_a_released_hold_shows_the_code_and_a_refused_one_does_not(study):
     decide_code_holds([third.pk], CodeHoldDecision.REFUSED)
     assert 'id="completion-held"' in completion(one_browser)
     third.refresh_from_db()
-    assert third.completion_code == "" and third.code_hold_decision == CodeHoldDecision.REFUSED
+    assert third.completion_code == "" and third.code_holds.get().decision == CodeHoldDecision.REFUSED
 
 
 def test_the_researcher_releases_a_held_code_by_the_admin_action(client, researcher, study):
@@ -103,7 +105,7 @@ def test_the_researcher_releases_a_held_code_by_the_admin_action(client, researc
 
     assert "1 held code(s) released" in response.content.decode()
     second.refresh_from_db()
-    assert second.code_hold_decision == CodeHoldDecision.RELEASED and second.code_hold_decided_by == researcher
+    decided = second.code_holds.get()
+    assert decided.decision == CodeHoldDecision.RELEASED and decided.decided_by == researcher and decided.decided_at
     assert second.completion_code == second.expected_completion_code()
-    first.refresh_from_db()
-    assert first.code_hold_decision == "", "a code never held is not 'decided'"
+    assert not first.code_holds.exists(), "a code never held is not 'decided'"

@@ -17,9 +17,11 @@ from django.utils import timezone
 
 from collection.models import WritingClaim
 from corpus.models import Market, Premise, PremiseStatus
+from crowd.holds import UNVOUCHED, hold
 from crowd.models import ClaimStatus, Study, StudyAccess, StudySession, TaskKind
 from dashboard.queries import study as queries
 from quality import bonuses
+from quality.guessers import GUESSER
 from quality.models import BonusEntry, BonusKind, QualificationAttempt, QualificationTest
 from tests import factories
 from tests.dashboard.factories import worker
@@ -29,10 +31,12 @@ from validation.models import ValidationClaim
 pytestmark = pytest.mark.django_db
 
 
-def session(study, name, *, minutes_ago, market=Market.PROLIFIC, **fields):
-    """A session of a new worker `name`, started `minutes_ago`."""
+def session(study, name, *, minutes_ago, market=Market.PROLIFIC, held: tuple[str, str] | None = None, **fields):
+    """A session of a new worker `name`, started `minutes_ago`; `held`: its hold's (kind, text)."""
     visitor = worker(name, market=market, external_id=f"PID-{name}")
     made = StudySession.objects.create(study=study, worker=visitor, external_session_id=f"S-{name}", **fields)
+    if held is not None:
+        hold(made, *held)
     StudySession.objects.filter(pk=made.pk).update(started_at=timezone.now() - timedelta(minutes=minutes_ago))
     made.refresh_from_db()
     return made
@@ -93,7 +97,7 @@ def build_study(slug="five-hundred", extra_sessions=0):
     other = factories.premise(ds)
     pair = factories.pair(ds, other, ["entailment"])
     s1 = session(study, f"{slug}-s1", minutes_ago=20, tasks_done=2)
-    s2 = session(study, f"{slug}-s2", minutes_ago=10, tasks_done=2, code_held_reason="labels at chance so far")
+    s2 = session(study, f"{slug}-s2", minutes_ago=10, tasks_done=2, held=(GUESSER, "labels at chance so far"))
     s3 = session(study, f"{slug}-s3", minutes_ago=5)
     s4 = session(study, f"{slug}-s4", minutes_ago=5)
     s5 = session(study, f"{slug}-s5", minutes_ago=3, market=Market.MTURK)
@@ -312,7 +316,7 @@ def test_a_session_waiting_for_its_market_is_held_apart_and_a_refused_hold_in_no
     study = build_study("waiting")
     pair = BonusEntry.objects.filter(study=study).select_related("pair").earliest("pk").pair
     waiting = session(
-        study, "waiting-s7", minutes_ago=2, tasks_done=2, code_held_reason="Not vouched for by the market yet: …"
+        study, "waiting-s7", minutes_ago=2, tasks_done=2, held=(UNVOUCHED, "Not vouched for by the market yet: …")
     )
     StudySession.objects.filter(pk=waiting.pk).update(completed_at=timezone.now())
     bonus(waiting, pair, f"{bonuses.CATCH_TRIAL_REASON} in study waiting", "0.50")

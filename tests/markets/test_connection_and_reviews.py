@@ -5,8 +5,10 @@ import pytest
 from django.db import connection as db
 
 from corpus.models import Market, WorkerExclusion
+from crowd.holds import hold
 from markets import connections, lists, reviews, tasks
 from markets.models import ListEntry, MarketCall, MarketConnection, ReviewState, SessionReview
+from quality.guessers import GUESSER
 from quality.models import QualificationAttempt, QualificationTest
 
 from .conftest import arrive, connect_mturk, connect_prolific, make_study
@@ -72,9 +74,9 @@ def test_approving_sends_every_checked_session_once_and_never_a_held_code(standi
     connect_prolific(study, standin, approve_automatically=True)
     sessions = arrive(study, standin, django_user_model, 4)
     held = sessions[3]
-    held.code_held_reason = "Labels at chance so far (sequential guesser test)."
     held.completion_code = ""
     held.save()
+    hold(held, GUESSER, "Labels at chance so far (sequential guesser test).")
 
     done = tasks.approve_checked_sessions()
 

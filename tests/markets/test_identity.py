@@ -13,7 +13,8 @@ from django.test import Client
 from django.urls import reverse
 
 from corpus.models import Market, Worker
-from crowd.holds import money_may_go
+from crowd import hold_kinds
+from crowd.holds import UNVOUCHED, money_may_go
 from crowd.models import MarketCheck, Study, StudySession, WorkerLink
 from crowd.services import record_task_done
 from markets import identity
@@ -64,7 +65,7 @@ def test_the_owner_of_the_submission_is_vouched_for_and_gets_their_code(standin,
     record_task_done(session)
     session.refresh_from_db()
     assert session.completion_code == session.expected_completion_code()
-    assert session.code_held_reason == ""
+    assert not session.code_holds.exists()
 
 
 def test_a_forged_participant_id_is_refused_linked_to_the_owner_and_excluded(
@@ -88,7 +89,8 @@ def test_a_forged_participant_id_is_refused_linked_to_the_owner_and_excluded(
     record_task_done(session)
     session.refresh_from_db()
     assert session.completion_code == ""
-    assert session.code_held_reason.startswith("Not vouched for by the market")
+    (held,) = session.code_holds.all()
+    assert held.kind == UNVOUCHED and held.text.startswith("Not vouched for by the market")
 
 
 def test_a_submission_prolific_does_not_know_is_refused(standin, django_capture_on_commit_callbacks):
@@ -128,16 +130,22 @@ def test_a_market_that_is_down_holds_the_code_until_it_vouches(standin, django_c
     assert MarketCall.objects.filter(action="submission.get", ok=False).exists()
     record_task_done(session)
     session.refresh_from_db()
-    assert session.completion_code == "" and session.code_held_reason.startswith("Not vouched for by the market yet")
+    assert session.completion_code == "" and session.code_holds.get().kind == UNVOUCHED
     # The beat's sweep asks again once the market is back: the code is given then.
     assert check_pending_arrivals() == [f"{session.pk}: {MarketCheck.VOUCHED}"]
     session.refresh_from_db()
     assert session.market_check == MarketCheck.VOUCHED
-    assert session.code_held_reason == ""
+    assert session.code_held_reason == "" and not session.code_holds.exists()
     assert session.completion_code == session.expected_completion_code()
 
 
-def test_a_hold_for_another_reason_stays_when_the_market_vouches(standin):
+def test_a_hold_for_another_reason_stays_when_the_market_vouches(standin, monkeypatch):
+    """Both reasons are kept at completion (not only the first); the market's answer lifts its own."""
+    monkeypatch.setitem(
+        hold_kinds._kinds,
+        "guessing",
+        hold_kinds.HoldKind("guessing", "guessing", check=lambda s: "Labels at chance so far."),
+    )
     study = make_study()
     connect_prolific(study, standin)
     standin.add_submission("5f0000000000000000000005", "pid-5")
@@ -153,12 +161,41 @@ def test_a_hold_for_another_reason_stays_when_the_market_vouches(standin):
         external_session_id="5f0000000000000000000005",
         market_check=MarketCheck.PENDING,
     )
-    record_task_done(session, hold_reasons=[lambda s: "Labels at chance so far."])
+    record_task_done(session)
+    assert set(session.code_holds.values_list("kind", flat=True)) == {"guessing", UNVOUCHED}
     identity.check_session(session.pk)
     session.refresh_from_db()
     assert session.market_check == MarketCheck.VOUCHED
+    assert list(session.code_holds.values_list("kind", "text")) == [("guessing", "Labels at chance so far.")]
     assert session.code_held_reason == "Labels at chance so far."
     assert session.completion_code == ""
+
+
+def test_a_market_refusal_after_completion_keeps_the_other_reasons_and_replaces_its_own_wait(standin, monkeypatch):
+    """The refusal used to overwrite the session's one reason; each reason is a record now."""
+    monkeypatch.setitem(
+        hold_kinds._kinds,
+        "guessing",
+        hold_kinds.HoldKind("guessing", "guessing", check=lambda s: "Labels at chance so far."),
+    )
+    study = make_study()
+    worker = Worker.objects.create(user=User.objects.create(username="p6"), market=Market.PROLIFIC, external_id="pid-6")
+    session = StudySession.objects.create(
+        study=study, worker=worker, external_session_id="5f0000000000000000000006", market_check=MarketCheck.PENDING
+    )
+    record_task_done(session)
+    answer = identity.MarketAnswer(MarketCheck.REFUSED, "Prolific's submission is owner's.", "owner")
+    identity.store_answer(session.pk, worker.pk, answer)
+    session.refresh_from_db()
+    assert list(session.code_holds.values_list("kind", "text")) == [
+        ("guessing", "Labels at chance so far."),
+        (UNVOUCHED, "Not vouched for by the market: Prolific's submission is owner's."),
+    ]
+    assert (
+        session.code_held_reason
+        == "Labels at chance so far.; Not vouched for by the market: Prolific's submission is owner's."
+    )
+    assert session.completion_code == "" and not StudySession.objects.filter(money_may_go(), pk=session.pk).exists()
 
 
 def test_mturk_an_assignment_of_another_worker_is_refused_and_one_not_yet_listed_waits(
@@ -179,13 +216,13 @@ def test_mturk_an_assignment_of_another_worker_is_refused_and_one_not_yet_listed
     record_task_done(waiting)
     waiting.refresh_from_db()
     assert waiting.completion_code == ""
-    assert waiting.code_held_reason.startswith("Not vouched for by the market yet: waiting for MTurk")
+    assert waiting.code_holds.get().text.startswith("Not vouched for by the market yet: waiting for MTurk")
     assert not StudySession.objects.filter(money_may_go(), pk=waiting.pk).exists()
     standin.add_assignment("ASSIGN-NOT-SUBMITTED", "NEWWORKER", "standin-hit-1")
     check_pending_arrivals()
     waiting.refresh_from_db()
     assert waiting.market_check == MarketCheck.VOUCHED
-    assert waiting.code_held_reason == "" and waiting.completion_code == waiting.expected_completion_code()
+    assert not waiting.code_holds.exists() and waiting.completion_code == waiting.expected_completion_code()
     assert StudySession.objects.filter(money_may_go(), pk=waiting.pk).exists()
 
 

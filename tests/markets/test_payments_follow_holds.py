@@ -5,6 +5,7 @@ session on its market; a refused hold (rejected on the market) is never paid."""
 
 import pytest
 
+from crowd import holds
 from crowd.holds import decide_code_holds
 from crowd.models import CodeHoldDecision, StudySession
 from markets import payments, reviews, selectors
@@ -17,9 +18,9 @@ pytestmark = pytest.mark.django_db
 
 def hold(session: StudySession) -> StudySession:
     """The session's code held as record_task_done holds it: a reason, no code."""
-    session.code_held_reason = "Same browser as participant prolific-participant-000"
     session.completion_code = ""
-    session.save(update_fields=["code_held_reason", "completion_code"])
+    session.save(update_fields=["completion_code"])
+    holds.hold(session, holds.SHARED_BROWSER, "Same browser as participant prolific-participant-000")
     return session
 
 
@@ -70,7 +71,7 @@ def test_approving_a_held_session_on_the_market_releases_its_bonuses(standin, dj
     reviews.approve_sessions(study, [held.pk])
 
     held.refresh_from_db()
-    assert held.code_hold_decision == CodeHoldDecision.RELEASED and held.completion_code
+    assert held.code_holds.get().decision == CodeHoldDecision.RELEASED and held.completion_code
     assert payments.pay_owed_bonuses(study).paid == 1
 
 
@@ -84,6 +85,6 @@ def test_rejecting_a_held_session_on_the_market_refuses_its_bonuses(standin, dja
     reviews.reject_session(held, "The same person under several ids.")
 
     held.refresh_from_db()
-    assert held.code_hold_decision == CodeHoldDecision.REFUSED and held.completion_code == ""
+    assert held.code_holds.get().decision == CodeHoldDecision.REFUSED and held.completion_code == ""
     assert payments.pay_owed_bonuses(study).paid == 0
     assert not BonusPayment.objects.exists()

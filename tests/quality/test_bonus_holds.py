@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from corpus.models import Market
-from crowd.holds import decide_code_holds
+from crowd.holds import SHARED_BROWSER, decide_code_holds, hold
 from crowd.models import CodeHoldDecision, StudySession
 from dashboard.queries.costs import cost_overview
 from quality import bonuses
@@ -28,11 +28,11 @@ def complete(session: StudySession, *, held: str = "") -> StudySession:
     """Complete the session as record_task_done does: its code given, or held with a reason."""
     session.completed_at = session.started_at
     session.tasks_done = session.study.tasks_per_batch
-    if held:
-        session.code_held_reason = held
-    else:
+    if not held:
         session.completion_code = session.expected_completion_code()
     session.save()
+    if held:
+        hold(session, SHARED_BROWSER, held)
     return session
 
 

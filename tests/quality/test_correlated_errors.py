@@ -15,6 +15,7 @@ from corpus.labels import NO_GOLD
 from corpus.models import Label, Pair, ValidationLabel
 from corpus.services import create_pairs
 from quality import aggregation_runs, correlated
+from quality.correlated_runs import CORRELATED
 from quality.models import AggregationRun, CorrelatedWorkerGroup, GroupDecidedPair
 from quality.tasks import aggregate_labels
 from tests import factories
@@ -276,8 +277,9 @@ def test_a_group_found_after_its_members_finished_holds_their_money_and_their_ne
     assert run.figures["correlated"]["sessions_held"] == 1
     for session in finished.values():
         session.refresh_from_db()
-    assert "correlated group 1" in finished[bot.pk].code_held_reason
-    assert finished[honest.pk].code_held_reason == ""
+    (held,) = finished[bot.pk].code_holds.all()
+    assert held.kind == CORRELATED and "correlated group 1" in held.text and not held.decision
+    assert not finished[honest.pk].code_holds.exists()
     payable = set(StudySession.objects.filter(money_may_go()).values_list("pk", flat=True))
     assert finished[bot.pk].pk not in payable and finished[honest.pk].pk in payable
     # The next session of a member is held when it completes (`hold_reason`, whose first finding on

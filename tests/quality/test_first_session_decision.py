@@ -11,7 +11,7 @@ import pytest
 
 from corpus.labels import LABELS
 from crowd.models import Study, StudySession, TaskKind
-from quality.guessers import DEFERRED_PREFIX
+from quality.guessers import DEFERRED
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation.models import ValidationClaim
@@ -61,12 +61,15 @@ def test_a_first_session_that_reads_a_third_is_deferred_and_a_paid_second_gives_
     study = study_of("first-session")
     worker = make_worker(username="reader")
     first = session_of(study, worker, READS_A_THIRD)
-    assert first.completion_code == "" and first.code_held_reason.startswith(DEFERRED_PREFIX)
-    assert "19 of 30 answers" in first.code_held_reason
+    (deferred,) = first.code_holds.all()
+    assert first.completion_code == "" and deferred.kind == DEFERRED and not deferred.decision
+    assert "19 of 30 answers" in deferred.text
     second = session_of(study, worker, lambda k: True, number=2)
     assert second.completion_code == second.expected_completion_code() and second.code_held_reason == ""
     first.refresh_from_db()
-    assert first.completion_code == first.expected_completion_code() and first.code_held_reason == ""
+    # The deferred hold is lifted (no record left), not decided by anyone.
+    assert first.completion_code == first.expected_completion_code() and not first.code_holds.exists()
+    assert first.code_held_reason == ""
 
 
 @pytest.mark.django_db

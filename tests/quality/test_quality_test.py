@@ -18,7 +18,7 @@ from corpus.labels import LABELS
 from corpus.models import LabelScheme
 from crowd.models import Study, StudySession, TaskKind
 from quality import flags
-from quality.guessers import DEFERRED_PREFIX, hold_code_of_guesser, hold_reason
+from quality.guessers import DEFERRED, GUESSER, hold_code_of_guesser, hold_reason
 from quality.selectors import quality_evidence, sequential_evidence
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
@@ -226,6 +226,7 @@ def test_a_fast_rule_like_worker_is_held_as_poor_and_a_careful_one_for_review(ma
     assert not sequential_evidence(fast.worker).holds_code  # not the chance test's finding
     evidence = quality_evidence(fast.worker)
     assert evidence.items == 30 and evidence.agreements == 16 and evidence.speed_log_ratio > 0
+    assert [held.kind for held in fast.code_holds.all()] == [GUESSER]
     assert fast.completion_code == "" and fast.code_held_reason.startswith(
         "Labels probably below the study's acceptable accuracy: 16 of 30 answers"
     )
@@ -239,7 +240,7 @@ def test_a_fast_rule_like_worker_is_held_as_poor_and_a_careful_one_for_review(ma
     # Two answers in three agreeing (the written label is right nine times in ten) is not held by the
     # study's levels; as a first session it is not a validator's evidence yet: deferred, not held.
     decent = _session(study, make_worker(username="decent"), lambda k: k % 3 != 0, seconds_per_batch=40)
-    assert decent.code_held_reason.startswith(DEFERRED_PREFIX)
+    assert [held.kind for held in decent.code_holds.all()] == [DEFERRED]
     assert hold_reason(decent.worker, study) is None
 
 
@@ -260,7 +261,7 @@ def test_the_study_levels_decide(make_worker):
     lenient = Study.objects.get(pk=strict.pk)
     lenient.poor_accuracy, lenient.acceptable_accuracy = 0.45, 0.6
     session.study = lenient
-    assert hold_code_of_guesser(session) is None
+    assert hold_code_of_guesser(session) == []
 
 
 @pytest.mark.django_db
