@@ -50,8 +50,8 @@ from markets.identity import confirms_each_participant
 from model_annotators.triage import claim_preference as triage_claim_preference
 from modeling.snapshots import extra_files as snapshot_extra_files
 from privacy.services import remove_contributions
+from quality.flag_rows import approval_marks
 from quality.qualification import admission_check
-from quality.selectors import flag_marks
 from validation import claim_order as validation_claim_order
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
 from validation.selectors import study_catch_shortfall
@@ -83,7 +83,7 @@ def register() -> None:
             claim_models=CLAIM_MODELS,
             qualification_check=admission_check,
             consent_check=consent_refusal,
-            worker_flags=flag_marks,
+            worker_flags=approval_marks,
             researcher_namespaces=RESEARCHER_NAMESPACES,
             catch_shortfall=study_catch_shortfall,
             market_confirms=confirms_each_participant,

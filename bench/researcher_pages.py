@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import crowd_pages
 
-RESEARCHER_PAGES = "adjudication,workers,bonuses,imports,study page"
+RESEARCHER_PAGES = "adjudication,workers,bonuses,imports,study page,approval"
 
 if __name__ == "__main__":
     if not any(arg == "--only" or arg.startswith("--only=") for arg in sys.argv[1:]):

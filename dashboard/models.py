@@ -35,3 +35,42 @@ class PairBulkAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.changed} pairs {self.get_kind_display()} ({self.token})"
+
+
+class WorkerTableScope(models.Model):
+    """When the workers page's table of one scope and split (`dashboard.worker_table.table_key`) was
+    last computed. Its `WorkerTableRow`s are written with it, in one transaction."""
+
+    key = models.CharField(max_length=200, unique=True)
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"workers table of {self.key} as of {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class WorkerTableRow(models.Model):
+    """One worker's row of the workers page's table as computed at its scope's `computed_at`: kept
+    with a column per figure so the page sorts and pages the table in SQL and reads only the rows
+    it shows, whatever the crowd's size."""
+
+    scope = models.ForeignKey(WorkerTableScope, on_delete=models.CASCADE, related_name="rows")
+    worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="+")
+    name = models.TextField()  # as `Worker.named` names them
+    # The name as the table sorts it (Python's case folding, compared by code point: SQL's lower()
+    # and collations fold and order differently).
+    name_key = models.TextField()
+    username = models.CharField(max_length=150)
+    market = models.CharField(max_length=20)
+    is_trusted = models.BooleanField()
+    is_excluded = models.BooleanField()
+    pairs_written = models.PositiveIntegerField()
+    author_gold = models.FloatField(null=True)
+    labels_given = models.PositiveIntegerField()
+    gold_agreement = models.FloatField(null=True)
+    median_writing_seconds = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["scope", "worker"], name="one_worker_table_row_per_worker")]
+
+    def __str__(self) -> str:
+        return f"{self.name} in {self.scope_id}"

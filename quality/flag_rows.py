@@ -26,7 +26,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from base.task_queue import enqueue_coalesced
-from corpus.models import Dataset, ValidationLabel
+from corpus.models import Dataset, Pair, ValidationLabel
 from corpus.selectors import TeamDatasets
 
 from . import flags as flag_rules
@@ -187,6 +187,27 @@ def flag_marks_of(worker_ids: Iterable[int], dataset: Dataset | TeamDatasets | N
         return {}
     rows = WorkerFlagRow.objects.filter(scope__key=scope_key(dataset), worker_id__in=ids).exclude(flags=[])
     return {row.worker_id: flag_words(quality) for row, quality in _with_quality(rows.select_related("worker"))}
+
+
+def approval_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:
+    """`flag_marks_of` every dataset's rows for the approval list (the completed sessions' CSV and
+    list: `crowd.registry.worker_flags`), these workers' rows only. Rows never computed, or older
+    than the dashboard's figure interval on a corpus under its large size, are computed first; on
+    a large one the rows are read as they are (a label write queues their refresh: `labels_moved`)."""
+    ids = sorted(set(worker_ids))
+    if not ids:
+        return {}
+    at = computed_at(None)
+    interval = float(getattr(settings, "DASHBOARD_CACHE_SECONDS", 5))
+    if at is None or ((timezone.now() - at).total_seconds() >= interval and not _corpus_is_large()):
+        recompute(None)
+    return flag_marks_of(ids, None)
+
+
+def _corpus_is_large() -> bool:
+    # As the dashboard judges it (figure_cache.corpus_is_large): the highest pair id, an index lookup.
+    highest = Pair.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    return bool(highest >= getattr(settings, "DASHBOARD_LARGE_PAIRS", 200_000))
 
 
 def _with_quality(rows: QuerySet[WorkerFlagRow]) -> list[tuple[WorkerFlagRow, WorkerQuality]]:

@@ -130,6 +130,9 @@ def bonus_recipients(study: Study) -> list[dict[str, Any]]:
             "external_session_id": session_id,
             "tasks_done": tasks_done,
             "completed_at": completed_at,
+            # The option's text, written once here: the form lists every participant.
+            "label": f"{Worker.named(external_id, username)} · session {session_id or '(none)'} · {tasks_done} "
+            f"task{'' if tasks_done == 1 else 's'}{' · complete' if completed_at else ''}",
         }
         for pk, external_id, username, session_id, tasks_done, completed_at in rows
     ]

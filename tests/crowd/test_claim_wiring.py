@@ -19,8 +19,8 @@ from annotation_site import wiring
 from crowd import registry
 from crowd.models import TaskClaim, TaskKind
 from modeling.snapshots import extra_files
+from quality.flag_rows import approval_marks
 from quality.qualification import admission_check
-from quality.selectors import flag_marks
 from tests.conftest import REPO_ROOT
 
 
@@ -40,7 +40,7 @@ def test_the_root_registered_the_task_apps_at_start():
     task_apps = registry.registered()
     assert set(task_apps.next_task_url) == set(TaskKind)
     assert task_apps.next_task_url == wiring.NEXT_TASK_URL and task_apps.claim_models == wiring.CLAIM_MODELS
-    assert task_apps.qualification_check is admission_check and task_apps.worker_flags is flag_marks
+    assert task_apps.qualification_check is admission_check and task_apps.worker_flags is approval_marks
     assert extra_files.registered() == wiring.SNAPSHOT_EXTRA_FILES
 
 
