@@ -55,6 +55,9 @@ class PersonalField:
     why: str = ""
     # The measurements a REDUCE_TO_FLAGS action zeroes (the field names the record as a whole).
     measurements: tuple[str, ...] = ()
+    # A copy a page keeps of figures computed from the registered rows (and recomputes): erased in
+    # every scope whatever else the person keeps, and never downloaded (its sources are).
+    derived: bool = False
 
 
 TYPING_MEASUREMENTS = (
@@ -293,6 +296,26 @@ REGISTER: tuple[PersonalField, ...] = (
         why="That the person withdrew, and what was done about it.",
     ),
     # --- figures about them, money, the market's record, the log -----------------------------
+    PersonalField(
+        "dashboard.WorkerTableRow",
+        "*",
+        Kind.ESTIMATE,
+        Action.DELETE_ROW,
+        Action.DELETE_ROW,
+        "worker",
+        why="The workers page's kept row of the person's name and figures; the page recomputes without them.",
+        derived=True,
+    ),
+    PersonalField(
+        "quality.WorkerFlagRow",
+        "*",
+        Kind.ESTIMATE,
+        Action.DELETE_ROW,
+        Action.DELETE_ROW,
+        "worker",
+        why="The kept figures and flags of the person's labels; the next refresh computes without them.",
+        derived=True,
+    ),
     PersonalField(
         "quality.WorkerEstimate",
         "*",

@@ -93,7 +93,7 @@ def participant_data(worker: Worker, team_id: int) -> dict[str, Any]:
     for entry in REGISTER:
         # The audit log and the market's records name the person in text: they are redacted on
         # erasure, and a download of them would hand over other people's records.
-        if entry.worker_path and entry.kind not in (Kind.AUDIT,):
+        if entry.worker_path and entry.kind not in (Kind.AUDIT,) and not entry.derived:
             by_model.setdefault(entry.model, []).append(entry)
     data: dict[str, Any] = {
         "participant": {"market": worker.market, "market_id": worker.external_id, "joined": worker.created_at},
