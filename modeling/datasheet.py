@@ -67,6 +67,20 @@ def _payment(studies: Sequence[Study], seconds_per_label: float | None) -> list[
     return rows
 
 
+def median_seconds(labels: QuerySet[ValidationLabel]) -> float | None:
+    """statistics.median of the labels' seconds, unknown and zero left out (None when none is left).
+
+    The database sorts them and hands over only the middle one or two, which `median` then takes
+    as it would among all of them: the same float. Reading every timed label into Python was a
+    noticeable share of a crowd corpus's export."""
+    timed = labels.filter(seconds__isnull=False).exclude(seconds=0).order_by("seconds")
+    count = timed.count()
+    if not count:
+        return None
+    middle = timed.values_list("seconds", flat=True)[(count - 1) // 2 : count // 2 + 1]
+    return median([value for value in middle if value is not None])
+
+
 def snapshot_provenance(
     datasets: Sequence[str],
     filters: Mapping[str, Any],
@@ -86,12 +100,7 @@ def snapshot_provenance(
     pair_ids = pairs.values("pk")
     labels = ValidationLabel.objects.filter(pair__in=pair_ids)
     validator_labels = labels.filter(position__gt=AUTHOR_POSITION)
-    seconds = sorted(
-        value
-        for value in validator_labels.filter(seconds__isnull=False).order_by().values_list("seconds", flat=True)
-        if value
-    )
-    seconds_per_label = median(seconds) if seconds else None
+    seconds_per_label = median_seconds(validator_labels)
     of_pairs: Any = genre_ids if genre_ids is not None else pairs.values("premise__genre_id").order_by().distinct()
     genres = {
         genre.slug: {"name": genre.name, "family": genre.family.name, "matched": genre.is_training}
