@@ -199,6 +199,12 @@ def phase(name, args, dataset, study, genres, workers, rng):
     print(
         f"  {name}: best {best:,.1f} claims/s = {best / base:.2f}x a one-row FOR UPDATE (goal 0.5x); p99 {p99:.1f} ms"
     )
+    from django.test.utils import CaptureQueriesContext
+
+    session = StudySession.objects.create(study=study, worker=next(workers), external_session_id="counted")
+    with CaptureQueriesContext(connection) as statements:
+        claim_next_premise(session.worker, study_session=session)
+    print(f"    statements of one claim: {len(statements.captured_queries)} (BEGIN and COMMIT among them)")
     from collection.models import WritingClaim
 
     claims = WritingClaim.objects.filter(study_session__study=study)

@@ -119,3 +119,34 @@ class HypothesisTally(Tally):
 
     class Meta(Tally.Meta):
         verbose_name_plural = "hypothesis tallies"
+
+
+class StudyServed(models.Model):
+    """Writing claims made in a study per genre × import file: the balanced serving order's count
+    (`collection.services.serving_of`), asked on every claim: counted from the claims, that read
+    would grow with the crowd.
+
+    Kept in the claim's own transaction, by an upsert on one of `SHARDS` rows of the key (the
+    claimer's worker id picks it), so that claimers of one study seldom wait on a shared row; a read
+    sums at most genres × files × shards rows. A claim counts once it is made, whatever becomes of it
+    (submitted, expired, released by a report): a take-back makes none."""
+
+    SHARDS = 8
+
+    # The unique constraint's index leads with the study: no index of its own.
+    study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+", db_index=False)
+    genre = models.ForeignKey(Genre, on_delete=models.CASCADE, related_name="+", db_index=False)
+    source = models.CharField(max_length=255, blank=True)
+    shard = models.SmallIntegerField()
+    claims = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "genre", "source", "shard"], name="one_served_count_per_study_genre_source_shard"
+            )
+        ]
+        verbose_name_plural = "study served counts"
+
+    def __str__(self) -> str:
+        return f"study {self.study_id}: {self.claims} claims (genre {self.genre_id}, {self.source or 'no file'})"

@@ -4,7 +4,7 @@ import hashlib
 import uuid
 
 from django.core.cache import cache
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet, Sum
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -13,7 +13,7 @@ from crowd.claiming import claim_key
 from crowd.models import Study
 from crowd.selectors import pool_limits
 
-from .models import WritingClaim
+from .models import StudyServed, WritingClaim
 
 
 def claim_for_worker(worker: Worker, token: uuid.UUID | str) -> WritingClaim:
@@ -98,3 +98,15 @@ def pool_sources(dataset_id: int, genres: list[int]) -> list[str]:
         found = sorted(set(premises.order_by().values_list("source", flat=True).distinct()))
         cache.set(key, found, POOL_GROUPS_SECONDS)
     return list(found)
+
+
+def study_served(study_id: int) -> dict[tuple[int, str], int]:
+    """The writing claims made in a study so far per (genre pk, import file): a sum over at most
+    genres × files × `StudyServed.SHARDS` rows, whatever the size of the crowd (one statement)."""
+    rows = (
+        StudyServed.objects.filter(study_id=study_id)
+        .values_list("genre_id", "source")
+        .annotate(n=Sum("claims"))
+        .order_by()
+    )
+    return {(genre, source): n for genre, source, n in rows}

@@ -13,8 +13,9 @@ The claim policy, top to bottom (see `claim_next_premise`):
 """
 
 import hashlib
+import time
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,25 +23,24 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from artifacts.services import pairs_arriving
 from audit import services as audit
-from authorship.services import ClaimClock, hold_code_of_typist, record_writing_evidence, refused_fields
+from authorship.services import ClaimClock, record_writing_evidence, refused_fields
 from corpus.models import Dataset, Label, Pair, Premise, PremiseStatus, Worker
 from corpus.selectors import is_excluded_in
 from corpus.services import create_pairs
 from corpus.writings import unused_pair_ids
 from crowd.claiming import ClaimRule, claim_key, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
 from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
-from crowd.models import ClaimStatus, ServingOrder, Study, StudySession
+from crowd.models import ClaimStatus, ServingOrder, Study, StudySession, TaskClaim
 from crowd.selectors import pool_limits
 from crowd.services import record_task_done
-from quality.guessers import hold_code_of_guesser
 
 from . import hypothesis_tally, selectors, shape_holds
-from .models import PremiseReport, WritingClaim
+from .models import PremiseReport, StudyServed, WritingClaim
 from .writing_rules import TaskRules, hypothesis_problem, normalised, visible_text, word_characters
 
 # The three text fields of the writing form, in the order the page shows them.
@@ -187,7 +187,8 @@ class Serving:
 def serving_of(study: Study | None) -> Serving:
     """A study's serving (issue 54, item 2). Balanced: the pool's groups, genres when it holds two
     or more, else its files, ordered by the study's claims in each so far (ties in random order),
-    so a pool of fiction and travel is written on half and half whatever the import order; each
+    so a pool of fiction and travel is written on half and half whatever the import order (the
+    claims made, `StudyServed`, kept by `_count_claims_served`); each
     group is tried in turn and the whole pool last. Random: a permutation of its own per study.
     Import order: the least-written premises by id, as before."""
     if study is None:
@@ -199,14 +200,14 @@ def serving_of(study: Study | None) -> Serving:
     if study.serving_order == ServingOrder.RANDOM:
         return Serving(pool=pool, shuffle_seed=seed)
     genres, sources = pool
-    served = WritingClaim.objects.filter(
-        study_session__study=study, status__in=(ClaimStatus.OPEN, ClaimStatus.SUBMITTED)
-    ).order_by()
+    served = selectors.study_served(study.pk)
     in_groups: list[tuple[list[int], list[str]]]
     group_genres = genres or selectors.pool_genres(study.dataset_id, sources)
     if len(group_genres) > 1:
-        counts = dict(served.values_list("premise__genre_id").annotate(n=Count("id")))
-        key = {genre: counts.get(genre, 0) for genre in group_genres}
+        key = dict.fromkeys(group_genres, 0)
+        for (genre, source), n in served.items():
+            if genre in key and (not sources or source in sources):
+                key[genre] += n
         genre_order = sorted(group_genres, key=lambda g: (key[g], (g * 2654435761 + seed) % 4294967291))
         in_groups = [([genre], sources) for genre in genre_order]
         if genres:
@@ -215,7 +216,10 @@ def serving_of(study: Study | None) -> Serving:
         group_sources = sources or selectors.pool_sources(study.dataset_id, genres)
         if len(group_sources) < 2:
             return Serving(pool=pool)
-        by_source = dict(served.values_list("premise__source").annotate(n=Count("id")))
+        by_source: dict[str, int] = {}
+        for (genre, source), n in served.items():
+            if not genres or genre in genres:
+                by_source[source] = by_source.get(source, 0) + n
         source_order = sorted(
             group_sources, key=lambda name: (by_source.get(name, 0), hashlib.sha256(f"{seed}{name}".encode()).digest())
         )
@@ -232,6 +236,59 @@ def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
             cursor.execute(
                 f"UPDATE collection_premise SET claims_made = claims_made + 1 WHERE id IN ({marks(claimed)})", claimed
             )
+
+
+def _claim_in_one_statement(
+    worker: Worker, now: datetime, study_session: StudySession | None
+) -> Callable[[list[int], list[int]], list[TaskClaim]]:
+    """The writing claim's `take` (`crowd.claiming.claim_rows`): the locked premise's room counted
+    again (`_room`'s rule), the claim inserted if it has room, its `claims_made` moved
+    (`_count_claims`) and, in a study, the claim counted in the study's `StudyServed` shard, in one
+    statement under the premise's lock: one round trip, not three, of the few a claim costs
+    (bench/RESULTS-writing-claims.md). The statement's snapshot is taken under the lock, so its
+    count sees every claim committed before, as `_room`'s does. The shard's row is the last lock
+    the claim takes (`crowd.services.LOCK_ORDER`) and is held only until the commit that follows."""
+    study = study_session.study if study_session is not None else None
+    fields = [f for f in WritingClaim._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    served = (
+        ", served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)"
+        " SELECT %s, genre_id, source, %s, 1 FROM room WHERE EXISTS (SELECT 1 FROM claimed)"
+        " ON CONFLICT (study_id, genre_id, source, shard) DO UPDATE SET claims = s.claims + 1)"
+        if study_session is not None
+        else ""
+    )
+
+    sql = (
+        "WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p"
+        " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+        f" WHERE p.id = %s AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
+        f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
+        f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in fields)} FROM room"
+        " RETURNING *),"
+        " counted AS (UPDATE collection_premise SET claims_made = claims_made + 1"
+        " WHERE id IN (SELECT premise_id FROM claimed))"
+        f"{served} SELECT * FROM claimed"
+    )
+
+    def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
+        claim = WritingClaim(
+            worker=worker,
+            premise_id=locked[0],
+            study_session=study_session,
+            expires_at=WRITING_CLAIMS.expiry(now, study),
+        )
+        params: list[Any] = [locked[0], PremiseStatus.AVAILABLE, *live_params(now)]
+        # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
+        params += [f.get_db_prep_save(f.pre_save(claim, True), connection) for f in fields if f.attname != "premise_id"]
+        if study_session is not None:
+            params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
+        claims: list[TaskClaim] = list(WritingClaim.objects.raw(sql, params))
+        for made in claims:
+            made.study_session = study_session  # as the caller had it (its study read already)
+        return claims
+
+    return take
 
 
 def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
@@ -253,15 +310,38 @@ def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
 
 
 # Writing (and adversarial writing, which claims through `claim_next_premise`): one premise a claim,
-# least-written first; `claims_made` moves with each claim (`candidate_statement` says why).
+# least-written first; `claims_made` moves with each claim (`candidate_statement` says why), in the
+# claim's own statement (`_claim_in_one_statement`, its `take`); `_room` and `_count_claims` are the
+# same rules for a take-back.
 WRITING_CLAIMS = ClaimRule(
     model=WritingClaim,
     target="premise",
     room=_room,
-    after=_count_claims,
     minutes_setting="WRITING_CLAIM_MINUTES",
     batched=False,
 )
+
+
+# A group (a balanced study's genre or file) a claim found empty is asked after the others for a
+# few seconds, in this process: a written-out genre stays the least served for good, and would cost
+# every claim a statement first. It is asked last, never left out, so a claim whose other groups
+# have nothing left still finds the work that came back to it (an expired claim, a withdrawal).
+DRY_GROUP_SECONDS = 10.0
+GroupKey = tuple[int | None, tuple[int, ...], tuple[str, ...]]
+_dry_groups: dict[GroupKey, float] = {}
+
+
+def _group_key(dataset: Dataset | None, pool: tuple[list[int], list[str]]) -> GroupKey:
+    return (dataset.pk if dataset is not None else None, tuple(pool[0]), tuple(pool[1]))
+
+
+def _dry_groups_last(
+    dataset: Dataset | None, groups: Sequence[tuple[list[int], list[str]]]
+) -> list[tuple[list[int], list[str]]]:
+    """The groups in their serving order, those found empty in the last `DRY_GROUP_SECONDS` last."""
+    clock = time.monotonic()
+    dry = {index for index, group in enumerate(groups) if _dry_groups.get(_group_key(dataset, group), 0.0) > clock}
+    return [group for index, group in enumerate(groups) if index not in dry] + [groups[index] for index in sorted(dry)]
 
 
 def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
@@ -303,7 +383,8 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
         def lock(wanted: int, tried: Sequence[int]) -> list[int]:
             # A balanced study's least-served group first, the whole pool last (a group run dry),
             # unless the groups are the whole pool.
-            pools = serving.groups if serving.groups_cover_pool else (*serving.groups, serving.pool)
+            groups = _dry_groups_last(dataset, serving.groups)
+            pools = groups if serving.groups_cover_pool else (*groups, serving.pool)
             for pool in pools:
                 sql, params = candidate_statement(
                     worker,
@@ -320,6 +401,8 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
                     locked = [pk for (pk,) in cursor.fetchall()]
                 if locked:
                     return locked
+                if pool is not serving.pool and not tried:
+                    _dry_groups[_group_key(dataset, pool)] = time.monotonic() + DRY_GROUP_SECONDS
             return []
 
         def look_again(tried: list[int]) -> bool:
@@ -337,7 +420,7 @@ def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySes
             wanted=1,
             looks=MAX_CANDIDATES_PER_CLAIM,
             look_again=look_again,
-            claim_fields={"study_session": study_session},
+            take=_claim_in_one_statement(worker, now, study_session),
         )
         if claims:
             claim = claims[0]
@@ -709,9 +792,7 @@ def finish_writing_task(claim: WritingClaim, premise: Premise, pairs: Sequence[P
     claim.save(update_fields=["status", "submitted_at"])
     if pairs:
         pairs_arriving(premise.dataset_id)
-    record_task_done(
-        claim.study_session, hold_reasons=(hold_code_of_guesser, hold_code_of_typist, shape_holds.hold_code_of_salad)
-    )
+    record_task_done(claim.study_session)
 
 
 def writings_left(worker: Worker, premise_ids: Collection[int]) -> int:
