@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from modeling.training.data import SnapshotData, Vocab, encode_examples, example_from_row, make_batches
+from modeling.training.data import SnapshotData, Vocab, encode_examples, example_from_row, make_batches, sort_length
 from modeling.training.device_data import DeviceTrainSet, padded_ids
 from modeling.training.graphed import GraphedStep
 from modeling.training.loop import (
@@ -49,7 +49,6 @@ from modeling.training.loop import (
     resolve_config,
     seed_everything,
     sort_by,
-    sort_length,
     train,
 )
 from modeling.training.packed import train_packed

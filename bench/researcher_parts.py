@@ -49,13 +49,14 @@ def main():
     django.setup()
     from crowd.models import Study, StudySession
     from dashboard import worker_table
+    from dashboard.models import WorkerTableScope
     from quality import bonuses, flag_rows
     from quality.bonus_lines import unpaid_lines
     from quality.selectors import flag_marks
 
     worker_table.recompute(None, None)
     flag_rows.recompute(None)
-    scope_id = worker_table.WorkerTableScope.objects.get(key=worker_table.table_key(None, None)).pk
+    scope_id = WorkerTableScope.objects.get(key=worker_table.table_key(None, None)).pk
     study = Study.objects.get(slug="bench-validation")
     ids = list(StudySession.objects.filter(study=study).values_list("worker_id", flat=True))
     # The study with the most unpaid bonuses (the bonus page's pay form lists every one).

@@ -32,6 +32,7 @@ from modeling.training.data import (
     encode_examples,
     example_from_row,
     make_batches,
+    sort_length,
 )
 from modeling.training.device_data import DeviceBatch, DeviceTrainSet
 from modeling.training.loop import (
@@ -40,7 +41,6 @@ from modeling.training.loop import (
     resolve_config,
     seed_everything,
     sort_by,
-    sort_length,
 )
 from modeling.training.synthetic import synthetic_rows
 

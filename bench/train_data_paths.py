@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from modeling.training.data import Batch, Vocab, encode_examples, example_from_row, make_batches
+from modeling.training.data import Batch, Vocab, encode_examples, example_from_row, make_batches, sort_length
 from modeling.training.device_data import DeviceBatch, DeviceTrainSet
-from modeling.training.loop import Trainer, resolve_config, seed_everything, sort_by, sort_length
+from modeling.training.loop import Trainer, resolve_config, seed_everything, sort_by
 from modeling.training.synthetic import synthetic_rows
 
 

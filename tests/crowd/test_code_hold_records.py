@@ -25,7 +25,11 @@ pytestmark = pytest.mark.django_db
 def two_checks(monkeypatch):
     """Two kinds whose checks both answer, registered for the test only."""
     for name in ("first_check", "second_check"):
-        found = hold_kinds.HoldKind(name, name, check=lambda session, name=name: f"Held by the {name}.")
+
+        def check(session: StudySession, name: str = name) -> str:
+            return f"Held by the {name}."
+
+        found = hold_kinds.HoldKind(name, name, check=check)
         monkeypatch.setitem(hold_kinds._kinds, name, found)
 
 

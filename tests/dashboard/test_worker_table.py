@@ -124,6 +124,7 @@ def unpaid_bonuses(n):
     """The cost corpus with n unpaid earned bonuses of one validation session more."""
     _, _, validation, _ = cost_factories.build(f"bonus-rows-{n}", prefix=f"n{n}-")
     session = StudySession.objects.filter(study=validation).order_by("pk").first()
+    assert session is not None
     BonusEntry.objects.bulk_create(
         BonusEntry(
             kind=BonusKind.EARNED,
@@ -204,6 +205,7 @@ def test_the_give_forms_options_name_each_session_as_they_did(client, researcher
     client.force_login(researcher)
     study = unpaid_bonuses(2)
     first = StudySession.objects.filter(study=study).order_by("pk").first()
+    assert first is not None
     StudySession.objects.filter(pk=first.pk).update(external_session_id="", tasks_done=1, completed_at=study.created_at)
     html = client.get(reverse("dashboard:bonuses"), {"study": study.slug}).content.decode()
     sessions = StudySession.objects.filter(study=study, is_preview=False).select_related("worker__user")

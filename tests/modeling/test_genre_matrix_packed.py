@@ -84,7 +84,7 @@ def test_a_run_taken_from_the_pack_is_left_to_its_new_holder_and_the_others_fini
     class CancelledMidway(DatabaseReporter):
         """The first run's lease is lost at its first epoch (cancelled, reaped or taken over)."""
 
-        def progress(self, spec, fields):  # type: ignore[no-untyped-def]
+        def progress(self, spec, fields):
             if spec.run_id == taken and fields["epoch"] >= 1:
                 return False
             return super().progress(spec, fields)
@@ -101,7 +101,9 @@ def test_a_run_taken_from_the_pack_is_left_to_its_new_holder_and_the_others_fini
 def test_runs_that_cannot_share_a_step_all_fail_with_the_reason(tmp_path) -> None:
     snapshot = _snapshot(tmp_path)
     runs = [
-        launch_training_run(snapshot, "cbow", config=dict(CONFIG, hidden_dim=width, train_genre="fiction"), enqueue=False)
+        launch_training_run(
+            snapshot, "cbow", config=dict(CONFIG, hidden_dim=width, train_genre="fiction"), enqueue=False
+        )
         for width in (8, 16)
     ]
 
