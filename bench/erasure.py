@@ -6,7 +6,10 @@ statistics from scratch (issue 71; goal: at most 0.05x).
 Builds its corpus in a throwaway database (bench/throwaway_database.py): `--pairs` pairs of five
 labels each (create_pairs, the importers' path), the labels of positions 2-5 given to 400 workers
 round robin, and one heavy participant holding the second label of 5,000 pairs in a study whose
-policy deletes contributions. "From scratch" is what a researcher runs to rebuild every figure:
+policy deletes contributions, then ANALYZE (the statistics autovacuum keeps on a live database).
+BENCH_PROFILE=sql times every statement of the erasure and prints the plans of the slow ones
+(BENCH_EXPLAIN_MS, default 100; auto_explain, which slows every statement somewhat); any other
+BENCH_PROFILE value runs it under cProfile. "From scratch" is what a researcher runs to rebuild every figure:
 `recompute_gold` with the lengths (the counters checked against the label table, every maintained
 tally and worker figure checked and rebuilt), then the Table-2 figures from the pairs. The erasure
 is `privacy.services.erase_by_market_id`, its recounts and tally deltas included.
@@ -15,6 +18,7 @@ is `privacy.services.erase_by_market_id`, its recounts and tally deltas included
 import argparse
 import os
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -26,6 +30,7 @@ sys.path.insert(0, str(REPO))
 HEAVY_LABELS = 5_000
 WORKERS = 400
 LABELS = ("entailment", "neutral", "contradiction")
+EXPLAIN_MS = int(os.environ.get("BENCH_EXPLAIN_MS", "100"))  # BENCH_PROFILE=sql: plans of statements this slow
 
 
 def build(pair_count: int) -> None:
@@ -82,6 +87,11 @@ def build(pair_count: int) -> None:
     )
     StudySession.objects.create(study=study, worker=heavy, external_session_id="HEAVY-SESSION")
     tallies.fold()
+    # The statistics a live database has (autovacuum analyzes a table once a fifth of it changed;
+    # this box's server runs with autovacuum off): without them the planner took the corpus for a
+    # few hundred pairs and sorted every pair against each chunk of the erasure's pairs.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
 
 
 def from_scratch() -> float:
@@ -102,22 +112,7 @@ def erasure() -> float:
     assert team_id is not None
     started = time.perf_counter()
     if os.environ.get("BENCH_PROFILE") == "sql":
-        from django.db import connection
-
-        timings: list[tuple[float, str]] = []
-
-        def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-            begun = time.perf_counter()
-            try:
-                return execute(sql, params, many, context)
-            finally:
-                timings.append((time.perf_counter() - begun, sql[:300]))
-
-        with connection.execute_wrapper(timed):
-            record = erase_by_market_id(f"W{WORKERS}", team_id=team_id)
-        print(f"{len(timings)} statements, {sum(t for t, _ in timings):.2f} s in the database")
-        for seconds, sql in sorted(timings, reverse=True)[:15]:
-            print(f"  {seconds:6.3f} s  {sql}")
+        record = _erase_timing_statements(team_id)
     elif os.environ.get("BENCH_PROFILE"):
         import cProfile
         import pstats
@@ -130,6 +125,56 @@ def erasure() -> float:
     seconds = time.perf_counter() - started
     assert record.counts["contributions.labels"] == HEAVY_LABELS, record.counts
     return seconds
+
+
+def _erase_timing_statements(team_id: int) -> Any:
+    """The erasure with every statement timed: totals per statement shape (numbers and lists of
+    numbers folded, so the chunks of one statement add up), then the plans, with the rows and times
+    each node took, of those over EXPLAIN_MS (auto_explain, its notices sent to this client)."""
+    from collections import defaultdict, deque
+
+    from django.db import connection
+
+    from privacy.services import erase_by_market_id
+
+    timings: list[tuple[float, str]] = []
+
+    def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        begun = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            timings.append((time.perf_counter() - begun, sql))
+
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("LOAD 'auto_explain'")
+        for name, value in (
+            ("log_min_duration", EXPLAIN_MS),
+            ("log_analyze", "on"),
+            ("log_buffers", "on"),
+            ("log_nested_statements", "on"),
+            ("log_level", "notice"),
+        ):
+            cursor.execute(f"SET auto_explain.{name} = '{value}'")
+    raw = connection.connection
+    raw.notices = deque(maxlen=400)
+    with connection.execute_wrapper(timed):
+        record = erase_by_market_id(f"W{WORKERS}", team_id=team_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SET auto_explain.log_min_duration = -1")
+    shapes: dict[str, list[float]] = defaultdict(list)
+    for seconds, sql in timings:
+        shape = re.sub(r"\((?:\s*(?:%s|\d+)\s*,?)+\)", "(…)", sql)
+        shape = re.sub(r"VALUES (?:\(…\),? ?)+", "VALUES (…)", shape)
+        shapes[shape].append(seconds)
+    print(f"{len(timings)} statements, {sum(t for t, _ in timings):.2f} s in the database")
+    for shape, spent in sorted(shapes.items(), key=lambda item: -sum(item[1]))[:25]:
+        print(f"  {sum(spent):6.3f} s  {len(spent):4d}x  max {max(spent):.3f} s  {shape[:400]}")
+    print(f"plans of the statements over {EXPLAIN_MS} ms:")
+    for notice in raw.notices:  # the query's text cut short: the statements above name it
+        print("\n".join(line[:240] for line in notice.rstrip().splitlines()))
+    return record
 
 
 def main() -> None:

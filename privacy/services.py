@@ -90,6 +90,48 @@ def _pairs_leave_tallies(pairs: models.QuerySet[Pair]) -> None:
         tallies.insert_deltas(model, key, {row: -n for row, n in rows.items()})
 
 
+def _labels_locked(worker: Worker, datasets: Sequence[int], authored_pks: Sequence[int]) -> tuple[list[int], list[int]]:
+    """(pks of the worker's labels on pairs of `datasets` other than their own, those pairs), every
+    pair they and `authored_pks` touch locked, in pk order as every writer locks them. Read from
+    the worker's labels (their index) and the pairs looked up by pk, RECOUNT_CHUNK a statement:
+    joined to the pairs by dataset, the planner hashed every pair of the datasets for the read and
+    every label of the corpus for the DELETE, a cost that grew with the corpus, not the person."""
+    own = list(ValidationLabel.objects.filter(worker=worker).order_by().values_list("pk", "pair_id"))
+    authored = set(authored_pks)
+    candidates = sorted({pair_id for _, pair_id in own} | authored)
+    wanted = set(datasets)
+    in_datasets: set[int] = set()
+    for start in range(0, len(candidates), recompute.RECOUNT_CHUNK):
+        chunk = candidates[start : start + recompute.RECOUNT_CHUNK]
+        # The datasets told apart here, not in the locking statement: with the dataset's index
+        # at hand the planner may walk every pair of the dataset for a few pks.
+        found = Pair.objects.filter(pk__in=chunk).values_list("pk", "dataset_id")
+        mine = sorted(pk for pk, dataset_id in found if dataset_id in wanted)
+        in_datasets.update(
+            Pair.objects.select_for_update(no_key=True, of=("self",))
+            .filter(pk__in=mine)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+    leaving = [(pk, pair_id) for pk, pair_id in own if pair_id in in_datasets and pair_id not in authored]
+    return sorted(pk for pk, _ in leaving), sorted({pair_id for _, pair_id in leaving})
+
+
+def _delete_on_pairs_of(model: type[models.Model], rows: Sequence[tuple[int, int]], datasets: Sequence[int]) -> int:
+    """Delete the rows of `model` among `rows` ((pk, pair pk), read by the worker's index) whose
+    pair belongs to `datasets`, the pairs looked up by pk; returns rows deleted."""
+    pair_pks = sorted({pair_id for _, pair_id in rows})
+    wanted, in_datasets = set(datasets), set[int]()
+    for start in range(0, len(pair_pks), recompute.RECOUNT_CHUNK):
+        found = Pair.objects.filter(pk__in=pair_pks[start : start + recompute.RECOUNT_CHUNK])
+        in_datasets.update(pk for pk, dataset_id in found.values_list("pk", "dataset_id") if dataset_id in wanted)
+    leaving = sorted(pk for pk, pair_id in rows if pair_id in in_datasets)
+    deleted = 0
+    for start in range(0, len(leaving), recompute.RECOUNT_CHUNK):
+        deleted += model._default_manager.filter(pk__in=leaving[start : start + recompute.RECOUNT_CHUNK]).delete()[0]
+    return deleted
+
+
 @dataclass
 class Removed:
     labels: int = 0
@@ -151,33 +193,29 @@ def remove_contributions(
     with transaction.atomic():
         # NO KEY UPDATE, as a submit and an exclusion lock the worker (corpus.services).
         list(Worker.objects.select_for_update(no_key=True).filter(pk=worker.pk).values_list("pk", flat=True))
-        authored = Pair.objects.filter(author=worker, dataset_id__in=datasets)
-        authored_pks = sorted(authored.values_list("pk", flat=True))
-        labels = ValidationLabel.objects.filter(worker=worker, pair__dataset_id__in=datasets).exclude(
-            pair_id__in=authored_pks
+        # By the author's index alone, the datasets told apart here (as in `_labels_locked`).
+        wanted = set(datasets)
+        authored_pks = sorted(
+            pk
+            for pk, dataset_id in Pair.objects.filter(author=worker).values_list("pk", "dataset_id")
+            if dataset_id in wanted
         )
-        labelled = sorted(set(labels.values_list("pair_id", flat=True)))
+        label_pks, labelled = _labels_locked(worker, datasets, authored_pks)
         touched = sorted(set(labelled) | set(authored_pks))
-        # Pairs in pk order, as every writer locks them, a chunk a statement (looked up by index).
-        for start in range(0, len(touched), recompute.RECOUNT_CHUNK):
-            list(
-                Pair.objects.select_for_update(no_key=True, of=("self",))
-                .filter(pk__in=touched[start : start + recompute.RECOUNT_CHUNK])
-                .order_by("pk")
-                .values_list("pk", flat=True)
-            )
         worker_rows = recompute.worker_rows(touched)  # the worker figures before, read by index
-        removed.labels = labels.count()
+        removed.labels = len(label_pks)
         removed.others_labels_on_pairs = (
             ValidationLabel.objects.filter(pair_id__in=authored_pks).exclude(worker=worker).count()
         )
-        labels.delete()
-        removed.judgments = GrammaticalityJudgment.objects.filter(
-            worker=worker, pair__dataset_id__in=datasets
-        ).delete()[0]
-        removed.judgments += PremiseLabel.objects.filter(
-            worker=worker, premise_pair__item__dataset_id__in=datasets
-        ).delete()[0]
+        for start in range(0, len(label_pks), recompute.RECOUNT_CHUNK):
+            ValidationLabel.objects.filter(pk__in=label_pks[start : start + recompute.RECOUNT_CHUNK]).delete()
+        # Found by the worker's index, their pairs' datasets by pk, as the labels are.
+        judged = GrammaticalityJudgment.objects.filter(worker=worker).order_by().values_list("pk", "pair_id")
+        removed.judgments = _delete_on_pairs_of(GrammaticalityJudgment, list(judged), datasets)
+        premise_labels = (
+            PremiseLabel.objects.filter(worker=worker).order_by().values_list("pk", "premise_pair__item_id")
+        )
+        removed.judgments += _delete_on_pairs_of(PremiseLabel, list(premise_labels), datasets)
         removed.adversarial_tries = AdversarialTry.objects.filter(
             task__worker=worker, round__study__dataset_id__in=datasets
         ).delete()[0]
@@ -281,9 +319,18 @@ def _redact_audit(team_id: int, worker: Worker, words: Sequence[str], by: Any) -
 def _elsewhere(worker: Worker, team_id: int) -> bool:
     """Whether the person took part in another team's studies or datasets: their account and
     market id are then that team's to erase too, and stay."""
+    # The teams of the person's labels as a set, not `exists()`: with LIMIT 1 the planner walked the
+    # label table for a first row instead of the worker's index, every label of the corpus read
+    # when none was left (their labels here just deleted).
+    label_teams = set(
+        ValidationLabel.objects.filter(worker=worker)
+        .order_by()
+        .values_list("pair__dataset__team_id", flat=True)
+        .distinct()
+    )
     return (
         StudySession.objects.filter(worker=worker).exclude(study__team_id=team_id).exists()
-        or ValidationLabel.objects.filter(worker=worker).exclude(pair__dataset__team_id=team_id).exists()
+        or bool(label_teams - {team_id})
         or Pair.objects.filter(author=worker).exclude(dataset__team_id=team_id).exists()
     )
 
@@ -320,7 +367,7 @@ def erase_participant(worker: Worker, *, team_id: int, by: Any = None, reason: s
         for entry in ordered:
             if entry.erasure in (Action.KEEP, Action.BY_POLICY, Action.REDACT):
                 continue
-            if not entry.team_paths and keeps_identity:
+            if not entry.team_paths and keeps_identity and not entry.derived:
                 continue
             rows = _model(entry)._default_manager.all()
             if entry.worker_path:
