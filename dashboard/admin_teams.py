@@ -114,8 +114,17 @@ def workers_of_teams(workers: QuerySet[Worker], teams: set[int]) -> QuerySet[Wor
     )
 
 
-def _is_superuser(user: Any) -> bool:
-    return access.team_ids(user, access.VIEW) is None
+def _team_ids(request: HttpRequest, action: str) -> set[int] | None:
+    """access.team_ids for the request's user, read once per request and action: an admin page asks
+    it of every registered model (the sidebar lists them all), a membership query each time."""
+    known: dict[str, set[int] | None] = request.__dict__.setdefault("_door_team_ids", {})
+    if action not in known:
+        known[action] = access.team_ids(request.user, action)
+    return known[action]
+
+
+def _is_superuser(request: HttpRequest) -> bool:
+    return _team_ids(request, access.VIEW) is None
 
 
 class TeamRelatedFieldListFilter(RelatedFieldListFilter):
@@ -124,7 +133,7 @@ class TeamRelatedFieldListFilter(RelatedFieldListFilter):
 
     def field_choices(self, field: Any, request: HttpRequest, model_admin: admin.ModelAdmin[Any]) -> Any:
         path = path_to_team(field.related_model)
-        teams = access.team_ids(request.user, access.VIEW)
+        teams = _team_ids(request, access.VIEW)
         if path is None or teams is None:
             return super().field_choices(field, request, model_admin)
         ordering = self.field_admin_ordering(field, request, model_admin)
@@ -156,7 +165,7 @@ class TeamDoor(admin.ModelAdmin[Any]):
 
     def get_queryset(self, request: HttpRequest) -> Any:
         rows = super().get_queryset(request)
-        teams = access.team_ids(request.user, access.VIEW)
+        teams = _team_ids(request, access.VIEW)
         if teams is None:
             return rows
         if self.door_path is not None:
@@ -189,17 +198,17 @@ class TeamDoor(admin.ModelAdmin[Any]):
     def may_write(self, request: HttpRequest, obj: Any = None) -> bool:
         """Whether the user's role may change `obj` (None: some row of this admin)."""
         user = request.user
-        if _is_superuser(user):
+        if _is_superuser(request):
             return True
         if self.door_path is None:
             return False  # a shared row: another team's work depends on it
         if obj is None:
-            return bool(access.team_ids(user, self.door_action))
+            return bool(_team_ids(request, self.door_action))
         return access.may(user, access.team_of(obj, self.door_path), self.door_action)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         path = self.door_path
-        if obj is not None and path is not None and not _is_superuser(request.user):
+        if obj is not None and path is not None and not _is_superuser(request):
             return access.may(request.user, access.team_of(obj, path), access.VIEW) and super().has_view_permission(
                 request, obj
             )
@@ -220,13 +229,11 @@ class TeamDoor(admin.ModelAdmin[Any]):
 
     def require_write_all(self, request: HttpRequest, rows: QuerySet[Any]) -> None:
         """Every row of `rows` is one the user may change: a selection is acted on whole or not at all."""
-        if _is_superuser(request.user):
+        if _is_superuser(request):
             return
         if (
             self.door_path is None
-            or rows.exclude(
-                **{f"{self.door_path}__in": access.team_ids(request.user, self.door_action) or set()}
-            ).exists()
+            or rows.exclude(**{f"{self.door_path}__in": _team_ids(request, self.door_action) or set()}).exists()
         ):
             raise PermissionDenied(f"Your role may not change every selected row ({self.door_action}).")
 
@@ -235,7 +242,7 @@ class TeamDoor(admin.ModelAdmin[Any]):
         shared_ok = TEAM_ACTIONS_ON_SHARED_ROWS.get(self.model._meta.label_lower, frozenset())
         kept = {}
         for name, (func, action_name, description) in actions.items():
-            on_own_teams = name in shared_ok and bool(access.team_ids(request.user, access.RESEARCH))
+            on_own_teams = name in shared_ok and bool(_team_ids(request, access.RESEARCH))
             if self.may_write(request) or on_own_teams:
                 kept[name] = (self._guarded(func, name, checks_rows=not on_own_teams), action_name, description)
         return kept
@@ -345,7 +352,13 @@ def guard_every_admin(site: admin.AdminSite) -> dict[str, str]:
         model_admin.__class__ = type(
             cls.__name__,
             (TeamDoor, cls),
-            {"__module__": cls.__module__, "door_path": path, "door_action": write_action(model)},
+            {
+                "__module__": cls.__module__,
+                "door_path": path,
+                "door_action": write_action(model),
+                # An admin that writes its own audit entries says so; the door then adds none beside them.
+                "audits_itself": getattr(cls, "audits_itself", frozenset()),
+            },
         )
     return paths
 

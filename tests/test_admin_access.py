@@ -9,6 +9,8 @@ from typing import Any, cast
 import pytest
 from django.contrib import admin
 from django.contrib.admin.filters import RelatedFieldListFilter
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
@@ -123,6 +125,29 @@ def test_every_admin_checks_the_team_and_the_role(client, world, role):  # noqa:
             assert model._default_manager.filter(pk=row.pk).exists(), f"{label}: {role} deleted it"
             row.refresh_from_db()
             assert _snapshot(row) == before, f"{label}: {role} changed it"
+
+
+def test_an_admin_page_reads_the_users_memberships_once_per_right_not_once_per_model(client, world):  # noqa: F811
+    """The sidebar asks every registered admin for its permissions: each asking must not read the
+    memberships again (one read per model and method would be most of an admin page's time)."""
+    client.force_login(world["users"][Role.ANNOTATOR])
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(reverse("admin:corpus_pair_changelist"))
+    assert page.status_code == 200
+    reads = [query for query in queries.captured_queries if 'FROM "teams_membership"' in query["sql"]]
+    assert 0 < len(reads) <= len(access.ACTIONS)
+
+
+def test_a_membership_given_between_two_pages_is_seen_on_the_second(client, world):  # noqa: F811
+    """What the door reads once per page it reads again on the next: a right given (or taken)
+    counts from the next request on."""
+    user = world["users"]["other_team"]
+    pair = world["pair"]
+    changelist = reverse("admin:corpus_pair_changelist")
+    client.force_login(user)
+    assert pair.pk not in {row.pk for row in client.get(changelist).context["cl"].result_list}
+    Membership.objects.create(team=Team.objects.get(slug="team-a"), user=user, role=Role.RESEARCHER)
+    assert pair.pk in {row.pk for row in client.get(changelist).context["cl"].result_list}
 
 
 def _shared_actions(model):

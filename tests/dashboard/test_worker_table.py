@@ -22,6 +22,7 @@ from dashboard.models import WorkerTableRow
 from dashboard.queries import workers as worker_queries
 from dashboard.views import workers as workers_view
 from quality.models import BonusEntry, BonusKind
+from tests.conftest import rows_for_the_module
 
 from . import cost_factories, factories
 
@@ -96,18 +97,29 @@ def python_order(rows, key, descending):
     return [row["worker"] for row in present], sorted(row["worker"] for row in missing)
 
 
-@pytest.mark.parametrize("key", list(worker_queries.WORKER_COLUMNS))
-def test_the_sql_order_is_the_order_of_the_figures_computed_in_python(key):
-    ds, _ = crowd_of(24)
-    figures = worker_table.worker_rows(ds, None)
-    for descending in (False, True):
-        table, sort = worker_queries.workers_overview(ds, sort=("-" if descending else "") + key)
-        assert sort == ("-" if descending else "") + key
-        shown = list(table)
-        assert {row["id"]: row for row in shown} == {row["id"]: row for row in figures}
-        present, missing = python_order(figures, key, descending)
-        assert [row["worker"] for row in shown][: len(present)] == present
-        assert sorted(row["worker"] for row in shown[len(present) :]) == missing
+@pytest.fixture(scope="class")
+def crowd(django_db_setup, django_db_blocker, tmp_path_factory):
+    """One crowd for the class below: each case reads it in a savepoint (`rows_for_the_module`),
+    and it is rolled back when the class ends, so the tests after it never see it."""
+    with rows_for_the_module(django_db_blocker, tmp_path_factory.mktemp("worker-order")):
+        ds, _ = crowd_of(24)
+        yield ds
+
+
+class TestSqlOrder:
+    """Every column's sort over the one crowd."""
+
+    @pytest.mark.parametrize("key", list(worker_queries.WORKER_COLUMNS))
+    def test_the_sql_order_is_the_order_of_the_figures_computed_in_python(self, crowd, key):
+        figures = worker_table.worker_rows(crowd, None)
+        for descending in (False, True):
+            table, sort = worker_queries.workers_overview(crowd, sort=("-" if descending else "") + key)
+            assert sort == ("-" if descending else "") + key
+            shown = list(table)
+            assert {row["id"]: row for row in shown} == {row["id"]: row for row in figures}
+            present, missing = python_order(figures, key, descending)
+            assert [row["worker"] for row in shown][: len(present)] == present
+            assert sorted(row["worker"] for row in shown[len(present) :]) == missing
 
 
 def test_the_kept_table_follows_a_new_label_after_the_interval(settings):
