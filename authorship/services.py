@@ -5,7 +5,9 @@ The task apps call these inside their submit's transaction: `refused_fields` bef
 messages are keyed by form field) and `record_writing_evidence` after the pairs exist;
 `hold_code_of_typist` is the TYPIST hold kind's check, registered at start (crowd.hold_kinds). Each passes its claim's `ClaimClock`
 (when the server handed the task out and when the page arrived): the record's times are judged
-against it (authorship.judgements, issue 50).
+against it (authorship.judgements): a record that claims more typing than the server saw the task
+open for is forged or replayed.
+
 """
 
 from collections.abc import Mapping, Sequence
@@ -76,7 +78,7 @@ def refused_fields(
 ) -> dict[str, str]:
     """{field name: message} for the fields a study that refuses pasted text refuses.
 
-    A page without a typing record is refused too (issue 50: a bot leaves it out), with a message
+    A page without a typing record is refused too (a bot posting the form leaves it out), with a message
     that says the page needs script (the writing pages say so in a `<noscript>` line as well).
     """
     if study_action(study_session) != TypingEvidenceAction.REFUSE_PASTE:

@@ -28,13 +28,13 @@ class PremiseImport(ImportRun):
     # storage until the import ends, and what the worker needs to run (or restart) it from the row.
     upload = models.CharField(max_length=255, blank=True, help_text="The upload's name in storage, while it waits.")
     file_format = models.CharField(max_length=5, default="auto", help_text="auto, text or jsonl.")
-    # The split the run's new premises go into (issue 54, defect 1: a writing claim serves only
-    # premises with a split, so an import without one served nothing). Blank: left for
+    # The split the run's new premises go into: a writing claim serves only premises with a
+    # split, so an import without one would serve nothing. Blank: left for
     # `assign_splits` (the command, or "Assign splits" on the imports page).
     split = models.CharField(
         max_length=5, blank=True, default="", help_text="train, dev or test for the new premises; blank: none yet."
     )
-    # What the command prints and the dashboard's row lacked (issue 54, defect 4): the malformed
+    # What the command prints, kept so the dashboard's row can show it too: the malformed
     # JSONL lines by number, and a few dropped sentences per reason.
     malformed = models.JSONField(default=list, blank=True, help_text='Malformed lines: ["a.jsonl line 4: not JSON"].')
     drop_examples = models.JSONField(default=dict, blank=True, help_text="A few dropped sentences per reason.")
@@ -67,7 +67,7 @@ class PremiseReport(models.Model):
 class ShapeRefusal(models.Model):
     """A hypothesis of a study session refused because it did not read as a sentence
     (collection/sentence_shape.py), each distinct text once a session: the evidence a session's
-    code is held on when it wrote salad (collection/shape_holds.py, issue 50 item 4). Written after
+    code is held on when it wrote salad (collection/shape_holds.py). Written after
     the refused submit's own transaction rolled back."""
 
     study_session = models.ForeignKey("crowd.StudySession", on_delete=models.CASCADE, related_name="shape_refusals")
@@ -113,7 +113,7 @@ class HypothesisTally(Tally):
     """Hypotheses written in a study, per study × dataset × split × genre: signed deltas, as the
     core's tallies (`corpus.models.Tally`), written by the writing submit and the adversarial
     task's finish in their transactions (`collection.hypothesis_tally`). The cost page sums them
-    instead of joining every pair to its writing claim (issue 24.3)."""
+    instead of joining every pair to its writing claim, a read that grows with the corpus."""
 
     study = models.ForeignKey("crowd.Study", on_delete=models.CASCADE, related_name="+")
 

@@ -64,7 +64,7 @@ def pool_premises(dataset: Dataset, study: Study | None = None) -> QuerySet[Prem
 
 def premises_without_split(dataset: Dataset, study: Study | None = None) -> int:
     """Available premises of the pool that have no split: a writing claim serves none of them
-    (issue 54, defect 1), so a study whose lines are all of these serves nothing."""
+    (it serves only premises with a split), so a study whose lines are all of these serves nothing."""
     unassigned: int = pool_premises(dataset, study).filter(split="").count()
     return unassigned
 

@@ -107,7 +107,8 @@ def candidate_statement(
     """The writing claim's candidate lock: up to `wanted` premises this worker could be given now,
     least-written first, locked (`crowd.claiming.lock_clause`), leaving out those `tried`; `pool`, a
     study's genres and import files (`crowd.selectors.pool_limits`). Written in SQL: built by the ORM
-    it cost the claim more CPU than the database spent on all its statements (issue 44 note).
+    it costs the claim more CPU than the database spends on all its statements.
+
 
     A premise is available, has a split, still needs writings (writings done + open unexpired
     claims < the dataset's writings_per_premise) and was never claimed by this worker. With one
@@ -185,7 +186,7 @@ class Serving:
 
 
 def serving_of(study: Study | None) -> Serving:
-    """A study's serving (issue 54, item 2). Balanced: the pool's groups, genres when it holds two
+    """A study's serving. Balanced: the pool's groups, genres when it holds two
     or more, else its files, ordered by the study's claims in each so far (ties in random order),
     so a pool of fiction and travel is written on half and half whatever the import order (the
     claims made, `StudyServed`, kept by `_count_claims_served`); each

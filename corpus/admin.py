@@ -191,7 +191,7 @@ class DatasetAdmin(admin.ModelAdmin[Dataset]):
 
 @admin.register(StoppingPolicy)
 class StoppingPolicyAdmin(admin.ModelAdmin[StoppingPolicy]):
-    """The stopping rule of a dataset's split (issue 24; docs/quality.md "Stopping rules"). Saving
+    """The stopping rule of a dataset's split (docs/quality.md "Stopping rules"). Saving
     one records the rule on the split's pairs still taking labels and stops those already settled
     under the decided rule; deleting one puts the split back on the fixed rule."""
 

@@ -159,11 +159,10 @@ def recompute_gold(dataset: Dataset | str | None = None, *, fix: bool = True, le
 
     Returns a `RecomputeReport`. The check is one read of every pair with its labels; only the
     pairs it finds are written, FIX_BATCH pairs a transaction (`_fix_batch`): each batch locks its
-    pairs, recounts them under the locks and writes those that still disagree. This is the one
-    path on every database: a batch holds the row locks of its own pairs only, so validators'
-    submits go on meanwhile (a single UPDATE of every pair held the label table and
-    the tallies for the whole run, issue 28), and a submit is never lost or counted twice, since
-    the recount waits for the locks a submit holds.
+    pairs, recounts them under the locks and writes those that still disagree. A batch holds the
+    row locks of its own pairs only, so validators' submits go on meanwhile (one UPDATE of every
+    pair would hold the label table and the tallies for the whole run), and a submit is never lost
+    or counted twice, since the recount waits for the locks a submit holds.
 
     Pairs holding more labels that count than five are reported (`surplus_labels`): their counters
     and gold label count the earliest five by position, as every pair's do, and the labels beyond

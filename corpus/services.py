@@ -329,8 +329,8 @@ def add_labels(
 def _update_counters(rows: Sequence[Pair], fields: Sequence[str]) -> None:
     """Write these locked pairs' `fields` as they are in memory, in one statement on PostgreSQL
     (`base.plain_rows.update_rows`). `bulk_update`'s CASE WHEN per field and pair is the
-    same one statement, but building it was the dearest part of a validator's submit in Python
-    (issue 28)."""
+    same one statement, but building it costs more Python than anything else in a validator's
+    submit."""
     columns = [tallies.column(Pair, name) for name in fields]
     update_rows(Pair._meta.db_table, columns, [(row.pk, *(getattr(row, name) for name in fields)) for row in rows])
 
@@ -446,7 +446,7 @@ def _insert_labels(rows: Iterable[tuple[int, int, str, int | None]]) -> int:
     return len(plain)
 
 
-# --- labels waiting for a market's word (issue 50.1) -------------------------------------------
+# --- labels waiting for a market's word (markets.identity) -------------------------------------
 
 
 def release_awaiting_labels(session_id: int) -> list[int]:
@@ -479,7 +479,7 @@ def release_awaiting_labels(session_id: int) -> list[int]:
 
 
 def _withdraw_model_votes(pair_ids: list[int]) -> int:
-    """A model's vote stopped a pair on two human labels agreeing with it (issue 57); a requeued
+    """A model's vote stopped a pair on two human labels agreeing with it; a requeued
     pair lost one of them, so the vote's decision no longer stands: it is withdrawn (kept as
     history) and the gold goes back to the rule, until the labels the pair takes settle it again.
     Returns how many decisions were withdrawn."""
@@ -612,7 +612,8 @@ def set_workers_excluded(
     fixed = heal_pairs(touched)
     requeued = requeue_undecided_stopped(touched)  # a stopped pair that lost a label may be undecided again
     _withdraw_model_votes(requeued)
-    # Every figure of the dashboard moves with the gold labels: none is shown from before (issue 27).
+    # Every figure of the dashboard moves with the gold labels: none is shown as cached before this.
+
     gold_recounted()
     return ExclusionOutcome(changed=len({pk for pk, _ in moving}), pairs_fixed=fixed, teams=tuple(team_ids))
 

@@ -324,8 +324,8 @@ class StudySessionAdmin(admin.ModelAdmin[StudySession]):
         self.message_user(request, f"{decided} held code(s) refused: their bonuses will not be paid.")
 
     def get_changelist_instance(self, request: HttpRequest) -> Any:
-        # The page's sessions get their workers' marks in one pass (excluded, flagged: issue 27),
-        # so a researcher approving from this list sees them beside the codes.
+        # The page's sessions get their workers' marks (excluded, flagged) in one pass, so a
+        # researcher approving from this list sees them beside the codes.
         changelist = super().get_changelist_instance(request)
         by_team: dict[int | None, list[StudySession]] = {}
         for session in changelist.result_list:

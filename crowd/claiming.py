@@ -21,7 +21,7 @@ more, and the next look goes further down the queue.
 The writing and validation claims send their statements written in SQL (the candidate lock, the
 recount, what they keep on the rows; `lock_clause`, `marks`, `db_time` below), the only path on
 both databases: built by the ORM, those statements cost a claim more CPU than the database spent on
-them (issue 44 note, bench/RESULTS-house.md). The other kinds' candidates are querysets.
+them (bench/RESULTS-house.md). The other kinds' candidates are querysets.
 """
 
 import uuid
@@ -43,8 +43,8 @@ from corpus.selectors import is_excluded_in
 from .models import ClaimStatus, Study, TaskClaim
 
 # A claim looks again when its candidates were taken by claimers that committed meanwhile: each
-# look excludes the rows already tried, so a few are enough (issue 28: one claim in ~2,250 said
-# "no task" under contention with one look).
+# look excludes the rows already tried, so a few are enough; with one look, a claim under
+# contention could say "no task" while untaken rows remained.
 CLAIM_LOOKS = 20
 
 RowT = TypeVar("RowT", bound=Model)
@@ -57,7 +57,7 @@ def foreign_items(answered: Iterable[int], claimed: Iterable[int]) -> set[int]:
     judgments (validation, MPE, recast, adversarial verification, per-premise labels,
     grammaticality) asks this before it saves anything, and refuses the whole submit with
     `FOREIGN_ITEMS_MESSAGE` when it is not empty: a judgment counts only for an item its judge was
-    served (issue 39: `grammar-<pk>=major` was taken for any pair)."""
+    served, or a crafted post (`grammar-<pk>=major`) could label any pair."""
     return set(answered) - set(claimed)
 
 
@@ -174,7 +174,7 @@ class ClaimRule:
     batched: bool = True
 
     def expiry(self, now: datetime, study: Study | None = None) -> datetime:
-        """When a claim made now runs out: the study's own claim minutes when it sets them (issue 54),
+        """When a claim made now runs out: the study's own claim minutes when it sets them,
         else the rule's setting (an int of minutes in settings.NLI), the server-wide default."""
         minutes = (
             study.claim_minutes if study is not None and study.claim_minutes else settings.NLI[self.minutes_setting]

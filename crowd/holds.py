@@ -1,5 +1,5 @@
 """Holds a participant can see and renew: the rule every task's "More time" and "Get these items
-back" share (issue 41, item 5). The task apps lock their own claim rows and items and count the
+back" share. The task apps lock their own claim rows and items and count the
 items' room; this module decides what a renewal may do and writes it.
 
 A hold is the claims of one task page (a validation batch, a writing line). Its worker may renew it:
@@ -10,8 +10,8 @@ A hold is the claims of one task page (a validation batch, a writing line). Its 
   task under the items' locks, as its claim counts): "taken back"; else nothing changes and the
   participant is told the items were taken.
 
-Bounds (issue 51, item 5: twenty ids held a study's last 70 pairs for eight claim periods by
-renewing and taking back). "More time" is given while the hold is younger than `HOLD_EXTENSIONS`
+Bounds, so that a few ids cannot keep a study's last pairs from everyone else by renewing and
+taking back without end. "More time" is given while the hold is younger than `HOLD_EXTENSIONS`
 claim periods (from its claim), so it ends at most 1 + `HOLD_EXTENSIONS` periods after the claim;
 an expired hold is taken back at most `HOLD_TAKE_BACKS` times (the claims count it). Neither is
 given while another participant of the study waits for work (`others_waiting`: the study told them
@@ -94,7 +94,7 @@ def server_hold_rules() -> dict[str, float]:
 
 
 def _rule(study: Study | None, name: str) -> float:
-    """A hold rule of the study (issue 54: each study may set its own), else the server's."""
+    """A hold rule of the study (each study may set its own), else the server's."""
     own = getattr(study, name, None) if study is not None else None
     return own if own is not None else server_hold_rules()[name]
 
@@ -271,7 +271,7 @@ def renew_hold(
     return HoldRenewal.TAKEN_BACK
 
 
-# --- held completion codes and the money that follows them (issue 50, items 1 and 6) -------------
+# --- held completion codes and the money that follows them ---------------------------------------
 #
 # A completing session's code is held when a check answers with a reason (`record_task_done` asks
 # every registered check, crowd.hold_kinds), or later when a finding holds it (`hold`): one

@@ -76,8 +76,8 @@ class TypingEvidenceAction(models.TextChoices):
 
 
 class ServingOrder(models.TextChoices):
-    """In what order a writing study's pool is served (issue 54: a study pooled on fiction and travel
-    wrote 54 fiction pairs and no travel, premises going out in import order)."""
+    """In what order a writing study's pool is served: in import order alone, a study pooled on
+    fiction and travel could write all its pairs on fiction before a travel premise went out."""
 
     BALANCED = "balanced", "balanced across the pool's genres (or its files, with one genre)"
     RANDOM = "random", "in random order"
@@ -203,7 +203,7 @@ class Study(models.Model):
         "guesser test over all of the worker's labels), or probably at the study's poor accuracy rather than its "
         "acceptable one (the quality test, levels below): the participant sees a neutral message, researchers see why.",
     )
-    # The quality test's two levels (issue 51; quality.flags.sequential_quality_test, docs/quality.md):
+    # The quality test's two levels (quality.flags.sequential_quality_test, docs/quality.md):
     # accuracy against the truth, each reference's own noise accounted for by the test.
     acceptable_accuracy = models.FloatField(
         default=0.75,
@@ -280,7 +280,7 @@ class Study(models.Model):
         default=ServingOrder.BALANCED,
         help_text="Writing: the order the pool's premises are served in (least-written first, always).",
     )
-    # Per study (issue 54): blank keeps the server-wide WRITING_CLAIM_MINUTES / VALIDATION_CLAIM_MINUTES.
+    # Per study: blank keeps the server-wide WRITING_CLAIM_MINUTES / VALIDATION_CLAIM_MINUTES.
     claim_minutes = models.PositiveSmallIntegerField(
         null=True,
         blank=True,
@@ -288,7 +288,7 @@ class Study(models.Model):
         help_text="How long a participant holds a task (a line, a batch) before it goes back to the pool; "
         "blank: the server's default.",
     )
-    # The hold's rules per study (issue 54): blank keeps the server-wide HOLD_* settings (crowd.holds).
+    # The hold's rules per study: blank keeps the server-wide HOLD_* settings (crowd.holds).
     hold_warning_minutes = models.FloatField(
         null=True,
         blank=True,
@@ -307,7 +307,7 @@ class Study(models.Model):
         blank=True,
         help_text="How often a participant may take back a hold that ran out (0: never); blank: the server's default.",
     )
-    # What the market page of the study asks for (issue 54 item 1): the places and times it states.
+    # What the market page of the study asks for: the places and times it states.
     estimated_minutes = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Minutes a participant takes for the whole study, as the market states it."
     )
@@ -407,7 +407,7 @@ class CodeHoldDecision(models.TextChoices):
 
 
 class MarketCheck(models.TextChoices):
-    """What the study's market said about a session's ids (markets.identity, issue 50.1)."""
+    """What the study's market said about a session's ids (markets.identity)."""
 
     UNCHECKED = "unchecked", "unchecked: the study has no market connection"
     PENDING = "pending", "waiting for the market's answer"
@@ -439,8 +439,8 @@ class StudySession(models.Model):
     # MTurk's turkSubmitTo (an allowed MTurk host), where the finished assignment is posted back.
     turk_submit_to = models.CharField(max_length=100, blank=True)
     # The browser (device cookie, crowd.services.device_of) that opened the session, then the one
-    # whose submit completed it: the completion code is shown in that browser only (issue 39).
-    # Blank for sessions from before: their code is shown as it was.
+    # whose submit completed it: the completion code is shown in that browser only, so a shared
+    # link or a copied participant id does not reveal it. Blank (never recorded): shown in any browser.
     device = models.CharField(max_length=64, blank=True)
     # Closed by the market (a Prolific submission returned, timed out or rejected; an MTurk assignment
     # rejected): the visit takes no more tasks and its open claims were released (markets app).
@@ -483,7 +483,7 @@ class StudySession(models.Model):
     @property
     def labels_await_market(self) -> bool:
         """Whether labels written in this session wait for its market's word before they count
-        (issue 50.1): its check is pending or was refused. Unchecked (no connection) and vouched
+        (markets.identity): its check is pending or was refused. Unchecked (no connection) and vouched
         sessions' labels count at once."""
         return self.market_check in (MarketCheck.PENDING, MarketCheck.REFUSED)
 
@@ -534,7 +534,7 @@ class CodeHold(models.Model):
 class DeviceSighting(models.Model):
     """A participant id seen in one browser: a long-lived random device cookie (and the Django
     session carries it through a switch of ids). Several ids on one device are likely one person;
-    only researchers see the link (issue 27)."""
+    only researchers see the link."""
 
     device = models.CharField(max_length=64)
     worker = models.ForeignKey("corpus.Worker", on_delete=models.CASCADE, related_name="device_sightings")

@@ -256,8 +256,9 @@ def _refused_back_to_its_page(request: HttpRequest, response: HttpResponseRedire
 
 
 def _drop_success_messages(request: HttpRequest) -> None:
-    """Leave out the success messages the rolled-back view queued (issue 54, defect 18: "Saved, thank
-    you." stood above "Preview: … was not saved"); its errors and notes stay, they are still true."""
+    """Leave out the success messages the rolled-back view queued: "Saved, thank you." would stand
+    above "Preview: … was not saved". Its errors and notes stay, they are still true."""
+
     storage = messages.get_messages(request)
     queued = getattr(storage, "_queued_messages", None)
     if queued is not None:

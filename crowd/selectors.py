@@ -64,7 +64,7 @@ def worker_task_counts(worker: Worker | None) -> dict[str, int]:
         # A worker writes for a premise at most once, so the premises of their pairs are their writings.
         "premises_written": worker.pairs.values("premise_id").distinct().count(),
         # Catch trials count as validated pairs: they are judged like any other pair, and a count
-        # that left them out would tell the participant how many a batch held (issue 27).
+        # that left them out would tell the participant how many a batch held.
         "validation_labels": worker.labels.filter(position__gt=AUTHOR_POSITION).count()
         + worker.validation_claims.filter(status=ClaimStatus.SUBMITTED, is_catch_trial=True).count(),
     }
@@ -106,7 +106,7 @@ def completion_return(study_session: StudySession) -> tuple[str | None, Any]:
         return None, None
     study = study_session.study
     # The market decides before the URL: a study may run on both, and an MTurk worker sent to
-    # Prolific's completion URL would leave their HIT unsubmitted (issue 41).
+    # Prolific's completion URL would leave their HIT unsubmitted.
     if study_session.worker.market == Market.MTURK:
         if not study_session.turk_submit_to:
             return None, None
@@ -169,7 +169,7 @@ def completion_rows(studies: Iterable[Study], *, flagged: MarkSource | None = No
             ]
 
 
-# --- the shared-device rule: ids seen on one device are one person (issue 27) -------------------
+# --- the shared-device rule: ids seen on one device are one person ------------------------------
 # The one statement of it, as a filter (`sightings_sharing_a_device`) and, for the validation
 # claim's candidates written in SQL, as `SHARED_DEVICE_SQL`.
 
@@ -191,7 +191,7 @@ def sightings_sharing_a_device(worker_ids: Iterable[int] | None = None) -> Any:
 
 def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, set[int]]:
     """{worker id: other worker ids seen on one of its devices}, for workers who share a device:
-    one person under several participant ids (issue 27), whose work is never checked by themselves
+    one person under several participant ids, whose work is never checked by themselves
     (adversarial verification; a validation claim's candidates, `SHARED_DEVICE_SQL`)."""
     sightings = sightings_sharing_a_device(worker_ids)
     by_device: dict[str, set[int]] = {}
@@ -208,7 +208,7 @@ def shared_device_ids(*, worker_ids: Iterable[int] | None = None) -> dict[int, s
 def linked_ids(*, worker_ids: Iterable[int]) -> dict[int, set[int]]:
     """{worker id: the other ids known to be the same person}: seen on one of its devices
     (`shared_device_ids`), or linked by the market (`WorkerLink`: the same market session, the
-    market's record of a visit). Whose work is never checked by themselves (issue 50.1)."""
+    market's record of a visit). Whose work is never checked by themselves."""
     ids = set(worker_ids)
     linked = shared_device_ids(worker_ids=ids)
     for worker_id, other in WorkerLink.objects.filter(worker_id__in=ids).values_list("worker_id", "linked_id"):

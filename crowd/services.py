@@ -94,7 +94,7 @@ def record_task_done(study_session: StudySession | None) -> StudySession | None:
 
 # Which drafts the server saved reaches the next page in a cookie of its own, not the session: a
 # submit then writes nothing beside its data, and neither does the page after it (the session's
-# UPDATE and commit cost a submit, and the next page, a write each; issue 28).
+# UPDATE and commit would cost a submit, and the next page, a write each).
 # `SavedDraftsMiddleware` sets and clears it.
 SAVED_DRAFTS_COOKIE = "nli_saved_drafts"
 SAVED_DRAFTS_KEPT = 20

@@ -88,7 +88,7 @@ def task_links(study_session: StudySession | None) -> list[dict[str, str]]:
     )
     links = [{"url": reverse(next_task_url(kind)), "text": TASK_BUTTON_TEXT[kind]} for kind in kinds]
     # DNC's grammaticality task, where the study's dataset (outside a study: any dataset) asks for
-    # judgments: a validation study offers it beside its batches (issue 27: it was reachable by URL only).
+    # judgments: a validation study offers it beside its batches, so a participant finds it without its URL.
     if study_session is None:
         offers = Dataset.objects.filter(grammaticality_judgments__gt=0).exists()
     else:
@@ -168,7 +168,7 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
         response = redirect(refusal.url) if refusal.url else _refused(request, refusal)
     else:
         response = redirect(next_task_url(study.task_kind))
-    # One browser under several participant ids is linked for researchers (issue 27).
+    # One browser under several participant ids is linked for researchers: likely one person.
     return note_device(request, response, study_session.worker)
 
 

@@ -52,7 +52,7 @@ admin.site.register(TrainingRun, TrainingRunWithResultsAdmin)
 
 class StudyWithPageAdmin(StudyAdmin):
     """The study list links each study to its dashboard page (funnel, times, pay, costs); the study
-    form shows what its quality levels cost honest workers (issue 51)."""
+    form shows what its quality levels cost honest workers, so a researcher sets them knowing it."""
 
     list_display = [*StudyAdmin.list_display, "study_page"]
     audits_itself = frozenset({"save"})  # study.created / study.settings, below

@@ -1,4 +1,5 @@
-"""An identity is real when the market says so (issue 50.1).
+"""An identity is real when the market says so, not when a browser sends its id.
+
 
 A study link's PROLIFIC_PID / workerId is whatever the browser sends. Where the study has a market
 connection, each arrival is checked against the market's own record of the visit, after the

@@ -9,7 +9,7 @@ verified example that fooled the model, or another), read from the start of its 
 two writers below (`record_catch_bonuses`, the adversarial app's `record_bonus`) begin with the
 cause's words.
 
-Money follows holds (issue 50.6): a bonus is payable only while its study session's completion code
+Money follows holds: a bonus is payable only while its study session's completion code
 is not held, or once a researcher released the hold (`payable`, the one rule the files, the
 bonus page and the market payer all ask). A held session's bonuses wait, shown apart
 (`held_back`); a refused one's are never paid (`refused_with_hold`), nor is any bonus of a study
@@ -301,7 +301,7 @@ def worker_totals(study: Study | None = None) -> list[dict[str, Any]]:
     }
     seen_rows = catch_figures(study=study)
     ids = set(money_rows) | set(seen_rows)
-    # Catch accuracy is judged beside the ordinary labels (issue 27): a worker right on the catch
+    # Catch accuracy is judged beside the ordinary labels: a worker right on the catch
     # trials and at chance elsewhere is marked and listed last, never ranked first.
     evidence = guesser_evidence_by_worker(ids, catch_trials=False)
     rows: list[dict[str, Any]] = []

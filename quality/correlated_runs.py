@@ -1,4 +1,4 @@
-"""The correlated-error check inside an aggregation run (issue 51; docs/quality.md "Correlated errors").
+"""The correlated-error check inside an aggregation run (docs/quality.md "Correlated errors").
 
 Every aggregation run (`quality.aggregation_runs`: the dashboard's Aggregation page or the workers
 page's button, and the beat's `quality.aggregate_changed_datasets` on code-holding datasets with new

@@ -2,9 +2,9 @@
 
 A study with `hold_code_at_chance` asks before it hands out a completion code (the quality app registers
 `hold_code_of_guesser` as a hold check, crowd.hold_kinds); the code is held when the worker's
-answers, over every session and study so far, are probably at chance (issue 27 item 4: the chance
+answers, over every session and study so far, are probably at chance (the chance
 test, `flags.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
-acceptable one, or not yet shown acceptable (issue 51: the quality test's three outcomes,
+acceptable one, or not yet shown acceptable (the quality test's three outcomes,
 `flags.QualityResult.outcome`, with the study's `poor_accuracy` and `acceptable_accuracy`; too fast
 to read counts as evidence; an undecided session leaning to poor is held for review, not paid). `hold_findings` is
 the one rule; the reason is for researchers.

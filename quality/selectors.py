@@ -1,4 +1,4 @@
-"""Worker quality (issue 10 item 2): per worker, in a few statements whatever the crowd's size.
+"""Worker quality: per worker, in a few statements whatever the crowd's size.
 
 For every worker: validation labels given, their label distribution, leave-one-out agreement
 (the gold label of the pair's OTHER counted labels: 3 votes among them, else no gold and the
@@ -7,9 +7,11 @@ their five-label pairs whose gold label differs from the label they wrote for. T
 `quality.flags` (random guesser: one-sided binomial test with Benjamini–Hochberg; same label;
 too fast) are computed from the same figures, with their reasons and numbers.
 
-`worker_quality` reads the figures from the maintained per-worker tally (`corpus.worker_tally`,
-issue 53): one statement for the label figures and the seconds histogram, one for the writers',
-one for the catch trials, and the exact median of the few workers whose histogram leaves the
+`worker_quality` reads the figures from the maintained per-worker tally (`corpus.worker_tally`, so
+its time does not grow with the labels): one statement for the label figures and the seconds
+histogram, one for the writers', one for the catch trials, and the exact median of the few workers
+whose histogram leaves the
+
 too-fast comparison open. The same figures grouped from the labels themselves, the truth the tally
 is checked against, are `label_figures`, `median_seconds` and `writer_figures`:
 1. validation labels grouped by worker, joined to their pair's counters: the leave-one-out gold
@@ -265,7 +267,7 @@ def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options
     ids = set(labels) | set(catches) | set(writers)
     rows: dict[int, WorkerQuality] = {}
     # The columns the rows' readers use (the name, the exclusion): the rows are kept in the figure
-    # cache, and a thousand whole workers and users took twice as long to pickle (issue 53).
+    # cache, and whole workers and users would double the time to pickle them.
     named = ("id", "user_id", "market", "external_id", "is_trusted", "user__id", "user__username")
     for worker in Worker.objects.filter(pk__in=ids).select_related("user").only(*named):
         row = labels.get(worker.pk, {})
@@ -319,8 +321,8 @@ def next_pair_to_label(dataset: Dataset | TeamDatasets | None = None) -> Pair | 
     first (the best catch trials are pairs the crowd has judged), then the rest; oldest first.
 
     Two reads that each stop at their first row: the five-label pairs through their partial index
-    (`pair_five_labels`), the rest along the primary key. Ordering every pair by its label count
-    read the whole pair table (issue 28)."""
+    (`pair_five_labels`), the rest along the primary key: ordering every pair by its label count
+    would read the whole pair table."""
     pairs = Pair.objects.exclude(pk__in=ReferenceLabel.objects.values("pair_id")).select_related("premise__genre")
     pairs = in_datasets(pairs, dataset)
     judged = pairs.filter(label_count__gte=LABELS_PER_PAIR).order_by("id").first()
@@ -342,7 +344,8 @@ def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
 def guesser_evidence_by_worker(
     worker_ids: Iterable[int], *, catch_trials: bool = True
 ) -> dict[int, flag_rules.SequentialResult]:
-    """The one guesser evidence of every task kind that collects judgments (issue 39), per worker.
+    """The one guesser evidence of every task kind that collects judgments, per worker, so a
+    guesser cannot hide in a task kind no test reads.
 
     Each answer is compared with the best reference its item has, one stratum per kind of
     comparison (`flags.combined_sequential_test` adds them up):
@@ -397,7 +400,7 @@ def _tallies_by_worker(
     # Items without a written label (no author either: their first judgment takes position 1): a
     # researcher's label, else the other judges'. Read from those pairs (the partial index
     # `pair_unwritten`), not from every label of the workers joined to its pair: on a corpus of
-    # written pairs there are none, and the read grew with the crowd's labels (issue 53).
+    # written pairs there are none, and the read would grow with the crowd's labels.
     unwritten = list(
         ValidationLabel.objects.filter(worker_id__in=wanted)
         .exclude(pair__author_label__in=LABELS)
@@ -422,7 +425,7 @@ def _tallies_by_worker(
             tally(worker, ("catch", "three" if scheme == THREE_WAY_SCHEME else "two"), label, expected, n)
         # Qualification answers (every try, passed or not) against the researchers' labels: known
         # answers the worker did not help make, weighed as catch trials are, so a study with a
-        # qualification test has evidence before its first batch (issue 51).
+        # qualification test has evidence before its first batch.
         for worker, label, expected, n in (
             QualificationAnswer.objects.filter(attempt__worker_id__in=wanted)
             .values("attempt__worker_id", "label", "reference__label")
@@ -448,7 +451,7 @@ def quality_evidence(
     acceptable: float = flag_rules.DEFAULT_ACCEPTABLE_ACCURACY,
     more: Iterable[flag_rules.QualityStratum] = (),
 ) -> flag_rules.QualityResult:
-    """The quality test (issue 51) over every judgment this worker ever gave: `quality_evidence_by_worker`."""
+    """The quality test over every judgment this worker ever gave: `quality_evidence_by_worker`."""
     return quality_evidence_by_worker([worker.pk], poor=poor, acceptable=acceptable, more={worker.pk: list(more)})[
         worker.pk
     ]

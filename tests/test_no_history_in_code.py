@@ -9,42 +9,6 @@ from tests.test_docs_are_true import REPO, project_python_files
 ISSUE_REFERENCE = re.compile(r"issue [0-9]", re.IGNORECASE)
 # Not platform source: the tests, the benchmarks and scripts (which report figures) and migrations.
 NOT_PLATFORM = re.compile(r"^(tests|bench|scripts)/|/migrations/")
-# Still to sweep: files other work was editing when the rest were swept. Empty this set as each is
-# rewritten; a path here that no longer names an issue fails the test, so the set only shrinks.
-NOT_YET_SWEPT = {
-    "authorship/services.py",
-    "collection/models.py",
-    "collection/selectors.py",
-    "collection/services.py",
-    "corpus/admin.py",
-    "corpus/recompute.py",
-    "corpus/services.py",
-    "crowd/admin.py",
-    "crowd/claiming.py",
-    "crowd/holds.py",
-    "crowd/models.py",
-    "crowd/preview.py",
-    "crowd/selectors.py",
-    "crowd/services.py",
-    "crowd/views.py",
-    "dashboard/admin.py",
-    "dashboard/queries/artifacts.py",
-    "dashboard/queries/collection.py",
-    "dashboard/queries/costs.py",
-    "dashboard/queries/model_annotators.py",
-    "dashboard/queries/pairs.py",
-    "dashboard/queries/prelaunch.py",
-    "dashboard/queries/stopping.py",
-    "dashboard/queries/study.py",
-    "markets/identity.py",
-    "quality/bonuses.py",
-    "quality/correlated_runs.py",
-    "quality/guessers.py",
-    "quality/selectors.py",
-    "validation/premise_label_evidence.py",
-    "validation/premise_labels.py",
-    "validation/services.py",
-}
 
 
 def platform_sources():
@@ -59,15 +23,8 @@ def issue_references(path):
 
 
 def test_no_platform_source_names_an_issue():
-    found = [
-        f"{path}:{line}" for path in platform_sources() if path not in NOT_YET_SWEPT for line in issue_references(path)
-    ]
+    found = [f"{path}:{line}" for path in platform_sources() for line in issue_references(path)]
     assert not found, "say why, not which issue (the history goes in the commit):\n" + "\n".join(found)
-
-
-def test_the_allowance_only_holds_files_still_to_sweep():
-    swept = sorted(path for path in NOT_YET_SWEPT if not (REPO / path).exists() or not issue_references(path))
-    assert not swept, "swept or gone: take these out of NOT_YET_SWEPT:\n" + "\n".join(swept)
 
 
 def test_the_check_finds_an_issue_number():

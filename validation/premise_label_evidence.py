@@ -1,4 +1,4 @@
-"""MPE's per-premise labels (Lai et al. 2017 §5.2) as evidence of the quality test (issue 51 item 6).
+"""MPE's per-premise labels (Lai et al. 2017 §5.2) as evidence of the quality test.
 
 A per-premise label is a judgment like any other: a clicker's are random. The quality app weighs
 answers against references but cannot read this app's table (it sits beneath validation), so

@@ -266,6 +266,6 @@ def submit_premise_batch(
             status=ClaimStatus.SUBMITTED, submitted_at=now
         )
         # A study's batch counts towards its code; the per-premise labels are the quality test's
-        # evidence too (issue 51 item 6: a clicker here kept every code).
+        # evidence too, or a clicker here would keep every code.
         record_task_done(claims[0].study_session)
     return SubmittedPremiseBatch(batch=batch, labels=saved)

@@ -143,7 +143,7 @@ def spread_over_premises(
 
     A premise's three pairs are written entailment, neutral, contradiction, one after the other;
     served together they give their labels away, and a catch trial would be the lone premise among
-    them (issue 39). Of a premise's pairs the batch takes one of those closest to complete, chosen at
+    them. Of a premise's pairs the batch takes one of those closest to complete, chosen at
     random: taking the first would put every premise's entailment pair in one batch, and so one
     label in all its places. A second pair of a premise comes only when the candidates hold fewer
     premises than a batch has places (MPE items of one scene, a dataset near its end): with at most
@@ -384,8 +384,8 @@ def _take_candidates(
     trials leave of `size`, and on the catch trials, in random order (`page_order`), in the claim's
     transaction; none when every candidate is full.
 
-    A batch with catch trials and one without take the same path and the same statements (issue 39:
-    a slower claim told them apart)."""
+    A batch with catch trials and one without take the same path and the same statements: a
+    slower claim would tell them apart."""
     # Lazily mark what has expired, the worker's own and on the candidates (both reached by an
     # index: a worker's claims, a pair's claims): those places are free already (live claims are
     # the unexpired ones), this keeps the status honest. Every other expired claim is the beat's
@@ -495,7 +495,7 @@ def _catch_trials(
     unique pair/worker constraint). `premise_of` gets the picked pairs' premises.
 
     In a study with catch trials, every claim takes the same statements whether the batch gets a
-    catch trial or not (issue 39: `/validate/next/` was slower when it did).
+    catch trial or not: a `/validate/next/` slower when it did would give the catch trial away.
     """
     if study_session is None or study_session.study.catch_trial_share <= 0:
         return []
@@ -734,7 +734,8 @@ def mark_dataset_for_validation(
     dev_test: bool = True,
     actor: Any = None,
 ) -> dict[str, int]:
-    """`manage.py mark_for_validation` from the dashboard (issue 54): dev and test pairs (unless
+    """`manage.py mark_for_validation` from the dashboard: dev and test pairs (unless
+
     `dev_test` is false) and a share of train pairs, given as a `fraction` of every train pair or as
     `count` more train pairs, marked in one transaction with its audit entry. The counts of
     `sample_train_for_validation`, with `dev_test` (dev/test pairs newly marked) and `share_pct`."""

@@ -40,7 +40,7 @@ def _default_listing(dataset: Dataset | TeamDatasets | None, split: str | None) 
 
 def monitor_overview(dataset: Dataset | TeamDatasets | None = None) -> dict[str, Any]:
     """The artifact monitor's latest figures (artifacts.selectors.monitor_overview), each flagged
-    writer given the share of their hypotheses whose typing record is flagged (issue 40.4), so one
+    writer given the share of their hypotheses whose typing record is flagged, so one
     table answers "who writes like a machine": one grouped read for all of them."""
     monitor = selectors.monitor_overview(dataset)
     typing = typing_flags_by_worker(writer["writer"] for writer in monitor["flagged"])

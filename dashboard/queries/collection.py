@@ -22,7 +22,7 @@ HOURS_SHOWN = 48
 
 def collection_overview(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> dict[str, Any]:
     overview = cached("collection", dataset, split, lambda: _collection_overview(dataset, split))
-    # Counted live, never from the cache: the reports page shows the same count (issue 27).
+    # Counted live, never from the cache: the reports page counts it live too, and the two must agree.
     return {**overview, "held_premises": held_premise_count(dataset, split)}
 
 
@@ -59,7 +59,7 @@ def _among(items: list[int], scope: QuerySet[Any]) -> list[int]:
 
 def held_premise_count(dataset: Dataset | TeamDatasets | None = None, split: str | None = None) -> int:
     """Premises held for a researcher (status held: nobody is asked to write on them). The one
-    definition the collection page's tile and the reports page both show (issue 27)."""
+    definition the collection page's tile and the reports page both show, so they cannot disagree."""
     return premises_in(dataset, split).filter(status=PremiseStatus.HELD).count()
 
 

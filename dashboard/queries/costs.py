@@ -1,12 +1,12 @@
-"""The cost page (issue 24.3): money spent, labels bought, labels saved by stopping and the cost of
+"""The cost page: money spent, labels bought, labels saved by stopping and the cost of
 a gold label, per study and per split and genre, with what the rest of the validation pool will
 cost at the current rate. What each figure counts: docs/dashboard.md, *Costs*.
 
 Every figure is a GROUP BY over the scope (seven statements, whatever the corpus holds); Python
 only combines the grouped rows (a few per study, split, genre and label count), never pairs. The
-counts of labels, pairs and claims are sums of maintained tallies (issue 53: the claims by study
-and the pool by label count were scans of every claim and pair, 100–250 ms each at MultiNLI
-scale): the pair tally, the hypothesis tally and the validation app's (`validation.cost_tally`).
+counts of labels, pairs and claims are sums of maintained tallies, so the page's time does not grow
+with the claims and pairs it counts (bench/RESULTS-costs.md): the pair tally, the
+hypothesis tally and the validation app's (`validation.cost_tally`).
 
 The five grouped reads of counts (statements 3 to 7, `_grouped_rows`) go through the figure cache
 (`costs-rows`, refreshed by a task on a large corpus as the other pages' figures); the studies and

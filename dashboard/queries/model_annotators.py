@@ -1,4 +1,4 @@
-"""Reads of the model annotators page (issue 57): the user's teams' annotators, their jobs and the
+"""Reads of the model annotators page: the user's teams' annotators, their jobs and the
 studies' uses. Scoped through teams/access.py; the view only renders."""
 
 from typing import Any

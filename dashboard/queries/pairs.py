@@ -43,7 +43,7 @@ from crowd.models import Study
 from .quality import flagged_workers
 
 PAGE_SIZE = 50
-# The browser's flag filter (issue 54, item 3): name -> what the researcher reads.
+# The browser's flag filter: name -> what the researcher reads.
 FLAGS = {
     "typing": "typing evidence: not typed by its writer",
     "repeated": "repeated: a near-copy of its writer's own sentence on another premise",

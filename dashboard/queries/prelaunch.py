@@ -1,4 +1,4 @@
-"""A study's pre-launch check (issue 54, item 1): in words, what would make it serve nothing or mislead
+"""A study's pre-launch check: in words, what would make it serve nothing or mislead
 once its link is on a market. Read-only: nothing here calls the market (its last answer is read; the
 markets page's "Test" asks it again).
 

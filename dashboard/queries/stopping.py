@@ -1,4 +1,4 @@
-"""The stopping-rules page (issue 24): each dataset split's rule, its pairs stopped early, and a
+"""The stopping-rules page: each dataset split's rule, its pairs stopped early, and a
 replay preview of a split's stored five-label sequences under every rule (corpus.stopping.replay)."""
 
 from collections.abc import Mapping, Sequence

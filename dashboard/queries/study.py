@@ -1,4 +1,4 @@
-"""The study pages (issue 41 item 2): per study, what Prolific shows natively and more. The funnel
+"""The study pages: per study, what Prolific shows natively and more. The funnel
 of its sessions, time per task, effective hourly pay against the payment, live claims, what is
 left in its pool and what it costs; the sessions as a CSV. What each figure counts:
 docs/dashboard.md, *Studies*.
