@@ -44,11 +44,13 @@ from consent.selectors import consent_refusal
 from corpus.models import ImportStatus
 from crowd import registry as crowd_registry
 from crowd.models import StudySession, TaskClaim, TaskKind
+from dashboard import worker_table
 from importers.models import CorpusImport
 from importers.services import PAIRS_UPLOAD_TASK
 from markets.identity import confirms_each_participant
 from model_annotators.triage import claim_preference as triage_claim_preference
 from modeling.snapshots import extra_files as snapshot_extra_files
+from privacy import register as privacy_register
 from privacy.services import remove_contributions
 from quality.flag_rows import approval_marks
 from quality.qualification import admission_check
@@ -92,6 +94,7 @@ def register() -> None:
     snapshot_extra_files.register(SNAPSHOT_EXTRA_FILES)
     validation_claim_order.register(triage_claim_preference)
     consent_registry.register_contribution_remover(remove_withdrawn_visit)
+    privacy_register.register_above(worker_table.PERSONAL_ROWS)
 
 
 def remove_withdrawn_visit(study_session: StudySession) -> str:

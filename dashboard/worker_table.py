@@ -26,6 +26,7 @@ from corpus.models import Dataset, Premise, Worker
 from corpus.selectors import TeamDatasets, dataset_sql, excluded_workers
 from corpus.worker_tally import worker_sums, writer_sums
 from crowd.models import ClaimStatus
+from privacy.register import Action, Kind, PersonalField
 from quality.selectors import median_per_worker
 
 from .figure_cache import cache_seconds, corpus_is_large, figures_changed_at, refreshable, schedule_refresh, scope_name
@@ -57,6 +58,21 @@ ROW_KEYS = (
     "labels_given",
     "gold_agreement",
     "median_writing_seconds",
+)
+
+
+# The rows hold the person's name and figures: the privacy register erases them in every scope,
+# deletes them with the person's ids and leaves them out of the access download (their sources are
+# in it). Registered by the composition root.
+PERSONAL_ROWS = PersonalField(
+    "dashboard.WorkerTableRow",
+    "*",
+    Kind.ESTIMATE,
+    Action.DELETE_ROW,
+    Action.DELETE_ROW,
+    "worker",
+    why="The workers page's kept row of the person's name and figures; the page recomputes without them.",
+    derived=True,
 )
 
 

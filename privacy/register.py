@@ -80,7 +80,7 @@ TYPING_MEASUREMENTS = (
 SESSION_TEAM = ("study__team",)
 LABEL_TEAM = ("pair__dataset__team",)
 
-REGISTER: tuple[PersonalField, ...] = (
+REGISTER: list[PersonalField] = [
     # --- who the person is -------------------------------------------------------------------
     PersonalField(
         "corpus.Worker",
@@ -297,16 +297,6 @@ REGISTER: tuple[PersonalField, ...] = (
     ),
     # --- figures about them, money, the market's record, the log -----------------------------
     PersonalField(
-        "dashboard.WorkerTableRow",
-        "*",
-        Kind.ESTIMATE,
-        Action.DELETE_ROW,
-        Action.DELETE_ROW,
-        "worker",
-        why="The workers page's kept row of the person's name and figures; the page recomputes without them.",
-        derived=True,
-    ),
-    PersonalField(
         "quality.WorkerFlagRow",
         "*",
         Kind.ESTIMATE,
@@ -384,7 +374,7 @@ REGISTER: tuple[PersonalField, ...] = (
         ("team",),
         why="Entries about the person name their market id (subject, before/after, reason).",
     ),
-)
+]
 
 # Fields whose names look personal but hold nothing about a participant, and why.
 NOT_PERSONAL: dict[str, str] = {
@@ -424,6 +414,13 @@ NOT_PERSONAL: dict[str, str] = {
 def entries(action_of: str, actions: set[str]) -> list[PersonalField]:
     """The entries whose `action_of` ("erasure" or "retention") is one of `actions`."""
     return [entry for entry in REGISTER if getattr(entry, action_of) in actions]
+
+
+def register_above(entry: PersonalField) -> None:
+    """Register a field of an app above privacy (its rows are the pages' copies of figures), at
+    start, from the composition root: privacy names no model above it."""
+    if entry not in REGISTER:
+        REGISTER.append(entry)
 
 
 def registered_names() -> set[str]:
