@@ -123,15 +123,16 @@ def candidate_tests(repo: Path, module: str) -> list[str]:
     return found
 
 
-def copy_worktree(repo: Path, dest: Path) -> int:
-    """Copy what git lists in `repo` (tracked, and untracked but not ignored) into `dest`."""
+def copy_worktree(repo: Path, dest: Path) -> dict[str, tuple[int, int]]:
+    """Copy what git lists in `repo` (tracked, and untracked but not ignored) into `dest`; each
+    copied file's (size, mtime in ns) as it was copied, for `moved_since`."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=repo,
         check=True,
         capture_output=True,
     ).stdout
-    count = 0
+    copied: dict[str, tuple[int, int]] = {}
     for name in filter(None, listed.decode("utf-8").split("\0")):
         source = repo / name
         if not source.is_file():  # deleted in the working tree, or a submodule
@@ -139,8 +140,25 @@ def copy_worktree(repo: Path, dest: Path) -> int:
         target = dest / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, target)
-        count += 1
-    return count
+        stat = target.stat()
+        copied[name] = (stat.st_size, stat.st_mtime_ns)
+    return copied
+
+
+def moved_since(repo: Path, copied: dict[str, tuple[int, int]]) -> list[str]:
+    """The copied files that the working tree has changed or removed since: the run tested a tree
+    older than these (someone edited the checkout meanwhile), so a test that failed unmutated in
+    the copy and passes in the tree, or a survivor, may be the copy's age, not the code's."""
+    moved = []
+    for name, stamp in copied.items():
+        path = repo / name
+        if not path.is_file():
+            moved.append(name)
+            continue
+        stat = path.stat()
+        if (stat.st_size, stat.st_mtime_ns) != stamp:
+            moved.append(name)
+    return sorted(moved)
 
 
 def toml_value(value: object) -> str:
@@ -280,6 +298,11 @@ def per_module(results: Sequence[MutantResult], modules: Sequence[str]) -> dict[
 
 def markdown(results: Sequence[MutantResult], table: dict[str, dict[str, object]], meta: dict[str, object]) -> str:
     out = ["# Mutation report (mutmut)", "", f"{meta['when']}, {meta['seconds']} s, tests: {meta['tests']}", ""]
+    if meta.get("moved_during_run"):
+        out += [
+            f"The working tree changed during the run; the copy tested was older for: {meta['moved_during_run']}",
+            "",
+        ]
     out += ["| module | mutants | killed | score |", "|---|---:|---:|---:|"]
     for module, row in table.items():
         shown = "-" if row["score"] is None else f"{row['score']}%"
@@ -335,15 +358,19 @@ def mutate(
     started = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="mutate-changed-"))
     try:
-        copy_worktree(repo, root)
+        copied = copy_worktree(repo, root)
         write_mutmut_config(root, mutmut_config(root, modules, tests))
         say(f"mutating {', '.join(modules)} in {root}; tests: {', '.join(tests) or 'none found'}")
         log = report_dir / f"mutmut-{stamp}.log"
         code = run_mutmut(root, python, max_children, log, time_limit)
+        moved = moved_since(repo, copied)
+        if moved:
+            say(f"the working tree changed during the run, so the run tested an older copy of: {', '.join(moved[:20])}")
         results = collect(root, modules, python)
         if code != 0 and all(r.status == "not checked" for r in results):
             # The tests failed on the unmutated code (or mutmut could not run them): no verdict.
-            raise RuntimeError(f"mutmut exited {code} before any mutant was checked; its output: {log}")
+            older = f"; the tree changed meanwhile ({', '.join(moved[:20])}): rerun on a quiet tree" if moved else ""
+            raise RuntimeError(f"mutmut exited {code} before any mutant was checked; its output: {log}{older}")
     finally:
         if keep:
             say(f"kept the copy: {root}")
@@ -355,6 +382,7 @@ def mutate(
         "seconds": round(time.monotonic() - started),
         "tests": tests,
         "modules": list(modules),
+        "moved_during_run": moved,
     }
     report = report_dir / f"mutation-{stamp}.json"
     report.write_text(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.mutate_changed import candidate_tests, changed_modules, mutate
+from scripts.mutate_changed import candidate_tests, changed_modules, copy_worktree, moved_since, mutate
 
 CALC = """def is_adult(age):
     return age >= 18
@@ -93,3 +93,13 @@ def test_a_surviving_mutant_is_reported_at_its_line_and_a_killed_one_is_not(
     assert report.is_file() and "pkg/calc.py:6 greeting (survived)" in report.with_suffix(".md").read_text()
     assert (repo / "pkg/calc.py").read_text() == CALC
     assert not (repo / "mutants").exists()
+
+
+def test_a_file_edited_in_the_tree_after_the_copy_is_named_as_tested_older(repo: Path, tmp_path: Path):
+    # Another hand editing the checkout during a long run: the copy keeps the file as it was.
+    copied = copy_worktree(repo, tmp_path / "copy")
+    assert moved_since(repo, copied) == []
+    write(repo, "tests/test_calc.py", TEST + "\n# edited meanwhile\n")
+    (repo / "pkg/other.py").unlink()
+    assert moved_since(repo, copied) == ["pkg/other.py", "tests/test_calc.py"]
+    assert (tmp_path / "copy/tests/test_calc.py").read_text() == TEST
