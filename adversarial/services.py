@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from authorship.services import ClaimClock, evidence_of_pair, record_try_evidence, refused_fields
 from collection import services as writing
-from collection import shape_holds, writing_rules
+from collection import shape_holds, writing_claims, writing_rules
 from collection.models import WritingClaim
 from collection.sentence_shape import ShapeProblem
 from corpus.labels import LABELS
@@ -84,11 +84,11 @@ def claim_adversarial_task(worker: Worker, study_session: StudySession) -> Adver
     if round_ is None:
         return None
     try:
-        claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
-    except writing.NotAllowedToWrite:
+        claim = writing_claims.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+    except writing_claims.NotAllowedToWrite:
         return None  # the round's team excluded the worker: no task for them
     if claim is not None and _release_if_round_closed(claim, round_):
-        claim = writing.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
+        claim = writing_claims.claim_next_premise(worker, dataset=round_.dataset, study_session=study_session)
     if claim is None:
         return None
     with transaction.atomic():

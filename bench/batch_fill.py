@@ -75,7 +75,7 @@ def main() -> None:
     from django.utils import timezone
 
     from corpus.models import Pair, Worker
-    from validation import selectors, services
+    from validation import batch_claims, selectors, services
     from validation.forms import SCHEME_CHOICES, scheme_of
     from validation.models import ValidationClaim
 
@@ -96,7 +96,7 @@ def main() -> None:
             while sum(sizes.values()) < args.batches and idle < len(workers):
                 worker = workers[turn % len(workers)]
                 turn += 1
-                batch = services.claim_validation_batch(worker)
+                batch = batch_claims.claim_validation_batch(worker)
                 if batch is None:
                     idle += 1
                     continue

@@ -148,9 +148,9 @@ def cpu_per_claim(count, skip=()):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from collection.services import claim_next_premise
+    from collection.writing_claims import claim_next_premise
     from corpus.models import Dataset
-    from validation.services import claim_validation_batch
+    from validation.batch_claims import claim_validation_batch
 
     dataset = Dataset.objects.get(slug="bench")
     kinds = {
@@ -177,10 +177,10 @@ def cpu_per_claim(count, skip=()):
 
 def run(args, skip=()):
     """The rounds (Django set up, the bench corpus in the database): `args` has rounds, claims, concurrency."""
-    from collection.services import claim_next_premise
+    from collection.writing_claims import claim_next_premise
     from corpus.models import Dataset, Pair
+    from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch
 
     dataset = Dataset.objects.get(slug="bench")
     reset_claims()

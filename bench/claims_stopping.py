@@ -93,7 +93,7 @@ def claim_sql_plan(worker, dataset):
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from validation.services import claim_validation_batch
+    from validation.batch_claims import claim_validation_batch
 
     with CaptureQueriesContext(connection) as queries, transaction.atomic():
         claim_validation_batch(worker, dataset=dataset)
@@ -112,8 +112,9 @@ def run(args):
 
     from corpus.models import Dataset, Pair
     from corpus.stopping_policies import set_stopping_policy
+    from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch, submit_validation_batch
+    from validation.services import submit_validation_batch
 
     dataset = Dataset.objects.get(slug="bench")
     ids = queue_ids(dataset)

@@ -190,7 +190,7 @@ def claim_plans(slow_ms):
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from collection.services import candidate_statement as writing_candidates
+    from collection.writing_claims import candidate_statement as writing_candidates
     from corpus.models import Dataset, Worker
     from validation.selectors import candidate_statement as validation_candidates
 

@@ -81,8 +81,8 @@ def main():
     from markets import connections, events, payments
     from quality.models import BonusEntry, BonusKind
     from tests.validation.validation_factories import make_pair
+    from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch
 
     run = secrets.token_hex(3)
     slug = f"markets-bench-{run}"

@@ -15,8 +15,8 @@ chance test and the quality test both as `quality.guessers.hold_code_of_guesser`
 "Fast" bots submit at 0.3 s an item (1.5 s a batch: far too fast to read), the "fast reader"
 honest worker at 3 s an item (too fast by the workers page's 4 s rule): the speed evidence counts.
 
-The pay rule has three outcomes (`flags.QualityResult.outcome`): poor (held), undecided leaning to
-poor (P(poor) at least `flags.PAY_POSTERIOR_POOR`: held for review, not paid) and acceptable (paid).
+The pay rule has three outcomes (`sequential.QualityResult.outcome`): poor (held), undecided leaning to
+poor (P(poor) at least `sequential.PAY_POSTERIOR_POOR`: held for review, not paid) and acceptable (paid).
 `--sweep` prints the share held after session 1 at each threshold (0.9: held only when decided
 poor, the rule before).
 
@@ -46,7 +46,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench.attacks._rule_labeller import rule_label  # noqa: E402
-from quality import flags  # noqa: E402
+from quality import sequential  # noqa: E402
 
 DATA = Path(os.environ.get("NLI_SHARED_DATA", REPO.parent / "shared" / "data")) / "snli_1.0_dev.jsonl"
 LABELS = ("entailment", "neutral", "contradiction")
@@ -109,17 +109,17 @@ class Evidence:
     def holds(self, first_pay_below: float | None = None) -> tuple[bool, bool]:
         """(held by the chance test, held by the quality test); `first_pay_below`: the first session's
         rule (`guessers.FIRST_SESSION_PAY_BELOW`), paid only while P(poor) is below it, else deferred."""
-        chance = flags.combined_sequential_test(
-            flags.Stratum(own=mine, reference=theirs, agreements=agreements[0])
+        chance = sequential.combined_sequential_test(
+            sequential.Stratum(own=mine, reference=theirs, agreements=agreements[0])
             for mine, theirs, agreements in self.tallies.values()
         )
-        quality = flags.sequential_quality_test(
+        quality = sequential.sequential_quality_test(
             (
-                flags.QualityStratum(
+                sequential.QualityStratum(
                     own=mine,
                     reference=theirs,
                     agreements=agreements[0],
-                    reference_accuracy=flags.REFERENCE_ACCURACY[source],
+                    reference_accuracy=sequential.REFERENCE_ACCURACY[source],
                 )
                 for source, (mine, theirs, agreements) in self.tallies.items()
             ),
@@ -127,13 +127,13 @@ class Evidence:
             median_seconds=statistics.median(self.seconds) if self.seconds else None,
         )
         if first_pay_below is not None:
-            first = flags.sequential_quality_test(
+            first = sequential.sequential_quality_test(
                 (
-                    flags.QualityStratum(
+                    sequential.QualityStratum(
                         own=mine,
                         reference=theirs,
                         agreements=agreements[0],
-                        reference_accuracy=flags.REFERENCE_ACCURACY[source],
+                        reference_accuracy=sequential.REFERENCE_ACCURACY[source],
                     )
                     for source, (mine, theirs, agreements) in self.tallies.items()
                 ),
@@ -221,7 +221,7 @@ KINDS = [
     ("reads 30%, rule the rest", "reader", 0.30, SLOW_SECONDS),
     ("reads 50%, rule the rest", "reader", 0.50, SLOW_SECONDS),
 ]
-# The pay rule's threshold swept (`flags.PAY_POSTERIOR_POOR`: a code is paid only while P(poor) is
+# The pay rule's threshold swept (`sequential.PAY_POSTERIOR_POOR`: a code is paid only while P(poor) is
 # below it); 0.9 is the rule before issue 51's second round (held only when decided poor).
 SWEEP = (0.9, 0.8, 0.7, 0.6, 0.5)
 
@@ -257,10 +257,12 @@ def main(argv: list[str] | None = None) -> None:
         f"{len(items)} SNLI dev pairs; rule labeller right {rule_accuracy:.3f}; written label = gold {written_accuracy:.3f}"
     )
     print(
-        f"levels: poor {flags.DEFAULT_POOR_ACCURACY}, acceptable {flags.DEFAULT_ACCEPTABLE_ACCURACY}; "
+        f"levels: poor {sequential.DEFAULT_POOR_ACCURACY}, acceptable {sequential.DEFAULT_ACCEPTABLE_ACCURACY}; "
         f"sessions of {BATCHES}x{BATCH}; {args.workers} workers a kind; seed {args.seed}\n"
     )
-    print(f"pay rule: paid while P(poor) < {flags.PAY_POSTERIOR_POOR}, held as poor from {flags.HOLD_POSTERIOR_POOR}\n")
+    print(
+        f"pay rule: paid while P(poor) < {sequential.PAY_POSTERIOR_POOR}, held as poor from {sequential.HOLD_POSTERIOR_POOR}\n"
+    )
     header = f"{'worker':30} {'held after session 1':28} {'held within 4 sessions':28} {'by quality':>10} {'labels to hold: median, p90':>28}"
     for quiz in args.quiz:
         print(f"qualification test of {quiz} items before the first batch" if quiz else "no qualification test")
@@ -283,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         sweep(args)
     print("\nfalse-hold rate of the default levels for an honest worker at exactly 75% (the study form's figure):")
     for n in (30, 60, 120, 240):
-        rate = flags.false_hold_rate(flags.DEFAULT_POOR_ACCURACY, flags.DEFAULT_ACCEPTABLE_ACCURACY, n)
+        rate = sequential.false_hold_rate(sequential.DEFAULT_POOR_ACCURACY, sequential.DEFAULT_ACCEPTABLE_ACCURACY, n)
         print(f"  after {n} labels: {rate:.4f}")
 
 
@@ -307,17 +309,17 @@ def first_session_table(args: argparse.Namespace, items: list[dict], below: floa
 def sweep(args: argparse.Namespace) -> None:
     """Held after session 1 at each pay threshold, every kind (the same seeds as the table)."""
     items = snli_items()
-    shipped = flags.PAY_POSTERIOR_POOR
+    shipped = sequential.PAY_POSTERIOR_POOR
     print("\nheld after session 1 by pay threshold (paid while P(poor) is below it):")
     for threshold in SWEEP:
-        flags.PAY_POSTERIOR_POOR = threshold
+        sequential.PAY_POSTERIOR_POOR = threshold
         for quiz in args.quiz:
             for name, kind, accuracy, seconds in KINDS:
                 rng = random.Random(f"{args.seed}-{name}")
                 runs = [simulate(kind, accuracy, seconds, items, rng, quiz) for _ in range(args.workers)]
                 first = sum(run["held_session"] == 1 for run in runs)
                 print(f"  {threshold:.1f}  quiz {quiz:3}  {name:30} {wilson(first, args.workers)}")
-    flags.PAY_POSTERIOR_POOR = shipped
+    sequential.PAY_POSTERIOR_POOR = shipped
 
 
 if __name__ == "__main__":

@@ -125,7 +125,8 @@ def section_submit_wait(args):
     from corpus.models import Dataset, Worker
     from corpus.recompute import recompute_gold
     from corpus.services import LabelRefused
-    from validation.services import claim_validation_batch, submit_validation_batch
+    from validation.batch_claims import claim_validation_batch
+    from validation.services import submit_validation_batch
 
     dataset = Dataset.objects.get(slug="bench")
     workers = itertools.cycle(list(Worker.objects.select_related("user").order_by("-pk")[:2000]))

@@ -383,10 +383,10 @@ def _in_child(kind, dataset_pk, items, barrier):
     the claims alone. Returns (calls, start, end, errors, claimed premise or pair ids)."""
     from django.db import connection, transaction
 
-    from collection.services import claim_next_premise
+    from collection.writing_claims import claim_next_premise
     from corpus.models import Dataset, Worker
+    from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch
 
     dataset = Dataset.objects.get(pk=dataset_pk)
     workers: list[Any] = (  # pair pks for for_update, Workers for the claims
@@ -480,10 +480,11 @@ def section_claims(table, args, workers, dataset):
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from collection.services import claim_next_premise
+    from collection.writing_claims import claim_next_premise
     from corpus.models import Pair, Premise
+    from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch, submit_validation_batch
+    from validation.services import submit_validation_batch
 
     per_round = args.claims
     pair_ids = list(Pair.objects.values_list("pk", flat=True)[:20000])

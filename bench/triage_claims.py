@@ -118,8 +118,8 @@ def main():
     from crowd.models import StudySession
     from model_annotators import services
     from model_annotators.triage import claim_preference
+    from validation.batch_claims import claim_validation_batch
     from validation.models import ValidationClaim
-    from validation.services import claim_validation_batch
 
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:

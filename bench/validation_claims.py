@@ -84,8 +84,9 @@ def main():
     with throwaway_database("validation_claims") as url:
         os.environ["DATABASE_URL"] = url
         django.setup()
+        from validation.batch_claims import claim_validation_batch
         from validation.models import ValidationClaim
-        from validation.services import claim_validation_batch, submit_validation_batch
+        from validation.services import submit_validation_batch
 
         workers = fill_queue()
         base = timed_each(one_query_candidates, workers[:ROUNDS])

@@ -140,7 +140,7 @@ def explain(dataset, genre, label):
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from collection.services import candidate_statement
+    from collection.writing_claims import candidate_statement
     from corpus.models import Worker
 
     worker = Worker.objects.order_by("-pk")[0]
@@ -157,7 +157,7 @@ def explain(dataset, genre, label):
 def phase(name, args, dataset, study, genres, workers, rng):
     from django.db import connection, transaction
 
-    from collection.services import claim_next_premise
+    from collection.writing_claims import claim_next_premise
     from crowd.models import StudySession
 
     def one_row_for_update(pk):

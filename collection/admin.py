@@ -10,7 +10,7 @@ from django.utils.safestring import SafeString
 from corpus.admin import ImportRunAdmin, PairInline, short
 from corpus.models import Premise, PremiseStatus
 
-from . import services
+from . import premise_pool
 from .models import PremiseImport, PremiseReport, WritingClaim
 
 
@@ -32,12 +32,12 @@ class PremiseAdmin(admin.ModelAdmin[Premise]):
 
     @admin.action(description="Hold selected premises (no new writing tasks)")
     def hold_premises(self, request: HttpRequest, queryset: QuerySet[Premise]) -> None:
-        held = services.hold_premises(queryset, actor=request.user)
+        held = premise_pool.hold_premises(queryset, actor=request.user)
         self.message_user(request, f"{held} premise(s) held.", messages.SUCCESS)
 
     @admin.action(description="Release selected premises (and resolve their reports)")
     def release_premises(self, request: HttpRequest, queryset: QuerySet[Premise]) -> None:
-        released, resolved = services.release_premises(queryset, actor=request.user)
+        released, resolved = premise_pool.release_premises(queryset, actor=request.user)
         self.message_user(request, f"{released} premise(s) released; {resolved} report(s) resolved.", messages.SUCCESS)
 
 
@@ -81,7 +81,7 @@ class PremiseReportAdmin(admin.ModelAdmin[PremiseReport]):
     @admin.action(description="Resolve selected reports and release their premises")
     def resolve_and_release(self, request: HttpRequest, queryset: QuerySet[PremiseReport]) -> None:
         premises = Premise.objects.filter(pk__in=queryset.values("premise_id"), status=PremiseStatus.HELD)
-        released, resolved = services.release_premises(premises, actor=request.user)
+        released, resolved = premise_pool.release_premises(premises, actor=request.user)
         resolved += queryset.filter(resolved=False).update(resolved=True)
         self.message_user(request, f"{resolved} report(s) resolved; {released} premise(s) released.", messages.SUCCESS)
 

@@ -1,6 +1,6 @@
 """ "More time" and "Get this line back" for a writing claim (the writing task, and the adversarial
 task that writes on one): `crowd.holds` decides; an expired line comes back through the writing
-task's own `services.take_back_line` (its bounds, the premise's lock and a fresh count of its places).
+task's own `writing_claims.take_back_line` (its bounds, the premise's lock and a fresh count of its places).
 """
 
 import uuid
@@ -14,7 +14,7 @@ from crowd.claiming import excluded_from_claim
 from crowd.holds import HoldRenewal, has_run_out, others_waiting, renew_hold, waits_its_turn
 from crowd.models import ClaimStatus, StudySession
 
-from . import services
+from . import writing_claims
 from .models import WritingClaim
 
 
@@ -32,7 +32,11 @@ def waits_its_turn_for(worker: Worker, study_session: StudySession | None) -> bo
     a line of theirs ran out unsent lately)."""
     now = timezone.now()
     return waits_its_turn(
-        worker.pk, study_session, now, minutes=claim_minutes(study_session), live=services.WRITING_CLAIMS.live(now)
+        worker.pk,
+        study_session,
+        now,
+        minutes=claim_minutes(study_session),
+        live=writing_claims.WRITING_CLAIMS.live(now),
     )
 
 
@@ -49,7 +53,7 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
             return HoldRenewal.GONE
         if not has_run_out([claim], now):
             # A live hold never asks whether its premise is free: it holds its place.
-            live = services.WRITING_CLAIMS.live(now)
+            live = writing_claims.WRITING_CLAIMS.live(now)
             return renew_hold(
                 WritingClaim,
                 [claim],
@@ -61,7 +65,7 @@ def renew_writing_hold(worker: Worker, token: uuid.UUID | str) -> HoldRenewal | 
                 ),
             )
         try:
-            _, outcome = services.take_back_line(worker, claim.token)
-        except services.ClaimAlreadySubmitted:
+            _, outcome = writing_claims.take_back_line(worker, claim.token)
+        except writing_claims.ClaimAlreadySubmitted:
             return HoldRenewal.GONE
         return outcome

@@ -123,7 +123,7 @@ class HypothesisTally(Tally):
 
 class StudyServed(models.Model):
     """Writing claims made in a study per genre × import file: the balanced serving order's count
-    (`collection.services.serving_of`), asked on every claim: counted from the claims, that read
+    (`collection.writing_claims.serving_of`), asked on every claim: counted from the claims, that read
     would grow with the crowd.
 
     Kept in the claim's own transaction, by an upsert on one of `SHARDS` rows of the key (the

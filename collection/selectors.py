@@ -75,7 +75,7 @@ POOL_GROUPS_SECONDS = 60
 
 def pool_genres(dataset_id: int, sources: list[str]) -> list[int]:
     """The genres of a dataset's premises with a split (within these files, if any), by pk; cached
-    a minute, as a balanced writing claim asks on each claim (collection.services.serving_of)."""
+    a minute, as a balanced writing claim asks on each claim (collection.writing_claims.serving_of)."""
     key = f"pool-genres:{dataset_id}:{hashlib.sha256(repr(sorted(sources)).encode()).hexdigest()[:16]}"
     found = cache.get(key)
     if found is None:

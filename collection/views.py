@@ -31,7 +31,7 @@ from crowd.services import drafts_saved, worker_for_user
 from crowd.stranding import strand
 from crowd.views import task_visit
 
-from . import holds, selectors, services
+from . import holds, selectors, services, writing_claims
 from .forms import WritingForm
 from .models import WritingClaim
 
@@ -44,14 +44,14 @@ def writing_next(request: AuthenticatedRequest) -> HttpResponse:
     study_session, instead = task_visit(request, TaskKind.WRITING)
     if instead is not None:
         return instead
-    claim = services.reopen_expired_line(worker, study_session=study_session)
+    claim = writing_claims.reopen_expired_line(worker, study_session=study_session)
     if claim is None:
         if holds.waits_its_turn_for(worker, study_session):
             turn = WAIT_YOUR_TURN.format(what="line")
             return render(request, "collection/no_tasks.html", {"study_session": study_session, "turn": turn})
         try:
-            claim = services.claim_next_premise(worker, study_session=study_session)
-        except services.NotAllowedToWrite as refused:
+            claim = writing_claims.claim_next_premise(worker, study_session=study_session)
+        except writing_claims.NotAllowedToWrite as refused:
             return render(
                 request,
                 "collection/no_tasks.html",
@@ -114,8 +114,8 @@ def writing_resubmit(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRes
     claim = selectors.claim_for_worker(worker, token)
     texts = _posted_texts(request)
     try:
-        renewed, outcome = services.take_back_line(worker, claim.token)
-    except services.ClaimAlreadySubmitted:
+        renewed, outcome = writing_claims.take_back_line(worker, claim.token)
+    except writing_claims.ClaimAlreadySubmitted:
         messages.info(request, "Your sentences for that line were already saved.")
         return redirect("writing_next")
     if renewed is None:
@@ -179,10 +179,10 @@ def writing_task(request: AuthenticatedRequest, token: uuid.UUID) -> HttpRespons
             except ValidationError as error:
                 for name, field_errors in error.message_dict.items():
                     form.add_error(name if name in form.fields else None, field_errors)
-            except services.ClaimAlreadySubmitted:
+            except writing_claims.ClaimAlreadySubmitted:
                 messages.info(request, "Your sentences for that line were already saved. Here is the next task.")
                 return redirect("writing_next")
-            except services.ClaimExpired:
+            except writing_claims.ClaimExpired:
                 return _expired_page(request, claim, _posted_texts(request))
             else:
                 if result.pairs and result.report:

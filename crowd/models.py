@@ -203,7 +203,7 @@ class Study(models.Model):
         "guesser test over all of the worker's labels), or probably at the study's poor accuracy rather than its "
         "acceptable one (the quality test, levels below): the participant sees a neutral message, researchers see why.",
     )
-    # The quality test's two levels (quality.flags.sequential_quality_test, docs/quality.md):
+    # The quality test's two levels (quality.sequential.sequential_quality_test, docs/quality.md):
     # accuracy against the truth, each reference's own noise accounted for by the test.
     acceptable_accuracy = models.FloatField(
         default=0.75,

@@ -27,7 +27,7 @@ from crowd.models import Study
 from modeling.admin import TrainingRunAdmin
 from modeling.models import TrainingRun
 from quality import services as quality_services
-from quality.flags import false_hold_rate
+from quality.sequential import false_hold_rate
 from teams import access
 from teams.models import Team
 from validation import services as validation_services
@@ -61,7 +61,7 @@ class StudyWithPageAdmin(StudyAdmin):
     @admin.display(description="quality test: honest workers held")
     def quality_test_false_holds(self, study: Study) -> str:
         """The share of honest workers exactly at the acceptable level whose code the quality test
-        holds after n labels (`quality.flags.false_hold_rate`); better workers are held less."""
+        holds after n labels (`quality.sequential.false_hold_rate`); better workers are held less."""
         if study.pk is None:
             return "Save the study to see the false-hold rate its levels imply."
         try:

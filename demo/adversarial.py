@@ -16,8 +16,9 @@ from adversarial.models import AdversarialStudy, AdversarialTry, Round, RoundSta
 from corpus.models import Dataset, Genre, Premise, Split
 from crowd.models import Study, StudySession, TaskKind
 from modeling.models import RunStatus, TrainingRun
+from validation.batch_claims import claim_validation_batch
 from validation.selectors import batch_claims
-from validation.services import claim_validation_batch, submit_validation_batch
+from validation.services import submit_validation_batch
 
 from .content import ensure_worker
 from .training import DEMO_CONFIG

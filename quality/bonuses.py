@@ -43,9 +43,9 @@ from crowd.holds import OPEN_LINK_NO_BONUS, bonus_may_go, hold_refused, hold_wai
 from crowd.models import Study, StudySession
 
 from .bonus_lines import UnpaidLine
-from .flags import catch_only_flag
 from .models import BonusEntry, BonusKind
 from .selectors import catch_figures, guesser_evidence_by_worker
+from .sequential import catch_only_flag
 
 CENT = Decimal("0.01")
 

@@ -3,9 +3,9 @@
 A study with `hold_code_at_chance` asks before it hands out a completion code (the quality app registers
 `hold_code_of_guesser` as a hold check, crowd.hold_kinds); the code is held when the worker's
 answers, over every session and study so far, are probably at chance (the chance
-test, `flags.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
+test, `sequential.SequentialResult.holds_code`) or probably at the study's poor accuracy rather than its
 acceptable one, or not yet shown acceptable (the quality test's three outcomes,
-`flags.QualityResult.outcome`, with the study's `poor_accuracy` and `acceptable_accuracy`; too fast
+`sequential.QualityResult.outcome`, with the study's `poor_accuracy` and `acceptable_accuracy`; too fast
 to read counts as evidence; an undecided session leaning to poor is held for review, not paid). `hold_findings` is
 the one rule; the reason is for researchers.
 
@@ -30,7 +30,7 @@ from crowd.hold_kinds import Found, HoldKind
 from crowd.holds import lift
 from crowd.models import CodeHold, StudySession
 
-from . import flags
+from . import sequential
 from .correlated_runs import CORRELATED, correlated_group_of, group_reason
 from .selectors import quality_evidence, sequential_evidence
 
@@ -47,17 +47,17 @@ DEFERRED = "deferred"
 
 # The task apps' own evidence for the quality test (validation's per-premise labels), registered at
 # their start: quality names no app above it.
-_more_strata: list[Callable[[Worker], Iterable[flags.QualityStratum]]] = []
+_more_strata: list[Callable[[Worker], Iterable[sequential.QualityStratum]]] = []
 
 
-def add_strata(source: Callable[[Worker], Iterable[flags.QualityStratum]]) -> None:
+def add_strata(source: Callable[[Worker], Iterable[sequential.QualityStratum]]) -> None:
     """Add a task app's strata to every quality test of a completing session (its ready())."""
     if source not in _more_strata:
         _more_strata.append(source)
 
 
 def hold_findings(
-    worker, study, *, more: Iterable[flags.QualityStratum] = (), first_session: bool = False
+    worker, study, *, more: Iterable[sequential.QualityStratum] = (), first_session: bool = False
 ) -> list[Found]:
     """Why this worker's code is held in this study: at chance (the stronger finding), else probably
     poor, else not yet shown acceptable (one GUESSER finding); one of a correlated group (ids
@@ -69,9 +69,9 @@ def hold_findings(
     quality = quality_evidence(worker, poor=study.poor_accuracy, acceptable=study.acceptable_accuracy, more=more)
     if chance.holds_code:
         found.append(Found(GUESSER, f"Labels at chance so far: {chance.reason}."))
-    elif quality.outcome == flags.POOR:
+    elif quality.outcome == sequential.POOR:
         found.append(Found(GUESSER, f"Labels probably below the study's acceptable accuracy: {quality.reason}."))
-    elif quality.outcome == flags.UNDECIDED_HELD:
+    elif quality.outcome == sequential.UNDECIDED_HELD:
         # Better than chance is not enough: a code is paid on evidence of acceptable work.
         text = f"Labels not yet shown to reach the study's acceptable accuracy (held for review): {quality.reason}."
         found.append(Found(GUESSER, text))
@@ -88,7 +88,9 @@ def hold_findings(
     return found
 
 
-def hold_reason(worker, study, *, more: Iterable[flags.QualityStratum] = (), first_session: bool = False) -> str | None:
+def hold_reason(
+    worker, study, *, more: Iterable[sequential.QualityStratum] = (), first_session: bool = False
+) -> str | None:
     """The first of `hold_findings`' texts, or None."""
     found = hold_findings(worker, study, more=more, first_session=first_session)
     return found[0].text if found else None
@@ -124,7 +126,7 @@ def release_deferred_codes(study_session) -> int:
     return released
 
 
-def hold_code_of_guesser(study_session, *, more: Iterable[flags.QualityStratum] = ()) -> list[Found]:
+def hold_code_of_guesser(study_session, *, more: Iterable[sequential.QualityStratum] = ()) -> list[Found]:
     """The reasons to hold this completing session's code (none unless its study holds the codes of
     guessers and poor workers), with every task app's registered strata beside `more`. A session
     paid on its evidence gives the worker's deferred codes in the study."""

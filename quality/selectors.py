@@ -55,6 +55,7 @@ from crowd.models import CodeHold, Study
 from crowd.selectors import shared_device_ids
 
 from . import flags as flag_rules
+from . import sequential
 from .models import CatchTrialAnswer, QualificationAnswer, ReferenceLabel
 
 LABELS = [label.value for label in THREE_WAY]
@@ -296,7 +297,7 @@ def worker_quality(dataset: Dataset | TeamDatasets | None = None, **flag_options
     catchers = [pk for pk, row in rows.items() if row.catch_seen]
     for pk, evidence in guesser_evidence_by_worker(catchers, catch_trials=False).items():
         catcher = rows[pk]
-        caught = flag_rules.catch_only_flag(pk, catcher.catch_seen, catcher.catch_matched, evidence)
+        caught = sequential.catch_only_flag(pk, catcher.catch_seen, catcher.catch_matched, evidence)
         if caught is not None:
             catcher.flags.append(caught)
     # One person under many ids: participant ids seen in one browser (researchers only), among the
@@ -335,7 +336,7 @@ def reference_label_counts(dataset: Dataset | TeamDatasets | None = None) -> dic
     return references.aggregate(labelled=Count("id"), catch_trials=Count("id", filter=Q(is_catch_trial=True)))
 
 
-def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
+def sequential_evidence(worker: Worker) -> sequential.SequentialResult:
     """The sequential guesser test over every judgment this worker ever gave (every session, study,
     dataset and task kind that collects judgments): `guesser_evidence_by_worker`."""
     return guesser_evidence_by_worker([worker.pk])[worker.pk]
@@ -343,12 +344,12 @@ def sequential_evidence(worker: Worker) -> flag_rules.SequentialResult:
 
 def guesser_evidence_by_worker(
     worker_ids: Iterable[int], *, catch_trials: bool = True
-) -> dict[int, flag_rules.SequentialResult]:
+) -> dict[int, sequential.SequentialResult]:
     """The one guesser evidence of every task kind that collects judgments, per worker, so a
     guesser cannot hide in a task kind no test reads.
 
     Each answer is compared with the best reference its item has, one stratum per kind of
-    comparison (`flags.combined_sequential_test` adds them up):
+    comparison (`sequential.combined_sequential_test` adds them up):
     - validation labels (validation, recast two-way, adversarial verification, MPE items that have
       one) against the label their pair was written for: every such pair has it from the start, so
       even a first short session is weighed; two-way (recast) datasets are a stratum of their own;
@@ -363,12 +364,12 @@ def guesser_evidence_by_worker(
     for guessing are never a reference.
     """
     return {
-        pk: flag_rules.combined_sequential_test(
-            flag_rules.Stratum(
+        pk: sequential.combined_sequential_test(
+            sequential.Stratum(
                 own=counts.own,
                 reference=counts.reference,
                 agreements=counts.agreements,
-                kappa=_KAPPA.get(kind, flag_rules.ORDINARY_KAPPA),
+                kappa=_KAPPA.get(kind, sequential.ORDINARY_KAPPA),
             )
             for (_source, kind), counts in by_stratum.items()
         )
@@ -447,10 +448,10 @@ def _tallies_by_worker(
 def quality_evidence(
     worker: Worker,
     *,
-    poor: float = flag_rules.DEFAULT_POOR_ACCURACY,
-    acceptable: float = flag_rules.DEFAULT_ACCEPTABLE_ACCURACY,
-    more: Iterable[flag_rules.QualityStratum] = (),
-) -> flag_rules.QualityResult:
+    poor: float = sequential.DEFAULT_POOR_ACCURACY,
+    acceptable: float = sequential.DEFAULT_ACCEPTABLE_ACCURACY,
+    more: Iterable[sequential.QualityStratum] = (),
+) -> sequential.QualityResult:
     """The quality test over every judgment this worker ever gave: `quality_evidence_by_worker`."""
     return quality_evidence_by_worker([worker.pk], poor=poor, acceptable=acceptable, more={worker.pk: list(more)})[
         worker.pk
@@ -460,14 +461,14 @@ def quality_evidence(
 def quality_evidence_by_worker(
     worker_ids: Iterable[int],
     *,
-    poor: float = flag_rules.DEFAULT_POOR_ACCURACY,
-    acceptable: float = flag_rules.DEFAULT_ACCEPTABLE_ACCURACY,
-    more: dict[int, list[flag_rules.QualityStratum]] | None = None,
-) -> dict[int, flag_rules.QualityResult]:
+    poor: float = sequential.DEFAULT_POOR_ACCURACY,
+    acceptable: float = sequential.DEFAULT_ACCEPTABLE_ACCURACY,
+    more: dict[int, list[sequential.QualityStratum]] | None = None,
+) -> dict[int, sequential.QualityResult]:
     """The quality test of "accuracy at the `poor` level" against "at the `acceptable` level", per
     worker, over the strata of the guesser evidence (`guesser_evidence_by_worker`: the same answers,
     the same references), each weighted by how often its kind of reference is right
-    (`flags.REFERENCE_ACCURACY`), plus the worker's speed (median seconds per validation item: too
+    (`sequential.REFERENCE_ACCURACY`), plus the worker's speed (median seconds per validation item: too
     fast to read is evidence of "poor") and `more` strata a task app adds (MPE's per-premise labels,
     which this app cannot read: validation sits above it)."""
     tallies = _tallies_by_worker(worker_ids)
@@ -475,17 +476,17 @@ def quality_evidence_by_worker(
     results = {}
     for pk, by_stratum in tallies.items():
         strata = [
-            flag_rules.QualityStratum(
+            sequential.QualityStratum(
                 own=counts.own,
                 reference=counts.reference,
                 agreements=counts.agreements,
-                reference_accuracy=flag_rules.REFERENCE_ACCURACY[kind if source in _BY_OTHERS else source],
+                reference_accuracy=sequential.REFERENCE_ACCURACY[kind if source in _BY_OTHERS else source],
                 labels=2 if kind == "two" else 3,
             )
             for (source, kind), counts in by_stratum.items()
         ]
         timed, median = speeds.get(pk, (0, None))
-        results[pk] = flag_rules.sequential_quality_test(
+        results[pk] = sequential.sequential_quality_test(
             [*strata, *(more or {}).get(pk, [])],
             poor=poor,
             acceptable=acceptable,
@@ -548,8 +549,8 @@ def _most_common_of_others(answers: list[tuple[int, str]], worker: int) -> tuple
     return counted[0][0], "agreeing" if counted[0][1] >= 2 else "one other"
 
 
-# The kappa of an ordinary judge against each kind of reference (`flags.ordinary_agreement`).
-_KAPPA = {"agreeing": flag_rules.AGREEING_OTHERS_KAPPA, "one other": flag_rules.OTHERS_KAPPA}
+# The kappa of an ordinary judge against each kind of reference (`sequential.ordinary_agreement`).
+_KAPPA = {"agreeing": sequential.AGREEING_OTHERS_KAPPA, "one other": sequential.OTHERS_KAPPA}
 
 
 def flag_marks(worker_ids: Iterable[int]) -> dict[int, list[str]]:

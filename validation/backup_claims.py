@@ -113,7 +113,7 @@ def pick_backup_pairs(
     """The pairs of a backup batch ({pk: premise}, up to `size`, one a premise) and every pair
     locked to choose them, in the caller's transaction (the worker's row locked by the claim that
     found nothing): the candidates locked, skipping those another claimer holds, and asked again
-    under the locks. The caller (`services.claim_validation_batch`) claims them and recounts the locked
+    under the locks. The caller (`batch_claims.claim_validation_batch`) claims them and recounts the locked
     pairs' held places."""
     candidates = backup_candidates(worker, study_session, now)
     locked = list(lock_rows(candidates).values_list("pk", "premise_id")[: size * 3])

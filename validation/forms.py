@@ -74,7 +74,7 @@ class ValidationBatchForm(forms.Form):
 
     @property
     def scheme(self) -> str:
-        """The batch's scheme (a batch never mixes schemes: services.claim_validation_batch)."""
+        """The batch's scheme (a batch never mixes schemes: batch_claims.claim_validation_batch)."""
         return scheme_of(self.pairs[0]) if self.pairs else scheme_labels.THREE_WAY_SCHEME
 
     def labels(self) -> dict[int, str]:

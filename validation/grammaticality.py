@@ -27,8 +27,8 @@ from corpus.selectors import datasets_excluding, is_excluded_in
 from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, claim_batch, foreign_items
 from crowd.models import ClaimStatus
 
+from .batch_claims import ValidationRefused
 from .models import GrammaticalityClaim
-from .services import ValidationRefused
 
 PAGE_SIZE = 5
 

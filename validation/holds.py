@@ -25,8 +25,8 @@ from crowd.holds import HoldRenewal, others_waiting, renew_hold, study_of, waits
 from crowd.models import ClaimStatus, Study, StudySession, TaskClaim
 
 from . import selectors
+from .batch_claims import VALIDATION_CLAIMS  # every batch rule of this app reads its setting
 from .models import GrammaticalityClaim, ValidationClaim
-from .services import VALIDATION_CLAIMS  # every batch rule of this app reads its setting
 
 
 @dataclass(frozen=True)

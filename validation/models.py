@@ -66,7 +66,7 @@ class SessionServed(models.Model):
     (`quality.catch_trials._owed`). Counting the study's claims instead read every claim it ever
     made on every claim. One row a session, so the claims of
     different workers never wait on each other's row; added to in the claim's transaction
-    (`validation.services._count_served`). A claim deleted with its pair stays counted."""
+    (`validation.batch_claims._count_served`). A claim deleted with its pair stays counted."""
 
     study_session = models.OneToOneField(
         "crowd.StudySession", on_delete=models.CASCADE, primary_key=True, related_name="validation_served"

@@ -1,7 +1,7 @@
 """The MPE judgment task: four captions, a proposed sentence, yes / unknown / no (Lai et al. 2017 §4.2).
 
 Batches of five items, claims, expiry and the five-judgment target are validation's own
-(`services.claim_validation_batch` with the multi-premise item kind), and so are the two pages
+(`batch_claims.claim_validation_batch` with the multi-premise item kind), and so are the two pages
 (`views.next_batch_page`, `views.batch_page`); only the wording differs, and it is all here.
 A participant who arrived by an MPE study's link (`TaskKind.MPE_JUDGMENT`) gets that study's
 dataset only, and each submitted batch counts towards the session's completion code.
@@ -11,14 +11,14 @@ from corpus.models import ItemKind
 from corpus.mpe_wording import ANSWERS, INSTRUCTIONS, QUESTION
 from crowd.models import TaskKind
 
-from . import services
+from . import batch_claims
 from .forms import MpeBatchForm
 from .views import BatchTask, task_views
 
 MPE = BatchTask(
     item_kind=ItemKind.MULTI_PREMISE,
     task_kind=TaskKind.MPE_JUDGMENT,
-    claim=services.claim_mpe_batch,
+    claim=batch_claims.claim_mpe_batch,
     form=MpeBatchForm,
     template="validation/mpe_batch.html",
     next_url="validation:mpe-next",

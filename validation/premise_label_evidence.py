@@ -14,12 +14,12 @@ from collections import Counter
 from corpus.models import Worker
 from corpus.selectors import answers_of_counted_workers
 from crowd.models import CodeHold
-from quality import flags
+from quality import sequential
 
 from .models import PremiseLabel
 
 
-def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
+def premise_label_strata(worker: Worker) -> list[sequential.QualityStratum]:
     """The worker's per-premise labels against the other judges', as the quality test's strata."""
     mine = dict(PremiseLabel.objects.filter(worker=worker).values_list("premise_pair_id", "label"))
     if not mine:
@@ -47,11 +47,11 @@ def premise_label_strata(worker: Worker) -> list[flags.QualityStratum]:
         references[reference] += 1
         agreements[0] += label == reference
     return [
-        flags.QualityStratum(
+        sequential.QualityStratum(
             own=dict(own),
             reference=dict(references),
             agreements=agreements[0],
-            reference_accuracy=flags.REFERENCE_ACCURACY[kind],
+            reference_accuracy=sequential.REFERENCE_ACCURACY[kind],
         )
         for kind, (own, references, agreements) in tallies.items()
     ]

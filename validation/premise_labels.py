@@ -30,9 +30,9 @@ from crowd.claiming import FOREIGN_ITEMS_MESSAGE, ClaimRule, Grouping, claim_bat
 from crowd.models import ClaimStatus, StudySession
 from crowd.services import record_task_done
 
+from .batch_claims import BatchIncomplete, NotAllowedToValidate, ValidationRefused, claims_to_submit
 from .models import PREMISE_LABELS_PER_PAIR, PremiseLabel, PremiseLabelClaim, PremisePair
 from .premise_table import consensus
-from .services import BatchIncomplete, NotAllowedToValidate, ValidationRefused, claims_to_submit
 
 BATCH_SIZE = 5
 CANDIDATES_PER_PLACE = 8  # over-fetch: full pairs and second premises of an item are skipped

@@ -35,8 +35,8 @@ from crowd.services import drafts_saved, worker_for_user
 from crowd.stranding import strand
 from crowd.views import task_refusal_page, task_visit
 
+from . import batch_claims, holds, selectors, services
 from . import grammaticality as grammar
-from . import holds, selectors, services
 from .forms import ValidationBatchForm, claim_field_name
 
 
@@ -51,7 +51,7 @@ class BatchTask:
 
     item_kind: str | None = ItemKind.SINGLE_PREMISE  # None: the claims' items are not pairs of a kind
     task_kind: str = TaskKind.VALIDATION
-    claim: Callable[..., Any] = services.claim_validation_batch  # (worker, study_session=...) -> batch or None
+    claim: Callable[..., Any] = batch_claims.claim_validation_batch  # (worker, study_session=...) -> batch or None
     claims: Callable[[Any, Any], Any] = selectors.batch_claims  # (worker, batch) -> the worker's claims in it
     item: Callable[[Any], Any] = lambda claim: claim.pair  # what a claim holds (the form's items)
     submit: Callable[..., Any] = services.submit_validation_batch  # (worker, batch, {item pk: answer})
@@ -62,7 +62,7 @@ class BatchTask:
     draft_prefix: str = "batch"  # the browser's draft key is f"{draft_prefix}-{batch}"
     other_kind_url: str | None = "validation:mpe-batch"  # a batch of the other item kind goes there; None: 404
     renew_url: str = "validation:batch-renew"  # "More time" and "Get these pairs back" (views.renew_page)
-    claim_rule: ClaimRule = services.VALIDATION_CLAIMS  # whose claims a renewal locks and whose room it counts
+    claim_rule: ClaimRule = batch_claims.VALIDATION_CLAIMS  # whose claims a renewal locks and whose room it counts
     items_word: str = "pairs"
     no_tasks_context: dict[str, Any] = field(default_factory=dict)
     unanswered: Callable[[Any], str] = lambda form: (
@@ -70,7 +70,7 @@ class BatchTask:
         if form.scheme == "three_way"
         else "Please choose an answer for each pair."
     )
-    incomplete: Callable[[services.BatchIncomplete], Any] = lambda incomplete: incomplete.message
+    incomplete: Callable[[batch_claims.BatchIncomplete], Any] = lambda incomplete: incomplete.message
     context: Callable[[Any, list[Any]], dict[str, Any]] = lambda form, claims: {
         "scheme": form.scheme,
         "study_session": claims[0].study_session,
@@ -89,7 +89,7 @@ def next_batch_page(request: AuthenticatedRequest, task: BatchTask) -> HttpRespo
         return render(request, "validation/no_tasks.html", {"reason": None, "turn": turn, **task.no_tasks_context})
     try:
         batch = task.claim(worker, study_session=study_session)
-    except services.NotAllowedToValidate as refused:
+    except batch_claims.NotAllowedToValidate as refused:
         return render(
             request, "validation/no_tasks.html", {"reason": refused.message, **task.no_tasks_context}, status=403
         )
@@ -125,15 +125,15 @@ def batch_page(request: AuthenticatedRequest, batch: UUID, task: BatchTask) -> H
     if request.method == "POST" and form.is_valid():
         try:
             task.submit(worker, batch, form.labels())
-        except services.BatchAlreadySubmitted as done:
+        except batch_claims.BatchAlreadySubmitted as done:
             messages.info(request, done.message)
             return redirect(task.next_url)
-        except services.BatchExpired:
+        except batch_claims.BatchExpired:
             # The page says so once (its hold ran out) and offers the items back; nothing was saved.
             claims, status = list(task.claims(worker, batch)), 409
-        except services.BatchIncomplete as incomplete:
+        except batch_claims.BatchIncomplete as incomplete:
             error, missing = task.incomplete(incomplete), incomplete.missing
-        except LabelRefused as refused:  # services.ValidationRefused and the core's refusals alike
+        except LabelRefused as refused:  # batch_claims.ValidationRefused and the core's refusals alike
             error = refused.message
         else:
             messages.success(request, "Saved. Thank you!")

@@ -1,4 +1,4 @@
-"""The writing claim's order within one genre of a dataset (`collection.services.candidate_statement`).
+"""The writing claim's order within one genre of a dataset (`collection.writing_claims.candidate_statement`).
 
 A balanced study asks each genre of its pool in turn. Through `premise_claim_order` alone, a genre
 with nothing left was learnt by walking every premise of the dataset (the genre is not in that

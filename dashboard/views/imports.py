@@ -26,6 +26,7 @@ from dashboard.queries.runs import embedded_queue
 from importers.models import CorpusImport
 from importers.services import CorpusImportError, queue_pairs_upload
 from teams import access
+from validation import batch_claims
 from validation import services as validation_services
 
 from .common import polled_ids, progress_json, render_page, researcher_required
@@ -178,7 +179,7 @@ def mark_validation(request: HttpRequest) -> HttpResponseBase:
         )
     except ValueError:
         messages.error(request, "The share is a percent (0–100) and the count a whole number; nothing was marked.")
-    except validation_services.ValidationRefused as refused:
+    except batch_claims.ValidationRefused as refused:
         messages.error(request, f"{refused.message} Nothing was marked.")
     else:
         now = report["already_marked"] + report["newly_marked"]

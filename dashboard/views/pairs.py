@@ -10,7 +10,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from collection import services as collection_services
+from collection import premise_pool
 from corpus.models import Label, Pair, Split
 from corpus.services import LabelRefused
 from dashboard import bulk
@@ -168,15 +168,15 @@ def report_action(request: HttpRequest, premise_id: int) -> HttpResponseBase:
     action = request.POST.get("action")
     chosen = queries.just(premise)
     if action == "release":
-        collection_services.release_premises(chosen, actor=request.user)
+        premise_pool.release_premises(chosen, actor=request.user)
         messages.success(request, f"Premise {premise.prompt_id} is back in the writing pool.")
     elif action == "retire":
-        collection_services.retire_premises(chosen, actor=request.user)
+        premise_pool.retire_premises(chosen, actor=request.user)
         messages.success(request, f"Premise {premise.prompt_id} is retired: nobody will be asked to write on it.")
     elif action == "edit":
         try:
-            collection_services.edit_premise_text(premise, request.POST.get("text", ""), actor=request.user)
-        except collection_services.PremiseEditRefused as refused:
+            premise_pool.edit_premise_text(premise, request.POST.get("text", ""), actor=request.user)
+        except premise_pool.PremiseEditRefused as refused:
             messages.error(request, f"Premise {premise.prompt_id} was not changed: {refused.message_dict['text'][0]}")
         else:
             messages.success(request, f"Premise {premise.prompt_id} is corrected and back in the writing pool.")

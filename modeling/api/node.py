@@ -13,7 +13,7 @@ the snapshot of a run it holds a live lease on (any other snapshot answers 404, 
 A node's results are checked (the metrics the trainer reports, in range, one prediction per pair of
 the snapshot; results_check) and its dev accuracy stays a claim until the platform scores the
 checkpoint itself (modeling.training.remeasure).
-Every write goes through modeling.training.services, the same functions the database reporter
+Every write goes through modeling.training.run_writes, the same functions the database reporter
 calls, so the same rule holds: only the attempt and lease that hold the run may write it, and only
 with the node token that leased it; 409 tells a node that was taken over or reaped to stop. A node
 is untrusted (it runs on a machine the platform does not control): a lease names the run's attempt (the Celery task id its broker message
@@ -37,7 +37,7 @@ from base.api_strict import KnownFieldsSerializer, StrictQueryParamsMixin, valid
 from base.parsers import CheckedJSONParser
 from modeling.models import RunStatus, TrainingRun
 from modeling.training.results_check import MAX_METRICS_BYTES, finish_body_limit, history_problems
-from modeling.training.services import (
+from modeling.training.run_writes import (
     CheckpointRejected,
     FinishRefused,
     evaluation_rows,
@@ -63,7 +63,7 @@ class NodeView(StrictQueryParamsMixin, APIView):
     parser_classes = [CheckedJSONParser]  # what modeling.training.remote sends; the schema lists JSON only
 
     def known(self, request: Request, pk: int) -> bool:
-        """Whether the run exists for this request's node token (services.run_known_to_node)."""
+        """Whether the run exists for this request's node token (run_writes.run_known_to_node)."""
         token = node_token_of(request)
         run = TrainingRun.objects.filter(pk=pk).only("status", "node_token").first()
         return run is not None and token is not None and run_known_to_node(run, token)

@@ -14,9 +14,9 @@ from celery import Task, shared_task
 from celery.signals import task_failure, worker_shutting_down
 
 from .remeasure import remeasure_run
+from .run_writes import RUN_FINISHED_TASK
 from .services import (
     REAPER_TASK,
-    RUN_FINISHED_TASK,
     TRAINING_TASK,
     execute_training_run,
     fail_running_runs,

@@ -23,8 +23,9 @@ from modeling.training.services import launch_training_run
 from tests import factories
 from tests.conftest import wait_for
 from tests.modeling.training_fixtures import learnable_rows
+from validation.batch_claims import claim_validation_batch
 from validation.selectors import batch_claims
-from validation.services import claim_validation_batch, submit_validation_batch
+from validation.services import submit_validation_batch
 
 from .helpers import adversarial_study, arrive
 

@@ -10,8 +10,9 @@ from corpus.agreement import agreement_stats
 from corpus.models import Pair
 from quality.models import BonusEntry
 from tests.present import present
+from validation.batch_claims import claim_validation_batch
 from validation.selectors import batch_claims
-from validation.services import claim_validation_batch, submit_validation_batch
+from validation.services import submit_validation_batch
 
 from .helpers import ContractModel, adversarial_study, arrive, hypothesis_for
 

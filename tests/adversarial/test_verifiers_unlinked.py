@@ -12,7 +12,7 @@ from corpus.services import add_labels, set_workers_excluded
 from crowd.models import DeviceSighting
 from quality.models import BonusEntry
 from teams.models import default_team_id
-from validation.services import claim_validation_batch
+from validation.batch_claims import claim_validation_batch
 
 from . import test_verification
 from .test_verification import verify, writer_label

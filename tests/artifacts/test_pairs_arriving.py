@@ -12,7 +12,8 @@ from adversarial.services import claim_adversarial_task, make_try
 from artifacts.models import PairTags, TaggingJob
 from artifacts.services import pairs_arrived, run_tagging_job
 from artifacts.tag_tally import tally_pairs, untagged_pairs
-from collection.services import claim_next_premise, submit_hypotheses
+from collection.services import submit_hypotheses
+from collection.writing_claims import claim_next_premise
 from corpus.models import Dataset, Pair, Split
 from crowd.models import StudySession
 from importers.dnc_import import import_dnc_file

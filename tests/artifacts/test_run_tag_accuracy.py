@@ -9,7 +9,8 @@ from artifacts.services import tag_columns
 from modeling.models import RunStatus, Snapshot, TrainingRun
 from modeling.training.data import example_from_row
 from modeling.training.evaluate import summarize
-from modeling.training.services import RUN_FINISHED_TASK, finish_run, record_run_tag_accuracy
+from modeling.training.run_writes import RUN_FINISHED_TASK, finish_run
+from modeling.training.services import record_run_tag_accuracy
 from tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,8 @@ from artifacts.services import pairs_to_tag, run_tagging_job, start_tagging
 from artifacts.tag_tally import untagged_pairs
 from base.long_tasks import JobStatus
 from base.task_queue import wait_for_background_tasks as wait_background_tasks
-from collection.services import claim_next_premise, submit_hypotheses
+from collection.services import submit_hypotheses
+from collection.writing_claims import claim_next_premise
 from corpus.models import Pair
 from importers.services import import_pairs_file
 from tests import factories

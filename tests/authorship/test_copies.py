@@ -7,7 +7,7 @@ from django.db import connection
 
 from authorship.copies import COPY_SIMILARITY, copy_key
 from authorship.models import WritingEvidence, WrittenSentence
-from collection import services
+from collection import services, writing_claims
 from crowd.models import StudySession, TypingEvidenceAction
 from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
@@ -39,7 +39,7 @@ def typed_page(texts):
 
 def write(worker, session, texts):
     """One writing task, typed at a person's pace (the typing record passes every typing check)."""
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     records.age_claim(claim.token)
     return services.submit_hypotheses(worker, claim.token, typing_evidence=typed_page(texts), **texts)
 

@@ -13,7 +13,7 @@ from authorship import judgements
 from authorship.evidence import FieldEvidence, PageEvidence, read_evidence
 from authorship.judgements import Flag
 from authorship.models import WritingEvidence
-from collection import services
+from collection import services, writing_claims
 from crowd.models import StudySession, TypingEvidenceAction
 from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
@@ -173,7 +173,7 @@ def test_a_paced_forgery_whose_fields_share_the_seconds_has_its_code_held(writer
     dataset, worker = writer
     study = make_study(dataset, tasks_per_batch=1, typing_evidence_action=TypingEvidenceAction.HOLD_CODE)
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="s1")
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     # The bot waited the page's characters at 110 ms (past the pace floor), then claimed 10 s a field.
     records.age_claim(claim.token, seconds=PAGE_CHARS * 0.110)
     raw = json.dumps({"v": 1, "open": 14_000, "away": 0, "awayMs": 0, "fields": each_claims(10)})

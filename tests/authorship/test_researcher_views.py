@@ -3,7 +3,7 @@
 from django.urls import reverse
 
 from authorship.models import WritingEvidence
-from collection import services
+from collection import services, writing_claims
 from tests.authorship import records
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
@@ -18,7 +18,7 @@ SENTENCES = {
 def write_with_one_pasted(worker):
     fields = {name: records.typed(text) for name, text in SENTENCES.items()}
     fields["neutral"] = {"p": len(SENTENCES["neutral"])}
-    claim = present(services.claim_next_premise(worker))
+    claim = present(writing_claims.claim_next_premise(worker))
     records.age_claim(claim.token)
     services.submit_hypotheses(worker, claim.token, typing_evidence=records.page(fields), **SENTENCES)
 

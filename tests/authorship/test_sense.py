@@ -90,11 +90,11 @@ def test_a_writing_submit_queues_the_score_after_its_commit(django_capture_on_co
     add_premises(dataset, genre, 5)
     study = make_study(dataset, slug="sense-study", tasks_per_batch=1)
     worker = make_worker()
-    from collection import services
+    from collection import services, writing_claims
     from crowd.models import StudySession
 
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="s1")
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     records.age_claim(claim.token)
     with override_settings(SENSE_ON_ARRIVAL=True), django_capture_on_commit_callbacks(execute=False) as callbacks:
         services.submit_hypotheses(

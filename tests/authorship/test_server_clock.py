@@ -12,7 +12,7 @@ from authorship import evidence, judgements
 from authorship.evidence import FieldEvidence
 from authorship.judgements import Flag
 from authorship.models import WritingEvidence
-from collection import services
+from collection import services, writing_claims
 from corpus.models import Split
 from crowd.models import StudySession, TypingEvidenceAction
 from tests.adversarial.helpers import ContractModel, adversarial_study, hypothesis_for
@@ -110,7 +110,7 @@ def forged_page():
 
 
 def submit(worker, session, raw, *, aged_seconds=0):
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     if aged_seconds:
         records.age_claim(claim.token, aged_seconds)
     return services.submit_hypotheses(worker, claim.token, typing_evidence=raw, **SENTENCES)
@@ -196,6 +196,6 @@ def test_an_adversarial_try_that_changes_the_last_try_put_back_is_not_flagged(cl
 def test_the_writing_page_says_in_a_noscript_line_that_it_needs_javascript(client, writer):
     _, worker = writer
     client.force_login(worker.user)
-    claim = present(services.claim_next_premise(worker))
+    claim = present(writing_claims.claim_next_premise(worker))
     page = client.get(reverse("writing_task", args=[claim.token])).content.decode()
     assert "<noscript>" in page and "This page needs JavaScript" in page.split("<noscript>", 1)[1]

@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from authorship.models import WritingEvidence
-from collection import services
+from collection import services, writing_claims
 from corpus.models import Pair
 from crowd.models import StudySession, TypingEvidenceAction
 from tests.authorship import records
@@ -48,7 +48,7 @@ def session_of(dataset, worker, action, tasks=1):
 
 
 def write(worker, session, raw, texts=SENTENCES):
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     records.age_claim(claim.token)  # as old as typing three sentences takes
     return services.submit_hypotheses(worker, claim.token, typing_evidence=raw, **texts)
 

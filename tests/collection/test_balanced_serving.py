@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from collection.services import claim_next_premise
+from collection.writing_claims import claim_next_premise
 from corpus.models import Premise
 from crowd.models import ServingOrder, Study, StudySession, TaskKind
 from tests import factories

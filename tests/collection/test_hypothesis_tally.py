@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from collection import hypothesis_tally, services
+from collection import hypothesis_tally, services, writing_claims
 from collection.models import HypothesisTally
 from corpus import tallies
 from corpus.models import Dataset, Pair, Premise
@@ -26,7 +26,7 @@ TEXTS = {
 
 
 def write(worker, dataset, session=None, **texts):
-    claim = services.claim_next_premise(worker, dataset=dataset, study_session=session)
+    claim = writing_claims.claim_next_premise(worker, dataset=dataset, study_session=session)
     assert claim is not None
     services.submit_hypotheses(worker, claim.token, **{**TEXTS, **texts})
     return claim

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from collection.models import PremiseImport
 from collection.premise_import import PremiseImportError, import_premises
-from collection.services import claim_next_premise
+from collection.writing_claims import claim_next_premise
 from corpus.models import Premise
 from crowd.models import Study, StudySession, TaskKind
 from tests import factories

@@ -9,7 +9,7 @@ from itertools import groupby
 import pytest
 from django.core.exceptions import ValidationError
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import ShapeRefusal
 from collection.sentence_shape import SHAPE_HOLD_MIN_REFUSALS, held_for_shape, shapes, verdict
 from collection.shape_holds import SALAD_HOLD_PREFIX
@@ -50,7 +50,7 @@ def refused(session, claim, **texts):
 
 
 def test_a_session_refused_for_salad_again_and_again_has_its_code_held_with_the_reason(session):
-    claim = present(services.claim_next_premise(session.worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(session.worker, study_session=session))
     refused(session, claim, entailment=SALADS[0], neutral=SALADS[1], contradiction=SALADS[2])
     refused(session, claim, entailment=SALADS[3], neutral=SALADS[4])
     send(session, claim)  # the sixth try of the bot is what got through before
@@ -62,7 +62,7 @@ def test_a_session_refused_for_salad_again_and_again_has_its_code_held_with_the_
 
 
 def test_an_honest_writer_refused_once_gets_the_code(session):
-    claim = present(services.claim_next_premise(session.worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(session.worker, study_session=session))
     refused(session, claim, neutral=SALADS[0])
     send(session, claim)
     session.refresh_from_db()
@@ -70,7 +70,7 @@ def test_an_honest_writer_refused_once_gets_the_code(session):
 
 
 def test_a_page_sent_again_unchanged_counts_its_refused_sentence_once(session):
-    claim = present(services.claim_next_premise(session.worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(session.worker, study_session=session))
     for _ in range(4):
         refused(session, claim, neutral=SALADS[0])
     send(session, claim)
@@ -80,7 +80,7 @@ def test_a_page_sent_again_unchanged_counts_its_refused_sentence_once(session):
 
 
 def test_refusals_for_other_rules_are_not_shape_evidence(session):
-    claim = present(services.claim_next_premise(session.worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(session.worker, study_session=session))
     for text in ("Hi.", "Two words", "<b>A man is outside.</b>", "Ok ok."):
         refused(session, claim, neutral=text)
     send(session, claim)

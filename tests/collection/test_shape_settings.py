@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import ShapeRefusal
 from collection.sentence_shape import REFUSED, WARNED, ShapeRules, ShapeWarning, shapes, verdict
 from collection.writing_rules import TaskRules, hypothesis_problem
@@ -73,7 +73,7 @@ def session_of(make_worker, **study_fields) -> StudySession:
 
 
 def send(session: StudySession, **texts: str) -> None:
-    claim = present(services.claim_next_premise(session.worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(session.worker, study_session=session))
     services.submit_hypotheses(session.worker, claim.token, **{**GOOD, **texts})
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import PremiseReport, WritingClaim
 from corpus.models import Pair, Premise, PremiseStatus
 from crowd.models import StudySession, TaskKind
@@ -90,12 +90,12 @@ def test_a_report_alone_releases_the_premise_to_others_and_offers_another(setup,
     dataset, genre = setup
     first, second = add_premises(dataset, genre, 2)
     worker, other = make_worker(), make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     services.submit_hypotheses(worker, claim.token, "", "", "", problem_report="Not a sentence.")
     assert (
-        present(services.claim_next_premise(worker, dataset=dataset)).premise == second
+        present(writing_claims.claim_next_premise(worker, dataset=dataset)).premise == second
     )  # never the reported one again
-    assert present(services.claim_next_premise(other, dataset=dataset)).premise == first  # back in the pool
+    assert present(writing_claims.claim_next_premise(other, dataset=dataset)).premise == first  # back in the pool
 
 
 def test_a_premise_is_held_after_the_configured_number_of_distinct_reporters(setup, make_worker):
@@ -109,7 +109,7 @@ def test_a_premise_is_held_after_the_configured_number_of_distinct_reporters(set
         assert premise.status == PremiseStatus.AVAILABLE
         worker = make_worker()
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{number}")
-        claim = present(services.claim_next_premise(worker, study_session=session))
+        claim = present(writing_claims.claim_next_premise(worker, study_session=session))
         services.submit_hypotheses(worker, claim.token, "", "", "", problem_report="Garbled text here.")
     premise.refresh_from_db()
     assert premise.status == PremiseStatus.HELD
@@ -144,7 +144,7 @@ def test_reports_have_a_length_limit_and_need_words(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     for report, message in [("x" * 501, "under 500 characters"), ("?!", "in words")]:
         with pytest.raises(ValidationError) as raised:
             services.submit_hypotheses(worker, claim.token, "", "", "", problem_report=report)
@@ -171,7 +171,7 @@ def test_hypotheses_without_real_words_are_refused(setup, make_worker, text, mes
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, **{**GOOD, "neutral": text})
     assert message in raised.value.message_dict["neutral"][0]
@@ -185,7 +185,7 @@ def test_the_minimum_word_count_is_the_studys(setup, make_worker):
     session = StudySession.objects.create(
         study=make_study(dataset, min_hypothesis_words=8), worker=worker, external_session_id="s1"
     )
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, **GOOD)
     assert "at least 8 words" in raised.value.message_dict["entailment"][0]
@@ -195,7 +195,7 @@ def test_invisible_characters_are_removed_from_saved_hypotheses(setup, make_work
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     services.submit_hypotheses(
         worker, claim.token, **{**GOOD, "neutral": "The boat\u200b carried\u0007 tourists\u00ad away."}
     )

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from collection import services
+from collection import writing_claims
 from corpus.models import Genre, Premise
 from crowd.models import ServingOrder, Study, StudySession, TaskKind
 from tests.collection.writing_helpers import writing_setup
@@ -47,7 +47,7 @@ def premise_scans(plan):
 
 
 def candidate_plan(worker, dataset, genre):
-    sql, params = services.candidate_statement(worker, timezone.now(), dataset=dataset, pool=([genre.pk], []))
+    sql, params = writing_claims.candidate_statement(worker, timezone.now(), dataset=dataset, pool=([genre.pk], []))
     with connection.cursor() as cursor:
         # The walk is what is measured: a table this small might otherwise be read whole and sorted.
         cursor.execute("SET LOCAL enable_seqscan = off")
@@ -94,6 +94,6 @@ def test_a_balanced_study_serves_the_genre_with_work_and_says_no_task_once_none_
     for n in range(4):
         worker = make_worker()
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"left-{n}")
-        claim = services.claim_next_premise(worker, study_session=session)
+        claim = writing_claims.claim_next_premise(worker, study_session=session)
         served.append(None if claim is None else claim.premise.genre_id)
     assert served == [with_work.pk, with_work.pk, with_work.pk, None]

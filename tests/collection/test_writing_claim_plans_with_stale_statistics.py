@@ -13,7 +13,7 @@ import json
 from django.db import connection
 from django.utils import timezone
 
-from collection import services
+from collection import writing_claims
 from collection.models import WritingClaim
 from tests.collection.writing_helpers import add_premises, writing_setup
 
@@ -46,7 +46,7 @@ def test_live_writing_claims_are_counted_by_premise_with_stale_statistics(make_w
         cursor.execute(fill, [claimer.pk, free.pk, "submitted", -3000, HISTORY])
         cursor.execute(f"ANALYZE {table}")  # the statistics of a table of history
         cursor.execute(fill, [claimer.pk, held.pk, "open", 20, OPEN])  # the crowd arrives
-        sql, params = services.candidate_statement(worker, timezone.now(), dataset=dataset)
+        sql, params = writing_claims.candidate_statement(worker, timezone.now(), dataset=dataset)
         cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
         explained = cursor.fetchone()[0]
     plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]

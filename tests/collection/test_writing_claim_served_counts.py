@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import StudyServed, WritingClaim
 from corpus.models import Genre, Premise
 from crowd.models import ServingOrder, StudySession, TaskKind
@@ -56,9 +56,9 @@ def test_the_balanced_order_is_read_from_the_served_counts_not_from_the_studys_c
     for n in range(4):
         worker = make_worker()
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{n}")
-        present(services.claim_next_premise(worker, study_session=session))
+        present(writing_claims.claim_next_premise(worker, study_session=session))
     with CaptureQueriesContext(connection) as statements:
-        serving = services.serving_of(study)
+        serving = writing_claims.serving_of(study)
     assert len(serving.groups) == 2
     assert not [query["sql"] for query in statements.captured_queries if "collection_writingclaim" in query["sql"]]
 
@@ -69,7 +69,7 @@ def test_each_claim_is_counted_once_in_its_genre_and_the_genres_stay_balanced(ma
     for n in range(8):
         worker = make_worker()
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{n}")
-        present(services.claim_next_premise(worker, study_session=session))
+        present(writing_claims.claim_next_premise(worker, study_session=session))
     assert served_per_genre(study) == claims_per_genre(study) == {fiction.pk: 4, travel.pk: 4}
 
 
@@ -99,7 +99,7 @@ def at_once(calls):
 def write_a_batch(worker, session):
     """A participant's visit: claim a line and write it, ROUNDS times."""
     for _ in range(ROUNDS):
-        claim = present(services.claim_next_premise(worker, study_session=session))
+        claim = present(writing_claims.claim_next_premise(worker, study_session=session))
         services.submit_hypotheses(worker, claim.token, **SENTENCES)
 
 
@@ -134,6 +134,6 @@ def test_a_genre_with_nothing_left_is_asked_after_the_others_not_first_on_every_
         for n in range(5):
             worker = make_worker()
             session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"d{n}")
-            assert present(services.claim_next_premise(worker, study_session=session)).premise.genre == travel
+            assert present(writing_claims.claim_next_premise(worker, study_session=session)).premise.genre == travel
     asked_fiction = [query for query in statements.captured_queries if f"p.genre_id = {fiction.pk} " in query["sql"]]
     assert len(asked_fiction) == 1

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import WritingClaim
 from corpus.models import Premise, Worker
 from crowd.models import ClaimStatus
@@ -61,7 +61,7 @@ def at_once(calls):
 
 
 def claims_at_once(workers, dataset):
-    results = at_once([lambda w=w: services.claim_next_premise(w, dataset=dataset) for w in workers])
+    results = at_once([lambda w=w: writing_claims.claim_next_premise(w, dataset=dataset) for w in workers])
     for result in results:
         if isinstance(result, BaseException):
             raise result
@@ -117,10 +117,10 @@ def test_the_same_token_submitted_twice_at_once_saves_one_set_of_pairs():
     add_premises(dataset, genre, ROUNDS)
     for round_no in range(ROUNDS // 2):
         (worker,) = new_workers(1, f"r{round_no}")
-        claim = present(services.claim_next_premise(worker, dataset=dataset))
+        claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
         results = at_once([partial(services.submit_hypotheses, worker, claim.token, **GOOD)] * 2)
         saved = [r for r in results if isinstance(r, services.WritingSubmission)]
-        refused = [r for r in results if isinstance(r, services.ClaimAlreadySubmitted)]
+        refused = [r for r in results if isinstance(r, writing_claims.ClaimAlreadySubmitted)]
         assert (len(saved), len(refused)) == (1, 1), results
         assert claim.pairs.count() == 3
         assert Premise.objects.get(pk=claim.premise_id).writings_done == 1

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from collection import services
+from collection import writing_claims
 from collection.models import WritingClaim
 from corpus.models import Pair, Premise, PremiseStatus
 from crowd.models import ClaimStatus
@@ -30,7 +30,7 @@ def writer(client, make_worker):
     add_premises(dataset, genre, 2)
     worker = make_worker()
     client.force_login(worker.user)
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     return client, worker, claim, dataset
 
@@ -64,7 +64,7 @@ def test_a_line_taken_meanwhile_gets_a_fresh_task_with_the_sentences_to_copy(wri
     # Never-claimed premises are served before a freed one (claims_made): set the other aside.
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
     others.update(status=PremiseStatus.HELD)
-    taken = present(services.claim_next_premise(other, dataset=dataset))
+    taken = present(writing_claims.claim_next_premise(other, dataset=dataset))
     assert taken.premise_id == claim.premise_id  # the freed line went to someone else
     others.update(status=PremiseStatus.AVAILABLE)
     response = client.post(reverse("writing_resubmit", args=[claim.token]), GOOD, follow=True)
@@ -82,8 +82,8 @@ def test_a_line_taken_meanwhile_gets_a_fresh_task_with_the_sentences_to_copy(wri
 def test_a_used_claim_cannot_be_renewed(writer):
     _client, worker, claim, _ = writer
     WritingClaim.objects.filter(pk=claim.pk).update(status=ClaimStatus.SUBMITTED)
-    with pytest.raises(services.ClaimAlreadySubmitted):
-        services.renew_expired_claim(worker, claim.token)
+    with pytest.raises(writing_claims.ClaimAlreadySubmitted):
+        writing_claims.renew_expired_claim(worker, claim.token)
 
 
 def test_coming_back_after_the_hold_ran_out_reopens_the_same_line(writer):
@@ -102,7 +102,7 @@ def test_coming_back_when_the_line_went_to_someone_else_gives_a_new_line(writer,
     # The other writer takes the freed line (the never-claimed one set aside meanwhile).
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
     others.update(status=PremiseStatus.HELD)
-    taken = present(services.claim_next_premise(other, dataset=dataset))
+    taken = present(writing_claims.claim_next_premise(other, dataset=dataset))
     assert taken.premise_id == claim.premise_id
     others.update(status=PremiseStatus.AVAILABLE)
     response = client.get(reverse("writing_next"))

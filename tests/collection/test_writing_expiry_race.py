@@ -5,7 +5,7 @@ as A's submit reads the clock (a moment before T), the clock passes T and worker
 premise A's claim no longer holds. Whatever the order, the premise never gets more writings than
 it takes, and B, having been given the task, is not refused when B submits it.
 
-The clock is the service's own, driven by the test; A stops right after reading it (where a slow
+The clock is the services' own (the submit's and the claim's), driven by the test; A stops right after reading it (where a slow
 request would leave it) until B has claimed, or is waiting for a row lock A holds.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import WritingClaim
 from corpus.models import Pair
 from crowd.models import ClaimStatus
@@ -61,10 +61,11 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_overwrite_the_premise_nor
 ):
     clock = RacingClock()
     monkeypatch.setattr(services, "timezone", clock)
+    monkeypatch.setattr(writing_claims, "timezone", clock)  # the claims read the same clock
     dataset, genre = writing_setup(writings_per_premise=1)
     (premise,) = add_premises(dataset, genre, 1)
     a, b = make_worker(), make_worker()
-    claim_a = present(services.claim_next_premise(a, dataset=dataset))
+    claim_a = present(writing_claims.claim_next_premise(a, dataset=dataset))
     WritingClaim.objects.filter(pk=claim_a.pk).update(expires_at=T)  # A's place is A's until T
     outcome: dict[str, Any] = {}  # each thread's result or error
     pids: dict[str, int] = {}
@@ -85,7 +86,7 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_overwrite_the_premise_nor
     assert clock.a_paused.wait(30), "A's submit never read the clock"
     clock.value = T + timedelta(seconds=1)  # A's claim has expired now
     thread_b = threading.Thread(
-        name="B", target=in_thread, args=("B", lambda: services.claim_next_premise(b, dataset=dataset))
+        name="B", target=in_thread, args=("B", lambda: writing_claims.claim_next_premise(b, dataset=dataset))
     )
     thread_b.start()
     deadline = time.monotonic() + 60
@@ -104,7 +105,7 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_overwrite_the_premise_nor
         assert claim_b.premise_id == premise.pk
         saved = services.submit_hypotheses(b, claim_b.token, **{k: f"{v} Again." for k, v in GOOD.items()})
         assert len(saved.pairs) == 3
-        assert isinstance(outcome["A"], services.ClaimExpired), outcome["A"]
+        assert isinstance(outcome["A"], writing_claims.ClaimExpired), outcome["A"]
     else:
         assert isinstance(outcome["A"], services.WritingSubmission), outcome["A"]
     premise.refresh_from_db()

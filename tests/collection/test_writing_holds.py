@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from collection import holds, services
+from collection import holds, writing_claims
 from collection.models import WritingClaim
 from corpus.models import Premise, PremiseStatus
 from crowd.holds import HoldRenewal
@@ -24,7 +24,7 @@ def writer(make_worker):
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 2)
     worker = make_worker()
-    return worker, services.claim_next_premise(worker, dataset=dataset), dataset
+    return worker, writing_claims.claim_next_premise(worker, dataset=dataset), dataset
 
 
 def hold_ends_in(claim, delta):
@@ -56,7 +56,7 @@ def test_a_line_someone_else_took_does_not_come_back(writer, make_worker):
     hold_ends_in(claim, -timedelta(minutes=5))
     others = Premise.objects.filter(dataset=dataset).exclude(pk=claim.premise_id)
     others.update(status=PremiseStatus.HELD)
-    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == claim.premise_id
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise_id == claim.premise_id
     assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.TAKEN
     claim.refresh_from_db()
     assert claim.status == ClaimStatus.EXPIRED

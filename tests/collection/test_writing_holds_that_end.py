@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from collection import holds, services
+from collection import holds, writing_claims
 from collection.models import WritingClaim
 from corpus.models import Pair
 from crowd import holds as crowd_holds
@@ -47,7 +47,7 @@ def visit(study, worker):
 @pytest.fixture
 def writer(study, make_worker):
     worker = make_worker()
-    return worker, present(services.claim_next_premise(worker, study_session=visit(study, worker)))
+    return worker, present(writing_claims.claim_next_premise(worker, study_session=visit(study, worker)))
 
 
 def run_out(claim):
@@ -75,7 +75,7 @@ def test_the_next_visit_does_not_reopen_a_line_taken_back_once(writer):
     run_out(claim)
     assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.TAKEN_BACK
     run_out(claim)
-    assert services.reopen_expired_line(worker, study_session=claim.study_session) is None
+    assert writing_claims.reopen_expired_line(worker, study_session=claim.study_session) is None
     claim.refresh_from_db()
     assert claim.status == ClaimStatus.EXPIRED
 
@@ -86,7 +86,7 @@ def test_a_line_is_not_taken_back_while_another_writer_waits(study, writer, make
     session = waiting(study, other)
     run_out(claim)
     assert holds.renew_writing_hold(worker, claim.token) is HoldRenewal.BACK_WAITED_FOR
-    assert present(services.claim_next_premise(other, study_session=session)).premise_id == claim.premise_id
+    assert present(writing_claims.claim_next_premise(other, study_session=session)).premise_id == claim.premise_id
 
 
 def test_more_time_is_refused_while_another_writer_waits(study, writer, make_worker):

@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from collection import services
+from collection import services, writing_claims
 from collection.models import PremiseReport, WritingClaim
 from corpus.models import (
     NO_GOLD,
@@ -51,7 +51,7 @@ def test_claim_holds_a_premise_for_the_configured_minutes(setup, make_worker, se
     add_premises(dataset, genre, 3)
     worker = make_worker()
     before = timezone.now()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     assert claim.status == ClaimStatus.OPEN
     assert claim.worker == worker
     minutes = settings.NLI["WRITING_CLAIM_MINUTES"]
@@ -62,8 +62,8 @@ def test_reload_returns_the_same_open_claim(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 3)
     worker = make_worker()
-    first = present(services.claim_next_premise(worker, dataset=dataset))
-    again = present(services.claim_next_premise(worker, dataset=dataset))
+    first = present(writing_claims.claim_next_premise(worker, dataset=dataset))
+    again = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     assert again.pk == first.pk
     assert WritingClaim.objects.filter(worker=worker).count() == 1
 
@@ -82,9 +82,9 @@ def test_stale_claim_is_expired_and_the_worker_gets_another_premise(setup, make_
     dataset, genre = setup
     add_premises(dataset, genre, 2)
     worker = make_worker()
-    stale = present(services.claim_next_premise(worker, dataset=dataset))
+    stale = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     WritingClaim.objects.filter(pk=stale.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    fresh = present(services.claim_next_premise(worker, dataset=dataset))
+    fresh = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     stale.refresh_from_db()
     assert stale.status == ClaimStatus.EXPIRED
     assert fresh.pk != stale.pk
@@ -98,7 +98,7 @@ def test_a_worker_never_gets_the_same_premise_twice(setup, make_worker):
     premises = add_premises(dataset, genre, 3)
     worker = make_worker()
     seen = []
-    while (claim := services.claim_next_premise(worker, dataset=dataset)) is not None:
+    while (claim := writing_claims.claim_next_premise(worker, dataset=dataset)) is not None:
         seen.append(claim.premise_id)
         services.submit_hypotheses(worker, claim.token, **GOOD)
     assert sorted(seen) == sorted(p.pk for p in premises)
@@ -108,10 +108,10 @@ def test_expired_claim_of_another_worker_returns_to_the_pool(setup, make_worker)
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1)
     first, second = make_worker(), make_worker()
-    claim = present(services.claim_next_premise(first, dataset=dataset))
-    assert services.claim_next_premise(second, dataset=dataset) is None
+    claim = present(writing_claims.claim_next_premise(first, dataset=dataset))
+    assert writing_claims.claim_next_premise(second, dataset=dataset) is None
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert present(services.claim_next_premise(second, dataset=dataset)).premise == premise
+    assert present(writing_claims.claim_next_premise(second, dataset=dataset)).premise == premise
 
 
 def test_only_available_premises_with_a_split_are_served(setup, make_worker):
@@ -119,9 +119,9 @@ def test_only_available_premises_with_a_split_are_served(setup, make_worker):
     add_premises(dataset, genre, 1, split="", start=0)
     add_premises(dataset, genre, 1, start=10, status=PremiseStatus.HELD)
     add_premises(dataset, genre, 1, start=20, status=PremiseStatus.RETIRED)
-    assert services.claim_next_premise(make_worker(), dataset=dataset) is None
+    assert writing_claims.claim_next_premise(make_worker(), dataset=dataset) is None
     (good,) = add_premises(dataset, genre, 1, split="dev", start=30)
-    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise == good
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise == good
 
 
 def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
@@ -130,12 +130,12 @@ def test_writings_per_premise_limits_claims_and_submissions(setup, make_worker):
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     a, b, c = make_worker(), make_worker(), make_worker()
-    claim_a = present(services.claim_next_premise(a, dataset=dataset))
-    claim_b = present(services.claim_next_premise(b, dataset=dataset))
+    claim_a = present(writing_claims.claim_next_premise(a, dataset=dataset))
+    claim_b = present(writing_claims.claim_next_premise(b, dataset=dataset))
     assert claim_a.premise == claim_b.premise == premise
-    assert services.claim_next_premise(c, dataset=dataset) is None  # two open claims fill it
+    assert writing_claims.claim_next_premise(c, dataset=dataset) is None  # two open claims fill it
     services.submit_hypotheses(a, claim_a.token, **GOOD)
-    assert services.claim_next_premise(c, dataset=dataset) is None  # one written + one open
+    assert writing_claims.claim_next_premise(c, dataset=dataset) is None  # one written + one open
     services.submit_hypotheses(b, claim_b.token, **GOOD)
     premise.refresh_from_db()
     assert premise.writings_done == 2
@@ -155,7 +155,7 @@ def test_least_written_premises_come_first(setup, make_worker):
     dataset.save()
     busy, quiet = add_premises(dataset, genre, 2)
     Premise.objects.filter(pk=busy.pk).update(writings_done=2)
-    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise == quiet
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise == quiet
 
 
 def test_without_a_dataset_the_default_collection_is_used(setup, make_worker, settings):
@@ -164,7 +164,7 @@ def test_without_a_dataset_the_default_collection_is_used(setup, make_worker, se
     add_premises(other, genre, 2, start=100)
     (mine,) = add_premises(dataset, genre, 1)
     settings.NLI = {**settings.NLI, "DEFAULT_DATASET": dataset.slug}
-    assert present(services.claim_next_premise(make_worker())).premise == mine
+    assert present(writing_claims.claim_next_premise(make_worker())).premise == mine
 
 
 def test_imported_corpora_are_never_served_when_no_default_exists(setup, make_worker, settings):
@@ -174,9 +174,9 @@ def test_imported_corpora_are_never_served_when_no_default_exists(setup, make_wo
     (mine,) = add_premises(dataset, genre, 1)
     settings.NLI = {**settings.NLI, "DEFAULT_DATASET": "no-such-dataset"}
     worker = make_worker()
-    assert present(services.claim_next_premise(worker)).premise == mine
-    services.submit_hypotheses(worker, present(services.claim_next_premise(worker)).token, **GOOD)
-    assert services.claim_next_premise(worker) is None
+    assert present(writing_claims.claim_next_premise(worker)).premise == mine
+    services.submit_hypotheses(worker, present(writing_claims.claim_next_premise(worker)).token, **GOOD)
+    assert writing_claims.claim_next_premise(worker) is None
 
 
 def test_no_premise_left_shows_a_friendly_page(setup, worker_client, settings):
@@ -202,7 +202,7 @@ def test_submit_creates_three_pairs_by_the_contract(setup, make_worker):
     premise.prompt_id = "31193"
     premise.save()
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     result = services.submit_hypotheses(worker, claim.token, **GOOD)
 
     pairs = {pair.author_label: pair for pair in Pair.objects.filter(premise=premise)}
@@ -231,7 +231,7 @@ def test_train_pairs_need_validation_by_the_datasets_fraction(db, make_worker, f
     dataset, genre = writing_setup(slug=f"train-{fraction}", train_validation_fraction=fraction)
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     services.submit_hypotheses(worker, claim.token, **GOOD)
     assert list(Pair.objects.values_list("needs_validation", flat=True)) == [expected] * 3
 
@@ -253,7 +253,7 @@ def test_bad_hypotheses_are_refused_and_nothing_is_saved(setup, make_worker, cha
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, **{**GOOD, **change})
     assert list(raised.value.message_dict) == [field]
@@ -267,7 +267,7 @@ def test_bad_hypotheses_are_refused_and_nothing_is_saved(setup, make_worker, cha
 def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
-    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker_client.worker, dataset=dataset))
     url = reverse("writing_task", args=[claim.token])
     response = worker_client.post(url, {**GOOD, "neutral": GOOD["entailment"].upper()}, follow=True)
     page = response.content.decode()
@@ -288,7 +288,7 @@ def test_the_page_shows_the_message_beside_the_field_and_keeps_the_text(setup, w
 def test_the_task_page_shows_the_prompt_family(setup, worker_client):
     dataset, genre = setup
     (premise,) = add_premises(dataset, genre, 1)
-    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker_client.worker, dataset=dataset))
     page = worker_client.get(reverse("writing_task", args=[claim.token])).content.decode()
     family = genre.family
     assert premise.text in page
@@ -316,9 +316,9 @@ def test_faq_page_renders_entries_and_examples(setup, client):
 def test_double_submit_saves_once_and_says_so(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 2)
-    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker_client.worker, dataset=dataset))
     services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
-    with pytest.raises(services.ClaimAlreadySubmitted):
+    with pytest.raises(writing_claims.ClaimAlreadySubmitted):
         services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     response = worker_client.post(reverse("writing_task", args=[claim.token]), GOOD, follow=True)
     assert "already saved" in response.content.decode()
@@ -330,9 +330,9 @@ def test_double_submit_saves_once_and_says_so(setup, worker_client):
 def test_an_expired_claim_saves_nothing_and_offers_a_fresh_task(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 2)
-    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker_client.worker, dataset=dataset))
     WritingClaim.objects.filter(pk=claim.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    with pytest.raises(services.ClaimExpired):
+    with pytest.raises(writing_claims.ClaimExpired):
         services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     response = worker_client.post(reverse("writing_task", args=[claim.token]), GOOD)
     page = response.content.decode()
@@ -345,7 +345,7 @@ def test_someone_elses_claim_is_a_404(setup, worker_client, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     other = make_worker()
-    claim = present(services.claim_next_premise(other, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(other, dataset=dataset))
     url = reverse("writing_task", args=[claim.token])
     assert worker_client.get(url).status_code == 404
     assert worker_client.post(url, GOOD).status_code == 404
@@ -360,7 +360,7 @@ def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_th
     dataset.save()
     (premise,) = add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     result = services.submit_hypotheses(worker, claim.token, problem_report="Half a sentence is missing.", **GOOD)
     premise.refresh_from_db()
     assert len(result.pairs) == 3 and Pair.objects.count() == 3
@@ -368,18 +368,18 @@ def test_a_report_with_three_sentences_saves_them_and_a_second_reporter_holds_th
     report = PremiseReport.objects.get()
     assert (report.premise, report.worker, report.message) == (premise, worker, "Half a sentence is missing.")
     second = make_worker()
-    claim = present(services.claim_next_premise(second, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(second, dataset=dataset))
     services.submit_hypotheses(second, claim.token, "", "", "", problem_report="The line stops in the middle.")
     premise.refresh_from_db()
     assert premise.status == PremiseStatus.HELD
-    assert services.claim_next_premise(make_worker(), dataset=dataset) is None  # held: served to nobody
+    assert writing_claims.claim_next_premise(make_worker(), dataset=dataset) is None  # held: served to nobody
 
 
 def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker):
     dataset, genre = setup
     premise, other = add_premises(dataset, genre, 2)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     assert claim.premise == premise
     result = services.submit_hypotheses(worker, claim.token, "", "", "", problem_report="Not English.")
     claim.refresh_from_db()
@@ -388,14 +388,14 @@ def test_a_report_alone_releases_the_claim_and_saves_no_pairs(setup, make_worker
     assert claim.status == ClaimStatus.RELEASED
     assert premise.status == PremiseStatus.AVAILABLE and premise.writings_done == 0  # back in the pool
     assert PremiseReport.objects.get().message == "Not English."
-    assert present(services.claim_next_premise(worker, dataset=dataset)).premise == other
+    assert present(writing_claims.claim_next_premise(worker, dataset=dataset)).premise == other
 
 
 def test_a_report_with_only_some_sentences_asks_for_the_rest(setup, make_worker):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
     worker = make_worker()
-    claim = present(services.claim_next_premise(worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker, dataset=dataset))
     with pytest.raises(ValidationError) as raised:
         services.submit_hypotheses(worker, claim.token, GOOD["entailment"], "", "", problem_report="Odd line.")
     assert set(raised.value.message_dict) == {"neutral", "contradiction"}
@@ -423,7 +423,7 @@ def test_submitting_counts_the_task_for_the_study_session(setup, make_worker):
     add_premises(dataset, genre, 2)
     worker = make_worker()
     session = StudySession.objects.create(study=make_study(dataset), worker=worker, external_session_id="s1")
-    claim = present(services.claim_next_premise(worker, study_session=session))
+    claim = present(writing_claims.claim_next_premise(worker, study_session=session))
     assert claim.study_session == session
     services.submit_hypotheses(worker, claim.token, **GOOD)
     session.refresh_from_db()
@@ -436,7 +436,7 @@ def test_submitting_counts_the_task_for_the_study_session(setup, make_worker):
 def test_home_for_a_worker_shows_the_next_task_buttons_and_counts(setup, worker_client):
     dataset, genre = setup
     add_premises(dataset, genre, 1)
-    claim = present(services.claim_next_premise(worker_client.worker, dataset=dataset))
+    claim = present(writing_claims.claim_next_premise(worker_client.worker, dataset=dataset))
     services.submit_hypotheses(worker_client.worker, claim.token, **GOOD)
     page = worker_client.get(reverse("home")).content.decode()
     assert "Next writing task" in page and "Next validation task" in page
@@ -477,10 +477,10 @@ def test_never_claimed_premises_are_served_before_one_held_by_an_open_claim(setu
     dataset.writings_per_premise = 2
     dataset.save()
     first_premise, second_premise = add_premises(dataset, genre, 2)
-    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == first_premise.pk
-    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == second_premise.pk
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise_id == first_premise.pk
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise_id == second_premise.pk
     # Both claimed once: the first premise's second place comes next.
-    assert present(services.claim_next_premise(make_worker(), dataset=dataset)).premise_id == first_premise.pk
+    assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise_id == first_premise.pk
 
 
 def test_faq_page_does_not_show_the_researchers_family_name(setup, client):

@@ -14,7 +14,7 @@ from teams.models import Role, Team
 from teams.services import join
 from tests import factories
 from tests.present import present
-from validation import services as validation
+from validation import batch_claims
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -72,9 +72,9 @@ def test_an_excluded_worker_takes_no_more_of_the_teams_tasks_and_goes_on_with_th
         fresh[name] = factories.pair(dataset, factories.premise(dataset), [E], author=author, needs_validation=True)
     factories.exclude(shared, teams=[teams["a"].pk])
     # In lab A's dataset (a study's): refused; anywhere: only lab B's pairs are offered.
-    with pytest.raises(validation.NotAllowedToValidate):
-        validation.claim_validation_batch(shared, dataset=pairs["a"].dataset)
-    batch = present(validation.claim_validation_batch(shared))
+    with pytest.raises(batch_claims.NotAllowedToValidate):
+        batch_claims.claim_validation_batch(shared, dataset=pairs["a"].dataset)
+    batch = present(batch_claims.claim_validation_batch(shared))
     offered = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert offered == {fresh["b"].pk}
     # A label on lab A's pair, however it arrives, is refused.

@@ -16,12 +16,14 @@ from django.db import connection
 from django.db.models import Count
 
 from collection import services as writing
+from collection import writing_claims
 from collection.models import WritingClaim
 from corpus.models import Label, Pair, Premise, ValidationLabel
 from crowd.models import ClaimStatus, StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
+from validation import batch_claims
 from validation import services as validation
 from validation.models import ValidationClaim
 
@@ -80,14 +82,14 @@ def test_validation_and_writing_submits_of_one_study_at_once_never_deadlock_and_
     for _ in range(ROUNDS):
         calls: list[Callable[[], object]] = []
         for worker in validators:
-            batch = present(validation.claim_validation_batch(worker, study_session=sessions[worker.pk]))
+            batch = present(batch_claims.claim_validation_batch(worker, study_session=sessions[worker.pk]))
             answers = {
                 claim.pair_id: Label.ENTAILMENT.value
                 for claim in ValidationClaim.objects.filter(worker=worker, batch=batch)
             }
             calls.append(partial(validation.submit_validation_batch, worker, batch, answers))
         for worker in writers:
-            claim = present(writing.claim_next_premise(worker, study_session=sessions[worker.pk]))
+            claim = present(writing_claims.claim_next_premise(worker, study_session=sessions[worker.pk]))
             calls.append(partial(writing.submit_hypotheses, worker, claim.token, **SENTENCES))
         results = at_once(calls)
         assert [result for result in results if isinstance(result, Exception)] == []

@@ -15,7 +15,7 @@ from quality.selectors import worker_quality
 from tests.present import present
 from tests.quality.test_catch_trials import make_study
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +32,7 @@ def label_a_batch(client):
     from corpus.models import Worker
 
     worker = Worker.objects.get(user_id=client.session["_auth_user_id"])
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
     services.submit_validation_batch(worker, batch, dict.fromkeys(pairs, "neutral"))
 

@@ -7,12 +7,12 @@ from django.urls import reverse
 
 from collection.models import PremiseImport
 from collection.premise_import import import_premises
-from collection.services import claim_next_premise
+from collection.writing_claims import claim_next_premise
 from corpus.models import Premise, Split
 from crowd.models import Study, StudySession, TaskKind
 from tests import factories
+from validation.batch_claims import claim_validation_batch
 from validation.selectors import batch_claims
-from validation.services import claim_validation_batch
 
 pytestmark = pytest.mark.django_db
 
@@ -89,7 +89,7 @@ def test_a_validation_study_whose_pool_is_spent_says_no_task_without_waiting_on_
     study = study_of(dataset, TaskKind.VALIDATION, catch_trial_share=0)
     study.pool_genres.set([fiction])
     waits: list[float] = []
-    monkeypatch.setattr("validation.services.time.sleep", waits.append)
+    monkeypatch.setattr("validation.batch_claims.time.sleep", waits.append)
     worker = make_worker()
     assert claim_validation_batch(worker, study_session=session_of(study, worker)) is None
     assert waits == []

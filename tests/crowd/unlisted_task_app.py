@@ -11,7 +11,8 @@ from django.urls import include, path
 
 from base.authenticated import AuthenticatedRequest
 from collection.models import WritingClaim
-from collection.services import claim_next_premise, create_written_pairs
+from collection.services import create_written_pairs
+from collection.writing_claims import claim_next_premise
 from corpus.models import Dataset, Label, Premise
 from crowd.arrival import current_study_session
 from crowd.models import ClaimStatus

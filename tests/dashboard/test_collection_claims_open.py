@@ -6,13 +6,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from collection import services as writing
+from collection import writing_claims
 from collection.models import WritingClaim
 from dashboard.queries.collection import _collection_overview
 from tests.collection.writing_helpers import add_premises, writing_setup
 from tests.present import present
 from tests.validation.validation_factories import make_pair
-from validation import services as validation
+from validation import batch_claims
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -24,13 +24,13 @@ def test_live_claims_are_counted_per_dataset_and_split(make_worker):
     (shared,) = add_premises(dataset, genre, 1, split="dev")
     add_premises(other, genre, 2, start=50)
     for _ in range(2):  # two live claims on one premise: two claims
-        assert present(writing.claim_next_premise(make_worker(), dataset=dataset)).premise == shared
-    writing.claim_next_premise(make_worker(), dataset=other)
-    ran_out = present(writing.claim_next_premise(make_worker(), dataset=other))
+        assert present(writing_claims.claim_next_premise(make_worker(), dataset=dataset)).premise == shared
+    writing_claims.claim_next_premise(make_worker(), dataset=other)
+    ran_out = present(writing_claims.claim_next_premise(make_worker(), dataset=other))
     WritingClaim.objects.filter(pk=ran_out.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
     for _ in range(2):
         make_pair(other)
-    validation.claim_validation_batch(make_worker(), dataset=other)
+    batch_claims.claim_validation_batch(make_worker(), dataset=other)
 
     everything = _collection_overview(None, None)
     assert (everything["writing_claims_open"], everything["validation_claims_open"]) == (3, 2)

@@ -9,7 +9,7 @@ from adversarial import rounds
 from adversarial.models import AdversarialStudy, Round, RoundStatus
 from audit.models import AuditEntry
 from base.long_tasks import JobStatus
-from collection import services as collection_services
+from collection import premise_pool
 from collection.models import PremiseReport
 from corpus.models import Premise, PremiseStatus
 from crowd.models import TaskKind
@@ -80,7 +80,7 @@ def test_another_teams_owner_neither_acts_nor_leaves_an_entry(client, labs, repo
 def test_a_bulk_hold_is_one_entry_per_team_naming_its_premises(labs):
     premise_b = Premise.objects.create(dataset=labs.dataset_b, genre=reported_genre(labs), prompt_id="b1")
     chosen = Premise.objects.filter(dataset__in=[labs.dataset_a, labs.dataset_b])
-    collection_services.hold_premises(chosen, actor=labs.owner_a)
+    premise_pool.hold_premises(chosen, actor=labs.owner_a)
     by_team = {entry.team_id: entry for entry in AuditEntry.objects.filter(action="premise.held")}
     assert set(by_team) == {labs.team_a.pk, labs.team_b.pk}
     assert by_team[labs.team_a.pk].after["count"] == Premise.objects.filter(dataset=labs.dataset_a).count()

@@ -7,7 +7,7 @@ from django.urls import reverse
 from corpus.models import Pair
 from crowd.models import ClaimStatus
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -21,9 +21,9 @@ def worker_holding_every_pair(make_worker):
     services.mark_for_validation(Pair.objects.filter(pk__in=[pair.pk for pair in pairs]))
     holders = [make_worker() for _ in range(4)]
     for holder in holders:
-        assert services.claim_validation_batch(holder) is not None
+        assert batch_claims.claim_validation_batch(holder) is not None
     waiting = make_worker()
-    assert services.claim_validation_batch(waiting) is None
+    assert batch_claims.claim_validation_batch(waiting) is None
     return holders[0], waiting
 
 
@@ -50,4 +50,4 @@ def test_an_excluded_workers_claims_are_released_by_either_door(door, client, re
 
     assert cheat.exclusions.exists()
     assert not ValidationClaim.objects.filter(worker=cheat, status=ClaimStatus.OPEN).exists()
-    assert services.claim_validation_batch(waiting) is not None  # the released pairs are claimable again
+    assert batch_claims.claim_validation_batch(waiting) is not None  # the released pairs are claimable again

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from modeling.models import RunStatus, TrainingRun
-from modeling.training.services import finish_run
+from modeling.training.run_writes import finish_run
 from tests.modeling.training_fixtures import make_snapshot, multinli_splits
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from collection.models import PremiseReport
-from collection.services import hold_premises
+from collection.premise_pool import hold_premises
 from corpus.agreement import agreement_stats
 from corpus.models import Dataset, Premise, PremiseStatus, ValidationLabel, Worker
 from quality.services import set_excluded

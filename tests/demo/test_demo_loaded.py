@@ -223,6 +223,7 @@ def test_demo_validation_labels_come_with_their_claims_and_a_demo_validator_can_
     """The demo's labels are added outside the task; each gets its submitted claim, so a demo validator's
     claim history is true and the batch they are served holds no pair they labelled (else every submit
     of that batch would be refused)."""
+    from validation import batch_claims
     from validation import services as validation_services
     from validation.models import ValidationClaim
 
@@ -231,7 +232,7 @@ def test_demo_validation_labels_come_with_their_claims_and_a_demo_validator_can_
     claimed = set(ValidationClaim.objects.values_list("worker_id", "pair_id"))
     assert all((label.worker_id, label.pair_id) in claimed for label in labels)
     validator = Worker.objects.get(user__username=demo_content.DEMO_VALIDATORS[0])
-    batch = validation_services.claim_validation_batch(validator)
+    batch = batch_claims.claim_validation_batch(validator)
     assert batch is not None
     served = list(ValidationClaim.objects.filter(batch=batch, is_catch_trial=False).values_list("pair_id", flat=True))
     assert not ValidationLabel.objects.filter(worker=validator, pair_id__in=served).exists()

@@ -14,8 +14,8 @@ from crowd.models import ClaimStatus
 from markets import events, tasks
 from markets.models import WebhookDelivery
 from tests.validation.validation_factories import make_pair
+from validation.batch_claims import claim_validation_batch
 from validation.models import ValidationClaim
-from validation.services import claim_validation_batch
 
 from .conftest import arrive, connect_mturk, connect_prolific, make_study
 

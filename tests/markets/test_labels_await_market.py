@@ -21,8 +21,9 @@ from crowd.models import MarketCheck, StudySession
 from markets import identity
 from teams.models import default_team_id
 from tests.validation.validation_factories import make_pair
+from validation.batch_claims import claim_validation_batch
 from validation.selectors import claimable_pairs
-from validation.services import claim_validation_batch, submit_validation_batch
+from validation.services import submit_validation_batch
 
 from .conftest import connect_prolific, make_study
 

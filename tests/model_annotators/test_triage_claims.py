@@ -14,7 +14,7 @@ from model_annotators.models import AnnotatorKind, ModelAnnotator, ModelLabel, P
 from model_annotators.triage import claim_preference
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services as validation
+from validation import batch_claims
 from validation.models import ValidationClaim
 from validation.selectors import candidate_statement
 
@@ -57,7 +57,7 @@ def triage_setup(slug):
 def claimed(study, worker):
     session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"S{worker.pk}")
     with CaptureQueriesContext(connection) as queries:
-        batch = validation.claim_validation_batch(worker, study_session=session)
+        batch = batch_claims.claim_validation_batch(worker, study_session=session)
     candidates = [
         q["sql"]
         for q in queries.captured_queries

@@ -3,6 +3,7 @@
 import pytest
 
 from collection import services as writing
+from collection import writing_claims
 from corpus.models import Pair, Worker
 from crowd.models import StudySession
 from privacy.services import erase_by_market_id
@@ -31,12 +32,12 @@ def test_an_erased_writers_premise_can_be_written_again_when_their_pairs_leave(m
     study = make_study(dataset, contributions_on_withdrawal=policy)
     person, other = writer(make_worker, "WRITER0001"), writer(make_worker, "WRITER0002")
     session = StudySession.objects.create(study=study, worker=person, external_session_id="SESSION0001")
-    claim = writing.claim_next_premise(person, study_session=session)
+    claim = writing_claims.claim_next_premise(person, study_session=session)
     assert claim is not None and claim.premise_id == premise.pk
     writing.submit_hypotheses(person, claim.token, **GOOD)
     premise.refresh_from_db()
     assert premise.writings_done == 1
-    assert writing.claim_next_premise(other, dataset=dataset) is None  # the premise's one writing is done
+    assert writing_claims.claim_next_premise(other, dataset=dataset) is None  # the premise's one writing is done
 
     assert dataset.team_id is not None
     record = erase_by_market_id("WRITER0001", team_id=dataset.team_id)
@@ -44,5 +45,5 @@ def test_an_erased_writers_premise_can_be_written_again_when_their_pairs_leave(m
     assert Pair.objects.filter(premise=premise).exists() is not written_again
     assert premise.writings_done == (0 if written_again else 1)
     assert record.counts.get("contributions.writings", 0) == (1 if written_again else 0)
-    again = writing.claim_next_premise(other, dataset=dataset)
+    again = writing_claims.claim_next_premise(other, dataset=dataset)
     assert (again is not None and again.premise_id == premise.pk) is written_again

@@ -12,13 +12,13 @@ import pytest
 
 from corpus.labels import LABELS
 from crowd.models import Study, StudySession, TaskKind
-from quality import bonuses, flags
+from quality import bonuses, sequential
 from quality.models import ReferenceLabel
 from quality.selectors import worker_quality
 from quality.services import set_reference_label
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -28,7 +28,7 @@ BATCHES = 16
 def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_first(make_worker, monkeypatch):
     # The page order's shuffler is a SystemRandom (participants must not predict it); seeded here so
     # the run does not depend on what ran before.
-    monkeypatch.setattr(services, "_shuffler", random.Random(11))
+    monkeypatch.setattr(batch_claims, "_shuffler", random.Random(11))
     # Claims draw their catch trials with the module-level random: seeded, so every participant's
     # share of catch trials is the same whatever ran before this test.
     random.seed(11)
@@ -58,7 +58,7 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
     for worker in [honest, *cheaters]:
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{worker.pk}")
         for _ in range(BATCHES):
-            batch = present(services.claim_validation_batch(worker, study_session=session))
+            batch = present(batch_claims.claim_validation_batch(worker, study_session=session))
             answers = {}
             for claim in ValidationClaim.objects.filter(batch=batch).select_related("pair"):
                 if claim.is_catch_trial or worker is honest:
@@ -68,7 +68,9 @@ def test_perfect_catch_accuracy_beside_chance_labels_is_flagged_and_not_ranked_f
             services.submit_validation_batch(worker, batch, answers)
     totals = bonuses.worker_totals(study)
     ranked = [row["name"] for row in totals]
-    flagged = {row.worker.pk for row in worker_quality() if any(flag.kind == flags.CATCH_ONLY for flag in row.flags)}
+    flagged = {
+        row.worker.pk for row in worker_quality() if any(flag.kind == sequential.CATCH_ONLY for flag in row.flags)
+    }
     cheater_rows = [row for row in totals if row["worker"] in cheaters]
     print(
         f"\nbonus ranking: {ranked}; catch accuracy of cheaters "

@@ -15,7 +15,7 @@ from corpus.recompute import recompute_gold
 from quality import bonuses
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer, ReferenceLabel
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .test_catch_trials import catch_pair, make_study, session_for
@@ -30,7 +30,7 @@ def validate(worker, session, seed, start, errors, deadline):
     try:
         start.wait()
         while time.monotonic() < deadline:
-            batch = services.claim_validation_batch(worker, study_session=session)
+            batch = batch_claims.claim_validation_batch(worker, study_session=session)
             if batch is None:
                 # Others may hold the last places: stop only when the corpus is complete.
                 if not Pair.objects.filter(needs_validation=True, label_count__lt=5).exists():
@@ -48,7 +48,7 @@ def validate(worker, session, seed, start, errors, deadline):
             # A double submit (a second tab, a retried POST) must not score or pay anything again.
             try:
                 services.submit_validation_batch(worker, batch, labels)
-            except services.BatchAlreadySubmitted:
+            except batch_claims.BatchAlreadySubmitted:
                 pass
             else:
                 raise AssertionError("a batch was submitted twice")

@@ -4,7 +4,7 @@ trials some other way. At three, all right, beside labels at chance, the flag fi
 
 import pytest
 
-from quality.flags import (
+from quality.sequential import (
     CATCH_ONLY,
     CATCH_ONLY_MIN_ACCURACY,
     CATCH_ONLY_MIN_SEEN,

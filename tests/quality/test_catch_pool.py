@@ -8,7 +8,7 @@ from quality.catch_trials import MAX_SERVINGS
 from tests.present import present
 from tests.quality.test_catch_trials import catch_pair, make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -22,12 +22,12 @@ def test_a_catch_pair_is_served_four_times_at_most_and_a_dry_pool_serves_none(cl
     study = make_study(dataset, share=1.0)
     for number in range(12):
         worker = make_worker()
-        services.claim_validation_batch(worker, study_session=session_for(study, worker, f"S{number}"))
+        batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker, f"S{number}"))
     served = {trap.pk: ValidationClaim.objects.filter(pair=trap).count() for trap in traps}
     assert MAX_SERVINGS == 4 and served == {trap.pk: 4 for trap in traps}
     # The pool is dry: later batches are ordinary pairs only.
     late = make_worker()
-    batch = present(services.claim_validation_batch(late, study_session=session_for(study, late, "late")))
+    batch = present(batch_claims.claim_validation_batch(late, study_session=session_for(study, late, "late")))
     assert not ValidationClaim.objects.filter(batch=batch, is_catch_trial=True).exists()
     client.force_login(researcher)
     page = client.get(reverse("dashboard:bonuses")).content.decode()

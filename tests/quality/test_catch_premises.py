@@ -30,7 +30,7 @@ from tests.crowd.test_pasted_worker_lists import change_form_data
 from tests.present import present
 from tests.quality.test_catch_trials import make_study, session_for
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 from validation.selectors import BATCH_SIZE, study_catch_shortfall
 
@@ -57,7 +57,7 @@ def ordinary_pairs(dataset, premises):
 
 
 def claim_in_study(study, worker, number):
-    return present(services.claim_validation_batch(worker, study_session=session_for(study, worker, f"S{number}")))
+    return present(batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker, f"S{number}")))
 
 
 def catch_claims_of(batch):
@@ -74,8 +74,8 @@ def test_a_catch_premise_shows_every_hypothesis_and_only_the_marked_pair_is_scor
     ordinary_pairs(dataset, 30)
     (marked,), siblings = finished_premise(dataset)
     study = make_study(dataset, share=0.2)
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)  # every batch may open a premise
-    monkeypatch.setattr(services, "catch_keep_draw", lambda: 0.0)  # and misses none: the run alone
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0)  # every batch may open a premise
+    monkeypatch.setattr(batch_claims, "catch_keep_draw", lambda: 0.0)  # and misses none: the run alone
     served: dict[int, int] = {}
     for number in range(3 * MAX_SERVINGS + 1):
         worker = make_worker()
@@ -99,14 +99,14 @@ def test_an_open_catch_premise_is_served_in_a_run_before_another_is_opened(make_
     ordinary_pairs(dataset, 30)
     first, second = finished_premise(dataset), finished_premise(dataset)
     study = make_study(dataset, share=0.2)
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
-    monkeypatch.setattr(services, "catch_keep_draw", lambda: 0.0)  # no missed batch: the run alone
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(batch_claims, "catch_keep_draw", lambda: 0.0)  # no missed batch: the run alone
     opener = make_worker()
     opened = catch_claims_of(claim_in_study(study, opener, "opener"))
     assert len(opened) == 1
     premise = opened[0].pair.premise_id
     # No new premise is opened from now on: the claims that follow finish the open one, pair by pair.
-    monkeypatch.setattr(services, "catch_draw", lambda: 1.0)
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 1.0)
     order = [opened[0].pair_id]
     for number in range(3 * MAX_SERVINGS):
         catch = catch_claims_of(claim_in_study(study, make_worker(), number))
@@ -128,7 +128,7 @@ def test_a_pair_validated_before_it_was_marked_starts_with_every_catch_serving(m
     target = make_pair(dataset, needs_validation=True)
     for _ in range(MAX_SERVINGS):
         validator = make_worker()
-        batch = present(services.claim_validation_batch(validator, dataset=dataset))
+        batch = present(batch_claims.claim_validation_batch(validator, dataset=dataset))
         submit_all(validator, batch)
     target.refresh_from_db()
     assert target.label_count == 5 and ValidationClaim.objects.filter(pair=target).count() == MAX_SERVINGS
@@ -136,8 +136,8 @@ def test_a_pair_validated_before_it_was_marked_starts_with_every_catch_serving(m
     ordinary_pairs(dataset, 10)
     study = make_study(dataset, share=0.2)
     assert catch_pool_status(dataset, ValidationClaim.objects.all())["servings_left"] == MAX_SERVINGS
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
-    monkeypatch.setattr(services, "catch_keep_draw", lambda: 0.0)  # no missed batch
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(batch_claims, "catch_keep_draw", lambda: 0.0)  # no missed batch
     served = [
         claim.pair_id
         for number in range(MAX_SERVINGS + 1)
@@ -154,7 +154,7 @@ def test_a_catch_premise_with_pairs_in_the_validation_queue_waits(make_worker, m
     factories.pair(dataset, premise, [Label.NEUTRAL], needs_validation=True)
     set_reference_label(trap, Label.ENTAILMENT, is_catch_trial=True)
     study = make_study(dataset, share=1.0)
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0)
     for number in range(3):
         assert not catch_claims_of(claim_in_study(study, make_worker(), number))
     pool = catch_pool_status(dataset, ValidationClaim.objects.all())
@@ -173,7 +173,7 @@ def test_a_premise_the_worker_labelled_is_never_their_catch_trial(make_worker, m
     Pair.objects.filter(pk=labelled.pk).update(needs_validation=False)
     set_reference_label(trap, Label.ENTAILMENT, is_catch_trial=True)
     study = make_study(dataset, share=1.0)
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0)
     assert not catch_claims_of(claim_in_study(study, worker, "labeller"))
     assert [claim.pair.premise_id for claim in catch_claims_of(claim_in_study(study, make_worker(), "x"))] == [
         premise.pk
@@ -241,13 +241,13 @@ def test_an_open_catch_premise_misses_a_batch_when_its_keep_draw_fails(make_work
     ordinary_pairs(dataset, 30)
     finished_premise(dataset)
     study = make_study(dataset, share=0.2)
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0)
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0)
     opened = catch_claims_of(claim_in_study(study, make_worker(), "opener"))
     assert len(opened) == 1
-    monkeypatch.setattr(services, "catch_draw", lambda: 1.0)  # no other premise opens
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 1.0)  # no other premise opens
     # Every third batch draws over KEEP_CHANCE and misses the premise; the others take it.
     keeps = iter([0.0, 0.0, 0.99] * 2 * MAX_SERVINGS)
-    monkeypatch.setattr(services, "catch_keep_draw", lambda: next(keeps))
+    monkeypatch.setattr(batch_claims, "catch_keep_draw", lambda: next(keeps))
     carried = [
         len(catch_claims_of(claim_in_study(study, make_worker(), number))) for number in range(3 * MAX_SERVINGS + 5)
     ]
@@ -261,8 +261,8 @@ def test_an_open_catch_premise_misses_a_batch_when_its_keep_draw_fails(make_work
 def seeded_draws(monkeypatch, seed):
     """The catch draws (opening a premise, keeping a batch) from one seeded generator."""
     draws = random.Random(seed)
-    monkeypatch.setattr(services, "catch_draw", draws.random)
-    monkeypatch.setattr(services, "catch_keep_draw", draws.random)
+    monkeypatch.setattr(batch_claims, "catch_draw", draws.random)
+    monkeypatch.setattr(batch_claims, "catch_keep_draw", draws.random)
 
 
 def test_the_study_keeps_its_catch_share_whatever_the_premises_pace(make_worker, monkeypatch):
@@ -322,6 +322,6 @@ def test_a_claim_reads_what_the_study_was_served_from_its_sessions_not_its_claim
     preview = session_for(study, make_worker(), "preview")
     preview.is_preview = True
     preview.save(update_fields=["is_preview"])
-    present(services.claim_validation_batch(preview.worker, study_session=preview))
+    present(batch_claims.claim_validation_batch(preview.worker, study_session=preview))
     assert study_served(study.pk) == (6, counted["catch"])  # the preview's batch is not the study's
     assert not SessionServed.objects.filter(study_session=preview).exists()

@@ -11,7 +11,7 @@ from quality import bonuses, catch_trials
 from quality.models import BonusEntry, BonusKind, CatchTrialAnswer, LedgerIsAppendOnly
 from quality.services import set_reference_label
 from tests.validation.validation_factories import make_dataset, make_pair
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 E, N, C = Label.ENTAILMENT, Label.NEUTRAL, Label.CONTRADICTION
@@ -70,7 +70,7 @@ def test_a_batch_mixes_in_a_catch_trial_that_looks_like_any_pair(make_worker):
     trap = catch_pair(dataset)
     worker = make_worker()
     study = make_study(dataset, share=1.0)
-    batch = services.claim_validation_batch(worker, study_session=session_for(study, worker))
+    batch = batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker))
     rows = claims(batch)
     assert len(rows) == 5
     # Share 1.0 still leaves one ordinary pair (never a batch of catch trials alone); one catch trial exists.
@@ -85,10 +85,10 @@ def test_no_catch_trials_outside_a_study_or_at_share_zero(make_worker):
         make_pair(dataset)
     catch_pair(dataset)
     worker = make_worker()
-    assert not any(r.is_catch_trial for r in claims(services.claim_validation_batch(worker)))
+    assert not any(r.is_catch_trial for r in claims(batch_claims.claim_validation_batch(worker)))
     other = make_worker()
     study = make_study(dataset, share=0.0)
-    batch = services.claim_validation_batch(other, study_session=session_for(study, other))
+    batch = batch_claims.claim_validation_batch(other, study_session=session_for(study, other))
     assert not any(r.is_catch_trial for r in claims(batch))
 
 
@@ -97,7 +97,7 @@ def test_no_batch_of_catch_trials_alone(make_worker):
     catch_pair(dataset)
     worker = make_worker()
     study = make_study(dataset, share=1.0)
-    assert services.claim_validation_batch(worker, study_session=session_for(study, worker)) is None
+    assert batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker)) is None
 
 
 def submit(worker, batch, answers):
@@ -115,7 +115,7 @@ def test_a_matched_catch_trial_earns_one_bonus_and_leaves_the_pair_alone(make_wo
     worker = make_worker(market=Market.PROLIFIC, external_id="PROLIFIC-1")
     study = make_study(dataset, share=1.0, bonus="1.00", currency="GBP")
     session = session_for(study, worker)
-    batch = services.claim_validation_batch(worker, study_session=session)
+    batch = batch_claims.claim_validation_batch(worker, study_session=session)
     result = submit(worker, batch, {trap.pk: N})
     assert len(result.labels) == 4  # the ordinary pairs only
     assert counters(trap) == before
@@ -142,7 +142,7 @@ def test_a_missed_catch_trial_is_scored_but_earns_nothing(make_worker):
     trap = catch_pair(dataset, label=N)
     worker = make_worker()
     study = make_study(dataset)
-    batch = services.claim_validation_batch(worker, study_session=session_for(study, worker))
+    batch = batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker))
     submit(worker, batch, {trap.pk: C})
     answer = CatchTrialAnswer.objects.get(worker=worker)
     assert answer.matched is False and answer.expected == N
@@ -158,14 +158,14 @@ def test_a_catch_trial_is_never_served_to_the_same_worker_again(make_worker):
     study = make_study(dataset)
     session = session_for(study, worker)
     served = []
-    while (batch := services.claim_validation_batch(worker, study_session=session)) is not None:
+    while (batch := batch_claims.claim_validation_batch(worker, study_session=session)) is not None:
         served += [r.pair_id for r in claims(batch) if r.is_catch_trial]
         submit(worker, batch, {})
     assert served == [trap.pk]
     # A second session of the same worker (a new Prolific session) does not bring it back either.
     for _ in range(5):
         make_pair(dataset)
-    batch = services.claim_validation_batch(worker, study_session=session_for(study, worker, "S2"))
+    batch = batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker, "S2"))
     assert not any(r.is_catch_trial for r in claims(batch))
 
 
@@ -177,7 +177,7 @@ def test_authors_and_labellers_of_a_catch_pair_are_not_served_it(make_worker):
     trap = make_pair(dataset, author=author, needs_validation=False)
     set_reference_label(trap, E, is_catch_trial=True)
     study = make_study(dataset)
-    batch = services.claim_validation_batch(author, study_session=session_for(study, author))
+    batch = batch_claims.claim_validation_batch(author, study_session=session_for(study, author))
     assert not any(r.is_catch_trial for r in claims(batch))
 
 
@@ -213,7 +213,7 @@ def test_a_pair_in_the_batch_is_not_also_its_catch_trial(make_worker):
     set_reference_label(trap, E, is_catch_trial=True)
     worker = make_worker()
     study = make_study(dataset)
-    batch = services.claim_validation_batch(worker, study_session=session_for(study, worker))
+    batch = batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker))
     rows = claims(batch)
     assert len(rows) == 5 and len({r.pair_id for r in rows}) == 5
 

@@ -35,7 +35,8 @@ def study_of(slug: str) -> Study:
 
 def session_of(study: Study, worker, agrees, number: int = 1) -> StudySession:
     """Six batches of five at a reading pace, the k-th answer agreeing with the written label when `agrees(k)`."""
-    from validation.services import claim_validation_batch, submit_validation_batch
+    from validation.batch_claims import claim_validation_batch
+    from validation.services import submit_validation_batch
 
     session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s-{worker.pk}-{number}")
     turn = itertools.count()

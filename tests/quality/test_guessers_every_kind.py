@@ -19,7 +19,7 @@ from corpus.models import Dataset, GrammaticalityJudgment, LabelScheme
 from corpus.services import add_labels
 from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
-from quality import flags as flag_rules
+from quality import sequential
 from quality.models import ReferenceLabel
 from quality.selectors import guesser_evidence_by_worker, quality_evidence
 from tests.present import present
@@ -74,16 +74,16 @@ def run_session(study, worker, answer, next_url):
 
 def uniform_clicker_pass_rate(answers: int, kappa: float, chance: float = 1 / 3) -> float:
     """How often a uniform clicker with `answers` answers keeps their code under the hold's rule
-    (`flags.SequentialResult.holds_code`), at `chance` (a third of three labels, a half of two):
+    (`sequential.SequentialResult.holds_code`), at `chance` (a third of three labels, a half of two):
     the binomial tail of the agreement counts the hold lets through. Batches are drawn at random
     (issue 39), so which item gets which answer changes from run to run: the tests bound how many
     clickers keep a code by this rate, passed by chance at most one run in 1/P_FLOOR."""
-    ordinary = flag_rules.ordinary_agreement(chance, kappa)
+    ordinary = sequential.ordinary_agreement(chance, kappa)
     held = [
         k
         for k in range(answers + 1)
-        if flag_rules.sequential_guesser_test(k, answers, chance, ordinary).posterior_at_chance
-        >= flag_rules.HOLD_POSTERIOR
+        if sequential.sequential_guesser_test(k, answers, chance, ordinary).posterior_at_chance
+        >= sequential.HOLD_POSTERIOR
     ]
     return float(binom.sf(max(held), answers, chance))
 
@@ -104,7 +104,7 @@ def test_random_mpe_clickers_are_held_and_honest_judges_are_not(make_worker):
     add_labels([(item, truth[item.pk]) for item in items], worker=earlier[1])
     study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-held", tasks_per_batch=8)
     answers = study.tasks_per_batch * BATCH_SIZE
-    pass_rate = uniform_clicker_pass_rate(answers, flag_rules.AGREEING_OTHERS_KAPPA)
+    pass_rate = uniform_clicker_pass_rate(answers, sequential.AGREEING_OTHERS_KAPPA)
     bound = next(b for b in range(CLICKERS + 1) if binom.sf(b, CLICKERS, pass_rate) <= P_FLOOR)
     rng = random.Random(39)
     held = [
@@ -133,7 +133,7 @@ def test_random_mpe_clickers_are_held_by_catch_trials_on_fresh_items(make_worker
     for item in items[:120]:
         ReferenceLabel.objects.create(pair=item, label=truth[item.pk], is_catch_trial=True)
     study = study_of(dataset, TaskKind.MPE_JUDGMENT, "mpe-fresh", tasks_per_batch=18, catch_trial_share=0.5)
-    assert uniform_clicker_pass_rate(study.tasks_per_batch * BATCH_SIZE, flag_rules.ORDINARY_KAPPA) <= P_FLOOR
+    assert uniform_clicker_pass_rate(study.tasks_per_batch * BATCH_SIZE, sequential.ORDINARY_KAPPA) <= P_FLOOR
     rng = random.Random(40)
     clicker = make_worker(username="fresh-clicker")
     session = run_session(study, clicker, lambda pair: rng.choice(LABELS), "validation:mpe-next")
@@ -156,7 +156,7 @@ def test_random_recast_clickers_are_held_and_honest_judges_are_not(make_worker):
         type(pair).objects.filter(pk=pair.pk).update(author_label="entailment")
     study = study_of(dataset, TaskKind.VALIDATION, "recast-held", tasks_per_batch=18)
     coins = CLICKERS // 2
-    pass_rate = uniform_clicker_pass_rate(study.tasks_per_batch * BATCH_SIZE, flag_rules.ORDINARY_KAPPA, chance=1 / 2)
+    pass_rate = uniform_clicker_pass_rate(study.tasks_per_batch * BATCH_SIZE, sequential.ORDINARY_KAPPA, chance=1 / 2)
     bound = next(b for b in range(coins + 1) if binom.sf(b, coins, pass_rate) <= P_FLOOR)
     rng = random.Random(41)
     word = {"entailment": "entailed", "neutral": "not-entailed"}

@@ -1,13 +1,13 @@
 """Qualification answers are quality evidence (issue 51): a study with a qualification test decides
 at its first completion code. The test's items carry researchers' labels the worker did not help
-make, so each answer weighs as a catch trial does (`flags.REFERENCE_ACCURACY["qualification"]`),
+make, so each answer weighs as a catch trial does (`sequential.REFERENCE_ACCURACY["qualification"]`),
 before a single batch; a rule labeller's 50% on them and an honest worker's 85% tell the two apart
 where one session of 30 labels alone does not."""
 
 import pytest
 
 from corpus.labels import LABELS
-from quality import flags
+from quality import sequential
 from quality.guessers import DEFERRED
 from quality.models import QualificationTest, ReferenceLabel
 from quality.selectors import guesser_evidence_by_worker, quality_evidence
@@ -50,7 +50,7 @@ def test_a_rule_labeller_on_the_quiz_is_held_at_the_first_completion(make_worker
         ("Labels at chance so far: 26 of 50", "Labels probably below the study's acceptable accuracy: 26 of 50")
     ), session.code_held_reason
     after = quality_evidence(worker)
-    assert (after.items, after.agreements, after.outcome) == (50, 26, flags.POOR)
+    assert (after.items, after.agreements, after.outcome) == (50, 26, sequential.POOR)
 
 
 @pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_an_honest_worker_at_85_percent_on_the_quiz_is_paid_or_deferred_never_he
     decent, unlucky = make_worker(username="decent"), make_worker(username="unlucky")
     for worker in (decent, unlucky):
         take_try(test, worker, correct=17)  # 85%
-        assert quality_evidence(worker).outcome == flags.ACCEPTABLE
+        assert quality_evidence(worker).outcome == sequential.ACCEPTABLE
     session = _session(study, decent, lambda k: k % 3 != 0, seconds_per_batch=40)
     assert session.completion_code == session.expected_completion_code() and session.code_held_reason == ""
     session = _session(study, unlucky, RULE_LIKE, seconds_per_batch=40)

@@ -17,20 +17,20 @@ from django.urls import reverse
 from corpus.labels import LABELS
 from corpus.models import LabelScheme
 from crowd.models import Study, StudySession, TaskKind
-from quality import flags
+from quality import sequential
 from quality.guessers import DEFERRED, GUESSER, hold_code_of_guesser, hold_reason
 from quality.selectors import quality_evidence, sequential_evidence
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation.models import ValidationClaim
 
-WRITTEN = flags.REFERENCE_ACCURACY["written"]
+WRITTEN = sequential.REFERENCE_ACCURACY["written"]
 
 
-def written_stratum(agreements: int, items: int, reference_accuracy: float = WRITTEN) -> flags.QualityStratum:
+def written_stratum(agreements: int, items: int, reference_accuracy: float = WRITTEN) -> sequential.QualityStratum:
     """`items` answers against written labels spread evenly over three labels (chance a third)."""
     share = {label: items // 3 + (number < items % 3) for number, label in enumerate(LABELS)}
-    return flags.QualityStratum(
+    return sequential.QualityStratum(
         own=share, reference=share, agreements=agreements, reference_accuracy=reference_accuracy
     )
 
@@ -41,7 +41,10 @@ def first_hold(agreeing, *, labels: int = 300, **speed) -> int | None:
     agreements = 0
     for number in range(1, labels + 1):
         agreements += agreeing(number)
-        if number % 5 == 0 and flags.sequential_quality_test([written_stratum(agreements, number)], **speed).holds_code:
+        if (
+            number % 5 == 0
+            and sequential.sequential_quality_test([written_stratum(agreements, number)], **speed).holds_code
+        ):
             return number
     return None
 
@@ -53,49 +56,51 @@ def test_a_worker_at_half_is_held_within_six_batches_and_one_at_ninety_never():
     print(f"\nheld after: 50% agreement {half} labels, 80% {eighty}, 90% {ninety}")
     assert half is not None and half <= 30
     assert ninety is None and eighty is None
-    at_half = flags.sequential_quality_test([written_stratum(50, 100)])
-    assert at_half.decision == flags.POOR and at_half.posterior_poor > 0.99
-    at_ninety = flags.sequential_quality_test([written_stratum(54, 60)])
-    assert at_ninety.decision == flags.ACCEPTABLE and not at_ninety.holds_code
+    at_half = sequential.sequential_quality_test([written_stratum(50, 100)])
+    assert at_half.decision == sequential.POOR and at_half.posterior_poor > 0.99
+    at_ninety = sequential.sequential_quality_test([written_stratum(54, 60)])
+    assert at_ninety.decision == sequential.ACCEPTABLE and not at_ninety.holds_code
 
 
 def test_the_chance_test_has_no_word_for_a_rule_labeller_and_the_quality_test_has():
     """55% agreement over 60 labels: neither "at chance" nor "ordinary" to the chance test, held by
     the quality test."""
-    chance = flags.sequential_guesser_test(33, 60, 1 / 3, flags.ORDINARY_AGREEMENT)
-    quality = flags.sequential_quality_test([written_stratum(33, 60)])
-    assert chance.decision == flags.UNDECIDED and not chance.holds_code
+    chance = sequential.sequential_guesser_test(33, 60, 1 / 3, sequential.ORDINARY_AGREEMENT)
+    quality = sequential.sequential_quality_test([written_stratum(33, 60)])
+    assert chance.decision == sequential.UNDECIDED and not chance.holds_code
     assert quality.holds_code
 
 
 def test_each_reference_weighs_by_how_often_it_is_right():
     """A disagreement with a researcher's catch-trial label says more than one with another judge."""
-    catch = flags.stratum_log_ratio(written_stratum(0, 3, flags.REFERENCE_ACCURACY["catch"]), 0.55, 0.75)
-    written = flags.stratum_log_ratio(written_stratum(0, 3), 0.55, 0.75)
-    other = flags.stratum_log_ratio(written_stratum(0, 3, flags.REFERENCE_ACCURACY["one other"]), 0.55, 0.75)
+    catch = sequential.stratum_log_ratio(written_stratum(0, 3, sequential.REFERENCE_ACCURACY["catch"]), 0.55, 0.75)
+    written = sequential.stratum_log_ratio(written_stratum(0, 3), 0.55, 0.75)
+    other = sequential.stratum_log_ratio(written_stratum(0, 3, sequential.REFERENCE_ACCURACY["one other"]), 0.55, 0.75)
     assert catch > written > other > 0
     # A worker at the acceptable level agrees with a reference right 90% of the time 0.69 of the time.
-    assert flags.expected_agreement(0.75, 0.9) == pytest.approx(0.75 * 0.9 + 0.25 * 0.1 / 2)
+    assert sequential.expected_agreement(0.75, 0.9) == pytest.approx(0.75 * 0.9 + 0.25 * 0.1 / 2)
 
 
 def test_too_fast_is_evidence_of_poor():
     """The same 20 answers, half agreeing: at a reading pace not held, at 3 s an item (too fast)
     held; 60% agreeing: held at 0.3 s an item (far too fast), not at 3 s."""
     answers = [written_stratum(10, 20)]
-    careful = flags.sequential_quality_test(answers, timed_items=20, median_seconds=6.0)
-    fast = flags.sequential_quality_test(answers, timed_items=20, median_seconds=3.0)
+    careful = sequential.sequential_quality_test(answers, timed_items=20, median_seconds=6.0)
+    fast = sequential.sequential_quality_test(answers, timed_items=20, median_seconds=3.0)
     # Half agreeing at a reading pace leans to poor, undecided: held for review, not as poor.
-    assert careful.outcome == flags.UNDECIDED_HELD and careful.speed_log_ratio == 0
-    assert fast.outcome == flags.POOR and fast.speed_log_ratio == pytest.approx(
-        math.log(flags.TOO_FAST_LIKELIHOOD_RATIO)
+    assert careful.outcome == sequential.UNDECIDED_HELD and careful.speed_log_ratio == 0
+    assert fast.outcome == sequential.POOR and fast.speed_log_ratio == pytest.approx(
+        math.log(sequential.TOO_FAST_LIKELIHOOD_RATIO)
     )
     assert "too fast to read" in fast.reason
     better = [written_stratum(18, 30)]
-    assert not flags.sequential_quality_test(better, timed_items=30, median_seconds=3.0).holds_code
-    assert flags.sequential_quality_test(better, timed_items=30, median_seconds=0.3).holds_code
+    assert not sequential.sequential_quality_test(better, timed_items=30, median_seconds=3.0).holds_code
+    assert sequential.sequential_quality_test(better, timed_items=30, median_seconds=0.3).holds_code
     # Speed alone holds nobody, and a fast worker who is right is not held.
-    assert not flags.sequential_quality_test([], timed_items=20, median_seconds=0.3).holds_code
-    assert not flags.sequential_quality_test([written_stratum(18, 20)], timed_items=20, median_seconds=0.3).holds_code
+    assert not sequential.sequential_quality_test([], timed_items=20, median_seconds=0.3).holds_code
+    assert not sequential.sequential_quality_test(
+        [written_stratum(18, 20)], timed_items=20, median_seconds=0.3
+    ).holds_code
 
 
 def test_the_false_hold_rate_is_the_share_of_honest_workers_the_test_holds():
@@ -104,14 +109,14 @@ def test_the_false_hold_rate_is_the_share_of_honest_workers_the_test_holds():
     from scipy.stats import binom
 
     for labels in (12, 30, 60):  # multiples of three: answers spread evenly, chance exactly a third
-        high = flags.expected_agreement(0.75, WRITTEN)
+        high = sequential.expected_agreement(0.75, WRITTEN)
         held = sum(
             binom.pmf(k, labels, high)
             for k in range(labels + 1)
-            if flags.sequential_quality_test([written_stratum(k, labels)]).holds_code
+            if sequential.sequential_quality_test([written_stratum(k, labels)]).holds_code
         )
-        assert flags.false_hold_rate(0.55, 0.75, labels) == pytest.approx(held)
-    rates = [flags.false_hold_rate(0.55, 0.75, n) for n in (30, 120, 480)]
+        assert sequential.false_hold_rate(0.55, 0.75, labels) == pytest.approx(held)
+    rates = [sequential.false_hold_rate(0.55, 0.75, n) for n in (30, 120, 480)]
     # At the pay rule's 0.7 an honest worker exactly at 75% is held (for review) 5.5% of the time after 30 labels.
     assert rates == sorted(rates, reverse=True) and rates[0] < 0.06 and rates[1] < 0.02
 
@@ -119,7 +124,7 @@ def test_the_false_hold_rate_is_the_share_of_honest_workers_the_test_holds():
 @pytest.mark.parametrize("poor, acceptable", [(0.75, 0.75), (0.8, 0.7), (0.3, 0.75), (0.55, 1.0)])
 def test_levels_out_of_order_are_refused(poor, acceptable):
     with pytest.raises(ValueError):
-        flags.check_quality_levels(poor, acceptable)
+        sequential.check_quality_levels(poor, acceptable)
 
 
 @pytest.mark.django_db
@@ -187,7 +192,8 @@ def _study(slug: str, **options) -> Study:
 def _session(study: Study, worker, agrees, seconds_per_batch: float) -> StudySession:
     """Six batches of five through the validation services, the k-th answer agreeing with the
     written label when `agrees(k)` (else the next label), each batch submitted after `seconds_per_batch`."""
-    from validation.services import claim_validation_batch, submit_validation_batch
+    from validation.batch_claims import claim_validation_batch
+    from validation.services import submit_validation_batch
 
     session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s-{worker.pk}")
     turn = itertools.count()
@@ -212,11 +218,16 @@ def test_three_outcomes_better_than_chance_is_not_paid_until_shown_acceptable():
     """Issue 51: "better than chance but worse than acceptable is not paid". Over 30 answers against
     written labels: 12 agreeing is poor, 16 (53%, a rule labeller's) leans to poor and is held for
     review, 17 (57%) is not held, 20 (an honest worker at 75% expects 20.6) is paid."""
-    outcomes = {k: flags.sequential_quality_test([written_stratum(k, 30)]).outcome for k in (12, 16, 17, 20)}
-    assert outcomes == {12: flags.POOR, 16: flags.UNDECIDED_HELD, 17: flags.ACCEPTABLE, 20: flags.ACCEPTABLE}
+    outcomes = {k: sequential.sequential_quality_test([written_stratum(k, 30)]).outcome for k in (12, 16, 17, 20)}
+    assert outcomes == {
+        12: sequential.POOR,
+        16: sequential.UNDECIDED_HELD,
+        17: sequential.ACCEPTABLE,
+        20: sequential.ACCEPTABLE,
+    }
     # The chance test has no word for 16 of 30; the quality test holds it, for review.
-    assert not flags.sequential_guesser_test(16, 30, 1 / 3, flags.ORDINARY_AGREEMENT).holds_code
-    assert flags.sequential_quality_test([written_stratum(16, 30)]).holds_code
+    assert not sequential.sequential_guesser_test(16, 30, 1 / 3, sequential.ORDINARY_AGREEMENT).holds_code
+    assert sequential.sequential_quality_test([written_stratum(16, 30)]).holds_code
 
 
 @pytest.mark.django_db
@@ -268,7 +279,7 @@ def test_the_study_levels_decide(make_worker):
 def test_the_study_form_shows_the_false_hold_rate(admin_client):
     study = _study("quality-form")
     page = admin_client.get(reverse("admin:crowd_study_change", args=[study.pk])).content.decode()
-    rate = flags.false_hold_rate(0.55, 0.75, 60)
+    rate = sequential.false_hold_rate(0.55, 0.75, 60)
     assert "Quality test: honest workers held" in page
     assert f"{rate:.1%} after 60 labels" in page
     assert 'name="poor_accuracy"' in page and 'name="acceptable_accuracy"' in page

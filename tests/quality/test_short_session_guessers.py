@@ -16,7 +16,7 @@ from corpus.labels import LABELS
 from corpus.models import Label
 from crowd.arrival import SESSION_KEY
 from crowd.models import Study, StudySession, TaskKind
-from quality import flags
+from quality import flags, sequential
 from quality.selectors import sequential_evidence, worker_quality
 from tests.present import present
 from tests.validation.validation_factories import item_field, make_dataset, make_pair
@@ -37,13 +37,13 @@ def simulated_session(rng, agreement, items=20, written=None):
 
 def test_the_sequential_test_catches_20_item_guessers_and_spares_validators():
     rng = random.Random(27)
-    guessers = [flags.sequential_guesser_test(*simulated_session(rng, None)) for _ in range(2000)]
-    honest = [flags.sequential_guesser_test(*simulated_session(rng, 0.85)) for _ in range(2000)]
-    careless = [flags.sequential_guesser_test(*simulated_session(rng, 0.7)) for _ in range(2000)]
+    guessers = [sequential.sequential_guesser_test(*simulated_session(rng, None)) for _ in range(2000)]
+    honest = [sequential.sequential_guesser_test(*simulated_session(rng, 0.85)) for _ in range(2000)]
+    careless = [sequential.sequential_guesser_test(*simulated_session(rng, 0.7)) for _ in range(2000)]
     caught = sum(r.holds_code for r in guessers) / len(guessers)
     wrongly = sum(r.holds_code for r in honest) / len(honest)
     careless_wrongly = sum(r.holds_code for r in careless) / len(careless)
-    flagged = sum(r.decision == flags.AT_CHANCE for r in guessers) / len(guessers)
+    flagged = sum(r.decision == sequential.AT_CHANCE for r in guessers) / len(guessers)
     print(
         f"\n20-item sessions: guessers caught {caught:.3f}; validators at 85% agreement caught {wrongly:.4f}, "
         f"at 70% {careless_wrongly:.4f}; guessers past the SPRT's flag bound {flagged:.3f}"
@@ -52,9 +52,9 @@ def test_the_sequential_test_catches_20_item_guessers_and_spares_validators():
 
 
 def test_evidence_adds_up_across_sessions():
-    one = flags.sequential_guesser_test(2, 6, 1 / 3)
-    two = flags.sequential_guesser_test(8, 24, 1 / 3)
-    assert one.decision == flags.UNDECIDED and two.decision == flags.AT_CHANCE
+    one = sequential.sequential_guesser_test(2, 6, 1 / 3)
+    two = sequential.sequential_guesser_test(8, 24, 1 / 3)
+    assert one.decision == sequential.UNDECIDED and two.decision == sequential.AT_CHANCE
 
 
 @pytest.mark.django_db
@@ -119,7 +119,8 @@ def test_without_the_study_option_the_code_is_not_held(make_worker):
     )
     worker = make_worker()
     session = StudySession.objects.create(study=study, worker=worker, external_session_id="x")
-    from validation.services import claim_validation_batch, submit_validation_batch
+    from validation.batch_claims import claim_validation_batch
+    from validation.services import submit_validation_batch
 
     batch = present(claim_validation_batch(worker, study_session=session))
     pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)

@@ -13,7 +13,7 @@ from corpus.models import LABELS_PER_PAIR, Label, Pair, ValidationLabel
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests.present import present
-from validation import holds, services
+from validation import batch_claims, holds, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -45,7 +45,7 @@ def visit(study, worker):
 
 
 def claim(study, worker):
-    return services.claim_validation_batch(worker, study_session=visit(study, worker))
+    return batch_claims.claim_validation_batch(worker, study_session=visit(study, worker))
 
 
 def pairs_of(batch):
@@ -93,7 +93,7 @@ def test_the_claims_of_an_id_that_let_a_claim_run_out_are_served_again(study, ho
     """A take-back after a hold ran out: the id's claims (even fresh ones) do not close their pairs."""
     worker, batch = holder
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.TAKEN_BACK
+    assert present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS)).outcome is HoldRenewal.TAKEN_BACK
     backup = present(claim(study, make_worker()))
     assert pairs_of(backup) == pairs_of(batch)
 

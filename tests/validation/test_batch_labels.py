@@ -10,7 +10,7 @@ from corpus.services import LabelRefused, add_label, add_labels
 from model_annotators.live_vote import votes_on
 from tests import factories
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_pair
@@ -62,7 +62,7 @@ def test_a_claim_and_a_submit_take_a_handful_of_statements(dataset, make_worker,
     # Seven statements (the last keeps the candidates' held places, crowd.claiming's `after`) and
     # the savepoint pair.
     with django_assert_max_num_queries(9):
-        batch = present(services.claim_validation_batch(worker))
+        batch = present(batch_claims.claim_validation_batch(worker))
     pairs = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert len(pairs) == 5
     # Nine statements (the eighth appends the maintained aggregates' deltas, corpus.tallies, the

@@ -25,7 +25,7 @@ from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from quality.services import set_reference_label
 from tests import factories
 from tests.present import present
-from validation import services
+from validation import batch_claims
 from validation.models import ValidationClaim
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +71,7 @@ def batches(batch_ids):
 
 
 def claim_many(dataset, make_worker, count, **kwargs):
-    return [services.claim_validation_batch(make_worker(), dataset=dataset, **kwargs) for _ in range(count)]
+    return [batch_claims.claim_validation_batch(make_worker(), dataset=dataset, **kwargs) for _ in range(count)]
 
 
 def test_a_batch_never_shows_two_pairs_of_one_premise(dataset, make_worker):
@@ -134,7 +134,7 @@ def test_a_catch_trial_is_placed_like_any_other_pair(dataset, make_worker):
     served = []
     for _ in range(40):
         worker = make_worker()
-        served.append(services.claim_validation_batch(worker, study_session=session_for(study, worker)))
+        served.append(batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker)))
     positions: Counter[int] = Counter()
     for batch in batches(served):
         premises = Counter(claim.pair.premise_id for claim in batch)
@@ -153,10 +153,10 @@ def _claim_statements(study, worker, catch_count, monkeypatch):
     # No catch premise left open by an earlier claim: the draw alone decides whether this batch opens
     # one (a draw of 0 always does, 1 never).
     ValidationClaim.objects.filter(is_catch_trial=True).delete()
-    monkeypatch.setattr(services, "catch_draw", lambda: 0.0 if catch_count else 1.0)
+    monkeypatch.setattr(batch_claims, "catch_draw", lambda: 0.0 if catch_count else 1.0)
     session = session_for(study, worker)
     with CaptureQueriesContext(connection) as queries:
-        batch = present(services.claim_validation_batch(worker, study_session=session))
+        batch = present(batch_claims.claim_validation_batch(worker, study_session=session))
     claims = ValidationClaim.objects.filter(batch=batch)
     assert claims.filter(is_catch_trial=True).count() == catch_count
     return normalised(queries), session
@@ -197,7 +197,7 @@ def test_a_worker_meets_a_premise_again_only_when_no_other_is_left(dataset, make
     worker = make_worker()
     session = session_for(study, worker)
     seen: list[set[int]] = []
-    while batch := services.claim_validation_batch(worker, study_session=session):
+    while batch := batch_claims.claim_validation_batch(worker, study_session=session):
         claims = list(ValidationClaim.objects.filter(batch=batch).select_related("pair"))
         premises = {claim.pair.premise_id for claim in claims}
         ordinary = {claim.pair.premise_id for claim in claims if not claim.is_catch_trial}
@@ -226,7 +226,7 @@ def test_a_catch_premise_with_pairs_still_in_validation_waits_and_never_empties_
         set_reference_label(pair, pair.author_label, is_catch_trial=True)
     study = catch_study(dataset, 0.5, catch_premises=0)
     worker = make_worker()
-    batch = services.claim_validation_batch(worker, study_session=session_for(study, worker))
+    batch = batch_claims.claim_validation_batch(worker, study_session=session_for(study, worker))
     assert batch is not None, "no pairs, though twelve fresh pairs had room"
     claims = ValidationClaim.objects.filter(batch=batch)
     assert set(claims.values_list("pair_id", flat=True)) <= {p.pk for p in ordinary}

@@ -13,7 +13,7 @@ from corpus.services import add_label
 from crowd.models import ClaimStatus
 from quality.models import CatchTrialAnswer
 from tests.present import present
-from validation import selectors, services
+from validation import batch_claims, selectors
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -50,7 +50,7 @@ def test_a_pair_once_claimed_and_let_expire_is_not_offered_again(make_worker):
     dataset = make_dataset()
     validator = make_worker()
     pairs = [make_pair(dataset) for _ in range(6)]
-    batch = present(services.claim_validation_batch(validator))
+    batch = present(batch_claims.claim_validation_batch(validator))
     held = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     ValidationClaim.objects.filter(batch=batch).update(
         status=ClaimStatus.EXPIRED, expires_at=timezone.now() - timedelta(minutes=1)

@@ -8,13 +8,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from collection import services as writing
+from collection import writing_claims
 from collection.models import WritingClaim
 from corpus.models import Dataset
 from tests import factories
 from tests.collection.writing_helpers import add_premises, writing_setup
+from validation import batch_claims, premise_labels
 from validation import grammaticality as grammar
-from validation import premise_labels, services
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
 
 from .premise_helpers import make_items
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 # Savepoints aside (the test runs in a transaction): one count per kind, whatever the database.
 # Writing asks whether the dataset's team excluded the worker (issue 55); validation asks it in the
 # statement of its trusted-only check. Writing's recount, insert and claims made are one statement
-# (`collection.services._claim_in_one_statement`).
+# (`collection.writing_claims._claim_in_one_statement`).
 EXPECTED = {"validation": 8, "premise": 5, "grammaticality": 5, "writing": 4}
 
 
@@ -39,7 +39,7 @@ def test_a_validation_claim(dataset, make_worker):
     for _ in range(12):
         make_pair(dataset)
     worker = make_worker()
-    batch, sql = statements(lambda: services.claim_validation_batch(worker, dataset=dataset))
+    batch, sql = statements(lambda: batch_claims.claim_validation_batch(worker, dataset=dataset))
     assert ValidationClaim.objects.filter(batch=batch).count() == 5
     assert len(sql) == EXPECTED["validation"], sql
 
@@ -67,6 +67,6 @@ def test_a_writing_claim(make_worker):
     dataset, genre = writing_setup()
     add_premises(dataset, genre, 6)
     worker = make_worker()
-    claim, sql = statements(lambda: writing.claim_next_premise(worker, dataset=dataset))
+    claim, sql = statements(lambda: writing_claims.claim_next_premise(worker, dataset=dataset))
     assert WritingClaim.objects.get(worker=worker) == claim
     assert len(sql) == EXPECTED["writing"], sql

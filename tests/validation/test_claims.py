@@ -12,7 +12,7 @@ from corpus.models import Label, Pair, PremiseStatus, Split, ValidationLabel
 from corpus.services import add_label
 from crowd.models import ClaimStatus
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim, ValidationPolicy
 
 from .validation_factories import make_dataset, make_pair
@@ -27,7 +27,7 @@ def claimed_pairs(batch):
 def test_batch_has_five_pairs_and_expires_later(dataset, make_worker):
     pairs = [make_pair(dataset) for _ in range(7)]
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     claims = ValidationClaim.objects.filter(batch=batch)
     assert claims.count() == 5
     assert claimed_pairs(batch) <= {p.pk for p in pairs}
@@ -38,7 +38,7 @@ def test_own_pair_is_never_offered(dataset, make_worker):
     author = make_worker()
     own = [make_pair(dataset, author=author) for _ in range(5)]
     others = [make_pair(dataset) for _ in range(2)]
-    batch = services.claim_validation_batch(author)
+    batch = batch_claims.claim_validation_batch(author)
     assert claimed_pairs(batch) == {p.pk for p in others}
     assert not claimed_pairs(batch) & {p.pk for p in own}
 
@@ -47,8 +47,8 @@ def test_reload_returns_the_same_batch(dataset, make_worker):
     for _ in range(12):
         make_pair(dataset)
     worker = make_worker()
-    first = services.claim_validation_batch(worker)
-    again = services.claim_validation_batch(worker)
+    first = batch_claims.claim_validation_batch(worker)
+    again = batch_claims.claim_validation_batch(worker)
     assert first == again
     assert ValidationClaim.objects.filter(worker=worker).count() == 5
 
@@ -57,15 +57,15 @@ def test_a_pair_is_never_given_twice_to_the_same_worker(dataset, make_worker):
     pairs = [make_pair(dataset) for _ in range(8)]
     worker = make_worker()
     seen = []
-    first = present(services.claim_validation_batch(worker))
+    first = present(batch_claims.claim_validation_batch(worker))
     seen += claimed_pairs(first)
     services.submit_validation_batch(worker, first, dict.fromkeys(claimed_pairs(first), Label.NEUTRAL))
-    second = present(services.claim_validation_batch(worker))
+    second = present(batch_claims.claim_validation_batch(worker))
     seen += claimed_pairs(second)
     assert len(claimed_pairs(second)) == 3  # only the three it has not seen
     assert len(seen) == len(set(seen)) == 8
     services.submit_validation_batch(worker, second, dict.fromkeys(claimed_pairs(second), Label.NEUTRAL))
-    assert services.claim_validation_batch(worker) is None
+    assert batch_claims.claim_validation_batch(worker) is None
     assert {p.pk for p in pairs} == set(seen)
 
 
@@ -73,9 +73,9 @@ def test_an_expired_claim_is_not_given_back_to_its_worker(dataset, make_worker):
     for _ in range(6):
         make_pair(dataset)
     worker = make_worker()
-    old = present(services.claim_validation_batch(worker))
+    old = present(batch_claims.claim_validation_batch(worker))
     ValidationClaim.objects.filter(batch=old).update(expires_at=timezone.now() - timedelta(seconds=1))
-    new = services.claim_validation_batch(worker)
+    new = batch_claims.claim_validation_batch(worker)
     assert new != old
     assert not claimed_pairs(new) & claimed_pairs(old)
     assert set(ValidationClaim.objects.filter(batch=old).values_list("status", flat=True)) == {ClaimStatus.EXPIRED}
@@ -92,7 +92,7 @@ def test_closest_to_complete_first(dataset, make_worker):
         for validator in validators:
             add_label(pair, Label.ENTAILMENT, worker=validator)
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     # Which pairs: the closest to complete; in what order on the page: a random one (issue 39).
     claimed = set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
     assert claimed == {four[0].pk, four[1].pk, two[0].pk, two[1].pk, fresh[0].pk}
@@ -102,18 +102,18 @@ def test_a_pair_with_four_live_claims_is_full(dataset, make_worker):
     pair = make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
     for holder in holders:
-        assert claimed_pairs(services.claim_validation_batch(holder)) == {pair.pk}
-    assert services.claim_validation_batch(make_worker()) is None
+        assert claimed_pairs(batch_claims.claim_validation_batch(holder)) == {pair.pk}
+    assert batch_claims.claim_validation_batch(make_worker()) is None
 
 
 def test_expired_claims_return_to_the_pool(dataset, make_worker):
     pair = make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [present(services.claim_validation_batch(holder)) for holder in holders]
+    batches = [present(batch_claims.claim_validation_batch(holder)) for holder in holders]
     late = make_worker()
-    assert services.claim_validation_batch(late) is None
+    assert batch_claims.claim_validation_batch(late) is None
     ValidationClaim.objects.filter(batch=batches[0]).update(expires_at=timezone.now() - timedelta(minutes=1))
-    batch = present(services.claim_validation_batch(late))
+    batch = present(batch_claims.claim_validation_batch(late))
     assert claimed_pairs(batch) == {pair.pk}
     assert ValidationClaim.objects.get(batch=batches[0]).status == ClaimStatus.EXPIRED
 
@@ -127,22 +127,22 @@ def test_pairs_not_needing_validation_complete_or_held_are_not_offered(dataset, 
     for _ in range(4):
         add_label(done, Label.NEUTRAL, worker=make_worker())
     wanted = make_pair(dataset)
-    assert claimed_pairs(services.claim_validation_batch(make_worker())) == {wanted.pk}
+    assert claimed_pairs(batch_claims.claim_validation_batch(make_worker())) == {wanted.pk}
 
 
 def test_dataset_filter(dataset, make_worker):
     other = make_dataset("other")
     mine = make_pair(dataset)
     make_pair(other)
-    assert claimed_pairs(services.claim_validation_batch(make_worker(), dataset=dataset)) == {mine.pk}
+    assert claimed_pairs(batch_claims.claim_validation_batch(make_worker(), dataset=dataset)) == {mine.pk}
 
 
 def test_excluded_worker_gets_no_tasks(dataset, make_worker):
     make_pair(dataset)
     worker = make_worker(is_excluded=True)  # by the team of the dataset
-    with pytest.raises(services.NotAllowedToValidate, match="not taking part"):
-        services.claim_validation_batch(worker, dataset=dataset)
-    assert services.claim_validation_batch(worker) is None  # outside a study: none of the team's pairs
+    with pytest.raises(batch_claims.NotAllowedToValidate, match="not taking part"):
+        batch_claims.claim_validation_batch(worker, dataset=dataset)
+    assert batch_claims.claim_validation_batch(worker) is None  # outside a study: none of the team's pairs
     assert not ValidationClaim.objects.exists()
 
 
@@ -151,12 +151,12 @@ def test_trusted_only_dataset(dataset, make_worker):
     closed = make_pair(dataset)
     open_pair = make_pair(make_dataset("open"))
     untrusted = make_worker()
-    with pytest.raises(services.NotAllowedToValidate, match="trusted"):
-        services.claim_validation_batch(untrusted, dataset=dataset)
+    with pytest.raises(batch_claims.NotAllowedToValidate, match="trusted"):
+        batch_claims.claim_validation_batch(untrusted, dataset=dataset)
     # Asking for any dataset, the untrusted worker sees only the open one.
-    assert claimed_pairs(services.claim_validation_batch(untrusted)) == {open_pair.pk}
+    assert claimed_pairs(batch_claims.claim_validation_batch(untrusted)) == {open_pair.pk}
     trusted = make_worker(is_trusted=True)
-    assert claimed_pairs(services.claim_validation_batch(trusted, dataset=dataset)) == {closed.pk}
+    assert claimed_pairs(batch_claims.claim_validation_batch(trusted, dataset=dataset)) == {closed.pk}
 
 
 # --- add_label (corpus.services) ----------------------------------------------------------------------

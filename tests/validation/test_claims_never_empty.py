@@ -14,10 +14,10 @@ from django.db import connection
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from collection import services as writing
+from collection import writing_claims
 from corpus.models import Label, Pair, Premise, Worker
 from tests.collection.writing_helpers import add_premises, writing_setup
-from validation import services
+from validation import batch_claims
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -64,7 +64,7 @@ def test_concurrent_validation_claims_never_say_no_task_while_places_remain():
         make_pair(dataset, author=authors[number % 3], label=list(Label)[number % 3])
     for round_number in range(ROUNDS):
         claimers = new_workers(CLAIMERS, f"validator{round_number}")
-        results = all_at_once([lambda w=w: services.claim_validation_batch(w, dataset=dataset) for w in claimers])
+        results = all_at_once([lambda w=w: batch_claims.claim_validation_batch(w, dataset=dataset) for w in claimers])
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
         assert None not in results, f"round {round_number}: {results.count(None)} claims said 'no task'"
@@ -80,7 +80,7 @@ def test_concurrent_writing_claims_never_say_no_task_while_premises_remain():
     add_premises(dataset, genre, ROUNDS * CLAIMERS + 10)
     for round_number in range(ROUNDS):
         claimers = new_workers(CLAIMERS, f"writer{round_number}")
-        results = all_at_once([lambda w=w: writing.claim_next_premise(w, dataset=dataset) for w in claimers])
+        results = all_at_once([lambda w=w: writing_claims.claim_next_premise(w, dataset=dataset) for w in claimers])
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
         assert None not in results, f"round {round_number}: {results.count(None)} claims said 'no task'"

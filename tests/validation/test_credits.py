@@ -18,7 +18,7 @@ from dashboard.queries.costs import _outcome_rows
 from quality.services import set_excluded
 from teams.models import default_team_id
 from tests.present import present
-from validation import cost_tally, credits, services
+from validation import batch_claims, cost_tally, credits, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_pair
@@ -71,7 +71,7 @@ def validation_study(dataset, slug):
 
 
 def validate(worker, label, session=None):
-    batch = services.claim_validation_batch(worker, study_session=session)
+    batch = batch_claims.claim_validation_batch(worker, study_session=session)
     assert batch is not None
     pairs = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
     services.submit_validation_batch(worker, batch, dict.fromkeys(pairs, label))

@@ -7,7 +7,7 @@ from corpus.models import Label, Pair, ValidationLabel, Worker
 from corpus.recompute import find_disagreements, recompute_gold
 from corpus.services import LabelRefused, add_label, set_workers_excluded
 from teams.models import default_team_id
-from validation import services
+from validation import batch_claims, services
 
 from .validation_factories import make_pair
 
@@ -37,7 +37,7 @@ def exclude(*workers, excluded=True):
 def validate_everything(worker, label):
     """The worker claims and submits batches until none is left; returns the pairs they labelled."""
     labelled = []
-    while (batch := services.claim_validation_batch(worker)) is not None:
+    while (batch := batch_claims.claim_validation_batch(worker)) is not None:
         from validation.models import ValidationClaim
 
         pks = list(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True))
@@ -192,14 +192,14 @@ def test_excluding_a_worker_releases_their_open_claims_at_once(dataset, make_wor
     # Each pair still wants four labels: three validators may hold it at once and a fourth waits.
     holders = [make_worker() for _ in range(4)]
     for holder in holders:
-        assert services.claim_validation_batch(holder) is not None
+        assert batch_claims.claim_validation_batch(holder) is not None
     cheat = holders[0]
     waiting = make_worker()
-    assert services.claim_validation_batch(waiting) is None  # every pair is held four times over
+    assert batch_claims.claim_validation_batch(waiting) is None  # every pair is held four times over
 
     set_excluded([cheat.pk], True, teams=[default_team_id()])
 
     assert not ValidationClaim.objects.filter(worker=cheat, status=ClaimStatus.OPEN).exists()
-    batch = services.claim_validation_batch(waiting)
+    batch = batch_claims.claim_validation_batch(waiting)
     assert batch is not None
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in pairs}

@@ -19,7 +19,7 @@ from corpus.models import Label, ValidationLabel
 from corpus.services import add_labels
 from crowd.models import ClaimStatus
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -55,6 +55,7 @@ class RacingClock:
 def clock(request, monkeypatch):
     clock = RacingClock(request.param)
     monkeypatch.setattr(services, "timezone", clock)
+    monkeypatch.setattr(batch_claims, "timezone", clock)  # the claims read the same clock
 
     def add_labels_then_pause(*args, **kwargs):
         labels = add_labels(*args, **kwargs)
@@ -68,7 +69,7 @@ def clock(request, monkeypatch):
 def label_three_times(pair, make_worker, clock):
     for _ in range(3):
         worker = make_worker()
-        batch = present(services.claim_validation_batch(worker))
+        batch = present(batch_claims.claim_validation_batch(worker))
         services.submit_validation_batch(worker, batch, {pair.pk: Label.NEUTRAL})
     pair.refresh_from_db()
     assert pair.label_count == 4
@@ -79,7 +80,7 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refus
     pair = make_pair(dataset, author=make_worker(), label=Label.ENTAILMENT)
     label_three_times(pair, make_worker, clock)
     a, b = make_worker(), make_worker()
-    batch_a = present(services.claim_validation_batch(a))
+    batch_a = present(batch_claims.claim_validation_batch(a))
     ValidationClaim.objects.filter(batch=batch_a).update(expires_at=T)  # A's place is A's until T
 
     outcome: dict[str, object] = {}
@@ -87,7 +88,7 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refus
     def a_submits():
         try:
             outcome["a"] = services.submit_validation_batch(a, batch_a, {pair.pk: Label.CONTRADICTION})
-        except services.ValidationRefused as refused:
+        except batch_claims.ValidationRefused as refused:
             outcome["a"] = refused
         finally:
             connection.close()
@@ -96,7 +97,7 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refus
     thread.start()
     assert clock.a_paused.wait(30), f"A's submit never reached the {clock.pause_at}"
     clock.value = T + timedelta(seconds=1)  # A's claim has expired now
-    batch_b = services.claim_validation_batch(b)
+    batch_b = batch_claims.claim_validation_batch(b)
     clock.b_has_claimed.set()
     thread.join(60)
     assert not thread.is_alive()
@@ -106,7 +107,7 @@ def test_a_submit_at_expiry_and_a_newcomer_claim_never_make_six_labels_nor_refus
         assert list(ValidationClaim.objects.filter(batch=batch_b).values_list("pair_id", flat=True)) == [pair.pk]
         saved_b = services.submit_validation_batch(b, batch_b, {pair.pk: Label.ENTAILMENT})
         assert len(saved_b.labels) == 1
-        assert isinstance(outcome["a"], services.BatchExpired), outcome["a"]
+        assert isinstance(outcome["a"], batch_claims.BatchExpired), outcome["a"]
     else:
         # A held the place when B looked: A's labels count.
         assert isinstance(outcome["a"], services.SubmittedBatch), outcome["a"]

@@ -13,8 +13,8 @@ from corpus.models import Dataset, GrammaticalityJudgment, Pair
 from crowd.models import ClaimStatus
 from tests import factories
 from validation import grammaticality as grammar
+from validation.batch_claims import ValidationRefused
 from validation.models import GrammaticalityClaim
-from validation.services import ValidationRefused
 
 
 def hypotheses(slug, count, wanted):

@@ -12,7 +12,7 @@ from corpus.models import Label, Pair, Split
 from corpus.services import create_pairs
 from tests import factories
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_pair
@@ -30,10 +30,10 @@ def claimed(batch):
 def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
     pair = make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [present(services.claim_validation_batch(holder, dataset=dataset)) for holder in holders]
+    batches = [present(batch_claims.claim_validation_batch(holder, dataset=dataset)) for holder in holders]
     assert all(claimed(batch) == {pair.pk} for batch in batches)
     assert held(pair) == 4  # one label and four live claims: full, out of the claim index
-    assert services.claim_validation_batch(make_worker(), dataset=dataset) is None
+    assert batch_claims.claim_validation_batch(make_worker(), dataset=dataset) is None
 
     services.submit_validation_batch(holders[0], batches[0], {pair.pk: Label.NEUTRAL})
     assert held(pair) == 3  # the place became a label
@@ -43,21 +43,21 @@ def test_claims_submits_and_expiry_move_the_held_places(dataset, make_worker):
     # A claim runs out: the pair is out of the index with a stale count, and still comes back.
     ValidationClaim.objects.filter(batch=batches[1]).update(expires_at=timezone.now() - timedelta(seconds=1))
     late = make_worker()
-    assert claimed(services.claim_validation_batch(late, dataset=dataset)) == {pair.pk}
+    assert claimed(batch_claims.claim_validation_batch(late, dataset=dataset)) == {pair.pk}
     assert held(pair) == 3
 
 
 def test_pairs_whose_claims_ran_out_come_back_at_the_beat_not_on_every_claim(dataset, make_worker):
     full, other = make_pair(dataset), make_pair(dataset)
     holders = [make_worker() for _ in range(4)]
-    batches = [present(services.claim_validation_batch(holder, dataset=dataset)) for holder in holders]
+    batches = [present(batch_claims.claim_validation_batch(holder, dataset=dataset)) for holder in holders]
     assert held(full) == 4 and held(other) == 4
     ValidationClaim.objects.filter(batch__in=batches[:2], pair=full).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
     # A claim that finds a free pair leaves the others' claims alone: no sweep of the claim table.
     new = make_pair(dataset)
-    assert claimed(services.claim_validation_batch(make_worker(), dataset=dataset)) == {new.pk}
+    assert claimed(batch_claims.claim_validation_batch(make_worker(), dataset=dataset)) == {new.pk}
     assert held(full) == 4
     # The beat's release marks them expired and takes `full` back into the index.
     assert services.release_expired_claims() == 2

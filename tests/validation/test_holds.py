@@ -16,7 +16,7 @@ from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus
 from tests import factories
 from tests.present import present
-from validation import holds, premise_labels, services
+from validation import batch_claims, holds, premise_labels
 from validation.models import PremiseLabelClaim, ValidationClaim
 
 from .premise_helpers import make_items
@@ -47,7 +47,7 @@ def batch_of(dataset, make_worker):
 
     def claim(worker=None):
         worker = worker or make_worker()
-        return worker, services.claim_validation_batch(worker)
+        return worker, batch_claims.claim_validation_batch(worker)
 
     return claim
 
@@ -55,7 +55,7 @@ def batch_of(dataset, make_worker):
 def test_more_time_in_the_last_minutes_extends_the_own_batch(batch_of):
     worker, batch = batch_of()
     set_hold(batch, left=timedelta(minutes=2))
-    renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+    renewed = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
     assert renewed.outcome is HoldRenewal.EXTENDED
     for claim in claims_of(batch):
         assert claim.status == ClaimStatus.OPEN
@@ -65,8 +65,8 @@ def test_more_time_in_the_last_minutes_extends_the_own_batch(batch_of):
 def test_a_double_click_extends_once(batch_of):
     worker, batch = batch_of()
     set_hold(batch, left=timedelta(minutes=2))
-    first = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
-    second = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+    first = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
+    second = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
     assert (first.outcome, second.outcome) == (HoldRenewal.EXTENDED, HoldRenewal.UNCHANGED)
     assert second.expires_at == first.expires_at
 
@@ -75,14 +75,14 @@ def test_an_extension_is_given_within_the_bound(batch_of):
     worker, batch = batch_of()
     # Claimed 18 minutes ago: one period's worth of extra time is the default.
     set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=CLAIM_MINUTES - 2))
-    assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.EXTENDED
+    assert present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS)).outcome is HoldRenewal.EXTENDED
 
 
 def test_more_time_is_bounded(batch_of):
     worker, batch = batch_of()
     # Claimed almost two periods ago and extended once (the default bound): no more time.
     set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=2 * CLAIM_MINUTES - 2))
-    renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+    renewed = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
     assert renewed.outcome is HoldRenewal.AT_LIMIT
     assert claims_of(batch)[0].expires_at < timezone.now() + timedelta(minutes=3)
 
@@ -91,7 +91,7 @@ def test_a_second_extension_follows_the_setting(batch_of):
     worker, batch = batch_of()
     with override_settings(NLI={**settings.NLI, "HOLD_EXTENSIONS": 2}):
         set_hold(batch, left=timedelta(minutes=2), age=timedelta(minutes=2 * CLAIM_MINUTES - 2))
-        renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+        renewed = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
     assert renewed.outcome is HoldRenewal.EXTENDED
 
 
@@ -99,14 +99,14 @@ def test_no_extensions_when_the_settings_allow_none(batch_of):
     worker, batch = batch_of()
     with override_settings(NLI={**settings.NLI, "HOLD_EXTENSIONS": 0}):
         set_hold(batch, left=timedelta(minutes=2))
-        assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.AT_LIMIT
+        assert present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS)).outcome is HoldRenewal.AT_LIMIT
 
 
 def test_an_expired_batch_comes_back_with_the_same_pairs(batch_of):
     worker, batch = batch_of()
     pairs = [claim.pair_id for claim in claims_of(batch)]
     set_hold(batch, left=-timedelta(minutes=30), status=ClaimStatus.EXPIRED)
-    renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+    renewed = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
     assert renewed.outcome is HoldRenewal.TAKEN_BACK
     claims = claims_of(batch)
     assert [claim.pair_id for claim in claims] == pairs
@@ -123,7 +123,7 @@ def test_an_expired_batch_whose_pair_was_taken_does_not_come_back(batch_of, make
     Pair.objects.filter(pk=taken.pk).update(label_count=4)
     other = make_worker()
     ValidationClaim.objects.create(worker=other, pair=taken, expires_at=timezone.now() + timedelta(minutes=10))
-    renewed = present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS))
+    renewed = present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS))
     assert renewed.outcome is HoldRenewal.TAKEN
     # Nothing of the batch is held again: not even its free pairs.
     assert all(claim.status == ClaimStatus.EXPIRED for claim in claims_of(batch))
@@ -133,22 +133,22 @@ def test_another_workers_batch_is_not_renewed(batch_of, make_worker):
     _, batch = batch_of()
     set_hold(batch, left=timedelta(minutes=2))
     before = [claim.expires_at for claim in claims_of(batch)]
-    assert holds.renew_batch(make_worker(), batch, services.VALIDATION_CLAIMS) is None
+    assert holds.renew_batch(make_worker(), batch, batch_claims.VALIDATION_CLAIMS) is None
     assert [claim.expires_at for claim in claims_of(batch)] == before
 
 
 def test_a_submitted_batch_is_gone(batch_of):
     worker, batch = batch_of()
     ValidationClaim.objects.filter(batch=batch).update(status=ClaimStatus.SUBMITTED)
-    assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.GONE
+    assert present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS)).outcome is HoldRenewal.GONE
 
 
 def test_an_expired_batch_stays_out_while_the_worker_holds_another(batch_of):
     worker, old = batch_of()
     set_hold(old, left=-timedelta(minutes=1), status=ClaimStatus.EXPIRED)
-    new = services.claim_validation_batch(worker)
+    new = batch_claims.claim_validation_batch(worker)
     assert new != old
-    assert present(holds.renew_batch(worker, old, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.BUSY
+    assert present(holds.renew_batch(worker, old, batch_claims.VALIDATION_CLAIMS)).outcome is HoldRenewal.BUSY
     assert all(claim.status == ClaimStatus.EXPIRED for claim in claims_of(old))
 
 
@@ -156,7 +156,7 @@ def test_an_excluded_worker_gets_nothing_back(batch_of):
     worker, batch = batch_of()
     set_hold(batch, left=-timedelta(minutes=1))
     factories.exclude(worker)
-    assert present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome is HoldRenewal.GONE
+    assert present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS)).outcome is HoldRenewal.GONE
 
 
 def test_a_per_premise_batch_comes_back_within_its_three_judgments(make_worker):

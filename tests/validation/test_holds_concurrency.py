@@ -14,7 +14,7 @@ from corpus.models import Label, Pair
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests.present import present
-from validation import holds, services
+from validation import batch_claims, holds
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -53,7 +53,7 @@ def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transact
     Pair.objects.update(label_count=4)  # one place left on each pair
     owner = make_worker()
     claimers = [make_worker() for _ in range(CLAIMERS)]
-    batch = present(services.claim_validation_batch(owner))
+    batch = present(batch_claims.claim_validation_batch(owner))
     outcomes = []
     for _ in range(ROUNDS):
         ValidationClaim.objects.exclude(worker=owner).delete()
@@ -61,8 +61,8 @@ def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transact
             status=ClaimStatus.EXPIRED, expires_at=timezone.now() - timedelta(minutes=1), take_backs=0
         )
         Pair.objects.update(held_places=0)
-        calls: list[Callable[[], object]] = [lambda: holds.renew_batch(owner, batch, services.VALIDATION_CLAIMS)]
-        calls += [partial(services.claim_validation_batch, worker) for worker in claimers]
+        calls: list[Callable[[], object]] = [lambda: holds.renew_batch(owner, batch, batch_claims.VALIDATION_CLAIMS)]
+        calls += [partial(batch_claims.claim_validation_batch, worker) for worker in claimers]
         results = at_once(calls)
         assert not [result for result in results if isinstance(result, Exception)]
         live = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=timezone.now())
@@ -99,7 +99,7 @@ def test_a_waiting_participant_gets_the_pairs_whoever_commits_first(transactiona
         worker.pk: StudySession.objects.create(study=study, worker=worker, external_session_id=f"S{worker.pk}")
         for worker in (owner, waiter)
     }
-    batch = present(services.claim_validation_batch(owner, study_session=sessions[owner.pk]))
+    batch = present(batch_claims.claim_validation_batch(owner, study_session=sessions[owner.pk]))
 
     for _ in range(ROUNDS):
         ValidationClaim.objects.filter(worker=waiter).delete()
@@ -110,8 +110,8 @@ def test_a_waiting_participant_gets_the_pairs_whoever_commits_first(transactiona
         StudySession.objects.filter(pk=sessions[waiter.pk].pk).update(no_task_at=timezone.now())
         results = at_once(
             [
-                lambda: holds.renew_batch(owner, batch, services.VALIDATION_CLAIMS),
-                lambda: services.claim_validation_batch(waiter, study_session=sessions[waiter.pk]),
+                lambda: holds.renew_batch(owner, batch, batch_claims.VALIDATION_CLAIMS),
+                lambda: batch_claims.claim_validation_batch(waiter, study_session=sessions[waiter.pk]),
             ]
         )
         assert not [result for result in results if isinstance(result, Exception)]

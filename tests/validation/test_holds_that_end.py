@@ -15,7 +15,7 @@ from corpus.models import LABELS_PER_PAIR, Label, Pair
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests.present import present
-from validation import holds, services
+from validation import batch_claims, holds
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -51,7 +51,7 @@ def visit(study, worker):
 def holder(study, make_worker):
     """A worker whose batch holds every pair of the study."""
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker, study_session=visit(study, worker)))
+    batch = present(batch_claims.claim_validation_batch(worker, study_session=visit(study, worker)))
     return worker, batch
 
 
@@ -75,7 +75,7 @@ def waiting(study, worker, *, ago=timedelta(minutes=1)):
 
 
 def renew(worker, batch):
-    return present(holds.renew_batch(worker, batch, services.VALIDATION_CLAIMS)).outcome
+    return present(holds.renew_batch(worker, batch, batch_claims.VALIDATION_CLAIMS)).outcome
 
 
 def test_an_expired_batch_is_taken_back_once(holder):
@@ -115,7 +115,7 @@ def test_a_take_back_is_refused_while_another_participant_waits(study, holder, m
     assert renew(worker, batch) is HoldRenewal.BACK_WAITED_FOR
     assert all(claim.status == ClaimStatus.EXPIRED for claim in claims_of(batch))
     # What they waited for is theirs now.
-    theirs = present(services.claim_validation_batch(other, study_session=session))
+    theirs = present(batch_claims.claim_validation_batch(other, study_session=session))
     assert {claim.pair_id for claim in claims_of(theirs)} == pairs
 
 
@@ -140,7 +140,7 @@ def test_a_participant_who_got_work_since_is_not_waiting(study, holder, make_wor
     other = make_worker()
     waiting(study, other)
     make_pair(study.dataset, label=Label.NEUTRAL)  # new work came, and they took it
-    assert services.claim_validation_batch(other, study_session=StudySession.objects.get(worker=other))
+    assert batch_claims.claim_validation_batch(other, study_session=StudySession.objects.get(worker=other))
     warning_minutes(batch)
     assert renew(worker, batch) is HoldRenewal.EXTENDED
 
@@ -171,7 +171,7 @@ def test_an_arrival_told_no_task_waits_and_the_holder_cannot_take_the_pairs_back
     worker, batch = holder
     # Another participant works beside the holder (a backup claim, docs/holds.md): the arrival finds nothing.
     backup = make_worker()
-    present(services.claim_validation_batch(backup, study_session=visit(study, backup)))
+    present(batch_claims.claim_validation_batch(backup, study_session=visit(study, backup)))
     arrive(client, study, "5a1b2c3d4e5f6a7b8c9d0e1f")
     page = client.get(reverse("validation:next"))
     assert "No pairs to validate right now" in page.content.decode()

@@ -13,7 +13,7 @@ from corpus.selectors import adjudication_queue
 from corpus.services import add_labels
 from tests import factories
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import item_field, make_dataset, make_pair
@@ -58,25 +58,25 @@ def test_mpe_items_and_single_pairs_never_share_a_batch(make_worker):
     _, items = make_mpe_items(5)
     worker = make_worker("judge")
 
-    mpe_batch = present(services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE))
+    mpe_batch = present(batch_claims.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE))
     mpe_pairs = set(ValidationClaim.objects.filter(batch=mpe_batch).values_list("pair_id", flat=True))
     assert mpe_pairs == {item.pk for item in items}
     # The MultiNLI task gives single-premise pairs only, and its open batch is a different one.
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     assert batch != mpe_batch
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {p.pk for p in single}
     # A reload of either task gives its own batch back.
-    assert services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE) == mpe_batch
-    assert services.claim_validation_batch(worker) == batch
+    assert batch_claims.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE) == mpe_batch
+    assert batch_claims.claim_validation_batch(worker) == batch
 
 
 def test_an_item_takes_exactly_five_judgments_from_five_workers(make_worker):
     _, items = make_mpe_items(1)
     workers = [make_worker(f"j{i}") for i in range(6)]
     for worker in workers[:5]:
-        batch = present(services.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE))
+        batch = present(batch_claims.claim_validation_batch(worker, item_kind=ItemKind.MULTI_PREMISE))
         services.submit_validation_batch(worker, batch, {items[0].pk: E})
-    assert services.claim_validation_batch(workers[5], item_kind=ItemKind.MULTI_PREMISE) is None
+    assert batch_claims.claim_validation_batch(workers[5], item_kind=ItemKind.MULTI_PREMISE) is None
     item = Pair.objects.get(pk=items[0].pk)
     assert (item.label_count, item.entailment_votes, item.gold_label) == (5, 5, E)
     assert list(ValidationLabel.objects.filter(pair=item).values_list("position", flat=True)) == [1, 2, 3, 4, 5]
@@ -106,7 +106,7 @@ def test_the_page_shows_the_four_captions_and_yes_unknown_no_and_stores_labels(c
 def test_the_multinli_batch_page_sends_an_mpe_batch_to_its_own_page(client, make_worker):
     make_mpe_items(1)
     user = make_worker("judge").user
-    batch = services.claim_validation_batch(user.worker, item_kind=ItemKind.MULTI_PREMISE)
+    batch = batch_claims.claim_validation_batch(user.worker, item_kind=ItemKind.MULTI_PREMISE)
     client.force_login(user)
     response = client.get(reverse("validation:batch", args=[batch]))
     assert response["Location"] == reverse("validation:mpe-batch", args=[batch])
@@ -192,26 +192,26 @@ def test_the_mpe_task_claims_across_mpe_datasets_and_skips_trusted_only_ones(mak
     ValidationPolicy.objects.create(dataset=closed, trusted_only=True)
     _, open_items = make_mpe_items(2, slug="mpe-open")
     worker = make_worker("judge")
-    batch = present(services.claim_mpe_batch(worker))
+    batch = present(batch_claims.claim_mpe_batch(worker))
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
         p.pk for p in open_items
     }
     trusted = make_worker("trusted", is_trusted=True)
-    batch = present(services.claim_mpe_batch(trusted))
+    batch = present(batch_claims.claim_mpe_batch(trusted))
     assert set(ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)) == {
         p.pk for p in closed_items
     }
     # Excluded by the datasets' team: none of its items is offered, and its study refuses them.
     excluded = make_worker("excluded", is_excluded=True)
-    assert services.claim_mpe_batch(excluded) is None
-    with pytest.raises(services.NotAllowedToValidate):
-        services.claim_validation_batch(excluded, dataset=open_items[0].dataset, item_kind=ItemKind.MULTI_PREMISE)
+    assert batch_claims.claim_mpe_batch(excluded) is None
+    with pytest.raises(batch_claims.NotAllowedToValidate):
+        batch_claims.claim_validation_batch(excluded, dataset=open_items[0].dataset, item_kind=ItemKind.MULTI_PREMISE)
 
 
 def test_a_worker_sees_only_their_own_mpe_batch(client, make_worker):
     make_mpe_items(2)
     owner, other = make_worker("owner"), make_worker("other")
-    batch = services.claim_mpe_batch(owner)
+    batch = batch_claims.claim_mpe_batch(owner)
     client.force_login(other.user)
     assert client.get(reverse("validation:mpe-batch", args=[batch])).status_code == 404
     assert client.post(reverse("validation:mpe-batch", args=[batch]), {}).status_code == 404

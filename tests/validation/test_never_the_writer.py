@@ -21,9 +21,9 @@ from tests.adversarial import test_verification
 from tests.adversarial.test_verification import verify, writer_label
 from tests.quality.test_catch_trials import make_study
 from tests.validation.validation_factories import make_dataset, make_pair
+from validation.batch_claims import claim_validation_batch
 from validation.models import ValidationClaim
 from validation.selectors import claimable_pairs
-from validation.services import claim_validation_batch
 
 fooled_pair = test_verification.fooled_pair  # the fixture, shared
 

@@ -15,7 +15,7 @@ from tests.present import present
 from tests.quality.qualification_helpers import PROLIFIC, qualified_study, worker_of_prolific_id
 from tests.validation.test_grammaticality_page import open_dataset
 from validation import grammaticality as grammar
-from validation.services import ValidationRefused
+from validation.batch_claims import ValidationRefused
 
 pytestmark = pytest.mark.django_db
 

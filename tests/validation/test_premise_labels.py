@@ -11,6 +11,7 @@ from corpus.models import Label, Split
 from tests import factories
 from tests.present import present
 from validation import premise_labels as services
+from validation.batch_claims import BatchExpired, BatchIncomplete, BatchNotFound
 from validation.models import PremiseLabel, PremiseLabelClaim, PremisePair
 from validation.premise_label_selectors import premise_label_rows, spe_table
 from validation.premise_table import (
@@ -23,7 +24,6 @@ from validation.premise_table import (
     table4_from_rows,
     write_rows,
 )
-from validation.services import BatchExpired, BatchIncomplete, BatchNotFound
 
 from .premise_helpers import CAPTIONS, field_of, make_items, stale_premise_pairs
 

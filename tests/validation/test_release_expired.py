@@ -8,8 +8,8 @@ from django.conf import settings
 from corpus.models import Dataset, Pair
 from crowd.models import ClaimStatus
 from tests import factories
+from validation import batch_claims, premise_labels
 from validation import grammaticality as grammar
-from validation import premise_labels, services
 from validation.models import GrammaticalityClaim, PremiseLabelClaim, ValidationClaim
 from validation.tasks import release_expired
 
@@ -36,7 +36,7 @@ def test_expired_claims_of_every_task_are_released_and_live_ones_kept(dataset, m
     factories.pair(grammar_set, factories.premise(grammar_set), ["neutral"])
     gone, staying = make_worker(), make_worker()
     for worker in (gone, staying):
-        assert services.claim_validation_batch(worker, dataset=dataset) is not None
+        assert batch_claims.claim_validation_batch(worker, dataset=dataset) is not None
         assert premise_labels.claim_premise_batch(worker) is not None
         assert grammar.claim_page(worker, dataset=grammar_set) is not None
     for model in (ValidationClaim, PremiseLabelClaim, GrammaticalityClaim):

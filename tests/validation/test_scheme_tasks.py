@@ -11,8 +11,9 @@ from corpus.services import create_pairs
 from tests import factories
 from tests.present import present
 from validation import grammaticality as grammar
+from validation.batch_claims import BatchIncomplete, ValidationRefused, claim_validation_batch
 from validation.models import GrammaticalityClaim, ValidationClaim
-from validation.services import BatchIncomplete, ValidationRefused, claim_validation_batch, submit_validation_batch
+from validation.services import submit_validation_batch
 
 from .validation_factories import item_field
 

@@ -18,7 +18,7 @@ from crowd.models import ClaimStatus
 from model_annotators.live_vote import votes_on
 from teams.models import default_team_id
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -33,7 +33,7 @@ def decided_dataset(slug="decided"):
 
 
 def claim_and_submit(worker, label, dataset=None):
-    batch = services.claim_validation_batch(worker, dataset=dataset)
+    batch = batch_claims.claim_validation_batch(worker, dataset=dataset)
     assert batch is not None
     pks = ValidationClaim.objects.filter(batch=batch).values_list("pair_id", flat=True)
     return services.submit_validation_batch(worker, batch, dict.fromkeys(pks, label))
@@ -50,7 +50,7 @@ def test_a_decided_pair_stops_at_three_agreeing_labels_and_is_never_served(make_
     claim_and_submit(make_worker(), E)
     pair.refresh_from_db()
     assert (pair.label_count, pair.gold_label, pair.stopped_early, pair.needs_validation) == (3, E, True, False)
-    assert services.claim_validation_batch(make_worker()) is None
+    assert batch_claims.claim_validation_batch(make_worker()) is None
 
 
 @pytest.mark.django_db
@@ -71,7 +71,7 @@ def test_a_live_claim_on_a_stopped_pair_is_taken_and_counted(make_worker):
     dataset = decided_dataset()
     pair = make_pair(dataset, label=E)
     workers = [make_worker() for _ in range(3)]
-    batches = [present(services.claim_validation_batch(worker)) for worker in workers]
+    batches = [present(batch_claims.claim_validation_batch(worker)) for worker in workers]
     assert all(batches)
     for worker, batch in zip(workers[:2], batches[:2], strict=True):
         services.submit_validation_batch(worker, batch, {pair.pk: E})
@@ -81,7 +81,7 @@ def test_a_live_claim_on_a_stopped_pair_is_taken_and_counted(make_worker):
     pair.refresh_from_db()
     assert (pair.label_count, pair.neutral_votes, pair.gold_label, pair.stopped_early) == (4, 1, E, True)
     assert ValidationClaim.objects.filter(batch=batches[2], status=ClaimStatus.SUBMITTED).exists()
-    assert services.claim_validation_batch(make_worker()) is None
+    assert batch_claims.claim_validation_batch(make_worker()) is None
     assert recompute.recompute_gold(fix=False).disagreements == 0
 
 
@@ -158,7 +158,7 @@ def test_claims_and_submits_take_the_same_statements_under_either_rule(make_work
         for pair in pairs:
             add_label(pair, E)  # the next label decides a decided pair
         worker = make_worker()
-        claim_n, batch = statements(lambda w=worker, d=dataset: services.claim_validation_batch(w, dataset=d))
+        claim_n, batch = statements(lambda w=worker, d=dataset: batch_claims.claim_validation_batch(w, dataset=d))
         submit_n, _ = statements(
             lambda w=worker, b=batch, ps=pairs: services.submit_validation_batch(w, b, {p.pk: E for p in ps})
         )
@@ -179,7 +179,7 @@ def validate_until_none_left(worker, seed, start, errors, deadline):
     try:
         start.wait()
         while True:
-            batch = services.claim_validation_batch(worker)
+            batch = batch_claims.claim_validation_batch(worker)
             if batch is None:
                 if not Pair.objects.filter(needs_validation=True, label_count__lt=5).exists():
                     return

@@ -15,7 +15,7 @@ from crowd.arrival import SESSION_KEY
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
 from tests import factories
 from tests.present import present
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import item_field, make_pair
@@ -50,7 +50,7 @@ def counters_from_label_table():
 def test_submit_saves_labels_and_closes_the_claims(dataset, make_worker):
     pairs = [make_pair(dataset, label=Label.ENTAILMENT) for _ in range(5)]
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     picks = dict(
         zip(
             batch_pairs(batch),
@@ -74,9 +74,9 @@ def test_expired_batch_is_refused_and_nothing_saved(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
-    with pytest.raises(services.BatchExpired, match="expired"):
+    with pytest.raises(batch_claims.BatchExpired, match="expired"):
         services.submit_validation_batch(worker, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=worker).exists()
     assert set(Pair.objects.values_list("label_count", flat=True)) == {1}
@@ -86,11 +86,11 @@ def test_double_submit_adds_nothing(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     picks = dict.fromkeys(batch_pairs(batch), Label.CONTRADICTION)
     services.submit_validation_batch(worker, batch, picks)
     before = counters()
-    with pytest.raises(services.BatchAlreadySubmitted, match="already saved"):
+    with pytest.raises(batch_claims.BatchAlreadySubmitted, match="already saved"):
         services.submit_validation_batch(worker, batch, picks)
     assert counters() == before
     assert ValidationLabel.objects.filter(worker=worker).count() == 5
@@ -100,10 +100,10 @@ def test_incomplete_batch_is_refused_naming_the_missing_pairs(dataset, make_work
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     ids = batch_pairs(batch)
     partial = {ids[0]: Label.NEUTRAL, ids[1]: Label.NEUTRAL, ids[3]: Label.NEUTRAL}
-    with pytest.raises(services.BatchIncomplete, match=r"missing: pair 3, 5") as refused:
+    with pytest.raises(batch_claims.BatchIncomplete, match=r"missing: pair 3, 5") as refused:
         services.submit_validation_batch(worker, batch, partial)
     assert refused.value.missing == [ids[2], ids[4]]
     assert not ValidationLabel.objects.filter(worker=worker).exists()
@@ -117,8 +117,8 @@ def test_another_workers_batch_cannot_be_submitted(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     owner, intruder = make_worker(), make_worker()
-    batch = present(services.claim_validation_batch(owner))
-    with pytest.raises(services.BatchNotFound):
+    batch = present(batch_claims.claim_validation_batch(owner))
+    with pytest.raises(batch_claims.BatchNotFound):
         services.submit_validation_batch(intruder, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=intruder).exists()
 
@@ -127,9 +127,9 @@ def test_a_worker_excluded_mid_batch_cannot_submit(dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     factories.exclude(worker)
-    with pytest.raises(services.NotAllowedToValidate):
+    with pytest.raises(batch_claims.NotAllowedToValidate):
         services.submit_validation_batch(worker, batch, dict.fromkeys(batch_pairs(batch), Label.NEUTRAL))
     assert not ValidationLabel.objects.filter(worker=worker).exists()
     with pytest.raises(LabelRefused, match="excluded"):
@@ -144,7 +144,7 @@ def test_counters_equal_the_label_table_after_many_operations(dataset, make_work
     validators = [make_worker() for _ in range(9)]
     for _ in range(40):
         worker = rng.choice(validators)
-        batch = services.claim_validation_batch(worker)
+        batch = batch_claims.claim_validation_batch(worker)
         if batch is None:
             continue
         ids = batch_pairs(batch)
@@ -152,7 +152,7 @@ def test_counters_equal_the_label_table_after_many_operations(dataset, make_work
         if action < 0.15:  # walks away: the claim expires
             ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
         elif action < 0.25:  # forgets one pair: refused
-            with pytest.raises(services.BatchIncomplete):
+            with pytest.raises(batch_claims.BatchIncomplete):
                 services.submit_validation_batch(worker, batch, dict.fromkeys(ids[1:], Label.NEUTRAL))
         else:
             services.submit_validation_batch(worker, batch, {pk: rng.choice(list(Label)) for pk in ids})
@@ -222,7 +222,7 @@ def test_a_worker_cannot_open_anothers_batch(client, dataset, make_worker):
     for _ in range(5):
         make_pair(dataset)
     owner, intruder = make_worker(), make_worker()
-    batch = services.claim_validation_batch(owner)
+    batch = batch_claims.claim_validation_batch(owner)
     url = reverse("validation:batch", kwargs={"batch": batch})
     login(client, intruder)
     assert client.get(url).status_code == 404
@@ -233,7 +233,7 @@ def test_a_worker_cannot_open_anothers_batch(client, dataset, make_worker):
 def test_expired_batch_page_says_so(client, dataset, make_worker):
     make_pair(dataset)
     worker = make_worker()
-    batch = present(services.claim_validation_batch(worker))
+    batch = present(batch_claims.claim_validation_batch(worker))
     ValidationClaim.objects.filter(batch=batch).update(expires_at=timezone.now() - timedelta(seconds=1))
     url = reverse("validation:batch", kwargs={"batch": batch})
     login(client, worker)

@@ -12,7 +12,7 @@ from django.utils import timezone
 from corpus.gold import gold_from_votes
 from corpus.models import Label, Pair, ValidationLabel
 from corpus.recompute import recompute_gold
-from validation import services
+from validation import batch_claims, services
 from validation.models import ValidationClaim
 
 from .validation_factories import make_dataset, make_pair
@@ -32,7 +32,7 @@ def validate_until_done(worker, seed, start, errors, stats, deadline):
     try:
         start.wait()
         while True:
-            batch = services.claim_validation_batch(worker)
+            batch = batch_claims.claim_validation_batch(worker)
             if batch is None:
                 if every_pair_has_five_labels():
                     return

@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from modeling.models import RunStatus, TrainingRun
-from modeling.training.services import (
-    CheckpointRejected,
-    DatabaseReporter,
-    execute_training_run,
-    launch_training_run,
-    lease_run,
-    store_checkpoint,
-)
+from modeling.training.run_writes import CheckpointRejected, lease_run, store_checkpoint
+from modeling.training.services import DatabaseReporter, execute_training_run, launch_training_run
 from tests.present import present
 
 from .helpers import SMALL, learnable_splits, run_checkpoint_bytes, served_snapshot, trainers_labels_and_vocabulary

@@ -14,7 +14,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from modeling.models import NodeToken
-from modeling.training.services import launch_training_run, lease_run, store_checkpoint
+from modeling.training.run_writes import lease_run, store_checkpoint
+from modeling.training.services import launch_training_run
 from tests.present import present
 
 from .helpers import learnable_splits, run_checkpoint_bytes, served_snapshot

@@ -1,0 +1,502 @@
+"""Claiming a premise for the hypothesis-writing task (and adversarial writing, which claims
+through `claim_next_premise`); taking an expired claim back.
+
+The claim policy, top to bottom (see `claim_next_premise`):
+  1. a worker who reloads gets their own open, unexpired claim back;
+  2. their stale claim is marked expired (it no longer counts against the premise);
+  3. a candidate premise is available, has a split, still needs writings
+     (writings done + open unexpired claims < dataset.writings_per_premise) and was never
+     claimed by this worker; the least-written come first so work spreads evenly;
+  4. the candidate row is locked with SELECT ... FOR NO KEY UPDATE SKIP LOCKED, so two workers
+     asking at the same moment never wait on, or get, the same premise. The steps
+     are every task's (`crowd.claiming`, the writing task's rule `WRITING_CLAIMS`).
+"""
+
+import hashlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from corpus.models import Dataset, Premise, PremiseStatus, Worker
+from corpus.selectors import is_excluded_in
+from crowd.claiming import ClaimRule, claim_rows, is_live, live_claims_sql, live_params, lock_clause, marks
+from crowd.holds import HoldRenewal, others_waiting, take_backs_allowed
+from crowd.models import ClaimStatus, ServingOrder, Study, StudySession, TaskClaim
+from crowd.selectors import pool_limits
+
+from . import selectors
+from .models import StudyServed, WritingClaim
+
+# How many locked candidates a claim re-checks before it gives up (each was full on a re-count).
+MAX_CANDIDATES_PER_CLAIM = 20
+
+
+class ClaimExpired(Exception):
+    """The task's time ran out before its submit: nothing was saved (the worker is told so)."""
+
+
+class ClaimAlreadySubmitted(Exception):
+    """The task was already saved (or released by a report): a second submit saves nothing."""
+
+
+NOT_TAKING_PART = (
+    "Your account is not taking part in this task at the moment. "
+    "If you think this is a mistake, please contact the researchers."
+)
+
+
+class NotAllowedToWrite(Exception):
+    """The team of the dataset excluded the worker: no premise is held for them."""
+
+    message = NOT_TAKING_PART
+
+
+# A premise's live claims, in the writing claim's statements (the premise is `p`). Params: `live_params(now)`.
+_LIVE_CLAIMS = live_claims_sql("collection_writingclaim", "premise_id", "p.id")
+
+
+def candidate_statement(
+    worker: Worker,
+    now: datetime,
+    *,
+    dataset: Dataset | None,
+    pool: tuple[list[int], list[str]] = ([], []),
+    tried: Sequence[int] = (),
+    wanted: int = 1,
+    wait: bool = False,
+    shuffle_seed: int | None = None,
+) -> tuple[str, list[Any]]:
+    """The writing claim's candidate lock: up to `wanted` premises this worker could be given now,
+    least-written first, locked (`crowd.claiming.lock_clause`), leaving out those `tried`; `pool`, a
+    study's genres and import files (`crowd.selectors.pool_limits`). Written in SQL: built by the ORM
+    it costs the claim more CPU than the database spends on all its statements.
+
+
+    A premise is available, has a split, still needs writings (writings done + open unexpired
+    claims < the dataset's writings_per_premise) and was never claimed by this worker. With one
+    dataset (the usual case) the statement reads `dataset_id = %s ... ORDER BY writings_done,
+    claims_made, id` with writings_per_premise as a constant, which walks the partial index
+    `premise_claim_order` and stops at the first premise with room, probing the open claims of each
+    premise it passes (one index lookup each). A premise's `claims_made` grows with each claim, so
+    the premises held by open claims sort after the unclaimed ones of the same writings_done and the
+    walk seldom passes any: O(log n). Without a dataset: every dataset we collect ourselves.
+
+    `shuffle_seed` (a study served in random order) breaks the ties of writings done and claims
+    made by a permutation of the premise ids of its own instead of import order: integer arithmetic
+    both databases compute alike, at the cost of sorting the least-written premises on each claim.
+
+    With a dataset, the statement also reads `writings_done < writings_per_premise`, the end of the
+    index range; and a pool of one genre (a balanced study's group) reads `genre_id = %s`, which
+    with the dataset leads the partial index `premise_genre_claim_order` (collection migration
+    0015). A genre with nothing left is then an empty range, read in a few index pages, not a walk
+    of every premise of the dataset.
+    """
+    params: list[Any] = [PremiseStatus.AVAILABLE]
+    if dataset is not None:
+        joined, of_dataset, limit = "", "p.dataset_id = %s", "%s"
+        params.append(dataset.pk)
+    else:
+        joined = " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+        of_dataset, limit = "NOT d.is_imported", "d.writings_per_premise"
+    genres, sources = pool
+    if dataset is not None and len(genres) == 1:
+        # Dataset and genre lead `premise_genre_claim_order`: the walk stays inside the genre.
+        of_dataset += " AND p.genre_id = %s"
+        params.append(genres[0])
+    if dataset is not None:
+        # The range's end: only premises still wanting writings are read, so a pool with none
+        # left is an empty index range, not a walk of its written premises.
+        of_dataset += " AND p.writings_done < %s"
+        params.append(dataset.writings_per_premise)
+    params += [worker.pk, *live_params(now)]
+    if dataset is not None:
+        params.append(dataset.writings_per_premise)
+    sql = (
+        f"SELECT p.id FROM collection_premise p{joined} WHERE p.status = %s AND NOT (p.split = '') AND {of_dataset}"
+        " AND NOT (p.id IN (SELECT w.premise_id FROM collection_writingclaim w WHERE w.worker_id = %s))"
+        f" AND p.writings_done + {_LIVE_CLAIMS} < {limit}"
+    )
+    if genres and not (dataset is not None and len(genres) == 1):
+        sql += f" AND p.genre_id IN ({marks(genres)})"
+        params += genres
+    if sources:
+        sql += f" AND p.source IN ({marks(sources)})"
+        params += sources
+    if tried:
+        sql += f" AND NOT (p.id IN ({marks(tried)}))"
+        params += tried
+    if shuffle_seed is None:
+        sql += " ORDER BY p.writings_done, p.claims_made, p.id"
+    else:
+        sql += " ORDER BY p.writings_done, p.claims_made, MOD(p.id * 2654435761 + %s, 4294967291), p.id"
+        params.append(shuffle_seed % 4294967291)
+    sql += f" LIMIT %s{lock_clause('p', wait=wait)}"
+    return sql, [*params, wanted]
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How a study's claim walks its pool (`Study.serving_order`): the pool, each group it balances
+    (the pool narrowed to one genre or one file, least-served first), and the random order's seed."""
+
+    pool: tuple[list[int], list[str]] = ([], [])
+    groups: tuple[tuple[list[int], list[str]], ...] = ()
+    shuffle_seed: int | None = None
+    # The groups are the pool's own genres or files, so together they are the pool: when every
+    # group has nothing left, asking the whole pool would only walk the premises outside it.
+    groups_cover_pool: bool = False
+
+
+def serving_of(study: Study | None) -> Serving:
+    """A study's serving. Balanced: the pool's groups, genres when it holds two
+    or more, else its files, ordered by the study's claims in each so far (ties in random order),
+    so a pool of fiction and travel is written on half and half whatever the import order (the
+    claims made, `StudyServed`, kept by `_count_claims_served`); each
+    group is tried in turn and the whole pool last. Random: a permutation of its own per study.
+    Import order: the least-written premises by id, as before."""
+    if study is None:
+        return Serving()
+    pool = pool_limits(study)
+    seed = int(hashlib.sha256(f"{study.pk}:{study.code_secret}".encode()).hexdigest()[:8], 16)
+    if study.serving_order == ServingOrder.IMPORTED:
+        return Serving(pool=pool)
+    if study.serving_order == ServingOrder.RANDOM:
+        return Serving(pool=pool, shuffle_seed=seed)
+    genres, sources = pool
+    served = selectors.study_served(study.pk)
+    in_groups: list[tuple[list[int], list[str]]]
+    group_genres = genres or selectors.pool_genres(study.dataset_id, sources)
+    if len(group_genres) > 1:
+        key = dict.fromkeys(group_genres, 0)
+        for (genre, source), n in served.items():
+            if genre in key and (not sources or source in sources):
+                key[genre] += n
+        genre_order = sorted(group_genres, key=lambda g: (key[g], (g * 2654435761 + seed) % 4294967291))
+        in_groups = [([genre], sources) for genre in genre_order]
+        if genres:
+            return Serving(pool=pool, groups=tuple(in_groups), groups_cover_pool=True)
+    else:
+        group_sources = sources or selectors.pool_sources(study.dataset_id, genres)
+        if len(group_sources) < 2:
+            return Serving(pool=pool)
+        by_source: dict[str, int] = {}
+        for (genre, source), n in served.items():
+            if not genres or genre in genres:
+                by_source[source] = by_source.get(source, 0) + n
+        source_order = sorted(
+            group_sources, key=lambda name: (by_source.get(name, 0), hashlib.sha256(f"{seed}{name}".encode()).digest())
+        )
+        in_groups = [(genres, [name]) for name in source_order]
+        if sources:
+            return Serving(pool=pool, groups=tuple(in_groups), groups_cover_pool=True)
+    return Serving(pool=pool, groups=tuple(in_groups))
+
+
+def _count_claims(locked: list[int], claimed: list[int], now: datetime) -> None:
+    """One more claim made on each claimed premise (its row is locked): it sorts after the unclaimed ones."""
+    if claimed:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE collection_premise SET claims_made = claims_made + 1 WHERE id IN ({marks(claimed)})", claimed
+            )
+
+
+def _claim_in_one_statement(
+    worker: Worker, now: datetime, study_session: StudySession | None
+) -> Callable[[list[int], list[int]], list[TaskClaim]]:
+    """The writing claim's `take` (`crowd.claiming.claim_rows`): the locked premise's room counted
+    again (`_room`'s rule), the claim inserted if it has room, its `claims_made` moved
+    (`_count_claims`) and, in a study, the claim counted in the study's `StudyServed` shard, in one
+    statement under the premise's lock: one round trip, not three, of the few a claim costs
+    (bench/RESULTS-writing-claims.md). The statement's snapshot is taken under the lock, so its
+    count sees every claim committed before, as `_room`'s does. The shard's row is the last lock
+    the claim takes (`crowd.services.LOCK_ORDER`) and is held only until the commit that follows."""
+    study = study_session.study if study_session is not None else None
+    # A researcher's preview is served as a claim but is no claim made in the study.
+    counts_served = study_session is not None and not study_session.is_preview
+    fields = [f for f in WritingClaim._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    served = (
+        ", served AS (INSERT INTO collection_studyserved AS s (study_id, genre_id, source, shard, claims)"
+        " SELECT %s, genre_id, source, %s, 1 FROM room WHERE EXISTS (SELECT 1 FROM claimed)"
+        " ON CONFLICT (study_id, genre_id, source, shard) DO UPDATE SET claims = s.claims + 1)"
+        if counts_served
+        else ""
+    )
+
+    sql = (
+        "WITH room AS (SELECT p.id, p.genre_id, p.source FROM collection_premise p"
+        " INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+        f" WHERE p.id = %s AND p.status = %s AND p.writings_done + {_LIVE_CLAIMS} < d.writings_per_premise),"
+        f" claimed AS (INSERT INTO collection_writingclaim ({columns})"
+        f" SELECT {', '.join('room.id' if f.attname == 'premise_id' else '%s' for f in fields)} FROM room"
+        " RETURNING *),"
+        " counted AS (UPDATE collection_premise SET claims_made = claims_made + 1"
+        " WHERE id IN (SELECT premise_id FROM claimed))"
+        f"{served} SELECT * FROM claimed"
+    )
+
+    def take(locked: list[int], tried: list[int]) -> list[TaskClaim]:
+        claim = WritingClaim(
+            worker=worker,
+            premise_id=locked[0],
+            study_session=study_session,
+            expires_at=WRITING_CLAIMS.expiry(now, study),
+        )
+        params: list[Any] = [locked[0], PremiseStatus.AVAILABLE, *live_params(now)]
+        # Each column's value as an ORM insert sends it (defaults, the creation time), but the premise's.
+        params += [f.get_db_prep_save(f.pre_save(claim, True), connection) for f in fields if f.attname != "premise_id"]
+        if counts_served:
+            assert study_session is not None
+            params += [study_session.study_id, worker.pk % StudyServed.SHARDS]
+        claims: list[TaskClaim] = list(WritingClaim.objects.raw(sql, params))
+        for made in claims:
+            made.study_session = study_session  # as the caller had it (its study read already)
+        return claims
+
+    return take
+
+
+def _room(locked: list[int], now: datetime) -> list[tuple[int, int, object]]:
+    """Each locked premise's free places, counted in a fresh statement under the lock (it sees every
+    claim committed before it): writings wanted less writings done and live claims; none once the
+    premise is held or retired."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT p.id, p.status, d.writings_per_premise, p.writings_done, "
+            f"{_LIVE_CLAIMS} FROM collection_premise p INNER JOIN collection_dataset d ON d.id = p.dataset_id"
+            f" WHERE p.id IN ({marks(locked)})",
+            [*live_params(now), *locked],
+        )
+        counted = cursor.fetchall()
+    return [
+        (pk, wanted - done - live if status == PremiseStatus.AVAILABLE else 0, None)
+        for pk, status, wanted, done, live in counted
+    ]
+
+
+# Writing (and adversarial writing, which claims through `claim_next_premise`): one premise a claim,
+# least-written first; `claims_made` moves with each claim (`candidate_statement` says why), in the
+# claim's own statement (`_claim_in_one_statement`, its `take`); `_room` and `_count_claims` are the
+# same rules for a take-back.
+WRITING_CLAIMS = ClaimRule(
+    model=WritingClaim,
+    target="premise",
+    room=_room,
+    minutes_setting="WRITING_CLAIM_MINUTES",
+    batched=False,
+)
+
+
+# A group (a balanced study's genre or file) a claim found empty is asked after the others for a
+# few seconds, in this process: a written-out genre stays the least served for good, and would cost
+# every claim a statement first. It is asked last, never left out, so a claim whose other groups
+# have nothing left still finds the work that came back to it (an expired claim, a withdrawal).
+DRY_GROUP_SECONDS = 10.0
+GroupKey = tuple[int | None, tuple[int, ...], tuple[str, ...]]
+_dry_groups: dict[GroupKey, float] = {}
+
+
+def _group_key(dataset: Dataset | None, pool: tuple[list[int], list[str]]) -> GroupKey:
+    return (dataset.pk if dataset is not None else None, tuple(pool[0]), tuple(pool[1]))
+
+
+def _dry_groups_last(
+    dataset: Dataset | None, groups: Sequence[tuple[list[int], list[str]]]
+) -> list[tuple[list[int], list[str]]]:
+    """The groups in their serving order, those found empty in the last `DRY_GROUP_SECONDS` last."""
+    clock = time.monotonic()
+    dry = {index for index, group in enumerate(groups) if _dry_groups.get(_group_key(dataset, group), 0.0) > clock}
+    return [group for index, group in enumerate(groups) if index not in dry] + [groups[index] for index in sorted(dry)]
+
+
+def _own_open_claim(worker: Worker, now: datetime) -> WritingClaim | None:
+    claim = next(
+        iter(
+            WritingClaim.objects.raw(
+                "SELECT * FROM collection_writingclaim WHERE worker_id = %s AND status = %s"
+                + lock_clause("collection_writingclaim", wait=True),
+                [worker.pk, ClaimStatus.OPEN],
+            )
+        ),
+        None,
+    )
+    if claim is None:
+        return None
+    if claim.expires_at > now:
+        return claim
+    claim.status = ClaimStatus.EXPIRED
+    claim.save(update_fields=["status"])
+    return None
+
+
+def _claim_once(worker: Worker, dataset: Dataset | None, study_session: StudySession | None) -> WritingClaim | None:
+    """The worker's open claim, or a claim on the first claimable premise with room (`crowd.claiming`).
+
+    Candidates are locked one at a time, skipping those another claimer holds. When every candidate
+    is locked by someone claiming or submitting right now, those may still leave room
+    (writings_per_premise > 1, or a claim that fails), so the next look waits for one rather than
+    say "no tasks" while work is left.
+    """
+    now = timezone.now()
+    serving = serving_of(study_session.study if study_session is not None else None)
+    with transaction.atomic():
+        own = _own_open_claim(worker, now)
+        if own is not None:
+            return own
+        wait = {"for locked": False}
+
+        def lock(wanted: int, tried: Sequence[int]) -> list[int]:
+            # A balanced study's least-served group first, the whole pool last (a group run dry),
+            # unless the groups are the whole pool.
+            groups = _dry_groups_last(dataset, serving.groups)
+            pools = groups if serving.groups_cover_pool else (*groups, serving.pool)
+            for pool in pools:
+                sql, params = candidate_statement(
+                    worker,
+                    now,
+                    dataset=dataset,
+                    pool=pool,
+                    tried=tried,
+                    wanted=wanted,
+                    wait=wait["for locked"],
+                    shuffle_seed=serving.shuffle_seed,
+                )
+                with connection.cursor() as cursor:
+                    cursor.execute(sql, params)
+                    locked = [pk for (pk,) in cursor.fetchall()]
+                if locked:
+                    return locked
+                if pool is not serving.pool and not tried:
+                    _dry_groups[_group_key(dataset, pool)] = time.monotonic() + DRY_GROUP_SECONDS
+            return []
+
+        def look_again(tried: list[int]) -> bool:
+            if wait["for locked"]:
+                return False
+            wait["for locked"] = True
+            return True
+
+        claims = claim_rows(
+            WRITING_CLAIMS,
+            worker,
+            now,
+            lock,
+            size=1,
+            wanted=1,
+            looks=MAX_CANDIDATES_PER_CLAIM,
+            look_again=look_again,
+            take=_claim_in_one_statement(worker, now, study_session),
+        )
+        if claims:
+            claim = claims[0]
+            assert isinstance(claim, WritingClaim)
+            return claim
+        # The same worker may have won the last premise in another tab meanwhile.
+        return _own_open_claim(worker, now)
+
+
+def renew_expired_claim(worker: Worker, claim_token: uuid.UUID | str) -> WritingClaim | None:
+    """Hold an expired claim's premise for its worker again, if the premise is still free.
+
+    For a worker whose time ran out while writing: their sentences can go to the same line.
+    Returns the open claim, or None when it may not come back (`take_back_line`). Raises
+    ClaimAlreadySubmitted for a claim already used.
+    """
+    return take_back_line(worker, claim_token)[0]
+
+
+def take_back_line(worker: Worker, claim_token: uuid.UUID | str) -> tuple[WritingClaim | None, HoldRenewal]:
+    """`renew_expired_claim`, with what happened: the claim held again (TAKEN_BACK), a claim still
+    open (UNCHANGED), or None and why not: the worker holds another task (BUSY), the line was taken
+    back as often as a hold may be (BACK_AT_LIMIT), another participant of the study waits for work
+    (BACK_WAITED_FOR: crowd.holds.others_waiting), the premise has gone to others or was set aside
+    (TAKEN). Every way back to an expired line (the hold's button, a late send, the next visit to
+    the task) comes here, so its bounds hold for all of them."""
+    now = timezone.now()
+    with transaction.atomic():
+        claim = WritingClaim.objects.select_for_update(of=("self",)).get(token=claim_token, worker=worker)
+        if claim.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+            raise ClaimAlreadySubmitted("These sentences were already saved.")
+        if is_live(claim, now):
+            return claim, HoldRenewal.UNCHANGED
+        if WRITING_CLAIMS.live(now).filter(worker=worker).exclude(pk=claim.pk).exists():
+            return None, HoldRenewal.BUSY
+        claim.status = ClaimStatus.EXPIRED  # it holds no place, whatever comes of this
+        claim.save(update_fields=["status"])
+        study = claim.study_session.study if claim.study_session else None
+        if claim.take_backs >= take_backs_allowed(study):
+            return None, HoldRenewal.BACK_AT_LIMIT
+        minutes = (
+            study.claim_minutes if study is not None and study.claim_minutes else settings.NLI["WRITING_CLAIM_MINUTES"]
+        )
+        if others_waiting([claim], worker.pk, now, minutes=minutes, live=WRITING_CLAIMS.live(now)):
+            return None, HoldRenewal.BACK_WAITED_FOR
+        # The premise's row lock, as every claimer takes it, then a fresh count of its places.
+        Premise.objects.select_for_update().filter(pk=claim.premise_id).first()
+        if not any(free > 0 for _, free, _ in _room([claim.premise_id], now)):
+            return None, HoldRenewal.TAKEN
+        claim.status = ClaimStatus.OPEN
+        claim.expires_at = WRITING_CLAIMS.expiry(now, study)
+        claim.take_backs += 1
+        claim.save(update_fields=["status", "expires_at", "take_backs"])
+        _count_claims([claim.premise_id], [claim.premise_id], now)
+        return claim, HoldRenewal.TAKEN_BACK
+
+
+REOPEN_EXPIRED_WITHIN = timedelta(hours=24)
+
+
+def reopen_expired_line(worker: Worker, *, study_session: StudySession | None = None) -> WritingClaim | None:
+    """The worker's line whose hold ran out, held for them again when they come back for a task.
+
+    Their typed sentences wait in the browser under that claim's token (static/js/worker.js): a
+    new claim would show an empty page and the sentences would be lost. Only the latest claim of
+    the same study visit that expired within a day, and only if its premise is still free
+    (renew_expired_claim); otherwise None and the worker gets the next line as usual.
+    """
+    now = timezone.now()
+    latest = (
+        WritingClaim.objects.filter(
+            worker=worker, study_session=study_session, created_at__gte=now - REOPEN_EXPIRED_WITHIN
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if latest is None or latest.status in (ClaimStatus.SUBMITTED, ClaimStatus.RELEASED):
+        return None
+    if is_live(latest, now):
+        return None  # still open: claim_next_premise returns it as it always has
+    try:
+        return renew_expired_claim(worker, latest.token)
+    except ClaimAlreadySubmitted:
+        return None
+
+
+def claim_next_premise(
+    worker: Worker, *, dataset: Dataset | None = None, study_session: StudySession | None = None
+) -> WritingClaim | None:
+    """Hold the next premise for `worker` and return the WritingClaim, or None when none is left.
+
+    A study session's dataset wins over the default collection; without either, any dataset we
+    collect ourselves (never an imported corpus).
+    """
+    if dataset is None and study_session is not None:
+        dataset = study_session.study.dataset
+    if dataset is None:
+        dataset = Dataset.objects.filter(slug=settings.NLI["DEFAULT_DATASET"]).first()
+    if dataset is not None and is_excluded_in(worker, dataset.team_id):
+        raise NotAllowedToWrite(NOT_TAKING_PART)
+    try:
+        return _claim_once(worker, dataset, study_session)
+    except IntegrityError:
+        # The same worker asked twice at once (two tabs, a double click): the unique
+        # constraints kept one claim; hand that one back.
+        return _claim_once(worker, dataset, study_session)
