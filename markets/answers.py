@@ -30,9 +30,8 @@ PROLIFIC_NOTHING_DONE = frozenset({400, 401, 403})
 # amount out of bounds); the others are AWS's documented authentication failures. A RequestError
 # about a UniqueRequestToken already used is the opposite (an earlier send went through) and is
 # told apart before this is asked (markets.payments).
-MTURK_NOTHING_DONE = frozenset(
+MTURK_CREDENTIALS_REFUSED = frozenset(
     {
-        "RequestError",
         "UnrecognizedClientException",
         "InvalidClientTokenId",
         "InvalidSignatureException",
@@ -42,6 +41,7 @@ MTURK_NOTHING_DONE = frozenset(
         "AccessDeniedException",
     }
 )
+MTURK_NOTHING_DONE = frozenset({"RequestError"}) | MTURK_CREDENTIALS_REFUSED
 
 
 def nothing_was_paid(market: str, error: MarketError) -> bool:

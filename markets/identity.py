@@ -44,6 +44,7 @@ from crowd.holds import UNVOUCHED, has_decided_hold, hold, release_vouched_hold
 from crowd.models import LinkReason, MarketCheck, Study, StudySession
 from quality.services import set_excluded
 
+from .answers import MTURK_CREDENTIALS_REFUSED
 from .clients import MarketError
 from .clients.mturk import MTurkClient
 from .clients.prolific import ProlificClient
@@ -111,7 +112,10 @@ def ask_mturk(client: MTurkClient, session: StudySession) -> MarketAnswer:
     try:
         assignments = client.assignments_for_hit(hit_id)
     except MarketError as error:
-        if _refused(error) and error.code not in ("ServiceUnavailable", "ServiceFault"):
+        # AWS answers the platform's own refused credentials with a 400 too: that says nothing
+        # about the participant, who waits for an answer about them.
+        unanswered = ("ServiceUnavailable", "ServiceFault", *MTURK_CREDENTIALS_REFUSED)
+        if _refused(error) and error.code not in unanswered:
             return MarketAnswer(MarketCheck.REFUSED, f"MTurk does not know HIT {hit_id} for this account: {error}")
         return MarketAnswer(MarketCheck.PENDING, f"MTurk did not answer: {error}", ask_again=True)
     found = next((row for row in assignments if row.get("AssignmentId") == assignment_id), None)

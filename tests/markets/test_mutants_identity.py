@@ -420,3 +420,25 @@ def test_the_study_page_counts_each_check_and_lists_the_latest_refusals_first(
     }
     assert [s.pk for s in checks.refused] == [s.pk for s in sessions[:20]]
     assert identity.arrival_checks(make_study(slug="plain")).market == ""
+
+
+def test_mturk_refusing_the_platforms_own_credentials_leaves_the_worker_waiting_not_excluded(
+    standin, django_user_model
+):
+    """AWS answers a key it does not know with a 400, as it answers a bad request: the refusal is
+    of the platform, and the worker is neither refused nor excluded."""
+    study = make_study(slug="mturk-study")
+    connections.save_connection(
+        study,
+        market="mturk",
+        hit_type_id="3STANDINHITTYPE000000000000001",
+        access_key_id="AKIASTANDINWRONGKEY1",
+        secret_access_key="standin-secret",
+    )
+    (session,) = waiting(study, standin, django_user_model, market=Market.MTURK)
+
+    answer, session = checked(session)
+
+    assert session.market_check == MarketCheck.PENDING and answer.ask_again, session.market_check_note
+    assert "UnrecognizedClientException" in session.market_check_note
+    assert not WorkerExclusion.objects.filter(worker=session.worker).exists()
