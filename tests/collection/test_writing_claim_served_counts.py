@@ -3,7 +3,6 @@ each (`collection.models.StudyServed`), not by counting the study's claims on ev
 that grew with the crowd. The count is kept by the claim's own statement, so it
 matches the claims made, also when a crowd claims and submits at once."""
 
-import threading
 from collections import Counter
 from functools import partial
 
@@ -17,6 +16,7 @@ from collection.models import StudyServed, WritingClaim
 from corpus.models import Genre, Premise
 from crowd.models import ServingOrder, StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study, writing_setup
+from tests.concurrency import at_once
 from tests.present import present
 
 SENTENCES = {
@@ -71,29 +71,6 @@ def test_each_claim_is_counted_once_in_its_genre_and_the_genres_stay_balanced(ma
         session = StudySession.objects.create(study=study, worker=worker, external_session_id=f"s{n}")
         present(writing_claims.claim_next_premise(worker, study_session=session))
     assert served_per_genre(study) == claims_per_genre(study) == {fiction.pk: 4, travel.pk: 4}
-
-
-def at_once(calls):
-    """The calls in threads released together; what each returned or raised, in order."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        except Exception as error:  # reported by the test
-            results[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index, call)) for index, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a claim or submit hung"
-    return results
 
 
 def write_a_batch(worker, session):

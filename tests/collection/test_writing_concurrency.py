@@ -4,18 +4,17 @@ Each thread has its own database connection (Django's connections are per thread
 real concurrent transactions racing on row locks, not calls taking turns.
 """
 
-import threading
 from functools import partial
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 
 from collection import services, writing_claims
 from collection.models import WritingClaim
 from corpus.models import Premise, Worker
 from crowd.models import ClaimStatus
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.concurrency import at_once
 from tests.present import present
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -36,28 +35,6 @@ def new_workers(count, prefix):
         user.save()
         workers.append(Worker.objects.create(user=user))
     return workers
-
-
-def at_once(calls):
-    """Run the calls in threads released together by a barrier; return results (or exceptions) in order."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(i, call):
-        try:
-            barrier.wait()
-            results[i] = call()
-        except BaseException as error:
-            results[i] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def claims_at_once(workers, dataset):

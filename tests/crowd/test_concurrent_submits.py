@@ -6,13 +6,11 @@ submit of the study takes its locks in the one order `crowd.services.LOCK_ORDER`
 (docs/architecture.md, "Lock order"), so none of them deadlocks, each waits its turn, and every
 label and every writing is counted exactly once: on its pair, its premise and its session."""
 
-import threading
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
 
 import pytest
-from django.db import connection
 from django.db.models import Count
 
 from collection import services as writing
@@ -21,6 +19,7 @@ from collection.models import WritingClaim
 from corpus.models import Label, Pair, Premise, ValidationLabel
 from crowd.models import ClaimStatus, StudySession, TaskKind
 from tests.collection.writing_helpers import add_premises, make_study
+from tests.concurrency import at_once
 from tests.present import present
 from tests.validation.validation_factories import make_dataset, make_pair
 from validation import batch_claims
@@ -37,29 +36,6 @@ SENTENCES = {
     "neutral": "The boat carried tourists to an island.",
     "contradiction": "The boat never left the harbour.",
 }
-
-
-def at_once(calls):
-    """The calls in threads released together; their results (or the errors they raised) in order."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait()
-            results[index] = call()
-        except Exception as error:  # reported by the test
-            results[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index, call)) for index, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a submit hung"
-    return results
 
 
 def test_validation_and_writing_submits_of_one_study_at_once_never_deadlock_and_count_once(make_worker):
@@ -91,7 +67,7 @@ def test_validation_and_writing_submits_of_one_study_at_once_never_deadlock_and_
         for worker in writers:
             claim = present(writing_claims.claim_next_premise(worker, study_session=sessions[worker.pk]))
             calls.append(partial(writing.submit_hypotheses, worker, claim.token, **SENTENCES))
-        results = at_once(calls)
+        results = at_once(calls, what="a submit")
         assert [result for result in results if isinstance(result, Exception)] == []
 
     # Every label counted once: on its pair's counter, once per worker and pair.

@@ -6,17 +6,15 @@ made one claim in ~2,250 come back empty under contention (issue 28). Here every
 a batch and never submits, and there are always more free places than claimers need.
 """
 
-import threading
-
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from collection import writing_claims
 from corpus.models import Label, Pair, Premise, Worker
 from tests.collection.writing_helpers import add_premises, writing_setup
+from tests.concurrency import at_once
 from validation import batch_claims
 from validation.models import ValidationClaim
 
@@ -33,29 +31,6 @@ def new_workers(count, prefix):
     return [Worker.objects.create(user=model.objects.create(username=f"{prefix}-{i}")) for i in range(count)]
 
 
-def all_at_once(calls):
-    """Run the calls in threads released together by a barrier; results (or exceptions) in order."""
-    barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(i, call):
-        try:
-            barrier.wait()
-            results[i] = call()
-        except BaseException as error:
-            results[i] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(thread.is_alive() for thread in threads), "a claimer hung"
-    return results
-
-
 def test_concurrent_validation_claims_never_say_no_task_while_places_remain():
     dataset = make_dataset()
     authors = new_workers(3, "author")
@@ -64,7 +39,9 @@ def test_concurrent_validation_claims_never_say_no_task_while_places_remain():
         make_pair(dataset, author=authors[number % 3], label=list(Label)[number % 3])
     for round_number in range(ROUNDS):
         claimers = new_workers(CLAIMERS, f"validator{round_number}")
-        results = all_at_once([lambda w=w: batch_claims.claim_validation_batch(w, dataset=dataset) for w in claimers])
+        results = at_once(
+            [lambda w=w: batch_claims.claim_validation_batch(w, dataset=dataset) for w in claimers], what="a claimer"
+        )
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
         assert None not in results, f"round {round_number}: {results.count(None)} claims said 'no task'"
@@ -80,7 +57,9 @@ def test_concurrent_writing_claims_never_say_no_task_while_premises_remain():
     add_premises(dataset, genre, ROUNDS * CLAIMERS + 10)
     for round_number in range(ROUNDS):
         claimers = new_workers(CLAIMERS, f"writer{round_number}")
-        results = all_at_once([lambda w=w: writing_claims.claim_next_premise(w, dataset=dataset) for w in claimers])
+        results = at_once(
+            [lambda w=w: writing_claims.claim_next_premise(w, dataset=dataset) for w in claimers], what="a claimer"
+        )
         errors = [r for r in results if isinstance(r, BaseException)]
         assert errors == []
         assert None not in results, f"round {round_number}: {results.count(None)} claims said 'no task'"

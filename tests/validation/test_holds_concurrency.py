@@ -1,18 +1,17 @@
 """Taking an expired batch back while others claim (PostgreSQL: real row locks, many connections):
 a pair with one place left is never held twice, whoever wins it."""
 
-import threading
 from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
 
-from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
 from corpus.models import Label, Pair
 from crowd.holds import HoldRenewal
 from crowd.models import ClaimStatus, Study, StudySession, TaskKind
+from tests.concurrency import at_once
 from tests.present import present
 from validation import batch_claims, holds
 from validation.models import ValidationClaim
@@ -21,29 +20,6 @@ from .validation_factories import make_dataset, make_pair
 
 CLAIMERS = 4
 ROUNDS = 6
-
-
-def at_once(calls):
-    """Run the calls in threads that start together; their results (or errors) in order."""
-    start = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            start.wait()
-            results[index] = call()
-        except Exception as error:  # reported by the test
-            results[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index, call)) for index, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads), "a thread hung"
-    return results
 
 
 def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transactional_db, make_worker):
@@ -63,7 +39,7 @@ def test_a_batch_taken_back_while_others_claim_never_holds_a_pair_twice(transact
         Pair.objects.update(held_places=0)
         calls: list[Callable[[], object]] = [lambda: holds.renew_batch(owner, batch, batch_claims.VALIDATION_CLAIMS)]
         calls += [partial(batch_claims.claim_validation_batch, worker) for worker in claimers]
-        results = at_once(calls)
+        results = at_once(calls, timeout=60)
         assert not [result for result in results if isinstance(result, Exception)]
         live = ValidationClaim.objects.filter(status=ClaimStatus.OPEN, expires_at__gt=timezone.now())
         per_pair = live.values("pair").annotate(n=Count("id")).values_list("n", flat=True)
