@@ -426,7 +426,10 @@ if EMBEDDED_TASKS not in ("background", "inline"):
     raise RuntimeError(f"EMBEDDED_TASKS must be 'background' or 'inline', not {EMBEDDED_TASKS!r}")
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TASK_EAGER_PROPAGATES = False
-CELERY_TASK_ROUTES = {"modeling.tasks.run_training": {"queue": "gpu"}}
+CELERY_TASK_ROUTES = {
+    "modeling.tasks.run_training": {"queue": "gpu"},
+    "modeling.tasks.run_packed_training": {"queue": "gpu"},
+}
 # Task modules outside the apps' tasks.py: the long-task reaper lives in the composition root.
 CELERY_IMPORTS = ("annotation_site.wiring", "base.task_queue")
 CELERY_TASK_DEFAULT_QUEUE = "default"

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from tqdm import tqdm
 
 TRAINING_TASK = "modeling.tasks.run_training"
+PACKED_TRAINING_TASK = "modeling.tasks.run_packed_training"
 REAPER_TASK = "modeling.tasks.reap_training_runs"
 
 
@@ -227,6 +228,62 @@ def _enqueue(run_id: int, task_id: str) -> None:
     enqueue(TRAINING_TASK, run_id, task_id=task_id)
 
 
+def _enqueue_pack(run_ids: list[int], task_id: str) -> None:
+    enqueue(PACKED_TRAINING_TASK, run_ids, task_id=task_id)
+
+
+# What runs of one model must share to train in one step: the keys packed.train_packed compares
+# (checkpoint.HYPER_KEYS and the step's own), named here so the web process groups a launch
+# without importing torch.
+PACK_SHARED_KEYS = (
+    "embedding_dim",
+    "hidden_dim",
+    "dropout",
+    "mlp_layers",
+    "batch_size",
+    "epochs",
+    "lr",
+    "grad_clip",
+    "device",
+)
+
+
+def launch_packed_training_runs(
+    snapshot: Snapshot | int | str,
+    model: str,
+    configs: list[dict[str, Any]],
+    *,
+    user: User | AnonymousUser | None = None,
+) -> list[TrainingRun]:
+    """Queued runs of one model on one snapshot (a genre matrix), one per config, all or none.
+
+    The runs that can share a training step go to the `gpu` queue as ONE task
+    (`run_packed_training`): a node trains them at once, each with its own lease, heartbeat,
+    checkpoint and results. They share one attempt id, the task's: a message redelivered after a
+    lost worker takes every run of it over, and a run the reaper requeues gets an attempt of its
+    own (one task, as any lone run), which the pack's old message then skips. A run whose shape
+    no other shares, and the majority baseline, go as launch_training_run sends them.
+    Raises LaunchRefused naming each bad field.
+    """
+    with transaction.atomic():
+        runs = [launch_training_run(snapshot, model, config=config, user=user, enqueue=False) for config in configs]
+        packs: dict[tuple[Any, ...], list[TrainingRun]] = {}
+        for run in runs:
+            shape = tuple(run.config.get(key) for key in PACK_SHARED_KEYS)
+            packs.setdefault((run.snapshot_hash, *shape), []).append(run)
+        for pack in packs.values():
+            if len(pack) == 1 or model == "majority":
+                for run in pack:
+                    transaction.on_commit(functools.partial(_enqueue, run.pk, run.celery_task_id))
+                continue
+            attempt = str(uuid.uuid4())
+            TrainingRun.objects.filter(pk__in=[run.pk for run in pack]).update(celery_task_id=attempt)
+            for run in pack:
+                run.celery_task_id = attempt
+            transaction.on_commit(functools.partial(_enqueue_pack, [run.pk for run in pack], attempt))
+    return runs
+
+
 class DatabaseReporter(RunReporter):
     """The embedded mode and Celery workers that share the platform's database and disk."""
 
@@ -328,14 +385,21 @@ def execute_training_run(
     )
 
 
-def execute_packed_training_runs(run_ids: list[int], *, bars: list[Any] | None = None) -> list[dict[str, Any]]:
+def execute_packed_training_runs(
+    run_ids: list[int],
+    *,
+    hostname: str | None = None,
+    task_id: str | None = None,
+    bars: list[Any] | None = None,
+    reporter: RunReporter | None = None,
+) -> list[dict[str, Any]]:
     """Runs of one model and shape trained together in this process (runner.execute_packed_attempts):
     each with its own progress on its run page, checkpoint and results."""
     return execute_packed_attempts(
-        run_reporter(),
+        reporter or run_reporter(),
         run_ids,
-        f"in-process@{socket.gethostname()}",
-        None,
+        hostname or f"in-process@{socket.gethostname()}",
+        task_id,
         float(settings.TRAINING_HEARTBEAT_SECONDS),
         bars=bars,
         work_dir=Path(settings.DATA_DIR) / "work",

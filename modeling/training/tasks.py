@@ -1,5 +1,6 @@
-"""The Celery task that trains a baseline on a Celery worker of the `gpu` queue, and the signals that
-keep a lost Celery worker from leaving a run `running` forever.
+"""The Celery tasks that train on a Celery worker of the `gpu` queue (one run, or a pack of runs of
+one shape trained at once), and the signals that keep a lost Celery worker from leaving a run
+`running` forever.
 
 The same task runs on a single-host Celery worker (database and disk shared with the web site) and on a
 GPU node that shares nothing but the network (PLATFORM_URL + NODE_TOKEN): `run_reporter`
@@ -8,6 +9,7 @@ picks the transport; the signals below never touch the ORM on such a node.
 
 import logging
 import socket
+from collections.abc import Sequence
 from typing import Any
 
 from celery import Task, shared_task
@@ -16,8 +18,10 @@ from celery.signals import task_failure, worker_shutting_down
 from .remeasure import remeasure_run
 from .run_writes import RUN_FINISHED_TASK
 from .services import (
+    PACKED_TRAINING_TASK,
     REAPER_TASK,
     TRAINING_TASK,
+    execute_packed_training_runs,
     execute_training_run,
     fail_running_runs,
     reap_stale_runs,
@@ -27,8 +31,8 @@ from .services import (
 
 logger = logging.getLogger(__name__)
 
-# The run this Celery worker process is training (hostname -> (run id, task id)), for the shutdown signal.
-_current: dict[str, tuple[int, str]] = {}
+# The runs this Celery worker process is training (hostname -> (run ids, task id)), for the shutdown signal.
+_current: dict[str, tuple[list[int], str]] = {}
 
 
 # A GPU node that cannot reach the platform (down, or a bad token) puts the run back on the
@@ -44,11 +48,30 @@ def run_training(self: Task, run_id: int) -> dict[str, Any]:
     from .remote import PlatformError
 
     hostname = self.request.hostname or f"in-process@{socket.gethostname()}"
-    _current[hostname] = (run_id, self.request.id)
+    _current[hostname] = ([run_id], self.request.id)
     try:
         return execute_training_run(run_id, hostname=hostname, task_id=self.request.id)
     except PlatformError as error:
         logger.error("run %s: %s; sent back to the queue for %s s", run_id, error, PLATFORM_RETRY_SECONDS)
+        raise self.retry(exc=error, countdown=PLATFORM_RETRY_SECONDS, max_retries=PLATFORM_RETRIES) from error
+    finally:
+        _current.pop(hostname, None)
+
+
+@shared_task(name=PACKED_TRAINING_TASK, bind=True, acks_late=True, reject_on_worker_lost=True)
+def run_packed_training(self: Task, run_ids: list[int]) -> list[dict[str, Any]]:
+    """Runs of one model and shape (services.launch_packed_training_runs) trained at once, one
+    step for all; each keeps its own lease, heartbeat, checkpoint and results. Their attempt is
+    this task's id: a redelivered message takes each of them over as run_training takes its run
+    over, and a run whose heartbeat stops is the reaper's, as a lone run is."""
+    from .remote import PlatformError
+
+    hostname = self.request.hostname or f"in-process@{socket.gethostname()}"
+    _current[hostname] = (list(run_ids), self.request.id)
+    try:
+        return execute_packed_training_runs(list(run_ids), hostname=hostname, task_id=self.request.id)
+    except PlatformError as error:
+        logger.error("runs %s: %s; sent back to the queue for %s s", run_ids, error, PLATFORM_RETRY_SECONDS)
         raise self.retry(exc=error, countdown=PLATFORM_RETRY_SECONDS, max_retries=PLATFORM_RETRIES) from error
     finally:
         _current.pop(hostname, None)
@@ -73,12 +96,13 @@ def reap_training_runs() -> list[int]:
 
 
 def _fail_attempt(
-    error: str, run_id: int | None = None, task_id: str | None = None, hostname: str | None = None
+    error: str, run_ids: Sequence[int] = (), task_id: str | None = None, hostname: str | None = None
 ) -> None:
     reporter = run_reporter()
     if hasattr(reporter, "fail_attempt"):
-        if run_id is not None and task_id:
-            reporter.fail_attempt(run_id, task_id, error)
+        if task_id:
+            for run_id in run_ids:
+                reporter.fail_attempt(run_id, task_id, error)
     else:
         fail_running_runs(error, hostname=hostname, task_id=task_id)
 
@@ -102,9 +126,10 @@ def _fail_run_on_task_failure(
 ) -> None:
     # execute_training_run records its own errors; this catches what escapes it (time limits,
     # a database or platform that went away mid-write) so the row does not stay `running`.
-    if getattr(sender, "name", None) == TRAINING_TASK:
-        run_id = args[0] if args else None
-        _fail_attempt(f"{type(exception).__name__}: {exception}", run_id=run_id, task_id=task_id)
+    name = getattr(sender, "name", None)
+    if name in (TRAINING_TASK, PACKED_TRAINING_TASK):
+        run_ids = ([args[0]] if name == TRAINING_TASK else list(args[0])) if args else []
+        _fail_attempt(f"{type(exception).__name__}: {exception}", run_ids=run_ids, task_id=task_id)
 
 
 @worker_shutting_down.connect
@@ -117,10 +142,10 @@ def _fail_runs_on_cold_shutdown(
         hostname = str(sender or "")
         try:
             if hostname:
-                run_id, task_id = _current.get(hostname, (None, None))
+                run_ids, task_id = _current.get(hostname, ([], None))
                 _fail_attempt(
                     f"Celery worker {hostname} shut down (cold) during the run",
-                    run_id=run_id,
+                    run_ids=run_ids,
                     task_id=task_id,
                     hostname=hostname,
                 )

@@ -21,6 +21,7 @@ from modeling.training.data import load_snapshot
 from modeling.training.services import (
     LaunchRefused,
     execute_packed_training_runs,
+    launch_packed_training_runs,
     launch_training_run,
     parse_config_text,
     validate_launch,
@@ -101,8 +102,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--packed",
             action="store_true",
-            help="train the genres' runs at once in this process, one step for all (a GPU's way; each run "
-            "keeps its own progress, checkpoint and results)",
+            help="train the genres' runs at once, one step for all (a GPU's way; each run keeps its own "
+            "progress, checkpoint and results): in this process, or with --queue as one task on a GPU node",
         )
         parser.add_argument(
             "--bars-on-a-terminal-only",
@@ -113,8 +114,6 @@ class Command(BaseCommand):
     def handle(
         self, *args: Any, snapshot: Any, model: Any, config: Any, genres: Any, queue: Any, **options: Any
     ) -> None:
-        if options["packed"] and queue:
-            raise CommandError("--packed trains in this process; a GPU node takes its runs one by one (--queue)")
         if options["packed"] and model == "majority":
             raise CommandError("the majority baseline has nothing to train together; leave out --packed")
         try:
@@ -123,10 +122,11 @@ class Command(BaseCommand):
             genres = [g.strip() for g in genres.split(",") if g.strip()] or train_genres(snapshot)
             if not genres:
                 raise CommandError("the snapshot's train file names no genre")
-            runs = [
-                launch_training_run(snapshot, model, config={**config, "train_genre": genre}, enqueue=queue)
-                for genre in genres
-            ]
+            configs = [{**config, "train_genre": genre} for genre in genres]
+            if queue and options["packed"]:
+                runs = launch_packed_training_runs(snapshot, model, configs)
+            else:
+                runs = [launch_training_run(snapshot, model, config=c, enqueue=queue) for c in configs]
         except LaunchRefused as refused:
             raise refusal(refused) from refused
         if queue:
