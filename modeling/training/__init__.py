@@ -15,7 +15,8 @@
     storage.py         where checkpoints and served snapshot files are stored (local or S3)
     services.py        launch_training_run, leases, progress and results (DatabaseReporter),
                        execute_training_run, reap_stale_runs
-    tasks.py           the Celery tasks run_training (routed to the `gpu` queue) and the reaper;
+    tasks.py           the Celery tasks run_training and run_packed_training (routed to the `gpu` queue)
+                       and the reaper;
                        modeling/tasks.py re-exports them for Celery's autodiscovery
 
 A run's `results` (TrainingRun.results):

@@ -146,9 +146,7 @@ def execute_attempt(
                 on_progress=Heartbeat(reporter, spec, heartbeat_seconds, bar=bar),
                 checkpoint_path=checkpoint,
             )
-            results["restarts"] = spec.restarts
-            if spec.snapshot_source:
-                results["snapshot_source"] = spec.snapshot_source
+            results = _with_source(dict(results, restarts=spec.restarts), spec)
             if not reporter.save_checkpoint(spec, checkpoint):
                 raise RunAbandoned(f"run {run_id} is no longer running under this attempt")
         except SnapshotError as exc:
@@ -234,12 +232,19 @@ def execute_packed_attempts(
                 reporter.fail(spec, error)
                 outcomes[spec.run_id] = {"run": spec.run_id, "status": "failed"}
             elif not reporter.save_checkpoint(spec, checkpoints[index]) or not reporter.finish(
-                spec, dict(results[index], restarts=spec.restarts)
+                spec, _with_source(dict(results[index], restarts=spec.restarts), spec)
             ):
                 outcomes[spec.run_id] = {"run": spec.run_id, "status": "abandoned"}
             else:
                 outcomes[spec.run_id] = {"run": spec.run_id, "status": "done"}
     return [outcomes[run_id] for run_id in run_ids]
+
+
+def _with_source(results: dict[str, Any], spec: RunSpec) -> dict[str, Any]:
+    """A run's results naming where its snapshot came from, as a lone run's do."""
+    if spec.snapshot_source:
+        results["snapshot_source"] = spec.snapshot_source
+    return results
 
 
 def _train_pack(
@@ -257,12 +262,16 @@ def _train_pack(
     if len(models) > 1:
         raise ValueError(f"packed runs train one model; these are {', '.join(models)}")
     loaded: dict[str, Any] = {}  # one load per snapshot: the genre matrix's runs share theirs
+    sources: dict[str, dict[str, Any]] = {}
     for spec in specs:
         if spec.snapshot_hash not in loaded:
             folder = reporter.snapshot_folder(spec)
             loaded[spec.snapshot_hash] = load_snapshot(
                 folder, expected_hash=spec.snapshot_hash, verify=not spec.snapshot_source.get("verified")
             )
+            sources[spec.snapshot_hash] = spec.snapshot_source
+        else:
+            spec.snapshot_source = sources[spec.snapshot_hash]  # each run's results say where its data came from
     heartbeats = [
         _PackMember(Heartbeat(reporter, spec, heartbeat_seconds, bar=bars[index] if bars else None), abandoned)
         for index, spec in enumerate(specs)

@@ -42,6 +42,7 @@ def test_a_packed_matrix_reaches_a_gpu_node_as_one_task_and_each_run_comes_home(
         assert run.node_token.name == "test-gpu-node" and run.node_hostname.startswith("gpu-node-")
         assert len(run.history) == 1 and run.step == run.total_steps > 0  # its own heartbeats, over HTTP
         assert run.checkpoint_sha256 and Path(run.checkpoint_path).is_file()  # uploaded, checked, stored
+        assert run.results["snapshot_source"]["source"] in ("download", "cache")  # as a lone run reports it
     assert len({run.checkpoint_sha256 for run in done}) == 3
     (attempt,) = {run.celery_task_id for run in done}
     log = Path(gpu_node_worker.log_path).read_text()[log_start:]
