@@ -28,11 +28,10 @@ from corpus.selectors import labels_that_count
 
 from .format import JSONL_KEYS, TRAIN_SPLIT, TSV_COLUMNS, TSV_QUOTE, TSV_QUOTED_CHARACTERS
 
-# The COPY's own framing: CSV with two control characters as delimiter and quote. A JSONL line
-# never holds either (JSON escapes every control character); each line ends in a newline, so the
-# COPY quotes it, doubling any quote character a TSV line holds (writer.ExportFiles undoes both).
-COPY_DELIMITER, COPY_QUOTE = b"\x01", b"\x02"
-COPY_OPTIONS = "FORMAT csv, DELIMITER E'\\x01', QUOTE E'\\x02'"
+# The COPY's own framing: PostgreSQL's binary format, every field its length and its bytes as they
+# are, so the database neither scans the lines it made for characters to quote nor quotes them
+# (writer.ExportFiles and label_rows.LineSink read the frames).
+COPY_OPTIONS = "FORMAT binary"
 # Filled before the COPY when a snapshot has an aggregation run (services): pair id, the run's
 # label, and the posterior as JSON and as a TSV field, both formatted by Python (a float's repr).
 AGGREGATED_TABLE = "snapshot_export_aggregated"
@@ -134,10 +133,6 @@ def _scheme_word(scheme: str | None) -> Any:
 
 
 _TAB = "E'\\t'"
-_SLOTS = f" || {_TAB} || ".join(
-    f"coalesce((array_agg({tsv_field('counted.word')}))[array_position(array_agg(counted.slot), {slot}::smallint)], '')"
-    for slot in range(1, LABELS_PER_PAIR + 1)
-)
 
 
 class CountedLabels(Subquery):
@@ -147,14 +142,6 @@ class CountedLabels(Subquery):
     beyond position 5 is among them (a healed pair), they fill the slots in order. Each aggregate
     reads the subquery's rows in its order (ORDER BY position LIMIT 5)."""
 
-    template = (
-        f"(SELECT ARRAY[string_agg({json_text('counted.word')}, ', '), CASE "
-        f"WHEN count(*) = 0 THEN {literal(chr(9) * (LABELS_PER_PAIR - 1))} "
-        f"WHEN max(counted.slot) = count(*) OR max(counted.slot) > {LABELS_PER_PAIR} "
-        f"THEN array_to_string(array_agg({tsv_field('counted.word')}), {_TAB}) "
-        f"|| repeat({_TAB}, {LABELS_PER_PAIR} - count(*)::int) "
-        f"ELSE {_SLOTS} END] FROM (%(subquery)s) AS counted)"
-    )
     output_field = ArrayField(TextField())
 
     def __init__(self, scheme: str | None) -> None:
@@ -164,6 +151,42 @@ class CountedLabels(Subquery):
             .values(word=_scheme_word(scheme), slot=F("position"))[:LABELS_PER_PAIR]
         )
         super().__init__(counted)
+        # The scheme's words are written from literals, a comparison per label, not escaped each time.
+        words = _counted_words(scheme)
+        json_word = _from_literals(
+            "counted.word", {word: json.dumps(word, ensure_ascii=False) for word in words}, json_text("counted.word")
+        )
+        tsv_word = _from_literals(
+            "counted.word",
+            {word: word for word in words if not set(word) & set(TSV_QUOTED_CHARACTERS)},
+            tsv_field("counted.word"),
+        )
+        slots = f" || {_TAB} || ".join(
+            f"coalesce((array_agg({tsv_word}))[array_position(array_agg(counted.slot), {slot}::smallint)], '')"
+            for slot in range(1, LABELS_PER_PAIR + 1)
+        )
+        self.template = (
+            f"(SELECT ARRAY[string_agg({json_word}, ', '), CASE "
+            f"WHEN count(*) = 0 THEN {literal(chr(9) * (LABELS_PER_PAIR - 1))} "
+            f"WHEN max(counted.slot) = count(*) OR max(counted.slot) > {LABELS_PER_PAIR} "
+            f"THEN array_to_string(array_agg({tsv_word}), {_TAB}) "
+            f"|| repeat({_TAB}, {LABELS_PER_PAIR} - count(*)::int) "
+            f"ELSE {slots} END] FROM (%(subquery)s) AS counted)"
+        )
+
+
+def _counted_words(scheme: str | None) -> list[str]:
+    """The words a counted label can be written with in the scheme (`_scheme_word`)."""
+    words = {scheme_labels.to_scheme(scheme, stored) for stored in (*scheme_labels.LABELS, NO_GOLD)}
+    if scheme == scheme_labels.ORDINAL_SCHEME:
+        words |= {str(value) for value in scheme_labels.ORDINAL_VALUES}
+    return sorted(words)
+
+
+def _from_literals(expression: str, known: dict[str, str], otherwise: str) -> str:
+    """`otherwise` (SQL of a text made from `expression`), given as a literal for the values `known` names."""
+    cases = " ".join(f"WHEN {literal(value)} THEN {literal(text)}" for value, text in known.items())
+    return f"CASE {expression} {cases} ELSE {otherwise} END" if cases else otherwise
 
 
 # The pair's values the lines are made of, by the name the statement gives them.

@@ -44,7 +44,7 @@ from quality.selectors import catch_figures, flag_marks
 from .database_lines import COPY_OPTIONS, file_sql, in_scheme, json_float, json_text, literal
 from .format import LABELS_FILE, file_split, json_value
 from .selectors import datasets_with_held_out_genres, held_out_dataset_ids, pairs_for_export
-from .writer import HashingBytes
+from .writer import BINARY_END, BINARY_HEADER, ExportStreamError, HashingBytes
 
 LABEL_ROWS_FILTER = "label_rows"
 LABEL_COLUMNS = (
@@ -66,6 +66,7 @@ TYPING_FLAGS_FILTER = "typing_flags"
 TYPING_FLAGS_COLUMN = "typing_flags"
 FLAG_PREFIX = "flagged: "
 CHUNK = 5000
+_LINE_FRAME = 6  # a binary COPY row of one field: the field count (int16) and its length (int32)
 
 _FIELDS = (
     "pair_id",
@@ -168,9 +169,8 @@ def _typing_flags(datasets: Sequence[str], filters: Mapping[str, Any], upper_id:
     return typing_flags_of_pairs(pairs.values("pk"))
 
 
-# The database's lines are framed as the split files' (database_lines.COPY_OPTIONS): CSV with two
-# control characters as delimiter and quote. A JSON line holds neither, nor a raw newline, so the
-# COPY never quotes it: each row arrives as its line and "\n", byte for byte, nothing to undo.
+# The database's lines are framed as the split files' (database_lines.COPY_OPTIONS): the binary
+# COPY format, each row one field, the line with its newline, as the database made it (LineSink).
 LINE_COPY_OPTIONS = COPY_OPTIONS
 # Filled before the COPY (pg_temp, dropped after): per annotator of the file, the pseudonym and
 # the catch-trial and flag figures; per pair with typing flags, the flags. Python formats them
@@ -269,7 +269,7 @@ def label_lines_sql(
     upper_id: int | None = None,
     typing_flags: bool = False,
 ) -> tuple[str, Sequence[Any]]:
-    """(sql, params) of the SELECT of every line of `labels.jsonl` (without its newline), in file
+    """(sql, params) of the SELECT of every line of `labels.jsonl` (each with its newline), in file
     order: `jsonl_line` of each row `label_rows` gives, made by PostgreSQL from the labels and the
     tables `_fill_worker_facts` / `_fill_typing_flags` filled.
 
@@ -362,7 +362,7 @@ def label_lines_sql(
     # Without the outer fence of `p` the planner pulls its part up into the line, made again for
     # every label of the pair.
     sql = (
-        f"SELECT concat({', '.join([*parts, literal(chr(125))])}) "
+        f"SELECT concat({', '.join([*parts, literal(chr(125) + chr(10))])}) "
         f"FROM ({labels_sql} OFFSET 0) AS l "
         f"JOIN (SELECT r.pair_pk, {pair_part} AS pair_part FROM ({pairs_sql} OFFSET 0) AS r OFFSET 0) AS p "
         f"ON p.pair_pk = l.label_pair {joins} ORDER BY l.label_pair, l.label_position"
@@ -370,13 +370,27 @@ def label_lines_sql(
     return sql, (*labels_params, *pairs_params)
 
 
-class RowSink(HashingBytes):
-    """HashingBytes that counts a row for every write (a COPY writes one row at a time), a batch at
-    a time: a call more per row was a noticeable share of the file's time."""
+class LineSink(HashingBytes):
+    """HashingBytes for the rows of a binary COPY of one text field (LINE_COPY_OPTIONS): each row's
+    bytes without its frame (the field count and length), rows counted a batch at a time. Only the
+    first message can carry the COPY's header and only the last is its end, so neither is looked
+    for in the rows between: a check more per row was a noticeable share of the file's time."""
 
-    def _flush(self) -> None:
-        self.rows += len(self._pending)
-        super()._flush()
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._started = False
+
+    def _joined(self) -> bytes:
+        rows = self._pending
+        if rows and not self._started:
+            self._started = True
+            if not rows[0].startswith(BINARY_HEADER):
+                raise ExportStreamError(f"a COPY without its header: {bytes(rows[0][:40])!r}")
+            rows[0] = rows[0][len(BINARY_HEADER) :]
+        if rows and rows[-1] == BINARY_END:
+            rows.pop()
+        self.rows += len(rows)
+        return b"".join([row[_LINE_FRAME:] for row in rows])
 
 
 def write_label_rows(
@@ -402,7 +416,7 @@ def write_label_rows(
     if typing:
         _fill_typing_flags(cursor, datasets, filters, upper_id)
     sql, params = label_lines_sql(datasets, filters, scheme, upper_id=upper_id, typing_flags=bool(typing))
-    sink = RowSink(directory / LABELS_FILE)
+    sink = LineSink(directory / LABELS_FILE)
     try:
         cursor.copy_expert(f"COPY ({cursor.mogrify(sql, params).decode()}) TO STDOUT ({LINE_COPY_OPTIONS})", sink)
     finally:

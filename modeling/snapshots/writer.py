@@ -24,6 +24,7 @@ Format decisions (see also modeling/snapshots/README.md):
 """
 
 import hashlib
+import struct
 from collections.abc import Callable, Container, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,6 @@ from typing import Any
 from corpus.labels import to_scheme
 from corpus.models import AUTHOR_POSITION, LABELS_PER_PAIR, NO_GOLD, Split
 
-from .database_lines import COPY_DELIMITER, COPY_QUOTE
 from .format import EVALUATION_SPLITS, TRAIN_SPLIT, TSV_COLUMNS, file_split, jsonl_line, tsv_line
 from .selectors import PAIR_COLUMNS
 
@@ -176,24 +176,40 @@ class HashingFile(HashingBytes):
 
 
 class ExportStreamError(RuntimeError):
-    """A row of the export's COPY that is not (file, JSONL line, TSV line) as database_lines frames it."""
+    """A message of the export's COPY that is not a row of (file, JSONL line, TSV line) as
+    database_lines frames it."""
 
 
 SPLIT_FILES = frozenset((TRAIN_SPLIT, *EVALUATION_SPLITS))
-_NAME_END = COPY_DELIMITER + COPY_QUOTE
-_BETWEEN_LINES = COPY_QUOTE + COPY_DELIMITER + COPY_QUOTE
-_ROW_END = COPY_QUOTE + b"\n"
-_DOUBLED_QUOTE = COPY_QUOTE * 2
+# PostgreSQL's binary COPY format (database_lines.COPY_OPTIONS): a header (signature, flags, no
+# extension) before the first row, each row its field count (int16) and each field its length
+# (int32) and bytes, and -1 (int16) after the last row. psycopg2 hands over one protocol message at a
+# time, a row each: the header comes with the first, the end alone (with the header when no row).
+BINARY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
+BINARY_END = b"\xff\xff"
+_LENGTH = struct.Struct(">i")
+_EXPORT_ROW = struct.Struct(">h").pack(3)  # file, JSONL line, TSV line
+
+
+def unframed(message: bytes) -> bytes:
+    """A message of a binary COPY without the header, if it carries it; b"" for the end."""
+    if message.startswith(BINARY_HEADER):
+        message = message[len(BINARY_HEADER) :]
+    return b"" if message == BINARY_END else message
+
+
+def _unreadable(row: bytes) -> ExportStreamError:
+    return ExportStreamError(f"an export row the writer cannot read: {bytes(row[:80])!r}…")
 
 
 class ExportFiles:
     """The split files of an export, written from the rows of its COPY (database_lines): psycopg2
-    calls `write` with each row the database sends (one COPY message is one row). A row is
-    `file<DELIMITER><QUOTE>JSONL line<QUOTE><DELIMITER><QUOTE>TSV line<QUOTE>\n`, the TSV line's
-    quote characters doubled; the lines go to `<file>.jsonl` and `<file>.tsv` (opened at their first
-    row, the TSV with its header) as the bytes the database made, a page of `every` rows at a time
-    (kept, joined, hashed and written: per row that was most of the writer's time), and
-    `on_rows(rows)` is called after every page (the export's progress)."""
+    calls `write` with each row the database sends (one COPY message is one row). A row is its
+    three fields, file name, JSONL line and TSV line, in the binary COPY format (each line's bytes
+    as the database made them); the lines go to `<file>.jsonl` and `<file>.tsv` (opened at their
+    first row, the TSV with its header), a page of `every` rows at a time (kept, joined, hashed and
+    written: per row that was most of the writer's time), and `on_rows(rows)` is called after every
+    page (the export's progress)."""
 
     def __init__(
         self,
@@ -212,16 +228,26 @@ class ExportFiles:
         self._page: dict[bytes, list[bytes]] = {}
 
     def write(self, row: bytes) -> None:
-        name_end = row.find(_NAME_END)
-        jsonl_end = row.find(COPY_QUOTE, name_end + 2)
-        if name_end <= 0 or row[jsonl_end : jsonl_end + 3] != _BETWEEN_LINES or row[-2:] != _ROW_END:
-            raise ExportStreamError(f"an export row the writer cannot read: {bytes(row[:80])!r}…")
-        name = row[:name_end]
+        if row[:2] != _EXPORT_ROW:
+            row = unframed(row)
+            if not row:
+                return
+        try:
+            (name_length,) = _LENGTH.unpack_from(row, 2)
+            jsonl_start = 10 + name_length
+            (jsonl_length,) = _LENGTH.unpack_from(row, jsonl_start - 4)
+            tsv_start = jsonl_start + jsonl_length + 4
+            (tsv_length,) = _LENGTH.unpack_from(row, tsv_start - 4)
+        except struct.error:
+            raise _unreadable(row) from None
+        if name_length <= 0 or jsonl_length < 0 or tsv_length < 0 or tsv_start + tsv_length != len(row):
+            raise _unreadable(row)
+        name = row[6 : 6 + name_length]
         lines = self._page.get(name)
         if lines is None:
             lines = self._open(name)
-        lines.append(row[name_end + 2 : jsonl_end])
-        lines.append(row[jsonl_end + 3 : -2].replace(_DOUBLED_QUOTE, COPY_QUOTE))
+        lines.append(row[jsonl_start : tsv_start - 4])
+        lines.append(row[tsv_start:])
         self.rows += 1
         if self.rows % self.every == 0:
             self._write_page()
