@@ -134,7 +134,7 @@ def _no_nul_in_strings(schema: object) -> None:
 
 def training_config_schema() -> dict[str, Any]:
     """`config` of a launch as modeling.training.config checks it: every key, its type and bounds."""
-    from modeling.training.config import _NULLABLE, BOUNDS, DEFAULTS, NAMED_EMBEDDINGS, TYPES
+    from modeling.training.config import _NULLABLE, BOUNDS, DEFAULTS, NAMED_EMBEDDINGS, STEPS, TYPES
 
     kinds = {int: "integer", float: "number", bool: "boolean"}
     properties: dict[str, dict[str, object]] = {}
@@ -145,6 +145,8 @@ def training_config_schema() -> dict[str, Any]:
                 prop["minimum"], prop["maximum"] = BOUNDS[key]
         elif key == "device":
             prop = {"type": "string", "pattern": "^(auto|cpu|cuda(:[0-9]{1,2})?)$"}
+        elif key == "step":
+            prop = {"type": "string", "enum": list(STEPS)}
         elif key == "embeddings":
             prop = {
                 "type": "string",

@@ -173,3 +173,20 @@ def test_schema_documents_the_real_responses(researcher, token):
     download = schema["paths"]["/api/snapshots/{id}/files/{name}"]["get"]["responses"]
     assert {"application/x-ndjson", "text/tab-separated-values"} <= set(download["200"]["content"])
     assert "409" in download
+
+
+def test_every_free_text_key_of_the_training_config_schema_is_free_text_to_the_service():
+    """The schema says what a launch may send; a key it documents as any text must not be one the
+    service refuses for its value (a key with a fixed set of values needs its enum, or schema-valid
+    launches are refused)."""
+    from modeling.api.schema import NO_NUL, training_config_schema
+    from modeling.training.config import resolve_config
+
+    free = [
+        key
+        for key, prop in training_config_schema()["properties"].items()
+        if prop.get("type") == "string" and "enum" not in prop and prop.get("pattern", NO_NUL) == NO_NUL
+    ]
+    assert "train_genre" in free
+    for key in free:
+        resolve_config("bilstm", {key: "some-text"})  # raises ConfigError for a closed set
