@@ -3,17 +3,18 @@ tests make submits, claims and payers meet on the same rows."""
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from django.db import connection
 
 
-def at_once(calls: Sequence[Callable[[], object]], *, timeout: float = 120, what: str = "a call") -> list[object]:
+def at_once(calls: Sequence[Callable[..., Any]], *, timeout: float = 120, what: str = "a call") -> list[Any]:
     """Run the calls in threads released together by a barrier; what each returned or raised, in
     order. Fails the test when a thread is still running after `timeout` seconds (`what` hung)."""
     barrier = threading.Barrier(len(calls))
-    results: list[object] = [None] * len(calls)
+    results: list[Any] = [None] * len(calls)
 
-    def run(index: int, call: Callable[[], object]) -> None:
+    def run(index: int, call: Callable[..., Any]) -> None:
         try:
             barrier.wait()
             results[index] = call()
